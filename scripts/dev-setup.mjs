@@ -1,0 +1,21 @@
+// First step of `npm start`: makes sure .dev.vars (git-ignored) holds local secrets, generating any that are missing.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { generateSecrets } from "./secrets.mjs";
+
+const FILE = ".dev.vars";
+const current = existsSync(FILE) ? readFileSync(FILE, "utf8") : "";
+const present = new Set(
+  current
+    .split("\n")
+    .map((line) => line.split("=")[0]?.trim())
+    .filter(Boolean),
+);
+// The development mail transport: mails are readable at /auth/v1/dev/mailbox. Never set this in production.
+const wanted = { ...generateSecrets(), AUTH_DEV_MAILBOX: "true" };
+const missing = Object.entries(wanted).filter(([name]) => !present.has(name));
+if (missing.length > 0) {
+  const lines = missing.map(([name, value]) => `${name}=${JSON.stringify(value)}`);
+  const prefix = current && !current.endsWith("\n") ? "\n" : "";
+  writeFileSync(FILE, `${current}${prefix}${lines.join("\n")}\n`, { mode: 0o600 });
+  console.log(`dev-setup: wrote ${missing.map(([n]) => n).join(", ")} to ${FILE}`);
+}

@@ -1,0 +1,16 @@
+// Generates the secrets the service needs: an RS256 private JWK with a kid, an AES-256 key, an admin secret.
+// Used by `npm start` (written once to .dev.vars), by the test configuration and by the benchmark.
+import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
+
+export function generateSigningJwk() {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  return { ...privateKey.export({ format: "jwk" }), kid: randomUUID(), alg: "RS256", use: "sig" };
+}
+
+export function generateSecrets() {
+  return {
+    AUTH_JWT_PRIVATE_KEYS: JSON.stringify([generateSigningJwk()]),
+    AUTH_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+    AUTH_ADMIN_SECRET: randomBytes(24).toString("base64url"),
+  };
+}

@@ -1,0 +1,92 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import type { AppEnv } from "./app-env";
+import type { Config } from "./config";
+import { AppError, errorBody } from "./errors";
+import { logError, requestContext } from "./middleware/context";
+import { emptyBodyAsJson } from "./middleware/validate";
+import { devRoutes } from "./routes/dev";
+import { signInRoutes } from "./routes/sign-in";
+import { signUpRoutes } from "./routes/sign-up";
+import { systemRoutes } from "./routes/system";
+import { tokenRoutes } from "./routes/tokens";
+import { userRoutes } from "./routes/user";
+import { verifyRoutes } from "./routes/verify";
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+function corsOrigins(config: Config): string[] {
+  if (config.AUTH_CORS_ORIGINS.length > 0) return config.AUTH_CORS_ORIGINS;
+  const origins = new Set<string>();
+  for (const url of [config.AUTH_CLIENT_URL, ...config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS]) {
+    try {
+      const { origin } = new URL(url);
+      // Wildcard and custom-scheme entries name no web origin.
+      if (origin !== "null" && !origin.includes("*")) origins.add(origin);
+    } catch {}
+  }
+  return [...origins];
+}
+
+function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof HTTPException && error.status < 500) {
+    // Hono's own 4xx (malformed JSON from the validator).
+    return new AppError("invalid-request", error.message || "malformed request");
+  }
+  return new AppError(
+    "internal-server-error",
+    undefined,
+    error instanceof Error ? error.message : String(error),
+  );
+}
+
+/** The auth API, mounted under `AUTH_API_PREFIX`. */
+export function createAuthApp(config: Config): Hono<AppEnv> {
+  const auth = new Hono<AppEnv>();
+  auth.use(
+    cors({ origin: corsOrigins(config), credentials: true, maxAge: 600, exposeHeaders: ["X-Request-Id"] }),
+    async (c, next) => {
+      await next();
+      // Token and error answers must never be cached (contract §1); routes that may be cached say so themselves.
+      if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+    },
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError("payload-too-large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+    emptyBodyAsJson,
+  );
+  auth
+    .route("/", systemRoutes)
+    .route("/", signUpRoutes)
+    .route("/", signInRoutes)
+    .route("/", tokenRoutes)
+    .route("/", userRoutes)
+    .route("/", verifyRoutes);
+  if (config.AUTH_DEV_MAILBOX) auth.route("/", devRoutes);
+  return auth;
+}
+
+export function createApp(config: Config): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use(requestContext(config));
+  app.route(config.AUTH_API_PREFIX, createAuthApp(config));
+  app.notFound((c) => {
+    const error = new AppError(
+      "route-not-found",
+      `no route for ${c.req.method} ${new URL(c.req.url).pathname}`,
+    );
+    return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
+  });
+  app.onError((caught, c) => {
+    const error = toAppError(caught);
+    if (error.status >= 500 || error.reason) logError(c.var.requestId, error.code, error.reason ?? caught);
+    return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
+  });
+  return app;
+}

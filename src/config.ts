@@ -1,0 +1,120 @@
+import { z } from "zod";
+
+/**
+ * Every environment variable the service reads, with the reference's names (contract §9) and defaults.
+ * Parsed once per env object: Workers reuse the env object across requests in an isolate.
+ */
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", ""])
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? fallback : v === "true" || v === "1"));
+
+const list = (fallback: string[] = []) =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined
+        ? fallback
+        : v
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+    );
+
+const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const url = z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, ""));
+
+const jsonObject = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (!v) return {} as Record<string, string>;
+    try {
+      const parsed: unknown = JSON.parse(v);
+      const result = z.record(z.string(), z.string()).safeParse(parsed);
+      if (result.success) return result.data;
+    } catch {}
+    ctx.addIssue({ code: "custom", message: "must be a JSON object of claim name to user path" });
+    return z.NEVER;
+  });
+
+export const configSchema = z.object({
+  AUTH_API_PREFIX: z
+    .string()
+    .regex(/^\/[\w/-]*\/v1$/, "must start with / and end with /v1")
+    .default("/auth/v1"),
+  AUTH_SERVER_URL: url.default("http://localhost:8787/auth/v1"),
+  AUTH_CLIENT_URL: url.default("http://localhost:3000"),
+  AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: list(),
+  AUTH_ACCESS_CONTROL_ALLOWED_EMAILS: list(),
+  AUTH_ACCESS_CONTROL_ALLOWED_EMAIL_DOMAINS: list(),
+  AUTH_ACCESS_CONTROL_BLOCKED_EMAILS: list(),
+  AUTH_ACCESS_CONTROL_BLOCKED_EMAIL_DOMAINS: list(),
+  AUTH_CORS_ORIGINS: list(),
+  AUTH_DISABLE_SIGNUP: bool(false),
+  AUTH_DISABLE_NEW_USERS: bool(false),
+  AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: bool(true),
+  AUTH_PASSWORD_MIN_LENGTH: z.coerce.number().int().min(3).max(50).default(9),
+  AUTH_USER_DEFAULT_ROLE: z.string().min(1).default("user"),
+  AUTH_USER_DEFAULT_ALLOWED_ROLES: list(["user", "me"]),
+  AUTH_LOCALE_DEFAULT: z.string().min(2).max(3).default("en"),
+  AUTH_LOCALE_ALLOWED_LOCALES: list(["en"]),
+  AUTH_ACCESS_TOKEN_EXPIRES_IN: seconds(900).refine(
+    (n) => n > 60,
+    "must be above 60 (the client refreshes at 60 s)",
+  ),
+  AUTH_REFRESH_TOKEN_EXPIRES_IN: seconds(2_592_000),
+  AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(300).default(10),
+  AUTH_JWT_PRIVATE_KEYS: z.string().optional(),
+  HASURA_GRAPHQL_JWT_SECRET: z.string().optional(),
+  AUTH_JWT_CUSTOM_CLAIMS: jsonObject,
+  AUTH_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters")
+    .optional(),
+  AUTH_ADMIN_SECRET: z.string().min(16).optional(),
+  AUTH_DEV_MAILBOX: bool(false),
+});
+
+export type Config = z.output<typeof configSchema> & {
+  /** Allowed roles always contain the default role (contract §2). */
+  defaultAllowedRoles: string[];
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const cache = new WeakMap<object, Config>();
+
+export function getConfig(env: object): Config {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const data = parsed.data;
+  if (!data.AUTH_JWT_PRIVATE_KEYS && !data.HASURA_GRAPHQL_JWT_SECRET) {
+    throw new ConfigError(
+      "invalid configuration: AUTH_JWT_PRIVATE_KEYS or HASURA_GRAPHQL_JWT_SECRET must be set",
+    );
+  }
+  if (!data.AUTH_ENCRYPTION_KEY) {
+    throw new ConfigError("invalid configuration: AUTH_ENCRYPTION_KEY must be set");
+  }
+  const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
+  const config: Config = {
+    ...data,
+    defaultAllowedRoles: roles.includes(data.AUTH_USER_DEFAULT_ROLE)
+      ? roles
+      : [data.AUTH_USER_DEFAULT_ROLE, ...roles],
+  };
+  cache.set(env, config);
+  return config;
+}

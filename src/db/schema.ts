@@ -1,0 +1,102 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Every table is described in docs/storage-schema.md. Times are Unix milliseconds. */
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    lastSeen: integer("last_seen"),
+    disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+    displayName: text("display_name").notNull().default(""),
+    avatarUrl: text("avatar_url").notNull().default(""),
+    locale: text("locale").notNull(),
+    /** Lower-cased; unique among non-null values. */
+    email: text("email").unique(),
+    emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
+    newEmail: text("new_email"),
+    phoneNumber: text("phone_number").unique(),
+    phoneNumberVerified: integer("phone_number_verified", { mode: "boolean" }).notNull().default(false),
+    /** PHC string (argon2id) or an imported bcrypt hash; null for users without a password. */
+    passwordHash: text("password_hash"),
+    defaultRole: text("default_role").notNull(),
+    /** JSON array of role names; always contains defaultRole. */
+    roles: text("roles", { mode: "json" }).$type<string[]>().notNull(),
+    isAnonymous: integer("is_anonymous", { mode: "boolean" }).notNull().default(false),
+    activeMfaType: text("active_mfa_type"),
+    metadata: text("metadata", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+  },
+  (t) => [index("users_created_at").on(t.createdAt)],
+);
+
+/** One row per sign-in: the "token family" whose refresh tokens rotate. Its id is the wire `refreshTokenId`. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("sessions_user_id").on(t.userId), index("sessions_expires_at").on(t.expiresAt)],
+);
+
+/**
+ * SHA-256 of every refresh token a session has issued, so a presented token finds its session. Older generations
+ * stay until the session ends: a replayed old token must still be recognised to revoke its family (contract §5.2).
+ */
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    index("refresh_tokens_session_id").on(t.sessionId),
+    index("refresh_tokens_expires_at").on(t.expiresAt),
+  ],
+);
+
+/** Single-use link tickets (`verifyEmail:`, …). One live ticket per user and type; only the hash is kept. */
+export const tickets = sqliteTable(
+  "tickets",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    ticketHash: text("ticket_hash").notNull().unique(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.type] })],
+);
+
+/** Development transport of the mailer (`AUTH_DEV_MAILBOX=true`); never written in production. */
+export const devMailbox = sqliteTable(
+  "dev_mailbox",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    to: text("to").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    html: text("html").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("dev_mailbox_to").on(t.to, t.id)],
+);
+
+export type UserRow = typeof users.$inferSelect;
+export type NewUserRow = typeof users.$inferInsert;

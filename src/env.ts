@@ -1,0 +1,8 @@
+import type { RefreshSession } from "./durable/refresh-session";
+
+/** Bindings and variables the Worker receives. Values are validated by `config.ts`. */
+export interface Env {
+  DB: D1Database;
+  REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
+  [variable: string]: unknown;
+}

@@ -1,0 +1,73 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * The error catalog of contract §4: code → HTTP status and default message. The type of `ErrorCode` is derived
+ * from this table, so a code that is not in the catalog does not compile.
+ */
+export const ERRORS = {
+  "default-role-must-be-in-allowed-roles": [400, "default role must be in allowed roles"],
+  "disabled-endpoint": [409, "this endpoint is disabled"],
+  "disabled-user": [401, "user is disabled"],
+  "email-already-in-use": [409, "email already in use"],
+  "email-already-verified": [400, "email is already verified"],
+  "forbidden-anonymous": [403, "forbidden for anonymous users"],
+  "internal-server-error": [500, "internal server error"],
+  "invalid-email-password": [401, "incorrect email or password"],
+  "invalid-request": [400, "the request payload is incorrect"],
+  "locale-not-allowed": [400, "locale not allowed"],
+  "password-too-short": [400, "password is too short"],
+  "password-in-hibp-database": [400, "password is in a known data breach"],
+  "redirectTo-not-allowed": [400, "the value of redirectTo is not allowed"],
+  "role-not-allowed": [400, "role not allowed"],
+  "signup-disabled": [403, "sign up is disabled"],
+  "unverified-user": [401, "email is not verified"],
+  "user-not-anonymous": [400, "logged in user is not anonymous"],
+  "invalid-pat": [401, "invalid or expired personal access token"],
+  "invalid-refresh-token": [401, "invalid or expired refresh token"],
+  "invalid-ticket": [401, "invalid or expired ticket"],
+  "disabled-mfa-totp": [401, "TOTP MFA is not active"],
+  "no-totp-secret": [400, "no TOTP secret; generate one first"],
+  "invalid-totp": [401, "invalid TOTP code"],
+  "mfa-type-not-found": [400, "MFA type not found"],
+  "totp-already-active": [400, "TOTP MFA is already active"],
+  "invalid-state": [400, "invalid or expired state"],
+  "oauth-token-echange-failed": [400, "failed to exchange the provider code"],
+  "oauth-profile-fetch-failed": [400, "failed to fetch the provider profile"],
+  "oauth-provider-error": [400, "the provider returned an error"],
+  "invalid-otp": [400, "invalid or expired code"],
+  "cannot-send-sms": [400, "cannot send SMS"],
+  "provider-account-already-linked": [400, "this provider account is already linked to another user"],
+  unauthorized: [401, "missing or invalid access token"],
+  "too-many-requests": [429, "too many requests"],
+  // Not in the reference catalog: an unknown path or method. Documented in docs/decisions.md.
+  "route-not-found": [404, "route not found"],
+  "payload-too-large": [413, "request body too large"],
+} as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** A failure the client should see. `reason` is for the log only and never leaves the service. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ContentfulStatusCode;
+  readonly reason?: string;
+
+  constructor(code: ErrorCode, message?: string, reason?: string) {
+    const [status, fallback] = ERRORS[code];
+    super(message ?? fallback);
+    this.name = "AppError";
+    this.code = code;
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+export interface ErrorBody {
+  status: number;
+  message: string;
+  error: ErrorCode;
+}
+
+export function errorBody(error: AppError): ErrorBody {
+  return { status: error.status, message: error.message, error: error.code };
+}

@@ -1,0 +1,40 @@
+import type { Hono } from "hono";
+import { createApp } from "./app";
+import type { AppEnv } from "./app-env";
+import { type Config, ConfigError, getConfig } from "./config";
+import type { Env } from "./env";
+import { runHousekeeping } from "./services/housekeeping";
+
+export { RefreshSession } from "./durable/refresh-session";
+
+const apps = new WeakMap<Config, Hono<AppEnv>>();
+
+function appFor(config: Config): Hono<AppEnv> {
+  let app = apps.get(config);
+  if (!app) {
+    app = createApp(config);
+    apps.set(config, app);
+  }
+  return app;
+}
+
+export default {
+  fetch(request, env, ctx) {
+    let config: Config;
+    try {
+      config = getConfig(env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      // The deployer reads the reason in the log; the client gets the standard body without internals.
+      console.error(JSON.stringify({ level: "error", what: "config", detail: error.message }));
+      return Response.json(
+        { status: 500, message: "internal server error", error: "internal-server-error" },
+        { status: 500, headers: { "Cache-Control": "no-store" } },
+      );
+    }
+    return appFor(config).fetch(request, env, ctx);
+  },
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(runHousekeeping(env));
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,55 @@
+import { errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import type { Config } from "../config";
+import { getKeySet, JWT_ALG } from "./keys";
+
+export const HASURA_NAMESPACE = "https://hasura.io/jwt/claims";
+
+export type HasuraClaims = Record<string, string | string[] | number | boolean | null | object>;
+
+export interface AccessTokenPayload extends JWTPayload {
+  sub: string;
+  iat: number;
+  exp: number;
+  [HASURA_NAMESPACE]: HasuraClaims;
+}
+
+export async function signAccessToken(
+  config: Config,
+  subject: string,
+  hasuraClaims: HasuraClaims,
+  now: number,
+): Promise<string> {
+  const keys = await getKeySet(config);
+  const iat = Math.floor(now / 1000);
+  return new SignJWT({ [HASURA_NAMESPACE]: hasuraClaims })
+    .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: "JWT" })
+    .setSubject(subject)
+    .setIssuer(config.AUTH_SERVER_URL)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + config.AUTH_ACCESS_TOKEN_EXPIRES_IN)
+    .sign(keys.signingKey);
+}
+
+/**
+ * Verifies an access token: RS256 only (no `alg` confusion, RFC 8725 §3.1), the key chosen by `kid` among our own
+ * keys, our issuer, and an unexpired `exp`. Returns null for anything that is not such a token.
+ */
+export async function verifyAccessToken(config: Config, token: string): Promise<AccessTokenPayload | null> {
+  const keys = await getKeySet(config);
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      (header) => {
+        const key = header.kid ? keys.verifyKeys.get(header.kid) : undefined;
+        if (!key) throw new errors.JWKSNoMatchingKey();
+        return key;
+      },
+      { algorithms: [JWT_ALG], issuer: config.AUTH_SERVER_URL, requiredClaims: ["sub", "exp", "iat"] },
+    );
+    const claims = payload[HASURA_NAMESPACE];
+    if (typeof claims !== "object" || claims === null) return null;
+    return payload as AccessTokenPayload;
+  } catch {
+    return null;
+  }
+}

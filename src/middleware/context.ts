@@ -1,0 +1,32 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../app-env";
+import type { Config } from "../config";
+import { createDb } from "../db/client";
+import { createMailer } from "../mail/mailer";
+
+/** Puts the request id, the parsed config and the service dependencies on the context. */
+export function requestContext(config: Config) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
+    const db = createDb(c.env.DB);
+    c.set("requestId", requestId);
+    c.set("config", config);
+    c.set("auth", null);
+    c.set("deps", {
+      config,
+      db,
+      env: c.env,
+      mailer: createMailer(config, db),
+      now: Date.now,
+      background: (work) => c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e))),
+    });
+    await next();
+    c.header("X-Request-Id", requestId);
+  });
+}
+
+export function logError(requestId: string, what: string, error: unknown): void {
+  const detail =
+    error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : error;
+  console.error(JSON.stringify({ level: "error", requestId, what, detail }));
+}

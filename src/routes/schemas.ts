@@ -1,0 +1,7 @@
+import { z } from "zod";
+
+/** Field schemas shared by several routes. */
+export const emailField = z.email().max(254);
+/** The contract bounds passwords at 50 by schema; the policy minimum is checked by the service for its own code. */
+export const passwordField = z.string().min(1).max(50);
+export const refreshTokenField = z.string().min(1).max(100);

@@ -1,0 +1,40 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { AppError } from "../errors";
+import { verifyAccessToken } from "../lib/jwt";
+import { optionalAuth } from "../middleware/auth";
+import { jsonBody } from "../middleware/validate";
+import { refreshSession, revokeAllSessions, revokeByRefreshToken } from "../services/sessions";
+import { refreshTokenField } from "./schemas";
+
+/** refreshToken, signOut, verifyToken (contract §3.3). */
+export const tokenRoutes = new Hono<AppEnv>()
+  .post("/token", jsonBody(z.object({ refreshToken: refreshTokenField })), async (c) =>
+    // A bare Session, not wrapped: the client stores it because it has accessToken, refreshToken and user.
+    c.json(await refreshSession(c.var.deps, c.req.valid("json").refreshToken)),
+  )
+  .post(
+    "/signout",
+    optionalAuth,
+    jsonBody(z.object({ refreshToken: refreshTokenField.optional(), all: z.boolean().optional() })),
+    async (c) => {
+      const { refreshToken, all } = c.req.valid("json");
+      if (all) {
+        const auth = c.var.auth;
+        if (!auth)
+          throw new AppError("unauthorized", "signing out of all sessions needs a valid access token");
+        await revokeAllSessions(c.var.deps, auth.sub);
+      } else if (refreshToken) {
+        await revokeByRefreshToken(c.var.deps, refreshToken);
+      }
+      return c.json("OK");
+    },
+  )
+  .post("/token/verify", jsonBody(z.object({ token: z.string().max(8192).optional() })), async (c) => {
+    const fromBody = c.req.valid("json").token;
+    const fromHeader = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const token = fromBody ?? fromHeader;
+    if (!token || !(await verifyAccessToken(c.var.config, token))) throw new AppError("unauthorized");
+    return c.json("OK");
+  });

@@ -1,0 +1,31 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../app-env";
+import { AppError } from "../errors";
+import { isRedirectAllowed, withQuery } from "../lib/redirect";
+import { verifyTicket } from "../services/verify-ticket";
+
+/**
+ * verifyTicketURL (contract §8). Browser-facing, so every outcome is a 302: errors travel in the redirect's query
+ * as `error` and `errorDescription` (contract §1, "Redirect errors").
+ */
+export const verifyRoutes = new Hono<AppEnv>().get("/verify", async (c) => {
+  const { config, deps } = c.var;
+  const ticket = c.req.query("ticket") ?? "";
+  const redirectTo = c.req.query("redirectTo") ?? "";
+  if (
+    !isRedirectAllowed(redirectTo, config.AUTH_CLIENT_URL, config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS)
+  ) {
+    const error = new AppError("redirectTo-not-allowed");
+    return c.redirect(
+      withQuery(config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message }),
+      302,
+    );
+  }
+  try {
+    const { session, type } = await verifyTicket(deps, ticket, c.req.header("user-agent"));
+    return c.redirect(withQuery(redirectTo, { refreshToken: session.refreshToken, type }), 302);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return c.redirect(withQuery(redirectTo, { error: error.code, errorDescription: error.message }), 302);
+  }
+});

@@ -1,0 +1,16 @@
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import type { Env } from "../env";
+import type { Mailer } from "../mail/mailer";
+
+/** What a service needs from the outside world; routes build it per request, tests can build their own. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  env: Env;
+  mailer: Mailer;
+  /** Milliseconds since the epoch; injected so expiry logic is testable with a fixed clock. */
+  now: () => number;
+  /** Work that may finish after the answer is sent (`ExecutionContext.waitUntil`). */
+  background: (work: Promise<unknown>) => void;
+}

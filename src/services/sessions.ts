@@ -1,0 +1,166 @@
+import { and, eq, gt, inArray } from "drizzle-orm";
+import { refreshTokens, sessions, type UserRow, users } from "../db/schema";
+import type { RotateOutcome } from "../durable/refresh-session";
+import { AppError } from "../errors";
+import { decrypt, encrypt, randomUuid, sha256Hex } from "../lib/crypto";
+import { type HasuraClaims, signAccessToken } from "../lib/jwt";
+import type { Deps } from "./deps";
+import { hasuraClaims, toWireUser, type WireUser } from "./users";
+
+/** The Session resource of contract §2. */
+export interface Session {
+  accessToken: string;
+  accessTokenExpiresIn: number;
+  refreshToken: string;
+  refreshTokenId: string;
+  user: WireUser;
+}
+
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function tokenExpiry(deps: Deps, now: number): number {
+  return now + deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN * 1000;
+}
+
+async function buildSession(
+  deps: Deps,
+  user: UserRow,
+  sessionId: string,
+  refreshToken: string,
+  now: number,
+  extraClaims?: HasuraClaims,
+): Promise<Session> {
+  const accessToken = await signAccessToken(
+    deps.config,
+    user.id,
+    hasuraClaims(user, deps.config, extraClaims),
+    now,
+  );
+  return {
+    accessToken,
+    accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
+    refreshToken,
+    refreshTokenId: sessionId,
+    user: toWireUser(user),
+  };
+}
+
+/** Starts a new session (token family) for a user who has just authenticated. */
+export async function createSession(deps: Deps, user: UserRow, userAgent?: string): Promise<Session> {
+  const now = deps.now();
+  const sessionId = randomUuid();
+  const refreshToken = randomUuid();
+  const expiresAt = tokenExpiry(deps, now);
+  await deps.db.batch([
+    deps.db
+      .insert(sessions)
+      .values({ id: sessionId, userId: user.id, createdAt: now, lastUsedAt: now, expiresAt, userAgent }),
+    deps.db.insert(refreshTokens).values({ tokenHash: await sha256Hex(refreshToken), sessionId, expiresAt }),
+    deps.db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
+  ]);
+  return buildSession(deps, user, sessionId, refreshToken, now);
+}
+
+async function findFamily(deps: Deps, tokenHash: string, now: number) {
+  return deps.db
+    .select({ sessionId: refreshTokens.sessionId, user: users })
+    .from(refreshTokens)
+    .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(and(eq(refreshTokens.tokenHash, tokenHash), gt(refreshTokens.expiresAt, now)))
+    .get();
+}
+
+function familyStub(deps: Deps, sessionId: string) {
+  return deps.env.REFRESH_SESSIONS.get(deps.env.REFRESH_SESSIONS.idFromName(sessionId));
+}
+
+/**
+ * `POST /token` (contract §5.2). The Durable Object of the session decides atomically whether the presented token
+ * is current (rotate), a duplicate inside the grace window (same successor), or a replay (revoke the family).
+ * The candidate successor is indexed in D1 before the rotation so that it resolves the moment it is handed out.
+ */
+export async function refreshSession(deps: Deps, refreshToken: string): Promise<Session> {
+  if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
+  const now = deps.now();
+  const presentedHash = await sha256Hex(refreshToken);
+  const family = await findFamily(deps, presentedHash, now);
+  if (!family) throw new AppError("invalid-refresh-token");
+  const { sessionId, user } = family;
+  if (user.disabled) throw new AppError("disabled-user");
+
+  const candidate = randomUuid();
+  const candidateHash = await sha256Hex(candidate);
+  const expiresAt = tokenExpiry(deps, now);
+  const [candidateSealed] = await Promise.all([
+    encrypt(deps.config.AUTH_ENCRYPTION_KEY!, candidate),
+    deps.db.batch([
+      deps.db.insert(refreshTokens).values({ tokenHash: candidateHash, sessionId, expiresAt }),
+      deps.db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(eq(sessions.id, sessionId)),
+    ]),
+  ]);
+
+  const result: RotateOutcome = await familyStub(deps, sessionId).rotate({
+    presentedHash,
+    candidateHash,
+    candidateSealed,
+    now,
+    graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+    expiresAt,
+  });
+
+  switch (result.outcome) {
+    case "rotated":
+      return buildSession(deps, user, sessionId, candidate, now);
+    case "grace": {
+      deps.background(deps.db.delete(refreshTokens).where(eq(refreshTokens.tokenHash, candidateHash)).run());
+      const successor = await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed);
+      return buildSession(deps, user, sessionId, successor, now);
+    }
+    case "replayed":
+    case "revoked":
+      await deleteSessions(deps, [sessionId]);
+      throw new AppError(
+        "invalid-refresh-token",
+        undefined,
+        result.outcome === "replayed" ? `refresh token replayed; session ${sessionId} revoked` : undefined,
+      );
+  }
+}
+
+async function deleteSessions(deps: Deps, sessionIds: string[]): Promise<void> {
+  // Deleting a session cascades to its refresh-token index rows. D1 binds at most 100 parameters a statement.
+  for (let i = 0; i < sessionIds.length; i += 90) {
+    await deps.db.delete(sessions).where(inArray(sessions.id, sessionIds.slice(i, i + 90)));
+  }
+}
+
+/** Revokes sessions in their Durable Objects (so an in-flight rotation cannot win) and removes them from D1. */
+export async function revokeSessions(deps: Deps, sessionIds: string[]): Promise<void> {
+  const forgetAt = tokenExpiry(deps, deps.now());
+  await Promise.all(sessionIds.map((id) => familyStub(deps, id).revoke(forgetAt)));
+  await deleteSessions(deps, sessionIds);
+}
+
+/** Sign-out of the one session a refresh token belongs to; an unknown token is not an error (contract §3.3). */
+export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Promise<void> {
+  if (!UUID_SHAPE.test(refreshToken)) return;
+  const row = await deps.db
+    .select({ sessionId: refreshTokens.sessionId })
+    .from(refreshTokens)
+    .where(eq(refreshTokens.tokenHash, await sha256Hex(refreshToken)))
+    .get();
+  if (row) await revokeSessions(deps, [row.sessionId]);
+}
+
+export async function revokeAllSessions(deps: Deps, userId: string): Promise<void> {
+  const rows = await deps.db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(eq(sessions.userId, userId))
+    .all();
+  await revokeSessions(
+    deps,
+    rows.map((r) => r.id),
+  );
+}

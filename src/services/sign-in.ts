@@ -1,0 +1,43 @@
+import { eq } from "drizzle-orm";
+import { users } from "../db/schema";
+import { AppError } from "../errors";
+import { isEmailAllowed } from "../lib/email-access";
+import { hashPassword, verifyPassword } from "../lib/password";
+import type { Deps } from "./deps";
+import { createSession, type Session } from "./sessions";
+import { findUserByEmail } from "./users";
+
+export interface SignInResult {
+  session: Session | null;
+  mfa: { ticket: string } | null;
+}
+
+/**
+ * signInEmailPassword. Unknown email, wrong password and a blocked email give the same 401 after the same work:
+ * a dummy hash is verified when there is no user (OWASP Authentication Cheat Sheet, "authentication responses").
+ * Account state (disabled, unverified) is only revealed to someone who knows the password.
+ */
+export async function signInEmailPassword(
+  deps: Deps,
+  input: { email: string; password: string },
+  userAgent?: string,
+): Promise<SignInResult> {
+  const { config } = deps;
+  const user = await findUserByEmail(deps.db, input.email);
+  const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
+  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
+  if (!eligible || !check.ok) throw new AppError("invalid-email-password");
+  if (eligible.disabled) throw new AppError("disabled-user");
+  if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !eligible.emailVerified) {
+    throw new AppError("unverified-user");
+  }
+  if (check.needsRehash) {
+    deps.background(
+      hashPassword(input.password).then((passwordHash) =>
+        deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, eligible.id)),
+      ),
+    );
+  }
+  // Second factor seam: when `eligible.activeMfaType === "totp"`, answer `{ session: null, mfa: { ticket } }` here.
+  return { session: await createSession(deps, eligible, userAgent), mfa: null };
+}

@@ -1,0 +1,68 @@
+import { z } from "zod";
+import type { Config } from "../config";
+import { AppError } from "../errors";
+import { isRedirectAllowed } from "../lib/redirect";
+
+/** SignUpOptions of contract §2; unknown keys are refused. */
+export const signUpOptionsSchema = z.strictObject({
+  allowedRoles: z.array(z.string().min(1).max(100)).max(50).optional(),
+  defaultRole: z.string().min(1).max(100).optional(),
+  displayName: z
+    .string()
+    .max(32)
+    // Letters (with combining marks), digits, symbols, space , . ' - as the contract says, less the characters that
+    // are markup in HTML (< > & " `): display names end up in mails and pages. Recorded in docs/decisions.md.
+    .regex(/^(?:(?![<>&"`])[\p{L}\p{M}\p{N}\p{S} ,.'-])*$/u, "may hold letters, digits, symbols, spaces and , . ' -")
+    .optional(),
+  locale: z.string().min(2).max(3).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  redirectTo: z.string().max(2048).optional(),
+});
+
+export type SignUpOptions = z.infer<typeof signUpOptionsSchema>;
+
+export interface ResolvedSignUpOptions {
+  allowedRoles: string[];
+  defaultRole: string;
+  displayName: string;
+  locale: string;
+  metadata: Record<string, unknown>;
+  redirectTo: string;
+}
+
+/** Applies the defaults of contract §2 and checks redirectTo, then roles, in the contract's order. */
+export function resolveSignUpOptions(
+  config: Config,
+  options: SignUpOptions | undefined,
+  fallbackDisplayName: string,
+): ResolvedSignUpOptions {
+  const redirectTo = resolveRedirectTo(config, options?.redirectTo);
+  const allowedRoles = options?.allowedRoles ?? config.defaultAllowedRoles;
+  if (!allowedRoles.every((role) => config.defaultAllowedRoles.includes(role))) {
+    throw new AppError("role-not-allowed");
+  }
+  const defaultRole = options?.defaultRole ?? config.AUTH_USER_DEFAULT_ROLE;
+  if (!allowedRoles.includes(defaultRole)) throw new AppError("default-role-must-be-in-allowed-roles");
+  const locale =
+    options?.locale && config.AUTH_LOCALE_ALLOWED_LOCALES.includes(options.locale)
+      ? options.locale
+      : config.AUTH_LOCALE_DEFAULT;
+  return {
+    allowedRoles: [...new Set(allowedRoles)],
+    defaultRole,
+    displayName: options?.displayName || fallbackDisplayName,
+    locale,
+    metadata: options?.metadata ?? {},
+    redirectTo,
+  };
+}
+
+export function resolveRedirectTo(config: Config, redirectTo: string | undefined): string {
+  if (redirectTo === undefined) return config.AUTH_CLIENT_URL;
+  if (
+    !isRedirectAllowed(redirectTo, config.AUTH_CLIENT_URL, config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS)
+  ) {
+    throw new AppError("redirectTo-not-allowed");
+  }
+  return redirectTo;
+}

@@ -1,0 +1,51 @@
+import { and, eq, gt } from "drizzle-orm";
+import { tickets } from "../db/schema";
+import { randomUuid, sha256Hex } from "../lib/crypto";
+import type { Deps } from "./deps";
+
+/** Ticket kinds of contract §8, with their lifetimes. The wire form is `<type>:<uuid>`. */
+export const TICKET_TYPES = {
+  verifyEmail: { lifetimeMs: 30 * 24 * 3600 * 1000, redirectType: "emailVerify" },
+} as const;
+
+export type TicketType = keyof typeof TICKET_TYPES;
+
+function isTicketType(value: string): value is TicketType {
+  return Object.hasOwn(TICKET_TYPES, value);
+}
+
+/** Issues a ticket; a newer ticket of the same type replaces the user's older one. Only its hash is stored. */
+export async function issueTicket(deps: Deps, userId: string, type: TicketType): Promise<string> {
+  const ticket = `${type}:${randomUuid()}`;
+  const ticketHash = await sha256Hex(ticket);
+  const expiresAt = deps.now() + TICKET_TYPES[type].lifetimeMs;
+  await deps.db
+    .insert(tickets)
+    .values({ userId, type, ticketHash, expiresAt })
+    .onConflictDoUpdate({ target: [tickets.userId, tickets.type], set: { ticketHash, expiresAt } });
+  return ticket;
+}
+
+/**
+ * Consumes a ticket in one conditional statement (DELETE … RETURNING), so two requests racing with the same ticket
+ * cannot both succeed. Returns the user and type, or null for an unknown, expired or used ticket.
+ */
+export async function consumeTicket(
+  deps: Deps,
+  ticket: string,
+): Promise<{ userId: string; type: TicketType } | null> {
+  const type = ticket.slice(0, ticket.indexOf(":"));
+  if (!isTicketType(type) || ticket.length > 200) return null;
+  const row = await deps.db
+    .delete(tickets)
+    .where(
+      and(
+        eq(tickets.ticketHash, await sha256Hex(ticket)),
+        eq(tickets.type, type),
+        gt(tickets.expiresAt, deps.now()),
+      ),
+    )
+    .returning({ userId: tickets.userId })
+    .get();
+  return row ? { userId: row.userId, type } : null;
+}

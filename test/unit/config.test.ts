@@ -1,0 +1,43 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ConfigError, getConfig } from "../../src/config";
+
+describe("config", () => {
+  it("applies the contract's defaults", () => {
+    const config = getConfig({ ...env });
+    expect(config.AUTH_API_PREFIX).toBe("/auth/v1");
+    expect(config.AUTH_PASSWORD_MIN_LENGTH).toBe(9);
+    expect(config.AUTH_ACCESS_TOKEN_EXPIRES_IN).toBe(900);
+    expect(config.AUTH_REFRESH_TOKEN_EXPIRES_IN).toBe(2_592_000);
+    expect(config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL).toBe(10);
+    expect(config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED).toBe(true);
+    expect(config.defaultAllowedRoles).toEqual(["user", "me"]);
+  });
+
+  it("parses once per env object", () => {
+    const bindings = { ...env };
+    expect(getConfig(bindings)).toBe(getConfig(bindings));
+  });
+
+  it("always includes the default role in the allowed roles", () => {
+    const config = getConfig({ ...env, AUTH_USER_DEFAULT_ROLE: "editor", AUTH_USER_DEFAULT_ALLOWED_ROLES: "me" });
+    expect(config.defaultAllowedRoles).toEqual(["editor", "me"]);
+  });
+
+  it.each([
+    ["AUTH_PASSWORD_MIN_LENGTH", "nine"],
+    ["AUTH_DISABLE_SIGNUP", "yes"],
+    ["AUTH_SERVER_URL", "not a url"],
+    ["AUTH_ACCESS_TOKEN_EXPIRES_IN", "30"],
+    ["AUTH_ENCRYPTION_KEY", "short"],
+    ["AUTH_JWT_CUSTOM_CLAIMS", "[1,2]"],
+  ])("a bad %s fails with an error naming it", (name, value) => {
+    expect(() => getConfig({ ...env, [name]: value })).toThrow(ConfigError);
+    expect(() => getConfig({ ...env, [name]: value })).toThrow(name);
+  });
+
+  it("requires signing keys and an encryption key", () => {
+    expect(() => getConfig({ ...env, AUTH_JWT_PRIVATE_KEYS: undefined })).toThrow(/AUTH_JWT_PRIVATE_KEYS/);
+    expect(() => getConfig({ ...env, AUTH_ENCRYPTION_KEY: undefined })).toThrow(/AUTH_ENCRYPTION_KEY/);
+  });
+});

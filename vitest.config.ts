@@ -1,0 +1,44 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+// @ts-expect-error: a plain .mjs helper shared with `npm start`
+import { generateSecrets } from "./scripts/secrets.mjs";
+
+const secrets = generateSecrets();
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(async () => ({
+            main: "./src/index.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                ...secrets,
+                AUTH_DEV_MAILBOX: "true",
+                TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/compat/**"],
+          setupFiles: ["./test/apply-migrations.ts"],
+        },
+      },
+      {
+        test: {
+          name: "compat",
+          include: ["test/compat/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["./test/compat/wrangler-dev.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
