@@ -1,6 +1,6 @@
 // First step of `npm start`: makes sure .dev.vars (git-ignored) holds local secrets, generating any that are missing.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { generateSecrets } from "./secrets.mjs";
+import { generateSecrets, toEnvLines } from "./secrets.mjs";
 
 const FILE = ".dev.vars";
 const current = existsSync(FILE) ? readFileSync(FILE, "utf8") : "";
@@ -14,7 +14,7 @@ const present = new Set(
 const wanted = { ...generateSecrets(), AUTH_DEV_MAILBOX: "true" };
 const missing = Object.entries(wanted).filter(([name]) => !present.has(name));
 if (missing.length > 0) {
-  const lines = missing.map(([name, value]) => `${name}=${JSON.stringify(value)}`);
+  const lines = toEnvLines(Object.fromEntries(missing));
   const prefix = current && !current.endsWith("\n") ? "\n" : "";
   writeFileSync(FILE, `${current}${prefix}${lines.join("\n")}\n`, { mode: 0o600 });
   console.log(`dev-setup: wrote ${missing.map(([n]) => n).join(", ")} to ${FILE}`);

@@ -14,3 +14,11 @@ export function generateSecrets() {
     AUTH_ADMIN_SECRET: randomBytes(24).toString("base64url"),
   };
 }
+
+/** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */
+export function toEnvLines(values) {
+  return Object.entries(values).map(([name, value]) => {
+    if (String(value).includes("'")) throw new Error(`${name} cannot be written to an env file`);
+    return `${name}='${value}'`;
+  });
+}

@@ -85,7 +85,9 @@ export function createApp(config: Config): Hono<AppEnv> {
   });
   app.onError((caught, c) => {
     const error = toAppError(caught);
-    if (error.status >= 500 || error.reason) logError(c.var.requestId, error.code, error.reason ?? caught);
+    // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
+    if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
+    else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");
     return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
   });
   return app;

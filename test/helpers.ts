@@ -56,14 +56,22 @@ export interface WireSession {
 }
 
 /** Signs up a user (verification off) and returns the session. */
-export async function signUp(svc: TestService, email = uniqueEmail(), options?: unknown): Promise<WireSession> {
+export async function signUp(
+  svc: TestService,
+  email = uniqueEmail(),
+  options?: unknown,
+): Promise<WireSession> {
   const response = await svc.post("/signup/email-password", { email, password: PASSWORD, options });
   const body = (await response.json()) as { session: WireSession | null };
   if (response.status !== 200 || !body.session) throw new Error(`sign-up failed: ${JSON.stringify(body)}`);
   return body.session;
 }
 
-export async function expectError(response: Response, status: number, code: string): Promise<{ message: string }> {
+export async function expectError(
+  response: Response,
+  status: number,
+  code: string,
+): Promise<{ message: string }> {
   const body = (await response.json()) as { status: number; error: string; message: string };
   if (response.status !== status || body.error !== code || body.status !== status) {
     throw new Error(`expected ${status} ${code}, got ${response.status} ${JSON.stringify(body)}`);
@@ -72,7 +80,10 @@ export async function expectError(response: Response, status: number, code: stri
   return body;
 }
 
-export function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
+export function decodeJwt(token: string): {
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+} {
   const [header, payload] = token
     .split(".")
     .slice(0, 2)

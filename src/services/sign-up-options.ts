@@ -12,7 +12,10 @@ export const signUpOptionsSchema = z.strictObject({
     .max(32)
     // Letters (with combining marks), digits, symbols, space , . ' - as the contract says, less the characters that
     // are markup in HTML (< > & " `): display names end up in mails and pages. Recorded in docs/decisions.md.
-    .regex(/^(?:(?![<>&"`])[\p{L}\p{M}\p{N}\p{S} ,.'-])*$/u, "may hold letters, digits, symbols, spaces and , . ' -")
+    .regex(
+      /^(?:(?![<>&"`])[\p{L}\p{M}\p{N}\p{S} ,.'-])*$/u,
+      "may hold letters, digits, symbols, spaces and , . ' -",
+    )
     .optional(),
   locale: z.string().min(2).max(3).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import { randomUuid } from "../lib/crypto";
@@ -59,7 +60,15 @@ export async function signUpEmailPassword(
   if (!user) throw new AppError("email-already-in-use");
 
   const verificationRequired = config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
-  if (verificationRequired) await sendVerificationMail(deps, user, options.redirectTo);
+  if (verificationRequired) {
+    try {
+      await sendVerificationMail(deps, user, options.redirectTo);
+    } catch (error) {
+      // Without its mail the account could never be verified: undo it so that the sign-up can simply be retried.
+      await deps.db.delete(users).where(eq(users.id, user.id));
+      throw error;
+    }
+  }
   if (verificationRequired || user.disabled) return { session: null };
   return { session: await createSession(deps, user, userAgent) };
 }

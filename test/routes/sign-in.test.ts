@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { decodeJwt, expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 
 const svc = service(NO_VERIFICATION);
-const signIn = (email: string, password: string, s = svc) => s.post("/signin/email-password", { email, password });
+const signIn = (email: string, password: string, s = svc) =>
+  s.post("/signin/email-password", { email, password });
 
 describe("POST /signin/email-password", () => {
   it("answers {session, mfa: null} with an access token carrying the contract's claims", async () => {
@@ -12,7 +13,10 @@ describe("POST /signin/email-password", () => {
     const created = await signUp(svc, email);
     const response = await signIn(email.toUpperCase(), PASSWORD);
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { session: { accessToken: string; user: { id: string } }; mfa: null };
+    const body = (await response.json()) as {
+      session: { accessToken: string; user: { id: string } };
+      mfa: null;
+    };
     expect(body.mfa).toBeNull();
     expect(body.session.user.id).toBe(created.user.id);
     const { header, payload } = decodeJwt(body.session.accessToken);
@@ -68,7 +72,9 @@ describe("POST /signin/email-password", () => {
       .bind(id, email, bcrypt.hashSync(PASSWORD, 4))
       .run();
     expect((await signIn(email, PASSWORD)).status).toBe(200);
-    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?").bind(id).first<{ password_hash: string }>();
+    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
+      .bind(id)
+      .first<{ password_hash: string }>();
     expect(row?.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect((await signIn(email, PASSWORD)).status).toBe(200);
   });
@@ -76,10 +82,16 @@ describe("POST /signin/email-password", () => {
   it("adds custom claims from AUTH_JWT_CUSTOM_CLAIMS without overriding built-in ones", async () => {
     const s = service({
       ...NO_VERIFICATION,
-      AUTH_JWT_CUSTOM_CLAIMS: JSON.stringify({ "organization-id": "metadata.org", "user-id": "metadata.org" }),
+      AUTH_JWT_CUSTOM_CLAIMS: JSON.stringify({
+        "organization-id": "metadata.org",
+        "user-id": "metadata.org",
+      }),
     });
     const session = await signUp(s, uniqueEmail(), { metadata: { org: "acme" } });
-    const claims = decodeJwt(session.accessToken).payload["https://hasura.io/jwt/claims"] as Record<string, unknown>;
+    const claims = decodeJwt(session.accessToken).payload["https://hasura.io/jwt/claims"] as Record<
+      string,
+      unknown
+    >;
     expect(claims["x-hasura-organization-id"]).toBe("acme");
     expect(claims["x-hasura-user-id"]).toBe(session.user.id);
   });

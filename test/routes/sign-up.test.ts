@@ -11,7 +11,10 @@ describe("POST /signup/email-password", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     const { session } = (await response.json()) as { session: Record<string, unknown> & { user: object } };
-    expect(session).toMatchObject({ accessTokenExpiresIn: 900, refreshToken: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(session).toMatchObject({
+      accessTokenExpiresIn: 900,
+      refreshToken: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(session.user).toEqual({
       id: expect.any(String),
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -55,7 +58,11 @@ describe("POST /signup/email-password", () => {
   it("stores emails lower-cased, so case variants are the same account", async () => {
     const email = uniqueEmail("Mixed.Case");
     await signUp(svc, email);
-    await expectError(await signUpWith({ email: email.toUpperCase(), password: PASSWORD }), 409, "email-already-in-use");
+    await expectError(
+      await signUpWith({ email: email.toUpperCase(), password: PASSWORD }),
+      409,
+      "email-already-in-use",
+    );
   });
 
   it("answers 409 email-already-in-use for a taken email, also when two sign-ups race", async () => {
@@ -77,20 +84,35 @@ describe("POST /signup/email-password", () => {
       "invalid-email-password",
     );
     const allowList = service({ AUTH_ACCESS_CONTROL_ALLOWED_EMAIL_DOMAINS: "corp.example" });
-    await expectError(await signUpWith({ email: uniqueEmail(), password: PASSWORD }, allowList), 401, "invalid-email-password");
-    const ok = await signUpWith({ email: `u-${crypto.randomUUID().slice(0, 6)}@corp.example`, password: PASSWORD }, allowList);
+    await expectError(
+      await signUpWith({ email: uniqueEmail(), password: PASSWORD }, allowList),
+      401,
+      "invalid-email-password",
+    );
+    const ok = await signUpWith(
+      { email: `u-${crypto.randomUUID().slice(0, 6)}@corp.example`, password: PASSWORD },
+      allowList,
+    );
     expect(ok.status).toBe(200);
   });
 
   it("answers 400 password-too-short below AUTH_PASSWORD_MIN_LENGTH (default 9)", async () => {
-    const body = await expectError(await signUpWith({ email: uniqueEmail(), password: "12345678" }), 400, "password-too-short");
+    const body = await expectError(
+      await signUpWith({ email: uniqueEmail(), password: "12345678" }),
+      400,
+      "password-too-short",
+    );
     expect(body.message).toContain("9");
     expect((await signUpWith({ email: uniqueEmail(), password: "123456789" })).status).toBe(200);
   });
 
   it("answers 400 redirectTo-not-allowed for a redirect outside the allow-list", async () => {
     await expectError(
-      await signUpWith({ email: uniqueEmail(), password: PASSWORD, options: { redirectTo: "https://evil.example" } }),
+      await signUpWith({
+        email: uniqueEmail(),
+        password: PASSWORD,
+        options: { redirectTo: "https://evil.example" },
+      }),
       400,
       "redirectTo-not-allowed",
     );
@@ -133,6 +155,10 @@ describe("POST /signup/email-password", () => {
     const email = uniqueEmail();
     const response = await signUpWith({ email, password: PASSWORD }, s);
     expect(await response.json()).toEqual({ session: null });
-    await expectError(await s.post("/signin/email-password", { email, password: PASSWORD }), 401, "disabled-user");
+    await expectError(
+      await s.post("/signin/email-password", { email, password: PASSWORD }),
+      401,
+      "disabled-user",
+    );
   });
 });

@@ -1,6 +1,14 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail, type WireSession } from "../helpers";
+import {
+  expectError,
+  NO_VERIFICATION,
+  PASSWORD,
+  service,
+  signUp,
+  uniqueEmail,
+  type WireSession,
+} from "../helpers";
 
 const svc = service(NO_VERIFICATION);
 const refresh = (refreshToken: string, s = svc) => s.post("/token", { refreshToken });
@@ -46,7 +54,9 @@ describe("POST /token", () => {
     const session = await signUp(svc);
     const answers = await Promise.all(Array.from({ length: 20 }, () => refresh(session.refreshToken)));
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
-    const tokens = new Set(await Promise.all(answers.map(async (r) => ((await r.json()) as WireSession).refreshToken)));
+    const tokens = new Set(
+      await Promise.all(answers.map(async (r) => ((await r.json()) as WireSession).refreshToken)),
+    );
     expect(tokens.size).toBe(1);
     const [successor] = [...tokens];
     expect(successor).not.toBe(session.refreshToken);
@@ -66,7 +76,9 @@ describe("POST /token", () => {
     await expectError(await refresh(session.refreshToken, s), 401, "invalid-refresh-token");
     // The legitimate holder of the newest token is signed out too: the family is gone.
     await expectError(await refresh(next.refreshToken, s), 401, "invalid-refresh-token");
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE id = ?").bind(session.refreshTokenId).first<{ n: number }>();
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE id = ?")
+      .bind(session.refreshTokenId)
+      .first<{ n: number }>();
     expect(row?.n).toBe(0);
   });
 
@@ -82,7 +94,9 @@ describe("POST /token", () => {
     await expectError(await refresh(crypto.randomUUID()), 401, "invalid-refresh-token");
     await expectError(await refresh("not-a-token"), 401, "invalid-refresh-token");
     const session = await signUp(svc);
-    await env.DB.prepare("UPDATE refresh_tokens SET expires_at = 0 WHERE session_id = ?").bind(session.refreshTokenId).run();
+    await env.DB.prepare("UPDATE refresh_tokens SET expires_at = 0 WHERE session_id = ?")
+      .bind(session.refreshTokenId)
+      .run();
     await expectError(await refresh(session.refreshToken), 401, "invalid-refresh-token");
   });
 
@@ -107,16 +121,22 @@ describe("POST /signout", () => {
 
   it("answers OK for an unknown token, with no body, and with a stale bearer", async () => {
     expect(await (await svc.post("/signout", { refreshToken: crypto.randomUUID() })).json()).toBe("OK");
-    expect(await (await svc.request("POST", "/signout", { headers: { "content-type": "application/json" } })).json()).toBe("OK");
+    expect(
+      await (
+        await svc.request("POST", "/signout", { headers: { "content-type": "application/json" } })
+      ).json(),
+    ).toBe("OK");
     expect(await (await svc.post("/signout", {}, "stale.token.value")).json()).toBe("OK");
   });
 
   it("with all: true revokes every session of the user and leaves other users alone", async () => {
     const email = uniqueEmail();
     const first = await signUp(svc, email);
-    const second = ((await (await svc.post("/signin/email-password", { email, password: PASSWORD })).json()) as {
-      session: WireSession;
-    }).session;
+    const second = (
+      (await (await svc.post("/signin/email-password", { email, password: PASSWORD })).json()) as {
+        session: WireSession;
+      }
+    ).session;
     const other = await signUp(svc);
     const response = await svc.post("/signout", { all: true }, second.accessToken);
     expect(await response.json()).toBe("OK");
@@ -140,7 +160,11 @@ describe("POST /token/verify", () => {
 
   it("checks the body token first, and answers 401 unauthorized for an invalid or missing one", async () => {
     const session = await signUp(svc);
-    await expectError(await svc.post("/token/verify", { token: "x.y.z" }, session.accessToken), 401, "unauthorized");
+    await expectError(
+      await svc.post("/token/verify", { token: "x.y.z" }, session.accessToken),
+      401,
+      "unauthorized",
+    );
     await expectError(await svc.post("/token/verify", {}), 401, "unauthorized");
     const tampered = `${session.accessToken.slice(0, -4)}AAAA`;
     await expectError(await svc.post("/token/verify", { token: tampered }), 401, "unauthorized");

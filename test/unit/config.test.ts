@@ -20,7 +20,11 @@ describe("config", () => {
   });
 
   it("always includes the default role in the allowed roles", () => {
-    const config = getConfig({ ...env, AUTH_USER_DEFAULT_ROLE: "editor", AUTH_USER_DEFAULT_ALLOWED_ROLES: "me" });
+    const config = getConfig({
+      ...env,
+      AUTH_USER_DEFAULT_ROLE: "editor",
+      AUTH_USER_DEFAULT_ALLOWED_ROLES: "me",
+    });
     expect(config.defaultAllowedRoles).toEqual(["editor", "me"]);
   });
 

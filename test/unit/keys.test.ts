@@ -30,7 +30,11 @@ describe("signing keys and access tokens", () => {
 
   it("accepts the Hasura-style HASURA_GRAPHQL_JWT_SECRET", async () => {
     const { privateKey } = await generateKeyPair("RS256", { extractable: true });
-    const secret = JSON.stringify({ type: "RS256", signing_key: await exportPKCS8(privateKey), kid: "hasura-kid" });
+    const secret = JSON.stringify({
+      type: "RS256",
+      signing_key: await exportPKCS8(privateKey),
+      kid: "hasura-kid",
+    });
     const config = getConfig({ ...env, AUTH_JWT_PRIVATE_KEYS: undefined, HASURA_GRAPHQL_JWT_SECRET: secret });
     const token = await signAccessToken(config, "u2", claims, Date.now());
     expect((await verifyAccessToken(config, token))?.[HASURA_NAMESPACE]).toEqual(claims);
@@ -48,7 +52,9 @@ describe("signing keys and access tokens", () => {
         .setIssuedAt()
         .setExpirationTime("5m");
 
-    const unknownKid = await base().setProtectedHeader({ alg: "RS256", kid: "nope" }).sign(stranger.privateKey);
+    const unknownKid = await base()
+      .setProtectedHeader({ alg: "RS256", kid: "nope" })
+      .sign(stranger.privateKey);
     const strangerWithOurKid = await base()
       .setProtectedHeader({ alg: "RS256", kid: signingKid })
       .sign(stranger.privateKey);
@@ -61,7 +67,9 @@ describe("signing keys and access tokens", () => {
       expect(await verifyAccessToken(config, token)).toBeNull();
     }
     const otherIssuer = getConfig({ ...env, AUTH_SERVER_URL: "https://other.example/auth/v1" });
-    expect(await verifyAccessToken(config, await signAccessToken(otherIssuer, "u1", claims, Date.now()))).toBeNull();
+    expect(
+      await verifyAccessToken(config, await signAccessToken(otherIssuer, "u1", claims, Date.now())),
+    ).toBeNull();
     const expired = await signAccessToken(config, "u1", claims, Date.now() - 3600_000);
     expect(await verifyAccessToken(config, expired)).toBeNull();
   });

@@ -1,0 +1,98 @@
+// Global setup of the compatibility tests: serves the Worker with `wrangler dev` (local D1/KV/R2/DO in a temporary
+// directory, migrations applied, fresh secrets), exactly as `npm start` does, and hands its URL to the tests.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+// @ts-expect-error: a plain .mjs helper shared with `npm start`
+import { generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    serverUrl: string;
+  }
+}
+
+const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+async function waitForHealth(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log()}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`wrangler dev did not become healthy:\n${log()}`);
+}
+
+export default async function setup(project: TestProject) {
+  const dir = mkdtempSync(join(tmpdir(), "edge-auth-compat-"));
+  const port = await freePort();
+  const serverUrl = `http://127.0.0.1:${port}`;
+  const envFile = join(dir, "test.env");
+  const vars = {
+    ...generateSecrets(),
+    AUTH_DEV_MAILBOX: "true",
+    AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
+    AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
+  };
+  writeFileSync(envFile, toEnvLines(vars).join("\n"));
+  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+
+  execFileSync(
+    process.execPath,
+    [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
+    {
+      env,
+      stdio: "pipe",
+    },
+  );
+  let output = "";
+  const child = spawn(
+    process.execPath,
+    [
+      WRANGLER,
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      dir,
+      "--env-file",
+      envFile,
+      "--show-interactive-dev-session=false",
+      "--inspector-port",
+      String(await freePort()),
+    ],
+    { env, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
+  project.provide("serverUrl", serverUrl);
+
+  return async () => {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
+}

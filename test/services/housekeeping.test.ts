@@ -1,0 +1,30 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { runHousekeeping } from "../../src/services/housekeeping";
+import { NO_VERIFICATION, service, signUp } from "../helpers";
+
+const count = async (sql: string, ...args: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...args)
+    .first<{ n: number }>())!.n;
+
+describe("scheduled housekeeping", () => {
+  it("removes expired sessions and tokens and keeps live ones", async () => {
+    const svc = service(NO_VERIFICATION);
+    const live = await signUp(svc);
+    const expired = await signUp(svc);
+    await env.DB.prepare("UPDATE sessions SET expires_at = 1 WHERE id = ?")
+      .bind(expired.refreshTokenId)
+      .run();
+    await env.DB.prepare("UPDATE refresh_tokens SET expires_at = 1 WHERE session_id = ?")
+      .bind(expired.refreshTokenId)
+      .run();
+    await runHousekeeping(svc.env);
+    expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", expired.refreshTokenId)).toBe(0);
+    expect(
+      await count("SELECT count(*) AS n FROM refresh_tokens WHERE session_id = ?", expired.refreshTokenId),
+    ).toBe(0);
+    expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", live.refreshTokenId)).toBe(1);
+    expect((await svc.post("/token", { refreshToken: live.refreshToken })).status).toBe(200);
+  });
+});
