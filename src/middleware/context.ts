@@ -25,8 +25,15 @@ export function requestContext(config: Config) {
   });
 }
 
-export function logError(requestId: string, what: string, error: unknown): void {
+export function logError(
+  requestId: string,
+  what: string,
+  error: unknown,
+  level: "error" | "warn" = "error",
+): void {
   const detail =
     error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : error;
-  console.error(JSON.stringify({ level: "error", requestId, what, detail }));
+  const line = JSON.stringify({ level, requestId, what, detail });
+  if (level === "warn") console.warn(line);
+  else console.error(line);
 }
