@@ -1,8 +1,20 @@
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
-export type Db = ReturnType<typeof createDb>;
+export type Db = ReturnType<typeof build>;
 
-export function createDb(d1: D1Database) {
+function build(d1: D1Database) {
   return drizzle(d1, { schema });
+}
+
+// Building a Drizzle instance walks the whole schema: do it once per binding, not once per request.
+const instances = new WeakMap<D1Database, Db>();
+
+export function createDb(d1: D1Database): Db {
+  let db = instances.get(d1);
+  if (!db) {
+    db = build(d1);
+    instances.set(d1, db);
+  }
+  return db;
 }

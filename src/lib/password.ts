@@ -1,7 +1,5 @@
-import { argon2id, setWASMModules } from "argon2-wasm-edge";
-import argon2WASM from "argon2-wasm-edge/wasm/argon2.wasm";
-import blake2bWASM from "argon2-wasm-edge/wasm/blake2b.wasm";
 import bcrypt from "bcryptjs";
+import { argon2id } from "./argon2";
 
 /**
  * Password hashing. argon2id at OWASP's minimum (m=19 MiB, t=2, p=1; OWASP Password Storage Cheat Sheet), chosen by
@@ -10,21 +8,21 @@ import bcrypt from "bcryptjs";
  * that is not at the current parameters (bcrypt hashes imported from Nhost included).
  */
 
-setWASMModules({ argon2WASM, blake2bWASM });
-
-export const ARGON2_PARAMS = { memorySize: 19_456, iterations: 2, parallelism: 1, hashLength: 32 } as const;
-const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_PARAMS.memorySize},t=${ARGON2_PARAMS.iterations},p=${ARGON2_PARAMS.parallelism}$`;
+export const ARGON2_PARAMS = { memorySize: 19_456, passes: 2, parallelism: 1, tagLength: 32 } as const;
+const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_PARAMS.memorySize},t=${ARGON2_PARAMS.passes},p=${ARGON2_PARAMS.parallelism}$`;
 
 /**
  * A well-formed hash at the current parameters with a random salt and digest: unknown emails are verified against
  * it so they cost the same time as a wrong password (a `null` stored hash can never succeed).
  */
-const DUMMY_HASH =
-  "$argon2id$v=19$m=19456,t=2,p=1$6nKq2LQ8dNYUVuu7/ktIjQ$TIbi2N3XzgqLGHd9Qq8cVy6wzUmXdt7y1t8/qYKgi1c";
+const DUMMY_HASH = `${CURRENT_PREFIX}6nKq2LQ8dNYUVuu7/ktIjQ$TIbi2N3XzgqLGHd9Qq8cVy6wzUmXdt7y1t8/qYKgi1c`;
+
+const encoder = new TextEncoder();
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = crypto.getRandomValues(new Uint8Array(16));
-  return argon2id({ ...ARGON2_PARAMS, password, salt, outputType: "encoded" });
+  const tag = await argon2id({ ...ARGON2_PARAMS, password: encoder.encode(password), salt });
+  return `${CURRENT_PREFIX}${toBase64(salt)}$${toBase64(tag)}`;
 }
 
 export interface PasswordCheck {
@@ -42,28 +40,32 @@ export async function verifyPassword(password: string, stored: string | null): P
   return { ok: ok && stored !== null, needsRehash: !stored?.startsWith(CURRENT_PREFIX) };
 }
 
-const PHC = /^\$argon2(id|i|d)\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
+const PHC =
+  /^\$argon2id\$v=19\$m=(\d{1,7}),t=(\d{1,3}),p=(\d{1,2})\$([A-Za-z0-9+/]{11,64})\$([A-Za-z0-9+/]{22,128})$/;
 
 async function verifyArgon2(password: string, encoded: string): Promise<boolean> {
   const match = PHC.exec(encoded);
-  if (match?.[1] !== "id") return false;
-  const [memorySize, iterations, parallelism] = [match[2], match[3], match[4]].map(Number) as [
+  if (!match) return false;
+  const [memorySize, passes, parallelism] = [match[1], match[2], match[3]].map(Number) as [
     number,
     number,
     number,
   ];
-  const expected = fromBase64(match[6]!);
+  const expected = fromBase64(match[5]!);
   const actual = await argon2id({
-    password,
-    salt: fromBase64(match[5]!),
+    password: encoder.encode(password),
+    salt: fromBase64(match[4]!),
     memorySize,
-    iterations,
+    passes,
     parallelism,
-    hashLength: expected.byteLength,
-    outputType: "binary",
+    tagLength: expected.byteLength,
   });
-  // The library's own verify compares strings with `===`; compare the raw digests in constant time instead.
-  return actual.byteLength === expected.byteLength && crypto.subtle.timingSafeEqual(actual, expected);
+  return crypto.subtle.timingSafeEqual(actual, expected);
+}
+
+/** PHC strings use standard base64 without padding. */
+function toBase64(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/=+$/, "");
 }
 
 function fromBase64(unpadded: string): Uint8Array {

@@ -1,5 +1,7 @@
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
+import { argon2id } from "../../src/lib/argon2";
+import { toHex } from "../../src/lib/crypto";
 import { hashPassword, verifyPassword } from "../../src/lib/password";
 
 describe("password hashing", () => {
@@ -16,18 +18,34 @@ describe("password hashing", () => {
     expect((await verifyPassword("hunter3hunter3", hash)).ok).toBe(false);
   });
 
-  it("asks for a rehash of argon2id hashes below the current parameters", async () => {
-    const { argon2id } = await import("argon2-wasm-edge");
-    const weak = await argon2id({
-      password: "pw-weak-params",
-      salt: new Uint8Array(16).fill(7),
-      memorySize: 1024,
-      iterations: 1,
-      parallelism: 1,
-      hashLength: 32,
-      outputType: "encoded",
+  it("computes RFC 9106 §5.3's Argon2id test vector", async () => {
+    const tag = await argon2id({
+      password: new Uint8Array(32).fill(1),
+      salt: new Uint8Array(16).fill(2),
+      secret: new Uint8Array(8).fill(3),
+      ad: new Uint8Array(12).fill(4),
+      memorySize: 32,
+      passes: 3,
+      parallelism: 4,
+      tagLength: 32,
     });
+    expect(toHex(tag)).toBe("0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659");
+  });
+
+  it("verifies PHC strings at other parameters and asks for a rehash", async () => {
+    const salt = new Uint8Array(16).fill(7);
+    const tag = await argon2id({
+      password: new TextEncoder().encode("pw-weak-params"),
+      salt,
+      memorySize: 1024,
+      passes: 1,
+      parallelism: 1,
+      tagLength: 32,
+    });
+    const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/=+$/, "");
+    const weak = `$argon2id$v=19$m=1024,t=1,p=1$${b64(salt)}$${b64(tag)}`;
     expect(await verifyPassword("pw-weak-params", weak)).toEqual({ ok: true, needsRehash: true });
+    expect((await verifyPassword("pw-other", weak)).ok).toBe(false);
   });
 
   it("verifies bcrypt hashes imported from Nhost and asks for a rehash", async () => {
