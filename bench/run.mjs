@@ -139,6 +139,32 @@ try {
     results.push(await run(name, options));
   }
 
+  const floor = new Miniflare(
+    convertV4MiniflareOptions({
+      log: new Log(LogLevel.WARN),
+      host: "127.0.0.1",
+      port: 0,
+      modules: true,
+      scriptPath: join(import.meta.dirname, "floor-worker.js"),
+      compatibilityDate: "2026-11-01",
+      d1Databases: ["DB"],
+      durableObjects: { PROBE: { className: "Probe", useSQLite: true } },
+    }),
+  );
+  try {
+    const floorUrl = (await floor.ready).origin;
+    for (const [name, path] of [
+      ["floor: bare Worker, no logic", "/"],
+      ["floor: one D1 SELECT 1", "/d1"],
+      ["floor: one Durable Object call", "/do"],
+    ]) {
+      process.stderr.write(`running ${name}…\n`);
+      results.push(await run(name, { url: `${floorUrl}${path}` }));
+    }
+  } finally {
+    await floor.dispose();
+  }
+
   const baseline = results[0].rps;
   console.log(`\n${CONNECTIONS} connections, ${DURATION}s per scenario, workerd via Miniflare on loopback\n`);
   console.log(

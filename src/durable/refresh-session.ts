@@ -17,6 +17,8 @@ interface FamilyState {
   successorSealed: string | null;
   rotatedAt: number;
   revoked: boolean;
+  /** When the newest token expires; the alarm forgets the family after this. */
+  expiresAt: number;
 }
 
 export type RotateOutcome =
@@ -47,12 +49,14 @@ export class RefreshSession extends DurableObject<Env> {
     const kv = this.ctx.storage.kv;
     // No state yet: the first rotation of a session. The D1 index holds exactly one token for a new session, so the
     // presented token is its first one.
-    const state = kv.get<FamilyState>(STATE_KEY) ?? {
+    const stored = kv.get<FamilyState>(STATE_KEY);
+    const state = stored ?? {
       current: presentedHash,
       previous: null,
       successorSealed: null,
       rotatedAt: 0,
       revoked: false,
+      expiresAt,
     };
     if (state.revoked) return { outcome: "revoked" };
 
@@ -63,9 +67,11 @@ export class RefreshSession extends DurableObject<Env> {
         successorSealed: candidateSealed,
         rotatedAt: now,
         revoked: false,
+        expiresAt,
       });
+      // One alarm per family, armed at the first rotation; `alarm` re-arms it while the session slides forward.
       // Output gates hold the answer until the alarm is stored, so no await is needed here.
-      void this.ctx.storage.setAlarm(expiresAt);
+      if (!stored) void this.ctx.storage.setAlarm(expiresAt);
       return { outcome: "rotated" };
     }
     if (presentedHash === state.previous && state.successorSealed && now - state.rotatedAt <= graceMs) {
@@ -85,12 +91,18 @@ export class RefreshSession extends DurableObject<Env> {
       successorSealed: null,
       rotatedAt: state?.rotatedAt ?? 0,
       revoked: true,
+      expiresAt: forgetAt,
     });
-    void this.ctx.storage.setAlarm(forgetAt);
+    if (!state) void this.ctx.storage.setAlarm(forgetAt);
   }
 
-  /** After the last token expired, D1 no longer resolves any token to this family: the state can go. */
+  /**
+   * Once the newest token has expired, D1 no longer resolves any token of the family (lookups check expiry), so
+   * the state can go. Until then the alarm moves to the current expiry.
+   */
   override async alarm(): Promise<void> {
-    await this.ctx.storage.deleteAll();
+    const state = this.ctx.storage.kv.get<FamilyState>(STATE_KEY);
+    if (state && state.expiresAt > Date.now()) await this.ctx.storage.setAlarm(state.expiresAt);
+    else await this.ctx.storage.deleteAll();
   }
 }

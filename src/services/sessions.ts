@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray } from "drizzle-orm";
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { refreshTokens, sessions, type UserRow, users } from "../db/schema";
 import type { RotateOutcome } from "../durable/refresh-session";
 import { AppError } from "../errors";
@@ -61,16 +61,6 @@ export async function createSession(deps: Deps, user: UserRow, userAgent?: strin
   return buildSession(deps, user, sessionId, refreshToken, now);
 }
 
-async function findFamily(deps: Deps, tokenHash: string, now: number) {
-  return deps.db
-    .select({ sessionId: refreshTokens.sessionId, user: users })
-    .from(refreshTokens)
-    .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(refreshTokens.tokenHash, tokenHash), gt(refreshTokens.expiresAt, now)))
-    .get();
-}
-
 function familyStub(deps: Deps, sessionId: string) {
   return deps.env.REFRESH_SESSIONS.get(deps.env.REFRESH_SESSIONS.idFromName(sessionId));
 }
@@ -78,27 +68,52 @@ function familyStub(deps: Deps, sessionId: string) {
 /**
  * `POST /token` (contract §5.2). The Durable Object of the session decides atomically whether the presented token
  * is current (rotate), a duplicate inside the grace window (same successor), or a replay (revoke the family).
- * The candidate successor is indexed in D1 before the rotation so that it resolves the moment it is handed out.
+ *
+ * One D1 round trip does the lookup and the writes: every statement of the batch finds the session through the
+ * presented token's hash, so the candidate successor is indexed (and resolves the moment it is handed out) without
+ * first reading the session id. A candidate that is not used is deleted afterwards.
  */
 export async function refreshSession(deps: Deps, refreshToken: string): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
+  const { db, config } = deps;
   const now = deps.now();
-  const presentedHash = await sha256Hex(refreshToken);
-  const family = await findFamily(deps, presentedHash, now);
-  if (!family) throw new AppError("invalid-refresh-token");
-  const { sessionId, user } = family;
-  if (user.disabled) throw new AppError("disabled-user");
-
-  const candidate = randomUuid();
+  const [presentedHash, candidate] = [await sha256Hex(refreshToken), randomUuid()];
   const candidateHash = await sha256Hex(candidate);
   const expiresAt = tokenExpiry(deps, now);
-  const [candidateSealed] = await Promise.all([
-    encrypt(deps.config.AUTH_ENCRYPTION_KEY!, candidate),
-    deps.db.batch([
-      deps.db.insert(refreshTokens).values({ tokenHash: candidateHash, sessionId, expiresAt }),
-      deps.db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(eq(sessions.id, sessionId)),
+  const live = and(eq(refreshTokens.tokenHash, presentedHash), gt(refreshTokens.expiresAt, now));
+  const sessionOfPresented = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(live);
+
+  const [[found], candidateSealed] = await Promise.all([
+    db.batch([
+      db
+        .select({ sessionId: refreshTokens.sessionId, user: users })
+        .from(refreshTokens)
+        .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+        .innerJoin(users, eq(users.id, sessions.userId))
+        .where(live),
+      db.insert(refreshTokens).select(
+        db
+          .select({
+            tokenHash: sql<string>`${candidateHash}`.as("token_hash"),
+            sessionId: refreshTokens.sessionId,
+            expiresAt: sql<number>`${expiresAt}`.as("expires_at"),
+          })
+          .from(refreshTokens)
+          .where(live),
+      ),
+      db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(inArray(sessions.id, sessionOfPresented)),
     ]),
+    encrypt(config.AUTH_ENCRYPTION_KEY!, candidate),
   ]);
+  const family = found[0];
+  if (!family) throw new AppError("invalid-refresh-token");
+  const { sessionId, user } = family;
+  const dropCandidate = () =>
+    deps.background(db.delete(refreshTokens).where(eq(refreshTokens.tokenHash, candidateHash)).run());
+  if (user.disabled) {
+    dropCandidate();
+    throw new AppError("disabled-user");
+  }
 
   const result: RotateOutcome = await familyStub(deps, sessionId).rotate({
     presentedHash,
@@ -113,7 +128,7 @@ export async function refreshSession(deps: Deps, refreshToken: string): Promise<
     case "rotated":
       return buildSession(deps, user, sessionId, candidate, now);
     case "grace": {
-      deps.background(deps.db.delete(refreshTokens).where(eq(refreshTokens.tokenHash, candidateHash)).run());
+      dropCandidate();
       const successor = await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed);
       return buildSession(deps, user, sessionId, successor, now);
     }

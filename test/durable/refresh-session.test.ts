@@ -49,9 +49,21 @@ describe("RefreshSession Durable Object", () => {
     });
   });
 
-  it("forgets the family when its alarm fires after expiry", async () => {
+  it("keeps a live family when its alarm fires, and forgets it after expiry", async () => {
     const stub = family();
     await stub.rotate({ ...base, presentedHash: "t0", candidateHash: "t1", now: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.rotate({ ...base, presentedHash: "t0", candidateHash: "x", now: 2 })).toEqual({
+      outcome: "grace",
+      successorSealed: "sealed",
+    });
+    await stub.rotate({
+      ...base,
+      presentedHash: "t1",
+      candidateHash: "t2",
+      now: 3,
+      expiresAt: Date.now() - 1,
+    });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     // State is gone: the next presented token is taken as the first of a family (D1 vouches for membership).
     expect(await stub.rotate({ ...base, presentedHash: "t1", candidateHash: "t2", now: 2 })).toEqual({
