@@ -71,13 +71,16 @@ async function loadKeySet(config: Config): Promise<KeySet> {
   return { signingKid: first.kid, signingKey: first.key, verifyKeys, jwks };
 }
 
-async function fromJwkList(json: string): Promise<{ kid: string; key: CryptoKey }[]> {
-  let parsed: unknown;
+function parseJsonVariable(name: string, json: string): unknown {
   try {
-    parsed = JSON.parse(json);
+    return JSON.parse(json);
   } catch {
-    throw new ConfigError("invalid configuration: AUTH_JWT_PRIVATE_KEYS is not JSON");
+    throw new ConfigError(`invalid configuration: ${name} is not JSON`);
   }
+}
+
+async function fromJwkList(json: string): Promise<{ kid: string; key: CryptoKey }[]> {
+  const parsed = parseJsonVariable("AUTH_JWT_PRIVATE_KEYS", json);
   const list = z
     .array(privateJwk)
     .min(1)
@@ -96,13 +99,7 @@ async function fromJwkList(json: string): Promise<{ kid: string; key: CryptoKey 
 }
 
 async function fromHasuraSecret(json: string): Promise<{ kid: string; key: CryptoKey }[]> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    throw new ConfigError("invalid configuration: HASURA_GRAPHQL_JWT_SECRET is not JSON");
-  }
-  const secret = hasuraSecret.safeParse(parsed);
+  const secret = hasuraSecret.safeParse(parseJsonVariable("HASURA_GRAPHQL_JWT_SECRET", json));
   if (!secret.success) {
     throw new ConfigError(
       "invalid configuration: HASURA_GRAPHQL_JWT_SECRET needs type RS256 and a PEM signing_key",

@@ -74,3 +74,17 @@ describe("signing keys and access tokens", () => {
     expect(await verifyAccessToken(config, expired)).toBeNull();
   });
 });
+
+describe("bad signing-key configuration", () => {
+  it.each([
+    ["AUTH_JWT_PRIVATE_KEYS", "not json", /AUTH_JWT_PRIVATE_KEYS is not JSON/],
+    ["AUTH_JWT_PRIVATE_KEYS", '[{"kty":"RSA"}]', /AUTH_JWT_PRIVATE_KEYS must hold private RSA JWKs/],
+    ["HASURA_GRAPHQL_JWT_SECRET", '{"type":"HS256","key":"x"}', /HASURA_GRAPHQL_JWT_SECRET needs type RS256/],
+  ])("%s = %s fails naming the variable", async (name, value, message) => {
+    const bindings =
+      name === "AUTH_JWT_PRIVATE_KEYS"
+        ? { [name]: value }
+        : { AUTH_JWT_PRIVATE_KEYS: undefined, [name]: value };
+    await expect(getKeySet(getConfig({ ...env, ...bindings }))).rejects.toThrow(message);
+  });
+});
