@@ -4,10 +4,14 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./app-env";
 import type { Config } from "./config";
-import { AppError, errorBody } from "./errors";
+import { AppError, concealIfConfigured, errorBody } from "./errors";
 import { logError, requestContext } from "./middleware/context";
 import { emptyBodyAsJson } from "./middleware/validate";
+import { accountRoutes } from "./routes/account";
+import { anonymousRoutes } from "./routes/anonymous";
 import { devRoutes } from "./routes/dev";
+import { passwordlessRoutes } from "./routes/passwordless";
+import { patRoutes } from "./routes/pat";
 import { signInRoutes } from "./routes/sign-in";
 import { signUpRoutes } from "./routes/sign-up";
 import { systemRoutes } from "./routes/system";
@@ -67,7 +71,11 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", signInRoutes)
     .route("/", tokenRoutes)
     .route("/", userRoutes)
-    .route("/", verifyRoutes);
+    .route("/", verifyRoutes)
+    .route("/", passwordlessRoutes)
+    .route("/", anonymousRoutes)
+    .route("/", accountRoutes)
+    .route("/", patRoutes);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devRoutes);
   return auth;
 }
@@ -84,7 +92,7 @@ export function createApp(config: Config): Hono<AppEnv> {
     return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
   });
   app.onError((caught, c) => {
-    const error = toAppError(caught);
+    const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
     else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");

@@ -78,6 +78,29 @@ export const configSchema = z.object({
     .optional(),
   AUTH_ADMIN_SECRET: z.string().min(16).optional(),
   AUTH_DEV_MAILBOX: bool(false),
+  AUTH_ANONYMOUS_USERS_ENABLED: bool(false),
+  AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),
+  AUTH_OTP_EMAIL_ENABLED: bool(false),
+  AUTH_CONCEAL_ERRORS: bool(false),
+  AUTH_PASSWORD_HIBP_ENABLED: bool(false),
+  AUTH_PASSWORD_HIBP_URL: url.default("https://api.pwnedpasswords.com/range"),
+  // Off by default (a decision, docs/decisions.md): a Gravatar URL publishes an unsalted hash of the email.
+  AUTH_GRAVATAR_ENABLED: bool(false),
+  AUTH_GRAVATAR_DEFAULT: z
+    .enum(["blank", "identicon", "monsterid", "wavatar", "retro", "robohash", "mp", "404"])
+    .default("blank"),
+  AUTH_GRAVATAR_RATING: z.enum(["g", "pg", "r", "x"]).default("g"),
+  AUTH_EMAIL_TEMPLATES: z.string().optional(),
+  AUTH_SMTP_HOST: z.string().optional(),
+  AUTH_SMTP_PORT: z.coerce.number().int().min(1).max(65535).default(587),
+  AUTH_SMTP_USER: z.string().optional(),
+  AUTH_SMTP_PASS: z.string().optional(),
+  AUTH_SMTP_SENDER: z.string().optional(),
+  AUTH_SMTP_SECURE: bool(false),
+  AUTH_SMTP_AUTH_METHOD: z
+    .enum(["PLAIN", "LOGIN", "CRAM-MD5", "plain", "login", "cram-md5"])
+    .default("PLAIN"),
+  AUTH_EMAIL_BINDING_SENDER: z.string().optional(),
 });
 
 export type Config = z.output<typeof configSchema> & {

@@ -4,5 +4,7 @@ import type { RefreshSession } from "./durable/refresh-session";
 export interface Env {
   DB: D1Database;
   REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
+  /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */
+  OUTBOUND?: Fetcher;
   [variable: string]: unknown;
 }

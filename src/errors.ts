@@ -71,3 +71,28 @@ export interface ErrorBody {
 export function errorBody(error: AppError): ErrorBody {
   return { status: error.status, message: error.message, error: error.code };
 }
+
+/** Codes that reveal account state; `AUTH_CONCEAL_ERRORS=true` answers them as `400 invalid-request` (contract §4). */
+const ACCOUNT_STATE_CODES = new Set<ErrorCode>([
+  "disabled-user",
+  "email-already-in-use",
+  "email-already-verified",
+  "forbidden-anonymous",
+  "invalid-email-password",
+  "invalid-pat",
+  "role-not-allowed",
+  "signup-disabled",
+  "unverified-user",
+  "invalid-refresh-token",
+  "invalid-ticket",
+  "disabled-mfa-totp",
+  "invalid-totp",
+  "invalid-otp",
+  "no-totp-secret",
+]);
+
+export function concealIfConfigured(error: AppError, conceal: boolean): AppError {
+  return conceal && ACCOUNT_STATE_CODES.has(error.code)
+    ? new AppError("invalid-request", undefined, error.reason)
+    : error;
+}

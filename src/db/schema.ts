@@ -84,6 +84,25 @@ export const tickets = sqliteTable(
   (t) => [primaryKey({ columns: [t.userId, t.type] })],
 );
 
+/** Personal access tokens: long-lived secrets for scripts, stored as SHA-256; never accepted as refresh tokens. */
+export const personalAccessTokens = sqliteTable(
+  "personal_access_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    metadata: text("metadata", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+  },
+  (t) => [index("personal_access_tokens_user_id").on(t.userId)],
+);
+
 /** Development transport of the mailer (`AUTH_DEV_MAILBOX=true`); never written in production. */
 export const devMailbox = sqliteTable(
   "dev_mailbox",

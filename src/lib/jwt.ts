@@ -8,20 +8,23 @@ export type HasuraClaims = Record<string, string | string[] | number | boolean |
 
 export interface AccessTokenPayload extends JWTPayload {
   sub: string;
+  sid?: string;
   iat: number;
   exp: number;
   [HASURA_NAMESPACE]: HasuraClaims;
 }
 
+/** `sessionId` becomes the `sid` claim (OpenID Connect's session id), so "the caller's session" is knowable. */
 export async function signAccessToken(
   config: Config,
   subject: string,
   hasuraClaims: HasuraClaims,
   now: number,
+  sessionId?: string,
 ): Promise<string> {
   const keys = await getKeySet(config);
   const iat = Math.floor(now / 1000);
-  return new SignJWT({ [HASURA_NAMESPACE]: hasuraClaims })
+  return new SignJWT({ [HASURA_NAMESPACE]: hasuraClaims, ...(sessionId ? { sid: sessionId } : {}) })
     .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: "JWT" })
     .setSubject(subject)
     .setIssuer(config.AUTH_SERVER_URL)

@@ -1,27 +1,73 @@
+import { z } from "zod";
+import { ConfigError } from "../config";
+import { de } from "./catalog/de";
+import { en } from "./catalog/en";
+import { fr } from "./catalog/fr";
+
 /**
- * Mail templates per locale (contract §8). Placeholders are `${name}`; values are HTML-escaped in the HTML part.
- * A locale without the template falls back to the default locale of the same template.
+ * Mail templates per locale (contract §8): subject, HTML and plain text. Placeholders are `${name}`; values are
+ * HTML-escaped in the HTML part. A locale without the template falls back to the default locale of the **same**
+ * template. Deployers override or add templates without forking through `AUTH_EMAIL_TEMPLATES`, a JSON object
+ * `{locale: {template: {subject, html, text}}}` merged over the built-in catalog (README, "Email templates").
  */
 
-export type TemplateName = "email-verify";
+export const TEMPLATE_NAMES = [
+  "email-verify",
+  "signin-passwordless",
+  "signin-otp",
+  "password-reset",
+  "email-confirm-change",
+] as const;
 
-interface Template {
+export type TemplateName = (typeof TEMPLATE_NAMES)[number];
+
+export interface Template {
   subject: string;
   text: string;
   html: string;
 }
 
-type Catalog = Record<string, Partial<Record<TemplateName, Template>>>;
+export type LocaleTemplates = Partial<Record<TemplateName, Template>>;
+type Catalog = Record<string, LocaleTemplates>;
 
-const catalog: Catalog = {
-  en: {
-    "email-verify": {
-      subject: "Verify your email",
-      text: "Hello ${displayName},\n\nUse this link to verify your email address:\n${link}\n",
-      html: '<p>Hello ${displayName},</p><p><a href="${link}">Verify your email address</a></p>',
-    },
-  },
-};
+const BUILT_IN: Catalog = { en, fr, de };
+
+const overrideSchema = z.record(
+  z.string().min(2).max(3),
+  z.partialRecord(
+    z.enum(TEMPLATE_NAMES),
+    z.object({ subject: z.string(), text: z.string(), html: z.string() }),
+  ),
+);
+
+const catalogs = new Map<string, Catalog>();
+
+/** The built-in catalog with the deployer's overrides applied; parsed once per distinct override value. */
+export function templateCatalog(overrides: string | undefined): Catalog {
+  const key = overrides ?? "";
+  let catalog = catalogs.get(key);
+  if (catalog) return catalog;
+  catalog = { ...BUILT_IN };
+  if (overrides) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(overrides);
+    } catch {
+      throw new ConfigError("invalid configuration: AUTH_EMAIL_TEMPLATES is not JSON");
+    }
+    const result = overrideSchema.safeParse(parsed);
+    if (!result.success) {
+      throw new ConfigError(
+        "invalid configuration: AUTH_EMAIL_TEMPLATES must map locale → template → {subject, text, html}",
+      );
+    }
+    for (const [locale, templates] of Object.entries(result.data)) {
+      catalog[locale] = { ...catalog[locale], ...templates };
+    }
+  }
+  catalogs.set(key, catalog);
+  return catalog;
+}
 
 const PLACEHOLDER = /\$\{(\w+)\}/g;
 
@@ -33,6 +79,7 @@ function escapeHtml(value: string): string {
 }
 
 export function renderTemplate(
+  catalog: Catalog,
   name: TemplateName,
   locale: string,
   defaultLocale: string,

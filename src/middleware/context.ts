@@ -18,6 +18,7 @@ export function requestContext(config: Config) {
       env: c.env,
       mailer: createMailer(config, db),
       now: Date.now,
+      outbound: c.env.OUTBOUND ? (input, init) => c.env.OUTBOUND!.fetch(input, init) : fetch,
       background: (work) => c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e))),
     });
     await next();

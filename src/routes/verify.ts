@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { AppError } from "../errors";
+import { AppError, concealIfConfigured } from "../errors";
 import { isRedirectAllowed, withQuery } from "../lib/redirect";
 import { verifyTicket } from "../services/verify-ticket";
 
@@ -24,8 +24,9 @@ export const verifyRoutes = new Hono<AppEnv>().get("/verify", async (c) => {
   try {
     const { session, type } = await verifyTicket(deps, ticket, c.req.header("user-agent"));
     return c.redirect(withQuery(redirectTo, { refreshToken: session.refreshToken, type }), 302);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
+  } catch (caught) {
+    if (!(caught instanceof AppError)) throw caught;
+    const error = concealIfConfigured(caught, config.AUTH_CONCEAL_ERRORS);
     return c.redirect(withQuery(redirectTo, { error: error.code, errorDescription: error.message }), 302);
   }
 });

@@ -11,6 +11,11 @@ export interface Deps {
   mailer: Mailer;
   /** Milliseconds since the epoch; injected so expiry logic is testable with a fixed clock. */
   now: () => number;
+  /**
+   * Every call to an outside host (HIBP, later providers and SMS) goes through here: `env.OUTBOUND` when bound
+   * (tests bind a local fake Worker), else the platform `fetch`.
+   */
+  outbound: typeof fetch;
   /** Work that may finish after the answer is sent (`ExecutionContext.waitUntil`). */
   background: (work: Promise<unknown>) => void;
 }

@@ -30,12 +30,8 @@ async function buildSession(
   now: number,
   extraClaims?: HasuraClaims,
 ): Promise<Session> {
-  const accessToken = await signAccessToken(
-    deps.config,
-    user.id,
-    hasuraClaims(user, deps.config, extraClaims),
-    now,
-  );
+  const claims = hasuraClaims(user, deps.config, extraClaims);
+  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId);
   return {
     accessToken,
     accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
@@ -168,14 +164,13 @@ export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Pr
   if (row) await revokeSessions(deps, [row.sessionId]);
 }
 
-export async function revokeAllSessions(deps: Deps, userId: string): Promise<void> {
+/** Revokes every session of a user, except `keepSessionId` (the caller's own, after a password change). */
+export async function revokeAllSessions(deps: Deps, userId: string, keepSessionId?: string): Promise<void> {
   const rows = await deps.db
     .select({ id: sessions.id })
     .from(sessions)
     .where(eq(sessions.userId, userId))
     .all();
-  await revokeSessions(
-    deps,
-    rows.map((r) => r.id),
-  );
+  const ids = rows.map((row) => row.id).filter((id) => id !== keepSessionId);
+  await revokeSessions(deps, ids);
 }

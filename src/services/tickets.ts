@@ -3,9 +3,25 @@ import { tickets } from "../db/schema";
 import { randomUuid, sha256Hex } from "../lib/crypto";
 import type { Deps } from "./deps";
 
-/** Ticket kinds of contract §8, with their lifetimes. The wire form is `<type>:<uuid>`. */
+const HOUR = 3600 * 1000;
+
+/**
+ * Ticket kinds of contract §8: lifetime, the `type` the verify link and its redirect carry, and the mail template.
+ * The wire form is `<kind>:<uuid>`.
+ */
 export const TICKET_TYPES = {
-  verifyEmail: { lifetimeMs: 30 * 24 * 3600 * 1000, redirectType: "emailVerify" },
+  verifyEmail: { lifetimeMs: 30 * 24 * HOUR, redirectType: "emailVerify", template: "email-verify" },
+  passwordlessEmail: {
+    lifetimeMs: HOUR,
+    redirectType: "signinPasswordless",
+    template: "signin-passwordless",
+  },
+  passwordReset: { lifetimeMs: HOUR, redirectType: "passwordReset", template: "password-reset" },
+  emailConfirmChange: {
+    lifetimeMs: HOUR,
+    redirectType: "emailConfirmChange",
+    template: "email-confirm-change",
+  },
 } as const;
 
 export type TicketType = keyof typeof TICKET_TYPES;
@@ -33,9 +49,10 @@ export async function issueTicket(deps: Deps, userId: string, type: TicketType):
 export async function consumeTicket(
   deps: Deps,
   ticket: string,
+  only?: TicketType,
 ): Promise<{ userId: string; type: TicketType } | null> {
   const type = ticket.slice(0, ticket.indexOf(":"));
-  if (!isTicketType(type) || ticket.length > 200) return null;
+  if (!isTicketType(type) || (only && type !== only) || ticket.length > 200) return null;
   const row = await deps.db
     .delete(tickets)
     .where(

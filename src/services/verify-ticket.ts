@@ -1,11 +1,48 @@
+import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "./deps";
-import { markEmailVerified } from "./email-verification";
 import { createSession, type Session } from "./sessions";
-import { consumeTicket, TICKET_TYPES } from "./tickets";
+import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
+import { findUserById } from "./users";
+
+type Effect = (deps: Deps, userId: string) => Promise<UserRow | undefined>;
+
+/** Following a link proves the user reads that mailbox. */
+const markEmailVerified: Effect = (deps, userId) =>
+  deps.db
+    .update(users)
+    .set({ emailVerified: true, updatedAt: deps.now() })
+    .where(eq(users.id, userId))
+    .returning()
+    .get();
+
+/** The address changes only now, when the link sent to the new address is followed (contract §3.4). */
+const confirmEmailChange: Effect = async (deps, userId) => {
+  try {
+    return await deps.db
+      .update(users)
+      .set({ email: sql`${users.newEmail}`, newEmail: null, emailVerified: true, updatedAt: deps.now() })
+      .where(and(eq(users.id, userId), isNotNull(users.newEmail)))
+      .returning()
+      .get();
+  } catch (error) {
+    // Someone took the address between the request and the confirmation (unique index).
+    if (String(error).includes("UNIQUE")) throw new AppError("email-already-in-use");
+    throw error;
+  }
+};
+
+const EFFECTS: Record<TicketType, Effect> = {
+  verifyEmail: markEmailVerified,
+  passwordlessEmail: markEmailVerified,
+  // The link signs the user in; the app then sets the new password with that session (POST /user/password).
+  passwordReset: (deps, userId) => findUserById(deps.db, userId),
+  emailConfirmChange: confirmEmailChange,
+};
 
 /**
- * `GET /verify` (contract §8): consumes the ticket, applies its effect and starts a session.
+ * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session.
  * Returns the session and the `type` the redirect carries.
  */
 export async function verifyTicket(
@@ -15,8 +52,7 @@ export async function verifyTicket(
 ): Promise<{ session: Session; type: string }> {
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
-  // One effect per ticket type; each later ticket type (magic link, reset, email change) adds its case here.
-  const user = await markEmailVerified(deps, consumed.userId);
+  const user = await EFFECTS[consumed.type](deps, consumed.userId);
   if (!user) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");
   const session = await createSession(deps, user, userAgent);

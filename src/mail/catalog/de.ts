@@ -1,0 +1,29 @@
+import type { LocaleTemplates } from "../templates";
+
+export const de: LocaleTemplates = {
+  "email-verify": {
+    subject: "Bestätigen Sie Ihre E-Mail-Adresse",
+    text: "Hallo ${displayName},\n\nmit diesem Link bestätigen Sie Ihre E-Mail-Adresse:\n${link}\n",
+    html: '<p>Hallo ${displayName},</p><p><a href="${link}">E-Mail-Adresse bestätigen</a></p>',
+  },
+  "signin-passwordless": {
+    subject: "Ihr Anmeldelink",
+    text: "Hallo ${displayName},\n\nmit diesem Link melden Sie sich an:\n${link}\n\nEr ist eine Stunde gültig.\n",
+    html: '<p>Hallo ${displayName},</p><p><a href="${link}">Anmelden</a></p><p>Der Link ist eine Stunde gültig.</p>',
+  },
+  "signin-otp": {
+    subject: "Ihr Anmeldecode",
+    text: "Hallo ${displayName},\n\nIhr Anmeldecode lautet ${code}. Er ist zehn Minuten gültig.\n",
+    html: "<p>Hallo ${displayName},</p><p>Ihr Anmeldecode lautet <strong>${code}</strong>. Er ist zehn Minuten gültig.</p>",
+  },
+  "password-reset": {
+    subject: "Setzen Sie Ihr Passwort zurück",
+    text: "Hallo ${displayName},\n\nmit diesem Link setzen Sie Ihr Passwort zurück:\n${link}\n\nWenn Sie das nicht angefordert haben, ignorieren Sie diese Nachricht.\n",
+    html: '<p>Hallo ${displayName},</p><p><a href="${link}">Passwort zurücksetzen</a></p><p>Wenn Sie das nicht angefordert haben, ignorieren Sie diese Nachricht.</p>',
+  },
+  "email-confirm-change": {
+    subject: "Bestätigen Sie Ihre neue E-Mail-Adresse",
+    text: "Hallo ${displayName},\n\nmit diesem Link wird ${newEmail} Ihre E-Mail-Adresse:\n${link}\n",
+    html: '<p>Hallo ${displayName},</p><p><a href="${link}">${newEmail} als E-Mail-Adresse bestätigen</a></p>',
+  },
+};

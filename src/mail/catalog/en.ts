@@ -1,0 +1,29 @@
+import type { LocaleTemplates } from "../templates";
+
+export const en: LocaleTemplates = {
+  "email-verify": {
+    subject: "Verify your email",
+    text: "Hello ${displayName},\n\nUse this link to verify your email address:\n${link}\n",
+    html: '<p>Hello ${displayName},</p><p><a href="${link}">Verify your email address</a></p>',
+  },
+  "signin-passwordless": {
+    subject: "Your sign-in link",
+    text: "Hello ${displayName},\n\nUse this link to sign in:\n${link}\n\nIt is valid for one hour.\n",
+    html: '<p>Hello ${displayName},</p><p><a href="${link}">Sign in</a></p><p>The link is valid for one hour.</p>',
+  },
+  "signin-otp": {
+    subject: "Your sign-in code",
+    text: "Hello ${displayName},\n\nYour sign-in code is ${code}. It is valid for ten minutes.\n",
+    html: "<p>Hello ${displayName},</p><p>Your sign-in code is <strong>${code}</strong>. It is valid for ten minutes.</p>",
+  },
+  "password-reset": {
+    subject: "Reset your password",
+    text: "Hello ${displayName},\n\nUse this link to reset your password:\n${link}\n\nIf you did not ask for this, ignore this mail.\n",
+    html: '<p>Hello ${displayName},</p><p><a href="${link}">Reset your password</a></p><p>If you did not ask for this, ignore this mail.</p>',
+  },
+  "email-confirm-change": {
+    subject: "Confirm your new email",
+    text: "Hello ${displayName},\n\nUse this link to make ${newEmail} your email address:\n${link}\n",
+    html: '<p>Hello ${displayName},</p><p><a href="${link}">Confirm ${newEmail} as your email address</a></p>',
+  },
+};

@@ -1,0 +1,72 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { optionalAuth, requireAuth } from "../middleware/auth";
+import { jsonBody } from "../middleware/validate";
+import { deanonymizeUser } from "../services/anonymous";
+import {
+  changeUserEmail,
+  requireRegisteredUser,
+  sendPasswordResetEmail,
+  sendVerificationEmail,
+} from "../services/email-flows";
+import { changeUserPassword } from "../services/password-change";
+import { signUpOptionsSchema } from "../services/sign-up-options";
+import { emailField, passwordField, redirectOptions } from "./schemas";
+
+/** Account management by email (contract §3.4). */
+export const accountRoutes = new Hono<AppEnv>()
+  .post(
+    "/user/email/change",
+    requireAuth,
+    jsonBody(z.object({ newEmail: emailField, options: redirectOptions })),
+    async (c) => {
+      const { newEmail, options } = c.req.valid("json");
+      const user = await requireRegisteredUser(c.var.deps, c.var.auth!.sub);
+      await changeUserEmail(c.var.deps, user.id, newEmail, options?.redirectTo);
+      return c.json("OK");
+    },
+  )
+  .post(
+    "/user/email/send-verification-email",
+    jsonBody(z.object({ email: emailField, options: redirectOptions })),
+    async (c) => {
+      const { email, options } = c.req.valid("json");
+      await sendVerificationEmail(c.var.deps, email, options?.redirectTo);
+      return c.json("OK");
+    },
+  )
+  .post(
+    "/user/password",
+    optionalAuth,
+    jsonBody(z.object({ newPassword: passwordField, ticket: z.string().max(200).optional() })),
+    async (c) => {
+      await changeUserPassword(c.var.deps, c.req.valid("json"), c.var.auth);
+      return c.json("OK");
+    },
+  )
+  .post(
+    "/user/password/reset",
+    jsonBody(z.object({ email: emailField, options: redirectOptions })),
+    async (c) => {
+      const { email, options } = c.req.valid("json");
+      await sendPasswordResetEmail(c.var.deps, email, options?.redirectTo);
+      return c.json("OK");
+    },
+  )
+  .post(
+    "/user/deanonymize",
+    requireAuth,
+    jsonBody(
+      z.object({
+        signInMethod: z.enum(["email-password", "passwordless"]),
+        email: emailField,
+        password: passwordField.optional(),
+        options: signUpOptionsSchema.optional(),
+      }),
+    ),
+    async (c) => {
+      await deanonymizeUser(c.var.deps, c.var.auth!.sub, c.req.valid("json"));
+      return c.json("OK");
+    },
+  );

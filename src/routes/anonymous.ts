@@ -1,0 +1,18 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { jsonBody } from "../middleware/validate";
+import { signInAnonymous } from "../services/anonymous";
+import { signUpOptionsSchema } from "../services/sign-up-options";
+import { metadataField } from "./schemas";
+
+const body = z.object({
+  displayName: signUpOptionsSchema.shape.displayName,
+  locale: z.string().min(2).max(3).optional(),
+  metadata: metadataField.optional(),
+});
+
+/** signInAnonymous (contract §3.2); the client may POST it with no body. */
+export const anonymousRoutes = new Hono<AppEnv>().post("/signin/anonymous", jsonBody(body), async (c) =>
+  c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+);

@@ -1,0 +1,31 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { requireAuth } from "../middleware/auth";
+import { jsonBody } from "../middleware/validate";
+import { createPersonalAccessToken, signInWithPersonalAccessToken } from "../services/pat";
+import { metadataField } from "./schemas";
+
+/** createPAT and signInPAT (contract §3.2, §3.3). */
+export const patRoutes = new Hono<AppEnv>()
+  .post(
+    "/pat",
+    requireAuth,
+    jsonBody(z.object({ expiresAt: z.iso.datetime({ offset: true }), metadata: metadataField.optional() })),
+    async (c) => {
+      const { expiresAt, metadata } = c.req.valid("json");
+      const created = await createPersonalAccessToken(c.var.deps, c.var.auth!.sub, {
+        expiresAt: new Date(expiresAt),
+        metadata,
+      });
+      return c.json(created);
+    },
+  )
+  .post("/signin/pat", jsonBody(z.object({ personalAccessToken: z.uuid() })), async (c) => {
+    const session = await signInWithPersonalAccessToken(
+      c.var.deps,
+      c.req.valid("json").personalAccessToken,
+      c.req.header("user-agent"),
+    );
+    return c.json({ session });
+  });

@@ -1,0 +1,69 @@
+import { eq } from "drizzle-orm";
+import { users } from "../db/schema";
+import { AppError } from "../errors";
+import { isEmailAllowed } from "../lib/email-access";
+import { sendTicketMail } from "./account-mail";
+import type { Deps } from "./deps";
+import { resolveRedirectTo, type SignUpOptions } from "./sign-up-options";
+import { findOrCreateEmailUser } from "./user-factory";
+import { findUserByEmail, findUserById } from "./users";
+
+/**
+ * The flows that answer by mail. Where the contract asks for it, the answer does not tell whether the address has
+ * an account: an unknown or disabled address gets the same `"OK"` and no mail.
+ */
+
+/** sendVerificationEmail: unknown → "OK" and nothing sent (improvement); already verified → 400. */
+export async function sendVerificationEmail(deps: Deps, email: string, redirectTo?: string): Promise<void> {
+  const target = resolveRedirectTo(deps.config, redirectTo);
+  const user = await findUserByEmail(deps.db, email);
+  if (!user || user.disabled) return;
+  if (user.emailVerified) throw new AppError("email-already-verified");
+  await sendTicketMail(deps, user, "verifyEmail", target);
+}
+
+/** sendPasswordResetEmail: always "OK"; a `passwordReset:` ticket (1 h) for a known, enabled user. */
+export async function sendPasswordResetEmail(deps: Deps, email: string, redirectTo?: string): Promise<void> {
+  const target = resolveRedirectTo(deps.config, redirectTo);
+  const user = await findUserByEmail(deps.db, email);
+  if (!user || user.disabled || !isEmailAllowed(email, deps.config)) return;
+  await sendTicketMail(deps, user, "passwordReset", target);
+}
+
+/** signInPasswordlessEmail (magic link): creates the user on first use; a disabled user gets "OK" and no mail. */
+export async function signInPasswordlessEmail(
+  deps: Deps,
+  email: string,
+  options?: SignUpOptions,
+): Promise<void> {
+  if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  const { user, redirectTo } = await findOrCreateEmailUser(deps, email, options);
+  if (user.disabled) return;
+  await sendTicketMail(deps, user, "passwordlessEmail", redirectTo);
+}
+
+/**
+ * changeUserEmail: records the new address and mails an `emailConfirmChange:` link to it. The address itself
+ * changes only when that link is followed, so a typo cannot lock the user out.
+ */
+export async function changeUserEmail(deps: Deps, userId: string, newEmail: string, redirectTo?: string) {
+  const target = resolveRedirectTo(deps.config, redirectTo);
+  const address = newEmail.toLowerCase();
+  if (!isEmailAllowed(address, deps.config)) throw new AppError("invalid-email-password");
+  if (await findUserByEmail(deps.db, address)) throw new AppError("email-already-in-use");
+  const user = await deps.db
+    .update(users)
+    .set({ newEmail: address, updatedAt: deps.now() })
+    .where(eq(users.id, userId))
+    .returning()
+    .get();
+  if (!user) throw new AppError("unauthorized");
+  await sendTicketMail(deps, user, "emailConfirmChange", target, address);
+}
+
+export async function requireRegisteredUser(deps: Deps, userId: string) {
+  const user = await findUserById(deps.db, userId);
+  if (!user) throw new AppError("unauthorized");
+  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
+  return user;
+}

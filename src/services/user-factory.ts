@@ -1,0 +1,68 @@
+import { type UserRow, users } from "../db/schema";
+import { AppError } from "../errors";
+import { randomUuid } from "../lib/crypto";
+import { isEmailAllowed } from "../lib/email-access";
+import { gravatarUrl } from "../lib/gravatar";
+import type { Deps } from "./deps";
+import { type ResolvedSignUpOptions, resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
+import { findUserByEmail } from "./users";
+
+export interface NewUser {
+  email: string | null;
+  passwordHash?: string | null;
+  options: ResolvedSignUpOptions;
+  isAnonymous?: boolean;
+  emailVerified?: boolean;
+}
+
+/**
+ * Inserts a user; `undefined` when the email is taken. The unique index decides, so two racing requests cannot
+ * create the same account.
+ */
+export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | undefined> {
+  const now = deps.now();
+  const { options } = input;
+  return deps.db
+    .insert(users)
+    .values({
+      id: randomUuid(),
+      createdAt: now,
+      updatedAt: now,
+      disabled: deps.config.AUTH_DISABLE_NEW_USERS,
+      displayName: options.displayName,
+      avatarUrl: input.email ? await gravatarUrl(input.email, deps.config) : "",
+      locale: options.locale,
+      email: input.email,
+      emailVerified: input.emailVerified ?? false,
+      passwordHash: input.passwordHash ?? null,
+      defaultRole: options.defaultRole,
+      roles: options.allowedRoles,
+      isAnonymous: input.isAnonymous ?? false,
+      metadata: options.metadata,
+    })
+    .onConflictDoNothing()
+    .returning()
+    .get();
+}
+
+/**
+ * The user of a passwordless flow (magic link, email OTP): found by email, or created on first use with the sign-up
+ * checks (contract §3.2, "creates the user if absent"). Returns the user and the resolved redirect.
+ */
+export async function findOrCreateEmailUser(
+  deps: Deps,
+  email: string,
+  signUpOptions: SignUpOptions | undefined,
+): Promise<{ user: UserRow; redirectTo: string }> {
+  const { config } = deps;
+  const address = email.toLowerCase();
+  if (!isEmailAllowed(address, config)) throw new AppError("invalid-email-password");
+  const options = resolveSignUpOptions(config, signUpOptions, address);
+  const existing = await findUserByEmail(deps.db, address);
+  if (existing) return { user: existing, redirectTo: options.redirectTo };
+  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  const created =
+    (await insertUser(deps, { email: address, options })) ?? (await findUserByEmail(deps.db, address));
+  if (!created) throw new AppError("internal-server-error", undefined, "user vanished while being created");
+  return { user: created, redirectTo: options.redirectTo };
+}
