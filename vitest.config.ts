@@ -19,6 +19,9 @@ export default defineConfig({
                 AUTH_DEV_MAILBOX: "true",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
               },
+              // Outbound HTTP (HIBP, …) goes to a fake Worker instead of the internet.
+              serviceBindings: { OUTBOUND: "outbound-fakes" },
+              workers: [{ name: "outbound-fakes", modules: true, scriptPath: "./test/fakes/outbound.js" }],
             },
           })),
         ],

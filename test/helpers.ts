@@ -60,8 +60,9 @@ export async function signUp(
   svc: TestService,
   email = uniqueEmail(),
   options?: unknown,
+  password = PASSWORD,
 ): Promise<WireSession> {
-  const response = await svc.post("/signup/email-password", { email, password: PASSWORD, options });
+  const response = await svc.post("/signup/email-password", { email, password, options });
   const body = (await response.json()) as { session: WireSession | null };
   if (response.status !== 200 || !body.session) throw new Error(`sign-up failed: ${JSON.stringify(body)}`);
   return body.session;
@@ -89,4 +90,40 @@ export function decodeJwt(token: string): {
     .slice(0, 2)
     .map((part) => JSON.parse(atob(part.replace(/-/g, "+").replace(/_/g, "/"))));
   return { header, payload };
+}
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  createdAt: string;
+}
+
+/** Messages of the development mailbox for `to`, newest first. */
+export async function mailbox(svc: TestService, to: string): Promise<Mail[]> {
+  const response = await svc.get(`/dev/mailbox?to=${encodeURIComponent(to)}`);
+  if (response.status !== 200) throw new Error(`mailbox: ${response.status}`);
+  return (await response.json()) as Mail[];
+}
+
+/** The `/verify` link of a mail, as a path relative to the auth prefix. */
+export function verifyPath(mail: Mail): string {
+  const match = /(http\S+\/verify\?\S+)/.exec(mail.text);
+  if (!match) throw new Error(`no link in mail: ${mail.text}`);
+  const url = new URL(match[1]!);
+  return `${url.pathname.replace(PREFIX, "")}${url.search}`;
+}
+
+/** Follows a `/verify` path and returns the redirect's query parameters. */
+export async function follow(svc: TestService, path: string): Promise<URLSearchParams> {
+  const response = await svc.request("GET", path);
+  if (response.status !== 302) throw new Error(`verify answered ${response.status}`);
+  return new URL(response.headers.get("location")!).searchParams;
+}
+
+export async function sessionFromRefresh(svc: TestService, refreshToken: string): Promise<WireSession> {
+  const response = await svc.post("/token", { refreshToken });
+  if (response.status !== 200) throw new Error(`refresh failed: ${await response.text()}`);
+  return (await response.json()) as WireSession;
 }

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors";
 import { users } from "../db/schema";
 import { AppError } from "../errors";
 import { isEmailAllowed } from "../lib/email-access";
@@ -93,7 +94,7 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
       .returning()
       .get();
   } catch (error) {
-    if (String(error).includes("UNIQUE")) throw new AppError("email-already-in-use");
+    if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
     throw error;
   }
   if (!updated) throw new AppError("unauthorized");

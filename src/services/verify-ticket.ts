@@ -1,4 +1,5 @@
 import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "./deps";
@@ -28,7 +29,7 @@ const confirmEmailChange: Effect = async (deps, userId) => {
       .get();
   } catch (error) {
     // Someone took the address between the request and the confirmation (unique index).
-    if (String(error).includes("UNIQUE")) throw new AppError("email-already-in-use");
+    if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
     throw error;
   }
 };
