@@ -1,9 +1,11 @@
+import type { CodeChallenge } from "./durable/code-challenge";
 import type { RefreshSession } from "./durable/refresh-session";
 
 /** Bindings and variables the Worker receives. Values are validated by `config.ts`. */
 export interface Env {
   DB: D1Database;
   REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
+  CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */
   OUTBOUND?: Fetcher;
   [variable: string]: unknown;

@@ -5,6 +5,7 @@ import { type Config, ConfigError, getConfig } from "./config";
 import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 
+export { CodeChallenge } from "./durable/code-challenge";
 export { RefreshSession } from "./durable/refresh-session";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
