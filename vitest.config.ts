@@ -17,6 +17,8 @@ export default defineConfig({
               bindings: {
                 ...secrets,
                 AUTH_DEV_MAILBOX: "true",
+                // Every test request comes from one address; test/routes/rate-limit.test.ts switches it on.
+                AUTH_RATE_LIMIT_ENABLE: "false",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
               },
               // Outbound HTTP (HIBP, …) goes to a fake Worker instead of the internet.

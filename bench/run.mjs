@@ -80,7 +80,20 @@ const mf = new Miniflare(
     d1Databases: ["DB"],
     durableObjects: { REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true } },
     defaultPersistRoot: join(dir, "state"),
-    bindings: { ...generateSecrets(), AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false" },
+    // One client address drives thousands of requests: limits are switched off here (BENCH_RATE_LIMIT=on keeps
+    // them, with bursts raised so nothing is refused and their cost shows).
+    bindings: {
+      ...generateSecrets(),
+      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
+      ...(process.env.BENCH_RATE_LIMIT === "on"
+        ? Object.fromEntries(
+            ["GLOBAL", "BRUTE_FORCE", "REFRESH", "SIGNUPS", "EMAIL"].map((b) => [
+              `AUTH_RATE_LIMIT_${b}_BURST`,
+              "100000000",
+            ]),
+          )
+        : { AUTH_RATE_LIMIT_ENABLE: "false" }),
+    },
   }),
 );
 

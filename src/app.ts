@@ -6,6 +6,7 @@ import type { AppEnv } from "./app-env";
 import type { Config } from "./config";
 import { AppError, concealIfConfigured, errorBody } from "./errors";
 import { logError, requestContext } from "./middleware/context";
+import { RateLimitedError, rateLimit } from "./middleware/rate-limit";
 import { emptyBodyAsJson } from "./middleware/validate";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
@@ -64,6 +65,7 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
       },
     }),
     emptyBodyAsJson,
+    rateLimit("GLOBAL"),
   );
   auth
     .route("/", systemRoutes)
@@ -96,7 +98,9 @@ export function createApp(config: Config): Hono<AppEnv> {
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
     else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");
-    return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
+    const headers: Record<string, string> = { "Cache-Control": "no-store" };
+    if (caught instanceof RateLimitedError) headers["Retry-After"] = String(caught.retryAfterSeconds);
+    return c.json(errorBody(error), error.status, headers);
   });
   return app;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseRateLimits, type RateLimitConfig } from "./rate-limits";
 
 /**
  * Every environment variable the service reads, with the reference's names (contract §9) and defaults.
@@ -106,6 +107,7 @@ export const configSchema = z.object({
 export type Config = z.output<typeof configSchema> & {
   /** Allowed roles always contain the default role (contract §2). */
   defaultAllowedRoles: string[];
+  rateLimits: RateLimitConfig;
 };
 
 export class ConfigError extends Error {
@@ -137,6 +139,7 @@ export function getConfig(env: object): Config {
     defaultAllowedRoles: roles.includes(data.AUTH_USER_DEFAULT_ROLE)
       ? roles
       : [data.AUTH_USER_DEFAULT_ROLE, ...roles],
+    rateLimits: parseRateLimits(env as Record<string, unknown>),
   };
   cache.set(env, config);
   return config;

@@ -1,4 +1,5 @@
 import type { CodeChallenge } from "./durable/code-challenge";
+import type { RateLimiter } from "./durable/rate-limiter";
 import type { RefreshSession } from "./durable/refresh-session";
 
 /** Bindings and variables the Worker receives. Values are validated by `config.ts`. */
@@ -6,6 +7,7 @@ export interface Env {
   DB: D1Database;
   REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
   CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
+  RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */
   OUTBOUND?: Fetcher;
   [variable: string]: unknown;

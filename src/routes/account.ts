@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { optionalAuth, requireAuth } from "../middleware/auth";
+import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { deanonymizeUser } from "../services/anonymous";
 import {
@@ -18,6 +19,7 @@ import { emailField, passwordField, redirectOptions } from "./schemas";
 export const accountRoutes = new Hono<AppEnv>()
   .post(
     "/user/email/change",
+    rateLimit("EMAIL", "newEmail"),
     requireAuth,
     jsonBody(z.object({ newEmail: emailField, options: redirectOptions })),
     async (c) => {
@@ -29,6 +31,7 @@ export const accountRoutes = new Hono<AppEnv>()
   )
   .post(
     "/user/email/send-verification-email",
+    rateLimit("EMAIL", "email"),
     jsonBody(z.object({ email: emailField, options: redirectOptions })),
     async (c) => {
       const { email, options } = c.req.valid("json");
@@ -38,6 +41,7 @@ export const accountRoutes = new Hono<AppEnv>()
   )
   .post(
     "/user/password",
+    rateLimit("BRUTE_FORCE"),
     optionalAuth,
     jsonBody(z.object({ newPassword: passwordField, ticket: z.string().max(200).optional() })),
     async (c) => {
@@ -47,6 +51,7 @@ export const accountRoutes = new Hono<AppEnv>()
   )
   .post(
     "/user/password/reset",
+    rateLimit("EMAIL", "email"),
     jsonBody(z.object({ email: emailField, options: redirectOptions })),
     async (c) => {
       const { email, options } = c.req.valid("json");
@@ -56,6 +61,7 @@ export const accountRoutes = new Hono<AppEnv>()
   )
   .post(
     "/user/deanonymize",
+    rateLimit("EMAIL", "email"),
     requireAuth,
     jsonBody(
       z.object({

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
+import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { signInAnonymous } from "../services/anonymous";
 import { signUpOptionsSchema } from "../services/sign-up-options";
@@ -13,6 +14,9 @@ const body = z.object({
 });
 
 /** signInAnonymous (contract §3.2); the client may POST it with no body. */
-export const anonymousRoutes = new Hono<AppEnv>().post("/signin/anonymous", jsonBody(body), async (c) =>
-  c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+export const anonymousRoutes = new Hono<AppEnv>().post(
+  "/signin/anonymous",
+  rateLimit("SIGNUPS"),
+  jsonBody(body),
+  async (c) => c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
 );

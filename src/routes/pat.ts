@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { requireAuth } from "../middleware/auth";
+import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { createPersonalAccessToken, signInWithPersonalAccessToken } from "../services/pat";
 import { metadataField } from "./schemas";
@@ -21,11 +22,16 @@ export const patRoutes = new Hono<AppEnv>()
       return c.json(created);
     },
   )
-  .post("/signin/pat", jsonBody(z.object({ personalAccessToken: z.uuid() })), async (c) => {
-    const session = await signInWithPersonalAccessToken(
-      c.var.deps,
-      c.req.valid("json").personalAccessToken,
-      c.req.header("user-agent"),
-    );
-    return c.json({ session });
-  });
+  .post(
+    "/signin/pat",
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ personalAccessToken: z.uuid() })),
+    async (c) => {
+      const session = await signInWithPersonalAccessToken(
+        c.var.deps,
+        c.req.valid("json").personalAccessToken,
+        c.req.header("user-agent"),
+      );
+      return c.json({ session });
+    },
+  );

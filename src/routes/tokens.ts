@@ -4,13 +4,14 @@ import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { verifyAccessToken } from "../lib/jwt";
 import { optionalAuth } from "../middleware/auth";
+import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { refreshSession, revokeAllSessions, revokeByRefreshToken } from "../services/sessions";
 import { refreshTokenField } from "./schemas";
 
 /** refreshToken, signOut, verifyToken (contract §3.3). */
 export const tokenRoutes = new Hono<AppEnv>()
-  .post("/token", jsonBody(z.object({ refreshToken: refreshTokenField })), async (c) =>
+  .post("/token", rateLimit("REFRESH"), jsonBody(z.object({ refreshToken: refreshTokenField })), async (c) =>
     // A bare Session, not wrapped: the client stores it because it has accessToken, refreshToken and user.
     c.json(await refreshSession(c.var.deps, c.req.valid("json").refreshToken)),
   )

@@ -2,13 +2,14 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { AppError, concealIfConfigured } from "../errors";
 import { isRedirectAllowed, withQuery } from "../lib/redirect";
+import { rateLimit } from "../middleware/rate-limit";
 import { verifyTicket } from "../services/verify-ticket";
 
 /**
  * verifyTicketURL (contract §8). Browser-facing, so every outcome is a 302: errors travel in the redirect's query
  * as `error` and `errorDescription` (contract §1, "Redirect errors").
  */
-export const verifyRoutes = new Hono<AppEnv>().get("/verify", async (c) => {
+export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_FORCE"), async (c) => {
   const { config, deps } = c.var;
   const ticket = c.req.query("ticket") ?? "";
   const redirectTo = c.req.query("redirectTo") ?? "";

@@ -50,6 +50,7 @@ export default async function setup(project: TestProject) {
   const vars = {
     ...generateSecrets(),
     AUTH_DEV_MAILBOX: "true",
+    AUTH_RATE_LIMIT_ENABLE: "false",
     AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
   };

@@ -1,0 +1,118 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { parseRateLimits } from "../../src/rate-limits";
+import { expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
+
+const ON = { ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "true" };
+const fromIp = (ip: string) => ({ "cf-connecting-ip": ip, "content-type": "application/json" });
+
+function signInFrom(
+  svc: ReturnType<typeof service>,
+  ip: string,
+  email: string,
+  password = "wrong password!",
+) {
+  return svc.request("POST", "/signin/email-password", {
+    headers: fromIp(ip),
+    body: JSON.stringify({ email, password }),
+  });
+}
+
+describe("rate limits (on by default)", () => {
+  it("cuts a sign-in burst at the limit with 429 and Retry-After, before any hashing", async () => {
+    const svc = service({
+      ...ON,
+      AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "3",
+      AUTH_RATE_LIMIT_BRUTE_FORCE_INTERVAL: "60",
+    });
+    const ip = `198.51.100.${Math.floor(Math.random() * 200)}`;
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await signInFrom(svc, ip, uniqueEmail())).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    const refused = await signInFrom(svc, ip, uniqueEmail());
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    await expectError(refused, 429, "too-many-requests");
+  });
+
+  it("two different IPs do not share a bucket", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
+    await signInFrom(svc, "203.0.113.1", uniqueEmail());
+    await signInFrom(svc, "203.0.113.1", uniqueEmail());
+    expect((await signInFrom(svc, "203.0.113.1", uniqueEmail())).status).toBe(429);
+    expect((await signInFrom(svc, "203.0.113.2", uniqueEmail())).status).toBe(401);
+  });
+
+  it("limits per email too, so one account cannot be hammered from many IPs", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
+    const email = uniqueEmail();
+    await signInFrom(svc, "192.0.2.10", email);
+    await signInFrom(svc, "192.0.2.11", email);
+    expect((await signInFrom(svc, "192.0.2.12", email)).status).toBe(429);
+  });
+
+  it("recovers after the window", async () => {
+    const svc = service({
+      ...ON,
+      AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
+      AUTH_RATE_LIMIT_BRUTE_FORCE_INTERVAL: "1s",
+    });
+    const email = uniqueEmail();
+    await signUp(service(NO_VERIFICATION), email);
+    expect((await signInFrom(svc, "192.0.2.50", email, PASSWORD)).status).toBe(200);
+    expect((await signInFrom(svc, "192.0.2.50", email, PASSWORD)).status).toBe(429);
+    // The sliding window needs the whole previous window to slide out: 2 intervals at most.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect((await signInFrom(svc, "192.0.2.50", email, PASSWORD)).status).toBe(200);
+  });
+
+  it("parallel requests cannot slip past the limit", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_GLOBAL_BURST: "10" });
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, () =>
+        svc.request("GET", "/healthz", { headers: { "cf-connecting-ip": "192.0.2.99" } }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(15);
+  });
+
+  it("limits mail-sending endpoints per address whether or not the address has an account", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_EMAIL_BURST: "2" });
+    const unknown = uniqueEmail();
+    const reset = (ip: string) =>
+      svc.request("POST", "/user/password/reset", {
+        headers: fromIp(ip),
+        body: JSON.stringify({ email: unknown }),
+      });
+    expect((await reset("192.0.2.60")).status).toBe(200);
+    expect((await reset("192.0.2.61")).status).toBe(200);
+    await expectError(await reset("192.0.2.62"), 429, "too-many-requests");
+  });
+
+  it("is switched off with AUTH_RATE_LIMIT_ENABLE=false", async () => {
+    const svc = service({
+      ...NO_VERIFICATION,
+      AUTH_RATE_LIMIT_ENABLE: "false",
+      AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
+    });
+    for (let i = 0; i < 3; i++) expect((await signInFrom(svc, "192.0.2.70", uniqueEmail())).status).toBe(401);
+  });
+
+  it("parses bursts and intervals, and names a bad variable", () => {
+    const limits = parseRateLimits({ AUTH_RATE_LIMIT_EMAIL_INTERVAL: "2h", AUTH_RATE_LIMIT_SMS_BURST: "3" });
+    expect(limits.enabled).toBe(true);
+    expect(limits.buckets.EMAIL).toEqual({ burst: 10, intervalMs: 7_200_000 });
+    expect(limits.buckets.SMS.burst).toBe(3);
+    expect(limits.buckets.BRUTE_FORCE).toEqual({ burst: 10, intervalMs: 300_000 });
+    expect(limits.buckets.GLOBAL).toEqual({ burst: 1000, intervalMs: 60_000 });
+    expect(() => parseRateLimits({ AUTH_RATE_LIMIT_GLOBAL_BURST: "-1" })).toThrow(
+      /AUTH_RATE_LIMIT_GLOBAL_BURST/,
+    );
+    expect(() => parseRateLimits({ AUTH_RATE_LIMIT_GLOBAL_INTERVAL: "soon" })).toThrow(
+      /AUTH_RATE_LIMIT_GLOBAL_INTERVAL/,
+    );
+    expect(env.AUTH_RATE_LIMIT_ENABLE).toBe("false");
+  });
+});
