@@ -23,6 +23,10 @@ export default defineConfig({
               },
               // Outbound HTTP (HIBP, …) goes to a fake Worker instead of the internet.
               serviceBindings: { OUTBOUND: "outbound-fakes" },
+              // Miniflare's own Email Service emulation, under another name: test/mail binds it as EMAIL per test.
+              email: {
+                send_email: [{ name: "CF_EMAIL", allowed_sender_addresses: ["noreply@example.com"] }],
+              },
               workers: [{ name: "outbound-fakes", modules: true, scriptPath: "./test/fakes/outbound.js" }],
             },
           })),
@@ -32,6 +36,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/compat/**"],
           setupFiles: ["./test/apply-migrations.ts"],
+          // A real SMTP server on loopback for the SMTP transport's tests.
+          globalSetup: ["./test/fakes/smtp-sink.ts"],
         },
       },
       {

@@ -98,17 +98,50 @@ export const configSchema = z.object({
   AUTH_SMTP_PASS: z.string().optional(),
   AUTH_SMTP_SENDER: z.string().optional(),
   AUTH_SMTP_SECURE: bool(false),
+  // The reference also accepts CRAM-MD5; worker-mailer's CRAM-MD5 cannot parse a real server's challenge, and the
+  // method is obsolete next to PLAIN over TLS (RFC 8314), so it is refused here rather than failing at the first mail.
   AUTH_SMTP_AUTH_METHOD: z
-    .enum(["PLAIN", "LOGIN", "CRAM-MD5", "plain", "login", "cram-md5"])
-    .default("PLAIN"),
-  AUTH_EMAIL_BINDING_SENDER: z.string().optional(),
+    .enum(["PLAIN", "LOGIN", "plain", "login"], "must be PLAIN or LOGIN")
+    .default("PLAIN")
+    .transform((v) => v.toLowerCase() as "plain" | "login"),
 });
 
 export type Config = z.output<typeof configSchema> & {
   /** Allowed roles always contain the default role (contract §2). */
   defaultAllowedRoles: string[];
   rateLimits: RateLimitConfig;
+  /** `AUTH_SMTP_SENDER` parsed; null when unset. Every production transport sends from it. */
+  mailSender: MailAddress | null;
 };
+
+export interface MailAddress {
+  name?: string;
+  email: string;
+}
+
+/** `noreply@example.com` or `Example <noreply@example.com>` (the reference's two forms). */
+function parseSender(value: string | undefined): MailAddress | null {
+  if (!value) return null;
+  const named = /^\s*"?([^"<>]*?)"?\s*<([^<>\s]+@[^<>\s]+)>\s*$/.exec(value);
+  const email = named ? named[2]! : value.trim();
+  if (!z.email().safeParse(email).success) {
+    throw new ConfigError("invalid configuration: AUTH_SMTP_SENDER must be an address or Name <address>");
+  }
+  return named?.[1] ? { name: named[1], email } : { email };
+}
+
+/** Mail settings that only make sense together: a half-configured transport fails here, not at the first mail. */
+function checkMailTransport(env: object, data: z.output<typeof configSchema>, sender: MailAddress | null) {
+  if ("EMAIL" in env && env.EMAIL && !sender) {
+    throw new ConfigError("invalid configuration: AUTH_SMTP_SENDER must be set with the EMAIL binding");
+  }
+  if (!data.AUTH_SMTP_HOST) return;
+  if (!sender)
+    throw new ConfigError("invalid configuration: AUTH_SMTP_SENDER must be set with AUTH_SMTP_HOST");
+  if (data.AUTH_SMTP_USER && data.AUTH_SMTP_PASS === undefined) {
+    throw new ConfigError("invalid configuration: AUTH_SMTP_PASS must be set with AUTH_SMTP_USER");
+  }
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -133,6 +166,8 @@ export function getConfig(env: object): Config {
   if (!data.AUTH_ENCRYPTION_KEY) {
     throw new ConfigError("invalid configuration: AUTH_ENCRYPTION_KEY must be set");
   }
+  const mailSender = parseSender(data.AUTH_SMTP_SENDER);
+  checkMailTransport(env, data, mailSender);
   const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
   const config: Config = {
     ...data,
@@ -140,6 +175,7 @@ export function getConfig(env: object): Config {
       ? roles
       : [data.AUTH_USER_DEFAULT_ROLE, ...roles],
     rateLimits: parseRateLimits(env as Record<string, unknown>),
+    mailSender,
   };
   cache.set(env, config);
   return config;

@@ -8,6 +8,8 @@ export interface Env {
   REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
   CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
+  /** Optional: Cloudflare Email Service (`[[send_email]] name = "EMAIL"`), one of the mail transports. */
+  EMAIL?: SendEmail;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */
   OUTBOUND?: Fetcher;
   [variable: string]: unknown;

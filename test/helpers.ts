@@ -17,7 +17,7 @@ export type TestService = ReturnType<typeof service>;
  * The Worker's own fetch handler with the test bindings plus `overrides` (config switches per test). Requests go
  * through the whole HTTP surface: routing, middleware, validation, error handling.
  */
-export function service(overrides: Record<string, string> = {}) {
+export function service(overrides: Record<string, unknown> = {}) {
   const testEnv = { ...env, ...overrides };
   async function request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const headers = new Headers(options.headers);

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import type { Config } from "../config";
 import { createDb } from "../db/client";
-import { createMailer } from "../mail/mailer";
+import { createMailer } from "../mail/create-mailer";
 
 /** Puts the request id, the parsed config and the service dependencies on the context. */
 export function requestContext(config: Config) {
@@ -16,7 +16,7 @@ export function requestContext(config: Config) {
       config,
       db,
       env: c.env,
-      mailer: createMailer(config, db),
+      mailer: createMailer(config, c.env, db),
       now: Date.now,
       outbound: c.env.OUTBOUND ? (input, init) => c.env.OUTBOUND!.fetch(input, init) : fetch,
       background: (work) => c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e))),

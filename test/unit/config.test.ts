@@ -35,6 +35,8 @@ describe("config", () => {
     ["AUTH_ACCESS_TOKEN_EXPIRES_IN", "30"],
     ["AUTH_ENCRYPTION_KEY", "short"],
     ["AUTH_JWT_CUSTOM_CLAIMS", "[1,2]"],
+    ["AUTH_SMTP_AUTH_METHOD", "CRAM-MD5"],
+    ["AUTH_SMTP_SENDER", "not an address"],
   ])("a bad %s fails with an error naming it", (name, value) => {
     expect(() => getConfig({ ...env, [name]: value })).toThrow(ConfigError);
     expect(() => getConfig({ ...env, [name]: value })).toThrow(name);
@@ -43,5 +45,28 @@ describe("config", () => {
   it("requires signing keys and an encryption key", () => {
     expect(() => getConfig({ ...env, AUTH_JWT_PRIVATE_KEYS: undefined })).toThrow(/AUTH_JWT_PRIVATE_KEYS/);
     expect(() => getConfig({ ...env, AUTH_ENCRYPTION_KEY: undefined })).toThrow(/AUTH_ENCRYPTION_KEY/);
+  });
+
+  it("parses the sender in both of the reference's forms", () => {
+    expect(getConfig({ ...env, AUTH_SMTP_SENDER: "noreply@example.com" }).mailSender).toEqual({
+      email: "noreply@example.com",
+    });
+    expect(getConfig({ ...env, AUTH_SMTP_SENDER: '"Acme Auth" <noreply@example.com>' }).mailSender).toEqual({
+      name: "Acme Auth",
+      email: "noreply@example.com",
+    });
+  });
+
+  it("refuses a half-configured mail transport, naming what is missing", () => {
+    expect(() => getConfig({ ...env, AUTH_SMTP_HOST: "smtp.example.com" })).toThrow(/AUTH_SMTP_SENDER/);
+    expect(() =>
+      getConfig({
+        ...env,
+        AUTH_SMTP_HOST: "smtp.example.com",
+        AUTH_SMTP_SENDER: "noreply@example.com",
+        AUTH_SMTP_USER: "mailer",
+      }),
+    ).toThrow(/AUTH_SMTP_PASS/);
+    expect(() => getConfig({ ...env, EMAIL: env.CF_EMAIL })).toThrow(/AUTH_SMTP_SENDER/);
   });
 });

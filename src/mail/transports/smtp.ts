@@ -1,0 +1,43 @@
+import { LogLevel, WorkerMailer } from "worker-mailer";
+import type { Config } from "../../config";
+import { type Mailer, mailFailure } from "../mailer";
+
+/** Long enough for a slow relay, short enough that a dead one does not hold the request for a minute. */
+const TIMEOUT_MS = 10_000;
+
+/**
+ * SMTP over the Workers TCP socket API (`cloudflare:sockets`) with `worker-mailer`. One connection per message:
+ * mail is rare next to requests, and a pooled connection would not survive between isolates anyway.
+ * `AUTH_SMTP_SECURE=true` is TLS from the first byte (port 465); otherwise STARTTLS is used when the server offers it.
+ * Workers cannot connect to port 25 (platform rule), so relays listen on 587 or 465.
+ */
+export function smtpMailer(config: Config): Mailer {
+  const options = {
+    host: config.AUTH_SMTP_HOST!,
+    port: config.AUTH_SMTP_PORT,
+    secure: config.AUTH_SMTP_SECURE,
+    authType: config.AUTH_SMTP_AUTH_METHOD,
+    credentials: config.AUTH_SMTP_USER
+      ? { username: config.AUTH_SMTP_USER, password: config.AUTH_SMTP_PASS ?? "" }
+      : undefined,
+    socketTimeoutMs: TIMEOUT_MS,
+    responseTimeoutMs: TIMEOUT_MS,
+    // Failures are reported once, by the error handler, with the request id.
+    logLevel: LogLevel.NONE,
+  };
+  const from = config.mailSender!;
+  return {
+    async send({ to, subject, text, html }) {
+      let mailer: WorkerMailer | undefined;
+      try {
+        mailer = await WorkerMailer.connect(options);
+        await mailer.send({ from, to, subject, text, html });
+      } catch (error) {
+        throw mailFailure("smtp", error);
+      } finally {
+        // The library's one-shot helper skips QUIT when sending fails; close in every case.
+        await mailer?.close().catch(() => {});
+      }
+    },
+  };
+}
