@@ -1,6 +1,6 @@
 // First step of `npm start`: makes sure .dev.vars (git-ignored) holds local secrets, generating any that are missing.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { generateSecrets, toEnvLines } from "./secrets.mjs";
+import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "./secrets.mjs";
 
 const FILE = ".dev.vars";
 const current = existsSync(FILE) ? readFileSync(FILE, "utf8") : "";
@@ -10,8 +10,7 @@ const present = new Set(
     .map((line) => line.split("=")[0]?.trim())
     .filter(Boolean),
 );
-// The development mail transport: mails are readable at /auth/v1/dev/mailbox. Never set this in production.
-const wanted = { ...generateSecrets(), AUTH_DEV_MAILBOX: "true" };
+const wanted = { ...generateSecrets(), ...DEVELOPMENT_VARS };
 const missing = Object.entries(wanted).filter(([name]) => !present.has(name));
 if (missing.length > 0) {
   const lines = toEnvLines(Object.fromEntries(missing));

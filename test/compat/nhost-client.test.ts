@@ -1,22 +1,7 @@
 // The whole password journey driven by the real @nhost/nhost-js client over HTTP against `wrangler dev`.
-import { createClient } from "@nhost/nhost-js";
 import { FetchError } from "@nhost/nhost-js/fetch";
-import { MemoryStorage } from "@nhost/nhost-js/session";
-import { describe, expect, inject, it } from "vitest";
-
-const serverUrl = inject("serverUrl");
-const authUrl = `${serverUrl}/auth/v1`;
-
-function client() {
-  return createClient({ authUrl, storageUrl: `${serverUrl}/storage/v1`, storage: new MemoryStorage() });
-}
-
-async function latestMail(to: string): Promise<{ subject: string; text: string }> {
-  const response = await fetch(`${authUrl}/dev/mailbox?to=${encodeURIComponent(to)}`);
-  const mails = (await response.json()) as { subject: string; text: string }[];
-  if (!mails[0]) throw new Error(`no mail for ${to}`);
-  return mails[0];
-}
+import { describe, expect, it } from "vitest";
+import { client, latestMail } from "./client";
 
 const password = "a long enough password";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
-import { generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
+import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -49,7 +49,7 @@ export default async function setup(project: TestProject) {
   const envFile = join(dir, "test.env");
   const vars = {
     ...generateSecrets(),
-    AUTH_DEV_MAILBOX: "true",
+    ...DEVELOPMENT_VARS,
     AUTH_RATE_LIMIT_ENABLE: "false",
     AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",

@@ -1,0 +1,50 @@
+// Shared by the compatibility tests: a fresh @nhost/nhost-js client against the `wrangler dev` server, and the
+// development mailbox read over HTTP the way a person would read their mail.
+import { createClient } from "@nhost/nhost-js";
+import { FetchError } from "@nhost/nhost-js/fetch";
+import { MemoryStorage } from "@nhost/nhost-js/session";
+import { expect, inject } from "vitest";
+
+export const serverUrl = inject("serverUrl");
+export const authUrl = `${serverUrl}/auth/v1`;
+export const REDIRECT = "https://app.example.com/after";
+
+export function client() {
+  return createClient({ authUrl, storageUrl: `${serverUrl}/storage/v1`, storage: new MemoryStorage() });
+}
+
+export function uniqueEmail(tag: string): string {
+  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+}
+
+export async function latestMail(to: string): Promise<{ subject: string; text: string }> {
+  const response = await fetch(`${authUrl}/dev/mailbox?to=${encodeURIComponent(to)}`);
+  const mails = (await response.json()) as { subject: string; text: string }[];
+  if (!mails[0]) throw new Error(`no mail for ${to}`);
+  return mails[0];
+}
+
+/** The `/verify` link of the newest mail to `to`. */
+export async function mailedLink(to: string): Promise<URL> {
+  const mail = await latestMail(to);
+  return new URL(/(http\S+\/verify\?\S+)/.exec(mail.text)![1]!);
+}
+
+/** Follows a link as a browser would and returns where it redirects. */
+export async function followLink(link: URL | string): Promise<URL> {
+  const response = await fetch(link, { redirect: "manual" });
+  expect(response.status).toBe(302);
+  return new URL(response.headers.get("location")!);
+}
+
+/** The contract's error body of a call the client rejected. */
+export async function rejection(
+  call: Promise<unknown>,
+): Promise<FetchError<{ error: string; message: string }>> {
+  const error = await call.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(FetchError);
+  return error as FetchError<{ error: string; message: string }>;
+}
