@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Catalog, templateCatalog } from "./mail/templates";
 import { parseRateLimits, type RateLimitConfig } from "./rate-limits";
 
 /**
@@ -112,6 +113,8 @@ export type Config = z.output<typeof configSchema> & {
   rateLimits: RateLimitConfig;
   /** `AUTH_SMTP_SENDER` parsed; null when unset. Every production transport sends from it. */
   mailSender: MailAddress | null;
+  /** The built-in mail templates with `AUTH_EMAIL_TEMPLATES` applied. */
+  mailTemplates: Catalog;
 };
 
 export interface MailAddress {
@@ -176,6 +179,7 @@ export function getConfig(env: object): Config {
       : [data.AUTH_USER_DEFAULT_ROLE, ...roles],
     rateLimits: parseRateLimits(env as Record<string, unknown>),
     mailSender,
+    mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
   };
   cache.set(env, config);
   return config;

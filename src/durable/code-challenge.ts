@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { timingSafeEqualString } from "../lib/crypto";
 
 /**
  * One object per (purpose, identifier), e.g. `email-otp:<address>`: the current one-time code, stored as an HMAC
@@ -19,11 +20,6 @@ export type VerifyOutcome = "ok" | "invalid";
 export const MAX_FAILURES = 5;
 const KEY = "challenge";
 
-function constantTimeEqual(a: string, b: string): boolean {
-  const [left, right] = [new TextEncoder().encode(a), new TextEncoder().encode(b)];
-  return left.byteLength === right.byteLength && crypto.subtle.timingSafeEqual(left, right);
-}
-
 export class CodeChallenge extends DurableObject<Env> {
   /** A new code replaces the previous one and resets the count. */
   issue(codeHash: string, expiresAt: number): void {
@@ -38,7 +34,7 @@ export class CodeChallenge extends DurableObject<Env> {
       kv.delete(KEY);
       return "invalid";
     }
-    if (constantTimeEqual(challenge.codeHash, codeHash)) {
+    if (timingSafeEqualString(challenge.codeHash, codeHash)) {
       kv.delete(KEY);
       return "ok";
     }

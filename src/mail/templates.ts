@@ -28,7 +28,7 @@ export interface Template {
 }
 
 export type LocaleTemplates = Partial<Record<TemplateName, Template>>;
-type Catalog = Record<string, LocaleTemplates>;
+export type Catalog = Record<string, LocaleTemplates>;
 
 const BUILT_IN: Catalog = { en, fr, de };
 
@@ -40,32 +40,25 @@ const overrideSchema = z.record(
   ),
 );
 
-const catalogs = new Map<string, Catalog>();
-
-/** The built-in catalog with the deployer's overrides applied; parsed once per distinct override value. */
+/** The built-in catalog with the deployer's overrides applied (parsed once, with the rest of the configuration). */
 export function templateCatalog(overrides: string | undefined): Catalog {
-  const key = overrides ?? "";
-  let catalog = catalogs.get(key);
-  if (catalog) return catalog;
-  catalog = { ...BUILT_IN };
-  if (overrides) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(overrides);
-    } catch {
-      throw new ConfigError("invalid configuration: AUTH_EMAIL_TEMPLATES is not JSON");
-    }
-    const result = overrideSchema.safeParse(parsed);
-    if (!result.success) {
-      throw new ConfigError(
-        "invalid configuration: AUTH_EMAIL_TEMPLATES must map locale → template → {subject, text, html}",
-      );
-    }
-    for (const [locale, templates] of Object.entries(result.data)) {
-      catalog[locale] = { ...catalog[locale], ...templates };
-    }
+  const catalog: Catalog = { ...BUILT_IN };
+  if (!overrides) return catalog;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(overrides);
+  } catch {
+    throw new ConfigError("invalid configuration: AUTH_EMAIL_TEMPLATES is not JSON");
   }
-  catalogs.set(key, catalog);
+  const result = overrideSchema.safeParse(parsed);
+  if (!result.success) {
+    throw new ConfigError(
+      "invalid configuration: AUTH_EMAIL_TEMPLATES must map locale → template → {subject, text, html}",
+    );
+  }
+  for (const [locale, templates] of Object.entries(result.data)) {
+    catalog[locale] = { ...catalog[locale], ...templates };
+  }
   return catalog;
 }
 

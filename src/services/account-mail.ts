@@ -1,5 +1,5 @@
 import type { UserRow } from "../db/schema";
-import { renderTemplate, type TemplateName, templateCatalog } from "../mail/templates";
+import { renderTemplate, type TemplateName } from "../mail/templates";
 import type { Deps } from "./deps";
 import { issueTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
@@ -24,9 +24,8 @@ async function sendTemplate(
   values: Record<string, string>,
 ) {
   const { config } = deps;
-  const catalog = templateCatalog(config.AUTH_EMAIL_TEMPLATES);
   const message = renderTemplate(
-    catalog,
+    config.mailTemplates,
     name,
     user.locale,
     config.AUTH_LOCALE_DEFAULT,

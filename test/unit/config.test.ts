@@ -37,6 +37,7 @@ describe("config", () => {
     ["AUTH_JWT_CUSTOM_CLAIMS", "[1,2]"],
     ["AUTH_SMTP_AUTH_METHOD", "CRAM-MD5"],
     ["AUTH_SMTP_SENDER", "not an address"],
+    ["AUTH_EMAIL_TEMPLATES", '{"en":{"email-verify":{"subject":"no body"}}}'],
   ])("a bad %s fails with an error naming it", (name, value) => {
     expect(() => getConfig({ ...env, [name]: value })).toThrow(ConfigError);
     expect(() => getConfig({ ...env, [name]: value })).toThrow(name);
