@@ -27,4 +27,26 @@ describe("scheduled housekeeping", () => {
     expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", live.refreshTokenId)).toBe(1);
     expect((await svc.post("/token", { refreshToken: live.refreshToken })).status).toBe(200);
   });
+
+  it("removes expired personal access tokens and keeps live ones", async () => {
+    const svc = service(NO_VERIFICATION);
+    const { accessToken } = await signUp(svc);
+    const create = async () => {
+      const response = await svc.post(
+        "/pat",
+        { expiresAt: new Date(Date.now() + 60_000).toISOString() },
+        accessToken,
+      );
+      return (await response.json()) as { id: string; personalAccessToken: string };
+    };
+    const [live, expired] = [await create(), await create()];
+    await env.DB.prepare("UPDATE personal_access_tokens SET expires_at = 1 WHERE id = ?")
+      .bind(expired.id)
+      .run();
+    await runHousekeeping(svc.env);
+    expect(await count("SELECT count(*) AS n FROM personal_access_tokens WHERE id = ?", expired.id)).toBe(0);
+    expect((await svc.post("/signin/pat", { personalAccessToken: live.personalAccessToken })).status).toBe(
+      200,
+    );
+  });
 });
