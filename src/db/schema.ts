@@ -80,8 +80,27 @@ export const tickets = sqliteTable(
     type: text("type").notNull(),
     ticketHash: text("ticket_hash").notNull().unique(),
     expiresAt: integer("expires_at").notNull(),
+    /** PKCE S256 challenge of the app that asked for the mail: the link then redirects with a code, not a token. */
+    codeChallenge: text("code_challenge"),
   },
   (t) => [primaryKey({ columns: [t.userId, t.type] })],
+);
+
+/**
+ * One-time codes that a followed link hands to a PKCE app instead of a refresh token (`POST /token/exchange`).
+ * Only the hash is kept; consumed by one `DELETE … RETURNING`.
+ */
+export const authorizationCodes = sqliteTable(
+  "authorization_codes",
+  {
+    codeHash: text("code_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeChallenge: text("code_challenge").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("authorization_codes_expires_at").on(t.expiresAt)],
 );
 
 /** Personal access tokens: long-lived secrets for scripts, stored as SHA-256; never accepted as refresh tokens. */

@@ -13,7 +13,13 @@ import {
 } from "../services/email-flows";
 import { changeUserPassword } from "../services/password-change";
 import { signUpOptionsSchema } from "../services/sign-up-options";
-import { emailField, passwordField, redirectOptions } from "./schemas";
+import { codeChallengeField, emailField, passwordField, redirectOptions } from "./schemas";
+
+const emailWithRedirect = z.object({
+  email: emailField,
+  options: redirectOptions,
+  codeChallenge: codeChallengeField,
+});
 
 /** Account management by email (contract §3.4). */
 export const accountRoutes = new Hono<AppEnv>()
@@ -21,21 +27,21 @@ export const accountRoutes = new Hono<AppEnv>()
     "/user/email/change",
     rateLimit("EMAIL", "newEmail"),
     requireAuth,
-    jsonBody(z.object({ newEmail: emailField, options: redirectOptions })),
+    jsonBody(z.object({ newEmail: emailField, options: redirectOptions, codeChallenge: codeChallengeField })),
     async (c) => {
-      const { newEmail, options } = c.req.valid("json");
+      const { newEmail, options, codeChallenge } = c.req.valid("json");
       const user = await requireRegisteredUser(c.var.deps, c.var.auth!.sub);
-      await changeUserEmail(c.var.deps, user.id, newEmail, options?.redirectTo);
+      await changeUserEmail(c.var.deps, user.id, newEmail, { ...options, codeChallenge });
       return c.json("OK");
     },
   )
   .post(
     "/user/email/send-verification-email",
     rateLimit("EMAIL", "email"),
-    jsonBody(z.object({ email: emailField, options: redirectOptions })),
+    jsonBody(emailWithRedirect),
     async (c) => {
-      const { email, options } = c.req.valid("json");
-      await sendVerificationEmail(c.var.deps, email, options?.redirectTo);
+      const { email, options, codeChallenge } = c.req.valid("json");
+      await sendVerificationEmail(c.var.deps, email, { ...options, codeChallenge });
       return c.json("OK");
     },
   )
@@ -49,16 +55,11 @@ export const accountRoutes = new Hono<AppEnv>()
       return c.json("OK");
     },
   )
-  .post(
-    "/user/password/reset",
-    rateLimit("EMAIL", "email"),
-    jsonBody(z.object({ email: emailField, options: redirectOptions })),
-    async (c) => {
-      const { email, options } = c.req.valid("json");
-      await sendPasswordResetEmail(c.var.deps, email, options?.redirectTo);
-      return c.json("OK");
-    },
-  )
+  .post("/user/password/reset", rateLimit("EMAIL", "email"), jsonBody(emailWithRedirect), async (c) => {
+    const { email, options, codeChallenge } = c.req.valid("json");
+    await sendPasswordResetEmail(c.var.deps, email, { ...options, codeChallenge });
+    return c.json("OK");
+  })
   .post(
     "/user/deanonymize",
     rateLimit("EMAIL", "email"),
@@ -69,6 +70,7 @@ export const accountRoutes = new Hono<AppEnv>()
         email: emailField,
         password: passwordField.optional(),
         options: signUpOptionsSchema.optional(),
+        codeChallenge: codeChallengeField,
       }),
     ),
     async (c) => {

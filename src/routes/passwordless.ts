@@ -6,22 +6,47 @@ import { jsonBody } from "../middleware/validate";
 import { signInPasswordlessEmail } from "../services/email-flows";
 import { signInOtpEmail, verifyOtpEmail } from "../services/email-otp";
 import { signUpOptionsSchema } from "../services/sign-up-options";
-import { emailField } from "./schemas";
+import { codeChallengeField, emailField } from "./schemas";
 
-const emailWithOptions = z.object({ email: emailField, options: signUpOptionsSchema.optional() });
+const emailWithOptions = z.object({
+  email: emailField,
+  options: signUpOptionsSchema.optional(),
+  codeChallenge: codeChallengeField,
+});
 
-/** signInPasswordlessEmail, signInOTPEmail, verifySignInOTPEmail (contract §3.2). */
+/**
+ * signInPasswordlessEmail, signInOTPEmail, verifySignInOTPEmail (contract §3.2), and the client's sign-up variants
+ * (client.md §15), which refuse an address that already has an account.
+ */
 export const passwordlessRoutes = new Hono<AppEnv>()
   .post("/signin/passwordless/email", rateLimit("EMAIL", "email"), jsonBody(emailWithOptions), async (c) => {
-    const { email, options } = c.req.valid("json");
-    await signInPasswordlessEmail(c.var.deps, email, options);
+    await signInPasswordlessEmail(c.var.deps, c.req.valid("json"));
     return c.json("OK");
   })
+  .post(
+    "/signup/passwordless/email",
+    rateLimit("SIGNUPS"),
+    rateLimit("EMAIL", "email"),
+    jsonBody(emailWithOptions),
+    async (c) => {
+      await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), true);
+      return c.json("OK");
+    },
+  )
   .post("/signin/otp/email", rateLimit("EMAIL", "email"), jsonBody(emailWithOptions), async (c) => {
-    const { email, options } = c.req.valid("json");
-    await signInOtpEmail(c.var.deps, email, options);
+    await signInOtpEmail(c.var.deps, c.req.valid("json"));
     return c.json("OK");
   })
+  .post(
+    "/signup/otp/email",
+    rateLimit("SIGNUPS"),
+    rateLimit("EMAIL", "email"),
+    jsonBody(emailWithOptions),
+    async (c) => {
+      await signInOtpEmail(c.var.deps, c.req.valid("json"), true);
+      return c.json("OK");
+    },
+  )
   .post(
     "/signin/otp/email/verify",
     rateLimit("BRUTE_FORCE", "email"),

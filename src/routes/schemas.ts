@@ -8,3 +8,8 @@ export const refreshTokenField = z.string().min(1).max(100);
 export const metadataField = z.record(z.string(), z.unknown());
 /** `options` of the operations that only take a redirect (`OptionsRedirectTo`). */
 export const redirectOptions = z.strictObject({ redirectTo: z.string().max(2048).optional() }).optional();
+/** PKCE S256 challenge (RFC 7636 §4.2): base64url of a SHA-256 digest, 43 characters. */
+export const codeChallengeField = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, "must be the base64url SHA-256 of a code verifier (S256)")
+  .optional();

@@ -5,12 +5,13 @@ import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { signUpEmailPassword } from "../services/sign-up";
 import { signUpOptionsSchema } from "../services/sign-up-options";
-import { emailField, passwordField } from "./schemas";
+import { codeChallengeField, emailField, passwordField } from "./schemas";
 
 const emailPasswordBody = z.object({
   email: emailField,
   password: passwordField,
   options: signUpOptionsSchema.optional(),
+  codeChallenge: codeChallengeField,
 });
 
 export const signUpRoutes = new Hono<AppEnv>().post(

@@ -6,14 +6,27 @@ import { verifyAccessToken } from "../lib/jwt";
 import { optionalAuth } from "../middleware/auth";
 import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
+import { exchangeAuthorizationCode } from "../services/authorization-codes";
 import { refreshSession, revokeAllSessions, revokeByRefreshToken } from "../services/sessions";
 import { refreshTokenField } from "./schemas";
 
-/** refreshToken, signOut, verifyToken (contract §3.3). */
+/** RFC 7636 §4.1: 43–128 characters of the unreserved set. */
+const codeVerifierField = z
+  .string()
+  .regex(/^[A-Za-z0-9._~-]{43,128}$/, "must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~");
+
+/** refreshToken, tokenExchange (PKCE links), signOut, verifyToken (contract §3.3, client.md §15). */
 export const tokenRoutes = new Hono<AppEnv>()
   .post("/token", rateLimit("REFRESH"), jsonBody(z.object({ refreshToken: refreshTokenField })), async (c) =>
     // A bare Session, not wrapped: the client stores it because it has accessToken, refreshToken and user.
     c.json(await refreshSession(c.var.deps, c.req.valid("json").refreshToken)),
+  )
+  .post(
+    "/token/exchange",
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ code: z.string().min(1).max(100), codeVerifier: codeVerifierField })),
+    async (c) =>
+      c.json(await exchangeAuthorizationCode(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
   )
   .post(
     "/signout",

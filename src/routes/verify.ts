@@ -23,8 +23,10 @@ export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_F
     );
   }
   try {
-    const { session, type } = await verifyTicket(deps, ticket, c.req.header("user-agent"));
-    return c.redirect(withQuery(redirectTo, { refreshToken: session.refreshToken, type }), 302);
+    const verified = await verifyTicket(deps, ticket, c.req.header("user-agent"));
+    const credential: Record<string, string> =
+      "code" in verified ? { code: verified.code } : { refreshToken: verified.session.refreshToken };
+    return c.redirect(withQuery(redirectTo, { ...credential, type: verified.type }), 302);
   } catch (caught) {
     if (!(caught instanceof AppError)) throw caught;
     const error = concealIfConfigured(caught, config.AUTH_CONCEAL_ERRORS);

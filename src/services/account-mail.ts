@@ -34,6 +34,12 @@ async function sendTemplate(
   await deps.mailer.send({ to, ...message });
 }
 
+/** Where a mailed link leads: the app's `redirectTo`, and the app's PKCE challenge when it sent one. */
+export interface LinkTarget {
+  redirectTo: string;
+  codeChallenge?: string;
+}
+
 /**
  * Issues a ticket of `type` (replacing the user's previous one of that type) and mails its link
  * `{AUTH_SERVER_URL}/verify?ticket=…&type=…&redirectTo=…` (contract §8). `to` defaults to the user's email; the
@@ -43,17 +49,21 @@ export async function sendTicketMail(
   deps: Deps,
   user: UserRow,
   type: TicketType,
-  redirectTo: string,
+  target: LinkTarget,
   to: string | null = user.email,
 ): Promise<void> {
   if (!to) return;
   const kind = TICKET_TYPES[type];
-  const ticket = await issueTicket(deps, user.id, type);
+  const ticket = await issueTicket(deps, user.id, type, target.codeChallenge);
   const link = new URL(`${deps.config.AUTH_SERVER_URL}/verify`);
   link.searchParams.set("ticket", ticket);
   link.searchParams.set("type", kind.redirectType);
-  link.searchParams.set("redirectTo", redirectTo);
-  await sendTemplate(deps, user, to, kind.template, { link: link.toString(), ticket, redirectTo });
+  link.searchParams.set("redirectTo", target.redirectTo);
+  await sendTemplate(deps, user, to, kind.template, {
+    link: link.toString(),
+    ticket,
+    redirectTo: target.redirectTo,
+  });
 }
 
 /** Mails a one-time sign-in code (`signin-otp`). */

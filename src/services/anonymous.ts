@@ -49,6 +49,7 @@ export interface DeanonymizeInput {
   email: string;
   password?: string;
   options?: SignUpOptions;
+  codeChallenge?: string;
 }
 
 /**
@@ -98,9 +99,10 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
     throw error;
   }
   if (!updated) throw new AppError("unauthorized");
+  const target = { redirectTo: options.redirectTo, codeChallenge: input.codeChallenge };
   if (input.signInMethod === "passwordless") {
-    await sendTicketMail(deps, updated, "passwordlessEmail", options.redirectTo);
+    await sendTicketMail(deps, updated, "passwordlessEmail", target);
   } else if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED) {
-    await sendTicketMail(deps, updated, "verifyEmail", options.redirectTo);
+    await sendTicketMail(deps, updated, "verifyEmail", target);
   }
 }

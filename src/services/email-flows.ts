@@ -2,10 +2,10 @@ import { eq } from "drizzle-orm";
 import { users } from "../db/schema";
 import { AppError } from "../errors";
 import { isEmailAllowed } from "../lib/email-access";
-import { sendTicketMail } from "./account-mail";
+import { type LinkTarget, sendTicketMail } from "./account-mail";
 import type { Deps } from "./deps";
-import { resolveRedirectTo, type SignUpOptions } from "./sign-up-options";
-import { findOrCreateEmailUser } from "./user-factory";
+import { resolveRedirectTo } from "./sign-up-options";
+import { findOrCreateEmailUser, type PasswordlessRequest } from "./user-factory";
 import { findUserByEmail, findUserById } from "./users";
 
 /**
@@ -13,9 +13,22 @@ import { findUserByEmail, findUserById } from "./users";
  * an account: an unknown or disabled address gets the same `"OK"` and no mail.
  */
 
+/** What the mail-sending operations take besides the address: the app's redirect and PKCE challenge. */
+export interface LinkRequest {
+  redirectTo?: string;
+  codeChallenge?: string;
+}
+
+function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
+  return {
+    redirectTo: resolveRedirectTo(deps.config, request.redirectTo),
+    codeChallenge: request.codeChallenge,
+  };
+}
+
 /** sendVerificationEmail: unknown → "OK" and nothing sent (improvement); already verified → 400. */
-export async function sendVerificationEmail(deps: Deps, email: string, redirectTo?: string): Promise<void> {
-  const target = resolveRedirectTo(deps.config, redirectTo);
+export async function sendVerificationEmail(deps: Deps, email: string, request: LinkRequest): Promise<void> {
+  const target = linkTarget(deps, request);
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.disabled) return;
   if (user.emailVerified) throw new AppError("email-already-verified");
@@ -23,31 +36,34 @@ export async function sendVerificationEmail(deps: Deps, email: string, redirectT
 }
 
 /** sendPasswordResetEmail: always "OK"; a `passwordReset:` ticket (1 h) for a known, enabled user. */
-export async function sendPasswordResetEmail(deps: Deps, email: string, redirectTo?: string): Promise<void> {
-  const target = resolveRedirectTo(deps.config, redirectTo);
+export async function sendPasswordResetEmail(deps: Deps, email: string, request: LinkRequest): Promise<void> {
+  const target = linkTarget(deps, request);
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.disabled || !isEmailAllowed(email, deps.config)) return;
   await sendTicketMail(deps, user, "passwordReset", target);
 }
 
-/** signInPasswordlessEmail (magic link): creates the user on first use; a disabled user gets "OK" and no mail. */
+/**
+ * signInPasswordlessEmail (magic link): creates the user on first use; a disabled user gets "OK" and no mail.
+ * signUpPasswordlessEmail is the same with `newUserOnly`.
+ */
 export async function signInPasswordlessEmail(
   deps: Deps,
-  email: string,
-  options?: SignUpOptions,
+  request: PasswordlessRequest & { codeChallenge?: string },
+  newUserOnly = false,
 ): Promise<void> {
   if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
-  const { user, redirectTo } = await findOrCreateEmailUser(deps, email, options);
+  const { user, redirectTo } = await findOrCreateEmailUser(deps, request, newUserOnly);
   if (user.disabled) return;
-  await sendTicketMail(deps, user, "passwordlessEmail", redirectTo);
+  await sendTicketMail(deps, user, "passwordlessEmail", { redirectTo, codeChallenge: request.codeChallenge });
 }
 
 /**
  * changeUserEmail: records the new address and mails an `emailConfirmChange:` link to it. The address itself
  * changes only when that link is followed, so a typo cannot lock the user out.
  */
-export async function changeUserEmail(deps: Deps, userId: string, newEmail: string, redirectTo?: string) {
-  const target = resolveRedirectTo(deps.config, redirectTo);
+export async function changeUserEmail(deps: Deps, userId: string, newEmail: string, request: LinkRequest) {
+  const target = linkTarget(deps, request);
   const address = newEmail.toLowerCase();
   if (!isEmailAllowed(address, deps.config)) throw new AppError("invalid-email-password");
   if (await findUserByEmail(deps.db, address)) throw new AppError("email-already-in-use");

@@ -5,8 +5,7 @@ import { codeHash, generateCode } from "../lib/one-time-code";
 import { sendCodeMail } from "./account-mail";
 import type { Deps } from "./deps";
 import { createSession, type Session } from "./sessions";
-import type { SignUpOptions } from "./sign-up-options";
-import { findOrCreateEmailUser } from "./user-factory";
+import { findOrCreateEmailUser, type PasswordlessRequest } from "./user-factory";
 import { findUserByEmail } from "./users";
 
 const CODE_LIFETIME_MS = 10 * 60 * 1000;
@@ -17,13 +16,17 @@ function challenge(deps: Deps, scope: string) {
 
 const scopeOf = (email: string) => `email-otp:${email.toLowerCase()}`;
 
-/** signInOTPEmail: mails a 6-digit code (10 min); creates the user on first use. */
-export async function signInOtpEmail(deps: Deps, email: string, options?: SignUpOptions): Promise<void> {
+/** signInOTPEmail: mails a 6-digit code (10 min); creates the user on first use (signUpOTPEmail: only then). */
+export async function signInOtpEmail(
+  deps: Deps,
+  request: PasswordlessRequest,
+  newUserOnly = false,
+): Promise<void> {
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
-  const { user } = await findOrCreateEmailUser(deps, email, options);
+  const { user } = await findOrCreateEmailUser(deps, request, newUserOnly);
   if (user.disabled) return;
   const code = generateCode();
-  const scope = scopeOf(email);
+  const scope = scopeOf(request.email);
   await challenge(deps, scope).issue(
     await codeHash(deps.config.AUTH_ENCRYPTION_KEY!, scope, code),
     deps.now() + CODE_LIFETIME_MS,

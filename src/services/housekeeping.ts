@@ -1,7 +1,14 @@
 import { lte } from "drizzle-orm";
 import { getConfig } from "../config";
 import { createDb } from "../db/client";
-import { devMailbox, personalAccessTokens, refreshTokens, sessions, tickets } from "../db/schema";
+import {
+  authorizationCodes,
+  devMailbox,
+  personalAccessTokens,
+  refreshTokens,
+  sessions,
+  tickets,
+} from "../db/schema";
 import type { Env } from "../env";
 
 const DEV_MAILBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -15,6 +22,7 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(sessions).where(lte(sessions.expiresAt, now)),
     db.delete(tickets).where(lte(tickets.expiresAt, now)),
     db.delete(personalAccessTokens).where(lte(personalAccessTokens.expiresAt, now)),
+    db.delete(authorizationCodes).where(lte(authorizationCodes.expiresAt, now)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_MAILBOX_RETENTION_MS)),
   ]);
 }

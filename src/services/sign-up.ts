@@ -14,6 +14,7 @@ export interface SignUpEmailPasswordInput {
   email: string;
   password: string;
   options?: SignUpOptions;
+  codeChallenge?: string;
 }
 
 /**
@@ -39,7 +40,10 @@ export async function signUpEmailPassword(
   const verificationRequired = config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
   if (verificationRequired) {
     try {
-      await sendTicketMail(deps, user, "verifyEmail", options.redirectTo);
+      await sendTicketMail(deps, user, "verifyEmail", {
+        redirectTo: options.redirectTo,
+        codeChallenge: input.codeChallenge,
+      });
     } catch (error) {
       // Without its mail the account could never be verified: undo it so that the sign-up can simply be retried.
       await deps.db.delete(users).where(eq(users.id, user.id));

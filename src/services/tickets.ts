@@ -30,16 +30,33 @@ function isTicketType(value: string): value is TicketType {
   return Object.hasOwn(TICKET_TYPES, value);
 }
 
-/** Issues a ticket; a newer ticket of the same type replaces the user's older one. Only its hash is stored. */
-export async function issueTicket(deps: Deps, userId: string, type: TicketType): Promise<string> {
+/**
+ * Issues a ticket; a newer ticket of the same type replaces the user's older one. Only its hash is stored. With a
+ * PKCE `codeChallenge`, following the link yields a one-time code for that app instead of a refresh token.
+ */
+export async function issueTicket(
+  deps: Deps,
+  userId: string,
+  type: TicketType,
+  codeChallenge: string | null = null,
+): Promise<string> {
   const ticket = `${type}:${randomUuid()}`;
   const ticketHash = await sha256Hex(ticket);
   const expiresAt = deps.now() + TICKET_TYPES[type].lifetimeMs;
   await deps.db
     .insert(tickets)
-    .values({ userId, type, ticketHash, expiresAt })
-    .onConflictDoUpdate({ target: [tickets.userId, tickets.type], set: { ticketHash, expiresAt } });
+    .values({ userId, type, ticketHash, expiresAt, codeChallenge })
+    .onConflictDoUpdate({
+      target: [tickets.userId, tickets.type],
+      set: { ticketHash, expiresAt, codeChallenge },
+    });
   return ticket;
+}
+
+export interface ConsumedTicket {
+  userId: string;
+  type: TicketType;
+  codeChallenge: string | null;
 }
 
 /**
@@ -50,7 +67,7 @@ export async function consumeTicket(
   deps: Deps,
   ticket: string,
   only?: TicketType,
-): Promise<{ userId: string; type: TicketType } | null> {
+): Promise<ConsumedTicket | null> {
   const type = ticket.slice(0, ticket.indexOf(":"));
   if (!isTicketType(type) || (only && type !== only) || ticket.length > 200) return null;
   const row = await deps.db
@@ -62,7 +79,7 @@ export async function consumeTicket(
         gt(tickets.expiresAt, deps.now()),
       ),
     )
-    .returning({ userId: tickets.userId })
+    .returning({ userId: tickets.userId, codeChallenge: tickets.codeChallenge })
     .get();
-  return row ? { userId: row.userId, type } : null;
+  return row ? { ...row, type } : null;
 }

@@ -45,24 +45,34 @@ export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | 
     .get();
 }
 
+/** A passwordless request (magic link, email OTP): the address, and the sign-up options for a new user. */
+export interface PasswordlessRequest {
+  email: string;
+  options?: SignUpOptions;
+}
+
 /**
  * The user of a passwordless flow (magic link, email OTP): found by email, or created on first use with the sign-up
- * checks (contract §3.2, "creates the user if absent"). Returns the user and the resolved redirect.
+ * checks (contract §3.2, "creates the user if absent"). With `newUserOnly` (the `/signup/…` variants) an existing
+ * address is `409 email-already-in-use`. Returns the user and the resolved redirect.
  */
 export async function findOrCreateEmailUser(
   deps: Deps,
-  email: string,
-  signUpOptions: SignUpOptions | undefined,
+  request: PasswordlessRequest,
+  newUserOnly = false,
 ): Promise<{ user: UserRow; redirectTo: string }> {
   const { config } = deps;
-  const address = email.toLowerCase();
+  const address = request.email.toLowerCase();
   if (!isEmailAllowed(address, config)) throw new AppError("invalid-email-password");
-  const options = resolveSignUpOptions(config, signUpOptions, address);
+  const options = resolveSignUpOptions(config, request.options, address);
   const existing = await findUserByEmail(deps.db, address);
+  if (existing && newUserOnly) throw new AppError("email-already-in-use");
   if (existing) return { user: existing, redirectTo: options.redirectTo };
   if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
-  const created =
-    (await insertUser(deps, { email: address, options })) ?? (await findUserByEmail(deps.db, address));
-  if (!created) throw new AppError("internal-server-error", undefined, "user vanished while being created");
-  return { user: created, redirectTo: options.redirectTo };
+  const inserted = await insertUser(deps, { email: address, options });
+  if (!inserted && newUserOnly) throw new AppError("email-already-in-use");
+  // Lost a race with another first use of the same address: that request's user is this one.
+  const user = inserted ?? (await findUserByEmail(deps.db, address));
+  if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
+  return { user, redirectTo: options.redirectTo };
 }

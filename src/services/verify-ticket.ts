@@ -2,6 +2,7 @@ import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../db/errors";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
+import { issueAuthorizationCode } from "./authorization-codes";
 import type { Deps } from "./deps";
 import { createSession, type Session } from "./sessions";
 import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
@@ -42,20 +43,22 @@ const EFFECTS: Record<TicketType, Effect> = {
   emailConfirmChange: confirmEmailChange,
 };
 
+/** What a followed link yields: a session, or for a PKCE app a one-time code; and the `type` the redirect carries. */
+export type VerifiedTicket = { type: string } & ({ session: Session } | { code: string });
+
 /**
- * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session.
- * Returns the session and the `type` the redirect carries.
+ * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session, or, when
+ * the app asked with a PKCE challenge, issues a code that `POST /token/exchange` turns into the session.
  */
-export async function verifyTicket(
-  deps: Deps,
-  ticket: string,
-  userAgent?: string,
-): Promise<{ session: Session; type: string }> {
+export async function verifyTicket(deps: Deps, ticket: string, userAgent?: string): Promise<VerifiedTicket> {
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
   const user = await EFFECTS[consumed.type](deps, consumed.userId);
   if (!user) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");
-  const session = await createSession(deps, user, userAgent);
-  return { session, type: TICKET_TYPES[consumed.type].redirectType };
+  const type = TICKET_TYPES[consumed.type].redirectType;
+  if (consumed.codeChallenge) {
+    return { code: await issueAuthorizationCode(deps, user.id, consumed.codeChallenge), type };
+  }
+  return { session: await createSession(deps, user, userAgent), type };
 }

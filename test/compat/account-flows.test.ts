@@ -1,5 +1,6 @@
 // The account journeys of the accounts issue, driven by the real @nhost/nhost-js client against `wrangler dev`:
 // each mail is read back from the development mailbox and followed to the end.
+import { base64url } from "jose";
 import { describe, expect, it } from "vitest";
 import { client, followLink, latestMail, mailedLink, REDIRECT, rejection, uniqueEmail } from "./client";
 
@@ -34,6 +35,26 @@ describe("@nhost/nhost-js account journeys", () => {
     // The link was single use.
     const again = await followLink(await mailedLink(email));
     expect(again.searchParams.get("error")).toBe("invalid-ticket");
+  });
+
+  it("magic link with PKCE: signUpPasswordlessEmail, the link carries a code, tokenExchange returns the session", async () => {
+    const nhost = client();
+    const email = uniqueEmail("pkce");
+    const codeVerifier = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+    const codeChallenge = base64url.encode(
+      new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(codeVerifier))),
+    );
+    await nhost.auth.signUpPasswordlessEmail({ email, options: { redirectTo: REDIRECT }, codeChallenge });
+    const landing = await followLink(await mailedLink(email));
+    expect(landing.searchParams.get("refreshToken")).toBeNull();
+    const exchanged = await nhost.auth.tokenExchange({
+      code: landing.searchParams.get("code")!,
+      codeVerifier,
+    });
+    expect(exchanged.body.session?.user?.email).toBe(email);
+    const again = await rejection(client().auth.signUpPasswordlessEmail({ email }));
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe("email-already-in-use");
   });
 
   it("email OTP: the mailed code signs in and the client stores the session", async () => {
