@@ -25,6 +25,7 @@ export const DEVELOPMENT_VARS = {
   AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
   AUTH_OTP_EMAIL_ENABLED: "true",
   AUTH_ANONYMOUS_USERS_ENABLED: "true",
+  AUTH_MFA_ENABLED: "true",
 };
 
 /** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */

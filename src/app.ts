@@ -11,6 +11,7 @@ import { emptyBodyAsJson } from "./middleware/validate";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
 import { devRoutes } from "./routes/dev";
+import { mfaRoutes } from "./routes/mfa";
 import { passwordlessRoutes } from "./routes/passwordless";
 import { patRoutes } from "./routes/pat";
 import { signInRoutes } from "./routes/sign-in";
@@ -77,7 +78,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", passwordlessRoutes)
     .route("/", anonymousRoutes)
     .route("/", accountRoutes)
-    .route("/", patRoutes);
+    .route("/", patRoutes)
+    .route("/", mfaRoutes);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devRoutes);
   return auth;
 }

@@ -84,6 +84,8 @@ export const configSchema = z.object({
   AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),
   AUTH_OTP_EMAIL_ENABLED: bool(false),
   AUTH_CONCEAL_ERRORS: bool(false),
+  AUTH_MFA_ENABLED: bool(false),
+  AUTH_MFA_TOTP_ISSUER: z.string().min(1).max(100).default("edge-auth"),
   AUTH_PASSWORD_HIBP_ENABLED: bool(false),
   AUTH_PASSWORD_HIBP_URL: url.default("https://api.pwnedpasswords.com/range"),
   // Off by default (a decision, docs/decisions.md): a Gravatar URL publishes an unsalted hash of the email.

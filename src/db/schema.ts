@@ -27,6 +27,10 @@ export const users = sqliteTable(
     roles: text("roles", { mode: "json" }).$type<string[]>().notNull(),
     isAnonymous: integer("is_anonymous", { mode: "boolean" }).notNull().default(false),
     activeMfaType: text("active_mfa_type"),
+    /** TOTP secret, AES-256-GCM under `AUTH_ENCRYPTION_KEY`; set by generate, active once `active_mfa_type` is totp. */
+    totpSecret: text("totp_secret"),
+    /** The newest TOTP time step accepted: a code of that step or older is refused (RFC 6238 §5.2, no replay). */
+    totpLastStep: integer("totp_last_step"),
     metadata: text("metadata", { mode: "json" })
       .$type<Record<string, unknown>>()
       .notNull()
@@ -120,6 +124,32 @@ export const personalAccessTokens = sqliteTable(
       .default(sql`'{}'`),
   },
   (t) => [index("personal_access_tokens_user_id").on(t.userId)],
+);
+
+/** `mfaTotp:` tickets of the sign-in second step: 5 minutes, a capped number of attempts, consumed on success. */
+export const mfaTickets = sqliteTable(
+  "mfa_tickets",
+  {
+    ticketHash: text("ticket_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+  },
+  (t) => [index("mfa_tickets_expires_at").on(t.expiresAt)],
+);
+
+/** One-time recovery codes, usable in place of a TOTP code; HMAC under `AUTH_ENCRYPTION_KEY`, never plain. */
+export const mfaRecoveryCodes = sqliteTable(
+  "mfa_recovery_codes",
+  {
+    codeHash: text("code_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("mfa_recovery_codes_user_id").on(t.userId)],
 );
 
 /** Development transport of the mailer (`AUTH_DEV_MAILBOX=true`); never written in production. */

@@ -4,6 +4,7 @@ import { createDb } from "../db/client";
 import {
   authorizationCodes,
   devMailbox,
+  mfaTickets,
   personalAccessTokens,
   refreshTokens,
   sessions,
@@ -23,6 +24,7 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(tickets).where(lte(tickets.expiresAt, now)),
     db.delete(personalAccessTokens).where(lte(personalAccessTokens.expiresAt, now)),
     db.delete(authorizationCodes).where(lte(authorizationCodes.expiresAt, now)),
+    db.delete(mfaTickets).where(lte(mfaTickets.expiresAt, now)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_MAILBOX_RETENTION_MS)),
   ]);
 }

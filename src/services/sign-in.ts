@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import { isEmailAllowed } from "../lib/email-access";
 import { hashPassword, verifyPassword } from "../lib/password";
 import type { Deps } from "./deps";
+import { issueMfaTicket } from "./mfa-sign-in";
 import { createSession, type Session } from "./sessions";
 import { findUserByEmail } from "./users";
 
@@ -38,6 +39,10 @@ export async function signInEmailPassword(
       ),
     );
   }
-  // Second factor seam: when `eligible.activeMfaType === "totp"`, answer `{ session: null, mfa: { ticket } }` here.
+  // TOTP active: the password was only the first factor (contract §3.2). Stays so if AUTH_MFA_ENABLED is later
+  // switched off: a user's second factor is not dropped by a configuration change.
+  if (eligible.activeMfaType === "totp") {
+    return { session: null, mfa: { ticket: await issueMfaTicket(deps, eligible.id) } };
+  }
   return { session: await createSession(deps, eligible, userAgent), mfa: null };
 }

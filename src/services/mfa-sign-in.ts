@@ -1,0 +1,62 @@
+import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { mfaTickets } from "../db/schema";
+import { AppError } from "../errors";
+import { randomUuid, sha256Hex } from "../lib/crypto";
+import type { Deps } from "./deps";
+import { acceptSecondFactor } from "./second-factor";
+import { createSession, type Session } from "./sessions";
+import { findUserById } from "./users";
+
+const TICKET_LIFETIME_MS = 5 * 60 * 1000;
+/** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */
+export const MAX_MFA_ATTEMPTS = 5;
+const PREFIX = "mfaTotp:";
+
+/** The first step of a sign-in with TOTP active: no session yet, a ticket for `POST /signin/mfa/totp`. */
+export async function issueMfaTicket(deps: Deps, userId: string): Promise<string> {
+  const ticket = `${PREFIX}${randomUuid()}`;
+  await deps.db.insert(mfaTickets).values({
+    ticketHash: await sha256Hex(ticket),
+    userId,
+    expiresAt: deps.now() + TICKET_LIFETIME_MS,
+  });
+  return ticket;
+}
+
+/**
+ * verifySignInMfaTotp: one attempt is taken from the ticket by a conditional UPDATE (so the cap holds under
+ * parallel requests), the code is checked (a TOTP code, once, or a recovery code, once), and on success the ticket is
+ * consumed by a DELETE … RETURNING: of two requests racing with good codes, one gets the session.
+ */
+export async function verifySignInMfaTotp(
+  deps: Deps,
+  input: { ticket: string; otp: string },
+  userAgent?: string,
+): Promise<{ session: Session }> {
+  if (!input.ticket.startsWith(PREFIX)) throw new AppError("invalid-ticket");
+  const ticketHash = await sha256Hex(input.ticket);
+  const attempt = await deps.db
+    .update(mfaTickets)
+    .set({ attempts: sql`${mfaTickets.attempts} + 1` })
+    .where(
+      and(
+        eq(mfaTickets.ticketHash, ticketHash),
+        gt(mfaTickets.expiresAt, deps.now()),
+        lt(mfaTickets.attempts, MAX_MFA_ATTEMPTS),
+      ),
+    )
+    .returning({ userId: mfaTickets.userId })
+    .get();
+  if (!attempt) throw new AppError("invalid-ticket");
+  const user = await findUserById(deps.db, attempt.userId);
+  if (user?.activeMfaType !== "totp") throw new AppError("invalid-ticket");
+  if (!(await acceptSecondFactor(deps, user, input.otp))) throw new AppError("invalid-totp");
+  const consumed = await deps.db
+    .delete(mfaTickets)
+    .where(eq(mfaTickets.ticketHash, ticketHash))
+    .returning({ userId: mfaTickets.userId })
+    .get();
+  if (!consumed) throw new AppError("invalid-ticket");
+  if (user.disabled) throw new AppError("disabled-user");
+  return { session: await createSession(deps, user, userAgent) };
+}
