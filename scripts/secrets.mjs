@@ -16,9 +16,10 @@ export function generateSecrets() {
 }
 
 /**
- * What a local run switches on besides its secrets: the development mail transport (mails are readable at
- * /auth/v1/dev/mailbox; never set it in production) and the sign-in methods that are off by default, so that every
- * flow can be tried by hand. Used by `npm start` and by the compatibility tests' `wrangler dev`.
+ * What a local run switches on besides its secrets: the development mail and SMS transports (messages are kept and
+ * readable at /auth/v1/dev/mailbox and /auth/v1/dev/sms; never set them in production) and the sign-in methods that
+ * are off by default, so that every flow can be tried by hand. Used by `npm start` and by the compatibility tests'
+ * `wrangler dev`.
  */
 export const DEVELOPMENT_VARS = {
   AUTH_DEV_MAILBOX: "true",
@@ -26,6 +27,8 @@ export const DEVELOPMENT_VARS = {
   AUTH_OTP_EMAIL_ENABLED: "true",
   AUTH_ANONYMOUS_USERS_ENABLED: "true",
   AUTH_MFA_ENABLED: "true",
+  AUTH_DEV_SMS: "true",
+  AUTH_SMS_PASSWORDLESS_ENABLED: "true",
 };
 
 /** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */

@@ -10,12 +10,13 @@ import { RateLimitedError, rateLimit } from "./middleware/rate-limit";
 import { emptyBodyAsJson } from "./middleware/validate";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
-import { devRoutes } from "./routes/dev";
+import { devMailboxRoutes, devSmsRoutes } from "./routes/dev";
 import { mfaRoutes } from "./routes/mfa";
 import { passwordlessRoutes } from "./routes/passwordless";
 import { patRoutes } from "./routes/pat";
 import { signInRoutes } from "./routes/sign-in";
 import { signUpRoutes } from "./routes/sign-up";
+import { smsRoutes } from "./routes/sms";
 import { systemRoutes } from "./routes/system";
 import { tokenRoutes } from "./routes/tokens";
 import { userRoutes } from "./routes/user";
@@ -79,8 +80,10 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", anonymousRoutes)
     .route("/", accountRoutes)
     .route("/", patRoutes)
-    .route("/", mfaRoutes);
-  if (config.AUTH_DEV_MAILBOX) auth.route("/", devRoutes);
+    .route("/", mfaRoutes)
+    .route("/", smsRoutes);
+  if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);
+  if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
   return auth;
 }
 

@@ -84,6 +84,13 @@ export const configSchema = z.object({
   AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),
   AUTH_OTP_EMAIL_ENABLED: bool(false),
   AUTH_CONCEAL_ERRORS: bool(false),
+  AUTH_SMS_PASSWORDLESS_ENABLED: bool(false),
+  AUTH_SMS_PROVIDER: z.enum(["twilio"]).optional(),
+  AUTH_SMS_TWILIO_ACCOUNT_SID: z.string().optional(),
+  AUTH_SMS_TWILIO_AUTH_TOKEN: z.string().optional(),
+  /** A messaging service SID (`MG…`) or a sender number in E.164. */
+  AUTH_SMS_TWILIO_MESSAGING_SERVICE_ID: z.string().optional(),
+  AUTH_DEV_SMS: bool(false),
   AUTH_MFA_ENABLED: bool(false),
   AUTH_MFA_TOTP_ISSUER: z.string().min(1).max(100).default("edge-auth"),
   AUTH_PASSWORD_HIBP_ENABLED: bool(false),
@@ -135,6 +142,24 @@ function parseSender(value: string | undefined): MailAddress | null {
   return named?.[1] ? { name: named[1], email } : { email };
 }
 
+/** SMS sign-in needs a way to send: the development store or a provider with its credentials. */
+function checkSmsTransport(data: z.output<typeof configSchema>) {
+  if (data.AUTH_SMS_PROVIDER === "twilio") {
+    for (const name of [
+      "AUTH_SMS_TWILIO_ACCOUNT_SID",
+      "AUTH_SMS_TWILIO_AUTH_TOKEN",
+      "AUTH_SMS_TWILIO_MESSAGING_SERVICE_ID",
+    ] as const) {
+      if (!data[name])
+        throw new ConfigError(`invalid configuration: ${name} must be set with AUTH_SMS_PROVIDER`);
+    }
+  } else if (data.AUTH_SMS_PASSWORDLESS_ENABLED && !data.AUTH_DEV_SMS) {
+    throw new ConfigError(
+      "invalid configuration: AUTH_SMS_PASSWORDLESS_ENABLED needs AUTH_SMS_PROVIDER (or AUTH_DEV_SMS in development)",
+    );
+  }
+}
+
 /** Mail settings that only make sense together: a half-configured transport fails here, not at the first mail. */
 function checkMailTransport(env: object, data: z.output<typeof configSchema>, sender: MailAddress | null) {
   if ("EMAIL" in env && env.EMAIL && !sender) {
@@ -173,6 +198,7 @@ export function getConfig(env: object): Config {
   }
   const mailSender = parseSender(data.AUTH_SMTP_SENDER);
   checkMailTransport(env, data, mailSender);
+  checkSmsTransport(data);
   const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
   const config: Config = {
     ...data,

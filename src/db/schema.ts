@@ -168,3 +168,15 @@ export const devMailbox = sqliteTable(
 
 export type UserRow = typeof users.$inferSelect;
 export type NewUserRow = typeof users.$inferInsert;
+
+/** Development transport of SMS (`AUTH_DEV_SMS=true`); never written in production. */
+export const devSms = sqliteTable(
+  "dev_sms",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    to: text("to").notNull(),
+    body: text("body").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("dev_sms_to").on(t.to, t.id)],
+);

@@ -3,12 +3,16 @@ import type { AppEnv } from "../app-env";
 import type { Config } from "../config";
 import { createDb } from "../db/client";
 import { createMailer } from "../mail/create-mailer";
+import { createSmsSender } from "../sms/create-sender";
 
 /** Puts the request id, the parsed config and the service dependencies on the context. */
 export function requestContext(config: Config) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
     const db = createDb(c.env.DB);
+    const outbound: typeof fetch = c.env.OUTBOUND
+      ? (input, init) => c.env.OUTBOUND!.fetch(input, init)
+      : fetch;
     c.set("requestId", requestId);
     c.set("config", config);
     c.set("auth", null);
@@ -17,8 +21,9 @@ export function requestContext(config: Config) {
       db,
       env: c.env,
       mailer: createMailer(config, c.env, db),
+      sms: createSmsSender(config, db, outbound),
       now: Date.now,
-      outbound: c.env.OUTBOUND ? (input, init) => c.env.OUTBOUND!.fetch(input, init) : fetch,
+      outbound,
       background: (work) => c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e))),
     });
     await next();

@@ -2,6 +2,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { Env } from "../env";
 import type { Mailer } from "../mail/mailer";
+import type { SmsSender } from "../sms/sender";
 
 /** What a service needs from the outside world; routes build it per request, tests can build their own. */
 export interface Deps {
@@ -9,6 +10,7 @@ export interface Deps {
   db: Db;
   env: Env;
   mailer: Mailer;
+  sms: SmsSender;
   /** Milliseconds since the epoch; injected so expiry logic is testable with a fixed clock. */
   now: () => number;
   /**

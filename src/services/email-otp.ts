@@ -1,18 +1,14 @@
 import { eq } from "drizzle-orm";
 import { users } from "../db/schema";
 import { AppError } from "../errors";
-import { codeHash, generateCode } from "../lib/one-time-code";
 import { sendCodeMail } from "./account-mail";
 import type { Deps } from "./deps";
+import { checkOneTimeCode, issueOneTimeCode } from "./one-time-codes";
 import { createSession, type Session } from "./sessions";
 import { findOrCreateEmailUser, type PasswordlessRequest } from "./user-factory";
 import { findUserByEmail } from "./users";
 
 const CODE_LIFETIME_MS = 10 * 60 * 1000;
-
-function challenge(deps: Deps, scope: string) {
-  return deps.env.CODE_CHALLENGES.get(deps.env.CODE_CHALLENGES.idFromName(scope));
-}
 
 const scopeOf = (email: string) => `email-otp:${email.toLowerCase()}`;
 
@@ -25,12 +21,7 @@ export async function signInOtpEmail(
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
   const { user } = await findOrCreateEmailUser(deps, request, newUserOnly);
   if (user.disabled) return;
-  const code = generateCode();
-  const scope = scopeOf(request.email);
-  await challenge(deps, scope).issue(
-    await codeHash(deps.config.AUTH_ENCRYPTION_KEY!, scope, code),
-    deps.now() + CODE_LIFETIME_MS,
-  );
+  const code = await issueOneTimeCode(deps, scopeOf(request.email), CODE_LIFETIME_MS);
   await sendCodeMail(deps, user, code);
 }
 
@@ -42,12 +33,7 @@ export async function verifyOtpEmail(
   userAgent?: string,
 ): Promise<{ session: Session }> {
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
-  const scope = scopeOf(email);
-  const outcome = await challenge(deps, scope).verify(
-    await codeHash(deps.config.AUTH_ENCRYPTION_KEY!, scope, otp),
-    deps.now(),
-  );
-  if (outcome !== "ok") throw new AppError("invalid-otp");
+  if (!(await checkOneTimeCode(deps, scopeOf(email), otp))) throw new AppError("invalid-otp");
   const user = await findUserByEmail(deps.db, email);
   if (!user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");

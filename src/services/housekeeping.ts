@@ -4,6 +4,7 @@ import { createDb } from "../db/client";
 import {
   authorizationCodes,
   devMailbox,
+  devSms,
   mfaTickets,
   personalAccessTokens,
   refreshTokens,
@@ -12,7 +13,7 @@ import {
 } from "../db/schema";
 import type { Env } from "../env";
 
-const DEV_MAILBOX_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const DEV_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /** Daily cron: removes what has expired, so tables hold only live rows (docs/storage-schema.md). */
 export async function runHousekeeping(env: Env, now = Date.now()): Promise<void> {
@@ -25,6 +26,7 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(personalAccessTokens).where(lte(personalAccessTokens.expiresAt, now)),
     db.delete(authorizationCodes).where(lte(authorizationCodes.expiresAt, now)),
     db.delete(mfaTickets).where(lte(mfaTickets.expiresAt, now)),
-    db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_MAILBOX_RETENTION_MS)),
+    db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
+    db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
   ]);
 }

@@ -5,10 +5,11 @@ import { isEmailAllowed } from "../lib/email-access";
 import { gravatarUrl } from "../lib/gravatar";
 import type { Deps } from "./deps";
 import { type ResolvedSignUpOptions, resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
-import { findUserByEmail } from "./users";
+import { findUserByEmail, findUserByPhoneNumber } from "./users";
 
 export interface NewUser {
   email: string | null;
+  phoneNumber?: string;
   passwordHash?: string | null;
   options: ResolvedSignUpOptions;
   isAnonymous?: boolean;
@@ -33,6 +34,7 @@ export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | 
       avatarUrl: input.email ? await gravatarUrl(input.email, deps.config) : "",
       locale: options.locale,
       email: input.email,
+      phoneNumber: input.phoneNumber ?? null,
       emailVerified: input.emailVerified ?? false,
       passwordHash: input.passwordHash ?? null,
       defaultRole: options.defaultRole,
@@ -75,4 +77,24 @@ export async function findOrCreateEmailUser(
   const user = inserted ?? (await findUserByEmail(deps.db, address));
   if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
   return { user, redirectTo: options.redirectTo };
+}
+
+/**
+ * The user of an SMS sign-in: found by phone number (E.164), or created on first use with the sign-up checks
+ * (contract §3.2); the display name defaults to the number.
+ */
+export async function findOrCreatePhoneUser(
+  deps: Deps,
+  phoneNumber: string,
+  signUpOptions: SignUpOptions | undefined,
+): Promise<UserRow> {
+  const options = resolveSignUpOptions(deps.config, signUpOptions, phoneNumber);
+  const existing = await findUserByPhoneNumber(deps.db, phoneNumber);
+  if (existing) return existing;
+  if (deps.config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  const user =
+    (await insertUser(deps, { email: null, phoneNumber, options })) ??
+    (await findUserByPhoneNumber(deps.db, phoneNumber));
+  if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
+  return user;
 }

@@ -45,6 +45,10 @@ export async function findUserById(db: Db, id: string): Promise<UserRow | undefi
   return db.select().from(users).where(eq(users.id, id)).get();
 }
 
+export async function findUserByPhoneNumber(db: Db, phoneNumber: string): Promise<UserRow | undefined> {
+  return db.select().from(users).where(eq(users.phoneNumber, phoneNumber)).get();
+}
+
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
   return db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
 }

@@ -52,6 +52,24 @@ describe("rate limits (on by default)", () => {
     expect((await signInFrom(svc, "192.0.2.12", email)).status).toBe(429);
   });
 
+  it("counts a phone number once however it is written", async () => {
+    const svc = service({
+      ...ON,
+      AUTH_SMS_PASSWORDLESS_ENABLED: "true",
+      AUTH_DEV_SMS: "true",
+      AUTH_RATE_LIMIT_SMS_BURST: "2",
+    });
+    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const send = (ip: string, phoneNumber: string) =>
+      svc.request("POST", "/signin/passwordless/sms", {
+        headers: fromIp(ip),
+        body: JSON.stringify({ phoneNumber }),
+      });
+    expect((await send("192.0.2.20", phone)).status).toBe(200);
+    expect((await send("192.0.2.21", `${phone.slice(0, 2)} ${phone.slice(2)}`)).status).toBe(200);
+    expect((await send("192.0.2.22", `${phone.slice(0, 5)}-${phone.slice(5)}`)).status).toBe(429);
+  });
+
   it("recovers after the window", async () => {
     const svc = service({
       ...ON,

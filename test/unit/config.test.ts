@@ -70,4 +70,14 @@ describe("config", () => {
     ).toThrow(/AUTH_SMTP_PASS/);
     expect(() => getConfig({ ...env, EMAIL: env.CF_EMAIL })).toThrow(/AUTH_SMTP_SENDER/);
   });
+
+  it("refuses SMS sign-in without a way to send, and a provider without its credentials", () => {
+    expect(() => getConfig({ ...env, AUTH_SMS_PASSWORDLESS_ENABLED: "true" })).toThrow(/AUTH_SMS_PROVIDER/);
+    expect(() =>
+      getConfig({ ...env, AUTH_SMS_PROVIDER: "twilio", AUTH_SMS_TWILIO_ACCOUNT_SID: "AC1" }),
+    ).toThrow(/AUTH_SMS_TWILIO_AUTH_TOKEN/);
+    expect(
+      getConfig({ ...env, AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" }).AUTH_DEV_SMS,
+    ).toBe(true);
+  });
 });

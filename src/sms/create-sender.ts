@@ -1,0 +1,17 @@
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import type { SmsSender } from "./sender";
+import { devSmsSender } from "./transports/dev-sms";
+import { twilioSender } from "./transports/twilio";
+
+/** Configuration only allows SMS sign-in with one of these (config.ts); a missing one cannot send at all. */
+const noTransport: SmsSender = {
+  send: () => Promise.reject(new Error("no SMS transport is configured")),
+};
+
+/** The development store wins over the provider, as with mail, so local runs never send real messages. */
+export function createSmsSender(config: Config, db: Db, outbound: typeof fetch): SmsSender {
+  if (config.AUTH_DEV_SMS) return devSmsSender(db);
+  if (config.AUTH_SMS_PROVIDER === "twilio") return twilioSender(config, outbound);
+  return noTransport;
+}

@@ -1,0 +1,35 @@
+import type { Config } from "../../config";
+import { type SmsSender, smsFailure } from "../sender";
+
+const API = "https://api.twilio.com/2010-04-01";
+
+/**
+ * Twilio's Messages API (`POST /Accounts/{sid}/Messages.json`, form-encoded, HTTP Basic with the account SID and
+ * auth token). The sender is a messaging service (`MG…`) or a number. Goes through `outbound`, so tests answer it
+ * with a local fake on the same code path.
+ */
+export function twilioSender(config: Config, outbound: typeof fetch): SmsSender {
+  const sid = config.AUTH_SMS_TWILIO_ACCOUNT_SID!;
+  const authorization = `Basic ${btoa(`${sid}:${config.AUTH_SMS_TWILIO_AUTH_TOKEN!}`)}`;
+  const sender = config.AUTH_SMS_TWILIO_MESSAGING_SERVICE_ID!;
+  const senderField = sender.startsWith("MG") ? "MessagingServiceSid" : "From";
+  return {
+    async send(to, body) {
+      let response: Response;
+      try {
+        response = await outbound(`${API}/Accounts/${encodeURIComponent(sid)}/Messages.json`, {
+          method: "POST",
+          headers: { authorization, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ To: to, Body: body, [senderField]: sender }),
+        });
+      } catch (error) {
+        throw smsFailure("twilio", error);
+      }
+      if (!response.ok) {
+        // Twilio's error body says why (`{"code":21211,"message":"… is not a valid phone number"}`): log it.
+        const detail = (await response.text().catch(() => "")).slice(0, 500);
+        throw smsFailure("twilio", `HTTP ${response.status} ${detail}`);
+      }
+    },
+  };
+}
