@@ -21,6 +21,7 @@ import { systemRoutes } from "./routes/system";
 import { tokenRoutes } from "./routes/tokens";
 import { userRoutes } from "./routes/user";
 import { verifyRoutes } from "./routes/verify";
+import { webauthnRoutes } from "./routes/webauthn";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -81,7 +82,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", accountRoutes)
     .route("/", patRoutes)
     .route("/", mfaRoutes)
-    .route("/", smsRoutes);
+    .route("/", smsRoutes)
+    .route("/", webauthnRoutes);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);
   if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
   return auth;

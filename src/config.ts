@@ -91,6 +91,13 @@ export const configSchema = z.object({
   /** A messaging service SID (`MG…`) or a sender number in E.164. */
   AUTH_SMS_TWILIO_MESSAGING_SERVICE_ID: z.string().optional(),
   AUTH_DEV_SMS: bool(false),
+  AUTH_WEBAUTHN_ENABLED: bool(false),
+  /** Defaults to the host of AUTH_CLIENT_URL (resolved in getConfig). */
+  AUTH_WEBAUTHN_RP_ID: z.string().min(1).optional(),
+  AUTH_WEBAUTHN_RP_NAME: z.string().min(1).default("edge-auth"),
+  /** Defaults to the origin of AUTH_CLIENT_URL. */
+  AUTH_WEBAUTHN_RP_ORIGINS: list(),
+  AUTH_REQUIRE_ELEVATED_CLAIM: z.enum(["disabled", "recommended", "required"]).default("disabled"),
   AUTH_MFA_ENABLED: bool(false),
   AUTH_MFA_TOTP_ISSUER: z.string().min(1).max(100).default("edge-auth"),
   AUTH_PASSWORD_HIBP_ENABLED: bool(false),
@@ -124,6 +131,8 @@ export type Config = z.output<typeof configSchema> & {
   mailSender: MailAddress | null;
   /** The built-in mail templates with `AUTH_EMAIL_TEMPLATES` applied. */
   mailTemplates: Catalog;
+  /** The WebAuthn relying party: id (a domain) and the origins whose ceremonies are accepted. */
+  webauthn: { rpId: string; rpName: string; origins: string[] };
 };
 
 export interface MailAddress {
@@ -208,6 +217,14 @@ export function getConfig(env: object): Config {
     rateLimits: parseRateLimits(env as Record<string, unknown>),
     mailSender,
     mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
+    webauthn: {
+      rpId: data.AUTH_WEBAUTHN_RP_ID ?? new URL(data.AUTH_CLIENT_URL).hostname,
+      rpName: data.AUTH_WEBAUTHN_RP_NAME,
+      origins:
+        data.AUTH_WEBAUTHN_RP_ORIGINS.length > 0
+          ? data.AUTH_WEBAUTHN_RP_ORIGINS
+          : [new URL(data.AUTH_CLIENT_URL).origin],
+    },
   };
   cache.set(env, config);
   return config;

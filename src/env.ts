@@ -1,6 +1,7 @@
 import type { CodeChallenge } from "./durable/code-challenge";
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RefreshSession } from "./durable/refresh-session";
+import type { WebauthnChallenge } from "./durable/webauthn-challenge";
 
 /** Bindings and variables the Worker receives. Values are validated by `config.ts`. */
 export interface Env {
@@ -8,6 +9,7 @@ export interface Env {
   REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
   CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
+  WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;
   /** Optional: Cloudflare Email Service (`[[send_email]] name = "EMAIL"`), one of the mail transports. */
   EMAIL?: SendEmail;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */

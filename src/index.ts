@@ -8,6 +8,7 @@ import { runHousekeeping } from "./services/housekeeping";
 export { CodeChallenge } from "./durable/code-challenge";
 export { RateLimiter } from "./durable/rate-limiter";
 export { RefreshSession } from "./durable/refresh-session";
+export { WebauthnChallenge } from "./durable/webauthn-challenge";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 

@@ -152,6 +152,26 @@ export const mfaRecoveryCodes = sqliteTable(
   (t) => [index("mfa_recovery_codes_user_id").on(t.userId)],
 );
 
+/** WebAuthn credentials (security keys, passkeys): public keys only; the signature counter guards against clones. */
+export const securityKeys = sqliteTable(
+  "security_keys",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** base64url credential id, as the browser reports it. */
+    credentialId: text("credential_id").notNull().unique(),
+    /** base64url COSE public key. */
+    publicKey: text("public_key").notNull(),
+    counter: integer("counter").notNull().default(0),
+    transports: text("transports", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    nickname: text("nickname"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("security_keys_user_id").on(t.userId)],
+);
+
 /** Development transport of the mailer (`AUTH_DEV_MAILBOX=true`); never written in production. */
 export const devMailbox = sqliteTable(
   "dev_mailbox",

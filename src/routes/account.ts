@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { optionalAuth, requireAuth } from "../middleware/auth";
+import { requireElevation } from "../middleware/elevation";
 import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { deanonymizeUser } from "../services/anonymous";
@@ -27,6 +28,7 @@ export const accountRoutes = new Hono<AppEnv>()
     "/user/email/change",
     rateLimit("EMAIL", "newEmail"),
     requireAuth,
+    requireElevation(),
     jsonBody(z.object({ newEmail: emailField, options: redirectOptions, codeChallenge: codeChallengeField })),
     async (c) => {
       const { newEmail, options, codeChallenge } = c.req.valid("json");
@@ -49,6 +51,7 @@ export const accountRoutes = new Hono<AppEnv>()
     "/user/password",
     rateLimit("BRUTE_FORCE"),
     optionalAuth,
+    requireElevation(),
     jsonBody(z.object({ newPassword: passwordField, ticket: z.string().max(200).optional() })),
     async (c) => {
       await changeUserPassword(c.var.deps, c.req.valid("json"), c.var.auth);

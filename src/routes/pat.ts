@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { requireAuth } from "../middleware/auth";
+import { requireElevation } from "../middleware/elevation";
 import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { createPersonalAccessToken, signInWithPersonalAccessToken } from "../services/pat";
@@ -12,6 +13,7 @@ export const patRoutes = new Hono<AppEnv>()
   .post(
     "/pat",
     requireAuth,
+    requireElevation(),
     jsonBody(z.object({ expiresAt: z.iso.datetime({ offset: true }), metadata: metadataField.optional() })),
     async (c) => {
       const { expiresAt, metadata } = c.req.valid("json");

@@ -41,8 +41,16 @@ async function buildSession(
   };
 }
 
-/** Starts a new session (token family) for a user who has just authenticated. */
-export async function createSession(deps: Deps, user: UserRow, userAgent?: string): Promise<Session> {
+/**
+ * Starts a new session (token family) for a user who has just authenticated. `extraClaims` go into this first
+ * access token only (the elevated claim): a refresh issues plain tokens.
+ */
+export async function createSession(
+  deps: Deps,
+  user: UserRow,
+  userAgent?: string,
+  extraClaims?: HasuraClaims,
+): Promise<Session> {
   const now = deps.now();
   const sessionId = randomUuid();
   const refreshToken = randomUuid();
@@ -54,7 +62,7 @@ export async function createSession(deps: Deps, user: UserRow, userAgent?: strin
     deps.db.insert(refreshTokens).values({ tokenHash: await sha256Hex(refreshToken), sessionId, expiresAt }),
     deps.db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
   ]);
-  return buildSession(deps, user, sessionId, refreshToken, now);
+  return buildSession(deps, user, sessionId, refreshToken, now, extraClaims);
 }
 
 function familyStub(deps: Deps, sessionId: string) {

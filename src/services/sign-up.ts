@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
-import { users } from "../db/schema";
+import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import { isEmailAllowed } from "../lib/email-access";
 import { hashPassword } from "../lib/password";
-import { sendTicketMail } from "./account-mail";
+import { type LinkTarget, sendTicketMail } from "./account-mail";
 import type { Deps } from "./deps";
 import { checkPasswordPolicy } from "./password-policy";
 import { createSession, type Session } from "./sessions";
@@ -37,13 +37,28 @@ export async function signUpEmailPassword(
   const user = await insertUser(deps, { email, passwordHash: await hashPassword(input.password), options });
   if (!user) throw new AppError("email-already-in-use");
 
-  const verificationRequired = config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
+  return completeSignUp(
+    deps,
+    user,
+    { redirectTo: options.redirectTo, codeChallenge: input.codeChallenge },
+    userAgent,
+  );
+}
+
+/**
+ * The end of every sign-up with an email (password, security key): with verification required, the verification
+ * mail and no session; otherwise a session unless new users start disabled.
+ */
+export async function completeSignUp(
+  deps: Deps,
+  user: UserRow,
+  target: LinkTarget,
+  userAgent?: string,
+): Promise<{ session: Session | null }> {
+  const verificationRequired = deps.config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
   if (verificationRequired) {
     try {
-      await sendTicketMail(deps, user, "verifyEmail", {
-        redirectTo: options.redirectTo,
-        codeChallenge: input.codeChallenge,
-      });
+      await sendTicketMail(deps, user, "verifyEmail", target);
     } catch (error) {
       // Without its mail the account could never be verified: undo it so that the sign-up can simply be retried.
       await deps.db.delete(users).where(eq(users.id, user.id));

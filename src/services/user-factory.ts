@@ -8,6 +8,8 @@ import { type ResolvedSignUpOptions, resolveSignUpOptions, type SignUpOptions } 
 import { findUserByEmail, findUserByPhoneNumber } from "./users";
 
 export interface NewUser {
+  /** Set when the id was promised before the user exists (the WebAuthn user handle); random otherwise. */
+  id?: string;
   email: string | null;
   phoneNumber?: string;
   passwordHash?: string | null;
@@ -26,7 +28,7 @@ export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | 
   return deps.db
     .insert(users)
     .values({
-      id: randomUuid(),
+      id: input.id ?? randomUuid(),
       createdAt: now,
       updatedAt: now,
       disabled: deps.config.AUTH_DISABLE_NEW_USERS,

@@ -1,0 +1,78 @@
+import type { WebAuthnCredential } from "@simplewebauthn/server";
+import { isoBase64URL } from "@simplewebauthn/server/helpers";
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import { securityKeys, type securityKeys as securityKeysTable } from "../../db/schema";
+import { randomUuid } from "../../lib/crypto";
+import { ceremonyFailed } from "./ceremonies";
+
+type SecurityKeyRow = typeof securityKeysTable.$inferSelect;
+
+export function keysOfUser(db: Db, userId: string): Promise<SecurityKeyRow[]> {
+  return db.select().from(securityKeys).where(eq(securityKeys.userId, userId)).all();
+}
+
+export async function userHasSecurityKey(db: Db, userId: string): Promise<boolean> {
+  const row = await db
+    .select({ id: securityKeys.id })
+    .from(securityKeys)
+    .where(eq(securityKeys.userId, userId))
+    .limit(1)
+    .get();
+  return row !== undefined;
+}
+
+export function keyByCredentialId(db: Db, credentialId: string): Promise<SecurityKeyRow | undefined> {
+  return db.select().from(securityKeys).where(eq(securityKeys.credentialId, credentialId)).get();
+}
+
+/** The stored key in the library's shape, for verifying an assertion. */
+export function asCredential(key: SecurityKeyRow): WebAuthnCredential {
+  return {
+    id: key.credentialId,
+    publicKey: isoBase64URL.toBuffer(key.publicKey),
+    counter: key.counter,
+    transports: key.transports as WebAuthnCredential["transports"],
+  };
+}
+
+/** Options entries (`allowCredentials`, `excludeCredentials`) for a user's keys. */
+export function descriptors(keys: SecurityKeyRow[]) {
+  return keys.map((key) => ({ id: key.credentialId, transports: key.transports }));
+}
+
+/** The insert that registers a verified credential; a credential already registered (to anyone) is refused. */
+export function insertSecurityKey(
+  db: Db,
+  userId: string,
+  credential: WebAuthnCredential,
+  nickname: string | undefined,
+  now: number,
+) {
+  return db.insert(securityKeys).values({
+    id: randomUuid(),
+    userId,
+    credentialId: credential.id,
+    publicKey: isoBase64URL.fromBuffer(credential.publicKey),
+    counter: credential.counter,
+    transports: credential.transports ?? [],
+    nickname: nickname ?? null,
+    createdAt: now,
+  });
+}
+
+export async function registerSecurityKey(
+  db: Db,
+  userId: string,
+  credential: WebAuthnCredential,
+  nickname: string | undefined,
+  now: number,
+): Promise<SecurityKeyRow> {
+  try {
+    return (await insertSecurityKey(db, userId, credential, nickname, now).returning().get())!;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw ceremonyFailed("credential is already registered");
+    throw error;
+  }
+}
