@@ -12,6 +12,8 @@ import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/sec
 declare module "vitest" {
   export interface ProvidedContext {
     serverUrl: string;
+    /** Where the browser test serves its page: the WebAuthn origin the server accepts. */
+    pagePort: number;
   }
 }
 
@@ -46,6 +48,8 @@ export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "edge-auth-compat-"));
   const port = await freePort();
   const serverUrl = `http://127.0.0.1:${port}`;
+  const pagePort = await freePort();
+  const pageOrigin = `http://localhost:${pagePort}`;
   const envFile = join(dir, "test.env");
   const vars = {
     ...generateSecrets(),
@@ -53,6 +57,10 @@ export default async function setup(project: TestProject) {
     AUTH_RATE_LIMIT_ENABLE: "false",
     AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
+    // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
+    AUTH_CORS_ORIGINS: pageOrigin,
+    AUTH_WEBAUTHN_RP_ID: "localhost",
+    AUTH_WEBAUTHN_RP_ORIGINS: pageOrigin,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
@@ -89,6 +97,7 @@ export default async function setup(project: TestProject) {
   child.stderr?.on("data", (chunk) => (output += chunk));
   await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
   project.provide("serverUrl", serverUrl);
+  project.provide("pagePort", pagePort);
 
   return async () => {
     child.kill("SIGTERM");
