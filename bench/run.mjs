@@ -78,7 +78,12 @@ const mf = new Miniflare(
     compatibilityDate: "2026-11-01",
     compatibilityFlags: ["nodejs_compat"],
     d1Databases: ["DB"],
-    durableObjects: { REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true } },
+    durableObjects: {
+      REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
+      CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },
+      RATE_LIMITERS: { className: "RateLimiter", useSQLite: true },
+      WEBAUTHN_CHALLENGES: { className: "WebauthnChallenge", useSQLite: true },
+    },
     defaultPersistRoot: join(dir, "state"),
     // One client address drives thousands of requests: limits are switched off here (BENCH_RATE_LIMIT=on keeps
     // them, with bursts raised so nothing is refused and their cost shows).

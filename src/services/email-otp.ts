@@ -1,12 +1,10 @@
-import { eq } from "drizzle-orm";
-import { users } from "../db/schema";
 import { AppError } from "../errors";
 import { sendCodeMail } from "./account-mail";
 import type { Deps } from "./deps";
 import { checkOneTimeCode, issueOneTimeCode } from "./one-time-codes";
 import { createSession, type Session } from "./sessions";
 import { findOrCreateEmailUser, type PasswordlessRequest } from "./user-factory";
-import { findUserByEmail } from "./users";
+import { findUserByEmail, markVerified } from "./users";
 
 const CODE_LIFETIME_MS = 10 * 60 * 1000;
 
@@ -37,13 +35,6 @@ export async function verifyOtpEmail(
   const user = await findUserByEmail(deps.db, email);
   if (!user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  const verified = user.emailVerified
-    ? user
-    : ((await deps.db
-        .update(users)
-        .set({ emailVerified: true, updatedAt: deps.now() })
-        .where(eq(users.id, user.id))
-        .returning()
-        .get()) ?? user);
+  const verified = await markVerified(deps, user, "emailVerified");
   return { session: await createSession(deps, verified, userAgent) };
 }

@@ -1,5 +1,3 @@
-import { eq } from "drizzle-orm";
-import { users } from "../db/schema";
 import { AppError } from "../errors";
 import { toE164 } from "../lib/phone";
 import { smsCodeText } from "../sms/templates";
@@ -10,7 +8,7 @@ import { createSession } from "./sessions";
 import type { SignInResult } from "./sign-in";
 import type { SignUpOptions } from "./sign-up-options";
 import { findOrCreatePhoneUser } from "./user-factory";
-import { findUserByPhoneNumber } from "./users";
+import { findUserByPhoneNumber, markVerified } from "./users";
 
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 const scopeOf = (phoneNumber: string) => `sms-otp:${phoneNumber}`;
@@ -51,14 +49,7 @@ export async function verifySignInPasswordlessSms(
   const user = await findUserByPhoneNumber(deps.db, phoneNumber);
   if (!user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  const verified = user.phoneNumberVerified
-    ? user
-    : ((await deps.db
-        .update(users)
-        .set({ phoneNumberVerified: true, updatedAt: deps.now() })
-        .where(eq(users.id, user.id))
-        .returning()
-        .get()) ?? user);
+  const verified = await markVerified(deps, user, "phoneNumberVerified");
   if (verified.activeMfaType === "totp") {
     return { session: null, mfa: { ticket: await issueMfaTicket(deps, verified.id) } };
   }

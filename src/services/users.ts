@@ -45,6 +45,22 @@ export async function findUserById(db: Db, id: string): Promise<UserRow | undefi
   return db.select().from(users).where(eq(users.id, id)).get();
 }
 
+/** Marks the email or the phone number verified (a code or link sent there came back); returns the updated user. */
+export async function markVerified(
+  deps: { db: Db; now: () => number },
+  user: UserRow,
+  field: "emailVerified" | "phoneNumberVerified",
+): Promise<UserRow> {
+  if (user[field]) return user;
+  const updated = await deps.db
+    .update(users)
+    .set({ [field]: true, updatedAt: deps.now() })
+    .where(eq(users.id, user.id))
+    .returning()
+    .get();
+  return updated ?? user;
+}
+
 export async function findUserByPhoneNumber(db: Db, phoneNumber: string): Promise<UserRow | undefined> {
   return db.select().from(users).where(eq(users.phoneNumber, phoneNumber)).get();
 }
