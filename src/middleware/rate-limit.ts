@@ -32,7 +32,8 @@ function identifierKey(field: string, value: string): string {
 
 /**
  * Counts the request in `bucket` (contract §11) per client IP and, with `identifierField`, per the identifier the
- * body names (an email, a phone number), so one address cannot be hammered from many IPs. Runs before any expensive work.
+ * body names (an email, a phone number), so one account cannot be hammered from many IPs. Runs before any
+ * expensive work.
  */
 export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
   return createMiddleware<AppEnv>(async (c, next) => {

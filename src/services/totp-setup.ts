@@ -47,8 +47,8 @@ export async function changeMfa(
   userId: string,
   input: { code: string; activeMfaType?: "totp" | "" },
 ): Promise<void> {
-  const user = await mfaUser(deps, userId);
   if (input.activeMfaType === "totp") {
+    const user = await mfaUser(deps, userId);
     if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
     if (!user.totpSecret) throw new AppError("no-totp-secret");
     if (!(await acceptTotpCode(deps, user, input.code))) throw new AppError("invalid-totp");
@@ -58,6 +58,9 @@ export async function changeMfa(
       .where(eq(users.id, userId));
     return;
   }
+  // Deactivation works with AUTH_MFA_ENABLED switched off too: sign-in still asks an active TOTP (mfa-sign-in.ts), so
+  // the user must be able to turn it off.
+  const user = await requireRegisteredUser(deps, userId);
   if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");
   if (!(await acceptSecondFactor(deps, user, input.code))) throw new AppError("invalid-totp");
   await deps.db.batch([

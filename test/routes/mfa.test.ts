@@ -284,6 +284,19 @@ describe("deactivation", () => {
     expect(codes.recoveryCodes).toHaveLength(10);
   });
 
+  it("deactivation still works after AUTH_MFA_ENABLED is switched off, and sign-in keeps asking until then", async () => {
+    const { session, secret, email } = await userWithTotp();
+    const off = service({ ...NO_VERIFICATION });
+    const signIn = (await (
+      await off.post("/signin/email-password", { email, password: PASSWORD })
+    ).json()) as {
+      mfa: { ticket: string } | null;
+    };
+    expect(signIn.mfa?.ticket).toMatch(/^mfaTotp:/);
+    await expectError(await off.get("/mfa/totp/generate", session.accessToken), 409, "disabled-endpoint");
+    expect((await off.post("/user/mfa", { code: codeAt(secret) }, session.accessToken)).status).toBe(200);
+  });
+
   it("a recovery code also deactivates, for a user who lost the authenticator", async () => {
     const { session, secret } = await userWithTotp();
     const { recoveryCodes } = (await (
