@@ -22,6 +22,7 @@ import { tokenRoutes } from "./routes/tokens";
 import { userRoutes } from "./routes/user";
 import { verifyRoutes } from "./routes/verify";
 import { webauthnRoutes } from "./routes/webauthn";
+import { createStorageApp } from "./storage/app";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -93,6 +94,7 @@ export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestContext(config));
   app.route(config.AUTH_API_PREFIX, createAuthApp(config));
+  app.route(config.STORAGE_API_PREFIX, createStorageApp(corsOrigins(config)));
   app.notFound((c) => {
     const error = new AppError(
       "route-not-found",

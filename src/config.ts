@@ -50,6 +50,10 @@ export const configSchema = z.object({
     .regex(/^\/[\w/-]*\/v1$/, "must start with / and end with /v1")
     .default("/auth/v1"),
   AUTH_SERVER_URL: url.default("http://localhost:8787/auth/v1"),
+  STORAGE_API_PREFIX: z
+    .string()
+    .regex(/^\/[\w/-]*\/v1$/, "must start with / and end with /v1")
+    .default("/storage/v1"),
   AUTH_CLIENT_URL: url.default("http://localhost:3000"),
   AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: list(),
   AUTH_ACCESS_CONTROL_ALLOWED_EMAILS: list(),

@@ -10,6 +10,8 @@ export interface Env {
   CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;
+  /** File contents of the storage API, under `<bucketId>/<fileId>`. */
+  FILES: R2Bucket;
   /** Optional: Cloudflare Email Service (`[[send_email]] name = "EMAIL"`), one of the mail transports. */
   EMAIL?: SendEmail;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */

@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env";
+import type { AccessRule } from "../db/schema";
+import { timingSafeEqualString } from "../lib/crypto";
+import { HASURA_NAMESPACE, verifyAccessToken } from "../lib/jwt";
+
+/**
+ * Who is calling the storage API (storage contract §4): the admin (admin secret), a user (a valid access token of
+ * the auth service, with the role it acts as), or the `public` role. An invalid or expired token counts as none:
+ * the client sends its token on every request.
+ */
+export type Caller = { kind: "admin" } | { kind: "user"; id: string; role: string } | { kind: "public" };
+
+const PUBLIC_ROLE = "public";
+
+export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
+  const { config } = c.var;
+  const secret = c.req.header("x-hasura-admin-secret");
+  if (
+    secret !== undefined &&
+    config.AUTH_ADMIN_SECRET &&
+    timingSafeEqualString(secret, config.AUTH_ADMIN_SECRET)
+  ) {
+    return { kind: "admin" };
+  }
+  const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  const payload = token ? await verifyAccessToken(config, token) : null;
+  if (!payload) return { kind: "public" };
+  const claims = payload[HASURA_NAMESPACE] ?? {};
+  const allowed = Array.isArray(claims["x-hasura-allowed-roles"])
+    ? (claims["x-hasura-allowed-roles"] as string[])
+    : [];
+  const asked = c.req.header("x-hasura-role");
+  const role = asked && allowed.includes(asked) ? asked : String(claims["x-hasura-default-role"] ?? "");
+  return { kind: "user", id: payload.sub, role };
+}
+
+/**
+ * Whether `caller` may act under `rule`. `owner` means the file's uploader; for an upload (no file yet) it means any
+ * signed-in user, who becomes the owner.
+ */
+export function allows(rule: AccessRule, caller: Caller, ownerId?: string | null): boolean {
+  if (caller.kind === "admin") return true;
+  if (rule === "public") return true;
+  if (rule === "authenticated") return caller.kind === "user";
+  if (rule === "owner") return caller.kind === "user" && (ownerId === undefined || ownerId === caller.id);
+  return rule.includes(caller.kind === "user" ? caller.role : PUBLIC_ROLE);
+}

@@ -1,0 +1,104 @@
+import type { BucketRow, FileRow } from "../db/schema";
+import type { Deps } from "../services/deps";
+import { allows, type Caller } from "./access";
+import { badRequest, fileNotFound, internalError, StorageError } from "./errors";
+import { evaluatePreconditions, evaluateRange } from "./http-conditions";
+import { findFileWithBucket, objectKey } from "./records";
+
+const IMAGE_PARAMS = ["w", "h", "q", "b", "f"];
+/** Types a browser would render as a document: sandboxed so an uploaded page cannot act as the site (§3.1). */
+const ACTIVE_CONTENT = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml)\b/i;
+
+/** `inline; filename="…"` with an ASCII fallback and the exact name as RFC 8187 `filename*` when needed. */
+function contentDisposition(name: string, download: boolean): string {
+  const kind = download ? "attachment" : "inline";
+  const ascii = name.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
+  if (ascii === name) return `${kind}; filename="${ascii}"`;
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/** Headers every answer about the file carries (304 and 412 included). */
+function commonHeaders(file: FileRow, bucket: BucketRow): Headers {
+  const headers = new Headers({
+    "Cache-Control": bucket.cacheControl,
+    "Surrogate-Control": bucket.cacheControl,
+    ETag: file.etag,
+    Date: new Date().toUTCString(),
+    "X-Content-Type-Options": "nosniff",
+  });
+  if (ACTIVE_CONTENT.test(file.mimeType))
+    headers.set("Content-Security-Policy", "default-src 'none'; sandbox");
+  return headers;
+}
+
+function contentHeaders(headers: Headers, file: FileRow, url: URL): void {
+  headers.set("Accept-Ranges", "bytes");
+  headers.set("Surrogate-Key", file.id);
+  headers.set("Last-Modified", new Date(file.updatedAt).toUTCString());
+  headers.set("Content-Type", file.mimeType);
+  headers.set(
+    "Content-Disposition",
+    contentDisposition(file.name, url.searchParams.get("download") === "true"),
+  );
+}
+
+/**
+ * getFile and its HEAD (storage contract §3): access (a file the caller may not read is "not found"), then the
+ * conditions and the range — decided from the record alone, before R2 is touched — then the bytes, as a range read
+ * when a range was asked for.
+ */
+export async function downloadFile(
+  deps: Deps,
+  request: Request,
+  id: string,
+  caller: Caller,
+): Promise<Response> {
+  const found = await findFileWithBucket(deps.db, id);
+  if (!found || !allows(found.bucket.rules.read, caller, found.file.uploadedByUserId)) throw fileNotFound();
+  const { file, bucket } = found;
+  if (!file.isUploaded) throw new StorageError(403, "file is not uploaded");
+  const url = new URL(request.url);
+  if (IMAGE_PARAMS.some((param) => url.searchParams.has(param))) {
+    if (!file.mimeType.startsWith("image/")) {
+      throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
+    }
+    // Image transformation is the part of the storage issue that is not built yet (docs/decisions.md).
+    throw badRequest("image manipulation is not available yet");
+  }
+
+  const headers = commonHeaders(file, bucket);
+  const validators = { etag: file.etag, lastModified: new Date(file.updatedAt) };
+  const precondition = evaluatePreconditions(request.headers, validators);
+  if (precondition === "not-modified") return new Response(null, { status: 304, headers });
+  if (precondition === "precondition-failed") {
+    headers.set("Content-Length", "0");
+    return new Response(null, { status: 412, headers });
+  }
+  contentHeaders(headers, file, url);
+  const range =
+    request.method === "GET"
+      ? evaluateRange(request.headers, file.size, validators)
+      : { kind: "full" as const };
+  if (range.kind === "unsatisfiable") {
+    throw new StorageError(416, "range not satisfiable", {
+      headers: { "Content-Range": `bytes */${file.size}` },
+    });
+  }
+  if (request.method === "HEAD") {
+    headers.set("Content-Length", String(file.size));
+    return new Response(null, { status: 200, headers });
+  }
+  const object = await deps.env.FILES.get(
+    objectKey(file),
+    range.kind === "partial" ? { range: { offset: range.offset, length: range.length } } : {},
+  );
+  // A record whose bytes are gone is broken metadata (the ops endpoints list it), not a missing file.
+  if (!object) throw internalError(`R2 object ${objectKey(file)} is missing`);
+  if (range.kind === "partial") {
+    headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${file.size}`);
+    headers.set("Content-Length", String(range.length));
+    return new Response(object.body, { status: 206, headers });
+  }
+  headers.set("Content-Length", String(file.size));
+  return new Response(object.body, { status: 200, headers });
+}

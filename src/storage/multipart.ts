@@ -1,0 +1,96 @@
+import { Readable } from "node:stream";
+import busboy from "busboy";
+import { badRequest } from "./errors";
+
+/**
+ * A multipart/form-data body as an async sequence of parts, in order, with file contents as streams: `busboy`
+ * parses the request body as it arrives and does not read past a file part until that part's stream is consumed,
+ * so a file is never held whole in memory (storage contract §2, "streamed").
+ */
+export type Part =
+  | { kind: "field"; name: string; value: string }
+  | { kind: "file"; name: string; filename: string; mimeType: string; stream: Readable };
+
+const LIMITS = { fields: 100, fieldSize: 64 * 1024, files: 100, parts: 300, headerPairs: 50 };
+
+/** The WHATWG form encoding escapes `"`, CR and LF in file names as %22, %0D, %0A; those three are undone. */
+function unescapeFilename(name: string): string {
+  return name.replace(/%22/g, '"').replace(/%0D/gi, "\r").replace(/%0A/gi, "\n");
+}
+
+export async function* multipartParts(request: Request): AsyncGenerator<Part> {
+  const contentType = request.headers.get("content-type") ?? "";
+  if (!/^multipart\/form-data\s*;/i.test(contentType) || !request.body) {
+    throw badRequest("the request must be multipart/form-data");
+  }
+  let parser: busboy.Busboy;
+  try {
+    // Browsers and undici send UTF-8 file names (busboy's default is latin1).
+    parser = busboy({ headers: { "content-type": contentType }, limits: LIMITS, defParamCharset: "utf8" });
+  } catch {
+    throw badRequest("malformed multipart/form-data content type");
+  }
+  const queue: Part[] = [];
+  let finished = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  parser.on("field", (name, value) => {
+    queue.push({ kind: "field", name, value });
+    notify();
+  });
+  parser.on("file", (name, stream, info) => {
+    queue.push({
+      kind: "file",
+      name,
+      filename: unescapeFilename(info.filename ?? ""),
+      mimeType: info.mimeType ?? "",
+      stream,
+    });
+    notify();
+  });
+  parser.on("close", () => {
+    finished = true;
+    notify();
+  });
+  parser.on("error", (error) => {
+    failure = error;
+    notify();
+  });
+  const source = Readable.fromWeb(request.body as import("node:stream/web").ReadableStream<Uint8Array>);
+  source.on("error", (error) => parser.destroy(error));
+  source.pipe(parser);
+  try {
+    while (true) {
+      const next = queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (failure) throw badRequest(`malformed multipart/form-data: ${(failure as Error).message}`);
+      if (finished) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  } finally {
+    // A caller that stops early (a failed file) leaves the rest of the body unread: let it go.
+    source.unpipe(parser);
+    source.destroy();
+  }
+}
+
+/** A small part read whole (the `metadata[]` JSON of browsers, which send it as a file with an empty name). */
+export async function readSmallPart(stream: Readable, limit: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+    length += chunk.length;
+    if (length > limit) throw badRequest(`metadata part larger than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}

@@ -1,0 +1,54 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { type BucketRow, buckets, type FileRow, files } from "../db/schema";
+
+/** The File resource of storage contract §1. */
+export interface WireFile {
+  id: string;
+  name: string;
+  size: number;
+  bucketId: string;
+  etag: string;
+  createdAt: string;
+  updatedAt: string;
+  isUploaded: boolean;
+  mimeType: string;
+  uploadedByUserId?: string;
+  metadata: Record<string, unknown> | null;
+}
+
+export function toWireFile(file: FileRow): WireFile {
+  return {
+    id: file.id,
+    name: file.name,
+    size: file.size,
+    bucketId: file.bucketId,
+    etag: file.etag,
+    createdAt: new Date(file.createdAt).toISOString(),
+    updatedAt: new Date(file.updatedAt).toISOString(),
+    isUploaded: file.isUploaded,
+    mimeType: file.mimeType,
+    ...(file.uploadedByUserId ? { uploadedByUserId: file.uploadedByUserId } : {}),
+    metadata: file.metadata ?? null,
+  };
+}
+
+export const objectKey = (file: { bucketId: string; id: string }) => `${file.bucketId}/${file.id}`;
+
+export function findBucket(db: Db, id: string): Promise<BucketRow | undefined> {
+  return db.select().from(buckets).where(eq(buckets.id, id)).get();
+}
+
+/** A file with its bucket (for the bucket's rules and cache settings). */
+export async function findFileWithBucket(
+  db: Db,
+  id: string,
+): Promise<{ file: FileRow; bucket: BucketRow } | undefined> {
+  const row = await db
+    .select({ file: files, bucket: buckets })
+    .from(files)
+    .innerJoin(buckets, eq(buckets.id, files.bucketId))
+    .where(eq(files.id, id))
+    .get();
+  return row ?? undefined;
+}
