@@ -50,6 +50,10 @@ export const configSchema = z.object({
     .regex(/^\/[\w/-]*\/v1$/, "must start with / and end with /v1")
     .default("/auth/v1"),
   AUTH_SERVER_URL: url.default("http://localhost:8787/auth/v1"),
+  /** Public origin of the storage API; presigned URLs start with it. */
+  STORAGE_SERVER_URL: url.default("http://localhost:8787"),
+  /** Key of the presigned-URL signatures; derived from AUTH_ENCRYPTION_KEY when unset. */
+  STORAGE_PRESIGN_SECRET: z.string().min(32).optional(),
   STORAGE_API_PREFIX: z
     .string()
     .regex(/^\/[\w/-]*\/v1$/, "must start with / and end with /v1")

@@ -1,4 +1,4 @@
-import type { BucketRow, FileRow } from "../db/schema";
+import type { FileRow } from "../db/schema";
 import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, internalError, StorageError } from "./errors";
@@ -18,10 +18,10 @@ function contentDisposition(name: string, download: boolean): string {
 }
 
 /** Headers every answer about the file carries (304 and 412 included). */
-function commonHeaders(file: FileRow, bucket: BucketRow): Headers {
+function commonHeaders(file: FileRow, cacheControl: string): Headers {
   const headers = new Headers({
-    "Cache-Control": bucket.cacheControl,
-    "Surrogate-Control": bucket.cacheControl,
+    "Cache-Control": cacheControl,
+    "Surrogate-Control": cacheControl,
     ETag: file.etag,
     Date: new Date().toUTCString(),
     "X-Content-Type-Options": "nosniff",
@@ -43,9 +43,7 @@ function contentHeaders(headers: Headers, file: FileRow, url: URL): void {
 }
 
 /**
- * getFile and its HEAD (storage contract §3): access (a file the caller may not read is "not found"), then the
- * conditions and the range — decided from the record alone, before R2 is touched — then the bytes, as a range read
- * when a range was asked for.
+ * getFile and its HEAD (storage contract §3): a file the caller may not read is "not found"; then `serveFile`.
  */
 export async function downloadFile(
   deps: Deps,
@@ -55,7 +53,20 @@ export async function downloadFile(
 ): Promise<Response> {
   const found = await findFileWithBucket(deps.db, id);
   if (!found || !allows(found.bucket.rules.read, caller, found.file.uploadedByUserId)) throw fileNotFound();
-  const { file, bucket } = found;
+  return serveFile(deps, request, found.file, found.bucket.cacheControl);
+}
+
+/**
+ * The bytes of a file the caller may read: the conditions and the range are decided from the record alone, before
+ * R2 is touched, then the bytes are read (as a range when a range was asked for). `cacheControl` is the bucket's,
+ * or `max-age=<seconds left>` for a presigned URL.
+ */
+export async function serveFile(
+  deps: Deps,
+  request: Request,
+  file: FileRow,
+  cacheControl: string,
+): Promise<Response> {
   if (!file.isUploaded) throw new StorageError(403, "file is not uploaded");
   const url = new URL(request.url);
   if (IMAGE_PARAMS.some((param) => url.searchParams.has(param))) {
@@ -66,7 +77,7 @@ export async function downloadFile(
     throw badRequest("image manipulation is not available yet");
   }
 
-  const headers = commonHeaders(file, bucket);
+  const headers = commonHeaders(file, cacheControl);
   const validators = { etag: file.etag, lastModified: new Date(file.updatedAt) };
   const precondition = evaluatePreconditions(request.headers, validators);
   if (precondition === "not-modified") return new Response(null, { status: 304, headers });

@@ -31,13 +31,14 @@ const hex = (buffer: ArrayBuffer) =>
 
 /**
  * Streams `chunks` into `key`. `mimeTypeOf` sees the first bytes (up to one part) before anything is written, for
- * sniffing. More than `maxSize` bytes stops the upload (nothing is left in R2) with a 400.
+ * sniffing. Fewer than `minSize` or more than `maxSize` bytes stops the upload with a 400 and nothing is written
+ * (an existing object under `key` stays as it was).
  */
 export async function storeStream(
   bucket: R2Bucket,
   key: string,
   chunks: AsyncIterable<Uint8Array>,
-  options: { maxSize: number; mimeTypeOf: (head: Uint8Array) => Promise<string> },
+  options: { minSize: number; maxSize: number; mimeTypeOf: (head: Uint8Array) => Promise<string> },
 ): Promise<StoredObject> {
   const md5 = new crypto.DigestStream("MD5");
   const hashing = md5.getWriter();
@@ -78,6 +79,13 @@ export async function storeStream(
       }
     }
     await hashing.close();
+    // Checked before the last write: a replaced file keeps its old bytes when the new ones are refused.
+    if (size < options.minSize) {
+      throw badRequest(`file too small: fewer than ${options.minSize} bytes`, {
+        minUploadFileSize: options.minSize,
+        size,
+      });
+    }
     const last = concat(pending, pendingLength);
     if (upload) {
       if (last.length > 0) parts.push(await upload.uploadPart(parts.length + 1, last));

@@ -8,7 +8,7 @@ import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
 import { multipartParts, readSmallPart } from "./multipart";
-import { storeStream } from "./r2-writer";
+import { type StoredObject, storeStream } from "./r2-writer";
 import { findBucket, objectKey, toWireFile, type WireFile } from "./records";
 
 /** `metadata[]` entries (storage contract §2): one per file, in order. */
@@ -45,6 +45,31 @@ async function resolveMimeType(declared: string, head: Uint8Array): Promise<stri
   return (await fileTypeFromBuffer(head.subarray(0, 4100)))?.mime ?? "application/octet-stream";
 }
 
+/**
+ * Streams a file part into R2 under `key`, with the bucket's size and type rules; the MIME type is the declared one
+ * or, when that says nothing, sniffed from the first bytes. Nothing is written when a rule refuses the file.
+ */
+export function storeContent(
+  deps: Deps,
+  bucket: BucketRow,
+  key: string,
+  part: { mimeType: string; stream: Readable },
+): Promise<StoredObject> {
+  return storeStream(deps.env.FILES, key, part.stream as AsyncIterable<Uint8Array>, {
+    minSize: bucket.minUploadFileSize,
+    maxSize: bucket.maxUploadFileSize,
+    mimeTypeOf: async (head) => {
+      const mimeType = await resolveMimeType(part.mimeType, head);
+      if (!mimeAllowed(bucket, mimeType)) {
+        throw badRequest(`file type ${mimeType} is not allowed in this bucket`, {
+          allowedMimeTypes: bucket.allowedMimeTypes,
+        });
+      }
+      return mimeType;
+    },
+  });
+}
+
 /** Stores one file part in R2 and records it; nothing is recorded for a file that failed. */
 async function storeFile(
   deps: Deps,
@@ -57,26 +82,7 @@ async function storeFile(
   if (await deps.db.select({ id: files.id }).from(files).where(eq(files.id, id)).get()) {
     throw badRequest(`a file with id ${id} already exists`);
   }
-  const key = objectKey({ bucketId: bucket.id, id });
-  const stored = await storeStream(deps.env.FILES, key, part.stream as AsyncIterable<Uint8Array>, {
-    maxSize: bucket.maxUploadFileSize,
-    mimeTypeOf: async (head) => {
-      const mimeType = await resolveMimeType(part.mimeType, head);
-      if (!mimeAllowed(bucket, mimeType)) {
-        throw badRequest(`file type ${mimeType} is not allowed in this bucket`, {
-          allowedMimeTypes: bucket.allowedMimeTypes,
-        });
-      }
-      return mimeType;
-    },
-  });
-  if (stored.size < bucket.minUploadFileSize) {
-    await deps.env.FILES.delete(key);
-    throw badRequest(`file too small: fewer than ${bucket.minUploadFileSize} bytes`, {
-      minUploadFileSize: bucket.minUploadFileSize,
-      size: stored.size,
-    });
-  }
+  const stored = await storeContent(deps, bucket, objectKey({ bucketId: bucket.id, id }), part);
   const now = deps.now();
   const row = await deps.db
     .insert(files)

@@ -56,6 +56,7 @@ export default async function setup(project: TestProject) {
     ...DEVELOPMENT_VARS,
     AUTH_RATE_LIMIT_ENABLE: "false",
     AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
+    STORAGE_SERVER_URL: serverUrl,
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
     // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
     AUTH_CORS_ORIGINS: pageOrigin,

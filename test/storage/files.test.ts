@@ -1,79 +1,19 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { PART_SIZE } from "../../src/storage/r2-writer";
-import { NO_VERIFICATION, service, signUp } from "../helpers";
-
-const svc = service(NO_VERIFICATION);
-const STORAGE = "http://localhost:8787/storage/v1";
-
-interface WireFile {
-  id: string;
-  name: string;
-  size: number;
-  bucketId: string;
-  etag: string;
-  mimeType: string;
-  isUploaded: boolean;
-  uploadedByUserId?: string;
-  metadata: Record<string, unknown> | null;
-}
-
-async function md5Etag(bytes: Uint8Array): Promise<string> {
-  const stream = new crypto.DigestStream("MD5");
-  const writer = stream.getWriter();
-  await writer.write(bytes);
-  await writer.close();
-  return `"${[...new Uint8Array(await stream.digest)].map((b) => b.toString(16).padStart(2, "0")).join("")}"`;
-}
-
-interface Upload {
-  bytes: Uint8Array | string;
-  name?: string;
-  type?: string;
-  metadata?: Record<string, unknown>;
-}
-
-/** A multipart body as nhost-js builds it: bucket-id, every metadata[] (as a Blob with an empty name), every file[]. */
-function uploadForm(uploads: Upload[], bucketId?: string, metadataAsField = false): FormData {
-  const form = new FormData();
-  if (bucketId) form.append("bucket-id", bucketId);
-  for (const upload of uploads) {
-    if (!upload.metadata) continue;
-    const json = JSON.stringify(upload.metadata);
-    if (metadataAsField) form.append("metadata[]", json);
-    else form.append("metadata[]", new Blob([json], { type: "application/json" }), "");
-  }
-  for (const upload of uploads) {
-    form.append("file[]", new Blob([upload.bytes], { type: upload.type ?? "" }), upload.name ?? "file.bin");
-  }
-  return form;
-}
-
-const upload = (form: FormData, token?: string) =>
-  svc.request("POST", `${STORAGE}/files`, { body: form, token });
-
-async function uploaded(form: FormData, token: string): Promise<WireFile[]> {
-  const response = await upload(form, token);
-  const body = (await response.json()) as { processedFiles: WireFile[] };
-  if (response.status !== 201) throw new Error(`upload: ${response.status} ${JSON.stringify(body)}`);
-  return body.processedFiles;
-}
-
-const get = (id: string, headers: Record<string, string> = {}, token?: string, query = "") =>
-  svc.request("GET", `${STORAGE}/files/${id}${query}`, { headers, token });
-
-async function expectStorageError(response: Response, status: number, message: string) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get("x-error")).toBe(message);
-  if (response.headers.get("content-type")?.includes("json")) {
-    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(message);
-  }
-}
-
-const PNG = Uint8Array.from([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1,
-  8, 0, 0, 0, 0, 0x3a, 0x7e, 0x9b, 0x55,
-]);
+import { signUp } from "../helpers";
+import {
+  expectStorageError,
+  get,
+  md5Etag,
+  PNG,
+  STORAGE,
+  svc,
+  upload,
+  uploaded,
+  uploadForm,
+  type WireFile,
+} from "./helpers";
 
 describe("uploads", () => {
   it("stores several files with their metadata, the MD5 ETag and the uploader", async () => {
@@ -303,13 +243,14 @@ describe("downloads", () => {
 });
 
 describe("deletes, version and health", () => {
-  it("the owner deletes (204, bytes gone); a stranger gets 404", async () => {
+  it("the owner deletes (204, bytes gone); a stranger gets 403 (a write path), an unknown id 404", async () => {
     const session = await signUp(svc);
     const [file] = await uploaded(uploadForm([{ bytes: "bye" }]), session.accessToken);
     const stranger = await signUp(svc);
     const del = (token?: string) => svc.request("DELETE", `${STORAGE}/files/${file!.id}`, { token });
-    await expectStorageError(await del(stranger.accessToken), 404, "file not found");
+    await expectStorageError(await del(stranger.accessToken), 403, "you are not authorized");
     expect((await del(session.accessToken)).status).toBe(204);
+    await expectStorageError(await del(session.accessToken), 404, "file not found");
     expect(await env.FILES.get(`default/${file!.id}`)).toBeNull();
     await expectStorageError(await get(file!.id, {}, session.accessToken), 404, "file not found");
   });
@@ -319,5 +260,38 @@ describe("deletes, version and health", () => {
       buildVersion: expect.stringMatching(/^\d+\.\d+\.\d+$/),
     });
     expect(await (await svc.request("GET", `${STORAGE}/healthz`)).json()).toBe("OK");
+  });
+});
+
+describe("bad input never reaches a 500", () => {
+  it("answers malformed multipart bodies, odd ids and odd methods in the contract's shape", async () => {
+    const { accessToken } = await signUp(svc);
+    const cases: [string, { headers: Record<string, string>; body: string }][] = [
+      ["no boundary", { headers: { "content-type": "multipart/form-data" }, body: "x" }],
+      [
+        "broken body",
+        { headers: { "content-type": "multipart/form-data; boundary=abc" }, body: "--abc\r\nnonsense" },
+      ],
+      ["empty body", { headers: { "content-type": "multipart/form-data; boundary=abc" }, body: "" }],
+      [
+        "only a field",
+        {
+          headers: { "content-type": "multipart/form-data; boundary=abc" },
+          body: '--abc\r\nContent-Disposition: form-data; name="bucket-id"\r\n\r\ndefault\r\n--abc--\r\n',
+        },
+      ],
+    ];
+    for (const [, init] of cases) {
+      const response = await svc.request("POST", `${STORAGE}/files`, {
+        headers: init.headers,
+        body: init.body,
+        token: accessToken,
+      });
+      expect(response.status).toBe(400);
+      expect(response.headers.get("x-error")).toBeTruthy();
+    }
+    for (const id of ["not-a-uuid", "%E2%82", "x".repeat(500)]) {
+      expect((await get(id, {}, accessToken)).status).toBe(404);
+    }
   });
 });

@@ -1,0 +1,111 @@
+import type { Config } from "../config";
+import { fromHex, timingSafeEqualString, toHex } from "../lib/crypto";
+import { StorageError } from "./errors";
+
+/**
+ * Presigned URLs (storage contract §3.5): the nine S3-style parameters the reference's URLs carry, signed by this
+ * service with HMAC-SHA256 over what must not change — the file id, the signing time and the lifetime — and verified
+ * here, in constant time. Image parameters a caller appends are not signed, by design.
+ */
+const ALGORITHM = "AWS4-HMAC-SHA256";
+const keys = new Map<string, Promise<CryptoKey>>();
+
+/** STORAGE_PRESIGN_SECRET, or a key derived from AUTH_ENCRYPTION_KEY for this one purpose (never the key itself). */
+function signingKey(config: Config): Promise<CryptoKey> {
+  const source = config.STORAGE_PRESIGN_SECRET ?? `derived:${config.AUTH_ENCRYPTION_KEY}`;
+  let key = keys.get(source);
+  if (!key) {
+    key = (async () => {
+      const raw = config.STORAGE_PRESIGN_SECRET
+        ? new TextEncoder().encode(config.STORAGE_PRESIGN_SECRET)
+        : new Uint8Array(
+            await crypto.subtle.sign(
+              "HMAC",
+              await crypto.subtle.importKey(
+                "raw",
+                fromHex(config.AUTH_ENCRYPTION_KEY!),
+                { name: "HMAC", hash: "SHA-256" },
+                false,
+                ["sign"],
+              ),
+              new TextEncoder().encode("storage presigned URLs"),
+            ),
+          );
+      return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    })();
+    keys.set(source, key);
+  }
+  return key;
+}
+
+/** `YYYYMMDDTHHMMSSZ` (X-Amz-Date). */
+const amzDate = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
+
+function parseAmzDate(value: string): number | null {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
+  return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : null;
+}
+
+async function signature(config: Config, fileId: string, date: string, expires: string, credential: string) {
+  const data = new TextEncoder().encode([ALGORITHM, fileId, date, expires, credential].join("\n"));
+  return toHex(await crypto.subtle.sign("HMAC", await signingKey(config), data));
+}
+
+/** getFilePresignedURL: `{url, expiration}` valid for `expiresIn` seconds from `now`. */
+export async function presignedUrl(
+  config: Config,
+  fileId: string,
+  expiresIn: number,
+  now: number,
+): Promise<{ url: string; expiration: number }> {
+  const date = amzDate(now);
+  const credential = `edge-auth/${date.slice(0, 8)}/auto/s3/aws4_request`;
+  const expires = String(expiresIn);
+  const url = new URL(
+    `${config.STORAGE_SERVER_URL}${config.STORAGE_API_PREFIX}/files/${fileId}/presignedurl/contents`,
+  );
+  const params: [string, string][] = [
+    ["X-Amz-Algorithm", ALGORITHM],
+    ["X-Amz-Credential", credential],
+    ["X-Amz-Date", date],
+    ["X-Amz-Expires", expires],
+    ["X-Amz-Signature", await signature(config, fileId, date, expires, credential)],
+    ["X-Amz-SignedHeaders", "host"],
+    ["X-Amz-Checksum-Mode", "ENABLED"],
+    ["x-id", "GetObject"],
+  ];
+  for (const [name, value] of params) url.searchParams.set(name, value);
+  return { url: url.toString(), expiration: expiresIn };
+}
+
+/**
+ * Checks a presigned request for `fileId`: a missing or wrong signature is 403 `invalid signature`; a good one past
+ * its lifetime is 400 `signature already expired`. Returns the seconds left, for `Cache-Control: max-age`.
+ */
+export async function verifyPresigned(
+  config: Config,
+  fileId: string,
+  query: URLSearchParams,
+  now: number,
+): Promise<number> {
+  const invalid = new StorageError(403, "invalid signature");
+  const [date, expires, credential, given] = [
+    "X-Amz-Date",
+    "X-Amz-Expires",
+    "X-Amz-Credential",
+    "X-Amz-Signature",
+  ].map((name) => query.get(name));
+  if (!date || !expires || !credential || !given || query.get("X-Amz-Algorithm") !== ALGORITHM) throw invalid;
+  if (!/^\d{1,6}$/.test(expires) || credential.length > 200 || !/^[0-9a-f]{64}$/.test(given)) throw invalid;
+  if (!timingSafeEqualString(await signature(config, fileId, date, expires, credential), given))
+    throw invalid;
+  const signedAt = parseAmzDate(date);
+  if (signedAt === null) throw invalid;
+  const secondsLeft = Math.floor((signedAt + Number(expires) * 1000 - now) / 1000);
+  if (secondsLeft <= 0) throw new StorageError(400, "signature already expired");
+  return secondsLeft;
+}
