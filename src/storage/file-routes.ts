@@ -1,0 +1,60 @@
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import type { AppEnv } from "../app-env";
+import { files } from "../db/schema";
+import { allows, identifyCaller } from "./access";
+import { downloadFile, serveFile } from "./download";
+import { fileNotFound, notAuthorized, StorageError } from "./errors";
+import { presignedUrl, verifyPresigned } from "./presign";
+import { findFileWithBucket, objectKey } from "./records";
+import { replaceFile } from "./replace";
+import { uploadFiles } from "./upload";
+
+const presignedDisabled = () =>
+  new StorageError(403, "presigned URLs are not enabled on the bucket where this file is located in");
+
+/** The file operations of storage contract §2. */
+export const fileRoutes = new Hono<AppEnv>()
+  .post("/files", async (c) => {
+    const processedFiles = await uploadFiles(c.var.deps, c.req.raw, await identifyCaller(c));
+    return c.json({ processedFiles }, 201);
+  })
+  .on(["GET", "HEAD"], "/files/:id", async (c) =>
+    downloadFile(c.var.deps, c.req.raw, c.req.param("id"), await identifyCaller(c)),
+  )
+  .put("/files/:id", async (c) =>
+    c.json(await replaceFile(c.var.deps, c.req.raw, c.req.param("id"), await identifyCaller(c))),
+  )
+  .delete("/files/:id", async (c) => {
+    const { deps } = c.var;
+    const found = await findFileWithBucket(deps.db, c.req.param("id"));
+    if (!found) throw fileNotFound();
+    // A write path: the contract answers 403 here, where read paths hide the file behind a 404.
+    if (!allows(found.bucket.rules.delete, await identifyCaller(c), found.file.uploadedByUserId)) {
+      throw notAuthorized();
+    }
+    await deps.db.delete(files).where(eq(files.id, found.file.id));
+    await deps.env.FILES.delete(objectKey(found.file));
+    return c.body(null, 204);
+  })
+  .get("/files/:id/presignedurl", async (c) => {
+    const { deps } = c.var;
+    const found = await findFileWithBucket(deps.db, c.req.param("id"));
+    if (!found || !allows(found.bucket.rules.read, await identifyCaller(c), found.file.uploadedByUserId)) {
+      throw fileNotFound();
+    }
+    if (!found.bucket.presignedUrlsEnabled) throw presignedDisabled();
+    return c.json(
+      await presignedUrl(deps.config, found.file.id, found.bucket.downloadExpiration, deps.now()),
+    );
+  })
+  .on(["GET", "HEAD"], "/files/:id/presignedurl/contents", async (c) => {
+    const { deps } = c.var;
+    const id = c.req.param("id");
+    // The signature is checked first: without a valid one, nothing about the file is revealed.
+    const secondsLeft = await verifyPresigned(deps.config, id, new URL(c.req.url).searchParams, deps.now());
+    const found = await findFileWithBucket(deps.db, id);
+    if (!found) throw fileNotFound();
+    if (!found.bucket.presignedUrlsEnabled) throw presignedDisabled();
+    return serveFile(deps, c.req.raw, found.file, `max-age=${secondsLeft}`);
+  });
