@@ -3,9 +3,10 @@ import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, internalError, StorageError } from "./errors";
 import { evaluatePreconditions, evaluateRange } from "./http-conditions";
+import { formatOfMime, hasImageParams, mimeOf, negotiateFormat, parseImageParams } from "./images/params";
+import { variantBody, variantEtag } from "./images/variants";
 import { findFileWithBucket, objectKey } from "./records";
 
-const IMAGE_PARAMS = ["w", "h", "q", "b", "f"];
 /** Types a browser would render as a document: sandboxed so an uploaded page cannot act as the site (§3.1). */
 const ACTIVE_CONTENT = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml)\b/i;
 
@@ -69,14 +70,7 @@ export async function serveFile(
 ): Promise<Response> {
   if (!file.isUploaded) throw new StorageError(403, "file is not uploaded");
   const url = new URL(request.url);
-  if (IMAGE_PARAMS.some((param) => url.searchParams.has(param))) {
-    if (!file.mimeType.startsWith("image/")) {
-      throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
-    }
-    // Image transformation is the part of the storage issue that is not built yet (docs/decisions.md).
-    throw badRequest("image manipulation is not available yet");
-  }
-
+  if (hasImageParams(url.searchParams)) return serveVariant(deps, request, file, cacheControl, url);
   const headers = commonHeaders(file, cacheControl);
   const validators = { etag: file.etag, lastModified: new Date(file.updatedAt) };
   const precondition = evaluatePreconditions(request.headers, validators);
@@ -112,4 +106,41 @@ export async function serveFile(
   }
   headers.set("Content-Length", String(file.size));
   return new Response(object.body, { status: 200, headers });
+}
+
+/**
+ * A transformed image (storage contract §3.4): the output format is negotiated, the variant's ETag derived, and the
+ * conditions evaluated against it before anything is decoded; ranges do not apply.
+ */
+async function serveVariant(
+  deps: Deps,
+  request: Request,
+  file: FileRow,
+  cacheControl: string,
+  url: URL,
+): Promise<Response> {
+  const input = formatOfMime(file.mimeType);
+  if (!input || input === "avif") {
+    throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
+  }
+  const params = parseImageParams(url.searchParams);
+  const format = negotiateFormat(params, input, request.headers.get("accept"));
+  const etag = await variantEtag(file, params, format);
+  const variant = { ...file, etag, mimeType: mimeOf(format) };
+  const headers = commonHeaders(variant, cacheControl);
+  if (params.format === "auto") headers.set("Vary", "Accept");
+  const precondition = evaluatePreconditions(request.headers, {
+    etag,
+    lastModified: new Date(file.updatedAt),
+  });
+  if (precondition === "not-modified") return new Response(null, { status: 304, headers });
+  if (precondition === "precondition-failed") {
+    headers.set("Content-Length", "0");
+    return new Response(null, { status: 412, headers });
+  }
+  contentHeaders(headers, variant, url);
+  headers.delete("Accept-Ranges");
+  const { body, size } = await variantBody(deps, file, params, format);
+  headers.set("Content-Length", String(size));
+  return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });
 }

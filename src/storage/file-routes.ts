@@ -5,6 +5,7 @@ import { files } from "../db/schema";
 import { allows, identifyCaller } from "./access";
 import { downloadFile, serveFile } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";
+import { deleteVariants } from "./images/variants";
 import { presignedUrl, verifyPresigned } from "./presign";
 import { findFileWithBucket, objectKey } from "./records";
 import { replaceFile } from "./replace";
@@ -35,6 +36,7 @@ export const fileRoutes = new Hono<AppEnv>()
     }
     await deps.db.delete(files).where(eq(files.id, found.file.id));
     await deps.env.FILES.delete(objectKey(found.file));
+    await deleteVariants(deps.env.FILES, found.file.id);
     return c.body(null, 204);
   })
   .get("/files/:id/presignedurl", async (c) => {

@@ -1,6 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type FileRow, files } from "../db/schema";
+import { VARIANTS_PREFIX } from "./images/variants";
 import { objectKey } from "./records";
 
 /**
@@ -21,7 +22,8 @@ async function allObjectKeys(bucket: R2Bucket): Promise<Set<string>> {
   let cursor: string | undefined;
   do {
     const page = await bucket.list({ cursor, limit: 1000 });
-    for (const object of page.objects) keys.add(object.key);
+    // Cached image variants are not files: they belong to their file and go with it.
+    for (const object of page.objects) if (!object.key.startsWith(VARIANTS_PREFIX)) keys.add(object.key);
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
   return keys;

@@ -4,6 +4,7 @@ import { files } from "../db/schema";
 import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, notAuthorized } from "./errors";
+import { deleteVariants } from "./images/variants";
 import { multipartParts, readSmallPart } from "./multipart";
 import type { StoredObject } from "./r2-writer";
 import { findFileWithBucket, objectKey, toWireFile, type WireFile } from "./records";
@@ -76,6 +77,8 @@ export async function replaceFile(
     .where(eq(files.id, file.id))
     .returning()
     .get();
+  // Variants of the old bytes are unreachable now (their keys carry the old MD5): remove them.
+  deps.background(deleteVariants(deps.env.FILES, file.id));
   if (failure) throw failure;
   return toWireFile(row!);
 }

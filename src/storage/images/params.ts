@@ -1,0 +1,99 @@
+import { badRequest } from "../errors";
+
+/**
+ * Image parameters of storage contract §3.4, validated and normalised (so equal requests share a cached variant).
+ */
+export type OutputFormat = "jpeg" | "png" | "webp" | "avif";
+
+export interface ImageParams {
+  width?: number;
+  height?: number;
+  quality?: number;
+  blur?: number;
+  /** `same` (default), `auto` (negotiated from Accept), or an explicit format. */
+  format: "same" | "auto" | OutputFormat;
+}
+
+const FORMATS = ["same", "auto", "jpeg", "png", "webp", "avif"] as const;
+const PARAM_NAMES = ["w", "h", "q", "b", "f"];
+
+export const hasImageParams = (query: URLSearchParams) => PARAM_NAMES.some((name) => query.has(name));
+
+function integer(query: URLSearchParams, name: string, min: number, max: number): number | undefined {
+  const raw = query.get(name);
+  if (raw === null || raw === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw badRequest(`image manipulation parameters out of range: ${name} must be between ${min} and ${max}`);
+  }
+  return name === "b" ? value : Math.round(value);
+}
+
+export function parseImageParams(query: URLSearchParams): ImageParams {
+  const format = (query.get("f") || "same").toLowerCase();
+  if (!(FORMATS as readonly string[]).includes(format)) {
+    throw badRequest(`image manipulation parameters out of range: f must be one of ${FORMATS.join(", ")}`);
+  }
+  const blur = integer(query, "b", 0, 250);
+  return {
+    width: integer(query, "w", 1, 8000),
+    height: integer(query, "h", 1, 8000),
+    quality: integer(query, "q", 1, 100),
+    blur: blur === 0 ? undefined : blur,
+    format: format as ImageParams["format"],
+  };
+}
+
+const MIME: Record<OutputFormat, string> = {
+  jpeg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+  avif: "image/avif",
+};
+export const mimeOf = (format: OutputFormat) => MIME[format];
+
+export function formatOfMime(mimeType: string): OutputFormat | null {
+  const entry = Object.entries(MIME).find(([, mime]) => mime === mimeType);
+  return entry ? (entry[0] as OutputFormat) : null;
+}
+
+/** `Accept` media ranges with their q-values (RFC 9110 §12.5.1); `type/*` and `*\/*` count. */
+function acceptQuality(accept: string, mime: string): number {
+  let best = -1;
+  let bestSpecificity = -1;
+  for (const range of accept.split(",")) {
+    const [type, ...params] = range.trim().toLowerCase().split(";");
+    if (!type) continue;
+    const q = Number(
+      params
+        .map((p) => p.trim())
+        .find((p) => p.startsWith("q="))
+        ?.slice(2) ?? "1",
+    );
+    const specificity = type === mime ? 2 : type === `${mime.split("/")[0]}/*` ? 1 : type === "*/*" ? 0 : -1;
+    if (specificity > bestSpecificity) {
+      bestSpecificity = specificity;
+      best = Number.isFinite(q) ? q : 0;
+    }
+  }
+  return best;
+}
+
+/**
+ * The output format: `same` keeps the input's; `auto` takes WebP when the client accepts it (q > 0), else the
+ * input's. AVIF would rank first but no AVIF encoder runs here yet (docs/decisions.md).
+ */
+export function negotiateFormat(
+  params: ImageParams,
+  input: OutputFormat,
+  accept: string | null,
+): OutputFormat {
+  if (params.format === "same") return input;
+  if (params.format !== "auto") return params.format;
+  return accept && acceptQuality(accept, "image/webp") > 0 ? "webp" : input;
+}
+
+/** The cache key part of the parameters: every value that changes the output, in a fixed order. */
+export function variantKey(params: ImageParams, format: OutputFormat): string {
+  return `w${params.width ?? ""}-h${params.height ?? ""}-q${params.quality ?? ""}-b${params.blur ?? ""}-${format}`;
+}
