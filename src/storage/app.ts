@@ -24,8 +24,8 @@ function errorResponse(c: Context<AppEnv>, caught: unknown): Response {
 
 /**
  * The storage API (storage contract §2), mounted under `STORAGE_API_PREFIX`: files (upload, download with
- * conditional requests and ranges, replace, delete, presigned URLs), buckets and `ops/*` (admin), version and
- * health. Image transformation is not built yet (the storage issue stays open for it).
+ * conditional requests, ranges and image transformation, replace, delete, presigned URLs), buckets and `ops/*`
+ * (admin), version and health.
  */
 export function createStorageApp(corsOrigins: string[]): Hono<AppEnv> {
   const storage = new Hono<AppEnv>();
