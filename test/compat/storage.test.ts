@@ -1,6 +1,8 @@
 // The storage API driven by the real @nhost/nhost-js client against `wrangler dev` (local R2 and D1): upload,
-// download byte for byte, a range, a 304, a presigned URL, replace and delete.
+// download byte for byte, a range, a 304, a presigned URL, replace, delete, and an image as a 300-px WebP.
 import type { FetchError } from "@nhost/nhost-js/fetch";
+import { encode as encodePng } from "fast-png";
+import { imageSize } from "image-size";
 import { describe, expect, it } from "vitest";
 import { client, followLink, mailedLink, REDIRECT, uniqueEmail } from "./client";
 
@@ -61,5 +63,20 @@ describe("@nhost/nhost-js storage", () => {
     const gone = await nhost.storage.getFile(file.id).catch((e: unknown) => e);
     expect((gone as FetchError<{ error: { message: string } }>).status).toBe(404);
     expect((gone as FetchError<{ error: { message: string } }>).body.error.message).toBe("file not found");
+  });
+
+  it("serves an uploaded image as a 300-px WebP", async () => {
+    const nhost = await signedInClient();
+    // A 400 × 300 gradient PNG made here with fast-png.
+    const pixels = new Uint8Array(400 * 300 * 3).map((_, i) => (i * 13) % 256);
+    const png = encodePng({ width: 400, height: 300, data: pixels, channels: 3, depth: 8 });
+    const { body } = await nhost.storage.uploadFiles({
+      "file[]": [new File([png], "gradient.png", { type: "image/png" })],
+    });
+    const image = body.processedFiles![0]!;
+    const webp = await nhost.storage.getFile(image.id, { w: 300, f: "webp" });
+    expect(webp.headers.get("content-type")).toBe("image/webp");
+    const bytes = new Uint8Array(await webp.body.arrayBuffer());
+    expect(imageSize(bytes)).toMatchObject({ width: 300, height: 225, type: "webp" });
   });
 });
