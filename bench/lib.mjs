@@ -1,0 +1,95 @@
+// Shared by the benchmarks: bundle the Worker as `wrangler deploy` would, serve it with Miniflare, drive it with
+// autocannon, print results next to a baseline measured in the same run.
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+
+export function bundle(outdir) {
+  const wrangler = join("node_modules", "wrangler", "bin", "wrangler.js");
+  execFileSync(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], {
+    stdio: "pipe",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+}
+
+/** The bundled Worker with every binding of wrangler.toml, storage persisted under `dir/state`. */
+export function workerFromBundle(dir, bindings) {
+  return new Miniflare(
+    convertV4MiniflareOptions({
+      log: new Log(LogLevel.WARN),
+      host: "127.0.0.1",
+      port: 0,
+      modulesRoot: join(dir, "build"),
+      modules: readdirSync(join(dir, "build"))
+        .filter((file) => file.endsWith(".js") || file.endsWith(".wasm"))
+        .sort((a) => (a === "index.js" ? -1 : 1))
+        .map((file) => ({
+          type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule",
+          path: join(dir, "build", file),
+        })),
+      compatibilityDate: "2026-11-01",
+      compatibilityFlags: ["nodejs_compat"],
+      d1Databases: ["DB"],
+      r2Buckets: ["FILES"],
+      durableObjects: {
+        REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
+        CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },
+        RATE_LIMITERS: { className: "RateLimiter", useSQLite: true },
+        WEBAUTHN_CHALLENGES: { className: "WebauthnChallenge", useSQLite: true },
+      },
+      defaultPersistRoot: join(dir, "state"),
+      bindings,
+    }),
+  );
+}
+
+export async function applyMigrations(mf) {
+  const db = await mf.getD1Database("DB");
+  for (const file of readdirSync("migrations")
+    .filter((f) => f.endsWith(".sql"))
+    .sort()) {
+    const statements = readFileSync(join("migrations", file), "utf8")
+      .split("--> statement-breakpoint")
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await db.batch(statements.map((sql) => db.prepare(sql)));
+  }
+}
+
+export function run(name, options) {
+  process.stderr.write(`running ${name} for ${DURATION}s at ${CONNECTIONS} connections…\n`);
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) => {
+      if (error) return reject(error);
+      // 304 is an expected answer in the conditional scenario: only 4xx, 5xx, errors and timeouts fail.
+      const failures = result["4xx"] + result["5xx"] + result.errors + result.timeouts;
+      resolve({
+        name,
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        total: result.requests.total,
+        failures,
+      });
+    });
+  });
+}
+
+/** One line per result; `baselineOf(result)` names the result it is compared with (a ratio of req/s). */
+export function printTable(title, results, baselineOf) {
+  console.log(`\n${title}\n`);
+  console.log(
+    "scenario                                   req/s     p50 ms   p99 ms   vs baseline   requests  failures",
+  );
+  for (const r of results) {
+    const baseline = baselineOf(r);
+    console.log(
+      `${r.name.padEnd(41)} ${r.rps.toFixed(0).padStart(7)} ${String(r.p50).padStart(9)} ${String(r.p99).padStart(8)} ${(r.rps / baseline.rps).toFixed(3).padStart(12)} ${String(r.total).padStart(10)} ${String(r.failures).padStart(9)}`,
+    );
+  }
+}
