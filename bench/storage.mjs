@@ -102,8 +102,9 @@ try {
   // Cold resizes: each request a new variant (a different quality), after one warm-up that loads the codecs.
   await timed(`${base}/files/${image.id}?w=299`);
   await timed(`${base}/files/${image.id}?w=299&f=webp`);
+  await timed(`${base}/files/${image.id}?w=299&f=avif`);
   const cold = {};
-  for (const format of ["jpeg", "webp"]) {
+  for (const format of ["jpeg", "webp", "avif"]) {
     const times = [];
     for (let i = 0; i < COLD_RUNS; i++) {
       times.push((await timed(`${base}/files/${image.id}?w=300&q=${80 - i}&f=${format}`)).ms);
@@ -176,10 +177,10 @@ try {
     `\nCold resize of a ${jpeg.length}-byte 2000×1500 JPEG to 300 px wide, median of ${COLD_RUNS} runs\n`,
   );
   console.log("output        this service ms   vipsthumbnail ms   ratio");
-  for (const format of ["jpeg", "webp"]) {
+  for (const format of ["jpeg", "webp", "avif"]) {
     const native = vips[format];
     console.log(
-      `${format.padEnd(13)} ${cold[format].toFixed(0).padStart(15)} ${(native === null ? "not installed" : native.toFixed(0)).padStart(18)} ${(native === null ? "–" : (cold[format] / native).toFixed(2)).padStart(7)}`,
+      `${format.padEnd(13)} ${cold[format].toFixed(0).padStart(15)} ${(native === null ? "unavailable" : native.toFixed(0)).padStart(18)} ${(native === null ? "–" : (cold[format] / native).toFixed(2)).padStart(7)}`,
     );
   }
 } finally {

@@ -4,7 +4,6 @@ import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, internalError, StorageError } from "./errors";
 import { evaluatePreconditions, evaluateRange } from "./http-conditions";
 import { formatOfMime, hasImageParams, mimeOf, negotiateFormat, parseImageParams } from "./images/params";
-import { variantBody, variantEtag } from "./images/variants";
 import { findFileWithBucket, objectKey } from "./records";
 
 /** Types a browser would render as a document: sandboxed so an uploaded page cannot act as the site (§3.1). */
@@ -125,6 +124,9 @@ async function serveVariant(
   }
   const params = parseImageParams(url.searchParams);
   const format = negotiateFormat(params, input, request.headers.get("accept"));
+  // Loaded on first use: the codecs' WebAssembly is instantiated when their modules load, and most requests
+  // (every auth request included) never transform an image.
+  const { variantBody, variantEtag } = await import("./images/variants");
   const etag = await variantEtag(file, params, format);
   const variant = { ...file, etag, mimeType: mimeOf(format) };
   const headers = commonHeaders(variant, cacheControl);

@@ -80,8 +80,8 @@ function acceptQuality(accept: string, mime: string): number {
 }
 
 /**
- * The output format: `same` keeps the input's; `auto` takes WebP when the client accepts it (q > 0), else the
- * input's. AVIF would rank first but no AVIF encoder runs here yet (docs/decisions.md).
+ * The output format: `same` keeps the input's; `auto` takes the first of AVIF, WebP that the client accepts
+ * (q > 0, storage contract §3.4), else the input's.
  */
 export function negotiateFormat(
   params: ImageParams,
@@ -90,6 +90,7 @@ export function negotiateFormat(
 ): OutputFormat {
   if (params.format === "same") return input;
   if (params.format !== "auto") return params.format;
+  if (accept && acceptQuality(accept, "image/avif") > 0) return "avif";
   return accept && acceptQuality(accept, "image/webp") > 0 ? "webp" : input;
 }
 
