@@ -295,3 +295,21 @@ describe("bad input never reaches a 500", () => {
     }
   });
 });
+
+describe("conditional HEAD", () => {
+  it("answers HEAD with the same 304 and 412 as GET, headers only", async () => {
+    const session = await signUp(svc);
+    const [file] = await uploaded(uploadForm([{ bytes: "head", type: "text/plain" }]), session.accessToken);
+    const head = (headers: Record<string, string>) =>
+      svc.request("HEAD", `${STORAGE}/files/${file!.id}`, { headers, token: session.accessToken });
+    const notModified = await head({ "if-none-match": `W/${file!.etag}` });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("etag")).toBe(file!.etag);
+    const failed = await head({ "if-match": '"nope"' });
+    expect(failed.status).toBe(412);
+    expect(await failed.text()).toBe("");
+    const ok = await head({ "if-match": file!.etag, range: "bytes=0-1" });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-length")).toBe("4");
+  });
+});
