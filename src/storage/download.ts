@@ -4,7 +4,8 @@ import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, internalError, StorageError } from "./errors";
 import { evaluatePreconditions, evaluateRange } from "./http-conditions";
 import { formatOfMime, hasImageParams, mimeOf, negotiateFormat, parseImageParams } from "./images/params";
-import { findFileWithBucket, objectKey } from "./records";
+import { currentFileWithBucket, recentFileWithBucket } from "./record-cache";
+import { type FileWithBucket, objectKey } from "./records";
 
 /** Types a browser would render as a document: sandboxed so an uploaded page cannot act as the site (§3.1). */
 const ACTIVE_CONTENT = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml)\b/i;
@@ -43,25 +44,65 @@ function contentHeaders(headers: Headers, file: FileRow, url: URL): void {
 }
 
 /**
- * getFile and its HEAD (storage contract §3): a file the caller may not read is "not found"; then `serveFile`.
+ * Who may have a file, and with which `Cache-Control`: the bucket's read rule and cache setting for getFile, the
+ * signature's remaining lifetime for a presigned URL. Throws the access error.
  */
-export async function downloadFile(
+export type DeliveryPolicy = (found: FileWithBucket) => string;
+
+const validatorsOf = (file: FileRow) => ({ etag: file.etag, lastModified: new Date(file.updatedAt) });
+
+/** Requests a recent record can answer: revalidations (a 304 needs no bytes) and transformed images. */
+function answerableFromRecent(request: Request, url: URL): boolean {
+  return (
+    hasImageParams(url.searchParams) ||
+    request.headers.has("if-none-match") ||
+    request.headers.has("if-modified-since")
+  );
+}
+
+/**
+ * getFile, its HEAD, and the contents of a presigned URL (storage contract §3). Revalidations and transformed
+ * images may be answered from a record a few seconds old (record-cache.ts), which spares them the D1 read; anything
+ * that sends the file's bytes reads the record afresh.
+ */
+export async function deliverFile(
   deps: Deps,
   request: Request,
   id: string,
-  caller: Caller,
+  policy: DeliveryPolicy,
 ): Promise<Response> {
-  const found = await findFileWithBucket(deps.db, id);
-  if (!found || !allows(found.bucket.rules.read, caller, found.file.uploadedByUserId)) throw fileNotFound();
-  return serveFile(deps, request, found.file, found.bucket.cacheControl);
+  const url = new URL(request.url);
+  if (answerableFromRecent(request, url)) {
+    const recent = await recentFileWithBucket(deps, id);
+    if (!recent) throw fileNotFound();
+    const cacheControl = policy(recent);
+    if (recent.file.isUploaded) {
+      if (hasImageParams(url.searchParams))
+        return serveVariant(deps, request, recent.file, cacheControl, url);
+      if (evaluatePreconditions(request.headers, validatorsOf(recent.file)) === "not-modified") {
+        return new Response(null, { status: 304, headers: commonHeaders(recent.file, cacheControl) });
+      }
+    }
+  }
+  const current = await currentFileWithBucket(deps, id);
+  if (!current) throw fileNotFound();
+  return serveFile(deps, request, current.file, policy(current));
 }
+
+/** getFile's policy: a file the caller may not read is "not found" (no existence leak). */
+export const readPolicy =
+  (caller: Caller): DeliveryPolicy =>
+  ({ file, bucket }) => {
+    if (!allows(bucket.rules.read, caller, file.uploadedByUserId)) throw fileNotFound();
+    return bucket.cacheControl;
+  };
 
 /**
  * The bytes of a file the caller may read: the conditions and the range are decided from the record alone, before
  * R2 is touched, then the bytes are read (as a range when a range was asked for). `cacheControl` is the bucket's,
  * or `max-age=<seconds left>` for a presigned URL.
  */
-export async function serveFile(
+async function serveFile(
   deps: Deps,
   request: Request,
   file: FileRow,
@@ -71,7 +112,7 @@ export async function serveFile(
   const url = new URL(request.url);
   if (hasImageParams(url.searchParams)) return serveVariant(deps, request, file, cacheControl, url);
   const headers = commonHeaders(file, cacheControl);
-  const validators = { etag: file.etag, lastModified: new Date(file.updatedAt) };
+  const validators = validatorsOf(file);
   const precondition = evaluatePreconditions(request.headers, validators);
   if (precondition === "not-modified") return new Response(null, { status: 304, headers });
   if (precondition === "precondition-failed") {

@@ -3,10 +3,11 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { files } from "../db/schema";
 import { allows, identifyCaller } from "./access";
-import { downloadFile, serveFile } from "./download";
+import { deliverFile, readPolicy } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";
 import { deleteVariants } from "./images/variants";
 import { presignedUrl, verifyPresigned } from "./presign";
+import { forgetFile } from "./record-cache";
 import { findFileWithBucket, objectKey } from "./records";
 import { replaceFile } from "./replace";
 import { uploadFiles } from "./upload";
@@ -21,7 +22,7 @@ export const fileRoutes = new Hono<AppEnv>()
     return c.json({ processedFiles }, 201);
   })
   .on(["GET", "HEAD"], "/files/:id", async (c) =>
-    downloadFile(c.var.deps, c.req.raw, c.req.param("id"), await identifyCaller(c)),
+    deliverFile(c.var.deps, c.req.raw, c.req.param("id"), readPolicy(await identifyCaller(c))),
   )
   .put("/files/:id", async (c) =>
     c.json(await replaceFile(c.var.deps, c.req.raw, c.req.param("id"), await identifyCaller(c))),
@@ -35,6 +36,7 @@ export const fileRoutes = new Hono<AppEnv>()
       throw notAuthorized();
     }
     await deps.db.delete(files).where(eq(files.id, found.file.id));
+    forgetFile(found.file.id);
     await deps.env.FILES.delete(objectKey(found.file));
     await deleteVariants(deps.env.FILES, found.file.id);
     return c.body(null, 204);
@@ -55,8 +57,8 @@ export const fileRoutes = new Hono<AppEnv>()
     const id = c.req.param("id");
     // The signature is checked first: without a valid one, nothing about the file is revealed.
     const secondsLeft = await verifyPresigned(deps.config, id, new URL(c.req.url).searchParams, deps.now());
-    const found = await findFileWithBucket(deps.db, id);
-    if (!found) throw fileNotFound();
-    if (!found.bucket.presignedUrlsEnabled) throw presignedDisabled();
-    return serveFile(deps, c.req.raw, found.file, `max-age=${secondsLeft}`);
+    return deliverFile(deps, c.req.raw, id, ({ bucket }) => {
+      if (!bucket.presignedUrlsEnabled) throw presignedDisabled();
+      return `max-age=${secondsLeft}`;
+    });
   });

@@ -39,11 +39,13 @@ export function findBucket(db: Db, id: string): Promise<BucketRow | undefined> {
   return db.select().from(buckets).where(eq(buckets.id, id)).get();
 }
 
+export interface FileWithBucket {
+  file: FileRow;
+  bucket: BucketRow;
+}
+
 /** A file with its bucket (for the bucket's rules and cache settings). */
-export async function findFileWithBucket(
-  db: Db,
-  id: string,
-): Promise<{ file: FileRow; bucket: BucketRow } | undefined> {
+export async function findFileWithBucket(db: Db, id: string): Promise<FileWithBucket | undefined> {
   const row = await db
     .select({ file: files, bucket: buckets })
     .from(files)

@@ -7,6 +7,7 @@ import { badRequest, fileNotFound, notAuthorized } from "./errors";
 import { deleteVariants } from "./images/variants";
 import { multipartParts, readSmallPart } from "./multipart";
 import type { StoredObject } from "./r2-writer";
+import { forgetFile } from "./record-cache";
 import { findFileWithBucket, objectKey, toWireFile, type WireFile } from "./records";
 import { storeContent } from "./upload";
 
@@ -77,6 +78,7 @@ export async function replaceFile(
     .where(eq(files.id, file.id))
     .returning()
     .get();
+  forgetFile(file.id);
   // Variants of the old bytes are unreachable now (their keys carry the old MD5): remove them.
   deps.background(deleteVariants(deps.env.FILES, file.id));
   if (failure) throw failure;
