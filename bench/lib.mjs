@@ -48,6 +48,23 @@ export function workerFromBundle(dir, bindings) {
   );
 }
 
+/** The platform floor (`floor-worker.js`): a Worker with no logic, one D1 query, one Durable Object call, one R2 read. */
+export function floorWorker() {
+  return new Miniflare(
+    convertV4MiniflareOptions({
+      log: new Log(LogLevel.WARN),
+      host: "127.0.0.1",
+      port: 0,
+      modules: true,
+      scriptPath: join(import.meta.dirname, "floor-worker.js"),
+      compatibilityDate: "2026-11-01",
+      d1Databases: ["DB"],
+      r2Buckets: ["FILES"],
+      durableObjects: { PROBE: { className: "Probe", useSQLite: true } },
+    }),
+  );
+}
+
 export async function applyMigrations(mf) {
   const db = await mf.getD1Database("DB");
   for (const file of readdirSync("migrations")

@@ -4,9 +4,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { generateSecrets } from "../scripts/secrets.mjs";
-import { applyMigrations, bundle, CONNECTIONS, DURATION, printTable, run, workerFromBundle } from "./lib.mjs";
+import {
+  applyMigrations,
+  bundle,
+  CONNECTIONS,
+  DURATION,
+  floorWorker,
+  printTable,
+  run,
+  workerFromBundle,
+} from "./lib.mjs";
 
 const PASSWORD = "benchmark password";
 
@@ -87,18 +95,7 @@ try {
   ];
   for (const [name, options] of scenarios) results.push(await run(name, options));
 
-  const floor = new Miniflare(
-    convertV4MiniflareOptions({
-      log: new Log(LogLevel.WARN),
-      host: "127.0.0.1",
-      port: 0,
-      modules: true,
-      scriptPath: join(import.meta.dirname, "floor-worker.js"),
-      compatibilityDate: "2026-11-01",
-      d1Databases: ["DB"],
-      durableObjects: { PROBE: { className: "Probe", useSQLite: true } },
-    }),
-  );
+  const floor = floorWorker();
   try {
     const floorUrl = (await floor.ready).origin;
     for (const [name, path] of [

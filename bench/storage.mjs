@@ -6,9 +6,17 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PhotonImage } from "@cf-wasm/photon/node";
-import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { generateSecrets } from "../scripts/secrets.mjs";
-import { applyMigrations, bundle, CONNECTIONS, DURATION, printTable, run, workerFromBundle } from "./lib.mjs";
+import {
+  applyMigrations,
+  bundle,
+  CONNECTIONS,
+  DURATION,
+  floorWorker,
+  printTable,
+  run,
+  workerFromBundle,
+} from "./lib.mjs";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 8);
 
@@ -65,19 +73,7 @@ const dir = mkdtempSync(join(tmpdir(), "edge-auth-bench-storage-"));
 bundle(join(dir, "build"));
 const secrets = generateSecrets();
 const mf = workerFromBundle(dir, { ...secrets, AUTH_RATE_LIMIT_ENABLE: "false" });
-const floor = new Miniflare(
-  convertV4MiniflareOptions({
-    log: new Log(LogLevel.WARN),
-    host: "127.0.0.1",
-    port: 0,
-    modules: true,
-    scriptPath: join(import.meta.dirname, "floor-worker.js"),
-    compatibilityDate: "2026-11-01",
-    d1Databases: ["DB"],
-    r2Buckets: ["FILES"],
-    durableObjects: { PROBE: { className: "Probe", useSQLite: true } },
-  }),
-);
+const floor = floorWorker();
 
 try {
   const base = `${(await mf.ready).origin}/storage/v1`;

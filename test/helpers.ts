@@ -1,5 +1,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { getConfig } from "../src/config";
+import { createDb } from "../src/db/client";
 import worker from "../src/index";
+import type { Deps } from "../src/services/deps";
 
 export const SERVER = "http://localhost:8787";
 export const PREFIX = "/auth/v1";
@@ -126,4 +129,22 @@ export async function sessionFromRefresh(svc: TestService, refreshToken: string)
   const response = await svc.post("/token", { refreshToken });
   if (response.status !== 200) throw new Error(`refresh failed: ${await response.text()}`);
   return (await response.json()) as WireSession;
+}
+
+/**
+ * Service dependencies as the request context builds them, for calling services directly with a clock the test
+ * moves. Mail and SMS refuse: tests that send use the HTTP surface.
+ */
+export function testDeps(bindings: Record<string, unknown>, clock: { now: number }): Deps {
+  const refuse = () => Promise.reject(new Error("no transport in service-level tests"));
+  return {
+    config: getConfig(bindings),
+    db: createDb(env.DB),
+    env: bindings as Deps["env"],
+    mailer: { send: refuse },
+    sms: { send: refuse },
+    now: () => clock.now,
+    outbound: fetch,
+    background: () => {},
+  };
 }

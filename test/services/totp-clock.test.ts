@@ -4,31 +4,14 @@
 import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
-import { createDb } from "../../src/db/client";
 import { totpCode, totpStep } from "../../src/lib/totp";
-import type { Deps } from "../../src/services/deps";
 import { issueMfaTicket, verifySignInMfaTotp } from "../../src/services/mfa-sign-in";
 import { changeMfa, generateTotp } from "../../src/services/totp-setup";
-import { NO_VERIFICATION, service, signUp } from "../helpers";
+import { NO_VERIFICATION, service, signUp, testDeps } from "../helpers";
 
 const bindings = { ...env, ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true" };
 
-/** Dependencies as the request context builds them, with a clock the test moves. */
-function depsAt(clock: { now: number }): Deps {
-  const config = getConfig(bindings);
-  const fail = () => Promise.reject(new Error("no transport in this test"));
-  return {
-    config,
-    db: createDb(env.DB),
-    env: bindings,
-    mailer: { send: fail },
-    sms: { send: fail },
-    now: () => clock.now,
-    outbound: fetch,
-    background: () => {},
-  };
-}
+const depsAt = (clock: { now: number }) => testDeps(bindings, clock);
 
 // A fixed instant at the start of a 30-second step (2,000,000,010,000 ms is a multiple of 30,000).
 const T0 = 2_000_000_010_000 - (2_000_000_010_000 % 30_000);

@@ -1,22 +1,13 @@
 // Helpers of the storage tests: requests to the storage API through the Worker, multipart bodies as nhost-js
 // builds them, and the contract's error shape.
 import { expect } from "vitest";
+import type { WireFile } from "../../src/storage/records";
 import { NO_VERIFICATION, service } from "../helpers";
+
+export type { WireFile };
 
 export const svc = service(NO_VERIFICATION);
 export const STORAGE = "http://localhost:8787/storage/v1";
-
-export interface WireFile {
-  id: string;
-  name: string;
-  size: number;
-  bucketId: string;
-  etag: string;
-  mimeType: string;
-  isUploaded: boolean;
-  uploadedByUserId?: string;
-  metadata: Record<string, unknown> | null;
-}
 
 export async function md5Etag(bytes: Uint8Array): Promise<string> {
   const stream = new crypto.DigestStream("MD5");

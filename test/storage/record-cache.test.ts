@@ -1,26 +1,11 @@
 // The isolate's short memory of file records, with a movable clock: what it answers and when it forgets.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
-import { createDb } from "../../src/db/client";
-import type { Deps } from "../../src/services/deps";
 import { currentFileWithBucket, forgetFile, recentFileWithBucket } from "../../src/storage/record-cache";
-import { signUp } from "../helpers";
+import { signUp, testDeps } from "../helpers";
 import { svc, uploaded, uploadForm } from "./helpers";
 
-function depsAt(clock: { now: number }): Deps {
-  const fail = () => Promise.reject(new Error("unused"));
-  return {
-    config: getConfig(svc.env),
-    db: createDb(env.DB),
-    env: svc.env,
-    mailer: { send: fail },
-    sms: { send: fail },
-    now: () => clock.now,
-    outbound: fetch,
-    background: () => {},
-  };
-}
+const depsAt = (clock: { now: number }) => testDeps(svc.env, clock);
 
 describe("record cache", () => {
   it("answers from memory for five seconds, then reads D1 again; forgetting is immediate", async () => {
