@@ -101,6 +101,17 @@ async function sign(credential: StoredCredential, data: Uint8Array): Promise<Uin
   return new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", credential.privateKey, data));
 }
 
+/** The PublicKeyCredential as the browser's `toJSON()` gives it (WebAuthn §5.1). */
+function asJson<R>(credential: StoredCredential, response: R) {
+  return {
+    id: b64u(credential.id),
+    rawId: b64u(credential.id),
+    type: "public-key" as const,
+    response,
+    clientExtensionResults: {},
+  };
+}
+
 export class SoftwareAuthenticator {
   readonly credentials: StoredCredential[] = [];
 
@@ -159,17 +170,11 @@ export class SoftwareAuthenticator {
         ["authData", authData],
       ]),
     );
-    return {
-      id: b64u(credential.id),
-      rawId: b64u(credential.id),
-      type: "public-key",
-      response: {
-        clientDataJSON: b64u(clientDataJSON),
-        attestationObject: b64u(attestationObject),
-        transports: ["usb"],
-      },
-      clientExtensionResults: {},
-    };
+    return asJson(credential, {
+      clientDataJSON: b64u(clientDataJSON),
+      attestationObject: b64u(attestationObject),
+      transports: ["usb"],
+    });
   }
 
   /** navigator.credentials.get(): an allowed credential, or (empty allow list) the newest discoverable one. */
@@ -190,17 +195,11 @@ export class SoftwareAuthenticator {
       uint32(credential.counter),
     );
     const signature = await sign(credential, concat(authenticatorData, await sha256(clientDataJSON)));
-    return {
-      id: b64u(credential.id),
-      rawId: b64u(credential.id),
-      type: "public-key",
-      response: {
-        clientDataJSON: b64u(clientDataJSON),
-        authenticatorData: b64u(authenticatorData),
-        signature: b64u(signature),
-        userHandle: credential.userHandle,
-      },
-      clientExtensionResults: {},
-    };
+    return asJson(credential, {
+      clientDataJSON: b64u(clientDataJSON),
+      authenticatorData: b64u(authenticatorData),
+      signature: b64u(signature),
+      userHandle: credential.userHandle,
+    });
   }
 }

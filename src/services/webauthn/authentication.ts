@@ -15,6 +15,7 @@ import {
   CEREMONY_TIMEOUT_MS,
   type Ceremony,
   ceremonyFailed,
+  expectations,
   startCeremony,
   takeCeremony,
   verified,
@@ -47,15 +48,11 @@ async function verifyAssertion(
 ): Promise<{ userId: string }> {
   const key = await keyByCredentialId(deps.db, response.id);
   if (!key) throw ceremonyFailed("unknown credential");
-  const { rpId, origins } = deps.config.webauthn;
   const result = await verified(
     verifyAuthenticationResponse({
       response,
-      expectedChallenge: challenge,
-      expectedOrigin: origins,
-      expectedRPID: rpId,
       credential: asCredential(key),
-      requireUserVerification: false,
+      ...expectations(deps, challenge),
     }),
   );
   if (!result.verified) throw ceremonyFailed("assertion not verified");

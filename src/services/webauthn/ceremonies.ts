@@ -54,6 +54,20 @@ export async function takeCeremony<K extends Ceremony["kind"]>(
   return { challenge, ceremony: ceremony as Extract<Ceremony, { kind: K }> };
 }
 
+/**
+ * What every response is checked against: the challenge it answers, one of the configured origins, the relying
+ * party id. User verification is `preferred` in the options, so it is not required here (WebAuthn §7.1 step 17).
+ */
+export function expectations(deps: Deps, challenge: string) {
+  const { rpId, origins } = deps.config.webauthn;
+  return {
+    expectedChallenge: challenge,
+    expectedOrigin: origins,
+    expectedRPID: rpId,
+    requireUserVerification: false,
+  };
+}
+
 /** The library's own failures (bad signature, wrong origin, counter…) become the ceremony's 400. */
 export async function verified<T>(work: Promise<T>): Promise<T> {
   try {

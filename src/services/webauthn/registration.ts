@@ -20,6 +20,7 @@ import {
   assertWebauthnEnabled,
   CEREMONY_TIMEOUT_MS,
   ceremonyFailed,
+  expectations,
   startCeremony,
   takeCeremony,
   verified,
@@ -50,16 +51,7 @@ function creationOptions(
 }
 
 async function verifyCreation(deps: Deps, response: RegistrationResponseJSON, challenge: string) {
-  const { rpId, origins } = deps.config.webauthn;
-  const result = await verified(
-    verifyRegistrationResponse({
-      response,
-      expectedChallenge: challenge,
-      expectedOrigin: origins,
-      expectedRPID: rpId,
-      requireUserVerification: false,
-    }),
-  );
+  const result = await verified(verifyRegistrationResponse({ response, ...expectations(deps, challenge) }));
   if (!result.verified) throw ceremonyFailed("registration not verified");
   return result.registrationInfo.credential;
 }
