@@ -9,41 +9,68 @@ import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 
+/** Bundles both Workers as `wrangler deploy` would: the main one into `outdir`, the image transformer beside it. */
 export function bundle(outdir) {
   const wrangler = join("node_modules", "wrangler", "bin", "wrangler.js");
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
   execFileSync(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], {
     stdio: "pipe",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    env,
   });
+  execFileSync(
+    process.execPath,
+    [wrangler, "deploy", "--dry-run", "-c", "wrangler.images.toml", "--outdir", `${outdir}-images`],
+    { stdio: "pipe", env },
+  );
 }
 
-/** The bundled Worker with every binding of wrangler.toml, storage persisted under `dir/state`. */
+/** The modules of a bundle, its entry first. */
+function modulesOf(root, entry) {
+  return readdirSync(root)
+    .filter((file) => file.endsWith(".js") || file.endsWith(".wasm"))
+    .sort((a) => (a === entry ? -1 : 1))
+    .map((file) => ({ type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule", path: join(root, file) }));
+}
+
+/**
+ * The bundled Worker with every binding of wrangler.toml, and the image transformer Worker it binds, storage
+ * persisted under `dir/state`.
+ */
 export function workerFromBundle(dir, bindings) {
+  const compatibility = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
   return new Miniflare(
     convertV4MiniflareOptions({
       log: new Log(LogLevel.WARN),
       host: "127.0.0.1",
       port: 0,
-      modulesRoot: join(dir, "build"),
-      modules: readdirSync(join(dir, "build"))
-        .filter((file) => file.endsWith(".js") || file.endsWith(".wasm"))
-        .sort((a) => (a === "index.js" ? -1 : 1))
-        .map((file) => ({
-          type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule",
-          path: join(dir, "build", file),
-        })),
-      compatibilityDate: "2026-11-01",
-      compatibilityFlags: ["nodejs_compat"],
-      d1Databases: ["DB"],
-      r2Buckets: ["FILES"],
-      durableObjects: {
-        REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
-        CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },
-        RATE_LIMITERS: { className: "RateLimiter", useSQLite: true },
-        WEBAUTHN_CHALLENGES: { className: "WebauthnChallenge", useSQLite: true },
-      },
       defaultPersistRoot: join(dir, "state"),
-      bindings,
+      workers: [
+        {
+          name: "edge-auth",
+          modulesRoot: join(dir, "build"),
+          modules: modulesOf(join(dir, "build"), "index.js"),
+          ...compatibility,
+          d1Databases: ["DB"],
+          r2Buckets: ["FILES"],
+          durableObjects: {
+            REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
+            CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },
+            RATE_LIMITERS: { className: "RateLimiter", useSQLite: true },
+            WEBAUTHN_CHALLENGES: { className: "WebauthnChallenge", useSQLite: true },
+            GUESS_GUARDS: { className: "GuessGuard", useSQLite: true },
+          },
+          serviceBindings: {
+            IMAGE_TRANSFORMER: { name: "edge-auth-images", entrypoint: "ImageTransformer" },
+          },
+          bindings,
+        },
+        {
+          name: "edge-auth-images",
+          modulesRoot: join(dir, "build-images"),
+          modules: modulesOf(join(dir, "build-images"), "images-worker.js"),
+          ...compatibility,
+        },
+      ],
     }),
   );
 }

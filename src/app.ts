@@ -4,9 +4,9 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./app-env";
 import type { Config } from "./config";
-import { AppError, concealIfConfigured, errorBody } from "./errors";
+import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
 import { logError, requestContext } from "./middleware/context";
-import { RateLimitedError, rateLimit } from "./middleware/rate-limit";
+import { rateLimit } from "./middleware/rate-limit";
 import { emptyBodyAsJson } from "./middleware/validate";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
@@ -14,6 +14,7 @@ import { devMailboxRoutes, devSmsRoutes } from "./routes/dev";
 import { mfaRoutes } from "./routes/mfa";
 import { passwordlessRoutes } from "./routes/passwordless";
 import { patRoutes } from "./routes/pat";
+import { securityKeyRoutes } from "./routes/security-keys";
 import { signInRoutes } from "./routes/sign-in";
 import { signUpRoutes } from "./routes/sign-up";
 import { smsRoutes } from "./routes/sms";
@@ -84,7 +85,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", patRoutes)
     .route("/", mfaRoutes)
     .route("/", smsRoutes)
-    .route("/", webauthnRoutes);
+    .route("/", webauthnRoutes)
+    .route("/", securityKeyRoutes);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);
   if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
   return auth;

@@ -30,18 +30,43 @@ const seconds = (fallback: number) => z.coerce.number().int().positive().default
 
 const url = z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, ""));
 
-const jsonObject = z
+/**
+ * Claim names the service sets itself (`x-hasura-<name>`, contract §5.1). A custom claim with one of these names
+ * would put a value of the user's choosing where the service's own decision belongs: `auth-elevated` mapped to
+ * `id` forged elevation on every token.
+ */
+const RESERVED_CLAIMS = [
+  "user-id",
+  "default-role",
+  "allowed-roles",
+  "user-is-anonymous",
+  "auth-elevated",
+  "role",
+];
+
+const customClaims = z
   .string()
   .optional()
   .transform((v, ctx) => {
     if (!v) return {} as Record<string, string>;
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(v);
-      const result = z.record(z.string(), z.string()).safeParse(parsed);
-      if (result.success) return result.data;
+      parsed = JSON.parse(v);
     } catch {}
-    ctx.addIssue({ code: "custom", message: "must be a JSON object of claim name to user path" });
-    return z.NEVER;
+    const result = z.record(z.string(), z.string()).safeParse(parsed);
+    if (!result.success) {
+      ctx.addIssue({ code: "custom", message: "must be a JSON object of claim name to user path" });
+      return z.NEVER;
+    }
+    const reserved = Object.keys(result.data).filter((name) => RESERVED_CLAIMS.includes(name.toLowerCase()));
+    if (reserved.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `claim names reserved by the service: ${reserved.join(", ")}`,
+      });
+      return z.NEVER;
+    }
+    return result.data;
   });
 
 export const configSchema = z.object({
@@ -81,7 +106,7 @@ export const configSchema = z.object({
   AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(300).default(10),
   AUTH_JWT_PRIVATE_KEYS: z.string().optional(),
   HASURA_GRAPHQL_JWT_SECRET: z.string().optional(),
-  AUTH_JWT_CUSTOM_CLAIMS: jsonObject,
+  AUTH_JWT_CUSTOM_CLAIMS: customClaims,
   AUTH_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters")
@@ -190,6 +215,32 @@ function checkMailTransport(env: object, data: z.output<typeof configSchema>, se
   }
 }
 
+/** Hosts a development transport may run on: the developer's own machine. */
+function isLocalHost(url: string): boolean {
+  const host = new URL(url).hostname;
+  return (
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    host === "[::1]"
+  );
+}
+
+/**
+ * The development transports keep every mail and SMS readable by anyone at `/dev/mailbox` and `/dev/sms`: a
+ * production deployment with one of them switched on would hand out every sign-in link and code. They only start
+ * where the service itself is local.
+ */
+function checkDevelopmentTransports(data: z.output<typeof configSchema>) {
+  for (const name of ["AUTH_DEV_MAILBOX", "AUTH_DEV_SMS"] as const) {
+    if (data[name] && !isLocalHost(data.AUTH_SERVER_URL)) {
+      throw new ConfigError(
+        `invalid configuration: ${name} is for development only and AUTH_SERVER_URL (${data.AUTH_SERVER_URL}) is not local`,
+      );
+    }
+  }
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -216,6 +267,7 @@ export function getConfig(env: object): Config {
   const mailSender = parseSender(data.AUTH_SMTP_SENDER);
   checkMailTransport(env, data, mailSender);
   checkSmsTransport(data);
+  checkDevelopmentTransports(data);
   const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
   const config: Config = {
     ...data,

@@ -1,7 +1,9 @@
 import type { CodeChallenge } from "./durable/code-challenge";
+import type { GuessGuard } from "./durable/guess-guard";
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RefreshSession } from "./durable/refresh-session";
 import type { WebauthnChallenge } from "./durable/webauthn-challenge";
+import type { ImageTransformer } from "./images-worker";
 
 /** Bindings and variables the Worker receives. Values are validated by `config.ts`. */
 export interface Env {
@@ -10,8 +12,11 @@ export interface Env {
   CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;
+  GUESS_GUARDS: DurableObjectNamespace<GuessGuard>;
   /** File contents of the storage API, under `<bucketId>/<fileId>`. */
   FILES: R2Bucket;
+  /** The image transformer Worker (wrangler.images.toml); without it image parameters answer 400. */
+  IMAGE_TRANSFORMER?: Service<typeof ImageTransformer>;
   /** Optional: Cloudflare Email Service (`[[send_email]] name = "EMAIL"`), one of the mail transports. */
   EMAIL?: SendEmail;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */

@@ -42,6 +42,9 @@ export const ERRORS = {
   // Not in the reference catalog: an unknown path or method. Documented in docs/decisions.md.
   "route-not-found": [404, "route not found"],
   "payload-too-large": [413, "request body too large"],
+  // Not in the reference catalog: `POST /signup/passwordless/sms` for a number that has an account (the email
+  // twin is email-already-in-use). Documented in docs/decisions.md.
+  "phone-number-already-in-use": [409, "phone number already in use"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -62,6 +65,16 @@ export class AppError extends Error {
   }
 }
 
+/** 429 `too-many-requests`; the error handler turns `retryAfterSeconds` into the `Retry-After` header. */
+export class RateLimitedError extends AppError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    message?: string,
+  ) {
+    super("too-many-requests", message);
+  }
+}
+
 export interface ErrorBody {
   status: number;
   message: string;
@@ -76,6 +89,7 @@ export function errorBody(error: AppError): ErrorBody {
 const ACCOUNT_STATE_CODES = new Set<ErrorCode>([
   "disabled-user",
   "email-already-in-use",
+  "phone-number-already-in-use",
   "email-already-verified",
   "forbidden-anonymous",
   "invalid-email-password",

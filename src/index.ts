@@ -6,6 +6,7 @@ import type { Env } from "./env";
 import { runHousekeeping } from "./services/housekeeping";
 
 export { CodeChallenge } from "./durable/code-challenge";
+export { GuessGuard } from "./durable/guess-guard";
 export { RateLimiter } from "./durable/rate-limiter";
 export { RefreshSession } from "./durable/refresh-session";
 export { WebauthnChallenge } from "./durable/webauthn-challenge";

@@ -1,4 +1,5 @@
 import { ConfigError } from "./config";
+import type { RateLimiter } from "./durable/rate-limiter";
 
 /**
  * Rate-limit buckets of contract §11 with their defaults. Names follow the reference where it has one
@@ -12,6 +13,10 @@ export const RATE_LIMIT_DEFAULTS = {
   SMS: { burst: 10, interval: "1h" },
   REFRESH: { burst: 100, interval: "5m" },
   OAUTH2: { burst: 100, interval: "5m" },
+  /** Image transformations that miss the variant cache, per client address (storage). */
+  TRANSFORM: { burst: 100, interval: "5m" },
+  /** The same, per file: one image cannot be made to produce an endless stream of distinct variants. */
+  TRANSFORM_FILE: { burst: 30, interval: "5m" },
 } as const;
 
 export type RateLimitBucket = keyof typeof RATE_LIMIT_DEFAULTS;
@@ -57,4 +62,24 @@ export function parseRateLimits(env: Record<string, unknown>): RateLimitConfig {
     };
   }
   return { enabled: enable === undefined || enable === "" || enable === "true" || enable === "1", buckets };
+}
+
+/**
+ * Counts one request against `bucket` under each of `keys` (`ip:…`, `id:…`, `file:…`), each key in its own
+ * `RateLimiter` object. Returns null when every key allows it, else the seconds until one more request fits.
+ */
+export async function consumeRateLimit(
+  namespace: DurableObjectNamespace<RateLimiter>,
+  config: RateLimitConfig,
+  bucket: RateLimitBucket,
+  keys: string[],
+  now: number,
+): Promise<number | null> {
+  if (!config.enabled) return null;
+  const { burst, intervalMs } = config.buckets[bucket];
+  const results = await Promise.all(
+    keys.map((key) => namespace.get(namespace.idFromName(`${bucket}:${key}`)).hit(burst, intervalMs, now)),
+  );
+  const refused = results.filter((r) => !r.allowed);
+  return refused.length > 0 ? Math.max(...refused.map((r) => r.retryAfterSeconds)) : null;
 }

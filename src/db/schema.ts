@@ -231,7 +231,7 @@ export const buckets = sqliteTable("buckets", {
   updatedAt: integer("updated_at").notNull(),
 });
 
-/** File records; the bytes are in R2 under `<bucketId>/<id>`. */
+/** File records; the bytes are in R2 under `object_key`. `is_uploaded` is false while an upload holds the id. */
 export const files = sqliteTable(
   "files",
   {
@@ -244,6 +244,14 @@ export const files = sqliteTable(
     mimeType: text("mime_type").notNull(),
     /** Quoted hex MD5 of the bytes, computed while they stream in. */
     etag: text("etag").notNull(),
+    /**
+     * Where the bytes are in R2: `<bucketId>/<id>` for an upload, `<bucketId>/<id>/<version>` after a replace, so a
+     * replace never overwrites bytes that another request may be reading or recording (docs/decisions.md).
+     */
+    objectKey: text("object_key").notNull().default(""),
+    /** Pixel size of an image as shown (EXIF orientation applied), read from its header at upload; else null. */
+    imageWidth: integer("image_width"),
+    imageHeight: integer("image_height"),
     isUploaded: integer("is_uploaded", { mode: "boolean" }).notNull().default(false),
     uploadedByUserId: text("uploaded_by_user_id"),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),

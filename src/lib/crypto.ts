@@ -1,3 +1,5 @@
+import { aesSubkey } from "./subkeys";
+
 /** Small crypto helpers on Web Crypto. Every random value comes from the platform CSPRNG. */
 
 const encoder = new TextEncoder();
@@ -37,33 +39,43 @@ export function timingSafeEqualString(a: string, b: string): boolean {
   return crypto.subtle.timingSafeEqual(left, right);
 }
 
-const aesKeys = new Map<string, Promise<CryptoKey>>();
+const legacyAesKeys = new Map<string, Promise<CryptoKey>>();
 
-function aesKey(hexKey: string): Promise<CryptoKey> {
-  let key = aesKeys.get(hexKey);
+/** The master key itself as the AES key: how values were sealed before subkeys (see `decrypt`). */
+function legacyAesKey(hexKey: string): Promise<CryptoKey> {
+  let key = legacyAesKeys.get(hexKey);
   if (!key) {
-    key = crypto.subtle.importKey("raw", fromHex(hexKey), "AES-GCM", false, ["encrypt", "decrypt"]);
-    aesKeys.set(hexKey, key);
+    key = crypto.subtle.importKey("raw", fromHex(hexKey), "AES-GCM", false, ["decrypt"]);
+    legacyAesKeys.set(hexKey, key);
   }
   return key;
 }
 
-/** AES-256-GCM with a random 96-bit nonce; output is hex(nonce ‖ ciphertext ‖ tag). */
+/** Marks values sealed under the HKDF subkey (subkeys.ts); hex never contains a dot. */
+const SUBKEY_PREFIX = "v2.";
+
+/** AES-256-GCM under the AES subkey of `hexKey`, random 96-bit nonce; `v2.` + hex(nonce ‖ ciphertext ‖ tag). */
 export async function encrypt(hexKey: string, plaintext: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const sealed = await crypto.subtle.encrypt(
     { name: "AES-GCM", iv },
-    await aesKey(hexKey),
+    await aesSubkey(hexKey),
     encoder.encode(plaintext),
   );
-  return toHex(iv) + toHex(sealed);
+  return SUBKEY_PREFIX + toHex(iv) + toHex(sealed);
 }
 
-export async function decrypt(hexKey: string, sealedHex: string): Promise<string> {
-  const bytes = fromHex(sealedHex);
+/**
+ * Opens a value from `encrypt`. Values without the prefix were sealed under the master key itself, before subkeys
+ * existed (TOTP secrets set up before this release): they still open, and are re-sealed when next written. The
+ * legacy branch can go once no `users.totp_secret` lacks the prefix.
+ */
+export async function decrypt(hexKey: string, sealed: string): Promise<string> {
+  const subkey = sealed.startsWith(SUBKEY_PREFIX);
+  const bytes = fromHex(subkey ? sealed.slice(SUBKEY_PREFIX.length) : sealed);
   const opened = await crypto.subtle.decrypt(
     { name: "AES-GCM", iv: bytes.slice(0, 12) },
-    await aesKey(hexKey),
+    await (subkey ? aesSubkey(hexKey) : legacyAesKey(hexKey)),
     bytes.slice(12),
   );
   return new TextDecoder().decode(opened);

@@ -1,5 +1,6 @@
 import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
 import { fromHex, toHex } from "./crypto";
+import { type HmacPurpose, hmacSubkey } from "./subkeys";
 
 const random: RandomReader = { read: (bytes) => crypto.getRandomValues(bytes) };
 
@@ -8,17 +9,31 @@ export function generateCode(): string {
   return generateRandomString(random, "0123456789", 6);
 }
 
-const keys = new Map<string, Promise<CryptoKey>>();
+/**
+ * Codes are stored as HMAC-SHA256 under a subkey of `AUTH_ENCRYPTION_KEY` (subkeys.ts), bound to their purpose and
+ * identifier: a plain hash of a 6-digit code would be reversed by trying all million codes.
+ */
+export async function codeHash(
+  hexKey: string,
+  purpose: HmacPurpose,
+  scope: string,
+  code: string,
+): Promise<string> {
+  const key = await hmacSubkey(hexKey, purpose);
+  return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${scope}\n${code}`)));
+}
+
+const legacyKeys = new Map<string, Promise<CryptoKey>>();
 
 /**
- * Codes are stored as HMAC-SHA256 under `AUTH_ENCRYPTION_KEY`, bound to their purpose and identifier: a plain hash
- * of a 6-digit code would be reversed by trying all million codes.
+ * The same under the master key itself, as recovery codes were stored before subkeys: they are still accepted
+ * (second-factor.ts). This can go once every `mfa_recovery_codes` row was written by this release or later.
  */
-export async function codeHash(hexKey: string, scope: string, code: string): Promise<string> {
-  let key = keys.get(hexKey);
+export async function legacyCodeHash(hexKey: string, scope: string, code: string): Promise<string> {
+  let key = legacyKeys.get(hexKey);
   if (!key) {
     key = crypto.subtle.importKey("raw", fromHex(hexKey), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keys.set(hexKey, key);
+    legacyKeys.set(hexKey, key);
   }
   return toHex(await crypto.subtle.sign("HMAC", await key, new TextEncoder().encode(`${scope}\n${code}`)));
 }

@@ -30,11 +30,26 @@ export interface PasswordCheck {
   needsRehash: boolean;
 }
 
+/**
+ * The costs a stored hash may ask for. Its parameters come from the row, and a row can come from an import: a hash
+ * naming m=9,999,999 KiB or bcrypt cost 31 would make one sign-in hold gigabytes or run for hours (a CPU and memory
+ * bomb behind a single request). Beyond these, the hash is refused like a wrong password; the user resets it.
+ * argon2id: OWASP's largest listed memory (46 MiB) at up to 4 passes; bcrypt: Nhost used 10, OWASP asks ≥ 10.
+ */
+export const HASH_BOUNDS = {
+  argon2MaxMemoryKiB: 47_104,
+  argon2MaxPasses: 4,
+  argon2MaxLanes: 4,
+  bcryptMaxCost: 12,
+};
+
 /** Verifies `password` against a stored hash; `stored` null (unknown user) costs the same as a wrong password. */
 export async function verifyPassword(password: string, stored: string | null): Promise<PasswordCheck> {
-  if (stored?.startsWith("$2a$") || stored?.startsWith("$2b$") || stored?.startsWith("$2y$")) {
+  const bcryptCost = stored ? /^\$2[aby]\$(\d{2})\$/.exec(stored)?.[1] : undefined;
+  if (bcryptCost !== undefined) {
+    if (Number(bcryptCost) > HASH_BOUNDS.bcryptMaxCost) return { ok: false, needsRehash: false };
     // bcryptjs compares in constant time. Nhost stored bcrypt; these users move to argon2id at their next sign-in.
-    return { ok: await bcrypt.compare(password, stored), needsRehash: true };
+    return { ok: await bcrypt.compare(password, stored!), needsRehash: true };
   }
   const ok = await verifyArgon2(password, stored ?? DUMMY_HASH);
   return { ok: ok && stored !== null, needsRehash: !stored?.startsWith(CURRENT_PREFIX) };
@@ -51,6 +66,13 @@ async function verifyArgon2(password: string, encoded: string): Promise<boolean>
     number,
     number,
   ];
+  if (
+    memorySize > HASH_BOUNDS.argon2MaxMemoryKiB ||
+    passes > HASH_BOUNDS.argon2MaxPasses ||
+    parallelism > HASH_BOUNDS.argon2MaxLanes
+  ) {
+    return false;
+  }
   const expected = fromBase64(match[5]!);
   const actual = await argon2id({
     password: encoder.encode(password),

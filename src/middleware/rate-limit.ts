@@ -1,16 +1,10 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
-import { AppError } from "../errors";
+import { RateLimitedError } from "../errors";
+import { addressKey } from "../lib/client-address";
 import { toE164 } from "../lib/phone";
-import type { RateLimitBucket } from "../rate-limits";
-
-/** 429 `too-many-requests`; the error handler turns `retryAfterSeconds` into the `Retry-After` header. */
-export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super("too-many-requests");
-  }
-}
+import { consumeRateLimit, type RateLimitBucket } from "../rate-limits";
 
 async function bodyField(c: Context<AppEnv>, field: string): Promise<string | undefined> {
   try {
@@ -37,19 +31,19 @@ function identifierKey(field: string, value: string): string {
  */
 export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const { enabled, buckets } = c.var.config.rateLimits;
-    if (!enabled) return next();
-    const { burst, intervalMs } = buckets[bucket];
-    const keys = [`ip:${c.req.header("cf-connecting-ip") ?? "unknown"}`];
+    const { rateLimits } = c.var.config;
+    if (!rateLimits.enabled) return next();
+    const keys = [`ip:${addressKey(c.req.header("cf-connecting-ip") ?? "unknown")}`];
     const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
     if (identifierField && identifier) keys.push(`id:${identifierKey(identifierField, identifier)}`);
-    const namespace = c.env.RATE_LIMITERS;
-    const now = c.var.deps.now();
-    const results = await Promise.all(
-      keys.map((key) => namespace.get(namespace.idFromName(`${bucket}:${key}`)).hit(burst, intervalMs, now)),
+    const retryAfter = await consumeRateLimit(
+      c.env.RATE_LIMITERS,
+      rateLimits,
+      bucket,
+      keys,
+      c.var.deps.now(),
     );
-    const refused = results.filter((r) => !r.allowed);
-    if (refused.length > 0) throw new RateLimitedError(Math.max(...refused.map((r) => r.retryAfterSeconds)));
+    if (retryAfter !== null) throw new RateLimitedError(retryAfter);
     await next();
   });
 }

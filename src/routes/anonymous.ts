@@ -1,16 +1,16 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
+import { metadataSchema } from "../lib/metadata";
 import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { signInAnonymous } from "../services/anonymous";
 import { signUpOptionsSchema } from "../services/sign-up-options";
-import { metadataField } from "./schemas";
 
 const body = z.object({
   displayName: signUpOptionsSchema.shape.displayName,
   locale: z.string().min(2).max(3).optional(),
-  metadata: metadataField.optional(),
+  metadata: metadataSchema.optional(),
 });
 
 /** signInAnonymous (contract §3.2); the client may POST it with no body. */

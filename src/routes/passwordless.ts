@@ -20,7 +20,7 @@ const emailWithOptions = z.object({
  */
 export const passwordlessRoutes = new Hono<AppEnv>()
   .post("/signin/passwordless/email", rateLimit("EMAIL", "email"), jsonBody(emailWithOptions), async (c) => {
-    await signInPasswordlessEmail(c.var.deps, c.req.valid("json"));
+    await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-in");
     return c.json("OK");
   })
   .post(
@@ -29,12 +29,12 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
     async (c) => {
-      await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), true);
+      await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");
     },
   )
   .post("/signin/otp/email", rateLimit("EMAIL", "email"), jsonBody(emailWithOptions), async (c) => {
-    await signInOtpEmail(c.var.deps, c.req.valid("json"));
+    await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-in");
     return c.json("OK");
   })
   .post(
@@ -43,7 +43,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
     async (c) => {
-      await signInOtpEmail(c.var.deps, c.req.valid("json"), true);
+      await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");
     },
   )

@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
+import { metadataSchema } from "../lib/metadata";
 import { requireAuth } from "../middleware/auth";
 import { requireElevation } from "../middleware/elevation";
 import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
 import { createPersonalAccessToken, signInWithPersonalAccessToken } from "../services/pat";
-import { metadataField } from "./schemas";
 
 /** createPAT and signInPAT (contract §3.2, §3.3). */
 export const patRoutes = new Hono<AppEnv>()
@@ -14,7 +14,7 @@ export const patRoutes = new Hono<AppEnv>()
     "/pat",
     requireAuth,
     requireElevation(),
-    jsonBody(z.object({ expiresAt: z.iso.datetime({ offset: true }), metadata: metadataField.optional() })),
+    jsonBody(z.object({ expiresAt: z.iso.datetime({ offset: true }), metadata: metadataSchema.optional() })),
     async (c) => {
       const { expiresAt, metadata } = c.req.valid("json");
       const created = await createPersonalAccessToken(c.var.deps, c.var.auth!.sub, {

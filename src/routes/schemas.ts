@@ -5,7 +5,6 @@ export const emailField = z.email().max(254);
 /** The contract bounds passwords at 50 by schema; the policy minimum is checked by the service for its own code. */
 export const passwordField = z.string().min(1).max(50);
 export const refreshTokenField = z.string().min(1).max(100);
-export const metadataField = z.record(z.string(), z.unknown());
 /** `options` of the operations that only take a redirect (`OptionsRedirectTo`). */
 export const redirectOptions = z.strictObject({ redirectTo: z.string().max(2048).optional() }).optional();
 /** PKCE S256 challenge (RFC 7636 §4.2): base64url of a SHA-256 digest, 43 characters. */

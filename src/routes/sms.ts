@@ -7,15 +7,24 @@ import { signUpOptionsSchema } from "../services/sign-up-options";
 import { signInPasswordlessSms, verifySignInPasswordlessSms } from "../services/sms-sign-in";
 
 const phoneNumberField = z.string().min(1).max(32);
+const codeRequest = z.object({ phoneNumber: phoneNumberField, options: signUpOptionsSchema.optional() });
 
-/** signInPasswordlessSms and verifySignInPasswordlessSms (contract §3.2). */
+/**
+ * signInPasswordlessSms and verifySignInPasswordlessSms (contract §3.2), and the client's sign-up variant
+ * (client.md §15), which refuses a number that already has an account.
+ */
 export const smsRoutes = new Hono<AppEnv>()
+  .post("/signin/passwordless/sms", rateLimit("SMS", "phoneNumber"), jsonBody(codeRequest), async (c) => {
+    await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-in");
+    return c.json("OK");
+  })
   .post(
-    "/signin/passwordless/sms",
+    "/signup/passwordless/sms",
+    rateLimit("SIGNUPS"),
     rateLimit("SMS", "phoneNumber"),
-    jsonBody(z.object({ phoneNumber: phoneNumberField, options: signUpOptionsSchema.optional() })),
+    jsonBody(codeRequest),
     async (c) => {
-      await signInPasswordlessSms(c.var.deps, c.req.valid("json"));
+      await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");
     },
   )

@@ -25,7 +25,11 @@ export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_F
   try {
     const verified = await verifyTicket(deps, ticket, c.req.header("user-agent"));
     const credential: Record<string, string> =
-      "code" in verified ? { code: verified.code } : { refreshToken: verified.session.refreshToken };
+      "code" in verified
+        ? { code: verified.code }
+        : "mfaTicket" in verified
+          ? { mfaTicket: verified.mfaTicket }
+          : { refreshToken: verified.session.refreshToken };
     return c.redirect(withQuery(redirectTo, { ...credential, type: verified.type }), 302);
   } catch (caught) {
     if (!(caught instanceof AppError)) throw caught;

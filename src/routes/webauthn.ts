@@ -2,6 +2,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simp
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
+import { metadataSchema } from "../lib/metadata";
 import { requireAuth } from "../middleware/auth";
 import { requireElevation } from "../middleware/elevation";
 import { rateLimit } from "../middleware/rate-limit";
@@ -32,7 +33,7 @@ const credentialBase = {
   id: b64u(1024),
   rawId: b64u(1024),
   type: z.literal("public-key"),
-  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  clientExtensionResults: metadataSchema.default({}),
   authenticatorAttachment: z.string().max(32).optional(),
 };
 const registrationCredential = z.looseObject({

@@ -4,7 +4,7 @@ import { authorizationCodes } from "../db/schema";
 import { AppError } from "../errors";
 import { randomUuid, sha256Hex, timingSafeEqualString } from "../lib/crypto";
 import type { Deps } from "./deps";
-import { createSession, type Session } from "./sessions";
+import { completeSignIn, type SignInResult } from "./mfa-sign-in";
 import { findUserById } from "./users";
 
 /** Long enough for the app to load and post it back, short like an OAuth code (RFC 6749 §4.1.2: "10 minutes max"). */
@@ -39,13 +39,14 @@ async function s256(verifier: string): Promise<string> {
 
 /**
  * `POST /token/exchange`: consumes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong
- * verifier burns the code too (no guessing against one code). Every failure is the same 400.
+ * verifier burns the code too (no guessing against one code). Every failure is the same 400. A user with TOTP on
+ * gets the `mfa` ticket instead of a session: the mailed link was one factor.
  */
 export async function exchangeAuthorizationCode(
   deps: Deps,
   input: { code: string; codeVerifier: string },
   userAgent?: string,
-): Promise<{ session: Session }> {
+): Promise<SignInResult> {
   const invalid = new AppError("invalid-request", "invalid or expired code");
   const row = await deps.db
     .delete(authorizationCodes)
@@ -61,5 +62,5 @@ export async function exchangeAuthorizationCode(
   const user = await findUserById(deps.db, row.userId);
   if (!user) throw invalid;
   if (user.disabled) throw new AppError("disabled-user");
-  return { session: await createSession(deps, user, userAgent) };
+  return completeSignIn(deps, user, userAgent);
 }

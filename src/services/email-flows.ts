@@ -5,13 +5,22 @@ import { isEmailAllowed } from "../lib/email-access";
 import { type LinkTarget, sendTicketMail } from "./account-mail";
 import type { Deps } from "./deps";
 import { resolveRedirectTo } from "./sign-up-options";
-import { findOrCreateEmailUser, type PasswordlessRequest } from "./user-factory";
+import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "./user-factory";
 import { findUserByEmail, findUserById } from "./users";
 
 /**
  * The flows that answer by mail. Where the contract asks for it, the answer does not tell whether the address has
  * an account: an unknown or disabled address gets the same `"OK"` and no mail.
  */
+
+/**
+ * Reset and resend answer after the same work whatever the address: one lookup. The ticket and the mail (a D1
+ * write and an SMTP exchange, tens of milliseconds) happen after the answer, or their time alone would tell known
+ * addresses from unknown ones. A failed send is logged with the request id instead of answered (docs/decisions.md).
+ */
+function mailInBackground(deps: Deps, mailing: () => Promise<void>): void {
+  deps.background(mailing());
+}
 
 /** What the mail-sending operations take besides the address: the app's redirect and PKCE challenge. */
 export interface LinkRequest {
@@ -32,7 +41,7 @@ export async function sendVerificationEmail(deps: Deps, email: string, request: 
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.disabled) return;
   if (user.emailVerified) throw new AppError("email-already-verified");
-  await sendTicketMail(deps, user, "verifyEmail", target);
+  mailInBackground(deps, () => sendTicketMail(deps, user, "verifyEmail", target));
 }
 
 /** sendPasswordResetEmail: always "OK"; a `passwordReset:` ticket (1 h) for a known, enabled user. */
@@ -40,21 +49,21 @@ export async function sendPasswordResetEmail(deps: Deps, email: string, request:
   const target = linkTarget(deps, request);
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.disabled || !isEmailAllowed(email, deps.config)) return;
-  await sendTicketMail(deps, user, "passwordReset", target);
+  mailInBackground(deps, () => sendTicketMail(deps, user, "passwordReset", target));
 }
 
 /**
  * signInPasswordlessEmail (magic link): creates the user on first use; a disabled user gets "OK" and no mail.
- * signUpPasswordlessEmail is the same with `newUserOnly`.
+ * signUpPasswordlessEmail is the same in mode "sign-up".
  */
 export async function signInPasswordlessEmail(
   deps: Deps,
   request: PasswordlessRequest & { codeChallenge?: string },
-  newUserOnly = false,
+  mode: PasswordlessMode,
 ): Promise<void> {
   if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
-  const { user, redirectTo } = await findOrCreateEmailUser(deps, request, newUserOnly);
-  if (user.disabled) return;
+  const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode);
+  if (!user || user.disabled) return;
   await sendTicketMail(deps, user, "passwordlessEmail", { redirectTo, codeChallenge: request.codeChallenge });
 }
 

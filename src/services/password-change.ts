@@ -3,17 +3,19 @@ import { users } from "../db/schema";
 import { AppError } from "../errors";
 import type { AccessTokenPayload } from "../lib/jwt";
 import { hashPassword } from "../lib/password";
+import { endOutstandingGrants, proveEmail } from "./credential-reset";
 import type { Deps } from "./deps";
 import { requireRegisteredUser } from "./email-flows";
 import { checkPasswordPolicy } from "./password-policy";
-import { revokeAllSessions } from "./sessions";
 import { consumeTicket } from "./tickets";
+import { findUserById } from "./users";
 
 /**
  * changeUserPassword (contract §3.4): with a bearer, the caller's own password; without one, a single-use
  * `passwordReset:` ticket names the user. Improvement: every other session of the user is revoked, since a changed
  * password usually means someone else may know the old one (OWASP Session Management, "renewal after privilege
- * change"). With a bearer the caller's own session (`sid`) stays.
+ * change"). With a bearer the caller's own session (`sid`) stays. Outstanding link tickets and PATs end too: a
+ * reset link or a PAT someone else obtained must not outlive the reset (credential-reset.ts).
  */
 export async function changeUserPassword(
   deps: Deps,
@@ -34,8 +36,11 @@ export async function changeUserPassword(
     const consumed = await consumeTicket(deps, input.ticket, "passwordReset");
     if (!consumed) throw new AppError("invalid-ticket");
     userId = consumed.userId;
+    // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
+    const owner = await findUserById(deps.db, userId);
+    if (owner) await proveEmail(deps, owner, "inbox");
   }
   const passwordHash = await hashPassword(input.newPassword);
   await deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, userId));
-  await revokeAllSessions(deps, userId, keepSessionId);
+  await endOutstandingGrants(deps, userId, keepSessionId);
 }

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
 import { refreshTokens, sessions, type UserRow, users } from "../db/schema";
 import type { RotateOutcome } from "../durable/refresh-session";
 import { AppError } from "../errors";
@@ -138,7 +138,7 @@ export async function refreshSession(deps: Deps, refreshToken: string): Promise<
     }
     case "replayed":
     case "revoked":
-      await deleteSessions(deps, [sessionId]);
+      await deps.db.delete(sessions).where(eq(sessions.id, sessionId));
       throw new AppError(
         "invalid-refresh-token",
         undefined,
@@ -147,18 +147,32 @@ export async function refreshSession(deps: Deps, refreshToken: string): Promise<
   }
 }
 
-async function deleteSessions(deps: Deps, sessionIds: string[]): Promise<void> {
-  // Deleting a session cascades to its refresh-token index rows. D1 binds at most 100 parameters a statement.
-  for (let i = 0; i < sessionIds.length; i += 90) {
-    await deps.db.delete(sessions).where(inArray(sessions.id, sessionIds.slice(i, i + 90)));
-  }
+/**
+ * A rotation whose D1 lookup ran just before its session was deleted may still reach the session's Durable Object;
+ * revoking the object refuses it. Such a refresh has just written `last_used_at`, so only sessions used within this
+ * window need the call, and at most `MAX_OBJECT_REVOCATIONS` of them: a user with thousands of sessions must not
+ * push the request past the platform's subrequest limit (it did: one call per session, then a 500).
+ */
+const IN_FLIGHT_WINDOW_MS = 60_000;
+const MAX_OBJECT_REVOCATIONS = 50;
+
+async function revokeInFlight(deps: Deps, removed: { id: string; lastUsedAt: number }[]): Promise<void> {
+  const since = deps.now() - IN_FLIGHT_WINDOW_MS;
+  const forgetAt = tokenExpiry(deps, deps.now());
+  const recent = removed
+    .filter((session) => session.lastUsedAt >= since)
+    .sort((a, b) => b.lastUsedAt - a.lastUsedAt)
+    .slice(0, MAX_OBJECT_REVOCATIONS);
+  await Promise.all(recent.map((session) => familyStub(deps, session.id).revoke(forgetAt)));
 }
 
-/** Revokes sessions in their Durable Objects (so an in-flight rotation cannot win) and removes them from D1. */
-export async function revokeSessions(deps: Deps, sessionIds: string[]): Promise<void> {
-  const forgetAt = tokenExpiry(deps, deps.now());
-  await Promise.all(sessionIds.map((id) => familyStub(deps, id).revoke(forgetAt)));
-  await deleteSessions(deps, sessionIds);
+/**
+ * Sign-out of one session: its object first (an in-flight rotation cannot win), then its rows (the refresh-token
+ * index goes with them by cascade).
+ */
+export async function revokeSession(deps: Deps, sessionId: string): Promise<void> {
+  await familyStub(deps, sessionId).revoke(tokenExpiry(deps, deps.now()));
+  await deps.db.delete(sessions).where(eq(sessions.id, sessionId));
 }
 
 /** Sign-out of the one session a refresh token belongs to; an unknown token is not an error (contract §3.3). */
@@ -169,16 +183,20 @@ export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Pr
     .from(refreshTokens)
     .where(eq(refreshTokens.tokenHash, await sha256Hex(refreshToken)))
     .get();
-  if (row) await revokeSessions(deps, [row.sessionId]);
+  if (row) await revokeSession(deps, row.sessionId);
 }
 
-/** Revokes every session of a user, except `keepSessionId` (the caller's own, after a password change). */
+/**
+ * Revokes every session of a user, except `keepSessionId` (the caller's own, after a password change). One D1
+ * statement ends them all, however many there are: from then on no token of theirs resolves. The objects of the
+ * sessions in use right now are revoked as well (see `revokeInFlight`).
+ */
 export async function revokeAllSessions(deps: Deps, userId: string, keepSessionId?: string): Promise<void> {
-  const rows = await deps.db
-    .select({ id: sessions.id })
-    .from(sessions)
-    .where(eq(sessions.userId, userId))
+  const ofUser = eq(sessions.userId, userId);
+  const removed = await deps.db
+    .delete(sessions)
+    .where(keepSessionId ? and(ofUser, ne(sessions.id, keepSessionId)) : ofUser)
+    .returning({ id: sessions.id, lastUsedAt: sessions.lastUsedAt })
     .all();
-  const ids = rows.map((row) => row.id).filter((id) => id !== keepSessionId);
-  await revokeSessions(deps, ids);
+  await revokeInFlight(deps, removed);
 }

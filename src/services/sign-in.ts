@@ -4,14 +4,8 @@ import { AppError } from "../errors";
 import { isEmailAllowed } from "../lib/email-access";
 import { hashPassword, verifyPassword } from "../lib/password";
 import type { Deps } from "./deps";
-import { issueMfaTicket } from "./mfa-sign-in";
-import { createSession, type Session } from "./sessions";
+import { completeSignIn, type SignInResult } from "./mfa-sign-in";
 import { findUserByEmail } from "./users";
-
-export interface SignInResult {
-  session: Session | null;
-  mfa: { ticket: string } | null;
-}
 
 /**
  * signInEmailPassword. Unknown email, wrong password and a blocked email give the same 401 after the same work:
@@ -39,10 +33,5 @@ export async function signInEmailPassword(
       ),
     );
   }
-  // TOTP active: the password was only the first factor (contract §3.2). Stays so if AUTH_MFA_ENABLED is later
-  // switched off: a user's second factor is not dropped by a configuration change.
-  if (eligible.activeMfaType === "totp") {
-    return { session: null, mfa: { ticket: await issueMfaTicket(deps, eligible.id) } };
-  }
-  return { session: await createSession(deps, eligible, userAgent), mfa: null };
+  return completeSignIn(deps, eligible, userAgent);
 }

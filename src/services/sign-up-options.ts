@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Config } from "../config";
 import { AppError } from "../errors";
+import { metadataSchema } from "../lib/metadata";
 import { isRedirectAllowed } from "../lib/redirect";
 
 /** SignUpOptions of contract §2; unknown keys are refused. */
@@ -18,7 +19,7 @@ export const signUpOptionsSchema = z.strictObject({
     )
     .optional(),
   locale: z.string().min(2).max(3).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: metadataSchema.optional(),
   redirectTo: z.string().max(2048).optional(),
 });
 

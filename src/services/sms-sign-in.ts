@@ -2,12 +2,10 @@ import { AppError } from "../errors";
 import { toE164 } from "../lib/phone";
 import { smsCodeText } from "../sms/templates";
 import type { Deps } from "./deps";
-import { issueMfaTicket } from "./mfa-sign-in";
+import { completeSignIn, type SignInResult } from "./mfa-sign-in";
 import { checkOneTimeCode, issueOneTimeCode } from "./one-time-codes";
-import { createSession } from "./sessions";
-import type { SignInResult } from "./sign-in";
 import type { SignUpOptions } from "./sign-up-options";
-import { findOrCreatePhoneUser } from "./user-factory";
+import { findOrCreatePhoneUser, type PasswordlessMode } from "./user-factory";
 import { findUserByPhoneNumber, markVerified } from "./users";
 
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
@@ -21,15 +19,19 @@ function e164(phoneNumber: string): string {
   return normalised;
 }
 
-/** signInPasswordlessSms: a 6-digit code by SMS (5 min); creates the user on first use. */
+/**
+ * signInPasswordlessSms: a 6-digit code by SMS (5 min); creates the user on first use. signUpPasswordlessSms
+ * (client.md §15, `mode` "sign-up") refuses a number that has an account: 409 `phone-number-already-in-use`.
+ */
 export async function signInPasswordlessSms(
   deps: Deps,
   input: { phoneNumber: string; options?: SignUpOptions },
+  mode: PasswordlessMode,
 ): Promise<void> {
   if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
-  const user = await findOrCreatePhoneUser(deps, phoneNumber, input.options);
-  if (user.disabled) return;
+  const user = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
+  if (!user || user.disabled) return;
   const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
   await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code));
 }
@@ -49,9 +51,5 @@ export async function verifySignInPasswordlessSms(
   const user = await findUserByPhoneNumber(deps.db, phoneNumber);
   if (!user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  const verified = await markVerified(deps, user, "phoneNumberVerified");
-  if (verified.activeMfaType === "totp") {
-    return { session: null, mfa: { ticket: await issueMfaTicket(deps, verified.id) } };
-  }
-  return { session: await createSession(deps, verified, userAgent), mfa: null };
+  return completeSignIn(deps, await markVerified(deps, user, "phoneNumberVerified"), userAgent);
 }

@@ -56,47 +56,71 @@ export interface PasswordlessRequest {
 }
 
 /**
- * The user of a passwordless flow (magic link, email OTP): found by email, or created on first use with the sign-up
- * checks (contract §3.2, "creates the user if absent"). With `newUserOnly` (the `/signup/…` variants) an existing
- * address is `409 email-already-in-use`. Returns the user and the resolved redirect.
+ * How a passwordless flow treats the address: `sign-in` finds or creates the account (contract §3.2, "creates the
+ * user if absent"); `sign-up` (the `/signup/…` variants of client.md §15) refuses an address that has one.
  */
+export type PasswordlessMode = "sign-in" | "sign-up";
+
+/**
+ * Finds the user of a passwordless flow, or creates it with the sign-up checks. `null` means "answer OK and send
+ * nothing": a sign-in for an address without an account while `AUTH_DISABLE_SIGNUP` is on. Answering
+ * `signup-disabled` there would tell anyone which addresses have accounts.
+ */
+async function findOrCreate(
+  deps: Deps,
+  mode: PasswordlessMode,
+  find: () => Promise<UserRow | undefined>,
+  create: () => Promise<UserRow | undefined>,
+  taken: () => AppError,
+): Promise<UserRow | null> {
+  const existing = await find();
+  if (existing && mode === "sign-up") throw taken();
+  if (existing) return existing;
+  if (deps.config.AUTH_DISABLE_SIGNUP) {
+    if (mode === "sign-up") throw new AppError("signup-disabled");
+    return null;
+  }
+  const inserted = await create();
+  if (!inserted && mode === "sign-up") throw taken();
+  // Lost a race with another first use of the same identifier: that request's user is this one.
+  const user = inserted ?? (await find());
+  if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
+  return user;
+}
+
+/** The user of a magic link or email code (see `findOrCreate`), and the resolved redirect. */
 export async function findOrCreateEmailUser(
   deps: Deps,
   request: PasswordlessRequest,
-  newUserOnly = false,
-): Promise<{ user: UserRow; redirectTo: string }> {
+  mode: PasswordlessMode,
+): Promise<{ user: UserRow | null; redirectTo: string }> {
   const { config } = deps;
   const address = request.email.toLowerCase();
   if (!isEmailAllowed(address, config)) throw new AppError("invalid-email-password");
   const options = resolveSignUpOptions(config, request.options, address);
-  const existing = await findUserByEmail(deps.db, address);
-  if (existing && newUserOnly) throw new AppError("email-already-in-use");
-  if (existing) return { user: existing, redirectTo: options.redirectTo };
-  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
-  const inserted = await insertUser(deps, { email: address, options });
-  if (!inserted && newUserOnly) throw new AppError("email-already-in-use");
-  // Lost a race with another first use of the same address: that request's user is this one.
-  const user = inserted ?? (await findUserByEmail(deps.db, address));
-  if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
+  const user = await findOrCreate(
+    deps,
+    mode,
+    () => findUserByEmail(deps.db, address),
+    () => insertUser(deps, { email: address, options }),
+    () => new AppError("email-already-in-use"),
+  );
   return { user, redirectTo: options.redirectTo };
 }
 
-/**
- * The user of an SMS sign-in: found by phone number (E.164), or created on first use with the sign-up checks
- * (contract §3.2); the display name defaults to the number.
- */
+/** The user of an SMS sign-in or sign-up (see `findOrCreate`); the display name defaults to the number. */
 export async function findOrCreatePhoneUser(
   deps: Deps,
   phoneNumber: string,
   signUpOptions: SignUpOptions | undefined,
-): Promise<UserRow> {
+  mode: PasswordlessMode,
+): Promise<UserRow | null> {
   const options = resolveSignUpOptions(deps.config, signUpOptions, phoneNumber);
-  const existing = await findUserByPhoneNumber(deps.db, phoneNumber);
-  if (existing) return existing;
-  if (deps.config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
-  const user =
-    (await insertUser(deps, { email: null, phoneNumber, options })) ??
-    (await findUserByPhoneNumber(deps.db, phoneNumber));
-  if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
-  return user;
+  return findOrCreate(
+    deps,
+    mode,
+    () => findUserByPhoneNumber(deps.db, phoneNumber),
+    () => insertUser(deps, { email: null, phoneNumber, options }),
+    () => new AppError("phone-number-already-in-use"),
+  );
 }

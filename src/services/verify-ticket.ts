@@ -3,29 +3,26 @@ import { isUniqueViolation } from "../db/errors";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import { issueAuthorizationCode } from "./authorization-codes";
+import { endOutstandingGrants, proveEmail } from "./credential-reset";
 import type { Deps } from "./deps";
+import { issueMfaTicket } from "./mfa-sign-in";
 import { createSession, type Session } from "./sessions";
 import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
 import { findUserById } from "./users";
 
-type Effect = (deps: Deps, userId: string) => Promise<UserRow | undefined>;
+type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;
 
-/** Following a link proves the user reads that mailbox. */
-const markEmailVerified: Effect = (deps, userId) =>
-  deps.db
-    .update(users)
-    .set({ emailVerified: true, updatedAt: deps.now() })
-    .where(eq(users.id, userId))
-    .returning()
-    .get();
-
-/** The address changes only now, when the link sent to the new address is followed (contract §3.4). */
-const confirmEmailChange: Effect = async (deps, userId) => {
+/**
+ * The address changes only now, when the link sent to the new address is followed (contract §3.4). The account's
+ * recovery channel changed: links mailed to the old address, PATs and the other sessions end.
+ */
+const confirmEmailChange: Effect = async (deps, user) => {
+  let updated: UserRow | undefined;
   try {
-    return await deps.db
+    updated = await deps.db
       .update(users)
       .set({ email: sql`${users.newEmail}`, newEmail: null, emailVerified: true, updatedAt: deps.now() })
-      .where(and(eq(users.id, userId), isNotNull(users.newEmail)))
+      .where(and(eq(users.id, user.id), isNotNull(users.newEmail)))
       .returning()
       .get();
   } catch (error) {
@@ -33,18 +30,29 @@ const confirmEmailChange: Effect = async (deps, userId) => {
     if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
     throw error;
   }
+  if (updated) await endOutstandingGrants(deps, user.id);
+  return updated;
 };
 
+/** Following a link proves the user reads that mailbox (credential-reset.ts says what the first proof wipes). */
 const EFFECTS: Record<TicketType, Effect> = {
-  verifyEmail: markEmailVerified,
-  passwordlessEmail: markEmailVerified,
+  verifyEmail: (deps, user) => proveEmail(deps, user, "sign-up-verification"),
+  passwordlessEmail: (deps, user) => proveEmail(deps, user, "inbox"),
   // The link signs the user in; the app then sets the new password with that session (POST /user/password).
-  passwordReset: (deps, userId) => findUserById(deps.db, userId),
+  passwordReset: (deps, user) => proveEmail(deps, user, "inbox"),
   emailConfirmChange: confirmEmailChange,
 };
 
-/** What a followed link yields: a session, or for a PKCE app a one-time code; and the `type` the redirect carries. */
-export type VerifiedTicket = { type: string } & ({ session: Session } | { code: string });
+/**
+ * What a followed link yields, with the `type` the redirect carries: a session; for a PKCE app a one-time code; or,
+ * when the user has TOTP on, an `mfaTotp:` ticket for `POST /signin/mfa/totp` — a link is one factor, like a
+ * password, and must not skip the second (docs/decisions.md).
+ */
+export type VerifiedTicket = { type: string } & (
+  | { session: Session }
+  | { code: string }
+  | { mfaTicket: string }
+);
 
 /**
  * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session, or, when
@@ -53,12 +61,14 @@ export type VerifiedTicket = { type: string } & ({ session: Session } | { code: 
 export async function verifyTicket(deps: Deps, ticket: string, userAgent?: string): Promise<VerifiedTicket> {
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
-  const user = await EFFECTS[consumed.type](deps, consumed.userId);
+  const owner = await findUserById(deps.db, consumed.userId);
+  const user = owner && (await EFFECTS[consumed.type](deps, owner));
   if (!user) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");
   const type = TICKET_TYPES[consumed.type].redirectType;
   if (consumed.codeChallenge) {
     return { code: await issueAuthorizationCode(deps, user.id, consumed.codeChallenge), type };
   }
+  if (user.activeMfaType === "totp") return { mfaTicket: await issueMfaTicket(deps, user.id), type };
   return { session: await createSession(deps, user, userAgent), type };
 }

@@ -1,55 +1,19 @@
 import type { FileRow } from "../db/schema";
 import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
-import { badRequest, fileNotFound, internalError, StorageError } from "./errors";
+import { fileNotFound, StorageError } from "./errors";
+import { commonHeaders, contentHeaders, type Delivery, validatorsOf } from "./file-headers";
 import { evaluatePreconditions, evaluateRange } from "./http-conditions";
-import { formatOfMime, hasImageParams, mimeOf, negotiateFormat, parseImageParams } from "./images/params";
+import { hasImageParams } from "./images/params";
+import { serveVariant } from "./images/serve-variant";
 import { currentFileWithBucket, recentFileWithBucket } from "./record-cache";
-import { type FileWithBucket, objectKey } from "./records";
-
-/** Types a browser would render as a document: sandboxed so an uploaded page cannot act as the site (§3.1). */
-const ACTIVE_CONTENT = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml)\b/i;
-
-/** `inline; filename="…"` with an ASCII fallback and the exact name as RFC 8187 `filename*` when needed. */
-function contentDisposition(name: string, download: boolean): string {
-  const kind = download ? "attachment" : "inline";
-  const ascii = name.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  if (ascii === name) return `${kind}; filename="${ascii}"`;
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
-}
-
-/** Headers every answer about the file carries (304 and 412 included). */
-function commonHeaders(file: FileRow, cacheControl: string): Headers {
-  const headers = new Headers({
-    "Cache-Control": cacheControl,
-    "Surrogate-Control": cacheControl,
-    ETag: file.etag,
-    Date: new Date().toUTCString(),
-    "X-Content-Type-Options": "nosniff",
-  });
-  if (ACTIVE_CONTENT.test(file.mimeType))
-    headers.set("Content-Security-Policy", "default-src 'none'; sandbox");
-  return headers;
-}
-
-function contentHeaders(headers: Headers, file: FileRow, url: URL): void {
-  headers.set("Accept-Ranges", "bytes");
-  headers.set("Surrogate-Key", file.id);
-  headers.set("Last-Modified", new Date(file.updatedAt).toUTCString());
-  headers.set("Content-Type", file.mimeType);
-  headers.set(
-    "Content-Disposition",
-    contentDisposition(file.name, url.searchParams.get("download") === "true"),
-  );
-}
+import type { FileWithBucket } from "./records";
 
 /**
- * Who may have a file, and with which `Cache-Control`: the bucket's read rule and cache setting for getFile, the
+ * Who may have a file, and how it may be cached: the bucket's read rule and cache setting for getFile, the
  * signature's remaining lifetime for a presigned URL. Throws the access error.
  */
-export type DeliveryPolicy = (found: FileWithBucket) => string;
-
-const validatorsOf = (file: FileRow) => ({ etag: file.etag, lastModified: new Date(file.updatedAt) });
+export type DeliveryPolicy = (found: FileWithBucket) => Delivery;
 
 /** Requests a recent record can answer: revalidations (a 304 needs no bytes) and transformed images. */
 function answerableFromRecent(request: Request, url: URL): boolean {
@@ -60,10 +24,23 @@ function answerableFromRecent(request: Request, url: URL): boolean {
   );
 }
 
+/** The record again, when the one in hand points at bytes R2 no longer has (see `deliverFile`). */
+export type Refresh = () => Promise<{ file: FileRow; delivery: Delivery }>;
+
+function refresher(deps: Deps, id: string, policy: DeliveryPolicy, stale: FileRow): Refresh {
+  return async () => {
+    const current = await currentFileWithBucket(deps, id);
+    // Same key: the bytes are really gone (a delete raced this request); the file is not there any more.
+    if (!current || current.file.objectKey === stale.objectKey) throw fileNotFound();
+    return { file: current.file, delivery: policy(current) };
+  };
+}
+
 /**
  * getFile, its HEAD, and the contents of a presigned URL (storage contract §3). Revalidations and transformed
  * images may be answered from a record a few seconds old (record-cache.ts), which spares them the D1 read; anything
- * that sends the file's bytes reads the record afresh.
+ * that sends the file's bytes reads the record afresh. A replace or delete between the record and the bytes is
+ * read again once: a replaced file is served from its new bytes, a deleted one is a 404.
  */
 export async function deliverFile(
   deps: Deps,
@@ -75,18 +52,25 @@ export async function deliverFile(
   if (answerableFromRecent(request, url)) {
     const recent = await recentFileWithBucket(deps, id);
     if (!recent) throw fileNotFound();
-    const cacheControl = policy(recent);
+    const delivery = policy(recent);
     if (recent.file.isUploaded) {
-      if (hasImageParams(url.searchParams))
-        return serveVariant(deps, request, recent.file, cacheControl, url);
+      if (hasImageParams(url.searchParams)) {
+        return serveVariant(deps, request, recent.file, delivery, refresher(deps, id, policy, recent.file));
+      }
       if (evaluatePreconditions(request.headers, validatorsOf(recent.file)) === "not-modified") {
-        return new Response(null, { status: 304, headers: commonHeaders(recent.file, cacheControl) });
+        return new Response(null, { status: 304, headers: commonHeaders(recent.file, delivery) });
       }
     }
   }
   const current = await currentFileWithBucket(deps, id);
   if (!current) throw fileNotFound();
-  return serveFile(deps, request, current.file, policy(current));
+  const refresh = refresher(deps, id, policy, current.file);
+  const served = await serveFile(deps, request, current.file, policy(current), refresh);
+  if (served) return served;
+  const fresh = await refresh();
+  const retried = await serveFile(deps, request, fresh.file, fresh.delivery, refresh);
+  if (!retried) throw fileNotFound();
+  return retried;
 }
 
 /** getFile's policy: a file the caller may not read is "not found" (no existence leak). */
@@ -94,24 +78,25 @@ export const readPolicy =
   (caller: Caller): DeliveryPolicy =>
   ({ file, bucket }) => {
     if (!allows(bucket.rules.read, caller, file.uploadedByUserId)) throw fileNotFound();
-    return bucket.cacheControl;
+    return { cacheControl: bucket.cacheControl, shared: bucket.rules.read === "public" };
   };
 
 /**
  * The bytes of a file the caller may read: the conditions and the range are decided from the record alone, before
- * R2 is touched, then the bytes are read (as a range when a range was asked for). `cacheControl` is the bucket's,
- * or `max-age=<seconds left>` for a presigned URL.
+ * R2 is touched, then the bytes are read (as a range when a range was asked for). Null when R2 no longer has the
+ * record's bytes.
  */
 async function serveFile(
   deps: Deps,
   request: Request,
   file: FileRow,
-  cacheControl: string,
-): Promise<Response> {
+  delivery: Delivery,
+  refresh: Refresh,
+): Promise<Response | null> {
   if (!file.isUploaded) throw new StorageError(403, "file is not uploaded");
   const url = new URL(request.url);
-  if (hasImageParams(url.searchParams)) return serveVariant(deps, request, file, cacheControl, url);
-  const headers = commonHeaders(file, cacheControl);
+  if (hasImageParams(url.searchParams)) return serveVariant(deps, request, file, delivery, refresh);
+  const headers = commonHeaders(file, delivery);
   const validators = validatorsOf(file);
   const precondition = evaluatePreconditions(request.headers, validators);
   if (precondition === "not-modified") return new Response(null, { status: 304, headers });
@@ -134,11 +119,10 @@ async function serveFile(
     return new Response(null, { status: 200, headers });
   }
   const object = await deps.env.FILES.get(
-    objectKey(file),
+    file.objectKey,
     range.kind === "partial" ? { range: { offset: range.offset, length: range.length } } : {},
   );
-  // A record whose bytes are gone is broken metadata (the ops endpoints list it), not a missing file.
-  if (!object) throw internalError(`R2 object ${objectKey(file)} is missing`);
+  if (!object) return null;
   if (range.kind === "partial") {
     headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${file.size}`);
     headers.set("Content-Length", String(range.length));
@@ -146,44 +130,4 @@ async function serveFile(
   }
   headers.set("Content-Length", String(file.size));
   return new Response(object.body, { status: 200, headers });
-}
-
-/**
- * A transformed image (storage contract §3.4): the output format is negotiated, the variant's ETag derived, and the
- * conditions evaluated against it before anything is decoded; ranges do not apply.
- */
-async function serveVariant(
-  deps: Deps,
-  request: Request,
-  file: FileRow,
-  cacheControl: string,
-  url: URL,
-): Promise<Response> {
-  const input = formatOfMime(file.mimeType);
-  if (!input || input === "avif") {
-    throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
-  }
-  const params = parseImageParams(url.searchParams);
-  const format = negotiateFormat(params, input, request.headers.get("accept"));
-  // Loaded on first use: the codecs' WebAssembly is instantiated when their modules load, and most requests
-  // (every auth request included) never transform an image.
-  const { variantBody, variantEtag } = await import("./images/variants");
-  const etag = await variantEtag(file, params, format);
-  const variant = { ...file, etag, mimeType: mimeOf(format) };
-  const headers = commonHeaders(variant, cacheControl);
-  if (params.format === "auto") headers.set("Vary", "Accept");
-  const precondition = evaluatePreconditions(request.headers, {
-    etag,
-    lastModified: new Date(file.updatedAt),
-  });
-  if (precondition === "not-modified") return new Response(null, { status: 304, headers });
-  if (precondition === "precondition-failed") {
-    headers.set("Content-Length", "0");
-    return new Response(null, { status: 412, headers });
-  }
-  contentHeaders(headers, variant, url);
-  headers.delete("Accept-Ranges");
-  const { body, size } = await variantBody(deps, file, params, format);
-  headers.set("Content-Length", String(size));
-  return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });
 }

@@ -8,7 +8,7 @@ import { fileNotFound, notAuthorized, StorageError } from "./errors";
 import { deleteVariants } from "./images/variants";
 import { presignedUrl, verifyPresigned } from "./presign";
 import { forgetFile } from "./record-cache";
-import { findFileWithBucket, objectKey } from "./records";
+import { findFileWithBucket } from "./records";
 import { replaceFile } from "./replace";
 import { uploadFiles } from "./upload";
 
@@ -35,9 +35,16 @@ export const fileRoutes = new Hono<AppEnv>()
     if (!allows(found.bucket.rules.delete, await identifyCaller(c), found.file.uploadedByUserId)) {
       throw notAuthorized();
     }
-    await deps.db.delete(files).where(eq(files.id, found.file.id));
+    // The record goes first and names the key it pointed at then: if a replace landed meanwhile, that is its new
+    // key (the replace removes the old one); a replace still uploading finds no record and removes its own bytes.
+    const deleted = await deps.db
+      .delete(files)
+      .where(eq(files.id, found.file.id))
+      .returning({ objectKey: files.objectKey })
+      .get();
     forgetFile(found.file.id);
-    await deps.env.FILES.delete(objectKey(found.file));
+    if (!deleted) throw fileNotFound();
+    await deps.env.FILES.delete(deleted.objectKey);
     await deleteVariants(deps.env.FILES, found.file.id);
     return c.body(null, 204);
   })
@@ -59,6 +66,7 @@ export const fileRoutes = new Hono<AppEnv>()
     const secondsLeft = await verifyPresigned(deps.config, id, new URL(c.req.url).searchParams, deps.now());
     return deliverFile(deps, c.req.raw, id, ({ bucket }) => {
       if (!bucket.presignedUrlsEnabled) throw presignedDisabled();
-      return `max-age=${secondsLeft}`;
+      // The URL is the credential (and the cache key): its answer is the same for whoever holds it.
+      return { cacheControl: `max-age=${secondsLeft}`, shared: true };
     });
   });

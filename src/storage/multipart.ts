@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import busboy from "busboy";
-import { badRequest } from "./errors";
+import { badRequest, StorageError } from "./errors";
 
 /**
  * A multipart/form-data body as an async sequence of parts, in order, with file contents as streams: `busboy`
@@ -10,6 +10,16 @@ import { badRequest } from "./errors";
 export type Part =
   | { kind: "field"; name: string; value: string }
   | { kind: "file"; name: string; filename: string; mimeType: string; stream: Readable };
+
+/**
+ * A body that is not a well-formed upload as a whole (cut off before its closing boundary, parts that do not pair):
+ * 400, and the upload keeps nothing of it, unlike a file refused by a rule, after which the files before it stay.
+ */
+export class MalformedUpload extends StorageError {
+  constructor(detail: string) {
+    super(400, `malformed multipart/form-data: ${detail}`);
+  }
+}
 
 const LIMITS = { fields: 100, fieldSize: 64 * 1024, files: 100, parts: 300, headerPairs: 50 };
 
@@ -70,7 +80,7 @@ export async function* multipartParts(request: Request): AsyncGenerator<Part> {
         yield next;
         continue;
       }
-      if (failure) throw badRequest(`malformed multipart/form-data: ${(failure as Error).message}`);
+      if (failure) throw new MalformedUpload((failure as Error).message);
       if (finished) return;
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -87,10 +97,15 @@ export async function* multipartParts(request: Request): AsyncGenerator<Part> {
 export async function readSmallPart(stream: Readable, limit: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let length = 0;
-  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-    length += chunk.length;
-    if (length > limit) throw badRequest(`metadata part larger than ${limit} bytes`);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+      length += chunk.length;
+      if (length > limit) throw badRequest(`metadata part larger than ${limit} bytes`);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof StorageError) throw error;
+    throw new MalformedUpload(error instanceof Error ? error.message : String(error));
   }
   return new TextDecoder().decode(Buffer.concat(chunks));
 }

@@ -2,7 +2,6 @@ import { eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type FileRow, files } from "../db/schema";
 import { VARIANTS_PREFIX } from "./images/variants";
-import { objectKey } from "./records";
 
 /**
  * The maintenance endpoints (`ops/*`, storage contract §2): records whose bytes are missing ("broken metadata"),
@@ -22,7 +21,8 @@ async function allObjectKeys(bucket: R2Bucket): Promise<Set<string>> {
   let cursor: string | undefined;
   do {
     const page = await bucket.list({ cursor, limit: 1000 });
-    // Cached image variants are not files: they belong to their file and go with it.
+    // Cached image variants are not files: they belong to their file and go with it. Their prefix cannot be a
+    // bucket's (it starts with `_`), so no file's bytes are skipped here.
     for (const object of page.objects) if (!object.key.startsWith(VARIANTS_PREFIX)) keys.add(object.key);
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
@@ -31,7 +31,7 @@ async function allObjectKeys(bucket: R2Bucket): Promise<Set<string>> {
 
 async function brokenMetadata(db: Db, bucket: R2Bucket): Promise<FileRow[]> {
   const [rows, keys] = await Promise.all([db.select().from(files).all(), allObjectKeys(bucket)]);
-  return rows.filter((file) => file.isUploaded && !keys.has(objectKey(file)));
+  return rows.filter((file) => file.isUploaded && !keys.has(file.objectKey));
 }
 
 export async function listBrokenMetadata(db: Db, bucket: R2Bucket) {
@@ -40,13 +40,15 @@ export async function listBrokenMetadata(db: Db, bucket: R2Bucket) {
 
 export async function deleteBrokenMetadata(db: Db, bucket: R2Bucket) {
   const broken = await brokenMetadata(db, bucket);
-  if (broken.length > 0)
+  // D1 binds at most 100 parameters a statement.
+  for (let i = 0; i < broken.length; i += 90) {
     await db.delete(files).where(
       inArray(
         files.id,
-        broken.map((file) => file.id),
+        broken.slice(i, i + 90).map((file) => file.id),
       ),
     );
+  }
   return { metadata: broken.map(opsMetadata) };
 }
 
@@ -57,7 +59,7 @@ export async function notUploaded(db: Db) {
 
 async function orphans(db: Db, bucket: R2Bucket): Promise<string[]> {
   const [rows, keys] = await Promise.all([db.select().from(files).all(), allObjectKeys(bucket)]);
-  const known = new Set(rows.map(objectKey));
+  const known = new Set(rows.map((file) => file.objectKey));
   return [...keys].filter((key) => !known.has(key));
 }
 

@@ -33,7 +33,8 @@ export function toWireFile(file: FileRow): WireFile {
   };
 }
 
-export const objectKey = (file: { bucketId: string; id: string }) => `${file.bucketId}/${file.id}`;
+/** Where an upload puts a file's bytes (storage contract §1); a replace moves them to a new key (replace.ts). */
+export const initialObjectKey = (file: { bucketId: string; id: string }) => `${file.bucketId}/${file.id}`;
 
 export function findBucket(db: Db, id: string): Promise<BucketRow | undefined> {
   return db.select().from(buckets).where(eq(buckets.id, id)).get();

@@ -1,19 +1,20 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { files } from "../db/schema";
+import { randomUuid } from "../lib/crypto";
+import { metadataSchema } from "../lib/metadata";
 import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
-import { badRequest, fileNotFound, notAuthorized } from "./errors";
+import { badRequest, fileNotFound, notAuthorized, StorageError } from "./errors";
 import { deleteVariants } from "./images/variants";
 import { multipartParts, readSmallPart } from "./multipart";
-import type { StoredObject } from "./r2-writer";
 import { forgetFile } from "./record-cache";
-import { findFileWithBucket, objectKey, toWireFile, type WireFile } from "./records";
-import { storeContent } from "./upload";
+import { findFileWithBucket, toWireFile, type WireFile } from "./records";
+import { type StoredContent, storeContent } from "./upload";
 
 const replaceMetadata = z.object({
   name: z.string().min(1).max(1024).optional(),
-  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  metadata: metadataSchema.nullable().optional(),
 });
 
 function parseReplaceMetadata(text: string): z.infer<typeof replaceMetadata> {
@@ -28,10 +29,14 @@ function parseReplaceMetadata(text: string): z.infer<typeof replaceMetadata> {
   return parsed.data;
 }
 
+const replacedMeanwhile = () => new StorageError(409, "the file was changed by another request; try again");
+
 /**
  * replaceFile (`PUT /files/{id}`): new bytes for the same id (and optionally a new name and metadata). The bytes go
- * to the same R2 key, which R2 swaps only when the write completes: a refused or broken upload leaves the old
- * file whole. The first `file` part is used; further ones are read past and ignored (docs/decisions.md).
+ * to a new key, `<bucketId>/<id>/<version>`, and the record moves to it by a compare-and-swap on the key it had
+ * when the request began. Of two racing replaces one wins and the other is a 409 whose bytes are removed; a delete
+ * during the upload makes it a 404. The old bytes stay readable until the swap and are removed after it. The first
+ * `file` part is used; further ones are read past and ignored (docs/decisions.md).
  */
 export async function replaceFile(
   deps: Deps,
@@ -43,9 +48,10 @@ export async function replaceFile(
   if (!found) throw fileNotFound();
   const { file, bucket } = found;
   if (!allows(bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
+  if (!file.isUploaded) throw replacedMeanwhile();
+  const key = `${bucket.id}/${file.id}/${randomUuid()}`;
   let entry: z.infer<typeof replaceMetadata> = {};
-  let stored: (StoredObject & { filename: string }) | undefined;
-  let failure: unknown;
+  let stored: (StoredContent & { filename: string }) | undefined;
   try {
     for await (const part of multipartParts(request)) {
       if (part.kind === "field") {
@@ -53,15 +59,15 @@ export async function replaceFile(
       } else if (part.name === "metadata") {
         entry = parseReplaceMetadata(await readSmallPart(part.stream, 64 * 1024));
       } else if (part.name === "file" && !stored) {
-        stored = { ...(await storeContent(deps, bucket, objectKey(file), part)), filename: part.filename };
+        stored = { ...(await storeContent(deps, bucket, key, part)), filename: part.filename };
       } else {
         part.stream.resume();
       }
     }
   } catch (error) {
-    // New bytes already in R2 must be recorded even if a later part is broken, or the record would lie.
-    if (!stored) throw error;
-    failure = error;
+    // A broken or refused request changes nothing: the new bytes, if any, go; the record keeps the old ones.
+    if (stored) await deps.env.FILES.delete(key);
+    throw error;
   }
   if (!stored) throw badRequest("a file part is required");
   const row = await deps.db
@@ -71,16 +77,23 @@ export async function replaceFile(
       size: stored.size,
       mimeType: stored.mimeType,
       etag: stored.etag,
-      isUploaded: true,
+      objectKey: key,
+      imageWidth: stored.image?.width ?? null,
+      imageHeight: stored.image?.height ?? null,
       metadata: entry.metadata === undefined ? file.metadata : entry.metadata,
       updatedAt: deps.now(),
     })
-    .where(eq(files.id, file.id))
+    .where(and(eq(files.id, file.id), eq(files.objectKey, file.objectKey)))
     .returning()
     .get();
   forgetFile(file.id);
-  // Variants of the old bytes are unreachable now (their keys carry the old MD5): remove them.
-  deps.background(deleteVariants(deps.env.FILES, file.id));
-  if (failure) throw failure;
-  return toWireFile(row!);
+  if (!row) {
+    await deps.env.FILES.delete(key);
+    throw (await findFileWithBucket(deps.db, id)) ? replacedMeanwhile() : fileNotFound();
+  }
+  // The old bytes and the variants made from them are unreachable now (variant keys carry the old MD5).
+  deps.background(
+    Promise.all([deps.env.FILES.delete(file.objectKey), deleteVariants(deps.env.FILES, file.id, file.etag)]),
+  );
+  return toWireFile(row);
 }

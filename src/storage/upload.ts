@@ -1,21 +1,23 @@
 import type { Readable } from "node:stream";
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { fileTypeFromBuffer } from "file-type";
 import { z } from "zod";
-import { type BucketRow, files } from "../db/schema";
+import { type BucketRow, type FileRow, files } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
+import { metadataSchema } from "../lib/metadata";
 import type { Deps } from "../services/deps";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
-import { multipartParts, readSmallPart } from "./multipart";
+import { imageDimensions } from "./images/dimensions";
+import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
 import { type StoredObject, storeStream } from "./r2-writer";
-import { findBucket, objectKey, toWireFile, type WireFile } from "./records";
+import { findBucket, initialObjectKey, toWireFile, type WireFile } from "./records";
 
 /** `metadata[]` entries (storage contract §2): one per file, in order. */
 const metadataEntry = z.object({
   id: z.uuid("id must be a UUID").optional(),
   name: z.string().min(1).max(1024).optional(),
-  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  metadata: metadataSchema.nullable().optional(),
 });
 type MetadataEntry = z.infer<typeof metadataEntry>;
 
@@ -45,17 +47,24 @@ async function resolveMimeType(declared: string, head: Uint8Array): Promise<stri
   return (await fileTypeFromBuffer(head.subarray(0, 4100)))?.mime ?? "application/octet-stream";
 }
 
+export interface StoredContent extends StoredObject {
+  /** The image's size as shown, when its header could be read from the first bytes. */
+  image: { width: number; height: number } | null;
+}
+
 /**
  * Streams a file part into R2 under `key`, with the bucket's size and type rules; the MIME type is the declared one
- * or, when that says nothing, sniffed from the first bytes. Nothing is written when a rule refuses the file.
+ * or, when that says nothing, sniffed from the first bytes, which also give an image's size. Nothing is written
+ * when a rule refuses the file; a body that breaks off is a `MalformedUpload` and leaves nothing either.
  */
-export function storeContent(
+export async function storeContent(
   deps: Deps,
   bucket: BucketRow,
   key: string,
   part: { mimeType: string; stream: Readable },
-): Promise<StoredObject> {
-  return storeStream(deps.env.FILES, key, part.stream as AsyncIterable<Uint8Array>, {
+): Promise<StoredContent> {
+  let image: StoredContent["image"] = null;
+  const stored = await storeStream(deps.env.FILES, key, bodyOf(part.stream), {
     minSize: bucket.minUploadFileSize,
     maxSize: bucket.maxUploadFileSize,
     mimeTypeOf: async (head) => {
@@ -65,43 +74,106 @@ export function storeContent(
           allowedMimeTypes: bucket.allowedMimeTypes,
         });
       }
+      if (mimeType.startsWith("image/")) image = imageDimensions(head);
       return mimeType;
     },
   });
+  return { ...stored, image };
 }
 
-/** Stores one file part in R2 and records it; nothing is recorded for a file that failed. */
-async function storeFile(
-  deps: Deps,
-  bucket: BucketRow,
-  part: { filename: string; mimeType: string; stream: Readable },
-  entry: MetadataEntry | undefined,
-  caller: Caller,
-): Promise<WireFile> {
-  const id = entry?.id ?? randomUuid();
-  if (await deps.db.select({ id: files.id }).from(files).where(eq(files.id, id)).get()) {
-    throw badRequest(`a file with id ${id} already exists`);
+/** A part's bytes; the stream failing (the body ended before the part did) is the client's fault: a 400. */
+async function* bodyOf(stream: Readable): AsyncIterable<Uint8Array> {
+  try {
+    for await (const chunk of stream as AsyncIterable<Uint8Array>) yield chunk;
+  } catch (error) {
+    if (error instanceof StorageError) throw error;
+    throw new MalformedUpload(error instanceof Error ? error.message : String(error));
   }
-  const stored = await storeContent(deps, bucket, objectKey({ bucketId: bucket.id, id }), part);
+}
+
+/**
+ * Holds `id` for this upload with a record that says `is_uploaded = false`, by one INSERT that fails on an existing
+ * id. Two uploads racing for one client-chosen id: one holds it, the other is refused before writing a byte (it
+ * used to overwrite the first one's bytes under the same key).
+ */
+async function reserve(deps: Deps, bucket: BucketRow, id: string, name: string, caller: Caller) {
   const now = deps.now();
   const row = await deps.db
     .insert(files)
     .values({
       id,
       bucketId: bucket.id,
-      name: entry?.name ?? (part.filename || id),
-      size: stored.size,
-      mimeType: stored.mimeType,
-      etag: stored.etag,
-      isUploaded: true,
+      name,
+      size: 0,
+      mimeType: "application/octet-stream",
+      etag: '""',
+      objectKey: initialObjectKey({ bucketId: bucket.id, id }),
+      isUploaded: false,
       uploadedByUserId: caller.kind === "user" ? caller.id : null,
-      metadata: entry?.metadata ?? null,
       createdAt: now,
       updatedAt: now,
     })
+    .onConflictDoNothing()
     .returning()
     .get();
-  return toWireFile(row!);
+  if (!row) throw new StorageError(409, `a file with id ${id} already exists`);
+  return row;
+}
+
+/** Stores one file part under a reserved id; on any failure the reservation and any bytes written go. */
+async function storeFile(
+  deps: Deps,
+  bucket: BucketRow,
+  part: { filename: string; mimeType: string; stream: Readable },
+  entry: MetadataEntry | undefined,
+  caller: Caller,
+): Promise<FileRow> {
+  const id = entry?.id ?? randomUuid();
+  const reserved = await reserve(deps, bucket, id, entry?.name ?? (part.filename || id), caller);
+  try {
+    const stored = await storeContent(deps, bucket, reserved.objectKey, part);
+    const row = await deps.db
+      .update(files)
+      .set({
+        size: stored.size,
+        mimeType: stored.mimeType,
+        etag: stored.etag,
+        imageWidth: stored.image?.width ?? null,
+        imageHeight: stored.image?.height ?? null,
+        metadata: entry?.metadata ?? null,
+      })
+      .where(eq(files.id, id))
+      .returning()
+      .get();
+    return row!;
+  } catch (error) {
+    await discard(deps, [reserved]);
+    throw error;
+  }
+}
+
+/** Removes files of this upload that will not be kept: records first (nothing points at the bytes), then bytes. */
+async function discard(deps: Deps, rows: FileRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 90) {
+    const ids = rows.slice(i, i + 90).map((row) => row.id);
+    await deps.db.delete(files).where(and(inArray(files.id, ids), eq(files.isUploaded, false)));
+  }
+  if (rows.length > 0) await deps.env.FILES.delete(rows.map((row) => row.objectKey));
+}
+
+/** Makes the files of this upload visible, all at once (D1 binds at most 100 parameters a statement). */
+async function publish(deps: Deps, rows: FileRow[]): Promise<WireFile[]> {
+  const now = deps.now();
+  const statements = [];
+  for (let i = 0; i < rows.length; i += 90) {
+    const ids = rows.slice(i, i + 90).map((row) => row.id);
+    statements.push(
+      deps.db.update(files).set({ isUploaded: true, updatedAt: now }).where(inArray(files.id, ids)),
+    );
+  }
+  const [first, ...rest] = statements;
+  if (first) await deps.db.batch([first, ...rest]);
+  return rows.map((row) => toWireFile({ ...row, isUploaded: true, updatedAt: now }));
 }
 
 async function uploadBucket(deps: Deps, bucketId: string, caller: Caller): Promise<BucketRow> {
@@ -112,42 +184,68 @@ async function uploadBucket(deps: Deps, bucketId: string, caller: Caller): Promi
 }
 
 /**
- * uploadFiles (`POST /files`): files are processed in order; the first failure stops the request and its error
- * lists what was already stored (`processedFiles`).
+ * `metadata[]` parts pair with `file[]` parts by order (nhost-js sends every metadata[] first). When any are sent
+ * there must be exactly one per file: a file whose entry has not arrived when its bytes do, or an entry without a
+ * file, is a malformed upload. The message names the part that is extra.
+ */
+function checkPairing(entries: number, filesSeen: number, finished: boolean): void {
+  if (entries === 0) return;
+  if (filesSeen > entries) {
+    throw new MalformedUpload(`file[] part ${filesSeen} has no metadata[] part (${entries} sent before it)`);
+  }
+  if (finished && entries > filesSeen) {
+    throw new MalformedUpload(`metadata[] part ${filesSeen + 1} has no file[] part (${filesSeen} sent)`);
+  }
+}
+
+/**
+ * uploadFiles (`POST /files`): files are processed in order, each under an id reserved first. A file refused by a
+ * rule (size, type, a taken id) stops the request: the files before it are kept and listed (`processedFiles`). A
+ * malformed request (a body cut short, metadata[] parts that do not pair with the files) keeps nothing. Files become
+ * visible together at the end.
  */
 export async function uploadFiles(deps: Deps, request: Request, caller: Caller): Promise<WireFile[]> {
-  const processed: WireFile[] = [];
-  const entries: MetadataEntry[] = [];
+  const stored: FileRow[] = [];
+  let entries: MetadataEntry[] = [];
+  let filesSeen = 0;
   let bucketId = "default";
   let bucket: BucketRow | undefined;
   try {
     for await (const part of multipartParts(request)) {
-      if (part.kind === "field") {
-        if (part.name === "bucket-id") bucketId = part.value;
-        else if (part.name === "metadata[]") entries.push(parseMetadata(part.value));
-        continue;
-      }
       if (part.name === "metadata[]") {
-        // Browsers send each metadata[] as a Blob with an empty file name (client.md §11).
-        entries.push(parseMetadata(await readSmallPart(part.stream, 64 * 1024)));
-        continue;
-      }
-      if (part.name !== "file[]") {
+        // Node clients send each metadata[] as a field, browsers as a Blob with an empty file name (client.md §11).
+        const text = part.kind === "field" ? part.value : await readSmallPart(part.stream, 64 * 1024);
+        entries = [...entries, parseMetadata(text)];
+        // After the file it pairs with, it came too late: that file was stored without it.
+        if (entries.length <= filesSeen) {
+          throw new MalformedUpload(`metadata[] part ${entries.length} comes after its file[] part`);
+        }
+      } else if (part.kind === "field") {
+        if (part.name === "bucket-id") bucketId = part.value;
+      } else if (part.name === "file[]") {
+        filesSeen += 1;
+        checkPairing(entries.length, filesSeen, false);
+        bucket ??= await uploadBucket(deps, bucketId, caller);
+        stored.push(await storeFile(deps, bucket, part, entries[filesSeen - 1], caller));
+      } else {
         part.stream.resume(); // not ours: let the parser move past it
-        continue;
       }
-      bucket ??= await uploadBucket(deps, bucketId, caller);
-      processed.push(await storeFile(deps, bucket, part, entries[processed.length], caller));
     }
+    checkPairing(entries.length, filesSeen, true);
   } catch (error) {
-    if (error instanceof StorageError) {
+    if (error instanceof StorageError && !(error instanceof MalformedUpload)) {
+      const kept = await publish(deps, stored);
       throw new StorageError(error.status, error.message, {
         data: error.data,
-        extra: { processedFiles: processed },
+        extra: { processedFiles: kept },
       });
+    }
+    await discard(deps, stored);
+    if (error instanceof MalformedUpload) {
+      throw new StorageError(400, error.message, { extra: { processedFiles: [] } });
     }
     throw error;
   }
-  if (processed.length === 0) throw badRequest("no file[] part in the upload");
-  return processed;
+  if (stored.length === 0) throw badRequest("no file[] part in the upload");
+  return publish(deps, stored);
 }

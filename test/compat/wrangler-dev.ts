@@ -64,7 +64,14 @@ export default async function setup(project: TestProject) {
     AUTH_WEBAUTHN_RP_ORIGINS: pageOrigin,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
-  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
+  const env = {
+    ...process.env,
+    CI: "true",
+    WRANGLER_SEND_METRICS: "false",
+    NO_COLOR: "1",
+    CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
+  };
 
   execFileSync(
     process.execPath,
@@ -80,6 +87,11 @@ export default async function setup(project: TestProject) {
     [
       WRANGLER,
       "dev",
+      // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them.
+      "-c",
+      "wrangler.toml",
+      "-c",
+      "wrangler.images.toml",
       "--ip",
       "127.0.0.1",
       "--port",

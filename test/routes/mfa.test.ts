@@ -80,7 +80,8 @@ describe("TOTP set-up", () => {
     const row = await env.DB.prepare("SELECT totp_secret FROM users WHERE id = ?")
       .bind(session.user.id)
       .first<{ totp_secret: string }>();
-    expect(row!.totp_secret).toMatch(/^[0-9a-f]+$/);
+    // AES-GCM under the HKDF subkey (src/lib/subkeys.ts), marked `v2.`.
+    expect(row!.totp_secret).toMatch(/^v2\.[0-9a-f]+$/);
     expect(row!.totp_secret).not.toContain(totpSecret);
   });
 
@@ -167,16 +168,18 @@ describe("sign-in with TOTP", () => {
     for (let i = 0; i < 5; i++) await expectError(await verify(ticket, wrongCode(code)), 401, "invalid-totp");
     await expectError(await verify(ticket, code), 401, "invalid-ticket");
 
-    const parallel = await mfaTicket(email);
+    // Another user: the first one's wrong codes count against them too (see "second-factor guesses per user").
+    const other = await userWithTotp();
+    const parallel = await mfaTicket(other.email);
     const guesses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        verify(parallel, String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0")),
+        verify(parallel, String((Number(codeAt(other.secret)) + 1 + i) % 1_000_000).padStart(6, "0")),
       ),
     );
     expect(guesses.filter((r) => r.status === 401).length).toBe(20);
     const row = await env.DB.prepare("SELECT max(attempts) AS n FROM mfa_tickets").first<{ n: number }>();
     expect(row!.n).toBe(5);
-    await expectError(await verify(parallel, code), 401, "invalid-ticket");
+    await expectError(await verify(parallel, codeAt(other.secret)), 401, "invalid-ticket");
   });
 
   it("refuses unknown, malformed and expired tickets", async () => {

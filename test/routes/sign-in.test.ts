@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
+import { getConfig } from "../../src/config";
 import { decodeJwt, expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 
 const svc = service(NO_VERIFICATION);
@@ -79,13 +80,16 @@ describe("POST /signin/email-password", () => {
     expect((await signIn(email, PASSWORD)).status).toBe(200);
   });
 
-  it("adds custom claims from AUTH_JWT_CUSTOM_CLAIMS without overriding built-in ones", async () => {
+  it("adds custom claims from AUTH_JWT_CUSTOM_CLAIMS; names of built-in claims are refused at start", async () => {
+    // Threat: a custom claim named auth-elevated (mapped to `id`) forged elevation on every token.
+    for (const name of ["user-id", "auth-elevated", "Default-Role", "allowed-roles", "user-is-anonymous"]) {
+      expect(() =>
+        getConfig({ ...env, AUTH_JWT_CUSTOM_CLAIMS: JSON.stringify({ org: "metadata.org", [name]: "id" }) }),
+      ).toThrow(/AUTH_JWT_CUSTOM_CLAIMS: claim names reserved by the service/);
+    }
     const s = service({
       ...NO_VERIFICATION,
-      AUTH_JWT_CUSTOM_CLAIMS: JSON.stringify({
-        "organization-id": "metadata.org",
-        "user-id": "metadata.org",
-      }),
+      AUTH_JWT_CUSTOM_CLAIMS: JSON.stringify({ "organization-id": "metadata.org" }),
     });
     const session = await signUp(s, uniqueEmail(), { metadata: { org: "acme" } });
     const claims = decodeJwt(session.accessToken).payload["https://hasura.io/jwt/claims"] as Record<

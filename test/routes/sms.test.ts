@@ -55,6 +55,50 @@ describe("SMS sign-in (development transport)", () => {
     expect(((await again.json()) as { session: WireSession }).session.user.id).toBe(body.session.user.id);
   });
 
+  it("POST /signup/passwordless/sms (client.md §15) creates the user and texts the code; a taken number is 409", async () => {
+    const phone = uniquePhone();
+    const signUp = await svc.post("/signup/passwordless/sms", {
+      phoneNumber: phone,
+      options: { displayName: "Sam", metadata: { plan: "free" } },
+    });
+    expect(await signUp.json()).toBe("OK");
+    const [sms] = await devSms(phone);
+    const code = /\b(\d{6})\b/.exec(sms!.body)![1]!;
+    const signedIn = (await (await verify(phone, code)).json()) as { session: WireSession };
+    expect(signedIn.session.user).toMatchObject({
+      phoneNumber: phone,
+      phoneNumberVerified: true,
+      displayName: "Sam",
+      metadata: { plan: "free" },
+    });
+    const again = await svc.post("/signup/passwordless/sms", { phoneNumber: phone });
+    expect(await expectError(again, 409, "phone-number-already-in-use")).toMatchObject({
+      message: "phone number already in use",
+    });
+    expect(await devSms(phone)).toHaveLength(1);
+    // The switch, the number check and the concealment apply as to the sign-in variant.
+    await expectError(
+      await service().post("/signup/passwordless/sms", { phoneNumber: uniquePhone() }),
+      409,
+      "disabled-endpoint",
+    );
+    await expectError(
+      await svc.post("/signup/passwordless/sms", { phoneNumber: "12345" }),
+      400,
+      "invalid-request",
+    );
+    const concealed = service({
+      AUTH_SMS_PASSWORDLESS_ENABLED: "true",
+      AUTH_DEV_SMS: "true",
+      AUTH_CONCEAL_ERRORS: "true",
+    });
+    await expectError(
+      await concealed.post("/signup/passwordless/sms", { phoneNumber: phone }),
+      400,
+      "invalid-request",
+    );
+  });
+
   it("texts in the user's locale", async () => {
     const french = service({
       AUTH_SMS_PASSWORDLESS_ENABLED: "true",
@@ -105,7 +149,7 @@ describe("SMS sign-in (development transport)", () => {
     expect(((await completed.json()) as { session: WireSession }).session.user.phoneNumber).toBe(phone);
   });
 
-  it("refuses bad numbers, and answers 409 when off and 403 for a new number when sign-up is off", async () => {
+  it("refuses bad numbers, and answers 409 when off; with sign-up off a new number gets OK and no SMS", async () => {
     for (const phoneNumber of ["12345", "+1 415", "not a number", "+999 1234567"]) {
       await expectError(await svc.post("/signin/passwordless/sms", { phoneNumber }), 400, "invalid-request");
     }
@@ -121,8 +165,14 @@ describe("SMS sign-in (development transport)", () => {
       AUTH_DEV_SMS: "true",
       AUTH_DISABLE_SIGNUP: "true",
     });
+    // Threat: enumeration. A 403 for unknown numbers only would tell which numbers have accounts.
+    const unknown = uniquePhone();
+    const answer = await closed.post("/signin/passwordless/sms", { phoneNumber: unknown });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toBe("OK");
+    expect(await devSms(unknown)).toHaveLength(0);
     await expectError(
-      await closed.post("/signin/passwordless/sms", { phoneNumber: uniquePhone() }),
+      await closed.post("/signup/passwordless/sms", { phoneNumber: uniquePhone() }),
       403,
       "signup-disabled",
     );

@@ -156,8 +156,9 @@ describe("downloads", () => {
     expect(await response.text()).toBe("0123456789");
     const h = response.headers;
     expect(h.get("accept-ranges")).toBe("bytes");
-    expect(h.get("cache-control")).toBe("max-age=3600");
-    expect(h.get("surrogate-control")).toBe("max-age=3600");
+    // An owner-only file: browsers may keep it, shared caches (a CDN honouring Surrogate-Control) may not.
+    expect(h.get("cache-control")).toBe("private, max-age=3600");
+    expect(h.get("surrogate-control")).toBe("no-store");
     expect(h.get("surrogate-key")).toBe(file.id);
     expect(h.get("etag")).toBe(file.etag);
     expect(h.get("last-modified")).toMatch(/GMT$/);
@@ -191,7 +192,7 @@ describe("downloads", () => {
     const notModified = await get(file.id, { "if-none-match": file.etag }, token);
     expect(notModified.status).toBe(304);
     expect(notModified.headers.get("etag")).toBe(file.etag);
-    expect(notModified.headers.get("cache-control")).toBe("max-age=3600");
+    expect(notModified.headers.get("cache-control")).toBe("private, max-age=3600");
     expect(notModified.headers.get("content-type")).toBeNull();
     const failed = await get(file.id, { "if-match": '"other"' }, token);
     expect(failed.status).toBe(412);

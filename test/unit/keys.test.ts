@@ -66,7 +66,11 @@ describe("signing keys and access tokens", () => {
     for (const token of [unknownKid, strangerWithOurKid, hmac, none, "a.b.c", ""]) {
       expect(await verifyAccessToken(config, token)).toBeNull();
     }
-    const otherIssuer = getConfig({ ...env, AUTH_SERVER_URL: "https://other.example/auth/v1" });
+    const otherIssuer = getConfig({
+      ...env,
+      AUTH_SERVER_URL: "https://other.example/auth/v1",
+      AUTH_DEV_MAILBOX: "false",
+    });
     expect(
       await verifyAccessToken(config, await signAccessToken(otherIssuer, "u1", claims, Date.now())),
     ).toBeNull();

@@ -4,9 +4,11 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   verifyAuthenticationResponse,
 } from "@simplewebauthn/server";
-import { eq } from "drizzle-orm";
+import { isoBase64URL } from "@simplewebauthn/server/helpers";
+import { and, eq } from "drizzle-orm";
 import { securityKeys, type UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
+import { hmacSubkey } from "../../lib/subkeys";
 import type { Deps } from "../deps";
 import { createSession, type Session } from "../sessions";
 import { findUserByEmail, findUserById } from "../users";
@@ -38,16 +40,44 @@ async function requestOptions(
 }
 
 /**
+ * WebAuthn §7.2 step 6: the `userHandle` of the response, when present, must name the key's owner (our user handle
+ * is the user id, registration.ts); when no user was identified before the ceremony (discoverable sign-in) it
+ * must be present. Otherwise an assertion could say one user while the key belongs to another.
+ */
+function checkUserHandle(
+  response: AuthenticationResponseJSON,
+  ownerId: string,
+  identifiedBefore: boolean,
+): void {
+  const handle = response.response.userHandle;
+  if (!handle) {
+    if (!identifiedBefore) throw ceremonyFailed("discoverable sign-in without a userHandle");
+    return;
+  }
+  let named: string;
+  try {
+    named = isoBase64URL.toUTF8String(handle);
+  } catch {
+    throw ceremonyFailed("userHandle is not base64url");
+  }
+  if (named !== ownerId) throw ceremonyFailed("userHandle names another user than the key's owner");
+}
+
+/**
  * Verifies an assertion against the stored key and stores the new signature counter. The library refuses a counter
- * that did not grow (WebAuthn §6.1.1: a cloned authenticator); the UPDATE only moves the counter forward.
+ * that did not grow (WebAuthn §6.1.1: a cloned authenticator). The UPDATE is conditional on the counter it was
+ * checked against, so of two assertions carrying the same counter (a clone racing the original) one is refused.
+ * Authenticators that keep no counter always send 0; there is nothing to move then.
  */
 async function verifyAssertion(
   deps: Deps,
   response: AuthenticationResponseJSON,
   challenge: string,
+  identifiedBefore: boolean,
 ): Promise<{ userId: string }> {
   const key = await keyByCredentialId(deps.db, response.id);
   if (!key) throw ceremonyFailed("unknown credential");
+  checkUserHandle(response, key.userId, identifiedBefore);
   const result = await verified(
     verifyAuthenticationResponse({
       response,
@@ -56,16 +86,34 @@ async function verifyAssertion(
     }),
   );
   if (!result.verified) throw ceremonyFailed("assertion not verified");
-  await deps.db
-    .update(securityKeys)
-    .set({ counter: result.authenticationInfo.newCounter })
-    .where(eq(securityKeys.id, key.id));
+  const { newCounter } = result.authenticationInfo;
+  if (newCounter !== 0 || key.counter !== 0) {
+    const moved = await deps.db
+      .update(securityKeys)
+      .set({ counter: newCounter })
+      .where(and(eq(securityKeys.id, key.id), eq(securityKeys.counter, key.counter)))
+      .returning({ id: securityKeys.id })
+      .get();
+    if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
+  }
   return { userId: key.userId };
 }
 
 /**
+ * A credential id that no authenticator holds, the same every time for one address: what an address without keys
+ * (unknown, or a user who has none) is offered, so the options look like a real user's (WebAuthn §14.6.2,
+ * "username enumeration"). Keyed HMAC: nobody can tell it from a real id or compute it for another address.
+ */
+async function decoyCredential(deps: Deps, email: string) {
+  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "webauthn-decoys");
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(email.toLowerCase()));
+  return { id: isoBase64URL.fromBuffer(new Uint8Array(mac)), transports: ["internal", "hybrid"] };
+}
+
+/**
  * signInWebauthn: with an email, the user's keys are allowed; without, any discoverable credential (passkey). An
- * unknown email gets options like any other (no enumeration) that no key can satisfy.
+ * address without keys gets a decoy credential id: its options cannot be told from those of a user with a key,
+ * and no authenticator can satisfy them.
  */
 export async function signInWebauthn(
   deps: Deps,
@@ -75,11 +123,8 @@ export async function signInWebauthn(
   if (!email) return requestOptions(deps, [], { kind: "sign-in", userId: null, emailGiven: false });
   const user = await findUserByEmail(deps.db, email);
   const keys = user ? await keysOfUser(deps.db, user.id) : [];
-  return requestOptions(deps, descriptors(keys), {
-    kind: "sign-in",
-    userId: user?.id ?? null,
-    emailGiven: true,
-  });
+  const allow = keys.length > 0 ? descriptors(keys) : [await decoyCredential(deps, email)];
+  return requestOptions(deps, allow, { kind: "sign-in", userId: user?.id ?? null, emailGiven: true });
 }
 
 function checkSignInAllowed(deps: Deps, user: UserRow | undefined): UserRow {
@@ -99,7 +144,7 @@ export async function verifySignInWebauthn(
 ): Promise<{ session: Session }> {
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "sign-in");
-  const { userId } = await verifyAssertion(deps, credential, challenge);
+  const { userId } = await verifyAssertion(deps, credential, challenge, ceremony.emailGiven);
   if (ceremony.emailGiven && ceremony.userId !== userId) throw ceremonyFailed("key of another user");
   const user = checkSignInAllowed(deps, await findUserById(deps.db, userId));
   return { session: await createSession(deps, user, userAgent) };
@@ -130,7 +175,7 @@ export async function verifyElevateWebauthn(
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "elevate");
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
-  const verifiedKey = await verifyAssertion(deps, credential, challenge);
+  const verifiedKey = await verifyAssertion(deps, credential, challenge, true);
   if (verifiedKey.userId !== userId) throw ceremonyFailed("key of another user");
   const user = checkSignInAllowed(deps, await findUserById(deps.db, userId));
   return { session: await createSession(deps, user, userAgent, { "x-hasura-auth-elevated": user.id }) };

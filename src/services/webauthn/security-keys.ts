@@ -1,6 +1,6 @@
 import type { WebAuthnCredential } from "@simplewebauthn/server";
 import { isoBase64URL } from "@simplewebauthn/server/helpers";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { securityKeys, type securityKeys as securityKeysTable } from "../../db/schema";
@@ -75,4 +75,34 @@ export async function registerSecurityKey(
     if (isUniqueViolation(error)) throw ceremonyFailed("credential is already registered");
     throw error;
   }
+}
+
+/** What a user sees of their own keys (never the public key). */
+export interface WireSecurityKey {
+  id: string;
+  nickname: string | null;
+  transports: string[];
+  createdAt: string;
+}
+
+export async function listSecurityKeys(db: Db, userId: string): Promise<WireSecurityKey[]> {
+  const keys = await keysOfUser(db, userId);
+  return keys
+    .sort((a, b) => a.createdAt - b.createdAt)
+    .map((key) => ({
+      id: key.id,
+      nickname: key.nickname,
+      transports: key.transports,
+      createdAt: new Date(key.createdAt).toISOString(),
+    }));
+}
+
+/** Removes one of the user's keys; false when the user has no key with that id (someone else's included). */
+export async function deleteSecurityKey(db: Db, userId: string, id: string): Promise<boolean> {
+  const removed = await db
+    .delete(securityKeys)
+    .where(and(eq(securityKeys.id, id), eq(securityKeys.userId, userId)))
+    .returning({ id: securityKeys.id })
+    .get();
+  return removed !== undefined;
 }

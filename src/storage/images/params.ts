@@ -81,20 +81,63 @@ function acceptQuality(accept: string, mime: string): number {
 
 /**
  * The output format: `same` keeps the input's; `auto` takes the first of AVIF, WebP that the client accepts
- * (q > 0, storage contract §3.4), else the input's.
+ * (q > 0, storage contract §3.4), else the input's. `avifFits` is false when the output is larger than AVIF may
+ * encode (limits.ts): then `auto` goes on to WebP.
  */
 export function negotiateFormat(
   params: ImageParams,
   input: OutputFormat,
   accept: string | null,
+  avifFits = true,
 ): OutputFormat {
   if (params.format === "same") return input;
   if (params.format !== "auto") return params.format;
-  if (accept && acceptQuality(accept, "image/avif") > 0) return "avif";
+  if (avifFits && accept && acceptQuality(accept, "image/avif") > 0) return "avif";
   return accept && acceptQuality(accept, "image/webp") > 0 ? "webp" : input;
 }
 
-/** The cache key part of the parameters: every value that changes the output, in a fixed order. */
+/** The largest size within `width` × `height` that keeps the aspect ratio; never larger than the image. */
+export function fitInside(
+  source: { width: number; height: number },
+  params: Pick<ImageParams, "width" | "height">,
+): { width: number; height: number } {
+  const scale = Math.min(
+    1,
+    params.width ? params.width / source.width : Number.POSITIVE_INFINITY,
+    params.height ? params.height / source.height : Number.POSITIVE_INFINITY,
+  );
+  return {
+    width: Math.max(1, Math.round(source.width * scale)),
+    height: Math.max(1, Math.round(source.height * scale)),
+  };
+}
+
+export const DEFAULT_QUALITY = 80;
+
+/**
+ * The parameters in the terms of the output they produce, so that requests producing the same bytes share one
+ * variant and one cache key: with the source's size known, `w`/`h` become the exact output size (a `w` above the
+ * image's width is the image's width: no upscaling); the blur sigma becomes the whole-pixel radius photon applies
+ * (a thousand float sigmas are a handful of radii); quality counts only for lossy outputs. Without this, `?w=4001`,
+ * `?w=4002`… or `?b=1.001`, `?b=1.002`… each cost a full transformation (CPU amplification).
+ */
+export function normaliseParams(
+  params: ImageParams,
+  format: OutputFormat,
+  source: { width: number; height: number } | null,
+): ImageParams {
+  const size = source ? fitInside(source, params) : { width: params.width, height: params.height };
+  const radius = params.blur ? Math.max(1, Math.round(params.blur * 2)) : undefined;
+  return {
+    width: size.width,
+    height: size.height,
+    quality: format === "png" ? undefined : (params.quality ?? DEFAULT_QUALITY),
+    blur: radius === undefined ? undefined : radius / 2,
+    format: params.format,
+  };
+}
+
+/** The cache key part of normalised parameters: every value that changes the output, in a fixed order. */
 export function variantKey(params: ImageParams, format: OutputFormat): string {
   return `w${params.width ?? ""}-h${params.height ?? ""}-q${params.quality ?? ""}-b${params.blur ?? ""}-${format}`;
 }

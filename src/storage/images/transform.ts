@@ -1,42 +1,39 @@
-import { fliph, flipv, gaussian_blur, PhotonImage, resize, rotate, SamplingFilter } from "@cf-wasm/photon";
+import {
+  fliph,
+  flipv,
+  gaussian_blur,
+  initPhoton,
+  PhotonImage,
+  resize,
+  rotate,
+  SamplingFilter,
+} from "@cf-wasm/photon";
 // Precompiled at deploy time (wrangler's CompiledWasm rule): Workers cannot compile WebAssembly at run time.
 import avifEncoderWasm from "@jsquash/avif/codec/enc/avif_enc.wasm";
 import encodeAvif, { init as initAvifEncoder } from "@jsquash/avif/encode";
 import webpEncoderWasm from "@jsquash/webp/codec/enc/webp_enc_simd.wasm";
 import encodeWebp, { init as initWebpEncoder } from "@jsquash/webp/encode";
 import exifr from "exifr/dist/lite.esm.mjs";
-import { imageSize } from "image-size";
 import { badRequest } from "../errors";
-import type { ImageParams, OutputFormat } from "./params";
+import { imageDimensions } from "./dimensions";
+import { checkInput, checkOutput } from "./limits";
+import { DEFAULT_QUALITY, fitInside, type ImageParams, type OutputFormat } from "./params";
 
-/** Inputs larger than this are refused before decoding: a decoded image takes width × height × 4 bytes. */
-export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
-export const MAX_INPUT_PIXELS = 40_000_000;
-const DEFAULT_QUALITY = 80;
+export { fitInside };
 
-let webpReady: Promise<unknown> | undefined;
-let avifReady: Promise<unknown> | undefined;
 /** libaom speed 0 (slowest) – 10: 8 keeps a 300-px image within the resize budget at a small size cost. */
 const AVIF_SPEED = 8;
 
+/** The codecs' Emscripten modules, once initialised; their `HEAPU8` is their WebAssembly memory. */
+type CodecModule = { HEAPU8?: Uint8Array };
+let webpReady: Promise<CodecModule> | undefined;
+let avifReady: Promise<CodecModule> | undefined;
+
 /** Width and height from the header alone, so an oversized image is refused without decoding it. */
 function checkLimits(bytes: Uint8Array): void {
-  if (bytes.length > MAX_INPUT_BYTES) {
-    throw badRequest(
-      `image manipulation parameters out of range: the image is larger than ${MAX_INPUT_BYTES} bytes`,
-    );
-  }
-  let size: { width?: number; height?: number };
-  try {
-    size = imageSize(bytes);
-  } catch {
-    throw badRequest("the image cannot be read");
-  }
-  if (!size.width || !size.height || size.width * size.height > MAX_INPUT_PIXELS) {
-    throw badRequest(
-      `image manipulation parameters out of range: the image has more than ${MAX_INPUT_PIXELS} pixels`,
-    );
-  }
+  const size = imageDimensions(bytes);
+  if (!size) throw badRequest("the image cannot be read");
+  checkInput(bytes.length, size);
 }
 
 /** EXIF orientation (1–8) applied, so the output is upright whatever the camera wrote (EXIF 2.32, tag 0x0112). */
@@ -76,22 +73,6 @@ async function upright(image: PhotonImage, bytes: Uint8Array): Promise<PhotonIma
   }
 }
 
-/** The largest size within `width` × `height` that keeps the aspect ratio; never larger than the image. */
-export function fitInside(
-  source: { width: number; height: number },
-  params: Pick<ImageParams, "width" | "height">,
-): { width: number; height: number } {
-  const scale = Math.min(
-    1,
-    params.width ? params.width / source.width : Number.POSITIVE_INFINITY,
-    params.height ? params.height / source.height : Number.POSITIVE_INFINITY,
-  );
-  return {
-    width: Math.max(1, Math.round(source.width * scale)),
-    height: Math.max(1, Math.round(source.height * scale)),
-  };
-}
-
 /**
  * Lossy WebP from RGBA pixels. photon's own WebP encoder is lossless only (several times the size of a lossy
  * one), so libwebp through jsquash, initialised once per isolate with the precompiled module.
@@ -102,7 +83,7 @@ export async function encodeLossyWebp(
   height: number,
   quality: number,
 ): Promise<Uint8Array> {
-  webpReady ??= initWebpEncoder(webpEncoderWasm);
+  webpReady ??= initWebpEncoder(webpEncoderWasm) as Promise<CodecModule>;
   await webpReady;
   // jsquash takes a DOM ImageData; these fields are what it reads.
   const pixels = { data: new Uint8ClampedArray(rgba), width, height, colorSpace: "srgb" } as Parameters<
@@ -121,7 +102,7 @@ async function encode(image: PhotonImage, format: OutputFormat, quality: number)
       return encodeLossyWebp(image.get_raw_pixels(), image.get_width(), image.get_height(), quality);
     case "avif": {
       // libavif/libaom through jsquash, single-threaded (Workers have no threads), initialised once per isolate.
-      avifReady ??= initAvifEncoder(avifEncoderWasm);
+      avifReady ??= initAvifEncoder(avifEncoderWasm) as Promise<CodecModule>;
       await avifReady;
       const pixels = {
         data: new Uint8ClampedArray(image.get_raw_pixels()),
@@ -152,8 +133,9 @@ export async function transformImage(
   }
   try {
     image = await upright(image, bytes);
+    const target = fitInside({ width: image.get_width(), height: image.get_height() }, params);
+    checkOutput(target, format === "avif");
     if (params.width || params.height) {
-      const target = fitInside({ width: image.get_width(), height: image.get_height() }, params);
       if (target.width !== image.get_width() || target.height !== image.get_height()) {
         const resized = resize(image, target.width, target.height, SamplingFilter.CatmullRom);
         image.free();
@@ -165,4 +147,18 @@ export async function transformImage(
   } finally {
     image.free();
   }
+}
+
+/**
+ * Bytes of WebAssembly memory the image codecs hold in this isolate. WebAssembly memory grows and never shrinks, so
+ * this is the peak of every transformation so far: what the limits above are measured against (docs/decisions.md).
+ */
+export async function codecMemoryBytes(): Promise<{ photon: number; webp: number; avif: number }> {
+  const photon = (await initPhoton.ensure()) as unknown as { memory: WebAssembly.Memory };
+  const heap = async (ready: Promise<CodecModule> | undefined) => (await ready)?.HEAPU8?.byteLength ?? 0;
+  return {
+    photon: photon.memory.buffer.byteLength,
+    webp: await heap(webpReady),
+    avif: await heap(avifReady),
+  };
 }

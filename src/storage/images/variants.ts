@@ -2,15 +2,15 @@ import type { FileRow } from "../../db/schema";
 import { sha256Hex } from "../../lib/crypto";
 import type { Deps } from "../../services/deps";
 import { badRequest } from "../errors";
-import { objectKey } from "../records";
+import { MAX_INPUT_BYTES } from "./limits";
 import { type ImageParams, type OutputFormat, variantKey } from "./params";
-import { MAX_INPUT_BYTES, transformImage } from "./transform";
 
 /**
- * Transformed images are cached in R2 under `variants/<fileId>/<source md5>/<normalised params>`: a repeated request
- * reads the variant and decodes nothing, and a replaced file (new MD5) never serves a stale variant.
+ * Transformed images are cached in R2 under `_variants/<fileId>/<source md5>/<normalised params>`: a repeated request
+ * reads the variant and decodes nothing, and a replaced file (new MD5) never serves a stale variant. The prefix
+ * starts with `_`, which no bucket id can (buckets.ts), so a bucket's file keys never fall under it.
  */
-export const VARIANTS_PREFIX = "variants/";
+export const VARIANTS_PREFIX = "_variants/";
 
 const variantObjectKey = (file: FileRow, key: string) =>
   `${VARIANTS_PREFIX}${file.id}/${file.etag.replaceAll('"', "")}/${key}`;
@@ -23,33 +23,54 @@ export async function variantEtag(file: FileRow, params: ImageParams, format: Ou
   return `"${(await sha256Hex(`${file.etag}|${variantKey(params, format)}`)).slice(0, 32)}"`;
 }
 
-/** The variant's bytes, from the cache or made now (and cached after the answer is sent). */
-export async function variantBody(
+/** The record's bytes are gone from R2 (replaced or deleted since the record was read). */
+export class SourceGone extends Error {
+  override name = "SourceGone";
+}
+
+/** Whether a variant is cached; a miss means a transformation, which the caller may want to rate-limit first. */
+export async function cachedVariant(
   deps: Deps,
   file: FileRow,
   params: ImageParams,
   format: OutputFormat,
-): Promise<{ body: ReadableStream | Uint8Array; size: number }> {
-  const key = variantObjectKey(file, variantKey(params, format));
-  const cached = await deps.env.FILES.get(key);
-  if (cached) return { body: cached.body, size: cached.size };
+): Promise<R2ObjectBody | null> {
+  return deps.env.FILES.get(variantObjectKey(file, variantKey(params, format)));
+}
+
+/**
+ * Makes a variant in the transformer Worker (src/images-worker.ts) from the source bytes streamed out of R2, and
+ * caches it after the answer is sent.
+ */
+export async function makeVariant(
+  deps: Deps,
+  file: FileRow,
+  params: ImageParams,
+  format: OutputFormat,
+): Promise<Uint8Array> {
+  const transformer = deps.env.IMAGE_TRANSFORMER;
+  if (!transformer) {
+    throw badRequest("image manipulation is not available: the image transformer Worker is not deployed");
+  }
   if (file.size > MAX_INPUT_BYTES) {
     throw badRequest(
       `image manipulation parameters out of range: the image is larger than ${MAX_INPUT_BYTES} bytes`,
     );
   }
-  const source = await deps.env.FILES.get(objectKey(file));
-  if (!source) throw new Error(`R2 object ${objectKey(file)} is missing`);
-  const bytes = await transformImage(new Uint8Array(await source.arrayBuffer()), params, format);
-  deps.background(deps.env.FILES.put(key, bytes));
-  return { body: bytes, size: bytes.length };
+  const source = await deps.env.FILES.get(file.objectKey);
+  if (!source) throw new SourceGone(file.objectKey);
+  const result = await transformer.transform(source.body, params, format);
+  if (!result.ok) throw badRequest(result.message);
+  deps.background(deps.env.FILES.put(variantObjectKey(file, variantKey(params, format)), result.bytes));
+  return result.bytes;
 }
 
-/** Every cached variant of a file (on delete and replace). */
-export async function deleteVariants(bucket: R2Bucket, fileId: string): Promise<void> {
+/** Cached variants of a file: all of them (delete), or those made from the bytes with `etag` (replace). */
+export async function deleteVariants(bucket: R2Bucket, fileId: string, etag?: string): Promise<void> {
+  const prefix = `${VARIANTS_PREFIX}${fileId}/${etag ? `${etag.replaceAll('"', "")}/` : ""}`;
   let cursor: string | undefined;
   do {
-    const page = await bucket.list({ prefix: `${VARIANTS_PREFIX}${fileId}/`, cursor, limit: 1000 });
+    const page = await bucket.list({ prefix, cursor, limit: 1000 });
     if (page.objects.length > 0) await bucket.delete(page.objects.map((object) => object.key));
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);

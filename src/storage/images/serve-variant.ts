@@ -1,0 +1,115 @@
+import type { FileRow } from "../../db/schema";
+import { addressKey } from "../../lib/client-address";
+import { consumeRateLimit } from "../../rate-limits";
+import type { Deps } from "../../services/deps";
+import type { Refresh } from "../download";
+import { badRequest, fileNotFound, StorageError } from "../errors";
+import { commonHeaders, contentHeaders, type Delivery } from "../file-headers";
+import { evaluatePreconditions } from "../http-conditions";
+import { checkInput, checkOutput, MAX_AVIF_PIXELS } from "./limits";
+import {
+  formatOfMime,
+  type ImageParams,
+  mimeOf,
+  negotiateFormat,
+  normaliseParams,
+  type OutputFormat,
+  parseImageParams,
+} from "./params";
+import { cachedVariant, makeVariant, SourceGone, variantEtag } from "./variants";
+
+const sizeOf = (file: FileRow) =>
+  file.imageWidth && file.imageHeight ? { width: file.imageWidth, height: file.imageHeight } : null;
+
+/**
+ * The output format and the normalised parameters. With the image's size on record the output size is known here,
+ * so the output limits are checked before anything is read, and `f=auto` only picks AVIF for an output AVIF may
+ * encode (limits.ts).
+ */
+function plan(file: FileRow, request: Request, url: URL): { params: ImageParams; format: OutputFormat } {
+  const input = formatOfMime(file.mimeType);
+  if (!input || input === "avif") {
+    throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
+  }
+  const asked = parseImageParams(url.searchParams);
+  const source = sizeOf(file);
+  // Refused from the record, before a byte is read or anything decoded (the transformer checks again).
+  if (source) checkInput(file.size, source);
+  const size = source ? normaliseParams(asked, input, source) : null;
+  const avifFits = !size || size.width! * size.height! <= MAX_AVIF_PIXELS;
+  const format = negotiateFormat(asked, input, request.headers.get("accept"), avifFits);
+  const params = normaliseParams(asked, format, source);
+  if (source) checkOutput({ width: params.width!, height: params.height! }, format === "avif");
+  return { params, format };
+}
+
+/**
+ * A transformation that misses the variant cache costs real CPU: it is counted per client address and per file
+ * (`TRANSFORM`, `TRANSFORM_FILE`), so neither one client nor one image can keep the transformer busy.
+ */
+async function countTransformation(deps: Deps, request: Request, file: FileRow): Promise<void> {
+  const { rateLimits } = deps.config;
+  const now = deps.now();
+  const address = addressKey(request.headers.get("cf-connecting-ip") ?? "unknown");
+  const limiters = deps.env.RATE_LIMITERS;
+  const retryAfter = Math.max(
+    (await consumeRateLimit(limiters, rateLimits, "TRANSFORM", [`ip:${address}`], now)) ?? 0,
+    (await consumeRateLimit(limiters, rateLimits, "TRANSFORM_FILE", [`file:${file.id}`], now)) ?? 0,
+  );
+  if (retryAfter > 0) {
+    throw new StorageError(429, "too many image transformations: try again later", {
+      headers: { "Retry-After": String(retryAfter) },
+    });
+  }
+}
+
+/**
+ * A transformed image (storage contract §3.4): the output format is negotiated, the variant's ETag derived, and the
+ * conditions evaluated against it before anything is decoded; ranges do not apply. When the record's bytes are gone
+ * from R2 (replaced since the record was read), the record is read again once.
+ */
+export async function serveVariant(
+  deps: Deps,
+  request: Request,
+  file: FileRow,
+  delivery: Delivery,
+  refresh: Refresh,
+  retried = false,
+): Promise<Response> {
+  const url = new URL(request.url);
+  const { params, format } = plan(file, request, url);
+  const etag = await variantEtag(file, params, format);
+  const variant = { ...file, etag, mimeType: mimeOf(format) };
+  const headers = commonHeaders(variant, delivery);
+  if (url.searchParams.get("f") === "auto") headers.set("Vary", "Accept");
+  const precondition = evaluatePreconditions(request.headers, {
+    etag,
+    lastModified: new Date(file.updatedAt),
+  });
+  if (precondition === "not-modified") return new Response(null, { status: 304, headers });
+  if (precondition === "precondition-failed") {
+    headers.set("Content-Length", "0");
+    return new Response(null, { status: 412, headers });
+  }
+  contentHeaders(headers, variant, url);
+  headers.delete("Accept-Ranges");
+  const cached = await cachedVariant(deps, file, params, format);
+  let body: ReadableStream | Uint8Array;
+  let size: number;
+  if (cached) {
+    [body, size] = [cached.body, cached.size];
+  } else {
+    await countTransformation(deps, request, file);
+    try {
+      body = await makeVariant(deps, file, params, format);
+    } catch (error) {
+      if (!(error instanceof SourceGone)) throw error;
+      if (retried) throw fileNotFound();
+      const fresh = await refresh();
+      return serveVariant(deps, request, fresh.file, fresh.delivery, refresh, true);
+    }
+    size = body.length;
+  }
+  headers.set("Content-Length", String(size));
+  return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });
+}
