@@ -16,7 +16,6 @@ const secrets = generateSecrets();
  * on is then set below or by the test itself. CI runs the suite once more with a hostile `.dev.vars` (.ci/run).
  */
 process.env.CLOUDFLARE_INCLUDE_PROCESS_ENV = "false";
-process.env.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV = "false";
 const fromWranglerToml = (
   unstable_getMiniflareWorkerOptions as (
     path: string,

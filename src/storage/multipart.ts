@@ -53,6 +53,9 @@ export async function* multipartParts(request: Request): AsyncGenerator<Part> {
     notify();
   });
   parser.on("file", (name, stream, info) => {
+    // A body cut off mid-part fails this stream too, possibly before anyone reads it: the reader sees the failure
+    // (the stream keeps it); without a listener it would also surface as an uncaught exception.
+    stream.on("error", () => {});
     queue.push({
       kind: "file",
       name,

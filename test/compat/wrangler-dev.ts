@@ -71,6 +71,8 @@ export default async function setup(project: TestProject) {
     WRANGLER_SEND_METRICS: "false",
     NO_COLOR: "1",
     CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
+    // `--env-file` is read through wrangler's .env loading, which this switch would turn off.
+    CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
   };
 
   execFileSync(
