@@ -1,16 +1,19 @@
 import { env } from "cloudflare:test";
-import { decodeBase32IgnorePadding } from "@oslojs/encoding";
+import { decodeBase32IgnorePadding, encodeBase32UpperCaseNoPadding } from "@oslojs/encoding";
 import { decode as decodePng } from "fast-png";
 import jsQR from "jsqr";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/lib/totp";
 import {
   expectError,
+  follow,
+  mailbox,
   NO_VERIFICATION,
   PASSWORD,
   service,
   signUp,
   uniqueEmail,
+  verifyPath,
   type WireSession,
 } from "../helpers";
 
@@ -306,5 +309,153 @@ describe("deactivation", () => {
       await svc.post("/mfa/recovery-codes", { code: codeAt(secret) }, session.accessToken)
     ).json()) as { recoveryCodes: string[] };
     expect((await svc.post("/user/mfa", { code: recoveryCodes[0]! }, session.accessToken)).status).toBe(200);
+  });
+});
+
+describe("second-factor guesses per user", () => {
+  // Threat: someone with the password opens fresh tickets all day; per-ticket caps alone allowed ~14,400 guesses.
+  it("past 5 wrong codes the user's next guess waits, whichever ticket or endpoint it comes through", async () => {
+    const { session, secret, email } = await userWithTotp();
+    for (let i = 0; i < 5; i++) {
+      const ticket = await mfaTicket(email);
+      await expectError(await verify(ticket, wrongCode(codeAt(secret))), 401, "invalid-totp");
+    }
+    const fresh = await mfaTicket(email);
+    const locked = await verify(fresh, codeAt(secret));
+    await expectError(locked.clone(), 429, "too-many-requests");
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // The account page's code checks share the count.
+    const deactivate = await svc.post("/user/mfa", { code: codeAt(secret) }, session.accessToken);
+    await expectError(deactivate, 429, "too-many-requests");
+    // Another user is not affected.
+    const other = await userWithTotp();
+    expect((await verify(await mfaTicket(other.email), codeAt(other.secret))).status).toBe(200);
+  });
+
+  it("a right code forgives the wrong ones before it", async () => {
+    const { secret, email, session } = await userWithTotp();
+    for (let i = 0; i < 4; i++) {
+      await expectError(await verify(await mfaTicket(email), wrongCode(codeAt(secret))), 401, "invalid-totp");
+    }
+    expect((await verify(await mfaTicket(email), codeAt(secret))).status).toBe(200);
+    await forgetLastStep(session.user.id);
+    for (let i = 0; i < 4; i++) {
+      await expectError(await verify(await mfaTicket(email), wrongCode(codeAt(secret))), 401, "invalid-totp");
+    }
+    expect((await verify(await mfaTicket(email), codeAt(secret))).status).toBe(200);
+  });
+});
+
+describe("one factor by mail does not skip TOTP", () => {
+  /**
+   * A user with TOTP whose address was proven (as with verification on): the first proof of a never-proven address
+   * wipes what was set up before it, TOTP included (account-takeover.test.ts).
+   */
+  async function provenUserWithTotp() {
+    const user = await userWithTotp();
+    await env.DB.prepare("UPDATE users SET email_verified = 1 WHERE id = ?").bind(user.session.user.id).run();
+    return user;
+  }
+
+  const mailing = service({
+    ...NO_VERIFICATION,
+    AUTH_MFA_ENABLED: "true",
+    AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
+    AUTH_OTP_EMAIL_ENABLED: "true",
+  });
+
+  it("a magic link for a TOTP user redirects with an mfaTicket, not a refresh token", async () => {
+    const { secret, email } = await provenUserWithTotp();
+    await mailing.post("/signin/passwordless/email", { email });
+    const [mail] = await mailbox(mailing, email);
+    const params = await follow(mailing, verifyPath(mail!));
+    expect(params.get("refreshToken")).toBeNull();
+    const ticket = params.get("mfaTicket")!;
+    expect(ticket).toMatch(/^mfaTotp:/);
+    const signedIn = (await (await verify(ticket, codeAt(secret))).json()) as { session: WireSession };
+    expect(signedIn.session.user.email).toBe(email);
+  });
+
+  it("an email code for a TOTP user answers {session: null, mfa}", async () => {
+    const { email } = await provenUserWithTotp();
+    await mailing.post("/signin/otp/email", { email });
+    const [mail] = await mailbox(mailing, email);
+    const otp = /\b(\d{6})\b/.exec(mail!.text)![1]!;
+    const body = (await (await mailing.post("/signin/otp/email/verify", { email, otp })).json()) as {
+      session: null;
+      mfa: { ticket: string };
+    };
+    expect(body.session).toBeNull();
+    expect(body.mfa.ticket).toMatch(/^mfaTotp:/);
+  });
+
+  it("a password-reset link and a PKCE link's code exchange ask for TOTP too", async () => {
+    const { email } = await provenUserWithTotp();
+    await mailing.post("/user/password/reset", { email });
+    const reset = (await mailbox(mailing, email)).find((m) => m.subject === "Reset your password")!;
+    expect((await follow(mailing, verifyPath(reset))).get("mfaTicket")).toMatch(/^mfaTotp:/);
+
+    const verifier = "v".repeat(43);
+    const challenge = btoa(
+      String.fromCharCode(
+        ...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+      ),
+    )
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+    await mailing.post("/signin/passwordless/email", { email, codeChallenge: challenge });
+    const [link] = await mailbox(mailing, email);
+    const code = (await follow(mailing, verifyPath(link!))).get("code")!;
+    const exchanged = (await (
+      await mailing.post("/token/exchange", { code, codeVerifier: verifier })
+    ).json()) as {
+      session: null;
+      mfa: { ticket: string };
+    };
+    expect(exchanged).toEqual({ session: null, mfa: { ticket: expect.stringMatching(/^mfaTotp:/) } });
+  });
+});
+
+describe("values sealed before subkeys", () => {
+  it("a TOTP secret and recovery codes written under the master key still work", async () => {
+    const { session, secret, email } = await userWithTotp();
+    // As the previous release stored them: AES-GCM and HMAC under AUTH_ENCRYPTION_KEY itself.
+    const master = await crypto.subtle.importKey(
+      "raw",
+      Uint8Array.from(String(env.AUTH_ENCRYPTION_KEY).match(/../g)!, (h) => Number.parseInt(h, 16)),
+      "AES-GCM",
+      false,
+      ["encrypt"],
+    );
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const text = new TextEncoder().encode(encodeBase32UpperCaseNoPadding(secret));
+    const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, master, text));
+    const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+    await env.DB.prepare("UPDATE users SET totp_secret = ? WHERE id = ?")
+      .bind(hex(iv) + hex(sealed), session.user.id)
+      .run();
+    const hmac = await crypto.subtle.importKey(
+      "raw",
+      Uint8Array.from(String(env.AUTH_ENCRYPTION_KEY).match(/../g)!, (h) => Number.parseInt(h, 16)),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const legacyCode = "abcde-fghjk";
+    const legacyHash = hex(
+      new Uint8Array(
+        await crypto.subtle.sign(
+          "HMAC",
+          hmac,
+          new TextEncoder().encode(`mfa-recovery:${session.user.id}\nabcdefghjk`),
+        ),
+      ),
+    );
+    await env.DB.prepare("INSERT INTO mfa_recovery_codes (code_hash, user_id) VALUES (?, ?)")
+      .bind(legacyHash, session.user.id)
+      .run();
+    expect((await verify(await mfaTicket(email), codeAt(secret))).status).toBe(200);
+    expect((await verify(await mfaTicket(email), legacyCode)).status).toBe(200);
   });
 });
