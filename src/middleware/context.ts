@@ -37,8 +37,12 @@ export function logError(
   error: unknown,
   level: "error" | "warn" = "error",
 ): void {
+  // An AppError's `reason` is the precise cause (a mail transport's answer) that its client-facing message hides.
+  const reason = error instanceof Error && "reason" in error ? { reason: error.reason } : {};
   const detail =
-    error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : error;
+    error instanceof Error
+      ? { name: error.name, message: error.message, ...reason, stack: error.stack }
+      : error;
   const line = JSON.stringify({ level, requestId, what, detail });
   if (level === "warn") console.warn(line);
   else console.error(line);

@@ -100,6 +100,23 @@ describe("SMTP transport", () => {
     );
   });
 
+  // Threat: enumeration by timing. Reset and resend used to await the relay for known addresses only.
+  it("reset and resend answer before any mail is sent: known and unknown addresses alike, relay down or not", async () => {
+    const down = service({ ...SMTP, AUTH_SMTP_PORT: "1" });
+    const known = uniqueEmail("known");
+    await signUp(service({ AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false" }), known);
+    for (const path of ["/user/password/reset", "/user/email/send-verification-email"]) {
+      for (const email of [known, uniqueEmail("unknown")]) {
+        const response = await down.post(path, { email });
+        expect(response.status, `${path} ${email}`).toBe(200);
+        expect(await response.json()).toBe("OK");
+      }
+    }
+    // With the relay up, the known address gets its mail (sent after the answer).
+    await service(SMTP).post("/user/password/reset", { email: known });
+    expect((await received(known)).map((m) => m.subject)).toContain("Reset your password");
+  });
+
   it("a relay that does not answer is a 500", async () => {
     // Port 1 on loopback: nothing listens there, the connection is refused.
     const down = service({ ...SMTP, AUTH_SMTP_PORT: "1" });

@@ -36,6 +36,18 @@ describe("rate limits (on by default)", () => {
     await expectError(refused, 429, "too-many-requests");
   });
 
+  // Threat: an IPv6 subscriber holds a whole /64 and would get 2^64 fresh windows by rotating addresses.
+  it("IPv6 addresses of one /64 share a bucket", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
+    const prefix = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
+    const statuses = [];
+    for (const host of ["::1", "::2", ":a:b:c:d"]) {
+      statuses.push((await signInFrom(svc, `${prefix}${host}`, uniqueEmail())).status);
+    }
+    expect(statuses).toEqual([401, 401, 429]);
+    expect((await signInFrom(svc, `2001:db8:ffff:2::1`, uniqueEmail())).status).toBe(401);
+  });
+
   it("two different IPs do not share a bucket", async () => {
     const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
     await signInFrom(svc, "203.0.113.1", uniqueEmail());

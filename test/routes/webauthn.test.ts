@@ -363,3 +363,108 @@ describe("security keys and elevation", () => {
     expect(signIn.status).toBe(200);
   });
 });
+
+describe("WebAuthn hardening", () => {
+  const handleOf = (userId: string) =>
+    btoa(userId).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+  it("a discoverable assertion whose userHandle names another user, or none, is refused (WebAuthn §7.2 step 6)", async () => {
+    const { device } = await signUpWithKey();
+    const other = await signUpWithKey();
+    const options = await json<PublicKeyCredentialRequestOptionsJSON>(await svc.post("/signin/webauthn", {}));
+    const assertion = await device.get(options);
+    const forged = {
+      ...assertion,
+      response: { ...assertion.response, userHandle: handleOf(other.session.user.id) },
+    };
+    await expectError(
+      await svc.post("/signin/webauthn/verify", { credential: forged }),
+      400,
+      "invalid-request",
+    );
+
+    const again = await json<PublicKeyCredentialRequestOptionsJSON>(await svc.post("/signin/webauthn", {}));
+    const withoutHandle = await device.get(again);
+    delete (withoutHandle.response as { userHandle?: string }).userHandle;
+    await expectError(
+      await svc.post("/signin/webauthn/verify", { credential: withoutHandle }),
+      400,
+      "invalid-request",
+    );
+    // The honest assertion still signs in.
+    expect((await signInWith(device)).status).toBe(200);
+  });
+
+  it("an address without keys is offered a decoy credential id, stable and shaped like a real one", async () => {
+    const allow = async (email: string) =>
+      (await json<PublicKeyCredentialRequestOptionsJSON>(await svc.post("/signin/webauthn", { email })))
+        .allowCredentials ?? [];
+    const unknown = uniqueEmail("nobody");
+    const [decoy] = await allow(unknown);
+    expect(decoy!.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await allow(unknown)).toEqual([decoy]);
+    expect((await allow(uniqueEmail("nobody")))[0]!.id).not.toBe(decoy!.id);
+    // A real user without a key looks the same; one with a key gets the key.
+    const keyless = await signUp(svc);
+    expect(await allow(keyless.user.email)).toHaveLength(1);
+    const { email, device } = await signUpWithKey();
+    const [real] = await allow(email);
+    expect(real!.id).toBe(
+      btoa(String.fromCharCode(...device.credentials[0]!.id))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, ""),
+    );
+  });
+
+  it("two assertions carrying the same signature counter, in parallel: one signs in (a cloned key)", async () => {
+    const { device, email } = await signUpWithKey();
+    const first = await json<PublicKeyCredentialRequestOptionsJSON>(
+      await svc.post("/signin/webauthn", { email }),
+    );
+    const second = await json<PublicKeyCredentialRequestOptionsJSON>(
+      await svc.post("/signin/webauthn", { email }),
+    );
+    const a = await device.get(first);
+    device.credentials[0]!.counter -= 1; // the clone sends the same counter as the original
+    const b = await device.get(second);
+    const answers = await Promise.all([
+      svc.post("/signin/webauthn/verify", { credential: a }),
+      svc.post("/signin/webauthn/verify", { credential: b }),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+  });
+
+  it("a user lists their keys and removes one; a removed key no longer signs in; others' keys are out of reach", async () => {
+    const { session, device } = await signUpWithKey();
+    const listed = await json<{ securityKeys: { id: string; nickname: string; createdAt: string }[] }>(
+      await svc.get("/user/security-keys", session.accessToken),
+    );
+    expect(listed.securityKeys).toEqual([
+      { id: expect.any(String), nickname: "my key", transports: ["usb"], createdAt: expect.any(String) },
+    ]);
+    const keyId = listed.securityKeys[0]!.id;
+    const stranger = await signUpWithKey();
+    await expectError(
+      await svc.request("DELETE", `/user/security-keys/${keyId}`, { token: stranger.session.accessToken }),
+      400,
+      "invalid-request",
+    );
+    await expectError(await svc.request("DELETE", `/user/security-keys/${keyId}`), 401, "unauthorized");
+    const required = service({ ...NO_VERIFICATION, ...ON, AUTH_REQUIRE_ELEVATED_CLAIM: "required" });
+    await expectError(
+      await required.request("DELETE", `/user/security-keys/${keyId}`, { token: session.accessToken }),
+      401,
+      "unauthorized",
+    );
+    const removed = await svc.request("DELETE", `/user/security-keys/${keyId}`, {
+      token: session.accessToken,
+    });
+    expect(await removed.json()).toBe("OK");
+    expect(
+      (await json<{ securityKeys: unknown[] }>(await svc.get("/user/security-keys", session.accessToken)))
+        .securityKeys,
+    ).toEqual([]);
+    await expectError(await signInWith(device), 400, "invalid-request");
+  });
+});

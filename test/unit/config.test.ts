@@ -14,6 +14,28 @@ describe("config", () => {
     expect(config.defaultAllowedRoles).toEqual(["user", "me"]);
   });
 
+  // Threat: a production deployment with a development transport hands every sign-in link and code to anyone.
+  it("refuses the development mail and SMS transports unless the service itself is local", () => {
+    const production = { ...env, AUTH_SERVER_URL: "https://auth.example.com/auth/v1" };
+    expect(() => getConfig({ ...production, AUTH_DEV_MAILBOX: "true" })).toThrow(
+      /AUTH_DEV_MAILBOX is for development only and AUTH_SERVER_URL \(https:\/\/auth\.example\.com\/auth\/v1\) is not local/,
+    );
+    expect(() => getConfig({ ...production, AUTH_DEV_MAILBOX: "false", AUTH_DEV_SMS: "true" })).toThrow(
+      /AUTH_DEV_SMS is for development only/,
+    );
+    expect(getConfig({ ...production, AUTH_DEV_MAILBOX: "false" }).AUTH_DEV_MAILBOX).toBe(false);
+    for (const local of [
+      "http://127.0.0.1:8787/auth/v1",
+      "http://app.localhost/auth/v1",
+      "http://[::1]:8787/auth/v1",
+    ]) {
+      expect(
+        getConfig({ ...env, AUTH_SERVER_URL: local, AUTH_DEV_MAILBOX: "true" }).AUTH_DEV_MAILBOX,
+        local,
+      ).toBe(true);
+    }
+  });
+
   it("parses once per env object", () => {
     const bindings = { ...env };
     expect(getConfig(bindings)).toBe(getConfig(bindings));

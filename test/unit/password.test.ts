@@ -12,6 +12,24 @@ describe("password hashing", () => {
     expect(first).not.toBe(second);
   });
 
+  // Threat: a stored hash that names its own cost (an import, a tampered row) turns one sign-in into a CPU or memory bomb.
+  it("refuses stored hashes whose parameters exceed the bounds, without computing them", async () => {
+    const salt = "6nKq2LQ8dNYUVuu7/ktIjQ";
+    const tag = "TIbi2N3XzgqLGHd9Qq8cVy6wzUmXdt7y1t8/qYKgi1c";
+    for (const params of ["m=9999999,t=2,p=1", "m=19456,t=999,p=1", "m=19456,t=2,p=64"]) {
+      const started = Date.now();
+      expect(await verifyPassword("anything", `$argon2id$v=19$${params}$${salt}$${tag}`)).toEqual({
+        ok: false,
+        needsRehash: true,
+      });
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    const costly = bcrypt.hashSync("hunter2hunter2", 4).replace(/^\$2b\$04\$/, "$2b$31$");
+    expect(await verifyPassword("hunter2hunter2", costly)).toEqual({ ok: false, needsRehash: false });
+    // Within the bounds, imported bcrypt hashes still verify.
+    expect((await verifyPassword("hunter2hunter2", bcrypt.hashSync("hunter2hunter2", 10))).ok).toBe(true);
+  });
+
   it("verifies the right password and refuses a wrong one", async () => {
     const hash = await hashPassword("hunter2hunter2");
     expect(await verifyPassword("hunter2hunter2", hash)).toEqual({ ok: true, needsRehash: false });
