@@ -1,10 +1,11 @@
-import { lte } from "drizzle-orm";
+import { and, eq, lte } from "drizzle-orm";
 import { getConfig } from "../config";
 import { createDb } from "../db/client";
 import {
   authorizationCodes,
   devMailbox,
   devSms,
+  files,
   mfaTickets,
   personalAccessTokens,
   refreshTokens,
@@ -14,6 +15,8 @@ import {
 import type { Env } from "../env";
 
 const DEV_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** An upload holds its ids for the length of one request; a day later a reservation is what a crash left. */
+const STALE_UPLOAD_MS = 24 * 3600 * 1000;
 
 /** Daily cron: removes what has expired, so tables hold only live rows (docs/storage-schema.md). */
 export async function runHousekeeping(env: Env, now = Date.now()): Promise<void> {
@@ -29,4 +32,13 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
   ]);
+  // Upload reservations left by a crash (storage/upload.ts): the record, then any bytes written under it.
+  const stale = await db
+    .delete(files)
+    .where(and(eq(files.isUploaded, false), lte(files.createdAt, now - STALE_UPLOAD_MS)))
+    .returning({ objectKey: files.objectKey })
+    .all();
+  for (let i = 0; i < stale.length; i += 1000) {
+    await env.FILES.delete(stale.slice(i, i + 1000).map((row) => row.objectKey));
+  }
 }

@@ -49,4 +49,25 @@ describe("scheduled housekeeping", () => {
       200,
     );
   });
+
+  it("removes upload reservations a crash left behind, with their bytes, and keeps uploads in progress", async () => {
+    const old = crypto.randomUUID();
+    const fresh = crypto.randomUUID();
+    const day = 24 * 3600 * 1000;
+    for (const [id, createdAt] of [
+      [old, Date.now() - 2 * day],
+      [fresh, Date.now()],
+    ] as const) {
+      await env.DB.prepare(
+        "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, object_key, is_uploaded, created_at, updated_at) VALUES (?, 'default', 'x', 0, 'text/plain', '\"\"', ?, 0, ?, ?)",
+      )
+        .bind(id, `default/${id}`, createdAt, createdAt)
+        .run();
+      await env.FILES.put(`default/${id}`, "partial");
+    }
+    await runHousekeeping({ ...env });
+    expect(await count("SELECT count(*) AS n FROM files WHERE id = ?", old)).toBe(0);
+    expect(await env.FILES.head(`default/${old}`)).toBeNull();
+    expect(await count("SELECT count(*) AS n FROM files WHERE id = ?", fresh)).toBe(1);
+  });
 });
