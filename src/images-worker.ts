@@ -3,6 +3,7 @@ import { StorageError } from "./storage/errors";
 import { MAX_INPUT_BYTES } from "./storage/images/limits";
 import type { ImageParams, OutputFormat } from "./storage/images/params";
 import { codecMemoryBytes, transformImage } from "./storage/images/transform";
+import { concat } from "./storage/r2-writer";
 
 /**
  * The image transformer: a Worker of its own (`wrangler.images.toml`), reached only through the main Worker's
@@ -28,13 +29,7 @@ async function readAtMost(source: ReadableStream<Uint8Array>, limit: number): Pr
     }
     chunks.push(chunk);
   }
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return bytes;
+  return concat(chunks, length);
 }
 
 export class ImageTransformer extends WorkerEntrypoint {

@@ -16,7 +16,8 @@ export interface StoredObject {
   mimeType: string;
 }
 
-function concat(chunks: Uint8Array[], length: number): Uint8Array {
+/** The chunks as one array of `length` bytes. */
+export function concat(chunks: Uint8Array[], length: number): Uint8Array {
   const out = new Uint8Array(length);
   let offset = 0;
   for (const chunk of chunks) {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { PART_SIZE } from "../../src/storage/r2-writer";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
-import { expectStorageError, md5Etag, STORAGE, svc, uploadForm, type WireFile } from "./helpers";
+import { expectStorageError, md5Etag, STORAGE, svc, uploaded, uploadForm, type WireFile } from "./helpers";
 
 /**
  * Uploads and replaces under attack or bad luck: bodies cut short, metadata[] that does not pair with file[],
@@ -85,6 +85,13 @@ function truncatedBody(size: number): { body: Uint8Array; type: string } {
 
 async function session() {
   return (await signUp(svc)).accessToken;
+}
+
+/** A new user's text file: its id and the owner's token. */
+async function storedDocument(text: string): Promise<{ token: string; id: string }> {
+  const token = await session();
+  const [file] = await uploaded(uploadForm([{ bytes: text, name: "doc.txt", type: "text/plain" }]), token);
+  return { token, id: file!.id };
 }
 
 describe("malformed uploads keep nothing", () => {
@@ -183,14 +190,7 @@ describe("races for one file", () => {
   });
 
   it("two replaces at once: one wins, the other is a 409 whose bytes are gone; record and bytes agree", async () => {
-    const token = await session();
-    const created = (await (
-      await svc.request("POST", `${STORAGE}/files`, {
-        body: uploadForm([{ bytes: "v1", name: "doc.txt", type: "text/plain" }]),
-        token,
-      })
-    ).json()) as { processedFiles: WireFile[] };
-    const id = created.processedFiles[0]!.id;
+    const { token, id } = await storedDocument("v1");
     const gated = pausingFiles((key) => key.startsWith(`default/${id}/`));
     const s = service({ ...NO_VERIFICATION, FILES: gated.files });
     const replace = (text: string) => {
@@ -216,14 +216,7 @@ describe("races for one file", () => {
   });
 
   it("a delete landing during a replace: the replace is a 404 and leaves no bytes behind", async () => {
-    const token = await session();
-    const created = (await (
-      await svc.request("POST", `${STORAGE}/files`, {
-        body: uploadForm([{ bytes: "v1", name: "doc.txt", type: "text/plain" }]),
-        token,
-      })
-    ).json()) as { processedFiles: WireFile[] };
-    const id = created.processedFiles[0]!.id;
+    const { token, id } = await storedDocument("v1");
     const gated = pausingFiles((key) => key.startsWith(`default/${id}/`));
     const s = service({ ...NO_VERIFICATION, FILES: gated.files });
     const form = new FormData();
@@ -237,14 +230,7 @@ describe("races for one file", () => {
   });
 
   it("bytes gone from R2 under a live record: a 404, not a 500", async () => {
-    const token = await session();
-    const created = (await (
-      await svc.request("POST", `${STORAGE}/files`, {
-        body: uploadForm([{ bytes: "here today", name: "doc.txt", type: "text/plain" }]),
-        token,
-      })
-    ).json()) as { processedFiles: WireFile[] };
-    const id = created.processedFiles[0]!.id;
+    const { token, id } = await storedDocument("here today");
     await env.FILES.delete(`default/${id}`);
     await expectStorageError(
       await svc.request("GET", `${STORAGE}/files/${id}`, { token }),
