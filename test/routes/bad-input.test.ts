@@ -141,6 +141,30 @@ describe("bad input never causes a 5xx", () => {
     await expectContractError(await svc.request("GET", "/token"), "GET /token");
   });
 
+  it("the hardening issue's new endpoints take hostile input with a 4xx", async () => {
+    const session = await signUp(svc);
+    const sms = service({ ...NO_VERIFICATION, AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" });
+    for (const [, body] of BODIES) {
+      const response = await sms.request("POST", "/signup/passwordless/sms", {
+        body,
+        headers: { "content-type": "application/json" },
+      });
+      await expectContractError(response, `/signup/passwordless/sms ${body.slice(0, 20)}`);
+    }
+    for (const id of ["", "x", "a".repeat(5000), "%00", "..%2F..%2Fetc"]) {
+      const response = await svc.request("DELETE", `/user/security-keys/${id}`, {
+        token: session.accessToken,
+      });
+      await expectContractError(response, `DELETE /user/security-keys/${id.slice(0, 20)}`);
+    }
+    for (const header of ["Bearer x", "Basic abc", ""]) {
+      await expectContractError(
+        await svc.request("GET", "/user/security-keys", { headers: { authorization: header } }),
+        `GET /user/security-keys ${header}`,
+      );
+    }
+  });
+
   it("a valid session still works after all of that", async () => {
     const session = await signUp(svc);
     expect((await svc.get("/user", session.accessToken)).status).toBe(200);
