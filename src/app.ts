@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import { adminApp } from "./admin/app";
 import type { AppEnv } from "./app-env";
 import type { Config } from "./config";
 import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
@@ -86,7 +87,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", mfaRoutes)
     .route("/", smsRoutes)
     .route("/", webauthnRoutes)
-    .route("/", securityKeyRoutes);
+    .route("/", securityKeyRoutes)
+    .route("/admin", adminApp);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);
   if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
   return auth;

@@ -112,6 +112,18 @@ export const configSchema = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters")
     .optional(),
   AUTH_ADMIN_SECRET: z.string().min(16).optional(),
+  /** The OAuth 2.0 / OpenID Connect authorization server (contract §3.5); clients are managed through §10. */
+  AUTH_OAUTH2_PROVIDER_ENABLED: bool(false),
+  AUTH_OAUTH2_PROVIDER_LOGIN_URL: url.optional(),
+  /** Defaults of a new client's token lifetimes, in seconds. */
+  AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL: seconds(900).refine(
+    (n) => n >= 60 && n <= 86_400,
+    "must be 60 to 86400",
+  ),
+  AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL: seconds(2_592_000).refine(
+    (n) => n >= 60 && n <= 31_536_000,
+    "must be 60 to 31536000",
+  ),
   AUTH_DEV_MAILBOX: bool(false),
   AUTH_ANONYMOUS_USERS_ENABLED: bool(false),
   AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),

@@ -45,6 +45,8 @@ export const ERRORS = {
   // Not in the reference catalog: `POST /signup/passwordless/sms` for a number that has an account (the email
   // twin is email-already-in-use). Documented in docs/decisions.md.
   "phone-number-already-in-use": [409, "phone number already in use"],
+  // Not in the reference catalog: an admin API resource (contract §10) that does not exist.
+  "not-found": [404, "not found"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;

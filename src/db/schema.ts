@@ -263,3 +263,26 @@ export const files = sqliteTable(
 
 export type BucketRow = typeof buckets.$inferSelect;
 export type FileRow = typeof files.$inferSelect;
+
+/**
+ * OAuth 2.0 clients of the authorization server (contract §3.5, §10), managed through the admin API. The secret is
+ * kept only as its SHA-256 (it is 256 random bits: no dictionary to attack); a public client has none.
+ */
+export const oauth2Clients = sqliteTable("oauth2_clients", {
+  clientId: text("client_id").primaryKey(),
+  secretHash: text("secret_hash"),
+  clientName: text("client_name").notNull(),
+  redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull(),
+  scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+  grantTypes: text("grant_types", { mode: "json" }).$type<string[]>().notNull(),
+  tokenEndpointAuthMethod: text("token_endpoint_auth_method")
+    .$type<"client_secret_basic" | "client_secret_post" | "none">()
+    .notNull(),
+  /** Seconds. */
+  accessTokenLifetime: integer("access_token_lifetime").notNull(),
+  refreshTokenLifetime: integer("refresh_token_lifetime").notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;

@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+/** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
+export const SUPPORTED_SCOPES = ["openid", "profile", "email", "phone", "offline_access", "graphql"] as const;
+export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
+
+/** A new client's scopes when none are given: no `graphql`, which hands out Hasura claims, unless asked for. */
+export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Where a client may be sent back (RFC 6749 §3.1.2, RFC 9700 §2.1, RFC 8252 §7): an absolute URI without a
+ * fragment, matched exactly later. `https`, or `http` on a loopback host (native apps, local development), or a
+ * private-use scheme of a native app, which holds a dot (`com.example.app:/callback`, RFC 8252 §7.1).
+ */
+const redirectUri = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be an absolute URI" });
+      return;
+    }
+    const scheme = url.protocol.slice(0, -1);
+    if (value.includes("#")) ctx.addIssue({ code: "custom", message: "must not have a fragment" });
+    else if (url.username || url.password)
+      ctx.addIssue({ code: "custom", message: "must not hold credentials" });
+    else if (scheme === "http" && !LOOPBACK.has(url.hostname)) {
+      ctx.addIssue({ code: "custom", message: "http is allowed only for loopback hosts; use https" });
+    } else if (scheme !== "http" && scheme !== "https" && !scheme.includes(".")) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be https, loopback http, or a reverse-domain app scheme",
+      });
+    }
+  });
+
+/** `POST /admin/oauth2/clients` and `PUT …/{clientId}` (contract §10): camelCase, unknown keys refused. */
+export const clientBodySchema = z.strictObject({
+  clientName: z.string().trim().min(1).max(200),
+  redirectUris: z.array(redirectUri).min(1).max(20),
+  scopes: z.array(z.enum(SUPPORTED_SCOPES)).max(SUPPORTED_SCOPES.length).optional(),
+  grantTypes: z.array(z.enum(GRANT_TYPES)).min(1).max(GRANT_TYPES.length).optional(),
+  tokenEndpointAuthMethod: z.enum(AUTH_METHODS).optional(),
+  accessTokenLifetime: z.number().int().min(60).max(86_400).optional(),
+  refreshTokenLifetime: z.number().int().min(60).max(31_536_000).optional(),
+});
+
+export type ClientBody = z.infer<typeof clientBodySchema>;

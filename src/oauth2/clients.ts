@@ -1,0 +1,183 @@
+import { and, asc, eq, gt, or } from "drizzle-orm";
+import { base64url } from "jose";
+import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
+import { AppError } from "../errors";
+import { sha256Hex } from "../lib/crypto";
+import type { Deps } from "../services/deps";
+import { type ClientBody, DEFAULT_SCOPES, GRANT_TYPES } from "./client-schema";
+
+/** The client resource of the admin API (contract §10); the secret appears only when it is made. */
+export interface WireClient {
+  clientId: string;
+  clientSecret?: string;
+  clientName: string;
+  redirectUris: string[];
+  scopes: string[];
+  grantTypes: string[];
+  tokenEndpointAuthMethod: OAuth2ClientRow["tokenEndpointAuthMethod"];
+  accessTokenLifetime: number;
+  refreshTokenLifetime: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
+  return {
+    clientId: row.clientId,
+    ...(clientSecret ? { clientSecret } : {}),
+    clientName: row.clientName,
+    redirectUris: row.redirectUris,
+    scopes: row.scopes,
+    grantTypes: row.grantTypes,
+    tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
+    accessTokenLifetime: row.accessTokenLifetime,
+    refreshTokenLifetime: row.refreshTokenLifetime,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+const randomText = (bytes: number) => base64url.encode(crypto.getRandomValues(new Uint8Array(bytes)));
+
+/** 128 random bits with a prefix that says what it is in logs and configuration. */
+const newClientId = () => `oc_${randomText(16)}`;
+/** 256 random bits; stored as SHA-256 only. */
+const newSecret = () => `ocs_${randomText(32)}`;
+
+const notFound = () => new AppError("not-found", "no OAuth2 client with this id");
+
+/** The settings a body describes, with the defaults of contract §10 and the configuration applied. */
+function settings(deps: Deps, body: ClientBody) {
+  const { config } = deps;
+  return {
+    clientName: body.clientName,
+    redirectUris: [...new Set(body.redirectUris)],
+    scopes: [...new Set(body.scopes ?? DEFAULT_SCOPES)],
+    grantTypes: [...new Set(body.grantTypes ?? GRANT_TYPES)],
+    tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? "client_secret_basic",
+    accessTokenLifetime: body.accessTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
+    refreshTokenLifetime: body.refreshTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+  };
+}
+
+/** A confidential client gets a secret, shown in this answer only; a public one (`none`) gets none. */
+export async function createClient(deps: Deps, body: ClientBody): Promise<WireClient> {
+  const values = settings(deps, body);
+  const secret = values.tokenEndpointAuthMethod === "none" ? undefined : newSecret();
+  const now = deps.now();
+  const row = await deps.db
+    .insert(oauth2Clients)
+    .values({
+      clientId: newClientId(),
+      secretHash: secret ? await sha256Hex(secret) : null,
+      ...values,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+    .get();
+  return toWireClient(row!, secret);
+}
+
+export async function getClient(deps: Deps, clientId: string): Promise<WireClient> {
+  const row = await deps.db.select().from(oauth2Clients).where(eq(oauth2Clients.clientId, clientId)).get();
+  if (!row) throw notFound();
+  return toWireClient(row);
+}
+
+/**
+ * `PUT`: the same body as create replaces every setting. A client that becomes confidential gets a secret (in this
+ * answer); one that becomes public loses its secret.
+ */
+export async function replaceClient(deps: Deps, clientId: string, body: ClientBody): Promise<WireClient> {
+  const current = await deps.db
+    .select()
+    .from(oauth2Clients)
+    .where(eq(oauth2Clients.clientId, clientId))
+    .get();
+  if (!current) throw notFound();
+  const values = settings(deps, body);
+  const isPublic = values.tokenEndpointAuthMethod === "none";
+  const secret = !isPublic && !current.secretHash ? newSecret() : undefined;
+  const row = await deps.db
+    .update(oauth2Clients)
+    .set({
+      ...values,
+      ...(isPublic ? { secretHash: null } : secret ? { secretHash: await sha256Hex(secret) } : {}),
+      updatedAt: deps.now(),
+    })
+    .where(eq(oauth2Clients.clientId, clientId))
+    .returning()
+    .get();
+  if (!row) throw notFound();
+  return toWireClient(row, secret);
+}
+
+export async function deleteClient(deps: Deps, clientId: string): Promise<void> {
+  const row = await deps.db
+    .delete(oauth2Clients)
+    .where(eq(oauth2Clients.clientId, clientId))
+    .returning({ clientId: oauth2Clients.clientId })
+    .get();
+  if (!row) throw notFound();
+}
+
+/** A new secret; the old one stops working at once (one UPDATE replaces its hash). Public clients have none. */
+export async function rotateClientSecret(deps: Deps, clientId: string): Promise<{ clientSecret: string }> {
+  const current = await deps.db
+    .select()
+    .from(oauth2Clients)
+    .where(eq(oauth2Clients.clientId, clientId))
+    .get();
+  if (!current) throw notFound();
+  if (current.tokenEndpointAuthMethod === "none") {
+    throw new AppError("invalid-request", "a public client (tokenEndpointAuthMethod none) has no secret");
+  }
+  const clientSecret = newSecret();
+  await deps.db
+    .update(oauth2Clients)
+    .set({ secretHash: await sha256Hex(clientSecret), updatedAt: deps.now() })
+    .where(eq(oauth2Clients.clientId, clientId));
+  return { clientSecret };
+}
+
+/** Where a page of the list ends, opaque to the caller (contract §10): the last client's creation time and id. */
+function encodeCursor(row: OAuth2ClientRow): string {
+  return base64url.encode(JSON.stringify([row.createdAt, row.clientId]));
+}
+
+function decodeCursor(cursor: string): [number, string] {
+  try {
+    const [createdAt, clientId] = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as unknown[];
+    if (typeof createdAt === "number" && typeof clientId === "string") return [createdAt, clientId];
+  } catch {}
+  throw new AppError("invalid-request", "cursor: not a cursor this API gave out");
+}
+
+/** Clients in creation order, `limit` at a time (contract §10: `{items, nextCursor}`). */
+export async function listClients(
+  deps: Deps,
+  page: { limit: number; cursor?: string },
+): Promise<{ items: WireClient[]; nextCursor: string | null }> {
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  const rows = await deps.db
+    .select()
+    .from(oauth2Clients)
+    .where(
+      after
+        ? or(
+            gt(oauth2Clients.createdAt, after[0]),
+            and(eq(oauth2Clients.createdAt, after[0]), gt(oauth2Clients.clientId, after[1])),
+          )
+        : undefined,
+    )
+    .orderBy(asc(oauth2Clients.createdAt), asc(oauth2Clients.clientId))
+    .limit(page.limit + 1)
+    .all();
+  const items = rows.slice(0, page.limit);
+  const last = items.at(-1);
+  return {
+    items: items.map((row) => toWireClient(row)),
+    nextCursor: rows.length > page.limit && last ? encodeCursor(last) : null,
+  };
+}
