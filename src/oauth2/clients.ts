@@ -79,10 +79,14 @@ export async function createClient(deps: Deps, body: ClientBody): Promise<WireCl
   return toWireClient(row!, secret);
 }
 
-export async function getClient(deps: Deps, clientId: string): Promise<WireClient> {
+async function findClient(deps: Deps, clientId: string): Promise<OAuth2ClientRow> {
   const row = await deps.db.select().from(oauth2Clients).where(eq(oauth2Clients.clientId, clientId)).get();
   if (!row) throw notFound();
-  return toWireClient(row);
+  return row;
+}
+
+export async function getClient(deps: Deps, clientId: string): Promise<WireClient> {
+  return toWireClient(await findClient(deps, clientId));
 }
 
 /**
@@ -90,12 +94,7 @@ export async function getClient(deps: Deps, clientId: string): Promise<WireClien
  * answer); one that becomes public loses its secret.
  */
 export async function replaceClient(deps: Deps, clientId: string, body: ClientBody): Promise<WireClient> {
-  const current = await deps.db
-    .select()
-    .from(oauth2Clients)
-    .where(eq(oauth2Clients.clientId, clientId))
-    .get();
-  if (!current) throw notFound();
+  const current = await findClient(deps, clientId);
   const values = settings(deps, body);
   const isPublic = values.tokenEndpointAuthMethod === "none";
   const secret = !isPublic && !current.secretHash ? newSecret() : undefined;
@@ -124,12 +123,7 @@ export async function deleteClient(deps: Deps, clientId: string): Promise<void> 
 
 /** A new secret; the old one stops working at once (one UPDATE replaces its hash). Public clients have none. */
 export async function rotateClientSecret(deps: Deps, clientId: string): Promise<{ clientSecret: string }> {
-  const current = await deps.db
-    .select()
-    .from(oauth2Clients)
-    .where(eq(oauth2Clients.clientId, clientId))
-    .get();
-  if (!current) throw notFound();
+  const current = await findClient(deps, clientId);
   if (current.tokenEndpointAuthMethod === "none") {
     throw new AppError("invalid-request", "a public client (tokenEndpointAuthMethod none) has no secret");
   }

@@ -1,26 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/lib/crypto";
+import type { WireClient } from "../../src/oauth2/clients";
 import { expectError, service } from "../helpers";
 
 const svc = service();
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
 const admin = (method: string, path: string, json?: unknown) =>
   svc.request(method, `/admin${path}`, { headers: ADMIN, json });
-
-interface WireClient {
-  clientId: string;
-  clientSecret?: string;
-  clientName: string;
-  redirectUris: string[];
-  scopes: string[];
-  grantTypes: string[];
-  tokenEndpointAuthMethod: string;
-  accessTokenLifetime: number;
-  refreshTokenLifetime: number;
-  createdAt: string;
-  updatedAt: string;
-}
 
 const storedHash = async (clientId: string) =>
   (await env.DB.prepare("SELECT secret_hash FROM oauth2_clients WHERE client_id = ?")
