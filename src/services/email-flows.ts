@@ -13,14 +13,11 @@ import { findUserByEmail, findUserById } from "./users";
  * an account: an unknown or disabled address gets the same `"OK"` and no mail.
  */
 
-/**
+/*
  * Reset and resend answer after the same work whatever the address: one lookup. The ticket and the mail (a D1
- * write and an SMTP exchange, tens of milliseconds) happen after the answer, or their time alone would tell known
- * addresses from unknown ones. A failed send is logged with the request id instead of answered (docs/decisions.md).
+ * write and an SMTP exchange, tens of milliseconds) go to `deps.background`, after the answer, or their time alone
+ * would tell known addresses from unknown ones. A failed send is logged with the request id (docs/decisions.md).
  */
-function mailInBackground(deps: Deps, mailing: () => Promise<void>): void {
-  deps.background(mailing());
-}
 
 /** What the mail-sending operations take besides the address: the app's redirect and PKCE challenge. */
 export interface LinkRequest {
@@ -41,7 +38,7 @@ export async function sendVerificationEmail(deps: Deps, email: string, request: 
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.disabled) return;
   if (user.emailVerified) throw new AppError("email-already-verified");
-  mailInBackground(deps, () => sendTicketMail(deps, user, "verifyEmail", target));
+  deps.background(sendTicketMail(deps, user, "verifyEmail", target));
 }
 
 /** sendPasswordResetEmail: always "OK"; a `passwordReset:` ticket (1 h) for a known, enabled user. */
@@ -49,7 +46,7 @@ export async function sendPasswordResetEmail(deps: Deps, email: string, request:
   const target = linkTarget(deps, request);
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.disabled || !isEmailAllowed(email, deps.config)) return;
-  mailInBackground(deps, () => sendTicketMail(deps, user, "passwordReset", target));
+  deps.background(sendTicketMail(deps, user, "passwordReset", target));
 }
 
 /**

@@ -18,9 +18,10 @@ export const CODEC_BUDGET_BYTES = 100 * 1024 * 1024;
 
 const outOfRange = (what: string) => badRequest(`image manipulation parameters out of range: ${what}`);
 
-export function checkInput(bytes: number, size: { width: number; height: number }): void {
+/** `size` null: not known yet (a file stored before sizes were recorded); the transformer reads it from the header. */
+export function checkInput(bytes: number, size: { width: number; height: number } | null): void {
   if (bytes > MAX_INPUT_BYTES) throw outOfRange(`the image is larger than ${MAX_INPUT_BYTES} bytes`);
-  if (size.width * size.height > MAX_INPUT_PIXELS) {
+  if (size && size.width * size.height > MAX_INPUT_PIXELS) {
     throw outOfRange(`the image has more than ${MAX_INPUT_PIXELS} pixels`);
   }
 }

@@ -8,6 +8,7 @@ import { commonHeaders, contentHeaders, type Delivery } from "../file-headers";
 import { evaluatePreconditions } from "../http-conditions";
 import { checkInput, checkOutput, MAX_AVIF_PIXELS } from "./limits";
 import {
+  fitInside,
   formatOfMime,
   type ImageParams,
   mimeOf,
@@ -34,9 +35,9 @@ function plan(file: FileRow, request: Request, url: URL): { params: ImageParams;
   const asked = parseImageParams(url.searchParams);
   const source = sizeOf(file);
   // Refused from the record, before a byte is read or anything decoded (the transformer checks again).
-  if (source) checkInput(file.size, source);
-  const size = source ? normaliseParams(asked, input, source) : null;
-  const avifFits = !size || size.width! * size.height! <= MAX_AVIF_PIXELS;
+  checkInput(file.size, source);
+  const size = source ? fitInside(source, asked) : null;
+  const avifFits = !size || size.width * size.height <= MAX_AVIF_PIXELS;
   const format = negotiateFormat(asked, input, request.headers.get("accept"), avifFits);
   const params = normaliseParams(asked, format, source);
   if (source) checkOutput({ width: params.width!, height: params.height! }, format === "avif");
@@ -52,10 +53,11 @@ async function countTransformation(deps: Deps, request: Request, file: FileRow):
   const now = deps.now();
   const address = addressKey(request.headers.get("cf-connecting-ip") ?? "unknown");
   const limiters = deps.env.RATE_LIMITERS;
-  const retryAfter = Math.max(
-    (await consumeRateLimit(limiters, rateLimits, "TRANSFORM", [`ip:${address}`], now)) ?? 0,
-    (await consumeRateLimit(limiters, rateLimits, "TRANSFORM_FILE", [`file:${file.id}`], now)) ?? 0,
-  );
+  const waits = await Promise.all([
+    consumeRateLimit(limiters, rateLimits, "TRANSFORM", [`ip:${address}`], now),
+    consumeRateLimit(limiters, rateLimits, "TRANSFORM_FILE", [`file:${file.id}`], now),
+  ]);
+  const retryAfter = Math.max(...waits.map((wait) => wait ?? 0));
   if (retryAfter > 0) {
     throw new StorageError(429, "too many image transformations: try again later", {
       headers: { "Retry-After": String(retryAfter) },

@@ -2,7 +2,6 @@ import type { FileRow } from "../../db/schema";
 import { sha256Hex } from "../../lib/crypto";
 import type { Deps } from "../../services/deps";
 import { badRequest } from "../errors";
-import { MAX_INPUT_BYTES } from "./limits";
 import { type ImageParams, type OutputFormat, variantKey } from "./params";
 
 /**
@@ -51,11 +50,6 @@ export async function makeVariant(
   const transformer = deps.env.IMAGE_TRANSFORMER;
   if (!transformer) {
     throw badRequest("image manipulation is not available: the image transformer Worker is not deployed");
-  }
-  if (file.size > MAX_INPUT_BYTES) {
-    throw badRequest(
-      `image manipulation parameters out of range: the image is larger than ${MAX_INPUT_BYTES} bytes`,
-    );
   }
   const source = await deps.env.FILES.get(file.objectKey);
   if (!source) throw new SourceGone(file.objectKey);
