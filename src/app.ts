@@ -9,6 +9,8 @@ import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./er
 import { logError, requestContext } from "./middleware/context";
 import { rateLimit } from "./middleware/rate-limit";
 import { emptyBodyAsJson } from "./middleware/validate";
+import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
+import { oauth2Routes } from "./oauth2/routes";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
 import { devMailboxRoutes, devSmsRoutes } from "./routes/dev";
@@ -88,6 +90,7 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", smsRoutes)
     .route("/", webauthnRoutes)
     .route("/", securityKeyRoutes)
+    .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
     .route("/admin", adminApp);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);
   if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
@@ -107,6 +110,11 @@ export function createApp(config: Config): Hono<AppEnv> {
     return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
   });
   app.onError((caught, c) => {
+    // The authorization server answers in RFC 6749's shape, not the auth API's.
+    if (caught instanceof OAuth2Error) {
+      if (caught.reason) logError(c.var.requestId, caught.error, caught.reason, "warn");
+      return oauth2ErrorResponse(caught);
+    }
     const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);

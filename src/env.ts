@@ -13,6 +13,8 @@ export interface Env {
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;
   GUESS_GUARDS: DurableObjectNamespace<GuessGuard>;
+  /** Pending OAuth2 authorization requests, keyed by request id, expiring after ten minutes. */
+  OAUTH2_REQUESTS: KVNamespace;
   /** File contents of the storage API, under `<bucketId>/<fileId>`. */
   FILES: R2Bucket;
   /** The image transformer Worker (wrangler.images.toml); without it image parameters answer 400. */

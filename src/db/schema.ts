@@ -286,3 +286,95 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
 });
 
 export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;
+
+/**
+ * What a user allowed a client: one row per authorization-code exchange, the family its refresh tokens rotate in
+ * (Durable Object `RefreshSession` named `oauth2:<id>`). Access tokens name their grant; deleting the row revokes
+ * the grant, and with it every access token issued under it at introspection and userinfo.
+ */
+export const oauth2Grants = sqliteTable(
+  "oauth2_grants",
+  {
+    id: text("id").primaryKey(),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    /** When the user last authenticated before the code was issued (the ID token's `auth_time`), ms. */
+    authTime: integer("auth_time").notNull(),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at").notNull(),
+    /** When its newest refresh token expires (or its first access token, without refresh tokens). */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    index("oauth2_grants_user_id").on(t.userId),
+    index("oauth2_grants_client_id").on(t.clientId),
+    index("oauth2_grants_expires_at").on(t.expiresAt),
+  ],
+);
+
+export type OAuth2GrantRow = typeof oauth2Grants.$inferSelect;
+
+/** Index of every refresh token a grant handed out (SHA-256), as `refresh_tokens` is for sessions. */
+export const oauth2RefreshTokens = sqliteTable(
+  "oauth2_refresh_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    grantId: text("grant_id")
+      .notNull()
+      .references(() => oauth2Grants.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    index("oauth2_refresh_tokens_grant_id").on(t.grantId),
+    index("oauth2_refresh_tokens_expires_at").on(t.expiresAt),
+  ],
+);
+
+/**
+ * Authorization codes (SHA-256), five minutes. `request_id` is unique: a pending authorization request completes
+ * once. `used_at` is set by the one conditional UPDATE that consumes the code; `grant_id` names the grant it started,
+ * so that a replay can revoke it (RFC 9700 §4.2.4).
+ */
+export const oauth2Codes = sqliteTable(
+  "oauth2_codes",
+  {
+    codeHash: text("code_hash").primaryKey(),
+    requestId: text("request_id").notNull().unique(),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    redirectUri: text("redirect_uri").notNull(),
+    codeChallenge: text("code_challenge"),
+    nonce: text("nonce"),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    authTime: integer("auth_time").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+    grantId: text("grant_id"),
+  },
+  (t) => [index("oauth2_codes_expires_at").on(t.expiresAt)],
+);
+
+/** Consent a user gave a client on the built-in page: the scopes granted so far, asked again only for new ones. */
+export const oauth2Consents = sqliteTable(
+  "oauth2_consents",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    grantedAt: integer("granted_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index("oauth2_consents_client_id").on(t.clientId)],
+);

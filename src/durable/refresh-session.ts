@@ -81,6 +81,15 @@ export class RefreshSession extends DurableObject<Env> {
     return { outcome: "replayed" };
   }
 
+  /**
+   * Whether `hash` is the token that rotates next (introspection of an OAuth2 refresh token). Before the first
+   * rotation the family has no state, and its one indexed token is current.
+   */
+  isCurrent(hash: string): boolean {
+    const state = this.ctx.storage.kv.get<FamilyState>(STATE_KEY);
+    return !state || (!state.revoked && state.current === hash);
+  }
+
   /** Sign-out: no token of this family rotates again, even one whose D1 lookup raced the sign-out. */
   revoke(forgetAt: number): void {
     const kv = this.ctx.storage.kv;

@@ -47,10 +47,17 @@ export async function verifyAccessToken(config: Config, token: string): Promise<
         if (!key) throw new errors.JWKSNoMatchingKey();
         return key;
       },
-      { algorithms: [JWT_ALG], issuer: config.AUTH_SERVER_URL, requiredClaims: ["sub", "exp", "iat"] },
+      // `typ: "JWT"` and no `aud`: OAuth2 access tokens (`at+jwt`, src/oauth2/tokens.ts) carry Hasura claims for a
+      // GraphQL engine when scope `graphql` was granted, but a third-party client must never use them on this API.
+      {
+        algorithms: [JWT_ALG],
+        issuer: config.AUTH_SERVER_URL,
+        requiredClaims: ["sub", "exp", "iat"],
+        typ: "JWT",
+      },
     );
     const claims = payload[HASURA_NAMESPACE];
-    if (typeof claims !== "object" || claims === null) return null;
+    if (typeof claims !== "object" || claims === null || payload.aud !== undefined) return null;
     return payload as AccessTokenPayload;
   } catch {
     return null;

@@ -3,6 +3,7 @@ import {
   authorizationCodes,
   mfaRecoveryCodes,
   mfaTickets,
+  oauth2Grants,
   personalAccessTokens,
   securityKeys,
   tickets,
@@ -14,8 +15,8 @@ import { revokeAllSessions } from "./sessions";
 
 /**
  * What ends when the credentials of an account change hands or change: outstanding link tickets and codes (a reset
- * or magic link mailed before must not outlive a password reset or an email change), PATs and pending MFA sign-ins,
- * and every session but `keepSessionId` (the caller's own, when the caller changed their own password).
+ * or magic link mailed before must not outlive a password reset or an email change), PATs, pending MFA sign-ins,
+ * the OAuth2 grants of third-party clients, and every session but `keepSessionId` (the caller's own, when the caller changed their own password).
  */
 export async function endOutstandingGrants(
   deps: Deps,
@@ -28,6 +29,7 @@ export async function endOutstandingGrants(
     db.delete(authorizationCodes).where(eq(authorizationCodes.userId, userId)),
     db.delete(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)),
     db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
+    db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId)),
   ]);
   await revokeAllSessions(deps, userId, keepSessionId);
 }

@@ -7,6 +7,9 @@ import {
   devSms,
   files,
   mfaTickets,
+  oauth2Codes,
+  oauth2Grants,
+  oauth2RefreshTokens,
   personalAccessTokens,
   refreshTokens,
   sessions,
@@ -17,6 +20,12 @@ import type { Env } from "../env";
 const DEV_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** An upload holds its ids for the length of one request; a day later a reservation is what a crash left. */
 const STALE_UPLOAD_MS = 24 * 3600 * 1000;
+
+/**
+ * A used or expired OAuth2 code stays while its pending request could still be read from KV (ten minutes, and KV
+ * forgets lazily): its unique `request_id` is what keeps that request from completing twice.
+ */
+const CODE_RETENTION_MS = 20 * 60 * 1000;
 
 /** Daily cron: removes what has expired, so tables hold only live rows (docs/storage-schema.md). */
 export async function runHousekeeping(env: Env, now = Date.now()): Promise<void> {
@@ -29,6 +38,9 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(personalAccessTokens).where(lte(personalAccessTokens.expiresAt, now)),
     db.delete(authorizationCodes).where(lte(authorizationCodes.expiresAt, now)),
     db.delete(mfaTickets).where(lte(mfaTickets.expiresAt, now)),
+    db.delete(oauth2RefreshTokens).where(lte(oauth2RefreshTokens.expiresAt, now)),
+    db.delete(oauth2Grants).where(lte(oauth2Grants.expiresAt, now)),
+    db.delete(oauth2Codes).where(lte(oauth2Codes.expiresAt, now - CODE_RETENTION_MS)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
   ]);

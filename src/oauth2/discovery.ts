@@ -1,0 +1,27 @@
+import type { Config } from "../config";
+import { CLAIMS_SUPPORTED } from "./claims";
+import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./client-schema";
+
+/** The discovery document of contract §3.5 (OpenID Connect Discovery 1.0, RFC 8414), absolute under the issuer. */
+export function discoveryDocument(config: Config) {
+  const issuer = config.AUTH_SERVER_URL;
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth2/authorize`,
+    token_endpoint: `${issuer}/oauth2/token`,
+    userinfo_endpoint: `${issuer}/oauth2/userinfo`,
+    jwks_uri: `${issuer}/oauth2/jwks`,
+    revocation_endpoint: `${issuer}/oauth2/revoke`,
+    introspection_endpoint: `${issuer}/oauth2/introspect`,
+    response_types_supported: ["code"],
+    grant_types_supported: [...GRANT_TYPES],
+    scopes_supported: [...SUPPORTED_SCOPES],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["RS256"],
+    token_endpoint_auth_methods_supported: [...AUTH_METHODS],
+    code_challenge_methods_supported: ["S256"],
+    claims_supported: CLAIMS_SUPPORTED,
+    request_parameter_supported: false,
+    authorization_response_iss_parameter_supported: true,
+  };
+}

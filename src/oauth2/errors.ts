@@ -1,0 +1,55 @@
+/**
+ * Errors of the authorization server (contract §3.5): RFC 6749 codes in `{error, error_description}`, 400 except
+ * `invalid_client` and `invalid_token` (401, with `WWW-Authenticate`). Thrown like `AppError`; the app's error
+ * handler renders them with `oauth2ErrorResponse`.
+ */
+export type OAuth2ErrorCode =
+  | "invalid_request"
+  | "invalid_client"
+  | "invalid_grant"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "unsupported_response_type"
+  | "invalid_scope"
+  | "access_denied"
+  | "login_required"
+  | "consent_required"
+  | "invalid_token"
+  | "insufficient_scope"
+  | "server_error";
+
+export class OAuth2Error extends Error {
+  constructor(
+    readonly error: OAuth2ErrorCode,
+    readonly description: string,
+    /** `invalid_client` when the client tried HTTP Basic: the challenge names that scheme (RFC 6749 §5.2). */
+    readonly challenge?: string,
+    /** For the log only (a replay worth a warning); never sent. */
+    readonly reason?: string,
+  ) {
+    super(description);
+    this.name = "OAuth2Error";
+  }
+
+  get status(): 400 | 401 | 403 {
+    if (this.error === "invalid_client" || this.error === "invalid_token") return 401;
+    if (this.error === "insufficient_scope") return 403;
+    return 400;
+  }
+}
+
+export function oauth2ErrorResponse(error: OAuth2Error): Response {
+  const headers = new Headers({ "Cache-Control": "no-store", Pragma: "no-cache" });
+  if (error.error === "invalid_client")
+    headers.set("WWW-Authenticate", error.challenge ?? 'Basic realm="oauth2"');
+  if (error.error === "invalid_token" || error.error === "insufficient_scope") {
+    headers.set(
+      "WWW-Authenticate",
+      `Bearer error="${error.error}", error_description="${error.description}"`,
+    );
+  }
+  return Response.json(
+    { error: error.error, error_description: error.description },
+    { status: error.status, headers },
+  );
+}

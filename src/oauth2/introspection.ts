@@ -1,0 +1,94 @@
+import { and, eq, gt } from "drizzle-orm";
+import { oauth2Grants, oauth2RefreshTokens } from "../db/schema";
+import { sha256Hex } from "../lib/crypto";
+import type { Deps } from "../services/deps";
+import { findLiveGrant, findLiveRefreshToken } from "./grants";
+import { verifyOAuth2AccessToken } from "./tokens";
+
+/** RFC 7662 §2.2; only `active` when the token is not active. */
+export type Introspection =
+  | { active: false }
+  | {
+      active: true;
+      client_id: string;
+      exp: number;
+      iat?: number;
+      iss: string;
+      scope: string;
+      sub: string;
+      token_type: "Bearer" | "refresh_token";
+      aud?: string;
+      jti?: string;
+    };
+
+const isRefreshToken = (token: string) => token.startsWith("ort_");
+
+/**
+ * Introspection for the calling client (contract §3.5): only its own tokens are ever active to it, so one client
+ * cannot learn anything about another's tokens. An access token is active while it verifies and its grant stands;
+ * a refresh token while it is the current one of a standing grant.
+ */
+export async function introspect(deps: Deps, clientId: string, token: string): Promise<Introspection> {
+  const inactive = { active: false } as const;
+  const iss = deps.config.AUTH_SERVER_URL;
+  if (isRefreshToken(token)) {
+    const found = await findLiveRefreshToken(deps, clientId, token);
+    if (!found) return inactive;
+    return {
+      active: true,
+      client_id: clientId,
+      exp: Math.floor(found.expiresAt / 1000),
+      iss,
+      scope: found.grant.scopes.join(" "),
+      sub: found.user.id,
+      token_type: "refresh_token",
+    };
+  }
+  const payload = await verifyOAuth2AccessToken(deps.config, token);
+  if (!payload || payload.client_id !== clientId) return inactive;
+  const live = await findLiveGrant(deps, payload.grant_id);
+  if (!live || live.grant.clientId !== clientId) return inactive;
+  return {
+    active: true,
+    client_id: clientId,
+    exp: payload.exp,
+    iat: payload.iat,
+    iss,
+    scope: payload.scope,
+    sub: payload.sub,
+    token_type: "Bearer",
+    aud: clientId,
+    ...(payload.jti ? { jti: payload.jti } : {}),
+  };
+}
+
+/**
+ * RFC 7009 for the calling client: revoking any token of one of its grants ends that grant (its refresh tokens and,
+ * at introspection and userinfo, its access tokens). Another client's token or an unknown one changes nothing, and
+ * the answer is the same empty 200 either way.
+ */
+export async function revoke(deps: Deps, clientId: string, token: string): Promise<void> {
+  let grantId: string | undefined;
+  if (isRefreshToken(token)) {
+    const row = await deps.db
+      .select({ grantId: oauth2RefreshTokens.grantId })
+      .from(oauth2RefreshTokens)
+      .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
+      .where(
+        and(
+          eq(oauth2RefreshTokens.tokenHash, await sha256Hex(token)),
+          eq(oauth2Grants.clientId, clientId),
+          gt(oauth2RefreshTokens.expiresAt, deps.now()),
+        ),
+      )
+      .get();
+    grantId = row?.grantId;
+  } else {
+    const payload = await verifyOAuth2AccessToken(deps.config, token);
+    if (payload?.client_id === clientId) grantId = payload.grant_id;
+  }
+  if (!grantId) return;
+  await deps.db
+    .delete(oauth2Grants)
+    .where(and(eq(oauth2Grants.id, grantId), eq(oauth2Grants.clientId, clientId)));
+}

@@ -1,0 +1,63 @@
+import { eq } from "drizzle-orm";
+import { sessions } from "../db/schema";
+import { AppError } from "../errors";
+import type { AccessTokenPayload } from "../lib/jwt";
+import type { Deps } from "../services/deps";
+import { findUserById } from "../services/users";
+import { isAuthenticationFreshEnough } from "./authorize";
+import { findOAuth2Client } from "./client-auth";
+import { issueCode } from "./codes";
+import { loadPendingRequest, type PendingRequest } from "./pending-requests";
+
+/**
+ * The login step for an external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`, contract §3.5): the UI reads the
+ * request, signs the user in with the ordinary API, asks for consent itself, and completes the request with the
+ * user's access token.
+ */
+
+async function pendingRequest(deps: Deps, requestId: string): Promise<PendingRequest> {
+  const request = await loadPendingRequest(deps.env, requestId, deps.now());
+  if (!request) throw new AppError("invalid-request", "unknown or expired request_id");
+  return request;
+}
+
+export async function describeRequest(deps: Deps, requestId: string) {
+  const request = await pendingRequest(deps, requestId);
+  const client = await findOAuth2Client(deps, request.clientId);
+  if (!client) throw new AppError("invalid-request", "the client of this request no longer exists");
+  return {
+    requestId: request.id,
+    clientId: client.clientId,
+    clientName: client.clientName,
+    scopes: request.scopes,
+    redirectUri: request.redirectUri,
+  };
+}
+
+/**
+ * Completes the request for the bearer's user. `auth_time` is when that user signed in: the creation of the
+ * session the token belongs to (a refreshed token keeps its session's), so `max_age` and `prompt=login` mean what
+ * they say.
+ */
+export async function completeWithAccessToken(
+  deps: Deps,
+  requestId: string,
+  auth: AccessTokenPayload,
+): Promise<{ redirectUri: string }> {
+  const request = await pendingRequest(deps, requestId);
+  const user = await findUserById(deps.db, auth.sub);
+  if (!user) throw new AppError("unauthorized");
+  if (user.disabled) throw new AppError("disabled-user");
+  const session = auth.sid
+    ? await deps.db
+        .select({ createdAt: sessions.createdAt })
+        .from(sessions)
+        .where(eq(sessions.id, auth.sid))
+        .get()
+    : undefined;
+  const authTime = session?.createdAt ?? auth.iat * 1000;
+  if (!isAuthenticationFreshEnough(request, authTime, deps.now())) {
+    throw new AppError("unauthorized", "this authorization request needs a more recent sign-in");
+  }
+  return { redirectUri: await issueCode(deps, request, user.id, authTime) };
+}

@@ -1,0 +1,131 @@
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+
+/**
+ * The built-in login and consent page (contract §3.5 when `AUTH_OAUTH2_PROVIDER_LOGIN_URL` is unset): plain HTML
+ * forms rendered on the server, no script at all, one nonce'd stylesheet. Every interpolated value is escaped by
+ * `html`.
+ */
+
+/** What each scope lets the client do, in the words the consent screen uses. */
+const SCOPE_WORDS: Record<string, string> = {
+  openid: "Know who you are (your account id)",
+  profile: "See your name, picture and language",
+  email: "See your email address",
+  phone: "See your phone number",
+  offline_access: "Stay connected when you are not using it",
+  graphql: "Read and change your data through the GraphQL API, as you",
+};
+
+export function describeScope(scope: string): string {
+  return SCOPE_WORDS[scope] ?? scope;
+}
+
+const STYLE = `
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; }
+  main { width: min(26rem, 92vw); padding: 2rem; border: 1px solid #8884; border-radius: 12px; }
+  h1 { font-size: 1.3rem; margin: 0 0 .3rem; }
+  p.lead { margin: 0 0 1.4rem; color: GrayText; }
+  label { display: block; margin: .9rem 0 .3rem; font-weight: 600; }
+  input[type=email], input[type=password], input[type=text] {
+    width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #8888; border-radius: 6px;
+  }
+  button { font-size: 1rem; padding: .65rem 1.1rem; border-radius: 6px; border: 1px solid #8888; cursor: pointer; }
+  button.primary { background: #2457d6; color: white; border-color: #2457d6; }
+  .actions { display: flex; gap: .6rem; margin-top: 1.4rem; justify-content: flex-end; }
+  .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: #b02020; margin-bottom: 1rem; }
+  ul.scopes { padding-left: 1.2rem; line-height: 1.7; }
+  .who { font-size: .9rem; color: GrayText; margin-top: 1.2rem; }
+  .who form { display: inline; }
+  .who button { padding: 0; border: 0; background: none; color: #2457d6; text-decoration: underline; font-size: .9rem; }
+`;
+
+export interface PageFrame {
+  nonce: string;
+  title: string;
+  body: HtmlEscapedString | Promise<HtmlEscapedString>;
+}
+
+export function page({ nonce, title, body }: PageFrame) {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body><main>${body}</main></body>
+</html>`;
+}
+
+const errorBox = (message?: string) =>
+  message ? html`<div class="error" role="alert">${message}</div>` : "";
+
+export function signInForm(input: {
+  action: string;
+  requestId: string;
+  clientName: string;
+  email?: string;
+  error?: string;
+}) {
+  return html`<h1>Sign in</h1>
+<p class="lead">to continue to <strong>${input.clientName}</strong></p>
+${errorBox(input.error)}
+<form method="post" action="${input.action}">
+  <input type="hidden" name="request_id" value="${input.requestId}">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ""}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <div class="actions"><button class="primary" type="submit">Sign in</button></div>
+</form>`;
+}
+
+export function mfaForm(input: { action: string; requestId: string; ticket: string; error?: string }) {
+  return html`<h1>Two-step verification</h1>
+<p class="lead">Enter the code from your authenticator app, or a recovery code.</p>
+${errorBox(input.error)}
+<form method="post" action="${input.action}">
+  <input type="hidden" name="request_id" value="${input.requestId}">
+  <input type="hidden" name="ticket" value="${input.ticket}">
+  <label for="otp">Code</label>
+  <input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" required>
+  <div class="actions"><button class="primary" type="submit">Verify</button></div>
+</form>`;
+}
+
+export function consentForm(input: {
+  action: string;
+  switchAction: string;
+  requestId: string;
+  clientName: string;
+  scopes: string[];
+  userLabel: string;
+}) {
+  return html`<h1>${input.clientName}</h1>
+<p class="lead">wants to access your account</p>
+${
+  input.scopes.length > 0
+    ? html`<p>It will be able to:</p>
+<ul class="scopes">${input.scopes.map((scope) => html`<li>${describeScope(scope)}</li>`)}</ul>`
+    : html`<p>It asks for no data beyond knowing that you allowed it.</p>`
+}
+<form method="post" action="${input.action}">
+  <input type="hidden" name="request_id" value="${input.requestId}">
+  <div class="actions">
+    <button type="submit" name="decision" value="deny">Deny</button>
+    <button class="primary" type="submit" name="decision" value="allow">Allow</button>
+  </div>
+</form>
+<p class="who">Signed in as ${input.userLabel}.
+<form method="post" action="${input.switchAction}"><input type="hidden" name="request_id" value="${input.requestId}"><button type="submit">Use another account</button></form></p>`;
+}
+
+export function problem(message: string) {
+  return html`<h1>This sign-in link does not work</h1>
+<p class="lead">${message}</p>
+<p>Go back to the app and start again.</p>`;
+}

@@ -1,0 +1,45 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env";
+import { OAuth2Error } from "./errors";
+
+/**
+ * The parameters of an OAuth2 request: the query of a GET, the form body of a POST. RFC 6749 §3.1 and §3.2: a
+ * parameter sent twice is an error (an attacker could otherwise smuggle a second value past one check and into
+ * another), and so is a body that is not a form (a JSON body silently read as empty would hide the mistake).
+ */
+export async function oauth2Params(c: Context<AppEnv>): Promise<Map<string, string>> {
+  let source: URLSearchParams;
+  if (c.req.method === "GET" || c.req.method === "HEAD") {
+    source = new URL(c.req.url).searchParams;
+  } else {
+    const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/x-www-form-urlencoded") {
+      throw new OAuth2Error("invalid_request", "the body must be application/x-www-form-urlencoded");
+    }
+    const text = await c.req.text();
+    // `emptyBodyAsJson` turned an empty body into "{}" for the JSON routes; for a form it is no parameters.
+    source = new URLSearchParams(text === "{}" ? "" : text);
+  }
+  const params = new Map<string, string>();
+  for (const [name, value] of source) {
+    if (params.has(name)) throw new OAuth2Error("invalid_request", `parameter ${name} is repeated`);
+    // Empty parameters count as absent (RFC 6749 §3.1).
+    if (value !== "") params.set(name, value);
+  }
+  return params;
+}
+
+/** A bounded string parameter; longer values are refused rather than cut. */
+export function param(params: Map<string, string>, name: string, maxLength = 2048): string | undefined {
+  const value = params.get(name);
+  if (value !== undefined && value.length > maxLength) {
+    throw new OAuth2Error("invalid_request", `${name} is longer than ${maxLength} characters`);
+  }
+  return value;
+}
+
+/** A scope parameter as a set of scope tokens (RFC 6749 §3.3), in a stable order. */
+export function scopeList(value: string | undefined): string[] {
+  if (!value) return [];
+  return [...new Set(value.split(" ").filter(Boolean))];
+}

@@ -1,0 +1,55 @@
+import { base64url } from "jose";
+import { z } from "zod";
+import type { Env } from "../env";
+
+/**
+ * An authorization request waiting for the user (contract §3.5): kept in KV for ten minutes under
+ * `oauth2:request:<id>`, then gone. KV is not atomic, so it is never what makes completion single-use: the code
+ * row's unique `request_id` is (src/oauth2/codes.ts).
+ */
+export const PENDING_REQUEST_TTL_SECONDS = 600;
+
+const pendingRequestSchema = z.object({
+  id: z.string(),
+  clientId: z.string(),
+  redirectUri: z.string(),
+  scopes: z.array(z.string()),
+  state: z.string().optional(),
+  nonce: z.string().optional(),
+  codeChallenge: z.string().optional(),
+  /** `prompt` values (OIDC Core §3.1.2.1): none, login, consent. */
+  prompt: z.array(z.string()),
+  /** Seconds; the user must have signed in no longer ago than this. */
+  maxAge: z.number().optional(),
+  loginHint: z.string().optional(),
+  createdAt: z.number(),
+});
+
+export type PendingRequest = z.infer<typeof pendingRequestSchema>;
+
+const key = (id: string) => `oauth2:request:${id}`;
+
+/** 256 random bits: the id is the only handle on the request until a user completes it. */
+export function newRequestId(): string {
+  return base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+export async function savePendingRequest(env: Env, request: PendingRequest): Promise<void> {
+  await env.OAUTH2_REQUESTS.put(key(request.id), JSON.stringify(request), {
+    expirationTtl: PENDING_REQUEST_TTL_SECONDS,
+  });
+}
+
+/** The request, or null when unknown or older than ten minutes (KV's expiry is lazy, so the age is checked too). */
+export async function loadPendingRequest(env: Env, id: string, now: number): Promise<PendingRequest | null> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
+  const stored = await env.OAUTH2_REQUESTS.get(key(id), "json");
+  const parsed = pendingRequestSchema.safeParse(stored);
+  if (!parsed.success) return null;
+  if (now - parsed.data.createdAt > PENDING_REQUEST_TTL_SECONDS * 1000) return null;
+  return parsed.data;
+}
+
+export async function forgetPendingRequest(env: Env, id: string): Promise<void> {
+  await env.OAUTH2_REQUESTS.delete(key(id));
+}

@@ -1,0 +1,117 @@
+import { base64url, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import type { Config } from "../config";
+import type { OAuth2ClientRow, UserRow } from "../db/schema";
+import { randomUuid } from "../lib/crypto";
+import { HASURA_NAMESPACE } from "../lib/jwt";
+import { getKeySet, JWT_ALG } from "../lib/keys";
+import { hasuraClaims } from "../services/users";
+import { scopeClaims } from "./claims";
+
+/**
+ * Tokens of the authorization server (contract §3.5). Access tokens are JWTs of type `at+jwt` (RFC 9068), so that
+ * neither this API's own verifier (`typ: JWT`, src/lib/jwt.ts) nor a relying party expecting an ID token takes one
+ * for the other. Each names its grant (`grant_id`): introspection and userinfo look the grant up, so revoking it
+ * ends its access tokens there at once.
+ */
+export const ACCESS_TOKEN_TYPE = "at+jwt";
+
+export interface OAuth2AccessTokenPayload extends JWTPayload {
+  sub: string;
+  client_id: string;
+  grant_id: string;
+  scope: string;
+  iat: number;
+  exp: number;
+}
+
+export interface IssueInput {
+  config: Config;
+  user: UserRow;
+  client: OAuth2ClientRow;
+  grantId: string;
+  scopes: string[];
+  now: number;
+}
+
+export async function signOAuth2AccessToken(input: IssueInput): Promise<string> {
+  const { config, user, client, grantId, scopes, now } = input;
+  const keys = await getKeySet(config);
+  const iat = Math.floor(now / 1000);
+  return new SignJWT({
+    client_id: client.clientId,
+    grant_id: grantId,
+    scope: scopes.join(" "),
+    // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries.
+    ...(scopes.includes("graphql") ? { [HASURA_NAMESPACE]: hasuraClaims(user, config) } : {}),
+  })
+    .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: ACCESS_TOKEN_TYPE })
+    .setIssuer(config.AUTH_SERVER_URL)
+    .setSubject(user.id)
+    .setAudience(client.clientId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + client.accessTokenLifetime)
+    .setJti(randomUuid())
+    .sign(keys.signingKey);
+}
+
+/** OIDC Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
+async function accessTokenHash(accessToken: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(accessToken));
+  return base64url.encode(new Uint8Array(digest).slice(0, 16));
+}
+
+export async function signIdToken(
+  input: IssueInput & { accessToken: string; authTime: number; nonce?: string | null },
+): Promise<string> {
+  const { config, user, client, scopes, now, accessToken, authTime, nonce } = input;
+  const keys = await getKeySet(config);
+  const iat = Math.floor(now / 1000);
+  return new SignJWT({
+    ...scopeClaims(user, scopes),
+    auth_time: Math.floor(authTime / 1000),
+    at_hash: await accessTokenHash(accessToken),
+    ...(nonce ? { nonce } : {}),
+  })
+    .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: "JWT" })
+    .setIssuer(config.AUTH_SERVER_URL)
+    .setSubject(user.id)
+    .setAudience(client.clientId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + client.accessTokenLifetime)
+    .sign(keys.signingKey);
+}
+
+/**
+ * An access token this server issued to some client: our key, RS256, our issuer, type `at+jwt`, unexpired. Whether
+ * its grant still stands is the caller's next question (`findLiveGrant`). Null for anything else.
+ */
+export async function verifyOAuth2AccessToken(
+  config: Config,
+  token: string,
+): Promise<OAuth2AccessTokenPayload | null> {
+  if (token.length > 8192) return null;
+  const keys = await getKeySet(config);
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      (header) => {
+        const key = header.kid ? keys.verifyKeys.get(header.kid) : undefined;
+        if (!key) throw new errors.JWKSNoMatchingKey();
+        return key;
+      },
+      {
+        algorithms: [JWT_ALG],
+        issuer: config.AUTH_SERVER_URL,
+        typ: ACCESS_TOKEN_TYPE,
+        requiredClaims: ["sub", "exp", "iat", "aud", "jti"],
+      },
+    );
+    const { client_id, grant_id, scope } = payload;
+    if (typeof client_id !== "string" || typeof grant_id !== "string" || typeof scope !== "string")
+      return null;
+    if (payload.aud !== client_id) return null;
+    return payload as OAuth2AccessTokenPayload;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,234 @@
+// The authorize endpoint, discovery and the JSON login step (contract §3.5). Threats: an open redirector through an
+// unregistered redirect URI (RFC 9700 §4.11), PKCE downgrade to `plain` or none for a public client (§2.1.1),
+// parameter smuggling through repeated parameters, and completing one pending request twice.
+import { describe, expect, it } from "vitest";
+import { expectError, service, signUp } from "../helpers";
+import {
+  authorize,
+  codeFor,
+  ISSUER,
+  location,
+  newClient,
+  oauth2Error,
+  postForm,
+  provider,
+  REDIRECT_URI,
+  requestIdOf,
+  s256,
+  VERIFIER,
+} from "./support";
+
+const svc = provider();
+
+describe("discovery and keys", () => {
+  it("publishes exactly the fields of §3.5 under both well-known names, with absolute endpoints", async () => {
+    const response = await svc.get("/.well-known/openid-configuration");
+    expect(response.status).toBe(200);
+    const document = await response.json();
+    expect(document).toEqual({
+      issuer: ISSUER,
+      authorization_endpoint: `${ISSUER}/oauth2/authorize`,
+      token_endpoint: `${ISSUER}/oauth2/token`,
+      userinfo_endpoint: `${ISSUER}/oauth2/userinfo`,
+      jwks_uri: `${ISSUER}/oauth2/jwks`,
+      revocation_endpoint: `${ISSUER}/oauth2/revoke`,
+      introspection_endpoint: `${ISSUER}/oauth2/introspect`,
+      response_types_supported: ["code"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      scopes_supported: ["openid", "profile", "email", "phone", "offline_access", "graphql"],
+      subject_types_supported: ["public"],
+      id_token_signing_alg_values_supported: ["RS256"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+      code_challenge_methods_supported: ["S256"],
+      claims_supported: expect.arrayContaining(["sub", "email", "email_verified", "auth_time", "nonce"]),
+      request_parameter_supported: false,
+      authorization_response_iss_parameter_supported: true,
+    });
+    const rfc8414 = await svc.get("/.well-known/oauth-authorization-server");
+    expect(await rfc8414.json()).toEqual(document);
+  });
+
+  it("serves the same key set at /oauth2/jwks as at /.well-known/jwks.json", async () => {
+    const [oauth2, jwks] = await Promise.all([svc.get("/oauth2/jwks"), svc.get("/.well-known/jwks.json")]);
+    expect(oauth2.status).toBe(200);
+    const body = (await oauth2.json()) as { keys: { kid: string }[] };
+    expect(body.keys.length).toBeGreaterThan(0);
+    expect(body).toEqual(await jwks.json());
+  });
+
+  it("answers every path as a disabled feature when the provider is off", async () => {
+    const off = service({ AUTH_OAUTH2_PROVIDER_ENABLED: "false" });
+    for (const path of [
+      "/.well-known/openid-configuration",
+      "/oauth2/jwks",
+      "/oauth2/authorize",
+      "/oauth2/userinfo",
+    ]) {
+      await expectError(await off.get(path), 409, "disabled-endpoint");
+    }
+    await expectError(
+      await off.request("POST", "/oauth2/token", { body: "grant_type=x" }),
+      409,
+      "disabled-endpoint",
+    );
+  });
+});
+
+describe("authorize: errors that never redirect", () => {
+  it("answers 401 invalid_client for an unknown client, in JSON", async () => {
+    const response = await svc.get(
+      `/oauth2/authorize?client_id=oc_nobody&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code`,
+    );
+    expect(response.headers.get("location")).toBeNull();
+    await oauth2Error(response, 401, "invalid_client");
+  });
+
+  it("never redirects to a URI the client did not register, not even one that differs by a slash or a query", async () => {
+    const client = await newClient(svc);
+    for (const redirect_uri of [
+      "https://evil.example.com/callback",
+      `${REDIRECT_URI}/`,
+      `${REDIRECT_URI}?next=/x`,
+      "https://RP.example.com/callback",
+      undefined,
+    ]) {
+      const response = await authorize(svc, client, { redirect_uri });
+      expect(response.headers.get("location")).toBeNull();
+      await oauth2Error(response, 400, "invalid_request");
+    }
+  });
+});
+
+describe("authorize: errors sent back to the client", () => {
+  async function errorOf(response: Response) {
+    const url = location(response);
+    expect(`${url.origin}${url.pathname}`).toBe(REDIRECT_URI);
+    expect(url.searchParams.get("iss")).toBe(ISSUER);
+    expect(url.searchParams.get("error_description")).toBeTruthy();
+    return { error: url.searchParams.get("error"), state: url.searchParams.get("state") };
+  }
+
+  it("refuses other response types, scopes outside the client's, request objects and repeated parameters", async () => {
+    const client = await newClient(svc, { scopes: ["openid", "profile", "email"] });
+    expect(await errorOf(await authorize(svc, client, { response_type: "token" }))).toEqual({
+      error: "unsupported_response_type",
+      state: "st-1",
+    });
+    expect(await errorOf(await authorize(svc, client, { scope: "openid graphql" }))).toEqual({
+      error: "invalid_scope",
+      state: "st-1",
+    });
+    expect(await errorOf(await authorize(svc, client, { scope: "openid admin" }))).toMatchObject({
+      error: "invalid_scope",
+    });
+    expect(await errorOf(await authorize(svc, client, { request: "eyJ..." }))).toMatchObject({
+      error: "invalid_request",
+    });
+    expect(await errorOf(await authorize(svc, client, { request_uri: "urn:x" }))).toMatchObject({
+      error: "invalid_request",
+    });
+    expect(await errorOf(await authorize(svc, client, { prompt: "none login" }))).toMatchObject({
+      error: "invalid_request",
+    });
+    expect(await errorOf(await authorize(svc, client, { max_age: "-1" }))).toMatchObject({
+      error: "invalid_request",
+    });
+    const repeated = await svc.get(
+      `/oauth2/authorize?client_id=${client.clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code&scope=openid&scope=email`,
+    );
+    await oauth2Error(repeated, 400, "invalid_request");
+  });
+
+  it("refuses plain PKCE, a challenge without S256, and a public client without PKCE", async () => {
+    const confidential = await newClient(svc);
+    const challenge = await s256(VERIFIER);
+    expect(
+      await errorOf(
+        await authorize(svc, confidential, { code_challenge: VERIFIER, code_challenge_method: "plain" }),
+      ),
+    ).toMatchObject({ error: "invalid_request" });
+    expect(await errorOf(await authorize(svc, confidential, { code_challenge: challenge }))).toMatchObject({
+      error: "invalid_request",
+    });
+    expect(
+      await errorOf(
+        await authorize(svc, confidential, { code_challenge: "short", code_challenge_method: "S256" }),
+      ),
+    ).toMatchObject({ error: "invalid_request" });
+    const publicClient = await newClient(svc, { tokenEndpointAuthMethod: "none" });
+    expect(await errorOf(await authorize(svc, publicClient))).toMatchObject({ error: "invalid_request" });
+    const ok = await authorize(svc, publicClient, {
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
+    expect(location(ok).pathname).toBe("/auth/v1/oauth2/interaction");
+  });
+});
+
+describe("authorize and the JSON login step", () => {
+  it("keeps the request for the login UI (GET and POST form) and completes it once for the signed-in user", async () => {
+    const client = await newClient(svc);
+    const viaPost = await postForm(svc, "/oauth2/authorize", {
+      client_id: client.clientId,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      scope: "openid email",
+      state: "post-state",
+    });
+    const requestId = await requestIdOf(viaPost);
+    const described = await svc.get(`/oauth2/login?request_id=${requestId}`);
+    expect(await described.json()).toEqual({
+      requestId,
+      clientId: client.clientId,
+      clientName: "Relying Party",
+      scopes: ["openid", "email"],
+      redirectUri: REDIRECT_URI,
+    });
+    await expectError(await svc.post("/oauth2/login", { requestId }), 401, "unauthorized");
+    const session = await signUp(svc);
+    const [first, second] = await Promise.all([
+      svc.post("/oauth2/login", { requestId }, session.accessToken),
+      svc.post("/oauth2/login", { requestId }, session.accessToken),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([200, 400]);
+    const winner = first.status === 200 ? first : second;
+    const redirect = new URL(((await winner.json()) as { redirectUri: string }).redirectUri);
+    expect(redirect.searchParams.get("code")).toMatch(/^oac_/);
+    expect(redirect.searchParams.get("state")).toBe("post-state");
+    expect(redirect.searchParams.get("iss")).toBe(ISSUER);
+    await expectError(
+      await svc.post("/oauth2/login", { requestId }, session.accessToken),
+      400,
+      "invalid-request",
+    );
+    await expectError(await svc.get("/oauth2/login?request_id=unknown"), 400, "invalid-request");
+  });
+
+  it("asks for a fresh sign-in when prompt=login or max_age says the session's sign-in is too old", async () => {
+    const client = await newClient(svc);
+    const session = await signUp(svc);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const params of [{ prompt: "login" }, { max_age: "0" }]) {
+      const requestId = await requestIdOf(await authorize(svc, client, params));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await expectError(
+        await svc.post("/oauth2/login", { requestId }, session.accessToken),
+        401,
+        "unauthorized",
+      );
+    }
+    const { code } = await codeFor(svc, client, session, { max_age: "3600" });
+    expect(code).toMatch(/^oac_/);
+  });
+
+  it("sends prompt=none back with login_required when an external login UI is configured", async () => {
+    const external = provider({ AUTH_OAUTH2_PROVIDER_LOGIN_URL: "https://login.example.com/oauth" });
+    const client = await newClient(external);
+    const ui = location(await authorize(external, client));
+    expect(`${ui.origin}${ui.pathname}`).toBe("https://login.example.com/oauth");
+    const none = location(await authorize(external, client, { prompt: "none" }));
+    expect(none.searchParams.get("error")).toBe("login_required");
+    // No built-in page when an external one is set.
+    await expectError(await external.get("/oauth2/interaction?request_id=x"), 404, "route-not-found");
+  });
+});

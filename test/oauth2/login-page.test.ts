@@ -1,0 +1,184 @@
+// The built-in login and consent page through HTTP (the browser test in test/compat drives it in Chromium).
+// Threats: login CSRF and forced consent from another site (the Origin check, SameSite cookie), clickjacking
+// (frame-ancestors), script injection through the client's name (escaping, no script allowed by the CSP), silent
+// authorization without a session or without consent (prompt=none), and an old sign-in passed off as fresh (max_age).
+import { describe, expect, it } from "vitest";
+import { PASSWORD, SERVER, signUp, type TestService } from "../helpers";
+import { authorize, form, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
+
+const svc = provider();
+const ORIGIN = { origin: SERVER };
+
+/** A tiny cookie jar for the page's one cookie. */
+class Browser {
+  cookie = "";
+  constructor(readonly svc: TestService) {}
+  async get(url: string): Promise<Response> {
+    return this.remember(
+      await this.svc.request("GET", url.replace(ISSUER, ""), { headers: { cookie: this.cookie } }),
+    );
+  }
+  async post(
+    path: string,
+    values: Record<string, string>,
+    headers: Record<string, string> = ORIGIN,
+  ): Promise<Response> {
+    return this.remember(
+      await this.svc.request("POST", path, {
+        body: form(values),
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: this.cookie, ...headers },
+      }),
+    );
+  }
+  private remember(response: Response): Response {
+    const set = response.headers.get("set-cookie");
+    if (set) this.cookie = set.split(";")[0]!;
+    return response;
+  }
+}
+
+async function startAt(browser: Browser, client: Awaited<ReturnType<typeof newClient>>, params = {}) {
+  const response = await authorize(browser.svc, client, params);
+  const requestId = await requestIdOf(response);
+  return { requestId, page: await browser.get(location(response).toString()) };
+}
+
+async function signIn(browser: Browser, requestId: string, email: string) {
+  const response = await browser.post("/oauth2/interaction/sign-in", {
+    request_id: requestId,
+    email,
+    password: PASSWORD,
+  });
+  expect(response.status).toBe(303);
+  return browser.get(location(response).toString());
+}
+
+describe("the built-in login and consent page", () => {
+  it("signs in, asks for consent in plain words, and sends the browser back with a code", async () => {
+    const client = await newClient(svc, { clientName: `<script>alert(1)</script> Notes` });
+    const { user } = await signUp(svc);
+    const browser = new Browser(svc);
+    const { requestId, page } = await startAt(browser, client, { scope: "openid email offline_access" });
+    expect(page.status).toBe(200);
+    const csp = page.headers.get("content-security-policy")!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("script-src");
+    const signInHtml = await page.text();
+    expect(signInHtml).toContain('name="password"');
+    expect(signInHtml).toContain("&lt;script&gt;alert(1)&lt;/script&gt; Notes");
+    expect(signInHtml).not.toContain("<script>");
+
+    const consent = await signIn(browser, requestId, user.email);
+    expect(browser.cookie).toMatch(/^oauth2_session=/);
+    const consentHtml = await consent.text();
+    expect(consentHtml).toContain("See your email address");
+    expect(consentHtml).toContain("Stay connected when you are not using it");
+    expect(consent.headers.get("content-security-policy")).toContain(
+      "form-action 'self' https://rp.example.com",
+    );
+
+    const allowed = await browser.post("/oauth2/interaction/consent", {
+      request_id: requestId,
+      decision: "allow",
+    });
+    expect(allowed.status).toBe(303);
+    const back = location(allowed);
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT_URI);
+    expect(back.searchParams.get("code")).toMatch(/^oac_/);
+    expect(back.searchParams.get("state")).toBe("st-1");
+    expect(back.searchParams.get("iss")).toBe(ISSUER);
+
+    // Consent is remembered: the next request of the same client and scopes goes straight back.
+    const { page: next } = await startAt(browser, client, { scope: "openid email" });
+    expect(next.status).toBe(303);
+    expect(location(next).searchParams.get("code")).toMatch(/^oac_/);
+    // A new scope is asked about; prompt=consent asks again.
+    expect((await startAt(browser, client, { scope: "openid profile" })).page.status).toBe(200);
+    expect(
+      await (await startAt(browser, client, { scope: "openid email", prompt: "consent" })).page.text(),
+    ).toContain("decision");
+  });
+
+  it("sends denial back as access_denied", async () => {
+    const client = await newClient(svc);
+    const { user } = await signUp(svc);
+    const browser = new Browser(svc);
+    const { requestId } = await startAt(browser, client);
+    await signIn(browser, requestId, user.email);
+    const denied = await browser.post("/oauth2/interaction/consent", {
+      request_id: requestId,
+      decision: "deny",
+    });
+    expect(location(denied).searchParams.get("error")).toBe("access_denied");
+  });
+
+  it("answers prompt=none without a page: login_required, consent_required, or a code", async () => {
+    const client = await newClient(svc);
+    const { user } = await signUp(svc);
+    const browser = new Browser(svc);
+    const none = (params = {}) => authorize(svc, client, { prompt: "none", ...params }).then(location);
+    expect((await none()).searchParams.get("error")).toBe("login_required");
+    const withCookie = async () =>
+      location(
+        await svc.request(
+          "GET",
+          `/oauth2/authorize?${form({ client_id: client.clientId, redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid email", prompt: "none", state: "s" })}`,
+          { headers: { cookie: browser.cookie } },
+        ),
+      );
+    const { requestId } = await startAt(browser, client, { scope: "openid email" });
+    await signIn(browser, requestId, user.email);
+    expect((await withCookie()).searchParams.get("error")).toBe("consent_required");
+    await browser.post("/oauth2/interaction/consent", { request_id: requestId, decision: "allow" });
+    const silent = await withCookie();
+    expect(silent.searchParams.get("code")).toMatch(/^oac_/);
+    expect(silent.searchParams.get("state")).toBe("s");
+  });
+
+  it("shows the sign-in form again for prompt=login and an exceeded max_age, and a wrong password says so", async () => {
+    const client = await newClient(svc);
+    const { user } = await signUp(svc);
+    const browser = new Browser(svc);
+    const { requestId } = await startAt(browser, client);
+    await signIn(browser, requestId, user.email);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const params of [{ prompt: "login" }, { max_age: "0" }]) {
+      const { page } = await startAt(browser, client, params);
+      expect(await page.text()).toContain('name="password"');
+    }
+    const { requestId: another } = await startAt(browser, client, { prompt: "login" });
+    const wrong = await browser.post("/oauth2/interaction/sign-in", {
+      request_id: another,
+      email: user.email,
+      password: "wrong password!",
+    });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain("Wrong email or password.");
+  });
+
+  it("refuses form posts from another site and unknown requests", async () => {
+    const client = await newClient(svc);
+    const { user } = await signUp(svc);
+    const browser = new Browser(svc);
+    const { requestId } = await startAt(browser, client);
+    const crossSite = await browser.post(
+      "/oauth2/interaction/sign-in",
+      { request_id: requestId, email: user.email, password: PASSWORD },
+      { origin: "https://evil.example.com" },
+    );
+    expect(crossSite.status).toBe(403);
+    expect(browser.cookie).toBe("");
+    const noOrigin = await browser.post(
+      "/oauth2/interaction/sign-in",
+      { request_id: requestId, email: user.email, password: PASSWORD },
+      {},
+    );
+    expect(noOrigin.status).toBe(403);
+    expect((await browser.get("/oauth2/interaction?request_id=nope")).status).toBe(400);
+    expect(
+      (await browser.post("/oauth2/interaction/consent", { request_id: requestId, decision: "allow" }))
+        .status,
+    ).toBe(303);
+  });
+});
