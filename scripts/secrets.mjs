@@ -30,6 +30,8 @@ export const DEVELOPMENT_VARS = {
   AUTH_WEBAUTHN_ENABLED: "true",
   AUTH_DEV_SMS: "true",
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
+  // The OAuth2 / OpenID Connect authorization server; create a client with `npm run oauth2:client` (README).
+  AUTH_OAUTH2_PROVIDER_ENABLED: "true",
 };
 
 /** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */

@@ -48,3 +48,22 @@ export async function rejection(
   expect(error).toBeInstanceOf(FetchError);
   return error as FetchError<{ error: string; message: string }>;
 }
+
+export const PASSWORD = "correct horse battery";
+
+/** A user who signed up, verified the address from the mail, and signed in: what a real person would have. */
+export async function verifiedUser(tag: string): Promise<{ email: string; accessToken: string }> {
+  const email = uniqueEmail(tag);
+  const post = (path: string, body: unknown) =>
+    fetch(`${authUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  await post("/signup/email-password", { email, password: PASSWORD, options: { redirectTo: REDIRECT } });
+  await followLink(await mailedLink(email));
+  const body = (await (await post("/signin/email-password", { email, password: PASSWORD })).json()) as {
+    session: { accessToken: string };
+  };
+  return { email, accessToken: body.session.accessToken };
+}

@@ -14,6 +14,8 @@ declare module "vitest" {
     serverUrl: string;
     /** Where the browser test serves its page: the WebAuthn origin the server accepts. */
     pagePort: number;
+    /** `AUTH_ADMIN_SECRET` of the server, for creating OAuth2 clients through the admin API. */
+    adminSecret: string;
   }
 }
 
@@ -51,8 +53,9 @@ export default async function setup(project: TestProject) {
   const pagePort = await freePort();
   const pageOrigin = `http://localhost:${pagePort}`;
   const envFile = join(dir, "test.env");
+  const secrets = generateSecrets();
   const vars = {
-    ...generateSecrets(),
+    ...secrets,
     ...DEVELOPMENT_VARS,
     AUTH_RATE_LIMIT_ENABLE: "false",
     AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
@@ -113,6 +116,7 @@ export default async function setup(project: TestProject) {
   await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);
+  project.provide("adminSecret", secrets.AUTH_ADMIN_SECRET);
 
   return async () => {
     child.kill("SIGTERM");

@@ -53,7 +53,7 @@ export function page({ nonce, title, body }: PageFrame) {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${title}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
@@ -120,8 +120,8 @@ ${
     <button class="primary" type="submit" name="decision" value="allow">Allow</button>
   </div>
 </form>
-<p class="who">Signed in as ${input.userLabel}.
-<form method="post" action="${input.switchAction}"><input type="hidden" name="request_id" value="${input.requestId}"><button type="submit">Use another account</button></form></p>`;
+<div class="who">Signed in as ${input.userLabel}.
+<form method="post" action="${input.switchAction}"><input type="hidden" name="request_id" value="${input.requestId}"><button type="submit">Use another account</button></form></div>`;
 }
 
 export function problem(message: string) {

@@ -1,0 +1,134 @@
+// The built-in login and consent page in a real browser: Debian's Chromium (headless, playwright-core) signs a
+// person in, shows the consent screen, and returns to the relying party with a code that openid-client exchanges.
+// The relying party is a small loopback server of the test (a loopback http redirect URI is allowed, RFC 8252 §7.3).
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import * as oidc from "openid-client";
+import { chromium, type Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { authUrl, PASSWORD, verifiedUser } from "./client";
+
+const CHROMIUM = "/usr/bin/chromium";
+const adminSecret = inject("adminSecret");
+// Where screenshots of the page go when asked (OAUTH2_SCREENSHOTS=<dir>), for a person to look at.
+const screenshots = process.env.OAUTH2_SCREENSHOTS;
+
+const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+
+async function relyingParty(redirectUri: string) {
+  const response = await fetch(`${authUrl}/admin/oauth2/clients`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-hasura-admin-secret": adminSecret },
+    body: JSON.stringify({
+      clientName: "Acme Notes",
+      redirectUris: [redirectUri],
+      scopes: ["openid", "profile", "email", "offline_access", "graphql"],
+    }),
+  });
+  const { clientId, clientSecret } = (await response.json()) as { clientId: string; clientSecret: string };
+  return oidc.discovery(new URL(authUrl), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
+    execute: [oidc.allowInsecureRequests],
+  });
+}
+
+async function shoot(page: Page, name: string) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+}
+
+describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium", () => {
+  it("signs in, consents, returns with a code; then prompt=none comes back silently, and without a session says login_required", async () => {
+    const app = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/html" });
+      response.end("<!doctype html><title>Acme Notes</title>back at the app");
+    });
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    const REDIRECT_URI = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+    const backAtApp = (url: URL) => url.toString().startsWith(REDIRECT_URI);
+    const config = await relyingParty(REDIRECT_URI);
+    const user = await verifiedUser("page");
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      page.setDefaultTimeout(8000);
+      const blocked: string[] = [];
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
+      });
+
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const nonce = oidc.randomNonce();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: "openid email profile offline_access",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+        state,
+        nonce,
+      });
+      await page.goto(url.toString());
+      await expect(page.getByRole("heading", { name: "Sign in" }).isVisible()).resolves.toBe(true);
+      expect(await page.textContent("main")).toContain("Acme Notes");
+      await shoot(page, "1-sign-in");
+      await page.fill("#email", user.email);
+      await page.fill("#password", "not the password");
+      await page.click("button[type=submit]");
+      expect(await page.textContent(".error")).toContain("Wrong email or password.");
+      await page.fill("#password", PASSWORD);
+      await page.click("button[type=submit]");
+
+      await page.waitForSelector("ul.scopes");
+      const scopes = await page.locator("ul.scopes li").allTextContents();
+      expect(scopes).toEqual([
+        "Know who you are (your account id)",
+        "See your email address",
+        "See your name, picture and language",
+        "Stay connected when you are not using it",
+      ]);
+      expect(await page.textContent(".who")).toContain(user.email);
+      await shoot(page, "2-consent");
+      await page.click("button[value=allow]");
+      await page.waitForURL(backAtApp);
+      expect(blocked).toEqual([]);
+
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      });
+      expect(tokens.claims()?.email).toBe(user.email);
+
+      // Signed in and consented: prompt=none completes without showing anything.
+      const silentState = oidc.randomState();
+      const silent = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: "openid email",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+        prompt: "none",
+        state: silentState,
+      });
+      await page.goto(silent.toString());
+      await page.waitForURL(backAtApp);
+      expect(new URL(page.url()).searchParams.get("code")).toMatch(/^oac_/);
+
+      // A browser without that session gets login_required back, and no page.
+      const fresh = await browser.newContext();
+      const other = await fresh.newPage();
+      await other.goto(silent.toString());
+      await other.waitForURL(backAtApp);
+      const answer = new URL(other.url()).searchParams;
+      expect(answer.get("error")).toBe("login_required");
+      expect(answer.get("state")).toBe(silentState);
+    } finally {
+      await browser.close();
+      app.close();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+// A relying party built on a certified OpenID library, panva's openid-client v6, drives the authorization server on
+// `wrangler dev` with no special cases: discovery, an authorization URL with PKCE, nonce and state, the login step,
+// the code grant with ID-token validation, userinfo, refresh, introspection and revocation — for a confidential
+// client with each authentication method and for a public client.
+import * as oidc from "openid-client";
+import { describe, expect, inject, it } from "vitest";
+import { authUrl, verifiedUser } from "./client";
+
+const adminSecret = inject("adminSecret");
+const REDIRECT_URI = "https://rp.example.com/callback";
+
+interface CreatedClient {
+  clientId: string;
+  clientSecret?: string;
+}
+
+async function createClient(tokenEndpointAuthMethod: string): Promise<CreatedClient> {
+  const response = await fetch(`${authUrl}/admin/oauth2/clients`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-hasura-admin-secret": adminSecret },
+    body: JSON.stringify({
+      clientName: `openid-client ${tokenEndpointAuthMethod}`,
+      redirectUris: [REDIRECT_URI],
+      tokenEndpointAuthMethod,
+    }),
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()) as CreatedClient;
+}
+
+/** The login step of an external login UI: the request id from the redirect, completed with the user's token. */
+async function loginStep(authorizationUrl: URL, accessToken: string): Promise<URL> {
+  const toLogin = await fetch(authorizationUrl, { redirect: "manual" });
+  expect(toLogin.status).toBe(302);
+  const requestId = new URL(toLogin.headers.get("location")!).searchParams.get("request_id")!;
+  const described = (await (await fetch(`${authUrl}/oauth2/login?request_id=${requestId}`)).json()) as {
+    scopes: string[];
+  };
+  expect(described.scopes).toEqual(["openid", "profile", "email", "offline_access"]);
+  const completed = await fetch(`${authUrl}/oauth2/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
+    body: JSON.stringify({ requestId }),
+  });
+  expect(completed.status).toBe(200);
+  return new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
+}
+
+const METHODS: [string, (secret?: string) => oidc.ClientAuth][] = [
+  ["client_secret_basic", (secret) => oidc.ClientSecretBasic(secret)],
+  ["client_secret_post", (secret) => oidc.ClientSecretPost(secret)],
+  ["none", () => oidc.None()],
+];
+
+describe("openid-client v6 against the authorization server", () => {
+  for (const [method, clientAuth] of METHODS) {
+    it(`completes the code flow with PKCE for a ${method} client`, async () => {
+      const created = await createClient(method);
+      const config = await oidc.discovery(
+        new URL(authUrl),
+        created.clientId,
+        undefined,
+        clientAuth(created.clientSecret),
+        {
+          execute: [oidc.allowInsecureRequests],
+        },
+      );
+      expect(config.serverMetadata().issuer).toBe(authUrl);
+
+      const verifier = oidc.randomPKCECodeVerifier();
+      const nonce = oidc.randomNonce();
+      const state = oidc.randomState();
+      const authorizationUrl = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: "openid profile email offline_access",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+        nonce,
+        state,
+      });
+      const user = await verifiedUser("rp");
+      const callback = await loginStep(authorizationUrl, user.accessToken);
+
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedNonce: nonce,
+        expectedState: state,
+        idTokenExpected: true,
+      });
+      const claims = tokens.claims()!;
+      expect(claims.email).toBe(user.email);
+      expect(claims.auth_time).toEqual(expect.any(Number));
+
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+      expect(info).toMatchObject({ sub: claims.sub, email: user.email, email_verified: true });
+
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+      expect(refreshed.claims()?.sub).toBe(claims.sub);
+
+      if (method !== "none") {
+        const introspection = await oidc.tokenIntrospection(config, refreshed.access_token);
+        expect(introspection).toMatchObject({ active: true, sub: claims.sub, client_id: created.clientId });
+      }
+      await oidc.tokenRevocation(config, refreshed.refresh_token!);
+      if (method !== "none") {
+        expect((await oidc.tokenIntrospection(config, refreshed.access_token)).active).toBe(false);
+      }
+      await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({
+        error: "invalid_grant",
+      });
+      await expect(oidc.fetchUserInfo(config, refreshed.access_token, claims.sub)).rejects.toThrow();
+    });
+  }
+});
