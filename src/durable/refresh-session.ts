@@ -74,7 +74,8 @@ export class RefreshSession extends DurableObject<Env> {
       if (!stored) void this.ctx.storage.setAlarm(expiresAt);
       return { outcome: "rotated" };
     }
-    if (presentedHash === state.previous && state.successorSealed && now - state.rotatedAt <= graceMs) {
+    const inGrace = graceMs > 0 && now - state.rotatedAt <= graceMs;
+    if (presentedHash === state.previous && state.successorSealed && inGrace) {
       return { outcome: "grace", successorSealed: state.successorSealed };
     }
     kv.put<FamilyState>(STATE_KEY, { ...state, successorSealed: null, revoked: true });

@@ -1,3 +1,5 @@
+import type { Config } from "../config";
+
 /**
  * The redirect allow-list of contract §8: `AUTH_CLIENT_URL` plus `AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS`.
  * An entry allows itself and its sub-paths; `*` in the host matches exactly one DNS label; default ports are
@@ -45,6 +47,22 @@ export function matchesAllowedUrl(candidate: string, allowed: string): boolean {
 
 export function isRedirectAllowed(candidate: string, clientUrl: string, allowed: readonly string[]): boolean {
   return [clientUrl, ...allowed].some((rule) => matchesAllowedUrl(candidate, rule));
+}
+
+/** Where the built-in OAuth2 login page lives (src/oauth2/page), when it is served. */
+export function builtInLoginPage(config: Config): string | null {
+  if (!config.AUTH_OAUTH2_PROVIDER_ENABLED || config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) return null;
+  return `${config.AUTH_SERVER_URL}/oauth2/interaction`;
+}
+
+/**
+ * The deployment's allow-list. The built-in OAuth2 login page is on it when it is served: a magic link asked for on
+ * that page comes back to it, on this service's own origin.
+ */
+export function isRedirectAllowedBy(config: Config, candidate: string): boolean {
+  const page = builtInLoginPage(config);
+  const rules = [...config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS, ...(page ? [page] : [])];
+  return isRedirectAllowed(candidate, config.AUTH_CLIENT_URL, rules);
 }
 
 /** Adds query parameters to a redirect target, keeping its own query and fragment. */

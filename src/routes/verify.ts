@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { AppError, concealIfConfigured } from "../errors";
-import { isRedirectAllowed, withQuery } from "../lib/redirect";
+import { isRedirectAllowedBy, withQuery } from "../lib/redirect";
 import { rateLimit } from "../middleware/rate-limit";
 import { verifyTicket } from "../services/verify-ticket";
 
@@ -13,9 +13,7 @@ export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_F
   const { config, deps } = c.var;
   const ticket = c.req.query("ticket") ?? "";
   const redirectTo = c.req.query("redirectTo") ?? "";
-  if (
-    !isRedirectAllowed(redirectTo, config.AUTH_CLIENT_URL, config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS)
-  ) {
+  if (!isRedirectAllowedBy(config, redirectTo)) {
     const error = new AppError("redirectTo-not-allowed");
     return c.redirect(
       withQuery(config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message }),

@@ -77,7 +77,12 @@ function familyStub(deps: Deps, sessionId: string) {
  * presented token's hash, so the candidate successor is indexed (and resolves the moment it is handed out) without
  * first reading the session id. A candidate that is not used is deleted afterwards.
  */
-export async function refreshSession(deps: Deps, refreshToken: string): Promise<Session> {
+export async function refreshSession(
+  deps: Deps,
+  refreshToken: string,
+  /** `0` when a token must be spent exactly once, with no duplicate allowed (the OAuth2 page's magic-link landing). */
+  graceMs = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
   const { db, config } = deps;
   const now = deps.now();
@@ -124,7 +129,7 @@ export async function refreshSession(deps: Deps, refreshToken: string): Promise<
     candidateHash,
     candidateSealed,
     now,
-    graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+    graceMs,
     expiresAt,
   });
 

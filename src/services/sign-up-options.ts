@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Config } from "../config";
 import { AppError } from "../errors";
 import { metadataSchema } from "../lib/metadata";
-import { isRedirectAllowed } from "../lib/redirect";
+import { isRedirectAllowedBy } from "../lib/redirect";
 
 /** SignUpOptions of contract §2; unknown keys are refused. */
 export const signUpOptionsSchema = z.strictObject({
@@ -63,9 +63,7 @@ export function resolveSignUpOptions(
 
 export function resolveRedirectTo(config: Config, redirectTo: string | undefined): string {
   if (redirectTo === undefined) return config.AUTH_CLIENT_URL;
-  if (
-    !isRedirectAllowed(redirectTo, config.AUTH_CLIENT_URL, config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS)
-  ) {
+  if (!isRedirectAllowedBy(config, redirectTo)) {
     throw new AppError("redirectTo-not-allowed");
   }
   return redirectTo;

@@ -2,8 +2,20 @@
 // Threats: login CSRF and forced consent from another site (the Origin check, SameSite cookie), clickjacking
 // (frame-ancestors), script injection through the client's name (escaping, no script allowed by the CSP), silent
 // authorization without a session or without consent (prompt=none), and an old sign-in passed off as fresh (max_age).
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
-import { PASSWORD, SERVER, signUp, type TestService } from "../helpers";
+import { totpCode, totpStep } from "../../src/lib/totp";
+import {
+  expectError,
+  mailbox,
+  PASSWORD,
+  SERVER,
+  service,
+  signUp,
+  type TestService,
+  uniqueEmail,
+  verifyPath,
+} from "../helpers";
 import { authorize, form, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
 
 const svc = provider();
@@ -98,6 +110,93 @@ describe("the built-in login and consent page", () => {
     expect(
       await (await startAt(browser, client, { scope: "openid email", prompt: "consent" })).page.text(),
     ).toContain("decision");
+  });
+
+  it("asks a user with TOTP for the second factor before the consent screen", async () => {
+    const mfa = provider({ AUTH_MFA_ENABLED: "true" });
+    const client = await newClient(mfa);
+    const session = await signUp(mfa);
+    const { totpSecret } = (await (await mfa.get("/mfa/totp/generate", session.accessToken)).json()) as {
+      totpSecret: string;
+    };
+    const secret = decodeBase32IgnorePadding(totpSecret);
+    const code = () => totpCode(secret, totpStep(Date.now()));
+    await mfa.post("/user/mfa", { code: code(), activeMfaType: "totp" }, session.accessToken);
+    await mfa.env.DB.prepare("UPDATE users SET totp_last_step = NULL WHERE id = ?")
+      .bind(session.user.id)
+      .run();
+
+    const browser = new Browser(mfa);
+    const { requestId } = await startAt(browser, client);
+    const first = await browser.post("/oauth2/interaction/sign-in", {
+      request_id: requestId,
+      email: session.user.email,
+      password: PASSWORD,
+    });
+    expect(first.status).toBe(200);
+    expect(browser.cookie).toBe("");
+    const ticket = /name="ticket" value="([^"]+)"/.exec(await first.text())?.[1];
+    expect(ticket).toMatch(/^mfaTotp:/);
+    const wrong = await browser.post("/oauth2/interaction/mfa", {
+      request_id: requestId,
+      ticket: ticket!,
+      otp: "000000",
+    });
+    expect(wrong.status).toBe(401);
+    expect(browser.cookie).toBe("");
+    const right = await browser.post("/oauth2/interaction/mfa", {
+      request_id: requestId,
+      ticket: ticket!,
+      otp: code(),
+    });
+    expect(right.status).toBe(303);
+    expect(browser.cookie).toMatch(/^oauth2_session=/);
+    expect(await (await browser.get(location(right).toString())).text()).toContain("decision");
+  });
+
+  it("signs in with a magic link that comes back to the page, when magic links are on", async () => {
+    const links = provider({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+    const client = await newClient(links);
+    const email = uniqueEmail("link");
+    const browser = new Browser(links);
+    const { requestId, page } = await startAt(browser, client);
+    expect(await page.text()).toContain("Email me a link");
+    const sent = await browser.post("/oauth2/interaction/email-link", { request_id: requestId, email });
+    expect(sent.status).toBe(200);
+    expect(await sent.text()).toContain("Check your email");
+    const [mail] = await mailbox(links, email);
+    const verified = await links.request("GET", verifyPath(mail!));
+    const landing = location(verified);
+    expect(landing.pathname).toBe("/auth/v1/oauth2/interaction");
+    expect(landing.searchParams.get("refreshToken")).toBeTruthy();
+    const landed = await browser.get(landing.toString());
+    expect(landed.status).toBe(303);
+    expect(location(landed).searchParams.has("refreshToken")).toBe(false);
+    expect(browser.cookie).toMatch(/^oauth2_session=/);
+    const consent = await browser.get(location(landed).toString());
+    expect(await consent.text()).toContain(email);
+    // The link's token was spent on the page: opening the link's landing again signs no one in.
+    const other = new Browser(links);
+    expect((await other.get(landing.toString())).status).toBe(401);
+    expect(other.cookie).toBe("");
+  });
+
+  it("adds the page to the redirect allow-list only while it is served", async () => {
+    const page = `${SERVER}/auth/v1/oauth2/interaction?request_id=x`;
+    const off = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+    const asked = { email: uniqueEmail(), options: { redirectTo: page } };
+    await expectError(await off.post("/signin/passwordless/email", asked), 400, "redirectTo-not-allowed");
+    const on = provider({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+    expect((await on.post("/signin/passwordless/email", asked)).status).toBe(200);
+    const external = provider({
+      AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
+      AUTH_OAUTH2_PROVIDER_LOGIN_URL: "https://login.example.com",
+    });
+    await expectError(
+      await external.post("/signin/passwordless/email", asked),
+      400,
+      "redirectTo-not-allowed",
+    );
   });
 
   it("sends denial back as access_denied", async () => {

@@ -36,6 +36,9 @@ const STYLE = `
   .actions { display: flex; gap: .6rem; margin-top: 1.4rem; justify-content: flex-end; }
   .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: #b02020; margin-bottom: 1rem; }
   ul.scopes { padding-left: 1.2rem; line-height: 1.7; }
+  form.alternative { margin-top: 1.6rem; padding-top: 1rem; border-top: 1px solid #8884; }
+  .row { display: flex; gap: .5rem; }
+  .row input { flex: 1; }
   .who { font-size: .9rem; color: GrayText; margin-top: 1.2rem; }
   .who form { display: inline; }
   .who button { padding: 0; border: 0; background: none; color: #2457d6; text-decoration: underline; font-size: .9rem; }
@@ -70,6 +73,8 @@ export function signInForm(input: {
   clientName: string;
   email?: string;
   error?: string;
+  /** Where to ask for a magic link, when the deployment has them on. */
+  emailLinkAction?: string;
 }) {
   return html`<h1>Sign in</h1>
 <p class="lead">to continue to <strong>${input.clientName}</strong></p>
@@ -81,7 +86,25 @@ ${errorBox(input.error)}
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <div class="actions"><button class="primary" type="submit">Sign in</button></div>
-</form>`;
+</form>
+${
+  input.emailLinkAction
+    ? html`<form class="alternative" method="post" action="${input.emailLinkAction}">
+  <input type="hidden" name="request_id" value="${input.requestId}">
+  <label for="link-email">Or get a sign-in link by email</label>
+  <div class="row">
+    <input id="link-email" name="email" type="email" autocomplete="email" required value="${input.email ?? ""}">
+    <button type="submit">Email me a link</button>
+  </div>
+</form>`
+    : ""
+}`;
+}
+
+export function linkSent(email: string) {
+  return html`<h1>Check your email</h1>
+<p class="lead">If <strong>${email}</strong> can sign in here, a sign-in link is on its way to it.</p>
+<p>Open the link within the next ten minutes to continue.</p>`;
 }
 
 export function mfaForm(input: { action: string; requestId: string; ticket: string; error?: string }) {
