@@ -8,7 +8,7 @@ import { join } from "node:path";
 import * as oidc from "openid-client";
 import { chromium, type Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { authUrl, PASSWORD, verifiedUser } from "./client";
+import { authUrl, PASSWORD, serverUrl, verifiedUser } from "./client";
 
 const CHROMIUM = "/usr/bin/chromium";
 const adminSecret = inject("adminSecret");
@@ -126,6 +126,79 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       const answer = new URL(other.url()).searchParams;
       expect(answer.get("error")).toBe("login_required");
       expect(answer.get("state")).toBe(silentState);
+    } finally {
+      await browser.close();
+      app.close();
+    }
+  });
+
+  it("signs in with a passkey from the page's own script, under a strict CSP", async () => {
+    const app = createServer((_request, response) => response.end("back at the app"));
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    const REDIRECT_URI = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+    const config = await relyingParty(REDIRECT_URI);
+    const user = await verifiedUser("passkey");
+    const verifier = oidc.randomPKCECodeVerifier();
+    const toPage = await fetch(
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: "openid email",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+      }),
+      { redirect: "manual" },
+    );
+    const requestId = new URL(toPage.headers.get("location")!).searchParams.get("request_id")!;
+    // WebAuthn needs a host name for its RP ID (localhost here), not 127.0.0.1: the page is opened under that name.
+    const origin = `http://localhost:${new URL(serverUrl).port}`;
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      page.setDefaultTimeout(8000);
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("WebAuthn.enable");
+      await cdp.send("WebAuthn.addVirtualAuthenticator", {
+        options: {
+          protocol: "ctap2",
+          transport: "internal",
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
+      });
+      await page.goto(`${origin}/auth/v1/oauth2/interaction?request_id=${requestId}`);
+      // The user added a passkey earlier, in their app; here the same API is called from this origin.
+      // The test's tsconfig has no DOM types, so the browser-side code is a string.
+      const added = await page.evaluate(`(async (token) => {
+        const call = async (path, body) => {
+          const response = await fetch("/auth/v1" + path, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: "Bearer " + token },
+            body: JSON.stringify(body),
+          });
+          return response.json();
+        };
+        const options = await call("/user/webauthn/add", {});
+        const credential = await navigator.credentials.create({
+          publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options),
+        });
+        return call("/user/webauthn/verify", { credential: credential.toJSON(), nickname: "laptop" });
+      })(${JSON.stringify(user.accessToken)})`);
+      expect(added).toMatchObject({ nickname: "laptop" });
+
+      await page.click("#passkey");
+      await page.waitForSelector("ul.scopes");
+      expect(await page.textContent(".who")).toContain(user.email);
+      await shoot(page, "3-after-passkey");
+      await page.click("button[value=allow]");
+      await page.waitForURL((url) => url.toString().startsWith(REDIRECT_URI));
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
+        pkceCodeVerifier: verifier,
+        expectedState: oidc.skipStateCheck,
+      });
+      expect(tokens.access_token).toBeTruthy();
     } finally {
       await browser.close();
       app.close();

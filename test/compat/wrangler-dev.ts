@@ -64,7 +64,8 @@ export default async function setup(project: TestProject) {
     // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
     AUTH_CORS_ORIGINS: pageOrigin,
     AUTH_WEBAUTHN_RP_ID: "localhost",
-    AUTH_WEBAUTHN_RP_ORIGINS: pageOrigin,
+    // …and so does the built-in OAuth2 page, served by the Worker itself under the name localhost.
+    AUTH_WEBAUTHN_RP_ORIGINS: `${pageOrigin},http://localhost:${port}`,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.

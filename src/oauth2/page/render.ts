@@ -1,4 +1,4 @@
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 
 /**
@@ -36,7 +36,7 @@ const STYLE = `
   .actions { display: flex; gap: .6rem; margin-top: 1.4rem; justify-content: flex-end; }
   .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: #b02020; margin-bottom: 1rem; }
   ul.scopes { padding-left: 1.2rem; line-height: 1.7; }
-  form.alternative { margin-top: 1.6rem; padding-top: 1rem; border-top: 1px solid #8884; }
+  .alternative { margin-top: 1.6rem; padding-top: 1rem; border-top: 1px solid #8884; }
   .row { display: flex; gap: .5rem; }
   .row input { flex: 1; }
   .who { font-size: .9rem; color: GrayText; margin-top: 1.2rem; }
@@ -48,9 +48,11 @@ export interface PageFrame {
   nonce: string;
   title: string;
   body: HtmlEscapedString | Promise<HtmlEscapedString>;
+  /** Our own script source, run with the nonce; never built from request data. */
+  script?: string;
 }
 
-export function page({ nonce, title, body }: PageFrame) {
+export function page({ nonce, title, body, script }: PageFrame) {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -60,7 +62,7 @@ export function page({ nonce, title, body }: PageFrame) {
 <title>${title}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
-<body><main>${body}</main></body>
+<body><main>${body}</main>${script ? html`<script nonce="${nonce}">${raw(script)}</script>` : ""}</body>
 </html>`;
 }
 
@@ -75,6 +77,8 @@ export function signInForm(input: {
   error?: string;
   /** Where to ask for a magic link, when the deployment has them on. */
   emailLinkAction?: string;
+  /** Where the passkey script posts the session it got, when security keys are on. */
+  passkeySessionAction?: string;
 }) {
   return html`<h1>Sign in</h1>
 <p class="lead">to continue to <strong>${input.clientName}</strong></p>
@@ -87,6 +91,18 @@ ${errorBox(input.error)}
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>
+${
+  input.passkeySessionAction
+    ? html`<div class="alternative">
+  <button id="passkey" type="button" hidden>Sign in with a passkey</button>
+  <p id="passkey-problem" class="error" role="alert" hidden>The passkey sign-in did not work. Try again or use your password.</p>
+  <form id="passkey-session" method="post" action="${input.passkeySessionAction}">
+    <input type="hidden" name="request_id" value="${input.requestId}">
+    <input type="hidden" name="refresh_token" value="">
+  </form>
+</div>`
+    : ""
+}
 ${
   input.emailLinkAction
     ? html`<form class="alternative" method="post" action="${input.emailLinkAction}">

@@ -6,6 +6,7 @@ import { findOAuth2Client } from "../client-auth";
 import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { loadPendingRequest, type PendingRequest } from "../pending-requests";
+import { passkeyScript } from "./passkey-script";
 import { page, problem, signInForm } from "./render";
 
 /** What every handler of the built-in page shares: its URLs, its headers, the request it works on. */
@@ -13,13 +14,18 @@ import { page, problem, signInForm } from "./render";
 export type Ctx = Context<AppEnv>;
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
 
+/**
+ * The page's own URLs, as paths: its forms post to whichever origin served it, so the page works the same behind
+ * any host name that reaches the Worker (and a WebAuthn RP ID can be chosen freely).
+ */
 export const paths = (c: Ctx) => {
-  const base = `${c.var.config.AUTH_SERVER_URL}/oauth2/interaction`;
+  const base = `${new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}/oauth2/interaction`;
   return {
     page: base,
     signIn: `${base}/sign-in`,
     mfa: `${base}/mfa`,
     emailLink: `${base}/email-link`,
+    session: `${base}/session`,
     consent: `${base}/consent`,
     switch: `${base}/switch`,
   };
@@ -28,6 +34,10 @@ export const paths = (c: Ctx) => {
 export const pageFor = (c: Ctx, requestId: string) =>
   `${paths(c).page}?request_id=${encodeURIComponent(requestId)}`;
 
+/** The page's absolute URL under `AUTH_SERVER_URL`: where a mailed link sends the person back. */
+export const absolutePageFor = (c: Ctx, requestId: string) =>
+  `${c.var.config.AUTH_SERVER_URL}/oauth2/interaction?request_id=${encodeURIComponent(requestId)}`;
+
 /** Where a form may send the browser: this origin, and after consent the client's redirect URI. */
 function formTarget(redirectUri: string): string {
   const url = new URL(redirectUri);
@@ -35,29 +45,30 @@ function formTarget(redirectUri: string): string {
 }
 
 /**
- * A page with its headers: no script may run at all (`default-src 'none'`, no `script-src`), the one stylesheet
- * carries a nonce, forms post only to this origin (and, from the consent screen, on to the client), and no site may
- * frame the page (clickjacking of the Allow button).
+ * A page with its headers: no script runs unless the page brings its own (`script`, with a nonce), the one
+ * stylesheet carries a nonce, scripts may only talk to this origin, forms post only to this origin (and, from the
+ * consent screen, on to the client), and no site may frame the page (clickjacking of the Allow button).
  */
 export function render(
   c: Ctx,
   status: 200 | 400 | 401 | 403 | 429,
   title: string,
   body: Body,
-  redirectUri?: string,
+  options: { redirectUri?: string; script?: string } = {},
 ) {
   const nonce = crypto.randomUUID().replace(/-/g, "");
-  const formAction = ["'self'", ...(redirectUri ? [formTarget(redirectUri)] : [])].join(" ");
+  const formAction = ["'self'", ...(options.redirectUri ? [formTarget(options.redirectUri)] : [])].join(" ");
+  const scripting = options.script ? `; script-src 'nonce-${nonce}'; connect-src 'self'` : "";
   c.header(
     "Content-Security-Policy",
-    `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripting}`,
   );
   c.header("X-Frame-Options", "DENY");
   // Not `no-referrer`: with it browsers send `Origin: null` on the page's own form posts, which the CSRF check needs.
   // `same-origin` keeps the request id in the URL from reaching any other site.
   c.header("Referrer-Policy", "same-origin");
   c.header("X-Content-Type-Options", "nosniff");
-  return c.html(page({ nonce, title, body }), status);
+  return c.html(page({ nonce, title, body, script: options.script }), status);
 }
 
 export const showProblem = (c: Ctx, message: string, status: 400 | 403 = 400) =>
@@ -65,13 +76,15 @@ export const showProblem = (c: Ctx, message: string, status: 400 | 403 = 400) =>
 
 export const UNKNOWN_REQUEST = "This sign-in request is unknown or has expired.";
 
-/** The sign-in form, with the magic-link form when the deployment has magic links on. */
+/** The sign-in form, with the magic-link form and the passkey button when the deployment has them on. */
 export function signInPage(
   c: Ctx,
   request: PendingRequest,
   clientName: string,
   options: { status?: 200 | 400 | 401 | 429; email?: string; error?: string } = {},
 ) {
+  const { config } = c.var;
+  const passkeys = config.AUTH_WEBAUTHN_ENABLED;
   return render(
     c,
     options.status ?? 200,
@@ -82,8 +95,10 @@ export function signInPage(
       clientName,
       email: options.email ?? request.loginHint,
       error: options.error,
-      emailLinkAction: c.var.config.AUTH_EMAIL_PASSWORDLESS_ENABLED ? paths(c).emailLink : undefined,
+      emailLinkAction: config.AUTH_EMAIL_PASSWORDLESS_ENABLED ? paths(c).emailLink : undefined,
+      passkeySessionAction: passkeys ? paths(c).session : undefined,
     }),
+    passkeys ? { script: passkeyScript(new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")) } : {},
   );
 }
 
@@ -96,9 +111,12 @@ export async function loadRequest(
   return request && client ? { request, client } : null;
 }
 
-/** A cross-site form post (login CSRF, forced consent) is refused: the browser names the page's origin. */
+/**
+ * A cross-site form post (login CSRF, forced consent) is refused: browsers name the posting page's origin, which
+ * must be the origin this request came to.
+ */
 function isSameOrigin(c: Ctx): boolean {
-  return c.req.header("origin") === new URL(c.var.config.AUTH_SERVER_URL).origin;
+  return c.req.header("origin") === new URL(c.req.url).origin;
 }
 
 /** Form posts of the page: the same-origin check, the parameters and the pending request, or a problem page. */
@@ -116,4 +134,6 @@ export async function formRequest(c: Ctx) {
   return { params, ...loaded };
 }
 
-export const backToPage = (c: Ctx, requestId: string) => c.redirect(pageFor(c, requestId), 303);
+/** After a form post, back to the page (on the origin that served it) to show the next step. */
+export const backToPage = (c: Ctx, requestId: string) =>
+  c.redirect(new URL(pageFor(c, requestId), c.req.url).toString(), 303);

@@ -56,7 +56,7 @@ async function nextStep(c: Ctx, request: PendingRequest, clientName: string) {
       scopes: request.scopes,
       userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
     }),
-    request.redirectUri,
+    { redirectUri: request.redirectUri },
   );
 }
 

@@ -11,7 +11,7 @@ import { signInEmailPassword } from "../../services/sign-in";
 import { startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
 import { linkSent, mfaForm } from "./render";
-import { backToPage, type Ctx, formRequest, pageFor, paths, render, signInPage } from "./respond";
+import { absolutePageFor, backToPage, type Ctx, formRequest, paths, render, signInPage } from "./respond";
 
 /** How the built-in page signs a person in: a password (then TOTP if active), or a magic link by email. */
 
@@ -56,9 +56,7 @@ const mfaPage = (c: Ctx, requestId: string, ticket: string, error?: string) =>
 
 /**
  * Where a magic link asked for on the page lands (`/verify` appends `refreshToken` or `mfaTicket`, or `error`): the
- * fresh session's refresh token is spent here, on this origin, for the page's cookie, and the address bar is cleaned.
- * It is spent without the refresh grace window: the same landing URL opened again (a leaked history entry, a
- * forwarded link) is a replay, which ends the session rather than signing a second browser in.
+ * fresh session becomes the page's cookie, and the address bar is cleaned by the redirect.
  */
 export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientName: string) {
   const query = c.req.query();
@@ -69,8 +67,18 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
     });
   }
   if (query.mfaTicket) return mfaPage(c, request.id, query.mfaTicket.slice(0, 100));
+  return sessionToCookie(c, request, clientName, query.refreshToken ?? "");
+}
+
+/**
+ * A session the person just got through the API (a magic link's landing, the passkey script) becomes the page's
+ * cookie. Its refresh token is spent without the refresh grace window: the same token presented again (a leaked
+ * landing URL in the history, a forwarded link) is a replay, which ends the session rather than signing a second
+ * browser in.
+ */
+async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: string, refreshToken: string) {
   try {
-    const session = await refreshSession(c.var.deps, (query.refreshToken ?? "").slice(0, 100), 0);
+    const session = await refreshSession(c.var.deps, refreshToken.slice(0, 100), 0);
     await startBrowserSession(c, session.user.id, session.refreshTokenId);
     return backToPage(c, request.id);
   } catch (error) {
@@ -118,6 +126,11 @@ export const signInRoutes = new Hono<AppEnv>()
       return signInPage(c, request, form.client.clientName, { status: 401, error: signInMessage(c, error) });
     }
   })
+  .post("/session", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    return sessionToCookie(c, form.request, form.client.clientName, form.params.get("refresh_token") ?? "");
+  })
   .post("/email-link", async (c) => {
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
@@ -131,7 +144,7 @@ export const signInRoutes = new Hono<AppEnv>()
     const retryAfter = await rateLimited(c, "EMAIL", email);
     if (retryAfter !== null) return again(429, `Too many emails. Try again in ${retryAfter} seconds.`);
     try {
-      const redirectTo = pageFor(c, request.id);
+      const redirectTo = absolutePageFor(c, request.id);
       await signInPasswordlessEmail(c.var.deps, { email, options: { redirectTo } }, "sign-in");
     } catch (error) {
       // A refused address (a blocked domain, say) reads like a sent link: the page does not tell who has an
