@@ -18,3 +18,8 @@ if (missing.length > 0) {
   writeFileSync(FILE, `${current}${prefix}${lines.join("\n")}\n`, { mode: 0o600 });
   console.log(`dev-setup: wrote ${missing.map(([n]) => n).join(", ")} to ${FILE}`);
 }
+
+console.log(
+  "dev-setup: the OAuth2 / OpenID Connect provider is on. Create a client once the server runs:\n" +
+    '  npm run oauth2:client -- --name "My App" --redirect-uri http://localhost:3000/callback',
+);
