@@ -34,28 +34,35 @@ export async function signAccessToken(
 }
 
 /**
- * Verifies an access token: RS256 only (no `alg` confusion, RFC 8725 §3.1), the key chosen by `kid` among our own
- * keys, our issuer, and an unexpired `exp`. Returns null for anything that is not such a token.
+ * Verifies a JWT this service signed: RS256 only (no `alg` confusion, RFC 8725 §3.1), the key chosen by `kid` among
+ * our own keys, our issuer, the expected `typ` header, an unexpired `exp`. Throws for anything else.
+ */
+export async function verifyOwnJwt(
+  config: Config,
+  token: string,
+  expect: { typ: string; requiredClaims: string[] },
+): Promise<JWTPayload> {
+  const keys = await getKeySet(config);
+  const { payload } = await jwtVerify(
+    token,
+    (header) => {
+      const key = header.kid ? keys.verifyKeys.get(header.kid) : undefined;
+      if (!key) throw new errors.JWKSNoMatchingKey();
+      return key;
+    },
+    { algorithms: [JWT_ALG], issuer: config.AUTH_SERVER_URL, ...expect },
+  );
+  return payload;
+}
+
+/**
+ * Verifies a session access token (contract §5.1). Returns null for anything that is not one, including OAuth2
+ * access tokens (`at+jwt`, with an `aud`, src/oauth2/tokens.ts): they carry Hasura claims for a GraphQL engine when
+ * scope `graphql` was granted, but a third-party client must never use them on this API.
  */
 export async function verifyAccessToken(config: Config, token: string): Promise<AccessTokenPayload | null> {
-  const keys = await getKeySet(config);
   try {
-    const { payload } = await jwtVerify(
-      token,
-      (header) => {
-        const key = header.kid ? keys.verifyKeys.get(header.kid) : undefined;
-        if (!key) throw new errors.JWKSNoMatchingKey();
-        return key;
-      },
-      // `typ: "JWT"` and no `aud`: OAuth2 access tokens (`at+jwt`, src/oauth2/tokens.ts) carry Hasura claims for a
-      // GraphQL engine when scope `graphql` was granted, but a third-party client must never use them on this API.
-      {
-        algorithms: [JWT_ALG],
-        issuer: config.AUTH_SERVER_URL,
-        requiredClaims: ["sub", "exp", "iat"],
-        typ: "JWT",
-      },
-    );
+    const payload = await verifyOwnJwt(config, token, { typ: "JWT", requiredClaims: ["sub", "exp", "iat"] });
     const claims = payload[HASURA_NAMESPACE];
     if (typeof claims !== "object" || claims === null || payload.aud !== undefined) return null;
     return payload as AccessTokenPayload;

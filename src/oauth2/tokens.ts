@@ -1,8 +1,8 @@
-import { base64url, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { base64url, type JWTPayload, SignJWT } from "jose";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
-import { HASURA_NAMESPACE } from "../lib/jwt";
+import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
 import { getKeySet, JWT_ALG } from "../lib/keys";
 import { hasuraClaims } from "../services/users";
 import { scopeClaims } from "./claims";
@@ -90,22 +90,11 @@ export async function verifyOAuth2AccessToken(
   token: string,
 ): Promise<OAuth2AccessTokenPayload | null> {
   if (token.length > 8192) return null;
-  const keys = await getKeySet(config);
   try {
-    const { payload } = await jwtVerify(
-      token,
-      (header) => {
-        const key = header.kid ? keys.verifyKeys.get(header.kid) : undefined;
-        if (!key) throw new errors.JWKSNoMatchingKey();
-        return key;
-      },
-      {
-        algorithms: [JWT_ALG],
-        issuer: config.AUTH_SERVER_URL,
-        typ: ACCESS_TOKEN_TYPE,
-        requiredClaims: ["sub", "exp", "iat", "aud", "jti"],
-      },
-    );
+    const payload = await verifyOwnJwt(config, token, {
+      typ: ACCESS_TOKEN_TYPE,
+      requiredClaims: ["sub", "exp", "iat", "aud", "jti"],
+    });
     const { client_id, grant_id, scope } = payload;
     if (typeof client_id !== "string" || typeof grant_id !== "string" || typeof scope !== "string")
       return null;

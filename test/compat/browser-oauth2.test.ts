@@ -7,30 +7,35 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as oidc from "openid-client";
 import { chromium, type Page } from "playwright-core";
-import { describe, expect, inject, it } from "vitest";
-import { authUrl, PASSWORD, serverUrl, verifiedUser } from "./client";
+import { describe, expect, it } from "vitest";
+import { PASSWORD, serverUrl, verifiedUser } from "./client";
+import { authorizationRequest, discover, registerClient } from "./relying-party";
+import { addVirtualAuthenticator } from "./virtual-authenticator";
 
 const CHROMIUM = "/usr/bin/chromium";
-const adminSecret = inject("adminSecret");
 // Where screenshots of the page go when asked (OAUTH2_SCREENSHOTS=<dir>), for a person to look at.
 const screenshots = process.env.OAUTH2_SCREENSHOTS;
 
 const runs = existsSync(CHROMIUM) || process.env.CI === "true";
 
 async function relyingParty(redirectUri: string) {
-  const response = await fetch(`${authUrl}/admin/oauth2/clients`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-hasura-admin-secret": adminSecret },
-    body: JSON.stringify({
-      clientName: "Acme Notes",
-      redirectUris: [redirectUri],
-      scopes: ["openid", "profile", "email", "offline_access", "graphql"],
-    }),
+  const registered = await registerClient({
+    clientName: "Acme Notes",
+    redirectUris: [redirectUri],
+    scopes: ["openid", "profile", "email", "offline_access", "graphql"],
   });
-  const { clientId, clientSecret } = (await response.json()) as { clientId: string; clientSecret: string };
-  return oidc.discovery(new URL(authUrl), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
-    execute: [oidc.allowInsecureRequests],
+  return discover(registered, oidc.ClientSecretBasic(registered.clientSecret));
+}
+
+/** The relying party's own web server on loopback: where the browser comes back with a code or an error. */
+async function appServer() {
+  const app = createServer((_request, response) => {
+    response.writeHead(200, { "content-type": "text/html" });
+    response.end("<!doctype html><title>Acme Notes</title>back at the app");
   });
+  await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+  const redirectUri = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+  return { app, redirectUri, backAtApp: (url: URL) => url.toString().startsWith(redirectUri) };
 }
 
 async function shoot(page: Page, name: string) {
@@ -41,13 +46,7 @@ async function shoot(page: Page, name: string) {
 
 describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium", () => {
   it("signs in, consents, returns with a code; then prompt=none comes back silently, and without a session says login_required", async () => {
-    const app = createServer((_request, response) => {
-      response.writeHead(200, { "content-type": "text/html" });
-      response.end("<!doctype html><title>Acme Notes</title>back at the app");
-    });
-    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
-    const REDIRECT_URI = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
-    const backAtApp = (url: URL) => url.toString().startsWith(REDIRECT_URI);
+    const { app, redirectUri: REDIRECT_URI, backAtApp } = await appServer();
     const config = await relyingParty(REDIRECT_URI);
     const user = await verifiedUser("page");
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
@@ -60,17 +59,11 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
         if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
       });
 
-      const verifier = oidc.randomPKCECodeVerifier();
-      const state = oidc.randomState();
-      const nonce = oidc.randomNonce();
-      const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT_URI,
-        scope: "openid email profile offline_access",
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-        state,
-        nonce,
-      });
+      const { url, checks } = await authorizationRequest(
+        config,
+        REDIRECT_URI,
+        "openid email profile offline_access",
+      );
       await page.goto(url.toString());
       await expect(page.getByRole("heading", { name: "Sign in" }).isVisible()).resolves.toBe(true);
       expect(await page.textContent("main")).toContain("Acme Notes");
@@ -97,23 +90,16 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       expect(blocked).toEqual([]);
 
       const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-        pkceCodeVerifier: verifier,
-        expectedState: state,
-        expectedNonce: nonce,
+        ...checks,
         idTokenExpected: true,
       });
       expect(tokens.claims()?.email).toBe(user.email);
 
       // Signed in and consented: prompt=none completes without showing anything.
-      const silentState = oidc.randomState();
-      const silent = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT_URI,
-        scope: "openid email",
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
+      const silentRequest = await authorizationRequest(config, REDIRECT_URI, "openid email", {
         prompt: "none",
-        state: silentState,
       });
+      const silent = silentRequest.url;
       await page.goto(silent.toString());
       await page.waitForURL(backAtApp);
       expect(new URL(page.url()).searchParams.get("code")).toMatch(/^oac_/);
@@ -125,7 +111,7 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       await other.waitForURL(backAtApp);
       const answer = new URL(other.url()).searchParams;
       expect(answer.get("error")).toBe("login_required");
-      expect(answer.get("state")).toBe(silentState);
+      expect(answer.get("state")).toBe(silentRequest.checks.expectedState);
     } finally {
       await browser.close();
       app.close();
@@ -133,21 +119,11 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
   });
 
   it("signs in with a passkey from the page's own script, under a strict CSP", async () => {
-    const app = createServer((_request, response) => response.end("back at the app"));
-    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
-    const REDIRECT_URI = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+    const { app, redirectUri: REDIRECT_URI, backAtApp } = await appServer();
     const config = await relyingParty(REDIRECT_URI);
     const user = await verifiedUser("passkey");
-    const verifier = oidc.randomPKCECodeVerifier();
-    const toPage = await fetch(
-      oidc.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT_URI,
-        scope: "openid email",
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-      }),
-      { redirect: "manual" },
-    );
+    const { url, checks } = await authorizationRequest(config, REDIRECT_URI, "openid email");
+    const toPage = await fetch(url, { redirect: "manual" });
     const requestId = new URL(toPage.headers.get("location")!).searchParams.get("request_id")!;
     // WebAuthn needs a host name for its RP ID (localhost here), not 127.0.0.1: the page is opened under that name.
     const origin = `http://localhost:${new URL(serverUrl).port}`;
@@ -156,18 +132,7 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       const context = await browser.newContext();
       const page = await context.newPage();
       page.setDefaultTimeout(8000);
-      const cdp = await context.newCDPSession(page);
-      await cdp.send("WebAuthn.enable");
-      await cdp.send("WebAuthn.addVirtualAuthenticator", {
-        options: {
-          protocol: "ctap2",
-          transport: "internal",
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      await addVirtualAuthenticator(context, page);
       await page.goto(`${origin}/auth/v1/oauth2/interaction?request_id=${requestId}`);
       // The user added a passkey earlier, in their app; here the same API is called from this origin.
       // The test's tsconfig has no DOM types, so the browser-side code is a string.
@@ -193,11 +158,8 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       expect(await page.textContent(".who")).toContain(user.email);
       await shoot(page, "3-after-passkey");
       await page.click("button[value=allow]");
-      await page.waitForURL((url) => url.toString().startsWith(REDIRECT_URI));
-      const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-        pkceCodeVerifier: verifier,
-        expectedState: oidc.skipStateCheck,
-      });
+      await page.waitForURL(backAtApp);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), checks);
       expect(tokens.access_token).toBeTruthy();
     } finally {
       await browser.close();

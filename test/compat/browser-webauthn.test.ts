@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { authUrl, followLink, mailedLink, REDIRECT, uniqueEmail } from "./client";
+import { addVirtualAuthenticator } from "./virtual-authenticator";
 
 const CHROMIUM = "/usr/bin/chromium";
 const pagePort = inject("pagePort");
@@ -71,18 +72,7 @@ describe.skipIf(!runs)("WebAuthn in Chromium with a virtual authenticator", () =
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
-      const cdp = await context.newCDPSession(page);
-      await cdp.send("WebAuthn.enable");
-      const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-        options: {
-          protocol: "ctap2",
-          transport: "internal",
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      const { cdp, authenticatorId } = await addVirtualAuthenticator(context, page);
       // localhost is a secure context, so WebAuthn runs over plain HTTP here.
       await page.goto(`http://localhost:${pagePort}/`);
 

@@ -3,30 +3,12 @@
 // the code grant with ID-token validation, userinfo, refresh, introspection and revocation — for a confidential
 // client with each authentication method and for a public client.
 import * as oidc from "openid-client";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { authUrl, verifiedUser } from "./client";
+import { authorizationRequest, discover, registerClient } from "./relying-party";
 
-const adminSecret = inject("adminSecret");
 const REDIRECT_URI = "https://rp.example.com/callback";
-
-interface CreatedClient {
-  clientId: string;
-  clientSecret?: string;
-}
-
-async function createClient(tokenEndpointAuthMethod: string): Promise<CreatedClient> {
-  const response = await fetch(`${authUrl}/admin/oauth2/clients`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-hasura-admin-secret": adminSecret },
-    body: JSON.stringify({
-      clientName: `openid-client ${tokenEndpointAuthMethod}`,
-      redirectUris: [REDIRECT_URI],
-      tokenEndpointAuthMethod,
-    }),
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()) as CreatedClient;
-}
+const SCOPE = "openid profile email offline_access";
 
 /** The login step of an external login UI: the request id from the redirect, completed with the user's token. */
 async function loginStep(authorizationUrl: URL, accessToken: string): Promise<URL> {
@@ -36,7 +18,7 @@ async function loginStep(authorizationUrl: URL, accessToken: string): Promise<UR
   const described = (await (await fetch(`${authUrl}/oauth2/login?request_id=${requestId}`)).json()) as {
     scopes: string[];
   };
-  expect(described.scopes).toEqual(["openid", "profile", "email", "offline_access"]);
+  expect(described.scopes).toEqual(SCOPE.split(" "));
   const completed = await fetch(`${authUrl}/oauth2/login`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
@@ -55,36 +37,20 @@ const METHODS: [string, (secret?: string) => oidc.ClientAuth][] = [
 describe("openid-client v6 against the authorization server", () => {
   for (const [method, clientAuth] of METHODS) {
     it(`completes the code flow with PKCE for a ${method} client`, async () => {
-      const created = await createClient(method);
-      const config = await oidc.discovery(
-        new URL(authUrl),
-        created.clientId,
-        undefined,
-        clientAuth(created.clientSecret),
-        {
-          execute: [oidc.allowInsecureRequests],
-        },
-      );
+      const registered = await registerClient({
+        clientName: `openid-client ${method}`,
+        redirectUris: [REDIRECT_URI],
+        tokenEndpointAuthMethod: method,
+      });
+      const config = await discover(registered, clientAuth(registered.clientSecret));
       expect(config.serverMetadata().issuer).toBe(authUrl);
 
-      const verifier = oidc.randomPKCECodeVerifier();
-      const nonce = oidc.randomNonce();
-      const state = oidc.randomState();
-      const authorizationUrl = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT_URI,
-        scope: "openid profile email offline_access",
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-        nonce,
-        state,
-      });
+      const { url, checks } = await authorizationRequest(config, REDIRECT_URI, SCOPE);
       const user = await verifiedUser("rp");
-      const callback = await loginStep(authorizationUrl, user.accessToken);
+      const callback = await loginStep(url, user.accessToken);
 
       const tokens = await oidc.authorizationCodeGrant(config, callback, {
-        pkceCodeVerifier: verifier,
-        expectedNonce: nonce,
-        expectedState: state,
+        ...checks,
         idTokenExpected: true,
       });
       const claims = tokens.claims()!;
@@ -98,9 +64,14 @@ describe("openid-client v6 against the authorization server", () => {
       expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
       expect(refreshed.claims()?.sub).toBe(claims.sub);
 
+      // A public client has no credentials to introspect with (contract §3.5: client authentication required).
       if (method !== "none") {
         const introspection = await oidc.tokenIntrospection(config, refreshed.access_token);
-        expect(introspection).toMatchObject({ active: true, sub: claims.sub, client_id: created.clientId });
+        expect(introspection).toMatchObject({
+          active: true,
+          sub: claims.sub,
+          client_id: registered.clientId,
+        });
       }
       await oidc.tokenRevocation(config, refreshed.refresh_token!);
       if (method !== "none") {
