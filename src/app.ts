@@ -56,11 +56,29 @@ function toAppError(error: unknown): AppError {
   );
 }
 
+/**
+ * The authorization server's endpoints that act on client credentials and bearer tokens only, never on a cookie,
+ * answer CORS for any origin (without credentials): a browser app that is a public OAuth2 client calls them from its
+ * own origin, which no deployment setting lists. The authorize and login page paths, which read the page's cookie,
+ * are not among them.
+ */
+const OPEN_CORS_PATHS =
+  /\/(oauth2\/(token|userinfo|revoke|introspect|jwks)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
+
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
 export function createAuthApp(config: Config): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
+  const appOrigins = corsOrigins(config);
   auth.use(
-    cors({ origin: corsOrigins(config), credentials: true, maxAge: 600, exposeHeaders: ["X-Request-Id"] }),
+    cors({
+      origin: (origin, c) => {
+        if (OPEN_CORS_PATHS.test(c.req.path)) return "*";
+        return appOrigins.includes(origin) ? origin : null;
+      },
+      credentials: true,
+      maxAge: 600,
+      exposeHeaders: ["X-Request-Id"],
+    }),
     async (c, next) => {
       await next();
       // Token and error answers must never be cached (contract §1); routes that may be cached say so themselves.

@@ -48,6 +48,8 @@ export async function completeWithAccessToken(
   const user = await findUserById(deps.db, auth.sub);
   if (!user) throw new AppError("unauthorized");
   if (user.disabled) throw new AppError("disabled-user");
+  // An anonymous user has no identity to vouch for to another app.
+  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
   const session = auth.sid
     ? await deps.db
         .select({ createdAt: sessions.createdAt })

@@ -204,6 +204,20 @@ describe("authorize and the JSON login step", () => {
     await expectError(await svc.get("/oauth2/login?request_id=unknown"), 400, "invalid-request");
   });
 
+  it("refuses to complete a request for an anonymous user", async () => {
+    const anonymous = provider({ AUTH_ANONYMOUS_USERS_ENABLED: "true" });
+    const client = await newClient(anonymous);
+    const session = (await (await anonymous.post("/signin/anonymous", {})).json()) as {
+      session: { accessToken: string };
+    };
+    const requestId = await requestIdOf(await authorize(anonymous, client));
+    await expectError(
+      await anonymous.post("/oauth2/login", { requestId }, session.session.accessToken),
+      403,
+      "forbidden-anonymous",
+    );
+  });
+
   it("asks for a fresh sign-in when prompt=login or max_age says the session's sign-in is too old", async () => {
     const client = await newClient(svc);
     const session = await signUp(svc);

@@ -138,6 +138,46 @@ describe("userinfo", () => {
   });
 });
 
+describe("CORS and rate limits", () => {
+  it("lets a browser app on any origin call the token-using endpoints, without credentials; not the authorize endpoint", async () => {
+    const preflight = (path: string) =>
+      svc.request("OPTIONS", path, {
+        headers: { origin: "https://spa.example.net", "access-control-request-method": "POST" },
+      });
+    for (const path of [
+      "/oauth2/token",
+      "/oauth2/userinfo",
+      "/oauth2/revoke",
+      "/oauth2/introspect",
+      "/oauth2/jwks",
+    ]) {
+      expect((await preflight(path)).headers.get("access-control-allow-origin"), path).toBe("*");
+    }
+    for (const path of ["/oauth2/authorize", "/oauth2/interaction/sign-in", "/oauth2/login", "/user"]) {
+      expect((await preflight(path)).headers.get("access-control-allow-origin"), path).toBeNull();
+    }
+  });
+
+  it("counts token and introspection requests in the OAUTH2 bucket", async () => {
+    const limited = provider({
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      AUTH_RATE_LIMIT_OAUTH2_BURST: "2",
+      AUTH_RATE_LIMIT_OAUTH2_INTERVAL: "1h",
+    });
+    const ip = { "cf-connecting-ip": `203.0.113.${Math.floor(Math.random() * 250)}` };
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await limited.request("POST", "/oauth2/introspect", {
+        body: "token=x",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...ip },
+      });
+      statuses.push(response.status);
+      if (response.status === 429) expect(response.headers.get("retry-after")).toBeTruthy();
+    }
+    expect(statuses).toEqual([401, 401, 429]);
+  });
+});
+
 describe("grants end with what they depend on", () => {
   it("ends every grant of a client deleted through the admin API", async () => {
     const { client, tokens } = await grantFor(svc);
