@@ -49,10 +49,13 @@ export function isRedirectAllowed(candidate: string, clientUrl: string, allowed:
   return [clientUrl, ...allowed].some((rule) => matchesAllowedUrl(candidate, rule));
 }
 
-/** Where the built-in OAuth2 login page lives (src/oauth2/page), when it is served. */
+/** The built-in OAuth2 login page's path under the auth API (src/oauth2/page). */
+export const LOGIN_PAGE_PATH = "/oauth2/interaction";
+
+/** Where the built-in OAuth2 login page lives, when it is served. */
 export function builtInLoginPage(config: Config): string | null {
   if (!config.AUTH_OAUTH2_PROVIDER_ENABLED || config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) return null;
-  return `${config.AUTH_SERVER_URL}/oauth2/interaction`;
+  return `${config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}`;
 }
 
 /**

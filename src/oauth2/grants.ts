@@ -35,9 +35,9 @@ export function issuesRefreshTokens(client: OAuth2ClientRow): boolean {
 }
 
 /**
- * The grant a consumed code starts, with its first refresh token, in one batch. The insert reads the code row and
- * requires it to still name this grant: if a replay of the code cleared that in between (`consumeCode`), nothing is
- * created and the exchange fails, so no token outlives the replay.
+ * The grant a consumed code starts, with its first refresh token, in one batch. The grant's client, user, scopes and
+ * sign-in time are copied from the code row that `consumeCode` marked with this grant id, so they cannot differ from
+ * what the user authorized.
  */
 export async function createGrant(
   deps: Deps,
@@ -83,8 +83,8 @@ export async function createGrant(
         ),
       ])
     : [await insertGrant];
-  if (!grant)
-    throw new OAuth2Error("invalid_grant", "the code was used before; the tokens issued from it are revoked");
+  // The code row went in between (its client or user was deleted).
+  if (!grant) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
   return { grant, refreshToken };
 }
 

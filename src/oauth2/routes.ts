@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { getKeySet } from "../lib/keys";
+import { LOGIN_PAGE_PATH } from "../lib/redirect";
 import { requireAuth } from "../middleware/auth";
 import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
@@ -54,7 +55,7 @@ async function authorize(c: Ctx) {
       return c.redirect(location, 302);
     }
     await savePendingRequest(c.env, request);
-    const ui = new URL(loginUrl ?? `${deps.config.AUTH_SERVER_URL}/oauth2/interaction`);
+    const ui = new URL(loginUrl ?? `${deps.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}`);
     ui.searchParams.set("request_id", request.id);
     return c.redirect(ui.toString(), 302);
   } catch (error) {
@@ -137,6 +138,6 @@ export function oauth2Routes(loginUrl: string | undefined) {
     })
     .get("/oauth2/userinfo", userinfo)
     .post("/oauth2/userinfo", userinfo);
-  if (!loginUrl) routes.route("/oauth2/interaction", interactionRoutes);
+  if (!loginUrl) routes.route(LOGIN_PAGE_PATH, interactionRoutes);
   return routes;
 }

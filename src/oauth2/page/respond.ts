@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AppEnv } from "../../app-env";
 import type { OAuth2ClientRow } from "../../db/schema";
+import { LOGIN_PAGE_PATH } from "../../lib/redirect";
 import { findOAuth2Client } from "../client-auth";
 import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
@@ -19,7 +20,7 @@ type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
  * any host name that reaches the Worker (and a WebAuthn RP ID can be chosen freely).
  */
 export const paths = (c: Ctx) => {
-  const base = `${new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}/oauth2/interaction`;
+  const base = `${new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}${LOGIN_PAGE_PATH}`;
   return {
     page: base,
     signIn: `${base}/sign-in`,
@@ -36,7 +37,7 @@ export const pageFor = (c: Ctx, requestId: string) =>
 
 /** The page's absolute URL under `AUTH_SERVER_URL`: where a mailed link sends the person back. */
 export const absolutePageFor = (c: Ctx, requestId: string) =>
-  `${c.var.config.AUTH_SERVER_URL}/oauth2/interaction?request_id=${encodeURIComponent(requestId)}`;
+  `${c.var.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}?request_id=${encodeURIComponent(requestId)}`;
 
 /** Where a form may send the browser: this origin, and after consent the client's redirect URI. */
 function formTarget(redirectUri: string): string {
