@@ -11,6 +11,7 @@ import { rateLimit } from "./middleware/rate-limit";
 import { emptyBodyAsJson } from "./middleware/validate";
 import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
 import { oauth2Routes } from "./oauth2/routes";
+import { providerRoutes } from "./providers/routes";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
 import { devMailboxRoutes, devSmsRoutes } from "./routes/dev";
@@ -108,6 +109,7 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", smsRoutes)
     .route("/", webauthnRoutes)
     .route("/", securityKeyRoutes)
+    .route("/", providerRoutes)
     .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
     .route("/admin", adminApp);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Catalog, templateCatalog } from "./mail/templates";
+import { type ProvidersConfig, parseProviders } from "./providers/config";
 import { parseRateLimits, type RateLimitConfig } from "./rate-limits";
 
 /**
@@ -172,6 +173,8 @@ export type Config = z.output<typeof configSchema> & {
   /** Allowed roles always contain the default role (contract §2). */
   defaultAllowedRoles: string[];
   rateLimits: RateLimitConfig;
+  /** External identity providers (contract §7). */
+  providers: ProvidersConfig;
   /** `AUTH_SMTP_SENDER` parsed; null when unset. Every production transport sends from it. */
   mailSender: MailAddress | null;
   /** The built-in mail templates with `AUTH_EMAIL_TEMPLATES` applied. */
@@ -287,6 +290,7 @@ export function getConfig(env: object): Config {
       ? roles
       : [data.AUTH_USER_DEFAULT_ROLE, ...roles],
     rateLimits: parseRateLimits(env as Record<string, unknown>),
+    providers: parseProviders(env as Record<string, unknown>),
     mailSender,
     mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
     webauthn: {

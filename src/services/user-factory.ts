@@ -16,6 +16,8 @@ export interface NewUser {
   options: ResolvedSignUpOptions;
   isAnonymous?: boolean;
   emailVerified?: boolean;
+  /** A picture the user already has (an identity provider's); else Gravatar when enabled. */
+  avatarUrl?: string;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | 
       updatedAt: now,
       disabled: deps.config.AUTH_DISABLE_NEW_USERS,
       displayName: options.displayName,
-      avatarUrl: input.email ? await gravatarUrl(input.email, deps.config) : "",
+      avatarUrl: input.avatarUrl || (input.email ? await gravatarUrl(input.email, deps.config) : ""),
       locale: options.locale,
       email: input.email,
       phoneNumber: input.phoneNumber ?? null,

@@ -42,10 +42,199 @@ async function twilio(request, url) {
   );
 }
 
+// Identity providers (src/providers). `github.fake` speaks GitHub's plain OAuth 2.0 (token, /user, /user/emails);
+// `oidc.fake` speaks Google's OpenID Connect (PKCE, nonce, an RS256 ID token, JWKS, userinfo). A test plays the
+// person at the provider: it calls the authorization URL the service built (through this binding) with `fake_*`
+// parameters naming the user, and gets the redirect to the service's callback. What the token endpoints received is
+// listed at GET https://<host>/__received?code=<code>.
+export const PROVIDER_CLIENTS = {
+  "github.fake": { id: "gh-client", secret: "gh-secret" },
+  "oidc.fake": { id: "google-client", secret: "google-secret" },
+};
+const grants = new Map();
+const received = new Map();
+let signingKey;
+
+const b64url = (bytes) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+const b64urlText = (text) => b64url(new TextEncoder().encode(text));
+
+async function keyPair() {
+  signingKey ??= await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  );
+  return signingKey;
+}
+
+async function signJwt(claims) {
+  const { privateKey } = await keyPair();
+  const input = `${b64urlText(JSON.stringify({ alg: "RS256", kid: "fake-1", typ: "JWT" }))}.${b64urlText(JSON.stringify(claims))}`;
+  const signature = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    privateKey,
+    new TextEncoder().encode(input),
+  );
+  return `${input}.${b64url(signature)}`;
+}
+
+async function s256(verifier) {
+  return b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+}
+
+/** The person at the provider: approve (or deny with fake_deny) and go back to the client with a code. */
+function authorize(url) {
+  const redirect = new URL(url.searchParams.get("redirect_uri"));
+  redirect.searchParams.set("state", url.searchParams.get("state") ?? "");
+  if (url.searchParams.get("fake_deny")) {
+    redirect.searchParams.set("error", "access_denied");
+    redirect.searchParams.set("error_description", "The user denied access");
+    return Response.redirect(redirect.toString(), 302);
+  }
+  const code = `code-${crypto.randomUUID()}`;
+  grants.set(code, {
+    clientId: url.searchParams.get("client_id"),
+    redirectUri: url.searchParams.get("redirect_uri"),
+    challenge: url.searchParams.get("code_challenge"),
+    nonce: url.searchParams.get("nonce"),
+    scope: url.searchParams.get("scope"),
+    user: {
+      id: url.searchParams.get("fake_id") ?? "1001",
+      email: url.searchParams.get("fake_email") ?? undefined,
+      verified: url.searchParams.get("fake_verified") !== "false",
+      name: url.searchParams.get("fake_name") ?? "Octo Cat",
+    },
+    fail: url.searchParams.get("fake_fail"),
+    nonceOverride: url.searchParams.get("fake_nonce"),
+  });
+  redirect.searchParams.set("code", code);
+  return Response.redirect(redirect.toString(), 302);
+}
+
+async function token(request, url) {
+  const client = PROVIDER_CLIENTS[url.hostname];
+  const form = new URLSearchParams(await request.text());
+  const basic = request.headers.get("authorization");
+  const [id, secret] = basic
+    ? atob(basic.slice(6)).split(":").map(decodeURIComponent)
+    : [form.get("client_id"), form.get("client_secret")];
+  if (form.get("grant_type") === "refresh_token") {
+    if (id !== client.id || secret !== client.secret || !form.get("refresh_token")?.startsWith("refresh-")) {
+      return Response.json({ error: "invalid_grant" }, { status: 400 });
+    }
+    return Response.json({
+      access_token: `access-${crypto.randomUUID()}`,
+      token_type: "bearer",
+      expires_in: 3600,
+      refresh_token: `refresh-${crypto.randomUUID()}`,
+    });
+  }
+  const code = form.get("code");
+  const grant = grants.get(code);
+  received.set(code, { ...Object.fromEntries(form), authorization: basic });
+  if (id !== client.id || secret !== client.secret)
+    return Response.json({ error: "invalid_client" }, { status: 401 });
+  if (!grant || grant.redirectUri !== form.get("redirect_uri"))
+    return Response.json({ error: "invalid_grant" }, { status: 400 });
+  grants.delete(code);
+  if (grant.challenge && (await s256(form.get("code_verifier") ?? "")) !== grant.challenge) {
+    return Response.json(
+      { error: "invalid_grant", error_description: "PKCE verification failed" },
+      { status: 400 },
+    );
+  }
+  if (grant.fail === "token") return new Response("<html>upstream error</html>", { status: 502 });
+  if (grant.fail === "garbage")
+    return new Response("not json at all", { headers: { "content-type": "application/json" } });
+  const accessToken = `access-${grant.user.id}-${grant.fail === "profile" ? "broken" : "ok"}-${crypto.randomUUID()}`;
+  tokensToUsers.set(accessToken, grant.user);
+  const answer = {
+    access_token: accessToken,
+    token_type: "bearer",
+    expires_in: 3600,
+    refresh_token: `refresh-${crypto.randomUUID()}`,
+    scope: grant.scope,
+  };
+  if (url.hostname === "oidc.fake") {
+    const now = Math.floor(Date.now() / 1000);
+    answer.id_token = await signJwt({
+      iss: "https://oidc.fake",
+      sub: grant.user.id,
+      aud: grant.clientId,
+      iat: now,
+      exp: now + 300,
+      nonce: grant.nonceOverride ?? grant.nonce,
+      email: grant.user.email,
+      email_verified: grant.user.verified,
+      name: grant.user.name,
+      picture: "https://oidc.fake/avatar.png",
+      locale: "fr-FR",
+    });
+  }
+  return Response.json(answer);
+}
+
+const tokensToUsers = new Map();
+
+function userOf(request) {
+  const accessToken = request.headers.get("authorization")?.replace(/^Bearer /, "");
+  if (accessToken?.includes("-broken-")) return "broken";
+  return tokensToUsers.get(accessToken);
+}
+
+async function identityProvider(request, url) {
+  if (url.pathname === "/__received")
+    return Response.json(received.get(url.searchParams.get("code")) ?? null);
+  if (url.pathname === "/authorize" || url.pathname === "/login/oauth/authorize") return authorize(url);
+  if (url.pathname === "/token" || url.pathname === "/login/oauth/access_token") return token(request, url);
+  if (url.pathname === "/jwks") {
+    const { publicKey } = await keyPair();
+    return Response.json({
+      keys: [
+        { ...(await crypto.subtle.exportKey("jwk", publicKey)), kid: "fake-1", alg: "RS256", use: "sig" },
+      ],
+    });
+  }
+  const user = userOf(request);
+  if (user === "broken") return new Response("boom", { status: 500 });
+  if (!user) return Response.json({ message: "Bad credentials" }, { status: 401 });
+  if (url.pathname === "/user")
+    return Response.json({
+      id: Number(user.id),
+      login: "octocat",
+      name: user.name,
+      avatar_url: "https://github.fake/octocat.png",
+    });
+  if (url.pathname === "/user/emails") {
+    return Response.json(
+      user.email
+        ? [
+            { email: "other@example.com", primary: false, verified: true },
+            { email: user.email, primary: true, verified: user.verified },
+          ]
+        : [],
+    );
+  }
+  if (url.pathname === "/userinfo") {
+    return Response.json({ sub: user.id, email: user.email, email_verified: user.verified, name: user.name });
+  }
+  return new Response("not found", { status: 404 });
+}
+
 export default {
   async fetch(request) {
     const url = new URL(request.url);
     if (url.hostname === "api.twilio.com") return twilio(request, url);
+    if (url.hostname in PROVIDER_CLIENTS) return identityProvider(request, url);
     if (url.hostname === "hibp.test") {
       if (url.pathname.startsWith("/down/")) return new Response("unavailable", { status: 503 });
       const prefix = url.pathname.split("/").pop();

@@ -1,0 +1,120 @@
+import { ConfigError } from "../config";
+import { PROVIDER_NAMES, PROVIDERS, type ProviderDefinition, type ProviderName } from "./registry";
+
+/**
+ * The external providers a deployment switched on (contract §7), each with its credentials and its endpoints after
+ * the overrides (`AUTH_PROVIDER_<NAME>_AUTHORIZATION_URL`, `_TOKEN_URL`, `_USERINFO_URL`, `_JWKS_URL`, `_ISSUER`).
+ * A switched-on provider without its credentials, or a URL that is not a URL, stops the service at start with a
+ * message naming the variable, like every other setting.
+ */
+export interface ProviderSettings {
+  name: ProviderName;
+  definition: ProviderDefinition;
+  clientId: string;
+  /** Absent for Apple, whose secret is a JWT made from `apple` below. */
+  clientSecret?: string;
+  scopes: string[];
+  authorizationUrl: string;
+  tokenUrl: string;
+  userinfoUrl?: string;
+  oidc?: { issuer: string; jwksUrl: string };
+  /** Apple's client secret is an ES256 JWT signed with this key (contract §7: team id, key id, private key). */
+  apple?: { teamId: string; keyId: string; privateKey: string };
+  /** WorkOS: which connection or organization signs people in, unless the app's request names one. */
+  workos?: { connection?: string; organization?: string };
+}
+
+export interface ProvidersConfig {
+  /** Providers switched on for the redirect flow. */
+  enabled: Partial<Record<ProviderName, ProviderSettings>>;
+  /** `AUTH_PROVIDER_<P>_AUDIENCE`: the client ids an ID token may be for (`/signin/idtoken`); unset → disabled. */
+  idTokenAudiences: Partial<Record<"apple" | "google", string[]>>;
+}
+
+type Env = Record<string, unknown>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+function readUrl(env: Env, name: string, fallback: string): string {
+  const value = read(env, name) ?? fallback;
+  try {
+    const url = new URL(value);
+    // Plain http only on loopback: a fake provider in tests, a local identity server in development.
+    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) throw new Error();
+  } catch {
+    throw new ConfigError(`invalid configuration: ${name} must be an https URL (http only on loopback)`);
+  }
+  return value;
+}
+
+const list = (value: string | undefined) => (value ? value.split(/[\s,]+/).filter(Boolean) : undefined);
+
+function settingsFor(env: Env, name: ProviderName): ProviderSettings {
+  const key = (suffix: string) => `AUTH_PROVIDER_${name.toUpperCase()}_${suffix}`;
+  const definition = PROVIDERS[name];
+  const clientId = read(env, key("CLIENT_ID"));
+  if (!clientId)
+    throw new ConfigError(`invalid configuration: ${key("CLIENT_ID")} must be set with ${key("ENABLED")}`);
+  const tenant = encodeURIComponent(read(env, key("TENANT")) ?? "common");
+  const withTenant = (url: string) => url.replaceAll("{tenant}", tenant);
+  let apple: ProviderSettings["apple"];
+  const clientSecret = read(env, key("CLIENT_SECRET"));
+  if (name === "apple") {
+    const [teamId, keyId, privateKey] = [
+      read(env, key("TEAM_ID")),
+      read(env, key("KEY_ID")),
+      read(env, key("PRIVATE_KEY")),
+    ];
+    if (!teamId || !keyId || !privateKey) {
+      throw new ConfigError(
+        `invalid configuration: ${key("TEAM_ID")}, ${key("KEY_ID")} and ${key("PRIVATE_KEY")} must be set with ${key("ENABLED")}`,
+      );
+    }
+    apple = { teamId, keyId, privateKey: privateKey.replace(/\\n/g, "\n") };
+  } else if (!clientSecret) {
+    throw new ConfigError(
+      `invalid configuration: ${key("CLIENT_SECRET")} must be set with ${key("ENABLED")}`,
+    );
+  }
+  // A provider whose profile comes with the token has no profile endpoint unless one is configured.
+  const hasUserinfo = definition.userinfoUrl !== undefined || read(env, key("USERINFO_URL")) !== undefined;
+  return {
+    name,
+    definition,
+    clientId,
+    clientSecret,
+    scopes: list(read(env, key("SCOPE"))) ?? definition.scopes,
+    authorizationUrl: readUrl(env, key("AUTHORIZATION_URL"), withTenant(definition.authorizationUrl)),
+    tokenUrl: readUrl(env, key("TOKEN_URL"), withTenant(definition.tokenUrl)),
+    userinfoUrl: hasUserinfo
+      ? readUrl(env, key("USERINFO_URL"), withTenant(definition.userinfoUrl ?? ""))
+      : undefined,
+    oidc: definition.oidc && {
+      issuer: read(env, key("ISSUER")) ?? withTenant(definition.oidc.issuer),
+      jwksUrl: readUrl(env, key("JWKS_URL"), withTenant(definition.oidc.jwksUrl)),
+    },
+    apple,
+    workos:
+      name === "workos"
+        ? { connection: read(env, key("CONNECTION")), organization: read(env, key("ORGANIZATION")) }
+        : undefined,
+  };
+}
+
+export function parseProviders(env: Env): ProvidersConfig {
+  const enabled: ProvidersConfig["enabled"] = {};
+  for (const name of PROVIDER_NAMES) {
+    const flag = read(env, `AUTH_PROVIDER_${name.toUpperCase()}_ENABLED`);
+    if (flag === "true" || flag === "1") enabled[name] = settingsFor(env, name);
+  }
+  const idTokenAudiences: ProvidersConfig["idTokenAudiences"] = {};
+  for (const name of ["apple", "google"] as const) {
+    const audiences = list(read(env, `AUTH_PROVIDER_${name.toUpperCase()}_AUDIENCE`));
+    if (audiences) idTokenAudiences[name] = audiences;
+  }
+  return { enabled, idTokenAudiences };
+}

@@ -1,0 +1,262 @@
+import { and, eq, gt } from "drizzle-orm";
+import * as oauth from "oauth4webapi";
+import { z } from "zod";
+import { providerRequests, providerTokenHandoffs } from "../db/schema";
+import { AppError } from "../errors";
+import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
+import { verifyAccessToken } from "../lib/jwt";
+import { metadataSchema } from "../lib/metadata";
+import { withQuery } from "../lib/redirect";
+import type { Deps } from "../services/deps";
+import { completeSignIn } from "../services/mfa-sign-in";
+import {
+  resolveRedirectTo,
+  resolveSignUpOptions,
+  type SignUpOptions,
+  signUpOptionsSchema,
+} from "../services/sign-up-options";
+import { linkIdentity, userForProfile } from "./accounts";
+import { authorizationUrl, exchangeCode, fetchProfile, ProviderStepError, type TokenSet } from "./client";
+import { type Json, obj } from "./profile";
+import { isProviderName, type ProviderName } from "./registry";
+
+/** The redirect flow of contract §7: to the provider and back. */
+
+const REQUEST_LIFETIME_MS = 10 * 60 * 1000;
+/** How long the provider's tokens wait for the app's one `getProviderTokens` call. */
+const HANDOFF_LIFETIME_MS = 60 * 60 * 1000;
+
+export const callbackUrl = (deps: Deps, provider: ProviderName) =>
+  `${deps.config.AUTH_SERVER_URL}/signin/provider/${provider}/callback`;
+
+const startQuery = z.object({
+  redirectTo: z.string().max(2048).optional(),
+  allowedRoles: z.string().max(2000).optional(),
+  defaultRole: z.string().max(100).optional(),
+  displayName: z.string().max(100).optional(),
+  locale: z.string().max(10).optional(),
+  metadata: z.string().max(16_384).optional(),
+  connect: z.string().max(8192).optional(),
+  state: z.string().max(1024).optional(),
+  connection: z.string().max(200).optional(),
+  organization: z.string().max(200).optional(),
+});
+
+/** The sign-up options as the client's URL builder sends them: lists joined by commas, metadata as JSON (client.md §13). */
+function optionsOf(query: z.infer<typeof startQuery>): SignUpOptions {
+  let metadata: unknown;
+  if (query.metadata !== undefined) {
+    try {
+      metadata = JSON.parse(query.metadata);
+    } catch {
+      throw new AppError("invalid-request", "metadata: not JSON");
+    }
+  }
+  const parsed = signUpOptionsSchema.safeParse({
+    allowedRoles: query.allowedRoles?.split(",").filter(Boolean),
+    defaultRole: query.defaultRole,
+    displayName: query.displayName,
+    locale: query.locale,
+    metadata: metadata === undefined ? undefined : metadataSchema.parse(metadata),
+    redirectTo: query.redirectTo,
+  });
+  if (!parsed.success) throw new AppError("invalid-request", parsed.error.issues[0]?.message);
+  return parsed.data;
+}
+
+const randomToken = () => oauth.generateRandomState();
+
+/**
+ * `GET /signin/provider/{p}`: a bad `redirectTo` is a JSON 400 (there is nowhere safe to send the browser); every
+ * other problem goes back to `redirectTo` as `error=…`. The state (256 random bits) is stored as a hash with the PKCE
+ * verifier (sealed), the nonce, the sign-up options, `connect` and the app's `state`; the provider sees only the
+ * state, the challenge and the nonce.
+ */
+export async function startProviderSignIn(
+  deps: Deps,
+  provider: string,
+  rawQuery: Record<string, string>,
+): Promise<string> {
+  const parsedQuery = startQuery.safeParse(rawQuery);
+  if (!parsedQuery.success) throw new AppError("invalid-request", parsedQuery.error.issues[0]?.message);
+  const query = parsedQuery.data;
+  const redirectTo = resolveRedirectTo(deps.config, query.redirectTo);
+  const fail = (error: AppError) =>
+    withQuery(redirectTo, { error: error.code, errorDescription: error.message });
+  const settings = isProviderName(provider) ? deps.config.providers.enabled[provider] : undefined;
+  if (!settings) return fail(new AppError("disabled-endpoint", `the provider ${provider} is not enabled`));
+  try {
+    const options = optionsOf(query);
+    // Checked now, so a bad option shows before the person goes to the provider.
+    resolveSignUpOptions(deps.config, options, "");
+    let connectUserId: string | null = null;
+    if (query.connect !== undefined) {
+      const auth = await verifyAccessToken(deps.config, query.connect);
+      if (!auth) throw new AppError("unauthorized", "connect: not a valid access token");
+      connectUserId = auth.sub;
+    }
+    const state = randomToken();
+    const codeVerifier = settings.definition.pkce ? oauth.generateRandomCodeVerifier() : undefined;
+    const nonce = settings.oidc ? oauth.generateRandomNonce() : undefined;
+    await deps.db.insert(providerRequests).values({
+      stateHash: await sha256Hex(state),
+      provider: settings.name,
+      codeVerifierSealed: codeVerifier ? await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, codeVerifier) : null,
+      nonce: nonce ?? null,
+      redirectTo,
+      options: options as Record<string, unknown>,
+      connectUserId,
+      appState: query.state ?? null,
+      expiresAt: deps.now() + REQUEST_LIFETIME_MS,
+    });
+    const workos = settings.workos && {
+      ...((query.connection ?? settings.workos.connection)
+        ? { connection: query.connection ?? settings.workos.connection! }
+        : {}),
+      ...((query.organization ?? settings.workos.organization)
+        ? { organization: query.organization ?? settings.workos.organization! }
+        : {}),
+    };
+    return authorizationUrl(settings, {
+      redirectUri: callbackUrl(deps, settings.name),
+      state,
+      codeChallenge: codeVerifier ? await oauth.calculatePKCECodeChallenge(codeVerifier) : undefined,
+      nonce,
+      extra: workos,
+    });
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500) return fail(error);
+    throw error;
+  }
+}
+
+/** The pending request of a callback, taken once: of two callbacks with the same state, one finds it. */
+async function takeRequest(deps: Deps, provider: string, state: string | undefined) {
+  if (!state || state.length > 200) return undefined;
+  return deps.db
+    .delete(providerRequests)
+    .where(
+      and(
+        eq(providerRequests.stateHash, await sha256Hex(state)),
+        eq(providerRequests.provider, provider),
+        gt(providerRequests.expiresAt, deps.now()),
+      ),
+    )
+    .returning()
+    .get();
+}
+
+async function handOffTokens(
+  deps: Deps,
+  userId: string,
+  provider: ProviderName,
+  tokens: TokenSet,
+): Promise<void> {
+  const now = deps.now();
+  const sealed = await encrypt(
+    deps.config.AUTH_ENCRYPTION_KEY!,
+    JSON.stringify({
+      accessToken: tokens.accessToken,
+      expiresIn: tokens.expiresIn ?? 0,
+      expiresAt: new Date(now + (tokens.expiresIn ?? 0) * 1000).toISOString(),
+      ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+    }),
+  );
+  await deps.db
+    .insert(providerTokenHandoffs)
+    .values({ userId, provider, sealed, expiresAt: now + HANDOFF_LIFETIME_MS })
+    .onConflictDoUpdate({
+      target: [providerTokenHandoffs.userId, providerTokenHandoffs.provider],
+      set: { sealed, expiresAt: now + HANDOFF_LIFETIME_MS },
+    });
+}
+
+/**
+ * The callback (GET, or POST for Apple's form_post): take the request by its state, exchange the code, read the
+ * profile, find or create the user (or link the identity with `connect`), keep the provider's tokens for the app,
+ * and send the browser back with `refreshToken` (or `mfaTicket` when TOTP is on) and the app's `state`.
+ */
+export async function finishProviderSignIn(
+  deps: Deps,
+  provider: string,
+  params: Record<string, string>,
+  userAgent?: string,
+): Promise<string> {
+  const request = await takeRequest(deps, provider, params.state);
+  if (!request || !isProviderName(provider)) {
+    const error = new AppError("invalid-state");
+    return withQuery(deps.config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message });
+  }
+  const back = (values: Record<string, string>) =>
+    withQuery(request.redirectTo, { ...values, ...(request.appState ? { state: request.appState } : {}) });
+  const settings = deps.config.providers.enabled[provider];
+  try {
+    if (!settings) throw new AppError("disabled-endpoint", `the provider ${provider} is not enabled`);
+    if (params.error || !params.code) {
+      throw new ProviderStepError(
+        "oauth-provider-error",
+        params.error_description ?? params.error ?? "no code",
+      );
+    }
+    const tokens = await exchangeCode(deps, settings, {
+      code: params.code,
+      redirectUri: callbackUrl(deps, provider),
+      codeVerifier: request.codeVerifierSealed
+        ? await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, request.codeVerifierSealed)
+        : undefined,
+      nonce: request.nonce ?? undefined,
+    });
+    const profile = await fetchProfile(deps, settings, tokens, appleUser(params.user));
+    if (request.connectUserId) {
+      await linkIdentity(deps, request.connectUserId, provider, profile.id);
+      await handOffTokens(deps, request.connectUserId, provider, tokens);
+      return back({});
+    }
+    const user = await userForProfile(deps, provider, profile, request.options as SignUpOptions);
+    if (user.disabled) throw new AppError("disabled-user");
+    await handOffTokens(deps, user.id, provider, tokens);
+    const signedIn = await completeSignIn(deps, user, userAgent);
+    return back(
+      signedIn.session
+        ? { refreshToken: signedIn.session.refreshToken }
+        : { mfaTicket: signedIn.mfa!.ticket },
+    );
+  } catch (error) {
+    if (error instanceof ProviderStepError) {
+      // What the provider said goes to the log; the app gets the code and a short description.
+      console.warn(JSON.stringify({ level: "warn", what: error.code, provider, detail: error.detail }));
+      return back({ error: error.code, errorDescription: error.detail.slice(0, 200) });
+    }
+    if (error instanceof AppError && error.status < 500) {
+      return back({ error: error.code, errorDescription: error.message });
+    }
+    throw error;
+  }
+}
+
+/** Apple posts the user's name once, as JSON in the `user` field of the first callback. */
+function appleUser(value: string | undefined): Json {
+  if (!value || value.length > 4096) return {};
+  try {
+    return obj(JSON.parse(value));
+  } catch {
+    return {};
+  }
+}
+
+/** `GET /signin/provider/{p}/callback/tokens`: the tokens of the newest callback, once; then empty values. */
+export async function takeProviderTokens(deps: Deps, userId: string, provider: string) {
+  const row = await deps.db
+    .delete(providerTokenHandoffs)
+    .where(
+      and(
+        eq(providerTokenHandoffs.userId, userId),
+        eq(providerTokenHandoffs.provider, provider),
+        gt(providerTokenHandoffs.expiresAt, deps.now()),
+      ),
+    )
+    .returning({ sealed: providerTokenHandoffs.sealed })
+    .get();
+  if (!row) return { accessToken: "", expiresIn: 0, expiresAt: "", refreshToken: null };
+  return JSON.parse(await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, row.sealed)) as Record<string, unknown>;
+}

@@ -1,0 +1,317 @@
+// Sign-in with external providers through the redirect flow (contract §7), against the fake GitHub-like and
+// Google-like providers of test/fakes/outbound.js. Threats covered: account takeover through an unverified provider
+// email, account pre-hijacking through a verified one, forged, replayed and expired state, a stolen code without its
+// PKCE verifier, an ID token for another login attempt (nonce), and providers that fail or answer garbage.
+import { describe, expect, it } from "vitest";
+import { decodeJwt, expectError, PASSWORD, sessionFromRefresh, signUp, uniqueEmail } from "../helpers";
+import { APP, CALLBACK, location, receivedByProvider, signInWith, withProviders } from "./support";
+
+const svc = withProviders();
+const uniqueId = () => String(Math.floor(Math.random() * 1e12));
+
+describe("the redirect to the provider", () => {
+  it("sends the browser to GitHub with the client id, callback, scopes, state and a PKCE challenge", async () => {
+    const start = await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`);
+    const url = location(start);
+    expect(`${url.origin}${url.pathname}`).toBe("https://github.fake/login/oauth/authorize");
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      client_id: "gh-client",
+      redirect_uri: CALLBACK("github"),
+      response_type: "code",
+      scope: "read:user user:email",
+      state: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      code_challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      code_challenge_method: "S256",
+    });
+  });
+
+  it("adds an OIDC nonce for Google", async () => {
+    const url = location(await svc.get(`/signin/provider/google?redirectTo=${encodeURIComponent(APP)}`));
+    expect(url.searchParams.get("scope")).toBe("openid email profile");
+    expect(url.searchParams.get("nonce")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("refuses a redirectTo off the allow-list with JSON, and sends a disabled or unknown provider back with an error", async () => {
+    await expectError(
+      await svc.get("/signin/provider/github?redirectTo=https://evil.example.com"),
+      400,
+      "redirectTo-not-allowed",
+    );
+    for (const provider of ["discord", "myspace"]) {
+      const back = location(
+        await svc.get(`/signin/provider/${provider}?redirectTo=${encodeURIComponent(APP)}`),
+      );
+      expect(`${back.origin}${back.pathname}`).toBe(APP);
+      expect(back.searchParams.get("error")).toBe("disabled-endpoint");
+    }
+    const badOptions = location(
+      await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&defaultRole=admin`),
+    );
+    expect(badOptions.searchParams.get("error")).toBe("default-role-must-be-in-allowed-roles");
+  });
+});
+
+describe("signing in", () => {
+  it("signs a new GitHub user up with the options, hands back the app's state, and the same user next time", async () => {
+    const email = uniqueEmail("gh");
+    const id = uniqueId();
+    const { back, callback } = await signInWith(
+      svc,
+      "github",
+      { state: "app-state-1", locale: "en", metadata: JSON.stringify({ plan: "pro" }) },
+      { fake_id: id, fake_email: email },
+    );
+    expect(`${back.origin}${back.pathname}`).toBe(APP);
+    expect(back.searchParams.get("state")).toBe("app-state-1");
+    const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    expect(session.user).toMatchObject({
+      email,
+      emailVerified: true,
+      displayName: "Octo Cat",
+      avatarUrl: "https://github.fake/octocat.png",
+      metadata: { plan: "pro" },
+    });
+    // The provider got this service's secret and the PKCE verifier of this sign-in.
+    const received = await receivedByProvider("github.fake", callback.searchParams.get("code")!);
+    expect(received).toMatchObject({
+      client_id: "gh-client",
+      client_secret: "gh-secret",
+      code_verifier: expect.any(String),
+    });
+
+    const again = await signInWith(svc, "github", {}, { fake_id: id, fake_email: email });
+    const second = await sessionFromRefresh(svc, again.back.searchParams.get("refreshToken")!);
+    expect(second.user.id).toBe(session.user.id);
+  });
+
+  it("signs in with Google (OIDC): ID token checked, profile and email verification from it", async () => {
+    const email = uniqueEmail("google");
+    const { back } = await signInWith(
+      svc,
+      "google",
+      {},
+      { fake_id: `g-${uniqueId()}`, fake_email: email, fake_name: "Ada L" },
+    );
+    const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    expect(session.user).toMatchObject({
+      email,
+      emailVerified: true,
+      displayName: "Ada L",
+      avatarUrl: "https://oidc.fake/avatar.png",
+    });
+  });
+
+  it("refuses an ID token minted for another sign-in (nonce mismatch)", async () => {
+    const { back } = await signInWith(
+      svc,
+      "google",
+      {},
+      { fake_id: uniqueId(), fake_email: uniqueEmail(), fake_nonce: "someone-elses" },
+    );
+    expect(back.searchParams.get("error")).toBe("oauth-token-echange-failed");
+  });
+});
+
+describe("finding the account by email", () => {
+  it("links a verified provider email to the existing account, wiping what a stranger set up on an unproven one", async () => {
+    const email = uniqueEmail("prehijack");
+    // An attacker signed the victim's address up with a password of their own; the address was never proven.
+    const attacker = await signUp(svc, email);
+    const { back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_email: email });
+    const victim = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    expect(victim.user.id).toBe(attacker.user.id);
+    expect(victim.user.emailVerified).toBe(true);
+    await expectError(
+      await svc.post("/signin/email-password", { email, password: PASSWORD }),
+      401,
+      "invalid-email-password",
+    );
+    await expectError(
+      await svc.post("/token", { refreshToken: attacker.refreshToken }),
+      401,
+      "invalid-refresh-token",
+    );
+  });
+
+  it("never links an unverified provider email to an existing account", async () => {
+    const email = uniqueEmail("takeover");
+    const owner = await signUp(svc, email);
+    const { back } = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: uniqueId(), fake_email: email, fake_verified: "false" },
+    );
+    expect(back.searchParams.get("error")).toBe("email-already-in-use");
+    expect(back.searchParams.has("refreshToken")).toBe(false);
+    // The owner's account is untouched.
+    expect((await svc.post("/signin/email-password", { email, password: PASSWORD })).status).toBe(200);
+    expect(owner.user.email).toBe(email);
+  });
+
+  it("signs a new user up with an unverified provider email, marked unverified", async () => {
+    const email = uniqueEmail("unverified");
+    const { back } = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: uniqueId(), fake_email: email, fake_verified: "false" },
+    );
+    const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    expect(session.user).toMatchObject({ email, emailVerified: false });
+  });
+
+  it("follows AUTH_DISABLE_SIGNUP and disabled users", async () => {
+    const closed = withProviders({ AUTH_DISABLE_SIGNUP: "true" });
+    const { back } = await signInWith(
+      closed,
+      "github",
+      {},
+      { fake_id: uniqueId(), fake_email: uniqueEmail() },
+    );
+    expect(back.searchParams.get("error")).toBe("signup-disabled");
+
+    const id = uniqueId();
+    const first = await signInWith(svc, "github", {}, { fake_id: id, fake_email: uniqueEmail() });
+    const session = await sessionFromRefresh(svc, first.back.searchParams.get("refreshToken")!);
+    await svc.env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(session.user.id).run();
+    const again = await signInWith(svc, "github", {}, { fake_id: id });
+    expect(again.back.searchParams.get("error")).toBe("disabled-user");
+  });
+});
+
+describe("connect: linking an identity to the signed-in user", () => {
+  it("links without a new session; an identity of another user is provider-account-already-linked", async () => {
+    const user = await signUp(svc);
+    const id = uniqueId();
+    const { back } = await signInWith(
+      svc,
+      "github",
+      { connect: user.accessToken, state: "s" },
+      { fake_id: id, fake_email: uniqueEmail() },
+    );
+    expect(back.searchParams.has("refreshToken")).toBe(false);
+    expect(back.searchParams.has("error")).toBe(false);
+    expect(back.searchParams.get("state")).toBe("s");
+    const signedIn = await signInWith(svc, "github", {}, { fake_id: id });
+    expect((await sessionFromRefresh(svc, signedIn.back.searchParams.get("refreshToken")!)).user.id).toBe(
+      user.user.id,
+    );
+
+    const other = await signUp(svc);
+    const taken = await signInWith(svc, "github", { connect: other.accessToken }, { fake_id: id });
+    expect(taken.back.searchParams.get("error")).toBe("provider-account-already-linked");
+    const badToken = location(
+      await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&connect=garbage`),
+    );
+    expect(badToken.searchParams.get("error")).toBe("unauthorized");
+  });
+});
+
+describe("the callback's failures", () => {
+  it("answers a forged, replayed or expired state with invalid-state at AUTH_CLIENT_URL, and a second use yields no session", async () => {
+    const forged = location(await svc.request("GET", `${CALLBACK("github")}?state=forged&code=x`));
+    expect(`${forged.origin}${forged.pathname}`).toBe("http://localhost:3000/");
+    expect(forged.searchParams.get("error")).toBe("invalid-state");
+
+    const { callback, back } = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: uniqueId(), fake_email: uniqueEmail() },
+    );
+    expect(back.searchParams.get("refreshToken")).toBeTruthy();
+    const replayed = location(await svc.request("GET", callback.toString()));
+    expect(replayed.searchParams.get("error")).toBe("invalid-state");
+
+    const start = location(await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`));
+    await svc.env.DB.prepare("UPDATE provider_requests SET expires_at = 0").run();
+    const expired = location(
+      await svc.request("GET", `${CALLBACK("github")}?state=${start.searchParams.get("state")}&code=c`),
+    );
+    expect(expired.searchParams.get("error")).toBe("invalid-state");
+    // A state of one provider is not one of another.
+    const other = location(await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`));
+    const crossed = location(
+      await svc.request("GET", `${CALLBACK("google")}?state=${other.searchParams.get("state")}&code=c`),
+    );
+    expect(crossed.searchParams.get("error")).toBe("invalid-state");
+  });
+
+  it("turns a denial, a failed exchange, garbage and a failed profile into the contract's redirects with the app's state", async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ fake_deny: "1" }, "oauth-provider-error"],
+      [{ fake_fail: "token" }, "oauth-token-echange-failed"],
+      [{ fake_fail: "garbage" }, "oauth-token-echange-failed"],
+      [{ fake_fail: "profile" }, "oauth-profile-fetch-failed"],
+    ];
+    for (const [person, error] of cases) {
+      const { back } = await signInWith(
+        svc,
+        "github",
+        { state: "keep-me" },
+        { fake_id: uniqueId(), ...person },
+      );
+      expect(back.searchParams.get("error"), JSON.stringify(person)).toBe(error);
+      expect(back.searchParams.get("state")).toBe("keep-me");
+      expect(`${back.origin}${back.pathname}`).toBe(APP);
+    }
+  });
+
+  it("cannot redeem a stolen code without the PKCE verifier kept by the service", async () => {
+    const { callback } = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: uniqueId(), fake_email: uniqueEmail() },
+    );
+    const received = await receivedByProvider("github.fake", callback.searchParams.get("code")!);
+    expect(received?.code_verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
+
+describe("the provider's tokens", () => {
+  it("hands them to the app once, and refreshes them at the provider", async () => {
+    const { back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_email: uniqueEmail() });
+    const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    const first = await svc.get("/signin/provider/github/callback/tokens", session.accessToken);
+    const tokens = (await first.json()) as {
+      accessToken: string;
+      refreshToken: string;
+      expiresIn: number;
+      expiresAt: string;
+    };
+    expect(tokens).toMatchObject({
+      accessToken: expect.stringMatching(/^access-/),
+      refreshToken: expect.stringMatching(/^refresh-/),
+      expiresIn: 3600,
+    });
+    const second = (await (
+      await svc.get("/signin/provider/github/callback/tokens", session.accessToken)
+    ).json()) as { accessToken: string };
+    expect(second.accessToken).toBe("");
+    await expectError(await svc.get("/signin/provider/github/callback/tokens"), 401, "unauthorized");
+
+    const refreshed = await svc.post(
+      "/token/provider/github",
+      { refreshToken: tokens.refreshToken },
+      session.accessToken,
+    );
+    expect(refreshed.status).toBe(200);
+    expect(await refreshed.json()).toMatchObject({
+      accessToken: expect.stringMatching(/^access-/),
+      expiresIn: 3600,
+    });
+    await expectError(
+      await svc.post("/token/provider/github", { refreshToken: "nope" }, session.accessToken),
+      400,
+      "oauth-provider-error",
+    );
+    await expectError(
+      await svc.post("/token/provider/discord", { refreshToken: "x" }, session.accessToken),
+      409,
+      "disabled-endpoint",
+    );
+    expect(decodeJwt(session.accessToken).payload.sub).toBe(session.user.id);
+  });
+});

@@ -1,0 +1,73 @@
+// Shared by the external-provider tests: a service with the fake providers of test/fakes/outbound.js switched on,
+// and the journey a browser makes: the service → the provider (the test plays the person there) → the callback.
+import { env } from "cloudflare:test";
+import { expect } from "vitest";
+import { NO_VERIFICATION, SERVER, service, type TestService } from "../helpers";
+
+export const APP = "https://app.example.com/after-sign-in";
+
+export const FAKE_PROVIDERS = {
+  ...NO_VERIFICATION,
+  AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
+  AUTH_PROVIDER_GITHUB_ENABLED: "true",
+  AUTH_PROVIDER_GITHUB_CLIENT_ID: "gh-client",
+  AUTH_PROVIDER_GITHUB_CLIENT_SECRET: "gh-secret",
+  AUTH_PROVIDER_GITHUB_AUTHORIZATION_URL: "https://github.fake/login/oauth/authorize",
+  AUTH_PROVIDER_GITHUB_TOKEN_URL: "https://github.fake/login/oauth/access_token",
+  AUTH_PROVIDER_GITHUB_USERINFO_URL: "https://github.fake/user",
+  AUTH_PROVIDER_GOOGLE_ENABLED: "true",
+  AUTH_PROVIDER_GOOGLE_CLIENT_ID: "google-client",
+  AUTH_PROVIDER_GOOGLE_CLIENT_SECRET: "google-secret",
+  AUTH_PROVIDER_GOOGLE_AUTHORIZATION_URL: "https://oidc.fake/authorize",
+  AUTH_PROVIDER_GOOGLE_TOKEN_URL: "https://oidc.fake/token",
+  AUTH_PROVIDER_GOOGLE_USERINFO_URL: "https://oidc.fake/userinfo",
+  AUTH_PROVIDER_GOOGLE_JWKS_URL: "https://oidc.fake/jwks",
+  AUTH_PROVIDER_GOOGLE_ISSUER: "https://oidc.fake",
+};
+
+export function withProviders(overrides: Record<string, unknown> = {}): TestService {
+  return service({ ...FAKE_PROVIDERS, ...overrides });
+}
+
+/** Who the person is at the fake provider, and what it does (test/fakes/outbound.js). */
+export interface FakeUser {
+  fake_id?: string;
+  fake_email?: string;
+  fake_verified?: "true" | "false";
+  fake_name?: string;
+  fake_deny?: "1";
+  fake_fail?: "token" | "garbage" | "profile";
+  fake_nonce?: string;
+}
+
+export function location(response: Response): URL {
+  expect(response.status, `expected a redirect, got ${response.status}`).toBeGreaterThanOrEqual(300);
+  expect(response.status).toBeLessThan(400);
+  return new URL(response.headers.get("location")!);
+}
+
+/** The whole journey; returns where the browser lands in the app, and the URLs on the way. */
+export async function signInWith(
+  svc: TestService,
+  provider: string,
+  query: Record<string, string> = {},
+  person: FakeUser = {},
+) {
+  const start = await svc.get(
+    `/signin/provider/${provider}?${new URLSearchParams({ redirectTo: APP, ...query })}`,
+  );
+  const atProvider = location(start);
+  for (const [name, value] of Object.entries(person)) atProvider.searchParams.set(name, value);
+  const answer = await env.OUTBOUND!.fetch(atProvider.toString(), { redirect: "manual" });
+  const callback = location(answer);
+  const back = location(await svc.request("GET", callback.toString()));
+  return { atProvider, callback, back };
+}
+
+/** What the fake provider's token endpoint received for a code. */
+export async function receivedByProvider(host: string, code: string): Promise<Record<string, string> | null> {
+  const response = await env.OUTBOUND!.fetch(`https://${host}/__received?code=${encodeURIComponent(code)}`);
+  return response.json();
+}
+
+export const CALLBACK = (provider: string) => `${SERVER}/auth/v1/signin/provider/${provider}/callback`;
