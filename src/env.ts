@@ -15,6 +15,8 @@ export interface Env {
   GUESS_GUARDS: DurableObjectNamespace<GuessGuard>;
   /** Pending OAuth2 authorization requests, keyed by request id, expiring after ten minutes. */
   OAUTH2_REQUESTS: KVNamespace;
+  /** Identity providers' public keys (JWKS), cached for ID-token sign-in. */
+  PROVIDER_KEYS: KVNamespace;
   /** File contents of the storage API, under `<bucketId>/<fileId>`. */
   FILES: R2Bucket;
   /** The image transformer Worker (wrangler.images.toml); without it image parameters answer 400. */

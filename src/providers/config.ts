@@ -27,9 +27,24 @@ export interface ProviderSettings {
 export interface ProvidersConfig {
   /** Providers switched on for the redirect flow. */
   enabled: Partial<Record<ProviderName, ProviderSettings>>;
-  /** `AUTH_PROVIDER_<P>_AUDIENCE`: the client ids an ID token may be for (`/signin/idtoken`); unset → disabled. */
-  idTokenAudiences: Partial<Record<"apple" | "google", string[]>>;
+  /** ID-token sign-in (`/signin/idtoken`): on for a provider once `AUTH_PROVIDER_<P>_AUDIENCE` is set. */
+  idTokens: Partial<Record<IdTokenProvider, IdTokenSettings>>;
 }
+
+export type IdTokenProvider = "apple" | "google";
+
+export interface IdTokenSettings {
+  /** The client ids a token may be for (a comma list: an iOS app's and a web app's differ). */
+  audiences: string[];
+  issuers: string[];
+  jwksUrl: string;
+}
+
+/** Google writes its issuer both ways (its documentation says so). */
+const ID_TOKEN_ISSUERS: Record<IdTokenProvider, string[]> = {
+  apple: ["https://appleid.apple.com"],
+  google: ["https://accounts.google.com", "accounts.google.com"],
+};
 
 type Env = Record<string, unknown>;
 
@@ -111,10 +126,17 @@ export function parseProviders(env: Env): ProvidersConfig {
     const flag = read(env, `AUTH_PROVIDER_${name.toUpperCase()}_ENABLED`);
     if (flag === "true" || flag === "1") enabled[name] = settingsFor(env, name);
   }
-  const idTokenAudiences: ProvidersConfig["idTokenAudiences"] = {};
+  const idTokens: ProvidersConfig["idTokens"] = {};
   for (const name of ["apple", "google"] as const) {
-    const audiences = list(read(env, `AUTH_PROVIDER_${name.toUpperCase()}_AUDIENCE`));
-    if (audiences) idTokenAudiences[name] = audiences;
+    const key = (suffix: string) => `AUTH_PROVIDER_${name.toUpperCase()}_${suffix}`;
+    const audiences = list(read(env, key("AUDIENCE")));
+    if (!audiences) continue;
+    const issuer = read(env, key("ISSUER"));
+    idTokens[name] = {
+      audiences,
+      issuers: issuer ? [issuer] : ID_TOKEN_ISSUERS[name],
+      jwksUrl: readUrl(env, key("JWKS_URL"), PROVIDERS[name].oidc!.jwksUrl),
+    };
   }
-  return { enabled, idTokenAudiences };
+  return { enabled, idTokens };
 }

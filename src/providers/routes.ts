@@ -3,9 +3,16 @@ import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { requireAuth } from "../middleware/auth";
+import { requireElevation } from "../middleware/elevation";
+import { rateLimit } from "../middleware/rate-limit";
 import { jsonBody } from "../middleware/validate";
+import type { Deps } from "../services/deps";
+import { completeSignIn, type SignInResult } from "../services/mfa-sign-in";
+import { type SignUpOptions, signUpOptionsSchema } from "../services/sign-up-options";
+import { linkIdentity, userForProfile } from "./accounts";
 import { ProviderStepError, refreshAtProvider } from "./client";
 import { finishProviderSignIn, startProviderSignIn, takeProviderTokens } from "./flow";
+import { profileFromIdToken } from "./id-tokens";
 import { isProviderName } from "./registry";
 
 /** The callback's parameters: the query of a GET, or the form of Apple's `response_mode=form_post`. */
@@ -20,8 +27,46 @@ async function callbackParams(
   return params;
 }
 
-/** signInProviderURL, its callback, getProviderTokens and refreshProviderToken (contract §3.2, §7). */
+const idTokenBody = z.object({
+  provider: z.enum(["apple", "google"]),
+  idToken: z.string().min(1).max(8192),
+  nonce: z.string().min(1).max(512).optional(),
+});
+
+/** signInIdToken and the client's sign-up variant: the same user resolution as the redirect flow. */
+async function signInByIdToken(
+  deps: Deps,
+  body: z.infer<typeof idTokenBody> & { options?: SignUpOptions },
+  userAgent?: string,
+): Promise<SignInResult> {
+  const profile = await profileFromIdToken(deps, body.provider, body.idToken, body.nonce);
+  const user = await userForProfile(deps, body.provider, profile, body.options ?? {});
+  if (user.disabled) throw new AppError("disabled-user");
+  return completeSignIn(deps, user, userAgent);
+}
+
+const signInWithIdToken = [
+  rateLimit("BRUTE_FORCE"),
+  jsonBody(idTokenBody.extend({ options: signUpOptionsSchema.optional() })),
+] as const;
+
+/**
+ * signInProviderURL, its callback, getProviderTokens, refreshProviderToken, and the ID-token operations
+ * (contract §3.2, §7).
+ */
 export const providerRoutes = new Hono<AppEnv>()
+  .post("/signin/idtoken", ...signInWithIdToken, async (c) =>
+    c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  )
+  .post("/signup/idtoken", ...signInWithIdToken, async (c) =>
+    c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  )
+  .post("/link/idtoken", requireAuth, requireElevation(), jsonBody(idTokenBody), async (c) => {
+    const { provider, idToken, nonce } = c.req.valid("json");
+    const profile = await profileFromIdToken(c.var.deps, provider, idToken, nonce);
+    await linkIdentity(c.var.deps, c.var.auth!.sub, provider, profile.id);
+    return c.json("OK");
+  })
   .get("/signin/provider/:provider", async (c) =>
     c.redirect(await startProviderSignIn(c.var.deps, c.req.param("provider"), c.req.query()), 302),
   )

@@ -11,6 +11,8 @@ import {
   oauth2Grants,
   oauth2RefreshTokens,
   personalAccessTokens,
+  providerRequests,
+  providerTokenHandoffs,
   refreshTokens,
   sessions,
   tickets,
@@ -41,6 +43,8 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(oauth2RefreshTokens).where(lte(oauth2RefreshTokens.expiresAt, now)),
     db.delete(oauth2Grants).where(lte(oauth2Grants.expiresAt, now)),
     db.delete(oauth2Codes).where(lte(oauth2Codes.expiresAt, now - CODE_RETENTION_MS)),
+    db.delete(providerRequests).where(lte(providerRequests.expiresAt, now)),
+    db.delete(providerTokenHandoffs).where(lte(providerTokenHandoffs.expiresAt, now)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
   ]);

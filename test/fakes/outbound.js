@@ -192,6 +192,8 @@ function userOf(request) {
 }
 
 async function identityProvider(request, url) {
+  // An ID token as the provider would give a native app: the test names the claims, the fake's key signs them.
+  if (url.pathname === "/__mint") return new Response(await signJwt(await request.json()));
   if (url.pathname === "/__received")
     return Response.json(received.get(url.searchParams.get("code")) ?? null);
   if (url.pathname === "/authorize" || url.pathname === "/login/oauth/authorize") return authorize(url);

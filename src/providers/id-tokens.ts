@@ -1,0 +1,93 @@
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
+import { AppError } from "../errors";
+import { sha256Hex } from "../lib/crypto";
+import type { Deps } from "../services/deps";
+import type { IdTokenProvider, IdTokenSettings } from "./config";
+import { type ProviderProfile, str, yes } from "./profile";
+
+/**
+ * ID tokens a native app got from Apple or Google itself (`/signin/idtoken`, `/link/idtoken`, contract §3.2): the
+ * signature against the provider's JWKS, the issuer, the audience (one of `AUTH_PROVIDER_<P>_AUDIENCE`), the expiry
+ * and, when the app sends one, the nonce. The JWKS is cached in KV for an hour and fetched again at once when a
+ * token names a key it does not hold (the provider rotated).
+ */
+const JWKS_TTL_SECONDS = 3600;
+const TIMEOUT_MS = 10_000;
+
+const invalid = (why: string) => new AppError("unauthorized", "the ID token is invalid", why);
+
+async function fetchJwks(deps: Deps, settings: IdTokenSettings): Promise<JSONWebKeySet> {
+  try {
+    const response = await deps.outbound(settings.jwksUrl, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    if (!response.ok) throw new Error(`answered ${response.status}`);
+    const jwks = (await response.json()) as JSONWebKeySet;
+    if (!Array.isArray(jwks?.keys)) throw new Error("not a JWKS");
+    await deps.env.PROVIDER_KEYS.put(settings.jwksUrl, JSON.stringify(jwks), {
+      expirationTtl: JWKS_TTL_SECONDS,
+    });
+    return jwks;
+  } catch (error) {
+    throw new AppError("oauth-provider-error", "the provider's keys could not be fetched", String(error));
+  }
+}
+
+async function verifyWith(
+  jwks: JSONWebKeySet,
+  token: string,
+  settings: IdTokenSettings,
+): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
+    issuer: settings.issuers,
+    audience: settings.audiences,
+    algorithms: ["RS256", "ES256"],
+    requiredClaims: ["sub", "exp", "iat"],
+  });
+  return payload;
+}
+
+/** The verified claims, or 401 `unauthorized`. */
+async function verifiedClaims(deps: Deps, settings: IdTokenSettings, token: string): Promise<JWTPayload> {
+  const cached = await deps.env.PROVIDER_KEYS.get<JSONWebKeySet>(settings.jwksUrl, "json");
+  try {
+    return await verifyWith(cached ?? (await fetchJwks(deps, settings)), token, settings);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    // A key the cached set does not hold: the provider may have rotated; ask once more.
+    if (cached && error instanceof errors.JWKSNoMatchingKey) {
+      try {
+        return await verifyWith(await fetchJwks(deps, settings), token, settings);
+      } catch (retry) {
+        if (retry instanceof AppError) throw retry;
+        throw invalid(String(retry));
+      }
+    }
+    throw invalid(String(error));
+  }
+}
+
+/**
+ * The profile an ID token vouches for. `nonce`, when given, must be the token's: as sent (Google) or as its SHA-256
+ * in hex (what Apple's native flow puts in the token when the app passed the hash).
+ */
+export async function profileFromIdToken(
+  deps: Deps,
+  provider: IdTokenProvider,
+  idToken: string,
+  nonce?: string,
+): Promise<ProviderProfile> {
+  const settings = deps.config.providers.idTokens[provider];
+  if (!settings) throw new AppError("disabled-endpoint", `ID tokens of ${provider} are not accepted here`);
+  const claims = await verifiedClaims(deps, settings, idToken);
+  if (nonce !== undefined && claims.nonce !== nonce && claims.nonce !== (await sha256Hex(nonce))) {
+    throw invalid("nonce mismatch");
+  }
+  return {
+    id: claims.sub!,
+    email: str(claims.email),
+    // Apple sends booleans as strings.
+    emailVerified: yes(claims.email_verified),
+    displayName: str(claims.name),
+    avatarUrl: str(claims.picture),
+    locale: str(claims.locale),
+  };
+}
