@@ -48,6 +48,8 @@ async function twilio(request, url) {
 // parameters naming the user, and gets the redirect to the service's callback. What the token endpoints received is
 // listed at GET https://<host>/__received?code=<code>.
 export const PROVIDER_CLIENTS = {
+  // Apple's client secret is an ES256 JWT: checked against the public key a test registers at POST /__key.
+  "apple.fake": { id: "com.example.web", secret: null },
   "github.fake": { id: "gh-client", secret: "gh-secret" },
   "oidc.fake": { id: "google-client", secret: "google-secret" },
 };
@@ -116,8 +118,55 @@ function authorize(url) {
     fail: url.searchParams.get("fake_fail"),
     nonceOverride: url.searchParams.get("fake_nonce"),
   });
+  if (url.searchParams.get("response_mode") === "form_post") {
+    // What the browser would post to the callback; the name comes only now, never in the ID token.
+    const user = JSON.stringify({
+      name: { firstName: "Ada", lastName: "Lovelace" },
+      email: grants.get(code).user.email,
+    });
+    return Response.json({
+      action: url.searchParams.get("redirect_uri"),
+      fields: { code, state: url.searchParams.get("state"), user },
+    });
+  }
   redirect.searchParams.set("code", code);
   return Response.redirect(redirect.toString(), 302);
+}
+
+let appleKey;
+const appleSecrets = [];
+
+/** Apple's rules for its client secret: ES256 by the team's key, iss = team, sub = client id, aud = Apple, unexpired. */
+async function appleSecretValid(jwt) {
+  const [header, payload, signature] = (jwt ?? "").split(".");
+  if (!appleKey || !signature) return false;
+  const fromB64 = (part) =>
+    Uint8Array.from(atob(part.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const key = await crypto.subtle.importKey("jwk", appleKey, { name: "ECDSA", namedCurve: "P-256" }, false, [
+    "verify",
+  ]);
+  const valid = await crypto.subtle.verify(
+    { name: "ECDSA", hash: "SHA-256" },
+    key,
+    fromB64(signature),
+    new TextEncoder().encode(`${header}.${payload}`),
+  );
+  const claims = JSON.parse(new TextDecoder().decode(fromB64(payload)));
+  const head = JSON.parse(new TextDecoder().decode(fromB64(header)));
+  appleSecrets.push({ header: head, claims });
+  return (
+    valid &&
+    head.alg === "ES256" &&
+    claims.iss === "TEAM123456" &&
+    claims.sub === "com.example.web" &&
+    claims.aud === "https://appleid.apple.com" &&
+    claims.exp > Date.now() / 1000
+  );
+}
+
+async function secretOk(host, secret) {
+  const client = PROVIDER_CLIENTS[host];
+  return client.secret === null ? appleSecretValid(secret) : secret === client.secret;
 }
 
 async function token(request, url) {
@@ -128,7 +177,11 @@ async function token(request, url) {
     ? atob(basic.slice(6)).split(":").map(decodeURIComponent)
     : [form.get("client_id"), form.get("client_secret")];
   if (form.get("grant_type") === "refresh_token") {
-    if (id !== client.id || secret !== client.secret || !form.get("refresh_token")?.startsWith("refresh-")) {
+    if (
+      id !== client.id ||
+      !(await secretOk(url.hostname, secret)) ||
+      !form.get("refresh_token")?.startsWith("refresh-")
+    ) {
       return Response.json({ error: "invalid_grant" }, { status: 400 });
     }
     return Response.json({
@@ -141,7 +194,7 @@ async function token(request, url) {
   const code = form.get("code");
   const grant = grants.get(code);
   received.set(code, { ...Object.fromEntries(form), authorization: basic });
-  if (id !== client.id || secret !== client.secret)
+  if (id !== client.id || !(await secretOk(url.hostname, secret)))
     return Response.json({ error: "invalid_client" }, { status: 401 });
   if (!grant || grant.redirectUri !== form.get("redirect_uri"))
     return Response.json({ error: "invalid_grant" }, { status: 400 });
@@ -164,17 +217,18 @@ async function token(request, url) {
     refresh_token: `refresh-${crypto.randomUUID()}`,
     scope: grant.scope,
   };
-  if (url.hostname === "oidc.fake") {
+  if (url.hostname === "oidc.fake" || url.hostname === "apple.fake") {
     const now = Math.floor(Date.now() / 1000);
     answer.id_token = await signJwt({
-      iss: "https://oidc.fake",
+      iss: `https://${url.hostname}`,
       sub: grant.user.id,
       aud: grant.clientId,
       iat: now,
       exp: now + 300,
       nonce: grant.nonceOverride ?? grant.nonce,
       email: grant.user.email,
-      email_verified: grant.user.verified,
+      // Apple writes booleans as strings.
+      email_verified: url.hostname === "apple.fake" ? String(grant.user.verified) : grant.user.verified,
       name: grant.user.name,
       picture: "https://oidc.fake/avatar.png",
       locale: "fr-FR",
@@ -193,11 +247,18 @@ function userOf(request) {
 
 async function identityProvider(request, url) {
   // An ID token as the provider would give a native app: the test names the claims, the fake's key signs them.
+  if (url.pathname === "/__key") {
+    appleKey = await request.json();
+    return new Response(null, { status: 204 });
+  }
+  if (url.pathname === "/__secrets") return Response.json(appleSecrets);
   if (url.pathname === "/__mint") return new Response(await signJwt(await request.json()));
   if (url.pathname === "/__received")
     return Response.json(received.get(url.searchParams.get("code")) ?? null);
-  if (url.pathname === "/authorize" || url.pathname === "/login/oauth/authorize") return authorize(url);
-  if (url.pathname === "/token" || url.pathname === "/login/oauth/access_token") return token(request, url);
+  if (["/authorize", "/login/oauth/authorize", "/auth/authorize"].includes(url.pathname))
+    return authorize(url);
+  if (["/token", "/login/oauth/access_token", "/auth/token"].includes(url.pathname))
+    return token(request, url);
   if (url.pathname === "/jwks") {
     const { publicKey } = await keyPair();
     return Response.json({
