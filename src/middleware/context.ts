@@ -12,7 +12,9 @@ export function requestContext(config: Config) {
     const db = createDb(c.env.DB);
     const outbound: typeof fetch = c.env.OUTBOUND
       ? (input, init) => c.env.OUTBOUND!.fetch(input, init)
-      : fetch;
+      : // Not `fetch` itself: called as `deps.outbound(…)` it would run with `deps` as `this`, which workerd refuses
+        // ("Illegal invocation"). Tests bind OUTBOUND, so only `wrangler dev` and production take this branch.
+        (input, init) => fetch(input, init);
     c.set("requestId", requestId);
     c.set("config", config);
     c.set("auth", null);

@@ -24,7 +24,8 @@ export class ProviderStepError extends Error {
 
 function httpOptions(deps: Deps, url: string) {
   return {
-    [oauth.customFetch]: deps.outbound,
+    // Called as a method of this options object: the platform's fetch refuses to run with that as `this`.
+    [oauth.customFetch]: (url: string, init: RequestInit) => deps.outbound(url, init),
     // Plain http only where configuration allowed it: loopback (src/providers/config.ts).
     [oauth.allowInsecureRequests]: url.startsWith("http:"),
     signal: () => AbortSignal.timeout(TIMEOUT_MS),

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
+import { startFakeProviders } from "./fake-provider-server";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -16,6 +17,8 @@ declare module "vitest" {
     pagePort: number;
     /** `AUTH_ADMIN_SECRET` of the server, for creating OAuth2 clients through the admin API. */
     adminSecret: string;
+    /** Where the fake identity providers answer (test/compat/fake-provider-server.ts). */
+    fakeProviders: string;
   }
 }
 
@@ -54,6 +57,8 @@ export default async function setup(project: TestProject) {
   const pageOrigin = `http://localhost:${pagePort}`;
   const envFile = join(dir, "test.env");
   const secrets = generateSecrets();
+  const providers = await startFakeProviders();
+  const github = `${providers.origin}/github.fake`;
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -66,6 +71,13 @@ export default async function setup(project: TestProject) {
     AUTH_WEBAUTHN_RP_ID: "localhost",
     // …and so does the built-in OAuth2 page, served by the Worker itself under the name localhost.
     AUTH_WEBAUTHN_RP_ORIGINS: `${pageOrigin},http://localhost:${port}`,
+    // GitHub, faked on loopback: the real-client journey of test/compat/providers.test.ts.
+    AUTH_PROVIDER_GITHUB_ENABLED: "true",
+    AUTH_PROVIDER_GITHUB_CLIENT_ID: "gh-client",
+    AUTH_PROVIDER_GITHUB_CLIENT_SECRET: "gh-secret",
+    AUTH_PROVIDER_GITHUB_AUTHORIZATION_URL: `${github}/login/oauth/authorize`,
+    AUTH_PROVIDER_GITHUB_TOKEN_URL: `${github}/login/oauth/access_token`,
+    AUTH_PROVIDER_GITHUB_USERINFO_URL: `${providers.origin}/user`,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -118,11 +130,13 @@ export default async function setup(project: TestProject) {
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);
   project.provide("adminSecret", secrets.AUTH_ADMIN_SECRET);
+  project.provide("fakeProviders", providers.origin);
 
   return async () => {
     child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+    await providers.close();
   };
 }

@@ -1,0 +1,33 @@
+// The fake identity providers of test/fakes/outbound.js, served over loopback HTTP for `wrangler dev` (whose
+// outbound calls go to the real network). `/github.fake/…` is GitHub's fake; paths without a known host prefix are
+// GitHub's too, because the emails endpoint is derived from the profile URL's origin (contract §7).
+import { createServer, type Server } from "node:http";
+// @ts-expect-error: a plain Worker module, also loaded by miniflare in the workers tests
+import fakes from "../fakes/outbound.js";
+
+const HOSTS = ["github.fake", "oidc.fake", "apple.fake"];
+
+export async function startFakeProviders(): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server: Server = createServer(async (incoming, outgoing) => {
+    const [, first, ...rest] = (incoming.url ?? "/").split("/");
+    const host = HOSTS.includes(first ?? "") ? first! : "github.fake";
+    const path = HOSTS.includes(first ?? "") ? `/${rest.join("/")}` : incoming.url!;
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const request = new Request(`https://${host}${path}`, {
+      method: incoming.method,
+      headers: incoming.headers as Record<string, string>,
+      body: incoming.method === "GET" || incoming.method === "HEAD" ? undefined : Buffer.concat(chunks),
+    });
+    const response: Response = await fakes.fetch(request);
+    outgoing.writeHead(response.status, Object.fromEntries(response.headers));
+    outgoing.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
