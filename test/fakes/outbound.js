@@ -205,6 +205,8 @@ async function token(request, url) {
       { status: 400 },
     );
   }
+  // A provider that never answers: the service gives up after its timeout.
+  if (grant.fail === "hang") await new Promise((resolve) => setTimeout(resolve, 60_000));
   if (grant.fail === "token") return new Response("<html>upstream error</html>", { status: 502 });
   if (grant.fail === "garbage")
     return new Response("not json at all", { headers: { "content-type": "application/json" } });

@@ -258,6 +258,25 @@ describe("the callback's failures", () => {
     }
   });
 
+  it("gives up on a provider that does not answer, with the contract's redirect", {
+    timeout: 30_000,
+  }, async () => {
+    const { back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_fail: "hang" });
+    expect(back.searchParams.get("error")).toBe("oauth-token-echange-failed");
+  });
+
+  it("applies the email block list to provider sign-ins", async () => {
+    const blocked = withProviders({ AUTH_ACCESS_CONTROL_BLOCKED_EMAIL_DOMAINS: "blocked.example" });
+    const { back } = await signInWith(
+      blocked,
+      "github",
+      {},
+      { fake_id: uniqueId(), fake_email: `x-${uniqueId()}@blocked.example` },
+    );
+    expect(back.searchParams.get("error")).toBe("invalid-email-password");
+    expect(back.searchParams.has("refreshToken")).toBe(false);
+  });
+
   it("cannot redeem a stolen code without the PKCE verifier kept by the service", async () => {
     const { callback } = await signInWith(
       svc,
