@@ -36,7 +36,7 @@ export interface FakeUser {
   fake_verified?: "true" | "false";
   fake_name?: string;
   fake_deny?: "1";
-  fake_fail?: "token" | "garbage" | "profile";
+  fake_fail?: "token" | "garbage" | "profile" | "hang";
   fake_nonce?: string;
 }
 
