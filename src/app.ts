@@ -7,7 +7,7 @@ import type { AppEnv } from "./app-env";
 import type { Config } from "./config";
 import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
 import { logError, requestContext } from "./middleware/context";
-import { rateLimit } from "./middleware/rate-limit";
+import { floodGuard } from "./middleware/flood-guard";
 import { emptyBodyAsJson } from "./middleware/validate";
 import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
 import { oauth2Routes } from "./oauth2/routes";
@@ -92,7 +92,7 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
       },
     }),
     emptyBodyAsJson,
-    rateLimit("GLOBAL"),
+    floodGuard,
   );
   auth
     .route("/", systemRoutes)

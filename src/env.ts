@@ -13,6 +13,8 @@ export interface Env {
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;
   GUESS_GUARDS: DurableObjectNamespace<GuessGuard>;
+  /** The coarse per-address flood guard (`[[ratelimits]]`); without it the Durable Object counts (flood-guard.ts). */
+  GLOBAL_LIMITER?: RateLimit;
   /** Pending OAuth2 authorization requests, keyed by request id, expiring after ten minutes. */
   OAUTH2_REQUESTS: KVNamespace;
   /** Identity providers' public keys (JWKS), cached for ID-token sign-in. */

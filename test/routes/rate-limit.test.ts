@@ -97,14 +97,11 @@ describe("rate limits (on by default)", () => {
     expect((await signInFrom(svc, "192.0.2.50", email, PASSWORD)).status).toBe(200);
   });
 
-  it("parallel requests cannot slip past the limit", async () => {
-    const svc = service({ ...ON, AUTH_RATE_LIMIT_GLOBAL_BURST: "10" });
-    const answers = await Promise.all(
-      Array.from({ length: 25 }, () =>
-        svc.request("GET", "/healthz", { headers: { "cf-connecting-ip": "192.0.2.99" } }),
-      ),
-    );
-    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+  it("parallel requests cannot slip past an exact limit", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "10" });
+    const email = uniqueEmail("parallel");
+    const answers = await Promise.all(Array.from({ length: 25 }, () => signInFrom(svc, "192.0.2.99", email)));
+    expect(answers.filter((r) => r.status === 401)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(15);
   });
 
@@ -144,5 +141,54 @@ describe("rate limits (on by default)", () => {
       /AUTH_RATE_LIMIT_GLOBAL_INTERVAL/,
     );
     expect(env.AUTH_RATE_LIMIT_ENABLE).toBe("false");
+  });
+});
+
+describe("the flood guard (GLOBAL)", () => {
+  /** A stand-in for the Rate Limiting binding that remembers the keys it was asked about. */
+  function binding(allow: boolean) {
+    const keys: string[] = [];
+    return {
+      keys,
+      limiter: { limit: async ({ key }: { key: string }) => (keys.push(key), { success: allow }) },
+    };
+  }
+
+  it("is the Rate Limiting binding of wrangler.toml", () => {
+    expect(env.GLOBAL_LIMITER).toBeDefined();
+  });
+
+  it("asks the binding per client address, /64 for IPv6, and answers 429 with Retry-After when it refuses", async () => {
+    const refuse = binding(false);
+    const svc = service({ ...ON, GLOBAL_LIMITER: refuse.limiter });
+    const response = await svc.request("POST", "/token/verify", { headers: fromIp("2001:db8:1:2:3:4:5:6") });
+    await expectError(response, 429, "too-many-requests");
+    expect(response.headers.get("retry-after")).toBe("60");
+    expect(refuse.keys).toEqual(["ip:2001:db8:1:2::/64"]);
+  });
+
+  it("leaves health, version and key sets alone, and nothing is counted with limits off", async () => {
+    const refuse = binding(false);
+    const svc = service({ ...ON, GLOBAL_LIMITER: refuse.limiter, AUTH_OAUTH2_PROVIDER_ENABLED: "true" });
+    for (const path of [
+      "/healthz",
+      "/version",
+      "/.well-known/jwks.json",
+      "/oauth2/jwks",
+      "/.well-known/openid-configuration",
+    ]) {
+      expect((await svc.request("GET", path, { headers: fromIp("192.0.2.7") })).status, path).toBe(200);
+    }
+    const off = service({ AUTH_RATE_LIMIT_ENABLE: "false", GLOBAL_LIMITER: refuse.limiter });
+    expect((await off.request("GET", "/user", { headers: fromIp("192.0.2.7") })).status).toBe(401);
+    expect(refuse.keys).toEqual([]);
+  });
+
+  it("counts exactly in the Durable Object when the binding is absent", async () => {
+    const svc = service({ ...ON, GLOBAL_LIMITER: undefined, AUTH_RATE_LIMIT_GLOBAL_BURST: "3" });
+    const statuses = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push((await svc.request("GET", "/user", { headers: fromIp("192.0.2.8") })).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
   });
 });
