@@ -7,7 +7,7 @@ import { proveEmail } from "../services/credential-reset";
 import type { Deps } from "../services/deps";
 import { resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
 import { insertUser } from "../services/user-factory";
-import { findUserByEmail } from "../services/users";
+import { findUserByEmail, findUserById } from "../services/users";
 import type { ProviderProfile } from "./profile";
 import type { ProviderName } from "./registry";
 
@@ -39,6 +39,10 @@ export async function linkIdentity(
   provider: ProviderName,
   providerUserId: string,
 ): Promise<void> {
+  // The signed-in user may have been deleted or disabled since their token was issued.
+  const user = await findUserById(deps.db, userId);
+  if (!user || user.disabled)
+    throw new AppError("unauthorized", "the user to link to no longer exists or is disabled");
   const now = deps.now();
   await deps.db
     .insert(userProviders)

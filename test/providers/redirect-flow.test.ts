@@ -201,6 +201,19 @@ describe("connect: linking an identity to the signed-in user", () => {
     const other = await signUp(svc);
     const taken = await signInWith(svc, "github", { connect: other.accessToken }, { fake_id: id });
     expect(taken.back.searchParams.get("error")).toBe("provider-account-already-linked");
+    // A user deleted between the redirect and the callback: an error redirect, not a 500.
+    const gone = await signUp(svc);
+    const start = location(
+      await svc.get(
+        `/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&connect=${gone.accessToken}`,
+      ),
+    );
+    await svc.env.DB.prepare("DELETE FROM users WHERE id = ?").bind(gone.user.id).run();
+    start.searchParams.set("fake_id", uniqueId());
+    const callback = location(await svc.env.OUTBOUND!.fetch(start.toString(), { redirect: "manual" }));
+    expect(location(await svc.request("GET", callback.toString())).searchParams.get("error")).toBe(
+      "unauthorized",
+    );
     const badToken = location(
       await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&connect=garbage`),
     );
