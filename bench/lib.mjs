@@ -54,7 +54,9 @@ export function workerFromBundle(dir, bindings) {
           r2Buckets: ["FILES"],
           kvNamespaces: ["OAUTH2_REQUESTS", "PROVIDER_KEYS"],
           // As wrangler.toml binds it, with a limit no bench run reaches (its cost shows, nothing is refused).
-          ratelimits: { GLOBAL_LIMITER: { namespace_id: "1001", simple: { limit: 100_000_000, period: 60 } } },
+          ratelimits: {
+            GLOBAL_LIMITER: { namespace_id: "1001", simple: { limit: 100_000_000, period: 60 } },
+          },
           durableObjects: {
             REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
             CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },

@@ -148,10 +148,11 @@ describe("the flood guard (GLOBAL)", () => {
   /** A stand-in for the Rate Limiting binding that remembers the keys it was asked about. */
   function binding(allow: boolean) {
     const keys: string[] = [];
-    return {
-      keys,
-      limiter: { limit: async ({ key }: { key: string }) => (keys.push(key), { success: allow }) },
+    const limit = async ({ key }: { key: string }) => {
+      keys.push(key);
+      return { success: allow };
     };
+    return { keys, limiter: { limit } };
   }
 
   it("is the Rate Limiting binding of wrangler.toml", () => {
