@@ -59,6 +59,7 @@ export function workerFromBundle(dir, bindings) {
           },
           durableObjects: {
             REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
+            SESSION_FAMILIES: { className: "SessionFamilies", useSQLite: true },
             CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },
             RATE_LIMITERS: { className: "RateLimiter", useSQLite: true },
             WEBAUTHN_CHALLENGES: { className: "WebauthnChallenge", useSQLite: true },

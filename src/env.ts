@@ -2,6 +2,7 @@ import type { CodeChallenge } from "./durable/code-challenge";
 import type { GuessGuard } from "./durable/guess-guard";
 import type { RateLimiter } from "./durable/rate-limiter";
 import type { RefreshSession } from "./durable/refresh-session";
+import type { SessionFamilies } from "./durable/session-families";
 import type { WebauthnChallenge } from "./durable/webauthn-challenge";
 import type { ImageTransformer } from "./images-worker";
 
@@ -9,6 +10,7 @@ import type { ImageTransformer } from "./images-worker";
 export interface Env {
   DB: D1Database;
   REFRESH_SESSIONS: DurableObjectNamespace<RefreshSession>;
+  SESSION_FAMILIES: DurableObjectNamespace<SessionFamilies>;
   CODE_CHALLENGES: DurableObjectNamespace<CodeChallenge>;
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;

@@ -9,6 +9,7 @@ export { CodeChallenge } from "./durable/code-challenge";
 export { GuessGuard } from "./durable/guess-guard";
 export { RateLimiter } from "./durable/rate-limiter";
 export { RefreshSession } from "./durable/refresh-session";
+export { SessionFamilies } from "./durable/session-families";
 export { WebauthnChallenge } from "./durable/webauthn-challenge";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();

@@ -51,6 +51,11 @@ export const sessions = sqliteTable(
     lastUsedAt: integer("last_used_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     userAgent: text("user_agent"),
+    /**
+     * The six hex digits every refresh token of the session starts with, naming its `SessionFamilies` object. Null
+     * for sessions from before (their tokens are in `refresh_tokens` and rotate in `RefreshSession`).
+     */
+    locator: text("locator"),
   },
   (t) => [index("sessions_user_id").on(t.userId), index("sessions_expires_at").on(t.expiresAt)],
 );
