@@ -102,6 +102,7 @@ try {
       ["floor: bare Worker, no logic", "/"],
       ["floor: one D1 SELECT 1", "/d1"],
       ["floor: one Durable Object call", "/do"],
+      ["floor: refresh (DO write + D1 read + RS256)", "/refresh-floor"],
     ]) {
       results.push(await run(name, { url: `${floorUrl}${path}` }));
     }
