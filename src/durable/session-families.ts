@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import type { RotateRequest } from "./refresh-session";
 
 /**
  * Refresh-token families of sessions (contract §5.2), found from the token itself: a token's first six hex digits
@@ -23,17 +24,11 @@ export type FamilyOutcome =
   /** The family was revoked before (sign-out, an earlier replay). */
   | { outcome: "revoked"; family: string };
 
-export interface FamilyRotation {
-  presentedHash: string;
-  candidateHash: string;
-  candidateSealed: string;
-  now: number;
-  graceMs: number;
-  /** When the candidate expires; the family slides to it. */
-  expiresAt: number;
-  /** How stale the registry's last-used time may get before a refresh reports `touch`. */
-  touchEveryMs: number;
-}
+/**
+ * What a rotation needs: `RefreshSession`'s request, and how stale the registry's last-used time may get before a
+ * refresh reports `touch`.
+ */
+export type FamilyRotation = RotateRequest & { touchEveryMs: number };
 
 interface FamilyRow {
   id: string;

@@ -53,7 +53,7 @@ export function isRedirectAllowed(candidate: string, clientUrl: string, allowed:
 export const LOGIN_PAGE_PATH = "/oauth2/interaction";
 
 /** Where the built-in OAuth2 login page lives, when it is served. */
-export function builtInLoginPage(config: Config): string | null {
+function builtInLoginPage(config: Config): string | null {
   if (!config.AUTH_OAUTH2_PROVIDER_ENABLED || config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) return null;
   return `${config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}`;
 }

@@ -202,7 +202,7 @@ export async function rotateRefreshToken(
  * and userinfo from now on. A rotation already past its D1 lookup cannot index a successor any more (the insert
  * reads the deleted rows), so its object need not be told.
  */
-export async function revokeGrant(deps: Deps, grantId: string): Promise<void> {
+async function revokeGrant(deps: Deps, grantId: string): Promise<void> {
   await deps.db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId));
 }
 

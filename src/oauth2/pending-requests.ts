@@ -7,7 +7,7 @@ import type { Env } from "../env";
  * `oauth2:request:<id>`, then gone. KV is not atomic, so it is never what makes completion single-use: the code
  * row's unique `request_id` is (src/oauth2/codes.ts).
  */
-export const PENDING_REQUEST_TTL_SECONDS = 600;
+const PENDING_REQUEST_TTL_SECONDS = 600;
 
 const pendingRequestSchema = z.object({
   id: z.string(),

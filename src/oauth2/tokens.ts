@@ -13,7 +13,7 @@ import { scopeClaims } from "./claims";
  * for the other. Each names its grant (`grant_id`): introspection and userinfo look the grant up, so revoking it
  * ends its access tokens there at once.
  */
-export const ACCESS_TOKEN_TYPE = "at+jwt";
+const ACCESS_TOKEN_TYPE = "at+jwt";
 
 export interface OAuth2AccessTokenPayload extends JWTPayload {
   sub: string;

@@ -24,21 +24,24 @@ export class ProviderStepError extends Error {
 
 function httpOptions(deps: Deps, url: string) {
   return {
-    // Called as a method of this options object: the platform's fetch refuses to run with that as `this`.
-    [oauth.customFetch]: (url: string, init: RequestInit) => deps.outbound(url, init),
+    [oauth.customFetch]: deps.outbound,
     // Plain http only where configuration allowed it: loopback (src/providers/config.ts).
     [oauth.allowInsecureRequests]: url.startsWith("http:"),
     signal: () => AbortSignal.timeout(TIMEOUT_MS),
   };
 }
 
-function authorizationServer(settings: ProviderSettings): oauth.AuthorizationServer {
+/** The provider as oauth4webapi describes it: its endpoints, and this service as its client. */
+function parties(settings: ProviderSettings): { as: oauth.AuthorizationServer; client: oauth.Client } {
   return {
-    issuer: settings.oidc?.issuer ?? new URL(settings.tokenUrl).origin,
-    authorization_endpoint: settings.authorizationUrl,
-    token_endpoint: settings.tokenUrl,
-    userinfo_endpoint: settings.userinfoUrl,
-    jwks_uri: settings.oidc?.jwksUrl,
+    as: {
+      issuer: settings.oidc?.issuer ?? new URL(settings.tokenUrl).origin,
+      authorization_endpoint: settings.authorizationUrl,
+      token_endpoint: settings.tokenUrl,
+      userinfo_endpoint: settings.userinfoUrl,
+      jwks_uri: settings.oidc?.jwksUrl,
+    },
+    client: { client_id: settings.clientId },
   };
 }
 
@@ -128,8 +131,7 @@ export async function exchangeCode(
   settings: ProviderSettings,
   input: { code: string; redirectUri: string; codeVerifier?: string; nonce?: string },
 ): Promise<TokenSet> {
-  const as = authorizationServer(settings);
-  const client: oauth.Client = { client_id: settings.clientId };
+  const { as, client } = parties(settings);
   try {
     const response = await oauth.authorizationCodeGrantRequest(
       as,
@@ -157,8 +159,7 @@ export async function refreshAtProvider(
   settings: ProviderSettings,
   refreshToken: string,
 ): Promise<TokenSet> {
-  const as = authorizationServer(settings);
-  const client: oauth.Client = { client_id: settings.clientId };
+  const { as, client } = parties(settings);
   try {
     const response = await oauth.refreshTokenGrantRequest(
       as,

@@ -26,7 +26,7 @@ const REQUEST_LIFETIME_MS = 10 * 60 * 1000;
 /** How long the provider's tokens wait for the app's one `getProviderTokens` call. */
 const HANDOFF_LIFETIME_MS = 60 * 60 * 1000;
 
-export const callbackUrl = (deps: Deps, provider: ProviderName) =>
+const callbackUrl = (deps: Deps, provider: ProviderName) =>
   `${deps.config.AUTH_SERVER_URL}/signin/provider/${provider}/callback`;
 
 const startQuery = z.object({

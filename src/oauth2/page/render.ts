@@ -17,7 +17,7 @@ const SCOPE_WORDS: Record<string, string> = {
   graphql: "Read and change your data through the GraphQL API, as you",
 };
 
-export function describeScope(scope: string): string {
+function describeScope(scope: string): string {
   return SCOPE_WORDS[scope] ?? scope;
 }
 

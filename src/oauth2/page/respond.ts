@@ -32,8 +32,7 @@ export const paths = (c: Ctx) => {
   };
 };
 
-export const pageFor = (c: Ctx, requestId: string) =>
-  `${paths(c).page}?request_id=${encodeURIComponent(requestId)}`;
+const pageFor = (c: Ctx, requestId: string) => `${paths(c).page}?request_id=${encodeURIComponent(requestId)}`;
 
 /** The page's absolute URL under `AUTH_SERVER_URL`: where a mailed link sends the person back. */
 export const absolutePageFor = (c: Ctx, requestId: string) =>
