@@ -1,5 +1,5 @@
 // The platform floor for `npm run bench`: what a Worker with no logic costs on this machine, and what one D1 query
-// and one Durable Object call add, what a refresh cannot go below (a DO write, a D1 read, an RS256 signature), and
+// and one Durable Object call or one Rate Limiting binding call add, what a refresh cannot go below (a DO write, a D1 read, an RS256 signature), and
 // what a plain R2 read costs. The auth scenarios cannot be faster than the floor of the storage they touch.
 import { DurableObject } from "cloudflare:workers";
 
@@ -43,6 +43,7 @@ export default {
     if (pathname === "/d1") await env.DB.prepare("SELECT 1").first();
     else if (pathname === "/refresh-floor") await refreshFloor(env);
     else if (pathname === "/do") await env.PROBE.get(env.PROBE.idFromName("probe")).ping();
+    else if (pathname === "/ratelimit") await env.LIMITER.limit({ key: "ip:127.0.0.1" });
     else if (pathname.startsWith("/r2/")) {
       // A plain R2 read, whole or ranged: the floor of any download.
       const range = request.headers.get("range")?.match(/^bytes=(\d+)-(\d+)$/);

@@ -32,31 +32,49 @@ function modulesOf(root, entry) {
     .map((file) => ({ type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule", path: join(root, file) }));
 }
 
+/** The per-address Rate Limiting bindings of wrangler.toml (src/rate-limits.ts ADDRESS_LIMITER_BINDINGS). */
+const ADDRESS_LIMITERS = [
+  "GLOBAL_LIMITER",
+  "BRUTE_FORCE_LIMITER",
+  "SIGNUPS_LIMITER",
+  "EMAIL_LIMITER",
+  "SMS_LIMITER",
+  "REFRESH_LIMITER",
+  "OAUTH2_LIMITER",
+  "TRANSFORM_LIMITER",
+];
+
 /**
  * The bundled Worker with every binding of wrangler.toml, and the image transformer Worker it binds, storage
- * persisted under `dir/state`.
+ * persisted under `dir/<state>` (two instances of one bundle keep apart by naming their own).
  */
-export function workerFromBundle(dir, bindings) {
+export function workerFromBundle(dir, bindings, { inspectorPort, state = "state" } = {}) {
   const compatibility = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
   return new Miniflare(
     convertV4MiniflareOptions({
       log: new Log(LogLevel.WARN),
+      // bench/profile.mjs: the V8 inspector of the main Worker, at ws://127.0.0.1:<port>/edge-auth.
+      ...(inspectorPort ? { inspectorPort } : {}),
       host: "127.0.0.1",
       port: 0,
-      defaultPersistRoot: join(dir, "state"),
+      defaultPersistRoot: join(dir, state),
       workers: [
         {
           name: "edge-auth",
+          unsafeInspectorProxy: Boolean(inspectorPort),
           modulesRoot: join(dir, "build"),
           modules: modulesOf(join(dir, "build"), "index.js"),
           ...compatibility,
           d1Databases: ["DB"],
           r2Buckets: ["FILES"],
           kvNamespaces: ["OAUTH2_REQUESTS", "PROVIDER_KEYS"],
-          // As wrangler.toml binds it, with a limit no bench run reaches (its cost shows, nothing is refused).
-          ratelimits: {
-            GLOBAL_LIMITER: { namespace_id: "1001", simple: { limit: 100_000_000, period: 60 } },
-          },
+          // As wrangler.toml binds them, with limits no bench run reaches (their cost shows, nothing is refused).
+          ratelimits: Object.fromEntries(
+            ADDRESS_LIMITERS.map((name, i) => [
+              name,
+              { namespace_id: String(1001 + i), simple: { limit: 100_000_000, period: 60 } },
+            ]),
+          ),
           durableObjects: {
             REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
             SESSION_FAMILIES: { className: "SessionFamilies", useSQLite: true },
@@ -94,6 +112,7 @@ export function floorWorker() {
       d1Databases: ["DB"],
       r2Buckets: ["FILES"],
       durableObjects: { PROBE: { className: "Probe", useSQLite: true } },
+      ratelimits: { LIMITER: { namespace_id: "1001", simple: { limit: 100_000_000, period: 60 } } },
     }),
   );
 }

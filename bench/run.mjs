@@ -26,53 +26,58 @@ async function post(base, path, body, token) {
   return response.json();
 }
 
-const dir = mkdtempSync(join(tmpdir(), "edge-auth-bench-"));
-bundle(join(dir, "build"));
-// One client address drives thousands of requests: limits are switched off here (BENCH_RATE_LIMIT=on keeps them,
-// with bursts raised so nothing is refused and their cost shows).
-const mf = workerFromBundle(dir, {
-  ...generateSecrets(),
-  AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
-  ...(process.env.BENCH_RATE_LIMIT === "on"
-    ? Object.fromEntries(
-        ["GLOBAL", "BRUTE_FORCE", "REFRESH", "SIGNUPS", "EMAIL"].map((b) => [
-          `AUTH_RATE_LIMIT_${b}_BURST`,
-          "100000000",
-        ]),
-      )
-    : { AUTH_RATE_LIMIT_ENABLE: "false" }),
-});
+/** Limits on: every bucket counted as in production, with exact bursts raised so nothing is refused. */
+const LIMITS_ON = Object.fromEntries(
+  ["GLOBAL", "BRUTE_FORCE", "REFRESH", "SIGNUPS", "EMAIL"].map((b) => [
+    `AUTH_RATE_LIMIT_${b}_BURST`,
+    "100000000",
+  ]),
+);
 
-try {
-  const url = await mf.ready;
-  const base = `${url.origin}/auth/v1`;
+/**
+ * One instance of the bundled Worker, its database migrated, a user signed up, and a pool of live refresh tokens,
+ * one per session: a refresh takes one and its answer puts the successor back, so every refresh really rotates.
+ * (autocannon resets per-client context between requests, so the pool is shared.)
+ */
+async function serve(dir, limits) {
+  const mf = workerFromBundle(
+    dir,
+    {
+      ...generateSecrets(),
+      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
+      // One client address drives thousands of requests: with limits off nothing is counted.
+      ...(limits ? LIMITS_ON : { AUTH_RATE_LIMIT_ENABLE: "false" }),
+    },
+    { state: limits ? "state-limits-on" : "state-limits-off" },
+  );
+  const base = `${(await mf.ready).origin}/auth/v1`;
   await applyMigrations(mf);
-
   const email = "bench@example.com";
   const { session } = await post(base, "/signup/email-password", { email, password: PASSWORD });
-  // Live refresh tokens, one per session: a request takes one and its answer puts the successor back, so every
-  // refresh really rotates. (autocannon resets per-client context between requests, so the pool is shared.)
   const pool = [];
   for (let i = 0; i < CONNECTIONS * 2; i++) {
     pool.push(
       (await post(base, "/signin/email-password", { email, password: PASSWORD })).session.refreshToken,
     );
   }
-  const json = { "content-type": "application/json" };
-  const bearer = { authorization: `Bearer ${session.accessToken}` };
-  const signInBody = JSON.stringify({ email, password: PASSWORD });
+  return { mf, base, email, session, pool };
+}
 
-  let refreshFailures = 0;
-  const results = [];
-  const scenarios = [
-    ["baseline: GET /healthz", { url: `${base}/healthz` }],
-    ["getUser: GET /user", { url: `${base}/user`, headers: bearer }],
+let refreshFailures = 0;
+const json = { "content-type": "application/json" };
+
+/** The session scenarios of one instance, named with `suffix`. */
+function sessionScenarios({ base, session, pool }, suffix) {
+  const bearer = { authorization: `Bearer ${session.accessToken}` };
+  return [
+    [`baseline: GET /healthz${suffix}`, { url: `${base}/healthz` }],
+    [`getUser: GET /user${suffix}`, { url: `${base}/user`, headers: bearer }],
     [
-      "verifyToken: POST /token/verify",
+      `verifyToken: POST /token/verify${suffix}`,
       { url: `${base}/token/verify`, method: "POST", headers: { ...json, ...bearer } },
     ],
     [
-      "refresh (rotating): POST /token",
+      `refresh (rotating): POST /token${suffix}`,
       {
         url: `${base}/token`,
         requests: [
@@ -88,12 +93,27 @@ try {
         ],
       },
     ],
-    [
-      "sign-in: POST /signin/email-password",
-      { url: `${base}/signin/email-password`, method: "POST", headers: json, body: signInBody },
-    ],
   ];
-  for (const [name, options] of scenarios) results.push(await run(name, options));
+}
+
+const dir = mkdtempSync(join(tmpdir(), "edge-auth-bench-"));
+bundle(join(dir, "build"));
+const off = await serve(dir, false);
+const on = await serve(dir, true);
+
+try {
+  const results = [];
+  for (const [name, options] of sessionScenarios(off, "")) results.push(await run(name, options));
+  results.push(
+    await run("sign-in: POST /signin/email-password", {
+      url: `${off.base}/signin/email-password`,
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ email: off.email, password: PASSWORD }),
+    }),
+  );
+  const limited = [];
+  for (const [name, options] of sessionScenarios(on, ", limits on")) limited.push(await run(name, options));
 
   const floor = floorWorker();
   try {
@@ -102,6 +122,7 @@ try {
       ["floor: bare Worker, no logic", "/"],
       ["floor: one D1 SELECT 1", "/d1"],
       ["floor: one Durable Object call", "/do"],
+      ["floor: one Rate Limiting binding call", "/ratelimit"],
       ["floor: refresh (DO write + D1 read + RS256)", "/refresh-floor"],
     ]) {
       results.push(await run(name, { url: `${floorUrl}${path}` }));
@@ -111,11 +132,27 @@ try {
   }
 
   printTable(
-    `${CONNECTIONS} connections, ${DURATION}s per scenario, workerd via Miniflare on loopback`,
+    `${CONNECTIONS} connections, ${DURATION}s per scenario, workerd via Miniflare on loopback, rate limits off`,
     results,
     () => results[0],
   );
+  printTable(
+    "the same scenarios with rate limits on, each against its limits-off run above",
+    limited,
+    (r) => results[limited.indexOf(r)],
+  );
+  const ratio = (name, floorName) =>
+    results.find((r) => r.name.startsWith(name)).rps / results.find((r) => r.name === floorName).rps;
+  console.log("\nagainst the floors of the same run (issue targets: getUser ≥ 0.9, refresh ≥ 0.85):");
+  console.log(`getUser / one D1 SELECT 1:   ${ratio("getUser", "floor: one D1 SELECT 1").toFixed(3)}`);
+  console.log(
+    `refresh / refresh floor:     ${ratio("refresh", "floor: refresh (DO write + D1 read + RS256)").toFixed(3)}`,
+  );
+  const user = results.find((r) => r.name.startsWith("getUser"));
+  console.log(`getUser p99 / p50:           ${(user.p99 / user.p50).toFixed(1)} (target ≤ 4)`);
+  if (refreshFailures > 0) console.log(`refresh failures: ${refreshFailures}`);
 } finally {
-  await mf.dispose();
+  await off.mf.dispose();
+  await on.mf.dispose();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -15,8 +15,18 @@ export interface Env {
   RATE_LIMITERS: DurableObjectNamespace<RateLimiter>;
   WEBAUTHN_CHALLENGES: DurableObjectNamespace<WebauthnChallenge>;
   GUESS_GUARDS: DurableObjectNamespace<GuessGuard>;
-  /** The coarse per-address flood guard (`[[ratelimits]]`); without it the Durable Object counts (flood-guard.ts). */
+  /**
+   * Per-address counts of the rate-limit buckets (`[[ratelimits]]`, rate-limits.ts `ADDRESS_LIMITER_BINDINGS`);
+   * without one, that bucket's addresses are counted exactly by the `RateLimiter` Durable Object.
+   */
   GLOBAL_LIMITER?: RateLimit;
+  BRUTE_FORCE_LIMITER?: RateLimit;
+  SIGNUPS_LIMITER?: RateLimit;
+  EMAIL_LIMITER?: RateLimit;
+  SMS_LIMITER?: RateLimit;
+  REFRESH_LIMITER?: RateLimit;
+  OAUTH2_LIMITER?: RateLimit;
+  TRANSFORM_LIMITER?: RateLimit;
   /** Pending OAuth2 authorization requests, keyed by request id, expiring after ten minutes. */
   OAUTH2_REQUESTS: KVNamespace;
   /** Identity providers' public keys (JWKS), cached for ID-token sign-in. */

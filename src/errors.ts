@@ -75,6 +75,14 @@ export class RateLimitedError extends AppError {
   ) {
     super("too-many-requests", message);
   }
+
+  /** Names the bucket (contract §11), so whoever meets the limit knows which setting it is. */
+  static forBucket(bucket: string, retryAfterSeconds: number): RateLimitedError {
+    return new RateLimitedError(
+      retryAfterSeconds,
+      `too many requests (rate-limit bucket ${bucket}): retry after ${retryAfterSeconds} s`,
+    );
+  }
 }
 
 export interface ErrorBody {

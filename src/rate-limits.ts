@@ -21,14 +21,14 @@ export const RATE_LIMIT_DEFAULTS = {
 
 export type RateLimitBucket = keyof typeof RATE_LIMIT_DEFAULTS;
 
-export interface RateLimit {
+export interface BucketLimit {
   burst: number;
   intervalMs: number;
 }
 
 export interface RateLimitConfig {
   enabled: boolean;
-  buckets: Record<RateLimitBucket, RateLimit>;
+  buckets: Record<RateLimitBucket, BucketLimit>;
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
@@ -46,7 +46,7 @@ export function parseRateLimits(env: Record<string, unknown>): RateLimitConfig {
   if (enable !== undefined && enable !== "" && !["true", "false", "1", "0"].includes(String(enable))) {
     throw new ConfigError("invalid configuration: AUTH_RATE_LIMIT_ENABLE must be true or false");
   }
-  const buckets = {} as Record<RateLimitBucket, RateLimit>;
+  const buckets = {} as Record<RateLimitBucket, BucketLimit>;
   for (const [bucket, defaults] of Object.entries(RATE_LIMIT_DEFAULTS) as [
     RateLimitBucket,
     (typeof RATE_LIMIT_DEFAULTS)[RateLimitBucket],
@@ -65,21 +65,81 @@ export function parseRateLimits(env: Record<string, unknown>): RateLimitConfig {
 }
 
 /**
- * Counts one request against `bucket` under each of `keys` (`ip:…`, `id:…`, `file:…`), each key in its own
- * `RateLimiter` object. Returns null when every key allows it, else the seconds until one more request fits.
+ * Where each per-address count goes when the deployment has it (contract §11 as this service implements it,
+ * docs/rate-limits.md): a Workers Rate Limiting binding (`[[ratelimits]]` in wrangler.toml), counted by the platform
+ * per Cloudflare location with no storage round trip. Approximate, and its limit and period (10 or 60 s) are the
+ * binding's, which is fine for per-address flood control. Without the binding the exact Durable Object counts with
+ * `AUTH_RATE_LIMIT_<BUCKET>_*`. Per-account counts (an email, a phone number, a file) always stay exact.
  */
-export async function consumeRateLimit(
-  namespace: DurableObjectNamespace<RateLimiter>,
+export const ADDRESS_LIMITER_BINDINGS = {
+  GLOBAL: "GLOBAL_LIMITER",
+  BRUTE_FORCE: "BRUTE_FORCE_LIMITER",
+  SIGNUPS: "SIGNUPS_LIMITER",
+  EMAIL: "EMAIL_LIMITER",
+  SMS: "SMS_LIMITER",
+  REFRESH: "REFRESH_LIMITER",
+  OAUTH2: "OAUTH2_LIMITER",
+  TRANSFORM: "TRANSFORM_LIMITER",
+} as const satisfies Partial<Record<RateLimitBucket, string>>;
+
+/** A binding refuses without saying how long is left; the client is told to wait one period (wrangler.toml: 60 s). */
+export const BINDING_PERIOD_SECONDS = 60;
+
+export interface RateLimitSubject {
+  /** The client address as `addressKey` folds it (IPv6 per /64). */
+  address?: string;
+  /** The account the request is about, as stored (`id:<email>`, `id:<E.164>`, `file:<uuid>`): counted exactly. */
+  account?: string;
+}
+
+export interface RateLimitRefusal {
+  bucket: RateLimitBucket;
+  retryAfterSeconds: number;
+}
+
+type LimiterBindings = { RATE_LIMITERS: DurableObjectNamespace<RateLimiter> } & Record<string, unknown>;
+
+function addressBinding(env: LimiterBindings, bucket: RateLimitBucket): RateLimit | undefined {
+  const name = (ADDRESS_LIMITER_BINDINGS as Partial<Record<RateLimitBucket, string>>)[bucket];
+  return name ? (env[name] as RateLimit | undefined) : undefined;
+}
+
+async function hitExact(
+  env: LimiterBindings,
   config: RateLimitConfig,
   bucket: RateLimitBucket,
-  keys: string[],
+  key: string,
   now: number,
 ): Promise<number | null> {
-  if (!config.enabled) return null;
   const { burst, intervalMs } = config.buckets[bucket];
-  const results = await Promise.all(
-    keys.map((key) => namespace.get(namespace.idFromName(`${bucket}:${key}`)).hit(burst, intervalMs, now)),
-  );
-  const refused = results.filter((r) => !r.allowed);
-  return refused.length > 0 ? Math.max(...refused.map((r) => r.retryAfterSeconds)) : null;
+  const namespace = env.RATE_LIMITERS;
+  const result = await namespace.get(namespace.idFromName(`${bucket}:${key}`)).hit(burst, intervalMs, now);
+  return result.allowed ? null : result.retryAfterSeconds;
+}
+
+/**
+ * Counts one request against `bucket` for its client address and, when given, its account. The address goes to the
+ * bucket's Rate Limiting binding when there is one, so a request calls at most one `RateLimiter` object (the
+ * account's). Returns null when both allow it, else the bucket and the seconds until one more request fits.
+ */
+export async function countRequest(
+  env: LimiterBindings,
+  config: RateLimitConfig,
+  bucket: RateLimitBucket,
+  subject: RateLimitSubject,
+  now: number,
+): Promise<RateLimitRefusal | null> {
+  if (!config.enabled) return null;
+  const binding = addressBinding(env, bucket);
+  const addressKey = subject.address === undefined ? undefined : `ip:${subject.address}`;
+  const [addressWait, accountWait] = await Promise.all([
+    addressKey === undefined
+      ? null
+      : binding
+        ? binding.limit({ key: addressKey }).then((r) => (r.success ? null : BINDING_PERIOD_SECONDS))
+        : hitExact(env, config, bucket, addressKey, now),
+    subject.account ? hitExact(env, config, bucket, subject.account, now) : null,
+  ]);
+  const waits = [addressWait, accountWait].filter((wait): wait is number => wait !== null);
+  return waits.length > 0 ? { bucket, retryAfterSeconds: Math.max(...waits) } : null;
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../app-env";
 import { RateLimitedError } from "../errors";
 import { addressKey } from "../lib/client-address";
 import { toE164 } from "../lib/phone";
-import { consumeRateLimit, type RateLimitBucket } from "../rate-limits";
+import { countRequest, type RateLimitBucket } from "../rate-limits";
 
 async function bodyField(c: Context<AppEnv>, field: string): Promise<string | undefined> {
   try {
@@ -25,25 +25,28 @@ function identifierKey(field: string, value: string): string {
 }
 
 /**
- * Counts the request in `bucket` (contract §11) per client IP and, with `identifierField`, per the identifier the
- * body names (an email, a phone number), so one account cannot be hammered from many IPs. Runs before any
- * expensive work.
+ * Counts the request in `bucket` (contract §11) per client address and, with `identifierField`, per the account the
+ * body names (an email, a phone number), so one account cannot be hammered from many addresses. The address count
+ * goes to the bucket's Rate Limiting binding when the deployment has one (rate-limits.ts), the account count to its
+ * exact `RateLimiter` object. Runs before any expensive work.
  */
 export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const { rateLimits } = c.var.config;
     if (!rateLimits.enabled) return next();
-    const keys = [`ip:${addressKey(c.req.header("cf-connecting-ip") ?? "unknown")}`];
     const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
-    if (identifierField && identifier) keys.push(`id:${identifierKey(identifierField, identifier)}`);
-    const retryAfter = await consumeRateLimit(
-      c.env.RATE_LIMITERS,
+    const refusal = await countRequest(
+      c.env,
       rateLimits,
       bucket,
-      keys,
+      {
+        address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"),
+        account:
+          identifierField && identifier ? `id:${identifierKey(identifierField, identifier)}` : undefined,
+      },
       c.var.deps.now(),
     );
-    if (retryAfter !== null) throw new RateLimitedError(retryAfter);
+    if (refusal) throw RateLimitedError.forBucket(refusal.bucket, refusal.retryAfterSeconds);
     await next();
   });
 }

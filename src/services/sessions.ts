@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
+import { hotQueries } from "../db/hot-queries";
 import { refreshTokens, sessions, type UserRow, users } from "../db/schema";
 import type { RotateOutcome } from "../durable/refresh-session";
 import { AppError } from "../errors";
@@ -143,12 +144,7 @@ export async function refreshSession(
           : undefined,
       );
   }
-  const found = await db
-    .select({ user: users })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.id, result.family), gt(sessions.expiresAt, now)))
-    .get();
+  const found = await hotQueries(db).liveSessionUser.get({ sessionId: result.family, now });
   if (!found) throw new AppError("invalid-refresh-token");
   if (found.user.disabled) throw new AppError("disabled-user");
   if (result.outcome === "grace") {

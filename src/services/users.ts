@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
+import { hotQueries, type WireUserRow } from "../db/hot-queries";
 import { type UserRow, users } from "../db/schema";
 import type { HasuraClaims } from "../lib/jwt";
 
@@ -22,7 +23,7 @@ export interface WireUser {
   metadata: Record<string, unknown>;
 }
 
-export function toWireUser(user: UserRow): WireUser {
+export function toWireUser(user: WireUserRow): WireUser {
   return {
     id: user.id,
     createdAt: new Date(user.createdAt).toISOString(),
@@ -42,7 +43,12 @@ export function toWireUser(user: UserRow): WireUser {
 }
 
 export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
-  return db.select().from(users).where(eq(users.id, id)).get();
+  return hotQueries(db).userById.get({ id });
+}
+
+/** The session check's read (`GET /user`): the User resource's columns only, by primary key. */
+export async function findWireUserById(db: Db, id: string): Promise<WireUserRow | undefined> {
+  return hotQueries(db).wireUserById.get({ id });
 }
 
 /** Marks the email or the phone number verified (a code or link sent there came back); returns the updated user. */

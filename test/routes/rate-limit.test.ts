@@ -1,9 +1,14 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { parseRateLimits } from "../../src/rate-limits";
+import { ADDRESS_LIMITER_BINDINGS, parseRateLimits } from "../../src/rate-limits";
 import { expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 
 const ON = { ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "true" };
+/** A deployment without the Rate Limiting bindings: every count, per address too, is exact in the Durable Object. */
+const NO_BINDINGS = Object.fromEntries(
+  Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [name, undefined]),
+);
+const EXACT = { ...ON, ...NO_BINDINGS };
 const fromIp = (ip: string) => ({ "cf-connecting-ip": ip, "content-type": "application/json" });
 
 function signInFrom(
@@ -18,10 +23,10 @@ function signInFrom(
   });
 }
 
-describe("rate limits (on by default)", () => {
+describe("rate limits (on by default), counted exactly where no binding counts addresses", () => {
   it("cuts a sign-in burst at the limit with 429 and Retry-After, before any hashing", async () => {
     const svc = service({
-      ...ON,
+      ...EXACT,
       AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "3",
       AUTH_RATE_LIMIT_BRUTE_FORCE_INTERVAL: "60",
     });
@@ -38,7 +43,7 @@ describe("rate limits (on by default)", () => {
 
   // Threat: an IPv6 subscriber holds a whole /64 and would get 2^64 fresh windows by rotating addresses.
   it("IPv6 addresses of one /64 share a bucket", async () => {
-    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
+    const svc = service({ ...EXACT, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
     const prefix = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
     const statuses = [];
     for (const host of ["::1", "::2", ":a:b:c:d"]) {
@@ -49,7 +54,7 @@ describe("rate limits (on by default)", () => {
   });
 
   it("two different IPs do not share a bucket", async () => {
-    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
+    const svc = service({ ...EXACT, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
     await signInFrom(svc, "203.0.113.1", uniqueEmail());
     await signInFrom(svc, "203.0.113.1", uniqueEmail());
     expect((await signInFrom(svc, "203.0.113.1", uniqueEmail())).status).toBe(429);
@@ -100,7 +105,10 @@ describe("rate limits (on by default)", () => {
   it("parallel requests cannot slip past an exact limit", async () => {
     const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "10" });
     const email = uniqueEmail("parallel");
-    const answers = await Promise.all(Array.from({ length: 25 }, () => signInFrom(svc, "192.0.2.99", email)));
+    // From 25 addresses, so only the account's exact window decides.
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => signInFrom(svc, `192.0.2.${100 + i}`, email)),
+    );
     expect(answers.filter((r) => r.status === 401)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(15);
   });
@@ -155,16 +163,17 @@ describe("the flood guard (GLOBAL)", () => {
     return { keys, limiter: { limit } };
   }
 
-  it("is the Rate Limiting binding of wrangler.toml", () => {
-    expect(env.GLOBAL_LIMITER).toBeDefined();
+  it("is the Rate Limiting binding of wrangler.toml, as are the other buckets' address counts", () => {
+    for (const name of Object.values(ADDRESS_LIMITER_BINDINGS)) expect(env[name], name).toBeDefined();
   });
 
   it("asks the binding per client address, /64 for IPv6, and answers 429 with Retry-After when it refuses", async () => {
     const refuse = binding(false);
     const svc = service({ ...ON, GLOBAL_LIMITER: refuse.limiter });
     const response = await svc.request("POST", "/token/verify", { headers: fromIp("2001:db8:1:2:3:4:5:6") });
-    await expectError(response, 429, "too-many-requests");
+    const { message } = await expectError(response, 429, "too-many-requests");
     expect(response.headers.get("retry-after")).toBe("60");
+    expect(message).toContain("GLOBAL");
     expect(refuse.keys).toEqual(["ip:2001:db8:1:2::/64"]);
   });
 
@@ -191,5 +200,83 @@ describe("the flood guard (GLOBAL)", () => {
     for (let i = 0; i < 4; i++)
       statuses.push((await svc.request("GET", "/user", { headers: fromIp("192.0.2.8") })).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+});
+
+describe("the per-address bindings and the one exact object per request", () => {
+  /** RATE_LIMITERS as bound, recording the name of every object a request asks for. */
+  function countedLimiters() {
+    const names: string[] = [];
+    const namespace = env.RATE_LIMITERS;
+    const counted = {
+      idFromName: (name: string) => {
+        names.push(name);
+        return namespace.idFromName(name);
+      },
+      get: (id: DurableObjectId) => namespace.get(id),
+    };
+    return { names, counted };
+  }
+
+  // Threat: a limiter round trip per bucket and key on every request makes the limiter the bottleneck (and a cost
+  // an attacker multiplies); the per-account window is the one that must be exact.
+  it("calls at most one RateLimiter object per request: the account's, never the address's", async () => {
+    const { names, counted } = countedLimiters();
+    const svc = service({ ...ON, RATE_LIMITERS: counted });
+    const email = uniqueEmail("one-object");
+    const signUpAnswer = await svc.request("POST", "/signup/email-password", {
+      headers: fromIp("192.0.2.150"),
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(signUpAnswer.status).toBe(200);
+    expect(names).toEqual([`EMAIL:id:${email}`]);
+
+    names.length = 0;
+    const signIn = await signInFrom(svc, "192.0.2.150", email, PASSWORD);
+    expect(signIn.status).toBe(200);
+    expect(names).toEqual([`BRUTE_FORCE:id:${email}`]);
+
+    names.length = 0;
+    const { session } = (await signIn.json()) as { session: { refreshToken: string; accessToken: string } };
+    const refreshed = await svc.request("POST", "/token", {
+      headers: fromIp("192.0.2.150"),
+      body: JSON.stringify({ refreshToken: session.refreshToken }),
+    });
+    expect(refreshed.status).toBe(200);
+    const user = await svc.request("GET", "/user", {
+      headers: { ...fromIp("192.0.2.150"), authorization: `Bearer ${session.accessToken}` },
+    });
+    expect(user.status).toBe(200);
+    expect((await svc.request("GET", "/healthz", { headers: fromIp("192.0.2.150") })).status).toBe(200);
+    expect(names).toEqual([]);
+  });
+
+  it("a bucket's binding refusing an address answers 429 naming the bucket, with Retry-After", async () => {
+    const keys: string[] = [];
+    const refuse = {
+      limit: async ({ key }: { key: string }) => {
+        keys.push(key);
+        return { success: false };
+      },
+    };
+    const svc = service({ ...ON, BRUTE_FORCE_LIMITER: refuse });
+    const refused = await signInFrom(svc, "192.0.2.151", uniqueEmail());
+    const { message } = await expectError(refused, 429, "too-many-requests");
+    expect(refused.headers.get("retry-after")).toBe("60");
+    expect(message).toContain("BRUTE_FORCE");
+    expect(keys).toEqual(["ip:192.0.2.151"]);
+  });
+
+  it("the exact window names its bucket too", async () => {
+    const svc = service({ ...EXACT, AUTH_RATE_LIMIT_SIGNUPS_BURST: "1" });
+    const signUpFrom = () =>
+      svc.request("POST", "/signup/email-password", {
+        headers: fromIp("192.0.2.152"),
+        body: JSON.stringify({ email: uniqueEmail(), password: PASSWORD }),
+      });
+    expect((await signUpFrom()).status).toBe(200);
+    const refused = await signUpFrom();
+    const { message } = await expectError(refused, 429, "too-many-requests");
+    expect(message).toMatch(/SIGNUPS.*retry after \d+ s/);
   });
 });

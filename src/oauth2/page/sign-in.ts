@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { AppError } from "../../errors";
 import { addressKey } from "../../lib/client-address";
-import { consumeRateLimit, type RateLimitBucket } from "../../rate-limits";
+import { countRequest, type RateLimitBucket } from "../../rate-limits";
 import { emailField } from "../../routes/schemas";
 import { signInPasswordlessEmail } from "../../services/email-flows";
 import { verifySignInMfaTotp } from "../../services/mfa-sign-in";
@@ -37,13 +37,17 @@ function signInMessage(c: Ctx, error: AppError): string {
 /** The page's forms count against the same buckets as the API they stand for (contract §11). */
 async function rateLimited(c: Ctx, bucket: RateLimitBucket, email: string): Promise<number | null> {
   const deps = c.var.deps;
-  return consumeRateLimit(
-    c.env.RATE_LIMITERS,
+  const refusal = await countRequest(
+    c.env,
     deps.config.rateLimits,
     bucket,
-    [`ip:${addressKey(c.req.header("cf-connecting-ip") ?? "unknown")}`, `id:${email.toLowerCase()}`],
+    {
+      address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"),
+      account: `id:${email.toLowerCase()}`,
+    },
     deps.now(),
   );
+  return refusal?.retryAfterSeconds ?? null;
 }
 
 const mfaPage = (c: Ctx, requestId: string, ticket: string, error?: string) =>

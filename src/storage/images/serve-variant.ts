@@ -1,6 +1,6 @@
 import type { FileRow } from "../../db/schema";
 import { addressKey } from "../../lib/client-address";
-import { consumeRateLimit } from "../../rate-limits";
+import { countRequest } from "../../rate-limits";
 import type { Deps } from "../../services/deps";
 import type { Refresh } from "../download";
 import { badRequest, fileNotFound, StorageError } from "../errors";
@@ -52,12 +52,12 @@ async function countTransformation(deps: Deps, request: Request, file: FileRow):
   const { rateLimits } = deps.config;
   const now = deps.now();
   const address = addressKey(request.headers.get("cf-connecting-ip") ?? "unknown");
-  const limiters = deps.env.RATE_LIMITERS;
-  const waits = await Promise.all([
-    consumeRateLimit(limiters, rateLimits, "TRANSFORM", [`ip:${address}`], now),
-    consumeRateLimit(limiters, rateLimits, "TRANSFORM_FILE", [`file:${file.id}`], now),
+  // The address is counted by the TRANSFORM binding where there is one, so only the file's object is called.
+  const refusals = await Promise.all([
+    countRequest(deps.env, rateLimits, "TRANSFORM", { address }, now),
+    countRequest(deps.env, rateLimits, "TRANSFORM_FILE", { account: `file:${file.id}` }, now),
   ]);
-  const retryAfter = Math.max(...waits.map((wait) => wait ?? 0));
+  const retryAfter = Math.max(...refusals.map((refusal) => refusal?.retryAfterSeconds ?? 0));
   if (retryAfter > 0) {
     throw new StorageError(429, "too many image transformations: try again later", {
       headers: { "Retry-After": String(retryAfter) },
