@@ -21,5 +21,6 @@ if (missing.length > 0) {
 
 console.log(
   "dev-setup: the OAuth2 / OpenID Connect provider is on. Create a client once the server runs:\n" +
-    '  npm run oauth2:client -- --name "My App" --redirect-uri http://localhost:3000/callback',
+    '  npm run oauth2:client -- --name "My App" --redirect-uri http://localhost:3000/callback\n' +
+    'dev-setup: users, sessions, signing keys and the audit log: npm run admin (README "Admin API")',
 );

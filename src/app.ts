@@ -1,9 +1,10 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { adminApp } from "./admin/app";
 import type { AppEnv } from "./app-env";
+import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
 import type { Config } from "./config";
 import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
 import { logError, requestContext } from "./middleware/context";
@@ -117,6 +118,26 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
   return auth;
 }
 
+/**
+ * A sign-in attempt whose credentials did not work (contract §10 audit `signin.failure`), with the method and the
+ * email it named, if any: what an operator needs to see credential stuffing. Recorded here, where every flow's
+ * refusal ends up, rather than in each flow.
+ */
+async function auditSignInFailure(c: Context<AppEnv>, code: string): Promise<void> {
+  const method = methodOf(c.req.path);
+  const deps = c.var.deps;
+  if (!method || !deps || isSignUpPath(c.req.path)) return;
+  let email: unknown;
+  try {
+    email = ((await c.req.json()) as Record<string, unknown>).email;
+  } catch {}
+  deps.audit({
+    type: "signin.failure",
+    userId: c.var.auth?.sub ?? null,
+    detail: { method, error: code, ...(typeof email === "string" ? { email: email.slice(0, 254) } : {}) },
+  });
+}
+
 export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestContext(config));
@@ -129,13 +150,14 @@ export function createApp(config: Config): Hono<AppEnv> {
     );
     return c.json(errorBody(error), error.status, { "Cache-Control": "no-store" });
   });
-  app.onError((caught, c) => {
+  app.onError(async (caught, c) => {
     // The authorization server answers in RFC 6749's shape, not the auth API's.
     if (caught instanceof OAuth2Error) {
       if (caught.reason) logError(c.var.requestId, caught.error, caught.reason, "warn");
       return oauth2ErrorResponse(caught);
     }
     const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
+    if (SIGN_IN_FAILURES.has(error.code)) await auditSignInFailure(c, error.code);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
     else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");

@@ -105,6 +105,8 @@ export const configSchema = z.object({
   ),
   AUTH_REFRESH_TOKEN_EXPIRES_IN: seconds(2_592_000),
   AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(300).default(10),
+  /** Days the audit log keeps an event (contract §10); the daily cron prunes older ones. */
+  AUTH_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   AUTH_JWT_PRIVATE_KEYS: z.string().optional(),
   HASURA_GRAPHQL_JWT_SECRET: z.string().optional(),
   AUTH_JWT_CUSTOM_CLAIMS: customClaims,

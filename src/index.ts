@@ -3,6 +3,7 @@ import { createApp } from "./app";
 import type { AppEnv } from "./app-env";
 import { type Config, ConfigError, getConfig } from "./config";
 import type { Env } from "./env";
+import { useKeyStore } from "./lib/keys";
 import { runHousekeeping } from "./services/housekeeping";
 
 export { CodeChallenge } from "./durable/code-challenge";
@@ -14,9 +15,11 @@ export { WebauthnChallenge } from "./durable/webauthn-challenge";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 
-function appFor(config: Config): Hono<AppEnv> {
+function appFor(config: Config, env: Env): Hono<AppEnv> {
   let app = apps.get(config);
   if (!app) {
+    // Signing keys rotated through the admin API live in this deployment's D1 (src/lib/keys.ts).
+    useKeyStore(config, env.DB);
     app = createApp(config);
     apps.set(config, app);
   }
@@ -37,7 +40,7 @@ export default {
         { status: 500, headers: { "Cache-Control": "no-store" } },
       );
     }
-    return appFor(config).fetch(request, env, ctx);
+    return appFor(config, env).fetch(request, env, ctx);
   },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(runHousekeeping(env));

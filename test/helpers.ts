@@ -1,4 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { expect } from "vitest";
 import { getConfig } from "../src/config";
 import { createDb } from "../src/db/client";
 import worker from "../src/index";
@@ -146,5 +147,22 @@ export function testDeps(bindings: Record<string, unknown>, clock: { now: number
     now: () => clock.now,
     outbound: fetch,
     background: () => {},
+    audit: () => {},
+    path: "/test",
   };
+}
+
+/** A 4xx in the contract's error shape, no-store, and no internals in the message: never a 5xx. */
+export async function expectContractError(response: Response, context: string) {
+  expect(response.status, context).toBeGreaterThanOrEqual(400);
+  expect(response.status, context).toBeLessThan(500);
+  expect(response.headers.get("content-type"), context).toMatch(/application\/json/);
+  expect(response.headers.get("cache-control"), context).toBe("no-store");
+  const body = (await response.json()) as Record<string, unknown>;
+  expect(body, context).toEqual({
+    status: response.status,
+    message: expect.any(String),
+    error: expect.any(String),
+  });
+  expect(body.message as string, context).not.toMatch(/\bat \S+:\d+|ZodError|stack/i);
 }

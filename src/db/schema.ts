@@ -444,3 +444,41 @@ export const providerTokenHandoffs = sqliteTable(
     index("provider_token_handoffs_expires_at").on(t.expiresAt),
   ],
 );
+
+/**
+ * Security events (contract §10 audit): written after the answer by the flow that caused them, kept
+ * `AUTH_AUDIT_RETENTION_DAYS` (the daily cron prunes). No foreign key: the record of an account outlives the account
+ * (the admin deletion that removed it is itself an event).
+ */
+export const auditEvents = sqliteTable(
+  "audit_events",
+  {
+    id: text("id").primaryKey(),
+    at: integer("at").notNull(),
+    type: text("type").notNull(),
+    userId: text("user_id"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+  },
+  (t) => [
+    index("audit_events_at").on(t.at, t.id),
+    index("audit_events_user").on(t.userId, t.at, t.id),
+    index("audit_events_type").on(t.type, t.at, t.id),
+  ],
+);
+
+export type AuditEventRow = typeof auditEvents.$inferSelect;
+
+/**
+ * Signing keys created through the admin API (`POST /admin/keys/rotate`). The private JWK is sealed with AES-256-GCM
+ * under `AUTH_ENCRYPTION_KEY`; the newest `signing` row signs, `published` rows only verify. Keys from
+ * `AUTH_JWT_PRIVATE_KEYS` are not here (they live in the secret).
+ */
+export const signingKeys = sqliteTable("signing_keys", {
+  kid: text("kid").primaryKey(),
+  createdAt: integer("created_at").notNull(),
+  status: text("status", { enum: ["signing", "published"] }).notNull(),
+  privateJwkSealed: text("private_jwk_sealed").notNull(),
+  publicJwk: text("public_jwk", { mode: "json" }).$type<Record<string, string>>().notNull(),
+});

@@ -42,11 +42,14 @@ export async function verifyOwnJwt(
   token: string,
   expect: { typ: string; requiredClaims: string[] },
 ): Promise<JWTPayload> {
-  const keys = await getKeySet(config);
   const { payload } = await jwtVerify(
     token,
-    (header) => {
-      const key = header.kid ? keys.verifyKeys.get(header.kid) : undefined;
+    async (header) => {
+      if (!header.kid) throw new errors.JWKSNoMatchingKey();
+      // A kid this isolate has not seen may have been created by a rotation in another one: look again, once.
+      const key =
+        (await getKeySet(config)).verifyKeys.get(header.kid) ??
+        (await getKeySet(config, { unknownKid: true })).verifyKeys.get(header.kid);
       if (!key) throw new errors.JWKSNoMatchingKey();
       return key;
     },

@@ -2,6 +2,7 @@ import { type CryptoKey, exportJWK, importJWK, importPKCS8, type JWK } from "jos
 import { z } from "zod";
 import type { Config } from "../config";
 import { ConfigError } from "../config";
+import { decrypt } from "./crypto";
 
 /**
  * The signing key set. `AUTH_JWT_PRIVATE_KEYS` is a JSON array of private RSA JWKs: the first signs, every one is
@@ -41,34 +42,158 @@ const hasuraSecret = z.object({
   kid: z.string().min(1).optional(),
 });
 
-const cache = new WeakMap<Config, Promise<KeySet>>();
+/**
+ * Where keys created through the admin API live (`signing_keys`, src/admin/keys.ts): the deployment's D1, bound to
+ * its configuration once by the Worker's entry point. Without one (unit tests of signing) only the configured keys
+ * exist.
+ */
+const keyStores = new WeakMap<Config, D1Database>();
 
-export function getKeySet(config: Config): Promise<KeySet> {
-  let keys = cache.get(config);
+export function useKeyStore(config: Config, db: D1Database): void {
+  keyStores.set(config, db);
+}
+
+/**
+ * How long an isolate trusts its copy of the key set. Another isolate's rotation or deletion is seen within this
+ * time; a token signed with a key this isolate has not seen yet makes it look again at once (`unknownKid`, at most
+ * once a second). The isolate that rotated or deleted sees it immediately (`forgetKeySet`).
+ */
+const KEY_SET_TTL_MS = 10_000;
+const UNKNOWN_KID_RECHECK_MS = 1_000;
+
+interface CachedKeySet {
+  loadedAt: number;
+  keys: Promise<KeySet>;
+}
+
+interface ConfiguredKey {
+  kid: string;
+  key: CryptoKey;
+  publicJwk: PublicJwk;
+  verifyKey: CryptoKey;
+}
+
+const configured = new WeakMap<Config, Promise<ConfiguredKey[]>>();
+const cache = new WeakMap<Config, CachedKeySet>();
+
+async function withPublicHalf({ kid, key }: { kid: string; key: CryptoKey }): Promise<ConfiguredKey> {
+  const { n, e } = await exportJWK(key);
+  const publicJwk = { alg: JWT_ALG, e: e!, kid, kty: "RSA", n: n!, use: "sig" };
+  return { kid, key, publicJwk, verifyKey: (await importJWK(publicJwk, JWT_ALG)) as CryptoKey };
+}
+
+/** The configured keys, parsed once per configuration; a bad key must not poison the isolate forever. */
+function configuredKeys(config: Config): Promise<ConfiguredKey[]> {
+  let keys = configured.get(config);
   if (!keys) {
-    keys = loadKeySet(config);
-    cache.set(config, keys);
-    // A bad key must not poison the isolate forever.
-    keys.catch(() => cache.delete(config));
+    keys = (
+      config.AUTH_JWT_PRIVATE_KEYS
+        ? fromJwkList(config.AUTH_JWT_PRIVATE_KEYS)
+        : fromHasuraSecret(config.HASURA_GRAPHQL_JWT_SECRET ?? "")
+    ).then((list) => Promise.all(list.map(withPublicHalf)));
+    configured.set(config, keys);
+    keys.catch(() => configured.delete(config));
   }
   return keys;
 }
 
+export function getKeySet(config: Config, options: { unknownKid?: boolean } = {}): Promise<KeySet> {
+  const now = Date.now();
+  const cached = cache.get(config);
+  const age = cached ? now - cached.loadedAt : Number.POSITIVE_INFINITY;
+  if (cached && age < (options.unknownKid ? UNKNOWN_KID_RECHECK_MS : KEY_SET_TTL_MS)) return cached.keys;
+  const previous = cached?.keys;
+  const keys = loadKeySet(config).catch((error) => {
+    // D1 unreachable while refreshing: keep signing and verifying with the keys we had.
+    if (previous) return previous;
+    cache.delete(config);
+    throw error;
+  });
+  cache.set(config, { loadedAt: now, keys });
+  return keys;
+}
+
+/** After a rotation or a deletion in this isolate: the next use reads the key set again. */
+export function forgetKeySet(config: Config): void {
+  cache.delete(config);
+}
+
+/** Public keys of stored keys, imported once per kid (a kid's key never changes). */
+const importedPublic = new Map<string, Promise<CryptoKey>>();
+const importedSigning = new Map<string, Promise<CryptoKey>>();
+
+function publicKeyOf(row: StoredKeyRow): Promise<CryptoKey> {
+  let key = importedPublic.get(row.kid);
+  if (!key) {
+    key = importJWK({ ...JSON.parse(row.public_jwk), alg: JWT_ALG }, JWT_ALG) as Promise<CryptoKey>;
+    importedPublic.set(row.kid, key);
+  }
+  return key;
+}
+
+function signingKeyOf(config: Config, row: StoredKeyRow): Promise<CryptoKey> {
+  let key = importedSigning.get(row.kid);
+  if (!key) {
+    key = decrypt(config.AUTH_ENCRYPTION_KEY!, row.private_jwk_sealed).then(
+      (jwk) => importJWK({ ...JSON.parse(jwk), alg: JWT_ALG }, JWT_ALG) as Promise<CryptoKey>,
+    );
+    importedSigning.set(row.kid, key);
+  }
+  return key;
+}
+
+interface StoredKeyRow {
+  kid: string;
+  status: "signing" | "published";
+  created_at: number;
+  private_jwk_sealed: string;
+  public_jwk: string;
+}
+
+async function storedKeys(config: Config): Promise<StoredKeyRow[]> {
+  const db = keyStores.get(config);
+  if (!db) return [];
+  const { results } = await db
+    .prepare(
+      "SELECT kid, status, created_at, private_jwk_sealed, public_jwk FROM signing_keys ORDER BY created_at DESC",
+    )
+    .all<StoredKeyRow>();
+  return results;
+}
+
+/**
+ * The newest stored key with status `signing` signs; without one, the first configured key does. Every key, stored
+ * or configured, verifies and is published.
+ */
 async function loadKeySet(config: Config): Promise<KeySet> {
-  const privateKeys = config.AUTH_JWT_PRIVATE_KEYS
-    ? await fromJwkList(config.AUTH_JWT_PRIVATE_KEYS)
-    : await fromHasuraSecret(config.HASURA_GRAPHQL_JWT_SECRET ?? "");
+  const [fromConfig, stored] = await Promise.all([configuredKeys(config), storedKeys(config)]);
   const verifyKeys = new Map<string, CryptoKey>();
   const jwks: PublicJwk[] = [];
-  for (const { kid, key } of privateKeys) {
-    const { n, e } = await exportJWK(key);
-    const publicJwk = { alg: JWT_ALG, e: e!, kid, kty: "RSA", n: n!, use: "sig" };
-    verifyKeys.set(kid, (await importJWK(publicJwk, JWT_ALG)) as CryptoKey);
+  for (const row of stored) {
+    verifyKeys.set(row.kid, await publicKeyOf(row));
+    jwks.push({ ...(JSON.parse(row.public_jwk) as PublicJwk), alg: JWT_ALG, use: "sig", kid: row.kid });
+  }
+  for (const { kid, publicJwk, verifyKey } of fromConfig) {
+    verifyKeys.set(kid, verifyKey);
     jwks.push(publicJwk);
   }
-  const [first] = privateKeys;
+  const storedSigner = stored.find((row) => row.status === "signing");
+  if (storedSigner) {
+    return {
+      signingKid: storedSigner.kid,
+      signingKey: await signingKeyOf(config, storedSigner),
+      verifyKeys,
+      jwks,
+    };
+  }
+  const [first] = fromConfig;
   if (!first) throw new ConfigError("invalid configuration: AUTH_JWT_PRIVATE_KEYS holds no key");
   return { signingKid: first.kid, signingKey: first.key, verifyKeys, jwks };
+}
+
+/** The kids configured in `AUTH_JWT_PRIVATE_KEYS` / `HASURA_GRAPHQL_JWT_SECRET`: listed, never deleted by the API. */
+export async function configuredKids(config: Config): Promise<string[]> {
+  return (await configuredKeys(config)).map(({ kid }) => kid);
 }
 
 function parseJsonVariable(name: string, json: string): unknown {

@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
+import { auditRecorder } from "../audit/record";
 import type { Config } from "../config";
 import { createDb } from "../db/client";
 import { createMailer } from "../mail/create-mailer";
@@ -15,6 +16,8 @@ export function requestContext(config: Config) {
       : // Not `fetch` itself: called as `deps.outbound(…)` it would run with `deps` as `this`, which workerd refuses
         // ("Illegal invocation"). Tests bind OUTBOUND, so only `wrangler dev` and production take this branch.
         (input, init) => fetch(input, init);
+    const background = (work: Promise<unknown>) =>
+      c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
     c.set("requestId", requestId);
     c.set("config", config);
     c.set("auth", null);
@@ -26,7 +29,17 @@ export function requestContext(config: Config) {
       sms: createSmsSender(config, db, outbound),
       now: Date.now,
       outbound,
-      background: (work) => c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e))),
+      background,
+      audit: auditRecorder({
+        db,
+        now: Date.now,
+        background,
+        origin: {
+          ip: c.req.header("cf-connecting-ip") ?? null,
+          userAgent: c.req.header("user-agent") ?? null,
+        },
+      }),
+      path: c.req.path,
     });
     await next();
     c.header("X-Request-Id", requestId);

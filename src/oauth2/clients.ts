@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, or } from "drizzle-orm";
 import { base64url } from "jose";
+import { decodeCursor, type Page, toPage } from "../admin/paging";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
 import { AppError } from "../errors";
 import { sha256Hex } from "../lib/crypto";
@@ -135,24 +136,11 @@ export async function rotateClientSecret(deps: Deps, clientId: string): Promise<
   return { clientSecret };
 }
 
-/** Where a page of the list ends, opaque to the caller (contract §10): the last client's creation time and id. */
-function encodeCursor(row: OAuth2ClientRow): string {
-  return base64url.encode(JSON.stringify([row.createdAt, row.clientId]));
-}
-
-function decodeCursor(cursor: string): [number, string] {
-  try {
-    const [createdAt, clientId] = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as unknown[];
-    if (typeof createdAt === "number" && typeof clientId === "string") return [createdAt, clientId];
-  } catch {}
-  throw new AppError("invalid-request", "cursor: not a cursor this API gave out");
-}
-
 /** Clients in creation order, `limit` at a time (contract §10: `{items, nextCursor}`). */
 export async function listClients(
   deps: Deps,
   page: { limit: number; cursor?: string },
-): Promise<{ items: WireClient[]; nextCursor: string | null }> {
+): Promise<Page<WireClient>> {
   const after = page.cursor ? decodeCursor(page.cursor) : null;
   const rows = await deps.db
     .select()
@@ -168,10 +156,10 @@ export async function listClients(
     .orderBy(asc(oauth2Clients.createdAt), asc(oauth2Clients.clientId))
     .limit(page.limit + 1)
     .all();
-  const items = rows.slice(0, page.limit);
-  const last = items.at(-1);
-  return {
-    items: items.map((row) => toWireClient(row)),
-    nextCursor: rows.length > page.limit && last ? encodeCursor(last) : null,
-  };
+  return toPage(
+    rows,
+    page.limit,
+    (row) => [row.createdAt, row.clientId],
+    (row) => toWireClient(row),
+  );
 }

@@ -77,9 +77,14 @@ export async function consumeCode(deps: Deps, code: string, grantId: string): Pr
   const revoked = await db
     .delete(oauth2Grants)
     .where(inArray(oauth2Grants.id, db.select({ id: oauth2Codes.grantId }).from(oauth2Codes).where(used)))
-    .returning({ id: oauth2Grants.id })
+    .returning({ id: oauth2Grants.id, userId: oauth2Grants.userId, clientId: oauth2Grants.clientId })
     .get();
   if (revoked) {
+    deps.audit({
+      type: "oauth2.grant-revoked",
+      userId: revoked.userId,
+      detail: { grantId: revoked.id, clientId: revoked.clientId, reason: "code-replayed" },
+    });
     throw new OAuth2Error(
       "invalid_grant",
       "the code was used before; the tokens issued from it are revoked",

@@ -31,6 +31,7 @@ export async function rememberConsent(
     .where(where)
     .get();
   const union = [...new Set([...(current?.scopes ?? []), ...scopes])];
+  deps.audit({ type: "oauth2.consent", userId, detail: { clientId, scopes } });
   await deps.db
     .insert(oauth2Consents)
     .values({ userId, clientId, scopes: union, grantedAt: deps.now() })

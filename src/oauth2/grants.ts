@@ -193,6 +193,11 @@ export async function rotateRefreshToken(
     case "replayed":
     case "revoked":
       await revokeGrant(deps, grant.id);
+      deps.audit({
+        type: "oauth2.grant-revoked",
+        userId: user.id,
+        detail: { grantId: grant.id, clientId: client.clientId, reason: "refresh-token-replayed" },
+      });
       throw new OAuth2Error("invalid_grant", "the refresh token was used before; the grant is revoked");
   }
 }

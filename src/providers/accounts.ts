@@ -44,12 +44,15 @@ export async function linkIdentity(
   if (!user || user.disabled)
     throw new AppError("unauthorized", "the user to link to no longer exists or is disabled");
   const now = deps.now();
-  await deps.db
+  const inserted = await deps.db
     .insert(userProviders)
     .values({ id: randomUuid(), userId, provider, providerUserId, createdAt: now, updatedAt: now })
-    .onConflictDoNothing();
+    .onConflictDoNothing()
+    .returning({ id: userProviders.id })
+    .get();
   const owner = await userOfIdentity(deps, provider, providerUserId);
   if (owner?.id !== userId) throw new AppError("provider-account-already-linked");
+  if (inserted) deps.audit({ type: "provider.linked", userId, detail: { provider, providerUserId } });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Audit } from "../audit/events";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { Env } from "../env";
@@ -20,4 +21,8 @@ export interface Deps {
   outbound: typeof fetch;
   /** Work that may finish after the answer is sent (`ExecutionContext.waitUntil`). */
   background: (work: Promise<unknown>) => void;
+  /** Records a security event of this request (contract §10 audit), after the answer. */
+  audit: Audit;
+  /** The path of the request being served: how `createSession` names the sign-in method it records. */
+  path: string;
 }

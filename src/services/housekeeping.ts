@@ -2,6 +2,7 @@ import { and, eq, lte } from "drizzle-orm";
 import { getConfig } from "../config";
 import { createDb } from "../db/client";
 import {
+  auditEvents,
   authorizationCodes,
   devMailbox,
   devSms,
@@ -19,7 +20,8 @@ import {
 } from "../db/schema";
 import type { Env } from "../env";
 
-const DEV_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
+const DEV_RETENTION_MS = 7 * DAY_MS;
 /** An upload holds its ids for the length of one request; a day later a reservation is what a crash left. */
 const STALE_UPLOAD_MS = 24 * 3600 * 1000;
 
@@ -31,9 +33,10 @@ const CODE_RETENTION_MS = 20 * 60 * 1000;
 
 /** Daily cron: removes what has expired, so tables hold only live rows (docs/storage-schema.md). */
 export async function runHousekeeping(env: Env, now = Date.now()): Promise<void> {
-  getConfig(env);
+  const config = getConfig(env);
   const db = createDb(env.DB);
   await db.batch([
+    db.delete(auditEvents).where(lte(auditEvents.at, now - config.AUTH_AUDIT_RETENTION_DAYS * DAY_MS)),
     db.delete(refreshTokens).where(lte(refreshTokens.expiresAt, now)),
     db.delete(sessions).where(lte(sessions.expiresAt, now)),
     db.delete(tickets).where(lte(tickets.expiresAt, now)),

@@ -43,4 +43,5 @@ export async function changeUserPassword(
   const passwordHash = await hashPassword(input.newPassword);
   await deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, userId));
   await endOutstandingGrants(deps, userId, keepSessionId);
+  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: {} });
 }

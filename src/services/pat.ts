@@ -26,6 +26,11 @@ export async function createPersonalAccessToken(
     expiresAt: input.expiresAt.getTime(),
     metadata: input.metadata ?? {},
   });
+  deps.audit({
+    type: "pat.created",
+    userId,
+    detail: { patId: id, expiresAt: input.expiresAt.toISOString() },
+  });
   return { id, personalAccessToken };
 }
 

@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
+import { isSignUpPath, methodOf } from "../audit/events";
 import { hotQueries } from "../db/hot-queries";
 import { refreshTokens, sessions, type UserRow, users } from "../db/schema";
 import type { RotateOutcome } from "../durable/refresh-session";
@@ -89,6 +90,15 @@ export async function createSession(
     ]),
     familiesOf(deps, locator).start(sessionId, await sha256Hex(refreshToken), now, expiresAt),
   ]);
+  if (extraClaims?.["x-hasura-auth-elevated"]) {
+    deps.audit({ type: "elevation", userId: user.id, detail: { method: methodOf(deps.path) } });
+  } else if (!isSignUpPath(deps.path)) {
+    deps.audit({
+      type: "signin.success",
+      userId: user.id,
+      detail: { method: methodOf(deps.path) ?? "other", sessionId },
+    });
+  }
   return buildSession(deps, user, sessionId, refreshToken, now, extraClaims);
 }
 
@@ -134,8 +144,15 @@ export async function refreshSession(
     case "unknown":
       return refreshLegacySession(deps, refreshToken, graceMs);
     case "replayed":
-    case "revoked":
-      await db.delete(sessions).where(eq(sessions.id, result.family));
+    case "revoked": {
+      const ended = await db
+        .delete(sessions)
+        .where(eq(sessions.id, result.family))
+        .returning({ userId: sessions.userId })
+        .get();
+      if (result.outcome === "replayed") {
+        deps.audit({ type: "refresh.replay", userId: ended?.userId, detail: { sessionId: result.family } });
+      }
       throw new AppError(
         "invalid-refresh-token",
         undefined,
@@ -143,6 +160,7 @@ export async function refreshSession(
           ? `refresh token replayed; session ${result.family} revoked`
           : undefined,
       );
+    }
   }
   const found = await hotQueries(db).liveSessionUser.get({ sessionId: result.family, now });
   if (!found) throw new AppError("invalid-refresh-token");
@@ -230,6 +248,9 @@ async function refreshLegacySession(deps: Deps, refreshToken: string, graceMs: n
     case "replayed":
     case "revoked":
       await deps.db.delete(sessions).where(eq(sessions.id, sessionId));
+      if (result.outcome === "replayed") {
+        deps.audit({ type: "refresh.replay", userId: user.id, detail: { sessionId } });
+      }
       throw new AppError(
         "invalid-refresh-token",
         undefined,

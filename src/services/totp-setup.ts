@@ -56,6 +56,7 @@ export async function changeMfa(
       .update(users)
       .set({ activeMfaType: "totp", updatedAt: deps.now() })
       .where(eq(users.id, userId));
+    deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
     return;
   }
   // Deactivation works with AUTH_MFA_ENABLED switched off too: sign-in still asks an active TOTP (mfa-sign-in.ts), so
@@ -70,6 +71,7 @@ export async function changeMfa(
       .where(eq(users.id, userId)),
     deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
   ]);
+  deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp" } });
 }
 
 const RECOVERY_CODE_COUNT = 10;

@@ -1,3 +1,4 @@
+import { methodOf } from "../audit/events";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import { randomUuid } from "../lib/crypto";
@@ -27,7 +28,7 @@ export interface NewUser {
 export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | undefined> {
   const now = deps.now();
   const { options } = input;
-  return deps.db
+  const created = await deps.db
     .insert(users)
     .values({
       id: input.id ?? randomUuid(),
@@ -49,6 +50,14 @@ export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | 
     .onConflictDoNothing()
     .returning()
     .get();
+  if (created) {
+    deps.audit({
+      type: "signup",
+      userId: created.id,
+      detail: { method: methodOf(deps.path) ?? "other", anonymous: created.isAnonymous },
+    });
+  }
+  return created;
 }
 
 /** A passwordless request (magic link, email OTP): the address, and the sign-up options for a new user. */

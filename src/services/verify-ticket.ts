@@ -30,7 +30,10 @@ const confirmEmailChange: Effect = async (deps, user) => {
     if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
     throw error;
   }
-  if (updated) await endOutstandingGrants(deps, user.id);
+  if (updated) {
+    await endOutstandingGrants(deps, user.id);
+    deps.audit({ type: "email.change", userId: user.id, detail: { from: user.email, to: updated.email } });
+  }
   return updated;
 };
 
@@ -39,7 +42,10 @@ const EFFECTS: Record<TicketType, Effect> = {
   verifyEmail: (deps, user) => proveEmail(deps, user, "sign-up-verification"),
   passwordlessEmail: (deps, user) => proveEmail(deps, user, "inbox"),
   // The link signs the user in; the app then sets the new password with that session (POST /user/password).
-  passwordReset: (deps, user) => proveEmail(deps, user, "inbox"),
+  passwordReset: (deps, user) => {
+    deps.audit({ type: "password.reset", userId: user.id, detail: { step: "link-followed" } });
+    return proveEmail(deps, user, "inbox");
+  },
   emailConfirmChange: confirmEmailChange,
 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NO_VERIFICATION, service, signUp } from "../helpers";
+import { expectContractError, NO_VERIFICATION, service, signUp } from "../helpers";
 
 /**
  * Throws malformed and hostile input at every endpoint. Nothing may answer 5xx; every error is the contract's
@@ -40,20 +40,6 @@ const BODIES: [string, string][] = [
     JSON.stringify({ email: "not-an-email", password: "p", options: { metadata: "x", locale: 5 } }),
   ],
 ];
-
-async function expectContractError(response: Response, context: string) {
-  expect(response.status, context).toBeGreaterThanOrEqual(400);
-  expect(response.status, context).toBeLessThan(500);
-  expect(response.headers.get("content-type"), context).toMatch(/application\/json/);
-  expect(response.headers.get("cache-control"), context).toBe("no-store");
-  const body = (await response.json()) as Record<string, unknown>;
-  expect(body, context).toEqual({
-    status: response.status,
-    message: expect.any(String),
-    error: expect.any(String),
-  });
-  expect(body.message as string, context).not.toMatch(/\bat \S+:\d+|ZodError|stack/i);
-}
 
 describe("bad input never causes a 5xx", () => {
   for (const path of POST_ENDPOINTS) {

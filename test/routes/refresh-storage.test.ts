@@ -53,6 +53,11 @@ describe("D1 on the refresh hot path", () => {
     let session = await signUp(svc);
     const counts: Counts = { reads: 0, writes: 0 };
     const counted = service({ ...NO_VERIFICATION, DB: countingDb(counts) });
+    // The first request of an isolate also reads the signing keys (then at most every ten seconds, src/lib/keys.ts).
+    const warm = await counted.post("/token", { refreshToken: session.refreshToken });
+    session = (await warm.json()) as WireSession;
+    expect(counts).toEqual({ reads: 2, writes: 0 });
+    counts.reads = 0;
     for (let i = 0; i < 5; i++) {
       const response = await counted.post("/token", { refreshToken: session.refreshToken });
       expect(response.status).toBe(200);

@@ -138,5 +138,10 @@ export async function verifyAddSecurityKey(
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
   const credential = await verifyCreation(deps, input.credential, challenge);
   const key = await registerSecurityKey(deps.db, userId, credential, input.nickname, deps.now());
+  deps.audit({
+    type: "security-key.added",
+    userId,
+    detail: { keyId: key.id, nickname: key.nickname ?? null },
+  });
   return key.nickname ? { id: key.id, nickname: key.nickname } : { id: key.id };
 }

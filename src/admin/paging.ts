@@ -1,0 +1,42 @@
+import { base64url } from "jose";
+import { z } from "zod";
+import { AppError } from "../errors";
+
+/** Paging of every admin list (contract §10): `limit` 1–500, default 50, and the opaque `cursor`. */
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Where a page ends, opaque to the caller: the last row's ordering time and id. */
+export function encodeCursor(at: number, id: string): string {
+  return base64url.encode(JSON.stringify([at, id]));
+}
+
+export function decodeCursor(cursor: string): [number, string] {
+  try {
+    const [at, id] = JSON.parse(new TextDecoder().decode(base64url.decode(cursor))) as unknown[];
+    if (typeof at === "number" && typeof id === "string") return [at, id];
+  } catch {}
+  throw new AppError("invalid-request", "cursor: not a cursor this API gave out");
+}
+
+/** Cuts the `limit + 1` rows a query fetched into a page, with the cursor of its last row if more follow. */
+export function toPage<Row, T>(
+  rows: Row[],
+  limit: number,
+  position: (row: Row) => [number, string],
+  toItem: (row: Row) => T,
+): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return {
+    items: items.map(toItem),
+    nextCursor: rows.length > limit && last ? encodeCursor(...position(last)) : null,
+  };
+}

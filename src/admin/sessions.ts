@@ -1,0 +1,69 @@
+import { and, desc, eq, lt, or } from "drizzle-orm";
+import { sessions } from "../db/schema";
+import { AppError } from "../errors";
+import type { Deps } from "../services/deps";
+import { revokeSession } from "../services/sessions";
+import { decodeCursor, type Page, toPage } from "./paging";
+
+export interface AdminSession {
+  id: string;
+  createdAt: string;
+  lastUsedAt: string;
+  expiresAt: string;
+  userAgent: string | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A user's sessions, newest first. `lastUsedAt` is written at most once an hour per session (a refresh writes no D1
+ * row, docs/scaling.md), so it is accurate to the hour.
+ */
+export async function listSessions(
+  deps: Deps,
+  userId: string,
+  page: { limit: number; cursor?: string },
+): Promise<Page<AdminSession>> {
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  const rows = await deps.db
+    .select()
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.userId, userId),
+        after
+          ? or(
+              lt(sessions.createdAt, after[0]),
+              and(eq(sessions.createdAt, after[0]), lt(sessions.id, after[1])),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(desc(sessions.createdAt), desc(sessions.id))
+    .limit(page.limit + 1)
+    .all();
+  return toPage(
+    rows,
+    page.limit,
+    (row) => [row.createdAt, row.id],
+    (row) => ({
+      id: row.id,
+      createdAt: iso(row.createdAt),
+      lastUsedAt: iso(row.lastUsedAt),
+      expiresAt: iso(row.expiresAt),
+      userAgent: row.userAgent,
+    }),
+  );
+}
+
+/** `DELETE /admin/sessions/{id}`: the session ends at once (its next refresh fails); returns its user. */
+export async function revokeSessionById(deps: Deps, sessionId: string): Promise<string> {
+  const row = await deps.db
+    .select({ userId: sessions.userId })
+    .from(sessions)
+    .where(eq(sessions.id, sessionId))
+    .get();
+  if (!row) throw new AppError("not-found", "no session with this id");
+  await revokeSession(deps, sessionId);
+  return row.userId;
+}

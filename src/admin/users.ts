@@ -1,0 +1,184 @@
+import { and, type Column, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import { oauth2Grants, securityKeys, type UserRow, userProviders, users } from "../db/schema";
+import { AppError } from "../errors";
+import { hashPassword } from "../lib/password";
+import type { Deps } from "../services/deps";
+import { checkPasswordPolicy } from "../services/password-policy";
+import { revokeAllSessions } from "../services/sessions";
+import { resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
+import { insertUser } from "../services/user-factory";
+import { findUserById, toWireUser, type WireUser } from "../services/users";
+import { decodeCursor, type Page, toPage } from "./paging";
+
+/** A user as the admin API shows it in lists: the User resource plus what only an operator sees. */
+export interface AdminUser extends WireUser {
+  disabled: boolean;
+  lastSeen: string | null;
+}
+
+/** `GET /admin/users/{id}`: the list item plus the user's sign-in methods. */
+export interface AdminUserDetail extends AdminUser {
+  providers: { provider: string; providerUserId: string; createdAt: string }[];
+  securityKeys: { id: string; nickname: string | null; createdAt: string }[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toAdminUser(user: UserRow): AdminUser {
+  return {
+    ...toWireUser(user),
+    disabled: user.disabled,
+    lastSeen: user.lastSeen === null ? null : iso(user.lastSeen),
+  };
+}
+
+/** A substring match in which `%`, `_` and `\` of the term are literal (SQLite needs the ESCAPE clause for that). */
+function contains(column: Column, term: string): SQL {
+  const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+}
+
+/**
+ * Users newest first, `limit` at a time; `search` matches email, phone number and display name (substring, ASCII
+ * case-insensitive, as SQLite's LIKE is) and the id exactly.
+ */
+export async function listUsers(
+  deps: Deps,
+  query: { search?: string; limit: number; cursor?: string },
+): Promise<Page<AdminUser>> {
+  const conditions: (SQL | undefined)[] = [];
+  if (query.search) {
+    conditions.push(
+      or(
+        eq(users.id, query.search),
+        contains(users.email, query.search),
+        contains(users.phoneNumber, query.search),
+        contains(users.displayName, query.search),
+      ),
+    );
+  }
+  if (query.cursor) {
+    const [createdAt, id] = decodeCursor(query.cursor);
+    conditions.push(
+      or(lt(users.createdAt, createdAt), and(eq(users.createdAt, createdAt), lt(users.id, id))),
+    );
+  }
+  const rows = await deps.db
+    .select()
+    .from(users)
+    .where(and(...conditions))
+    .orderBy(desc(users.createdAt), desc(users.id))
+    .limit(query.limit + 1)
+    .all();
+  return toPage(rows, query.limit, (row) => [row.createdAt, row.id], toAdminUser);
+}
+
+export async function requireUser(deps: Deps, userId: string): Promise<UserRow> {
+  const user = await findUserById(deps.db, userId);
+  if (!user) throw new AppError("not-found", "no user with this id");
+  return user;
+}
+
+export async function getUserDetail(deps: Deps, userId: string): Promise<AdminUserDetail> {
+  const user = await requireUser(deps, userId);
+  const [providers, keys] = await deps.db.batch([
+    deps.db
+      .select()
+      .from(userProviders)
+      .where(eq(userProviders.userId, userId))
+      .orderBy(userProviders.createdAt),
+    deps.db
+      .select()
+      .from(securityKeys)
+      .where(eq(securityKeys.userId, userId))
+      .orderBy(securityKeys.createdAt),
+  ]);
+  return {
+    ...toAdminUser(user),
+    providers: providers.map((p) => ({
+      provider: p.provider,
+      providerUserId: p.providerUserId,
+      createdAt: iso(p.createdAt),
+    })),
+    securityKeys: keys.map((k) => ({ id: k.id, nickname: k.nickname, createdAt: iso(k.createdAt) })),
+  };
+}
+
+export interface CreateUserInput {
+  email: string;
+  password?: string;
+  options?: SignUpOptions;
+  emailVerified?: boolean;
+}
+
+/**
+ * `POST /admin/users` (imports, seeding): the sign-up checks that protect a deployment from its users (sign-up
+ * switches, allow and block lists) do not apply to its operator; the password policy and the role rules do.
+ */
+export async function createUser(deps: Deps, input: CreateUserInput): Promise<AdminUser> {
+  const email = input.email.toLowerCase();
+  if (input.password !== undefined) await checkPasswordPolicy(deps, input.password);
+  const options = resolveSignUpOptions(deps.config, input.options, email);
+  const user = await insertUser(deps, {
+    email,
+    passwordHash: input.password === undefined ? null : await hashPassword(input.password),
+    options,
+    emailVerified: input.emailVerified ?? false,
+  });
+  if (!user) throw new AppError("email-already-in-use");
+  return toAdminUser(user);
+}
+
+export interface UserPatch {
+  disabled?: boolean;
+  roles?: string[];
+  defaultRole?: string;
+  displayName?: string;
+  locale?: string;
+  metadata?: Record<string, unknown>;
+  emailVerified?: boolean;
+  phoneNumberVerified?: boolean;
+}
+
+/**
+ * `PATCH /admin/users/{id}`. Roles here are the operator's: any role names, as long as the default role is one of
+ * them. Disabling ends every session and OAuth2 grant at once (no token of theirs refreshes again; access tokens
+ * already out run to their expiry, 15 minutes by default, like after any revocation).
+ */
+export async function patchUser(deps: Deps, userId: string, patch: UserPatch): Promise<AdminUser> {
+  const user = await requireUser(deps, userId);
+  const roles = patch.roles ? [...new Set(patch.roles)] : user.roles;
+  const defaultRole = patch.defaultRole ?? user.defaultRole;
+  if (!roles.includes(defaultRole)) throw new AppError("default-role-must-be-in-allowed-roles");
+  if (patch.locale !== undefined && !deps.config.AUTH_LOCALE_ALLOWED_LOCALES.includes(patch.locale)) {
+    throw new AppError("locale-not-allowed");
+  }
+  const updated = await deps.db
+    .update(users)
+    .set({ ...patch, roles, defaultRole, updatedAt: deps.now() })
+    .where(eq(users.id, userId))
+    .returning()
+    .get();
+  if (!updated) throw new AppError("not-found", "no user with this id");
+  if (patch.disabled === true && !user.disabled) await endAccess(deps, userId);
+  return toAdminUser(updated);
+}
+
+/** Every session and every OAuth2 grant of the user ends. */
+async function endAccess(deps: Deps, userId: string): Promise<void> {
+  await deps.db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId));
+  await revokeAllSessions(deps, userId);
+}
+
+/**
+ * `DELETE /admin/users/{id}`: sessions first (the in-flight refresh of a session from before locators is refused by
+ * its object), then the row, which takes every dependent row with it (foreign keys cascade: sessions, refresh
+ * tokens, tickets, codes, PATs, MFA, security keys, providers, OAuth2 grants and consents). Files stay, with
+ * `uploadedByUserId` kept as it was.
+ */
+export async function deleteUser(deps: Deps, userId: string): Promise<UserRow> {
+  const user = await requireUser(deps, userId);
+  await endAccess(deps, userId);
+  await deps.db.delete(users).where(eq(users.id, userId));
+  return user;
+}

@@ -1,0 +1,38 @@
+import type { Db } from "../db/client";
+import { auditEvents } from "../db/schema";
+import { randomUuid } from "../lib/crypto";
+import type { Audit, AuditEvent } from "./events";
+
+export interface RequestOrigin {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** User agents are what the client says: kept, but bounded. */
+const MAX_USER_AGENT = 512;
+
+/**
+ * The audit recorder of one request: each event becomes a row of `audit_events`, inserted after the answer
+ * (`background`, so the flow it describes never waits for it or fails because of it), and one structured JSON log
+ * line, which the deployer's log pipeline (Workers Logs, Logpush, `wrangler tail`) sees even if D1 is unavailable.
+ */
+export function auditRecorder(deps: {
+  db: Db;
+  now: () => number;
+  background: (work: Promise<unknown>) => void;
+  origin: RequestOrigin;
+}): Audit {
+  return (event: AuditEvent) => {
+    const row = {
+      id: randomUuid(),
+      at: deps.now(),
+      type: event.type,
+      userId: event.userId ?? null,
+      ip: deps.origin.ip,
+      userAgent: deps.origin.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+      detail: event.detail ?? {},
+    };
+    console.log(JSON.stringify({ level: "info", what: "audit", ...row }));
+    deps.background(deps.db.insert(auditEvents).values(row).run());
+  };
+}

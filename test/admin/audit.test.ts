@@ -1,0 +1,120 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { WireAuditEvent } from "../../src/admin/audit";
+import { runHousekeeping } from "../../src/services/housekeeping";
+import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
+
+const svc = service(NO_VERIFICATION);
+const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+
+async function eventsOf(userId: string, query = ""): Promise<WireAuditEvent[]> {
+  const response = await svc.request("GET", `/admin/audit?userId=${userId}&limit=500${query}`, {
+    headers: ADMIN,
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { items: WireAuditEvent[] }).items;
+}
+
+const types = (events: WireAuditEvent[]) => events.map((event) => event.type).reverse();
+
+describe("audit log: the flows write their events", () => {
+  it("records sign-up, sign-in success and failure (with method, email, address and agent), newest first", async () => {
+    const email = uniqueEmail("audited");
+    const session = await signUp(svc, email);
+    const headers = { "cf-connecting-ip": "203.0.113.9", "user-agent": "audit-test/1.0" };
+    await svc.request("POST", "/signin/email-password", {
+      headers,
+      json: { email, password: "wrong password" },
+    });
+    await svc.request("POST", "/signin/email-password", { headers, json: { email, password: PASSWORD } });
+    const events = await eventsOf(session.user.id);
+    expect(types(events)).toEqual(["signup", "signin.success"]);
+    expect(events[0]!.detail).toMatchObject({ method: "email-password" });
+    expect(events[0]).toMatchObject({ ip: "203.0.113.9", userAgent: "audit-test/1.0" });
+
+    // A failure names no user (the credentials did not say who), but the email it tried.
+    const failures = (
+      (await (
+        await svc.request("GET", "/admin/audit?type=signin.failure&limit=500", { headers: ADMIN })
+      ).json()) as {
+        items: WireAuditEvent[];
+      }
+    ).items.filter((event) => event.detail.email === email);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({
+      ip: "203.0.113.9",
+      detail: { method: "email-password", error: "invalid-email-password" },
+    });
+  });
+
+  // Threat: a stolen refresh token used after its owner rotated; the operator must see it happened.
+  it("records a refresh replay that revoked the session", async () => {
+    const session = await signUp(svc);
+    expect((await svc.post("/token", { refreshToken: session.refreshToken })).status).toBe(200);
+    // Past the grace window (10 s by default): a replay.
+    const late = service({ ...NO_VERIFICATION, AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "0" });
+    expect((await late.post("/token", { refreshToken: session.refreshToken })).status).toBe(401);
+    const replay = (await eventsOf(session.user.id, "&type=refresh.replay"))[0];
+    expect(replay?.detail).toMatchObject({ sessionId: session.refreshTokenId });
+  });
+
+  it("records password change, PAT creation, MFA-free account changes and the admin's own actions", async () => {
+    const session = await signUp(svc);
+    expect(
+      (await svc.post("/user/password", { newPassword: "another good password" }, session.accessToken))
+        .status,
+    ).toBe(200);
+    const pat = await svc.post(
+      "/pat",
+      { expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      session.accessToken,
+    );
+    expect(pat.status).toBe(200);
+    const patch = await svc.request("PATCH", `/admin/users/${session.user.id}`, {
+      headers: ADMIN,
+      json: { displayName: "Audited" },
+    });
+    expect(patch.status).toBe(200);
+    expect(
+      (await svc.request("DELETE", `/admin/users/${session.user.id}/sessions`, { headers: ADMIN })).status,
+    ).toBe(204);
+    const events = await eventsOf(session.user.id);
+    expect(types(events)).toEqual([
+      "signup",
+      "password.change",
+      "pat.created",
+      "admin.user.update",
+      "admin.sessions.revoke-all",
+    ]);
+    expect(events[1]!.detail).toMatchObject({ fields: ["displayName"] });
+  });
+
+  it("filters by type, pages with a cursor, and the daily cron prunes events past the retention", async () => {
+    const session = await signUp(svc);
+    for (let i = 0; i < 3; i++) {
+      await svc.post("/signin/email-password", { email: session.user.email, password: PASSWORD });
+    }
+    const first = await svc.request(
+      "GET",
+      `/admin/audit?userId=${session.user.id}&type=signin.success&limit=2`,
+      {
+        headers: ADMIN,
+      },
+    );
+    const page1 = (await first.json()) as { items: WireAuditEvent[]; nextCursor: string };
+    expect(page1.items).toHaveLength(2);
+    const second = await svc.request(
+      "GET",
+      `/admin/audit?userId=${session.user.id}&type=signin.success&limit=2&cursor=${page1.nextCursor}`,
+      { headers: ADMIN },
+    );
+    const page2 = (await second.json()) as { items: WireAuditEvent[]; nextCursor: string | null };
+    expect(page2.items).toHaveLength(1);
+    expect(page2.nextCursor).toBeNull();
+    expect(new Set([...page1.items, ...page2.items].map((e) => e.id)).size).toBe(3);
+
+    // 91 days later (retention 90 by default) the cron removes them.
+    await runHousekeeping(env as never, Date.now() + 91 * 86_400_000);
+    expect(await eventsOf(session.user.id)).toEqual([]);
+  });
+});

@@ -1,0 +1,92 @@
+import { env } from "cloudflare:test";
+import { decodeProtectedHeader } from "jose";
+import { describe, expect, it } from "vitest";
+import type { AdminKey } from "../../src/admin/keys";
+import { expectError, NO_VERIFICATION, PASSWORD, service, signUp } from "../helpers";
+
+const svc = service(NO_VERIFICATION);
+const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+const admin = (method: string, path: string) => svc.request(method, `/admin${path}`, { headers: ADMIN });
+
+async function listKeys(): Promise<AdminKey[]> {
+  const response = await admin("GET", "/keys");
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { items: AdminKey[] }).items;
+}
+
+async function rotate(): Promise<AdminKey> {
+  const response = await admin("POST", "/keys/rotate");
+  expect(response.status).toBe(201);
+  return (await response.json()) as AdminKey;
+}
+
+const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+const jwksKids = async () =>
+  ((await (await svc.get("/.well-known/jwks.json")).json()) as { keys: { kid: string }[] }).keys.map(
+    (k) => k.kid,
+  );
+
+describe("admin API: signing keys", () => {
+  it("rotates without a restart: new tokens carry the new kid, old tokens still verify, the JWKS has both", async () => {
+    const before = await signUp(svc);
+    const [configured] = await listKeys();
+    expect(configured).toMatchObject({ status: "signing", source: "config", createdAt: null });
+    expect(kidOf(before.accessToken)).toBe(configured!.kid);
+
+    const rotated = await rotate();
+    expect(rotated).toMatchObject({ status: "signing", source: "admin", kty: "RSA", alg: "RS256" });
+    const after = await signUp(svc);
+    expect(kidOf(after.accessToken)).toBe(rotated.kid);
+    // A service instance that cached the key set before the rotation (another isolate) verifies the new kid too.
+    expect((await svc.get("/user", after.accessToken)).status).toBe(200);
+    expect((await service(NO_VERIFICATION).get("/user", after.accessToken)).status).toBe(200);
+    expect((await svc.get("/user", before.accessToken)).status).toBe(200);
+    expect(await jwksKids()).toEqual(expect.arrayContaining([configured!.kid, rotated.kid]));
+    const statuses = Object.fromEntries((await listKeys()).map((key) => [key.kid, key.status]));
+    expect(statuses).toMatchObject({ [configured!.kid]: "published", [rotated.kid]: "signing" });
+
+    // Stored encrypted: the private exponent is nowhere in the row.
+    const row = await env.DB.prepare("SELECT private_jwk_sealed AS sealed FROM signing_keys WHERE kid = ?")
+      .bind(rotated.kid)
+      .first<{ sealed: string }>();
+    expect(row!.sealed).not.toContain('"d"');
+    expect(row!.sealed).toMatch(/^[0-9a-z.]+$/);
+  });
+
+  // Threat: a leaked signing key; after rotating and deleting it, nothing it signed may be accepted.
+  it("deletes a retired key: its tokens stop verifying; the signing key, configured keys and unknown kids are refused", async () => {
+    const first = await rotate();
+    const signedByFirst = await signUp(svc);
+    expect(kidOf(signedByFirst.accessToken)).toBe(first.kid);
+    await expectError(await admin("DELETE", `/keys/${first.kid}`), 400, "invalid-request");
+    const second = await rotate();
+    expect((await admin("DELETE", `/keys/${first.kid}`)).status).toBe(204);
+    await expectError(await svc.get("/user", signedByFirst.accessToken), 401, "unauthorized");
+    expect(await jwksKids()).not.toContain(first.kid);
+    // The user signs in again and gets a token of the current key.
+    const again = await svc.post("/signin/email-password", {
+      email: signedByFirst.user.email,
+      password: PASSWORD,
+    });
+    const { session } = (await again.json()) as { session: { accessToken: string } };
+    expect(kidOf(session.accessToken)).toBe(second.kid);
+
+    const configured = (await listKeys()).find((key) => key.source === "config")!;
+    await expectError(await admin("DELETE", `/keys/${configured.kid}`), 400, "invalid-request");
+    await expectError(await admin("DELETE", "/keys/no-such-kid"), 404, "not-found");
+    const events = (
+      (await (
+        await svc.request("GET", "/admin/audit?type=admin.keys.rotate", { headers: ADMIN })
+      ).json()) as {
+        items: { detail: { kid: string } }[];
+      }
+    ).items.map((event) => event.detail.kid);
+    expect(events).toEqual(expect.arrayContaining([first.kid, second.kid]));
+  });
+
+  it("asks the admin secret", async () => {
+    await expectError(await svc.get("/admin/keys"), 401, "unauthorized");
+    await expectError(await svc.request("POST", "/admin/keys/rotate"), 401, "unauthorized");
+    await expectError(await svc.request("DELETE", "/admin/keys/x"), 401, "unauthorized");
+  });
+});

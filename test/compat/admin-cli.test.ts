@@ -1,0 +1,69 @@
+// `npm run admin` (scripts/admin.mjs) against `wrangler dev`, as an operator runs it: create a user, find it, disable
+// it, rotate the keys and read the audit trail, with the secret from ADMIN_SECRET and the server from --server.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { describe, expect, inject, it } from "vitest";
+import { authUrl } from "./client";
+
+const run = promisify(execFile);
+
+async function admin(...args: string[]): Promise<unknown> {
+  const { stdout } = await run(process.execPath, ["scripts/admin.mjs", ...args, "--server", authUrl], {
+    env: { ...process.env, ADMIN_SECRET: inject("adminSecret") },
+  });
+  const json = stdout.slice(0, stdout.lastIndexOf("}") + 1);
+  return json ? JSON.parse(json) : stdout;
+}
+
+describe("npm run admin", () => {
+  it("creates a user who can then sign in, lists, disables, rotates keys and reads the audit log", async () => {
+    const email = `cli-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const created = (await admin(
+      "create-user",
+      "--email",
+      email,
+      "--password",
+      "correct horse battery",
+      "--display-name",
+      "From CLI",
+      "--verified",
+    )) as { id: string; email: string; displayName: string };
+    expect(created).toMatchObject({ email, displayName: "From CLI" });
+
+    const signIn = await fetch(`${authUrl}/signin/email-password`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: "correct horse battery" }),
+    });
+    expect(signIn.status).toBe(200);
+
+    const listed = (await admin("list-users", "--search", email)) as { items: { id: string }[] };
+    expect(listed.items.map((user) => user.id)).toEqual([created.id]);
+    const disabled = (await admin("disable-user", created.id)) as { disabled: boolean };
+    expect(disabled.disabled).toBe(true);
+
+    const rotated = (await admin("rotate-keys")) as { kid: string; status: string };
+    expect(rotated.status).toBe("signing");
+    const jwks = (await (await fetch(`${authUrl}/.well-known/jwks.json`)).json()) as {
+      keys: { kid: string }[];
+    };
+    expect(jwks.keys.map((key) => key.kid)).toContain(rotated.kid);
+
+    const audit = (await admin("audit", "--user", created.id)) as { items: { type: string }[] };
+    expect(audit.items.map((event) => event.type).reverse()).toEqual([
+      "signup",
+      "admin.user.create",
+      "signin.success",
+      "admin.user.disable",
+    ]);
+  });
+
+  it("says what is wrong instead of a stack trace", async () => {
+    await expect(admin("create-user")).rejects.toMatchObject({
+      stderr: expect.stringContaining("needs --email"),
+    });
+    await expect(admin("get-user", crypto.randomUUID())).rejects.toMatchObject({
+      stderr: expect.stringContaining("404"),
+    });
+  });
+});
