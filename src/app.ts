@@ -16,6 +16,7 @@ import { providerRoutes } from "./providers/routes";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
 import { devMailboxRoutes, devSmsRoutes } from "./routes/dev";
+import { devInboxRoutes } from "./routes/dev-inbox";
 import { mfaRoutes } from "./routes/mfa";
 import { passwordlessRoutes } from "./routes/passwordless";
 import { patRoutes } from "./routes/pat";
@@ -51,11 +52,16 @@ function toAppError(error: unknown): AppError {
     // Hono's own 4xx (malformed JSON from the validator).
     return new AppError("invalid-request", error.message || "malformed request");
   }
-  return new AppError(
-    "internal-server-error",
-    undefined,
-    error instanceof Error ? error.message : String(error),
-  );
+  const reason = error instanceof Error ? error.message : String(error);
+  // Locally this means plain `wrangler dev` on a fresh checkout: say what to run instead of a bare 500.
+  if (/no such table/i.test(reason)) {
+    return new AppError(
+      "internal-server-error",
+      "the database has no tables: apply the migrations (`npm start` does, or `npx wrangler d1 migrations apply DB --local`)",
+      reason,
+    );
+  }
+  return new AppError("internal-server-error", undefined, reason);
 }
 
 /**
@@ -113,7 +119,7 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", providerRoutes)
     .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
     .route("/admin", adminApp);
-  if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes);
+  if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes).route("/", devInboxRoutes);
   if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
   return auth;
 }

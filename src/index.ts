@@ -15,6 +15,14 @@ export { WebauthnChallenge } from "./durable/webauthn-challenge";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 
+function isDevelopmentServer(env: Env): boolean {
+  try {
+    return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(String(env.AUTH_SERVER_URL)).hostname);
+  } catch {
+    return false;
+  }
+}
+
 function appFor(config: Config, env: Env): Hono<AppEnv> {
   let app = apps.get(config);
   if (!app) {
@@ -33,10 +41,15 @@ export default {
       config = getConfig(env);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      // The deployer reads the reason in the log; the client gets the standard body without internals.
+      // The deployer reads the reason in the log.
       console.error(JSON.stringify({ level: "error", what: "config", detail: error.message }));
+      // The client gets the standard body. A development server (its URL on loopback: plain `wrangler dev` on a fresh
+      // checkout, usually) also says what is wrong and what to run; a deployment says nothing of its configuration.
+      const message = isDevelopmentServer(env)
+        ? `the service is not configured (${error.message}). Running it locally? Start it with \`npm start\`, which generates the development secrets into .dev.vars and applies the migrations`
+        : "internal server error";
       return Response.json(
-        { status: 500, message: "internal server error", error: "internal-server-error" },
+        { status: 500, message, error: "internal-server-error" },
         { status: 500, headers: { "Cache-Control": "no-store" } },
       );
     }

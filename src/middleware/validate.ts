@@ -1,4 +1,5 @@
 import { zValidator } from "@hono/zod-validator";
+import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
 import type { AppEnv } from "../app-env";
@@ -30,6 +31,31 @@ function failWith<T extends ZodType>(schema: T, target: "json" | "query") {
   });
 }
 
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json(\s*;|$)/i;
+
+/**
+ * A body sent without a JSON Content-Type (curl's `-d` sends a form type, `fetch` with a string body `text/plain`)
+ * would otherwise be read as no body at all and answered with a confusing "email: required". An empty body stays
+ * `{}` whatever its type (emptyBodyAsJson).
+ */
+async function assertJsonBody(c: Context<AppEnv>): Promise<void> {
+  const type = c.req.header("content-type") ?? "";
+  if (JSON_TYPE.test(type)) return;
+  const text = (await c.req.text()).trim();
+  if (text !== "" && text !== "{}") {
+    throw new AppError(
+      "invalid-request",
+      `expected a JSON body (Content-Type: application/json), got ${type ? `"${type.slice(0, 80)}"` : "no Content-Type"}`,
+    );
+  }
+}
+
 /** Validates the JSON body; a failure is 400 `invalid-request` naming the field (contract §1). */
-export const jsonBody = <T extends ZodType>(schema: T) => failWith(schema, "json");
+export const jsonBody = <T extends ZodType>(schema: T) => {
+  const validate = failWith(schema, "json");
+  return (async (c: Context<AppEnv>, next: Next) => {
+    await assertJsonBody(c);
+    return validate(c as never, next);
+  }) as unknown as typeof validate;
+};
 export const queryParams = <T extends ZodType>(schema: T) => failWith(schema, "query");

@@ -53,7 +53,10 @@ describe("HTTP conventions", () => {
   });
 
   it("a bad configuration answers 500 in the standard shape without internals", async () => {
-    const broken = service({ AUTH_PASSWORD_MIN_LENGTH: "nine" });
+    const broken = service({
+      AUTH_PASSWORD_MIN_LENGTH: "nine",
+      AUTH_SERVER_URL: "https://auth.example.com/auth/v1",
+    });
     const response = await broken.get("/healthz");
     expect(response.status).toBe(500);
     const body = await response.text();

@@ -38,3 +38,32 @@ describe("system endpoints", () => {
     expect(await response.json()).toMatchObject({ status: 404, error: "route-not-found" });
   });
 });
+
+// A new user runs plain `wrangler dev` on a fresh checkout: no secrets, no tables. Each answer says what to run.
+describe("a service that was not set up says what to run", () => {
+  it("without secrets: 500 naming the missing variable and `npm start` (on a loopback server only)", async () => {
+    const bare = service({ AUTH_JWT_PRIVATE_KEYS: undefined, HASURA_GRAPHQL_JWT_SECRET: undefined });
+    const response = await bare.get("/healthz");
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("internal-server-error");
+    expect(body.message).toContain("AUTH_JWT_PRIVATE_KEYS");
+    expect(body.message).toContain("npm start");
+  });
+
+  it("without migrations: 500 saying to apply them", async () => {
+    const noTables = {
+      prepare: () => {
+        throw new Error("D1_ERROR: no such table: users: SQLITE_ERROR");
+      },
+      batch: () => Promise.reject(new Error("D1_ERROR: no such table: sessions: SQLITE_ERROR")),
+    };
+    const unmigrated = service({ DB: noTables });
+    const response = await unmigrated.post("/signin/email-password", {
+      email: "a@example.com",
+      password: "x",
+    });
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as { message: string }).message).toContain("migrations");
+  });
+});

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AppEnv } from "../../app-env";
 import type { OAuth2ClientRow } from "../../db/schema";
+import { setPageHeaders } from "../../lib/page-headers";
 import { LOGIN_PAGE_PATH } from "../../lib/redirect";
 import { findOAuth2Client } from "../client-auth";
 import { OAuth2Error } from "../errors";
@@ -56,18 +57,12 @@ export function render(
   body: Body,
   options: { redirectUri?: string; script?: string } = {},
 ) {
-  const nonce = crypto.randomUUID().replace(/-/g, "");
-  const formAction = ["'self'", ...(options.redirectUri ? [formTarget(options.redirectUri)] : [])].join(" ");
-  const scripting = options.script ? `; script-src 'nonce-${nonce}'; connect-src 'self'` : "";
-  c.header(
-    "Content-Security-Policy",
-    `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripting}`,
-  );
-  c.header("X-Frame-Options", "DENY");
-  // Not `no-referrer`: with it browsers send `Origin: null` on the page's own form posts, which the CSRF check needs.
-  // `same-origin` keeps the request id in the URL from reaching any other site.
-  c.header("Referrer-Policy", "same-origin");
-  c.header("X-Content-Type-Options", "nosniff");
+  // The request id in the URL must not reach any other site: `same-origin` referrers (setPageHeaders).
+  const nonce = setPageHeaders(c, {
+    formAction: options.redirectUri ? [formTarget(options.redirectUri)] : [],
+    script: Boolean(options.script),
+    connect: Boolean(options.script),
+  });
   return c.html(page({ nonce, title, body, script: options.script }), status);
 }
 
