@@ -12,6 +12,9 @@ import { floodGuard } from "./middleware/flood-guard";
 import { emptyBodyAsJson } from "./middleware/validate";
 import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
 import { oauth2Routes } from "./oauth2/routes";
+import { authDocument } from "./openapi/auth-document";
+import { documentationRoutes } from "./openapi/routes";
+import { storageDocument } from "./openapi/storage-document";
 import { providerRoutes } from "./providers/routes";
 import { accountRoutes } from "./routes/account";
 import { anonymousRoutes } from "./routes/anonymous";
@@ -121,6 +124,10 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/admin", adminApp);
   if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes).route("/", devInboxRoutes);
   if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
+  auth.route(
+    "/",
+    documentationRoutes(() => authDocument(auth, config)),
+  );
   return auth;
 }
 
@@ -148,7 +155,12 @@ export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestContext(config));
   app.route(config.AUTH_API_PREFIX, createAuthApp(config));
-  app.route(config.STORAGE_API_PREFIX, createStorageApp(corsOrigins(config)));
+  const storage = createStorageApp(corsOrigins(config));
+  storage.route(
+    "/",
+    documentationRoutes(() => storageDocument(storage, config)),
+  );
+  app.route(config.STORAGE_API_PREFIX, storage);
   app.notFound((c) => {
     const error = new AppError(
       "route-not-found",

@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
 import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
+import { documented } from "../openapi/metadata";
 
 /**
  * The SDK POSTs without a body on several calls, sometimes with a JSON Content-Type (client.md §9): an empty body
@@ -53,9 +54,11 @@ async function assertJsonBody(c: Context<AppEnv>): Promise<void> {
 /** Validates the JSON body; a failure is 400 `invalid-request` naming the field (contract §1). */
 export const jsonBody = <T extends ZodType>(schema: T) => {
   const validate = failWith(schema, "json");
-  return (async (c: Context<AppEnv>, next: Next) => {
+  const guarded = (async (c: Context<AppEnv>, next: Next) => {
     await assertJsonBody(c);
     return validate(c as never, next);
   }) as unknown as typeof validate;
+  return documented(guarded, { target: "json", schema });
 };
-export const queryParams = <T extends ZodType>(schema: T) => failWith(schema, "query");
+export const queryParams = <T extends ZodType>(schema: T) =>
+  documented(failWith(schema, "query"), { target: "query", schema });

@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
 import type { AppEnv } from "../app-env";
 import { buckets } from "../db/schema";
+import { documented } from "../openapi/metadata";
 import { identifyCaller } from "./access";
 import {
   createBucket,
@@ -25,12 +26,15 @@ const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
 
 /** A JSON body validated by `schema`; bad input is a 400 in the storage error shape. */
 const jsonBody = <T extends ZodType>(schema: T) =>
-  zValidator("json", schema, (result) => {
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      throw badRequest(issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "invalid body");
-    }
-  });
+  documented(
+    zValidator("json", schema, (result) => {
+      if (!result.success) {
+        const issue = result.error.issues[0];
+        throw badRequest(issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "invalid body");
+      }
+    }),
+    { target: "json", schema },
+  );
 
 /** Bucket administration (improvement) and the maintenance endpoints. */
 export const adminRoutes = new Hono<AppEnv>()

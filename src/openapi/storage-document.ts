@@ -1,0 +1,34 @@
+import type { Hono } from "hono";
+import pkg from "../../package.json";
+import type { AppEnv } from "../app-env";
+import type { Config } from "../config";
+import { buildDocument, type OpenApiDocument } from "./document";
+
+export function storageDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument {
+  return buildDocument(app as never, {
+    title: "Storage API",
+    version: pkg.version,
+    description:
+      "Wire-compatible with Nhost Storage (../shared/contract/storage.md): files in R2, downloads with conditions, " +
+      "ranges and image transformation, presigned URLs, buckets.",
+    serverUrl: `${config.STORAGE_SERVER_URL}${config.STORAGE_API_PREFIX}`,
+    errorResponse: {
+      description: "An error (storage contract §3.1): the message also comes as the X-Error header.",
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["error"],
+            properties: {
+              error: {
+                type: "object",
+                required: ["message"],
+                properties: { message: { type: "string" }, data: {} },
+              },
+            },
+          },
+        },
+      },
+    },
+  });
+}
