@@ -2,17 +2,26 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { oauth2ClientAdminRoutes } from "../oauth2/admin-routes";
 import { auditAdminRoutes } from "./audit-routes";
-import { requireAdminSecret } from "./guard";
+import { consoleRoutes } from "./console/routes";
+import { requireAdminSecret, requireConfiguredSecret } from "./guard";
 import { keyAdminRoutes } from "./key-routes";
 import { userAdminRoutes } from "./user-routes";
 
-/**
- * The admin API (contract §10), mounted at `{AUTH_API_PREFIX}/admin`: users and their sessions, signing keys, OAuth2
- * clients, the audit log.
- */
-export const adminApp = new Hono<AppEnv>()
+/** The admin API (contract §10): users and their sessions, signing keys, OAuth2 clients, the audit log. */
+const adminApi = new Hono<AppEnv>()
   .use(requireAdminSecret)
   .route("/", userAdminRoutes)
   .route("/", keyAdminRoutes)
   .route("/", oauth2ClientAdminRoutes)
   .route("/", auditAdminRoutes);
+
+/**
+ * Mounted at `{AUTH_API_PREFIX}/admin`: the console's pages first (`/admin/console`, signed in with the admin secret
+ * through a cookie, src/admin/console/session.ts), then the API (the secret in a header on every request). Without
+ * `AUTH_ADMIN_SECRET` both answer 404.
+ */
+export const adminApp = new Hono<AppEnv>()
+  .use("/console/*", requireConfiguredSecret)
+  .use("/console", requireConfiguredSecret)
+  .route("/console", consoleRoutes)
+  .route("/", adminApi);

@@ -19,3 +19,11 @@ export const requireAdminSecret = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
+
+/** The console exists only where the admin API does: without `AUTH_ADMIN_SECRET` its pages are 404 too. */
+export const requireConfiguredSecret = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.var.config.AUTH_ADMIN_SECRET) {
+    throw new AppError("route-not-found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+  }
+  await next();
+});

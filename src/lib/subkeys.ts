@@ -5,7 +5,12 @@ import { fromHex } from "./crypto";
  * used by two algorithms (AES-GCM and HMAC) or for two purposes: NIST SP 800-108 / SP 800-57 §5.2, "a key shall be
  * used for only one purpose". The purpose is HKDF's `info`.
  */
-export type HmacPurpose = "one-time-codes" | "recovery-codes" | "webauthn-decoys" | "oauth2-browser-session";
+export type HmacPurpose =
+  | "one-time-codes"
+  | "recovery-codes"
+  | "webauthn-decoys"
+  | "oauth2-browser-session"
+  | "admin-console";
 
 const derived = new Map<string, Promise<CryptoKey>>();
 

@@ -1,0 +1,220 @@
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+import type { WireClient } from "../../oauth2/clients";
+import type { WireAuditEvent } from "../audit";
+import type { AdminKey } from "../keys";
+import type { AdminSession } from "../sessions";
+import type { AdminUser, AdminUserDetail } from "../users";
+
+type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+const STYLE = `
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --line: #8884; --accent: #2457d6; }
+  body { margin: 0; }
+  header { display: flex; gap: 1.2rem; align-items: center; padding: .8rem 1.5rem; border-bottom: 1px solid var(--line); }
+  header strong { margin-right: 1rem; }
+  header a { text-decoration: none; color: inherit; padding: .25rem .1rem; }
+  header a.here { border-bottom: 2px solid var(--accent); }
+  header form { margin-left: auto; }
+  main { max-width: 72rem; margin: 0 auto; padding: 1.2rem 1.5rem 4rem; }
+  h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+  table { width: 100%; border-collapse: collapse; font-size: .95rem; }
+  th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+  th { font-weight: 600; color: GrayText; }
+  input[type=search], input[type=password] { padding: .5rem; font-size: 1rem; border: 1px solid #8888; border-radius: 6px; }
+  input[type=search] { width: min(28rem, 70vw); }
+  button { font-size: .95rem; padding: .45rem .9rem; border-radius: 6px; border: 1px solid #8888; cursor: pointer; background: Canvas; color: CanvasText; }
+  button.primary { background: var(--accent); border-color: var(--accent); color: white; }
+  button.danger { border-color: #cf222e; color: #cf222e; }
+  .actions { display: flex; gap: .6rem; flex-wrap: wrap; margin: 1rem 0; }
+  .actions form { display: inline; }
+  .badge { display: inline-block; padding: .05rem .5rem; border-radius: 999px; font-size: .8rem; border: 1px solid var(--line); }
+  .badge.off { color: #cf222e; border-color: #cf222e; }
+  .badge.on { color: #1a7f37; border-color: #1a7f37; }
+  .notice { padding: .6rem .8rem; border-radius: 6px; background: #1a7f3722; margin: 1rem 0; }
+  .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: #b02020; margin: 1rem 0; }
+  .muted { color: GrayText; } code { font-size: .85rem; }
+  main > form { margin-bottom: 1rem; }
+  dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.2rem; }
+  dt { color: GrayText; }
+  .login { max-width: 24rem; margin: 12vh auto; padding: 2rem; border: 1px solid var(--line); border-radius: 12px; }
+  .login input { width: 100%; box-sizing: border-box; margin: .4rem 0 1rem; }
+`;
+
+const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "–");
+
+export function layout(nonce: string, title: string, body: Body) {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin"><title>${title} · Admin console</title>
+<style nonce="${nonce}">${STYLE}</style></head><body>${body}</body></html>`;
+}
+
+export interface Chrome {
+  base: string;
+  csrf: string;
+  here: "users" | "clients" | "keys" | "audit";
+  notice?: string;
+}
+
+/** A form that posts one action, with the session's CSRF token. */
+function action(chrome: Chrome, path: string, label: string, style = "", extra: Body | string = "") {
+  return html`<form method="post" action="${chrome.base}${path}"><input type="hidden" name="csrf" value="${chrome.csrf}">${extra}<button type="submit" class="${style}">${label}</button></form>`;
+}
+
+export function frame(chrome: Chrome, body: Body) {
+  const link = (target: Chrome["here"], label: string) =>
+    html`<a href="${chrome.base}${target === "users" ? "" : `/${target}`}" class="${chrome.here === target ? "here" : ""}">${label}</a>`;
+  return html`<header><strong>Admin console</strong>${link("users", "Users")}${link("clients", "OAuth2 clients")}${link(
+    "keys",
+    "Signing keys",
+  )}${link("audit", "Audit log")}${action(chrome, "/logout", "Sign out")}</header>
+<main>${chrome.notice ? html`<p class="notice" role="status">${chrome.notice}</p>` : ""}${body}</main>`;
+}
+
+export function loginPage(base: string, error?: string) {
+  return html`<div class="login"><h1>Admin console</h1>
+<p class="muted">Sign in with the deployment's admin secret (<code>AUTH_ADMIN_SECRET</code>; locally
+<code>npm run admin -- secret</code>).</p>
+${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+<form method="post" action="${base}/login"><label for="secret">Admin secret</label>
+<input id="secret" name="secret" type="password" autocomplete="current-password" required autofocus>
+<button class="primary" type="submit">Sign in</button></form></div>`;
+}
+
+export function usersPage(chrome: Chrome, users: AdminUser[], search: string, nextCursor: string | null) {
+  const next = nextCursor
+    ? html`<p><a href="?${new URLSearchParams({ ...(search ? { search } : {}), cursor: nextCursor }).toString()}">Next page →</a></p>`
+    : "";
+  return frame(
+    chrome,
+    html`<h1>Users</h1>
+<form method="get" action="${chrome.base}"><input type="search" name="search" value="${search}" placeholder="Email, phone, name or id" aria-label="Search users"> <button type="submit">Search</button></form>
+${
+  users.length === 0
+    ? html`<p class="muted">No user${search ? " matches" : " yet"}.</p>`
+    : html`<table><thead><tr><th>Email / phone</th><th>Name</th><th>Created</th><th>Last seen</th><th>Status</th></tr></thead><tbody>
+${users.map(
+  (
+    user,
+  ) => html`<tr><td><a href="${chrome.base}/users/${user.id}">${user.email ?? user.phoneNumber ?? user.id}</a></td>
+<td>${user.displayName}</td><td>${when(user.createdAt)}</td><td>${when(user.lastSeen)}</td>
+<td>${user.disabled ? html`<span class="badge off">disabled</span>` : html`<span class="badge on">active</span>`}${
+    user.isAnonymous ? html` <span class="badge">anonymous</span>` : ""
+  }${user.emailVerified ? "" : html` <span class="badge">unverified</span>`}</td></tr>`,
+)}</tbody></table>`
+}
+${next}`,
+  );
+}
+
+export function userPage(
+  chrome: Chrome,
+  user: AdminUserDetail,
+  sessions: AdminSession[],
+  events: WireAuditEvent[],
+) {
+  const path = `/users/${user.id}`;
+  return frame(
+    chrome,
+    html`<p><a href="${chrome.base}">← Users</a></p>
+<h1>${user.email ?? user.phoneNumber ?? user.id} ${
+      user.disabled
+        ? html`<span class="badge off">disabled</span>`
+        : html`<span class="badge on">active</span>`
+    }</h1>
+<dl><dt>Id</dt><dd><code>${user.id}</code></dd><dt>Name</dt><dd>${user.displayName}</dd>
+<dt>Roles</dt><dd>${user.roles.join(", ")} (default ${user.defaultRole})</dd>
+<dt>Email verified</dt><dd>${user.emailVerified ? "yes" : "no"}</dd><dt>MFA</dt><dd>${user.activeMfaType ?? "off"}</dd>
+<dt>Created</dt><dd>${when(user.createdAt)}</dd><dt>Last seen</dt><dd>${when(user.lastSeen)}</dd></dl>
+<div class="actions">${
+      user.disabled
+        ? action(chrome, `${path}/enable`, "Enable")
+        : action(chrome, `${path}/disable`, "Disable (ends every session and grant)", "danger")
+    }${action(chrome, `${path}/sessions/revoke`, "Revoke all sessions")}${action(
+      chrome,
+      `${path}/delete`,
+      "Delete user",
+      "danger",
+      html`<label><input type="checkbox" name="confirm" value="yes" required> I mean it </label>`,
+    )}</div>
+<h2>Sessions (${sessions.length})</h2>
+${
+  sessions.length === 0
+    ? html`<p class="muted">No session.</p>`
+    : html`<table><thead><tr><th>Started</th><th>Last used</th><th>Expires</th><th>Device</th><th></th></tr></thead><tbody>${sessions.map(
+        (s) =>
+          html`<tr><td>${when(s.createdAt)}</td><td>${when(s.lastUsedAt)}</td><td>${when(s.expiresAt)}</td><td>${s.userAgent ?? "–"}</td><td>${action(
+            chrome,
+            `${path}/sessions/${s.id}/revoke`,
+            "Revoke",
+          )}</td></tr>`,
+      )}</tbody></table>`
+}
+<h2>Security keys</h2>${
+      user.securityKeys.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<ul>${user.securityKeys.map((k) => html`<li>${k.nickname ?? k.id} <span class="muted">added ${when(k.createdAt)}</span></li>`)}</ul>`
+    }
+<h2>Identity providers</h2>${
+      user.providers.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<ul>${user.providers.map((p) => html`<li>${p.provider} <code>${p.providerUserId}</code></li>`)}</ul>`
+    }
+<h2>Recent security events</h2>${eventsTable(events)}`,
+  );
+}
+
+function eventsTable(events: WireAuditEvent[]) {
+  return events.length === 0
+    ? html`<p class="muted">No event.</p>`
+    : html`<table><thead><tr><th>When</th><th>Event</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
+        (e) =>
+          html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td>${e.userId ? html`<code>${e.userId.slice(0, 8)}</code>` : "–"}</td><td>${e.ip ?? "–"}</td><td><code>${JSON.stringify(e.detail)}</code></td></tr>`,
+      )}</tbody></table>`;
+}
+
+export function auditPage(chrome: Chrome, events: WireAuditEvent[], type: string, nextCursor: string | null) {
+  const next = nextCursor
+    ? html`<p><a href="?${new URLSearchParams({ ...(type ? { type } : {}), cursor: nextCursor }).toString()}">Older →</a></p>`
+    : "";
+  return frame(
+    chrome,
+    html`<h1>Audit log</h1><form method="get"><input type="search" name="type" value="${type}" placeholder="Event type, e.g. signin.failure" aria-label="Event type"> <button type="submit">Filter</button></form>
+${eventsTable(events)}${next}`,
+  );
+}
+
+export function clientsPage(chrome: Chrome, clients: WireClient[]) {
+  return frame(
+    chrome,
+    html`<h1>OAuth2 clients</h1>
+<p class="muted">Create one with <code>npm run admin -- create-client --name … --redirect-uri …</code> (its secret is shown once).</p>
+${
+  clients.length === 0
+    ? html`<p class="muted">No client yet.</p>`
+    : html`<table><thead><tr><th>Name</th><th>Client id</th><th>Redirect URIs</th><th>Scopes</th><th>Authentication</th></tr></thead><tbody>${clients.map(
+        (client) =>
+          html`<tr><td>${client.clientName}</td><td><code>${client.clientId}</code></td><td>${client.redirectUris.join(", ")}</td><td>${client.scopes.join(" ")}</td><td>${client.tokenEndpointAuthMethod}</td></tr>`,
+      )}</tbody></table>`
+}`,
+  );
+}
+
+export function keysPage(chrome: Chrome, keys: AdminKey[]) {
+  return frame(
+    chrome,
+    html`<h1>Signing keys</h1>
+<p class="muted">The signing key signs every new token; published keys still verify the tokens they signed. Rotate, wait
+for the old key's tokens to expire (15 minutes by default), then delete it.</p>
+<div class="actions">${action(chrome, "/keys/rotate", "Rotate: create a new signing key", "primary")}</div>
+<table><thead><tr><th>Key id</th><th>Status</th><th>Source</th><th>Created</th><th></th></tr></thead><tbody>${keys.map(
+      (key) =>
+        html`<tr><td><code>${key.kid}</code></td><td>${key.status === "signing" ? html`<span class="badge on">signing</span>` : html`<span class="badge">published</span>`}</td><td>${key.source === "config" ? "AUTH_JWT_PRIVATE_KEYS" : "rotated here"}</td><td>${when(key.createdAt)}</td><td>${
+          key.status === "published" && key.source === "admin"
+            ? action(chrome, `/keys/${key.kid}/delete`, "Delete", "danger")
+            : ""
+        }</td></tr>`,
+    )}</tbody></table>`,
+  );
+}

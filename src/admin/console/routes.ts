@@ -1,0 +1,242 @@
+import { type Context, Hono } from "hono";
+import { html } from "hono/html";
+import type { AppEnv } from "../../app-env";
+import { AppError } from "../../errors";
+import { timingSafeEqualString } from "../../lib/crypto";
+import { setPageHeaders } from "../../lib/page-headers";
+import { listClients } from "../../oauth2/clients";
+import { revokeAllSessions } from "../../services/sessions";
+import { listAuditEvents } from "../audit";
+import { auditAdminAction } from "../audit-action";
+import { deleteKey, listKeys, rotateKey } from "../keys";
+import { listSessions, revokeSessionById } from "../sessions";
+import { deleteUser, getUserDetail, listUsers, patchUser } from "../users";
+import {
+  auditPage,
+  type Chrome,
+  clientsPage,
+  keysPage,
+  layout,
+  loginPage,
+  userPage,
+  usersPage,
+} from "./pages";
+import {
+  consolePath,
+  consoleSession,
+  csrfToken,
+  endConsoleSession,
+  isGenuinePost,
+  startConsoleSession,
+} from "./session";
+
+type Ctx = Context<AppEnv>;
+
+/** Notices shown after an action (the redirect names one; nothing from the request is echoed). */
+const NOTICES: Record<string, string> = {
+  disabled: "The user is disabled: every session and OAuth2 grant has ended.",
+  enabled: "The user is enabled again.",
+  deleted: "The user and everything that depended on the account are deleted.",
+  "sessions-revoked": "Every session of the user is revoked.",
+  "session-revoked": "The session is revoked.",
+  rotated: "A new key signs from now on.",
+  "key-deleted": "The key is deleted: tokens it signed no longer verify.",
+};
+
+function render(
+  c: Ctx,
+  title: string,
+  body: Parameters<typeof layout>[2],
+  status: 200 | 401 | 403 | 404 = 200,
+) {
+  const nonce = setPageHeaders(c);
+  c.header("Cache-Control", "no-store");
+  return c.html(layout(nonce, title, body), status);
+}
+
+async function chromeOf(c: Ctx, session: string, here: Chrome["here"]): Promise<Chrome> {
+  const notice = NOTICES[c.req.query("done") ?? ""];
+  return { base: consolePath(c), csrf: await csrfToken(c, session), here, ...(notice ? { notice } : {}) };
+}
+
+type Handler = (c: Ctx, session: string) => Promise<Response>;
+
+/** A console error (an unknown user, a refused deletion) is a page too, not the API's JSON. */
+async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    return render(
+      c,
+      "Problem",
+      html`<p class="error" role="alert">${error.message}</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+      error.status === 404 ? 404 : 403,
+    );
+  }
+}
+
+/** A page: with a console session, else the sign-in form. */
+const page = (handler: Handler) => async (c: Ctx) => {
+  const session = await consoleSession(c);
+  if (!session) return render(c, "Sign in", loginPage(consolePath(c)), 401);
+  return shown(c, () => handler(c, session));
+};
+
+/** An action: the session, a same-origin post and the session's CSRF token, else refused. */
+const action = (handler: Handler) => async (c: Ctx) => {
+  const session = await consoleSession(c);
+  const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const token = typeof form.csrf === "string" ? form.csrf : undefined;
+  if (!session || !(await isGenuinePost(c, session, token))) {
+    return render(c, "Refused", loginPage(consolePath(c), "That action was refused: sign in again."), 403);
+  }
+  return shown(c, () => handler(c, session));
+};
+
+const back = (c: Ctx, path: string, done: string) => c.redirect(`${consolePath(c)}${path}?done=${done}`, 303);
+
+/**
+ * The admin console (operations issue): server-rendered pages over the same services as the admin API, for the
+ * operator with the admin secret. Every action is a plain form post (CSRF-protected) and is audited like its API
+ * counterpart.
+ */
+export const consoleRoutes = new Hono<AppEnv>()
+  .post("/login", async (c) => {
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const secret = c.var.config.AUTH_ADMIN_SECRET!;
+    const given = typeof form.secret === "string" ? form.secret : "";
+    if (c.req.header("origin") !== new URL(c.req.url).origin || !timingSafeEqualString(given, secret)) {
+      auditAdminAction(c, "console.sign-in-failed");
+      return render(c, "Sign in", loginPage(consolePath(c), "That is not the admin secret."), 401);
+    }
+    await startConsoleSession(c);
+    auditAdminAction(c, "console.sign-in");
+    return c.redirect(consolePath(c), 303);
+  })
+  .post(
+    "/logout",
+    action(async (c) => {
+      endConsoleSession(c);
+      return c.redirect(consolePath(c), 303);
+    }),
+  )
+  .get(
+    "/",
+    page(async (c, session) => {
+      const search = (c.req.query("search") ?? "").slice(0, 254);
+      const cursor = c.req.query("cursor");
+      const result = await listUsers(c.var.deps, { search: search || undefined, limit: 50, cursor });
+      return render(
+        c,
+        "Users",
+        usersPage(await chromeOf(c, session, "users"), result.items, search, result.nextCursor),
+      );
+    }),
+  )
+  .get(
+    "/users/:id",
+    page(async (c, session) => {
+      const id = c.req.param("id")!;
+      const [user, sessions, events] = await Promise.all([
+        getUserDetail(c.var.deps, id),
+        listSessions(c.var.deps, id, { limit: 100 }),
+        listAuditEvents(c.var.deps, { userId: id, limit: 20 }),
+      ]);
+      return render(
+        c,
+        user.email ?? user.id,
+        userPage(await chromeOf(c, session, "users"), user, sessions.items, events.items),
+      );
+    }),
+  )
+  .post(
+    "/users/:id/disable",
+    action(async (c) => {
+      const user = await patchUser(c.var.deps, c.req.param("id")!, { disabled: true });
+      auditAdminAction(c, "user.disable", user.id, { fields: ["disabled"] });
+      return back(c, `/users/${user.id}`, "disabled");
+    }),
+  )
+  .post(
+    "/users/:id/enable",
+    action(async (c) => {
+      const user = await patchUser(c.var.deps, c.req.param("id")!, { disabled: false });
+      auditAdminAction(c, "user.update", user.id, { fields: ["disabled"] });
+      return back(c, `/users/${user.id}`, "enabled");
+    }),
+  )
+  .post(
+    "/users/:id/delete",
+    action(async (c) => {
+      const form = await c.req.parseBody();
+      if (form.confirm !== "yes") throw new AppError("invalid-request", "confirm the deletion");
+      const deleted = await deleteUser(c.var.deps, c.req.param("id")!);
+      auditAdminAction(c, "user.delete", deleted.id, { email: deleted.email });
+      return back(c, "", "deleted");
+    }),
+  )
+  .post(
+    "/users/:id/sessions/revoke",
+    action(async (c) => {
+      const id = c.req.param("id")!;
+      await revokeAllSessions(c.var.deps, id);
+      auditAdminAction(c, "sessions.revoke-all", id);
+      return back(c, `/users/${id}`, "sessions-revoked");
+    }),
+  )
+  .post(
+    "/users/:id/sessions/:sessionId/revoke",
+    action(async (c) => {
+      const sessionId = c.req.param("sessionId")!;
+      const userId = await revokeSessionById(c.var.deps, sessionId);
+      auditAdminAction(c, "session.revoke", userId, { sessionId });
+      return back(c, `/users/${userId}`, "session-revoked");
+    }),
+  )
+  .get(
+    "/clients",
+    page(async (c, session) => {
+      const clients = await listClients(c.var.deps, { limit: 500 });
+      return render(c, "OAuth2 clients", clientsPage(await chromeOf(c, session, "clients"), clients.items));
+    }),
+  )
+  .get(
+    "/keys",
+    page(async (c, session) =>
+      render(c, "Signing keys", keysPage(await chromeOf(c, session, "keys"), await listKeys(c.var.deps))),
+    ),
+  )
+  .post(
+    "/keys/rotate",
+    action(async (c) => {
+      const key = await rotateKey(c.var.deps);
+      auditAdminAction(c, "keys.rotate", null, { kid: key.kid });
+      return back(c, "/keys", "rotated");
+    }),
+  )
+  .post(
+    "/keys/:kid/delete",
+    action(async (c) => {
+      const kid = c.req.param("kid")!;
+      await deleteKey(c.var.deps, kid);
+      auditAdminAction(c, "key.delete", null, { kid });
+      return back(c, "/keys", "key-deleted");
+    }),
+  )
+  .get(
+    "/audit",
+    page(async (c, session) => {
+      const type = (c.req.query("type") ?? "").slice(0, 100);
+      const events = await listAuditEvents(c.var.deps, {
+        type: type || undefined,
+        limit: 50,
+        cursor: c.req.query("cursor"),
+      });
+      return render(
+        c,
+        "Audit log",
+        auditPage(await chromeOf(c, session, "audit"), events.items, type, events.nextCursor),
+      );
+    }),
+  );

@@ -1,0 +1,87 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { NO_VERIFICATION, SERVER, service, signUp } from "../helpers";
+
+const svc = service(NO_VERIFICATION);
+const SECRET = String(env.AUTH_ADMIN_SECRET);
+const BASE = "/admin/console";
+const ORIGIN = new URL(SERVER).origin;
+
+const form = (values: Record<string, string>) => new URLSearchParams(values).toString();
+const postForm = (path: string, values: Record<string, string>, headers: Record<string, string> = {}) =>
+  svc.request("POST", `${BASE}${path}`, {
+    body: form(values),
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: ORIGIN, ...headers },
+  });
+
+async function signIn(): Promise<string> {
+  const response = await postForm("/login", { secret: SECRET });
+  expect(response.status).toBe(303);
+  const cookie = response.headers.get("set-cookie")!;
+  expect(cookie).toMatch(/admin_console=/);
+  expect(cookie).toMatch(/HttpOnly/i);
+  expect(cookie).toMatch(/Secure/i);
+  expect(cookie).toMatch(/SameSite=Strict/i);
+  expect(cookie).toMatch(/Path=\/auth\/v1\/admin\/console/);
+  expect(cookie).not.toContain(SECRET);
+  expect(cookie).not.toMatch(/Max-Age|Expires/i);
+  return cookie.split(";")[0]!;
+}
+
+const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+
+describe("the admin console over HTTP", () => {
+  it("shows the sign-in form without a session, refuses a wrong secret, and signs in with the right one", async () => {
+    const anonymous = await svc.get(BASE);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+    expect(await anonymous.text()).toContain('name="secret"');
+    expect((await postForm("/login", { secret: "wrong" })).status).toBe(401);
+    // A cross-site login post is refused even with the right secret.
+    expect((await postForm("/login", { secret: SECRET }, { origin: "https://evil.example" })).status).toBe(
+      401,
+    );
+    const cookie = await signIn();
+    const users = await svc.request("GET", BASE, { headers: { cookie } });
+    expect(users.status).toBe(200);
+    expect(users.headers.get("cache-control")).toBe("no-store");
+    expect(await users.text()).toContain("<h1>Users</h1>");
+  });
+
+  // Threat: a page on another site makes the operator's browser post an action (CSRF).
+  it("runs an action only with the session's CSRF token from the console's own origin", async () => {
+    const cookie = await signIn();
+    const { user, refreshToken } = await signUp(svc);
+    const detail = await (
+      await svc.request("GET", `${BASE}/users/${user.id}`, { headers: { cookie } })
+    ).text();
+    expect(detail).toContain(user.email);
+    const csrf = csrfOf(detail);
+    expect((await postForm(`/users/${user.id}/disable`, { csrf: "forged" }, { cookie })).status).toBe(403);
+    expect(
+      (await postForm(`/users/${user.id}/disable`, { csrf }, { cookie, origin: "https://evil.example" }))
+        .status,
+    ).toBe(403);
+    expect((await postForm(`/users/${user.id}/disable`, { csrf })).status).toBe(403);
+    const disabled = await postForm(`/users/${user.id}/disable`, { csrf }, { cookie });
+    expect(disabled.status).toBe(303);
+    expect((await svc.post("/token", { refreshToken })).status).toBe(401);
+    const after = await (
+      await svc.request("GET", `${BASE}/users/${user.id}?done=disabled`, { headers: { cookie } })
+    ).text();
+    expect(after).toContain("every session and OAuth2 grant has ended");
+    const events = await svc.request("GET", `/admin/audit?userId=${user.id}&type=admin.user.disable`, {
+      headers: { "x-hasura-admin-secret": SECRET },
+    });
+    expect(((await events.json()) as { items: unknown[] }).items).toHaveLength(1);
+  });
+
+  it("answers 404 when the deployment has no admin secret, and a console page for an unknown user", async () => {
+    const unset = service({ AUTH_ADMIN_SECRET: undefined });
+    expect((await unset.get(BASE)).status).toBe(404);
+    const cookie = await signIn();
+    const missing = await svc.request("GET", `${BASE}/users/${crypto.randomUUID()}`, { headers: { cookie } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toMatch(/text\/html/);
+  });
+});

@@ -1,0 +1,108 @@
+// The admin console and the API reference in a real browser (Debian's Chromium, playwright-core): an operator signs
+// in with the admin secret, searches, opens a user, disables them and revokes; no CSP violation on the way.
+// CONSOLE_SCREENSHOTS=<dir> keeps screenshots of each step for a person to look at.
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { authUrl, PASSWORD, uniqueEmail } from "./client";
+
+const CHROMIUM = "/usr/bin/chromium";
+const screenshots = process.env.CONSOLE_SCREENSHOTS;
+const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const ADMIN = { "x-hasura-admin-secret": inject("adminSecret"), "content-type": "application/json" };
+
+async function shoot(page: Page, name: string) {
+  if (!screenshots) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+}
+
+async function createUser(email: string, displayName: string): Promise<string> {
+  const response = await fetch(`${authUrl}/admin/users`, {
+    method: "POST",
+    headers: ADMIN,
+    body: JSON.stringify({ email, password: PASSWORD, displayName, emailVerified: true }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { id: string }).id;
+}
+
+describe.skipIf(!runs)("the admin console in Chromium", () => {
+  it("signs in with the admin secret, finds a user, disables them and revokes their session", async () => {
+    const tag = `console${crypto.randomUUID().slice(0, 6)}`;
+    const email = uniqueEmail(tag);
+    await createUser(uniqueEmail(tag), "Grace Hopper");
+    const id = await createUser(email, "Ada Lovelace");
+    const signIn = await fetch(`${authUrl}/signin/email-password`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "Firefox on a laptop" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    const { session } = (await signIn.json()) as { session: { refreshToken: string } };
+
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
+      page.setDefaultTimeout(8000);
+      const violations: string[] = [];
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+      });
+      await page.goto(`${authUrl}/admin/console`);
+      await shoot(page, "1-sign-in");
+      await page.fill("#secret", "not the secret");
+      await page.click("button[type=submit]");
+      await expect.poll(() => page.textContent("[role=alert]")).toContain("not the admin secret");
+      await page.fill("#secret", inject("adminSecret"));
+      await page.click("button[type=submit]");
+      await page.waitForSelector("h1:has-text('Users')");
+
+      await page.fill("input[name=search]", tag);
+      await page.click("button:has-text('Search')");
+      await page.waitForSelector(`a:has-text('${email}')`);
+      expect(await page.locator("tbody tr").count()).toBe(2);
+      await shoot(page, "2-users");
+
+      await page.click(`a:has-text('${email}')`);
+      await page.waitForSelector("h2:has-text('Sessions (1)')");
+      expect(await page.textContent("body")).toContain("Firefox on a laptop");
+      await shoot(page, "3-user");
+      await page.click("button:has-text('Disable')");
+      await page.waitForSelector("[role=status]");
+      expect(await page.textContent("[role=status]")).toContain("every session and OAuth2 grant has ended");
+      expect(await page.textContent("h1")).toContain("disabled");
+      await shoot(page, "4-disabled");
+      const refresh = await fetch(`${authUrl}/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ refreshToken: session.refreshToken }),
+      });
+      expect(refresh.status).toBe(401);
+
+      await page.click("header a:has-text('Signing keys')");
+      await page.waitForSelector("h1:has-text('Signing keys')");
+      await shoot(page, "5-keys");
+      await page.click("header a:has-text('Audit log')");
+      await page.waitForSelector("h1:has-text('Audit log')");
+      expect(await page.textContent("body")).toContain("admin.user.disable");
+      await shoot(page, "6-audit");
+      await page.click("header a:has-text('OAuth2 clients')");
+      await page.waitForSelector("h1:has-text('OAuth2 clients')");
+
+      await page.click("button:has-text('Sign out')");
+      await page.waitForSelector("#secret");
+      await page.goto(`${authUrl}/admin/console/users/${id}`);
+      await page.waitForSelector("#secret");
+
+      await page.goto(`${authUrl}/reference`);
+      await page.waitForSelector("h1:has-text('Auth API')");
+      expect(await page.locator("details").count()).toBeGreaterThan(80);
+      await page.click("summary:has-text('/signup/email-password')");
+      await shoot(page, "7-reference");
+      expect(violations).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
