@@ -166,3 +166,13 @@ export async function expectContractError(response: Response, context: string) {
   });
   expect(body.message as string, context).not.toMatch(/\bat \S+:\d+|ZodError|stack/i);
 }
+
+/** The audit trail of a user as stored (contract §10): event types, oldest first. */
+export async function auditTypesOf(userId: string): Promise<string[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT type FROM audit_events WHERE user_id = ? ORDER BY at, rowid",
+  )
+    .bind(userId)
+    .all<{ type: string }>();
+  return results.map((row) => row.type);
+}

@@ -6,6 +6,7 @@ import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/lib/totp";
 import {
+  auditTypesOf,
   expectError,
   mailbox,
   PASSWORD,
@@ -100,6 +101,9 @@ describe("the built-in login and consent page", () => {
     expect(back.searchParams.get("code")).toMatch(/^oac_/);
     expect(back.searchParams.get("state")).toBe("st-1");
     expect(back.searchParams.get("iss")).toBe(ISSUER);
+    expect(await auditTypesOf(user.id)).toEqual(
+      expect.arrayContaining(["signup", "signin.success", "oauth2.consent"]),
+    );
 
     // Consent is remembered: the next request of the same client and scopes goes straight back.
     const { page: next } = await startAt(browser, client, { scope: "openid email" });

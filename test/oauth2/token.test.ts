@@ -3,7 +3,7 @@
 // another redirect URI, PKCE bypass, client impersonation (a wrong secret, the secret in an unregistered place),
 // and a stolen refresh token (rotation, family revocation on replay).
 import { describe, expect, it } from "vitest";
-import { decodeJwt, signUp } from "../helpers";
+import { auditTypesOf, decodeJwt, signUp } from "../helpers";
 import {
   basic,
   codeFor,
@@ -236,7 +236,7 @@ describe("refresh_token", () => {
 
   it("revokes the grant when an old refresh token is replayed after the grace window", async () => {
     const strict = provider({ AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "0" });
-    const { client, tokens } = await grantFor(strict);
+    const { client, tokens, session } = await grantFor(strict);
     const again = (body: Record<string, string>) => postForm(strict, "/oauth2/token", body, basic(client));
     const first = (await (
       await again({ grant_type: "refresh_token", refresh_token: tokens.refresh_token! })
@@ -255,6 +255,7 @@ describe("refresh_token", () => {
     );
     const status = await postForm(strict, "/oauth2/introspect", { token: first.access_token }, basic(client));
     expect(await status.json()).toEqual({ active: false });
+    expect(await auditTypesOf(session.user.id)).toContain("oauth2.grant-revoked");
   });
 
   it("does not let one client use another's refresh token, nor a made-up one revoke anything", async () => {

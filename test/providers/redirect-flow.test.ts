@@ -3,7 +3,15 @@
 // email, account pre-hijacking through a verified one, forged, replayed and expired state, a stolen code without its
 // PKCE verifier, an ID token for another login attempt (nonce), and providers that fail or answer garbage.
 import { describe, expect, it } from "vitest";
-import { decodeJwt, expectError, PASSWORD, sessionFromRefresh, signUp, uniqueEmail } from "../helpers";
+import {
+  auditTypesOf,
+  decodeJwt,
+  expectError,
+  PASSWORD,
+  sessionFromRefresh,
+  signUp,
+  uniqueEmail,
+} from "../helpers";
 import { APP, CALLBACK, location, receivedByProvider, signInWith, withProviders } from "./support";
 
 const svc = withProviders();
@@ -193,6 +201,7 @@ describe("connect: linking an identity to the signed-in user", () => {
     expect(back.searchParams.has("refreshToken")).toBe(false);
     expect(back.searchParams.has("error")).toBe(false);
     expect(back.searchParams.get("state")).toBe("s");
+    expect(await auditTypesOf(user.user.id)).toContain("provider.linked");
     const signedIn = await signInWith(svc, "github", {}, { fake_id: id });
     expect((await sessionFromRefresh(svc, signedIn.back.searchParams.get("refreshToken")!)).user.id).toBe(
       user.user.id,

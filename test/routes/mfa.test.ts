@@ -5,6 +5,7 @@ import jsQR from "jsqr";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/lib/totp";
 import {
+  auditTypesOf,
   expectError,
   follow,
   mailbox,
@@ -108,6 +109,7 @@ describe("TOTP set-up", () => {
     expect(
       ((await (await svc.get("/user", session.accessToken)).json()) as WireSession["user"]).activeMfaType,
     ).toBe("totp");
+    expect(await auditTypesOf(session.user.id)).toContain("mfa.enabled");
     await expectError(
       await svc.post("/user/mfa", { code, activeMfaType: "totp" }, session.accessToken),
       400,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  auditTypesOf,
   expectError,
   follow,
   mailbox,
@@ -46,6 +47,9 @@ describe("password reset", () => {
 
     await expectError(await signIn(email, PASSWORD), 401, "invalid-email-password");
     expect((await signIn(email, NEW_PASSWORD)).status).toBe(200);
+    expect(await auditTypesOf(first.user.id)).toEqual(
+      expect.arrayContaining(["signup", "password.reset", "signin.success"]),
+    );
     await expectError(
       await svc.post("/token", { refreshToken: first.refreshToken }),
       401,
@@ -180,6 +184,7 @@ describe("POST /user/email/change", () => {
     expect(changed.user).toMatchObject({ email: newEmail, emailVerified: true });
     expect((await signIn(newEmail, PASSWORD)).status).toBe(200);
     await expectError(await signIn(email, PASSWORD), 401, "invalid-email-password");
+    expect(await auditTypesOf(session.user.id)).toContain("email.change");
   });
 
   it("answers 409 for a taken address, also when it was taken before the link is followed", async () => {

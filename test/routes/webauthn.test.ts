@@ -6,6 +6,7 @@ import type {
 import { describe, expect, it } from "vitest";
 import { type Algorithm, type AttestationFormat, SoftwareAuthenticator } from "../fakes/authenticator";
 import {
+  auditTypesOf,
   decodeJwt,
   expectError,
   mailbox,
@@ -261,6 +262,7 @@ describe("security keys and elevation", () => {
       ),
     );
     expect(added).toMatchObject({ nickname: "laptop" });
+    expect(await auditTypesOf(session.user.id)).toContain("security-key.added");
     expect(
       (await json<{ session: WireSession }>(await signInWith(device, session.user.email))).session.user.id,
     ).toBe(session.user.id);
