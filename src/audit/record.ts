@@ -11,6 +11,18 @@ export interface RequestOrigin {
 /** User agents are what the client says: kept, but bounded. */
 const MAX_USER_AGENT = 512;
 
+let sequence = 0;
+
+/**
+ * Event ids sort in the order events were recorded: the time, then a per-isolate counter, then randomness for
+ * uniqueness across isolates. Two events of one request (a sign-up and the admin action that caused it) share a
+ * millisecond; the list, newest first by `(at, id)`, keeps them in order.
+ */
+function eventId(at: number): string {
+  sequence = (sequence + 1) % 1_000_000;
+  return `${at.toString().padStart(14, "0")}-${sequence.toString().padStart(6, "0")}-${randomUuid().slice(0, 8)}`;
+}
+
 /**
  * The audit recorder of one request: each event becomes a row of `audit_events`, inserted after the answer
  * (`background`, so the flow it describes never waits for it or fails because of it), and one structured JSON log
@@ -23,9 +35,10 @@ export function auditRecorder(deps: {
   origin: RequestOrigin;
 }): Audit {
   return (event: AuditEvent) => {
+    const at = deps.now();
     const row = {
-      id: randomUuid(),
-      at: deps.now(),
+      id: eventId(at),
+      at,
       type: event.type,
       userId: event.userId ?? null,
       ip: deps.origin.ip,
