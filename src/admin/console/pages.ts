@@ -1,4 +1,4 @@
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { WireClient } from "../../oauth2/clients";
 import type { WireAuditEvent } from "../audit";
@@ -47,7 +47,7 @@ export function layout(nonce: string, title: string, body: Body) {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><title>${title} · Admin console</title>
-<style nonce="${nonce}">${STYLE}</style></head><body>${body}</body></html>`;
+<style nonce="${nonce}">${raw(STYLE)}</style></head><body>${body}</body></html>`;
 }
 
 export interface Chrome {
