@@ -1,7 +1,7 @@
-import { and, desc, eq, lt, or } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { type AuditEventRow, auditEvents } from "../db/schema";
 import type { Deps } from "../services/deps";
-import { decodeCursor, type Page, toPage } from "./paging";
+import { type Page, pastCursor, toPage } from "./paging";
 
 export interface WireAuditEvent {
   id: string;
@@ -30,7 +30,6 @@ export async function listAuditEvents(
   deps: Deps,
   query: { userId?: string; type?: string; limit: number; cursor?: string },
 ): Promise<Page<WireAuditEvent>> {
-  const after = query.cursor ? decodeCursor(query.cursor) : null;
   const rows = await deps.db
     .select()
     .from(auditEvents)
@@ -38,9 +37,7 @@ export async function listAuditEvents(
       and(
         query.userId ? eq(auditEvents.userId, query.userId) : undefined,
         query.type ? eq(auditEvents.type, query.type) : undefined,
-        after
-          ? or(lt(auditEvents.at, after[0]), and(eq(auditEvents.at, after[0]), lt(auditEvents.id, after[1])))
-          : undefined,
+        pastCursor(query.cursor, auditEvents.at, auditEvents.id, "desc"),
       ),
     )
     .orderBy(desc(auditEvents.at), desc(auditEvents.id))

@@ -1,3 +1,4 @@
+import { and, type Column, eq, gt, lt, or, type SQL } from "drizzle-orm";
 import { base64url } from "jose";
 import { z } from "zod";
 import { AppError } from "../errors";
@@ -39,4 +40,20 @@ export function toPage<Row, T>(
     items: items.map(toItem),
     nextCursor: rows.length > limit && last ? encodeCursor(...position(last)) : null,
   };
+}
+
+/**
+ * The rows after the cursor's row in a list ordered by `(time, id)`: older ones for a newest-first list (`desc`),
+ * newer ones for an oldest-first list (`asc`). Undefined without a cursor.
+ */
+export function pastCursor(
+  cursor: string | undefined,
+  time: Column,
+  id: Column,
+  order: "asc" | "desc",
+): SQL | undefined {
+  if (!cursor) return undefined;
+  const [at, lastId] = decodeCursor(cursor);
+  const beyond = order === "desc" ? lt : gt;
+  return or(beyond(time, at), and(eq(time, at), beyond(id, lastId)));
 }

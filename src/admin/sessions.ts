@@ -1,9 +1,9 @@
-import { and, desc, eq, lt, or } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../services/deps";
 import { revokeSession } from "../services/sessions";
-import { decodeCursor, type Page, toPage } from "./paging";
+import { type Page, pastCursor, toPage } from "./paging";
 
 export interface AdminSession {
   id: string;
@@ -24,21 +24,10 @@ export async function listSessions(
   userId: string,
   page: { limit: number; cursor?: string },
 ): Promise<Page<AdminSession>> {
-  const after = page.cursor ? decodeCursor(page.cursor) : null;
   const rows = await deps.db
     .select()
     .from(sessions)
-    .where(
-      and(
-        eq(sessions.userId, userId),
-        after
-          ? or(
-              lt(sessions.createdAt, after[0]),
-              and(eq(sessions.createdAt, after[0]), lt(sessions.id, after[1])),
-            )
-          : undefined,
-      ),
-    )
+    .where(and(eq(sessions.userId, userId), pastCursor(page.cursor, sessions.createdAt, sessions.id, "desc")))
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
     .limit(page.limit + 1)
     .all();

@@ -1,4 +1,4 @@
-import { and, type Column, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, type Column, desc, eq, or, type SQL, sql } from "drizzle-orm";
 import { oauth2Grants, securityKeys, type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import { hashPassword } from "../lib/password";
@@ -8,7 +8,7 @@ import { revokeAllSessions } from "../services/sessions";
 import { resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
 import { insertUser } from "../services/user-factory";
 import { findUserById, toWireUser, type WireUser } from "../services/users";
-import { decodeCursor, type Page, toPage } from "./paging";
+import { type Page, pastCursor, toPage } from "./paging";
 
 /** A user as the admin API shows it in lists: the User resource plus what only an operator sees. */
 export interface AdminUser extends WireUser {
@@ -57,12 +57,7 @@ export async function listUsers(
       ),
     );
   }
-  if (query.cursor) {
-    const [createdAt, id] = decodeCursor(query.cursor);
-    conditions.push(
-      or(lt(users.createdAt, createdAt), and(eq(users.createdAt, createdAt), lt(users.id, id))),
-    );
-  }
+  conditions.push(pastCursor(query.cursor, users.createdAt, users.id, "desc"));
   const rows = await deps.db
     .select()
     .from(users)

@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, or } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { base64url } from "jose";
-import { decodeCursor, type Page, toPage } from "../admin/paging";
+import { type Page, pastCursor, toPage } from "../admin/paging";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
 import { AppError } from "../errors";
 import { sha256Hex } from "../lib/crypto";
@@ -141,18 +141,10 @@ export async function listClients(
   deps: Deps,
   page: { limit: number; cursor?: string },
 ): Promise<Page<WireClient>> {
-  const after = page.cursor ? decodeCursor(page.cursor) : null;
   const rows = await deps.db
     .select()
     .from(oauth2Clients)
-    .where(
-      after
-        ? or(
-            gt(oauth2Clients.createdAt, after[0]),
-            and(eq(oauth2Clients.createdAt, after[0]), gt(oauth2Clients.clientId, after[1])),
-          )
-        : undefined,
-    )
+    .where(pastCursor(page.cursor, oauth2Clients.createdAt, oauth2Clients.clientId, "asc"))
     .orderBy(asc(oauth2Clients.createdAt), asc(oauth2Clients.clientId))
     .limit(page.limit + 1)
     .all();
