@@ -104,12 +104,10 @@ export function buildDocument(app: Hono<never>, input: DocumentInput): OpenApiDo
     if (part.target === "query") {
       operation.parameters = [...(operation.parameters ?? []), ...queryParameters(part.schema)];
     } else {
-      const type = {
-        json: "application/json",
-        form: "application/x-www-form-urlencoded",
-        multipart: "multipart/form-data",
-      }[part.target];
-      operation.requestBody = { required: true, content: { [type]: { schema: jsonSchemaOf(part.schema) } } };
+      operation.requestBody = {
+        required: true,
+        content: { "application/json": { schema: jsonSchemaOf(part.schema) } },
+      };
     }
   }
   return {

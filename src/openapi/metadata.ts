@@ -6,7 +6,7 @@ import type { ZodType } from "zod";
  * registered, so the schema it shows is the one the route runs; there is no second copy to drift.
  */
 export interface RequestPart {
-  target: "json" | "query" | "form" | "multipart";
+  target: "json" | "query";
   schema: ZodType;
 }
 

@@ -280,3 +280,19 @@ describe("the per-address bindings and the one exact object per request", () => 
     expect(message).toMatch(/SIGNUPS.*retry after \d+ s/);
   });
 });
+
+describe("development limits", () => {
+  // A new user's first script: seed 50 accounts from one address against `npm start` (wrangler.toml's top level).
+  it("a seed loop of 50 sign-ups from one address is not refused", async () => {
+    const svc = service(ON);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 50; i++) {
+      const response = await svc.request("POST", "/signup/email-password", {
+        headers: fromIp("192.0.2.200"),
+        body: JSON.stringify({ email: uniqueEmail("seed"), password: PASSWORD }),
+      });
+      statuses.add(response.status);
+    }
+    expect([...statuses]).toEqual([200]);
+  });
+});
