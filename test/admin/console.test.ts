@@ -84,4 +84,21 @@ describe("the admin console over HTTP", () => {
     expect(missing.status).toBe(404);
     expect(missing.headers.get("content-type")).toMatch(/text\/html/);
   });
+
+  // Threat: guessing the admin secret through the sign-in form.
+  it("counts sign-in attempts in the BRUTE_FORCE bucket per address", async () => {
+    let counted = 0;
+    const limited = service({
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      BRUTE_FORCE_LIMITER: { limit: async () => ({ success: ++counted <= 2 }) },
+    });
+    const attempt = () =>
+      limited.request("POST", `${BASE}/login`, {
+        body: form({ secret: "guess" }),
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: ORIGIN },
+      });
+    expect((await attempt()).status).toBe(401);
+    expect((await attempt()).status).toBe(401);
+    expect((await attempt()).status).toBe(429);
+  });
 });

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../app-env";
 import { AppError } from "../../errors";
 import { timingSafeEqualString } from "../../lib/crypto";
 import { setPageHeaders } from "../../lib/page-headers";
+import { rateLimit } from "../../middleware/rate-limit";
 import { listClients } from "../../oauth2/clients";
 import { revokeAllSessions } from "../../services/sessions";
 import { listAuditEvents } from "../audit";
@@ -102,7 +103,8 @@ const back = (c: Ctx, path: string, done: string) => c.redirect(`${consolePath(c
  * counterpart.
  */
 export const consoleRoutes = new Hono<AppEnv>()
-  .post("/login", async (c) => {
+  // Guessing the admin secret through the form counts like guessing a password (per address, BRUTE_FORCE).
+  .post("/login", rateLimit("BRUTE_FORCE"), async (c) => {
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const secret = c.var.config.AUTH_ADMIN_SECRET!;
     const given = typeof form.secret === "string" ? form.secret : "";
