@@ -130,35 +130,71 @@ export async function applyMigrations(mf) {
   }
 }
 
-export function run(name, options) {
+/**
+ * Runs one scenario. Every answer is counted by status: a scenario succeeds only if all of them are 2xx, or the
+ * statuses it names in `expectStatuses` (the conditional-request scenario expects 304).
+ */
+export function run(name, { expectStatuses, ...options }) {
   process.stderr.write(`running ${name} for ${DURATION}s at ${CONNECTIONS} connections…\n`);
   return new Promise((resolve, reject) => {
     autocannon({ connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) => {
       if (error) return reject(error);
-      // 304 is an expected answer in the conditional scenario: only 4xx, 5xx, errors and timeouts fail.
-      const failures = result["4xx"] + result["5xx"] + result.errors + result.timeouts;
+      const statuses = Object.fromEntries(
+        Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => [status, count]),
+      );
+      const expected = (status) =>
+        expectStatuses ? expectStatuses.includes(status) : status >= 200 && status < 300;
+      const unexpected = Object.entries(statuses)
+        .filter(([status]) => !expected(Number(status)))
+        .reduce((sum, [, count]) => sum + count, 0);
       resolve({
         name,
         rps: result.requests.average,
         p50: result.latency.p50,
         p99: result.latency.p99,
         total: result.requests.total,
-        failures,
+        statuses,
+        failures: unexpected + result.errors + result.timeouts,
+        errors: result.errors,
+        timeouts: result.timeouts,
       });
     });
   });
+}
+
+/**
+ * After the tables: every scenario that had an unexpected answer, with its status counts, and a non-zero exit code
+ * (`npm run bench` fails on any non-2xx answer).
+ */
+export function failOnUnexpectedAnswers(results) {
+  const failed = results.filter((r) => r.failures > 0);
+  if (failed.length === 0) {
+    console.log(
+      `\nall ${results.length} scenarios: every answer as expected (2xx, or the 304 scenario's 304)`,
+    );
+    return;
+  }
+  console.log("\nscenarios with unexpected answers (status → count):");
+  for (const r of failed) {
+    console.log(`  ${r.name}: ${JSON.stringify(r.statuses)}, errors ${r.errors}, timeouts ${r.timeouts}`);
+  }
+  process.exitCode = 1;
 }
 
 /** One line per result; `baselineOf(result)` names the result it is compared with (a ratio of req/s). */
 export function printTable(title, results, baselineOf) {
   console.log(`\n${title}\n`);
   console.log(
-    "scenario                                   req/s     p50 ms   p99 ms   vs baseline   requests  failures",
+    "scenario                                   req/s     p50 ms   p99 ms   vs baseline   requests  failures  statuses",
   );
   for (const r of results) {
     const baseline = baselineOf(r);
     console.log(
-      `${r.name.padEnd(41)} ${r.rps.toFixed(0).padStart(7)} ${String(r.p50).padStart(9)} ${String(r.p99).padStart(8)} ${(r.rps / baseline.rps).toFixed(3).padStart(12)} ${String(r.total).padStart(10)} ${String(r.failures).padStart(9)}`,
+      `${r.name.padEnd(41)} ${r.rps.toFixed(0).padStart(7)} ${String(r.p50).padStart(9)} ${String(r.p99).padStart(8)} ${(r.rps / baseline.rps).toFixed(3).padStart(12)} ${String(r.total).padStart(10)} ${String(r.failures).padStart(9)}  ${Object.entries(
+        r.statuses,
+      )
+        .map(([status, count]) => `${status}×${count}`)
+        .join(" ")}`,
     );
   }
 }

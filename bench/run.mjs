@@ -10,6 +10,7 @@ import {
   bundle,
   CONNECTIONS,
   DURATION,
+  failOnUnexpectedAnswers,
   floorWorker,
   printTable,
   run,
@@ -151,6 +152,7 @@ try {
   const user = results.find((r) => r.name.startsWith("getUser"));
   console.log(`getUser p99 / p50:           ${(user.p99 / user.p50).toFixed(1)} (target ≤ 4)`);
   if (refreshFailures > 0) console.log(`refresh failures: ${refreshFailures}`);
+  failOnUnexpectedAnswers([...results, ...limited]);
 } finally {
   await off.mf.dispose();
   await on.mf.dispose();

@@ -12,6 +12,7 @@ import {
   bundle,
   CONNECTIONS,
   DURATION,
+  failOnUnexpectedAnswers,
   floorWorker,
   printTable,
   run,
@@ -129,7 +130,7 @@ try {
     [
       "notModified",
       "304: If-None-Match",
-      { url: `${base}/files/${big.id}`, headers: { "if-none-match": etag } },
+      { url: `${base}/files/${big.id}`, headers: { "if-none-match": etag }, expectStatuses: [304] },
     ],
     ["r2variant", `floor: plain R2 get, ${variant.length} B`, { url: `${floorUrl}/r2/variant` }],
     [
@@ -162,6 +163,7 @@ try {
     Object.values(results),
     (r) => results[baselineOf[keyOf.get(r)]],
   );
+  failOnUnexpectedAnswers(Object.values(results));
 
   const input = join(dir, "photo.jpg");
   writeFileSync(input, jpeg);

@@ -181,7 +181,9 @@ export function createApp(config: Config): Hono<AppEnv> {
     else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");
     const headers: Record<string, string> = { "Cache-Control": "no-store" };
     if (caught instanceof RateLimitedError) headers["Retry-After"] = String(caught.retryAfterSeconds);
-    return c.json(errorBody(error), error.status, headers);
+    // A fault's answer names the request, so whoever reports it can be matched with the log line.
+    const body = error.status >= 500 ? { ...errorBody(error), requestId: c.var.requestId } : errorBody(error);
+    return c.json(body, error.status, headers);
   });
   return app;
 }

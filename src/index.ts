@@ -4,6 +4,7 @@ import type { AppEnv } from "./app-env";
 import { type Config, ConfigError, getConfig } from "./config";
 import type { Env } from "./env";
 import { useKeyStore } from "./lib/keys";
+import { logError } from "./middleware/context";
 import { runHousekeeping } from "./services/housekeeping";
 
 export { CodeChallenge } from "./durable/code-challenge";
@@ -34,8 +35,21 @@ function appFor(config: Config, env: Env): Hono<AppEnv> {
   return app;
 }
 
+/**
+ * The apps answer their own errors (app.ts, storage/app.ts); this catches what escapes them anyway, so that a client
+ * never sees the runtime's plain-text stack: the contract's JSON 500 with a request id, the detail in the log.
+ */
+function lastResortAnswer(request: Request, error: unknown): Response {
+  const requestId = request.headers.get("cf-ray") ?? crypto.randomUUID();
+  logError(requestId, "unhandled", error);
+  return Response.json(
+    { status: 500, message: "internal server error", error: "internal-server-error", requestId },
+    { status: 500, headers: { "Cache-Control": "no-store", "X-Request-Id": requestId } },
+  );
+}
+
 export default {
-  fetch(request, env, ctx) {
+  async fetch(request, env, ctx) {
     let config: Config;
     try {
       config = getConfig(env);
@@ -53,7 +67,11 @@ export default {
         { status: 500, headers: { "Cache-Control": "no-store" } },
       );
     }
-    return appFor(config, env).fetch(request, env, ctx);
+    try {
+      return await appFor(config, env).fetch(request, env, ctx);
+    } catch (error) {
+      return lastResortAnswer(request, error);
+    }
   },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(runHousekeeping(env));

@@ -8,6 +8,11 @@ import setupWasm, { type Argon2idParams, type computeHash } from "argon2id/lib/s
  * alternatives in workerd (docs/decisions.md). One instance per isolate, created on first use.
  */
 
+/**
+ * The one exception to src/lib/settled.ts: this promise is shared while pending. It involves no I/O (V8 instantiates a
+ * precompiled module in the turn that asks for it), so it cannot carry one request's context into another; and each
+ * instance reserves 65 MB of WASM memory, so a crowd arriving at a cold isolate must not create one apiece.
+ */
 let instance: Promise<computeHash> | undefined;
 
 export function argon2id(params: Argon2idParams): Promise<Uint8Array> {

@@ -1,3 +1,4 @@
+import { settledMemo } from "./settled";
 import { aesSubkey } from "./subkeys";
 
 /** Small crypto helpers on Web Crypto. Every random value comes from the platform CSPRNG. */
@@ -39,16 +40,13 @@ export function timingSafeEqualString(a: string, b: string): boolean {
   return crypto.subtle.timingSafeEqual(left, right);
 }
 
-const legacyAesKeys = new Map<string, Promise<CryptoKey>>();
+const legacyAesKeys = settledMemo<string, CryptoKey>();
 
 /** The master key itself as the AES key: how values were sealed before subkeys (see `decrypt`). */
 function legacyAesKey(hexKey: string): Promise<CryptoKey> {
-  let key = legacyAesKeys.get(hexKey);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", fromHex(hexKey), "AES-GCM", false, ["decrypt"]);
-    legacyAesKeys.set(hexKey, key);
-  }
-  return key;
+  return legacyAesKeys.get(hexKey, () =>
+    crypto.subtle.importKey("raw", fromHex(hexKey), "AES-GCM", false, ["decrypt"]),
+  );
 }
 
 /** Marks values sealed under the HKDF subkey (subkeys.ts); hex never contains a dot. */

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Config } from "../config";
 import { ConfigError } from "../config";
 import { decrypt } from "./crypto";
+import { settledMemo } from "./settled";
 
 /**
  * The signing key set. `AUTH_JWT_PRIVATE_KEYS` is a JSON array of private RSA JWKs: the first signs, every one is
@@ -61,11 +62,6 @@ export function useKeyStore(config: Config, db: D1Database): void {
 const KEY_SET_TTL_MS = 10_000;
 const UNKNOWN_KID_RECHECK_MS = 1_000;
 
-interface CachedKeySet {
-  loadedAt: number;
-  keys: Promise<KeySet>;
-}
-
 interface ConfiguredKey {
   kid: string;
   key: CryptoKey;
@@ -73,8 +69,14 @@ interface ConfiguredKey {
   verifyKey: CryptoKey;
 }
 
-const configured = new WeakMap<Config, Promise<ConfiguredKey[]>>();
-const cache = new WeakMap<Config, CachedKeySet>();
+/**
+ * Everything cached here is settled (src/lib/settled.ts): a request whose copy is stale reads the key set itself
+ * and publishes the result; it never waits on another request's read.
+ */
+const configured = settledMemo<Config, ConfiguredKey[]>();
+const cache = new WeakMap<Config, { loadedAt: number; keys: KeySet }>();
+/** Bumped by `forgetKeySet`: a read that started before a rotation must not publish the key set from before it. */
+let generation = 0;
 
 async function withPublicHalf({ kid, key }: { kid: string; key: CryptoKey }): Promise<ConfiguredKey> {
   const { n, e } = await exportJWK(key);
@@ -82,64 +84,59 @@ async function withPublicHalf({ kid, key }: { kid: string; key: CryptoKey }): Pr
   return { kid, key, publicJwk, verifyKey: (await importJWK(publicJwk, JWT_ALG)) as CryptoKey };
 }
 
-/** The configured keys, parsed once per configuration; a bad key must not poison the isolate forever. */
+/** The configured keys, parsed once per configuration (a bad key throws every time: nothing is memoised). */
 function configuredKeys(config: Config): Promise<ConfiguredKey[]> {
-  let keys = configured.get(config);
-  if (!keys) {
-    keys = (
-      config.AUTH_JWT_PRIVATE_KEYS
-        ? fromJwkList(config.AUTH_JWT_PRIVATE_KEYS)
-        : fromHasuraSecret(config.HASURA_GRAPHQL_JWT_SECRET ?? "")
-    ).then((list) => Promise.all(list.map(withPublicHalf)));
-    configured.set(config, keys);
-    keys.catch(() => configured.delete(config));
-  }
-  return keys;
+  return configured.get(config, async () => {
+    const list = config.AUTH_JWT_PRIVATE_KEYS
+      ? await fromJwkList(config.AUTH_JWT_PRIVATE_KEYS)
+      : await fromHasuraSecret(config.HASURA_GRAPHQL_JWT_SECRET ?? "");
+    return Promise.all(list.map(withPublicHalf));
+  });
 }
 
-export function getKeySet(config: Config, options: { unknownKid?: boolean } = {}): Promise<KeySet> {
-  const now = Date.now();
+export async function getKeySet(config: Config, options: { unknownKid?: boolean } = {}): Promise<KeySet> {
+  const startedAt = Date.now();
   const cached = cache.get(config);
-  const age = cached ? now - cached.loadedAt : Number.POSITIVE_INFINITY;
+  const age = cached ? startedAt - cached.loadedAt : Number.POSITIVE_INFINITY;
   if (cached && age < (options.unknownKid ? UNKNOWN_KID_RECHECK_MS : KEY_SET_TTL_MS)) return cached.keys;
-  const previous = cached?.keys;
-  const keys = loadKeySet(config).catch((error) => {
+  const readGeneration = generation;
+  let keys: KeySet;
+  try {
+    keys = await loadKeySet(config);
+  } catch (error) {
     // D1 unreachable while refreshing: keep signing and verifying with the keys we had.
-    if (previous) return previous;
-    cache.delete(config);
+    if (cached) return cached.keys;
     throw error;
-  });
-  cache.set(config, { loadedAt: now, keys });
+  }
+  const latest = cache.get(config);
+  if (readGeneration === generation && (!latest || latest.loadedAt <= startedAt)) {
+    cache.set(config, { loadedAt: startedAt, keys });
+  }
   return keys;
 }
 
 /** After a rotation or a deletion in this isolate: the next use reads the key set again. */
 export function forgetKeySet(config: Config): void {
+  generation++;
   cache.delete(config);
 }
 
-/** Public keys of stored keys, imported once per kid (a kid's key never changes). */
-const importedPublic = new Map<string, Promise<CryptoKey>>();
-const importedSigning = new Map<string, Promise<CryptoKey>>();
+/** Stored keys imported once per kid (a kid's key never changes). */
+const importedPublic = settledMemo<string, CryptoKey>(256);
+const importedSigning = settledMemo<string, CryptoKey>(256);
 
 function publicKeyOf(row: StoredKeyRow): Promise<CryptoKey> {
-  let key = importedPublic.get(row.kid);
-  if (!key) {
-    key = importJWK({ ...JSON.parse(row.public_jwk), alg: JWT_ALG }, JWT_ALG) as Promise<CryptoKey>;
-    importedPublic.set(row.kid, key);
-  }
-  return key;
+  return importedPublic.get(
+    row.kid,
+    async () => (await importJWK({ ...JSON.parse(row.public_jwk), alg: JWT_ALG }, JWT_ALG)) as CryptoKey,
+  );
 }
 
 function signingKeyOf(config: Config, row: StoredKeyRow): Promise<CryptoKey> {
-  let key = importedSigning.get(row.kid);
-  if (!key) {
-    key = decrypt(config.AUTH_ENCRYPTION_KEY!, row.private_jwk_sealed).then(
-      (jwk) => importJWK({ ...JSON.parse(jwk), alg: JWT_ALG }, JWT_ALG) as Promise<CryptoKey>,
-    );
-    importedSigning.set(row.kid, key);
-  }
-  return key;
+  return importedSigning.get(row.kid, async () => {
+    const jwk = await decrypt(config.AUTH_ENCRYPTION_KEY!, row.private_jwk_sealed);
+    return (await importJWK({ ...JSON.parse(jwk), alg: JWT_ALG }, JWT_ALG)) as CryptoKey;
+  });
 }
 
 interface StoredKeyRow {

@@ -1,5 +1,6 @@
 import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
 import { fromHex, toHex } from "./crypto";
+import { settledMemo } from "./settled";
 import { type HmacPurpose, hmacSubkey } from "./subkeys";
 
 const random: RandomReader = { read: (bytes) => crypto.getRandomValues(bytes) };
@@ -23,17 +24,15 @@ export async function codeHash(
   return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${scope}\n${code}`)));
 }
 
-const legacyKeys = new Map<string, Promise<CryptoKey>>();
+const legacyKeys = settledMemo<string, CryptoKey>();
 
 /**
  * The same under the master key itself, as recovery codes were stored before subkeys: they are still accepted
  * (second-factor.ts). This can go once every `mfa_recovery_codes` row was written by this release or later.
  */
 export async function legacyCodeHash(hexKey: string, scope: string, code: string): Promise<string> {
-  let key = legacyKeys.get(hexKey);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", fromHex(hexKey), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    legacyKeys.set(hexKey, key);
-  }
-  return toHex(await crypto.subtle.sign("HMAC", await key, new TextEncoder().encode(`${scope}\n${code}`)));
+  const key = await legacyKeys.get(hexKey, () =>
+    crypto.subtle.importKey("raw", fromHex(hexKey), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
+  );
+  return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${scope}\n${code}`)));
 }

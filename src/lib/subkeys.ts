@@ -1,4 +1,5 @@
 import { fromHex } from "./crypto";
+import { settledMemo } from "./settled";
 
 /**
  * Keys derived from `AUTH_ENCRYPTION_KEY` with HKDF-SHA256 (RFC 5869), one per purpose, so that one key is never
@@ -12,7 +13,7 @@ export type HmacPurpose =
   | "oauth2-browser-session"
   | "admin-console";
 
-const derived = new Map<string, Promise<CryptoKey>>();
+const derived = settledMemo<string, CryptoKey>();
 
 function derive(
   masterHex: string,
@@ -20,23 +21,16 @@ function derive(
   algorithm: { name: "HMAC"; hash: string; length: number } | { name: "AES-GCM"; length: number },
   usages: ("sign" | "encrypt" | "decrypt")[],
 ): Promise<CryptoKey> {
-  const id = `${info}\n${masterHex}`;
-  let key = derived.get(id);
-  if (!key) {
-    key = crypto.subtle
-      .importKey("raw", fromHex(masterHex), "HKDF", false, ["deriveKey"])
-      .then((master) =>
-        crypto.subtle.deriveKey(
-          { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: new TextEncoder().encode(info) },
-          master,
-          algorithm,
-          false,
-          usages,
-        ),
-      );
-    derived.set(id, key);
-  }
-  return key;
+  return derived.get(`${info}\n${masterHex}`, async () => {
+    const master = await crypto.subtle.importKey("raw", fromHex(masterHex), "HKDF", false, ["deriveKey"]);
+    return crypto.subtle.deriveKey(
+      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: new TextEncoder().encode(info) },
+      master,
+      algorithm,
+      false,
+      usages,
+    );
+  });
 }
 
 export function hmacSubkey(masterHex: string, purpose: HmacPurpose): Promise<CryptoKey> {

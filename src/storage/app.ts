@@ -19,7 +19,11 @@ function errorResponse(c: Context<AppEnv>, caught: unknown): Response {
   const body = {
     error: { message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
   };
-  return new Response(JSON.stringify({ ...body, ...error.extra }), { status: error.status, headers });
+  const requestId = error.status >= 500 ? { requestId: c.var.requestId } : {};
+  return new Response(JSON.stringify({ ...body, ...error.extra, ...requestId }), {
+    status: error.status,
+    headers,
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Config } from "../config";
 import { fromHex, timingSafeEqualString, toHex } from "../lib/crypto";
+import { settledMemo } from "../lib/settled";
 import { StorageError } from "./errors";
 
 /**
@@ -8,34 +9,29 @@ import { StorageError } from "./errors";
  * here, in constant time. Image parameters a caller appends are not signed, by design.
  */
 const ALGORITHM = "AWS4-HMAC-SHA256";
-const keys = new Map<string, Promise<CryptoKey>>();
+const keys = settledMemo<string, CryptoKey>();
 
 /** STORAGE_PRESIGN_SECRET, or a key derived from AUTH_ENCRYPTION_KEY for this one purpose (never the key itself). */
 function signingKey(config: Config): Promise<CryptoKey> {
   const source = config.STORAGE_PRESIGN_SECRET ?? `derived:${config.AUTH_ENCRYPTION_KEY}`;
-  let key = keys.get(source);
-  if (!key) {
-    key = (async () => {
-      const raw = config.STORAGE_PRESIGN_SECRET
-        ? new TextEncoder().encode(config.STORAGE_PRESIGN_SECRET)
-        : new Uint8Array(
-            await crypto.subtle.sign(
-              "HMAC",
-              await crypto.subtle.importKey(
-                "raw",
-                fromHex(config.AUTH_ENCRYPTION_KEY!),
-                { name: "HMAC", hash: "SHA-256" },
-                false,
-                ["sign"],
-              ),
-              new TextEncoder().encode("storage presigned URLs"),
+  return keys.get(source, async () => {
+    const raw = config.STORAGE_PRESIGN_SECRET
+      ? new TextEncoder().encode(config.STORAGE_PRESIGN_SECRET)
+      : new Uint8Array(
+          await crypto.subtle.sign(
+            "HMAC",
+            await crypto.subtle.importKey(
+              "raw",
+              fromHex(config.AUTH_ENCRYPTION_KEY!),
+              { name: "HMAC", hash: "SHA-256" },
+              false,
+              ["sign"],
             ),
-          );
-      return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    })();
-    keys.set(source, key);
-  }
-  return key;
+            new TextEncoder().encode("storage presigned URLs"),
+          ),
+        );
+    return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  });
 }
 
 /** `YYYYMMDDTHHMMSSZ` (X-Amz-Date). */

@@ -24,7 +24,10 @@ export { fitInside };
 /** libaom speed 0 (slowest) – 10: 8 keeps a 300-px image within the resize budget at a small size cost. */
 const AVIF_SPEED = 8;
 
-/** The codecs' Emscripten modules, once initialised; their `HEAPU8` is their WebAssembly memory. */
+/**
+ * The codecs' Emscripten modules, once initialised; their `HEAPU8` is their WebAssembly memory. Shared while pending,
+ * like argon2's instance (src/lib/argon2.ts): initialising involves no I/O, and two at once would double the memory.
+ */
 type CodecModule = { HEAPU8?: Uint8Array };
 let webpReady: Promise<CodecModule> | undefined;
 let avifReady: Promise<CodecModule> | undefined;
