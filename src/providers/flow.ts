@@ -22,7 +22,7 @@ import { isProviderName, type ProviderName } from "./registry";
 
 /** The redirect flow of contract §7: to the provider and back. */
 
-const REQUEST_LIFETIME_MS = 10 * 60 * 1000;
+export const REQUEST_LIFETIME_MS = 10 * 60 * 1000;
 /** How long the provider's tokens wait for the app's one `getProviderTokens` call. */
 const HANDOFF_LIFETIME_MS = 60 * 60 * 1000;
 
@@ -76,6 +76,8 @@ export async function startProviderSignIn(
   deps: Deps,
   provider: string,
   rawQuery: Record<string, string>,
+  /** Hash of the starting browser's binding (src/lib/browser-binding.ts), required again at the callback. */
+  browserHash: string,
 ): Promise<string> {
   const parsedQuery = startQuery.safeParse(rawQuery);
   if (!parsedQuery.success) throw new AppError("invalid-request", parsedQuery.error.issues[0]?.message);
@@ -107,6 +109,7 @@ export async function startProviderSignIn(
       options: options as Record<string, unknown>,
       connectUserId,
       appState: query.state ?? null,
+      browserHash,
       expiresAt: deps.now() + REQUEST_LIFETIME_MS,
     });
     const workos = settings.workos && {
@@ -130,15 +133,19 @@ export async function startProviderSignIn(
   }
 }
 
-/** The pending request of a callback, taken once: of two callbacks with the same state, one finds it. */
-async function takeRequest(deps: Deps, provider: string, state: string | undefined) {
-  if (!state || state.length > 200) return undefined;
+/**
+ * The pending request of a callback, taken once (of two callbacks with the same state, one finds it), and only by the
+ * browser that started it: a callback URL opened in another browser finds nothing and consumes nothing.
+ */
+async function takeRequest(deps: Deps, provider: string, state: string | undefined, browserHash: string | null) {
+  if (!state || state.length > 200 || !browserHash) return undefined;
   return deps.db
     .delete(providerRequests)
     .where(
       and(
         eq(providerRequests.stateHash, await sha256Hex(state)),
         eq(providerRequests.provider, provider),
+        eq(providerRequests.browserHash, browserHash),
         gt(providerRequests.expiresAt, deps.now()),
       ),
     )
@@ -180,9 +187,10 @@ export async function finishProviderSignIn(
   deps: Deps,
   provider: string,
   params: Record<string, string>,
+  browserHash: string | null,
   userAgent?: string,
 ): Promise<string> {
-  const request = await takeRequest(deps, provider, params.state);
+  const request = await takeRequest(deps, provider, params.state, browserHash);
   if (!request || !isProviderName(provider)) {
     const error = new AppError("invalid-state");
     return withQuery(deps.config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message });

@@ -1,7 +1,8 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
+import { bindBrowser, browserBinding } from "../lib/browser-binding";
 import { requireAuth } from "../middleware/auth";
 import { requireElevation } from "../middleware/elevation";
 import { rateLimit } from "../middleware/rate-limit";
@@ -11,7 +12,7 @@ import { completeSignIn, type SignInResult } from "../services/mfa-sign-in";
 import { type SignUpOptions, signUpOptionsSchema } from "../services/sign-up-options";
 import { linkIdentity, userForProfile } from "./accounts";
 import { ProviderStepError, refreshAtProvider } from "./client";
-import { finishProviderSignIn, startProviderSignIn, takeProviderTokens } from "./flow";
+import { finishProviderSignIn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
 import { profileFromIdToken } from "./id-tokens";
 import { isProviderName } from "./registry";
 
@@ -45,6 +46,15 @@ async function signInByIdToken(
   return completeSignIn(deps, user, userAgent);
 }
 
+/** `signInProviderURL`: the browser gets its binding cookie with the redirect to the provider. */
+async function startRoute(c: Context<AppEnv>) {
+  const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
+  return c.redirect(
+    await startProviderSignIn(c.var.deps, c.req.param("provider") ?? "", c.req.query(), browserHash),
+    302,
+  );
+}
+
 const signInWithIdToken = [
   rateLimit("BRUTE_FORCE"),
   jsonBody(idTokenBody.extend({ options: signUpOptionsSchema.optional() })),
@@ -67,23 +77,32 @@ export const providerRoutes = new Hono<AppEnv>()
     await linkIdentity(c.var.deps, c.var.auth!.sub, provider, profile.id);
     return c.json("OK");
   })
-  .get("/signin/provider/:provider", async (c) =>
-    c.redirect(await startProviderSignIn(c.var.deps, c.req.param("provider"), c.req.query()), 302),
-  )
+  .get("/signin/provider/:provider", startRoute)
   // The client's sign-up variant (client.md §15): the same flow; a new user is made if there is none.
-  .get("/signup/provider/:provider", async (c) =>
-    c.redirect(await startProviderSignIn(c.var.deps, c.req.param("provider"), c.req.query()), 302),
-  )
-  .on(["GET", "POST"], "/signin/provider/:provider/callback", async (c) => {
-    const params = await callbackParams(c.req.method, c.req.url, () => c.req.text());
+  .get("/signup/provider/:provider", startRoute)
+  .get("/signin/provider/:provider/callback", async (c) => {
     const location = await finishProviderSignIn(
       c.var.deps,
       c.req.param("provider"),
-      params,
+      await callbackParams("GET", c.req.url, () => c.req.text()),
+      await browserBinding(c, "provider-flow"),
       c.req.header("user-agent"),
     );
-    // After Apple's cross-site form post, a 303 turns the browser's next request into a GET.
-    return c.redirect(location, c.req.method === "POST" ? 303 : 302);
+    return c.redirect(location, 302);
+  })
+  /**
+   * Apple's `response_mode=form_post` callback is a cross-site POST, which carries no SameSite=Lax cookie, so it cannot
+   * show which browser it is. It finishes nothing: a 303 sends the same parameters to the GET callback, a top-level
+   * GET navigation that does carry the binding cookie (RFC 6265bis §5.6.7.1). Apple's code is useless without this
+   * service's client secret, so its passage through the address bar adds no exposure.
+   */
+  .post("/signin/provider/:provider/callback", async (c) => {
+    const params = await callbackParams("POST", c.req.url, () => c.req.text());
+    const asGet = new URL(`${c.var.config.AUTH_SERVER_URL}/signin/provider/${c.req.param("provider")}/callback`);
+    for (const name of ["code", "state", "user", "error", "error_description"]) {
+      if (params[name] !== undefined) asGet.searchParams.set(name, params[name]);
+    }
+    return c.redirect(asGet.toString(), 303);
   })
   .get("/signin/provider/:provider/callback/tokens", requireAuth, async (c) =>
     c.json(await takeProviderTokens(c.var.deps, c.var.auth!.sub, c.req.param("provider"))),

@@ -7,6 +7,13 @@ import fakes from "../fakes/outbound.js";
 
 const HOSTS = ["github.fake", "oidc.fake", "apple.fake"];
 
+/**
+ * Who the next person at a provider is, for a browser test that cannot add `fake_*` parameters to the authorization
+ * URL (the browser reaches it through a redirect): `POST /__next-person` with the parameters; the next authorization
+ * request without a `fake_id` gets them.
+ */
+let nextPerson: Record<string, string> | null = null;
+
 export async function startFakeProviders(): Promise<{ origin: string; close: () => Promise<void> }> {
   const server: Server = createServer(async (incoming, outgoing) => {
     const [, first, ...rest] = (incoming.url ?? "/").split("/");
@@ -14,7 +21,17 @@ export async function startFakeProviders(): Promise<{ origin: string; close: () 
     const path = HOSTS.includes(first ?? "") ? `/${rest.join("/")}` : incoming.url!;
     const chunks: Buffer[] = [];
     for await (const chunk of incoming) chunks.push(chunk as Buffer);
-    const request = new Request(`https://${host}${path}`, {
+    if (path === "/__next-person") {
+      nextPerson = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, string>;
+      outgoing.writeHead(204).end();
+      return;
+    }
+    const url = new URL(`https://${host}${path}`);
+    if (url.pathname.endsWith("/authorize") && nextPerson && !url.searchParams.has("fake_id")) {
+      for (const [name, value] of Object.entries(nextPerson)) url.searchParams.set(name, value);
+      nextPerson = null;
+    }
+    const request = new Request(url, {
       method: incoming.method,
       headers: incoming.headers as Record<string, string>,
       body: incoming.method === "GET" || incoming.method === "HEAD" ? undefined : Buffer.concat(chunks),

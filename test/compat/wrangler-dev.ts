@@ -1,6 +1,7 @@
 // Global setup of the compatibility tests: serves the Worker with `wrangler dev` (local D1/KV/R2/DO in a temporary
 // directory, migrations applied, fresh secrets), exactly as `npm start` does, and hands its URL to the tests.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -49,6 +50,16 @@ async function waitForHealth(url: string, child: ChildProcess, log: () => string
   throw new Error(`wrangler dev did not become healthy:\n${log()}`);
 }
 
+/** The Apple team's ES256 key: the service signs its client secret with it, the fake Apple checks it. */
+async function fakeAppleKey(providersOrigin: string): Promise<{ privateKeyPem: string }> {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  await fetch(`${providersOrigin}/apple.fake/__key`, {
+    method: "POST",
+    body: JSON.stringify(publicKey.export({ format: "jwk" })),
+  });
+  return { privateKeyPem: privateKey.export({ format: "pem", type: "pkcs8" }).toString() };
+}
+
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "edge-auth-compat-"));
   const port = await freePort();
@@ -59,6 +70,7 @@ export default async function setup(project: TestProject) {
   const secrets = generateSecrets();
   const providers = await startFakeProviders();
   const github = `${providers.origin}/github.fake`;
+  const apple = await fakeAppleKey(providers.origin);
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -78,6 +90,18 @@ export default async function setup(project: TestProject) {
     AUTH_PROVIDER_GITHUB_AUTHORIZATION_URL: `${github}/login/oauth/authorize`,
     AUTH_PROVIDER_GITHUB_TOKEN_URL: `${github}/login/oauth/access_token`,
     AUTH_PROVIDER_GITHUB_USERINFO_URL: `${providers.origin}/user`,
+    // Apple, faked on loopback too, for its cross-site form_post callback in a browser
+    // (test/compat/browser-providers.test.ts). The browser meets it as localhost, another site than the service's
+    // 127.0.0.1; the service reaches its token endpoint and keys directly.
+    AUTH_PROVIDER_APPLE_ENABLED: "true",
+    AUTH_PROVIDER_APPLE_CLIENT_ID: "com.example.web",
+    AUTH_PROVIDER_APPLE_TEAM_ID: "TEAM123456",
+    AUTH_PROVIDER_APPLE_KEY_ID: "KEY1234567",
+    AUTH_PROVIDER_APPLE_PRIVATE_KEY: apple.privateKeyPem,
+    AUTH_PROVIDER_APPLE_AUTHORIZATION_URL: `${providers.origin.replace("127.0.0.1", "localhost")}/apple.fake/auth/authorize`,
+    AUTH_PROVIDER_APPLE_TOKEN_URL: `${providers.origin}/apple.fake/auth/token`,
+    AUTH_PROVIDER_APPLE_JWKS_URL: `${providers.origin}/apple.fake/jwks`,
+    AUTH_PROVIDER_APPLE_ISSUER: "https://apple.fake",
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.

@@ -93,8 +93,25 @@ async function s256(verifier) {
   return b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
 }
 
+const escapeHtml = (text) =>
+  String(text).replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
+  );
+
+/** Apple's form_post as a browser meets it: a page whose form posts the fields to the client's callback. */
+function formPostPage(action, fields) {
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join("");
+  return new Response(
+    `<!doctype html><title>Apple (fake)</title><form method="post" action="${escapeHtml(action)}">${inputs}<button type="submit">Continue</button></form>`,
+    { headers: { "content-type": "text/html" } },
+  );
+}
+
 /** The person at the provider: approve (or deny with fake_deny) and go back to the client with a code. */
-function authorize(url) {
+function authorize(url, request) {
   const redirect = new URL(url.searchParams.get("redirect_uri"));
   redirect.searchParams.set("state", url.searchParams.get("state") ?? "");
   if (url.searchParams.get("fake_deny")) {
@@ -103,6 +120,7 @@ function authorize(url) {
     return Response.redirect(redirect.toString(), 302);
   }
   const code = `code-${crypto.randomUUID()}`;
+  const confirm = url.searchParams.get("fake_confirm");
   grants.set(code, {
     clientId: url.searchParams.get("client_id"),
     redirectUri: url.searchParams.get("redirect_uri"),
@@ -124,12 +142,20 @@ function authorize(url) {
       name: { firstName: "Ada", lastName: "Lovelace" },
       email: grants.get(code).user.email,
     });
-    return Response.json({
-      action: url.searchParams.get("redirect_uri"),
-      fields: { code, state: url.searchParams.get("state"), user },
-    });
+    const action = url.searchParams.get("redirect_uri");
+    const fields = { code, state: url.searchParams.get("state"), user };
+    // A browser gets the page; a test playing the browser gets the form's parts.
+    if (request?.headers.get("accept")?.includes("text/html")) return formPostPage(action, fields);
+    return Response.json({ action, fields });
   }
   redirect.searchParams.set("code", code);
+  // fake_confirm: a page with a link back instead of the redirect, so that a test can stop before the callback.
+  if (confirm) {
+    return new Response(
+      `<!doctype html><title>Provider (fake)</title><a id="continue" href="${escapeHtml(redirect.toString())}">Continue</a>`,
+      { headers: { "content-type": "text/html" } },
+    );
+  }
   return Response.redirect(redirect.toString(), 302);
 }
 
@@ -258,7 +284,7 @@ async function identityProvider(request, url) {
   if (url.pathname === "/__received")
     return Response.json(received.get(url.searchParams.get("code")) ?? null);
   if (["/authorize", "/login/oauth/authorize", "/auth/authorize"].includes(url.pathname))
-    return authorize(url);
+    return authorize(url, request);
   if (["/token", "/login/oauth/access_token", "/auth/token"].includes(url.pathname))
     return token(request, url);
   if (url.pathname === "/jwks") {

@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { exportJWK, exportPKCS8, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sessionFromRefresh, uniqueEmail } from "../helpers";
-import { APP, location, withProviders } from "./support";
+import { location, openIn, startAt, withProviders } from "./support";
 
 const keys = await generateKeyPair("ES256", { extractable: true });
 const svc = withProviders({
@@ -30,9 +30,7 @@ beforeAll(async () => {
 describe("Sign in with Apple", () => {
   it("posts back, signs the user up with the name from the first post, and verifies the secret JWT at Apple", async () => {
     const email = uniqueEmail("apple");
-    const start = location(
-      await svc.get(`/signin/provider/apple?redirectTo=${encodeURIComponent(APP)}&state=s1`),
-    );
+    const { atProvider: start, cookie } = await startAt(svc, "apple", { state: "s1" });
     expect(start.searchParams.get("response_mode")).toBe("form_post");
     start.searchParams.set("fake_id", `apple-${crypto.randomUUID()}`);
     start.searchParams.set("fake_email", email);
@@ -44,8 +42,16 @@ describe("Sign in with Apple", () => {
       body: new URLSearchParams(fields).toString(),
       headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://apple.fake" },
     });
+    // The cross-site post carries no SameSite=Lax cookie: it is passed on to the GET callback, which the browser
+    // opens as a top-level navigation, with its cookie.
     expect(posted.status).toBe(303);
-    const back = location(posted);
+    expect(posted.headers.getSetCookie()).toEqual([]);
+    const asGet = location(posted);
+    expect(`${asGet.origin}${asGet.pathname}`).toBe(action);
+    expect(Object.fromEntries(asGet.searchParams)).toEqual(fields);
+    const inAnotherBrowser = location(await openIn(svc, asGet));
+    expect(inAnotherBrowser.searchParams.get("error")).toBe("invalid-state");
+    const back = location(await openIn(svc, asGet, cookie));
     expect(back.searchParams.get("state")).toBe("s1");
     const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
     expect(session.user).toMatchObject({ email, emailVerified: true, displayName: "Ada Lovelace" });

@@ -12,7 +12,16 @@ import {
   signUp,
   uniqueEmail,
 } from "../helpers";
-import { APP, CALLBACK, location, receivedByProvider, signInWith, withProviders } from "./support";
+import {
+  APP,
+  CALLBACK,
+  location,
+  openIn,
+  receivedByProvider,
+  signInWith,
+  startAt,
+  withProviders,
+} from "./support";
 
 const svc = withProviders();
 const uniqueId = () => String(Math.floor(Math.random() * 1e12));
@@ -212,17 +221,11 @@ describe("connect: linking an identity to the signed-in user", () => {
     expect(taken.back.searchParams.get("error")).toBe("provider-account-already-linked");
     // A user deleted between the redirect and the callback: an error redirect, not a 500.
     const gone = await signUp(svc);
-    const start = location(
-      await svc.get(
-        `/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&connect=${gone.accessToken}`,
-      ),
-    );
+    const { atProvider: start, cookie } = await startAt(svc, "github", { connect: gone.accessToken });
     await svc.env.DB.prepare("DELETE FROM users WHERE id = ?").bind(gone.user.id).run();
     start.searchParams.set("fake_id", uniqueId());
     const callback = location(await svc.env.OUTBOUND!.fetch(start.toString(), { redirect: "manual" }));
-    expect(location(await svc.request("GET", callback.toString())).searchParams.get("error")).toBe(
-      "unauthorized",
-    );
+    expect(location(await openIn(svc, callback, cookie)).searchParams.get("error")).toBe("unauthorized");
     const badToken = location(
       await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&connect=garbage`),
     );
@@ -236,26 +239,34 @@ describe("the callback's failures", () => {
     expect(`${forged.origin}${forged.pathname}`).toBe("http://localhost:3000/");
     expect(forged.searchParams.get("error")).toBe("invalid-state");
 
-    const { callback, back } = await signInWith(
+    const { callback, back, cookie } = await signInWith(
       svc,
       "github",
       {},
       { fake_id: uniqueId(), fake_email: uniqueEmail() },
     );
     expect(back.searchParams.get("refreshToken")).toBeTruthy();
-    const replayed = location(await svc.request("GET", callback.toString()));
+    const replayed = location(await openIn(svc, callback, cookie));
     expect(replayed.searchParams.get("error")).toBe("invalid-state");
 
-    const start = location(await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`));
+    const started = await startAt(svc, "github");
     await svc.env.DB.prepare("UPDATE provider_requests SET expires_at = 0").run();
     const expired = location(
-      await svc.request("GET", `${CALLBACK("github")}?state=${start.searchParams.get("state")}&code=c`),
+      await openIn(
+        svc,
+        `${CALLBACK("github")}?state=${started.atProvider.searchParams.get("state")}&code=c`,
+        started.cookie,
+      ),
     );
     expect(expired.searchParams.get("error")).toBe("invalid-state");
     // A state of one provider is not one of another.
-    const other = location(await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`));
+    const other = await startAt(svc, "github");
     const crossed = location(
-      await svc.request("GET", `${CALLBACK("google")}?state=${other.searchParams.get("state")}&code=c`),
+      await openIn(
+        svc,
+        `${CALLBACK("google")}?state=${other.atProvider.searchParams.get("state")}&code=c`,
+        other.cookie,
+      ),
     );
     expect(crossed.searchParams.get("error")).toBe("invalid-state");
   });
@@ -354,5 +365,83 @@ describe("the provider's tokens", () => {
       "disabled-endpoint",
     );
     expect(decodeJwt(session.accessToken).payload.sub).toBe(session.user.id);
+  });
+});
+
+/** The part of a journey at the provider, done by whoever holds the URL: the callback URL it sends the browser to. */
+async function approveAtProvider(atProvider: URL, person: Record<string, string>): Promise<URL> {
+  const url = new URL(atProvider);
+  for (const [name, value] of Object.entries(person)) url.searchParams.set(name, value);
+  return location(await svc.env.OUTBOUND!.fetch(url.toString(), { redirect: "manual" }));
+}
+
+describe("bound to the browser that started it", () => {
+  it("connect CSRF: a victim who approves an attacker's connect URL links nothing and hands over no provider token", async () => {
+    // Threat: the attacker starts a connect flow with their own access token and gets a victim to open the provider
+    // URL; the victim's identity would be linked to the attacker's user, with the victim's provider tokens.
+    const attacker = await signUp(svc);
+    const victimId = uniqueId();
+    const started = await startAt(svc, "github", { connect: attacker.accessToken });
+    const callback = await approveAtProvider(started.atProvider, {
+      fake_id: victimId,
+      fake_email: uniqueEmail(),
+    });
+    // The victim's browser: no binding cookie, or one of its own from a sign-in it started itself.
+    const victimsOwn = (await startAt(svc, "github")).cookie;
+    for (const cookie of ["", victimsOwn]) {
+      const landed = location(await openIn(svc, callback, cookie));
+      expect(landed.searchParams.get("error")).toBe("invalid-state");
+      expect(`${landed.origin}${landed.pathname}`).toBe("http://localhost:3000/");
+    }
+    const linked = await svc.env.DB.prepare("SELECT user_id FROM user_providers WHERE provider_user_id = ?")
+      .bind(victimId)
+      .all();
+    expect(linked.results).toEqual([]);
+    const tokens = await svc.get("/signin/provider/github/callback/tokens", attacker.accessToken);
+    expect(((await tokens.json()) as { accessToken: string }).accessToken).toBe("");
+    expect(await auditTypesOf(attacker.user.id)).not.toContain("provider.linked");
+    // Later, the victim's own "Sign in with GitHub" lands in the victim's account, not the attacker's.
+    const own = await signInWith(svc, "github", {}, { fake_id: victimId, fake_email: uniqueEmail() });
+    const session = await sessionFromRefresh(svc, own.back.searchParams.get("refreshToken")!);
+    expect(session.user.id).not.toBe(attacker.user.id);
+  });
+
+  it("login CSRF: the callback of an attacker's sign-in opened in another browser signs nobody in; the starting browser still can", async () => {
+    // Threat: the attacker stops before the callback and gets a victim's browser to open it: that browser would be
+    // signed in as the attacker (and whatever the victim then saves lands in the attacker's account).
+    const started = await startAt(svc, "github");
+    const callback = await approveAtProvider(started.atProvider, {
+      fake_id: uniqueId(),
+      fake_email: uniqueEmail("attacker"),
+    });
+    const fresh = location(await openIn(svc, callback));
+    expect(fresh.searchParams.get("error")).toBe("invalid-state");
+    expect(fresh.searchParams.has("refreshToken")).toBe(false);
+    // A binding cookie of the right shape but another value, and a cookie of another purpose, are no better.
+    const forged = `provider-flow=${"A".repeat(43)}`;
+    expect(location(await openIn(svc, callback, forged)).searchParams.get("error")).toBe("invalid-state");
+    // Nothing was consumed by those attempts: the browser that started the flow completes it.
+    const own = location(await openIn(svc, callback, started.cookie));
+    expect(own.searchParams.get("refreshToken")).toBeTruthy();
+  });
+
+  it("the cookie: HttpOnly, SameSite=Lax, ten minutes, the same value for a second flow of the same browser", async () => {
+    const first = await svc.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`);
+    const [setCookie] = first.headers.getSetCookie();
+    expect(setCookie).toMatch(
+      /^provider-flow=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
+    const cookie = setCookie!.split(";")[0]!;
+    const second = await svc.request("GET", `/signin/provider/google?redirectTo=${encodeURIComponent(APP)}`, {
+      headers: { cookie },
+    });
+    expect(second.headers.getSetCookie()[0]!.split(";")[0]).toBe(cookie);
+    // Over https the name has the __Host- prefix and the Secure attribute.
+    const secure = withProviders({
+      AUTH_SERVER_URL: "https://auth.example.com/auth/v1",
+      AUTH_DEV_MAILBOX: "false",
+    });
+    const overHttps = await secure.get(`/signin/provider/github?redirectTo=${encodeURIComponent(APP)}`);
+    expect(overHttps.headers.getSetCookie()[0]).toMatch(/^__Host-provider-flow=[A-Za-z0-9_-]{43}; .*Secure/);
   });
 });

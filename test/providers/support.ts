@@ -46,22 +46,40 @@ export function location(response: Response): URL {
   return new URL(response.headers.get("location")!);
 }
 
-/** The whole journey; returns where the browser lands in the app, and the URLs on the way. */
+/** The cookies a response sets, as a browser would send them back (`name=value; …`). */
+export function cookiesOf(response: Response): string {
+  return response.headers
+    .getSetCookie()
+    .map((line) => line.split(";")[0])
+    .join("; ");
+}
+
+/** The start of a provider sign-in in one browser: the provider URL, and the cookie that browser now holds. */
+export async function startAt(svc: TestService, provider: string, query: Record<string, string> = {}) {
+  const start = await svc.get(
+    `/signin/provider/${provider}?${new URLSearchParams({ redirectTo: APP, ...query })}`,
+  );
+  return { atProvider: location(start), cookie: cookiesOf(start) };
+}
+
+/** A browser with `cookie` (none: a fresh browser) opening `url` on the service. */
+export function openIn(svc: TestService, url: URL | string, cookie = ""): Promise<Response> {
+  return svc.request("GET", url.toString(), { headers: cookie ? { cookie } : {} });
+}
+
+/** The whole journey in one browser; returns where it lands in the app, the URLs on the way and its cookie. */
 export async function signInWith(
   svc: TestService,
   provider: string,
   query: Record<string, string> = {},
   person: FakeUser = {},
 ) {
-  const start = await svc.get(
-    `/signin/provider/${provider}?${new URLSearchParams({ redirectTo: APP, ...query })}`,
-  );
-  const atProvider = location(start);
+  const { atProvider, cookie } = await startAt(svc, provider, query);
   for (const [name, value] of Object.entries(person)) atProvider.searchParams.set(name, value);
   const answer = await env.OUTBOUND!.fetch(atProvider.toString(), { redirect: "manual" });
   const callback = location(answer);
-  const back = location(await svc.request("GET", callback.toString()));
-  return { atProvider, callback, back };
+  const back = location(await openIn(svc, callback, cookie));
+  return { atProvider, callback, back, cookie };
 }
 
 /** What the fake provider's token endpoint received for a code. */

@@ -1,0 +1,1 @@
+ALTER TABLE `provider_requests` ADD `browser_hash` text DEFAULT '' NOT NULL;
