@@ -1,4 +1,7 @@
+import { base64url } from "jose";
 import type { Config } from "../config";
+import { timingSafeEqualString } from "./crypto";
+import { hmacSubkey } from "./subkeys";
 
 /**
  * The redirect allow-list of contract §8: `AUTH_CLIENT_URL` plus `AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS`.
@@ -52,20 +55,56 @@ export function isRedirectAllowed(candidate: string, clientUrl: string, allowed:
 /** The built-in OAuth2 login page's path under the auth API (src/oauth2/page). */
 export const LOGIN_PAGE_PATH = "/oauth2/interaction";
 
-/** Where the built-in OAuth2 login page lives, when it is served. */
-function builtInLoginPage(config: Config): string | null {
-  if (!config.AUTH_OAUTH2_PROVIDER_ENABLED || config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) return null;
-  return `${config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}`;
+/** The deployment's allow-list. The service's own pages are not on it: see `signOwnRedirect`. */
+export function isRedirectAllowedBy(config: Config, candidate: string): boolean {
+  return isRedirectAllowed(
+    candidate,
+    config.AUTH_CLIENT_URL,
+    config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS,
+  );
 }
 
 /**
- * The deployment's allow-list. The built-in OAuth2 login page is on it when it is served: a magic link asked for on
- * that page comes back to it, on this service's own origin.
+ * A redirect target under `AUTH_SERVER_URL` that the service itself minted (the OAuth2 page asking for a magic link
+ * that comes back to it) carries `own_mac`, an HMAC of the rest of the URL: a follow-up (`/verify`) admits it without
+ * the allow-list, and nobody else can mint one. Putting the page on the allow-list instead let anyone aim a magic
+ * link of their own account at the page through the API.
  */
-export function isRedirectAllowedBy(config: Config, candidate: string): boolean {
-  const page = builtInLoginPage(config);
-  const rules = [...config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS, ...(page ? [page] : [])];
-  return isRedirectAllowed(candidate, config.AUTH_CLIENT_URL, rules);
+const OWN_MAC = "own_mac";
+
+async function ownMac(config: Config, unsigned: string): Promise<string> {
+  const key = await hmacSubkey(config.AUTH_ENCRYPTION_KEY!, "own-redirects");
+  const tag = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(unsigned));
+  return base64url.encode(new Uint8Array(tag));
+}
+
+/** `url` with exactly the parameters `entries`, serialised one way, so that signing and checking agree. */
+function canonical(url: URL, entries: [string, string][]): string {
+  const copy = new URL(url);
+  copy.search = new URLSearchParams(entries).toString();
+  copy.hash = "";
+  return copy.toString();
+}
+
+export async function signOwnRedirect(config: Config, target: string): Promise<string> {
+  const url = new URL(target);
+  const unsigned = canonical(url, [...url.searchParams]);
+  return withQuery(unsigned, { [OWN_MAC]: await ownMac(config, unsigned) });
+}
+
+/**
+ * Whether `candidate` is a target `signOwnRedirect` minted. Parameters appended after it (what `/verify` adds) are
+ * ignored: the MAC covers everything up to and including `own_mac`'s position.
+ */
+export async function isOwnSignedRedirect(config: Config, candidate: string): Promise<boolean> {
+  if (!candidate.startsWith(`${config.AUTH_SERVER_URL}/`)) return false;
+  const url = parse(candidate);
+  if (!url) return false;
+  const entries = [...url.searchParams];
+  const at = entries.findIndex(([name]) => name === OWN_MAC);
+  if (at < 0) return false;
+  const expected = await ownMac(config, canonical(url, entries.slice(0, at)));
+  return timingSafeEqualString(entries[at]![1], expected);
 }
 
 /** Adds query parameters to a redirect target, keeping its own query and fragment. */

@@ -11,7 +11,8 @@ export type HmacPurpose =
   | "recovery-codes"
   | "webauthn-decoys"
   | "oauth2-browser-session"
-  | "admin-console";
+  | "admin-console"
+  | "own-redirects";
 
 const derived = settledMemo<string, CryptoKey>();
 

@@ -137,7 +137,12 @@ export async function startProviderSignIn(
  * The pending request of a callback, taken once (of two callbacks with the same state, one finds it), and only by the
  * browser that started it: a callback URL opened in another browser finds nothing and consumes nothing.
  */
-async function takeRequest(deps: Deps, provider: string, state: string | undefined, browserHash: string | null) {
+async function takeRequest(
+  deps: Deps,
+  provider: string,
+  state: string | undefined,
+  browserHash: string | null,
+) {
   if (!state || state.length > 200 || !browserHash) return undefined;
   return deps.db
     .delete(providerRequests)

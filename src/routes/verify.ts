@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { AppError, concealIfConfigured } from "../errors";
-import { isRedirectAllowedBy, withQuery } from "../lib/redirect";
+import { isOwnSignedRedirect, isRedirectAllowedBy, withQuery } from "../lib/redirect";
 import { rateLimit } from "../middleware/rate-limit";
 import { verifyTicket } from "../services/verify-ticket";
 
@@ -13,7 +13,8 @@ export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_F
   const { config, deps } = c.var;
   const ticket = c.req.query("ticket") ?? "";
   const redirectTo = c.req.query("redirectTo") ?? "";
-  if (!isRedirectAllowedBy(config, redirectTo)) {
+  // A target the service minted for its own page (the OAuth2 page's magic link) is admitted by its MAC.
+  if (!isRedirectAllowedBy(config, redirectTo) && !(await isOwnSignedRedirect(config, redirectTo))) {
     const error = new AppError("redirectTo-not-allowed");
     return c.redirect(
       withQuery(config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message }),

@@ -57,11 +57,16 @@ export async function signInPasswordlessEmail(
   deps: Deps,
   request: PasswordlessRequest & { codeChallenge?: string },
   mode: PasswordlessMode,
+  /** A target the service minted for one of its own pages (`signOwnRedirect`), instead of `options.redirectTo`. */
+  ownRedirect?: string,
 ): Promise<void> {
   if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode);
   if (!user || user.disabled) return;
-  await sendTicketMail(deps, user, "passwordlessEmail", { redirectTo, codeChallenge: request.codeChallenge });
+  await sendTicketMail(deps, user, "passwordlessEmail", {
+    redirectTo: ownRedirect ?? redirectTo,
+    codeChallenge: request.codeChallenge,
+  });
 }
 
 /**

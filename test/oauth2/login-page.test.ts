@@ -23,9 +23,17 @@ const svc = provider();
 const ORIGIN = { origin: SERVER };
 
 /** A tiny cookie jar for the page's one cookie. */
+/** A browser's cookie jar for the page: what the service set, sent back on every request. */
 class Browser {
-  cookie = "";
+  readonly jar = new Map<string, string>();
   constructor(readonly svc: TestService) {}
+  get cookie(): string {
+    return [...this.jar].map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+  /** Whether the page's session cookie is set: the browser is signed in to the page. */
+  get signedIn(): boolean {
+    return this.jar.has("oauth2_session");
+  }
   async get(url: string): Promise<Response> {
     return this.remember(
       await this.svc.request("GET", url.replace(ISSUER, ""), { headers: { cookie: this.cookie } }),
@@ -44,8 +52,12 @@ class Browser {
     );
   }
   private remember(response: Response): Response {
-    const set = response.headers.get("set-cookie");
-    if (set) this.cookie = set.split(";")[0]!;
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const [name, value] = [pair!.slice(0, pair!.indexOf("=")), pair!.slice(pair!.indexOf("=") + 1)];
+      if (!value || /Max-Age=0/i.test(line)) this.jar.delete(name);
+      else this.jar.set(name, value);
+    }
     return response;
   }
 }
@@ -83,7 +95,7 @@ describe("the built-in login and consent page", () => {
     expect(signInHtml).not.toContain("<script>");
 
     const consent = await signIn(browser, requestId, user.email);
-    expect(browser.cookie).toMatch(/^oauth2_session=/);
+    expect(browser.signedIn).toBe(true);
     const consentHtml = await consent.text();
     expect(consentHtml).toContain("See your email address");
     expect(consentHtml).toContain("Stay connected when you are not using it");
@@ -154,7 +166,7 @@ describe("the built-in login and consent page", () => {
       otp: code(),
     });
     expect(right.status).toBe(303);
-    expect(browser.cookie).toMatch(/^oauth2_session=/);
+    expect(browser.signedIn).toBe(true);
     expect(await (await browser.get(location(right).toString())).text()).toContain("decision");
   });
 
@@ -176,31 +188,69 @@ describe("the built-in login and consent page", () => {
     const landed = await browser.get(landing.toString());
     expect(landed.status).toBe(303);
     expect(location(landed).searchParams.has("refreshToken")).toBe(false);
-    expect(browser.cookie).toMatch(/^oauth2_session=/);
+    expect(browser.signedIn).toBe(true);
     const consent = await browser.get(location(landed).toString());
     expect(await consent.text()).toContain(email);
-    // The link's token was spent on the page: opening the link's landing again signs no one in.
-    const other = new Browser(links);
-    expect((await other.get(landing.toString())).status).toBe(401);
-    expect(other.cookie).toBe("");
+    // The link's token was spent on the page: the same landing again signs no one in.
+    const again = new Browser(links);
+    for (const [name, value] of browser.jar) if (name !== "oauth2_session") again.jar.set(name, value);
+    expect((await again.get(landing.toString())).status).toBe(401);
+    expect(again.signedIn).toBe(false);
   });
 
-  it("adds the page to the redirect allow-list only while it is served", async () => {
-    const page = `${SERVER}/auth/v1/oauth2/interaction?request_id=x`;
-    const off = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
-    const asked = { email: uniqueEmail(), options: { redirectTo: page } };
-    await expectError(await off.post("/signin/passwordless/email", asked), 400, "redirectTo-not-allowed");
-    const on = provider({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
-    expect((await on.post("/signin/passwordless/email", asked)).status).toBe(200);
-    const external = provider({
-      AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
-      AUTH_OAUTH2_PROVIDER_LOGIN_URL: "https://login.example.com",
+  it("login CSRF: the landing of someone's magic link opened in another browser sets no cookie, shows the form and spends nothing", async () => {
+    // Threat: an attacker asks the page for a link to their own address and sends the victim the landing URL; the
+    // victim's browser would be signed in to the page as the attacker for 30 days (and prompt=none would complete
+    // every OAuth2 sign-in there for the attacker's account).
+    const links = provider({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+    const client = await newClient(links);
+    const attackerEmail = uniqueEmail("attacker");
+    const attacker = new Browser(links);
+    const { requestId } = await startAt(attacker, client);
+    await attacker.post("/oauth2/interaction/email-link", { request_id: requestId, email: attackerEmail });
+    expect(attacker.jar.has("oauth2-link")).toBe(true);
+    const [mail] = await mailbox(links, attackerEmail);
+    const landing = location(await links.request("GET", verifyPath(mail!)));
+    expect(landing.searchParams.get("refreshToken")).toBeTruthy();
+
+    const victim = new Browser(links);
+    const shown = await victim.get(landing.toString());
+    expect(shown.status).toBe(400);
+    expect(await shown.text()).toContain("asked for in another browser");
+    expect(victim.cookie).toBe("");
+    // A browser with a link cookie of its own (it asked for a link for another request) is no better.
+    const otherAsker = new Browser(links);
+    const { requestId: otherRequest } = await startAt(otherAsker, client);
+    await otherAsker.post("/oauth2/interaction/email-link", {
+      request_id: otherRequest,
+      email: uniqueEmail(),
     });
-    await expectError(
-      await external.post("/signin/passwordless/email", asked),
-      400,
-      "redirectTo-not-allowed",
-    );
+    expect((await otherAsker.get(landing.toString())).status).toBe(400);
+    expect(otherAsker.signedIn).toBe(false);
+    // The token in the URL was not spent: the browser that asked still lands.
+    const own = await attacker.get(landing.toString());
+    expect(own.status).toBe(303);
+    expect(attacker.signedIn).toBe(true);
+  });
+
+  it("keeps the page off the allow-list: a link aimed at it through the API, or a forged signature, is refused", async () => {
+    const page = `${SERVER}/auth/v1/oauth2/interaction?request_id=x`;
+    const links = provider({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+    const asked = { email: uniqueEmail(), options: { redirectTo: page } };
+    await expectError(await links.post("/signin/passwordless/email", asked), 400, "redirectTo-not-allowed");
+    for (const forged of [
+      `${page}&browser=${"0".repeat(64)}&own_mac=${"A".repeat(43)}`,
+      `${page}&own_mac=`,
+      `https://evil.example.com/auth/v1/oauth2/interaction?request_id=x&own_mac=${"A".repeat(43)}`,
+    ]) {
+      const verified = await links.request(
+        "GET",
+        `/verify?ticket=passwordlessEmail:${crypto.randomUUID()}&type=signinPasswordless&redirectTo=${encodeURIComponent(forged)}`,
+      );
+      const back = location(verified);
+      expect(`${back.origin}${back.pathname}`).toBe("http://localhost:3000/");
+      expect(back.searchParams.get("error")).toBe("redirectTo-not-allowed");
+    }
   });
 
   it("sends denial back as access_denied", async () => {

@@ -10,8 +10,9 @@ import { refreshSession } from "../../services/sessions";
 import { signInEmailPassword } from "../../services/sign-in";
 import { startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
+import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";
 import { linkSent, mfaForm } from "./render";
-import { absolutePageFor, backToPage, type Ctx, formRequest, paths, render, signInPage } from "./respond";
+import { backToPage, type Ctx, formRequest, paths, render, signInPage } from "./respond";
 
 /** How the built-in page signs a person in: a password (then TOTP if active), or a magic link by email. */
 
@@ -68,6 +69,12 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
     return signInPage(c, request, clientName, {
       status: 401,
       error: "This sign-in link is invalid, used or expired.",
+    });
+  }
+  if (!(await isLandingInAskingBrowser(c))) {
+    return signInPage(c, request, clientName, {
+      status: 400,
+      error: "This sign-in link was asked for in another browser. Ask for a new one here, in this browser.",
     });
   }
   if (query.mfaTicket) return mfaPage(c, request.id, query.mfaTicket.slice(0, 100));
@@ -148,8 +155,8 @@ export const signInRoutes = new Hono<AppEnv>()
     const retryAfter = await rateLimited(c, "EMAIL", email);
     if (retryAfter !== null) return again(429, `Too many emails. Try again in ${retryAfter} seconds.`);
     try {
-      const redirectTo = absolutePageFor(c, request.id);
-      await signInPasswordlessEmail(c.var.deps, { email, options: { redirectTo } }, "sign-in");
+      const ownRedirect = await pageLinkTarget(c, request.id);
+      await signInPasswordlessEmail(c.var.deps, { email }, "sign-in", ownRedirect);
     } catch (error) {
       // A refused address (a blocked domain, say) reads like a sent link: the page does not tell who has an
       // account, as the API's "OK" does not.
