@@ -32,10 +32,12 @@ export function toAdminUser(user: UserRow): AdminUser {
   };
 }
 
-/** A substring match in which `%`, `_` and `\` of the term are literal (SQLite needs the ESCAPE clause for that). */
+/**
+ * A substring match, ASCII case-insensitive as LIKE was, with every character of the term literal. Not LIKE: D1 refuses
+ * LIKE patterns longer than 50 bytes, and the search may be as long as an email address (254).
+ */
 function contains(column: Column, term: string): SQL {
-  const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+  return sql`instr(lower(${column}), lower(${term})) > 0`;
 }
 
 /**

@@ -19,7 +19,8 @@ export const emptyBodyAsJson = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-function describe(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+/** A validation failure as the contract words it: the first issue, naming its field. */
+export function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
   const first = issues[0];
   if (!first) return "invalid request";
   const field = first.path.map(String).join(".");
@@ -28,7 +29,7 @@ function describe(issues: readonly { path: PropertyKey[]; message: string }[]): 
 
 function failWith<T extends ZodType>(schema: T, target: "json" | "query") {
   return zValidator(target, schema, (result) => {
-    if (!result.success) throw new AppError("invalid-request", describe(result.error.issues));
+    if (!result.success) throw new AppError("invalid-request", describeIssues(result.error.issues));
   });
 }
 
@@ -39,16 +40,17 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json(\s*;|$)/i;
  * would otherwise be read as no body at all and answered with a confusing "email: required". An empty body stays
  * `{}` whatever its type (emptyBodyAsJson).
  */
-async function assertJsonBody(c: Context<AppEnv>): Promise<void> {
+export async function notJsonBodyReason(c: Context<AppEnv>): Promise<string | null> {
   const type = c.req.header("content-type") ?? "";
-  if (JSON_TYPE.test(type)) return;
+  if (JSON_TYPE.test(type)) return null;
   const text = (await c.req.text()).trim();
-  if (text !== "" && text !== "{}") {
-    throw new AppError(
-      "invalid-request",
-      `expected a JSON body (Content-Type: application/json), got ${type ? `"${type.slice(0, 80)}"` : "no Content-Type"}`,
-    );
-  }
+  if (text === "" || text === "{}") return null;
+  return `expected a JSON body (Content-Type: application/json), got ${type ? `"${type.slice(0, 80)}"` : "no Content-Type"}`;
+}
+
+async function assertJsonBody(c: Context<AppEnv>): Promise<void> {
+  const reason = await notJsonBodyReason(c);
+  if (reason) throw new AppError("invalid-request", reason);
 }
 
 /** Validates the JSON body; a failure is 400 `invalid-request` naming the field (contract §1). */

@@ -5,8 +5,8 @@ import { providerRequests, providerTokenHandoffs } from "../db/schema";
 import { AppError } from "../errors";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
 import { verifyAccessToken } from "../lib/jwt";
-import { metadataSchema } from "../lib/metadata";
 import { withQuery } from "../lib/redirect";
+import { describeIssues } from "../middleware/validate";
 import type { Deps } from "../services/deps";
 import { completeSignIn } from "../services/mfa-sign-in";
 import {
@@ -57,10 +57,11 @@ function optionsOf(query: z.infer<typeof startQuery>): SignUpOptions {
     defaultRole: query.defaultRole,
     displayName: query.displayName,
     locale: query.locale,
-    metadata: metadata === undefined ? undefined : metadataSchema.parse(metadata),
+    // The same bounded schema as a JSON body's metadata (src/lib/metadata.ts): its refusal is a 4xx, not a throw.
+    metadata,
     redirectTo: query.redirectTo,
   });
-  if (!parsed.success) throw new AppError("invalid-request", parsed.error.issues[0]?.message);
+  if (!parsed.success) throw new AppError("invalid-request", describeIssues(parsed.error.issues));
   return parsed.data;
 }
 
@@ -80,7 +81,7 @@ export async function startProviderSignIn(
   browserHash: string,
 ): Promise<string> {
   const parsedQuery = startQuery.safeParse(rawQuery);
-  if (!parsedQuery.success) throw new AppError("invalid-request", parsedQuery.error.issues[0]?.message);
+  if (!parsedQuery.success) throw new AppError("invalid-request", describeIssues(parsedQuery.error.issues));
   const query = parsedQuery.data;
   const redirectTo = resolveRedirectTo(deps.config, query.redirectTo);
   const fail = (error: AppError) =>

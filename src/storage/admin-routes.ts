@@ -1,9 +1,10 @@
 import { zValidator } from "@hono/zod-validator";
-import { Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
 import type { AppEnv } from "../app-env";
 import { buckets } from "../db/schema";
+import { notJsonBodyReason } from "../middleware/validate";
 import { documented } from "../openapi/metadata";
 import { identifyCaller } from "./access";
 import {
@@ -24,17 +25,24 @@ const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** A JSON body validated by `schema`; bad input is a 400 in the storage error shape. */
-const jsonBody = <T extends ZodType>(schema: T) =>
-  documented(
-    zValidator("json", schema, (result) => {
-      if (!result.success) {
-        const issue = result.error.issues[0];
-        throw badRequest(issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "invalid body");
-      }
-    }),
-    { target: "json", schema },
-  );
+/**
+ * A JSON body validated by `schema`; bad input is a 400 in the storage error shape. A body that is not JSON (another
+ * Content-Type) is refused rather than read as no body; malformed JSON is answered by the app's error handler.
+ */
+const jsonBody = <T extends ZodType>(schema: T) => {
+  const validate = zValidator("json", schema, (result) => {
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      throw badRequest(issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "invalid body");
+    }
+  });
+  const guarded = (async (c: Context<AppEnv>, next: Next) => {
+    const reason = await notJsonBodyReason(c);
+    if (reason) throw badRequest(reason);
+    return validate(c as never, next);
+  }) as unknown as typeof validate;
+  return documented(guarded, { target: "json", schema });
+};
 
 /** Bucket administration (improvement) and the maintenance endpoints. */
 export const adminRoutes = new Hono<AppEnv>()

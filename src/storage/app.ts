@@ -1,16 +1,26 @@
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
 import pkg from "../../package.json";
 import type { AppEnv } from "../app-env";
 import { logError } from "../middleware/context";
 import { adminRoutes } from "./admin-routes";
-import { internalError, StorageError } from "./errors";
+import { badRequest, internalError, StorageError } from "./errors";
 import { fileRoutes } from "./file-routes";
 
 /** Answers a storage failure in the contract's shape (§3.1); HEAD gets the headers only. */
+/** A failure as storage answers it: ours as they are, Hono's own 4xx (a body that is not JSON) as a 400. */
+function toStorageError(caught: unknown): StorageError {
+  if (caught instanceof StorageError) return caught;
+  if (caught instanceof HTTPException && caught.status < 500) {
+    return badRequest(caught.message || "malformed request body");
+  }
+  return internalError(String(caught));
+}
+
 function errorResponse(c: Context<AppEnv>, caught: unknown): Response {
-  const error = caught instanceof StorageError ? caught : internalError(String(caught));
-  if (error.status >= 500 || !(caught instanceof StorageError)) {
+  const error = toStorageError(caught);
+  if (error.status >= 500) {
     logError(c.var.requestId, "storage", error.reason ?? caught);
   }
   const headers = new Headers({ "X-Error": error.message, "Cache-Control": "no-store", ...error.headers });

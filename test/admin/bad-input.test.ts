@@ -66,6 +66,25 @@ describe("admin API: bad input never causes a 5xx", () => {
         `${method} ${path!.slice(0, 40)}`,
       );
     }
+    // Every length the schema allows (D1 refuses LIKE patterns over 50 bytes: 49 characters and more were a 500), and
+    // a long one finds what it names.
+    const local = "l".repeat(60);
+    const domain = `${"d".repeat(60)}.example.com`;
+    const { user } = await signUp(svc, `${local}@${domain}`);
+    for (const length of [48, 49, 50, 100, 200, 254]) {
+      const term = `${local}@${domain}`.slice(0, length).padEnd(length, "z");
+      const found = await svc.request("GET", `/admin/users?search=${encodeURIComponent(term)}`, {
+        headers: ADMIN,
+      });
+      expect(found.status, `search of ${length} characters`).toBe(200);
+      const ids = ((await found.json()) as { items: { id: string }[] }).items.map((item) => item.id);
+      if (length <= local.length + 1 + domain.length) expect(ids, `search of ${length}`).toEqual([user.id]);
+      else expect(ids, `search of ${length}`).toEqual([]);
+    }
+    await expectContractError(
+      await svc.request("GET", `/admin/users?search=${"x".repeat(255)}`, { headers: ADMIN }),
+      "search of 255",
+    );
     // A search that looks like SQL is just text.
     const sqlish = await svc.request("GET", "/admin/users?search=%27%20OR%201%3D1--", { headers: ADMIN });
     expect(sqlish.status).toBe(200);

@@ -76,6 +76,45 @@ describe("the admin console over HTTP", () => {
     expect(((await events.json()) as { items: unknown[] }).items).toHaveLength(1);
   });
 
+  it("answers actions on users that cannot exist like the API does (a 404 page), and searches of any allowed length", async () => {
+    const cookie = await signIn();
+    const csrf = csrfOf(await (await svc.request("GET", BASE, { headers: { cookie } })).text());
+    for (const id of ["a%00b", "not-a-uuid", crypto.randomUUID(), "..%2F", "%E2%80%AE"]) {
+      for (const path of [
+        `/users/${id}/sessions/revoke`,
+        `/users/${crypto.randomUUID()}/sessions/${id}/revoke`,
+      ]) {
+        const answer = await postForm(path, { csrf }, { cookie });
+        expect(answer.status, path).toBe(404);
+        expect(answer.headers.get("content-type"), path).toMatch(/text\/html/);
+        expect(answer.headers.get("location"), path).toBeNull();
+      }
+    }
+    for (const length of [48, 49, 100, 254]) {
+      const page = await svc.request("GET", `${BASE}?search=${"q".repeat(length)}`, { headers: { cookie } });
+      expect(page.status, `search of ${length}`).toBe(200);
+      expect(await page.text()).toContain("No user matches");
+    }
+  });
+
+  it("answers a fault with a page naming the request, not the API's JSON", async () => {
+    const cookie = await signIn();
+    const failing = {
+      prepare: () => ({ bind: () => failing.prepare(), all: () => Promise.reject(new Error("D1 is down")) }),
+    };
+    const broken = service({
+      ...NO_VERIFICATION,
+      DB: new Proxy(env.DB, {
+        get: (db, name) => (name === "prepare" ? failing.prepare : Reflect.get(db, name)),
+      }),
+    });
+    const answer = await broken.request("GET", BASE, { headers: { cookie } });
+    expect(answer.status).toBe(500);
+    expect(answer.headers.get("content-type")).toMatch(/text\/html/);
+    const requestId = answer.headers.get("x-request-id")!;
+    expect(await answer.text()).toContain(`request ${requestId}`);
+  });
+
   it("answers 404 when the deployment has no admin secret, and a console page for an unknown user", async () => {
     const unset = service({ AUTH_ADMIN_SECRET: undefined });
     expect((await unset.get(BASE)).status).toBe(404);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from "../../src/lib/metadata";
 import { NO_VERIFICATION, service, signUp, uniqueEmail } from "../helpers";
+import { APP, FAKE_PROVIDERS } from "../providers/support";
 import { STORAGE } from "../storage/helpers";
 
 /**
@@ -88,6 +89,27 @@ describe("metadata is bounded at every entry point", () => {
         ),
         label,
       );
+    }
+  });
+
+  it("the provider sign-in URL's metadata query parameter (signInProviderURL)", async () => {
+    // A browser-facing GET: the refusal goes back to redirectTo as error=invalid-request, like any other bad option.
+    const providers = service({ ...FAKE_PROVIDERS });
+    for (const [label, metadata] of HOSTILE) {
+      for (const path of ["/signin/provider/github", "/signup/provider/github"]) {
+        const query = new URLSearchParams({ redirectTo: APP, metadata });
+        const response = await providers.get(`${path}?${query}`);
+        // Over the query's size limit the query itself is refused (JSON 400); within it, the metadata bounds apply.
+        if (response.status === 400) {
+          await expectClear400(response, label);
+          continue;
+        }
+        expect(response.status, label).toBe(302);
+        const back = new URL(response.headers.get("location")!);
+        expect(`${back.origin}${back.pathname}`, label).toBe(APP);
+        expect(back.searchParams.get("error"), label).toBe("invalid-request");
+        expect(back.searchParams.get("errorDescription"), label).toMatch(/^metadata: must not/);
+      }
     }
   });
 

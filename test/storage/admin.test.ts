@@ -96,6 +96,41 @@ describe("buckets (admin)", () => {
   });
 });
 
+describe("buckets (admin): bodies that are not JSON", () => {
+  it("answers a body that is not JSON, cut off or empty with a 400 in storage's shape, never a 500", async () => {
+    await admin("POST", "/buckets", { id: "broken-bodies" });
+    const bodies: [string, Record<string, string>][] = [
+      ["not json", { "content-type": "application/json" }],
+      ['{"id":"x", "maxUploadFileSize": 1', { "content-type": "application/json" }],
+      ["", { "content-type": "application/json" }],
+      ["", {}],
+      ["id=x", { "content-type": "application/x-www-form-urlencoded" }],
+      ['{"id":"x"}', { "content-type": "text/plain" }],
+    ];
+    for (const [method, path] of [
+      ["POST", "/buckets"],
+      ["PATCH", "/buckets/broken-bodies"],
+    ] as const) {
+      for (const [body, headers] of bodies) {
+        const response = await svc.request(method, `${STORAGE}${path}`, {
+          body,
+          headers: { ...ADMIN, ...headers },
+        });
+        const context = `${method} ${path} ${JSON.stringify(body)} ${JSON.stringify(headers)}`;
+        if (method === "PATCH" && body === "" && !headers["content-type"]) {
+          // No body at all: a patch that changes nothing.
+          expect(response.status, context).toBe(200);
+          continue;
+        }
+        expect(response.status, context).toBe(400);
+        const answer = (await response.json()) as { error: { message: string } };
+        expect(answer.error.message, context).toBeTruthy();
+        expect(response.headers.get("x-error"), context).toBe(answer.error.message);
+      }
+    }
+  });
+});
+
 describe("ops", () => {
   it("lists and deletes orphans, broken metadata, and lists files not uploaded", async () => {
     const session = await signUp(svc);

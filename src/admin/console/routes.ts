@@ -4,6 +4,7 @@ import type { AppEnv } from "../../app-env";
 import { AppError } from "../../errors";
 import { timingSafeEqualString } from "../../lib/crypto";
 import { setPageHeaders } from "../../lib/page-headers";
+import { logError } from "../../middleware/context";
 import { rateLimit } from "../../middleware/rate-limit";
 import { listClients } from "../../oauth2/clients";
 import { revokeAllSessions } from "../../services/sessions";
@@ -11,7 +12,7 @@ import { listAuditEvents } from "../audit";
 import { auditAdminAction } from "../audit-action";
 import { deleteKey, listKeys, rotateKey } from "../keys";
 import { listSessions, revokeSessionById } from "../sessions";
-import { deleteUser, getUserDetail, listUsers, patchUser } from "../users";
+import { deleteUser, getUserDetail, listUsers, patchUser, requireUser } from "../users";
 import {
   auditPage,
   type Chrome,
@@ -48,7 +49,7 @@ function render(
   c: Ctx,
   title: string,
   body: Parameters<typeof layout>[2],
-  status: 200 | 401 | 403 | 404 = 200,
+  status: 200 | 401 | 403 | 404 | 500 = 200,
 ) {
   const nonce = setPageHeaders(c);
   c.header("Cache-Control", "no-store");
@@ -62,17 +63,28 @@ async function chromeOf(c: Ctx, session: string, here: Chrome["here"]): Promise<
 
 type Handler = (c: Ctx, session: string) => Promise<Response>;
 
-/** A console error (an unknown user, a refused deletion) is a page too, not the API's JSON. */
+/**
+ * A console error is a page too, not the API's JSON: a refusal (an unknown user, a refused deletion) with its message,
+ * a fault with the request id to find its log line.
+ */
 async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
   try {
     return await work();
   } catch (error) {
-    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    if (error instanceof AppError && error.status < 500) {
+      return render(
+        c,
+        "Problem",
+        html`<p class="error" role="alert">${error.message}</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+        error.status === 404 ? 404 : 403,
+      );
+    }
+    logError(c.var.requestId, "console", error);
     return render(
       c,
       "Problem",
-      html`<p class="error" role="alert">${error.message}</p><p><a href="${consolePath(c)}">← Users</a></p>`,
-      error.status === 404 ? 404 : 403,
+      html`<p class="error" role="alert">Something went wrong (request ${c.var.requestId}); the log has the details.</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+      500,
     );
   }
 }
@@ -96,6 +108,8 @@ const action = (handler: Handler) => async (c: Ctx) => {
 };
 
 const back = (c: Ctx, path: string, done: string) => c.redirect(`${consolePath(c)}${path}?done=${done}`, 303);
+/** A user's page, by the id the database holds (never the raw path parameter, which may hold anything). */
+const userPath = (id: string) => `/users/${encodeURIComponent(id)}`;
 
 /**
  * The admin console (operations issue): server-rendered pages over the same services as the admin API, for the
@@ -157,7 +171,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     action(async (c) => {
       const user = await patchUser(c.var.deps, c.req.param("id")!, { disabled: true });
       auditAdminAction(c, "user.disable", user.id, { fields: ["disabled"] });
-      return back(c, `/users/${user.id}`, "disabled");
+      return back(c, userPath(user.id), "disabled");
     }),
   )
   .post(
@@ -165,7 +179,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     action(async (c) => {
       const user = await patchUser(c.var.deps, c.req.param("id")!, { disabled: false });
       auditAdminAction(c, "user.update", user.id, { fields: ["disabled"] });
-      return back(c, `/users/${user.id}`, "enabled");
+      return back(c, userPath(user.id), "enabled");
     }),
   )
   .post(
@@ -181,10 +195,11 @@ export const consoleRoutes = new Hono<AppEnv>()
   .post(
     "/users/:id/sessions/revoke",
     action(async (c) => {
-      const id = c.req.param("id")!;
-      await revokeAllSessions(c.var.deps, id);
-      auditAdminAction(c, "sessions.revoke-all", id);
-      return back(c, `/users/${id}`, "sessions-revoked");
+      // As the API does: an unknown user is a 404, not a reported success.
+      const user = await requireUser(c.var.deps, c.req.param("id")!);
+      await revokeAllSessions(c.var.deps, user.id);
+      auditAdminAction(c, "sessions.revoke-all", user.id);
+      return back(c, userPath(user.id), "sessions-revoked");
     }),
   )
   .post(
@@ -193,7 +208,7 @@ export const consoleRoutes = new Hono<AppEnv>()
       const sessionId = c.req.param("sessionId")!;
       const userId = await revokeSessionById(c.var.deps, sessionId);
       auditAdminAction(c, "session.revoke", userId, { sessionId });
-      return back(c, `/users/${userId}`, "session-revoked");
+      return back(c, userPath(userId), "session-revoked");
     }),
   )
   .get(
