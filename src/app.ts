@@ -144,10 +144,11 @@ async function auditSignInFailure(c: Context<AppEnv>, code: string): Promise<voi
   try {
     email = ((await c.req.json()) as Record<string, unknown>).email;
   } catch {}
-  deps.audit({
-    type: "signin.failure",
+  deps.audit.signInFailure({
+    method,
+    error: code,
     userId: c.var.auth?.sub ?? null,
-    detail: { method, error: code, ...(typeof email === "string" ? { email: email.slice(0, 254) } : {}) },
+    ...(typeof email === "string" ? { email } : {}),
   });
 }
 

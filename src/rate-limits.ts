@@ -143,3 +143,26 @@ export async function countRequest(
   const waits = [addressWait, accountWait].filter((wait): wait is number => wait !== null);
   return waits.length > 0 ? { bucket, retryAfterSeconds: Math.max(...waits) } : null;
 }
+
+/**
+ * Guesses of a shared secret (the admin secret in `x-hasura-admin-secret`) from one address, counted exactly in the
+ * `BRUTE_FORCE` bucket's limits: each wrong guess counts, and while the wrong guesses are over the limit every attempt
+ * from the address is refused, the right secret too (otherwise a guesser would learn it from the one answer that is
+ * not a refusal). Returns the seconds to wait when refused, else null.
+ */
+export async function secretGuess(
+  env: LimiterBindings,
+  config: RateLimitConfig,
+  address: string,
+  right: boolean,
+  now: number,
+): Promise<number | null> {
+  if (!config.enabled) return null;
+  const { burst, intervalMs } = config.buckets.BRUTE_FORCE;
+  const namespace = env.RATE_LIMITERS;
+  const counter = namespace.get(namespace.idFromName(`BRUTE_FORCE:secret-guesses:ip:${address}`));
+  const result = right
+    ? await counter.peek(burst, intervalMs, now)
+    : await counter.hit(burst, intervalMs, now);
+  return result.allowed ? null : result.retryAfterSeconds;
+}

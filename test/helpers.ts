@@ -147,7 +147,7 @@ export function testDeps(bindings: Record<string, unknown>, clock: { now: number
     now: () => clock.now,
     outbound: fetch,
     background: () => {},
-    audit: () => {},
+    audit: Object.assign(() => {}, { signInFailure: () => {} }),
     path: "/test",
   };
 }

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
-import { AppError } from "../errors";
-import { timingSafeEqualString } from "../lib/crypto";
+import { AppError, RateLimitedError } from "../errors";
+import { checkAdminSecret } from "../middleware/admin-secret";
 
 /** Without `AUTH_ADMIN_SECRET` the admin API and console do not exist: every path answers 404, as an unknown route. */
 function configuredSecret(c: Context<AppEnv>): string {
@@ -14,12 +14,13 @@ function configuredSecret(c: Context<AppEnv>): string {
 
 /**
  * The admin API (contract §10) answers only to `x-hasura-admin-secret` equal to `AUTH_ADMIN_SECRET`, compared in
- * constant time; missing or wrong is `401 unauthorized`.
+ * constant time; missing or wrong is `401 unauthorized`, too many wrong guesses from an address `429`.
  */
 export const requireAdminSecret = createMiddleware<AppEnv>(async (c, next) => {
-  const secret = configuredSecret(c);
-  const given = c.req.header("x-hasura-admin-secret");
-  if (given === undefined || !timingSafeEqualString(given, secret)) {
+  configuredSecret(c);
+  const check = await checkAdminSecret(c);
+  if (check.outcome === "limited") throw RateLimitedError.forBucket("BRUTE_FORCE", check.retryAfterSeconds);
+  if (check.outcome !== "right") {
     throw new AppError("unauthorized", "missing or wrong admin secret (x-hasura-admin-secret)");
   }
   await next();

@@ -5,6 +5,7 @@
 export type AuditEventType =
   | "signin.success"
   | "signin.failure"
+  | "signin.failure.repeated"
   | "signup"
   | "elevation"
   | "refresh.replay"
@@ -26,8 +27,21 @@ export interface AuditEvent {
   detail?: Record<string, unknown>;
 }
 
+/** What a failed sign-in attempt said (sign-in-failures.ts decides what of it is kept). */
+export interface SignInAttempt {
+  method: string;
+  error: string;
+  email?: string;
+  /** The signed-in user the attempt was made by, if any (a wrong code while elevating, say). */
+  userId?: string | null;
+}
+
 /** Records one event after the answer; never fails the request it describes. */
-export type Audit = (event: AuditEvent) => void;
+export interface Audit {
+  (event: AuditEvent): void;
+  /** A sign-in whose credentials did not work: bounded per address, unknown addresses hashed (sign-in-failures.ts). */
+  signInFailure(attempt: SignInAttempt): void;
+}
 
 /**
  * How an account was authenticated or created, from the path of the request: one table instead of a parameter

@@ -1,7 +1,8 @@
 import type { Db } from "../db/client";
 import { auditEvents } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
-import type { Audit, AuditEvent } from "./events";
+import type { Audit, AuditEvent, SignInAttempt } from "./events";
+import { recordSignInFailure } from "./sign-in-failures";
 
 export interface RequestOrigin {
   ip: string | null;
@@ -30,22 +31,33 @@ function eventId(at: number): string {
  */
 export function auditRecorder(deps: {
   db: Db;
+  encryptionKey: string;
   now: () => number;
   background: (work: Promise<unknown>) => void;
   origin: RequestOrigin;
 }): Audit {
-  return (event: AuditEvent) => {
+  const origin = { ip: deps.origin.ip, userAgent: deps.origin.userAgent?.slice(0, MAX_USER_AGENT) ?? null };
+  const record = (event: AuditEvent) => {
     const at = deps.now();
     const row = {
       id: eventId(at),
       at,
       type: event.type,
       userId: event.userId ?? null,
-      ip: deps.origin.ip,
-      userAgent: deps.origin.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+      ...origin,
       detail: event.detail ?? {},
     };
     console.log(JSON.stringify({ level: "info", what: "audit", ...row }));
     deps.background(deps.db.insert(auditEvents).values(row).run());
   };
+  return Object.assign(record, {
+    signInFailure: (attempt: SignInAttempt) =>
+      deps.background(
+        recordSignInFailure(
+          { db: deps.db, encryptionKey: deps.encryptionKey, origin, eventId },
+          deps.now(),
+          attempt,
+        ),
+      ),
+  });
 }

@@ -467,6 +467,8 @@ export const auditEvents = sqliteTable(
     index("audit_events_at").on(t.at, t.id),
     index("audit_events_user").on(t.userId, t.at, t.id),
     index("audit_events_type").on(t.type, t.at, t.id),
+    // Failed sign-ins per client address (src/audit/sign-in-failures.ts), and the console's filter by address.
+    index("audit_events_ip").on(t.ip, t.type, t.at),
   ],
 );
 

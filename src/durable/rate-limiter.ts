@@ -52,6 +52,29 @@ export class RateLimiter extends DurableObject<Env> {
     return { allowed: true, retryAfterSeconds: 0 };
   }
 
+  /**
+   * Whether one more hit would be refused, without counting it (and the seconds until it would fit): for counts of
+   * failures only, where a success must still be refused while the failures are over the limit.
+   */
+  peek(limit: number, intervalMs: number, now: number): HitResult {
+    const stored = this.ctx.storage.kv.get<Windows>(KEY);
+    if (!stored) return { allowed: true, retryAfterSeconds: 0 };
+    const elapsedWindows = Math.floor((now - stored.start) / intervalMs);
+    if (elapsedWindows >= 2) return { allowed: true, retryAfterSeconds: 0 };
+    const [start, current, previous] =
+      elapsedWindows === 1
+        ? [stored.start + intervalMs, 0, stored.current]
+        : [stored.start, stored.current, stored.previous];
+    const overlap = 1 - (now - start) / intervalMs;
+    const estimate = previous * overlap + current;
+    if (estimate + 1 <= limit) return { allowed: true, retryAfterSeconds: 0 };
+    const waitMs =
+      previous > 0 && current + 1 <= limit
+        ? ((estimate + 1 - limit) / previous) * intervalMs
+        : start + intervalMs - now;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+  }
+
   /** Two windows after the last hit nothing is left to remember. */
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();

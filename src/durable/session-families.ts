@@ -44,17 +44,37 @@ interface FamilyRow {
 
 export class SessionFamilies extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** Whether this object's tables exist (see `hasTables`). */
+  private tables = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+  }
+
+  /**
+   * Tables are created by the first family, not by the constructor: a made-up refresh token names one of 16.7 M
+   * objects (its locator), and an object only ever reached by made-up tokens must not get storage of its own. Every
+   * read path asks this first and finds nothing without creating anything.
+   */
+  private hasTables(): boolean {
+    this.tables ||=
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'families'").toArray()
+        .length > 0;
+    return this.tables;
+  }
+
+  private createTables(): void {
+    if (this.hasTables()) return;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS families (
       id TEXT PRIMARY KEY, current TEXT NOT NULL, previous TEXT, successor TEXT, rotated_at INTEGER NOT NULL,
       revoked INTEGER NOT NULL, expires_at INTEGER NOT NULL, touched_at INTEGER NOT NULL)`);
     this.sql.exec("CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, family TEXT NOT NULL)");
+    this.tables = true;
   }
 
   private familyOfToken(hash: string): FamilyRow | undefined {
+    if (!this.hasTables()) return undefined;
     return this.sql
       .exec<FamilyRow>(
         "SELECT families.* FROM tokens JOIN families ON families.id = tokens.family WHERE tokens.hash = ?",
@@ -72,6 +92,7 @@ export class SessionFamilies extends DurableObject<Env> {
 
   /** A new session: its first token. */
   start(family: string, hash: string, now: number, expiresAt: number): void {
+    this.createTables();
     this.sql.exec(
       "INSERT OR REPLACE INTO families (id, current, previous, successor, rotated_at, revoked, expires_at, touched_at) VALUES (?, ?, NULL, NULL, 0, 0, ?, ?)",
       family,
@@ -120,11 +141,13 @@ export class SessionFamilies extends DurableObject<Env> {
   }
 
   revokeFamily(family: string): void {
+    if (!this.hasTables()) return;
     this.sql.exec("UPDATE families SET revoked = 1, successor = NULL WHERE id = ?", family);
   }
 
   /** Families whose newest token has expired are forgotten, with every token hash of theirs. */
   override async alarm(): Promise<void> {
+    if (!this.hasTables()) return;
     const now = Date.now();
     this.sql.exec("DELETE FROM tokens WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)", now);
     this.sql.exec("DELETE FROM families WHERE expires_at <= ?", now);

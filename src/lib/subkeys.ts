@@ -12,7 +12,8 @@ export type HmacPurpose =
   | "webauthn-decoys"
   | "oauth2-browser-session"
   | "admin-console"
-  | "own-redirects";
+  | "own-redirects"
+  | "audit-emails";
 
 const derived = settledMemo<string, CryptoKey>();
 

@@ -32,6 +32,7 @@ export function requestContext(config: Config) {
       background,
       audit: auditRecorder({
         db,
+        encryptionKey: config.AUTH_ENCRYPTION_KEY!,
         now: Date.now,
         background,
         origin: {

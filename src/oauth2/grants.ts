@@ -106,6 +106,8 @@ export async function rotateRefreshToken(
   deps: Deps,
   client: OAuth2ClientRow,
   refreshToken: string,
+  /** The scopes asked for (RFC 6749 §6): checked against the grant before anything rotates. */
+  askedScopes?: string[],
 ): Promise<Refreshed> {
   const invalid = new OAuth2Error("invalid_grant", "the refresh token is invalid, expired or revoked");
   if (!REFRESH_SHAPE.test(refreshToken)) throw invalid;
@@ -171,6 +173,11 @@ export async function rotateRefreshToken(
   if (user.disabled) {
     dropCandidate();
     throw new OAuth2Error("invalid_grant", "the user is disabled");
+  }
+  // A refused refresh must leave the presented token as it was: the client may retry without the wider scope.
+  if (askedScopes && !askedScopes.every((scope) => grant.scopes.includes(scope))) {
+    dropCandidate();
+    throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
   }
   const result: RotateOutcome = await familyStub(deps, grant.id).rotate({
     presentedHash,

@@ -96,12 +96,8 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: Map<string, 
   const presented = param(params, "refresh_token", 200);
   if (!presented) throw new OAuth2Error("invalid_request", "refresh_token is required");
   const asked = params.has("scope") ? scopeList(param(params, "scope", 1000)) : undefined;
-  const { grant, user, refreshToken } = await rotateRefreshToken(deps, client, presented);
-  const scopes = asked ?? grant.scopes;
-  if (!scopes.every((scope) => grant.scopes.includes(scope))) {
-    throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
-  }
-  return tokensFor(deps, { client, user, grant, scopes, refreshToken });
+  const { grant, user, refreshToken } = await rotateRefreshToken(deps, client, presented, asked);
+  return tokensFor(deps, { client, user, grant, scopes: asked ?? grant.scopes, refreshToken });
 }
 
 export async function tokenRequest(

@@ -1,8 +1,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import type { AccessRule } from "../db/schema";
-import { timingSafeEqualString } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyAccessToken } from "../lib/jwt";
+import { checkAdminSecret } from "../middleware/admin-secret";
+import { StorageError } from "./errors";
 
 /**
  * Who is calling the storage API (storage contract §4): the admin (admin secret), a user (a valid access token of
@@ -15,14 +16,14 @@ const PUBLIC_ROLE = "public";
 
 export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
   const { config } = c.var;
-  const secret = c.req.header("x-hasura-admin-secret");
-  if (
-    secret !== undefined &&
-    config.AUTH_ADMIN_SECRET &&
-    timingSafeEqualString(secret, config.AUTH_ADMIN_SECRET)
-  ) {
-    return { kind: "admin" };
+  // A wrong admin secret makes no admin (the request goes on as its token or the public role) but counts as a guess.
+  const admin = await checkAdminSecret(c);
+  if (admin.outcome === "limited") {
+    throw new StorageError(429, "too many wrong admin secrets: try again later", {
+      headers: { "Retry-After": String(admin.retryAfterSeconds) },
+    });
   }
+  if (admin.outcome === "right") return { kind: "admin" };
   const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const payload = token ? await verifyAccessToken(config, token) : null;
   if (!payload) return { kind: "public" };

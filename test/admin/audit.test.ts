@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { WireAuditEvent } from "../../src/admin/audit";
+import { FAILURE_WINDOW_MS } from "../../src/audit/sign-in-failures";
 import { runHousekeeping } from "../../src/services/housekeeping";
 import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 
@@ -16,6 +17,16 @@ async function eventsOf(userId: string, query = ""): Promise<WireAuditEvent[]> {
 }
 
 const types = (events: WireAuditEvent[]) => events.map((event) => event.type).reverse();
+
+/** The failure events (single and aggregated) recorded for a client address. */
+async function failuresFrom(ip: string): Promise<WireAuditEvent[]> {
+  const events: WireAuditEvent[] = [];
+  for (const type of ["signin.failure", "signin.failure.repeated"]) {
+    const response = await svc.request("GET", `/admin/audit?type=${type}&limit=500`, { headers: ADMIN });
+    events.push(...((await response.json()) as { items: WireAuditEvent[] }).items.filter((e) => e.ip === ip));
+  }
+  return events;
+}
 
 describe("audit log: the flows write their events", () => {
   it("records sign-up, sign-in success and failure (with method, email, address and agent), newest first", async () => {
@@ -45,6 +56,54 @@ describe("audit log: the flows write their events", () => {
       ip: "203.0.113.9",
       detail: { method: "email-password", error: "invalid-email-password" },
     });
+  });
+
+  it("keeps an address with no account only as a keyed hash, the same for the same address", async () => {
+    const stranger = uniqueEmail("nobody");
+    const headers = { "cf-connecting-ip": `203.0.113.${Math.floor(Math.random() * 250)}` };
+    for (const typed of [stranger, stranger.toUpperCase()]) {
+      await svc.request("POST", "/signin/email-password", {
+        headers,
+        json: { email: typed, password: "whatever!" },
+      });
+    }
+    const mine = (await failuresFrom(headers["cf-connecting-ip"])).filter((e) => e.type === "signin.failure");
+    expect(mine).toHaveLength(2);
+    for (const event of mine) {
+      expect(event.detail.email).toBeUndefined();
+      expect(event.detail.emailHash).toMatch(/^[0-9a-f]{32}$/);
+      expect(JSON.stringify(event)).not.toContain(stranger.split("@")[0]);
+    }
+    expect(mine[0]!.detail.emailHash).toBe(mine[1]!.detail.emailHash);
+  });
+
+  // Threat: a credential-stuffing flood from one address buries every other event under thousands of rows.
+  it("aggregates an address's failures past ten per window into one event that counts them", async () => {
+    const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
+    // A minute into a window: the 25 attempts all fall in it, whenever the test runs.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Math.ceil(Date.now() / FAILURE_WINDOW_MS) * FAILURE_WINDOW_MS + 60_000);
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    for (let i = 0; i < 25; i++) {
+      await svc.request("POST", "/signin/email-password", {
+        headers: { "cf-connecting-ip": ip },
+        json: { email: uniqueEmail("flood"), password: "wrong password" },
+      });
+    }
+    const events = await failuresFrom(ip);
+    expect(events.filter((e) => e.type === "signin.failure")).toHaveLength(10);
+    const repeated = events.filter((e) => e.type === "signin.failure.repeated");
+    expect(repeated).toHaveLength(1);
+    expect(repeated[0]!.detail).toMatchObject({ count: 15 });
+    // Another address's failure in the same window is an event of its own.
+    const other = `198.51.100.${(Number(ip.split(".")[3]) + 1) % 250}`;
+    await svc.request("POST", "/signin/email-password", {
+      headers: { "cf-connecting-ip": other },
+      json: { email: uniqueEmail("other"), password: "wrong password" },
+    });
+    expect((await failuresFrom(other)).map((e) => e.type)).toContain("signin.failure");
   });
 
   // Threat: a stolen refresh token used after its owner rotated; the operator must see it happened.

@@ -234,6 +234,25 @@ describe("refresh_token", () => {
     );
   });
 
+  it("refuses a wider scope before rotating: the presented token still refreshes afterwards", async () => {
+    // Threat (availability): a refresh refused for its scope had already rotated the token, so the client's retry
+    // with its only token was a replay that revoked the whole grant.
+    const strict = provider({ AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "0" });
+    const { client, tokens } = await grantFor(strict);
+    const again = (body: Record<string, string>) => postForm(strict, "/oauth2/token", body, basic(client));
+    await oauth2Error(
+      await again({
+        grant_type: "refresh_token",
+        refresh_token: tokens.refresh_token!,
+        scope: "openid graphql",
+      }),
+      400,
+      "invalid_scope",
+    );
+    const retried = await again({ grant_type: "refresh_token", refresh_token: tokens.refresh_token! });
+    expect(retried.status).toBe(200);
+  });
+
   it("revokes the grant when an old refresh token is replayed after the grace window", async () => {
     const strict = provider({ AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "0" });
     const { client, tokens, session } = await grantFor(strict);

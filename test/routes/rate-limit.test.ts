@@ -126,6 +126,36 @@ describe("rate limits (on by default), counted exactly where no binding counts a
     await expectError(await reset("192.0.2.62"), 429, "too-many-requests");
   });
 
+  // Threat: guessing the admin secret through the header, which counted only in GLOBAL (a generous per-address limit).
+  it("counts wrong admin secrets per address in BRUTE_FORCE; over the limit the right secret is refused too", async () => {
+    const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "3" });
+    const secret = String(env.AUTH_ADMIN_SECRET);
+    const admin = (ip: string, given: string, path = "/admin/users?limit=1") =>
+      svc.request("GET", path, { headers: { "cf-connecting-ip": ip, "x-hasura-admin-secret": given } });
+    const guesser = `192.0.2.${Math.floor(Math.random() * 200)}`;
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await admin(guesser, `guess-${i}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    const right = await admin(guesser, secret);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // Storage's admin endpoints share the count (a wrong secret there is no admin, and a guess).
+    const buckets = await admin(guesser, secret, "http://localhost:8787/storage/v1/buckets");
+    expect(buckets.status).toBe(429);
+    expect(buckets.headers.get("x-error")).toMatch(/too many wrong admin secrets/);
+    // Right secrets do not count: an operator's script is not throttled by its own calls.
+    const operator = `192.0.2.${201 + Math.floor(Math.random() * 50)}`;
+    for (let i = 0; i < 6; i++) expect((await admin(operator, secret)).status).toBe(200);
+    const storageGuesser = `198.18.0.${Math.floor(Math.random() * 200)}`;
+    const storageStatuses = [];
+    for (let i = 0; i < 4; i++) {
+      storageStatuses.push(
+        (await admin(storageGuesser, "nope", "http://localhost:8787/storage/v1/buckets")).status,
+      );
+    }
+    expect(storageStatuses).toEqual([403, 403, 403, 429]);
+  });
+
   it("is switched off with AUTH_RATE_LIMIT_ENABLE=false", async () => {
     const svc = service({
       ...NO_VERIFICATION,

@@ -1,0 +1,1 @@
+CREATE INDEX `audit_events_ip` ON `audit_events` (`ip`,`type`,`at`);

@@ -1,0 +1,88 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { auditEvents, users } from "../db/schema";
+import { sha256Hex, toHex } from "../lib/crypto";
+import { hmacSubkey } from "../lib/subkeys";
+import type { SignInAttempt } from "./events";
+import type { RequestOrigin } from "./record";
+
+/**
+ * Failed sign-ins in the audit log (contract §10 `signin.failure`), with two bounds:
+ * - The email typed is kept only when it is an account's address. An address with no account (a typo, or a list an
+ *   attacker tries) is kept as a keyed hash (`emailHash`, HMAC-SHA256 under a subkey of `AUTH_ENCRYPTION_KEY`): the
+ *   same address gives the same hash, so repeated tries still show, but the log holds no address of a stranger.
+ * - Per client address and 10-minute window, the first `INDIVIDUAL_PER_WINDOW` failures are events of their own;
+ *   the rest increment one `signin.failure.repeated` event of that address and window (`count`, `lastAt`), so a
+ *   flood from one address adds one row, not thousands that bury the events around them.
+ * All of it runs after the answer (the account lookup must not make failures for known addresses slower).
+ */
+export const INDIVIDUAL_PER_WINDOW = 10;
+export const FAILURE_WINDOW_MS = 10 * 60_000;
+
+export async function emailHash(encryptionKey: string, email: string): Promise<string> {
+  const key = await hmacSubkey(encryptionKey, "audit-emails");
+  const tag = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(email.trim().toLowerCase()));
+  return toHex(tag).slice(0, 32);
+}
+
+async function emailDetail(db: Db, encryptionKey: string, email: string | undefined) {
+  if (!email) return {};
+  const address = email.trim().toLowerCase().slice(0, 254);
+  const account = await db.select({ id: users.id }).from(users).where(eq(users.email, address)).get();
+  return account ? { email: address } : { emailHash: await emailHash(encryptionKey, address) };
+}
+
+export async function recordSignInFailure(
+  deps: { db: Db; encryptionKey: string; origin: RequestOrigin; eventId: (at: number) => string },
+  at: number,
+  attempt: SignInAttempt,
+): Promise<void> {
+  const { db, origin } = deps;
+  const detail = {
+    method: attempt.method,
+    error: attempt.error,
+    ...(await emailDetail(db, deps.encryptionKey, attempt.email)),
+  };
+  const userId = attempt.userId ?? null;
+  const row = {
+    id: deps.eventId(at),
+    at,
+    type: "signin.failure",
+    userId,
+    ip: origin.ip,
+    userAgent: origin.userAgent,
+    detail,
+  };
+  console.log(JSON.stringify({ level: "info", what: "audit", ...row }));
+  const windowStart = at - (at % FAILURE_WINDOW_MS);
+  // One statement decides and inserts, so parallel failures cannot all see "fewer than ten".
+  const inserted = await db.run(sql`
+    INSERT INTO audit_events (id, at, type, user_id, ip, user_agent, detail)
+    SELECT ${row.id}, ${at}, 'signin.failure', ${userId}, ${origin.ip}, ${origin.userAgent}, ${JSON.stringify(detail)}
+    WHERE (SELECT count(*) FROM (SELECT 1 FROM audit_events WHERE ip IS ${origin.ip} AND type = 'signin.failure'
+      AND at >= ${windowStart} LIMIT ${INDIVIDUAL_PER_WINDOW})) < ${INDIVIDUAL_PER_WINDOW}`);
+  if (inserted.meta.changes > 0) return;
+  const aggregateId = `${windowStart.toString().padStart(14, "0")}-repeated-${(await sha256Hex(origin.ip ?? "")).slice(0, 16)}`;
+  await db
+    .insert(auditEvents)
+    .values({
+      id: aggregateId,
+      at,
+      type: "signin.failure.repeated",
+      ip: origin.ip,
+      userAgent: origin.userAgent,
+      detail: {
+        count: 1,
+        windowStart: new Date(windowStart).toISOString(),
+        lastAt: new Date(at).toISOString(),
+      },
+    })
+    .onConflictDoUpdate({
+      target: auditEvents.id,
+      set: {
+        at,
+        userAgent: origin.userAgent,
+        detail: sql`json_set(${auditEvents.detail}, '$.count', json_extract(${auditEvents.detail}, '$.count') + 1, '$.lastAt', ${new Date(at).toISOString()})`,
+      },
+    });
+}
