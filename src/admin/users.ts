@@ -152,7 +152,14 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
   }
   const updated = await deps.db
     .update(users)
-    .set({ ...patch, roles, defaultRole, updatedAt: deps.now() })
+    .set({
+      ...patch,
+      roles,
+      defaultRole,
+      // An operator's word counts as the first proof of the address, if there was none.
+      ...(patch.emailVerified ? { emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})` } : {}),
+      updatedAt: deps.now(),
+    })
     .where(eq(users.id, userId))
     .returning()
     .get();

@@ -17,6 +17,11 @@ export const users = sqliteTable(
     /** Lower-cased; unique among non-null values. */
     email: text("email").unique(),
     emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
+    /**
+     * When the account's address was first proven (null: never, or before this column existed). A password reset
+     * drops security keys and TOTP from before it (credential-reset.ts `dropFactorsFromBeforeProof`).
+     */
+    emailVerifiedAt: integer("email_verified_at"),
     newEmail: text("new_email"),
     phoneNumber: text("phone_number").unique(),
     phoneNumberVerified: integer("phone_number_verified", { mode: "boolean" }).notNull().default(false),
@@ -31,6 +36,8 @@ export const users = sqliteTable(
     totpSecret: text("totp_secret"),
     /** The newest TOTP time step accepted: a code of that step or older is refused (RFC 6238 §5.2, no replay). */
     totpLastStep: integer("totp_last_step"),
+    /** When TOTP was last activated (null while it is off). */
+    totpEnabledAt: integer("totp_enabled_at"),
     metadata: text("metadata", { mode: "json" })
       .$type<Record<string, unknown>>()
       .notNull()

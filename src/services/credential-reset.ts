@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import {
   authorizationCodes,
   mfaRecoveryCodes,
@@ -53,10 +53,12 @@ export type EmailProof =
 export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): Promise<UserRow> {
   if (user.emailVerified) return user;
   const unverified = and(eq(users.id, user.id), eq(users.emailVerified, false));
+  const now = deps.now();
+  const firstProof = sql`coalesce(${users.emailVerifiedAt}, ${now})`;
   if (proof === "sign-up-verification") {
     const updated = await deps.db
       .update(users)
-      .set({ emailVerified: true, updatedAt: deps.now() })
+      .set({ emailVerified: true, emailVerifiedAt: firstProof, updatedAt: now })
       .where(unverified)
       .returning()
       .get();
@@ -66,11 +68,13 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
     .update(users)
     .set({
       emailVerified: true,
+      emailVerifiedAt: firstProof,
       passwordHash: null,
       activeMfaType: null,
       totpSecret: null,
       totpLastStep: null,
-      updatedAt: deps.now(),
+      totpEnabledAt: null,
+      updatedAt: now,
     })
     .where(unverified)
     .returning()
@@ -82,4 +86,34 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
   ]);
   await endOutstandingGrants(deps, user.id);
   return wiped;
+}
+
+/**
+ * A password reset also drops the security keys and the TOTP that were added before the address was first proven.
+ * The residue of pre-hijacking this closes: an attacker signs up `victim@x` (a password, a passkey; with verification
+ * off also TOTP), the victim follows the sign-up verification mail (which keeps them, as it must for a genuine
+ * sign-up) and later resets the password to take the account back: the attacker's second way in must go with the
+ * old password. An owner who set these up before verifying sets them up again. Accounts verified before
+ * `email_verified_at` existed have none recorded, and lose nothing.
+ */
+export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Promise<void> {
+  const { db } = deps;
+  const provenAt = sql`(SELECT ${users.emailVerifiedAt} FROM ${users} WHERE ${users.id} = ${userId})`;
+  await db.batch([
+    db.delete(securityKeys).where(and(eq(securityKeys.userId, userId), lt(securityKeys.createdAt, provenAt))),
+    db
+      .update(users)
+      .set({ activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null, updatedAt: deps.now() })
+      .where(
+        and(eq(users.id, userId), isNotNull(users.emailVerifiedAt), lt(users.totpEnabledAt, users.emailVerifiedAt)),
+      ),
+    db
+      .delete(mfaRecoveryCodes)
+      .where(
+        and(
+          eq(mfaRecoveryCodes.userId, userId),
+          sql`exists (SELECT 1 FROM ${users} WHERE ${users.id} = ${userId} AND ${isNull(users.activeMfaType)})`,
+        ),
+      ),
+  ]);
 }

@@ -3,7 +3,7 @@ import { users } from "../db/schema";
 import { AppError } from "../errors";
 import type { AccessTokenPayload } from "../lib/jwt";
 import { hashPassword } from "../lib/password";
-import { endOutstandingGrants, proveEmail } from "./credential-reset";
+import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "./credential-reset";
 import type { Deps } from "./deps";
 import { requireRegisteredUser } from "./email-flows";
 import { checkPasswordPolicy } from "./password-policy";
@@ -39,6 +39,7 @@ export async function changeUserPassword(
     // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
     const owner = await findUserById(deps.db, userId);
     if (owner) await proveEmail(deps, owner, "inbox");
+    await dropFactorsFromBeforeProof(deps, userId);
   }
   const passwordHash = await hashPassword(input.newPassword);
   await deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, userId));

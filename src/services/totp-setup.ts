@@ -54,7 +54,7 @@ export async function changeMfa(
     if (!(await acceptTotpCode(deps, user, input.code))) throw new AppError("invalid-totp");
     await deps.db
       .update(users)
-      .set({ activeMfaType: "totp", updatedAt: deps.now() })
+      .set({ activeMfaType: "totp", totpEnabledAt: deps.now(), updatedAt: deps.now() })
       .where(eq(users.id, userId));
     deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
     return;
@@ -67,7 +67,7 @@ export async function changeMfa(
   await deps.db.batch([
     deps.db
       .update(users)
-      .set({ activeMfaType: null, totpSecret: null, totpLastStep: null, updatedAt: deps.now() })
+      .set({ activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null, updatedAt: deps.now() })
       .where(eq(users.id, userId)),
     deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
   ]);

@@ -41,6 +41,7 @@ export async function insertUser(deps: Deps, input: NewUser): Promise<UserRow | 
       email: input.email,
       phoneNumber: input.phoneNumber ?? null,
       emailVerified: input.emailVerified ?? false,
+      emailVerifiedAt: input.emailVerified ? now : null,
       passwordHash: input.passwordHash ?? null,
       defaultRole: options.defaultRole,
       roles: options.allowedRoles,

@@ -3,7 +3,7 @@ import { isUniqueViolation } from "../db/errors";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import { issueAuthorizationCode } from "./authorization-codes";
-import { endOutstandingGrants, proveEmail } from "./credential-reset";
+import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "./credential-reset";
 import type { Deps } from "./deps";
 import { issueMfaTicket } from "./mfa-sign-in";
 import { createSession, type Session } from "./sessions";
@@ -21,7 +21,13 @@ const confirmEmailChange: Effect = async (deps, user) => {
   try {
     updated = await deps.db
       .update(users)
-      .set({ email: sql`${users.newEmail}`, newEmail: null, emailVerified: true, updatedAt: deps.now() })
+      .set({
+        email: sql`${users.newEmail}`,
+        newEmail: null,
+        emailVerified: true,
+        emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})`,
+        updatedAt: deps.now(),
+      })
       .where(and(eq(users.id, user.id), isNotNull(users.newEmail)))
       .returning()
       .get();
@@ -42,9 +48,11 @@ const EFFECTS: Record<TicketType, Effect> = {
   verifyEmail: (deps, user) => proveEmail(deps, user, "sign-up-verification"),
   passwordlessEmail: (deps, user) => proveEmail(deps, user, "inbox"),
   // The link signs the user in; the app then sets the new password with that session (POST /user/password).
-  passwordReset: (deps, user) => {
+  passwordReset: async (deps, user) => {
     deps.audit({ type: "password.reset", userId: user.id, detail: { step: "link-followed" } });
-    return proveEmail(deps, user, "inbox");
+    const proven = await proveEmail(deps, user, "inbox");
+    await dropFactorsFromBeforeProof(deps, user.id);
+    return findUserById(deps.db, user.id) ?? proven;
   },
   emailConfirmChange: confirmEmailChange,
 };

@@ -63,7 +63,7 @@ describe("SMTP transport", () => {
     const [mail] = await received(email);
     expect(mail!.subject).toBe("Vérifiez votre adresse e-mail");
     expect(mail!.text).toContain("Bonjour Zoë Müller");
-    expect(mail!.html).toContain("Vérifier votre adresse e-mail");
+    expect(mail!.html).toContain("vérifiez votre adresse e-mail");
   });
 
   it.each(["PLAIN", "LOGIN"])("authenticates with %s", async (method) => {

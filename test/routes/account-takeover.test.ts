@@ -1,9 +1,11 @@
 import { env } from "cloudflare:test";
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from "@simplewebauthn/server";
 import { describe, expect, it } from "vitest";
+import { totpCode, totpStep } from "../../src/lib/totp";
 import { SoftwareAuthenticator } from "../fakes/authenticator";
 import {
   expectError,
@@ -54,6 +56,20 @@ async function signInByLink(email: string): Promise<WireSession> {
   const [mail] = await mailbox(svc, email);
   const params = await follow(svc, verifyPath(mail!));
   return sessionFromRefresh(svc, params.get("refreshToken")!);
+}
+
+/** Generates and activates TOTP for the signed-in user, as an authenticator app would. */
+async function enableTotp(service_: ReturnType<typeof service>, accessToken: string): Promise<void> {
+  const generated = (await (await service_.get("/mfa/totp/generate", accessToken)).json()) as {
+    totpSecret: string;
+  };
+  const secret = decodeBase32IgnorePadding(generated.totpSecret);
+  const activated = await service_.post(
+    "/user/mfa",
+    { code: totpCode(secret, totpStep(Date.now())), activeMfaType: "totp" },
+    accessToken,
+  );
+  expect(await activated.json()).toBe("OK");
 }
 
 describe("account pre-hijacking", () => {
@@ -152,6 +168,89 @@ describe("account pre-hijacking", () => {
     expect((await open.post("/signin/email-password", { email: victim, password: PASSWORD })).status).toBe(
       200,
     );
+  });
+});
+
+describe("account pre-hijacking: the residue of the owner's own verification mail", () => {
+  it("the sign-up verification mail says an account was created with the address, and what to do if it was not you", async () => {
+    const victim = uniqueEmail("victim");
+    await plantPassword(victim);
+    const [mail] = await mailbox(svc, victim);
+    expect(mail!.text).toContain("An account was created with this email address");
+    expect(mail!.text).toContain("If you did not create it, do not follow the link");
+  });
+
+  it("a passkey planted at sign-up and kept by the victim's verification click goes with the victim's password reset", async () => {
+    // Threat: the attacker signs up the victim's address with a passkey; the victim follows the verification mail
+    // (which must keep what a genuine sign-up set up), and the passkey now opens the account. A reset is how the
+    // victim takes it back, so the reset drops every key from before the address was proven.
+    const victim = uniqueEmail("victim");
+    const attackerDevice = new SoftwareAuthenticator("http://localhost:3000", "localhost");
+    const options = (await (
+      await svc.post("/signup/webauthn", { email: victim })
+    ).json()) as PublicKeyCredentialCreationOptionsJSON;
+    await svc.post("/signup/webauthn/verify", { credential: await attackerDevice.create(options) });
+    const [verification] = await mailbox(svc, victim);
+    await follow(svc, verifyPath(verification!));
+    const passkeySignIn = async () => {
+      const request = (await (
+        await svc.post("/signin/webauthn", {})
+      ).json()) as PublicKeyCredentialRequestOptionsJSON;
+      return svc.post("/signin/webauthn/verify", { credential: await attackerDevice.get(request) });
+    };
+    expect((await passkeySignIn()).status).toBe(200);
+
+    expect(await (await svc.post("/user/password/reset", { email: victim })).json()).toBe("OK");
+    const reset = (await mailbox(svc, victim)).find((mail) => mail.text.includes("passwordReset"))!;
+    await follow(svc, verifyPath(reset));
+    await expectError(await passkeySignIn(), 400, "invalid-request");
+  });
+
+  it("TOTP and keys set up before the first proof go with a reset; the owner's TOTP from after it stays", async () => {
+    // With verification off the attacker even signs in and adds TOTP; anyone may ask for the verification mail.
+    const open = service({
+      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
+      AUTH_MFA_ENABLED: "true",
+      AUTH_WEBAUTHN_ENABLED: "true",
+    });
+    const victim = uniqueEmail("victim");
+    const { session: attacker } = (await (
+      await open.post("/signup/email-password", { email: victim, password: ATTACKER_PASSWORD })
+    ).json()) as { session: WireSession };
+    await enableTotp(open, attacker.accessToken);
+    expect(await (await open.post("/user/email/send-verification-email", { email: victim })).json()).toBe(
+      "OK",
+    );
+    const [verification] = await mailbox(open, victim);
+    await follow(open, verifyPath(verification!));
+
+    await open.post("/user/password/reset", { email: victim });
+    const reset = (await mailbox(open, victim)).find((mail) => mail.text.includes("passwordReset"))!;
+    const ticket = /ticket=(passwordReset[^&\s]+)/.exec(decodeURIComponent(reset.text))![1]!;
+    expect(await (await open.post("/user/password", { newPassword: PASSWORD, ticket })).json()).toBe("OK");
+    // No second factor is asked any more: the attacker's TOTP is gone with the recovery codes.
+    const signedIn = (await (
+      await open.post("/signin/email-password", { email: victim, password: PASSWORD })
+    ).json()) as {
+      session: WireSession | null;
+    };
+    expect(signedIn.session?.user.activeMfaType).toBeNull();
+    const codes = await env.DB.prepare("SELECT count(*) AS n FROM mfa_recovery_codes WHERE user_id = ?")
+      .bind(attacker.user.id)
+      .first<{ n: number }>();
+    expect(codes!.n).toBe(0);
+
+    // The owner's own TOTP, set up after the proof, survives the next reset.
+    await enableTotp(open, signedIn.session!.accessToken);
+    await open.post("/user/password/reset", { email: victim });
+    const again = (await mailbox(open, victim)).find((mail) => mail.text.includes("passwordReset"))!;
+    await follow(open, verifyPath(again));
+    const later = (await (
+      await open.post("/signin/email-password", { email: victim, password: PASSWORD })
+    ).json()) as {
+      mfa: { ticket: string } | null;
+    };
+    expect(later.mfa?.ticket).toMatch(/^mfaTotp:/);
   });
 });
 

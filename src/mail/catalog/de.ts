@@ -3,8 +3,8 @@ import type { LocaleTemplates } from "../templates";
 export const de: LocaleTemplates = {
   "email-verify": {
     subject: "Bestätigen Sie Ihre E-Mail-Adresse",
-    text: "Hallo ${displayName},\n\nmit diesem Link bestätigen Sie Ihre E-Mail-Adresse:\n${link}\n",
-    html: '<p>Hallo ${displayName},</p><p><a href="${link}">E-Mail-Adresse bestätigen</a></p>',
+    text: "Hallo ${displayName},\n\nmit dieser E-Mail-Adresse wurde ein Konto angelegt. Wenn Sie das waren, bestätigen Sie die Adresse mit diesem Link:\n${link}\n\nWenn nicht, folgen Sie dem Link nicht: Jemand anderes hat diese Adresse und ihr Passwort gewählt. Ignorieren Sie diese E-Mail, dann bleibt das Konto unbenutzbar.\n",
+    html: '<p>Hallo ${displayName},</p><p>mit dieser E-Mail-Adresse wurde ein Konto angelegt. Wenn Sie das waren, <a href="${link}">bestätigen Sie Ihre E-Mail-Adresse</a>.</p><p>Wenn nicht, folgen Sie dem Link nicht: Jemand anderes hat diese Adresse und ihr Passwort gewählt. Ignorieren Sie diese E-Mail, dann bleibt das Konto unbenutzbar.</p>',
   },
   "signin-passwordless": {
     subject: "Ihr Anmeldelink",

@@ -3,8 +3,8 @@ import type { LocaleTemplates } from "../templates";
 export const en: LocaleTemplates = {
   "email-verify": {
     subject: "Verify your email",
-    text: "Hello ${displayName},\n\nUse this link to verify your email address:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Verify your email address</a></p>',
+    text: "Hello ${displayName},\n\nAn account was created with this email address. If it was you, use this link to verify the address:\n${link}\n\nIf you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.\n",
+    html: '<p>Hello ${displayName},</p><p>An account was created with this email address. If it was you, <a href="${link}">verify your email address</a>.</p><p>If you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.</p>',
   },
   "signin-passwordless": {
     subject: "Your sign-in link",

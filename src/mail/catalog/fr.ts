@@ -3,8 +3,8 @@ import type { LocaleTemplates } from "../templates";
 export const fr: LocaleTemplates = {
   "email-verify": {
     subject: "Vérifiez votre adresse e-mail",
-    text: "Bonjour ${displayName},\n\nUtilisez ce lien pour vérifier votre adresse e-mail :\n${link}\n",
-    html: '<p>Bonjour ${displayName},</p><p><a href="${link}">Vérifier votre adresse e-mail</a></p>',
+    text: "Bonjour ${displayName},\n\nUn compte a été créé avec cette adresse e-mail. Si c'est vous, utilisez ce lien pour vérifier l'adresse :\n${link}\n\nSi vous ne l'avez pas créé, ne suivez pas le lien : quelqu'un d'autre a choisi cette adresse et son mot de passe. Ignorez ce message, et le compte reste inutilisable.\n",
+    html: "<p>Bonjour ${displayName},</p><p>Un compte a été créé avec cette adresse e-mail. Si c'est vous, <a href=\"${link}\">vérifiez votre adresse e-mail</a>.</p><p>Si vous ne l'avez pas créé, ne suivez pas le lien : quelqu'un d'autre a choisi cette adresse et son mot de passe. Ignorez ce message, et le compte reste inutilisable.</p>",
   },
   "signin-passwordless": {
     subject: "Votre lien de connexion",
