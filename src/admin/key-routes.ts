@@ -1,5 +1,7 @@
 import { Hono } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../app-env";
+import { queryParams } from "../middleware/validate";
 import { auditAdminAction } from "./audit-action";
 import { deleteKey, listKeys, rotateKey } from "./keys";
 
@@ -11,9 +13,11 @@ export const keyAdminRoutes = new Hono<AppEnv>()
     auditAdminAction(c, "keys.rotate", null, { kid: key.kid });
     return c.json(key, 201);
   })
-  .delete("/keys/:kid", async (c) => {
+  // `?force=true`: delete even while tokens it signed may be valid (after a leak), see deleteKey.
+  .delete("/keys/:kid", queryParams(z.object({ force: z.enum(["true", "false"]).optional() })), async (c) => {
     const kid = c.req.param("kid");
-    await deleteKey(c.var.deps, kid);
-    auditAdminAction(c, "key.delete", null, { kid });
+    const force = c.req.valid("query").force === "true";
+    await deleteKey(c.var.deps, kid, { force });
+    auditAdminAction(c, "key.delete", null, { kid, force });
     return c.body(null, 204);
   });

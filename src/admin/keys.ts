@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { eq, max, sql } from "drizzle-orm";
 import { exportJWK, generateKeyPair } from "jose";
-import { signingKeys } from "../db/schema";
+import { oauth2Clients, signingKeys } from "../db/schema";
 import { AppError } from "../errors";
 import { encrypt } from "../lib/crypto";
 import { configuredKids, forgetKeySet, getKeySet, JWT_ALG } from "../lib/keys";
@@ -76,11 +76,42 @@ export async function rotateKey(deps: Deps): Promise<AdminKey> {
   };
 }
 
+/** Clocks of verifiers may run a little behind ours (jose's default tolerance is none; resource servers vary). */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * Until when tokens `kid` signed may still be valid: the moment it stopped signing (when the next key was created:
+ * a rotation demotes the signer and adds its successor in one batch) plus the longest lifetime any token of this
+ * deployment may have: a session's access token, or an OAuth2 access or ID token (up to a client's
+ * `accessTokenLifetime`, at most 24 h). A client's lifetime lowered later does not shorten tokens already out, so the
+ * largest configured one counts.
+ */
+async function validUntil(deps: Deps, kid: string): Promise<number> {
+  const { db, config } = deps;
+  const [[retired], [longest]] = await db.batch([
+    db
+      .select({ at: sql<number | null>`min(${signingKeys.createdAt})` })
+      .from(signingKeys)
+      .where(
+        sql`${signingKeys.createdAt} > (SELECT ${signingKeys.createdAt} FROM ${signingKeys} WHERE ${signingKeys.kid} = ${kid})`,
+      ),
+    db.select({ seconds: max(oauth2Clients.accessTokenLifetime) }).from(oauth2Clients),
+  ]);
+  const lifetimeSeconds = Math.max(
+    config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
+    config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
+    longest?.seconds ?? 0,
+  );
+  return (retired?.at ?? deps.now()) + lifetimeSeconds * 1000 + CLOCK_SKEW_MS;
+}
+
 /**
  * `DELETE /admin/keys/{kid}`: a retired key goes, and tokens it signed stop verifying (in this isolate at once, in
- * others within the key set's ten-second lifetime, src/lib/keys.ts). The signing key and configured keys stay.
+ * others within the key set's ten-second lifetime, src/lib/keys.ts). The signing key and configured keys stay. A key
+ * whose tokens may still be valid is refused (their users would be signed out, OAuth2 clients' tokens rejected),
+ * unless `force`: after a leak, ending those tokens now is the point.
  */
-export async function deleteKey(deps: Deps, kid: string): Promise<void> {
+export async function deleteKey(deps: Deps, kid: string, options: { force?: boolean } = {}): Promise<void> {
   forgetKeySet(deps.config);
   const keys = await getKeySet(deps.config);
   if (!keys.verifyKeys.has(kid)) throw new AppError("not-found", "no key with this kid");
@@ -88,6 +119,15 @@ export async function deleteKey(deps: Deps, kid: string): Promise<void> {
     throw new AppError("invalid-request", "the signing key cannot be deleted: rotate first");
   if ((await configuredKids(deps.config)).includes(kid)) {
     throw new AppError("invalid-request", "this key is configured in AUTH_JWT_PRIVATE_KEYS: remove it there");
+  }
+  if (!options.force) {
+    const until = await validUntil(deps, kid);
+    if (deps.now() < until) {
+      throw new AppError(
+        "invalid-request",
+        `tokens this key signed may be valid until ${new Date(until).toISOString()}: delete it after then, or now with force (after a leak: those tokens stop working at once)`,
+      );
+    }
   }
   await deps.db.delete(signingKeys).where(eq(signingKeys.kid, kid));
   forgetKeySet(deps.config);

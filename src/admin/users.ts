@@ -157,7 +157,9 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
       roles,
       defaultRole,
       // An operator's word counts as the first proof of the address, if there was none.
-      ...(patch.emailVerified ? { emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})` } : {}),
+      ...(patch.emailVerified
+        ? { emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})` }
+        : {}),
       updatedAt: deps.now(),
     })
     .where(eq(users.id, userId))

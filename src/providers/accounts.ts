@@ -5,7 +5,7 @@ import { randomUuid } from "../lib/crypto";
 import { isEmailAllowed } from "../lib/email-access";
 import { proveEmail } from "../services/credential-reset";
 import type { Deps } from "../services/deps";
-import { resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
+import { conformingDisplayName, resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
 import { insertUser } from "../services/user-factory";
 import { findUserByEmail, findUserById } from "../services/users";
 import type { ProviderProfile } from "./profile";
@@ -92,7 +92,8 @@ export async function userForProfile(
     avatarUrl: profile.avatarUrl,
     options: {
       ...resolved,
-      displayName: options.displayName ?? (profile.displayName || email || "").slice(0, 100),
+      // The provider's name follows the same rule as a name given at sign-up (markup characters out, 32 at most).
+      displayName: options.displayName ?? (conformingDisplayName(profile.displayName ?? "") || email || ""),
       locale:
         options.locale ?? localeOf(config.AUTH_LOCALE_ALLOWED_LOCALES, profile.locale) ?? resolved.locale,
     },

@@ -38,6 +38,12 @@ export interface IdTokenSettings {
   audiences: string[];
   issuers: string[];
   jwksUrl: string;
+  /**
+   * `AUTH_PROVIDER_<P>_ID_TOKEN_NONCE_REQUIRED`: a token is accepted only with the nonce the app sends, so a token
+   * captured from another app or another sign-in cannot be replayed here (OIDC Core §3.1.2.1). Off by default: apps
+   * that do not send a nonce keep working.
+   */
+  nonceRequired: boolean;
 }
 
 /** Google writes its issuer both ways (its documentation says so). */
@@ -136,6 +142,7 @@ export function parseProviders(env: Env): ProvidersConfig {
       audiences,
       issuers: issuer ? [issuer] : ID_TOKEN_ISSUERS[name],
       jwksUrl: readUrl(env, key("JWKS_URL"), PROVIDERS[name].oidc!.jwksUrl),
+      nonceRequired: ["true", "1"].includes(read(env, key("ID_TOKEN_NONCE_REQUIRED")) ?? ""),
     };
   }
   return { enabled, idTokens };

@@ -45,6 +45,21 @@ async function verifyWith(
   return payload;
 }
 
+/**
+ * Refetches of a key set for a key id it lacked, per isolate: at most one per `REFETCH_EVERY_MS` and JWKS URL. Between
+ * them a token naming a key the set does not hold is refused without asking the provider, so made-up key ids cannot
+ * turn this endpoint into a stream of requests to Apple or Google (a short negative cache). Settled numbers only.
+ */
+const REFETCH_EVERY_MS = 30_000;
+const lastRefetch = new Map<string, number>();
+
+function mayRefetch(deps: Deps, jwksUrl: string): boolean {
+  const now = deps.now();
+  if (now - (lastRefetch.get(jwksUrl) ?? Number.NEGATIVE_INFINITY) < REFETCH_EVERY_MS) return false;
+  lastRefetch.set(jwksUrl, now);
+  return true;
+}
+
 /** The verified claims, or 401 `unauthorized`. */
 async function verifiedClaims(deps: Deps, settings: IdTokenSettings, token: string): Promise<JWTPayload> {
   const cached = await deps.env.PROVIDER_KEYS.get<JSONWebKeySet>(settings.jwksUrl, "json");
@@ -52,8 +67,8 @@ async function verifiedClaims(deps: Deps, settings: IdTokenSettings, token: stri
     return await verifyWith(cached ?? (await fetchJwks(deps, settings)), token, settings);
   } catch (error) {
     if (error instanceof AppError) throw error;
-    // A key the cached set does not hold: the provider may have rotated; ask once more.
-    if (cached && error instanceof errors.JWKSNoMatchingKey) {
+    // A key the cached set does not hold: the provider may have rotated; ask once more (not too often).
+    if (cached && error instanceof errors.JWKSNoMatchingKey && mayRefetch(deps, settings.jwksUrl)) {
       try {
         return await verifyWith(await fetchJwks(deps, settings), token, settings);
       } catch (retry) {
@@ -77,6 +92,9 @@ export async function profileFromIdToken(
 ): Promise<ProviderProfile> {
   const settings = deps.config.providers.idTokens[provider];
   if (!settings) throw new AppError("disabled-endpoint", `ID tokens of ${provider} are not accepted here`);
+  if (settings.nonceRequired && nonce === undefined) {
+    throw new AppError("invalid-request", "nonce: required for ID tokens of this provider");
+  }
   const claims = await verifiedClaims(deps, settings, idToken);
   if (nonce !== undefined && claims.nonce !== nonce && claims.nonce !== (await sha256Hex(nonce))) {
     throw invalid("nonce mismatch");

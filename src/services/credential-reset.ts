@@ -103,9 +103,19 @@ export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Pr
     db.delete(securityKeys).where(and(eq(securityKeys.userId, userId), lt(securityKeys.createdAt, provenAt))),
     db
       .update(users)
-      .set({ activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null, updatedAt: deps.now() })
+      .set({
+        activeMfaType: null,
+        totpSecret: null,
+        totpLastStep: null,
+        totpEnabledAt: null,
+        updatedAt: deps.now(),
+      })
       .where(
-        and(eq(users.id, userId), isNotNull(users.emailVerifiedAt), lt(users.totpEnabledAt, users.emailVerifiedAt)),
+        and(
+          eq(users.id, userId),
+          isNotNull(users.emailVerifiedAt),
+          lt(users.totpEnabledAt, users.emailVerifiedAt),
+        ),
       ),
     db
       .delete(mfaRecoveryCodes)

@@ -4,17 +4,39 @@ import { AppError } from "../errors";
 import { metadataSchema } from "../lib/metadata";
 import { isRedirectAllowedBy } from "../lib/redirect";
 
+/**
+ * Display names: letters (with combining marks), digits, symbols, space , . ' - as the contract says, less the
+ * characters that are markup in HTML (< > & " `): display names end up in mails and pages. Recorded in
+ * docs/decisions.md. A client's name that breaks the rule is refused; a provider's is made to follow it.
+ */
+const DISPLAY_NAME_MAX = 32;
+const DISPLAY_NAME_CHARACTER = /(?![<>&"`])[\p{L}\p{M}\p{N}\p{S} ,.'-]/u;
+
+/** A provider's name under the same rule: other characters dropped, spaces collapsed, cut to the maximum length. */
+export function conformingDisplayName(raw: string): string {
+  const kept = Array.from(raw.normalize("NFC"))
+    .filter((character) => DISPLAY_NAME_CHARACTER.test(character))
+    .join("")
+    .replace(/\s+/g, " ")
+    .trim();
+  // The schema counts UTF-16 units: cut there, without splitting a character.
+  let cut = "";
+  for (const character of kept) {
+    if (cut.length + character.length > DISPLAY_NAME_MAX) break;
+    cut += character;
+  }
+  return cut.trim();
+}
+
 /** SignUpOptions of contract §2; unknown keys are refused. */
 export const signUpOptionsSchema = z.strictObject({
   allowedRoles: z.array(z.string().min(1).max(100)).max(50).optional(),
   defaultRole: z.string().min(1).max(100).optional(),
   displayName: z
     .string()
-    .max(32)
-    // Letters (with combining marks), digits, symbols, space , . ' - as the contract says, less the characters that
-    // are markup in HTML (< > & " `): display names end up in mails and pages. Recorded in docs/decisions.md.
+    .max(DISPLAY_NAME_MAX)
     .regex(
-      /^(?:(?![<>&"`])[\p{L}\p{M}\p{N}\p{S} ,.'-])*$/u,
+      new RegExp(`^(?:${DISPLAY_NAME_CHARACTER.source})*$`, "u"),
       "may hold letters, digits, symbols, spaces and , . ' -",
     )
     .optional(),

@@ -67,7 +67,13 @@ export async function changeMfa(
   await deps.db.batch([
     deps.db
       .update(users)
-      .set({ activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null, updatedAt: deps.now() })
+      .set({
+        activeMfaType: null,
+        totpSecret: null,
+        totpLastStep: null,
+        totpEnabledAt: null,
+        updatedAt: deps.now(),
+      })
       .where(eq(users.id, userId)),
     deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
   ]);

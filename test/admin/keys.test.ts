@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { decodeProtectedHeader } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AdminKey } from "../../src/admin/keys";
 import { expectError, NO_VERIFICATION, PASSWORD, service, signUp } from "../helpers";
 
@@ -60,7 +60,10 @@ describe("admin API: signing keys", () => {
     expect(kidOf(signedByFirst.accessToken)).toBe(first.kid);
     await expectError(await admin("DELETE", `/keys/${first.kid}`), 400, "invalid-request");
     const second = await rotate();
-    expect((await admin("DELETE", `/keys/${first.kid}`)).status).toBe(204);
+    // Its tokens may still be valid: refused, saying until when, unless forced (after a leak).
+    const early = await expectError(await admin("DELETE", `/keys/${first.kid}`), 400, "invalid-request");
+    expect(early.message).toMatch(/may be valid until \d{4}-\d{2}-\d{2}T/);
+    expect((await admin("DELETE", `/keys/${first.kid}?force=true`)).status).toBe(204);
     await expectError(await svc.get("/user", signedByFirst.accessToken), 401, "unauthorized");
     expect(await jwksKids()).not.toContain(first.kid);
     // The user signs in again and gets a token of the current key.
@@ -82,6 +85,29 @@ describe("admin API: signing keys", () => {
       }
     ).items.map((event) => event.detail.kid);
     expect(events).toEqual(expect.arrayContaining([first.kid, second.kid]));
+  });
+
+  it("deletes a retired key without force once no token it signed can be valid: the longest lifetime, OAuth2 clients' too", async () => {
+    const retiring = await rotate();
+    await rotate();
+    // An OAuth2 client whose access tokens live 24 h makes that the wait.
+    const client = await svc.request("POST", "/admin/oauth2/clients", {
+      headers: ADMIN,
+      json: {
+        clientName: "Long-lived",
+        redirectUris: ["https://rp.example.com/cb"],
+        accessTokenLifetime: 86_400,
+      },
+    });
+    expect(client.status).toBe(201);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    vi.setSystemTime(Date.now() + 3_600_000);
+    await expectError(await admin("DELETE", `/keys/${retiring.kid}`), 400, "invalid-request");
+    vi.setSystemTime(Date.now() + 86_400_000);
+    expect((await admin("DELETE", `/keys/${retiring.kid}`)).status).toBe(204);
   });
 
   it("asks the admin secret", async () => {

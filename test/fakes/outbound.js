@@ -54,6 +54,8 @@ export const PROVIDER_CLIENTS = {
   "oidc.fake": { id: "google-client", secret: "google-secret" },
 };
 const grants = new Map();
+/** How often a key set was fetched (GET /__jwks-fetches): the service must not refetch for every unknown key id. */
+let jwksFetches = 0;
 const received = new Map();
 let signingKey;
 
@@ -287,7 +289,9 @@ async function identityProvider(request, url) {
     return authorize(url, request);
   if (["/token", "/login/oauth/access_token", "/auth/token"].includes(url.pathname))
     return token(request, url);
+  if (url.pathname === "/__jwks-fetches") return Response.json(jwksFetches);
   if (url.pathname === "/jwks") {
+    jwksFetches++;
     const { publicKey } = await keyPair();
     return Response.json({
       keys: [

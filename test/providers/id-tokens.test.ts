@@ -3,7 +3,7 @@
 // one replayed from another sign-in (nonce), and linking an identity another user holds.
 import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { expectError, signUp, uniqueEmail } from "../helpers";
 import { withProviders } from "./support";
 
@@ -71,6 +71,55 @@ describe("signing in with a Google ID token", () => {
     const none = `${b64({ alg: "none" })}.${b64({ sub, iss: "https://oidc.fake", aud: "ios-client", iat: now, exp: now + 300 })}.`;
     await expectError(await signIn(none), 401, "unauthorized");
     await expectError(await signIn("garbage"), 401, "unauthorized");
+  });
+
+  it("refetches the key set at most once in 30 s for key ids it does not hold (made-up kids cost no provider call)", async () => {
+    // Threat: tokens naming made-up key ids, each making the service fetch Google's or Apple's keys again.
+    await signIn(await mint({ sub: `g-${crypto.randomUUID()}` })); // the key set is in KV now
+    // An hour back (the tokens are minted on the same clock): the refetch this test allows is long past for the tests
+    // after it, which need their own.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() - 3_600_000);
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const fetches = async () =>
+      (await (await env.OUTBOUND!.fetch("https://oidc.fake/__jwks-fetches")).json()) as number;
+    const before = await fetches();
+    const { privateKey } = await generateKeyPair("RS256");
+    const now = Math.floor(Date.now() / 1000);
+    for (let i = 0; i < 5; i++) {
+      const token = await new SignJWT({ sub: "x" })
+        .setProtectedHeader({ alg: "RS256", kid: `made-up-${i}` })
+        .setIssuer("https://oidc.fake")
+        .setAudience("ios-client")
+        .setIssuedAt(now)
+        .setExpirationTime(now + 300)
+        .sign(privateKey);
+      await expectError(await signIn(token), 401, "unauthorized");
+    }
+    expect((await fetches()) - before).toBeLessThanOrEqual(1);
+  });
+
+  it("requires the nonce when AUTH_PROVIDER_GOOGLE_ID_TOKEN_NONCE_REQUIRED is on", async () => {
+    const strict = withProviders({
+      AUTH_PROVIDER_GOOGLE_AUDIENCE: "ios-client",
+      AUTH_PROVIDER_GOOGLE_ID_TOKEN_NONCE_REQUIRED: "true",
+    });
+    const sub = `g-${crypto.randomUUID()}`;
+    const token = await mint({ sub, nonce: "n-2" });
+    const without = await strict.post("/signin/idtoken", { provider: "google", idToken: token });
+    const { message } = await expectError(without, 400, "invalid-request");
+    expect(message).toMatch(/^nonce: required/);
+    const noNonceInToken = await strict.post("/signin/idtoken", {
+      provider: "google",
+      idToken: await mint({ sub }),
+      nonce: "n-2",
+    });
+    await expectError(noNonceInToken, 401, "unauthorized");
+    expect(
+      (await strict.post("/signin/idtoken", { provider: "google", idToken: token, nonce: "n-2" })).status,
+    ).toBe(200);
   });
 
   it("answers 409 disabled-endpoint without an audience configured, and 400 for an unknown provider", async () => {

@@ -3,6 +3,7 @@
 // email, account pre-hijacking through a verified one, forged, replayed and expired state, a stolen code without its
 // PKCE verifier, an ID token for another login attempt (nonce), and providers that fail or answer garbage.
 import { describe, expect, it } from "vitest";
+import { signUpOptionsSchema } from "../../src/services/sign-up-options";
 import {
   auditTypesOf,
   decodeJwt,
@@ -374,6 +375,29 @@ async function approveAtProvider(atProvider: URL, person: Record<string, string>
   for (const [name, value] of Object.entries(person)) url.searchParams.set(name, value);
   return location(await svc.env.OUTBOUND!.fetch(url.toString(), { redirect: "manual" }));
 }
+
+describe("what the provider says about the person", () => {
+  it("keeps a display name from the provider to the sign-up rules: no markup characters, 32 at most", async () => {
+    // Threat: a name chosen at the provider ends up in mails and pages; the rule that keeps markup out of names given
+    // at sign-up must hold for it too.
+    const { back } = await signInWith(
+      svc,
+      "github",
+      {},
+      {
+        fake_id: uniqueId(),
+        fake_email: uniqueEmail(),
+        fake_name: `<img src=x onerror=alert(1)> "Bobby" & Co 🎉 with a name far longer than thirty-two`,
+      },
+    );
+    const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    const name = session.user.displayName as string;
+    expect(name).not.toMatch(/[<>&"`]/);
+    expect(name.length).toBeLessThanOrEqual(32);
+    expect(signUpOptionsSchema.shape.displayName.safeParse(name).success).toBe(true);
+    expect(name).toBe("img src=x onerror=alert1 Bobby C");
+  });
+});
 
 describe("bound to the browser that started it", () => {
   it("connect CSRF: a victim who approves an attacker's connect URL links nothing and hands over no provider token", async () => {

@@ -206,13 +206,20 @@ export function keysPage(chrome: Chrome, keys: AdminKey[]) {
     chrome,
     html`<h1>Signing keys</h1>
 <p class="muted">The signing key signs every new token; published keys still verify the tokens they signed. Rotate, wait
-for the old key's tokens to expire (15 minutes by default), then delete it.</p>
+until no token the old key signed can still be valid (the longest access-token lifetime of the deployment, OAuth2
+clients' included), then delete it. After a leak, tick "now" to end its tokens at once.</p>
 <div class="actions">${action(chrome, "/keys/rotate", "Rotate: create a new signing key", "primary")}</div>
 <table><thead><tr><th>Key id</th><th>Status</th><th>Source</th><th>Created</th><th></th></tr></thead><tbody>${keys.map(
       (key) =>
         html`<tr><td><code>${key.kid}</code></td><td>${key.status === "signing" ? html`<span class="badge on">signing</span>` : html`<span class="badge">published</span>`}</td><td>${key.source === "config" ? "AUTH_JWT_PRIVATE_KEYS" : "rotated here"}</td><td>${when(key.createdAt)}</td><td>${
           key.status === "published" && key.source === "admin"
-            ? action(chrome, `/keys/${key.kid}/delete`, "Delete", "danger")
+            ? action(
+                chrome,
+                `/keys/${key.kid}/delete`,
+                "Delete",
+                "danger",
+                html`<label><input type="checkbox" name="force" value="yes"> now</label> `,
+              )
             : ""
         }</td></tr>`,
     )}</tbody></table>`,

@@ -236,8 +236,9 @@ export const consoleRoutes = new Hono<AppEnv>()
     "/keys/:kid/delete",
     action(async (c) => {
       const kid = c.req.param("kid")!;
-      await deleteKey(c.var.deps, kid);
-      auditAdminAction(c, "key.delete", null, { kid });
+      const force = (await c.req.parseBody()).force === "yes";
+      await deleteKey(c.var.deps, kid, { force });
+      auditAdminAction(c, "key.delete", null, { kid, force });
       return back(c, "/keys", "key-deleted");
     }),
   )
