@@ -4,6 +4,7 @@ import { createDb } from "../db/client";
 import {
   auditEvents,
   authorizationCodes,
+  consoleSessions,
   devMailbox,
   devSms,
   files,
@@ -48,6 +49,7 @@ export async function runHousekeeping(env: Env, now = Date.now()): Promise<void>
     db.delete(oauth2Codes).where(lte(oauth2Codes.expiresAt, now - CODE_RETENTION_MS)),
     db.delete(providerRequests).where(lte(providerRequests.expiresAt, now)),
     db.delete(providerTokenHandoffs).where(lte(providerTokenHandoffs.expiresAt, now)),
+    db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
   ]);

@@ -97,6 +97,33 @@ describe("the admin console over HTTP", () => {
     }
   });
 
+  // Threat: a console cookie copied from an operator's browser stays good for eight hours whatever the operator does.
+  it("ends sessions on the server: sign-out, and ending another session from the list, make those cookies useless", async () => {
+    const first = await signIn();
+    const second = await signIn();
+    const list = await (await svc.request("GET", `${BASE}/sessions`, { headers: { cookie: first } })).text();
+    expect(list).toContain("this one");
+    const csrf = csrfOf(list);
+    const ends = [...list.matchAll(/action="[^"]*\/sessions\/([0-9a-f-]{36})\/end"/g)].map((m) => m[1]!);
+    expect(ends.length).toBeGreaterThanOrEqual(1);
+    // End every session but the first one's: the second cookie no longer opens the console.
+    expect((await postForm("/sessions/end-others", { csrf }, { cookie: first })).status).toBe(303);
+    expect((await svc.request("GET", BASE, { headers: { cookie: second } })).status).toBe(401);
+    expect((await svc.request("GET", BASE, { headers: { cookie: first } })).status).toBe(200);
+    // Signing out ends the session on the server: the same cookie, replayed, is refused.
+    expect((await postForm("/logout", { csrf }, { cookie: first })).status).toBe(303);
+    expect((await svc.request("GET", BASE, { headers: { cookie: first } })).status).toBe(401);
+    // And one session can be ended by another.
+    const third = await signIn();
+    const fourth = await signIn();
+    const page = await (await svc.request("GET", `${BASE}/sessions`, { headers: { cookie: third } })).text();
+    const fourthId = fourth.split("=")[1]!.split(".")[0]!;
+    expect(
+      (await postForm(`/sessions/${fourthId}/end`, { csrf: csrfOf(page) }, { cookie: third })).status,
+    ).toBe(303);
+    expect((await svc.request("GET", BASE, { headers: { cookie: fourth } })).status).toBe(401);
+  });
+
   it("answers a fault with a page naming the request, not the API's JSON", async () => {
     const cookie = await signIn();
     const failing = {

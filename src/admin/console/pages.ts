@@ -1,5 +1,6 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import type { ConsoleSessionRow } from "../../db/schema";
 import type { WireClient } from "../../oauth2/clients";
 import type { WireAuditEvent } from "../audit";
 import type { AdminKey } from "../keys";
@@ -53,7 +54,7 @@ export function layout(nonce: string, title: string, body: Body) {
 export interface Chrome {
   base: string;
   csrf: string;
-  here: "users" | "clients" | "keys" | "audit";
+  here: "users" | "clients" | "keys" | "audit" | "sessions";
   notice?: string;
 }
 
@@ -68,7 +69,7 @@ export function frame(chrome: Chrome, body: Body) {
   return html`<header><strong>Admin console</strong>${link("users", "Users")}${link("clients", "OAuth2 clients")}${link(
     "keys",
     "Signing keys",
-  )}${link("audit", "Audit log")}${action(chrome, "/logout", "Sign out")}</header>
+  )}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(chrome, "/logout", "Sign out")}</header>
 <main>${chrome.notice ? html`<p class="notice" role="status">${chrome.notice}</p>` : ""}${body}</main>`;
 }
 
@@ -221,6 +222,24 @@ clients' included), then delete it. After a leak, tick "now" to end its tokens a
                 html`<label><input type="checkbox" name="force" value="yes"> now</label> `,
               )
             : ""
+        }</td></tr>`,
+    )}</tbody></table>`,
+  );
+}
+
+/** Who is signed in to the console: each session can be ended here, at once (its cookie stops working). */
+export function consoleSessionsPage(chrome: Chrome, sessions: ConsoleSessionRow[], current: string) {
+  return frame(
+    chrome,
+    html`<h1>Console sessions</h1>
+<p class="muted">Every sign-in to this console, for eight hours at most. Ending one signs that browser out at once.</p>
+<div class="actions">${action(chrome, "/sessions/end-others", "End every other session", "danger")}</div>
+<table><thead><tr><th>Signed in</th><th>Address</th><th>Browser</th><th></th></tr></thead><tbody>${sessions.map(
+      (row) =>
+        html`<tr><td>${when(new Date(row.createdAt).toISOString())}</td><td>${row.ip ?? "–"}</td><td>${row.userAgent ?? "–"}</td><td>${
+          row.id === current
+            ? html`<span class="badge on">this one</span>`
+            : action(chrome, `/sessions/${row.id}/end`, "End", "danger")
         }</td></tr>`,
     )}</tbody></table>`,
   );

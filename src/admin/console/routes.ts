@@ -17,6 +17,7 @@ import {
   auditPage,
   type Chrome,
   clientsPage,
+  consoleSessionsPage,
   keysPage,
   layout,
   loginPage,
@@ -24,11 +25,14 @@ import {
   usersPage,
 } from "./pages";
 import {
+  type ConsoleSession,
   consolePath,
   consoleSession,
   csrfToken,
   endConsoleSession,
+  endConsoleSessions,
   isGenuinePost,
+  listConsoleSessions,
   startConsoleSession,
 } from "./session";
 
@@ -43,6 +47,8 @@ const NOTICES: Record<string, string> = {
   "session-revoked": "The session is revoked.",
   rotated: "A new key signs from now on.",
   "key-deleted": "The key is deleted: tokens it signed no longer verify.",
+  "console-session-ended": "The console session is ended.",
+  "console-sessions-ended": "Every other console session is ended.",
 };
 
 function render(
@@ -56,12 +62,12 @@ function render(
   return c.html(layout(nonce, title, body), status);
 }
 
-async function chromeOf(c: Ctx, session: string, here: Chrome["here"]): Promise<Chrome> {
+async function chromeOf(c: Ctx, session: ConsoleSession, here: Chrome["here"]): Promise<Chrome> {
   const notice = NOTICES[c.req.query("done") ?? ""];
   return { base: consolePath(c), csrf: await csrfToken(c, session), here, ...(notice ? { notice } : {}) };
 }
 
-type Handler = (c: Ctx, session: string) => Promise<Response>;
+type Handler = (c: Ctx, session: ConsoleSession) => Promise<Response>;
 
 /**
  * A console error is a page too, not the API's JSON: a refusal (an unknown user, a refused deletion) with its message,
@@ -90,22 +96,24 @@ async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
 }
 
 /** A page: with a console session, else the sign-in form. */
-const page = (handler: Handler) => async (c: Ctx) => {
-  const session = await consoleSession(c);
-  if (!session) return render(c, "Sign in", loginPage(consolePath(c)), 401);
-  return shown(c, () => handler(c, session));
-};
+const page = (handler: Handler) => (c: Ctx) =>
+  shown(c, async () => {
+    const session = await consoleSession(c);
+    if (!session) return render(c, "Sign in", loginPage(consolePath(c)), 401);
+    return handler(c, session);
+  });
 
 /** An action: the session, a same-origin post and the session's CSRF token, else refused. */
-const action = (handler: Handler) => async (c: Ctx) => {
-  const session = await consoleSession(c);
-  const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-  const token = typeof form.csrf === "string" ? form.csrf : undefined;
-  if (!session || !(await isGenuinePost(c, session, token))) {
-    return render(c, "Refused", loginPage(consolePath(c), "That action was refused: sign in again."), 403);
-  }
-  return shown(c, () => handler(c, session));
-};
+const action = (handler: Handler) => (c: Ctx) =>
+  shown(c, async () => {
+    const session = await consoleSession(c);
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const token = typeof form.csrf === "string" ? form.csrf : undefined;
+    if (!session || !(await isGenuinePost(c, session, token))) {
+      return render(c, "Refused", loginPage(consolePath(c), "That action was refused: sign in again."), 403);
+    }
+    return handler(c, session);
+  });
 
 const back = (c: Ctx, path: string, done: string) => c.redirect(`${consolePath(c)}${path}?done=${done}`, 303);
 /** A user's page, by the id the database holds (never the raw path parameter, which may hold anything). */
@@ -132,9 +140,38 @@ export const consoleRoutes = new Hono<AppEnv>()
   })
   .post(
     "/logout",
-    action(async (c) => {
-      endConsoleSession(c);
+    action(async (c, session) => {
+      await endConsoleSession(c, session);
+      auditAdminAction(c, "console.sign-out");
       return c.redirect(consolePath(c), 303);
+    }),
+  )
+  .get(
+    "/sessions",
+    page(async (c, session) =>
+      render(
+        c,
+        "Console sessions",
+        consoleSessionsPage(await chromeOf(c, session, "sessions"), await listConsoleSessions(c), session.id),
+      ),
+    ),
+  )
+  .post(
+    "/sessions/:id/end",
+    action(async (c) => {
+      const id = c.req.param("id")!;
+      await endConsoleSessions(c, [id]);
+      auditAdminAction(c, "console.session-end", null, { sessionId: id });
+      return back(c, "/sessions", "console-session-ended");
+    }),
+  )
+  .post(
+    "/sessions/end-others",
+    action(async (c, session) => {
+      const others = (await listConsoleSessions(c)).map((row) => row.id).filter((id) => id !== session.id);
+      await endConsoleSessions(c, others);
+      auditAdminAction(c, "console.session-end", null, { sessions: others.length });
+      return back(c, "/sessions", "console-sessions-ended");
     }),
   )
   .get(
