@@ -14,7 +14,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
   revoke-sessions <userId>
   create-client --name <n> --redirect-uri <uri>… [--public] [--scope <s>]…
   list-clients
-  list-keys | rotate-keys | delete-key <kid>
+  list-keys | rotate-keys | delete-key <kid> [--force]   (--force: now, though its tokens may be valid: after a leak)
   audit [--user <id>] [--type <type>] [--limit <n>]
 
   --server <url>   the auth API (default http://localhost:8787/auth/v1)`;
@@ -36,6 +36,7 @@ const { values, positionals } = parseArgs({
     public: { type: "boolean", default: false },
     user: { type: "string" },
     type: { type: "string" },
+    force: { type: "boolean", default: false },
   },
 });
 
@@ -158,7 +159,12 @@ switch (command) {
     await call("POST", "/keys/rotate", undefined, [201]);
     break;
   case "delete-key":
-    await call("DELETE", `/keys/${encodeURIComponent(needArgument("a kid"))}`, undefined, [204]);
+    await call(
+      "DELETE",
+      `/keys/${encodeURIComponent(needArgument("a kid"))}${values.force ? "?force=true" : ""}`,
+      undefined,
+      [204],
+    );
     console.log("deleted");
     break;
   case "audit":
