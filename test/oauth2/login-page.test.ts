@@ -11,7 +11,6 @@ import {
   mailbox,
   PASSWORD,
   SERVER,
-  service,
   signUp,
   type TestService,
   uniqueEmail,
