@@ -47,7 +47,7 @@ export default defineConfig({
                 ...tomlVars,
                 ...secrets,
                 AUTH_DEV_MAILBOX: "true",
-                // Every test request comes from one address; test/routes/rate-limit.test.ts switches it on.
+                // Every test request comes from one address; test/rate-limits/rate-limits.test.ts switches it on.
                 AUTH_RATE_LIMIT_ENABLE: "false",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
               },

@@ -22,7 +22,7 @@ interface __BaseEnv_Env {
 	RATE_LIMITERS: DurableObjectNamespace<import("./src/index").RateLimiter>;
 	WEBAUTHN_CHALLENGES: DurableObjectNamespace<import("./src/index").WebauthnChallenge>;
 	GUESS_GUARDS: DurableObjectNamespace<import("./src/index").GuessGuard>;
-	IMAGE_TRANSFORMER: Service<typeof import("./src/images-worker").ImageTransformer>;
+	IMAGE_TRANSFORMER: Service<typeof import("./src/storage/images/worker").ImageTransformer>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
@@ -51,7 +51,7 @@ declare namespace Cloudflare {
 		RATE_LIMITERS: DurableObjectNamespace<import("./src/index").RateLimiter>;
 		WEBAUTHN_CHALLENGES: DurableObjectNamespace<import("./src/index").WebauthnChallenge>;
 		GUESS_GUARDS: DurableObjectNamespace<import("./src/index").GuessGuard>;
-		IMAGE_TRANSFORMER: Service<typeof import("./src/images-worker").ImageTransformer>;
+		IMAGE_TRANSFORMER: Service<typeof import("./src/storage/images/worker").ImageTransformer>;
 	}
 	interface Env extends __BaseEnv_Env {}
 }

@@ -32,7 +32,7 @@ function modulesOf(root, entry) {
     .map((file) => ({ type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule", path: join(root, file) }));
 }
 
-/** The per-address Rate Limiting bindings of wrangler.toml (src/rate-limits.ts ADDRESS_LIMITER_BINDINGS). */
+/** The per-address Rate Limiting bindings of wrangler.toml (src/rate-limits/buckets.ts ADDRESS_LIMITER_BINDINGS). */
 const ADDRESS_LIMITERS = [
   "GLOBAL_LIMITER",
   "BRUTE_FORCE_LIMITER",
@@ -91,7 +91,7 @@ export function workerFromBundle(dir, bindings, { inspectorPort, state = "state"
         {
           name: "edge-auth-images",
           modulesRoot: join(dir, "build-images"),
-          modules: modulesOf(join(dir, "build-images"), "images-worker.js"),
+          modules: modulesOf(join(dir, "build-images"), "worker.js"),
           ...compatibility,
         },
       ],

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { ConfigError } from "./errors";
 import { type Catalog, templateCatalog } from "./mail/templates";
 import { type ProvidersConfig, parseProviders } from "./providers/config";
-import { parseRateLimits, type RateLimitConfig } from "./rate-limits";
+import { parseRateLimits, type RateLimitConfig } from "./rate-limits/buckets";
 
 /**
  * Every environment variable the service reads, with the reference's names (contract §9) and defaults.
@@ -256,10 +257,6 @@ function checkDevelopmentTransports(data: z.output<typeof configSchema>) {
       );
     }
   }
-}
-
-export class ConfigError extends Error {
-  override name = "ConfigError";
 }
 
 const cache = new WeakMap<object, Config>();

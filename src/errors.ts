@@ -120,3 +120,8 @@ export function concealIfConfigured(error: AppError, conceal: boolean): AppError
     ? new AppError("invalid-request", undefined, error.reason)
     : error;
 }
+
+/** A configuration variable the service cannot run with; the message names it (src/config.ts parses them all). */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}

@@ -1,18 +1,19 @@
 import type { Hono } from "hono";
 import { createApp } from "./app";
-import type { AppEnv } from "./app-env";
-import { type Config, ConfigError, getConfig } from "./config";
+import { type Config, getConfig } from "./config";
+import { runHousekeeping } from "./db/housekeeping";
 import type { Env } from "./env";
+import { ConfigError } from "./errors";
+import type { AppEnv } from "./http/app-env";
+import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
-import { logError } from "./middleware/context";
-import { runHousekeeping } from "./services/housekeeping";
 
-export { CodeChallenge } from "./durable/code-challenge";
-export { GuessGuard } from "./durable/guess-guard";
-export { RateLimiter } from "./durable/rate-limiter";
-export { RefreshSession } from "./durable/refresh-session";
-export { SessionFamilies } from "./durable/session-families";
-export { WebauthnChallenge } from "./durable/webauthn-challenge";
+export { CodeChallenge } from "./auth/links/code-challenge";
+export { GuessGuard } from "./auth/mfa/guess-guard";
+export { RefreshSession } from "./auth/sessions/refresh-session";
+export { SessionFamilies } from "./auth/sessions/session-families";
+export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
+export { RateLimiter } from "./rate-limits/rate-limiter";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 
@@ -74,6 +75,6 @@ export default {
     }
   },
   async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(runHousekeeping(env));
+    ctx.waitUntil(runHousekeeping(env, getConfig(env)));
   },
 } satisfies ExportedHandler<Env>;

@@ -2,8 +2,8 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { expect } from "vitest";
 import { getConfig } from "../src/config";
 import { createDb } from "../src/db/client";
+import type { Deps } from "../src/http/deps";
 import worker from "../src/index";
-import type { Deps } from "../src/services/deps";
 
 export const SERVER = "http://localhost:8787";
 export const PREFIX = "/auth/v1";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../app-env";
-import { oauth2ClientAdminRoutes } from "../oauth2/admin-routes";
+import type { AppEnv } from "../http/app-env";
+import { oauth2ClientAdminRoutes } from "../oauth2";
 import { auditAdminRoutes } from "./audit-routes";
 import { consoleRoutes } from "./console/routes";
 import { requireAdminSecret, requireConfiguredSecret } from "./guard";

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../app-env";
-import { queryParams } from "../middleware/validate";
+import type { AppEnv } from "../http/app-env";
+import { pageQuery } from "../http/paging";
+import { queryParams } from "../http/validation";
 import { listAuditEvents } from "./audit";
-import { pageQuery } from "./paging";
 
 const auditQuery = pageQuery.extend({
   userId: z.string().max(100).optional(),

@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import { type AuditEventRow, auditEvents } from "../db/schema";
-import type { Deps } from "../services/deps";
-import { type Page, pastCursor, toPage } from "./paging";
+import type { Deps } from "../http/deps";
+import { type Page, pastCursor, toPage } from "../http/paging";
 
 export interface WireAuditEvent {
   id: string;

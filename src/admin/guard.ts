@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../app-env";
 import { AppError, RateLimitedError } from "../errors";
-import { checkAdminSecret } from "../middleware/admin-secret";
+import { checkAdminSecret } from "../http/admin-secret";
+import type { AppEnv } from "../http/app-env";
 
 /** Without `AUTH_ADMIN_SECRET` the admin API and console do not exist: every path answers 404, as an unknown route. */
 function configuredSecret(c: Context<AppEnv>): string {

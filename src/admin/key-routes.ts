@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../app-env";
-import { queryParams } from "../middleware/validate";
-import { auditAdminAction } from "./audit-action";
+import { auditAdminAction } from "../audit/admin-action";
+import type { AppEnv } from "../http/app-env";
+import { queryParams } from "../http/validation";
 import { deleteKey, listKeys, rotateKey } from "./keys";
 
 /** Signing keys in the admin API (contract §10). */

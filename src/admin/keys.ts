@@ -2,9 +2,9 @@ import { eq, max, sql } from "drizzle-orm";
 import { exportJWK, generateKeyPair } from "jose";
 import { oauth2Clients, signingKeys } from "../db/schema";
 import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
 import { encrypt } from "../lib/crypto";
 import { configuredKids, forgetKeySet, getKeySet, JWT_ALG } from "../lib/keys";
-import type { Deps } from "../services/deps";
 
 export interface AdminKey {
   kid: string;

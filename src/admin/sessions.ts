@@ -1,9 +1,9 @@
 import { and, desc, eq } from "drizzle-orm";
+import { revokeSession } from "../auth/sessions";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
-import type { Deps } from "../services/deps";
-import { revokeSession } from "../services/sessions";
-import { type Page, pastCursor, toPage } from "./paging";
+import type { Deps } from "../http/deps";
+import { type Page, pastCursor, toPage } from "../http/paging";
 
 export interface AdminSession {
   id: string;

@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../app-env";
-import { metadataSchema } from "../lib/metadata";
-import { jsonBody, queryParams } from "../middleware/validate";
-import { emailField, passwordField } from "../routes/schemas";
-import { revokeAllSessions } from "../services/sessions";
-import { signUpOptionsSchema } from "../services/sign-up-options";
-import { auditAdminAction } from "./audit-action";
-import { pageQuery } from "./paging";
+import { auditAdminAction } from "../audit/admin-action";
+import { signUpOptionsSchema } from "../auth/accounts";
+import { revokeAllSessions } from "../auth/sessions";
+import type { AppEnv } from "../http/app-env";
+import { emailField, passwordField } from "../http/fields";
+import { pageQuery } from "../http/paging";
+import { jsonBody, queryParams } from "../http/validation";
+import { metadataSchema } from "../lib/json-metadata";
 import { listSessions, revokeSessionById } from "./sessions";
 import { createUser, deleteUser, getUserDetail, listUsers, patchUser, requireUser } from "./users";
 

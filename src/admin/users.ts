@@ -1,14 +1,19 @@
 import { and, type Column, desc, eq, or, type SQL, sql } from "drizzle-orm";
+import {
+  checkPasswordPolicy,
+  findUserById,
+  insertUser,
+  resolveSignUpOptions,
+  type SignUpOptions,
+  toWireUser,
+  type WireUser,
+} from "../auth/accounts";
+import { revokeAllSessions } from "../auth/sessions";
 import { oauth2Grants, securityKeys, type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import { type Page, pastCursor, toPage } from "../http/paging";
 import { hashPassword } from "../lib/password";
-import type { Deps } from "../services/deps";
-import { checkPasswordPolicy } from "../services/password-policy";
-import { revokeAllSessions } from "../services/sessions";
-import { resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
-import { insertUser } from "../services/user-factory";
-import { findUserById, toWireUser, type WireUser } from "../services/users";
-import { type Page, pastCursor, toPage } from "./paging";
 
 /** A user as the admin API shows it in lists: the User resource plus what only an operator sees. */
 export interface AdminUser extends WireUser {

@@ -27,6 +27,12 @@ export interface AuditEvent {
   detail?: Record<string, unknown>;
 }
 
+/** Where a request came from, as the audit log records it. */
+export interface RequestOrigin {
+  ip: string | null;
+  userAgent: string | null;
+}
+
 /** What a failed sign-in attempt said (sign-in-failures.ts decides what of it is kept). */
 export interface SignInAttempt {
   method: string;

@@ -1,13 +1,8 @@
 import type { Db } from "../db/client";
 import { auditEvents } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
-import type { Audit, AuditEvent, SignInAttempt } from "./events";
+import type { Audit, AuditEvent, RequestOrigin, SignInAttempt } from "./events";
 import { recordSignInFailure } from "./sign-in-failures";
-
-export interface RequestOrigin {
-  ip: string | null;
-  userAgent: string | null;
-}
 
 /** User agents are what the client says: kept, but bounded. */
 const MAX_USER_AGENT = 512;

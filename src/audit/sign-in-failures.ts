@@ -1,10 +1,10 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { auditEvents, users } from "../db/schema";
-import { sha256Hex, toHex } from "../lib/crypto";
+import { sha256Hex } from "../lib/crypto";
+import { toHex } from "../lib/hex";
 import { hmacSubkey } from "../lib/subkeys";
-import type { SignInAttempt } from "./events";
-import type { RequestOrigin } from "./record";
+import type { RequestOrigin, SignInAttempt } from "./events";
 
 /**
  * Failed sign-ins in the audit log (contract §10 `signin.failure`), with two bounds:

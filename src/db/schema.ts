@@ -429,7 +429,7 @@ export const providerRequests = sqliteTable(
     connectUserId: text("connect_user_id"),
     /** The app's own `state`, handed back with the redirect. */
     appState: text("app_state"),
-    /** SHA-256 of the starting browser's binding cookie (src/lib/browser-binding.ts): the callback must present it. */
+    /** SHA-256 of the starting browser's binding cookie (src/http/browser-binding.ts): the callback must present it. */
     browserHash: text("browser_hash").notNull().default(""),
     expiresAt: integer("expires_at").notNull(),
   },

@@ -1,3 +1,4 @@
+import { fromHex, toHex } from "./hex";
 import { settledMemo } from "./settled";
 import { aesSubkey } from "./subkeys";
 
@@ -8,19 +9,6 @@ const encoder = new TextEncoder();
 /** A UUID-shaped secret (122 random bits): refresh tokens, tickets and ids all use this shape on the wire. */
 export function randomUuid(): string {
   return crypto.randomUUID();
-}
-
-export function toHex(bytes: ArrayBuffer | Uint8Array): string {
-  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  let out = "";
-  for (const b of view) out += b.toString(16).padStart(2, "0");
-  return out;
-}
-
-export function fromHex(hex: string): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
 }
 
 /** SHA-256 is enough for high-entropy tokens (no dictionary to attack); passwords use `password.ts`. */

@@ -1,7 +1,7 @@
 import { type CryptoKey, exportJWK, importJWK, importPKCS8, type JWK } from "jose";
 import { z } from "zod";
 import type { Config } from "../config";
-import { ConfigError } from "../config";
+import { ConfigError } from "../errors";
 import { decrypt } from "./crypto";
 import { settledMemo } from "./settled";
 

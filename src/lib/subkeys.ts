@@ -1,4 +1,4 @@
-import { fromHex } from "./crypto";
+import { fromHex } from "./hex";
 import { settledMemo } from "./settled";
 
 /**

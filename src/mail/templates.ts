@@ -1,8 +1,15 @@
 import { z } from "zod";
-import { ConfigError } from "../config";
+import { ConfigError } from "../errors";
 import { de } from "./catalog/de";
 import { en } from "./catalog/en";
 import { fr } from "./catalog/fr";
+import {
+  type Catalog,
+  type LocaleTemplates,
+  TEMPLATE_NAMES,
+  type Template,
+  type TemplateName,
+} from "./template-types";
 
 /**
  * Mail templates per locale (contract §8): subject, HTML and plain text. Placeholders are `${name}`; values are
@@ -11,24 +18,8 @@ import { fr } from "./catalog/fr";
  * `{locale: {template: {subject, html, text}}}` merged over the built-in catalog (README, "Email templates").
  */
 
-export const TEMPLATE_NAMES = [
-  "email-verify",
-  "signin-passwordless",
-  "signin-otp",
-  "password-reset",
-  "email-confirm-change",
-] as const;
-
-export type TemplateName = (typeof TEMPLATE_NAMES)[number];
-
-export interface Template {
-  subject: string;
-  text: string;
-  html: string;
-}
-
-export type LocaleTemplates = Partial<Record<TemplateName, Template>>;
-export type Catalog = Record<string, LocaleTemplates>;
+export type { Catalog, LocaleTemplates, Template, TemplateName };
+export { TEMPLATE_NAMES };
 
 const BUILT_IN: Catalog = { en, fr, de };
 

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import { auditAdminAction } from "../admin/audit-action";
-import { pageQuery } from "../admin/paging";
-import type { AppEnv } from "../app-env";
-import { jsonBody, queryParams } from "../middleware/validate";
+import { auditAdminAction } from "../audit/admin-action";
+import type { AppEnv } from "../http/app-env";
+import { pageQuery } from "../http/paging";
+import { jsonBody, queryParams } from "../http/validation";
 import { clientBodySchema } from "./client-schema";
 import {
   createClient,

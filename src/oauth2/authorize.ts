@@ -1,5 +1,5 @@
 import type { OAuth2ClientRow } from "../db/schema";
-import type { Deps } from "../services/deps";
+import type { Deps } from "../http/deps";
 import { findOAuth2Client } from "./client-auth";
 import { OAuth2Error } from "./errors";
 import { param, scopeList } from "./params";

@@ -2,11 +2,11 @@ import { and, eq, gt } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
-import type { AppEnv } from "../app-env";
 import { sessions, type UserRow, users } from "../db/schema";
+import type { AppEnv } from "../http/app-env";
+import type { Deps } from "../http/deps";
 import { timingSafeEqualString } from "../lib/crypto";
 import { hmacSubkey } from "../lib/subkeys";
-import type { Deps } from "../services/deps";
 
 /**
  * Who is signed in to the built-in login page, in this browser. The cookie holds a session id, the user and the

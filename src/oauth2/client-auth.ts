@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
+import type { Deps } from "../http/deps";
 import { sha256Hex, timingSafeEqualString } from "../lib/crypto";
-import type { Deps } from "../services/deps";
 import { OAuth2Error } from "./errors";
 
 export async function findOAuth2Client(deps: Deps, clientId: string): Promise<OAuth2ClientRow | undefined> {

@@ -1,10 +1,10 @@
 import { asc, eq } from "drizzle-orm";
 import { base64url } from "jose";
-import { type Page, pastCursor, toPage } from "../admin/paging";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
 import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import { type Page, pastCursor, toPage } from "../http/paging";
 import { sha256Hex } from "../lib/crypto";
-import type { Deps } from "../services/deps";
 import { type ClientBody, DEFAULT_SCOPES, GRANT_TYPES } from "./client-schema";
 
 /** The client resource of the admin API (contract §10); the secret appears only when it is made. */

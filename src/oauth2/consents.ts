@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { oauth2Consents } from "../db/schema";
-import type { Deps } from "../services/deps";
+import type { Deps } from "../http/deps";
 
 /** Whether the user allowed this client every scope asked for, on an earlier visit to the built-in page. */
 export async function hasConsent(

@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { base64url } from "jose";
+import type { RotateOutcome } from "../auth/sessions";
 import {
   type OAuth2ClientRow,
   type OAuth2GrantRow,
@@ -9,9 +10,8 @@ import {
   type UserRow,
   users,
 } from "../db/schema";
-import type { RotateOutcome } from "../durable/refresh-session";
+import type { Deps } from "../http/deps";
 import { decrypt, encrypt, randomUuid, sha256Hex } from "../lib/crypto";
-import type { Deps } from "../services/deps";
 import { OAuth2Error } from "./errors";
 
 /**

@@ -1,7 +1,7 @@
 import { and, eq, gt } from "drizzle-orm";
 import { oauth2Grants, oauth2RefreshTokens } from "../db/schema";
+import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
-import type { Deps } from "../services/deps";
 import { findLiveGrant, findLiveRefreshToken } from "./grants";
 import { verifyOAuth2AccessToken } from "./tokens";
 

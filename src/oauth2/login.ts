@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
+import { findUserById } from "../auth/accounts";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
 import type { AccessTokenPayload } from "../lib/jwt";
-import type { Deps } from "../services/deps";
-import { findUserById } from "../services/users";
 import { isAuthenticationFreshEnough } from "./authorize";
 import { findOAuth2Client } from "./client-auth";
 import { issueCode } from "./codes";

@@ -1,13 +1,13 @@
 import { type Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { requireAuth } from "../http/auth";
+import { jsonBody } from "../http/validation";
 import { getKeySet } from "../lib/keys";
 import { LOGIN_PAGE_PATH } from "../lib/redirect";
-import { requireAuth } from "../middleware/auth";
-import { rateLimit } from "../middleware/rate-limit";
-import { jsonBody } from "../middleware/validate";
+import { rateLimit } from "../rate-limits/middleware";
 import { AuthorizeRedirect, parseAuthorizationRequest } from "./authorize";
 import { scopeClaims } from "./claims";
 import { authenticateClient } from "./client-auth";

@@ -1,7 +1,7 @@
 import { base64url } from "jose";
+import { findUserById } from "../auth/accounts";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
-import type { Deps } from "../services/deps";
-import { findUserById } from "../services/users";
+import type { Deps } from "../http/deps";
 import { consumeCode } from "./codes";
 import { OAuth2Error } from "./errors";
 import {

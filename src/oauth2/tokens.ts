@@ -1,10 +1,10 @@
 import { base64url, type JWTPayload, SignJWT } from "jose";
+import { hasuraClaims } from "../auth/accounts";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
 import { getKeySet, JWT_ALG } from "../lib/keys";
-import { hasuraClaims } from "../services/users";
 import { scopeClaims } from "./claims";
 
 /**

@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import pkg from "../../package.json";
-import type { AppEnv } from "../app-env";
 import type { Config } from "../config";
 import { ERRORS } from "../errors";
+import type { AppEnv } from "../http/app-env";
 import { buildDocument, type OpenApiDocument } from "./document";
 
 /**

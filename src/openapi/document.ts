@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { requestPartOf } from "./metadata";
+import { requestPartOf } from "../http/documented";
 
 /** The part of OpenAPI 3.1 this service writes. */
 export interface OpenApiDocument {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../app-env";
-import { setPageHeaders } from "../lib/page-headers";
+import type { AppEnv } from "../http/app-env";
+import { setPageHeaders } from "../http/page-headers";
 import type { OpenApiDocument } from "./document";
 import { referencePage } from "./reference-page";
 

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import pkg from "../../package.json";
-import type { AppEnv } from "../app-env";
 import type { Config } from "../config";
+import type { AppEnv } from "../http/app-env";
 import { buildDocument, type OpenApiDocument } from "./document";
 
 export function storageDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument {

@@ -1,13 +1,18 @@
 import { and, eq } from "drizzle-orm";
+import {
+  conformingDisplayName,
+  findUserByEmail,
+  findUserById,
+  insertUser,
+  proveEmail,
+  resolveSignUpOptions,
+  type SignUpOptions,
+} from "../auth/accounts";
 import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { isEmailAllowed } from "../lib/email-access";
-import { proveEmail } from "../services/credential-reset";
-import type { Deps } from "../services/deps";
-import { conformingDisplayName, resolveSignUpOptions, type SignUpOptions } from "../services/sign-up-options";
-import { insertUser } from "../services/user-factory";
-import { findUserByEmail, findUserById } from "../services/users";
 import type { ProviderProfile } from "./profile";
 import type { ProviderName } from "./registry";
 

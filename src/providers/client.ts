@@ -1,6 +1,6 @@
 import { importPKCS8, SignJWT } from "jose";
 import * as oauth from "oauth4webapi";
-import type { Deps } from "../services/deps";
+import type { Deps } from "../http/deps";
 import type { ProviderSettings } from "./config";
 import { type Json, obj, type ProviderProfile } from "./profile";
 

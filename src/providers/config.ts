@@ -1,4 +1,4 @@
-import { ConfigError } from "../config";
+import { ConfigError } from "../errors";
 import { PROVIDER_NAMES, PROVIDERS, type ProviderDefinition, type ProviderName } from "./registry";
 
 /**

@@ -1,20 +1,20 @@
 import { and, eq, gt } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { z } from "zod";
-import { providerRequests, providerTokenHandoffs } from "../db/schema";
-import { AppError } from "../errors";
-import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
-import { verifyAccessToken } from "../lib/jwt";
-import { withQuery } from "../lib/redirect";
-import { describeIssues } from "../middleware/validate";
-import type { Deps } from "../services/deps";
-import { completeSignIn } from "../services/mfa-sign-in";
 import {
   resolveRedirectTo,
   resolveSignUpOptions,
   type SignUpOptions,
   signUpOptionsSchema,
-} from "../services/sign-up-options";
+} from "../auth/accounts";
+import { completeSignIn } from "../auth/mfa";
+import { providerRequests, providerTokenHandoffs } from "../db/schema";
+import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import { describeIssues } from "../http/validation";
+import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
+import { verifyAccessToken } from "../lib/jwt";
+import { withQuery } from "../lib/redirect";
 import { linkIdentity, userForProfile } from "./accounts";
 import { authorizationUrl, exchangeCode, fetchProfile, ProviderStepError, type TokenSet } from "./client";
 import { type Json, obj } from "./profile";
@@ -57,7 +57,7 @@ function optionsOf(query: z.infer<typeof startQuery>): SignUpOptions {
     defaultRole: query.defaultRole,
     displayName: query.displayName,
     locale: query.locale,
-    // The same bounded schema as a JSON body's metadata (src/lib/metadata.ts): its refusal is a 4xx, not a throw.
+    // The same bounded schema as a JSON body's metadata (src/lib/json-metadata.ts): its refusal is a 4xx, not a throw.
     metadata,
     redirectTo: query.redirectTo,
   });
@@ -77,7 +77,7 @@ export async function startProviderSignIn(
   deps: Deps,
   provider: string,
   rawQuery: Record<string, string>,
-  /** Hash of the starting browser's binding (src/lib/browser-binding.ts), required again at the callback. */
+  /** Hash of the starting browser's binding (src/http/browser-binding.ts), required again at the callback. */
   browserHash: string,
 ): Promise<string> {
   const parsedQuery = startQuery.safeParse(rawQuery);

@@ -1,7 +1,7 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
 import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
-import type { Deps } from "../services/deps";
 import type { IdTokenProvider, IdTokenSettings } from "./config";
 import { type ProviderProfile, str, yes } from "./profile";
 

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env";
 import type { AccessRule } from "../db/schema";
+import { checkAdminSecret } from "../http/admin-secret";
+import type { AppEnv } from "../http/app-env";
 import { HASURA_NAMESPACE, verifyAccessToken } from "../lib/jwt";
-import { checkAdminSecret } from "../middleware/admin-secret";
 import { StorageError } from "./errors";
 
 /**

@@ -2,10 +2,10 @@ import { zValidator } from "@hono/zod-validator";
 import { type Context, Hono, type Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
-import type { AppEnv } from "../app-env";
 import { buckets } from "../db/schema";
-import { notJsonBodyReason } from "../middleware/validate";
-import { documented } from "../openapi/metadata";
+import type { AppEnv } from "../http/app-env";
+import { documented } from "../http/documented";
+import { notJsonBodyReason } from "../http/validation";
 import { identifyCaller } from "./access";
 import {
   createBucket,

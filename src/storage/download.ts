@@ -1,8 +1,8 @@
 import type { FileRow } from "../db/schema";
-import type { Deps } from "../services/deps";
+import type { Deps } from "../http/deps";
 import { allows, type Caller } from "./access";
 import { fileNotFound, StorageError } from "./errors";
-import { commonHeaders, contentHeaders, type Delivery, validatorsOf } from "./file-headers";
+import { commonHeaders, contentHeaders, type Delivery, type Refresh, validatorsOf } from "./file-headers";
 import { evaluatePreconditions, evaluateRange } from "./http-conditions";
 import { hasImageParams } from "./images/params";
 import { serveVariant } from "./images/serve-variant";
@@ -23,9 +23,6 @@ function answerableFromRecent(request: Request, url: URL): boolean {
     request.headers.has("if-modified-since")
   );
 }
-
-/** The record again, when the one in hand points at bytes R2 no longer has (see `deliverFile`). */
-export type Refresh = () => Promise<{ file: FileRow; delivery: Delivery }>;
 
 function refresher(deps: Deps, id: string, policy: DeliveryPolicy, stale: FileRow): Refresh {
   return async () => {

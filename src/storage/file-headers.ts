@@ -6,6 +6,9 @@ import type { FileRow } from "../db/schema";
  * contents of a presigned URL (the URL is the credential, and the cache key). An answer that depended on the
  * caller's token is `private` and `Surrogate-Control: no-store`, so a CDN never serves one user's file to another.
  */
+/** The record again, when the one in hand points at bytes R2 no longer has (download.ts `deliverFile`). */
+export type Refresh = () => Promise<{ file: FileRow; delivery: Delivery }>;
+
 export interface Delivery {
   cacheControl: string;
   shared: boolean;

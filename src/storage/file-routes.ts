@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
-import type { AppEnv } from "../app-env";
 import { files } from "../db/schema";
+import type { AppEnv } from "../http/app-env";
 import { allows, identifyCaller } from "./access";
 import { deliverFile, readPolicy } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";

@@ -1,5 +1,6 @@
 import type { Config } from "../config";
-import { fromHex, timingSafeEqualString, toHex } from "../lib/crypto";
+import { timingSafeEqualString } from "../lib/crypto";
+import { fromHex, toHex } from "../lib/hex";
 import { settledMemo } from "../lib/settled";
 import { StorageError } from "./errors";
 

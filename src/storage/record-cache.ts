@@ -1,4 +1,4 @@
-import type { Deps } from "../services/deps";
+import type { Deps } from "../http/deps";
 import { type FileWithBucket, findFileWithBucket } from "./records";
 
 /**

@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { files } from "../db/schema";
+import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
-import { metadataSchema } from "../lib/metadata";
-import type { Deps } from "../services/deps";
+import { metadataSchema } from "../lib/json-metadata";
 import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, notAuthorized, StorageError } from "./errors";
 import { deleteVariants } from "./images/variants";

@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { WireAuditEvent } from "../../src/admin/audit";
 import { FAILURE_WINDOW_MS } from "../../src/audit/sign-in-failures";
-import { runHousekeeping } from "../../src/services/housekeeping";
+import { getConfig } from "../../src/config";
+import { runHousekeeping } from "../../src/db/housekeeping";
 import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 
 const svc = service(NO_VERIFICATION);
@@ -173,7 +174,7 @@ describe("audit log: the flows write their events", () => {
     expect(new Set([...page1.items, ...page2.items].map((e) => e.id)).size).toBe(3);
 
     // 91 days later (retention 90 by default) the cron removes them.
-    await runHousekeeping(env as never, Date.now() + 91 * 86_400_000);
+    await runHousekeeping(env as never, getConfig(env), Date.now() + 91 * 86_400_000);
     expect(await eventsOf(session.user.id)).toEqual([]);
   });
 });

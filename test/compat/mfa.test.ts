@@ -2,7 +2,7 @@
 // sign-in that stops at the mfa ticket and completes with a code computed from that secret.
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
-import { totpCode, totpStep } from "../../src/lib/totp";
+import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { client, followLink, mailedLink, REDIRECT, rejection, uniqueEmail } from "./client";
 
 const PASSWORD = "a long enough password";

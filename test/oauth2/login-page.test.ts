@@ -4,7 +4,7 @@
 // authorization without a session or without consent (prompt=none), and an old sign-in passed off as fresh (max_age).
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
-import { totpCode, totpStep } from "../../src/lib/totp";
+import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import {
   auditTypesOf,
   expectError,

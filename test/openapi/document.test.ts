@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { createAuthApp } from "../../src/app";
 import { getConfig } from "../../src/config";
 import { ERRORS } from "../../src/errors";
+import { requestPartOf } from "../../src/http/documented";
 import { jsonSchemaOf, type OpenApiDocument, openApiPath } from "../../src/openapi/document";
-import { requestPartOf } from "../../src/openapi/metadata";
 import { createStorageApp } from "../../src/storage/app";
 import { expectError, SERVER, service } from "../helpers";
 

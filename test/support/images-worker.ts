@@ -33,7 +33,7 @@ export function imagesWorker(): {
     modulesRoot: outdir,
     // The entry module first.
     modules: files
-      .sort((a) => (a === "images-worker.js" ? -1 : 1))
+      .sort((a) => (a === "worker.js" ? -1 : 1)) // wrangler.images.toml main: src/storage/images/worker.ts
       .map((file) => ({
         type: file.endsWith(".wasm") ? "CompiledWasm" : "ESModule",
         path: join(outdir, file),

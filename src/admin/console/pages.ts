@@ -1,7 +1,7 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSessionRow } from "../../db/schema";
-import type { WireClient } from "../../oauth2/clients";
+import type { WireClient } from "../../oauth2";
 import type { WireAuditEvent } from "../audit";
 import type { AdminKey } from "../keys";
 import type { AdminSession } from "../sessions";

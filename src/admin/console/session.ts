@@ -2,8 +2,8 @@ import { and, desc, eq, gt, inArray } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
-import type { AppEnv } from "../../app-env";
 import { type ConsoleSessionRow, consoleSessions } from "../../db/schema";
+import type { AppEnv } from "../../http/app-env";
 import { randomUuid, sha256Hex, timingSafeEqualString } from "../../lib/crypto";
 import { hmacSubkey } from "../../lib/subkeys";
 

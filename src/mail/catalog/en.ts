@@ -1,4 +1,4 @@
-import type { LocaleTemplates } from "../templates";
+import type { LocaleTemplates } from "../template-types";
 
 export const en: LocaleTemplates = {
   "email-verify": {

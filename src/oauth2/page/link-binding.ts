@@ -1,4 +1,4 @@
-import { bindBrowser, browserBinding } from "../../lib/browser-binding";
+import { bindBrowser, browserBinding } from "../../http/browser-binding";
 import { timingSafeEqualString } from "../../lib/crypto";
 import { isOwnSignedRedirect, LOGIN_PAGE_PATH, signOwnRedirect } from "../../lib/redirect";
 import { absolutePageFor, type Ctx } from "./respond";

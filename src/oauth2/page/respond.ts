@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { AppEnv } from "../../app-env";
 import type { OAuth2ClientRow } from "../../db/schema";
-import { setPageHeaders } from "../../lib/page-headers";
+import type { AppEnv } from "../../http/app-env";
+import { setPageHeaders } from "../../http/page-headers";
 import { LOGIN_PAGE_PATH } from "../../lib/redirect";
 import { findOAuth2Client } from "../client-auth";
 import { OAuth2Error } from "../errors";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../../app-env";
 import { AppError } from "../../errors";
+import type { AppEnv } from "../../http/app-env";
 import { isAuthenticationFreshEnough } from "../authorize";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
 import { issueCode } from "../codes";

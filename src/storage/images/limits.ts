@@ -6,7 +6,7 @@ import { badRequest } from "../errors";
  * every image it ever handled. Measured in workerd (test/storage/transform-memory.test.ts reads it): photon holds
  * 15–25 bytes per input pixel after a decode and resize (a 3 MP gradient JPEG: 45 MiB; 12 MP: 162 MiB; a 2 MP
  * noise PNG: 51 MiB), libwebp 16 MiB at first and 23 MiB at 1 MP of output, libaom (AVIF) 23 MiB at 0.5 MP and
- * 40 MiB at 1 MP. Transformations run in their own Worker (src/images-worker.ts), away from argon2id's 65 MiB, and
+ * 40 MiB at 1 MP. Transformations run in their own Worker (src/storage/images/worker.ts), away from argon2id's 65 MiB, and
  * these caps keep photon + libwebp + libaom under `CODEC_BUDGET_BYTES` (97 MiB measured at the caps), which leaves
  * 28 MiB of the isolate for the source bytes (at most `MAX_INPUT_BYTES`) and the transformer's JavaScript.
  */

@@ -1,10 +1,9 @@
 import type { FileRow } from "../../db/schema";
-import { addressKey } from "../../lib/client-address";
-import { countRequest } from "../../rate-limits";
-import type { Deps } from "../../services/deps";
-import type { Refresh } from "../download";
+import type { Deps } from "../../http/deps";
+import { countRequest } from "../../rate-limits/buckets";
+import { addressKey } from "../../rate-limits/client-address";
 import { badRequest, fileNotFound, StorageError } from "../errors";
-import { commonHeaders, contentHeaders, type Delivery } from "../file-headers";
+import { commonHeaders, contentHeaders, type Delivery, type Refresh } from "../file-headers";
 import { evaluatePreconditions } from "../http-conditions";
 import { checkInput, checkOutput, MAX_AVIF_PIXELS } from "./limits";
 import {

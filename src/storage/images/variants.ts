@@ -1,6 +1,6 @@
 import type { FileRow } from "../../db/schema";
+import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
-import type { Deps } from "../../services/deps";
 import { badRequest } from "../errors";
 import { type ImageParams, type OutputFormat, variantKey } from "./params";
 
@@ -38,7 +38,7 @@ export async function cachedVariant(
 }
 
 /**
- * Makes a variant in the transformer Worker (src/images-worker.ts) from the source bytes streamed out of R2, and
+ * Makes a variant in the transformer Worker (src/storage/images/worker.ts) from the source bytes streamed out of R2, and
  * caches it after the answer is sent.
  */
 export async function makeVariant(

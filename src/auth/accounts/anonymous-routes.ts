@@ -1,0 +1,22 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../../http/app-env";
+import { jsonBody } from "../../http/validation";
+import { metadataSchema } from "../../lib/json-metadata";
+import { rateLimit } from "../../rate-limits/middleware";
+import { signInAnonymous } from "./anonymous";
+import { signUpOptionsSchema } from "./sign-up-options";
+
+const body = z.object({
+  displayName: signUpOptionsSchema.shape.displayName,
+  locale: z.string().min(2).max(3).optional(),
+  metadata: metadataSchema.optional(),
+});
+
+/** signInAnonymous (contract §3.2); the client may POST it with no body. */
+export const anonymousRoutes = new Hono<AppEnv>().post(
+  "/signin/anonymous",
+  rateLimit("SIGNUPS"),
+  jsonBody(body),
+  async (c) => c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+);

@@ -1,0 +1,108 @@
+import { eq } from "drizzle-orm";
+import { isUniqueViolation } from "../../db/errors";
+import { users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { isEmailAllowed } from "../../lib/email-access";
+import { gravatarUrl } from "../../lib/gravatar";
+import { hashPassword } from "../../lib/password";
+import { sendTicketMail } from "../links/ticket-mail";
+import { createSession, type Session } from "../sessions/sessions";
+import { checkPasswordPolicy } from "./password-policy";
+import { resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
+import { insertUser } from "./user-factory";
+import { findUserById } from "./users";
+
+const ANONYMOUS_ROLE = "anonymous";
+
+/** signInAnonymous: a user with role `anonymous` and no email, behind `AUTH_ANONYMOUS_USERS_ENABLED`. */
+export async function signInAnonymous(
+  deps: Deps,
+  input: { displayName?: string; locale?: string; metadata?: Record<string, unknown> },
+  userAgent?: string,
+): Promise<{ session: Session }> {
+  const { config } = deps;
+  if (!config.AUTH_ANONYMOUS_USERS_ENABLED) throw new AppError("disabled-endpoint");
+  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  const locale =
+    input.locale && config.AUTH_LOCALE_ALLOWED_LOCALES.includes(input.locale)
+      ? input.locale
+      : config.AUTH_LOCALE_DEFAULT;
+  const user = await insertUser(deps, {
+    email: null,
+    isAnonymous: true,
+    options: {
+      allowedRoles: [ANONYMOUS_ROLE],
+      defaultRole: ANONYMOUS_ROLE,
+      displayName: input.displayName || "Anonymous User",
+      locale,
+      metadata: input.metadata ?? {},
+      redirectTo: config.AUTH_CLIENT_URL,
+    },
+  });
+  if (!user) throw new AppError("internal-server-error", undefined, "anonymous user id collided");
+  return { session: await createSession(deps, user, userAgent) };
+}
+
+export interface DeanonymizeInput {
+  signInMethod: "email-password" | "passwordless";
+  email: string;
+  password?: string;
+  options?: SignUpOptions;
+  codeChallenge?: string;
+}
+
+/**
+ * deanonymizeUser: the anonymous user becomes a regular one with an email (and a password, or a magic link).
+ * Roles become the regular sign-up roles. With verification required, the verification mail goes out.
+ */
+export async function deanonymizeUser(deps: Deps, userId: string, input: DeanonymizeInput): Promise<void> {
+  const { config } = deps;
+  const user = await findUserById(deps.db, userId);
+  if (!user) throw new AppError("unauthorized");
+  if (!user.isAnonymous) throw new AppError("user-not-anonymous");
+  const email = input.email.toLowerCase();
+  if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
+  if (input.signInMethod === "email-password") {
+    if (!input.password) throw new AppError("invalid-request", "password: required for email-password");
+    await checkPasswordPolicy(deps, input.password);
+  } else if (!config.AUTH_EMAIL_PASSWORDLESS_ENABLED) {
+    throw new AppError("disabled-endpoint");
+  }
+  const options = resolveSignUpOptions(
+    config,
+    input.options,
+    user.displayName === "Anonymous User" ? email : user.displayName,
+  );
+  let updated: typeof user | undefined;
+  try {
+    updated = await deps.db
+      .update(users)
+      .set({
+        email,
+        passwordHash: input.password ? await hashPassword(input.password) : null,
+        isAnonymous: false,
+        emailVerified: false,
+        defaultRole: options.defaultRole,
+        roles: options.allowedRoles,
+        displayName: options.displayName,
+        avatarUrl: await gravatarUrl(email, config),
+        locale: input.options?.locale ? options.locale : user.locale,
+        metadata: input.options?.metadata ?? user.metadata,
+        updatedAt: deps.now(),
+      })
+      .where(eq(users.id, userId))
+      .returning()
+      .get();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
+    throw error;
+  }
+  if (!updated) throw new AppError("unauthorized");
+  const target = { redirectTo: options.redirectTo, codeChallenge: input.codeChallenge };
+  if (input.signInMethod === "passwordless") {
+    await sendTicketMail(deps, updated, "passwordlessEmail", target);
+  } else if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED) {
+    await sendTicketMail(deps, updated, "verifyEmail", target);
+  }
+}

@@ -1,0 +1,48 @@
+import { eq } from "drizzle-orm";
+import { users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import type { AccessTokenPayload } from "../../lib/jwt";
+import { hashPassword } from "../../lib/password";
+import { requireRegisteredUser } from "../links/email-flows";
+import { consumeTicket } from "../links/tickets";
+import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "./credential-reset";
+import { checkPasswordPolicy } from "./password-policy";
+import { findUserById } from "./users";
+
+/**
+ * changeUserPassword (contract §3.4): with a bearer, the caller's own password; without one, a single-use
+ * `passwordReset:` ticket names the user. Improvement: every other session of the user is revoked, since a changed
+ * password usually means someone else may know the old one (OWASP Session Management, "renewal after privilege
+ * change"). With a bearer the caller's own session (`sid`) stays. Outstanding link tickets and PATs end too: a
+ * reset link or a PAT someone else obtained must not outlive the reset (credential-reset.ts).
+ */
+export async function changeUserPassword(
+  deps: Deps,
+  input: { newPassword: string; ticket?: string },
+  auth: AccessTokenPayload | null,
+): Promise<void> {
+  let userId: string;
+  let keepSessionId: string | undefined;
+  if (auth) {
+    userId = (await requireRegisteredUser(deps, auth.sub)).id;
+    keepSessionId = auth.sid;
+    await checkPasswordPolicy(deps, input.newPassword);
+  } else {
+    if (!input.ticket)
+      throw new AppError("invalid-ticket", "a passwordReset ticket or an access token is required");
+    // Check the policy before consuming the ticket, so a too-short password does not burn the user's link.
+    await checkPasswordPolicy(deps, input.newPassword);
+    const consumed = await consumeTicket(deps, input.ticket, "passwordReset");
+    if (!consumed) throw new AppError("invalid-ticket");
+    userId = consumed.userId;
+    // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
+    const owner = await findUserById(deps.db, userId);
+    if (owner) await proveEmail(deps, owner, "inbox");
+    await dropFactorsFromBeforeProof(deps, userId);
+  }
+  const passwordHash = await hashPassword(input.newPassword);
+  await deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, userId));
+  await endOutstandingGrants(deps, userId, keepSessionId);
+  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: {} });
+}

@@ -1,0 +1,57 @@
+import { and, eq, gt } from "drizzle-orm";
+import { personalAccessTokens, users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { randomUuid, sha256Hex } from "../../lib/crypto";
+import { requireRegisteredUser } from "../links/email-flows";
+import { createSession, type Session } from "../sessions/sessions";
+
+/** createPAT: a long-lived UUID-shaped secret, shown once, stored as SHA-256. */
+export async function createPersonalAccessToken(
+  deps: Deps,
+  userId: string,
+  input: { expiresAt: Date; metadata?: Record<string, unknown> },
+): Promise<{ id: string; personalAccessToken: string }> {
+  await requireRegisteredUser(deps, userId);
+  const now = deps.now();
+  if (input.expiresAt.getTime() <= now)
+    throw new AppError("invalid-request", "expiresAt: must be in the future");
+  const id = randomUuid();
+  const personalAccessToken = randomUuid();
+  await deps.db.insert(personalAccessTokens).values({
+    id,
+    userId,
+    tokenHash: await sha256Hex(personalAccessToken),
+    createdAt: now,
+    expiresAt: input.expiresAt.getTime(),
+    metadata: input.metadata ?? {},
+  });
+  deps.audit({
+    type: "pat.created",
+    userId,
+    detail: { patId: id, expiresAt: input.expiresAt.toISOString() },
+  });
+  return { id, personalAccessToken };
+}
+
+/** signInPAT: a session for the PAT's user. PATs and refresh tokens live in different tables: never interchangeable. */
+export async function signInWithPersonalAccessToken(
+  deps: Deps,
+  token: string,
+  userAgent?: string,
+): Promise<Session> {
+  const row = await deps.db
+    .select({ user: users })
+    .from(personalAccessTokens)
+    .innerJoin(users, eq(users.id, personalAccessTokens.userId))
+    .where(
+      and(
+        eq(personalAccessTokens.tokenHash, await sha256Hex(token)),
+        gt(personalAccessTokens.expiresAt, deps.now()),
+      ),
+    )
+    .get();
+  if (!row) throw new AppError("invalid-pat");
+  if (row.user.disabled) throw new AppError("disabled-user");
+  return createSession(deps, row.user, userAgent);
+}

@@ -1,0 +1,37 @@
+import { eq } from "drizzle-orm";
+import { users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { isEmailAllowed } from "../../lib/email-access";
+import { hashPassword, verifyPassword } from "../../lib/password";
+import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
+import { findUserByEmail } from "./users";
+
+/**
+ * signInEmailPassword. Unknown email, wrong password and a blocked email give the same 401 after the same work:
+ * a dummy hash is verified when there is no user (OWASP Authentication Cheat Sheet, "authentication responses").
+ * Account state (disabled, unverified) is only revealed to someone who knows the password.
+ */
+export async function signInEmailPassword(
+  deps: Deps,
+  input: { email: string; password: string },
+  userAgent?: string,
+): Promise<SignInResult> {
+  const { config } = deps;
+  const user = await findUserByEmail(deps.db, input.email);
+  const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
+  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
+  if (!eligible || !check.ok) throw new AppError("invalid-email-password");
+  if (eligible.disabled) throw new AppError("disabled-user");
+  if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !eligible.emailVerified) {
+    throw new AppError("unverified-user");
+  }
+  if (check.needsRehash) {
+    deps.background(
+      hashPassword(input.password).then((passwordHash) =>
+        deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, eligible.id)),
+      ),
+    );
+  }
+  return completeSignIn(deps, eligible, userAgent);
+}

@@ -1,0 +1,70 @@
+import { eq } from "drizzle-orm";
+import { type UserRow, users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { isEmailAllowed } from "../../lib/email-access";
+import { hashPassword } from "../../lib/password";
+import { type LinkTarget, sendTicketMail } from "../links/ticket-mail";
+import { createSession, type Session } from "../sessions/sessions";
+import { checkPasswordPolicy } from "./password-policy";
+import { resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
+import { insertUser } from "./user-factory";
+
+export interface SignUpEmailPasswordInput {
+  email: string;
+  password: string;
+  options?: SignUpOptions;
+  codeChallenge?: string;
+}
+
+/**
+ * signUpEmailPassword, checks in the contract's order: signup disabled → allow/block lists → password length →
+ * HIBP → options → duplicate email. The duplicate check is the INSERT itself (unique index), so two racing sign-ups
+ * cannot both create the account.
+ */
+export async function signUpEmailPassword(
+  deps: Deps,
+  input: SignUpEmailPasswordInput,
+  userAgent?: string,
+): Promise<{ session: Session | null }> {
+  const { config } = deps;
+  const email = input.email.toLowerCase();
+  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
+  await checkPasswordPolicy(deps, input.password);
+  const options = resolveSignUpOptions(config, input.options, email);
+
+  const user = await insertUser(deps, { email, passwordHash: await hashPassword(input.password), options });
+  if (!user) throw new AppError("email-already-in-use");
+
+  return completeSignUp(
+    deps,
+    user,
+    { redirectTo: options.redirectTo, codeChallenge: input.codeChallenge },
+    userAgent,
+  );
+}
+
+/**
+ * The end of every sign-up with an email (password, security key): with verification required, the verification
+ * mail and no session; otherwise a session unless new users start disabled.
+ */
+export async function completeSignUp(
+  deps: Deps,
+  user: UserRow,
+  target: LinkTarget,
+  userAgent?: string,
+): Promise<{ session: Session | null }> {
+  const verificationRequired = deps.config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
+  if (verificationRequired) {
+    try {
+      await sendTicketMail(deps, user, "verifyEmail", target);
+    } catch (error) {
+      // Without its mail the account could never be verified: undo it so that the sign-up can simply be retried.
+      await deps.db.delete(users).where(eq(users.id, user.id));
+      throw error;
+    }
+  }
+  if (verificationRequired || user.disabled) return { session: null };
+  return { session: await createSession(deps, user, userAgent) };
+}

@@ -1,0 +1,108 @@
+import { eq } from "drizzle-orm";
+import type { Config } from "../../config";
+import type { Db } from "../../db/client";
+import { type UserRow, users } from "../../db/schema";
+import type { HasuraClaims } from "../../lib/jwt";
+import { hotQueries, type WireUserRow } from "../sessions/hot-queries";
+
+/** The User resource of contract §2. */
+export interface WireUser {
+  id: string;
+  createdAt: string;
+  displayName: string;
+  avatarUrl: string;
+  locale: string;
+  email?: string;
+  emailVerified: boolean;
+  phoneNumber?: string;
+  phoneNumberVerified: boolean;
+  defaultRole: string;
+  roles: string[];
+  isAnonymous: boolean;
+  activeMfaType: "totp" | null;
+  metadata: Record<string, unknown>;
+}
+
+export function toWireUser(user: WireUserRow): WireUser {
+  return {
+    id: user.id,
+    createdAt: new Date(user.createdAt).toISOString(),
+    displayName: user.displayName,
+    avatarUrl: user.avatarUrl,
+    locale: user.locale,
+    ...(user.email ? { email: user.email } : {}),
+    emailVerified: user.emailVerified,
+    ...(user.phoneNumber ? { phoneNumber: user.phoneNumber } : {}),
+    phoneNumberVerified: user.phoneNumberVerified,
+    defaultRole: user.defaultRole,
+    roles: user.roles,
+    isAnonymous: user.isAnonymous,
+    activeMfaType: user.activeMfaType === "totp" ? "totp" : null,
+    metadata: user.metadata,
+  };
+}
+
+export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return hotQueries(db).userById.get({ id });
+}
+
+/** The session check's read (`GET /user`): the User resource's columns only, by primary key. */
+export async function findWireUserById(db: Db, id: string): Promise<WireUserRow | undefined> {
+  return hotQueries(db).wireUserById.get({ id });
+}
+
+/** Marks the email or the phone number verified (a code or link sent there came back); returns the updated user. */
+export async function markVerified(
+  deps: { db: Db; now: () => number },
+  user: UserRow,
+  field: "emailVerified" | "phoneNumberVerified",
+): Promise<UserRow> {
+  if (user[field]) return user;
+  const updated = await deps.db
+    .update(users)
+    .set({ [field]: true, updatedAt: deps.now() })
+    .where(eq(users.id, user.id))
+    .returning()
+    .get();
+  return updated ?? user;
+}
+
+export async function findUserByPhoneNumber(db: Db, phoneNumber: string): Promise<UserRow | undefined> {
+  return db.select().from(users).where(eq(users.phoneNumber, phoneNumber)).get();
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
+}
+
+/**
+ * The Hasura claims of contract §5.1. Custom claims (`AUTH_JWT_CUSTOM_CLAIMS`, claim → path such as
+ * `metadata.org` or `roles[]`) are resolved against the wire user and never override a built-in claim.
+ */
+export function hasuraClaims(user: UserRow, config: Config, extra: HasuraClaims = {}): HasuraClaims {
+  const custom: HasuraClaims = {};
+  const wire = toWireUser(user);
+  for (const [claim, path] of Object.entries(config.AUTH_JWT_CUSTOM_CLAIMS)) {
+    const value = resolvePath(wire, path);
+    if (value !== undefined) custom[`x-hasura-${claim}`] = value;
+  }
+  return {
+    ...custom,
+    "x-hasura-user-id": user.id,
+    "x-hasura-default-role": user.defaultRole,
+    "x-hasura-allowed-roles": user.roles,
+    "x-hasura-user-is-anonymous": String(user.isAnonymous),
+    ...extra,
+  };
+}
+
+function resolvePath(root: unknown, path: string): string | string[] | undefined {
+  let value: unknown = root;
+  for (const part of path.replace(/\[\]$/, "").split(".")) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map((v) => (typeof v === "string" ? v : JSON.stringify(v)));
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

@@ -1,0 +1,47 @@
+import { desc, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { devMailbox, devSms } from "../../db/schema";
+import type { AppEnv } from "../../http/app-env";
+import { queryParams } from "../../http/validation";
+import { toE164 } from "../../lib/phone";
+
+/**
+ * Development-only endpoints: what the development transports "sent". Each is mounted only with its switch
+ * (`AUTH_DEV_MAILBOX`, `AUTH_DEV_SMS`, set by `npm start`); otherwise these paths are 404.
+ */
+const recipient = queryParams(z.object({ to: z.string().min(1).max(254) }));
+const LIMIT = 100;
+
+export const devMailboxRoutes = new Hono<AppEnv>().get("/dev/mailbox", recipient, async (c) => {
+  const rows = await c.var.deps.db
+    .select()
+    .from(devMailbox)
+    .where(eq(devMailbox.to, c.req.valid("query").to.toLowerCase()))
+    .orderBy(desc(devMailbox.id))
+    .limit(LIMIT)
+    .all();
+  return c.json(
+    rows.map(({ to, subject, text, html, createdAt }) => ({
+      to,
+      subject,
+      text,
+      html,
+      createdAt: new Date(createdAt).toISOString(),
+    })),
+  );
+});
+
+export const devSmsRoutes = new Hono<AppEnv>().get("/dev/sms", recipient, async (c) => {
+  const { to } = c.req.valid("query");
+  const rows = await c.var.deps.db
+    .select()
+    .from(devSms)
+    .where(eq(devSms.to, toE164(to) ?? to))
+    .orderBy(desc(devSms.id))
+    .limit(LIMIT)
+    .all();
+  return c.json(
+    rows.map(({ to, body, createdAt }) => ({ to, body, createdAt: new Date(createdAt).toISOString() })),
+  );
+});

@@ -1,0 +1,100 @@
+import { eq } from "drizzle-orm";
+import { users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { isEmailAllowed } from "../../lib/email-access";
+import { resolveRedirectTo } from "../accounts/sign-up-options";
+import {
+  findOrCreateEmailUser,
+  type PasswordlessMode,
+  type PasswordlessRequest,
+} from "../accounts/user-factory";
+import { findUserByEmail, findUserById } from "../accounts/users";
+import { type LinkTarget, sendTicketMail } from "./ticket-mail";
+
+/**
+ * The flows that answer by mail. Where the contract asks for it, the answer does not tell whether the address has
+ * an account: an unknown or disabled address gets the same `"OK"` and no mail.
+ */
+
+/*
+ * Reset and resend answer after the same work whatever the address: one lookup. The ticket and the mail (a D1
+ * write and an SMTP exchange, tens of milliseconds) go to `deps.background`, after the answer, or their time alone
+ * would tell known addresses from unknown ones. A failed send is logged with the request id (docs/decisions.md).
+ */
+
+/** What the mail-sending operations take besides the address: the app's redirect and PKCE challenge. */
+export interface LinkRequest {
+  redirectTo?: string;
+  codeChallenge?: string;
+}
+
+function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
+  return {
+    redirectTo: resolveRedirectTo(deps.config, request.redirectTo),
+    codeChallenge: request.codeChallenge,
+  };
+}
+
+/** sendVerificationEmail: unknown → "OK" and nothing sent (improvement); already verified → 400. */
+export async function sendVerificationEmail(deps: Deps, email: string, request: LinkRequest): Promise<void> {
+  const target = linkTarget(deps, request);
+  const user = await findUserByEmail(deps.db, email);
+  if (!user || user.disabled) return;
+  if (user.emailVerified) throw new AppError("email-already-verified");
+  deps.background(sendTicketMail(deps, user, "verifyEmail", target));
+}
+
+/** sendPasswordResetEmail: always "OK"; a `passwordReset:` ticket (1 h) for a known, enabled user. */
+export async function sendPasswordResetEmail(deps: Deps, email: string, request: LinkRequest): Promise<void> {
+  const target = linkTarget(deps, request);
+  const user = await findUserByEmail(deps.db, email);
+  if (!user || user.disabled || !isEmailAllowed(email, deps.config)) return;
+  deps.background(sendTicketMail(deps, user, "passwordReset", target));
+}
+
+/**
+ * signInPasswordlessEmail (magic link): creates the user on first use; a disabled user gets "OK" and no mail.
+ * signUpPasswordlessEmail is the same in mode "sign-up".
+ */
+export async function signInPasswordlessEmail(
+  deps: Deps,
+  request: PasswordlessRequest & { codeChallenge?: string },
+  mode: PasswordlessMode,
+  /** A target the service minted for one of its own pages (`signOwnRedirect`), instead of `options.redirectTo`. */
+  ownRedirect?: string,
+): Promise<void> {
+  if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode);
+  if (!user || user.disabled) return;
+  await sendTicketMail(deps, user, "passwordlessEmail", {
+    redirectTo: ownRedirect ?? redirectTo,
+    codeChallenge: request.codeChallenge,
+  });
+}
+
+/**
+ * changeUserEmail: records the new address and mails an `emailConfirmChange:` link to it. The address itself
+ * changes only when that link is followed, so a typo cannot lock the user out.
+ */
+export async function changeUserEmail(deps: Deps, userId: string, newEmail: string, request: LinkRequest) {
+  const target = linkTarget(deps, request);
+  const address = newEmail.toLowerCase();
+  if (!isEmailAllowed(address, deps.config)) throw new AppError("invalid-email-password");
+  if (await findUserByEmail(deps.db, address)) throw new AppError("email-already-in-use");
+  const user = await deps.db
+    .update(users)
+    .set({ newEmail: address, updatedAt: deps.now() })
+    .where(eq(users.id, userId))
+    .returning()
+    .get();
+  if (!user) throw new AppError("unauthorized");
+  await sendTicketMail(deps, user, "emailConfirmChange", target, address);
+}
+
+export async function requireRegisteredUser(deps: Deps, userId: string) {
+  const user = await findUserById(deps.db, userId);
+  if (!user) throw new AppError("unauthorized");
+  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
+  return user;
+}

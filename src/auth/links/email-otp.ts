@@ -1,0 +1,48 @@
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { proveEmail } from "../accounts/credential-reset";
+import {
+  findOrCreateEmailUser,
+  type PasswordlessMode,
+  type PasswordlessRequest,
+} from "../accounts/user-factory";
+import { findUserByEmail } from "../accounts/users";
+import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
+import { checkOneTimeCode, issueOneTimeCode } from "./code-challenges";
+import { sendCodeMail } from "./ticket-mail";
+
+const CODE_LIFETIME_MS = 10 * 60 * 1000;
+
+const scopeOf = (email: string) => `email-otp:${email.toLowerCase()}`;
+
+/** signInOTPEmail: mails a 6-digit code (10 min); creates the user on first use (signUpOTPEmail: only then). */
+export async function signInOtpEmail(
+  deps: Deps,
+  request: PasswordlessRequest,
+  mode: PasswordlessMode,
+): Promise<void> {
+  if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
+  const { user } = await findOrCreateEmailUser(deps, request, mode);
+  if (!user || user.disabled) return;
+  const code = await issueOneTimeCode(deps, scopeOf(request.email), CODE_LIFETIME_MS);
+  await sendCodeMail(deps, user, code);
+}
+
+/**
+ * verifySignInOTPEmail: wrong, expired, used or exhausted codes are all 400 `invalid-otp`. The code proves the
+ * address (credential-reset.ts: a first proof wipes what was set up before it); with TOTP on it is the first
+ * factor only.
+ */
+export async function verifyOtpEmail(
+  deps: Deps,
+  email: string,
+  otp: string,
+  userAgent?: string,
+): Promise<SignInResult> {
+  if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
+  if (!(await checkOneTimeCode(deps, scopeOf(email), otp))) throw new AppError("invalid-otp");
+  const user = await findUserByEmail(deps.db, email);
+  if (!user) throw new AppError("invalid-otp");
+  if (user.disabled) throw new AppError("disabled-user");
+  return completeSignIn(deps, await proveEmail(deps, user, "inbox"), userAgent);
+}

@@ -1,0 +1,55 @@
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { toE164 } from "../../lib/phone";
+import { smsCodeText } from "../../sms/templates";
+import type { SignUpOptions } from "../accounts/sign-up-options";
+import { findOrCreatePhoneUser, type PasswordlessMode } from "../accounts/user-factory";
+import { findUserByPhoneNumber, markVerified } from "../accounts/users";
+import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
+import { checkOneTimeCode, issueOneTimeCode } from "./code-challenges";
+
+const CODE_LIFETIME_MS = 5 * 60 * 1000;
+const scopeOf = (phoneNumber: string) => `sms-otp:${phoneNumber}`;
+
+function e164(phoneNumber: string): string {
+  const normalised = toE164(phoneNumber);
+  if (!normalised) {
+    throw new AppError("invalid-request", "phoneNumber: must be a valid number in international form (+…)");
+  }
+  return normalised;
+}
+
+/**
+ * signInPasswordlessSms: a 6-digit code by SMS (5 min); creates the user on first use. signUpPasswordlessSms
+ * (client.md §15, `mode` "sign-up") refuses a number that has an account: 409 `phone-number-already-in-use`.
+ */
+export async function signInPasswordlessSms(
+  deps: Deps,
+  input: { phoneNumber: string; options?: SignUpOptions },
+  mode: PasswordlessMode,
+): Promise<void> {
+  if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  const phoneNumber = e164(input.phoneNumber);
+  const user = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
+  if (!user || user.disabled) return;
+  const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
+  await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code));
+}
+
+/**
+ * verifySignInPasswordlessSms: the code proves the number, which is marked verified. With TOTP active the code is
+ * the first factor only: `{session: null, mfa: {ticket}}` as for a password (contract §2, SessionPayload).
+ */
+export async function verifySignInPasswordlessSms(
+  deps: Deps,
+  input: { phoneNumber: string; otp: string },
+  userAgent?: string,
+): Promise<SignInResult> {
+  if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  const phoneNumber = e164(input.phoneNumber);
+  if (!(await checkOneTimeCode(deps, scopeOf(phoneNumber), input.otp))) throw new AppError("invalid-otp");
+  const user = await findUserByPhoneNumber(deps.db, phoneNumber);
+  if (!user) throw new AppError("invalid-otp");
+  if (user.disabled) throw new AppError("disabled-user");
+  return completeSignIn(deps, await markVerified(deps, user, "phoneNumberVerified"), userAgent);
+}

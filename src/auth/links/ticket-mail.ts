@@ -1,0 +1,72 @@
+import type { UserRow } from "../../db/schema";
+import type { Deps } from "../../http/deps";
+import { renderTemplate, type TemplateName } from "../../mail/templates";
+import { issueTicket, TICKET_TYPES, type TicketType } from "./tickets";
+
+function templateValues(deps: Deps, user: UserRow, values: Record<string, string>): Record<string, string> {
+  const { config } = deps;
+  return {
+    displayName: user.displayName,
+    email: user.email ?? "",
+    newEmail: user.newEmail ?? "",
+    locale: user.locale,
+    serverUrl: config.AUTH_SERVER_URL,
+    clientUrl: config.AUTH_CLIENT_URL,
+    ...values,
+  };
+}
+
+async function sendTemplate(
+  deps: Deps,
+  user: UserRow,
+  to: string,
+  name: TemplateName,
+  values: Record<string, string>,
+) {
+  const { config } = deps;
+  const message = renderTemplate(
+    config.mailTemplates,
+    name,
+    user.locale,
+    config.AUTH_LOCALE_DEFAULT,
+    templateValues(deps, user, values),
+  );
+  await deps.mailer.send({ to, ...message });
+}
+
+/** Where a mailed link leads: the app's `redirectTo`, and the app's PKCE challenge when it sent one. */
+export interface LinkTarget {
+  redirectTo: string;
+  codeChallenge?: string;
+}
+
+/**
+ * Issues a ticket of `type` (replacing the user's previous one of that type) and mails its link
+ * `{AUTH_SERVER_URL}/verify?ticket=…&type=…&redirectTo=…` (contract §8). `to` defaults to the user's email; the
+ * email change confirmation goes to the new address.
+ */
+export async function sendTicketMail(
+  deps: Deps,
+  user: UserRow,
+  type: TicketType,
+  target: LinkTarget,
+  to: string | null = user.email,
+): Promise<void> {
+  if (!to) return;
+  const kind = TICKET_TYPES[type];
+  const ticket = await issueTicket(deps, user.id, type, target.codeChallenge);
+  const link = new URL(`${deps.config.AUTH_SERVER_URL}/verify`);
+  link.searchParams.set("ticket", ticket);
+  link.searchParams.set("type", kind.redirectType);
+  link.searchParams.set("redirectTo", target.redirectTo);
+  await sendTemplate(deps, user, to, kind.template, {
+    link: link.toString(),
+    ticket,
+    redirectTo: target.redirectTo,
+  });
+}
+
+/** Mails a one-time sign-in code (`signin-otp`). */
+export async function sendCodeMail(deps: Deps, user: UserRow, code: string): Promise<void> {
+  if (user.email) await sendTemplate(deps, user, user.email, "signin-otp", { code });
+}

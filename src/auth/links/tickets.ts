@@ -1,0 +1,85 @@
+import { and, eq, gt } from "drizzle-orm";
+import { tickets } from "../../db/schema";
+import type { Deps } from "../../http/deps";
+import { randomUuid, sha256Hex } from "../../lib/crypto";
+
+const HOUR = 3600 * 1000;
+
+/**
+ * Ticket kinds of contract §8: lifetime, the `type` the verify link and its redirect carry, and the mail template.
+ * The wire form is `<kind>:<uuid>`.
+ */
+export const TICKET_TYPES = {
+  verifyEmail: { lifetimeMs: 30 * 24 * HOUR, redirectType: "emailVerify", template: "email-verify" },
+  passwordlessEmail: {
+    lifetimeMs: HOUR,
+    redirectType: "signinPasswordless",
+    template: "signin-passwordless",
+  },
+  passwordReset: { lifetimeMs: HOUR, redirectType: "passwordReset", template: "password-reset" },
+  emailConfirmChange: {
+    lifetimeMs: HOUR,
+    redirectType: "emailConfirmChange",
+    template: "email-confirm-change",
+  },
+} as const;
+
+export type TicketType = keyof typeof TICKET_TYPES;
+
+function isTicketType(value: string): value is TicketType {
+  return Object.hasOwn(TICKET_TYPES, value);
+}
+
+/**
+ * Issues a ticket; a newer ticket of the same type replaces the user's older one. Only its hash is stored. With a
+ * PKCE `codeChallenge`, following the link yields a one-time code for that app instead of a refresh token.
+ */
+export async function issueTicket(
+  deps: Deps,
+  userId: string,
+  type: TicketType,
+  codeChallenge: string | null = null,
+): Promise<string> {
+  const ticket = `${type}:${randomUuid()}`;
+  const ticketHash = await sha256Hex(ticket);
+  const expiresAt = deps.now() + TICKET_TYPES[type].lifetimeMs;
+  await deps.db
+    .insert(tickets)
+    .values({ userId, type, ticketHash, expiresAt, codeChallenge })
+    .onConflictDoUpdate({
+      target: [tickets.userId, tickets.type],
+      set: { ticketHash, expiresAt, codeChallenge },
+    });
+  return ticket;
+}
+
+export interface ConsumedTicket {
+  userId: string;
+  type: TicketType;
+  codeChallenge: string | null;
+}
+
+/**
+ * Consumes a ticket in one conditional statement (DELETE … RETURNING), so two requests racing with the same ticket
+ * cannot both succeed. Returns the user and type, or null for an unknown, expired or used ticket.
+ */
+export async function consumeTicket(
+  deps: Deps,
+  ticket: string,
+  only?: TicketType,
+): Promise<ConsumedTicket | null> {
+  const type = ticket.slice(0, ticket.indexOf(":"));
+  if (!isTicketType(type) || (only && type !== only) || ticket.length > 200) return null;
+  const row = await deps.db
+    .delete(tickets)
+    .where(
+      and(
+        eq(tickets.ticketHash, await sha256Hex(ticket)),
+        eq(tickets.type, type),
+        gt(tickets.expiresAt, deps.now()),
+      ),
+    )
+    .returning({ userId: tickets.userId, codeChallenge: tickets.codeChallenge })
+    .get();
+  return row ? { ...row, type } : null;
+}

@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import { AppError, concealIfConfigured } from "../../errors";
+import type { AppEnv } from "../../http/app-env";
+import { isOwnSignedRedirect, isRedirectAllowedBy, withQuery } from "../../lib/redirect";
+import { rateLimit } from "../../rate-limits/middleware";
+import { verifyTicket } from "./verify-ticket";
+
+/**
+ * verifyTicketURL (contract §8). Browser-facing, so every outcome is a 302: errors travel in the redirect's query
+ * as `error` and `errorDescription` (contract §1, "Redirect errors").
+ */
+export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_FORCE"), async (c) => {
+  const { config, deps } = c.var;
+  const ticket = c.req.query("ticket") ?? "";
+  const redirectTo = c.req.query("redirectTo") ?? "";
+  // A target the service minted for its own page (the OAuth2 page's magic link) is admitted by its MAC.
+  if (!isRedirectAllowedBy(config, redirectTo) && !(await isOwnSignedRedirect(config, redirectTo))) {
+    const error = new AppError("redirectTo-not-allowed");
+    return c.redirect(
+      withQuery(config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message }),
+      302,
+    );
+  }
+  try {
+    const verified = await verifyTicket(deps, ticket, c.req.header("user-agent"));
+    const credential: Record<string, string> =
+      "code" in verified
+        ? { code: verified.code }
+        : "mfaTicket" in verified
+          ? { mfaTicket: verified.mfaTicket }
+          : { refreshToken: verified.session.refreshToken };
+    return c.redirect(withQuery(redirectTo, { ...credential, type: verified.type }), 302);
+  } catch (caught) {
+    if (!(caught instanceof AppError)) throw caught;
+    const error = concealIfConfigured(caught, config.AUTH_CONCEAL_ERRORS);
+    return c.redirect(withQuery(redirectTo, { error: error.code, errorDescription: error.message }), 302);
+  }
+});

@@ -1,0 +1,88 @@
+import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../../db/errors";
+import { type UserRow, users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../accounts/credential-reset";
+import { findUserById } from "../accounts/users";
+import { issueMfaTicket } from "../mfa/mfa-sign-in";
+import { issueAuthorizationCode } from "../sessions/exchange-codes";
+import { createSession, type Session } from "../sessions/sessions";
+import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
+
+type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;
+
+/**
+ * The address changes only now, when the link sent to the new address is followed (contract §3.4). The account's
+ * recovery channel changed: links mailed to the old address, PATs and the other sessions end.
+ */
+const confirmEmailChange: Effect = async (deps, user) => {
+  let updated: UserRow | undefined;
+  try {
+    updated = await deps.db
+      .update(users)
+      .set({
+        email: sql`${users.newEmail}`,
+        newEmail: null,
+        emailVerified: true,
+        emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})`,
+        updatedAt: deps.now(),
+      })
+      .where(and(eq(users.id, user.id), isNotNull(users.newEmail)))
+      .returning()
+      .get();
+  } catch (error) {
+    // Someone took the address between the request and the confirmation (unique index).
+    if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
+    throw error;
+  }
+  if (updated) {
+    await endOutstandingGrants(deps, user.id);
+    deps.audit({ type: "email.change", userId: user.id, detail: { from: user.email, to: updated.email } });
+  }
+  return updated;
+};
+
+/** Following a link proves the user reads that mailbox (credential-reset.ts says what the first proof wipes). */
+const EFFECTS: Record<TicketType, Effect> = {
+  verifyEmail: (deps, user) => proveEmail(deps, user, "sign-up-verification"),
+  passwordlessEmail: (deps, user) => proveEmail(deps, user, "inbox"),
+  // The link signs the user in; the app then sets the new password with that session (POST /user/password).
+  passwordReset: async (deps, user) => {
+    deps.audit({ type: "password.reset", userId: user.id, detail: { step: "link-followed" } });
+    const proven = await proveEmail(deps, user, "inbox");
+    await dropFactorsFromBeforeProof(deps, user.id);
+    return findUserById(deps.db, user.id) ?? proven;
+  },
+  emailConfirmChange: confirmEmailChange,
+};
+
+/**
+ * What a followed link yields, with the `type` the redirect carries: a session; for a PKCE app a one-time code; or,
+ * when the user has TOTP on, an `mfaTotp:` ticket for `POST /signin/mfa/totp` — a link is one factor, like a
+ * password, and must not skip the second (docs/decisions.md).
+ */
+export type VerifiedTicket = { type: string } & (
+  | { session: Session }
+  | { code: string }
+  | { mfaTicket: string }
+);
+
+/**
+ * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session, or, when
+ * the app asked with a PKCE challenge, issues a code that `POST /token/exchange` turns into the session.
+ */
+export async function verifyTicket(deps: Deps, ticket: string, userAgent?: string): Promise<VerifiedTicket> {
+  const consumed = await consumeTicket(deps, ticket);
+  if (!consumed) throw new AppError("invalid-ticket");
+  const owner = await findUserById(deps.db, consumed.userId);
+  const user = owner && (await EFFECTS[consumed.type](deps, owner));
+  if (!user) throw new AppError("invalid-ticket");
+  if (user.disabled) throw new AppError("disabled-user");
+  const type = TICKET_TYPES[consumed.type].redirectType;
+  if (consumed.codeChallenge) {
+    return { code: await issueAuthorizationCode(deps, user.id, consumed.codeChallenge), type };
+  }
+  if (user.activeMfaType === "totp") return { mfaTicket: await issueMfaTicket(deps, user.id), type };
+  return { session: await createSession(deps, user, userAgent), type };
+}

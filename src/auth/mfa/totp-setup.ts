@@ -1,0 +1,106 @@
+import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
+import { eq } from "drizzle-orm";
+import { mfaRecoveryCodes, type UserRow, users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { encrypt } from "../../lib/crypto";
+import { requireRegisteredUser } from "../links/email-flows";
+import { qrPngDataUrl } from "./qr-png";
+import { acceptSecondFactor, acceptTotpCode, recoveryCodeHash } from "./second-factor";
+import { generateTotpSecret, totpSecretText, totpUri } from "./totp";
+
+async function mfaUser(deps: Deps, userId: string): Promise<UserRow> {
+  if (!deps.config.AUTH_MFA_ENABLED) throw new AppError("disabled-endpoint");
+  return requireRegisteredUser(deps, userId);
+}
+
+/**
+ * changeUserMfa (`GET /mfa/totp/generate`): a new secret, stored encrypted until activation, and its QR code. While
+ * TOTP is active a new secret would silently replace the one in the user's app, so that is refused.
+ */
+export async function generateTotp(
+  deps: Deps,
+  userId: string,
+): Promise<{ imageUrl: string; totpSecret: string }> {
+  const user = await mfaUser(deps, userId);
+  if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
+  const secret = generateTotpSecret();
+  const totpSecret = totpSecretText(secret);
+  await deps.db
+    .update(users)
+    .set({
+      totpSecret: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, totpSecret),
+      totpLastStep: null,
+      updatedAt: deps.now(),
+    })
+    .where(eq(users.id, user.id));
+  const account = user.email ?? user.phoneNumber ?? user.id;
+  return { imageUrl: qrPngDataUrl(totpUri(deps.config.AUTH_MFA_TOTP_ISSUER, account, secret)), totpSecret };
+}
+
+/**
+ * verifyChangeUserMfa (`POST /user/mfa`): `totp` activates the generated secret with a code from it; `""` or absent
+ * deactivates with a code (or a recovery code), forgetting the secret and the recovery codes.
+ */
+export async function changeMfa(
+  deps: Deps,
+  userId: string,
+  input: { code: string; activeMfaType?: "totp" | "" },
+): Promise<void> {
+  if (input.activeMfaType === "totp") {
+    const user = await mfaUser(deps, userId);
+    if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
+    if (!user.totpSecret) throw new AppError("no-totp-secret");
+    if (!(await acceptTotpCode(deps, user, input.code))) throw new AppError("invalid-totp");
+    await deps.db
+      .update(users)
+      .set({ activeMfaType: "totp", totpEnabledAt: deps.now(), updatedAt: deps.now() })
+      .where(eq(users.id, userId));
+    deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
+    return;
+  }
+  // Deactivation works with AUTH_MFA_ENABLED switched off too: sign-in still asks an active TOTP (mfa-sign-in.ts), so
+  // the user must be able to turn it off.
+  const user = await requireRegisteredUser(deps, userId);
+  if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");
+  if (!(await acceptSecondFactor(deps, user, input.code))) throw new AppError("invalid-totp");
+  await deps.db.batch([
+    deps.db
+      .update(users)
+      .set({
+        activeMfaType: null,
+        totpSecret: null,
+        totpLastStep: null,
+        totpEnabledAt: null,
+        updatedAt: deps.now(),
+      })
+      .where(eq(users.id, userId)),
+    deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
+  ]);
+  deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp" } });
+}
+
+const RECOVERY_CODE_COUNT = 10;
+/** No 0/o, 1/l/i: codes are read off paper. 10 characters of 31 ≈ 49.5 bits each. */
+const RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+const random: RandomReader = { read: (bytes) => crypto.getRandomValues(bytes) };
+
+/**
+ * `POST /mfa/recovery-codes` (improvement; docs/decisions.md): with a current TOTP code, ten new one-time codes,
+ * shown once, replacing any earlier set. Each works once in place of the TOTP code at sign-in.
+ */
+export async function createRecoveryCodes(deps: Deps, userId: string, code: string): Promise<string[]> {
+  const user = await mfaUser(deps, userId);
+  if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");
+  if (!(await acceptTotpCode(deps, user, code))) throw new AppError("invalid-totp");
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
+    const raw = generateRandomString(random, RECOVERY_ALPHABET, 10);
+    return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+  });
+  const hashes = await Promise.all(codes.map((c) => recoveryCodeHash(deps, userId, c)));
+  await deps.db.batch([
+    deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
+    deps.db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ codeHash, userId }))),
+  ]);
+  return codes;
+}

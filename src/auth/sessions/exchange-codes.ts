@@ -1,0 +1,66 @@
+import { and, eq, gt } from "drizzle-orm";
+import { base64url } from "jose";
+import { authorizationCodes } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { randomUuid, sha256Hex, timingSafeEqualString } from "../../lib/crypto";
+import { findUserById } from "../accounts/users";
+import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
+
+/** Long enough for the app to load and post it back, short like an OAuth code (RFC 6749 §4.1.2: "10 minutes max"). */
+const CODE_LIFETIME_MS = 5 * 60 * 1000;
+
+/**
+ * The PKCE variant of the mailed links (client.md §15): an app that sent a `codeChallenge` with the request gets a
+ * one-time code in the redirect instead of a refresh token, and only the holder of the verifier can turn it into a
+ * session. A token in a URL ends up in browser history and logs; a code without its verifier is worth nothing there.
+ */
+export async function issueAuthorizationCode(
+  deps: Deps,
+  userId: string,
+  codeChallenge: string,
+): Promise<string> {
+  const code = randomUuid();
+  await deps.db.insert(authorizationCodes).values({
+    codeHash: await sha256Hex(code),
+    userId,
+    codeChallenge,
+    expiresAt: deps.now() + CODE_LIFETIME_MS,
+  });
+  return code;
+}
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) must equal the stored challenge. */
+async function s256(verifier: string): Promise<string> {
+  return base64url.encode(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
+}
+
+/**
+ * `POST /token/exchange`: consumes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong
+ * verifier burns the code too (no guessing against one code). Every failure is the same 400. A user with TOTP on
+ * gets the `mfa` ticket instead of a session: the mailed link was one factor.
+ */
+export async function exchangeAuthorizationCode(
+  deps: Deps,
+  input: { code: string; codeVerifier: string },
+  userAgent?: string,
+): Promise<SignInResult> {
+  const invalid = new AppError("invalid-request", "invalid or expired code");
+  const row = await deps.db
+    .delete(authorizationCodes)
+    .where(
+      and(
+        eq(authorizationCodes.codeHash, await sha256Hex(input.code)),
+        gt(authorizationCodes.expiresAt, deps.now()),
+      ),
+    )
+    .returning()
+    .get();
+  if (!row || !timingSafeEqualString(await s256(input.codeVerifier), row.codeChallenge)) throw invalid;
+  const user = await findUserById(deps.db, row.userId);
+  if (!user) throw invalid;
+  if (user.disabled) throw new AppError("disabled-user");
+  return completeSignIn(deps, user, userAgent);
+}

@@ -1,0 +1,182 @@
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  type PublicKeyCredentialRequestOptionsJSON,
+  verifyAuthenticationResponse,
+} from "@simplewebauthn/server";
+import { isoBase64URL } from "@simplewebauthn/server/helpers";
+import { and, eq } from "drizzle-orm";
+import { securityKeys, type UserRow } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { hmacSubkey } from "../../lib/subkeys";
+import { findUserByEmail, findUserById } from "../accounts/users";
+import { createSession, type Session } from "../sessions/sessions";
+import {
+  assertWebauthnEnabled,
+  CEREMONY_TIMEOUT_MS,
+  type Ceremony,
+  ceremonyFailed,
+  expectations,
+  startCeremony,
+  takeCeremony,
+  verified,
+} from "./ceremonies";
+import { asCredential, descriptors, keyByCredentialId, keysOfUser } from "./security-keys";
+
+async function requestOptions(
+  deps: Deps,
+  allow: { id: string; transports?: string[] }[],
+  ceremony: Ceremony,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const options = await generateAuthenticationOptions({
+    rpID: deps.config.webauthn.rpId,
+    allowCredentials: allow,
+    timeout: CEREMONY_TIMEOUT_MS,
+    userVerification: "preferred",
+  });
+  await startCeremony(deps, options.challenge, ceremony);
+  return options;
+}
+
+/**
+ * WebAuthn §7.2 step 6: the `userHandle` of the response, when present, must name the key's owner (our user handle
+ * is the user id, registration.ts); when no user was identified before the ceremony (discoverable sign-in) it
+ * must be present. Otherwise an assertion could say one user while the key belongs to another.
+ */
+function checkUserHandle(
+  response: AuthenticationResponseJSON,
+  ownerId: string,
+  identifiedBefore: boolean,
+): void {
+  const handle = response.response.userHandle;
+  if (!handle) {
+    if (!identifiedBefore) throw ceremonyFailed("discoverable sign-in without a userHandle");
+    return;
+  }
+  let named: string;
+  try {
+    named = isoBase64URL.toUTF8String(handle);
+  } catch {
+    throw ceremonyFailed("userHandle is not base64url");
+  }
+  if (named !== ownerId) throw ceremonyFailed("userHandle names another user than the key's owner");
+}
+
+/**
+ * Verifies an assertion against the stored key and stores the new signature counter. The library refuses a counter
+ * that did not grow (WebAuthn §6.1.1: a cloned authenticator). The UPDATE is conditional on the counter it was
+ * checked against, so of two assertions carrying the same counter (a clone racing the original) one is refused.
+ * Authenticators that keep no counter always send 0; there is nothing to move then.
+ */
+async function verifyAssertion(
+  deps: Deps,
+  response: AuthenticationResponseJSON,
+  challenge: string,
+  identifiedBefore: boolean,
+): Promise<{ userId: string }> {
+  const key = await keyByCredentialId(deps.db, response.id);
+  if (!key) throw ceremonyFailed("unknown credential");
+  checkUserHandle(response, key.userId, identifiedBefore);
+  const result = await verified(
+    verifyAuthenticationResponse({
+      response,
+      credential: asCredential(key),
+      ...expectations(deps, challenge),
+    }),
+  );
+  if (!result.verified) throw ceremonyFailed("assertion not verified");
+  const { newCounter } = result.authenticationInfo;
+  if (newCounter !== 0 || key.counter !== 0) {
+    const moved = await deps.db
+      .update(securityKeys)
+      .set({ counter: newCounter })
+      .where(and(eq(securityKeys.id, key.id), eq(securityKeys.counter, key.counter)))
+      .returning({ id: securityKeys.id })
+      .get();
+    if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
+  }
+  return { userId: key.userId };
+}
+
+/**
+ * A credential id that no authenticator holds, the same every time for one address: what an address without keys
+ * (unknown, or a user who has none) is offered, so the options look like a real user's (WebAuthn §14.6.2,
+ * "username enumeration"). Keyed HMAC: nobody can tell it from a real id or compute it for another address.
+ */
+async function decoyCredential(deps: Deps, email: string) {
+  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "webauthn-decoys");
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(email.toLowerCase()));
+  return { id: isoBase64URL.fromBuffer(new Uint8Array(mac)), transports: ["internal", "hybrid"] };
+}
+
+/**
+ * signInWebauthn: with an email, the user's keys are allowed; without, any discoverable credential (passkey). An
+ * address without keys gets a decoy credential id: its options cannot be told from those of a user with a key,
+ * and no authenticator can satisfy them.
+ */
+export async function signInWebauthn(
+  deps: Deps,
+  email?: string,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  assertWebauthnEnabled(deps);
+  if (!email) return requestOptions(deps, [], { kind: "sign-in", userId: null, emailGiven: false });
+  const user = await findUserByEmail(deps.db, email);
+  const keys = user ? await keysOfUser(deps.db, user.id) : [];
+  const allow = keys.length > 0 ? descriptors(keys) : [await decoyCredential(deps, email)];
+  return requestOptions(deps, allow, { kind: "sign-in", userId: user?.id ?? null, emailGiven: true });
+}
+
+function checkSignInAllowed(deps: Deps, user: UserRow | undefined): UserRow {
+  if (!user) throw ceremonyFailed("the key's user no longer exists");
+  if (user.disabled) throw new AppError("disabled-user");
+  if (deps.config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && user.email && !user.emailVerified) {
+    throw new AppError("unverified-user");
+  }
+  return user;
+}
+
+/** verifySignInWebauthn: the key signs in its user (the one named by email at the start, if one was). */
+export async function verifySignInWebauthn(
+  deps: Deps,
+  credential: AuthenticationResponseJSON,
+  userAgent?: string,
+): Promise<{ session: Session }> {
+  assertWebauthnEnabled(deps);
+  const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "sign-in");
+  const { userId } = await verifyAssertion(deps, credential, challenge, ceremony.emailGiven);
+  if (ceremony.emailGiven && ceremony.userId !== userId) throw ceremonyFailed("key of another user");
+  const user = checkSignInAllowed(deps, await findUserById(deps.db, userId));
+  return { session: await createSession(deps, user, userAgent) };
+}
+
+/** elevateWebauthn: the signed-in user proves presence with one of their keys (contract §6). */
+export async function elevateWebauthn(
+  deps: Deps,
+  userId: string,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  assertWebauthnEnabled(deps);
+  const keys = await keysOfUser(deps.db, userId);
+  if (keys.length === 0)
+    throw new AppError("invalid-request", "the user has no security key to elevate with");
+  return requestOptions(deps, descriptors(keys), { kind: "elevate", userId });
+}
+
+/**
+ * verifyElevateWebauthn: a new session whose first access token carries `x-hasura-auth-elevated` = the user id.
+ * Only that token is elevated: refreshing it gives plain tokens, so elevation lasts one access-token lifetime.
+ */
+export async function verifyElevateWebauthn(
+  deps: Deps,
+  userId: string,
+  credential: AuthenticationResponseJSON,
+  userAgent?: string,
+): Promise<{ session: Session }> {
+  assertWebauthnEnabled(deps);
+  const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "elevate");
+  if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
+  const verifiedKey = await verifyAssertion(deps, credential, challenge, true);
+  if (verifiedKey.userId !== userId) throw ceremonyFailed("key of another user");
+  const user = checkSignInAllowed(deps, await findUserById(deps.db, userId));
+  return { session: await createSession(deps, user, userAgent, { "x-hasura-auth-elevated": user.id }) };
+}

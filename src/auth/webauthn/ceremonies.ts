@@ -1,0 +1,78 @@
+import { isoBase64URL } from "@simplewebauthn/server/helpers";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import type { ResolvedSignUpOptions } from "../accounts/sign-up-options";
+
+/** How long a browser may take between the options and the response (WebAuthn §5.4 `timeout` is advisory). */
+export const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;
+
+/** What a challenge was issued for; stored in its Durable Object until the response comes back. */
+export type Ceremony =
+  | { kind: "sign-up"; userId: string; email: string; options: ResolvedSignUpOptions }
+  | { kind: "sign-in"; userId: string | null; emailGiven: boolean }
+  | { kind: "elevate"; userId: string }
+  | { kind: "add-key"; userId: string };
+
+function challengeObject(deps: Deps, challenge: string) {
+  return deps.env.WEBAUTHN_CHALLENGES.get(deps.env.WEBAUTHN_CHALLENGES.idFromName(challenge));
+}
+
+export function assertWebauthnEnabled(deps: Deps): void {
+  if (!deps.config.AUTH_WEBAUTHN_ENABLED) throw new AppError("disabled-endpoint");
+}
+
+export async function startCeremony(deps: Deps, challenge: string, ceremony: Ceremony): Promise<void> {
+  await challengeObject(deps, challenge).put(ceremony, deps.now() + CEREMONY_TIMEOUT_MS);
+}
+
+/** Every failed ceremony is the same 400 (contract §3.2); the precise reason goes to the log. */
+export const ceremonyFailed = (reason: string) =>
+  new AppError("invalid-request", "invalid WebAuthn response", reason);
+
+/**
+ * The challenge a response answers is the one inside its `clientDataJSON`. It is taken (read and deleted) from its
+ * Durable Object before anything is verified: an unknown, expired or already used challenge ends the ceremony, and
+ * the library then checks that the signed client data carries exactly this challenge.
+ */
+export async function takeCeremony<K extends Ceremony["kind"]>(
+  deps: Deps,
+  clientDataJSON: string,
+  kind: K,
+): Promise<{ challenge: string; ceremony: Extract<Ceremony, { kind: K }> }> {
+  let challenge: unknown;
+  try {
+    challenge = JSON.parse(isoBase64URL.toUTF8String(clientDataJSON)).challenge;
+  } catch {
+    throw ceremonyFailed("clientDataJSON is not base64url JSON");
+  }
+  if (typeof challenge !== "string" || challenge.length === 0 || challenge.length > 256) {
+    throw ceremonyFailed("clientDataJSON has no challenge");
+  }
+  const ceremony = (await challengeObject(deps, challenge).take(deps.now())) as Ceremony | null;
+  if (!ceremony) throw ceremonyFailed("unknown, expired or used challenge");
+  if (ceremony.kind !== kind) throw ceremonyFailed(`challenge was issued for ${ceremony.kind}, not ${kind}`);
+  return { challenge, ceremony: ceremony as Extract<Ceremony, { kind: K }> };
+}
+
+/**
+ * What every response is checked against: the challenge it answers, one of the configured origins, the relying
+ * party id. User verification is `preferred` in the options, so it is not required here (WebAuthn §7.1 step 17).
+ */
+export function expectations(deps: Deps, challenge: string) {
+  const { rpId, origins } = deps.config.webauthn;
+  return {
+    expectedChallenge: challenge,
+    expectedOrigin: origins,
+    expectedRPID: rpId,
+    requireUserVerification: false,
+  };
+}
+
+/** The library's own failures (bad signature, wrong origin, counter…) become the ceremony's 400. */
+export async function verified<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw ceremonyFailed(error instanceof Error ? error.message : String(error));
+  }
+}

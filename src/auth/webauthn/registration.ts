@@ -1,0 +1,147 @@
+import {
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyRegistrationResponse,
+} from "@simplewebauthn/server";
+import { eq } from "drizzle-orm";
+import { users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { randomUuid } from "../../lib/crypto";
+import { isEmailAllowed } from "../../lib/email-access";
+import { completeSignUp } from "../accounts/sign-up";
+import { resolveSignUpOptions, type SignUpOptions } from "../accounts/sign-up-options";
+import { insertUser } from "../accounts/user-factory";
+import { findUserByEmail } from "../accounts/users";
+import { requireRegisteredUser } from "../links/email-flows";
+import type { Session } from "../sessions/sessions";
+import {
+  assertWebauthnEnabled,
+  CEREMONY_TIMEOUT_MS,
+  ceremonyFailed,
+  expectations,
+  startCeremony,
+  takeCeremony,
+  verified,
+} from "./ceremonies";
+import { descriptors, keysOfUser, registerSecurityKey } from "./security-keys";
+
+/** The user handle is the user's id: stable, and reveals nothing (WebAuthn §14.6.1: no email in the handle). */
+const userHandle = (userId: string) => new Uint8Array(new TextEncoder().encode(userId));
+
+function creationOptions(
+  deps: Deps,
+  user: { id: string; name: string; displayName: string },
+  exclude: { id: string; transports?: string[] }[],
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const { rpId, rpName } = deps.config.webauthn;
+  return generateRegistrationOptions({
+    rpName,
+    rpID: rpId,
+    userID: userHandle(user.id),
+    userName: user.name,
+    userDisplayName: user.displayName,
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestationType: "none",
+    excludeCredentials: exclude,
+    // Discoverable where the authenticator can (passkeys), so sign-in works without typing an email.
+    authenticatorSelection: { residentKey: "preferred", userVerification: "preferred" },
+  });
+}
+
+async function verifyCreation(deps: Deps, response: RegistrationResponseJSON, challenge: string) {
+  const result = await verified(verifyRegistrationResponse({ response, ...expectations(deps, challenge) }));
+  if (!result.verified) throw ceremonyFailed("registration not verified");
+  return result.registrationInfo.credential;
+}
+
+/** signUpWebauthn: the options to create a credential for a new account; the account exists only after verify. */
+export async function signUpWebauthn(
+  deps: Deps,
+  input: { email: string; options?: SignUpOptions },
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  assertWebauthnEnabled(deps);
+  const { config } = deps;
+  const email = input.email.toLowerCase();
+  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
+  const options = resolveSignUpOptions(config, input.options, email);
+  if (await findUserByEmail(deps.db, email)) throw new AppError("email-already-in-use");
+  const userId = randomUuid();
+  const creation = await creationOptions(
+    deps,
+    { id: userId, name: email, displayName: options.displayName },
+    [],
+  );
+  await startCeremony(deps, creation.challenge, { kind: "sign-up", userId, email, options });
+  return creation;
+}
+
+/** verifySignUpWebauthn: creates the user and its first key; then as any sign-up (verification mail or session). */
+export async function verifySignUpWebauthn(
+  deps: Deps,
+  input: { credential: RegistrationResponseJSON; options?: SignUpOptions; nickname?: string },
+  userAgent?: string,
+): Promise<{ session: Session | null }> {
+  assertWebauthnEnabled(deps);
+  const { challenge, ceremony } = await takeCeremony(
+    deps,
+    input.credential.response.clientDataJSON,
+    "sign-up",
+  );
+  const credential = await verifyCreation(deps, input.credential, challenge);
+  const options = input.options
+    ? resolveSignUpOptions(deps.config, input.options, ceremony.email)
+    : ceremony.options;
+  const user = await insertUser(deps, { id: ceremony.userId, email: ceremony.email, options });
+  if (!user) throw new AppError("email-already-in-use");
+  try {
+    await registerSecurityKey(deps.db, user.id, credential, input.nickname, deps.now());
+  } catch (error) {
+    await deps.db.delete(users).where(eq(users.id, user.id));
+    throw error;
+  }
+  return completeSignUp(deps, user, { redirectTo: options.redirectTo }, userAgent);
+}
+
+/** addSecurityKey: creation options for the signed-in user, excluding the keys they already have. */
+export async function addSecurityKey(
+  deps: Deps,
+  userId: string,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  assertWebauthnEnabled(deps);
+  const user = await requireRegisteredUser(deps, userId);
+  const name = user.email ?? user.phoneNumber ?? user.id;
+  const keys = await keysOfUser(deps.db, user.id);
+  const creation = await creationOptions(
+    deps,
+    { id: user.id, name, displayName: user.displayName },
+    descriptors(keys),
+  );
+  await startCeremony(deps, creation.challenge, { kind: "add-key", userId: user.id });
+  return creation;
+}
+
+/** verifyAddSecurityKey: the new key, for the user who asked for the options and no one else. */
+export async function verifyAddSecurityKey(
+  deps: Deps,
+  userId: string,
+  input: { credential: RegistrationResponseJSON; nickname?: string },
+): Promise<{ id: string; nickname?: string }> {
+  assertWebauthnEnabled(deps);
+  const { challenge, ceremony } = await takeCeremony(
+    deps,
+    input.credential.response.clientDataJSON,
+    "add-key",
+  );
+  if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
+  const credential = await verifyCreation(deps, input.credential, challenge);
+  const key = await registerSecurityKey(deps.db, userId, credential, input.nickname, deps.now());
+  deps.audit({
+    type: "security-key.added",
+    userId,
+    detail: { keyId: key.id, nickname: key.nickname ?? null },
+  });
+  return key.nickname ? { id: key.id, nickname: key.nickname } : { id: key.id };
+}

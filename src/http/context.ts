@@ -1,0 +1,65 @@
+import { createMiddleware } from "hono/factory";
+import { auditRecorder } from "../audit/record";
+import type { Config } from "../config";
+import { createDb } from "../db/client";
+import { createMailer } from "../mail/create-mailer";
+import { createSmsSender } from "../sms/create-sender";
+import type { AppEnv } from "./app-env";
+
+/** Puts the request id, the parsed config and the service dependencies on the context. */
+export function requestContext(config: Config) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
+    const db = createDb(c.env.DB);
+    const outbound: typeof fetch = c.env.OUTBOUND
+      ? (input, init) => c.env.OUTBOUND!.fetch(input, init)
+      : // Not `fetch` itself: called as `deps.outbound(…)` it would run with `deps` as `this`, which workerd refuses
+        // ("Illegal invocation"). Tests bind OUTBOUND, so only `wrangler dev` and production take this branch.
+        (input, init) => fetch(input, init);
+    const background = (work: Promise<unknown>) =>
+      c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
+    c.set("requestId", requestId);
+    c.set("config", config);
+    c.set("auth", null);
+    c.set("deps", {
+      config,
+      db,
+      env: c.env,
+      mailer: createMailer(config, c.env, db),
+      sms: createSmsSender(config, db, outbound),
+      now: Date.now,
+      outbound,
+      background,
+      audit: auditRecorder({
+        db,
+        encryptionKey: config.AUTH_ENCRYPTION_KEY!,
+        now: Date.now,
+        background,
+        origin: {
+          ip: c.req.header("cf-connecting-ip") ?? null,
+          userAgent: c.req.header("user-agent") ?? null,
+        },
+      }),
+      path: c.req.path,
+    });
+    await next();
+    c.header("X-Request-Id", requestId);
+  });
+}
+
+export function logError(
+  requestId: string,
+  what: string,
+  error: unknown,
+  level: "error" | "warn" = "error",
+): void {
+  // An AppError's `reason` is the precise cause (a mail transport's answer) that its client-facing message hides.
+  const reason = error instanceof Error && "reason" in error ? { reason: error.reason } : {};
+  const detail =
+    error instanceof Error
+      ? { name: error.name, message: error.message, ...reason, stack: error.stack }
+      : error;
+  const line = JSON.stringify({ level, requestId, what, detail });
+  if (level === "warn") console.warn(line);
+  else console.error(line);
+}

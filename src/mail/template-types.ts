@@ -1,0 +1,20 @@
+/** The names and shape of mail templates, shared by the catalog files and the renderer (templates.ts). */
+
+export const TEMPLATE_NAMES = [
+  "email-verify",
+  "signin-passwordless",
+  "signin-otp",
+  "password-reset",
+  "email-confirm-change",
+] as const;
+
+export type TemplateName = (typeof TEMPLATE_NAMES)[number];
+
+export interface Template {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export type LocaleTemplates = Partial<Record<TemplateName, Template>>;
+export type Catalog = Record<string, LocaleTemplates>;

@@ -1,0 +1,156 @@
+// The PKCE variant of the mailed links (client.md §15): `codeChallenge` in the request, `code` in the redirect,
+// `POST /token/exchange {code, codeVerifier}` → {session}.
+import { env } from "cloudflare:test";
+import { base64url } from "jose";
+import { describe, expect, it } from "vitest";
+import { getConfig } from "../../../src/config";
+import { runHousekeeping } from "../../../src/db/housekeeping";
+import {
+  expectError,
+  follow,
+  mailbox,
+  NO_VERIFICATION,
+  PASSWORD,
+  service,
+  signUp,
+  uniqueEmail,
+  verifyPath,
+  type WireSession,
+} from "../../helpers";
+
+const svc = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+
+async function pkcePair(): Promise<{ codeVerifier: string; codeChallenge: string }> {
+  const codeVerifier = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(codeVerifier));
+  return { codeVerifier, codeChallenge: base64url.encode(new Uint8Array(digest)) };
+}
+
+/** Follows the newest mailed link and returns the redirect's query. */
+async function followMail(email: string): Promise<URLSearchParams> {
+  const [mail] = await mailbox(svc, email);
+  return follow(svc, verifyPath(mail!));
+}
+
+const exchange = (code: string, codeVerifier: string) => svc.post("/token/exchange", { code, codeVerifier });
+
+describe("PKCE email links", () => {
+  it("a magic link requested with a challenge redirects with a code, never a refresh token", async () => {
+    const email = uniqueEmail("pkce");
+    const { codeVerifier, codeChallenge } = await pkcePair();
+    await svc.post("/signin/passwordless/email", { email, codeChallenge });
+    const query = await followMail(email);
+    expect(query.get("refreshToken")).toBeNull();
+    expect(query.get("type")).toBe("signinPasswordless");
+    const code = query.get("code")!;
+    expect(code).toMatch(/^[0-9a-f-]{36}$/);
+
+    const response = await exchange(code, codeVerifier);
+    expect(response.status).toBe(200);
+    const { session } = (await response.json()) as { session: WireSession };
+    expect(session.user).toMatchObject({ email, emailVerified: true });
+    expect((await svc.post("/token", { refreshToken: session.refreshToken })).status).toBe(200);
+    // Single use.
+    await expectError(await exchange(code, codeVerifier), 400, "invalid-request");
+  });
+
+  it("a wrong verifier is refused and burns the code", async () => {
+    const email = uniqueEmail("pkce-wrong");
+    const { codeVerifier, codeChallenge } = await pkcePair();
+    await svc.post("/signin/passwordless/email", { email, codeChallenge });
+    const code = (await followMail(email)).get("code")!;
+    const other = await pkcePair();
+    await expectError(await exchange(code, other.codeVerifier), 400, "invalid-request");
+    await expectError(await exchange(code, codeVerifier), 400, "invalid-request");
+  });
+
+  it("every link-mailing operation carries the challenge: verification, reset, email change", async () => {
+    const plain = service(NO_VERIFICATION);
+    const { codeVerifier, codeChallenge } = await pkcePair();
+
+    const unverified = uniqueEmail("pkce-verify");
+    await svc.post("/signup/email-password", { email: unverified, password: PASSWORD, codeChallenge });
+    const verified = await followMail(unverified);
+    expect(verified.get("type")).toBe("emailVerify");
+    expect((await exchange(verified.get("code")!, codeVerifier)).status).toBe(200);
+
+    const resetter = uniqueEmail("pkce-reset");
+    await signUp(plain, resetter);
+    await svc.post("/user/password/reset", { email: resetter, codeChallenge });
+    const reset = await followMail(resetter);
+    expect(reset.get("type")).toBe("passwordReset");
+    expect((await exchange(reset.get("code")!, codeVerifier)).status).toBe(200);
+
+    const changer = await signUp(plain);
+    const newEmail = uniqueEmail("pkce-new");
+    await svc.post("/user/email/change", { newEmail, codeChallenge }, changer.accessToken);
+    const changed = await followMail(newEmail);
+    const { session } = (await (await exchange(changed.get("code")!, codeVerifier)).json()) as {
+      session: WireSession;
+    };
+    expect(session.user.email).toBe(newEmail);
+  });
+
+  it("expired codes are refused and removed by housekeeping", async () => {
+    const email = uniqueEmail("pkce-expired");
+    const { codeVerifier, codeChallenge } = await pkcePair();
+    await svc.post("/signin/passwordless/email", { email, codeChallenge });
+    const code = (await followMail(email)).get("code")!;
+    await env.DB.prepare("UPDATE authorization_codes SET expires_at = 1").run();
+    await expectError(await exchange(code, codeVerifier), 400, "invalid-request");
+    await runHousekeeping(svc.env, getConfig(svc.env));
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM authorization_codes").first<{ n: number }>();
+    expect(left!.n).toBe(0);
+  });
+
+  it("refuses malformed challenges and verifiers, and unknown codes", async () => {
+    await expectError(
+      await svc.post("/signin/passwordless/email", { email: uniqueEmail(), codeChallenge: "short" }),
+      400,
+      "invalid-request",
+    );
+    await expectError(await exchange(crypto.randomUUID(), "x".repeat(42)), 400, "invalid-request");
+    await expectError(await exchange(crypto.randomUUID(), "x".repeat(43)), 400, "invalid-request");
+    await expectError(await svc.post("/token/exchange", {}), 400, "invalid-request");
+  });
+});
+
+describe("sign-up variants of the passwordless flows", () => {
+  const both = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true", AUTH_OTP_EMAIL_ENABLED: "true" });
+
+  it("POST /signup/passwordless/email creates the user and mails a magic link; an existing address is 409", async () => {
+    const email = uniqueEmail("signup-magic");
+    expect(
+      await (
+        await both.post("/signup/passwordless/email", { email, options: { displayName: "New One" } })
+      ).json(),
+    ).toBe("OK");
+    const [mail] = await mailbox(both, email);
+    expect(mail!.subject).toBe("Your sign-in link");
+    const query = await follow(both, verifyPath(mail!));
+    expect(query.get("refreshToken")).toBeTruthy();
+    await expectError(await both.post("/signup/passwordless/email", { email }), 409, "email-already-in-use");
+  });
+
+  it("POST /signup/otp/email creates the user and mails a code; an existing address is 409", async () => {
+    const email = uniqueEmail("signup-otp");
+    expect(await (await both.post("/signup/otp/email", { email })).json()).toBe("OK");
+    const code = /\b(\d{6})\b/.exec((await mailbox(both, email))[0]!.text)![1]!;
+    expect((await both.post("/signin/otp/email/verify", { email, otp: code })).status).toBe(200);
+    await expectError(await both.post("/signup/otp/email", { email }), 409, "email-already-in-use");
+  });
+
+  it("are switched off with their sign-in flows", async () => {
+    const off = service();
+    await expectError(
+      await off.post("/signup/passwordless/email", { email: uniqueEmail() }),
+      409,
+      "disabled-endpoint",
+    );
+    await expectError(
+      await off.post("/signup/otp/email", { email: uniqueEmail() }),
+      409,
+      "disabled-endpoint",
+    );
+  });
+});

@@ -1,0 +1,106 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { getConfig } from "../src/config";
+import { ConfigError } from "../src/errors";
+
+describe("config", () => {
+  it("applies the contract's defaults", () => {
+    const config = getConfig({ ...env });
+    expect(config.AUTH_API_PREFIX).toBe("/auth/v1");
+    expect(config.AUTH_PASSWORD_MIN_LENGTH).toBe(9);
+    expect(config.AUTH_ACCESS_TOKEN_EXPIRES_IN).toBe(900);
+    expect(config.AUTH_REFRESH_TOKEN_EXPIRES_IN).toBe(2_592_000);
+    expect(config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL).toBe(10);
+    expect(config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED).toBe(true);
+    expect(config.defaultAllowedRoles).toEqual(["user", "me"]);
+  });
+
+  // Threat: a production deployment with a development transport hands every sign-in link and code to anyone.
+  it("refuses the development mail and SMS transports unless the service itself is local", () => {
+    const production = { ...env, AUTH_SERVER_URL: "https://auth.example.com/auth/v1" };
+    expect(() => getConfig({ ...production, AUTH_DEV_MAILBOX: "true" })).toThrow(
+      /AUTH_DEV_MAILBOX is for development only and AUTH_SERVER_URL \(https:\/\/auth\.example\.com\/auth\/v1\) is not local/,
+    );
+    expect(() => getConfig({ ...production, AUTH_DEV_MAILBOX: "false", AUTH_DEV_SMS: "true" })).toThrow(
+      /AUTH_DEV_SMS is for development only/,
+    );
+    expect(getConfig({ ...production, AUTH_DEV_MAILBOX: "false" }).AUTH_DEV_MAILBOX).toBe(false);
+    for (const local of [
+      "http://127.0.0.1:8787/auth/v1",
+      "http://app.localhost/auth/v1",
+      "http://[::1]:8787/auth/v1",
+    ]) {
+      expect(
+        getConfig({ ...env, AUTH_SERVER_URL: local, AUTH_DEV_MAILBOX: "true" }).AUTH_DEV_MAILBOX,
+        local,
+      ).toBe(true);
+    }
+  });
+
+  it("parses once per env object", () => {
+    const bindings = { ...env };
+    expect(getConfig(bindings)).toBe(getConfig(bindings));
+  });
+
+  it("always includes the default role in the allowed roles", () => {
+    const config = getConfig({
+      ...env,
+      AUTH_USER_DEFAULT_ROLE: "editor",
+      AUTH_USER_DEFAULT_ALLOWED_ROLES: "me",
+    });
+    expect(config.defaultAllowedRoles).toEqual(["editor", "me"]);
+  });
+
+  it.each([
+    ["AUTH_PASSWORD_MIN_LENGTH", "nine"],
+    ["AUTH_DISABLE_SIGNUP", "yes"],
+    ["AUTH_SERVER_URL", "not a url"],
+    ["AUTH_ACCESS_TOKEN_EXPIRES_IN", "30"],
+    ["AUTH_ENCRYPTION_KEY", "short"],
+    ["AUTH_JWT_CUSTOM_CLAIMS", "[1,2]"],
+    ["AUTH_SMTP_AUTH_METHOD", "CRAM-MD5"],
+    ["AUTH_SMTP_SENDER", "not an address"],
+    ["AUTH_EMAIL_TEMPLATES", '{"en":{"email-verify":{"subject":"no body"}}}'],
+  ])("a bad %s fails with an error naming it", (name, value) => {
+    expect(() => getConfig({ ...env, [name]: value })).toThrow(ConfigError);
+    expect(() => getConfig({ ...env, [name]: value })).toThrow(name);
+  });
+
+  it("requires signing keys and an encryption key", () => {
+    expect(() => getConfig({ ...env, AUTH_JWT_PRIVATE_KEYS: undefined })).toThrow(/AUTH_JWT_PRIVATE_KEYS/);
+    expect(() => getConfig({ ...env, AUTH_ENCRYPTION_KEY: undefined })).toThrow(/AUTH_ENCRYPTION_KEY/);
+  });
+
+  it("parses the sender in both of the reference's forms", () => {
+    expect(getConfig({ ...env, AUTH_SMTP_SENDER: "noreply@example.com" }).mailSender).toEqual({
+      email: "noreply@example.com",
+    });
+    expect(getConfig({ ...env, AUTH_SMTP_SENDER: '"Acme Auth" <noreply@example.com>' }).mailSender).toEqual({
+      name: "Acme Auth",
+      email: "noreply@example.com",
+    });
+  });
+
+  it("refuses a half-configured mail transport, naming what is missing", () => {
+    expect(() => getConfig({ ...env, AUTH_SMTP_HOST: "smtp.example.com" })).toThrow(/AUTH_SMTP_SENDER/);
+    expect(() =>
+      getConfig({
+        ...env,
+        AUTH_SMTP_HOST: "smtp.example.com",
+        AUTH_SMTP_SENDER: "noreply@example.com",
+        AUTH_SMTP_USER: "mailer",
+      }),
+    ).toThrow(/AUTH_SMTP_PASS/);
+    expect(() => getConfig({ ...env, EMAIL: env.CF_EMAIL })).toThrow(/AUTH_SMTP_SENDER/);
+  });
+
+  it("refuses SMS sign-in without a way to send, and a provider without its credentials", () => {
+    expect(() => getConfig({ ...env, AUTH_SMS_PASSWORDLESS_ENABLED: "true" })).toThrow(/AUTH_SMS_PROVIDER/);
+    expect(() =>
+      getConfig({ ...env, AUTH_SMS_PROVIDER: "twilio", AUTH_SMS_TWILIO_ACCOUNT_SID: "AC1" }),
+    ).toThrow(/AUTH_SMS_TWILIO_AUTH_TOKEN/);
+    expect(
+      getConfig({ ...env, AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" }).AUTH_DEV_SMS,
+    ).toBe(true);
+  });
+});
