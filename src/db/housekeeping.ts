@@ -4,11 +4,11 @@ import type { Env } from "../env";
 import { createDb } from "./client";
 import {
   auditEvents,
-  authorizationCodes,
   consoleSessions,
   devMailbox,
   devSms,
   files,
+  linkExchangeCodes,
   mfaTickets,
   oauth2Codes,
   oauth2Grants,
@@ -45,7 +45,7 @@ export async function runHousekeeping(
     db.delete(sessions).where(lte(sessions.expiresAt, now)),
     db.delete(tickets).where(lte(tickets.expiresAt, now)),
     db.delete(personalAccessTokens).where(lte(personalAccessTokens.expiresAt, now)),
-    db.delete(authorizationCodes).where(lte(authorizationCodes.expiresAt, now)),
+    db.delete(linkExchangeCodes).where(lte(linkExchangeCodes.expiresAt, now)),
     db.delete(mfaTickets).where(lte(mfaTickets.expiresAt, now)),
     db.delete(oauth2RefreshTokens).where(lte(oauth2RefreshTokens.expiresAt, now)),
     db.delete(oauth2Grants).where(lte(oauth2Grants.expiresAt, now)),

@@ -103,10 +103,11 @@ export const tickets = sqliteTable(
 );
 
 /**
- * One-time codes that a followed link hands to a PKCE app instead of a refresh token (`POST /token/exchange`).
- * Only the hash is kept; consumed by one `DELETE … RETURNING`.
+ * Exchange codes: one-time codes that a followed mailed link hands to a PKCE app instead of a refresh token
+ * (`POST /token/exchange`). Only the hash is kept; consumed by one `DELETE … RETURNING`. The table keeps the name it
+ * had before the OAuth2 server's authorization codes (`oauth2_codes`) existed.
  */
-export const authorizationCodes = sqliteTable(
+export const linkExchangeCodes = sqliteTable(
   "authorization_codes",
   {
     codeHash: text("code_hash").primaryKey(),

@@ -35,3 +35,27 @@ export function settledOnce<V>(compute: () => Promise<V>): () => Promise<V> {
     return value;
   };
 }
+
+/**
+ * A keyed memo whose entries are trusted for `ttlMs` (by the caller's clock), at most `limit` of them: rows that
+ * change rarely and whose change may show in other isolates a little late. A miss or a stale entry is read again by
+ * the request that finds it; `delete` makes this isolate read again at once after a change it made.
+ */
+export function settledCache<K, V>(ttlMs: number, limit = 256) {
+  const entries = new Map<K, { value: V; at: number }>();
+  return {
+    async get(key: K, now: number, compute: () => Promise<V | undefined>): Promise<V | undefined> {
+      const hit = entries.get(key);
+      if (hit && now - hit.at < ttlMs) return hit.value;
+      const value = await compute();
+      entries.delete(key);
+      if (value === undefined) return undefined;
+      if (entries.size >= limit) entries.delete(entries.keys().next().value as K);
+      entries.set(key, { value, at: now });
+      return value;
+    },
+    delete(key: K): void {
+      entries.delete(key);
+    },
+  };
+}

@@ -2,11 +2,28 @@ import { eq } from "drizzle-orm";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { sha256Hex, timingSafeEqualString } from "../lib/crypto";
+import { settledCache } from "../lib/settled";
 import { OAuth2Error } from "./errors";
+
+/**
+ * Client rows, kept ten seconds in the isolate: every token, introspection and revocation request reads its client,
+ * and a refresh would otherwise cost two D1 reads instead of one (the grant's). A client changed or deleted through
+ * the admin API is read again at once in the isolate that changed it, within ten seconds elsewhere; a deleted
+ * client's grants are gone at once everywhere (their rows cascade), so its refresh tokens fail regardless.
+ */
+const CLIENT_TTL_MS = 10_000;
+const clients = settledCache<string, OAuth2ClientRow>(CLIENT_TTL_MS);
 
 export async function findOAuth2Client(deps: Deps, clientId: string): Promise<OAuth2ClientRow | undefined> {
   if (clientId.length > 200) return undefined;
-  return deps.db.select().from(oauth2Clients).where(eq(oauth2Clients.clientId, clientId)).get();
+  return clients.get(clientId, deps.now(), () =>
+    deps.db.select().from(oauth2Clients).where(eq(oauth2Clients.clientId, clientId)).get(),
+  );
+}
+
+/** After a change to a client in this isolate: the next request reads it again. */
+export function forgetOAuth2Client(clientId: string): void {
+  clients.delete(clientId);
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded. */

@@ -5,6 +5,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
 import { sha256Hex } from "../lib/crypto";
+import { forgetOAuth2Client } from "./client-auth";
 import { type ClientBody, DEFAULT_SCOPES, GRANT_TYPES } from "./client-schema";
 
 /** The client resource of the admin API (contract §10); the secret appears only when it is made. */
@@ -110,6 +111,7 @@ export async function replaceClient(deps: Deps, clientId: string, body: ClientBo
     .returning()
     .get();
   if (!row) throw notFound();
+  forgetOAuth2Client(clientId);
   return toWireClient(row, secret);
 }
 
@@ -120,9 +122,13 @@ export async function deleteClient(deps: Deps, clientId: string): Promise<void> 
     .returning({ clientId: oauth2Clients.clientId })
     .get();
   if (!row) throw notFound();
+  forgetOAuth2Client(clientId);
 }
 
-/** A new secret; the old one stops working at once (one UPDATE replaces its hash). Public clients have none. */
+/**
+ * A new secret; the old one stops working at once in this isolate (one UPDATE replaces its hash), within the client
+ * cache's ten seconds elsewhere (client-auth.ts). Public clients have none.
+ */
 export async function rotateClientSecret(deps: Deps, clientId: string): Promise<{ clientSecret: string }> {
   const current = await findClient(deps, clientId);
   if (current.tokenEndpointAuthMethod === "none") {
@@ -133,6 +139,7 @@ export async function rotateClientSecret(deps: Deps, clientId: string): Promise<
     .update(oauth2Clients)
     .set({ secretHash: await sha256Hex(clientSecret), updatedAt: deps.now() })
     .where(eq(oauth2Clients.clientId, clientId));
+  forgetOAuth2Client(clientId);
   return { clientSecret };
 }
 

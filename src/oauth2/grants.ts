@@ -1,34 +1,53 @@
-import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { base64url } from "jose";
-import type { RotateOutcome } from "../auth/sessions";
+import { startFamily } from "../auth/sessions";
 import {
   type OAuth2ClientRow,
   type OAuth2GrantRow,
   oauth2Codes,
   oauth2Grants,
-  oauth2RefreshTokens,
   type UserRow,
   users,
 } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { decrypt, encrypt, randomUuid, sha256Hex } from "../lib/crypto";
+import { randomUuid } from "../lib/crypto";
 import { OAuth2Error } from "./errors";
 
 /**
- * Grants and their refresh tokens. A grant's refresh tokens rotate in the same `RefreshSession` Durable Object
- * design as sessions (contract §5.2): single use, the same successor inside the grace window, and a replay after it
- * revokes the family, here the grant. The D1 index `oauth2_refresh_tokens` proves a token belongs to a grant before
- * the object is asked, so a made-up token can never revoke anyone's grant.
+ * Grants: what a user allowed a client, from a consumed code on. Their refresh tokens (refresh-tokens.ts) rotate in
+ * the same token families as sessions.
  */
 
-const REFRESH_SHAPE = /^ort_[A-Za-z0-9_-]{43}$/;
-const newRefreshToken = () => `ort_${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
+export const newGrantId = () => `og_${randomUuid()}`;
 
-function familyStub(deps: Deps, grantId: string) {
-  return deps.env.REFRESH_SESSIONS.get(deps.env.REFRESH_SESSIONS.idFromName(`oauth2:${grantId}`));
+/**
+ * A refresh token names its grant (refresh-tokens.ts): `ort_` + the grant's UUID as 32 hex digits + 256 random bits;
+ * its family's locator is the first six of those digits. Tokens from before were `ort_` + 43 characters.
+ */
+const TOKEN = /^ort_([0-9a-f]{32})[A-Za-z0-9_-]{43}$/;
+export const LEGACY_TOKEN = /^ort_[A-Za-z0-9_-]{43}$/;
+
+const grantHex = (grantId: string) => grantId.slice("og_".length).replace(/-/g, "");
+
+export const newRefreshToken = (grantId: string) =>
+  `ort_${grantHex(grantId)}${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
+
+/** The grant a token names, and its family's locator; null for anything else. */
+export function named(token: string): { grantId: string; locator: string } | null {
+  const hex = TOKEN.exec(token)?.[1];
+  if (!hex) return null;
+  const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return { grantId: `og_${uuid}`, locator: hex.slice(0, 6) };
 }
 
-export const newGrantId = () => `og_${randomUuid()}`;
+export function startGrantFamily(
+  deps: Deps,
+  grantId: string,
+  token: string,
+  lifetimeMs: number,
+): Promise<void> {
+  return startFamily(deps, grantHex(grantId).slice(0, 6), grantId, token, lifetimeMs);
+}
 
 export function issuesRefreshTokens(client: OAuth2ClientRow): boolean {
   return client.grantTypes.includes("refresh_token");
@@ -49,7 +68,7 @@ export async function createGrant(
   const now = deps.now();
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
-  const refreshToken = withRefresh ? newRefreshToken() : undefined;
+  const refreshToken = withRefresh ? newRefreshToken(grantId) : undefined;
   const insertGrant = db
     .insert(oauth2Grants)
     .select(
@@ -68,153 +87,18 @@ export async function createGrant(
         .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),
     )
     .returning();
-  const [[grant]] = refreshToken
-    ? await db.batch([
-        insertGrant,
-        db.insert(oauth2RefreshTokens).select(
-          db
-            .select({
-              tokenHash: sql<string>`${await sha256Hex(refreshToken)}`.as("token_hash"),
-              grantId: oauth2Grants.id,
-              expiresAt: oauth2Grants.expiresAt,
-            })
-            .from(oauth2Grants)
-            .where(eq(oauth2Grants.id, grantId)),
-        ),
-      ])
-    : [await insertGrant];
+  const [grant] = await insertGrant;
   // The code row went in between (its client or user was deleted).
   if (!grant) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
+  if (refreshToken) await startGrantFamily(deps, grantId, refreshToken, client.refreshTokenLifetime * 1000);
   return { grant, refreshToken };
 }
 
-/** What tokens are made from: a grant's id, scopes and sign-in time. */
-export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "authTime">;
-
-export interface Refreshed {
-  grant: GrantSummary;
-  user: UserRow;
-  refreshToken: string;
-}
-
 /**
- * `grant_type=refresh_token` for `client`. One D1 batch finds the grant through the presented token (only a token
- * of this client's grants resolves), indexes a candidate successor and slides the grant's expiry; the grant's object
- * then decides atomically: rotate, grace (the same successor again) or replay (the grant is revoked).
+ * Ends a grant: its row goes, and with it (by cascade) its codes; its access tokens fail introspection and userinfo
+ * from now on, and its refresh tokens fail at the grant's read that precedes every rotation.
  */
-export async function rotateRefreshToken(
-  deps: Deps,
-  client: OAuth2ClientRow,
-  refreshToken: string,
-  /** The scopes asked for (RFC 6749 §6): checked against the grant before anything rotates. */
-  askedScopes?: string[],
-): Promise<Refreshed> {
-  const invalid = new OAuth2Error("invalid_grant", "the refresh token is invalid, expired or revoked");
-  if (!REFRESH_SHAPE.test(refreshToken)) throw invalid;
-  const { db, config } = deps;
-  const now = deps.now();
-  const presentedHash = await sha256Hex(refreshToken);
-  const candidate = newRefreshToken();
-  const candidateHash = await sha256Hex(candidate);
-  const expiresAt = now + client.refreshTokenLifetime * 1000;
-  const ofClient = db
-    .select({ id: oauth2Grants.id })
-    .from(oauth2Grants)
-    .where(eq(oauth2Grants.clientId, client.clientId));
-  const live = and(
-    eq(oauth2RefreshTokens.tokenHash, presentedHash),
-    gt(oauth2RefreshTokens.expiresAt, now),
-    inArray(oauth2RefreshTokens.grantId, ofClient),
-  );
-  const grantOfPresented = db
-    .select({ id: oauth2RefreshTokens.grantId })
-    .from(oauth2RefreshTokens)
-    .where(live);
-  const [[found], candidateSealed] = await Promise.all([
-    db.batch([
-      // Column names must not repeat in a D1 batch (its rows are objects): the grant's id comes as `grant_id`.
-      db
-        .select({
-          grant: {
-            id: oauth2RefreshTokens.grantId,
-            scopes: oauth2Grants.scopes,
-            authTime: oauth2Grants.authTime,
-          },
-          user: users,
-        })
-        .from(oauth2RefreshTokens)
-        .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
-        .innerJoin(users, eq(users.id, oauth2Grants.userId))
-        .where(live),
-      db.insert(oauth2RefreshTokens).select(
-        db
-          .select({
-            tokenHash: sql<string>`${candidateHash}`.as("token_hash"),
-            grantId: oauth2RefreshTokens.grantId,
-            expiresAt: sql<number>`${expiresAt}`.as("expires_at"),
-          })
-          .from(oauth2RefreshTokens)
-          .where(live),
-      ),
-      db
-        .update(oauth2Grants)
-        .set({ lastUsedAt: now, expiresAt })
-        .where(inArray(oauth2Grants.id, grantOfPresented)),
-    ]),
-    encrypt(config.AUTH_ENCRYPTION_KEY!, candidate),
-  ]);
-  const row = found[0];
-  if (!row) throw invalid;
-  const { grant, user } = row;
-  const dropCandidate = () =>
-    deps.background(
-      db.delete(oauth2RefreshTokens).where(eq(oauth2RefreshTokens.tokenHash, candidateHash)).run(),
-    );
-  if (user.disabled) {
-    dropCandidate();
-    throw new OAuth2Error("invalid_grant", "the user is disabled");
-  }
-  // A refused refresh must leave the presented token as it was: the client may retry without the wider scope.
-  if (askedScopes && !askedScopes.every((scope) => grant.scopes.includes(scope))) {
-    dropCandidate();
-    throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
-  }
-  const result: RotateOutcome = await familyStub(deps, grant.id).rotate({
-    presentedHash,
-    candidateHash,
-    candidateSealed,
-    now,
-    graceMs: config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
-    expiresAt,
-  });
-  switch (result.outcome) {
-    case "rotated":
-      return { grant, user, refreshToken: candidate };
-    case "grace":
-      dropCandidate();
-      return {
-        grant,
-        user,
-        refreshToken: await decrypt(config.AUTH_ENCRYPTION_KEY!, result.successorSealed),
-      };
-    case "replayed":
-    case "revoked":
-      await revokeGrant(deps, grant.id);
-      deps.audit({
-        type: "oauth2.grant-revoked",
-        userId: user.id,
-        detail: { grantId: grant.id, clientId: client.clientId, reason: "refresh-token-replayed" },
-      });
-      throw new OAuth2Error("invalid_grant", "the refresh token was used before; the grant is revoked");
-  }
-}
-
-/**
- * Ends a grant: its row goes, and with it (by cascade) every refresh token; its access tokens fail introspection
- * and userinfo from now on. A rotation already past its D1 lookup cannot index a successor any more (the insert
- * reads the deleted rows), so its object need not be told.
- */
-async function revokeGrant(deps: Deps, grantId: string): Promise<void> {
+export async function revokeGrant(deps: Deps, grantId: string): Promise<void> {
   await deps.db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId));
 }
 
@@ -230,27 +114,4 @@ export async function findLiveGrant(
     .where(eq(oauth2Grants.id, grantId))
     .get();
   return row && !row.user.disabled ? row : undefined;
-}
-
-/**
- * A refresh token of `clientId` that would still rotate: indexed, unexpired, its grant standing, its user enabled,
- * and the current one of its family (an older token is indexed too, so that presenting it can revoke the family).
- */
-export async function findLiveRefreshToken(
-  deps: Deps,
-  clientId: string,
-  refreshToken: string,
-): Promise<{ grant: OAuth2GrantRow; user: UserRow; expiresAt: number; tokenHash: string } | undefined> {
-  if (!REFRESH_SHAPE.test(refreshToken)) return undefined;
-  const tokenHash = await sha256Hex(refreshToken);
-  const row = await deps.db
-    .select({ grant: oauth2Grants, user: users, expiresAt: oauth2RefreshTokens.expiresAt })
-    .from(oauth2RefreshTokens)
-    .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
-    .innerJoin(users, eq(users.id, oauth2Grants.userId))
-    .where(and(eq(oauth2RefreshTokens.tokenHash, tokenHash), gt(oauth2RefreshTokens.expiresAt, deps.now())))
-    .get();
-  if (!row || row.grant.clientId !== clientId || row.user.disabled) return undefined;
-  if (!(await familyStub(deps, row.grant.id).isCurrent(tokenHash))) return undefined;
-  return { ...row, tokenHash };
 }

@@ -1,8 +1,8 @@
-import { and, eq, gt } from "drizzle-orm";
-import { oauth2Grants, oauth2RefreshTokens } from "../db/schema";
+import { and, eq } from "drizzle-orm";
+import { oauth2Grants } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { sha256Hex } from "../lib/crypto";
-import { findLiveGrant, findLiveRefreshToken } from "./grants";
+import { findLiveGrant } from "./grants";
+import { findLiveRefreshToken, revokeRefreshToken } from "./refresh-tokens";
 import { verifyOAuth2AccessToken } from "./tokens";
 
 /** RFC 7662 §2.2; only `active` when the token is not active. */
@@ -68,27 +68,10 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
  * the answer is the same empty 200 either way.
  */
 export async function revoke(deps: Deps, clientId: string, token: string): Promise<void> {
-  let grantId: string | undefined;
-  if (isRefreshToken(token)) {
-    const row = await deps.db
-      .select({ grantId: oauth2RefreshTokens.grantId })
-      .from(oauth2RefreshTokens)
-      .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
-      .where(
-        and(
-          eq(oauth2RefreshTokens.tokenHash, await sha256Hex(token)),
-          eq(oauth2Grants.clientId, clientId),
-          gt(oauth2RefreshTokens.expiresAt, deps.now()),
-        ),
-      )
-      .get();
-    grantId = row?.grantId;
-  } else {
-    const payload = await verifyOAuth2AccessToken(deps.config, token);
-    if (payload?.client_id === clientId) grantId = payload.grant_id;
-  }
-  if (!grantId) return;
+  if (isRefreshToken(token)) return revokeRefreshToken(deps, clientId, token);
+  const payload = await verifyOAuth2AccessToken(deps.config, token);
+  if (payload?.client_id !== clientId) return;
   await deps.db
     .delete(oauth2Grants)
-    .where(and(eq(oauth2Grants.id, grantId), eq(oauth2Grants.clientId, clientId)));
+    .where(and(eq(oauth2Grants.id, payload.grant_id), eq(oauth2Grants.clientId, clientId)));
 }

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env";
+import type { AppEnv } from "../http/app-env";
 import { OAuth2Error } from "./errors";
 
 /**

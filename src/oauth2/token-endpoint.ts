@@ -4,14 +4,9 @@ import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { consumeCode } from "./codes";
 import { OAuth2Error } from "./errors";
-import {
-  createGrant,
-  type GrantSummary,
-  issuesRefreshTokens,
-  newGrantId,
-  rotateRefreshToken,
-} from "./grants";
+import { createGrant, issuesRefreshTokens, newGrantId } from "./grants";
 import { param, scopeList } from "./params";
+import { type GrantSummary, rotateRefreshToken } from "./refresh-tokens";
 import { signIdToken, signOAuth2AccessToken } from "./tokens";
 
 /** The token endpoint's answer (RFC 6749 §5.1, contract §3.5). */

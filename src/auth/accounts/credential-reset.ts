@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import {
-  authorizationCodes,
+  linkExchangeCodes,
   mfaRecoveryCodes,
   mfaTickets,
   oauth2Grants,
@@ -11,7 +11,7 @@ import {
   users,
 } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { revokeAllSessions } from "../sessions/sessions";
+import { revokeAllSessions } from "../sessions/revocation";
 
 /**
  * What ends when the credentials of an account change hands or change: outstanding link tickets and codes (a reset
@@ -26,7 +26,7 @@ export async function endOutstandingGrants(
   const { db } = deps;
   await db.batch([
     db.delete(tickets).where(eq(tickets.userId, userId)),
-    db.delete(authorizationCodes).where(eq(authorizationCodes.userId, userId)),
+    db.delete(linkExchangeCodes).where(eq(linkExchangeCodes.userId, userId)),
     db.delete(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)),
     db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
     db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId)),

@@ -6,7 +6,7 @@ import type { Deps } from "../../http/deps";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../accounts/credential-reset";
 import { findUserById } from "../accounts/users";
 import { issueMfaTicket } from "../mfa/mfa-sign-in";
-import { issueAuthorizationCode } from "../sessions/exchange-codes";
+import { issueExchangeCode } from "../sessions/exchange-codes";
 import { createSession, type Session } from "../sessions/sessions";
 import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
@@ -81,7 +81,7 @@ export async function verifyTicket(deps: Deps, ticket: string, userAgent?: strin
   if (user.disabled) throw new AppError("disabled-user");
   const type = TICKET_TYPES[consumed.type].redirectType;
   if (consumed.codeChallenge) {
-    return { code: await issueAuthorizationCode(deps, user.id, consumed.codeChallenge), type };
+    return { code: await issueExchangeCode(deps, user.id, consumed.codeChallenge), type };
   }
   if (user.activeMfaType === "totp") return { mfaTicket: await issueMfaTicket(deps, user.id), type };
   return { session: await createSession(deps, user, userAgent), type };

@@ -1,6 +1,6 @@
 import { and, eq, gt } from "drizzle-orm";
 import { base64url } from "jose";
-import { authorizationCodes } from "../../db/schema";
+import { linkExchangeCodes } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { randomUuid, sha256Hex, timingSafeEqualString } from "../../lib/crypto";
@@ -11,17 +11,14 @@ import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 
 /**
- * The PKCE variant of the mailed links (client.md §15): an app that sent a `codeChallenge` with the request gets a
+ * Exchange codes, the PKCE variant of the mailed links (client.md §15; not the OAuth2 server's authorization codes,
+ * src/oauth2/codes.ts): an app that sent a `codeChallenge` with the request gets a
  * one-time code in the redirect instead of a refresh token, and only the holder of the verifier can turn it into a
  * session. A token in a URL ends up in browser history and logs; a code without its verifier is worth nothing there.
  */
-export async function issueAuthorizationCode(
-  deps: Deps,
-  userId: string,
-  codeChallenge: string,
-): Promise<string> {
+export async function issueExchangeCode(deps: Deps, userId: string, codeChallenge: string): Promise<string> {
   const code = randomUuid();
-  await deps.db.insert(authorizationCodes).values({
+  await deps.db.insert(linkExchangeCodes).values({
     codeHash: await sha256Hex(code),
     userId,
     codeChallenge,
@@ -42,18 +39,18 @@ async function s256(verifier: string): Promise<string> {
  * verifier burns the code too (no guessing against one code). Every failure is the same 400. A user with TOTP on
  * gets the `mfa` ticket instead of a session: the mailed link was one factor.
  */
-export async function exchangeAuthorizationCode(
+export async function redeemExchangeCode(
   deps: Deps,
   input: { code: string; codeVerifier: string },
   userAgent?: string,
 ): Promise<SignInResult> {
   const invalid = new AppError("invalid-request", "invalid or expired code");
   const row = await deps.db
-    .delete(authorizationCodes)
+    .delete(linkExchangeCodes)
     .where(
       and(
-        eq(authorizationCodes.codeHash, await sha256Hex(input.code)),
-        gt(authorizationCodes.expiresAt, deps.now()),
+        eq(linkExchangeCodes.codeHash, await sha256Hex(input.code)),
+        gt(linkExchangeCodes.expiresAt, deps.now()),
       ),
     )
     .returning()

@@ -2,5 +2,16 @@
  * Sessions as other features use them: refresh, revoke. Everything else in this folder is internal to core auth
  * (.dependency-cruiser.cjs).
  */
+
+export { refreshSession } from "./refresh";
 export type { RotateOutcome } from "./refresh-session";
-export { refreshSession, revokeAllSessions, revokeSession } from "./sessions";
+export { revokeAllSessions, revokeSession } from "./revocation";
+export {
+  familyOfCurrentToken,
+  isCurrentInLegacyFamily,
+  type Rotation,
+  revokeFamilyOfToken,
+  rotateInFamily,
+  rotateInLegacyFamily,
+  startFamily,
+} from "./token-families";

@@ -2,9 +2,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 
 /**
- * One object per session (token family) serialises refresh-token rotation, so a token is consumed exactly once
- * (contract §5.2). It only knows token hashes and the successor sealed by the Worker (AES-GCM); the D1 index
- * `refresh_tokens` proves a presented hash belongs to this family before the Worker calls `rotate`.
+ * The rotation object of refresh tokens from before families (token-families.ts `rotateInLegacyFamily`): sessions
+ * without a locator (`idFromName(sessionId)`) and OAuth2 tokens without their grant in them
+ * (`idFromName("oauth2:<grantId>")`). A D1 index (`refresh_tokens`, `oauth2_refresh_tokens`) proves a presented hash
+ * belongs to the family before this object is asked. Its successor is a token of the new kind, whose family the
+ * caller starts in `SessionFamilies`: this object only ever serves a family's last legacy rotation (and duplicates
+ * of it inside the grace window), then forgets it when it expires. Removable with the legacy paths
+ * (docs/operations.md).
  *
  * State lives in the object's SQLite storage through the synchronous KV API: each method runs start to finish
  * without awaiting, so no two rotations interleave.

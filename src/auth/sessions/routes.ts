@@ -7,8 +7,9 @@ import { refreshTokenField } from "../../http/fields";
 import { jsonBody } from "../../http/validation";
 import { verifyAccessToken } from "../../lib/jwt";
 import { rateLimit } from "../../rate-limits/middleware";
-import { exchangeAuthorizationCode } from "./exchange-codes";
-import { refreshSession, revokeAllSessions, revokeByRefreshToken } from "./sessions";
+import { redeemExchangeCode } from "./exchange-codes";
+import { refreshSession } from "./refresh";
+import { revokeAllSessions, revokeByRefreshToken } from "./revocation";
 
 /** RFC 7636 §4.1: 43–128 characters of the unreserved set. */
 const codeVerifierField = z
@@ -26,7 +27,7 @@ export const tokenRoutes = new Hono<AppEnv>()
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ code: z.string().min(1).max(100), codeVerifier: codeVerifierField })),
     async (c) =>
-      c.json(await exchangeAuthorizationCode(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+      c.json(await redeemExchangeCode(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
   )
   .post(
     "/signout",

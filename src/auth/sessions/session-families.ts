@@ -3,11 +3,11 @@ import type { Env } from "../../env";
 import type { RotateRequest } from "./refresh-session";
 
 /**
- * Refresh-token families of sessions (contract §5.2), found from the token itself: a token's first six hex digits
- * are its session's locator, and all sessions with one locator share this object (src/services/refresh-tokens.ts).
- * The object knows every token hash it handed out until its family expires, so any earlier token of a family is
- * recognised as a replay for the session's whole lifetime, and a made-up token is merely unknown: it revokes nothing.
- * D1 is not written on a refresh; the object says when the session registry's last-used time is due (hourly).
+ * Refresh-token families (contract §5.2) of sessions and OAuth2 grants, found from the token itself: a token's
+ * locator (six hex digits, token-families.ts) names this object, and every family with that locator lives here (keyed
+ * by session or grant id). The object knows every token hash it handed out until its family expires, so any earlier
+ * token of a family is recognised as a replay for the family's whole lifetime, and a made-up token is merely unknown:
+ * it revokes nothing. D1 is not written on a rotation; the object says when the family's last-used time is due.
  *
  * Every method runs start to finish without awaiting, so no two rotations interleave.
  */
@@ -130,6 +130,12 @@ export class SessionFamilies extends DurableObject<Env> {
     }
     this.revokeFamily(row.id);
     return { outcome: "replayed", family: row.id };
+  }
+
+  /** The family whose current, unrevoked and unexpired token `hash` is; null otherwise (introspection). */
+  familyOfCurrent(hash: string, now: number): string | null {
+    const row = this.familyOfToken(hash);
+    return row && !row.revoked && row.expires_at > now && row.current === hash ? row.id : null;
   }
 
   /** Sign-out by refresh token: the family of `hash`, now revoked, or null for a token this object never issued. */

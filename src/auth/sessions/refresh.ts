@@ -1,0 +1,121 @@
+import { and, eq, gt } from "drizzle-orm";
+import { refreshTokens, sessions, users } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { sha256Hex } from "../../lib/crypto";
+import { hotQueries } from "./hot-queries";
+import {
+  buildSession,
+  locatorOf,
+  newSessionToken,
+  refreshLifetimeMs,
+  type Session,
+  UUID_SHAPE,
+} from "./sessions";
+import {
+  newLocator,
+  type Rotation,
+  rotateInFamily,
+  rotateInLegacyFamily,
+  startFamily,
+} from "./token-families";
+
+/**
+ * `POST /token` (contract §5.2). The token's family rotates in its `SessionFamilies` object (token-families.ts); then
+ * one primary-key read of the session and its user: the session must still exist (sign-out everywhere, a password
+ * change, an admin revocation delete it), the user must be enabled, and the new access token carries the user's
+ * current claims. No D1 write: the session's last-used time and sliding expiry are written after the answer when the
+ * object says they are due.
+ */
+export async function refreshSession(
+  deps: Deps,
+  refreshToken: string,
+  /** `0` when a token must be spent exactly once, with no duplicate allowed (the OAuth2 page's magic-link landing). */
+  graceMs = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+): Promise<Session> {
+  if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
+  const { db } = deps;
+  const now = deps.now();
+  const locator = locatorOf(refreshToken);
+  const rotation = await rotateInFamily(deps, locator, {
+    presented: refreshToken,
+    successor: newSessionToken(locator),
+    lifetimeMs: refreshLifetimeMs(deps),
+    graceMs,
+  });
+  if (rotation.outcome === "unknown") return refreshLegacySession(deps, refreshToken, graceMs);
+  if (rotation.outcome !== "rotated" && rotation.outcome !== "grace")
+    return endReplayedSession(deps, rotation);
+  const found = await hotQueries(db).liveSessionUser.get({ sessionId: rotation.family, now });
+  if (!found) throw new AppError("invalid-refresh-token");
+  if (found.user.disabled) throw new AppError("disabled-user");
+  if (rotation.outcome === "rotated" && rotation.touch) {
+    const expiresAt = now + refreshLifetimeMs(deps);
+    deps.background(
+      db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(eq(sessions.id, rotation.family)).run(),
+    );
+  }
+  return buildSession(deps, found.user, rotation.family, rotation.token, now);
+}
+
+/** A replay ends the session (its row goes, so no token of it refreshes); a family revoked before just refuses. */
+async function endReplayedSession(
+  deps: Deps,
+  rotation: Extract<Rotation, { outcome: "replayed" | "revoked" }>,
+): Promise<never> {
+  const ended = await deps.db
+    .delete(sessions)
+    .where(eq(sessions.id, rotation.family))
+    .returning({ userId: sessions.userId })
+    .get();
+  if (rotation.outcome === "replayed") {
+    deps.audit({ type: "refresh.replay", userId: ended?.userId, detail: { sessionId: rotation.family } });
+  }
+  throw new AppError(
+    "invalid-refresh-token",
+    undefined,
+    rotation.outcome === "replayed"
+      ? `refresh token replayed; session ${rotation.family} revoked`
+      : undefined,
+  );
+}
+
+/**
+ * Tokens issued before sessions had a locator: the D1 index finds the session (one read), its `RefreshSession`
+ * object rotates once more, and the successor is a token of the new kind that starts the session's family; the
+ * session's row gets its locator. From then on the session refreshes like any other. The index is only read.
+ */
+async function refreshLegacySession(deps: Deps, refreshToken: string, graceMs: number): Promise<Session> {
+  const { db } = deps;
+  const now = deps.now();
+  const found = await db
+    .select({ sessionId: refreshTokens.sessionId, user: users })
+    .from(refreshTokens)
+    .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(and(eq(refreshTokens.tokenHash, await sha256Hex(refreshToken)), gt(refreshTokens.expiresAt, now)))
+    .get();
+  if (!found) throw new AppError("invalid-refresh-token");
+  if (found.user.disabled) throw new AppError("disabled-user");
+  const locator = newLocator();
+  const lifetimeMs = refreshLifetimeMs(deps);
+  const rotation = await rotateInLegacyFamily(deps, found.sessionId, found.sessionId, {
+    presented: refreshToken,
+    successor: newSessionToken(locator),
+    lifetimeMs,
+    graceMs,
+  });
+  if (rotation.outcome === "unknown") throw new AppError("invalid-refresh-token");
+  if (rotation.outcome !== "rotated" && rotation.outcome !== "grace")
+    return endReplayedSession(deps, rotation);
+  if (rotation.outcome === "rotated") {
+    await Promise.all([
+      startFamily(deps, locator, found.sessionId, rotation.token, lifetimeMs),
+      db
+        .update(sessions)
+        .set({ locator, lastUsedAt: now, expiresAt: now + lifetimeMs })
+        .where(eq(sessions.id, found.sessionId)),
+    ]);
+  }
+  return buildSession(deps, found.user, found.sessionId, rotation.token, now);
+}

@@ -1,0 +1,234 @@
+import { and, eq, gt } from "drizzle-orm";
+import {
+  familyOfCurrentToken,
+  isCurrentInLegacyFamily,
+  type Rotation,
+  revokeFamilyOfToken,
+  rotateInFamily,
+  rotateInLegacyFamily,
+} from "../auth/sessions";
+import {
+  type OAuth2ClientRow,
+  type OAuth2GrantRow,
+  oauth2Grants,
+  oauth2RefreshTokens,
+  type UserRow,
+  users,
+} from "../db/schema";
+import type { Deps } from "../http/deps";
+import { sha256Hex } from "../lib/crypto";
+import { OAuth2Error } from "./errors";
+import { LEGACY_TOKEN, named, newRefreshToken, revokeGrant, startGrantFamily } from "./grants";
+
+/**
+ * OAuth2 refresh tokens: `ort_` + the grant's id (its UUID's 32 hex digits) + 256 random bits. They rotate in the
+ * token families sessions use (src/auth/sessions/token-families.ts): single use, the same successor inside the grace
+ * window, a replay revokes the grant; the family's locator is the first six hex digits of the grant id. Naming the
+ * grant lets a refresh read the grant first (one D1 read), so a request refused for its client, its user or a wider
+ * scope changes nothing, and then make one object call; D1 is written at most hourly (the grant's last use).
+ *
+ * Tokens from before (`ort_` + 43 characters, found through the D1 index `oauth2_refresh_tokens`) rotate once more in
+ * their `RefreshSession` object, and their successor is a token of this kind (docs/operations.md: the legacy path's
+ * removal).
+ */
+/** What tokens are made from: a grant's id, scopes and sign-in time. */
+export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "authTime">;
+
+export interface Refreshed {
+  grant: GrantSummary;
+  user: UserRow;
+  refreshToken: string;
+}
+
+const invalid = () => new OAuth2Error("invalid_grant", "the refresh token is invalid, expired or revoked");
+
+/** The standing grant `grantId` of `client`, with its user. */
+function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string) {
+  return deps.db
+    .select({
+      grant: { id: oauth2Grants.id, scopes: oauth2Grants.scopes, authTime: oauth2Grants.authTime },
+      expiresAt: oauth2Grants.expiresAt,
+      user: users,
+    })
+    .from(oauth2Grants)
+    .innerJoin(users, eq(users.id, oauth2Grants.userId))
+    .where(
+      and(
+        eq(oauth2Grants.id, grantId),
+        eq(oauth2Grants.clientId, client.clientId),
+        gt(oauth2Grants.expiresAt, deps.now()),
+      ),
+    )
+    .get();
+}
+
+/** Everything that refuses a refresh before its token is spent: a disabled user, a wider scope (RFC 6749 §6). */
+function checkBeforeRotating(grant: GrantSummary, user: UserRow, askedScopes: string[] | undefined): void {
+  if (user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
+  if (askedScopes && !askedScopes.every((scope) => grant.scopes.includes(scope))) {
+    throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
+  }
+}
+
+/** `grant_type=refresh_token` for `client` (token-endpoint.ts): the grant, its user and the successor token. */
+export async function rotateRefreshToken(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  refreshToken: string,
+  askedScopes?: string[],
+): Promise<Refreshed> {
+  const token = named(refreshToken);
+  if (!token) {
+    if (LEGACY_TOKEN.test(refreshToken)) return rotateLegacyToken(deps, client, refreshToken, askedScopes);
+    throw invalid();
+  }
+  const found = await liveGrantOf(deps, client, token.grantId);
+  if (!found) throw invalid();
+  checkBeforeRotating(found.grant, found.user, askedScopes);
+  const lifetimeMs = client.refreshTokenLifetime * 1000;
+  const rotation = await rotateInFamily(deps, token.locator, {
+    presented: refreshToken,
+    successor: newRefreshToken(token.grantId),
+    lifetimeMs,
+    graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+  });
+  const successor = await settle(deps, client, found, rotation);
+  if (rotation.outcome === "rotated" && rotation.touch) {
+    const now = deps.now();
+    deps.background(
+      deps.db
+        .update(oauth2Grants)
+        .set({ lastUsedAt: now, expiresAt: now + lifetimeMs })
+        .where(eq(oauth2Grants.id, found.grant.id))
+        .run(),
+    );
+  }
+  return { grant: found.grant, user: found.user, refreshToken: successor };
+}
+
+/** The successor of a rotation of `found`'s family; a replay revokes the grant. */
+async function settle(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  found: { grant: GrantSummary; user: UserRow },
+  rotation: Rotation,
+): Promise<string> {
+  if (rotation.outcome === "unknown" || rotation.family !== found.grant.id) throw invalid();
+  if (rotation.outcome === "rotated" || rotation.outcome === "grace") return rotation.token;
+  if (rotation.outcome === "replayed") {
+    await revokeGrant(deps, found.grant.id);
+    deps.audit({
+      type: "oauth2.grant-revoked",
+      userId: found.user.id,
+      detail: { grantId: found.grant.id, clientId: client.clientId, reason: "refresh-token-replayed" },
+    });
+    throw new OAuth2Error("invalid_grant", "the refresh token was used before; the grant is revoked");
+  }
+  throw invalid();
+}
+
+/** A token from before: the D1 index finds its grant, its `RefreshSession` object rotates it onto a family. */
+async function rotateLegacyToken(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  refreshToken: string,
+  askedScopes: string[] | undefined,
+): Promise<Refreshed> {
+  const indexed = await legacyIndexed(deps, client, refreshToken);
+  if (!indexed) throw invalid();
+  const found = await liveGrantOf(deps, client, indexed.grantId);
+  if (!found) throw invalid();
+  checkBeforeRotating(found.grant, found.user, askedScopes);
+  const lifetimeMs = client.refreshTokenLifetime * 1000;
+  const rotation = await rotateInLegacyFamily(deps, `oauth2:${indexed.grantId}`, indexed.grantId, {
+    presented: refreshToken,
+    successor: newRefreshToken(indexed.grantId),
+    lifetimeMs,
+    graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+  });
+  const successor = await settle(deps, client, found, rotation);
+  if (rotation.outcome === "rotated") {
+    const now = deps.now();
+    await Promise.all([
+      startGrantFamily(deps, indexed.grantId, successor, lifetimeMs),
+      deps.db
+        .update(oauth2Grants)
+        .set({ lastUsedAt: now, expiresAt: now + lifetimeMs })
+        .where(eq(oauth2Grants.id, indexed.grantId)),
+    ]);
+  }
+  return { grant: found.grant, user: found.user, refreshToken: successor };
+}
+
+/** The grant of a token from before families, through the D1 index, for `client` only. */
+function legacyIndexed(deps: Deps, client: OAuth2ClientRow | string, refreshToken: string) {
+  const clientId = typeof client === "string" ? client : client.clientId;
+  return sha256Hex(refreshToken).then((hash) =>
+    deps.db
+      .select({ grantId: oauth2RefreshTokens.grantId, expiresAt: oauth2RefreshTokens.expiresAt })
+      .from(oauth2RefreshTokens)
+      .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
+      .where(
+        and(
+          eq(oauth2RefreshTokens.tokenHash, hash),
+          eq(oauth2Grants.clientId, clientId),
+          gt(oauth2RefreshTokens.expiresAt, deps.now()),
+        ),
+      )
+      .get(),
+  );
+}
+
+/** Introspection: the grant and user of a refresh token of `clientId` that would still rotate, or undefined. */
+export async function findLiveRefreshToken(
+  deps: Deps,
+  clientId: string,
+  refreshToken: string,
+): Promise<{ grant: OAuth2GrantRow; user: UserRow; expiresAt: number } | undefined> {
+  const token = named(refreshToken);
+  const grantId =
+    token?.grantId ??
+    (LEGACY_TOKEN.test(refreshToken)
+      ? (await legacyIndexed(deps, clientId, refreshToken))?.grantId
+      : undefined);
+  if (!grantId) return undefined;
+  const row = await deps.db
+    .select({ grant: oauth2Grants, user: users })
+    .from(oauth2Grants)
+    .innerJoin(users, eq(users.id, oauth2Grants.userId))
+    .where(
+      and(
+        eq(oauth2Grants.id, grantId),
+        eq(oauth2Grants.clientId, clientId),
+        gt(oauth2Grants.expiresAt, deps.now()),
+      ),
+    )
+    .get();
+  if (!row || row.user.disabled) return undefined;
+  const current = token
+    ? (await familyOfCurrentToken(deps, token.locator, refreshToken)) === grantId
+    : await isCurrentInLegacyFamily(deps, `oauth2:${grantId}`, refreshToken);
+  return current ? { ...row, expiresAt: row.grant.expiresAt } : undefined;
+}
+
+/**
+ * RFC 7009 for the calling client: a refresh token of one of its grants ends that grant. Another client's token, a
+ * made-up one (a grant id is no secret: access tokens carry it) or an unknown one changes nothing.
+ */
+export async function revokeRefreshToken(deps: Deps, clientId: string, refreshToken: string): Promise<void> {
+  const token = named(refreshToken);
+  if (token) {
+    const ours = await deps.db
+      .select({ id: oauth2Grants.id })
+      .from(oauth2Grants)
+      .where(and(eq(oauth2Grants.id, token.grantId), eq(oauth2Grants.clientId, clientId)))
+      .get();
+    if (ours && (await revokeFamilyOfToken(deps, token.locator, refreshToken)) === token.grantId) {
+      await revokeGrant(deps, token.grantId);
+    }
+    return;
+  }
+  if (!LEGACY_TOKEN.test(refreshToken)) return;
+  const indexed = await legacyIndexed(deps, clientId, refreshToken);
+  if (indexed) await revokeGrant(deps, indexed.grantId);
+}
