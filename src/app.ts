@@ -4,21 +4,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { adminApp } from "./admin/app";
 import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
-import { accountRoutes } from "./auth/accounts/account-routes";
-import { anonymousRoutes } from "./auth/accounts/anonymous-routes";
-import { patRoutes } from "./auth/accounts/pat-routes";
-import { signInRoutes } from "./auth/accounts/sign-in-routes";
-import { signUpRoutes } from "./auth/accounts/sign-up-routes";
-import { userRoutes } from "./auth/accounts/user-routes";
-import { devInboxRoutes } from "./auth/dev/inbox-routes";
-import { devMailboxRoutes, devSmsRoutes } from "./auth/dev/routes";
-import { passwordlessRoutes } from "./auth/links/passwordless-routes";
-import { smsRoutes } from "./auth/links/sms-routes";
-import { verifyRoutes } from "./auth/links/verify-routes";
-import { mfaRoutes } from "./auth/mfa/routes";
-import { tokenRoutes } from "./auth/sessions/routes";
-import { webauthnRoutes } from "./auth/webauthn/routes";
-import { securityKeyRoutes } from "./auth/webauthn/security-key-routes";
+import { coreAuthRoutes } from "./auth/routes";
 import type { Config } from "./config";
 import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
 import type { AppEnv } from "./http/app-env";
@@ -106,24 +92,10 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
   );
   auth
     .route("/", systemRoutes)
-    .route("/", signUpRoutes)
-    .route("/", signInRoutes)
-    .route("/", tokenRoutes)
-    .route("/", userRoutes)
-    .route("/", verifyRoutes)
-    .route("/", passwordlessRoutes)
-    .route("/", anonymousRoutes)
-    .route("/", accountRoutes)
-    .route("/", patRoutes)
-    .route("/", mfaRoutes)
-    .route("/", smsRoutes)
-    .route("/", webauthnRoutes)
-    .route("/", securityKeyRoutes)
+    .route("/", coreAuthRoutes(config))
     .route("/", providerRoutes)
     .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
     .route("/admin", adminApp);
-  if (config.AUTH_DEV_MAILBOX) auth.route("/", devMailboxRoutes).route("/", devInboxRoutes);
-  if (config.AUTH_DEV_SMS) auth.route("/", devSmsRoutes);
   auth.route(
     "/",
     documentationRoutes(() => authDocument(auth, config)),

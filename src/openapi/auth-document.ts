@@ -26,7 +26,7 @@ export function authDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument
     title: "Auth API",
     version: pkg.version,
     description:
-      "Wire-compatible with Nhost Auth (the contract in ../shared/contract/auth.md). Bearer tokens are the access " +
+      "Wire-compatible with Nhost Auth. Bearer tokens are the access " +
       "tokens of a session; the admin API under /admin needs the header x-hasura-admin-secret.",
     serverUrl: config.AUTH_SERVER_URL,
     errorResponse: {

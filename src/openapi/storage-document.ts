@@ -9,7 +9,7 @@ export function storageDocument(app: Hono<AppEnv>, config: Config): OpenApiDocum
     title: "Storage API",
     version: pkg.version,
     description:
-      "Wire-compatible with Nhost Storage (../shared/contract/storage.md): files in R2, downloads with conditions, " +
+      "Wire-compatible with Nhost Storage: files in R2, downloads with conditions, " +
       "ranges and image transformation, presigned URLs, buckets.",
     serverUrl: `${config.STORAGE_SERVER_URL}${config.STORAGE_API_PREFIX}`,
     errorResponse: {

@@ -19,7 +19,7 @@ import {
   signInPage,
   UNKNOWN_REQUEST,
 } from "./respond";
-import { landFromEmailLink, signInRoutes } from "./sign-in";
+import { landFromEmailLink, pageSignInRoutes } from "./sign-in";
 
 /** Completes the request for the signed-in user and sends the browser back to the client with a code. */
 async function complete(c: Ctx, request: PendingRequest, session: BrowserSession) {
@@ -71,7 +71,7 @@ export const interactionRoutes = new Hono<AppEnv>()
       return landFromEmailLink(c, request, client.clientName);
     return nextStep(c, request, client.clientName);
   })
-  .route("/", signInRoutes)
+  .route("/", pageSignInRoutes)
   .post("/consent", async (c) => {
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;

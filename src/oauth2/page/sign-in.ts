@@ -98,7 +98,7 @@ async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: stri
   }
 }
 
-export const signInRoutes = new Hono<AppEnv>()
+export const pageSignInRoutes = new Hono<AppEnv>()
   .post("/sign-in", async (c) => {
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
