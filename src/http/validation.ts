@@ -7,12 +7,20 @@ import type { AppEnv } from "./app-env";
 import { documented } from "./documented";
 
 /**
+ * The request body as text. Read as bytes and decoded here: workerd warns ("does not appear to be text") when
+ * `.text()` meets a form or multipart body, and Hono keeps the bytes for any later read of another kind.
+ */
+export async function bodyText(c: Context<AppEnv>): Promise<string> {
+  return new TextDecoder().decode(await c.req.arrayBuffer());
+}
+
+/**
  * The SDK POSTs without a body on several calls, sometimes with a JSON Content-Type (client.md §9): an empty body
- * is `{}`. Reading the text here fills Hono's body cache, which the JSON validator then reads.
+ * is `{}`. Reading the body here fills Hono's body cache, which the JSON validator then reads.
  */
 export const emptyBodyAsJson = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-    const text = await c.req.text();
+    const text = await bodyText(c);
     // Hono keeps promises in its body cache at run time, though its type says `string`.
     if (text.trim() === "") (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve("{}");
   }
@@ -43,7 +51,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json(\s*;|$)/i;
 export async function notJsonBodyReason(c: Context<AppEnv>): Promise<string | null> {
   const type = c.req.header("content-type") ?? "";
   if (JSON_TYPE.test(type)) return null;
-  const text = (await c.req.text()).trim();
+  const text = (await bodyText(c)).trim();
   if (text === "" || text === "{}") return null;
   return `expected a JSON body (Content-Type: application/json), got ${type ? `"${type.slice(0, 80)}"` : "no Content-Type"}`;
 }

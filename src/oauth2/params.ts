@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../http/app-env";
+import { bodyText } from "../http/validation";
 import { OAuth2Error } from "./errors";
 
 /**
@@ -16,9 +17,7 @@ export async function oauth2Params(c: Context<AppEnv>): Promise<Map<string, stri
     if (type !== "application/x-www-form-urlencoded") {
       throw new OAuth2Error("invalid_request", "the body must be application/x-www-form-urlencoded");
     }
-    const text = await c.req.text();
-    // `emptyBodyAsJson` turned an empty body into "{}" for the JSON routes; for a form it is no parameters.
-    source = new URLSearchParams(text === "{}" ? "" : text);
+    source = new URLSearchParams(await bodyText(c));
   }
   const params = new Map<string, string>();
   for (const [name, value] of source) {

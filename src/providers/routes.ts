@@ -8,7 +8,7 @@ import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
 import { bindBrowser, browserBinding } from "../http/browser-binding";
 import type { Deps } from "../http/deps";
-import { jsonBody } from "../http/validation";
+import { bodyText, jsonBody } from "../http/validation";
 import { rateLimit } from "../rate-limits/middleware";
 import { linkIdentity, userForProfile } from "./accounts";
 import { ProviderStepError, refreshAtProvider } from "./client";
@@ -84,7 +84,7 @@ export const providerRoutes = new Hono<AppEnv>()
     const location = await finishProviderSignIn(
       c.var.deps,
       c.req.param("provider"),
-      await callbackParams("GET", c.req.url, () => c.req.text()),
+      await callbackParams("GET", c.req.url, () => bodyText(c)),
       await browserBinding(c, "provider-flow"),
       c.req.header("user-agent"),
     );
@@ -97,7 +97,7 @@ export const providerRoutes = new Hono<AppEnv>()
    * service's client secret, so its passage through the address bar adds no exposure.
    */
   .post("/signin/provider/:provider/callback", async (c) => {
-    const params = await callbackParams("POST", c.req.url, () => c.req.text());
+    const params = await callbackParams("POST", c.req.url, () => bodyText(c));
     const asGet = new URL(
       `${c.var.config.AUTH_SERVER_URL}/signin/provider/${c.req.param("provider")}/callback`,
     );

@@ -42,7 +42,11 @@ describe("Cloudflare Email Service transport", () => {
   });
 
   it("a sender the binding does not allow is a 500, not a silent success", async () => {
-    const { binding, sent } = spiedBinding();
+    // The platform's refusal, as Miniflare's emulation words it (which would also log it as an uncaught rejection).
+    const refusing = {
+      send: () => Promise.reject(new Error("email from someone@elsewhere.example not allowed")),
+    } as unknown as SendEmail;
+    const { binding, sent } = spiedBinding(refusing);
     const svc = viaBinding(binding, "someone@elsewhere.example");
     await expectError(
       await svc.post("/signup/email-password", { email: uniqueEmail(), password: PASSWORD }),

@@ -38,7 +38,7 @@ describe("buckets (admin)", () => {
       session.accessToken,
     );
     // read: public — no token needed.
-    expect(await (await get(file!.id)).text()).toBe("hi");
+    expect(new TextDecoder().decode(await (await get(file!.id)).arrayBuffer())).toBe("hi");
     // delete: only the moderator role, not even the owner.
     await expectStorageError(
       await svc.request("DELETE", `${STORAGE}/files/${file!.id}`, { token: session.accessToken }),
@@ -167,6 +167,8 @@ describe("ops", () => {
       metadata: [{ id: broken!.id }],
     });
     await expectStorageError(await get(broken!.id, {}, session.accessToken), 404, "file not found");
-    expect(await (await get(kept!.id, {}, session.accessToken)).text()).toBe("kept");
+    expect(new TextDecoder().decode(await (await get(kept!.id, {}, session.accessToken)).arrayBuffer())).toBe(
+      "kept",
+    );
   });
 });
