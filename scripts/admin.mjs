@@ -12,7 +12,8 @@ const USAGE = `usage: npm run admin -- <command> [options]
   get-user <id>
   disable-user <id> | enable-user <id> | delete-user <id>
   revoke-sessions <userId>
-  create-client --name <n> --redirect-uri <uri>… [--public] [--scope <s>]…
+  create-client --name <n> [--redirect-uri <uri>]… [--public] [--native] [--scope <s>]… [--grant <g>]…
+                [--resource <uri>]…       (a redirect URI is needed unless --grant leaves out authorization_code)
   list-clients
   list-keys | rotate-keys | delete-key <kid> [--force]   (--force: now, though its tokens may be valid: after a leak)
   audit [--user <id>] [--type <type>] [--limit <n>]
@@ -34,6 +35,9 @@ const { values, positionals } = parseArgs({
     "redirect-uri": { type: "string", multiple: true },
     scope: { type: "string", multiple: true },
     public: { type: "boolean", default: false },
+    native: { type: "boolean", default: false },
+    grant: { type: "string", multiple: true },
+    resource: { type: "string", multiple: true },
     user: { type: "string" },
     type: { type: "string" },
     force: { type: "boolean", default: false },
@@ -130,14 +134,19 @@ switch (command) {
     console.log("every session revoked");
     break;
   case "create-client": {
-    if (!values.name || !values["redirect-uri"]?.length)
-      fail(`create-client needs --name and --redirect-uri\n\n${USAGE}`);
+    const grants = values.grant?.length ? values.grant : undefined;
+    const needsRedirect = !grants || grants.includes("authorization_code");
+    if (!values.name || (needsRedirect && !values["redirect-uri"]?.length))
+      fail(`create-client needs --name, and --redirect-uri for the authorization_code grant\n\n${USAGE}`);
     const client = await call(
       "POST",
       "/oauth2/clients",
       {
         clientName: values.name,
-        redirectUris: values["redirect-uri"],
+        redirectUris: values["redirect-uri"] ?? [],
+        ...(grants ? { grantTypes: grants } : {}),
+        ...(values.native ? { applicationType: "native" } : {}),
+        ...(values.resource?.length ? { resources: values.resource } : {}),
         ...(values.scope?.length
           ? { scopes: ["openid", "profile", "email", "offline_access", ...values.scope] }
           : {}),

@@ -19,8 +19,26 @@ if (missing.length > 0) {
   console.log(`dev-setup: wrote ${missing.map(([n]) => n).join(", ")} to ${FILE}`);
 }
 
+/** A variable as the local server will see it: .dev.vars first, then wrangler.toml's top-level [vars]. */
+function effective(name, fallback) {
+  const fromDevVars = new RegExp(`^${name}\\s*=\\s*['"]?([^'"\\n]*)`, "m").exec(readFileSync(FILE, "utf8"));
+  if (fromDevVars) return fromDevVars[1];
+  const toml = readFileSync("wrangler.toml", "utf8");
+  const topVars = toml.slice(toml.indexOf("[vars]"), toml.indexOf("[env."));
+  return new RegExp(`^${name}\\s*=\\s*"([^"]*)"`, "m").exec(topVars)?.[1] ?? fallback;
+}
+
+const issuer = effective("AUTH_SERVER_URL", "http://localhost:8787/auth/v1").replace(/\/$/, "");
+const { origin, pathname } = new URL(issuer);
+const registration = effective("AUTH_OAUTH2_PROVIDER_REGISTRATION", "off");
 console.log(
-  "dev-setup: the OAuth2 / OpenID Connect provider is on. Create a client once the server runs:\n" +
-    '  npm run oauth2:client -- --name "My App" --redirect-uri http://localhost:3000/callback\n' +
+  [
+    "dev-setup: OAuth2 / OpenID Connect for apps, CLIs and MCP hosts (docs/oauth2.md):",
+    `  issuer        ${issuer}`,
+    `  discovery     ${origin}/.well-known/oauth-authorization-server${pathname}`,
+    `  registration  ${registration}${registration === "open" ? ` (anyone: POST ${issuer}/oauth2/register)` : ""}`,
+    `  device code   ${issuer}/oauth2/device`,
+    '  your own app  npm run oauth2:client -- --name "My App" --redirect-uri http://localhost:3000/callback',
     'dev-setup: users, sessions, signing keys and the audit log: npm run admin (README "Admin API")',
+  ].join("\n"),
 );

@@ -32,6 +32,8 @@ export const DEVELOPMENT_VARS = {
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
   // The OAuth2 / OpenID Connect authorization server; create a client with `npm run oauth2:client` (README).
   AUTH_OAUTH2_PROVIDER_ENABLED: "true",
+  // MCP hosts and CLIs register themselves (RFC 7591) on a local server; production keeps the default, off.
+  AUTH_OAUTH2_PROVIDER_REGISTRATION: "open",
 };
 
 /** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */

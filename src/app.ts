@@ -12,7 +12,7 @@ import { logError, requestContext } from "./http/context";
 import { systemRoutes } from "./http/system-routes";
 import { emptyBodyAsJson } from "./http/validation";
 import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
-import { oauth2Routes } from "./oauth2/routes";
+import { oauth2Routes, rootMetadataRoutes } from "./oauth2/routes";
 import { authDocument } from "./openapi/auth-document";
 import { documentationRoutes } from "./openapi/routes";
 import { storageDocument } from "./openapi/storage-document";
@@ -60,7 +60,7 @@ function toAppError(error: unknown): AppError {
  * are not among them.
  */
 const OPEN_CORS_PATHS =
-  /\/(oauth2\/(token|userinfo|revoke|introspect|jwks)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
+  /\/(oauth2\/(token|userinfo|revoke|introspect|jwks|device_authorization|register(\/[^/]+)?)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
 
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
 export function createAuthApp(config: Config): Hono<AppEnv> {
@@ -127,6 +127,7 @@ async function auditSignInFailure(c: Context<AppEnv>, code: string): Promise<voi
 export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestContext(config));
+  app.route("/", rootMetadataRoutes(config));
   app.route(config.AUTH_API_PREFIX, createAuthApp(config));
   const storage = createStorageApp(corsOrigins(config));
   storage.route(

@@ -128,6 +128,15 @@ export const configSchema = z.object({
     (n) => n >= 60 && n <= 31_536_000,
     "must be 60 to 31536000",
   ),
+  /**
+   * Dynamic client registration (RFC 7591, contract §3.6): `off`, `authenticated` (a signed-in user registers clients
+   * of their own) or `open` (anyone: what MCP hosts and CLIs meeting the server for the first time need).
+   */
+  AUTH_OAUTH2_PROVIDER_REGISTRATION: z.enum(["off", "authenticated", "open"]).default("off"),
+  /** Seconds a client registered without an admin may go unused before the daily cron deletes it (90 days). */
+  AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL: seconds(7_776_000),
+  /** The resources (RFC 8707) tokens may be bound to; empty: the storage API's URL. */
+  AUTH_OAUTH2_PROVIDER_RESOURCES: list(),
   AUTH_DEV_MAILBOX: bool(false),
   AUTH_ANONYMOUS_USERS_ENABLED: bool(false),
   AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),
@@ -184,6 +193,8 @@ export type Config = z.output<typeof configSchema> & {
   mailTemplates: Catalog;
   /** The WebAuthn relying party: id (a domain) and the origins whose ceremonies are accepted. */
   webauthn: { rpId: string; rpName: string; origins: string[] };
+  /** The resources OAuth2 tokens may be bound to (RFC 8707), `AUTH_OAUTH2_PROVIDER_RESOURCES` or the storage API. */
+  oauth2Resources: string[];
 };
 
 export interface MailAddress {
@@ -259,6 +270,34 @@ function checkDevelopmentTransports(data: z.output<typeof configSchema>) {
   }
 }
 
+/**
+ * The resource indicators (RFC 8707) this deployment serves: `AUTH_OAUTH2_PROVIDER_RESOURCES`, or the storage API.
+ * Absolute URIs without a fragment; compared as written (a trailing slash makes another resource).
+ */
+function oauth2Resources(data: z.output<typeof configSchema>): string[] {
+  const listed =
+    data.AUTH_OAUTH2_PROVIDER_RESOURCES.length > 0
+      ? data.AUTH_OAUTH2_PROVIDER_RESOURCES
+      : [`${data.STORAGE_SERVER_URL.replace(/\/$/, "")}${data.STORAGE_API_PREFIX}`];
+  for (const resource of listed) {
+    let url: URL | undefined;
+    try {
+      url = new URL(resource);
+    } catch {}
+    if (!url || url.hash || resource.includes("#")) {
+      throw new ConfigError(
+        `invalid configuration: AUTH_OAUTH2_PROVIDER_RESOURCES: ${resource} is not an absolute URI without a fragment`,
+      );
+    }
+  }
+  return [...new Set(listed)];
+}
+
+/** Whether the service runs on the developer's machine (its URL is loopback): development-only leniencies. */
+export function isDevelopmentServer(config: Pick<Config, "AUTH_SERVER_URL">): boolean {
+  return isLocalHost(config.AUTH_SERVER_URL);
+}
+
 const cache = new WeakMap<object, Config>();
 
 export function getConfig(env: object): Config {
@@ -292,6 +331,7 @@ export function getConfig(env: object): Config {
     providers: parseProviders(env as Record<string, unknown>),
     mailSender,
     mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
+    oauth2Resources: oauth2Resources(data),
     webauthn: {
       rpId: data.AUTH_WEBAUTHN_RP_ID ?? new URL(data.AUTH_CLIENT_URL).hostname,
       rpName: data.AUTH_WEBAUTHN_RP_NAME,

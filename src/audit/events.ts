@@ -19,6 +19,9 @@ export type AuditEventType =
   | "provider.linked"
   | "oauth2.consent"
   | "oauth2.grant-revoked"
+  | "oauth2.client-registered"
+  | "oauth2.client-deleted"
+  | "oauth2.device-approved"
   | `admin.${string}`;
 
 export interface AuditEvent {

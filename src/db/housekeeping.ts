@@ -1,15 +1,17 @@
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, lte, ne, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Env } from "../env";
 import { createDb } from "./client";
 import {
   auditEvents,
   consoleSessions,
+  deviceAuthorizations,
   devMailbox,
   devSms,
   files,
   linkExchangeCodes,
   mfaTickets,
+  oauth2Clients,
   oauth2Codes,
   oauth2Grants,
   oauth2RefreshTokens,
@@ -35,7 +37,7 @@ const CODE_RETENTION_MS = 20 * 60 * 1000;
 /** Daily cron: removes what has expired, so tables hold only live rows (docs/storage-schema.md). */
 export async function runHousekeeping(
   env: Env,
-  config: Pick<Config, "AUTH_AUDIT_RETENTION_DAYS">,
+  config: Pick<Config, "AUTH_AUDIT_RETENTION_DAYS" | "AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL">,
   now = Date.now(),
 ): Promise<void> {
   const db = createDb(env.DB);
@@ -53,6 +55,20 @@ export async function runHousekeeping(
     db.delete(providerRequests).where(lte(providerRequests.expiresAt, now)),
     db.delete(providerTokenHandoffs).where(lte(providerTokenHandoffs.expiresAt, now)),
     db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now)),
+    db.delete(deviceAuthorizations).where(lte(deviceAuthorizations.expiresAt, now)),
+    // Clients that registered themselves (or named a metadata document) and were never used since the TTL: gone
+    // with their grants, codes and consents (cascade). An admin's clients stay until an admin deletes them.
+    db
+      .delete(oauth2Clients)
+      .where(
+        and(
+          ne(oauth2Clients.registration, "admin"),
+          lte(
+            sql`coalesce(${oauth2Clients.lastUsedAt}, ${oauth2Clients.createdAt})`,
+            now - config.AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL * 1000,
+          ),
+        ),
+      ),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
   ]);

@@ -296,6 +296,26 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
   refreshTokenLifetime: integer("refresh_token_lifetime").notNull(),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
+  /** RFC 7591 §2 / OIDC Registration: `web` or `native` (loopback redirect URIs match on any port, RFC 8252). */
+  applicationType: text("application_type").$type<"web" | "native">().notNull().default("web"),
+  /** How the client came to be: the admin API, dynamic registration (by a user or anyone), a metadata document. */
+  registration: text("registration")
+    .$type<"admin" | "authenticated" | "open" | "metadata-document">()
+    .notNull()
+    .default("admin"),
+  /** With `authenticated` registration: the user it belongs to. */
+  registeredByUserId: text("registered_by_user_id").references(() => users.id, { onDelete: "cascade" }),
+  /** RFC 7592's registration access token, SHA-256; null for clients not registered dynamically. */
+  registrationTokenHash: text("registration_token_hash"),
+  /** When a token was last issued to it (at most daily): unused registered clients expire. */
+  lastUsedAt: integer("last_used_at"),
+  clientUri: text("client_uri"),
+  logoUri: text("logo_uri"),
+  contacts: text("contacts", { mode: "json" }).$type<string[]>(),
+  softwareId: text("software_id"),
+  softwareVersion: text("software_version"),
+  /** The resources (RFC 8707) its tokens may be for, a subset of the deployment's; null: all of them. */
+  resources: text("resources", { mode: "json" }).$type<string[]>(),
 });
 
 export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;
@@ -316,6 +336,8 @@ export const oauth2Grants = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    /** The resources (RFC 8707) the user allowed tokens for; empty: the client itself is the audience. */
+    resources: text("resources", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     /** When the user last authenticated before the code was issued (the ID token's `auth_time`), ms. */
     authTime: integer("auth_time").notNull(),
     createdAt: integer("created_at").notNull(),
@@ -368,6 +390,7 @@ export const oauth2Codes = sqliteTable(
     codeChallenge: text("code_challenge"),
     nonce: text("nonce"),
     scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    resources: text("resources", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     authTime: integer("auth_time").notNull(),
     expiresAt: integer("expires_at").notNull(),
     usedAt: integer("used_at"),
@@ -512,3 +535,36 @@ export const consoleSessions = sqliteTable(
 );
 
 export type ConsoleSessionRow = typeof consoleSessions.$inferSelect;
+
+/**
+ * Device authorization requests (RFC 8628): a device or CLI shows a user code; the person enters it on the built-in
+ * page, signs in and approves; the device polls the token endpoint with its device code. Both codes are stored
+ * hashed (the user code under an HMAC: eight letters would fall to a plain hash). Polls and the one exchange are
+ * conditional statements on the row.
+ */
+export const deviceAuthorizations = sqliteTable(
+  "device_authorizations",
+  {
+    deviceCodeHash: text("device_code_hash").primaryKey(),
+    userCodeHash: text("user_code_hash").notNull().unique(),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    resources: text("resources", { mode: "json" }).$type<string[]>().notNull(),
+    /** `pending` until the person approves or denies it on the page. */
+    status: text("status").$type<"pending" | "approved" | "denied">().notNull(),
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
+    authTime: integer("auth_time"),
+    /** Seconds the device must wait between polls; `slow_down` adds 5 (RFC 8628 §3.5). */
+    intervalSeconds: integer("interval_seconds").notNull(),
+    lastPolledAt: integer("last_polled_at"),
+    /** Whether the last poll came sooner than the interval allowed (set by the poll's own UPDATE). */
+    tooFast: integer("too_fast", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("device_authorizations_expires_at").on(t.expiresAt)],
+);
+
+export type DeviceAuthorizationRow = typeof deviceAuthorizations.$inferSelect;

@@ -13,7 +13,8 @@ export type HmacPurpose =
   | "oauth2-browser-session"
   | "admin-console"
   | "own-redirects"
-  | "audit-emails";
+  | "audit-emails"
+  | "device-user-codes";
 
 const derived = settledMemo<string, CryptoKey>();
 

@@ -1,10 +1,12 @@
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { findOAuth2Client } from "./client-auth";
+import { isRegisteredRedirect } from "./clients";
 import { OAuth2Error } from "./errors";
-import { param, scopeList } from "./params";
+import { type OAuth2Params, param, scopeList } from "./params";
 import { newRequestId, type PendingRequest } from "./pending-requests";
 import { errorResponse } from "./redirects";
+import { requestedResources } from "./resources";
 
 /** An authorization request that cannot go on: the client is sent back with this error (RFC 6749 §4.1.2.1). */
 export class AuthorizeRedirect extends Error {
@@ -23,13 +25,13 @@ const PROMPTS = new Set(["none", "login", "consent", "select_account"]);
  */
 export async function parseAuthorizationRequest(
   deps: Deps,
-  params: Map<string, string>,
+  params: OAuth2Params,
 ): Promise<{ request: PendingRequest; client: OAuth2ClientRow }> {
   const clientId = params.get("client_id");
   const client = clientId ? await findOAuth2Client(deps, clientId) : undefined;
   if (!client) throw new OAuth2Error("invalid_client", "unknown client_id");
   const redirectUri = params.get("redirect_uri");
-  if (!redirectUri || !client.redirectUris.includes(redirectUri)) {
+  if (!redirectUri || !isRegisteredRedirect(client, redirectUri)) {
     throw new OAuth2Error(
       "invalid_request",
       "redirect_uri is not one of the client's registered redirect URIs",
@@ -39,7 +41,12 @@ export async function parseAuthorizationRequest(
   const rawState = params.get("state");
   const state = rawState !== undefined && rawState.length <= 2048 ? rawState : undefined;
   const fail = (
-    error: "invalid_request" | "invalid_scope" | "unsupported_response_type" | "unauthorized_client",
+    error:
+      | "invalid_request"
+      | "invalid_scope"
+      | "unsupported_response_type"
+      | "unauthorized_client"
+      | "invalid_target",
     why: string,
   ) => new AuthorizeRedirect(errorResponse(deps.config, redirectUri, error, why, state));
 
@@ -64,9 +71,14 @@ export async function parseAuthorizationRequest(
     scopes = scopeList(param(params, "scope", 1000));
     nonce = param(params, "nonce", 512);
     loginHint = param(params, "login_hint", 254);
-    param(params, "resource");
   } catch (error) {
     throw fail("invalid_request", error instanceof Error ? error.message : "invalid parameter");
+  }
+  let resources: string[];
+  try {
+    resources = requestedResources(deps.config, client, params.resources);
+  } catch (error) {
+    throw fail("invalid_target", error instanceof Error ? error.message : "invalid resource");
   }
   const outside = scopes.filter((scope) => !client.scopes.includes(scope));
   if (outside.length > 0)
@@ -103,6 +115,7 @@ export async function parseAuthorizationRequest(
       clientId: client.clientId,
       redirectUri,
       scopes,
+      resources,
       state,
       nonce,
       codeChallenge: challenge,

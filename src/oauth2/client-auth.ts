@@ -2,28 +2,22 @@ import { eq } from "drizzle-orm";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { sha256Hex, timingSafeEqualString } from "../lib/crypto";
-import { settledCache } from "../lib/settled";
+import { cachedClient } from "./client-cache";
 import { OAuth2Error } from "./errors";
+import { isMetadataDocumentId, metadataDocumentClient } from "./metadata-documents";
 
 /**
- * Client rows, kept ten seconds in the isolate: every token, introspection and revocation request reads its client,
- * and a refresh would otherwise cost two D1 reads instead of one (the grant's). A client changed or deleted through
- * the admin API is read again at once in the isolate that changed it, within ten seconds elsewhere; a deleted
- * client's grants are gone at once everywhere (their rows cascade), so its refresh tokens fail regardless.
+ * The client `clientId` names: a row of `oauth2_clients`, or for an https URL the client its metadata document
+ * describes (metadata-documents.ts). Kept ten seconds per isolate (client-cache.ts).
  */
-const CLIENT_TTL_MS = 10_000;
-const clients = settledCache<string, OAuth2ClientRow>(CLIENT_TTL_MS);
-
 export async function findOAuth2Client(deps: Deps, clientId: string): Promise<OAuth2ClientRow | undefined> {
+  if (isMetadataDocumentId(deps, clientId)) {
+    return cachedClient(deps, clientId, () => metadataDocumentClient(deps, clientId));
+  }
   if (clientId.length > 200) return undefined;
-  return clients.get(clientId, deps.now(), () =>
+  return cachedClient(deps, clientId, () =>
     deps.db.select().from(oauth2Clients).where(eq(oauth2Clients.clientId, clientId)).get(),
   );
-}
-
-/** After a change to a client in this isolate: the next request reads it again. */
-export function forgetOAuth2Client(clientId: string): void {
-  clients.delete(clientId);
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded. */

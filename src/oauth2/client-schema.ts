@@ -2,7 +2,14 @@ import { z } from "zod";
 
 /** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
 export const SUPPORTED_SCOPES = ["openid", "profile", "email", "phone", "offline_access", "graphql"] as const;
-export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+export const GRANT_TYPES = [
+  "authorization_code",
+  "refresh_token",
+  "urn:ietf:params:oauth:grant-type:device_code",
+  "client_credentials",
+] as const;
+/** A new client's grant types when none are given: a web app's. */
+export const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"];
 export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 
 /** A new client's scopes when none are given: no `graphql`, which hands out Hasura claims, unless asked for. */
@@ -40,15 +47,47 @@ const redirectUri = z
     }
   });
 
+/**
+ * RFC 7591 makes `web` the default, but MCP hosts and CLIs register loopback or private-use redirect URIs without
+ * saying `native`; refusing them would only make every such client fail. A client that names no type and has no
+ * https redirect URI at all is taken as native (and held to native rules); one that says `web` stays web.
+ */
+export function inferredApplicationType(redirectUris: string[]): "web" | "native" {
+  if (redirectUris.length === 0) return "web";
+  return redirectUris.some((uri) => uri.startsWith("https://")) ? "web" : "native";
+}
+
 /** `POST /admin/oauth2/clients` and `PUT …/{clientId}` (contract §10): camelCase, unknown keys refused. */
-export const clientBodySchema = z.strictObject({
-  clientName: z.string().trim().min(1).max(200),
-  redirectUris: z.array(redirectUri).min(1).max(20),
-  scopes: z.array(z.enum(SUPPORTED_SCOPES)).max(SUPPORTED_SCOPES.length).optional(),
-  grantTypes: z.array(z.enum(GRANT_TYPES)).min(1).max(GRANT_TYPES.length).optional(),
-  tokenEndpointAuthMethod: z.enum(AUTH_METHODS).optional(),
-  accessTokenLifetime: z.number().int().min(60).max(86_400).optional(),
-  refreshTokenLifetime: z.number().int().min(60).max(31_536_000).optional(),
-});
+export const clientBodySchema = z
+  .strictObject({
+    clientName: z.string().trim().min(1).max(200),
+    redirectUris: z.array(redirectUri).max(20).default([]),
+    scopes: z.array(z.enum(SUPPORTED_SCOPES)).max(SUPPORTED_SCOPES.length).optional(),
+    grantTypes: z.array(z.enum(GRANT_TYPES)).min(1).max(GRANT_TYPES.length).optional(),
+    tokenEndpointAuthMethod: z.enum(AUTH_METHODS).optional(),
+    accessTokenLifetime: z.number().int().min(60).max(86_400).optional(),
+    refreshTokenLifetime: z.number().int().min(60).max(31_536_000).optional(),
+    /** `native`: loopback redirect URIs match on any port (RFC 8252 §7.3). Inferred when absent. */
+    applicationType: z.enum(["web", "native"]).optional(),
+    /** RFC 8707 resources this client's tokens may be for: some of the deployment's; absent: all of them. */
+    resources: z.array(z.string().max(2048)).max(20).optional(),
+  })
+  .superRefine((body, ctx) => {
+    const grants = body.grantTypes ?? DEFAULT_GRANT_TYPES;
+    if (grants.includes("authorization_code") && body.redirectUris.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["redirectUris"],
+        message: "at least one redirect URI is needed for the authorization_code grant",
+      });
+    }
+    if (grants.includes("client_credentials") && body.tokenEndpointAuthMethod === "none") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["grantTypes"],
+        message: "client_credentials needs a confidential client, not tokenEndpointAuthMethod none",
+      });
+    }
+  });
 
 export type ClientBody = z.infer<typeof clientBodySchema>;

@@ -5,8 +5,8 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
 import { sha256Hex } from "../lib/crypto";
-import { forgetOAuth2Client } from "./client-auth";
-import { type ClientBody, DEFAULT_SCOPES, GRANT_TYPES } from "./client-schema";
+import { forgetOAuth2Client } from "./client-cache";
+import { type ClientBody, DEFAULT_GRANT_TYPES, DEFAULT_SCOPES } from "./client-schema";
 
 /** The client resource of the admin API (contract §10); the secret appears only when it is made. */
 export interface WireClient {
@@ -19,6 +19,15 @@ export interface WireClient {
   tokenEndpointAuthMethod: OAuth2ClientRow["tokenEndpointAuthMethod"];
   accessTokenLifetime: number;
   refreshTokenLifetime: number;
+  applicationType: OAuth2ClientRow["applicationType"];
+  /** RFC 8707 resources its tokens may be for; null: every resource of the deployment. */
+  resources: string[] | null;
+  /** How it came to be: `admin`, dynamic registration (`open`, `authenticated`), or a `metadata-document`. */
+  registration: OAuth2ClientRow["registration"];
+  /** The user who registered it (`authenticated` registration). */
+  registeredByUserId: string | null;
+  /** The last day a token was issued to it, for clients that expire when unused. */
+  lastUsedAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +43,11 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
     accessTokenLifetime: row.accessTokenLifetime,
     refreshTokenLifetime: row.refreshTokenLifetime,
+    applicationType: row.applicationType,
+    resources: row.resources,
+    registration: row.registration,
+    registeredByUserId: row.registeredByUserId,
+    lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };
@@ -42,20 +56,32 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
 const randomText = (bytes: number) => base64url.encode(crypto.getRandomValues(new Uint8Array(bytes)));
 
 /** 128 random bits with a prefix that says what it is in logs and configuration. */
-const newClientId = () => `oc_${randomText(16)}`;
+export const newClientId = () => `oc_${randomText(16)}`;
 /** 256 random bits; stored as SHA-256 only. */
-const newSecret = () => `ocs_${randomText(32)}`;
+export const newSecret = () => `ocs_${randomText(32)}`;
 
 const notFound = () => new AppError("not-found", "no OAuth2 client with this id");
 
-/** The settings a body describes, with the defaults of contract §10 and the configuration applied. */
-function settings(deps: Deps, body: ClientBody) {
+/**
+ * The settings a body describes, with the defaults of contract §10 and the configuration applied. An admin says
+ * `native` when they mean it (a new client is `web`); a replaced client keeps its type unless the body names one.
+ */
+function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
   const { config } = deps;
+  const outside = body.resources?.filter((resource) => !config.oauth2Resources.includes(resource)) ?? [];
+  if (outside.length > 0) {
+    throw new AppError(
+      "invalid-request",
+      `resources: not among AUTH_OAUTH2_PROVIDER_RESOURCES: ${outside.join(" ").slice(0, 300)}`,
+    );
+  }
   return {
     clientName: body.clientName,
     redirectUris: [...new Set(body.redirectUris)],
+    applicationType: body.applicationType ?? current?.applicationType ?? "web",
+    resources: body.resources ? [...new Set(body.resources)] : null,
     scopes: [...new Set(body.scopes ?? DEFAULT_SCOPES)],
-    grantTypes: [...new Set(body.grantTypes ?? GRANT_TYPES)],
+    grantTypes: [...new Set(body.grantTypes ?? DEFAULT_GRANT_TYPES)],
     tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? "client_secret_basic",
     accessTokenLifetime: body.accessTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
     refreshTokenLifetime: body.refreshTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
@@ -97,7 +123,7 @@ export async function getClient(deps: Deps, clientId: string): Promise<WireClien
  */
 export async function replaceClient(deps: Deps, clientId: string, body: ClientBody): Promise<WireClient> {
   const current = await findClient(deps, clientId);
-  const values = settings(deps, body);
+  const values = settings(deps, body, current);
   const isPublic = values.tokenEndpointAuthMethod === "none";
   const secret = !isPublic && !current.secretHash ? newSecret() : undefined;
   const row = await deps.db
@@ -160,5 +186,49 @@ export async function listClients(
     page.limit,
     (row) => [row.createdAt, row.clientId],
     (row) => toWireClient(row),
+  );
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+/**
+ * Whether `requested` is one of the client's redirect URIs: exactly (RFC 9700 §2.1), except that a native client's
+ * loopback http URI matches on any port, which the app picks when it starts listening (RFC 8252 §7.3). A web client's
+ * loopback URI (development) still matches exactly.
+ */
+export function isRegisteredRedirect(client: OAuth2ClientRow, requested: string): boolean {
+  if (client.redirectUris.includes(requested)) return true;
+  if (client.applicationType !== "native" || !requested.startsWith("http://")) return false;
+  let asked: URL;
+  try {
+    asked = new URL(requested);
+  } catch {
+    return false;
+  }
+  if (!LOOPBACK_HOSTS.has(asked.hostname) || asked.username || asked.password || asked.hash) return false;
+  return client.redirectUris.some((uri) => {
+    const registered = new URL(uri);
+    return (
+      registered.protocol === "http:" &&
+      registered.hostname === asked.hostname &&
+      registered.pathname === asked.pathname &&
+      registered.search === asked.search
+    );
+  });
+}
+
+/** A day: how stale a registered client's last use may get, so that unused ones can expire without a write a token. */
+const USE_RECORDED_EVERY_MS = 86_400_000;
+
+/** After tokens were issued to a client: its last use, at most daily, after the answer. */
+export function noteClientUse(deps: Deps, client: OAuth2ClientRow): void {
+  const now = deps.now();
+  if (client.registration === "admin" || (client.lastUsedAt ?? 0) > now - USE_RECORDED_EVERY_MS) return;
+  deps.background(
+    deps.db
+      .update(oauth2Clients)
+      .set({ lastUsedAt: now })
+      .where(eq(oauth2Clients.clientId, client.clientId))
+      .run(),
   );
 }

@@ -37,6 +37,7 @@ export async function issueCode(
       codeChallenge: request.codeChallenge ?? null,
       nonce: request.nonce ?? null,
       scopes: request.scopes,
+      resources: request.resources,
       authTime,
       expiresAt: deps.now() + CODE_LIFETIME_MS,
     })

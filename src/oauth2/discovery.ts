@@ -2,7 +2,10 @@ import type { Config } from "../config";
 import { CLAIMS_SUPPORTED } from "./claims";
 import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./client-schema";
 
-/** The discovery document of contract §3.5 (OpenID Connect Discovery 1.0, RFC 8414), absolute under the issuer. */
+/**
+ * The discovery document of contract §3.5 and §3.6 (OpenID Connect Discovery 1.0, RFC 8414), absolute under the
+ * issuer; the same at the issuer and at the host's root under the path-inserted names (RFC 8414 §3.1).
+ */
 export function discoveryDocument(config: Config) {
   const issuer = config.AUTH_SERVER_URL;
   return {
@@ -13,6 +16,10 @@ export function discoveryDocument(config: Config) {
     jwks_uri: `${issuer}/oauth2/jwks`,
     revocation_endpoint: `${issuer}/oauth2/revoke`,
     introspection_endpoint: `${issuer}/oauth2/introspect`,
+    ...(config.AUTH_OAUTH2_PROVIDER_REGISTRATION === "off"
+      ? {}
+      : { registration_endpoint: `${issuer}/oauth2/register` }),
+    device_authorization_endpoint: `${issuer}/oauth2/device_authorization`,
     response_types_supported: ["code"],
     grant_types_supported: [...GRANT_TYPES],
     scopes_supported: [...SUPPORTED_SCOPES],
@@ -23,5 +30,7 @@ export function discoveryDocument(config: Config) {
     claims_supported: CLAIMS_SUPPORTED,
     request_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
+    // draft-ietf-oauth-client-id-metadata-document: an https client_id naming the client's own JSON document.
+    client_id_metadata_document_supported: true,
   };
 }

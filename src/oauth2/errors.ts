@@ -16,7 +16,16 @@ export type OAuth2ErrorCode =
   | "consent_required"
   | "invalid_token"
   | "insufficient_scope"
-  | "server_error";
+  | "server_error"
+  /** RFC 8707: a resource the server does not serve, or wider than the authorization. */
+  | "invalid_target"
+  /** RFC 7591 §3.2.2 */
+  | "invalid_redirect_uri"
+  | "invalid_client_metadata"
+  /** RFC 8628 §3.5 */
+  | "authorization_pending"
+  | "slow_down"
+  | "expired_token";
 
 export class OAuth2Error extends Error {
   constructor(
@@ -26,12 +35,15 @@ export class OAuth2Error extends Error {
     readonly challenge?: string,
     /** For the log only (a replay worth a warning); never sent. */
     readonly reason?: string,
+    /** Another status than the code's usual one (registration switched off: 403). */
+    readonly statusOverride?: 400 | 401 | 403 | 404,
   ) {
     super(description);
     this.name = "OAuth2Error";
   }
 
-  get status(): 400 | 401 | 403 {
+  get status(): 400 | 401 | 403 | 404 {
+    if (this.statusOverride) return this.statusOverride;
     if (this.error === "invalid_client" || this.error === "invalid_token") return 401;
     if (this.error === "insufficient_scope") return 403;
     return 400;

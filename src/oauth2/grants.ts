@@ -78,6 +78,7 @@ export async function createGrant(
           clientId: oauth2Codes.clientId,
           userId: oauth2Codes.userId,
           scopes: oauth2Codes.scopes,
+          resources: oauth2Codes.resources,
           authTime: oauth2Codes.authTime,
           createdAt: sql<number>`${now}`.as("created_at"),
           lastUsedAt: sql<number>`${now}`.as("last_used_at"),
@@ -90,6 +91,30 @@ export async function createGrant(
   const [grant] = await insertGrant;
   // The code row went in between (its client or user was deleted).
   if (!grant) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
+  if (refreshToken) await startGrantFamily(deps, grantId, refreshToken, client.refreshTokenLifetime * 1000);
+  return { grant, refreshToken };
+}
+
+/**
+ * A grant from an approved device authorization (RFC 8628): the values were settled when the person approved, and
+ * the device authorization row was consumed by the same request.
+ */
+export async function createGrantFor(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  values: { userId: string; scopes: string[]; resources: string[]; authTime: number },
+): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
+  const now = deps.now();
+  const grantId = newGrantId();
+  const withRefresh = issuesRefreshTokens(client);
+  const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
+  const grant = await deps.db
+    .insert(oauth2Grants)
+    .values({ id: grantId, clientId: client.clientId, ...values, createdAt: now, lastUsedAt: now, expiresAt })
+    .returning()
+    .get();
+  if (!grant) throw new OAuth2Error("invalid_grant", "the authorization could not be granted");
+  const refreshToken = withRefresh ? newRefreshToken(grantId) : undefined;
   if (refreshToken) await startGrantFamily(deps, grantId, refreshToken, client.refreshTokenLifetime * 1000);
   return { grant, refreshToken };
 }

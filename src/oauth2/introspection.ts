@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { oauth2Grants } from "../db/schema";
 import type { Deps } from "../http/deps";
+import { findOAuth2Client } from "./client-auth";
 import { findLiveGrant } from "./grants";
 import { findLiveRefreshToken, revokeRefreshToken } from "./refresh-tokens";
 import { verifyOAuth2AccessToken } from "./tokens";
@@ -17,7 +18,7 @@ export type Introspection =
       scope: string;
       sub: string;
       token_type: "Bearer" | "refresh_token";
-      aud?: string;
+      aud?: string | string[];
       jti?: string;
     };
 
@@ -46,8 +47,11 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
   }
   const payload = await verifyOAuth2AccessToken(deps.config, token);
   if (!payload || payload.client_id !== clientId) return inactive;
-  const live = await findLiveGrant(deps, payload.grant_id);
-  if (!live || live.grant.clientId !== clientId) return inactive;
+  // A grant's token is active while the grant stands; a client's own token while the client exists.
+  const stands = payload.grant_id
+    ? (await findLiveGrant(deps, payload.grant_id))?.grant.clientId === clientId
+    : (await findOAuth2Client(deps, clientId)) !== undefined;
+  if (!stands) return inactive;
   return {
     active: true,
     client_id: clientId,
@@ -57,7 +61,7 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
     scope: payload.scope,
     sub: payload.sub,
     token_type: "Bearer",
-    aud: clientId,
+    aud: payload.aud!,
     ...(payload.jti ? { jti: payload.jti } : {}),
   };
 }
@@ -70,7 +74,8 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
 export async function revoke(deps: Deps, clientId: string, token: string): Promise<void> {
   if (isRefreshToken(token)) return revokeRefreshToken(deps, clientId, token);
   const payload = await verifyOAuth2AccessToken(deps.config, token);
-  if (payload?.client_id !== clientId) return;
+  // A client's own token (client_credentials) has no grant to end: it runs to its expiry.
+  if (payload?.client_id !== clientId || !payload.grant_id) return;
   await deps.db
     .delete(oauth2Grants)
     .where(and(eq(oauth2Grants.id, payload.grant_id), eq(oauth2Grants.clientId, clientId)));

@@ -7,6 +7,7 @@ import type { AccessTokenPayload } from "../lib/jwt";
 import { isAuthenticationFreshEnough } from "./authorize";
 import { findOAuth2Client } from "./client-auth";
 import { issueCode } from "./codes";
+import { DEVICE_PAGE_PATH, finishDeviceRequest } from "./device";
 import { loadPendingRequest, type PendingRequest } from "./pending-requests";
 
 /**
@@ -31,6 +32,8 @@ export async function describeRequest(deps: Deps, requestId: string) {
     clientName: client.clientName,
     scopes: request.scopes,
     redirectUri: request.redirectUri,
+    // A device flow's request: the UI shows this code so the person can check it is their device's.
+    ...(request.device ? { deviceUserCode: request.device.userCode } : {}),
   };
 }
 
@@ -60,6 +63,14 @@ export async function completeWithAccessToken(
   const authTime = session?.createdAt ?? auth.iat * 1000;
   if (!isAuthenticationFreshEnough(request, authTime, deps.now())) {
     throw new AppError("unauthorized", "this authorization request needs a more recent sign-in");
+  }
+  if (request.device) {
+    // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
+    const approvedBy = { userId: user.id, authTime };
+    if (!(await finishDeviceRequest(deps, { ...request, device: request.device }, { approvedBy }))) {
+      throw new AppError("invalid-request", "this device request was decided already, or has expired");
+    }
+    return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
   }
   return { redirectUri: await issueCode(deps, request, user.id, authTime) };
 }

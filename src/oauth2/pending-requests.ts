@@ -14,6 +14,8 @@ const pendingRequestSchema = z.object({
   clientId: z.string(),
   redirectUri: z.string(),
   scopes: z.array(z.string()),
+  /** RFC 8707 resources the tokens will be for. */
+  resources: z.array(z.string()).default([]),
   state: z.string().optional(),
   nonce: z.string().optional(),
   codeChallenge: z.string().optional(),
@@ -22,6 +24,11 @@ const pendingRequestSchema = z.object({
   /** Seconds; the user must have signed in no longer ago than this. */
   maxAge: z.number().optional(),
   loginHint: z.string().optional(),
+  /**
+   * A device flow's request (RFC 8628), started on the device page: approving it marks the device authorization
+   * approved instead of issuing a code; there is no redirect URI (it is empty).
+   */
+  device: z.object({ codeHash: z.string(), userCode: z.string() }).optional(),
   createdAt: z.number(),
 });
 

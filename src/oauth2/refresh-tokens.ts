@@ -19,6 +19,7 @@ import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { OAuth2Error } from "./errors";
 import { LEGACY_TOKEN, named, newRefreshToken, revokeGrant, startGrantFamily } from "./grants";
+import { narrowedResources } from "./resources";
 
 /**
  * OAuth2 refresh tokens: `ort_` + the grant's id (its UUID's 32 hex digits) + 256 random bits. They rotate in the
@@ -32,7 +33,7 @@ import { LEGACY_TOKEN, named, newRefreshToken, revokeGrant, startGrantFamily } f
  * removal).
  */
 /** What tokens are made from: a grant's id, scopes and sign-in time. */
-export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "authTime">;
+export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "resources" | "authTime">;
 
 export interface Refreshed {
   grant: GrantSummary;
@@ -46,7 +47,12 @@ const invalid = () => new OAuth2Error("invalid_grant", "the refresh token is inv
 function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string) {
   return deps.db
     .select({
-      grant: { id: oauth2Grants.id, scopes: oauth2Grants.scopes, authTime: oauth2Grants.authTime },
+      grant: {
+        id: oauth2Grants.id,
+        scopes: oauth2Grants.scopes,
+        resources: oauth2Grants.resources,
+        authTime: oauth2Grants.authTime,
+      },
       expiresAt: oauth2Grants.expiresAt,
       user: users,
     })
@@ -62,12 +68,19 @@ function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string) {
     .get();
 }
 
-/** Everything that refuses a refresh before its token is spent: a disabled user, a wider scope (RFC 6749 §6). */
-function checkBeforeRotating(grant: GrantSummary, user: UserRow, askedScopes: string[] | undefined): void {
+/** What a refresh asks for: scopes (RFC 6749 §6) and resources (RFC 8707), which may only narrow the grant's. */
+interface Asked {
+  scopes?: string[];
+  resources?: string[];
+}
+
+/** Everything that refuses a refresh before its token is spent: a disabled user, a wider scope or resource. */
+function checkBeforeRotating(grant: GrantSummary, user: UserRow, asked: Asked): void {
   if (user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
-  if (askedScopes && !askedScopes.every((scope) => grant.scopes.includes(scope))) {
+  if (asked.scopes && !asked.scopes.every((scope) => grant.scopes.includes(scope))) {
     throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
   }
+  narrowedResources(grant.resources, asked.resources ?? []);
 }
 
 /** `grant_type=refresh_token` for `client` (token-endpoint.ts): the grant, its user and the successor token. */
@@ -75,16 +88,16 @@ export async function rotateRefreshToken(
   deps: Deps,
   client: OAuth2ClientRow,
   refreshToken: string,
-  askedScopes?: string[],
+  asked: Asked = {},
 ): Promise<Refreshed> {
   const token = named(refreshToken);
   if (!token) {
-    if (LEGACY_TOKEN.test(refreshToken)) return rotateLegacyToken(deps, client, refreshToken, askedScopes);
+    if (LEGACY_TOKEN.test(refreshToken)) return rotateLegacyToken(deps, client, refreshToken, asked);
     throw invalid();
   }
   const found = await liveGrantOf(deps, client, token.grantId);
   if (!found) throw invalid();
-  checkBeforeRotating(found.grant, found.user, askedScopes);
+  checkBeforeRotating(found.grant, found.user, asked);
   const lifetimeMs = client.refreshTokenLifetime * 1000;
   const rotation = await rotateInFamily(deps, token.locator, {
     presented: refreshToken,
@@ -132,13 +145,13 @@ async function rotateLegacyToken(
   deps: Deps,
   client: OAuth2ClientRow,
   refreshToken: string,
-  askedScopes: string[] | undefined,
+  asked: Asked,
 ): Promise<Refreshed> {
   const indexed = await legacyIndexed(deps, client, refreshToken);
   if (!indexed) throw invalid();
   const found = await liveGrantOf(deps, client, indexed.grantId);
   if (!found) throw invalid();
-  checkBeforeRotating(found.grant, found.user, askedScopes);
+  checkBeforeRotating(found.grant, found.user, asked);
   const lifetimeMs = client.refreshTokenLifetime * 1000;
   const rotation = await rotateInLegacyFamily(deps, `oauth2:${indexed.grantId}`, indexed.grantId, {
     presented: refreshToken,

@@ -1,6 +1,8 @@
 import { type Context, Hono } from "hono";
+import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
+import type { Config } from "../config";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
@@ -11,17 +13,20 @@ import { rateLimit } from "../rate-limits/middleware";
 import { AuthorizeRedirect, parseAuthorizationRequest } from "./authorize";
 import { scopeClaims } from "./claims";
 import { authenticateClient } from "./client-auth";
+import { DEVICE_PAGE_PATH, startDeviceAuthorization } from "./device";
 import { discoveryDocument } from "./discovery";
 import { OAuth2Error } from "./errors";
 import { findLiveGrant } from "./grants";
 import { introspect, revoke } from "./introspection";
 import { completeWithAccessToken, describeRequest } from "./login";
+import { devicePageRoutes } from "./page/device";
 import { interactionRoutes, silentAuthorization } from "./page/routes";
 import { oauth2Params, param } from "./params";
 import { savePendingRequest } from "./pending-requests";
 import { errorResponse } from "./redirects";
+import { registrationRoutes } from "./registration-routes";
 import { tokenRequest } from "./token-endpoint";
-import { verifyOAuth2AccessToken } from "./tokens";
+import { isForClient, verifyOAuth2AccessToken } from "./tokens";
 
 type Ctx = Context<AppEnv>;
 
@@ -69,7 +74,9 @@ async function bearerGrant(c: Ctx) {
   const match = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
   const invalid = new OAuth2Error("invalid_token", "the access token is invalid, expired or revoked");
   const payload = match?.[1] ? await verifyOAuth2AccessToken(c.var.config, match[1]) : null;
-  if (!payload) throw invalid;
+  // Userinfo serves the client about its user: a token bound to another resource (RFC 8707) or about no user
+  // (client_credentials) is not one for it.
+  if (!payload?.grant_id || !isForClient(payload)) throw invalid;
   const live = await findLiveGrant(c.var.deps, payload.grant_id);
   if (!live || live.grant.clientId !== payload.client_id || live.user.id !== payload.sub) throw invalid;
   return { payload, user: live.user };
@@ -98,18 +105,34 @@ function requiredToken(params: Map<string, string>): string {
 
 const loginBody = z.object({ requestId: z.string().min(1).max(100) });
 
-/** The authorization server (contract §3.5), mounted on the auth API. */
+const discovery = (c: Ctx) =>
+  c.json(discoveryDocument(c.var.config), 200, { "Cache-Control": "public, max-age=300" });
+
+/**
+ * The discovery document at the host's root under the path-inserted names of RFC 8414 §3.1
+ * (`/.well-known/oauth-authorization-server/auth/v1` for the issuer `…/auth/v1`): the first place the MCP SDK and
+ * other RFC 8414 clients look. Mounted on the whole app; nothing when the issuer has no path (the issuer's own
+ * well-known URLs are then the same).
+ */
+export function rootMetadataRoutes(config: Config) {
+  const routes = new Hono<AppEnv>();
+  const issuerPath = new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+  if (!issuerPath) return routes;
+  for (const name of ["oauth-authorization-server", "openid-configuration"]) {
+    const path = `/.well-known/${name}${issuerPath}`;
+    routes.use(path, cors({ origin: "*" }), requireEnabled).get(path, discovery);
+  }
+  return routes;
+}
+
+/** The authorization server (contract §3.5, §3.6), mounted on the auth API. */
 export function oauth2Routes(loginUrl: string | undefined) {
   const routes = new Hono<AppEnv>()
     .use("/.well-known/openid-configuration", requireEnabled)
     .use("/.well-known/oauth-authorization-server", requireEnabled)
     .use("/oauth2/*", requireEnabled)
-    .get("/.well-known/openid-configuration", (c) =>
-      c.json(discoveryDocument(c.var.config), 200, { "Cache-Control": "public, max-age=300" }),
-    )
-    .get("/.well-known/oauth-authorization-server", (c) =>
-      c.json(discoveryDocument(c.var.config), 200, { "Cache-Control": "public, max-age=300" }),
-    )
+    .get("/.well-known/openid-configuration", discovery)
+    .get("/.well-known/oauth-authorization-server", discovery)
     .get("/oauth2/jwks", async (c) => {
       // The same key set as /.well-known/jwks.json, so a rotation shows in both at once.
       const { jwks } = await getKeySet(c.var.config);
@@ -137,7 +160,13 @@ export function oauth2Routes(loginUrl: string | undefined) {
       return c.body(null, 200, noStore);
     })
     .get("/oauth2/userinfo", userinfo)
-    .post("/oauth2/userinfo", userinfo);
+    .post("/oauth2/userinfo", userinfo)
+    .post("/oauth2/device_authorization", rateLimit("OAUTH2"), async (c) => {
+      const { params, client } = await clientRequest(c);
+      return c.json(await startDeviceAuthorization(c.var.deps, client, params), 200, noStore);
+    })
+    .route("/", registrationRoutes)
+    .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl));
   if (!loginUrl) routes.route(LOGIN_PAGE_PATH, interactionRoutes);
   return routes;
 }

@@ -6,6 +6,14 @@ import { randomUuid } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
 import { getKeySet, JWT_ALG } from "../lib/keys";
 import { scopeClaims } from "./claims";
+import { audienceOf } from "./resources";
+
+/** Whether the token was issued for the client itself (its audience is the client, not a resource). */
+export function isForClient(payload: OAuth2AccessTokenPayload): boolean {
+  return Array.isArray(payload.aud)
+    ? payload.aud.includes(payload.client_id)
+    : payload.aud === payload.client_id;
+}
 
 /**
  * Tokens of the authorization server (contract §3.5). Access tokens are JWTs of type `at+jwt` (RFC 9068), so that
@@ -18,7 +26,8 @@ const ACCESS_TOKEN_TYPE = "at+jwt";
 export interface OAuth2AccessTokenPayload extends JWTPayload {
   sub: string;
   client_id: string;
-  grant_id: string;
+  /** Absent on a `client_credentials` token, whose subject is the client itself. */
+  grant_id?: string;
   scope: string;
   iat: number;
   exp: number;
@@ -26,28 +35,32 @@ export interface OAuth2AccessTokenPayload extends JWTPayload {
 
 export interface IssueInput {
   config: Config;
-  user: UserRow;
   client: OAuth2ClientRow;
-  grantId: string;
+  /** Whom the token is about: a user, or null for the client itself (`client_credentials`, `sub` = the client id). */
+  user: UserRow | null;
+  /** The grant it is issued under; none for `client_credentials`, which has no user to grant anything. */
+  grantId?: string;
   scopes: string[];
+  /** RFC 8707 resources: the token's `aud`; none, the client itself. */
+  resources: string[];
   now: number;
 }
 
 export async function signOAuth2AccessToken(input: IssueInput): Promise<string> {
-  const { config, user, client, grantId, scopes, now } = input;
+  const { config, user, client, grantId, scopes, resources, now } = input;
   const keys = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
     client_id: client.clientId,
-    grant_id: grantId,
+    ...(grantId ? { grant_id: grantId } : {}),
     scope: scopes.join(" "),
     // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries.
-    ...(scopes.includes("graphql") ? { [HASURA_NAMESPACE]: hasuraClaims(user, config) } : {}),
+    ...(user && scopes.includes("graphql") ? { [HASURA_NAMESPACE]: hasuraClaims(user, config) } : {}),
   })
     .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: ACCESS_TOKEN_TYPE })
     .setIssuer(config.AUTH_SERVER_URL)
-    .setSubject(user.id)
-    .setAudience(client.clientId)
+    .setSubject(user?.id ?? client.clientId)
+    .setAudience(audienceOf(client.clientId, resources))
     .setIssuedAt(iat)
     .setExpirationTime(iat + client.accessTokenLifetime)
     .setJti(randomUuid())
@@ -61,7 +74,12 @@ async function accessTokenHash(accessToken: string): Promise<string> {
 }
 
 export async function signIdToken(
-  input: IssueInput & { accessToken: string; authTime: number; nonce?: string | null },
+  input: Omit<IssueInput, "user" | "resources"> & {
+    user: UserRow;
+    accessToken: string;
+    authTime: number;
+    nonce?: string | null;
+  },
 ): Promise<string> {
   const { config, user, client, scopes, now, accessToken, authTime, nonce } = input;
   const keys = await getKeySet(config);
@@ -96,9 +114,9 @@ export async function verifyOAuth2AccessToken(
       requiredClaims: ["sub", "exp", "iat", "aud", "jti"],
     });
     const { client_id, grant_id, scope } = payload;
-    if (typeof client_id !== "string" || typeof grant_id !== "string" || typeof scope !== "string")
-      return null;
-    if (payload.aud !== client_id) return null;
+    if (typeof client_id !== "string" || typeof scope !== "string") return null;
+    // A token with no grant is the client's own, and says so in its subject.
+    if (grant_id === undefined ? payload.sub !== client_id : typeof grant_id !== "string") return null;
     return payload as OAuth2AccessTokenPayload;
   } catch {
     return null;

@@ -17,6 +17,8 @@ export const RATE_LIMIT_DEFAULTS = {
   TRANSFORM: { burst: 100, interval: "5m" },
   /** The same, per file: one image cannot be made to produce an endless stream of distinct variants. */
   TRANSFORM_FILE: { burst: 30, interval: "5m" },
+  /** Dynamic client registration (`POST /oauth2/register`), per client address: a flood makes no clients. */
+  REGISTRATION: { burst: 10, interval: "1h" },
 } as const;
 
 export type RateLimitBucket = keyof typeof RATE_LIMIT_DEFAULTS;
@@ -80,6 +82,7 @@ export const ADDRESS_LIMITER_BINDINGS = {
   REFRESH: "REFRESH_LIMITER",
   OAUTH2: "OAUTH2_LIMITER",
   TRANSFORM: "TRANSFORM_LIMITER",
+  REGISTRATION: "REGISTRATION_LIMITER",
 } as const satisfies Partial<Record<RateLimitBucket, string>>;
 
 /** A binding refuses without saying how long is left; the client is told to wait one period (wrangler.toml: 60 s). */
@@ -144,15 +147,19 @@ export async function countRequest(
   return waits.length > 0 ? { bucket, retryAfterSeconds: Math.max(...waits) } : null;
 }
 
+/** What is being guessed: each kind has its own count per address. */
+export type GuessedSecret = "secret-guesses" | "device-user-codes";
+
 /**
- * Guesses of a shared secret (the admin secret in `x-hasura-admin-secret`) from one address, counted exactly in the
- * `BRUTE_FORCE` bucket's limits: each wrong guess counts, and while the wrong guesses are over the limit every attempt
- * from the address is refused, the right secret too (otherwise a guesser would learn it from the one answer that is
- * not a refusal). Returns the seconds to wait when refused, else null.
+ * Guesses of a secret from one address (the admin secret in `x-hasura-admin-secret`, a device flow's user code),
+ * counted exactly in the `BRUTE_FORCE` bucket's limits: each wrong guess counts, and while the wrong guesses are over
+ * the limit every attempt from the address is refused, the right one too (otherwise a guesser would learn it from the
+ * one answer that is not a refusal). Returns the seconds to wait when refused, else null.
  */
-export async function secretGuess(
+export async function countGuess(
   env: LimiterBindings,
   config: RateLimitConfig,
+  guessed: GuessedSecret,
   address: string,
   right: boolean,
   now: number,
@@ -160,9 +167,18 @@ export async function secretGuess(
   if (!config.enabled) return null;
   const { burst, intervalMs } = config.buckets.BRUTE_FORCE;
   const namespace = env.RATE_LIMITERS;
-  const counter = namespace.get(namespace.idFromName(`BRUTE_FORCE:secret-guesses:ip:${address}`));
+  const counter = namespace.get(namespace.idFromName(`BRUTE_FORCE:${guessed}:ip:${address}`));
   const result = right
     ? await counter.peek(burst, intervalMs, now)
     : await counter.hit(burst, intervalMs, now);
   return result.allowed ? null : result.retryAfterSeconds;
 }
+
+/** A guess of the admin secret (`countGuess`). */
+export const secretGuess = (
+  env: LimiterBindings,
+  config: RateLimitConfig,
+  address: string,
+  right: boolean,
+  now: number,
+) => countGuess(env, config, "secret-guesses", address, right, now);

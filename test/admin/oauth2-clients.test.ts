@@ -56,6 +56,11 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       tokenEndpointAuthMethod: "client_secret_basic",
       accessTokenLifetime: 900,
       refreshTokenLifetime: 2_592_000,
+      applicationType: "web",
+      resources: null,
+      registration: "admin",
+      registeredByUserId: null,
+      lastUsedAt: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

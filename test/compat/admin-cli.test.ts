@@ -58,6 +58,58 @@ describe("npm run admin", () => {
     ]);
   });
 
+  it("creates OAuth2 clients of every kind: a device-flow CLI and a machine client need no redirect URI", async () => {
+    const cli = (await admin(
+      "create-client",
+      "--name",
+      "Acme CLI",
+      "--public",
+      "--grant",
+      "urn:ietf:params:oauth:grant-type:device_code",
+      "--grant",
+      "refresh_token",
+    )) as { clientId: string; grantTypes: string[]; redirectUris: string[] };
+    expect(cli).toMatchObject({ redirectUris: [], tokenEndpointAuthMethod: "none" });
+    const device = await fetch(`${authUrl}/oauth2/device_authorization`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: cli.clientId }),
+    });
+    expect(device.status).toBe(200);
+    const machine = (await admin(
+      "create-client",
+      "--name",
+      "Nightly job",
+      "--grant",
+      "client_credentials",
+    )) as {
+      clientId: string;
+      clientSecret: string;
+    };
+    const token = await fetch(`${authUrl}/oauth2/token`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: `Basic ${btoa(`${machine.clientId}:${machine.clientSecret}`)}`,
+      },
+      body: new URLSearchParams({ grant_type: "client_credentials" }),
+    });
+    expect(token.status).toBe(200);
+    const native = (await admin(
+      "create-client",
+      "--name",
+      "Desktop",
+      "--public",
+      "--native",
+      "--redirect-uri",
+      "http://127.0.0.1/callback",
+    )) as { applicationType: string };
+    expect(native.applicationType).toBe("native");
+    await expect(admin("create-client", "--name", "Web without a redirect")).rejects.toMatchObject({
+      stderr: expect.stringContaining("--redirect-uri"),
+    });
+  });
+
   it("says what is wrong instead of a stack trace", async () => {
     await expect(admin("create-user")).rejects.toMatchObject({
       stderr: expect.stringContaining("needs --email"),

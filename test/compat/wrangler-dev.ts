@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
+import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
 
 declare module "vitest" {
@@ -20,6 +21,12 @@ declare module "vitest" {
     adminSecret: string;
     /** Where the fake identity providers answer (test/compat/fake-provider-server.ts). */
     fakeProviders: string;
+    /** The example MCP server's resource (examples/mcp-server), trusting the service. */
+    mcpServer: string;
+    /** Another resource the service issues tokens for, which the MCP server must refuse. */
+    otherResource: string;
+    /** Client ID metadata documents: served over https at `origin`, published with PUT at `control`. */
+    clientDocs: { origin: string; control: string };
   }
 }
 
@@ -71,6 +78,9 @@ export default async function setup(project: TestProject) {
   const providers = await startFakeProviders();
   const github = `${providers.origin}/github.fake`;
   const apple = await fakeAppleKey(providers.origin);
+  const mcpPort = await freePort();
+  const otherResource = "https://api.example.com/v2";
+  const clientDocs = await startClientDocumentHost();
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -102,6 +112,9 @@ export default async function setup(project: TestProject) {
     AUTH_PROVIDER_APPLE_TOKEN_URL: `${providers.origin}/apple.fake/auth/token`,
     AUTH_PROVIDER_APPLE_JWKS_URL: `${providers.origin}/apple.fake/jwks`,
     AUTH_PROVIDER_APPLE_ISSUER: "https://apple.fake",
+    // OAuth2 for agents (contract §3.6): the example MCP server and one more API are the resources tokens are for;
+    // registration is open, as `npm start` has it (DEVELOPMENT_VARS).
+    AUTH_OAUTH2_PROVIDER_RESOURCES: `http://127.0.0.1:${mcpPort}/mcp,${otherResource}`,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -113,6 +126,8 @@ export default async function setup(project: TestProject) {
     CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
     // `--env-file` is read through wrangler's .env loading, which this switch would turn off.
     CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
+    // The client-document host's certificate: Miniflare passes it to workerd as a trusted certificate.
+    NODE_EXTRA_CA_CERTS: clientDocs.certPath,
   };
 
   execFileSync(
@@ -151,16 +166,20 @@ export default async function setup(project: TestProject) {
   child.stdout?.on("data", (chunk) => (output += chunk));
   child.stderr?.on("data", (chunk) => (output += chunk));
   await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
+  const mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);
   project.provide("adminSecret", secrets.AUTH_ADMIN_SECRET);
   project.provide("fakeProviders", providers.origin);
+  project.provide("mcpServer", mcp.url);
+  project.provide("otherResource", otherResource);
+  project.provide("clientDocs", { origin: clientDocs.origin, control: clientDocs.control });
 
   return async () => {
     child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
-    await providers.close();
+    await Promise.all([providers.close(), mcp.close(), clientDocs.close()]);
   };
 }

@@ -330,9 +330,48 @@ async function identityProvider(request, url) {
   return new Response("not found", { status: 404 });
 }
 
+// Client ID metadata documents (src/oauth2/metadata-documents.ts) at https://client-docs.fake/<path>: a test puts one
+// with PUT /__doc?path=<path>&cache-control=<value> (the body is served as is); GET /__fetches?path=<path> says how
+// often the service fetched it. /redirect/<anything> answers 302, /big.json is larger than any document may be.
+const clientDocs = new Map();
+const docFetches = new Map();
+
+async function clientDocuments(request, url) {
+  if (url.pathname === "/__doc" && request.method === "PUT") {
+    const path = url.searchParams.get("path");
+    clientDocs.set(path, {
+      body: new TextDecoder().decode(await request.arrayBuffer()),
+      cacheControl: url.searchParams.get("cache-control"),
+    });
+    return new Response(null, { status: 204 });
+  }
+  if (url.pathname === "/__fetches") return Response.json(docFetches.get(url.searchParams.get("path")) ?? 0);
+  docFetches.set(url.pathname, (docFetches.get(url.pathname) ?? 0) + 1);
+  if (url.pathname.startsWith("/redirect/")) {
+    return new Response(null, {
+      status: 302,
+      headers: { location: "https://client-docs.fake/elsewhere.json" },
+    });
+  }
+  if (url.pathname === "/big.json") {
+    return new Response(JSON.stringify({ client_id: url.toString(), padding: "x".repeat(40_000) }), {
+      headers: { "content-type": "application/json" },
+    });
+  }
+  const doc = clientDocs.get(url.pathname);
+  if (!doc) return new Response("not found", { status: 404 });
+  return new Response(doc.body, {
+    headers: {
+      "content-type": "application/json",
+      ...(doc.cacheControl ? { "cache-control": doc.cacheControl } : {}),
+    },
+  });
+}
+
 export default {
   async fetch(request) {
     const url = new URL(request.url);
+    if (url.hostname === "client-docs.fake") return clientDocuments(request, url);
     if (url.hostname === "api.twilio.com") return twilio(request, url);
     if (url.hostname in PROVIDER_CLIENTS) return identityProvider(request, url);
     if (url.hostname === "hibp.test") {

@@ -2,7 +2,7 @@
 // unregistered redirect URI (RFC 9700 §4.11), PKCE downgrade to `plain` or none for a public client (§2.1.1),
 // parameter smuggling through repeated parameters, and completing one pending request twice.
 import { describe, expect, it } from "vitest";
-import { expectError, service, signUp } from "../helpers";
+import { expectError, SERVER, service, signUp } from "../helpers";
 import {
   authorize,
   codeFor,
@@ -21,7 +21,7 @@ import {
 const svc = provider();
 
 describe("discovery and keys", () => {
-  it("publishes exactly the fields of §3.5 under both well-known names, with absolute endpoints", async () => {
+  it("publishes exactly the fields of §3.5 and §3.6 under both well-known names, with absolute endpoints", async () => {
     const response = await svc.get("/.well-known/openid-configuration");
     expect(response.status).toBe(200);
     const document = await response.json();
@@ -33,8 +33,14 @@ describe("discovery and keys", () => {
       jwks_uri: `${ISSUER}/oauth2/jwks`,
       revocation_endpoint: `${ISSUER}/oauth2/revoke`,
       introspection_endpoint: `${ISSUER}/oauth2/introspect`,
+      device_authorization_endpoint: `${ISSUER}/oauth2/device_authorization`,
       response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
+      grant_types_supported: [
+        "authorization_code",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:device_code",
+        "client_credentials",
+      ],
       scopes_supported: ["openid", "profile", "email", "phone", "offline_access", "graphql"],
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["RS256"],
@@ -43,9 +49,35 @@ describe("discovery and keys", () => {
       claims_supported: expect.arrayContaining(["sub", "email", "email_verified", "auth_time", "nonce"]),
       request_parameter_supported: false,
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
     const rfc8414 = await svc.get("/.well-known/oauth-authorization-server");
     expect(await rfc8414.json()).toEqual(document);
+  });
+
+  // RFC 8414 §3.1: for the issuer …/auth/v1 the first place a client looks is the host's root with the path inserted
+  // (the MCP SDK's first choice); the document there is the issuer's own, readable from any origin.
+  it("serves the same document at the host's root under the path-inserted names", async () => {
+    const issuers = await (await svc.get("/.well-known/openid-configuration")).json();
+    for (const name of ["oauth-authorization-server", "openid-configuration"]) {
+      const response = await svc.request("GET", `${SERVER}/.well-known/${name}/auth/v1`, {
+        headers: { origin: "https://mcp-host.example" },
+      });
+      expect(response.status, name).toBe(200);
+      expect(response.headers.get("access-control-allow-origin")).toBe("*");
+      expect(await response.json()).toEqual(issuers);
+    }
+    const off = service({ AUTH_OAUTH2_PROVIDER_ENABLED: "false" });
+    await expectError(
+      await off.request("GET", `${SERVER}/.well-known/oauth-authorization-server/auth/v1`),
+      409,
+      "disabled-endpoint",
+    );
+    await expectError(
+      await svc.request("GET", `${SERVER}/.well-known/oauth-authorization-server/other`),
+      404,
+      "route-not-found",
+    );
   });
 
   it("serves the same key set at /oauth2/jwks as at /.well-known/jwks.json", async () => {

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { SERVER, signUp } from "../helpers";
 import { basic, newClient, provider } from "./support";
 
-const svc = provider();
+const svc = provider({ AUTH_OAUTH2_PROVIDER_REGISTRATION: "open" });
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const huge = "x".repeat(20_000);
 /** Long, but under the body limit together (a body over 64 KiB is 413 before any endpoint sees it). */
 const big = "x".repeat(12_000);
@@ -56,7 +57,12 @@ async function expectOAuth2Error(response: Response, context: string) {
 }
 
 describe("OAuth2 endpoints never answer 5xx", () => {
-  for (const path of ["/oauth2/token", "/oauth2/introspect", "/oauth2/revoke"]) {
+  for (const path of [
+    "/oauth2/token",
+    "/oauth2/introspect",
+    "/oauth2/revoke",
+    "/oauth2/device_authorization",
+  ]) {
     for (const [label, body, type] of FORMS) {
       it(`POST ${path} with ${label}`, async () => {
         for (const authorization of AUTHORIZATIONS) {
@@ -78,6 +84,109 @@ describe("OAuth2 endpoints never answer 5xx", () => {
         headers: { "content-type": "application/x-www-form-urlencoded", ...basic(client) },
       });
       await expectOAuth2Error(response, body.slice(0, 40));
+    }
+  });
+
+  it("POST /oauth2/token with the device and client-credentials grants and hostile parameters", async () => {
+    const device = await newClient(svc, {
+      tokenEndpointAuthMethod: "none",
+      grantTypes: [DEVICE_GRANT],
+      redirectUris: [],
+    });
+    const machine = await newClient(svc, { grantTypes: ["client_credentials"], redirectUris: [] });
+    const deviceBodies = [
+      `grant_type=${DEVICE_GRANT}&client_id=${device.clientId}`,
+      `grant_type=${DEVICE_GRANT}&client_id=${device.clientId}&device_code=${big}`,
+      `grant_type=${DEVICE_GRANT}&client_id=${device.clientId}&device_code=%00%01`,
+      `grant_type=${DEVICE_GRANT}&client_id=${device.clientId}&device_code=a&device_code=b`,
+    ];
+    for (const body of deviceBodies) {
+      const response = await svc.request("POST", "/oauth2/token", {
+        body,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
+      await expectOAuth2Error(response, body.slice(0, 80));
+    }
+    const machineBodies = [
+      `grant_type=client_credentials&scope=${big}`,
+      `grant_type=client_credentials&resource=${big}`,
+      "grant_type=client_credentials&resource=%00",
+      "grant_type=client_credentials&resource=javascript:alert(1)",
+      `grant_type=client_credentials${"&resource=https://x.example".repeat(11)}`,
+    ];
+    for (const body of machineBodies) {
+      const response = await svc.request("POST", "/oauth2/token", {
+        body,
+        headers: { "content-type": "application/x-www-form-urlencoded", ...basic(machine) },
+      });
+      await expectOAuth2Error(response, body.slice(0, 80));
+    }
+    for (const body of [
+      `client_id=${device.clientId}&scope=${big}`,
+      `client_id=${device.clientId}&resource=%zz`,
+    ]) {
+      const response = await svc.request("POST", "/oauth2/device_authorization", {
+        body,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
+      await expectOAuth2Error(response, body.slice(0, 80));
+    }
+  });
+
+  it("POST /oauth2/register with hostile bodies answers RFC 7591 errors", async () => {
+    const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+    const bodies: [string, string | undefined][] = [
+      ["", "application/json"],
+      ["{", "application/json"],
+      [deep, "application/json"],
+      [`{"redirect_uris":${deep}}`, "application/json"],
+      [JSON.stringify({ redirect_uris: [1, 2] }), "application/json"],
+      [JSON.stringify({ redirect_uris: [big] }), "application/json"],
+      [JSON.stringify({ redirect_uris: Array(1000).fill("https://a.example/cb") }), "application/json"],
+      [JSON.stringify({ client_name: { toString: "x" } }), "application/json"],
+      [
+        JSON.stringify({ __proto__: { redirect_uris: ["https://a.example"] }, constructor: 1 }),
+        "application/json",
+      ],
+      [
+        JSON.stringify({ redirect_uris: ["https://a.example/cb"], grant_types: "authorization_code" }),
+        "application/json",
+      ],
+      [JSON.stringify({ redirect_uris: ["https://a.example/cb"], scope: 7 }), "application/json"],
+      [JSON.stringify({ redirect_uris: ["https://a.example/cb"], contacts: [big] }), "application/json"],
+      [JSON.stringify({ redirect_uris: ["https://%zz/cb"] }), "application/json"],
+      [JSON.stringify({ redirect_uris: ["https://a.example/cb"] }), "text/plain"],
+      ["redirect_uris=https://a.example/cb", undefined],
+    ];
+    for (const [body, type] of bodies) {
+      const headers: Record<string, string> = type ? { "content-type": type } : {};
+      const response = await svc.request("POST", "/oauth2/register", { body, headers });
+      await expectOAuth2Error(response, body.slice(0, 60));
+    }
+    // Over the body limit: the auth API's own 413, before registration reads anything.
+    const tooBig = await svc.request("POST", "/oauth2/register", {
+      body: JSON.stringify({ client_name: "x".repeat(70_000) }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(tooBig.status).toBe(413);
+  });
+
+  it("the client configuration endpoint answers hostile ids and tokens with 401", async () => {
+    for (const id of [
+      encodeURIComponent(huge),
+      "%00",
+      "..%2F..%2Fadmin",
+      encodeURIComponent("https://x.example/c.json"),
+    ]) {
+      for (const authorization of ["", "Bearer", `Bearer ${huge}`, "Basic abc", "Bearer ocr_x"]) {
+        for (const method of ["GET", "PUT", "DELETE"]) {
+          const response = await svc.request(method, `/oauth2/register/${id}`, {
+            headers: { authorization, "content-type": "application/json" },
+            body: method === "PUT" ? "{" : undefined,
+          });
+          await expectOAuth2Error(response, `${method} ${id.slice(0, 20)} ${authorization.slice(0, 12)}`);
+        }
+      }
     }
   });
 
@@ -173,6 +282,31 @@ describe("OAuth2 endpoints never answer 5xx", () => {
     for (const query of ["", `request_id=${huge}`, "request_id=%zz"]) {
       const response = await svc.get(`/oauth2/interaction?${query}`);
       expect(response.status).toBe(400);
+    }
+  });
+
+  it("the device page answers hostile forms and queries with HTML, never a 5xx", async () => {
+    for (const [label, body, type] of [
+      ...FORMS,
+      ["a huge code", `user_code=${big}`, "application/x-www-form-urlencoded"] as const,
+      ["a code of NULs", "user_code=%00%00%00%00%00%00%00%00", "application/x-www-form-urlencoded"] as const,
+    ]) {
+      const headers: Record<string, string> = { origin: SERVER };
+      if (type) headers["content-type"] = type;
+      const response = await svc.request("POST", "/oauth2/device", { body, headers });
+      expect(response.status, label).toBeGreaterThanOrEqual(400);
+      expect(response.status, label).toBeLessThan(500);
+      expect(response.headers.get("content-type"), label).toMatch(/text\/html/);
+    }
+    for (const query of [
+      `user_code=${huge}`,
+      "user_code=%zz",
+      "user_code=<b>x</b>",
+      "result=approved&user_code=1",
+    ]) {
+      const response = await svc.get(`/oauth2/device?${query}`);
+      expect(response.status, query.slice(0, 20)).toBe(200);
+      expect(await response.text()).not.toContain("<b>x</b>");
     }
   });
 });

@@ -12,69 +12,18 @@ import {
   PASSWORD,
   SERVER,
   signUp,
-  type TestService,
   uniqueEmail,
   verifyPath,
 } from "../helpers";
+import { Browser, signIn } from "./page-browser";
 import { authorize, form, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
 
 const svc = provider();
-const ORIGIN = { origin: SERVER };
-
-/** A tiny cookie jar for the page's one cookie. */
-/** A browser's cookie jar for the page: what the service set, sent back on every request. */
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(readonly svc: TestService) {}
-  get cookie(): string {
-    return [...this.jar].map(([name, value]) => `${name}=${value}`).join("; ");
-  }
-  /** Whether the page's session cookie is set: the browser is signed in to the page. */
-  get signedIn(): boolean {
-    return this.jar.has("oauth2_session");
-  }
-  async get(url: string): Promise<Response> {
-    return this.remember(
-      await this.svc.request("GET", url.replace(ISSUER, ""), { headers: { cookie: this.cookie } }),
-    );
-  }
-  async post(
-    path: string,
-    values: Record<string, string>,
-    headers: Record<string, string> = ORIGIN,
-  ): Promise<Response> {
-    return this.remember(
-      await this.svc.request("POST", path, {
-        body: form(values),
-        headers: { "content-type": "application/x-www-form-urlencoded", cookie: this.cookie, ...headers },
-      }),
-    );
-  }
-  private remember(response: Response): Response {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const [name, value] = [pair!.slice(0, pair!.indexOf("=")), pair!.slice(pair!.indexOf("=") + 1)];
-      if (!value || /Max-Age=0/i.test(line)) this.jar.delete(name);
-      else this.jar.set(name, value);
-    }
-    return response;
-  }
-}
 
 async function startAt(browser: Browser, client: Awaited<ReturnType<typeof newClient>>, params = {}) {
   const response = await authorize(browser.svc, client, params);
   const requestId = await requestIdOf(response);
   return { requestId, page: await browser.get(location(response).toString()) };
-}
-
-async function signIn(browser: Browser, requestId: string, email: string) {
-  const response = await browser.post("/oauth2/interaction/sign-in", {
-    request_id: requestId,
-    email,
-    password: PASSWORD,
-  });
-  expect(response.status).toBe(303);
-  return browser.get(location(response).toString());
 }
 
 describe("the built-in login and consent page", () => {

@@ -186,6 +186,20 @@ ${eventsTable(events)}${next}`,
   );
 }
 
+/** How a client came to be, in words: who vouches for it. */
+function registrationLabel(chrome: Chrome, client: WireClient) {
+  switch (client.registration) {
+    case "admin":
+      return "by an admin";
+    case "open":
+      return html`<span class="badge">self-registered</span>`;
+    case "authenticated":
+      return html`by user <a href="${chrome.base}/users/${client.registeredByUserId ?? ""}"><code>${client.registeredByUserId}</code></a>`;
+    case "metadata-document":
+      return html`<span class="badge">metadata document</span>`;
+  }
+}
+
 export function clientsPage(chrome: Chrome, clients: WireClient[]) {
   return frame(
     chrome,
@@ -194,9 +208,9 @@ export function clientsPage(chrome: Chrome, clients: WireClient[]) {
 ${
   clients.length === 0
     ? html`<p class="muted">No client yet.</p>`
-    : html`<table><thead><tr><th>Name</th><th>Client id</th><th>Redirect URIs</th><th>Scopes</th><th>Authentication</th></tr></thead><tbody>${clients.map(
+    : html`<table><thead><tr><th>Name</th><th>Client id</th><th>Redirect URIs</th><th>Scopes</th><th>Authentication</th><th>Registered</th><th>Last used</th></tr></thead><tbody>${clients.map(
         (client) =>
-          html`<tr><td>${client.clientName}</td><td><code>${client.clientId}</code></td><td>${client.redirectUris.join(", ")}</td><td>${client.scopes.join(" ")}</td><td>${client.tokenEndpointAuthMethod}</td></tr>`,
+          html`<tr><td>${client.clientName}</td><td><code>${client.clientId}</code></td><td>${client.redirectUris.join(", ")}</td><td>${client.scopes.join(" ")}</td><td>${client.tokenEndpointAuthMethod}</td><td>${registrationLabel(chrome, client)}</td><td>${when(client.lastUsedAt)}</td></tr>`,
       )}</tbody></table>`
 }`,
   );

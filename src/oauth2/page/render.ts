@@ -42,6 +42,11 @@ const STYLE = `
   .who { font-size: .9rem; color: GrayText; margin-top: 1.2rem; }
   .who form { display: inline; }
   .who button { padding: 0; border: 0; background: none; color: #2457d6; text-decoration: underline; font-size: .9rem; }
+  .origin { margin: 0 0 .8rem; }
+  .note { font-size: .9rem; color: GrayText; }
+  .warning { padding: .6rem .8rem; border-radius: 6px; background: #e0a00022; border: 1px solid #e0a00066; }
+  .code { font: 600 1.6rem/1.2 ui-monospace, monospace; letter-spacing: .12em; text-align: center; margin: .4rem 0 1rem; }
+  #user_code { font: 600 1.3rem ui-monospace, monospace; letter-spacing: .1em; text-transform: uppercase; }
 `;
 
 export interface PageFrame {
@@ -136,6 +141,28 @@ ${errorBox(input.error)}
 </form>`;
 }
 
+/** What the consent screen says about who the client is, beyond the name it gave itself. */
+export interface ClientFacts {
+  /** The host of a client metadata document: the name is only as good as this domain. */
+  documentHost?: string;
+  /** Registered by itself (open registration, a metadata document): nobody here reviewed it. */
+  unreviewed: boolean;
+  /** Every redirect URI is on this computer: an app running locally, which anyone can write and start. */
+  loopbackOnly: boolean;
+}
+
+/** Under the client's name: who publishes it, when a metadata document names it. */
+const publisher = (facts: ClientFacts) =>
+  facts.documentHost ? html`<p class="origin">Published by <strong>${facts.documentHost}</strong></p>` : "";
+
+/** After what it asks: how far its name can be trusted. */
+const caution = (facts: ClientFacts) =>
+  facts.loopbackOnly
+    ? html`<p class="warning" role="note">This app runs on your own computer. Allow it only if you just started it yourself.</p>`
+    : facts.unreviewed
+      ? html`<p class="note">This app registered itself; its name was not checked.</p>`
+      : "";
+
 export function consentForm(input: {
   action: string;
   switchAction: string;
@@ -143,9 +170,20 @@ export function consentForm(input: {
   clientName: string;
   scopes: string[];
   userLabel: string;
+  facts: ClientFacts;
+  /** The user code of a device flow: the person checks it is the one their device shows. */
+  deviceUserCode?: string;
 }) {
   return html`<h1>${input.clientName}</h1>
-<p class="lead">wants to access your account</p>
+${publisher(input.facts)}
+${
+  input.deviceUserCode
+    ? html`<p class="lead">wants to access your account from a device showing the code</p>
+<p class="code">${input.deviceUserCode}</p>
+<p class="warning" role="note">Only allow this if you started it on your own device and it shows this code. Nobody should ever ask you to enter a code for them.</p>`
+    : html`<p class="lead">wants to access your account</p>`
+}
+${caution(input.facts)}
 ${
   input.scopes.length > 0
     ? html`<p>It will be able to:</p>
@@ -161,6 +199,28 @@ ${
 </form>
 <div class="who">Signed in as ${input.userLabel}.
 <form method="post" action="${input.switchAction}"><input type="hidden" name="request_id" value="${input.requestId}"><button type="submit">Use another account</button></form></div>`;
+}
+
+/** The device flow's first step: the code the device shows. */
+export function deviceCodeForm(input: { action: string; userCode?: string; error?: string }) {
+  return html`<h1>Connect a device</h1>
+<p class="lead">Enter the code shown on your device or in your terminal.</p>
+${errorBox(input.error)}
+<form method="post" action="${input.action}">
+  <label for="user_code">Code</label>
+  <input id="user_code" name="user_code" type="text" required autocomplete="off" autocapitalize="characters"
+    spellcheck="false" maxlength="20" placeholder="BCDF-GHJK" value="${input.userCode ?? ""}">
+  <div class="actions"><button class="primary" type="submit">Continue</button></div>
+</form>`;
+}
+
+/** The device flow's last step. */
+export function deviceFinished(outcome: "approved" | "denied") {
+  return outcome === "approved"
+    ? html`<h1>Device connected</h1>
+<p class="lead">You can close this page and go back to your device.</p>`
+    : html`<h1>Request denied</h1>
+<p class="lead">The device was not given access. You can close this page.</p>`;
 }
 
 export function problem(message: string) {

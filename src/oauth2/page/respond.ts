@@ -5,6 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { setPageHeaders } from "../../http/page-headers";
 import { LOGIN_PAGE_PATH } from "../../lib/redirect";
 import { findOAuth2Client } from "../client-auth";
+import { DEVICE_PAGE_PATH } from "../device";
 import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { loadPendingRequest, type PendingRequest } from "../pending-requests";
@@ -21,8 +22,10 @@ type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
  * any host name that reaches the Worker (and a WebAuthn RP ID can be chosen freely).
  */
 export const paths = (c: Ctx) => {
-  const base = `${new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}${LOGIN_PAGE_PATH}`;
+  const issuerPath = new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+  const base = `${issuerPath}${LOGIN_PAGE_PATH}`;
   return {
+    device: `${issuerPath}${DEVICE_PAGE_PATH}`,
     page: base,
     signIn: `${base}/sign-in`,
     mfa: `${base}/mfa`,
@@ -110,7 +113,7 @@ export async function loadRequest(
  * A cross-site form post (login CSRF, forced consent) is refused: browsers name the posting page's origin, which
  * must be the origin this request came to.
  */
-function isSameOrigin(c: Ctx): boolean {
+export function isSameOrigin(c: Ctx): boolean {
   return c.req.header("origin") === new URL(c.req.url).origin;
 }
 

@@ -1,13 +1,16 @@
 import { Hono } from "hono";
+import type { OAuth2ClientRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { isAuthenticationFreshEnough } from "../authorize";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
 import { issueCode } from "../codes";
 import { hasConsent, rememberConsent } from "../consents";
+import { finishDeviceRequest } from "../device";
 import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
 import { errorResponse } from "../redirects";
-import { consentForm } from "./render";
+import { clientFacts } from "./client-facts";
+import { consentForm, deviceFinished } from "./render";
 import {
   backToPage,
   type Ctx,
@@ -21,8 +24,18 @@ import {
 } from "./respond";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in";
 
-/** Completes the request for the signed-in user and sends the browser back to the client with a code. */
+/**
+ * Completes the request for the signed-in user: back to the client with a code, or for a device request the device
+ * authorization approved and a page saying so.
+ */
 async function complete(c: Ctx, request: PendingRequest, session: BrowserSession) {
+  if (request.device) {
+    const approvedBy = { userId: session.user.id, authTime: session.authTime };
+    if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
+      return showProblem(c, "This device request was decided already, or has expired.");
+    }
+    return render(c, 200, "Device connected", deviceFinished("approved"));
+  }
   try {
     return c.redirect(await issueCode(c.var.deps, request, session.user.id, session.authTime), 303);
   } catch (error) {
@@ -32,13 +45,16 @@ async function complete(c: Ctx, request: PendingRequest, session: BrowserSession
 }
 
 /** What the page shows next for this request: sign-in, consent, or nothing (back to the client). */
-async function nextStep(c: Ctx, request: PendingRequest, clientName: string) {
+async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow) {
   const deps = c.var.deps;
+  const clientName = client.clientName;
   const session = await readBrowserSession(c);
   if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
     return signInPage(c, request, clientName);
   }
+  // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4).
   const mustAsk =
+    request.device !== undefined ||
     request.prompt.includes("consent") ||
     request.prompt.includes("select_account") ||
     !(await hasConsent(deps, session.user.id, request.clientId, request.scopes));
@@ -55,8 +71,11 @@ async function nextStep(c: Ctx, request: PendingRequest, clientName: string) {
       clientName,
       scopes: request.scopes,
       userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
+      facts: clientFacts(client),
+      deviceUserCode: request.device?.userCode,
     }),
-    { redirectUri: request.redirectUri },
+    // After consent the browser goes on to the client's redirect URI; a device request stays here.
+    request.device ? {} : { redirectUri: request.redirectUri },
   );
 }
 
@@ -69,7 +88,7 @@ export const interactionRoutes = new Hono<AppEnv>()
     const query = c.req.query();
     if (query.refreshToken || query.mfaTicket || query.error)
       return landFromEmailLink(c, request, client.clientName);
-    return nextStep(c, request, client.clientName);
+    return nextStep(c, request, client);
   })
   .route("/", pageSignInRoutes)
   .post("/consent", async (c) => {
@@ -82,6 +101,10 @@ export const interactionRoutes = new Hono<AppEnv>()
       return backToPage(c, request.id);
     }
     if (params.get("decision") !== "allow") {
+      if (request.device) {
+        await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
+        return render(c, 200, "Request denied", deviceFinished("denied"));
+      }
       deps.background(forgetPendingRequest(c.env, request.id));
       const denied = errorResponse(
         deps.config,
@@ -92,7 +115,8 @@ export const interactionRoutes = new Hono<AppEnv>()
       );
       return c.redirect(denied, 303);
     }
-    await rememberConsent(deps, session.user.id, request.clientId, request.scopes);
+    // A device's consent is for that device only (it is asked every time), so it is not remembered.
+    if (!request.device) await rememberConsent(deps, session.user.id, request.clientId, request.scopes);
     return complete(c, request, session);
   })
   .post("/switch", async (c) => {

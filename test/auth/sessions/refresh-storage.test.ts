@@ -154,9 +154,9 @@ describe("D1 and Durable Objects on the OAuth2 refresh path", () => {
   it("moves a token from before (found through the D1 index) onto a family at its next refresh", async () => {
     const oauth2 = provider();
     const { client, tokens } = await grantFor(oauth2);
-    const grantId = (await env.DB.prepare(
-      "SELECT id FROM oauth2_grants ORDER BY created_at DESC LIMIT 1",
-    ).first<{ id: string }>())!.id;
+    const grantId = (await env.DB.prepare("SELECT id FROM oauth2_grants WHERE client_id = ?")
+      .bind(client.clientId)
+      .first<{ id: string }>())!.id;
     // A token as the previous release made it: `ort_` + 43 characters, indexed in oauth2_refresh_tokens.
     const legacy = `ort_${"L".repeat(11)}${crypto.randomUUID().replace(/-/g, "")}`;
     await env.DB.prepare(
@@ -211,8 +211,12 @@ function countingNamespace<T extends DurableObjectNamespace>(namespace: T, onGet
   return new Proxy(namespace, {
     get(target, property) {
       const value = Reflect.get(target, property);
-      if (property === "get")
-        return (...args: unknown[]) => (onGet(), (value as (...a: unknown[]) => unknown).apply(target, args));
+      if (property === "get") {
+        return (...args: unknown[]) => {
+          onGet();
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
       return typeof value === "function" ? value.bind(target) : value;
     },
   });

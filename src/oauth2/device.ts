@@ -1,0 +1,227 @@
+import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
+import { and, eq, gt, sql } from "drizzle-orm";
+import { base64url } from "jose";
+import { type DeviceAuthorizationRow, deviceAuthorizations, type OAuth2ClientRow } from "../db/schema";
+import type { Deps } from "../http/deps";
+import { sha256Hex } from "../lib/crypto";
+import { toHex } from "../lib/hex";
+import { hmacSubkey } from "../lib/subkeys";
+import { OAuth2Error } from "./errors";
+import { type OAuth2Params, param, scopeList } from "./params";
+import { forgetPendingRequest, newRequestId, type PendingRequest } from "./pending-requests";
+import { requestedResources } from "./resources";
+
+/**
+ * The device authorization grant (RFC 8628): a device or CLI without a browser gets a device code it keeps and a
+ * user code it shows; the person enters the user code on the built-in page (`/oauth2/device`), signs in and
+ * approves; meanwhile the device polls the token endpoint with its device code.
+ */
+export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+/** Where the person enters the user code (RFC 8628 `verification_uri`), under the issuer. */
+export const DEVICE_PAGE_PATH = "/oauth2/device";
+const LIFETIME_SECONDS = 600;
+const INTERVAL_SECONDS = 5;
+/** RFC 8628 §3.5: a poll sooner than the interval gets `slow_down`, and the interval grows by five seconds. */
+const SLOW_DOWN_SECONDS = 5;
+/** RFC 8628 §6.1: consonants only (no words, no 0/O or 1/I look-alikes); 20^8 ≈ 2.6 × 10^10 codes. */
+const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+
+const random: RandomReader = { read: (bytes) => crypto.getRandomValues(bytes) };
+
+/** A user code as people type it: any case, with or without the dash; null when it cannot be one. */
+export function normalizeUserCode(value: string): string | null {
+  const letters = value.toUpperCase().replace(/[\s-]/g, "");
+  return letters.length === 8 && [...letters].every((c) => USER_CODE_ALPHABET.includes(c)) ? letters : null;
+}
+
+const shown = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
+
+/** User codes are stored under an HMAC: a plain hash of 35 bits of entropy would be reversed by trying them all. */
+async function userCodeHash(deps: Deps, code: string): Promise<string> {
+  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "device-user-codes");
+  return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(code)));
+}
+
+export interface DeviceAuthorizationResponse {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete: string;
+  expires_in: number;
+  interval: number;
+}
+
+/** `POST /oauth2/device_authorization` (RFC 8628 §3.1) for an authenticated (or public) client. */
+export async function startDeviceAuthorization(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+): Promise<DeviceAuthorizationResponse> {
+  if (!client.grantTypes.includes(DEVICE_GRANT)) {
+    throw new OAuth2Error("unauthorized_client", "this client may not use the device authorization grant");
+  }
+  const scopes = scopeList(param(params, "scope", 1000));
+  const outside = scopes.filter((scope) => !client.scopes.includes(scope));
+  if (outside.length > 0)
+    throw new OAuth2Error("invalid_scope", `scope not allowed for this client: ${outside.join(" ")}`);
+  const resources = requestedResources(deps.config, client, params.resources);
+  const deviceCode = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+  const userCode = generateRandomString(random, USER_CODE_ALPHABET, 8);
+  const now = deps.now();
+  await deps.db.insert(deviceAuthorizations).values({
+    deviceCodeHash: await sha256Hex(deviceCode),
+    userCodeHash: await userCodeHash(deps, userCode),
+    clientId: client.clientId,
+    scopes,
+    resources,
+    status: "pending",
+    intervalSeconds: INTERVAL_SECONDS,
+    createdAt: now,
+    expiresAt: now + LIFETIME_SECONDS * 1000,
+  });
+  const verificationUri = `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}`;
+  return {
+    device_code: deviceCode,
+    user_code: shown(userCode),
+    verification_uri: verificationUri,
+    verification_uri_complete: `${verificationUri}?user_code=${shown(userCode)}`,
+    expires_in: LIFETIME_SECONDS,
+    interval: INTERVAL_SECONDS,
+  };
+}
+
+/** The pending, unexpired authorization a user code names (the page), or undefined. */
+export async function pendingByUserCode(deps: Deps, userCode: string) {
+  return deps.db
+    .select()
+    .from(deviceAuthorizations)
+    .where(
+      and(
+        eq(deviceAuthorizations.userCodeHash, await userCodeHash(deps, userCode)),
+        eq(deviceAuthorizations.status, "pending"),
+        gt(deviceAuthorizations.expiresAt, deps.now()),
+      ),
+    )
+    .get();
+}
+
+/** The person's decision on the page; only a pending, unexpired authorization changes. */
+export async function decideDevice(
+  deps: Deps,
+  deviceCodeHash: string,
+  decision: { approvedBy: { userId: string; authTime: number } } | "denied",
+): Promise<boolean> {
+  const set =
+    decision === "denied"
+      ? { status: "denied" as const }
+      : {
+          status: "approved" as const,
+          userId: decision.approvedBy.userId,
+          authTime: decision.approvedBy.authTime,
+        };
+  const changed = await deps.db
+    .update(deviceAuthorizations)
+    .set(set)
+    .where(
+      and(
+        eq(deviceAuthorizations.deviceCodeHash, deviceCodeHash),
+        eq(deviceAuthorizations.status, "pending"),
+        gt(deviceAuthorizations.expiresAt, deps.now()),
+      ),
+    )
+    .returning({ hash: deviceAuthorizations.deviceCodeHash })
+    .get();
+  return changed !== undefined;
+}
+
+/**
+ * The page's request for a pending device authorization, once the person entered its user code: it goes through
+ * sign-in and consent like any other, and its end is `finishDeviceRequest` instead of a code.
+ */
+export function deviceRequest(deps: Deps, row: DeviceAuthorizationRow, userCode: string): PendingRequest {
+  return {
+    id: newRequestId(),
+    clientId: row.clientId,
+    redirectUri: "",
+    scopes: row.scopes,
+    resources: row.resources,
+    prompt: [],
+    device: { codeHash: row.deviceCodeHash, userCode: shown(userCode) },
+    createdAt: deps.now(),
+  };
+}
+
+/**
+ * Approves (for the signed-in person) or denies the device authorization behind a page request; false when it was
+ * decided, or expired, meanwhile (two tabs, a late click).
+ */
+export async function finishDeviceRequest(
+  deps: Deps,
+  request: PendingRequest & { device: NonNullable<PendingRequest["device"]> },
+  decision: { approvedBy: { userId: string; authTime: number } } | "denied",
+): Promise<boolean> {
+  const decided = await decideDevice(deps, request.device.codeHash, decision);
+  deps.background(forgetPendingRequest(deps.env, request.id));
+  if (decided && decision !== "denied") {
+    deps.audit({
+      type: "oauth2.device-approved",
+      userId: decision.approvedBy.userId,
+      detail: { clientId: request.clientId, scopes: request.scopes },
+    });
+  }
+  return decided;
+}
+
+/**
+ * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5). One UPDATE records the poll and
+ * decides, from the previous poll's time, whether it came too soon (then the interval grows by five seconds); an
+ * approved authorization is taken by one `DELETE … RETURNING`, so a device code yields tokens once.
+ */
+export async function redeemDeviceCode(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+): Promise<DeviceAuthorizationRow> {
+  const deviceCode = param(params, "device_code", 100);
+  if (!deviceCode) throw new OAuth2Error("invalid_request", "device_code is required");
+  const hash = await sha256Hex(deviceCode);
+  const now = deps.now();
+  const ofClient = and(
+    eq(deviceAuthorizations.deviceCodeHash, hash),
+    eq(deviceAuthorizations.clientId, client.clientId),
+  );
+  const soon = sql`${deviceAuthorizations.lastPolledAt} IS NOT NULL AND ${now} - ${deviceAuthorizations.lastPolledAt} < ${deviceAuthorizations.intervalSeconds} * 1000`;
+  const polled = await deps.db
+    .update(deviceAuthorizations)
+    .set({
+      lastPolledAt: now,
+      tooFast: sql`CASE WHEN ${soon} THEN 1 ELSE 0 END`,
+      intervalSeconds: sql`CASE WHEN ${soon} THEN ${deviceAuthorizations.intervalSeconds} + ${SLOW_DOWN_SECONDS} ELSE ${deviceAuthorizations.intervalSeconds} END`,
+    })
+    .where(ofClient)
+    .returning()
+    .get();
+  if (!polled) throw new OAuth2Error("invalid_grant", "the device code is invalid or was used");
+  if (polled.expiresAt <= now) {
+    await deps.db.delete(deviceAuthorizations).where(ofClient);
+    throw new OAuth2Error("expired_token", "the device code expired: start again");
+  }
+  if (polled.status === "denied") {
+    await deps.db.delete(deviceAuthorizations).where(ofClient);
+    throw new OAuth2Error("access_denied", "the user denied the request");
+  }
+  if (polled.status === "pending") {
+    if (polled.tooFast)
+      throw new OAuth2Error("slow_down", `poll at most every ${polled.intervalSeconds} seconds`);
+    throw new OAuth2Error("authorization_pending", "the user has not approved the request yet");
+  }
+  const taken = await deps.db
+    .delete(deviceAuthorizations)
+    .where(and(ofClient, eq(deviceAuthorizations.status, "approved")))
+    .returning()
+    .get();
+  if (!taken?.userId || taken.authTime === null) {
+    throw new OAuth2Error("invalid_grant", "the device code is invalid or was used");
+  }
+  return taken;
+}

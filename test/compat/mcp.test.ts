@@ -1,0 +1,191 @@
+// An MCP host meeting the service for the first time, as the MCP TypeScript SDK's `auth()` does it (contract §3.6),
+// against `wrangler dev` and the example MCP server (examples/mcp-server): protected-resource metadata, the
+// authorization server's metadata at the path-inserted URL, dynamic registration or a client ID metadata document,
+// the person's sign-in and consent, a token bound to the MCP server (RFC 8707), and a tool call with it. Threat
+// covered: audience confusion, a token the service issued for another API replayed at the MCP server.
+import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import { decodeJwt } from "jose";
+import { describe, expect, inject, it } from "vitest";
+import { authUrl, verifiedUser } from "./client";
+
+const mcpServer = inject("mcpServer");
+const otherResource = inject("otherResource");
+const clientDocs = inject("clientDocs");
+
+/** An MCP host's memory: what the SDK asks it to keep between the steps. */
+class HostProvider implements OAuthClientProvider {
+  information?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = "";
+  authorizationUrl?: URL;
+  readonly redirectUrl: string;
+  constructor(
+    readonly clientName: string,
+    readonly clientMetadataUrl?: string,
+  ) {
+    // The host listens on a loopback port of its choosing; the person's browser comes back there.
+    this.redirectUrl = `http://127.0.0.1:${40_000 + Math.floor(Math.random() * 20_000)}/callback`;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.clientName,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  clientInformation() {
+    return this.information;
+  }
+  saveClientInformation(information: OAuthClientInformationMixed) {
+    this.information = information;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/**
+ * The person's part: the authorization URL leads to the login step, which they complete signed in (the JSON login
+ * step here; the device test does it in Chromium on the built-in page); the browser lands on the host's callback.
+ */
+async function personApproves(authorizationUrl: URL, accessToken: string): Promise<URL> {
+  const toLogin = await fetch(authorizationUrl, { redirect: "manual" });
+  expect(toLogin.status, await toLogin.clone().text()).toBe(302);
+  const requestId = new URL(toLogin.headers.get("location")!).searchParams.get("request_id")!;
+  const completed = await fetch(`${authUrl}/oauth2/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
+    body: JSON.stringify({ requestId }),
+  });
+  expect(completed.status).toBe(200);
+  return new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
+}
+
+/** The whole of `auth()`: first call redirects, the callback's code finishes it. */
+async function connect(host: HostProvider, accessToken: string) {
+  expect(await auth(host, { serverUrl: mcpServer })).toBe("REDIRECT");
+  const callback = await personApproves(host.authorizationUrl!, accessToken);
+  expect(callback.toString().startsWith(host.redirectUrl)).toBe(true);
+  const code = callback.searchParams.get("code")!;
+  expect(await auth(host, { serverUrl: mcpServer, authorizationCode: code })).toBe("AUTHORIZED");
+  return host.saved!;
+}
+
+async function whoami(host: HostProvider) {
+  const client = new Client({ name: "compat-host", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpServer), { authProvider: host }));
+  try {
+    const result = await client.callTool({ name: "whoami" });
+    const [content] = result.content as { type: string; text: string }[];
+    return JSON.parse(content!.text) as { sub: string; client_id: string; scope: string };
+  } finally {
+    await client.close();
+  }
+}
+
+describe("the MCP SDK's auth() against the service and the example MCP server", () => {
+  it("registers itself (RFC 7591), gets a token bound to the MCP server, and calls a tool with it", async () => {
+    const person = await verifiedUser("mcp-dcr");
+    const host = new HostProvider("Compat MCP host");
+    const tokens = await connect(host, person.accessToken);
+    // It registered: a client id this server issued, no secret (a public client).
+    expect(host.information?.client_id).toMatch(/^oc_/);
+    expect((host.information as { client_secret?: string }).client_secret).toBeUndefined();
+    const claims = decodeJwt(tokens.access_token);
+    expect(claims.aud).toBe(mcpServer);
+    expect(claims.iss).toBe(authUrl);
+    expect(tokens.refresh_token).toMatch(/^ort_/);
+    const me = await whoami(host);
+    expect(me).toMatchObject({
+      sub: decodeJwt(person.accessToken).sub,
+      client_id: host.information!.client_id,
+    });
+  });
+
+  it("names a client ID metadata document instead of registering, and the service fetches it over https", async () => {
+    const person = await verifiedUser("mcp-cimd");
+    const path = `/hosts/${crypto.randomUUID()}.json`;
+    const documentUrl = `${clientDocs.origin}${path}`;
+    const host = new HostProvider("Compat MCP host (document)", documentUrl);
+    await fetch(`${clientDocs.control}${path}`, {
+      method: "PUT",
+      body: JSON.stringify({ client_id: documentUrl, ...host.clientMetadata }),
+    });
+    const tokens = await connect(host, person.accessToken);
+    expect(host.information?.client_id).toBe(documentUrl);
+    expect(host.authorizationUrl!.searchParams.get("client_id")).toBe(documentUrl);
+    expect(await (await fetch(`${clientDocs.control}${path}`)).json()).toBeGreaterThanOrEqual(1);
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: mcpServer, client_id: documentUrl });
+    expect(await whoami(host)).toMatchObject({ client_id: documentUrl });
+  });
+
+  it("the MCP server refuses a token the service issued for another resource, and says where to get one", async () => {
+    const person = await verifiedUser("mcp-other");
+    const host = new HostProvider("Compat MCP host (other API)");
+    await connect(host, person.accessToken);
+    // The same client and person, but a token for another API: the authorization request with that resource.
+    const verifier = "v".repeat(43);
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+    const challenge = Buffer.from(digest).toString("base64url");
+    const request = new URL(host.authorizationUrl!);
+    request.searchParams.set("resource", otherResource);
+    request.searchParams.set("code_challenge", challenge);
+    const callback = await personApproves(request, person.accessToken);
+    const exchanged = await fetch(`${authUrl}/oauth2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: callback.searchParams.get("code")!,
+        redirect_uri: host.redirectUrl,
+        client_id: host.information!.client_id,
+        code_verifier: verifier,
+      }),
+    });
+    expect(exchanged.status).toBe(200);
+    const forOther = ((await exchanged.json()) as { access_token: string }).access_token;
+    expect(decodeJwt(forOther).aud).toBe(otherResource);
+
+    const refused = await fetch(mcpServer, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${forOther}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(refused.status).toBe(401);
+    const challengeHeader = refused.headers.get("www-authenticate")!;
+    expect(challengeHeader).toContain('error="invalid_token"');
+    expect(challengeHeader).toContain("for another resource");
+    expect(challengeHeader).toContain(
+      `resource_metadata="${new URL(mcpServer).origin}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    // No token at all: the same pointer, which is where an MCP host starts.
+    const anonymous = await fetch(mcpServer, { method: "POST", body: "{}" });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toContain("resource_metadata=");
+  });
+});
