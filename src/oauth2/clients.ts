@@ -88,23 +88,39 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
   };
 }
 
-/** A confidential client gets a secret, shown in this answer only; a public one (`none`) gets none. */
-export async function createClient(deps: Deps, body: ClientBody): Promise<WireClient> {
-  const values = settings(deps, body);
+type NewClientValues = Omit<
+  typeof oauth2Clients.$inferInsert,
+  "clientId" | "secretHash" | "createdAt" | "updatedAt"
+>;
+
+/**
+ * A new client row with a fresh id; a confidential client also gets a fresh secret, returned here once and stored as
+ * SHA-256 only. Admin-created and registered clients are both made here.
+ */
+export async function insertClient(
+  deps: Deps,
+  values: NewClientValues,
+): Promise<{ row: OAuth2ClientRow; secret?: string }> {
   const secret = values.tokenEndpointAuthMethod === "none" ? undefined : newSecret();
   const now = deps.now();
   const row = await deps.db
     .insert(oauth2Clients)
     .values({
+      ...values,
       clientId: newClientId(),
       secretHash: secret ? await sha256Hex(secret) : null,
-      ...values,
       createdAt: now,
       updatedAt: now,
     })
     .returning()
     .get();
-  return toWireClient(row!, secret);
+  return { row: row!, secret };
+}
+
+/** A confidential client gets a secret, shown in this answer only; a public one (`none`) gets none. */
+export async function createClient(deps: Deps, body: ClientBody): Promise<WireClient> {
+  const { row, secret } = await insertClient(deps, settings(deps, body));
+  return toWireClient(row, secret);
 }
 
 async function findClient(deps: Deps, clientId: string): Promise<OAuth2ClientRow> {

@@ -13,7 +13,7 @@ import {
   inferredApplicationType,
   SUPPORTED_SCOPES,
 } from "./client-schema";
-import { newClientId, newSecret } from "./clients";
+import { insertClient } from "./clients";
 import { OAuth2Error } from "./errors";
 
 /**
@@ -191,28 +191,17 @@ export async function registerClient(
   body: unknown,
   registeredBy: { mode: "open" } | { mode: "authenticated"; userId: string },
 ) {
-  const settings = registeredSettings(deps, body);
-  const secret = settings.tokenEndpointAuthMethod === "none" ? undefined : newSecret();
   const registrationToken = newRegistrationToken();
-  const now = deps.now();
-  const row = await deps.db
-    .insert(oauth2Clients)
-    .values({
-      clientId: newClientId(),
-      secretHash: secret ? await sha256Hex(secret) : null,
-      ...settings,
-      accessTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
-      refreshTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
-      registration: registeredBy.mode,
-      registeredByUserId: registeredBy.mode === "authenticated" ? registeredBy.userId : null,
-      registrationTokenHash: await sha256Hex(registrationToken),
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning()
-    .get();
+  const { row, secret } = await insertClient(deps, {
+    ...registeredSettings(deps, body),
+    accessTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
+    refreshTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+    registration: registeredBy.mode,
+    registeredByUserId: registeredBy.mode === "authenticated" ? registeredBy.userId : null,
+    registrationTokenHash: await sha256Hex(registrationToken),
+  });
   return {
-    ...metadataOf(deps, row!),
+    ...metadataOf(deps, row),
     ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
     registration_access_token: registrationToken,
   };

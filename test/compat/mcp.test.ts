@@ -14,6 +14,7 @@ import type {
 import { decodeJwt } from "jose";
 import { describe, expect, inject, it } from "vitest";
 import { authUrl, verifiedUser } from "./client";
+import { completeLoginStep, pendingRequestOf } from "./relying-party";
 
 const mcpServer = inject("mcpServer");
 const otherResource = inject("otherResource");
@@ -70,16 +71,7 @@ class HostProvider implements OAuthClientProvider {
  * step here; the device test does it in Chromium on the built-in page); the browser lands on the host's callback.
  */
 async function personApproves(authorizationUrl: URL, accessToken: string): Promise<URL> {
-  const toLogin = await fetch(authorizationUrl, { redirect: "manual" });
-  expect(toLogin.status, await toLogin.clone().text()).toBe(302);
-  const requestId = new URL(toLogin.headers.get("location")!).searchParams.get("request_id")!;
-  const completed = await fetch(`${authUrl}/oauth2/login`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
-    body: JSON.stringify({ requestId }),
-  });
-  expect(completed.status).toBe(200);
-  return new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
+  return completeLoginStep(await pendingRequestOf(authorizationUrl), accessToken);
 }
 
 /** The whole of `auth()`: first call redirects, the callback's code finishes it. */

@@ -5,27 +5,25 @@
 import * as oidc from "openid-client";
 import { describe, expect, it } from "vitest";
 import { authUrl, verifiedUser } from "./client";
-import { authorizationRequest, discover, registerClient } from "./relying-party";
+import {
+  authorizationRequest,
+  completeLoginStep,
+  discover,
+  pendingRequestOf,
+  registerClient,
+} from "./relying-party";
 
 const REDIRECT_URI = "https://rp.example.com/callback";
 const SCOPE = "openid profile email offline_access";
 
 /** The login step of an external login UI: the request id from the redirect, completed with the user's token. */
 async function loginStep(authorizationUrl: URL, accessToken: string): Promise<URL> {
-  const toLogin = await fetch(authorizationUrl, { redirect: "manual" });
-  expect(toLogin.status).toBe(302);
-  const requestId = new URL(toLogin.headers.get("location")!).searchParams.get("request_id")!;
+  const requestId = await pendingRequestOf(authorizationUrl);
   const described = (await (await fetch(`${authUrl}/oauth2/login?request_id=${requestId}`)).json()) as {
     scopes: string[];
   };
   expect(described.scopes).toEqual(SCOPE.split(" "));
-  const completed = await fetch(`${authUrl}/oauth2/login`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
-    body: JSON.stringify({ requestId }),
-  });
-  expect(completed.status).toBe(200);
-  return new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
+  return completeLoginStep(requestId, accessToken);
 }
 
 const METHODS: [string, (secret?: string) => oidc.ClientAuth][] = [

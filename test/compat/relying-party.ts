@@ -49,3 +49,21 @@ export async function authorizationRequest(
   });
   return { url, checks: { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce } };
 }
+
+/** The pending request an authorization URL leads to: the request id of the redirect to the login step. */
+export async function pendingRequestOf(authorizationUrl: URL): Promise<string> {
+  const toLogin = await fetch(authorizationUrl, { redirect: "manual" });
+  expect(toLogin.status, await toLogin.clone().text()).toBe(302);
+  return new URL(toLogin.headers.get("location")!).searchParams.get("request_id")!;
+}
+
+/** The login step completed with the person's access token (contract §3.5); where the browser goes next. */
+export async function completeLoginStep(requestId: string, accessToken: string): Promise<URL> {
+  const completed = await fetch(`${authUrl}/oauth2/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
+    body: JSON.stringify({ requestId }),
+  });
+  expect(completed.status).toBe(200);
+  return new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
+}

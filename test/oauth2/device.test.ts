@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WireClient } from "../../src/oauth2/clients";
+import type { DeviceAuthorizationResponse } from "../../src/oauth2/device";
 import { decodeJwt, SERVER, signUp, uniqueEmail } from "../helpers";
 import { Browser, ORIGIN, signIn } from "./page-browser";
 import {
@@ -23,14 +24,7 @@ import {
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const svc = provider();
 
-interface DeviceAnswer {
-  device_code: string;
-  user_code: string;
-  verification_uri: string;
-  verification_uri_complete: string;
-  expires_in: number;
-  interval: number;
-}
+type DeviceAnswer = DeviceAuthorizationResponse;
 
 const cli = (extra: Record<string, unknown> = {}) =>
   newClient(svc, {
