@@ -26,12 +26,23 @@ const fromWranglerToml = (
 )("./wrangler.toml", undefined, { envFiles: ["./test/no-local-env-file"] });
 const {
   modulesRules,
-  bindings: tomlVars,
+  // wrangler.toml's top-level [vars], if a developer added some: not the suite's business (TEST_VARS below).
+  bindings: _tomlVars,
   ...workerOptions
 } = fromWranglerToml.workerOptions as {
   modulesRules?: { type: "ESModule" | "CommonJS" | "Text" | "Data" | "CompiledWasm"; include: string[] }[];
   bindings?: Record<string, unknown>;
   [option: string]: unknown;
+};
+
+/**
+ * The URLs the tests are written against (test/helpers.ts `SERVER`), whatever PORT, .dev.vars or wrangler.toml say:
+ * a developer moving their local server must not move the suite's.
+ */
+const TEST_VARS = {
+  AUTH_SERVER_URL: "http://localhost:8787/auth/v1",
+  STORAGE_SERVER_URL: "http://localhost:8787",
+  AUTH_CLIENT_URL: "http://localhost:3000",
 };
 
 /** Bundled once for both workers projects. */
@@ -45,7 +56,7 @@ const workersPool = () =>
       ...workerOptions,
       modulesRules,
       bindings: {
-        ...tomlVars,
+        ...TEST_VARS,
         ...secrets,
         AUTH_DEV_MAILBOX: "true",
         // Every test request comes from one address; test/rate-limits/rate-limits.test.ts switches it on.

@@ -9,6 +9,7 @@ import type { Config } from "./config";
 import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError, requestContext } from "./http/context";
+import { allowedOrigin, corsOrigins } from "./http/cors";
 import { systemRoutes } from "./http/system-routes";
 import { emptyBodyAsJson } from "./http/validation";
 import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
@@ -21,19 +22,6 @@ import { floodGuard } from "./rate-limits/flood-guard";
 import { createStorageApp } from "./storage/app";
 
 const MAX_BODY_BYTES = 64 * 1024;
-
-function corsOrigins(config: Config): string[] {
-  if (config.AUTH_CORS_ORIGINS.length > 0) return config.AUTH_CORS_ORIGINS;
-  const origins = new Set<string>();
-  for (const url of [config.AUTH_CLIENT_URL, ...config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS]) {
-    try {
-      const { origin } = new URL(url);
-      // Wildcard and custom-scheme entries name no web origin.
-      if (origin !== "null" && !origin.includes("*")) origins.add(origin);
-    } catch {}
-  }
-  return [...origins];
-}
 
 function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -65,13 +53,10 @@ const OPEN_CORS_PATHS =
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
 export function createAuthApp(config: Config): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
-  const appOrigins = corsOrigins(config);
+  const appOrigin = allowedOrigin(config, corsOrigins(config));
   auth.use(
     cors({
-      origin: (origin, c) => {
-        if (OPEN_CORS_PATHS.test(c.req.path)) return "*";
-        return appOrigins.includes(origin) ? origin : null;
-      },
+      origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
       credentials: true,
       maxAge: 600,
       exposeHeaders: ["X-Request-Id"],
@@ -129,7 +114,7 @@ export function createApp(config: Config): Hono<AppEnv> {
   app.use(requestContext(config));
   app.route("/", rootMetadataRoutes(config));
   app.route(config.AUTH_API_PREFIX, createAuthApp(config));
-  const storage = createStorageApp(corsOrigins(config));
+  const storage = createStorageApp(allowedOrigin(config, corsOrigins(config)));
   storage.route(
     "/",
     documentationRoutes(() => storageDocument(storage, config)),

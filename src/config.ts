@@ -195,6 +195,12 @@ export type Config = z.output<typeof configSchema> & {
   webauthn: { rpId: string; rpName: string; origins: string[] };
   /** The resources OAuth2 tokens may be bound to (RFC 8707), `AUTH_OAUTH2_PROVIDER_RESOURCES` or the storage API. */
   oauth2Resources: string[];
+  /**
+   * Where mailed links and other flows send the browser when the request named no `redirectTo`: `AUTH_CLIENT_URL`,
+   * except on a development server where `AUTH_CLIENT_URL` was never set (no app runs at its default yet): there,
+   * the service's own landing page (`/dev/landing`), which says what happened and what an app would receive.
+   */
+  defaultRedirectUrl: string;
 };
 
 export interface MailAddress {
@@ -293,6 +299,9 @@ function oauth2Resources(data: z.output<typeof configSchema>): string[] {
   return [...new Set(listed)];
 }
 
+/** The development landing page's path under the auth API (src/auth/dev/landing.ts). */
+export const DEV_LANDING_PATH = "/dev/landing";
+
 /** Whether the service runs on the developer's machine (its URL is loopback): development-only leniencies. */
 export function isDevelopmentServer(config: Pick<Config, "AUTH_SERVER_URL">): boolean {
   return isLocalHost(config.AUTH_SERVER_URL);
@@ -332,6 +341,10 @@ export function getConfig(env: object): Config {
     mailSender,
     mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
     oauth2Resources: oauth2Resources(data),
+    defaultRedirectUrl:
+      isLocalHost(data.AUTH_SERVER_URL) && !(env as Record<string, unknown>).AUTH_CLIENT_URL
+        ? `${data.AUTH_SERVER_URL.replace(/\/$/, "")}${DEV_LANDING_PATH}`
+        : data.AUTH_CLIENT_URL,
     webauthn: {
       rpId: data.AUTH_WEBAUTHN_RP_ID ?? new URL(data.AUTH_CLIENT_URL).hostname,
       rpName: data.AUTH_WEBAUTHN_RP_NAME,

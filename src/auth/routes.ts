@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { Config } from "../config";
+import { type Config, isDevelopmentServer } from "../config";
 import type { AppEnv } from "../http/app-env";
 import { accountRoutes } from "./accounts/account-routes";
 import { anonymousRoutes } from "./accounts/anonymous-routes";
@@ -8,7 +8,7 @@ import { signInRoutes } from "./accounts/sign-in-routes";
 import { signUpRoutes } from "./accounts/sign-up-routes";
 import { userRoutes } from "./accounts/user-routes";
 import { devInboxRoutes } from "./dev/inbox-routes";
-import { devMailboxRoutes, devSmsRoutes } from "./dev/routes";
+import { devAboutRoutes, devMailboxRoutes, devSmsRoutes } from "./dev/routes";
 import { passwordlessRoutes } from "./links/passwordless-routes";
 import { smsRoutes } from "./links/sms-routes";
 import { verifyRoutes } from "./links/verify-routes";
@@ -39,5 +39,6 @@ export function coreAuthRoutes(config: Config): Hono<AppEnv> {
     .route("/", securityKeyRoutes);
   if (config.AUTH_DEV_MAILBOX) routes.route("/", devMailboxRoutes).route("/", devInboxRoutes);
   if (config.AUTH_DEV_SMS) routes.route("/", devSmsRoutes);
+  if (isDevelopmentServer(config)) routes.route("/", devAboutRoutes(config));
   return routes;
 }

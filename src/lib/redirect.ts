@@ -57,10 +57,12 @@ export const LOGIN_PAGE_PATH = "/oauth2/interaction";
 
 /** The deployment's allow-list. The service's own pages are not on it: see `signOwnRedirect`. */
 export function isRedirectAllowedBy(config: Config, candidate: string): boolean {
+  const allowed = config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS;
   return isRedirectAllowed(
     candidate,
     config.AUTH_CLIENT_URL,
-    config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS,
+    // The development landing page, when it is the default target (config.ts), is a target like the client's.
+    config.defaultRedirectUrl === config.AUTH_CLIENT_URL ? allowed : [...allowed, config.defaultRedirectUrl],
   );
 }
 

@@ -199,7 +199,7 @@ export async function finishProviderSignIn(
   const request = await takeRequest(deps, provider, params.state, browserHash);
   if (!request || !isProviderName(provider)) {
     const error = new AppError("invalid-state");
-    return withQuery(deps.config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message });
+    return withQuery(deps.config.defaultRedirectUrl, { error: error.code, errorDescription: error.message });
   }
   const back = (values: Record<string, string>) =>
     withQuery(request.redirectTo, { ...values, ...(request.appState ? { state: request.appState } : {}) });

@@ -41,11 +41,11 @@ function errorResponse(c: Context<AppEnv>, caught: unknown): Response {
  * conditional requests, ranges and image transformation, replace, delete, presigned URLs), buckets and `ops/*`
  * (admin), version and health.
  */
-export function createStorageApp(corsOrigins: string[]): Hono<AppEnv> {
+export function createStorageApp(corsOrigin: (origin: string, c: Context) => string | null): Hono<AppEnv> {
   const storage = new Hono<AppEnv>();
   storage.use(
     cors({
-      origin: corsOrigins,
+      origin: corsOrigin,
       credentials: true,
       maxAge: 600,
       exposeHeaders: [

@@ -87,6 +87,8 @@ export default async function setup(project: TestProject) {
     AUTH_RATE_LIMIT_ENABLE: "false",
     AUTH_SERVER_URL: `${serverUrl}/auth/v1`,
     STORAGE_SERVER_URL: serverUrl,
+    // Set, so that links go where the tests expect rather than to the development landing page.
+    AUTH_CLIENT_URL: "http://localhost:3000",
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
     // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
     AUTH_CORS_ORIGINS: pageOrigin,

@@ -37,7 +37,7 @@ export async function signInAnonymous(
       displayName: input.displayName || "Anonymous User",
       locale,
       metadata: input.metadata ?? {},
-      redirectTo: config.AUTH_CLIENT_URL,
+      redirectTo: config.defaultRedirectUrl,
     },
   });
   if (!user) throw new AppError("internal-server-error", undefined, "anonymous user id collided");

@@ -84,7 +84,7 @@ export function resolveSignUpOptions(
 }
 
 export function resolveRedirectTo(config: Config, redirectTo: string | undefined): string {
-  if (redirectTo === undefined) return config.AUTH_CLIENT_URL;
+  if (redirectTo === undefined) return config.defaultRedirectUrl;
   if (!isRedirectAllowedBy(config, redirectTo)) {
     throw new AppError("redirectTo-not-allowed");
   }

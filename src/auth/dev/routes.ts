@@ -1,10 +1,13 @@
 import { desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
+import type { Config } from "../../config";
 import { devMailbox, devSms } from "../../db/schema";
 import type { AppEnv } from "../../http/app-env";
+import { corsOrigins } from "../../http/cors";
 import { queryParams } from "../../http/validation";
 import { toE164 } from "../../lib/phone";
+import { devLandingRoutes } from "./landing";
 
 /**
  * Development-only endpoints: what the development transports "sent". Each is mounted only with its switch
@@ -45,3 +48,26 @@ export const devSmsRoutes = new Hono<AppEnv>().get("/dev/sms", recipient, async 
     rows.map(({ to, body, createdAt }) => ({ to, body, createdAt: new Date(createdAt).toISOString() })),
   );
 });
+
+/**
+ * Development server only: the landing page of links while no app exists (landing.ts), and what `npm start` prints
+ * once the service answers (scripts/start.mjs): the settings as the Worker resolved them, so
+ * the printout cannot disagree with the server. No secret. Mounted on a development server only.
+ */
+export function devAboutRoutes(config: Config) {
+  return new Hono<AppEnv>().route("/", devLandingRoutes).get("/dev/about", (c) => {
+    const issuer = config.AUTH_SERVER_URL;
+    const { origin, pathname } = new URL(issuer);
+    return c.json({
+      corsOrigins: corsOrigins(config),
+      clientUrl: config.AUTH_CLIENT_URL,
+      oauth2: {
+        enabled: config.AUTH_OAUTH2_PROVIDER_ENABLED,
+        issuer,
+        discovery: `${origin}/.well-known/oauth-authorization-server${pathname.replace(/\/$/, "")}`,
+        registration: config.AUTH_OAUTH2_PROVIDER_REGISTRATION,
+        devicePage: `${issuer}/oauth2/device`,
+      },
+    });
+  });
+}

@@ -17,7 +17,7 @@ export const verifyRoutes = new Hono<AppEnv>().get("/verify", rateLimit("BRUTE_F
   if (!isRedirectAllowedBy(config, redirectTo) && !(await isOwnSignedRedirect(config, redirectTo))) {
     const error = new AppError("redirectTo-not-allowed");
     return c.redirect(
-      withQuery(config.AUTH_CLIENT_URL, { error: error.code, errorDescription: error.message }),
+      withQuery(config.defaultRedirectUrl, { error: error.code, errorDescription: error.message }),
       302,
     );
   }
