@@ -1,147 +1,123 @@
-// `npm run admin -- <command>`: a small command line over the admin API (contract §10) of a running service. Locally
-// (`npm start`) it reads the admin secret that `npm start` generated into .dev.vars; against a deployment, set
-// ADMIN_SECRET and pass --server https://auth.example.com/auth/v1.
-import { existsSync, readFileSync } from "node:fs";
+// `npm run admin -- <command>`: a small command line over the admin API (contract §10) of a running service.
+// Locally it talks to `npm start`'s server (its PORT) with the admin secret from .dev.vars; against a deployment, set
+// AUTH_URL (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts.
 import { parseArgs } from "node:util";
+import { localUrls, readDevVars } from "./local.mjs";
 
-const USAGE = `usage: npm run admin -- <command> [options]
-
-  secret                                   print the local admin secret (from .dev.vars)
-  create-user --email <e> [--password <p>] [--display-name <n>] [--verified] [--role <r>]…
-  list-users [--search <text>] [--limit <n>]
-  get-user <id>
-  disable-user <id> | enable-user <id> | delete-user <id>
-  revoke-sessions <userId>
-  create-client --name <n> [--redirect-uri <uri>]… [--public] [--native] [--scope <s>]… [--grant <g>]…
-                [--resource <uri>]…       (a redirect URI is needed unless --grant leaves out authorization_code)
-  list-clients
-  list-keys | rotate-keys | delete-key <kid> [--force]   (--force: now, though its tokens may be valid: after a leak)
-  audit [--user <id>] [--type <type>] [--limit <n>]
-
-  --server <url>   the auth API (default http://localhost:8787/auth/v1)`;
-
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    server: { type: "string", default: "http://localhost:8787/auth/v1" },
-    email: { type: "string" },
-    password: { type: "string" },
-    "display-name": { type: "string" },
-    verified: { type: "boolean", default: false },
-    role: { type: "string", multiple: true },
-    search: { type: "string" },
-    limit: { type: "string" },
-    name: { type: "string" },
-    "redirect-uri": { type: "string", multiple: true },
-    scope: { type: "string", multiple: true },
-    public: { type: "boolean", default: false },
-    native: { type: "boolean", default: false },
-    grant: { type: "string", multiple: true },
-    resource: { type: "string", multiple: true },
-    user: { type: "string" },
-    type: { type: "string" },
-    force: { type: "boolean", default: false },
-  },
-});
-
-function fail(message) {
-  console.error(`admin: ${message}`);
-  process.exit(1);
-}
-
-function adminSecret() {
-  if (process.env.ADMIN_SECRET) return process.env.ADMIN_SECRET;
-  if (!existsSync(".dev.vars")) fail("no .dev.vars here: run `npm start` first (or set ADMIN_SECRET)");
-  const line = readFileSync(".dev.vars", "utf8")
-    .split("\n")
-    .find((entry) => entry.startsWith("AUTH_ADMIN_SECRET="));
-  const secret = line?.slice("AUTH_ADMIN_SECRET=".length).replace(/^'(.*)'$/, "$1");
-  if (!secret) fail("AUTH_ADMIN_SECRET is not in .dev.vars");
-  return secret;
-}
-
-/** One admin API call; prints the answer as JSON, or fails with the service's error. */
-async function call(method, path, body, expected = [200]) {
-  let response;
-  try {
-    response = await fetch(`${values.server}/admin${path}`, {
-      method,
-      headers: {
-        "x-hasura-admin-secret": adminSecret(),
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-  } catch {
-    fail(`cannot reach ${values.server}: is \`npm start\` running?`);
-  }
-  const answer = response.status === 204 ? null : await response.json();
-  if (!expected.includes(response.status)) fail(`${response.status} ${JSON.stringify(answer)}`);
-  if (answer !== null) console.log(JSON.stringify(answer, null, 2));
-  return answer;
-}
-
-const query = (params) => {
-  const entries = Object.entries(params).filter(([, value]) => value !== undefined);
-  return entries.length ? `?${new URLSearchParams(entries)}` : "";
+const COMMON = {
+  server: { type: "string" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
 };
 
-const [command, argument] = positionals;
-const needArgument = (what) => argument ?? fail(`${command} needs ${what}\n\n${USAGE}`);
-
-switch (command) {
-  case "secret":
-    console.log(adminSecret());
-    break;
-  case "create-user":
-    if (!values.email) fail(`create-user needs --email\n\n${USAGE}`);
-    await call(
-      "POST",
-      "/users",
-      {
+/** Every command: what it does, how it is called, its own options, and what it runs. */
+const COMMANDS = {
+  secret: {
+    summary: "print the local admin secret (from .dev.vars)",
+    usage: "secret",
+    run: (cli) => console.log(cli.secret()),
+  },
+  "create-user": {
+    summary: "create a user (verified with --verified)",
+    usage: "create-user --email <e> [--password <p>] [--display-name <n>] [--verified] [--role <r>]…",
+    options: {
+      email: { type: "string" },
+      password: { type: "string" },
+      "display-name": { type: "string" },
+      verified: { type: "boolean", default: false },
+      role: { type: "string", multiple: true },
+    },
+    async run(cli, values) {
+      if (!values.email) cli.usageError("needs --email");
+      const user = await cli.call("POST", "/users", {
         email: values.email,
         ...(values.password ? { password: values.password } : {}),
         ...(values["display-name"] ? { displayName: values["display-name"] } : {}),
         ...(values.role?.length ? { allowedRoles: values.role, defaultRole: values.role[0] } : {}),
         emailVerified: values.verified,
-      },
-      [201],
-    );
-    break;
-  case "list-users":
-    await call("GET", `/users${query({ search: values.search, limit: values.limit })}`);
-    break;
-  case "get-user":
-    await call("GET", `/users/${encodeURIComponent(needArgument("a user id"))}`);
-    break;
-  case "disable-user":
-  case "enable-user":
-    await call("PATCH", `/users/${encodeURIComponent(needArgument("a user id"))}`, {
-      disabled: command === "disable-user",
-    });
-    break;
-  case "delete-user":
-    await call("DELETE", `/users/${encodeURIComponent(needArgument("a user id"))}`, undefined, [204]);
-    console.log("deleted");
-    break;
-  case "revoke-sessions":
-    await call(
-      "DELETE",
-      `/users/${encodeURIComponent(needArgument("a user id"))}/sessions`,
-      undefined,
-      [204],
-    );
-    console.log("every session revoked");
-    break;
-  case "create-client": {
-    const grants = values.grant?.length ? values.grant : undefined;
-    const needsRedirect = !grants || grants.includes("authorization_code");
-    if (!values.name || (needsRedirect && !values["redirect-uri"]?.length))
-      fail(`create-client needs --name, and --redirect-uri for the authorization_code grant\n\n${USAGE}`);
-    const client = await call(
-      "POST",
-      "/oauth2/clients",
-      {
+      });
+      cli.show(user, () => cli.record(user, ["id", "email", "displayName", "emailVerified", "defaultRole"]));
+    },
+  },
+  "list-users": {
+    summary: "list users, newest first (--search matches email, name or id)",
+    usage: "list-users [--search <text>] [--limit <n>]",
+    options: { search: { type: "string" }, limit: { type: "string" } },
+    async run(cli, values) {
+      const page = await cli.call("GET", `/users${query({ search: values.search, limit: values.limit })}`);
+      cli.show(page, () => {
+        cli.table(page.items, ["id", "email", "displayName", "disabled", "createdAt", "lastSeen"]);
+        if (page.nextCursor) console.log("(more: raise --limit)");
+      });
+    },
+  },
+  "get-user": {
+    summary: "one user, with sessions, security keys and providers",
+    usage: "get-user <id>",
+    argument: "a user id",
+    async run(cli, _values, id) {
+      const user = await cli.call("GET", `/users/${encodeURIComponent(id)}`);
+      cli.show(user, () => cli.record(user));
+    },
+  },
+  "disable-user": {
+    summary: "disable a user: no sign-in, tokens stop working",
+    usage: "disable-user <id>",
+    argument: "a user id",
+    async run(cli, _values, id) {
+      const user = await cli.call("PATCH", `/users/${encodeURIComponent(id)}`, { disabled: true });
+      cli.show(user, () => cli.record(user, ["id", "email", "disabled"]));
+    },
+  },
+  "enable-user": {
+    summary: "enable a disabled user",
+    usage: "enable-user <id>",
+    argument: "a user id",
+    async run(cli, _values, id) {
+      const user = await cli.call("PATCH", `/users/${encodeURIComponent(id)}`, { disabled: false });
+      cli.show(user, () => cli.record(user, ["id", "email", "disabled"]));
+    },
+  },
+  "delete-user": {
+    summary: "delete a user and everything of theirs",
+    usage: "delete-user <id>",
+    argument: "a user id",
+    async run(cli, _values, id) {
+      await cli.call("DELETE", `/users/${encodeURIComponent(id)}`);
+      cli.show({ deleted: id }, () => console.log("deleted"));
+    },
+  },
+  "revoke-sessions": {
+    summary: "sign a user out everywhere",
+    usage: "revoke-sessions <userId>",
+    argument: "a user id",
+    async run(cli, _values, id) {
+      await cli.call("DELETE", `/users/${encodeURIComponent(id)}/sessions`);
+      cli.show({ revoked: id }, () => console.log("every session revoked"));
+    },
+  },
+  "create-client": {
+    summary: "create an OAuth2 client (docs/oauth2.md); its secret is shown once",
+    usage:
+      "create-client --name <n> [--redirect-uri <uri>]… [--public] [--native] [--scope <s>]… [--grant <g>]… [--resource <uri>]…\n" +
+      "  A redirect URI is needed unless --grant leaves out authorization_code (device flow, client_credentials).",
+    options: {
+      name: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+      public: { type: "boolean", default: false },
+      native: { type: "boolean", default: false },
+      scope: { type: "string", multiple: true },
+      grant: { type: "string", multiple: true },
+      resource: { type: "string", multiple: true },
+    },
+    async run(cli, values) {
+      const grants = values.grant?.length ? values.grant : undefined;
+      const needsRedirect = !grants || grants.includes("authorization_code");
+      if (!values.name) cli.usageError("needs --name");
+      if (needsRedirect && !values["redirect-uri"]?.length) {
+        cli.usageError("needs --redirect-uri for the authorization_code grant");
+      }
+      const client = await cli.call("POST", "/oauth2/clients", {
         clientName: values.name,
         redirectUris: values["redirect-uri"] ?? [],
         ...(grants ? { grantTypes: grants } : {}),
@@ -151,34 +127,235 @@ switch (command) {
           ? { scopes: ["openid", "profile", "email", "offline_access", ...values.scope] }
           : {}),
         ...(values.public ? { tokenEndpointAuthMethod: "none" } : {}),
-      },
-      [201],
-    );
-    console.log(`\nIssuer (discovery): ${values.server}/.well-known/openid-configuration`);
-    if (client.clientSecret) console.log("The client secret is shown this once; only its hash is stored.");
-    break;
-  }
-  case "list-clients":
-    await call("GET", "/oauth2/clients");
-    break;
-  case "list-keys":
-    await call("GET", "/keys");
-    break;
-  case "rotate-keys":
-    await call("POST", "/keys/rotate", undefined, [201]);
-    break;
-  case "delete-key":
-    await call(
-      "DELETE",
-      `/keys/${encodeURIComponent(needArgument("a kid"))}${values.force ? "?force=true" : ""}`,
-      undefined,
-      [204],
-    );
-    console.log("deleted");
-    break;
-  case "audit":
-    await call("GET", `/audit${query({ userId: values.user, type: values.type, limit: values.limit })}`);
-    break;
-  default:
-    fail(command ? `unknown command ${command}\n\n${USAGE}` : USAGE);
+      });
+      // The issuer as the server itself states it: what a relying party must be configured with, exactly.
+      const issuer = await cli.issuer();
+      cli.show({ ...client, issuer }, () => {
+        cli.record({ ...client, issuer }, [
+          "clientId",
+          "clientSecret",
+          "clientName",
+          "redirectUris",
+          "grantTypes",
+          "scopes",
+          "tokenEndpointAuthMethod",
+          "issuer",
+        ]);
+        if (client.clientSecret)
+          console.log("\nThe client secret is shown this once; only its hash is stored.");
+      });
+    },
+  },
+  "list-clients": {
+    summary: "list OAuth2 clients, with how each was registered",
+    usage: "list-clients [--limit <n>]",
+    options: { limit: { type: "string" } },
+    async run(cli, values) {
+      const page = await cli.call("GET", `/oauth2/clients${query({ limit: values.limit })}`);
+      cli.show(page, () =>
+        cli.table(page.items, [
+          "clientId",
+          "clientName",
+          "tokenEndpointAuthMethod",
+          "registration",
+          "lastUsedAt",
+        ]),
+      );
+    },
+  },
+  "list-keys": {
+    summary: "the signing keys: which one signs, which are only published",
+    usage: "list-keys",
+    async run(cli) {
+      const keys = await cli.call("GET", "/keys");
+      cli.show(keys, () => cli.table(keys.items, ["kid", "status", "source", "alg", "createdAt"]));
+    },
+  },
+  "rotate-keys": {
+    summary: "make a new signing key; the old one stays published",
+    usage: "rotate-keys",
+    async run(cli) {
+      const key = await cli.call("POST", "/keys/rotate");
+      cli.show(key, () => cli.record(key, ["kid", "status", "source", "alg", "createdAt"]));
+    },
+  },
+  "delete-key": {
+    summary: "stop publishing a retired key (--force: now, though its tokens may be valid: after a leak)",
+    usage: "delete-key <kid> [--force]",
+    argument: "a kid",
+    options: { force: { type: "boolean", default: false } },
+    async run(cli, values, kid) {
+      await cli.call("DELETE", `/keys/${encodeURIComponent(kid)}${values.force ? "?force=true" : ""}`);
+      cli.show({ deleted: kid }, () => console.log("deleted"));
+    },
+  },
+  audit: {
+    summary: "the audit log, newest first",
+    usage: "audit [--user <id>] [--type <type>] [--limit <n>]",
+    options: { user: { type: "string" }, type: { type: "string" }, limit: { type: "string" } },
+    async run(cli, values) {
+      const page = await cli.call(
+        "GET",
+        `/audit${query({ userId: values.user, type: values.type, limit: values.limit })}`,
+      );
+      cli.show(page, () => cli.table(page.items, ["at", "type", "userId", "ip"]));
+    },
+  },
+};
+
+const COMMON_HELP = `Options of every command:
+  --server <url>   the auth API (default: AUTH_URL, else the local server of npm start, ${localUrls().auth})
+  --json           print the API's answer as JSON (for scripts)
+  --help           this help, or a command's: npm run admin -- <command> --help
+Environment: AUTH_URL (the server), ADMIN_SECRET (else the local .dev.vars secret, for the local server only).`;
+
+function overview() {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  return [
+    "usage: npm run admin -- <command> [options]",
+    "",
+    ...Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
+    "",
+    COMMON_HELP,
+  ].join("\n");
 }
+
+const helpOf = (name) =>
+  `usage: npm run admin -- ${COMMANDS[name].usage}\n\n${COMMANDS[name].summary}.\n\n${COMMON_HELP}`;
+
+function query(params) {
+  const entries = Object.entries(params).filter(([, value]) => value !== undefined);
+  return entries.length ? `?${new URLSearchParams(entries)}` : "";
+}
+
+const cell = (value) =>
+  value === null || value === undefined
+    ? "–"
+    : Array.isArray(value)
+      ? value.join(" ")
+      : typeof value === "object"
+        ? JSON.stringify(value)
+        : String(value);
+
+/** What every command uses: the server, the secret, the calls, and printing. */
+function context(name, values) {
+  const local = localUrls();
+  const server = (values.server ?? process.env.AUTH_URL ?? local.auth).replace(/\/$/, "");
+  const fail = (message, code = 1) => {
+    console.error(`admin: ${message}`);
+    process.exit(code);
+  };
+  const cli = {
+    fail,
+    usageError: (message) => fail(`${name} ${message}\n\n${helpOf(name)}`, 2),
+    secret() {
+      if (process.env.ADMIN_SECRET) return process.env.ADMIN_SECRET;
+      // The local secret goes to the local server only: never to whatever --server or AUTH_URL names.
+      if (server !== local.auth)
+        fail(`set ADMIN_SECRET for ${server} (the local .dev.vars secret is for ${local.auth})`);
+      const secret = readDevVars().AUTH_ADMIN_SECRET;
+      if (!secret) fail("no AUTH_ADMIN_SECRET in .dev.vars: run `npm start` first, or set ADMIN_SECRET");
+      return secret;
+    },
+    async call(method, path, body) {
+      let response;
+      try {
+        response = await fetch(`${server}/admin${path}`, {
+          method,
+          headers: {
+            "x-hasura-admin-secret": cli.secret(),
+            ...(body ? { "content-type": "application/json" } : {}),
+          },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      } catch {
+        fail(
+          `cannot reach ${server}: is the service running (npm start)? Another server: --server or AUTH_URL`,
+        );
+      }
+      const text = await response.text();
+      let answer = null;
+      try {
+        answer = text ? JSON.parse(text) : null;
+      } catch {}
+      if (!response.ok) {
+        fail(
+          `${method} ${path}: ${response.status} ${answer?.error ?? ""} ${answer?.message ?? text.slice(0, 200)}`.trim(),
+        );
+      }
+      return answer;
+    },
+    async issuer() {
+      try {
+        const discovery = await (await fetch(`${server}/.well-known/openid-configuration`)).json();
+        return discovery.issuer ?? server;
+      } catch {
+        return server;
+      }
+    },
+    /** JSON with --json, else what `human` prints. */
+    show(answer, human) {
+      if (values.json) console.log(JSON.stringify(answer, null, 2));
+      else human();
+    },
+    table(rows, columns) {
+      if (rows.length === 0) return console.log("(none)");
+      const cells = rows.map((row) => columns.map((column) => cell(row[column])));
+      const widths = columns.map((column, i) =>
+        Math.max(column.length, ...cells.map((row) => row[i].length)),
+      );
+      const line = (values) =>
+        values
+          .map((value, i) => value.padEnd(widths[i]))
+          .join("  ")
+          .trimEnd();
+      console.log(line(columns));
+      for (const row of cells) console.log(line(row));
+    },
+    record(object, keys = Object.keys(object)) {
+      const present = keys.filter((key) => object[key] !== undefined);
+      const width = Math.max(...present.map((key) => key.length));
+      for (const key of present) console.log(`${key.padEnd(width)}  ${cell(object[key])}`);
+    },
+  };
+  return cli;
+}
+
+function main(argv) {
+  // The command comes first: npm run admin -- <command> [options].
+  const name = argv[0]?.startsWith("-") ? undefined : argv[0];
+  if (!name || name === "help") {
+    const topic = name === "help" ? argv[1] : undefined;
+    if (topic && !COMMANDS[topic]) {
+      console.error(`admin: no command ${topic}\n\n${overview()}`);
+      process.exit(2);
+    }
+    console.log(topic ? helpOf(topic) : overview());
+    process.exit(name || argv.some((arg) => arg === "--help" || arg === "-h") ? 0 : 2);
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`admin: no command ${name}\n\n${overview()}`);
+    process.exit(2);
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...COMMON, ...command.options } });
+  } catch (error) {
+    console.error(`admin: ${name}: ${error.message.replace(/\. To specify .*$/s, "")}\n\n${helpOf(name)}`);
+    process.exit(2);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(helpOf(name));
+    process.exit(0);
+  }
+  const cli = context(name, values);
+  const [, argument, ...extra] = positionals;
+  if (command.argument && !argument) cli.usageError(`needs ${command.argument}`);
+  if (extra.length > 0 || (!command.argument && argument))
+    cli.usageError(`takes no argument ${extra[0] ?? argument}`);
+  return command.run(cli, values, argument);
+}
+
+await main(process.argv.slice(2));

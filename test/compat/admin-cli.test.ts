@@ -8,9 +8,13 @@ import { authUrl } from "./client";
 const run = promisify(execFile);
 
 async function admin(...args: string[]): Promise<unknown> {
-  const { stdout } = await run(process.execPath, ["scripts/admin.mjs", ...args, "--server", authUrl], {
-    env: { ...process.env, ADMIN_SECRET: inject("adminSecret") },
-  });
+  const { stdout } = await run(
+    process.execPath,
+    ["scripts/admin.mjs", ...args, "--server", authUrl, "--json"],
+    {
+      env: { ...process.env, ADMIN_SECRET: inject("adminSecret") },
+    },
+  );
   const json = stdout.slice(0, stdout.lastIndexOf("}") + 1);
   return json ? JSON.parse(json) : stdout;
 }
@@ -117,5 +121,70 @@ describe("npm run admin", () => {
     await expect(admin("get-user", crypto.randomUUID())).rejects.toMatchObject({
       stderr: expect.stringContaining("404"),
     });
+  });
+
+  it("answers --help for every command and a mistyped option with the command's usage, never a stack trace", async () => {
+    const overview = await run(process.execPath, ["scripts/admin.mjs", "--help"]);
+    expect(overview.stdout).toContain("create-client");
+    expect(overview.stdout).toContain("AUTH_URL");
+    const help = await run(process.execPath, ["scripts/admin.mjs", "create-client", "--help"]);
+    expect(help.stdout).toContain("usage: npm run admin -- create-client --name <n>");
+    for (const args of [
+      ["create-user", "--emial", "x@example.com"],
+      ["list-users", "--limit"],
+      ["no-such-command"],
+      ["get-user"],
+      ["list-keys", "extra"],
+    ]) {
+      const failed = await run(process.execPath, ["scripts/admin.mjs", ...args]).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed, args.join(" ")).not.toBeNull();
+      expect(failed!.code, args.join(" ")).toBe(2);
+      expect(failed!.stderr, args.join(" ")).toMatch(/^admin: /);
+      expect(failed!.stderr, args.join(" ")).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it("reads the server from AUTH_URL, prints tables by default, and the issuer the server states", async () => {
+    const env = { ...process.env, AUTH_URL: authUrl, ADMIN_SECRET: inject("adminSecret") };
+    const keys = await run(process.execPath, ["scripts/admin.mjs", "list-keys"], { env });
+    const [header, ...rows] = keys.stdout.trim().split("\n");
+    expect(header).toMatch(/^kid\s+status\s+source\s+alg\s+createdAt$/);
+    expect(rows.length).toBeGreaterThan(0);
+    // A whole RSA modulus is not what a person wants to read.
+    expect(keys.stdout.length).toBeLessThan(2000);
+    const client = await run(
+      process.execPath,
+      [
+        "scripts/admin.mjs",
+        "create-client",
+        "--name",
+        "Issuer check",
+        "--redirect-uri",
+        "https://rp.example.com/cb",
+      ],
+      { env },
+    );
+    const discovery = (await (await fetch(`${authUrl}/.well-known/openid-configuration`)).json()) as {
+      issuer: string;
+    };
+    expect(client.stdout).toMatch(new RegExp(`^issuer\\s+${discovery.issuer.replace(/[.]/g, "\\.")}$`, "m"));
+    expect(client.stdout).toContain("shown this once");
+  });
+
+  it("never sends the local admin secret to another server", async () => {
+    const failed = await run(
+      process.execPath,
+      ["scripts/admin.mjs", "list-users", "--server", "http://127.0.0.1:9/auth/v1"],
+      {
+        env: { ...process.env, ADMIN_SECRET: "" },
+      },
+    ).then(
+      () => null,
+      (error: { stderr: string }) => error,
+    );
+    expect(failed?.stderr).toContain("set ADMIN_SECRET for http://127.0.0.1:9/auth/v1");
   });
 });
