@@ -17,6 +17,8 @@ declare module "vitest" {
     serverUrl: string;
     /** Where the browser test serves its page: the WebAuthn origin the server accepts. */
     pagePort: number;
+    /** Where the front-end test serves its app (test/compat/browser-app.test.ts), an origin added as the README says. */
+    appPort: number;
     /** `AUTH_ADMIN_SECRET` of the server, for creating OAuth2 clients through the admin API. */
     adminSecret: string;
     /** Where the fake identity providers answer (test/compat/fake-provider-server.ts). */
@@ -73,6 +75,7 @@ export default async function setup(project: TestProject) {
   const serverUrl = `http://127.0.0.1:${port}`;
   const pagePort = await freePort();
   const pageOrigin = `http://localhost:${pagePort}`;
+  const appPort = await freePort();
   const envFile = join(dir, "test.env");
   const secrets = generateSecrets();
   const providers = await startFakeProviders();
@@ -91,7 +94,8 @@ export default async function setup(project: TestProject) {
     AUTH_CLIENT_URL: "http://localhost:3000",
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
     // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
-    AUTH_CORS_ORIGINS: pageOrigin,
+    // …and so does the front-end test's app, on an origin of its own, allowed the way the README's quick start says.
+    AUTH_CORS_ORIGINS: `${pageOrigin},http://127.0.0.1:${appPort}`,
     AUTH_WEBAUTHN_RP_ID: "localhost",
     // …and so does the built-in OAuth2 page, served by the Worker itself under the name localhost.
     AUTH_WEBAUTHN_RP_ORIGINS: `${pageOrigin},http://localhost:${port}`,
@@ -171,6 +175,7 @@ export default async function setup(project: TestProject) {
   const mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);
+  project.provide("appPort", appPort);
   project.provide("adminSecret", secrets.AUTH_ADMIN_SECRET);
   project.provide("fakeProviders", providers.origin);
   project.provide("mcpServer", mcp.url);
