@@ -49,7 +49,7 @@ function placeholders(value, path, found = []) {
   if (typeof value === "string") {
     if (/REPLACE_/.test(value)) found.push(`${path} = "${value}"`);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => placeholders(item, `${path}[${i}]`, found));
+    for (const [i, item] of value.entries()) placeholders(item, `${path}[${i}]`, found);
   } else if (value && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) placeholders(item, path ? `${path}.${key}` : key, found);
   }
@@ -103,11 +103,16 @@ if (production.workers_dev !== true && routes.length === 0) {
 }
 
 const required = production.secrets?.required ?? [];
-const secretsFile = options["secrets-file"] ?? (existsSync(DEFAULT_SECRETS_FILE) ? DEFAULT_SECRETS_FILE : undefined);
+const secretsFile =
+  options["secrets-file"] ?? (existsSync(DEFAULT_SECRETS_FILE) ? DEFAULT_SECRETS_FILE : undefined);
 if (options["secrets-file"] && !existsSync(options["secrets-file"])) {
   problems.push(`--secrets-file ${options["secrets-file"]}: no such file`);
 } else if (required.length > 0) {
-  const have = secretsFile ? secretsIn(secretsFile) : options["dry-run"] ? null : deployedSecrets(options.config);
+  const have = secretsFile
+    ? secretsIn(secretsFile)
+    : options["dry-run"]
+      ? null
+      : deployedSecrets(options.config);
   if (have === null && !options["dry-run"]) {
     problems.push(
       `the secrets ${required.join(", ")} could not be checked on Cloudflare (not logged in, or a first deploy): run \`npm run secrets:production\`, which writes ${DEFAULT_SECRETS_FILE}; this script uploads it with the deploy`,
@@ -123,14 +128,18 @@ if (options["secrets-file"] && !existsSync(options["secrets-file"])) {
 }
 
 if (problems.length > 0) {
-  console.error(`deploy: refused; ${problems.length} thing(s) to fix first:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  console.error(
+    `deploy: refused; ${problems.length} thing(s) to fix first:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+  );
   process.exit(1);
 }
 
 const dry = options["dry-run"] ? ["--dry-run"] : [];
 const steps = [
   ["deploy", "-c", options["images-config"], "--env", ENV, "--minify", ...dry],
-  ...(options["dry-run"] ? [] : [["d1", "migrations", "apply", "DB", "--remote", "--env", ENV, "-c", options.config]]),
+  ...(options["dry-run"]
+    ? []
+    : [["d1", "migrations", "apply", "DB", "--remote", "--env", ENV, "-c", options.config]]),
   [
     "deploy",
     "-c",
@@ -150,8 +159,12 @@ for (const step of steps) {
   }
 }
 const urls = [
-  ...routes.map((route) => `https://${(typeof route === "string" ? route : route.pattern).replace(/\/\*$/, "")}`),
-  ...(production.workers_dev === true ? [`https://${production.name ?? rawConfig.name}.<your-subdomain>.workers.dev`] : []),
+  ...routes.map(
+    (route) => `https://${(typeof route === "string" ? route : route.pattern).replace(/\/\*$/, "")}`,
+  ),
+  ...(production.workers_dev === true
+    ? [`https://${production.name ?? rawConfig.name}.<your-subdomain>.workers.dev`]
+    : []),
 ];
 console.log(
   options["dry-run"]
