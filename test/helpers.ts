@@ -4,6 +4,7 @@ import { getConfig } from "../src/config";
 import { createDb } from "../src/db/client";
 import type { Deps } from "../src/http/deps";
 import worker from "../src/index";
+import { checkAnswer } from "./openapi/answers";
 
 export const SERVER = "http://localhost:8787";
 export const PREFIX = "/auth/v1";
@@ -32,6 +33,7 @@ export function service(overrides: Record<string, unknown> = {}) {
     const url = path.startsWith("http") ? path : `${SERVER}${PREFIX}${path}`;
     const response = await worker.fetch!(new Request(url, { method, headers, body }), testEnv, ctx);
     await waitOnExecutionContext(ctx);
+    await checkAnswer(testEnv, method, url, response);
     return response;
   }
   return {

@@ -2,16 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { type AuditEventRow, auditEvents } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
-
-export interface WireAuditEvent {
-  id: string;
-  at: string;
-  type: string;
-  userId?: string;
-  ip?: string;
-  userAgent?: string;
-  detail: Record<string, unknown>;
-}
+import type { WireAuditEvent } from "./wire";
 
 function toWireEvent(row: AuditEventRow): WireAuditEvent {
   return {

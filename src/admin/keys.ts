@@ -5,20 +5,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { encrypt } from "../lib/crypto";
 import { configuredKids, forgetKeySet, getKeySet, JWT_ALG } from "../lib/keys";
-
-export interface AdminKey {
-  kid: string;
-  kty: string;
-  alg: string;
-  use: string;
-  n: string;
-  e: string;
-  /** Null for a key configured in `AUTH_JWT_PRIVATE_KEYS`: the service does not know when it was made. */
-  createdAt: string | null;
-  status: "signing" | "published";
-  /** `config`: from the secret, listed but not deletable here; `admin`: created by a rotation, stored encrypted. */
-  source: "config" | "admin";
-}
+import type { AdminKey } from "./wire";
 
 /** `GET /admin/keys`: every published key, the one that signs marked, newest stored keys first. */
 export async function listKeys(deps: Deps): Promise<AdminKey[]> {

@@ -4,14 +4,7 @@ import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
-
-export interface AdminSession {
-  id: string;
-  createdAt: string;
-  lastUsedAt: string;
-  expiresAt: string;
-  userAgent: string | null;
-}
+import type { AdminSession } from "./wire";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

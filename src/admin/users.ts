@@ -6,7 +6,6 @@ import {
   resolveSignUpOptions,
   type SignUpOptions,
   toWireUser,
-  type WireUser,
 } from "../auth/accounts";
 import { revokeAllSessions } from "../auth/sessions";
 import { oauth2Grants, securityKeys, type UserRow, userProviders, users } from "../db/schema";
@@ -14,18 +13,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
 import { hashPassword } from "../lib/password";
-
-/** A user as the admin API shows it in lists: the User resource plus what only an operator sees. */
-export interface AdminUser extends WireUser {
-  disabled: boolean;
-  lastSeen: string | null;
-}
-
-/** `GET /admin/users/{id}`: the list item plus the user's sign-in methods. */
-export interface AdminUserDetail extends AdminUser {
-  providers: { provider: string; providerUserId: string; createdAt: string }[];
-  securityKeys: { id: string; nickname: string | null; createdAt: string }[];
-}
+import type { AdminUser, AdminUserDetail } from "./wire";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -14,6 +14,10 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** A page of `item`, as the document shows it: `nextCursor` goes back as `cursor` for the next page. */
+export const pageSchema = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+
 /** Where a page ends, opaque to the caller: the last row's ordering time and id. */
 export function encodeCursor(at: number, id: string): string {
   return base64url.encode(JSON.stringify([at, id]));

@@ -1,36 +1,36 @@
 import { asc, eq } from "drizzle-orm";
 import { base64url } from "jose";
+import { z } from "zod";
 import { type OAuth2ClientRow, oauth2Clients } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
 import { sha256Hex } from "../lib/crypto";
 import { forgetOAuth2Client } from "./client-cache";
-import { type ClientBody, DEFAULT_GRANT_TYPES, DEFAULT_SCOPES } from "./client-schema";
+import { AUTH_METHODS, type ClientBody, DEFAULT_GRANT_TYPES, DEFAULT_SCOPES } from "./client-schema";
 
 /** The client resource of the admin API (contract §10); the secret appears only when it is made. */
-export interface WireClient {
-  clientId: string;
-  clientSecret?: string;
-  clientName: string;
-  redirectUris: string[];
-  scopes: string[];
-  grantTypes: string[];
-  tokenEndpointAuthMethod: OAuth2ClientRow["tokenEndpointAuthMethod"];
-  accessTokenLifetime: number;
-  refreshTokenLifetime: number;
-  applicationType: OAuth2ClientRow["applicationType"];
-  /** RFC 8707 resources its tokens may be for; null: every resource of the deployment. */
-  resources: string[] | null;
-  /** How it came to be: `admin`, dynamic registration (`open`, `authenticated`), or a `metadata-document`. */
-  registration: OAuth2ClientRow["registration"];
-  /** The user who registered it (`authenticated` registration). */
-  registeredByUserId: string | null;
-  /** The last day a token was issued to it, for clients that expire when unused. */
-  lastUsedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export const wireClientSchema = z.object({
+  clientId: z.string(),
+  clientSecret: z.string().optional().describe("Only in the answer that made it"),
+  clientName: z.string(),
+  redirectUris: z.array(z.string()),
+  scopes: z.array(z.string()),
+  grantTypes: z.array(z.string()),
+  tokenEndpointAuthMethod: z.enum(AUTH_METHODS),
+  accessTokenLifetime: z.number().int(),
+  refreshTokenLifetime: z.number().int(),
+  applicationType: z.enum(["web", "native"]),
+  resources: z.array(z.string()).nullable().describe("RFC 8707 resources its tokens may be for; null: all"),
+  registration: z
+    .enum(["admin", "open", "authenticated", "metadata-document"])
+    .describe("How it came to be: the admin API, dynamic registration, or a client ID metadata document"),
+  registeredByUserId: z.string().nullable(),
+  lastUsedAt: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+export type WireClient = z.infer<typeof wireClientSchema>;
 
 function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
   return {

@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { findUserById } from "../auth/accounts";
 import type { AppEnv } from "../http/app-env";
+import { NO_CONTENT, operation } from "../http/documented";
 import { bodyText } from "../http/validation";
 import { verifyAccessToken } from "../lib/jwt";
 import { rateLimit } from "../rate-limits/middleware";
@@ -13,6 +14,12 @@ import {
   registerClient,
   replaceRegistration,
 } from "./registration";
+import {
+  clientInformationSchema,
+  clientMetadataSchema,
+  oauth2ErrorSchema,
+  registrationAnswerSchema,
+} from "./wire";
 
 /**
  * `POST /oauth2/register` (RFC 7591) and `GET`/`PUT`/`DELETE /oauth2/register/{clientId}` (RFC 7592), contract §3.6.
@@ -89,32 +96,107 @@ const clientIdOf = (c: Ctx) => c.req.param("clientId") ?? "";
 
 export const registrationRoutes = new Hono<AppEnv>()
   // Counted per address before anything else is read: a flood registers nothing and learns nothing.
-  .post("/oauth2/register", registrationOn, rateLimit("REGISTRATION"), async (c) => {
-    const registeredBy = await registrant(c);
-    const answer = await registerClient(c.var.deps, await metadataBody(c), registeredBy);
-    c.var.deps.audit({
-      type: "oauth2.client-registered",
-      userId: registeredBy.mode === "authenticated" ? registeredBy.userId : null,
-      detail: { clientId: answer.client_id, clientName: answer.client_name, mode: registeredBy.mode },
-    });
-    return c.json(answer, 201, noStore);
-  })
-  .get("/oauth2/register/:clientId", async (c) => {
-    const client = await managedClient(c.var.deps, clientIdOf(c), bearerOf(c));
-    return c.json(metadataOf(c.var.deps, client), 200, noStore);
-  })
-  .put("/oauth2/register/:clientId", async (c) => {
-    const client = await managedClient(c.var.deps, clientIdOf(c), bearerOf(c));
-    return c.json(await replaceRegistration(c.var.deps, client, await metadataBody(c)), 200, noStore);
-  })
-  .delete("/oauth2/register/:clientId", async (c) => {
-    const deps = c.var.deps;
-    const client = await managedClient(deps, clientIdOf(c), bearerOf(c));
-    await deleteRegistration(deps, client);
-    deps.audit({
-      type: "oauth2.client-deleted",
-      userId: client.registeredByUserId,
-      detail: { clientId: client.clientId, by: "registration-token" },
-    });
-    return c.body(null, 204, noStore);
-  });
+  .post(
+    "/oauth2/register",
+    operation({
+      summary: "Register a client (RFC 7591)",
+      description:
+        "An MCP host, CLI or app registers itself: RFC 7591 metadata in, the client id (and secret for confidential " +
+        "clients) and a registration access token out. Who may: `AUTH_OAUTH2_PROVIDER_REGISTRATION` (`off`: 403 " +
+        "`access_denied`; `authenticated`: a signed-in user's bearer; `open`). Redirect URIs are https, loopback http " +
+        "or a reverse-domain scheme for native clients; a client that names no type and has no https redirect URI is " +
+        "native. Errors `invalid_redirect_uri`, `invalid_client_metadata`; a flood from one address: 429.",
+      security: "optional-bearer",
+      request: { target: "json", schema: clientMetadataSchema },
+      answers: {
+        201: {
+          description: "The client's information, secret and registration token.",
+          schema: registrationAnswerSchema,
+        },
+        400: {
+          description: "`invalid_client_metadata` or `invalid_redirect_uri`.",
+          schema: oauth2ErrorSchema,
+        },
+        401: { description: "`invalid_token` (authenticated mode).", schema: oauth2ErrorSchema },
+        403: {
+          description: "`access_denied`: registration is off, or the user is anonymous.",
+          schema: oauth2ErrorSchema,
+        },
+      },
+    }),
+    registrationOn,
+    rateLimit("REGISTRATION"),
+    async (c) => {
+      const registeredBy = await registrant(c);
+      const answer = await registerClient(c.var.deps, await metadataBody(c), registeredBy);
+      c.var.deps.audit({
+        type: "oauth2.client-registered",
+        userId: registeredBy.mode === "authenticated" ? registeredBy.userId : null,
+        detail: { clientId: answer.client_id, clientName: answer.client_name, mode: registeredBy.mode },
+      });
+      return c.json(answer, 201, noStore);
+    },
+  )
+  .get(
+    "/oauth2/register/:clientId",
+    operation({
+      summary: "Read a registration (RFC 7592)",
+      description:
+        "With the registration access token as the bearer. Never shows the secret or the token again.",
+      security: "oauth2-token",
+      answers: {
+        200: { description: "The client's information.", schema: clientInformationSchema },
+        401: { description: "`invalid_token`.", schema: oauth2ErrorSchema },
+      },
+    }),
+    async (c) => {
+      const client = await managedClient(c.var.deps, clientIdOf(c), bearerOf(c));
+      return c.json(metadataOf(c.var.deps, client), 200, noStore);
+    },
+  )
+  .put(
+    "/oauth2/register/:clientId",
+    operation({
+      summary: "Replace a registration (RFC 7592)",
+      description:
+        "The full metadata, with the client's own `client_id`; a public client stays public and a confidential one " +
+        "confidential.",
+      security: "oauth2-token",
+      request: { target: "json", schema: clientMetadataSchema },
+      answers: {
+        200: { description: "The client's information.", schema: clientInformationSchema },
+        400: {
+          description: "`invalid_client_metadata` or `invalid_redirect_uri`.",
+          schema: oauth2ErrorSchema,
+        },
+        401: { description: "`invalid_token`.", schema: oauth2ErrorSchema },
+      },
+    }),
+    async (c) => {
+      const client = await managedClient(c.var.deps, clientIdOf(c), bearerOf(c));
+      return c.json(await replaceRegistration(c.var.deps, client, await metadataBody(c)), 200, noStore);
+    },
+  )
+  .delete(
+    "/oauth2/register/:clientId",
+    operation({
+      summary: "Delete a registration (RFC 7592)",
+      description: "The client goes with its grants, codes and consents; its tokens stop working.",
+      security: "oauth2-token",
+      answers: {
+        204: NO_CONTENT("Deleted."),
+        401: { description: "`invalid_token`.", schema: oauth2ErrorSchema },
+      },
+    }),
+    async (c) => {
+      const deps = c.var.deps;
+      const client = await managedClient(deps, clientIdOf(c), bearerOf(c));
+      await deleteRegistration(deps, client);
+      deps.audit({
+        type: "oauth2.client-deleted",
+        userId: client.registeredByUserId,
+        detail: { clientId: client.clientId, by: "registration-token" },
+      });
+      return c.body(null, 204, noStore);
+    },
+  );

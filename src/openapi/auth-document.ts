@@ -21,23 +21,51 @@ export function authErrorSchema() {
   };
 }
 
+/** Pages for people (the console, the OAuth2 login and device pages, the development inbox): not API. */
+const PAGES = /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|dev\/(inbox|landing)|reference$)/;
+
 export function authDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument {
   return buildDocument(app as never, {
     title: "Auth API",
     version: pkg.version,
     description:
-      "Wire-compatible with Nhost Auth. Bearer tokens are the access " +
-      "tokens of a session; the admin API under /admin needs the header x-hasura-admin-secret.",
+      "Wire-compatible with Nhost Auth (`@nhost/nhost-js` works unchanged). Bodies are JSON unless an operation says " +
+      "*form*. Protected operations take `Authorization: Bearer <accessToken>` (a session's access token); the admin " +
+      "API under /admin needs the header `x-hasura-admin-secret`. Errors are `{status, message, error}` with the " +
+      "codes listed below; the OAuth2 endpoints answer RFC 6749's `{error, error_description}` instead.",
     serverUrl: config.AUTH_SERVER_URL,
+    exclude: PAGES,
     errorResponse: {
       description: "An error: `error` is one of the codes of components.schemas.Error, each with its status.",
-      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      content: {
+        "application/json": {
+          schema: { $ref: "#/components/schemas/Error" },
+          example: { status: 400, message: "email: Invalid email address", error: "invalid-request" },
+        },
+      },
     },
     extraComponents: {
       schemas: { Error: authErrorSchema() },
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A session's access token (`session.accessToken`), 15 minutes by default.",
+        },
         adminSecret: { type: "apiKey", in: "header", name: "x-hasura-admin-secret" },
+        clientBasic: {
+          type: "http",
+          scheme: "basic",
+          description:
+            "An OAuth2 client's id and secret (client_secret_basic); client_secret_post sends them in the form.",
+        },
+        oauth2Token: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "at+jwt",
+          description: "An access token this server issued to an OAuth2 client.",
+        },
       },
     },
   });

@@ -12,10 +12,23 @@ export function storageDocument(app: Hono<AppEnv>, config: Config): OpenApiDocum
       "Wire-compatible with Nhost Storage: files in R2, downloads with conditions, " +
       "ranges and image transformation, presigned URLs, buckets.",
     serverUrl: `${config.STORAGE_SERVER_URL}${config.STORAGE_API_PREFIX}`,
+    extraComponents: {
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A session's access token.",
+        },
+        adminSecret: { type: "apiKey", in: "header", name: "x-hasura-admin-secret" },
+      },
+    },
+    exclude: /^\/reference$/,
     errorResponse: {
       description: "An error (storage contract §3.1): the message also comes as the X-Error header.",
       content: {
         "application/json": {
+          example: { error: { message: "file not found" } },
           schema: {
             type: "object",
             required: ["error"],

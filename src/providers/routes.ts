@@ -2,12 +2,14 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { type SignUpOptions, signUpOptionsSchema } from "../auth/accounts";
 import { completeSignIn, type SignInResult } from "../auth/mfa";
+import { sessionPayloadSchema } from "../auth/sessions";
 import { requireElevation } from "../auth/webauthn";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
 import { bindBrowser, browserBinding } from "../http/browser-binding";
 import type { Deps } from "../http/deps";
+import { OK_ANSWER, operation, REDIRECT_ANSWER } from "../http/documented";
 import { bodyText, jsonBody } from "../http/validation";
 import { rateLimit } from "../rate-limits/middleware";
 import { linkIdentity, userForProfile } from "./accounts";
@@ -55,6 +57,45 @@ async function startRoute(c: Context<AppEnv>) {
   );
 }
 
+/** signInProviderURL's query (contract §7), as the route reads it (flow.ts); for the document. */
+const startQuery = z.object({
+  redirectTo: z
+    .string()
+    .optional()
+    .describe("Where the browser lands after (allow-listed); default AUTH_CLIENT_URL"),
+  allowedRoles: z.string().optional().describe("Comma-separated, for a new user"),
+  defaultRole: z.string().optional(),
+  displayName: z.string().optional(),
+  locale: z.string().optional(),
+  metadata: z.string().optional().describe("A JSON object, for a new user"),
+  connect: z
+    .string()
+    .optional()
+    .describe("An access token: link the provider to that user instead of signing in"),
+  state: z.string().optional().describe("Returned unchanged to redirectTo"),
+  connection: z.string().optional().describe("WorkOS"),
+  organization: z.string().optional().describe("WorkOS"),
+});
+
+/** The provider's tokens for the app (getProviderTokens, refreshProviderToken). */
+const providerTokens = z.object({
+  accessToken: z.string(),
+  expiresIn: z.number(),
+  expiresAt: z.string(),
+  refreshToken: z.string().nullable().optional(),
+});
+
+const START_DOC = operation({
+  summary: "Sign in with a provider",
+  description:
+    "Sends the browser to the provider (Apple, GitHub, Google, …: docs/providers.md), bound to this browser by a " +
+    "cookie; back at the callback, the browser lands on `redirectTo` with `refreshToken` (or `error` and " +
+    "`errorDescription`). With `connect`, the provider is linked to that user. A provider that is not enabled: the " +
+    "redirect carries `error`.",
+  request: { target: "query", schema: startQuery },
+  answers: { 302: REDIRECT_ANSWER("To the provider's authorization page.") },
+});
+
 const signInWithIdToken = [
   rateLimit("BRUTE_FORCE"),
   jsonBody(idTokenBody.extend({ options: signUpOptionsSchema.optional() })),
@@ -65,52 +106,121 @@ const signInWithIdToken = [
  * (contract §3.2, §7).
  */
 export const providerRoutes = new Hono<AppEnv>()
-  .post("/signin/idtoken", ...signInWithIdToken, async (c) =>
-    c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  .post(
+    "/signin/idtoken",
+    operation({
+      summary: "Sign in with an Apple or Google ID token",
+      description:
+        "A native app's ID token (Sign in with Apple, Google Sign-In), verified against the provider's keys with " +
+        "the configured audience (409 when the provider is not set up); creates the user if new. `nonce` must be the " +
+        "one the app put in the request when the provider requires it.",
+      answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
+    }),
+    ...signInWithIdToken,
+    async (c) => c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
   )
-  .post("/signup/idtoken", ...signInWithIdToken, async (c) =>
-    c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  .post(
+    "/signup/idtoken",
+    operation({
+      summary: "Sign up with an Apple or Google ID token",
+      description: "As `POST /signin/idtoken` (the client's sign-up name for it).",
+      answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
+    }),
+    ...signInWithIdToken,
+    async (c) => c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
   )
-  .post("/link/idtoken", requireAuth, requireElevation(), jsonBody(idTokenBody), async (c) => {
-    const { provider, idToken, nonce } = c.req.valid("json");
-    const profile = await profileFromIdToken(c.var.deps, provider, idToken, nonce);
-    await linkIdentity(c.var.deps, c.var.auth!.sub, provider, profile.id);
-    return c.json("OK");
-  })
-  .get("/signin/provider/:provider", startRoute)
+  .post(
+    "/link/idtoken",
+    operation({
+      summary: "Link an Apple or Google identity",
+      description:
+        "Adds the ID token's identity to the signed-in user. Linked to someone else already: 400 " +
+        "`provider-account-already-linked`.",
+      security: "elevated",
+      answers: { 200: OK_ANSWER("Linked.") },
+    }),
+    requireAuth,
+    requireElevation(),
+    jsonBody(idTokenBody),
+    async (c) => {
+      const { provider, idToken, nonce } = c.req.valid("json");
+      const profile = await profileFromIdToken(c.var.deps, provider, idToken, nonce);
+      await linkIdentity(c.var.deps, c.var.auth!.sub, provider, profile.id);
+      return c.json("OK");
+    },
+  )
+  .get("/signin/provider/:provider", START_DOC, startRoute)
   // The client's sign-up variant (client.md §15): the same flow; a new user is made if there is none.
-  .get("/signup/provider/:provider", startRoute)
-  .get("/signin/provider/:provider/callback", async (c) => {
-    const location = await finishProviderSignIn(
-      c.var.deps,
-      c.req.param("provider"),
-      await callbackParams("GET", c.req.url, () => bodyText(c)),
-      await browserBinding(c, "provider-flow"),
-      c.req.header("user-agent"),
-    );
-    return c.redirect(location, 302);
-  })
+  .get("/signup/provider/:provider", START_DOC, startRoute)
+  .get(
+    "/signin/provider/:provider/callback",
+    operation({
+      summary: "The provider's callback",
+      description:
+        "Where the provider sends the browser back (`code`, `state`). Ends at the request's `redirectTo` with " +
+        "`refreshToken`, or `error` and `errorDescription` (`invalid-state` when the state is unknown, expired, or was " +
+        "started in another browser).",
+      answers: { 302: REDIRECT_ANSWER("To redirectTo, with the outcome in the query.") },
+    }),
+    async (c) => {
+      const location = await finishProviderSignIn(
+        c.var.deps,
+        c.req.param("provider"),
+        await callbackParams("GET", c.req.url, () => bodyText(c)),
+        await browserBinding(c, "provider-flow"),
+        c.req.header("user-agent"),
+      );
+      return c.redirect(location, 302);
+    },
+  )
   /**
    * Apple's `response_mode=form_post` callback is a cross-site POST, which carries no SameSite=Lax cookie, so it cannot
    * show which browser it is. It finishes nothing: a 303 sends the same parameters to the GET callback, a top-level
    * GET navigation that does carry the binding cookie (RFC 6265bis §5.6.7.1). Apple's code is useless without this
    * service's client secret, so its passage through the address bar adds no exposure.
    */
-  .post("/signin/provider/:provider/callback", async (c) => {
-    const params = await callbackParams("POST", c.req.url, () => bodyText(c));
-    const asGet = new URL(
-      `${c.var.config.AUTH_SERVER_URL}/signin/provider/${c.req.param("provider")}/callback`,
-    );
-    for (const name of ["code", "state", "user", "error", "error_description"]) {
-      if (params[name] !== undefined) asGet.searchParams.set(name, params[name]);
-    }
-    return c.redirect(asGet.toString(), 303);
-  })
-  .get("/signin/provider/:provider/callback/tokens", requireAuth, async (c) =>
-    c.json(await takeProviderTokens(c.var.deps, c.var.auth!.sub, c.req.param("provider"))),
+  .post(
+    "/signin/provider/:provider/callback",
+    operation({
+      summary: "The provider's callback (form post)",
+      description:
+        "Apple's `response_mode=form_post`: the same parameters are sent on to the GET callback (303), where the " +
+        "browser's binding cookie is readable.",
+      answers: { 303: REDIRECT_ANSWER("To the GET callback.") },
+    }),
+    async (c) => {
+      const params = await callbackParams("POST", c.req.url, () => bodyText(c));
+      const asGet = new URL(
+        `${c.var.config.AUTH_SERVER_URL}/signin/provider/${c.req.param("provider")}/callback`,
+      );
+      for (const name of ["code", "state", "user", "error", "error_description"]) {
+        if (params[name] !== undefined) asGet.searchParams.set(name, params[name]);
+      }
+      return c.redirect(asGet.toString(), 303);
+    },
+  )
+  .get(
+    "/signin/provider/:provider/callback/tokens",
+    operation({
+      summary: "The provider's tokens, once",
+      description:
+        "The provider's access (and refresh) token from the last sign-in, for the app to call the provider's API. " +
+        "Readable once: a second call answers empty values.",
+      security: "bearer",
+      answers: { 200: { description: "The provider's tokens.", schema: providerTokens } },
+    }),
+    requireAuth,
+    async (c) => c.json(await takeProviderTokens(c.var.deps, c.var.auth!.sub, c.req.param("provider"))),
   )
   .post(
     "/token/provider/:provider",
+    operation({
+      summary: "Refresh the provider's token",
+      description:
+        "Asks the provider for a new access token with its refresh token. The provider refusing: 400 `oauth-provider-error`.",
+      security: "bearer",
+      answers: { 200: { description: "The provider's new tokens.", schema: providerTokens } },
+    }),
     requireAuth,
     jsonBody(z.object({ refreshToken: z.string().min(1).max(4096) })),
     async (c) => {

@@ -2,9 +2,10 @@ import { zValidator } from "@hono/zod-validator";
 import { type Context, Hono, type Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
+import { z } from "zod";
 import { buckets } from "../db/schema";
 import type { AppEnv } from "../http/app-env";
-import { documented } from "../http/documented";
+import { documented, operation } from "../http/documented";
 import { notJsonBodyReason } from "../http/validation";
 import { identifyCaller } from "./access";
 import {
@@ -14,6 +15,7 @@ import {
   toWireBucket,
   updateBucket,
   updateBucketSchema,
+  wireBucketSchema,
 } from "./buckets";
 import { badRequest, bucketNotFound, notAuthorized } from "./errors";
 import { deleteBrokenMetadata, deleteOrphans, listBrokenMetadata, listOrphans, notUploaded } from "./ops";
@@ -44,36 +46,132 @@ const jsonBody = <T extends ZodType>(schema: T) => {
   return documented(guarded, { target: "json", schema });
 };
 
+const ADMIN = "Admin secret only (`x-hasura-admin-secret`); anything else: 403.";
+const opsFiles = z.object({
+  metadata: z.array(
+    z.object({ id: z.string(), name: z.string(), bucketId: z.string(), isUploaded: z.boolean() }),
+  ),
+});
+
 /** Bucket administration (improvement) and the maintenance endpoints. */
 export const adminRoutes = new Hono<AppEnv>()
   .use("/buckets/*", requireAdmin)
   .use("/buckets", requireAdmin)
   .use("/ops/*", requireAdmin)
-  .get("/buckets", async (c) => {
-    const rows = await c.var.deps.db.select().from(buckets).all();
-    return c.json({ buckets: rows.map(toWireBucket) });
-  })
-  .post("/buckets", jsonBody(createBucketSchema), async (c) =>
-    c.json(await createBucket(c.var.deps.db, c.req.valid("json"), c.var.deps.now()), 201),
+  .get(
+    "/buckets",
+    operation({
+      summary: "List buckets",
+      description: `Every bucket with its settings and access rules. ${ADMIN}`,
+      security: "admin-secret",
+      answers: {
+        200: { description: "The buckets.", schema: z.object({ buckets: z.array(wireBucketSchema) }) },
+      },
+    }),
+    async (c) => {
+      const rows = await c.var.deps.db.select().from(buckets).all();
+      return c.json({ buckets: rows.map(toWireBucket) });
+    },
   )
-  .get("/buckets/:id", async (c) => {
-    const bucket = await findBucket(c.var.deps.db, c.req.param("id"));
-    if (!bucket) throw bucketNotFound();
-    return c.json(toWireBucket(bucket));
-  })
-  .patch("/buckets/:id", jsonBody(updateBucketSchema), async (c) =>
-    c.json(await updateBucket(c.var.deps.db, c.req.param("id"), c.req.valid("json"), c.var.deps.now())),
+  .post(
+    "/buckets",
+    operation({
+      summary: "Create a bucket",
+      description: `A bucket with its sizes, MIME types, cache control, presigned-URL settings and rules (\`public\`, \`authenticated\`, \`owner\`, or a list of roles); unset settings take the default bucket's. 409 for an existing id. ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 201: { description: "The bucket.", schema: wireBucketSchema } },
+    }),
+    jsonBody(createBucketSchema),
+    async (c) => c.json(await createBucket(c.var.deps.db, c.req.valid("json"), c.var.deps.now()), 201),
   )
-  .delete("/buckets/:id", async (c) => {
-    await deleteBucket(c.var.deps.db, c.req.param("id"));
-    return c.body(null, 204);
-  })
-  .post("/ops/list-broken-metadata", async (c) =>
-    c.json(await listBrokenMetadata(c.var.deps.db, c.env.FILES)),
+  .get(
+    "/buckets/:id",
+    operation({
+      summary: "Get a bucket",
+      description: `404 for an unknown id. ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 200: { description: "The bucket.", schema: wireBucketSchema } },
+    }),
+    async (c) => {
+      const bucket = await findBucket(c.var.deps.db, c.req.param("id"));
+      if (!bucket) throw bucketNotFound();
+      return c.json(toWireBucket(bucket));
+    },
   )
-  .post("/ops/delete-broken-metadata", async (c) =>
-    c.json(await deleteBrokenMetadata(c.var.deps.db, c.env.FILES)),
+  .patch(
+    "/buckets/:id",
+    operation({
+      summary: "Change a bucket",
+      description: `Any of its settings. ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 200: { description: "The bucket as it is now.", schema: wireBucketSchema } },
+    }),
+    jsonBody(updateBucketSchema),
+    async (c) =>
+      c.json(await updateBucket(c.var.deps.db, c.req.param("id"), c.req.valid("json"), c.var.deps.now())),
   )
-  .post("/ops/list-not-uploaded", async (c) => c.json(await notUploaded(c.var.deps.db)))
-  .post("/ops/list-orphans", async (c) => c.json(await listOrphans(c.var.deps.db, c.env.FILES)))
-  .post("/ops/delete-orphans", async (c) => c.json(await deleteOrphans(c.var.deps.db, c.env.FILES)));
+  .delete(
+    "/buckets/:id",
+    operation({
+      summary: "Delete a bucket",
+      description: `Only an empty one (400 while it holds files); the default bucket cannot go (400). ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 204: { description: "Deleted.", media: "empty" } },
+    }),
+    async (c) => {
+      await deleteBucket(c.var.deps.db, c.req.param("id"));
+      return c.body(null, 204);
+    },
+  )
+  .post(
+    "/ops/list-broken-metadata",
+    operation({
+      summary: "Records whose bytes are missing",
+      description: `Walks the whole bucket and table: maintenance. ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 200: { description: "The records.", schema: opsFiles } },
+    }),
+    async (c) => c.json(await listBrokenMetadata(c.var.deps.db, c.env.FILES)),
+  )
+  .post(
+    "/ops/delete-broken-metadata",
+    operation({
+      summary: "Delete records whose bytes are missing",
+      description: `${ADMIN}`,
+      security: "admin-secret",
+      answers: { 200: { description: "The records deleted.", schema: opsFiles } },
+    }),
+    async (c) => c.json(await deleteBrokenMetadata(c.var.deps.db, c.env.FILES)),
+  )
+  .post(
+    "/ops/list-not-uploaded",
+    operation({
+      summary: "Records never completed",
+      description: `Uploads that did not finish (the daily cron removes them after a day). ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 200: { description: "The records.", schema: opsFiles } },
+    }),
+    async (c) => c.json(await notUploaded(c.var.deps.db)),
+  )
+  .post(
+    "/ops/list-orphans",
+    operation({
+      summary: "Objects without a record",
+      description: `R2 objects no record names (what a crash between the write and the insert leaves). ${ADMIN}`,
+      security: "admin-secret",
+      answers: { 200: { description: "Their keys.", schema: z.object({ files: z.array(z.string()) }) } },
+    }),
+    async (c) => c.json(await listOrphans(c.var.deps.db, c.env.FILES)),
+  )
+  .post(
+    "/ops/delete-orphans",
+    operation({
+      summary: "Delete objects without a record",
+      description: `${ADMIN}`,
+      security: "admin-secret",
+      answers: {
+        200: { description: "The keys deleted.", schema: z.object({ files: z.array(z.string()) }) },
+      },
+    }),
+    async (c) => c.json(await deleteOrphans(c.var.deps.db, c.env.FILES)),
+  );

@@ -1,9 +1,11 @@
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import { z } from "zod";
 import pkg from "../../package.json";
 import type { AppEnv } from "../http/app-env";
 import { logError } from "../http/context";
+import { OK_ANSWER, operation } from "../http/documented";
 import { adminRoutes } from "./admin-routes";
 import { badRequest, internalError, StorageError } from "./errors";
 import { fileRoutes } from "./file-routes";
@@ -60,8 +62,24 @@ export function createStorageApp(corsOrigin: (origin: string, c: Context) => str
   );
   storage.onError((caught, c) => errorResponse(c, caught));
   storage
-    .get("/version", (c) => c.json({ buildVersion: pkg.version }))
-    .get("/healthz", (c) => c.json("OK"))
+    .get(
+      "/version",
+      operation({
+        summary: "Version",
+        description: "The service's version.",
+        answers: { 200: { description: "The version.", schema: z.object({ buildVersion: z.string() }) } },
+      }),
+      (c) => c.json({ buildVersion: pkg.version }),
+    )
+    .get(
+      "/healthz",
+      operation({
+        summary: "Health check",
+        description: 'Answers `"OK"` while the Worker runs.',
+        answers: { 200: OK_ANSWER("The service runs.") },
+      }),
+      (c) => c.json("OK"),
+    )
     .route("/", fileRoutes)
     .route("/", adminRoutes);
   return storage;

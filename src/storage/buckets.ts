@@ -34,6 +34,13 @@ export const createBucketSchema = updateBucketSchema.extend({
 
 type BucketSettings = z.infer<typeof updateBucketSchema>;
 
+/** A bucket as the API answers it: every setting, filled in. */
+export const wireBucketSchema = updateBucketSchema.required().extend({
+  id: z.string(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+
 /** The defaults of a new bucket are the `default` bucket's (storage contract §1, §4). */
 const DEFAULTS = {
   minUploadFileSize: 1,

@@ -1,72 +1,172 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
+import { z } from "zod";
 import { files } from "../db/schema";
 import type { AppEnv } from "../http/app-env";
+import { operation } from "../http/documented";
 import { allows, identifyCaller } from "./access";
 import { deliverFile, readPolicy } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";
 import { deleteVariants } from "./images/variants";
 import { presignedUrl, verifyPresigned } from "./presign";
 import { forgetFile } from "./record-cache";
-import { findFileWithBucket } from "./records";
+import { findFileWithBucket, wireFileSchema } from "./records";
 import { replaceFile } from "./replace";
 import { uploadFiles } from "./upload";
 
 const presignedDisabled = () =>
   new StorageError(403, "presigned URLs are not enabled on the bucket where this file is located in");
 
+const fileBinary = (description: string) => ({ description, media: "binary" as const });
+const DOWNLOAD_ANSWERS = {
+  200: fileBinary(
+    "The bytes, with `ETag`, `Last-Modified`, `Cache-Control` and `Content-Disposition`; an image transformed when asked.",
+  ),
+  206: fileBinary("The requested byte range (`Range: bytes=…`)."),
+  304: { description: "Not modified (`If-None-Match`, `If-Modified-Since`).", media: "empty" as const },
+  412: { description: "A precondition failed (`If-Match`, `If-Unmodified-Since`).", media: "empty" as const },
+  416: { description: "The range cannot be served.", media: "empty" as const },
+};
+const transformQuery = z.object({
+  w: z.string().optional().describe("Width in pixels"),
+  h: z.string().optional().describe("Height in pixels"),
+  q: z.string().optional().describe("Quality 1-100"),
+  b: z.string().optional().describe("Blur"),
+  f: z.string().optional().describe("Format: auto, jpeg, png, webp, avif"),
+});
+
 /** The file operations of storage contract §2. */
 export const fileRoutes = new Hono<AppEnv>()
-  .post("/files", async (c) => {
-    const processedFiles = await uploadFiles(c.var.deps, c.req.raw, await identifyCaller(c));
-    return c.json({ processedFiles }, 201);
-  })
-  .on(["GET", "HEAD"], "/files/:id", async (c) =>
-    deliverFile(c.var.deps, c.req.raw, c.req.param("id"), readPolicy(await identifyCaller(c))),
+  .post(
+    "/files",
+    operation({
+      summary: "Upload files",
+      description:
+        "*multipart*: an optional `bucket-id` part, then per file an optional `metadata[]` JSON part (`id`, `name`, " +
+        "`metadata`) before its `file[]` part. The bucket's rules decide who may (403), its sizes and MIME types what " +
+        "(400); the MIME type is sniffed from the bytes. Streamed into R2.",
+      security: "optional-bearer",
+      request: {
+        target: "multipart",
+        schema: z.object({
+          "bucket-id": z.string().optional(),
+          "metadata[]": z.array(z.string()).optional(),
+          "file[]": z.array(z.string().meta({ format: "binary", description: "A file's bytes" })),
+        }),
+      },
+      answers: {
+        201: {
+          description: "The files as stored.",
+          schema: z.object({ processedFiles: z.array(wireFileSchema) }),
+        },
+      },
+    }),
+    async (c) => {
+      const processedFiles = await uploadFiles(c.var.deps, c.req.raw, await identifyCaller(c));
+      return c.json({ processedFiles }, 201);
+    },
   )
-  .put("/files/:id", async (c) =>
-    c.json(await replaceFile(c.var.deps, c.req.raw, c.req.param("id"), await identifyCaller(c))),
+  .on(
+    ["GET", "HEAD"],
+    "/files/:id",
+    operation({
+      summary: "Download a file",
+      description:
+        "The file's bytes if the bucket's read rule lets the caller (else 404, also for a file that exists: a 403 " +
+        "would confirm it). Conditional requests and byte ranges; images transform with `w`, `h`, `q`, `b` and `f` " +
+        "(`f=auto` follows `Accept`).",
+      security: "optional-bearer",
+      request: { target: "query", schema: transformQuery },
+      answers: DOWNLOAD_ANSWERS,
+    }),
+    async (c) => deliverFile(c.var.deps, c.req.raw, c.req.param("id"), readPolicy(await identifyCaller(c))),
   )
-  .delete("/files/:id", async (c) => {
-    const { deps } = c.var;
-    const found = await findFileWithBucket(deps.db, c.req.param("id"));
-    if (!found) throw fileNotFound();
-    // A write path: the contract answers 403 here, where read paths hide the file behind a 404.
-    if (!allows(found.bucket.rules.delete, await identifyCaller(c), found.file.uploadedByUserId)) {
-      throw notAuthorized();
-    }
-    // The record goes first and names the key it pointed at then: if a replace landed meanwhile, that is its new
-    // key (the replace removes the old one); a replace still uploading finds no record and removes its own bytes.
-    const deleted = await deps.db
-      .delete(files)
-      .where(eq(files.id, found.file.id))
-      .returning({ objectKey: files.objectKey })
-      .get();
-    forgetFile(found.file.id);
-    if (!deleted) throw fileNotFound();
-    await deps.env.FILES.delete(deleted.objectKey);
-    await deleteVariants(deps.env.FILES, found.file.id);
-    return c.body(null, 204);
-  })
-  .get("/files/:id/presignedurl", async (c) => {
-    const { deps } = c.var;
-    const found = await findFileWithBucket(deps.db, c.req.param("id"));
-    if (!found || !allows(found.bucket.rules.read, await identifyCaller(c), found.file.uploadedByUserId)) {
-      throw fileNotFound();
-    }
-    if (!found.bucket.presignedUrlsEnabled) throw presignedDisabled();
-    return c.json(
-      await presignedUrl(deps.config, found.file.id, found.bucket.downloadExpiration, deps.now()),
-    );
-  })
-  .on(["GET", "HEAD"], "/files/:id/presignedurl/contents", async (c) => {
-    const { deps } = c.var;
-    const id = c.req.param("id");
-    // The signature is checked first: without a valid one, nothing about the file is revealed.
-    const secondsLeft = await verifyPresigned(deps.config, id, new URL(c.req.url).searchParams, deps.now());
-    return deliverFile(deps, c.req.raw, id, ({ bucket }) => {
-      if (!bucket.presignedUrlsEnabled) throw presignedDisabled();
-      // The URL is the credential (and the cache key): its answer is the same for whoever holds it.
-      return { cacheControl: `max-age=${secondsLeft}`, shared: true };
-    });
-  });
+  .put(
+    "/files/:id",
+    operation({
+      summary: "Replace a file's contents",
+      description:
+        "*multipart*, one `file[]` (and an optional `metadata[]`): new bytes under the same id. The update rule applies (403).",
+      security: "optional-bearer",
+      answers: { 200: { description: "The file as it is now.", schema: wireFileSchema } },
+    }),
+    async (c) => c.json(await replaceFile(c.var.deps, c.req.raw, c.req.param("id"), await identifyCaller(c))),
+  )
+  .delete(
+    "/files/:id",
+    operation({
+      summary: "Delete a file",
+      description: "The record, its bytes and its cached image variants. The delete rule applies (403).",
+      security: "optional-bearer",
+      answers: { 204: { description: "Deleted.", media: "empty" } },
+    }),
+    async (c) => {
+      const { deps } = c.var;
+      const found = await findFileWithBucket(deps.db, c.req.param("id"));
+      if (!found) throw fileNotFound();
+      // A write path: the contract answers 403 here, where read paths hide the file behind a 404.
+      if (!allows(found.bucket.rules.delete, await identifyCaller(c), found.file.uploadedByUserId)) {
+        throw notAuthorized();
+      }
+      // The record goes first and names the key it pointed at then: if a replace landed meanwhile, that is its new
+      // key (the replace removes the old one); a replace still uploading finds no record and removes its own bytes.
+      const deleted = await deps.db
+        .delete(files)
+        .where(eq(files.id, found.file.id))
+        .returning({ objectKey: files.objectKey })
+        .get();
+      forgetFile(found.file.id);
+      if (!deleted) throw fileNotFound();
+      await deps.env.FILES.delete(deleted.objectKey);
+      await deleteVariants(deps.env.FILES, found.file.id);
+      return c.body(null, 204);
+    },
+  )
+  .get(
+    "/files/:id/presignedurl",
+    operation({
+      summary: "A presigned URL",
+      description:
+        "A URL that downloads the file without a token until it expires (the bucket's `downloadExpiration`, seconds). " +
+        "403 when the bucket has presigned URLs off.",
+      security: "optional-bearer",
+      answers: {
+        200: {
+          description: "The URL and its lifetime.",
+          schema: z.object({ url: z.string(), expiration: z.number().int() }),
+        },
+      },
+    }),
+    async (c) => {
+      const { deps } = c.var;
+      const found = await findFileWithBucket(deps.db, c.req.param("id"));
+      if (!found || !allows(found.bucket.rules.read, await identifyCaller(c), found.file.uploadedByUserId)) {
+        throw fileNotFound();
+      }
+      if (!found.bucket.presignedUrlsEnabled) throw presignedDisabled();
+      return c.json(
+        await presignedUrl(deps.config, found.file.id, found.bucket.downloadExpiration, deps.now()),
+      );
+    },
+  )
+  .on(
+    ["GET", "HEAD"],
+    "/files/:id/presignedurl/contents",
+    operation({
+      summary: "Download through a presigned URL",
+      description:
+        "The URL's signature is the credential (a wrong or expired one: 400 before anything is revealed).",
+      answers: DOWNLOAD_ANSWERS,
+    }),
+    async (c) => {
+      const { deps } = c.var;
+      const id = c.req.param("id");
+      // The signature is checked first: without a valid one, nothing about the file is revealed.
+      const secondsLeft = await verifyPresigned(deps.config, id, new URL(c.req.url).searchParams, deps.now());
+      return deliverFile(deps, c.req.raw, id, ({ bucket }) => {
+        if (!bucket.presignedUrlsEnabled) throw presignedDisabled();
+        // The URL is the credential (and the cache key): its answer is the same for whoever holds it.
+        return { cacheControl: `max-age=${secondsLeft}`, shared: true };
+      });
+    },
+  );

@@ -1,21 +1,23 @@
 import { eq } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { type BucketRow, buckets, type FileRow, files } from "../db/schema";
 
 /** The File resource of storage contract §1. */
-export interface WireFile {
-  id: string;
-  name: string;
-  size: number;
-  bucketId: string;
-  etag: string;
-  createdAt: string;
-  updatedAt: string;
-  isUploaded: boolean;
-  mimeType: string;
-  uploadedByUserId?: string;
-  metadata: Record<string, unknown> | null;
-}
+export const wireFileSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  size: z.number().int(),
+  bucketId: z.string(),
+  etag: z.string().describe('The content MD5, quoted: "\\"<hex>\\""'),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  isUploaded: z.boolean(),
+  mimeType: z.string(),
+  uploadedByUserId: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+});
+export type WireFile = z.infer<typeof wireFileSchema>;
 
 export function toWireFile(file: FileRow): WireFile {
   return {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import type { WireAuditEvent } from "../../src/admin/audit";
+import type { WireAuditEvent } from "../../src/admin/wire";
 import { FAILURE_WINDOW_MS } from "../../src/audit/sign-in-failures";
 import { getConfig } from "../../src/config";
 import { runHousekeeping } from "../../src/db/housekeeping";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { decodeProtectedHeader } from "jose";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import type { AdminKey } from "../../src/admin/keys";
+import type { AdminKey } from "../../src/admin/wire";
 import { expectError, NO_VERIFICATION, PASSWORD, service, signUp } from "../helpers";
 
 const svc = service(NO_VERIFICATION);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AdminUser, AdminUserDetail } from "../../src/admin/users";
+import type { AdminUser, AdminUserDetail } from "../../src/admin/wire";
 import { expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 import { grantFor, postForm, provider } from "../oauth2/support";
 

@@ -105,4 +105,45 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       await browser.close();
     }
   }, 60_000);
+
+  // "Try it" sends real requests from the page (its own script, connect-src 'self'): a search narrows the list, a
+  // sign-in with an edited example body answers a session, and the token typed into the page reads the user.
+  it("the API reference: search narrows the operations, try-it signs in and reads the user with the token", async () => {
+    const email = uniqueEmail("reference");
+    await createUser(email, "Katherine Johnson");
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
+      page.setDefaultTimeout(8000);
+      const violations: string[] = [];
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+      });
+      await page.goto(`${authUrl}/reference`);
+      await page.fill("#search", "signin email-password");
+      await expect.poll(() => page.locator("details.operation:visible").count()).toBe(1);
+      const signIn = page.locator("#postSigninEmailPassword");
+      await signIn.locator("> summary").click();
+      await signIn
+        .locator("textarea[name=body]")
+        .fill(JSON.stringify({ email, password: PASSWORD }, null, 2));
+      await signIn.locator("form.try button").click();
+      await expect.poll(() => signIn.locator("output").getAttribute("data-status")).toBe("200");
+      const answer = (await signIn.locator("output").textContent())!;
+      const accessToken = /"accessToken": "([^"]+)"/.exec(answer)?.[1];
+      expect(accessToken).toBeDefined();
+      await shoot(page, "8-reference-try-it");
+
+      await page.fill("#authorization", accessToken!);
+      await page.fill("#search", "get /user");
+      const getUser = page.locator("#getUser");
+      await getUser.locator("> summary").click();
+      await getUser.locator("form.try button").click();
+      await expect.poll(() => getUser.locator("output").getAttribute("data-status")).toBe("200");
+      expect(await getUser.locator("output").textContent()).toContain(email);
+      expect(violations).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

@@ -28,7 +28,75 @@ function registered(routes: { method: string; path: string; handler: unknown }[]
   return byOperation;
 }
 
+const PAGE = /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|dev\/(inbox|landing)|reference$)/;
+
+/** Pages for people: served by the app, never in the API's document. */
+const AUTH_PAGES = [
+  "get /admin/console",
+  "get /oauth2/interaction",
+  "post /oauth2/interaction/consent",
+  "get /oauth2/device",
+  "get /dev/inbox",
+  "get /dev/landing",
+  "get /reference",
+];
+
+/** Every documented operation says what it is and what it answers: words, a success answer, schemas, examples. */
+function expectComplete(doc: OpenApiDocument) {
+  let operations = 0;
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const key = `${method} ${path}`;
+      operations++;
+      expect(operation.summary.length, `${key}: summary`).toBeGreaterThan(3);
+      expect(operation.summary, `${key}: a summary in words`).not.toMatch(/^(GET|POST|PUT|PATCH|DELETE) \//);
+      expect(operation.description.length, `${key}: description`).toBeGreaterThan(20);
+      const statuses = Object.keys(operation.responses);
+      expect(
+        statuses.some((status) => /^[23]\d\d$/.test(status)),
+        `${key}: a success answer (${statuses.join(", ")})`,
+      ).toBe(true);
+      expect(statuses, `${key}: a generic 2XX`).not.toContain("2XX");
+      for (const [status, answer] of Object.entries(operation.responses)) {
+        expect(answer.description, `${key} ${status}`).toBeTruthy();
+        for (const [type, media] of Object.entries(answer.content ?? {})) {
+          if (type !== "application/json") continue;
+          expect(media.schema, `${key} ${status}: schema`).toBeDefined();
+          expect(media.example, `${key} ${status}: example`).toBeDefined();
+        }
+      }
+      for (const [type, media] of Object.entries(operation.requestBody?.content ?? {}))
+        expect(media.example, `${key} ${type}: request example`).toBeDefined();
+    }
+  }
+  return operations;
+}
+
 describe("OpenAPI documents", () => {
+  it("every operation has a summary, a description and each answer it gives with a schema and an example", async () => {
+    const auth = await documentAt("/openapi.json");
+    const storage = await documentAt(`${SERVER}/storage/v1/openapi.json`);
+    expect(expectComplete(auth)).toBeGreaterThan(80);
+    expect(expectComplete(storage)).toBeGreaterThan(10);
+    // The answers the code uses: a session's schema is the one the sign-in route answers with.
+    const signIn = auth.paths["/signin/email-password"]!.post!.responses["200"]!;
+    const session = signIn.content!["application/json"]!.schema as { properties: Record<string, unknown> };
+    expect(Object.keys(session.properties)).toEqual(expect.arrayContaining(["session", "mfa"]));
+    expect(storage.paths["/files"]!.post!.responses["201"]).toBeDefined();
+  });
+
+  it("leaves pages for people (console, sign-in and device pages, inbox, landing, this reference) out", async () => {
+    const doc = await documentAt("/openapi.json");
+    const app = createAuthApp(getConfig({ ...env, AUTH_OAUTH2_PROVIDER_ENABLED: "true" }));
+    const operations = registered(app.routes);
+    for (const page of AUTH_PAGES) {
+      const [method, path] = page.split(" ") as [string, string];
+      expect(operations.has(page), `${page} is served`).toBe(true);
+      expect(doc.paths[path]?.[method], `${page} is not API`).toBeUndefined();
+    }
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith("/admin/console"))).toEqual([]);
+  });
+
   it("the auth document has every route the auth app registers, each with the schema the route validates with", async () => {
     const doc = await documentAt("/openapi.json");
     expect(doc.openapi).toBe("3.1.0");
@@ -39,6 +107,7 @@ describe("OpenAPI documents", () => {
     let schemas = 0;
     for (const [key, handlers] of operations) {
       const [method, path] = key.split(" ") as [string, string];
+      if (PAGE.test(path)) continue;
       const operation = doc.paths[path]?.[method];
       expect(operation, key).toBeDefined();
       for (const handler of handlers) {
@@ -54,7 +123,12 @@ describe("OpenAPI documents", () => {
             ).toBe(true);
           }
         } else {
-          expect(operation!.requestBody?.content["application/json"]?.schema, key).toEqual(expected);
+          const type = {
+            json: "application/json",
+            form: "application/x-www-form-urlencoded",
+            multipart: "multipart/form-data",
+          }[part.target];
+          expect(operation!.requestBody?.content[type]?.schema, key).toEqual(expected);
         }
       }
     }
@@ -113,22 +187,53 @@ describe("OpenAPI documents", () => {
     const operations = registered(app.routes);
     for (const key of operations.keys()) {
       const [method, path] = key.split(" ") as [string, string];
+      if (path === "/reference") continue;
       expect(doc.paths[path]?.[method], key).toBeDefined();
     }
     expect(doc.paths["/files/{id}"]?.get).toBeDefined();
     expect(doc.paths["/buckets"]?.post?.requestBody).toBeDefined();
   });
 
-  it("the reference page renders every operation, with no script, under a strict CSP", async () => {
+  it("the reference page shows every operation with its answers and a try-it form, under a strict CSP", async () => {
     const doc = await documentAt("/openapi.json");
     const response = await svc.get("/reference");
     expect(response.status).toBe(200);
-    expect(response.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+    const csp = response.headers.get("content-security-policy")!;
+    expect(csp).toMatch(/default-src 'none'/);
+    const nonce = /script-src 'nonce-([0-9a-f]+)'/.exec(csp)?.[1];
+    expect(nonce).toBeDefined();
+    expect(csp).toMatch(/connect-src 'self'/);
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
     const page = await response.text();
-    expect(page).not.toContain("<script");
+    // One script, its own, under the nonce; nothing loaded from elsewhere; nothing outside this repository linked.
+    expect(page.match(/<script[^>]*>/g)).toEqual([`<script nonce="${nonce}">`]);
+    expect(page).not.toMatch(/ src=|\.\.\/shared|contract\//);
     for (const [path, item] of Object.entries(doc.paths)) {
-      for (const operation of Object.values(item))
-        expect(page, path).toContain(`id="${operation.operationId}"`);
+      for (const [method, operation] of Object.entries(item)) {
+        expect(page, `${method} ${path}`).toContain(`id="${operation.operationId}"`);
+        expect(page, `${method} ${path}`).toContain(
+          `data-method="${method.toUpperCase()}" data-path="${path}"`,
+        );
+      }
     }
+    // Each answer's status, its schema's fields and its example are on the page, not only in the document.
+    const signIn = page.slice(page.indexOf('id="postSigninEmailPassword"'));
+    expect(signIn.slice(0, signIn.indexOf("</details>\n</div>"))).toMatch(/>200<[\s\S]*session\.accessToken/);
+    expect(page).toContain('id="errors"');
+    expect(page).toContain("<code>invalid-email-password</code>");
+  });
+
+  it("the reference page searches on the server too (?q=), escaping what it echoes", async () => {
+    const found = await (await svc.get("/reference?q=jwks")).text();
+    expect(found).toContain('data-path="/.well-known/jwks.json"');
+    expect(found).not.toContain('data-path="/signup/email-password"');
+    const none = await (
+      await svc.get(`/reference?q=${encodeURIComponent("<img src=x onerror=alert(1)>")}`)
+    ).text();
+    expect(none).toContain("No operation matches");
+    expect(none).not.toContain("<img src=x");
+    const storage = await svc.get(`${SERVER}/storage/v1/reference`);
+    expect(storage.status).toBe(200);
+    expect(await storage.text()).toContain('data-path="/files/{id}"');
   });
 });

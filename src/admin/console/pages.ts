@@ -2,10 +2,7 @@ import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSessionRow } from "../../db/schema";
 import type { WireClient } from "../../oauth2";
-import type { WireAuditEvent } from "../audit";
-import type { AdminKey } from "../keys";
-import type { AdminSession } from "../sessions";
-import type { AdminUser, AdminUserDetail } from "../users";
+import type { AdminKey, AdminSession, AdminUser, AdminUserDetail, WireAuditEvent } from "../wire";
 
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
 

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { optionalAuth, requireAuth } from "../../http/auth";
+import { OK_ANSWER, operation } from "../../http/documented";
 import { codeChallengeField, emailField, passwordField, redirectOptions } from "../../http/fields";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
@@ -26,6 +27,16 @@ const emailWithRedirect = z.object({
 export const accountRoutes = new Hono<AppEnv>()
   .post(
     "/user/email/change",
+    operation({
+      summary: "Change the email address",
+      description:
+        "Mails a confirmation link (`emailConfirmChange`, one hour) to the **new** address; the address changes when " +
+        "the link is followed. Needs an elevated token when the user has security keys (401 `unauthorized`: " +
+        "`POST /elevate/webauthn` first). " +
+        "409 `email-already-in-use`; 403 `forbidden-anonymous` for anonymous users.",
+      security: "elevated",
+      answers: { 200: OK_ANSWER("The link is on its way.") },
+    }),
     rateLimit("EMAIL", "newEmail"),
     requireAuth,
     requireElevation(),
@@ -39,6 +50,13 @@ export const accountRoutes = new Hono<AppEnv>()
   )
   .post(
     "/user/email/send-verification-email",
+    operation({
+      summary: "Send the verification link again",
+      description:
+        'Mails a new verification link. An unknown address also answers `"OK"` and sends nothing (no ' +
+        "enumeration); an address verified already answers 400 `email-already-verified`.",
+      answers: { 200: OK_ANSWER("Sent if the address needs it.") },
+    }),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithRedirect),
     async (c) => {
@@ -49,6 +67,15 @@ export const accountRoutes = new Hono<AppEnv>()
   )
   .post(
     "/user/password",
+    operation({
+      summary: "Change the password",
+      description:
+        "With an access token: that user's password (elevation rules apply). Without one: `ticket` " +
+        "(`passwordReset:<uuid>`, from the reset mail) is required and single use, else 401 `invalid-ticket`. Every " +
+        "other session of the user ends; 400 `password-too-short` or `password-in-hibp-database` for a weak one.",
+      security: "optional-bearer",
+      answers: { 200: OK_ANSWER("Changed.") },
+    }),
     rateLimit("BRUTE_FORCE"),
     optionalAuth,
     requireElevation(),
@@ -58,13 +85,34 @@ export const accountRoutes = new Hono<AppEnv>()
       return c.json("OK");
     },
   )
-  .post("/user/password/reset", rateLimit("EMAIL", "email"), jsonBody(emailWithRedirect), async (c) => {
-    const { email, options, codeChallenge } = c.req.valid("json");
-    await sendPasswordResetEmail(c.var.deps, email, { ...options, codeChallenge });
-    return c.json("OK");
-  })
+  .post(
+    "/user/password/reset",
+    operation({
+      summary: "Send a password reset link",
+      description:
+        "Mails a link with a `passwordReset:<uuid>` ticket (one hour) that signs the user in to choose a new " +
+        'password. Answers `"OK"` for unknown and disabled users too (no enumeration).',
+      answers: { 200: OK_ANSWER("Sent if the account exists.") },
+    }),
+    rateLimit("EMAIL", "email"),
+    jsonBody(emailWithRedirect),
+    async (c) => {
+      const { email, options, codeChallenge } = c.req.valid("json");
+      await sendPasswordResetEmail(c.var.deps, email, { ...options, codeChallenge });
+      return c.json("OK");
+    },
+  )
   .post(
     "/user/deanonymize",
+    operation({
+      summary: "Make an anonymous user a regular one",
+      description:
+        "The anonymous user keeps their id and data and gets an email (and a password, for `email-password`). With " +
+        "verification required a verification link is mailed; `passwordless` mails a magic link. 400 " +
+        "`user-not-anonymous`, 409 `email-already-in-use`.",
+      security: "bearer",
+      answers: { 200: OK_ANSWER("Done; a mail may be on its way.") },
+    }),
     rateLimit("EMAIL", "email"),
     requireAuth,
     jsonBody(

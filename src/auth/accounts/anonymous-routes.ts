@@ -1,9 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
+import { operation } from "../../http/documented";
 import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { rateLimit } from "../../rate-limits/middleware";
+import { sessionPayloadSchema } from "../sessions/sessions";
 import { signInAnonymous } from "./anonymous";
 import { signUpOptionsSchema } from "./sign-up-options";
 
@@ -16,6 +18,14 @@ const body = z.object({
 /** signInAnonymous (contract §3.2); the client may POST it with no body. */
 export const anonymousRoutes = new Hono<AppEnv>().post(
   "/signin/anonymous",
+  operation({
+    summary: "Sign in anonymously",
+    description:
+      "A user with no credentials (`isAnonymous: true`, role `anonymous`), who can later become a regular one " +
+      "(`POST /user/deanonymize`). Off unless `AUTH_ANONYMOUS_USERS_ENABLED` (409 `disabled-endpoint`). The body " +
+      "may be empty.",
+    answers: { 200: { description: "A session for the new anonymous user.", schema: sessionPayloadSchema } },
+  }),
   rateLimit("SIGNUPS"),
   jsonBody(body),
   async (c) => c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),

@@ -13,4 +13,11 @@ export {
   signUpOptionsSchema,
 } from "./sign-up-options";
 export { insertUser } from "./user-factory";
-export { findUserByEmail, findUserById, hasuraClaims, toWireUser, type WireUser } from "./users";
+export {
+  findUserByEmail,
+  findUserById,
+  hasuraClaims,
+  toWireUser,
+  type WireUser,
+  wireUserSchema,
+} from "./users";

@@ -1,27 +1,50 @@
 import { eq } from "drizzle-orm";
+import { z } from "zod";
 import type { Config } from "../../config";
 import type { Db } from "../../db/client";
 import { type UserRow, users } from "../../db/schema";
 import type { HasuraClaims } from "../../lib/jwt";
 import { hotQueries, type WireUserRow } from "../sessions/hot-queries";
 
-/** The User resource of contract §2. */
-export interface WireUser {
-  id: string;
-  createdAt: string;
-  displayName: string;
-  avatarUrl: string;
-  locale: string;
-  email?: string;
-  emailVerified: boolean;
-  phoneNumber?: string;
-  phoneNumberVerified: boolean;
-  defaultRole: string;
-  roles: string[];
-  isAnonymous: boolean;
-  activeMfaType: "totp" | null;
-  metadata: Record<string, unknown>;
-}
+/** The User resource of contract §2: what every answer about a user carries, and its type. */
+export const wireUserSchema = z
+  .object({
+    id: z.uuid(),
+    createdAt: z.iso.datetime(),
+    displayName: z.string(),
+    avatarUrl: z.string(),
+    locale: z.string(),
+    email: z.string().optional(),
+    emailVerified: z.boolean(),
+    phoneNumber: z.string().optional().describe("E.164"),
+    phoneNumberVerified: z.boolean(),
+    defaultRole: z.string(),
+    roles: z.array(z.string()),
+    isAnonymous: z.boolean(),
+    activeMfaType: z.literal("totp").nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+  })
+  .meta({
+    examples: [
+      {
+        id: "2c5fb4bd-5a43-4ae8-8e0b-0e2b1c2b6f0e",
+        createdAt: "2026-11-23T10:00:00.000Z",
+        displayName: "ana@example.com",
+        avatarUrl: "",
+        locale: "en",
+        email: "ana@example.com",
+        emailVerified: true,
+        phoneNumberVerified: false,
+        defaultRole: "user",
+        roles: ["user", "me"],
+        isAnonymous: false,
+        activeMfaType: null,
+        metadata: {},
+      },
+    ],
+  });
+
+export type WireUser = z.infer<typeof wireUserSchema>;
 
 export function toWireUser(user: WireUserRow): WireUser {
   return {

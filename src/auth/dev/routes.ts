@@ -5,6 +5,7 @@ import type { Config } from "../../config";
 import { devMailbox, devSms } from "../../db/schema";
 import type { AppEnv } from "../../http/app-env";
 import { corsOrigins } from "../../http/cors";
+import { operation } from "../../http/documented";
 import { queryParams } from "../../http/validation";
 import { toE164 } from "../../lib/phone";
 import { devLandingRoutes } from "./landing";
@@ -16,38 +17,76 @@ import { devLandingRoutes } from "./landing";
 const recipient = queryParams(z.object({ to: z.string().min(1).max(254) }));
 const LIMIT = 100;
 
-export const devMailboxRoutes = new Hono<AppEnv>().get("/dev/mailbox", recipient, async (c) => {
-  const rows = await c.var.deps.db
-    .select()
-    .from(devMailbox)
-    .where(eq(devMailbox.to, c.req.valid("query").to.toLowerCase()))
-    .orderBy(desc(devMailbox.id))
-    .limit(LIMIT)
-    .all();
-  return c.json(
-    rows.map(({ to, subject, text, html, createdAt }) => ({
-      to,
-      subject,
-      text,
-      html,
-      createdAt: new Date(createdAt).toISOString(),
-    })),
-  );
-});
+const DEV_NOTE = " Development only: mounted with its switch, which `npm start` sets; never in production.";
 
-export const devSmsRoutes = new Hono<AppEnv>().get("/dev/sms", recipient, async (c) => {
-  const { to } = c.req.valid("query");
-  const rows = await c.var.deps.db
-    .select()
-    .from(devSms)
-    .where(eq(devSms.to, toE164(to) ?? to))
-    .orderBy(desc(devSms.id))
-    .limit(LIMIT)
-    .all();
-  return c.json(
-    rows.map(({ to, body, createdAt }) => ({ to, body, createdAt: new Date(createdAt).toISOString() })),
-  );
-});
+export const devMailboxRoutes = new Hono<AppEnv>().get(
+  "/dev/mailbox",
+  operation({
+    summary: "Mails sent to an address (development)",
+    description: `What the development mail transport kept for \`to\`, newest first (100 at most).${DEV_NOTE}`,
+    answers: {
+      200: {
+        description: "The mails.",
+        schema: z.array(
+          z.object({
+            to: z.string(),
+            subject: z.string(),
+            text: z.string(),
+            html: z.string(),
+            createdAt: z.iso.datetime(),
+          }),
+        ),
+      },
+    },
+  }),
+  recipient,
+  async (c) => {
+    const rows = await c.var.deps.db
+      .select()
+      .from(devMailbox)
+      .where(eq(devMailbox.to, c.req.valid("query").to.toLowerCase()))
+      .orderBy(desc(devMailbox.id))
+      .limit(LIMIT)
+      .all();
+    return c.json(
+      rows.map(({ to, subject, text, html, createdAt }) => ({
+        to,
+        subject,
+        text,
+        html,
+        createdAt: new Date(createdAt).toISOString(),
+      })),
+    );
+  },
+);
+
+export const devSmsRoutes = new Hono<AppEnv>().get(
+  "/dev/sms",
+  operation({
+    summary: "Text messages sent to a number (development)",
+    description: `What the development SMS transport kept for \`to\`, newest first.${DEV_NOTE}`,
+    answers: {
+      200: {
+        description: "The messages.",
+        schema: z.array(z.object({ to: z.string(), body: z.string(), createdAt: z.iso.datetime() })),
+      },
+    },
+  }),
+  recipient,
+  async (c) => {
+    const { to } = c.req.valid("query");
+    const rows = await c.var.deps.db
+      .select()
+      .from(devSms)
+      .where(eq(devSms.to, toE164(to) ?? to))
+      .orderBy(desc(devSms.id))
+      .limit(LIMIT)
+      .all();
+    return c.json(
+      rows.map(({ to, body, createdAt }) => ({ to, body, createdAt: new Date(createdAt).toISOString() })),
+    );
+  },
+);
 
 /**
  * Development server only: the landing page of links while no app exists (landing.ts), and what `npm start` prints
@@ -55,19 +94,43 @@ export const devSmsRoutes = new Hono<AppEnv>().get("/dev/sms", recipient, async 
  * the printout cannot disagree with the server. No secret. Mounted on a development server only.
  */
 export function devAboutRoutes(config: Config) {
-  return new Hono<AppEnv>().route("/", devLandingRoutes).get("/dev/about", (c) => {
-    const issuer = config.AUTH_SERVER_URL;
-    const { origin, pathname } = new URL(issuer);
-    return c.json({
-      corsOrigins: corsOrigins(config),
-      clientUrl: config.AUTH_CLIENT_URL,
-      oauth2: {
-        enabled: config.AUTH_OAUTH2_PROVIDER_ENABLED,
-        issuer,
-        discovery: `${origin}/.well-known/oauth-authorization-server${pathname.replace(/\/$/, "")}`,
-        registration: config.AUTH_OAUTH2_PROVIDER_REGISTRATION,
-        devicePage: `${issuer}/oauth2/device`,
+  return new Hono<AppEnv>().route("/", devLandingRoutes).get(
+    "/dev/about",
+    operation({
+      summary: "The local server's settings (development)",
+      description:
+        "What `npm start` prints: the browser origins allowed, the OAuth2 issuer. A development server only.",
+      answers: {
+        200: {
+          description: "The settings.",
+          schema: z.object({
+            corsOrigins: z.array(z.string()),
+            clientUrl: z.string(),
+            oauth2: z.object({
+              enabled: z.boolean(),
+              issuer: z.string(),
+              discovery: z.string(),
+              registration: z.string(),
+              devicePage: z.string(),
+            }),
+          }),
+        },
       },
-    });
-  });
+    }),
+    (c) => {
+      const issuer = config.AUTH_SERVER_URL;
+      const { origin, pathname } = new URL(issuer);
+      return c.json({
+        corsOrigins: corsOrigins(config),
+        clientUrl: config.AUTH_CLIENT_URL,
+        oauth2: {
+          enabled: config.AUTH_OAUTH2_PROVIDER_ENABLED,
+          issuer,
+          discovery: `${origin}/.well-known/oauth-authorization-server${pathname.replace(/\/$/, "")}`,
+          registration: config.AUTH_OAUTH2_PROVIDER_REGISTRATION,
+          devicePage: `${issuer}/oauth2/device`,
+        },
+      });
+    },
+  );
 }

@@ -1,9 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
+import { OK_ANSWER, operation } from "../../http/documented";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { signUpOptionsSchema } from "../accounts/sign-up-options";
+import { sessionPayloadSchema } from "../sessions/sessions";
 import { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
 
 const phoneNumberField = z.string().min(1).max(32);
@@ -14,12 +16,31 @@ const codeRequest = z.object({ phoneNumber: phoneNumberField, options: signUpOpt
  * (client.md §15), which refuses a number that already has an account.
  */
 export const smsRoutes = new Hono<AppEnv>()
-  .post("/signin/passwordless/sms", rateLimit("SMS", "phoneNumber"), jsonBody(codeRequest), async (c) => {
-    await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-in");
-    return c.json("OK");
-  })
+  .post(
+    "/signin/passwordless/sms",
+    operation({
+      summary: "Send a sign-in code by SMS",
+      description:
+        "Texts a six-digit code (five minutes) for `POST /signin/passwordless/sms/otp`; creates the user when the " +
+        "number is new. Off unless `AUTH_SMS_PASSWORDLESS_ENABLED` (409). The provider refusing the number: 400 " +
+        "`cannot-send-sms`.",
+      answers: { 200: OK_ANSWER("The code is on its way.") },
+    }),
+    rateLimit("SMS", "phoneNumber"),
+    jsonBody(codeRequest),
+    async (c) => {
+      await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-in");
+      return c.json("OK");
+    },
+  )
   .post(
     "/signup/passwordless/sms",
+    operation({
+      summary: "Sign up with a code by SMS",
+      description:
+        "As `POST /signin/passwordless/sms`, for a new number only (409 `phone-number-already-in-use`).",
+      answers: { 200: OK_ANSWER("The code is on its way.") },
+    }),
     rateLimit("SIGNUPS"),
     rateLimit("SMS", "phoneNumber"),
     jsonBody(codeRequest),
@@ -30,6 +51,13 @@ export const smsRoutes = new Hono<AppEnv>()
   )
   .post(
     "/signin/passwordless/sms/otp",
+    operation({
+      summary: "Sign in with the texted code",
+      description:
+        "A session (or an MFA ticket) for the right code; marks the number verified. Wrong or expired: 400 " +
+        "`invalid-otp`; the fifth wrong try kills the code.",
+      answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
+    }),
     rateLimit("BRUTE_FORCE", "phoneNumber"),
     jsonBody(z.object({ phoneNumber: phoneNumberField, otp: z.string().min(1).max(12) })),
     async (c) =>

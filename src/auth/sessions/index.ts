@@ -6,6 +6,7 @@
 export { refreshSession } from "./refresh";
 export type { RotateOutcome } from "./refresh-session";
 export { revokeAllSessions, revokeSession } from "./revocation";
+export { type Session, sessionPayloadSchema, sessionSchema } from "./sessions";
 export {
   familyOfCurrentToken,
   isCurrentInLegacyFamily,

@@ -1,20 +1,34 @@
 import { eq } from "drizzle-orm";
+import { z } from "zod";
 import { isSignUpPath, methodOf } from "../../audit/events";
 import { sessions, type UserRow, users } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { randomUuid } from "../../lib/crypto";
 import { type HasuraClaims, signAccessToken } from "../../lib/jwt";
-import { hasuraClaims, toWireUser, type WireUser } from "../accounts/users";
+import { hasuraClaims, toWireUser, wireUserSchema } from "../accounts/users";
 import { newLocator, startFamily } from "./token-families";
 
 /** The Session resource of contract §2. */
-export interface Session {
-  accessToken: string;
-  accessTokenExpiresIn: number;
-  refreshToken: string;
-  refreshTokenId: string;
-  user: WireUser;
-}
+export const sessionSchema = z.object({
+  accessToken: z
+    .string()
+    .describe("A JWT (RS256) with the Hasura claims; send it as `Authorization: Bearer`"),
+  accessTokenExpiresIn: z.number().int().describe("Seconds"),
+  refreshToken: z.string().describe("Single use: `POST /token` rotates it"),
+  refreshTokenId: z.uuid(),
+  user: wireUserSchema,
+});
+
+export type Session = z.infer<typeof sessionSchema>;
+
+/** SessionPayload (contract §2): a session, or none yet (a verification or a second factor is needed). */
+export const sessionPayloadSchema = z.object({
+  session: sessionSchema.nullable(),
+  mfa: z
+    .object({ ticket: z.string().describe("`mfaTotp:<uuid>`, five minutes: POST /signin/mfa/totp") })
+    .nullable()
+    .optional(),
+});
 
 export const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -3,11 +3,13 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { requireAuth } from "../../http/auth";
+import { operation } from "../../http/documented";
 import { emailField } from "../../http/fields";
 import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { rateLimit } from "../../rate-limits/middleware";
 import { signUpOptionsSchema } from "../accounts/sign-up-options";
+import { sessionPayloadSchema } from "../sessions/sessions";
 import {
   elevateWebauthn,
   signInWebauthn,
@@ -50,6 +52,23 @@ const authenticationCredential = z.looseObject({
 });
 const nicknameField = z.string().max(100).optional();
 
+/** What the browser hands to `navigator.credentials.create` (WebAuthn §5.4, as JSON). */
+const creationOptions = z.looseObject({
+  challenge: z.string(),
+  rp: z.looseObject({ name: z.string(), id: z.string().optional() }),
+  user: z.looseObject({ id: z.string(), name: z.string(), displayName: z.string() }),
+  pubKeyCredParams: z.array(z.looseObject({ type: z.string(), alg: z.number() })),
+});
+/** What the browser hands to `navigator.credentials.get` (WebAuthn §5.5, as JSON). */
+const requestOptions = z.looseObject({
+  challenge: z.string(),
+  rpId: z.string().optional(),
+  allowCredentials: z.array(z.looseObject({ id: z.string(), type: z.string() })).optional(),
+});
+const OPTIONS_NOTE =
+  "Pass it to `PublicKeyCredential.parseCreationOptionsFromJSON` / `parseRequestOptionsFromJSON`; the challenge is " +
+  "single use and lives five minutes. Off unless `AUTH_WEBAUTHN_ENABLED` (409 `disabled-endpoint`).";
+
 // zod checked the shape; the library checks everything inside.
 const asRegistration = (credential: unknown) => credential as RegistrationResponseJSON;
 const asAuthentication = (credential: unknown) => credential as AuthenticationResponseJSON;
@@ -58,12 +77,24 @@ const asAuthentication = (credential: unknown) => credential as AuthenticationRe
 export const webauthnRoutes = new Hono<AppEnv>()
   .post(
     "/signup/webauthn",
+    operation({
+      summary: "Start a sign-up with a passkey",
+      description: `Creation options for a new user with this email (409 \`email-already-in-use\`). ${OPTIONS_NOTE}`,
+      answers: { 200: { description: "Credential creation options.", schema: creationOptions } },
+    }),
     rateLimit("SIGNUPS"),
     jsonBody(z.object({ email: emailField, options: signUpOptionsSchema.optional() })),
     async (c) => c.json(await signUpWebauthn(c.var.deps, c.req.valid("json"))),
   )
   .post(
     "/signup/webauthn/verify",
+    operation({
+      summary: "Finish a sign-up with a passkey",
+      description:
+        "The browser's `credential.toJSON()`: creates the user and the key. A session, or none until the email is " +
+        "verified. A bad attestation or an unknown or used challenge: 400 `invalid-request`.",
+      answers: { 200: { description: "A session, or none yet.", schema: sessionPayloadSchema } },
+    }),
     rateLimit("SIGNUPS"),
     jsonBody(
       z.object({
@@ -80,12 +111,24 @@ export const webauthnRoutes = new Hono<AppEnv>()
   )
   .post(
     "/signin/webauthn",
+    operation({
+      summary: "Start a sign-in with a passkey",
+      description: `Request options: with \`email\` for that user's keys, without for a discoverable passkey. ${OPTIONS_NOTE}`,
+      answers: { 200: { description: "Credential request options.", schema: requestOptions } },
+    }),
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ email: emailField.optional() })),
     async (c) => c.json(await signInWebauthn(c.var.deps, c.req.valid("json").email)),
   )
   .post(
     "/signin/webauthn/verify",
+    operation({
+      summary: "Finish a sign-in with a passkey",
+      description:
+        "The browser's assertion (`credential.toJSON()`); `email` is ignored. A bad assertion or an unknown or used " +
+        "challenge: 400 `invalid-request`.",
+      answers: { 200: { description: "A session.", schema: sessionPayloadSchema } },
+    }),
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ credential: authenticationCredential, email: z.string().max(254).optional() })),
     async (c) => {
@@ -93,11 +136,27 @@ export const webauthnRoutes = new Hono<AppEnv>()
       return c.json(await verifySignInWebauthn(c.var.deps, credential, c.req.header("user-agent")));
     },
   )
-  .post("/elevate/webauthn", requireAuth, async (c) =>
-    c.json(await elevateWebauthn(c.var.deps, c.var.auth!.sub)),
+  .post(
+    "/elevate/webauthn",
+    operation({
+      summary: "Start an elevation",
+      description: `Request options for the user's own keys, to prove presence before a sensitive change (contract §6). 400 \`invalid-request\` for a user without keys. ${OPTIONS_NOTE}`,
+      security: "bearer",
+      answers: { 200: { description: "Credential request options.", schema: requestOptions } },
+    }),
+    requireAuth,
+    async (c) => c.json(await elevateWebauthn(c.var.deps, c.var.auth!.sub)),
   )
   .post(
     "/elevate/webauthn/verify",
+    operation({
+      summary: "Finish an elevation",
+      description:
+        "A session whose access token carries the elevated claim (`x-hasura-auth-elevated`), which the operations " +
+        "marked elevated require of users with security keys.",
+      security: "bearer",
+      answers: { 200: { description: "An elevated session.", schema: sessionPayloadSchema } },
+    }),
     rateLimit("BRUTE_FORCE"),
     requireAuth,
     jsonBody(z.object({ credential: authenticationCredential })),
@@ -112,11 +171,31 @@ export const webauthnRoutes = new Hono<AppEnv>()
       return c.json(answer);
     },
   )
-  .post("/user/webauthn/add", requireAuth, requireElevation({ firstKeyAllowed: true }), async (c) =>
-    c.json(await addSecurityKey(c.var.deps, c.var.auth!.sub)),
+  .post(
+    "/user/webauthn/add",
+    operation({
+      summary: "Start adding a security key",
+      description: `Creation options for another key of the signed-in user (the first one needs no elevation). ${OPTIONS_NOTE}`,
+      security: "elevated",
+      answers: { 200: { description: "Credential creation options.", schema: creationOptions } },
+    }),
+    requireAuth,
+    requireElevation({ firstKeyAllowed: true }),
+    async (c) => c.json(await addSecurityKey(c.var.deps, c.var.auth!.sub)),
   )
   .post(
     "/user/webauthn/verify",
+    operation({
+      summary: "Finish adding a security key",
+      description: "The browser's `credential.toJSON()` and an optional nickname: the key is added.",
+      security: "elevated",
+      answers: {
+        200: {
+          description: "The new key.",
+          schema: z.object({ id: z.string(), nickname: z.string().optional() }),
+        },
+      },
+    }),
     requireAuth,
     requireElevation({ firstKeyAllowed: true }),
     jsonBody(z.object({ credential: registrationCredential, nickname: nicknameField })),

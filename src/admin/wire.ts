@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { wireUserSchema } from "../auth/accounts";
+
+/**
+ * The admin API's resources (contract §10), as schemas: the types the code returns are inferred from them, and the
+ * OpenAPI document shows them, so the two cannot differ.
+ */
+
+/** A user as the admin API shows it in lists: the User resource plus what only an operator sees. */
+export const adminUserSchema = wireUserSchema.extend({
+  disabled: z.boolean(),
+  lastSeen: z.iso.datetime().nullable(),
+});
+export type AdminUser = z.infer<typeof adminUserSchema>;
+
+/** `GET /admin/users/{id}`: the list item plus the user's sign-in methods. */
+export const adminUserDetailSchema = adminUserSchema.extend({
+  providers: z.array(
+    z.object({ provider: z.string(), providerUserId: z.string(), createdAt: z.iso.datetime() }),
+  ),
+  securityKeys: z.array(
+    z.object({ id: z.string(), nickname: z.string().nullable(), createdAt: z.iso.datetime() }),
+  ),
+});
+export type AdminUserDetail = z.infer<typeof adminUserDetailSchema>;
+
+export const adminSessionSchema = z.object({
+  id: z.uuid(),
+  createdAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime(),
+  userAgent: z.string().nullable(),
+});
+export type AdminSession = z.infer<typeof adminSessionSchema>;
+
+export const auditEventSchema = z.object({
+  id: z.string(),
+  at: z.iso.datetime(),
+  type: z.string().describe("signin.success, signin.failure, signup, password.change, admin.*, …"),
+  userId: z.string().optional(),
+  ip: z.string().optional(),
+  userAgent: z.string().optional(),
+  detail: z.record(z.string(), z.unknown()),
+});
+export type WireAuditEvent = z.infer<typeof auditEventSchema>;
+
+export const adminKeySchema = z.object({
+  kid: z.string(),
+  kty: z.string(),
+  alg: z.string(),
+  use: z.string(),
+  n: z.string(),
+  e: z.string(),
+  /** Null for a key configured in `AUTH_JWT_PRIVATE_KEYS`: the service does not know when it was made. */
+  createdAt: z.iso.datetime().nullable(),
+  status: z.enum(["signing", "published"]),
+  /** `config`: from the secret, listed but not deletable here; `admin`: created by a rotation, stored encrypted. */
+  source: z.enum(["config", "admin"]),
+});
+export type AdminKey = z.infer<typeof adminKeySchema>;

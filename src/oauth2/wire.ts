@@ -1,0 +1,120 @@
+import { z } from "zod";
+import type { AnswerDoc } from "../http/documented";
+
+/**
+ * What the authorization server answers (contract §3.5, §3.6), as schemas for the OpenAPI document; the suite checks
+ * every answer it gets against them.
+ */
+
+export const oauth2ErrorSchema = z
+  .object({ error: z.string().describe("An RFC 6749 / 7591 / 8628 code"), error_description: z.string() })
+  .meta({
+    examples: [{ error: "invalid_grant", error_description: "the code is invalid, expired or used" }],
+  });
+
+/** RFC 6749's error answers, 400 and 401 (`invalid_client`, `invalid_token`, with `WWW-Authenticate`). */
+export const OAUTH2_ERRORS: Record<number, AnswerDoc> = {
+  400: {
+    description: "An RFC 6749 error (`invalid_request`, `invalid_grant`, …).",
+    schema: oauth2ErrorSchema,
+  },
+  401: { description: "`invalid_client` or `invalid_token`.", schema: oauth2ErrorSchema },
+};
+
+export const tokenAnswerSchema = z.object({
+  access_token: z.string().describe("A JWT of type at+jwt; `aud` is the resource asked for, else the client"),
+  token_type: z.literal("Bearer"),
+  expires_in: z.number().int(),
+  refresh_token: z.string().optional().describe("`ort_…`, single use, rotates"),
+  id_token: z.string().optional().describe("With the openid scope"),
+  scope: z.string(),
+});
+
+export const introspectionSchema = z.object({
+  active: z.boolean(),
+  client_id: z.string().optional(),
+  exp: z.number().optional(),
+  iat: z.number().optional(),
+  iss: z.string().optional(),
+  scope: z.string().optional(),
+  sub: z.string().optional(),
+  token_type: z.enum(["Bearer", "refresh_token"]).optional(),
+  aud: z.union([z.string(), z.array(z.string())]).optional(),
+  jti: z.string().optional(),
+});
+
+export const userinfoSchema = z.looseObject({
+  sub: z.string(),
+  name: z.string().optional(),
+  picture: z.string().optional(),
+  locale: z.string().optional(),
+  email: z.string().optional(),
+  email_verified: z.boolean().optional(),
+  phone_number: z.string().optional(),
+  phone_number_verified: z.boolean().optional(),
+});
+
+export const discoverySchema = z.looseObject({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  jwks_uri: z.string(),
+  registration_endpoint: z.string().optional(),
+  device_authorization_endpoint: z.string(),
+  grant_types_supported: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.string()),
+  client_id_metadata_document_supported: z.boolean(),
+});
+
+export const deviceAuthorizationSchema = z.object({
+  device_code: z.string(),
+  user_code: z.string().describe("XXXX-XXXX, to show"),
+  verification_uri: z.string(),
+  verification_uri_complete: z.string(),
+  expires_in: z.number().int(),
+  interval: z.number().int().describe("Seconds between polls"),
+});
+
+/** RFC 7591 §3.2.1 client information. */
+export const clientInformationSchema = z.object({
+  client_id: z.string(),
+  client_id_issued_at: z.number().int(),
+  client_name: z.string(),
+  redirect_uris: z.array(z.string()),
+  application_type: z.enum(["web", "native"]),
+  token_endpoint_auth_method: z.string(),
+  grant_types: z.array(z.string()),
+  response_types: z.array(z.string()),
+  scope: z.string(),
+  client_uri: z.string().optional(),
+  logo_uri: z.string().optional(),
+  contacts: z.array(z.string()).optional(),
+  software_id: z.string().optional(),
+  software_version: z.string().optional(),
+  registration_client_uri: z.string(),
+});
+
+export const registrationAnswerSchema = clientInformationSchema.extend({
+  client_secret: z.string().optional().describe("Confidential clients only; shown once"),
+  client_secret_expires_at: z.literal(0).optional(),
+  registration_access_token: z
+    .string()
+    .describe("`ocr_…`: the bearer for registration_client_uri; shown once"),
+});
+
+/** RFC 7591 §2 client metadata, as a request (unknown fields are ignored). */
+export const clientMetadataSchema = z.looseObject({
+  redirect_uris: z.array(z.string()).optional(),
+  client_name: z.string().optional(),
+  application_type: z.enum(["web", "native"]).optional(),
+  token_endpoint_auth_method: z.enum(["client_secret_basic", "client_secret_post", "none"]).optional(),
+  grant_types: z.array(z.string()).optional(),
+  response_types: z.array(z.string()).optional(),
+  scope: z.string().optional(),
+  client_uri: z.string().optional(),
+  logo_uri: z.string().optional(),
+  contacts: z.array(z.string()).optional(),
+  software_id: z.string().optional(),
+  software_version: z.string().optional(),
+});

@@ -1,0 +1,141 @@
+// Every answer the suite gets through `service()` (test/helpers.ts) is checked against the OpenAPI document of the
+// same deployment: its status must be one the operation lists (an error status falls to the API's default error
+// answer), and a JSON body must match the schema documented for that status. So the document cannot drift from the
+// service: an undocumented status or field fails the test that produced it.
+
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { Validator } from "@cfworker/json-schema";
+import { getConfig } from "../../src/config";
+import worker from "../../src/index";
+
+interface Doc {
+  paths: Record<string, Record<string, { responses: Record<string, Answer> }>>;
+  components: { schemas?: Record<string, unknown> };
+}
+
+interface Answer {
+  description: string;
+  content?: Record<string, { schema?: unknown }>;
+  $ref?: string;
+}
+
+interface Api {
+  prefix: string;
+  doc: Doc;
+  /** Path templates, most specific first, as regular expressions. */
+  templates: [string, RegExp][];
+  validators: Map<string, Validator>;
+}
+
+const apisByEnv = new WeakMap<object, Promise<Api[] | null>>();
+
+async function documentOf(env: Record<string, unknown>, url: string): Promise<Doc | null> {
+  const ctx = createExecutionContext();
+  // Limits off: the check must not count against (or show up in) a rate-limit test's limiter.
+  const quiet = { ...env, AUTH_RATE_LIMIT_ENABLE: "false" };
+  const response = await worker.fetch!(new Request(url), quiet as never, ctx);
+  await waitOnExecutionContext(ctx);
+  return response.ok ? ((await response.json()) as Doc) : null;
+}
+
+function api(prefix: string, doc: Doc): Api {
+  const templates = Object.keys(doc.paths)
+    .sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0))
+    .map((template): [string, RegExp] => [
+      template,
+      new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}$`),
+    ]);
+  return { prefix, doc, templates, validators: new Map() };
+}
+
+function apisOf(env: Record<string, unknown>): Promise<Api[] | null> {
+  let apis = apisByEnv.get(env);
+  if (!apis) {
+    apis = (async () => {
+      let config: ReturnType<typeof getConfig>;
+      try {
+        config = getConfig(env);
+      } catch {
+        return null; // A deployment that does not start answers 500s, which the test itself is about.
+      }
+      const base = "http://localhost:8787";
+      const [auth, storage] = await Promise.all([
+        documentOf(env, `${base}${config.AUTH_API_PREFIX}/openapi.json`),
+        documentOf(env, `${base}${config.STORAGE_API_PREFIX}/openapi.json`),
+      ]);
+      return [
+        ...(auth ? [api(config.AUTH_API_PREFIX, auth)] : []),
+        ...(storage ? [api(config.STORAGE_API_PREFIX, storage)] : []),
+      ];
+    })();
+    apisByEnv.set(env, apis);
+  }
+  return apis;
+}
+
+/** `$ref`s into components, replaced by what they name (the documents use them for the error schema only). */
+function resolved(doc: Doc, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => resolved(doc, item));
+  if (!value || typeof value !== "object") return value;
+  const ref = (value as { $ref?: string }).$ref;
+  if (ref?.startsWith("#/components/schemas/")) {
+    return resolved(doc, doc.components.schemas?.[ref.slice("#/components/schemas/".length)]);
+  }
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolved(doc, item)]));
+}
+
+/** Throws, naming the operation and what differs, when `response` is not what the document says it can be. */
+export async function checkAnswer(
+  env: Record<string, unknown>,
+  method: string,
+  url: string,
+  response: Response,
+): Promise<void> {
+  if (method === "HEAD" || method === "OPTIONS") return;
+  const apis = await apisOf(env);
+  const path = new URL(url).pathname;
+  const owner = apis?.find(
+    (candidate) => path === candidate.prefix || path.startsWith(`${candidate.prefix}/`),
+  );
+  if (!owner) return;
+  const relative = path.slice(owner.prefix.length) || "/";
+  const template = owner.templates.find(([, pattern]) => pattern.test(relative))?.[0];
+  const operation = template ? owner.doc.paths[template]?.[method.toLowerCase()] : undefined;
+  // Not an operation of the document (a page, an unknown path): nothing it promises.
+  if (!operation) return;
+  const name = `${method} ${template}`;
+  const status = String(response.status);
+  const answer =
+    operation.responses[status] ?? (response.status >= 400 ? operation.responses.default : undefined);
+  if (!answer) {
+    const text = await response.clone().text();
+    throw new Error(
+      `${name} answered ${status}, which its OpenAPI document does not list: ${text.slice(0, 300)}`,
+    );
+  }
+  const documented = resolved(owner.doc, answer) as Answer;
+  const schema = documented.content?.["application/json"]?.schema;
+  if (!schema) return;
+  if (!/application\/json/.test(response.headers.get("content-type") ?? "")) {
+    throw new Error(
+      `${name} answered ${status} with ${response.headers.get("content-type")}, documented as JSON`,
+    );
+  }
+  const key = `${name} ${status in operation.responses ? status : "default"}`;
+  let validator = owner.validators.get(key);
+  if (!validator) {
+    validator = new Validator(schema as never, "2020-12", false);
+    owner.validators.set(key, validator);
+  }
+  const body = await response.clone().json();
+  const result = validator.validate(body);
+  if (!result.valid) {
+    const errors = result.errors
+      .slice(-3)
+      .map((error) => `${error.instanceLocation}: ${error.error}`)
+      .join("; ");
+    throw new Error(
+      `${name} answered ${status} with a body its OpenAPI document does not describe (${errors}): ${JSON.stringify(body).slice(0, 400)}`,
+    );
+  }
+}
