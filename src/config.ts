@@ -28,6 +28,28 @@ const list = (fallback: string[] = []) =>
             .filter(Boolean),
     );
 
+/**
+ * What Turnstile can guard, by name (`AUTH_TURNSTILE_ENDPOINTS`; each is also the widget `action` the built-in page
+ * uses): `signup` every sign-up, `passwordless` every mail or SMS sign-in send, `password-reset` the reset mail,
+ * `signin` email and password, `oauth2-registration` dynamic client registration.
+ */
+export const TURNSTILE_ENDPOINTS = [
+  "signup",
+  "passwordless",
+  "password-reset",
+  "signin",
+  "oauth2-registration",
+] as const;
+export type TurnstileEndpoint = (typeof TURNSTILE_ENDPOINTS)[number];
+
+export interface TurnstileConfig {
+  secret: string;
+  siteKey: string | null;
+  endpoints: ReadonlySet<TurnstileEndpoint>;
+  verifyUrl: string;
+  hostnames: ReadonlySet<string>;
+}
+
 const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const url = z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, ""));
@@ -158,6 +180,13 @@ export const configSchema = z.object({
   AUTH_REQUIRE_ELEVATED_CLAIM: z.enum(["disabled", "recommended", "required"]).default("disabled"),
   AUTH_MFA_ENABLED: bool(false),
   AUTH_MFA_TOTP_ISSUER: z.string().min(1).max(100).default("edge-auth"),
+  /** Cloudflare Turnstile (contract §9): when the secret is set, the endpoints listed require a passed challenge. */
+  AUTH_TURNSTILE_SECRET: z.string().min(1).optional(),
+  AUTH_TURNSTILE_SITE_KEY: z.string().min(1).optional(),
+  AUTH_TURNSTILE_ENDPOINTS: list(["signup"]).pipe(z.array(z.enum(TURNSTILE_ENDPOINTS))),
+  AUTH_TURNSTILE_VERIFY_URL: url.default("https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+  /** Hostnames a challenge may have been solved on; default: those of the server, the client URL and CORS origins. */
+  AUTH_TURNSTILE_HOSTNAMES: list(),
   AUTH_PASSWORD_HIBP_ENABLED: bool(false),
   AUTH_PASSWORD_HIBP_URL: url.default("https://api.pwnedpasswords.com/range"),
   // Off by default (a decision, docs/decisions.md): a Gravatar URL publishes an unsalted hash of the email.
@@ -193,6 +222,8 @@ export type Config = z.output<typeof configSchema> & {
   mailTemplates: Catalog;
   /** The WebAuthn relying party: id (a domain) and the origins whose ceremonies are accepted. */
   webauthn: { rpId: string; rpName: string; origins: string[] };
+  /** Cloudflare Turnstile, when `AUTH_TURNSTILE_SECRET` is set; null otherwise. */
+  turnstile: TurnstileConfig | null;
   /** The resources OAuth2 tokens may be bound to (RFC 8707), `AUTH_OAUTH2_PROVIDER_RESOURCES` or the storage API. */
   oauth2Resources: string[];
   /**
@@ -299,6 +330,46 @@ function oauth2Resources(data: z.output<typeof configSchema>): string[] {
   return [...new Set(listed)];
 }
 
+/**
+ * Turnstile's settings. The verification URL may be http only on loopback (a local fake): anything else would send
+ * the secret in clear. The hostnames a challenge may come from default to the hosts this deployment serves pages or
+ * front-ends on.
+ */
+function turnstileSettings(data: z.output<typeof configSchema>): TurnstileConfig | null {
+  if (!data.AUTH_TURNSTILE_SECRET) return null;
+  if (
+    new URL(data.AUTH_TURNSTILE_VERIFY_URL).protocol !== "https:" &&
+    !isLocalHost(data.AUTH_TURNSTILE_VERIFY_URL)
+  ) {
+    throw new ConfigError(
+      "invalid configuration: AUTH_TURNSTILE_VERIFY_URL must be https (http only on loopback, for a local fake)",
+    );
+  }
+  const hostnames =
+    data.AUTH_TURNSTILE_HOSTNAMES.length > 0
+      ? data.AUTH_TURNSTILE_HOSTNAMES
+      : [
+          data.AUTH_SERVER_URL,
+          data.AUTH_CLIENT_URL,
+          ...data.AUTH_CORS_ORIGINS,
+          ...data.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS,
+        ].flatMap((value) => {
+          try {
+            const { hostname } = new URL(value);
+            return hostname && !hostname.includes("*") ? [hostname] : [];
+          } catch {
+            return [];
+          }
+        });
+  return {
+    secret: data.AUTH_TURNSTILE_SECRET,
+    siteKey: data.AUTH_TURNSTILE_SITE_KEY ?? null,
+    endpoints: new Set(data.AUTH_TURNSTILE_ENDPOINTS),
+    verifyUrl: data.AUTH_TURNSTILE_VERIFY_URL,
+    hostnames: new Set(hostnames.map((host) => host.toLowerCase())),
+  };
+}
+
 /** The development landing page's path under the auth API (src/auth/dev/landing.ts). */
 export const DEV_LANDING_PATH = "/dev/landing";
 
@@ -341,6 +412,7 @@ export function getConfig(env: object): Config {
     mailSender,
     mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
     oauth2Resources: oauth2Resources(data),
+    turnstile: turnstileSettings(data),
     defaultRedirectUrl:
       isLocalHost(data.AUTH_SERVER_URL) && !(env as Record<string, unknown>).AUTH_CLIENT_URL
         ? `${data.AUTH_SERVER_URL.replace(/\/$/, "")}${DEV_LANDING_PATH}`

@@ -47,6 +47,10 @@ export const ERRORS = {
   "phone-number-already-in-use": [409, "phone number already in use"],
   // Not in the reference catalog: an admin API resource (contract §10) that does not exist.
   "not-found": [404, "not found"],
+  // Not in the reference catalog: Turnstile (contract §9), which the reference answers with generic errors or a 500.
+  "turnstile-required": [400, "a Turnstile token is required (header x-cf-turnstile-response)"],
+  "turnstile-failed": [403, "the Turnstile challenge was not passed; solve it again"],
+  "turnstile-unavailable": [503, "the Turnstile challenge cannot be checked right now; try again"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;

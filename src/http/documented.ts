@@ -43,7 +43,14 @@ export interface OperationDoc {
   answers: Record<number, AnswerDoc>;
 }
 
+/** A request header a middleware reads (Turnstile's token), for the document's parameters. */
+export interface HeaderDoc {
+  name: string;
+  description: string;
+}
+
 const PARTS = Symbol.for("edge-auth.openapi.request");
+const HEADERS = Symbol.for("edge-auth.openapi.header");
 const OPERATION = Symbol.for("edge-auth.openapi.operation");
 
 export function documented<T extends object>(middleware: T, part: RequestPart): T {
@@ -54,6 +61,17 @@ export function documented<T extends object>(middleware: T, part: RequestPart): 
 export function requestPartOf(handler: unknown): RequestPart | undefined {
   return typeof handler === "function"
     ? (handler as unknown as Record<symbol, RequestPart>)[PARTS]
+    : undefined;
+}
+
+export function documentedHeader<T extends object>(middleware: T, header: HeaderDoc): T {
+  Object.defineProperty(middleware, HEADERS, { value: header, enumerable: false });
+  return middleware;
+}
+
+export function headerOf(handler: unknown): HeaderDoc | undefined {
+  return typeof handler === "function"
+    ? (handler as unknown as Record<symbol, HeaderDoc>)[HEADERS]
     : undefined;
 }
 

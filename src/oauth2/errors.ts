@@ -22,6 +22,8 @@ export type OAuth2ErrorCode =
   /** RFC 7591 §3.2.2 */
   | "invalid_redirect_uri"
   | "invalid_client_metadata"
+  /** RFC 6749 §4.1.2.1: the server cannot handle the request now (a check it depends on is unreachable). */
+  | "temporarily_unavailable"
   /** RFC 8628 §3.5 */
   | "authorization_pending"
   | "slow_down"
@@ -36,13 +38,13 @@ export class OAuth2Error extends Error {
     /** For the log only (a replay worth a warning); never sent. */
     readonly reason?: string,
     /** Another status than the code's usual one (registration switched off: 403). */
-    readonly statusOverride?: 400 | 401 | 403 | 404,
+    readonly statusOverride?: 400 | 401 | 403 | 404 | 503,
   ) {
     super(description);
     this.name = "OAuth2Error";
   }
 
-  get status(): 400 | 401 | 403 | 404 {
+  get status(): 400 | 401 | 403 | 404 | 503 {
     if (this.statusOverride) return this.statusOverride;
     if (this.error === "invalid_client" || this.error === "invalid_token") return 401;
     if (this.error === "insufficient_scope") return 403;

@@ -1,8 +1,10 @@
 import { type Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { findUserById } from "../auth/accounts";
+import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { NO_CONTENT, operation } from "../http/documented";
+import { documentedHeader, NO_CONTENT, operation } from "../http/documented";
+import { turnstile, turnstileHeaderDoc } from "../http/turnstile";
 import { bodyText } from "../http/validation";
 import { verifyAccessToken } from "../lib/jwt";
 import { rateLimit } from "../rate-limits/middleware";
@@ -94,6 +96,25 @@ async function registrant(c: Ctx) {
 
 const clientIdOf = (c: Ctx) => c.req.param("clientId") ?? "";
 
+const checkTurnstile = turnstile("oauth2-registration");
+
+/** Turnstile on registration (when configured), its refusals in RFC 7591's error shape. */
+const registrationTurnstile = documentedHeader(
+  createMiddleware<AppEnv>(async (c, next) => {
+    try {
+      await checkTurnstile(c, async () => {});
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error.code === "turnstile-required") throw new OAuth2Error("invalid_request", error.message);
+      if (error.code === "turnstile-failed")
+        throw new OAuth2Error("access_denied", error.message, undefined, error.reason, 403);
+      throw new OAuth2Error("temporarily_unavailable", error.message, undefined, error.reason, 503);
+    }
+    return next();
+  }),
+  turnstileHeaderDoc("oauth2-registration"),
+);
+
 export const registrationRoutes = new Hono<AppEnv>()
   // Counted per address before anything else is read: a flood registers nothing and learns nothing.
   .post(
@@ -119,13 +140,19 @@ export const registrationRoutes = new Hono<AppEnv>()
         },
         401: { description: "`invalid_token` (authenticated mode).", schema: oauth2ErrorSchema },
         403: {
-          description: "`access_denied`: registration is off, or the user is anonymous.",
+          description:
+            "`access_denied`: registration is off, the user is anonymous, or a Turnstile challenge was not passed.",
+          schema: oauth2ErrorSchema,
+        },
+        503: {
+          description: "`temporarily_unavailable`: the Turnstile challenge cannot be checked right now.",
           schema: oauth2ErrorSchema,
         },
       },
     }),
     registrationOn,
     rateLimit("REGISTRATION"),
+    registrationTurnstile,
     async (c) => {
       const registeredBy = await registrant(c);
       const answer = await registerClient(c.var.deps, await metadataBody(c), registeredBy);

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import {
   type AnswerDoc,
+  headerOf,
   type OperationDoc,
   operationOf,
   requestPartOf,
@@ -42,7 +43,7 @@ export interface Operation {
 
 export interface Parameter {
   name: string;
-  in: "path" | "query";
+  in: "path" | "query" | "header";
   required: boolean;
   description?: string;
   schema: unknown;
@@ -234,6 +235,19 @@ export function buildDocument(app: Hono<never>, input: DocumentInput): OpenApiDo
     };
     item[method] = operation;
     if (!docs.has(operation)) docs.set(operation, UNDOCUMENTED);
+    const header = headerOf(route.handler);
+    if (header) {
+      operation.parameters = [
+        ...(operation.parameters ?? []),
+        {
+          name: header.name,
+          in: "header",
+          required: false,
+          description: header.description,
+          schema: { type: "string" },
+        },
+      ];
+    }
     const doc = operationOf(route.handler);
     if (doc) docs.set(operation, doc);
     const part = requestPartOf(route.handler) ?? doc?.request;

@@ -42,7 +42,7 @@ function parametersTable(parameters: Parameter[]) {
     (p) =>
       html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td><code>${typeLabel(p.schema)}</code></td><td>${
         p.required ? "required" : ""
-      }</td><td>${p.description ?? ""}</td></tr>`,
+      }</td><td>${inlineMarkdown(p.description ?? "")}</td></tr>`,
   )}</table>`;
 }
 

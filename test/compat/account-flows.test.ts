@@ -2,7 +2,16 @@
 // each mail is read back from the development mailbox and followed to the end.
 import { base64url } from "jose";
 import { describe, expect, it } from "vitest";
-import { client, followLink, latestMail, mailedLink, REDIRECT, rejection, uniqueEmail } from "./client";
+import {
+  client,
+  followLink,
+  latestMail,
+  mailedLink,
+  REDIRECT,
+  rejection,
+  turnstileToken,
+  uniqueEmail,
+} from "./client";
 
 const PASSWORD = "a long enough password";
 
@@ -75,12 +84,19 @@ describe("@nhost/nhost-js account journeys", () => {
     expect((await nhost.auth.getUser()).body.email).toBe(email);
   });
 
+  // The compat server guards password reset with Turnstile (test/compat/wrangler-dev.ts): the client sends the
+  // widget's token the way Nhost's documentation says, in the x-cf-turnstile-response header.
   it("password reset: the link signs in, the new password is set, the old one no longer works", async () => {
     const { email } = await signedInUser();
     const nhost = client();
-    expect((await nhost.auth.sendPasswordResetEmail({ email, options: { redirectTo: REDIRECT } })).body).toBe(
-      "OK",
+    const unsolved = await rejection(nhost.auth.sendPasswordResetEmail({ email }));
+    expect(unsolved.status).toBe(400);
+    expect(unsolved.body.error).toBe("turnstile-required");
+    const sent = await nhost.auth.sendPasswordResetEmail(
+      { email, options: { redirectTo: REDIRECT } },
+      { headers: { "x-cf-turnstile-response": turnstileToken("password-reset") } },
     );
+    expect(sent.body).toBe("OK");
     const landing = await followLink(await mailedLink(email));
     expect(landing.searchParams.get("type")).toBe("passwordReset");
     await nhost.auth.refreshToken({ refreshToken: landing.searchParams.get("refreshToken")! });
@@ -97,7 +113,10 @@ describe("@nhost/nhost-js account journeys", () => {
   it("password reset with the ticket itself, no session: single use", async () => {
     const { email } = await signedInUser();
     const nhost = client();
-    await nhost.auth.sendPasswordResetEmail({ email });
+    await nhost.auth.sendPasswordResetEmail(
+      { email },
+      { headers: { "x-cf-turnstile-response": turnstileToken("password-reset") } },
+    );
     const ticket = (await mailedLink(email)).searchParams.get("ticket")!;
     expect(ticket).toMatch(/^passwordReset:/);
     expect((await nhost.auth.changeUserPassword({ newPassword: "reset by ticket!", ticket })).body).toBe(

@@ -67,3 +67,11 @@ export async function verifiedUser(tag: string): Promise<{ email: string; access
   };
   return { email, accessToken: body.session.accessToken };
 }
+
+/**
+ * A Turnstile token the compat server's fake siteverify accepts once (test/fakes/outbound.js): solved on the
+ * server's host for `action`.
+ */
+export function turnstileToken(action: string): string {
+  return `pass:${new URL(serverUrl).hostname}:${action}:${crypto.randomUUID()}`;
+}

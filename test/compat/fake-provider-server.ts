@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 // @ts-expect-error: a plain Worker module, also loaded by miniflare in the workers tests
 import fakes from "../fakes/outbound.js";
 
-const HOSTS = ["github.fake", "oidc.fake", "apple.fake"];
+const HOSTS = ["github.fake", "oidc.fake", "apple.fake", "turnstile.fake"];
 
 /**
  * Who the next person at a provider is, for a browser test that cannot add `fake_*` parameters to the authorization

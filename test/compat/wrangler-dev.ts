@@ -121,6 +121,11 @@ export default async function setup(project: TestProject) {
     // OAuth2 for agents (contract §3.6): the example MCP server and one more API are the resources tokens are for;
     // registration is open, as `npm start` has it (DEVELOPMENT_VARS).
     AUTH_OAUTH2_PROVIDER_RESOURCES: `http://127.0.0.1:${mcpPort}/mcp,${otherResource}`,
+    // Turnstile, with siteverify faked on loopback, on password reset only (the other compat flows stay unguarded):
+    // test/compat/account-flows.test.ts sends the token with @nhost/nhost-js.
+    AUTH_TURNSTILE_SECRET: "turnstile-secret",
+    AUTH_TURNSTILE_ENDPOINTS: "password-reset",
+    AUTH_TURNSTILE_VERIFY_URL: `${providers.origin}/turnstile.fake/siteverify`,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.

@@ -368,11 +368,68 @@ async function clientDocuments(request, url) {
   });
 }
 
+// Cloudflare Turnstile's siteverify, as Cloudflare documents it: POST JSON or a form with `secret`, `response`,
+// `remoteip` and `idempotency_key`. The secret below is the only one accepted. A token names its outcome:
+// `pass:<hostname>:<action>:<anything>` (action may be empty) succeeds once, as a real token does; anything else is refused
+// (`invalid-input-response`); a token seen before is `timeout-or-duplicate`, unless the idempotency key is the one
+// it was first verified with (Cloudflare answers a retry with the same key as the first time). Path prefixes
+// misbehave on purpose: /slow (never answers in time), /down (503), /garbage (HTML), /shape (JSON of another shape),
+// /flaky (503 on the first call of each idempotency key, then the real answer). GET /__verified?response=<token>
+// lists the bodies received for a token.
+const TURNSTILE_SECRET = "turnstile-secret";
+const turnstileSeen = new Map();
+const turnstileBodies = new Map();
+const flakyKeys = new Set();
+
+async function siteverify(request, url) {
+  if (url.pathname === "/__verified") {
+    return Response.json(turnstileBodies.get(url.searchParams.get("response")) ?? []);
+  }
+  const mode = url.pathname.split("/")[1];
+  if (mode === "slow") {
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    return new Response("too late", { status: 504 });
+  }
+  if (mode === "down") return new Response("upstream unavailable", { status: 503 });
+  if (mode === "garbage")
+    return new Response("<html>challenge</html>", { headers: { "content-type": "text/html" } });
+  if (mode === "shape") return Response.json({ ok: true });
+  const type = request.headers.get("content-type") ?? "";
+  const body = type.includes("json") ? await request.json() : Object.fromEntries(await formOf(request));
+  if (mode === "flaky" && !flakyKeys.has(body.idempotency_key)) {
+    flakyKeys.add(body.idempotency_key);
+    return new Response("try again", { status: 502 });
+  }
+  turnstileBodies.set(body.response, [...(turnstileBodies.get(body.response) ?? []), body]);
+  if (body.secret !== TURNSTILE_SECRET) {
+    return Response.json({ success: false, "error-codes": ["invalid-input-secret"] });
+  }
+  const token = String(body.response ?? "");
+  const first = turnstileSeen.get(token);
+  if (first !== undefined && first !== body.idempotency_key) {
+    return Response.json({ success: false, "error-codes": ["timeout-or-duplicate"] });
+  }
+  turnstileSeen.set(token, body.idempotency_key);
+  const [verdict, hostname, action = ""] = token.split(":");
+  if (verdict !== "pass" || !hostname) {
+    return Response.json({ success: false, "error-codes": ["invalid-input-response"] });
+  }
+  return Response.json({
+    success: true,
+    challenge_ts: new Date().toISOString(),
+    hostname,
+    action,
+    cdata: "",
+    "error-codes": [],
+  });
+}
+
 export default {
   async fetch(request) {
     const url = new URL(request.url);
     if (url.hostname === "client-docs.fake") return clientDocuments(request, url);
     if (url.hostname === "api.twilio.com") return twilio(request, url);
+    if (url.hostname === "turnstile.fake") return siteverify(request, url);
     if (url.hostname in PROVIDER_CLIENTS) return identityProvider(request, url);
     if (url.hostname === "hibp.test") {
       if (url.pathname.startsWith("/down/")) return new Response("unavailable", { status: 503 });

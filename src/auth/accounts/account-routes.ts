@@ -4,6 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { optionalAuth, requireAuth } from "../../http/auth";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { codeChallengeField, emailField, passwordField, redirectOptions } from "../../http/fields";
+import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import {
@@ -96,6 +97,7 @@ export const accountRoutes = new Hono<AppEnv>()
     }),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithRedirect),
+    turnstile("password-reset"),
     async (c) => {
       const { email, options, codeChallenge } = c.req.valid("json");
       await sendPasswordResetEmail(c.var.deps, email, { ...options, codeChallenge });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { operation } from "../../http/documented";
 import { emailField, passwordField } from "../../http/fields";
+import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../sessions/sessions";
@@ -23,5 +24,6 @@ export const signInRoutes = new Hono<AppEnv>().post(
   }),
   rateLimit("BRUTE_FORCE", "email"),
   jsonBody(emailPasswordBody),
+  turnstile("signin"),
   async (c) => c.json(await signInEmailPassword(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
 );

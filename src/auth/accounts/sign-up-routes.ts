@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { operation } from "../../http/documented";
 import { codeChallengeField, emailField, passwordField } from "../../http/fields";
+import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../sessions/sessions";
@@ -35,5 +36,6 @@ export const signUpRoutes = new Hono<AppEnv>().post(
   rateLimit("SIGNUPS"),
   rateLimit("EMAIL", "email"),
   jsonBody(emailPasswordBody),
+  turnstile("signup"),
   async (c) => c.json(await signUpEmailPassword(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
 );

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { codeChallengeField, emailField } from "../../http/fields";
+import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { signUpOptionsSchema } from "../accounts/sign-up-options";
@@ -33,6 +34,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     }),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
+    turnstile("passwordless"),
     async (c) => {
       await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-in");
       return c.json("OK");
@@ -50,6 +52,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     rateLimit("SIGNUPS"),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
+    turnstile("signup"),
     async (c) => {
       await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");
@@ -66,6 +69,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     }),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
+    turnstile("passwordless"),
     async (c) => {
       await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-in");
       return c.json("OK");
@@ -81,6 +85,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     rateLimit("SIGNUPS"),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
+    turnstile("signup"),
     async (c) => {
       await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { OK_ANSWER, operation } from "../../http/documented";
+import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { signUpOptionsSchema } from "../accounts/sign-up-options";
@@ -28,6 +29,7 @@ export const smsRoutes = new Hono<AppEnv>()
     }),
     rateLimit("SMS", "phoneNumber"),
     jsonBody(codeRequest),
+    turnstile("passwordless"),
     async (c) => {
       await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-in");
       return c.json("OK");
@@ -44,6 +46,7 @@ export const smsRoutes = new Hono<AppEnv>()
     rateLimit("SIGNUPS"),
     rateLimit("SMS", "phoneNumber"),
     jsonBody(codeRequest),
+    turnstile("signup"),
     async (c) => {
       await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { requireAuth } from "../../http/auth";
 import { operation } from "../../http/documented";
 import { emailField } from "../../http/fields";
+import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { rateLimit } from "../../rate-limits/middleware";
@@ -84,6 +85,7 @@ export const webauthnRoutes = new Hono<AppEnv>()
     }),
     rateLimit("SIGNUPS"),
     jsonBody(z.object({ email: emailField, options: signUpOptionsSchema.optional() })),
+    turnstile("signup"),
     async (c) => c.json(await signUpWebauthn(c.var.deps, c.req.valid("json"))),
   )
   .post(

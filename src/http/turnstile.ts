@@ -1,0 +1,153 @@
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import type { TurnstileConfig, TurnstileEndpoint } from "../config";
+import { AppError } from "../errors";
+import type { AppEnv } from "./app-env";
+import { documentedHeader } from "./documented";
+
+/**
+ * Cloudflare Turnstile (contract §9), wire-compatible with Nhost: the client sends the widget's token in the
+ * `x-cf-turnstile-response` header, and the endpoints `AUTH_TURNSTILE_ENDPOINTS` names require a token that
+ * Cloudflare's siteverify accepts. It fails closed: no header is `400 turnstile-required`; a token siteverify refuses,
+ * solved on a host this deployment does not serve, or for another action is `403 turnstile-failed`; siteverify
+ * unreachable, slow, or answering something that is not its JSON is `503 turnstile-unavailable`. Never a 500, never
+ * a pass.
+ *
+ * Tokens are single use at siteverify itself: a second verification of the same token answers
+ * `timeout-or-duplicate`. The idempotency key makes our own retry (after a transport failure) the same
+ * verification, not a second one that would fail as a duplicate.
+ */
+export const TURNSTILE_HEADER = "x-cf-turnstile-response";
+
+/** Cloudflare's tokens are at most 2048 characters; a longer header is not one. */
+const MAX_TOKEN_LENGTH = 2048;
+const ATTEMPT_TIMEOUT_MS = 2500;
+const ATTEMPTS = 2;
+
+const siteverifyAnswer = z.object({
+  success: z.boolean(),
+  "error-codes": z.array(z.string()).default([]),
+  hostname: z.string().optional(),
+  action: z.string().optional(),
+});
+type SiteverifyAnswer = z.infer<typeof siteverifyAnswer>;
+
+/** siteverify's error codes that mean our configuration is wrong, not the visitor's token. */
+const CONFIGURATION_ERRORS = new Set(["missing-input-secret", "invalid-input-secret", "bad-request"]);
+
+export interface TurnstileCheck {
+  token: string;
+  remoteIp: string | null;
+  endpoint: TurnstileEndpoint;
+}
+
+/** One siteverify call, retried once on a transport failure or a 5xx with the same idempotency key. */
+async function siteverify(
+  settings: TurnstileConfig,
+  outbound: typeof fetch,
+  check: TurnstileCheck,
+): Promise<SiteverifyAnswer> {
+  const body = {
+    secret: settings.secret,
+    response: check.token,
+    ...(check.remoteIp ? { remoteip: check.remoteIp } : {}),
+    idempotency_key: crypto.randomUUID(),
+  };
+  let problem = "no attempt";
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    let response: Response;
+    const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    try {
+      // Raced against the signal as well: not every fetcher (a service binding) honours an abort.
+      response = await Promise.race([
+        outbound(settings.verifyUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+          signal,
+        }),
+        new Promise<never>((_, reject) =>
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+        ),
+      ]);
+    } catch (error) {
+      problem = `siteverify unreachable: ${(error as Error).name}`;
+      continue;
+    }
+    if (response.status >= 500) {
+      await response.body?.cancel();
+      problem = `siteverify answered ${response.status}`;
+      continue;
+    }
+    let parsed: ReturnType<typeof siteverifyAnswer.safeParse>;
+    try {
+      parsed = siteverifyAnswer.safeParse(await response.json());
+    } catch {
+      throw new AppError(
+        "turnstile-unavailable",
+        undefined,
+        `siteverify answered ${response.status}, not JSON`,
+      );
+    }
+    if (!parsed.success) {
+      throw new AppError("turnstile-unavailable", undefined, "siteverify answered JSON of another shape");
+    }
+    return parsed.data;
+  }
+  throw new AppError("turnstile-unavailable", undefined, problem);
+}
+
+/**
+ * Checks a token for `endpoint`. Passes only on `success`, a hostname this deployment serves, and an action that is
+ * the endpoint's name or none (clients written for Nhost do not set one; the built-in page does).
+ */
+export async function verifyTurnstile(
+  settings: TurnstileConfig,
+  outbound: typeof fetch,
+  check: TurnstileCheck,
+): Promise<void> {
+  const answer = await siteverify(settings, outbound, check);
+  const codes = answer["error-codes"];
+  if (!answer.success) {
+    if (codes.some((code) => CONFIGURATION_ERRORS.has(code) || code === "internal-error")) {
+      // Not the visitor's fault: logged for the operator, a 503 for the visitor.
+      console.error(`turnstile: siteverify refused the configuration (${codes.join(", ")})`);
+      throw new AppError("turnstile-unavailable", undefined, codes.join(","));
+    }
+    throw new AppError("turnstile-failed", undefined, codes.join(",") || "not successful");
+  }
+  if (!answer.hostname || !settings.hostnames.has(answer.hostname.toLowerCase())) {
+    throw new AppError("turnstile-failed", undefined, `solved on ${answer.hostname ?? "no host"}`);
+  }
+  if (answer.action && answer.action !== check.endpoint) {
+    throw new AppError("turnstile-failed", undefined, `action ${answer.action}, expected ${check.endpoint}`);
+  }
+}
+
+/** Requires a passed Turnstile challenge on this route when Turnstile is configured and guards `endpoint`. */
+export function turnstile(endpoint: TurnstileEndpoint) {
+  const middleware = createMiddleware<AppEnv>(async (c, next) => {
+    const settings = c.var.config.turnstile;
+    if (!settings?.endpoints.has(endpoint)) return next();
+    const token = c.req.header(TURNSTILE_HEADER)?.trim();
+    if (!token) throw new AppError("turnstile-required");
+    if (token.length > MAX_TOKEN_LENGTH) throw new AppError("turnstile-failed", undefined, "token too long");
+    await verifyTurnstile(settings, c.var.deps.outbound, {
+      token,
+      remoteIp: c.req.header("cf-connecting-ip") ?? null,
+      endpoint,
+    });
+    return next();
+  });
+  return documentedHeader(middleware, turnstileHeaderDoc(endpoint));
+}
+
+export function turnstileHeaderDoc(endpoint: TurnstileEndpoint) {
+  return {
+    name: TURNSTILE_HEADER,
+    description:
+      `A Cloudflare Turnstile token (widget action \`${endpoint}\`). Required when \`AUTH_TURNSTILE_SECRET\` is set ` +
+      `and \`AUTH_TURNSTILE_ENDPOINTS\` includes \`${endpoint}\`: missing, 400 \`turnstile-required\`; not passed, ` +
+      "403 `turnstile-failed`; siteverify unreachable, 503 `turnstile-unavailable`.",
+  };
+}
