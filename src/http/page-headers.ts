@@ -7,13 +7,23 @@ import type { Context } from "hono";
  */
 export function setPageHeaders(
   c: Context,
-  options: { formAction?: string[]; script?: boolean; connect?: boolean } = {},
+  options: {
+    formAction?: string[];
+    script?: boolean;
+    connect?: boolean;
+    /** One outside origin whose script and frames the page embeds (Cloudflare Turnstile's), only when it does. */
+    widgetOrigin?: string;
+  } = {},
 ): string {
   const nonce = crypto.randomUUID().replace(/-/g, "");
   const formAction = ["'self'", ...(options.formAction ?? [])].join(" ");
-  const scripting = options.script
-    ? `; script-src 'nonce-${nonce}'${options.connect ? "; connect-src 'self'" : ""}`
-    : "";
+  const widget = options.widgetOrigin ? ` ${options.widgetOrigin}` : "";
+  const scripting =
+    options.script || options.widgetOrigin
+      ? `; script-src 'nonce-${nonce}'${widget}${options.connect ? "; connect-src 'self'" : ""}${
+          options.widgetOrigin ? `; frame-src ${options.widgetOrigin}` : ""
+        }`
+      : "";
   c.header(
     "Content-Security-Policy",
     `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripting}`,

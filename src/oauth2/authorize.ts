@@ -67,10 +67,12 @@ export async function parseAuthorizationRequest(
   let scopes: string[];
   let nonce: string | undefined;
   let loginHint: string | undefined;
+  let uiLocales: string[];
   try {
     scopes = scopeList(param(params, "scope", 1000));
     nonce = param(params, "nonce", 512);
     loginHint = param(params, "login_hint", 254);
+    uiLocales = scopeList(param(params, "ui_locales", 200)).slice(0, 10);
   } catch (error) {
     throw fail("invalid_request", error instanceof Error ? error.message : "invalid parameter");
   }
@@ -122,6 +124,7 @@ export async function parseAuthorizationRequest(
       prompt,
       maxAge,
       loginHint,
+      uiLocales,
       createdAt: deps.now(),
     },
   };

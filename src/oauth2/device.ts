@@ -146,6 +146,7 @@ export function deviceRequest(deps: Deps, row: DeviceAuthorizationRow, userCode:
     scopes: row.scopes,
     resources: row.resources,
     prompt: [],
+    uiLocales: [],
     device: { codeHash: row.deviceCodeHash, userCode: shown(userCode) },
     createdAt: deps.now(),
   };

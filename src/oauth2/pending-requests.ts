@@ -24,6 +24,8 @@ const pendingRequestSchema = z.object({
   /** Seconds; the user must have signed in no longer ago than this. */
   maxAge: z.number().optional(),
   loginHint: z.string().optional(),
+  /** `ui_locales` (OIDC Core §3.1.2.1): the languages the page should speak, in order. */
+  uiLocales: z.array(z.string()).default([]),
   /**
    * A device flow's request (RFC 8628), started on the device page: approving it marks the device authorization
    * approved instead of issuing a code; there is no redirect URI (it is empty).

@@ -14,7 +14,7 @@ import type { Deps } from "../http/deps";
 import { describeIssues } from "../http/validation";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
 import { verifyAccessToken } from "../lib/jwt";
-import { withQuery } from "../lib/redirect";
+import { isOwnSignedRedirect, withQuery } from "../lib/redirect";
 import { linkIdentity, userForProfile } from "./accounts";
 import { authorizationUrl, exchangeCode, fetchProfile, ProviderStepError, type TokenSet } from "./client";
 import { type Json, obj } from "./profile";
@@ -83,13 +83,17 @@ export async function startProviderSignIn(
   const parsedQuery = startQuery.safeParse(rawQuery);
   if (!parsedQuery.success) throw new AppError("invalid-request", describeIssues(parsedQuery.error.issues));
   const query = parsedQuery.data;
-  const redirectTo = resolveRedirectTo(deps.config, query.redirectTo);
+  // The OAuth2 page sends people here with a target the service signed for itself (identity brokering).
+  const ownRedirect =
+    query.redirectTo !== undefined && (await isOwnSignedRedirect(deps.config, query.redirectTo));
+  const redirectTo = ownRedirect ? query.redirectTo! : resolveRedirectTo(deps.config, query.redirectTo);
   const fail = (error: AppError) =>
     withQuery(redirectTo, { error: error.code, errorDescription: error.message });
   const settings = isProviderName(provider) ? deps.config.providers.enabled[provider] : undefined;
   if (!settings) return fail(new AppError("disabled-endpoint", `the provider ${provider} is not enabled`));
   try {
-    const options = optionsOf(query);
+    // The page's own target is no sign-up option (it is on no allow-list, and a new user's links go to the app).
+    const options = optionsOf(ownRedirect ? { ...query, redirectTo: undefined } : query);
     // Checked now, so a bad option shows before the person goes to the provider.
     resolveSignUpOptions(deps.config, options, "");
     let connectUserId: string | null = null;

@@ -3,8 +3,10 @@
  * address. Everything else in this folder is internal to core auth (.dependency-cruiser.cjs).
  */
 export { proveEmail } from "./credential-reset";
+export { resetPasswordInSession } from "./password-change";
 export { checkPasswordPolicy } from "./password-policy";
 export { signInEmailPassword } from "./sign-in";
+export { signUpEmailPassword } from "./sign-up";
 export {
   conformingDisplayName,
   resolveRedirectTo,

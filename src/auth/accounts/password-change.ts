@@ -41,8 +41,28 @@ export async function changeUserPassword(
     if (owner) await proveEmail(deps, owner, "inbox");
     await dropFactorsFromBeforeProof(deps, userId);
   }
-  const passwordHash = await hashPassword(input.newPassword);
+  await setPassword(deps, userId, input.newPassword, keepSessionId);
+  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: {} });
+}
+
+async function setPassword(deps: Deps, userId: string, newPassword: string, keepSessionId?: string) {
+  const passwordHash = await hashPassword(newPassword);
   await deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, userId));
   await endOutstandingGrants(deps, userId, keepSessionId);
-  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: {} });
+}
+
+/**
+ * A new password chosen on the OAuth2 page after a reset link landed there (the link proved the inbox and signed the
+ * browser in as `sessionId`): the same policy and the same ending of every other session and grant as the API's.
+ */
+export async function resetPasswordInSession(
+  deps: Deps,
+  userId: string,
+  sessionId: string,
+  newPassword: string,
+): Promise<void> {
+  await requireRegisteredUser(deps, userId);
+  await checkPasswordPolicy(deps, newPassword);
+  await setPassword(deps, userId, newPassword, sessionId);
+  deps.audit({ type: "password.reset", userId, detail: { via: "oauth2-page" } });
 }

@@ -15,6 +15,8 @@ export interface SignUpEmailPasswordInput {
   password: string;
   options?: SignUpOptions;
   codeChallenge?: string;
+  /** The verification link's target when one of the service's own pages signs up (`signOwnRedirect`). */
+  ownRedirect?: string;
 }
 
 /**
@@ -40,7 +42,7 @@ export async function signUpEmailPassword(
   return completeSignUp(
     deps,
     user,
-    { redirectTo: options.redirectTo, codeChallenge: input.codeChallenge },
+    { redirectTo: input.ownRedirect ?? options.redirectTo, codeChallenge: input.codeChallenge },
     userAgent,
   );
 }

@@ -27,11 +27,13 @@ import { type LinkTarget, sendTicketMail } from "./ticket-mail";
 export interface LinkRequest {
   redirectTo?: string;
   codeChallenge?: string;
+  /** A target the service minted for one of its own pages (`signOwnRedirect`), instead of `redirectTo`. */
+  ownRedirect?: string;
 }
 
 function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
   return {
-    redirectTo: resolveRedirectTo(deps.config, request.redirectTo),
+    redirectTo: request.ownRedirect ?? resolveRedirectTo(deps.config, request.redirectTo),
     codeChallenge: request.codeChallenge,
   };
 }

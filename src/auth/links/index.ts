@@ -1,5 +1,10 @@
 /**
- * Mailed links as other features use them (the OAuth2 page sends magic links). Everything else in this folder is
+ * Mailed links as other features use them (the OAuth2 page sends magic links, reset and verification mails). Everything else in this folder is
  * internal to core auth (.dependency-cruiser.cjs).
  */
-export { signInPasswordlessEmail } from "./email-flows";
+export {
+  type LinkRequest,
+  sendPasswordResetEmail,
+  sendVerificationEmail,
+  signInPasswordlessEmail,
+} from "./email-flows";

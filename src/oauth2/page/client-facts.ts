@@ -1,5 +1,5 @@
 import type { OAuth2ClientRow } from "../../db/schema";
-import type { ClientFacts } from "./render";
+import type { ClientFacts } from "./render-consent";
 
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
 

@@ -6,8 +6,9 @@ import { deviceRequest, normalizeUserCode, pendingByUserCode } from "../device";
 import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { savePendingRequest } from "../pending-requests";
-import { deviceCodeForm, deviceFinished } from "./render";
+import { deviceCodeForm, deviceFinished } from "./render-consent";
 import { backToPage, type Ctx, isSameOrigin, paths, render, showProblem } from "./respond";
+import { pageText } from "./text";
 
 /**
  * The device flow's page (RFC 8628 §3.3, contract §3.6): the person types the code their device shows; a right code
@@ -16,8 +17,12 @@ import { backToPage, type Ctx, isSameOrigin, paths, render, showProblem } from "
  * codes are counted per address in `BRUTE_FORCE`; past the limit even a right one is refused for a while.
  */
 
-const codeForm = (c: Ctx, status: 200 | 400 | 429, userCode?: string, error?: string) =>
-  render(c, status, "Connect a device", deviceCodeForm({ action: paths(c).device, userCode, error }));
+const codeForm = (c: Ctx, status: 200 | 400 | 429, userCode?: string, error?: string) => {
+  const t = pageText(c);
+  return render(c, status, t.deviceTitle, deviceCodeForm({ t, action: paths(c).device, userCode, error }), {
+    t,
+  });
+};
 
 /** The code of `verification_uri_complete`, shown in the form for the person to confirm, never submitted for them. */
 function prefilled(value: string | undefined): string | undefined {
@@ -31,11 +36,13 @@ export function devicePageRoutes(loginUrl: string | undefined) {
     .get("/", (c) =>
       // Where an external login UI sends the person after approving (login.ts).
       c.req.query("result") === "approved"
-        ? render(c, 200, "Device connected", deviceFinished("approved"))
+        ? render(c, 200, pageText(c).deviceConnected, deviceFinished(pageText(c), "approved"), {
+            t: pageText(c),
+          })
         : codeForm(c, 200, prefilled(c.req.query("user_code"))),
     )
     .post("/", async (c) => {
-      if (!isSameOrigin(c)) return showProblem(c, "This form was sent from another site.", 403);
+      if (!isSameOrigin(c)) return showProblem(c, (t) => t.errors.otherSite, 403);
       let typed: string;
       try {
         typed = ((await oauth2Params(c)).get("user_code") ?? "").slice(0, 20);
@@ -54,16 +61,8 @@ export function devicePageRoutes(loginUrl: string | undefined) {
         found !== undefined,
         deps.now(),
       );
-      if (wait !== null)
-        return codeForm(c, 429, typed, `Too many wrong codes. Try again in ${wait} seconds.`);
-      if (!found || !code) {
-        return codeForm(
-          c,
-          400,
-          typed,
-          "That code is not right, or it has expired. Check the code on your device.",
-        );
-      }
+      if (wait !== null) return codeForm(c, 429, typed, pageText(c).errors.tooManyCodes(wait));
+      if (!found || !code) return codeForm(c, 400, typed, pageText(c).errors.deviceCodeWrong);
       const request = deviceRequest(deps, found, code);
       await savePendingRequest(c.env, request);
       if (!loginUrl) return backToPage(c, request.id);

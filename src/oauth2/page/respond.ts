@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { HtmlEscapedString } from "hono/utils/html";
+import type { TurnstileEndpoint } from "../../config";
 import type { OAuth2ClientRow } from "../../db/schema";
 import type { AppEnv } from "../../http/app-env";
 import { setPageHeaders } from "../../http/page-headers";
@@ -10,7 +11,10 @@ import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { loadPendingRequest, type PendingRequest } from "../pending-requests";
 import { passkeyScript } from "./passkey-script";
-import { page, problem, signInForm } from "./render";
+import { page, signInForm, type WidgetSlot } from "./render";
+import { resetForm, signUpForm } from "./render-account";
+import { problem } from "./render-consent";
+import { type PageText, pageText } from "./text";
 
 /** What every handler of the built-in page shares: its URLs, its headers, the request it works on. */
 
@@ -33,6 +37,11 @@ export const paths = (c: Ctx) => {
     session: `${base}/session`,
     consent: `${base}/consent`,
     switch: `${base}/switch`,
+    signUp: `${base}/sign-up`,
+    reset: `${base}/reset`,
+    newPassword: `${base}/new-password`,
+    resendVerification: `${base}/resend-verification`,
+    provider: `${base}/provider`,
   };
 };
 
@@ -48,57 +57,184 @@ function formTarget(redirectUri: string): string {
   return url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
 }
 
+/** Cloudflare Turnstile's widget loader: the page's only outside origin, allowed by its CSP only when it is used. */
+export const TURNSTILE_ORIGIN = "https://challenges.cloudflare.com";
+const TURNSTILE_SCRIPT = `${TURNSTILE_ORIGIN}/turnstile/v0/api.js`;
+
 /**
  * A page with its headers: no script runs unless the page brings its own (`script`, with a nonce), the one
  * stylesheet carries a nonce, scripts may only talk to this origin, forms post only to this origin (and, from the
- * consent screen, on to the client), and no site may frame the page (clickjacking of the Allow button).
+ * consent screen, on to the client), and no site may frame the page (clickjacking of the Allow button). With a
+ * Turnstile widget on it, the page also loads Cloudflare's widget script and frame (only then).
  */
 export function render(
   c: Ctx,
-  status: 200 | 400 | 401 | 403 | 429,
+  status: 200 | 400 | 401 | 403 | 429 | 503,
   title: string,
   body: Body,
-  options: { redirectUri?: string; script?: string } = {},
+  options: { t: PageText; redirectUri?: string; script?: string; widget?: boolean },
 ) {
   // The request id in the URL must not reach any other site: `same-origin` referrers (setPageHeaders).
   const nonce = setPageHeaders(c, {
     formAction: options.redirectUri ? [formTarget(options.redirectUri)] : [],
     script: Boolean(options.script),
     connect: Boolean(options.script),
+    widgetOrigin: options.widget ? TURNSTILE_ORIGIN : undefined,
   });
-  return c.html(page({ nonce, title, body, script: options.script }), status);
+  return c.html(
+    page({
+      nonce,
+      lang: options.t.lang,
+      title,
+      body,
+      script: options.script,
+      widgetScript: options.widget ? TURNSTILE_SCRIPT : undefined,
+    }),
+    status,
+  );
 }
 
-export const showProblem = (c: Ctx, message: string, status: 400 | 403 = 400) =>
-  render(c, status, "Sign-in problem", problem(message));
+export const showProblem = (c: Ctx, message: (t: PageText) => string, status: 400 | 403 = 400) => {
+  const t = pageText(c);
+  return render(c, status, t.problemTitle, problem(t, message(t)), { t });
+};
 
-export const UNKNOWN_REQUEST = "This sign-in request is unknown or has expired.";
+export const UNKNOWN_REQUEST = (t: PageText) => t.errors.unknownRequest;
 
-/** The sign-in form, with the magic-link form and the passkey button when the deployment has them on. */
+/** The widget for a form whose endpoint Turnstile guards, when the page can show one (a site key is set). */
+export function widgetFor(c: Ctx, endpoint: TurnstileEndpoint): WidgetSlot | undefined {
+  const settings = c.var.config.turnstile;
+  if (!settings?.siteKey || !settings.endpoints.has(endpoint)) return undefined;
+  return { siteKey: settings.siteKey, action: endpoint };
+}
+
+/** The page's own link to one of its views (sign-up, reset) for this request. */
+export const viewHref = (c: Ctx, requestId: string, view?: "sign-up" | "reset") =>
+  `${pageFor(c, requestId)}${view ? `&view=${view}` : ""}`;
+
+/** The sign-in form, with sign-up, reset, providers, passkeys and magic links as the deployment has them. */
 export function signInPage(
   c: Ctx,
   request: PendingRequest,
   clientName: string,
-  options: { status?: 200 | 400 | 401 | 429; email?: string; error?: string } = {},
+  options: { status?: 200 | 400 | 401 | 429 | 503; email?: string; error?: string; resend?: boolean } = {},
 ) {
   const { config } = c.var;
+  const t = pageText(c, request.uiLocales);
   const passkeys = config.AUTH_WEBAUTHN_ENABLED;
+  const widgets = { signin: widgetFor(c, "signin"), passwordless: widgetFor(c, "passwordless") };
   return render(
     c,
     options.status ?? 200,
-    "Sign in",
+    t.signInTitle,
     signInForm({
+      t,
       action: paths(c).signIn,
       requestId: request.id,
       clientName,
       email: options.email ?? request.loginHint,
       error: options.error,
+      resendAction: options.resend ? paths(c).resendVerification : undefined,
+      signUpHref: config.AUTH_DISABLE_SIGNUP ? undefined : viewHref(c, request.id, "sign-up"),
+      resetHref: viewHref(c, request.id, "reset"),
+      providerAction: paths(c).provider,
+      providers: Object.keys(config.providers.enabled).map((id) => ({ id, name: providerName(id) })),
       emailLinkAction: config.AUTH_EMAIL_PASSWORDLESS_ENABLED ? paths(c).emailLink : undefined,
       passkeySessionAction: passkeys ? paths(c).session : undefined,
+      widgets,
     }),
-    passkeys ? { script: passkeyScript(new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")) } : {},
+    {
+      t,
+      widget: Boolean(widgets.signin || widgets.passwordless),
+      ...(passkeys
+        ? { script: passkeyScript(new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")) }
+        : {}),
+    },
   );
 }
+
+/** The sign-up view (when sign-up is allowed) and the reset view. */
+export function accountPage(
+  c: Ctx,
+  request: PendingRequest,
+  clientName: string,
+  view: "sign-up" | "reset",
+  options: {
+    status?: 200 | 400 | 401 | 403 | 409 | 429 | 503;
+    email?: string;
+    displayName?: string;
+    error?: string;
+  } = {},
+) {
+  const { config } = c.var;
+  const t = pageText(c, request.uiLocales);
+  const signInHref = viewHref(c, request.id);
+  const status = (options.status === 409 ? 400 : (options.status ?? 200)) as
+    | 200
+    | 400
+    | 401
+    | 403
+    | 429
+    | 503;
+  if (view === "sign-up") {
+    const slot = widgetFor(c, "signup");
+    return render(
+      c,
+      status,
+      t.signUpTitle,
+      signUpForm({
+        t,
+        action: paths(c).signUp,
+        requestId: request.id,
+        clientName,
+        minLength: config.AUTH_PASSWORD_MIN_LENGTH,
+        email: options.email,
+        displayName: options.displayName,
+        error: options.error,
+        signInHref,
+        widget: slot,
+      }),
+      { t, widget: Boolean(slot) },
+    );
+  }
+  const slot = widgetFor(c, "password-reset");
+  return render(
+    c,
+    status,
+    t.resetTitle,
+    resetForm({
+      t,
+      action: paths(c).reset,
+      requestId: request.id,
+      email: options.email,
+      error: options.error,
+      signInHref,
+      widget: slot,
+    }),
+    { t, widget: Boolean(slot) },
+  );
+}
+
+/** Provider ids as people know them. */
+const PROVIDER_NAMES: Record<string, string> = {
+  github: "GitHub",
+  google: "Google",
+  apple: "Apple",
+  linkedin: "LinkedIn",
+  gitlab: "GitLab",
+  bitbucket: "Bitbucket",
+  discord: "Discord",
+  twitch: "Twitch",
+  spotify: "Spotify",
+  facebook: "Facebook",
+  azuread: "Microsoft",
+  entraid: "Microsoft",
+  workos: "WorkOS",
+  strava: "Strava",
+  twitter: "X",
+  windowslive: "Microsoft",
+};
+const providerName = (id: string) => PROVIDER_NAMES[id] ?? id.charAt(0).toUpperCase() + id.slice(1);
 
 export async function loadRequest(
   c: Ctx,
@@ -119,12 +255,12 @@ export function isSameOrigin(c: Ctx): boolean {
 
 /** Form posts of the page: the same-origin check, the parameters and the pending request, or a problem page. */
 export async function formRequest(c: Ctx) {
-  if (!isSameOrigin(c)) return { failure: showProblem(c, "This form was sent from another site.", 403) };
+  if (!isSameOrigin(c)) return { failure: showProblem(c, (t) => t.errors.otherSite, 403) };
   let params: Map<string, string>;
   try {
     params = await oauth2Params(c);
   } catch (error) {
-    if (error instanceof OAuth2Error) return { failure: showProblem(c, error.description) };
+    if (error instanceof OAuth2Error) return { failure: showProblem(c, () => error.description) };
     throw error;
   }
   const loaded = await loadRequest(c, params.get("request_id"));

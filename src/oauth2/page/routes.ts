@@ -9,9 +9,11 @@ import { hasConsent, rememberConsent } from "../consents";
 import { finishDeviceRequest } from "../device";
 import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
 import { errorResponse } from "../redirects";
+import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
-import { consentForm, deviceFinished } from "./render";
+import { consentForm, deviceFinished } from "./render-consent";
 import {
+  accountPage,
   backToPage,
   type Ctx,
   formRequest,
@@ -23,6 +25,7 @@ import {
   UNKNOWN_REQUEST,
 } from "./respond";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in";
+import { pageText } from "./text";
 
 /**
  * Completes the request for the signed-in user: back to the client with a code, or for a device request the device
@@ -32,14 +35,15 @@ async function complete(c: Ctx, request: PendingRequest, session: BrowserSession
   if (request.device) {
     const approvedBy = { userId: session.user.id, authTime: session.authTime };
     if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
-      return showProblem(c, "This device request was decided already, or has expired.");
+      return showProblem(c, (t) => t.errors.unknownRequest);
     }
-    return render(c, 200, "Device connected", deviceFinished("approved"));
+    const t = pageText(c, request.uiLocales);
+    return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
   }
   try {
     return c.redirect(await issueCode(c.var.deps, request, session.user.id, session.authTime), 303);
   } catch (error) {
-    if (error instanceof AppError) return showProblem(c, "This sign-in request was completed already.");
+    if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
   }
 }
@@ -60,11 +64,13 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
     !(await hasConsent(deps, session.user.id, request.clientId, request.scopes));
   if (!mustAsk) return complete(c, request, session);
   const { user } = session;
+  const t = pageText(c, request.uiLocales);
   return render(
     c,
     200,
-    `Allow ${clientName}?`,
+    t.allowTitle(clientName),
     consentForm({
+      t,
       action: paths(c).consent,
       switchAction: paths(c).switch,
       requestId: request.id,
@@ -75,7 +81,7 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
       deviceUserCode: request.device?.userCode,
     }),
     // After consent the browser goes on to the client's redirect URI; a device request stays here.
-    request.device ? {} : { redirectUri: request.redirectUri },
+    request.device ? { t } : { t, redirectUri: request.redirectUri },
   );
 }
 
@@ -88,9 +94,13 @@ export const interactionRoutes = new Hono<AppEnv>()
     const query = c.req.query();
     if (query.refreshToken || query.mfaTicket || query.error)
       return landFromEmailLink(c, request, client.clientName);
+    if (query.view === "sign-up" || query.view === "reset") {
+      return accountPage(c, request, client.clientName, query.view);
+    }
     return nextStep(c, request, client);
   })
   .route("/", pageSignInRoutes)
+  .route("/", pageAccountRoutes)
   .post("/consent", async (c) => {
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
@@ -103,7 +113,8 @@ export const interactionRoutes = new Hono<AppEnv>()
     if (params.get("decision") !== "allow") {
       if (request.device) {
         await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
-        return render(c, 200, "Request denied", deviceFinished("denied"));
+        const t = pageText(c, request.uiLocales);
+        return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
       }
       deps.background(forgetPendingRequest(c.env, request.id));
       const denied = errorResponse(

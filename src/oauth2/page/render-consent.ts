@@ -1,0 +1,98 @@
+import { html } from "hono/html";
+import { errorBox, hidden } from "./render";
+import type { PageText } from "./text";
+
+/** The consent screen, the device pages and the problem page. */
+
+/** What the consent screen says about who the client is, beyond the name it gave itself. */
+export interface ClientFacts {
+  /** The host of a client metadata document: the name is only as good as this domain. */
+  documentHost?: string;
+  /** Registered by itself (open registration, a metadata document): nobody here reviewed it. */
+  unreviewed: boolean;
+  /** Every redirect URI is on this computer: an app running locally, which anyone can write and start. */
+  loopbackOnly: boolean;
+}
+
+/** Under the client's name: who publishes it, when a metadata document names it. */
+const publisher = (t: PageText, facts: ClientFacts) =>
+  facts.documentHost
+    ? html`<p class="origin">${t.publishedBy} <strong>${facts.documentHost}</strong></p>`
+    : "";
+
+/** After what it asks: how far its name can be trusted. */
+const caution = (t: PageText, facts: ClientFacts) =>
+  facts.loopbackOnly
+    ? html`<p class="warning" role="note">${t.loopbackWarning}</p>`
+    : facts.unreviewed
+      ? html`<p class="note">${t.unreviewedNote}</p>`
+      : "";
+
+export function consentForm(input: {
+  t: PageText;
+  action: string;
+  switchAction: string;
+  requestId: string;
+  clientName: string;
+  scopes: string[];
+  userLabel: string;
+  facts: ClientFacts;
+  /** The user code of a device flow: the person checks it is the one their device shows. */
+  deviceUserCode?: string;
+}) {
+  const { t } = input;
+  return html`<h1>${input.clientName}</h1>
+${publisher(t, input.facts)}
+${
+  input.deviceUserCode
+    ? html`<p class="lead">${t.wantsDeviceAccess}</p>
+<p class="code">${input.deviceUserCode}</p>
+<p class="warning" role="note">${t.deviceWarning}</p>`
+    : html`<p class="lead">${t.wantsAccess}</p>`
+}
+${caution(t, input.facts)}
+${
+  input.scopes.length > 0
+    ? html`<p>${t.willBeAbleTo}</p>
+<ul class="scopes">${input.scopes.map((scope) => html`<li>${t.scopes[scope] ?? scope}</li>`)}</ul>`
+    : html`<p>${t.asksNothing}</p>`
+}
+<form method="post" action="${input.action}">
+  ${hidden(input.requestId)}
+  <div class="actions">
+    <button type="submit" name="decision" value="deny">${t.deny}</button>
+    <button class="primary" type="submit" name="decision" value="allow">${t.allow}</button>
+  </div>
+</form>
+<div class="who">${t.signedInAs} ${input.userLabel}.
+<form method="post" action="${input.switchAction}">${hidden(input.requestId)}<button class="link-button" type="submit">${t.useAnotherAccount}</button></form></div>`;
+}
+
+/** The device flow's first step: the code the device shows. */
+export function deviceCodeForm(input: { t: PageText; action: string; userCode?: string; error?: string }) {
+  const { t } = input;
+  return html`<h1>${t.deviceTitle}</h1>
+<p class="lead">${t.deviceLead}</p>
+${errorBox(input.error)}
+<form method="post" action="${input.action}">
+  <label for="user_code">${t.code}</label>
+  <input id="user_code" name="user_code" type="text" required autocomplete="off" autocapitalize="characters"
+    spellcheck="false" maxlength="20" placeholder="BCDF-GHJK" value="${input.userCode ?? ""}">
+  <div class="actions"><button class="primary" type="submit">${t.continue}</button></div>
+</form>`;
+}
+
+/** The device flow's last step. */
+export function deviceFinished(t: PageText, outcome: "approved" | "denied") {
+  return outcome === "approved"
+    ? html`<h1>${t.deviceConnected}</h1>
+<p class="lead">${t.deviceConnectedLead}</p>`
+    : html`<h1>${t.deviceDenied}</h1>
+<p class="lead">${t.deviceDeniedLead}</p>`;
+}
+
+export function problem(t: PageText, message: string) {
+  return html`<h1>${t.problemTitle}</h1>
+<p class="lead">${message}</p>
+<p>${t.problemHint}</p>`;
+}
