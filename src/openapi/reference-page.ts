@@ -5,7 +5,8 @@ import { REFERENCE_SCRIPT } from "./reference-script";
 import { markdown } from "./reference-text";
 
 const STYLE = `
-  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --line: #8884; --soft: #8881; }
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --line: #8884; --soft: #8881; --muted: #595959; }
+  @media (prefers-color-scheme: dark) { :root { --muted: #b3b3b3; } }
   body { margin: 0 auto; max-width: 72rem; padding: 1.5rem 1rem 4rem; line-height: 1.45; }
   header { position: sticky; top: 0; background: Canvas; padding: .5rem 0; border-bottom: 1px solid var(--line); z-index: 1; }
   nav { display: flex; flex-wrap: wrap; gap: .1rem .8rem; }
@@ -19,7 +20,7 @@ const STYLE = `
   h4 { margin: 1rem 0 .3rem; }
   details.operation { border: 1px solid var(--line); border-radius: 8px; margin: .5rem 0; padding: .4rem .8rem; }
   details.operation > summary { cursor: pointer; }
-  .summary { margin-left: .6rem; color: GrayText; }
+  .summary { margin-left: .6rem; color: var(--muted); }
   .method { display: inline-block; min-width: 4.2rem; font-weight: 700; font-family: ui-monospace, monospace; }
   .get { color: #1a7f37; } .post { color: #2457d6; } .put, .patch { color: #9a6700; } .delete { color: #cf222e; }
   .status { font-family: ui-monospace, monospace; font-weight: 700; padding: 0 .4rem; border-radius: 4px; background: var(--soft); }
@@ -29,12 +30,12 @@ const STYLE = `
   .answer > p:first-child p { margin: 0; }
   pre, output { display: block; overflow-x: auto; font-size: .85rem; background: var(--soft); padding: .6rem; border-radius: 6px; white-space: pre-wrap; }
   table { border-collapse: collapse; margin: .3rem 0; } td, th { text-align: left; padding: .2rem .8rem .2rem 0; vertical-align: top; }
-  table.fields td:nth-child(2) code { color: GrayText; }
+  table.fields td:nth-child(2) code { color: var(--muted); }
   .label, .media { margin: .5rem 0 .2rem; font-weight: 600; }
   form.try { border-top: 1px dashed var(--line); margin-top: 1rem; padding-top: .5rem; display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; }
   form.try .label, form.try output, form.try .wide { flex-basis: 100%; }
   form.try textarea { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; }
-  .muted { color: GrayText; }
+  .muted { color: var(--muted); }
 `;
 
 export interface ReferenceInput {

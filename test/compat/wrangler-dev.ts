@@ -125,6 +125,9 @@ export default async function setup(project: TestProject) {
     // test/compat/account-flows.test.ts sends the token with @nhost/nhost-js.
     AUTH_TURNSTILE_SECRET: "turnstile-secret",
     AUTH_TURNSTILE_ENDPOINTS: "password-reset",
+    // The built-in page renders the widget with it (Cloudflare's script cannot load offline: the page test puts the
+    // token into the form itself, as the widget would).
+    AUTH_TURNSTILE_SITE_KEY: "0x4AAAAAAAcompatsitekey",
     AUTH_TURNSTILE_VERIFY_URL: `${providers.origin}/turnstile.fake/siteverify`,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));

@@ -282,6 +282,8 @@ describe("continuing with an external provider on the page (identity brokering)"
     const browser = new Browser(svc);
     const { requestId, page } = await startAt(browser);
     expect(await page.text()).toContain("Continue with GitHub");
+    // Browsers hold a form post's whole redirect chain to form-action: the provider's origin must be in it.
+    expect(page.headers.get("content-security-policy")).toMatch(/form-action 'self'[^;]* https:\/\/github\.fake/);
     const toProvider = await browser.post("/oauth2/interaction/provider", {
       request_id: requestId,
       provider: "github",

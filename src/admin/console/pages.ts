@@ -7,7 +7,8 @@ import type { AdminKey, AdminSession, AdminUser, AdminUserDetail, WireAuditEvent
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 const STYLE = `
-  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --line: #8884; --accent: #2457d6; }
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --line: #8884; --accent: #1f4fc4; --muted: #595959; }
+  @media (prefers-color-scheme: dark) { :root { --accent: #8fb0ff; --muted: #b3b3b3; } }
   body { margin: 0; }
   header { display: flex; gap: 1.2rem; align-items: center; padding: .8rem 1.5rem; border-bottom: 1px solid var(--line); }
   header strong { margin-right: 1rem; }
@@ -18,11 +19,11 @@ const STYLE = `
   h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
   table { width: 100%; border-collapse: collapse; font-size: .95rem; }
   th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-  th { font-weight: 600; color: GrayText; }
+  th { font-weight: 600; color: var(--muted); }
   input[type=search], input[type=password] { padding: .5rem; font-size: 1rem; border: 1px solid #8888; border-radius: 6px; }
   input[type=search] { width: min(28rem, 70vw); }
   button { font-size: .95rem; padding: .45rem .9rem; border-radius: 6px; border: 1px solid #8888; cursor: pointer; background: Canvas; color: CanvasText; }
-  button.primary { background: var(--accent); border-color: var(--accent); color: white; }
+  button.primary { background: #1f4fc4; border-color: #1f4fc4; color: white; }
   button.danger { border-color: #cf222e; color: #cf222e; }
   .actions { display: flex; gap: .6rem; flex-wrap: wrap; margin: 1rem 0; }
   .actions form { display: inline; }
@@ -31,12 +32,24 @@ const STYLE = `
   .badge.on { color: #1a7f37; border-color: #1a7f37; }
   .notice { padding: .6rem .8rem; border-radius: 6px; background: #1a7f3722; margin: 1rem 0; }
   .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: #b02020; margin: 1rem 0; }
-  .muted { color: GrayText; } code { font-size: .85rem; }
+  .muted { color: var(--muted); } code { font-size: .85rem; }
   main > form { margin-bottom: 1rem; }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.2rem; }
-  dt { color: GrayText; }
+  dt { color: var(--muted); }
   .login { max-width: 24rem; margin: 12vh auto; padding: 2rem; border: 1px solid var(--line); border-radius: 12px; }
   .login input { width: 100%; box-sizing: border-box; margin: .4rem 0 1rem; }
+  /* A phone (390 px): the header wraps, tables keep their columns but wrap their text, nothing scrolls sideways. */
+  @media (max-width: 640px) {
+    header { flex-wrap: wrap; gap: .4rem .9rem; padding: .6rem .8rem; }
+    header form { margin-left: 0; }
+    main { padding: .8rem .6rem 3rem; }
+    table { table-layout: fixed; font-size: .85rem; }
+    th, td { padding: .4rem .25rem; overflow-wrap: anywhere; }
+    input[type=search] { width: 100%; box-sizing: border-box; }
+    dl { grid-template-columns: 1fr; }
+    dd { margin: 0 0 .5rem; overflow-wrap: anywhere; }
+    .login { margin: 4vh .6rem; padding: 1.2rem; }
+  }
 `;
 
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "–");

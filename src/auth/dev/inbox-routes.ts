@@ -21,7 +21,7 @@ const STYLE = `
   table { width: 100%; border-collapse: collapse; }
   td, th { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid #8884; }
   pre { white-space: pre-wrap; padding: 1rem; border: 1px solid #8884; border-radius: 8px; }
-  .muted { color: GrayText; }
+  .muted { color: #595959; } @media (prefers-color-scheme: dark) { .muted { color: #b3b3b3; } }
 `;
 
 function layout(nonce: string, title: string, body: HtmlEscapedString | Promise<HtmlEscapedString>) {

@@ -18,7 +18,7 @@ const STYLE = `
   table { border-collapse: collapse; width: 100%; }
   td { padding: .35rem .5rem; border-bottom: 1px solid #8884; vertical-align: top; word-break: break-all; }
   .error { color: #c0392b; }
-  .muted { color: GrayText; }
+  .muted { color: #595959; } @media (prefers-color-scheme: dark) { .muted { color: #b3b3b3; } }
 `;
 
 /** What each ticket type did, in words (contract §8). */

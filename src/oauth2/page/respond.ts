@@ -72,11 +72,21 @@ export function render(
   status: 200 | 400 | 401 | 403 | 429 | 503,
   title: string,
   body: Body,
-  options: { t: PageText; redirectUri?: string; script?: string; widget?: boolean },
+  options: {
+    t: PageText;
+    redirectUri?: string;
+    script?: string;
+    widget?: boolean;
+    providerOrigins?: string[];
+  },
 ) {
   // The request id in the URL must not reach any other site: `same-origin` referrers (setPageHeaders).
+  // Browsers hold a form's whole redirect chain to `form-action`: a provider button's post ends at the provider.
   const nonce = setPageHeaders(c, {
-    formAction: options.redirectUri ? [formTarget(options.redirectUri)] : [],
+    formAction: [
+      ...(options.redirectUri ? [formTarget(options.redirectUri)] : []),
+      ...(options.providerOrigins ?? []),
+    ],
     script: Boolean(options.script),
     connect: Boolean(options.script),
     widgetOrigin: options.widget ? TURNSTILE_ORIGIN : undefined,
@@ -146,6 +156,13 @@ export function signInPage(
     {
       t,
       widget: Boolean(widgets.signin || widgets.passwordless),
+      providerOrigins: [
+        ...new Set(
+          Object.values(config.providers.enabled).map(
+            (settings) => new URL(settings.authorizationUrl).origin,
+          ),
+        ),
+      ],
       ...(passkeys
         ? { script: passkeyScript(new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")) }
         : {}),
