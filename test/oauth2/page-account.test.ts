@@ -283,7 +283,9 @@ describe("continuing with an external provider on the page (identity brokering)"
     const { requestId, page } = await startAt(browser);
     expect(await page.text()).toContain("Continue with GitHub");
     // Browsers hold a form post's whole redirect chain to form-action: the provider's origin must be in it.
-    expect(page.headers.get("content-security-policy")).toMatch(/form-action 'self'[^;]* https:\/\/github\.fake/);
+    expect(page.headers.get("content-security-policy")).toMatch(
+      /form-action 'self'[^;]* https:\/\/github\.fake/,
+    );
     const toProvider = await browser.post("/oauth2/interaction/provider", {
       request_id: requestId,
       provider: "github",
