@@ -29,7 +29,7 @@ export function toAdminUser(user: UserRow): AdminUser {
  * A substring match, ASCII case-insensitive as LIKE was, with every character of the term literal. Not LIKE: D1 refuses
  * LIKE patterns longer than 50 bytes, and the search may be as long as an email address (254).
  */
-function contains(column: Column, term: string): SQL {
+export function contains(column: Column, term: string): SQL {
   return sql`instr(lower(${column}), lower(${term})) > 0`;
 }
 

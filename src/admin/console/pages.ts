@@ -2,7 +2,7 @@ import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSessionRow } from "../../db/schema";
 import type { WireClient } from "../../oauth2";
-import type { AdminKey, AdminSession, AdminUser, AdminUserDetail, WireAuditEvent } from "../wire";
+import type { AdminKey, AdminSession, AdminUserDetail, WireAuditEvent } from "../wire";
 
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -38,6 +38,19 @@ const STYLE = `
   dt { color: var(--muted); }
   .login { max-width: 24rem; margin: 12vh auto; padding: 2rem; border: 1px solid var(--line); border-radius: 12px; }
   .login input { width: 100%; box-sizing: border-box; margin: .4rem 0 1rem; }
+  .stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(8rem, 1fr)); gap: .8rem; margin: 1rem 0 1.5rem; }
+  .stat { border: 1px solid var(--line); border-radius: 8px; padding: .7rem .9rem; display: flex; flex-direction: column; }
+  .stat .value { font-size: 1.6rem; font-weight: 700; } .stat .label { color: var(--muted); }
+  form.filters { display: flex; flex-wrap: wrap; gap: .5rem .9rem; align-items: end; margin-bottom: 1rem; }
+  form.filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
+  form.filters input, form.filters select { font-size: .95rem; padding: .35rem; color: CanvasText; }
+  form.edit { display: grid; gap: .6rem; max-width: 32rem; }
+  form.edit label { display: flex; flex-direction: column; gap: .2rem; }
+  form.edit label.check { flex-direction: row; align-items: center; gap: .4rem; }
+  form.edit input, form.edit textarea { font-size: .95rem; padding: .4rem; }
+  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1.2rem; }
+  figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: .7rem .9rem; }
+  figure.chart figcaption { display: flex; justify-content: space-between; margin-bottom: .4rem; }
   /* A phone (390 px): the header wraps, tables keep their columns but wrap their text, nothing scrolls sideways. */
   @media (max-width: 640px) {
     header { flex-wrap: wrap; gap: .4rem .9rem; padding: .6rem .8rem; }
@@ -52,7 +65,7 @@ const STYLE = `
   }
 `;
 
-const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "–");
+export const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "–");
 
 export function layout(nonce: string, title: string, body: Body) {
   return html`<!doctype html>
@@ -64,22 +77,26 @@ export function layout(nonce: string, title: string, body: Body) {
 export interface Chrome {
   base: string;
   csrf: string;
-  here: "users" | "clients" | "keys" | "audit" | "sessions";
+  here: "overview" | "users" | "clients" | "storage" | "keys" | "audit" | "sessions";
   notice?: string;
 }
 
 /** A form that posts one action, with the session's CSRF token. */
-function action(chrome: Chrome, path: string, label: string, style = "", extra: Body | string = "") {
+export function action(chrome: Chrome, path: string, label: string, style = "", extra: Body | string = "") {
   return html`<form method="post" action="${chrome.base}${path}"><input type="hidden" name="csrf" value="${chrome.csrf}">${extra}<button type="submit" class="${style}">${label}</button></form>`;
 }
 
 export function frame(chrome: Chrome, body: Body) {
   const link = (target: Chrome["here"], label: string) =>
     html`<a href="${chrome.base}${target === "users" ? "" : `/${target}`}" class="${chrome.here === target ? "here" : ""}">${label}</a>`;
-  return html`<header><strong>Admin console</strong>${link("users", "Users")}${link("clients", "OAuth2 clients")}${link(
-    "keys",
-    "Signing keys",
-  )}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(chrome, "/logout", "Sign out")}</header>
+  return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link(
+    "clients",
+    "OAuth2 clients",
+  )}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
+    chrome,
+    "/logout",
+    "Sign out",
+  )}</header>
 <main>${chrome.notice ? html`<p class="notice" role="status">${chrome.notice}</p>` : ""}${body}</main>`;
 }
 
@@ -93,37 +110,13 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 <button class="primary" type="submit">Sign in</button></form></div>`;
 }
 
-export function usersPage(chrome: Chrome, users: AdminUser[], search: string, nextCursor: string | null) {
-  const next = nextCursor
-    ? html`<p><a href="?${new URLSearchParams({ ...(search ? { search } : {}), cursor: nextCursor }).toString()}">Next page →</a></p>`
-    : "";
-  return frame(
-    chrome,
-    html`<h1>Users</h1>
-<form method="get" action="${chrome.base}"><input type="search" name="search" value="${search}" placeholder="Email, phone, name or id" aria-label="Search users"> <button type="submit">Search</button></form>
-${
-  users.length === 0
-    ? html`<p class="muted">No user${search ? " matches" : " yet"}.</p>`
-    : html`<table><thead><tr><th>Email / phone</th><th>Name</th><th>Created</th><th>Last seen</th><th>Status</th></tr></thead><tbody>
-${users.map(
-  (
-    user,
-  ) => html`<tr><td><a href="${chrome.base}/users/${user.id}">${user.email ?? user.phoneNumber ?? user.id}</a></td>
-<td>${user.displayName}</td><td>${when(user.createdAt)}</td><td>${when(user.lastSeen)}</td>
-<td>${user.disabled ? html`<span class="badge off">disabled</span>` : html`<span class="badge on">active</span>`}${
-    user.isAnonymous ? html` <span class="badge">anonymous</span>` : ""
-  }${user.emailVerified ? "" : html` <span class="badge">unverified</span>`}</td></tr>`,
-)}</tbody></table>`
-}
-${next}`,
-  );
-}
-
 export function userPage(
   chrome: Chrome,
   user: AdminUserDetail,
   sessions: AdminSession[],
   events: WireAuditEvent[],
+  /** The edit form and the mails (pages-users.ts), under the actions. */
+  editor: Body | string = "",
 ) {
   const path = `/users/${user.id}`;
   return frame(
@@ -149,6 +142,7 @@ export function userPage(
       "danger",
       html`<label><input type="checkbox" name="confirm" value="yes" required> I mean it </label>`,
     )}</div>
+${editor}
 <h2>Sessions (${sessions.length})</h2>
 ${
   sessions.length === 0

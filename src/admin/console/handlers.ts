@@ -1,0 +1,98 @@
+import type { Context } from "hono";
+import { html } from "hono/html";
+import { AppError } from "../../errors";
+import type { AppEnv } from "../../http/app-env";
+import { logError } from "../../http/context";
+import { setPageHeaders } from "../../http/page-headers";
+import { type Chrome, layout, loginPage } from "./pages";
+import { type ConsoleSession, consolePath, consoleSession, csrfToken, isGenuinePost } from "./session";
+
+/** What every console route shares: rendering, the session check of pages and actions, errors as pages. */
+
+export type Ctx = Context<AppEnv>;
+
+/** Notices shown after an action (the redirect names one; nothing from the request is echoed). */
+const NOTICES: Record<string, string> = {
+  disabled: "The user is disabled: every session and OAuth2 grant has ended.",
+  enabled: "The user is enabled again.",
+  deleted: "The user and everything that depended on the account are deleted.",
+  "sessions-revoked": "Every session of the user is revoked.",
+  "session-revoked": "The session is revoked.",
+  rotated: "A new key signs from now on.",
+  "key-deleted": "The key is deleted: tokens it signed no longer verify.",
+  "console-session-ended": "The console session is ended.",
+  "console-sessions-ended": "Every other console session is ended.",
+  created: "The user is created.",
+  saved: "The changes are saved.",
+  "verification-sent": "The verification mail is on its way.",
+  "reset-sent": "The password reset mail is on its way.",
+};
+
+export function render(
+  c: Ctx,
+  title: string,
+  body: Parameters<typeof layout>[2],
+  status: 200 | 400 | 401 | 403 | 404 | 500 = 200,
+) {
+  const nonce = setPageHeaders(c);
+  c.header("Cache-Control", "no-store");
+  return c.html(layout(nonce, title, body), status);
+}
+
+export async function chromeOf(c: Ctx, session: ConsoleSession, here: Chrome["here"]): Promise<Chrome> {
+  const notice = NOTICES[c.req.query("done") ?? ""];
+  return { base: consolePath(c), csrf: await csrfToken(c, session), here, ...(notice ? { notice } : {}) };
+}
+
+export type Handler = (c: Ctx, session: ConsoleSession) => Promise<Response>;
+
+/**
+ * A console error is a page too, not the API's JSON: a refusal (an unknown user, a refused deletion) with its message,
+ * a fault with the request id to find its log line.
+ */
+async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500) {
+      return render(
+        c,
+        "Problem",
+        html`<p class="error" role="alert">${error.message}</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+        error.status === 404 ? 404 : 403,
+      );
+    }
+    logError(c.var.requestId, "console", error);
+    return render(
+      c,
+      "Problem",
+      html`<p class="error" role="alert">Something went wrong (request ${c.var.requestId}); the log has the details.</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+      500,
+    );
+  }
+}
+
+/** A page: with a console session, else the sign-in form. */
+export const page = (handler: Handler) => (c: Ctx) =>
+  shown(c, async () => {
+    const session = await consoleSession(c);
+    if (!session) return render(c, "Sign in", loginPage(consolePath(c)), 401);
+    return handler(c, session);
+  });
+
+/** An action: the session, a same-origin post and the session's CSRF token, else refused. */
+export const action = (handler: Handler) => (c: Ctx) =>
+  shown(c, async () => {
+    const session = await consoleSession(c);
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const token = typeof form.csrf === "string" ? form.csrf : undefined;
+    if (!session || !(await isGenuinePost(c, session, token))) {
+      return render(c, "Refused", loginPage(consolePath(c), "That action was refused: sign in again."), 403);
+    }
+    return handler(c, session);
+  });
+
+export const back = (c: Ctx, path: string, done: string) =>
+  c.redirect(`${consolePath(c)}${path}?done=${done}`, 303);
+/** A user's page, by the id the database holds (never the raw path parameter, which may hold anything). */
+export const userPath = (id: string) => `/users/${encodeURIComponent(id)}`;
