@@ -189,3 +189,100 @@ describe("creating and editing users in the console", () => {
     );
   });
 });
+
+describe("OAuth2 clients in the console", () => {
+  const clientForm = (values: Record<string, string | string[]>) => {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(values))
+      for (const item of Array.isArray(value) ? value : [value]) params.append(name, item);
+    return params.toString();
+  };
+  const post = (path: string, body: string, cookie: string) =>
+    svc.request("POST", `${BASE}${path}`, {
+      body,
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: ORIGIN, cookie },
+    });
+
+  it("creates a client (its secret shown once), edits it, rotates the secret, shows who uses it, deletes it", async () => {
+    const provider = service({ ...NO_VERIFICATION, AUTH_OAUTH2_PROVIDER_ENABLED: "true" });
+    const { cookie, csrf } = await signIn();
+    const created = await post(
+      "/clients/create",
+      clientForm({
+        csrf,
+        clientName: "Console Notes",
+        redirectUris: "https://notes.example.com/cb\nhttps://notes.example.com/cb2",
+        scopes: ["openid", "email"],
+        tokenEndpointAuthMethod: "client_secret_basic",
+      }),
+      cookie,
+    );
+    expect(created.status).toBe(200);
+    const page = await created.text();
+    const secret = /<code class="secret">(ocs_[^<]+)<\/code>/.exec(page)?.[1];
+    const clientId = /<dd><code>(oc_[^<]+)<\/code><\/dd>/.exec(page)?.[1];
+    expect(secret).toBeTruthy();
+    expect(clientId).toBeTruthy();
+    // Shown once: the client's page afterwards has no secret.
+    const later = await getPage(cookie, `/clients/${clientId}`);
+    expect(later.text).not.toContain(secret!);
+    expect(later.text).toContain("No live grant.");
+    // The secret works at the token endpoint (client credentials are not granted: unauthorized_client, not invalid_client).
+    const basic = `Basic ${btoa(`${clientId}:${secret}`)}`;
+    const token = await provider.request("POST", "/oauth2/token", {
+      body: "grant_type=client_credentials",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic },
+    });
+    expect(((await token.json()) as { error?: string }).error).not.toBe("invalid_client");
+
+    const edited = await post(
+      `/clients/${clientId}/edit`,
+      clientForm({
+        csrf,
+        clientName: "Console Notes 2",
+        redirectUris: "https://notes.example.com/cb",
+        scopes: ["openid"],
+      }),
+      cookie,
+    );
+    expect(edited.status).toBe(303);
+    const api = await svc.request("GET", `/admin/oauth2/clients/${clientId}`, {
+      headers: { "x-hasura-admin-secret": SECRET },
+    });
+    expect(await api.json()).toMatchObject({
+      clientName: "Console Notes 2",
+      redirectUris: ["https://notes.example.com/cb"],
+      scopes: ["openid"],
+    });
+    const invalid = await post(
+      `/clients/${clientId}/edit`,
+      clientForm({ csrf, clientName: "", redirectUris: "not a uri" }),
+      cookie,
+    );
+    expect(invalid.status).toBe(400);
+    expect(await invalid.text()).toContain("clientName");
+
+    const rotated = await post(`/clients/${clientId}/rotate-secret`, clientForm({ csrf }), cookie);
+    const newSecret = /<code class="secret">(ocs_[^<]+)<\/code>/.exec(await rotated.text())?.[1];
+    expect(newSecret).toBeTruthy();
+    expect(newSecret).not.toBe(secret);
+
+    expect((await post(`/clients/${clientId}/delete`, clientForm({ csrf }), cookie)).status).toBe(403);
+    const deleted = await post(`/clients/${clientId}/delete`, clientForm({ csrf, confirm: "yes" }), cookie);
+    expect(deleted.status).toBe(303);
+    expect((await getPage(cookie, `/clients/${clientId}`)).status).toBe(404);
+    const audited = await env.DB.prepare(
+      "select type from audit_events where json_extract(detail, '$.clientId') = ?",
+    )
+      .bind(clientId!)
+      .all<{ type: string }>();
+    expect(audited.results.map((row) => row.type)).toEqual(
+      expect.arrayContaining([
+        "admin.oauth2.client-create",
+        "admin.oauth2.client-update",
+        "admin.oauth2.client-secret-rotate",
+        "admin.oauth2.client-delete",
+      ]),
+    );
+  });
+});

@@ -26,6 +26,7 @@ const NOTICES: Record<string, string> = {
   saved: "The changes are saved.",
   "verification-sent": "The verification mail is on its way.",
   "reset-sent": "The password reset mail is on its way.",
+  "client-deleted": "The client is deleted, with every grant and consent it held.",
 };
 
 export function render(

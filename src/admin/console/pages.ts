@@ -1,7 +1,6 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSessionRow } from "../../db/schema";
-import type { WireClient } from "../../oauth2";
 import type { AdminKey, AdminSession, AdminUserDetail, WireAuditEvent } from "../wire";
 
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -187,36 +186,6 @@ export function auditPage(chrome: Chrome, events: WireAuditEvent[], type: string
     chrome,
     html`<h1>Audit log</h1><form method="get"><input type="search" name="type" value="${type}" placeholder="Event type, e.g. signin.failure" aria-label="Event type"> <button type="submit">Filter</button></form>
 ${eventsTable(events)}${next}`,
-  );
-}
-
-/** How a client came to be, in words: who vouches for it. */
-function registrationLabel(chrome: Chrome, client: WireClient) {
-  switch (client.registration) {
-    case "admin":
-      return "by an admin";
-    case "open":
-      return html`<span class="badge">self-registered</span>`;
-    case "authenticated":
-      return html`by user <a href="${chrome.base}/users/${client.registeredByUserId ?? ""}"><code>${client.registeredByUserId}</code></a>`;
-    case "metadata-document":
-      return html`<span class="badge">metadata document</span>`;
-  }
-}
-
-export function clientsPage(chrome: Chrome, clients: WireClient[]) {
-  return frame(
-    chrome,
-    html`<h1>OAuth2 clients</h1>
-<p class="muted">Create one with <code>npm run admin -- create-client --name … --redirect-uri …</code> (its secret is shown once).</p>
-${
-  clients.length === 0
-    ? html`<p class="muted">No client yet.</p>`
-    : html`<table><thead><tr><th>Name</th><th>Client id</th><th>Redirect URIs</th><th>Scopes</th><th>Authentication</th><th>Registered</th><th>Last used</th></tr></thead><tbody>${clients.map(
-        (client) =>
-          html`<tr><td>${client.clientName}</td><td><code>${client.clientId}</code></td><td>${client.redirectUris.join(", ")}</td><td>${client.scopes.join(" ")}</td><td>${client.tokenEndpointAuthMethod}</td><td>${registrationLabel(chrome, client)}</td><td>${when(client.lastUsedAt)}</td></tr>`,
-      )}</tbody></table>`
-}`,
   );
 }
 

@@ -2,14 +2,14 @@ import { Hono } from "hono";
 import { auditAdminAction } from "../../audit/admin-action";
 import type { AppEnv } from "../../http/app-env";
 import { timingSafeEqualString } from "../../lib/crypto";
-import { listClients } from "../../oauth2";
 import { rateLimit } from "../../rate-limits/middleware";
 import { listAuditEvents } from "../audit";
 import { deleteKey, listKeys, rotateKey } from "../keys";
 import { overview } from "../overview";
 import { action, back, chromeOf, page, render } from "./handlers";
-import { auditPage, clientsPage, consoleSessionsPage, keysPage, loginPage } from "./pages";
+import { auditPage, consoleSessionsPage, keysPage, loginPage } from "./pages";
 import { overviewPage } from "./pages-overview";
+import { consoleClientRoutes } from "./routes-clients";
 import { consoleUserRoutes } from "./routes-users";
 import {
   consolePath,
@@ -81,13 +81,6 @@ export const consoleRoutes = new Hono<AppEnv>()
     ),
   )
   .get(
-    "/clients",
-    page(async (c, session) => {
-      const clients = await listClients(c.var.deps, { limit: 500 });
-      return render(c, "OAuth2 clients", clientsPage(await chromeOf(c, session, "clients"), clients.items));
-    }),
-  )
-  .get(
     "/keys",
     page(async (c, session) =>
       render(c, "Signing keys", keysPage(await chromeOf(c, session, "keys"), await listKeys(c.var.deps))),
@@ -127,4 +120,5 @@ export const consoleRoutes = new Hono<AppEnv>()
       );
     }),
   )
-  .route("/", consoleUserRoutes);
+  .route("/", consoleUserRoutes)
+  .route("/", consoleClientRoutes);
