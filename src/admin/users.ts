@@ -1,4 +1,4 @@
-import { and, type Column, desc, eq, or, type SQL, sql } from "drizzle-orm";
+import { and, type Column, desc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import {
   checkPasswordPolicy,
   findUserById,
@@ -180,4 +180,16 @@ export async function deleteUser(deps: Deps, userId: string): Promise<UserRow> {
   await endAccess(deps, userId);
   await deps.db.delete(users).where(eq(users.id, userId));
   return user;
+}
+
+/** The email of each of these users that has one (the audit log names users by id). */
+export async function emailsOf(deps: Deps, userIds: string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(userIds)].slice(0, 100);
+  if (ids.length === 0) return new Map();
+  const rows = await deps.db
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(inArray(users.id, ids))
+    .all();
+  return new Map(rows.filter((row) => row.email).map((row) => [row.id, row.email!]));
 }

@@ -286,3 +286,34 @@ describe("OAuth2 clients in the console", () => {
     );
   });
 });
+
+describe("the console's audit log", () => {
+  it("filters by user (email), type, address and days, names users by email and shows details in words", async () => {
+    const { cookie } = await signIn();
+    const email = uniqueEmail("audit-filter");
+    const { user } = await signUp(svc, email);
+    const address = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    await svc.request("POST", "/signin/email-password", {
+      json: { email, password: "not the password at all" },
+      headers: { "cf-connecting-ip": address },
+    });
+    const byUser = await getPage(cookie, `/audit?user=${encodeURIComponent(email)}&type=signin.failure`);
+    expect(byUser.status).toBe(200);
+    expect(byUser.text).toContain(`<td>signin.failure</td>`);
+    // A failed sign-in names the account by its address: the filter finds it too.
+    expect(byUser.text).toContain(`<dt>email</dt><dd>${email}</dd>`);
+    expect(byUser.text).toContain(address);
+    expect(byUser.text).not.toContain("<td>signup</td>");
+    const byAddress = await getPage(cookie, `/audit?ip=${address}`);
+    expect(byAddress.text).toContain(email);
+    const today = new Date().toISOString().slice(0, 10);
+    expect((await getPage(cookie, `/audit?user=${user.id}&from=${today}&to=${today}`)).text).toContain(
+      "<td>signup</td>",
+    );
+    expect((await getPage(cookie, `/audit?user=${user.id}&from=2999-01-01`)).text).toContain("No event.");
+    const unknown = await getPage(cookie, `/audit?user=${encodeURIComponent(uniqueEmail("nobody"))}`);
+    expect(unknown.text).toContain("No user with the address");
+    // Details as words, not a JSON dump.
+    expect(byUser.text).toMatch(/<dl class="detail">/);
+  });
+});

@@ -35,6 +35,8 @@ const STYLE = `
   main > form { margin-bottom: 1rem; }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.2rem; }
   dt { color: var(--muted); }
+  dl.detail { grid-template-columns: max-content 1fr; gap: .1rem .6rem; margin: 0; font-size: .85rem; }
+  dl.detail dd { margin: 0; overflow-wrap: anywhere; }
   .login { max-width: 24rem; margin: 12vh auto; padding: 2rem; border: 1px solid var(--line); border-radius: 12px; }
   .login input { width: 100%; box-sizing: border-box; margin: .4rem 0 1rem; }
   .stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(8rem, 1fr)); gap: .8rem; margin: 1rem 0 1.5rem; }
@@ -165,28 +167,37 @@ ${
         ? html`<p class="muted">None.</p>`
         : html`<ul>${user.providers.map((p) => html`<li>${p.provider} <code>${p.providerUserId}</code></li>`)}</ul>`
     }
-<h2>Recent security events</h2>${eventsTable(events)}`,
+<h2>Recent security events</h2>${eventsTable(chrome, events, new Map(user.email ? [[user.id, user.email]] : []))}
+<p><a href="${chrome.base}/audit?user=${encodeURIComponent(user.email ?? user.id)}">All of this user's events →</a></p>`,
   );
 }
 
-function eventsTable(events: WireAuditEvent[]) {
+/** An event's detail as words: `key: value` pairs, nested values as compact JSON. */
+function detailOf(detail: Record<string, unknown>) {
+  const entries = Object.entries(detail).filter(([key]) => key !== "path");
+  if (entries.length === 0) return "–";
+  return html`<dl class="detail">${entries.map(
+    ([key, value]) =>
+      html`<dt>${key}</dt><dd>${typeof value === "string" ? value : JSON.stringify(value)}</dd>`,
+  )}</dl>`;
+}
+
+/** The events, each user by email (linked to their page) where the caller knows it. */
+export function eventsTable(
+  chrome: Chrome,
+  events: WireAuditEvent[],
+  emails: Map<string, string> = new Map(),
+) {
   return events.length === 0
     ? html`<p class="muted">No event.</p>`
     : html`<table><thead><tr><th>When</th><th>Event</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
         (e) =>
-          html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td>${e.userId ? html`<code>${e.userId.slice(0, 8)}</code>` : "–"}</td><td>${e.ip ?? "–"}</td><td><code>${JSON.stringify(e.detail)}</code></td></tr>`,
+          html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td>${
+            e.userId
+              ? html`<a href="${chrome.base}/users/${encodeURIComponent(e.userId)}">${emails.get(e.userId) ?? html`<code>${e.userId.slice(0, 8)}</code>`}</a>`
+              : "–"
+          }</td><td>${e.ip ?? "–"}</td><td>${detailOf(e.detail)}</td></tr>`,
       )}</tbody></table>`;
-}
-
-export function auditPage(chrome: Chrome, events: WireAuditEvent[], type: string, nextCursor: string | null) {
-  const next = nextCursor
-    ? html`<p><a href="?${new URLSearchParams({ ...(type ? { type } : {}), cursor: nextCursor }).toString()}">Older →</a></p>`
-    : "";
-  return frame(
-    chrome,
-    html`<h1>Audit log</h1><form method="get"><input type="search" name="type" value="${type}" placeholder="Event type, e.g. signin.failure" aria-label="Event type"> <button type="submit">Filter</button></form>
-${eventsTable(events)}${next}`,
-  );
 }
 
 export function keysPage(chrome: Chrome, keys: AdminKey[]) {

@@ -1,13 +1,16 @@
 import { Hono } from "hono";
 import { auditAdminAction } from "../../audit/admin-action";
+import { findUserByEmail, findUserById } from "../../auth/accounts";
 import type { AppEnv } from "../../http/app-env";
 import { timingSafeEqualString } from "../../lib/crypto";
 import { rateLimit } from "../../rate-limits/middleware";
 import { listAuditEvents } from "../audit";
 import { deleteKey, listKeys, rotateKey } from "../keys";
 import { overview } from "../overview";
+import { emailsOf } from "../users";
 import { action, back, chromeOf, page, render } from "./handlers";
-import { auditPage, consoleSessionsPage, keysPage, loginPage } from "./pages";
+import { consoleSessionsPage, keysPage, loginPage } from "./pages";
+import { auditPage } from "./pages-audit";
 import { overviewPage } from "./pages-overview";
 import { consoleClientRoutes } from "./routes-clients";
 import { consoleUserRoutes } from "./routes-users";
@@ -107,16 +110,54 @@ export const consoleRoutes = new Hono<AppEnv>()
   .get(
     "/audit",
     page(async (c, session) => {
-      const type = (c.req.query("type") ?? "").slice(0, 100);
-      const events = await listAuditEvents(c.var.deps, {
-        type: type || undefined,
+      const deps = c.var.deps;
+      const text = (name: string, max: number) => (c.req.query(name) ?? "").trim().slice(0, max);
+      const filters = {
+        user: text("user", 254),
+        type: text("type", 100),
+        ip: text("ip", 64),
+        from: text("from", 10),
+        to: text("to", 10),
+      };
+      const day = (value: string) =>
+        /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : undefined;
+      const chrome = await chromeOf(c, session, "audit");
+      let userId: string | undefined;
+      let userEmail: string | undefined;
+      if (filters.user) {
+        const user = filters.user.includes("@")
+          ? await findUserByEmail(deps.db, filters.user.toLowerCase())
+          : await findUserById(deps.db, filters.user);
+        if (!user) {
+          const problem = `No user with ${filters.user.includes("@") ? "the address" : "the id"} ${filters.user}.`;
+          return render(
+            c,
+            "Audit log",
+            auditPage(chrome, { events: [], emails: new Map(), filters, nextCursor: null, problem }),
+          );
+        }
+        userId = user.id;
+        userEmail = user.email ?? undefined;
+      }
+      const until = day(filters.to);
+      const events = await listAuditEvents(deps, {
+        userId,
+        userEmail,
+        type: filters.type || undefined,
+        ip: filters.ip || undefined,
+        since: day(filters.from),
+        until: until === undefined ? undefined : until + 86_400_000,
         limit: 50,
         cursor: c.req.query("cursor"),
       });
+      const emails = await emailsOf(
+        deps,
+        events.items.map((event) => event.userId).filter((id): id is string => !!id),
+      );
       return render(
         c,
         "Audit log",
-        auditPage(await chromeOf(c, session, "audit"), events.items, type, events.nextCursor),
+        auditPage(chrome, { events: events.items, emails, filters, nextCursor: events.nextCursor }),
       );
     }),
   )
