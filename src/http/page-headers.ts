@@ -13,6 +13,8 @@ export function setPageHeaders(
     connect?: boolean;
     /** One outside origin whose script and frames the page embeds (Cloudflare Turnstile's), only when it does. */
     widgetOrigin?: string;
+    /** Origins the page shows images from (the console's previews of stored images). */
+    images?: string[];
   } = {},
 ): string {
   const nonce = crypto.randomUUID().replace(/-/g, "");
@@ -24,9 +26,10 @@ export function setPageHeaders(
           options.widgetOrigin ? `; frame-src ${options.widgetOrigin}` : ""
         }`
       : "";
+  const images = options.images?.length ? `; img-src ${options.images.join(" ")}` : "";
   c.header(
     "Content-Security-Policy",
-    `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripting}`,
+    `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripting}${images}`,
   );
   c.header("X-Frame-Options", "DENY");
   // Not `no-referrer`: with it browsers send `Origin: null` on a page's own form posts, which the CSRF checks need.

@@ -1,15 +1,12 @@
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { files } from "../db/schema";
 import type { AppEnv } from "../http/app-env";
 import { operation } from "../http/documented";
 import { allows, identifyCaller } from "./access";
 import { deliverFile, readPolicy } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";
-import { deleteVariants } from "./images/variants";
+import { removeFile } from "./file-admin";
 import { presignedUrl, verifyPresigned } from "./presign";
-import { forgetFile } from "./record-cache";
 import { findFileWithBucket, wireFileSchema } from "./records";
 import { replaceFile } from "./replace";
 import { uploadFiles } from "./upload";
@@ -108,17 +105,7 @@ export const fileRoutes = new Hono<AppEnv>()
       if (!allows(found.bucket.rules.delete, await identifyCaller(c), found.file.uploadedByUserId)) {
         throw notAuthorized();
       }
-      // The record goes first and names the key it pointed at then: if a replace landed meanwhile, that is its new
-      // key (the replace removes the old one); a replace still uploading finds no record and removes its own bytes.
-      const deleted = await deps.db
-        .delete(files)
-        .where(eq(files.id, found.file.id))
-        .returning({ objectKey: files.objectKey })
-        .get();
-      forgetFile(found.file.id);
-      if (!deleted) throw fileNotFound();
-      await deps.env.FILES.delete(deleted.objectKey);
-      await deleteVariants(deps.env.FILES, found.file.id);
+      await removeFile(deps, found.file.id);
       return c.body(null, 204);
     },
   )

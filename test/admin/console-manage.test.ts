@@ -4,6 +4,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { auditTypesOf, mailbox, NO_VERIFICATION, SERVER, service, signUp, uniqueEmail } from "../helpers";
+import { png } from "../storage/fixtures";
 
 const svc = service({ ...NO_VERIFICATION, AUTH_ANONYMOUS_USERS_ENABLED: "true" });
 const SECRET = String(env.AUTH_ADMIN_SECRET);
@@ -315,5 +316,82 @@ describe("the console's audit log", () => {
     expect(unknown.text).toContain("No user with the address");
     // Details as words, not a JSON dump.
     expect(byUser.text).toMatch(/<dl class="detail">/);
+  });
+});
+
+describe("storage in the console", () => {
+  const STORAGE = `${SERVER}/storage/v1`;
+
+  it("lists buckets and a bucket's files with image previews, edits the bucket's settings, deletes a file", async () => {
+    const bucketId = `console-${crypto.randomUUID().slice(0, 8)}`;
+    const made = await svc.request("POST", `${STORAGE}/buckets`, {
+      json: { id: bucketId },
+      headers: { "x-hasura-admin-secret": SECRET },
+    });
+    expect(made.status).toBe(201);
+    const session = await signUp(svc, uniqueEmail("console-storage"));
+    const { user } = session;
+    const form = new FormData();
+    form.append("bucket-id", bucketId);
+    form.append("file[]", new Blob([png(4, 3)], { type: "image/png" }), "pixel.png");
+    const uploaded = await svc.request("POST", `${STORAGE}/files`, {
+      body: form,
+      token: session.accessToken,
+    });
+    expect(uploaded.status).toBe(201);
+    const fileId = ((await uploaded.json()) as { processedFiles: { id: string }[] }).processedFiles[0]!.id;
+
+    const { cookie, csrf } = await signIn();
+    const list = await getPage(cookie, "/storage");
+    expect(list.text).toMatch(new RegExp(`>${bucketId}</a></td><td>1</td>`));
+    const bucket = await getPage(cookie, `/storage/${bucketId}`);
+    expect(bucket.status).toBe(200);
+    expect(bucket.text).toContain("pixel.png");
+    expect(bucket.text).toContain(`>${user.email}</a>`);
+    // The preview is a short-lived presigned URL through the transformer, allowed by the page's img-src only.
+    const preview = /<img src="([^"]+)"/.exec(bucket.text)![1]!.replace(/&amp;/g, "&");
+    expect(preview).toContain(`/files/${fileId}/presignedurl/contents`);
+    expect(new URL(preview).searchParams.get("w")).toBe("160");
+    expect(bucket.response.headers.get("content-security-policy")).toContain(`img-src ${ORIGIN}`);
+    expect((await svc.request("GET", preview)).status).toBe(200);
+
+    const settings = {
+      csrf,
+      minUploadFileSize: "1",
+      maxUploadFileSize: "2000000",
+      allowedMimeTypes: "image/*, application/pdf",
+      cacheControl: "max-age=60",
+      presignedUrlsEnabled: "yes",
+      downloadExpiration: "120",
+      "rule-upload": "authenticated",
+      "rule-read": "public",
+      "rule-update": "owner",
+      "rule-delete": "editor, admin",
+    };
+    expect((await postForm(`/storage/${bucketId}/settings`, settings, cookie)).status).toBe(303);
+    const api = await svc.request("GET", `${STORAGE}/buckets/${bucketId}`, {
+      headers: { "x-hasura-admin-secret": SECRET },
+    });
+    expect(await api.json()).toMatchObject({
+      maxUploadFileSize: 2_000_000,
+      allowedMimeTypes: ["image/*", "application/pdf"],
+      rules: { read: "public", delete: ["editor", "admin"] },
+    });
+    const invalid = await postForm(
+      `/storage/${bucketId}/settings`,
+      { ...settings, minUploadFileSize: "9000000" },
+      cookie,
+    );
+    expect(invalid.status).toBe(400);
+    expect(await invalid.text()).toContain("minUploadFileSize must not exceed maxUploadFileSize");
+
+    expect((await postForm(`/storage/files/${fileId}/delete`, { csrf }, cookie)).status).toBe(403);
+    expect((await postForm(`/storage/files/${fileId}/delete`, { csrf, confirm: "yes" }, cookie)).status).toBe(
+      303,
+    );
+    expect(
+      (await svc.request("GET", `${STORAGE}/files/${fileId}`, { token: session.accessToken })).status,
+    ).toBe(404);
+    expect(await auditTypesOf(user.id)).toContain("admin.storage.file-delete");
   });
 });

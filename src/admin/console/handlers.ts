@@ -27,6 +27,7 @@ const NOTICES: Record<string, string> = {
   "verification-sent": "The verification mail is on its way.",
   "reset-sent": "The password reset mail is on its way.",
   "client-deleted": "The client is deleted, with every grant and consent it held.",
+  "file-deleted": "The file is deleted, with its cached image variants.",
 };
 
 export function render(
@@ -34,8 +35,9 @@ export function render(
   title: string,
   body: Parameters<typeof layout>[2],
   status: 200 | 400 | 401 | 403 | 404 | 500 = 200,
+  options: { images?: string[] } = {},
 ) {
-  const nonce = setPageHeaders(c);
+  const nonce = setPageHeaders(c, options);
   c.header("Cache-Control", "no-store");
   return c.html(layout(nonce, title, body), status);
 }

@@ -93,7 +93,7 @@ export function frame(chrome: Chrome, body: Body) {
   return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link(
     "clients",
     "OAuth2 clients",
-  )}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
+  )}${link("storage", "Storage")}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
     chrome,
     "/logout",
     "Sign out",

@@ -13,6 +13,7 @@ import { consoleSessionsPage, keysPage, loginPage } from "./pages";
 import { auditPage } from "./pages-audit";
 import { overviewPage } from "./pages-overview";
 import { consoleClientRoutes } from "./routes-clients";
+import { consoleStorageRoutes } from "./routes-storage";
 import { consoleUserRoutes } from "./routes-users";
 import {
   consolePath,
@@ -162,4 +163,5 @@ export const consoleRoutes = new Hono<AppEnv>()
     }),
   )
   .route("/", consoleUserRoutes)
-  .route("/", consoleClientRoutes);
+  .route("/", consoleClientRoutes)
+  .route("/", consoleStorageRoutes);
