@@ -191,9 +191,9 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       const page = await context.newPage();
       page.setDefaultTimeout(8000);
       const check = async (name: string) => {
+        await shoot(page, `${name}-${width}`);
         await expectAccessible(page, `${name} at ${width}px`);
         if (width === 390) await expectNoSidewaysScroll(page, name);
-        await shoot(page, `${name}-${width}`);
       };
       await page.goto(await rp.start());
       const signInUrl = page.url();
@@ -224,9 +224,60 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await page.click("button[type=submit]");
       await page.waitForSelector("h1:has-text('Users')");
       await check("console-users");
+      for (const [path, name] of [
+        ["/overview", "console-overview"],
+        ["/clients", "console-clients"],
+        ["/storage", "console-storage"],
+        ["/storage/default", "console-bucket"],
+        ["/audit", "console-audit"],
+        ["/keys", "console-keys"],
+      ]) {
+        await page.goto(`${authUrl}/admin/console${path}`);
+        await check(name!);
+      }
       await page.goto(`${authUrl}/reference`);
       await check("reference");
       await context.close();
     }
   }, 120_000);
+
+  it("the console in Chromium: creates a user, edits their roles, exports the list as CSV, creates an OAuth2 client", async () => {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      acceptDownloads: true,
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8000);
+    const blocked: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
+    });
+    await page.goto(`${authUrl}/admin/console`);
+    await page.fill("#secret", inject("adminSecret"));
+    await page.click("button[type=submit]");
+    await page.waitForSelector("h1:has-text('Users')");
+    const email = uniqueEmail("console-browser");
+    await page.fill("form[action$='/users/create'] input[name=email]", email);
+    await page.fill("form[action$='/users/create'] input[name=displayName]", "Christine Darden");
+    await page.click("button:has-text('Create user')");
+    await page.waitForSelector("text=The user is created.");
+    await page.fill("input[name=roles]", "user, editor");
+    await page.fill("input[name=defaultRole]", "editor");
+    await page.click("form[action$='/edit'] button:has-text('Save')");
+    await page.waitForSelector("text=The changes are saved.");
+    expect(await page.textContent("main")).toContain("user, editor (default editor)");
+    await page.goto(`${authUrl}/admin/console?search=${encodeURIComponent(email)}`);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("text=Export CSV")]);
+    const csv = await (await download.createReadStream()).toArray();
+    expect(Buffer.concat(csv).toString()).toContain(`${email},,Christine Darden`);
+    await page.goto(`${authUrl}/admin/console/clients`);
+    await page.fill("input[name=clientName]", "Browser Notes");
+    await page.fill("textarea[name=redirectUris]", "https://notes.example.com/cb");
+    await page.click("button:has-text('Create client')");
+    await page.waitForSelector("code.secret");
+    expect(await page.textContent("code.secret")).toMatch(/^ocs_/);
+    await shoot(page, "console-client-created");
+    expect(blocked).toEqual([]);
+    await context.close();
+  });
 });

@@ -63,6 +63,11 @@ const STYLE = `
     dl { grid-template-columns: 1fr; }
     dd { margin: 0 0 .5rem; overflow-wrap: anywhere; }
     .login { margin: 4vh .6rem; padding: 1.2rem; }
+    form.filters label { flex: 1 1 100%; }
+    form.filters input, form.filters select { width: 100%; box-sizing: border-box; }
+    dl.detail { display: block; }
+    dl.detail dt { font-weight: 600; }
+    dl.detail dd { margin: 0 0 .3rem; }
   }
 `;
 
