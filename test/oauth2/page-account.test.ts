@@ -2,7 +2,9 @@
 // confirmation mail sent again, and the page's languages. Every mailed link comes back to the page, in the browser
 // that asked (login CSRF is covered for links in login-page.test.ts; the same binding applies here).
 import { env } from "cloudflare:test";
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
+import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { mailbox, PASSWORD, service, signUp, uniqueEmail, verifyPath } from "../helpers";
 import { FAKE_PROVIDERS } from "../providers/support";
 import { Browser } from "./page-browser";
@@ -333,5 +335,51 @@ describe("continuing with an external provider on the page (identity brokering)"
     const page = await browser.get(back.toString());
     expect(await page.text()).toContain("Signing in with that provider did not work");
     expect(browser.signedIn).toBe(false);
+  });
+});
+
+describe("what the page says when it refuses", () => {
+  it("the second-factor guess cap: the code form again, with how long to wait", async () => {
+    const mfa = provider({ AUTH_MFA_ENABLED: "true" });
+    const session = await signUp(mfa);
+    const { totpSecret } = (await (await mfa.get("/mfa/totp/generate", session.accessToken)).json()) as {
+      totpSecret: string;
+    };
+    const secret = decodeBase32IgnorePadding(totpSecret);
+    await mfa.post(
+      "/user/mfa",
+      { code: totpCode(secret, totpStep(Date.now())), activeMfaType: "totp" },
+      session.accessToken,
+    );
+    const browser = new Browser(mfa);
+    const { requestId } = await startAt(browser);
+    let status = 0;
+    let text = "";
+    for (let attempt = 0; attempt < 8 && status !== 429; attempt++) {
+      const signedIn = await browser.post("/oauth2/interaction/sign-in", {
+        request_id: requestId,
+        email: session.user.email,
+        password: PASSWORD,
+      });
+      const ticket = /name="ticket" value="([^"]+)"/.exec(await signedIn.text())![1]!;
+      const answer = await browser.post("/oauth2/interaction/mfa", {
+        request_id: requestId,
+        ticket,
+        otp: "000000",
+      });
+      status = answer.status;
+      text = await answer.text();
+    }
+    expect(status).toBe(429);
+    expect(text).toMatch(/Too many wrong codes\. Try again in \d+ seconds\./);
+    expect(text).toContain('name="otp"');
+  });
+
+  it("passkeys: the email field offers them as autofill (conditional mediation), started on its first focus", async () => {
+    const { page } = await startAt(new Browser(provider({ AUTH_WEBAUTHN_ENABLED: "true" })));
+    const text = await page.text();
+    expect(text).toContain('autocomplete="username webauthn"');
+    expect(text).toContain('signIn("conditional")');
+    expect(text).toMatch(/addEventListener\(\s*"focus"/);
   });
 });
