@@ -59,7 +59,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       await page.waitForSelector("h1:has-text('Users')");
 
       await page.fill("input[name=search]", tag);
-      await page.click("button:has-text('Search')");
+      await page.click("form.filters button:has-text('Show')");
       await page.waitForSelector(`a:has-text('${email}')`);
       expect(await page.locator("tbody tr").count()).toBe(2);
       await shoot(page, "2-users");
