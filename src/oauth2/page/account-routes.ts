@@ -6,7 +6,7 @@ import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
 import { readBrowserSession, startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
-import { passTurnstile, rateLimited } from "./checks";
+import { passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { pageLinkTarget } from "./link-binding";
 import { mailSent } from "./render";
 import { newPasswordForm } from "./render-account";
@@ -35,15 +35,8 @@ function signUpMessage(c: Ctx, t: PageText, error: AppError): string {
       return t.errors.passwordBreached;
     case "invalid-email-password":
       return t.errors.emailNotAllowed;
-    case "turnstile-required":
-    case "turnstile-failed":
-      return t.errors.turnstile;
-    case "turnstile-unavailable":
-      return t.errors.turnstileUnavailable;
-    case "too-many-requests":
-      return error.message;
     default:
-      return error.message;
+      return turnstileMessage(t, error) ?? error.message;
   }
 }
 

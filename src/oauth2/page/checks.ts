@@ -4,6 +4,7 @@ import { verifyTurnstile } from "../../http/turnstile";
 import { countRequest, type RateLimitBucket } from "../../rate-limits/buckets";
 import { addressKey } from "../../rate-limits/client-address";
 import type { Ctx } from "./respond";
+import type { PageText } from "./text";
 
 /** The checks the page's forms share with the API they stand for: rate limits and Turnstile. */
 
@@ -41,4 +42,11 @@ export async function passTurnstile(c: Ctx, endpoint: TurnstileEndpoint, params:
     remoteIp: c.req.header("cf-connecting-ip") ?? null,
     endpoint,
   });
+}
+
+/** A Turnstile refusal in the page's words; undefined for any other error. */
+export function turnstileMessage(t: PageText, error: AppError): string | undefined {
+  if (error.code === "turnstile-unavailable") return t.errors.turnstileUnavailable;
+  if (error.code === "turnstile-required" || error.code === "turnstile-failed") return t.errors.turnstile;
+  return undefined;
 }

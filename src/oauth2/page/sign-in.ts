@@ -9,7 +9,7 @@ import { emailField } from "../../http/fields";
 import { startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
 import { newPasswordPage } from "./account-routes";
-import { passTurnstile, rateLimited } from "./checks";
+import { passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";
 import { mailSent, mfaForm } from "./render";
 import { backToPage, type Ctx, formRequest, paths, render, signInPage, viewHref } from "./respond";
@@ -38,13 +38,8 @@ export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
     case "invalid-ticket":
     case "invalid-refresh-token":
       return t.errors.expiredLink;
-    case "turnstile-required":
-    case "turnstile-failed":
-      return t.errors.turnstile;
-    case "turnstile-unavailable":
-      return t.errors.turnstileUnavailable;
     default:
-      return error.message;
+      return turnstileMessage(t, error) ?? error.message;
   }
 }
 
