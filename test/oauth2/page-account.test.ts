@@ -339,6 +339,28 @@ describe("continuing with an external provider on the page (identity brokering)"
 });
 
 describe("what the page says when it refuses", () => {
+  it("a disabled account says so (and offers no way around it)", async () => {
+    const svc = provider();
+    const session = await signUp(svc);
+    const disabled = await svc.request("PATCH", `/admin/users/${session.user.id}`, {
+      json: { disabled: true },
+      headers: { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) },
+    });
+    expect(disabled.status).toBe(200);
+    const browser = new Browser(svc);
+    const { requestId } = await startAt(browser);
+    const refused = await browser.post("/oauth2/interaction/sign-in", {
+      request_id: requestId,
+      email: session.user.email,
+      password: PASSWORD,
+    });
+    expect(refused.status).toBe(401);
+    const text = await refused.text();
+    expect(text).toContain("This account is disabled.");
+    expect(text).not.toContain("resend-verification");
+    expect(browser.signedIn).toBe(false);
+  });
+
   it("the second-factor guess cap: the code form again, with how long to wait", async () => {
     const mfa = provider({ AUTH_MFA_ENABLED: "true" });
     const session = await signUp(mfa);
