@@ -178,3 +178,12 @@ export async function auditTypesOf(userId: string): Promise<string[]> {
     .all<{ type: string }>();
   return results.map((row) => row.type);
 }
+
+/**
+ * A client address no other test uses: a random /64 of the IPv6 documentation prefix. Tests that count what one
+ * address did (audit events, rate limits) share one database; a random TEST-NET-1 address (256 of them) collides.
+ */
+export function uniqueAddress(): string {
+  const group = () => Math.floor(Math.random() * 0x10000).toString(16);
+  return `2001:db8:${group()}:${group()}:${group()}:${group()}::1`;
+}

@@ -4,7 +4,7 @@ import type { WireAuditEvent } from "../../src/admin/wire";
 import { FAILURE_WINDOW_MS } from "../../src/audit/sign-in-failures";
 import { getConfig } from "../../src/config";
 import { runHousekeeping } from "../../src/db/housekeeping";
-import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
+import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 
 const svc = service(NO_VERIFICATION);
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
@@ -61,7 +61,7 @@ describe("audit log: the flows write their events", () => {
 
   it("keeps an address with no account only as a keyed hash, the same for the same address", async () => {
     const stranger = uniqueEmail("nobody");
-    const headers = { "cf-connecting-ip": `203.0.113.${Math.floor(Math.random() * 250)}` };
+    const headers = { "cf-connecting-ip": uniqueAddress() };
     for (const typed of [stranger, stranger.toUpperCase()]) {
       await svc.request("POST", "/signin/email-password", {
         headers,
@@ -80,7 +80,7 @@ describe("audit log: the flows write their events", () => {
 
   // Threat: a credential-stuffing flood from one address buries every other event under thousands of rows.
   it("aggregates an address's failures past ten per window into one event that counts them", async () => {
-    const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
+    const ip = uniqueAddress();
     // A minute into a window: the 25 attempts all fall in it, whenever the test runs.
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Math.ceil(Date.now() / FAILURE_WINDOW_MS) * FAILURE_WINDOW_MS + 60_000);

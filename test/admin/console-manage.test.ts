@@ -3,7 +3,16 @@
 // console's Origin and CSRF check (console.test.ts proves the refusals) and is audited.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { auditTypesOf, mailbox, NO_VERIFICATION, SERVER, service, signUp, uniqueEmail } from "../helpers";
+import {
+  auditTypesOf,
+  mailbox,
+  NO_VERIFICATION,
+  SERVER,
+  service,
+  signUp,
+  uniqueAddress,
+  uniqueEmail,
+} from "../helpers";
 import { png } from "../storage/fixtures";
 
 const svc = service({ ...NO_VERIFICATION, AUTH_ANONYMOUS_USERS_ENABLED: "true" });
@@ -293,7 +302,7 @@ describe("the console's audit log", () => {
     const { cookie } = await signIn();
     const email = uniqueEmail("audit-filter");
     const { user } = await signUp(svc, email);
-    const address = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    const address = uniqueAddress();
     await svc.request("POST", "/signin/email-password", {
       json: { email, password: "not the password at all" },
       headers: { "cf-connecting-ip": address },
@@ -305,7 +314,7 @@ describe("the console's audit log", () => {
     expect(byUser.text).toContain(`<dt>email</dt><dd>${email}</dd>`);
     expect(byUser.text).toContain(address);
     expect(byUser.text).not.toContain("<td>signup</td>");
-    const byAddress = await getPage(cookie, `/audit?ip=${address}`);
+    const byAddress = await getPage(cookie, `/audit?ip=${encodeURIComponent(address)}`);
     expect(byAddress.text).toContain(email);
     const today = new Date().toISOString().slice(0, 10);
     expect((await getPage(cookie, `/audit?user=${user.id}&from=${today}&to=${today}`)).text).toContain(

@@ -224,6 +224,9 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await page.click("button[type=submit]");
       await page.waitForSelector("h1:has-text('Users')");
       await check("console-users");
+      await page.click(`a:has-text('${email}')`);
+      await page.waitForSelector("h2:has-text('Edit')");
+      await check("console-user");
       for (const [path, name] of [
         ["/overview", "console-overview"],
         ["/clients", "console-clients"],

@@ -1,7 +1,15 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS, parseRateLimits } from "../../src/rate-limits/buckets";
-import { expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
+import {
+  expectError,
+  NO_VERIFICATION,
+  PASSWORD,
+  service,
+  signUp,
+  uniqueAddress,
+  uniqueEmail,
+} from "../helpers";
 
 const ON = { ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "true" };
 /** A deployment without the Rate Limiting bindings: every count, per address too, is exact in the Durable Object. */
@@ -30,7 +38,7 @@ describe("rate limits (on by default), counted exactly where no binding counts a
       AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "3",
       AUTH_RATE_LIMIT_BRUTE_FORCE_INTERVAL: "60",
     });
-    const ip = `198.51.100.${Math.floor(Math.random() * 200)}`;
+    const ip = uniqueAddress();
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await signInFrom(svc, ip, uniqueEmail())).status);
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
