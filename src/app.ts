@@ -6,6 +6,7 @@ import { adminApp } from "./admin/app";
 import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
 import { coreAuthRoutes } from "./auth/routes";
 import type { Config } from "./config";
+import { BOOKMARK_HEADER } from "./db/replica";
 import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError, requestContext } from "./http/context";
@@ -59,7 +60,7 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
       origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
       credentials: true,
       maxAge: 600,
-      exposeHeaders: ["X-Request-Id"],
+      exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER],
     }),
     async (c, next) => {
       await next();

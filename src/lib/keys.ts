@@ -102,7 +102,7 @@ export async function getKeySet(config: Config, options: { unknownKid?: boolean 
   const readGeneration = generation;
   let keys: KeySet;
   try {
-    keys = await loadKeySet(config);
+    keys = await loadKeySet(config, cached !== undefined && !options.unknownKid);
   } catch (error) {
     // D1 unreachable while refreshing: keep signing and verifying with the keys we had.
     if (cached) return cached.keys;
@@ -147,10 +147,15 @@ interface StoredKeyRow {
   public_jwk: string;
 }
 
-async function storedKeys(config: Config): Promise<StoredKeyRow[]> {
+/**
+ * `nearby`: a read replica may answer (the periodic re-read of a key set this isolate has: a key rotated elsewhere
+ * shows up within the replica's lag on top of `KEY_SET_TTL_MS`). The first read, the one after this isolate's own
+ * rotation and the one for a kid not seen yet ask the primary, which has every key already signing somewhere.
+ */
+async function storedKeys(config: Config, nearby: boolean): Promise<StoredKeyRow[]> {
   const db = keyStores.get(config);
   if (!db) return [];
-  const { results } = await db
+  const { results } = await (nearby ? db.withSession("first-unconstrained") : db)
     .prepare(
       "SELECT kid, status, created_at, private_jwk_sealed, public_jwk FROM signing_keys ORDER BY created_at DESC",
     )
@@ -162,8 +167,8 @@ async function storedKeys(config: Config): Promise<StoredKeyRow[]> {
  * The newest stored key with status `signing` signs; without one, the first configured key does. Every key, stored
  * or configured, verifies and is published.
  */
-async function loadKeySet(config: Config): Promise<KeySet> {
-  const [fromConfig, stored] = await Promise.all([configuredKeys(config), storedKeys(config)]);
+async function loadKeySet(config: Config, nearby: boolean): Promise<KeySet> {
+  const [fromConfig, stored] = await Promise.all([configuredKeys(config), storedKeys(config, nearby)]);
   const verifyKeys = new Map<string, CryptoKey>();
   const jwks: PublicJwk[] = [];
   for (const row of stored) {

@@ -13,6 +13,7 @@ import {
   sendPasswordResetEmail,
   sendVerificationEmail,
 } from "../links/email-flows";
+import { readsOwnWriteBack } from "../sessions";
 import { requireElevation } from "../webauthn/elevation";
 import { deanonymizeUser } from "./anonymous";
 import { changeUserPassword } from "./password-change";
@@ -126,6 +127,7 @@ export const accountRoutes = new Hono<AppEnv>()
         codeChallenge: codeChallengeField,
       }),
     ),
+    readsOwnWriteBack,
     async (c) => {
       await deanonymizeUser(c.var.deps, c.var.auth!.sub, c.req.valid("json"));
       return c.json("OK");

@@ -2,9 +2,10 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Config } from "../../config";
 import type { Db } from "../../db/client";
+import { firstNearby } from "../../db/compiled-read";
 import { type UserRow, users } from "../../db/schema";
 import type { HasuraClaims } from "../../lib/jwt";
-import { hotQueries, type WireUserRow } from "../sessions/hot-queries";
+import { userById, type WireUserRow, wireUserById } from "../sessions/hot-queries";
 
 /** The User resource of contract §2: what every answer about a user carries, and its type. */
 export const wireUserSchema = z
@@ -65,13 +66,21 @@ export function toWireUser(user: WireUserRow): WireUser {
   };
 }
 
+/** The user's current row, from the primary: what a write or a decision about the user reads. */
 export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
-  return hotQueries(db).userById.get({ id });
+  return userById.first(db.$client, { id });
 }
 
-/** The session check's read (`GET /user`): the User resource's columns only, by primary key. */
-export async function findWireUserById(db: Db, id: string): Promise<WireUserRow | undefined> {
-  return hotQueries(db).wireUserById.get({ id });
+/**
+ * The session check's read (`GET /user`): the User resource's columns only, by primary key, from a replica at least
+ * as fresh as `bookmark` when one serves this location (docs/decisions.md, "Reads near the user").
+ */
+export async function findWireUserNearby(
+  d1: D1Database,
+  id: string,
+  bookmark?: string | null,
+): Promise<WireUserRow | undefined> {
+  return firstNearby(d1, wireUserById, { id }, bookmark);
 }
 
 /** Marks the email or the phone number verified (a code or link sent there came back); returns the updated user. */

@@ -5,6 +5,7 @@ import { requireAuth } from "../../http/auth";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
+import { readsOwnWriteBack } from "../sessions";
 import { sessionPayloadSchema } from "../sessions/sessions";
 import { verifySignInMfaTotp } from "./mfa-sign-in";
 import { changeMfa, createRecoveryCodes, generateTotp } from "./totp-setup";
@@ -47,6 +48,7 @@ export const mfaRoutes = new Hono<AppEnv>()
     rateLimit("BRUTE_FORCE"),
     requireAuth,
     jsonBody(z.object({ code: codeField, activeMfaType: z.enum(["totp", ""]).optional() })),
+    readsOwnWriteBack,
     async (c) => {
       await changeMfa(c.var.deps, c.var.auth!.sub, c.req.valid("json"));
       return c.json("OK");

@@ -1,5 +1,6 @@
-import { and, eq, gt, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
+import { compileRead } from "../../db/compiled-read";
 import { sessions, type UserRow, users } from "../../db/schema";
 
 /** The columns the User resource is made of: what the session check reads, and nothing secret. */
@@ -22,43 +23,38 @@ export const WIRE_USER_COLUMNS = {
 
 export type WireUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS>;
 
+const ALL_USER_COLUMNS = getTableColumns(users);
+const query = new QueryBuilder();
+
 /**
- * The reads of the two requests an app makes most (the session check and the refresh), built once per database
- * instead of on every request: a profile of `GET /user` (docs/performance.md) showed Drizzle's query building as the
- * largest cost of ours after the JWT signature, about 8 % of the Worker's CPU. A prepared query keeps its SQL and
- * binds new values per call.
+ * The reads of the two requests an app makes most (the session check and the refresh) and of the user by id,
+ * compiled once (src/db/compiled-read.ts) so that each runs on the primary or on a nearby replica as its caller
+ * decides, without Drizzle building the query again per request.
  */
-function build(db: Db) {
-  return {
-    userById: db
-      .select()
-      .from(users)
-      .where(eq(users.id, sql.placeholder("id")))
-      .prepare(),
-    wireUserById: db
-      .select(WIRE_USER_COLUMNS)
-      .from(users)
-      .where(eq(users.id, sql.placeholder("id")))
-      .prepare(),
-    /** The session, if it is still live, joined with its user's current row. */
-    liveSessionUser: db
-      .select({ user: users })
-      .from(sessions)
-      .innerJoin(users, eq(users.id, sessions.userId))
-      .where(
-        and(eq(sessions.id, sql.placeholder("sessionId")), gt(sessions.expiresAt, sql.placeholder("now"))),
-      )
-      .prepare(),
-  };
-}
+export const userById = compileRead<{ id: string }, UserRow>(
+  query
+    .select(ALL_USER_COLUMNS)
+    .from(users)
+    .where(eq(users.id, sql.placeholder("id"))),
+  ALL_USER_COLUMNS,
+);
 
-const prepared = new WeakMap<Db, ReturnType<typeof build>>();
+export const wireUserById = compileRead<{ id: string }, WireUserRow>(
+  query
+    .select(WIRE_USER_COLUMNS)
+    .from(users)
+    .where(eq(users.id, sql.placeholder("id"))),
+  WIRE_USER_COLUMNS,
+);
 
-export function hotQueries(db: Db): ReturnType<typeof build> {
-  let queries = prepared.get(db);
-  if (!queries) {
-    queries = build(db);
-    prepared.set(db, queries);
-  }
-  return queries;
-}
+/** The session, if it is still live, joined with its user's current row. */
+export const liveSessionUser = compileRead<{ sessionId: string; now: number }, UserRow>(
+  query
+    .select(ALL_USER_COLUMNS)
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(eq(sessions.id, sql.placeholder("sessionId")), gt(sessions.expiresAt, sql.placeholder("now"))),
+    ),
+  ALL_USER_COLUMNS,
+);

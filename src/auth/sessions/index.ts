@@ -3,6 +3,7 @@
  * (.dependency-cruiser.cjs).
  */
 
+export { acceptsBookmark, readsOwnWriteBack } from "./own-writes";
 export { refreshSession } from "./refresh";
 export type { RotateOutcome } from "./refresh-session";
 export { revokeAllSessions, revokeSession } from "./revocation";

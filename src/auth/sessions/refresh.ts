@@ -1,9 +1,10 @@
 import { and, eq, gt } from "drizzle-orm";
+import { firstNearby } from "../../db/compiled-read";
 import { refreshTokens, sessions, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
-import { hotQueries } from "./hot-queries";
+import { liveSessionUser } from "./hot-queries";
 import {
   buildSession,
   locatorOf,
@@ -26,6 +27,11 @@ import {
  * change, an admin revocation delete it), the user must be enabled, and the new access token carries the user's
  * current claims. No D1 write: the session's last-used time and sliding expiry are written after the answer when the
  * object says they are due.
+ *
+ * The read may be served by a nearby replica (docs/decisions.md, "Reads near the user"): at least as fresh as the
+ * family's bookmark (the user's own writes through this session), and from the primary when the replica has not got
+ * the session yet (a sign-in a moment ago). Revocations reach the family's object, so a replica's lag never lets a
+ * signed-out token refresh.
  */
 export async function refreshSession(
   deps: Deps,
@@ -46,16 +52,21 @@ export async function refreshSession(
   if (rotation.outcome === "unknown") return refreshLegacySession(deps, refreshToken, graceMs);
   if (rotation.outcome !== "rotated" && rotation.outcome !== "grace")
     return endReplayedSession(deps, rotation);
-  const found = await hotQueries(db).liveSessionUser.get({ sessionId: rotation.family, now });
-  if (!found) throw new AppError("invalid-refresh-token");
-  if (found.user.disabled) throw new AppError("disabled-user");
+  const user = await firstNearby(
+    deps.env.DB,
+    liveSessionUser,
+    { sessionId: rotation.family, now },
+    rotation.bookmark,
+  );
+  if (!user) throw new AppError("invalid-refresh-token");
+  if (user.disabled) throw new AppError("disabled-user");
   if (rotation.outcome === "rotated" && rotation.touch) {
     const expiresAt = now + refreshLifetimeMs(deps);
     deps.background(
       db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(eq(sessions.id, rotation.family)).run(),
     );
   }
-  return buildSession(deps, found.user, rotation.family, rotation.token, now);
+  return buildSession(deps, user, rotation.family, rotation.token, now);
 }
 
 /** A replay ends the session (its row goes, so no token of it refreshes); a family revoked before just refuses. */

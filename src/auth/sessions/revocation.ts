@@ -60,6 +60,14 @@ export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Pr
 }
 
 /**
+ * A replica's lag must not let a token of a session just deleted refresh (a refresh may read a nearby replica,
+ * refresh.ts): the families of the deleted sessions are revoked in their objects too, the most recently used first,
+ * up to this many (each is one object call). Sessions beyond it end when the replicas have the deletion, within
+ * their replication lag; a user with more live sessions than this is an automated client.
+ */
+const MAX_FAMILY_REVOCATIONS = 200;
+
+/**
  * Revokes every session of a user, except `keepSessionId` (the caller's own, after a password change). One D1
  * statement ends them all, however many there are: from then on no token of theirs refreshes.
  */
@@ -70,5 +78,12 @@ export async function revokeAllSessions(deps: Deps, userId: string, keepSessionI
     .where(keepSessionId ? and(ofUser, ne(sessions.id, keepSessionId)) : ofUser)
     .returning({ id: sessions.id, lastUsedAt: sessions.lastUsedAt, locator: sessions.locator })
     .all();
-  await revokeInFlight(deps, removed);
+  const families = removed
+    .filter((session) => session.locator !== null)
+    .sort((a, b) => b.lastUsedAt - a.lastUsedAt)
+    .slice(0, MAX_FAMILY_REVOCATIONS);
+  await Promise.all([
+    revokeInFlight(deps, removed),
+    ...families.map((session) => revokeFamily(deps, session.locator!, session.id)),
+  ]);
 }

@@ -15,10 +15,13 @@ import type { RotateRequest } from "./refresh-session";
 export type FamilyOutcome =
   /** The token was never handed out here (or its family expired and was forgotten). */
   | { outcome: "unknown" }
-  /** `presented` was current: the candidate is now. `touch`: the session registry's last-used time is due. */
-  | { outcome: "rotated"; family: string; touch: boolean }
+  /**
+   * `presented` was current: the candidate is now. `touch`: the session registry's last-used time is due.
+   * `bookmark`: the D1 bookmark the family's own writes reached (`raiseBookmark`), if any.
+   */
+  | { outcome: "rotated"; family: string; touch: boolean; bookmark: string | null }
   /** `presented` was rotated less than the grace window ago: answer with the same successor. */
-  | { outcome: "grace"; family: string; successorSealed: string }
+  | { outcome: "grace"; family: string; successorSealed: string; bookmark: string | null }
   /** An older token of the family: the family is now revoked (RFC 9700 §4.14.2). */
   | { outcome: "replayed"; family: string }
   /** The family was revoked before (sign-out, an earlier replay). */
@@ -46,6 +49,8 @@ export class SessionFamilies extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** Whether this object's tables exist (see `hasTables`). */
   private tables = false;
+  /** Whether the `bookmarks` table exists (created by the first `raiseBookmark`, so older objects need no change). */
+  private bookmarks: boolean | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -122,11 +127,16 @@ export class SessionFamilies extends DurableObject<Env> {
         row.id,
       );
       this.sql.exec("INSERT INTO tokens (hash, family) VALUES (?, ?)", candidateHash, row.id);
-      return { outcome: "rotated", family: row.id, touch };
+      return { outcome: "rotated", family: row.id, touch, bookmark: this.bookmarkOf(row.id) };
     }
     const inGrace = graceMs > 0 && now - row.rotated_at <= graceMs;
     if (presentedHash === row.previous && row.successor && inGrace) {
-      return { outcome: "grace", family: row.id, successorSealed: row.successor };
+      return {
+        outcome: "grace",
+        family: row.id,
+        successorSealed: row.successor,
+        bookmark: this.bookmarkOf(row.id),
+      };
     }
     this.revokeFamily(row.id);
     return { outcome: "replayed", family: row.id };
@@ -151,11 +161,53 @@ export class SessionFamilies extends DurableObject<Env> {
     this.sql.exec("UPDATE families SET revoked = 1, successor = NULL WHERE id = ?", family);
   }
 
+  private hasBookmarks(): boolean {
+    this.bookmarks ??=
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bookmarks'").toArray()
+        .length > 0;
+    return this.bookmarks;
+  }
+
+  private bookmarkOf(family: string): string | null {
+    if (!this.hasBookmarks()) return null;
+    const row = this.sql
+      .exec<{ bookmark: string }>("SELECT bookmark FROM bookmarks WHERE family = ?", family)
+      .toArray()[0];
+    return row?.bookmark ?? null;
+  }
+
+  /**
+   * The family's user wrote to their own row (docs/decisions.md, "Reads near the user"): the family's next refreshes
+   * read D1 at least this fresh. Bookmarks only move forward (they are fixed-width hex, so text order is their order).
+   * Returns whether the family exists here.
+   */
+  raiseBookmark(family: string, bookmark: string): boolean {
+    if (!this.hasTables()) return false;
+    const known = this.sql.exec("SELECT 1 FROM families WHERE id = ?", family).toArray().length > 0;
+    if (!known) return false;
+    if (!this.hasBookmarks()) {
+      this.sql.exec("CREATE TABLE IF NOT EXISTS bookmarks (family TEXT PRIMARY KEY, bookmark TEXT NOT NULL)");
+      this.bookmarks = true;
+    }
+    this.sql.exec(
+      "INSERT INTO bookmarks (family, bookmark) VALUES (?, ?) ON CONFLICT (family) DO UPDATE SET bookmark = max(bookmark, excluded.bookmark)",
+      family,
+      bookmark,
+    );
+    return true;
+  }
+
   /** Families whose newest token has expired are forgotten, with every token hash of theirs. */
   override async alarm(): Promise<void> {
     if (!this.hasTables()) return;
     const now = Date.now();
     this.sql.exec("DELETE FROM tokens WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)", now);
+    if (this.hasBookmarks()) {
+      this.sql.exec(
+        "DELETE FROM bookmarks WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)",
+        now,
+      );
+    }
     this.sql.exec("DELETE FROM families WHERE expires_at <= ?", now);
     const next = this.sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM families").one().at;
     if (next !== null) await this.ctx.storage.setAlarm(next);

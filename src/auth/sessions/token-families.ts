@@ -26,10 +26,13 @@ const familiesAt = (deps: Deps, locator: string) =>
   deps.env.SESSION_FAMILIES.get(deps.env.SESSION_FAMILIES.idFromName(`families:${locator}`));
 
 export type Rotation =
-  /** `token` is the successor handed out; `touch`: the family's last-used time in D1 is due. */
-  | { outcome: "rotated"; family: string; token: string; touch: boolean }
+  /**
+   * `token` is the successor handed out; `touch`: the family's last-used time in D1 is due; `bookmark`: how fresh
+   * the family's D1 reads must be (its user's own writes, `raiseFamilyBookmark`), null when any replica will do.
+   */
+  | { outcome: "rotated"; family: string; token: string; touch: boolean; bookmark?: string | null }
   /** A duplicate inside the grace window: `token` is the successor the first request got. */
-  | { outcome: "grace"; family: string; token: string }
+  | { outcome: "grace"; family: string; token: string; bookmark?: string | null }
   /** An older token of the family (now revoked), or a family revoked before. */
   | { outcome: "replayed" | "revoked"; family: string }
   /** Never handed out by this object (or forgotten after the family expired). */
@@ -73,16 +76,33 @@ export async function rotateInFamily(
   });
   switch (result.outcome) {
     case "rotated":
-      return { outcome: "rotated", family: result.family, token: request.successor, touch: result.touch };
+      return {
+        outcome: "rotated",
+        family: result.family,
+        token: request.successor,
+        touch: result.touch,
+        bookmark: result.bookmark,
+      };
     case "grace":
       return {
         outcome: "grace",
         family: result.family,
         token: await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed),
+        bookmark: result.bookmark,
       };
     default:
       return result;
   }
+}
+
+/** The family's next refreshes read D1 at least as fresh as `bookmark` (a write its user made and reads back). */
+export function raiseFamilyBookmark(
+  deps: Deps,
+  locator: string,
+  family: string,
+  bookmark: string,
+): Promise<boolean> {
+  return familiesAt(deps, locator).raiseBookmark(family, bookmark);
 }
 
 /** A family's first token. */

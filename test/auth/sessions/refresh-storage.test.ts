@@ -35,6 +35,20 @@ function countingDb(counts: Counts): D1Database {
   return new Proxy(env.DB, {
     get(target, property) {
       if (property === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
+      // Reads a replica may serve (src/db/replica.ts) are counted the same: D1 is D1, wherever the copy.
+      if (property === "withSession") {
+        return (constraint?: string) => {
+          const session = target.withSession(constraint);
+          return {
+            prepare: (sql: string) => wrap(session.prepare(sql), sql),
+            batch: (statements: D1PreparedStatement[]) => {
+              counts.writes += statements.length;
+              return session.batch(statements);
+            },
+            getBookmark: () => session.getBookmark(),
+          };
+        };
+      }
       // A batch is counted as writes, all of it: the hot path is not supposed to run one at all.
       if (property === "batch") {
         return (statements: D1PreparedStatement[]) => {
