@@ -4,7 +4,8 @@ import { auditAdminAction } from "../audit/admin-action";
 import type { AppEnv } from "../http/app-env";
 import { NO_CONTENT, operation } from "../http/documented";
 import { pageSchema } from "../http/paging";
-import { queryParams } from "../http/validation";
+import { jsonBody, queryParams } from "../http/validation";
+import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
 import { deleteKey, listKeys, rotateKey } from "./keys";
 import { adminKeySchema } from "./wire";
 
@@ -25,13 +26,17 @@ export const keyAdminRoutes = new Hono<AppEnv>()
     operation({
       summary: "Rotate the signing key",
       description:
-        "A new key signs from now on; the old one stays published so its tokens verify until they expire. Audited.",
+        "A new key signs from now on; the old one stays published so its tokens verify until they expire. " +
+        "`alg` (optional body) picks its algorithm: `RS256` (default), `EdDSA` (Ed25519: a fraction of RS256's " +
+        "CPU per token, accepted by Hasura's JWT mode) or `ES256`. Tokens of the previous algorithm keep verifying " +
+        "with their own key; OpenID Connect ID tokens stay RS256 (the newest RS256 key signs them). Audited.",
       security: "admin-secret",
       answers: { 201: { description: "The new signing key.", schema: adminKeySchema } },
     }),
+    jsonBody(z.object({ alg: z.enum(SIGNING_ALGORITHMS).optional() })),
     async (c) => {
-      const key = await rotateKey(c.var.deps);
-      auditAdminAction(c, "keys.rotate", null, { kid: key.kid });
+      const key = await rotateKey(c.var.deps, c.req.valid("json").alg);
+      auditAdminAction(c, "keys.rotate", null, { kid: key.kid, alg: key.alg });
       return c.json(key, 201);
     },
   )

@@ -1,10 +1,10 @@
 import { eq, max, sql } from "drizzle-orm";
-import { exportJWK, generateKeyPair } from "jose";
 import { oauth2Clients, signingKeys } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { encrypt } from "../lib/crypto";
-import { configuredKids, forgetKeySet, getKeySet, JWT_ALG } from "../lib/keys";
+import { generatePrivateJwk, publicMembers, type SigningAlgorithm } from "../lib/key-algorithms";
+import { configuredKids, forgetKeySet, getKeySet } from "../lib/keys";
 import type { AdminKey } from "./wire";
 
 /** `GET /admin/keys`: every published key, the one that signs marked, newest stored keys first. */
@@ -17,29 +17,26 @@ export async function listKeys(deps: Deps): Promise<AdminKey[]> {
   ]);
   const createdAt = new Map(rows.map((row) => [row.kid, row.createdAt]));
   return keys.jwks.map((jwk) => ({
-    kid: jwk.kid,
-    kty: jwk.kty,
-    alg: jwk.alg,
-    use: jwk.use,
-    n: jwk.n,
-    e: jwk.e,
+    ...jwk,
+    kty: jwk.kty as AdminKey["kty"],
+    signsIdTokens: jwk.kid === keys.idTokenSigner.kid,
     createdAt: createdAt.has(jwk.kid) ? new Date(createdAt.get(jwk.kid)!).toISOString() : null,
-    status: jwk.kid === keys.signingKid ? "signing" : "published",
+    status: jwk.kid === keys.signer.kid ? "signing" : "published",
     source: fromConfig.includes(jwk.kid) ? "config" : "admin",
   }));
 }
 
 /**
- * `POST /admin/keys/rotate`: a new RSA-2048 key signs from now on; every earlier key stays published (tokens it
- * signed keep verifying) until it is deleted. The private half is sealed with AES-256-GCM under
- * `AUTH_ENCRYPTION_KEY`. One D1 batch demotes the current stored signer and adds the new one, so two racing
- * rotations leave one signer.
+ * `POST /admin/keys/rotate`: a new key signs from now on, of the algorithm asked for (RS256 by default; EdDSA or
+ * ES256 switch the deployment's access tokens to it, docs/decisions.md "Signing algorithms"); every earlier key stays
+ * published (tokens it signed keep verifying, each with its own algorithm) until it is deleted. The private half is
+ * sealed with AES-256-GCM under `AUTH_ENCRYPTION_KEY`. One D1 batch demotes the current stored signer and adds the
+ * new one, so two racing rotations leave one signer.
  */
-export async function rotateKey(deps: Deps): Promise<AdminKey> {
-  const { privateKey } = await generateKeyPair(JWT_ALG, { modulusLength: 2048, extractable: true });
-  const jwk = await exportJWK(privateKey);
+export async function rotateKey(deps: Deps, alg: SigningAlgorithm = "RS256"): Promise<AdminKey> {
+  const jwk = await generatePrivateJwk(alg);
   const kid = crypto.randomUUID();
-  const publicJwk = { kty: "RSA", n: jwk.n!, e: jwk.e! };
+  const publicJwk = publicMembers(jwk);
   const now = deps.now();
   await deps.db.batch([
     deps.db.update(signingKeys).set({ status: "published" }).where(eq(signingKeys.status, "signing")),
@@ -52,11 +49,14 @@ export async function rotateKey(deps: Deps): Promise<AdminKey> {
     }),
   ]);
   forgetKeySet(deps.config);
+  const { idTokenSigner } = await getKeySet(deps.config);
   return {
     kid,
     ...publicJwk,
-    alg: JWT_ALG,
+    kty: publicJwk.kty as AdminKey["kty"],
+    alg,
     use: "sig",
+    signsIdTokens: idTokenSigner.kid === kid,
     createdAt: new Date(now).toISOString(),
     status: "signing",
     source: "admin",
@@ -102,8 +102,14 @@ export async function deleteKey(deps: Deps, kid: string, options: { force?: bool
   forgetKeySet(deps.config);
   const keys = await getKeySet(deps.config);
   if (!keys.verifyKeys.has(kid)) throw new AppError("not-found", "no key with this kid");
-  if (kid === keys.signingKid)
+  if (kid === keys.signer.kid)
     throw new AppError("invalid-request", "the signing key cannot be deleted: rotate first");
+  if (kid === keys.idTokenSigner.kid) {
+    throw new AppError(
+      "invalid-request",
+      "this key signs ID tokens: relying parties expect RS256, so while another algorithm signs access tokens the newest RS256 key stays",
+    );
+  }
   if ((await configuredKids(deps.config)).includes(kid)) {
     throw new AppError("invalid-request", "this key is configured in AUTH_JWT_PRIVATE_KEYS: remove it there");
   }

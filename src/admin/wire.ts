@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { wireUserSchema } from "../auth/accounts";
+import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
 
 /**
  * The admin API's resources (contract §10), as schemas: the types the code returns are inferred from them, and the
@@ -46,11 +47,18 @@ export type WireAuditEvent = z.infer<typeof auditEventSchema>;
 
 export const adminKeySchema = z.object({
   kid: z.string(),
-  kty: z.string(),
-  alg: z.string(),
+  kty: z.enum(["RSA", "EC", "OKP"]),
+  alg: z.enum(SIGNING_ALGORITHMS),
   use: z.string(),
-  n: z.string(),
-  e: z.string(),
+  /** RSA keys. */
+  n: z.string().optional(),
+  e: z.string().optional(),
+  /** EC (`P-256`, with `y`) and OKP (`Ed25519`) keys. */
+  crv: z.string().optional(),
+  x: z.string().optional(),
+  y: z.string().optional(),
+  /** Whether it signs OpenID Connect ID tokens (RS256 while another algorithm signs access tokens). */
+  signsIdTokens: z.boolean(),
   /** Null for a key configured in `AUTH_JWT_PRIVATE_KEYS`: the service does not know when it was made. */
   createdAt: z.iso.datetime().nullable(),
   status: z.enum(["signing", "published"]),

@@ -1,6 +1,7 @@
 import { errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config";
-import { getKeySet, JWT_ALG } from "./keys";
+import { SIGNING_ALGORITHMS } from "./key-algorithms";
+import { getKeySet } from "./keys";
 
 export const HASURA_NAMESPACE = "https://hasura.io/jwt/claims";
 
@@ -22,20 +23,21 @@ export async function signAccessToken(
   now: number,
   sessionId?: string,
 ): Promise<string> {
-  const keys = await getKeySet(config);
+  const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({ [HASURA_NAMESPACE]: hasuraClaims, ...(sessionId ? { sid: sessionId } : {}) })
-    .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: "JWT" })
+    .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setSubject(subject)
     .setIssuer(config.AUTH_SERVER_URL)
     .setIssuedAt(iat)
     .setExpirationTime(iat + config.AUTH_ACCESS_TOKEN_EXPIRES_IN)
-    .sign(keys.signingKey);
+    .sign(signer.key);
 }
 
 /**
- * Verifies a JWT this service signed: RS256 only (no `alg` confusion, RFC 8725 §3.1), the key chosen by `kid` among
- * our own keys, our issuer, the expected `typ` header, an unexpired `exp`. Throws for anything else.
+ * Verifies a JWT this service signed: the key chosen by `kid` among our own keys, and the token's `alg` exactly that
+ * key's (no `alg` confusion, RFC 8725 §3.1: during a switch of algorithm, tokens of the old one verify with the old
+ * keys and only with them), our issuer, the expected `typ` header, an unexpired `exp`. Throws for anything else.
  */
 export async function verifyOwnJwt(
   config: Config,
@@ -47,13 +49,13 @@ export async function verifyOwnJwt(
     async (header) => {
       if (!header.kid) throw new errors.JWKSNoMatchingKey();
       // A kid this isolate has not seen may have been created by a rotation in another one: look again, once.
-      const key =
+      const found =
         (await getKeySet(config)).verifyKeys.get(header.kid) ??
         (await getKeySet(config, { unknownKid: true })).verifyKeys.get(header.kid);
-      if (!key) throw new errors.JWKSNoMatchingKey();
-      return key;
+      if (!found || found.alg !== header.alg) throw new errors.JWKSNoMatchingKey();
+      return found.key;
     },
-    { algorithms: [JWT_ALG], issuer: config.AUTH_SERVER_URL, ...expect },
+    { algorithms: [...SIGNING_ALGORITHMS], issuer: config.AUTH_SERVER_URL, ...expect },
   );
   return payload;
 }

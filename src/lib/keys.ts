@@ -1,44 +1,52 @@
-import { type CryptoKey, exportJWK, importJWK, importPKCS8, type JWK } from "jose";
+import { type CryptoKey, exportJWK, importPKCS8, type JWK } from "jose";
 import { z } from "zod";
 import type { Config } from "../config";
 import { ConfigError } from "../errors";
 import { decrypt } from "./crypto";
+import {
+  algorithmOf,
+  importKey,
+  type PublicJwk,
+  privateJwkSchema,
+  publicJwkOf,
+  type SigningAlgorithm,
+} from "./key-algorithms";
 import { settledMemo } from "./settled";
 
+export type { PublicJwk, SigningAlgorithm } from "./key-algorithms";
+
 /**
- * The signing key set. `AUTH_JWT_PRIVATE_KEYS` is a JSON array of private RSA JWKs: the first signs, every one is
- * published in the JWKS and accepted for verification, so a key can be rotated in without logging anyone out.
- * The Hasura-style `HASURA_GRAPHQL_JWT_SECRET` (`type`, `key`, `signing_key`, `kid`) is accepted too.
+ * The signing key set. `AUTH_JWT_PRIVATE_KEYS` is a JSON array of private JWKs (RSA, EC P-256 or Ed25519: the
+ * algorithm follows from the key, src/lib/key-algorithms.ts): the first signs, every one is published in the JWKS
+ * and accepted for verification, so a key can be rotated in, even one of another algorithm, without logging anyone
+ * out. The Hasura-style `HASURA_GRAPHQL_JWT_SECRET` (`type` RS256 or Ed25519, `signing_key`, `kid`) is accepted too.
  */
 
-export const JWT_ALG = "RS256";
-
-export interface PublicJwk {
-  alg: string;
-  e: string;
+/** A key that signs: its kid and algorithm go in the token's header. */
+export interface Signer {
   kid: string;
-  kty: string;
-  n: string;
-  use: string;
+  alg: SigningAlgorithm;
+  key: CryptoKey;
 }
 
 export interface KeySet {
-  signingKid: string;
-  signingKey: CryptoKey;
-  verifyKeys: Map<string, CryptoKey>;
+  /** Signs access tokens (sessions' and OAuth2's). */
+  signer: Signer;
+  /**
+   * Signs OpenID Connect ID tokens: RS256, which every relying party must accept and expects by default (OIDC
+   * Core §3.1.3.7, Discovery §3), while another algorithm signs access tokens: the newest RSA key of the set. Only a
+   * set with no RSA key at all signs ID tokens with `signer`.
+   */
+  idTokenSigner: Signer;
+  verifyKeys: Map<string, { alg: SigningAlgorithm; key: CryptoKey }>;
   jwks: PublicJwk[];
 }
 
-const privateJwk = z.looseObject({
-  kty: z.literal("RSA"),
-  kid: z.string().min(1),
-  n: z.string(),
-  e: z.string(),
-  d: z.string(),
-});
+/** Hasura's names for the algorithms of its JWT `type` that this service signs with. */
+const HASURA_TYPES: Record<string, SigningAlgorithm> = { RS256: "RS256", Ed25519: "EdDSA" };
 
 const hasuraSecret = z.object({
-  type: z.literal(JWT_ALG),
+  type: z.enum(Object.keys(HASURA_TYPES) as [string, ...string[]]),
   signing_key: z.string().includes("PRIVATE KEY"),
   kid: z.string().min(1).optional(),
 });
@@ -62,9 +70,7 @@ export function useKeyStore(config: Config, db: D1Database): void {
 const KEY_SET_TTL_MS = 10_000;
 const UNKNOWN_KID_RECHECK_MS = 1_000;
 
-interface ConfiguredKey {
-  kid: string;
-  key: CryptoKey;
+interface ConfiguredKey extends Signer {
   publicJwk: PublicJwk;
   verifyKey: CryptoKey;
 }
@@ -79,9 +85,8 @@ const cache = new WeakMap<Config, { loadedAt: number; keys: KeySet }>();
 let generation = 0;
 
 async function withPublicHalf({ kid, key }: { kid: string; key: CryptoKey }): Promise<ConfiguredKey> {
-  const { n, e } = await exportJWK(key);
-  const publicJwk = { alg: JWT_ALG, e: e!, kid, kty: "RSA", n: n!, use: "sig" };
-  return { kid, key, publicJwk, verifyKey: (await importJWK(publicJwk, JWT_ALG)) as CryptoKey };
+  const publicJwk = publicJwkOf(kid, await exportJWK(key));
+  return { kid, alg: publicJwk.alg, key, publicJwk, verifyKey: await importKey(publicJwk) };
 }
 
 /** The configured keys, parsed once per configuration (a bad key throws every time: nothing is memoised). */
@@ -126,17 +131,13 @@ const importedPublic = settledMemo<string, CryptoKey>(256);
 const importedSigning = settledMemo<string, CryptoKey>(256);
 
 function publicKeyOf(row: StoredKeyRow): Promise<CryptoKey> {
-  return importedPublic.get(
-    row.kid,
-    async () => (await importJWK({ ...JSON.parse(row.public_jwk), alg: JWT_ALG }, JWT_ALG)) as CryptoKey,
-  );
+  return importedPublic.get(row.kid, () => importKey(JSON.parse(row.public_jwk)));
 }
 
 function signingKeyOf(config: Config, row: StoredKeyRow): Promise<CryptoKey> {
-  return importedSigning.get(row.kid, async () => {
-    const jwk = await decrypt(config.AUTH_ENCRYPTION_KEY!, row.private_jwk_sealed);
-    return (await importJWK({ ...JSON.parse(jwk), alg: JWT_ALG }, JWT_ALG)) as CryptoKey;
-  });
+  return importedSigning.get(row.kid, async () =>
+    importKey(JSON.parse(await decrypt(config.AUTH_ENCRYPTION_KEY!, row.private_jwk_sealed))),
+  );
 }
 
 interface StoredKeyRow {
@@ -165,32 +166,38 @@ async function storedKeys(config: Config, nearby: boolean): Promise<StoredKeyRow
 
 /**
  * The newest stored key with status `signing` signs; without one, the first configured key does. Every key, stored
- * or configured, verifies and is published.
+ * or configured, verifies and is published. ID tokens: see `KeySet.idTokenSigner`.
  */
 async function loadKeySet(config: Config, nearby: boolean): Promise<KeySet> {
   const [fromConfig, stored] = await Promise.all([configuredKeys(config), storedKeys(config, nearby)]);
-  const verifyKeys = new Map<string, CryptoKey>();
+  const verifyKeys: KeySet["verifyKeys"] = new Map();
   const jwks: PublicJwk[] = [];
+  const rsaSigners: (() => Promise<Signer>)[] = [];
   for (const row of stored) {
-    verifyKeys.set(row.kid, await publicKeyOf(row));
-    jwks.push({ ...(JSON.parse(row.public_jwk) as PublicJwk), alg: JWT_ALG, use: "sig", kid: row.kid });
-  }
-  for (const { kid, publicJwk, verifyKey } of fromConfig) {
-    verifyKeys.set(kid, verifyKey);
+    const publicJwk = publicJwkOf(row.kid, JSON.parse(row.public_jwk));
+    verifyKeys.set(row.kid, { alg: publicJwk.alg, key: await publicKeyOf(row) });
     jwks.push(publicJwk);
+    if (publicJwk.alg === "RS256") {
+      rsaSigners.push(async () => ({ kid: row.kid, alg: "RS256", key: await signingKeyOf(config, row) }));
+    }
+  }
+  for (const { kid, alg, key, publicJwk, verifyKey } of fromConfig) {
+    verifyKeys.set(kid, { alg, key: verifyKey });
+    jwks.push(publicJwk);
+    if (alg === "RS256") rsaSigners.push(async () => ({ kid, alg, key }));
   }
   const storedSigner = stored.find((row) => row.status === "signing");
+  let signer: Signer;
   if (storedSigner) {
-    return {
-      signingKid: storedSigner.kid,
-      signingKey: await signingKeyOf(config, storedSigner),
-      verifyKeys,
-      jwks,
-    };
+    const alg = algorithmOf(JSON.parse(storedSigner.public_jwk))!;
+    signer = { kid: storedSigner.kid, alg, key: await signingKeyOf(config, storedSigner) };
+  } else {
+    const [first] = fromConfig;
+    if (!first) throw new ConfigError("invalid configuration: AUTH_JWT_PRIVATE_KEYS holds no key");
+    signer = { kid: first.kid, alg: first.alg, key: first.key };
   }
-  const [first] = fromConfig;
-  if (!first) throw new ConfigError("invalid configuration: AUTH_JWT_PRIVATE_KEYS holds no key");
-  return { signingKid: first.kid, signingKey: first.key, verifyKeys, jwks };
+  const idTokenSigner = signer.alg === "RS256" ? signer : rsaSigners[0] ? await rsaSigners[0]() : signer;
+  return { signer, idTokenSigner, verifyKeys, jwks };
 }
 
 /** The kids configured in `AUTH_JWT_PRIVATE_KEYS` / `HASURA_GRAPHQL_JWT_SECRET`: listed, never deleted by the API. */
@@ -209,18 +216,18 @@ function parseJsonVariable(name: string, json: string): unknown {
 async function fromJwkList(json: string): Promise<{ kid: string; key: CryptoKey }[]> {
   const parsed = parseJsonVariable("AUTH_JWT_PRIVATE_KEYS", json);
   const list = z
-    .array(privateJwk)
+    .array(privateJwkSchema)
     .min(1)
     .safeParse(Array.isArray(parsed) ? parsed : [parsed]);
   if (!list.success) {
     throw new ConfigError(
-      "invalid configuration: AUTH_JWT_PRIVATE_KEYS must hold private RSA JWKs with a kid",
+      "invalid configuration: AUTH_JWT_PRIVATE_KEYS must hold private JWKs (RSA, EC P-256 or Ed25519) with a kid",
     );
   }
   return Promise.all(
     list.data.map(async (jwk) => ({
       kid: jwk.kid,
-      key: (await importJWK({ ...(jwk as JWK), alg: JWT_ALG }, JWT_ALG, { extractable: true })) as CryptoKey,
+      key: await importKey(jwk as JWK, { extractable: true }),
     })),
   );
 }
@@ -229,9 +236,11 @@ async function fromHasuraSecret(json: string): Promise<{ kid: string; key: Crypt
   const secret = hasuraSecret.safeParse(parseJsonVariable("HASURA_GRAPHQL_JWT_SECRET", json));
   if (!secret.success) {
     throw new ConfigError(
-      "invalid configuration: HASURA_GRAPHQL_JWT_SECRET needs type RS256 and a PEM signing_key",
+      "invalid configuration: HASURA_GRAPHQL_JWT_SECRET needs type RS256 or Ed25519 and a PEM signing_key",
     );
   }
-  const key = await importPKCS8(secret.data.signing_key, JWT_ALG, { extractable: true });
+  const key = await importPKCS8(secret.data.signing_key, HASURA_TYPES[secret.data.type]!, {
+    extractable: true,
+  });
   return [{ kid: secret.data.kid ?? "hasura", key }];
 }

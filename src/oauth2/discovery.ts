@@ -1,4 +1,5 @@
 import type { Config } from "../config";
+import { getKeySet } from "../lib/keys";
 import { CLAIMS_SUPPORTED } from "./claims";
 import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./client-schema";
 
@@ -6,8 +7,10 @@ import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./client-schema";
  * The discovery document of contract §3.5 and §3.6 (OpenID Connect Discovery 1.0, RFC 8414), absolute under the
  * issuer; the same at the issuer and at the host's root under the path-inserted names (RFC 8414 §3.1).
  */
-export function discoveryDocument(config: Config) {
+export async function discoveryDocument(config: Config) {
   const issuer = config.AUTH_SERVER_URL;
+  // RS256 unless the key set has no RSA key at all (src/lib/keys.ts, `idTokenSigner`).
+  const { idTokenSigner } = await getKeySet(config);
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth2/authorize`,
@@ -24,7 +27,7 @@ export function discoveryDocument(config: Config) {
     grant_types_supported: [...GRANT_TYPES],
     scopes_supported: [...SUPPORTED_SCOPES],
     subject_types_supported: ["public"],
-    id_token_signing_alg_values_supported: ["RS256"],
+    id_token_signing_alg_values_supported: [idTokenSigner.alg],
     token_endpoint_auth_methods_supported: [...AUTH_METHODS],
     code_challenge_methods_supported: ["S256"],
     claims_supported: CLAIMS_SUPPORTED,

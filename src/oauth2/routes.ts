@@ -117,8 +117,8 @@ function requiredToken(params: Map<string, string>): string {
 
 const loginBody = z.object({ requestId: z.string().min(1).max(100) });
 
-const discovery = (c: Ctx) =>
-  c.json(discoveryDocument(c.var.config), 200, { "Cache-Control": "public, max-age=300" });
+const discovery = async (c: Ctx) =>
+  c.json(await discoveryDocument(c.var.config), 200, { "Cache-Control": "public, max-age=300" });
 
 /**
  * The discovery document at the host's root under the path-inserted names of RFC 8414 §3.1

@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
-import { getKeySet, JWT_ALG } from "../lib/keys";
+import { getKeySet } from "../lib/keys";
 import { scopeClaims } from "./claims";
 import { audienceOf } from "./resources";
 
@@ -48,7 +48,7 @@ export interface IssueInput {
 
 export async function signOAuth2AccessToken(input: IssueInput): Promise<string> {
   const { config, user, client, grantId, scopes, resources, now } = input;
-  const keys = await getKeySet(config);
+  const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
     client_id: client.clientId,
@@ -57,14 +57,14 @@ export async function signOAuth2AccessToken(input: IssueInput): Promise<string> 
     // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries.
     ...(user && scopes.includes("graphql") ? { [HASURA_NAMESPACE]: hasuraClaims(user, config) } : {}),
   })
-    .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: ACCESS_TOKEN_TYPE })
+    .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: ACCESS_TOKEN_TYPE })
     .setIssuer(config.AUTH_SERVER_URL)
     .setSubject(user?.id ?? client.clientId)
     .setAudience(audienceOf(client.clientId, resources))
     .setIssuedAt(iat)
     .setExpirationTime(iat + client.accessTokenLifetime)
     .setJti(randomUuid())
-    .sign(keys.signingKey);
+    .sign(signer.key);
 }
 
 /** OIDC Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
@@ -82,7 +82,8 @@ export async function signIdToken(
   },
 ): Promise<string> {
   const { config, user, client, scopes, now, accessToken, authTime, nonce } = input;
-  const keys = await getKeySet(config);
+  // RS256 whatever signs access tokens: what relying parties expect of an ID token (src/lib/keys.ts, KeySet).
+  const { idTokenSigner: signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
     ...scopeClaims(user, scopes),
@@ -90,17 +91,17 @@ export async function signIdToken(
     at_hash: await accessTokenHash(accessToken),
     ...(nonce ? { nonce } : {}),
   })
-    .setProtectedHeader({ alg: JWT_ALG, kid: keys.signingKid, typ: "JWT" })
+    .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setIssuer(config.AUTH_SERVER_URL)
     .setSubject(user.id)
     .setAudience(client.clientId)
     .setIssuedAt(iat)
     .setExpirationTime(iat + client.accessTokenLifetime)
-    .sign(keys.signingKey);
+    .sign(signer.key);
 }
 
 /**
- * An access token this server issued to some client: our key, RS256, our issuer, type `at+jwt`, unexpired. Whether
+ * An access token this server issued to some client: our key and its algorithm, our issuer, type `at+jwt`, unexpired. Whether
  * its grant still stands is the caller's next question (`findLiveGrant`). Null for anything else.
  */
 export async function verifyOAuth2AccessToken(

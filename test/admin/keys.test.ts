@@ -3,6 +3,7 @@ import { decodeProtectedHeader } from "jose";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AdminKey } from "../../src/admin/wire";
 import { expectError, NO_VERIFICATION, PASSWORD, service, signUp } from "../helpers";
+import { provider } from "../oauth2/support";
 
 const svc = service(NO_VERIFICATION);
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
@@ -108,6 +109,54 @@ describe("admin API: signing keys", () => {
     await expectError(await admin("DELETE", `/keys/${retiring.kid}`), 400, "invalid-request");
     vi.setSystemTime(Date.now() + 86_400_000);
     expect((await admin("DELETE", `/keys/${retiring.kid}`)).status).toBe(204);
+  });
+
+  // Threat: algorithm confusion while keys of two algorithms are published (each kid verifies only its own alg:
+  // test/lib/signing-algorithms.test.ts); users signed in before the switch must stay signed in.
+  it("switches the deployment to EdDSA: new tokens EdDSA, sessions from before keep working, ID tokens stay RS256", async () => {
+    const rsa = await rotate();
+    const before = await signUp(svc);
+    const switched = await svc.request("POST", "/admin/keys/rotate", {
+      headers: ADMIN,
+      json: { alg: "EdDSA" },
+    });
+    expect(switched.status).toBe(201);
+    const ed = (await switched.json()) as AdminKey;
+    expect(ed).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", status: "signing" });
+    expect(ed).not.toHaveProperty("d");
+
+    const after = await signUp(svc);
+    expect(decodeProtectedHeader(after.accessToken)).toMatchObject({ alg: "EdDSA", kid: ed.kid });
+    expect((await svc.get("/user", after.accessToken)).status).toBe(200);
+    expect((await svc.get("/user", before.accessToken)).status).toBe(200);
+    const refreshed = await svc.post("/token", { refreshToken: before.refreshToken });
+    expect(decodeProtectedHeader(((await refreshed.json()) as { accessToken: string }).accessToken).alg).toBe(
+      "EdDSA",
+    );
+    const jwks = (await (await svc.get("/.well-known/jwks.json")).json()) as {
+      keys: { kid: string; kty: string }[];
+    };
+    expect(jwks.keys).toEqual(expect.arrayContaining([expect.objectContaining({ kid: ed.kid, kty: "OKP" })]));
+    // The newest RSA key signs ID tokens now and cannot be deleted, even with force.
+    const listed = await listKeys();
+    expect(listed.find((key) => key.kid === rsa.kid)).toMatchObject({
+      status: "published",
+      signsIdTokens: true,
+    });
+    await expectError(await admin("DELETE", `/keys/${rsa.kid}?force=true`), 400, "invalid-request");
+    const discovery = (await (await provider().get("/.well-known/openid-configuration")).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(discovery.id_token_signing_alg_values_supported).toEqual(["RS256"]);
+
+    await expectError(
+      await svc.request("POST", "/admin/keys/rotate", { headers: ADMIN, json: { alg: "HS256" } }),
+      400,
+      "invalid-request",
+    );
+    // Back to RS256 for the tests after this one.
+    expect((await rotate()).alg).toBe("RS256");
   });
 
   it("asks the admin secret", async () => {

@@ -43,7 +43,7 @@ describe("signing keys and access tokens", () => {
 
   it("refuses tokens with another algorithm, an unknown kid, another issuer, or past expiry", async () => {
     const config = getConfig({ ...env });
-    const { signingKid } = await getKeySet(config);
+    const { kid: signingKid } = (await getKeySet(config)).signer;
     const stranger = await generateKeyPair("RS256");
     const base = () =>
       new SignJWT({ [HASURA_NAMESPACE]: claims })
@@ -82,7 +82,7 @@ describe("signing keys and access tokens", () => {
 describe("bad signing-key configuration", () => {
   it.each([
     ["AUTH_JWT_PRIVATE_KEYS", "not json", /AUTH_JWT_PRIVATE_KEYS is not JSON/],
-    ["AUTH_JWT_PRIVATE_KEYS", '[{"kty":"RSA"}]', /AUTH_JWT_PRIVATE_KEYS must hold private RSA JWKs/],
+    ["AUTH_JWT_PRIVATE_KEYS", '[{"kty":"RSA"}]', /AUTH_JWT_PRIVATE_KEYS must hold private JWKs/],
     ["HASURA_GRAPHQL_JWT_SECRET", '{"type":"HS256","key":"x"}', /HASURA_GRAPHQL_JWT_SECRET needs type RS256/],
   ])("%s = %s fails naming the variable", async (name, value, message) => {
     const bindings =

@@ -1,6 +1,7 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSessionRow } from "../../db/schema";
+import { SIGNING_ALGORITHMS } from "../../lib/key-algorithms";
 import type { AdminKey, AdminSession, AdminUserDetail, WireAuditEvent } from "../wire";
 
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -212,11 +213,22 @@ export function keysPage(chrome: Chrome, keys: AdminKey[]) {
 <p class="muted">The signing key signs every new token; published keys still verify the tokens they signed. Rotate, wait
 until no token the old key signed can still be valid (the longest access-token lifetime of the deployment, OAuth2
 clients' included), then delete it. After a leak, tick "now" to end its tokens at once.</p>
-<div class="actions">${action(chrome, "/keys/rotate", "Rotate: create a new signing key", "primary")}</div>
-<table><thead><tr><th>Key id</th><th>Status</th><th>Source</th><th>Created</th><th></th></tr></thead><tbody>${keys.map(
+<p class="muted">EdDSA (Ed25519) signs in a fraction of RS256's CPU and Hasura's JWT mode accepts it; tokens of the
+previous algorithm keep verifying with their own key. ID tokens of the OAuth2 server stay RS256.</p>
+<div class="actions">${action(
+      chrome,
+      "/keys/rotate",
+      "Rotate: create a new signing key",
+      "primary",
+      html`<label>Algorithm <select name="alg">${SIGNING_ALGORITHMS.map(
+        (alg) =>
+          html`<option value="${alg}"${alg === keys.find((key) => key.status === "signing")?.alg ? " selected" : ""}>${alg}</option>`,
+      )}</select></label> `,
+    )}</div>
+<table><thead><tr><th>Key id</th><th>Algorithm</th><th>Status</th><th>Source</th><th>Created</th><th></th></tr></thead><tbody>${keys.map(
       (key) =>
-        html`<tr><td><code>${key.kid}</code></td><td>${key.status === "signing" ? html`<span class="badge on">signing</span>` : html`<span class="badge">published</span>`}</td><td>${key.source === "config" ? "AUTH_JWT_PRIVATE_KEYS" : "rotated here"}</td><td>${when(key.createdAt)}</td><td>${
-          key.status === "published" && key.source === "admin"
+        html`<tr><td><code>${key.kid}</code></td><td>${key.alg}${key.signsIdTokens && key.status !== "signing" ? html` <span class="badge">ID tokens</span>` : ""}</td><td>${key.status === "signing" ? html`<span class="badge on">signing</span>` : html`<span class="badge">published</span>`}</td><td>${key.source === "config" ? "AUTH_JWT_PRIVATE_KEYS" : "rotated here"}</td><td>${when(key.createdAt)}</td><td>${
+          key.status === "published" && key.source === "admin" && !key.signsIdTokens
             ? action(
                 chrome,
                 `/keys/${key.kid}/delete`,

@@ -3,6 +3,7 @@ import { auditAdminAction } from "../../audit/admin-action";
 import { findUserByEmail, findUserById } from "../../auth/accounts";
 import type { AppEnv } from "../../http/app-env";
 import { timingSafeEqualString } from "../../lib/crypto";
+import { SIGNING_ALGORITHMS } from "../../lib/key-algorithms";
 import { rateLimit } from "../../rate-limits/middleware";
 import { listAuditEvents } from "../audit";
 import { deleteKey, listKeys, rotateKey } from "../keys";
@@ -93,8 +94,10 @@ export const consoleRoutes = new Hono<AppEnv>()
   .post(
     "/keys/rotate",
     action(async (c) => {
-      const key = await rotateKey(c.var.deps);
-      auditAdminAction(c, "keys.rotate", null, { kid: key.kid });
+      const { alg } = await c.req.parseBody();
+      const asked = SIGNING_ALGORITHMS.find((known) => known === alg);
+      const key = await rotateKey(c.var.deps, asked);
+      auditAdminAction(c, "keys.rotate", null, { kid: key.kid, alg: key.alg });
       return back(c, "/keys", "rotated");
     }),
   )
