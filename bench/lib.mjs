@@ -107,8 +107,21 @@ export function floorWorker() {
       log: new Log(LogLevel.WARN),
       host: "127.0.0.1",
       port: 0,
-      modules: true,
-      scriptPath: join(import.meta.dirname, "floor-worker.js"),
+      // The argon2id WASM and its loader as the service bundles them (src/lib/argon2.ts), beside the floor's script.
+      modulesRoot: import.meta.dirname,
+      modules: [
+        { type: "ESModule", path: join(import.meta.dirname, "floor-worker.js") },
+        ...["setup.js", "argon2id.js", "blake2b.js"].map((file) => ({
+          type: "ESModule",
+          path: join(import.meta.dirname, "argon2", file),
+          contents: readFileSync(join("node_modules", "argon2id", "lib", file)),
+        })),
+        {
+          type: "CompiledWasm",
+          path: join(import.meta.dirname, "argon2", "simd.wasm"),
+          contents: readFileSync(join("node_modules", "argon2id", "dist", "simd.wasm")),
+        },
+      ],
       compatibilityDate: "2026-11-01",
       d1Databases: ["DB"],
       r2Buckets: ["FILES"],

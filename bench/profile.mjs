@@ -1,14 +1,20 @@
 // `npm run bench:profile -- [scenario]`: a CPU profile of the Worker itself (workerd's V8, through the inspector, the
 // same profiler Chrome DevTools attaches to) while autocannon drives one scenario. Prints the functions with the most
 // self time, grouped by package, and writes the whole profile (`.cpuprofile`, opens in DevTools) under `bench/out/`.
-// Scenarios: user (GET /user), refresh (POST /token), healthz.
+// Scenarios: user (GET /user), refresh (POST /token), signin (POST /signin/email-password), verify
+// (POST /token/verify), image (a cached 300 px variant), healthz. `all` runs each in turn and prints the table of
+// CPU per request docs/performance.md keeps: the Worker's JavaScript (ours and the libraries bundled with it), its WASM
+// (argon2id) and the runtime (V8's and workerd's native code: WebCrypto, D1/DO/R2 bindings, garbage collection).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PhotonImage } from "@cf-wasm/photon/node";
 import { generateSecrets } from "../scripts/secrets.mjs";
 import { applyMigrations, bundle, CONNECTIONS, DURATION, run, workerFromBundle } from "./lib.mjs";
 
-const scenario = process.argv[2] ?? "user";
+const SCENARIOS = ["user", "refresh", "signin", "verify", "image", "healthz"];
+const asked = process.argv[2] ?? "user";
+const scenarios = asked === "all" ? SCENARIOS.filter((name) => name !== "healthz") : [asked];
 const INSPECTOR_PORT = Number(process.env.BENCH_INSPECTOR_PORT ?? 9329);
 
 async function post(base, path, body) {
@@ -49,27 +55,64 @@ async function inspector(url) {
   };
 }
 
-/** Self time per function (and per package, from the bundle's module comments lost: by URL and name). */
+/**
+ * Self time per function (and per package, from the bundle's module comments lost: by URL and name), and by kind:
+ * the Worker's JavaScript (frames with a script URL: our bundle and what it bundles), its WASM (argon2id, the image
+ * codecs), and the runtime (native frames: WebCrypto, bindings, "(garbage collector)", "(program)"); "(idle)" is
+ * waiting for I/O.
+ */
 function summarise(profile) {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMicros = new Map();
+  const kinds = { javascript: 0, wasm: 0, runtime: 0, idle: 0 };
   const intervals = profile.timeDeltas;
   for (let i = 0; i < profile.samples.length; i++) {
     const node = byId.get(profile.samples[i]);
-    const { functionName, lineNumber } = node.callFrame;
+    const { functionName, lineNumber, url } = node.callFrame;
     const key = `${functionName || "(anonymous)"}:${lineNumber + 1}`;
-    selfMicros.set(key, (selfMicros.get(key) ?? 0) + (intervals[i] ?? 0));
+    const micros = intervals[i] ?? 0;
+    selfMicros.set(key, (selfMicros.get(key) ?? 0) + micros);
+    if (functionName === "(idle)") kinds.idle += micros;
+    else if (url.startsWith("wasm")) kinds.wasm += micros;
+    else if (url) kinds.javascript += micros;
+    else kinds.runtime += micros;
   }
   const total = [...selfMicros.values()].reduce((a, b) => a + b, 0);
-  return { total, top: [...selfMicros.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25) };
+  return { total, kinds, top: [...selfMicros.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25) };
+}
+
+/** A public bucket with a small JPEG, and its 300 px variant made once (then served from R2's variant cache). */
+async function imageVariantUrl(storage, adminSecret) {
+  const created = await fetch(`${storage}/buckets`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-hasura-admin-secret": adminSecret },
+    body: JSON.stringify({
+      id: "profile",
+      rules: { upload: "public", read: "public", update: "public", delete: "public" },
+    }),
+  });
+  if (created.status !== 201) throw new Error(`bucket: ${created.status} ${await created.text()}`);
+  const [width, height] = [800, 600];
+  const pixels = new Uint8Array(width * height * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 7) & 255));
+  const image = new PhotonImage(pixels, width, height);
+  const form = new FormData();
+  form.append("bucket-id", "profile");
+  form.append("file[]", new Blob([image.get_bytes_jpeg(85)], { type: "image/jpeg" }), "photo.jpg");
+  image.free();
+  const uploaded = await fetch(`${storage}/files`, { method: "POST", body: form });
+  if (uploaded.status !== 201) throw new Error(`upload: ${uploaded.status} ${await uploaded.text()}`);
+  const url = `${storage}/files/${(await uploaded.json()).processedFiles[0].id}?w=300&q=80&f=jpeg`;
+  if (!(await fetch(url)).ok) throw new Error("the variant was not made");
+  return url;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "edge-auth-profile-"));
 bundle(join(dir, "build"));
+const secrets = generateSecrets();
 const mf = workerFromBundle(
   dir,
   {
-    ...generateSecrets(),
+    ...secrets,
     AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
     AUTH_RATE_LIMIT_ENABLE: "false",
   },
@@ -95,48 +138,82 @@ try {
       ).session.refreshToken,
     );
   }
-  const options = {
-    user: { url: `${base}/user`, headers: { authorization: `Bearer ${session.accessToken}` } },
-    healthz: { url: `${base}/healthz` },
-    refresh: {
-      url: `${base}/token`,
-      requests: [
-        {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-          onResponse: (status, body) => {
-            if (status === 200) pool.push(JSON.parse(body).refreshToken);
+  const bearer = { authorization: `Bearer ${session.accessToken}` };
+  const json = { "content-type": "application/json" };
+  const optionsOf = async (scenario) =>
+    ({
+      user: { url: `${base}/user`, headers: bearer },
+      healthz: { url: `${base}/healthz` },
+      verify: { url: `${base}/token/verify`, method: "POST", headers: { ...json, ...bearer } },
+      signin: {
+        url: `${base}/signin/email-password`,
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ email: "profile@example.com", password: "benchmark password" }),
+      },
+      image: async () => ({
+        url: await imageVariantUrl(`${url.origin}/storage/v1`, secrets.AUTH_ADMIN_SECRET),
+      }),
+      refresh: {
+        url: `${base}/token`,
+        requests: [
+          {
+            method: "POST",
+            headers: json,
+            setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
+            onResponse: (status, body) => {
+              if (status === 200) pool.push(JSON.parse(body).refreshToken);
+            },
           },
-        },
-      ],
-    },
-  }[scenario];
-  if (!options) throw new Error(`unknown scenario ${scenario}: user, refresh or healthz`);
+        ],
+      },
+    })[scenario];
 
   process.stderr.write("connecting the inspector\n");
   const cdp = await inspector(`ws://127.0.0.1:${INSPECTOR_PORT}/edge-auth`);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
-  await cdp.send("Profiler.start");
-  const result = await run(`${scenario} (profiled)`, options);
-  const { result: stopped } = await cdp.send("Profiler.stop");
-  cdp.close();
+  const rows = [];
+  for (const scenario of scenarios) {
+    let options = await optionsOf(scenario);
+    if (!options) throw new Error(`unknown scenario ${scenario}: ${SCENARIOS.join(", ")} or all`);
+    if (typeof options === "function") options = await options();
+    await cdp.send("Profiler.start");
+    const result = await run(`${scenario} (profiled)`, options);
+    const { result: stopped } = await cdp.send("Profiler.stop");
 
-  mkdirSync("bench/out", { recursive: true });
-  const file = join("bench/out", `${scenario}-${Date.now()}.cpuprofile`);
-  writeFileSync(file, JSON.stringify(stopped.profile));
-  const { total, top } = summarise(stopped.profile);
-  console.log(
-    `\n${scenario}: ${result.rps.toFixed(0)} req/s under the profiler, p50 ${result.p50} ms, p99 ${result.p99} ms; ${DURATION}s sampled`,
-  );
-  console.log(
-    `self time by function (of ${(total / 1000).toFixed(0)} ms sampled; "(idle)" is waiting for I/O):\n`,
-  );
-  for (const [name, micros] of top) {
-    console.log(`${((micros / total) * 100).toFixed(1).padStart(5)} %  ${name}`);
+    mkdirSync("bench/out", { recursive: true });
+    const file = join("bench/out", `${scenario}-${Date.now()}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(stopped.profile));
+    const { total, kinds, top } = summarise(stopped.profile);
+    const perRequest = (micros) => micros / 1000 / result.total;
+    rows.push({
+      scenario,
+      rps: result.rps,
+      javascript: perRequest(kinds.javascript),
+      wasm: perRequest(kinds.wasm),
+      runtime: perRequest(kinds.runtime),
+    });
+    if (scenarios.length > 1) continue;
+    console.log(
+      `\n${scenario}: ${result.rps.toFixed(0)} req/s under the profiler, p50 ${result.p50} ms, p99 ${result.p99} ms; ${DURATION}s sampled`,
+    );
+    console.log(
+      `self time by function (of ${(total / 1000).toFixed(0)} ms sampled; "(idle)" is waiting for I/O):\n`,
+    );
+    for (const [name, micros] of top) {
+      console.log(`${((micros / total) * 100).toFixed(1).padStart(5)} %  ${name}`);
+    }
+    console.log(`\nwhole profile: ${file} (Chrome DevTools → Performance → Load profile)`);
   }
-  console.log(`\nwhole profile: ${file} (Chrome DevTools → Performance → Load profile)`);
+  cdp.close();
+  console.log("\nCPU per request in the Worker's isolate (ms; sampled every 100 µs under load):\n");
+  console.log("scenario   req/s   JavaScript     WASM   runtime    total");
+  for (const row of rows) {
+    console.log(
+      `${row.scenario.padEnd(9)} ${row.rps.toFixed(0).padStart(6)} ${row.javascript.toFixed(3).padStart(12)} ${row.wasm.toFixed(3).padStart(8)} ${row.runtime.toFixed(3).padStart(9)} ${(row.javascript + row.wasm + row.runtime).toFixed(3).padStart(8)}`,
+    );
+  }
 } finally {
   await mf.dispose();
   rmSync(dir, { recursive: true, force: true });

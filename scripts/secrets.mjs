@@ -2,9 +2,15 @@
 // Used by `npm start` (written once to .dev.vars), by the test configuration and by the benchmark.
 import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 
-export function generateSigningJwk() {
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  return { ...privateKey.export({ format: "jwk" }), kid: randomUUID(), alg: "RS256", use: "sig" };
+/** A private signing JWK of `alg`: RS256 (the default), EdDSA (Ed25519) or ES256 (P-256). */
+export function generateSigningJwk(alg = "RS256") {
+  const { privateKey } =
+    alg === "EdDSA"
+      ? generateKeyPairSync("ed25519")
+      : alg === "ES256"
+        ? generateKeyPairSync("ec", { namedCurve: "P-256" })
+        : generateKeyPairSync("rsa", { modulusLength: 2048 });
+  return { ...privateKey.export({ format: "jwk" }), kid: randomUUID(), alg, use: "sig" };
 }
 
 export function generateSecrets() {

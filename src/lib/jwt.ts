@@ -1,7 +1,9 @@
 import { errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config";
+import { sha256Hex } from "./crypto";
 import { SIGNING_ALGORITHMS } from "./key-algorithms";
-import { getKeySet } from "./keys";
+import { getKeySet, keySetGeneration } from "./keys";
+import { recallVerified, rememberVerified } from "./verified-tokens";
 
 export const HASURA_NAMESPACE = "https://hasura.io/jwt/claims";
 
@@ -38,12 +40,16 @@ export async function signAccessToken(
  * Verifies a JWT this service signed: the key chosen by `kid` among our own keys, and the token's `alg` exactly that
  * key's (no `alg` confusion, RFC 8725 §3.1: during a switch of algorithm, tokens of the old one verify with the old
  * keys and only with them), our issuer, the expected `typ` header, an unexpired `exp`. Throws for anything else.
+ * A token verified a moment ago in this isolate is not verified again (src/lib/verified-tokens.ts).
  */
 export async function verifyOwnJwt(
   config: Config,
   token: string,
   expect: { typ: string; requiredClaims: string[] },
 ): Promise<JWTPayload> {
+  const [hash, generation, as] = [await sha256Hex(token), keySetGeneration(), verifiedAs(expect)];
+  const recalled = recallVerified(config, hash, as, generation, Date.now());
+  if (recalled) return recalled;
   const { payload } = await jwtVerify(
     token,
     async (header) => {
@@ -57,8 +63,12 @@ export async function verifyOwnJwt(
     },
     { algorithms: [...SIGNING_ALGORITHMS], issuer: config.AUTH_SERVER_URL, ...expect },
   );
+  rememberVerified(config, hash, as, generation, payload, Date.now());
   return payload;
 }
+
+const verifiedAs = (expect: { typ: string; requiredClaims: string[] }) =>
+  `${expect.typ} ${expect.requiredClaims.join(",")}`;
 
 /**
  * Verifies a session access token (contract §5.1). Returns null for anything that is not one, including OAuth2

@@ -120,6 +120,11 @@ export async function getKeySet(config: Config, options: { unknownKid?: boolean 
   return keys;
 }
 
+/** Bumped by every rotation or deletion in this isolate: what was verified before is verified again. */
+export function keySetGeneration(): number {
+  return generation;
+}
+
 /** After a rotation or a deletion in this isolate: the next use reads the key set again. */
 export function forgetKeySet(config: Config): void {
   generation++;

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { type BucketRow, buckets, files } from "../db/schema";
 import { badRequest, bucketNotFound, StorageError } from "./errors";
+import { forgetBucket } from "./record-cache";
 
 /** Bucket administration (storage contract §2, improvement): settings and access rules, admin secret only. */
 
@@ -84,6 +85,7 @@ export async function updateBucket(db: Db, id: string, input: BucketSettings, no
     .where(eq(buckets.id, id))
     .returning()
     .get();
+  forgetBucket(id);
   return toWireBucket(row!);
 }
 

@@ -1,22 +1,33 @@
+import { drizzle } from "drizzle-orm/d1";
+import { nearbyReads } from "../db/replica";
 import type { Deps } from "../http/deps";
 import { type FileWithBucket, findFileWithBucket } from "./records";
 
 /**
- * File records (with their bucket) remembered for a few seconds in the isolate. Only answers that stay correct
- * with a slightly old record use them: a 304 to a revalidation, and a transformed image (its cache key holds the
- * source MD5, so a record cannot be paired with other bytes). Anything that sends the file's bytes reads D1 afresh.
- * Across isolates a change (replace, delete, new rules) therefore shows within `TTL_MS`; in this isolate at once.
+ * File records (with their bucket) remembered for a few seconds in the isolate, and read from a nearby D1 replica
+ * when not (docs/decisions.md, "Reads near the user"): a download no longer waits on the primary. What keeps an
+ * answer from a slightly old record right:
+ * - a file's bytes never change under a key: an upload writes its key once, a replace writes a new key and removes
+ *   the old one after the record moved (replace.ts), a delete removes the bytes after the record. So the bytes a
+ *   record's key finds are the bytes its ETag and size describe; download.ts also checks the object's size, and when
+ *   the key finds nothing it reads the record from the primary and tries once more (a replaced file is served from
+ *   its new bytes, a deleted one is a 404);
+ * - only uploaded files are remembered (a file just uploaded is never answered "not uploaded"), and a missing one
+ *   never is (uploads show at once);
+ * - a replace, a delete or a bucket's new settings in this isolate forget what they change at once; elsewhere a
+ *   bucket's new read rule or cache setting shows within `TTL_MS` plus the replica's lag.
  */
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 1000;
 const entries = new Map<string, { record: FileWithBucket; expires: number }>();
 
 function remember(id: string, record: FileWithBucket, now: number): void {
+  if (!record.file.isUploaded) return;
   if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
   entries.set(id, { record, expires: now + TTL_MS });
 }
 
-/** The record as D1 has it now (and remembered). */
+/** The record as the primary has it now (and remembered). */
 export async function currentFileWithBucket(deps: Deps, id: string): Promise<FileWithBucket | undefined> {
   const record = await findFileWithBucket(deps.db, id);
   if (record) remember(id, record, deps.now());
@@ -24,14 +35,28 @@ export async function currentFileWithBucket(deps: Deps, id: string): Promise<Fil
   return record;
 }
 
-/** The record as it was at most `TTL_MS` ago; a missing file is never remembered (uploads show at once). */
+/**
+ * The record as it was at most `TTL_MS` (plus a replica's lag) ago. A replica that lacks the file, or has it not
+ * uploaded yet, is not believed: the primary is asked.
+ */
 export async function recentFileWithBucket(deps: Deps, id: string): Promise<FileWithBucket | undefined> {
   const entry = entries.get(id);
   if (entry && entry.expires > deps.now()) return entry.record;
+  // Drizzle over the request's replica session: no schema, so building it costs nothing measurable.
+  const nearby = await findFileWithBucket(drizzle(nearbyReads(deps.env.DB) as unknown as D1Database), id);
+  if (nearby?.file.isUploaded) {
+    remember(id, nearby, deps.now());
+    return nearby;
+  }
   return currentFileWithBucket(deps, id);
 }
 
 /** After a replace or delete in this isolate. */
 export function forgetFile(id: string): void {
   entries.delete(id);
+}
+
+/** After a bucket's settings changed in this isolate: its files' rules and cache setting come from the new row. */
+export function forgetBucket(bucketId: string): void {
+  for (const [id, entry] of entries) if (entry.record.bucket.id === bucketId) entries.delete(id);
 }

@@ -47,8 +47,11 @@ export interface FileWithBucket {
   bucket: BucketRow;
 }
 
-/** A file with its bucket (for the bucket's rules and cache settings). */
-export async function findFileWithBucket(db: Db, id: string): Promise<FileWithBucket | undefined> {
+/** A file with its bucket (for the bucket's rules and cache settings), from the primary or a replica's session. */
+export async function findFileWithBucket(
+  db: Pick<Db, "select">,
+  id: string,
+): Promise<FileWithBucket | undefined> {
   const row = await db
     .select({ file: files, bucket: buckets })
     .from(files)

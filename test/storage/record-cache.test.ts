@@ -2,8 +2,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { currentFileWithBucket, forgetFile, recentFileWithBucket } from "../../src/storage/record-cache";
-import { signUp, testDeps } from "../helpers";
-import { svc, uploaded, uploadForm } from "./helpers";
+import { NO_VERIFICATION, service, signUp, testDeps } from "../helpers";
+import { laggingReplica } from "../support/replica";
+import { get, md5Etag, STORAGE, svc, uploaded, uploadForm } from "./helpers";
 
 const depsAt = (clock: { now: number }) => testDeps(svc.env, clock);
 
@@ -34,5 +35,79 @@ describe("record cache", () => {
     const session = await signUp(svc);
     await uploaded(uploadForm([{ bytes: "y", metadata: { id } }]), session.accessToken);
     expect((await recentFileWithBucket(deps, id))?.file.id).toBe(id);
+  });
+});
+
+// Downloads answer from a recent record or a nearby replica (src/storage/record-cache.ts). Threat: bytes served under
+// another version's ETag or length, or a deleted file still served, when another isolate changed the file after this
+// one remembered it. Those isolates are played here by changing D1 and R2 directly, as their requests would, without
+// this isolate's `forgetFile`.
+describe("downloads from a recent record", () => {
+  async function cachedFile(bytes: string) {
+    const session = await signUp(svc);
+    const [file] = await uploaded(uploadForm([{ bytes }]), session.accessToken);
+    const first = await get(file!.id, {}, session.accessToken);
+    expect(await first.text()).toBe(bytes);
+    return { session, file: file!, etag: first.headers.get("etag")! };
+  }
+
+  it("serves a file another isolate replaced from its new bytes, with their ETag and length", async () => {
+    const { session, file, etag } = await cachedFile("version one");
+    const row = await env.DB.prepare("SELECT object_key AS key FROM files WHERE id = ?")
+      .bind(file.id)
+      .first<{ key: string }>();
+    const newKey = `${file.bucketId}/${file.id}/${crypto.randomUUID()}`;
+    const bytes = new TextEncoder().encode("version two, longer");
+    const newEtag = await md5Etag(bytes);
+    await env.FILES.put(newKey, bytes);
+    await env.DB.prepare("UPDATE files SET object_key = ?, etag = ?, size = ? WHERE id = ?")
+      .bind(newKey, newEtag, bytes.length, file.id)
+      .run();
+    await env.FILES.delete(row!.key);
+
+    const after = await get(file.id, {}, session.accessToken);
+    expect(after.status).toBe(200);
+    expect(await after.text()).toBe("version two, longer");
+    expect(after.headers.get("etag")).toBe(newEtag);
+    expect(after.headers.get("etag")).not.toBe(etag);
+    expect(after.headers.get("content-length")).toBe(String(bytes.length));
+  });
+
+  it("answers 404 for a file another isolate deleted, and never bytes its record does not describe", async () => {
+    const deleted = await cachedFile("soon gone");
+    const key = async (id: string) =>
+      (await env.DB.prepare("SELECT object_key AS key FROM files WHERE id = ?")
+        .bind(id)
+        .first<{ key: string }>())!.key;
+    const deletedKey = await key(deleted.file.id);
+    await env.DB.prepare("DELETE FROM files WHERE id = ?").bind(deleted.file.id).run();
+    await env.FILES.delete(deletedKey);
+    expect((await get(deleted.file.id, {}, deleted.session.accessToken)).status).toBe(404);
+
+    // Other bytes under the same key (never written by the service): the size gives them away, nothing is sent.
+    const tampered = await cachedFile("twelve bytes");
+    await env.FILES.put(await key(tampered.file.id), "thirteen bytes");
+    expect((await get(tampered.file.id, {}, tampered.session.accessToken)).status).toBe(404);
+  });
+
+  it("reads no record from the primary for downloads", async () => {
+    const replica = await laggingReplica();
+    const routed = service({ ...NO_VERIFICATION, DB: replica.binding });
+    const session = await signUp(svc);
+    const [warm, file] = await uploaded(
+      uploadForm([{ bytes: "warm" }, { bytes: "near" }]),
+      session.accessToken,
+    );
+    // The first request of a configuration reads the signing keys from the primary (src/lib/keys.ts).
+    await routed.request("GET", `${STORAGE}/files/${warm!.id}`, { token: session.accessToken });
+    Object.assign(replica.counts, { primary: 0, replica: 0 });
+    for (let i = 0; i < 3; i++) {
+      const response = await routed.request("GET", `${STORAGE}/files/${file!.id}`, {
+        token: session.accessToken,
+      });
+      expect(await response.text()).toBe("near");
+    }
+    // One replica read, then the record remembered for the next two.
+    expect(replica.counts).toEqual({ primary: 0, replica: 1 });
   });
 });
