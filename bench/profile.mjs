@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PhotonImage } from "@cf-wasm/photon/node";
-import { generateSecrets } from "../scripts/secrets.mjs";
+import { generateSecrets, generateSigningJwk } from "../scripts/secrets.mjs";
 import { applyMigrations, bundle, CONNECTIONS, DURATION, run, workerFromBundle } from "./lib.mjs";
 
 const SCENARIOS = ["user", "refresh", "signin", "verify", "image", "healthz"];
@@ -109,10 +109,15 @@ async function imageVariantUrl(storage, adminSecret) {
 const dir = mkdtempSync(join(tmpdir(), "edge-auth-profile-"));
 bundle(join(dir, "build"));
 const secrets = generateSecrets();
+/** `BENCH_ALG=EdDSA` (or ES256): access tokens signed with it, an RSA key beside for ID tokens, as bench/run.mjs. */
+const alg = process.env.BENCH_ALG ?? "RS256";
 const mf = workerFromBundle(
   dir,
   {
     ...secrets,
+    ...(alg === "RS256"
+      ? {}
+      : { AUTH_JWT_PRIVATE_KEYS: JSON.stringify([generateSigningJwk(alg), generateSigningJwk()]) }),
     AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
     AUTH_RATE_LIMIT_ENABLE: "false",
   },

@@ -55,5 +55,8 @@ export async function firstNearby<Params extends Record<string, unknown>, Row>(
   params: Params,
   bookmark?: string | null,
 ): Promise<Row | undefined> {
-  return (await read.first(nearbyReads(d1, bookmark), params)) ?? read.first(d1, params);
+  // A bookmark D1 will not take (one from a client that is no bookmark D1 ever gave) is not the caller's problem:
+  // the primary answers.
+  const nearby = await read.first(nearbyReads(d1, bookmark), params).catch(() => undefined);
+  return nearby ?? read.first(d1, params);
 }

@@ -111,9 +111,14 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
  * The Hasura claims of contract §5.1. Custom claims (`AUTH_JWT_CUSTOM_CLAIMS`, claim → path such as
  * `metadata.org` or `roles[]`) are resolved against the wire user and never override a built-in claim.
  */
-export function hasuraClaims(user: UserRow, config: Config, extra: HasuraClaims = {}): HasuraClaims {
+/** The claims of an access token; custom ones are read off the User resource (`wire`, when the caller has it). */
+export function hasuraClaims(
+  user: WireUserRow,
+  config: Config,
+  extra: HasuraClaims = {},
+  wire: WireUser = toWireUser(user),
+): HasuraClaims {
   const custom: HasuraClaims = {};
-  const wire = toWireUser(user);
   for (const [claim, path] of Object.entries(config.AUTH_JWT_CUSTOM_CLAIMS)) {
     const value = resolvePath(wire, path);
     if (value !== undefined) custom[`x-hasura-${claim}`] = value;

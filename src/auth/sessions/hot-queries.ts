@@ -47,14 +47,21 @@ export const wireUserById = compileRead<{ id: string }, WireUserRow>(
   WIRE_USER_COLUMNS,
 );
 
+/**
+ * What a refresh needs of its user: the User resource (the answer, and the claims, which are read off it) and
+ * whether the account is disabled. No secret column (password hash, TOTP secret) is read on the hot path.
+ */
+const SESSION_USER_COLUMNS = { ...WIRE_USER_COLUMNS, disabled: users.disabled } as const;
+export type SessionUserRow = Pick<UserRow, keyof typeof SESSION_USER_COLUMNS>;
+
 /** The session, if it is still live, joined with its user's current row. */
-export const liveSessionUser = compileRead<{ sessionId: string; now: number }, UserRow>(
+export const liveSessionUser = compileRead<{ sessionId: string; now: number }, SessionUserRow>(
   query
-    .select(ALL_USER_COLUMNS)
+    .select(SESSION_USER_COLUMNS)
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(
       and(eq(sessions.id, sql.placeholder("sessionId")), gt(sessions.expiresAt, sql.placeholder("now"))),
     ),
-  ALL_USER_COLUMNS,
+  SESSION_USER_COLUMNS,
 );

@@ -6,6 +6,7 @@ import type { Deps } from "../../http/deps";
 import { randomUuid } from "../../lib/crypto";
 import { type HasuraClaims, signAccessToken } from "../../lib/jwt";
 import { hasuraClaims, toWireUser, wireUserSchema } from "../accounts/users";
+import type { WireUserRow } from "./hot-queries";
 import { newLocator, startFamily } from "./token-families";
 
 /** The Session resource of contract §2. */
@@ -43,20 +44,21 @@ export const refreshLifetimeMs = (deps: Deps) => deps.config.AUTH_REFRESH_TOKEN_
 
 export async function buildSession(
   deps: Deps,
-  user: UserRow,
+  user: WireUserRow,
   sessionId: string,
   refreshToken: string,
   now: number,
   extraClaims?: HasuraClaims,
 ): Promise<Session> {
-  const claims = hasuraClaims(user, deps.config, extraClaims);
+  const wire = toWireUser(user);
+  const claims = hasuraClaims(user, deps.config, extraClaims, wire);
   const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId);
   return {
     accessToken,
     accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
     refreshToken,
     refreshTokenId: sessionId,
-    user: toWireUser(user),
+    user: wire,
   };
 }
 
