@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { decodeProtectedHeader } from "jose";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AdminKey } from "../../src/admin/wire";
-import { expectError, NO_VERIFICATION, PASSWORD, service, signUp } from "../helpers";
+import { expectError, NO_VERIFICATION, PASSWORD, SERVER, service, signUp } from "../helpers";
 import { provider } from "../oauth2/support";
 
 const svc = service(NO_VERIFICATION);
@@ -156,6 +156,29 @@ describe("admin API: signing keys", () => {
       "invalid-request",
     );
     // Back to RS256 for the tests after this one.
+    expect((await rotate()).alg).toBe("RS256");
+  });
+
+  it("rotates to the algorithm picked in the console's form", async () => {
+    const origin = new URL(SERVER).origin;
+    const post = (path: string, values: Record<string, string>, cookie?: string) =>
+      svc.request("POST", `/admin/console${path}`, {
+        body: new URLSearchParams(values).toString(),
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          origin,
+          ...(cookie ? { cookie } : {}),
+        },
+      });
+    const login = await post("/login", { secret: String(env.AUTH_ADMIN_SECRET) });
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const page = await (await svc.request("GET", "/admin/console/keys", { headers: { cookie } })).text();
+    expect(page).toContain('<option value="EdDSA">EdDSA</option>');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    expect((await post("/keys/rotate", { csrf, alg: "ES256" }, cookie)).status).toBe(303);
+    const signing = (await listKeys()).find((key) => key.status === "signing")!;
+    expect(signing).toMatchObject({ alg: "ES256", kty: "EC", crv: "P-256" });
+    expect(decodeProtectedHeader((await signUp(svc)).accessToken).alg).toBe("ES256");
     expect((await rotate()).alg).toBe("RS256");
   });
 

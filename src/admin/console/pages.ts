@@ -69,6 +69,12 @@ const STYLE = `
     dl.detail { display: block; }
     dl.detail dt { font-weight: 600; }
     dl.detail dd { margin: 0 0 .3rem; }
+    /* Tables whose cells are long and unbreakable (key ids): one card per row, each cell under its label. */
+    table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; }
+    table.cards thead { display: none; }
+    table.cards tr { border-bottom: 1px solid var(--line); padding: .4rem 0; }
+    table.cards td { border: 0; padding: .15rem .25rem; }
+    table.cards td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   }
 `;
 
@@ -225,9 +231,9 @@ previous algorithm keep verifying with their own key. ID tokens of the OAuth2 se
           html`<option value="${alg}"${alg === keys.find((key) => key.status === "signing")?.alg ? " selected" : ""}>${alg}</option>`,
       )}</select></label> `,
     )}</div>
-<table><thead><tr><th>Key id</th><th>Algorithm</th><th>Status</th><th>Source</th><th>Created</th><th></th></tr></thead><tbody>${keys.map(
+<table class="cards"><thead><tr><th>Key id</th><th>Algorithm</th><th>Status</th><th>Source</th><th>Created</th><th></th></tr></thead><tbody>${keys.map(
       (key) =>
-        html`<tr><td><code>${key.kid}</code></td><td>${key.alg}${key.signsIdTokens && key.status !== "signing" ? html` <span class="badge">ID tokens</span>` : ""}</td><td>${key.status === "signing" ? html`<span class="badge on">signing</span>` : html`<span class="badge">published</span>`}</td><td>${key.source === "config" ? "AUTH_JWT_PRIVATE_KEYS" : "rotated here"}</td><td>${when(key.createdAt)}</td><td>${
+        html`<tr><td data-label="Key id"><code>${key.kid}</code></td><td data-label="Algorithm">${key.alg}${key.signsIdTokens && key.status !== "signing" ? html` <span class="badge">ID tokens</span>` : ""}</td><td data-label="Status">${key.status === "signing" ? html`<span class="badge on">signing</span>` : html`<span class="badge">published</span>`}</td><td data-label="Source">${key.source === "config" ? "AUTH_JWT_PRIVATE_KEYS" : "rotated here"}</td><td data-label="Created">${when(key.createdAt)}</td><td>${
           key.status === "published" && key.source === "admin" && !key.signsIdTokens
             ? action(
                 chrome,
