@@ -131,6 +131,28 @@ export function floorWorker() {
   );
 }
 
+/**
+ * autocannon options for refreshes that really rotate: each request takes a live refresh token from `pool` and its
+ * answer puts the successor back (autocannon resets per-client context between requests, so the pool is shared).
+ * `onFailure(status, body)` hears of any answer that is not a 200.
+ */
+export function rotatingRefresh(base, pool, onFailure = () => {}) {
+  return {
+    url: `${base}/token`,
+    requests: [
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
+        onResponse: (status, body) => {
+          if (status === 200) pool.push(JSON.parse(body).refreshToken);
+          else onFailure(status, body);
+        },
+      },
+    ],
+  };
+}
+
 export async function applyMigrations(mf) {
   const db = await mf.getD1Database("DB");
   for (const file of readdirSync("migrations")

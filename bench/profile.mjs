@@ -10,7 +10,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PhotonImage } from "@cf-wasm/photon/node";
 import { generateSecrets, generateSigningJwk } from "../scripts/secrets.mjs";
-import { applyMigrations, bundle, CONNECTIONS, DURATION, run, workerFromBundle } from "./lib.mjs";
+import {
+  applyMigrations,
+  bundle,
+  CONNECTIONS,
+  DURATION,
+  rotatingRefresh,
+  run,
+  workerFromBundle,
+} from "./lib.mjs";
 
 const SCENARIOS = ["user", "refresh", "signin", "verify", "image", "healthz"];
 const asked = process.argv[2] ?? "user";
@@ -159,19 +167,7 @@ try {
       image: async () => ({
         url: await imageVariantUrl(`${url.origin}/storage/v1`, secrets.AUTH_ADMIN_SECRET),
       }),
-      refresh: {
-        url: `${base}/token`,
-        requests: [
-          {
-            method: "POST",
-            headers: json,
-            setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-            onResponse: (status, body) => {
-              if (status === 200) pool.push(JSON.parse(body).refreshToken);
-            },
-          },
-        ],
-      },
+      refresh: rotatingRefresh(base, pool),
     })[scenario];
 
   process.stderr.write("connecting the inspector\n");

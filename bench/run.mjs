@@ -13,6 +13,7 @@ import {
   failOnUnexpectedAnswers,
   floorWorker,
   printTable,
+  rotatingRefresh,
   run,
   workerFromBundle,
 } from "./lib.mjs";
@@ -84,20 +85,9 @@ function sessionScenarios({ base, session, pool }, suffix) {
     ],
     [
       `refresh (rotating): POST /token${suffix}`,
-      {
-        url: `${base}/token`,
-        requests: [
-          {
-            method: "POST",
-            headers: json,
-            setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-            onResponse: (status, body) => {
-              if (status === 200) pool.push(JSON.parse(body).refreshToken);
-              else if (refreshFailures++ === 0) process.stderr.write(`refresh failed: ${status} ${body}\n`);
-            },
-          },
-        ],
-      },
+      rotatingRefresh(base, pool, (status, body) => {
+        if (refreshFailures++ === 0) process.stderr.write(`refresh failed: ${status} ${body}\n`);
+      }),
     ],
   ];
 }
