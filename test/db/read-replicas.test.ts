@@ -6,6 +6,8 @@
 // - a row just written is never missing: sign-up then `GET /user`, sign-in then refresh, at once;
 // - a replica's lag never lets a revoked session refresh: sign-out everywhere and a password change end the other
 //   sessions at once, though the replica still has their rows.
+
+import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
@@ -82,6 +84,36 @@ describe("reads near the user", () => {
       headers: { "x-d1-bookmark": "'; DROP TABLE users; --" },
     });
     expect(odd.status).toBe(200);
+  });
+
+  it("answers from the primary when D1 will not take a client's bookmark", async () => {
+    // A bookmark of the right shape that D1 never gave (far in the future). Local D1 takes it; a D1 that refuses it
+    // (played here by a binding whose session for it fails) must not turn the session check into a 500.
+    const future = `ffffffff-ffffffff-ffffffff-${"f".repeat(32)}`;
+    const refusing = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "withSession") {
+          return (constraint?: string) =>
+            constraint === future
+              ? {
+                  prepare: () => {
+                    throw new Error("D1_ERROR: bookmark not valid");
+                  },
+                }
+              : target.withSession(constraint);
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const svc = service({ ...SETTINGS, DB: refusing });
+    const session = await signUp(svc);
+    const response = await svc.request("GET", "/user", {
+      token: session.accessToken,
+      headers: { "x-d1-bookmark": future },
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { id: string }).id).toBe(session.user.id);
   });
 
   it("gives an anonymous user who registers their new claims at the next refresh", async () => {
