@@ -18,7 +18,6 @@ export async function listKeys(deps: Deps): Promise<AdminKey[]> {
   const createdAt = new Map(rows.map((row) => [row.kid, row.createdAt]));
   return keys.jwks.map((jwk) => ({
     ...jwk,
-    kty: jwk.kty as AdminKey["kty"],
     signsIdTokens: jwk.kid === keys.idTokenSigner.kid,
     createdAt: createdAt.has(jwk.kid) ? new Date(createdAt.get(jwk.kid)!).toISOString() : null,
     status: jwk.kid === keys.signer.kid ? "signing" : "published",
@@ -53,7 +52,6 @@ export async function rotateKey(deps: Deps, alg: SigningAlgorithm = "RS256"): Pr
   return {
     kid,
     ...publicJwk,
-    kty: publicJwk.kty as AdminKey["kty"],
     alg,
     use: "sig",
     signsIdTokens: idTokenSigner.kid === kid,

@@ -1,3 +1,5 @@
+import { drizzle } from "drizzle-orm/d1";
+
 /**
  * D1 read replication through the Sessions API (docs/decisions.md, "Reads near the user"). A query on the binding
  * itself goes to the primary, as every write and every read that must see a write does. A session may be served by
@@ -13,6 +15,15 @@ const BOOKMARK_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
 export function isBookmark(value: string | null | undefined): value is string {
   return typeof value === "string" && BOOKMARK_SHAPE.test(value);
+}
+
+/**
+ * Drizzle over `nearbyReads` for a read the hot-path compiled reads (compiled-read.ts) do not cover. No schema: built
+ * per request, it costs well under a microsecond. Drizzle's D1 driver calls only `prepare` and `batch`, which a
+ * session has like the binding.
+ */
+export function nearbyDrizzle(d1: D1Database, bookmark?: string | null) {
+  return drizzle(nearbyReads(d1, bookmark) as unknown as D1Database);
 }
 
 /** Whatever can run a statement: the binding (the primary) or a session (maybe a replica). */

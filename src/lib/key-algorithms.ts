@@ -12,9 +12,11 @@ export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 export const DEFAULT_ALGORITHM: SigningAlgorithm = "RS256";
 
 /** A published key as the JWKS shows it: RSA (`n`, `e`), EC P-256 (`crv`, `x`, `y`) or OKP Ed25519 (`crv`, `x`). */
+export type KeyType = "RSA" | "EC" | "OKP";
+
 export interface PublicJwk {
   kid: string;
-  kty: string;
+  kty: KeyType;
   alg: SigningAlgorithm;
   use: "sig";
   n?: string;

@@ -4,7 +4,6 @@ import type { Config } from "../config";
 import { ConfigError } from "../errors";
 import { decrypt } from "./crypto";
 import {
-  algorithmOf,
   importKey,
   type PublicJwk,
   privateJwkSchema,
@@ -175,33 +174,37 @@ async function storedKeys(config: Config, nearby: boolean): Promise<StoredKeyRow
  */
 async function loadKeySet(config: Config, nearby: boolean): Promise<KeySet> {
   const [fromConfig, stored] = await Promise.all([configuredKeys(config), storedKeys(config, nearby)]);
+  const storedEntries = stored.map((row) => ({
+    row,
+    publicJwk: publicJwkOf(row.kid, JSON.parse(row.public_jwk)),
+  }));
   const verifyKeys: KeySet["verifyKeys"] = new Map();
-  const jwks: PublicJwk[] = [];
-  const rsaSigners: (() => Promise<Signer>)[] = [];
-  for (const row of stored) {
-    const publicJwk = publicJwkOf(row.kid, JSON.parse(row.public_jwk));
+  for (const { row, publicJwk } of storedEntries) {
     verifyKeys.set(row.kid, { alg: publicJwk.alg, key: await publicKeyOf(row) });
-    jwks.push(publicJwk);
-    if (publicJwk.alg === "RS256") {
-      rsaSigners.push(async () => ({ kid: row.kid, alg: "RS256", key: await signingKeyOf(config, row) }));
-    }
   }
-  for (const { kid, alg, key, publicJwk, verifyKey } of fromConfig) {
-    verifyKeys.set(kid, { alg, key: verifyKey });
-    jwks.push(publicJwk);
-    if (alg === "RS256") rsaSigners.push(async () => ({ kid, alg, key }));
+  for (const { kid, alg, verifyKey } of fromConfig) verifyKeys.set(kid, { alg, key: verifyKey });
+  const jwks = [
+    ...storedEntries.map(({ publicJwk }) => publicJwk),
+    ...fromConfig.map(({ publicJwk }) => publicJwk),
+  ];
+
+  /** A stored key as a signer (its private half is opened once per kid). */
+  const storedSigner = async ({ row, publicJwk }: (typeof storedEntries)[number]): Promise<Signer> => ({
+    kid: row.kid,
+    alg: publicJwk.alg,
+    key: await signingKeyOf(config, row),
+  });
+  const signing = storedEntries.find(({ row }) => row.status === "signing");
+  const [firstConfigured] = fromConfig;
+  if (!signing && !firstConfigured) {
+    throw new ConfigError("invalid configuration: AUTH_JWT_PRIVATE_KEYS holds no key");
   }
-  const storedSigner = stored.find((row) => row.status === "signing");
-  let signer: Signer;
-  if (storedSigner) {
-    const alg = algorithmOf(JSON.parse(storedSigner.public_jwk))!;
-    signer = { kid: storedSigner.kid, alg, key: await signingKeyOf(config, storedSigner) };
-  } else {
-    const [first] = fromConfig;
-    if (!first) throw new ConfigError("invalid configuration: AUTH_JWT_PRIVATE_KEYS holds no key");
-    signer = { kid: first.kid, alg: first.alg, key: first.key };
-  }
-  const idTokenSigner = signer.alg === "RS256" ? signer : rsaSigners[0] ? await rsaSigners[0]() : signer;
+  const signer = signing ? await storedSigner(signing) : firstConfigured!;
+  if (signer.alg === "RS256") return { signer, idTokenSigner: signer, verifyKeys, jwks };
+  // Newest RSA key: stored keys come newest first, then the configured ones.
+  const storedRsa = storedEntries.find(({ publicJwk }) => publicJwk.alg === "RS256");
+  const configuredRsa = fromConfig.find(({ alg }) => alg === "RS256");
+  const idTokenSigner = storedRsa ? await storedSigner(storedRsa) : (configuredRsa ?? signer);
   return { signer, idTokenSigner, verifyKeys, jwks };
 }
 

@@ -1,5 +1,4 @@
-import { drizzle } from "drizzle-orm/d1";
-import { nearbyReads } from "../db/replica";
+import { nearbyDrizzle } from "../db/replica";
 import type { Deps } from "../http/deps";
 import { type FileWithBucket, findFileWithBucket } from "./records";
 
@@ -42,8 +41,7 @@ export async function currentFileWithBucket(deps: Deps, id: string): Promise<Fil
 export async function recentFileWithBucket(deps: Deps, id: string): Promise<FileWithBucket | undefined> {
   const entry = entries.get(id);
   if (entry && entry.expires > deps.now()) return entry.record;
-  // Drizzle over the request's replica session: no schema, so building it costs nothing measurable.
-  const nearby = await findFileWithBucket(drizzle(nearbyReads(deps.env.DB) as unknown as D1Database), id);
+  const nearby = await findFileWithBucket(nearbyDrizzle(deps.env.DB), id);
   if (nearby?.file.isUploaded) {
     remember(id, nearby, deps.now());
     return nearby;

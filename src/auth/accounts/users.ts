@@ -109,9 +109,9 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
 
 /**
  * The Hasura claims of contract §5.1. Custom claims (`AUTH_JWT_CUSTOM_CLAIMS`, claim → path such as
- * `metadata.org` or `roles[]`) are resolved against the wire user and never override a built-in claim.
+ * `metadata.org` or `roles[]`) are resolved against the wire user (`wire`, when the caller has built it already)
+ * and never override a built-in claim.
  */
-/** The claims of an access token; custom ones are read off the User resource (`wire`, when the caller has it). */
 export function hasuraClaims(
   user: WireUserRow,
   config: Config,

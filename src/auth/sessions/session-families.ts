@@ -179,12 +179,12 @@ export class SessionFamilies extends DurableObject<Env> {
   /**
    * The family's user wrote to their own row (docs/decisions.md, "Reads near the user"): the family's next refreshes
    * read D1 at least this fresh. Bookmarks only move forward (they are fixed-width hex, so text order is their order).
-   * Returns whether the family exists here.
+   * A family this object does not hold (expired, or a legacy session) gets nothing.
    */
-  raiseBookmark(family: string, bookmark: string): boolean {
-    if (!this.hasTables()) return false;
+  raiseBookmark(family: string, bookmark: string): void {
+    if (!this.hasTables()) return;
     const known = this.sql.exec("SELECT 1 FROM families WHERE id = ?", family).toArray().length > 0;
-    if (!known) return false;
+    if (!known) return;
     if (!this.hasBookmarks()) {
       this.sql.exec("CREATE TABLE IF NOT EXISTS bookmarks (family TEXT PRIMARY KEY, bookmark TEXT NOT NULL)");
       this.bookmarks = true;
@@ -194,7 +194,6 @@ export class SessionFamilies extends DurableObject<Env> {
       family,
       bookmark,
     );
-    return true;
   }
 
   /** Families whose newest token has expired are forgotten, with every token hash of theirs. */

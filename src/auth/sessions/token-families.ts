@@ -101,7 +101,7 @@ export function raiseFamilyBookmark(
   locator: string,
   family: string,
   bookmark: string,
-): Promise<boolean> {
+): Promise<void> {
   return familiesAt(deps, locator).raiseBookmark(family, bookmark);
 }
 
