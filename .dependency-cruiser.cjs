@@ -1,13 +1,21 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
-// admin, storage) over shared plumbing (http, rate-limits, audit, mail, sms, openapi, db, lib and the top-level
-// errors, env and config). `src/index.ts` and `src/app.ts` compose them and may import anything.
+// admin, storage) over shared plumbing (http, rate-limits, audit, mail, sms, openapi, token-families, db, lib and the
+// top-level errors, env and config). `src/index.ts` and `src/app.ts` compose them and may import anything.
 const FEATURES = "^src/(auth|oauth2|providers|admin|storage)/";
-const PLUMBING = "^src/(http|rate-limits|audit|mail|sms|openapi|db|lib)/|^src/(errors|env|config)\\.ts$";
+const PLUMBING =
+  "^src/(http|rate-limits|audit|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
+// Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
+// drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
+const FOLDERS_WITH_SUBFOLDERS = "^src/(auth|oauth2|providers|admin|storage|token-families)/";
 // Plumbing from the bottom up: a layer imports (at run time) only the layers below it.
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
   ["^src/lib/", "lib: pure helpers (crypto, keys, passwords, redirects) over errors and the config type"],
   ["^src/db/", "db: the schema, the client and housekeeping, over lib"],
+  [
+    "^src/token-families/",
+    "token families: refresh-token rotation for sessions and OAuth2 grants, over db and lib",
+  ],
   ["^src/(mail|sms|audit)/", "outbound messages and the audit log, over db and lib"],
   ["^src/rate-limits/", "rate limits: buckets, the RateLimiter object and their middleware"],
   ["^src/config\\.ts$", "config: parses every setting once, with the mail, rate-limit and provider parsers"],
@@ -56,17 +64,51 @@ module.exports = {
     {
       name: "feature-uses-public-surface",
       comment:
-        "A feature uses another only through its index.ts (core auth: one per sub-feature), so a change inside one starts and ends there",
+        "A feature uses another only through its index.ts, so a change inside one starts and ends there",
       severity: "error",
       from: { path: FEATURES },
       to: {
         path: FEATURES,
-        pathNot: [
-          "^src/$1/",
-          "^src/auth/[^/]+/index\\.ts$",
-          "^src/(oauth2|providers|admin|storage)/index\\.ts$",
-        ],
+        pathNot: ["^src/$1/", "^src/(auth|oauth2|providers|admin|storage)/index\\.ts$"],
       },
+    },
+    {
+      name: "sub-folders-meet-through-their-index",
+      comment:
+        "A sub-folder uses another sub-folder of the same folder only through that one's index.ts (what it offers the others); the files at the folder's root are the core they share",
+      severity: "error",
+      from: { path: `${FOLDERS_WITH_SUBFOLDERS}([^/]+)/` },
+      to: {
+        path: "^src/$1/[^/]+/",
+        pathNot: ["^src/$1/$2/", "^src/$1/[^/]+/index\\.ts$"],
+      },
+    },
+    {
+      name: "auth-core-below-its-sub-folders",
+      comment:
+        "The files at src/auth/'s root are the core its sub-folders share (users, new users, sessions, completing a sign-in): they never import a sub-folder, only index.ts and core-routes.ts compose them",
+      severity: "error",
+      from: { path: "^src/auth/[^/]+\\.ts$", pathNot: "^src/auth/(index|core-routes)\\.ts$" },
+      to: { path: "^src/auth/[^/]+/" },
+    },
+    {
+      name: "plumbing-uses-token-families-surface",
+      comment:
+        "Refresh-token rotation is used through its index.ts; the legacy drawer through legacy/index.ts, so it can go in one move (docs/operations.md)",
+      severity: "error",
+      from: { pathNot: "^src/token-families/" },
+      to: {
+        path: "^src/token-families/",
+        pathNot: ["^src/token-families/index\\.ts$", "^src/token-families/legacy/index\\.ts$"],
+      },
+    },
+    {
+      name: "nothing-depends-on-the-legacy-drawer",
+      comment:
+        "Token families never use their legacy drawer: deleting src/token-families/legacy/ leaves them whole",
+      severity: "error",
+      from: { path: "^src/token-families/(?!legacy/)" },
+      to: { path: "^src/token-families/legacy/" },
     },
     ...layerRules,
   ],

@@ -113,7 +113,7 @@ export default defineConfig({
           // One workerd per worker, reused across files: per-file start-up was most of the suite's time.
           isolate: false,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/compat/**", ...NEEDS_OWN_STORAGE],
+          exclude: ["test/compat/**", "test/tooling/**", ...NEEDS_OWN_STORAGE],
           setupFiles: ["./test/apply-migrations.ts"],
           // A real SMTP server on loopback for the SMTP transport's tests.
           globalSetup: ["./test/fakes/smtp-sink.ts"],
@@ -126,6 +126,14 @@ export default defineConfig({
           name: "workers-own-storage",
           include: NEEDS_OWN_STORAGE,
           setupFiles: ["./test/apply-migrations.ts"],
+        },
+      },
+      {
+        test: {
+          // The project's own tools (the lint's rules) checked as processes, in Node.
+          name: "tooling",
+          include: ["test/tooling/**/*.test.ts"],
+          environment: "node",
         },
       },
       {

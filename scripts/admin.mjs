@@ -1,8 +1,9 @@
 // `npm run admin -- <command>`: a small command line over the admin API (contract §10) of a running service.
-// Locally it talks to `npm start`'s server (its PORT) with the admin secret from .dev.vars; against a deployment, set
-// AUTH_URL (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts.
+// Locally it talks to `npm start`'s server with the admin secret from .dev.vars: the one `npm start` recorded in
+// .wrangler/ while it runs, else the one of PORT (environment, then .dev.vars). Against a deployment, set AUTH_URL
+// (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts. Every error names the URL called.
 import { parseArgs } from "node:util";
-import { localUrls, readDevVars } from "./local.mjs";
+import { localUrls, readDevVars, readRunning } from "./local.mjs";
 
 const COMMON = {
   server: { type: "string" },
@@ -203,11 +204,30 @@ const COMMANDS = {
   },
 };
 
+/**
+ * The local server: the port given in the environment (PORT), else the one a running `npm start` recorded, else the
+ * one of .dev.vars (PORT there, or 8787). Its URLs are those `npm start` built for that port.
+ */
+function localServer() {
+  if (!process.env.PORT) {
+    const running = readRunning();
+    if (running)
+      return { auth: running.auth.replace(/\/$/, ""), how: `npm start is running on port ${running.port}` };
+  }
+  try {
+    return { auth: localUrls().auth, how: null };
+  } catch (error) {
+    console.error(`admin: ${error.message}`);
+    process.exit(2);
+  }
+}
+
 const COMMON_HELP = `Options of every command:
-  --server <url>   the auth API (default: AUTH_URL, else the local server of npm start, ${localUrls().auth})
+  --server <url>   the auth API (default: AUTH_URL, else the local server of npm start, ${localServer().auth})
   --json           print the API's answer as JSON (for scripts)
   --help           this help, or a command's: npm run admin -- <command> --help
-Environment: AUTH_URL (the server), ADMIN_SECRET (else the local .dev.vars secret, for the local server only).`;
+Environment: AUTH_URL (the server), ADMIN_SECRET (else the local .dev.vars secret, for the local server only),
+PORT (the local server's port, when npm start is not running or runs more than once).`;
 
 function overview() {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
@@ -239,7 +259,7 @@ const cell = (value) =>
 
 /** What every command uses: the server, the secret, the calls, and printing. */
 function context(name, values) {
-  const local = localUrls();
+  const local = localServer();
   const server = (values.server ?? process.env.AUTH_URL ?? local.auth).replace(/\/$/, "");
   const fail = (message, code = 1) => {
     console.error(`admin: ${message}`);
@@ -254,13 +274,15 @@ function context(name, values) {
       if (server !== local.auth)
         fail(`set ADMIN_SECRET for ${server} (the local .dev.vars secret is for ${local.auth})`);
       const secret = readDevVars().AUTH_ADMIN_SECRET;
-      if (!secret) fail("no AUTH_ADMIN_SECRET in .dev.vars: run `npm start` first, or set ADMIN_SECRET");
+      if (!secret)
+        fail(`no AUTH_ADMIN_SECRET in .dev.vars for ${server}: run \`npm start\` first, or set ADMIN_SECRET`);
       return secret;
     },
     async call(method, path, body) {
+      const url = `${server}/admin${path}`;
       let response;
       try {
-        response = await fetch(`${server}/admin${path}`, {
+        response = await fetch(url, {
           method,
           headers: {
             "x-hasura-admin-secret": cli.secret(),
@@ -270,7 +292,9 @@ function context(name, values) {
         });
       } catch {
         fail(
-          `cannot reach ${server}: is the service running (npm start)? Another server: --server or AUTH_URL`,
+          `cannot reach ${url}: is the service running (npm start)? Another server: --server or AUTH_URL${
+            server === local.auth && !local.how ? ", or PORT for another local port" : ""
+          }`,
         );
       }
       const text = await response.text();
@@ -279,8 +303,15 @@ function context(name, values) {
         answer = text ? JSON.parse(text) : null;
       } catch {}
       if (!response.ok) {
+        const refused =
+          response.status === 401
+            ? process.env.ADMIN_SECRET
+              ? `\nThe server refused ADMIN_SECRET: is ${server} the server it belongs to?`
+              : `\nThe server refused the admin secret of .dev.vars: is ${server} the server of this checkout's npm start${local.how ? ` (${local.how})` : ""}? Another server: --server or AUTH_URL with ADMIN_SECRET`
+            : "";
         fail(
-          `${method} ${path}: ${response.status} ${answer?.error ?? ""} ${answer?.message ?? text.slice(0, 200)}`.trim(),
+          `${method} ${url}: ${response.status} ${answer?.error ?? ""} ${answer?.message ?? text.slice(0, 200)}`.trim() +
+            refused,
         );
       }
       return answer;

@@ -1,6 +1,7 @@
 // What the local scripts (`npm start`, `npm run admin`, `npm run reset`) agree on: the git-ignored .dev.vars with the
 // development secrets and switches, and the one setting that moves the local server, PORT.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "./secrets.mjs";
 
 export const DEV_VARS = ".dev.vars";
@@ -73,4 +74,41 @@ export function localUrls(port = localPort(), devVars = readDevVars()) {
     /** Whether the URLs were derived from the port (and must be handed to wrangler dev with --var). */
     derived: { auth: !devVars.AUTH_SERVER_URL, storage: !devVars.STORAGE_SERVER_URL },
   };
+}
+
+/**
+ * Where a running `npm start` says which server it started (port and URLs), for `npm run admin` to find it when
+ * nothing names a server. Under the git-ignored .wrangler/, beside the local state it serves; removed on exit.
+ */
+export const RUNNING_FILE = join(".wrangler", "edge-auth-running.json");
+
+/** Records the server this process started (`npm start`). */
+export function recordRunning(details) {
+  mkdirSync(dirname(RUNNING_FILE), { recursive: true });
+  writeFileSync(RUNNING_FILE, `${JSON.stringify({ pid: process.pid, ...details }, null, 2)}\n`);
+}
+
+/** Forgets it, unless another `npm start` has recorded itself since. */
+export function forgetRunning() {
+  try {
+    if (JSON.parse(readFileSync(RUNNING_FILE, "utf8")).pid === process.pid) rmSync(RUNNING_FILE);
+  } catch {}
+}
+
+/** The server a running `npm start` recorded, or null (none, or its process is gone: a file left by a crash). */
+export function readRunning() {
+  let running;
+  try {
+    running = JSON.parse(readFileSync(RUNNING_FILE, "utf8"));
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(running?.pid) || typeof running.auth !== "string") return null;
+  try {
+    process.kill(running.pid, 0);
+  } catch (error) {
+    // EPERM: the process exists but is another user's.
+    if (error.code !== "EPERM") return null;
+  }
+  return running;
 }

@@ -40,6 +40,9 @@ export const DEVELOPMENT_VARS = {
   AUTH_OAUTH2_PROVIDER_ENABLED: "true",
   // MCP hosts and CLIs register themselves (RFC 7591) on a local server; production keeps the default, off.
   AUTH_OAUTH2_PROVIDER_REGISTRATION: "open",
+  // Client ID metadata documents (and later webhooks, IdP metadata) served by a program on this machine: loopback
+  // http is fetched while AUTH_SERVER_URL is itself local (contract §1's outbound-URL policy); production refuses it.
+  AUTH_OUTBOUND_ALLOW_LOCAL: "true",
 };
 
 /** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */

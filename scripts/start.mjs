@@ -2,22 +2,53 @@
 // run), the local D1 migrations, then `wrangler dev` with both Workers (the service and the image transformer) and
 // local D1, KV, R2 and Durable Objects. PORT (environment, .dev.vars, or `npm start -- --port N`) moves the server and
 // every URL built from it. wrangler's own start-up output is kept back unless something fails; once the service
-// answers, one block says where everything is.
+// answers, one block says where everything is, and .wrangler/ records the server for `npm run admin` until it stops.
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { lookup } from "node:dns/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
-import { DEV_VARS, ensureDevVars, localPort, localUrls, readDevVars } from "./local.mjs";
+import {
+  DEV_VARS,
+  ensureDevVars,
+  forgetRunning,
+  localPort,
+  localUrls,
+  readDevVars,
+  recordRunning,
+} from "./local.mjs";
 
 const WRANGLER = join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
+/** Where wrangler dev listens unless told otherwise (its default `ip`). */
+const HOST = process.platform === "win32" ? "127.0.0.1" : "localhost";
+
+/** wrangler dev, once started: stopped with this script, whatever stops it. */
+let child = null;
 
 function fail(message, output = "") {
+  if (child && child.exitCode === null) child.kill();
   if (output) process.stderr.write(output);
   console.error(`start: ${message}`);
   process.exit(1);
 }
 
-const added = ensureDevVars();
-if (added.length > 0)
-  console.log(`start: wrote development secrets and switches to ${DEV_VARS} (${added.length} values)`);
+/**
+ * Whether another program holds the port where wrangler would listen: a test server bound to each address of HOST
+ * (wrangler's own check would come after its start-up, and a server already there would answer the readiness probe).
+ */
+async function portTaken(port) {
+  const addresses = await lookup(HOST, { all: true }).catch(() => [{ address: "127.0.0.1" }]);
+  for (const { address } of addresses) {
+    const taken = await new Promise((resolve) => {
+      const server = createServer();
+      server.once("error", (error) => resolve(error.code === "EADDRINUSE" || error.code === "EACCES"));
+      server.listen({ port, host: address, exclusive: true }, () => server.close(() => resolve(false)));
+    });
+    if (taken) return true;
+  }
+  return false;
+}
+
 const devVars = readDevVars();
 let port;
 try {
@@ -25,7 +56,16 @@ try {
 } catch (error) {
   fail(error.message);
 }
-const urls = localUrls(port, devVars);
+if (await portTaken(port)) {
+  let free = port + 1;
+  while (free <= 65535 && (await portTaken(free))) free++;
+  fail(`port ${port} is taken: PORT=${free} npm start`);
+}
+
+const added = ensureDevVars();
+if (added.length > 0)
+  console.log(`start: wrote development secrets and switches to ${DEV_VARS} (${added.length} values)`);
+const urls = localUrls(port, readDevVars());
 
 const migration = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local"], {
   encoding: "utf8",
@@ -36,12 +76,16 @@ if (migration.status !== 0) fail("applying the local D1 migrations failed (above
 const applied = /About to apply (\d+) migration/.exec(migrationOutput)?.[1];
 console.log(`start: local database ${applied ? `migrated (${applied} new migrations)` : "up to date"}`);
 
-// The URLs follow the port unless .dev.vars names them itself.
+// The URLs follow the port unless .dev.vars names them itself. START_ID tells this start's server from any other
+// that might answer on the port (the readiness probe below).
+const startId = randomUUID();
 const vars = [
+  "--var",
+  `DEV_START_ID:${startId}`,
   ...(urls.derived.auth ? ["--var", `AUTH_SERVER_URL:${urls.auth}`] : []),
   ...(urls.derived.storage ? ["--var", `STORAGE_SERVER_URL:${urls.storageServer}`] : []),
 ];
-const child = spawn(
+child = spawn(
   process.execPath,
   [
     WRANGLER,
@@ -66,34 +110,43 @@ for (const stream of [child.stdout, child.stderr]) {
     else heldBack += chunk;
   });
 }
+process.on("exit", forgetRunning);
 child.on("exit", (code) => {
+  forgetRunning();
   if (!ready) fail(`wrangler dev stopped before the service answered (exit ${code})`, heldBack);
   process.exit(code ?? 0);
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 
-async function answers(url) {
-  try {
-    return (await fetch(url)).ok;
-  } catch {
-    return false;
-  }
-}
+/** The server on this machine's port, whatever public URL .dev.vars gives it. */
+const local = `http://${HOST}:${port}${devVars.AUTH_API_PREFIX || "/auth/v1"}`;
 
-async function about() {
+/**
+ * Whether the service answering is the one this start launched: its wrangler still runs and /dev/about repeats the
+ * START_ID handed to it. Without /dev/about (a development server whose AUTH_SERVER_URL is not on loopback), a
+ * healthy answer has to do: the port was free before wrangler started.
+ */
+async function ours() {
+  if (child.exitCode !== null) return null;
   try {
-    return await (await fetch(`${urls.auth}/dev/about`)).json();
-  } catch {
-    return null;
-  }
+    const about = await fetch(`${local}/dev/about`);
+    if (about.ok) {
+      const info = await about.json();
+      return info?.startId === startId ? info : null;
+    }
+    if (about.status === 404 && (await fetch(`${local}/healthz`)).ok)
+      return child.exitCode === null ? {} : null;
+  } catch {}
+  return null;
 }
 
 const deadline = Date.now() + 120_000;
-while (!(await answers(`${urls.auth}/healthz`))) {
+let info = await ours();
+while (!info) {
   if (Date.now() > deadline) fail("the service did not answer within two minutes", heldBack);
   await new Promise((resolve) => setTimeout(resolve, 250));
+  info = await ours();
 }
-const info = await about();
 const lines = [
   "",
   `edge-auth is running on port ${port} (local D1, KV, R2 and Durable Objects in .wrangler/state)`,
@@ -103,7 +156,7 @@ const lines = [
   `  mail inbox    ${urls.auth}/dev/inbox`,
   `  admin console ${urls.auth}/admin/console  (secret: npm run admin -- secret)`,
 ];
-if (info) {
+if (info.corsOrigins) {
   lines.push(
     `  front-ends    ${info.corsOrigins.join(", ") || "none"} may call the APIs from a browser;`,
     "                add yours to AUTH_CORS_ORIGINS in .dev.vars (comma-separated), then restart",
@@ -117,5 +170,6 @@ if (info) {
   }
 }
 lines.push("Logs follow; Ctrl-C stops.", "");
+recordRunning({ port, auth: urls.auth, storage: urls.storage, startedAt: new Date().toISOString() });
 console.log(lines.join("\n"));
 ready = true;

@@ -30,7 +30,8 @@ const list = (fallback: string[] = []) =>
 
 /**
  * What Turnstile can guard, by name (`AUTH_TURNSTILE_ENDPOINTS`; each is also the widget `action` the built-in page
- * uses): `signup` every sign-up, `passwordless` every mail or SMS sign-in send, `password-reset` the reset mail,
+ * uses): `signup` every request that can create a user (src/http/sign-up-gate.ts), `passwordless` every mail or SMS
+ * sign-in send, `password-reset` the reset mail,
  * `signin` email and password, `oauth2-registration` dynamic client registration.
  */
 export const TURNSTILE_ENDPOINTS = [
@@ -159,6 +160,16 @@ export const configSchema = z.object({
   AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL: seconds(7_776_000),
   /** The resources (RFC 8707) tokens may be bound to; empty: the storage API's URL. */
   AUTH_OAUTH2_PROVIDER_RESOURCES: list(),
+  /**
+   * Client ID metadata documents (contract §3.6): `on` or `off`; unset: on exactly where registration is `open`, since
+   * a document is a registration by another name (resolved in getConfig).
+   */
+  AUTH_OAUTH2_PROVIDER_CLIENT_ID_DOCUMENTS: z.enum(["on", "off"]).optional(),
+  /**
+   * Outbound URLs (contract §1): loopback hosts, over http too, for URLs the service fetches on someone else's say-so;
+   * heeded only while AUTH_SERVER_URL is itself local (development and tests), ignored anywhere else.
+   */
+  AUTH_OUTBOUND_ALLOW_LOCAL: bool(false),
   AUTH_DEV_MAILBOX: bool(false),
   AUTH_ANONYMOUS_USERS_ENABLED: bool(false),
   AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),
@@ -226,6 +237,10 @@ export type Config = z.output<typeof configSchema> & {
   turnstile: TurnstileConfig | null;
   /** The resources OAuth2 tokens may be bound to (RFC 8707), `AUTH_OAUTH2_PROVIDER_RESOURCES` or the storage API. */
   oauth2Resources: string[];
+  /** `AUTH_OAUTH2_PROVIDER_CLIENT_ID_DOCUMENTS` resolved: whether an https `client_id` names a metadata document. */
+  oauth2ClientIdDocuments: boolean;
+  /** `AUTH_OUTBOUND_ALLOW_LOCAL` where it counts: set, and `AUTH_SERVER_URL` local (src/lib/outbound-url.ts). */
+  outboundAllowLocal: boolean;
   /**
    * Where mailed links and other flows send the browser when the request named no `redirectTo`: `AUTH_CLIENT_URL`,
    * except on a development server where `AUTH_CLIENT_URL` was never set (no app runs at its default yet): there,
@@ -412,6 +427,10 @@ export function getConfig(env: object): Config {
     mailSender,
     mailTemplates: templateCatalog(data.AUTH_EMAIL_TEMPLATES),
     oauth2Resources: oauth2Resources(data),
+    oauth2ClientIdDocuments: data.AUTH_OAUTH2_PROVIDER_CLIENT_ID_DOCUMENTS
+      ? data.AUTH_OAUTH2_PROVIDER_CLIENT_ID_DOCUMENTS === "on"
+      : data.AUTH_OAUTH2_PROVIDER_REGISTRATION === "open",
+    outboundAllowLocal: data.AUTH_OUTBOUND_ALLOW_LOCAL && isLocalHost(data.AUTH_SERVER_URL),
     turnstile: turnstileSettings(data),
     defaultRedirectUrl:
       isLocalHost(data.AUTH_SERVER_URL) && !(env as Record<string, unknown>).AUTH_CLIENT_URL

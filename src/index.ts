@@ -8,12 +8,12 @@ import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
 
-export { CodeChallenge } from "./auth/links/code-challenge";
+export { OneTimeCode } from "./auth/links/one-time-code";
 export { GuessGuard } from "./auth/mfa/guess-guard";
-export { RefreshSession } from "./auth/sessions/refresh-session";
-export { SessionFamilies } from "./auth/sessions/session-families";
 export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
 export { RateLimiter } from "./rate-limits/rate-limiter";
+export { SessionFamilies } from "./token-families";
+export { RefreshSession } from "./token-families/legacy";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 

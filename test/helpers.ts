@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { getConfig } from "../src/config";
 import { createDb } from "../src/db/client";
 import type { Deps } from "../src/http/deps";
+import { visitorOf } from "../src/http/visitor";
 import worker from "../src/index";
 import { checkAnswer } from "./openapi/answers";
 
@@ -151,6 +152,7 @@ export function testDeps(bindings: Record<string, unknown>, clock: { now: number
     background: () => {},
     audit: Object.assign(() => {}, { signInFailure: () => {} }),
     path: "/test",
+    visitor: visitorOf(new Headers()),
   };
 }
 

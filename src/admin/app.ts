@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { oauth2ClientAdminRoutes } from "../oauth2";
 import { auditAdminRoutes } from "./audit-routes";
-import { consoleRoutes } from "./console/routes";
+import { consoleRoutes } from "./console/console-routes";
 import { requireAdminSecret, requireConfiguredSecret } from "./guard";
 import { keyAdminRoutes } from "./key-routes";
 import { userAdminRoutes } from "./user-routes";

@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import { revokeSession } from "../auth/sessions";
+import { revokeSession } from "../auth";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";

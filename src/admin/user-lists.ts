@@ -40,13 +40,20 @@ const COLUMNS = [
 ] as const;
 
 /**
- * One CSV field (RFC 4180 quoting). A value a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR) is
- * prefixed with `'`: user-chosen names must not become code in the operator's spreadsheet (OWASP, CSV injection).
+ * A value a spreadsheet would run as a formula (OWASP, CSV injection): one starting with tab or CR, or with `=`,
+ * `+`, `-`, `@`, also after leading white space (spreadsheets trim it before they look) and in their full-width
+ * forms `＝ ＋ － ＠` (which East Asian spreadsheet locales read as the ASCII ones).
+ */
+const FORMULA_START = /^[\t\r]|^\s*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/;
+
+/**
+ * One CSV field (RFC 4180 quoting). A formula is prefixed with `'`: user-chosen names must not become code in the
+ * operator's spreadsheet.
  */
 function field(value: unknown): string {
   let text =
     value === null || value === undefined ? "" : Array.isArray(value) ? value.join(" ") : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

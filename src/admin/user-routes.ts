@@ -1,8 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { auditAdminAction } from "../audit/admin-action";
-import { signUpOptionsSchema } from "../auth/accounts";
-import { revokeAllSessions } from "../auth/sessions";
+import { revokeAllSessions, signUpOptionsSchema } from "../auth";
 import type { AppEnv } from "../http/app-env";
 import { NO_CONTENT, operation } from "../http/documented";
 import { emailField, passwordField } from "../http/fields";

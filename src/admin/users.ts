@@ -1,13 +1,13 @@
 import { and, type Column, desc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import {
   checkPasswordPolicy,
+  createUser as createUserRow,
   findUserById,
-  insertUser,
   resolveSignUpOptions,
+  revokeAllSessions,
   type SignUpOptions,
   toWireUser,
-} from "../auth/accounts";
-import { revokeAllSessions } from "../auth/sessions";
+} from "../auth";
 import { oauth2Grants, securityKeys, type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -109,7 +109,8 @@ export async function createUser(deps: Deps, input: CreateUserInput): Promise<Ad
   const email = input.email.toLowerCase();
   if (input.password !== undefined) await checkPasswordPolicy(deps, input.password);
   const options = resolveSignUpOptions(deps.config, input.options, email);
-  const user = await insertUser(deps, {
+  const user = await createUserRow(deps, {
+    admission: "operator",
     email,
     passwordHash: input.password === undefined ? null : await hashPassword(input.password),
     options,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { wireUserSchema } from "../auth/accounts";
+import { wireUserSchema } from "../auth";
 import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
 
 /**

@@ -54,7 +54,7 @@ export interface Audit {
 
 /**
  * How an account was authenticated or created, from the path of the request: one table instead of a parameter
- * threaded through every sign-in service (they all end in `createSession`, every sign-up in `insertUser`).
+ * threaded through every sign-in service (they all end in `createSession`, every sign-up in `createUser`).
  */
 const METHODS: [RegExp, string][] = [
   [/\/(signin|signup)\/email-password$/, "email-password"],

@@ -60,7 +60,7 @@ export const sessions = sqliteTable(
     userAgent: text("user_agent"),
     /**
      * The six hex digits every refresh token of the session starts with, naming its `SessionFamilies` object. Null
-     * for sessions from before (their tokens are in `refresh_tokens` and rotate in `RefreshSession`).
+     * for sessions from before, until their next refresh (the legacy drawer, src/token-families/legacy/).
      */
     locator: text("locator"),
   },
@@ -68,8 +68,9 @@ export const sessions = sqliteTable(
 );
 
 /**
- * SHA-256 of every refresh token a session has issued, so a presented token finds its session. Older generations
- * stay until the session ends: a replayed old token must still be recognised to revoke its family (contract §5.2).
+ * Legacy, read only (src/token-families/legacy/): the SHA-256 of refresh tokens sessions handed out before tokens
+ * carried their family's locator, so such a token finds its session once more. No longer written; dropped with the
+ * legacy drawer (docs/operations.md).
  */
 export const refreshTokens = sqliteTable(
   "refresh_tokens",
@@ -322,8 +323,9 @@ export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;
 
 /**
  * What a user allowed a client: one row per authorization-code exchange, the family its refresh tokens rotate in
- * (Durable Object `RefreshSession` named `oauth2:<id>`). Access tokens name their grant; deleting the row revokes
- * the grant, and with it every access token issued under it at introspection and userinfo.
+ * (in the `SessionFamilies` object the grant id's first six hex digits name, src/token-families/). Access tokens name
+ * their grant; deleting the row revokes the grant, and with it every access token issued under it at introspection
+ * and userinfo.
  */
 export const oauth2Grants = sqliteTable(
   "oauth2_grants",
@@ -354,7 +356,10 @@ export const oauth2Grants = sqliteTable(
 
 export type OAuth2GrantRow = typeof oauth2Grants.$inferSelect;
 
-/** Index of every refresh token a grant handed out (SHA-256), as `refresh_tokens` is for sessions. */
+/**
+ * Legacy, read only (src/token-families/legacy/): the SHA-256 of refresh tokens grants handed out before tokens named
+ * their grant. No longer written; dropped with the legacy drawer (docs/operations.md).
+ */
 export const oauth2RefreshTokens = sqliteTable(
   "oauth2_refresh_tokens",
   {

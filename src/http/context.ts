@@ -5,6 +5,7 @@ import { createDb } from "../db/client";
 import { createMailer } from "../mail/create-mailer";
 import { createSmsSender } from "../sms/create-sender";
 import type { AppEnv } from "./app-env";
+import { visitorOf } from "./visitor";
 
 /** Puts the request id, the parsed config and the service dependencies on the context. */
 export function requestContext(config: Config) {
@@ -41,6 +42,7 @@ export function requestContext(config: Config) {
         },
       }),
       path: c.req.path,
+      visitor: visitorOf(c.req.raw.headers),
     });
     await next();
     c.header("X-Request-Id", requestId);

@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import type { Env } from "../env";
 import type { Mailer } from "../mail/mailer";
 import type { SmsSender } from "../sms/sender";
+import type { Visitor } from "./visitor";
 
 /** What a service needs from the outside world; routes build it per request, tests can build their own. */
 export interface Deps {
@@ -25,4 +26,6 @@ export interface Deps {
   audit: Audit;
   /** The path of the request being served: how `createSession` names the sign-in method it records. */
   path: string;
+  /** What this request has shown about its sender: its Turnstile token, its address, the checks it passed. */
+  visitor: Visitor;
 }

@@ -3,7 +3,9 @@ import { z } from "zod";
 import type { TurnstileConfig, TurnstileEndpoint } from "../config";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
+import type { Deps } from "./deps";
 import { documentedHeader } from "./documented";
+import { TURNSTILE_HEADER } from "./visitor";
 
 /**
  * Cloudflare Turnstile (contract §9), wire-compatible with Nhost: the client sends the widget's token in the
@@ -17,10 +19,7 @@ import { documentedHeader } from "./documented";
  * `timeout-or-duplicate`. The idempotency key makes our own retry (after a transport failure) the same
  * verification, not a second one that would fail as a duplicate.
  */
-export const TURNSTILE_HEADER = "x-cf-turnstile-response";
 
-/** Cloudflare's tokens are at most 2048 characters; a longer header is not one. */
-const MAX_TOKEN_LENGTH = 2048;
 const ATTEMPT_TIMEOUT_MS = 2500;
 const ATTEMPTS = 2;
 
@@ -39,6 +38,8 @@ export interface TurnstileCheck {
   token: string;
   remoteIp: string | null;
   endpoint: TurnstileEndpoint;
+  /** The widget actions a token may carry: `endpoint`'s alone unless the request is guarded under two names. */
+  actions?: readonly TurnstileEndpoint[];
 }
 
 /** One siteverify call, retried once on a transport failure or a 5xx with the same idempotency key. */
@@ -99,7 +100,7 @@ async function siteverify(
 
 /**
  * Checks a token for `endpoint`. Passes only on `success`, a hostname this deployment serves, and an action that is
- * the endpoint's name or none (clients written for Nhost do not set one; the built-in page does).
+ * the endpoint's name (or one of `actions`) or none (clients written for Nhost do not set one; the built-in page does).
  */
 export async function verifyTurnstile(
   settings: TurnstileConfig,
@@ -119,35 +120,65 @@ export async function verifyTurnstile(
   if (!answer.hostname || !settings.hostnames.has(answer.hostname.toLowerCase())) {
     throw new AppError("turnstile-failed", undefined, `solved on ${answer.hostname ?? "no host"}`);
   }
-  if (answer.action && answer.action !== check.endpoint) {
-    throw new AppError("turnstile-failed", undefined, `action ${answer.action}, expected ${check.endpoint}`);
+  const actions: readonly string[] = check.actions ?? [check.endpoint];
+  if (answer.action && !actions.includes(answer.action)) {
+    throw new AppError(
+      "turnstile-failed",
+      undefined,
+      `action ${answer.action}, expected ${actions.join(" or ")}`,
+    );
   }
 }
 
-/** Requires a passed Turnstile challenge on this route when Turnstile is configured and guards `endpoint`. */
+/** Cloudflare's tokens are at most 2048 characters; a longer one is not one. */
+const MAX_TOKEN_LENGTH = 2048;
+
+export type GateDeps = Pick<Deps, "config" | "env" | "outbound" | "now" | "visitor">;
+
+/**
+ * Requires a passed Turnstile challenge when the deployment guards one of `endpoints` (the first guarded one names
+ * the check; a token solved for any of them, or for no action, passes). `token` is a page form's; the API's comes
+ * in the header. Passes at once when this request already passed one.
+ */
+export async function passChallenge(
+  deps: GateDeps,
+  endpoints: readonly TurnstileEndpoint[],
+  token: string | null = deps.visitor.turnstileToken,
+): Promise<void> {
+  const settings = deps.config.turnstile;
+  const guarded = endpoints.find((endpoint) => settings?.endpoints.has(endpoint));
+  if (!settings || !guarded || deps.visitor.passedChallenge) return;
+  if (!token) throw new AppError("turnstile-required");
+  if (token.length > MAX_TOKEN_LENGTH) throw new AppError("turnstile-failed", undefined, "token too long");
+  await verifyTurnstile(settings, deps.outbound, {
+    token,
+    remoteIp: deps.visitor.address,
+    endpoint: guarded,
+    actions: endpoints,
+  });
+  deps.visitor.passedChallenge = true;
+}
+
+/**
+ * Requires a passed Turnstile challenge on this route when Turnstile is configured and guards `endpoint`. Routes
+ * that can create a user use `signUpChecks` (sign-up-gate.ts) instead, which also applies `signup`.
+ */
 export function turnstile(endpoint: TurnstileEndpoint) {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
-    const settings = c.var.config.turnstile;
-    if (!settings?.endpoints.has(endpoint)) return next();
-    const token = c.req.header(TURNSTILE_HEADER)?.trim();
-    if (!token) throw new AppError("turnstile-required");
-    if (token.length > MAX_TOKEN_LENGTH) throw new AppError("turnstile-failed", undefined, "token too long");
-    await verifyTurnstile(settings, c.var.deps.outbound, {
-      token,
-      remoteIp: c.req.header("cf-connecting-ip") ?? null,
-      endpoint,
-    });
+    await passChallenge(c.var.deps, [endpoint]);
     return next();
   });
   return documentedHeader(middleware, turnstileHeaderDoc(endpoint));
 }
 
-export function turnstileHeaderDoc(endpoint: TurnstileEndpoint) {
+/** The header's description on an operation guarded under `endpoint` (and `alsoEndpoint`, if given). */
+export function turnstileHeaderDoc(endpoint: TurnstileEndpoint, alsoEndpoint?: TurnstileEndpoint) {
+  const names = alsoEndpoint ? `\`${endpoint}\` or \`${alsoEndpoint}\`` : `\`${endpoint}\``;
   return {
     name: TURNSTILE_HEADER,
     description:
-      `A Cloudflare Turnstile token (widget action \`${endpoint}\`). Required when \`AUTH_TURNSTILE_SECRET\` is set ` +
-      `and \`AUTH_TURNSTILE_ENDPOINTS\` includes \`${endpoint}\`: missing, 400 \`turnstile-required\`; not passed, ` +
+      `A Cloudflare Turnstile token (widget action ${names}). Required when \`AUTH_TURNSTILE_SECRET\` is set ` +
+      `and \`AUTH_TURNSTILE_ENDPOINTS\` includes ${names}: missing, 400 \`turnstile-required\`; not passed, ` +
       "403 `turnstile-failed`; siteverify unreachable, 503 `turnstile-unavailable`.",
   };
 }

@@ -1,7 +1,7 @@
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { findOAuth2Client } from "./client-auth";
-import { isRegisteredRedirect } from "./clients";
+import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
+import { findOAuth2Client, isRegisteredRedirect } from "./clients";
 import { OAuth2Error } from "./errors";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { newRequestId, type PendingRequest } from "./pending-requests";
@@ -15,7 +15,6 @@ export class AuthorizeRedirect extends Error {
   }
 }
 
-const CHALLENGE_SHAPE = /^[A-Za-z0-9._~-]{43,128}$/;
 const PROMPTS = new Set(["none", "login", "consent", "select_account"]);
 
 /**
@@ -96,7 +95,7 @@ export async function parseAuthorizationRequest(
   } else {
     // RFC 7636 §4.3: no method means `plain`, which is refused like an explicit one (RFC 9700 §2.1.1).
     if (method !== "S256") throw fail("invalid_request", "code_challenge_method must be S256");
-    if (!CHALLENGE_SHAPE.test(challenge)) throw fail("invalid_request", "code_challenge is malformed");
+    if (!CODE_CHALLENGE_PATTERN.test(challenge)) throw fail("invalid_request", "code_challenge is malformed");
   }
 
   const prompt = scopeList(params.get("prompt"));

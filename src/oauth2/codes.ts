@@ -7,11 +7,15 @@ import { sha256Hex } from "../lib/crypto";
 import { OAuth2Error } from "./errors";
 import { forgetPendingRequest, type PendingRequest } from "./pending-requests";
 import { authorizationResponse } from "./redirects";
+import { AUTHORIZATION_CODE_PREFIX } from "./token-prefixes";
 
 /** Contract §3.5: codes live five minutes. */
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 
 export type CodeRow = typeof oauth2Codes.$inferSelect;
+
+/** `oac_` + 256 random bits in base64url: anything else is no code of ours, refused before a hash or a read. */
+const CODE_SHAPE = new RegExp(`^${AUTHORIZATION_CODE_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 /**
  * Completes a pending request for `userId`: a code bound to the client, redirect URI, PKCE challenge, nonce,
@@ -25,7 +29,7 @@ export async function issueCode(
   userId: string,
   authTime: number,
 ): Promise<string> {
-  const code = `oac_${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
+  const code = `${AUTHORIZATION_CODE_PREFIX}${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
   const inserted = await deps.db
     .insert(oauth2Codes)
     .values({
@@ -58,7 +62,7 @@ export async function issueCode(
  */
 export async function consumeCode(deps: Deps, code: string, grantId: string): Promise<CodeRow> {
   const invalid = new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
-  if (!/^oac_[A-Za-z0-9_-]{43}$/.test(code)) throw invalid;
+  if (!CODE_SHAPE.test(code)) throw invalid;
   const codeHash = await sha256Hex(code);
   const { db } = deps;
   const taken = await db

@@ -6,6 +6,7 @@ import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
 import { hmacSubkey } from "../lib/subkeys";
+import { keepFetchedClient } from "./clients";
 import { OAuth2Error } from "./errors";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { forgetPendingRequest, newRequestId, type PendingRequest } from "./pending-requests";
@@ -65,6 +66,8 @@ export async function startDeviceAuthorization(
   if (outside.length > 0)
     throw new OAuth2Error("invalid_scope", `scope not allowed for this client: ${outside.join(" ")}`);
   const resources = requestedResources(deps.config, client, params.resources);
+  // The request is valid: a client read from its metadata document is stored now, and not before.
+  await keepFetchedClient(deps, client);
   const deviceCode = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
   const userCode = generateRandomString(random, USER_CODE_ALPHABET, 8);
   const now = deps.now();

@@ -1,7 +1,7 @@
 import type { Config } from "../config";
 import { getKeySet } from "../lib/keys";
 import { CLAIMS_SUPPORTED } from "./claims";
-import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./client-schema";
+import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./clients";
 
 /**
  * The discovery document of contract §3.5 and §3.6 (OpenID Connect Discovery 1.0, RFC 8414), absolute under the
@@ -34,6 +34,6 @@ export async function discoveryDocument(config: Config) {
     request_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
     // draft-ietf-oauth-client-id-metadata-document: an https client_id naming the client's own JSON document.
-    client_id_metadata_document_supported: true,
+    client_id_metadata_document_supported: config.oauth2ClientIdDocuments,
   };
 }

@@ -1,6 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
 import { base64url } from "jose";
-import { startFamily } from "../auth/sessions";
 import {
   type OAuth2ClientRow,
   type OAuth2GrantRow,
@@ -11,33 +10,36 @@ import {
 } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
+import { startFamily } from "../token-families";
 import { OAuth2Error } from "./errors";
+import { GRANT_ID_PREFIX, REFRESH_TOKEN_PREFIX } from "./token-prefixes";
 
 /**
  * Grants: what a user allowed a client, from a consumed code on. Their refresh tokens (refresh-tokens.ts) rotate in
  * the same token families as sessions.
  */
 
-export const newGrantId = () => `og_${randomUuid()}`;
+export const newGrantId = () => `${GRANT_ID_PREFIX}${randomUuid()}`;
 
 /**
  * A refresh token names its grant (refresh-tokens.ts): `ort_` + the grant's UUID as 32 hex digits + 256 random bits;
  * its family's locator is the first six of those digits. Tokens from before were `ort_` + 43 characters.
  */
-const TOKEN = /^ort_([0-9a-f]{32})[A-Za-z0-9_-]{43}$/;
-export const LEGACY_TOKEN = /^ort_[A-Za-z0-9_-]{43}$/;
+const TOKEN = new RegExp(`^${REFRESH_TOKEN_PREFIX}([0-9a-f]{32})[A-Za-z0-9_-]{43}$`);
+const grantHex = (grantId: string) => grantId.slice(GRANT_ID_PREFIX.length).replace(/-/g, "");
 
-const grantHex = (grantId: string) => grantId.slice("og_".length).replace(/-/g, "");
+/** A grant's family lives in the `SessionFamilies` object its id's first six hex digits name. */
+export const grantLocator = (grantId: string) => grantHex(grantId).slice(0, 6);
 
 export const newRefreshToken = (grantId: string) =>
-  `ort_${grantHex(grantId)}${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
+  `${REFRESH_TOKEN_PREFIX}${grantHex(grantId)}${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
 
-/** The grant a token names, and its family's locator; null for anything else. */
-export function named(token: string): { grantId: string; locator: string } | null {
+/** A refresh token of this kind parsed: the grant it names and its family's locator; null for anything else. */
+export function parseRefreshToken(token: string): { grantId: string; locator: string } | null {
   const hex = TOKEN.exec(token)?.[1];
   if (!hex) return null;
   const uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  return { grantId: `og_${uuid}`, locator: hex.slice(0, 6) };
+  return { grantId: `${GRANT_ID_PREFIX}${uuid}`, locator: hex.slice(0, 6) };
 }
 
 export function startGrantFamily(
@@ -46,7 +48,7 @@ export function startGrantFamily(
   token: string,
   lifetimeMs: number,
 ): Promise<void> {
-  return startFamily(deps, grantHex(grantId).slice(0, 6), grantId, token, lifetimeMs);
+  return startFamily(deps, grantLocator(grantId), grantId, token, lifetimeMs);
 }
 
 export function issuesRefreshTokens(client: OAuth2ClientRow): boolean {

@@ -1,9 +1,10 @@
 import { and, eq } from "drizzle-orm";
 import { oauth2Grants } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { findOAuth2Client } from "./client-auth";
+import { findOAuth2Client } from "./clients";
 import { findLiveGrant } from "./grants";
 import { findLiveRefreshToken, revokeRefreshToken } from "./refresh-tokens";
+import { REFRESH_TOKEN_PREFIX } from "./token-prefixes";
 import { verifyOAuth2AccessToken } from "./tokens";
 
 /** RFC 7662 §2.2; only `active` when the token is not active. */
@@ -22,7 +23,7 @@ export type Introspection =
       jti?: string;
     };
 
-const isRefreshToken = (token: string) => token.startsWith("ort_");
+const isRefreshToken = (token: string) => token.startsWith(REFRESH_TOKEN_PREFIX);
 
 /**
  * Introspection for the calling client (contract §3.5): only its own tokens are ever active to it, so one client

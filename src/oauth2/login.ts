@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
-import { findUserById } from "../auth/accounts";
+import { findUserById } from "../auth";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import type { AccessTokenPayload } from "../lib/jwt";
 import { isAuthenticationFreshEnough } from "./authorize";
-import { findOAuth2Client } from "./client-auth";
+import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
 import { DEVICE_PAGE_PATH, finishDeviceRequest } from "./device";
 import { loadPendingRequest, type PendingRequest } from "./pending-requests";

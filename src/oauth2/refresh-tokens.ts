@@ -1,36 +1,31 @@
 import { and, eq, gt } from "drizzle-orm";
+import { type OAuth2ClientRow, type OAuth2GrantRow, oauth2Grants, type UserRow, users } from "../db/schema";
+import type { Deps } from "../http/deps";
 import {
   familyOfCurrentToken,
-  isCurrentInLegacyFamily,
   type Rotation,
+  type RotationRequest,
   revokeFamilyOfToken,
   rotateInFamily,
-  rotateInLegacyFamily,
-} from "../auth/sessions";
+} from "../token-families";
 import {
-  type OAuth2ClientRow,
-  type OAuth2GrantRow,
-  oauth2Grants,
-  oauth2RefreshTokens,
-  type UserRow,
-  users,
-} from "../db/schema";
-import type { Deps } from "../http/deps";
-import { sha256Hex } from "../lib/crypto";
+  isCurrentLegacyGrantToken,
+  legacyGrantOfToken,
+  rotateLegacyGrantToken,
+} from "../token-families/legacy";
 import { OAuth2Error } from "./errors";
-import { LEGACY_TOKEN, named, newRefreshToken, revokeGrant, startGrantFamily } from "./grants";
+import { grantLocator, newRefreshToken, parseRefreshToken, revokeGrant } from "./grants";
 import { narrowedResources } from "./resources";
 
 /**
  * OAuth2 refresh tokens: `ort_` + the grant's id (its UUID's 32 hex digits) + 256 random bits. They rotate in the
- * token families sessions use (src/auth/sessions/token-families.ts): single use, the same successor inside the grace
+ * token families sessions use (src/token-families/): single use, the same successor inside the grace
  * window, a replay revokes the grant; the family's locator is the first six hex digits of the grant id. Naming the
  * grant lets a refresh read the grant first (one D1 read), so a request refused for its client, its user or a wider
  * scope changes nothing, and then make one object call; D1 is written at most hourly (the grant's last use).
  *
- * Tokens from before (`ort_` + 43 characters, found through the D1 index `oauth2_refresh_tokens`) rotate once more in
- * their `RefreshSession` object, and their successor is a token of this kind (docs/operations.md: the legacy path's
- * removal).
+ * Tokens from before (`ort_` + 43 characters) are moved onto a family by the legacy drawer
+ * (src/token-families/legacy/, docs/operations.md: its removal), through the branches marked "legacy drawer".
  */
 /** What tokens are made from: a grant's id, scopes and sign-in time. */
 export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "resources" | "authTime">;
@@ -83,29 +78,49 @@ function checkBeforeRotating(grant: GrantSummary, user: UserRow, asked: Asked): 
   narrowedResources(grant.resources, asked.resources ?? []);
 }
 
-/** `grant_type=refresh_token` for `client` (token-endpoint.ts): the grant, its user and the successor token. */
+/** `grant_type=refresh_token` for `client` (token-requests.ts): the grant, its user and the successor token. */
 export async function rotateRefreshToken(
   deps: Deps,
   client: OAuth2ClientRow,
   refreshToken: string,
   asked: Asked = {},
 ): Promise<Refreshed> {
-  const token = named(refreshToken);
-  if (!token) {
-    if (LEGACY_TOKEN.test(refreshToken)) return rotateLegacyToken(deps, client, refreshToken, asked);
-    throw invalid();
+  const token = parseRefreshToken(refreshToken);
+  if (token) {
+    return rotateGrantToken(deps, client, token.grantId, refreshToken, asked, (request) =>
+      rotateInFamily(deps, token.locator, request),
+    );
   }
-  const found = await liveGrantOf(deps, client, token.grantId);
+  const legacyGrant = await legacyGrantOfToken(deps, client.clientId, refreshToken); // legacy drawer
+  if (!legacyGrant) throw invalid();
+  return rotateGrantToken(deps, client, legacyGrant, refreshToken, asked, (request) =>
+    rotateLegacyGrantToken(deps, legacyGrant, grantLocator(legacyGrant), request),
+  );
+}
+
+/**
+ * The grant is read first (one D1 read), so a request refused for its client, its user or a wider scope spends
+ * nothing; then one rotation; the grant's last use is written after the answer when due.
+ */
+async function rotateGrantToken(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  grantId: string,
+  refreshToken: string,
+  asked: Asked,
+  rotate: (request: RotationRequest) => Promise<Rotation>,
+): Promise<Refreshed> {
+  const found = await liveGrantOf(deps, client, grantId);
   if (!found) throw invalid();
   checkBeforeRotating(found.grant, found.user, asked);
   const lifetimeMs = client.refreshTokenLifetime * 1000;
-  const rotation = await rotateInFamily(deps, token.locator, {
+  const rotation = await rotate({
     presented: refreshToken,
-    successor: newRefreshToken(token.grantId),
+    successor: newRefreshToken(grantId),
     lifetimeMs,
     graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
   });
-  const successor = await settle(deps, client, found, rotation);
+  const successor = await successorOfRotation(deps, client, found, rotation);
   if (rotation.outcome === "rotated" && rotation.touch) {
     const now = deps.now();
     deps.background(
@@ -120,7 +135,7 @@ export async function rotateRefreshToken(
 }
 
 /** The successor of a rotation of `found`'s family; a replay revokes the grant. */
-async function settle(
+async function successorOfRotation(
   deps: Deps,
   client: OAuth2ClientRow,
   found: { grant: GrantSummary; user: UserRow },
@@ -140,70 +155,14 @@ async function settle(
   throw invalid();
 }
 
-/** A token from before: the D1 index finds its grant, its `RefreshSession` object rotates it onto a family. */
-async function rotateLegacyToken(
-  deps: Deps,
-  client: OAuth2ClientRow,
-  refreshToken: string,
-  asked: Asked,
-): Promise<Refreshed> {
-  const indexed = await legacyIndexed(deps, client, refreshToken);
-  if (!indexed) throw invalid();
-  const found = await liveGrantOf(deps, client, indexed.grantId);
-  if (!found) throw invalid();
-  checkBeforeRotating(found.grant, found.user, asked);
-  const lifetimeMs = client.refreshTokenLifetime * 1000;
-  const rotation = await rotateInLegacyFamily(deps, `oauth2:${indexed.grantId}`, indexed.grantId, {
-    presented: refreshToken,
-    successor: newRefreshToken(indexed.grantId),
-    lifetimeMs,
-    graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
-  });
-  const successor = await settle(deps, client, found, rotation);
-  if (rotation.outcome === "rotated") {
-    const now = deps.now();
-    await Promise.all([
-      startGrantFamily(deps, indexed.grantId, successor, lifetimeMs),
-      deps.db
-        .update(oauth2Grants)
-        .set({ lastUsedAt: now, expiresAt: now + lifetimeMs })
-        .where(eq(oauth2Grants.id, indexed.grantId)),
-    ]);
-  }
-  return { grant: found.grant, user: found.user, refreshToken: successor };
-}
-
-/** The grant of a token from before families, through the D1 index, for `client` only. */
-function legacyIndexed(deps: Deps, client: OAuth2ClientRow | string, refreshToken: string) {
-  const clientId = typeof client === "string" ? client : client.clientId;
-  return sha256Hex(refreshToken).then((hash) =>
-    deps.db
-      .select({ grantId: oauth2RefreshTokens.grantId, expiresAt: oauth2RefreshTokens.expiresAt })
-      .from(oauth2RefreshTokens)
-      .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
-      .where(
-        and(
-          eq(oauth2RefreshTokens.tokenHash, hash),
-          eq(oauth2Grants.clientId, clientId),
-          gt(oauth2RefreshTokens.expiresAt, deps.now()),
-        ),
-      )
-      .get(),
-  );
-}
-
 /** Introspection: the grant and user of a refresh token of `clientId` that would still rotate, or undefined. */
 export async function findLiveRefreshToken(
   deps: Deps,
   clientId: string,
   refreshToken: string,
 ): Promise<{ grant: OAuth2GrantRow; user: UserRow; expiresAt: number } | undefined> {
-  const token = named(refreshToken);
-  const grantId =
-    token?.grantId ??
-    (LEGACY_TOKEN.test(refreshToken)
-      ? (await legacyIndexed(deps, clientId, refreshToken))?.grantId
-      : undefined);
+  const token = parseRefreshToken(refreshToken);
+  const grantId = token?.grantId ?? (await legacyGrantOfToken(deps, clientId, refreshToken)); // legacy drawer
   if (!grantId) return undefined;
   const row = await deps.db
     .select({ grant: oauth2Grants, user: users })
@@ -220,7 +179,7 @@ export async function findLiveRefreshToken(
   if (!row || row.user.disabled) return undefined;
   const current = token
     ? (await familyOfCurrentToken(deps, token.locator, refreshToken)) === grantId
-    : await isCurrentInLegacyFamily(deps, `oauth2:${grantId}`, refreshToken);
+    : await isCurrentLegacyGrantToken(deps, grantId, refreshToken); // legacy drawer
   return current ? { ...row, expiresAt: row.grant.expiresAt } : undefined;
 }
 
@@ -229,7 +188,7 @@ export async function findLiveRefreshToken(
  * made-up one (a grant id is no secret: access tokens carry it) or an unknown one changes nothing.
  */
 export async function revokeRefreshToken(deps: Deps, clientId: string, refreshToken: string): Promise<void> {
-  const token = named(refreshToken);
+  const token = parseRefreshToken(refreshToken);
   if (token) {
     const ours = await deps.db
       .select({ id: oauth2Grants.id })
@@ -241,7 +200,6 @@ export async function revokeRefreshToken(deps: Deps, clientId: string, refreshTo
     }
     return;
   }
-  if (!LEGACY_TOKEN.test(refreshToken)) return;
-  const indexed = await legacyIndexed(deps, clientId, refreshToken);
-  if (indexed) await revokeGrant(deps, indexed.grantId);
+  const legacyGrant = await legacyGrantOfToken(deps, clientId, refreshToken); // legacy drawer
+  if (legacyGrant) await revokeGrant(deps, legacyGrant);
 }

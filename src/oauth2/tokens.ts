@@ -1,5 +1,5 @@
 import { base64url, type JWTPayload, SignJWT } from "jose";
-import { hasuraClaims } from "../auth/accounts";
+import { hasuraClaims } from "../auth";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
@@ -23,11 +23,21 @@ export function isForClient(payload: OAuth2AccessTokenPayload): boolean {
  */
 const ACCESS_TOKEN_TYPE = "at+jwt";
 
+/**
+ * What a machine's token says about itself (`client_credentials`): `gty` names the grant, as Auth0's tokens do, and
+ * `sub` is the client id. A person's token has no `gty`, a `grant_id`, and a user id as `sub`, which never equals a
+ * client id (UUIDs against `oc_…` and https URLs): RFC 9068 §2.2 and §5 ask that a client's subject never be taken
+ * for a person's. docs/mcp.md tells resource servers to check it.
+ */
+export const MACHINE_TOKEN_GTY = "client_credentials";
+
 export interface OAuth2AccessTokenPayload extends JWTPayload {
   sub: string;
   client_id: string;
   /** Absent on a `client_credentials` token, whose subject is the client itself. */
   grant_id?: string;
+  /** `client_credentials` on a machine's token; absent on a person's. */
+  gty?: typeof MACHINE_TOKEN_GTY;
   scope: string;
   iat: number;
   exp: number;
@@ -53,6 +63,7 @@ export async function signOAuth2AccessToken(input: IssueInput): Promise<string> 
   return new SignJWT({
     client_id: client.clientId,
     ...(grantId ? { grant_id: grantId } : {}),
+    ...(user ? {} : { gty: MACHINE_TOKEN_GTY }),
     scope: scopes.join(" "),
     // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries.
     ...(user && scopes.includes("graphql") ? { [HASURA_NAMESPACE]: hasuraClaims(user, config) } : {}),
@@ -116,8 +127,12 @@ export async function verifyOAuth2AccessToken(
     });
     const { client_id, grant_id, scope } = payload;
     if (typeof client_id !== "string" || typeof scope !== "string") return null;
-    // A token with no grant is the client's own, and says so in its subject.
-    if (grant_id === undefined ? payload.sub !== client_id : typeof grant_id !== "string") return null;
+    // A token with no grant is the client's own, and says so in its subject; a person's never does. (`gty` is not
+    // required: machine tokens signed before it existed have none.)
+    const machine = grant_id === undefined;
+    if (machine ? payload.sub !== client_id : typeof grant_id !== "string" || payload.sub === client_id) {
+      return null;
+    }
     return payload as OAuth2AccessTokenPayload;
   } catch {
     return null;

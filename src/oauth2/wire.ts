@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { AnswerDoc } from "../http/documented";
+import { REFRESH_TOKEN_PREFIX, REGISTRATION_TOKEN_PREFIX } from "./token-prefixes";
 
 /**
  * What the authorization server answers (contract §3.5, §3.6), as schemas for the OpenAPI document; the suite checks
@@ -25,7 +26,7 @@ export const tokenAnswerSchema = z.object({
   access_token: z.string().describe("A JWT of type at+jwt; `aud` is the resource asked for, else the client"),
   token_type: z.literal("Bearer"),
   expires_in: z.number().int(),
-  refresh_token: z.string().optional().describe("`ort_…`, single use, rotates"),
+  refresh_token: z.string().optional().describe(`\`${REFRESH_TOKEN_PREFIX}…\`, single use, rotates`),
   id_token: z.string().optional().describe("With the openid scope"),
   scope: z.string(),
 });
@@ -100,7 +101,16 @@ export const registrationAnswerSchema = clientInformationSchema.extend({
   client_secret_expires_at: z.literal(0).optional(),
   registration_access_token: z
     .string()
-    .describe("`ocr_…`: the bearer for registration_client_uri; shown once"),
+    .describe(`\`${REGISTRATION_TOKEN_PREFIX}…\`: the bearer for registration_client_uri; shown once`),
+});
+
+/** RFC 7592 §2.2: the answer to PUT, with the new registration access token (the old one no longer works). */
+export const replacedRegistrationSchema = clientInformationSchema.extend({
+  registration_access_token: z
+    .string()
+    .describe(
+      `\`${REGISTRATION_TOKEN_PREFIX}…\`: the new bearer for registration_client_uri; the previous one stopped working`,
+    ),
 });
 
 /** RFC 7591 §2 client metadata, as a request (unknown fields are ignored). */

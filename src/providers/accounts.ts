@@ -1,13 +1,13 @@
 import { and, eq } from "drizzle-orm";
 import {
   conformingDisplayName,
+  createUser,
   findUserByEmail,
   findUserById,
-  insertUser,
   proveEmail,
   resolveSignUpOptions,
   type SignUpOptions,
-} from "../auth/accounts";
+} from "../auth";
 import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -91,7 +91,8 @@ export async function userForProfile(
   }
   if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
   const resolved = resolveSignUpOptions(config, options, "");
-  const created = await insertUser(deps, {
+  const created = await createUser(deps, {
+    admission: "identity-provider",
     email: email ?? null,
     emailVerified: !!email && profile.emailVerified,
     avatarUrl: profile.avatarUrl,

@@ -2,12 +2,12 @@ import { and, eq, gt } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { z } from "zod";
 import {
+  completeSignIn,
   resolveRedirectTo,
   resolveSignUpOptions,
   type SignUpOptions,
   signUpOptionsSchema,
-} from "../auth/accounts";
-import { completeSignIn } from "../auth/mfa";
+} from "../auth";
 import { providerRequests, providerTokenHandoffs } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";

@@ -79,6 +79,7 @@ describe("audit log: the flows write their events", () => {
   });
 
   // Threat: a credential-stuffing flood from one address buries every other event under thousands of rows.
+  // 26 failed sign-ins, each an argon2id check: ~1.8 s on a quiet machine, 3.2 s seen on a busy one.
   it("aggregates an address's failures past ten per window into one event that counts them", async () => {
     const ip = uniqueAddress();
     // A minute into a window: the 25 attempts all fall in it, whenever the test runs.
@@ -105,7 +106,7 @@ describe("audit log: the flows write their events", () => {
       json: { email: uniqueEmail("other"), password: "wrong password" },
     });
     expect((await failuresFrom(other)).map((e) => e.type)).toContain("signin.failure");
-  });
+  }, 20_000);
 
   // Threat: a stolen refresh token used after its owner rotated; the operator must see it happened.
   it("records a refresh replay that revoked the session", async () => {

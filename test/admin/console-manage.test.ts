@@ -113,6 +113,25 @@ describe("the console's user list", () => {
     expect(lines[1]).toContain(`"'=HYPERLINK(""https://evil.example"")"`);
     expect(await auditTypesOf(user.id)).toContain("admin.user.update");
   });
+
+  // Threat: a formula the first-character check misses. Spreadsheets trim leading white space before they look for
+  // `=`, and East Asian locales read the full-width `＝ ＋ － ＠` as the ASCII signs; OWASP also lists tab and CR. The
+  // names are written to D1 directly: the export must not rely on every way into `users` applying the sign-up rule
+  // for display names (which refuses tab, `－` and `＠`, and accepts the others).
+  it.each(["  =1+1", "\t=cmd", " \t=cmd", "\r=cmd", "＝1+1", "＋1", "－1", "＠SUM(1)", "\u3000＝1+1"])(
+    "defuses %j in the CSV export",
+    async (displayName) => {
+      const { cookie } = await signIn();
+      const tag = `csvws${crypto.randomUUID().slice(0, 6)}`;
+      const { user } = await signUp(svc, `${tag}@example.com`);
+      await env.DB.prepare("UPDATE users SET display_name = ? WHERE id = ?").bind(displayName, user.id).run();
+      const { status, text } = await getPage(cookie, `/users.csv?search=${tag}`);
+      expect(status).toBe(200);
+      const row = text.slice(text.indexOf("\r\n") + 2);
+      const quoted = /[\r\n]/.test(displayName);
+      expect(row).toContain(quoted ? `,"'${displayName}",` : `,'${displayName},`);
+    },
+  );
 });
 
 describe("creating and editing users in the console", () => {

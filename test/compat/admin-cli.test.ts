@@ -1,11 +1,15 @@
 // `npm run admin` (scripts/admin.mjs) against `wrangler dev`, as an operator runs it: create a user, find it, disable
 // it, rotate the keys and read the audit trail, with the secret from ADMIN_SECRET and the server from --server.
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { authUrl } from "./client";
 
 const run = promisify(execFile);
+const ADMIN = join(process.cwd(), "scripts", "admin.mjs");
 
 async function admin(...args: string[]): Promise<unknown> {
   const { stdout } = await run(
@@ -20,6 +24,7 @@ async function admin(...args: string[]): Promise<unknown> {
 }
 
 describe("npm run admin", () => {
+  // Five runs of the CLI, a Node process each: ~1.3 s on a quiet machine, past 30 s once on a busy one.
   it("creates a user who can then sign in, lists, disables, rotates keys and reads the audit log", async () => {
     const email = `cli-${crypto.randomUUID().slice(0, 8)}@example.com`;
     const created = (await admin(
@@ -60,8 +65,9 @@ describe("npm run admin", () => {
       "signin.success",
       "admin.user.disable",
     ]);
-  });
+  }, 60_000);
 
+  // Four runs of the CLI, a Node process each: ~1.1 s on a quiet machine, past 30 s once on a busy one.
   it("creates OAuth2 clients of every kind: a device-flow CLI and a machine client need no redirect URI", async () => {
     const cli = (await admin(
       "create-client",
@@ -112,17 +118,41 @@ describe("npm run admin", () => {
     await expect(admin("create-client", "--name", "Web without a redirect")).rejects.toMatchObject({
       stderr: expect.stringContaining("--redirect-uri"),
     });
-  });
+  }, 60_000);
 
   it("says what is wrong instead of a stack trace", async () => {
     await expect(admin("create-user")).rejects.toMatchObject({
       stderr: expect.stringContaining("needs --email"),
     });
-    await expect(admin("get-user", crypto.randomUUID())).rejects.toMatchObject({
-      stderr: expect.stringContaining("404"),
+    const id = crypto.randomUUID();
+    await expect(admin("get-user", id)).rejects.toMatchObject({
+      stderr: expect.stringContaining(`GET ${authUrl}/admin/users/${id}: 404`),
     });
   });
 
+  it("names the URL it called in every error: a refused secret, an unreachable server", async () => {
+    const refused = await run(process.execPath, ["scripts/admin.mjs", "list-users", "--server", authUrl], {
+      env: { ...process.env, ADMIN_SECRET: "not-the-admin-secret-of-this-server" },
+    }).then(
+      () => null,
+      (error: { stderr: string }) => error,
+    );
+    expect(refused?.stderr).toContain(`GET ${authUrl}/admin/users: 401`);
+    expect(refused?.stderr).toContain(
+      `The server refused ADMIN_SECRET: is ${authUrl} the server it belongs to?`,
+    );
+    const unreachable = await run(
+      process.execPath,
+      ["scripts/admin.mjs", "list-users", "--server", "http://127.0.0.1:9/auth/v1"],
+      { env: { ...process.env, ADMIN_SECRET: "x" } },
+    ).then(
+      () => null,
+      (error: { stderr: string }) => error,
+    );
+    expect(unreachable?.stderr).toContain("cannot reach http://127.0.0.1:9/auth/v1/admin/users");
+  });
+
+  // Seven runs of the CLI, a Node process each: ~0.8 s on a quiet machine, 8.6 s seen on a busy one.
   it("answers --help for every command and a mistyped option with the command's usage, never a stack trace", async () => {
     const overview = await run(process.execPath, ["scripts/admin.mjs", "--help"]);
     expect(overview.stdout).toContain("create-client");
@@ -145,7 +175,7 @@ describe("npm run admin", () => {
       expect(failed!.stderr, args.join(" ")).toMatch(/^admin: /);
       expect(failed!.stderr, args.join(" ")).not.toMatch(/\n\s+at /);
     }
-  });
+  }, 60_000);
 
   it("reads the server from AUTH_URL, prints tables by default, and the issuer the server states", async () => {
     const env = { ...process.env, AUTH_URL: authUrl, ADMIN_SECRET: inject("adminSecret") };
@@ -186,5 +216,43 @@ describe("npm run admin", () => {
       (error: { stderr: string }) => error,
     );
     expect(failed?.stderr).toContain("set ADMIN_SECRET for http://127.0.0.1:9/auth/v1");
+  });
+
+  describe("without --server, AUTH_URL or PORT", () => {
+    // A checkout of its own: its .dev.vars holds the server's admin secret, as `npm start` would have written it.
+    const cwd = mkdtempSync(join(tmpdir(), "edge-auth-admin-"));
+    writeFileSync(join(cwd, ".dev.vars"), `AUTH_ADMIN_SECRET='${inject("adminSecret")}'\n`);
+    afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+    const { PORT: _port, AUTH_URL: _url, ADMIN_SECRET: _secret, ...shell } = process.env;
+    /** What `npm start` records while it runs (scripts/local.mjs): its process, port and URLs. */
+    const recordRunning = (pid: number) => {
+      mkdirSync(join(cwd, ".wrangler"), { recursive: true });
+      const port = Number(new URL(authUrl).port);
+      writeFileSync(
+        join(cwd, ".wrangler", "edge-auth-running.json"),
+        JSON.stringify({ pid, port, auth: authUrl }),
+      );
+    };
+    const cli = (args: string[], env: NodeJS.ProcessEnv = shell) =>
+      run(process.execPath, [ADMIN, ...args], { cwd, env });
+
+    it("calls the server a running npm start recorded, with the secret of .dev.vars", async () => {
+      recordRunning(process.pid);
+      const listed = await cli(["list-users", "--limit", "1", "--json"]);
+      expect(JSON.parse(listed.stdout)).toHaveProperty("items");
+      expect((await cli(["--help"])).stdout).toContain(`local server of npm start, ${authUrl}`);
+    });
+
+    it("ignores a record whose npm start is gone, and follows PORT when it is given", async () => {
+      const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+      recordRunning(gone);
+      expect((await cli(["--help"])).stdout).toContain(
+        "local server of npm start, http://localhost:8787/auth/v1",
+      );
+      recordRunning(process.pid);
+      expect((await cli(["--help"], { ...shell, PORT: "8791" })).stdout).toContain(
+        "local server of npm start, http://localhost:8791/auth/v1",
+      );
+    });
   });
 });

@@ -62,6 +62,7 @@ describe.skipIf(!runs)("a front-end on another origin, with @nhost/nhost-js in C
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
+  // Chromium running the client in a page against wrangler dev: ~4 s on a quiet machine, 10 s on a busy one.
   it("signs up, signs in, reads the user and uploads a file", async () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
     try {
@@ -99,5 +100,5 @@ describe.skipIf(!runs)("a front-end on another origin, with @nhost/nhost-js in C
     } finally {
       await browser.close();
     }
-  });
+  }, 60_000);
 });

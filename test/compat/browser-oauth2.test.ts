@@ -45,6 +45,7 @@ async function shoot(page: Page, name: string) {
 }
 
 describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium", () => {
+  // Chromium through sign-in, consent and two silent requests: ~8 s on a quiet machine, 11 s on a busy one.
   it("signs in, consents, returns with a code; then prompt=none comes back silently, and without a session says login_required", async () => {
     const { app, redirectUri: REDIRECT_URI, backAtApp } = await appServer();
     const config = await relyingParty(REDIRECT_URI);
@@ -116,8 +117,9 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       await browser.close();
       app.close();
     }
-  });
+  }, 60_000);
 
+  // Chromium with a virtual authenticator, registration then sign-in: ~4 s on a quiet machine, 8.5 s on a busy one.
   it("signs in with a passkey from the page's own script, under a strict CSP", async () => {
     const { app, redirectUri: REDIRECT_URI, backAtApp } = await appServer();
     const config = await relyingParty(REDIRECT_URI);
@@ -165,5 +167,5 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       await browser.close();
       app.close();
     }
-  });
+  }, 60_000);
 });

@@ -59,6 +59,7 @@ describe.skipIf(!runs)("provider sign-in in Chromium, bound to the browser that 
     await context.close();
   });
 
+  // Two Chromium profiles through the provider and back: ~4 s on a quiet machine, 8.6 s on a busy one.
   it("login CSRF: an attacker's callback URL opened in a victim's browser signs nobody in; the attacker's own browser still completes it", async () => {
     // The attacker signs in at the provider in their own browser and stops at the link back to the service.
     await nextPersonAtProvider({
@@ -79,8 +80,9 @@ describe.skipIf(!runs)("provider sign-in in Chromium, bound to the browser that 
     const own = await landing(attacker.page, REDIRECT, () => attacker.page.click("#continue"));
     expect(own.searchParams.get("refreshToken")).toBeTruthy();
     await Promise.all([attacker.context.close(), victim.context.close()]);
-  });
+  }, 60_000);
 
+  // Chromium through the fake Apple and a cross-site form post: ~2.4 s on a quiet machine, 9.2 s on a busy one.
   it("Apple: the cross-site form post is passed on to the GET callback, which carries the binding cookie and signs in", async () => {
     const email = uniqueEmail("apple-browser");
     await nextPersonAtProvider({ fake_id: `apple-${Date.now()}`, fake_email: email });
@@ -105,5 +107,5 @@ describe.skipIf(!runs)("provider sign-in in Chromium, bound to the browser that 
     expect((await toCallback[0]!.allHeaders()).cookie ?? "").not.toContain("provider-flow=");
     expect((await toCallback[1]!.allHeaders()).cookie ?? "").toContain("provider-flow=");
     await context.close();
-  });
+  }, 60_000);
 });

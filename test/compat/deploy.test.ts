@@ -36,7 +36,7 @@ describe("the production deploy path", () => {
       "env.IMAGE_TRANSFORMER",
       "env.REFRESH_SESSIONS",
       "env.SESSION_FAMILIES",
-      "env.CODE_CHALLENGES",
+      "env.ONE_TIME_CODES",
       "env.RATE_LIMITERS",
       "env.WEBAUTHN_CHALLENGES",
       "env.GUESS_GUARDS",
@@ -85,8 +85,12 @@ describe("the production deploy path", () => {
   }, 120_000);
 });
 
-/** `npm run deploy` (scripts/deploy.mjs) with a configuration and secrets file of the test's own. */
-async function deploy(config: string, secrets?: Record<string, string>) {
+/** `npm run deploy` (scripts/deploy.mjs) with a configuration and secrets file of the test's own, as a dry run. */
+async function deploy(
+  config: string,
+  secrets?: Record<string, string>,
+  { dryRun = true, checkOnly = false } = {},
+) {
   const name = `wrangler.deploy-check-${crypto.randomUUID().slice(0, 8)}`;
   // Beside wrangler.toml, so that its relative paths (main, migrations_dir) mean the same.
   const configPath = `${name}.toml`;
@@ -96,7 +100,13 @@ async function deploy(config: string, secrets?: Record<string, string>) {
   try {
     const args = [
       "scripts/deploy.mjs",
-      "--dry-run",
+      ...(checkOnly
+        ? ["--check"]
+        : dryRun
+          ? ["--dry-run"]
+          : // A real deploy, for a refusal only: should the checks let it through, its first step finds no
+            // configuration and stops there, before anything reaches Cloudflare.
+            ["--images-config", join(out, "no-such-wrangler.images.toml")]),
       "-c",
       configPath,
       ...(secrets ? ["--secrets-file", secretsPath] : []),
@@ -110,27 +120,41 @@ async function deploy(config: string, secrets?: Record<string, string>) {
   }
 }
 
+/** Adds lines to [env.production.vars]. */
+const withVars = (toml: string, vars: Record<string, string>) =>
+  toml.replace(
+    "[env.production.vars]\n",
+    `[env.production.vars]\n${Object.entries(vars)
+      .map(([name, value]) => `${name} = ${JSON.stringify(value)}\n`)
+      .join("")}`,
+  );
+/** Cloudflare Email Service for production, as the refusal's message says to add it. */
+const withEmailBinding = (toml: string) =>
+  `${withVars(toml, { AUTH_SMTP_SENDER: "Acme <noreply@acme.dev>" })}\n[[env.production.send_email]]\nname = "EMAIL"\n`;
+
 const TOML = readFileSync("wrangler.toml", "utf8");
-/** wrangler.toml as a user has it after following the README: ids and URLs of their own. */
-const FILLED = TOML.replace(/REPLACE_WITH_[A-Za-z0-9_]+/g, "0123456789abcdef0123456789abcdef")
+/** wrangler.toml as a user has it after following the README: ids and URLs of their own, no mail transport yet. */
+const FILLED_WITHOUT_MAIL = TOML.replace(/REPLACE_WITH_[A-Za-z0-9_]+/g, "0123456789abcdef0123456789abcdef")
   .replace(/https:\/\/auth\.example\.com/g, "https://edge-auth.acme.workers.dev")
   .replace(/https:\/\/app\.example\.com/g, "https://app.acme.dev");
+/** …and mail through Cloudflare Email Service. */
+const FILLED = withEmailBinding(FILLED_WITHOUT_MAIL);
 const SECRETS = { AUTH_JWT_PRIVATE_KEYS: "[]", AUTH_ENCRYPTION_KEY: "00", AUTH_ADMIN_SECRET: "x" };
+const PLACEHOLDERS = [
+  "d1_databases[0].database_id",
+  "kv_namespaces[0].id",
+  "kv_namespaces[1].id",
+  "vars.AUTH_SERVER_URL",
+  "vars.AUTH_CLIENT_URL",
+  "vars.STORAGE_SERVER_URL",
+];
 
 describe("npm run deploy refuses what cannot work, naming each thing to fix", () => {
-  it("refuses the repository's wrangler.toml as it is: every placeholder id and example URL is named", async () => {
-    const refused = await deploy(TOML);
+  it("refuses to deploy the repository's wrangler.toml as it is: every placeholder id and example URL is named", async () => {
+    const refused = await deploy(TOML, SECRETS, { dryRun: false });
     expect(refused.code).toBe(1);
-    for (const name of [
-      "d1_databases[0].database_id",
-      "kv_namespaces[0].id",
-      "kv_namespaces[1].id",
-      "vars.AUTH_SERVER_URL",
-      "vars.AUTH_CLIENT_URL",
-      "vars.STORAGE_SERVER_URL",
-    ]) {
-      expect(refused.stderr, name).toContain(`env.production.${name}`);
-    }
+    for (const name of PLACEHOLDERS) expect(refused.stderr, name).toContain(`env.production.${name}`);
+    expect(refused.stderr).not.toContain("no-such-wrangler.images.toml");
   }, 60_000);
 
   it("refuses a Worker that would get no URL, and a missing required secret", async () => {
@@ -143,19 +167,80 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     expect(noSecret.stderr).toContain("secret AUTH_ADMIN_SECRET is not set");
   }, 60_000);
 
-  it("passes a filled configuration, bundles both Workers and says where the service will answer", async () => {
+  it("refuses a service that must send mail and has no way to, showing the binding to add", async () => {
+    const refused = await deploy(FILLED_WITHOUT_MAIL, SECRETS);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("no mail transport");
+    expect(refused.stderr).toContain("AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED is on");
+    expect(refused.stderr).toMatch(/\[\[env\.production\.send_email\]\]\s+name = "EMAIL"/);
+    expect(refused.stderr).toContain("AUTH_SMTP_HOST");
+    // A transport without the sender it sends from would fail every request.
+    const noSender = await deploy(
+      withVars(FILLED_WITHOUT_MAIL, { AUTH_SMTP_HOST: "smtp.acme.dev" }),
+      SECRETS,
+    );
+    expect(noSender.code).toBe(1);
+    expect(noSender.stderr).not.toContain("no mail transport");
+    expect(noSender.stderr).toContain("AUTH_SMTP_SENDER is not set");
+    // No verification mail: still refused while another feature mails (a code), and not for mail once none does.
+    const noVerification = { AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false" };
+    const codes = await deploy(
+      withVars(FILLED_WITHOUT_MAIL, { ...noVerification, AUTH_OTP_EMAIL_ENABLED: "true" }),
+      SECRETS,
+    );
+    expect(codes.code).toBe(1);
+    expect(codes.stderr).toContain("AUTH_OTP_EMAIL_ENABLED is on");
+    const { AUTH_ADMIN_SECRET: _admin, ...withoutAdmin } = SECRETS;
+    const noMail = await deploy(withVars(FILLED_WITHOUT_MAIL, noVerification), withoutAdmin);
+    expect(noMail.stderr).toContain("secret AUTH_ADMIN_SECRET is not set");
+    expect(noMail.stderr).not.toContain("no mail transport");
+  }, 60_000);
+
+  it("passes a filled configuration with the EMAIL binding, bundles both Workers and says where the service will answer", async () => {
     const passed = await deploy(FILLED, SECRETS);
     expect(passed.stderr).not.toContain("refused");
+    expect(passed.stderr).not.toContain("deploy: warning");
     expect(passed.code).toBe(0);
+    expect(passed.stdout).toContain("env.EMAIL");
     expect(passed.stdout).toContain("It would answer at https://edge-auth.<your-subdomain>.workers.dev");
+  }, 180_000);
+
+  it("passes with an SMTP host among the production secrets instead of the binding", async () => {
+    const config = withVars(FILLED_WITHOUT_MAIL, { AUTH_SMTP_SENDER: "noreply@acme.dev" });
+    expect((await deploy(config, SECRETS)).stderr).toContain("no mail transport");
+    // The checks a real deploy makes, without bundling (the test above bundles a passing configuration).
+    const passed = await deploy(
+      config,
+      { ...SECRETS, AUTH_SMTP_HOST: "smtp.acme.dev", AUTH_SMTP_PASS: "p" },
+      { checkOnly: true },
+    );
+    expect(passed.stderr).not.toContain("refused");
+    expect(passed.code).toBe(0);
+    expect(passed.stdout).toContain("deploy: checks passed (--check");
+  }, 180_000);
+
+  it("warns, without refusing, when AUTH_SERVER_URL is on a host the Worker does not answer at", async () => {
     const custom = await deploy(
       FILLED.replace(
         "workers_dev = true",
         'workers_dev = false\nroutes = [{ pattern = "auth.acme.dev", custom_domain = true }]',
       ),
       SECRETS,
+      { checkOnly: true },
     );
     expect(custom.code).toBe(0);
     expect(custom.stdout).toContain("It would answer at https://auth.acme.dev");
+    expect(custom.stderr).toContain(
+      "deploy: warning: AUTH_SERVER_URL (https://edge-auth.acme.workers.dev/auth/v1) is on edge-auth.acme.workers.dev, but the Worker answers at auth.acme.dev",
+    );
+  }, 180_000);
+
+  it("bundles in a dry run with the placeholders still in wrangler.toml, listing each one it left", async () => {
+    const dry = await deploy(TOML);
+    expect(dry.stderr).not.toContain("refused");
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toContain("dry run with 6 placeholder(s) left, which a real deploy refuses");
+    for (const name of PLACEHOLDERS) expect(dry.stderr, name).toContain(`env.production.${name}`);
+    expect(dry.stdout).toContain("both Workers bundle, with 6 placeholder(s) left");
   }, 180_000);
 });

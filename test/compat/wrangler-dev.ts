@@ -121,6 +121,9 @@ export default async function setup(project: TestProject) {
     // OAuth2 for agents (contract §3.6): the example MCP server and one more API are the resources tokens are for;
     // registration is open, as `npm start` has it (DEVELOPMENT_VARS).
     AUTH_OAUTH2_PROVIDER_RESOURCES: `http://127.0.0.1:${mcpPort}/mcp,${otherResource}`,
+    // Client ID metadata documents come from the loopback host of agent-fixtures.ts: the outbound-URL policy refuses
+    // loopback unless this is set (heeded only because AUTH_SERVER_URL is local too).
+    AUTH_OUTBOUND_ALLOW_LOCAL: "true",
     // Turnstile, with siteverify faked on loopback, on password reset only (the other compat flows stay unguarded):
     // test/compat/account-flows.test.ts sends the token with @nhost/nhost-js.
     AUTH_TURNSTILE_SECRET: "turnstile-secret",

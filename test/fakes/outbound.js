@@ -330,9 +330,11 @@ async function identityProvider(request, url) {
   return new Response("not found", { status: 404 });
 }
 
-// Client ID metadata documents (src/oauth2/metadata-documents.ts) at https://client-docs.fake/<path>: a test puts one
-// with PUT /__doc?path=<path>&cache-control=<value> (the body is served as is); GET /__fetches?path=<path> says how
-// often the service fetched it. /redirect/<anything> answers 302, /big.json is larger than any document may be.
+// Client ID metadata documents (src/oauth2/clients/metadata-documents.ts) at https://client-docs.fake/<path>: a test puts one
+// with PUT /__doc?path=<path>&cache-control=<value>&content-type=<value> (the body is served as is, as
+// application/json unless said otherwise); GET /__fetches?path=<path> says how often the service fetched it.
+// /redirect/<anything> answers 302, /big.json is larger than any document may be, /slow/<anything> answers after
+// 8 s (past any fetch's time), /stall/<anything> sends its headers and a first piece at once, the rest after 8 s.
 const clientDocs = new Map();
 const docFetches = new Map();
 
@@ -342,6 +344,7 @@ async function clientDocuments(request, url) {
     clientDocs.set(path, {
       body: new TextDecoder().decode(await request.arrayBuffer()),
       cacheControl: url.searchParams.get("cache-control"),
+      contentType: url.searchParams.get("content-type"),
     });
     return new Response(null, { status: 204 });
   }
@@ -353,6 +356,22 @@ async function clientDocuments(request, url) {
       headers: { location: "https://client-docs.fake/elsewhere.json" },
     });
   }
+  if (url.pathname.startsWith("/slow/")) {
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    return new Response("{}", { headers: { "content-type": "application/json" } });
+  }
+  if (url.pathname.startsWith("/stall/")) {
+    const { readable, writable } = new TransformStream();
+    const writer = writable.getWriter();
+    const rest = async () => {
+      await writer.write(new TextEncoder().encode('{"client_id":'));
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      await writer.write(new TextEncoder().encode("null}"));
+      await writer.close();
+    };
+    rest().catch(() => {});
+    return new Response(readable, { headers: { "content-type": "application/json" } });
+  }
   if (url.pathname === "/big.json") {
     return new Response(JSON.stringify({ client_id: url.toString(), padding: "x".repeat(40_000) }), {
       headers: { "content-type": "application/json" },
@@ -362,7 +381,7 @@ async function clientDocuments(request, url) {
   if (!doc) return new Response("not found", { status: 404 });
   return new Response(doc.body, {
     headers: {
-      "content-type": "application/json",
+      "content-type": doc.contentType ?? "application/json",
       ...(doc.cacheControl ? { "cache-control": doc.cacheControl } : {}),
     },
   });

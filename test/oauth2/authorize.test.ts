@@ -49,7 +49,8 @@ describe("discovery and keys", () => {
       claims_supported: expect.arrayContaining(["sub", "email", "email_verified", "auth_time", "nonce"]),
       request_parameter_supported: false,
       authorization_response_iss_parameter_supported: true,
-      client_id_metadata_document_supported: true,
+      // Registration is off here, and documents follow it by default (metadata-documents.test.ts has the switch).
+      client_id_metadata_document_supported: false,
     });
     const rfc8414 = await svc.get("/.well-known/oauth-authorization-server");
     expect(await rfc8414.json()).toEqual(document);

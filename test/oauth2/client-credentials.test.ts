@@ -1,10 +1,21 @@
 // The client credentials grant (RFC 6749 §4.4, contract §3.6): a confidential client acting for itself. Threats: a
 // public client (no secret, so anyone can claim to be it) minting tokens; a machine token passed off as a person's
-// (it carries no person's scopes, no ID token, no refresh token, and userinfo refuses it).
+// (it carries no person's scopes, no ID token, no refresh token, and userinfo refuses it). Issue 28: a resource server
+// had no reliable way to tell a machine's token from a person's (only the absence of grant_id); now a machine token
+// says so (`gty: client_credentials`, `sub` = `client_id`) and no person's token can look like one.
 import { describe, expect, it } from "vitest";
 import type { WireClient } from "../../src/oauth2/clients";
 import { decodeJwt } from "../helpers";
-import { basic, ISSUER, newClient, oauth2Error, postForm, provider, type TokenAnswer } from "./support";
+import {
+  basic,
+  grantFor,
+  ISSUER,
+  newClient,
+  oauth2Error,
+  postForm,
+  provider,
+  type TokenAnswer,
+} from "./support";
 
 const MCP = "https://mcp.example.com/mcp";
 const svc = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: MCP });
@@ -46,6 +57,19 @@ describe("client_credentials", () => {
     expect(await introspection.json()).toMatchObject({ active: true, sub: client.clientId, aud: MCP });
     // Not a person's token: userinfo has nobody to describe.
     await oauth2Error(await svc.get("/oauth2/userinfo", tokens.access_token), 401, "invalid_token");
+  });
+
+  // What docs/mcp.md tells a resource server to check (RFC 9068 §2.2, §5: a client's `sub` must not collide with a
+  // person's).
+  it("a resource server tells a machine token from a person's: gty client_credentials and sub = client_id", async () => {
+    const client = await machine();
+    const machineToken = decodeJwt(((await (await credentials(client)).json()) as TokenAnswer).access_token);
+    expect(machineToken.payload).toMatchObject({ gty: "client_credentials", sub: client.clientId });
+    const { tokens } = await grantFor(svc);
+    const person = decodeJwt(tokens.access_token).payload;
+    expect(person.gty).toBeUndefined();
+    expect(person.sub).not.toBe(person.client_id);
+    expect(person.grant_id).toEqual(expect.any(String));
   });
 
   it("without a resource the token is for the client itself", async () => {

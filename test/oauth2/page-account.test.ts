@@ -361,6 +361,7 @@ describe("what the page says when it refuses", () => {
     expect(browser.signedIn).toBe(false);
   });
 
+  // A sign-up and up to eight sign-ins, each an argon2id hash: ~0.5 s on a quiet machine, 1.2 s on a busy one.
   it("the second-factor guess cap: the code form again, with how long to wait", async () => {
     const mfa = provider({ AUTH_MFA_ENABLED: "true" });
     const session = await signUp(mfa);
@@ -395,7 +396,7 @@ describe("what the page says when it refuses", () => {
     expect(status).toBe(429);
     expect(text).toMatch(/Too many wrong codes\. Try again in \d+ seconds\./);
     expect(text).toContain('name="otp"');
-  });
+  }, 15_000);
 
   it("passkeys: the email field offers them as autofill (conditional mediation), started on its first focus", async () => {
     const { page } = await startAt(new Browser(provider({ AUTH_WEBAUTHN_ENABLED: "true" })));

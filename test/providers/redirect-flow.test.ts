@@ -3,7 +3,7 @@
 // email, account pre-hijacking through a verified one, forged, replayed and expired state, a stolen code without its
 // PKCE verifier, an ID token for another login attempt (nonce), and providers that fail or answer garbage.
 import { describe, expect, it } from "vitest";
-import { signUpOptionsSchema } from "../../src/auth/accounts/sign-up-options";
+import { signUpOptionsSchema } from "../../src/auth/sign-up-options";
 import {
   auditTypesOf,
   decodeJwt,

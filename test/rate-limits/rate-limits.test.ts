@@ -95,6 +95,7 @@ describe("rate limits (on by default), counted exactly where no binding counts a
     expect((await send("192.0.2.22", `${phone.slice(0, 5)}-${phone.slice(5)}`)).status).toBe(429);
   });
 
+  // A real wait of 2.1 s for the window and three argon2id hashes: ~2.5 s on a quiet machine, 2.8 s on a busy one.
   it("recovers after the window", async () => {
     const svc = service({
       ...ON,
@@ -108,8 +109,9 @@ describe("rate limits (on by default), counted exactly where no binding counts a
     // The sliding window needs the whole previous window to slide out: 2 intervals at most.
     await new Promise((resolve) => setTimeout(resolve, 2100));
     expect((await signInFrom(svc, "192.0.2.50", email, PASSWORD)).status).toBe(200);
-  });
+  }, 15_000);
 
+  // 25 sign-ins at once (10 reach an argon2id check): ~0.6 s on a quiet machine, 1.3 s seen on a busy one.
   it("parallel requests cannot slip past an exact limit", async () => {
     const svc = service({ ...ON, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "10" });
     const email = uniqueEmail("parallel");
@@ -119,7 +121,7 @@ describe("rate limits (on by default), counted exactly where no binding counts a
     );
     expect(answers.filter((r) => r.status === 401)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(15);
-  });
+  }, 15_000);
 
   it("limits mail-sending endpoints per address whether or not the address has an account", async () => {
     const svc = service({ ...ON, AUTH_RATE_LIMIT_EMAIL_BURST: "2" });
@@ -321,6 +323,7 @@ describe("the per-address bindings and the one exact object per request", () => 
 
 describe("development limits", () => {
   // A new user's first script: seed 50 accounts from one address against `npm start` (wrangler.toml's top level).
+  // 50 sign-ups, each an argon2id hash: ~4 s on a quiet machine, 7 s seen on a busy one.
   it("a seed loop of 50 sign-ups from one address is not refused", async () => {
     const svc = service(ON);
     const statuses = new Set<number>();
@@ -332,5 +335,5 @@ describe("development limits", () => {
       statuses.add(response.status);
     }
     expect([...statuses]).toEqual([200]);
-  });
+  }, 45_000);
 });

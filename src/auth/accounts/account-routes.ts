@@ -4,20 +4,17 @@ import type { AppEnv } from "../../http/app-env";
 import { optionalAuth, requireAuth } from "../../http/auth";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { codeChallengeField, emailField, passwordField, redirectOptions } from "../../http/fields";
+import { signUpChecks } from "../../http/sign-up-gate";
 import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
-import {
-  changeUserEmail,
-  requireRegisteredUser,
-  sendPasswordResetEmail,
-  sendVerificationEmail,
-} from "../links/email-flows";
+import { changeUserEmail, sendPasswordResetEmail, sendVerificationEmail } from "../links";
 import { readsOwnWriteBack } from "../sessions";
-import { requireElevation } from "../webauthn/elevation";
+import { signUpOptionsSchema } from "../sign-up-options";
+import { requireRegisteredUser } from "../users";
+import { requireElevation } from "../webauthn";
 import { deanonymizeUser } from "./anonymous";
 import { changeUserPassword } from "./password-change";
-import { signUpOptionsSchema } from "./sign-up-options";
 
 const emailWithRedirect = z.object({
   email: emailField,
@@ -127,6 +124,8 @@ export const accountRoutes = new Hono<AppEnv>()
         codeChallenge: codeChallengeField,
       }),
     ),
+    // Deanonymizing makes a regular account: the sign-up checks, as for any other way in.
+    signUpChecks(),
     readsOwnWriteBack,
     async (c) => {
       await deanonymizeUser(c.var.deps, c.var.auth!.sub, c.req.valid("json"));

@@ -2,12 +2,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { operation } from "../../http/documented";
+import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
-import { rateLimit } from "../../rate-limits/middleware";
-import { sessionPayloadSchema } from "../sessions/sessions";
+import { sessionPayloadSchema } from "../new-sessions";
+import { signUpOptionsSchema } from "../sign-up-options";
 import { signInAnonymous } from "./anonymous";
-import { signUpOptionsSchema } from "./sign-up-options";
 
 const body = z.object({
   displayName: signUpOptionsSchema.shape.displayName,
@@ -26,7 +26,7 @@ export const anonymousRoutes = new Hono<AppEnv>().post(
       "may be empty.",
     answers: { 200: { description: "A session for the new anonymous user.", schema: sessionPayloadSchema } },
   }),
-  rateLimit("SIGNUPS"),
   jsonBody(body),
+  signUpChecks(),
   async (c) => c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
 );

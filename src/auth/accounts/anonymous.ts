@@ -3,15 +3,16 @@ import { isUniqueViolation } from "../../db/errors";
 import { users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
+import { admitSignUp } from "../../http/sign-up-gate";
 import { isEmailAllowed } from "../../lib/email-access";
 import { gravatarUrl } from "../../lib/gravatar";
 import { hashPassword } from "../../lib/password";
-import { sendTicketMail } from "../links/ticket-mail";
-import { createSession, type Session } from "../sessions/sessions";
+import { sendTicketMail } from "../links";
+import { createSession, type Session } from "../new-sessions";
+import { createUser } from "../new-users";
+import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
+import { findUserById } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
-import { resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
-import { insertUser } from "./user-factory";
-import { findUserById } from "./users";
 
 const ANONYMOUS_ROLE = "anonymous";
 
@@ -28,7 +29,8 @@ export async function signInAnonymous(
     input.locale && config.AUTH_LOCALE_ALLOWED_LOCALES.includes(input.locale)
       ? input.locale
       : config.AUTH_LOCALE_DEFAULT;
-  const user = await insertUser(deps, {
+  const user = await createUser(deps, {
+    admission: "visitor",
     email: null,
     isAnonymous: true,
     options: {
@@ -61,6 +63,8 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
   const user = await findUserById(deps.db, userId);
   if (!user) throw new AppError("unauthorized");
   if (!user.isAnonymous) throw new AppError("user-not-anonymous");
+  // A regular account is about to exist: the sign-up checks, as for every other way in (the route ran them first).
+  await admitSignUp(deps);
   const email = input.email.toLowerCase();
   if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
   if (input.signInMethod === "email-password") {

@@ -4,11 +4,10 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import type { AccessTokenPayload } from "../../lib/jwt";
 import { hashPassword } from "../../lib/password";
-import { requireRegisteredUser } from "../links/email-flows";
-import { consumeTicket } from "../links/tickets";
-import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "./credential-reset";
+import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
+import { consumeTicket } from "../links";
+import { findUserById, requireRegisteredUser } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
-import { findUserById } from "./users";
 
 /**
  * changeUserPassword (contract §3.4): with a bearer, the caller's own password; without one, a single-use

@@ -6,8 +6,8 @@ import { operation } from "../../http/documented";
 import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { rateLimit } from "../../rate-limits/middleware";
-import { sessionPayloadSchema } from "../sessions/sessions";
-import { requireElevation } from "../webauthn/elevation";
+import { sessionPayloadSchema } from "../new-sessions";
+import { requireElevation } from "../webauthn";
 import { createPersonalAccessToken, signInWithPersonalAccessToken } from "./pat";
 
 /** createPAT and signInPAT (contract §3.2, §3.3). */

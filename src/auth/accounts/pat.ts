@@ -3,8 +3,8 @@ import { personalAccessTokens, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { randomUuid, sha256Hex } from "../../lib/crypto";
-import { requireRegisteredUser } from "../links/email-flows";
-import { createSession, type Session } from "../sessions/sessions";
+import { createSession, type Session } from "../new-sessions";
+import { requireRegisteredUser } from "../users";
 
 /** createPAT: a long-lived UUID-shaped secret, shown once, stored as SHA-256. */
 export async function createPersonalAccessToken(

@@ -6,7 +6,7 @@ import { emailField, passwordField } from "../../http/fields";
 import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
-import { sessionPayloadSchema } from "../sessions/sessions";
+import { sessionPayloadSchema } from "../new-sessions";
 import { signInEmailPassword } from "./sign-in";
 
 const emailPasswordBody = z.object({ email: emailField, password: passwordField });

@@ -4,8 +4,8 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword, verifyPassword } from "../../lib/password";
-import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
-import { findUserByEmail } from "./users";
+import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { findUserByEmail } from "../users";
 
 /**
  * signInEmailPassword. Unknown email, wrong password and a blocked email give the same 401 after the same work:

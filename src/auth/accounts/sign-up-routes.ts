@@ -3,12 +3,12 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { operation } from "../../http/documented";
 import { codeChallengeField, emailField, passwordField } from "../../http/fields";
-import { turnstile } from "../../http/turnstile";
+import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
-import { sessionPayloadSchema } from "../sessions/sessions";
+import { sessionPayloadSchema } from "../new-sessions";
+import { signUpOptionsSchema } from "../sign-up-options";
 import { signUpEmailPassword } from "./sign-up";
-import { signUpOptionsSchema } from "./sign-up-options";
 
 const emailPasswordBody = z.object({
   email: emailField,
@@ -33,9 +33,8 @@ export const signUpRoutes = new Hono<AppEnv>().post(
       200: { description: "A session, or none until the address is verified.", schema: sessionPayloadSchema },
     },
   }),
-  rateLimit("SIGNUPS"),
   rateLimit("EMAIL", "email"),
   jsonBody(emailPasswordBody),
-  turnstile("signup"),
+  signUpChecks(),
   async (c) => c.json(await signUpEmailPassword(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
 );

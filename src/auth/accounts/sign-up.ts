@@ -4,11 +4,11 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword } from "../../lib/password";
-import { type LinkTarget, sendTicketMail } from "../links/ticket-mail";
-import { createSession, type Session } from "../sessions/sessions";
+import { type LinkTarget, sendTicketMail } from "../links";
+import { createSession, type Session } from "../new-sessions";
+import { createUser } from "../new-users";
+import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { checkPasswordPolicy } from "./password-policy";
-import { resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
-import { insertUser } from "./user-factory";
 
 export interface SignUpEmailPasswordInput {
   email: string;
@@ -36,7 +36,12 @@ export async function signUpEmailPassword(
   await checkPasswordPolicy(deps, input.password);
   const options = resolveSignUpOptions(config, input.options, email);
 
-  const user = await insertUser(deps, { email, passwordHash: await hashPassword(input.password), options });
+  const user = await createUser(deps, {
+    admission: "visitor",
+    email,
+    passwordHash: await hashPassword(input.password),
+    options,
+  });
   if (!user) throw new AppError("email-already-in-use");
 
   return completeSignUp(

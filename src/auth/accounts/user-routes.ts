@@ -5,7 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { requireAuth } from "../../http/auth";
 import { operation } from "../../http/documented";
 import { acceptsBookmark } from "../sessions";
-import { findWireUserNearby, toWireUser, wireUserSchema } from "./users";
+import { findWireUserNearby, toWireUser, wireUserSchema } from "../users";
 
 /** getUser (contract §3.4). */
 export const userRoutes = new Hono<AppEnv>().get(

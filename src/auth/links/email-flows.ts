@@ -3,13 +3,9 @@ import { users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
-import { resolveRedirectTo } from "../accounts/sign-up-options";
-import {
-  findOrCreateEmailUser,
-  type PasswordlessMode,
-  type PasswordlessRequest,
-} from "../accounts/user-factory";
-import { findUserByEmail, findUserById } from "../accounts/users";
+import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
+import { resolveRedirectTo } from "../sign-up-options";
+import { findUserByEmail } from "../users";
 import { type LinkTarget, sendTicketMail } from "./ticket-mail";
 
 /**
@@ -92,11 +88,4 @@ export async function changeUserEmail(deps: Deps, userId: string, newEmail: stri
     .get();
   if (!user) throw new AppError("unauthorized");
   await sendTicketMail(deps, user, "emailConfirmChange", target, address);
-}
-
-export async function requireRegisteredUser(deps: Deps, userId: string) {
-  const user = await findUserById(deps.db, userId);
-  if (!user) throw new AppError("unauthorized");
-  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
-  return user;
 }

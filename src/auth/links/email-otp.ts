@@ -1,14 +1,10 @@
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { proveEmail } from "../accounts/credential-reset";
-import {
-  findOrCreateEmailUser,
-  type PasswordlessMode,
-  type PasswordlessRequest,
-} from "../accounts/user-factory";
-import { findUserByEmail } from "../accounts/users";
-import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
-import { checkOneTimeCode, issueOneTimeCode } from "./code-challenges";
+import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { proveEmail } from "../credential-reset";
+import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
+import { findUserByEmail } from "../users";
+import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 import { sendCodeMail } from "./ticket-mail";
 
 const CODE_LIFETIME_MS = 10 * 60 * 1000;

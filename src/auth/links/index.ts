@@ -1,10 +1,14 @@
 /**
- * Mailed links as other features use them (the OAuth2 page sends magic links, reset and verification mails). Everything else in this folder is
- * internal to core auth (.dependency-cruiser.cjs).
+ * What core auth's other sub-folders use of mailed links (the rest of the service goes through src/auth/index.ts).
+ * Everything else in this folder is internal to it (.dependency-cruiser.cjs).
  */
 export {
+  changeUserEmail,
   type LinkRequest,
   sendPasswordResetEmail,
   sendVerificationEmail,
   signInPasswordlessEmail,
 } from "./email-flows";
+export { redeemExchangeCode } from "./exchange-codes";
+export { type LinkTarget, sendTicketMail } from "./ticket-mail";
+export { consumeTicket } from "./tickets";

@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { codeChallengeField, emailField } from "../../http/fields";
-import { turnstile } from "../../http/turnstile";
+import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
-import { signUpOptionsSchema } from "../accounts/sign-up-options";
-import { sessionPayloadSchema } from "../sessions/sessions";
+import { sessionPayloadSchema } from "../new-sessions";
+import { signUpOptionsSchema } from "../sign-up-options";
 import { signInPasswordlessEmail } from "./email-flows";
 import { signInOtpEmail, verifyOtpEmail } from "./email-otp";
 
@@ -34,7 +34,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     }),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
-    turnstile("passwordless"),
+    signUpChecks("passwordless"),
     async (c) => {
       await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-in");
       return c.json("OK");
@@ -49,10 +49,9 @@ export const passwordlessRoutes = new Hono<AppEnv>()
         "`email-already-in-use`.",
       answers: { 200: OK_ANSWER("The link is on its way.") },
     }),
-    rateLimit("SIGNUPS"),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
-    turnstile("signup"),
+    signUpChecks("passwordless"),
     async (c) => {
       await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");
@@ -69,7 +68,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     }),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
-    turnstile("passwordless"),
+    signUpChecks("passwordless"),
     async (c) => {
       await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-in");
       return c.json("OK");
@@ -82,10 +81,9 @@ export const passwordlessRoutes = new Hono<AppEnv>()
       description: "As `POST /signin/otp/email`, for a new address only (409 `email-already-in-use`).",
       answers: { 200: OK_ANSWER("The code is on its way.") },
     }),
-    rateLimit("SIGNUPS"),
     rateLimit("EMAIL", "email"),
     jsonBody(emailWithOptions),
-    turnstile("signup"),
+    signUpChecks("passwordless"),
     async (c) => {
       await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");

@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
 import { OK_ANSWER, operation } from "../../http/documented";
-import { turnstile } from "../../http/turnstile";
+import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
-import { signUpOptionsSchema } from "../accounts/sign-up-options";
-import { sessionPayloadSchema } from "../sessions/sessions";
+import { sessionPayloadSchema } from "../new-sessions";
+import { signUpOptionsSchema } from "../sign-up-options";
 import { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
 
 const phoneNumberField = z.string().min(1).max(32);
@@ -29,7 +29,7 @@ export const smsRoutes = new Hono<AppEnv>()
     }),
     rateLimit("SMS", "phoneNumber"),
     jsonBody(codeRequest),
-    turnstile("passwordless"),
+    signUpChecks("passwordless"),
     async (c) => {
       await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-in");
       return c.json("OK");
@@ -43,10 +43,9 @@ export const smsRoutes = new Hono<AppEnv>()
         "As `POST /signin/passwordless/sms`, for a new number only (409 `phone-number-already-in-use`).",
       answers: { 200: OK_ANSWER("The code is on its way.") },
     }),
-    rateLimit("SIGNUPS"),
     rateLimit("SMS", "phoneNumber"),
     jsonBody(codeRequest),
-    turnstile("signup"),
+    signUpChecks("passwordless"),
     async (c) => {
       await signInPasswordlessSms(c.var.deps, c.req.valid("json"), "sign-up");
       return c.json("OK");

@@ -2,11 +2,11 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
 import { smsCodeText } from "../../sms/templates";
-import type { SignUpOptions } from "../accounts/sign-up-options";
-import { findOrCreatePhoneUser, type PasswordlessMode } from "../accounts/user-factory";
-import { findUserByPhoneNumber, markVerified } from "../accounts/users";
-import { completeSignIn, type SignInResult } from "../mfa/mfa-sign-in";
-import { checkOneTimeCode, issueOneTimeCode } from "./code-challenges";
+import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { findOrCreatePhoneUser, type PasswordlessMode } from "../new-users";
+import type { SignUpOptions } from "../sign-up-options";
+import { findUserByPhoneNumber, markVerified } from "../users";
+import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 const scopeOf = (phoneNumber: string) => `sms-otp:${phoneNumber}`;

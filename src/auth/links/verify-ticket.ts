@@ -3,11 +3,11 @@ import { isUniqueViolation } from "../../db/errors";
 import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../accounts/credential-reset";
-import { findUserById } from "../accounts/users";
-import { issueMfaTicket } from "../mfa/mfa-sign-in";
-import { issueExchangeCode } from "../sessions/exchange-codes";
-import { createSession, type Session } from "../sessions/sessions";
+import { issueMfaTicket } from "../complete-sign-in";
+import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
+import { createSession, type Session } from "../new-sessions";
+import { findUserById } from "../users";
+import { issueExchangeCode } from "./exchange-codes";
 import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
 type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;

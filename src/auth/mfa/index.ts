@@ -1,5 +1,5 @@
 /**
- * The second factor as other features use it: a sign-in that may need TOTP. Everything else in this folder is
- * internal to core auth (.dependency-cruiser.cjs).
+ * What the rest of core auth uses of the second factor: the TOTP step of a sign-in. Everything else in this folder is
+ * internal to it (.dependency-cruiser.cjs).
  */
-export { completeSignIn, type SignInResult, verifySignInMfaTotp } from "./mfa-sign-in";
+export { verifySignInMfaTotp } from "./totp-sign-in";

@@ -4,7 +4,7 @@ import { mfaRecoveryCodes, type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { encrypt } from "../../lib/crypto";
-import { requireRegisteredUser } from "../links/email-flows";
+import { requireRegisteredUser } from "../users";
 import { qrPngDataUrl } from "./qr-png";
 import { acceptSecondFactor, acceptTotpCode, recoveryCodeHash } from "./second-factor";
 import { generateTotpSecret, totpSecretText, totpUri } from "./totp";

@@ -1,19 +1,7 @@
 /**
- * Sessions as other features use them: refresh, revoke. Everything else in this folder is internal to core auth
- * (.dependency-cruiser.cjs).
+ * What core auth's other sub-folders use of sessions: renewal, and the own-write bookmark for routes that change the
+ * caller's row. Making and ending sessions is the core's (../new-sessions.ts, ../revocation.ts); refresh-token
+ * rotation is plumbing (src/token-families/). Everything else in this folder is internal to it.
  */
-
 export { acceptsBookmark, readsOwnWriteBack } from "./own-writes";
-export { refreshSession } from "./refresh";
-export type { RotateOutcome } from "./refresh-session";
-export { revokeAllSessions, revokeSession } from "./revocation";
-export { type Session, sessionPayloadSchema, sessionSchema } from "./sessions";
-export {
-  familyOfCurrentToken,
-  isCurrentInLegacyFamily,
-  type Rotation,
-  revokeFamilyOfToken,
-  rotateInFamily,
-  rotateInLegacyFamily,
-  startFamily,
-} from "./token-families";
+export { renewSession } from "./renew";

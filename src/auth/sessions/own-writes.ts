@@ -4,7 +4,7 @@ import { BOOKMARK_HEADER, primaryBookmark } from "../../db/replica";
 import { sessions } from "../../db/schema";
 import type { AppEnv } from "../../http/app-env";
 import { documentedHeader } from "../../http/documented";
-import { raiseFamilyBookmark } from "./token-families";
+import { raiseFamilyBookmark } from "../../token-families";
 
 /**
  * For a route that changes the caller's own user row and whose change the client reads back at once (deanonymize,

@@ -10,8 +10,8 @@ import { securityKeys, type UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { hmacSubkey } from "../../lib/subkeys";
-import { findUserByEmail, findUserById } from "../accounts/users";
-import { createSession, type Session } from "../sessions/sessions";
+import { createSession, type Session } from "../new-sessions";
+import { findUserByEmail, findUserById } from "../users";
 import {
   assertWebauthnEnabled,
   CEREMONY_TIMEOUT_MS,

@@ -1,7 +1,7 @@
 import { isoBase64URL } from "@simplewebauthn/server/helpers";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import type { ResolvedSignUpOptions } from "../accounts/sign-up-options";
+import type { ResolvedSignUpOptions } from "../sign-up-options";
 
 /** How long a browser may take between the options and the response (WebAuthn §5.4 `timeout` is advisory). */
 export const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;

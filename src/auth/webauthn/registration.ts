@@ -10,12 +10,11 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { randomUuid } from "../../lib/crypto";
 import { isEmailAllowed } from "../../lib/email-access";
-import { completeSignUp } from "../accounts/sign-up";
-import { resolveSignUpOptions, type SignUpOptions } from "../accounts/sign-up-options";
-import { insertUser } from "../accounts/user-factory";
-import { findUserByEmail } from "../accounts/users";
-import { requireRegisteredUser } from "../links/email-flows";
-import type { Session } from "../sessions/sessions";
+import { completeSignUp } from "../accounts";
+import type { Session } from "../new-sessions";
+import { createUser } from "../new-users";
+import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
+import { findUserByEmail, requireRegisteredUser } from "../users";
 import {
   assertWebauthnEnabled,
   CEREMONY_TIMEOUT_MS,
@@ -94,7 +93,12 @@ export async function verifySignUpWebauthn(
   const options = input.options
     ? resolveSignUpOptions(deps.config, input.options, ceremony.email)
     : ceremony.options;
-  const user = await insertUser(deps, { id: ceremony.userId, email: ceremony.email, options });
+  const user = await createUser(deps, {
+    admission: "ceremony",
+    id: ceremony.userId,
+    email: ceremony.email,
+    options,
+  });
   if (!user) throw new AppError("email-already-in-use");
   try {
     await registerSecurityKey(deps.db, user.id, credential, input.nickname, deps.now());

@@ -1,16 +1,23 @@
 import { Hono } from "hono";
-import { resetPasswordInSession, signUpEmailPassword } from "../../auth/accounts";
-import { sendPasswordResetEmail, sendVerificationEmail } from "../../auth/links";
-import { AppError } from "../../errors";
+import {
+  resetPasswordInSession,
+  sendPasswordResetEmail,
+  sendVerificationEmail,
+  signUpEmailPassword,
+} from "../../auth";
+import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
 import { readBrowserSession, startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
-import { passTurnstile, rateLimited, turnstileMessage } from "./checks";
+import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
+import { formRequest } from "./form-requests";
 import { pageLinkTarget } from "./link-binding";
+import { backToPage, type Ctx, paths, viewHref } from "./page-paths";
+import { render } from "./page-response";
 import { mailSent } from "./render";
 import { newPasswordForm } from "./render-account";
-import { accountPage, backToPage, type Ctx, formRequest, paths, render, viewHref } from "./respond";
+import { accountPage } from "./sign-in-pages";
 import { type PageText, pageText } from "./text";
 
 /**
@@ -78,10 +85,10 @@ export const pageAccountRoutes = new Hono<AppEnv>()
     const again = (status: 400 | 401 | 403 | 409 | 429 | 503, error: string) =>
       accountPage(c, request, client.clientName, "sign-up", { status, email, displayName, error });
     if (!emailField.safeParse(email).success) return again(400, t.errors.enterEmail);
-    const retryAfter = (await rateLimited(c, "SIGNUPS", email)) ?? (await rateLimited(c, "EMAIL", email));
+    const retryAfter = await rateLimited(c, "EMAIL", email);
     if (retryAfter !== null) return again(429, t.errors.tooManyAttempts(retryAfter));
     try {
-      await passTurnstile(c, "signup", params);
+      await passSignUpChecks(c, params);
       const { session } = await signUpEmailPassword(
         c.var.deps,
         {
@@ -97,6 +104,8 @@ export const pageAccountRoutes = new Hono<AppEnv>()
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+      if (error instanceof RateLimitedError)
+        return again(429, t.errors.tooManyAttempts(error.retryAfterSeconds));
       return again(statusOf(error), signUpMessage(c, t, error));
     }
   })

@@ -1,9 +1,10 @@
 import type { TurnstileEndpoint } from "../../config";
-import { AppError } from "../../errors";
-import { verifyTurnstile } from "../../http/turnstile";
+import type { AppError } from "../../errors";
+import { admitSignUp } from "../../http/sign-up-gate";
+import { passChallenge } from "../../http/turnstile";
 import { countRequest, type RateLimitBucket } from "../../rate-limits/buckets";
 import { addressKey } from "../../rate-limits/client-address";
-import type { Ctx } from "./respond";
+import type { Ctx } from "./page-paths";
 import type { PageText } from "./text";
 
 /** The checks the page's forms share with the API they stand for: rate limits and Turnstile. */
@@ -30,18 +31,31 @@ export async function rateLimited(c: Ctx, bucket: RateLimitBucket, email: string
  * API (the operator sees why in the log).
  */
 export async function passTurnstile(c: Ctx, endpoint: TurnstileEndpoint, params: Map<string, string>) {
+  warnWithoutSiteKey(c, [endpoint]);
+  await passChallenge(c.var.deps, [endpoint], formToken(params));
+}
+
+/**
+ * The sign-up checks (src/http/sign-up-gate.ts) on a page form that can create a user: the page's sign-up, and its
+ * magic-link form while sign-ups are on (`also`: `passwordless`, so one widget token serves both names). While sign-ups
+ * are off the magic-link form creates nobody, and only `also` applies.
+ */
+export async function passSignUpChecks(c: Ctx, params: Map<string, string>, also?: TurnstileEndpoint) {
+  if (c.var.config.AUTH_DISABLE_SIGNUP) {
+    if (also) await passTurnstile(c, also, params);
+    return;
+  }
+  warnWithoutSiteKey(c, also ? ["signup", also] : ["signup"]);
+  await admitSignUp(c.var.deps, also, formToken(params));
+}
+
+const formToken = (params: Map<string, string>) => (params.get("cf-turnstile-response") ?? "").trim() || null;
+
+function warnWithoutSiteKey(c: Ctx, endpoints: TurnstileEndpoint[]) {
   const settings = c.var.config.turnstile;
-  if (!settings?.endpoints.has(endpoint)) return;
-  if (!settings.siteKey)
-    console.warn(`turnstile: the OAuth2 page guards ${endpoint} but AUTH_TURNSTILE_SITE_KEY is unset`);
-  const token = (params.get("cf-turnstile-response") ?? "").trim();
-  if (!token) throw new AppError("turnstile-required");
-  if (token.length > 2048) throw new AppError("turnstile-failed");
-  await verifyTurnstile(settings, c.var.deps.outbound, {
-    token,
-    remoteIp: c.req.header("cf-connecting-ip") ?? null,
-    endpoint,
-  });
+  const guarded = endpoints.find((endpoint) => settings?.endpoints.has(endpoint));
+  if (guarded && !settings?.siteKey)
+    console.warn(`turnstile: the OAuth2 page guards ${guarded} but AUTH_TURNSTILE_SITE_KEY is unset`);
 }
 
 /** A Turnstile refusal in the page's words; undefined for any other error. */

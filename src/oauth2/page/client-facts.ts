@@ -1,28 +1,31 @@
 import type { OAuth2ClientRow } from "../../db/schema";
+import { isLoopbackRedirect } from "../clients";
 import type { ClientFacts } from "./render-consent";
 
-const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
-
-function isLoopback(uri: string): boolean {
+/** Where a redirect URI sends the browser, as a person can judge it: its host, or an app's own scheme. */
+function destinationOf(redirectUri: string): string | undefined {
   try {
-    const url = new URL(uri);
-    return url.protocol === "http:" && LOOPBACK.has(url.hostname);
+    const url = new URL(redirectUri);
+    return url.host || url.protocol;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 /**
  * What the consent screen tells about a client beyond its self-chosen name (contract §3.6): the host that publishes
  * its metadata document, whether anyone here reviewed it, and whether an unreviewed client only ever redirects to
- * this computer.
+ * this computer. For an unreviewed client, also where this request sends the browser back to: its name is its own
+ * choice (a document's host can be any site that serves JSON), the destination is where the code goes.
  */
-export function clientFacts(client: OAuth2ClientRow): ClientFacts {
+export function clientFacts(client: OAuth2ClientRow, redirectUri?: string): ClientFacts {
   const unreviewed = client.registration !== "admin";
   return {
     documentHost: client.registration === "metadata-document" ? new URL(client.clientId).host : undefined,
+    redirectHost: unreviewed && redirectUri ? destinationOf(redirectUri) : undefined,
     unreviewed,
     // An admin chose this client's redirect URIs; for any other, a local app can claim any name it likes.
-    loopbackOnly: unreviewed && client.redirectUris.length > 0 && client.redirectUris.every(isLoopback),
+    loopbackOnly:
+      unreviewed && client.redirectUris.length > 0 && client.redirectUris.every(isLoopbackRedirect),
   };
 }

@@ -8,17 +8,25 @@ import type { PageText } from "./text";
 export interface ClientFacts {
   /** The host of a client metadata document: the name is only as good as this domain. */
   documentHost?: string;
+  /** Where an unreviewed client's request sends the browser (and the code): a host, or an app's scheme. */
+  redirectHost?: string;
   /** Registered by itself (open registration, a metadata document): nobody here reviewed it. */
   unreviewed: boolean;
   /** Every redirect URI is on this computer: an app running locally, which anyone can write and start. */
   loopbackOnly: boolean;
 }
 
-/** Under the client's name: who publishes it, when a metadata document names it. */
+/** Under the client's name: who publishes it, when a metadata document names it, and where it sends you back. */
 const publisher = (t: PageText, facts: ClientFacts) =>
-  facts.documentHost
-    ? html`<p class="origin">${t.publishedBy} <strong>${facts.documentHost}</strong></p>`
-    : "";
+  html`${
+    facts.documentHost
+      ? html`<p class="origin">${t.publishedBy} <strong>${facts.documentHost}</strong></p>`
+      : ""
+  }${
+    facts.redirectHost
+      ? html`<p class="origin">${t.sendsYouBackTo} <strong>${facts.redirectHost}</strong></p>`
+      : ""
+  }`;
 
 /** After what it asks: how far its name can be trusted. */
 const caution = (t: PageText, facts: ClientFacts) =>

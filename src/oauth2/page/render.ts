@@ -5,7 +5,7 @@ import type { PageText } from "./text";
 /**
  * The built-in login and consent page (contract §3.5 when `AUTH_OAUTH2_PROVIDER_LOGIN_URL` is unset): plain HTML
  * forms rendered on the server, one nonce'd stylesheet, and script only where a feature needs it (passkeys,
- * Turnstile's widget). Every interpolated value is escaped by `html`. The words come from `text.ts`.
+ * Turnstile's widget). Every interpolated value is escaped by `html`. The words come from `text/`, one catalogue per language.
  */
 
 const STYLE = `

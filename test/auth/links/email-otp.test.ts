@@ -72,7 +72,7 @@ describe("email OTP", () => {
   it("stores the code as an HMAC, never the digits", async () => {
     const email = uniqueEmail();
     const code = await requestCode(email);
-    const stub = env.CODE_CHALLENGES.get(env.CODE_CHALLENGES.idFromName(`email-otp:${email}`));
+    const stub = env.ONE_TIME_CODES.get(env.ONE_TIME_CODES.idFromName(`email-otp:${email}`));
     const { runInDurableObject } = await import("cloudflare:test");
     const stored = await runInDurableObject(stub, (_instance, state) =>
       state.storage.kv.get<{ codeHash: string }>("challenge"),
@@ -91,9 +91,9 @@ describe("email OTP", () => {
   });
 });
 
-describe("CodeChallenge Durable Object", () => {
+describe("OneTimeCode Durable Object", () => {
   it("refuses an expired code", async () => {
-    const stub = env.CODE_CHALLENGES.get(env.CODE_CHALLENGES.idFromName(crypto.randomUUID()));
+    const stub = env.ONE_TIME_CODES.get(env.ONE_TIME_CODES.idFromName(crypto.randomUUID()));
     await stub.issue("h", 1000);
     expect(await stub.verify("h", 1001)).toBe("invalid");
     await stub.issue("h", 5000);

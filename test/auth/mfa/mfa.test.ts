@@ -166,6 +166,7 @@ describe("sign-in with TOTP", () => {
     expect(answers.map((r) => r.status).sort()).toEqual([200, 401]);
   });
 
+  // Four argon2id hashes and 20 guesses at once: ~0.5 s on a quiet machine, 1.5 s on a busy one.
   it("after 5 tries the ticket is dead, even for the right code; parallel guesses do not exceed the cap", async () => {
     const { secret, email } = await userWithTotp();
     const ticket = await mfaTicket(email);
@@ -185,7 +186,7 @@ describe("sign-in with TOTP", () => {
     const row = await env.DB.prepare("SELECT max(attempts) AS n FROM mfa_tickets").first<{ n: number }>();
     expect(row!.n).toBe(5);
     await expectError(await verify(parallel, codeAt(other.secret)), 401, "invalid-ticket");
-  });
+  }, 15_000);
 
   it("refuses unknown, malformed and expired tickets", async () => {
     const { secret, email } = await userWithTotp();
@@ -316,6 +317,7 @@ describe("deactivation", () => {
 
 describe("second-factor guesses per user", () => {
   // Threat: someone with the password opens fresh tickets all day; per-ticket caps alone allowed ~14,400 guesses.
+  // Two sign-ups and seven sign-ins, each an argon2id hash: ~0.8 s on a quiet machine, 1.6 s on a busy one.
   it("past 5 wrong codes the user's next guess waits, whichever ticket or endpoint it comes through", async () => {
     const { session, secret, email } = await userWithTotp();
     for (let i = 0; i < 5; i++) {
@@ -332,8 +334,9 @@ describe("second-factor guesses per user", () => {
     // Another user is not affected.
     const other = await userWithTotp();
     expect((await verify(await mfaTicket(other.email), codeAt(other.secret))).status).toBe(200);
-  });
+  }, 15_000);
 
+  // A sign-up and ten sign-ins for tickets, each an argon2id hash: ~0.9 s on a quiet machine, 1.8 s on a busy one.
   it("a right code forgives the wrong ones before it", async () => {
     const { secret, email, session } = await userWithTotp();
     for (let i = 0; i < 4; i++) {
@@ -345,7 +348,7 @@ describe("second-factor guesses per user", () => {
       await expectError(await verify(await mfaTicket(email), wrongCode(codeAt(secret))), 401, "invalid-totp");
     }
     expect((await verify(await mfaTicket(email), codeAt(secret))).status).toBe(200);
-  });
+  }, 15_000);
 });
 
 describe("one factor by mail does not skip TOTP", () => {

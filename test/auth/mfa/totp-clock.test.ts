@@ -4,9 +4,10 @@
 import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
-import { issueMfaTicket, verifySignInMfaTotp } from "../../../src/auth/mfa/mfa-sign-in";
+import { issueMfaTicket } from "../../../src/auth/complete-sign-in";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { changeMfa, generateTotp } from "../../../src/auth/mfa/totp-setup";
+import { verifySignInMfaTotp } from "../../../src/auth/mfa/totp-sign-in";
 import { NO_VERIFICATION, service, signUp, testDeps } from "../../helpers";
 
 const bindings = { ...env, ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true" };

@@ -76,6 +76,7 @@ describe("POST /token", () => {
     await refreshed(successor!);
   });
 
+  // A real wait of 1.1 s past the grace window: ~1.3 s on a quiet machine.
   it("revokes the whole session when a used token is replayed after the grace window", async () => {
     const s = service({ ...NO_VERIFICATION, AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1" });
     const session = await signUp(s);
@@ -88,7 +89,7 @@ describe("POST /token", () => {
       .bind(session.refreshTokenId)
       .first<{ n: number }>();
     expect(row?.n).toBe(0);
-  });
+  }, 10_000);
 
   it("treats a token two generations old as a replay even inside the window", async () => {
     const session = await signUp(svc);
@@ -125,6 +126,19 @@ describe("POST /signout", () => {
     const response = await svc.post("/signout", { refreshToken: session.refreshToken });
     expect(await response.json()).toBe("OK");
     await expectError(await refresh(session.refreshToken), 401, "invalid-refresh-token");
+  });
+
+  // README "Sessions and sign-out": what sign-out ends (the refresh token at once) and what it cannot (an access token
+  // already issued, checked by signature alone, until its exp). A change here must change the README too.
+  it("ends the refresh token at once; the access token already issued lives until its exp", async () => {
+    const session = await signUp(svc);
+    expect(await (await svc.post("/signout", { refreshToken: session.refreshToken })).json()).toBe("OK");
+    await expectError(await refresh(session.refreshToken), 401, "invalid-refresh-token");
+    expect((await svc.get("/user", session.accessToken)).status).toBe(200);
+    const { exp, iat } = JSON.parse(
+      atob(session.accessToken.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")),
+    );
+    expect(exp - iat).toBe(900);
   });
 
   it("answers OK for an unknown token, with no body, and with a stale bearer", async () => {

@@ -1,0 +1,44 @@
+import { Hono } from "hono";
+import { type Config, isDevelopmentServer } from "../config";
+import type { AppEnv } from "../http/app-env";
+import { accountRoutes } from "./accounts/account-routes";
+import { anonymousRoutes } from "./accounts/anonymous-routes";
+import { patRoutes } from "./accounts/pat-routes";
+import { signInRoutes } from "./accounts/sign-in-routes";
+import { signUpRoutes } from "./accounts/sign-up-routes";
+import { userRoutes } from "./accounts/user-routes";
+import { devAboutRoutes, devMailboxRoutes, devSmsRoutes } from "./dev/dev-routes";
+import { devInboxRoutes } from "./dev/inbox-routes";
+import { passwordlessRoutes } from "./links/passwordless-routes";
+import { smsRoutes } from "./links/sms-routes";
+import { verifyRoutes } from "./links/verify-routes";
+import { mfaRoutes } from "./mfa/mfa-routes";
+import { tokenRoutes } from "./sessions/token-routes";
+import { securityKeyRoutes } from "./webauthn/security-key-routes";
+import { webauthnRoutes } from "./webauthn/webauthn-routes";
+
+/**
+ * Core auth: the Nhost Auth API's own endpoints, one set per sub-feature (contract §3). app.ts mounts them under
+ * `AUTH_API_PREFIX` beside the providers, the OAuth2 server and the admin API. The development mailbox and SMS list
+ * exist only where their switches are on.
+ */
+export function coreAuthRoutes(config: Config): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>()
+    .route("/", signUpRoutes)
+    .route("/", signInRoutes)
+    .route("/", tokenRoutes)
+    .route("/", userRoutes)
+    .route("/", verifyRoutes)
+    .route("/", passwordlessRoutes)
+    .route("/", anonymousRoutes)
+    .route("/", accountRoutes)
+    .route("/", patRoutes)
+    .route("/", mfaRoutes)
+    .route("/", smsRoutes)
+    .route("/", webauthnRoutes)
+    .route("/", securityKeyRoutes);
+  if (config.AUTH_DEV_MAILBOX) routes.route("/", devMailboxRoutes).route("/", devInboxRoutes);
+  if (config.AUTH_DEV_SMS) routes.route("/", devSmsRoutes);
+  if (isDevelopmentServer(config)) routes.route("/", devAboutRoutes(config));
+  return routes;
+}

@@ -1,0 +1,129 @@
+import { and, eq, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import {
+  linkExchangeCodes,
+  mfaRecoveryCodes,
+  mfaTickets,
+  oauth2Grants,
+  personalAccessTokens,
+  securityKeys,
+  tickets,
+  type UserRow,
+  users,
+} from "../db/schema";
+import type { Deps } from "../http/deps";
+import { revokeAllSessions } from "./revocation";
+
+/**
+ * What ends when the credentials of an account change hands or change: outstanding link tickets and codes (a reset
+ * or magic link mailed before must not outlive a password reset or an email change), PATs, pending MFA sign-ins,
+ * the OAuth2 grants of third-party clients, and every session but `keepSessionId` (the caller's own, when the caller changed their own password).
+ */
+export async function endOutstandingGrants(
+  deps: Deps,
+  userId: string,
+  keepSessionId?: string,
+): Promise<void> {
+  const { db } = deps;
+  await db.batch([
+    db.delete(tickets).where(eq(tickets.userId, userId)),
+    db.delete(linkExchangeCodes).where(eq(linkExchangeCodes.userId, userId)),
+    db.delete(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)),
+    db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
+    db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId)),
+  ]);
+  await revokeAllSessions(deps, userId, keepSessionId);
+}
+
+/** How an address was shown to be read by the person now using it. */
+export type EmailProof =
+  /** The verification link mailed at sign-up (or deanonymize) to the account's own address. */
+  | "sign-up-verification"
+  /** A magic link, an email code or a password-reset link: someone reads the inbox, whoever set up the account. */
+  | "inbox";
+
+/**
+ * Marks the user's email verified. The first proof of an address that does not come from its own sign-up
+ * verification wipes whatever was set up on the account before anyone proved the address: the password, TOTP,
+ * recovery codes, security keys, PATs, tickets and every session. That is the account pre-hijacking attack
+ * (Sudhodanan & Paverd, "Pre-hijacked accounts", 2022): an attacker signs up `victim@x` with a password or a passkey
+ * (or deanonymizes to it) and waits; when the victim later signs in by magic link or code, or resets the password,
+ * the attacker's credentials and sessions must not come along. The verified flag is set by a conditional UPDATE,
+ * so of two racing proofs one wipes. Returns the user as it is now.
+ */
+export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): Promise<UserRow> {
+  if (user.emailVerified) return user;
+  const unverified = and(eq(users.id, user.id), eq(users.emailVerified, false));
+  const now = deps.now();
+  const firstProof = sql`coalesce(${users.emailVerifiedAt}, ${now})`;
+  if (proof === "sign-up-verification") {
+    const updated = await deps.db
+      .update(users)
+      .set({ emailVerified: true, emailVerifiedAt: firstProof, updatedAt: now })
+      .where(unverified)
+      .returning()
+      .get();
+    return updated ?? user;
+  }
+  const wiped = await deps.db
+    .update(users)
+    .set({
+      emailVerified: true,
+      emailVerifiedAt: firstProof,
+      passwordHash: null,
+      activeMfaType: null,
+      totpSecret: null,
+      totpLastStep: null,
+      totpEnabledAt: null,
+      updatedAt: now,
+    })
+    .where(unverified)
+    .returning()
+    .get();
+  if (!wiped) return (await deps.db.select().from(users).where(eq(users.id, user.id)).get()) ?? user;
+  await deps.db.batch([
+    deps.db.delete(securityKeys).where(eq(securityKeys.userId, user.id)),
+    deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
+  ]);
+  await endOutstandingGrants(deps, user.id);
+  return wiped;
+}
+
+/**
+ * A password reset also drops the security keys and the TOTP that were added before the address was first proven.
+ * The residue of pre-hijacking this closes: an attacker signs up `victim@x` (a password, a passkey; with verification
+ * off also TOTP), the victim follows the sign-up verification mail (which keeps them, as it must for a genuine
+ * sign-up) and later resets the password to take the account back: the attacker's second way in must go with the
+ * old password. An owner who set these up before verifying sets them up again. Accounts verified before
+ * `email_verified_at` existed have none recorded, and lose nothing.
+ */
+export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Promise<void> {
+  const { db } = deps;
+  const provenAt = sql`(SELECT ${users.emailVerifiedAt} FROM ${users} WHERE ${users.id} = ${userId})`;
+  await db.batch([
+    db.delete(securityKeys).where(and(eq(securityKeys.userId, userId), lt(securityKeys.createdAt, provenAt))),
+    db
+      .update(users)
+      .set({
+        activeMfaType: null,
+        totpSecret: null,
+        totpLastStep: null,
+        totpEnabledAt: null,
+        updatedAt: deps.now(),
+      })
+      .where(
+        and(
+          eq(users.id, userId),
+          isNotNull(users.emailVerifiedAt),
+          lt(users.totpEnabledAt, users.emailVerifiedAt),
+        ),
+      ),
+    db
+      .delete(mfaRecoveryCodes)
+      .where(
+        and(
+          eq(mfaRecoveryCodes.userId, userId),
+          sql`exists (SELECT 1 FROM ${users} WHERE ${users.id} = ${userId} AND ${isNull(users.activeMfaType)})`,
+        ),
+      ),
+  ]);
+}

@@ -1,0 +1,67 @@
+import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
+import { compileRead } from "../db/compiled-read";
+import { sessions, type UserRow, users } from "../db/schema";
+
+/** The columns the User resource is made of: what the session check reads, and nothing secret. */
+export const WIRE_USER_COLUMNS = {
+  id: users.id,
+  createdAt: users.createdAt,
+  displayName: users.displayName,
+  avatarUrl: users.avatarUrl,
+  locale: users.locale,
+  email: users.email,
+  emailVerified: users.emailVerified,
+  phoneNumber: users.phoneNumber,
+  phoneNumberVerified: users.phoneNumberVerified,
+  defaultRole: users.defaultRole,
+  roles: users.roles,
+  isAnonymous: users.isAnonymous,
+  activeMfaType: users.activeMfaType,
+  metadata: users.metadata,
+} as const;
+
+export type WireUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS>;
+
+const ALL_USER_COLUMNS = getTableColumns(users);
+const query = new QueryBuilder();
+
+/**
+ * The reads of the two requests an app makes most (the session check and the refresh) and of the user by id,
+ * compiled once (src/db/compiled-read.ts) so that each runs on the primary or on a nearby replica as its caller
+ * decides, without Drizzle building the query again per request.
+ */
+export const userById = compileRead<{ id: string }, UserRow>(
+  query
+    .select(ALL_USER_COLUMNS)
+    .from(users)
+    .where(eq(users.id, sql.placeholder("id"))),
+  ALL_USER_COLUMNS,
+);
+
+export const wireUserById = compileRead<{ id: string }, WireUserRow>(
+  query
+    .select(WIRE_USER_COLUMNS)
+    .from(users)
+    .where(eq(users.id, sql.placeholder("id"))),
+  WIRE_USER_COLUMNS,
+);
+
+/**
+ * What a refresh needs of its user: the User resource (the answer, and the claims, which are read off it) and
+ * whether the account is disabled. No secret column (password hash, TOTP secret) is read on the hot path.
+ */
+const SESSION_USER_COLUMNS = { ...WIRE_USER_COLUMNS, disabled: users.disabled } as const;
+export type SessionUserRow = Pick<UserRow, keyof typeof SESSION_USER_COLUMNS>;
+
+/** The session, if it is still live, joined with its user's current row. */
+export const liveSessionUser = compileRead<{ sessionId: string; now: number }, SessionUserRow>(
+  query
+    .select(SESSION_USER_COLUMNS)
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(eq(sessions.id, sql.placeholder("sessionId")), gt(sessions.expiresAt, sql.placeholder("now"))),
+    ),
+  SESSION_USER_COLUMNS,
+);

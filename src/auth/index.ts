@@ -1,0 +1,41 @@
+/**
+ * Core auth as the rest of the service uses it (providers, the OAuth2 server and its page, the admin API): the users,
+ * the one place a user is created, sessions, completing a sign-in, and the flows other features offer on their own
+ * pages. Everything else in src/auth/ is internal to it (.dependency-cruiser.cjs): the files at this folder's root
+ * are the core its sub-folders share, and each sub-folder's index.ts is what the others may use of it.
+ */
+export {
+  checkPasswordPolicy,
+  resetPasswordInSession,
+  signInEmailPassword,
+  signUpEmailPassword,
+} from "./accounts";
+export { completeSignIn, type SignInResult } from "./complete-sign-in";
+export { proveEmail } from "./credential-reset";
+export {
+  type LinkRequest,
+  sendPasswordResetEmail,
+  sendVerificationEmail,
+  signInPasswordlessEmail,
+} from "./links";
+export { verifySignInMfaTotp } from "./mfa";
+export { type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
+export { createUser } from "./new-users";
+export { revokeAllSessions, revokeSession } from "./revocation";
+export { renewSession } from "./sessions";
+export {
+  conformingDisplayName,
+  resolveRedirectTo,
+  resolveSignUpOptions,
+  type SignUpOptions,
+  signUpOptionsSchema,
+} from "./sign-up-options";
+export {
+  findUserByEmail,
+  findUserById,
+  hasuraClaims,
+  toWireUser,
+  type WireUser,
+  wireUserSchema,
+} from "./users";
+export { requireElevation } from "./webauthn";

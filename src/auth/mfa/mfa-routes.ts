@@ -1,0 +1,94 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../../http/app-env";
+import { requireAuth } from "../../http/auth";
+import { OK_ANSWER, operation } from "../../http/documented";
+import { jsonBody } from "../../http/validation";
+import { rateLimit } from "../../rate-limits/middleware";
+import { sessionPayloadSchema } from "../new-sessions";
+import { readsOwnWriteBack } from "../sessions";
+import { changeMfa, createRecoveryCodes, generateTotp } from "./totp-setup";
+import { verifySignInMfaTotp } from "./totp-sign-in";
+
+const codeField = z.string().min(1).max(32);
+
+/** changeUserMfa, verifyChangeUserMfa, verifySignInMfaTotp (contract §3.2, §3.4) and recovery codes (improvement). */
+export const mfaRoutes = new Hono<AppEnv>()
+  .get(
+    "/mfa/totp/generate",
+    operation({
+      summary: "Start setting up TOTP",
+      description:
+        "A new TOTP secret (base32) and its QR code (`data:image/png;base64,…` of the `otpauth://` URI) for an " +
+        "authenticator app; it is active only once `POST /user/mfa` confirms a code. Off unless `AUTH_MFA_ENABLED` " +
+        "(409); 400 `totp-already-active`.",
+      security: "bearer",
+      answers: {
+        200: {
+          description: "The secret and its QR code.",
+          schema: z.object({ imageUrl: z.string(), totpSecret: z.string() }),
+          example: { imageUrl: "data:image/png;base64,iVBORw0KGgo…", totpSecret: "JBSWY3DPEHPK3PXP" },
+        },
+      },
+    }),
+    requireAuth,
+    async (c) => c.json(await generateTotp(c.var.deps, c.var.auth!.sub)),
+  )
+  .post(
+    "/user/mfa",
+    operation({
+      summary: "Turn TOTP on or off",
+      description:
+        '`activeMfaType: "totp"` with a code from the app activates it (400 `totp-already-active`, 400 ' +
+        '`no-totp-secret`, 401 `invalid-totp`); `""` or absent with a current code deactivates it (401 ' +
+        "`disabled-mfa-totp` when it was not on). Wrong codes are capped per user.",
+      security: "bearer",
+      answers: { 200: OK_ANSWER("Changed.") },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    requireAuth,
+    jsonBody(z.object({ code: codeField, activeMfaType: z.enum(["totp", ""]).optional() })),
+    readsOwnWriteBack,
+    async (c) => {
+      await changeMfa(c.var.deps, c.var.auth!.sub, c.req.valid("json"));
+      return c.json("OK");
+    },
+  )
+  .post(
+    "/mfa/recovery-codes",
+    operation({
+      summary: "Make recovery codes",
+      description:
+        "Ten single-use codes that stand in for a TOTP code (lost phone), replacing any earlier ones; needs a current " +
+        "TOTP code. Shown this once; stored hashed.",
+      security: "bearer",
+      answers: {
+        200: {
+          description: "The codes.",
+          schema: z.object({ recoveryCodes: z.array(z.string()) }),
+          example: { recoveryCodes: ["k7m2-9qfp-x4rt", "…"] },
+        },
+      },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    requireAuth,
+    jsonBody(z.object({ code: codeField })),
+    async (c) =>
+      c.json({
+        recoveryCodes: await createRecoveryCodes(c.var.deps, c.var.auth!.sub, c.req.valid("json").code),
+      }),
+  )
+  .post(
+    "/signin/mfa/totp",
+    operation({
+      summary: "Finish a sign-in with TOTP",
+      description:
+        "The `mfa.ticket` of a first-factor sign-in and a TOTP (or recovery) code. Unknown or expired ticket: 401 " +
+        "`invalid-ticket`; wrong code: 401 `invalid-totp` (five tries per ticket, and capped per user).",
+      answers: { 200: { description: "A session.", schema: sessionPayloadSchema } },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ ticket: z.string().min(1).max(200), otp: codeField })),
+    async (c) =>
+      c.json(await verifySignInMfaTotp(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  );

@@ -1,0 +1,50 @@
+import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { mfaTickets } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { sha256Hex } from "../../lib/crypto";
+import { MFA_TICKET_PREFIX } from "../complete-sign-in";
+import { createSession, type Session } from "../new-sessions";
+import { findUserById } from "../users";
+import { acceptSecondFactor } from "./second-factor";
+
+/** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */
+export const MAX_MFA_ATTEMPTS = 5;
+
+/**
+ * verifySignInMfaTotp: one attempt is taken from the ticket by a conditional UPDATE (so the cap holds under
+ * parallel requests), the code is checked (a TOTP code, once, or a recovery code, once), and on success the ticket is
+ * consumed by a DELETE … RETURNING: of two requests racing with good codes, one gets the session.
+ */
+export async function verifySignInMfaTotp(
+  deps: Deps,
+  input: { ticket: string; otp: string },
+  userAgent?: string,
+): Promise<{ session: Session }> {
+  if (!input.ticket.startsWith(MFA_TICKET_PREFIX)) throw new AppError("invalid-ticket");
+  const ticketHash = await sha256Hex(input.ticket);
+  const attempt = await deps.db
+    .update(mfaTickets)
+    .set({ attempts: sql`${mfaTickets.attempts} + 1` })
+    .where(
+      and(
+        eq(mfaTickets.ticketHash, ticketHash),
+        gt(mfaTickets.expiresAt, deps.now()),
+        lt(mfaTickets.attempts, MAX_MFA_ATTEMPTS),
+      ),
+    )
+    .returning({ userId: mfaTickets.userId })
+    .get();
+  if (!attempt) throw new AppError("invalid-ticket");
+  const user = await findUserById(deps.db, attempt.userId);
+  if (user?.activeMfaType !== "totp") throw new AppError("invalid-ticket");
+  if (!(await acceptSecondFactor(deps, user, input.otp))) throw new AppError("invalid-totp");
+  const consumed = await deps.db
+    .delete(mfaTickets)
+    .where(eq(mfaTickets.ticketHash, ticketHash))
+    .returning({ userId: mfaTickets.userId })
+    .get();
+  if (!consumed) throw new AppError("invalid-ticket");
+  if (user.disabled) throw new AppError("disabled-user");
+  return { session: await createSession(deps, user, userAgent) };
+}

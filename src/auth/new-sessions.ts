@@ -1,0 +1,105 @@
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import { isSignUpPath, methodOf } from "../audit/events";
+import { sessions, type UserRow, users } from "../db/schema";
+import type { Deps } from "../http/deps";
+import { randomUuid } from "../lib/crypto";
+import { type HasuraClaims, signAccessToken } from "../lib/jwt";
+import { newLocator, startFamily } from "../token-families";
+import type { WireUserRow } from "./hot-queries";
+import { hasuraClaims, toWireUser, wireUserSchema } from "./users";
+
+/** The Session resource of contract §2. */
+export const sessionSchema = z.object({
+  accessToken: z
+    .string()
+    .describe("A JWT (RS256) with the Hasura claims; send it as `Authorization: Bearer`"),
+  accessTokenExpiresIn: z.number().int().describe("Seconds"),
+  refreshToken: z.string().describe("Single use: `POST /token` rotates it"),
+  refreshTokenId: z.uuid(),
+  user: wireUserSchema,
+});
+
+export type Session = z.infer<typeof sessionSchema>;
+
+/** SessionPayload (contract §2): a session, or none yet (a verification or a second factor is needed). */
+export const sessionPayloadSchema = z.object({
+  session: sessionSchema.nullable(),
+  mfa: z
+    .object({ ticket: z.string().describe("`mfaTotp:<uuid>`, five minutes: POST /signin/mfa/totp") })
+    .nullable()
+    .optional(),
+});
+
+export const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Session refresh tokens keep the contract's UUID shape (§5.2). Their first six hex digits are the session's locator
+ * (src/token-families/), so a refresh needs no lookup to find its family; the other 98 random bits are the secret.
+ */
+export const newSessionToken = (locator: string) => `${locator}${randomUuid().slice(6)}`;
+export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
+
+export const refreshLifetimeMs = (deps: Deps) => deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN * 1000;
+
+export async function buildSession(
+  deps: Deps,
+  user: WireUserRow,
+  sessionId: string,
+  refreshToken: string,
+  now: number,
+  extraClaims?: HasuraClaims,
+): Promise<Session> {
+  const wire = toWireUser(user);
+  const claims = hasuraClaims(user, deps.config, extraClaims, wire);
+  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId);
+  return {
+    accessToken,
+    accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
+    refreshToken,
+    refreshTokenId: sessionId,
+    user: wire,
+  };
+}
+
+/**
+ * Starts a new session (token family) for a user who has just authenticated. `extraClaims` go into this first
+ * access token only (the elevated claim): a refresh issues plain tokens.
+ */
+export async function createSession(
+  deps: Deps,
+  user: UserRow,
+  userAgent?: string,
+  extraClaims?: HasuraClaims,
+): Promise<Session> {
+  const now = deps.now();
+  const sessionId = randomUuid();
+  const locator = newLocator();
+  const refreshToken = newSessionToken(locator);
+  const lifetimeMs = refreshLifetimeMs(deps);
+  await Promise.all([
+    deps.db.batch([
+      deps.db.insert(sessions).values({
+        id: sessionId,
+        userId: user.id,
+        createdAt: now,
+        lastUsedAt: now,
+        expiresAt: now + lifetimeMs,
+        userAgent,
+        locator,
+      }),
+      deps.db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
+    ]),
+    startFamily(deps, locator, sessionId, refreshToken, lifetimeMs),
+  ]);
+  if (extraClaims?.["x-hasura-auth-elevated"]) {
+    deps.audit({ type: "elevation", userId: user.id, detail: { method: methodOf(deps.path) } });
+  } else if (!isSignUpPath(deps.path)) {
+    deps.audit({
+      type: "signin.success",
+      userId: user.id,
+      detail: { method: methodOf(deps.path) ?? "other", sessionId },
+    });
+  }
+  return buildSession(deps, user, sessionId, refreshToken, now, extraClaims);
+}

@@ -1,0 +1,63 @@
+import { and, eq, ne } from "drizzle-orm";
+import { sessions } from "../db/schema";
+import type { Deps } from "../http/deps";
+import { revokeFamily, revokeFamilyOfToken } from "../token-families";
+import { legacySessionOfToken, revokeLegacySession, revokeLegacySessions } from "../token-families/legacy";
+import { locatorOf, refreshLifetimeMs, UUID_SHAPE } from "./new-sessions";
+
+/**
+ * Sign-out. A session ends when its row goes: every refresh reads the row after its family rotated, so no token of a
+ * deleted session refreshes again. The family is revoked too, so its tokens also read as revoked.
+ */
+
+/** Sign-out of one session: its row goes (so no token of it refreshes again), and its family is revoked. */
+export async function revokeSession(deps: Deps, sessionId: string): Promise<void> {
+  const removed = await deps.db
+    .delete(sessions)
+    .where(eq(sessions.id, sessionId))
+    .returning({ locator: sessions.locator })
+    .get();
+  if (removed?.locator) await revokeFamily(deps, removed.locator, sessionId);
+  else await revokeLegacySession(deps, sessionId, refreshLifetimeMs(deps)); // legacy drawer
+}
+
+/** Sign-out of the one session a refresh token belongs to; an unknown token is not an error (contract §3.3). */
+export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Promise<void> {
+  if (!UUID_SHAPE.test(refreshToken)) return;
+  const family = await revokeFamilyOfToken(deps, locatorOf(refreshToken), refreshToken);
+  if (family) {
+    await deps.db.delete(sessions).where(eq(sessions.id, family));
+    return;
+  }
+  const legacySession = await legacySessionOfToken(deps, refreshToken); // legacy drawer
+  if (legacySession) await revokeSession(deps, legacySession);
+}
+
+/**
+ * A replica's lag must not let a token of a session just deleted refresh (a refresh may read a nearby replica,
+ * refresh.ts): the families of the deleted sessions are revoked in their objects too, the most recently used first,
+ * up to this many (each is one object call). Sessions beyond it end when the replicas have the deletion, within
+ * their replication lag; a user with more live sessions than this is an automated client.
+ */
+const MAX_FAMILY_REVOCATIONS = 200;
+
+/**
+ * Revokes every session of a user, except `keepSessionId` (the caller's own, after a password change). One D1
+ * statement ends them all, however many there are: from then on no token of theirs refreshes.
+ */
+export async function revokeAllSessions(deps: Deps, userId: string, keepSessionId?: string): Promise<void> {
+  const ofUser = eq(sessions.userId, userId);
+  const removed = await deps.db
+    .delete(sessions)
+    .where(keepSessionId ? and(ofUser, ne(sessions.id, keepSessionId)) : ofUser)
+    .returning({ id: sessions.id, lastUsedAt: sessions.lastUsedAt, locator: sessions.locator })
+    .all();
+  const families = removed
+    .filter((session) => session.locator !== null)
+    .sort((a, b) => b.lastUsedAt - a.lastUsedAt)
+    .slice(0, MAX_FAMILY_REVOCATIONS);
+  await Promise.all([
+    revokeLegacySessions(deps, removed, refreshLifetimeMs(deps)), // legacy drawer
+    ...families.map((session) => revokeFamily(deps, session.locator!, session.id)),
+  ]);
+}

@@ -1,0 +1,157 @@
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import { firstNearby } from "../db/compiled-read";
+import { type UserRow, users } from "../db/schema";
+import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import type { HasuraClaims } from "../lib/jwt";
+import { userById, type WireUserRow, wireUserById } from "./hot-queries";
+
+/** The User resource of contract §2: what every answer about a user carries, and its type. */
+export const wireUserSchema = z
+  .object({
+    id: z.uuid(),
+    createdAt: z.iso.datetime(),
+    displayName: z.string(),
+    avatarUrl: z.string(),
+    locale: z.string(),
+    email: z.string().optional(),
+    emailVerified: z.boolean(),
+    phoneNumber: z.string().optional().describe("E.164"),
+    phoneNumberVerified: z.boolean(),
+    defaultRole: z.string(),
+    roles: z.array(z.string()),
+    isAnonymous: z.boolean(),
+    activeMfaType: z.literal("totp").nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+  })
+  .meta({
+    examples: [
+      {
+        id: "2c5fb4bd-5a43-4ae8-8e0b-0e2b1c2b6f0e",
+        createdAt: "2026-11-23T10:00:00.000Z",
+        displayName: "ana@example.com",
+        avatarUrl: "",
+        locale: "en",
+        email: "ana@example.com",
+        emailVerified: true,
+        phoneNumberVerified: false,
+        defaultRole: "user",
+        roles: ["user", "me"],
+        isAnonymous: false,
+        activeMfaType: null,
+        metadata: {},
+      },
+    ],
+  });
+
+export type WireUser = z.infer<typeof wireUserSchema>;
+
+export function toWireUser(user: WireUserRow): WireUser {
+  return {
+    id: user.id,
+    createdAt: new Date(user.createdAt).toISOString(),
+    displayName: user.displayName,
+    avatarUrl: user.avatarUrl,
+    locale: user.locale,
+    ...(user.email ? { email: user.email } : {}),
+    emailVerified: user.emailVerified,
+    ...(user.phoneNumber ? { phoneNumber: user.phoneNumber } : {}),
+    phoneNumberVerified: user.phoneNumberVerified,
+    defaultRole: user.defaultRole,
+    roles: user.roles,
+    isAnonymous: user.isAnonymous,
+    activeMfaType: user.activeMfaType === "totp" ? "totp" : null,
+    metadata: user.metadata,
+  };
+}
+
+/** The user's current row, from the primary: what a write or a decision about the user reads. */
+export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return userById.first(db.$client, { id });
+}
+
+/**
+ * The session check's read (`GET /user`): the User resource's columns only, by primary key, from a replica at least
+ * as fresh as `bookmark` when one serves this location (docs/decisions.md, "Reads near the user").
+ */
+export async function findWireUserNearby(
+  d1: D1Database,
+  id: string,
+  bookmark?: string | null,
+): Promise<WireUserRow | undefined> {
+  return firstNearby(d1, wireUserById, { id }, bookmark);
+}
+
+/** Marks the email or the phone number verified (a code or link sent there came back); returns the updated user. */
+export async function markVerified(
+  deps: { db: Db; now: () => number },
+  user: UserRow,
+  field: "emailVerified" | "phoneNumberVerified",
+): Promise<UserRow> {
+  if (user[field]) return user;
+  const updated = await deps.db
+    .update(users)
+    .set({ [field]: true, updatedAt: deps.now() })
+    .where(eq(users.id, user.id))
+    .returning()
+    .get();
+  return updated ?? user;
+}
+
+export async function findUserByPhoneNumber(db: Db, phoneNumber: string): Promise<UserRow | undefined> {
+  return db.select().from(users).where(eq(users.phoneNumber, phoneNumber)).get();
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
+}
+
+/**
+ * The Hasura claims of contract §5.1. Custom claims (`AUTH_JWT_CUSTOM_CLAIMS`, claim → path such as
+ * `metadata.org` or `roles[]`) are resolved against the wire user (`wire`, when the caller has built it already)
+ * and never override a built-in claim.
+ */
+export function hasuraClaims(
+  user: WireUserRow,
+  config: Config,
+  extra: HasuraClaims = {},
+  wire: WireUser = toWireUser(user),
+): HasuraClaims {
+  const custom: HasuraClaims = {};
+  for (const [claim, path] of Object.entries(config.AUTH_JWT_CUSTOM_CLAIMS)) {
+    const value = resolvePath(wire, path);
+    if (value !== undefined) custom[`x-hasura-${claim}`] = value;
+  }
+  return {
+    ...custom,
+    "x-hasura-user-id": user.id,
+    "x-hasura-default-role": user.defaultRole,
+    "x-hasura-allowed-roles": user.roles,
+    "x-hasura-user-is-anonymous": String(user.isAnonymous),
+    ...extra,
+  };
+}
+
+function resolvePath(root: unknown, path: string): string | string[] | undefined {
+  let value: unknown = root;
+  for (const part of path.replace(/\[\]$/, "").split(".")) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map((v) => (typeof v === "string" ? v : JSON.stringify(v)));
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** The caller's own user, who must be a registered one (anonymous users have no credentials to manage). */ export async function requireRegisteredUser(
+  deps: Deps,
+  userId: string,
+) {
+  const user = await findUserById(deps.db, userId);
+  if (!user) throw new AppError("unauthorized");
+  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
+  return user;
+}

@@ -1,0 +1,131 @@
+import { checkOutboundUrl, type OutboundPolicy } from "./outbound-url";
+
+/**
+ * One fetch under the outbound-URL policy (contract §1, outbound-url.ts): the URL checked first, then bounded time
+ * (headers and body together), bounded size, no redirects, and an accepted content type. Whatever goes wrong is one
+ * `OutboundFetchError`, whose message is the same every time: a caller that showed how a fetch failed (refused,
+ * timed out, 404, not JSON) would let anyone map which hosts and ports answer behind it. The precise cause is the
+ * error's `reason`, for the log only.
+ */
+
+export interface OutboundLimits {
+  timeoutMs: number;
+  maxBytes: number;
+  /** The request's `Accept`. */
+  accept: string;
+  /** Whether the answer's media type (lower case, without parameters) is one the caller reads. */
+  mediaType: (type: string) => boolean;
+}
+
+export interface OutboundAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** The URL itself is refused by the policy; its reason only restates the URL, so a caller may show it. */
+export class OutboundUrlRefused extends Error {
+  constructor(readonly reason: string) {
+    super(`the URL is not one this service fetches: ${reason}`);
+    this.name = "OutboundUrlRefused";
+  }
+}
+
+export class OutboundFetchError extends Error {
+  constructor(
+    /** For the log only: how the fetch failed. */
+    readonly reason: string,
+  ) {
+    super("the URL could not be fetched");
+    this.name = "OutboundFetchError";
+  }
+}
+
+/** `application/json`, or a structured-syntax `+json` type (RFC 6839 §3.1). */
+export const isJsonMediaType = (type: string) =>
+  type === "application/json" || /^[a-z]+\/[a-z0-9.!#$&^_-]+\+json$/.test(type);
+
+/**
+ * A promise that rejects when `signal` aborts, raced against every wait: not every fetcher honours an abort (a
+ * service binding, a body stream already handed over), and an abort that only reaches the fetcher escapes as an
+ * unhandled error later. Never left unhandled itself.
+ */
+function whenAborted(signal: AbortSignal): Promise<never> {
+  const aborted = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  aborted.catch(() => {});
+  return aborted;
+}
+
+async function boundedBody(response: Response, limits: OutboundLimits, aborted: Promise<never>) {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      size += value.byteLength;
+      if (size > limits.maxBytes)
+        throw new OutboundFetchError(`the body is larger than ${limits.maxBytes} bytes`);
+      chunks.push(value);
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    if (error instanceof OutboundFetchError) throw error;
+    throw new OutboundFetchError(`the body could not be read: ${(error as Error)?.name ?? "error"}`);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/**
+ * GETs `value` under `policy` and `limits`. A 2xx answer of an accepted media type comes back with its body;
+ * anything else throws `OutboundUrlRefused` (before any fetch) or `OutboundFetchError`.
+ */
+export async function fetchOutbound(
+  fetcher: typeof fetch,
+  value: string,
+  policy: OutboundPolicy,
+  limits: OutboundLimits,
+): Promise<OutboundAnswer> {
+  const verdict = checkOutboundUrl(value, policy);
+  if (!verdict.ok) throw new OutboundUrlRefused(verdict.reason);
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  const aborted = whenAborted(signal);
+  let response: Response;
+  try {
+    response = await Promise.race([
+      fetcher(verdict.url.href, { redirect: "manual", headers: { accept: limits.accept }, signal }),
+      aborted,
+    ]);
+  } catch (error) {
+    throw new OutboundFetchError(`unreachable: ${(error as Error)?.name ?? "error"}`);
+  }
+  const fail = (reason: string) => {
+    response.body?.cancel().catch(() => {});
+    return new OutboundFetchError(reason);
+  };
+  // `redirect: "manual"` hands a redirect back as it is (workerd) or as an opaque answer of status 0 (browsers).
+  if (response.status === 0 || (response.status >= 300 && response.status < 400)) {
+    throw fail(`answered a redirect (${response.status}), which is not followed`);
+  }
+  if (response.status < 200 || response.status >= 300) throw fail(`answered ${response.status}`);
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (!limits.mediaType(type)) throw fail(`answered the media type "${type.slice(0, 100)}"`);
+  const length = Number(response.headers.get("content-length") ?? "0");
+  if (length > limits.maxBytes) throw fail(`announced ${length} bytes, more than ${limits.maxBytes}`);
+  return {
+    status: response.status,
+    headers: response.headers,
+    text: await boundedBody(response, limits, aborted),
+  };
+}

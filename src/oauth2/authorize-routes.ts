@@ -1,0 +1,130 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../http/app-env";
+import { requireAuth } from "../http/auth";
+import { operation, REDIRECT_ANSWER } from "../http/documented";
+import { jsonBody } from "../http/validation";
+import { LOGIN_PAGE_PATH } from "../lib/redirect";
+import { AuthorizeRedirect, parseAuthorizationRequest } from "./authorize";
+import { keepFetchedClient } from "./clients";
+import { completeWithAccessToken, describeRequest } from "./login";
+import { silentAuthorization } from "./page";
+import { oauth2Params } from "./params";
+import { savePendingRequest } from "./pending-requests";
+import { errorResponse } from "./redirects";
+import type { Ctx } from "./route-support";
+import { OAUTH2_ERRORS } from "./wire";
+
+/**
+ * `GET` and `POST /oauth2/authorize` (contract §3.5): the checked request goes on to the login page; and
+ * `GET`/`POST /oauth2/login`, where an external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`) reads the pending request
+ * it was sent with and completes it with the person's access token.
+ */
+
+async function authorize(c: Ctx) {
+  const deps = c.var.deps;
+  try {
+    const { request, client } = await parseAuthorizationRequest(deps, await oauth2Params(c));
+    const loginUrl = deps.config.AUTH_OAUTH2_PROVIDER_LOGIN_URL;
+    if (request.prompt.includes("none") && loginUrl) {
+      // An external login UI keeps its own session, which this server cannot see.
+      const location = errorResponse(
+        deps.config,
+        request.redirectUri,
+        "login_required",
+        "prompt=none needs the built-in login page",
+        request.state,
+      );
+      return c.redirect(location, 302);
+    }
+    // The request is valid: a client read from its metadata document is stored now, and not before.
+    await keepFetchedClient(deps, client);
+    if (request.prompt.includes("none")) return c.redirect(await silentAuthorization(c, request), 302);
+    await savePendingRequest(c.env, request);
+    const ui = new URL(loginUrl ?? `${deps.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}`);
+    ui.searchParams.set("request_id", request.id);
+    return c.redirect(ui.toString(), 302);
+  } catch (error) {
+    if (error instanceof AuthorizeRedirect) return c.redirect(error.location, 302);
+    throw error;
+  }
+}
+
+/** The parameters the server parses itself (params.ts), for the document. */
+const authorizeQuery = z.object({
+  client_id: z.string().describe("A registered client id, or the URL of a client ID metadata document"),
+  redirect_uri: z.string().describe("One of the client's, exactly (native loopback URIs: any port)"),
+  response_type: z.literal("code"),
+  scope: z.string().optional().describe("openid profile email phone offline_access graphql"),
+  state: z.string().optional(),
+  nonce: z.string().optional(),
+  code_challenge: z.string().optional().describe("PKCE S256; required of public clients"),
+  code_challenge_method: z.literal("S256").optional(),
+  resource: z.string().optional().describe("RFC 8707, repeatable: the API the tokens are for"),
+  prompt: z.string().optional().describe("none, login, consent, select_account"),
+  max_age: z.string().optional(),
+  login_hint: z.string().optional(),
+});
+
+const AUTHORIZE_DOC = operation({
+  summary: "Authorization request",
+  description:
+    "Starts the code flow (PKCE): a checked request goes to the login page (the built-in one, or " +
+    "`AUTH_OAUTH2_PROVIDER_LOGIN_URL`) with `request_id`, and from there back to the client's `redirect_uri` with " +
+    "`code`, `state` and `iss`. An unknown client (401 `invalid_client`) or a redirect URI it did not register (400 " +
+    "`invalid_request`) is a JSON error, never a redirect; every later failure goes back to the client as `error`. " +
+    "`prompt=none` never shows a page.",
+  request: { target: "query", schema: authorizeQuery },
+  answers: {
+    302: REDIRECT_ANSWER("To the login page, or back to the client with `code` or `error`."),
+    ...OAUTH2_ERRORS,
+  },
+});
+
+const loginBody = z.object({ requestId: z.string().min(1).max(100) });
+
+export const authorizeRoutes = new Hono<AppEnv>()
+  .get("/oauth2/authorize", AUTHORIZE_DOC, authorize)
+  .post("/oauth2/authorize", AUTHORIZE_DOC, authorize)
+  .get(
+    "/oauth2/login",
+    operation({
+      summary: "Read a pending authorization request",
+      description:
+        "For an external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`): what the request it was sent with asks, to " +
+        "show the person (a device flow's request also has `deviceUserCode`). Unknown or expired: 400 " +
+        "`invalid-request`.",
+      request: { target: "query", schema: z.object({ request_id: z.string() }) },
+      answers: {
+        200: {
+          description: "The request.",
+          schema: z.object({
+            requestId: z.string(),
+            clientId: z.string(),
+            clientName: z.string(),
+            scopes: z.array(z.string()),
+            redirectUri: z.string(),
+            deviceUserCode: z.string().optional(),
+          }),
+        },
+      },
+    }),
+    async (c) => c.json(await describeRequest(c.var.deps, c.req.query("request_id") ?? "")),
+  )
+  .post(
+    "/oauth2/login",
+    operation({
+      summary: "Complete a pending authorization request",
+      description:
+        "The external login UI, having signed the person in and asked for consent, completes the request with the " +
+        "person's access token; it then sends the browser to `redirectUri` (the client's, with `code`).",
+      security: "bearer",
+      answers: {
+        200: { description: "Where the browser goes.", schema: z.object({ redirectUri: z.string() }) },
+      },
+    }),
+    requireAuth,
+    jsonBody(loginBody),
+    async (c) =>
+      c.json(await completeWithAccessToken(c.var.deps, c.req.valid("json").requestId, c.var.auth!)),
+  );

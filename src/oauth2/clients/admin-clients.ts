@@ -1,0 +1,207 @@
+import { asc, eq } from "drizzle-orm";
+import { base64url } from "jose";
+import { z } from "zod";
+import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { type Page, pastCursor, toPage } from "../../http/paging";
+import { sha256Hex } from "../../lib/crypto";
+import { CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX } from "../token-prefixes";
+import { forgetOAuth2Client } from "./client-cache";
+import { AUTH_METHODS, type ClientBody, DEFAULT_GRANT_TYPES, DEFAULT_SCOPES } from "./client-schema";
+
+/** The client resource of the admin API (contract §10); the secret appears only when it is made. */
+export const wireClientSchema = z.object({
+  clientId: z.string(),
+  clientSecret: z.string().optional().describe("Only in the answer that made it"),
+  clientName: z.string(),
+  redirectUris: z.array(z.string()),
+  scopes: z.array(z.string()),
+  grantTypes: z.array(z.string()),
+  tokenEndpointAuthMethod: z.enum(AUTH_METHODS),
+  accessTokenLifetime: z.number().int(),
+  refreshTokenLifetime: z.number().int(),
+  applicationType: z.enum(["web", "native"]),
+  resources: z.array(z.string()).nullable().describe("RFC 8707 resources its tokens may be for; null: all"),
+  registration: z
+    .enum(["admin", "open", "authenticated", "metadata-document"])
+    .describe("How it came to be: the admin API, dynamic registration, or a client ID metadata document"),
+  registeredByUserId: z.string().nullable(),
+  lastUsedAt: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+export type WireClient = z.infer<typeof wireClientSchema>;
+
+function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
+  return {
+    clientId: row.clientId,
+    ...(clientSecret ? { clientSecret } : {}),
+    clientName: row.clientName,
+    redirectUris: row.redirectUris,
+    scopes: row.scopes,
+    grantTypes: row.grantTypes,
+    tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
+    accessTokenLifetime: row.accessTokenLifetime,
+    refreshTokenLifetime: row.refreshTokenLifetime,
+    applicationType: row.applicationType,
+    resources: row.resources,
+    registration: row.registration,
+    registeredByUserId: row.registeredByUserId,
+    lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+const randomText = (bytes: number) => base64url.encode(crypto.getRandomValues(new Uint8Array(bytes)));
+
+/** 128 random bits with a prefix that says what it is in logs and configuration. */
+export const newClientId = () => `${CLIENT_ID_PREFIX}${randomText(16)}`;
+/** 256 random bits; stored as SHA-256 only. */
+export const newSecret = () => `${CLIENT_SECRET_PREFIX}${randomText(32)}`;
+
+const notFound = () => new AppError("not-found", "no OAuth2 client with this id");
+
+/**
+ * The settings a body describes, with the defaults of contract §10 and the configuration applied. An admin says
+ * `native` when they mean it (a new client is `web`); a replaced client keeps its type unless the body names one.
+ */
+function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
+  const { config } = deps;
+  const outside = body.resources?.filter((resource) => !config.oauth2Resources.includes(resource)) ?? [];
+  if (outside.length > 0) {
+    throw new AppError(
+      "invalid-request",
+      `resources: not among AUTH_OAUTH2_PROVIDER_RESOURCES: ${outside.join(" ").slice(0, 300)}`,
+    );
+  }
+  return {
+    clientName: body.clientName,
+    redirectUris: [...new Set(body.redirectUris)],
+    applicationType: body.applicationType ?? current?.applicationType ?? "web",
+    resources: body.resources ? [...new Set(body.resources)] : null,
+    scopes: [...new Set(body.scopes ?? DEFAULT_SCOPES)],
+    grantTypes: [...new Set(body.grantTypes ?? DEFAULT_GRANT_TYPES)],
+    tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? "client_secret_basic",
+    accessTokenLifetime: body.accessTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
+    refreshTokenLifetime: body.refreshTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+  };
+}
+
+type NewClientValues = Omit<
+  typeof oauth2Clients.$inferInsert,
+  "clientId" | "secretHash" | "createdAt" | "updatedAt"
+>;
+
+/**
+ * A new client row with a fresh id; a confidential client also gets a fresh secret, returned here once and stored as
+ * SHA-256 only. Admin-created and registered clients are both made here.
+ */
+export async function insertClient(
+  deps: Deps,
+  values: NewClientValues,
+): Promise<{ row: OAuth2ClientRow; secret?: string }> {
+  const secret = values.tokenEndpointAuthMethod === "none" ? undefined : newSecret();
+  const now = deps.now();
+  const row = await deps.db
+    .insert(oauth2Clients)
+    .values({
+      ...values,
+      clientId: newClientId(),
+      secretHash: secret ? await sha256Hex(secret) : null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+    .get();
+  return { row: row!, secret };
+}
+
+/** A confidential client gets a secret, shown in this answer only; a public one (`none`) gets none. */
+export async function createClient(deps: Deps, body: ClientBody): Promise<WireClient> {
+  const { row, secret } = await insertClient(deps, settings(deps, body));
+  return toWireClient(row, secret);
+}
+
+async function findClient(deps: Deps, clientId: string): Promise<OAuth2ClientRow> {
+  const row = await deps.db.select().from(oauth2Clients).where(eq(oauth2Clients.clientId, clientId)).get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function getClient(deps: Deps, clientId: string): Promise<WireClient> {
+  return toWireClient(await findClient(deps, clientId));
+}
+
+/**
+ * `PUT`: the same body as create replaces every setting. A client that becomes confidential gets a secret (in this
+ * answer); one that becomes public loses its secret.
+ */
+export async function replaceClient(deps: Deps, clientId: string, body: ClientBody): Promise<WireClient> {
+  const current = await findClient(deps, clientId);
+  const values = settings(deps, body, current);
+  const isPublic = values.tokenEndpointAuthMethod === "none";
+  const secret = !isPublic && !current.secretHash ? newSecret() : undefined;
+  const row = await deps.db
+    .update(oauth2Clients)
+    .set({
+      ...values,
+      ...(isPublic ? { secretHash: null } : secret ? { secretHash: await sha256Hex(secret) } : {}),
+      updatedAt: deps.now(),
+    })
+    .where(eq(oauth2Clients.clientId, clientId))
+    .returning()
+    .get();
+  if (!row) throw notFound();
+  forgetOAuth2Client(clientId);
+  return toWireClient(row, secret);
+}
+
+export async function deleteClient(deps: Deps, clientId: string): Promise<void> {
+  const row = await deps.db
+    .delete(oauth2Clients)
+    .where(eq(oauth2Clients.clientId, clientId))
+    .returning({ clientId: oauth2Clients.clientId })
+    .get();
+  if (!row) throw notFound();
+  forgetOAuth2Client(clientId);
+}
+
+/**
+ * A new secret; the old one stops working at once in this isolate (one UPDATE replaces its hash), within the client
+ * cache's ten seconds elsewhere (client-auth.ts). Public clients have none.
+ */
+export async function rotateClientSecret(deps: Deps, clientId: string): Promise<{ clientSecret: string }> {
+  const current = await findClient(deps, clientId);
+  if (current.tokenEndpointAuthMethod === "none") {
+    throw new AppError("invalid-request", "a public client (tokenEndpointAuthMethod none) has no secret");
+  }
+  const clientSecret = newSecret();
+  await deps.db
+    .update(oauth2Clients)
+    .set({ secretHash: await sha256Hex(clientSecret), updatedAt: deps.now() })
+    .where(eq(oauth2Clients.clientId, clientId));
+  forgetOAuth2Client(clientId);
+  return { clientSecret };
+}
+
+/** Clients in creation order, `limit` at a time (contract §10: `{items, nextCursor}`). */
+export async function listClients(
+  deps: Deps,
+  page: { limit: number; cursor?: string },
+): Promise<Page<WireClient>> {
+  const rows = await deps.db
+    .select()
+    .from(oauth2Clients)
+    .where(pastCursor(page.cursor, oauth2Clients.createdAt, oauth2Clients.clientId, "asc"))
+    .orderBy(asc(oauth2Clients.createdAt), asc(oauth2Clients.clientId))
+    .limit(page.limit + 1)
+    .all();
+  return toPage(
+    rows,
+    page.limit,
+    (row) => [row.createdAt, row.clientId],
+    (row) => toWireClient(row),
+  );
+}

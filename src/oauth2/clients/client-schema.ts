@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { LOOPBACK_HOSTS } from "./redirect-uris";
+
+/** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
+export const SUPPORTED_SCOPES = ["openid", "profile", "email", "phone", "offline_access", "graphql"] as const;
+export const GRANT_TYPES = [
+  "authorization_code",
+  "refresh_token",
+  "urn:ietf:params:oauth:grant-type:device_code",
+  "client_credentials",
+] as const;
+/** A new client's grant types when none are given: a web app's. */
+export const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"];
+export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
+
+/** A new client's scopes when none are given: no `graphql`, which hands out Hasura claims, unless asked for. */
+export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
+
+/**
+ * Characters that change how the text around them reads without showing themselves: controls (Cc), formatting (Cf:
+ * the bidi overrides and isolates U+202A–202E and U+2066–2069, zero-width U+200B–200F, U+FEFF) and the line and
+ * paragraph separators U+2028/2029. In a client's name they turn "Acme <U+202E>gnp.exe" into "Acme exe.png" on the
+ * consent screen, or make a look-alike of a trusted name (Unicode TR 36 §2, UTS 39).
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
+
+/**
+ * A client's name, the words the consent screen puts first: one rule for every way a client comes to be (the admin
+ * API, registration, metadata documents).
+ */
+export const clientNameSchema = z
+  .string()
+  // Before trimming, which would quietly drop some of them (U+FEFF, line breaks) from a name that tried them.
+  .refine((name) => !INVISIBLE.test(name), "must not hold control or invisible formatting characters")
+  .trim()
+  .min(1)
+  .max(200);
+
+/**
+ * Where a client may be sent back (RFC 6749 §3.1.2, RFC 9700 §2.1, RFC 8252 §7): an absolute URI without a
+ * fragment, matched exactly later. `https`, or `http` on a loopback host (native apps, local development), or a
+ * private-use scheme of a native app, which holds a dot (`com.example.app:/callback`, RFC 8252 §7.1).
+ */
+const redirectUri = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be an absolute URI" });
+      return;
+    }
+    const scheme = url.protocol.slice(0, -1);
+    if (value.includes("#")) ctx.addIssue({ code: "custom", message: "must not have a fragment" });
+    else if (url.username || url.password)
+      ctx.addIssue({ code: "custom", message: "must not hold credentials" });
+    else if (scheme === "http" && !LOOPBACK_HOSTS.has(url.hostname)) {
+      ctx.addIssue({ code: "custom", message: "http is allowed only for loopback hosts; use https" });
+    } else if (scheme !== "http" && scheme !== "https" && !scheme.includes(".")) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be https, loopback http, or a reverse-domain app scheme",
+      });
+    }
+  });
+
+/**
+ * RFC 7591 makes `web` the default, but MCP hosts and CLIs register loopback or private-use redirect URIs without
+ * saying `native`; refusing them would only make every such client fail. A client that names no type and has no
+ * https redirect URI at all is taken as native (and held to native rules); one that says `web` stays web.
+ */
+export function inferredApplicationType(redirectUris: string[]): "web" | "native" {
+  if (redirectUris.length === 0) return "web";
+  return redirectUris.some((uri) => uri.startsWith("https://")) ? "web" : "native";
+}
+
+/** `POST /admin/oauth2/clients` and `PUT …/{clientId}` (contract §10): camelCase, unknown keys refused. */
+export const clientBodySchema = z
+  .strictObject({
+    clientName: clientNameSchema,
+    redirectUris: z.array(redirectUri).max(20).default([]),
+    scopes: z.array(z.enum(SUPPORTED_SCOPES)).max(SUPPORTED_SCOPES.length).optional(),
+    grantTypes: z.array(z.enum(GRANT_TYPES)).min(1).max(GRANT_TYPES.length).optional(),
+    tokenEndpointAuthMethod: z.enum(AUTH_METHODS).optional(),
+    accessTokenLifetime: z.number().int().min(60).max(86_400).optional(),
+    refreshTokenLifetime: z.number().int().min(60).max(31_536_000).optional(),
+    /** `native`: loopback redirect URIs match on any port (RFC 8252 §7.3). Inferred when absent. */
+    applicationType: z.enum(["web", "native"]).optional(),
+    /** RFC 8707 resources this client's tokens may be for: some of the deployment's; absent: all of them. */
+    resources: z.array(z.string().max(2048)).max(20).optional(),
+  })
+  .superRefine((body, ctx) => {
+    const grants = body.grantTypes ?? DEFAULT_GRANT_TYPES;
+    if (grants.includes("authorization_code") && body.redirectUris.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["redirectUris"],
+        message: "at least one redirect URI is needed for the authorization_code grant",
+      });
+    }
+    if (grants.includes("client_credentials") && body.tokenEndpointAuthMethod === "none") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["grantTypes"],
+        message: "client_credentials needs a confidential client, not tokenEndpointAuthMethod none",
+      });
+    }
+  });
+
+export type ClientBody = z.infer<typeof clientBodySchema>;

@@ -1,0 +1,80 @@
+import { desc, eq } from "drizzle-orm";
+import { type OAuth2ClientRow, oauth2Clients, oauth2Consents, oauth2Grants, users } from "../../db/schema";
+import type { Deps } from "../../http/deps";
+
+/**
+ * Who uses a client: its live grants (signed-in people, with their scopes) and the consents it holds (console), and
+ * when it was last given tokens (what keeps a self-registered client from expiring).
+ */
+
+export interface ClientGrant {
+  id: string;
+  userId: string;
+  userEmail: string | null;
+  scopes: string[];
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+}
+
+export interface ClientConsent {
+  userId: string;
+  userEmail: string | null;
+  scopes: string[];
+  grantedAt: number;
+}
+
+const LIMIT = 200;
+
+export async function clientUsage(
+  deps: Deps,
+  clientId: string,
+): Promise<{ grants: ClientGrant[]; consents: ClientConsent[] }> {
+  const [grants, consents] = await deps.db.batch([
+    deps.db
+      .select({
+        id: oauth2Grants.id,
+        userId: oauth2Grants.userId,
+        userEmail: users.email,
+        scopes: oauth2Grants.scopes,
+        createdAt: oauth2Grants.createdAt,
+        lastUsedAt: oauth2Grants.lastUsedAt,
+        expiresAt: oauth2Grants.expiresAt,
+      })
+      .from(oauth2Grants)
+      .leftJoin(users, eq(users.id, oauth2Grants.userId))
+      .where(eq(oauth2Grants.clientId, clientId))
+      .orderBy(desc(oauth2Grants.lastUsedAt))
+      .limit(LIMIT),
+    deps.db
+      .select({
+        userId: oauth2Consents.userId,
+        userEmail: users.email,
+        scopes: oauth2Consents.scopes,
+        grantedAt: oauth2Consents.grantedAt,
+      })
+      .from(oauth2Consents)
+      .leftJoin(users, eq(users.id, oauth2Consents.userId))
+      .where(eq(oauth2Consents.clientId, clientId))
+      .orderBy(desc(oauth2Consents.grantedAt))
+      .limit(LIMIT),
+  ]);
+  const now = deps.now();
+  return { grants: grants.filter((grant) => grant.expiresAt > now), consents };
+}
+
+/** A day: how stale a registered client's last use may get, so that unused ones can expire without a write per token. */
+const USE_RECORDED_EVERY_MS = 86_400_000;
+
+/** After tokens were issued to a client: its last use, at most daily, after the answer. */
+export function noteClientUse(deps: Deps, client: OAuth2ClientRow): void {
+  const now = deps.now();
+  if (client.registration === "admin" || (client.lastUsedAt ?? 0) > now - USE_RECORDED_EVERY_MS) return;
+  deps.background(
+    deps.db
+      .update(oauth2Clients)
+      .set({ lastUsedAt: now })
+      .where(eq(oauth2Clients.clientId, client.clientId))
+      .run(),
+  );
+}

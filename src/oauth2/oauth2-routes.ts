@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../http/app-env";
+import { LOGIN_PAGE_PATH } from "../lib/redirect";
+import { authorizeRoutes } from "./authorize-routes";
+import { registrationRoutes } from "./clients";
+import { DEVICE_PAGE_PATH } from "./device";
+import { discoveryRoutes } from "./discovery-routes";
+import { introspectionRoutes } from "./introspection-routes";
+import { devicePageRoutes, interactionRoutes } from "./page";
+import { requireEnabled } from "./route-support";
+import { tokenRoutes } from "./token-routes";
+import { userinfoRoutes } from "./userinfo-routes";
+
+export { rootMetadataRoutes } from "./discovery-routes";
+
+/**
+ * The authorization server (contract §3.5, §3.6), mounted on the auth API: every endpoint group behind the on
+ * switch, then the built-in pages (the device page always, the login and consent page unless an external login UI
+ * is set).
+ */
+export function oauth2Routes(loginUrl: string | undefined) {
+  const routes = new Hono<AppEnv>()
+    .use("/.well-known/openid-configuration", requireEnabled)
+    .use("/.well-known/oauth-authorization-server", requireEnabled)
+    .use("/oauth2/*", requireEnabled)
+    .route("/", discoveryRoutes)
+    .route("/", authorizeRoutes)
+    .route("/", tokenRoutes)
+    .route("/", introspectionRoutes)
+    .route("/", userinfoRoutes)
+    .route("/", registrationRoutes)
+    .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl));
+  if (!loginUrl) routes.route(LOGIN_PAGE_PATH, interactionRoutes);
+  return routes;
+}

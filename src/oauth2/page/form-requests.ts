@@ -1,0 +1,41 @@
+import type { OAuth2ClientRow } from "../../db/schema";
+import { findOAuth2Client } from "../clients";
+import { OAuth2Error } from "../errors";
+import { oauth2Params } from "../params";
+import { loadPendingRequest, type PendingRequest } from "../pending-requests";
+import type { Ctx } from "./page-paths";
+import { showProblem, UNKNOWN_REQUEST } from "./page-response";
+
+/** The request a page view or form post works on, and the checks every form post passes first. */
+
+export async function loadRequest(
+  c: Ctx,
+  requestId: string | undefined,
+): Promise<{ request: PendingRequest; client: OAuth2ClientRow } | null> {
+  const request = requestId ? await loadPendingRequest(c.env, requestId, c.var.deps.now()) : null;
+  const client = request ? await findOAuth2Client(c.var.deps, request.clientId) : undefined;
+  return request && client ? { request, client } : null;
+}
+
+/**
+ * A cross-site form post (login CSRF, forced consent) is refused: browsers name the posting page's origin, which
+ * must be the origin this request came to.
+ */
+export function isSameOrigin(c: Ctx): boolean {
+  return c.req.header("origin") === new URL(c.req.url).origin;
+}
+
+/** Form posts of the page: the same-origin check, the parameters and the pending request, or a problem page. */
+export async function formRequest(c: Ctx) {
+  if (!isSameOrigin(c)) return { failure: showProblem(c, (t) => t.errors.otherSite, 403) };
+  let params: Map<string, string>;
+  try {
+    params = await oauth2Params(c);
+  } catch (error) {
+    if (error instanceof OAuth2Error) return { failure: showProblem(c, () => error.description) };
+    throw error;
+  }
+  const loaded = await loadRequest(c, params.get("request_id"));
+  if (!loaded) return { failure: showProblem(c, UNKNOWN_REQUEST) };
+  return { params, ...loaded };
+}

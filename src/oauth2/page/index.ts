@@ -1,0 +1,7 @@
+/**
+ * The service's own pages for the authorization server, as the endpoint routes mount and use them: the login and
+ * consent page (`/oauth2/interaction`, unless an external login UI is set), its silent answer to `prompt=none`, and
+ * the device page (`/oauth2/device`).
+ */
+export { devicePageRoutes } from "./device-routes";
+export { interactionRoutes, silentAuthorization } from "./interaction-routes";

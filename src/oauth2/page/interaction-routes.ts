@@ -1,0 +1,148 @@
+import { Hono } from "hono";
+import type { OAuth2ClientRow } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { AppEnv } from "../../http/app-env";
+import { isAuthenticationFreshEnough } from "../authorize";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
+import { issueCode } from "../codes";
+import { hasConsent, rememberConsent } from "../consents";
+import { finishDeviceRequest } from "../device";
+import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
+import { errorResponse } from "../redirects";
+import { pageAccountRoutes } from "./account-routes";
+import { clientFacts } from "./client-facts";
+import { formRequest, loadRequest } from "./form-requests";
+import { backToPage, type Ctx, paths } from "./page-paths";
+import { render, showProblem, UNKNOWN_REQUEST } from "./page-response";
+import { consentForm, deviceFinished } from "./render-consent";
+import { accountPage, signInPage } from "./sign-in-pages";
+import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
+import { pageText } from "./text";
+
+/**
+ * Completes the request for the signed-in user: back to the client with a code, or for a device request the device
+ * authorization approved and a page saying so.
+ */
+async function complete(c: Ctx, request: PendingRequest, session: BrowserSession) {
+  if (request.device) {
+    const approvedBy = { userId: session.user.id, authTime: session.authTime };
+    if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
+      return showProblem(c, (t) => t.errors.unknownRequest);
+    }
+    const t = pageText(c, request.uiLocales);
+    return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
+  }
+  try {
+    return c.redirect(await issueCode(c.var.deps, request, session.user.id, session.authTime), 303);
+  } catch (error) {
+    if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
+    throw error;
+  }
+}
+
+/** What the page shows next for this request: sign-in, consent, or nothing (back to the client). */
+async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow) {
+  const deps = c.var.deps;
+  const clientName = client.clientName;
+  const session = await readBrowserSession(c);
+  if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
+    return signInPage(c, request, clientName);
+  }
+  // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4).
+  const mustAsk =
+    request.device !== undefined ||
+    request.prompt.includes("consent") ||
+    request.prompt.includes("select_account") ||
+    !(await hasConsent(deps, session.user.id, request.clientId, request.scopes));
+  if (!mustAsk) return complete(c, request, session);
+  const { user } = session;
+  const t = pageText(c, request.uiLocales);
+  return render(
+    c,
+    200,
+    t.allowTitle(clientName),
+    consentForm({
+      t,
+      action: paths(c).consent,
+      switchAction: paths(c).switch,
+      requestId: request.id,
+      clientName,
+      scopes: request.scopes,
+      userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
+      facts: clientFacts(client, request.device ? undefined : request.redirectUri),
+      deviceUserCode: request.device?.userCode,
+    }),
+    // After consent the browser goes on to the client's redirect URI; a device request stays here.
+    request.device ? { t } : { t, redirectUri: request.redirectUri },
+  );
+}
+
+/** The built-in login and consent page, mounted at `/oauth2/interaction` when no external login UI is set. */
+export const interactionRoutes = new Hono<AppEnv>()
+  .get("/", async (c) => {
+    const loaded = await loadRequest(c, c.req.query("request_id"));
+    if (!loaded) return showProblem(c, UNKNOWN_REQUEST);
+    const { request, client } = loaded;
+    const query = c.req.query();
+    if (query.refreshToken || query.mfaTicket || query.error)
+      return landFromEmailLink(c, request, client.clientName);
+    if (query.view === "sign-up" || query.view === "reset") {
+      return accountPage(c, request, client.clientName, query.view);
+    }
+    return nextStep(c, request, client);
+  })
+  .route("/", pageSignInRoutes)
+  .route("/", pageAccountRoutes)
+  .post("/consent", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const { params, request } = form;
+    const deps = c.var.deps;
+    const session = await readBrowserSession(c);
+    if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
+      return backToPage(c, request.id);
+    }
+    if (params.get("decision") !== "allow") {
+      if (request.device) {
+        await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
+        const t = pageText(c, request.uiLocales);
+        return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
+      }
+      deps.background(forgetPendingRequest(c.env, request.id));
+      const denied = errorResponse(
+        deps.config,
+        request.redirectUri,
+        "access_denied",
+        "the user denied the request",
+        request.state,
+      );
+      return c.redirect(denied, 303);
+    }
+    // A device's consent is for that device only (it is asked every time), so it is not remembered.
+    if (!request.device) await rememberConsent(deps, session.user.id, request.clientId, request.scopes);
+    return complete(c, request, session);
+  })
+  .post("/switch", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    endBrowserSession(c);
+    return backToPage(c, form.request.id);
+  });
+
+/**
+ * `prompt=none` with the built-in page (OIDC Core §3.1.2.1): no page at all. The browser's session and a remembered
+ * consent complete the request at once; otherwise the client hears `login_required` or `consent_required`.
+ */
+export async function silentAuthorization(c: Ctx, request: PendingRequest): Promise<string> {
+  const deps = c.var.deps;
+  const session = await readBrowserSession(c);
+  const fail = (error: "login_required" | "consent_required", why: string) =>
+    errorResponse(deps.config, request.redirectUri, error, why, request.state);
+  if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
+    return fail("login_required", "the user is not signed in");
+  }
+  if (!(await hasConsent(deps, session.user.id, request.clientId, request.scopes))) {
+    return fail("consent_required", "the user has not allowed these scopes");
+  }
+  return issueCode(deps, request, session.user.id, session.authTime);
+}

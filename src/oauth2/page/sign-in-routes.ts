@@ -1,0 +1,202 @@
+import { Hono } from "hono";
+import { renewSession, signInEmailPassword, signInPasswordlessEmail, verifySignInMfaTotp } from "../../auth";
+import { AppError, RateLimitedError } from "../../errors";
+import type { AppEnv } from "../../http/app-env";
+import { emailField } from "../../http/fields";
+import { startBrowserSession } from "../browser-session";
+import type { PendingRequest } from "../pending-requests";
+import { newPasswordPage } from "./account-routes";
+import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
+import { formRequest } from "./form-requests";
+import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";
+import { backToPage, type Ctx, paths, viewHref } from "./page-paths";
+import { render } from "./page-response";
+import { mailSent, mfaForm } from "./render";
+import { signInPage } from "./sign-in-pages";
+import { type PageText, pageText } from "./text";
+
+/** How the built-in page signs a person in: a password (then TOTP if active), or a magic link by email. */
+
+/** What the page says for a refused sign-in, in the page's language. */
+export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
+  if (error instanceof RateLimitedError) {
+    // The second-factor guess cap names codes; a rate-limit bucket names attempts.
+    return /wrong codes/.test(error.message)
+      ? t.errors.tooManyCodes(error.retryAfterSeconds)
+      : t.errors.tooManyAttempts(error.retryAfterSeconds);
+  }
+  if (c.var.config.AUTH_CONCEAL_ERRORS) return t.errors.failed;
+  switch (error.code) {
+    case "invalid-email-password":
+      return t.errors.wrongPassword;
+    case "unverified-user":
+      return t.errors.unverified;
+    case "disabled-user":
+      return t.errors.disabled;
+    case "invalid-totp":
+      return t.errors.wrongCode;
+    case "invalid-ticket":
+    case "invalid-refresh-token":
+      return t.errors.expiredLink;
+    default:
+      return turnstileMessage(t, error) ?? error.message;
+  }
+}
+
+const mfaPage = (c: Ctx, request: PendingRequest, ticket: string, error?: string, status?: 401 | 429) => {
+  const t = pageText(c, request.uiLocales);
+  return render(
+    c,
+    status ?? (error ? 401 : 200),
+    t.mfaTitle,
+    mfaForm({ t, action: paths(c).mfa, requestId: request.id, ticket, error }),
+    { t },
+  );
+};
+
+/**
+ * Where a magic link asked for on the page lands (`/verify` appends `refreshToken` or `mfaTicket`, or `error`): the
+ * fresh session becomes the page's cookie, and the address bar is cleaned by the redirect.
+ */
+export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientName: string) {
+  const query = c.req.query();
+  const t = pageText(c, request.uiLocales);
+  if (query.error) {
+    // A provider's refusal comes back the same way as a link's (identity brokering).
+    const fromProvider = query.error.startsWith("oauth") || query.error === "invalid-state";
+    return signInPage(c, request, clientName, {
+      status: 401,
+      error: fromProvider ? t.errors.providerFailed : t.errors.linkExpired,
+    });
+  }
+  if (!(await isLandingInAskingBrowser(c))) {
+    return signInPage(c, request, clientName, { status: 400, error: t.errors.otherBrowser });
+  }
+  if (query.mfaTicket) return mfaPage(c, request, query.mfaTicket.slice(0, 100));
+  const signedIn = await sessionToCookie(c, request, clientName, query.refreshToken ?? "");
+  if (signedIn !== "signed-in") return signedIn;
+  // A reset link proved the inbox and signed the browser in: the person now chooses the new password.
+  if (query.type === "passwordReset") return newPasswordPage(c, request);
+  return backToPage(c, request.id);
+}
+
+/**
+ * A session the person just got through the API (a magic link's landing, the passkey script) becomes the page's
+ * cookie. Its refresh token is spent without the refresh grace window: the same token presented again (a leaked
+ * landing URL in the history, a forwarded link) is a replay, which ends the session rather than signing a second
+ * browser in.
+ */
+async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: string, refreshToken: string) {
+  try {
+    const session = await renewSession(c.var.deps, refreshToken.slice(0, 100), 0);
+    await startBrowserSession(c, session.user.id, session.refreshTokenId);
+    return "signed-in" as const;
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    const t = pageText(c, request.uiLocales);
+    return signInPage(c, request, clientName, { status: 401, error: signInMessage(c, t, error) });
+  }
+}
+
+export const pageSignInRoutes = new Hono<AppEnv>()
+  .post("/sign-in", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const { params, request, client } = form;
+    const t = pageText(c, request.uiLocales);
+    const email = (params.get("email") ?? "").slice(0, 254);
+    const password = (params.get("password") ?? "").slice(0, 256);
+    const again = (status: 400 | 401 | 429 | 503, error: string, resend?: boolean) =>
+      signInPage(c, request, client.clientName, { status, email, error, resend });
+    const retryAfter = await rateLimited(c, "BRUTE_FORCE", email);
+    if (retryAfter !== null) return again(429, t.errors.tooManyAttempts(retryAfter));
+    if (!email || !password) return again(400, t.errors.enterEmailPassword);
+    try {
+      await passTurnstile(c, "signin", params);
+      const result = await signInEmailPassword(c.var.deps, { email, password }, c.req.header("user-agent"));
+      if (result.mfa) return mfaPage(c, request, result.mfa.ticket);
+      const session = result.session!;
+      await startBrowserSession(c, session.user.id, session.refreshTokenId);
+      return backToPage(c, request.id);
+    } catch (error) {
+      if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+      const status = error.status === 503 ? 503 : error.status === 429 ? 429 : 401;
+      // An unverified address gets a way to have the mail sent again (not when errors are concealed).
+      const resend = error.code === "unverified-user" && !c.var.config.AUTH_CONCEAL_ERRORS;
+      return again(status, signInMessage(c, t, error), resend);
+    }
+  })
+  .post("/mfa", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const { params, request } = form;
+    const t = pageText(c, request.uiLocales);
+    const ticket = (params.get("ticket") ?? "").slice(0, 100);
+    const otp = (params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
+    try {
+      const { session } = await verifySignInMfaTotp(c.var.deps, { ticket, otp }, c.req.header("user-agent"));
+      await startBrowserSession(c, session.user.id, session.refreshTokenId);
+      return backToPage(c, request.id);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status >= 500) throw error;
+      // The guess cap (contract §11): the code form again, with how long to wait.
+      if (error instanceof RateLimitedError)
+        return mfaPage(c, request, ticket, t.errors.tooManyCodes(error.retryAfterSeconds), 429);
+      if (error.code === "invalid-totp") return mfaPage(c, request, ticket, signInMessage(c, t, error));
+      return signInPage(c, request, form.client.clientName, {
+        status: 401,
+        error: signInMessage(c, t, error),
+      });
+    }
+  })
+  .post("/session", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const signedIn = await sessionToCookie(
+      c,
+      form.request,
+      form.client.clientName,
+      form.params.get("refresh_token") ?? "",
+    );
+    return signedIn === "signed-in" ? backToPage(c, form.request.id) : signedIn;
+  })
+  .post("/email-link", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const { params, request, client } = form;
+    const t = pageText(c, request.uiLocales);
+    const email = (params.get("email") ?? "").trim().slice(0, 254);
+    const again = (status: 400 | 429 | 503, error: string) =>
+      signInPage(c, request, client.clientName, { status, email, error });
+    if (!c.var.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) return again(400, t.errors.linksOff);
+    if (!emailField.safeParse(email).success) return again(400, t.errors.enterEmail);
+    const retryAfter = await rateLimited(c, "EMAIL", email);
+    if (retryAfter !== null) return again(429, t.errors.tooManyEmails(retryAfter));
+    try {
+      // The link may create the account: the sign-up checks, on every send (a new address is not told apart).
+      await passSignUpChecks(c, params, "passwordless");
+      const ownRedirect = await pageLinkTarget(c, request.id);
+      await signInPasswordlessEmail(c.var.deps, { email }, "sign-in", ownRedirect);
+    } catch (error) {
+      if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+      if (error instanceof RateLimitedError)
+        return again(429, t.errors.tooManyAttempts(error.retryAfterSeconds));
+      if (error.code.startsWith("turnstile-"))
+        return again(error.status === 503 ? 503 : 400, signInMessage(c, t, error));
+      // A refused address (a blocked domain, say) reads like a sent link: the page does not tell who has an
+      // account, as the API's "OK" does not.
+    }
+    return render(
+      c,
+      200,
+      t.checkEmail,
+      mailSent({
+        t,
+        title: t.checkEmail,
+        lead: t.linkSentLead(email),
+        hint: t.linkSentHint,
+        backHref: viewHref(c, request.id),
+      }),
+      { t },
+    );
+  });

@@ -1,0 +1,46 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { authenticateClient } from "./clients";
+import { OAuth2Error } from "./errors";
+import { oauth2Params, param } from "./params";
+
+/** What the authorization server's route files share: the on switch, the no-store headers, the client's request. */
+
+export type Ctx = Context<AppEnv>;
+
+/** Off unless `AUTH_OAUTH2_PROVIDER_ENABLED` (contract §3.5): then every path answers as a disabled feature does. */
+export const requireEnabled = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.var.config.AUTH_OAUTH2_PROVIDER_ENABLED) {
+    throw new AppError("disabled-endpoint", "the OAuth2 authorization server is disabled");
+  }
+  await next();
+});
+
+/** Token answers are never stored by a cache or the browser (RFC 6749 §5.1). */
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
+
+/**
+ * The client-authenticated endpoints (token, introspection, revocation, device authorization) take the form and
+ * the client it authenticates (RFC 6749 §2.3).
+ */
+export async function clientRequest(c: Ctx) {
+  const params = await oauth2Params(c);
+  const client = await authenticateClient(c.var.deps, c.req.header("authorization"), params);
+  return { params, client };
+}
+
+/** The `token` parameter of introspection and revocation (RFC 7662 §2.1, RFC 7009 §2.1). */
+export function requiredToken(params: Map<string, string>): string {
+  const token = param(params, "token", 8192);
+  if (!token) throw new OAuth2Error("invalid_request", "token is required");
+  return token;
+}
+
+/** How a client authenticates in a form, for the OpenAPI document. */
+export const clientCredentialFields = {
+  client_id: z.string().optional().describe("Public clients, and client_secret_post"),
+  client_secret: z.string().optional().describe("client_secret_post; else HTTP Basic"),
+};

@@ -1,0 +1,195 @@
+import { findUserById } from "../auth";
+import type { OAuth2ClientRow, UserRow } from "../db/schema";
+import type { Deps } from "../http/deps";
+import { verifierMatches } from "../lib/pkce";
+import { GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
+import { consumeCode } from "./codes";
+import { DEVICE_GRANT, redeemDeviceCode } from "./device";
+import { OAuth2Error } from "./errors";
+import { createGrant, createGrantFor, issuesRefreshTokens, newGrantId } from "./grants";
+import { type OAuth2Params, param, scopeList } from "./params";
+import { type GrantSummary, rotateRefreshToken } from "./refresh-tokens";
+import { narrowedResources, requestedResources } from "./resources";
+import { signIdToken, signOAuth2AccessToken } from "./tokens";
+
+/** The token endpoint's answer (RFC 6749 §5.1, contract §3.5). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token?: string;
+  id_token?: string;
+  scope: string;
+}
+
+async function tokensFor(
+  deps: Deps,
+  input: {
+    client: OAuth2ClientRow;
+    user: UserRow;
+    grant: GrantSummary;
+    scopes: string[];
+    resources: string[];
+    refreshToken?: string;
+    nonce?: string | null;
+  },
+): Promise<TokenResponse> {
+  const { client, user, grant, scopes, resources, refreshToken, nonce } = input;
+  const base = { config: deps.config, client, grantId: grant.id, scopes, now: deps.now() };
+  const accessToken = await signOAuth2AccessToken({ ...base, user, resources });
+  const idToken = scopes.includes("openid")
+    ? await signIdToken({ ...base, user, accessToken, authTime: grant.authTime, nonce })
+    : undefined;
+  return {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: client.accessTokenLifetime,
+    ...(refreshToken ? { refresh_token: refreshToken } : {}),
+    ...(idToken ? { id_token: idToken } : {}),
+    scope: scopes.join(" "),
+  };
+}
+
+/**
+ * `grant_type=authorization_code`: the code is consumed first (atomically, see `consumeCode`), then every binding is
+ * checked: the client it was issued to, the exact redirect URI, the PKCE verifier (RFC 7636; a verifier without a
+ * challenge is refused too, RFC 9700 §2.1.1), and that the user is still enabled. A failed check has burnt the code.
+ * `resource` may narrow the token to some of the resources the user allowed (RFC 8707 §2.2).
+ */
+async function exchangeCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+  const code = param(params, "code", 200);
+  if (!code) throw new OAuth2Error("invalid_request", "code is required");
+  const grantId = newGrantId();
+  const row = await consumeCode(deps, code, grantId);
+  const mismatch = (what: string) => new OAuth2Error("invalid_grant", what);
+  if (row.clientId !== client.clientId) throw mismatch("the code was issued to another client");
+  if (param(params, "redirect_uri") !== row.redirectUri) {
+    throw mismatch("redirect_uri differs from the one of the authorization request");
+  }
+  const verifier = params.get("code_verifier");
+  if (row.codeChallenge) {
+    if (!verifier || !(await verifierMatches(verifier, row.codeChallenge))) {
+      throw mismatch("code_verifier does not match the code challenge");
+    }
+  } else if (verifier !== undefined) {
+    throw mismatch("code_verifier sent, but the authorization request had no code challenge");
+  }
+  const resources = narrowedResources(row.resources, params.resources);
+  const user = await findUserById(deps.db, row.userId);
+  if (!user || user.disabled) throw mismatch("the user is disabled");
+  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, grantId);
+  return tokensFor(deps, {
+    client,
+    user,
+    grant,
+    scopes: grant.scopes,
+    resources,
+    refreshToken,
+    nonce: row.nonce,
+  });
+}
+
+/** `grant_type=refresh_token`: rotation (see `rotateRefreshToken`); `scope` and `resource` may only narrow. */
+async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+  if (!issuesRefreshTokens(client)) {
+    throw new OAuth2Error("unauthorized_client", "this client may not use refresh tokens");
+  }
+  const presented = param(params, "refresh_token", 200);
+  if (!presented) throw new OAuth2Error("invalid_request", "refresh_token is required");
+  const asked = params.has("scope") ? scopeList(param(params, "scope", 1000)) : undefined;
+  const { grant, user, refreshToken } = await rotateRefreshToken(deps, client, presented, {
+    scopes: asked,
+    resources: params.resources,
+  });
+  const resources = narrowedResources(grant.resources, params.resources);
+  return tokensFor(deps, { client, user, grant, scopes: asked ?? grant.scopes, resources, refreshToken });
+}
+
+/** The device grant (RFC 8628): tokens for the person who approved the device's user code on the page. */
+async function exchangeDeviceCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+  const approved = await redeemDeviceCode(deps, client, params);
+  const user = await findUserById(deps.db, approved.userId!);
+  if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
+  const { grant, refreshToken } = await createGrantFor(deps, client, {
+    userId: user.id,
+    scopes: approved.scopes,
+    resources: approved.resources,
+    authTime: approved.authTime!,
+  });
+  return tokensFor(deps, {
+    client,
+    user,
+    grant,
+    scopes: grant.scopes,
+    resources: grant.resources,
+    refreshToken,
+  });
+}
+
+/**
+ * Scopes about a person (and `graphql`, which acts as one): a client acting for itself has none of them, and no
+ * refresh or ID token. What its token carries is its identity (`sub`) and the resources it is for (`aud`).
+ */
+const USER_SCOPES = new Set(["openid", "profile", "email", "phone", "offline_access", "graphql"]);
+
+/**
+ * `grant_type=client_credentials` (RFC 6749 §4.4): a confidential client acting for itself. The token's subject is the
+ * client, its scopes are the client's (less those about a person), its audience the resources asked for.
+ */
+async function clientCredentials(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+  if (client.tokenEndpointAuthMethod === "none") {
+    throw new OAuth2Error("unauthorized_client", "a public client cannot act for itself: it has no secret");
+  }
+  const own = client.scopes.filter((scope) => !USER_SCOPES.has(scope));
+  const asked = params.has("scope") ? scopeList(param(params, "scope", 1000)) : own;
+  const outside = asked.filter((scope) => !own.includes(scope));
+  if (outside.length > 0)
+    throw new OAuth2Error("invalid_scope", `scope not available to this client: ${outside.join(" ")}`);
+  const resources = requestedResources(deps.config, client, params.resources);
+  const accessToken = await signOAuth2AccessToken({
+    config: deps.config,
+    client,
+    user: null,
+    scopes: asked,
+    resources,
+    now: deps.now(),
+  });
+  return {
+    access_token: accessToken,
+    token_type: "Bearer" as const,
+    expires_in: client.accessTokenLifetime,
+    scope: asked.join(" "),
+  };
+}
+
+const HANDLERS: Record<
+  (typeof GRANT_TYPES)[number],
+  (deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) => Promise<TokenResponse>
+> = {
+  authorization_code: exchangeCode,
+  refresh_token: refresh,
+  [DEVICE_GRANT]: exchangeDeviceCode,
+  client_credentials: clientCredentials,
+};
+
+export async function tokenRequest(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+): Promise<TokenResponse> {
+  const grantType = params.get("grant_type");
+  if (!grantType) throw new OAuth2Error("invalid_request", "grant_type is required");
+  const handler = Object.hasOwn(HANDLERS, grantType)
+    ? HANDLERS[grantType as keyof typeof HANDLERS]
+    : undefined;
+  if (!handler)
+    throw new OAuth2Error("unsupported_grant_type", `grant_type must be one of ${GRANT_TYPES.join(", ")}`);
+  if (!client.grantTypes.includes(grantType)) {
+    throw new OAuth2Error("unauthorized_client", `this client may not use ${grantType}`);
+  }
+  const answer = await handler(deps, client, params);
+  noteClientUse(deps, client);
+  // A metadata-document client whose document was fetched again: its row and KV mark are refreshed.
+  await keepFetchedClient(deps, client);
+  return answer;
+}

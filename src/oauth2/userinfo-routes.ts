@@ -1,0 +1,49 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../http/app-env";
+import { operation } from "../http/documented";
+import { scopeClaims } from "./claims";
+import { OAuth2Error } from "./errors";
+import { findLiveGrant } from "./grants";
+import { type Ctx, NO_STORE } from "./route-support";
+import { isForClient, verifyOAuth2AccessToken } from "./tokens";
+import { OAUTH2_ERRORS, oauth2ErrorSchema, userinfoSchema } from "./wire";
+
+/** `GET` and `POST /oauth2/userinfo` (OIDC Core §5.3): the claims of the bearer token's user. */
+
+/** A bearer OAuth2 access token whose grant stands, or 401 `invalid_token`. */
+async function bearerGrant(c: Ctx) {
+  const match = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
+  const invalid = new OAuth2Error("invalid_token", "the access token is invalid, expired or revoked");
+  const payload = match?.[1] ? await verifyOAuth2AccessToken(c.var.config, match[1]) : null;
+  // Userinfo serves the client about its user: a token bound to another resource (RFC 8707) or about no user
+  // (client_credentials) is not one for it.
+  if (!payload?.grant_id || !isForClient(payload)) throw invalid;
+  const live = await findLiveGrant(c.var.deps, payload.grant_id);
+  if (!live || live.grant.clientId !== payload.client_id || live.user.id !== payload.sub) throw invalid;
+  return { payload, user: live.user };
+}
+
+async function userinfo(c: Ctx) {
+  const { payload, user } = await bearerGrant(c);
+  const scopes = payload.scope.split(" ");
+  if (!scopes.includes("openid"))
+    throw new OAuth2Error("insufficient_scope", "userinfo needs the openid scope");
+  return c.json({ sub: user.id, ...scopeClaims(user, scopes) }, 200, NO_STORE);
+}
+
+const USERINFO_DOC = operation({
+  summary: "UserInfo",
+  description:
+    "The claims of the token's user that its scopes allow (`openid` required: 403 `insufficient_scope`). Only " +
+    "tokens issued for the client itself (no resource) and whose grant stands.",
+  security: "oauth2-token",
+  answers: {
+    200: { description: "The claims.", schema: userinfoSchema },
+    ...OAUTH2_ERRORS,
+    403: { description: "`insufficient_scope`.", schema: oauth2ErrorSchema },
+  },
+});
+
+export const userinfoRoutes = new Hono<AppEnv>()
+  .get("/oauth2/userinfo", USERINFO_DOC, userinfo)
+  .post("/oauth2/userinfo", USERINFO_DOC, userinfo);

@@ -1,0 +1,143 @@
+import type { Deps } from "../http/deps";
+import { decrypt, encrypt, randomUuid, sha256Hex } from "../lib/crypto";
+import type { RotateRequest } from "./session-families";
+
+/**
+ * Refresh-token rotation, the one implementation behind sessions (`POST /token`) and OAuth2 grants
+ * (`grant_type=refresh_token`): contract §5.2's single use, the same successor to a duplicate inside the grace window,
+ * and a replay after it ending the whole family (RFC 9700 §4.14.2).
+ *
+ * A family (a session, a grant) lives in the `SessionFamilies` object its tokens name: every token carries six hex
+ * digits, its locator, so a rotation needs no lookup to find its object. The object knows every token hash it handed
+ * out until the family expires, so a made-up token is merely unknown: it revokes nothing. D1 is not written; the
+ * object says when the family's last-used time in D1 is due (`touch`).
+ *
+ * Tokens from before families (sessions without a locator, OAuth2 tokens without a grant in them) are the drawer
+ * `legacy/`'s business, which nothing here imports: it goes in one move on the date docs/operations.md gives.
+ */
+
+export const newLocator = (): string => randomUuid().slice(0, 6);
+
+/** How stale a family's last-used time (and sliding expiry) in D1 may get: hourly, sooner for short lifetimes. */
+const touchEveryMs = (lifetimeMs: number) => Math.min(3_600_000, lifetimeMs / 2);
+
+const familiesAt = (deps: Deps, locator: string) =>
+  deps.env.SESSION_FAMILIES.get(deps.env.SESSION_FAMILIES.idFromName(`families:${locator}`));
+
+export type Rotation =
+  /**
+   * `token` is the successor handed out; `touch`: the family's last-used time in D1 is due; `bookmark`: how fresh
+   * the family's D1 reads must be (its user's own writes, `raiseFamilyBookmark`), null when any replica will do.
+   */
+  | { outcome: "rotated"; family: string; token: string; touch: boolean; bookmark?: string | null }
+  /** A duplicate inside the grace window: `token` is the successor the first request got. */
+  | { outcome: "grace"; family: string; token: string; bookmark?: string | null }
+  /** An older token of the family (now revoked), or a family revoked before. */
+  | { outcome: "replayed" | "revoked"; family: string }
+  /** Never handed out by this object (or forgotten after the family expired). */
+  | { outcome: "unknown" };
+
+export interface RotationRequest {
+  presented: string;
+  /** The token that becomes current if `presented` is. */
+  successor: string;
+  /** The family's lifetime from now (it slides with each rotation). */
+  lifetimeMs: number;
+  /** `0` when a token must be spent exactly once (the OAuth2 page's magic-link landing). */
+  graceMs: number;
+}
+
+/**
+ * A rotation as the objects take it: hashes only, and the successor sealed for a duplicate inside the grace window
+ * (the legacy drawer's `RefreshSession` takes the same).
+ */
+export async function objectRequest(deps: Deps, request: RotationRequest): Promise<RotateRequest> {
+  const now = deps.now();
+  const [presentedHash, candidateHash, candidateSealed] = await Promise.all([
+    sha256Hex(request.presented),
+    sha256Hex(request.successor),
+    encrypt(deps.config.AUTH_ENCRYPTION_KEY!, request.successor),
+  ]);
+  return {
+    presentedHash,
+    candidateHash,
+    candidateSealed,
+    now,
+    graceMs: request.graceMs,
+    expiresAt: now + request.lifetimeMs,
+  };
+}
+
+export async function rotateInFamily(
+  deps: Deps,
+  locator: string,
+  request: RotationRequest,
+): Promise<Rotation> {
+  const result = await familiesAt(deps, locator).rotate({
+    ...(await objectRequest(deps, request)),
+    touchEveryMs: touchEveryMs(request.lifetimeMs),
+  });
+  switch (result.outcome) {
+    case "rotated":
+      return {
+        outcome: "rotated",
+        family: result.family,
+        token: request.successor,
+        touch: result.touch,
+        bookmark: result.bookmark,
+      };
+    case "grace":
+      return {
+        outcome: "grace",
+        family: result.family,
+        token: await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed),
+        bookmark: result.bookmark,
+      };
+    default:
+      return result;
+  }
+}
+
+/** The family's next refreshes read D1 at least as fresh as `bookmark` (a write its user made and reads back). */
+export function raiseFamilyBookmark(
+  deps: Deps,
+  locator: string,
+  family: string,
+  bookmark: string,
+): Promise<void> {
+  return familiesAt(deps, locator).raiseBookmark(family, bookmark);
+}
+
+/** A family's first token. */
+export async function startFamily(
+  deps: Deps,
+  locator: string,
+  family: string,
+  token: string,
+  lifetimeMs: number,
+): Promise<void> {
+  const now = deps.now();
+  await familiesAt(deps, locator).start(family, await sha256Hex(token), now, now + lifetimeMs);
+}
+
+export function revokeFamily(deps: Deps, locator: string, family: string): Promise<void> {
+  return familiesAt(deps, locator).revokeFamily(family);
+}
+
+/** Revokes the family `token` belongs to and names it, or null for a token this object never handed out. */
+export async function revokeFamilyOfToken(
+  deps: Deps,
+  locator: string,
+  token: string,
+): Promise<string | null> {
+  return familiesAt(deps, locator).revokeByToken(await sha256Hex(token));
+}
+
+/** The family whose current (unrevoked, unexpired) token `token` is, or null: what introspection asks. */
+export async function familyOfCurrentToken(
+  deps: Deps,
+  locator: string,
+  token: string,
+): Promise<string | null> {
+  return familiesAt(deps, locator).familyOfCurrent(await sha256Hex(token), deps.now());
+}

@@ -1,0 +1,221 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+
+/**
+ * Refresh-token families (contract §5.2) of sessions and OAuth2 grants, found from the token itself: a token's
+ * locator (six hex digits, rotation.ts) names this object, and every family with that locator lives here (keyed
+ * by session or grant id). The object knows every token hash it handed out until its family expires, so any earlier
+ * token of a family is recognised as a replay for the family's whole lifetime, and a made-up token is merely unknown:
+ * it revokes nothing. D1 is not written on a rotation; the object says when the family's last-used time is due.
+ *
+ * Every method runs start to finish without awaiting, so no two rotations interleave.
+ */
+
+export type FamilyOutcome =
+  /** The token was never handed out here (or its family expired and was forgotten). */
+  | { outcome: "unknown" }
+  /**
+   * `presented` was current: the candidate is now. `touch`: the session registry's last-used time is due.
+   * `bookmark`: the D1 bookmark the family's own writes reached (`raiseBookmark`), if any.
+   */
+  | { outcome: "rotated"; family: string; touch: boolean; bookmark: string | null }
+  /** `presented` was rotated less than the grace window ago: answer with the same successor. */
+  | { outcome: "grace"; family: string; successorSealed: string; bookmark: string | null }
+  /** An older token of the family: the family is now revoked (RFC 9700 §4.14.2). */
+  | { outcome: "replayed"; family: string }
+  /** The family was revoked before (sign-out, an earlier replay). */
+  | { outcome: "revoked"; family: string };
+
+/** What a rotation asks of a family's object (the legacy drawer's `RefreshSession` takes the same). */
+export interface RotateRequest {
+  presentedHash: string;
+  candidateHash: string;
+  candidateSealed: string;
+  now: number;
+  graceMs: number;
+  /** When the candidate token expires: the object forgets the family after that (see `alarm`). */
+  expiresAt: number;
+}
+
+/** A rotation, and how stale the registry's last-used time may get before a refresh reports `touch`. */
+export type FamilyRotation = RotateRequest & { touchEveryMs: number };
+
+interface FamilyRow {
+  id: string;
+  current: string;
+  previous: string | null;
+  successor: string | null;
+  rotated_at: number;
+  revoked: number;
+  expires_at: number;
+  touched_at: number;
+  [column: string]: SqlStorageValue;
+}
+
+export class SessionFamilies extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  /** Whether this object's tables exist (see `hasTables`). */
+  private tables = false;
+  /** Whether the `bookmarks` table exists (created by the first `raiseBookmark`, so older objects need no change). */
+  private bookmarks: boolean | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+  }
+
+  /**
+   * Tables are created by the first family, not by the constructor: a made-up refresh token names one of 16.7 M
+   * objects (its locator), and an object only ever reached by made-up tokens must not get storage of its own. Every
+   * read path asks this first and finds nothing without creating anything.
+   */
+  private hasTables(): boolean {
+    this.tables ||=
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'families'").toArray()
+        .length > 0;
+    return this.tables;
+  }
+
+  private createTables(): void {
+    if (this.hasTables()) return;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS families (
+      id TEXT PRIMARY KEY, current TEXT NOT NULL, previous TEXT, successor TEXT, rotated_at INTEGER NOT NULL,
+      revoked INTEGER NOT NULL, expires_at INTEGER NOT NULL, touched_at INTEGER NOT NULL)`);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, family TEXT NOT NULL)");
+    this.tables = true;
+  }
+
+  private familyOfToken(hash: string): FamilyRow | undefined {
+    if (!this.hasTables()) return undefined;
+    return this.sql
+      .exec<FamilyRow>(
+        "SELECT families.* FROM tokens JOIN families ON families.id = tokens.family WHERE tokens.hash = ?",
+        hash,
+      )
+      .toArray()[0];
+  }
+
+  private armAlarm(at: number): void {
+    // Output gates hold the answer until the alarm is stored, so no await is needed.
+    void this.ctx.storage.getAlarm().then((armed) => {
+      if (armed === null || armed > at) return this.ctx.storage.setAlarm(at);
+    });
+  }
+
+  /** A new session: its first token. */
+  start(family: string, hash: string, now: number, expiresAt: number): void {
+    this.createTables();
+    this.sql.exec(
+      "INSERT OR REPLACE INTO families (id, current, previous, successor, rotated_at, revoked, expires_at, touched_at) VALUES (?, ?, NULL, NULL, 0, 0, ?, ?)",
+      family,
+      hash,
+      expiresAt,
+      now,
+    );
+    this.sql.exec("INSERT OR REPLACE INTO tokens (hash, family) VALUES (?, ?)", hash, family);
+    this.armAlarm(expiresAt);
+  }
+
+  rotate(request: FamilyRotation): FamilyOutcome {
+    const { presentedHash, candidateHash, candidateSealed, now, graceMs, expiresAt, touchEveryMs } = request;
+    const row = this.familyOfToken(presentedHash);
+    if (!row || row.expires_at <= now) return { outcome: "unknown" };
+    if (row.revoked) return { outcome: "revoked", family: row.id };
+    if (presentedHash === row.current) {
+      const touch = now - row.touched_at >= touchEveryMs;
+      this.sql.exec(
+        "UPDATE families SET current = ?, previous = ?, successor = ?, rotated_at = ?, expires_at = ?, touched_at = ? WHERE id = ?",
+        candidateHash,
+        presentedHash,
+        candidateSealed,
+        now,
+        expiresAt,
+        touch ? now : row.touched_at,
+        row.id,
+      );
+      this.sql.exec("INSERT INTO tokens (hash, family) VALUES (?, ?)", candidateHash, row.id);
+      return { outcome: "rotated", family: row.id, touch, bookmark: this.bookmarkOf(row.id) };
+    }
+    const inGrace = graceMs > 0 && now - row.rotated_at <= graceMs;
+    if (presentedHash === row.previous && row.successor && inGrace) {
+      return {
+        outcome: "grace",
+        family: row.id,
+        successorSealed: row.successor,
+        bookmark: this.bookmarkOf(row.id),
+      };
+    }
+    this.revokeFamily(row.id);
+    return { outcome: "replayed", family: row.id };
+  }
+
+  /** The family whose current, unrevoked and unexpired token `hash` is; null otherwise (introspection). */
+  familyOfCurrent(hash: string, now: number): string | null {
+    const row = this.familyOfToken(hash);
+    return row && !row.revoked && row.expires_at > now && row.current === hash ? row.id : null;
+  }
+
+  /** Sign-out by refresh token: the family of `hash`, now revoked, or null for a token this object never issued. */
+  revokeByToken(hash: string): string | null {
+    const row = this.familyOfToken(hash);
+    if (!row) return null;
+    this.revokeFamily(row.id);
+    return row.id;
+  }
+
+  revokeFamily(family: string): void {
+    if (!this.hasTables()) return;
+    this.sql.exec("UPDATE families SET revoked = 1, successor = NULL WHERE id = ?", family);
+  }
+
+  private hasBookmarks(): boolean {
+    this.bookmarks ??=
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bookmarks'").toArray()
+        .length > 0;
+    return this.bookmarks;
+  }
+
+  private bookmarkOf(family: string): string | null {
+    if (!this.hasBookmarks()) return null;
+    const row = this.sql
+      .exec<{ bookmark: string }>("SELECT bookmark FROM bookmarks WHERE family = ?", family)
+      .toArray()[0];
+    return row?.bookmark ?? null;
+  }
+
+  /**
+   * The family's user wrote to their own row (docs/decisions.md, "Reads near the user"): the family's next refreshes
+   * read D1 at least this fresh. Bookmarks only move forward (they are fixed-width hex, so text order is their order).
+   * A family this object does not hold (expired, or a legacy session) gets nothing.
+   */
+  raiseBookmark(family: string, bookmark: string): void {
+    if (!this.hasTables()) return;
+    const known = this.sql.exec("SELECT 1 FROM families WHERE id = ?", family).toArray().length > 0;
+    if (!known) return;
+    if (!this.hasBookmarks()) {
+      this.sql.exec("CREATE TABLE IF NOT EXISTS bookmarks (family TEXT PRIMARY KEY, bookmark TEXT NOT NULL)");
+      this.bookmarks = true;
+    }
+    this.sql.exec(
+      "INSERT INTO bookmarks (family, bookmark) VALUES (?, ?) ON CONFLICT (family) DO UPDATE SET bookmark = max(bookmark, excluded.bookmark)",
+      family,
+      bookmark,
+    );
+  }
+
+  /** Families whose newest token has expired are forgotten, with every token hash of theirs. */
+  override async alarm(): Promise<void> {
+    if (!this.hasTables()) return;
+    const now = Date.now();
+    this.sql.exec("DELETE FROM tokens WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)", now);
+    if (this.hasBookmarks()) {
+      this.sql.exec(
+        "DELETE FROM bookmarks WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)",
+        now,
+      );
+    }
+    this.sql.exec("DELETE FROM families WHERE expires_at <= ?", now);
+    const next = this.sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM families").one().at;
+    if (next !== null) await this.ctx.storage.setAlarm(next);
+  }
+}

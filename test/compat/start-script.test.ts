@@ -1,0 +1,179 @@
+// `npm start` (scripts/start.mjs) as a developer runs it, in a checkout of its own: a temporary directory with the
+// project's configuration, sources and dependencies linked in, so that its .dev.vars, its local state under .wrangler/
+// and the file recording the running server are the test's, never the developer's. On a port another program holds
+// it must say so at once (it used to print the URL block, its readiness probe answered by the other program, and
+// then fail); on a free one it serves, records its port for `npm run admin`, and forgets it when stopped.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const runFile = promisify(execFile);
+const ROOT = process.cwd();
+const START = join(ROOT, "scripts", "start.mjs");
+const ADMIN = join(ROOT, "scripts", "admin.mjs");
+const RUNNING_FILE = join(".wrangler", "edge-auth-running.json");
+
+/** The environment of a developer's shell, without anything naming a server, a port or a secret. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { PORT: _port, AUTH_URL: _url, ADMIN_SECRET: _secret, ...env } = process.env;
+  return { ...env, NO_COLOR: "1", WRANGLER_SEND_METRICS: "false", ...extra };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+/** A checkout of the project in a temporary directory: configuration copied, the rest linked. */
+function checkout(): string {
+  const dir = mkdtempSync(join(tmpdir(), "edge-auth-start-"));
+  for (const file of ["package.json", "wrangler.toml", "wrangler.images.toml", "tsconfig.json"]) {
+    cpSync(join(ROOT, file), join(dir, file));
+  }
+  for (const linked of ["src", "migrations", "node_modules"])
+    symlinkSync(join(ROOT, linked), join(dir, linked));
+  return dir;
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+/** `npm start` in `cwd`, in a process group of its own so that it and its wrangler can always be stopped. */
+function start(cwd: string, env: NodeJS.ProcessEnv): Started {
+  const child = spawn(process.execPath, [START], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => (stdout += chunk));
+  child.stderr?.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, output: () => ({ stdout, stderr }), exited };
+}
+
+/** Ends the process group, whatever state it is in. */
+function stopGroup(started: Started, signal: NodeJS.Signals = "SIGKILL") {
+  try {
+    if (started.child.pid) process.kill(-started.child.pid, signal);
+  } catch {}
+}
+
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const dirs: string[] = [];
+const groups: Started[] = [];
+afterAll(() => {
+  for (const started of groups) stopGroup(started);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("npm start on a port another program holds", () => {
+  let other: Server;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    // Any server at all: this one says 200 to everything, /auth/v1/healthz included.
+    other = createHttpServer((_request, response) => response.end("OK"));
+    await new Promise<void>((resolve) => other.listen(port, "127.0.0.1", resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => other.close(() => resolve())));
+
+  it("stops at once, naming the port and a free one to use instead, and prints no URL", async () => {
+    const cwd = checkout();
+    dirs.push(cwd);
+    const started = start(cwd, cleanEnv({ PORT: String(port) }));
+    groups.push(started);
+    const code = await within(started.exited, 20_000, "npm start on a taken port").catch((error) => {
+      stopGroup(started);
+      throw new Error(`${error.message}:\n${JSON.stringify(started.output(), null, 2)}`);
+    });
+    const { stdout, stderr } = started.output();
+    expect(code, stdout + stderr).toBe(1);
+    const suggested = new RegExp(`^start: port ${port} is taken: PORT=(\\d+) npm start$`, "m").exec(stderr);
+    expect(suggested, stderr).not.toBeNull();
+    expect(Number(suggested![1])).not.toBe(port);
+    expect(stdout).not.toContain("is running on port");
+    expect(stdout).not.toContain("auth API");
+    // Nothing was set up for a server that cannot start.
+    expect(existsSync(join(cwd, ".dev.vars"))).toBe(false);
+    expect(existsSync(join(cwd, RUNNING_FILE))).toBe(false);
+  }, 30_000);
+});
+
+describe("npm start on a free port", () => {
+  it("serves there, records the port for npm run admin while it runs, and forgets it when stopped", async () => {
+    const cwd = checkout();
+    dirs.push(cwd);
+    const port = await freePort();
+    const started = start(cwd, cleanEnv({ PORT: String(port) }));
+    groups.push(started);
+    const deadline = Date.now() + 150_000;
+    while (!started.output().stdout.includes("Logs follow")) {
+      if (started.child.exitCode !== null || Date.now() > deadline) {
+        stopGroup(started);
+        throw new Error(`npm start did not come up:\n${JSON.stringify(started.output(), null, 2)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const authUrl = `http://localhost:${port}/auth/v1`;
+    expect(started.output().stdout).toContain(`edge-auth is running on port ${port}`);
+    expect(started.output().stdout).toContain(`auth API      ${authUrl}`);
+    const running = JSON.parse(readFileSync(join(cwd, RUNNING_FILE), "utf8")) as {
+      port: number;
+      auth: string;
+    };
+    expect(running).toMatchObject({ port, auth: authUrl });
+
+    // No --server, AUTH_URL or PORT: the admin CLI finds this server, with the secret of this checkout's .dev.vars.
+    const keys = await runFile(process.execPath, [ADMIN, "list-keys", "--json"], { cwd, env: cleanEnv() });
+    expect((JSON.parse(keys.stdout) as { items: unknown[] }).items.length).toBeGreaterThan(0);
+    // A refused secret names the URL that refused it.
+    const refused = await runFile(process.execPath, [ADMIN, "list-keys"], {
+      cwd,
+      env: cleanEnv({ ADMIN_SECRET: "not-the-secret-of-this-server" }),
+    }).then(
+      () => null,
+      (error: { stderr: string }) => error,
+    );
+    expect(refused?.stderr).toContain(`GET ${authUrl}/admin/keys: 401`);
+
+    started.child.kill("SIGINT");
+    await within(started.exited, 20_000, "npm start stopping").catch((error) => {
+      stopGroup(started);
+      throw error;
+    });
+    stopGroup(started);
+    expect(existsSync(join(cwd, RUNNING_FILE))).toBe(false);
+    // Stopped, the CLI falls back to the port of .dev.vars (none here: 8787).
+    const help = await runFile(process.execPath, [ADMIN, "--help"], { cwd, env: cleanEnv() });
+    expect(help.stdout).toContain("local server of npm start, http://localhost:8787/auth/v1");
+  }, 200_000);
+});
