@@ -5,9 +5,24 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { experimental_readRawConfig } from "wrangler";
 
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+
+/**
+ * The Durable Object bindings as wrangler.toml declares them (every class SQLite-backed, as its migrations make
+ * them): read, not copied, so a renamed class or binding cannot leave the bench serving a class that is gone.
+ */
+function durableObjectsOfWranglerToml() {
+  const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
+  return Object.fromEntries(
+    rawConfig.durable_objects.bindings.map(({ name, class_name }) => [
+      name,
+      { className: class_name, useSQLite: true },
+    ]),
+  );
+}
 
 /** Bundles both Workers as `wrangler deploy` would: the main one into `outdir`, the image transformer beside it. */
 export function bundle(outdir) {
@@ -76,14 +91,7 @@ export function workerFromBundle(dir, bindings, { inspectorPort, state = "state"
               { namespace_id: String(1001 + i), simple: { limit: 100_000_000, period: 60 } },
             ]),
           ),
-          durableObjects: {
-            REFRESH_SESSIONS: { className: "RefreshSession", useSQLite: true },
-            SESSION_FAMILIES: { className: "SessionFamilies", useSQLite: true },
-            CODE_CHALLENGES: { className: "CodeChallenge", useSQLite: true },
-            RATE_LIMITERS: { className: "RateLimiter", useSQLite: true },
-            WEBAUTHN_CHALLENGES: { className: "WebauthnChallenge", useSQLite: true },
-            GUESS_GUARDS: { className: "GuessGuard", useSQLite: true },
-          },
+          durableObjects: durableObjectsOfWranglerToml(),
           serviceBindings: {
             IMAGE_TRANSFORMER: { name: "edge-auth-images", entrypoint: "ImageTransformer" },
           },

@@ -7,7 +7,7 @@ import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
 import { coreAuthRoutes } from "./auth/core-routes";
 import type { Config } from "./config";
 import { BOOKMARK_HEADER } from "./db/replica";
-import { AppError, concealIfConfigured, errorBody, RateLimitedError } from "./errors";
+import { AppError, concealIfConfigured, errorBody, RateLimitedError, UnavailableError } from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError, requestContext } from "./http/context";
 import { allowedOrigin, corsOrigins } from "./http/cors";
@@ -140,7 +140,8 @@ export function createApp(config: Config): Hono<AppEnv> {
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
     else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");
     const headers: Record<string, string> = { "Cache-Control": "no-store" };
-    if (caught instanceof RateLimitedError) headers["Retry-After"] = String(caught.retryAfterSeconds);
+    if (caught instanceof RateLimitedError || caught instanceof UnavailableError)
+      headers["Retry-After"] = String(caught.retryAfterSeconds);
     // A fault's answer names the request, so whoever reports it can be matched with the log line.
     const body = error.status >= 500 ? { ...errorBody(error), requestId: c.var.requestId } : errorBody(error);
     return c.json(body, error.status, headers);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "./errors";
+import { isLoopbackHost } from "./lib/loopback";
 import { type Catalog, templateCatalog } from "./mail/templates";
 import { type ProvidersConfig, parseProviders } from "./providers/config";
 import { parseRateLimits, type RateLimitConfig } from "./rate-limits/buckets";
@@ -298,13 +299,7 @@ function checkMailTransport(env: object, data: z.output<typeof configSchema>, se
 
 /** Hosts a development transport may run on: the developer's own machine. */
 function isLocalHost(url: string): boolean {
-  const host = new URL(url).hostname;
-  return (
-    host === "localhost" ||
-    host.endsWith(".localhost") ||
-    /^127\.\d+\.\d+\.\d+$/.test(host) ||
-    host === "[::1]"
-  );
+  return isLoopbackHost(new URL(url).hostname);
 }
 
 /**

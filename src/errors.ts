@@ -51,6 +51,8 @@ export const ERRORS = {
   "turnstile-required": [400, "a Turnstile token is required (header x-cf-turnstile-response)"],
   "turnstile-failed": [403, "the Turnstile challenge was not passed; solve it again"],
   "turnstile-unavailable": [503, "the Turnstile challenge cannot be checked right now; try again"],
+  // Contract §1 "Unavailable": a part of the platform this request needs failed or did not answer in time.
+  "service-unavailable": [503, "the service cannot answer this right now; try again shortly"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -86,6 +88,19 @@ export class RateLimitedError extends AppError {
       retryAfterSeconds,
       `too many requests (rate-limit bucket ${bucket}): retry after ${retryAfterSeconds} s`,
     );
+  }
+}
+
+/**
+ * 503 `service-unavailable` (contract §1): a binding this request needs failed; `Retry-After` says when to try again.
+ * `reason` (the log only) names the part that failed.
+ */
+export class UnavailableError extends AppError {
+  constructor(
+    reason: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super("service-unavailable", undefined, reason);
   }
 }
 

@@ -35,7 +35,7 @@ export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Pr
 
 /**
  * A replica's lag must not let a token of a session just deleted refresh (a refresh may read a nearby replica,
- * refresh.ts): the families of the deleted sessions are revoked in their objects too, the most recently used first,
+ * sessions/renew.ts): the families of the deleted sessions are revoked in their objects too, the most recently used first,
  * up to this many (each is one object call). Sessions beyond it end when the replicas have the deletion, within
  * their replication lag; a user with more live sessions than this is an automated client.
  */

@@ -1,7 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { TurnstileEndpoint } from "../config";
-import { RateLimitedError } from "../errors";
-import { countRequest } from "../rate-limits/buckets";
+import { refuseOverLimit } from "../rate-limits/buckets";
 import { addressKey } from "../rate-limits/client-address";
 import type { AppEnv } from "./app-env";
 import { documentedHeader } from "./documented";
@@ -23,15 +22,14 @@ import { type GateDeps, passChallenge, turnstileHeaderDoc } from "./turnstile";
 /** Counts this request once in the `SIGNUPS` bucket for its client address (contract §11). */
 export async function countSignUp(deps: GateDeps): Promise<void> {
   if (deps.visitor.countedSignUp) return;
-  const refusal = await countRequest(
+  deps.visitor.countedSignUp = true;
+  await refuseOverLimit(
     deps.env,
     deps.config.rateLimits,
     "SIGNUPS",
     { address: addressKey(deps.visitor.address ?? "unknown") },
     deps.now(),
   );
-  deps.visitor.countedSignUp = true;
-  if (refusal) throw RateLimitedError.forBucket(refusal.bucket, refusal.retryAfterSeconds);
 }
 
 /**
@@ -48,14 +46,25 @@ export async function admitSignUp(
 }
 
 /**
+ * The checks of a request that can create a user (`also`: its own guarded name; `token`: a page form's). While
+ * sign-ups are off it creates nobody, and only `also` applies.
+ */
+export async function passSignUpChecks(
+  deps: GateDeps,
+  also?: TurnstileEndpoint,
+  token?: string | null,
+): Promise<void> {
+  if (!deps.config.AUTH_DISABLE_SIGNUP) await admitSignUp(deps, also, token);
+  else if (also) await passChallenge(deps, [also], token);
+}
+
+/**
  * The sign-up checks on a route that can create a user, before its work. `also` names the route's own guarded
  * endpoint (`passwordless` for the sends): while sign-ups are off the route creates nobody and only that one applies.
  */
 export function signUpChecks(also?: TurnstileEndpoint) {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
-    const deps = c.var.deps;
-    if (!deps.config.AUTH_DISABLE_SIGNUP) await admitSignUp(deps, also);
-    else if (also) await passChallenge(deps, [also]);
+    await passSignUpChecks(c.var.deps, also);
     return next();
   });
   return documentedHeader(middleware, turnstileHeaderDoc(also ?? "signup", also ? "signup" : undefined));

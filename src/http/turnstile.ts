@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { TurnstileConfig, TurnstileEndpoint } from "../config";
 import { AppError } from "../errors";
+import { whenAborted } from "../lib/abort";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
 import { documentedHeader } from "./documented";
@@ -58,8 +59,8 @@ async function siteverify(
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     let response: Response;
     const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    const aborted = whenAborted(signal);
     try {
-      // Raced against the signal as well: not every fetcher (a service binding) honours an abort.
       response = await Promise.race([
         outbound(settings.verifyUrl, {
           method: "POST",
@@ -67,9 +68,7 @@ async function siteverify(
           body: JSON.stringify(body),
           signal,
         }),
-        new Promise<never>((_, reject) =>
-          signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
-        ),
+        aborted,
       ]);
     } catch (error) {
       problem = `siteverify unreachable: ${(error as Error).name}`;
@@ -82,12 +81,15 @@ async function siteverify(
     }
     let parsed: ReturnType<typeof siteverifyAnswer.safeParse>;
     try {
-      parsed = siteverifyAnswer.safeParse(await response.json());
+      // The body too keeps to the attempt's time: headers at once and a body that stalls is no answer.
+      parsed = siteverifyAnswer.safeParse(await Promise.race([response.json(), aborted]));
     } catch {
+      response.body?.cancel().catch(() => {});
+      const why = signal.aborted ? "its answer's body did not arrive in time" : "its answer is not JSON";
       throw new AppError(
         "turnstile-unavailable",
         undefined,
-        `siteverify answered ${response.status}, not JSON`,
+        `siteverify answered ${response.status}; ${why}`,
       );
     }
     if (!parsed.success) {

@@ -1,3 +1,4 @@
+import { whenAborted } from "./abort";
 import { checkOutboundUrl, type OutboundPolicy } from "./outbound-url";
 
 /**
@@ -44,20 +45,6 @@ export class OutboundFetchError extends Error {
 /** `application/json`, or a structured-syntax `+json` type (RFC 6839 §3.1). */
 export const isJsonMediaType = (type: string) =>
   type === "application/json" || /^[a-z]+\/[a-z0-9.!#$&^_-]+\+json$/.test(type);
-
-/**
- * A promise that rejects when `signal` aborts, raced against every wait: not every fetcher honours an abort (a
- * service binding, a body stream already handed over), and an abort that only reaches the fetcher escapes as an
- * unhandled error later. Never left unhandled itself.
- */
-function whenAborted(signal: AbortSignal): Promise<never> {
-  const aborted = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
-  aborted.catch(() => {});
-  return aborted;
-}
 
 async function boundedBody(response: Response, limits: OutboundLimits, aborted: Promise<never>) {
   const reader = response.body?.getReader();

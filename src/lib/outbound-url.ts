@@ -1,4 +1,5 @@
 import type { Config } from "../config";
+import { isLoopbackHost } from "./loopback";
 
 /**
  * The outbound-URL policy of contract §1, for every URL the service fetches on someone else's say-so: client ID
@@ -33,11 +34,6 @@ const LOCAL_SUFFIXES = [".localhost", ".local", ".internal"];
 
 /** The URL parser lower-cases host names and writes every IPv4 spelling as dotted decimal; a final dot is dropped. */
 const hostnameOf = (url: URL) => url.hostname.replace(/\.$/, "");
-
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/\.$/, "");
-  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 /** `https://2130706433/`, `https://0x7f.1/`, `https://0177.0.0.1/` all parse to `127.0.0.1`; IPv6 keeps brackets. */
 const isIpLiteral = (host: string) => /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("[");

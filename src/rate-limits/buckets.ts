@@ -1,4 +1,4 @@
-import { ConfigError } from "../errors";
+import { ConfigError, RateLimitedError, UnavailableError } from "../errors";
 import type { RateLimiter } from "./rate-limiter";
 
 /**
@@ -142,9 +142,24 @@ export async function countRequest(
         ? binding.limit({ key: addressKey }).then((r) => (r.success ? null : BINDING_PERIOD_SECONDS))
         : hitExact(env, config, bucket, addressKey, now),
     subject.account ? hitExact(env, config, bucket, subject.account, now) : null,
-  ]);
+  ]).catch((error: unknown) => {
+    // A limit that cannot be counted fails closed, and says so: nothing behind it has run yet (contract §1).
+    throw new UnavailableError(`rate limit ${bucket}: ${(error as Error)?.message ?? error}`);
+  });
   const waits = [addressWait, accountWait].filter((wait): wait is number => wait !== null);
   return waits.length > 0 ? { bucket, retryAfterSeconds: Math.max(...waits) } : null;
+}
+
+/** `countRequest`, refusing with the bucket's 429 (contract §11: the answer names its bucket) when over. */
+export async function refuseOverLimit(
+  env: LimiterBindings,
+  config: RateLimitConfig,
+  bucket: RateLimitBucket,
+  subject: RateLimitSubject,
+  now: number,
+): Promise<void> {
+  const refusal = await countRequest(env, config, bucket, subject, now);
+  if (refusal) throw RateLimitedError.forBucket(refusal.bucket, refusal.retryAfterSeconds);
 }
 
 /** What is being guessed: each kind has its own count per address. */
@@ -168,9 +183,12 @@ export async function countGuess(
   const { burst, intervalMs } = config.buckets.BRUTE_FORCE;
   const namespace = env.RATE_LIMITERS;
   const counter = namespace.get(namespace.idFromName(`BRUTE_FORCE:${guessed}:ip:${address}`));
-  const result = right
-    ? await counter.peek(burst, intervalMs, now)
-    : await counter.hit(burst, intervalMs, now);
+  const result = await (right
+    ? counter.peek(burst, intervalMs, now)
+    : counter.hit(burst, intervalMs, now)
+  ).catch((error: unknown) => {
+    throw new UnavailableError(`guess count ${guessed}: ${(error as Error)?.message ?? error}`);
+  });
   return result.allowed ? null : result.retryAfterSeconds;
 }
 

@@ -1,9 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { toE164 } from "../lib/phone";
-import { countRequest, type RateLimitBucket } from "./buckets";
+import { type RateLimitBucket, refuseOverLimit } from "./buckets";
 import { addressKey } from "./client-address";
 
 async function bodyField(c: Context<AppEnv>, field: string): Promise<string | undefined> {
@@ -35,7 +34,7 @@ export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
     const { rateLimits } = c.var.config;
     if (!rateLimits.enabled) return next();
     const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
-    const refusal = await countRequest(
+    await refuseOverLimit(
       c.env,
       rateLimits,
       bucket,
@@ -46,7 +45,6 @@ export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
       },
       c.var.deps.now(),
     );
-    if (refusal) throw RateLimitedError.forBucket(refusal.bucket, refusal.retryAfterSeconds);
     await next();
   });
 }

@@ -3,6 +3,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 import pkg from "../../package.json";
+import { UnavailableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { logError } from "../http/context";
 import { OK_ANSWER, operation } from "../http/documented";
@@ -14,6 +15,12 @@ import { fileRoutes } from "./file-routes";
 /** A failure as storage answers it: ours as they are, Hono's own 4xx (a body that is not JSON) as a 400. */
 function toStorageError(caught: unknown): StorageError {
   if (caught instanceof StorageError) return caught;
+  if (caught instanceof UnavailableError) {
+    return new StorageError(503, caught.message, {
+      headers: { "Retry-After": String(caught.retryAfterSeconds) },
+      reason: caught.reason,
+    });
+  }
   if (caught instanceof HTTPException && caught.status < 500) {
     return badRequest(caught.message || "malformed request body");
   }

@@ -392,7 +392,7 @@ async function clientDocuments(request, url) {
 // `pass:<hostname>:<action>:<anything>` (action may be empty) succeeds once, as a real token does; anything else is refused
 // (`invalid-input-response`); a token seen before is `timeout-or-duplicate`, unless the idempotency key is the one
 // it was first verified with (Cloudflare answers a retry with the same key as the first time). Path prefixes
-// misbehave on purpose: /slow (never answers in time), /down (503), /garbage (HTML), /shape (JSON of another shape),
+// misbehave on purpose: /slow (never answers in time), /stall (headers and half a body at once, the rest after 8 s), /down (503), /garbage (HTML), /shape (JSON of another shape),
 // /flaky (503 on the first call of each idempotency key, then the real answer). GET /__verified?response=<token>
 // lists the bodies received for a token.
 const TURNSTILE_SECRET = "turnstile-secret";
@@ -408,6 +408,18 @@ async function siteverify(request, url) {
   if (mode === "slow") {
     await new Promise((resolve) => setTimeout(resolve, 8_000));
     return new Response("too late", { status: 504 });
+  }
+  if (mode === "stall") {
+    const { readable, writable } = new TransformStream();
+    const writer = writable.getWriter();
+    const rest = async () => {
+      await writer.write(new TextEncoder().encode('{"success":'));
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      await writer.write(new TextEncoder().encode('false,"error-codes":["late"]}'));
+      await writer.close();
+    };
+    rest().catch(() => {});
+    return new Response(readable, { headers: { "content-type": "application/json" } });
   }
   if (mode === "down") return new Response("upstream unavailable", { status: 503 });
   if (mode === "garbage")

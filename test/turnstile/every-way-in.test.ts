@@ -267,3 +267,27 @@ describe("a sign-up through an identity provider", () => {
     expect((await signInAs(returning)).get("refreshToken")).toBeTruthy();
   });
 });
+
+describe("under a crowd", () => {
+  // 300 ways in at once (a magic link, an email code or an anonymous sign-in each, each with its own solved token):
+  // every one answers 200 and makes its user; no request's challenge or count leaks into another's.
+  it("300 concurrent sends and anonymous sign-ins with Turnstile on all answer 200", async () => {
+    const svc = service(GUARDED);
+    const tag = `crowd${crypto.randomUUID().slice(0, 6)}`;
+    const emails: string[] = [];
+    const requests = Array.from({ length: 300 }, (_, i) => {
+      // A send takes a token solved for either of its names; anonymous sign-in is guarded as `signup` alone.
+      if (i % 3 === 2) return post(svc, "/signin/anonymous", {}, { "x-cf-turnstile-response": solved() });
+      const token = { "x-cf-turnstile-response": solved(i % 2 ? "signup" : "passwordless") };
+      const email = uniqueEmail(tag);
+      emails.push(email);
+      return post(svc, i % 3 ? "/signin/otp/email" : "/signin/passwordless/email", { email }, token);
+    });
+    const statuses = (await Promise.all(requests)).map((response) => response.status);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    const made = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email LIKE ?")
+      .bind(`${tag}-%`)
+      .first<{ n: number }>();
+    expect(made!.n).toBe(emails.length);
+  }, 60_000);
+});

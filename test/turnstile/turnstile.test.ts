@@ -95,6 +95,7 @@ describe("Turnstile fails closed", () => {
   // Threat: an attacker who can make siteverify slow or unreachable must not get a pass; nor may the visitor get a 500.
   it.each([
     ["slow", "never answering in time"],
+    ["stall", "sending its headers, then stalling in the body"],
     ["down", "answering 503"],
     ["garbage", "answering HTML"],
     ["shape", "answering JSON of another shape"],

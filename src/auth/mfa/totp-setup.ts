@@ -59,7 +59,7 @@ export async function changeMfa(
     deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
     return;
   }
-  // Deactivation works with AUTH_MFA_ENABLED switched off too: sign-in still asks an active TOTP (mfa-sign-in.ts), so
+  // Deactivation works with AUTH_MFA_ENABLED switched off too: sign-in still asks an active TOTP (complete-sign-in.ts), so
   // the user must be able to turn it off.
   const user = await requireRegisteredUser(deps, userId);
   if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");

@@ -1,6 +1,5 @@
 import { eq } from "drizzle-orm";
 import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
-import { RateLimitedError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import {
@@ -11,7 +10,7 @@ import {
   OutboundUrlRefused,
 } from "../../lib/outbound-fetch";
 import { checkOutboundUrl, outboundPolicy } from "../../lib/outbound-url";
-import { countRequest } from "../../rate-limits/buckets";
+import { refuseOverLimit } from "../../rate-limits/buckets";
 import { addressKey } from "../../rate-limits/client-address";
 import { OAuth2Error } from "../errors";
 import { cachedClient, forgetOAuth2Client } from "./client-cache";
@@ -85,14 +84,13 @@ const kvKey = async (url: string) => `oauth2:client-document:${await sha256Hex(u
 
 /** A fetch is what a registration is here: counted per address in the same bucket (contract §3.6). */
 async function countFetch(deps: Deps): Promise<void> {
-  const refusal = await countRequest(
+  await refuseOverLimit(
     deps.env,
     deps.config.rateLimits,
     "REGISTRATION",
     { address: addressKey(deps.visitor.address ?? "unknown") },
     deps.now(),
   );
-  if (refusal) throw RateLimitedError.forBucket(refusal.bucket, refusal.retryAfterSeconds);
 }
 
 /**

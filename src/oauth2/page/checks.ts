@@ -1,6 +1,6 @@
 import type { TurnstileEndpoint } from "../../config";
 import type { AppError } from "../../errors";
-import { admitSignUp } from "../../http/sign-up-gate";
+import { passSignUpChecks as passPageSignUpChecks } from "../../http/sign-up-gate";
 import { passChallenge } from "../../http/turnstile";
 import { countRequest, type RateLimitBucket } from "../../rate-limits/buckets";
 import { addressKey } from "../../rate-limits/client-address";
@@ -41,12 +41,8 @@ export async function passTurnstile(c: Ctx, endpoint: TurnstileEndpoint, params:
  * are off the magic-link form creates nobody, and only `also` applies.
  */
 export async function passSignUpChecks(c: Ctx, params: Map<string, string>, also?: TurnstileEndpoint) {
-  if (c.var.config.AUTH_DISABLE_SIGNUP) {
-    if (also) await passTurnstile(c, also, params);
-    return;
-  }
   warnWithoutSiteKey(c, also ? ["signup", also] : ["signup"]);
-  await admitSignUp(c.var.deps, also, formToken(params));
+  await passPageSignUpChecks(c.var.deps, also, formToken(params));
 }
 
 const formToken = (params: Map<string, string>) => (params.get("cf-turnstile-response") ?? "").trim() || null;

@@ -1,0 +1,63 @@
+// A limit that cannot be counted (its Rate Limiting binding or its RateLimiter object fails) fails closed with a clear
+// 503 `service-unavailable` and Retry-After (contract §1 "Unavailable"), before anything behind it has run: no user,
+// no mail, no 500. Threat: a platform fault turning into a way around the sign-up and guess limits, or into lost work.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ADDRESS_LIMITER_BINDINGS } from "../../src/rate-limits/buckets";
+import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
+
+const broken = () => Promise.reject(new Error("Durable Object reset because its code was updated"));
+/** Every address limit allows, but `bucket`'s binding fails. */
+const failing = (binding: string) => ({
+  ...NO_VERIFICATION,
+  AUTH_RATE_LIMIT_ENABLE: "true",
+  AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
+  ...Object.fromEntries(
+    Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [name, { limit: async () => ({ success: true }) }]),
+  ),
+  [binding]: { limit: broken },
+});
+
+async function userCount(email: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ?")
+    .bind(email)
+    .first<{ n: number }>();
+  return row!.n;
+}
+
+describe("a rate limit that cannot be counted", () => {
+  // The sign-up count (src/http/sign-up-gate.ts) is the one that fails here: the flood guard and the mail count pass.
+  const svc = service(failing("SIGNUPS_LIMITER"));
+
+  it.each([
+    ["/signup/email-password", (email: string) => ({ email, password: PASSWORD })],
+    ["/signin/passwordless/email", (email: string) => ({ email })],
+  ] as const)("%s: 503 service-unavailable with Retry-After; no user, no mail", async (path, body) => {
+    const email = uniqueEmail("limiter-down");
+    const answer = await svc.post(path, body(email));
+    expect(answer.headers.get("retry-after")).toBe("5");
+    await expectError(answer, 503, "service-unavailable");
+    expect(await userCount(email)).toBe(0);
+    expect(await mailbox(service(), email)).toEqual([]);
+  });
+
+  it("a sign-in's guess count, and the exact object behind an account's count: 503, nothing checked", async () => {
+    const guesses = service(failing("BRUTE_FORCE_LIMITER"));
+    const answer = await guesses.post("/signin/email-password", {
+      email: uniqueEmail("down"),
+      password: PASSWORD,
+    });
+    await expectError(answer, 503, "service-unavailable");
+    const objectDown = service({
+      ...failing("none"),
+      RATE_LIMITERS: { idFromName: () => ({}), get: () => ({ hit: broken, peek: broken }) },
+    });
+    const email = uniqueEmail("object-down");
+    await expectError(
+      await objectDown.post("/signin/passwordless/email", { email }),
+      503,
+      "service-unavailable",
+    );
+    expect(await userCount(email)).toBe(0);
+  });
+});
