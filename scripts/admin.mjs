@@ -3,6 +3,7 @@
 // .wrangler/ while it runs, else the one of PORT (environment, then .dev.vars). Against a deployment, set AUTH_URL
 // (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts. Every error names the URL called.
 import { parseArgs } from "node:util";
+import { importNhost } from "./import-nhost/command.mjs";
 import { localUrls, readDevVars, readRunning } from "./local.mjs";
 
 const COMMON = {
@@ -202,6 +203,7 @@ const COMMANDS = {
       cli.show(page, () => cli.table(page.items, ["at", "type", "userId", "ip"]));
     },
   },
+  "import-nhost": importNhost,
 };
 
 /**
@@ -278,6 +280,27 @@ function context(name, values) {
         fail(`no AUTH_ADMIN_SECRET in .dev.vars for ${server}: run \`npm start\` first, or set ADMIN_SECRET`);
       return secret;
     },
+    /** The service's base URL (no trailing slash), for commands that make their own requests (import-nhost). */
+    server,
+    /** The message for an admin API answer that is not ok: the URL, the status, the error, and for 401 which secret. */
+    failure(method, url, status, answer, text) {
+      const refused =
+        status === 401
+          ? process.env.ADMIN_SECRET
+            ? `\nThe server refused ADMIN_SECRET: is ${server} the server it belongs to?`
+            : `\nThe server refused the admin secret of .dev.vars: is ${server} the server of this checkout's npm start${local.how ? ` (${local.how})` : ""}? Another server: --server or AUTH_URL with ADMIN_SECRET`
+          : "";
+      return (
+        `${method} ${url}: ${status} ${answer?.error ?? ""} ${answer?.message ?? text.slice(0, 200)}`.trim() +
+        refused
+      );
+    },
+    /** The message when the server does not answer at all. */
+    unreachable(url) {
+      return `cannot reach ${url}: is the service running (npm start)? Another server: --server or AUTH_URL${
+        server === local.auth && !local.how ? ", or PORT for another local port" : ""
+      }`;
+    },
     async call(method, path, body) {
       const url = `${server}/admin${path}`;
       let response;
@@ -291,29 +314,14 @@ function context(name, values) {
           body: body ? JSON.stringify(body) : undefined,
         });
       } catch {
-        fail(
-          `cannot reach ${url}: is the service running (npm start)? Another server: --server or AUTH_URL${
-            server === local.auth && !local.how ? ", or PORT for another local port" : ""
-          }`,
-        );
+        fail(cli.unreachable(url));
       }
       const text = await response.text();
       let answer = null;
       try {
         answer = text ? JSON.parse(text) : null;
       } catch {}
-      if (!response.ok) {
-        const refused =
-          response.status === 401
-            ? process.env.ADMIN_SECRET
-              ? `\nThe server refused ADMIN_SECRET: is ${server} the server it belongs to?`
-              : `\nThe server refused the admin secret of .dev.vars: is ${server} the server of this checkout's npm start${local.how ? ` (${local.how})` : ""}? Another server: --server or AUTH_URL with ADMIN_SECRET`
-            : "";
-        fail(
-          `${method} ${url}: ${response.status} ${answer?.error ?? ""} ${answer?.message ?? text.slice(0, 200)}`.trim() +
-            refused,
-        );
-      }
+      if (!response.ok) fail(cli.failure(method, url, response.status, answer, text));
       return answer;
     },
     async issuer() {

@@ -13,6 +13,7 @@ import { logError, requestContext } from "./http/context";
 import { allowedOrigin, corsOrigins } from "./http/cors";
 import { systemRoutes } from "./http/system-routes";
 import { emptyBodyAsJson } from "./http/validation";
+import { nhostLinkRoutes } from "./move-in";
 import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
 import { oauth2Routes, rootMetadataRoutes } from "./oauth2/oauth2-routes";
 import { authDocument } from "./openapi/auth-document";
@@ -23,6 +24,13 @@ import { floodGuard } from "./rate-limits/flood-guard";
 import { createStorageApp } from "./storage/app";
 
 const MAX_BODY_BYTES = 64 * 1024;
+const apiBodyLimit = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw new AppError("payload-too-large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+  },
+});
+const IMPORT_PATHS = /\/admin\/import\/nhost\//;
 
 function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -67,13 +75,14 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
       // Token and error answers must never be cached (contract §1); routes that may be cached say so themselves.
       if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
     },
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new AppError("payload-too-large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
-      },
-    }),
-    emptyBodyAsJson,
+    // The import's batches and file bytes (src/move-in/) are bounded and read by its own routes: a file's bytes
+    // stream through to R2, never held whole.
+    (c, next) =>
+      IMPORT_PATHS.test(c.req.path)
+        ? next()
+        : apiBodyLimit(c, async () => {
+            await emptyBodyAsJson(c, next);
+          }),
     floodGuard,
   );
   auth
@@ -114,6 +123,7 @@ export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestContext(config));
   app.route("/", rootMetadataRoutes(config));
+  app.route("/", nhostLinkRoutes(config.AUTH_API_PREFIX));
   app.route(config.AUTH_API_PREFIX, createAuthApp(config));
   const storage = createStorageApp(allowedOrigin(config, corsOrigins(config)));
   storage.route(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "./errors";
+import { parseImportedJwtSecret } from "./lib/imported-tokens";
 import { isLoopbackHost } from "./lib/loopback";
 import { type Catalog, templateCatalog } from "./mail/templates";
 import { type ProvidersConfig, parseProviders } from "./providers/config";
@@ -133,7 +134,26 @@ export const configSchema = z.object({
   /** Days the audit log keeps an event (contract §10); the daily cron prunes older ones. */
   AUTH_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   AUTH_JWT_PRIVATE_KEYS: z.string().optional(),
-  HASURA_GRAPHQL_JWT_SECRET: z.string().optional(),
+  HASURA_GRAPHQL_JWT_SECRET: z
+    .string()
+    .optional()
+    .refine(
+      (v) => !v || !/"type"\s*:\s*"HS(256|384|512)"/.test(v),
+      "is this service's own signing key (RS256 or Ed25519); an HS256 secret from Nhost goes in AUTH_IMPORTED_JWT_SECRET, which accepts the old project's tokens until they expire (docs/migrating-from-nhost.md)",
+    ),
+  /** The old Nhost project's JWT secret (contract move-in §3): its tokens verify until they expire; never signs. */
+  AUTH_IMPORTED_JWT_SECRET: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v) return null;
+      const parsed = parseImportedJwtSecret(v);
+      if (typeof parsed === "string") {
+        ctx.addIssue({ code: "custom", message: parsed });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
   AUTH_JWT_CUSTOM_CLAIMS: customClaims,
   AUTH_ENCRYPTION_KEY: z
     .string()

@@ -30,6 +30,12 @@ export const ERRORS = {
   "invalid-totp": [401, "invalid TOTP code"],
   "mfa-type-not-found": [400, "MFA type not found"],
   "totp-already-active": [400, "TOTP MFA is already active"],
+  // Not in the reference catalog: a user imported from Nhost whose TOTP secret could not be decrypted (contract
+  // move-in §2): rather than let the password alone in, sign-in stops here until an admin resets their MFA.
+  "mfa-reset-required": [
+    401,
+    "two-factor authentication must be reset by an administrator before signing in",
+  ],
   "invalid-state": [400, "invalid or expired state"],
   "oauth-token-echange-failed": [400, "failed to exchange the provider code"],
   "oauth-profile-fetch-failed": [400, "failed to fetch the provider profile"],

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
+import { importAdminRoutes } from "../move-in";
 import { oauth2ClientAdminRoutes } from "../oauth2";
 import { auditAdminRoutes } from "./audit-routes";
 import { consoleRoutes } from "./console/console-routes";
@@ -7,13 +8,14 @@ import { requireAdminSecret, requireConfiguredSecret } from "./guard";
 import { keyAdminRoutes } from "./key-routes";
 import { userAdminRoutes } from "./user-routes";
 
-/** The admin API (contract §10): users and their sessions, signing keys, OAuth2 clients, the audit log. */
+/** The admin API (contract §10): users and their sessions, signing keys, OAuth2 clients, the audit log, imports. */
 const adminApi = new Hono<AppEnv>()
   .use(requireAdminSecret)
   .route("/", userAdminRoutes)
   .route("/", keyAdminRoutes)
   .route("/", oauth2ClientAdminRoutes)
-  .route("/", auditAdminRoutes);
+  .route("/", auditAdminRoutes)
+  .route("/", importAdminRoutes);
 
 /**
  * Mounted at `{AUTH_API_PREFIX}/admin`: the console's pages first (`/admin/console`, signed in with the admin secret

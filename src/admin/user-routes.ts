@@ -28,6 +28,8 @@ const userPatchBody = z
     metadata: metadataSchema,
     emailVerified: z.boolean(),
     phoneNumberVerified: z.boolean(),
+    /** `null` resets MFA: TOTP off, its secret and recovery codes gone. */
+    activeMfaType: z.null(),
   })
   .partial();
 

@@ -8,7 +8,14 @@ import {
   type SignUpOptions,
   toWireUser,
 } from "../auth";
-import { oauth2Grants, securityKeys, type UserRow, userProviders, users } from "../db/schema";
+import {
+  mfaRecoveryCodes,
+  oauth2Grants,
+  securityKeys,
+  type UserRow,
+  userProviders,
+  users,
+} from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
@@ -129,6 +136,8 @@ export interface UserPatch {
   metadata?: Record<string, unknown>;
   emailVerified?: boolean;
   phoneNumberVerified?: boolean;
+  /** `null`: reset MFA. */
+  activeMfaType?: null;
 }
 
 /**
@@ -144,10 +153,16 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
   if (patch.locale !== undefined && !deps.config.AUTH_LOCALE_ALLOWED_LOCALES.includes(patch.locale)) {
     throw new AppError("locale-not-allowed");
   }
+  const { activeMfaType, ...fields } = patch;
   const updated = await deps.db
     .update(users)
     .set({
-      ...patch,
+      ...fields,
+      // Resetting MFA (a lost authenticator, or a TOTP secret an import could not decrypt): the user signs in with
+      // their first factor again and may set TOTP up anew. Their recovery codes go with the secret.
+      ...(activeMfaType === null
+        ? { activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null }
+        : {}),
       roles,
       defaultRole,
       // An operator's word counts as the first proof of the address, if there was none.
@@ -160,6 +175,10 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
     .returning()
     .get();
   if (!updated) throw new AppError("not-found", "no user with this id");
+  if (activeMfaType === null) {
+    await deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId));
+    deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp", by: "admin" } });
+  }
   if (patch.disabled === true && !user.disabled) await endAccess(deps, userId);
   return toAdminUser(updated);
 }

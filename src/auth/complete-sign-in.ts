@@ -1,4 +1,5 @@
 import { mfaTickets, type UserRow } from "../db/schema";
+import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { randomUuid, sha256Hex } from "../lib/crypto";
 import { createSession, type Session } from "./new-sessions";
@@ -20,6 +21,7 @@ export interface SignInResult {
  */
 export async function completeSignIn(deps: Deps, user: UserRow, userAgent?: string): Promise<SignInResult> {
   if (user.activeMfaType === "totp") {
+    if (user.totpSecret === null) throw new AppError("mfa-reset-required");
     return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
   }
   return { session: await createSession(deps, user, userAgent), mfa: null };

@@ -43,7 +43,7 @@ export const wireBucketSchema = updateBucketSchema.required().extend({
 });
 
 /** The defaults of a new bucket are the `default` bucket's (storage contract §1, §4). */
-const DEFAULTS = {
+export const BUCKET_DEFAULTS = {
   minUploadFileSize: 1,
   maxUploadFileSize: 50_000_000,
   cacheControl: "max-age=3600",
@@ -68,7 +68,7 @@ function checkSizes(bucket: { minUploadFileSize: number; maxUploadFileSize: numb
 }
 
 export async function createBucket(db: Db, input: { id: string } & BucketSettings, now: number) {
-  const bucket = { ...DEFAULTS, ...input, createdAt: now, updatedAt: now };
+  const bucket = { ...BUCKET_DEFAULTS, ...input, createdAt: now, updatedAt: now };
   checkSizes(bucket);
   const row = await db.insert(buckets).values(bucket).onConflictDoNothing().returning().get();
   if (!row) throw new StorageError(409, "bucket already exists");

@@ -75,3 +75,23 @@ export async function verifiedUser(tag: string): Promise<{ email: string; access
 export function turnstileToken(action: string): string {
   return `pass:${new URL(serverUrl).hostname}:${action}:${crypto.randomUUID()}`;
 }
+
+/**
+ * The browser's part: follow each redirect, acting as the person at the provider with `person`, and sending back to
+ * the service the cookie it set at the start (the flow is bound to the browser that started it).
+ */
+export async function browse(start: string, person: Record<string, string>): Promise<URL> {
+  const toProvider = await fetch(start, { redirect: "manual" });
+  expect(toProvider.status).toBe(302);
+  const cookie = toProvider.headers
+    .getSetCookie()
+    .map((line) => line.split(";")[0])
+    .join("; ");
+  const atProvider = new URL(toProvider.headers.get("location")!);
+  for (const [name, value] of Object.entries(person)) atProvider.searchParams.set(name, value);
+  const toCallback = await fetch(atProvider, { redirect: "manual" });
+  expect(toCallback.status).toBe(302);
+  const toApp = await fetch(toCallback.headers.get("location")!, { redirect: "manual", headers: { cookie } });
+  expect(toApp.status).toBe(302);
+  return new URL(toApp.headers.get("location")!);
+}

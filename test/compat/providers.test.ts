@@ -2,27 +2,7 @@
 // `signInProviderURL`, the browser goes to the (fake, loopback) GitHub and back, and the app exchanges the
 // `refreshToken` it receives; then it reads the provider's tokens once, and links a second identity with `connect`.
 import { describe, expect, it } from "vitest";
-import { client, REDIRECT, uniqueEmail } from "./client";
-
-/**
- * The browser's part: follow each redirect, acting as the person at the provider with `person`, and sending back to
- * the service the cookie it set at the start (the flow is bound to the browser that started it).
- */
-async function browse(start: string, person: Record<string, string>): Promise<URL> {
-  const toProvider = await fetch(start, { redirect: "manual" });
-  expect(toProvider.status).toBe(302);
-  const cookie = toProvider.headers
-    .getSetCookie()
-    .map((line) => line.split(";")[0])
-    .join("; ");
-  const atProvider = new URL(toProvider.headers.get("location")!);
-  for (const [name, value] of Object.entries(person)) atProvider.searchParams.set(name, value);
-  const toCallback = await fetch(atProvider, { redirect: "manual" });
-  expect(toCallback.status).toBe(302);
-  const toApp = await fetch(toCallback.headers.get("location")!, { redirect: "manual", headers: { cookie } });
-  expect(toApp.status).toBe(302);
-  return new URL(toApp.headers.get("location")!);
-}
+import { browse, client, REDIRECT, uniqueEmail } from "./client";
 
 describe("@nhost/nhost-js with a GitHub-like provider", () => {
   it("signs up through signInProviderURL, refreshes into a session, reads the provider tokens once", async () => {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
+import { NHOST_JWT_SECRET } from "../fixtures/nhost/project";
 import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
 
@@ -124,6 +125,8 @@ export default async function setup(project: TestProject) {
     // Client ID metadata documents come from the loopback host of agent-fixtures.ts: the outbound-URL policy refuses
     // loopback unless this is set (heeded only because AUTH_SERVER_URL is local too).
     AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+    // The old Nhost project of test/compat/move-in.test.ts: its access tokens are accepted until they expire.
+    AUTH_IMPORTED_JWT_SECRET: JSON.stringify(NHOST_JWT_SECRET),
     // Turnstile, with siteverify faked on loopback, on password reset only (the other compat flows stay unguarded):
     // test/compat/account-flows.test.ts sends the token with @nhost/nhost-js.
     AUTH_TURNSTILE_SECRET: "turnstile-secret",

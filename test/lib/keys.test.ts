@@ -83,7 +83,8 @@ describe("bad signing-key configuration", () => {
   it.each([
     ["AUTH_JWT_PRIVATE_KEYS", "not json", /AUTH_JWT_PRIVATE_KEYS is not JSON/],
     ["AUTH_JWT_PRIVATE_KEYS", '[{"kty":"RSA"}]', /AUTH_JWT_PRIVATE_KEYS must hold private JWKs/],
-    ["HASURA_GRAPHQL_JWT_SECRET", '{"type":"HS256","key":"x"}', /HASURA_GRAPHQL_JWT_SECRET needs type RS256/],
+    // An HS256 value is refused earlier, by getConfig (test/move-in/imported-secret-config.test.ts).
+    ["HASURA_GRAPHQL_JWT_SECRET", '{"type":"ES512","key":"x"}', /HASURA_GRAPHQL_JWT_SECRET needs type RS256/],
   ])("%s = %s fails naming the variable", async (name, value, message) => {
     const bindings =
       name === "AUTH_JWT_PRIVATE_KEYS"

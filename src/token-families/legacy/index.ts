@@ -1,7 +1,7 @@
 /**
- * The drawer of refresh tokens from before token families (legacy-rotation.ts): delete this folder, the
- * `RefreshSession` export in src/index.ts and the callers' branches marked "legacy drawer" on the date
- * docs/operations.md gives.
+ * The drawer of refresh tokens known only by their hash (legacy-rotation.ts): those from before token families, and
+ * session tokens imported from Nhost (src/move-in/), whose first refresh moves them onto a family. Its OAuth2 half goes
+ * on the date docs/operations.md gives; its session half stays while the import is offered (same page).
  */
 export {
   isCurrentLegacyGrantToken,

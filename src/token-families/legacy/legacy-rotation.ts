@@ -10,8 +10,10 @@ import type { RotateOutcome } from "./refresh-session";
  * locator (found through the `refresh_tokens` index) and OAuth2 refresh tokens of the form `ort_` + 43 characters
  * (found through `oauth2_refresh_tokens`). Each rotates once more in its `RefreshSession` object, and its successor is
  * a token of the new kind whose family starts here: every such token is either moved onto a family or expires. The
- * indexes are only read. The drawer goes in one move on the date docs/operations.md gives ("Removing the legacy
- * refresh path"); nothing outside it but the callers' one-line branches marked "legacy drawer" uses it.
+ * indexes are only read here; the import from Nhost (src/move-in/) writes session tokens known by Nhost's hash into
+ * `refresh_tokens`, which take the same path. The OAuth2 half goes on the date docs/operations.md gives ("Removing the
+ * legacy refresh path"), the session half while the import is offered; nothing outside the drawer but the callers'
+ * one-line branches marked "legacy drawer" uses it.
  */
 
 const objectOf = (deps: Deps, objectName: string) =>

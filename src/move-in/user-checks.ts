@@ -1,0 +1,287 @@
+import { emailField } from "../http/fields";
+import { sha256Hex } from "../lib/crypto";
+import { HASH_BOUNDS } from "../lib/password";
+import { toE164 } from "../lib/phone";
+import { type RowReason, type UserBundle, userBundleSchema } from "./wire";
+
+/**
+ * One Nhost user checked and put in the service's terms (times in ms, lower-cased email, hashes without Nhost's `\x`),
+ * or the reasons it can't be imported. A user is imported whole or not at all (contract move-in §2): a part that
+ * can't be carried (a hash in an unknown format, a key that isn't base64url) skips the user, with the part named.
+ * What Nhost itself no longer honours (an expired token or ticket) is left out, noted as a warning.
+ */
+
+export interface ImportedToken {
+  id: string;
+  kind: "regular" | "pat";
+  /** Lower-case hex SHA-256 of the token the client holds: the service's own hash format, Nhost's without `\x`. */
+  hash: string;
+  createdAt: number;
+  expiresAt: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface CheckedUser {
+  id: string;
+  row: {
+    createdAt: number;
+    updatedAt: number;
+    lastSeen: number | null;
+    disabled: boolean;
+    displayName: string;
+    avatarUrl: string;
+    locale: string;
+    email: string | null;
+    emailVerified: boolean;
+    newEmail: string | null;
+    phoneNumber: string | null;
+    phoneNumberVerified: boolean;
+    passwordHash: string | null;
+    defaultRole: string;
+    roles: string[];
+    isAnonymous: boolean;
+    activeMfaType: "totp" | null;
+    metadata: Record<string, unknown>;
+  };
+  /** Plain base32, sealed under the service's key when written; null with MFA on means unreadable in Nhost. */
+  totpSecret: string | null;
+  /** Nhost had a secret the command could not decrypt: one imported by an earlier run is kept. */
+  totpUnreadable: boolean;
+  providers: { id: string; provider: string; providerUserId: string; createdAt: number; updatedAt: number }[];
+  securityKeys: {
+    id: string;
+    credentialId: string;
+    publicKey: string;
+    counter: number;
+    transports: string[];
+    nickname: string | null;
+  }[];
+  tokens: ImportedToken[];
+  ticket: { type: string; hash: string; expiresAt: number } | null;
+  /** SHA-256 of all of the above: the same again on a later run writes nothing. */
+  fingerprint: string;
+  warnings: (RowReason & { notCarried: boolean })[];
+}
+
+export type CheckOutcome = { ok: true; user: CheckedUser } | { ok: false; id: string; reasons: RowReason[] };
+
+/** The ticket kinds Nhost mails links for, which the service's verify endpoint takes as they are. */
+const TICKET_TYPES = new Set(["verifyEmail", "passwordReset", "passwordlessEmail", "emailConfirmChange"]);
+const BCRYPT = /^\$2[aby]\$(\d{2})\$[./A-Za-z0-9]{53}$/;
+const TOKEN_HASH = /^(?:\\x)?([0-9a-fA-F]{64})$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const BASE32 = /^[A-Z2-7]+=*$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const KNOWN_TRANSPORTS = new Set(["usb", "nfc", "ble", "internal", "hybrid", "smart-card", "cable"]);
+/** The metadata column holds JSON; Nhost put no bound on it, the service keeps one (a hostile row can't be huge). */
+const METADATA_MAX_BYTES = 64 * 1024;
+
+const ms = (iso: string) => Date.parse(iso);
+
+export async function checkUser(input: unknown, now: number): Promise<CheckOutcome> {
+  const parsed = userBundleSchema.safeParse(input);
+  if (!parsed.success) {
+    const id = typeof (input as { id?: unknown })?.id === "string" ? (input as { id: string }).id : "?";
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "user"}: ${i.message}`).join("; ");
+    return { ok: false, id: id.slice(0, 100), reasons: [{ table: "auth.users", id, reason: problems }] };
+  }
+  const bundle = parsed.data;
+  const id = bundle.id.toLowerCase();
+  const reasons: RowReason[] = [];
+  const warnings: CheckedUser["warnings"] = [];
+  const refuse = (table: string, rowId: string, reason: string) => reasons.push({ table, id: rowId, reason });
+
+  const email = bundle.email === null || bundle.email === "" ? null : bundle.email.trim().toLowerCase();
+  if (email !== null && !emailField.safeParse(email).success)
+    refuse("auth.users", id, `email "${bundle.email}" is not a valid address`);
+  let newEmail = bundle.newEmail ? bundle.newEmail.trim().toLowerCase() : null;
+  if (newEmail !== null && !emailField.safeParse(newEmail).success) {
+    warnings.push({
+      table: "auth.users",
+      id,
+      reason: "new_email is not a valid address: left out",
+      notCarried: false,
+    });
+    newEmail = null;
+  }
+  const phoneNumber = bundle.phoneNumber ? toE164(bundle.phoneNumber) : null;
+  if (bundle.phoneNumber && phoneNumber === null)
+    refuse("auth.users", id, `phone number "${bundle.phoneNumber}" is not a valid number`);
+
+  const passwordHash = bundle.passwordHash === "" ? null : bundle.passwordHash;
+  const bcryptCost = passwordHash ? BCRYPT.exec(passwordHash)?.[1] : undefined;
+  if (passwordHash !== null && bcryptCost === undefined)
+    refuse("auth.users", id, "password hash in an unknown format (Nhost writes bcrypt $2a$)");
+  else if (bcryptCost !== undefined && Number(bcryptCost) > HASH_BOUNDS.bcryptMaxCost)
+    refuse("auth.users", id, `bcrypt cost ${bcryptCost} is above ${HASH_BOUNDS.bcryptMaxCost}`);
+
+  if (!bundle.defaultRole) refuse("auth.users", id, "no default role");
+  const roles = [...new Set([bundle.defaultRole, ...bundle.roles])].filter((role) => role.length > 0);
+
+  const metadata = bundle.metadata ?? {};
+  if (JSON.stringify(metadata).length > METADATA_MAX_BYTES)
+    refuse("auth.users", id, `metadata larger than ${METADATA_MAX_BYTES} bytes`);
+
+  const mfa = checkMfa(bundle, id, warnings, refuse);
+
+  const providers = bundle.providers.map((row) => {
+    if (!row.providerId || !row.providerUserId)
+      refuse("auth.user_providers", row.id, "provider or provider user id is empty");
+    return {
+      id: row.id.toLowerCase(),
+      provider: row.providerId.toLowerCase(),
+      providerUserId: row.providerUserId,
+      createdAt: row.createdAt ? ms(row.createdAt) : ms(bundle.createdAt),
+      updatedAt: row.updatedAt ? ms(row.updatedAt) : ms(bundle.updatedAt),
+    };
+  });
+
+  const securityKeys = bundle.securityKeys.flatMap((row) => {
+    if (row.publicKey === null) {
+      const reason = "no public key (a registration that never finished): left";
+      warnings.push({ table: "auth.user_security_keys", id: row.id, reason, notCarried: false });
+      return [];
+    }
+    if (!BASE64URL.test(row.credentialId))
+      refuse("auth.user_security_keys", row.id, "credential id is not base64url");
+    if (!BASE64URL.test(row.publicKey))
+      refuse("auth.user_security_keys", row.id, "public key is not base64url");
+    return {
+      id: row.id.toLowerCase(),
+      credentialId: row.credentialId,
+      publicKey: row.publicKey,
+      counter: row.counter,
+      transports: (row.transports ?? "")
+        .split(",")
+        .map((t) => t.trim())
+        .filter((t) => KNOWN_TRANSPORTS.has(t)),
+      nickname: row.nickname || null,
+    };
+  });
+
+  const tokens: ImportedToken[] = [];
+  for (const row of bundle.refreshTokens) {
+    const hash = TOKEN_HASH.exec(row.hash)?.[1]?.toLowerCase();
+    if (!hash) {
+      refuse(
+        "auth.refresh_tokens",
+        row.id,
+        "token hash in an unknown format (Nhost writes \\x and a SHA-256)",
+      );
+      continue;
+    }
+    if (ms(row.expiresAt) <= now) {
+      warnings.push({
+        table: "auth.refresh_tokens",
+        id: row.id,
+        reason: "expired: not needed",
+        notCarried: false,
+      });
+      continue;
+    }
+    tokens.push({
+      id: row.id.toLowerCase(),
+      kind: row.type,
+      hash,
+      createdAt: ms(row.createdAt),
+      expiresAt: ms(row.expiresAt),
+      metadata: row.metadata ?? {},
+    });
+  }
+
+  const ticket = await checkTicket(bundle, id, now, warnings);
+  if (reasons.length > 0) return { ok: false, id, reasons };
+
+  const row: CheckedUser["row"] = {
+    createdAt: ms(bundle.createdAt),
+    updatedAt: ms(bundle.updatedAt),
+    lastSeen: bundle.lastSeen ? ms(bundle.lastSeen) : null,
+    disabled: bundle.disabled,
+    displayName: bundle.displayName,
+    avatarUrl: bundle.avatarUrl,
+    locale: bundle.locale,
+    email,
+    emailVerified: bundle.emailVerified,
+    newEmail,
+    phoneNumber,
+    phoneNumberVerified: bundle.phoneNumberVerified,
+    passwordHash,
+    defaultRole: bundle.defaultRole,
+    roles,
+    isAnonymous: bundle.isAnonymous,
+    activeMfaType: mfa.activeMfaType,
+    metadata,
+  };
+  const checked = {
+    id,
+    row,
+    totpSecret: mfa.totpSecret,
+    totpUnreadable: bundle.totpSecretUnreadable,
+    providers,
+    securityKeys,
+    tokens,
+    ticket,
+  };
+  const fingerprint = await sha256Hex(JSON.stringify(checked));
+  return { ok: true, user: { ...checked, fingerprint, warnings } };
+}
+
+/**
+ * TOTP as Nhost had it. A secret the command could not decrypt keeps MFA on without a secret: the user's sign-in
+ * then answers `mfa-reset-required` until an admin resets it, rather than letting a password alone in (never worse
+ * than before, contract move-in §2).
+ */
+function checkMfa(
+  bundle: UserBundle,
+  id: string,
+  warnings: CheckedUser["warnings"],
+  refuse: (table: string, id: string, reason: string) => void,
+): { activeMfaType: "totp" | null; totpSecret: string | null } {
+  const secret = bundle.totpSecret ? bundle.totpSecret.replace(/\s+/g, "").toUpperCase() : null;
+  if (secret !== null && !BASE32.test(secret)) refuse("auth.users", id, "TOTP secret is not base32");
+  const type = bundle.activeMfaType || null;
+  if (type === "totp") {
+    if (secret === null)
+      warnings.push({
+        table: "auth.users",
+        id,
+        reason: bundle.totpSecretUnreadable
+          ? "TOTP secret could not be decrypted (--nhost-encryption-key): sign-in refused until an admin resets MFA"
+          : "TOTP active without a secret: sign-in refused until an admin resets MFA",
+        notCarried: true,
+      });
+    return { activeMfaType: "totp", totpSecret: secret };
+  }
+  if (type === "sms")
+    // Nhost's sign-in asks a second step only for `totp`: an `sms` value changed nothing there, nor does it here.
+    warnings.push({
+      table: "auth.users",
+      id,
+      reason: "active_mfa_type sms has no sign-in step in Nhost: left",
+      notCarried: false,
+    });
+  else if (type !== null) refuse("auth.users", id, `unknown active_mfa_type "${type}"`);
+  return { activeMfaType: null, totpSecret: secret };
+}
+
+async function checkTicket(
+  bundle: UserBundle,
+  id: string,
+  now: number,
+  warnings: CheckedUser["warnings"],
+): Promise<CheckedUser["ticket"]> {
+  if (!bundle.ticket) return null;
+  const type = bundle.ticket.slice(0, bundle.ticket.indexOf(":"));
+  const expiresAt = bundle.ticketExpiresAt ? ms(bundle.ticketExpiresAt) : 0;
+  if (expiresAt <= now) return null;
+  if (!TICKET_TYPES.has(type) || !UUID.test(bundle.ticket.slice(type.length + 1))) {
+    warnings.push({
+      table: "auth.users",
+      id,
+      reason: `ticket of an unknown kind "${type}": left`,
+      notCarried: false,
+    });
+    return null;
+  }
+  return { type, hash: await sha256Hex(bundle.ticket), expiresAt };
+}

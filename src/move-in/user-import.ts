@@ -1,0 +1,191 @@
+import type { ImportLedgerRow } from "../db/schema";
+import { UnavailableError } from "../errors";
+import type { Deps } from "../http/deps";
+import { type CheckedUser, checkUser } from "./user-checks";
+import { type Statement, writeUser } from "./user-writes";
+import { type Here, readWhatIsHere } from "./what-is-here";
+import type { ImportResult, RowReason } from "./wire";
+
+/**
+ * `POST /admin/import/nhost/users`: up to 100 Nhost users, each written whole (its row, roles, providers, security
+ * keys, sessions and PATs by Nhost's hash, its pending ticket) in one D1 batch, or not at all. What earlier runs wrote
+ * is in the import ledger: the same user again writes nothing; a user changed here since (its `updated_at` moved) is
+ * kept as it is here; a token the ledger knows is never written again, so one spent or signed out here stays dead.
+ */
+export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
+  const now = deps.now();
+  const checked = await Promise.all(inputs.map((input) => checkUser(input, now)));
+  const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
+  const seen = await readWhatIsHere(deps, valid);
+  const plans = new Map<string, { result: ImportResult; statements: Statement[] }>();
+  const claimed = { emails: new Map<string, string>(), phones: new Map<string, string>() };
+  for (const user of valid) plans.set(user.id, await planUser(deps, user, seen, claimed, now));
+
+  const results = checked.map((c): ImportResult => {
+    if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };
+    return plans.get(c.user.id)!.result;
+  });
+  if (dryRun) return results;
+  const writes = [...plans.values()].filter((plan) => plan.statements.length > 0);
+  if (writes.length === 0) return results;
+  try {
+    await deps.db.batch(writes.flatMap((plan) => plan.statements) as [Statement, ...Statement[]]);
+  } catch (error) {
+    unlessConstraint(error);
+    // One user's rows broke a constraint the checks did not foresee (a row written here meanwhile): write them one
+    // by one, so only that user is skipped, with the database's reason.
+    for (const plan of writes) {
+      try {
+        await deps.db.batch(plan.statements as [Statement, ...Statement[]]);
+      } catch (error) {
+        const constraint = unlessConstraint(error);
+        plan.result.outcome = "skipped";
+        plan.result.reasons = [
+          { table: "auth.users", id: plan.result.id, reason: `could not be written (${constraint})` },
+        ];
+        delete plan.result.warnings;
+      }
+    }
+  }
+  return results;
+}
+
+/**
+ * The constraint a failed batch broke. Anything else (D1 unreachable, overloaded) is the platform's fault, not the
+ * row's: the batch was rolled back whole, and the answer is a 503 the command retries, never a user reported bad.
+ */
+function unlessConstraint(error: unknown): string {
+  const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);
+  const constraint = /(UNIQUE|FOREIGN KEY|CHECK|NOT NULL) constraint failed[\w.,:\s]*/.exec(message)?.[0];
+  if (!constraint) throw new UnavailableError(`import batch: ${message.slice(0, 200)}`);
+  return constraint.trim();
+}
+
+async function planUser(
+  deps: Deps,
+  user: CheckedUser,
+  here: Here,
+  claimed: { emails: Map<string, string>; phones: Map<string, string> },
+  now: number,
+): Promise<{ result: ImportResult; statements: Statement[] }> {
+  const skip = (reasons: RowReason[]) => ({
+    result: { id: user.id, outcome: "skipped" as const, reasons },
+    statements: [],
+  });
+  const keep = (reason: string) => ({
+    result: {
+      id: user.id,
+      outcome: "kept" as const,
+      reasons: [{ table: "auth.users", id: user.id, reason }],
+    },
+    statements: [],
+  });
+  const before = here.ledger.get(user.id);
+  const existing = here.usersById.get(user.id);
+  const checked = checkWarnings(user, before, existing);
+  if (before && !existing) return keep("deleted in this service since the last import: not brought back");
+  if (before && before.fingerprint === user.fingerprint)
+    return {
+      result: { id: user.id, outcome: "unchanged", ...(checked.length ? { warnings: checked } : {}) },
+      statements: [],
+    };
+  // Changed here since the last run (an admin, the user, a sign-in that rehashed the password): the user's row stays
+  // as it is here, but what Nhost ended (a session signed out there, a key removed) still ends here.
+  const keepRow =
+    before !== undefined && existing !== undefined && existing.updatedAt !== before.rowUpdatedAt;
+  if (!before && existing)
+    return skip([
+      { table: "auth.users", id: user.id, reason: "a user with this id exists here and was not imported" },
+    ]);
+
+  const conflicts = findConflicts(user, here, claimed);
+  if (conflicts.length > 0) return skip(conflicts);
+  if (user.row.email) claimed.emails.set(user.row.email, user.id);
+  if (user.row.phoneNumber) claimed.phones.set(user.row.phoneNumber, user.id);
+
+  const statements = await writeUser(deps, user, before, here, now, keepRow);
+  const warnings = [
+    ...checked,
+    ...user.tokens
+      .filter((t) => here.tokenOwners.has(t.hash) && !before?.parts?.tokens[t.hash])
+      .map((t) => ({
+        table: "auth.refresh_tokens",
+        id: t.id,
+        reason: "imported before and spent, revoked or moved here since: not brought back",
+        notCarried: false,
+      })),
+  ];
+  if (keepRow) {
+    const reason = "changed in this service since the last import: the service's row is kept";
+    const kept = keep(reason);
+    return { result: { ...kept.result, ...(warnings.length ? { warnings } : {}) }, statements };
+  }
+  return {
+    result: {
+      id: user.id,
+      outcome: before ? "updated" : "imported",
+      ...(warnings.length ? { warnings } : {}),
+    },
+    statements,
+  };
+}
+
+/**
+ * The checks' warnings, as they stand against what is here: a TOTP secret this run could not read is no loss when the
+ * service holds one already (imported by an earlier run with Nhost's key, and kept by this one).
+ */
+function checkWarnings(
+  user: CheckedUser,
+  before: ImportLedgerRow | undefined,
+  existing: Here["usersById"] extends Map<string, infer V> ? V | undefined : never,
+): CheckedUser["warnings"] {
+  const held = (before?.parts?.totpHash ?? null) !== null && existing?.totpMissing === false;
+  if (!held || user.totpSecret !== null || !user.totpUnreadable) return user.warnings;
+  return user.warnings.map((w) =>
+    w.table === "auth.users" && w.notCarried && /^TOTP/.test(w.reason)
+      ? {
+          ...w,
+          reason: "TOTP secret unreadable this run: the one an earlier run imported is kept",
+          notCarried: false,
+        }
+      : w,
+  );
+}
+
+/** Another user here (or earlier in the batch) holding this user's email, phone, security key or identity. */
+function findConflicts(
+  user: CheckedUser,
+  here: Here,
+  claimed: { emails: Map<string, string>; phones: Map<string, string> },
+): RowReason[] {
+  const reasons: RowReason[] = [];
+  const other = (owner: string | undefined) => owner !== undefined && owner !== user.id;
+  const { email, phoneNumber } = user.row;
+  if (email && (other(here.userByEmail.get(email)) || other(claimed.emails.get(email))))
+    reasons.push({
+      table: "auth.users",
+      id: user.id,
+      reason: `email ${email} belongs to another user (${here.userByEmail.get(email) ?? claimed.emails.get(email)}); addresses differing only in case are one address here`,
+    });
+  if (phoneNumber && (other(here.userByPhone.get(phoneNumber)) || other(claimed.phones.get(phoneNumber))))
+    reasons.push({
+      table: "auth.users",
+      id: user.id,
+      reason: `phone number ${phoneNumber} belongs to another user`,
+    });
+  for (const key of user.securityKeys)
+    if (other(here.keyOwners.get(key.credentialId)))
+      reasons.push({
+        table: "auth.user_security_keys",
+        id: key.id,
+        reason: "credential id belongs to another user's key",
+      });
+  for (const identity of user.providers)
+    if (other(here.identityOwners.get(`${identity.provider}\n${identity.providerUserId}`)))
+      reasons.push({
+        table: "auth.user_providers",
+        id: identity.id,
+        reason: "identity is linked to another user",
+      });
+  return reasons;
+}

@@ -1,0 +1,157 @@
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import {
+  type ImportedParts,
+  type ImportLedgerRow,
+  importLedger,
+  securityKeys,
+  tickets,
+  userProviders,
+  users,
+} from "../db/schema";
+import type { Deps } from "../http/deps";
+import { encrypt, sha256Hex } from "../lib/crypto";
+import { tokenStatements } from "./token-writes";
+import type { CheckedUser } from "./user-checks";
+import type { Here } from "./what-is-here";
+
+export type Statement = BatchItem<"sqlite">;
+
+/**
+ * The statements that write one user whole: its row (unless `keepRow`: changed here since the last run), what Nhost
+ * removed since the last run removed here, its providers, keys, new tokens, ticket, and its ledger rows.
+ */
+export async function writeUser(
+  deps: Deps,
+  user: CheckedUser,
+  before: ImportLedgerRow | undefined,
+  here: Here,
+  now: number,
+  keepRow: boolean,
+): Promise<Statement[]> {
+  const { db } = deps;
+  const previous: ImportedParts = before?.parts ?? {
+    providers: [],
+    securityKeys: [],
+    tokens: {},
+    ticketHash: null,
+    totpHash: null,
+  };
+  // A later run without Nhost's key can't read the secret: the one an earlier run imported stays. A row kept as it
+  // is here still gets the secret it lacks (MFA on, unreadable by an earlier run) once a run can read it: a sign-in
+  // attempt rehashing the password must not leave the user locked out for good.
+  const fillTotp = keepRow && here.usersById.get(user.id)?.totpMissing === true && user.totpSecret !== null;
+  const keepTotp =
+    (keepRow && !fillTotp) || (user.totpSecret === null && user.totpUnreadable && previous.totpHash !== null);
+  const totpHash = keepTotp ? previous.totpHash : user.totpSecret ? await sha256Hex(user.totpSecret) : null;
+  const totpChanged = !keepTotp && (!before || previous.totpHash !== totpHash);
+  const totp = totpChanged
+    ? {
+        totpSecret: user.totpSecret ? await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, user.totpSecret) : null,
+        totpLastStep: null,
+        totpEnabledAt: user.row.activeMfaType === "totp" ? user.row.updatedAt : null,
+      }
+    : {};
+  const row = { ...user.row, ...totp };
+  const statements: Statement[] = fillTotp
+    ? [
+        db
+          .update(users)
+          .set(totp)
+          .where(and(eq(users.id, user.id), isNull(users.totpSecret))),
+      ]
+    : keepRow
+      ? []
+      : [
+          db
+            .insert(users)
+            .values({ id: user.id, ...row })
+            .onConflictDoUpdate({ target: users.id, set: row }),
+        ];
+
+  const providerIds = user.providers.map((p) => p.id);
+  const gone = (old: string[], now: string[]) => old.filter((id) => !now.includes(id));
+  if (gone(previous.providers, providerIds).length)
+    statements.push(
+      db.delete(userProviders).where(inArray(userProviders.id, gone(previous.providers, providerIds))),
+    );
+  for (const p of user.providers)
+    statements.push(
+      db
+        .insert(userProviders)
+        .values({ ...p, userId: user.id })
+        .onConflictDoUpdate({
+          target: userProviders.id,
+          set: { provider: p.provider, providerUserId: p.providerUserId, updatedAt: p.updatedAt },
+        }),
+    );
+
+  const keyIds = user.securityKeys.map((k) => k.id);
+  if (gone(previous.securityKeys, keyIds).length)
+    statements.push(
+      db.delete(securityKeys).where(inArray(securityKeys.id, gone(previous.securityKeys, keyIds))),
+    );
+  for (const k of user.securityKeys)
+    statements.push(
+      db
+        .insert(securityKeys)
+        .values({ ...k, userId: user.id, createdAt: user.row.createdAt })
+        // A counter that moved on here is never lowered: it is what tells a cloned authenticator.
+        .onConflictDoUpdate({
+          target: securityKeys.id,
+          set: {
+            nickname: k.nickname,
+            transports: k.transports,
+            counter: sql`max(${securityKeys.counter}, excluded.counter)`,
+          },
+        }),
+    );
+
+  const { statements: tokenWrites, tokens } = tokenStatements(
+    db,
+    user,
+    previous.tokens,
+    new Set(here.tokenOwners.keys()),
+    now,
+  );
+  statements.push(...tokenWrites);
+
+  if (previous.ticketHash && previous.ticketHash !== user.ticket?.hash)
+    statements.push(db.delete(tickets).where(eq(tickets.ticketHash, previous.ticketHash)));
+  if (user.ticket && user.ticket.hash !== previous.ticketHash)
+    statements.push(
+      db
+        .insert(tickets)
+        .values({
+          userId: user.id,
+          type: user.ticket.type,
+          ticketHash: user.ticket.hash,
+          expiresAt: user.ticket.expiresAt,
+        })
+        .onConflictDoUpdate({
+          target: [tickets.userId, tickets.type],
+          set: { ticketHash: user.ticket.hash, expiresAt: user.ticket.expiresAt, codeChallenge: null },
+        }),
+    );
+
+  const parts: ImportedParts = {
+    providers: providerIds,
+    securityKeys: keyIds,
+    tokens,
+    ticketHash: user.ticket?.hash ?? null,
+    totpHash,
+  };
+  const ledgerRow = {
+    fingerprint: user.fingerprint,
+    rowUpdatedAt: keepRow ? before!.rowUpdatedAt : user.row.updatedAt,
+    parts,
+    importedAt: now,
+  };
+  statements.push(
+    db
+      .insert(importLedger)
+      .values({ kind: "user", id: user.id, ...ledgerRow })
+      .onConflictDoUpdate({ target: [importLedger.kind, importLedger.id], set: ledgerRow }),
+  );
+  return statements;
+}

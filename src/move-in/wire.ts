@@ -1,0 +1,195 @@
+import { z } from "zod";
+
+/**
+ * The import's wire (`POST /admin/import/nhost/…`, written by `npm run admin -- import-nhost`): Nhost's rows as the
+ * command reads them from Postgres, one user with everything of theirs per bundle. The shapes are lenient where Nhost's
+ * columns are (any string in a text column); what cannot be imported is found by the checks in user-checks.ts and
+ * reported per row, so one bad user never fails the batch it came in.
+ */
+
+const time = z.iso.datetime({ offset: true });
+const uuid = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/);
+/** Text columns: bounded, so a hostile file can't make one row hold megabytes. */
+const text = (max: number) => z.string().max(max);
+const json = z.record(z.string(), z.unknown());
+
+export const providerRowSchema = z.object({
+  id: uuid,
+  providerId: text(100),
+  providerUserId: text(500),
+  createdAt: time.optional(),
+  updatedAt: time.optional(),
+});
+
+export const securityKeyRowSchema = z.object({
+  id: uuid,
+  credentialId: text(2048),
+  publicKey: text(4096),
+  counter: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 53 - 1),
+  transports: text(255).nullable(),
+  nickname: text(255).nullable(),
+});
+
+export const tokenRowSchema = z.object({
+  id: uuid,
+  createdAt: time,
+  expiresAt: time,
+  metadata: json.nullable(),
+  type: z.enum(["regular", "pat"]),
+  /** As Nhost's column holds it: `\x` and the lower-case hex SHA-256 of the token's text. */
+  hash: text(200),
+});
+
+export const userBundleSchema = z.object({
+  id: uuid,
+  createdAt: time,
+  updatedAt: time,
+  lastSeen: time.nullable(),
+  disabled: z.boolean(),
+  displayName: text(1000),
+  avatarUrl: text(2048),
+  locale: text(35),
+  email: text(1000).nullable(),
+  phoneNumber: text(100).nullable(),
+  emailVerified: z.boolean(),
+  phoneNumberVerified: z.boolean(),
+  newEmail: text(1000).nullable(),
+  passwordHash: text(1000).nullable(),
+  defaultRole: text(100),
+  roles: z.array(text(100)).max(100),
+  isAnonymous: z.boolean(),
+  activeMfaType: text(20).nullable(),
+  /** Plain base32, decrypted by the command with Nhost's key. */
+  totpSecret: text(200).nullable(),
+  /** Nhost had a TOTP secret the command could not decrypt (no key or a wrong one). */
+  totpSecretUnreadable: z.boolean().default(false),
+  ticket: text(300).nullable(),
+  ticketExpiresAt: time.nullable(),
+  metadata: json.nullable(),
+  providers: z.array(providerRowSchema).max(50),
+  securityKeys: z.array(securityKeyRowSchema).max(50),
+  refreshTokens: z.array(tokenRowSchema).max(1000),
+});
+
+export type UserBundle = z.infer<typeof userBundleSchema>;
+
+export const importUsersBody = z.object({
+  dryRun: z.boolean().default(false),
+  users: z.array(z.unknown()).min(1).max(100),
+});
+
+export const bucketRowSchema = z.object({
+  id: text(100).regex(/^[A-Za-z0-9._-]+$/, "a bucket id of letters, digits, dots, dashes and underscores"),
+  downloadExpiration: z.number().int().min(1).max(604_800),
+  minUploadFileSize: z.number().int().min(0),
+  maxUploadFileSize: z.number().int().min(0),
+  cacheControl: text(1000).nullable(),
+  presignedUrlsEnabled: z.boolean(),
+  createdAt: time,
+  updatedAt: time,
+});
+
+export const importBucketsBody = z.object({
+  dryRun: z.boolean().default(false),
+  buckets: z.array(z.unknown()).min(1).max(100),
+});
+
+export const fileRecordSchema = z.object({
+  id: uuid,
+  bucketId: text(100),
+  // Nullable in Nhost's schema: a record without a name, type or ETag still names bytes.
+  name: text(1024).nullable(),
+  size: z.number().int().min(0),
+  mimeType: text(255).nullable(),
+  etag: text(200).nullable(),
+  isUploaded: z.boolean().nullable(),
+  uploadedByUserId: uuid.nullable(),
+  metadata: json.nullable(),
+  createdAt: time,
+  updatedAt: time,
+});
+
+export type FileRecord = z.infer<typeof fileRecordSchema>;
+
+export const planFilesBody = z.object({ files: z.array(z.unknown()).min(1).max(100) });
+
+export const removalsBody = z.object({
+  dryRun: z.boolean().default(false),
+  kind: z.enum(["user", "bucket", "file"]),
+  ids: z.array(text(100)).min(1).max(100),
+});
+
+export const ledgerQuery = z.object({
+  kind: z.enum(["user", "bucket", "file"]),
+  after: text(100).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(1000),
+});
+
+export const completedBody = z.object({ report: z.record(z.string(), z.unknown()) });
+
+/** One row that was not imported, or was imported without something: the table and id as Nhost names them. */
+export interface RowReason {
+  table: string;
+  id: string;
+  reason: string;
+  /** For the command to tell reasons apart without reading their words: `bucket-missing`. */
+  code?: "bucket-missing";
+}
+
+export type Outcome =
+  | "imported"
+  | "updated"
+  | "unchanged"
+  | "kept"
+  | "skipped"
+  /** Files: the record is new or changed, its bytes are to be sent. */
+  | "needs-bytes"
+  /** Removals. */
+  | "deleted"
+  | "absent";
+
+export interface ImportResult {
+  id: string;
+  outcome: Outcome;
+  /** Why it was skipped or kept. */
+  reasons?: RowReason[];
+  /** Imported, but something of it was not carried (`notCarried`) or was knowingly left (`left`). */
+  warnings?: (RowReason & { notCarried: boolean })[];
+}
+
+const rowReasonSchema = z.object({
+  table: z.string(),
+  id: z.string(),
+  reason: z.string(),
+  code: z.enum(["bucket-missing"]).optional(),
+});
+
+export const importResultsSchema = z.object({
+  results: z.array(
+    z.object({
+      id: z.string(),
+      outcome: z.enum([
+        "imported",
+        "updated",
+        "unchanged",
+        "kept",
+        "skipped",
+        "needs-bytes",
+        "deleted",
+        "absent",
+      ]),
+      reasons: z.array(rowReasonSchema).optional(),
+      warnings: z.array(rowReasonSchema.extend({ notCarried: z.boolean() })).optional(),
+    }),
+  ),
+});
+
+export const fileResultSchema = importResultsSchema.shape.results.element;
+
+export const ledgerPageSchema = z.object({ items: z.array(z.string()), next: z.string().nullable() });

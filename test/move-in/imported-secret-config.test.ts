@@ -1,0 +1,29 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { getConfig } from "../../src/config";
+
+/** The cut-over's settings (contract move-in §3) as getConfig reads them: mistakes are refused with directions. */
+describe("AUTH_IMPORTED_JWT_SECRET and HASURA_GRAPHQL_JWT_SECRET", () => {
+  it("an HS256 secret pasted into HASURA_GRAPHQL_JWT_SECRET is refused, pointing to AUTH_IMPORTED_JWT_SECRET", () => {
+    const nhost = JSON.stringify({ type: "HS256", key: "x".repeat(40) });
+    expect(() => getConfig({ ...env, HASURA_GRAPHQL_JWT_SECRET: nhost })).toThrow(/AUTH_IMPORTED_JWT_SECRET/);
+  });
+
+  it("the old project's secret is read; a short HMAC key, a private key, an unknown type or bad JSON is refused", () => {
+    const ok = getConfig({
+      ...env,
+      AUTH_IMPORTED_JWT_SECRET: JSON.stringify({ type: "HS512", key: "k".repeat(64), issuer: "old" }),
+    });
+    expect(ok.AUTH_IMPORTED_JWT_SECRET).toMatchObject({ type: "HS512", issuer: "old" });
+    for (const value of [
+      JSON.stringify({ type: "HS256", key: "short" }),
+      JSON.stringify({ type: "RS256", key: "-----BEGIN PRIVATE KEY-----\n…" }),
+      JSON.stringify({ type: "none", key: "k".repeat(64) }),
+      "{not json",
+    ])
+      expect(() => getConfig({ ...env, AUTH_IMPORTED_JWT_SECRET: value }), value).toThrow(
+        /AUTH_IMPORTED_JWT_SECRET/,
+      );
+    expect(getConfig({ ...env }).AUTH_IMPORTED_JWT_SECRET).toBeNull();
+  });
+});
