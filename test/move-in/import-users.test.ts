@@ -222,6 +222,18 @@ describe("delta runs around the cut-over", () => {
     expect(renewed.refreshTokenId).toBe((bundle.refreshTokens as { id: string }[])[0]!.id);
   });
 
+  it("Nhost refreshed a session that had already moved here (a second client): the user is still written, the moved session goes on", async () => {
+    const { bundle, secrets } = await nhostUser({}, hash);
+    await importUsers(svc, [bundle]);
+    const moved = await sessionFromRefresh(svc, secrets.refreshToken);
+    const refreshTokens = (bundle.refreshTokens as Record<string, unknown>[]).map((t) => ({ ...t }));
+    refreshTokens[0]!.hash = `\\x${await sha256Hex(crypto.randomUUID())}`;
+    const delta = { ...bundle, refreshTokens, lastSeen: iso(Date.now()), updatedAt: iso(Date.now()) };
+    const result = (await importUsers(svc, [delta])).results[0]!;
+    expect(result.outcome, JSON.stringify(result)).not.toBe("skipped");
+    expect((await sessionFromRefresh(svc, moved.refreshToken)).user.id).toBe(moved.user.id);
+  });
+
   it("a run after the cut-over never ends a session that moved here, though Nhost's old row for it is gone", async () => {
     const { bundle, secrets } = await nhostUser({}, hash);
     await importUsers(svc, [bundle]);
