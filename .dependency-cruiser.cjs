@@ -1,9 +1,9 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
-// admin, storage) over shared plumbing (http, rate-limits, audit, mail, sms, openapi, token-families, db, lib and the
-// top-level errors, env and config). `src/index.ts` and `src/app.ts` compose them and may import anything.
+// admin, storage) over shared plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib
+// and the top-level errors, env and config). `src/index.ts` and `src/app.ts` compose them and may import anything.
 const FEATURES = "^src/(auth|oauth2|providers|admin|storage|move-in)/";
 const PLUMBING =
-  "^src/(http|rate-limits|audit|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
+  "^src/(http|rate-limits|audit|hooks|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
 const FOLDERS_WITH_SUBFOLDERS = "^src/(auth|oauth2|providers|admin|storage|move-in|token-families)/";
@@ -11,6 +11,7 @@ const FOLDERS_WITH_SUBFOLDERS = "^src/(auth|oauth2|providers|admin|storage|move-
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
   ["^src/lib/", "lib: pure helpers (crypto, keys, passwords, redirects) over errors and the config type"],
+  ["^src/hooks/", "hooks: the app's signed synchronous hooks (contract move-in §5.3), over lib"],
   ["^src/db/", "db: the schema, the client and housekeeping, over lib"],
   [
     "^src/token-families/",

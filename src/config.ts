@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "./errors";
+import { type HooksConfig, parseHooks } from "./hooks/config";
 import { parseImportedJwtSecret } from "./lib/imported-tokens";
 import { isLoopbackHost } from "./lib/loopback";
 import { type Catalog, templateCatalog } from "./mail/templates";
@@ -58,9 +59,9 @@ const seconds = (fallback: number) => z.coerce.number().int().positive().default
 const url = z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, ""));
 
 /**
- * Claim names the service sets itself (`x-hasura-<name>`, contract §5.1). A custom claim with one of these names
- * would put a value of the user's choosing where the service's own decision belongs: `auth-elevated` mapped to
- * `id` forged elevation on every token.
+ * Claim names the service sets itself (`x-hasura-<name>`, contract §5.1, organizations §1). A custom claim with one
+ * of these names would put a value of the user's choosing where the service's own decision belongs: `auth-elevated`
+ * mapped to `id` forged elevation on every token. A name given with its `x-hasura-` prefix counts the same.
  */
 const RESERVED_CLAIMS = [
   "user-id",
@@ -69,7 +70,23 @@ const RESERVED_CLAIMS = [
   "user-is-anonymous",
   "auth-elevated",
   "role",
+  "org-id",
+  "org-role",
 ];
+
+/**
+ * A path of `AUTH_JWT_CUSTOM_CLAIMS` (Nhost's syntax, src/auth/custom-claims.ts): GraphQL field names joined by dots,
+ * each optionally marked `[]` (or `[*]`) as an array or `[2]` for one element; after `metadata` any JSON key. JSONPath
+ * filters are refused.
+ */
+const claimPathOk = (path: string) => {
+  let inMetadata = false;
+  return path.split(".").every((part) => {
+    const ok = (inMetadata ? /^[^\s[\]]+(\[(\*|\d+)?\])?$/ : /^[_A-Za-z]\w*(\[(\*|\d+)?\])?$/).test(part);
+    inMetadata ||= part.replace(/\[.*\]$/, "") === "metadata";
+    return ok;
+  });
+};
 
 const customClaims = z
   .string()
@@ -85,12 +102,42 @@ const customClaims = z
       ctx.addIssue({ code: "custom", message: "must be a JSON object of claim name to user path" });
       return z.NEVER;
     }
-    const reserved = Object.keys(result.data).filter((name) => RESERVED_CLAIMS.includes(name.toLowerCase()));
+    const reserved = Object.keys(result.data).filter((name) =>
+      RESERVED_CLAIMS.includes(name.toLowerCase().replace(/^x-hasura-/, "")),
+    );
     if (reserved.length > 0) {
       ctx.addIssue({
         code: "custom",
         message: `claim names reserved by the service: ${reserved.join(", ")}`,
       });
+      return z.NEVER;
+    }
+    const bad = Object.entries(result.data).filter(
+      ([name, path]) => !/^\S+$/.test(name) || !claimPathOk(path),
+    );
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `unsupported claim name or path (fields joined by dots, \`[]\` for arrays, no filters): ${bad.map(([name]) => name).join(", ")}`,
+      });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+
+/** `AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS`: a JSON object of claim name to the value its path yields nothing for. */
+const customClaimDefaults = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (!v) return {} as Record<string, unknown>;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {}
+    const result = z.record(z.string(), z.unknown()).safeParse(parsed);
+    if (!result.success) {
+      ctx.addIssue({ code: "custom", message: "must be a JSON object of claim name to value" });
       return z.NEVER;
     }
     return result.data;
@@ -155,6 +202,12 @@ export const configSchema = z.object({
       return parsed;
     }),
   AUTH_JWT_CUSTOM_CLAIMS: customClaims,
+  /** Custom claims from the app's data (contract move-in §4, src/auth/token-claims.ts). */
+  AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS: customClaimDefaults,
+  /** `fail`: no token when the claims query fails (503); `omit` (Nhost's): the token without custom claims. */
+  AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR: z.enum(["fail", "omit"]).default("fail"),
+  HASURA_GRAPHQL_GRAPHQL_URL: url.optional(),
+  HASURA_GRAPHQL_ADMIN_SECRET: z.string().min(1).optional(),
   AUTH_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters")
@@ -262,6 +315,8 @@ export type Config = z.output<typeof configSchema> & {
   oauth2ClientIdDocuments: boolean;
   /** `AUTH_OUTBOUND_ALLOW_LOCAL` where it counts: set, and `AUTH_SERVER_URL` local (src/lib/outbound-url.ts). */
   outboundAllowLocal: boolean;
+  /** The app's synchronous hooks, `AUTH_HOOK_<NAME>_URL` and `_SECRET` (src/hooks/config.ts); unset ones absent. */
+  hooks: HooksConfig;
   /**
    * Where mailed links and other flows send the browser when the request named no `redirectTo`: `AUTH_CLIENT_URL`,
    * except on a development server where `AUTH_CLIENT_URL` was never set (no app runs at its default yet): there,
@@ -286,8 +341,8 @@ function parseSender(value: string | undefined): MailAddress | null {
   return named?.[1] ? { name: named[1], email } : { email };
 }
 
-/** SMS sign-in needs a way to send: the development store or a provider with its credentials. */
-function checkSmsTransport(data: z.output<typeof configSchema>) {
+/** SMS sign-in needs a way to send: the app's SEND_SMS hook, the development store or a provider with credentials. */
+function checkSmsTransport(data: z.output<typeof configSchema>, hooks: HooksConfig) {
   if (data.AUTH_SMS_PROVIDER === "twilio") {
     for (const name of [
       "AUTH_SMS_TWILIO_ACCOUNT_SID",
@@ -297,9 +352,9 @@ function checkSmsTransport(data: z.output<typeof configSchema>) {
       if (!data[name])
         throw new ConfigError(`invalid configuration: ${name} must be set with AUTH_SMS_PROVIDER`);
     }
-  } else if (data.AUTH_SMS_PASSWORDLESS_ENABLED && !data.AUTH_DEV_SMS) {
+  } else if (data.AUTH_SMS_PASSWORDLESS_ENABLED && !data.AUTH_DEV_SMS && !hooks.SEND_SMS) {
     throw new ConfigError(
-      "invalid configuration: AUTH_SMS_PASSWORDLESS_ENABLED needs AUTH_SMS_PROVIDER (or AUTH_DEV_SMS in development)",
+      "invalid configuration: AUTH_SMS_PASSWORDLESS_ENABLED needs AUTH_SMS_PROVIDER, AUTH_HOOK_SEND_SMS_URL (or AUTH_DEV_SMS in development)",
     );
   }
 }
@@ -429,7 +484,11 @@ export function getConfig(env: object): Config {
   }
   const mailSender = parseSender(data.AUTH_SMTP_SENDER);
   checkMailTransport(env, data, mailSender);
-  checkSmsTransport(data);
+  const hooks = parseHooks(
+    env as Record<string, unknown>,
+    data.AUTH_OUTBOUND_ALLOW_LOCAL && isLocalHost(data.AUTH_SERVER_URL),
+  );
+  checkSmsTransport(data, hooks);
   checkDevelopmentTransports(data);
   const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
   const config: Config = {
@@ -447,6 +506,7 @@ export function getConfig(env: object): Config {
       : data.AUTH_OAUTH2_PROVIDER_REGISTRATION === "open",
     outboundAllowLocal: data.AUTH_OUTBOUND_ALLOW_LOCAL && isLocalHost(data.AUTH_SERVER_URL),
     turnstile: turnstileSettings(data),
+    hooks,
     defaultRedirectUrl:
       isLocalHost(data.AUTH_SERVER_URL) && !(env as Record<string, unknown>).AUTH_CLIENT_URL
         ? `${data.AUTH_SERVER_URL.replace(/\/$/, "")}${DEV_LANDING_PATH}`

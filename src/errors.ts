@@ -57,6 +57,8 @@ export const ERRORS = {
   "turnstile-required": [400, "a Turnstile token is required (header x-cf-turnstile-response)"],
   "turnstile-failed": [403, "the Turnstile challenge was not passed; solve it again"],
   "turnstile-unavailable": [503, "the Turnstile challenge cannot be checked right now; try again"],
+  // Contract §4 and move-in §5.3: the app's BEFORE_USER_CREATED hook refused the sign-up; the message is the app's.
+  forbidden: [403, "forbidden"],
   // Contract §1 "Unavailable": a part of the platform this request needs failed or did not answer in time.
   "service-unavailable": [503, "the service cannot answer this right now; try again shortly"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;

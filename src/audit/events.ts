@@ -22,6 +22,8 @@ export type AuditEventType =
   | "oauth2.client-registered"
   | "oauth2.client-deleted"
   | "oauth2.device-approved"
+  /** One call of an app's hook (src/hooks/): detail {hook, outcome, status, ms, reason?}. */
+  | "hook.called"
   | `admin.${string}`;
 
 export interface AuditEvent {

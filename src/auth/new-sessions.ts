@@ -7,7 +7,8 @@ import { randomUuid } from "../lib/crypto";
 import { type HasuraClaims, signAccessToken } from "../lib/jwt";
 import { newLocator, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
-import { hasuraClaims, toWireUser, wireUserSchema } from "./users";
+import { accessTokenClaims, customClaims } from "./token-claims";
+import { toWireUser, wireUserSchema } from "./users";
 
 /** The Session resource of contract §2. */
 export const sessionSchema = z.object({
@@ -49,9 +50,11 @@ export async function buildSession(
   refreshToken: string,
   now: number,
   extraClaims?: HasuraClaims,
+  /** The custom claims, when computed before anything was written (src/auth/token-claims.ts). */
+  custom?: HasuraClaims,
 ): Promise<Session> {
   const wire = toWireUser(user);
-  const claims = hasuraClaims(user, deps.config, extraClaims, wire);
+  const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom);
   const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId);
   return {
     accessToken,
@@ -72,6 +75,8 @@ export async function createSession(
   userAgent?: string,
   extraClaims?: HasuraClaims,
 ): Promise<Session> {
+  // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists.
+  const custom = await customClaims(deps, user);
   const now = deps.now();
   const sessionId = randomUuid();
   const locator = newLocator();
@@ -101,5 +106,5 @@ export async function createSession(
       detail: { method: methodOf(deps.path) ?? "other", sessionId },
     });
   }
-  return buildSession(deps, user, sessionId, refreshToken, now, extraClaims);
+  return buildSession(deps, user, sessionId, refreshToken, now, extraClaims, custom);
 }

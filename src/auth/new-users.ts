@@ -1,13 +1,14 @@
 import { methodOf } from "../audit/events";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
+import { beforeUserCreated } from "../hooks/before-user-created";
 import type { Deps } from "../http/deps";
 import { admitSignUp, countSignUp } from "../http/sign-up-gate";
 import { randomUuid } from "../lib/crypto";
 import { isEmailAllowed } from "../lib/email-access";
 import { gravatarUrl } from "../lib/gravatar";
 import { type ResolvedSignUpOptions, resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
-import { findUserByEmail, findUserByPhoneNumber } from "./users";
+import { findUserByEmail, findUserByPhoneNumber, toWireUser } from "./users";
 
 /**
  * Who asks for the user, and so which sign-up checks apply (contract §9, src/http/sign-up-gate.ts):
@@ -43,36 +44,37 @@ async function admit(deps: Deps, admission: Admission): Promise<void> {
 /**
  * "A user is about to be created": the one place a user row is written, after the sign-up checks its admission
  * calls for (a route normally ran them before its work; they run here again for nothing then, or for the first time
- * if a route forgot, so a new way in fails closed). `undefined` when the email is taken: the unique index decides, so
+ * if a route forgot, so a new way in fails closed), then the app's `BEFORE_USER_CREATED` hook for every way in but
+ * the admin API (contract move-in §5.3: it sees the User resource about to exist and may refuse it, 403 `forbidden`
+ * with its message; no answer refuses too, 503). `undefined` when the email is taken: the unique index decides, so
  * two racing requests cannot create the same account.
  */
 export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | undefined> {
   await admit(deps, input.admission);
   const now = deps.now();
   const { options } = input;
-  const created = await deps.db
-    .insert(users)
-    .values({
-      id: input.id ?? randomUuid(),
-      createdAt: now,
-      updatedAt: now,
-      disabled: deps.config.AUTH_DISABLE_NEW_USERS,
-      displayName: options.displayName,
-      avatarUrl: input.avatarUrl || (input.email ? await gravatarUrl(input.email, deps.config) : ""),
-      locale: options.locale,
-      email: input.email,
-      phoneNumber: input.phoneNumber ?? null,
-      emailVerified: input.emailVerified ?? false,
-      emailVerifiedAt: input.emailVerified ? now : null,
-      passwordHash: input.passwordHash ?? null,
-      defaultRole: options.defaultRole,
-      roles: options.allowedRoles,
-      isAnonymous: input.isAnonymous ?? false,
-      metadata: options.metadata,
-    })
-    .onConflictDoNothing()
-    .returning()
-    .get();
+  const row = {
+    id: input.id ?? randomUuid(),
+    createdAt: now,
+    updatedAt: now,
+    disabled: deps.config.AUTH_DISABLE_NEW_USERS,
+    displayName: options.displayName,
+    avatarUrl: input.avatarUrl || (input.email ? await gravatarUrl(input.email, deps.config) : ""),
+    locale: options.locale,
+    email: input.email,
+    phoneNumber: input.phoneNumber ?? null,
+    emailVerified: input.emailVerified ?? false,
+    emailVerifiedAt: input.emailVerified ? now : null,
+    passwordHash: input.passwordHash ?? null,
+    defaultRole: options.defaultRole,
+    roles: options.allowedRoles,
+    isAnonymous: input.isAnonymous ?? false,
+    metadata: options.metadata,
+  };
+  if (input.admission !== "operator") {
+    await beforeUserCreated(deps, toWireUser({ ...row, phoneNumberVerified: false, activeMfaType: null }));
+  }
+  const created = await deps.db.insert(users).values(row).onConflictDoNothing().returning().get();
   if (created) {
     deps.audit({
       type: "signup",

@@ -7,6 +7,7 @@ import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import type { HasuraClaims } from "../lib/jwt";
+import { customClaimValues } from "./custom-claims";
 import { userById, type WireUserRow, wireUserById } from "./hot-queries";
 
 /** The User resource of contract §2: what every answer about a user carries, and its type. */
@@ -109,10 +110,22 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
   return db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
 }
 
+/** The claims the service decides itself (contract §5.1): custom claims never overwrite them. */
+export function builtInClaims(user: WireUserRow): HasuraClaims {
+  return {
+    "x-hasura-user-id": user.id,
+    "x-hasura-default-role": user.defaultRole,
+    "x-hasura-allowed-roles": user.roles,
+    "x-hasura-user-is-anonymous": String(user.isAnonymous),
+  };
+}
+
 /**
- * The Hasura claims of contract §5.1. Custom claims (`AUTH_JWT_CUSTOM_CLAIMS`, claim → path such as
- * `metadata.org` or `roles[]`) are resolved against the wire user (`wire`, when the caller has built it already)
- * and never override a built-in claim.
+ * The Hasura claims of contract §5.1, synchronously: the built-in claims, the custom claims of
+ * `AUTH_JWT_CUSTOM_CLAIMS` resolved against the wire user (`wire`, when the caller has built it already) and encoded
+ * as Nhost does (src/auth/custom-claims.ts), and `extra` last. Custom claims never override a built-in claim. When
+ * the claims come from the app's data (`HASURA_GRAPHQL_GRAPHQL_URL`), this synchronous form has none: sessions get
+ * theirs from token-claims.ts; OAuth2 tokens of the `graphql` scope go without (docs/hasura.md).
  */
 export function hasuraClaims(
   user: WireUserRow,
@@ -120,30 +133,10 @@ export function hasuraClaims(
   extra: HasuraClaims = {},
   wire: WireUser = toWireUser(user),
 ): HasuraClaims {
-  const custom: HasuraClaims = {};
-  for (const [claim, path] of Object.entries(config.AUTH_JWT_CUSTOM_CLAIMS)) {
-    const value = resolvePath(wire, path);
-    if (value !== undefined) custom[`x-hasura-${claim}`] = value;
-  }
-  return {
-    ...custom,
-    "x-hasura-user-id": user.id,
-    "x-hasura-default-role": user.defaultRole,
-    "x-hasura-allowed-roles": user.roles,
-    "x-hasura-user-is-anonymous": String(user.isAnonymous),
-    ...extra,
-  };
-}
-
-function resolvePath(root: unknown, path: string): string | string[] | undefined {
-  let value: unknown = root;
-  for (const part of path.replace(/\[\]$/, "").split(".")) {
-    if (typeof value !== "object" || value === null) return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.map((v) => (typeof v === "string" ? v : JSON.stringify(v)));
-  return typeof value === "string" ? value : JSON.stringify(value);
+  const custom = config.HASURA_GRAPHQL_GRAPHQL_URL
+    ? {}
+    : customClaimValues(config.AUTH_JWT_CUSTOM_CLAIMS, wire, config.AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS);
+  return { ...custom, ...builtInClaims(user), ...extra };
 }
 
 /** The caller's own user, who must be a registered one (anonymous users have no credentials to manage). */ export async function requireRegisteredUser(

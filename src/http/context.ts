@@ -19,6 +19,16 @@ export function requestContext(config: Config) {
         (input, init) => fetch(input, init);
     const background = (work: Promise<unknown>) =>
       c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
+    const audit = auditRecorder({
+      db,
+      encryptionKey: config.AUTH_ENCRYPTION_KEY!,
+      now: Date.now,
+      background,
+      origin: {
+        ip: c.req.header("cf-connecting-ip") ?? null,
+        userAgent: c.req.header("user-agent") ?? null,
+      },
+    });
     c.set("requestId", requestId);
     c.set("config", config);
     c.set("auth", null);
@@ -26,21 +36,13 @@ export function requestContext(config: Config) {
       config,
       db,
       env: c.env,
-      mailer: createMailer(config, c.env, db),
-      sms: createSmsSender(config, db, outbound),
+      // The app's SEND_EMAIL and SEND_SMS hooks call out and write their calls to the audit log.
+      mailer: createMailer(config, c.env, db, { outbound, audit }),
+      sms: createSmsSender(config, db, outbound, audit),
       now: Date.now,
       outbound,
       background,
-      audit: auditRecorder({
-        db,
-        encryptionKey: config.AUTH_ENCRYPTION_KEY!,
-        now: Date.now,
-        background,
-        origin: {
-          ip: c.req.header("cf-connecting-ip") ?? null,
-          userAgent: c.req.header("user-agent") ?? null,
-        },
-      }),
+      audit,
       path: c.req.path,
       visitor: visitorOf(c.req.raw.headers),
     });

@@ -5,6 +5,18 @@ export interface MailMessage {
   subject: string;
   text: string;
   html: string;
+  /** What the mail is, for a transport that writes its own (the app's `SEND_EMAIL` hook); others send it as rendered. */
+  about?: MailContext;
+}
+
+/** The template a message was rendered from and what was filled in: what an app needs to write the mail itself. */
+export interface MailContext {
+  template: string;
+  locale: string;
+  link?: string;
+  code?: string;
+  /** The User resource of the recipient. */
+  user: unknown;
 }
 
 /** The one interface every mail transport implements. A failed send rejects; it never pretends to succeed. */

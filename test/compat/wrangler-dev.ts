@@ -30,6 +30,8 @@ declare module "vitest" {
     otherResource: string;
     /** Client ID metadata documents: served over https at `origin`, published with PUT at `control`. */
     clientDocs: { origin: string; control: string };
+    /** Where test/compat/custom-claims.test.ts serves the app's GraphQL API, and the admin secret it expects. */
+    claimsGraphql: { port: number; adminSecret: string };
   }
 }
 
@@ -85,6 +87,7 @@ export default async function setup(project: TestProject) {
   const mcpPort = await freePort();
   const otherResource = "https://api.example.com/v2";
   const clientDocs = await startClientDocumentHost();
+  const claimsGraphql = { port: await freePort(), adminSecret: "compat-hasura-admin-secret" };
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -135,6 +138,16 @@ export default async function setup(project: TestProject) {
     // token into the form itself, as the widget would).
     AUTH_TURNSTILE_SITE_KEY: "0x4AAAAAAAcompatsitekey",
     AUTH_TURNSTILE_VERIFY_URL: `${providers.origin}/turnstile.fake/siteverify`,
+    // Custom claims from the app's data (test/compat/custom-claims.test.ts): the GraphQL API answers on its port only
+    // while that file runs; `omit` (Nhost's behaviour) lets every other file's sign-ins go on without the claims.
+    HASURA_GRAPHQL_GRAPHQL_URL: `http://127.0.0.1:${claimsGraphql.port}/v1/graphql`,
+    HASURA_GRAPHQL_ADMIN_SECRET: claimsGraphql.adminSecret,
+    AUTH_JWT_CUSTOM_CLAIMS: JSON.stringify({
+      "organisation-id": "profile.organisation.id",
+      "project-ids": "profile.contributesTo[].project.id",
+      plan: "metadata.plan",
+    }),
+    AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR: "omit",
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -195,6 +208,7 @@ export default async function setup(project: TestProject) {
   project.provide("mcpServer", mcp.url);
   project.provide("otherResource", otherResource);
   project.provide("clientDocs", { origin: clientDocs.origin, control: clientDocs.control });
+  project.provide("claimsGraphql", claimsGraphql);
 
   return async () => {
     child.kill("SIGTERM");

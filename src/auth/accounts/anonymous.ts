@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
 import { users } from "../../db/schema";
 import { AppError } from "../../errors";
+import { beforeUserCreated } from "../../hooks/before-user-created";
 import type { Deps } from "../../http/deps";
 import { admitSignUp } from "../../http/sign-up-gate";
 import { isEmailAllowed } from "../../lib/email-access";
@@ -11,7 +12,7 @@ import { sendTicketMail } from "../links";
 import { createSession, type Session } from "../new-sessions";
 import { createUser } from "../new-users";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
-import { findUserById } from "../users";
+import { findUserById, toWireUser } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
 
 const ANONYMOUS_ROLE = "anonymous";
@@ -78,26 +79,25 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
     input.options,
     user.displayName === "Anonymous User" ? email : user.displayName,
   );
+  const changes = {
+    email,
+    passwordHash: input.password ? await hashPassword(input.password) : null,
+    isAnonymous: false,
+    emailVerified: false,
+    defaultRole: options.defaultRole,
+    roles: options.allowedRoles,
+    displayName: options.displayName,
+    avatarUrl: await gravatarUrl(email, config),
+    locale: input.options?.locale ? options.locale : user.locale,
+    metadata: input.options?.metadata ?? user.metadata,
+    updatedAt: deps.now(),
+  };
+  // The regular account is born here: the app's BEFORE_USER_CREATED hook sees it as it will be (contract move-in
+  // §5.3), or a guest it let in could become an address it refuses.
+  await beforeUserCreated(deps, toWireUser({ ...user, ...changes }));
   let updated: typeof user | undefined;
   try {
-    updated = await deps.db
-      .update(users)
-      .set({
-        email,
-        passwordHash: input.password ? await hashPassword(input.password) : null,
-        isAnonymous: false,
-        emailVerified: false,
-        defaultRole: options.defaultRole,
-        roles: options.allowedRoles,
-        displayName: options.displayName,
-        avatarUrl: await gravatarUrl(email, config),
-        locale: input.options?.locale ? options.locale : user.locale,
-        metadata: input.options?.metadata ?? user.metadata,
-        updatedAt: deps.now(),
-      })
-      .where(eq(users.id, userId))
-      .returning()
-      .get();
+    updated = await deps.db.update(users).set(changes).where(eq(users.id, userId)).returning().get();
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
     throw error;

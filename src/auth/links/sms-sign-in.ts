@@ -5,7 +5,7 @@ import { smsCodeText } from "../../sms/templates";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { findOrCreatePhoneUser, type PasswordlessMode } from "../new-users";
 import type { SignUpOptions } from "../sign-up-options";
-import { findUserByPhoneNumber, markVerified } from "../users";
+import { findUserByPhoneNumber, markVerified, toWireUser } from "../users";
 import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
@@ -33,7 +33,12 @@ export async function signInPasswordlessSms(
   const user = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
   if (!user || user.disabled) return;
   const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
-  await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code));
+  await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code), {
+    template: "signin-passwordless-sms",
+    locale: user.locale,
+    code,
+    user: toWireUser(user),
+  });
 }
 
 /**

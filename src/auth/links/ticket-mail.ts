@@ -1,6 +1,7 @@
 import type { UserRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { renderTemplate, type TemplateName } from "../../mail/templates";
+import { toWireUser } from "../users";
 import { issueTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
 function templateValues(deps: Deps, user: UserRow, values: Record<string, string>): Record<string, string> {
@@ -31,7 +32,15 @@ async function sendTemplate(
     config.AUTH_LOCALE_DEFAULT,
     templateValues(deps, user, values),
   );
-  await deps.mailer.send({ to, ...message });
+  // What the mail is, for the app's SEND_EMAIL hook, which writes its own (contract move-in §5.3).
+  const about = {
+    template: name,
+    locale: user.locale,
+    ...(values.link ? { link: values.link } : {}),
+    ...(values.code ? { code: values.code } : {}),
+    user: toWireUser(user),
+  };
+  await deps.mailer.send({ to, ...message, about });
 }
 
 /** Where a mailed link leads: the app's `redirectTo`, and the app's PKCE challenge when it sent one. */

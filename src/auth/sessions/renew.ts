@@ -14,6 +14,7 @@ import {
   type Session,
   UUID_SHAPE,
 } from "../new-sessions";
+import { claimsBeforeRotation } from "../token-claims";
 
 /**
  * `POST /token` (contract §5.2): a session renewed by its refresh token. The token's family rotates in its
@@ -39,6 +40,8 @@ export async function renewSession(
   const now = deps.now();
   const locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
+  // Claims that can refuse the token are computed before the token is spent (src/auth/token-claims.ts).
+  const early = await claimsBeforeRotation(deps, locator, refreshToken, now);
   let rotation = await rotateInFamily(deps, locator, {
     presented: refreshToken,
     successor: newSessionToken(locator),
@@ -69,7 +72,8 @@ export async function renewSession(
       db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(eq(sessions.id, rotation.family)).run(),
     );
   }
-  return buildSession(deps, user, rotation.family, rotation.token, now);
+  const custom = early?.family === rotation.family ? early.custom : undefined;
+  return buildSession(deps, user, rotation.family, rotation.token, now, undefined, custom);
 }
 
 /** A replay ends the session (its row goes, so no token of it refreshes); a family revoked before just refuses. */
