@@ -4,6 +4,7 @@
 // the app decides and a decision that did not come is not a yes. The admin API and the import do not ask.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { SoftwareAuthenticator } from "../fakes/authenticator";
 import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
 import { importUsers, nhostUser } from "../move-in/support";
 import { FAKE_PROVIDERS, signInWith } from "../providers/support";
@@ -130,6 +131,26 @@ describe("BEFORE_USER_CREATED refuses with the app's message, whichever way in",
     expect(back.searchParams.get("errorDescription")).toBe(REFUSAL);
     expect(back.searchParams.get("refreshToken")).toBeNull();
     expect(await usersWithEmail(email)).toBe(0);
+  });
+
+  it("a passkey sign-up: the ceremony's second step is refused with the app's message, no user, no key", async () => {
+    const passkeys = service({ ...NO_VERIFICATION, AUTH_WEBAUTHN_ENABLED: "true", ...receiver.bindings });
+    const email = blocked();
+    const options = await (await passkeys.post("/signup/webauthn", { email })).json();
+    const credential = await new SoftwareAuthenticator("http://localhost:3000", "localhost").create(
+      options as never,
+    );
+    const { message } = await expectError(
+      await passkeys.post("/signup/webauthn/verify", { credential }),
+      403,
+      "forbidden",
+    );
+    expect(message).toBe(REFUSAL);
+    expect(await usersWithEmail(email)).toBe(0);
+    const keys = await env.DB.prepare("SELECT count(*) AS n FROM security_keys WHERE credential_id = ?")
+      .bind((credential as { id: string }).id)
+      .first<{ n: number }>();
+    expect(keys!.n).toBe(0);
   });
 
   it("continue: the user is created with the id and the fields the app saw", async () => {
