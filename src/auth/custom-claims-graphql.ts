@@ -1,5 +1,6 @@
 import type { Config } from "../config";
 import { whenAborted } from "../lib/abort";
+import { BodyTooLarge, readBoundedText } from "../lib/bounded-body";
 import { checkOutboundUrl, outboundPolicy } from "../lib/outbound-url";
 import { claimsQuery } from "./custom-claims";
 
@@ -50,32 +51,6 @@ function prepare(config: Config): Prepared {
 /** The query text this configuration sends (docs, tests). */
 export const claimsQueryOf = (config: Config) => prepare(config).query;
 
-async function boundedText(response: Response, aborted: Promise<never>): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), aborted]);
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_ANSWER_BYTES) throw new ClaimsQueryFailed(`answer over ${MAX_ANSWER_BYTES} bytes`);
-      chunks.push(value);
-    }
-  } catch (error) {
-    reader.cancel().catch(() => {});
-    throw error;
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
-}
-
 /**
  * The `user` object Hasura answers for `userId`, or null when it has no such user (a sign-up the mirror has not
  * written yet: every claim then takes its default). Throws `ClaimsQueryFailed` for anything else: unreachable, too
@@ -122,7 +97,11 @@ export async function queryUserClaims(
   }
   let text: string;
   try {
-    text = await boundedText(response, aborted);
+    text = await readBoundedText(response, MAX_ANSWER_BYTES, aborted).catch((error) => {
+      throw error instanceof BodyTooLarge
+        ? new ClaimsQueryFailed(`answer over ${MAX_ANSWER_BYTES} bytes`)
+        : error;
+    });
   } catch (error) {
     throw failed("the answer could not be read", error);
   }

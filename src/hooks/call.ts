@@ -2,6 +2,7 @@ import { Webhook } from "standardwebhooks";
 import type { Audit } from "../audit/events";
 import { UnavailableError } from "../errors";
 import { whenAborted } from "../lib/abort";
+import { BodyTooLarge, readBoundedText } from "../lib/bounded-body";
 import { randomUuid } from "../lib/crypto";
 import { checkOutboundUrl } from "../lib/outbound-url";
 import type { HookName, HooksConfig } from "./config";
@@ -51,33 +52,6 @@ class HookFailure extends Error {
 
 export function isHookConfigured(deps: { config: { hooks: HooksConfig } }, name: HookName): boolean {
   return deps.config.hooks[name] !== undefined;
-}
-
-async function boundedText(response: Response, aborted: Promise<never>): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), aborted]);
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_ANSWER_BYTES)
-        throw new HookFailure("malformed", `answer over ${MAX_ANSWER_BYTES} bytes`);
-      chunks.push(value);
-    }
-  } catch (error) {
-    reader.cancel().catch(() => {});
-    throw error;
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 /** The signed request of one call: a fresh id per call, the current time, the exact bytes that are sent. */
@@ -143,7 +117,11 @@ async function postWithin(
   }
   let text: string;
   try {
-    text = await boundedText(response, aborted);
+    text = await readBoundedText(response, MAX_ANSWER_BYTES, aborted).catch((error) => {
+      throw error instanceof BodyTooLarge
+        ? new HookFailure("malformed", `answer over ${MAX_ANSWER_BYTES} bytes`)
+        : error;
+    });
   } catch (error) {
     throw failed(error, "unreachable", "the answer could not be read");
   }

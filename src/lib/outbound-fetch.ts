@@ -1,4 +1,5 @@
 import { whenAborted } from "./abort";
+import { BodyTooLarge, readBoundedText } from "./bounded-body";
 import { checkOutboundUrl, type OutboundPolicy } from "./outbound-url";
 
 /**
@@ -46,32 +47,13 @@ export class OutboundFetchError extends Error {
 export const isJsonMediaType = (type: string) =>
   type === "application/json" || /^[a-z]+\/[a-z0-9.!#$&^_-]+\+json$/.test(type);
 
-async function boundedBody(response: Response, limits: OutboundLimits, aborted: Promise<never>) {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+async function bodyOf(response: Response, limits: OutboundLimits, aborted: Promise<never>) {
   try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), aborted]);
-      if (done) break;
-      size += value.byteLength;
-      if (size > limits.maxBytes)
-        throw new OutboundFetchError(`the body is larger than ${limits.maxBytes} bytes`);
-      chunks.push(value);
-    }
+    return await readBoundedText(response, limits.maxBytes, aborted);
   } catch (error) {
-    reader.cancel().catch(() => {});
-    if (error instanceof OutboundFetchError) throw error;
+    if (error instanceof BodyTooLarge) throw new OutboundFetchError(error.message);
     throw new OutboundFetchError(`the body could not be read: ${(error as Error)?.name ?? "error"}`);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 /**
@@ -113,6 +95,6 @@ export async function fetchOutbound(
   return {
     status: response.status,
     headers: response.headers,
-    text: await boundedBody(response, limits, aborted),
+    text: await bodyOf(response, limits, aborted),
   };
 }

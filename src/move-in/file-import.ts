@@ -63,9 +63,11 @@ export async function planFiles(deps: Deps, inputs: unknown[]): Promise<ImportRe
         deps.db.select({ id: files.id }).from(files).where(inArray(files.id, part)).all(),
       ),
     ).then((rows) => new Set(rows.flat().map((f) => f.id))),
+    // Only the buckets these records name: the single PUT of a file asks for one, not for every bucket.
     deps.db
       .select({ id: buckets.id })
       .from(buckets)
+      .where(inArray(buckets.id, [...new Set(checked.flatMap((c) => (c.ok ? [c.file.bucketId] : [])))]))
       .all()
       .then((rows) => new Set(rows.map((b) => b.id))),
   ]);

@@ -1,0 +1,43 @@
+/** A body over the bound: the reader is cancelled, nothing more is read. */
+export class BodyTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the body is larger than ${maxBytes} bytes`);
+    this.name = "BodyTooLarge";
+  }
+}
+
+/**
+ * The body of an answer from outside as text, read at most `maxBytes` and no longer than `aborted` allows: a remote
+ * party must not make one request hold megabytes or wait forever (an isolate has 128 MB). Throws `BodyTooLarge`, or
+ * whatever the read or `aborted` threw; the reader is cancelled either way. The callers (outbound GETs, hooks, the
+ * claims query) turn those into their own failures.
+ */
+export async function readBoundedText(
+  response: Response,
+  maxBytes: number,
+  aborted: Promise<never>,
+): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw new BodyTooLarge(maxBytes);
+      chunks.push(value);
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    throw error;
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
