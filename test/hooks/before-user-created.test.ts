@@ -193,6 +193,27 @@ describe("BEFORE_USER_CREATED refuses with the app's message, whichever way in",
   });
 });
 
+describe("under a crowd", () => {
+  it("200 sign-ups in flight, each asked once with its own signed call: all 200, every user created once", async () => {
+    const receiver = hookReceiver({ BEFORE_USER_CREATED: answers.json({ decision: "continue" }) });
+    const crowd = service({ ...NO_VERIFICATION, ...receiver.bindings });
+    const emails = Array.from({ length: 200 }, () => uniqueEmail("crowd"));
+    const answered = await Promise.all(
+      emails.map((email) => crowd.post("/signup/email-password", { email, password: PASSWORD })),
+    );
+    expect(answered.map((r) => r.status)).toEqual(Array(200).fill(200));
+    expect(receiver.unverified).toEqual([]);
+    const asked = receiver.callsOf("BEFORE_USER_CREATED").map((p) => p.user.email);
+    expect(asked.sort()).toEqual([...emails].sort());
+    const created = await env.DB.prepare(
+      "SELECT count(*) AS n FROM users WHERE email IN (SELECT value FROM json_each(?))",
+    )
+      .bind(JSON.stringify(emails.map((e) => e.toLowerCase())))
+      .first<{ n: number }>();
+    expect(created!.n).toBe(200);
+  }, 60_000);
+});
+
 describe("a 204 goes on", () => {
   it("the user is created", async () => {
     const receiver = hookReceiver({ BEFORE_USER_CREATED: answers.noContent() });
