@@ -66,6 +66,14 @@ describe("a user moved from Nhost", () => {
       /^[0-9a-f-]{36}$/,
     );
     expect((await userRow(id))!.email_verified).toBe(1);
+    // Replay: the same mailed link opened again (another browser, a forwarded mail) completes nothing.
+    const again = await svc.request(
+      "GET",
+      `/verify?ticket=${encodeURIComponent(secrets.ticket)}&type=emailVerify&redirectTo=${encodeURIComponent("http://localhost:3000/welcome")}`,
+    );
+    const replayed = new URL(again.headers.get("location") ?? "http://x/").searchParams;
+    expect(replayed.get("refreshToken")).toBeNull();
+    expect(replayed.get("error")).toBeTruthy();
 
     // The old password, then moved to argon2id by that sign-in.
     const signedIn = await signIn(email);
