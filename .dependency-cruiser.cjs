@@ -1,12 +1,14 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
 // admin, storage) over shared plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib
-// and the top-level errors, env and config). `src/index.ts` and `src/app.ts` compose them and may import anything.
-const FEATURES = "^src/(auth|oauth2|providers|admin|storage|move-in)/";
+// and the top-level errors, env and config). `src/index.ts`, `src/app.ts` and `src/consumers.ts` (the queues'
+// consumers) compose them and may import anything.
+const FEATURES = "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror)/";
 const PLUMBING =
-  "^src/(http|rate-limits|audit|hooks|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
+  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
-const FOLDERS_WITH_SUBFOLDERS = "^src/(auth|oauth2|providers|admin|storage|move-in|token-families)/";
+const FOLDERS_WITH_SUBFOLDERS =
+  "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|token-families)/";
 // Plumbing from the bottom up: a layer imports (at run time) only the layers below it.
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
@@ -17,7 +19,10 @@ const LAYERS = [
     "^src/token-families/",
     "token families: refresh-token rotation for sessions and OAuth2 grants, over db and lib",
   ],
-  ["^src/(mail|sms|audit)/", "outbound messages and the audit log, over db and lib"],
+  [
+    "^src/(mail|sms|audit|events)/",
+    "outbound messages, the audit log and the event stream's outbox and queues, over db and lib",
+  ],
   ["^src/rate-limits/", "rate limits: buckets, the RateLimiter object and their middleware"],
   ["^src/config\\.ts$", "config: parses every setting once, with the mail, rate-limit and provider parsers"],
   ["^src/http/", "http: the request context, validation, authentication of requests, shared fields"],
@@ -52,7 +57,7 @@ module.exports = {
       comment: "Shared plumbing serves every feature, so it cannot depend on one",
       severity: "error",
       from: { path: PLUMBING, pathNot: "^src/config\\.ts$" },
-      to: { path: `${FEATURES}|^src/(app|index)\\.ts$` },
+      to: { path: `${FEATURES}|^src/(app|index|consumers)\\.ts$` },
     },
     {
       name: "config-reads-only-feature-settings",
@@ -70,7 +75,10 @@ module.exports = {
       from: { path: FEATURES },
       to: {
         path: FEATURES,
-        pathNot: ["^src/$1/", "^src/(auth|oauth2|providers|admin|storage|move-in)/index\\.ts$"],
+        pathNot: [
+          "^src/$1/",
+          "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror)/index\\.ts$",
+        ],
       },
     },
     {

@@ -61,6 +61,9 @@ const workersPool = () =>
         AUTH_DEV_MAILBOX: "true",
         // Every test request comes from one address; test/rate-limits/rate-limits.test.ts switches it on.
         AUTH_RATE_LIMIT_ENABLE: "false",
+        // The queues' consumers run inside the pool with these bindings: a failed event or webhook delivery comes
+        // back after 1, 2, 4… seconds rather than 10, 20, 40… (test/webhooks/).
+        AUTH_EVENTS_RETRY_DELAY_SECONDS: "1",
         TEST_MIGRATIONS: await readD1Migrations("./migrations"),
       },
       // Outbound HTTP (HIBP, …) goes to a fake Worker instead of the internet; IMAGE_TRANSFORMER stays

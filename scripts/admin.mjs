@@ -204,6 +204,34 @@ const COMMANDS = {
     },
   },
   "import-nhost": importNhost,
+  "mirror-resync": {
+    summary: "rebuild the Postgres mirror (MIRROR_DB) from the service's data, page by page (docs/hasura.md)",
+    usage:
+      "mirror-resync [--cursor <c>]\n  --cursor resumes an interrupted run where its last progress line says.",
+    options: { cursor: { type: "string" } },
+    async run(cli, values) {
+      // Each phase's rows by the table it writes: a prune phase deletes, the next one writes.
+      const TABLES = { users: "auth.users", buckets: "storage.buckets", files: "storage.files" };
+      const totals = Object.fromEntries(
+        Object.values(TABLES).map((table) => [table, { table, written: 0, deleted: 0, skipped: 0 }]),
+      );
+      let cursor = values.cursor;
+      do {
+        const page = await cli.call("POST", "/mirror/resync", cursor ? { cursor } : {});
+        const total = totals[TABLES[page.phase.replace(/^prune-/, "")]];
+        total.written += page.written;
+        total.deleted += page.deleted;
+        total.skipped += page.skipped;
+        cursor = page.next;
+        if (cursor) console.error(`mirror-resync: ${page.phase} … (resume with --cursor '${cursor}')`);
+      } while (cursor);
+      const rows = Object.values(totals);
+      cli.show({ tables: rows }, () => {
+        cli.table(rows, ["table", "written", "deleted", "skipped"]);
+        console.log("\nThe mirror matches the service's data; events carry on from here.");
+      });
+    },
+  },
 };
 
 /**

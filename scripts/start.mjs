@@ -17,6 +17,7 @@ import {
   readDevVars,
   recordRunning,
 } from "./local.mjs";
+import { MIRROR_URL_VARIABLE, mirrorDevConfig, redacted } from "./mirror-binding.mjs";
 
 const WRANGLER = join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
 /** Where wrangler dev listens unless told otherwise (its default `ip`). */
@@ -67,6 +68,17 @@ if (added.length > 0)
   console.log(`start: wrote development secrets and switches to ${DEV_VARS} (${added.length} values)`);
 const urls = localUrls(port, readDevVars());
 
+// The Postgres mirror (docs/hasura.md): bound as MIRROR_DB only when a database is named.
+const mirrorUrl = process.env[MIRROR_URL_VARIABLE] || readDevVars()[MIRROR_URL_VARIABLE] || null;
+let mirror = null;
+if (mirrorUrl) {
+  try {
+    mirror = mirrorDevConfig(process.cwd(), mirrorUrl);
+  } catch (error) {
+    fail(error.message);
+  }
+}
+
 const migration = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local"], {
   encoding: "utf8",
   env: { ...process.env, CI: "true", NO_COLOR: "1" },
@@ -91,7 +103,7 @@ child = spawn(
     WRANGLER,
     "dev",
     "-c",
-    "wrangler.toml",
+    mirror ? mirror.config : "wrangler.toml",
     "-c",
     "wrangler.images.toml",
     "--port",
@@ -99,7 +111,10 @@ child = spawn(
     "--show-interactive-dev-session=false",
     ...vars,
   ],
-  { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+  {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...mirror?.env, WRANGLER_SEND_METRICS: "false" },
+  },
 );
 
 let ready = false;
@@ -156,6 +171,11 @@ const lines = [
   `  mail inbox    ${urls.auth}/dev/inbox`,
   `  admin console ${urls.auth}/admin/console  (secret: npm run admin -- secret)`,
 ];
+if (mirrorUrl) {
+  lines.push(
+    `  mirror        ${redacted(mirrorUrl)}  (Postgres, MIRROR_DB; rebuild: npm run admin -- mirror-resync)`,
+  );
+}
 if (info.corsOrigins) {
   lines.push(
     `  front-ends    ${info.corsOrigins.join(", ") || "none"} may call the APIs from a browser;`,

@@ -157,6 +157,11 @@ export const configSchema = z.object({
     .string()
     .regex(/^\/[\w/-]*\/v1$/, "must start with / and end with /v1")
     .default("/storage/v1"),
+  /**
+   * Who decides what a caller may do with a file (contract move-in §5.1b): `rules`, each bucket's own rules (storage
+   * contract §4); or `hasura`, the app's Hasura permissions on `storage.files`, asked as Nhost Storage asks them.
+   */
+  STORAGE_PERMISSIONS: z.enum(["rules", "hasura"]).default("rules"),
   AUTH_CLIENT_URL: url.default("http://localhost:3000"),
   AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: list(),
   AUTH_ACCESS_CONTROL_ALLOWED_EMAILS: list(),
@@ -208,6 +213,11 @@ export const configSchema = z.object({
   AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR: z.enum(["fail", "omit"]).default("fail"),
   HASURA_GRAPHQL_GRAPHQL_URL: url.optional(),
   HASURA_GRAPHQL_ADMIN_SECRET: z.string().min(1).optional(),
+  /**
+   * The event stream's first retry delay in seconds, doubled per attempt up to 12 hours (src/events/retry.ts). The
+   * default spans more than 24 hours over wrangler.toml's 16 retries; a smaller value shortens every wait.
+   */
+  AUTH_EVENTS_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   AUTH_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters")
@@ -393,6 +403,22 @@ function checkDevelopmentTransports(data: z.output<typeof configSchema>) {
 }
 
 /**
+ * `STORAGE_PERMISSIONS=hasura` asks the app's Hasura about every file: it needs the endpoint, and the admin secret
+ * for what Nhost Storage also does as the admin (completing an upload's row, undoing a half-done one). Hasura runs
+ * JWT mode only with an admin secret, so a Hasura that checks the service's tokens has one.
+ */
+function checkStoragePermissions(data: z.output<typeof configSchema>) {
+  if (data.STORAGE_PERMISSIONS !== "hasura") return;
+  for (const name of ["HASURA_GRAPHQL_GRAPHQL_URL", "HASURA_GRAPHQL_ADMIN_SECRET"] as const) {
+    if (!data[name]) {
+      throw new ConfigError(
+        `invalid configuration: STORAGE_PERMISSIONS=hasura needs ${name} (the app's Hasura, whose permissions on storage.files decide)`,
+      );
+    }
+  }
+}
+
+/**
  * The resource indicators (RFC 8707) this deployment serves: `AUTH_OAUTH2_PROVIDER_RESOURCES`, or the storage API.
  * Absolute URIs without a fragment; compared as written (a trailing slash makes another resource).
  */
@@ -490,6 +516,7 @@ export function getConfig(env: object): Config {
   );
   checkSmsTransport(data, hooks);
   checkDevelopmentTransports(data);
+  checkStoragePermissions(data);
   const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
   const config: Config = {
     ...data,

@@ -15,6 +15,11 @@ export interface Env extends GeneratedEnv {
   EMAIL?: SendEmail;
   /** Optional: where outbound HTTP goes instead of the internet (tests bind a fake). */
   OUTBOUND?: Fetcher;
+  /**
+   * Optional: the app's Postgres through Hyperdrive, where the mirror keeps Nhost's `auth` and `storage` tables
+   * (src/mirror/). Bound only when configured: `AUTH_MIRROR_DATABASE_URL` for `npm start`, wrangler.toml in production.
+   */
+  MIRROR_DB?: Hyperdrive;
   /** Variables and secrets, read and validated by config.ts. */
   [variable: string]: unknown;
 }

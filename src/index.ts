@@ -1,9 +1,12 @@
 import type { Hono } from "hono";
 import { createApp } from "./app";
 import { type Config, getConfig } from "./config";
+import { handleQueueBatch } from "./consumers";
+import { createDb } from "./db/client";
 import { runHousekeeping } from "./db/housekeeping";
 import type { Env } from "./env";
 import { ConfigError } from "./errors";
+import { drainOutbox } from "./events/outbox";
 import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
@@ -14,6 +17,9 @@ export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
 export { RateLimiter } from "./rate-limits/rate-limiter";
 export { SessionFamilies } from "./token-families";
 export { RefreshSession } from "./token-families/legacy";
+
+/** wrangler.toml's daily cron; the other one runs every minute. */
+const HOUSEKEEPING_CRON = "17 3 * * *";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 
@@ -74,7 +80,12 @@ export default {
       return lastResortAnswer(request, error);
     }
   },
-  async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(runHousekeeping(env, getConfig(env)));
+  async scheduled(controller, env, ctx) {
+    // Every minute: events whose request could not hand them to the queue (src/events/outbox.ts).
+    ctx.waitUntil(drainOutbox({ db: createDb(env.DB), queue: env.EVENTS, now: Date.now }));
+    if (controller.cron === HOUSEKEEPING_CRON) ctx.waitUntil(runHousekeeping(env, getConfig(env)));
+  },
+  async queue(batch, env) {
+    await handleQueueBatch(batch, env);
   },
 } satisfies ExportedHandler<Env>;

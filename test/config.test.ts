@@ -51,6 +51,28 @@ describe("config", () => {
     expect(config.defaultAllowedRoles).toEqual(["editor", "me"]);
   });
 
+  // Threat: storage permissions from Hasura with no Hasura to ask would have to guess: every file open, or every file
+  // shut. The deployment does not start instead, naming what is missing.
+  it("STORAGE_PERMISSIONS: rules by default; hasura only with the app's GraphQL endpoint and its admin secret", () => {
+    expect(getConfig({ ...env }).STORAGE_PERMISSIONS).toBe("rules");
+    const hasura = {
+      ...env,
+      STORAGE_PERMISSIONS: "hasura",
+      HASURA_GRAPHQL_GRAPHQL_URL: "https://hasura.example.com/v1/graphql",
+      HASURA_GRAPHQL_ADMIN_SECRET: "a-hasura-admin-secret",
+    };
+    expect(getConfig(hasura).STORAGE_PERMISSIONS).toBe("hasura");
+    expect(() => getConfig({ ...hasura, HASURA_GRAPHQL_GRAPHQL_URL: undefined })).toThrow(
+      "invalid configuration: STORAGE_PERMISSIONS=hasura needs HASURA_GRAPHQL_GRAPHQL_URL",
+    );
+    expect(() => getConfig({ ...hasura, HASURA_GRAPHQL_ADMIN_SECRET: undefined })).toThrow(
+      "invalid configuration: STORAGE_PERMISSIONS=hasura needs HASURA_GRAPHQL_ADMIN_SECRET",
+    );
+    expect(() => getConfig({ ...env, STORAGE_PERMISSIONS: "bucket-rules" })).toThrow(
+      /invalid configuration: STORAGE_PERMISSIONS: /,
+    );
+  });
+
   it.each([
     ["AUTH_PASSWORD_MIN_LENGTH", "nine"],
     ["AUTH_DISABLE_SIGNUP", "yes"],

@@ -1,21 +1,30 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
+import { mirrorAdminRoutes } from "../mirror";
 import { importAdminRoutes } from "../move-in";
 import { oauth2ClientAdminRoutes } from "../oauth2";
+import { webhookAdminRoutes } from "../webhooks";
 import { auditAdminRoutes } from "./audit-routes";
 import { consoleRoutes } from "./console/console-routes";
+import { deadLetterAdminRoutes } from "./dead-letter-routes";
 import { requireAdminSecret, requireConfiguredSecret } from "./guard";
 import { keyAdminRoutes } from "./key-routes";
 import { userAdminRoutes } from "./user-routes";
 
-/** The admin API (contract §10): users and their sessions, signing keys, OAuth2 clients, the audit log, imports. */
+/**
+ * The admin API (contract §10): users and their sessions, signing keys, OAuth2 clients, the audit log, webhooks and
+ * the event stream's dead letters (move-in §5), imports.
+ */
 const adminApi = new Hono<AppEnv>()
   .use(requireAdminSecret)
   .route("/", userAdminRoutes)
   .route("/", keyAdminRoutes)
   .route("/", oauth2ClientAdminRoutes)
   .route("/", auditAdminRoutes)
-  .route("/", importAdminRoutes);
+  .route("/", webhookAdminRoutes)
+  .route("/", deadLetterAdminRoutes)
+  .route("/", importAdminRoutes)
+  .route("/", mirrorAdminRoutes);
 
 /**
  * Mounted at `{AUTH_API_PREFIX}/admin`: the console's pages first (`/admin/console`, signed in with the admin secret

@@ -70,6 +70,8 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
       emailVerified: true,
       emailVerifiedAt: firstProof,
       passwordHash: null,
+      // A password set before the address was proven is gone: a change of password (the event stream says so).
+      passwordChangedAt: user.passwordHash ? now : user.passwordChangedAt,
       activeMfaType: null,
       totpSecret: null,
       totpLastStep: null,

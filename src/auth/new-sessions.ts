@@ -92,6 +92,7 @@ export async function createSession(
         expiresAt: now + lifetimeMs,
         userAgent,
         locator,
+        method: methodOf(deps.path),
       }),
       deps.db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
     ]),

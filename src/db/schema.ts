@@ -38,6 +38,11 @@ export const users = sqliteTable(
     totpLastStep: integer("totp_last_step"),
     /** When TOTP was last activated (null while it is off). */
     totpEnabledAt: integer("totp_enabled_at"),
+    /**
+     * When the user last chose a new password (change, reset, set on an anonymous account). A rehash of the same
+     * password at sign-in leaves it alone, which is how the `password.changed` event (migration 0020) tells them apart.
+     */
+    passwordChangedAt: integer("password_changed_at"),
     metadata: text("metadata", { mode: "json" })
       .$type<Record<string, unknown>>()
       .notNull()
@@ -63,6 +68,8 @@ export const sessions = sqliteTable(
      * for sessions from before, until their next refresh (the legacy drawer, src/token-families/legacy/).
      */
     locator: text("locator"),
+    /** How the session began (`email-password`, `provider:github`, …: src/audit/events.ts `methodOf`); null if unknown. */
+    method: text("method"),
   },
   (t) => [index("sessions_user_id").on(t.userId), index("sessions_expires_at").on(t.expiresAt)],
 );
@@ -259,8 +266,9 @@ export const files = sqliteTable(
     /** Quoted hex MD5 of the bytes, computed while they stream in. */
     etag: text("etag").notNull(),
     /**
-     * Where the bytes are in R2: `<bucketId>/<id>` for an upload, `<bucketId>/<id>/<version>` after a replace, so a
-     * replace never overwrites bytes that another request may be reading or recording (docs/decisions.md).
+     * Where the bytes are in R2: `<bucketId>/<id>` for an upload, `<bucketId>/<id>/<version>` after a replace (and
+     * for an upload under `STORAGE_PERMISSIONS=hasura`, stored before Hasura is asked), so a replace never overwrites
+     * bytes that another request may be reading or recording (docs/decisions.md).
      */
     objectKey: text("object_key").notNull().default(""),
     /** Pixel size of an image as shown (EXIF orientation applied), read from its header at upload; else null. */
@@ -609,3 +617,112 @@ export interface ImportedParts {
 }
 
 export type ImportLedgerRow = typeof importLedger.$inferSelect;
+
+/**
+ * The outbox of the event stream (contract move-in §5, src/events/): one row per change to a user, a session or a
+ * file, written by the database itself (triggers of migration 0020) in the statement that makes the change, so there
+ * is no change without its event and no event without its change, whichever code path wrote. A row leaves once the
+ * EVENTS queue has it (src/events/outbox.ts).
+ */
+export const eventOutbox = sqliteTable("event_outbox", {
+  /** Insertion order: the drain sends oldest first. */
+  position: integer("position").primaryKey({ autoIncrement: true }),
+  /** The event's id, unique forever: consumers deduplicate on it. */
+  id: text("id").notNull().unique().default(sql`('evt_' || lower(hex(randomblob(16))))`),
+  type: text("type").notNull(),
+  /** Whose stream the event is in: the user's id, or `file:<id>` for a file no user uploaded. */
+  subject: text("subject").notNull(),
+  /** 1, 2, 3, … per subject (event_sequences): the order a consumer restores. */
+  sequence: integer("sequence").notNull(),
+  at: integer("at")
+    .notNull()
+    .default(sql`(CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER))`),
+  data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  /** Set while one drain is sending the row, so that two drains do not send it twice; null when free. */
+  claimedUntil: integer("claimed_until"),
+});
+
+export type EventOutboxRow = typeof eventOutbox.$inferSelect;
+
+/** The last sequence number given per subject (a user's id, or `file:<id>`); kept after the subject is gone. */
+export const eventSequences = sqliteTable("event_sequences", {
+  subject: text("subject").primaryKey(),
+  last: integer("last").notNull(),
+});
+
+/**
+ * Subjects whose changes write no event, for the length of one batch: the Nhost import (src/move-in/) puts its
+ * subjects here in the first statement of its batch and takes them out in the last (contract move-in §2: the import
+ * sends no per-user events, only `import.completed`). A batch is one transaction, so no other request's change to the
+ * same subject is ever muted.
+ */
+export const eventMutes = sqliteTable("event_mutes", {
+  subject: text("subject").primaryKey(),
+});
+
+/**
+ * Messages that exhausted their retries on a queue (the dead-letter queue's consumer keeps them here: src/events/),
+ * for the console to list and redeliver.
+ */
+export const deadLetters = sqliteTable(
+  "dead_letters",
+  {
+    id: text("id").primaryKey(),
+    /** The queue the message failed on. */
+    queue: text("queue").notNull(),
+    body: text("body", { mode: "json" }).$type<unknown>().notNull(),
+    attempts: integer("attempts").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [index("dead_letters_at").on(t.at)],
+);
+
+export type DeadLetterRow = typeof deadLetters.$inferSelect;
+
+/**
+ * Webhook endpoints (contract move-in §5.2, src/webhooks/). The signing secret is needed in clear to sign, so it is
+ * sealed with AES-256-GCM under `AUTH_ENCRYPTION_KEY` rather than hashed.
+ */
+export const webhookEndpoints = sqliteTable("webhook_endpoints", {
+  id: text("id").primaryKey(),
+  url: text("url").notNull(),
+  /** Event types delivered; empty means every type. */
+  events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+  description: text("description"),
+  secretSealed: text("secret_sealed").notNull(),
+  disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/** One event to one endpoint: created when the event reaches the endpoint's fan-out, one per (endpoint, event). */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    /** The body posted, as signed: `{id, type, timestamp, subject, sequence, data}`. */
+    payload: text("payload").notNull(),
+    status: text("status").$type<"pending" | "delivered" | "failed">().notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    /** The receiver's last HTTP status (null: no answer). */
+    lastStatus: integer("last_status"),
+    /** Why the last attempt failed, or the start of the receiver's answer. */
+    lastResponse: text("last_response"),
+    lastAttemptAt: integer("last_attempt_at"),
+    deliveredAt: integer("delivered_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_endpoint_event").on(t.endpointId, t.eventId),
+    index("webhook_deliveries_endpoint_created").on(t.endpointId, t.createdAt),
+  ],
+);
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;

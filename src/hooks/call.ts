@@ -1,10 +1,10 @@
-import { Webhook } from "standardwebhooks";
 import type { Audit } from "../audit/events";
 import { UnavailableError } from "../errors";
 import { whenAborted } from "../lib/abort";
 import { BodyTooLarge, readBoundedText } from "../lib/bounded-body";
 import { randomUuid } from "../lib/crypto";
 import { checkOutboundUrl } from "../lib/outbound-url";
+import { standardWebhookHeaders } from "../lib/standard-webhooks";
 import type { HookName, HooksConfig } from "./config";
 
 /**
@@ -56,13 +56,10 @@ export function isHookConfigured(deps: { config: { hooks: HooksConfig } }, name:
 
 /** The signed request of one call: a fresh id per call, the current time, the exact bytes that are sent. */
 export function signedRequest(secret: string, body: string, at = new Date()): Record<string, string> {
-  const id = `msg_${randomUuid()}`;
   return {
     "content-type": "application/json",
     accept: "application/json",
-    "webhook-id": id,
-    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-    "webhook-signature": new Webhook(secret).sign(id, at, body),
+    ...standardWebhookHeaders(secret, `msg_${randomUuid()}`, body, at),
   };
 }
 

@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { auditRecorder } from "../audit/record";
 import type { Config } from "../config";
 import { createDb } from "../db/client";
+import { drainOutbox, mayHaveWritten } from "../events/outbox";
 import { createMailer } from "../mail/create-mailer";
 import { createSmsSender } from "../sms/create-sender";
 import type { AppEnv } from "./app-env";
@@ -48,6 +49,10 @@ export function requestContext(config: Config) {
     });
     await next();
     c.header("X-Request-Id", requestId);
+    // The events this request's changes wrote go to the queue after the answer (src/events/outbox.ts).
+    if (c.env.EVENTS && mayHaveWritten(c.req.method, c.req.path)) {
+      background(drainOutbox({ db, queue: c.env.EVENTS, now: Date.now }));
+    }
   });
 }
 

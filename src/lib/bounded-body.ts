@@ -41,3 +41,31 @@ export async function readBoundedText(
   }
   return new TextDecoder().decode(bytes);
 }
+
+/**
+ * The first `maxBytes` of an answer as text, the rest left unread (the reader is cancelled): for answers kept only
+ * as a clue, such as what a webhook receiver said, where a long body is no failure. A character cut in two at the
+ * end decodes as U+FFFD. Throws whatever the read or `aborted` threw.
+ */
+export async function readTextPrefix(
+  response: Response,
+  maxBytes: number,
+  aborted: Promise<never>,
+): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const bytes = new Uint8Array(maxBytes);
+  let size = 0;
+  try {
+    while (size < maxBytes) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      const take = Math.min(value.byteLength, maxBytes - size);
+      bytes.set(value.subarray(0, take), size);
+      size += take;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(bytes.subarray(0, size));
+}

@@ -1,5 +1,5 @@
 import { whenAborted } from "./abort";
-import { BodyTooLarge, readBoundedText } from "./bounded-body";
+import { BodyTooLarge, readBoundedText, readTextPrefix } from "./bounded-body";
 import { checkOutboundUrl, type OutboundPolicy } from "./outbound-url";
 
 /**
@@ -97,4 +97,56 @@ export async function fetchOutbound(
     headers: response.headers,
     text: await bodyOf(response, limits, aborted),
   };
+}
+
+export interface OutboundPost {
+  headers: Record<string, string>;
+  body: string;
+  /** Headers and the part of the body kept, together. */
+  timeoutMs: number;
+  /** How much of the answer's body is read and returned; the rest is left unread. */
+  keepBytes: number;
+}
+
+/**
+ * POSTs `post.body` to `value` under `policy`, for a caller that reports what the receiver answered (webhook
+ * deliveries): the URL checked first (`OutboundUrlRefused`, before any fetch), bounded time, a redirect not followed
+ * but returned as the answer it is (the body was signed for this URL; following would post it elsewhere), and only
+ * the first `keepBytes` of the answer read. Every status comes back; `OutboundFetchError` means no answer came
+ * (unreachable, or none in time). The caller is trusted with the status and the answer (an operator's own
+ * receiver), unlike `fetchOutbound`'s callers, which must not tell how a fetch failed.
+ */
+export async function postOutbound(
+  fetcher: typeof fetch,
+  value: string,
+  policy: OutboundPolicy,
+  post: OutboundPost,
+): Promise<{ status: number; text: string }> {
+  const verdict = checkOutboundUrl(value, policy);
+  if (!verdict.ok) throw new OutboundUrlRefused(verdict.reason);
+  const signal = AbortSignal.timeout(post.timeoutMs);
+  const aborted = whenAborted(signal);
+  let response: Response;
+  try {
+    response = await Promise.race([
+      fetcher(verdict.url.href, {
+        method: "POST",
+        redirect: "manual",
+        headers: post.headers,
+        body: post.body,
+        signal,
+      }),
+      aborted,
+    ]);
+  } catch (error) {
+    const name = (error as Error)?.name ?? "error";
+    throw new OutboundFetchError(
+      signal.aborted || name === "TimeoutError"
+        ? `no answer within ${post.timeoutMs} ms`
+        : `unreachable: ${name}`,
+    );
+  }
+  // The status is the answer: a body that stalls or breaks after it costs only the clue the body was.
+  const text = await readTextPrefix(response, post.keepBytes, aborted).catch(() => "");
+  return { status: response.status, text };
 }

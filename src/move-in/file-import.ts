@@ -1,6 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
 import { buckets, files } from "../db/schema";
 import { AppError, UnavailableError } from "../errors";
+import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { forgetFile, initialObjectKey, StorageError, storeStream } from "../storage";
@@ -168,13 +169,19 @@ export async function importFile(
   };
   const now = deps.now();
   try {
-    await deps.db.batch([
-      deps.db
-        .insert(files)
-        .values({ id: file.id, ...row })
-        .onConflictDoUpdate({ target: files.id, set: row }),
-      recordImport(deps.db, "file", file.id, fingerprint, now),
-    ]);
+    // No per-file event (contract move-in §2): the file's stream is muted for this batch.
+    const [first, ...rest] = withoutEvents(
+      deps.db,
+      [file.uploadedByUserId ?? `file:${file.id}`],
+      [
+        deps.db
+          .insert(files)
+          .values({ id: file.id, ...row })
+          .onConflictDoUpdate({ target: files.id, set: row }),
+        recordImport(deps.db, "file", file.id, fingerprint, now),
+      ],
+    );
+    await deps.db.batch([first!, ...rest]);
   } catch (error) {
     await deps.env.FILES.delete(objectKey);
     throw error;

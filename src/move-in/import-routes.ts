@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { auditAdminAction } from "../audit/admin-action";
 import { AppError } from "../errors";
+import { eventStatements } from "../events/record";
 import type { AppEnv } from "../http/app-env";
 import { NO_CONTENT, operation } from "../http/documented";
 import { jsonBody, queryParams } from "../http/validation";
@@ -132,13 +133,15 @@ export const importAdminRoutes = new Hono<AppEnv>()
     "/import/nhost/completed",
     operation({
       summary: "Record a finished import",
-      description: `Writes one \`admin.import.completed\` event to the audit log with the run's report. ${GUIDE}`,
+      description: `Writes one \`admin.import.completed\` event to the audit log and one \`import.completed\` event to the event stream (webhooks; the import itself sends no per-user events), with the run's report. ${GUIDE}`,
       security: "admin-secret",
       answers: { 204: NO_CONTENT() },
     }),
     jsonBody(completedBody),
-    (c) => {
-      auditAdminAction(c, "import.completed", null, { report: c.req.valid("json").report });
+    async (c) => {
+      const { report } = c.req.valid("json");
+      await c.var.deps.db.batch(eventStatements(c.var.deps.db, "import.completed", "import", { report }));
+      auditAdminAction(c, "import.completed", null, { report });
       return c.body(null, 204);
     },
   );

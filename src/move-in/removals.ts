@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import { importLedger, users } from "../db/schema";
+import { eventMutes, files, importLedger, users } from "../db/schema";
+import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { deleteBucket, removeFile, StorageError } from "../storage";
 import { ledgerRows } from "./ledger";
@@ -31,12 +32,35 @@ export async function removeImported(
       .delete(importLedger)
       .where(and(eq(importLedger.kind, kind), eq(importLedger.id, id)));
     if (kind === "user") {
-      await deps.db.batch([deps.db.delete(users).where(eq(users.id, id)), forget]);
+      const [first, ...rest] = withoutEvents(
+        deps.db,
+        [id],
+        [deps.db.delete(users).where(eq(users.id, id)), forget],
+      );
+      await deps.db.batch([first!, ...rest]);
       deps.audit({ type: "admin.user.delete", userId: id, detail: { by: "import-nhost" } });
     } else if (kind === "file") {
-      await removeFile(deps, id).catch((error) => {
-        if (!(error instanceof StorageError)) throw error;
-      });
+      // removeFile is storage's own write, not a batch of ours: its subject is muted around it. A change of the same
+      // file by someone else meanwhile would go unannounced too; before the cut-over, nobody else has it.
+      const file = await deps.db
+        .select({ owner: files.uploadedByUserId })
+        .from(files)
+        .where(eq(files.id, id))
+        .get();
+      const subject = file?.owner ?? `file:${id}`;
+      const ownedByMe = await deps.db
+        .insert(eventMutes)
+        .values({ subject })
+        .onConflictDoNothing()
+        .returning()
+        .get();
+      try {
+        await removeFile(deps, id).catch((error) => {
+          if (!(error instanceof StorageError)) throw error;
+        });
+      } finally {
+        if (ownedByMe) await deps.db.delete(eventMutes).where(eq(eventMutes.subject, subject));
+      }
       await forget;
     } else {
       try {

@@ -1,5 +1,6 @@
 import type { ImportLedgerRow } from "../db/schema";
 import { UnavailableError } from "../errors";
+import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { type CheckedUser, checkUser } from "./user-checks";
 import { type Statement, writeUser } from "./user-writes";
@@ -26,7 +27,10 @@ export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean
     return plans.get(c.user.id)!.result;
   });
   if (dryRun) return results;
-  const writes = [...plans.values()].filter((plan) => plan.statements.length > 0);
+  // The import writes no per-user events (contract move-in §2): each user's rows go in muted.
+  const writes = [...plans.entries()]
+    .filter(([, plan]) => plan.statements.length > 0)
+    .map(([id, plan]) => ({ ...plan, statements: withoutEvents(deps.db, [id], plan.statements) }));
   if (writes.length === 0) return results;
   try {
     await deps.db.batch(writes.flatMap((plan) => plan.statements) as [Statement, ...Statement[]]);

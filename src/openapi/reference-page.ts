@@ -20,6 +20,9 @@ const STYLE = `
   h4 { margin: 1rem 0 .3rem; }
   details.operation { border: 1px solid var(--line); border-radius: 8px; margin: .5rem 0; padding: .4rem .8rem; }
   details.operation > summary { cursor: pointer; }
+  /* A long path (…/deliveries/{deliveryId}/redeliver) breaks anywhere on a phone rather than widen the page. No
+     child combinator: this text is HTML-escaped into the page (">" arrives as "&gt;", which CSS does not read). */
+  details.operation summary code { overflow-wrap: anywhere; }
   .summary { margin-left: .6rem; color: var(--muted); }
   .method { display: inline-block; min-width: 4.2rem; font-weight: 700; font-family: ui-monospace, monospace; }
   .get { color: #1a7f37; } .post { color: #2457d6; } .put, .patch { color: #9a6700; } .delete { color: #cf222e; }

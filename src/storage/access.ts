@@ -10,7 +10,11 @@ import { StorageError } from "./errors";
  * the auth service, with the role it acts as), or the `public` role. An invalid or expired token counts as none:
  * the client sends its token on every request.
  */
-export type Caller = { kind: "admin" } | { kind: "user"; id: string; role: string } | { kind: "public" };
+export type Caller =
+  | { kind: "admin" }
+  /** `token`: the access token as the caller sent it, which Hasura sees when it decides (hasura-permissions.ts). */
+  | { kind: "user"; id: string; role: string; token: string }
+  | { kind: "public" };
 
 const PUBLIC_ROLE = "public";
 
@@ -26,14 +30,14 @@ export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
   if (admin.outcome === "right") return { kind: "admin" };
   const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const payload = token ? await verifyAccessToken(config, token) : null;
-  if (!payload) return { kind: "public" };
+  if (!token || !payload) return { kind: "public" };
   const claims = payload[HASURA_NAMESPACE] ?? {};
   const allowed = Array.isArray(claims["x-hasura-allowed-roles"])
     ? (claims["x-hasura-allowed-roles"] as string[])
     : [];
   const asked = c.req.header("x-hasura-role");
   const role = asked && allowed.includes(asked) ? asked : String(claims["x-hasura-default-role"] ?? "");
-  return { kind: "user", id: payload.sub, role };
+  return { kind: "user", id: payload.sub, role, token };
 }
 
 /**

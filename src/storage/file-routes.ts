@@ -6,6 +6,7 @@ import { allows, identifyCaller } from "./access";
 import { deliverFile, readPolicy } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";
 import { removeFile } from "./file-admin";
+import { decidedByHasura, hasuraDeleteFile, hasuraMayRead, hasuraReadPolicy } from "./hasura-permissions";
 import { presignedUrl, verifyPresigned } from "./presign";
 import { findFileWithBucket, wireFileSchema } from "./records";
 import { replaceFile } from "./replace";
@@ -13,6 +14,11 @@ import { uploadFiles } from "./upload";
 
 const presignedDisabled = () =>
   new StorageError(403, "presigned URLs are not enabled on the bucket where this file is located in");
+
+/** What the descriptions add for `STORAGE_PERMISSIONS=hasura` (contract move-in §5.1b). */
+const underHasura = (permission: string) =>
+  ` Under \`STORAGE_PERMISSIONS=hasura\`, the app's Hasura decides instead (its ${permission} permission on ` +
+  "`storage.files`, asked with the caller's token); 503 when it does not answer.";
 
 const fileBinary = (description: string) => ({ description, media: "binary" as const });
 const DOWNLOAD_ANSWERS = {
@@ -41,7 +47,8 @@ export const fileRoutes = new Hono<AppEnv>()
       description:
         "*multipart*: an optional `bucket-id` part, then per file an optional `metadata[]` JSON part (`id`, `name`, " +
         "`metadata`) before its `file[]` part. The bucket's rules decide who may (403), its sizes and MIME types what " +
-        "(400); the MIME type is sniffed from the bytes. Streamed into R2.",
+        "(400); the MIME type is sniffed from the bytes. Streamed into R2." +
+        underHasura("insert"),
       security: "optional-bearer",
       request: {
         target: "multipart",
@@ -71,19 +78,28 @@ export const fileRoutes = new Hono<AppEnv>()
       description:
         "The file's bytes if the bucket's read rule lets the caller (else 404, also for a file that exists: a 403 " +
         "would confirm it). Conditional requests and byte ranges; images transform with `w`, `h`, `q`, `b` and `f` " +
-        "(`f=auto` follows `Accept`).",
+        "(`f=auto` follows `Accept`)." +
+        underHasura("select"),
       security: "optional-bearer",
       request: { target: "query", schema: transformQuery },
       answers: DOWNLOAD_ANSWERS,
     }),
-    async (c) => deliverFile(c.var.deps, c.req.raw, c.req.param("id"), readPolicy(await identifyCaller(c))),
+    async (c) => {
+      const { deps } = c.var;
+      const [id, caller] = [c.req.param("id"), await identifyCaller(c)];
+      const policy = decidedByHasura(deps.config)
+        ? await hasuraReadPolicy(deps, caller, id)
+        : readPolicy(caller);
+      return deliverFile(deps, c.req.raw, id, policy);
+    },
   )
   .put(
     "/files/:id",
     operation({
       summary: "Replace a file's contents",
       description:
-        "*multipart*, one `file[]` (and an optional `metadata[]`): new bytes under the same id. The update rule applies (403).",
+        "*multipart*, one `file[]` (and an optional `metadata[]`): new bytes under the same id. The update rule applies (403)." +
+        underHasura("update"),
       security: "optional-bearer",
       answers: { 200: { description: "The file as it is now.", schema: wireFileSchema } },
     }),
@@ -93,7 +109,9 @@ export const fileRoutes = new Hono<AppEnv>()
     "/files/:id",
     operation({
       summary: "Delete a file",
-      description: "The record, its bytes and its cached image variants. The delete rule applies (403).",
+      description:
+        "The record, its bytes and its cached image variants. The delete rule applies (403)." +
+        underHasura("delete"),
       security: "optional-bearer",
       answers: { 204: { description: "Deleted.", media: "empty" } },
     }),
@@ -101,10 +119,11 @@ export const fileRoutes = new Hono<AppEnv>()
       const { deps } = c.var;
       const found = await findFileWithBucket(deps.db, c.req.param("id"));
       if (!found) throw fileNotFound();
-      // A write path: the contract answers 403 here, where read paths hide the file behind a 404.
-      if (!allows(found.bucket.rules.delete, await identifyCaller(c), found.file.uploadedByUserId)) {
-        throw notAuthorized();
-      }
+      const caller = await identifyCaller(c);
+      // A write path: the contract answers 403 here, where read paths hide the file behind a 404. Under Hasura, its
+      // delete permission decides, and the record and bytes go only once the app's row went.
+      if (decidedByHasura(deps.config)) await hasuraDeleteFile(deps, caller, found.file.id);
+      else if (!allows(found.bucket.rules.delete, caller, found.file.uploadedByUserId)) throw notAuthorized();
       await removeFile(deps, found.file.id);
       return c.body(null, 204);
     },
@@ -115,7 +134,8 @@ export const fileRoutes = new Hono<AppEnv>()
       summary: "A presigned URL",
       description:
         "A URL that downloads the file without a token until it expires (the bucket's `downloadExpiration`, seconds). " +
-        "403 when the bucket has presigned URLs off.",
+        "403 when the bucket has presigned URLs off; 404 when the read rule does not let the caller." +
+        underHasura("select"),
       security: "optional-bearer",
       answers: {
         200: {
@@ -126,8 +146,12 @@ export const fileRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const { deps } = c.var;
-      const found = await findFileWithBucket(deps.db, c.req.param("id"));
-      if (!found || !allows(found.bucket.rules.read, await identifyCaller(c), found.file.uploadedByUserId)) {
+      const [id, caller] = [c.req.param("id"), await identifyCaller(c)];
+      const hasura = decidedByHasura(deps.config);
+      // Under Hasura, asked before the record is read: what the caller cannot see is not found, existing or not.
+      if (hasura) await hasuraMayRead(deps, caller, id);
+      const found = await findFileWithBucket(deps.db, id);
+      if (!found || (!hasura && !allows(found.bucket.rules.read, caller, found.file.uploadedByUserId))) {
         throw fileNotFound();
       }
       if (!found.bucket.presignedUrlsEnabled) throw presignedDisabled();

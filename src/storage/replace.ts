@@ -6,11 +6,12 @@ import { randomUuid } from "../lib/crypto";
 import { metadataSchema } from "../lib/json-metadata";
 import { allows, type Caller } from "./access";
 import { badRequest, fileNotFound, notAuthorized, StorageError } from "./errors";
+import { decidedByHasura, hasuraReplaceFile, hasuraSyncFile } from "./hasura-permissions";
 import { deleteVariants } from "./images/variants";
 import { multipartParts, readSmallPart } from "./multipart";
 import { forgetFile } from "./record-cache";
 import { findFileWithBucket, toWireFile, type WireFile } from "./records";
-import { type StoredContent, storeContent } from "./upload";
+import { type StoredContent, storeContent } from "./store-content";
 
 const replaceMetadata = z.object({
   name: z.string().min(1).max(1024).optional(),
@@ -36,7 +37,9 @@ const replacedMeanwhile = () => new StorageError(409, "the file was changed by a
  * to a new key, `<bucketId>/<id>/<version>`, and the record moves to it by a compare-and-swap on the key it had
  * when the request began. Of two racing replaces one wins and the other is a 409 whose bytes are removed; a delete
  * during the upload makes it a 404. The old bytes stay readable until the swap and are removed after it. The first
- * `file` part is used; further ones are read past and ignored (docs/decisions.md).
+ * `file` part is used; further ones are read past and ignored (docs/decisions.md). Under Hasura
+ * (hasura-permissions.ts), the app's row takes the new values under the caller's update permission between the
+ * upload and the swap: nothing the file is made of changes before Hasura said yes.
  */
 export async function replaceFile(
   deps: Deps,
@@ -47,7 +50,9 @@ export async function replaceFile(
   const found = await findFileWithBucket(deps.db, id);
   if (!found) throw fileNotFound();
   const { file, bucket } = found;
-  if (!allows(bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
+  const hasura = decidedByHasura(deps.config);
+  // Under Hasura, its update permission decides once the new bytes are known (it may check their type and size).
+  if (!hasura && !allows(bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
   if (!file.isUploaded) throw replacedMeanwhile();
   const key = `${bucket.id}/${file.id}/${randomUuid()}`;
   let entry: z.infer<typeof replaceMetadata> = {};
@@ -70,10 +75,23 @@ export async function replaceFile(
     throw error;
   }
   if (!stored) throw badRequest("a file part is required");
+  const name = entry.name ?? (stored.filename || file.name);
+  if (hasura) {
+    // Refused or unanswered: the new bytes go, and the record and its bytes are as they were.
+    await hasuraReplaceFile(deps, caller, file.id, {
+      ...stored,
+      bucketId: bucket.id,
+      name,
+      metadata: entry.metadata,
+    }).catch(async (error) => {
+      await deps.env.FILES.delete(key);
+      throw error;
+    });
+  }
   const row = await deps.db
     .update(files)
     .set({
-      name: entry.name ?? (stored.filename || file.name),
+      name,
       size: stored.size,
       mimeType: stored.mimeType,
       etag: stored.etag,
@@ -89,7 +107,10 @@ export async function replaceFile(
   forgetFile(file.id);
   if (!row) {
     await deps.env.FILES.delete(key);
-    throw (await findFileWithBucket(deps.db, id)) ? replacedMeanwhile() : fileNotFound();
+    const current = await findFileWithBucket(deps.db, id);
+    // The app's row took this replace's values: it goes back to the record that won (or went with the delete).
+    if (hasura && current) await hasuraSyncFile(deps, current.file);
+    throw current ? replacedMeanwhile() : fileNotFound();
   }
   // The old bytes and the variants made from them are unreachable now (variant keys carry the old MD5).
   deps.background(

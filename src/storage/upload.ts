@@ -1,6 +1,5 @@
 import type { Readable } from "node:stream";
 import { and, eq, inArray } from "drizzle-orm";
-import { fileTypeFromBuffer } from "file-type";
 import { z } from "zod";
 import { type BucketRow, type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
@@ -8,10 +7,11 @@ import { randomUuid } from "../lib/crypto";
 import { metadataSchema } from "../lib/json-metadata";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
-import { imageDimensions } from "./images/dimensions";
+import { decidedByHasura, hasuraForgetFiles } from "./hasura-permissions";
 import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
-import { type StoredObject, storeStream } from "./r2-writer";
 import { findBucket, initialObjectKey, toWireFile, type WireFile } from "./records";
+import { storeContent } from "./store-content";
+import { storeFileUnderHasura } from "./upload-hasura";
 
 /** `metadata[]` entries (storage contract §2): one per file, in order. */
 const metadataEntry = z.object({
@@ -31,64 +31,6 @@ function parseMetadata(text: string): MetadataEntry {
   const parsed = metadataEntry.safeParse(json);
   if (!parsed.success) throw badRequest(`metadata[]: ${parsed.error.issues[0]?.message ?? "invalid"}`);
   return parsed.data;
-}
-
-/** `image/*` matches every image type; anything else matches itself. */
-function mimeAllowed(bucket: BucketRow, mimeType: string): boolean {
-  if (bucket.allowedMimeTypes.length === 0) return true;
-  return bucket.allowedMimeTypes.some((pattern) =>
-    pattern.endsWith("/*") ? mimeType.startsWith(pattern.slice(0, -1)) : pattern === mimeType,
-  );
-}
-
-/** The declared type, unless it says nothing (empty or octet-stream): then the first bytes decide. */
-async function resolveMimeType(declared: string, head: Uint8Array): Promise<string> {
-  if (declared && declared !== "application/octet-stream") return declared;
-  return (await fileTypeFromBuffer(head.subarray(0, 4100)))?.mime ?? "application/octet-stream";
-}
-
-export interface StoredContent extends StoredObject {
-  /** The image's size as shown, when its header could be read from the first bytes. */
-  image: { width: number; height: number } | null;
-}
-
-/**
- * Streams a file part into R2 under `key`, with the bucket's size and type rules; the MIME type is the declared one
- * or, when that says nothing, sniffed from the first bytes, which also give an image's size. Nothing is written
- * when a rule refuses the file; a body that breaks off is a `MalformedUpload` and leaves nothing either.
- */
-export async function storeContent(
-  deps: Deps,
-  bucket: BucketRow,
-  key: string,
-  part: { mimeType: string; stream: Readable },
-): Promise<StoredContent> {
-  let image: StoredContent["image"] = null;
-  const stored = await storeStream(deps.env.FILES, key, bodyOf(part.stream), {
-    minSize: bucket.minUploadFileSize,
-    maxSize: bucket.maxUploadFileSize,
-    mimeTypeOf: async (head) => {
-      const mimeType = await resolveMimeType(part.mimeType, head);
-      if (!mimeAllowed(bucket, mimeType)) {
-        throw badRequest(`file type ${mimeType} is not allowed in this bucket`, {
-          allowedMimeTypes: bucket.allowedMimeTypes,
-        });
-      }
-      if (mimeType.startsWith("image/")) image = imageDimensions(head);
-      return mimeType;
-    },
-  });
-  return { ...stored, image };
-}
-
-/** A part's bytes; the stream failing (the body ended before the part did) is the client's fault: a 400. */
-async function* bodyOf(stream: Readable): AsyncIterable<Uint8Array> {
-  try {
-    for await (const chunk of stream as AsyncIterable<Uint8Array>) yield chunk;
-  } catch (error) {
-    if (error instanceof StorageError) throw error;
-    throw new MalformedUpload(error instanceof Error ? error.message : String(error));
-  }
 }
 
 /**
@@ -152,13 +94,22 @@ async function storeFile(
   }
 }
 
-/** Removes files of this upload that will not be kept: records first (nothing points at the bytes), then bytes. */
+/**
+ * Removes files of this upload that will not be kept: records first (nothing points at the bytes), then bytes, then
+ * (under Hasura) the app's rows this upload inserted.
+ */
 async function discard(deps: Deps, rows: FileRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 90) {
     const ids = rows.slice(i, i + 90).map((row) => row.id);
     await deps.db.delete(files).where(and(inArray(files.id, ids), eq(files.isUploaded, false)));
   }
   if (rows.length > 0) await deps.env.FILES.delete(rows.map((row) => row.objectKey));
+  if (rows.length > 0 && decidedByHasura(deps.config)) {
+    await hasuraForgetFiles(
+      deps,
+      rows.map((row) => row.id),
+    );
+  }
 }
 
 /** Makes the files of this upload visible, all at once (D1 binds at most 100 parameters a statement). */
@@ -179,7 +130,8 @@ async function publish(deps: Deps, rows: FileRow[]): Promise<WireFile[]> {
 async function uploadBucket(deps: Deps, bucketId: string, caller: Caller): Promise<BucketRow> {
   const bucket = await findBucket(deps.db, bucketId);
   if (!bucket) throw bucketNotFound();
-  if (!allows(bucket.rules.upload, caller)) throw notAuthorized();
+  // Under Hasura, its insert permission decides, file by file (upload-hasura.ts).
+  if (!decidedByHasura(deps.config) && !allows(bucket.rules.upload, caller)) throw notAuthorized();
   return bucket;
 }
 
@@ -226,7 +178,8 @@ export async function uploadFiles(deps: Deps, request: Request, caller: Caller):
         filesSeen += 1;
         checkPairing(entries.length, filesSeen, false);
         bucket ??= await uploadBucket(deps, bucketId, caller);
-        stored.push(await storeFile(deps, bucket, part, entries[filesSeen - 1], caller));
+        const store = decidedByHasura(deps.config) ? storeFileUnderHasura : storeFile;
+        stored.push(await store(deps, bucket, part, entries[filesSeen - 1], caller));
       } else {
         part.stream.resume(); // not ours: let the parser move past it
       }
@@ -238,6 +191,9 @@ export async function uploadFiles(deps: Deps, request: Request, caller: Caller):
       throw new StorageError(error.status, error.message, {
         data: error.data,
         extra: { processedFiles: kept },
+        // A 503's Retry-After, and the cause for the log.
+        headers: error.headers,
+        reason: error.reason,
       });
     }
     await discard(deps, stored);

@@ -2,9 +2,13 @@
 // in with the admin secret, searches, opens a user, disables them and revokes; no CSP violation on the way.
 // CONSOLE_SCREENSHOTS=<dir> keeps screenshots of each step for a person to look at.
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { chromium, type Page } from "playwright-core";
+import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it } from "vitest";
+import { expectAccessible, expectNoSidewaysScroll } from "./axe";
 import { authUrl, PASSWORD, uniqueEmail } from "./client";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -146,4 +150,110 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       await browser.close();
     }
   }, 60_000);
+
+  // Webhooks (contract move-in §5.2) in the browser: an endpoint added through the form (its secret shown once) at a
+  // receiver on loopback (AUTH_OUTBOUND_ALLOW_LOCAL, as `npm start` has it) that verifies every signature; wrangler
+  // dev's own queues deliver a new user's events, the first answered 500, which the deliveries table shows with a
+  // redeliver button; the dead letters' page; axe at 1280 and 390 px. CONSOLE_SCREENSHOTS keeps webhooks-console.png.
+  it("webhooks: adds an endpoint, shows its deliveries (one failed attempt), redelivers; dead letters; axe", async () => {
+    const posts: { id: string; type: string }[] = [];
+    let secret = "";
+    let answered = 0;
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        try {
+          const event = new Webhook(secret).verify(
+            Buffer.concat(chunks).toString("utf8"),
+            request.headers as Record<string, string>,
+          ) as { id: string; type: string };
+          posts.push(event);
+        } catch {
+          response.writeHead(401).end("bad signature");
+          return;
+        }
+        response.writeHead(answered++ === 0 ? 500 : 204).end(answered === 1 ? "receiver warming up" : "");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/auth`;
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      page.setDefaultTimeout(8000);
+      const violations: string[] = [];
+      page.on("console", (message) => {
+        if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+      });
+      await page.goto(`${authUrl}/admin/console`);
+      await page.fill("#secret", inject("adminSecret"));
+      await page.click("button[type=submit]");
+      await page.waitForSelector("h1:has-text('Users')");
+      await page.click("header a:has-text('Webhooks')");
+      await page.waitForSelector("h1:has-text('Webhooks')");
+      await page.fill("form[action$='/webhooks/create'] input[name=url]", hookUrl);
+      await page.fill("form[action$='/webhooks/create'] input[name=description]", "CRM sync");
+      await page.check("input[name=events][value='user.created']");
+      await page.check("input[name=events][value='user.updated']");
+      await page.click("button:has-text('Add endpoint')");
+      await page.waitForSelector("code.secret");
+      secret = (await page.textContent("code.secret"))!;
+      expect(secret).toMatch(/^whsec_/);
+      // The page answers the form's post: its own address is the endpoint's, under the edit form's action.
+      const editAction = (await page.getAttribute("form[action$='/edit']", "action"))!;
+      const endpointPage = new URL(editAction.replace(/\/edit$/, ""), page.url()).toString();
+
+      const id = await createUser(uniqueEmail("webhook-console"), "Radia Perlman");
+      await fetch(`${authUrl}/admin/users/${id}`, {
+        method: "PATCH",
+        headers: ADMIN,
+        body: JSON.stringify({ displayName: "Radia J. Perlman" }),
+      });
+      // Both events are posted (wrangler dev's queues); the first answer was a 500, so one waits for its retry.
+      await expect.poll(() => posts.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+      const mainText = async () => {
+        await page.goto(endpointPage);
+        return page.textContent("main");
+      };
+      // Until its retry (10 s later on this server), the first delivery shows the 500 and what the receiver said.
+      await expect.poll(mainText, { timeout: 8_000 }).toContain("receiver warming up");
+      expect(await page.textContent("body")).not.toContain(secret);
+      expect(await page.locator("main .badge:has-text('delivered')").count()).toBeGreaterThanOrEqual(1);
+      await shoot(page, "webhooks-console");
+      await page.locator("button:has-text('Redeliver'), button:has-text('Send again')").first().click();
+      await page.waitForSelector("text=The delivery is queued again.");
+      await page.click("header a:has-text('Webhooks')");
+      await page.waitForSelector("h2:has-text('Dead letters')");
+      await shoot(page, "webhooks-list");
+      await page.goto(`${authUrl}/admin/console/dead-letters`);
+      await page.waitForSelector("h1:has-text('Dead letters')");
+      await shoot(page, "webhooks-dead-letters");
+      expect(violations).toEqual([]);
+
+      for (const width of [1280, 390]) {
+        const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
+        const checked = await context.newPage();
+        checked.setDefaultTimeout(8000);
+        await checked.goto(`${authUrl}/admin/console`);
+        await checked.fill("#secret", inject("adminSecret"));
+        await checked.click("button[type=submit]");
+        await checked.waitForSelector("h1:has-text('Users')");
+        for (const [path, name] of [
+          ["/admin/console/webhooks", "console-webhooks"],
+          [new URL(endpointPage).pathname.replace("/auth/v1", ""), "console-webhook"],
+          ["/admin/console/dead-letters", "console-dead-letters"],
+        ]) {
+          await checked.goto(`${authUrl}${path}`);
+          if (width === 390) await shoot(checked, `${name}-390`);
+          await expectAccessible(checked, `${name} at ${width}px`);
+          if (width === 390) await expectNoSidewaysScroll(checked, name!);
+        }
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+      receiver.close();
+    }
+  }, 90_000);
 });

@@ -2,15 +2,18 @@
 // project's configuration, sources and dependencies linked in, so that its .dev.vars, its local state under .wrangler/
 // and the file recording the running server are the test's, never the developer's. On a port another program holds
 // it must say so at once (it used to print the URL block, its readiness probe answered by the other program, and
-// then fail); on a free one it serves, records its port for `npm run admin`, and forgets it when stopped.
+// then fail); on a free one it serves, records its port for `npm run admin`, and forgets it when stopped, and with
+// AUTH_MIRROR_DATABASE_URL in its .dev.vars it binds the Postgres mirror (MIRROR_DB) to that database.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createMirrorDatabase } from "./mirror-database";
 
 const runFile = promisify(execFile);
 const ROOT = process.cwd();
@@ -88,6 +91,24 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
+/** Whether the user with this email reaches the mirror's auth.users within `ms`. */
+async function mirroredWithin(url: string, email: string, ms: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+      const found = await client
+        .query("SELECT 1 FROM auth.users WHERE email = $1", [email])
+        .catch(() => null);
+      if (found?.rows.length) return true;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return false;
+  } finally {
+    await client.end();
+  }
+}
+
 const dirs: string[] = [];
 const groups: Started[] = [];
 afterAll(() => {
@@ -133,6 +154,9 @@ describe("npm start on a free port", () => {
     const cwd = checkout();
     dirs.push(cwd);
     const port = await freePort();
+    // A developer's own setting in .dev.vars (kept as it is): the Postgres mirror's database (docs/hasura.md).
+    const mirrorUrl = await createMirrorDatabase(inject("mirrorDatabase").adminUrl, "mirror_of_npm_start");
+    writeFileSync(join(cwd, ".dev.vars"), `AUTH_MIRROR_DATABASE_URL=${mirrorUrl}\n`);
     const started = start(cwd, cleanEnv({ PORT: String(port) }));
     groups.push(started);
     const deadline = Date.now() + 150_000;
@@ -151,6 +175,18 @@ describe("npm start on a free port", () => {
       auth: string;
     };
     expect(running).toMatchObject({ port, auth: authUrl });
+
+    // The mirror is bound (its password not shown), and a sign-up reaches its Postgres.
+    expect(started.output().stdout).toContain(`mirror        ${mirrorUrl.replace("not-to-be-shown", "***")}`);
+    expect(started.output().stdout).not.toContain("not-to-be-shown");
+    const email = `start-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const signUp = await fetch(`${authUrl}/signup/email-password`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: "correct horse battery" }),
+    });
+    expect(signUp.status).toBe(200);
+    expect(await mirroredWithin(mirrorUrl, email, 20_000)).toBe(true);
 
     // No --server, AUTH_URL or PORT: the admin CLI finds this server, with the secret of this checkout's .dev.vars.
     const keys = await runFile(process.execPath, [ADMIN, "list-keys", "--json"], { cwd, env: cleanEnv() });

@@ -8,10 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
+import { mirrorDevConfig } from "../../scripts/mirror-binding.mjs";
+// @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
 import { NHOST_JWT_SECRET } from "../fixtures/nhost/project";
 import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
+import { type MirrorDatabase, startMirrorDatabase } from "./mirror-database";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -32,6 +35,8 @@ declare module "vitest" {
     clientDocs: { origin: string; control: string };
     /** Where test/compat/custom-claims.test.ts serves the app's GraphQL API, and the admin secret it expects. */
     claimsGraphql: { port: number; adminSecret: string };
+    /** The Postgres the server mirrors Nhost's tables into (MIRROR_DB; test/compat/mirror-database.ts). */
+    mirrorDatabase: MirrorDatabase;
   }
 }
 
@@ -88,6 +93,11 @@ export default async function setup(project: TestProject) {
   const otherResource = "https://api.example.com/v2";
   const clientDocs = await startClientDocumentHost();
   const claimsGraphql = { port: await freePort(), adminSecret: "compat-hasura-admin-secret" };
+  const mirrorDatabase = await startMirrorDatabase();
+  const mirror = mirrorDevConfig(process.cwd(), mirrorDatabase.url) as {
+    config: string;
+    env: Record<string, string>;
+  };
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -148,6 +158,9 @@ export default async function setup(project: TestProject) {
       plan: "metadata.plan",
     }),
     AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR: "omit",
+    // The event stream's retries a second apart (doubling), so test/compat/mirror.test.ts sees a Postgres that was down
+    // catch up within seconds.
+    AUTH_EVENTS_RETRY_DELAY_SECONDS: "1",
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -161,6 +174,8 @@ export default async function setup(project: TestProject) {
     CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
     // The client-document host's certificate: Miniflare passes it to workerd as a trusted certificate.
     NODE_EXTRA_CA_CERTS: clientDocs.certPath,
+    // The mirror's database, for the MIRROR_DB binding of wrangler.mirror.toml.
+    ...mirror.env,
   };
 
   execFileSync(
@@ -177,9 +192,10 @@ export default async function setup(project: TestProject) {
     [
       WRANGLER,
       "dev",
-      // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them.
+      // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the main
+      // Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it.
       "-c",
-      "wrangler.toml",
+      mirror.config,
       "-c",
       "wrangler.images.toml",
       "--ip",
@@ -209,12 +225,13 @@ export default async function setup(project: TestProject) {
   project.provide("otherResource", otherResource);
   project.provide("clientDocs", { origin: clientDocs.origin, control: clientDocs.control });
   project.provide("claimsGraphql", claimsGraphql);
+  project.provide("mirrorDatabase", { url: mirrorDatabase.url, adminUrl: mirrorDatabase.adminUrl });
 
   return async () => {
     child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
-    await Promise.all([providers.close(), mcp.close(), clientDocs.close()]);
+    await Promise.all([providers.close(), mcp.close(), clientDocs.close(), mirrorDatabase.stop()]);
   };
 }

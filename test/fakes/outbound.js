@@ -455,9 +455,40 @@ async function siteverify(request, url) {
   });
 }
 
+// Webhook receivers (src/webhooks/) at https://webhooks.fake/<path>: every POST is kept, body and headers as they came
+// (a test verifies the signatures itself, with the `standardwebhooks` library), and answered by the path's plan:
+// PUT /__plan?path=<path>[&match=<text>] with a JSON array of steps, used one per POST (with `match`, per POST whose
+// body holds that text: another test's events may reach the same receiver), then 200 for ever. A step is a status to
+// answer (500, 302, 502 as a proxy answers for a receiver that is down…) or "ok". GET /__received?path=<path> lists
+// what came, oldest first, each with the answer it got.
+const webhookPlans = new Map();
+const webhookPosts = new Map();
+
+async function webhookReceiver(request, url) {
+  const path = url.searchParams.get("path");
+  if (url.pathname === "/__plan" && request.method === "PUT") {
+    webhookPlans.set(path, { steps: await request.json(), match: url.searchParams.get("match") });
+    return new Response(null, { status: 204 });
+  }
+  if (url.pathname === "/__received") return Response.json(webhookPosts.get(path) ?? []);
+  const body = new TextDecoder().decode(await request.arrayBuffer());
+  const plan = webhookPlans.get(url.pathname);
+  const step = (plan && (!plan.match || body.includes(plan.match)) ? plan.steps.shift() : undefined) ?? "ok";
+  const post = { body, headers: Object.fromEntries(request.headers), answer: step };
+  webhookPosts.set(url.pathname, [...(webhookPosts.get(url.pathname) ?? []), post]);
+  if (typeof step === "number") {
+    return new Response(`receiver says ${step}`, {
+      status: step,
+      headers: step >= 300 && step < 400 ? { location: "https://elsewhere.fake/" } : {},
+    });
+  }
+  return new Response("thanks", { status: 200 });
+}
+
 export default {
   async fetch(request) {
     const url = new URL(request.url);
+    if (url.hostname === "webhooks.fake") return webhookReceiver(request, url);
     if (url.hostname === "client-docs.fake") return clientDocuments(request, url);
     if (url.hostname === "api.twilio.com") return twilio(request, url);
     if (url.hostname === "turnstile.fake") return siteverify(request, url);

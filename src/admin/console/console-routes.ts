@@ -23,6 +23,7 @@ import {
 } from "./session";
 import { consoleStorageRoutes } from "./storage-routes";
 import { consoleUserRoutes } from "./user-routes";
+import { consoleWebhookRoutes } from "./webhook-routes";
 
 /**
  * The admin console (operations issue): server-rendered pages over the same services as the admin API, for the
@@ -167,4 +168,5 @@ export const consoleRoutes = new Hono<AppEnv>()
   )
   .route("/", consoleUserRoutes)
   .route("/", consoleClientRoutes)
-  .route("/", consoleStorageRoutes);
+  .route("/", consoleStorageRoutes)
+  .route("/", consoleWebhookRoutes);

@@ -28,6 +28,11 @@ const NOTICES: Record<string, string> = {
   "reset-sent": "The password reset mail is on its way.",
   "client-deleted": "The client is deleted, with every grant and consent it held.",
   "file-deleted": "The file is deleted, with its cached image variants.",
+  "webhook-deleted": "The endpoint is deleted, with its deliveries.",
+  "webhook-disabled": "The endpoint is disabled: it gets no new deliveries.",
+  "webhook-enabled": "The endpoint is enabled again.",
+  redelivered: "The delivery is queued again.",
+  "dead-letters-redelivered": "The picked dead letters are queued again.",
 };
 
 export function render(

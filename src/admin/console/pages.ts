@@ -10,9 +10,9 @@ const STYLE = `
   :root { color-scheme: light dark; font-family: system-ui, sans-serif; --line: #8884; --accent: #1f4fc4; --muted: #595959; }
   @media (prefers-color-scheme: dark) { :root { --accent: #8fb0ff; --muted: #b3b3b3; } }
   body { margin: 0; }
-  header { display: flex; gap: 1.2rem; align-items: center; padding: .8rem 1.5rem; border-bottom: 1px solid var(--line); }
+  header { display: flex; flex-wrap: wrap; gap: .6rem 1.2rem; align-items: center; padding: .8rem 1.5rem; border-bottom: 1px solid var(--line); }
   header strong { margin-right: 1rem; }
-  header a { text-decoration: none; color: inherit; padding: .25rem .1rem; }
+  header a { text-decoration: none; color: inherit; padding: .25rem .1rem; white-space: nowrap; }
   header a.here { border-bottom: 2px solid var(--accent); }
   header form { margin-left: auto; }
   main { max-width: 72rem; margin: 0 auto; padding: 1.2rem 1.5rem 4rem; }
@@ -90,7 +90,7 @@ export function layout(nonce: string, title: string, body: Body) {
 export interface Chrome {
   base: string;
   csrf: string;
-  here: "overview" | "users" | "clients" | "storage" | "keys" | "audit" | "sessions";
+  here: "overview" | "users" | "clients" | "storage" | "webhooks" | "keys" | "audit" | "sessions";
   notice?: string;
 }
 
@@ -105,7 +105,7 @@ export function frame(chrome: Chrome, body: Body) {
   return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link(
     "clients",
     "OAuth2 clients",
-  )}${link("storage", "Storage")}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
+  )}${link("storage", "Storage")}${link("webhooks", "Webhooks")}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
     chrome,
     "/logout",
     "Sign out",

@@ -82,6 +82,7 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
   const changes = {
     email,
     passwordHash: input.password ? await hashPassword(input.password) : null,
+    passwordChangedAt: input.password ? deps.now() : null,
     isAnonymous: false,
     emailVerified: false,
     defaultRole: options.defaultRole,

@@ -46,7 +46,10 @@ export async function changeUserPassword(
 
 async function setPassword(deps: Deps, userId: string, newPassword: string, keepSessionId?: string) {
   const passwordHash = await hashPassword(newPassword);
-  await deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, userId));
+  await deps.db
+    .update(users)
+    .set({ passwordHash, passwordChangedAt: deps.now(), updatedAt: deps.now() })
+    .where(eq(users.id, userId));
   await endOutstandingGrants(deps, userId, keepSessionId);
 }
 

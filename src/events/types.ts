@@ -1,0 +1,44 @@
+/**
+ * The event stream's vocabulary (contract move-in §5). The events themselves are written by the database (triggers of
+ * migration 0020) into `event_outbox`; these types are what the queue carries and consumers receive.
+ */
+export const EVENT_TYPES = [
+  "user.created",
+  "user.updated",
+  "user.deleted",
+  "session.created",
+  "session.revoked",
+  "password.changed",
+  "email.verified",
+  "file.uploaded",
+  /** A file's name, type or metadata changed (beyond the contract's list: the mirror needs it). */
+  "file.updated",
+  "file.deleted",
+  /** A run of the Nhost import finished (contract move-in §2; the import writes no per-user events). */
+  "import.completed",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (value: string): value is EventType =>
+  (EVENT_TYPES as readonly string[]).includes(value);
+
+/** One event, as the EVENTS queue carries it. */
+export interface StreamEvent {
+  /** `evt_` and 32 hex digits, unique forever: consumers deduplicate on it. */
+  id: string;
+  type: EventType;
+  /** When the change was written, ISO 8601. */
+  timestamp: string;
+  /** Whose stream the event is in: a user's id, `file:<id>` for a file no user uploaded, `import` for the import's. */
+  subject: string;
+  /** 1, 2, 3, … per subject: queues do not keep order, consumers restore it with this. */
+  sequence: number;
+  /** `{user}`, `{session}` or `{file}`: snapshots without secrets (docs/events.md lists their fields). */
+  data: Record<string, unknown>;
+}
+
+/** One webhook delivery to attempt, as the WEBHOOK_DELIVERIES queue carries it (src/webhooks/). */
+export interface DeliveryMessage {
+  deliveryId: string;
+}

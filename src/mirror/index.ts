@@ -1,0 +1,17 @@
+/**
+ * The Postgres mirror (contract move-in §5.1, docs/hasura.md): Nhost's `auth` and `storage` tables of the app's
+ * Postgres kept in step with the service's own data, from the event stream (src/events/), through the Hyperdrive
+ * binding `MIRROR_DB`. The queue handler (src/consumers.ts) asks for its consumer; src/admin/app.ts mounts its admin
+ * API (the resync).
+ */
+import type { Config } from "../config";
+import type { Env } from "../env";
+import type { EventConsumer } from "../events/consume";
+import { createMirrorConsumer } from "./consumer";
+
+export { mirrorAdminRoutes } from "./resync-routes";
+
+/** The mirror's consumer of one batch of events, or null when no mirror is configured (no `MIRROR_DB` binding). */
+export function mirrorConsumer(env: Env, _config: Config): EventConsumer | null {
+  return env.MIRROR_DB ? createMirrorConsumer(env.MIRROR_DB, env.DB) : null;
+}

@@ -1,0 +1,82 @@
+import type { Readable } from "node:stream";
+import { type BucketRow, type FileRow, files } from "../db/schema";
+import type { Deps } from "../http/deps";
+import { randomUuid } from "../lib/crypto";
+import type { Caller } from "./access";
+import { StorageError } from "./errors";
+import { hasuraCompleteUpload, hasuraForgetFiles, hasuraInsertFile } from "./hasura-permissions";
+import { initialObjectKey } from "./records";
+import { storeContent } from "./store-content";
+
+/**
+ * One file of an upload under Hasura's insert permission (contract move-in §5.1b). The insert is asked with what
+ * hasura-storage sends, the real MIME type and size included (a permission may check them), so the bytes are known
+ * first; the D1 record and the file's bytes exist only once Hasura said yes:
+ *
+ * 1. the bytes stream to a key of their own, `<bucket>/<id>/<version>` as a replace writes (storage/replace.ts): no
+ *    record points at it, and no other file's bytes are under it (a client-chosen id that is taken changes nothing);
+ * 2. `insertFile` under the caller's permission: refused (403), or Hasura unavailable (503), removes the bytes and
+ *    leaves nothing anywhere;
+ * 3. the row is completed as the service (`isUploaded`, the ETag, the metadata), as hasura-storage's
+ *    `PopulateMetadata` does with the admin secret;
+ * 4. the D1 record is written, not uploaded yet, like every file of the upload until upload.ts publishes them all.
+ * A failure after 2 (Hasura gone in 3, the id taken in D1) removes the row this upload inserted again, and the bytes.
+ * A crash between the steps leaves bytes no record names (`ops/list-orphans`) or a row saying `isUploaded: false`,
+ * what hasura-storage also leaves; never a record without its row.
+ */
+export async function storeFileUnderHasura(
+  deps: Deps,
+  bucket: BucketRow,
+  part: { filename: string; mimeType: string; stream: Readable },
+  entry: { id?: string; name?: string; metadata?: Record<string, unknown> | null } | undefined,
+  caller: Caller,
+): Promise<FileRow> {
+  const id = entry?.id ?? randomUuid();
+  const name = entry?.name ?? (part.filename || id);
+  const key = `${initialObjectKey({ bucketId: bucket.id, id })}/${randomUuid()}`;
+  // A size or type the bucket refuses is a 400 here, with nothing written and nothing asked.
+  const stored = await storeContent(deps, bucket, key, part);
+  try {
+    await hasuraInsertFile(deps, caller, {
+      id,
+      bucketId: bucket.id,
+      name,
+      mimeType: stored.mimeType,
+      size: stored.size,
+    });
+  } catch (error) {
+    await deps.env.FILES.delete(key);
+    throw error;
+  }
+  try {
+    await hasuraCompleteUpload(deps, id, { ...stored, bucketId: bucket.id, name, metadata: entry?.metadata });
+    const now = deps.now();
+    const row = await deps.db
+      .insert(files)
+      .values({
+        id,
+        bucketId: bucket.id,
+        name,
+        size: stored.size,
+        mimeType: stored.mimeType,
+        etag: stored.etag,
+        objectKey: key,
+        isUploaded: false,
+        uploadedByUserId: caller.kind === "user" ? caller.id : null,
+        imageWidth: stored.image?.width ?? null,
+        imageHeight: stored.image?.height ?? null,
+        metadata: entry?.metadata ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing()
+      .returning()
+      .get();
+    if (!row) throw new StorageError(409, `a file with id ${id} already exists`);
+    return row;
+  } catch (error) {
+    await hasuraForgetFiles(deps, [id]);
+    await deps.env.FILES.delete(key);
+    throw error;
+  }
+}
