@@ -6,6 +6,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { experimental_readRawConfig } from "wrangler";
+import { generateSecrets, generateSigningJwk } from "../scripts/secrets.mjs";
 
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
@@ -39,6 +40,24 @@ export function bundle(outdir) {
   );
 }
 
+/** Bundles the better-auth peer (bench/peers/better-auth) into `outdir` from its own wrangler.toml, as ours is. */
+export function bundleBetterAuth(outdir) {
+  const wrangler = join("node_modules", "wrangler", "bin", "wrangler.js");
+  execFileSync(
+    process.execPath,
+    [
+      wrangler,
+      "deploy",
+      "--dry-run",
+      "-c",
+      join("bench", "peers", "better-auth", "wrangler.toml"),
+      "--outdir",
+      outdir,
+    ],
+    { stdio: "pipe", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+  );
+}
+
 /** The modules of a bundle, its entry first. */
 function modulesOf(root, entry) {
   return readdirSync(root)
@@ -64,7 +83,11 @@ const ADDRESS_LIMITERS = [
  * The bundled Worker with every binding of wrangler.toml, and the image transformer Worker it binds, storage
  * persisted under `dir/<state>` (two instances of one bundle keep apart by naming their own).
  */
-export function workerFromBundle(dir, bindings, { inspectorPort, state = "state" } = {}) {
+export function workerFromBundle(
+  dir,
+  bindings,
+  { inspectorPort, state = "state", build = "build", entry = "index.js" } = {},
+) {
   const compatibility = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
   return new Miniflare(
     convertV4MiniflareOptions({
@@ -78,8 +101,8 @@ export function workerFromBundle(dir, bindings, { inspectorPort, state = "state"
         {
           name: "edge-auth",
           unsafeInspectorProxy: Boolean(inspectorPort),
-          modulesRoot: join(dir, "build"),
-          modules: modulesOf(join(dir, "build"), "index.js"),
+          modulesRoot: join(dir, build),
+          modules: modulesOf(join(dir, build), entry),
           ...compatibility,
           d1Databases: ["DB"],
           r2Buckets: ["FILES"],
@@ -92,6 +115,17 @@ export function workerFromBundle(dir, bindings, { inspectorPort, state = "state"
             ]),
           ),
           durableObjects: durableObjectsOfWranglerToml(),
+          // The event stream's producers, as wrangler.toml binds them: a mutating request drains the outbox into
+          // EVENTS after its answer (src/events/outbox.ts), as in production. No consumer runs here.
+          // `BENCH_EVENTS=off` leaves them out (no drain: the outbox only grows), to measure what the drain costs.
+          ...(process.env.BENCH_EVENTS === "off"
+            ? {}
+            : {
+                queueProducers: {
+                  EVENTS: { queueName: "edge-auth-events" },
+                  WEBHOOK_DELIVERIES: { queueName: "edge-auth-webhook-deliveries" },
+                },
+              }),
           serviceBindings: {
             IMAGE_TRANSFORMER: { name: "edge-auth-images", entrypoint: "ImageTransformer" },
           },
@@ -106,6 +140,85 @@ export function workerFromBundle(dir, bindings, { inspectorPort, state = "state"
       ],
     }),
   );
+}
+
+/**
+ * The better-auth peer bundled into `dir/<build>` by bundleBetterAuth, served by Miniflare like ours (its own workerd
+ * process, a child of this one), with a local D1 persisted under `dir/state-better-auth`.
+ */
+export function betterAuthWorker(dir, build, bindings) {
+  return new Miniflare(
+    convertV4MiniflareOptions({
+      log: new Log(LogLevel.WARN),
+      host: "127.0.0.1",
+      port: 0,
+      defaultPersistRoot: join(dir, "state-better-auth"),
+      modulesRoot: join(dir, build),
+      modules: modulesOf(join(dir, build), "worker.js"),
+      compatibilityDate: "2026-11-01",
+      compatibilityFlags: ["nodejs_compat"],
+      d1Databases: ["DB"],
+      bindings,
+    }),
+  );
+}
+
+export const PASSWORD = "benchmark password";
+
+export async function post(base, path, body, token) {
+  const headers = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/** Limits on: every bucket counted as in production, with exact bursts raised so nothing is refused. */
+export const LIMITS_ON = Object.fromEntries(
+  ["GLOBAL", "BRUTE_FORCE", "REFRESH", "SIGNUPS", "EMAIL"].map((b) => [
+    `AUTH_RATE_LIMIT_${b}_BURST`,
+    "100000000",
+  ]),
+);
+
+/**
+ * One instance of the bundled Worker, its database migrated, a user signed up, and a pool of live refresh tokens,
+ * one per session: a refresh takes one and its answer puts the successor back, so every refresh really rotates.
+ * (autocannon resets per-client context between requests, so the pool is shared.)
+ */
+export async function serveOurs(
+  dir,
+  limits,
+  alg = "RS256",
+  { build = "build", entry, state, bindings = {} } = {},
+) {
+  const secrets = generateSecrets();
+  const mf = workerFromBundle(
+    dir,
+    {
+      ...secrets,
+      // The first key signs access tokens; an RSA key beside it signs ID tokens, as after a switch of algorithm.
+      ...(alg === "RS256"
+        ? {}
+        : { AUTH_JWT_PRIVATE_KEYS: JSON.stringify([generateSigningJwk(alg), generateSigningJwk()]) }),
+      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
+      // One client address drives thousands of requests: with limits off nothing is counted.
+      ...(limits ? LIMITS_ON : { AUTH_RATE_LIMIT_ENABLE: "false" }),
+      ...bindings,
+    },
+    { build, entry, state: state ?? `state-limits-${limits ? "on" : "off"}-${alg}` },
+  );
+  const base = `${(await mf.ready).origin}/auth/v1`;
+  await applyMigrations(mf);
+  const email = "bench@example.com";
+  const { session } = await post(base, "/signup/email-password", { email, password: PASSWORD });
+  const pool = [];
+  for (let i = 0; i < CONNECTIONS * 2; i++) {
+    pool.push(
+      (await post(base, "/signin/email-password", { email, password: PASSWORD })).session.refreshToken,
+    );
+  }
+  return { mf, base, email, session, pool, secrets };
 }
 
 /** The platform floor (`floor-worker.js`): a Worker with no logic, one D1 query, one Durable Object call, one R2 read. */
@@ -179,7 +292,10 @@ export async function applyMigrations(mf) {
  * statuses it names in `expectStatuses` (the conditional-request scenario expects 304).
  */
 export function run(name, { expectStatuses, ...options }) {
-  process.stderr.write(`running ${name} for ${DURATION}s at ${CONNECTIONS} connections…\n`);
+  const length = options.amount ? `${options.amount} requests` : `${options.duration ?? DURATION}s`;
+  process.stderr.write(
+    `running ${name} for ${length} at ${options.connections ?? CONNECTIONS} connections…\n`,
+  );
   return new Promise((resolve, reject) => {
     autocannon({ connections: CONNECTIONS, duration: DURATION, ...options }, (error, result) => {
       if (error) return reject(error);

@@ -1,7 +1,8 @@
 // `npm run bench:profile -- [scenario]`: a CPU profile of the Worker itself (workerd's V8, through the inspector, the
 // same profiler Chrome DevTools attaches to) while autocannon drives one scenario. Prints the functions with the most
 // self time, grouped by package, and writes the whole profile (`.cpuprofile`, opens in DevTools) under `bench/out/`.
-// Scenarios: user (GET /user), refresh (POST /token), signin (POST /signin/email-password), verify
+// Scenarios: user (GET /user), refresh (POST /token), signin (POST /signin/email-password), signup (POST
+// /signup/email-password, a new email each time), verify
 // (POST /token/verify), image (a cached 300 px variant), healthz. `all` runs each in turn and prints the table of
 // CPU per request docs/performance.md keeps: the Worker's JavaScript (ours and the libraries bundled with it), its WASM
 // (argon2id) and the runtime (V8's and workerd's native code: WebCrypto, D1/DO/R2 bindings, garbage collection).
@@ -20,7 +21,7 @@ import {
   workerFromBundle,
 } from "./lib.mjs";
 
-const SCENARIOS = ["user", "refresh", "signin", "verify", "image", "healthz"];
+const SCENARIOS = ["user", "refresh", "signin", "signup", "verify", "image", "healthz"];
 const asked = process.argv[2] ?? "user";
 const scenarios = asked === "all" ? SCENARIOS.filter((name) => name !== "healthz") : [asked];
 const INSPECTOR_PORT = Number(process.env.BENCH_INSPECTOR_PORT ?? 9329);
@@ -152,6 +153,7 @@ try {
     );
   }
   const bearer = { authorization: `Bearer ${session.accessToken}` };
+  let signUps = 0;
   const json = { "content-type": "application/json" };
   const optionsOf = async (scenario) =>
     ({
@@ -163,6 +165,23 @@ try {
         method: "POST",
         headers: json,
         body: JSON.stringify({ email: "profile@example.com", password: "benchmark password" }),
+      },
+      // A new account per request (issue 31: the sign-up row against better-auth).
+      signup: {
+        url: `${base}/signup/email-password`,
+        requests: [
+          {
+            method: "POST",
+            headers: json,
+            setupRequest: (request) => ({
+              ...request,
+              body: JSON.stringify({
+                email: `profile-${signUps++}@example.com`,
+                password: "benchmark password",
+              }),
+            }),
+          },
+        ],
       },
       image: async () => ({
         url: await imageVariantUrl(`${url.origin}/storage/v1`, secrets.AUTH_ADMIN_SECRET),

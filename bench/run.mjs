@@ -4,70 +4,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateSecrets, generateSigningJwk } from "../scripts/secrets.mjs";
+import { compareWithBetterAuth } from "./better-auth.mjs";
 import {
-  applyMigrations,
   bundle,
   CONNECTIONS,
   DURATION,
   failOnUnexpectedAnswers,
   floorWorker,
+  PASSWORD,
   printTable,
   rotatingRefresh,
   run,
-  workerFromBundle,
+  serveOurs as serve,
 } from "./lib.mjs";
-
-const PASSWORD = "benchmark password";
-
-async function post(base, path, body, token) {
-  const headers = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
-
-/** Limits on: every bucket counted as in production, with exact bursts raised so nothing is refused. */
-const LIMITS_ON = Object.fromEntries(
-  ["GLOBAL", "BRUTE_FORCE", "REFRESH", "SIGNUPS", "EMAIL"].map((b) => [
-    `AUTH_RATE_LIMIT_${b}_BURST`,
-    "100000000",
-  ]),
-);
-
-/**
- * One instance of the bundled Worker, its database migrated, a user signed up, and a pool of live refresh tokens,
- * one per session: a refresh takes one and its answer puts the successor back, so every refresh really rotates.
- * (autocannon resets per-client context between requests, so the pool is shared.)
- */
-async function serve(dir, limits, alg = "RS256") {
-  const mf = workerFromBundle(
-    dir,
-    {
-      ...generateSecrets(),
-      // The first key signs access tokens; an RSA key beside it signs ID tokens, as after a switch of algorithm.
-      ...(alg === "RS256"
-        ? {}
-        : { AUTH_JWT_PRIVATE_KEYS: JSON.stringify([generateSigningJwk(alg), generateSigningJwk()]) }),
-      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
-      // One client address drives thousands of requests: with limits off nothing is counted.
-      ...(limits ? LIMITS_ON : { AUTH_RATE_LIMIT_ENABLE: "false" }),
-    },
-    { state: `state-limits-${limits ? "on" : "off"}-${alg}` },
-  );
-  const base = `${(await mf.ready).origin}/auth/v1`;
-  await applyMigrations(mf);
-  const email = "bench@example.com";
-  const { session } = await post(base, "/signup/email-password", { email, password: PASSWORD });
-  const pool = [];
-  for (let i = 0; i < CONNECTIONS * 2; i++) {
-    pool.push(
-      (await post(base, "/signin/email-password", { email, password: PASSWORD })).session.refreshToken,
-    );
-  }
-  return { mf, base, email, session, pool };
-}
 
 let refreshFailures = 0;
 let cryptoCosts = {};
@@ -198,7 +147,9 @@ try {
     );
   }
   if (refreshFailures > 0) console.log(`refresh failures: ${refreshFailures}`);
-  failOnUnexpectedAnswers([...results, ...limited, ...algorithms]);
+  // Issue 31 §3: better-auth on the same runtime, row by row against the limits-off instance.
+  const peer = process.env.BENCH_PEER === "off" ? [] : await compareWithBetterAuth(off, dir, results);
+  failOnUnexpectedAnswers([...results, ...limited, ...algorithms, ...peer]);
 } finally {
   await off.mf.dispose();
   await on.mf.dispose();

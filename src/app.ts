@@ -7,7 +7,14 @@ import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
 import { coreAuthRoutes } from "./auth/core-routes";
 import type { Config } from "./config";
 import { BOOKMARK_HEADER } from "./db/replica";
-import { AppError, concealIfConfigured, errorBody, RateLimitedError, UnavailableError } from "./errors";
+import {
+  AppError,
+  concealIfConfigured,
+  errorBody,
+  platformFault,
+  RateLimitedError,
+  UnavailableError,
+} from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError, requestContext } from "./http/context";
 import { allowedOrigin, corsOrigins } from "./http/cors";
@@ -38,6 +45,9 @@ function toAppError(error: unknown): AppError {
     // Hono's own 4xx (malformed JSON from the validator).
     return new AppError("invalid-request", error.message || "malformed request");
   }
+  // A binding that failed for now (D1, a Durable Object, KV, R2): 503 with Retry-After, never a 500 (contract §1).
+  const fault = platformFault(error);
+  if (fault) return fault;
   const reason = error instanceof Error ? error.message : String(error);
   // Locally this means plain `wrangler dev` on a fresh checkout: say what to run instead of a bare 500.
   if (/no such table/i.test(reason)) {
@@ -58,6 +68,10 @@ function toAppError(error: unknown): AppError {
  */
 const OPEN_CORS_PATHS =
   /\/(oauth2\/(token|userinfo|revoke|introspect|jwks|device_authorization|register(\/[^/]+)?)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
+
+/** The endpoints that answer in RFC 6749's error shape, whatever fails behind them. */
+const OAUTH2_ENDPOINTS =
+  /\/oauth2\/(token|userinfo|revoke|introspect|device_authorization|register(\/[^/]+)?)$/;
 
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
 export function createAuthApp(config: Config): Hono<AppEnv> {
@@ -145,13 +159,21 @@ export function createApp(config: Config): Hono<AppEnv> {
       return oauth2ErrorResponse(caught);
     }
     const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
+    // The authorization server's own endpoints answer a binding's failure in RFC 6749's shape, as its clients read it.
+    if (error instanceof UnavailableError && OAUTH2_ENDPOINTS.test(c.req.path)) {
+      logError(c.var.requestId, error.code, error.reason ?? caught);
+      return oauth2ErrorResponse(
+        new OAuth2Error("temporarily_unavailable", error.message, undefined, error.reason, 503),
+        error.retryAfterSeconds,
+      );
+    }
     if (SIGN_IN_FAILURES.has(error.code)) await auditSignInFailure(c, error.code);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
     else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");
     const headers: Record<string, string> = { "Cache-Control": "no-store" };
-    if (caught instanceof RateLimitedError || caught instanceof UnavailableError)
-      headers["Retry-After"] = String(caught.retryAfterSeconds);
+    if (error instanceof RateLimitedError || error instanceof UnavailableError)
+      headers["Retry-After"] = String(error.retryAfterSeconds);
     // A fault's answer names the request, so whoever reports it can be matched with the log line.
     const body = error.status >= 500 ? { ...errorBody(error), requestId: c.var.requestId } : errorBody(error);
     return c.json(body, error.status, headers);

@@ -152,3 +152,33 @@ export function concealIfConfigured(error: AppError, conceal: boolean): AppError
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
+
+/**
+ * What the platform says when a binding failed for now rather than for good (workerd's and Cloudflare's own wording):
+ * D1's and a Durable Object's resets, overloads and lost connections, KV's and R2's failed operations, timeouts.
+ * A constraint, a syntax error or a refused configuration is none of these: a retry would meet it again, so it stays
+ * a 500 (a bug or a deployment to fix), with its reason in the log.
+ */
+const TRANSIENT_MESSAGES =
+  /network connection lost|overloaded|reset because|exceeded timeout|transient issue|internal error|try again|timed out|timeout|temporarily unavailable|service unavailable|KV (GET|PUT|DELETE|LIST) failed|too many requests queued|memory limit would be exceeded|client disconnected/i;
+
+/**
+ * A binding's failure as the 503 the contract promises (§1 "Unavailable"), or undefined for anything else. A Durable
+ * Object stub's error says so itself (`retryable`, `overloaded`, workerd's properties); the rest by its message. A
+ * library's wrapper (Drizzle's "Failed query") keeps the binding's error as its `cause`, which is followed.
+ */
+export function platformFault(error: unknown): UnavailableError | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const flags = e as Error & { retryable?: boolean; overloaded?: boolean; durableObjectReset?: boolean };
+    const transient =
+      flags.retryable === true ||
+      flags.overloaded === true ||
+      flags.durableObjectReset === true ||
+      e.name === "TimeoutError" ||
+      TRANSIENT_MESSAGES.test(e.message);
+    // An overloaded object asks for a longer pause than a dropped connection (workerd's `overloaded`).
+    if (transient)
+      return new UnavailableError(`platform: ${e.message.slice(0, 300)}`, flags.overloaded ? 10 : 5);
+  }
+  return undefined;
+}

@@ -5,7 +5,8 @@ import { sessions, type UserRow, users } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { type HasuraClaims, signAccessToken } from "../lib/jwt";
-import { newLocator, startFamily } from "../token-families";
+import { getKeySet } from "../lib/keys";
+import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
@@ -75,14 +76,15 @@ export async function createSession(
   userAgent?: string,
   extraClaims?: HasuraClaims,
 ): Promise<Session> {
-  // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists.
-  const custom = await customClaims(deps, user);
+  // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists; so does a
+  // key set that cannot be read (D1 down at a cold isolate): nothing is written that the answer could not carry.
+  const [custom] = await Promise.all([customClaims(deps, user), getKeySet(deps.config)]);
   const now = deps.now();
   const sessionId = randomUuid();
   const locator = newLocator();
   const refreshToken = newSessionToken(locator);
   const lifetimeMs = refreshLifetimeMs(deps);
-  await Promise.all([
+  const halves = await Promise.allSettled([
     deps.db.batch([
       deps.db.insert(sessions).values({
         id: sessionId,
@@ -98,6 +100,16 @@ export async function createSession(
     ]),
     startFamily(deps, locator, sessionId, refreshToken, lifetimeMs),
   ]);
+  const [row, family] = halves;
+  if (row.status === "rejected" || family.status === "rejected") {
+    // Half a session is none: a row no token refreshes would sit in the user's session list, a family without its
+    // row refreshes nothing. The half that was made goes (after the answer, best effort: its binding may be down
+    // too), and the client's retry makes a whole one (docs/operations.md, "When a binding fails").
+    if (row.status === "fulfilled")
+      deps.background(deps.db.delete(sessions).where(eq(sessions.id, sessionId)).run());
+    if (family.status === "fulfilled") deps.background(revokeFamily(deps, locator, sessionId));
+    throw row.status === "rejected" ? row.reason : (family as PromiseRejectedResult).reason;
+  }
   if (extraClaims?.["x-hasura-auth-elevated"]) {
     deps.audit({ type: "elevation", userId: user.id, detail: { method: methodOf(deps.path) } });
   } else if (!isSignUpPath(deps.path)) {

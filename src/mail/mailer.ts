@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError, platformFault, UnavailableError } from "../errors";
 
 export interface MailMessage {
   to: string;
@@ -24,8 +24,14 @@ export interface Mailer {
   send(message: MailMessage): Promise<void>;
 }
 
-/** A transport's failure: 500 `internal-server-error` to the client, the transport's reason in the log only. */
+/**
+ * A transport's failure, the transport's reason in the log only: 503 `service-unavailable` with Retry-After when the
+ * transport failed for now (contract §1: a binding that errs or times out; the send can be retried), otherwise 500
+ * `internal-server-error` (a sender the platform refuses: the deployment must change, a retry would not help).
+ */
 export function mailFailure(transport: string, error: unknown): AppError {
   const reason = error instanceof Error ? error.message : String(error);
+  const fault = platformFault(error);
+  if (fault) return new UnavailableError(`${transport}: ${reason}`, fault.retryAfterSeconds);
   return new AppError("internal-server-error", undefined, `${transport}: ${reason}`);
 }

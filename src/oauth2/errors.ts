@@ -52,8 +52,10 @@ export class OAuth2Error extends Error {
   }
 }
 
-export function oauth2ErrorResponse(error: OAuth2Error): Response {
+/** `retryAfterSeconds`: a 503's `Retry-After` (a binding failed for now; contract §1 "Unavailable"). */
+export function oauth2ErrorResponse(error: OAuth2Error, retryAfterSeconds = 5): Response {
   const headers = new Headers({ "Cache-Control": "no-store", Pragma: "no-cache" });
+  if (error.status === 503) headers.set("Retry-After", String(retryAfterSeconds));
   if (error.error === "invalid_client")
     headers.set("WWW-Authenticate", error.challenge ?? 'Basic realm="oauth2"');
   if (error.error === "invalid_token" || error.error === "insufficient_scope") {

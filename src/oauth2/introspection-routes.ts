@@ -5,7 +5,7 @@ import { operation } from "../http/documented";
 import { rateLimit } from "../rate-limits/middleware";
 import { introspect, revoke } from "./introspection";
 import { clientCredentialFields, clientRequest, NO_STORE, requiredToken } from "./route-support";
-import { introspectionSchema, OAUTH2_ERRORS } from "./wire";
+import { introspectionSchema, OAUTH2_DIRECT_ERRORS } from "./wire";
 
 /** `POST /oauth2/introspect` (RFC 7662) and `POST /oauth2/revoke` (RFC 7009): a client about its own tokens. */
 
@@ -28,7 +28,7 @@ export const introspectionRoutes = new Hono<AppEnv>()
       request: { target: "form", schema: tokenHintForm },
       answers: {
         200: { description: "The token's state.", schema: introspectionSchema },
-        ...OAUTH2_ERRORS,
+        ...OAUTH2_DIRECT_ERRORS,
       },
     }),
     rateLimit("OAUTH2"),
@@ -48,7 +48,7 @@ export const introspectionRoutes = new Hono<AppEnv>()
       request: { target: "form", schema: tokenHintForm },
       answers: {
         200: { description: "Revoked (or nothing to revoke); no body.", media: "empty" },
-        ...OAUTH2_ERRORS,
+        ...OAUTH2_DIRECT_ERRORS,
       },
     }),
     async (c) => {

@@ -7,7 +7,7 @@ import { GRANT_TYPES } from "./clients";
 import { startDeviceAuthorization } from "./device";
 import { clientCredentialFields, clientRequest, NO_STORE } from "./route-support";
 import { tokenRequest } from "./token-requests";
-import { deviceAuthorizationSchema, OAUTH2_ERRORS, tokenAnswerSchema } from "./wire";
+import { deviceAuthorizationSchema, OAUTH2_DIRECT_ERRORS, tokenAnswerSchema } from "./wire";
 
 /**
  * `POST /oauth2/token` (contract §3.5, §3.6): every grant, for an authenticated client; and
@@ -41,7 +41,7 @@ export const tokenRoutes = new Hono<AppEnv>()
         "the form, as registered; public clients send `client_id`. `Cache-Control: no-store`.",
       security: "oauth2-client",
       request: { target: "form", schema: tokenForm },
-      answers: { 200: { description: "Tokens.", schema: tokenAnswerSchema }, ...OAUTH2_ERRORS },
+      answers: { 200: { description: "Tokens.", schema: tokenAnswerSchema }, ...OAUTH2_DIRECT_ERRORS },
     }),
     rateLimit("OAUTH2"),
     async (c) => {
@@ -67,7 +67,7 @@ export const tokenRoutes = new Hono<AppEnv>()
       },
       answers: {
         200: { description: "The codes.", schema: deviceAuthorizationSchema },
-        ...OAUTH2_ERRORS,
+        ...OAUTH2_DIRECT_ERRORS,
       },
     }),
     rateLimit("OAUTH2"),

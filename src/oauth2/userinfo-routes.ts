@@ -6,7 +6,7 @@ import { OAuth2Error } from "./errors";
 import { findLiveGrant } from "./grants";
 import { type Ctx, NO_STORE } from "./route-support";
 import { isForClient, verifyOAuth2AccessToken } from "./tokens";
-import { OAUTH2_ERRORS, oauth2ErrorSchema, userinfoSchema } from "./wire";
+import { OAUTH2_DIRECT_ERRORS, oauth2ErrorSchema, userinfoSchema } from "./wire";
 
 /** `GET` and `POST /oauth2/userinfo` (OIDC Core §5.3): the claims of the bearer token's user. */
 
@@ -39,7 +39,7 @@ const USERINFO_DOC = operation({
   security: "oauth2-token",
   answers: {
     200: { description: "The claims.", schema: userinfoSchema },
-    ...OAUTH2_ERRORS,
+    ...OAUTH2_DIRECT_ERRORS,
     403: { description: "`insufficient_scope`.", schema: oauth2ErrorSchema },
   },
 });

@@ -22,6 +22,19 @@ export const OAUTH2_ERRORS: Record<number, AnswerDoc> = {
   401: { description: "`invalid_client` or `invalid_token`.", schema: oauth2ErrorSchema },
 };
 
+/**
+ * The endpoints a client calls directly (token, revocation, introspection, userinfo, device authorization) answer a
+ * binding's failure in RFC 6749's shape too (src/app.ts): 503 `temporarily_unavailable` with `Retry-After`.
+ */
+export const OAUTH2_DIRECT_ERRORS: Record<number, AnswerDoc> = {
+  ...OAUTH2_ERRORS,
+  503: {
+    description:
+      "`temporarily_unavailable`: a part of the platform failed or did not answer; see `Retry-After`.",
+    schema: oauth2ErrorSchema,
+  },
+};
+
 export const tokenAnswerSchema = z.object({
   access_token: z.string().describe("A JWT of type at+jwt; `aud` is the resource asked for, else the client"),
   token_type: z.literal("Bearer"),

@@ -3,7 +3,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 import pkg from "../../package.json";
-import { UnavailableError } from "../errors";
+import { platformFault, UnavailableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { logError } from "../http/context";
 import { OK_ANSWER, operation } from "../http/documented";
@@ -13,8 +13,10 @@ import { fileRoutes } from "./file-routes";
 
 /** Answers a storage failure in the contract's shape (§3.1); HEAD gets the headers only. */
 /** A failure as storage answers it: ours as they are, Hono's own 4xx (a body that is not JSON) as a 400. */
-function toStorageError(caught: unknown): StorageError {
-  if (caught instanceof StorageError) return caught;
+function toStorageError(thrown: unknown): StorageError {
+  if (thrown instanceof StorageError) return thrown;
+  // A binding that failed for now (D1, R2, KV, a Durable Object): 503 with Retry-After, never a 500 (contract §1).
+  const caught = platformFault(thrown) ?? thrown;
   if (caught instanceof UnavailableError) {
     return new StorageError(503, caught.message, {
       headers: { "Retry-After": String(caught.retryAfterSeconds) },

@@ -203,5 +203,12 @@ export async function uploadFiles(deps: Deps, request: Request, caller: Caller):
     throw error;
   }
   if (stored.length === 0) throw badRequest("no file[] part in the upload");
-  return publish(deps, stored);
+  try {
+    return await publish(deps, stored);
+  } catch (error) {
+    // D1 failed making them visible (503): the reservations and their bytes go, so no record is left without its
+    // bytes' upload answered, nor bytes without a visible record; the retry uploads them under the same ids.
+    await discard(deps, stored);
+    throw error;
+  }
 }

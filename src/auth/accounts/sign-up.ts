@@ -73,5 +73,17 @@ export async function completeSignUp(
     }
   }
   if (verificationRequired || user.disabled) return { session: null };
-  return { session: await createSession(deps, user, userAgent) };
+  try {
+    return { session: await createSession(deps, user, userAgent) };
+  } catch (error) {
+    // A binding failed after the account was made (contract §1, 503): undo it, as for the mail above, so the
+    // sign-up is retried as it was sent rather than meeting `email-already-in-use`. If D1 refuses the undo too, the
+    // account stays, whole, and the password signs in.
+    await deps.db
+      .delete(users)
+      .where(eq(users.id, user.id))
+      .run()
+      .catch(() => {});
+    throw error;
+  }
 }

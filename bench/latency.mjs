@@ -1,0 +1,272 @@
+// `npm run bench:latency` (issue 31 §4): the hot paths the way production sees them. The Worker is bundled from
+// bench/latency-entry.ts, which wraps every storage binding with a delay per round trip and records each call;
+// this script drives each path under each delay profile and prints its p50/p99 with its SEQUENTIAL round trips per
+// binding (calls that overlap count once: one wave), before the answer and after it (waitUntil), against the issue's
+// budgets. Rate limits are on (as in production, bursts raised so nothing is refused); their Rate Limiting binding
+// calls are counted but not delayed (the platform counts in the location that serves the request).
+//
+// The profiles (milliseconds per round trip, bench/latency-entry.ts PROFILES), from ../shared/scaling-facts.md and
+// docs/scaling.md: D1 "indexed point reads take under 1 ms", writes "several milliseconds" as they are made durable
+// in several places (scaling-facts §1), so a write costs 2 ms more than a read at the primary; a read replica runs
+// in every region (§1, read replication) so a nearby one is ~2 ms away; a primary, an object created elsewhere or a
+// KV write (central) is a cross-region trip, ~80 ms; docs/scaling.md's "a user 150 ms from the primary" is the far
+// end of that.
+//   same-colo                 D1 replica 1, primary read 1, primary write 3, DO 1, KV 1, R2 1, queue 1
+//   replica-near-primary-far  D1 replica 2, primary read 80, primary write 83, DO 40, KV read 2 / write 80, R2 40,
+//                             queue 40
+//   all-distant               everything 80 (primary writes 83)
+//
+// One connection by default (`BENCH_LATENCY_CONNECTIONS`): the p50 is then one request's own time, not a queue
+// behind argon2id on this machine's one workerd thread; `BENCH_LATENCY_SECONDS` (default 5) per path and profile.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundle, failOnUnexpectedAnswers, PASSWORD, rotatingRefresh, run, serveOurs } from "./lib.mjs";
+
+const PROFILES = ["same-colo", "replica-near-primary-far", "all-distant"];
+const CONNECTIONS = Number(process.env.BENCH_LATENCY_CONNECTIONS ?? 1);
+const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 5);
+/** Authorization codes made before each profile's exchange row (each is single use). */
+const CODES = Number(process.env.BENCH_LATENCY_CODES ?? 40);
+const REDIRECT_URI = "https://rp.example.com/callback";
+const VERIFIER = `bench-verifier-${"v".repeat(40)}`;
+const json = { "content-type": "application/json" };
+
+/** The issue's budgets: sequential round trips before the answer, besides the password hash. */
+const BUDGETS = {
+  "session check": {
+    text: "0 (GET /user: at most 1 replica read)",
+    met: (s) => s.sequential <= 1 && only(s, "d1-replica"),
+  },
+  refresh: { text: "1 Durable Object call", met: (s) => s.sequential <= 1 },
+  "sign-in": { text: "≤ 2 besides the hash", met: (s) => s.sequential <= 2 },
+  "OAuth2 code exchange": { text: "≤ 2", met: (s) => s.sequential <= 2 },
+  JWKS: { text: "0 (cached key set)", met: (s) => s.sequential === 0 },
+  "sign-up": { text: "(none set)", met: () => null },
+};
+const only = (shape, kind) =>
+  shape.perKind.every((entry) => entry.startsWith(kind) || entry.startsWith("limiter"));
+
+function bundleLatencyEntry(outdir) {
+  const wrangler = join("node_modules", "wrangler", "bin", "wrangler.js");
+  execFileSync(
+    process.execPath,
+    [wrangler, "deploy", join("bench", "latency-entry.ts"), "--dry-run", "--outdir", outdir],
+    { stdio: "pipe", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+  );
+}
+
+async function control(origin, path) {
+  const response = await fetch(`${origin}/__latency/${path}`);
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/** A confidential OAuth2 client through the admin API. */
+async function newClient(base, adminSecret) {
+  const response = await fetch(`${base}/admin/oauth2/clients`, {
+    method: "POST",
+    headers: { ...json, "x-hasura-admin-secret": adminSecret },
+    body: JSON.stringify({
+      clientName: "Bench",
+      redirectUris: [REDIRECT_URI],
+      scopes: ["openid", "profile", "email"],
+    }),
+  });
+  if (response.status !== 201) throw new Error(`client: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+async function s256(verifier) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  return Buffer.from(digest).toString("base64url");
+}
+
+/** `count` authorization codes of the user behind `accessToken`: authorize, then the JSON login step (PKCE S256). */
+async function codes(base, client, accessToken, count) {
+  const challenge = await s256(VERIFIER);
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const query = new URLSearchParams({
+      client_id: client.clientId,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      scope: "openid profile email",
+      state: `s${i}`,
+      nonce: `n${i}`,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
+    const authorized = await fetch(`${base}/oauth2/authorize?${query}`, { redirect: "manual" });
+    const requestId = new URL(authorized.headers.get("location") ?? "http://x/").searchParams.get(
+      "request_id",
+    );
+    if (!requestId) throw new Error(`authorize: ${authorized.status} ${await authorized.text()}`);
+    const login = await fetch(`${base}/oauth2/login`, {
+      method: "POST",
+      headers: { ...json, authorization: `Bearer ${accessToken}` },
+      body: JSON.stringify({ requestId }),
+    });
+    if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
+    out.push(new URL((await login.json()).redirectUri).searchParams.get("code"));
+  }
+  return out;
+}
+
+let emails = 0;
+
+function paths(ours, client, pool) {
+  const basic = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`;
+  return [
+    [
+      "session check",
+      "GET /auth/v1/user",
+      { url: `${ours.base}/user`, headers: { authorization: `Bearer ${ours.session.accessToken}` } },
+    ],
+    ["refresh", "POST /auth/v1/token", rotatingRefresh(ours.base, ours.pool)],
+    [
+      "sign-in",
+      "POST /auth/v1/signin/email-password",
+      {
+        url: `${ours.base}/signin/email-password`,
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ email: ours.email, password: PASSWORD }),
+      },
+    ],
+    [
+      "sign-up",
+      "POST /auth/v1/signup/email-password",
+      {
+        url: `${ours.base}/signup/email-password`,
+        requests: [
+          {
+            method: "POST",
+            headers: json,
+            setupRequest: (request) => ({
+              ...request,
+              body: JSON.stringify({
+                email: `latency-${process.pid}-${emails++}@example.com`,
+                password: PASSWORD,
+              }),
+            }),
+          },
+        ],
+      },
+    ],
+    [
+      "OAuth2 code exchange",
+      "POST /auth/v1/oauth2/token",
+      {
+        url: `${ours.base}/oauth2/token`,
+        amount: CODES,
+        requests: [
+          {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic },
+            setupRequest: (request) => ({
+              ...request,
+              body: new URLSearchParams({
+                grant_type: "authorization_code",
+                code: pool.shift(),
+                redirect_uri: REDIRECT_URI,
+                code_verifier: VERIFIER,
+              }).toString(),
+            }),
+          },
+        ],
+      },
+    ],
+    ["JWKS", "GET /auth/v1/.well-known/jwks.json", { url: `${ours.base}/.well-known/jwks.json` }],
+  ];
+}
+
+/** The shape seen most often, and how many other shapes there were. */
+function commonest(shapes) {
+  const entries = Object.entries(shapes ?? {}).sort((a, b) => b[1] - a[1]);
+  if (entries.length === 0) return { shape: { sequential: 0, perKind: [] }, share: 1, others: [] };
+  const total = entries.reduce((sum, [, n]) => sum + n, 0);
+  return {
+    shape: JSON.parse(entries[0][0]),
+    share: entries[0][1] / total,
+    others: entries.slice(1).map(([shape, n]) => `${n}× ${JSON.parse(shape).perKind.join(", ") || "none"}`),
+  };
+}
+
+const describe = (shape) => shape.perKind.join(", ") || "none";
+
+const dir = mkdtempSync(join(tmpdir(), "edge-auth-latency-"));
+const all = [];
+const lines = [];
+try {
+  bundle(join(dir, "build"));
+  bundleLatencyEntry(join(dir, "build-latency"));
+  const ours = await serveOurs(dir, true, "RS256", {
+    build: "build-latency",
+    entry: "latency-entry.js",
+    state: "state-latency",
+    bindings: { AUTH_OAUTH2_PROVIDER_ENABLED: "true" },
+  });
+  try {
+    const origin = new URL(ours.base).origin;
+    const client = await newClient(ours.base, ours.secrets.AUTH_ADMIN_SECRET);
+    for (const profile of PROFILES) {
+      await control(origin, "profile?name=none");
+      const pool = await codes(ours.base, client, ours.session.accessToken, CODES);
+      await control(origin, `profile?name=${profile}`);
+      for (const [name, route, options] of paths(ours, client, pool)) {
+        await control(origin, "reset");
+        const result = await run(`${name} (${profile})`, {
+          connections: CONNECTIONS,
+          ...(options.amount ? {} : { duration: SECONDS }),
+          ...options,
+        });
+        all.push(result);
+        // waitUntil work ends after the answer: give it a moment before reading what was recorded.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const { stats } = await control(origin, "report");
+        const before = commonest(stats[route]?.before);
+        const after = commonest(stats[route]?.after);
+        const budget = BUDGETS[name];
+        const met = budget.met(before.shape);
+        const trace = (await control(origin, "trace"))[route] ?? [];
+        lines.push({ profile, name, result, before, after, budget, met, trace });
+      }
+    }
+  } finally {
+    await ours.mf.dispose();
+  }
+
+  console.log(
+    `\nlatency model: ${CONNECTIONS} connection(s), ${SECONDS}s per path (code exchange: ${CODES} codes), rate limits on; round trips are "waves/calls" per binding, sequential = waves over all bindings but the rate limiters\n`,
+  );
+  for (const profile of PROFILES) {
+    console.log(`${profile}:`);
+    console.log(
+      "  path                   p50 ms  p99 ms   req/s  sequential  before the answer                          after it (waitUntil)          budget",
+    );
+    for (const line of lines.filter((l) => l.profile === profile)) {
+      const verdict = line.met === null ? "" : line.met ? " ✔" : " ✘";
+      console.log(
+        `  ${line.name.padEnd(21)} ${String(line.result.p50).padStart(7)} ${String(line.result.p99).padStart(7)} ${line.result.rps.toFixed(1).padStart(7)} ${String(line.before.shape.sequential).padStart(11)}  ${describe(line.before.shape).padEnd(42)} ${describe(line.after.shape).padEnd(29)} ${line.budget.text}${verdict}`,
+      );
+      if (line.before.others.length > 0) {
+        console.log(
+          `      also seen before the answer (${((1 - line.before.share) * 100).toFixed(0)} %): ${line.before.others.join("; ")}`,
+        );
+      }
+    }
+    console.log("");
+  }
+  console.log(
+    `the calls of one request per path (the last one of ${PROFILES[0]}), in order; [start-end] numbers events, so calls whose spans overlap ran at once:`,
+  );
+  for (const line of lines.filter((l) => l.profile === PROFILES[0])) {
+    console.log(`  ${line.name}:`);
+    for (const call of line.trace) console.log(`    ${call}`);
+  }
+  failOnUnexpectedAnswers(all);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

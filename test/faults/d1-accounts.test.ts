@@ -1,0 +1,92 @@
+// D1 failing under the account hot paths: sign-up, sign-in, the session check and the key set. Threat: a database
+// fault turning into a 500 with a stack, an account or a session half made (a user the retry meets as
+// `email-already-in-use`, a session row no token refreshes), or a retry that cannot succeed once D1 is back.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
+import { failingD1 } from "../support/faults";
+import { accountOf, expectUnavailable } from "./support";
+
+/** The statements (and batches) a flow runs, in order, learnt by watching one that succeeds. */
+async function stepsOf(flow: (svc: ReturnType<typeof service>) => Promise<unknown>): Promise<string[]> {
+  const { binding, fault } = failingD1(env.DB, { after: Number.POSITIVE_INFINITY });
+  await flow(service({ ...NO_VERIFICATION, DB: binding }));
+  return fault.seen;
+}
+
+describe("sign-up with D1 failing at each of its statements", () => {
+  it("each step: a 503 (or a 200 when the step ran after the answer); never a user half made; the retry succeeds", async () => {
+    const steps = await stepsOf((svc) => signUp(svc));
+    expect(steps.length).toBeGreaterThan(2);
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const { binding } = failingD1(env.DB, { after: step, times: 1 });
+      const svc = service({ ...NO_VERIFICATION, DB: binding });
+      const email = uniqueEmail("d1-signup");
+      const answer = await svc.post("/signup/email-password", { email, password: PASSWORD });
+      const after = await accountOf(email);
+      if (answer.status === 200) {
+        // The step was after the answer (an audit row, the outbox's drain): the account is whole.
+        expect(after.user, context).not.toBeNull();
+        expect(after.sessions, context).toBe(1);
+        continue;
+      }
+      await expectUnavailable(answer, context);
+      // No account without its session: the sign-up undid it, so the retry is the same request.
+      expect(after, context).toEqual({ user: null, sessions: 0 });
+      const again = await svc.post("/signup/email-password", { email, password: PASSWORD });
+      expect(again.status, context).toBe(200);
+      const whole = await accountOf(email);
+      expect(JSON.parse(whole.user!.roles), context).toContain(whole.user!.default_role);
+      expect(whole.sessions, context).toBe(1);
+    }
+  });
+});
+
+describe("sign-in with D1 failing at each of its statements", () => {
+  it("each step: a 503 and no session, or a 200 with one whole session; the retry signs in", async () => {
+    const email = uniqueEmail("d1-signin");
+    await signUp(service(NO_VERIFICATION), email);
+    const signIn = (svc: ReturnType<typeof service>) =>
+      svc.post("/signin/email-password", { email, password: PASSWORD });
+    const steps = await stepsOf(signIn);
+    let sessions = (await accountOf(email)).sessions;
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const svc = service({ ...NO_VERIFICATION, DB: failingD1(env.DB, { after: step, times: 1 }).binding });
+      const answer = await signIn(svc);
+      if (answer.status !== 200) {
+        await expectUnavailable(answer, context);
+        // No session row the client never received a token for.
+        expect((await accountOf(email)).sessions, context).toBe(sessions);
+      } else {
+        sessions += 1;
+      }
+      expect((await signIn(svc)).status, context).toBe(200);
+      sessions += 1;
+      expect((await accountOf(email)).sessions, context).toBe(sessions);
+    }
+  });
+});
+
+describe("the session check and the key set with D1 down", () => {
+  it("GET /user: 503 with Retry-After while D1 fails, the user once it is back", async () => {
+    const session = await signUp(service(NO_VERIFICATION));
+    const { binding, fault } = failingD1(env.DB, { match: /from "users"|from users/i });
+    const svc = service({ ...NO_VERIFICATION, DB: binding });
+    await expectUnavailable(await svc.get("/user", session.accessToken));
+    fault.heal();
+    expect((await svc.get("/user", session.accessToken)).status).toBe(200);
+  });
+
+  it("JWKS at a cold isolate: 503 while the stored keys cannot be read, the set once D1 is back", async () => {
+    // A warm isolate keeps answering with the set it has (src/lib/keys.ts); a cold one has nothing to answer with.
+    const { binding, fault } = failingD1(env.DB, { match: /signing_keys/ });
+    const svc = service({ DB: binding });
+    await expectUnavailable(await svc.get("/.well-known/jwks.json"));
+    fault.heal();
+    const jwks = await svc.get("/.well-known/jwks.json");
+    expect(jwks.status).toBe(200);
+    expect(((await jwks.json()) as { keys: unknown[] }).keys.length).toBeGreaterThan(0);
+  });
+});

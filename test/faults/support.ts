@@ -1,0 +1,51 @@
+// What every fault test asserts of the answer: the contract's 503 (auth §1 "Unavailable", storage §3.1's shape),
+// `Retry-After`, no-store, and nothing of the fault's internals on the wire.
+import { env } from "cloudflare:test";
+import { expect } from "vitest";
+
+/** Auth API: 503 `service-unavailable` in the contract's error shape, with Retry-After and a request id. */
+export async function expectUnavailable(response: Response, context = ""): Promise<void> {
+  const text = await response.text();
+  expect(response.status, `${context}: ${text}`).toBe(503);
+  expect(Number(response.headers.get("retry-after")), context).toBeGreaterThan(0);
+  expect(response.headers.get("cache-control"), context).toBe("no-store");
+  expect(JSON.parse(text), context).toEqual({
+    status: 503,
+    error: "service-unavailable",
+    message: "the service cannot answer this right now; try again shortly",
+    requestId: expect.any(String),
+  });
+}
+
+/** The authorization server's endpoints: RFC 6749's shape, `temporarily_unavailable`, with Retry-After. */
+export async function expectOAuth2Unavailable(response: Response): Promise<void> {
+  const text = await response.text();
+  expect(response.status, text).toBe(503);
+  expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect(JSON.parse(text)).toEqual({
+    error: "temporarily_unavailable",
+    error_description: expect.any(String),
+  });
+}
+
+/** Storage API: 503 in storage's error shape, with Retry-After. */
+export async function expectStorageUnavailable(response: Response): Promise<void> {
+  const text = await response.text();
+  expect(response.status, text).toBe(503);
+  expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect(JSON.parse(text)).toMatchObject({ error: { message: expect.any(String) } });
+  expect(text).not.toMatch(/D1_ERROR|internal error|Durable Object|\bat \S+:\d+/);
+}
+
+/** The rows a user has in D1, by email: the user (with its roles) and its sessions. */
+export async function accountOf(email: string) {
+  const user = await env.DB.prepare("SELECT id, roles, default_role FROM users WHERE email = ?")
+    .bind(email)
+    .first<{ id: string; roles: string; default_role: string }>();
+  const sessions = user
+    ? (await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?")
+        .bind(user.id)
+        .first<{ n: number }>())!.n
+    : 0;
+  return { user, sessions };
+}
