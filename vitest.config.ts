@@ -45,6 +45,9 @@ const TEST_VARS = {
   AUTH_CLIENT_URL: "http://localhost:3000",
 };
 
+/** The D1 bindings the workers projects spread users over (test/support/shards.ts reads rows through them). */
+const TEST_SHARDS = ["DB", "DB_1"] as const;
+
 /** Bundled once for both workers projects. */
 const imageTransformer = imagesWorker();
 
@@ -55,8 +58,16 @@ const workersPool = () =>
     miniflare: {
       ...workerOptions,
       modulesRules,
+      // Two shards: every user-keyed row of the suite is spread over DB and DB_1 by its user's slot
+      // (src/db/shards.ts), so the whole suite proves the sharded paths; `npm start` and the compat tests run with
+      // wrangler.toml's one database, the default.
+      d1Databases: {
+        ...(workerOptions.d1Databases as Record<string, string>),
+        [TEST_SHARDS[1]]: "edge-auth-shard-1",
+      },
       bindings: {
         ...TEST_VARS,
+        AUTH_D1_SHARDS: TEST_SHARDS.join(","),
         ...secrets,
         AUTH_DEV_MAILBOX: "true",
         // Every test request comes from one address; test/rate-limits/rate-limits.test.ts switches it on.

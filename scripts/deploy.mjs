@@ -3,8 +3,9 @@
 // (no workers.dev, no route or custom domain), every required secret that is not set (in production.secrets.json
 // or, without that file, on Cloudflare), and a service that must send mail with no way to (no SMTP host, no EMAIL
 // binding: the first sign-up would answer 500). It warns when AUTH_SERVER_URL is on a host the Worker does not answer
-// at. Then: the image transformer, the D1 migrations, the main Worker, and the URL it answers at. `--dry-run` checks
-// and bundles without deploying (what the test suite runs); placeholders do not stop it, it lists them.
+// at. Then: the image transformer, the D1 migrations (on every database of AUTH_D1_SHARDS), the main Worker, and the
+// URL it answers at. `--dry-run` checks and bundles without deploying (what the test suite runs); placeholders do not
+// stop it, it lists them.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,8 +35,8 @@ try {
 if (options.help) {
   console.log(`usage: npm run deploy [-- --dry-run | --check] [--secrets-file <file>]
 
-Checks [env.${ENV}] of wrangler.toml, then deploys the image transformer, applies the D1 migrations and deploys the
-service. --dry-run: check and bundle only (placeholder ids and URLs are listed, not refused). --check: the checks a
+Checks [env.${ENV}] of wrangler.toml, then deploys the image transformer, applies the D1 migrations (to every database
+of AUTH_D1_SHARDS) and deploys the service. --dry-run: check and bundle only (placeholder ids and URLs are listed, not refused). --check: the checks a
 real deploy makes, nothing bundled or uploaded. --secrets-file: the secrets to upload with the deploy (default
 ${DEFAULT_SECRETS_FILE} when it exists, as \`npm run secrets:production\` writes it).`);
   process.exit(0);
@@ -195,6 +196,35 @@ if ((emailBinding || smtpHost === true) && configured("AUTH_SMTP_SENDER") === fa
   );
 }
 
+// The D1 databases users are spread over (AUTH_D1_SHARDS, docs/scaling.md "Past one D1 database"): each holds the
+// same tables, so each gets every migration, DB (the home database) first. One, DB, unless the list says more; each
+// named binding needs its own [[env.production.d1_databases]] entry (wrangler.toml shows one).
+const shards = String(vars.AUTH_D1_SHARDS ?? "DB")
+  .split(",")
+  .map((name) => name.trim())
+  .filter(Boolean);
+const databases = new Set((production.d1_databases ?? []).map((database) => database.binding));
+if (shards[0] !== "DB") {
+  problems.push(
+    `env.${ENV}.vars.AUTH_D1_SHARDS = "${vars.AUTH_D1_SHARDS}": the first database must be DB, the home database`,
+  );
+}
+for (const name of new Set(shards)) {
+  if (!databases.has(name)) {
+    problems.push(
+      `env.${ENV}.vars.AUTH_D1_SHARDS names ${name}, which is not a D1 database of [env.${ENV}]: create it (\`npx wrangler d1 create\`) and add
+      [[env.${ENV}.d1_databases]]
+      binding = "${name}"
+      database_name = "…"
+      database_id = "<the id it printed>"
+      migrations_dir = "migrations"`,
+    );
+  }
+}
+if (new Set(shards).size !== shards.length) {
+  problems.push(`env.${ENV}.vars.AUTH_D1_SHARDS = "${vars.AUTH_D1_SHARDS}": a database is named twice`);
+}
+
 // The issuer of every token and the base of every mailed link: a host this Worker does not answer at breaks both.
 const serverUrl = vars.AUTH_SERVER_URL;
 if (serverUrl && !onExampleDomain(serverUrl) && !/REPLACE_/.test(serverUrl)) {
@@ -242,6 +272,9 @@ const urls = [
     ? [`https://${production.name ?? rawConfig.name}.<your-subdomain>.workers.dev`]
     : []),
 ];
+if (shards.length > 1) {
+  console.log(`deploy: the D1 migrations go to each of the ${shards.length} databases: ${shards.join(", ")}`);
+}
 if (options.check) {
   console.log(
     `deploy: checks passed (--check: nothing bundled or uploaded). It would answer at ${urls.join(" and ")}.`,
@@ -252,9 +285,20 @@ if (options.check) {
 const dry = options["dry-run"] ? ["--dry-run"] : [];
 const steps = [
   ["deploy", "-c", options["images-config"], "--env", ENV, "--minify", ...dry],
+  // Every shard before the Worker that reads it: the new code never meets a database without its tables.
   ...(options["dry-run"]
     ? []
-    : [["d1", "migrations", "apply", "DB", "--remote", "--env", ENV, "-c", options.config]]),
+    : shards.map((name) => [
+        "d1",
+        "migrations",
+        "apply",
+        name,
+        "--remote",
+        "--env",
+        ENV,
+        "-c",
+        options.config,
+      ])),
   [
     "deploy",
     "-c",

@@ -1,13 +1,14 @@
 // `npm start`: the service on this machine. Development secrets and switches in .dev.vars (generated on the first
-// run), the local D1 migrations, then `wrangler dev` with both Workers (the service and the image transformer) and
-// local D1, KV, R2 and Durable Objects. PORT (environment, .dev.vars, or `npm start -- --port N`) moves the server and
-// every URL built from it. wrangler's own start-up output is kept back unless something fails; once the service
+// run), the local D1 migrations (of every database AUTH_D1_SHARDS lists: just DB by default), then `wrangler dev`
+// with both Workers (the service and the image transformer) and local D1, KV, R2 and Durable Objects. PORT
+// (environment, .dev.vars, or `npm start -- --port N`) moves the server and every URL built from it. wrangler's own start-up output is kept back unless something fails; once the service
 // answers, one block says where everything is, and .wrangler/ records the server for `npm run admin` until it stops.
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { experimental_readRawConfig } from "wrangler";
 import {
   DEV_VARS,
   ensureDevVars,
@@ -79,14 +80,43 @@ if (mirrorUrl) {
   }
 }
 
-const migration = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local"], {
-  encoding: "utf8",
-  env: { ...process.env, CI: "true", NO_COLOR: "1" },
-});
-const migrationOutput = `${migration.stdout ?? ""}${migration.stderr ?? ""}`;
-if (migration.status !== 0) fail("applying the local D1 migrations failed (above)", migrationOutput);
-const applied = /About to apply (\d+) migration/.exec(migrationOutput)?.[1];
-console.log(`start: local database ${applied ? `migrated (${applied} new migrations)` : "up to date"}`);
+// The local D1 databases users are spread over (AUTH_D1_SHARDS, docs/scaling.md "Past one D1 database"): just DB
+// unless the environment or .dev.vars lists more, each declared in wrangler.toml as production declares its own.
+// Every one gets every migration.
+const shardList = process.env.AUTH_D1_SHARDS || readDevVars().AUTH_D1_SHARDS || "DB";
+const shards = shardList
+  .split(",")
+  .map((name) => name.trim())
+  .filter(Boolean);
+const declared = new Set(
+  (experimental_readRawConfig({ config: "wrangler.toml" }).rawConfig.d1_databases ?? []).map(
+    (database) => database.binding,
+  ),
+);
+const undeclared = shards.filter((name) => !declared.has(name));
+if (undeclared.length > 0) {
+  fail(
+    `AUTH_D1_SHARDS names ${undeclared.join(", ")}, not a D1 database of wrangler.toml: add one entry per database, e.g.
+  [[d1_databases]]
+  binding = "${undeclared[0]}"
+  database_name = "edge-auth-${undeclared[0].toLowerCase().replace(/_/g, "-")}"
+  database_id = "00000000-0000-0000-0000-${String(shards.indexOf(undeclared[0])).padStart(12, "0")}"
+  migrations_dir = "migrations"`,
+  );
+}
+let applied = 0;
+for (const name of shards) {
+  const migration = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", name, "--local"], {
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", NO_COLOR: "1" },
+  });
+  const migrationOutput = `${migration.stdout ?? ""}${migration.stderr ?? ""}`;
+  if (migration.status !== 0)
+    fail(`applying the local D1 migrations to ${name} failed (above)`, migrationOutput);
+  applied += Number(/About to apply (\d+) migration/.exec(migrationOutput)?.[1] ?? 0);
+}
+const databases = shards.length > 1 ? `databases (${shards.join(", ")})` : "database";
+console.log(`start: local ${databases} ${applied ? `migrated (${applied} new migrations)` : "up to date"}`);
 
 // The URLs follow the port unless .dev.vars names them itself. START_ID tells this start's server from any other
 // that might answer on the port (the readiness probe below).
@@ -96,6 +126,8 @@ const vars = [
   `DEV_START_ID:${startId}`,
   ...(urls.derived.auth ? ["--var", `AUTH_SERVER_URL:${urls.auth}`] : []),
   ...(urls.derived.storage ? ["--var", `STORAGE_SERVER_URL:${urls.storageServer}`] : []),
+  // From the environment (wrangler reads .dev.vars itself).
+  ...(process.env.AUTH_D1_SHARDS ? ["--var", `AUTH_D1_SHARDS:${shards.join(",")}`] : []),
 ];
 child = spawn(
   process.execPath,

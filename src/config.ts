@@ -217,6 +217,20 @@ export const configSchema = z.object({
    * The event stream's first retry delay in seconds, doubled per attempt up to 12 hours (src/events/retry.ts). The
    * default spans more than 24 hours over wrangler.toml's 16 retries; a smaller value shortens every wait.
    */
+  /**
+   * The D1 bindings users are spread over (src/db/shards.ts, docs/scaling.md "Past one D1 database"), the home
+   * database `DB` first: it keeps the global tables and the directory. One (the default) is no sharding at all.
+   * A power of two splits the 4,096 slots evenly. Changing the list of a deployment with users moves rows: see
+   * docs/scaling.md before doing it.
+   */
+  AUTH_D1_SHARDS: list(["DB"]).pipe(
+    z
+      .array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, "binding names are upper-case"))
+      .min(1)
+      .max(4096)
+      .refine((names) => names[0] === "DB", "the first shard must be DB, the home database")
+      .refine((names) => new Set(names).size === names.length, "a binding is named twice"),
+  ),
   AUTH_EVENTS_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   AUTH_ENCRYPTION_KEY: z
     .string()

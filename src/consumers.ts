@@ -16,6 +16,7 @@ import { deliverWebhooks, markDeliveryDead, webhookFanOut } from "./webhooks";
  */
 export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const config = getConfig(env);
+  // The home database: webhook endpoints, deliveries and dead letters are global, in no user's shard.
   const db = createDb(env.DB);
   const now = Date.now;
   switch (queueRole(batch.queue)) {

@@ -2,11 +2,11 @@ import type { Hono } from "hono";
 import { createApp } from "./app";
 import { type Config, getConfig } from "./config";
 import { handleQueueBatch } from "./consumers";
-import { createDb } from "./db/client";
 import { runHousekeeping } from "./db/housekeeping";
+import { type Shards, shardsOf } from "./db/shards";
 import type { Env } from "./env";
 import { ConfigError } from "./errors";
-import { drainOutbox } from "./events/outbox";
+import { drainShards } from "./events/outbox";
 import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
@@ -55,6 +55,19 @@ function lastResortAnswer(request: Request, error: unknown): Response {
   );
 }
 
+/**
+ * The shards of the configuration; a configuration that does not parse still has its home database drained, as
+ * before there were shards: events are never held back by a typo.
+ */
+function shardsToDrain(env: Env): Shards {
+  try {
+    return shardsOf(env, getConfig(env).AUTH_D1_SHARDS);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", what: "outbox drain", detail: String(error) }));
+    return shardsOf(env, ["DB"]);
+  }
+}
+
 export default {
   async fetch(request, env, ctx) {
     let config: Config;
@@ -81,8 +94,9 @@ export default {
     }
   },
   async scheduled(controller, env, ctx) {
-    // Every minute: events whose request could not hand them to the queue (src/events/outbox.ts).
-    ctx.waitUntil(drainOutbox({ db: createDb(env.DB), queue: env.EVENTS, now: Date.now }));
+    // Every minute: events whose request could not hand them to the queue (src/events/outbox.ts), from every shard's
+    // outbox (each shard's triggers write their own).
+    ctx.waitUntil(drainShards(shardsToDrain(env), env.EVENTS, Date.now));
     if (controller.cron === HOUSEKEEPING_CRON) ctx.waitUntil(runHousekeeping(env, getConfig(env)));
   },
   async queue(batch, env) {

@@ -6,6 +6,9 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
       CF_EMAIL: SendEmail;
+      /** The second shard of the workers projects (vitest.config.ts `TEST_SHARDS`). */
+      DB_1: D1Database;
+      AUTH_D1_SHARDS: string;
     }
   }
 }

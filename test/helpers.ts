@@ -1,11 +1,12 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import { getConfig } from "../src/config";
-import { createDb } from "../src/db/client";
+import { shardsOf } from "../src/db/shards";
 import type { Deps } from "../src/http/deps";
 import { visitorOf } from "../src/http/visitor";
 import worker from "../src/index";
 import { checkAnswer } from "./openapi/answers";
+import { userD1 } from "./support/shards";
 
 export const SERVER = "http://localhost:8787";
 export const PREFIX = "/auth/v1";
@@ -141,9 +142,12 @@ export async function sessionFromRefresh(svc: TestService, refreshToken: string)
  */
 export function testDeps(bindings: Record<string, unknown>, clock: { now: number }): Deps {
   const refuse = () => Promise.reject(new Error("no transport in service-level tests"));
+  const config = getConfig(bindings);
+  const shards = shardsOf(bindings, config.AUTH_D1_SHARDS);
   return {
-    config: getConfig(bindings),
-    db: createDb(env.DB),
+    config,
+    db: shards.home,
+    shards,
     env: bindings as Deps["env"],
     mailer: { send: refuse },
     sms: { send: refuse },
@@ -171,11 +175,10 @@ export async function expectContractError(response: Response, context: string) {
   expect(body.message as string, context).not.toMatch(/\bat \S+:\d+|ZodError|stack/i);
 }
 
-/** The audit trail of a user as stored (contract §10): event types, oldest first. */
+/** The audit trail of a user as stored (contract §10), in the user's shard: event types, oldest first. */
 export async function auditTypesOf(userId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT type FROM audit_events WHERE user_id = ? ORDER BY at, rowid",
-  )
+  const { results } = await userD1(userId)
+    .prepare("SELECT type FROM audit_events WHERE user_id = ? ORDER BY at, rowid")
     .bind(userId)
     .all<{ type: string }>();
   return results.map((row) => row.type);

@@ -1,8 +1,13 @@
 import { and, count, gt, gte, inArray, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
 import { auditEvents, sessions, users } from "../db/schema";
+import { eachShard } from "../db/shards";
 import type { Deps } from "../http/deps";
 
-/** The console's overview: the state of the user base and 30 days of activity, from the users table and audit log. */
+/**
+ * The console's overview: the state of the user base and 30 days of activity, from the users table and audit log of
+ * every shard.
+ */
 
 const DAY_MS = 86_400_000;
 export const OVERVIEW_DAYS = 30;
@@ -37,13 +42,12 @@ function series(since: number, rows: { day: number; n: number }[]): DailySeries 
 const dayOf = (column: typeof users.createdAt | typeof auditEvents.at) =>
   sql<number>`(${column} / ${DAY_MS}) * ${DAY_MS}`.mapWith(Number);
 
-export async function overview(deps: Deps): Promise<Overview> {
-  const now = deps.now();
-  const since = Math.floor(now / DAY_MS) * DAY_MS - (OVERVIEW_DAYS - 1) * DAY_MS;
+/** One shard's part of the overview: every shard holds users, their sessions and their audit events. */
+async function shardOverview(db: Db, now: number, since: number) {
   const eventDay = dayOf(auditEvents.at);
   const userDay = dayOf(users.createdAt);
-  const [totals, active, created, events] = await deps.db.batch([
-    deps.db
+  const [totals, active, created, events] = await db.batch([
+    db
       .select({
         total: count(),
         verified: sql<number>`coalesce(sum(${users.emailVerified}), 0)`.mapWith(Number),
@@ -51,13 +55,9 @@ export async function overview(deps: Deps): Promise<Overview> {
         disabled: sql<number>`coalesce(sum(${users.disabled}), 0)`.mapWith(Number),
       })
       .from(users),
-    deps.db.select({ n: count() }).from(sessions).where(gt(sessions.expiresAt, now)),
-    deps.db
-      .select({ day: userDay, n: count() })
-      .from(users)
-      .where(gte(users.createdAt, since))
-      .groupBy(userDay),
-    deps.db
+    db.select({ n: count() }).from(sessions).where(gt(sessions.expiresAt, now)),
+    db.select({ day: userDay, n: count() }).from(users).where(gte(users.createdAt, since)).groupBy(userDay),
+    db
       .select({ type: auditEvents.type, day: eventDay, n: count() })
       .from(auditEvents)
       .where(
@@ -68,13 +68,31 @@ export async function overview(deps: Deps): Promise<Overview> {
       )
       .groupBy(auditEvents.type, eventDay),
   ]);
+  return { totals: totals[0], active: active[0]?.n ?? 0, created, events };
+}
+
+/** The overview of every shard: counts summed, the days' series added up (`series` adds rows of one day). */
+export async function overview(deps: Deps): Promise<Overview> {
+  const now = deps.now();
+  const since = Math.floor(now / DAY_MS) * DAY_MS - (OVERVIEW_DAYS - 1) * DAY_MS;
+  const parts = await eachShard(deps.shards, (db) => shardOverview(db, now, since));
+  const users = { total: 0, verified: 0, anonymous: 0, disabled: 0 };
+  for (const { totals } of parts) {
+    users.total += totals?.total ?? 0;
+    users.verified += totals?.verified ?? 0;
+    users.anonymous += totals?.anonymous ?? 0;
+    users.disabled += totals?.disabled ?? 0;
+  }
+  const events = parts.flatMap((part) => part.events);
   const ofType = (type: string) => events.filter((row) => row.type === type);
-  const row = totals[0] ?? { total: 0, verified: 0, anonymous: 0, disabled: 0 };
   return {
-    users: { total: row.total, verified: row.verified, anonymous: row.anonymous, disabled: row.disabled },
-    activeSessions: active[0]?.n ?? 0,
+    users,
+    activeSessions: parts.reduce((sum, part) => sum + part.active, 0),
     since,
-    newUsers: series(since, created),
+    newUsers: series(
+      since,
+      parts.flatMap((part) => part.created),
+    ),
     signIns: series(since, ofType("signin.success")),
     failedSignIns: series(since, ofType("signin.failure")),
     refreshReplays: series(since, ofType("refresh.replay")),

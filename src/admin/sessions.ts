@@ -1,5 +1,6 @@
 import { and, desc, eq } from "drizzle-orm";
 import { revokeSession } from "../auth";
+import { shardOfMinted } from "../db/directory";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -17,7 +18,8 @@ export async function listSessions(
   userId: string,
   page: { limit: number; cursor?: string },
 ): Promise<Page<AdminSession>> {
-  const rows = await deps.db
+  const rows = await deps.shards
+    .ofUser(userId)
     .select()
     .from(sessions)
     .where(and(eq(sessions.userId, userId), pastCursor(page.cursor, sessions.createdAt, sessions.id, "desc")))
@@ -38,10 +40,14 @@ export async function listSessions(
   );
 }
 
-/** `DELETE /admin/sessions/{id}`: the session ends at once (its next refresh fails); returns its user. */
+/**
+ * `DELETE /admin/sessions/{id}`: the session ends at once (its next refresh fails); returns its user. The session's
+ * shard is the one its id names (minted with the slot), or the directory's for a session imported from Nhost.
+ */
 export async function revokeSessionById(deps: Deps, sessionId: string): Promise<string> {
-  const row = await deps.db
-    .select({ userId: sessions.userId })
+  const db = await shardOfMinted(deps.shards, sessionId, { kind: "session", value: sessionId });
+  const row = await db
+    ?.select({ userId: sessions.userId })
     .from(sessions)
     .where(eq(sessions.id, sessionId))
     .get();

@@ -1,14 +1,17 @@
-import { asc, desc, gte, isNotNull, isNull, lt, or, type SQL, sql } from "drizzle-orm";
+import { gte, isNotNull, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { userProviders, users } from "../db/schema";
+import { USER_SORTS } from "./user-order";
 import { contains } from "./users";
+
+export { USER_SORTS };
 
 /**
  * The console's user filters and orders (the admin API's list keeps its search and cursor). Every filter is a SQL
- * condition on `users`, so a filtered list, its paging and its CSV export read the same rows.
+ * condition on `users`, so a filtered list, its paging and its CSV export read the same rows in every shard (the
+ * orders are in user-order.ts).
  */
 export const USER_STATUSES = ["active", "disabled", "verified", "unverified", "anonymous"] as const;
-export const USER_SORTS = ["newest", "oldest", "email", "last-seen"] as const;
 
 const day = z
   .string()
@@ -88,19 +91,5 @@ export function userConditions(filters: UserFilters): (SQL | undefined)[] {
   return conditions;
 }
 
-/** The order of a sort, id last so that equal keys keep a stable order across pages. */
-export function userOrder(sort: UserFilters["sort"]) {
-  switch (sort) {
-    case "oldest":
-      return [asc(users.createdAt), asc(users.id)];
-    case "email":
-      return [sql`${users.email} is null`, asc(users.email), asc(users.id)];
-    case "last-seen":
-      return [sql`${users.lastSeen} is null`, desc(users.lastSeen), asc(users.id)];
-    default:
-      return [desc(users.createdAt), desc(users.id)];
-  }
-}
-
-/** At most this many rows are listed past (offset paging) or exported in one CSV. */
+/** At most this many rows are exported in one CSV. */
 export const MAX_USER_ROWS = 10_000;

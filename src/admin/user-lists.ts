@@ -1,27 +1,74 @@
 import { and } from "drizzle-orm";
-import { users } from "../db/schema";
+import type { Db } from "../db/client";
+import { type UserRow, users } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { MAX_USER_ROWS, type UserFilters, userConditions, userOrder } from "./user-filters";
+import { mergeAcross } from "./across-shards";
+import { MAX_USER_ROWS, type UserFilters, userConditions } from "./user-filters";
+import {
+  compareUsers,
+  decodePosition,
+  encodePosition,
+  type Position,
+  pastPosition,
+  positionOf,
+  userOrder,
+} from "./user-order";
 import { toAdminUser } from "./users";
 import type { AdminUser } from "./wire";
 
-/** The console's user list (filters, orders, pages) and its CSV export, over the same conditions. */
+/**
+ * The console's user list (filters, orders, pages) and its CSV export, over the same conditions, in every shard:
+ * each shard reads on from the same position in the order, and the merge keeps it (across-shards.ts).
+ */
 
+/** Users matching `filters` in their order (backwards when `reversed`), `limit` at most, past `from`. */
+function readUsers(filters: UserFilters, from: Position | undefined, reversed: boolean) {
+  const { sort } = filters;
+  return (db: Db, after: UserRow | undefined, limit: number) => {
+    const position = after ? positionOf(sort, after) : from;
+    return db
+      .select()
+      .from(users)
+      .where(and(...userConditions(filters), position ? pastPosition(sort, position, reversed) : undefined))
+      .orderBy(...userOrder(sort, reversed))
+      .limit(limit)
+      .all();
+  };
+}
+
+export interface UsersPage {
+  items: AdminUser[];
+  /** The console's paging links: `after` the last row, `before` the first; null where the list ends. */
+  next: string | null;
+  previous: string | null;
+}
+
+/** A page of the filtered list: the first, the one `after` a link's position, or the one `before` it. */
 export async function listUsersFiltered(
   deps: Deps,
   filters: UserFilters,
-  page: { limit: number; offset: number },
-): Promise<{ items: AdminUser[]; hasMore: boolean }> {
-  const offset = Math.min(Math.max(0, page.offset), MAX_USER_ROWS);
-  const rows = await deps.db
-    .select()
-    .from(users)
-    .where(and(...userConditions(filters)))
-    .orderBy(...userOrder(filters.sort))
-    .limit(page.limit + 1)
-    .offset(offset)
-    .all();
-  return { items: rows.slice(0, page.limit).map(toAdminUser), hasMore: rows.length > page.limit };
+  page: { limit: number; after?: string; before?: string },
+): Promise<UsersPage> {
+  const { sort } = filters;
+  const before = decodePosition(sort, page.before);
+  const after = before ? undefined : decodePosition(sort, page.after);
+  const reversed = before !== undefined;
+  const rows = await mergeAcross(deps.shards, {
+    read: readUsers(filters, before ?? after, reversed),
+    compare: compareUsers(sort, reversed),
+    take: page.limit + 1,
+  });
+  const more = rows.length > page.limit;
+  const items = rows.slice(0, page.limit);
+  if (reversed) items.reverse();
+  const link = (row: UserRow | undefined) => (row ? encodePosition(sort, positionOf(sort, row)) : null);
+  return {
+    items: items.map(toAdminUser),
+    // Read backwards, the rows after the page are the ones the link came from; read forwards from a link, the rows
+    // before it are.
+    next: reversed || more ? link(items.at(-1)) : null,
+    previous: (reversed ? more : after !== undefined) ? link(items[0]) : null,
+  };
 }
 
 const COLUMNS = [
@@ -58,13 +105,12 @@ function field(value: unknown): string {
 }
 
 export async function usersCsv(deps: Deps, filters: UserFilters): Promise<{ csv: string; rows: number }> {
-  const rows = await deps.db
-    .select()
-    .from(users)
-    .where(and(...userConditions(filters)))
-    .orderBy(...userOrder(filters.sort))
-    .limit(MAX_USER_ROWS)
-    .all();
+  const rows = await mergeAcross(deps.shards, {
+    read: readUsers(filters, undefined, false),
+    compare: compareUsers(filters.sort),
+    take: MAX_USER_ROWS,
+    chunk: 1000,
+  });
   const lines = [COLUMNS.join(",")];
   for (const row of rows) {
     const user = toAdminUser(row) as unknown as Record<string, unknown>;

@@ -1,8 +1,9 @@
-import { and, type Column, desc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
+import { and, type Column, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import {
   checkPasswordPolicy,
   createUser as createUserRow,
   findUserById,
+  removeUser,
   resolveSignUpOptions,
   revokeAllSessions,
   type SignUpOptions,
@@ -16,10 +17,13 @@ import {
   userProviders,
   users,
 } from "../db/schema";
+import { eachShard } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
-import { type Page, pastCursor, toPage } from "../http/paging";
+import { decodeCursor, type Page, toPage } from "../http/paging";
 import { hashPassword } from "../lib/password";
+import { mergeAcross } from "./across-shards";
+import { compareUsers, type Position, pastPosition, positionOf, userOrder } from "./user-order";
 import type { AdminUser, AdminUserDetail } from "./wire";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -41,54 +45,52 @@ export function contains(column: Column, term: string): SQL {
 }
 
 /**
- * Users newest first, `limit` at a time; `search` matches email, phone number and display name (substring, ASCII
- * case-insensitive, as SQLite's LIKE is) and the id exactly.
+ * Users newest first, `limit` at a time, from every shard (merged in the order, across-shards.ts); `search` matches
+ * email, phone number and display name (substring, ASCII case-insensitive, as SQLite's LIKE is) and the id exactly.
  */
 export async function listUsers(
   deps: Deps,
   query: { search?: string; limit: number; cursor?: string },
 ): Promise<Page<AdminUser>> {
-  const conditions: (SQL | undefined)[] = [];
-  if (query.search) {
-    conditions.push(
-      or(
+  const search = query.search
+    ? or(
         eq(users.id, query.search),
         contains(users.email, query.search),
         contains(users.phoneNumber, query.search),
         contains(users.displayName, query.search),
-      ),
-    );
-  }
-  conditions.push(pastCursor(query.cursor, users.createdAt, users.id, "desc"));
-  const rows = await deps.db
-    .select()
-    .from(users)
-    .where(and(...conditions))
-    .orderBy(desc(users.createdAt), desc(users.id))
-    .limit(query.limit + 1)
-    .all();
+      )
+    : undefined;
+  const start = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const from: Position | undefined = start && { key: start[0], id: start[1] };
+  const rows = await mergeAcross(deps.shards, {
+    read: (db, after, limit) => {
+      const position = after ? positionOf("newest", after) : from;
+      return db
+        .select()
+        .from(users)
+        .where(and(search, position ? pastPosition("newest", position) : undefined))
+        .orderBy(...userOrder("newest"))
+        .limit(limit)
+        .all();
+    },
+    compare: compareUsers("newest"),
+    take: query.limit + 1,
+  });
   return toPage(rows, query.limit, (row) => [row.createdAt, row.id], toAdminUser);
 }
 
 export async function requireUser(deps: Deps, userId: string): Promise<UserRow> {
-  const user = await findUserById(deps.db, userId);
+  const user = await findUserById(deps.shards, userId);
   if (!user) throw new AppError("not-found", "no user with this id");
   return user;
 }
 
 export async function getUserDetail(deps: Deps, userId: string): Promise<AdminUserDetail> {
   const user = await requireUser(deps, userId);
-  const [providers, keys] = await deps.db.batch([
-    deps.db
-      .select()
-      .from(userProviders)
-      .where(eq(userProviders.userId, userId))
-      .orderBy(userProviders.createdAt),
-    deps.db
-      .select()
-      .from(securityKeys)
-      .where(eq(securityKeys.userId, userId))
-      .orderBy(securityKeys.createdAt),
+  const db = deps.shards.ofUser(user.id);
+  const [providers, keys] = await db.batch([
+    db.select().from(userProviders).where(eq(userProviders.userId, userId)).orderBy(userProviders.createdAt),
+    db.select().from(securityKeys).where(eq(securityKeys.userId, userId)).orderBy(securityKeys.createdAt),
   ]);
   return {
     ...toAdminUser(user),
@@ -154,7 +156,8 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
     throw new AppError("locale-not-allowed");
   }
   const { activeMfaType, ...fields } = patch;
-  const updated = await deps.db
+  const db = deps.shards.ofUser(userId);
+  const updated = await db
     .update(users)
     .set({
       ...fields,
@@ -176,7 +179,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
     .get();
   if (!updated) throw new AppError("not-found", "no user with this id");
   if (activeMfaType === null) {
-    await deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId));
+    await db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId));
     deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp", by: "admin" } });
   }
   if (patch.disabled === true && !user.disabled) await endAccess(deps, userId);
@@ -185,7 +188,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
 
 /** Every session and every OAuth2 grant of the user ends. */
 async function endAccess(deps: Deps, userId: string): Promise<void> {
-  await deps.db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId));
+  await deps.shards.ofUser(userId).delete(oauth2Grants).where(eq(oauth2Grants.userId, userId));
   await revokeAllSessions(deps, userId);
 }
 
@@ -193,23 +196,28 @@ async function endAccess(deps: Deps, userId: string): Promise<void> {
  * `DELETE /admin/users/{id}`: sessions first (the in-flight refresh of a session from before locators is refused by
  * its object), then the row, which takes every dependent row with it (foreign keys cascade: sessions, refresh
  * tokens, tickets, codes, PATs, MFA, security keys, providers, OAuth2 grants and consents). Files stay, with
- * `uploadedByUserId` kept as it was.
+ * `uploadedByUserId` kept as it was. The user's directory entries go last (src/auth/new-users.ts `removeUser`).
  */
 export async function deleteUser(deps: Deps, userId: string): Promise<UserRow> {
   const user = await requireUser(deps, userId);
   await endAccess(deps, userId);
-  await deps.db.delete(users).where(eq(users.id, userId));
+  await removeUser(deps, userId);
   return user;
 }
 
-/** The email of each of these users that has one (the audit log names users by id). */
+/** The email of each of these users that has one (the audit log names users by id), read in each one's shard. */
 export async function emailsOf(deps: Deps, userIds: string[]): Promise<Map<string, string>> {
   const ids = [...new Set(userIds)].slice(0, 100);
   if (ids.length === 0) return new Map();
-  const rows = await deps.db
-    .select({ id: users.id, email: users.email })
-    .from(users)
-    .where(inArray(users.id, ids))
-    .all();
-  return new Map(rows.filter((row) => row.email).map((row) => [row.id, row.email!]));
+  const byShard = new Map<number, string[]>();
+  for (const id of ids) {
+    const index = deps.shards.indexOfUser(id);
+    byShard.set(index, [...(byShard.get(index) ?? []), id]);
+  }
+  const found = await eachShard(deps.shards, async (db, index) => {
+    const part = byShard.get(index);
+    if (!part) return [];
+    return db.select({ id: users.id, email: users.email }).from(users).where(inArray(users.id, part)).all();
+  });
+  return new Map(found.flat().flatMap((row) => (row.email ? [[row.id, row.email] as const] : [])));
 }

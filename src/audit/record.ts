@@ -1,5 +1,5 @@
-import type { Db } from "../db/client";
 import { auditEvents } from "../db/schema";
+import type { Shards } from "../db/shards";
 import { randomUuid } from "../lib/crypto";
 import type { Audit, AuditEvent, RequestOrigin, SignInAttempt } from "./events";
 import { recordSignInFailure } from "./sign-in-failures";
@@ -25,7 +25,7 @@ function eventId(at: number): string {
  * line, which the deployer's log pipeline (Workers Logs, Logpush, `wrangler tail`) sees even if D1 is unavailable.
  */
 export function auditRecorder(deps: {
-  db: Db;
+  shards: Shards;
   encryptionKey: string;
   now: () => number;
   background: (work: Promise<unknown>) => void;
@@ -43,13 +43,16 @@ export function auditRecorder(deps: {
       detail: event.detail ?? {},
     };
     console.log(JSON.stringify({ level: "info", what: "audit", ...row }));
-    deps.background(deps.db.insert(auditEvents).values(row).run());
+    // A user's events live with the user (their shard: the console reads a user's trail from one database).
+    const db = row.userId ? deps.shards.ofUser(row.userId) : deps.shards.home;
+    deps.background(db.insert(auditEvents).values(row).run());
   };
   return Object.assign(record, {
     signInFailure: (attempt: SignInAttempt) =>
       deps.background(
         recordSignInFailure(
-          { db: deps.db, encryptionKey: deps.encryptionKey, origin, eventId },
+          // Failed sign-ins are counted per client address, whoever's account they tried: in one place, home.
+          { shards: deps.shards, encryptionKey: deps.encryptionKey, origin, eventId },
           deps.now(),
           attempt,
         ),

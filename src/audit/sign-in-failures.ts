@@ -1,6 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { shardOfEntry } from "../db/directory";
 import { auditEvents, users } from "../db/schema";
+import type { Shards } from "../db/shards";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
 import { hmacSubkey } from "../lib/subkeys";
@@ -25,23 +27,26 @@ export async function emailHash(encryptionKey: string, email: string): Promise<s
   return toHex(tag).slice(0, 32);
 }
 
-async function emailDetail(db: Db, encryptionKey: string, email: string | undefined) {
+async function emailDetail(shards: Shards, encryptionKey: string, email: string | undefined) {
   if (!email) return {};
   const address = email.trim().toLowerCase().slice(0, 254);
-  const account = await db.select({ id: users.id }).from(users).where(eq(users.email, address)).get();
+  const db: Db | undefined = await shardOfEntry(shards, { kind: "email", value: address });
+  const account = await db?.select({ id: users.id }).from(users).where(eq(users.email, address)).get();
   return account ? { email: address } : { emailHash: await emailHash(encryptionKey, address) };
 }
 
 export async function recordSignInFailure(
-  deps: { db: Db; encryptionKey: string; origin: RequestOrigin; eventId: (at: number) => string },
+  deps: { shards: Shards; encryptionKey: string; origin: RequestOrigin; eventId: (at: number) => string },
   at: number,
   attempt: SignInAttempt,
 ): Promise<void> {
-  const { db, origin } = deps;
+  const { origin } = deps;
+  // Counted per client address whoever's account was tried, so kept in one database: the home one.
+  const db = deps.shards.home;
   const detail = {
     method: attempt.method,
     error: attempt.error,
-    ...(await emailDetail(db, deps.encryptionKey, attempt.email)),
+    ...(await emailDetail(deps.shards, deps.encryptionKey, attempt.email)),
   };
   const userId = attempt.userId ?? null;
   const row = {

@@ -1,11 +1,15 @@
+import { idForUser } from "../db/routed-ids";
 import { mfaTickets, type UserRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
-import { randomUuid, sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "../lib/crypto";
 import { createSession, type Session } from "./new-sessions";
 
 const TICKET_LIFETIME_MS = 5 * 60 * 1000;
-/** The second step's ticket (contract §2): `mfaTotp:<uuid>`, for `POST /signin/mfa/totp` (mfa/totp-sign-in.ts). */
+/**
+ * The second step's ticket (contract §2): `mfaTotp:<uuid>`, for `POST /signin/mfa/totp` (mfa/totp-sign-in.ts). The
+ * uuid carries the user's slot, so the second step finds the user's shard from the ticket alone.
+ */
 export const MFA_TICKET_PREFIX = "mfaTotp:";
 
 /** What a sign-in answers (contract §2, SessionPayload with `mfa`). */
@@ -29,11 +33,14 @@ export async function completeSignIn(deps: Deps, user: UserRow, userAgent?: stri
 
 /** The first step of a sign-in with TOTP active: no session yet, a ticket for `POST /signin/mfa/totp`. */
 export async function issueMfaTicket(deps: Deps, userId: string): Promise<string> {
-  const ticket = `${MFA_TICKET_PREFIX}${randomUuid()}`;
-  await deps.db.insert(mfaTickets).values({
-    ticketHash: await sha256Hex(ticket),
-    userId,
-    expiresAt: deps.now() + TICKET_LIFETIME_MS,
-  });
+  const ticket = `${MFA_TICKET_PREFIX}${idForUser(userId)}`;
+  await deps.shards
+    .ofUser(userId)
+    .insert(mfaTickets)
+    .values({
+      ticketHash: await sha256Hex(ticket),
+      userId,
+      expiresAt: deps.now() + TICKET_LIFETIME_MS,
+    });
   return ticket;
 }

@@ -1,4 +1,6 @@
 import { and, eq, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { type DirectoryEntry, releaseEntries } from "../db/directory";
+import { slotOfRouted } from "../db/routed-ids";
 import {
   linkExchangeCodes,
   mfaRecoveryCodes,
@@ -23,15 +25,46 @@ export async function endOutstandingGrants(
   userId: string,
   keepSessionId?: string,
 ): Promise<void> {
-  const { db } = deps;
-  await db.batch([
-    db.delete(tickets).where(eq(tickets.userId, userId)),
+  // One batch in the user's shard, which holds every one of these rows.
+  const db = deps.shards.ofUser(userId);
+  const [endedTickets, endedTokens] = await db.batch([
+    db.delete(tickets).where(eq(tickets.userId, userId)).returning({ hash: tickets.ticketHash }),
+    db
+      .delete(personalAccessTokens)
+      .where(eq(personalAccessTokens.userId, userId))
+      .returning({ id: personalAccessTokens.id, hash: personalAccessTokens.tokenHash }),
     db.delete(linkExchangeCodes).where(eq(linkExchangeCodes.userId, userId)),
-    db.delete(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)),
     db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
     db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId)),
   ]);
-  await revokeAllSessions(deps, userId, keepSessionId);
+  await Promise.all([
+    revokeAllSessions(deps, userId, keepSessionId),
+    releaseImported(deps, userId, endedTickets, endedTokens),
+  ]);
+}
+
+/**
+ * The directory entries of what `endOutstandingGrants` ended that was imported from Nhost (the tickets and PATs the
+ * service mints carry their slot and have none). Best effort: a stale entry names a shard where nothing is found.
+ */
+async function releaseImported(
+  deps: Deps,
+  userId: string,
+  endedTickets: { hash: string }[],
+  endedTokens: { id: string; hash: string }[],
+): Promise<void> {
+  if (deps.shards.count === 1) return;
+  const entries: DirectoryEntry[] = [
+    // A ticket row keeps no id: every ended ticket's key is given back (at most one per ticket type).
+    ...endedTickets.map(({ hash }) => ({ kind: "ticket" as const, value: hash })),
+    ...endedTokens
+      .filter(({ id }) => slotOfRouted(id) === undefined)
+      .map(({ hash }) => ({ kind: "pat" as const, value: hash })),
+  ];
+  // A few keys a statement: D1 binds at most 100 values.
+  for (let start = 0; start < entries.length; start += 50) {
+    await releaseEntries(deps.shards, userId, entries.slice(start, start + 50)).catch(() => {});
+  }
 }
 
 /** How an address was shown to be read by the person now using it. */
@@ -55,8 +88,9 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
   const unverified = and(eq(users.id, user.id), eq(users.emailVerified, false));
   const now = deps.now();
   const firstProof = sql`coalesce(${users.emailVerifiedAt}, ${now})`;
+  const db = deps.shards.ofUser(user.id);
   if (proof === "sign-up-verification") {
-    const updated = await deps.db
+    const updated = await db
       .update(users)
       .set({ emailVerified: true, emailVerifiedAt: firstProof, updatedAt: now })
       .where(unverified)
@@ -64,7 +98,7 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
       .get();
     return updated ?? user;
   }
-  const wiped = await deps.db
+  const wiped = await db
     .update(users)
     .set({
       emailVerified: true,
@@ -81,10 +115,10 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
     .where(unverified)
     .returning()
     .get();
-  if (!wiped) return (await deps.db.select().from(users).where(eq(users.id, user.id)).get()) ?? user;
-  await deps.db.batch([
-    deps.db.delete(securityKeys).where(eq(securityKeys.userId, user.id)),
-    deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
+  if (!wiped) return (await db.select().from(users).where(eq(users.id, user.id)).get()) ?? user;
+  await db.batch([
+    db.delete(securityKeys).where(eq(securityKeys.userId, user.id)),
+    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
   ]);
   await endOutstandingGrants(deps, user.id);
   return wiped;
@@ -99,7 +133,7 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
  * `email_verified_at` existed have none recorded, and lose nothing.
  */
 export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Promise<void> {
-  const { db } = deps;
+  const db = deps.shards.ofUser(userId);
   const provenAt = sql`(SELECT ${users.emailVerifiedAt} FROM ${users} WHERE ${users.id} = ${userId})`;
   await db.batch([
     db.delete(securityKeys).where(and(eq(securityKeys.userId, userId), lt(securityKeys.createdAt, provenAt))),

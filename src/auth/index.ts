@@ -20,7 +20,7 @@ export {
 } from "./links";
 export { verifySignInMfaTotp } from "./mfa";
 export { type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
-export { createUser } from "./new-users";
+export { createUser, identifiersOf, removeUser } from "./new-users";
 export { revokeAllSessions, revokeSession } from "./revocation";
 export { renewSession } from "./sessions";
 export {

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { isSignUpPath, methodOf } from "../audit/events";
+import { idForUser } from "../db/routed-ids";
 import { sessions, type UserRow, users } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
@@ -80,13 +81,15 @@ export async function createSession(
   // key set that cannot be read (D1 down at a cold isolate): nothing is written that the answer could not carry.
   const [custom] = await Promise.all([customClaims(deps, user), getKeySet(deps.config)]);
   const now = deps.now();
-  const sessionId = randomUuid();
+  // The session's id carries its user's slot: a refresh, which knows only the family (this id), finds the shard.
+  const sessionId = idForUser(user.id);
+  const db = deps.shards.ofUser(user.id);
   const locator = newLocator();
   const refreshToken = newSessionToken(locator);
   const lifetimeMs = refreshLifetimeMs(deps);
   const halves = await Promise.allSettled([
-    deps.db.batch([
-      deps.db.insert(sessions).values({
+    db.batch([
+      db.insert(sessions).values({
         id: sessionId,
         userId: user.id,
         createdAt: now,
@@ -96,7 +99,7 @@ export async function createSession(
         locator,
         method: methodOf(deps.path),
       }),
-      deps.db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
+      db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
     ]),
     startFamily(deps, locator, sessionId, refreshToken, lifetimeMs),
   ]);
@@ -106,7 +109,7 @@ export async function createSession(
     // row refreshes nothing. The half that was made goes (after the answer, best effort: its binding may be down
     // too), and the client's retry makes a whole one (docs/operations.md, "When a binding fails").
     if (row.status === "fulfilled")
-      deps.background(deps.db.delete(sessions).where(eq(sessions.id, sessionId)).run());
+      deps.background(db.delete(sessions).where(eq(sessions.id, sessionId)).run());
     if (family.status === "fulfilled") deps.background(revokeFamily(deps, locator, sessionId));
     throw row.status === "rejected" ? row.reason : (family as PromiseRejectedResult).reason;
   }

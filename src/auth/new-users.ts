@@ -1,6 +1,9 @@
+import { eq } from "drizzle-orm";
 import { methodOf } from "../audit/events";
+import { removeHomeRowsOfUser } from "../db/client-rows";
+import { claim, type DirectoryEntry, releaseEntries, releaseUser } from "../db/directory";
 import { type UserRow, users } from "../db/schema";
-import { AppError } from "../errors";
+import { AppError, UnavailableError } from "../errors";
 import { beforeUserCreated } from "../hooks/before-user-created";
 import type { Deps } from "../http/deps";
 import { admitSignUp, countSignUp } from "../http/sign-up-gate";
@@ -74,7 +77,23 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
   if (input.admission !== "operator") {
     await beforeUserCreated(deps, toWireUser({ ...row, phoneNumberVerified: false, activeMfaType: null }));
   }
-  const created = await deps.db.insert(users).values(row).onConflictDoNothing().returning().get();
+  // With several shards the directory decides first which user an email or a number belongs to (claim, then
+  // write, then give the claim back if the write did not happen: src/db/directory.ts); the shard's unique index
+  // stays the guard within a shard, and the only one with one shard.
+  const keys = identifiersOf(row);
+  if (await claim(deps.shards, row.id, keys, now)) return undefined;
+  let created: UserRow | undefined;
+  try {
+    created = await deps.shards
+      .ofUser(row.id)
+      .insert(users)
+      .values(row)
+      .onConflictDoNothing()
+      .returning()
+      .get();
+  } finally {
+    if (!created) await releaseEntries(deps.shards, row.id, keys).catch(() => {});
+  }
   if (created) {
     deps.audit({
       type: "signup",
@@ -83,6 +102,28 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
     });
   }
   return created;
+}
+
+/** The directory entries of a user row: its email and its phone number, when it has them. */
+export function identifiersOf(row: { email: string | null; phoneNumber: string | null }): DirectoryEntry[] {
+  return [
+    ...(row.email ? [{ kind: "email" as const, value: row.email }] : []),
+    ...(row.phoneNumber ? [{ kind: "phone" as const, value: row.phoneNumber }] : []),
+  ];
+}
+
+/**
+ * Removes a user. First the home rows the schema's cascades removed while everything was one database (migration
+ * 0022): the OAuth2 clients the user registered (with their grants in every shard), their device approvals and
+ * provider handoffs; a failure there stops before the user goes, so the deletion can be tried again. Then the row
+ * in its shard (its sessions, keys, tokens and grants go by the shard's cascades; the triggers write
+ * `user.deleted`), then its directory entries: one left behind is stale, harmless, and taken over by the next claim
+ * (src/db/directory.ts).
+ */
+export async function removeUser(deps: Pick<Deps, "shards">, userId: string): Promise<void> {
+  await removeHomeRowsOfUser(deps.shards, userId);
+  await deps.shards.ofUser(userId).delete(users).where(eq(users.id, userId)).run();
+  await releaseUser(deps.shards, userId).catch(() => {});
 }
 
 /** A passwordless request (magic link, email OTP): the address, and the sign-up options for a new user. */
@@ -119,9 +160,24 @@ async function findOrCreate(
   const inserted = await create();
   if (!inserted && mode === "sign-up") throw taken();
   // Lost a race with another first use of the same identifier: that request's user is this one.
-  const user = inserted ?? (await find());
-  if (!user) throw new AppError("internal-server-error", undefined, "user vanished while being created");
+  const user = inserted ?? (await findSoon(find));
+  // Still none: the other request's user is not there (yet, or any more): the client's retry decides afresh.
+  if (!user)
+    throw new UnavailableError("the identifier's user is being created or removed by another request");
   return user;
+}
+
+/**
+ * With several shards the request that won a race claims the identifier in the directory before it writes its
+ * user (src/db/directory.ts), so the loser may look a moment too early: it looks again, a few times, briefly.
+ */
+async function findSoon(find: () => Promise<UserRow | undefined>): Promise<UserRow | undefined> {
+  for (const waitMs of [0, 25, 50, 100, 200]) {
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    const user = await find();
+    if (user) return user;
+  }
+  return undefined;
 }
 
 /** The user of a magic link or email code (see `findOrCreate`), and the resolved redirect. */
@@ -137,7 +193,7 @@ export async function findOrCreateEmailUser(
   const user = await findOrCreate(
     deps,
     mode,
-    () => findUserByEmail(deps.db, address),
+    () => findUserByEmail(deps.shards, address),
     () => createUser(deps, { admission: "visitor", email: address, options }),
     () => new AppError("email-already-in-use"),
   );
@@ -155,7 +211,7 @@ export async function findOrCreatePhoneUser(
   return findOrCreate(
     deps,
     mode,
-    () => findUserByPhoneNumber(deps.db, phoneNumber),
+    () => findUserByPhoneNumber(deps.shards, phoneNumber),
     () => createUser(deps, { admission: "visitor", email: null, phoneNumber, options }),
     () => new AppError("phone-number-already-in-use"),
   );

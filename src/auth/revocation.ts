@@ -1,9 +1,11 @@
 import { and, eq, ne } from "drizzle-orm";
+import type { Db } from "../db/client";
 import { sessions } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { revokeFamily, revokeFamilyOfToken } from "../token-families";
 import { legacySessionOfToken, revokeLegacySession, revokeLegacySessions } from "../token-families/legacy";
 import { locatorOf, refreshLifetimeMs, UUID_SHAPE } from "./new-sessions";
+import { shardOfSession } from "./session-shard";
 
 /**
  * Sign-out. A session ends when its row goes: every refresh reads the row after its family rotated, so no token of a
@@ -12,8 +14,13 @@ import { locatorOf, refreshLifetimeMs, UUID_SHAPE } from "./new-sessions";
 
 /** Sign-out of one session: its row goes (so no token of it refreshes again), and its family is revoked. */
 export async function revokeSession(deps: Deps, sessionId: string): Promise<void> {
-  const removed = await deps.db
-    .delete(sessions)
+  await revokeSessionIn(deps, await shardOfSession(deps.shards, sessionId), sessionId);
+}
+
+/** `revokeSession` in the shard that holds the session (undefined: no shard does; its object is revoked still). */
+async function revokeSessionIn(deps: Deps, db: Db | undefined, sessionId: string): Promise<void> {
+  const removed = await db
+    ?.delete(sessions)
     .where(eq(sessions.id, sessionId))
     .returning({ locator: sessions.locator })
     .get();
@@ -26,11 +33,11 @@ export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Pr
   if (!UUID_SHAPE.test(refreshToken)) return;
   const family = await revokeFamilyOfToken(deps, locatorOf(refreshToken), refreshToken);
   if (family) {
-    await deps.db.delete(sessions).where(eq(sessions.id, family));
+    await (await shardOfSession(deps.shards, family))?.delete(sessions).where(eq(sessions.id, family));
     return;
   }
-  const legacySession = await legacySessionOfToken(deps, refreshToken); // legacy drawer
-  if (legacySession) await revokeSession(deps, legacySession);
+  const legacy = await legacySessionOfToken(deps, refreshToken); // legacy drawer
+  if (legacy) await revokeSessionIn(deps, legacy.db, legacy.sessionId);
 }
 
 /**
@@ -47,7 +54,8 @@ const MAX_FAMILY_REVOCATIONS = 200;
  */
 export async function revokeAllSessions(deps: Deps, userId: string, keepSessionId?: string): Promise<void> {
   const ofUser = eq(sessions.userId, userId);
-  const removed = await deps.db
+  const removed = await deps.shards
+    .ofUser(userId)
     .delete(sessions)
     .where(keepSessionId ? and(ofUser, ne(sessions.id, keepSessionId)) : ofUser)
     .returning({ id: sessions.id, lastUsedAt: sessions.lastUsedAt, locator: sessions.locator })

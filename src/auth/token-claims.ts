@@ -8,6 +8,7 @@ import { familyOfCurrentToken } from "../token-families";
 import { customClaimValues } from "./custom-claims";
 import { ClaimsQueryFailed, queryUserClaims } from "./custom-claims-graphql";
 import { liveSessionUser, type WireUserRow } from "./hot-queries";
+import { shardOfSession } from "./session-shard";
 import { builtInClaims, toWireUser, type WireUser } from "./users";
 
 /**
@@ -133,7 +134,8 @@ export async function claimsBeforeRotation(
   if (!claimsMayRefuse(deps.config)) return undefined;
   const family = await familyOfCurrentToken(deps, locator, refreshToken);
   if (!family) return undefined;
-  const user = await liveSessionUser.first(deps.env.DB, { sessionId: family, now });
+  const db = await shardOfSession(deps.shards, family);
+  const user = db && (await liveSessionUser.first(db.$client, { sessionId: family, now }));
   if (!user || user.disabled) return undefined;
   return { family, custom: await customClaims(deps, user) };
 }

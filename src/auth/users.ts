@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
 import { firstNearby } from "../db/compiled-read";
+import { shardOfEntry } from "../db/directory";
 import { type UserRow, users } from "../db/schema";
+import type { Shards } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import type { HasuraClaims } from "../lib/jwt";
@@ -69,9 +70,9 @@ export function toWireUser(user: WireUserRow): WireUser {
   };
 }
 
-/** The user's current row, from the primary: what a write or a decision about the user reads. */
-export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
-  return userById.first(db.$client, { id });
+/** The user's current row, from the primary of its shard: what a write or a decision about the user reads. */
+export async function findUserById(shards: Shards, id: string): Promise<UserRow | undefined> {
+  return userById.first(shards.d1OfUser(id), { id });
 }
 
 /**
@@ -88,12 +89,13 @@ export async function findWireUserNearby(
 
 /** Marks the email or the phone number verified (a code or link sent there came back); returns the updated user. */
 export async function markVerified(
-  deps: { db: Db; now: () => number },
+  deps: Pick<Deps, "shards" | "now">,
   user: UserRow,
   field: "emailVerified" | "phoneNumberVerified",
 ): Promise<UserRow> {
   if (user[field]) return user;
-  const updated = await deps.db
+  const updated = await deps.shards
+    .ofUser(user.id)
     .update(users)
     .set({ [field]: true, updatedAt: deps.now() })
     .where(eq(users.id, user.id))
@@ -102,12 +104,20 @@ export async function markVerified(
   return updated ?? user;
 }
 
-export async function findUserByPhoneNumber(db: Db, phoneNumber: string): Promise<UserRow | undefined> {
-  return db.select().from(users).where(eq(users.phoneNumber, phoneNumber)).get();
+/** The user of a phone number (E.164): the directory names the shard when there are several. */
+export async function findUserByPhoneNumber(
+  shards: Shards,
+  phoneNumber: string,
+): Promise<UserRow | undefined> {
+  const db = await shardOfEntry(shards, { kind: "phone", value: phoneNumber });
+  return db?.select().from(users).where(eq(users.phoneNumber, phoneNumber)).get();
 }
 
-export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  return db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
+/** The user of an email (any case): the directory names the shard when there are several. */
+export async function findUserByEmail(shards: Shards, email: string): Promise<UserRow | undefined> {
+  const address = email.toLowerCase();
+  const db = await shardOfEntry(shards, { kind: "email", value: address });
+  return db?.select().from(users).where(eq(users.email, address)).get();
 }
 
 /** The claims the service decides itself (contract §5.1): custom claims never overwrite them. */
@@ -139,11 +149,9 @@ export function hasuraClaims(
   return { ...custom, ...builtInClaims(user), ...extra };
 }
 
-/** The caller's own user, who must be a registered one (anonymous users have no credentials to manage). */ export async function requireRegisteredUser(
-  deps: Deps,
-  userId: string,
-) {
-  const user = await findUserById(deps.db, userId);
+/** The caller's own user, who must be a registered one (anonymous users have no credentials to manage). */
+export async function requireRegisteredUser(deps: Deps, userId: string) {
+  const user = await findUserById(deps.shards, userId);
   if (!user) throw new AppError("unauthorized");
   if (user.isAnonymous) throw new AppError("forbidden-anonymous");
   return user;

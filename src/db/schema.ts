@@ -312,8 +312,11 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
     .$type<"admin" | "authenticated" | "open" | "metadata-document">()
     .notNull()
     .default("admin"),
-  /** With `authenticated` registration: the user it belongs to. */
-  registeredByUserId: text("registered_by_user_id").references(() => users.id, { onDelete: "cascade" }),
+  /**
+   * With `authenticated` registration: the user it belongs to, who lives in their shard (maybe another database):
+   * no foreign key (migration 0022).
+   */
+  registeredByUserId: text("registered_by_user_id"),
   /** RFC 7592's registration access token, SHA-256; null for clients not registered dynamically. */
   registrationTokenHash: text("registration_token_hash"),
   /** When a token was last issued to it (at most daily): unused registered clients expire. */
@@ -339,9 +342,8 @@ export const oauth2Grants = sqliteTable(
   "oauth2_grants",
   {
     id: text("id").primaryKey(),
-    clientId: text("client_id")
-      .notNull()
-      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    /** The client is in the home database, this row in its user's shard: no foreign key (migration 0022). */
+    clientId: text("client_id").notNull(),
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
@@ -393,9 +395,8 @@ export const oauth2Codes = sqliteTable(
   {
     codeHash: text("code_hash").primaryKey(),
     requestId: text("request_id").notNull().unique(),
-    clientId: text("client_id")
-      .notNull()
-      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    /** The client is in the home database, this row in its user's shard: no foreign key (migration 0022). */
+    clientId: text("client_id").notNull(),
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
@@ -419,9 +420,8 @@ export const oauth2Consents = sqliteTable(
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    clientId: text("client_id")
-      .notNull()
-      .references(() => oauth2Clients.clientId, { onDelete: "cascade" }),
+    /** The client is in the home database, this row in its user's shard: no foreign key (migration 0022). */
+    clientId: text("client_id").notNull(),
     scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
     grantedAt: integer("granted_at").notNull(),
   },
@@ -477,9 +477,8 @@ export const providerRequests = sqliteTable(
 export const providerTokenHandoffs = sqliteTable(
   "provider_token_handoffs",
   {
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    /** The user lives in their shard, this row in the home database: no foreign key (migration 0022). */
+    userId: text("user_id").notNull(),
     provider: text("provider").notNull(),
     /** JSON `{accessToken, expiresAt, refreshToken?}`, AES-GCM under `AUTH_ENCRYPTION_KEY`. */
     sealed: text("sealed").notNull(),
@@ -567,7 +566,8 @@ export const deviceAuthorizations = sqliteTable(
     resources: text("resources", { mode: "json" }).$type<string[]>().notNull(),
     /** `pending` until the person approves or denies it on the page. */
     status: text("status").$type<"pending" | "approved" | "denied">().notNull(),
-    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
+    /** The person who approved, in their shard (maybe another database): no foreign key (migration 0022). */
+    userId: text("user_id"),
     authTime: integer("auth_time"),
     /** Seconds the device must wait between polls; `slow_down` adds 5 (RFC 8628 §3.5). */
     intervalSeconds: integer("interval_seconds").notNull(),
@@ -726,3 +726,23 @@ export const webhookDeliveries = sqliteTable(
 );
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/**
+ * With several shards (src/db/shards.ts), the lookups that do not start from a user id: a key, the SHA-256 of
+ * `<kind>:<normalised value>` (an email, a phone number, a provider identity, a token's hash, an imported ticket or
+ * file id: no personal data in clear), names the user who owns it, whose slot names the shard. Kept in the home
+ * database (`DB`) only; empty, and never read, with one shard. The shards are the truth: a key whose user is gone is
+ * stale, taken over by the next claim (src/db/directory.ts).
+ */
+export const directory = sqliteTable(
+  "directory",
+  {
+    key: text("key").primaryKey(),
+    /** What the key names (src/db/directory.ts `DirectoryKind`): a deleted user's `file` keys stay (their files do). */
+    kind: text("kind").notNull(),
+    userId: text("user_id").notNull(),
+    /** When the key was claimed: a claim younger than the sign-up window is never taken over. */
+    claimedAt: integer("claimed_at").notNull(),
+  },
+  (t) => [index("directory_user").on(t.userId)],
+);

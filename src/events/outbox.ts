@@ -1,6 +1,7 @@
 import { asc, inArray, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type EventOutboxRow, eventOutbox } from "../db/schema";
+import { eachShard, type Shards } from "../db/shards";
 import { isEventType, type StreamEvent } from "./types";
 
 /** Rows one drain takes at a time (also the most a queue's sendBatch accepts). */
@@ -85,6 +86,20 @@ export async function drainOutbox(deps: { db: Db; queue: Queue; now: () => numbe
     if (claimed.length < PAGE) break;
   }
   return handed;
+}
+
+/**
+ * The outbox of every shard (src/db/shards.ts: each shard's triggers write their own), as the minute's cron drains
+ * them. A shard that fails (D1 unavailable for now) holds back its own events only, until the next minute.
+ */
+export async function drainShards(shards: Shards, queue: Queue, now: () => number): Promise<number> {
+  const handed = await eachShard(shards, (db) =>
+    drainOutbox({ db, queue, now }).catch((error) => {
+      console.error(JSON.stringify({ level: "error", what: "outbox drain", detail: String(error) }));
+      return 0;
+    }),
+  );
+  return handed.reduce((sum, n) => sum + n, 0);
 }
 
 /** Whether a request may have written a change: the drain after it is worth its query. */

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { auditRecorder } from "../audit/record";
 import type { Config } from "../config";
-import { createDb } from "../db/client";
+import { shardsOf, trackShards } from "../db/shards";
 import { drainOutbox, mayHaveWritten } from "../events/outbox";
 import { createMailer } from "../mail/create-mailer";
 import { createSmsSender } from "../sms/create-sender";
@@ -12,7 +12,10 @@ import { visitorOf } from "./visitor";
 export function requestContext(config: Config) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
-    const db = createDb(c.env.DB);
+    // The shards this request reaches for a user are remembered: their outboxes are drained after the answer.
+    const every = shardsOf(c.env, config.AUTH_D1_SHARDS);
+    const { shards, touched } = trackShards(every);
+    const db = shards.home;
     const outbound: typeof fetch = c.env.OUTBOUND
       ? (input, init) => c.env.OUTBOUND!.fetch(input, init)
       : // Not `fetch` itself: called as `deps.outbound(…)` it would run with `deps` as `this`, which workerd refuses
@@ -21,7 +24,7 @@ export function requestContext(config: Config) {
     const background = (work: Promise<unknown>) =>
       c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
     const audit = auditRecorder({
-      db,
+      shards,
       encryptionKey: config.AUTH_ENCRYPTION_KEY!,
       now: Date.now,
       background,
@@ -36,6 +39,7 @@ export function requestContext(config: Config) {
     c.set("deps", {
       config,
       db,
+      shards,
       env: c.env,
       // The app's SEND_EMAIL and SEND_SMS hooks call out and write their calls to the audit log.
       mailer: createMailer(config, c.env, db, { outbound, audit }),
@@ -51,7 +55,9 @@ export function requestContext(config: Config) {
     c.header("X-Request-Id", requestId);
     // The events this request's changes wrote go to the queue after the answer (src/events/outbox.ts).
     if (c.env.EVENTS && mayHaveWritten(c.req.method, c.req.path)) {
-      background(drainOutbox({ db, queue: c.env.EVENTS, now: Date.now }));
+      for (const index of touched()) {
+        background(drainOutbox({ db: every.all[index]!, queue: c.env.EVENTS, now: Date.now }));
+      }
     }
   });
 }

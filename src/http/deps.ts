@@ -1,6 +1,7 @@
 import type { Audit } from "../audit/events";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
+import type { Shards } from "../db/shards";
 import type { Env } from "../env";
 import type { Mailer } from "../mail/mailer";
 import type { SmsSender } from "../sms/sender";
@@ -9,7 +10,13 @@ import type { Visitor } from "./visitor";
 /** What a service needs from the outside world; routes build it per request, tests can build their own. */
 export interface Deps {
   config: Config;
+  /**
+   * The home database (`DB`): the global tables (buckets, OAuth2 clients, keys, webhooks, console sessions) and the
+   * directory. A user's rows live in `shards.ofUser(id)`, which is this same database when there is one shard.
+   */
   db: Db;
+  /** Where each user's rows live (src/db/shards.ts). */
+  shards: Shards;
   env: Env;
   mailer: Mailer;
   sms: SmsSender;

@@ -11,7 +11,10 @@ import { createMirrorConsumer } from "./consumer";
 
 export { mirrorAdminRoutes } from "./resync-routes";
 
-/** The mirror's consumer of one batch of events, or null when no mirror is configured (no `MIRROR_DB` binding). */
+/**
+ * The mirror's consumer of one batch of events, or null when no mirror is configured (no `MIRROR_DB` binding). Events
+ * carry their rows; the consumer reads only buckets, which are global: the home database `DB`.
+ */
 export function mirrorConsumer(env: Env, _config: Config): EventConsumer | null {
   return env.MIRROR_DB ? createMirrorConsumer(env.MIRROR_DB, env.DB) : null;
 }

@@ -64,7 +64,7 @@ export const mirrorAdminRoutes = new Hono<AppEnv>().post(
     }
     try {
       await ensureSchema(client);
-      const page = await resyncPage({ sql: client, d1: c.env.DB, now: c.var.deps.now }, cursor);
+      const page = await resyncPage({ sql: client, shards: c.var.deps.shards, now: c.var.deps.now }, cursor);
       if (!cursor) auditAdminAction(c, "mirror.resync");
       return c.json(page);
     } catch (error) {

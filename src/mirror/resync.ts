@@ -1,3 +1,4 @@
+import type { Shards } from "../db/shards";
 import {
   bucketsByIds,
   bucketsPage,
@@ -27,7 +28,8 @@ export const PAGE = 200;
 
 export interface ResyncDeps {
   sql: Sql;
-  d1: D1Database;
+  /** Every shard's users and files; buckets from the home database. */
+  shards: Shards;
   now: () => number;
 }
 
@@ -90,7 +92,7 @@ const PAGE_OF: Record<Phase, (deps: ResyncDeps, after: string, at: string) => Pr
       [after, PAGE],
     );
     const ids = rows.map((row) => row.id);
-    const gone = ids.length === 0 ? [] : (await usersPresent(deps.d1, ids)).filter((p) => !p.present);
+    const gone = ids.length === 0 ? [] : (await usersPresent(deps.shards, ids)).filter((p) => !p.present);
     const deleted = await inTransaction(deps.sql, async () => {
       const claimed = await claimVersions(
         deps.sql,
@@ -104,7 +106,7 @@ const PAGE_OF: Record<Phase, (deps: ResyncDeps, after: string, at: string) => Pr
   },
 
   async users(deps, after, at) {
-    const page = await userSnapshots(deps.d1, after, PAGE);
+    const page = await userSnapshots(deps.shards, after, PAGE);
     const rows = parsed(page, userRowOf);
     const written = await inTransaction(deps.sql, async () => {
       const claimed = await claimVersions(
@@ -132,7 +134,7 @@ const PAGE_OF: Record<Phase, (deps: ResyncDeps, after: string, at: string) => Pr
       [after, PAGE],
     );
     const ids = rows.map((row) => row.id);
-    const present = new Set((await bucketsByIds(deps.d1, ids)).map((bucket) => bucket.id));
+    const present = new Set((await bucketsByIds(deps.shards.homeD1, ids)).map((bucket) => bucket.id));
     const gone = ids.filter((id) => !present.has(id) && id !== "default");
     // Buckets have no events: nothing to claim. Their files go with them (fk_bucket cascades).
     await deleteBuckets(deps.sql, gone);
@@ -140,7 +142,7 @@ const PAGE_OF: Record<Phase, (deps: ResyncDeps, after: string, at: string) => Pr
   },
 
   async buckets(deps, after) {
-    const page = await bucketsPage(deps.d1, after, PAGE);
+    const page = await bucketsPage(deps.shards.homeD1, after, PAGE);
     await writeBuckets(deps.sql, page);
     return { written: page.length, deleted: 0, skipped: 0, seen: page.length, lastId: page.at(-1)?.id };
   },
@@ -156,7 +158,7 @@ const PAGE_OF: Record<Phase, (deps: ResyncDeps, after: string, at: string) => Pr
       subject: fileSubject({ id: row.id, uploadedByUserId: row.uploader }),
     }));
     const subjects = new Map(files.map((file) => [file.id, file.subject]));
-    const gone = files.length === 0 ? [] : (await filesPresent(deps.d1, files)).filter((p) => !p.present);
+    const gone = files.length === 0 ? [] : (await filesPresent(deps.shards, files)).filter((p) => !p.present);
     const deleted = await inTransaction(deps.sql, async () => {
       const claimed = await claimVersions(
         deps.sql,
@@ -176,11 +178,11 @@ const PAGE_OF: Record<Phase, (deps: ResyncDeps, after: string, at: string) => Pr
   },
 
   async files(deps, after, at) {
-    const page = await fileSnapshots(deps.d1, after, PAGE);
+    const page = await fileSnapshots(deps.shards, after, PAGE);
     const rows = parsed(page, fileRowOf);
     // A bucket made since the buckets phase: written with the page, before its files refer to it.
     const bucketIds = [...new Set(rows.map(({ row }) => row.bucket_id))];
-    const known = await bucketsByIds(deps.d1, bucketIds);
+    const known = await bucketsByIds(deps.shards.homeD1, bucketIds);
     const written = await inTransaction(deps.sql, async () => {
       const claimed = await claimVersions(
         deps.sql,

@@ -1,11 +1,26 @@
 import { eq, inArray } from "drizzle-orm";
-import { buckets, files } from "../db/schema";
+import type { Db } from "../db/client";
+import { ownersOfMany } from "../db/directory";
+import { buckets, files, type ImportLedgerRow } from "../db/schema";
+import { eachShard, type Shards } from "../db/shards";
 import { AppError, UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
-import { forgetFile, initialObjectKey, StorageError, storeStream } from "../storage";
+import {
+  bucketAnchor,
+  fileEntry,
+  fileOwner,
+  findBucket,
+  forgetFile,
+  initialObjectKey,
+  placeNewFile,
+  releaseUnused,
+  StorageError,
+  storeStream,
+} from "../storage";
 import { ledgerRows, recordImport, slices } from "./ledger";
+import { byShard } from "./what-is-here";
 import { type FileRecord, fileRecordSchema, type ImportResult, type RowReason } from "./wire";
 
 /**
@@ -54,28 +69,67 @@ async function checkRecord(input: unknown): Promise<Checked> {
   return { ok: true, file, fingerprint: await sha256Hex(JSON.stringify(file)) };
 }
 
+/** Where a record lives, or goes: the shard, and whether a record and a ledger row are there. */
+interface Located {
+  db: Db;
+  here: boolean;
+  before: ImportLedgerRow | undefined;
+}
+
+/**
+ * Each record's shard, with what it holds of it. A record is kept beside its ledger row, in its owner's shard
+ * (src/storage/file-shards.ts: Nhost's ids carry no slot): the directory's owner of its id, or, with no entry (a new
+ * file, or one deleted here since), the uploader Nhost names. Read in bulk: the directory once, each shard once.
+ */
+async function locate(shards: Shards, records: FileRecord[]): Promise<Map<string, Located>> {
+  const owners = await ownersOfMany(
+    shards,
+    records.map((file) => fileEntry(file.id)),
+  );
+  const ownerOf = (file: FileRecord) =>
+    owners.get(`file:${file.id}`) ?? fileOwner(file.id, file.uploadedByUserId);
+  const groups = byShard(shards, records, ownerOf);
+  const found = await eachShard(shards, async (db, index) => {
+    const ids = (groups.get(index) ?? []).map((file) => file.id);
+    if (ids.length === 0) return [];
+    const [ledger, here] = await Promise.all([
+      ledgerRows(db, "file", ids),
+      Promise.all(
+        slices(ids).map((part) =>
+          db.select({ id: files.id }).from(files).where(inArray(files.id, part)).all(),
+        ),
+      ).then((rows) => new Set(rows.flat().map((f) => f.id))),
+    ]);
+    return ids.map((id) => [id, { db, here: here.has(id), before: ledger.get(id) }] as const);
+  });
+  return new Map(found.flat());
+}
+
 export async function planFiles(deps: Deps, inputs: unknown[]): Promise<ImportResult[]> {
+  return (await planRecords(deps, inputs)).results;
+}
+
+/** The plan of each record, and where each is (importFile writes where the plan looked). */
+async function planRecords(
+  deps: Deps,
+  inputs: unknown[],
+): Promise<{ results: ImportResult[]; located: Map<string, Located> }> {
   const checked = await Promise.all(inputs.map(checkRecord));
-  const ids = checked.flatMap((c) => (c.ok ? [c.file.id] : []));
-  const [ledger, here, bucketIds] = await Promise.all([
-    ledgerRows(deps.db, "file", ids),
-    Promise.all(
-      slices(ids).map((part) =>
-        deps.db.select({ id: files.id }).from(files).where(inArray(files.id, part)).all(),
-      ),
-    ).then((rows) => new Set(rows.flat().map((f) => f.id))),
+  const records = checked.flatMap((c) => (c.ok ? [c.file] : []));
+  const [located, bucketIds] = await Promise.all([
+    locate(deps.shards, records),
     // Only the buckets these records name: the single PUT of a file asks for one, not for every bucket.
     deps.db
       .select({ id: buckets.id })
       .from(buckets)
-      .where(inArray(buckets.id, [...new Set(checked.flatMap((c) => (c.ok ? [c.file.bucketId] : [])))]))
+      .where(inArray(buckets.id, [...new Set(records.map((file) => file.bucketId))]))
       .all()
       .then((rows) => new Set(rows.map((b) => b.id))),
   ]);
-  return checked.map((c): ImportResult => {
+  const results = checked.map((c): ImportResult => {
     if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };
     const { file } = c;
-    const before = ledger.get(file.id);
+    const { before, here } = located.get(file.id)!;
     const skipped = (reason: string, code?: RowReason["code"]): ImportResult => ({
       id: file.id,
       outcome: "skipped",
@@ -83,7 +137,7 @@ export async function planFiles(deps: Deps, inputs: unknown[]): Promise<ImportRe
     });
     if (!bucketIds.has(file.bucketId))
       return skipped(`bucket ${file.bucketId} is not here (import the buckets first)`, "bucket-missing");
-    if (before && !here.has(file.id))
+    if (before && !here)
       return {
         id: file.id,
         outcome: "kept",
@@ -95,13 +149,16 @@ export async function planFiles(deps: Deps, inputs: unknown[]): Promise<ImportRe
           },
         ],
       };
-    if (!before && here.has(file.id)) return skipped("a file with this id exists here and was not imported");
+    if (!before && here) return skipped(NOT_IMPORTED);
     if (before?.fingerprint === c.fingerprint) return { id: file.id, outcome: "unchanged" };
     return { id: file.id, outcome: "needs-bytes" };
   });
+  return { results, located };
 }
 
-/** `PUT /admin/import/nhost/files/{id}`: the bytes, then the record. */
+const NOT_IMPORTED = "a file with this id exists here and was not imported";
+
+/** `PUT /admin/import/nhost/files/{id}`: the bytes, then the record, in its owner's shard with its ledger row. */
 export async function importFile(
   deps: Deps,
   id: string,
@@ -115,20 +172,41 @@ export async function importFile(
   if (file.id !== id.toLowerCase())
     throw new AppError("invalid-request", "x-import-file names another file id");
   if (!body) throw new AppError("invalid-request", "the file's bytes are missing");
-  const [plan] = await planFiles(deps, [record]);
+  const {
+    results: [plan],
+    located,
+  } = await planRecords(deps, [record]);
   if (plan!.outcome === "skipped" || plan!.outcome === "kept")
     throw new AppError("invalid-request", plan!.reasons?.map((r) => r.reason).join("; "));
   if (plan!.outcome === "unchanged") {
     await body.cancel();
     return { id: file.id, outcome: "unchanged" };
   }
-  const existing = await deps.db
-    .select({ objectKey: files.objectKey })
-    .from(files)
-    .where(eq(files.id, file.id))
-    .get();
+  const bucket = await findBucket(deps.db, file.bucketId);
+  if (!bucket)
+    throw new AppError("invalid-request", `bucket ${file.bucketId} is not here (import the buckets first)`);
+  const now = deps.now();
+  const { db: shard, here } = located.get(file.id)!;
+  const existing = here
+    ? await shard.select({ objectKey: files.objectKey }).from(files).where(eq(files.id, file.id)).get()
+    : undefined;
+  // A new record's id is claimed for its owner first (with several shards): held by another, a file of the same id
+  // exists in another shard.
+  let placement: { db: Db; owner: string | null } = { db: shard, owner: null };
+  if (!existing) {
+    try {
+      placement = await placeNewFile(deps.shards, file.id, file.uploadedByUserId, false, now);
+    } catch (error) {
+      if (error instanceof StorageError && error.status === 409) {
+        await body.cancel();
+        throw new AppError("invalid-request", NOT_IMPORTED);
+      }
+      throw error;
+    }
+  }
+  const { db } = placement;
   // A re-import of changed bytes goes under a new key, so a download reading the old bytes is never cut short.
-  const objectKey = existing ? `${initialObjectKey(file)}/import-${deps.now()}` : initialObjectKey(file);
+  const objectKey = existing ? `${initialObjectKey(file)}/import-${now}` : initialObjectKey(file);
   let stored: { size: number; etag: string };
   try {
     stored = await storeStream(deps.env.FILES, objectKey, body, {
@@ -137,6 +215,7 @@ export async function importFile(
       mimeTypeOf: async () => file.mimeType ?? "application/octet-stream",
     });
   } catch (error) {
+    await releaseUnused(deps.shards, placement, file.id);
     if (error instanceof AppError) throw error;
     // storeStream refuses too few or too many bytes with a StorageError; anything else is R2 failing: the client
     // retries (nothing was recorded, and a partial multipart upload was aborted).
@@ -149,6 +228,7 @@ export async function importFile(
   // Nhost's ETag is the MD5 of the bytes unless S3 stored them in parts (`"…-N"`): then only the size can be checked.
   if (file.etag && !file.etag.includes("-") && stored.etag !== file.etag.toLowerCase()) {
     await deps.env.FILES.delete(objectKey);
+    await releaseUnused(deps.shards, placement, file.id);
     throw new AppError(
       "invalid-request",
       `the bytes' MD5 ${stored.etag} is not the record's ETag ${file.etag}`,
@@ -167,23 +247,25 @@ export async function importFile(
     createdAt: Date.parse(file.createdAt),
     updatedAt: Date.parse(file.updatedAt),
   };
-  const now = deps.now();
   try {
-    // No per-file event (contract move-in §2): the file's stream is muted for this batch.
+    // No per-file event (contract move-in §2): the file's stream is muted for this batch. The record and its ledger
+    // row go in one batch in one shard: a run cut short leaves both or neither.
     const [first, ...rest] = withoutEvents(
-      deps.db,
-      [file.uploadedByUserId ?? `file:${file.id}`],
+      db,
+      [fileOwner(file.id, file.uploadedByUserId)],
       [
-        deps.db
+        bucketAnchor(db, bucket),
+        db
           .insert(files)
           .values({ id: file.id, ...row })
           .onConflictDoUpdate({ target: files.id, set: row }),
-        recordImport(deps.db, "file", file.id, fingerprint, now),
+        recordImport(db, "file", file.id, fingerprint, now),
       ],
     );
-    await deps.db.batch([first!, ...rest]);
+    await db.batch([first!, ...rest]);
   } catch (error) {
     await deps.env.FILES.delete(objectKey);
+    await releaseUnused(deps.shards, placement, file.id).catch(() => {});
     throw error;
   }
   forgetFile(file.id);

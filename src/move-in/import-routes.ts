@@ -112,7 +112,7 @@ export const importAdminRoutes = new Hono<AppEnv>()
     queryParams(ledgerQuery),
     async (c) => {
       const { kind, after, limit } = c.req.valid("query");
-      return c.json(await ledgerPage(c.var.deps.db, kind, after, limit));
+      return c.json(await ledgerPage(c.var.deps.shards, kind, after, limit));
     },
   )
   .post(

@@ -1,10 +1,12 @@
 import { and, asc, eq, gt, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type ImportLedgerRow, importLedger } from "../db/schema";
+import { eachShard, type Shards } from "../db/shards";
 
 /**
  * The import ledger (src/db/schema.ts `importLedger`): what earlier runs wrote, read in bulk for a batch. D1 takes at
- * most 100 bound parameters per statement, so lookups go in slices of 90.
+ * most 100 bound parameters per statement, so lookups go in slices of 90. A user's rows (its own and its tokens') and a
+ * file's are in the shard of what they describe, written in the same batch; buckets' in the home database.
  */
 
 const SLICE = 90;
@@ -32,25 +34,32 @@ export async function ledgerRows(
   return found;
 }
 
-/** A page of imported ids in binary order, for the command's merge with Nhost's (`GET …/ledger`). */
+/**
+ * A page of imported ids in binary order, for the command's merge with Nhost's (`GET …/ledger`). Buckets' rows are in
+ * the home database; users' and files' beside what they describe, in every shard: each shard's next `limit`, merged.
+ */
 export async function ledgerPage(
-  db: Db,
+  shards: Shards,
   kind: "user" | "bucket" | "file",
   after: string | undefined,
   limit: number,
 ): Promise<{ items: string[]; next: string | null }> {
-  const rows = await db
-    .select({ id: importLedger.id })
-    .from(importLedger)
-    .where(
-      after === undefined
-        ? eq(importLedger.kind, kind)
-        : and(eq(importLedger.kind, kind), gt(importLedger.id, after)),
-    )
-    .orderBy(asc(importLedger.id))
-    .limit(limit)
-    .all();
-  const items = rows.map((row) => row.id);
+  const read = (db: Db) =>
+    db
+      .select({ id: importLedger.id })
+      .from(importLedger)
+      .where(
+        after === undefined
+          ? eq(importLedger.kind, kind)
+          : and(eq(importLedger.kind, kind), gt(importLedger.id, after)),
+      )
+      .orderBy(asc(importLedger.id))
+      .limit(limit)
+      .all();
+  const parts = kind === "bucket" ? [await read(shards.home)] : await eachShard(shards, read);
+  // Users' and files' ids are Nhost's UUIDs: ASCII, which JavaScript orders as SQLite's BINARY does.
+  const ids = parts.flat().map((row) => row.id);
+  const items = (parts.length === 1 ? ids : ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).slice(0, limit);
   return { items, next: items.length === limit ? items[items.length - 1]! : null };
 }
 

@@ -1,26 +1,54 @@
 import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { removeHomeRowsOfUser } from "../db/client-rows";
+import { releaseUser } from "../db/directory";
 import { eventMutes, files, importLedger, users } from "../db/schema";
+import { eachShard } from "../db/shards";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { deleteBucket, removeFile, StorageError } from "../storage";
 import { ledgerRows } from "./ledger";
 import type { ImportResult } from "./wire";
 
+type Kind = "user" | "bucket" | "file";
+
+/**
+ * The database holding each id's ledger row: a user's shard, the home database for buckets, and for files whichever
+ * shard has it (a file deleted here has no directory entry left to say; removals are rare, every shard is asked).
+ */
+async function ledgerOf(deps: Deps, kind: Kind, ids: string[]): Promise<Map<string, Db>> {
+  const { shards } = deps;
+  const held = await eachShard(shards, async (db, index) => {
+    const mine =
+      kind === "user"
+        ? ids.filter((id) => shards.indexOfUser(id) === index)
+        : kind === "file" || index === 0
+          ? ids
+          : [];
+    return mine.length === 0
+      ? []
+      : [...(await ledgerRows(db, kind, mine)).keys()].map((id) => [id, db] as const);
+  });
+  return new Map(held.flat());
+}
+
 /**
  * `POST /admin/import/nhost/removals`: what an earlier run imported and Nhost no longer has (a user deleted there
  * before the cut-over). Only ids in the ledger are touched: a user or file created here is never removed by an import.
- * A user goes with everything of theirs (foreign keys cascade); the ledger keeps their tokens' tombstones.
+ * A user goes with everything of theirs (foreign keys cascade), then their directory keys; the ledger keeps their
+ * tokens' tombstones.
  */
 export async function removeImported(
   deps: Deps,
-  kind: "user" | "bucket" | "file",
+  kind: Kind,
   ids: string[],
   dryRun: boolean,
 ): Promise<ImportResult[]> {
-  const ledger = await ledgerRows(deps.db, kind, ids);
+  const ledger = await ledgerOf(deps, kind, ids);
   const results: ImportResult[] = [];
   for (const id of ids) {
-    if (!ledger.has(id)) {
+    const db = ledger.get(id);
+    if (!db) {
       results.push({ id, outcome: "absent" });
       continue;
     }
@@ -28,43 +56,42 @@ export async function removeImported(
       results.push({ id, outcome: "deleted" });
       continue;
     }
-    const forget = deps.db
-      .delete(importLedger)
-      .where(and(eq(importLedger.kind, kind), eq(importLedger.id, id)));
+    const forget = db.delete(importLedger).where(and(eq(importLedger.kind, kind), eq(importLedger.id, id)));
     if (kind === "user") {
-      const [first, ...rest] = withoutEvents(
-        deps.db,
-        [id],
-        [deps.db.delete(users).where(eq(users.id, id)), forget],
-      );
-      await deps.db.batch([first!, ...rest]);
+      // The home rows the user's cascades no longer reach (migration 0022), first: a failure stops before the user goes.
+      await removeHomeRowsOfUser(deps.shards, id);
+      const [first, ...rest] = withoutEvents(db, [id], [db.delete(users).where(eq(users.id, id)), forget]);
+      await db.batch([first!, ...rest]);
+      // As src/auth/new-users.ts `removeUser` does: the shard first, then the keys (a key left is stale, harmless).
+      await releaseUser(deps.shards, id).catch(() => {});
       deps.audit({ type: "admin.user.delete", userId: id, detail: { by: "import-nhost" } });
     } else if (kind === "file") {
-      // removeFile is storage's own write, not a batch of ours: its subject is muted around it. A change of the same
-      // file by someone else meanwhile would go unannounced too; before the cut-over, nobody else has it.
-      const file = await deps.db
+      // removeFile is storage's own write, not a batch of ours: its subject is muted around it, in the shard of the
+      // record (beside its ledger row). A change of the same file by someone else meanwhile would go unannounced too;
+      // before the cut-over, nobody else has it.
+      const file = await db
         .select({ owner: files.uploadedByUserId })
         .from(files)
         .where(eq(files.id, id))
         .get();
       const subject = file?.owner ?? `file:${id}`;
-      const ownedByMe = await deps.db
+      const ownedByMe = await db
         .insert(eventMutes)
         .values({ subject })
         .onConflictDoNothing()
         .returning()
         .get();
       try {
-        await removeFile(deps, id).catch((error) => {
+        await removeFile(deps, id, db).catch((error) => {
           if (!(error instanceof StorageError)) throw error;
         });
       } finally {
-        if (ownedByMe) await deps.db.delete(eventMutes).where(eq(eventMutes.subject, subject));
+        if (ownedByMe) await db.delete(eventMutes).where(eq(eventMutes.subject, subject));
       }
       await forget;
     } else {
       try {
-        await deleteBucket(deps.db, id);
+        await deleteBucket(deps.shards, id);
       } catch (error) {
         if (!(error instanceof StorageError)) throw error;
         const reason = error.message;

@@ -1,24 +1,30 @@
-import type { ImportLedgerRow } from "../db/schema";
+import type { Db } from "../db/client";
+import { claim, releaseEntries } from "../db/directory";
+import type { ImportedParts, ImportLedgerRow } from "../db/schema";
+import { eachShard } from "../db/shards";
 import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { type CheckedUser, checkUser } from "./user-checks";
+import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
 import { type Statement, writeUser } from "./user-writes";
-import { type Here, readWhatIsHere } from "./what-is-here";
+import { byShard, type Here, readWhatIsHere } from "./what-is-here";
 import type { ImportResult, RowReason } from "./wire";
 
 /**
  * `POST /admin/import/nhost/users`: up to 100 Nhost users, each written whole (its row, roles, providers, security
- * keys, sessions and PATs by Nhost's hash, its pending ticket) in one D1 batch, or not at all. What earlier runs wrote
- * is in the import ledger: the same user again writes nothing; a user changed here since (its `updated_at` moved) is
- * kept as it is here; a token the ledger knows is never written again, so one spent or signed out here stays dead.
+ * keys, sessions and PATs by Nhost's hash, its pending ticket) in one D1 batch in its shard, or not at all. What
+ * earlier runs wrote is in the import ledger, beside the user: the same user again writes nothing; a user changed here
+ * since (its `updated_at` moved) is kept as it is here; a token the ledger knows is never written again, so one spent
+ * or signed out here stays dead. With several shards the directory's keys of each user are claimed before its batch
+ * (user-entries.ts): a key another user holds skips the user, as the unique indexes would in one database.
  */
 export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
   const now = deps.now();
   const checked = await Promise.all(inputs.map((input) => checkUser(input, now)));
   const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
   const seen = await readWhatIsHere(deps, valid);
-  const plans = new Map<string, { result: ImportResult; statements: Statement[] }>();
+  const plans = new Map<string, Plan>();
   const claimed = { emails: new Map<string, string>(), phones: new Map<string, string>() };
   for (const user of valid) plans.set(user.id, await planUser(deps, user, seen, claimed, now));
 
@@ -27,31 +33,106 @@ export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean
     return plans.get(c.user.id)!.result;
   });
   if (dryRun) return results;
-  // The import writes no per-user events (contract move-in §2): each user's rows go in muted.
-  const writes = [...plans.entries()]
-    .filter(([, plan]) => plan.statements.length > 0)
-    .map(([id, plan]) => ({ ...plan, statements: withoutEvents(deps.db, [id], plan.statements) }));
+  const writes = [...plans.values()].filter((plan) => plan.statements.length > 0);
   if (writes.length === 0) return results;
+  await claimKeys(deps, writes, now);
+  const groups = byShard(
+    deps.shards,
+    writes.filter((plan) => plan.state === "claimed"),
+    (plan) => plan.user.id,
+  );
+  // The import writes no per-user events (contract move-in §2): each user's rows go in muted. Every shard's batch
+  // runs even when another's fails, so that the keys of each user go back or stay as its own write went.
+  const failures = await eachShard(deps.shards, async (db, index) => {
+    const group = groups.get(index);
+    return group
+      ? writeShard(db, group).then(
+          () => null,
+          (error: unknown) => error,
+        )
+      : null;
+  });
+  await Promise.all(
+    writes.map((plan) =>
+      plan.state === "written"
+        ? releaseEntries(deps.shards, plan.user.id, plan.entries.dropped).catch(() => {})
+        : plan.state === "claimed"
+          ? releaseEntries(deps.shards, plan.user.id, plan.entries.fresh).catch(() => {})
+          : undefined,
+    ),
+  );
+  const failure = failures.find((error) => error !== null);
+  if (failure) throw failure;
+  return results;
+}
+
+interface Plan {
+  user: CheckedUser;
+  result: ImportResult;
+  statements: Statement[];
+  entries: UserEntries;
+  /** `claimed`: its keys are the user's, its batch not (yet) written; `written`; `skipped`: nothing of it written. */
+  state: "planned" | "claimed" | "written" | "skipped";
+}
+
+const skipPlan = (plan: Plan, reasons: RowReason[]) => {
+  plan.state = "skipped";
+  plan.result.outcome = "skipped";
+  plan.result.reasons = reasons;
+  delete plan.result.warnings;
+};
+
+/**
+ * The users' directory keys, claimed before their batches (a no-op with one shard), a few users at a time. A user
+ * whose key another user holds is skipped; a directory that fails is a 503 the command retries (what this call had
+ * claimed goes back).
+ */
+async function claimKeys(deps: Deps, plans: Plan[], now: number): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < plans.length) {
+      const plan = plans[next++]!;
+      const taken = await claim(deps.shards, plan.user.id, plan.entries.claims, now);
+      if (taken) skipPlan(plan, [heldByAnother(plan.user, taken)]);
+      else plan.state = "claimed";
+    }
+  };
   try {
-    await deps.db.batch(writes.flatMap((plan) => plan.statements) as [Statement, ...Statement[]]);
+    await Promise.all(Array.from({ length: Math.min(6, plans.length) }, lane));
+  } catch (error) {
+    await Promise.all(
+      plans
+        .filter((plan) => plan.state === "claimed")
+        .map((plan) => releaseEntries(deps.shards, plan.user.id, plan.entries.fresh).catch(() => {})),
+    );
+    throw new UnavailableError(`import directory: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** One shard's users in one batch; if a constraint breaks it, one by one, so only that user is skipped. */
+async function writeShard(db: Db, plans: Plan[]): Promise<void> {
+  const muted = (plan: Plan) =>
+    withoutEvents(db, [plan.user.id], plan.statements) as [Statement, ...Statement[]];
+  try {
+    await db.batch(plans.flatMap(muted) as [Statement, ...Statement[]]);
+    for (const plan of plans) plan.state = "written";
+    return;
   } catch (error) {
     unlessConstraint(error);
-    // One user's rows broke a constraint the checks did not foresee (a row written here meanwhile): write them one
-    // by one, so only that user is skipped, with the database's reason.
-    for (const plan of writes) {
-      try {
-        await deps.db.batch(plan.statements as [Statement, ...Statement[]]);
-      } catch (error) {
-        const constraint = unlessConstraint(error);
-        plan.result.outcome = "skipped";
-        plan.result.reasons = [
-          { table: "auth.users", id: plan.result.id, reason: `could not be written (${constraint})` },
-        ];
-        delete plan.result.warnings;
-      }
+  }
+  // One user's rows broke a constraint the checks did not foresee (a row written here meanwhile): the database's
+  // reason skips that user alone.
+  for (const plan of plans) {
+    try {
+      await db.batch(muted(plan));
+      plan.state = "written";
+    } catch (error) {
+      const constraint = unlessConstraint(error);
+      skipPlan(plan, [
+        { table: "auth.users", id: plan.user.id, reason: `could not be written (${constraint})` },
+      ]);
     }
   }
-  return results;
 }
 
 /**
@@ -65,24 +146,38 @@ function unlessConstraint(error: unknown): string {
   return constraint.trim();
 }
 
+const NOTHING: ImportedParts = {
+  providers: [],
+  securityKeys: [],
+  tokens: {},
+  ticketHash: null,
+  totpHash: null,
+};
+
 async function planUser(
   deps: Deps,
   user: CheckedUser,
   here: Here,
   claimed: { emails: Map<string, string>; phones: Map<string, string> },
   now: number,
-): Promise<{ result: ImportResult; statements: Statement[] }> {
-  const skip = (reasons: RowReason[]) => ({
-    result: { id: user.id, outcome: "skipped" as const, reasons },
+): Promise<Plan> {
+  const none: Pick<Plan, "user" | "statements" | "entries" | "state"> = {
+    user,
     statements: [],
+    entries: { claims: [], fresh: [], dropped: [] },
+    state: "planned",
+  };
+  const skip = (reasons: RowReason[]): Plan => ({
+    ...none,
+    result: { id: user.id, outcome: "skipped" as const, reasons },
   });
-  const keep = (reason: string) => ({
+  const keep = (reason: string): Plan => ({
+    ...none,
     result: {
       id: user.id,
       outcome: "kept" as const,
       reasons: [{ table: "auth.users", id: user.id, reason }],
     },
-    statements: [],
   });
   const before = here.ledger.get(user.id);
   const existing = here.usersById.get(user.id);
@@ -90,8 +185,8 @@ async function planUser(
   if (before && !existing) return keep("deleted in this service since the last import: not brought back");
   if (before && before.fingerprint === user.fingerprint)
     return {
+      ...none,
       result: { id: user.id, outcome: "unchanged", ...(checked.length ? { warnings: checked } : {}) },
-      statements: [],
     };
   // Changed here since the last run (an admin, the user, a sign-in that rehashed the password): the user's row stays
   // as it is here, but what Nhost ended (a session signed out there, a key removed) still ends here.
@@ -107,7 +202,9 @@ async function planUser(
   if (user.row.email) claimed.emails.set(user.row.email, user.id);
   if (user.row.phoneNumber) claimed.phones.set(user.row.phoneNumber, user.id);
 
-  const statements = await writeUser(deps, user, before, here, now, keepRow);
+  const { statements, tokens } = await writeUser(deps, user, before, here, now, keepRow);
+  const entries = userEntries(user, before?.parts ?? NOTHING, here, tokens, !keepRow);
+  const written = { user, statements, entries, state: "planned" as const };
   const warnings = [
     ...checked,
     ...user.tokens
@@ -122,15 +219,15 @@ async function planUser(
   if (keepRow) {
     const reason = "changed in this service since the last import: the service's row is kept";
     const kept = keep(reason);
-    return { result: { ...kept.result, ...(warnings.length ? { warnings } : {}) }, statements };
+    return { ...written, result: { ...kept.result, ...(warnings.length ? { warnings } : {}) } };
   }
   return {
+    ...written,
     result: {
       id: user.id,
       outcome: before ? "updated" : "imported",
       ...(warnings.length ? { warnings } : {}),
     },
-    statements,
   };
 }
 

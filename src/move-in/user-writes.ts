@@ -19,7 +19,10 @@ export type Statement = BatchItem<"sqlite">;
 
 /**
  * The statements that write one user whole: its row (unless `keepRow`: changed here since the last run), what Nhost
- * removed since the last run removed here, its providers, keys, new tokens, ticket, and its ledger rows.
+ * removed since the last run removed here, its providers, keys, new tokens, ticket, and its ledger rows. All go to the
+ * user's shard, ledger rows included: one batch there writes the user and the record that it was written, or neither,
+ * so a run cut short between two databases can never leave a user the next run takes for one created here. Also
+ * returns the user's tokens after the write (hash → ref), for the directory (user-entries.ts).
  */
 export async function writeUser(
   deps: Deps,
@@ -28,8 +31,8 @@ export async function writeUser(
   here: Here,
   now: number,
   keepRow: boolean,
-): Promise<Statement[]> {
-  const { db } = deps;
+): Promise<{ statements: Statement[]; tokens: Record<string, string> }> {
+  const db = deps.shards.ofUser(user.id);
   const previous: ImportedParts = before?.parts ?? {
     providers: [],
     securityKeys: [],
@@ -153,5 +156,5 @@ export async function writeUser(
       .values({ kind: "user", id: user.id, ...ledgerRow })
       .onConflictDoUpdate({ target: [importLedger.kind, importLedger.id], set: ledgerRow }),
   );
-  return statements;
+  return { statements, tokens };
 }

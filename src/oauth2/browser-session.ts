@@ -78,7 +78,10 @@ export async function readBrowserSession(c: Context<AppEnv>): Promise<BrowserSes
   } catch {
     return null;
   }
-  const row = await deps.db
+  if (typeof claims?.sub !== "string" || typeof claims.sid !== "string") return null;
+  // The session is a row of its user's, in the user's shard; the MAC vouches for the pair.
+  const row = await deps.shards
+    .ofUser(claims.sub)
     .select({ user: users })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))

@@ -1,21 +1,39 @@
 import { and, eq, gt, inArray, isNotNull, isNull } from "drizzle-orm";
 import { base64url } from "jose";
+import type { Db } from "../db/client";
 import { oauth2Codes, oauth2Grants } from "../db/schema";
+import { type Shards, SLOTS, slotOfUser } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
-import { sha256Hex } from "../lib/crypto";
+import { randomUuid, sha256Hex } from "../lib/crypto";
 import { OAuth2Error } from "./errors";
+import { newGrantId } from "./grants";
 import { forgetPendingRequest, type PendingRequest } from "./pending-requests";
 import { authorizationResponse } from "./redirects";
-import { AUTHORIZATION_CODE_PREFIX } from "./token-prefixes";
+import { AUTHORIZATION_CODE_PREFIX, GRANT_ID_PREFIX } from "./token-prefixes";
 
 /** Contract §3.5: codes live five minutes. */
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 
 export type CodeRow = typeof oauth2Codes.$inferSelect;
 
-/** `oac_` + 256 random bits in base64url: anything else is no code of ours, refused before a hash or a read. */
-const CODE_SHAPE = new RegExp(`^${AUTHORIZATION_CODE_PREFIX}[A-Za-z0-9_-]{43}$`);
+/**
+ * `oac_` + the user's slot (three hex digits: the shard of the code's row, src/db/shards.ts) + 256 random bits in
+ * base64url. Codes from before the slot (`oac_` + 43 characters, five minutes at most) are in the home database,
+ * which is every user's with one shard. Anything else is no code of ours, refused before a hash or a read.
+ */
+const CODE_SHAPE = new RegExp(`^${AUTHORIZATION_CODE_PREFIX}(?:([0-9a-f]{3}))?[A-Za-z0-9_-]{43}$`);
+
+const slotHex = (slot: number) => slot.toString(16).padStart(3, "0");
+
+/** The shard a code's row is in, and the slot to mint its grant's id with; undefined for no code of ours. */
+function placeOfCode(shards: Shards, code: string): { db: Db; slot?: number } | undefined {
+  const match = CODE_SHAPE.exec(code);
+  if (!match) return undefined;
+  if (match[1] === undefined) return shards.count === 1 ? { db: shards.home } : undefined;
+  const slot = Number.parseInt(match[1], 16);
+  return slot < SLOTS ? { db: shards.ofSlot(slot), slot } : undefined;
+}
 
 /**
  * Completes a pending request for `userId`: a code bound to the client, redirect URI, PKCE challenge, nonce,
@@ -29,8 +47,10 @@ export async function issueCode(
   userId: string,
   authTime: number,
 ): Promise<string> {
-  const code = `${AUTHORIZATION_CODE_PREFIX}${base64url.encode(crypto.getRandomValues(new Uint8Array(32)))}`;
-  const inserted = await deps.db
+  const random = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+  const code = `${AUTHORIZATION_CODE_PREFIX}${slotHex(slotOfUser(userId))}${random}`;
+  const inserted = await deps.shards
+    .ofUser(userId)
     .insert(oauth2Codes)
     .values({
       codeHash: await sha256Hex(code),
@@ -54,17 +74,21 @@ export async function issueCode(
 }
 
 /**
- * Takes a code for the grant `grantId` with one conditional UPDATE (unused and unexpired, or nothing): two
+ * Takes a code with one conditional UPDATE (unused and unexpired, or nothing), which marks it with the id of the
+ * grant it starts: minted here with the code's slot, so the grant lands in the code's shard, its user's. Two
  * exchanges racing with the same code cannot both win. A code that was used before and already started a grant is
  * a replay, which RFC 6749 §4.1.2 and RFC 9700 §4.2.4 answer by revoking what it issued: the grant goes, with its
  * refresh tokens, and its access tokens turn inactive. A second exchange racing the first one's own few
  * milliseconds finds no grant yet and is only refused, so that of two parallel exchanges one succeeds.
  */
-export async function consumeCode(deps: Deps, code: string, grantId: string): Promise<CodeRow> {
+export async function consumeCode(deps: Deps, code: string): Promise<CodeRow & { grantId: string }> {
   const invalid = new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
-  if (!CODE_SHAPE.test(code)) throw invalid;
+  const place = placeOfCode(deps.shards, code);
+  if (!place) throw invalid;
+  const { db, slot } = place;
+  // A code from before the slot is in the only database: any id names it.
+  const grantId = slot === undefined ? `${GRANT_ID_PREFIX}${randomUuid()}` : newGrantId(slot);
   const codeHash = await sha256Hex(code);
-  const { db } = deps;
   const taken = await db
     .update(oauth2Codes)
     .set({ usedAt: deps.now(), grantId })
@@ -77,7 +101,7 @@ export async function consumeCode(deps: Deps, code: string, grantId: string): Pr
     )
     .returning()
     .get();
-  if (taken) return taken;
+  if (taken) return { ...taken, grantId };
   const used = and(eq(oauth2Codes.codeHash, codeHash), isNotNull(oauth2Codes.usedAt));
   const revoked = await db
     .delete(oauth2Grants)

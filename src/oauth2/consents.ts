@@ -2,6 +2,8 @@ import { and, eq } from "drizzle-orm";
 import { oauth2Consents } from "../db/schema";
 import type { Deps } from "../http/deps";
 
+/** Consents are rows of the user's, in the user's shard (src/db/shards.ts). */
+
 /** Whether the user allowed this client every scope asked for, on an earlier visit to the built-in page. */
 export async function hasConsent(
   deps: Deps,
@@ -9,7 +11,8 @@ export async function hasConsent(
   clientId: string,
   scopes: string[],
 ): Promise<boolean> {
-  const row = await deps.db
+  const row = await deps.shards
+    .ofUser(userId)
     .select({ scopes: oauth2Consents.scopes })
     .from(oauth2Consents)
     .where(and(eq(oauth2Consents.userId, userId), eq(oauth2Consents.clientId, clientId)))
@@ -25,14 +28,11 @@ export async function rememberConsent(
   scopes: string[],
 ): Promise<void> {
   const where = and(eq(oauth2Consents.userId, userId), eq(oauth2Consents.clientId, clientId));
-  const current = await deps.db
-    .select({ scopes: oauth2Consents.scopes })
-    .from(oauth2Consents)
-    .where(where)
-    .get();
+  const db = deps.shards.ofUser(userId);
+  const current = await db.select({ scopes: oauth2Consents.scopes }).from(oauth2Consents).where(where).get();
   const union = [...new Set([...(current?.scopes ?? []), ...scopes])];
   deps.audit({ type: "oauth2.consent", userId, detail: { clientId, scopes } });
-  await deps.db
+  await db
     .insert(oauth2Consents)
     .values({ userId, clientId, scopes: union, grantedAt: deps.now() })
     .onConflictDoUpdate({

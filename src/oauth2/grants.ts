@@ -1,5 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { base64url } from "jose";
+import type { Db } from "../db/client";
+import { routedUuid, shardOfRouted } from "../db/routed-ids";
 import {
   type OAuth2ClientRow,
   type OAuth2GrantRow,
@@ -8,8 +10,8 @@ import {
   type UserRow,
   users,
 } from "../db/schema";
+import { type Shards, slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
-import { randomUuid } from "../lib/crypto";
 import { startFamily } from "../token-families";
 import { OAuth2Error } from "./errors";
 import { GRANT_ID_PREFIX, REFRESH_TOKEN_PREFIX } from "./token-prefixes";
@@ -19,7 +21,21 @@ import { GRANT_ID_PREFIX, REFRESH_TOKEN_PREFIX } from "./token-prefixes";
  * the same token families as sessions.
  */
 
-export const newGrantId = () => `${GRANT_ID_PREFIX}${randomUuid()}`;
+/**
+ * A grant lives in its user's shard (src/db/shards.ts), and its id says which: a UUID minted with the user's slot
+ * (src/db/routed-ids.ts), so that a refresh token, an access token's `grant_id` or a revocation reaches the grant's
+ * row without a lookup. `slot` is the user's (`slotOfUser`), or the one the authorization code carries (codes.ts).
+ */
+export const newGrantId = (slot: number) => `${GRANT_ID_PREFIX}${routedUuid(slot)}`;
+
+/**
+ * The shard of the grant `grantId` names; undefined when the id names none (not a minted grant id, with several
+ * shards): such a grant exists nowhere, as an unknown one.
+ */
+export function shardOfGrant(shards: Shards, grantId: string): Db | undefined {
+  if (!grantId.startsWith(GRANT_ID_PREFIX)) return undefined;
+  return shardOfRouted(shards, grantId.slice(GRANT_ID_PREFIX.length));
+}
 
 /**
  * A refresh token names its grant (refresh-tokens.ts): `ort_` + the grant's UUID as 32 hex digits + 256 random bits;
@@ -66,7 +82,9 @@ export async function createGrant(
   codeHash: string,
   grantId: string,
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
-  const { db } = deps;
+  // The code and the grant it starts are in the user's shard, which the grant id names (`consumeCode` minted it).
+  const db = shardOfGrant(deps.shards, grantId);
+  if (!db) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
   const now = deps.now();
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
@@ -107,10 +125,11 @@ export async function createGrantFor(
   values: { userId: string; scopes: string[]; resources: string[]; authTime: number },
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   const now = deps.now();
-  const grantId = newGrantId();
+  const grantId = newGrantId(slotOfUser(values.userId));
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
-  const grant = await deps.db
+  const grant = await deps.shards
+    .ofUser(values.userId)
     .insert(oauth2Grants)
     .values({ id: grantId, clientId: client.clientId, ...values, createdAt: now, lastUsedAt: now, expiresAt })
     .returning()
@@ -122,11 +141,12 @@ export async function createGrantFor(
 }
 
 /**
- * Ends a grant: its row goes, and with it (by cascade) its codes; its access tokens fail introspection and userinfo
- * from now on, and its refresh tokens fail at the grant's read that precedes every rotation.
+ * Ends a grant: its row goes from its user's shard, and with it (by cascade) its legacy refresh tokens; its access
+ * tokens fail introspection and userinfo from now on, and its refresh tokens fail at the grant's read that precedes
+ * every rotation.
  */
 export async function revokeGrant(deps: Deps, grantId: string): Promise<void> {
-  await deps.db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId));
+  await shardOfGrant(deps.shards, grantId)?.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId));
 }
 
 /** The grant an access token names, if it still stands and its user is enabled. */
@@ -134,8 +154,8 @@ export async function findLiveGrant(
   deps: Deps,
   grantId: string,
 ): Promise<{ grant: OAuth2GrantRow; user: UserRow } | undefined> {
-  const row = await deps.db
-    .select({ grant: oauth2Grants, user: users })
+  const row = await shardOfGrant(deps.shards, grantId)
+    ?.select({ grant: oauth2Grants, user: users })
     .from(oauth2Grants)
     .innerJoin(users, eq(users.id, oauth2Grants.userId))
     .where(eq(oauth2Grants.id, grantId))

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { oauth2Grants } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { findOAuth2Client } from "./clients";
-import { findLiveGrant } from "./grants";
+import { findLiveGrant, shardOfGrant } from "./grants";
 import { findLiveRefreshToken, revokeRefreshToken } from "./refresh-tokens";
 import { REFRESH_TOKEN_PREFIX } from "./token-prefixes";
 import { verifyOAuth2AccessToken } from "./tokens";
@@ -77,7 +77,7 @@ export async function revoke(deps: Deps, clientId: string, token: string): Promi
   const payload = await verifyOAuth2AccessToken(deps.config, token);
   // A client's own token (client_credentials) has no grant to end: it runs to its expiry.
   if (payload?.client_id !== clientId || !payload.grant_id) return;
-  await deps.db
-    .delete(oauth2Grants)
+  await shardOfGrant(deps.shards, payload.grant_id)
+    ?.delete(oauth2Grants)
     .where(and(eq(oauth2Grants.id, payload.grant_id), eq(oauth2Grants.clientId, clientId)));
 }

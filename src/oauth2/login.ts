@@ -48,13 +48,14 @@ export async function completeWithAccessToken(
   auth: AccessTokenPayload,
 ): Promise<{ redirectUri: string }> {
   const request = await pendingRequest(deps, requestId);
-  const user = await findUserById(deps.db, auth.sub);
+  const user = await findUserById(deps.shards, auth.sub);
   if (!user) throw new AppError("unauthorized");
   if (user.disabled) throw new AppError("disabled-user");
   // An anonymous user has no identity to vouch for to another app.
   if (user.isAnonymous) throw new AppError("forbidden-anonymous");
   const session = auth.sid
-    ? await deps.db
+    ? await deps.shards
+        .ofUser(user.id)
         .select({ createdAt: sessions.createdAt })
         .from(sessions)
         .where(eq(sessions.id, auth.sid))

@@ -14,7 +14,7 @@ import {
   rotateLegacyGrantToken,
 } from "../token-families/legacy";
 import { OAuth2Error } from "./errors";
-import { grantLocator, newRefreshToken, parseRefreshToken, revokeGrant } from "./grants";
+import { grantLocator, newRefreshToken, parseRefreshToken, revokeGrant, shardOfGrant } from "./grants";
 import { narrowedResources } from "./resources";
 
 /**
@@ -38,9 +38,11 @@ export interface Refreshed {
 
 const invalid = () => new OAuth2Error("invalid_grant", "the refresh token is invalid, expired or revoked");
 
-/** The standing grant `grantId` of `client`, with its user. */
-function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string) {
-  return deps.db
+/** The standing grant `grantId` of `client`, with its user, from the grant's shard (its id names it). */
+async function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string) {
+  const db = shardOfGrant(deps.shards, grantId);
+  if (!db) return undefined;
+  const row = await db
     .select({
       grant: {
         id: oauth2Grants.id,
@@ -61,6 +63,7 @@ function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string) {
       ),
     )
     .get();
+  return row && { ...row, db };
 }
 
 /** What a refresh asks for: scopes (RFC 6749 §6) and resources (RFC 8707), which may only narrow the grant's. */
@@ -124,7 +127,7 @@ async function rotateGrantToken(
   if (rotation.outcome === "rotated" && rotation.touch) {
     const now = deps.now();
     deps.background(
-      deps.db
+      found.db
         .update(oauth2Grants)
         .set({ lastUsedAt: now, expiresAt: now + lifetimeMs })
         .where(eq(oauth2Grants.id, found.grant.id))
@@ -163,8 +166,9 @@ export async function findLiveRefreshToken(
 ): Promise<{ grant: OAuth2GrantRow; user: UserRow; expiresAt: number } | undefined> {
   const token = parseRefreshToken(refreshToken);
   const grantId = token?.grantId ?? (await legacyGrantOfToken(deps, clientId, refreshToken)); // legacy drawer
-  if (!grantId) return undefined;
-  const row = await deps.db
+  const db = grantId ? shardOfGrant(deps.shards, grantId) : undefined;
+  if (!grantId || !db) return undefined;
+  const row = await db
     .select({ grant: oauth2Grants, user: users })
     .from(oauth2Grants)
     .innerJoin(users, eq(users.id, oauth2Grants.userId))
@@ -190,8 +194,8 @@ export async function findLiveRefreshToken(
 export async function revokeRefreshToken(deps: Deps, clientId: string, refreshToken: string): Promise<void> {
   const token = parseRefreshToken(refreshToken);
   if (token) {
-    const ours = await deps.db
-      .select({ id: oauth2Grants.id })
+    const ours = await shardOfGrant(deps.shards, token.grantId)
+      ?.select({ id: oauth2Grants.id })
       .from(oauth2Grants)
       .where(and(eq(oauth2Grants.id, token.grantId), eq(oauth2Grants.clientId, clientId)))
       .get();

@@ -11,9 +11,9 @@ export const CLIENT_ID_PREFIX = "oc_";
 export const CLIENT_SECRET_PREFIX = "ocs_";
 /** An RFC 7592 registration access token (`ocr_` + 256 bits), stored as SHA-256. */
 export const REGISTRATION_TOKEN_PREFIX = "ocr_";
-/** An authorization code (`oac_` + 256 bits), stored as SHA-256, single use. */
+/** An authorization code (`oac_` + its user's slot, three hex digits + 256 bits), stored as SHA-256, single use. */
 export const AUTHORIZATION_CODE_PREFIX = "oac_";
-/** A grant's id (`og_` + a UUID): access tokens carry it as `grant_id`. No secret. */
+/** A grant's id (`og_` + a UUID with its user's slot): access tokens carry it as `grant_id`. No secret. */
 export const GRANT_ID_PREFIX = "og_";
 /** A refresh token (`ort_` + the grant's 32 hex digits + 256 bits), single use, rotating. */
 export const REFRESH_TOKEN_PREFIX = "ort_";

@@ -6,7 +6,7 @@ import { GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
 import { consumeCode } from "./codes";
 import { DEVICE_GRANT, redeemDeviceCode } from "./device";
 import { OAuth2Error } from "./errors";
-import { createGrant, createGrantFor, issuesRefreshTokens, newGrantId } from "./grants";
+import { createGrant, createGrantFor, issuesRefreshTokens } from "./grants";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { type GrantSummary, rotateRefreshToken } from "./refresh-tokens";
 import { narrowedResources, requestedResources } from "./resources";
@@ -59,8 +59,7 @@ async function tokensFor(
 async function exchangeCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
   const code = param(params, "code", 200);
   if (!code) throw new OAuth2Error("invalid_request", "code is required");
-  const grantId = newGrantId();
-  const row = await consumeCode(deps, code, grantId);
+  const row = await consumeCode(deps, code);
   const mismatch = (what: string) => new OAuth2Error("invalid_grant", what);
   if (row.clientId !== client.clientId) throw mismatch("the code was issued to another client");
   if (param(params, "redirect_uri") !== row.redirectUri) {
@@ -75,9 +74,9 @@ async function exchangeCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2P
     throw mismatch("code_verifier sent, but the authorization request had no code challenge");
   }
   const resources = narrowedResources(row.resources, params.resources);
-  const user = await findUserById(deps.db, row.userId);
+  const user = await findUserById(deps.shards, row.userId);
   if (!user || user.disabled) throw mismatch("the user is disabled");
-  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, grantId);
+  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId);
   return tokensFor(deps, {
     client,
     user,
@@ -108,7 +107,7 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
 /** The device grant (RFC 8628): tokens for the person who approved the device's user code on the page. */
 async function exchangeDeviceCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
   const approved = await redeemDeviceCode(deps, client, params);
-  const user = await findUserById(deps.db, approved.userId!);
+  const user = await findUserById(deps.shards, approved.userId!);
   if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
   const { grant, refreshToken } = await createGrantFor(deps, client, {
     userId: user.id,

@@ -8,6 +8,8 @@ import {
   resolveSignUpOptions,
   type SignUpOptions,
 } from "../auth";
+import type { Db } from "../db/client";
+import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
 import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -20,12 +22,19 @@ import type { ProviderName } from "./registry";
  * Who a provider's profile is in this service (contract §7, step 3–4), and the links between users and identities.
  */
 
-async function userOfIdentity(
-  deps: Deps,
+/** An identity's directory entry (src/db/directory.ts): `<provider>:<provider user id>`. */
+const identityEntry = (provider: ProviderName, providerUserId: string): DirectoryEntry => ({
+  kind: "provider",
+  value: `${provider}:${providerUserId}`,
+});
+
+/** The user `db` links the identity to. */
+async function linkedUserIn(
+  db: Db,
   provider: ProviderName,
   providerUserId: string,
 ): Promise<UserRow | undefined> {
-  const row = await deps.db
+  const row = await db
     .select({ user: users })
     .from(userProviders)
     .innerJoin(users, eq(users.id, userProviders.userId))
@@ -34,9 +43,21 @@ async function userOfIdentity(
   return row?.user;
 }
 
+/** The user of an identity: in the shard of the user the directory names for it (the only database with one). */
+async function userOfIdentity(
+  deps: Deps,
+  provider: ProviderName,
+  providerUserId: string,
+): Promise<UserRow | undefined> {
+  const db = await shardOfEntry(deps.shards, identityEntry(provider, providerUserId));
+  return db && linkedUserIn(db, provider, providerUserId);
+}
+
 /**
- * Links the identity to `userId`. The unique (provider, provider user id) index decides between two racing links;
- * an identity that belongs to someone else is `provider-account-already-linked`.
+ * Links the identity to `userId`. With several shards the directory decides first between two users, whichever
+ * shards they live in: the identity is claimed for the user (src/db/directory.ts), then written to the user's shard;
+ * the unique (provider, provider user id) index decides within a shard, and alone with one shard. An identity that
+ * belongs to someone else is `provider-account-already-linked`.
  */
 export async function linkIdentity(
   deps: Deps,
@@ -45,17 +66,32 @@ export async function linkIdentity(
   providerUserId: string,
 ): Promise<void> {
   // The signed-in user may have been deleted or disabled since their token was issued.
-  const user = await findUserById(deps.db, userId);
+  const user = await findUserById(deps.shards, userId);
   if (!user || user.disabled)
     throw new AppError("unauthorized", "the user to link to no longer exists or is disabled");
   const now = deps.now();
-  const inserted = await deps.db
-    .insert(userProviders)
-    .values({ id: randomUuid(), userId, provider, providerUserId, createdAt: now, updatedAt: now })
-    .onConflictDoNothing()
-    .returning({ id: userProviders.id })
-    .get();
-  const owner = await userOfIdentity(deps, provider, providerUserId);
+  const entry = identityEntry(provider, providerUserId);
+  if (await claim(deps.shards, userId, [entry], now)) throw new AppError("provider-account-already-linked");
+  const db = deps.shards.ofUser(userId);
+  let inserted: { id: string } | undefined;
+  try {
+    inserted = await db
+      .insert(userProviders)
+      .values({ id: randomUuid(), userId, provider, providerUserId, createdAt: now, updatedAt: now })
+      .onConflictDoNothing()
+      .returning({ id: userProviders.id })
+      .get();
+  } catch (error) {
+    // The claim goes back unless the user may hold the identity already (linked before, or unknown: the shard
+    // failed). One left behind is harmless: its user does not hold the identity, so it is taken over once stale.
+    const held = await linkedUserIn(db, provider, providerUserId).then(
+      (owner) => owner?.id === userId,
+      () => true,
+    );
+    if (!held) await releaseEntries(deps.shards, userId, [entry]).catch(() => {});
+    throw error;
+  }
+  const owner = inserted ? user : await linkedUserIn(db, provider, providerUserId);
   if (owner?.id !== userId) throw new AppError("provider-account-already-linked");
   if (inserted) deps.audit({ type: "provider.linked", userId, detail: { provider, providerUserId } });
 }
@@ -82,7 +118,7 @@ export async function userForProfile(
   if (linked) return linked;
   const email = profile.email?.toLowerCase();
   if (email && !isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
-  const existing = email ? await findUserByEmail(deps.db, email) : undefined;
+  const existing = email ? await findUserByEmail(deps.shards, email) : undefined;
   if (existing) {
     if (!profile.emailVerified) throw new AppError("email-already-in-use");
     const proven = await proveEmail(deps, existing, "inbox");

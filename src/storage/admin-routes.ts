@@ -69,7 +69,7 @@ export const adminRoutes = new Hono<AppEnv>()
       },
     }),
     async (c) => {
-      const rows = await c.var.deps.db.select().from(buckets).all();
+      const rows = await c.var.deps.shards.home.select().from(buckets).all();
       return c.json({ buckets: rows.map(toWireBucket) });
     },
   )
@@ -82,7 +82,8 @@ export const adminRoutes = new Hono<AppEnv>()
       answers: { 201: { description: "The bucket.", schema: wireBucketSchema } },
     }),
     jsonBody(createBucketSchema),
-    async (c) => c.json(await createBucket(c.var.deps.db, c.req.valid("json"), c.var.deps.now()), 201),
+    async (c) =>
+      c.json(await createBucket(c.var.deps.shards.home, c.req.valid("json"), c.var.deps.now()), 201),
   )
   .get(
     "/buckets/:id",
@@ -93,7 +94,7 @@ export const adminRoutes = new Hono<AppEnv>()
       answers: { 200: { description: "The bucket.", schema: wireBucketSchema } },
     }),
     async (c) => {
-      const bucket = await findBucket(c.var.deps.db, c.req.param("id"));
+      const bucket = await findBucket(c.var.deps.shards.home, c.req.param("id"));
       if (!bucket) throw bucketNotFound();
       return c.json(toWireBucket(bucket));
     },
@@ -108,7 +109,9 @@ export const adminRoutes = new Hono<AppEnv>()
     }),
     jsonBody(updateBucketSchema),
     async (c) =>
-      c.json(await updateBucket(c.var.deps.db, c.req.param("id"), c.req.valid("json"), c.var.deps.now())),
+      c.json(
+        await updateBucket(c.var.deps.shards.home, c.req.param("id"), c.req.valid("json"), c.var.deps.now()),
+      ),
   )
   .delete(
     "/buckets/:id",
@@ -119,7 +122,7 @@ export const adminRoutes = new Hono<AppEnv>()
       answers: { 204: { description: "Deleted.", media: "empty" } },
     }),
     async (c) => {
-      await deleteBucket(c.var.deps.db, c.req.param("id"));
+      await deleteBucket(c.var.deps.shards, c.req.param("id"));
       return c.body(null, 204);
     },
   )
@@ -131,7 +134,7 @@ export const adminRoutes = new Hono<AppEnv>()
       security: "admin-secret",
       answers: { 200: { description: "The records.", schema: opsFiles } },
     }),
-    async (c) => c.json(await listBrokenMetadata(c.var.deps.db, c.env.FILES)),
+    async (c) => c.json(await listBrokenMetadata(c.var.deps.shards, c.env.FILES)),
   )
   .post(
     "/ops/delete-broken-metadata",
@@ -141,7 +144,7 @@ export const adminRoutes = new Hono<AppEnv>()
       security: "admin-secret",
       answers: { 200: { description: "The records deleted.", schema: opsFiles } },
     }),
-    async (c) => c.json(await deleteBrokenMetadata(c.var.deps.db, c.env.FILES)),
+    async (c) => c.json(await deleteBrokenMetadata(c.var.deps.shards, c.env.FILES)),
   )
   .post(
     "/ops/list-not-uploaded",
@@ -151,7 +154,7 @@ export const adminRoutes = new Hono<AppEnv>()
       security: "admin-secret",
       answers: { 200: { description: "The records.", schema: opsFiles } },
     }),
-    async (c) => c.json(await notUploaded(c.var.deps.db)),
+    async (c) => c.json(await notUploaded(c.var.deps.shards)),
   )
   .post(
     "/ops/list-orphans",
@@ -161,7 +164,7 @@ export const adminRoutes = new Hono<AppEnv>()
       security: "admin-secret",
       answers: { 200: { description: "Their keys.", schema: z.object({ files: z.array(z.string()) }) } },
     }),
-    async (c) => c.json(await listOrphans(c.var.deps.db, c.env.FILES)),
+    async (c) => c.json(await listOrphans(c.var.deps.shards, c.env.FILES)),
   )
   .post(
     "/ops/delete-orphans",
@@ -173,5 +176,5 @@ export const adminRoutes = new Hono<AppEnv>()
         200: { description: "The keys deleted.", schema: z.object({ files: z.array(z.string()) }) },
       },
     }),
-    async (c) => c.json(await deleteOrphans(c.var.deps.db, c.env.FILES)),
+    async (c) => c.json(await deleteOrphans(c.var.deps.shards, c.env.FILES)),
   );

@@ -2,6 +2,7 @@ import { count, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { type BucketRow, buckets, files } from "../db/schema";
+import { eachShard, type Shards } from "../db/shards";
 import { badRequest, bucketNotFound, StorageError } from "./errors";
 import { forgetBucket } from "./record-cache";
 
@@ -89,13 +90,30 @@ export async function updateBucket(db: Db, id: string, input: BucketSettings, no
   return toWireBucket(row!);
 }
 
-/** `default` always exists, and a bucket with files cannot go (its files would lose their rules). */
-export async function deleteBucket(db: Db, id: string): Promise<void> {
+/**
+ * `default` always exists, and a bucket with files cannot go (its files would lose their rules): its files are
+ * counted in every shard. The copies of its row that shards keep for their files' foreign key (file-shards.ts) go
+ * before the bucket itself: a copy that will not go (a file landed in that shard meanwhile) keeps the bucket.
+ */
+export async function deleteBucket(shards: Shards, id: string): Promise<void> {
   if (id === "default") throw badRequest("the default bucket cannot be deleted");
-  const [{ n }] = (await db.select({ n: count() }).from(files).where(eq(files.bucketId, id)).all()) as [
-    { n: number },
-  ];
+  const counts = await eachShard(shards, async (db) => {
+    const [{ n }] = (await db.select({ n: count() }).from(files).where(eq(files.bucketId, id)).all()) as [
+      { n: number },
+    ];
+    return n;
+  });
+  const n = counts.reduce((sum, each) => sum + each, 0);
   if (n > 0) throw badRequest("bucket is not empty", { files: n });
-  const row = await db.delete(buckets).where(eq(buckets.id, id)).returning({ id: buckets.id }).get();
+  await eachShard(shards, async (db, index) => {
+    if (index === 0) return;
+    try {
+      await db.delete(buckets).where(eq(buckets.id, id)).run();
+    } catch (error) {
+      if (/FOREIGN KEY/i.test(String(error))) throw badRequest("bucket is not empty");
+      throw error;
+    }
+  });
+  const row = await shards.home.delete(buckets).where(eq(buckets.id, id)).returning({ id: buckets.id }).get();
   if (!row) throw bucketNotFound();
 }

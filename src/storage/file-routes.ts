@@ -117,14 +117,14 @@ export const fileRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const { deps } = c.var;
-      const found = await findFileWithBucket(deps.db, c.req.param("id"));
+      const found = await findFileWithBucket(deps.shards, c.req.param("id"));
       if (!found) throw fileNotFound();
       const caller = await identifyCaller(c);
       // A write path: the contract answers 403 here, where read paths hide the file behind a 404. Under Hasura, its
       // delete permission decides, and the record and bytes go only once the app's row went.
       if (decidedByHasura(deps.config)) await hasuraDeleteFile(deps, caller, found.file.id);
       else if (!allows(found.bucket.rules.delete, caller, found.file.uploadedByUserId)) throw notAuthorized();
-      await removeFile(deps, found.file.id);
+      await removeFile(deps, found.file.id, found.db);
       return c.body(null, 204);
     },
   )
@@ -150,7 +150,7 @@ export const fileRoutes = new Hono<AppEnv>()
       const hasura = decidedByHasura(deps.config);
       // Under Hasura, asked before the record is read: what the caller cannot see is not found, existing or not.
       if (hasura) await hasuraMayRead(deps, caller, id);
-      const found = await findFileWithBucket(deps.db, id);
+      const found = await findFileWithBucket(deps.shards, id);
       if (!found || (!hasura && !allows(found.bucket.rules.read, caller, found.file.uploadedByUserId))) {
         throw fileNotFound();
       }

@@ -5,6 +5,16 @@
 export { BUCKET_DEFAULTS, deleteBucket, toWireBucket, updateBucket, updateBucketSchema } from "./buckets";
 export { StorageError } from "./errors";
 export { listBucketFiles, listBucketsWithCounts, previewUrl, removeFile } from "./file-admin";
+// Where a file's record lives with several shards (the Nhost import writes records too).
+export {
+  bucketAnchor,
+  fileEntry,
+  fileOwner,
+  inFileShard,
+  placeNewFile,
+  releaseDeleted,
+  releaseUnused,
+} from "./file-shards";
 export { storeStream } from "./r2-writer";
 export { forgetBucket, forgetFile } from "./record-cache";
 export { findBucket, findFileWithBucket, initialObjectKey, toWireFile } from "./records";

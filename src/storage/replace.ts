@@ -47,9 +47,9 @@ export async function replaceFile(
   id: string,
   caller: Caller,
 ): Promise<WireFile> {
-  const found = await findFileWithBucket(deps.db, id);
+  const found = await findFileWithBucket(deps.shards, id);
   if (!found) throw fileNotFound();
-  const { file, bucket } = found;
+  const { file, bucket, db } = found;
   const hasura = decidedByHasura(deps.config);
   // Under Hasura, its update permission decides once the new bytes are known (it may check their type and size).
   if (!hasura && !allows(bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
@@ -88,7 +88,7 @@ export async function replaceFile(
       throw error;
     });
   }
-  const row = await deps.db
+  const row = await db
     .update(files)
     .set({
       name,
@@ -107,7 +107,7 @@ export async function replaceFile(
   forgetFile(file.id);
   if (!row) {
     await deps.env.FILES.delete(key);
-    const current = await findFileWithBucket(deps.db, id);
+    const current = await findFileWithBucket(deps.shards, id);
     // The app's row took this replace's values: it goes back to the record that won (or went with the delete).
     if (hasura && current) await hasuraSyncFile(deps, current.file);
     throw current ? replacedMeanwhile() : fileNotFound();

@@ -3,7 +3,14 @@ import { type BucketRow, type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import type { Caller } from "./access";
-import { StorageError } from "./errors";
+import {
+  bucketAnchor,
+  duplicateFile,
+  type PlacedFile,
+  type Placement,
+  placeNewFile,
+  releaseUnused,
+} from "./file-shards";
 import { hasuraCompleteUpload, hasuraForgetFiles, hasuraInsertFile } from "./hasura-permissions";
 import { initialObjectKey } from "./records";
 import { storeContent } from "./store-content";
@@ -19,7 +26,8 @@ import { storeContent } from "./store-content";
  *    leaves nothing anywhere;
  * 3. the row is completed as the service (`isUploaded`, the ETag, the metadata), as hasura-storage's
  *    `PopulateMetadata` does with the admin secret;
- * 4. the D1 record is written, not uploaded yet, like every file of the upload until upload.ts publishes them all.
+ * 4. the D1 record is written, not uploaded yet, like every file of the upload until upload.ts publishes them all,
+ *    in the shard file-shards.ts says (a client-chosen id claimed in the directory first).
  * A failure after 2 (Hasura gone in 3, the id taken in D1) removes the row this upload inserted again, and the bytes.
  * A crash between the steps leaves bytes no record names (`ops/list-orphans`) or a row saying `isUploaded: false`,
  * what hasura-storage also leaves; never a record without its row.
@@ -30,8 +38,9 @@ export async function storeFileUnderHasura(
   part: { filename: string; mimeType: string; stream: Readable },
   entry: { id?: string; name?: string; metadata?: Record<string, unknown> | null } | undefined,
   caller: Caller,
-): Promise<FileRow> {
-  const id = entry?.id ?? randomUuid();
+  newId: () => string,
+): Promise<PlacedFile> {
+  const id = entry?.id ?? newId();
   const name = entry?.name ?? (part.filename || id);
   const key = `${initialObjectKey({ bucketId: bucket.id, id })}/${randomUuid()}`;
   // A size or type the bucket refuses is a 400 here, with nothing written and nothing asked.
@@ -48,10 +57,15 @@ export async function storeFileUnderHasura(
     await deps.env.FILES.delete(key);
     throw error;
   }
+  const uploadedByUserId = caller.kind === "user" ? caller.id : null;
+  let placement: Placement | undefined;
+  let row: FileRow | undefined;
   try {
     await hasuraCompleteUpload(deps, id, { ...stored, bucketId: bucket.id, name, metadata: entry?.metadata });
     const now = deps.now();
-    const row = await deps.db
+    placement = await placeNewFile(deps.shards, id, uploadedByUserId, !entry?.id, now);
+    const { db } = placement;
+    const insert = db
       .insert(files)
       .values({
         id,
@@ -62,7 +76,7 @@ export async function storeFileUnderHasura(
         etag: stored.etag,
         objectKey: key,
         isUploaded: false,
-        uploadedByUserId: caller.kind === "user" ? caller.id : null,
+        uploadedByUserId,
         imageWidth: stored.image?.width ?? null,
         imageHeight: stored.image?.height ?? null,
         metadata: entry?.metadata ?? null,
@@ -70,11 +84,12 @@ export async function storeFileUnderHasura(
         updatedAt: now,
       })
       .onConflictDoNothing()
-      .returning()
-      .get();
-    if (!row) throw new StorageError(409, `a file with id ${id} already exists`);
-    return row;
+      .returning();
+    [row] = db === deps.shards.home ? await insert : (await db.batch([bucketAnchor(db, bucket), insert]))[1];
+    if (!row) throw duplicateFile(id);
+    return { row, placement };
   } catch (error) {
+    if (placement && !row) await releaseUnused(deps.shards, placement, id);
     await hasuraForgetFiles(deps, [id]);
     await deps.env.FILES.delete(key);
     throw error;

@@ -1,12 +1,21 @@
 import type { Readable } from "node:stream";
 import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
+import type { Db } from "../db/client";
 import { type BucketRow, type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { randomUuid } from "../lib/crypto";
 import { metadataSchema } from "../lib/json-metadata";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
+import {
+  bucketAnchor,
+  duplicateFile,
+  mintFileId,
+  type PlacedFile,
+  placeNewFile,
+  randomSlot,
+  releaseUnused,
+} from "./file-shards";
 import { decidedByHasura, hasuraForgetFiles } from "./hasura-permissions";
 import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
 import { findBucket, initialObjectKey, toWireFile, type WireFile } from "./records";
@@ -33,14 +42,32 @@ function parseMetadata(text: string): MetadataEntry {
   return parsed.data;
 }
 
+/** Which ids an upload gives the files the client names none for: its uploader's slot, or one drawn for it. */
+function idsFor(caller: Caller): () => string {
+  const uploaderId = caller.kind === "user" ? caller.id : null;
+  const slot = randomSlot();
+  return () => mintFileId(uploaderId, slot);
+}
+
 /**
  * Holds `id` for this upload with a record that says `is_uploaded = false`, by one INSERT that fails on an existing
  * id. Two uploads racing for one client-chosen id: one holds it, the other is refused before writing a byte (it
- * used to overwrite the first one's bytes under the same key).
+ * used to overwrite the first one's bytes under the same key). With several shards the id's directory claim comes
+ * first, so the two cannot both win in different shards (file-shards.ts).
  */
-async function reserve(deps: Deps, bucket: BucketRow, id: string, name: string, caller: Caller) {
+async function reserve(
+  deps: Deps,
+  bucket: BucketRow,
+  id: string,
+  minted: boolean,
+  name: string,
+  caller: Caller,
+): Promise<PlacedFile> {
   const now = deps.now();
-  const row = await deps.db
+  const uploadedByUserId = caller.kind === "user" ? caller.id : null;
+  const placement = await placeNewFile(deps.shards, id, uploadedByUserId, minted, now);
+  const { db } = placement;
+  const insert = db
     .insert(files)
     .values({
       id,
@@ -51,15 +78,20 @@ async function reserve(deps: Deps, bucket: BucketRow, id: string, name: string, 
       etag: '""',
       objectKey: initialObjectKey({ bucketId: bucket.id, id }),
       isUploaded: false,
-      uploadedByUserId: caller.kind === "user" ? caller.id : null,
+      uploadedByUserId,
       createdAt: now,
       updatedAt: now,
     })
     .onConflictDoNothing()
-    .returning()
-    .get();
-  if (!row) throw new StorageError(409, `a file with id ${id} already exists`);
-  return row;
+    .returning();
+  let row: FileRow | undefined;
+  try {
+    [row] = db === deps.shards.home ? await insert : (await db.batch([bucketAnchor(db, bucket), insert]))[1];
+  } finally {
+    if (!row) await releaseUnused(deps.shards, placement, id);
+  }
+  if (!row) throw duplicateFile(id);
+  return { row, placement };
 }
 
 /** Stores one file part under a reserved id; on any failure the reservation and any bytes written go. */
@@ -69,12 +101,13 @@ async function storeFile(
   part: { filename: string; mimeType: string; stream: Readable },
   entry: MetadataEntry | undefined,
   caller: Caller,
-): Promise<FileRow> {
-  const id = entry?.id ?? randomUuid();
-  const reserved = await reserve(deps, bucket, id, entry?.name ?? (part.filename || id), caller);
+  newId: () => string,
+): Promise<PlacedFile> {
+  const id = entry?.id ?? newId();
+  const reserved = await reserve(deps, bucket, id, !entry?.id, entry?.name ?? (part.filename || id), caller);
   try {
-    const stored = await storeContent(deps, bucket, reserved.objectKey, part);
-    const row = await deps.db
+    const stored = await storeContent(deps, bucket, reserved.row.objectKey, part);
+    const row = await reserved.placement.db
       .update(files)
       .set({
         size: stored.size,
@@ -87,22 +120,34 @@ async function storeFile(
       .where(eq(files.id, id))
       .returning()
       .get();
-    return row!;
+    return { row: row!, placement: reserved.placement };
   } catch (error) {
     await discard(deps, [reserved]);
     throw error;
   }
 }
 
+/** The files of this upload by the shard that holds them (with one uploader, or one shard: one group). */
+function byShard(stored: PlacedFile[]): Map<Db, FileRow[]> {
+  const groups = new Map<Db, FileRow[]>();
+  for (const { row, placement } of stored)
+    groups.set(placement.db, [...(groups.get(placement.db) ?? []), row]);
+  return groups;
+}
+
 /**
- * Removes files of this upload that will not be kept: records first (nothing points at the bytes), then bytes, then
- * (under Hasura) the app's rows this upload inserted.
+ * Removes files of this upload that will not be kept: records first (nothing points at the bytes), then their ids'
+ * directory claims, then bytes, then (under Hasura) the app's rows this upload inserted.
  */
-async function discard(deps: Deps, rows: FileRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 90) {
-    const ids = rows.slice(i, i + 90).map((row) => row.id);
-    await deps.db.delete(files).where(and(inArray(files.id, ids), eq(files.isUploaded, false)));
+async function discard(deps: Deps, stored: PlacedFile[]): Promise<void> {
+  for (const [db, rows] of byShard(stored)) {
+    for (let i = 0; i < rows.length; i += 90) {
+      const ids = rows.slice(i, i + 90).map((row) => row.id);
+      await db.delete(files).where(and(inArray(files.id, ids), eq(files.isUploaded, false)));
+    }
   }
+  for (const { row, placement } of stored) await releaseUnused(deps.shards, placement, row.id);
+  const rows = stored.map(({ row }) => row);
   if (rows.length > 0) await deps.env.FILES.delete(rows.map((row) => row.objectKey));
   if (rows.length > 0 && decidedByHasura(deps.config)) {
     await hasuraForgetFiles(
@@ -112,23 +157,28 @@ async function discard(deps: Deps, rows: FileRow[]): Promise<void> {
   }
 }
 
-/** Makes the files of this upload visible, all at once (D1 binds at most 100 parameters a statement). */
-async function publish(deps: Deps, rows: FileRow[]): Promise<WireFile[]> {
+/**
+ * Makes the files of this upload visible, all at once in each shard (D1 binds at most 100 parameters a statement).
+ * An upload's files share a shard unless it has no uploader and names ids of its own (file-shards.ts).
+ */
+async function publish(deps: Deps, stored: PlacedFile[]): Promise<WireFile[]> {
   const now = deps.now();
-  const statements = [];
-  for (let i = 0; i < rows.length; i += 90) {
-    const ids = rows.slice(i, i + 90).map((row) => row.id);
-    statements.push(
-      deps.db.update(files).set({ isUploaded: true, updatedAt: now }).where(inArray(files.id, ids)),
-    );
+  for (const [db, rows] of byShard(stored)) {
+    const statements = [];
+    for (let i = 0; i < rows.length; i += 90) {
+      const ids = rows.slice(i, i + 90).map((row) => row.id);
+      statements.push(
+        db.update(files).set({ isUploaded: true, updatedAt: now }).where(inArray(files.id, ids)),
+      );
+    }
+    const [first, ...rest] = statements;
+    if (first) await db.batch([first, ...rest]);
   }
-  const [first, ...rest] = statements;
-  if (first) await deps.db.batch([first, ...rest]);
-  return rows.map((row) => toWireFile({ ...row, isUploaded: true, updatedAt: now }));
+  return stored.map(({ row }) => toWireFile({ ...row, isUploaded: true, updatedAt: now }));
 }
 
 async function uploadBucket(deps: Deps, bucketId: string, caller: Caller): Promise<BucketRow> {
-  const bucket = await findBucket(deps.db, bucketId);
+  const bucket = await findBucket(deps.shards.home, bucketId);
   if (!bucket) throw bucketNotFound();
   // Under Hasura, its insert permission decides, file by file (upload-hasura.ts).
   if (!decidedByHasura(deps.config) && !allows(bucket.rules.upload, caller)) throw notAuthorized();
@@ -157,7 +207,8 @@ function checkPairing(entries: number, filesSeen: number, finished: boolean): vo
  * visible together at the end.
  */
 export async function uploadFiles(deps: Deps, request: Request, caller: Caller): Promise<WireFile[]> {
-  const stored: FileRow[] = [];
+  const stored: PlacedFile[] = [];
+  const newId = idsFor(caller);
   let entries: MetadataEntry[] = [];
   let filesSeen = 0;
   let bucketId = "default";
@@ -179,7 +230,7 @@ export async function uploadFiles(deps: Deps, request: Request, caller: Caller):
         checkPairing(entries.length, filesSeen, false);
         bucket ??= await uploadBucket(deps, bucketId, caller);
         const store = decidedByHasura(deps.config) ? storeFileUnderHasura : storeFile;
-        stored.push(await store(deps, bucket, part, entries[filesSeen - 1], caller));
+        stored.push(await store(deps, bucket, part, entries[filesSeen - 1], caller, newId));
       } else {
         part.stream.resume(); // not ours: let the parser move past it
       }

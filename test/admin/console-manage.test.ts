@@ -14,6 +14,7 @@ import {
   uniqueEmail,
 } from "../helpers";
 import { png } from "../storage/fixtures";
+import { userD1 } from "../support/shards";
 
 const svc = service({ ...NO_VERIFICATION, AUTH_ANONYMOUS_USERS_ENABLED: "true" });
 const SECRET = String(env.AUTH_ADMIN_SECRET);
@@ -124,7 +125,10 @@ describe("the console's user list", () => {
       const { cookie } = await signIn();
       const tag = `csvws${crypto.randomUUID().slice(0, 6)}`;
       const { user } = await signUp(svc, `${tag}@example.com`);
-      await env.DB.prepare("UPDATE users SET display_name = ? WHERE id = ?").bind(displayName, user.id).run();
+      await userD1(user.id)
+        .prepare("UPDATE users SET display_name = ? WHERE id = ?")
+        .bind(displayName, user.id)
+        .run();
       const { status, text } = await getPage(cookie, `/users.csv?search=${tag}`);
       expect(status).toBe(200);
       const row = text.slice(text.indexOf("\r\n") + 2);

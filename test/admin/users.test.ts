@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AdminUser, AdminUserDetail } from "../../src/admin/wire";
 import { expectError, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 import { grantFor, postForm, provider } from "../oauth2/support";
+import { userD1 } from "../support/shards";
 
 const svc = service(NO_VERIFICATION);
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
@@ -146,7 +147,8 @@ describe("admin API: users", () => {
       { authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}` },
     );
     expect(grantRefresh.status).toBe(400);
-    const grants = await env.DB.prepare("SELECT count(*) AS n FROM oauth2_grants WHERE user_id = ?")
+    const grants = await userD1(session.user.id)
+      .prepare("SELECT count(*) AS n FROM oauth2_grants WHERE user_id = ?")
       .bind(session.user.id)
       .first<{ n: number }>();
     expect(grants!.n).toBe(0);
@@ -167,15 +169,19 @@ describe("admin API: users", () => {
       session.accessToken,
     );
     expect(pat.status).toBe(200);
-    await env.DB.prepare(
-      "INSERT INTO user_providers (id, user_id, provider, provider_user_id, created_at, updated_at) VALUES (?, ?, 'github', ?, 0, 0)",
-    )
+    // A user's rows, their providers and the files they uploaded, live in their shard.
+    const shard = userD1(userId);
+    await shard
+      .prepare(
+        "INSERT INTO user_providers (id, user_id, provider, provider_user_id, created_at, updated_at) VALUES (?, ?, 'github', ?, 0, 0)",
+      )
       .bind(crypto.randomUUID(), userId, crypto.randomUUID())
       .run();
     const fileId = crypto.randomUUID();
-    await env.DB.prepare(
-      "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, is_uploaded, uploaded_by_user_id, created_at, updated_at, object_key, metadata) VALUES (?, 'default', 'kept.txt', 1, 'text/plain', '\"x\"', 1, ?, 0, 0, ?, '{}')",
-    )
+    await shard
+      .prepare(
+        "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, is_uploaded, uploaded_by_user_id, created_at, updated_at, object_key, metadata) VALUES (?, 'default', 'kept.txt', 1, 'text/plain', '\"x\"', 1, ?, 0, 0, ?, '{}')",
+      )
       .bind(fileId, userId, `default/${fileId}`)
       .run();
 
@@ -196,12 +202,14 @@ describe("admin API: users", () => {
       "oauth2_consents",
     ]) {
       const column = table === "users" ? "id" : "user_id";
-      const left = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`)
+      const left = await shard
+        .prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`)
         .bind(userId)
         .first<{ n: number }>();
       expect(left!.n, table).toBe(0);
     }
-    const file = await env.DB.prepare("SELECT uploaded_by_user_id AS uploader FROM files WHERE id = ?")
+    const file = await shard
+      .prepare("SELECT uploaded_by_user_id AS uploader FROM files WHERE id = ?")
       .bind(fileId)
       .first<{ uploader: string }>();
     expect(file!.uploader).toBe(userId);

@@ -2,7 +2,7 @@
 // binding the code uses is declared there, no production variable points at localhost, and the generated Env type
 // matches wrangler.toml.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -243,4 +243,100 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     for (const name of PLACEHOLDERS) expect(dry.stderr, name).toContain(`env.production.${name}`);
     expect(dry.stdout).toContain("both Workers bundle, with 6 placeholder(s) left");
   }, 180_000);
+});
+
+/** A second D1 database for users (AUTH_D1_SHARDS), declared as wrangler.toml's comment says. */
+const withShard = (toml: string, shards = "DB,DB_1") =>
+  `${withVars(toml, { AUTH_D1_SHARDS: shards })}
+[[env.production.d1_databases]]
+binding = "DB_1"
+database_name = "edge-auth-shard-1"
+database_id = "0123456789abcdef0123456789abcdef"
+migrations_dir = "migrations"
+`;
+
+/**
+ * scripts/deploy.mjs as it is, run beside a stand-in for wrangler that records each command and does nothing (its
+ * configuration reader is the real one): what a real deploy would run, in order, with nothing sent to Cloudflare.
+ */
+async function deployWithRecordingWrangler(config: string): Promise<{ code: number; commands: string[][] }> {
+  const dir = mkdtempSync(join(out, "recorded-"));
+  mkdirSync(join(dir, "scripts"));
+  cpSync(join(process.cwd(), "scripts", "deploy.mjs"), join(dir, "scripts", "deploy.mjs"));
+  const fake = join(dir, "node_modules", "wrangler");
+  mkdirSync(join(fake, "bin"), { recursive: true });
+  writeFileSync(
+    join(fake, "package.json"),
+    JSON.stringify({ name: "wrangler", type: "module", main: "index.js" }),
+  );
+  const real = join(process.cwd(), "node_modules", "wrangler", "wrangler-dist", "cli.js");
+  writeFileSync(
+    join(fake, "index.js"),
+    `import wrangler from ${JSON.stringify(real)};\nexport const experimental_readRawConfig = wrangler.experimental_readRawConfig;\n`,
+  );
+  const log = join(dir, "commands.jsonl");
+  writeFileSync(
+    join(fake, "bin", "wrangler.js"),
+    `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + "\\n");\n`,
+  );
+  const configPath = `wrangler.deploy-recorded-${crypto.randomUUID().slice(0, 8)}.toml`;
+  const secretsPath = join(dir, "secrets.json");
+  writeFileSync(configPath, config);
+  writeFileSync(secretsPath, JSON.stringify(SECRETS));
+  try {
+    const code = await run(
+      process.execPath,
+      [join(dir, "scripts", "deploy.mjs"), "-c", configPath, "--secrets-file", secretsPath],
+      { env, maxBuffer: 1 << 24 },
+    ).then(
+      () => 0,
+      (error: { code: number }) => error.code,
+    );
+    const commands = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as string[]);
+    return { code, commands };
+  } finally {
+    rmSync(configPath, { force: true });
+  }
+}
+
+describe("npm run deploy with users over several D1 databases (AUTH_D1_SHARDS)", () => {
+  it("applies the migrations to every database the list names, home first, before the Worker that reads them", async () => {
+    const { code, commands } = await deployWithRecordingWrangler(withShard(FILLED));
+    expect(code).toBe(0);
+    const migrations = commands.filter((command) => command[0] === "d1");
+    expect(migrations.map((command) => command.slice(0, 5))).toEqual([
+      ["d1", "migrations", "apply", "DB", "--remote"],
+      ["d1", "migrations", "apply", "DB_1", "--remote"],
+    ]);
+    for (const command of migrations)
+      expect(command).toEqual(expect.arrayContaining(["--env", "production"]));
+    const main = commands.findIndex(
+      (command) => command[0] === "deploy" && !command.includes("wrangler.images.toml"),
+    );
+    expect(main).toBeGreaterThan(commands.indexOf(migrations.at(-1)!));
+    // The default: one database, DB, as before.
+    const single = await deployWithRecordingWrangler(FILLED);
+    expect(single.code).toBe(0);
+    expect(single.commands.filter((command) => command[0] === "d1").map((command) => command[3])).toEqual([
+      "DB",
+    ]);
+  }, 60_000);
+
+  it("refuses a list naming a database the configuration does not declare, or not starting with DB", async () => {
+    const undeclared = await deploy(withShard(FILLED, "DB,DB_1,DB_2"), SECRETS, { checkOnly: true });
+    expect(undeclared.code).toBe(1);
+    expect(undeclared.stderr).toContain("AUTH_D1_SHARDS names DB_2, which is not a D1 database");
+    expect(undeclared.stderr).toMatch(/\[\[env\.production\.d1_databases\]\]\s+binding = "DB_2"/);
+    expect(undeclared.stderr).not.toContain("names DB_1");
+    const notHomeFirst = await deploy(withShard(FILLED, "DB_1,DB"), SECRETS, { checkOnly: true });
+    expect(notHomeFirst.code).toBe(1);
+    expect(notHomeFirst.stderr).toContain("the first database must be DB");
+    const passed = await deploy(withShard(FILLED), SECRETS, { checkOnly: true });
+    expect(passed.stderr).not.toContain("refused");
+    expect(passed.code).toBe(0);
+    expect(passed.stdout).toContain("the D1 migrations go to each of the 2 databases: DB, DB_1");
+  }, 60_000);
 });

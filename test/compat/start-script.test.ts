@@ -5,6 +5,7 @@
 // then fail); on a free one it serves, records its port for `npm run admin`, and forgets it when stopped, and with
 // AUTH_MIRROR_DATABASE_URL in its .dev.vars it binds the Postgres mirror (MIRROR_DB) to that database.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
@@ -19,6 +20,7 @@ const runFile = promisify(execFile);
 const ROOT = process.cwd();
 const START = join(ROOT, "scripts", "start.mjs");
 const ADMIN = join(ROOT, "scripts", "admin.mjs");
+const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 const RUNNING_FILE = join(".wrangler", "edge-auth-running.json");
 
 /** The environment of a developer's shell, without anything naming a server, a port or a secret. */
@@ -211,5 +213,78 @@ describe("npm start on a free port", () => {
     // Stopped, the CLI falls back to the port of .dev.vars (none here: 8787).
     const help = await runFile(process.execPath, [ADMIN, "--help"], { cwd, env: cleanEnv() });
     expect(help.stdout).toContain("local server of npm start, http://localhost:8787/auth/v1");
+  }, 200_000);
+});
+
+/** The index of a user's database among two, as src/db/shards.ts routes: the first 12 bits of SHA-256(id). */
+const shardOfTwo = (id: string) =>
+  createHash("sha256").update(id.toLowerCase()).digest()[0]! >= 0x80 ? 1 : 0;
+
+describe("npm start with users over two local D1 databases", () => {
+  it("applies the migrations to each database AUTH_D1_SHARDS lists, and users of either sign up", async () => {
+    const cwd = checkout();
+    dirs.push(cwd);
+    // A second database declared as wrangler.toml's comment says, and listed in .dev.vars.
+    writeFileSync(
+      join(cwd, "wrangler.toml"),
+      `${readFileSync(join(cwd, "wrangler.toml"), "utf8")}
+[[d1_databases]]
+binding = "DB_1"
+database_name = "edge-auth-shard-1"
+database_id = "00000000-0000-0000-0000-000000000001"
+migrations_dir = "migrations"
+`,
+    );
+    writeFileSync(join(cwd, ".dev.vars"), "AUTH_D1_SHARDS=DB,DB_1\n");
+    const port = await freePort();
+    const started = start(cwd, cleanEnv({ PORT: String(port) }));
+    groups.push(started);
+    const deadline = Date.now() + 150_000;
+    while (!started.output().stdout.includes("Logs follow")) {
+      if (started.child.exitCode !== null || Date.now() > deadline) {
+        stopGroup(started);
+        throw new Error(`npm start did not come up:\n${JSON.stringify(started.output(), null, 2)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(started.output().stdout).toMatch(
+      /start: local databases \(DB, DB_1\) migrated \(\d+ new migrations\)/,
+    );
+    const authUrl = `http://localhost:${port}/auth/v1`;
+    const landed: [string[], string[]] = [[], []];
+    for (let i = 0; i < 40 && !(landed[0].length && landed[1].length); i++) {
+      const email = `shards-${crypto.randomUUID().slice(0, 8)}@example.com`;
+      const response = await fetch(`${authUrl}/signup/email-password`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password: "correct horse battery" }),
+      });
+      // A database without the tables would answer 500.
+      expect(response.status).toBe(200);
+      const found = await runFile(process.execPath, [ADMIN, "list-users", "--json", "--search", email], {
+        cwd,
+        env: cleanEnv(),
+      });
+      const [user] = (JSON.parse(found.stdout) as { items: { id: string }[] }).items;
+      landed[shardOfTwo(user!.id)].push(user!.id);
+    }
+    expect(landed[0].length && landed[1].length).toBeTruthy();
+    started.child.kill("SIGINT");
+    await within(started.exited, 20_000, "npm start stopping").catch((error) => {
+      stopGroup(started);
+      throw error;
+    });
+    stopGroup(started);
+    // Each user's row is in the database of their id's slot, and only there.
+    for (const [index, binding] of ["DB", "DB_1"].entries()) {
+      const listed = await runFile(
+        process.execPath,
+        [WRANGLER, "d1", "execute", binding, "--local", "--json", "--command", "SELECT id FROM users"],
+        { cwd, env: cleanEnv({ CI: "true" }) },
+      );
+      const ids = (JSON.parse(listed.stdout) as { results: { id: string }[] }[])[0]!.results.map((r) => r.id);
+      expect(ids, binding).toEqual(expect.arrayContaining(landed[index]!));
+      for (const id of landed[1 - index]!) expect(ids, binding).not.toContain(id);
+    }
   }, 200_000);
 });

@@ -1,37 +1,49 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../src/config";
+import { claim, ownerOf } from "../../src/db/directory";
 import { runHousekeeping } from "../../src/db/housekeeping";
-import { NO_VERIFICATION, service, signUp } from "../helpers";
+import { fileEntry } from "../../src/storage/file-shards";
+import { NO_VERIFICATION, service } from "../helpers";
+import { allInShards, testShards, userD1 } from "../support/shards";
+import { signUpInEachShard, signUpInShard } from "./shard-users";
 
+/** Rows counted in every shard (src/db/shards.ts): a user's are in one, the home database's globals in the first. */
 const count = async (sql: string, ...args: unknown[]) =>
-  (await env.DB.prepare(sql)
-    .bind(...args)
-    .first<{ n: number }>())!.n;
+  (await allInShards<{ n: number }>(sql, ...args)).reduce((sum, { n }) => sum + n, 0);
 
 describe("scheduled housekeeping", () => {
   it("removes expired sessions and tokens and keeps live ones", async () => {
     const svc = service(NO_VERIFICATION);
-    const live = await signUp(svc);
-    const expired = await signUp(svc);
-    await env.DB.prepare("UPDATE sessions SET expires_at = 1 WHERE id = ?")
-      .bind(expired.refreshTokenId)
-      .run();
-    await env.DB.prepare("UPDATE refresh_tokens SET expires_at = 1 WHERE session_id = ?")
-      .bind(expired.refreshTokenId)
-      .run();
+    // One of each in every shard: the sweep visits them all.
+    const [live, expired] = [await signUpInEachShard(svc), await signUpInEachShard(svc)];
+    for (const session of expired) {
+      const shard = userD1(session.user.id);
+      await shard
+        .prepare("UPDATE sessions SET expires_at = 1 WHERE id = ?")
+        .bind(session.refreshTokenId)
+        .run();
+      await shard
+        .prepare("UPDATE refresh_tokens SET expires_at = 1 WHERE session_id = ?")
+        .bind(session.refreshTokenId)
+        .run();
+    }
     await runHousekeeping(svc.env, getConfig(svc.env));
-    expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", expired.refreshTokenId)).toBe(0);
-    expect(
-      await count("SELECT count(*) AS n FROM refresh_tokens WHERE session_id = ?", expired.refreshTokenId),
-    ).toBe(0);
-    expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", live.refreshTokenId)).toBe(1);
-    expect((await svc.post("/token", { refreshToken: live.refreshToken })).status).toBe(200);
+    for (const session of expired) {
+      expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", session.refreshTokenId)).toBe(0);
+      expect(
+        await count("SELECT count(*) AS n FROM refresh_tokens WHERE session_id = ?", session.refreshTokenId),
+      ).toBe(0);
+    }
+    for (const session of live) {
+      expect(await count("SELECT count(*) AS n FROM sessions WHERE id = ?", session.refreshTokenId)).toBe(1);
+      expect((await svc.post("/token", { refreshToken: session.refreshToken })).status).toBe(200);
+    }
   });
 
   it("removes expired personal access tokens and keeps live ones", async () => {
     const svc = service(NO_VERIFICATION);
-    const { accessToken } = await signUp(svc);
+    const { accessToken, user } = await signUpInShard(svc, 1);
     const create = async () => {
       const response = await svc.post(
         "/pat",
@@ -41,7 +53,8 @@ describe("scheduled housekeeping", () => {
       return (await response.json()) as { id: string; personalAccessToken: string };
     };
     const [live, expired] = [await create(), await create()];
-    await env.DB.prepare("UPDATE personal_access_tokens SET expires_at = 1 WHERE id = ?")
+    await userD1(user.id)
+      .prepare("UPDATE personal_access_tokens SET expires_at = 1 WHERE id = ?")
       .bind(expired.id)
       .run();
     await runHousekeeping(svc.env, getConfig(svc.env));
@@ -70,5 +83,80 @@ describe("scheduled housekeeping", () => {
     expect(await count("SELECT count(*) AS n FROM files WHERE id = ?", old)).toBe(0);
     expect(await env.FILES.head(`default/${old}`)).toBeNull();
     expect(await count("SELECT count(*) AS n FROM files WHERE id = ?", fresh)).toBe(1);
+  });
+
+  // Threat: with several shards, a sweep of the home database only: other shards' dead reservations (and the ids
+  // they claimed in the directory) kept for ever.
+  it("sweeps every shard's dead upload reservations and gives their ids back", async () => {
+    const svc = service(NO_VERIFICATION);
+    const day = 24 * 3600 * 1000;
+    const old = Date.now() - 2 * day;
+    const shards = testShards();
+    const left: { id: string; d1: D1Database }[] = [];
+    for (const session of await signUpInEachShard(svc)) {
+      const id = crypto.randomUUID();
+      const d1 = userD1(session.user.id);
+      await claim(shards, session.user.id, [fileEntry(id)], old);
+      await d1
+        .prepare(
+          "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, object_key, is_uploaded, uploaded_by_user_id, created_at, updated_at) VALUES (?, 'default', 'x', 0, 'text/plain', '\"\"', ?, 0, ?, ?, ?)",
+        )
+        .bind(id, `default/${id}`, session.user.id, old, old)
+        .run();
+      await env.FILES.put(`default/${id}`, "partial");
+      left.push({ id, d1 });
+    }
+    await runHousekeeping({ ...env }, getConfig(env));
+    for (const { id, d1 } of left) {
+      expect(await d1.prepare("SELECT id FROM files WHERE id = ?").bind(id).first()).toBeNull();
+      expect(await env.FILES.head(`default/${id}`)).toBeNull();
+      expect(await ownerOf(shards, fileEntry(id))).toBeUndefined();
+    }
+  });
+
+  // Threat: a self-registered client swept from the home database while its grants and consents, in its users'
+  // shards where no foreign key reaches, live on.
+  it("removes an unused registered client's grants and consents in every shard; an admin's client keeps its own", async () => {
+    const svc = service(NO_VERIFICATION);
+    const sessions = await signUpInEachShard(svc);
+    const long = Date.now() - 400 * 24 * 3600 * 1000;
+    const soon = Date.now() + 3600 * 1000;
+    const client = (id: string, registration: string) =>
+      env.DB.prepare(
+        `INSERT INTO oauth2_clients (client_id, client_name, redirect_uris, scopes, grant_types,
+          token_endpoint_auth_method, access_token_lifetime, refresh_token_lifetime, created_at, updated_at, registration)
+         VALUES (?, 'swept', '["https://app.example/cb"]', '["openid"]', '["authorization_code"]', 'none', 900, 2592000, ?, ?, ?)`,
+      )
+        .bind(id, long, long, registration)
+        .run();
+    const [unused, kept] = [`unused-${crypto.randomUUID()}`, `admins-${crypto.randomUUID()}`];
+    await client(unused, "open");
+    await client(kept, "admin");
+    for (const session of sessions) {
+      const d1 = userD1(session.user.id);
+      for (const clientId of [unused, kept]) {
+        await d1
+          .prepare(
+            "INSERT INTO oauth2_grants (id, client_id, user_id, scopes, auth_time, created_at, last_used_at, expires_at) VALUES (?, ?, ?, '[\"openid\"]', ?, ?, ?, ?)",
+          )
+          .bind(crypto.randomUUID(), clientId, session.user.id, long, long, long, soon)
+          .run();
+        await d1
+          .prepare(
+            "INSERT INTO oauth2_consents (user_id, client_id, scopes, granted_at) VALUES (?, ?, '[\"openid\"]', ?)",
+          )
+          .bind(session.user.id, clientId, long)
+          .run();
+      }
+    }
+    await runHousekeeping({ ...env }, getConfig(env));
+    const rows = (table: string, clientId: string) =>
+      count(`SELECT count(*) AS n FROM ${table} WHERE client_id = ?`, clientId);
+    expect(await rows("oauth2_clients", unused)).toBe(0);
+    expect(await rows("oauth2_grants", unused)).toBe(0);
+    expect(await rows("oauth2_consents", unused)).toBe(0);
+    expect(await rows("oauth2_clients", kept)).toBe(1);
+    expect(await rows("oauth2_grants", kept)).toBe(sessions.length);
+    expect(await rows("oauth2_consents", kept)).toBe(sessions.length);
   });
 });

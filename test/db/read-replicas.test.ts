@@ -11,19 +11,16 @@ import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
-import {
-  expectError,
-  NO_VERIFICATION,
-  PASSWORD,
-  service,
-  signUp,
-  uniqueEmail,
-  type WireSession,
-} from "../helpers";
+import { expectError, NO_VERIFICATION, PASSWORD, service, uniqueEmail, type WireSession } from "../helpers";
 import { laggingReplica } from "../support/replica";
+import { landInShard, shardNames, signUpInEachShard, signUpInShard } from "./shard-users";
 
 const SETTINGS = { ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true", AUTH_ANONYMOUS_USERS_ENABLED: "true" };
 
+/**
+ * The lagging replica is the home database's (test/support/replica.ts): the users of these tests are made to live
+ * there (test/db/shard-users.ts), so every read of theirs meets it.
+ */
 async function withLaggingReplica() {
   const replica = await laggingReplica();
   return { replica, svc: service({ ...SETTINGS, DB: replica.binding }) };
@@ -41,7 +38,7 @@ async function activateTotp(svc: ReturnType<typeof service>, session: WireSessio
 describe("reads near the user", () => {
   it("serves the session check and the refresh from the replica, with no read of the primary", async () => {
     const { replica, svc } = await withLaggingReplica();
-    let session = await signUp(svc);
+    let session = await signUpInShard(svc, 0);
     await replica.freeze(session.user.id);
     // Warm: the first request of an isolate may read the signing keys from the primary.
     await svc.get("/user", session.accessToken);
@@ -58,7 +55,7 @@ describe("reads near the user", () => {
 
   it("shows the user's own change at once to the same client's refresh, and to GET /user given the bookmark", async () => {
     const { replica, svc } = await withLaggingReplica();
-    const session = await signUp(svc);
+    const session = await signUpInShard(svc, 0);
     await replica.freeze(session.user.id);
     const activated = await activateTotp(svc, session);
     const bookmark = activated.headers.get("x-d1-bookmark");
@@ -90,36 +87,45 @@ describe("reads near the user", () => {
     // A bookmark of the right shape that D1 never gave (far in the future). Local D1 takes it; a D1 that refuses it
     // (played here by a binding whose session for it fails) must not turn the session check into a 500.
     const future = `ffffffff-ffffffff-ffffffff-${"f".repeat(32)}`;
-    const refusing = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === "withSession") {
-          return (constraint?: string) =>
-            constraint === future
-              ? {
-                  prepare: () => {
-                    throw new Error("D1_ERROR: bookmark not valid");
-                  },
-                }
-              : target.withSession(constraint);
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
+    // Every shard's binding refuses it: the bookmark is read in the shard of the token's user.
+    const refusing = (binding: D1Database) =>
+      new Proxy(binding, {
+        get(target, property) {
+          if (property === "withSession") {
+            return (constraint?: string) =>
+              constraint === future
+                ? {
+                    prepare: () => {
+                      throw new Error("D1_ERROR: bookmark not valid");
+                    },
+                  }
+                : target.withSession(constraint);
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const names = shardNames(env);
+    const svc = service({
+      ...SETTINGS,
+      ...Object.fromEntries(names.map((name) => [name, refusing(env[name as "DB"])])),
     });
-    const svc = service({ ...SETTINGS, DB: refusing });
-    const session = await signUp(svc);
-    const response = await svc.request("GET", "/user", {
-      token: session.accessToken,
-      headers: { "x-d1-bookmark": future },
-    });
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as { id: string }).id).toBe(session.user.id);
+    for (const session of await signUpInEachShard(svc)) {
+      const response = await svc.request("GET", "/user", {
+        token: session.accessToken,
+        headers: { "x-d1-bookmark": future },
+      });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { id: string }).id).toBe(session.user.id);
+    }
   });
 
   it("gives an anonymous user who registers their new claims at the next refresh", async () => {
     const { replica, svc } = await withLaggingReplica();
-    const signedIn = await svc.post("/signin/anonymous", {});
-    const session = ((await signedIn.json()) as { session: WireSession }).session;
+    const session = await landInShard(0, async () => {
+      const signedIn = await svc.post("/signin/anonymous", {});
+      return ((await signedIn.json()) as { session: WireSession }).session;
+    });
     await replica.freeze(session.user.id);
     const email = uniqueEmail("deanon");
     const registered = await svc.post(
@@ -138,7 +144,7 @@ describe("reads near the user", () => {
   it("never misses a row written a moment ago: sign-up then GET /user, sign-in then refresh", async () => {
     const { replica, svc } = await withLaggingReplica();
     // The replica has nothing of this user: it lags behind the sign-up itself.
-    const session = await signUp(svc);
+    const session = await signUpInShard(svc, 0);
     const user = await svc.get("/user", session.accessToken);
     expect(user.status).toBe(200);
     expect(((await user.json()) as { id: string }).id).toBe(session.user.id);
@@ -150,8 +156,8 @@ describe("reads near the user", () => {
 
   it("ends the other sessions at once on sign-out everywhere and on a password change, whatever the replica has", async () => {
     const { replica, svc } = await withLaggingReplica();
-    const email = uniqueEmail("revoke");
-    const first = await signUp(svc, email);
+    const first = await signUpInShard(svc, 0);
+    const email = first.user.email!;
     const signIn = async () =>
       (
         (await (await svc.post("/signin/email-password", { email, password: PASSWORD })).json()) as {

@@ -4,13 +4,16 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
-import { failingD1 } from "../support/faults";
+import { failingD1, failingShards } from "../support/faults";
 import { accountOf, expectUnavailable } from "./support";
 
-/** The statements (and batches) a flow runs, in order, learnt by watching one that succeeds. */
+/**
+ * The statements (and batches) a flow runs, in order, learnt by watching one that succeeds. Every shard is watched
+ * (and failed) as one: a user's rows are in its shard, the directory and the global tables in `DB`.
+ */
 async function stepsOf(flow: (svc: ReturnType<typeof service>) => Promise<unknown>): Promise<string[]> {
-  const { binding, fault } = failingD1(env.DB, { after: Number.POSITIVE_INFINITY });
-  await flow(service({ ...NO_VERIFICATION, DB: binding }));
+  const { bindings, fault } = failingShards(env, { after: Number.POSITIVE_INFINITY });
+  await flow(service({ ...NO_VERIFICATION, ...bindings }));
   return fault.seen;
 }
 
@@ -20,8 +23,8 @@ describe("sign-up with D1 failing at each of its statements", () => {
     expect(steps.length).toBeGreaterThan(2);
     for (let step = 0; step < steps.length; step++) {
       const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-      const { binding } = failingD1(env.DB, { after: step, times: 1 });
-      const svc = service({ ...NO_VERIFICATION, DB: binding });
+      const { bindings } = failingShards(env, { after: step, times: 1 });
+      const svc = service({ ...NO_VERIFICATION, ...bindings });
       const email = uniqueEmail("d1-signup");
       const answer = await svc.post("/signup/email-password", { email, password: PASSWORD });
       const after = await accountOf(email);
@@ -53,7 +56,7 @@ describe("sign-in with D1 failing at each of its statements", () => {
     let sessions = (await accountOf(email)).sessions;
     for (let step = 0; step < steps.length; step++) {
       const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-      const svc = service({ ...NO_VERIFICATION, DB: failingD1(env.DB, { after: step, times: 1 }).binding });
+      const svc = service({ ...NO_VERIFICATION, ...failingShards(env, { after: step, times: 1 }).bindings });
       const answer = await signIn(svc);
       if (answer.status !== 200) {
         await expectUnavailable(answer, context);
@@ -66,14 +69,15 @@ describe("sign-in with D1 failing at each of its statements", () => {
       sessions += 1;
       expect((await accountOf(email)).sessions, context).toBe(sessions);
     }
-  });
+    // Two shards: the directory's read, the user's shard and the home database's drains are steps too.
+  }, 30_000);
 });
 
 describe("the session check and the key set with D1 down", () => {
   it("GET /user: 503 with Retry-After while D1 fails, the user once it is back", async () => {
     const session = await signUp(service(NO_VERIFICATION));
-    const { binding, fault } = failingD1(env.DB, { match: /from "users"|from users/i });
-    const svc = service({ ...NO_VERIFICATION, DB: binding });
+    const { bindings, fault } = failingShards(env, { match: /from "users"|from users/i });
+    const svc = service({ ...NO_VERIFICATION, ...bindings });
     await expectUnavailable(await svc.get("/user", session.accessToken));
     fault.heal();
     expect((await svc.get("/user", session.accessToken)).status).toBe(200);

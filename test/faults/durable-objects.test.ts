@@ -14,7 +14,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../helpers";
-import { failingD1, failingNamespace } from "../support/faults";
+import { failingNamespace, failingShards } from "../support/faults";
 import { accountOf, expectUnavailable } from "./support";
 
 const refresh = (svc: ReturnType<typeof service>, refreshToken: string) =>
@@ -59,8 +59,8 @@ describe("refresh: SessionFamilies failing", () => {
     const session = await signUp(service(NO_VERIFICATION));
     // Both reads fail: the nearby one (whose failure falls back to the primary, src/db/compiled-read.ts) and the
     // primary's.
-    const { binding, fault } = failingD1(env.DB, { match: /from "sessions"/i });
-    const svc = service({ ...NO_VERIFICATION, DB: binding });
+    const { bindings, fault } = failingShards(env, { match: /from "sessions"/i });
+    const svc = service({ ...NO_VERIFICATION, ...bindings });
     await expectUnavailable(await refresh(svc, session.refreshToken));
     expect(fault.failures).toBe(2);
     fault.heal();

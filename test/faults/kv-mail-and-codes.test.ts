@@ -15,7 +15,7 @@ import {
   s256,
   VERIFIER,
 } from "../oauth2/support";
-import { failingD1, failingEmail, failingKv } from "../support/faults";
+import { failingEmail, failingKv, failingShards } from "../support/faults";
 import { expectOAuth2Unavailable, expectUnavailable } from "./support";
 
 describe("OAuth2: KV failing under the pending authorization request", () => {
@@ -46,8 +46,9 @@ describe("OAuth2: D1 failing under the code exchange", () => {
     const session = await signUp(plain);
     const pkce = { code_challenge: await s256(VERIFIER), code_challenge_method: "S256" };
     const { code } = await codeFor(plain, client, session, pkce);
-    const { binding } = failingD1(env.DB, { match: /oauth2_codes/, times: 1 });
-    const svc = provider({ DB: binding });
+    // The code is in its user's shard.
+    const { bindings } = failingShards(env, { match: /oauth2_codes/, times: 1 });
+    const svc = provider(bindings);
     await expectOAuth2Unavailable(await exchange(svc, client, code, { code_verifier: VERIFIER }));
     expect((await exchange(svc, client, code, { code_verifier: VERIFIER })).status).toBe(200);
     // Single use holds across the fault: a third try is refused.

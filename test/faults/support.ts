@@ -1,7 +1,7 @@
 // What every fault test asserts of the answer: the contract's 503 (auth §1 "Unavailable", storage §3.1's shape),
 // `Retry-After`, no-store, and nothing of the fault's internals on the wire.
-import { env } from "cloudflare:test";
 import { expect } from "vitest";
+import { firstInAnyShard, userD1 } from "../support/shards";
 
 /** Auth API: 503 `service-unavailable` in the contract's error shape, with Retry-After and a request id. */
 export async function expectUnavailable(response: Response, context = ""): Promise<void> {
@@ -37,13 +37,15 @@ export async function expectStorageUnavailable(response: Response): Promise<void
   expect(text).not.toMatch(/D1_ERROR|internal error|Durable Object|\bat \S+:\d+/);
 }
 
-/** The rows a user has in D1, by email: the user (with its roles) and its sessions. */
+/** The rows a user has in D1, by email: the user (with its roles) and its sessions, in the user's shard. */
 export async function accountOf(email: string) {
-  const user = await env.DB.prepare("SELECT id, roles, default_role FROM users WHERE email = ?")
-    .bind(email)
-    .first<{ id: string; roles: string; default_role: string }>();
+  const user = await firstInAnyShard<{ id: string; roles: string; default_role: string }>(
+    "SELECT id, roles, default_role FROM users WHERE email = ?",
+    email,
+  );
   const sessions = user
-    ? (await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?")
+    ? (await userD1(user.id)
+        .prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?")
         .bind(user.id)
         .first<{ n: number }>())!.n
     : 0;

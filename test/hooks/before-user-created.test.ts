@@ -8,6 +8,7 @@ import { SoftwareAuthenticator } from "../fakes/authenticator";
 import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
 import { importUsers, nhostUser } from "../move-in/support";
 import { FAKE_PROVIDERS, signInWith } from "../providers/support";
+import { allInShards, userD1 } from "../support/shards";
 import { answers, hookEvents, hookReceiver, type Scenario, usersWithEmail } from "./support";
 
 const REFUSAL = "Sign-ups from blocked.example are closed: ask your administrator";
@@ -70,10 +71,7 @@ describe("BEFORE_USER_CREATED refuses with the app's message, whichever way in",
     const phoneNumber = uniquePhone();
     refusedPhones.add(phoneNumber);
     await expectError(await svc.post("/signin/passwordless/sms", { phoneNumber }), 403, "forbidden");
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE phone_number = ?")
-      .bind(phoneNumber)
-      .first<{ n: number }>();
-    expect(row!.n).toBe(0);
+    expect(await allInShards("SELECT id FROM users WHERE phone_number = ?", phoneNumber)).toEqual([]);
     const sent = await (await svc.get(`/dev/sms?to=${encodeURIComponent(phoneNumber)}`)).json();
     expect(sent).toEqual([]);
   });
@@ -83,10 +81,7 @@ describe("BEFORE_USER_CREATED refuses with the app's message, whichever way in",
     expect(message).toBe(GUESTS);
     const [asked] = receiver.callsOf("BEFORE_USER_CREATED").filter((p) => p.user.isAnonymous);
     expect(asked.user.email).toBeUndefined();
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE id = ?")
-      .bind(asked.user.id)
-      .first();
-    expect(row).toEqual({ n: 0 });
+    expect(await allInShards("SELECT id FROM users WHERE id = ?", asked.user.id)).toEqual([]);
   });
 
   // Threat: the guest door as a way around the app's rules: sign in anonymously (nothing to refuse yet), then upgrade
@@ -108,7 +103,8 @@ describe("BEFORE_USER_CREATED refuses with the app's message, whichever way in",
     });
     const { message } = await expectError(upgrade, 403, "forbidden");
     expect(message).toBe(REFUSAL);
-    const row = await env.DB.prepare("SELECT is_anonymous, email FROM users WHERE id = ?")
+    const row = await userD1(session.user.id)
+      .prepare("SELECT is_anonymous, email FROM users WHERE id = ?")
       .bind(session.user.id)
       .first();
     expect(row).toEqual({ is_anonymous: 1, email: null });
@@ -147,10 +143,11 @@ describe("BEFORE_USER_CREATED refuses with the app's message, whichever way in",
     );
     expect(message).toBe(REFUSAL);
     expect(await usersWithEmail(email)).toBe(0);
-    const keys = await env.DB.prepare("SELECT count(*) AS n FROM security_keys WHERE credential_id = ?")
-      .bind((credential as { id: string }).id)
-      .first<{ n: number }>();
-    expect(keys!.n).toBe(0);
+    const keys = await allInShards(
+      "SELECT id FROM security_keys WHERE credential_id = ?",
+      (credential as { id: string }).id,
+    );
+    expect(keys).toEqual([]);
   });
 
   it("continue: the user is created with the id and the fields the app saw", async () => {
@@ -205,12 +202,11 @@ describe("under a crowd", () => {
     expect(receiver.unverified).toEqual([]);
     const asked = receiver.callsOf("BEFORE_USER_CREATED").map((p) => p.user.email);
     expect(asked.sort()).toEqual([...emails].sort());
-    const created = await env.DB.prepare(
+    const created = await allInShards<{ n: number }>(
       "SELECT count(*) AS n FROM users WHERE email IN (SELECT value FROM json_each(?))",
-    )
-      .bind(JSON.stringify(emails.map((e) => e.toLowerCase())))
-      .first<{ n: number }>();
-    expect(created!.n).toBe(200);
+      JSON.stringify(emails.map((e) => e.toLowerCase())),
+    );
+    expect(created.reduce((sum, row) => sum + row.n, 0)).toBe(200);
   }, 60_000);
 });
 

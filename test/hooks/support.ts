@@ -3,6 +3,7 @@
 // scenario says. Every other URL goes on to the fakes of test/fakes/outbound.js (the identity providers).
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
+import { allInShards, userD1 } from "../support/shards";
 
 /** A `whsec_` secret as an app generates one: 32 random bytes, base64. */
 export function newSecret(): string {
@@ -97,17 +98,19 @@ export function hookReceiver(scenarios: Partial<Record<HookName, Scenario>>) {
 
 /** The `hook.called` audit events about `userId` (the user created, or the one that was about to be), oldest first. */
 export async function hookEvents(userId: string): Promise<Record<string, unknown>[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT detail FROM audit_events WHERE type = 'hook.called' AND user_id = ? ORDER BY at, rowid",
-  )
+  // A user's audit events are in the user's shard (src/audit/record.ts), even those of a user refused before it was.
+  const { results } = await userD1(userId)
+    .prepare("SELECT detail FROM audit_events WHERE type = 'hook.called' AND user_id = ? ORDER BY at, rowid")
     .bind(userId)
     .all<{ detail: string }>();
   return results.map((row) => JSON.parse(row.detail) as Record<string, unknown>);
 }
 
+/** Users with `email`, in every shard. */
 export async function usersWithEmail(email: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ?")
-    .bind(email.toLowerCase())
-    .first<{ n: number }>();
-  return row!.n;
+  const rows = await allInShards<{ n: number }>(
+    "SELECT count(*) AS n FROM users WHERE email = ?",
+    email.toLowerCase(),
+  );
+  return rows.reduce((sum, row) => sum + row.n, 0);
 }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { expectContractError, service } from "../helpers";
 import { STORAGE } from "../storage/helpers";
+import { userD1 } from "../support/shards";
 import { admin, iso } from "./support";
 
 /**
@@ -54,6 +55,10 @@ const put = (record: { id: string }, body: BodyInit, header = b64url(record)) =>
 
 const bucketCreated = iso(Date.now());
 
+/** The shard of a record Nhost named: its uploader's, or with none the file's own (src/storage/file-shards.ts). */
+const fileD1 = (record: { id: string; uploadedByUserId: string | null }) =>
+  userD1(record.uploadedByUserId ?? `file:${record.id}`);
+
 async function importBucket(id: string) {
   const response = await svc.request("POST", "/admin/import/nhost/buckets", {
     json: {
@@ -95,7 +100,8 @@ describe("files moved from Nhost Storage", () => {
       headers: admin(),
     });
     expect(meta.status).toBe(200);
-    const row = await env.DB.prepare("SELECT * FROM files WHERE id = ?")
+    const row = await fileD1(record)
+      .prepare("SELECT * FROM files WHERE id = ?")
       .bind(record.id)
       .first<Record<string, unknown>>();
     expect(row).toMatchObject({
@@ -118,7 +124,9 @@ describe("files moved from Nhost Storage", () => {
       await put({ id: crypto.randomUUID() }, bytes, b64url(record)),
       "header for another id",
     );
-    expect(await env.DB.prepare("SELECT id FROM files WHERE id = ?").bind(record.id).first()).toBeNull();
+    expect(
+      await fileD1(record).prepare("SELECT id FROM files WHERE id = ?").bind(record.id).first(),
+    ).toBeNull();
     expect(await env.FILES.get(`default/${record.id}`)).toBeNull();
   });
 
@@ -151,7 +159,9 @@ describe("the file import under faults", () => {
       headers: { ...admin(), "content-type": "application/octet-stream", "x-import-file": b64url(record) },
     });
     expect(response.status).toBe(503);
-    expect(await env.DB.prepare("SELECT id FROM files WHERE id = ?").bind(record.id).first()).toBeNull();
+    expect(
+      await fileD1(record).prepare("SELECT id FROM files WHERE id = ?").bind(record.id).first(),
+    ).toBeNull();
     expect(await (await put(record, bytes)).json()).toEqual({ id: record.id, outcome: "imported" });
   });
 });

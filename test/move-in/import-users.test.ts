@@ -9,6 +9,7 @@ import {
   sessionFromRefresh,
   type WireSession,
 } from "../helpers";
+import { testShards, userD1 } from "../support/shards";
 import { admin, base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
 
 /**
@@ -22,10 +23,12 @@ const hash = await nhostBcrypt(PASSWORD);
 
 const signIn = (email: string, password = PASSWORD) =>
   svc.post("/signin/email-password", { email, password });
+// A user's rows are in the shard of their id (test/support/shards.ts).
 const userRow = (id: string) =>
-  env.DB.prepare("SELECT * FROM users WHERE id = ?").bind(id).first<Record<string, unknown>>();
+  userD1(id).prepare("SELECT * FROM users WHERE id = ?").bind(id).first<Record<string, unknown>>();
 const count = async (table: string, column: string, id: string) =>
-  (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`)
+  (await userD1(id)
+    .prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`)
     .bind(id)
     .first<{ n: number }>())!.n;
 
@@ -458,8 +461,15 @@ describe("the import's refresh tokens under a crowd", () => {
 });
 
 describe("the import under faults", () => {
-  it("D1 failing the write: 503 with Retry-After, nothing written, no user reported bad (the command retries)", async () => {
-    const failing = new Proxy(env.DB, {
+  /** A Nhost user whose id falls in the second shard, and that shard's binding. */
+  async function userOfShard1() {
+    for (;;) {
+      const user = await nhostUser({}, hash);
+      if (testShards().indexOfUser(user.id) === 1) return user;
+    }
+  }
+  const failingBatch = (binding: D1Database) =>
+    new Proxy(binding, {
       get(target, property) {
         if (property === "batch")
           return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
@@ -467,14 +477,35 @@ describe("the import under faults", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const faulty = service({ DB: failing });
-    const { bundle, id } = await nhostUser({}, hash);
+  const keysOf = async (id: string) =>
+    (await env.DB.prepare("SELECT count(*) AS n FROM directory WHERE user_id = ?")
+      .bind(id)
+      .first<{ n: number }>())!.n;
+
+  // The user's shard fails its batch (the directory, at home, works): the keys claimed for the user go back.
+  it("D1 failing the write: 503 with Retry-After, nothing written, no user reported bad (the command retries)", async () => {
+    const faulty = service({ DB_1: failingBatch(env.DB_1 as D1Database) });
+    const { bundle, id } = await userOfShard1();
     const response = await faulty.request("POST", "/admin/import/nhost/users", {
       json: { users: [bundle] },
       headers: admin(),
     });
     await expectError(response, 503, "service-unavailable");
     expect(response.headers.get("retry-after")).toBe("5");
+    expect(await userRow(id)).toBeNull();
+    expect(await keysOf(id)).toBe(0);
+    expect((await importUsers(svc, [bundle])).results[0]!.outcome).toBe("imported");
+    expect(await keysOf(id)).toBeGreaterThan(0);
+  });
+
+  it("the directory failing (the home database): 503, nothing written in the user's shard", async () => {
+    const faulty = service({ DB: failingBatch(env.DB) });
+    const { bundle, id } = await userOfShard1();
+    const response = await faulty.request("POST", "/admin/import/nhost/users", {
+      json: { users: [bundle] },
+      headers: admin(),
+    });
+    await expectError(response, 503, "service-unavailable");
     expect(await userRow(id)).toBeNull();
     expect((await importUsers(svc, [bundle])).results[0]!.outcome).toBe("imported");
   });

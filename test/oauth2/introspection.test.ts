@@ -3,6 +3,7 @@
 // tokens of a revoked grant still honoured (revocation, client deletion, disabled user, password reset).
 import { describe, expect, it } from "vitest";
 import { signUp } from "../helpers";
+import { allInShards, userD1 } from "../support/shards";
 import { basic, grantFor, newClient, oauth2Error, postForm, provider } from "./support";
 
 const svc = provider();
@@ -187,15 +188,14 @@ describe("grants end with what they depend on", () => {
     });
     expect(deleted.status).toBe(204);
     await oauth2Error(await userinfo(tokens.access_token), 401, "invalid_token");
-    const rows = await svc.env.DB.prepare("SELECT COUNT(*) AS n FROM oauth2_grants WHERE client_id = ?")
-      .bind(client.clientId)
-      .first<{ n: number }>();
-    expect(rows?.n).toBe(0);
+    const rows = await allInShards("SELECT id FROM oauth2_grants WHERE client_id = ?", client.clientId);
+    expect(rows).toEqual([]);
   });
 
   it("turns a disabled user's tokens inactive, and ends grants when the password changes", async () => {
     const disabled = await grantFor(svc);
-    await svc.env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?")
+    await userD1(disabled.session.user.id)
+      .prepare("UPDATE users SET disabled = 1 WHERE id = ?")
       .bind(disabled.session.user.id)
       .run();
     expect(await (await introspect(disabled.client, disabled.tokens.access_token)).json()).toEqual({

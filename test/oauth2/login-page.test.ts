@@ -15,6 +15,7 @@ import {
   uniqueEmail,
   verifyPath,
 } from "../helpers";
+import { userD1 } from "../support/shards";
 import { Browser, signIn } from "./page-browser";
 import { authorize, form, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
 
@@ -86,7 +87,8 @@ describe("the built-in login and consent page", () => {
     const secret = decodeBase32IgnorePadding(totpSecret);
     const code = () => totpCode(secret, totpStep(Date.now()));
     await mfa.post("/user/mfa", { code: code(), activeMfaType: "totp" }, session.accessToken);
-    await mfa.env.DB.prepare("UPDATE users SET totp_last_step = NULL WHERE id = ?")
+    await userD1(session.user.id)
+      .prepare("UPDATE users SET totp_last_step = NULL WHERE id = ?")
       .bind(session.user.id)
       .run();
 

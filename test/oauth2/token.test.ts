@@ -4,6 +4,7 @@
 // and a stolen refresh token (rotation, family revocation on replay).
 import { describe, expect, it } from "vitest";
 import { auditTypesOf, decodeJwt, signUp } from "../helpers";
+import { userD1 } from "../support/shards";
 import {
   basic,
   codeFor,
@@ -207,7 +208,10 @@ describe("authorization_code", () => {
     const client = await newClient(svc);
     const session = await signUp(svc);
     const { code } = await codeFor(svc, client, session);
-    await svc.env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(session.user.id).run();
+    await userD1(session.user.id)
+      .prepare("UPDATE users SET disabled = 1 WHERE id = ?")
+      .bind(session.user.id)
+      .run();
     await oauth2Error(await exchange(svc, client, code), 400, "invalid_grant");
   });
 });

@@ -13,6 +13,7 @@ import {
   signUp,
   uniqueEmail,
 } from "../helpers";
+import { allInShards, userD1 } from "../support/shards";
 import {
   APP,
   CALLBACK,
@@ -192,7 +193,10 @@ describe("finding the account by email", () => {
     const id = uniqueId();
     const first = await signInWith(svc, "github", {}, { fake_id: id, fake_email: uniqueEmail() });
     const session = await sessionFromRefresh(svc, first.back.searchParams.get("refreshToken")!);
-    await svc.env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(session.user.id).run();
+    await userD1(session.user.id)
+      .prepare("UPDATE users SET disabled = 1 WHERE id = ?")
+      .bind(session.user.id)
+      .run();
     const again = await signInWith(svc, "github", {}, { fake_id: id });
     expect(again.back.searchParams.get("error")).toBe("disabled-user");
   });
@@ -223,7 +227,7 @@ describe("connect: linking an identity to the signed-in user", () => {
     // A user deleted between the redirect and the callback: an error redirect, not a 500.
     const gone = await signUp(svc);
     const { atProvider: start, cookie } = await startAt(svc, "github", { connect: gone.accessToken });
-    await svc.env.DB.prepare("DELETE FROM users WHERE id = ?").bind(gone.user.id).run();
+    await userD1(gone.user.id).prepare("DELETE FROM users WHERE id = ?").bind(gone.user.id).run();
     start.searchParams.set("fake_id", uniqueId());
     const callback = location(await svc.env.OUTBOUND!.fetch(start.toString(), { redirect: "manual" }));
     expect(location(await openIn(svc, callback, cookie)).searchParams.get("error")).toBe("unauthorized");
@@ -417,10 +421,11 @@ describe("bound to the browser that started it", () => {
       expect(landed.searchParams.get("error")).toBe("invalid-state");
       expect(`${landed.origin}${landed.pathname}`).toBe("http://localhost:3000/");
     }
-    const linked = await svc.env.DB.prepare("SELECT user_id FROM user_providers WHERE provider_user_id = ?")
-      .bind(victimId)
-      .all();
-    expect(linked.results).toEqual([]);
+    const linked = await allInShards(
+      "SELECT user_id FROM user_providers WHERE provider_user_id = ?",
+      victimId,
+    );
+    expect(linked).toEqual([]);
     const tokens = await svc.get("/signin/provider/github/callback/tokens", attacker.accessToken);
     expect(((await tokens.json()) as { accessToken: string }).accessToken).toBe("");
     expect(await auditTypesOf(attacker.user.id)).not.toContain("provider.linked");

@@ -1,10 +1,10 @@
 // A limit that cannot be counted (its Rate Limiting binding or its RateLimiter object fails) fails closed with a clear
 // 503 `service-unavailable` and Retry-After (contract §1 "Unavailable"), before anything behind it has run: no user,
 // no mail, no 500. Threat: a platform fault turning into a way around the sign-up and guess limits, or into lost work.
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS } from "../../src/rate-limits/buckets";
 import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
+import { allInShards } from "../support/shards";
 
 const broken = () => Promise.reject(new Error("Durable Object reset because its code was updated"));
 /** Every address limit allows, but `bucket`'s binding fails. */
@@ -18,11 +18,10 @@ const failing = (binding: string) => ({
   [binding]: { limit: broken },
 });
 
+/** Users with `email`, in every shard. */
 async function userCount(email: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ?")
-    .bind(email)
-    .first<{ n: number }>();
-  return row!.n;
+  const rows = await allInShards<{ n: number }>("SELECT count(*) AS n FROM users WHERE email = ?", email);
+  return rows.reduce((sum, row) => sum + row.n, 0);
 }
 
 describe("a rate limit that cannot be counted", () => {

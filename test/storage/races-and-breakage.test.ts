@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { DRAIN_LIMIT } from "../../src/storage/multipart";
 import { PART_SIZE } from "../../src/storage/r2-writer";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
+import { allInShards, firstInAnyShard } from "../support/shards";
 import { expectStorageError, md5Etag, STORAGE, svc, uploaded, uploadForm, type WireFile } from "./helpers";
 
 /**
@@ -66,8 +67,9 @@ function countingFiles() {
   return { files, calls };
 }
 
+/** Records in every shard (src/storage/file-shards.ts). */
 const fileCount = async () =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM files").first<{ n: number }>())!.n;
+  (await allInShards<{ n: number }>("SELECT count(*) AS n FROM files")).reduce((sum, { n }) => sum + n, 0);
 const objectKeys = async (prefix = "default/") =>
   (await env.FILES.list({ prefix })).objects.map((object) => object.key);
 
@@ -319,9 +321,10 @@ describe("races for one file", () => {
     expect(new TextDecoder().decode(bytes)).toBe("fast replacement");
     expect(download.headers.get("etag")).toBe(await md5Etag(bytes));
     // Only the current version's bytes remain: the first upload's and the loser's are removed.
-    const record = await env.DB.prepare("SELECT object_key FROM files WHERE id = ?")
-      .bind(id)
-      .first<{ object_key: string }>();
+    const record = await firstInAnyShard<{ object_key: string }>(
+      "SELECT object_key FROM files WHERE id = ?",
+      id,
+    );
     expect(await objectKeys(`default/${id}`)).toEqual([record!.object_key]);
   });
 

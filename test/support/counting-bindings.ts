@@ -6,8 +6,8 @@ export interface Counts {
   writes: number;
 }
 
-/** A D1 binding that counts the statements it runs, by their first keyword. */
-export function countingDb(counts: Counts): D1Database {
+/** A D1 binding (`DB` unless another is given) that counts the statements it runs, by their first keyword. */
+export function countingDb(counts: Counts, binding: D1Database = env.DB): D1Database {
   const count = (sql: string) => {
     if (/^\s*(select|with)\b/i.test(sql)) counts.reads++;
     else counts.writes++;
@@ -27,7 +27,7 @@ export function countingDb(counts: Counts): D1Database {
         return value.bind(target);
       },
     });
-  return new Proxy(env.DB, {
+  return new Proxy(binding, {
     get(target, property) {
       if (property === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
       // Reads a replica may serve (src/db/replica.ts) are counted the same: D1 is D1, wherever the copy.
@@ -55,6 +55,15 @@ export function countingDb(counts: Counts): D1Database {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * Every shard's binding (`AUTH_D1_SHARDS`: `DB` and the user shards, src/db/shards.ts), all counting into `counts`:
+ * spread into a service's overrides, so a statement is counted wherever its user's rows live.
+ */
+export function countingShards(counts: Counts): Record<string, D1Database> {
+  const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
+  return Object.fromEntries(names.map((name) => [name, countingDb(counts, env[name] as D1Database)]));
 }
 
 export /** A Durable Object namespace that counts the objects asked for. */

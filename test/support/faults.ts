@@ -125,6 +125,27 @@ function wrapMethods<T extends object>(
  */
 export function failingD1(db: D1Database, plan: FaultPlan = {}): { binding: D1Database; fault: Fault } {
   const { fault, run } = planned(plan, platformErrors.d1);
+  return { binding: wrapD1(db, run), fault };
+}
+
+/**
+ * Every D1 shard of `bindings` (`AUTH_D1_SHARDS`: the home database `DB` and the user shards, src/db/shards.ts)
+ * failing under ONE plan: calls are counted across them in the order the flow makes them, so `after: n` fails the
+ * flow's n-th statement wherever its user lives. Spread `bindings` into the service's overrides.
+ */
+export function failingShards(
+  env: Record<string, unknown>,
+  plan: FaultPlan = {},
+): { bindings: Record<string, D1Database>; fault: Fault } {
+  const { fault, run } = planned(plan, platformErrors.d1);
+  const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
+  const bindings = Object.fromEntries(names.map((name) => [name, wrapD1(env[name] as D1Database, run)]));
+  return { bindings, fault };
+}
+
+type Run = <T>(label: string, work: () => Promise<T>) => Promise<T>;
+
+function wrapD1(db: D1Database, run: Run): D1Database {
   const sqlOf = new WeakMap<object, string>();
   const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
     const wrapped = new Proxy(real, {
@@ -161,7 +182,7 @@ export function failingD1(db: D1Database, plan: FaultPlan = {}): { binding: D1Da
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return { binding, fault };
+  return binding;
 }
 
 /**

@@ -27,23 +27,27 @@ export interface LaggingReplica {
   freeze(...userIds: string[]): Promise<void>;
 }
 
-async function primaryBookmark(): Promise<string> {
-  const session = env.DB.withSession("first-primary");
+async function primaryBookmark(primary: D1Database): Promise<string> {
+  const session = primary.withSession("first-primary");
   await session.prepare("SELECT 1").run();
   return session.getBookmark()!;
 }
 
-let shadowsReady: Promise<void> | undefined;
+const shadowsReady = new WeakMap<D1Database, Promise<void>>();
 
-function createShadows(): Promise<void> {
-  shadowsReady ??= (async () => {
-    for (const table of REPLICATED) {
-      await env.DB.prepare(
-        `CREATE TABLE IF NOT EXISTS ${shadow(table)} AS SELECT * FROM ${table} WHERE 0`,
-      ).run();
-    }
-  })();
-  return shadowsReady;
+function createShadows(primary: D1Database): Promise<void> {
+  let ready = shadowsReady.get(primary);
+  if (!ready) {
+    ready = (async () => {
+      for (const table of REPLICATED) {
+        await primary
+          .prepare(`CREATE TABLE IF NOT EXISTS ${shadow(table)} AS SELECT * FROM ${table} WHERE 0`)
+          .run();
+      }
+    })();
+    shadowsReady.set(primary, ready);
+  }
+  return ready;
 }
 
 /** The snapshot's SQL: each replicated table, quoted as Drizzle writes it or bare, read from its shadow. */
@@ -57,10 +61,14 @@ function onSnapshot(sql: string): string {
   return rewritten;
 }
 
-export async function laggingReplica(): Promise<LaggingReplica> {
-  await createShadows();
+/**
+ * `primary`: the D1 binding whose replica lags, `DB` unless another is given (with several shards, a user's rows are
+ * in the user's shard: test/support/shards.ts).
+ */
+export async function laggingReplica(primary: D1Database = env.DB): Promise<LaggingReplica> {
+  await createShadows(primary);
   const counts: Routing = { primary: 0, replica: 0 };
-  let snapshotAt = await primaryBookmark();
+  let snapshotAt = await primaryBookmark(primary);
 
   const counted = (where: keyof Routing, statement: D1PreparedStatement): D1PreparedStatement =>
     new Proxy(statement, {
@@ -83,7 +91,7 @@ export async function laggingReplica(): Promise<LaggingReplica> {
       constraint === undefined ||
       constraint === "first-unconstrained" ||
       (constraint !== "first-primary" && constraint <= snapshotAt);
-    const real = env.DB.withSession(onReplica ? "first-unconstrained" : constraint);
+    const real = primary.withSession(onReplica ? "first-unconstrained" : constraint);
     return {
       prepare: (sql: string) =>
         onReplica ? counted("replica", real.prepare(onSnapshot(sql))) : counted("primary", real.prepare(sql)),
@@ -95,7 +103,7 @@ export async function laggingReplica(): Promise<LaggingReplica> {
     } as D1DatabaseSession;
   }
 
-  const binding = new Proxy(env.DB, {
+  const binding = new Proxy(primary, {
     get(target, property) {
       if (property === "prepare") return (sql: string) => counted("primary", target.prepare(sql));
       if (property === "withSession") return session;
@@ -109,16 +117,16 @@ export async function laggingReplica(): Promise<LaggingReplica> {
     counts,
     async freeze(...userIds) {
       for (const id of userIds) {
-        await env.DB.batch([
-          env.DB.prepare(`DELETE FROM ${shadow("users")} WHERE id = ?`).bind(id),
-          env.DB.prepare(`DELETE FROM ${shadow("sessions")} WHERE user_id = ?`).bind(id),
-          env.DB.prepare(`INSERT INTO ${shadow("users")} SELECT * FROM users WHERE id = ?`).bind(id),
-          env.DB.prepare(`INSERT INTO ${shadow("sessions")} SELECT * FROM sessions WHERE user_id = ?`).bind(
-            id,
-          ),
+        await primary.batch([
+          primary.prepare(`DELETE FROM ${shadow("users")} WHERE id = ?`).bind(id),
+          primary.prepare(`DELETE FROM ${shadow("sessions")} WHERE user_id = ?`).bind(id),
+          primary.prepare(`INSERT INTO ${shadow("users")} SELECT * FROM users WHERE id = ?`).bind(id),
+          primary
+            .prepare(`INSERT INTO ${shadow("sessions")} SELECT * FROM sessions WHERE user_id = ?`)
+            .bind(id),
         ]);
       }
-      snapshotAt = await primaryBookmark();
+      snapshotAt = await primaryBookmark(primary);
     },
   };
 }

@@ -3,10 +3,11 @@
 // (the pool runs wrangler.toml's consumers) fans it out to deliveries on WEBHOOK_DELIVERIES, whose consumer POSTs
 // them to a receiver that verifies every signature with the `standardwebhooks` library (test/fakes/outbound.js, which
 // the pool's OUTBOUND binding routes to; support.ts says why it lives there).
-import { env } from "cloudflare:test";
+
 import { afterAll, describe, expect, it } from "vitest";
 import { PASSWORD, signUp } from "../helpers";
 import { STORAGE, uploaded, uploadForm } from "../storage/helpers";
+import { userD1 } from "../support/shards";
 import {
   admin,
   createEndpoint,
@@ -26,7 +27,9 @@ afterAll(async () => {
 });
 
 async function lastSequence(userId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT last FROM event_sequences WHERE subject = ?")
+  // A user's stream is numbered in its shard (src/db/shards.ts).
+  const row = await userD1(userId)
+    .prepare("SELECT last FROM event_sequences WHERE subject = ?")
     .bind(userId)
     .first<{ last: number }>();
   return row?.last ?? 0;

@@ -131,8 +131,8 @@ export const consoleRoutes = new Hono<AppEnv>()
       let userEmail: string | undefined;
       if (filters.user) {
         const user = filters.user.includes("@")
-          ? await findUserByEmail(deps.db, filters.user.toLowerCase())
-          : await findUserById(deps.db, filters.user);
+          ? await findUserByEmail(deps.shards, filters.user.toLowerCase())
+          : await findUserById(deps.shards, filters.user);
         if (!user) {
           const problem = `No user with ${filters.user.includes("@") ? "the address" : "the id"} ${filters.user}.`;
           return render(

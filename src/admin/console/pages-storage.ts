@@ -33,8 +33,9 @@ export function bucketPage(
   input: {
     bucket: BucketRow;
     files: { file: FileRow; preview: string | null; uploader: string | null }[];
-    offset: number;
-    hasMore: boolean;
+    /** Past the first page (a link back to the newest files); the next page's position, null at the end. */
+    paged: boolean;
+    next: string | null;
     error?: string;
   },
 ) {
@@ -63,8 +64,8 @@ ${
           )}</td></tr>`,
       )}</tbody></table>`
 }
-<p>${input.offset > 0 ? html`<a href="?offset=${Math.max(0, input.offset - 50)}">← Newer</a>` : ""} ${
-      input.hasMore ? html`<a href="?offset=${input.offset + 50}">Older →</a>` : ""
+<p>${input.paged ? html`<a href="?">← Newest</a>` : ""} ${
+      input.next ? html`<a href="?after=${encodeURIComponent(input.next)}">Older →</a>` : ""
     }</p>
 <h2>Settings</h2>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ""}

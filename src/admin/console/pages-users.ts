@@ -28,15 +28,16 @@ export function usersPage(
   input: {
     users: AdminUser[];
     filters: UserFilters;
-    offset: number;
-    hasMore: boolean;
+    /** Paging links' positions (user-lists.ts): the page after this one, the page before; null at an end. */
+    next: string | null;
+    previous: string | null;
     providers: string[];
     error?: string;
   },
 ) {
   const { filters } = input;
-  const pageLink = (offset: number, label: string) =>
-    html`<a href="?${filterQuery(filters, offset > 0 ? { offset: String(offset) } : {})}">${label}</a>`;
+  const pageLink = (side: "after" | "before", position: string, label: string) =>
+    html`<a href="?${filterQuery(filters, { [side]: position })}">${label}</a>`;
   const filtered = Object.entries(filters).some(([name, value]) => name !== "sort" && value);
   return frame(
     chrome,
@@ -69,8 +70,8 @@ ${input.users.map(
   }</td></tr>`,
 )}</tbody></table>`
 }
-<p class="paging">${input.offset > 0 ? pageLink(Math.max(0, input.offset - 50), "← Previous page") : ""} ${
-      input.hasMore ? pageLink(input.offset + 50, "Next page →") : ""
+<p class="paging">${input.previous ? pageLink("before", input.previous, "← Previous page") : ""} ${
+      input.next ? pageLink("after", input.next, "Next page →") : ""
     }</p>
 <h2 id="create">Create a user</h2>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ""}

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { auditAdminAction } from "../../audit/admin-action";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
+import { decodeCursor, encodeCursor } from "../../http/paging";
 import { describeIssues } from "../../http/validation";
 import {
   findBucket,
@@ -25,6 +26,16 @@ import type { ConsoleSession } from "./session";
  */
 
 const bucketPath = (id: string) => `/storage/${encodeURIComponent(id)}`;
+
+function pageStart(cursor: string | undefined): { createdAt: number; id: string } | undefined {
+  if (!cursor) return undefined;
+  try {
+    const [createdAt, id] = decodeCursor(cursor);
+    return { createdAt, id };
+  } catch {
+    return undefined;
+  }
+}
 
 /** The settings form as the storage admin API's body. */
 async function settingsBody(c: Ctx) {
@@ -67,8 +78,10 @@ async function showBucket(
   const deps = c.var.deps;
   const bucket = await findBucket(deps.db, bucketId);
   if (!bucket) throw new AppError("not-found", "no bucket with this id");
-  const offset = Number.parseInt(c.req.query("offset") ?? "0", 10) || 0;
-  const { items, hasMore } = await listBucketFiles(deps.db, bucket.id, { limit: 50, offset });
+  // Keyset paging (newest first, across the shards): a link carries the last file's time and id. A malformed one
+  // is ignored (a view), as the users list does.
+  const after = pageStart(c.req.query("after"));
+  const { items, next } = await listBucketFiles(deps.shards, bucket.id, { limit: 50, after });
   const uploaders = await emailsOf(
     deps,
     items.map((file) => file.uploadedByUserId).filter((id): id is string => !!id),
@@ -86,7 +99,13 @@ async function showBucket(
   return render(
     c,
     `Bucket ${bucket.id}`,
-    bucketPage(chrome, { bucket, files, offset, hasMore, error }),
+    bucketPage(chrome, {
+      bucket,
+      files,
+      paged: after !== undefined,
+      next: next ? encodeCursor(next.createdAt, next.id) : null,
+      error,
+    }),
     status,
     {
       images,
@@ -101,7 +120,7 @@ export const consoleStorageRoutes = new Hono<AppEnv>()
       render(
         c,
         "Storage",
-        bucketsPage(await chromeOf(c, session, "storage"), await listBucketsWithCounts(c.var.deps.db)),
+        bucketsPage(await chromeOf(c, session, "storage"), await listBucketsWithCounts(c.var.deps.shards)),
       ),
     ),
   )
@@ -137,7 +156,7 @@ export const consoleStorageRoutes = new Hono<AppEnv>()
       const form = await c.req.parseBody();
       if (form.confirm !== "yes") throw new AppError("invalid-request", "confirm the deletion");
       const fileId = c.req.param("fileId")!;
-      const file = (await findFileWithBucket(c.var.deps.db, fileId))?.file;
+      const file = (await findFileWithBucket(c.var.deps.shards, fileId))?.file;
       try {
         await removeFile(c.var.deps, fileId);
       } catch (error) {

@@ -21,14 +21,24 @@ function filtersOf(c: Ctx): UserFilters {
 
 async function usersList(c: Ctx, session: ConsoleSession, error?: string, status: 200 | 400 = 200) {
   const filters = filtersOf(c);
-  const offset = Number.parseInt(c.req.query("offset") ?? "0", 10) || 0;
-  const result = await listUsersFiltered(c.var.deps, filters, { limit: 50, offset });
+  const result = await listUsersFiltered(c.var.deps, filters, {
+    limit: 50,
+    after: c.req.query("after"),
+    before: c.req.query("before"),
+  });
   const chrome = await chromeOf(c, session, "users");
   const providers = Object.keys(c.var.config.providers.enabled);
   return render(
     c,
     "Users",
-    usersPage(chrome, { users: result.items, filters, offset, hasMore: result.hasMore, providers, error }),
+    usersPage(chrome, {
+      users: result.items,
+      filters,
+      next: result.next,
+      previous: result.previous,
+      providers,
+      error,
+    }),
     status,
   );
 }

@@ -8,6 +8,7 @@ import { admitSignUp } from "../../http/sign-up-gate";
 import { isEmailAllowed } from "../../lib/email-access";
 import { gravatarUrl } from "../../lib/gravatar";
 import { hashPassword } from "../../lib/password";
+import { changeIdentifiers } from "../identifier-changes";
 import { sendTicketMail } from "../links";
 import { createSession, type Session } from "../new-sessions";
 import { createUser } from "../new-users";
@@ -61,7 +62,7 @@ export interface DeanonymizeInput {
  */
 export async function deanonymizeUser(deps: Deps, userId: string, input: DeanonymizeInput): Promise<void> {
   const { config } = deps;
-  const user = await findUserById(deps.db, userId);
+  const user = await findUserById(deps.shards, userId);
   if (!user) throw new AppError("unauthorized");
   if (!user.isAnonymous) throw new AppError("user-not-anonymous");
   // A regular account is about to exist: the sign-up checks, as for every other way in (the route ran them first).
@@ -98,7 +99,15 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
   await beforeUserCreated(deps, toWireUser({ ...user, ...changes }));
   let updated: typeof user | undefined;
   try {
-    updated = await deps.db.update(users).set(changes).where(eq(users.id, userId)).returning().get();
+    // The address is claimed in the directory before the user's shard takes it (identifier-changes.ts).
+    updated = await changeIdentifiers(
+      deps,
+      userId,
+      { added: [{ kind: "email", value: email }], removed: [] },
+      () =>
+        deps.shards.ofUser(userId).update(users).set(changes).where(eq(users.id, userId)).returning().get(),
+      () => new AppError("email-already-in-use"),
+    );
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
     throw error;

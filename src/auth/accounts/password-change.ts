@@ -36,7 +36,7 @@ export async function changeUserPassword(
     if (!consumed) throw new AppError("invalid-ticket");
     userId = consumed.userId;
     // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
-    const owner = await findUserById(deps.db, userId);
+    const owner = await findUserById(deps.shards, userId);
     if (owner) await proveEmail(deps, owner, "inbox");
     await dropFactorsFromBeforeProof(deps, userId);
   }
@@ -46,7 +46,8 @@ export async function changeUserPassword(
 
 async function setPassword(deps: Deps, userId: string, newPassword: string, keepSessionId?: string) {
   const passwordHash = await hashPassword(newPassword);
-  await deps.db
+  await deps.shards
+    .ofUser(userId)
     .update(users)
     .set({ passwordHash, passwordChangedAt: deps.now(), updatedAt: deps.now() })
     .where(eq(users.id, userId));

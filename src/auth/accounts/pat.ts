@@ -1,12 +1,17 @@
 import { and, eq, gt } from "drizzle-orm";
+import { shardOfMinted } from "../../db/directory";
+import { idForUser } from "../../db/routed-ids";
 import { personalAccessTokens, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { randomUuid, sha256Hex } from "../../lib/crypto";
+import { sha256Hex } from "../../lib/crypto";
 import { createSession, type Session } from "../new-sessions";
 import { requireRegisteredUser } from "../users";
 
-/** createPAT: a long-lived UUID-shaped secret, shown once, stored as SHA-256. */
+/**
+ * createPAT: a long-lived UUID-shaped secret, shown once, stored as SHA-256. The token carries its user's slot
+ * (src/db/routed-ids.ts), so a sign-in with it reaches the user's shard without the directory.
+ */
 export async function createPersonalAccessToken(
   deps: Deps,
   userId: string,
@@ -16,16 +21,19 @@ export async function createPersonalAccessToken(
   const now = deps.now();
   if (input.expiresAt.getTime() <= now)
     throw new AppError("invalid-request", "expiresAt: must be in the future");
-  const id = randomUuid();
-  const personalAccessToken = randomUuid();
-  await deps.db.insert(personalAccessTokens).values({
-    id,
-    userId,
-    tokenHash: await sha256Hex(personalAccessToken),
-    createdAt: now,
-    expiresAt: input.expiresAt.getTime(),
-    metadata: input.metadata ?? {},
-  });
+  const id = idForUser(userId);
+  const personalAccessToken = idForUser(userId);
+  await deps.shards
+    .ofUser(userId)
+    .insert(personalAccessTokens)
+    .values({
+      id,
+      userId,
+      tokenHash: await sha256Hex(personalAccessToken),
+      createdAt: now,
+      expiresAt: input.expiresAt.getTime(),
+      metadata: input.metadata ?? {},
+    });
   deps.audit({
     type: "pat.created",
     userId,
@@ -40,16 +48,14 @@ export async function signInWithPersonalAccessToken(
   token: string,
   userAgent?: string,
 ): Promise<Session> {
-  const row = await deps.db
-    .select({ user: users })
+  const tokenHash = await sha256Hex(token);
+  // A token imported from Nhost carries no slot: the import wrote its directory entry.
+  const db = await shardOfMinted(deps.shards, token, { kind: "pat", value: tokenHash });
+  const row = await db
+    ?.select({ user: users })
     .from(personalAccessTokens)
     .innerJoin(users, eq(users.id, personalAccessTokens.userId))
-    .where(
-      and(
-        eq(personalAccessTokens.tokenHash, await sha256Hex(token)),
-        gt(personalAccessTokens.expiresAt, deps.now()),
-      ),
-    )
+    .where(and(eq(personalAccessTokens.tokenHash, tokenHash), gt(personalAccessTokens.expiresAt, deps.now())))
     .get();
   if (!row) throw new AppError("invalid-pat");
   if (row.user.disabled) throw new AppError("disabled-user");

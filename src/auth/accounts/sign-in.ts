@@ -18,7 +18,7 @@ export async function signInEmailPassword(
   userAgent?: string,
 ): Promise<SignInResult> {
   const { config } = deps;
-  const user = await findUserByEmail(deps.db, input.email);
+  const user = await findUserByEmail(deps.shards, input.email);
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
   const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
   if (!eligible || !check.ok) throw new AppError("invalid-email-password");
@@ -29,7 +29,11 @@ export async function signInEmailPassword(
   if (check.needsRehash) {
     deps.background(
       hashPassword(input.password).then((passwordHash) =>
-        deps.db.update(users).set({ passwordHash, updatedAt: deps.now() }).where(eq(users.id, eligible.id)),
+        deps.shards
+          .ofUser(eligible.id)
+          .update(users)
+          .set({ passwordHash, updatedAt: deps.now() })
+          .where(eq(users.id, eligible.id)),
       ),
     );
   }

@@ -1,12 +1,11 @@
-import { eq } from "drizzle-orm";
-import { type UserRow, users } from "../../db/schema";
+import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword } from "../../lib/password";
 import { type LinkTarget, sendTicketMail } from "../links";
 import { createSession, type Session } from "../new-sessions";
-import { createUser } from "../new-users";
+import { createUser, removeUser } from "../new-users";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { checkPasswordPolicy } from "./password-policy";
 
@@ -68,7 +67,7 @@ export async function completeSignUp(
       await sendTicketMail(deps, user, "verifyEmail", target);
     } catch (error) {
       // Without its mail the account could never be verified: undo it so that the sign-up can simply be retried.
-      await deps.db.delete(users).where(eq(users.id, user.id));
+      await removeUser(deps, user.id);
       throw error;
     }
   }
@@ -79,11 +78,7 @@ export async function completeSignUp(
     // A binding failed after the account was made (contract §1, 503): undo it, as for the mail above, so the
     // sign-up is retried as it was sent rather than meeting `email-already-in-use`. If D1 refuses the undo too, the
     // account stays, whole, and the password signs in.
-    await deps.db
-      .delete(users)
-      .where(eq(users.id, user.id))
-      .run()
-      .catch(() => {});
+    await removeUser(deps, user.id).catch(() => {});
     throw error;
   }
 }

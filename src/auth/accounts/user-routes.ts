@@ -21,7 +21,11 @@ export const userRoutes = new Hono<AppEnv>().get(
   requireAuth,
   acceptsBookmark,
   async (c) => {
-    const user = await findWireUserNearby(c.env.DB, c.var.auth!.sub, c.req.header(BOOKMARK_HEADER));
+    const user = await findWireUserNearby(
+      c.var.deps.shards.d1OfUser(c.var.auth!.sub),
+      c.var.auth!.sub,
+      c.req.header(BOOKMARK_HEADER),
+    );
     // A valid token for a deleted user is as good as no token.
     if (!user) throw new AppError("unauthorized");
     return c.json(toWireUser(user));

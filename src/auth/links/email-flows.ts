@@ -37,7 +37,7 @@ function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
 /** sendVerificationEmail: unknown → "OK" and nothing sent (improvement); already verified → 400. */
 export async function sendVerificationEmail(deps: Deps, email: string, request: LinkRequest): Promise<void> {
   const target = linkTarget(deps, request);
-  const user = await findUserByEmail(deps.db, email);
+  const user = await findUserByEmail(deps.shards, email);
   if (!user || user.disabled) return;
   if (user.emailVerified) throw new AppError("email-already-verified");
   deps.background(sendTicketMail(deps, user, "verifyEmail", target));
@@ -46,7 +46,7 @@ export async function sendVerificationEmail(deps: Deps, email: string, request: 
 /** sendPasswordResetEmail: always "OK"; a `passwordReset:` ticket (1 h) for a known, enabled user. */
 export async function sendPasswordResetEmail(deps: Deps, email: string, request: LinkRequest): Promise<void> {
   const target = linkTarget(deps, request);
-  const user = await findUserByEmail(deps.db, email);
+  const user = await findUserByEmail(deps.shards, email);
   if (!user || user.disabled || !isEmailAllowed(email, deps.config)) return;
   deps.background(sendTicketMail(deps, user, "passwordReset", target));
 }
@@ -79,8 +79,9 @@ export async function changeUserEmail(deps: Deps, userId: string, newEmail: stri
   const target = linkTarget(deps, request);
   const address = newEmail.toLowerCase();
   if (!isEmailAllowed(address, deps.config)) throw new AppError("invalid-email-password");
-  if (await findUserByEmail(deps.db, address)) throw new AppError("email-already-in-use");
-  const user = await deps.db
+  if (await findUserByEmail(deps.shards, address)) throw new AppError("email-already-in-use");
+  const user = await deps.shards
+    .ofUser(userId)
     .update(users)
     .set({ newEmail: address, updatedAt: deps.now() })
     .where(eq(users.id, userId))

@@ -37,7 +37,7 @@ export async function verifyOtpEmail(
 ): Promise<SignInResult> {
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
   if (!(await checkOneTimeCode(deps, scopeOf(email), otp))) throw new AppError("invalid-otp");
-  const user = await findUserByEmail(deps.db, email);
+  const user = await findUserByEmail(deps.shards, email);
   if (!user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
   return completeSignIn(deps, await proveEmail(deps, user, "inbox"), userAgent);

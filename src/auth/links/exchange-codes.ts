@@ -1,8 +1,9 @@
 import { and, eq, gt } from "drizzle-orm";
+import { idForUser, shardOfRouted } from "../../db/routed-ids";
 import { linkExchangeCodes } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { randomUuid, sha256Hex } from "../../lib/crypto";
+import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { findUserById } from "../users";
@@ -17,13 +18,17 @@ const CODE_LIFETIME_MS = 5 * 60 * 1000;
  * session. A token in a URL ends up in browser history and logs; a code without its verifier is worth nothing there.
  */
 export async function issueExchangeCode(deps: Deps, userId: string, codeChallenge: string): Promise<string> {
-  const code = randomUuid();
-  await deps.db.insert(linkExchangeCodes).values({
-    codeHash: await sha256Hex(code),
-    userId,
-    codeChallenge,
-    expiresAt: deps.now() + CODE_LIFETIME_MS,
-  });
+  // The code carries its user's slot: the exchange, which knows only the code, finds the user's shard.
+  const code = idForUser(userId);
+  await deps.shards
+    .ofUser(userId)
+    .insert(linkExchangeCodes)
+    .values({
+      codeHash: await sha256Hex(code),
+      userId,
+      codeChallenge,
+      expiresAt: deps.now() + CODE_LIFETIME_MS,
+    });
   return code;
 }
 
@@ -38,8 +43,8 @@ export async function redeemExchangeCode(
   userAgent?: string,
 ): Promise<SignInResult> {
   const invalid = new AppError("invalid-request", "invalid or expired code");
-  const row = await deps.db
-    .delete(linkExchangeCodes)
+  const row = await shardOfRouted(deps.shards, input.code)
+    ?.delete(linkExchangeCodes)
     .where(
       and(
         eq(linkExchangeCodes.codeHash, await sha256Hex(input.code)),
@@ -49,7 +54,7 @@ export async function redeemExchangeCode(
     .returning()
     .get();
   if (!row || !(await verifierMatches(input.codeVerifier, row.codeChallenge))) throw invalid;
-  const user = await findUserById(deps.db, row.userId);
+  const user = await findUserById(deps.shards, row.userId);
   if (!user) throw invalid;
   if (user.disabled) throw new AppError("disabled-user");
   return completeSignIn(deps, user, userAgent);

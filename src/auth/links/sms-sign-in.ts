@@ -53,7 +53,7 @@ export async function verifySignInPasswordlessSms(
   if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
   if (!(await checkOneTimeCode(deps, scopeOf(phoneNumber), input.otp))) throw new AppError("invalid-otp");
-  const user = await findUserByPhoneNumber(deps.db, phoneNumber);
+  const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
   if (!user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
   return completeSignIn(deps, await markVerified(deps, user, "phoneNumberVerified"), userAgent);

@@ -1,13 +1,16 @@
 import { and, eq, gt } from "drizzle-orm";
+import { releaseEntries, shardOfMinted } from "../../db/directory";
+import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { randomUuid, sha256Hex } from "../../lib/crypto";
+import { sha256Hex } from "../../lib/crypto";
 
 const HOUR = 3600 * 1000;
 
 /**
  * Ticket kinds of contract §8: lifetime, the `type` the verify link and its redirect carry, and the mail template.
- * The wire form is `<kind>:<uuid>`.
+ * The wire form is `<kind>:<uuid>`; the uuid carries its user's slot (src/db/routed-ids.ts), so a followed link
+ * reaches the user's shard without a lookup. A ticket imported from Nhost has a random one: the directory knows it.
  */
 export const TICKET_TYPES = {
   verifyEmail: { lifetimeMs: 30 * 24 * HOUR, redirectType: "emailVerify", template: "email-verify" },
@@ -40,10 +43,11 @@ export async function issueTicket(
   type: TicketType,
   codeChallenge: string | null = null,
 ): Promise<string> {
-  const ticket = `${type}:${randomUuid()}`;
+  const ticket = `${type}:${idForUser(userId)}`;
   const ticketHash = await sha256Hex(ticket);
   const expiresAt = deps.now() + TICKET_TYPES[type].lifetimeMs;
-  await deps.db
+  await deps.shards
+    .ofUser(userId)
     .insert(tickets)
     .values({ userId, type, ticketHash, expiresAt, codeChallenge })
     .onConflictDoUpdate({
@@ -70,16 +74,19 @@ export async function consumeTicket(
 ): Promise<ConsumedTicket | null> {
   const type = ticket.slice(0, ticket.indexOf(":"));
   if (!isTicketType(type) || (only && type !== only) || ticket.length > 200) return null;
-  const row = await deps.db
-    .delete(tickets)
-    .where(
-      and(
-        eq(tickets.ticketHash, await sha256Hex(ticket)),
-        eq(tickets.type, type),
-        gt(tickets.expiresAt, deps.now()),
-      ),
-    )
+  const id = ticket.slice(type.length + 1);
+  const ticketHash = await sha256Hex(ticket);
+  const entry = { kind: "ticket", value: ticketHash } as const;
+  const db = await shardOfMinted(deps.shards, id, entry);
+  const row = await db
+    ?.delete(tickets)
+    .where(and(eq(tickets.ticketHash, ticketHash), eq(tickets.type, type), gt(tickets.expiresAt, deps.now())))
     .returning({ userId: tickets.userId, codeChallenge: tickets.codeChallenge })
     .get();
-  return row ? { ...row, type } : null;
+  if (!row) return null;
+  // An imported ticket's directory entry is spent with it (a stale one would be harmless, only clutter).
+  if (slotOfRouted(id) === undefined) {
+    deps.background(releaseEntries(deps.shards, row.userId, [entry]));
+  }
+  return { ...row, type };
 }

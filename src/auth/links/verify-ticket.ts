@@ -1,10 +1,11 @@
-import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
 import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { issueMfaTicket } from "../complete-sign-in";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
+import { changeIdentifiers } from "../identifier-changes";
 import { createSession, type Session } from "../new-sessions";
 import { findUserById } from "../users";
 import { issueExchangeCode } from "./exchange-codes";
@@ -17,20 +18,35 @@ type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;
  * recovery channel changed: links mailed to the old address, PATs and the other sessions end.
  */
 const confirmEmailChange: Effect = async (deps, user) => {
+  const { newEmail } = user;
+  if (!newEmail) return undefined;
   let updated: UserRow | undefined;
   try {
-    updated = await deps.db
-      .update(users)
-      .set({
-        email: sql`${users.newEmail}`,
-        newEmail: null,
-        emailVerified: true,
-        emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})`,
-        updatedAt: deps.now(),
-      })
-      .where(and(eq(users.id, user.id), isNotNull(users.newEmail)))
-      .returning()
-      .get();
+    // The new address is claimed in the directory now, the old one given back once the row has changed.
+    updated = await changeIdentifiers(
+      deps,
+      user.id,
+      {
+        added: [{ kind: "email", value: newEmail }],
+        removed: user.email && user.email !== newEmail ? [{ kind: "email", value: user.email }] : [],
+      },
+      () =>
+        deps.shards
+          .ofUser(user.id)
+          .update(users)
+          .set({
+            email: newEmail,
+            newEmail: null,
+            emailVerified: true,
+            emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})`,
+            updatedAt: deps.now(),
+          })
+          // Only the address that was claimed: a newer change request in between makes this link a stale one.
+          .where(and(eq(users.id, user.id), eq(users.newEmail, newEmail)))
+          .returning()
+          .get(),
+      () => new AppError("email-already-in-use"),
+    );
   } catch (error) {
     // Someone took the address between the request and the confirmation (unique index).
     if (isUniqueViolation(error)) throw new AppError("email-already-in-use");
@@ -52,7 +68,7 @@ const EFFECTS: Record<TicketType, Effect> = {
     deps.audit({ type: "password.reset", userId: user.id, detail: { step: "link-followed" } });
     const proven = await proveEmail(deps, user, "inbox");
     await dropFactorsFromBeforeProof(deps, user.id);
-    return findUserById(deps.db, user.id) ?? proven;
+    return findUserById(deps.shards, user.id) ?? proven;
   },
   emailConfirmChange: confirmEmailChange,
 };
@@ -75,7 +91,7 @@ export type VerifiedTicket = { type: string } & (
 export async function verifyTicket(deps: Deps, ticket: string, userAgent?: string): Promise<VerifiedTicket> {
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
-  const owner = await findUserById(deps.db, consumed.userId);
+  const owner = await findUserById(deps.shards, consumed.userId);
   const user = owner && (await EFFECTS[consumed.type](deps, owner));
   if (!user) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");

@@ -21,7 +21,8 @@ async function checkTotpCode(deps: Deps, user: UserRow, code: string): Promise<b
   const secret = await totpSecretOf(deps, user);
   const step = secret ? matchTotp(secret, code, deps.now()) : null;
   if (step === null) return false;
-  const recorded = await deps.db
+  const recorded = await deps.shards
+    .ofUser(user.id)
     .update(users)
     .set({ totpLastStep: Number(step) })
     .where(and(eq(users.id, user.id), or(isNull(users.totpLastStep), lt(users.totpLastStep, Number(step)))))
@@ -46,7 +47,8 @@ export function recoveryCodeHash(deps: Deps, userId: string, code: string): Prom
 /** Uses a recovery code in place of the TOTP code: deleted by the same statement that finds it, so used once. */
 async function useRecoveryCode(deps: Deps, userId: string, code: string): Promise<boolean> {
   if (normalise(code).length === 0 || code.length > 32) return false;
-  const used = await deps.db
+  const used = await deps.shards
+    .ofUser(userId)
     .delete(mfaRecoveryCodes)
     .where(
       and(

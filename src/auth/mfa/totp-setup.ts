@@ -26,7 +26,8 @@ export async function generateTotp(
   if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
   const secret = generateTotpSecret();
   const totpSecret = totpSecretText(secret);
-  await deps.db
+  await deps.shards
+    .ofUser(user.id)
     .update(users)
     .set({
       totpSecret: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, totpSecret),
@@ -52,7 +53,8 @@ export async function changeMfa(
     if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
     if (!user.totpSecret) throw new AppError("no-totp-secret");
     if (!(await acceptTotpCode(deps, user, input.code))) throw new AppError("invalid-totp");
-    await deps.db
+    await deps.shards
+      .ofUser(userId)
       .update(users)
       .set({ activeMfaType: "totp", totpEnabledAt: deps.now(), updatedAt: deps.now() })
       .where(eq(users.id, userId));
@@ -64,8 +66,9 @@ export async function changeMfa(
   const user = await requireRegisteredUser(deps, userId);
   if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");
   if (!(await acceptSecondFactor(deps, user, input.code))) throw new AppError("invalid-totp");
-  await deps.db.batch([
-    deps.db
+  const db = deps.shards.ofUser(userId);
+  await db.batch([
+    db
       .update(users)
       .set({
         activeMfaType: null,
@@ -75,7 +78,7 @@ export async function changeMfa(
         updatedAt: deps.now(),
       })
       .where(eq(users.id, userId)),
-    deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
+    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
   ]);
   deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp" } });
 }
@@ -98,9 +101,10 @@ export async function createRecoveryCodes(deps: Deps, userId: string, code: stri
     return `${raw.slice(0, 5)}-${raw.slice(5)}`;
   });
   const hashes = await Promise.all(codes.map((c) => recoveryCodeHash(deps, userId, c)));
-  await deps.db.batch([
-    deps.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
-    deps.db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ codeHash, userId }))),
+  const db = deps.shards.ofUser(userId);
+  await db.batch([
+    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
+    db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ codeHash, userId }))),
   ]);
   return codes;
 }

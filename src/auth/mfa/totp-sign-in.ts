@@ -1,4 +1,5 @@
 import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { shardOfRouted } from "../../db/routed-ids";
 import { mfaTickets } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
@@ -22,8 +23,11 @@ export async function verifySignInMfaTotp(
   userAgent?: string,
 ): Promise<{ session: Session }> {
   if (!input.ticket.startsWith(MFA_TICKET_PREFIX)) throw new AppError("invalid-ticket");
+  // The ticket's id names the shard of the ticket and of its user (complete-sign-in.ts); any other id, none.
+  const db = shardOfRouted(deps.shards, input.ticket.slice(MFA_TICKET_PREFIX.length));
+  if (!db) throw new AppError("invalid-ticket");
   const ticketHash = await sha256Hex(input.ticket);
-  const attempt = await deps.db
+  const attempt = await db
     .update(mfaTickets)
     .set({ attempts: sql`${mfaTickets.attempts} + 1` })
     .where(
@@ -36,10 +40,10 @@ export async function verifySignInMfaTotp(
     .returning({ userId: mfaTickets.userId })
     .get();
   if (!attempt) throw new AppError("invalid-ticket");
-  const user = await findUserById(deps.db, attempt.userId);
+  const user = await findUserById(deps.shards, attempt.userId);
   if (user?.activeMfaType !== "totp") throw new AppError("invalid-ticket");
   if (!(await acceptSecondFactor(deps, user, input.otp))) throw new AppError("invalid-totp");
-  const consumed = await deps.db
+  const consumed = await db
     .delete(mfaTickets)
     .where(eq(mfaTickets.ticketHash, ticketHash))
     .returning({ userId: mfaTickets.userId })

@@ -20,11 +20,13 @@ export const readsOwnWriteBack = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (!c.res.ok) return;
   const { deps, auth } = c.var;
-  const bookmark = await primaryBookmark(deps.env.DB);
+  // The caller's own row, and its session's, are in the caller's shard: the bookmark is that database's.
+  const db = auth ? deps.shards.ofUser(auth.sub) : deps.shards.home;
+  const bookmark = await primaryBookmark(db.$client);
   if (!bookmark) return;
   const sessionId = auth?.sid;
   if (sessionId) {
-    const session = await deps.db
+    const session = await db
       .select({ locator: sessions.locator })
       .from(sessions)
       .where(eq(sessions.id, sessionId))

@@ -14,6 +14,7 @@ import {
   type Session,
   UUID_SHAPE,
 } from "../new-sessions";
+import { shardOfSession } from "../session-shard";
 import { claimsBeforeRotation } from "../token-claims";
 
 /**
@@ -36,7 +37,6 @@ export async function renewSession(
   graceMs = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
 ): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
-  const { db } = deps;
   const now = deps.now();
   const locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
@@ -58,13 +58,12 @@ export async function renewSession(
   if (rotation.outcome === "unknown") throw new AppError("invalid-refresh-token");
   if (rotation.outcome !== "rotated" && rotation.outcome !== "grace")
     return endReplayedSession(deps, rotation);
-  const user = await firstNearby(
-    deps.env.DB,
-    liveSessionUser,
-    { sessionId: rotation.family, now },
-    rotation.bookmark,
-  );
-  if (!user) throw new AppError("invalid-refresh-token");
+  // The family is the session's id, which names the shard of the session and its user.
+  const db = await shardOfSession(deps.shards, rotation.family);
+  const user =
+    db &&
+    (await firstNearby(db.$client, liveSessionUser, { sessionId: rotation.family, now }, rotation.bookmark));
+  if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
   if (rotation.outcome === "rotated" && rotation.touch) {
     const expiresAt = now + lifetimeMs;
@@ -81,8 +80,9 @@ async function endReplayedSession(
   deps: Deps,
   rotation: Extract<Rotation, { outcome: "replayed" | "revoked" }>,
 ): Promise<never> {
-  const ended = await deps.db
-    .delete(sessions)
+  const db = await shardOfSession(deps.shards, rotation.family);
+  const ended = await db
+    ?.delete(sessions)
     .where(eq(sessions.id, rotation.family))
     .returning({ userId: sessions.userId })
     .get();

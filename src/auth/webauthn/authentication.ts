@@ -64,6 +64,22 @@ function checkUserHandle(
 }
 
 /**
+ * The user the `userHandle` names (our user handle is the user id, registration.ts): the shard to look for the key in,
+ * ahead of the user identified before the ceremony. The handle is not signed, so it is only where to look:
+ * `checkUserHandle` holds it against the key's owner, and the signature is checked against that key.
+ */
+function namedOwner(response: AuthenticationResponseJSON): string | null {
+  const handle = response.response.userHandle;
+  if (!handle) return null;
+  try {
+    return isoBase64URL.toUTF8String(handle);
+  } catch {
+    // checkUserHandle refuses it once the key is found.
+    return null;
+  }
+}
+
+/**
  * Verifies an assertion against the stored key and stores the new signature counter. The library refuses a counter
  * that did not grow (WebAuthn §6.1.1: a cloned authenticator). The UPDATE is conditional on the counter it was
  * checked against, so of two assertions carrying the same counter (a clone racing the original) one is refused.
@@ -73,10 +89,15 @@ async function verifyAssertion(
   deps: Deps,
   response: AuthenticationResponseJSON,
   challenge: string,
-  identifiedBefore: boolean,
+  identified: { before: boolean; userId: string | null },
 ): Promise<{ userId: string }> {
-  const key = await keyByCredentialId(deps.db, response.id);
-  if (!key) throw ceremonyFailed("unknown credential");
+  const identifiedBefore = identified.before;
+  const owner = namedOwner(response) ?? identified.userId;
+  if (owner === null && !identifiedBefore) throw ceremonyFailed("discoverable sign-in without a userHandle");
+  // A key is looked for in its user's shard only, so one shard's key can never sign in a user of another.
+  const db = owner === null ? undefined : deps.shards.ofUser(owner);
+  const key = db && (await keyByCredentialId(db, response.id));
+  if (!db || !key) throw ceremonyFailed("unknown credential");
   checkUserHandle(response, key.userId, identifiedBefore);
   const result = await verified(
     verifyAuthenticationResponse({
@@ -88,7 +109,7 @@ async function verifyAssertion(
   if (!result.verified) throw ceremonyFailed("assertion not verified");
   const { newCounter } = result.authenticationInfo;
   if (newCounter !== 0 || key.counter !== 0) {
-    const moved = await deps.db
+    const moved = await db
       .update(securityKeys)
       .set({ counter: newCounter })
       .where(and(eq(securityKeys.id, key.id), eq(securityKeys.counter, key.counter)))
@@ -121,8 +142,8 @@ export async function signInWebauthn(
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   assertWebauthnEnabled(deps);
   if (!email) return requestOptions(deps, [], { kind: "sign-in", userId: null, emailGiven: false });
-  const user = await findUserByEmail(deps.db, email);
-  const keys = user ? await keysOfUser(deps.db, user.id) : [];
+  const user = await findUserByEmail(deps.shards, email);
+  const keys = user ? await keysOfUser(deps.shards.ofUser(user.id), user.id) : [];
   const allow = keys.length > 0 ? descriptors(keys) : [await decoyCredential(deps, email)];
   return requestOptions(deps, allow, { kind: "sign-in", userId: user?.id ?? null, emailGiven: true });
 }
@@ -144,9 +165,12 @@ export async function verifySignInWebauthn(
 ): Promise<{ session: Session }> {
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "sign-in");
-  const { userId } = await verifyAssertion(deps, credential, challenge, ceremony.emailGiven);
+  const { userId } = await verifyAssertion(deps, credential, challenge, {
+    before: ceremony.emailGiven,
+    userId: ceremony.userId,
+  });
   if (ceremony.emailGiven && ceremony.userId !== userId) throw ceremonyFailed("key of another user");
-  const user = checkSignInAllowed(deps, await findUserById(deps.db, userId));
+  const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));
   return { session: await createSession(deps, user, userAgent) };
 }
 
@@ -156,7 +180,7 @@ export async function elevateWebauthn(
   userId: string,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   assertWebauthnEnabled(deps);
-  const keys = await keysOfUser(deps.db, userId);
+  const keys = await keysOfUser(deps.shards.ofUser(userId), userId);
   if (keys.length === 0)
     throw new AppError("invalid-request", "the user has no security key to elevate with");
   return requestOptions(deps, descriptors(keys), { kind: "elevate", userId });
@@ -175,8 +199,8 @@ export async function verifyElevateWebauthn(
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "elevate");
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
-  const verifiedKey = await verifyAssertion(deps, credential, challenge, true);
+  const verifiedKey = await verifyAssertion(deps, credential, challenge, { before: true, userId });
   if (verifiedKey.userId !== userId) throw ceremonyFailed("key of another user");
-  const user = checkSignInAllowed(deps, await findUserById(deps.db, userId));
+  const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));
   return { session: await createSession(deps, user, userAgent, { "x-hasura-auth-elevated": user.id }) };
 }

@@ -17,7 +17,7 @@ export function requireElevation(options: { firstKeyAllowed?: boolean } = {}) {
     const auth = c.var.auth;
     if (mode === "disabled" || !auth) return next();
     if (auth[HASURA_NAMESPACE]?.["x-hasura-auth-elevated"] === auth.sub) return next();
-    const hasKey = await userHasSecurityKey(c.var.deps.db, auth.sub);
+    const hasKey = await userHasSecurityKey(c.var.deps.shards.ofUser(auth.sub), auth.sub);
     if (!hasKey && (mode === "recommended" || options.firstKeyAllowed)) return next();
     throw new AppError(
       "unauthorized",

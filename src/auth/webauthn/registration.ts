@@ -4,15 +4,13 @@ import {
   type RegistrationResponseJSON,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import { eq } from "drizzle-orm";
-import { users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { randomUuid } from "../../lib/crypto";
 import { isEmailAllowed } from "../../lib/email-access";
 import { completeSignUp } from "../accounts";
 import type { Session } from "../new-sessions";
-import { createUser } from "../new-users";
+import { createUser, removeUser } from "../new-users";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { findUserByEmail, requireRegisteredUser } from "../users";
 import {
@@ -66,7 +64,7 @@ export async function signUpWebauthn(
   if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
   if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
   const options = resolveSignUpOptions(config, input.options, email);
-  if (await findUserByEmail(deps.db, email)) throw new AppError("email-already-in-use");
+  if (await findUserByEmail(deps.shards, email)) throw new AppError("email-already-in-use");
   const userId = randomUuid();
   const creation = await creationOptions(
     deps,
@@ -101,9 +99,9 @@ export async function verifySignUpWebauthn(
   });
   if (!user) throw new AppError("email-already-in-use");
   try {
-    await registerSecurityKey(deps.db, user.id, credential, input.nickname, deps.now());
+    await registerSecurityKey(deps.shards.ofUser(user.id), user.id, credential, input.nickname, deps.now());
   } catch (error) {
-    await deps.db.delete(users).where(eq(users.id, user.id));
+    await removeUser(deps, user.id);
     throw error;
   }
   return completeSignUp(deps, user, { redirectTo: options.redirectTo }, userAgent);
@@ -117,7 +115,7 @@ export async function addSecurityKey(
   assertWebauthnEnabled(deps);
   const user = await requireRegisteredUser(deps, userId);
   const name = user.email ?? user.phoneNumber ?? user.id;
-  const keys = await keysOfUser(deps.db, user.id);
+  const keys = await keysOfUser(deps.shards.ofUser(user.id), user.id);
   const creation = await creationOptions(
     deps,
     { id: user.id, name, displayName: user.displayName },
@@ -141,7 +139,13 @@ export async function verifyAddSecurityKey(
   );
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
   const credential = await verifyCreation(deps, input.credential, challenge);
-  const key = await registerSecurityKey(deps.db, userId, credential, input.nickname, deps.now());
+  const key = await registerSecurityKey(
+    deps.shards.ofUser(userId),
+    userId,
+    credential,
+    input.nickname,
+    deps.now(),
+  );
   deps.audit({
     type: "security-key.added",
     userId,

@@ -36,7 +36,10 @@ export const securityKeyRoutes = new Hono<AppEnv>()
       },
     }),
     requireAuth,
-    async (c) => c.json({ securityKeys: await listSecurityKeys(c.var.deps.db, c.var.auth!.sub) }),
+    async (c) =>
+      c.json({
+        securityKeys: await listSecurityKeys(c.var.deps.shards.ofUser(c.var.auth!.sub), c.var.auth!.sub),
+      }),
   )
   .delete(
     "/user/security-keys/:id",
@@ -50,7 +53,13 @@ export const securityKeyRoutes = new Hono<AppEnv>()
     requireAuth,
     requireElevation(),
     async (c) => {
-      if (!(await deleteSecurityKey(c.var.deps.db, c.var.auth!.sub, c.req.param("id")))) {
+      if (
+        !(await deleteSecurityKey(
+          c.var.deps.shards.ofUser(c.var.auth!.sub),
+          c.var.auth!.sub,
+          c.req.param("id"),
+        ))
+      ) {
         throw new AppError("invalid-request", "the user has no security key with this id");
       }
       return c.json("OK");

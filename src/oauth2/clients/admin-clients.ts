@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import { base64url } from "jose";
 import { z } from "zod";
+import { removeClientRows } from "../../db/client-rows";
 import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
@@ -158,7 +159,13 @@ export async function replaceClient(deps: Deps, clientId: string, body: ClientBo
   return toWireClient(row, secret);
 }
 
+/**
+ * The client's grants, codes and consents go first, from every user's shard (src/db/client-rows.ts), then its row: a
+ * deletion that fails half-way leaves the client in place, and trying again finishes it.
+ */
 export async function deleteClient(deps: Deps, clientId: string): Promise<void> {
+  await findClient(deps, clientId);
+  await removeClientRows(deps.shards, [clientId]);
   const row = await deps.db
     .delete(oauth2Clients)
     .where(eq(oauth2Clients.clientId, clientId))

@@ -6,7 +6,8 @@ import { settledCache } from "../../lib/settled";
  * Client rows, kept ten seconds in the isolate: every token, introspection and revocation request reads its client,
  * and a refresh would otherwise cost two D1 reads instead of one (the grant's). A client changed or deleted here is
  * read again at once in this isolate (`forgetOAuth2Client`), within ten seconds elsewhere; a deleted client's grants
- * are gone at once everywhere (their rows cascade), so its refresh tokens fail regardless.
+ * are gone at once everywhere (deleted from every shard before it, src/db/client-rows.ts), so its refresh tokens fail
+ * regardless.
  */
 const CLIENT_TTL_MS = 10_000;
 const clients = settledCache<string, OAuth2ClientRow>(CLIENT_TTL_MS);

@@ -1,5 +1,6 @@
 import { desc, eq } from "drizzle-orm";
 import { type OAuth2ClientRow, oauth2Clients, oauth2Consents, oauth2Grants, users } from "../../db/schema";
+import { eachShard } from "../../db/shards";
 import type { Deps } from "../../http/deps";
 
 /**
@@ -26,39 +27,63 @@ export interface ClientConsent {
 
 const LIMIT = 200;
 
+/** The newest `LIMIT` of every shard's lists, merged: newest first, as one database would have listed them. */
+function newest<T>(lists: T[][], at: (row: T) => number, id: (row: T) => string): T[] {
+  return lists
+    .flat()
+    .sort((a, b) => at(b) - at(a) || id(a).localeCompare(id(b)))
+    .slice(0, LIMIT);
+}
+
+/**
+ * Grants and consents are rows of their users, in each user's shard (src/db/shards.ts): every shard is asked for its
+ * newest (the console's page of a client, never a user's request), with the user's email from the same shard.
+ */
 export async function clientUsage(
   deps: Deps,
   clientId: string,
 ): Promise<{ grants: ClientGrant[]; consents: ClientConsent[] }> {
-  const [grants, consents] = await deps.db.batch([
-    deps.db
-      .select({
-        id: oauth2Grants.id,
-        userId: oauth2Grants.userId,
-        userEmail: users.email,
-        scopes: oauth2Grants.scopes,
-        createdAt: oauth2Grants.createdAt,
-        lastUsedAt: oauth2Grants.lastUsedAt,
-        expiresAt: oauth2Grants.expiresAt,
-      })
-      .from(oauth2Grants)
-      .leftJoin(users, eq(users.id, oauth2Grants.userId))
-      .where(eq(oauth2Grants.clientId, clientId))
-      .orderBy(desc(oauth2Grants.lastUsedAt))
-      .limit(LIMIT),
-    deps.db
-      .select({
-        userId: oauth2Consents.userId,
-        userEmail: users.email,
-        scopes: oauth2Consents.scopes,
-        grantedAt: oauth2Consents.grantedAt,
-      })
-      .from(oauth2Consents)
-      .leftJoin(users, eq(users.id, oauth2Consents.userId))
-      .where(eq(oauth2Consents.clientId, clientId))
-      .orderBy(desc(oauth2Consents.grantedAt))
-      .limit(LIMIT),
-  ]);
+  const perShard = await eachShard(deps.shards, (db) =>
+    db.batch([
+      db
+        .select({
+          id: oauth2Grants.id,
+          userId: oauth2Grants.userId,
+          userEmail: users.email,
+          scopes: oauth2Grants.scopes,
+          createdAt: oauth2Grants.createdAt,
+          lastUsedAt: oauth2Grants.lastUsedAt,
+          expiresAt: oauth2Grants.expiresAt,
+        })
+        .from(oauth2Grants)
+        .leftJoin(users, eq(users.id, oauth2Grants.userId))
+        .where(eq(oauth2Grants.clientId, clientId))
+        .orderBy(desc(oauth2Grants.lastUsedAt))
+        .limit(LIMIT),
+      db
+        .select({
+          userId: oauth2Consents.userId,
+          userEmail: users.email,
+          scopes: oauth2Consents.scopes,
+          grantedAt: oauth2Consents.grantedAt,
+        })
+        .from(oauth2Consents)
+        .leftJoin(users, eq(users.id, oauth2Consents.userId))
+        .where(eq(oauth2Consents.clientId, clientId))
+        .orderBy(desc(oauth2Consents.grantedAt))
+        .limit(LIMIT),
+    ]),
+  );
+  const grants = newest(
+    perShard.map(([shardGrants]) => shardGrants),
+    (grant) => grant.lastUsedAt,
+    (grant) => grant.id,
+  );
+  const consents = newest(
+    perShard.map(([, shardConsents]) => shardConsents),
+    (consent) => consent.grantedAt,
+    (consent) => consent.userId,
+  );
   const now = deps.now();
   return { grants: grants.filter((grant) => grant.expiresAt > now), consents };
 }

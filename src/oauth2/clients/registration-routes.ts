@@ -79,7 +79,7 @@ async function registrant(c: Ctx) {
   if (config.AUTH_OAUTH2_PROVIDER_REGISTRATION === "open") return { mode: "open" } as const;
   const token = bearerOf(c);
   const payload = token ? await verifyAccessToken(config, token) : null;
-  const user = payload ? await findUserById(c.var.deps.db, payload.sub) : undefined;
+  const user = payload ? await findUserById(c.var.deps.shards, payload.sub) : undefined;
   if (!user || user.disabled) {
     throw new OAuth2Error("invalid_token", "registering a client needs a signed-in user's access token");
   }

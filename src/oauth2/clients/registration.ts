@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { base64url } from "jose";
 import { z } from "zod";
 import { isDevelopmentServer } from "../../config";
+import { removeClientRows } from "../../db/client-rows";
 import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex, timingSafeEqualString } from "../../lib/crypto";
@@ -282,8 +283,12 @@ export async function replaceRegistration(deps: Deps, client: OAuth2ClientRow, b
   return { ...metadataOf(deps, row), registration_access_token: registrationToken };
 }
 
-/** RFC 7592 §2.3: the client goes, with its grants, codes and consents (cascade); its tokens stop working. */
+/**
+ * RFC 7592 §2.3: the client goes, with its grants, codes and consents (first, from every user's shard:
+ * src/db/client-rows.ts); its tokens stop working.
+ */
 export async function deleteRegistration(deps: Deps, client: OAuth2ClientRow): Promise<void> {
+  await removeClientRows(deps.shards, [client.clientId]);
   await deps.db.delete(oauth2Clients).where(eq(oauth2Clients.clientId, client.clientId));
   forgetOAuth2Client(client.clientId);
 }

@@ -4,6 +4,7 @@
  * on the date docs/operations.md gives; its session half stays while the import is offered (same page).
  */
 export {
+  findLegacyGrant,
   isCurrentLegacyGrantToken,
   legacyGrantOfToken,
   legacySessionOfToken,

@@ -1,5 +1,8 @@
 import { and, eq, gt } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { shardOfEntry } from "../../db/directory";
 import { oauth2Grants, oauth2RefreshTokens, refreshTokens, sessions } from "../../db/schema";
+import { eachShard } from "../../db/shards";
 import type { Deps } from "../../http/deps";
 import { decrypt, sha256Hex } from "../../lib/crypto";
 import { newLocator, objectRequest, type Rotation, type RotationRequest, startFamily } from "../rotation";
@@ -43,19 +46,23 @@ async function rotateInObject(
 
 // Sessions
 
-/** The unexpired session a token from before locators belongs to, through the `refresh_tokens` index. */
-export async function legacySessionOfToken(deps: Deps, refreshToken: string): Promise<string | null> {
-  const row = await deps.db
-    .select({ sessionId: refreshTokens.sessionId })
+/**
+ * The unexpired session a token from before locators belongs to, through the `refresh_tokens` index, and the shard
+ * that holds both (its user's). With several shards the directory names it: the import from Nhost writes a token's
+ * `refresh` entry with its row. Null for a token no shard has.
+ */
+export async function legacySessionOfToken(
+  deps: Deps,
+  refreshToken: string,
+): Promise<{ sessionId: string; db: Db } | null> {
+  const tokenHash = await sha256Hex(refreshToken);
+  const db = await shardOfEntry(deps.shards, { kind: "refresh", value: tokenHash });
+  const row = await db
+    ?.select({ sessionId: refreshTokens.sessionId })
     .from(refreshTokens)
-    .where(
-      and(
-        eq(refreshTokens.tokenHash, await sha256Hex(refreshToken)),
-        gt(refreshTokens.expiresAt, deps.now()),
-      ),
-    )
+    .where(and(eq(refreshTokens.tokenHash, tokenHash), gt(refreshTokens.expiresAt, deps.now())))
     .get();
-  return row?.sessionId ?? null;
+  return db && row ? { sessionId: row.sessionId, db } : null;
 }
 
 /**
@@ -68,8 +75,9 @@ export async function rotateLegacySessionToken(
   refreshToken: string,
   request: Omit<RotationRequest, "presented" | "successor"> & { successorFor: (locator: string) => string },
 ): Promise<Rotation> {
-  const sessionId = await legacySessionOfToken(deps, refreshToken);
-  if (!sessionId) return { outcome: "unknown" };
+  const legacy = await legacySessionOfToken(deps, refreshToken);
+  if (!legacy) return { outcome: "unknown" };
+  const { sessionId, db } = legacy;
   const locator = newLocator();
   const { lifetimeMs, graceMs } = request;
   const successor = request.successorFor(locator);
@@ -83,7 +91,7 @@ export async function rotateLegacySessionToken(
     const now = deps.now();
     await Promise.all([
       startFamily(deps, locator, sessionId, successor, lifetimeMs),
-      deps.db
+      db
         .update(sessions)
         .set({ locator, lastUsedAt: now, expiresAt: now + lifetimeMs })
         .where(eq(sessions.id, sessionId)),
@@ -127,20 +135,39 @@ export async function legacyGrantOfToken(
   clientId: string,
   refreshToken: string,
 ): Promise<string | null> {
+  return (await findLegacyGrant(deps, clientId, refreshToken))?.grantId ?? null;
+}
+
+/**
+ * The same grant and the shard that holds it (its user's): the grant's id is from before ids carried a slot, so a
+ * caller that reads or writes the grant next uses this shard.
+ */
+export async function findLegacyGrant(
+  deps: Deps,
+  clientId: string,
+  refreshToken: string,
+): Promise<{ grantId: string; db: Db } | null> {
   if (!LEGACY_GRANT_TOKEN.test(refreshToken)) return null;
-  const row = await deps.db
-    .select({ grantId: oauth2RefreshTokens.grantId })
-    .from(oauth2RefreshTokens)
-    .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
-    .where(
-      and(
-        eq(oauth2RefreshTokens.tokenHash, await sha256Hex(refreshToken)),
-        eq(oauth2Grants.clientId, clientId),
-        gt(oauth2RefreshTokens.expiresAt, deps.now()),
-      ),
-    )
-    .get();
-  return row?.grantId ?? null;
+  const tokenHash = await sha256Hex(refreshToken);
+  const now = deps.now();
+  // These tokens predate the directory and name no user: every shard is asked (six at a time). A drawer with an end
+  // date, reached only by a token of the old form: this fan-out never grows onto a current path.
+  const found = await eachShard(deps.shards, async (db) => {
+    const row = await db
+      .select({ grantId: oauth2RefreshTokens.grantId })
+      .from(oauth2RefreshTokens)
+      .innerJoin(oauth2Grants, eq(oauth2Grants.id, oauth2RefreshTokens.grantId))
+      .where(
+        and(
+          eq(oauth2RefreshTokens.tokenHash, tokenHash),
+          eq(oauth2Grants.clientId, clientId),
+          gt(oauth2RefreshTokens.expiresAt, now),
+        ),
+      )
+      .get();
+    return row ? { grantId: row.grantId, db } : null;
+  });
+  return found.find((grant) => grant !== null) ?? null;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
+import { allInShards, userD1 } from "../../support/shards";
 
 /**
  * Account pre-hijacking (Sudhodanan & Paverd, 2022): an attacker sets up an account on the victim's address before
@@ -115,7 +116,8 @@ describe("account pre-hijacking", () => {
     const params = await follow(svc, verifyPath(reset));
     const session = await sessionFromRefresh(svc, params.get("refreshToken")!);
     expect(session.user.emailVerified).toBe(true);
-    const keys = await env.DB.prepare("SELECT count(*) AS n FROM security_keys WHERE user_id = ?")
+    const keys = await userD1(session.user.id)
+      .prepare("SELECT count(*) AS n FROM security_keys WHERE user_id = ?")
       .bind(session.user.id)
       .first<{ n: number }>();
     expect(keys!.n).toBe(0);
@@ -235,7 +237,8 @@ describe("account pre-hijacking: the residue of the owner's own verification mai
       session: WireSession | null;
     };
     expect(signedIn.session?.user.activeMfaType).toBeNull();
-    const codes = await env.DB.prepare("SELECT count(*) AS n FROM mfa_recovery_codes WHERE user_id = ?")
+    const codes = await userD1(attacker.user.id)
+      .prepare("SELECT count(*) AS n FROM mfa_recovery_codes WHERE user_id = ?")
       .bind(attacker.user.id)
       .first<{ n: number }>();
     expect(codes!.n).toBe(0);
@@ -353,11 +356,10 @@ describe("what a credential change ends", () => {
         "invalid-refresh-token",
       );
     }
-    const left = await env.DB.prepare(
+    const left = await allInShards<{ n: number }>(
       "SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?",
-    )
-      .bind(email)
-      .first<{ n: number }>();
-    expect(left!.n).toBe(0);
+      email,
+    );
+    expect(left.reduce((sum, row) => sum + row.n, 0)).toBe(0);
   }, 60_000);
 });

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../src/config";
+import { claim } from "../../../src/db/directory";
 import {
   decodeJwt,
   expectError,
@@ -11,6 +12,7 @@ import {
   signUp,
   uniqueEmail,
 } from "../../helpers";
+import { testShards, userD1, userIdByEmail } from "../../support/shards";
 
 const svc = service(NO_VERIFICATION);
 const signIn = (email: string, password: string, s = svc) =>
@@ -67,21 +69,26 @@ describe("POST /signin/email-password", () => {
   it("answers 401 disabled-user for a disabled account", async () => {
     const email = uniqueEmail();
     await signUp(svc, email);
-    await env.DB.prepare("UPDATE users SET disabled = 1 WHERE email = ?").bind(email).run();
+    const userId = (await userIdByEmail(email))!;
+    await userD1(userId).prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(userId).run();
     await expectError(await signIn(email, PASSWORD), 401, "disabled-user");
   });
 
   it("signs in users imported with a bcrypt hash and moves them to argon2id", async () => {
     const email = uniqueEmail("imported");
     const id = crypto.randomUUID();
-    await env.DB.prepare(
-      `INSERT INTO users (id, created_at, updated_at, locale, email, email_verified, password_hash, default_role, roles)
+    // As the import writes a user: its row in its shard, its address in the directory (src/move-in/).
+    await claim(testShards(), id, [{ kind: "email", value: email }], Date.now());
+    await userD1(id)
+      .prepare(
+        `INSERT INTO users (id, created_at, updated_at, locale, email, email_verified, password_hash, default_role, roles)
        VALUES (?, 0, 0, 'en', ?, 1, ?, 'user', '["user"]')`,
-    )
+      )
       .bind(id, email, bcrypt.hashSync(PASSWORD, 4))
       .run();
     expect((await signIn(email, PASSWORD)).status).toBe(200);
-    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
+    const row = await userD1(id)
+      .prepare("SELECT password_hash FROM users WHERE id = ?")
       .bind(id)
       .first<{ password_hash: string }>();
     expect(row?.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);

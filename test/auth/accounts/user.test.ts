@@ -1,6 +1,6 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { expectError, NO_VERIFICATION, service, signUp } from "../../helpers";
+import { userD1 } from "../../support/shards";
 
 const svc = service(NO_VERIFICATION);
 
@@ -17,7 +17,7 @@ describe("GET /user", () => {
     expect(body.message).toBe("missing or invalid access token");
     await expectError(await svc.get("/user", "not.a.jwt"), 401, "unauthorized");
     const session = await signUp(svc);
-    await env.DB.prepare("DELETE FROM users WHERE id = ?").bind(session.user.id).run();
+    await userD1(session.user.id).prepare("DELETE FROM users WHERE id = ?").bind(session.user.id).run();
     await expectError(await svc.get("/user", session.accessToken), 401, "unauthorized");
   });
 });

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
   decodeJwt,
@@ -10,6 +9,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../../helpers";
+import { userD1 } from "../../support/shards";
 import { ADMIN_SECRET, GRAPHQL_URL, hasuraGraphql } from "./hasura-graphql";
 
 /**
@@ -36,9 +36,10 @@ const claimsOf = (token: string) =>
   decodeJwt(token).payload["https://hasura.io/jwt/claims"] as Record<string, unknown>;
 
 const sessionCount = async (userId: string) =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?").bind(userId).first<{
-    n: number;
-  }>())!.n;
+  (await userD1(userId)
+    .prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?")
+    .bind(userId)
+    .first<{ n: number }>())!.n;
 
 describe("custom claims from the app's data", () => {
   let gql: ReturnType<typeof hasuraGraphql>;

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { expectError, PASSWORD, service, uniqueEmail } from "../../helpers";
+import { allInShards, routedD1 } from "../../support/shards";
 
 const svc = service({ AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com/welcome" });
 
@@ -90,10 +91,10 @@ describe("email verification (on by default)", () => {
     const email = uniqueEmail();
     await svc.post("/signup/email-password", { email, password: PASSWORD });
     const ticket = verificationLink((await mailbox(email))[0]!).searchParams.get("ticket")!;
-    const rows = await env.DB.prepare("SELECT ticket_hash FROM tickets WHERE type = 'verifyEmail'").all<{
-      ticket_hash: string;
-    }>();
-    expect(rows.results.some((r) => r.ticket_hash.includes(ticket.split(":")[1]!))).toBe(false);
+    const rows = await allInShards<{ ticket_hash: string }>(
+      "SELECT ticket_hash FROM tickets WHERE type = 'verifyEmail'",
+    );
+    expect(rows.some((r) => r.ticket_hash.includes(ticket.split(":")[1]!))).toBe(false);
   });
 
   it("redirects with error=invalid-ticket for unknown, malformed and expired tickets", async () => {
@@ -110,7 +111,8 @@ describe("email verification (on by default)", () => {
     const email = uniqueEmail();
     await svc.post("/signup/email-password", { email, password: PASSWORD });
     const link = verificationLink((await mailbox(email))[0]!);
-    await env.DB.prepare("UPDATE tickets SET expires_at = 0 WHERE type = 'verifyEmail'").run();
+    const ticketId = link.searchParams.get("ticket")!.split(":")[1]!;
+    await routedD1(ticketId).prepare("UPDATE tickets SET expires_at = 0 WHERE type = 'verifyEmail'").run();
     const expired = await svc.request("GET", `${link.pathname}${link.search}`.replace("/auth/v1", ""));
     expect(new URL(expired.headers.get("location")!).searchParams.get("error")).toBe("invalid-ticket");
   });

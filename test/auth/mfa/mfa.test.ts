@@ -17,6 +17,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
+import { routedD1, userD1 } from "../../support/shards";
 
 const svc = service({
   ...NO_VERIFICATION,
@@ -34,7 +35,7 @@ const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padSt
  * last, as 30 seconds of waiting would. The replay rule itself is tested without this.
  */
 const forgetLastStep = (userId: string) =>
-  env.DB.prepare("UPDATE users SET totp_last_step = NULL WHERE id = ?").bind(userId).run();
+  userD1(userId).prepare("UPDATE users SET totp_last_step = NULL WHERE id = ?").bind(userId).run();
 
 async function generate(session: WireSession): Promise<{ imageUrl: string; totpSecret: string }> {
   const response = await svc.get("/mfa/totp/generate", session.accessToken);
@@ -81,7 +82,8 @@ describe("TOTP set-up", () => {
     expect(decodeURIComponent(uri.pathname)).toBe(`/Acme:${session.user.email}`);
     expect(uri.searchParams.get("secret")).toBe(totpSecret);
     expect(uri.searchParams.get("issuer")).toBe("Acme");
-    const row = await env.DB.prepare("SELECT totp_secret FROM users WHERE id = ?")
+    const row = await userD1(session.user.id)
+      .prepare("SELECT totp_secret FROM users WHERE id = ?")
       .bind(session.user.id)
       .first<{ totp_secret: string }>();
     // AES-GCM under the HKDF subkey (src/lib/subkeys.ts), marked `v2.`.
@@ -183,7 +185,10 @@ describe("sign-in with TOTP", () => {
       ),
     );
     expect(guesses.filter((r) => r.status === 401).length).toBe(20);
-    const row = await env.DB.prepare("SELECT max(attempts) AS n FROM mfa_tickets").first<{ n: number }>();
+    // The ticket is in its user's shard, which its id names (src/auth/complete-sign-in.ts).
+    const row = await routedD1(parallel.slice("mfaTotp:".length))
+      .prepare("SELECT max(attempts) AS n FROM mfa_tickets")
+      .first<{ n: number }>();
     expect(row!.n).toBe(5);
     await expectError(await verify(parallel, codeAt(other.secret)), 401, "invalid-ticket");
   }, 15_000);
@@ -193,7 +198,7 @@ describe("sign-in with TOTP", () => {
     await expectError(await verify(`mfaTotp:${crypto.randomUUID()}`, "123456"), 401, "invalid-ticket");
     await expectError(await verify(`passwordReset:${crypto.randomUUID()}`, "123456"), 401, "invalid-ticket");
     const ticket = await mfaTicket(email);
-    await env.DB.prepare("UPDATE mfa_tickets SET expires_at = 1").run();
+    await routedD1(ticket.slice("mfaTotp:".length)).prepare("UPDATE mfa_tickets SET expires_at = 1").run();
     await expectError(await verify(ticket, codeAt(secret)), 401, "invalid-ticket");
     await expectError(await svc.post("/signin/mfa/totp", { ticket }), 400, "invalid-request");
   });
@@ -213,7 +218,8 @@ describe("recovery codes", () => {
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
     for (const code of codes) expect(code).toMatch(/^[a-z2-9]{5}-[a-z2-9]{5}$/);
-    const stored = await env.DB.prepare("SELECT code_hash FROM mfa_recovery_codes WHERE user_id = ?")
+    const stored = await userD1(session.user.id)
+      .prepare("SELECT code_hash FROM mfa_recovery_codes WHERE user_id = ?")
       .bind(session.user.id)
       .all<{ code_hash: string }>();
     expect(stored.results).toHaveLength(10);
@@ -286,7 +292,8 @@ describe("deactivation", () => {
     };
     expect(signIn.session).not.toBeNull();
     expect(signIn.mfa).toBeNull();
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM mfa_recovery_codes WHERE user_id = ?")
+    const left = await userD1(session.user.id)
+      .prepare("SELECT count(*) AS n FROM mfa_recovery_codes WHERE user_id = ?")
       .bind(session.user.id)
       .first<{ n: number }>();
     expect(left!.n).toBe(0);
@@ -358,7 +365,10 @@ describe("one factor by mail does not skip TOTP", () => {
    */
   async function provenUserWithTotp() {
     const user = await userWithTotp();
-    await env.DB.prepare("UPDATE users SET email_verified = 1 WHERE id = ?").bind(user.session.user.id).run();
+    await userD1(user.session.user.id)
+      .prepare("UPDATE users SET email_verified = 1 WHERE id = ?")
+      .bind(user.session.user.id)
+      .run();
     return user;
   }
 
@@ -437,7 +447,8 @@ describe("values sealed before subkeys", () => {
     const text = new TextEncoder().encode(encodeBase32UpperCaseNoPadding(secret));
     const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, master, text));
     const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-    await env.DB.prepare("UPDATE users SET totp_secret = ? WHERE id = ?")
+    await userD1(session.user.id)
+      .prepare("UPDATE users SET totp_secret = ? WHERE id = ?")
       .bind(hex(iv) + hex(sealed), session.user.id)
       .run();
     const hmac = await crypto.subtle.importKey(
@@ -457,7 +468,8 @@ describe("values sealed before subkeys", () => {
         ),
       ),
     );
-    await env.DB.prepare("INSERT INTO mfa_recovery_codes (code_hash, user_id) VALUES (?, ?)")
+    await userD1(session.user.id)
+      .prepare("INSERT INTO mfa_recovery_codes (code_hash, user_id) VALUES (?, ?)")
       .bind(legacyHash, session.user.id)
       .run();
     expect((await verify(await mfaTicket(email), codeAt(secret))).status).toBe(200);

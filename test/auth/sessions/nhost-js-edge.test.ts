@@ -4,6 +4,7 @@
 // - the bookmark a client may carry (docs/decisions.md, "Reads near the user"): a six-line chain function, the one
 //   documented for apps, makes `getUser()` after a change read at least as fresh as the change, whatever replica.
 
+import { env } from "cloudflare:test";
 import { createClient } from "@nhost/nhost-js";
 import type { ChainFunction } from "@nhost/nhost-js/fetch";
 import { MemoryStorage } from "@nhost/nhost-js/session";
@@ -14,6 +15,7 @@ import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { generatePrivateJwk } from "../../../src/lib/key-algorithms";
 import { NO_VERIFICATION, PASSWORD, PREFIX, SERVER, service, uniqueEmail } from "../../helpers";
 import { laggingReplica } from "../../support/replica";
+import { testShards } from "../../support/shards";
 
 type Service = ReturnType<typeof service>;
 
@@ -73,14 +75,18 @@ describe("@nhost/nhost-js at the edge", () => {
   });
 
   it("reads its own change back at once through a lagging replica when it carries the bookmark", async () => {
-    const replica = await laggingReplica();
-    const svc = service({ ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true", DB: replica.binding });
+    // Every shard has a lagging replica: the user's rows are in the shard of its slot, known once it exists.
+    const names = String(env.AUTH_D1_SHARDS).split(",");
+    const replicas = await Promise.all(names.map((name) => laggingReplica(env[name] as D1Database)));
+    const bindings = Object.fromEntries(names.map((name, i) => [name, replicas[i]!.binding]));
+    const svc = service({ ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true", ...bindings });
     const nhost = nhostFor(svc, [carryBookmark()]);
     const signedUp = await nhost.auth.signUpEmailPassword({
       email: uniqueEmail("bookmark"),
       password: PASSWORD,
     });
-    await replica.freeze(signedUp.body.session!.user!.id);
+    const userId = signedUp.body.session!.user!.id;
+    await replicas[testShards().indexOfUser(userId)]!.freeze(userId);
     const { totpSecret } = (await nhost.auth.changeUserMfa()).body;
     const code = totpCode(decodeBase32IgnorePadding(totpSecret), totpStep(Date.now()));
     await nhost.auth.verifyChangeUserMfa({ code, activeMfaType: "totp" });

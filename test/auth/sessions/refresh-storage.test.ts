@@ -5,14 +5,15 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { NO_VERIFICATION, service, signUp, type WireSession } from "../../helpers";
 import { basic, grantFor, postForm, provider, type TokenAnswer } from "../../oauth2/support";
-import { type Counts, countingDb, countingNamespace } from "../../support/counting-bindings";
+import { type Counts, countingNamespace, countingShards } from "../../support/counting-bindings";
 
 describe("D1 on the refresh hot path", () => {
   it("runs no write and one read per refresh (the session's last-used time is written at most hourly)", async () => {
     const svc = service(NO_VERIFICATION);
     let session = await signUp(svc);
     const counts: Counts = { reads: 0, writes: 0 };
-    const counted = service({ ...NO_VERIFICATION, DB: countingDb(counts) });
+    // Every shard is counted: the session's row is in its user's, the keys in the home database.
+    const counted = service({ ...NO_VERIFICATION, ...countingShards(counts) });
     // The first request of an isolate also reads the signing keys (then at most every ten seconds, src/lib/keys.ts).
     const warm = await counted.post("/token", { refreshToken: session.refreshToken });
     session = (await warm.json()) as WireSession;
@@ -34,7 +35,7 @@ describe("D1 and Durable Objects on the OAuth2 refresh path", () => {
     const counts: Counts = { reads: 0, writes: 0 };
     const objects = { families: 0, legacy: 0 };
     const counted = provider({
-      DB: countingDb(counts),
+      ...countingShards(counts),
       SESSION_FAMILIES: countingNamespace(env.SESSION_FAMILIES, () => objects.families++),
       REFRESH_SESSIONS: countingNamespace(env.REFRESH_SESSIONS, () => objects.legacy++),
     });

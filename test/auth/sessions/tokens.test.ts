@@ -9,6 +9,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../../helpers";
+import { allInShards, routedD1, userD1 } from "../../support/shards";
 
 const svc = service(NO_VERIFICATION);
 const refresh = (refreshToken: string, s = svc) => s.post("/token", { refreshToken });
@@ -85,10 +86,7 @@ describe("POST /token", () => {
     await expectError(await refresh(session.refreshToken, s), 401, "invalid-refresh-token");
     // The legitimate holder of the newest token is signed out too: the family is gone.
     await expectError(await refresh(next.refreshToken, s), 401, "invalid-refresh-token");
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM sessions WHERE id = ?")
-      .bind(session.refreshTokenId)
-      .first<{ n: number }>();
-    expect(row?.n).toBe(0);
+    expect(await allInShards("SELECT id FROM sessions WHERE id = ?", session.refreshTokenId)).toEqual([]);
   }, 10_000);
 
   it("treats a token two generations old as a replay even inside the window", async () => {
@@ -103,7 +101,8 @@ describe("POST /token", () => {
     await expectError(await refresh(crypto.randomUUID()), 401, "invalid-refresh-token");
     await expectError(await refresh("not-a-token"), 401, "invalid-refresh-token");
     const session = await signUp(svc);
-    await env.DB.prepare("UPDATE sessions SET expires_at = 0 WHERE id = ?")
+    await routedD1(session.refreshTokenId)
+      .prepare("UPDATE sessions SET expires_at = 0 WHERE id = ?")
       .bind(session.refreshTokenId)
       .run();
     await expectError(await refresh(session.refreshToken), 401, "invalid-refresh-token");
@@ -111,7 +110,10 @@ describe("POST /token", () => {
 
   it("answers 401 disabled-user when the user was disabled after signing in", async () => {
     const session = await signUp(svc);
-    await env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(session.user.id).run();
+    await userD1(session.user.id)
+      .prepare("UPDATE users SET disabled = 1 WHERE id = ?")
+      .bind(session.user.id)
+      .run();
     await expectError(await refresh(session.refreshToken), 401, "disabled-user");
   });
 

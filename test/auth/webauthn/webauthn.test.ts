@@ -17,6 +17,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../../helpers";
+import { userD1 } from "../../support/shards";
 
 const ORIGIN = "http://localhost:3000";
 const ON = { AUTH_WEBAUTHN_ENABLED: "true" };
@@ -79,9 +80,8 @@ describe("WebAuthn sign-up", () => {
   ] as const)("creates the user and the key from a real %s attestation (%s)", async (alg, attestation) => {
     const { session, email } = await signUpWithKey(alg, attestation);
     expect(session.user).toMatchObject({ email, emailVerified: false });
-    const keys = await env.DB.prepare(
-      "SELECT credential_id, counter, nickname FROM security_keys WHERE user_id = ?",
-    )
+    const keys = await userD1(session.user.id)
+      .prepare("SELECT credential_id, counter, nickname FROM security_keys WHERE user_id = ?")
       .bind(session.user.id)
       .all<{ credential_id: string; counter: number; nickname: string }>();
     expect(keys.results).toHaveLength(1);
@@ -149,7 +149,8 @@ describe("WebAuthn sign-in", () => {
     expect(options.allowCredentials?.map((c) => c.id)).toHaveLength(1);
     const answer = await svc.post("/signin/webauthn/verify", { credential: await device.get(options) });
     expect((await json<{ session: WireSession }>(answer)).session.user.id).toBe(session.user.id);
-    const row = await env.DB.prepare("SELECT counter FROM security_keys WHERE user_id = ?")
+    const row = await userD1(session.user.id)
+      .prepare("SELECT counter FROM security_keys WHERE user_id = ?")
       .bind(session.user.id)
       .first<{ counter: number }>();
     expect(row!.counter).toBe(1);
@@ -239,7 +240,10 @@ describe("WebAuthn sign-in", () => {
       await expectError(await svc.post("/signin/webauthn/verify", { credential }), 400, "invalid-request");
     }
     const { device, session } = await signUpWithKey();
-    await env.DB.prepare("UPDATE users SET disabled = 1 WHERE id = ?").bind(session.user.id).run();
+    await userD1(session.user.id)
+      .prepare("UPDATE users SET disabled = 1 WHERE id = ?")
+      .bind(session.user.id)
+      .run();
     await expectError(await signInWith(device), 401, "disabled-user");
   });
 });

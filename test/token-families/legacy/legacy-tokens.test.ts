@@ -1,46 +1,31 @@
 // The legacy drawer (src/token-families/legacy/): refresh tokens from before token families keep working through the
 // read-only D1 indexes and are moved onto a family at their next refresh. Goes with the drawer (docs/operations.md).
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { claim } from "../../../src/db/directory";
 import { NO_VERIFICATION, service, signUp, type WireSession } from "../../helpers";
 import { basic, grantFor, postForm, provider, type TokenAnswer } from "../../oauth2/support";
-import { type Counts, countingDb } from "../../support/counting-bindings";
+import { type Counts, countingShards } from "../../support/counting-bindings";
+import { allInShards, firstInAnyShard, testShards, userD1 } from "../../support/shards";
 
 describe("session tokens from before locators", () => {
   it("keeps refreshing a session from before locators through the D1 index", async () => {
     const svc = service(NO_VERIFICATION);
     const current = await signUp(svc);
     // A session as the previous release made it: no locator, its token in refresh_tokens.
-    const legacyId = crypto.randomUUID();
-    const legacyToken = crypto.randomUUID();
-    const now = Date.now();
-    const hash = [
-      ...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(legacyToken))),
-    ]
-      .map((b) => b.toString(16).padStart(2, "0"))
-      .join("");
-    await env.DB.batch([
-      env.DB.prepare(
-        "INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-      ).bind(legacyId, current.user.id, now, now, now + 3_600_000),
-      env.DB.prepare("INSERT INTO refresh_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)").bind(
-        hash,
-        legacyId,
-        now + 3_600_000,
-      ),
-    ]);
+    const { id: legacyId, token: legacyToken } = await legacySession(current.user.id);
     const response = await svc.post("/token", { refreshToken: legacyToken });
     expect(response.status).toBe(200);
     const next = (await response.json()) as WireSession;
     expect(next.refreshTokenId).toBe(legacyId);
     // Its successor starts a family: the session has a locator now, and the token names it.
-    const row = await env.DB.prepare("SELECT locator FROM sessions WHERE id = ?")
+    const row = await userD1(current.user.id)
+      .prepare("SELECT locator FROM sessions WHERE id = ?")
       .bind(legacyId)
       .first<{ locator: string }>();
     expect(next.refreshToken.slice(0, 6)).toBe(row!.locator);
     // From then on it refreshes like any other session: one read, no write, the D1 index left alone.
     const counts: Counts = { reads: 0, writes: 0 };
-    const counted = service({ ...NO_VERIFICATION, DB: countingDb(counts) });
+    const counted = service({ ...NO_VERIFICATION, ...countingShards(counts) });
     const third = (await (
       await counted.post("/token", { refreshToken: next.refreshToken })
     ).json()) as WireSession;
@@ -56,7 +41,7 @@ describe("session tokens from before locators", () => {
     const current = await signUp(svc);
     const { id, token } = await legacySession(current.user.id);
     expect((await svc.post("/signout", { refreshToken: token })).status).toBe(200);
-    expect(await env.DB.prepare("SELECT id FROM sessions WHERE id = ?").bind(id).first()).toBeNull();
+    expect(await allInShards("SELECT id FROM sessions WHERE id = ?", id)).toEqual([]);
   });
 });
 
@@ -64,16 +49,8 @@ describe("OAuth2 refresh tokens from before grant-naming tokens", () => {
   it("moves a token from before (found through the D1 index) onto a family at its next refresh", async () => {
     const oauth2 = provider();
     const { client, tokens } = await grantFor(oauth2);
-    const grantId = (await env.DB.prepare("SELECT id FROM oauth2_grants WHERE client_id = ?")
-      .bind(client.clientId)
-      .first<{ id: string }>())!.id;
     // A token as the previous release made it: `ort_` + 43 characters, indexed in oauth2_refresh_tokens.
-    const legacy = `ort_${"L".repeat(11)}${crypto.randomUUID().replace(/-/g, "")}`;
-    await env.DB.prepare(
-      "INSERT INTO oauth2_refresh_tokens (token_hash, grant_id, expires_at) VALUES (?, ?, ?)",
-    )
-      .bind(await sha256(legacy), grantId, Date.now() + 3_600_000)
-      .run();
+    const { grantId, legacy } = await legacyGrantToken(client.clientId);
     const refresh = (refreshToken: string, svc = oauth2) =>
       postForm(
         svc,
@@ -104,8 +81,7 @@ describe("OAuth2 refresh tokens from before grant-naming tokens", () => {
     expect(await introspect()).toMatchObject({ active: true, client_id: client.clientId });
     expect((await postForm(oauth2, "/oauth2/revoke", { token: legacy }, basic(client))).status).toBe(200);
     expect(await introspect()).toEqual({ active: false });
-    const left = await env.DB.prepare("SELECT id FROM oauth2_grants WHERE id = ?").bind(grantId).first();
-    expect(left).toBeNull();
+    expect(await allInShards("SELECT id FROM oauth2_grants WHERE id = ?", grantId)).toEqual([]);
   });
 });
 
@@ -114,34 +90,52 @@ async function sha256(value: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** A session as the release before locators made it: no locator, its token in refresh_tokens. */
+/**
+ * A session as the release before locators made it: no locator, a random id, its token in refresh_tokens; in its
+ * user's shard, and in the directory as the import from Nhost writes such a session (its id, its token's hash).
+ */
 async function legacySession(userId: string): Promise<{ id: string; token: string }> {
   const id = crypto.randomUUID();
   const token = crypto.randomUUID();
   const now = Date.now();
-  await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    ).bind(id, userId, now, now, now + 3_600_000),
-    env.DB.prepare("INSERT INTO refresh_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)").bind(
-      await sha256(token),
-      id,
-      now + 3_600_000,
-    ),
+  const hash = await sha256(token);
+  const d1 = userD1(userId);
+  await d1.batch([
+    d1
+      .prepare(
+        "INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+      )
+      .bind(id, userId, now, now, now + 3_600_000),
+    d1
+      .prepare("INSERT INTO refresh_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)")
+      .bind(hash, id, now + 3_600_000),
   ]);
+  const taken = await claim(
+    testShards(),
+    userId,
+    [
+      { kind: "session", value: id },
+      { kind: "refresh", value: hash },
+    ],
+    now,
+  );
+  expect(taken).toBeNull();
   return { id, token };
 }
 
-/** A grant's refresh token as the release before grant-naming tokens made it: `ort_` + 43 characters, indexed. */
+/**
+ * A grant's refresh token as the release before grant-naming tokens made it: `ort_` + 43 characters, indexed in its
+ * grant's shard (its user's), which no directory entry names.
+ */
 async function legacyGrantToken(clientId: string): Promise<{ grantId: string; legacy: string }> {
-  const grantId = (await env.DB.prepare("SELECT id FROM oauth2_grants WHERE client_id = ?")
-    .bind(clientId)
-    .first<{ id: string }>())!.id;
+  const grant = await firstInAnyShard<{ id: string; user_id: string }>(
+    "SELECT id, user_id FROM oauth2_grants WHERE client_id = ?",
+    clientId,
+  );
   const legacy = `ort_${"L".repeat(11)}${crypto.randomUUID().replace(/-/g, "")}`;
-  await env.DB.prepare(
-    "INSERT INTO oauth2_refresh_tokens (token_hash, grant_id, expires_at) VALUES (?, ?, ?)",
-  )
-    .bind(await sha256(legacy), grantId, Date.now() + 3_600_000)
+  await userD1(grant!.user_id)
+    .prepare("INSERT INTO oauth2_refresh_tokens (token_hash, grant_id, expires_at) VALUES (?, ?, ?)")
+    .bind(await sha256(legacy), grant!.id, Date.now() + 3_600_000)
     .run();
-  return { grantId, legacy };
+  return { grantId: grant!.id, legacy };
 }

@@ -1,0 +1,250 @@
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
+import { sha256Hex } from "../lib/crypto";
+import type { Db } from "./client";
+import { shardOfRouted } from "./routed-ids";
+import { directory, files, userProviders, users } from "./schema";
+import type { Shards } from "./shards";
+
+/**
+ * The directory (docs/scaling.md, "Past one D1 database"): with several shards, which user owns an email, a phone
+ * number, a provider identity, a personal access token, or a row imported under an id the service did not mint (a
+ * Nhost ticket or refresh token, a file id a client chose). One point read in the home database, then one in the
+ * owner's shard. With one shard nothing here reads or writes: the home database is the only place to look.
+ *
+ * Order of writes, so that two shards never both hold one email: claim the key first, write the shard, release the
+ * claim if that write failed. A claim whose user never arrived (the request died in between) is taken over by the
+ * next claimant once it is older than `CLAIM_WINDOW_MS` and its user does not hold the value in its shard; never
+ * sooner, since the user of a young claim may be being written at that very moment. Stale keys are otherwise
+ * harmless: a lookup through one reads the owner's shard, finds no row with the value, and answers "unknown".
+ */
+
+export type DirectoryKind =
+  | "email"
+  | "phone"
+  | "provider"
+  | "pat"
+  | "refresh"
+  | "ticket"
+  | "session"
+  | "file";
+
+export interface DirectoryEntry {
+  kind: DirectoryKind;
+  /**
+   * Normalised as the shard stores it: a lower-cased email, E.164, `<provider>:<provider user id>`, a token's or a
+   * ticket's hash (as its table stores it), an imported session's id, a file id.
+   */
+  value: string;
+}
+
+/** Longer than any request that claims and then writes runs (a sign-up with its hooks and mail: well under 60 s). */
+export const CLAIM_WINDOW_MS = 5 * 60_000;
+
+const keyOf = (entry: DirectoryEntry) => sha256Hex(`${entry.kind}:${entry.value}`);
+
+/** The owner of a key, or undefined. Only meaningful with several shards (callers check `count` first). */
+export async function ownerOf(shards: Shards, entry: DirectoryEntry): Promise<string | undefined> {
+  const row = await shards.home
+    .select({ userId: directory.userId })
+    .from(directory)
+    .where(eq(directory.key, await keyOf(entry)))
+    .get();
+  return row?.userId;
+}
+
+/**
+ * The database in which to look for the row `entry` names: the home database with one shard; the owner's shard
+ * with several; undefined when no one owns the key (so the row exists nowhere).
+ */
+export async function shardOfEntry(shards: Shards, entry: DirectoryEntry): Promise<Db | undefined> {
+  if (shards.count === 1) return shards.home;
+  const owner = await ownerOf(shards, entry);
+  return owner === undefined ? undefined : shards.ofUser(owner);
+}
+
+/**
+ * Whether `userId` still holds `entry` in its shard. A key whose owner is gone, or has moved on (an email changed
+ * away whose release failed), is stale: the next claimant may take it over.
+ */
+async function stillHolds(shards: Shards, userId: string, entry: DirectoryEntry): Promise<boolean> {
+  const db = shards.ofUser(userId);
+  const one = { one: sql<number>`1` };
+  switch (entry.kind) {
+    case "email":
+      return (
+        (await db
+          .select(one)
+          .from(users)
+          .where(and(eq(users.id, userId), eq(users.email, entry.value)))
+          .get()) !== undefined
+      );
+    case "phone":
+      return (
+        (await db
+          .select(one)
+          .from(users)
+          .where(and(eq(users.id, userId), eq(users.phoneNumber, entry.value)))
+          .get()) !== undefined
+      );
+    case "provider": {
+      const [provider, ...rest] = entry.value.split(":");
+      return (
+        (await db
+          .select(one)
+          .from(userProviders)
+          .where(
+            and(
+              eq(userProviders.userId, userId),
+              eq(userProviders.provider, provider!),
+              eq(userProviders.providerUserId, rest.join(":")),
+            ),
+          )
+          .get()) !== undefined
+      );
+    }
+    case "file":
+      return (await db.select(one).from(files).where(eq(files.id, entry.value)).get()) !== undefined;
+    default:
+      // Token hashes and imported tickets are random: two users never claim one. Their user being there is enough.
+      return (await db.select(one).from(users).where(eq(users.id, userId)).get()) !== undefined;
+  }
+}
+
+/** D1 binds at most 100 values a statement: rows of four values, keys of one, in slices under that. */
+const ROWS_PER_INSERT = 24;
+const KEYS_PER_SELECT = 90;
+
+const slices = <T>(items: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+/**
+ * Claims every entry for `userId` at `now`, all or none. Returns null when all are the user's now, or the first
+ * entry another user holds (nothing claimed by this call stays claimed then). Entries the user already holds stay
+ * theirs.
+ */
+export async function claim(
+  shards: Shards,
+  userId: string,
+  entries: readonly DirectoryEntry[],
+  now: number,
+): Promise<DirectoryEntry | null> {
+  if (shards.count === 1 || entries.length === 0) return null;
+  const keys = await Promise.all(entries.map(keyOf));
+  const kindOf = new Map(keys.map((key, index) => [key, entries[index]!.kind]));
+  const db = shards.home;
+  // One batch is one transaction: the inserts and the reads that tell who holds each key see the same state.
+  const results = await db.batch([
+    ...slices(keys, ROWS_PER_INSERT).map((part) =>
+      db
+        .insert(directory)
+        .values(part.map((key) => ({ key, kind: kindOf.get(key)!, userId, claimedAt: now })))
+        .onConflictDoNothing(),
+    ),
+    ...slices(keys, KEYS_PER_SELECT).map((part) =>
+      db.select().from(directory).where(inArray(directory.key, part)),
+    ),
+  ] as unknown as Parameters<typeof db.batch>[0]);
+  const rows = (
+    results.slice(Math.ceil(keys.length / ROWS_PER_INSERT)) as (typeof directory.$inferSelect)[][]
+  ).flat();
+  const held = new Map(rows.map((row) => [row.key, row]));
+  // What this call made the user's: given back if a later entry is refused.
+  const mine = keys.filter((key) => held.get(key)?.userId === userId && held.get(key)?.claimedAt === now);
+  for (const [index, key] of keys.entries()) {
+    const row = held.get(key);
+    if (!row || row.userId === userId) continue;
+    const stale =
+      row.claimedAt < now - CLAIM_WINDOW_MS && !(await stillHolds(shards, row.userId, entries[index]!));
+    const taken =
+      stale &&
+      (await db
+        .update(directory)
+        .set({ userId, claimedAt: now })
+        .where(
+          and(
+            eq(directory.key, key),
+            eq(directory.userId, row.userId),
+            eq(directory.claimedAt, row.claimedAt),
+          ),
+        )
+        .returning({ key: directory.key })
+        .get());
+    if (!taken) {
+      await release(shards, userId, mine);
+      return entries[index]!;
+    }
+    mine.push(key);
+  }
+  return null;
+}
+
+/** Gives keys back (by key hash), only where `userId` holds them: a key another user took over stays theirs. */
+async function release(shards: Shards, userId: string, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  for (const part of slices(keys, KEYS_PER_SELECT)) {
+    await shards.home
+      .delete(directory)
+      .where(and(inArray(directory.key, part), eq(directory.userId, userId)))
+      .run();
+  }
+}
+
+/** Gives entries back: a failed write after the claim, an email changed away, a token deleted. */
+export async function releaseEntries(
+  shards: Shards,
+  userId: string,
+  entries: readonly DirectoryEntry[],
+): Promise<void> {
+  if (shards.count === 1 || entries.length === 0) return;
+  await release(shards, userId, await Promise.all(entries.map(keyOf)));
+}
+
+/** Every key of a deleted user but their files' (after its shard row is gone). */
+export async function releaseUser(shards: Shards, userId: string): Promise<void> {
+  if (shards.count === 1) return;
+  // Not their files' keys: a deleted user's files stay (with `uploadedByUserId` as it was), found by id as before.
+  await shards.home
+    .delete(directory)
+    .where(and(eq(directory.userId, userId), ne(directory.kind, "file")))
+    .run();
+}
+
+/**
+ * The shard of a row found by an id: the slot a minted id carries (routed-ids.ts), else the directory's `fallback`
+ * entry (a row imported under Nhost's id, or a client's), else undefined: the row exists nowhere.
+ */
+export async function shardOfMinted(
+  shards: Shards,
+  id: string,
+  fallback: DirectoryEntry,
+): Promise<Db | undefined> {
+  return shardOfRouted(shards, id) ?? shardOfEntry(shards, fallback);
+}
+
+/**
+ * The owners of many keys at once, by `<kind>:<value>` (the Nhost import reads a batch's emails, numbers and
+ * identities in a few statements, not one each). Empty with one shard: callers read the home database then.
+ */
+export async function ownersOfMany(
+  shards: Shards,
+  entries: readonly DirectoryEntry[],
+): Promise<Map<string, string>> {
+  const owners = new Map<string, string>();
+  if (shards.count === 1 || entries.length === 0) return owners;
+  const named = new Map(
+    await Promise.all(
+      entries.map(async (entry) => [await keyOf(entry), `${entry.kind}:${entry.value}`] as const),
+    ),
+  );
+  const keys = [...named.keys()];
+  // D1 binds at most 100 parameters a statement.
+  for (let i = 0; i < keys.length; i += 90) {
+    const rows = await shards.home
+      .select({ key: directory.key, userId: directory.userId })
+      .from(directory)
+      .where(inArray(directory.key, keys.slice(i, i + 90)))
+      .all();
+    for (const row of rows) owners.set(named.get(row.key)!, row.userId);
+  }
+  return owners;
+}

@@ -1,0 +1,135 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
+import { idForUser, routedUuid, shardOfRouted } from "../db/routed-ids";
+import { type BucketRow, buckets, type FileRow, files } from "../db/schema";
+import { type Shards, SLOTS } from "../db/shards";
+import { StorageError } from "./errors";
+
+/**
+ * Where a file's record lives (docs/scaling.md, "Past one D1 database"), one rule for every path:
+ * - an id the service mints carries a slot (routed-ids.ts): its uploader's, or with no uploader (the admin secret) a
+ *   slot drawn once per upload. The record is in that slot's shard, found with no lookup;
+ * - an id the service did not mint (chosen by the client, imported from Nhost) is kept in its owner's shard, the
+ *   uploader's or, with no uploader, the pseudo-user `file:<id>`'s (the subject its events carry), and the directory
+ *   holds `file:<id>` for that owner. The claim comes before the record, so one id cannot be created in two shards.
+ * With one shard every record is in the home database and the directory is not used.
+ */
+
+export const fileEntry = (id: string): DirectoryEntry => ({ kind: "file", value: id });
+
+/** Who holds a client-chosen id in the directory: its uploader, else the file itself (its events' subject). */
+export const fileOwner = (id: string, uploaderId: string | null) => uploaderId ?? `file:${id}`;
+
+/** A slot for the files of one upload that has no uploader: uniform over the 4,096 (65,536 is a multiple). */
+export function randomSlot(): number {
+  return crypto.getRandomValues(new Uint16Array(1))[0]! % SLOTS;
+}
+
+/** The id of a new file of `uploaderId`'s, or of an upload without one (`slot`): it routes to its record. */
+export const mintFileId = (uploaderId: string | null, slot: number) =>
+  uploaderId ? idForUser(uploaderId) : routedUuid(slot);
+
+/** The D1 binding of one of the shards (for reads a replica may serve). */
+export function d1Of(shards: Shards, db: Db): D1Database {
+  return shards.allD1[Math.max(0, shards.all.indexOf(db))]!;
+}
+
+export const duplicateFile = (id: string) => new StorageError(409, `a file with id ${id} already exists`);
+
+async function hasFile(db: Db, id: string): Promise<boolean> {
+  return (await db.select({ one: sql<number>`1` }).from(files).where(eq(files.id, id)).get()) !== undefined;
+}
+
+/** Where a new record goes, and who holds its id in the directory (null: nobody needs to, the id routes). */
+export interface Placement {
+  db: Db;
+  owner: string | null;
+}
+
+/** A record just written: with the shard that holds it, where the rest of its upload goes. */
+export interface PlacedFile {
+  row: FileRow;
+  placement: Placement;
+}
+
+/**
+ * The shard for a new file's record. A client-chosen id is claimed in the directory first; taken by another owner,
+ * or already a record where its slot points (an id the service minted: those have no directory entry), it is the
+ * duplicate id today's unique key answers (409). The caller writes the record, or gives the claim back
+ * (`releaseUnused`).
+ */
+export async function placeNewFile(
+  shards: Shards,
+  id: string,
+  uploaderId: string | null,
+  minted: boolean,
+  now: number,
+): Promise<Placement> {
+  if (shards.count === 1) return { db: shards.home, owner: null };
+  if (minted) return { db: shardOfRouted(shards, id)!, owner: null };
+  const owner = fileOwner(id, uploaderId);
+  if (await claim(shards, owner, [fileEntry(id)], now)) throw duplicateFile(id);
+  const db = shards.ofUser(owner);
+  const named = shardOfRouted(shards, id);
+  if (named && named !== db && (await hasFile(named, id))) {
+    await releaseUnused(shards, { db, owner }, id);
+    throw duplicateFile(id);
+  }
+  return { db, owner };
+}
+
+/**
+ * Gives a client-chosen id's claim back when its record was not written, or went (a failed upload). Not while the
+ * owner's shard has a record under the id: an upload refused because the owner already has it keeps that one's entry.
+ */
+export async function releaseUnused(shards: Shards, placement: Placement, id: string): Promise<void> {
+  if (placement.owner === null || (await hasFile(placement.db, id))) return;
+  await releaseEntries(shards, placement.owner, [fileEntry(id)]);
+}
+
+/** After a record was deleted: its id's entry goes (a no-op for a minted id, which has none, and with one shard). */
+export async function releaseDeleted(
+  shards: Shards,
+  file: { id: string; uploadedByUserId: string | null },
+): Promise<void> {
+  await releaseEntries(shards, fileOwner(file.id, file.uploadedByUserId), [fileEntry(file.id)]);
+}
+
+/**
+ * Reads a file's record with `read` in the shard that holds it: the slot's for a routed id, else (or when the slot's
+ * shard has none: a client chose an id that looks routed) the directory's owner's. Undefined when none has it.
+ */
+export async function inFileShard<T>(
+  shards: Shards,
+  id: string,
+  read: (db: Db) => Promise<T | undefined>,
+): Promise<{ found: T; db: Db } | undefined> {
+  const named = shardOfRouted(shards, id);
+  if (named) {
+    const found = await read(named);
+    if (found !== undefined) return { found, db: named };
+    if (shards.count === 1) return undefined;
+  }
+  const owned = await shardOfEntry(shards, fileEntry(id));
+  if (!owned || owned === named) return undefined;
+  const found = await read(owned);
+  return found === undefined ? undefined : { found, db: owned };
+}
+
+/**
+ * The shard a read of the file should try first, without reading it: the slot's, or the directory's owner's.
+ * Undefined when neither names one (then no record has the id).
+ */
+export async function likelyFileShard(shards: Shards, id: string): Promise<Db | undefined> {
+  return shardOfRouted(shards, id) ?? shardOfEntry(shards, fileEntry(id));
+}
+
+/**
+ * Buckets are global (home), and `files.bucket_id` is a foreign key, which D1 enforces: a shard gets a copy of the
+ * bucket's row before a record there names it. Only the key matters: settings and rules are always read from home.
+ * In the batch that writes the record; nothing is written when the copy is there already.
+ */
+export function bucketAnchor(db: Db, bucket: BucketRow) {
+  return db.insert(buckets).values(bucket).onConflictDoNothing();
+}

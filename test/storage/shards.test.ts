@@ -1,0 +1,265 @@
+// Files with several shards (src/storage/file-shards.ts): a record lives in its uploader's shard, found by the slot
+// its minted id carries or, for an id a client chose, by the directory; buckets stay in the home database and are
+// counted and listed across every shard. The suite runs with two shards (vitest.config.ts).
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { claim, ownerOf } from "../../src/db/directory";
+import { routedUuid, slotOfRouted } from "../../src/db/routed-ids";
+import { SLOTS, shardIndexOfSlot } from "../../src/db/shards";
+import { listBucketFiles, listBucketsWithCounts } from "../../src/storage/file-admin";
+import { fileEntry } from "../../src/storage/file-shards";
+import { signUpInEachShard, signUpInShard } from "../db/shard-users";
+import type { WireSession } from "../helpers";
+import { allD1, testShards } from "../support/shards";
+import { jpeg } from "./fixtures";
+import {
+  expectStorageError,
+  get,
+  STORAGE,
+  svc,
+  upload,
+  uploaded,
+  uploadForm,
+  type WireFile,
+} from "./helpers";
+
+const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+const admin = (method: string, path: string, json?: unknown) =>
+  svc.request(method, `${STORAGE}${path}`, { headers: ADMIN, json });
+
+/** The shards (by index) that hold a record under `id`. */
+async function shardsHolding(id: string): Promise<number[]> {
+  const found = await Promise.all(
+    allD1().map((d1) => d1.prepare("SELECT 1 AS one FROM files WHERE id = ?").bind(id).first()),
+  );
+  return found.flatMap((row, index) => (row ? [index] : []));
+}
+
+const shardOf = (session: WireSession) => testShards().indexOfUser(session.user.id);
+const duplicate = (id: string) => `a file with id ${id} already exists`;
+const remove = (id: string, token: string) => svc.request("DELETE", `${STORAGE}/files/${id}`, { token });
+
+/** A slot whose shard is `index`: ids routed there. */
+const slotIn = (index: number) =>
+  Array.from({ length: SLOTS }, (_, slot) => slot).find(
+    (slot) => shardIndexOfSlot(slot, testShards().count) === index,
+  )!;
+
+describe("files with several shards", () => {
+  // Threat: a user's file written to, or looked for in, another shard than its uploader's: not found, or served from
+  // a database its owner's deletion never reaches.
+  it("a file of each shard's user lands in that shard, and downloads, transforms, presigns, replaces and deletes there", async () => {
+    for (const session of await signUpInEachShard(svc)) {
+      const token = session.accessToken;
+      const [file] = await uploaded(
+        uploadForm([{ bytes: jpeg(64, 48), type: "image/jpeg", name: "p.jpg" }]),
+        token,
+      );
+      expect(slotOfRouted(file!.id), "a minted id carries its slot").toBeDefined();
+      expect(await shardsHolding(file!.id)).toEqual([shardOf(session)]);
+
+      expect((await get(file!.id, {}, token)).status).toBe(200);
+      const small = await get(file!.id, {}, token, "?w=32");
+      expect(small.status).toBe(200);
+      expect(small.headers.get("content-type")).toBe("image/jpeg");
+
+      const presign = await svc.request("GET", `${STORAGE}/files/${file!.id}/presignedurl`, { token });
+      const { url } = (await presign.json()) as { url: string };
+      expect((await svc.request("GET", url)).status).toBe(200);
+
+      const form = new FormData();
+      form.append("file", new Blob(["replaced"], { type: "text/plain" }), "r.txt");
+      const replaced = await svc.request("PUT", `${STORAGE}/files/${file!.id}`, { body: form, token });
+      expect(replaced.status).toBe(200);
+      expect(await (await get(file!.id, {}, token)).text()).toBe("replaced");
+      expect(await shardsHolding(file!.id)).toEqual([shardOf(session)]);
+
+      expect((await remove(file!.id, token)).status).toBe(204);
+      expect(await shardsHolding(file!.id)).toEqual([]);
+      expect((await get(file!.id, {}, token)).status).toBe(404);
+    }
+  });
+
+  // Threat: one id created twice, once in each shard (the reserve INSERT is unique within one database only): two
+  // files answering to one id, each owner's downloads and deletions reaching a different one.
+  it("a client-chosen id is created once across shards, also by two uploads at the same moment", async () => {
+    const [first, second] = await signUpInEachShard(svc);
+    const id = crypto.randomUUID();
+    const body = () => uploadForm([{ bytes: "mine", metadata: { id } }]);
+    expect((await upload(body(), first!.accessToken)).status).toBe(201);
+    await expectStorageError(await upload(body(), second!.accessToken), 409, duplicate(id));
+    expect(await shardsHolding(id)).toEqual([shardOf(first!)]);
+    expect(await ownerOf(testShards(), fileEntry(id))).toBe(first!.user.id);
+
+    // Deleted, the id is free again: its directory entry went with the record.
+    expect((await remove(id, first!.accessToken)).status).toBe(204);
+    expect(await ownerOf(testShards(), fileEntry(id))).toBeUndefined();
+    expect((await upload(body(), second!.accessToken)).status).toBe(201);
+    expect(await shardsHolding(id)).toEqual([shardOf(second!)]);
+    expect(await (await get(id, {}, second!.accessToken)).text()).toBe("mine");
+
+    const raced = crypto.randomUUID();
+    const racing = () => uploadForm([{ bytes: "race", metadata: { id: raced } }]);
+    const statuses = await Promise.all([
+      upload(racing(), first!.accessToken),
+      upload(racing(), second!.accessToken),
+    ]);
+    expect(statuses.map((response) => response.status).sort()).toEqual([201, 409]);
+    expect(await shardsHolding(raced)).toHaveLength(1);
+  });
+
+  // Threat: an id that names a shard (a version-8 UUID) trusted when a client chose it: another user's file shadowed,
+  // or one stored where no lookup finds it.
+  it("an id that looks minted is refused where its slot's shard has it, and found where its chooser's shard has it", async () => {
+    const [first, second] = await signUpInEachShard(svc);
+    const [minted] = await uploaded(uploadForm([{ bytes: "minted" }]), first!.accessToken);
+    await expectStorageError(
+      await upload(uploadForm([{ bytes: "copy", metadata: { id: minted!.id } }]), second!.accessToken),
+      409,
+      duplicate(minted!.id),
+    );
+    expect(await shardsHolding(minted!.id)).toEqual([0]);
+
+    const elsewhere = routedUuid(slotIn(0));
+    const [chosen] = await uploaded(
+      uploadForm([{ bytes: "chosen", metadata: { id: elsewhere } }]),
+      second!.accessToken,
+    );
+    expect(chosen!.id).toBe(elsewhere);
+    expect(await shardsHolding(elsewhere)).toEqual([1]);
+    expect(await (await get(elsewhere, {}, second!.accessToken)).text()).toBe("chosen");
+    await expectStorageError(
+      await upload(uploadForm([{ bytes: "again", metadata: { id: elsewhere } }]), first!.accessToken),
+      409,
+      duplicate(elsewhere),
+    );
+    expect(await shardsHolding(elsewhere)).toEqual([1]);
+  });
+
+  // Threat: the admin secret's uploads (no uploader) lost between shards: minted ids that route nowhere, or a
+  // client-chosen one stored apart from its events' subject.
+  it("uploads without an uploader: minted ids share one drawn slot; a chosen id goes to its file subject's shard", async () => {
+    const minted = await svc.request("POST", `${STORAGE}/files`, {
+      body: uploadForm([{ bytes: "a" }, { bytes: "b" }]),
+      headers: ADMIN,
+    });
+    expect(minted.status).toBe(201);
+    const { processedFiles } = (await minted.json()) as { processedFiles: WireFile[] };
+    const slots = processedFiles.map((file) => slotOfRouted(file.id));
+    expect(slots[0]).toBeDefined();
+    expect(slots[1]).toBe(slots[0]);
+    for (const file of processedFiles) {
+      expect(await shardsHolding(file.id)).toEqual([shardIndexOfSlot(slots[0]!, testShards().count)]);
+    }
+
+    const id = crypto.randomUUID();
+    const chosen = await svc.request("POST", `${STORAGE}/files`, {
+      body: uploadForm([{ bytes: "c", metadata: { id } }]),
+      headers: ADMIN,
+    });
+    expect(chosen.status).toBe(201);
+    expect(await shardsHolding(id)).toEqual([testShards().indexOfUser(`file:${id}`)]);
+    expect(await ownerOf(testShards(), fileEntry(id))).toBe(`file:${id}`);
+    expect(await (await admin("GET", `/files/${id}`)).text()).toBe("c");
+    expect((await admin("DELETE", `/files/${id}`)).status).toBe(204);
+    expect(await ownerOf(testShards(), fileEntry(id))).toBeUndefined();
+  });
+
+  // Threat: a claim left by a request that died blocking an id forever; or a claim young enough to be another
+  // upload's in progress taken from it.
+  it("a stale claim on an id is taken over; a young one is another upload's", async () => {
+    const session = await signUpInShard(svc, 1);
+    const stale = crypto.randomUUID();
+    await claim(testShards(), crypto.randomUUID(), [fileEntry(stale)], Date.now() - 10 * 60_000);
+    expect(
+      (await upload(uploadForm([{ bytes: "s", metadata: { id: stale } }]), session.accessToken)).status,
+    ).toBe(201);
+    expect(await ownerOf(testShards(), fileEntry(stale))).toBe(session.user.id);
+
+    const young = crypto.randomUUID();
+    await claim(testShards(), crypto.randomUUID(), [fileEntry(young)], Date.now());
+    await expectStorageError(
+      await upload(uploadForm([{ bytes: "y", metadata: { id: young } }]), session.accessToken),
+      409,
+      duplicate(young),
+    );
+    expect(await shardsHolding(young)).toEqual([]);
+  });
+
+  // Threat: an upload refused after its id was claimed keeping the claim: the id blocked for everyone else.
+  it("an upload refused after the claim gives the id back", async () => {
+    const [first, second] = await signUpInEachShard(svc);
+    const bucket = `text-only-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await admin("POST", "/buckets", { id: bucket, allowedMimeTypes: ["text/plain"] })).status).toBe(
+      201,
+    );
+    const id = crypto.randomUUID();
+    const refused = await upload(
+      uploadForm([{ bytes: jpeg(8, 8), type: "image/jpeg", metadata: { id } }], bucket),
+      second!.accessToken,
+    );
+    expect(refused.status).toBe(400);
+    expect(await ownerOf(testShards(), fileEntry(id))).toBeUndefined();
+    expect(
+      (
+        await upload(
+          uploadForm([{ bytes: "t", type: "text/plain", metadata: { id } }], bucket),
+          first!.accessToken,
+        )
+      ).status,
+    ).toBe(201);
+  });
+
+  // Threat: a bucket's files in other shards not counted (a bucket with files deleted, its files left without rules),
+  // or missing from the operator's lists.
+  it("a bucket's files are counted and listed in every shard, and it stays while any shard has one", async () => {
+    const bucket = `shared-${crypto.randomUUID().slice(0, 8)}`;
+    expect(
+      (
+        await admin("POST", "/buckets", {
+          id: bucket,
+          rules: { upload: "authenticated", read: "public", update: "owner", delete: "owner" },
+        })
+      ).status,
+    ).toBe(201);
+    const sessions = await signUpInEachShard(svc);
+    const ids: string[] = [];
+    for (const session of sessions) {
+      for (let i = 0; i < 3; i++) {
+        const [file] = await uploaded(uploadForm([{ bytes: `f${i}` }], bucket), session.accessToken);
+        ids.push(file!.id);
+      }
+    }
+    const shards = testShards();
+    expect((await listBucketsWithCounts(shards)).find((row) => row.id === bucket)?.files).toBe(6);
+
+    // Keyset pages of 4, then offset pages: every file once, newest first, the same order.
+    const keyset: string[] = [];
+    let after: { createdAt: number; id: string } | undefined;
+    for (;;) {
+      const page = await listBucketFiles(shards, bucket, { limit: 4, after });
+      keyset.push(...page.items.map((file) => file.id));
+      if (!page.next) break;
+      after = page.next;
+    }
+    const byOffset = [
+      ...(await listBucketFiles(shards, bucket, { limit: 4, offset: 0 })).items,
+      ...(await listBucketFiles(shards, bucket, { limit: 4, offset: 4 })).items,
+    ].map((file) => file.id);
+    expect(keyset).toEqual(byOffset);
+    expect([...keyset].sort()).toEqual([...ids].sort());
+
+    for (const session of sessions) {
+      await expectStorageError(await admin("DELETE", `/buckets/${bucket}`), 400, "bucket is not empty");
+      const own = await listBucketFiles(shards, bucket, { limit: 10 });
+      for (const file of own.items.filter((item) => item.uploadedByUserId === session.user.id)) {
+        expect((await remove(file.id, session.accessToken)).status).toBe(204);
+      }
+    }
+    expect((await admin("DELETE", `/buckets/${bucket}`)).status).toBe(204);
+    // The copies shards kept of its row for their files' foreign key went with it.
+    for (const d1 of allD1()) {
+      expect(await d1.prepare("SELECT id FROM buckets WHERE id = ?").bind(bucket).first()).toBeNull();
+    }
+  });
+});
