@@ -200,19 +200,28 @@ export async function findOrCreateEmailUser(
   return { user, redirectTo: options.redirectTo };
 }
 
-/** The user of an SMS sign-in or sign-up (see `findOrCreate`); the display name defaults to the number. */
+/**
+ * The user of an SMS sign-in or sign-up (see `findOrCreate`); the display name defaults to the number. `created`:
+ * this request made the user (the caller undoes it if the code cannot be sent).
+ */
 export async function findOrCreatePhoneUser(
   deps: Deps,
   phoneNumber: string,
   signUpOptions: SignUpOptions | undefined,
   mode: PasswordlessMode,
-): Promise<UserRow | null> {
+): Promise<{ user: UserRow | null; created: boolean }> {
   const options = resolveSignUpOptions(deps.config, signUpOptions, phoneNumber);
-  return findOrCreate(
+  let created = false;
+  const user = await findOrCreate(
     deps,
     mode,
     () => findUserByPhoneNumber(deps.shards, phoneNumber),
-    () => createUser(deps, { admission: "visitor", email: null, phoneNumber, options }),
+    async () => {
+      const inserted = await createUser(deps, { admission: "visitor", email: null, phoneNumber, options });
+      created = inserted !== undefined;
+      return inserted;
+    },
     () => new AppError("phone-number-already-in-use"),
   );
+  return { user, created };
 }

@@ -26,12 +26,13 @@ export interface Mailer {
 
 /**
  * A transport's failure, the transport's reason in the log only: 503 `service-unavailable` with Retry-After when the
- * transport failed for now (contract §1: a binding that errs or times out; the send can be retried), otherwise 500
- * `internal-server-error` (a sender the platform refuses: the deployment must change, a retry would not help).
+ * transport failed for now (contract §1: a binding that errs or times out, or what the transport itself knows to be
+ * passing, `forNow`; the send can be retried), otherwise 500 `internal-server-error` (a sender or login refused: the
+ * deployment must change, a retry would not help).
  */
-export function mailFailure(transport: string, error: unknown): AppError {
+export function mailFailure(transport: string, error: unknown, forNow = false): AppError {
   const reason = error instanceof Error ? error.message : String(error);
   const fault = platformFault(error);
-  if (fault) return new UnavailableError(`${transport}: ${reason}`, fault.retryAfterSeconds);
+  if (fault || forNow) return new UnavailableError(`${transport}: ${reason}`, fault?.retryAfterSeconds);
   return new AppError("internal-server-error", undefined, `${transport}: ${reason}`);
 }

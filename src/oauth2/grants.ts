@@ -67,6 +67,27 @@ export function startGrantFamily(
   return startFamily(deps, grantLocator(grantId), grantId, token, lifetimeMs);
 }
 
+/**
+ * A new grant's first refresh token, its family started; if the start fails (503 `temporarily_unavailable`) the grant
+ * row just written goes, after the answer and best effort (its database may be down too), as a half-made session does
+ * (auth/new-sessions.ts): a grant whose token no family knows refreshes nothing, and no answer carried it. A family
+ * the failed call did start holds a token no one was given, and its grant is gone: it refreshes nothing either.
+ */
+async function startNewGrantFamily(
+  deps: Deps,
+  db: Db,
+  grantId: string,
+  token: string,
+  lifetimeMs: number,
+): Promise<void> {
+  try {
+    await startGrantFamily(deps, grantId, token, lifetimeMs);
+  } catch (error) {
+    deps.background(db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId)).run());
+    throw error;
+  }
+}
+
 export function issuesRefreshTokens(client: OAuth2ClientRow): boolean {
   return client.grantTypes.includes("refresh_token");
 }
@@ -111,7 +132,8 @@ export async function createGrant(
   const [grant] = await insertGrant;
   // The code row went in between (its client or user was deleted).
   if (!grant) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
-  if (refreshToken) await startGrantFamily(deps, grantId, refreshToken, client.refreshTokenLifetime * 1000);
+  if (refreshToken)
+    await startNewGrantFamily(deps, db, grantId, refreshToken, client.refreshTokenLifetime * 1000);
   return { grant, refreshToken };
 }
 
@@ -128,15 +150,16 @@ export async function createGrantFor(
   const grantId = newGrantId(slotOfUser(values.userId));
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
-  const grant = await deps.shards
-    .ofUser(values.userId)
+  const db = deps.shards.ofUser(values.userId);
+  const grant = await db
     .insert(oauth2Grants)
     .values({ id: grantId, clientId: client.clientId, ...values, createdAt: now, lastUsedAt: now, expiresAt })
     .returning()
     .get();
   if (!grant) throw new OAuth2Error("invalid_grant", "the authorization could not be granted");
   const refreshToken = withRefresh ? newRefreshToken(grantId) : undefined;
-  if (refreshToken) await startGrantFamily(deps, grantId, refreshToken, client.refreshTokenLifetime * 1000);
+  if (refreshToken)
+    await startNewGrantFamily(deps, db, grantId, refreshToken, client.refreshTokenLifetime * 1000);
   return { grant, refreshToken };
 }
 

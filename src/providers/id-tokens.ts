@@ -1,5 +1,5 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
-import { AppError } from "../errors";
+import { AppError, UnavailableError } from "../errors";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import type { IdTokenProvider, IdTokenSettings } from "./config";
@@ -9,25 +9,54 @@ import { type ProviderProfile, str, yes } from "./profile";
  * ID tokens a native app got from Apple or Google itself (`/signin/idtoken`, `/link/idtoken`, contract §3.2): the
  * signature against the provider's JWKS, the issuer, the audience (one of `AUTH_PROVIDER_<P>_AUDIENCE`), the expiry
  * and, when the app sends one, the nonce. The JWKS is cached in KV for an hour and fetched again at once when a
- * token names a key it does not hold (the provider rotated).
+ * token names a key it does not hold (the provider rotated). The cache is only a cache: a read that fails is a miss
+ * (the keys come from the provider), a write that fails keeps nothing, and neither stops the sign-in. A provider that
+ * cannot be reached, answers nothing in time or fails for now is 503 with Retry-After (contract §1); one that answers
+ * something else than its keys is 400 `oauth-provider-error`.
  */
 const JWKS_TTL_SECONDS = 3600;
 const TIMEOUT_MS = 10_000;
 
 const invalid = (why: string) => new AppError("unauthorized", "the ID token is invalid", why);
 
+const warn = (what: string, jwksUrl: string, error: unknown) =>
+  console.warn(JSON.stringify({ level: "warn", what, jwksUrl, detail: String(error) }));
+
 async function fetchJwks(deps: Deps, settings: IdTokenSettings): Promise<JSONWebKeySet> {
+  let response: Response;
   try {
-    const response = await deps.outbound(settings.jwksUrl, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await deps.outbound(settings.jwksUrl, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch (error) {
+    throw new UnavailableError(`the provider's keys could not be fetched: ${String(error)}`);
+  }
+  if (response.status >= 500 || response.status === 429) {
+    throw new UnavailableError(`the provider's keys could not be fetched: answered ${response.status}`);
+  }
+  let jwks: JSONWebKeySet;
+  try {
     if (!response.ok) throw new Error(`answered ${response.status}`);
-    const jwks = (await response.json()) as JSONWebKeySet;
+    jwks = (await response.json()) as JSONWebKeySet;
     if (!Array.isArray(jwks?.keys)) throw new Error("not a JWKS");
+  } catch (error) {
+    throw new AppError("oauth-provider-error", "the provider's keys could not be fetched", String(error));
+  }
+  try {
     await deps.env.PROVIDER_KEYS.put(settings.jwksUrl, JSON.stringify(jwks), {
       expirationTtl: JWKS_TTL_SECONDS,
     });
-    return jwks;
   } catch (error) {
-    throw new AppError("oauth-provider-error", "the provider's keys could not be fetched", String(error));
+    warn("provider keys not cached", settings.jwksUrl, error);
+  }
+  return jwks;
+}
+
+/** The cached key set; null when there is none, or when the cache cannot be read for now (then it is a miss). */
+async function cachedJwks(deps: Deps, jwksUrl: string): Promise<JSONWebKeySet | null> {
+  try {
+    return await deps.env.PROVIDER_KEYS.get<JSONWebKeySet>(jwksUrl, "json");
+  } catch (error) {
+    warn("provider keys cache not read", jwksUrl, error);
+    return null;
   }
 }
 
@@ -62,7 +91,7 @@ function mayRefetch(deps: Deps, jwksUrl: string): boolean {
 
 /** The verified claims, or 401 `unauthorized`. */
 async function verifiedClaims(deps: Deps, settings: IdTokenSettings, token: string): Promise<JWTPayload> {
-  const cached = await deps.env.PROVIDER_KEYS.get<JSONWebKeySet>(settings.jwksUrl, "json");
+  const cached = await cachedJwks(deps, settings.jwksUrl);
   try {
     return await verifyWith(cached ?? (await fetchJwks(deps, settings)), token, settings);
   } catch (error) {

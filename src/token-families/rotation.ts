@@ -120,6 +120,18 @@ export async function startFamily(
   await familiesAt(deps, locator).start(family, await sha256Hex(token), now, now + lifetimeMs);
 }
 
+/** A family's first token unless the object knows it already (`SessionFamilies.startOnce`): a start that may repeat. */
+export async function startFamilyOnce(
+  deps: Deps,
+  locator: string,
+  family: string,
+  token: string,
+  lifetimeMs: number,
+): Promise<void> {
+  const now = deps.now();
+  await familiesAt(deps, locator).startOnce(family, await sha256Hex(token), now, now + lifetimeMs);
+}
+
 export function revokeFamily(deps: Deps, locator: string, family: string): Promise<void> {
   return familiesAt(deps, locator).revokeFamily(family);
 }

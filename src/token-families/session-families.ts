@@ -116,6 +116,14 @@ export class SessionFamilies extends DurableObject<Env> {
     this.armAlarm(expiresAt);
   }
 
+  /**
+   * The same, unless this token is known here already: a start repeated because an earlier answer was lost (the
+   * legacy drawer's successor handed out again) never resets a family that has rotated past it, or was revoked.
+   */
+  startOnce(family: string, hash: string, now: number, expiresAt: number): void {
+    if (!this.familyOfToken(hash)) this.start(family, hash, now, expiresAt);
+  }
+
   rotate(request: FamilyRotation): FamilyOutcome {
     const { presentedHash, candidateHash, candidateSealed, now, graceMs, expiresAt, touchEveryMs } = request;
     const row = this.familyOfToken(presentedHash);

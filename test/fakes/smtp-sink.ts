@@ -58,6 +58,11 @@ export default async function setup(project: TestProject) {
         const error = Object.assign(new Error("mailbox unavailable"), { responseCode: 550 });
         return callback(error);
       }
+      // A relay that is busy for now (SMTP's transient 4yz class), to prove that reaches the client as a 503.
+      if (address.address.startsWith("busy-")) {
+        const error = Object.assign(new Error("try again later"), { responseCode: 451 });
+        return callback(error);
+      }
       callback();
     },
     onData(stream, session, callback) {

@@ -117,13 +117,29 @@ describe("SMTP transport", () => {
     expect((await received(known)).map((m) => m.subject)).toContain("Reset your password");
   });
 
-  it("a relay that does not answer is a 500", async () => {
+  // Threat: a relay that is down for a moment answered as a bug (500, no Retry-After), so clients give up on a
+  // sign-up a retry would have completed.
+  it("a relay that refuses the connection is a 503 with Retry-After; the sign-up is retried once mail works", async () => {
     // Port 1 on loopback: nothing listens there, the connection is refused.
     const down = service({ ...SMTP, AUTH_SMTP_PORT: "1" });
-    await expectError(
-      await down.post("/signup/email-password", { email: uniqueEmail(), password: PASSWORD }),
-      500,
-      "internal-server-error",
+    const email = uniqueEmail("smtp-down");
+    const answer = await down.post("/signup/email-password", { email, password: PASSWORD });
+    expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+    await expectError(answer, 503, "service-unavailable");
+    // The sign-up was undone with its mail: the retry is the same request, not `email-already-in-use`.
+    expect((await service(SMTP).post("/signup/email-password", { email, password: PASSWORD })).status).toBe(
+      200,
     );
+    expect(await received(email)).toHaveLength(1);
+  });
+
+  // Threat: a relay's "try again later" (SMTP 4yz) answered as a bug, or as a success.
+  it("a relay that is busy for now (451) is a 503 with Retry-After", async () => {
+    const answer = await service(SMTP).post("/signup/email-password", {
+      email: uniqueEmail("busy"),
+      password: PASSWORD,
+    });
+    expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+    await expectError(answer, 503, "service-unavailable");
   });
 });

@@ -3,7 +3,7 @@ import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
 import { smsCodeText } from "../../sms/templates";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
-import { findOrCreatePhoneUser, type PasswordlessMode } from "../new-users";
+import { findOrCreatePhoneUser, type PasswordlessMode, removeUser } from "../new-users";
 import type { SignUpOptions } from "../sign-up-options";
 import { findUserByPhoneNumber, markVerified, toWireUser } from "../users";
 import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
@@ -22,6 +22,11 @@ function e164(phoneNumber: string): string {
 /**
  * signInPasswordlessSms: a 6-digit code by SMS (5 min); creates the user on first use. signUpPasswordlessSms
  * (client.md §15, `mode` "sign-up") refuses a number that has an account: 409 `phone-number-already-in-use`.
+ *
+ * A code that cannot be sent (the provider refusing, or failing for now: 503) undoes the user this request made for
+ * it, as a sign-up whose verification mail fails does: the retry starts afresh instead of meeting
+ * `phone-number-already-in-use`. The code itself stays in its object until the retry's code replaces it or it
+ * expires: it reached no one, unless the provider took the text and only its answer was lost.
  */
 export async function signInPasswordlessSms(
   deps: Deps,
@@ -30,15 +35,21 @@ export async function signInPasswordlessSms(
 ): Promise<void> {
   if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
-  const user = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
+  const { user, created } = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
   if (!user || user.disabled) return;
-  const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
-  await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code), {
-    template: "signin-passwordless-sms",
-    locale: user.locale,
-    code,
-    user: toWireUser(user),
-  });
+  try {
+    const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
+    await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code), {
+      template: "signin-passwordless-sms",
+      locale: user.locale,
+      code,
+      user: toWireUser(user),
+    });
+  } catch (error) {
+    // If D1 refuses the undo too, the user stays, whole: the next request for the number finds it.
+    if (created) await removeUser(deps, user.id).catch(() => {});
+    throw error;
+  }
 }
 
 /**

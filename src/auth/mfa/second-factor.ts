@@ -77,8 +77,28 @@ async function guarded(deps: Deps, userId: string, check: () => Promise<boolean>
     throw new RateLimitedError(verdict.retryAfterSeconds, "too many wrong codes: try again later");
   }
   const right = await check();
-  if (right) await guard.forgive();
+  if (right) await forgive(guard, userId);
   return right;
+}
+
+/**
+ * Best effort: the right code is spent by now (its time step recorded, a recovery code deleted), so a guard that
+ * cannot forgive for now (overloaded, reset) must not turn the success into a 503 whose retry finds the code used.
+ * The count then stays one failure higher: the user may meet a lock one guess sooner, a guesser gains nothing.
+ */
+async function forgive(guard: { forgive(): Promise<void> }, userId: string): Promise<void> {
+  try {
+    await guard.forgive();
+  } catch (error) {
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        what: "second-factor count not forgiven",
+        userId,
+        detail: String(error),
+      }),
+    );
+  }
 }
 
 /** A TOTP code of the user's secret (activation, new recovery codes): guarded, and used once. */

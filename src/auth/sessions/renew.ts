@@ -52,6 +52,7 @@ export async function renewSession(
   if (rotation.outcome === "unknown")
     rotation = await rotateLegacySessionToken(deps, refreshToken, {
       successorFor: newSessionToken,
+      locatorOf,
       lifetimeMs,
       graceMs,
     });

@@ -6,6 +6,21 @@ import { type Mailer, mailFailure } from "../mailer";
 const TIMEOUT_MS = 10_000;
 
 /**
+ * A relay that is down or busy, which a retry may well find up: the connection refused (workerd's words for a socket
+ * that does not open), or a reply of SMTP's transient class 4yz (RFC 5321 §4.2.1, e.g. 421 "service not available",
+ * 451 "try again later"). Timeouts and lost connections are `platformFault`'s already. A refused login, sender or
+ * recipient (5yz) is none of these: a retry would meet it again.
+ */
+const RELAY_DOWN = /cannot connect to the specified address|connection refused/i;
+/** The first reply code in worker-mailer's message (`Failed to connect to SMTP server: 421 …`, `Invalid RCPT TO: <…> 550 …`). */
+const REPLY_CODE = /(?:^|[\s:])([2-5])\d\d(?:[\s-]|$)/;
+
+function relayDown(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return RELAY_DOWN.test(message) || REPLY_CODE.exec(message)?.[1] === "4";
+}
+
+/**
  * SMTP over the Workers TCP socket API (`cloudflare:sockets`) with `worker-mailer`. One connection per message:
  * mail is rare next to requests, and a pooled connection would not survive between isolates anyway.
  * `AUTH_SMTP_SECURE=true` is TLS from the first byte (port 465); otherwise STARTTLS is used when the server offers it.
@@ -33,7 +48,7 @@ export function smtpMailer(config: Config): Mailer {
         mailer = await WorkerMailer.connect(options);
         await mailer.send({ from, to, subject, text, html });
       } catch (error) {
-        throw mailFailure("smtp", error);
+        throw mailFailure("smtp", error, relayDown(error));
       } finally {
         // The library's one-shot helper skips QUIT when sending fails; close in every case.
         await mailer?.close().catch(() => {});

@@ -1,7 +1,9 @@
 import type { Config } from "../../config";
-import { type SmsSender, smsFailure } from "../sender";
+import { type SmsSender, smsFailure, smsUnavailable } from "../sender";
 
 const API = "https://api.twilio.com/2010-04-01";
+/** As for the identity providers: a Twilio that hangs becomes a 503, not a request held open. */
+const TIMEOUT_MS = 10_000;
 
 /**
  * Twilio's Messages API (`POST /Accounts/{sid}/Messages.json`, form-encoded, HTTP Basic with the account SID and
@@ -21,14 +23,16 @@ export function twilioSender(config: Config, outbound: typeof fetch): SmsSender 
           method: "POST",
           headers: { authorization, "content-type": "application/x-www-form-urlencoded" },
           body: new URLSearchParams({ To: to, Body: body, [senderField]: sender }),
+          signal: AbortSignal.timeout(TIMEOUT_MS),
         });
       } catch (error) {
-        throw smsFailure("twilio", error);
+        throw smsUnavailable("twilio", error);
       }
       if (!response.ok) {
         // Twilio's error body says why (`{"code":21211,"message":"… is not a valid phone number"}`): log it.
         const detail = (await response.text().catch(() => "")).slice(0, 500);
-        throw smsFailure("twilio", `HTTP ${response.status} ${detail}`);
+        const failure = response.status >= 500 || response.status === 429 ? smsUnavailable : smsFailure;
+        throw failure("twilio", `HTTP ${response.status} ${detail}`);
       }
     },
   };

@@ -1,11 +1,18 @@
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { shardOfEntry } from "../../db/directory";
 import { oauth2Grants, oauth2RefreshTokens, refreshTokens, sessions } from "../../db/schema";
 import { eachShard } from "../../db/shards";
 import type { Deps } from "../../http/deps";
 import { decrypt, sha256Hex } from "../../lib/crypto";
-import { newLocator, objectRequest, type Rotation, type RotationRequest, startFamily } from "../rotation";
+import {
+  newLocator,
+  objectRequest,
+  type Rotation,
+  type RotationRequest,
+  startFamily,
+  startFamilyOnce,
+} from "../rotation";
 import type { RotateOutcome } from "./refresh-session";
 
 /**
@@ -69,11 +76,20 @@ export async function legacySessionOfToken(
  * A session token that no family knows: if the index has it, it rotates in its object, and a first rotation starts
  * the session's family with the successor (a token of `successorFor(locator)`) and gives the session's row its
  * locator, so sign-out reaches the family from then on. `unknown` when the index has no such token.
+ *
+ * The object may rotate and the answer still be lost (the object reset after rotating, the family's start or the
+ * row's write failing: a 503). The client's retry inside the grace window gets the same successor from the object,
+ * so that successor's family is started here if its object does not know it yet (never reset past it), and the row
+ * gets its locator if it has none: the one successor the client ends up with refreshes.
  */
 export async function rotateLegacySessionToken(
   deps: Deps,
   refreshToken: string,
-  request: Omit<RotationRequest, "presented" | "successor"> & { successorFor: (locator: string) => string },
+  request: Omit<RotationRequest, "presented" | "successor"> & {
+    successorFor: (locator: string) => string;
+    /** The locator a successor names (the inverse of `successorFor`). */
+    locatorOf: (token: string) => string;
+  },
 ): Promise<Rotation> {
   const legacy = await legacySessionOfToken(deps, refreshToken);
   if (!legacy) return { outcome: "unknown" };
@@ -95,6 +111,16 @@ export async function rotateLegacySessionToken(
         .update(sessions)
         .set({ locator, lastUsedAt: now, expiresAt: now + lifetimeMs })
         .where(eq(sessions.id, sessionId)),
+    ]);
+  }
+  if (rotation.outcome === "grace") {
+    const handedAgain = request.locatorOf(rotation.token);
+    await Promise.all([
+      startFamilyOnce(deps, handedAgain, sessionId, rotation.token, lifetimeMs),
+      db
+        .update(sessions)
+        .set({ locator: handedAgain })
+        .where(and(eq(sessions.id, sessionId), isNull(sessions.locator))),
     ]);
   }
   return rotation;
@@ -172,7 +198,9 @@ export async function findLegacyGrant(
 
 /**
  * A grant's token from before, rotated once more in its object (`oauth2:<grantId>`); a first rotation starts the
- * grant's family at `locator` with the successor, and asks the caller to write the grant's last use (`touch`).
+ * grant's family at `locator` with the successor, and asks the caller to write the grant's last use (`touch`). A
+ * duplicate inside the grace window starts that family if the first rotation's answer was lost before it did (see
+ * `rotateLegacySessionToken`).
  */
 export async function rotateLegacyGrantToken(
   deps: Deps,
@@ -181,6 +209,9 @@ export async function rotateLegacyGrantToken(
   request: RotationRequest,
 ): Promise<Rotation> {
   const rotation = await rotateInObject(deps, `oauth2:${grantId}`, grantId, request);
+  if (rotation.outcome === "grace") {
+    await startFamilyOnce(deps, locator, grantId, rotation.token, request.lifetimeMs);
+  }
   if (rotation.outcome !== "rotated") return rotation;
   await startFamily(deps, locator, grantId, rotation.token, request.lifetimeMs);
   return { ...rotation, touch: true };

@@ -1,0 +1,245 @@
+// OUTBOUND to identity providers and to Twilio failing (a lost connection, or no answer until the request's own
+// timeout), and KV `PROVIDER_KEYS` (the cached JWKS of ID-token sign-in) failing. The threat named above each test is
+// what it keeps out.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { service, type TestService, type WireSession } from "../helpers";
+import { location, openIn, startAt, withProviders } from "../providers/support";
+import { failingFetcher, failingKv } from "../support/faults";
+import { allInShards } from "../support/shards";
+import { expectUnavailable } from "./support";
+
+/** A hang lasts until the service's own timeout (10 s for providers and Twilio): such tests wait for it. */
+const HANG = { when: "hang", hangMs: 60_000 } as const;
+const HANG_TEST = { timeout: 30_000 };
+
+const uniqueId = () => String(Math.floor(Math.random() * 1e12));
+
+describe("provider sign-in: the provider unreachable at the callback", () => {
+  const plain = withProviders();
+
+  /** A GitHub sign-in started and approved in one browser, its callback opened by `callbackSvc`. */
+  async function callbackThrough(callbackSvc: TestService, person: { fake_id: string; fake_email: string }) {
+    const { atProvider, cookie } = await startAt(plain, "github", { state: "app-state" });
+    for (const [name, value] of Object.entries(person)) atProvider.searchParams.set(name, value);
+    const callback = location(await env.OUTBOUND!.fetch(atProvider.toString(), { redirect: "manual" }));
+    const back = location(await openIn(callbackSvc, callback, cookie));
+    return { back, callback, cookie };
+  }
+
+  /** Nothing of the sign-in exists: no user with the address, no identity, no provider tokens waiting. */
+  async function expectNothingMade(person: { fake_id: string; fake_email: string }) {
+    expect(await allInShards("SELECT id FROM users WHERE email = ?", person.fake_email)).toEqual([]);
+    expect(
+      await allInShards(
+        "SELECT id FROM user_providers WHERE provider = 'github' AND provider_user_id = ?",
+        person.fake_id,
+      ),
+    ).toEqual([]);
+  }
+
+  const cases = [
+    ["the code exchange", /github\.fake\/login\/oauth\/access_token/, "oauth-token-echange-failed"],
+    ["the profile", /github\.fake\/user/, "oauth-profile-fetch-failed"],
+  ] as const;
+
+  // Threat: a 500 (or a blank page) where the contract sends the browser back with an error, or a user or an
+  // identity half made from a sign-in that failed.
+  it.each(cases)(
+    "%s: a lost connection sends the browser back with the contract's error; nothing is made",
+    async (_step, match, code) => {
+      const { binding, fault } = failingFetcher(env.OUTBOUND!, { match });
+      const person = { fake_id: uniqueId(), fake_email: `gh-${uniqueId()}@example.com` };
+      const { back, callback, cookie } = await callbackThrough(withProviders({ OUTBOUND: binding }), person);
+      expect(fault.failures).toBeGreaterThan(0);
+      expect(`${back.origin}${back.pathname}`).toBe("https://app.example.com/after-sign-in");
+      expect(back.searchParams.get("error")).toBe(code);
+      expect(back.searchParams.get("state")).toBe("app-state");
+      expect(back.searchParams.has("refreshToken")).toBe(false);
+      await expectNothingMade(person);
+      // The request was spent with its code: the same callback again signs no one in.
+      const again = location(await openIn(plain, callback, cookie));
+      expect(again.searchParams.get("error")).toBe("invalid-state");
+      await expectNothingMade(person);
+    },
+  );
+
+  // Threat: a provider that holds the connection open holds the sign-in (and the Worker's request) with it.
+  it(
+    "the profile endpoint hangs: given up at the request's own timeout, the contract's error; nothing is made",
+    HANG_TEST,
+    async () => {
+      const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /github\.fake\/user/, ...HANG });
+      const person = { fake_id: uniqueId(), fake_email: `gh-${uniqueId()}@example.com` };
+      const started = Date.now();
+      const { back } = await callbackThrough(withProviders({ OUTBOUND: binding }), person);
+      expect(fault.failures).toBe(1);
+      expect(Date.now() - started).toBeLessThan(25_000);
+      expect(back.searchParams.get("error")).toBe("oauth-profile-fetch-failed");
+      await expectNothingMade(person);
+    },
+  );
+});
+
+describe("ID-token sign-in: the provider's keys", () => {
+  const GOOGLE = { AUTH_PROVIDER_GOOGLE_AUDIENCE: "ios-client" };
+  const JWKS_URL = "https://oidc.fake/jwks";
+
+  async function mint(claims: Record<string, unknown>): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    const response = await env.OUTBOUND!.fetch("https://oidc.fake/__mint", {
+      method: "POST",
+      body: JSON.stringify({
+        iss: "https://oidc.fake",
+        aud: "ios-client",
+        iat: now,
+        exp: now + 300,
+        ...claims,
+      }),
+    });
+    return response.text();
+  }
+
+  const signIn = async (svc: TestService, sub: string) =>
+    svc.post("/signin/idtoken", {
+      provider: "google",
+      idToken: await mint({ sub, email: `${sub}@example.com` }),
+    });
+
+  async function expectSignedIn(response: Response, sub: string) {
+    expect(response.status, await response.clone().text()).toBe(200);
+    const { session } = (await response.json()) as { session: WireSession };
+    expect(session.user.email).toBe(`${sub}@example.com`);
+  }
+
+  // Threat: a cache that cannot be read for a moment stops every native sign-in, though the keys are one fetch away.
+  it("KV cannot be read: a miss, the keys come from the provider, the user signs in", async () => {
+    const { binding, fault } = failingKv(env.PROVIDER_KEYS, { match: /^get$/ });
+    const sub = `g-${uniqueId()}`;
+    await expectSignedIn(await signIn(withProviders({ ...GOOGLE, PROVIDER_KEYS: binding }), sub), sub);
+    expect(fault.failures).toBe(1);
+  });
+
+  // Threat: as above, a cache that cannot keep the keys failing the sign-in that fetched them.
+  it("KV cannot be written: the user signs in with the keys fetched; nothing is cached", async () => {
+    await env.PROVIDER_KEYS.delete(JWKS_URL);
+    const { binding, fault } = failingKv(env.PROVIDER_KEYS, { match: /^put$/ });
+    const sub = `g-${uniqueId()}`;
+    await expectSignedIn(await signIn(withProviders({ ...GOOGLE, PROVIDER_KEYS: binding }), sub), sub);
+    expect(fault.failures).toBe(1);
+    expect(await env.PROVIDER_KEYS.get(JWKS_URL)).toBeNull();
+  });
+
+  // Threat: a provider that cannot be reached answered as the app's mistake (400), so the app never retries; or a
+  // user made without a verified token.
+  it("the keys cannot be fetched (a lost connection): 503 with Retry-After, no user; the retry signs in", async () => {
+    await env.PROVIDER_KEYS.delete(JWKS_URL);
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /oidc\.fake\/jwks/, times: 1 });
+    const svc = withProviders({ ...GOOGLE, OUTBOUND: binding });
+    const sub = `g-${uniqueId()}`;
+    await expectUnavailable(await signIn(svc, sub), "jwks unreachable");
+    expect(fault.failures).toBe(1);
+    expect(await allInShards("SELECT id FROM users WHERE email = ?", `${sub}@example.com`)).toEqual([]);
+    await expectSignedIn(await signIn(svc, sub), sub);
+  });
+
+  // Threat: a provider that hangs holds the sign-in open for as long as it likes.
+  it("the keys' fetch hangs: 503 at the request's own timeout, no user", HANG_TEST, async () => {
+    await env.PROVIDER_KEYS.delete(JWKS_URL);
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /oidc\.fake\/jwks/, ...HANG });
+    const sub = `g-${uniqueId()}`;
+    await expectUnavailable(await signIn(withProviders({ ...GOOGLE, OUTBOUND: binding }), sub), "jwks hang");
+    expect(fault.failures).toBe(1);
+    expect(await allInShards("SELECT id FROM users WHERE email = ?", `${sub}@example.com`)).toEqual([]);
+  });
+});
+
+describe("SMS sign-in: Twilio unreachable", () => {
+  const TWILIO_ENV = {
+    AUTH_SMS_PASSWORDLESS_ENABLED: "true",
+    AUTH_SMS_PROVIDER: "twilio",
+    AUTH_SMS_TWILIO_ACCOUNT_SID: "ACtest",
+    AUTH_SMS_TWILIO_AUTH_TOKEN: "twilio-token",
+    AUTH_SMS_TWILIO_MESSAGING_SERVICE_ID: "MGservice",
+  };
+  const twilio = service(TWILIO_ENV);
+  const TWILIO_API = /api\.twilio\.com\/2010-04-01\//;
+  const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+
+  async function sentByTwilio(to: string): Promise<{ Body: string }[]> {
+    const response = await env.OUTBOUND!.fetch(`https://api.twilio.com/__sent?to=${encodeURIComponent(to)}`);
+    return (await response.json()) as { Body: string }[];
+  }
+  const usersWith = (phone: string) => allInShards("SELECT id FROM users WHERE phone_number = ?", phone);
+
+  /** The newest code Twilio took for `phone` signs in. */
+  async function expectCodeSignsIn(phone: string) {
+    const [sms] = await sentByTwilio(phone);
+    const otp = /\b(\d{6})\b/.exec(sms!.Body)![1]!;
+    const answer = await twilio.post("/signin/passwordless/sms/otp", { phoneNumber: phone, otp });
+    expect(answer.status, await answer.clone().text()).toBe(200);
+  }
+
+  // Threat: an outage answered as a refusal of the number (400 `cannot-send-sms`), so the app tells the person their
+  // number is wrong; a sign-up left behind whose retry meets `phone-number-already-in-use`.
+  it("a lost connection: 503 with Retry-After; the sign-up's user is undone, and the retry signs up", async () => {
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: TWILIO_API, times: 1 });
+    const svc = service({ ...TWILIO_ENV, OUTBOUND: binding });
+    const phone = uniquePhone();
+    await expectUnavailable(
+      await svc.post("/signup/passwordless/sms", { phoneNumber: phone }),
+      "twilio down",
+    );
+    expect(fault.failures).toBe(1);
+    expect(await usersWith(phone)).toEqual([]);
+    expect(await (await svc.post("/signup/passwordless/sms", { phoneNumber: phone })).json()).toBe("OK");
+    await expectCodeSignsIn(phone);
+  });
+
+  // Threat: the undo reaching a user who had the number before this request.
+  it("a lost connection for a number that has a user: 503; that user stays, and the retry signs them in", async () => {
+    const phone = uniquePhone();
+    expect((await twilio.post("/signin/passwordless/sms", { phoneNumber: phone })).status).toBe(200);
+    const before = await usersWith(phone);
+    expect(before).toHaveLength(1);
+    const { binding } = failingFetcher(env.OUTBOUND!, { match: TWILIO_API, times: 1 });
+    const svc = service({ ...TWILIO_ENV, OUTBOUND: binding });
+    await expectUnavailable(
+      await svc.post("/signin/passwordless/sms", { phoneNumber: phone }),
+      "twilio down",
+    );
+    expect(await usersWith(phone)).toEqual(before);
+    expect((await svc.post("/signin/passwordless/sms", { phoneNumber: phone })).status).toBe(200);
+    await expectCodeSignsIn(phone);
+  });
+
+  // Threat: Twilio's own outage (5xx) answered as a refusal of the number.
+  it("Twilio answering 503: 503 with Retry-After, no user", async () => {
+    const down = {
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        const request = new Request(input, init);
+        if (TWILIO_API.test(request.url)) return new Response("upstream unavailable", { status: 503 });
+        return env.OUTBOUND!.fetch(request);
+      },
+    };
+    const phone = uniquePhone();
+    const svc = service({ ...TWILIO_ENV, OUTBOUND: down });
+    await expectUnavailable(await svc.post("/signin/passwordless/sms", { phoneNumber: phone }), "twilio 503");
+    expect(await usersWith(phone)).toEqual([]);
+  });
+
+  // Threat: a Twilio that never answers holds the request open with no bound of its own.
+  it("Twilio hangs: 503 at the request's own timeout; no user", HANG_TEST, async () => {
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: TWILIO_API, ...HANG });
+    const phone = uniquePhone();
+    const started = Date.now();
+    const svc = service({ ...TWILIO_ENV, OUTBOUND: binding });
+    await expectUnavailable(
+      await svc.post("/signin/passwordless/sms", { phoneNumber: phone }),
+      "twilio hang",
+    );
+    expect(fault.failures).toBe(1);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(await usersWith(phone)).toEqual([]);
+  });
+});
