@@ -113,6 +113,18 @@ const { warn, warnOnce } = logger;
 logger.warn = (message, options) => aboutDependencySourceMap(message) || warn(message, options);
 logger.warnOnce = (message, options) => aboutDependencySourceMap(message) || warnOnce(message, options);
 
+/**
+ * Files of the workers projects run two at a time whatever the machine (Vitest's default is one fewer than the
+ * cores: one, on the 2-core machines CI runs on). Much of the suite waits rather than computes (timeouts, retry
+ * backoffs, hung fakes), and each file already stands alone: its own workerd per worker, unique emails, ids and
+ * addresses. The compatibility tests share one `wrangler dev`, its page and app ports and its browser, so they run
+ * one at a time, after the others (a later `groupOrder`: projects of one group must agree on `maxWorkers`).
+ */
+/** The one compatibility file that needs none of the shared server's parts (test/compat/wrangler-dev.ts). */
+const STANDS_ALONE = "test/compat/deploy.test.ts";
+const PARALLEL = { maxWorkers: 2, sequence: { groupOrder: 0 } };
+const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+
 export default defineConfig({
   customLogger: logger,
   test: {
@@ -124,6 +136,7 @@ export default defineConfig({
         customLogger: logger,
         test: {
           name: "workers",
+          ...PARALLEL,
           // One workerd per worker, reused across files: per-file start-up was most of the suite's time.
           isolate: false,
           include: ["test/**/*.test.ts"],
@@ -138,6 +151,7 @@ export default defineConfig({
         customLogger: logger,
         test: {
           name: "workers-own-storage",
+          ...PARALLEL,
           include: NEEDS_OWN_STORAGE,
           setupFiles: ["./test/apply-migrations.ts"],
         },
@@ -146,14 +160,27 @@ export default defineConfig({
         test: {
           // The project's own tools (the lint's rules) checked as processes, in Node.
           name: "tooling",
+          ...PARALLEL,
           include: ["test/tooling/**/*.test.ts"],
           environment: "node",
         },
       },
       {
         test: {
+          // The deploy checks bundle and dry-run in directories of their own, with no server: beside the others.
+          name: "compat-deploy",
+          ...PARALLEL,
+          include: [STANDS_ALONE],
+          environment: "node",
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
           name: "compat",
+          ...ONE_AT_A_TIME,
           include: ["test/compat/**/*.test.ts"],
+          exclude: [STANDS_ALONE],
           environment: "node",
           globalSetup: ["./test/compat/wrangler-dev.ts"],
           testTimeout: 30_000,
