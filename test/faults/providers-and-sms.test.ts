@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { service, type TestService, type WireSession } from "../helpers";
-import { location, openIn, startAt, withProviders } from "../providers/support";
+import { location, mintIdToken, openIn, startAt, withProviders } from "../providers/support";
 import { failingFetcher, failingKv } from "../support/faults";
 import { allInShards } from "../support/shards";
 import { expectUnavailable } from "./support";
@@ -85,25 +85,10 @@ describe("ID-token sign-in: the provider's keys", () => {
   const GOOGLE = { AUTH_PROVIDER_GOOGLE_AUDIENCE: "ios-client" };
   const JWKS_URL = "https://oidc.fake/jwks";
 
-  async function mint(claims: Record<string, unknown>): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    const response = await env.OUTBOUND!.fetch("https://oidc.fake/__mint", {
-      method: "POST",
-      body: JSON.stringify({
-        iss: "https://oidc.fake",
-        aud: "ios-client",
-        iat: now,
-        exp: now + 300,
-        ...claims,
-      }),
-    });
-    return response.text();
-  }
-
   const signIn = async (svc: TestService, sub: string) =>
     svc.post("/signin/idtoken", {
       provider: "google",
-      idToken: await mint({ sub, email: `${sub}@example.com` }),
+      idToken: await mintIdToken({ sub, email: `${sub}@example.com` }),
     });
 
   async function expectSignedIn(response: Response, sub: string) {

@@ -5,7 +5,6 @@ import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
-import { claim } from "../../src/db/directory";
 import {
   expectError,
   NO_VERIFICATION,
@@ -18,7 +17,8 @@ import {
 } from "../helpers";
 import { basic, grantFor, oauth2Error, postForm, provider, type TokenAnswer } from "../oauth2/support";
 import { failingNamespace, failingShards } from "../support/faults";
-import { firstInAnyShard, testShards, userD1 } from "../support/shards";
+import { userD1 } from "../support/shards";
+import { legacyGrantToken, legacySession } from "../token-families/legacy/support";
 import { expectOAuth2Unavailable, expectUnavailable } from "./support";
 
 const MFA = { ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true" };
@@ -191,7 +191,7 @@ describe("legacy OAuth2 refresh tokens: RefreshSession failing", () => {
   it("reset after the object rotated: 503 temporarily_unavailable; the retry's successor is one, and it refreshes", async () => {
     const oauth2 = provider();
     const { client } = await grantFor(oauth2);
-    const legacy = await legacyGrantToken(client.clientId);
+    const { legacy } = await legacyGrantToken(client.clientId);
     const { binding } = failingNamespace(env.REFRESH_SESSIONS, {
       match: /^rotate$/,
       when: "after",
@@ -230,50 +230,3 @@ describe("legacy OAuth2 refresh tokens: RefreshSession failing", () => {
     );
   });
 });
-
-async function sha256(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/**
- * A session as the release before locators made it (or the import from Nhost makes it): no locator, its token in
- * refresh_tokens, in its user's shard, named in the directory (as in token-families/legacy/legacy-tokens.test.ts).
- */
-async function legacySession(userId: string): Promise<{ id: string; token: string }> {
-  const id = crypto.randomUUID();
-  const token = crypto.randomUUID();
-  const now = Date.now();
-  const hash = await sha256(token);
-  const d1 = userD1(userId);
-  await d1.batch([
-    d1
-      .prepare(
-        "INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-      )
-      .bind(id, userId, now, now, now + 3_600_000),
-    d1
-      .prepare("INSERT INTO refresh_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)")
-      .bind(hash, id, now + 3_600_000),
-  ]);
-  const entries = [
-    { kind: "session" as const, value: id },
-    { kind: "refresh" as const, value: hash },
-  ];
-  expect(await claim(testShards(), userId, entries, now)).toBeNull();
-  return { id, token };
-}
-
-/** A grant's refresh token from before grant-naming tokens: `ort_` + 43 characters, indexed in the grant's shard. */
-async function legacyGrantToken(clientId: string): Promise<string> {
-  const grant = await firstInAnyShard<{ id: string; user_id: string }>(
-    "SELECT id, user_id FROM oauth2_grants WHERE client_id = ?",
-    clientId,
-  );
-  const legacy = `ort_${"L".repeat(11)}${crypto.randomUUID().replace(/-/g, "")}`;
-  await userD1(grant!.user_id)
-    .prepare("INSERT INTO oauth2_refresh_tokens (token_hash, grant_id, expires_at) VALUES (?, ?, ?)")
-    .bind(await sha256(legacy), grant!.id, Date.now() + 3_600_000)
-    .run();
-  return legacy;
-}

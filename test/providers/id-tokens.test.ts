@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { expectError, signUp, uniqueEmail } from "../helpers";
-import { withProviders } from "./support";
+import { mintIdToken, withProviders } from "./support";
 
 const svc = withProviders({
   AUTH_PROVIDER_GOOGLE_AUDIENCE: "ios-client,web-client",
@@ -13,20 +13,7 @@ const svc = withProviders({
 });
 const off = withProviders();
 
-async function mint(claims: Record<string, unknown>): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const response = await env.OUTBOUND!.fetch("https://oidc.fake/__mint", {
-    method: "POST",
-    body: JSON.stringify({
-      iss: "https://oidc.fake",
-      aud: "ios-client",
-      iat: now,
-      exp: now + 300,
-      ...claims,
-    }),
-  });
-  return response.text();
-}
+const mint = mintIdToken;
 
 const signIn = (idToken: string, extra: Record<string, unknown> = {}) =>
   svc.post("/signin/idtoken", { provider: "google", idToken, ...extra });

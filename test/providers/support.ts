@@ -89,3 +89,22 @@ export async function receivedByProvider(host: string, code: string): Promise<Re
 }
 
 export const CALLBACK = (provider: string) => `${SERVER}/auth/v1/signin/provider/${provider}/callback`;
+
+/**
+ * An ID token signed by the fake OIDC provider of test/fakes/outbound.js (it plays Google: issuer `https://oidc.fake`,
+ * audience `ios-client`, five minutes), with `claims` on top.
+ */
+export async function mintIdToken(claims: Record<string, unknown>): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const response = await env.OUTBOUND!.fetch("https://oidc.fake/__mint", {
+    method: "POST",
+    body: JSON.stringify({
+      iss: "https://oidc.fake",
+      aud: "ios-client",
+      iat: now,
+      exp: now + 300,
+      ...claims,
+    }),
+  });
+  return response.text();
+}
