@@ -108,28 +108,25 @@ export function raiseFamilyBookmark(
   return familiesAt(deps, locator).raiseBookmark(family, bookmark);
 }
 
-/** A family's first token. */
+/**
+ * A family's first token. `once`: unless the object knows the token already (`SessionFamilies.startOnce`), for a
+ * start that may repeat after a lost answer and must never reset a family that moved on or was revoked.
+ */
 export async function startFamily(
   deps: Deps,
   locator: string,
   family: string,
   token: string,
   lifetimeMs: number,
+  { once = false } = {},
 ): Promise<void> {
   const now = deps.now();
-  await familiesAt(deps, locator).start(family, await sha256Hex(token), now, now + lifetimeMs);
-}
-
-/** A family's first token unless the object knows it already (`SessionFamilies.startOnce`): a start that may repeat. */
-export async function startFamilyOnce(
-  deps: Deps,
-  locator: string,
-  family: string,
-  token: string,
-  lifetimeMs: number,
-): Promise<void> {
-  const now = deps.now();
-  await familiesAt(deps, locator).startOnce(family, await sha256Hex(token), now, now + lifetimeMs);
+  const families = familiesAt(deps, locator);
+  const hash = await sha256Hex(token);
+  const expiresAt = now + lifetimeMs;
+  await (once
+    ? families.startOnce(family, hash, now, expiresAt)
+    : families.start(family, hash, now, expiresAt));
 }
 
 export function revokeFamily(deps: Deps, locator: string, family: string): Promise<void> {

@@ -5,14 +5,7 @@ import { oauth2Grants, oauth2RefreshTokens, refreshTokens, sessions } from "../.
 import { eachShard } from "../../db/shards";
 import type { Deps } from "../../http/deps";
 import { decrypt, sha256Hex } from "../../lib/crypto";
-import {
-  newLocator,
-  objectRequest,
-  type Rotation,
-  type RotationRequest,
-  startFamily,
-  startFamilyOnce,
-} from "../rotation";
+import { newLocator, objectRequest, type Rotation, type RotationRequest, startFamily } from "../rotation";
 import type { RotateOutcome } from "./refresh-session";
 
 /**
@@ -116,7 +109,7 @@ export async function rotateLegacySessionToken(
   if (rotation.outcome === "grace") {
     const handedAgain = request.locatorOf(rotation.token);
     await Promise.all([
-      startFamilyOnce(deps, handedAgain, sessionId, rotation.token, lifetimeMs),
+      startFamily(deps, handedAgain, sessionId, rotation.token, lifetimeMs, { once: true }),
       db
         .update(sessions)
         .set({ locator: handedAgain })
@@ -210,7 +203,7 @@ export async function rotateLegacyGrantToken(
 ): Promise<Rotation> {
   const rotation = await rotateInObject(deps, `oauth2:${grantId}`, grantId, request);
   if (rotation.outcome === "grace") {
-    await startFamilyOnce(deps, locator, grantId, rotation.token, request.lifetimeMs);
+    await startFamily(deps, locator, grantId, rotation.token, request.lifetimeMs, { once: true });
   }
   if (rotation.outcome !== "rotated") return rotation;
   await startFamily(deps, locator, grantId, rotation.token, request.lifetimeMs);
