@@ -264,6 +264,15 @@ export const configSchema = z.object({
    */
   AUTH_OAUTH2_PROVIDER_CLIENT_ID_DOCUMENTS: z.enum(["on", "off"]).optional(),
   /**
+   * Organizations (contract organizations.md §1): member roles beyond `owner`, `admin` and `member`, comma-separated
+   * (lower-case letters, digits, `-` and `_`).
+   */
+  AUTH_ORG_ROLES: list().pipe(
+    z.array(z.string().regex(/^[a-z0-9_-]{1,40}$/, "role names are lower-case letters, digits, - and _")),
+  ),
+  /** DNS-over-HTTPS (JSON API) that verifies an organization's email domain by its TXT record (organizations.md §2). */
+  AUTH_DNS_RESOLVER_URL: url.default("https://cloudflare-dns.com/dns-query"),
+  /**
    * Outbound URLs (contract §1): loopback hosts, over http too, for URLs the service fetches on someone else's say-so;
    * heeded only while AUTH_SERVER_URL is itself local (development and tests), ignored anywhere else.
    */

@@ -21,6 +21,12 @@ export {
 export { verifySignInMfaTotp } from "./mfa";
 export { type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
 export { createUser, identifiersOf, removeUser } from "./new-users";
+export {
+  type ActiveMembership,
+  activeMembership,
+  BUILT_IN_ORG_ROLES,
+  orgRoles,
+} from "./org-membership";
 export { revokeAllSessions, revokeSession } from "./revocation";
 export { renewSession } from "./sessions";
 export {

@@ -70,8 +70,17 @@ export const sessions = sqliteTable(
     locator: text("locator"),
     /** How the session began (`email-password`, `provider:github`, …: src/audit/events.ts `methodOf`); null if unknown. */
     method: text("method"),
+    /**
+     * The organization the session acts in (contract organizations.md §1), switched with `POST /token {orgId}`; its
+     * tokens carry it while the user is still a member. Null: none.
+     */
+    orgId: text("org_id"),
   },
-  (t) => [index("sessions_user_id").on(t.userId), index("sessions_expires_at").on(t.expiresAt)],
+  (t) => [
+    index("sessions_user_id").on(t.userId),
+    index("sessions_expires_at").on(t.expiresAt),
+    index("sessions_user_org").on(t.userId, t.orgId),
+  ],
 );
 
 /**
@@ -356,6 +365,8 @@ export const oauth2Grants = sqliteTable(
     lastUsedAt: integer("last_used_at").notNull(),
     /** When its newest refresh token expires (or its first access token, without refresh tokens). */
     expiresAt: integer("expires_at").notNull(),
+    /** The organization the user let the client act in at consent (contract organizations.md §1); null: none. */
+    orgId: text("org_id"),
   },
   (t) => [
     index("oauth2_grants_user_id").on(t.userId),
@@ -409,6 +420,8 @@ export const oauth2Codes = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
     usedAt: integer("used_at"),
     grantId: text("grant_id"),
+    /** The organization chosen on the consent page, handed on to the grant; null: none. */
+    orgId: text("org_id"),
   },
   (t) => [index("oauth2_codes_expires_at").on(t.expiresAt)],
 );
@@ -745,4 +758,195 @@ export const directory = sqliteTable(
     claimedAt: integer("claimed_at").notNull(),
   },
   (t) => [index("directory_user").on(t.userId)],
+);
+
+/*
+ * Organizations, enterprise connections and SCIM (contract organizations.md). They belong to no one user, so they
+ * live in the home database (`DB`) only, like the OAuth2 clients; a member's user row is in the user's shard, and a
+ * session's or grant's `org_id` names one of these rows across databases, with no foreign key.
+ */
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** Lower-case letters, digits and dashes; unique. */
+  slug: text("slug").notNull().unique(),
+  metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+  /** Password, link, OTP and passkey sign-ins of emails in the org's verified domains answer 403 `sso-required`. */
+  enforceSso: integer("enforce_sso", { mode: "boolean" }).notNull().default(false),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export type OrganizationRow = typeof organizations.$inferSelect;
+
+export const orgMembers = sqliteTable(
+  "org_members",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    /** `owner`, `admin`, `member`, or a name of `AUTH_ORG_ROLES`. */
+    role: text("role").notNull(),
+    /** How the membership began: `creator`, `invitation`, `admin`, `scim`, `jit`. */
+    source: text("source").notNull(),
+    /** The org created the user (SCIM, or just-in-time inside its verified domains): it may also delete it. */
+    provisioned: integer("provisioned", { mode: "boolean" }).notNull().default(false),
+    /** SCIM: false after `active: false`; an inactive member's tokens carry no org and it can't switch in. */
+    active: integer("active", { mode: "boolean" }).notNull().default(true),
+    /** SCIM's `externalId` of the user, as the org's IdP knows it. */
+    externalId: text("external_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.userId] }),
+    index("org_members_user").on(t.userId),
+    uniqueIndex("org_members_external_id").on(t.orgId, t.externalId),
+  ],
+);
+
+export type OrgMemberRow = typeof orgMembers.$inferSelect;
+
+/** Invitations by email: the ticket is kept as SHA-256, single use, bound to `email`. */
+export const orgInvitations = sqliteTable(
+  "org_invitations",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** Lower-cased. */
+    email: text("email").notNull(),
+    role: text("role").notNull(),
+    ticketHash: text("ticket_hash").notNull().unique(),
+    invitedBy: text("invited_by"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("org_invitations_org").on(t.orgId), index("org_invitations_expires_at").on(t.expiresAt)],
+);
+
+export type OrgInvitationRow = typeof orgInvitations.$inferSelect;
+
+/**
+ * Email domains an organization claims. Verified by one organization at most (the partial unique index); any number
+ * may claim it unverified, each with its own TXT value.
+ */
+export const orgDomains = sqliteTable(
+  "org_domains",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** Lower-cased, without a trailing dot. */
+    domain: text("domain").notNull(),
+    /** The value the TXT record `_edge-auth-verify.<domain>` must hold. */
+    txtValue: text("txt_value").notNull(),
+    verifiedAt: integer("verified_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.domain] }),
+    uniqueIndex("org_domains_verified").on(t.domain).where(sql`verified_at IS NOT NULL`),
+  ],
+);
+
+export type OrgDomainRow = typeof orgDomains.$inferSelect;
+
+/** Enterprise connections (OIDC or SAML) of an organization. */
+export const ssoConnections = sqliteTable(
+  "sso_connections",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** `oidc` or `saml`. */
+    type: text("type").notNull(),
+    /**
+     * The type's settings as JSON (src/sso/): OIDC issuer, client id, scopes; SAML the IdP's entity id, SSO URL and
+     * certificates from its metadata. Secrets (an OIDC client secret) are AES-256-GCM under `AUTH_ENCRYPTION_KEY`.
+     */
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** The role of a member this connection creates, unless a group or attribute maps to another. */
+    defaultRole: text("default_role").notNull().default("member"),
+    /** Group or attribute value → role. */
+    roleMapping: text("role_mapping", { mode: "json" })
+      .$type<Record<string, string>>()
+      .notNull()
+      .default(sql`'{}'`),
+    /** SAML: accept IdP-initiated responses (no `InResponseTo`). */
+    allowIdpInitiated: integer("allow_idp_initiated", { mode: "boolean" }).notNull().default(false),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("sso_connections_org").on(t.orgId)],
+);
+
+export type SsoConnectionRow = typeof ssoConnections.$inferSelect;
+
+/** SAML assertion ids accepted once each: the insert that conflicts is a replay. Kept until the assertion expires. */
+export const ssoAssertionIds = sqliteTable(
+  "sso_assertion_ids",
+  {
+    /** SHA-256 of `<connection id>:<assertion id>`. */
+    idHash: text("id_hash").primaryKey(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("sso_assertion_ids_expires_at").on(t.expiresAt)],
+);
+
+/** SCIM bearer tokens of an organization: SHA-256 only, shown once at creation. */
+export const scimTokens = sqliteTable(
+  "scim_tokens",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull().default(""),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [index("scim_tokens_org").on(t.orgId)],
+);
+
+export type ScimTokenRow = typeof scimTokens.$inferSelect;
+
+/** SCIM groups of an organization; a group may carry a role its members get (contract organizations.md §3). */
+export const scimGroups = sqliteTable(
+  "scim_groups",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    displayName: text("display_name").notNull(),
+    externalId: text("external_id"),
+    /** The org role its members get, when set (the highest of a member's groups wins). */
+    role: text("role"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("scim_groups_org").on(t.orgId),
+    uniqueIndex("scim_groups_org_name").on(t.orgId, t.displayName),
+  ],
+);
+
+export type ScimGroupRow = typeof scimGroups.$inferSelect;
+
+export const scimGroupMembers = sqliteTable(
+  "scim_group_members",
+  {
+    groupId: text("group_id")
+      .notNull()
+      .references(() => scimGroups.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.userId] }), index("scim_group_members_user").on(t.userId)],
 );
