@@ -108,6 +108,20 @@ CREATE TABLE `sso_connections` (
 );
 --> statement-breakpoint
 CREATE INDEX `sso_connections_org` ON `sso_connections` (`org_id`);--> statement-breakpoint
+CREATE TABLE `sso_requests` (
+	`state_hash` text PRIMARY KEY NOT NULL,
+	`connection_id` text NOT NULL,
+	`code_verifier_sealed` text,
+	`nonce` text,
+	`redirect_to` text NOT NULL,
+	`browser_hash` text NOT NULL,
+	`result` text,
+	`result_hash` text,
+	`expires_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `sso_requests_result_hash_unique` ON `sso_requests` (`result_hash`);--> statement-breakpoint
+CREATE INDEX `sso_requests_expires_at` ON `sso_requests` (`expires_at`);--> statement-breakpoint
 ALTER TABLE `oauth2_codes` ADD `org_id` text;--> statement-breakpoint
 ALTER TABLE `oauth2_grants` ADD `org_id` text;--> statement-breakpoint
 ALTER TABLE `sessions` ADD `org_id` text;--> statement-breakpoint

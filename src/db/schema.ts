@@ -888,6 +888,32 @@ export const ssoConnections = sqliteTable(
 
 export type SsoConnectionRow = typeof ssoConnections.$inferSelect;
 
+/**
+ * Enterprise sign-ins under way (`POST /sso/start` → the IdP → the OIDC callback or the SAML ACS), ten minutes each,
+ * consumed once by a `DELETE … RETURNING`. A SAML ACS keeps the verified identity here under a one-time id
+ * (`result_hash`) and bounces the browser to a GET of its own, where the browser binding is checked.
+ */
+export const ssoRequests = sqliteTable(
+  "sso_requests",
+  {
+    /** SHA-256 of the OIDC `state`, or of the SAML AuthnRequest's ID (what `InResponseTo` names). */
+    stateHash: text("state_hash").primaryKey(),
+    connectionId: text("connection_id").notNull(),
+    /** The PKCE verifier, AES-GCM under `AUTH_ENCRYPTION_KEY` (OIDC). */
+    codeVerifierSealed: text("code_verifier_sealed"),
+    nonce: text("nonce"),
+    redirectTo: text("redirect_to").notNull(),
+    /** SHA-256 of the starting browser's binding cookie (src/http/browser-binding.ts). */
+    browserHash: text("browser_hash").notNull(),
+    /** SAML: the identity the ACS verified (JSON), waiting for the browser's GET; null before. */
+    result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** SAML: SHA-256 of the one-time id the ACS bounced the browser with; unique among non-null values. */
+    resultHash: text("result_hash").unique(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("sso_requests_expires_at").on(t.expiresAt)],
+);
+
 /** SAML assertion ids accepted once each: the insert that conflicts is a replay. Kept until the assertion expires. */
 export const ssoAssertionIds = sqliteTable(
   "sso_assertion_ids",
