@@ -5,7 +5,9 @@ import {
   oauth2Codes,
   oauth2Consents,
   oauth2Grants,
+  orgMembers,
   providerTokenHandoffs,
+  scimGroupMembers,
 } from "./schema";
 import { eachShard, type Shards } from "./shards";
 
@@ -40,7 +42,8 @@ export async function removeClientRows(shards: Shards, clientIds: readonly strin
 
 /**
  * The home rows of a removed user (after their row left their shard): the clients they registered (with those
- * clients' rows in every shard), the device authorizations they approved, the provider tokens waiting for them.
+ * clients' rows in every shard), the device authorizations they approved, the provider tokens waiting for them,
+ * their organization memberships.
  */
 export async function removeHomeRowsOfUser(shards: Shards, userId: string): Promise<void> {
   const home = shards.home;
@@ -57,5 +60,8 @@ export async function removeHomeRowsOfUser(shards: Shards, userId: string): Prom
     home.delete(oauth2Clients).where(eq(oauth2Clients.registeredByUserId, userId)),
     home.delete(deviceAuthorizations).where(eq(deviceAuthorizations.userId, userId)),
     home.delete(providerTokenHandoffs).where(eq(providerTokenHandoffs.userId, userId)),
+    // Memberships and SCIM group memberships (organizations.md): the org stays, with its other members.
+    home.delete(orgMembers).where(eq(orgMembers.userId, userId)),
+    home.delete(scimGroupMembers).where(eq(scimGroupMembers.userId, userId)),
   ]);
 }

@@ -17,11 +17,14 @@ import {
   oauth2Consents,
   oauth2Grants,
   oauth2RefreshTokens,
+  orgInvitations,
   personalAccessTokens,
   providerRequests,
   providerTokenHandoffs,
   refreshTokens,
   sessions,
+  ssoAssertionIds,
+  ssoRequests,
   tickets,
 } from "./schema";
 import { eachShard, type Shards, shardsOf } from "./shards";
@@ -68,6 +71,10 @@ async function sweepGlobal(
     db.delete(deviceAuthorizations).where(lte(deviceAuthorizations.expiresAt, now)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
+    db.delete(orgInvitations).where(lte(orgInvitations.expiresAt, now)),
+    db.delete(ssoRequests).where(lte(ssoRequests.expiresAt, now)),
+    // An assertion id is remembered until its assertion expires: a replay after that fails its time check anyway.
+    db.delete(ssoAssertionIds).where(lte(ssoAssertionIds.expiresAt, now)),
   ]);
   await sweepUnusedClients(shards, config, now);
 }

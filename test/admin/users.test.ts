@@ -177,6 +177,17 @@ describe("admin API: users", () => {
       )
       .bind(crypto.randomUUID(), userId, crypto.randomUUID())
       .run();
+    // Organizations are home rows: the user's memberships go with them, the org and its other members stay.
+    const orgId = crypto.randomUUID();
+    const otherMember = crypto.randomUUID();
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO organizations (id, name, slug, created_at, updated_at) VALUES (?, 'Kept', ?, 0, 0)",
+      ).bind(orgId, `kept-${orgId}`),
+      env.DB.prepare(
+        "INSERT INTO org_members (org_id, user_id, role, source, created_at, updated_at) VALUES (?, ?, 'owner', 'creator', 0, 0), (?, ?, 'owner', 'admin', 0, 0)",
+      ).bind(orgId, userId, orgId, otherMember),
+    ]);
     const fileId = crypto.randomUUID();
     await shard
       .prepare(
@@ -213,6 +224,10 @@ describe("admin API: users", () => {
       .bind(fileId)
       .first<{ uploader: string }>();
     expect(file!.uploader).toBe(userId);
+    const members = await env.DB.prepare("SELECT user_id AS userId FROM org_members WHERE org_id = ?")
+      .bind(orgId)
+      .all<{ userId: string }>();
+    expect(members.results).toEqual([{ userId: otherMember }]);
     expect((await oauth.post("/token", { refreshToken: session.refreshToken })).status).toBe(401);
     await expectError(
       await oauth.request("DELETE", `/admin/users/${userId}`, { headers: ADMIN }),

@@ -159,4 +159,44 @@ describe("scheduled housekeeping", () => {
     expect(await rows("oauth2_grants", kept)).toBe(sessions.length);
     expect(await rows("oauth2_consents", kept)).toBe(sessions.length);
   });
+
+  it("removes expired invitations, enterprise sign-ins under way and remembered assertion ids; keeps live ones", async () => {
+    const svc = service();
+    const orgId = crypto.randomUUID();
+    const now = Date.now();
+    await env.DB.prepare(
+      "INSERT INTO organizations (id, name, slug, created_at, updated_at) VALUES (?, 'Sweep', ?, ?, ?)",
+    )
+      .bind(orgId, `sweep-${orgId}`, now, now)
+      .run();
+    const tag = crypto.randomUUID();
+    for (const [suffix, expiresAt] of [
+      ["live", now + 60_000],
+      ["dead", now - 1],
+    ] as const) {
+      await env.DB.batch([
+        env.DB.prepare(
+          "INSERT INTO org_invitations (id, org_id, email, role, ticket_hash, created_at, expires_at) VALUES (?, ?, 'a@example.com', 'member', ?, ?, ?)",
+        ).bind(`${tag}-${suffix}`, orgId, `${tag}-${suffix}`, now, expiresAt),
+        env.DB.prepare(
+          "INSERT INTO sso_requests (state_hash, connection_id, redirect_to, browser_hash, expires_at) VALUES (?, 'c', '/', 'b', ?)",
+        ).bind(`${tag}-${suffix}`, expiresAt),
+        env.DB.prepare("INSERT INTO sso_assertion_ids (id_hash, expires_at) VALUES (?, ?)").bind(
+          `${tag}-${suffix}`,
+          expiresAt,
+        ),
+      ]);
+    }
+    await runHousekeeping(svc.env, getConfig(svc.env));
+    for (const [table, key] of [
+      ["org_invitations", "id"],
+      ["sso_requests", "state_hash"],
+      ["sso_assertion_ids", "id_hash"],
+    ] as const) {
+      const left = await env.DB.prepare(`SELECT ${key} AS k FROM ${table} WHERE ${key} LIKE ?`)
+        .bind(`${tag}-%`)
+        .all<{ k: string }>();
+      expect(left.results.map((row) => row.k)).toEqual([`${tag}-live`]);
+    }
+  });
 });
