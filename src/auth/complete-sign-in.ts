@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { createSession, type Session } from "./new-sessions";
+import { refuseMethodUnderSso } from "./sso-enforcement";
 
 const TICKET_LIFETIME_MS = 5 * 60 * 1000;
 /**
@@ -26,6 +27,8 @@ export interface SignInResult {
 export async function completeSignIn(deps: Deps, user: UserRow, userAgent?: string): Promise<SignInResult> {
   if (user.activeMfaType === "totp") {
     if (user.totpSecret === null) throw new AppError("mfa-reset-required");
+    // Enforced SSO refuses the first factor before its ticket (createSession checks the sessions made at once).
+    await refuseMethodUnderSso(deps, user.email);
     return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
   }
   return { session: await createSession(deps, user, userAgent), mfa: null };

@@ -48,11 +48,18 @@ export const wireUserById = compileRead<{ id: string }, WireUserRow>(
 );
 
 /**
- * What a refresh needs of its user: the User resource (the answer, and the claims, which are read off it) and
- * whether the account is disabled. No secret column (password hash, TOTP secret) is read on the hot path.
+ * What a refresh needs of its user: the User resource (the answer, and the claims, which are read off it), whether
+ * the account is disabled, and the organization the session acts in (contract organizations.md §1), read in the same
+ * row. No secret column (password hash, TOTP secret) is read on the hot path.
  */
-const SESSION_USER_COLUMNS = { ...WIRE_USER_COLUMNS, disabled: users.disabled } as const;
-export type SessionUserRow = Pick<UserRow, keyof typeof SESSION_USER_COLUMNS>;
+const SESSION_USER_COLUMNS = {
+  ...WIRE_USER_COLUMNS,
+  disabled: users.disabled,
+  sessionOrgId: sessions.orgId,
+} as const;
+export type SessionUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS | "disabled"> & {
+  sessionOrgId: string | null;
+};
 
 /** The session, if it is still live, joined with its user's current row. */
 export const liveSessionUser = compileRead<{ sessionId: string; now: number }, SessionUserRow>(

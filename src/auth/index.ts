@@ -36,6 +36,8 @@ export {
   type SignUpOptions,
   signUpOptionsSchema,
 } from "./sign-up-options";
+export { ssoEnforcingOrg } from "./sso-enforcement";
+export { endSessionsUnderSso } from "./sso-sweep";
 export {
   findUserByEmail,
   findUserById,

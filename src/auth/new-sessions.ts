@@ -9,6 +9,8 @@ import { type HasuraClaims, signAccessToken } from "../lib/jwt";
 import { getKeySet } from "../lib/keys";
 import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
+import type { ActiveMembership } from "./org-membership";
+import { refuseMethodUnderSso } from "./sso-enforcement";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
 
@@ -45,19 +47,28 @@ export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
 
 export const refreshLifetimeMs = (deps: Deps) => deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN * 1000;
 
+export interface SessionClaims {
+  /** Claims for this access token only (the elevated claim). */
+  extraClaims?: HasuraClaims;
+  /** The custom claims, when computed before anything was written (src/auth/token-claims.ts). */
+  custom?: HasuraClaims;
+  /** The organization the session acts in, its membership checked (contract organizations.md §1). */
+  org?: ActiveMembership;
+}
+
 export async function buildSession(
   deps: Deps,
   user: WireUserRow,
   sessionId: string,
   refreshToken: string,
   now: number,
-  extraClaims?: HasuraClaims,
-  /** The custom claims, when computed before anything was written (src/auth/token-claims.ts). */
-  custom?: HasuraClaims,
+  { extraClaims, custom, org }: SessionClaims = {},
 ): Promise<Session> {
   const wire = toWireUser(user);
-  const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom);
-  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId);
+  const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org);
+  // `org_id` at the top level too, for consumers that don't read Hasura's namespace.
+  const topLevel = org ? { org_id: org.orgId } : undefined;
+  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel);
   return {
     accessToken,
     accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
@@ -69,14 +80,18 @@ export async function buildSession(
 
 /**
  * Starts a new session (token family) for a user who has just authenticated. `extraClaims` go into this first
- * access token only (the elevated claim): a refresh issues plain tokens.
+ * access token only (the elevated claim): a refresh issues plain tokens. `org`: a session that starts inside an
+ * organization (an enterprise sign-in), whose membership the caller has just checked or made.
  */
 export async function createSession(
   deps: Deps,
   user: UserRow,
   userAgent?: string,
   extraClaims?: HasuraClaims,
+  org?: ActiveMembership,
 ): Promise<Session> {
+  // Enforced SSO (organizations.md §2): the methods it refuses end here, whichever flow led to them.
+  await refuseMethodUnderSso(deps, user.email);
   // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists; so does a
   // key set that cannot be read (D1 down at a cold isolate): nothing is written that the answer could not carry.
   const [custom] = await Promise.all([customClaims(deps, user), getKeySet(deps.config)]);
@@ -98,6 +113,7 @@ export async function createSession(
         userAgent,
         locator,
         method: methodOf(deps.path),
+        orgId: org?.orgId ?? null,
       }),
       db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
     ]),
@@ -122,5 +138,5 @@ export async function createSession(
       detail: { method: methodOf(deps.path) ?? "other", sessionId },
     });
   }
-  return buildSession(deps, user, sessionId, refreshToken, now, extraClaims, custom);
+  return buildSession(deps, user, sessionId, refreshToken, now, { extraClaims, custom, org });
 }

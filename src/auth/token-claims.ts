@@ -8,6 +8,7 @@ import { familyOfCurrentToken } from "../token-families";
 import { customClaimValues } from "./custom-claims";
 import { ClaimsQueryFailed, queryUserClaims } from "./custom-claims-graphql";
 import { liveSessionUser, type WireUserRow } from "./hot-queries";
+import type { ActiveMembership } from "./org-membership";
 import { shardOfSession } from "./session-shard";
 import { builtInClaims, toWireUser, type WireUser } from "./users";
 
@@ -109,8 +110,10 @@ export async function accessTokenClaims(
   extraClaims: HasuraClaims = {},
   wire: WireUser = toWireUser(user),
   custom?: HasuraClaims,
+  /** The session's organization, when it acts in one (contract organizations.md §1). */
+  org?: ActiveMembership,
 ): Promise<HasuraClaims> {
-  const claims = builtInClaims(user);
+  const claims = builtInClaims(user, org);
   for (const [name, value] of Object.entries(custom ?? (await customClaims(deps, user, wire)))) {
     if (!Object.hasOwn(claims, name)) claims[name] = value;
   }

@@ -10,6 +10,7 @@ import type { Deps } from "../http/deps";
 import type { HasuraClaims } from "../lib/jwt";
 import { customClaimValues } from "./custom-claims";
 import { userById, type WireUserRow, wireUserById } from "./hot-queries";
+import type { ActiveMembership } from "./org-membership";
 
 /** The User resource of contract §2: what every answer about a user carries, and its type. */
 export const wireUserSchema = z
@@ -120,13 +121,17 @@ export async function findUserByEmail(shards: Shards, email: string): Promise<Us
   return db?.select().from(users).where(eq(users.email, address)).get();
 }
 
-/** The claims the service decides itself (contract §5.1): custom claims never overwrite them. */
-export function builtInClaims(user: WireUserRow): HasuraClaims {
+/**
+ * The claims the service decides itself (contract §5.1): custom claims never overwrite them. With `org`, the session's
+ * organization and the user's role in it (contract organizations.md §1), which Hasura permissions can compare with.
+ */
+export function builtInClaims(user: WireUserRow, org?: ActiveMembership): HasuraClaims {
   return {
     "x-hasura-user-id": user.id,
     "x-hasura-default-role": user.defaultRole,
     "x-hasura-allowed-roles": user.roles,
     "x-hasura-user-is-anonymous": String(user.isAnonymous),
+    ...(org ? { "x-hasura-org-id": org.orgId, "x-hasura-org-role": org.role } : {}),
   };
 }
 

@@ -13,22 +13,32 @@ export type HasuraClaims = Record<string, string | string[] | number | boolean |
 export interface AccessTokenPayload extends JWTPayload {
   sub: string;
   sid?: string;
+  /** The organization the session acts in (contract organizations.md §1), for consumers other than Hasura. */
+  org_id?: string;
   iat: number;
   exp: number;
   [HASURA_NAMESPACE]: HasuraClaims;
 }
 
-/** `sessionId` becomes the `sid` claim (OpenID Connect's session id), so "the caller's session" is knowable. */
+/**
+ * `sessionId` becomes the `sid` claim (OpenID Connect's session id), so "the caller's session" is knowable.
+ * `topLevel`: further top-level claims (`org_id`); they can't replace the registered ones set here.
+ */
 export async function signAccessToken(
   config: Config,
   subject: string,
   hasuraClaims: HasuraClaims,
   now: number,
   sessionId?: string,
+  topLevel: Record<string, string> = {},
 ): Promise<string> {
   const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
-  return new SignJWT({ [HASURA_NAMESPACE]: hasuraClaims, ...(sessionId ? { sid: sessionId } : {}) })
+  return new SignJWT({
+    ...topLevel,
+    [HASURA_NAMESPACE]: hasuraClaims,
+    ...(sessionId ? { sid: sessionId } : {}),
+  })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setSubject(subject)
     .setIssuer(config.AUTH_SERVER_URL)

@@ -6,6 +6,7 @@ export const TEMPLATE_NAMES = [
   "signin-otp",
   "password-reset",
   "email-confirm-change",
+  "org-invitation",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

@@ -5,6 +5,7 @@ import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
 import { resolveRedirectTo } from "../sign-up-options";
+import { refuseIfSsoRequired } from "../sso-enforcement";
 import { findUserByEmail } from "../users";
 import { type LinkTarget, sendTicketMail } from "./ticket-mail";
 
@@ -63,6 +64,8 @@ export async function signInPasswordlessEmail(
   ownRedirect?: string,
 ): Promise<void> {
   if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  // Enforced SSO (organizations.md §2): no link is mailed that could only be refused.
+  await refuseIfSsoRequired(deps, request.email);
   const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode);
   if (!user || user.disabled) return;
   await sendTicketMail(deps, user, "passwordlessEmail", {

@@ -3,6 +3,7 @@ import type { Deps } from "../../http/deps";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { proveEmail } from "../credential-reset";
 import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
+import { refuseIfSsoRequired } from "../sso-enforcement";
 import { findUserByEmail } from "../users";
 import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 import { sendCodeMail } from "./ticket-mail";
@@ -18,6 +19,8 @@ export async function signInOtpEmail(
   mode: PasswordlessMode,
 ): Promise<void> {
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
+  // Enforced SSO (organizations.md §2): no code is mailed that could only be refused.
+  await refuseIfSsoRequired(deps, request.email);
   const { user } = await findOrCreateEmailUser(deps, request, mode);
   if (!user || user.disabled) return;
   const code = await issueOneTimeCode(deps, scopeOf(request.email), CODE_LIFETIME_MS);

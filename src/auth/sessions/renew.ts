@@ -1,11 +1,18 @@
 import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
 import { firstNearby } from "../../db/compiled-read";
+import { primaryBookmark } from "../../db/replica";
 import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { type Rotation, rotateInFamily } from "../../token-families";
+import {
+  familyOfCurrentToken,
+  type Rotation,
+  raiseFamilyBookmark,
+  rotateInFamily,
+} from "../../token-families";
 import { rotateLegacySessionToken } from "../../token-families/legacy";
-import { liveSessionUser } from "../hot-queries";
+import { liveSessionUser, type SessionUserRow } from "../hot-queries";
 import {
   buildSession,
   locatorOf,
@@ -14,6 +21,7 @@ import {
   type Session,
   UUID_SHAPE,
 } from "../new-sessions";
+import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { claimsBeforeRotation } from "../token-claims";
 
@@ -35,11 +43,15 @@ export async function renewSession(
   refreshToken: string,
   /** `0` when a token must be spent exactly once, with no duplicate allowed (the OAuth2 page's magic-link landing). */
   graceMs = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+  /** Switch the session into this organization (`null`: out of any); undefined keeps the session's. */
+  orgId?: string | null,
 ): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
   const now = deps.now();
   const locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
+  // A switch into an org the user may not act in is refused before the token is spent (the client keeps it).
+  if (orgId) await checkSwitchBeforeRotation(deps, locator, refreshToken, orgId, now);
   // Claims that can refuse the token are computed before the token is spent (src/auth/token-claims.ts).
   const early = await claimsBeforeRotation(deps, locator, refreshToken, now);
   let rotation = await rotateInFamily(deps, locator, {
@@ -73,7 +85,61 @@ export async function renewSession(
     );
   }
   const custom = early?.family === rotation.family ? early.custom : undefined;
-  return buildSession(deps, user, rotation.family, rotation.token, now, undefined, custom);
+  const org = await sessionOrg(deps, db, user, rotation.family, locator, orgId);
+  return buildSession(deps, user, rotation.family, rotation.token, now, { custom, org });
+}
+
+/**
+ * The organization the renewed session acts in (contract organizations.md §1): the one asked for (`orgId`), else the
+ * session's own. Its membership is read again on every refresh of a session that has one (one primary-key read in the
+ * home database, none for a session without): a member removed, deactivated by SCIM, or an org deleted, and the token
+ * comes back without the org, the session's row cleared. A switch writes the row and raises the family's bookmark,
+ * so the next refresh, which may read a replica, sees it.
+ */
+async function sessionOrg(
+  deps: Deps,
+  db: Db,
+  user: SessionUserRow,
+  family: string,
+  locator: string,
+  orgId: string | null | undefined,
+): Promise<ActiveMembership | undefined> {
+  const wanted = orgId === undefined ? user.sessionOrgId : orgId;
+  const org = wanted ? await activeMembership(deps, wanted, user.id) : undefined;
+  // Lost between the check before the rotation and now: refused all the same.
+  if (orgId && !org) throw new AppError("not-org-member");
+  const stored = org?.orgId ?? null;
+  if (stored === user.sessionOrgId) return org;
+  const write = db.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run();
+  if (orgId === undefined) {
+    // A stale org cleared: the next refresh would find no membership either, so this may finish after the answer.
+    deps.background(write);
+    return org;
+  }
+  await write;
+  const bookmark = await primaryBookmark(db.$client);
+  if (bookmark) await raiseFamilyBookmark(deps, locator, family, bookmark);
+  return org;
+}
+
+/**
+ * Before a switch spends the token: the presented token must be its family's current one and its user an active
+ * member of `orgId`, else 403 `not-org-member` with the token unspent. A token that is not current (a duplicate in
+ * the grace window, a replay, an unknown one) is left to the rotation, which decides as for any refresh.
+ */
+async function checkSwitchBeforeRotation(
+  deps: Deps,
+  locator: string,
+  refreshToken: string,
+  orgId: string,
+  now: number,
+): Promise<void> {
+  const family = await familyOfCurrentToken(deps, locator, refreshToken);
+  if (!family) return;
+  const db = await shardOfSession(deps.shards, family);
+  const user = db && (await liveSessionUser.first(db.$client, { sessionId: family, now }));
+  if (!user) return;
+  if (!(await activeMembership(deps, orgId, user.id))) throw new AppError("not-org-member");
 }
 
 /** A replay ends the session (its row goes, so no token of it refreshes); a family revoked before just refuses. */

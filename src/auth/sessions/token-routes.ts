@@ -23,14 +23,33 @@ export const tokenRoutes = new Hono<AppEnv>()
       description:
         "Exchanges a refresh token for a new session (a bare Session, not wrapped). Refresh tokens are single use " +
         "and rotate: the same token again within a few seconds (two tabs) answers the same successor; after that it " +
-        "is a replay and ends the session. Unknown, used or expired: 401 `invalid-refresh-token`.",
+        "is a replay and ends the session. Unknown, used or expired: 401 `invalid-refresh-token`. " +
+        "`orgId` switches the session into an organization (contract organizations.md §1): the new access token " +
+        "carries `org_id` and, in the Hasura claims, `x-hasura-org-id` and `x-hasura-org-role`; `null` switches " +
+        "out; absent keeps the session's. An org the user is no active member of: 403 `not-org-member`, the " +
+        "token unspent. A session whose membership ended (removed, deactivated, org deleted) refreshes without it.",
       answers: { 200: { description: "The new session.", schema: sessionSchema } },
     }),
     rateLimit("REFRESH"),
-    jsonBody(z.object({ refreshToken: refreshTokenField })),
-    async (c) =>
+    jsonBody(
+      z.object({
+        refreshToken: refreshTokenField,
+        orgId: z
+          .string()
+          .min(1)
+          .max(100)
+          .nullable()
+          .optional()
+          .describe("Switch into this organization; `null` out of any; absent: keep the session's"),
+      }),
+    ),
+    async (c) => {
+      const { refreshToken, orgId } = c.req.valid("json");
+      const deps = c.var.deps;
+      const grace = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000;
       // A bare Session, not wrapped: the client stores it because it has accessToken, refreshToken and user.
-      c.json(await renewSession(c.var.deps, c.req.valid("json").refreshToken)),
+      return c.json(await renewSession(deps, refreshToken, grace, orgId));
+    },
   )
   .post(
     "/token/exchange",

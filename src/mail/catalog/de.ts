@@ -26,4 +26,9 @@ export const de: LocaleTemplates = {
     text: "Hallo ${displayName},\n\nmit diesem Link wird ${newEmail} Ihre E-Mail-Adresse:\n${link}\n",
     html: '<p>Hallo ${displayName},</p><p><a href="${link}">${newEmail} als E-Mail-Adresse bestätigen</a></p>',
   },
+  "org-invitation": {
+    subject: "Einladung zu ${orgName}",
+    text: "Hallo,\n\n${inviterName} hat ${email} eingeladen, ${orgName} als ${role} beizutreten. Melden Sie sich mit dieser Adresse an oder registrieren Sie sich, dann nehmen Sie an:\n${link}\n\nDie Einladung gilt sieben Tage. Wenn Sie sie nicht erwartet haben, ignorieren Sie diese Nachricht.\n",
+    html: '<p>Hallo,</p><p>${inviterName} hat ${email} eingeladen, <strong>${orgName}</strong> als ${role} beizutreten. Melden Sie sich mit dieser Adresse an oder registrieren Sie sich, dann <a href="${link}">nehmen Sie die Einladung an</a>.</p><p>Die Einladung gilt sieben Tage. Wenn Sie sie nicht erwartet haben, ignorieren Sie diese Nachricht.</p>',
+  },
 };

@@ -26,4 +26,9 @@ export const en: LocaleTemplates = {
     text: "Hello ${displayName},\n\nUse this link to make ${newEmail} your email address:\n${link}\n",
     html: '<p>Hello ${displayName},</p><p><a href="${link}">Confirm ${newEmail} as your email address</a></p>',
   },
+  "org-invitation": {
+    subject: "You are invited to ${orgName}",
+    text: "Hello,\n\n${inviterName} invited ${email} to join ${orgName} as ${role}. Sign in or sign up with this address, then accept:\n${link}\n\nThe invitation is valid for seven days. If you did not expect it, ignore this mail.\n",
+    html: '<p>Hello,</p><p>${inviterName} invited ${email} to join <strong>${orgName}</strong> as ${role}. Sign in or sign up with this address, then <a href="${link}">accept the invitation</a>.</p><p>The invitation is valid for seven days. If you did not expect it, ignore this mail.</p>',
+  },
 };

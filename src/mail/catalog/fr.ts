@@ -26,4 +26,9 @@ export const fr: LocaleTemplates = {
     text: "Bonjour ${displayName},\n\nUtilisez ce lien pour adopter ${newEmail} comme adresse e-mail :\n${link}\n",
     html: '<p>Bonjour ${displayName},</p><p><a href="${link}">Confirmer ${newEmail} comme adresse e-mail</a></p>',
   },
+  "org-invitation": {
+    subject: "Vous êtes invité à rejoindre ${orgName}",
+    text: "Bonjour,\n\n${inviterName} a invité ${email} à rejoindre ${orgName} en tant que ${role}. Connectez-vous ou inscrivez-vous avec cette adresse, puis acceptez :\n${link}\n\nL'invitation est valable sept jours. Si vous ne l'attendiez pas, ignorez ce message.\n",
+    html: "<p>Bonjour,</p><p>${inviterName} a invité ${email} à rejoindre <strong>${orgName}</strong> en tant que ${role}. Connectez-vous ou inscrivez-vous avec cette adresse, puis <a href=\"${link}\">acceptez l'invitation</a>.</p><p>L'invitation est valable sept jours. Si vous ne l'attendiez pas, ignorez ce message.</p>",
+  },
 };

@@ -1,0 +1,44 @@
+import { and, inArray, like } from "drizzle-orm";
+import { sessions, users } from "../db/schema";
+import type { Deps } from "../http/deps";
+import { revokeSession } from "./revocation";
+import { METHODS_UNDER_SSO } from "./sso-enforcement";
+
+/**
+ * When an org starts enforcing SSO (or verifies one more domain while it does), the sessions its domains' users began
+ * by a method enforced SSO refuses are ended: their rows and token families go, so the next refresh fails (the access
+ * tokens already out expire as usual). Done once, at that moment, in every shard, rather than checked on every
+ * refresh. Sessions an IdP vouched for stay. Bounded per call (`MAX_USERS` per domain and shard); docs/sso.md.
+ */
+
+const MAX_USERS = 5_000;
+const CHUNK = 50;
+
+export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]): Promise<number> {
+  let ended = 0;
+  // A TOTP step's session may have begun at the IdP or with a password: ended all the same (signing in again through
+  // the IdP is what enforcement asks).
+  const methods = [...METHODS_UNDER_SSO, "mfa-totp"];
+  for (const domain of domains) {
+    // Domains are [a-z0-9.-] only (src/sso/domains.ts), so nothing in them is a LIKE wildcard.
+    for (const db of deps.shards.all) {
+      const members = await db
+        .select({ id: users.id })
+        .from(users)
+        .where(like(users.email, `%@${domain}`))
+        .limit(MAX_USERS)
+        .all();
+      for (let at = 0; at < members.length; at += CHUNK) {
+        const ids = members.slice(at, at + CHUNK).map((member) => member.id);
+        const doomed = await db
+          .select({ id: sessions.id })
+          .from(sessions)
+          .where(and(inArray(sessions.userId, ids), inArray(sessions.method, methods)))
+          .all();
+        for (const session of doomed) await revokeSession(deps, session.id);
+        ended += doomed.length;
+      }
+    }
+  }
+  return ended;
+}

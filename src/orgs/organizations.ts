@@ -1,0 +1,194 @@
+import { and, asc, desc, eq, or, type SQL, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors";
+import { type OrganizationRow, organizations, orgMembers } from "../db/schema";
+import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import { type Page, pastCursor, toPage } from "../http/paging";
+import { randomUuid } from "../lib/crypto";
+import { SLUG_PATTERN, toWireOrg, type WireOrg } from "./wire";
+
+/**
+ * Organizations themselves (contract organizations.md §1): create (with the first owner, in one batch), read,
+ * change, delete, and the two lists (a user's own, the admin API's all). Rows live in the home database.
+ */
+
+type OrgDeps = Pick<Deps, "db" | "now">;
+
+export interface NewOrg {
+  name: string;
+  slug?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** The organization, or undefined. One primary-key read in the home database. */
+export async function findOrg(deps: Pick<Deps, "db">, orgId: string): Promise<OrganizationRow | undefined> {
+  return deps.db.select().from(organizations).where(eq(organizations.id, orgId)).get();
+}
+
+export async function findOrgBySlug(
+  deps: Pick<Deps, "db">,
+  slug: string,
+): Promise<OrganizationRow | undefined> {
+  return deps.db.select().from(organizations).where(eq(organizations.slug, slug)).get();
+}
+
+/** The organization or 404 `not-found` (the admin API, and members once their role is checked). */
+export async function getOrg(deps: Pick<Deps, "db">, orgId: string): Promise<OrganizationRow> {
+  const org = await findOrg(deps, orgId);
+  if (!org) throw new AppError("not-found", "no such organization");
+  return org;
+}
+
+/**
+ * A slug from a name: accents dropped, lower case, anything else a dash. Empty or too short (a name of symbols or of
+ * another script): `org`. The caller adds a random suffix when it is taken.
+ */
+export function slugFromName(name: string): string {
+  const base = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "");
+  return SLUG_PATTERN.test(base) ? base : "org";
+}
+
+const suffixed = (slug: string) => `${slug}-${randomUuid().slice(0, 6)}`;
+
+/**
+ * Creates the organization and its first owner in one batch (D1 runs a batch as one transaction: no org without an
+ * owner). A slug the caller chose that is taken: 409 `slug-already-in-use`; a generated one gets a random suffix.
+ * The unique index decides, so two creations racing for a slug can't both have it.
+ */
+export async function createOrg(
+  deps: OrgDeps,
+  input: NewOrg,
+  ownerUserId: string,
+  source: "creator" | "admin" = "creator",
+): Promise<WireOrg> {
+  const chosen = input.slug;
+  let slug = chosen ?? slugFromName(input.name);
+  for (let attempt = 0; ; attempt++) {
+    const now = deps.now();
+    const row: OrganizationRow = {
+      id: randomUuid(),
+      name: input.name,
+      slug,
+      metadata: input.metadata ?? {},
+      enforceSso: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await deps.db.batch([
+        deps.db.insert(organizations).values(row),
+        deps.db.insert(orgMembers).values({
+          orgId: row.id,
+          userId: ownerUserId,
+          role: "owner",
+          source,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      ]);
+      return toWireOrg(row);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      if (chosen || attempt >= 3) throw new AppError("slug-already-in-use");
+      slug = suffixed(slugFromName(input.name));
+    }
+  }
+}
+
+/** Changes name, slug or metadata; what the body leaves out stays. A taken slug: 409 `slug-already-in-use`. */
+export async function updateOrg(
+  deps: OrgDeps,
+  orgId: string,
+  change: { name?: string; slug?: string; metadata?: Record<string, unknown> },
+): Promise<WireOrg> {
+  try {
+    const row = await deps.db
+      .update(organizations)
+      .set({ ...change, updatedAt: deps.now() })
+      .where(eq(organizations.id, orgId))
+      .returning()
+      .get();
+    if (!row) throw new AppError("not-found", "no such organization");
+    return toWireOrg(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError("slug-already-in-use");
+    throw error;
+  }
+}
+
+/**
+ * Deletes the organization; its members, invitations, domains, connections and SCIM rows go with it (foreign keys
+ * with `ON DELETE CASCADE`). Sessions switched into it lose the org at their next refresh, which finds no membership.
+ */
+export async function deleteOrg(deps: Pick<Deps, "db">, orgId: string): Promise<void> {
+  const gone = await deps.db
+    .delete(organizations)
+    .where(eq(organizations.id, orgId))
+    .returning({ id: organizations.id })
+    .get();
+  if (!gone) throw new AppError("not-found", "no such organization");
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+/** The user's organizations with their role, oldest first (`GET /orgs`). Inactive memberships are left out. */
+export async function listUserOrgs(
+  deps: Pick<Deps, "db">,
+  userId: string,
+  page: PageRequest,
+): Promise<Page<WireOrg & { role: string }>> {
+  const rows = await deps.db
+    .select({ org: organizations, role: orgMembers.role })
+    .from(orgMembers)
+    .innerJoin(organizations, eq(organizations.id, orgMembers.orgId))
+    .where(
+      and(
+        eq(orgMembers.userId, userId),
+        eq(orgMembers.active, true),
+        pastCursor(page.cursor, organizations.createdAt, organizations.id, "asc"),
+      ),
+    )
+    .orderBy(asc(organizations.createdAt), asc(organizations.id))
+    .limit(page.limit + 1)
+    .all();
+  return toPage(
+    rows,
+    page.limit,
+    (r) => [r.org.createdAt, r.org.id],
+    (r) => ({ ...toWireOrg(r.org), role: r.role }),
+  );
+}
+
+/** Every organization, newest first, `q` matching a part of the name or slug (the admin API). */
+export async function listOrgs(
+  deps: Pick<Deps, "db">,
+  page: PageRequest & { q?: string },
+): Promise<Page<WireOrg>> {
+  const pattern = page.q ? `%${page.q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : undefined;
+  const search: SQL | undefined = pattern
+    ? or(likeEscaped(organizations.name, pattern), likeEscaped(organizations.slug, pattern))
+    : undefined;
+  const rows = await deps.db
+    .select()
+    .from(organizations)
+    .where(and(search, pastCursor(page.cursor, organizations.createdAt, organizations.id, "desc")))
+    .orderBy(desc(organizations.createdAt), desc(organizations.id))
+    .limit(page.limit + 1)
+    .all();
+  return toPage(rows, page.limit, (r) => [r.createdAt, r.id], toWireOrg);
+}
+
+/** `LIKE … ESCAPE '\'`: the caller's `%` and `_` are literal. */
+function likeEscaped(column: typeof organizations.name | typeof organizations.slug, pattern: string): SQL {
+  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+}
