@@ -16,7 +16,7 @@ import type { AppEnv } from "./app-env";
  * of its choosing (RFC 6265bis §4.1.3.2). One value per browser and purpose, reused while it lasts, so that two
  * flows in two tabs both complete.
  */
-export type BindingPurpose = "provider-flow" | "oauth2-link";
+export type BindingPurpose = "provider-flow" | "oauth2-link" | "sso-flow";
 
 const VALUE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 

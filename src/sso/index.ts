@@ -1,0 +1,26 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../http/app-env";
+import { ssoOrgRoutes } from "./org-routes";
+import { ssoSignInRoutes } from "./sign-in-routes";
+
+/**
+ * Enterprise sign-in (contract organizations.md §2): connections (OIDC here, SAML in ./saml/), verified domains,
+ * `POST /sso/start` and the IdPs' ways back, just-in-time members, enforced SSO's settings (the check itself is in
+ * src/auth/sso-enforcement.ts, since auth can't import this feature). docs/sso.md.
+ */
+export { ssoAdminRoutes } from "./admin-routes";
+export {
+  createConnection,
+  deleteConnection,
+  listConnections,
+  newConnectionSchema,
+  toWireConnection,
+  type WireConnection,
+} from "./connections";
+export { addDomain, deleteDomain, listDomains, toWireDomain, verifyDomain } from "./domains";
+export { setEnforceSso } from "./enforcement";
+export { ssoUrlForSignInPage } from "./page-start";
+export { connectionForEmail } from "./start";
+
+/** The user-facing routes, mounted under the auth API. */
+export const ssoRoutes = new Hono<AppEnv>().route("/", ssoOrgRoutes).route("/", ssoSignInRoutes);

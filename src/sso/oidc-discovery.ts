@@ -1,0 +1,95 @@
+import type * as oauth from "oauth4webapi";
+import { AppError, UnavailableError } from "../errors";
+import type { Deps } from "../http/deps";
+import {
+  fetchOutbound,
+  isJsonMediaType,
+  type OutboundLimits,
+  OutboundUrlRefused,
+} from "../lib/outbound-fetch";
+import { checkOutboundUrl, outboundPolicy } from "../lib/outbound-url";
+
+/**
+ * An OIDC connection's IdP as its discovery document (OpenID Connect Discovery 1.0 §4) and its keys (JWKS) describe
+ * it. Both are fetched on an org owner's say-so, so under the outbound-URL policy (contract auth.md §1: https, no
+ * local hosts, no redirects, bounded size and time), and kept briefly in the isolate as settled plain data.
+ */
+
+const CACHE_MS = 5 * 60 * 1000;
+const LIMITS: OutboundLimits = {
+  timeoutMs: 5_000,
+  maxBytes: 64 * 1024,
+  accept: "application/json",
+  mediaType: isJsonMediaType,
+};
+
+interface Cached<T> {
+  value: T;
+  until: number;
+}
+const discoveries = new Map<string, Cached<oauth.AuthorizationServer>>();
+const keySets = new Map<string, Cached<{ keys: Record<string, unknown>[] }>>();
+
+function remember<T>(cache: Map<string, Cached<T>>, key: string, value: T, now: number) {
+  if (cache.size > 200) cache.clear();
+  cache.set(key, { value, until: now + CACHE_MS });
+}
+
+async function fetchJson(deps: Deps, url: string): Promise<unknown> {
+  try {
+    const answer = await fetchOutbound(deps.outbound, url, outboundPolicy(deps.config), LIMITS);
+    return JSON.parse(answer.text);
+  } catch (error) {
+    if (error instanceof OutboundUrlRefused) throw new AppError("invalid-request", error.message);
+    // Down, slow, 404, not JSON: one answer that says nothing of which (auth.md §1); the log has the reason.
+    throw new UnavailableError(
+      `identity provider: ${(error as { reason?: string }).reason ?? String(error)}`,
+    );
+  }
+}
+
+const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const;
+
+/** The IdP's metadata, checked: its `issuer` is exactly the configured one (§4.3), its endpoints pass the policy. */
+export async function discover(deps: Deps, issuer: string): Promise<oauth.AuthorizationServer> {
+  const cached = discoveries.get(issuer);
+  if (cached && cached.until > deps.now()) return cached.value;
+  const url = `${issuer.replace(/\/$/, "")}/.well-known/openid-configuration`;
+  const doc = (await fetchJson(deps, url)) as Record<string, unknown> | null;
+  if (!doc || typeof doc !== "object" || doc.issuer !== issuer) {
+    throw new AppError(
+      "sso-assertion-invalid",
+      "the identity provider's discovery document names another issuer",
+    );
+  }
+  const policy = outboundPolicy(deps.config);
+  for (const name of ENDPOINTS) {
+    const value = doc[name];
+    if (typeof value !== "string" || !checkOutboundUrl(value, policy).ok) {
+      throw new AppError(
+        "sso-assertion-invalid",
+        `the identity provider's ${name} is missing or not allowed`,
+      );
+    }
+  }
+  const server = doc as unknown as oauth.AuthorizationServer;
+  remember(discoveries, issuer, server, deps.now());
+  return server;
+}
+
+/** The IdP's public keys; `fresh` skips the cache (a key id not seen yet: the IdP rotated). */
+export async function keySet(
+  deps: Deps,
+  jwksUri: string,
+  fresh = false,
+): Promise<{ keys: Record<string, unknown>[] }> {
+  const cached = keySets.get(jwksUri);
+  if (!fresh && cached && cached.until > deps.now()) return cached.value;
+  const jwks = (await fetchJson(deps, jwksUri)) as { keys?: unknown } | null;
+  if (!jwks || !Array.isArray(jwks.keys)) {
+    throw new AppError("sso-assertion-invalid", "the identity provider's key set is not a JWKS");
+  }
+  const value = { keys: jwks.keys.filter((key) => key && typeof key === "object").slice(0, 50) };
+  remember(keySets, jwksUri, value, deps.now());
+  return value;
+}

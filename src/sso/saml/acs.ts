@@ -1,0 +1,99 @@
+import { eq, lt } from "drizzle-orm";
+import { type SsoConnectionRow, ssoAssertionIds, ssoConnections } from "../../db/schema";
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { sha256Hex } from "../../lib/crypto";
+import { isRedirectAllowedBy } from "../../lib/redirect";
+import { keepResult, keepUnsolicitedResult } from "../requests";
+import { identityOf } from "./identity";
+import { acsUrl, samlSettingsOf, spEntityId } from "./metadata";
+import { decodeSamlResponse, verifySamlResponse } from "./verify-response";
+import { XmlRefused } from "./xml";
+
+/**
+ * The ACS's POST (contract organizations.md §2): a cross-site form post from the IdP, which carries no SameSite=Lax
+ * cookie and so cannot show which browser it comes from. It verifies the response, accepts its assertion ID once, and
+ * keeps the identity server-side on the pending sign-in its `InResponseTo` names (./requests.ts `keepResult`),
+ * returning a one-time id; the browser is bounced with it to the ACS's GET, where the binding cookie is readable.
+ * The SAMLResponse itself never goes into a URL.
+ */
+
+const refused = (message: string) => new AppError("sso-assertion-invalid", message);
+
+/** The SAML connection `connectionId`, enabled; anything else is the same 404. */
+export async function samlConnection(
+  deps: Pick<Deps, "db">,
+  connectionId: string,
+): Promise<SsoConnectionRow> {
+  const connection =
+    connectionId.length <= 64
+      ? await deps.db.select().from(ssoConnections).where(eq(ssoConnections.id, connectionId)).get()
+      : undefined;
+  if (connection?.type !== "saml" || !connection.enabled) {
+    throw new AppError("sso-connection-not-found", "no enabled SAML connection has this id");
+  }
+  return connection;
+}
+
+/**
+ * Accepts each assertion ID once per connection (SAML profiles §4.1.4.5): the insert that conflicts is a replay.
+ * Kept until the assertion could no longer be presented anyway; expired entries are pruned after the answer.
+ */
+async function acceptOnce(deps: Deps, connectionId: string, assertionId: string, validUntil: number) {
+  const inserted = await deps.db
+    .insert(ssoAssertionIds)
+    .values({ idHash: await sha256Hex(`${connectionId}:${assertionId}`), expiresAt: validUntil })
+    .onConflictDoNothing()
+    .returning({ idHash: ssoAssertionIds.idHash })
+    .get();
+  deps.background(deps.db.delete(ssoAssertionIds).where(lt(ssoAssertionIds.expiresAt, deps.now())).run());
+  if (!inserted) throw refused("this assertion was already used (replay)");
+}
+
+/** Verifies the posted response; returns the one-time id of the kept result. Every refusal is a 4xx AppError. */
+export async function acceptSamlResponse(
+  deps: Deps,
+  connection: SsoConnectionRow,
+  form: { SAMLResponse?: string; RelayState?: string },
+): Promise<string> {
+  const settings = samlSettingsOf(connection.settings);
+  let assertion: ReturnType<typeof verifySamlResponse>;
+  try {
+    assertion = verifySamlResponse(decodeSamlResponse(form.SAMLResponse), {
+      idpEntityId: settings.idpEntityId,
+      certificates: settings.certificates,
+      spEntityId: spEntityId(deps.config, connection.id),
+      acsUrl: acsUrl(deps.config, connection.id),
+      now: deps.now(),
+    });
+  } catch (error) {
+    if (error instanceof XmlRefused) throw refused(`the SAML response was refused: ${error.message}`);
+    throw error;
+  }
+  const identity = identityOf(assertion);
+  if (!identity) throw refused("the SAML assertion names no email address (NameID or an email attribute)");
+  // IdP-initiated is refused before the assertion ID is spent, so the same assertion can't be tried twice either way.
+  if (!assertion.inResponseTo && !connection.allowIdpInitiated) {
+    throw refused(
+      "IdP-initiated sign-in is not allowed for this connection (the response answers no request)",
+    );
+  }
+  await acceptOnce(deps, connection.id, assertion.assertionId, assertion.validUntil);
+  if (assertion.inResponseTo) {
+    const oneTimeId = await keepResult(deps, connection.id, assertion.inResponseTo, identity);
+    if (!oneTimeId) {
+      throw new AppError(
+        "invalid-state",
+        "the SAML response answers no sign-in under way here (InResponseTo unknown, expired or already answered)",
+      );
+    }
+    return oneTimeId;
+  }
+  // IdP-initiated: RelayState may name where to land, under the same allow-list as every redirectTo.
+  const relayState = form.RelayState;
+  const redirectTo =
+    relayState && relayState.length <= 2048 && isRedirectAllowedBy(deps.config, relayState)
+      ? relayState
+      : deps.config.defaultRedirectUrl;
+  return keepUnsolicitedResult(deps, connection.id, redirectTo, identity);
+}

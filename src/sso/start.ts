@@ -1,0 +1,112 @@
+import { and, asc, eq, isNotNull } from "drizzle-orm";
+import * as oauth from "oauth4webapi";
+import { z } from "zod";
+import { resolveRedirectTo } from "../auth";
+import { organizations, orgDomains, type SsoConnectionRow, ssoConnections } from "../db/schema";
+import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import { isOwnSignedRedirect } from "../lib/redirect";
+import { oidcAuthorizationUrl } from "./oidc";
+import { saveSsoRequest } from "./requests";
+import { newSamlRequestId, samlAuthnRequestUrl } from "./saml";
+
+/**
+ * `POST /sso/start` (contract organizations.md §2): which connection signs this person in (the verified domain of
+ * their email, a domain, or an org's slug), a pending request saved for the browser that asked, and the IdP's URL.
+ */
+
+export const startSchema = z
+  .strictObject({
+    email: z.email().max(254).optional(),
+    domain: z.string().min(1).max(253).optional(),
+    orgSlug: z.string().min(1).max(100).optional(),
+    redirectTo: z.string().max(2048).optional(),
+  })
+  .refine(
+    (body) => [body.email, body.domain, body.orgSlug].filter((v) => v !== undefined).length === 1,
+    "give exactly one of email, domain and orgSlug",
+  );
+
+export type StartRequest = z.infer<typeof startSchema>;
+
+export const domainOfEmail = (email: string) => email.slice(email.lastIndexOf("@") + 1).toLowerCase();
+
+/** The organization that verified `domain`, if one did (at most one can: the partial unique index). */
+export async function orgOfVerifiedDomain(
+  deps: Pick<Deps, "db">,
+  domain: string,
+): Promise<string | undefined> {
+  const row = await deps.db
+    .select({ orgId: orgDomains.orgId })
+    .from(orgDomains)
+    .where(
+      and(eq(orgDomains.domain, domain.toLowerCase().replace(/\.$/, "")), isNotNull(orgDomains.verifiedAt)),
+    )
+    .get();
+  return row?.orgId;
+}
+
+/** The org's enabled connection (the oldest, when it has several). */
+async function connectionOfOrg(deps: Pick<Deps, "db">, orgId: string): Promise<SsoConnectionRow | undefined> {
+  return deps.db
+    .select()
+    .from(ssoConnections)
+    .where(and(eq(ssoConnections.orgId, orgId), eq(ssoConnections.enabled, true)))
+    .orderBy(asc(ssoConnections.createdAt), asc(ssoConnections.id))
+    .get();
+}
+
+/** The connection that signs in an email of this domain: the built-in page asks before it offers a password. */
+export async function connectionForEmail(
+  deps: Pick<Deps, "db">,
+  email: string,
+): Promise<SsoConnectionRow | undefined> {
+  const orgId = await orgOfVerifiedDomain(deps, domainOfEmail(email));
+  return orgId ? connectionOfOrg(deps, orgId) : undefined;
+}
+
+async function connectionFor(deps: Pick<Deps, "db">, body: StartRequest): Promise<SsoConnectionRow> {
+  let orgId: string | undefined;
+  if (body.orgSlug !== undefined) {
+    const org = await deps.db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.slug, body.orgSlug.toLowerCase()))
+      .get();
+    orgId = org?.id;
+  } else {
+    orgId = await orgOfVerifiedDomain(deps, body.domain ?? domainOfEmail(body.email!));
+  }
+  const connection = orgId ? await connectionOfOrg(deps, orgId) : undefined;
+  if (!connection) throw new AppError("sso-connection-not-found");
+  return connection;
+}
+
+/**
+ * Saves the pending sign-in for the browser whose binding hash is `browserHash` and answers the IdP's URL. A bad
+ * `redirectTo` is a 400 (checked first: nowhere safe to send the browser); no connection is a 404.
+ */
+export async function startSsoSignIn(deps: Deps, body: StartRequest, browserHash: string): Promise<string> {
+  // The built-in page sends people here with a target the service signed for itself, like provider sign-ins.
+  const redirectTo =
+    body.redirectTo !== undefined && (await isOwnSignedRedirect(deps.config, body.redirectTo))
+      ? body.redirectTo
+      : resolveRedirectTo(deps.config, body.redirectTo);
+  const connection = await connectionFor(deps, body);
+  if (connection.type === "saml") {
+    const requestId = newSamlRequestId();
+    const url = await samlAuthnRequestUrl(deps, connection, requestId);
+    await saveSsoRequest(deps, { connectionId: connection.id, state: requestId, redirectTo, browserHash });
+    return url;
+  }
+  const start = {
+    state: oauth.generateRandomState(),
+    nonce: oauth.generateRandomNonce(),
+    codeVerifier: oauth.generateRandomCodeVerifier(),
+    ...(body.email ? { loginHint: body.email } : {}),
+  };
+  // Discovery first: an IdP that is down answers 503 before anything is saved.
+  const url = await oidcAuthorizationUrl(deps, connection, start);
+  await saveSsoRequest(deps, { connectionId: connection.id, redirectTo, browserHash, ...start });
+  return url;
+}
