@@ -143,7 +143,7 @@ export default defineConfig({
           exclude: ["test/compat/**", "test/tooling/**", ...NEEDS_OWN_STORAGE],
           setupFiles: ["./test/apply-migrations.ts"],
           // A real SMTP server on loopback for the SMTP transport's tests.
-          globalSetup: ["./test/fakes/smtp-sink.ts"],
+          globalSetup: ["./test/fakes/smtp-sink.ts", "./test/fakes/oidc-idp.ts"],
         },
       },
       {
@@ -182,7 +182,8 @@ export default defineConfig({
           include: ["test/compat/**/*.test.ts"],
           exclude: [STANDS_ALONE],
           environment: "node",
-          globalSetup: ["./test/compat/wrangler-dev.ts"],
+          // The enterprise sign-ins' OIDC provider (test/fakes/oidc-idp.ts) for compat/organizations.test.ts.
+          globalSetup: ["./test/compat/wrangler-dev.ts", "./test/fakes/oidc-idp.ts"],
           testTimeout: 30_000,
           hookTimeout: 120_000,
         },

@@ -35,6 +35,7 @@ CREATE TABLE `org_members` (
 	`provisioned` integer DEFAULT false NOT NULL,
 	`active` integer DEFAULT true NOT NULL,
 	`external_id` text,
+	`scim_attributes` text,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	PRIMARY KEY(`org_id`, `user_id`),

@@ -26,8 +26,11 @@ import { oauth2Routes, rootMetadataRoutes } from "./oauth2/oauth2-routes";
 import { authDocument } from "./openapi/auth-document";
 import { documentationRoutes } from "./openapi/document-routes";
 import { storageDocument } from "./openapi/storage-document";
+import { orgRoutes } from "./orgs";
 import { providerRoutes } from "./providers/provider-routes";
 import { floodGuard } from "./rate-limits/flood-guard";
+import { scimApp } from "./scim";
+import { ssoRoutes } from "./sso";
 import { createStorageApp } from "./storage/app";
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -103,6 +106,9 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", systemRoutes)
     .route("/", coreAuthRoutes(config))
     .route("/", providerRoutes)
+    .route("/", orgRoutes)
+    .route("/", ssoRoutes)
+    .route("/", scimApp)
     .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
     .route("/admin", adminApp);
   auth.route(

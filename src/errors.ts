@@ -59,6 +59,24 @@ export const ERRORS = {
   "turnstile-unavailable": [503, "the Turnstile challenge cannot be checked right now; try again"],
   // Contract §4 and move-in §5.3: the app's BEFORE_USER_CREATED hook refused the sign-up; the message is the app's.
   forbidden: [403, "forbidden"],
+  // Not in the reference catalog: organizations (contract organizations.md §1). An org the caller is no member of
+  // answers `not-found`, never these: they are for members (and the switch of a session into an org).
+  "insufficient-org-role": [403, "your role in this organization does not allow this"],
+  "not-org-member": [403, "not an active member of this organization"],
+  "last-owner": [409, "an organization keeps at least one owner"],
+  "slug-already-in-use": [409, "this organization slug is already in use"],
+  "invitation-email-mismatch": [403, "this invitation is for another, verified email address"],
+  // Contract organizations.md §2 (enterprise sign-in); not in Nhost's catalog.
+  "sso-required": [403, "this email's organization signs in through its identity provider"],
+  "sso-connection-not-found": [404, "no enterprise connection signs in this email, domain or organization"],
+  "sso-email-outside-domains": [
+    403,
+    "the identity provider asserted an email outside the organization's verified domains",
+  ],
+  "sso-assertion-invalid": [400, "the identity provider's answer could not be verified"],
+  "domain-not-allowed": [400, "this domain can't be claimed (a public mail domain, or not a domain name)"],
+  "domain-already-verified": [409, "this domain is verified by another organization"],
+  "domain-verification-failed": [400, "the TXT record was not found; add it and try again"],
   // Contract §1 "Unavailable": a part of the platform this request needs failed or did not answer in time.
   "service-unavailable": [503, "the service cannot answer this right now; try again shortly"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;

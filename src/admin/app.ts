@@ -3,6 +3,9 @@ import type { AppEnv } from "../http/app-env";
 import { mirrorAdminRoutes } from "../mirror";
 import { importAdminRoutes } from "../move-in";
 import { oauth2ClientAdminRoutes } from "../oauth2";
+import { orgAdminRoutes } from "../orgs";
+import { scimTokenAdminRoutes } from "../scim";
+import { ssoAdminRoutes } from "../sso";
 import { webhookAdminRoutes } from "../webhooks";
 import { auditAdminRoutes } from "./audit-routes";
 import { consoleRoutes } from "./console/console-routes";
@@ -24,7 +27,10 @@ const adminApi = new Hono<AppEnv>()
   .route("/", webhookAdminRoutes)
   .route("/", deadLetterAdminRoutes)
   .route("/", importAdminRoutes)
-  .route("/", mirrorAdminRoutes);
+  .route("/", mirrorAdminRoutes)
+  .route("/", orgAdminRoutes)
+  .route("/", ssoAdminRoutes)
+  .route("/", scimTokenAdminRoutes);
 
 /**
  * Mounted at `{AUTH_API_PREFIX}/admin`: the console's pages first (`/admin/console`, signed in with the admin secret

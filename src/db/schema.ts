@@ -797,6 +797,11 @@ export const orgMembers = sqliteTable(
     active: integer("active", { mode: "boolean" }).notNull().default(true),
     /** SCIM's `externalId` of the user, as the org's IdP knows it. */
     externalId: text("external_id"),
+    /**
+     * SCIM: the User resource's other attributes as the org's IdP last sent them (name, title, phoneNumbers, …), JSON,
+     * per organization, so what it wrote reads back (src/scim/). Null for members SCIM never touched.
+     */
+    scimAttributes: text("scim_attributes", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

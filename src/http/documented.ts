@@ -17,8 +17,11 @@ export interface RequestPart {
 export interface AnswerDoc {
   description: string;
   schema?: ZodType;
-  /** `json` (default when there is a schema), `redirect` (a `Location`), `html`, `binary`, `empty`. */
-  media?: "json" | "redirect" | "html" | "binary" | "text" | "empty";
+  /**
+   * `json` (default when there is a schema), `scim` (`application/scim+json`, RFC 7644 §3.1), `redirect` (a
+   * `Location`), `html`, `binary`, `empty`.
+   */
+  media?: "json" | "scim" | "redirect" | "html" | "binary" | "text" | "empty";
   example?: unknown;
 }
 

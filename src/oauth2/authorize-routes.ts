@@ -64,6 +64,13 @@ const authorizeQuery = z.object({
   prompt: z.string().optional().describe("none, login, consent, select_account"),
   max_age: z.string().optional(),
   login_hint: z.string().optional(),
+  organization: z
+    .string()
+    .optional()
+    .describe(
+      "The organization (id or slug) the client asks to act in: preselected on the consent page when the person " +
+        "is an active member; the tokens then carry `org_id`",
+    ),
 });
 
 const AUTHORIZE_DOC = operation({
@@ -81,7 +88,11 @@ const AUTHORIZE_DOC = operation({
   },
 });
 
-const loginBody = z.object({ requestId: z.string().min(1).max(100) });
+const loginBody = z.object({
+  requestId: z.string().min(1).max(100),
+  /** The organization the person let the client act in (contract organizations.md §1); null or absent: none. */
+  orgId: z.string().min(1).max(100).nullable().optional(),
+});
 
 export const authorizeRoutes = new Hono<AppEnv>()
   .get("/oauth2/authorize", AUTHORIZE_DOC, authorize)
@@ -104,6 +115,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
             clientName: z.string(),
             scopes: z.array(z.string()),
             redirectUri: z.string(),
+            organization: z.string().optional(),
             deviceUserCode: z.string().optional(),
           }),
         },
@@ -117,7 +129,9 @@ export const authorizeRoutes = new Hono<AppEnv>()
       summary: "Complete a pending authorization request",
       description:
         "The external login UI, having signed the person in and asked for consent, completes the request with the " +
-        "person's access token; it then sends the browser to `redirectUri` (the client's, with `code`).",
+        "person's access token; it then sends the browser to `redirectUri` (the client's, with `code`). `orgId` " +
+        "names the organization the person let the client act in (one of their active memberships, else 403 " +
+        "`not-org-member`; not for a device request); its tokens then carry it as `org_id`.",
       security: "bearer",
       answers: {
         200: { description: "Where the browser goes.", schema: z.object({ redirectUri: z.string() }) },
@@ -125,6 +139,8 @@ export const authorizeRoutes = new Hono<AppEnv>()
     }),
     requireAuth,
     jsonBody(loginBody),
-    async (c) =>
-      c.json(await completeWithAccessToken(c.var.deps, c.req.valid("json").requestId, c.var.auth!)),
+    async (c) => {
+      const { requestId, orgId } = c.req.valid("json");
+      return c.json(await completeWithAccessToken(c.var.deps, requestId, c.var.auth!, orgId ?? null));
+    },
   );

@@ -3,6 +3,7 @@ import type { Deps } from "../http/deps";
 import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
 import { findOAuth2Client, isRegisteredRedirect } from "./clients";
 import { OAuth2Error } from "./errors";
+import { ORGANIZATION_PARAM } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { newRequestId, type PendingRequest } from "./pending-requests";
 import { errorResponse } from "./redirects";
@@ -67,11 +68,13 @@ export async function parseAuthorizationRequest(
   let nonce: string | undefined;
   let loginHint: string | undefined;
   let uiLocales: string[];
+  let organization: string | undefined;
   try {
     scopes = scopeList(param(params, "scope", 1000));
     nonce = param(params, "nonce", 512);
     loginHint = param(params, "login_hint", 254);
     uiLocales = scopeList(param(params, "ui_locales", 200)).slice(0, 10);
+    organization = param(params, ORGANIZATION_PARAM, 100);
   } catch (error) {
     throw fail("invalid_request", error instanceof Error ? error.message : "invalid parameter");
   }
@@ -124,6 +127,7 @@ export async function parseAuthorizationRequest(
       maxAge,
       loginHint,
       uiLocales,
+      organization,
       createdAt: deps.now(),
     },
   };

@@ -39,13 +39,15 @@ function placeOfCode(shards: Shards, code: string): { db: Db; slot?: number } | 
  * Completes a pending request for `userId`: a code bound to the client, redirect URI, PKCE challenge, nonce,
  * scopes, user and `authTime`, stored as SHA-256. The insert is the single-use check of the request: its
  * `request_id` is unique, so of two completions (two tabs, a double click, a replay of the login call) one gets a
- * code. Returns where to send the browser.
+ * code. `orgId` is the organization the user picked, which the caller checked against their active memberships.
+ * Returns where to send the browser.
  */
 export async function issueCode(
   deps: Deps,
   request: PendingRequest,
   userId: string,
   authTime: number,
+  orgId: string | null = null,
 ): Promise<string> {
   const random = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
   const code = `${AUTHORIZATION_CODE_PREFIX}${slotHex(slotOfUser(userId))}${random}`;
@@ -63,6 +65,7 @@ export async function issueCode(
       scopes: request.scopes,
       resources: request.resources,
       authTime,
+      orgId,
       expiresAt: deps.now() + CODE_LIFETIME_MS,
     })
     .onConflictDoNothing({ target: oauth2Codes.requestId })

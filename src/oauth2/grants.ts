@@ -124,6 +124,8 @@ export async function createGrant(
           createdAt: sql<number>`${now}`.as("created_at"),
           lastUsedAt: sql<number>`${now}`.as("last_used_at"),
           expiresAt: sql<number>`${expiresAt}`.as("expires_at"),
+          // Last, in the table's order (an insert-select names every column in order).
+          orgId: oauth2Codes.orgId,
         })
         .from(oauth2Codes)
         .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),

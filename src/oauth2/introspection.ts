@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { activeMembership } from "../auth";
 import { oauth2Grants } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { findOAuth2Client } from "./clients";
@@ -21,6 +22,7 @@ export type Introspection =
       token_type: "Bearer" | "refresh_token";
       aud?: string | string[];
       jti?: string;
+      org_id?: string;
     };
 
 const isRefreshToken = (token: string) => token.startsWith(REFRESH_TOKEN_PREFIX);
@@ -36,6 +38,7 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
   if (isRefreshToken(token)) {
     const found = await findLiveRefreshToken(deps, clientId, token);
     if (!found) return inactive;
+    const org = await liveOrgOf(deps, found.grant.orgId, found.user.id);
     return {
       active: true,
       client_id: clientId,
@@ -44,15 +47,23 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
       scope: found.grant.scopes.join(" "),
       sub: found.user.id,
       token_type: "refresh_token",
+      ...(org ? { org_id: org } : {}),
     };
   }
   const payload = await verifyOAuth2AccessToken(deps.config, token);
   if (!payload || payload.client_id !== clientId) return inactive;
   // A grant's token is active while the grant stands; a client's own token while the client exists.
+  const live = payload.grant_id ? await findLiveGrant(deps, payload.grant_id) : undefined;
   const stands = payload.grant_id
-    ? (await findLiveGrant(deps, payload.grant_id))?.grant.clientId === clientId
+    ? live?.grant.clientId === clientId
     : (await findOAuth2Client(deps, clientId)) !== undefined;
   if (!stands) return inactive;
+  // The token's org as long as its grant still has it and the user is still an active member: a resource server
+  // that introspects sees a removal at once, where one that only verifies the JWT sees it at the next refresh.
+  const org =
+    payload.org_id && live?.grant.orgId === payload.org_id
+      ? await liveOrgOf(deps, payload.org_id, payload.sub)
+      : undefined;
   return {
     active: true,
     client_id: clientId,
@@ -64,7 +75,13 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
     token_type: "Bearer",
     aud: payload.aud!,
     ...(payload.jti ? { jti: payload.jti } : {}),
+    ...(org ? { org_id: org } : {}),
   };
+}
+
+/** `orgId` while `userId` is an active member of it; undefined otherwise. */
+async function liveOrgOf(deps: Deps, orgId: string | null, userId: string): Promise<string | undefined> {
+  return orgId ? (await activeMembership(deps, orgId, userId))?.orgId : undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { findUserById } from "../auth";
+import { activeMembership, findUserById } from "../auth";
 import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -32,6 +32,8 @@ export async function describeRequest(deps: Deps, requestId: string) {
     clientName: client.clientName,
     scopes: request.scopes,
     redirectUri: request.redirectUri,
+    // The organization the client asked to act in (`organization`: an id or slug), for the UI to preselect.
+    ...(request.organization ? { organization: request.organization } : {}),
     // A device flow's request: the UI shows this code so the person can check it is their device's.
     ...(request.device ? { deviceUserCode: request.device.userCode } : {}),
   };
@@ -40,12 +42,14 @@ export async function describeRequest(deps: Deps, requestId: string) {
 /**
  * Completes the request for the bearer's user. `auth_time` is when that user signed in: the creation of the
  * session the token belongs to (a refreshed token keeps its session's), so `max_age` and `prompt=login` mean what
- * they say.
+ * they say. `orgId` is the organization the person let the client act in (the UI's picker): it must be one of the
+ * person's active memberships (403 `not-org-member`); a device request takes none (docs/oauth2.md).
  */
 export async function completeWithAccessToken(
   deps: Deps,
   requestId: string,
   auth: AccessTokenPayload,
+  orgId: string | null = null,
 ): Promise<{ redirectUri: string }> {
   const request = await pendingRequest(deps, requestId);
   const user = await findUserById(deps.shards, auth.sub);
@@ -65,6 +69,9 @@ export async function completeWithAccessToken(
   if (!isAuthenticationFreshEnough(request, authTime, deps.now())) {
     throw new AppError("unauthorized", "this authorization request needs a more recent sign-in");
   }
+  if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
+    throw new AppError("not-org-member");
+  }
   if (request.device) {
     // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
     const approvedBy = { userId: user.id, authTime };
@@ -73,5 +80,5 @@ export async function completeWithAccessToken(
     }
     return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
   }
-  return { redirectUri: await issueCode(deps, request, user.id, authTime) };
+  return { redirectUri: await issueCode(deps, request, user.id, authTime, orgId) };
 }

@@ -26,6 +26,8 @@ const pendingRequestSchema = z.object({
   loginHint: z.string().optional(),
   /** `ui_locales` (OIDC Core §3.1.2.1): the languages the page should speak, in order. */
   uiLocales: z.array(z.string()).default([]),
+  /** `organization`: the org (id or slug) the client asks to act in, preselected on the consent page if allowed. */
+  organization: z.string().optional(),
   /**
    * A device flow's request (RFC 8628), started on the device page: approving it marks the device authorization
    * approved instead of issuing a code; there is no redirect URI (it is empty).

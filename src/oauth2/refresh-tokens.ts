@@ -27,8 +27,8 @@ import { narrowedResources } from "./resources";
  * Tokens from before (`ort_` + 43 characters) are moved onto a family by the legacy drawer
  * (src/token-families/legacy/, docs/operations.md: its removal), through the branches marked "legacy drawer".
  */
-/** What tokens are made from: a grant's id, scopes and sign-in time. */
-export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "resources" | "authTime">;
+/** What tokens are made from: a grant's id, scopes, sign-in time and organization. */
+export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "resources" | "authTime" | "orgId">;
 
 export interface Refreshed {
   grant: GrantSummary;
@@ -49,6 +49,7 @@ async function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string)
         scopes: oauth2Grants.scopes,
         resources: oauth2Grants.resources,
         authTime: oauth2Grants.authTime,
+        orgId: oauth2Grants.orgId,
       },
       expiresAt: oauth2Grants.expiresAt,
       user: users,

@@ -7,6 +7,7 @@ import { consumeCode } from "./codes";
 import { DEVICE_GRANT, redeemDeviceCode } from "./device";
 import { OAuth2Error } from "./errors";
 import { createGrant, createGrantFor, issuesRefreshTokens } from "./grants";
+import { grantOrganization } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { type GrantSummary, rotateRefreshToken } from "./refresh-tokens";
 import { narrowedResources, requestedResources } from "./resources";
@@ -36,7 +37,9 @@ async function tokensFor(
 ): Promise<TokenResponse> {
   const { client, user, grant, scopes, resources, refreshToken, nonce } = input;
   const base = { config: deps.config, client, grantId: grant.id, scopes, now: deps.now() };
-  const accessToken = await signOAuth2AccessToken({ ...base, user, resources });
+  // Read at every issue: a member removed since the grant gets tokens without the org (contract organizations.md §1).
+  const org = await grantOrganization(deps, grant, user.id);
+  const accessToken = await signOAuth2AccessToken({ ...base, user, resources, org });
   const idToken = scopes.includes("openid")
     ? await signIdToken({ ...base, user, accessToken, authTime: grant.authTime, nonce })
     : undefined;

@@ -1,11 +1,12 @@
 import { base64url, type JWTPayload, SignJWT } from "jose";
-import { hasuraClaims } from "../auth";
+import { type ActiveMembership, hasuraClaims } from "../auth";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
 import { getKeySet } from "../lib/keys";
 import { scopeClaims } from "./claims";
+import { orgHasuraClaims } from "./organizations";
 import { audienceOf } from "./resources";
 
 /** Whether the token was issued for the client itself (its audience is the client, not a resource). */
@@ -39,6 +40,8 @@ export interface OAuth2AccessTokenPayload extends JWTPayload {
   /** `client_credentials` on a machine's token; absent on a person's. */
   gty?: typeof MACHINE_TOKEN_GTY;
   scope: string;
+  /** The organization the user let the client act in (contract organizations.md §1); absent: none. */
+  org_id?: string;
   iat: number;
   exp: number;
 }
@@ -53,11 +56,13 @@ export interface IssueInput {
   scopes: string[];
   /** RFC 8707 resources: the token's `aud`; none, the client itself. */
   resources: string[];
+  /** The grant's organization while the user is an active member of it (oauth2/organizations.ts). */
+  org?: ActiveMembership;
   now: number;
 }
 
 export async function signOAuth2AccessToken(input: IssueInput): Promise<string> {
-  const { config, user, client, grantId, scopes, resources, now } = input;
+  const { config, user, client, grantId, scopes, resources, org, now } = input;
   const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
@@ -65,8 +70,12 @@ export async function signOAuth2AccessToken(input: IssueInput): Promise<string> 
     ...(grantId ? { grant_id: grantId } : {}),
     ...(user ? {} : { gty: MACHINE_TOKEN_GTY }),
     scope: scopes.join(" "),
-    // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries.
-    ...(user && scopes.includes("graphql") ? { [HASURA_NAMESPACE]: hasuraClaims(user, config) } : {}),
+    ...(org ? { org_id: org.orgId } : {}),
+    // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries,
+    // the organization's included.
+    ...(user && scopes.includes("graphql")
+      ? { [HASURA_NAMESPACE]: hasuraClaims(user, config, org ? orgHasuraClaims(org) : {}) }
+      : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: ACCESS_TOKEN_TYPE })
     .setIssuer(config.AUTH_SERVER_URL)

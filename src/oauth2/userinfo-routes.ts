@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { activeMembership } from "../auth";
 import type { AppEnv } from "../http/app-env";
 import { operation } from "../http/documented";
 import { scopeClaims } from "./claims";
@@ -20,15 +21,24 @@ async function bearerGrant(c: Ctx) {
   if (!payload?.grant_id || !isForClient(payload)) throw invalid;
   const live = await findLiveGrant(c.var.deps, payload.grant_id);
   if (!live || live.grant.clientId !== payload.client_id || live.user.id !== payload.sub) throw invalid;
-  return { payload, user: live.user };
+  return { payload, user: live.user, grant: live.grant };
 }
 
 async function userinfo(c: Ctx) {
-  const { payload, user } = await bearerGrant(c);
+  const { payload, user, grant } = await bearerGrant(c);
   const scopes = payload.scope.split(" ");
   if (!scopes.includes("openid"))
     throw new OAuth2Error("insufficient_scope", "userinfo needs the openid scope");
-  return c.json({ sub: user.id, ...scopeClaims(user, scopes) }, 200, NO_STORE);
+  // The token's organization while its grant has it and the membership is active, as introspection reports it.
+  const org =
+    payload.org_id && grant.orgId === payload.org_id
+      ? await activeMembership(c.var.deps, payload.org_id, user.id)
+      : undefined;
+  return c.json(
+    { sub: user.id, ...scopeClaims(user, scopes), ...(org ? { org_id: org.orgId } : {}) },
+    200,
+    NO_STORE,
+  );
 }
 
 const USERINFO_DOC = operation({

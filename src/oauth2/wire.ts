@@ -55,6 +55,10 @@ export const introspectionSchema = z.object({
   token_type: z.enum(["Bearer", "refresh_token"]).optional(),
   aud: z.union([z.string(), z.array(z.string())]).optional(),
   jti: z.string().optional(),
+  org_id: z
+    .string()
+    .optional()
+    .describe("The organization the client acts in, while the user is still an active member of it"),
 });
 
 export const userinfoSchema = z.looseObject({
@@ -66,6 +70,7 @@ export const userinfoSchema = z.looseObject({
   email_verified: z.boolean().optional(),
   phone_number: z.string().optional(),
   phone_number_verified: z.boolean().optional(),
+  org_id: z.string().optional().describe("The organization the client acts in (an active membership)"),
 });
 
 export const discoverySchema = z.looseObject({

@@ -113,6 +113,7 @@ const SECURITY: Record<Security, Record<string, string[]>[]> = {
 
 const MEDIA: Record<NonNullable<AnswerDoc["media"]>, string | null> = {
   json: "application/json",
+  scim: "application/scim+json",
   html: "text/html",
   binary: "application/octet-stream",
   text: "text/plain",

@@ -256,4 +256,48 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       receiver.close();
     }
   }, 90_000);
+
+  it("shows an organization's pages without accessibility violations or sideways scroll, at 1280 and 390 px", async () => {
+    const owner = await createUser(uniqueEmail("org-console"), "Ada Lovelace");
+    const created = await fetch(`${authUrl}/admin/orgs`, {
+      method: "POST",
+      headers: ADMIN,
+      body: JSON.stringify({ name: "Acme Engineering", ownerUserId: owner }),
+    });
+    expect(created.status).toBe(201);
+    const org = (await created.json()) as { id: string };
+    await fetch(`${authUrl}/admin/orgs/${org.id}/invitations`, {
+      method: "POST",
+      headers: ADMIN,
+      body: JSON.stringify({ email: uniqueEmail("org-invited"), role: "member" }),
+    });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      for (const width of [1280, 390]) {
+        const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
+        const checked = await context.newPage();
+        checked.setDefaultTimeout(8000);
+        await checked.goto(`${authUrl}/admin/console`);
+        await checked.fill("#secret", inject("adminSecret"));
+        await checked.click("button[type=submit]");
+        await checked.waitForSelector("h1:has-text('Users')");
+        await checked.click("header a:has-text('Organizations')");
+        await checked.waitForSelector("h1:has-text('Organizations')");
+        await checked.goto(`${authUrl}/admin/console/orgs/${org.id}`);
+        // The SCIM token, shown once on the page that answers its creation: the longest unbreakable text there.
+        await checked.fill("form[aria-label='Create a SCIM token'] input[name=name]", "Entra ID");
+        await checked.click("form[aria-label='Create a SCIM token'] button");
+        await checked.waitForSelector("code.secret");
+        await shoot(checked, `console-org-${width}`);
+        await expectAccessible(checked, `console-org at ${width}px`);
+        if (width === 390) await expectNoSidewaysScroll(checked, "console-org");
+        await checked.goto(`${authUrl}/admin/console/orgs`);
+        await expectAccessible(checked, `console-orgs at ${width}px`);
+        if (width === 390) await expectNoSidewaysScroll(checked, "console-orgs");
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

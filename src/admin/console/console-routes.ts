@@ -11,6 +11,8 @@ import { overview } from "../overview";
 import { emailsOf } from "../users";
 import { consoleClientRoutes } from "./client-routes";
 import { action, back, chromeOf, page, render } from "./handlers";
+import { consoleOrgRoutes } from "./org-routes";
+import { consoleOrgSsoRoutes } from "./org-sso-routes";
 import { consoleSessionsPage, keysPage, loginPage } from "./pages";
 import { auditPage } from "./pages-audit";
 import { overviewPage } from "./pages-overview";
@@ -167,6 +169,8 @@ export const consoleRoutes = new Hono<AppEnv>()
     }),
   )
   .route("/", consoleUserRoutes)
+  .route("/", consoleOrgRoutes)
+  .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)
   .route("/", consoleStorageRoutes)
   .route("/", consoleWebhookRoutes);

@@ -33,6 +33,13 @@ const NOTICES: Record<string, string> = {
   "webhook-enabled": "The endpoint is enabled again.",
   redelivered: "The delivery is queued again.",
   "dead-letters-redelivered": "The picked dead letters are queued again.",
+  "org-created": "The organization is created, with its first owner.",
+  "org-deleted": "The organization is deleted, with its members, invitations, connections and SCIM tokens.",
+  "member-added": "The member is added.",
+  "member-removed": "The member is removed: their tokens lose the organization at their next refresh.",
+  "invitation-sent": "The invitation is on its way.",
+  "invitation-withdrawn": "The invitation is withdrawn: its link no longer works.",
+  "scim-token-revoked": "The SCIM token is revoked: the identity provider's next request with it is refused.",
 };
 
 export function render(

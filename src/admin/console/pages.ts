@@ -33,6 +33,8 @@ const STYLE = `
   .notice { padding: .6rem .8rem; border-radius: 6px; background: #1a7f3722; margin: 1rem 0; }
   .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: #b02020; margin: 1rem 0; }
   .muted { color: var(--muted); } code { font-size: .85rem; }
+  code.secret { overflow-wrap: anywhere; }
+  table + form.filters { margin-top: .8rem; }
   main > form { margin-bottom: 1rem; }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.2rem; }
   dt { color: var(--muted); }
@@ -90,7 +92,7 @@ export function layout(nonce: string, title: string, body: Body) {
 export interface Chrome {
   base: string;
   csrf: string;
-  here: "overview" | "users" | "clients" | "storage" | "webhooks" | "keys" | "audit" | "sessions";
+  here: "overview" | "users" | "orgs" | "clients" | "storage" | "webhooks" | "keys" | "audit" | "sessions";
   notice?: string;
 }
 
@@ -102,7 +104,7 @@ export function action(chrome: Chrome, path: string, label: string, style = "", 
 export function frame(chrome: Chrome, body: Body) {
   const link = (target: Chrome["here"], label: string) =>
     html`<a href="${chrome.base}${target === "users" ? "" : `/${target}`}" class="${chrome.here === target ? "here" : ""}">${label}</a>`;
-  return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link(
+  return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link("orgs", "Organizations")}${link(
     "clients",
     "OAuth2 clients",
   )}${link("storage", "Storage")}${link("webhooks", "Webhooks")}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(

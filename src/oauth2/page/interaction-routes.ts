@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { activeMembership } from "../../auth";
 import type { OAuth2ClientRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
@@ -7,6 +8,7 @@ import { type BrowserSession, endBrowserSession, readBrowserSession } from "../b
 import { issueCode } from "../codes";
 import { hasConsent, rememberConsent } from "../consents";
 import { finishDeviceRequest } from "../device";
+import { memberOrganizations, namedOrganization } from "../organizations";
 import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
 import { errorResponse } from "../redirects";
 import { pageAccountRoutes } from "./account-routes";
@@ -23,7 +25,12 @@ import { pageText } from "./text";
  * Completes the request for the signed-in user: back to the client with a code, or for a device request the device
  * authorization approved and a page saying so.
  */
-async function complete(c: Ctx, request: PendingRequest, session: BrowserSession) {
+async function complete(
+  c: Ctx,
+  request: PendingRequest,
+  session: BrowserSession,
+  orgId: string | null = null,
+) {
   if (request.device) {
     const approvedBy = { userId: session.user.id, authTime: session.authTime };
     if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
@@ -33,7 +40,7 @@ async function complete(c: Ctx, request: PendingRequest, session: BrowserSession
     return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
   }
   try {
-    return c.redirect(await issueCode(c.var.deps, request, session.user.id, session.authTime), 303);
+    return c.redirect(await issueCode(c.var.deps, request, session.user.id, session.authTime, orgId), 303);
   } catch (error) {
     if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
@@ -48,14 +55,22 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
   if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
     return signInPage(c, request, clientName);
   }
-  // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4).
+  // The organization the request names, when the user may pick it: a remembered consent then completes into it.
+  const named = request.device
+    ? undefined
+    : await namedOrganization(deps, session.user.id, request.organization);
+  // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4). A request
+  // naming an organization the user can't pick is shown too, rather than silently completed without it.
   const mustAsk =
     request.device !== undefined ||
     request.prompt.includes("consent") ||
     request.prompt.includes("select_account") ||
+    (request.organization !== undefined && !named) ||
     !(await hasConsent(deps, session.user.id, request.clientId, request.scopes));
-  if (!mustAsk) return complete(c, request, session);
+  if (!mustAsk) return complete(c, request, session, named?.orgId ?? null);
   const { user } = session;
+  // A device grant carries no organization (docs/oauth2.md): its page offers none.
+  const organizations = request.device ? [] : await memberOrganizations(deps, user.id);
   const t = pageText(c, request.uiLocales);
   return render(
     c,
@@ -71,6 +86,8 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
       userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
       facts: clientFacts(client, request.device ? undefined : request.redirectUri),
       deviceUserCode: request.device?.userCode,
+      organizations,
+      selectedOrg: named?.orgId,
     }),
     // After consent the browser goes on to the client's redirect URI; a device request stays here.
     request.device ? { t } : { t, redirectUri: request.redirectUri },
@@ -118,9 +135,14 @@ export const interactionRoutes = new Hono<AppEnv>()
       );
       return c.redirect(denied, 303);
     }
+    // The organization picked: one the user is an active member of now, or none. A tampered form (another org's
+    // id) is refused, not downgraded to "none", so the person sees that the choice did not hold.
+    const picked = request.device ? undefined : params.get("organization");
+    const org = picked ? await activeMembership(deps, picked, session.user.id) : undefined;
+    if (picked && !org) return showProblem(c, (t) => t.errors.notAMember, 403);
     // A device's consent is for that device only (it is asked every time), so it is not remembered.
     if (!request.device) await rememberConsent(deps, session.user.id, request.clientId, request.scopes);
-    return complete(c, request, session);
+    return complete(c, request, session, org?.orgId ?? null);
   })
   .post("/switch", async (c) => {
     const form = await formRequest(c);
@@ -144,5 +166,10 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   if (!(await hasConsent(deps, session.user.id, request.clientId, request.scopes))) {
     return fail("consent_required", "the user has not allowed these scopes");
   }
-  return issueCode(deps, request, session.user.id, session.authTime);
+  // A named organization completes into it only for an active member; otherwise the user would have to choose.
+  const named = await namedOrganization(deps, session.user.id, request.organization);
+  if (request.organization !== undefined && !named) {
+    return fail("consent_required", "the user has not allowed acting in that organization");
+  }
+  return issueCode(deps, request, session.user.id, session.authTime, named?.orgId ?? null);
 }

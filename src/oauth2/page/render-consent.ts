@@ -28,6 +28,29 @@ const publisher = (t: PageText, facts: ClientFacts) =>
       : ""
   }`;
 
+/** An organization the person may let the client act in (their active memberships). */
+export interface OrgChoice {
+  id: string;
+  name: string;
+  role: string;
+}
+
+/**
+ * The organization picker (contract organizations.md §1): "none" first, then the person's organizations; the one the
+ * request named is preselected. Shown only to members of some organization, and not for a device (docs/oauth2.md).
+ */
+const orgPicker = (t: PageText, orgs: OrgChoice[], selected: string | undefined) =>
+  orgs.length === 0
+    ? ""
+    : html`<label for="organization">${t.actsIn}</label>
+<select id="organization" name="organization">
+  <option value=""${selected ? "" : html` selected`}>${t.noOrganization}</option>
+  ${orgs.map(
+    (org) =>
+      html`<option value="${org.id}"${org.id === selected ? html` selected` : ""}>${org.name} (${org.role})</option>`,
+  )}
+</select>`;
+
 /** After what it asks: how far its name can be trusted. */
 const caution = (t: PageText, facts: ClientFacts) =>
   facts.loopbackOnly
@@ -47,6 +70,9 @@ export function consentForm(input: {
   facts: ClientFacts;
   /** The user code of a device flow: the person checks it is the one their device shows. */
   deviceUserCode?: string;
+  /** The organizations the client may be let act in, and the one preselected. */
+  organizations?: OrgChoice[];
+  selectedOrg?: string;
 }) {
   const { t } = input;
   return html`<h1>${input.clientName}</h1>
@@ -67,6 +93,7 @@ ${
 }
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}
+  ${orgPicker(t, input.organizations ?? [], input.selectedOrg)}
   <div class="actions">
     <button type="submit" name="decision" value="deny">${t.deny}</button>
     <button class="primary" type="submit" name="decision" value="allow">${t.allow}</button>

@@ -17,10 +17,10 @@ const STYLE = `
   h1 { font-size: 1.3rem; margin: 0 0 .3rem; }
   p.lead { margin: 0 0 1.4rem; }
   label { display: block; margin: .9rem 0 .3rem; font-weight: 600; }
-  input[type=email], input[type=password], input[type=text] {
+  input[type=email], input[type=password], input[type=text], select {
     width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid var(--line); border-radius: 6px;
   }
-  input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+  input:focus-visible, select:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
   button { font-size: 1rem; padding: .65rem 1.1rem; border-radius: 6px; border: 1px solid var(--line); cursor: pointer; }
   button.primary { background: #1f4fc4; color: white; border-color: #1f4fc4; }
   a { color: var(--accent); }

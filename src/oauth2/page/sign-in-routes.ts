@@ -1,8 +1,10 @@
 import { Hono } from "hono";
+import { html } from "hono/html";
 import { renewSession, signInEmailPassword, signInPasswordlessEmail, verifySignInMfaTotp } from "../../auth";
 import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
+import { ssoUrlForSignInPage } from "../../sso";
 import { startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
 import { newPasswordPage } from "./account-routes";
@@ -63,7 +65,8 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
   const t = pageText(c, request.uiLocales);
   if (query.error) {
     // A provider's refusal comes back the same way as a link's (identity brokering).
-    const fromProvider = query.error.startsWith("oauth") || query.error === "invalid-state";
+    const fromProvider =
+      query.error.startsWith("oauth") || query.error.startsWith("sso-") || query.error === "invalid-state";
     return signInPage(c, request, clientName, {
       status: 401,
       error: fromProvider ? t.errors.providerFailed : t.errors.linkExpired,
@@ -98,6 +101,20 @@ async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: stri
   }
 }
 
+/**
+ * On to the organization's IdP. Not a redirect: browsers hold a form post's whole redirect chain to the page's
+ * `form-action`, which can't name an IdP before the email is typed; a page that navigates by itself (a refresh, with a
+ * link for the rest) is a new navigation.
+ */
+const toIdentityProvider = (c: Ctx, t: PageText, url: string) =>
+  render(
+    c,
+    200,
+    t.continue,
+    html`<meta http-equiv="refresh" content="0;url=${url}"><p><a href="${url}">${t.continue}</a></p>`,
+    { t },
+  );
+
 export const pageSignInRoutes = new Hono<AppEnv>()
   .post("/sign-in", async (c) => {
     const form = await formRequest(c);
@@ -110,6 +127,16 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       signInPage(c, request, client.clientName, { status, email, error, resend });
     const retryAfter = await rateLimited(c, "BRUTE_FORCE", email);
     if (retryAfter !== null) return again(429, t.errors.tooManyAttempts(retryAfter));
+    // The email first: a domain with an enterprise connection signs in at its IdP (organizations.md §2).
+    if (email && emailField.safeParse(email).success) {
+      try {
+        const idp = await ssoUrlForSignInPage(c, email, () => pageLinkTarget(c, request.id));
+        if (idp) return toIdentityProvider(c, t, idp);
+      } catch (error) {
+        if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+        return again(error.status === 503 ? 503 : 400, signInMessage(c, t, error));
+      }
+    }
     if (!email || !password) return again(400, t.errors.enterEmailPassword);
     try {
       await passTurnstile(c, "signin", params);

@@ -52,6 +52,8 @@ export const de: PageText = {
   asksNothing: "Sie fragt nach keinen Daten, nur danach, dass Sie zugestimmt haben.",
   deny: "Ablehnen",
   allow: "Erlauben",
+  actsIn: "Organisation, in der sie handeln darf",
+  noOrganization: "Keine: nur Ihr eigenes Konto",
   signedInAs: "Angemeldet als",
   useAnotherAccount: "Anderes Konto verwenden",
   publishedBy: "Veröffentlicht von",
@@ -107,6 +109,7 @@ export const de: PageText = {
       "Die Anmeldung über diesen Anbieter hat nicht geklappt. Versuchen Sie es erneut oder wählen Sie einen anderen Weg.",
     otherSite: "Dieses Formular wurde von einer anderen Website gesendet.",
     unknownRequest: "Diese Anmeldeanfrage ist unbekannt oder abgelaufen.",
+    notAMember: "Sie sind kein aktives Mitglied dieser Organisation.",
     deviceCodeWrong: "Dieser Code stimmt nicht oder ist abgelaufen. Prüfen Sie den Code auf Ihrem Gerät.",
   },
 };

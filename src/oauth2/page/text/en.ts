@@ -51,6 +51,8 @@ export const en = {
   asksNothing: "It asks for no data beyond knowing that you allowed it.",
   deny: "Deny",
   allow: "Allow",
+  actsIn: "Organization it may act in",
+  noOrganization: "None: only your own account",
   signedInAs: "Signed in as",
   useAnotherAccount: "Use another account",
   publishedBy: "Published by",
@@ -101,6 +103,7 @@ export const en = {
     providerFailed: "Signing in with that provider did not work. Try again or use another way.",
     otherSite: "This form was sent from another site.",
     unknownRequest: "This sign-in request is unknown or has expired.",
+    notAMember: "You are not an active member of that organization.",
     deviceCodeWrong: "That code is not right, or it has expired. Check the code on your device.",
   },
 };

@@ -51,6 +51,8 @@ export const fr: PageText = {
   asksNothing: "Elle ne demande aucune donnée, seulement de savoir que vous l'avez autorisée.",
   deny: "Refuser",
   allow: "Autoriser",
+  actsIn: "Organisation dans laquelle elle pourra agir",
+  noOrganization: "Aucune : seulement votre propre compte",
   signedInAs: "Connecté en tant que",
   useAnotherAccount: "Utiliser un autre compte",
   publishedBy: "Publiée par",
@@ -106,6 +108,7 @@ export const fr: PageText = {
       "La connexion avec ce fournisseur n'a pas abouti. Réessayez ou choisissez un autre moyen.",
     otherSite: "Ce formulaire a été envoyé depuis un autre site.",
     unknownRequest: "Cette demande de connexion est inconnue ou a expiré.",
+    notAMember: "Vous n'êtes pas membre actif de cette organisation.",
     deviceCodeWrong: "Ce code n'est pas le bon, ou il a expiré. Vérifiez le code sur votre appareil.",
   },
 };
