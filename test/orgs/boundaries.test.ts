@@ -9,6 +9,7 @@
 // what the next actor would see, so the row runs in a world of its own, made again after each success.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { WireSession } from "../helpers";
+import { idpMetadataXml } from "../sso/saml-support/idp";
 import { addMember, admin, createOrg, type Org, svc, user } from "./support";
 
 const ACTORS = ["anonymous", "nonMember", "memberB", "ownerB", "memberA", "adminA", "ownerA"] as const;
@@ -58,6 +59,33 @@ async function invitationOfA(w: World) {
     role: "member",
   });
   return { invitationId: ((await response.json()) as { id: string }).id };
+}
+
+/** What only the owner may do: `ok` for them, 403 for A's other members, nothing for anyone else. */
+const OWNER = (ok: number) => ({ ...MANAGE, adminA: 403, ownerA: ok });
+
+/** A SAML connection, a claimed domain and a SCIM token of A, made through the admin API. */
+async function connectionOfA(w: World) {
+  // An org keeps at most 20 connections: the ones earlier rows made go first.
+  const listed = await admin("GET", `/orgs/${w.orgA.id}/connections`);
+  for (const { id } of ((await listed.json()) as { items: { id: string }[] }).items) {
+    expect((await admin("DELETE", `/orgs/${w.orgA.id}/connections/${id}`)).status).toBe(204);
+  }
+  const response = await admin("POST", `/orgs/${w.orgA.id}/connections`, {
+    type: "saml",
+    metadataXml: idpMetadataXml(),
+  });
+  expect(response.status).toBe(201);
+  return { connectionId: ((await response.json()) as { id: string }).id };
+}
+async function domainOfA(w: World) {
+  const domain = `a-${crypto.randomUUID().slice(0, 8)}.test`;
+  expect((await admin("POST", `/orgs/${w.orgA.id}/domains`, { domain })).status).toBe(201);
+  return { domain };
+}
+async function scimTokenOfA(w: World) {
+  const response = await admin("POST", `/orgs/${w.orgA.id}/scim-tokens`, { name: "setup" });
+  return { tokenId: ((await response.json()) as { id: string }).id };
 }
 
 const ROUTES: RouteCase[] = [
@@ -153,6 +181,107 @@ const ROUTES: RouteCase[] = [
       adminA: 200,
       ownerA: 200,
     },
+  },
+  // Enterprise sign-in's settings (src/sso/org-routes.ts) and SCIM tokens (src/scim/token-routes.ts): the org's
+  // owners only. Threat: an admin or member of A, or anyone of B, adding an IdP that then signs A's people in, or
+  // minting a SCIM token that provisions them.
+  {
+    name: "list connections",
+    method: "GET",
+    path: (w) => `/orgs/${w.orgA.id}/connections`,
+    expect: OWNER(200),
+  },
+  {
+    name: "add a connection",
+    method: "POST",
+    path: (w) => `/orgs/${w.orgA.id}/connections`,
+    body: () => ({ type: "saml", metadataXml: idpMetadataXml() }),
+    expect: OWNER(201),
+  },
+  {
+    name: "read a connection",
+    method: "GET",
+    path: (w, x) => `/orgs/${w.orgA.id}/connections/${x.connectionId}`,
+    setup: connectionOfA,
+    expect: OWNER(200),
+  },
+  {
+    name: "change a connection",
+    method: "PATCH",
+    path: (w, x) => `/orgs/${w.orgA.id}/connections/${x.connectionId}`,
+    body: () => ({ defaultRole: "admin" }),
+    setup: connectionOfA,
+    expect: OWNER(200),
+  },
+  {
+    name: "remove a connection",
+    method: "DELETE",
+    path: (w, x) => `/orgs/${w.orgA.id}/connections/${x.connectionId}`,
+    setup: connectionOfA,
+    expect: OWNER(204),
+  },
+  {
+    name: "read A's connection through B's path",
+    method: "GET",
+    path: (w, x) => `/orgs/${w.orgB.id}/connections/${x.connectionId}`,
+    setup: connectionOfA,
+    expect: { ...NOBODY_404, memberB: 403, ownerB: 404 },
+  },
+  { name: "list domains", method: "GET", path: (w) => `/orgs/${w.orgA.id}/domains`, expect: OWNER(200) },
+  {
+    name: "claim a domain",
+    method: "POST",
+    path: (w) => `/orgs/${w.orgA.id}/domains`,
+    body: () => ({ domain: `a-${crypto.randomUUID().slice(0, 8)}.test` }),
+    expect: OWNER(201),
+  },
+  {
+    name: "remove a domain",
+    method: "DELETE",
+    path: (w, x) => `/orgs/${w.orgA.id}/domains/${x.domain}`,
+    setup: domainOfA,
+    expect: OWNER(204),
+  },
+  {
+    name: "remove A's domain through B's path",
+    method: "DELETE",
+    path: (w, x) => `/orgs/${w.orgB.id}/domains/${x.domain}`,
+    setup: domainOfA,
+    expect: { ...NOBODY_404, memberB: 403, ownerB: 404 },
+  },
+  {
+    name: "enforce SSO (off)",
+    method: "PATCH",
+    path: (w) => `/orgs/${w.orgA.id}/sso`,
+    body: () => ({ enforce: false }),
+    expect: OWNER(200),
+  },
+  {
+    name: "create a SCIM token",
+    method: "POST",
+    path: (w) => `/orgs/${w.orgA.id}/scim-tokens`,
+    body: () => ({ name: "okta" }),
+    expect: OWNER(201),
+  },
+  {
+    name: "list SCIM tokens",
+    method: "GET",
+    path: (w) => `/orgs/${w.orgA.id}/scim-tokens`,
+    expect: OWNER(200),
+  },
+  {
+    name: "revoke a SCIM token",
+    method: "DELETE",
+    path: (w, x) => `/orgs/${w.orgA.id}/scim-tokens/${x.tokenId}`,
+    setup: scimTokenOfA,
+    expect: OWNER(204),
+  },
+  {
+    name: "revoke A's SCIM token through B's path",
+    method: "DELETE",
+    path: (w, x) => `/orgs/${w.orgB.id}/scim-tokens/${x.tokenId}`,
+    setup: scimTokenOfA,
+    expect: { ...NOBODY_404, memberB: 403, ownerB: 404 },
   },
   // A user's bearer is not the admin secret, whatever the user's role.
   {
