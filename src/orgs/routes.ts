@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { resolveRedirectTo } from "../auth";
+import { findUserById, resolveRedirectTo } from "../auth";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
@@ -186,7 +186,8 @@ export const orgRoutes = new Hono<AppEnv>()
       const { role } = c.req.valid("json");
       if (caller.role !== "owner" && (role === "owner" || (await isOwner(deps, orgId, userId))))
         throw new AppError("insufficient-org-role", "only an owner may grant or change the owner role");
-      return c.json(toWireMember(await setMemberRole(deps, orgId, userId, role), undefined));
+      const member = await setMemberRole(deps, orgId, userId, role);
+      return c.json(toWireMember(member, await findUserById(deps.shards, userId)));
     },
   )
   .delete(

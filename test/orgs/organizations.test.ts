@@ -192,6 +192,13 @@ describe("organizations: members", () => {
       role: "admin",
     });
     expect(changed.status).toBe(200);
+    // The answer names the member as the list does.
+    expect(await changed.json()).toMatchObject({
+      userId: member.user.id,
+      role: "admin",
+      email: member.user.email,
+      displayName: member.user.displayName,
+    });
     await expectError(
       await as(owner.accessToken, "PATCH", `/orgs/${org.id}/members/${member.user.id}`, { role: "emperor" }),
       400,
