@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { createSession, type Session } from "./new-sessions";
+import type { ActiveMembership } from "./org-membership";
 import { refuseMethodUnderSso } from "./sso-enforcement";
 
 const TICKET_LIFETIME_MS = 5 * 60 * 1000;
@@ -24,14 +25,20 @@ export interface SignInResult {
  * active the factor was only the first, and the answer is an `mfaTotp:` ticket instead of a session. It stays so
  * if AUTH_MFA_ENABLED is later switched off: a user's second factor is not dropped by a configuration change.
  */
-export async function completeSignIn(deps: Deps, user: UserRow, userAgent?: string): Promise<SignInResult> {
+export async function completeSignIn(
+  deps: Deps,
+  user: UserRow,
+  userAgent?: string,
+  /** The organization the session starts in (an enterprise sign-in: the connection's org, its membership made). */
+  org?: ActiveMembership,
+): Promise<SignInResult> {
   if (user.activeMfaType === "totp") {
     if (user.totpSecret === null) throw new AppError("mfa-reset-required");
     // Enforced SSO refuses the first factor before its ticket (createSession checks the sessions made at once).
     await refuseMethodUnderSso(deps, user.email);
     return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
   }
-  return { session: await createSession(deps, user, userAgent), mfa: null };
+  return { session: await createSession(deps, user, userAgent, undefined, org), mfa: null };
 }
 
 /** The first step of a sign-in with TOTP active: no session yet, a ticket for `POST /signin/mfa/totp`. */

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { completeSignIn } from "../auth";
+import { activeMembership, completeSignIn } from "../auth";
 import type { SsoConnectionRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
@@ -55,7 +55,9 @@ export async function finishSsoSignIn(
     }
     const deps = c.var.deps;
     const user = await userThroughConnection(deps, connection, identity);
-    const signedIn = await completeSignIn(deps, user, c.req.header("user-agent"));
+    // The session starts inside the connection's organization: that is where its IdP vouched for the person.
+    const org = await activeMembership(deps, connection.orgId, user.id);
+    const signedIn = await completeSignIn(deps, user, c.req.header("user-agent"), org);
     return c.redirect(
       withQuery(
         request.redirectTo,

@@ -64,6 +64,13 @@ describe("an OIDC connection", () => {
     expect(second.user.displayName).toBe("Ana Souza");
     expect((await membership(org.orgId, session.user.id))?.role).toBe("admin");
     expect(decodeJwt(second.accessToken).payload.sub).toBe(session.user.id);
+    // The session starts inside the org whose IdP vouched for the person, with the role the groups give.
+    const claims = decodeJwt(second.accessToken).payload as Record<string, unknown>;
+    expect(claims.org_id).toBe(org.orgId);
+    expect(claims["https://hasura.io/jwt/claims"]).toMatchObject({
+      "x-hasura-org-id": org.orgId,
+      "x-hasura-org-role": "admin",
+    });
   });
 
   it("signs in an existing user of the domain and makes them a member (no second account)", async () => {
