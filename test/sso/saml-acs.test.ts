@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { PREFIX, SERVER, signUp, uniqueEmail } from "../helpers";
+import { PREFIX, SERVER, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 import {
   APP,
   authnRequestOf,
@@ -252,5 +252,26 @@ describe("attacks over HTTP", () => {
       `${SERVER}${PREFIX}/sso/saml/${org.connectionId}/acs?result=nope`,
     );
     expect(location(unknown).searchParams.get("error")).toBe("invalid-state");
+  });
+
+  // Threat: a flood of forged responses at the ACS, each costing an RSA verification or two (CPU per request).
+  it("counts ACS posts per address in BRUTE_FORCE: past the limit, 429 before any signature is checked", async () => {
+    const limited = samlService({
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      // Counted exactly in the RateLimiter object, without the platform's approximate binding.
+      BRUTE_FORCE_LIMITER: undefined,
+      AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2",
+    });
+    const org = await samlOrg();
+    const ip = uniqueAddress();
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await limited.request("POST", org.acsUrl, {
+        body: new URLSearchParams({ SAMLResponse: toBase64("<not-saml/>") }).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ip },
+      });
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([400, 400, 429]);
   });
 });

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { operation, REDIRECT_ANSWER } from "../../http/documented";
 import { bodyText } from "../../http/validation";
 import { withQuery } from "../../lib/redirect";
+import { rateLimit } from "../../rate-limits/middleware";
 import { finishSsoSignIn, ssoFailure } from "../finish";
 import { takeResult } from "../requests";
 import { acceptSamlResponse, samlConnection } from "./acs";
@@ -69,6 +70,8 @@ export const samlRoutes = new Hono<AppEnv>()
       request: { target: "form", schema: acsForm },
       answers: { 303: REDIRECT_ANSWER("To the GET of this path, with `result`.") },
     }),
+    // Each post costs an RSA verification or two: counted per address like the other ways in (429 past the limit).
+    rateLimit("BRUTE_FORCE"),
     async (c) => {
       const deps = c.var.deps;
       const connection = await samlConnection(deps, c.req.param("connectionId"));
