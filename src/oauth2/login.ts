@@ -18,7 +18,8 @@ import { loadPendingRequest, type PendingRequest } from "./pending-requests";
 
 async function pendingRequest(deps: Deps, requestId: string): Promise<PendingRequest> {
   const request = await loadPendingRequest(deps.env, requestId, deps.now());
-  if (!request) throw new AppError("invalid-request", "unknown or expired request_id");
+  // An invitation's request belongs to the built-in page alone: it has no client to complete for.
+  if (!request || request.invitation) throw new AppError("invalid-request", "unknown or expired request_id");
   return request;
 }
 

@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { LOGIN_PAGE_PATH } from "../lib/redirect";
+import { INVITATION_PAGE_PATH } from "../orgs";
 import { authorizeRoutes } from "./authorize-routes";
 import { registrationRoutes } from "./clients";
 import { DEVICE_PAGE_PATH } from "./device";
 import { discoveryRoutes } from "./discovery-routes";
 import { introspectionRoutes } from "./introspection-routes";
-import { devicePageRoutes, interactionRoutes } from "./page";
+import { devicePageRoutes, interactionRoutes, invitationPageRoutes } from "./page";
 import { requireEnabled } from "./route-support";
 import { tokenRoutes } from "./token-routes";
 import { userinfoRoutes } from "./userinfo-routes";
@@ -15,8 +16,8 @@ export { rootMetadataRoutes } from "./discovery-routes";
 
 /**
  * The authorization server (contract §3.5, §3.6), mounted on the auth API: every endpoint group behind the on
- * switch, then the built-in pages (the device page always, the login and consent page unless an external login UI
- * is set).
+ * switch, then the built-in pages (the device page always, the login and consent page and the invitation page unless
+ * an external login UI is set).
  */
 export function oauth2Routes(loginUrl: string | undefined) {
   const routes = new Hono<AppEnv>()
@@ -30,6 +31,8 @@ export function oauth2Routes(loginUrl: string | undefined) {
     .route("/", userinfoRoutes)
     .route("/", registrationRoutes)
     .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl));
-  if (!loginUrl) routes.route(LOGIN_PAGE_PATH, interactionRoutes);
+  // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link").
+  if (!loginUrl)
+    routes.route(LOGIN_PAGE_PATH, interactionRoutes).route(INVITATION_PAGE_PATH, invitationPageRoutes);
   return routes;
 }

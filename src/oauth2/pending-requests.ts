@@ -33,6 +33,12 @@ const pendingRequestSchema = z.object({
    * approved instead of issuing a code; there is no redirect URI (it is empty).
    */
   device: z.object({ codeHash: z.string(), userCode: z.string() }).optional(),
+  /**
+   * An organization invitation's request (contract organizations.md §1), started on the invitation page: after
+   * sign-in the person joins the organization instead of consenting; no client, no redirect URI (both empty). Only
+   * the ticket's SHA-256 is kept here, never the ticket.
+   */
+  invitation: z.object({ ticketHash: z.string() }).optional(),
   createdAt: z.number(),
 });
 

@@ -21,8 +21,9 @@ export function authErrorSchema() {
   };
 }
 
-/** Pages for people (the console, the OAuth2 login and device pages, the development inbox): not API. */
-const PAGES = /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|dev\/(inbox|landing)|reference$)/;
+/** Pages for people (the console, the OAuth2 login, device and invitation pages, the development inbox): not API. */
+const PAGES =
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|dev\/(inbox|landing)|reference$)/;
 
 export function authDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument {
   return buildDocument(app as never, {

@@ -1,15 +1,19 @@
 /**
  * Organizations (contract organizations.md §1) as the rest of the service uses them: enterprise connections
- * (src/sso/), SCIM (src/scim/), the console and the OAuth2 consent page. The user routes mount under the auth API,
- * the admin routes under `/admin`. Everything else in src/orgs/ is internal to it.
+ * (src/sso/), SCIM (src/scim/), the console, the OAuth2 consent page and the
+ * hosted invitation page. The user routes mount under the auth API, the admin routes under `/admin`. Everything else in src/orgs/ is internal to it.
  */
 export { orgAdminRoutes } from "./admin-routes";
+export { INVITATION_PAGE_PATH } from "./invitation-mail";
 export {
   acceptInvitation,
+  acceptInvitationByHash,
   createInvitation,
   deleteInvitation,
+  findPendingInvitation,
   INVITATION_LIFETIME_MS,
   listInvitations,
+  type PendingInvitation,
 } from "./invitations";
 export {
   addMember,

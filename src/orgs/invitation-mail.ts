@@ -1,14 +1,34 @@
 import { findUserByEmail, findUserById, toWireUser } from "../auth";
+import type { Config } from "../config";
 import type { OrganizationRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { renderTemplate } from "../mail/templates";
 
+/** The hosted invitation page (src/oauth2/page/invitation-routes.ts), under `AUTH_SERVER_URL`, beside the device page. */
+export const INVITATION_PAGE_PATH = "/oauth2/invitation";
+
+/**
+ * Where the mailed link leads (docs/organizations.md, "The link"): the hosted page, where the person signs in or up
+ * with the invited address and accepts, when the service serves it (the authorization server on, its built-in page
+ * in use) and the inviter named no app of its own (`redirectTo` absent, or the default). Otherwise the app, as
+ * before and as Nhost's mailed links do: `redirectTo` with `ticket` and `type=orgInvitation` in its query; the app
+ * signs the user in or up, then calls `POST /orgs/invitations/accept {ticket}`.
+ */
+export function invitationLink(config: Config, ticket: string, redirectTo: string): string {
+  const hosted =
+    config.AUTH_OAUTH2_PROVIDER_ENABLED &&
+    !config.AUTH_OAUTH2_PROVIDER_LOGIN_URL &&
+    redirectTo === config.defaultRedirectUrl;
+  const link = new URL(hosted ? `${config.AUTH_SERVER_URL}${INVITATION_PAGE_PATH}` : redirectTo);
+  link.searchParams.set("ticket", ticket);
+  if (!hosted) link.searchParams.set("type", "orgInvitation");
+  return link.toString();
+}
+
 /**
  * The invitation mail (template `org-invitation`, overridable through `AUTH_EMAIL_TEMPLATES` like the others). Its
  * language: the invitee's own when the address already has an account, else the inviter's, else the default
- * (docs/organizations.md). The link leads to the app (`redirectTo`, allow-listed; default the client URL) with
- * `ticket` and `type=orgInvitation` in its query, Nhost's shape for mailed links: the app signs the user in or up
- * with the invited address, then calls `POST /orgs/invitations/accept {ticket}`.
+ * (docs/organizations.md). The link: `invitationLink`.
  */
 export async function mailInvitation(
   deps: Deps,
@@ -21,9 +41,7 @@ export async function mailInvitation(
     inviterId ? findUserById(deps.shards, inviterId) : undefined,
   ]);
   const locale = invitee?.locale ?? inviter?.locale ?? config.AUTH_LOCALE_DEFAULT;
-  const link = new URL(invitation.redirectTo);
-  link.searchParams.set("ticket", invitation.ticket);
-  link.searchParams.set("type", "orgInvitation");
+  const link = invitationLink(config, invitation.ticket, invitation.redirectTo);
   const message = renderTemplate(config.mailTemplates, "org-invitation", locale, config.AUTH_LOCALE_DEFAULT, {
     displayName: invitee?.displayName ?? invitation.email,
     email: invitation.email,
@@ -31,7 +49,7 @@ export async function mailInvitation(
     inviterName: inviter?.displayName ?? invitation.org.name,
     role: invitation.role,
     locale,
-    link: link.toString(),
+    link,
     ticket: invitation.ticket,
     serverUrl: config.AUTH_SERVER_URL,
     clientUrl: config.AUTH_CLIENT_URL,
@@ -42,7 +60,7 @@ export async function mailInvitation(
     about: {
       template: "org-invitation",
       locale,
-      link: link.toString(),
+      link,
       user: invitee ? toWireUser(invitee) : null,
     },
   });

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt } from "drizzle-orm";
 import { base64url } from "jose";
 import { findUserById } from "../auth";
-import { type OrgInvitationRow, orgInvitations } from "../db/schema";
+import { type OrgInvitationRow, organizations, orgInvitations } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
@@ -106,17 +106,59 @@ export async function deleteInvitation(deps: Pick<Deps, "db">, orgId: string, id
   if (!gone) throw new AppError("not-found", "no such invitation");
 }
 
+/** A pending invitation as a page shows it, read by its ticket's hash without consuming it. */
+export interface PendingInvitation {
+  org: { id: string; name: string };
+  email: string;
+  role: string;
+  expiresAt: number;
+}
+
+/**
+ * The unexpired invitation behind `ticketHash`, or undefined: a read for display only (the hosted page), never what
+ * decides an accept (that is `acceptInvitationByHash`'s one statement).
+ */
+export async function findPendingInvitation(
+  deps: Pick<Deps, "db" | "now">,
+  ticketHash: string,
+): Promise<PendingInvitation | undefined> {
+  const row = await deps.db
+    .select({
+      orgId: organizations.id,
+      orgName: organizations.name,
+      email: orgInvitations.email,
+      role: orgInvitations.role,
+      expiresAt: orgInvitations.expiresAt,
+    })
+    .from(orgInvitations)
+    .innerJoin(organizations, eq(organizations.id, orgInvitations.orgId))
+    .where(and(eq(orgInvitations.ticketHash, ticketHash), gt(orgInvitations.expiresAt, deps.now())))
+    .get();
+  if (!row) return undefined;
+  return {
+    org: { id: row.orgId, name: row.orgName },
+    email: row.email,
+    role: row.role,
+    expiresAt: row.expiresAt,
+  };
+}
+
+/** Accepts by the ticket itself (`POST /orgs/invitations/accept`): see `acceptInvitationByHash`. */
+export async function acceptInvitation(deps: Deps, ticket: string, userId: string) {
+  return acceptInvitationByHash(deps, await sha256Hex(ticket), userId);
+}
+
 /**
  * Accepts an invitation for the signed-in `userId`: the ticket is consumed only when its address is the user's
  * VERIFIED email (and it has not expired), in one `DELETE … RETURNING` whose conditions say so. Refused, the ticket
  * stays for its real addressee: 403 `invitation-email-mismatch` for another or an unverified address (threat: a
  * forwarded or intercepted mail, or an account that merely claims the address, joining the org); 401
- * `invalid-ticket` for an unknown, used or expired one. A user who already is a member keeps their role.
+ * `invalid-ticket` for an unknown, used or expired one. A user who already is a member keeps their role. The hosted
+ * page (src/oauth2/page/) keeps only the ticket's hash, and accepts by it.
  */
-export async function acceptInvitation(deps: Deps, ticket: string, userId: string) {
+export async function acceptInvitationByHash(deps: Deps, ticketHash: string, userId: string) {
   const user = await findUserById(deps.shards, userId);
   if (!user) throw new AppError("unauthorized");
-  const ticketHash = await sha256Hex(ticket);
   const now = deps.now();
   const email = user.email?.toLowerCase();
   const consumed =

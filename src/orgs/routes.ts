@@ -218,9 +218,10 @@ export const orgRoutes = new Hono<AppEnv>()
       summary: "Invite someone by email",
       description:
         "Owners and admins (only owners invite owners). Mails a link (template `org-invitation`, in the invitee's " +
-        "language when they have an account) to `redirectTo` (allow-listed; default the client URL) with `ticket` " +
-        "and `type=orgInvitation`; the app has the user sign in or up with that address, then calls " +
-        "`POST /orgs/invitations/accept`. Seven days, single use; inviting the same address again replaces the " +
+        "language when they have an account). Without `redirectTo`, and with the built-in OAuth2 page on, it opens " +
+        "the hosted page (`/oauth2/invitation?ticket=`: sign in or up with that address, then accept); otherwise " +
+        "it leads to `redirectTo` (allow-listed; default the client URL) with `ticket` and `type=orgInvitation`, and " +
+        "the app calls `POST /orgs/invitations/accept`. Seven days, single use; inviting the same address again replaces the " +
         `earlier invitation. ${NOT_MEMBER}.`,
       security: "bearer",
       answers: { 201: { description: "The invitation (never its ticket).", schema: invitationSchema } },

@@ -29,6 +29,8 @@ describe("invitations: the happy path", () => {
     expect(Date.parse(invitation.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 24 * 3600 * 1000);
     const [mail] = await mailbox(svc, invitee.user.email);
     expect(mail!.subject).toContain(org.name);
+    // The authorization server is off here, so no hosted page: the link leads to the app (docs/organizations.md,
+    // "The link"); the hosted page's link is test/orgs/invitation-page.test.ts's.
     expect(mail!.text).toMatch(
       /^http:\/\/localhost:3000\/?\?ticket=orgInvitation%3A[\w-]+&type=orgInvitation$/m,
     );

@@ -1,4 +1,5 @@
 import type { OAuth2ClientRow } from "../../db/schema";
+import { findPendingInvitation, type PendingInvitation } from "../../orgs";
 import { findOAuth2Client } from "../clients";
 import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
@@ -8,11 +9,20 @@ import { showProblem, UNKNOWN_REQUEST } from "./page-response";
 
 /** The request a page view or form post works on, and the checks every form post passes first. */
 
-export async function loadRequest(
-  c: Ctx,
-  requestId: string | undefined,
-): Promise<{ request: PendingRequest; client: OAuth2ClientRow } | null> {
+/**
+ * A client's request, with its client; or an invitation's, with the invitation while it is still pending (its
+ * organization's name stands where a client's name would, on the sign-in views).
+ */
+export type LoadedRequest =
+  | { request: PendingRequest; client: OAuth2ClientRow; invitation?: undefined }
+  | { request: PendingRequest; client: { clientName: string }; invitation: PendingInvitation };
+
+export async function loadRequest(c: Ctx, requestId: string | undefined): Promise<LoadedRequest | null> {
   const request = requestId ? await loadPendingRequest(c.env, requestId, c.var.deps.now()) : null;
+  if (request?.invitation) {
+    const invitation = await findPendingInvitation(c.var.deps, request.invitation.ticketHash);
+    return invitation ? { request, client: { clientName: invitation.org.name }, invitation } : null;
+  }
   const client = request ? await findOAuth2Client(c.var.deps, request.clientId) : undefined;
   return request && client ? { request, client } : null;
 }

@@ -14,6 +14,7 @@ import { errorResponse } from "../redirects";
 import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
 import { formRequest, loadRequest } from "./form-requests";
+import { invitationStep, joinInvitation } from "./invitation-routes";
 import { backToPage, type Ctx, paths } from "./page-paths";
 import { render, showProblem, UNKNOWN_REQUEST } from "./page-response";
 import { consentForm, deviceFinished } from "./render-consent";
@@ -106,7 +107,9 @@ export const interactionRoutes = new Hono<AppEnv>()
     if (query.view === "sign-up" || query.view === "reset") {
       return accountPage(c, request, client.clientName, query.view);
     }
-    return nextStep(c, request, client);
+    // An invitation's request has no client: sign-in, then joining instead of consent.
+    if (loaded.invitation) return invitationStep(c, request, loaded.invitation);
+    return nextStep(c, request, loaded.client);
   })
   .route("/", pageSignInRoutes)
   .route("/", pageAccountRoutes)
@@ -119,6 +122,7 @@ export const interactionRoutes = new Hono<AppEnv>()
     if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
       return backToPage(c, request.id);
     }
+    if (form.invitation) return joinInvitation(c, request, form.invitation);
     if (params.get("decision") !== "allow") {
       if (request.device) {
         await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");

@@ -28,7 +28,7 @@ const TURNSTILE_SCRIPT = `${TURNSTILE_ORIGIN}/turnstile/v0/api.js`;
  */
 export function render(
   c: Ctx,
-  status: 200 | 400 | 401 | 403 | 429 | 503,
+  status: 200 | 400 | 401 | 403 | 404 | 429 | 503,
   title: string,
   body: Body,
   options: {

@@ -98,6 +98,8 @@ export interface SignInView {
   action: string;
   requestId: string;
   clientName: string;
+  /** Said before the form instead of "to continue to <client>". */
+  intro?: string[];
   email?: string;
   error?: string;
   /** A "send the confirmation mail again" form under the error (an unverified address). */
@@ -122,7 +124,11 @@ export function signInForm(input: SignInView) {
     ? html`<form method="post" action="${input.resendAction}">${hidden(input.requestId)}<input type="hidden" name="email" value="${input.email ?? ""}"><button class="link-button" type="submit">${t.resendVerification}</button></form>`
     : undefined;
   return html`<h1>${t.signInTitle}</h1>
-<p class="lead">${t.toContinueTo} <strong>${input.clientName}</strong></p>
+${
+  input.intro
+    ? input.intro.map((sentence) => html`<p class="lead">${sentence}</p>`)
+    : html`<p class="lead">${t.toContinueTo} <strong>${input.clientName}</strong></p>`
+}
 ${errorBox(input.error, resend)}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}

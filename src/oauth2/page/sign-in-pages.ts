@@ -18,7 +18,14 @@ export function signInPage(
   c: Ctx,
   request: PendingRequest,
   clientName: string,
-  options: { status?: 200 | 400 | 401 | 429 | 503; email?: string; error?: string; resend?: boolean } = {},
+  options: {
+    status?: 200 | 400 | 401 | 429 | 503;
+    email?: string;
+    error?: string;
+    resend?: boolean;
+    /** Sentences said before the form instead of "to continue to …" (an invitation's). */
+    intro?: string[];
+  } = {},
 ) {
   const { config } = c.var;
   const t = pageText(c, request.uiLocales);
@@ -33,6 +40,7 @@ export function signInPage(
       action: paths(c).signIn,
       requestId: request.id,
       clientName,
+      intro: options.intro,
       email: options.email ?? request.loginHint,
       error: options.error,
       resendAction: options.resend ? paths(c).resendVerification : undefined,

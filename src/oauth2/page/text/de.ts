@@ -69,6 +69,14 @@ export const de: PageText = {
   deviceConnectedLead: "Sie können diese Seite schließen und zu Ihrem Gerät zurückkehren.",
   deviceDenied: "Anfrage abgelehnt",
   deviceDeniedLead: "Das Gerät hat keinen Zugriff erhalten. Sie können diese Seite schließen.",
+  invitationTitle: "Einladung",
+  invitationLead: (org: string, email: string, role: string) =>
+    `${org} lädt ${email} ein, mit der Rolle ${role} beizutreten.`,
+  invitationSignIn: "Melden Sie sich mit dieser Adresse an oder erstellen Sie ein Konto, um anzunehmen.",
+  joinAs: (email: string) => `Als ${email} annehmen`,
+  joinedTitle: (org: string) => `Sie sind ${org} beigetreten`,
+  joinedLead: (role: string) => `Ihre Rolle: ${role}.`,
+  goToApp: "Zur App",
   problemTitle: "Dieser Anmeldelink funktioniert nicht",
   problemHint: "Gehen Sie zurück zur App und beginnen Sie erneut.",
   scopes: {
@@ -111,5 +119,11 @@ export const de: PageText = {
     unknownRequest: "Diese Anmeldeanfrage ist unbekannt oder abgelaufen.",
     notAMember: "Sie sind kein aktives Mitglied dieser Organisation.",
     deviceCodeWrong: "Dieser Code stimmt nicht oder ist abgelaufen. Prüfen Sie den Code auf Ihrem Gerät.",
+    invitationGone:
+      "Diese Einladung ist unbekannt, schon verwendet oder abgelaufen. Bitten Sie die Organisation um eine neue.",
+    invitationOtherAddress: (email: string) =>
+      `Diese Einladung gilt für ${email}. Melden Sie sich mit dieser Adresse an, um sie anzunehmen; bis dahin bleibt sie gültig.`,
+    invitationUnverified:
+      "Bestätigen Sie zuerst Ihre E-Mail-Adresse (Link in der gesendeten Nachricht), dann nehmen Sie an.",
   },
 };

@@ -67,6 +67,13 @@ export const en = {
   deviceConnectedLead: "You can close this page and go back to your device.",
   deviceDenied: "Request denied",
   deviceDeniedLead: "The device was not given access. You can close this page.",
+  invitationTitle: "Invitation",
+  invitationLead: (org: string, email: string, role: string) => `${org} invites ${email} to join as ${role}.`,
+  invitationSignIn: "Sign in or create an account with this address to accept.",
+  joinAs: (email: string) => `Accept as ${email}`,
+  joinedTitle: (org: string) => `You joined ${org}`,
+  joinedLead: (role: string) => `Your role: ${role}.`,
+  goToApp: "Go to the app",
   problemTitle: "This sign-in link does not work",
   problemHint: "Go back to the app and start again.",
   scopes: {
@@ -105,6 +112,11 @@ export const en = {
     unknownRequest: "This sign-in request is unknown or has expired.",
     notAMember: "You are not an active member of that organization.",
     deviceCodeWrong: "That code is not right, or it has expired. Check the code on your device.",
+    invitationGone: "This invitation is unknown, used or expired. Ask the organization for a new one.",
+    invitationOtherAddress: (email: string) =>
+      `This invitation is for ${email}. Sign in with that address to accept it; it stays valid until then.`,
+    invitationUnverified:
+      "Confirm your email address first (follow the link in the mail we sent), then accept.",
   },
 };
 

@@ -68,6 +68,14 @@ export const fr: PageText = {
   deviceConnectedLead: "Vous pouvez fermer cette page et revenir à votre appareil.",
   deviceDenied: "Demande refusée",
   deviceDeniedLead: "L'appareil n'a pas reçu l'accès. Vous pouvez fermer cette page.",
+  invitationTitle: "Invitation",
+  invitationLead: (org: string, email: string, role: string) =>
+    `${org} invite ${email} à le rejoindre avec le rôle ${role}.`,
+  invitationSignIn: "Connectez-vous ou créez un compte avec cette adresse pour accepter.",
+  joinAs: (email: string) => `Accepter en tant que ${email}`,
+  joinedTitle: (org: string) => `Vous avez rejoint ${org}`,
+  joinedLead: (role: string) => `Votre rôle : ${role}.`,
+  goToApp: "Aller à l'application",
   problemTitle: "Ce lien de connexion ne fonctionne pas",
   problemHint: "Revenez à l'application et recommencez.",
   scopes: {
@@ -110,5 +118,11 @@ export const fr: PageText = {
     unknownRequest: "Cette demande de connexion est inconnue ou a expiré.",
     notAMember: "Vous n'êtes pas membre actif de cette organisation.",
     deviceCodeWrong: "Ce code n'est pas le bon, ou il a expiré. Vérifiez le code sur votre appareil.",
+    invitationGone:
+      "Cette invitation est inconnue, déjà utilisée ou expirée. Demandez-en une nouvelle à l'organisation.",
+    invitationOtherAddress: (email: string) =>
+      `Cette invitation est destinée à ${email}. Connectez-vous avec cette adresse pour l'accepter ; elle reste valable d'ici là.`,
+    invitationUnverified:
+      "Confirmez d'abord votre adresse e-mail (suivez le lien du message envoyé), puis acceptez.",
   },
 };
