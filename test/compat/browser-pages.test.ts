@@ -9,7 +9,15 @@ import * as oidc from "openid-client";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { authUrl, mailedLink, PASSWORD, turnstileToken, uniqueEmail, verifiedUser } from "./client";
+import {
+  authUrl,
+  latestMail,
+  mailedLink,
+  PASSWORD,
+  turnstileToken,
+  uniqueEmail,
+  verifiedUser,
+} from "./client";
 import type { PageGlobals } from "./page-globals";
 import { authorizationRequest, discover, registerClient } from "./relying-party";
 
@@ -41,6 +49,28 @@ async function shoot(page: Page, name: string) {
   if (!screenshots) return;
   mkdirSync(screenshots, { recursive: true });
   await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+}
+
+/** The hosted page of an organization invitation (organizations.md §1): an org owned by `ownerEmail` invites anew. */
+async function invitationLink(adminSecret: string, ownerEmail: string): Promise<string> {
+  const headers = { "x-hasura-admin-secret": adminSecret, "content-type": "application/json" };
+  const found = await fetch(`${authUrl}/admin/users?q=${encodeURIComponent(ownerEmail)}`, { headers });
+  const ownerUserId = ((await found.json()) as { items: { id: string }[] }).items[0]!.id;
+  const created = await fetch(`${authUrl}/admin/orgs`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: "Acme Robotics", ownerUserId }),
+  });
+  const orgId = ((await created.json()) as { id: string }).id;
+  const invitee = uniqueEmail("invited");
+  const invited = await fetch(`${authUrl}/admin/orgs/${orgId}/invitations`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ email: invitee, role: "member" }),
+  });
+  expect(invited.status).toBe(201);
+  const mail = await latestMail(invitee);
+  return /(http\S+\/oauth2\/invitation\?ticket=\S+)/.exec(mail.text)![1]!;
 }
 
 describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
@@ -186,6 +216,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
   it("every page passes axe (no serious or critical violation) at 1280 and 390 px, and fits 390 px without sideways scrolling", async () => {
     const { email } = await verifiedUser("page-axe");
     const adminSecret = inject("adminSecret");
+    const invitation = await invitationLink(adminSecret, email);
     for (const width of [1280, 390]) {
       const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
       const page = await context.newPage();
@@ -218,6 +249,10 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await check("consent");
       await page.goto(`${authUrl}/oauth2/device`);
       await check("device");
+      // Signed in on the page by now: the invitation's accept step (signed out, it is the sign-in form with its lead).
+      await page.goto(invitation);
+      await page.waitForSelector("button[value=allow]");
+      await check("invitation");
       await page.goto(`${authUrl}/admin/console`);
       await check("console-sign-in");
       await page.fill("#secret", adminSecret);
