@@ -70,6 +70,14 @@ describe("enforced SSO", () => {
     expect((await enforce(org, true)).status).toBe(200);
 
     await expectSsoRequired(await svc.post("/signin/email-password", { email, password: PASSWORD }));
+    // Threat: a password oracle. A wrong password, and an address with no account, get the same answer as the right
+    // password: the endpoint tells nothing about the credentials of an account that can no longer use them.
+    await expectSsoRequired(
+      await svc.post("/signin/email-password", { email, password: "not the password at all" }),
+    );
+    await expectSsoRequired(
+      await svc.post("/signin/email-password", { email: `nobody@${org.domain}`, password: PASSWORD }),
+    );
     await expectSsoRequired(await svc.post("/signin/passwordless/email", { email }));
     await expectSsoRequired(await svc.post("/signin/otp/email", { email }));
     const options = (await (

@@ -5,6 +5,7 @@ import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword, verifyPassword } from "../../lib/password";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { refuseIfSsoRequired } from "../sso-enforcement";
 import { findUserByEmail } from "../users";
 
 /**
@@ -18,6 +19,10 @@ export async function signInEmailPassword(
   userAgent?: string,
 ): Promise<SignInResult> {
   const { config } = deps;
+  // Enforced SSO is decided by the email's domain, before the password is looked at: a right password answered
+  // differently from a wrong one would make this endpoint an oracle for the passwords of accounts that can no
+  // longer use them (and reused elsewhere). The domain's enforcement is no secret: `POST /sso/start` tells it too.
+  await refuseIfSsoRequired(deps, input.email);
   const user = await findUserByEmail(deps.shards, input.email);
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
   const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
