@@ -28,7 +28,8 @@ function registered(routes: { method: string; path: string; handler: unknown }[]
   return byOperation;
 }
 
-const PAGE = /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|dev\/(inbox|landing)|reference$)/;
+const PAGE =
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|dev\/(inbox|landing)|reference$)/;
 
 /** Pages for people: served by the app, never in the API's document. */
 const AUTH_PAGES = [
