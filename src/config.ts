@@ -263,6 +263,10 @@ export const configSchema = z.object({
    * a document is a registration by another name (resolved in getConfig).
    */
   AUTH_OAUTH2_PROVIDER_CLIENT_ID_DOCUMENTS: z.enum(["on", "off"]).optional(),
+  /** RFC 9126 §5: every client's authorization requests must come through PAR (per client: its own switch). */
+  AUTH_OAUTH2_PROVIDER_REQUIRE_PAR: bool(false),
+  /** RFC 9449 §8: the token endpoint asks for a server nonce in DPoP proofs (`use_dpop_nonce`). */
+  AUTH_OAUTH2_PROVIDER_DPOP_NONCE: bool(false),
   /**
    * Organizations (contract organizations.md §1): member roles beyond `owner`, `admin` and `member`, comma-separated
    * (lower-case letters, digits, `-` and `_`).

@@ -307,7 +307,7 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
   scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
   grantTypes: text("grant_types", { mode: "json" }).$type<string[]>().notNull(),
   tokenEndpointAuthMethod: text("token_endpoint_auth_method")
-    .$type<"client_secret_basic" | "client_secret_post" | "none">()
+    .$type<"client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none">()
     .notNull(),
   /** Seconds. */
   accessTokenLifetime: integer("access_token_lifetime").notNull(),
@@ -337,6 +337,35 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
   softwareVersion: text("software_version"),
   /** The resources (RFC 8707) its tokens may be for, a subset of the deployment's; null: all of them. */
   resources: text("resources", { mode: "json" }).$type<string[]>(),
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request of this client must carry a DPoP proof. */
+  dpopBoundAccessTokens: integer("dpop_bound_access_tokens", { mode: "boolean" }).notNull().default(false),
+  /** RFC 9126 §6 `require_pushed_authorization_requests`: its authorization requests must come through PAR. */
+  requirePushedAuthorizationRequests: integer("require_pushed_authorization_requests", { mode: "boolean" })
+    .notNull()
+    .default(false),
+  /** RP-Initiated Logout 1.0 §3.1: where `post_logout_redirect_uri` may send the browser after a logout. */
+  postLogoutRedirectUris: text("post_logout_redirect_uris", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
+  /** Back-Channel Logout 1.0 §2.2: where logout tokens are posted; null: none. */
+  backchannelLogoutUri: text("backchannel_logout_uri"),
+  /** Back-Channel Logout 1.0 §2.2: whether the client needs `sid` in its logout tokens (they always carry it). */
+  backchannelLogoutSessionRequired: integer("backchannel_logout_session_required", { mode: "boolean" })
+    .notNull()
+    .default(false),
+  /** RFC 7591 `jwks`: the client's public keys, for `private_key_jwt` (RFC 7523 §2.2); null: none. */
+  jwks: text("jwks", { mode: "json" }).$type<{ keys: Record<string, unknown>[] }>(),
+  /** RFC 7591 `jwks_uri`: where the client's public keys are, under the outbound-URL policy; null: none. */
+  jwksUri: text("jwks_uri"),
+  /**
+   * Issuers whose assertions this client may exchange for tokens: the JWT bearer grant (RFC 7523 §2.1) and the
+   * identity assertion authorization grant (ID-JAG, MCP enterprise-managed authorization). Admin API only.
+   */
+  trustedIssuers: text("trusted_issuers", { mode: "json" })
+    .$type<{ issuer: string; jwksUri?: string; jwks?: { keys: Record<string, unknown>[] } }[]>()
+    .notNull()
+    .default(sql`'[]'`),
 });
 
 export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;
@@ -347,6 +376,23 @@ export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;
  * their grant; deleting the row revokes the grant, and with it every access token issued under it at introspection
  * and userinfo.
  */
+/**
+ * What a code hands on to its grant, and the grant to every token (contract §12): how the user signed in (`acr`,
+ * `amr`, for ID tokens and introspection), the browser session at this service they signed in with (`sid`: ID tokens,
+ * back-channel logout), and the DPoP key the tokens are bound to (`dpop_jkt`, RFC 9449: the authorize request's, then
+ * the token request's proof).
+ */
+const STEP_UP_AND_BINDING_COLUMNS = {
+  /** `urn:edge-auth:acr:pwd`, `…:mfa` or `…:phr`; null: not recorded (grants from before). */
+  acr: text("acr"),
+  /** RFC 8176 methods (`pwd`, `otp`, `mfa`, `hwk`, …); null: not recorded. */
+  amr: text("amr", { mode: "json" }).$type<string[]>(),
+  /** The browser session (`sessions.id`) the user was signed in with; null for a grant with none. */
+  sid: text("sid"),
+  /** RFC 7638 thumbprint of the DPoP key the tokens are bound to; null: bearer tokens. */
+  dpopJkt: text("dpop_jkt"),
+};
+
 export const oauth2Grants = sqliteTable(
   "oauth2_grants",
   {
@@ -367,9 +413,11 @@ export const oauth2Grants = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
     /** The organization the user let the client act in at consent (contract organizations.md §1); null: none. */
     orgId: text("org_id"),
+    ...STEP_UP_AND_BINDING_COLUMNS,
   },
   (t) => [
     index("oauth2_grants_user_id").on(t.userId),
+    index("oauth2_grants_sid").on(t.sid),
     index("oauth2_grants_client_id").on(t.clientId),
     index("oauth2_grants_expires_at").on(t.expiresAt),
   ],
@@ -422,8 +470,26 @@ export const oauth2Codes = sqliteTable(
     grantId: text("grant_id"),
     /** The organization chosen on the consent page, handed on to the grant; null: none. */
     orgId: text("org_id"),
+    ...STEP_UP_AND_BINDING_COLUMNS,
   },
   (t) => [index("oauth2_codes_expires_at").on(t.expiresAt)],
+);
+
+/**
+ * Pushed authorization requests (RFC 9126): the checked request, kept 60 seconds under the SHA-256 of its
+ * `request_uri`, for the client that pushed it; taken once by one `DELETE … RETURNING` at the authorization endpoint.
+ * In the home database: the request has no user yet.
+ */
+export const oauth2PushedRequests = sqliteTable(
+  "oauth2_pushed_requests",
+  {
+    requestUriHash: text("request_uri_hash").primaryKey(),
+    clientId: text("client_id").notNull(),
+    /** The pushed parameters as a form body (application/x-www-form-urlencoded), parsed again when taken. */
+    params: text("params").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("oauth2_pushed_requests_expires_at").on(t.expiresAt)],
 );
 
 /** Consent a user gave a client on the built-in page: the scopes granted so far, asked again only for new ones. */
@@ -582,6 +648,10 @@ export const deviceAuthorizations = sqliteTable(
     /** The person who approved, in their shard (maybe another database): no foreign key (migration 0022). */
     userId: text("user_id"),
     authTime: integer("auth_time"),
+    /** How the approver signed in, and the browser session they approved from (contract §12). */
+    acr: text("acr"),
+    amr: text("amr", { mode: "json" }).$type<string[]>(),
+    sid: text("sid"),
     /** Seconds the device must wait between polls; `slow_down` adds 5 (RFC 8628 §3.5). */
     intervalSeconds: integer("interval_seconds").notNull(),
     lastPolledAt: integer("last_polled_at"),

@@ -102,6 +102,7 @@ export async function createGrant(
   client: OAuth2ClientRow,
   codeHash: string,
   grantId: string,
+  binding: { dpopJkt: string | null } = { dpopJkt: null },
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   // The code and the grant it starts are in the user's shard, which the grant id names (`consumeCode` minted it).
   const db = shardOfGrant(deps.shards, grantId);
@@ -126,6 +127,11 @@ export async function createGrant(
           expiresAt: sql<number>`${expiresAt}`.as("expires_at"),
           // Last, in the table's order (an insert-select names every column in order).
           orgId: oauth2Codes.orgId,
+          acr: oauth2Codes.acr,
+          amr: oauth2Codes.amr,
+          sid: oauth2Codes.sid,
+          // The token request's DPoP key binds the grant; without a proof, the key the authorize request named.
+          dpopJkt: binding.dpopJkt ? sql<string>`${binding.dpopJkt}`.as("dpop_jkt") : oauth2Codes.dpopJkt,
         })
         .from(oauth2Codes)
         .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),
@@ -146,7 +152,16 @@ export async function createGrant(
 export async function createGrantFor(
   deps: Deps,
   client: OAuth2ClientRow,
-  values: { userId: string; scopes: string[]; resources: string[]; authTime: number },
+  values: {
+    userId: string;
+    scopes: string[];
+    resources: string[];
+    authTime: number;
+    acr?: string | null;
+    amr?: string[] | null;
+    sid?: string | null;
+    dpopJkt?: string | null;
+  },
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   const now = deps.now();
   const grantId = newGrantId(slotOfUser(values.userId));

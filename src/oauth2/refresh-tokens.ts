@@ -28,7 +28,10 @@ import { narrowedResources } from "./resources";
  * (src/token-families/legacy/, docs/operations.md: its removal), through the branches marked "legacy drawer".
  */
 /** What tokens are made from: a grant's id, scopes, sign-in time and organization. */
-export type GrantSummary = Pick<OAuth2GrantRow, "id" | "scopes" | "resources" | "authTime" | "orgId">;
+export type GrantSummary = Pick<
+  OAuth2GrantRow,
+  "id" | "scopes" | "resources" | "authTime" | "orgId" | "acr" | "amr" | "sid" | "dpopJkt"
+>;
 
 export interface Refreshed {
   grant: GrantSummary;
@@ -50,6 +53,10 @@ async function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string)
         resources: oauth2Grants.resources,
         authTime: oauth2Grants.authTime,
         orgId: oauth2Grants.orgId,
+        acr: oauth2Grants.acr,
+        amr: oauth2Grants.amr,
+        sid: oauth2Grants.sid,
+        dpopJkt: oauth2Grants.dpopJkt,
       },
       expiresAt: oauth2Grants.expiresAt,
       user: users,

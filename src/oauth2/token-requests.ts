@@ -41,7 +41,14 @@ async function tokensFor(
   const org = await grantOrganization(deps, grant, user.id);
   const accessToken = await signOAuth2AccessToken({ ...base, user, resources, org });
   const idToken = scopes.includes("openid")
-    ? await signIdToken({ ...base, user, accessToken, authTime: grant.authTime, nonce })
+    ? await signIdToken({
+        ...base,
+        user,
+        accessToken,
+        authentication: { authTime: grant.authTime, acr: grant.acr, amr: grant.amr },
+        nonce,
+        sid: grant.sid,
+      })
     : undefined;
   return {
     access_token: accessToken,

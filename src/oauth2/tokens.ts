@@ -42,6 +42,14 @@ export interface OAuth2AccessTokenPayload extends JWTPayload {
   scope: string;
   /** The organization the user let the client act in (contract organizations.md §1); absent: none. */
   org_id?: string;
+  /** RFC 9449 §6.1: the thumbprint of the DPoP key the token is bound to; absent: a bearer token. */
+  cnf?: { jkt: string };
+  /** RFC 8693 §4.1: the party acting for `sub` (token exchange), nested for a chain of delegations. */
+  act?: { sub: string; client_id?: string; act?: unknown };
+  /** RFC 9068 §2.2.1 and contract §12: how and when the user signed in. */
+  auth_time?: number;
+  acr?: string;
+  amr?: string[];
   iat: number;
   exp: number;
 }
@@ -58,11 +66,36 @@ export interface IssueInput {
   resources: string[];
   /** The grant's organization while the user is an active member of it (oauth2/organizations.ts). */
   org?: ActiveMembership;
+  /** RFC 9449: the DPoP key's thumbprint the token is bound to (`cnf.jkt`); absent: a bearer token. */
+  dpopJkt?: string | null;
+  /** RFC 8693: the actor of an exchanged token (`act`). */
+  act?: OAuth2AccessTokenPayload["act"];
+  /** How the user signed in (contract §12): `auth_time` (ms), `acr`, `amr`. */
+  authentication?: Authentication;
   now: number;
 }
 
+/** How and when a user signed in (contract §12), as ID tokens, access tokens and introspection report it. */
+export interface Authentication {
+  /** ms */
+  authTime: number;
+  acr?: string | null;
+  amr?: string[] | null;
+}
+
+/** The claims of an `Authentication`: `auth_time` in seconds, `acr` and `amr` when known. */
+export function authenticationClaims(
+  authentication: Authentication,
+): Pick<OAuth2AccessTokenPayload, "auth_time" | "acr" | "amr"> {
+  return {
+    auth_time: Math.floor(authentication.authTime / 1000),
+    ...(authentication.acr ? { acr: authentication.acr } : {}),
+    ...(authentication.amr?.length ? { amr: authentication.amr } : {}),
+  };
+}
+
 export async function signOAuth2AccessToken(input: IssueInput): Promise<string> {
-  const { config, user, client, grantId, scopes, resources, org, now } = input;
+  const { config, user, client, grantId, scopes, resources, org, dpopJkt, act, authentication, now } = input;
   const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
@@ -71,6 +104,9 @@ export async function signOAuth2AccessToken(input: IssueInput): Promise<string> 
     ...(user ? {} : { gty: MACHINE_TOKEN_GTY }),
     scope: scopes.join(" "),
     ...(org ? { org_id: org.orgId } : {}),
+    ...(dpopJkt ? { cnf: { jkt: dpopJkt } } : {}),
+    ...(act ? { act } : {}),
+    ...(authentication ? authenticationClaims(authentication) : {}),
     // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries,
     // the organization's included.
     ...(user && scopes.includes("graphql")
@@ -94,22 +130,25 @@ async function accessTokenHash(accessToken: string): Promise<string> {
 }
 
 export async function signIdToken(
-  input: Omit<IssueInput, "user" | "resources"> & {
+  input: Omit<IssueInput, "user" | "resources" | "authentication"> & {
     user: UserRow;
     accessToken: string;
-    authTime: number;
+    authentication: Authentication;
     nonce?: string | null;
+    /** The browser session at this service the user signed in with (OIDC Front/Back-Channel Logout `sid`). */
+    sid?: string | null;
   },
 ): Promise<string> {
-  const { config, user, client, scopes, now, accessToken, authTime, nonce } = input;
+  const { config, user, client, scopes, now, accessToken, authentication, nonce, sid } = input;
   // RS256 whatever signs access tokens: what relying parties expect of an ID token (src/lib/keys.ts, KeySet).
   const { idTokenSigner: signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
     ...scopeClaims(user, scopes),
-    auth_time: Math.floor(authTime / 1000),
+    ...authenticationClaims(authentication),
     at_hash: await accessTokenHash(accessToken),
     ...(nonce ? { nonce } : {}),
+    ...(sid ? { sid } : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setIssuer(config.AUTH_SERVER_URL)

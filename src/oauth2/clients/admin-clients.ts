@@ -7,6 +7,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { type Page, pastCursor, toPage } from "../../http/paging";
 import { sha256Hex } from "../../lib/crypto";
+import { checkOutboundUrl, outboundPolicy } from "../../lib/outbound-url";
 import { CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX } from "../token-prefixes";
 import { forgetOAuth2Client } from "./client-cache";
 import { AUTH_METHODS, type ClientBody, DEFAULT_GRANT_TYPES, DEFAULT_SCOPES } from "./client-schema";
@@ -24,6 +25,24 @@ export const wireClientSchema = z.object({
   refreshTokenLifetime: z.number().int(),
   applicationType: z.enum(["web", "native"]),
   resources: z.array(z.string()).nullable().describe("RFC 8707 resources its tokens may be for; null: all"),
+  dpopBoundAccessTokens: z.boolean().describe("RFC 9449: every token request must carry a DPoP proof"),
+  requirePushedAuthorizationRequests: z
+    .boolean()
+    .describe("RFC 9126: authorization requests only through PAR"),
+  postLogoutRedirectUris: z.array(z.string()).describe("Where RP-initiated logout may send the browser"),
+  backchannelLogoutUri: z.string().nullable().describe("Where back-channel logout tokens are posted"),
+  backchannelLogoutSessionRequired: z.boolean(),
+  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).nullable(),
+  jwksUri: z.string().nullable(),
+  trustedIssuers: z
+    .array(
+      z.object({
+        issuer: z.string(),
+        jwksUri: z.string().optional(),
+        jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+      }),
+    )
+    .describe("Issuers whose assertions the client may exchange (JWT bearer, ID-JAG)"),
   registration: z
     .enum(["admin", "open", "authenticated", "metadata-document"])
     .describe("How it came to be: the admin API, dynamic registration, or a client ID metadata document"),
@@ -47,6 +66,14 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     refreshTokenLifetime: row.refreshTokenLifetime,
     applicationType: row.applicationType,
     resources: row.resources,
+    dpopBoundAccessTokens: row.dpopBoundAccessTokens,
+    requirePushedAuthorizationRequests: row.requirePushedAuthorizationRequests,
+    postLogoutRedirectUris: row.postLogoutRedirectUris,
+    backchannelLogoutUri: row.backchannelLogoutUri,
+    backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired,
+    jwks: row.jwks,
+    jwksUri: row.jwksUri,
+    trustedIssuers: row.trustedIssuers,
     registration: row.registration,
     registeredByUserId: row.registeredByUserId,
     lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
@@ -54,6 +81,10 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     updatedAt: new Date(row.updatedAt).toISOString(),
   };
 }
+
+/** Public clients have no secret, and neither do `private_key_jwt` ones: they prove themselves with their key. */
+export const hasSecret = (method: OAuth2ClientRow["tokenEndpointAuthMethod"]) =>
+  method !== "none" && method !== "private_key_jwt";
 
 const randomText = (bytes: number) => base64url.encode(crypto.getRandomValues(new Uint8Array(bytes)));
 
@@ -87,7 +118,29 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
     tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? "client_secret_basic",
     accessTokenLifetime: body.accessTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
     refreshTokenLifetime: body.refreshTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+    dpopBoundAccessTokens: body.dpopBoundAccessTokens ?? false,
+    requirePushedAuthorizationRequests: body.requirePushedAuthorizationRequests ?? false,
+    postLogoutRedirectUris: [...new Set(body.postLogoutRedirectUris ?? [])],
+    backchannelLogoutUri: outboundUri(deps, "backchannelLogoutUri", body.backchannelLogoutUri),
+    backchannelLogoutSessionRequired: body.backchannelLogoutSessionRequired ?? false,
+    jwks: body.jwks ?? null,
+    jwksUri: outboundUri(deps, "jwksUri", body.jwksUri),
+    trustedIssuers: (body.trustedIssuers ?? []).map((trusted) => ({
+      ...trusted,
+      ...(trusted.jwksUri ? { jwksUri: outboundUri(deps, "trustedIssuers.jwksUri", trusted.jwksUri)! } : {}),
+    })),
   };
+}
+
+/**
+ * A URL the service will call (back-channel logout, a client's keys): checked against the outbound-URL policy now,
+ * and again at every call (the policy may change, and DNS with it).
+ */
+function outboundUri(deps: Deps, name: string, value: string | null | undefined): string | null {
+  if (!value) return null;
+  const verdict = checkOutboundUrl(value, outboundPolicy(deps.config));
+  if (!verdict.ok) throw new AppError("invalid-request", `${name}: ${verdict.reason}`);
+  return value;
 }
 
 type NewClientValues = Omit<
@@ -103,7 +156,7 @@ export async function insertClient(
   deps: Deps,
   values: NewClientValues,
 ): Promise<{ row: OAuth2ClientRow; secret?: string }> {
-  const secret = values.tokenEndpointAuthMethod === "none" ? undefined : newSecret();
+  const secret = hasSecret(values.tokenEndpointAuthMethod) ? newSecret() : undefined;
   const now = deps.now();
   const row = await deps.db
     .insert(oauth2Clients)
@@ -142,7 +195,7 @@ export async function getClient(deps: Deps, clientId: string): Promise<WireClien
 export async function replaceClient(deps: Deps, clientId: string, body: ClientBody): Promise<WireClient> {
   const current = await findClient(deps, clientId);
   const values = settings(deps, body, current);
-  const isPublic = values.tokenEndpointAuthMethod === "none";
+  const isPublic = !hasSecret(values.tokenEndpointAuthMethod);
   const secret = !isPublic && !current.secretHash ? newSecret() : undefined;
   const row = await deps.db
     .update(oauth2Clients)
@@ -181,8 +234,11 @@ export async function deleteClient(deps: Deps, clientId: string): Promise<void> 
  */
 export async function rotateClientSecret(deps: Deps, clientId: string): Promise<{ clientSecret: string }> {
   const current = await findClient(deps, clientId);
-  if (current.tokenEndpointAuthMethod === "none") {
-    throw new AppError("invalid-request", "a public client (tokenEndpointAuthMethod none) has no secret");
+  if (!hasSecret(current.tokenEndpointAuthMethod)) {
+    throw new AppError(
+      "invalid-request",
+      "a public client (tokenEndpointAuthMethod none) or a private_key_jwt one has no secret",
+    );
   }
   const clientSecret = newSecret();
   await deps.db

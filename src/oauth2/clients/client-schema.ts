@@ -11,7 +11,27 @@ export const GRANT_TYPES = [
 ] as const;
 /** A new client's grant types when none are given: a web app's. */
 export const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"];
-export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
+export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"] as const;
+
+/**
+ * A client's public keys (RFC 7591 `jwks`, RFC 7517), for `private_key_jwt`: a few keys, each public. A private
+ * member (`d`, the RSA primes, a symmetric `k`) is refused: a client that sends its private key has leaked it.
+ */
+const PRIVATE_JWK_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k"];
+export const publicJwksSchema = z.object({
+  keys: z
+    .array(
+      z
+        .looseObject({ kty: z.string().max(10) })
+        .refine(
+          (key) => PRIVATE_JWK_MEMBERS.every((member) => !(member in key)),
+          "keys must be public: private members (d, p, q, k, …) are refused",
+        )
+        .refine((key) => JSON.stringify(key).length <= 4096, "a key is longer than 4096 characters"),
+    )
+    .min(1)
+    .max(10),
+});
 
 /** A new client's scopes when none are given: no `graphql`, which hands out Hasura claims, unless asked for. */
 export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
@@ -41,7 +61,7 @@ export const clientNameSchema = z
  * fragment, matched exactly later. `https`, or `http` on a loopback host (native apps, local development), or a
  * private-use scheme of a native app, which holds a dot (`com.example.app:/callback`, RFC 8252 §7.1).
  */
-const redirectUri = z
+export const redirectUri = z
   .string()
   .max(2048)
   .superRefine((value, ctx) => {
@@ -90,6 +110,29 @@ export const clientBodySchema = z
     applicationType: z.enum(["web", "native"]).optional(),
     /** RFC 8707 resources this client's tokens may be for: some of the deployment's; absent: all of them. */
     resources: z.array(z.string().max(2048)).max(20).optional(),
+    /** RFC 9449 §5.2: every token request must carry a DPoP proof. */
+    dpopBoundAccessTokens: z.boolean().optional(),
+    /** RFC 9126 §6: authorization requests only through PAR. */
+    requirePushedAuthorizationRequests: z.boolean().optional(),
+    /** RP-Initiated Logout 1.0: where a logout may send the browser back to, matched exactly. */
+    postLogoutRedirectUris: z.array(redirectUri).max(20).optional(),
+    /** Back-Channel Logout 1.0: where logout tokens are posted (https, under the outbound-URL policy). */
+    backchannelLogoutUri: z.string().max(2048).nullable().optional(),
+    backchannelLogoutSessionRequired: z.boolean().optional(),
+    /** `private_key_jwt`: the client's public keys, or where to fetch them (one of the two). */
+    jwks: publicJwksSchema.nullable().optional(),
+    jwksUri: z.string().max(2048).nullable().optional(),
+    /** Issuers whose assertions the client may exchange (JWT bearer, RFC 7523; ID-JAG), with their keys. */
+    trustedIssuers: z
+      .array(
+        z.strictObject({
+          issuer: z.string().min(1).max(2048),
+          jwksUri: z.string().max(2048).optional(),
+          jwks: publicJwksSchema.optional(),
+        }),
+      )
+      .max(10)
+      .optional(),
   })
   .superRefine((body, ctx) => {
     const grants = body.grantTypes ?? DEFAULT_GRANT_TYPES;
@@ -99,6 +142,22 @@ export const clientBodySchema = z
         path: ["redirectUris"],
         message: "at least one redirect URI is needed for the authorization_code grant",
       });
+    }
+    if (body.tokenEndpointAuthMethod === "private_key_jwt" && !body.jwks === !body.jwksUri) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["jwks"],
+        message: "private_key_jwt needs the client's public keys: jwks or jwksUri, one of the two",
+      });
+    }
+    for (const [index, trusted] of (body.trustedIssuers ?? []).entries()) {
+      if (!trusted.jwks === !trusted.jwksUri) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["trustedIssuers", index],
+          message: "a trusted issuer needs its keys: jwks or jwksUri, one of the two",
+        });
+      }
     }
     if (grants.includes("client_credentials") && body.tokenEndpointAuthMethod === "none") {
       ctx.addIssue({

@@ -159,6 +159,7 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     registeredByUserId: null,
     registrationTokenHash: null,
     resources: stored?.resources ?? null,
+    trustedIssuers: stored?.trustedIssuers ?? [],
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,

@@ -6,9 +6,10 @@ import { removeClientRows } from "../../db/client-rows";
 import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex, timingSafeEqualString } from "../../lib/crypto";
+import { checkOutboundUrl, outboundPolicy } from "../../lib/outbound-url";
 import { OAuth2Error } from "../errors";
 import { REGISTRATION_TOKEN_PREFIX } from "../token-prefixes";
-import { insertClient } from "./admin-clients";
+import { hasSecret, insertClient } from "./admin-clients";
 import { forgetOAuth2Client } from "./client-cache";
 import {
   AUTH_METHODS,
@@ -16,6 +17,7 @@ import {
   DEFAULT_SCOPES,
   GRANT_TYPES,
   inferredApplicationType,
+  publicJwksSchema,
   SUPPORTED_SCOPES,
 } from "./client-schema";
 import { LOOPBACK_HOSTS } from "./redirect-uris";
@@ -49,6 +51,13 @@ const metadataSchema = z.looseObject({
   contacts: optional(z.array(z.email().max(254)).max(10)),
   software_id: optional(z.string().max(200)),
   software_version: optional(z.string().max(100)),
+  dpop_bound_access_tokens: optional(z.boolean()),
+  require_pushed_authorization_requests: optional(z.boolean()),
+  post_logout_redirect_uris: optional(z.array(z.string().max(2048)).max(20)),
+  backchannel_logout_uri: optional(z.string().max(2048)),
+  backchannel_logout_session_required: optional(z.boolean()),
+  jwks: optional(publicJwksSchema),
+  jwks_uri: optional(z.string().max(2048)),
 });
 
 /** The settings a valid registration asks for, as the client row holds them. */
@@ -65,6 +74,13 @@ export type RegisteredSettings = Pick<
   | "contacts"
   | "softwareId"
   | "softwareVersion"
+  | "dpopBoundAccessTokens"
+  | "requirePushedAuthorizationRequests"
+  | "postLogoutRedirectUris"
+  | "backchannelLogoutUri"
+  | "backchannelLogoutSessionRequired"
+  | "jwks"
+  | "jwksUri"
 >;
 
 function checkRedirectUri(uri: string, applicationType: "web" | "native"): void {
@@ -163,6 +179,11 @@ export function registeredSettings(
     throw invalidRedirect("redirect_uris are required for the authorization_code grant type");
   }
   for (const uri of redirectUris) checkRedirectUri(uri, applicationType);
+  const postLogoutRedirectUris = [...new Set(metadata.post_logout_redirect_uris ?? [])];
+  for (const uri of postLogoutRedirectUris) checkRedirectUri(uri, applicationType);
+  if (method === "private_key_jwt" && !metadata.jwks === !metadata.jwks_uri) {
+    throw invalidMetadata("private_key_jwt needs the client's public keys: jwks or jwks_uri, one of the two");
+  }
   // RFC 7591 §2: the server may grant fewer scopes than asked; it says which in its answer.
   const asked = metadata.scope?.split(" ").filter(Boolean);
   const scopes = asked
@@ -180,7 +201,26 @@ export function registeredSettings(
     contacts: metadata.contacts ?? null,
     softwareId: metadata.software_id ?? null,
     softwareVersion: metadata.software_version ?? null,
+    dpopBoundAccessTokens: metadata.dpop_bound_access_tokens ?? false,
+    requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests ?? false,
+    postLogoutRedirectUris,
+    backchannelLogoutUri: outboundMetadataUri(
+      deps,
+      "backchannel_logout_uri",
+      metadata.backchannel_logout_uri,
+    ),
+    backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required ?? false,
+    jwks: metadata.jwks ?? null,
+    jwksUri: outboundMetadataUri(deps, "jwks_uri", metadata.jwks_uri),
   };
+}
+
+/** A URL the service will call for the client (its logout endpoint, its keys), under the outbound-URL policy. */
+function outboundMetadataUri(deps: Deps, name: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const verdict = checkOutboundUrl(value, outboundPolicy(deps.config));
+  if (!verdict.ok) throw invalidMetadata(`${name}: ${verdict.reason}`);
+  return value;
 }
 
 /** The client's metadata as RFC 7591 §3.2.1 answers it. */
@@ -200,6 +240,19 @@ export function metadataOf(deps: Deps, row: OAuth2ClientRow) {
     ...(row.contacts ? { contacts: row.contacts } : {}),
     ...(row.softwareId ? { software_id: row.softwareId } : {}),
     ...(row.softwareVersion ? { software_version: row.softwareVersion } : {}),
+    dpop_bound_access_tokens: row.dpopBoundAccessTokens,
+    require_pushed_authorization_requests: row.requirePushedAuthorizationRequests,
+    ...(row.postLogoutRedirectUris.length > 0
+      ? { post_logout_redirect_uris: row.postLogoutRedirectUris }
+      : {}),
+    ...(row.backchannelLogoutUri
+      ? {
+          backchannel_logout_uri: row.backchannelLogoutUri,
+          backchannel_logout_session_required: row.backchannelLogoutSessionRequired,
+        }
+      : {}),
+    ...(row.jwks ? { jwks: row.jwks } : {}),
+    ...(row.jwksUri ? { jwks_uri: row.jwksUri } : {}),
     registration_client_uri: `${deps.config.AUTH_SERVER_URL}/oauth2/register/${encodeURIComponent(row.clientId)}`,
   };
 }
@@ -262,7 +315,7 @@ export async function replaceRegistration(deps: Deps, client: OAuth2ClientRow, b
   const settings = registeredSettings(deps, body, {
     adminAllowedClientCredentials: client.grantTypes.includes(MACHINE_GRANT),
   });
-  if ((settings.tokenEndpointAuthMethod === "none") !== (client.tokenEndpointAuthMethod === "none")) {
+  if (hasSecret(settings.tokenEndpointAuthMethod) !== hasSecret(client.tokenEndpointAuthMethod)) {
     throw invalidMetadata("a client cannot switch between public and confidential: register a new one");
   }
   const registrationToken = newRegistrationToken();
