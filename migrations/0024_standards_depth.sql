@@ -1,5 +1,6 @@
 -- Standards depth (contract auth.md §12): clients' DPoP, PAR, logout and key settings; what a code hands its grant
--- (acr, amr, the browser session `sid`, the DPoP key's thumbprint); pushed authorization requests (home database).
+-- (acr, amr, the browser session `sid`, the DPoP key's thumbprint); a session's DPoP key; pushed authorization
+-- requests (home database).
 CREATE TABLE `oauth2_pushed_requests` (
 	`request_uri_hash` text PRIMARY KEY NOT NULL,
 	`client_id` text NOT NULL,
@@ -27,4 +28,5 @@ ALTER TABLE `oauth2_grants` ADD `acr` text;--> statement-breakpoint
 ALTER TABLE `oauth2_grants` ADD `amr` text;--> statement-breakpoint
 ALTER TABLE `oauth2_grants` ADD `sid` text;--> statement-breakpoint
 ALTER TABLE `oauth2_grants` ADD `dpop_jkt` text;--> statement-breakpoint
-CREATE INDEX `oauth2_grants_sid` ON `oauth2_grants` (`sid`);
+CREATE INDEX `oauth2_grants_sid` ON `oauth2_grants` (`sid`);--> statement-breakpoint
+ALTER TABLE `sessions` ADD `dpop_jkt` text;

@@ -14,7 +14,7 @@ import { useKeyStore } from "./lib/keys";
 export { OneTimeCode } from "./auth/links/one-time-code";
 export { GuessGuard } from "./auth/mfa/guess-guard";
 export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
-export { JtiLedger } from "./oauth2/jti-ledger";
+export { JtiLedger } from "./lib/jti-ledger";
 export { RateLimiter } from "./rate-limits/rate-limiter";
 export { SessionFamilies } from "./token-families";
 export { RefreshSession } from "./token-families/legacy";

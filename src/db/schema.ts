@@ -75,6 +75,11 @@ export const sessions = sqliteTable(
      * tokens carry it while the user is still a member. Null: none.
      */
     orgId: text("org_id"),
+    /**
+     * RFC 9449 thumbprint of the DPoP key the session is bound to (a sign-in or refresh that carried a proof): its
+     * refreshes must prove that key, and its access tokens carry it as `cnf.jkt`. Null: bearer tokens.
+     */
+    dpopJkt: text("dpop_jkt"),
   },
   (t) => [
     index("sessions_user_id").on(t.userId),

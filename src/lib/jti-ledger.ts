@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { Deps } from "../http/deps";
-import { sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "./crypto";
 
 /**
  * The JWT ids (`jti`) this server has accepted once and must refuse again until they expire (contract §12): DPoP
@@ -51,7 +50,7 @@ export type JtiPurpose = "dpop" | "client-assertion" | "jwt-bearer";
  * accepted unrecorded.
  */
 export async function claimJtiOnce(
-  deps: Deps,
+  deps: { env: Pick<Env, "JTI_LEDGERS">; now: () => number },
   purpose: JtiPurpose,
   issuer: string,
   jti: string,
