@@ -7,6 +7,7 @@ import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
 import { timingSafeEqualString } from "../lib/crypto";
 import { hmacSubkey } from "../lib/subkeys";
+import type { SignIn } from "./tokens";
 
 /**
  * Who is signed in to the built-in login page, in this browser. The cookie holds a session id, the user and the
@@ -59,6 +60,11 @@ export async function startBrowserSession(
     ...cookieOptions(deps),
     maxAge: deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN,
   });
+}
+
+/** The sign-in a code or device approval is made from: this browser's session at the service (`sid`). */
+export function signInOf(session: BrowserSession): SignIn {
+  return { authTime: session.authTime, sid: session.sessionId };
 }
 
 export function endBrowserSession(c: Context<AppEnv>): void {

@@ -11,6 +11,7 @@ import { newGrantId } from "./grants";
 import { forgetPendingRequest, type PendingRequest } from "./pending-requests";
 import { authorizationResponse } from "./redirects";
 import { AUTHORIZATION_CODE_PREFIX, GRANT_ID_PREFIX } from "./token-prefixes";
+import type { SignIn } from "./tokens";
 
 /** Contract §3.5: codes live five minutes. */
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
@@ -37,7 +38,7 @@ function placeOfCode(shards: Shards, code: string): { db: Db; slot?: number } | 
 
 /**
  * Completes a pending request for `userId`: a code bound to the client, redirect URI, PKCE challenge, nonce,
- * scopes, user and `authTime`, stored as SHA-256. The insert is the single-use check of the request: its
+ * scopes, user and sign-in (when, how, which browser session), stored as SHA-256. The insert is the single-use check of the request: its
  * `request_id` is unique, so of two completions (two tabs, a double click, a replay of the login call) one gets a
  * code. `orgId` is the organization the user picked, which the caller checked against their active memberships.
  * Returns where to send the browser.
@@ -46,7 +47,7 @@ export async function issueCode(
   deps: Deps,
   request: PendingRequest,
   userId: string,
-  authTime: number,
+  signIn: SignIn,
   orgId: string | null = null,
 ): Promise<string> {
   const random = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
@@ -64,7 +65,10 @@ export async function issueCode(
       nonce: request.nonce ?? null,
       scopes: request.scopes,
       resources: request.resources,
-      authTime,
+      authTime: signIn.authTime,
+      acr: signIn.acr ?? null,
+      amr: signIn.amr ?? null,
+      sid: signIn.sid ?? null,
       orgId,
       expiresAt: deps.now() + CODE_LIFETIME_MS,
     })

@@ -11,6 +11,7 @@ import { OAuth2Error } from "./errors";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { forgetPendingRequest, newRequestId, type PendingRequest } from "./pending-requests";
 import { requestedResources } from "./resources";
+import type { SignIn } from "./tokens";
 
 /**
  * The device authorization grant (RFC 8628): a device or CLI without a browser gets a device code it keeps and a
@@ -112,7 +113,7 @@ export async function pendingByUserCode(deps: Deps, userCode: string) {
 export async function decideDevice(
   deps: Deps,
   deviceCodeHash: string,
-  decision: { approvedBy: { userId: string; authTime: number } } | "denied",
+  decision: { approvedBy: { userId: string } & SignIn } | "denied",
 ): Promise<boolean> {
   const set =
     decision === "denied"
@@ -121,6 +122,9 @@ export async function decideDevice(
           status: "approved" as const,
           userId: decision.approvedBy.userId,
           authTime: decision.approvedBy.authTime,
+          acr: decision.approvedBy.acr ?? null,
+          amr: decision.approvedBy.amr ?? null,
+          sid: decision.approvedBy.sid ?? null,
         };
   const changed = await deps.db
     .update(deviceAuthorizations)
@@ -162,7 +166,7 @@ export function deviceRequest(deps: Deps, row: DeviceAuthorizationRow, userCode:
 export async function finishDeviceRequest(
   deps: Deps,
   request: PendingRequest & { device: NonNullable<PendingRequest["device"]> },
-  decision: { approvedBy: { userId: string; authTime: number } } | "denied",
+  decision: { approvedBy: { userId: string } & SignIn } | "denied",
 ): Promise<boolean> {
   const decided = await decideDevice(deps, request.device.codeHash, decision);
   deps.background(forgetPendingRequest(deps.env, request.id));

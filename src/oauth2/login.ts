@@ -75,11 +75,11 @@ export async function completeWithAccessToken(
   }
   if (request.device) {
     // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
-    const approvedBy = { userId: user.id, authTime };
+    const approvedBy = { userId: user.id, authTime, sid: auth.sid ?? null };
     if (!(await finishDeviceRequest(deps, { ...request, device: request.device }, { approvedBy }))) {
       throw new AppError("invalid-request", "this device request was decided already, or has expired");
     }
     return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
   }
-  return { redirectUri: await issueCode(deps, request, user.id, authTime, orgId) };
+  return { redirectUri: await issueCode(deps, request, user.id, { authTime, sid: auth.sid ?? null }, orgId) };
 }

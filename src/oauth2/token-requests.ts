@@ -124,6 +124,9 @@ async function exchangeDeviceCode(deps: Deps, client: OAuth2ClientRow, params: O
     scopes: approved.scopes,
     resources: approved.resources,
     authTime: approved.authTime!,
+    acr: approved.acr,
+    amr: approved.amr,
+    sid: approved.sid,
   });
   return tokensFor(deps, {
     client,

@@ -111,6 +111,13 @@ export const clientInformationSchema = z.object({
   contacts: z.array(z.string()).optional(),
   software_id: z.string().optional(),
   software_version: z.string().optional(),
+  dpop_bound_access_tokens: z.boolean(),
+  require_pushed_authorization_requests: z.boolean(),
+  post_logout_redirect_uris: z.array(z.string()).optional(),
+  backchannel_logout_uri: z.string().optional(),
+  backchannel_logout_session_required: z.boolean().optional(),
+  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+  jwks_uri: z.string().optional(),
   registration_client_uri: z.string(),
 });
 
@@ -136,7 +143,9 @@ export const clientMetadataSchema = z.looseObject({
   redirect_uris: z.array(z.string()).optional(),
   client_name: z.string().optional(),
   application_type: z.enum(["web", "native"]).optional(),
-  token_endpoint_auth_method: z.enum(["client_secret_basic", "client_secret_post", "none"]).optional(),
+  token_endpoint_auth_method: z
+    .enum(["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
+    .optional(),
   grant_types: z.array(z.string()).optional(),
   response_types: z.array(z.string()).optional(),
   scope: z.string().optional(),
@@ -145,4 +154,14 @@ export const clientMetadataSchema = z.looseObject({
   contacts: z.array(z.string()).optional(),
   software_id: z.string().optional(),
   software_version: z.string().optional(),
+  dpop_bound_access_tokens: z.boolean().optional().describe("RFC 9449 §5.2"),
+  require_pushed_authorization_requests: z.boolean().optional().describe("RFC 9126 §6"),
+  post_logout_redirect_uris: z.array(z.string()).optional().describe("RP-Initiated Logout 1.0 §3.1"),
+  backchannel_logout_uri: z.string().optional().describe("Back-Channel Logout 1.0 §2.2"),
+  backchannel_logout_session_required: z.boolean().optional(),
+  jwks: z
+    .object({ keys: z.array(z.record(z.string(), z.unknown())) })
+    .optional()
+    .describe("private_key_jwt"),
+  jwks_uri: z.string().optional().describe("private_key_jwt"),
 });

@@ -4,7 +4,7 @@ import type { OAuth2ClientRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { isAuthenticationFreshEnough } from "../authorize";
-import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
+import { type BrowserSession, endBrowserSession, readBrowserSession, signInOf } from "../browser-session";
 import { issueCode } from "../codes";
 import { hasConsent, rememberConsent } from "../consents";
 import { finishDeviceRequest } from "../device";
@@ -33,7 +33,7 @@ async function complete(
   orgId: string | null = null,
 ) {
   if (request.device) {
-    const approvedBy = { userId: session.user.id, authTime: session.authTime };
+    const approvedBy = { userId: session.user.id, ...signInOf(session) };
     if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
       return showProblem(c, (t) => t.errors.unknownRequest);
     }
@@ -41,7 +41,7 @@ async function complete(
     return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
   }
   try {
-    return c.redirect(await issueCode(c.var.deps, request, session.user.id, session.authTime, orgId), 303);
+    return c.redirect(await issueCode(c.var.deps, request, session.user.id, signInOf(session), orgId), 303);
   } catch (error) {
     if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
@@ -175,5 +175,5 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   if (request.organization !== undefined && !named) {
     return fail("consent_required", "the user has not allowed acting in that organization");
   }
-  return issueCode(deps, request, session.user.id, session.authTime, named?.orgId ?? null);
+  return issueCode(deps, request, session.user.id, signInOf(session), named?.orgId ?? null);
 }

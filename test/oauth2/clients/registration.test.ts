@@ -111,7 +111,8 @@ describe("registration modes (AUTH_OAUTH2_PROVIDER_REGISTRATION)", () => {
       contacts: ["ops@agent.example.com"],
       software_id: "research-agent",
       software_version: "1.4.0",
-      jwks_uri: "https://agent.example.com/jwks", // unknown to this server: ignored (RFC 7591 §2)
+      jwks_uri: "https://agent.example.com/jwks", // kept: the keys of a client that turns to private_key_jwt
+      tos_uri: "https://agent.example.com/tos", // unknown to this server: ignored (RFC 7591 §2)
     });
     expect(response.status).toBe(201);
     expect(response.headers.get("cache-control")).toBe("no-store");
@@ -135,7 +136,11 @@ describe("registration modes (AUTH_OAUTH2_PROVIDER_REGISTRATION)", () => {
       contacts: ["ops@agent.example.com"],
       software_id: "research-agent",
       software_version: "1.4.0",
+      jwks_uri: "https://agent.example.com/jwks",
+      dpop_bound_access_tokens: false,
+      require_pushed_authorization_requests: false,
     });
+    expect(client).not.toHaveProperty("tos_uri");
     expect(Math.abs(client.client_id_issued_at - Date.now() / 1000)).toBeLessThan(60);
     // Stored hashed: neither the secret nor the registration token is in the row.
     const row = await env.DB.prepare("SELECT * FROM oauth2_clients WHERE client_id = ?")
