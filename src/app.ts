@@ -70,11 +70,11 @@ function toAppError(error: unknown): AppError {
  * are not among them.
  */
 const OPEN_CORS_PATHS =
-  /\/(oauth2\/(token|userinfo|revoke|introspect|jwks|device_authorization|register(\/[^/]+)?)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
+  /\/(oauth2\/(token|par|userinfo|revoke|introspect|jwks|device_authorization|register(\/[^/]+)?)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
 
 /** The endpoints that answer in RFC 6749's error shape, whatever fails behind them. */
 const OAUTH2_ENDPOINTS =
-  /\/oauth2\/(token|userinfo|revoke|introspect|device_authorization|register(\/[^/]+)?)$/;
+  /\/oauth2\/(token|par|userinfo|revoke|introspect|device_authorization|register(\/[^/]+)?)$/;
 
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
 export function createAuthApp(config: Config): Hono<AppEnv> {
@@ -85,7 +85,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
       origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
       credentials: true,
       maxAge: 600,
-      exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER],
+      // A browser client reads a DPoP nonce and a resource's challenge (RFC 9449 §8, §7.1) from these.
+      exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER, "DPoP-Nonce", "WWW-Authenticate"],
     }),
     async (c, next) => {
       await next();

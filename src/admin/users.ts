@@ -188,8 +188,10 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
 
 /** Every session and every OAuth2 grant of the user ends. */
 async function endAccess(deps: Deps, userId: string): Promise<void> {
-  await deps.shards.ofUser(userId).delete(oauth2Grants).where(eq(oauth2Grants.userId, userId));
+  // Sessions first: each one's `session.revoked` event names the OAuth2 clients holding a grant from it, for
+  // back-channel logout (migration 0024).
   await revokeAllSessions(deps, userId);
+  await deps.shards.ofUser(userId).delete(oauth2Grants).where(eq(oauth2Grants.userId, userId));
 }
 
 /**

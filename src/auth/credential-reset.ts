@@ -35,12 +35,14 @@ export async function endOutstandingGrants(
       .returning({ id: personalAccessTokens.id, hash: personalAccessTokens.tokenHash }),
     db.delete(linkExchangeCodes).where(eq(linkExchangeCodes.userId, userId)),
     db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
-    db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId)),
   ]);
   await Promise.all([
     revokeAllSessions(deps, userId, keepSessionId),
     releaseImported(deps, userId, endedTickets, endedTokens),
   ]);
+  // After the sessions: each one's `session.revoked` event names the OAuth2 clients holding a grant from it, which
+  // back-channel logout then tells (migration 0024); ending the grants first would leave it no one to tell.
+  await db.delete(oauth2Grants).where(eq(oauth2Grants.userId, userId));
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   oauth2Codes,
   oauth2Consents,
   oauth2Grants,
+  oauth2PushedRequests,
   oauth2RefreshTokens,
   orgInvitations,
   personalAccessTokens,
@@ -69,6 +70,8 @@ async function sweepGlobal(
     db.delete(providerTokenHandoffs).where(lte(providerTokenHandoffs.expiresAt, now)),
     db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now)),
     db.delete(deviceAuthorizations).where(lte(deviceAuthorizations.expiresAt, now)),
+    // Pushed authorization requests (RFC 9126) live a minute; a used one is gone already, these expired unused.
+    db.delete(oauth2PushedRequests).where(lte(oauth2PushedRequests.expiresAt, now)),
     db.delete(devMailbox).where(lte(devMailbox.createdAt, now - DEV_RETENTION_MS)),
     db.delete(devSms).where(lte(devSms.createdAt, now - DEV_RETENTION_MS)),
     db.delete(orgInvitations).where(lte(orgInvitations.expiresAt, now)),

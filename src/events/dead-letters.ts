@@ -5,10 +5,14 @@ import type { QueueRole } from "./queues";
 import { retryDelaySeconds } from "./retry";
 import type { DeliveryMessage, StreamEvent } from "./types";
 
-/** A dead letter's body tells which queue it failed on: an event has a type and a sequence, a delivery an id. */
+/**
+ * A dead letter's body tells which queue it failed on: an event has a type and a sequence, a delivery an id, a
+ * back-channel logout notice its `kind` (src/oauth2/logout/backchannel-fan-out.ts `LogoutDeliveryMessage`).
+ */
 export function originOf(body: unknown): Exclude<QueueRole, "deadLetters"> | null {
   if (typeof body !== "object" || body === null) return null;
   if ("deliveryId" in body && typeof (body as DeliveryMessage).deliveryId === "string") return "deliveries";
+  if ("kind" in body && body.kind === "backchannel-logout") return "logoutDeliveries";
   if ("sequence" in body && "type" in body && typeof (body as StreamEvent).id === "string") return "events";
   return null;
 }
@@ -45,11 +49,11 @@ export async function keepDeadLetters(
 
 /**
  * Sends dead letters back to the queue they failed on, and forgets them once the queue has them. Returns how many
- * went back; a letter whose origin is unknown stays.
+ * went back; a letter whose origin is unknown, or whose queue the caller did not pass, stays.
  */
 export async function redeliverDeadLetters(
   db: Db,
-  queues: { events: Queue; deliveries: Queue },
+  queues: { events: Queue; deliveries: Queue; logoutDeliveries?: Queue },
   ids: string[],
 ): Promise<number> {
   if (ids.length === 0) return 0;
@@ -57,8 +61,9 @@ export async function redeliverDeadLetters(
   let sent = 0;
   for (const letter of letters) {
     const origin = originOf(letter.body);
-    if (!origin) continue;
-    await queues[origin].send(letter.body, { contentType: "json" });
+    const queue = origin ? queues[origin] : undefined;
+    if (!queue) continue;
+    await queue.send(letter.body, { contentType: "json" });
     await db.delete(deadLetters).where(eq(deadLetters.id, letter.id));
     sent++;
   }

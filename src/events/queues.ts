@@ -5,6 +5,8 @@
 export const QUEUES = {
   events: "edge-auth-events",
   deliveries: "edge-auth-webhook-deliveries",
+  /** Back-channel logout tokens to post (src/oauth2/logout/backchannel-delivery.ts). */
+  logoutDeliveries: "edge-auth-logout-deliveries",
   deadLetters: "edge-auth-dead-letters",
 } as const;
 

@@ -14,7 +14,8 @@ export type HmacPurpose =
   | "admin-console"
   | "own-redirects"
   | "audit-emails"
-  | "device-user-codes";
+  | "device-user-codes"
+  | "dpop-nonces";
 
 const derived = settledMemo<string, CryptoKey>();
 

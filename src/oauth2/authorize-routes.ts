@@ -9,6 +9,7 @@ import { AuthorizeRedirect, parseAuthorizationRequest } from "./authorize";
 import { keepFetchedClient } from "./clients";
 import { completeWithAccessToken, describeRequest } from "./login";
 import { silentAuthorization } from "./page";
+import { authorizationParams } from "./par";
 import { oauth2Params } from "./params";
 import { savePendingRequest } from "./pending-requests";
 import { errorResponse } from "./redirects";
@@ -24,7 +25,9 @@ import { OAUTH2_ERRORS } from "./wire";
 async function authorize(c: Ctx) {
   const deps = c.var.deps;
   try {
-    const { request, client } = await parseAuthorizationRequest(deps, await oauth2Params(c));
+    // A `request_uri` (RFC 9126 §4) brings the request pushed before; anything else on the URL is ignored then.
+    const { params, pushedBy } = await authorizationParams(deps, await oauth2Params(c));
+    const { request, client } = await parseAuthorizationRequest(deps, params, { pushedBy });
     const loginUrl = deps.config.AUTH_OAUTH2_PROVIDER_LOGIN_URL;
     if (request.prompt.includes("none") && loginUrl) {
       // An external login UI keeps its own session, which this server cannot see.
@@ -51,7 +54,7 @@ async function authorize(c: Ctx) {
 }
 
 /** The parameters the server parses itself (params.ts), for the document. */
-const authorizeQuery = z.object({
+export const authorizeQuery = z.object({
   client_id: z.string().describe("A registered client id, or the URL of a client ID metadata document"),
   redirect_uri: z.string().describe("One of the client's, exactly (native loopback URIs: any port)"),
   response_type: z.literal("code"),
@@ -63,7 +66,22 @@ const authorizeQuery = z.object({
   resource: z.string().optional().describe("RFC 8707, repeatable: the API the tokens are for"),
   prompt: z.string().optional().describe("none, login, consent, select_account"),
   max_age: z.string().optional(),
+  acr_values: z
+    .string()
+    .optional()
+    .describe(
+      "Space-separated, in order of preference; unknown values ignored. The sign-in must reach one of them (levels " +
+        "`urn:edge-auth:acr:pwd` < `urn:edge-auth:acr:mfa` < `urn:edge-auth:acr:phr`, a passkey); the built-in page " +
+        "steps up when it does not",
+    ),
   login_hint: z.string().optional(),
+  request_uri: z
+    .string()
+    .optional()
+    .describe(
+      "RFC 9126: the `request_uri` the pushed authorization request endpoint answered, with `client_id`; the other " +
+        "parameters are then the pushed ones (any on the URL are ignored)",
+    ),
   organization: z
     .string()
     .optional()
@@ -80,7 +98,10 @@ const AUTHORIZE_DOC = operation({
     "`AUTH_OAUTH2_PROVIDER_LOGIN_URL`) with `request_id`, and from there back to the client's `redirect_uri` with " +
     "`code`, `state` and `iss`. An unknown client (401 `invalid_client`) or a redirect URI it did not register (400 " +
     "`invalid_request`) is a JSON error, never a redirect; every later failure goes back to the client as `error`. " +
-    "`prompt=none` never shows a page.",
+    "`prompt=none` never shows a page. With `request_uri` (RFC 9126), the request pushed to `/oauth2/par` is taken, " +
+    "once, for the client that pushed it; an unknown, expired, used or another client's one is 400 " +
+    "`invalid_request_uri`. A client (or a deployment, `AUTH_OAUTH2_PROVIDER_REQUIRE_PAR`) that requires PAR gets " +
+    "`invalid_request` back for a request that was not pushed.",
   request: { target: "query", schema: authorizeQuery },
   answers: {
     302: REDIRECT_ANSWER("To the login page, or back to the client with `code` or `error`."),

@@ -1,17 +1,25 @@
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
+import { knownAcrValues } from "./acr";
 import { findOAuth2Client, isRegisteredRedirect } from "./clients";
-import { OAuth2Error } from "./errors";
+import { OAuth2Error, type OAuth2ErrorCode } from "./errors";
 import { ORGANIZATION_PARAM } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { newRequestId, type PendingRequest } from "./pending-requests";
 import { errorResponse } from "./redirects";
 import { requestedResources } from "./resources";
 
-/** An authorization request that cannot go on: the client is sent back with this error (RFC 6749 §4.1.2.1). */
+/**
+ * An authorization request that cannot go on: the client is sent back with this error (RFC 6749 §4.1.2.1). The
+ * pushed authorization request endpoint answers the same error as JSON instead (RFC 9126 §2.3).
+ */
 export class AuthorizeRedirect extends Error {
-  constructor(readonly location: string) {
+  constructor(
+    readonly location: string,
+    readonly error: OAuth2ErrorCode = "invalid_request",
+    readonly description = "",
+  ) {
     super("authorization error redirect");
   }
 }
@@ -26,9 +34,18 @@ const PROMPTS = new Set(["none", "login", "consent", "select_account"]);
 export async function parseAuthorizationRequest(
   deps: Deps,
   params: OAuth2Params,
+  /**
+   * `pushedBy`: the request came through PAR (RFC 9126), pushed by this authenticated client, which it names; a
+   * client or deployment that requires PAR accepts only such requests (par.ts).
+   */
+  options: { pushedBy?: OAuth2ClientRow } = {},
 ): Promise<{ request: PendingRequest; client: OAuth2ClientRow }> {
   const clientId = params.get("client_id");
-  const client = clientId ? await findOAuth2Client(deps, clientId) : undefined;
+  const { pushedBy } = options;
+  if (pushedBy && clientId !== pushedBy.clientId) {
+    throw new OAuth2Error("invalid_request", "client_id differs from the client that pushed the request");
+  }
+  const client = pushedBy ?? (clientId ? await findOAuth2Client(deps, clientId) : undefined);
   if (!client) throw new OAuth2Error("invalid_client", "unknown client_id");
   const redirectUri = params.get("redirect_uri");
   if (!redirectUri || !isRegisteredRedirect(client, redirectUri)) {
@@ -46,14 +63,32 @@ export async function parseAuthorizationRequest(
       | "invalid_scope"
       | "unsupported_response_type"
       | "unauthorized_client"
-      | "invalid_target",
+      | "invalid_target"
+      | "request_not_supported"
+      | "request_uri_not_supported",
     why: string,
-  ) => new AuthorizeRedirect(errorResponse(deps.config, redirectUri, error, why, state));
+  ) => new AuthorizeRedirect(errorResponse(deps.config, redirectUri, error, why, state), error, why);
 
   if (rawState !== undefined && state === undefined)
     throw fail("invalid_request", "state is longer than 2048 characters");
-  if (params.has("request") || params.has("request_uri")) {
-    throw fail("invalid_request", "request objects (request, request_uri) are not supported");
+  // RFC 9126 §5: a client (or a deployment) that requires PAR takes no request straight from the browser.
+  if (
+    !pushedBy &&
+    (deps.config.AUTH_OAUTH2_PROVIDER_REQUIRE_PAR || client.requirePushedAuthorizationRequests)
+  ) {
+    throw fail(
+      "invalid_request",
+      "this client must push its authorization requests first (pushed_authorization_request_endpoint, RFC 9126)",
+    );
+  }
+  // OIDC Core §3.1.2.6: request objects are not supported, by value or by reference. A PAR `request_uri` was taken
+  // before this (par.ts); any other is never fetched, and one inside a pushed request is refused there.
+  if (params.has("request")) throw fail("request_not_supported", "request objects are not supported");
+  if (params.has("request_uri")) {
+    throw fail(
+      "request_uri_not_supported",
+      "request objects by reference are not supported; request_uri only names a request pushed to this server",
+    );
   }
   const responseType = params.get("response_type");
   if (responseType !== "code") throw fail("unsupported_response_type", "response_type must be code");
@@ -68,6 +103,7 @@ export async function parseAuthorizationRequest(
   let nonce: string | undefined;
   let loginHint: string | undefined;
   let uiLocales: string[];
+  let acrValues: string[];
   let organization: string | undefined;
   try {
     scopes = scopeList(param(params, "scope", 1000));
@@ -75,6 +111,8 @@ export async function parseAuthorizationRequest(
     loginHint = param(params, "login_hint", 254);
     uiLocales = scopeList(param(params, "ui_locales", 200)).slice(0, 10);
     organization = param(params, ORGANIZATION_PARAM, 100);
+    // OIDC Core §3.1.2.1: in order of preference, unknown values ignored; the session must reach one (step-up.ts).
+    acrValues = knownAcrValues(scopeList(param(params, "acr_values", 1000)));
   } catch (error) {
     throw fail("invalid_request", error instanceof Error ? error.message : "invalid parameter");
   }
@@ -99,6 +137,12 @@ export async function parseAuthorizationRequest(
     // RFC 7636 §4.3: no method means `plain`, which is refused like an explicit one (RFC 9700 §2.1.1).
     if (method !== "S256") throw fail("invalid_request", "code_challenge_method must be S256");
     if (!CODE_CHALLENGE_PATTERN.test(challenge)) throw fail("invalid_request", "code_challenge is malformed");
+  }
+
+  // RFC 9449 §10: the client binds the code to its DPoP key; the code exchange then needs a proof by that key.
+  const dpopJkt = params.get("dpop_jkt");
+  if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) {
+    throw fail("invalid_request", "dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)");
   }
 
   const prompt = scopeList(params.get("prompt"));
@@ -127,18 +171,10 @@ export async function parseAuthorizationRequest(
       maxAge,
       loginHint,
       uiLocales,
+      ...(acrValues.length ? { acrValues } : {}),
       organization,
+      ...(dpopJkt ? { dpopJkt } : {}),
       createdAt: deps.now(),
     },
   };
-}
-
-/**
- * Whether a sign-in at `authTime` is recent enough for the request: `max_age` (OIDC Core §3.1.2.1) and
- * `prompt=login`, which asks for a sign-in made for this very request.
- */
-export function isAuthenticationFreshEnough(request: PendingRequest, authTime: number, now: number): boolean {
-  if (request.prompt.includes("login") && authTime < request.createdAt) return false;
-  if (request.maxAge !== undefined && now - authTime > request.maxAge * 1000) return false;
-  return true;
 }

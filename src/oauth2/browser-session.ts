@@ -7,27 +7,35 @@ import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
 import { timingSafeEqualString } from "../lib/crypto";
 import { hmacSubkey } from "../lib/subkeys";
-import type { SignIn } from "./tokens";
+import { type MethodTimes, methodsOf, SIGN_IN_METHODS, type SignInMethod } from "./acr";
 
 /**
- * Who is signed in to the built-in login page, in this browser. The cookie holds a session id, the user and the
- * time of the sign-in, MACed with a subkey of `AUTH_ENCRYPTION_KEY`; it is HttpOnly, SameSite=Lax and scoped to
- * `/oauth2`. It is only as good as the session row it names: sign-out everywhere, a password change or disabling the
- * user ends it like any other session.
+ * Who is signed in to the built-in login page, in this browser, and how. The cookie holds a session id, the user, the
+ * time of the sign-in and the time each sign-in method was last performed in this browser (the sign-in's, then every
+ * step-up's: acr.ts), MACed with a subkey of `AUTH_ENCRYPTION_KEY`, so neither the user nor the methods can be
+ * changed; it is HttpOnly, SameSite=Lax and scoped to `/oauth2`. It is only as good as the session row it names:
+ * sign-out everywhere, a password change or disabling the user ends it like any other session.
  */
 const COOKIE = "oauth2_session";
 
 export interface BrowserSession {
   user: UserRow;
   sessionId: string;
-  /** When the user signed in, ms (the ID token's `auth_time`). */
+  /** When the user signed in to the page, ms. */
+  signedInAt: number;
+  /** When the user last authenticated in this browser (sign-in or step-up), ms. */
   authTime: number;
+  /** When each method was last performed in this browser, ms. */
+  methods: MethodTimes;
 }
 
 interface CookieClaims {
   sid: string;
   sub: string;
+  /** The sign-in, ms. */
   at: number;
+  /** The methods, ms; absent in cookies from before this record (a sign-in of unknown way at `at`). */
+  m?: MethodTimes;
 }
 
 async function mac(deps: Deps, payload: string): Promise<string> {
@@ -47,14 +55,8 @@ function cookieOptions(deps: Deps) {
   };
 }
 
-/** Signs the user in to the page: the cookie names the session the sign-in just created. */
-export async function startBrowserSession(
-  c: Context<AppEnv>,
-  userId: string,
-  sessionId: string,
-): Promise<void> {
+async function writeCookie(c: Context<AppEnv>, claims: CookieClaims): Promise<void> {
   const deps = c.var.deps;
-  const claims: CookieClaims = { sid: sessionId, sub: userId, at: deps.now() };
   const payload = base64url.encode(JSON.stringify(claims));
   setCookie(c, COOKIE, `${payload}.${await mac(deps, payload)}`, {
     ...cookieOptions(deps),
@@ -62,9 +64,64 @@ export async function startBrowserSession(
   });
 }
 
-/** The sign-in a code or device approval is made from: this browser's session at the service (`sid`). */
-export function signInOf(session: BrowserSession): SignIn {
-  return { authTime: session.authTime, sid: session.sessionId };
+/** Signs the user in to the page: the cookie names the session the sign-in just created, and how it was made. */
+export async function startBrowserSession(
+  c: Context<AppEnv>,
+  userId: string,
+  sessionId: string,
+  methods: SignInMethod[],
+): Promise<void> {
+  const now = c.var.deps.now();
+  const times: MethodTimes = Object.fromEntries(methods.map((method) => [method, now]));
+  await writeCookie(c, { sid: sessionId, sub: userId, at: now, m: times });
+}
+
+/**
+ * A step-up: `method` was just performed by this session's own user (the caller checked the proof was theirs), and
+ * counts from now. The session and its sign-in stay what they were; only the record of methods grows.
+ */
+export async function raiseBrowserSession(
+  c: Context<AppEnv>,
+  session: BrowserSession,
+  method: SignInMethod,
+): Promise<void> {
+  const now = c.var.deps.now();
+  await writeCookie(c, {
+    sid: session.sessionId,
+    sub: session.user.id,
+    at: session.signedInAt,
+    m: { ...session.methods, [method]: now },
+  });
+}
+
+/**
+ * The first factor of a sign-in that continues with a TOTP code (the page's `/mfa` form): carried in the form with
+ * the ticket, MACed with it, so the form cannot claim a password for what was a magic link. (The MACed text has a
+ * colon, which no cookie payload, base64url, can hold: neither MAC stands for the other.)
+ */
+export async function sealFirstFactor(deps: Deps, ticket: string, method: SignInMethod): Promise<string> {
+  return `${method}.${await mac(deps, `first-factor:${ticket}:${method}`)}`;
+}
+
+/** The sealed first factor of `ticket`; a sign-in of unknown way when the seal is missing or not ours. */
+export async function openFirstFactor(deps: Deps, ticket: string, sealed: string): Promise<SignInMethod> {
+  const [method, tag] = sealed.split(".");
+  const known = (SIGN_IN_METHODS as readonly string[]).includes(method ?? "");
+  if (!known || !tag || !timingSafeEqualString(tag, await mac(deps, `first-factor:${ticket}:${method}`))) {
+    return "sign-in";
+  }
+  return method as SignInMethod;
+}
+
+/** Only the catalogue's methods with times: anything else in a (MACed, so our own) cookie is from another version. */
+function methodTimes(value: unknown, at: number): MethodTimes {
+  if (!value || typeof value !== "object") return { "sign-in": at };
+  const times: MethodTimes = {};
+  for (const method of SIGN_IN_METHODS) {
+    const time = (value as Record<string, unknown>)[method];
+    if (typeof time === "number" && Number.isFinite(time)) times[method] = time;
+  }
+  return methodsOf(times).length ? times : { "sign-in": at };
 }
 
 export function endBrowserSession(c: Context<AppEnv>): void {
@@ -84,7 +141,8 @@ export async function readBrowserSession(c: Context<AppEnv>): Promise<BrowserSes
   } catch {
     return null;
   }
-  if (typeof claims?.sub !== "string" || typeof claims.sid !== "string") return null;
+  if (typeof claims?.sub !== "string" || typeof claims.sid !== "string" || typeof claims.at !== "number")
+    return null;
   // The session is a row of its user's, in the user's shard; the MAC vouches for the pair.
   const row = await deps.shards
     .ofUser(claims.sub)
@@ -96,5 +154,12 @@ export async function readBrowserSession(c: Context<AppEnv>): Promise<BrowserSes
     )
     .get();
   if (!row || row.user.disabled) return null;
-  return { user: row.user, sessionId: claims.sid, authTime: claims.at };
+  const methods = methodTimes(claims.m, claims.at);
+  return {
+    user: row.user,
+    sessionId: claims.sid,
+    signedInAt: claims.at,
+    authTime: Math.max(...methodsOf(methods).map((method) => methods[method] ?? 0)),
+    methods,
+  };
 }

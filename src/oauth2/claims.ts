@@ -30,6 +30,10 @@ export const CLAIMS_SUPPORTED = [
   "exp",
   "iat",
   "auth_time",
+  // Contract §12: how the user signed in (acr.ts), and the browser session at this service (logout's `sid`).
+  "acr",
+  "amr",
+  "sid",
   "nonce",
   "at_hash",
   "name",

@@ -70,6 +70,7 @@ export async function issueCode(
       amr: signIn.amr ?? null,
       sid: signIn.sid ?? null,
       orgId,
+      dpopJkt: request.dpopJkt ?? null,
       expiresAt: deps.now() + CODE_LIFETIME_MS,
     })
     .onConflictDoNothing({ target: oauth2Codes.requestId })

@@ -4,20 +4,18 @@ import type { Deps } from "../http/deps";
 
 /** Consents are rows of the user's, in the user's shard (src/db/shards.ts). */
 
-/** Whether the user allowed this client every scope asked for, on an earlier visit to the built-in page. */
-export async function hasConsent(
-  deps: Deps,
-  userId: string,
-  clientId: string,
-  scopes: string[],
-): Promise<boolean> {
+/**
+ * The scopes the user allowed this client on earlier visits to the built-in page (none: never asked). A request
+ * within them needs no consent; a wider one is asked about the new scopes only (incremental consent, contract §12).
+ */
+export async function grantedScopes(deps: Deps, userId: string, clientId: string): Promise<string[]> {
   const row = await deps.shards
     .ofUser(userId)
     .select({ scopes: oauth2Consents.scopes })
     .from(oauth2Consents)
     .where(and(eq(oauth2Consents.userId, userId), eq(oauth2Consents.clientId, clientId)))
     .get();
-  return !!row && scopes.every((scope) => row.scopes.includes(scope));
+  return row?.scopes ?? [];
 }
 
 /** Remembers a consent: the scopes granted so far and these, so only a new scope is asked about again. */

@@ -1,7 +1,9 @@
 import type { Config } from "../config";
 import { getKeySet } from "../lib/keys";
+import { ACR_VALUES } from "./acr";
 import { CLAIMS_SUPPORTED } from "./claims";
-import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from "./clients";
+import { AUTH_METHODS, CLIENT_ASSERTION_ALGORITHMS, GRANT_TYPES, SUPPORTED_SCOPES } from "./clients";
+import { DPOP_ALGS } from "./dpop";
 
 /**
  * The discovery document of contract §3.5 and §3.6 (OpenID Connect Discovery 1.0, RFC 8414), absolute under the
@@ -23,16 +25,35 @@ export async function discoveryDocument(config: Config) {
       ? {}
       : { registration_endpoint: `${issuer}/oauth2/register` }),
     device_authorization_endpoint: `${issuer}/oauth2/device_authorization`,
+    // RFC 9126 §5: PAR, required of every client when the deployment says so (else per client).
+    pushed_authorization_request_endpoint: `${issuer}/oauth2/par`,
+    require_pushed_authorization_requests: config.AUTH_OAUTH2_PROVIDER_REQUIRE_PAR,
     response_types_supported: ["code"],
+    // OIDC Discovery §3's default is query and fragment; only query is answered (authorize.ts refuses the others).
+    response_modes_supported: ["query"],
     grant_types_supported: [...GRANT_TYPES],
     scopes_supported: [...SUPPORTED_SCOPES],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [idTokenSigner.alg],
     token_endpoint_auth_methods_supported: [...AUTH_METHODS],
+    // private_key_jwt's algorithms (RFC 8414 §2; clients/client-assertion.ts): asymmetric only.
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     code_challenge_methods_supported: ["S256"],
     claims_supported: CLAIMS_SUPPORTED,
+    // Contract §12, step-up: the levels a request may ask for (`acr_values`), weakest first, and the prompts it may use.
+    acr_values_supported: [...ACR_VALUES],
+    prompt_values_supported: ["none", "login", "consent", "select_account"],
     request_parameter_supported: false,
+    // OIDC Discovery's default is true: request objects by reference are not fetched, only PAR's request_uri is used.
+    request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
+    // RFC 9449 §5.1: DPoP proofs are accepted at the token endpoint (every grant) and userinfo.
+    dpop_signing_alg_values_supported: DPOP_ALGS,
+    // RP-Initiated Logout 1.0 §2.1: with the built-in page, whose session it ends (page/logout-routes.ts).
+    ...(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL ? {} : { end_session_endpoint: `${issuer}/oauth2/logout` }),
+    // Back-Channel Logout 1.0 §2.1: logout tokens, always with `sid` (logout/backchannel-fan-out.ts).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     // draft-ietf-oauth-client-id-metadata-document: an https client_id naming the client's own JSON document.
     client_id_metadata_document_supported: config.oauth2ClientIdDocuments,
   };

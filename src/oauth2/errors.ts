@@ -24,10 +24,19 @@ export type OAuth2ErrorCode =
   | "invalid_client_metadata"
   /** RFC 6749 §4.1.2.1: the server cannot handle the request now (a check it depends on is unreachable). */
   | "temporarily_unavailable"
+  /** RFC 9101 §6.2: a `request_uri` that names no usable pushed request (RFC 9126 §4). */
+  | "invalid_request_uri"
+  /** OIDC Core §3.1.2.6: request objects, by value or by reference, are not supported (only PAR's request_uri). */
+  | "request_not_supported"
+  | "request_uri_not_supported"
   /** RFC 8628 §3.5 */
   | "authorization_pending"
   | "slow_down"
-  | "expired_token";
+  | "expired_token"
+  /** RFC 9449 §5, §7.1: a DPoP proof that is missing, malformed, replayed or for another key. */
+  | "invalid_dpop_proof"
+  /** RFC 9449 §8, §9: retry with the server's nonce (`DPoP-Nonce`). */
+  | "use_dpop_nonce";
 
 export class OAuth2Error extends Error {
   constructor(
@@ -39,6 +48,8 @@ export class OAuth2Error extends Error {
     readonly reason?: string,
     /** Another status than the code's usual one (registration switched off: 403). */
     readonly statusOverride?: 400 | 401 | 403 | 404 | 503,
+    /** Further headers of the answer (`DPoP-Nonce`, RFC 9449 §8). */
+    readonly headers?: Record<string, string>,
   ) {
     super(description);
     this.name = "OAuth2Error";
@@ -58,7 +69,10 @@ export function oauth2ErrorResponse(error: OAuth2Error, retryAfterSeconds = 5): 
   if (error.status === 503) headers.set("Retry-After", String(retryAfterSeconds));
   if (error.error === "invalid_client")
     headers.set("WWW-Authenticate", error.challenge ?? 'Basic realm="oauth2"');
-  if (error.error === "invalid_token" || error.error === "insufficient_scope") {
+  for (const [name, value] of Object.entries(error.headers ?? {})) headers.set(name, value);
+  // A resource's DPoP challenge (RFC 9449 §7.1) is made where the request's scheme is known (oauth2/dpop.ts).
+  if (error.challenge && error.error !== "invalid_client") headers.set("WWW-Authenticate", error.challenge);
+  else if (error.error === "invalid_token" || error.error === "insufficient_scope") {
     headers.set(
       "WWW-Authenticate",
       `Bearer error="${error.error}", error_description="${error.description}"`,

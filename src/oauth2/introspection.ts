@@ -6,7 +6,7 @@ import { findOAuth2Client } from "./clients";
 import { findLiveGrant, shardOfGrant } from "./grants";
 import { findLiveRefreshToken, revokeRefreshToken } from "./refresh-tokens";
 import { REFRESH_TOKEN_PREFIX } from "./token-prefixes";
-import { verifyOAuth2AccessToken } from "./tokens";
+import { authenticationClaims, type OAuth2AccessTokenPayload, verifyOAuth2AccessToken } from "./tokens";
 
 /** RFC 7662 §2.2; only `active` when the token is not active. */
 export type Introspection =
@@ -19,10 +19,18 @@ export type Introspection =
       iss: string;
       scope: string;
       sub: string;
-      token_type: "Bearer" | "refresh_token";
+      token_type: "Bearer" | "DPoP" | "refresh_token";
+      /** RFC 9449 §6.2: the key a DPoP-bound access token is bound to. */
+      cnf?: { jkt: string };
       aud?: string | string[];
       jti?: string;
       org_id?: string;
+      /** RFC 8693 §4.1: who acts for `sub`, on an exchanged token. */
+      act?: OAuth2AccessTokenPayload["act"];
+      /** Contract §12: how and when the user signed in, from the grant (RFC 9470 §6.2). */
+      auth_time?: number;
+      acr?: string;
+      amr?: string[];
     };
 
 const isRefreshToken = (token: string) => token.startsWith(REFRESH_TOKEN_PREFIX);
@@ -48,14 +56,16 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
       sub: found.user.id,
       token_type: "refresh_token",
       ...(org ? { org_id: org } : {}),
+      ...authenticationClaims(found.grant),
     };
   }
   const payload = await verifyOAuth2AccessToken(deps.config, token);
   if (!payload || payload.client_id !== clientId) return inactive;
   // A grant's token is active while the grant stands; a client's own token while the client exists.
   const live = payload.grant_id ? await findLiveGrant(deps, payload.grant_id) : undefined;
+  // An exchanged token (RFC 8693, `act`) stands on the user's grant, which another client holds.
   const stands = payload.grant_id
-    ? live?.grant.clientId === clientId
+    ? live?.grant.clientId === clientId || (!!payload.act && live?.user.id === payload.sub)
     : (await findOAuth2Client(deps, clientId)) !== undefined;
   if (!stands) return inactive;
   // The token's org as long as its grant still has it and the user is still an active member: a resource server
@@ -72,10 +82,12 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
     iss,
     scope: payload.scope,
     sub: payload.sub,
-    token_type: "Bearer",
+    ...(payload.cnf?.jkt ? { token_type: "DPoP", cnf: { jkt: payload.cnf.jkt } } : { token_type: "Bearer" }),
     aud: payload.aud!,
     ...(payload.jti ? { jti: payload.jti } : {}),
     ...(org ? { org_id: org } : {}),
+    ...(payload.act ? { act: payload.act } : {}),
+    ...(live ? authenticationClaims(live.grant) : {}),
   };
 }
 

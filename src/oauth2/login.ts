@@ -1,14 +1,13 @@
-import { eq } from "drizzle-orm";
 import { activeMembership, findUserById } from "../auth";
-import { sessions } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import type { AccessTokenPayload } from "../lib/jwt";
-import { isAuthenticationFreshEnough } from "./authorize";
 import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
 import { DEVICE_PAGE_PATH, finishDeviceRequest } from "./device";
 import { loadPendingRequest, type PendingRequest } from "./pending-requests";
+import { demandOf, judge, signInFor } from "./step-up";
+import { bearerMethodTimes } from "./step-up-sessions";
 
 /**
  * The login step for an external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`, contract §3.5): the UI reads the
@@ -43,8 +42,10 @@ export async function describeRequest(deps: Deps, requestId: string) {
 /**
  * Completes the request for the bearer's user. `auth_time` is when that user signed in: the creation of the
  * session the token belongs to (a refreshed token keeps its session's), so `max_age` and `prompt=login` mean what
- * they say. `orgId` is the organization the person let the client act in (the UI's picker): it must be one of the
- * person's active memberships (403 `not-org-member`); a device request takes none (docs/oauth2.md).
+ * they say; `acr` and `amr` come from the way the session was made (its `method`), and an elevated token counts as a
+ * passkey at its issue (contract §6 and §12 agree: step-up.ts, `recentPhishingResistant`). `orgId` is the
+ * organization the person let the client act in (the UI's picker): it must be one of the person's active memberships
+ * (403 `not-org-member`); a device request takes none (docs/oauth2.md).
  */
 export async function completeWithAccessToken(
   deps: Deps,
@@ -58,28 +59,28 @@ export async function completeWithAccessToken(
   if (user.disabled) throw new AppError("disabled-user");
   // An anonymous user has no identity to vouch for to another app.
   if (user.isAnonymous) throw new AppError("forbidden-anonymous");
-  const session = auth.sid
-    ? await deps.shards
-        .ofUser(user.id)
-        .select({ createdAt: sessions.createdAt })
-        .from(sessions)
-        .where(eq(sessions.id, auth.sid))
-        .get()
-    : undefined;
-  const authTime = session?.createdAt ?? auth.iat * 1000;
-  if (!isAuthenticationFreshEnough(request, authTime, deps.now())) {
+  // How and when the bearer's user signed in (step-up-sessions.ts): the session's way, an elevation's passkey.
+  const demand = demandOf(request, deps.now());
+  const times = await bearerMethodTimes(deps, auth);
+  const verdict = judge(times, demand);
+  if (verdict === "stale") {
     throw new AppError("unauthorized", "this authorization request needs a more recent sign-in");
   }
+  if (verdict === "weak") {
+    // An external UI steps up with the API: TOTP at sign-in, or an elevation with a security key (contract §6).
+    throw new AppError("unauthorized", "this authorization request needs a stronger sign-in (acr_values)");
+  }
+  const signIn = signInFor(times, demand, auth.sid ?? null);
   if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
     throw new AppError("not-org-member");
   }
   if (request.device) {
     // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
-    const approvedBy = { userId: user.id, authTime, sid: auth.sid ?? null };
+    const approvedBy = { userId: user.id, ...signIn };
     if (!(await finishDeviceRequest(deps, { ...request, device: request.device }, { approvedBy }))) {
       throw new AppError("invalid-request", "this device request was decided already, or has expired");
     }
     return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
   }
-  return { redirectUri: await issueCode(deps, request, user.id, { authTime, sid: auth.sid ?? null }, orgId) };
+  return { redirectUri: await issueCode(deps, request, user.id, signIn, orgId) };
 }

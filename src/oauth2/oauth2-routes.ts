@@ -7,7 +7,8 @@ import { registrationRoutes } from "./clients";
 import { DEVICE_PAGE_PATH } from "./device";
 import { discoveryRoutes } from "./discovery-routes";
 import { introspectionRoutes } from "./introspection-routes";
-import { devicePageRoutes, interactionRoutes, invitationPageRoutes } from "./page";
+import { devicePageRoutes, interactionRoutes, invitationPageRoutes, logoutRoutes } from "./page";
+import { parRoutes } from "./par-routes";
 import { requireEnabled } from "./route-support";
 import { tokenRoutes } from "./token-routes";
 import { userinfoRoutes } from "./userinfo-routes";
@@ -27,12 +28,17 @@ export function oauth2Routes(loginUrl: string | undefined) {
     .route("/", discoveryRoutes)
     .route("/", authorizeRoutes)
     .route("/", tokenRoutes)
+    .route("/", parRoutes)
     .route("/", introspectionRoutes)
     .route("/", userinfoRoutes)
     .route("/", registrationRoutes)
     .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl));
-  // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link").
+  // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link");
+  // so does RP-initiated logout, which ends the page's session (an external login UI keeps its own).
   if (!loginUrl)
-    routes.route(LOGIN_PAGE_PATH, interactionRoutes).route(INVITATION_PAGE_PATH, invitationPageRoutes);
+    routes
+      .route(LOGIN_PAGE_PATH, interactionRoutes)
+      .route(INVITATION_PAGE_PATH, invitationPageRoutes)
+      .route("/", logoutRoutes);
   return routes;
 }

@@ -19,10 +19,12 @@ const pendingRequestSchema = z.object({
   state: z.string().optional(),
   nonce: z.string().optional(),
   codeChallenge: z.string().optional(),
-  /** `prompt` values (OIDC Core §3.1.2.1): none, login, consent. */
+  /** `prompt` values (OIDC Core §3.1.2.1): none, login, consent, select_account. */
   prompt: z.array(z.string()),
   /** Seconds; the user must have signed in no longer ago than this. */
   maxAge: z.number().optional(),
+  /** The known `acr_values` (OIDC Core §3.1.2.1, contract §12), in order: the session must reach one (step-up.ts). */
+  acrValues: z.array(z.string()).optional(),
   loginHint: z.string().optional(),
   /** `ui_locales` (OIDC Core §3.1.2.1): the languages the page should speak, in order. */
   uiLocales: z.array(z.string()).default([]),
@@ -39,6 +41,8 @@ const pendingRequestSchema = z.object({
    * the ticket's SHA-256 is kept here, never the ticket.
    */
   invitation: z.object({ ticketHash: z.string() }).optional(),
+  /** RFC 9449 §10 `dpop_jkt`: the DPoP key the code will be bound to (its exchange needs a proof by it). */
+  dpopJkt: z.string().optional(),
   createdAt: z.number(),
 });
 

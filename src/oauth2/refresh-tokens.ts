@@ -78,11 +78,31 @@ async function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string)
 interface Asked {
   scopes?: string[];
   resources?: string[];
+  /** The key of the request's DPoP proof (RFC 9449), null or absent without one. */
+  dpopJkt?: string | null;
 }
 
-/** Everything that refuses a refresh before its token is spent: a disabled user, a wider scope or resource. */
-function checkBeforeRotating(grant: GrantSummary, user: UserRow, asked: Asked): void {
+/**
+ * Everything that refuses a refresh before its token is spent: a disabled user, a wider scope or resource, and for a
+ * public client's grant bound to a DPoP key, a request without a proof by that key (RFC 9449 §5: a public client's
+ * refresh token is bound to the key, so a stolen one is worthless; a confidential client authenticates, and may
+ * change keys).
+ */
+function checkBeforeRotating(
+  client: OAuth2ClientRow,
+  grant: GrantSummary,
+  user: UserRow,
+  asked: Asked,
+): void {
   if (user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
+  if (client.tokenEndpointAuthMethod === "none" && grant.dpopJkt && asked.dpopJkt !== grant.dpopJkt) {
+    // No proof: the grant's error, as for any refresh token used without what it is bound to (FAPI 2.0's suite
+    // expects invalid_grant); a proof by another key: the proof's.
+    throw new OAuth2Error(
+      asked.dpopJkt ? "invalid_dpop_proof" : "invalid_grant",
+      "the refresh token is bound to a DPoP key: send a proof signed by that key",
+    );
+  }
   if (asked.scopes && !asked.scopes.every((scope) => grant.scopes.includes(scope))) {
     throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
   }
@@ -123,7 +143,7 @@ async function rotateGrantToken(
 ): Promise<Refreshed> {
   const found = await liveGrantOf(deps, client, grantId);
   if (!found) throw invalid();
-  checkBeforeRotating(found.grant, found.user, asked);
+  checkBeforeRotating(client, found.grant, found.user, asked);
   const lifetimeMs = client.refreshTokenLifetime * 1000;
   const rotation = await rotate({
     presented: refreshToken,

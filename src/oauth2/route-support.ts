@@ -28,7 +28,9 @@ export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
  */
 export async function clientRequest(c: Ctx) {
   const params = await oauth2Params(c);
-  const client = await authenticateClient(c.var.deps, c.req.header("authorization"), params);
+  // The endpoint's URL under the issuer, which a client assertion may name as its audience (client-assertion.ts).
+  const endpoint = `${c.var.config.AUTH_SERVER_URL}${c.req.path.slice(c.req.path.lastIndexOf("/oauth2/"))}`;
+  const client = await authenticateClient(c.var.deps, c.req.header("authorization"), params, endpoint);
   return { params, client };
 }
 
@@ -43,4 +45,15 @@ export function requiredToken(params: Map<string, string>): string {
 export const clientCredentialFields = {
   client_id: z.string().optional().describe("Public clients, and client_secret_post"),
   client_secret: z.string().optional().describe("client_secret_post; else HTTP Basic"),
+  client_assertion_type: z
+    .literal("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+    .optional()
+    .describe("private_key_jwt (RFC 7523 §2.2)"),
+  client_assertion: z
+    .string()
+    .optional()
+    .describe(
+      "private_key_jwt: a JWT signed with one of the client's registered keys (PS256, ES256, EdDSA/Ed25519, RS256); " +
+        "`iss` = `sub` = client_id, `aud` = the issuer, `exp` at most 5 minutes ahead, `jti` used once",
+    ),
 };

@@ -5,22 +5,28 @@ import { verifierMatches } from "../lib/pkce";
 import { GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
 import { consumeCode } from "./codes";
 import { DEVICE_GRANT, redeemDeviceCode } from "./device";
+import { boundAnswer, type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
 import { createGrant, createGrantFor, issuesRefreshTokens } from "./grants";
+import { JWT_BEARER_GRANT, jwtBearer } from "./jwt-bearer";
 import { grantOrganization } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { type GrantSummary, rotateRefreshToken } from "./refresh-tokens";
 import { narrowedResources, requestedResources } from "./resources";
+import { exchangeToken, TOKEN_EXCHANGE_GRANT } from "./token-exchange";
 import { signIdToken, signOAuth2AccessToken } from "./tokens";
 
 /** The token endpoint's answer (RFC 6749 §5.1, contract §3.5). */
 export interface TokenResponse {
   access_token: string;
-  token_type: "Bearer";
+  /** RFC 9449 §5: `DPoP` when the access token is bound to the request's proof key (set by `tokenRequest`). */
+  token_type: "Bearer" | "DPoP";
   expires_in: number;
   refresh_token?: string;
   id_token?: string;
   scope: string;
+  /** RFC 8693 §2.2.1: what a token exchange issued. */
+  issued_token_type?: string;
 }
 
 async function tokensFor(
@@ -33,19 +39,23 @@ async function tokensFor(
     resources: string[];
     refreshToken?: string;
     nonce?: string | null;
+    /** RFC 9449: the key of the request's proof, which the access token is bound to (`cnf.jkt`). */
+    dpopJkt: string | null;
   },
 ): Promise<TokenResponse> {
-  const { client, user, grant, scopes, resources, refreshToken, nonce } = input;
+  const { client, user, grant, scopes, resources, refreshToken, nonce, dpopJkt } = input;
   const base = { config: deps.config, client, grantId: grant.id, scopes, now: deps.now() };
   // Read at every issue: a member removed since the grant gets tokens without the org (contract organizations.md §1).
   const org = await grantOrganization(deps, grant, user.id);
-  const accessToken = await signOAuth2AccessToken({ ...base, user, resources, org });
+  // The grant's sign-in (contract §12): a resource server reads auth_time, acr and amr off the access token too.
+  const authentication = { authTime: grant.authTime, acr: grant.acr, amr: grant.amr };
+  const accessToken = await signOAuth2AccessToken({ ...base, user, resources, org, dpopJkt, authentication });
   const idToken = scopes.includes("openid")
     ? await signIdToken({
         ...base,
         user,
         accessToken,
-        authentication: { authTime: grant.authTime, acr: grant.acr, amr: grant.amr },
+        authentication,
         nonce,
         sid: grant.sid,
       })
@@ -66,7 +76,12 @@ async function tokensFor(
  * challenge is refused too, RFC 9700 §2.1.1), and that the user is still enabled. A failed check has burnt the code.
  * `resource` may narrow the token to some of the resources the user allowed (RFC 8707 §2.2).
  */
-async function exchangeCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+async function exchangeCode(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+  binding: TokenBinding,
+) {
   const code = param(params, "code", 200);
   if (!code) throw new OAuth2Error("invalid_request", "code is required");
   const row = await consumeCode(deps, code);
@@ -83,10 +98,18 @@ async function exchangeCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2P
   } else if (verifier !== undefined) {
     throw mismatch("code_verifier sent, but the authorization request had no code challenge");
   }
+  // RFC 9449 §10: a code bound to a key (`dpop_jkt`, or a proof at the PAR endpoint) is redeemed with that key's proof.
+  if (row.dpopJkt && !binding.dpopJkt) throw mismatch("the code is bound to a DPoP key: send a DPoP proof");
+  if (row.dpopJkt && row.dpopJkt !== binding.dpopJkt) {
+    throw new OAuth2Error(
+      "invalid_dpop_proof",
+      "the code is bound to another DPoP key (dpop_jkt) than the proof's",
+    );
+  }
   const resources = narrowedResources(row.resources, params.resources);
   const user = await findUserById(deps.shards, row.userId);
   if (!user || user.disabled) throw mismatch("the user is disabled");
-  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId);
+  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
   return tokensFor(deps, {
     client,
     user,
@@ -95,11 +118,12 @@ async function exchangeCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2P
     resources,
     refreshToken,
     nonce: row.nonce,
+    dpopJkt: binding.dpopJkt,
   });
 }
 
 /** `grant_type=refresh_token`: rotation (see `rotateRefreshToken`); `scope` and `resource` may only narrow. */
-async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params, binding: TokenBinding) {
   if (!issuesRefreshTokens(client)) {
     throw new OAuth2Error("unauthorized_client", "this client may not use refresh tokens");
   }
@@ -109,13 +133,27 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
   const { grant, user, refreshToken } = await rotateRefreshToken(deps, client, presented, {
     scopes: asked,
     resources: params.resources,
+    dpopJkt: binding.dpopJkt,
   });
   const resources = narrowedResources(grant.resources, params.resources);
-  return tokensFor(deps, { client, user, grant, scopes: asked ?? grant.scopes, resources, refreshToken });
+  return tokensFor(deps, {
+    client,
+    user,
+    grant,
+    scopes: asked ?? grant.scopes,
+    resources,
+    refreshToken,
+    dpopJkt: binding.dpopJkt,
+  });
 }
 
 /** The device grant (RFC 8628): tokens for the person who approved the device's user code on the page. */
-async function exchangeDeviceCode(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+async function exchangeDeviceCode(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+  binding: TokenBinding,
+) {
   const approved = await redeemDeviceCode(deps, client, params);
   const user = await findUserById(deps.shards, approved.userId!);
   if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
@@ -127,6 +165,7 @@ async function exchangeDeviceCode(deps: Deps, client: OAuth2ClientRow, params: O
     acr: approved.acr,
     amr: approved.amr,
     sid: approved.sid,
+    dpopJkt: binding.dpopJkt,
   });
   return tokensFor(deps, {
     client,
@@ -135,6 +174,7 @@ async function exchangeDeviceCode(deps: Deps, client: OAuth2ClientRow, params: O
     scopes: grant.scopes,
     resources: grant.resources,
     refreshToken,
+    dpopJkt: binding.dpopJkt,
   });
 }
 
@@ -148,7 +188,12 @@ const USER_SCOPES = new Set(["openid", "profile", "email", "phone", "offline_acc
  * `grant_type=client_credentials` (RFC 6749 §4.4): a confidential client acting for itself. The token's subject is the
  * client, its scopes are the client's (less those about a person), its audience the resources asked for.
  */
-async function clientCredentials(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+async function clientCredentials(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+  binding: TokenBinding,
+) {
   if (client.tokenEndpointAuthMethod === "none") {
     throw new OAuth2Error("unauthorized_client", "a public client cannot act for itself: it has no secret");
   }
@@ -164,6 +209,7 @@ async function clientCredentials(deps: Deps, client: OAuth2ClientRow, params: OA
     user: null,
     scopes: asked,
     resources,
+    dpopJkt: binding.dpopJkt,
     now: deps.now(),
   });
   return {
@@ -176,18 +222,27 @@ async function clientCredentials(deps: Deps, client: OAuth2ClientRow, params: OA
 
 const HANDLERS: Record<
   (typeof GRANT_TYPES)[number],
-  (deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) => Promise<TokenResponse>
+  // `binding`: the request's DPoP key (RFC 9449), for the access token's `cnf.jkt` (see `tokenRequest`).
+  (deps: Deps, client: OAuth2ClientRow, params: OAuth2Params, binding: TokenBinding) => Promise<TokenResponse>
 > = {
   authorization_code: exchangeCode,
   refresh_token: refresh,
   [DEVICE_GRANT]: exchangeDeviceCode,
   client_credentials: clientCredentials,
+  [TOKEN_EXCHANGE_GRANT]: exchangeToken,
+  [JWT_BEARER_GRANT]: jwtBearer,
 };
 
+/**
+ * A token request of an authenticated client. `binding` is the key of the request's DPoP proof (dpop.ts
+ * `tokenRequestBinding`); every handler's answer goes through `boundAnswer`, which sets `token_type` and refuses an
+ * answer whose access token does not carry that key.
+ */
 export async function tokenRequest(
   deps: Deps,
   client: OAuth2ClientRow,
   params: OAuth2Params,
+  binding: TokenBinding = UNBOUND,
 ): Promise<TokenResponse> {
   const grantType = params.get("grant_type");
   if (!grantType) throw new OAuth2Error("invalid_request", "grant_type is required");
@@ -199,7 +254,7 @@ export async function tokenRequest(
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuth2Error("unauthorized_client", `this client may not use ${grantType}`);
   }
-  const answer = await handler(deps, client, params);
+  const answer = boundAnswer(await handler(deps, client, params, binding), binding);
   noteClientUse(deps, client);
   // A metadata-document client whose document was fetched again: its row and KV mark are refreshed.
   await keepFetchedClient(deps, client);

@@ -5,6 +5,7 @@ import { operation } from "../http/documented";
 import { rateLimit } from "../rate-limits/middleware";
 import { GRANT_TYPES } from "./clients";
 import { startDeviceAuthorization } from "./device";
+import { dpopEndpoint, tokenRequestBinding } from "./dpop";
 import { clientCredentialFields, clientRequest, NO_STORE } from "./route-support";
 import { tokenRequest } from "./token-requests";
 import { deviceAuthorizationSchema, OAUTH2_DIRECT_ERRORS, tokenAnswerSchema } from "./wire";
@@ -22,7 +23,14 @@ const tokenForm = z.object({
   code_verifier: z.string().optional(),
   refresh_token: z.string().optional(),
   device_code: z.string().optional(),
-  scope: z.string().optional().describe("Refresh and client_credentials: narrows"),
+  subject_token: z.string().optional().describe("Token exchange (RFC 8693): an access token of ours"),
+  subject_token_type: z.string().optional().describe("Token exchange: `…:token-type:access_token`"),
+  actor_token: z.string().optional().describe("Token exchange, optional: the client's own token"),
+  actor_token_type: z.string().optional(),
+  requested_token_type: z.string().optional().describe("Token exchange: `…:token-type:access_token`"),
+  audience: z.string().optional().describe("Token exchange: a resource, as `resource`"),
+  assertion: z.string().optional().describe("JWT bearer (RFC 7523): a trusted issuer's JWT or ID-JAG"),
+  scope: z.string().optional().describe("Refresh, client_credentials, token exchange, JWT bearer: narrows"),
   resource: z.string().optional().describe("RFC 8707, repeatable: narrows"),
   ...clientCredentialFields,
 });
@@ -37,16 +45,27 @@ export const tokenRoutes = new Hono<AppEnv>()
         "what it issued), `refresh_token` (rotates; a replay revokes the grant), " +
         "`urn:ietf:params:oauth:grant-type:device_code` (`authorization_pending`, `slow_down`, `access_denied`, " +
         "`expired_token` until approved, then once), `client_credentials` (confidential clients an admin made or " +
-        "allowed: a token about the client itself, `gty: client_credentials`). Client authentication: HTTP Basic or " +
-        "the form, as registered; public clients send `client_id`. `Cache-Control: no-store`.",
+        "allowed: a token about the client itself, `gty: client_credentials`), " +
+        "`urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693: one of this server's access tokens given to " +
+        "the client, for a `resource`/`audience` it may reach, down-scoped, with `act` naming the client; " +
+        "`issued_token_type` in the answer), `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523: an " +
+        "`assertion` from an issuer the client trusts, naming a user id; an ID-JAG, `typ: oauth-id-jag+jwt`, for " +
+        "its `client_id`, `resource` and `scope`). Both for confidential clients an admin made or allowed; no " +
+        "refresh token. Client authentication: HTTP Basic or " +
+        "the form, as registered; public clients send `client_id`. `Cache-Control: no-store`. With a `DPoP` proof " +
+        "(RFC 9449; any grant) the access token is bound to its key (`cnf.jkt`, `token_type: DPoP`), and a public " +
+        "client's refresh token too; a bad proof: 400 `invalid_dpop_proof`; with server nonces on, `DPoP-Nonce` on " +
+        "every answer and 400 `use_dpop_nonce` for a proof without the current one.",
       security: "oauth2-client",
       request: { target: "form", schema: tokenForm },
       answers: { 200: { description: "Tokens.", schema: tokenAnswerSchema }, ...OAUTH2_DIRECT_ERRORS },
     }),
     rateLimit("OAUTH2"),
+    dpopEndpoint,
     async (c) => {
       const { params, client } = await clientRequest(c);
-      return c.json(await tokenRequest(c.var.deps, client, params), 200, NO_STORE);
+      const binding = await tokenRequestBinding(c, client);
+      return c.json(await tokenRequest(c.var.deps, client, params, binding), 200, NO_STORE);
     },
   )
   .post(

@@ -37,11 +37,17 @@ export const OAUTH2_DIRECT_ERRORS: Record<number, AnswerDoc> = {
 
 export const tokenAnswerSchema = z.object({
   access_token: z.string().describe("A JWT of type at+jwt; `aud` is the resource asked for, else the client"),
-  token_type: z.literal("Bearer"),
+  token_type: z
+    .enum(["Bearer", "DPoP"])
+    .describe("DPoP (RFC 9449) when the request carried a DPoP proof: the access token is bound to its key"),
   expires_in: z.number().int(),
   refresh_token: z.string().optional().describe(`\`${REFRESH_TOKEN_PREFIX}…\`, single use, rotates`),
   id_token: z.string().optional().describe("With the openid scope"),
   scope: z.string(),
+  issued_token_type: z
+    .string()
+    .optional()
+    .describe("Token exchange (RFC 8693 §2.2.1): `urn:ietf:params:oauth:token-type:access_token`"),
 });
 
 export const introspectionSchema = z.object({
@@ -52,13 +58,29 @@ export const introspectionSchema = z.object({
   iss: z.string().optional(),
   scope: z.string().optional(),
   sub: z.string().optional(),
-  token_type: z.enum(["Bearer", "refresh_token"]).optional(),
+  token_type: z.enum(["Bearer", "DPoP", "refresh_token"]).optional(),
+  cnf: z
+    .object({ jkt: z.string() })
+    .optional()
+    .describe("RFC 9449 §6.2: the thumbprint of the DPoP key the access token is bound to"),
   aud: z.union([z.string(), z.array(z.string())]).optional(),
   jti: z.string().optional(),
   org_id: z
     .string()
     .optional()
     .describe("The organization the client acts in, while the user is still an active member of it"),
+  act: z
+    .looseObject({ sub: z.string(), client_id: z.string().optional() })
+    .optional()
+    .describe(
+      "RFC 8693 §4.1: who acts for `sub` (a token exchange), with the earlier actors nested in `act`",
+    ),
+  auth_time: z.number().int().optional().describe("Contract §12: when the user last authenticated (seconds)"),
+  acr: z.string().optional().describe("`urn:edge-auth:acr:pwd` < `…:mfa` < `…:phr` (phishing-resistant)"),
+  amr: z
+    .array(z.string())
+    .optional()
+    .describe("RFC 8176 methods: `pwd`, `otp`, `mfa`, `hwk`, `email`, `sms`, `fed`"),
 });
 
 export const userinfoSchema = z.looseObject({
@@ -84,6 +106,12 @@ export const discoverySchema = z.looseObject({
   scopes_supported: z.array(z.string()),
   code_challenge_methods_supported: z.array(z.string()),
   client_id_metadata_document_supported: z.boolean(),
+  end_session_endpoint: z
+    .string()
+    .optional()
+    .describe("RP-Initiated Logout 1.0; with the built-in page only"),
+  backchannel_logout_supported: z.boolean(),
+  backchannel_logout_session_supported: z.boolean(),
 });
 
 export const deviceAuthorizationSchema = z.object({

@@ -58,6 +58,14 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       refreshTokenLifetime: 2_592_000,
       applicationType: "web",
       resources: null,
+      dpopBoundAccessTokens: false,
+      requirePushedAuthorizationRequests: false,
+      postLogoutRedirectUris: [],
+      backchannelLogoutUri: null,
+      backchannelLogoutSessionRequired: false,
+      jwks: null,
+      jwksUri: null,
+      trustedIssuers: [],
       registration: "admin",
       registeredByUserId: null,
       lastUsedAt: null,
@@ -101,7 +109,33 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
           redirectUris: ["https://a.example/cb"],
           tokenEndpointAuthMethod: "private_key_jwt",
         },
+        // A client that proves itself with a key must name its keys.
+        /^jwks: private_key_jwt needs the client's public keys/,
+      ],
+      [
+        {
+          clientName: "x",
+          redirectUris: ["https://a.example/cb"],
+          tokenEndpointAuthMethod: "client_secret_jwt",
+        },
         /tokenEndpointAuthMethod/,
+      ],
+      [
+        {
+          clientName: "x",
+          redirectUris: ["https://a.example/cb"],
+          tokenEndpointAuthMethod: "private_key_jwt",
+          jwks: { keys: [{ kty: "EC", crv: "P-256", x: "x", y: "y", d: "private" }] },
+        },
+        /keys must be public/,
+      ],
+      [
+        {
+          clientName: "x",
+          redirectUris: ["https://a.example/cb"],
+          backchannelLogoutUri: "http://10.0.0.1/logout",
+        },
+        /^backchannelLogoutUri/,
       ],
       [
         { clientName: "x", redirectUris: ["https://a.example/cb"], accessTokenLifetime: 5 },

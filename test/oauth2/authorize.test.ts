@@ -35,22 +35,47 @@ describe("discovery and keys", () => {
       introspection_endpoint: `${ISSUER}/oauth2/introspect`,
       device_authorization_endpoint: `${ISSUER}/oauth2/device_authorization`,
       response_types_supported: ["code"],
+      response_modes_supported: ["query"],
       grant_types_supported: [
         "authorization_code",
         "refresh_token",
         "urn:ietf:params:oauth:grant-type:device_code",
         "client_credentials",
+        "urn:ietf:params:oauth:grant-type:token-exchange",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
       ],
       scopes_supported: ["openid", "profile", "email", "phone", "offline_access", "graphql"],
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["RS256"],
-      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+      token_endpoint_auth_methods_supported: [
+        "client_secret_basic",
+        "client_secret_post",
+        "private_key_jwt",
+        "none",
+      ],
+      // private_key_jwt's algorithms, asymmetric only (private-key-jwt.test.ts).
+      token_endpoint_auth_signing_alg_values_supported: ["PS256", "ES256", "EdDSA", "Ed25519", "RS256"],
       code_challenge_methods_supported: ["S256"],
-      claims_supported: expect.arrayContaining(["sub", "email", "email_verified", "auth_time", "nonce"]),
+      claims_supported: expect.arrayContaining([
+        ...["sub", "email", "email_verified", "auth_time", "nonce"],
+        ...["acr", "amr", "sid"],
+      ]),
+      // Step-up (contract §12): the levels, weakest first, and every prompt (step-up.test.ts).
+      acr_values_supported: ["urn:edge-auth:acr:pwd", "urn:edge-auth:acr:mfa", "urn:edge-auth:acr:phr"],
+      prompt_values_supported: ["none", "login", "consent", "select_account"],
       request_parameter_supported: false,
+      // PAR (RFC 9126, par.test.ts): the only request_uri there is; required per client unless the deployment says so.
+      request_uri_parameter_supported: false,
+      dpop_signing_alg_values_supported: ["ES256", "ES384", "PS256", "EdDSA", "Ed25519"],
+      pushed_authorization_request_endpoint: `${ISSUER}/oauth2/par`,
+      require_pushed_authorization_requests: false,
       authorization_response_iss_parameter_supported: true,
       // Registration is off here, and documents follow it by default (metadata-documents.test.ts has the switch).
       client_id_metadata_document_supported: false,
+      // Logout (contract §12): RP-initiated with the built-in page, back-channel with `sid` (logout.test.ts).
+      end_session_endpoint: `${ISSUER}/oauth2/logout`,
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
     });
     const rfc8414 = await svc.get("/.well-known/oauth-authorization-server");
     expect(await rfc8414.json()).toEqual(document);
@@ -154,12 +179,19 @@ describe("authorize: errors sent back to the client", () => {
     expect(await errorOf(await authorize(svc, client, { scope: "openid admin" }))).toMatchObject({
       error: "invalid_scope",
     });
+    // OIDC Core §3.1.2.6: request objects are not supported, by value or by reference (only PAR's request_uri).
     expect(await errorOf(await authorize(svc, client, { request: "eyJ..." }))).toMatchObject({
-      error: "invalid_request",
+      error: "request_not_supported",
     });
     expect(await errorOf(await authorize(svc, client, { request_uri: "urn:x" }))).toMatchObject({
-      error: "invalid_request",
+      error: "request_uri_not_supported",
     });
+    // A PAR request_uri that names nothing is a JSON error: nothing about the request can be trusted (par.test.ts).
+    const unknownPushed = await authorize(svc, client, {
+      request_uri: `urn:ietf:params:oauth:request_uri:${"A".repeat(43)}`,
+    });
+    expect(unknownPushed.headers.get("location")).toBeNull();
+    await oauth2Error(unknownPushed, 400, "invalid_request_uri");
     expect(await errorOf(await authorize(svc, client, { prompt: "none login" }))).toMatchObject({
       error: "invalid_request",
     });

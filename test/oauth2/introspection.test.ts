@@ -32,6 +32,10 @@ describe("introspection", () => {
       token_type: "Bearer",
       aud: client.clientId,
       jti: expect.any(String),
+      // Contract §12: the grant's sign-in (here an API password session's, through the login step).
+      auth_time: expect.any(Number),
+      acr: "urn:edge-auth:acr:pwd",
+      amr: ["pwd"],
     });
     expect(
       await (await introspect(client, tokens.refresh_token!, { token_type_hint: "refresh_token" })).json(),

@@ -3,6 +3,7 @@ import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex, timingSafeEqualString } from "../../lib/crypto";
 import { OAuth2Error } from "../errors";
+import { assertedClientId, verifyClientAssertion } from "./client-assertion";
 import { cachedClient } from "./client-cache";
 import { isMetadataDocumentId, metadataDocumentClient } from "./metadata-documents";
 
@@ -44,34 +45,44 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
 }
 
 /**
- * Client authentication at the token, introspection and revocation endpoints (RFC 6749 §2.3): HTTP Basic or the
- * form's `client_secret`, never both; a public client (`none`) sends only `client_id`. The method must be the one
- * the client was registered with, so a leaked secret of a Basic client cannot be replayed in a form either. Secrets
- * are compared as SHA-256 digests in constant time.
+ * Client authentication at the token, introspection, revocation, device authorization and pushed authorization
+ * request endpoints (RFC 6749 §2.3): HTTP Basic, the form's `client_secret`, or a `client_assertion`
+ * (`private_key_jwt`, client-assertion.ts), one way only; a public client (`none`) sends only `client_id`. The method
+ * must be the one the client was registered with, so a leaked secret of a Basic client cannot be replayed in a form
+ * either, and a `private_key_jwt` client authenticates with its key and nothing else. Secrets are compared as SHA-256
+ * digests in constant time. `endpoint`: the URL called, which an assertion may name as its audience.
  */
 export async function authenticateClient(
   deps: Deps,
   authorization: string | undefined,
   params: Map<string, string>,
+  endpoint = `${deps.config.AUTH_SERVER_URL}/oauth2/token`,
 ): Promise<OAuth2ClientRow> {
   const usesBasic = authorization !== undefined && /^basic /i.test(authorization);
   const formSecret = params.get("client_secret");
+  const usesAssertion = params.has("client_assertion") || params.has("client_assertion_type");
   let method: OAuth2ClientRow["tokenEndpointAuthMethod"];
   let clientId: string | undefined;
   let secret: string | undefined;
+  if (
+    (usesBasic && (formSecret !== undefined || usesAssertion)) ||
+    (formSecret !== undefined && usesAssertion)
+  ) {
+    throw new OAuth2Error(
+      "invalid_request",
+      "authenticate the client in one way only: HTTP Basic, client_secret or client_assertion",
+    );
+  }
   if (usesBasic) {
-    if (formSecret !== undefined) {
-      throw new OAuth2Error(
-        "invalid_request",
-        "send the client secret in one way only: HTTP Basic or the form",
-      );
-    }
     ({ clientId, secret } = basicCredentials(authorization));
     const formId = params.get("client_id");
     if (formId !== undefined && formId !== clientId) {
       throw new OAuth2Error("invalid_request", "client_id differs from the HTTP Basic credentials");
     }
     method = "client_secret_basic";
+  } else if (usesAssertion) {
+    clientId = assertedClientId(params);
+    method = "private_key_jwt";
   } else {
     clientId = params.get("client_id");
     secret = formSecret;
@@ -89,6 +100,10 @@ export async function authenticateClient(
     );
   }
   if (method === "none") return client;
+  if (method === "private_key_jwt") {
+    await verifyClientAssertion(deps, client, params.get("client_assertion") ?? "", endpoint);
+    return client;
+  }
   const presented = await sha256Hex(secret ?? "");
   if (!client.secretHash || !timingSafeEqualString(presented, client.secretHash)) {
     throw new OAuth2Error("invalid_client", "wrong client secret", challenge);

@@ -3,11 +3,21 @@ import { LOOPBACK_HOSTS } from "./redirect-uris";
 
 /** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
 export const SUPPORTED_SCOPES = ["openid", "profile", "email", "phone", "offline_access", "graphql"] as const;
+/**
+ * Grants by which a client gets a person's tokens without the person at this server: RFC 8693 token exchange
+ * (src/oauth2/token-exchange.ts) and RFC 7523 §2.1 JWT bearer with the ID-JAG on it (src/oauth2/jwt-bearer.ts). Like
+ * `client_credentials`, for confidential clients an admin made or allowed (contract §3.6, §12).
+ */
+export const DELEGATION_GRANTS = [
+  "urn:ietf:params:oauth:grant-type:token-exchange",
+  "urn:ietf:params:oauth:grant-type:jwt-bearer",
+] as const;
 export const GRANT_TYPES = [
   "authorization_code",
   "refresh_token",
   "urn:ietf:params:oauth:grant-type:device_code",
   "client_credentials",
+  ...DELEGATION_GRANTS,
 ] as const;
 /** A new client's grant types when none are given: a web app's. */
 export const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"];
@@ -164,6 +174,16 @@ export const clientBodySchema = z
         code: "custom",
         path: ["grantTypes"],
         message: "client_credentials needs a confidential client, not tokenEndpointAuthMethod none",
+      });
+    }
+    // Token exchange and JWT bearer hand a user's tokens to whoever presents the client's id: only a client that
+    // proves itself may (draft-ietf-oauth-identity-assertion-authz-grant §7.1; RFC 8693 §5).
+    const delegation = grants.filter((grant) => (DELEGATION_GRANTS as readonly string[]).includes(grant));
+    if (delegation.length > 0 && body.tokenEndpointAuthMethod === "none") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["grantTypes"],
+        message: `${delegation.join(", ")} needs a confidential client, not tokenEndpointAuthMethod none`,
       });
     }
   });

@@ -14,6 +14,7 @@ export {
   type WireClient,
 } from "./admin-clients";
 export { oauth2ClientAdminRoutes } from "./admin-routes";
+export { CLIENT_ASSERTION_ALGORITHMS } from "./client-assertion";
 export { authenticateClient, findOAuth2Client } from "./client-auth";
 export { forgetOAuth2Client } from "./client-cache";
 export {

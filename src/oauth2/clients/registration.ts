@@ -15,6 +15,7 @@ import {
   AUTH_METHODS,
   clientNameSchema,
   DEFAULT_SCOPES,
+  DELEGATION_GRANTS,
   GRANT_TYPES,
   inferredApplicationType,
   publicJwksSchema,
@@ -136,7 +137,7 @@ const MACHINE_GRANT = "client_credentials";
 export function registeredSettings(
   deps: Deps,
   body: unknown,
-  options: { adminAllowedClientCredentials?: boolean } = {},
+  options: { adminAllowedClientCredentials?: boolean; adminAllowedGrants?: string[] } = {},
 ): RegisteredSettings {
   const parsed = metadataSchema.safeParse(body);
   if (!parsed.success) {
@@ -155,6 +156,18 @@ export function registeredSettings(
     throw invalidMetadata(
       "client_credentials is for machine clients an administrator creates or allows; a registered client may use " +
         "authorization_code, refresh_token and the device grant",
+    );
+  }
+  // Token exchange and JWT bearer hand out a person's tokens for the deployment's APIs without that person here: as
+  // client_credentials, an admin allows them (docs/oauth2.md §10.4); a registration may keep, never add, them.
+  const delegation = grantTypes.filter(
+    (grant) =>
+      (DELEGATION_GRANTS as readonly string[]).includes(grant) &&
+      !options.adminAllowedGrants?.includes(grant),
+  );
+  if (delegation.length > 0) {
+    throw invalidMetadata(
+      `${delegation.join(", ").slice(0, 200)} is for clients an administrator creates or allows`,
     );
   }
   const method = metadata.token_endpoint_auth_method ?? "client_secret_basic";
@@ -314,6 +327,7 @@ export async function replaceRegistration(deps: Deps, client: OAuth2ClientRow, b
   if (claimed !== client.clientId) throw invalidMetadata("client_id must be the client's own");
   const settings = registeredSettings(deps, body, {
     adminAllowedClientCredentials: client.grantTypes.includes(MACHINE_GRANT),
+    adminAllowedGrants: client.grantTypes,
   });
   if (hasSecret(settings.tokenEndpointAuthMethod) !== hasSecret(client.tokenEndpointAuthMethod)) {
     throw invalidMetadata("a client cannot switch between public and confidential: register a new one");

@@ -100,7 +100,8 @@ export const pageAccountRoutes = new Hono<AppEnv>()
         c.req.header("user-agent"),
       );
       if (!session) return sentPage(c, request, t, t.verifySentLead(email), t.verifySentHint);
-      await startBrowserSession(c, session.user.id, session.refreshTokenId);
+      // The account was just made with this password.
+      await startBrowserSession(c, session.user.id, session.refreshTokenId, ["password"]);
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;

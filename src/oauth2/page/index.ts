@@ -1,8 +1,10 @@
 /**
  * The service's own pages for the authorization server, as the endpoint routes mount and use them: the login and
  * consent page (`/oauth2/interaction`, unless an external login UI is set), its silent answer to `prompt=none`, and
- * the device page (`/oauth2/device`), and the invitation page (`/oauth2/invitation`, with the login page).
+ * the device page (`/oauth2/device`), and the invitation page (`/oauth2/invitation`, with the login page), and
+ * RP-initiated logout (`/oauth2/logout`, with the login page: the session it ends is the page's).
  */
 export { devicePageRoutes } from "./device-routes";
 export { interactionRoutes, silentAuthorization } from "./interaction-routes";
 export { invitationPageRoutes } from "./invitation-routes";
+export { LOGOUT_PATH, logoutRoutes } from "./logout-routes";

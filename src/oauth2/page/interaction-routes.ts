@@ -3,20 +3,23 @@ import { activeMembership } from "../../auth";
 import type { OAuth2ClientRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { isAuthenticationFreshEnough } from "../authorize";
-import { type BrowserSession, endBrowserSession, readBrowserSession, signInOf } from "../browser-session";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
 import { issueCode } from "../codes";
-import { hasConsent, rememberConsent } from "../consents";
+import { grantedScopes, rememberConsent } from "../consents";
 import { finishDeviceRequest } from "../device";
 import { memberOrganizations, namedOrganization } from "../organizations";
 import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
-import { errorResponse } from "../redirects";
+import { authorizationResponse, errorResponse } from "../redirects";
+import { demandOf, judge, signInFor } from "../step-up";
 import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
 import { formRequest, loadRequest } from "./form-requests";
 import { invitationStep, joinInvitation } from "./invitation-routes";
 import { backToPage, type Ctx, paths } from "./page-paths";
 import { render, showProblem, UNKNOWN_REQUEST } from "./page-response";
+import { selectAccountForm } from "./reauth-render";
+import { pageReauthRoutes } from "./reauth-routes";
+import { reauthStep, userLabelOf } from "./reauth-step";
 import { consentForm, deviceFinished } from "./render-consent";
 import { accountPage, signInPage } from "./sign-in-pages";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
@@ -32,8 +35,10 @@ async function complete(
   session: BrowserSession,
   orgId: string | null = null,
 ) {
+  // How and when the person authenticated, as far as the request asked (step-up.ts): the code's acr, amr, auth_time.
+  const signIn = signInFor(session.methods, demandOf(request, c.var.deps.now()), session.sessionId);
   if (request.device) {
-    const approvedBy = { userId: session.user.id, ...signInOf(session) };
+    const approvedBy = { userId: session.user.id, ...signIn };
     if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
       return showProblem(c, (t) => t.errors.unknownRequest);
     }
@@ -41,33 +46,66 @@ async function complete(
     return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
   }
   try {
-    return c.redirect(await issueCode(c.var.deps, request, session.user.id, signInOf(session), orgId), 303);
+    return c.redirect(await issueCode(c.var.deps, request, session.user.id, signIn, orgId), 303);
   } catch (error) {
     if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
   }
 }
 
-/** What the page shows next for this request: sign-in, consent, or nothing (back to the client). */
+/**
+ * What the page shows next for this request: sign-in; a re-authentication when the session does not meet what the
+ * request asks (`max_age`, `prompt=login`, `acr_values`: step-up.ts); the account choice of `prompt=select_account`;
+ * consent; or nothing (back to the client).
+ */
 async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow) {
   const deps = c.var.deps;
-  const clientName = client.clientName;
   const session = await readBrowserSession(c);
-  if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
-    return signInPage(c, request, clientName);
+  if (!session) return signInPage(c, request, client.clientName);
+  if (judge(session.methods, demandOf(request, deps.now())) !== "met") {
+    return reauthStep(c, request, client.clientName, session);
   }
+  // OIDC Core §3.1.2.1 select_account: asked unless the person authenticated during this very request (choosing the
+  // account as they did); "continue" posts to `/select-account`, which goes on from here.
+  if (request.prompt.includes("select_account") && session.authTime < request.createdAt) {
+    const t = pageText(c, request.uiLocales);
+    const body = selectAccountForm({
+      t,
+      clientName: client.clientName,
+      userLabel: userLabelOf(session.user),
+      actions: { select: paths(c).selectAccount, switchAccount: paths(c).switch },
+      hidden: { request_id: request.id },
+    });
+    return render(c, 200, t.selectAccountTitle, body, { t, redirectUri: request.redirectUri || undefined });
+  }
+  return consentStep(c, request, client, session);
+}
+
+/**
+ * Consent, unless the person allowed this client every scope before (incremental consent, contract §12: a client
+ * that comes back with a wider scope is asked about the new scopes only; those allowed before are listed apart).
+ */
+async function consentStep(
+  c: Ctx,
+  request: PendingRequest,
+  client: OAuth2ClientRow,
+  session: BrowserSession,
+) {
+  const deps = c.var.deps;
+  const clientName = client.clientName;
   // The organization the request names, when the user may pick it: a remembered consent then completes into it.
   const named = request.device
     ? undefined
     : await namedOrganization(deps, session.user.id, request.organization);
+  // A device's consent is never remembered (it is asked every time), so nothing counts as granted for it.
+  const granted = request.device ? [] : await grantedScopes(deps, session.user.id, request.clientId);
   // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4). A request
   // naming an organization the user can't pick is shown too, rather than silently completed without it.
   const mustAsk =
     request.device !== undefined ||
     request.prompt.includes("consent") ||
-    request.prompt.includes("select_account") ||
     (request.organization !== undefined && !named) ||
-    !(await hasConsent(deps, session.user.id, request.clientId, request.scopes));
+    !request.scopes.every((scope) => granted.includes(scope));
   if (!mustAsk) return complete(c, request, session, named?.orgId ?? null);
   const { user } = session;
   // A device grant carries no organization (docs/oauth2.md): its page offers none.
@@ -84,7 +122,8 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
       requestId: request.id,
       clientName,
       scopes: request.scopes,
-      userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
+      granted,
+      userLabel: userLabelOf(user),
       facts: clientFacts(client, request.device ? undefined : request.redirectUri),
       deviceUserCode: request.device?.userCode,
       organizations,
@@ -113,13 +152,27 @@ export const interactionRoutes = new Hono<AppEnv>()
   })
   .route("/", pageSignInRoutes)
   .route("/", pageAccountRoutes)
+  .route("/", pageReauthRoutes)
+  .post("/select-account", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const session = await readBrowserSession(c);
+    if (
+      form.invitation ||
+      !session ||
+      judge(session.methods, demandOf(form.request, c.var.deps.now())) !== "met"
+    ) {
+      return backToPage(c, form.request.id);
+    }
+    return consentStep(c, form.request, form.client, session);
+  })
   .post("/consent", async (c) => {
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
     const { params, request } = form;
     const deps = c.var.deps;
     const session = await readBrowserSession(c);
-    if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
+    if (!session || judge(session.methods, demandOf(request, deps.now())) !== "met") {
       return backToPage(c, request.id);
     }
     if (form.invitation) return joinInvitation(c, request, form.invitation);
@@ -156,18 +209,29 @@ export const interactionRoutes = new Hono<AppEnv>()
   });
 
 /**
- * `prompt=none` with the built-in page (OIDC Core §3.1.2.1): no page at all. The browser's session and a remembered
- * consent complete the request at once; otherwise the client hears `login_required` or `consent_required`.
+ * `prompt=none` with the built-in page (OIDC Core §3.1.2.1, §3.1.2.6): no page at all. The browser's session and a
+ * remembered consent complete the request at once; otherwise the client hears `login_required` (no sign-in, or none
+ * recent enough for `max_age`), `interaction_required` (a sign-in below the `acr_values` asked: a step-up needs the
+ * page) or `consent_required`.
  */
 export async function silentAuthorization(c: Ctx, request: PendingRequest): Promise<string> {
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
-  const fail = (error: "login_required" | "consent_required", why: string) =>
-    errorResponse(deps.config, request.redirectUri, error, why, request.state);
-  if (!session || !isAuthenticationFreshEnough(request, session.authTime, deps.now())) {
-    return fail("login_required", "the user is not signed in");
+  const fail = (error: "login_required" | "consent_required" | "interaction_required", why: string) =>
+    authorizationResponse(deps.config, request.redirectUri, {
+      error,
+      error_description: why,
+      state: request.state,
+    });
+  if (!session) return fail("login_required", "the user is not signed in");
+  const demand = demandOf(request, deps.now());
+  const verdict = judge(session.methods, demand);
+  if (verdict === "stale") return fail("login_required", "the user's sign-in is older than max_age allows");
+  if (verdict === "weak") {
+    return fail("interaction_required", "the user's sign-in does not meet the requested acr_values");
   }
-  if (!(await hasConsent(deps, session.user.id, request.clientId, request.scopes))) {
+  const granted = await grantedScopes(deps, session.user.id, request.clientId);
+  if (!request.scopes.every((scope) => granted.includes(scope))) {
     return fail("consent_required", "the user has not allowed these scopes");
   }
   // A named organization completes into it only for an active member; otherwise the user would have to choose.
@@ -175,5 +239,6 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   if (request.organization !== undefined && !named) {
     return fail("consent_required", "the user has not allowed acting in that organization");
   }
-  return issueCode(deps, request, session.user.id, signInOf(session), named?.orgId ?? null);
+  const signIn = signInFor(session.methods, demand, session.sessionId);
+  return issueCode(deps, request, session.user.id, signIn, named?.orgId ?? null);
 }

@@ -28,6 +28,11 @@ export const paths = (c: Ctx) => {
     newPassword: `${base}/new-password`,
     resendVerification: `${base}/resend-verification`,
     provider: `${base}/provider`,
+    selectAccount: `${base}/select-account`,
+    reauthPassword: `${base}/reauth/password`,
+    reauthTotp: `${base}/reauth/totp`,
+    reauthPasskey: `${base}/reauth/passkey`,
+    reauthCancel: `${base}/reauth/cancel`,
   };
 };
 

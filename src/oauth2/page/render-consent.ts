@@ -59,6 +59,23 @@ const caution = (t: PageText, facts: ClientFacts) =>
       ? html`<p class="note">${t.unreviewedNote}</p>`
       : "";
 
+const scopeList = (t: PageText, scopes: string[]) =>
+  html`<ul class="scopes">${scopes.map((scope) => html`<li>${t.scopes[scope] ?? scope}</li>`)}</ul>`;
+
+/**
+ * What the client asks for. A client coming back for more (contract §12, incremental consent) is asked about the new
+ * scopes only, under those the person allowed before, so the question is the difference; asked again for the same
+ * scopes (`prompt=consent`), it lists them all.
+ */
+function scopeLists(t: PageText, scopes: string[], granted: string[]) {
+  const before = scopes.filter((scope) => granted.includes(scope));
+  const added = scopes.filter((scope) => !granted.includes(scope));
+  if (scopes.length === 0) return html`<p>${t.asksNothing}</p>`;
+  if (before.length === 0 || added.length === 0) return html`<p>${t.willBeAbleTo}</p>${scopeList(t, scopes)}`;
+  return html`<p>${t.nowAlsoAsks}</p>${scopeList(t, added)}
+<details class="granted"><summary>${t.alreadyAllowed}</summary>${scopeList(t, before)}</details>`;
+}
+
 export function consentForm(input: {
   t: PageText;
   action: string;
@@ -66,6 +83,8 @@ export function consentForm(input: {
   requestId: string;
   clientName: string;
   scopes: string[];
+  /** Scopes the person allowed this client before: listed apart, the new ones asked about (incremental consent). */
+  granted?: string[];
   userLabel: string;
   facts: ClientFacts;
   /** The user code of a device flow: the person checks it is the one their device shows. */
@@ -85,12 +104,7 @@ ${
     : html`<p class="lead">${t.wantsAccess}</p>`
 }
 ${caution(t, input.facts)}
-${
-  input.scopes.length > 0
-    ? html`<p>${t.willBeAbleTo}</p>
-<ul class="scopes">${input.scopes.map((scope) => html`<li>${t.scopes[scope] ?? scope}</li>`)}</ul>`
-    : html`<p>${t.asksNothing}</p>`
-}
+${scopeLists(t, input.scopes, input.granted ?? [])}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}
   ${orgPicker(t, input.organizations ?? [], input.selectedOrg)}

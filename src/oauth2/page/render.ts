@@ -183,6 +183,8 @@ export function mfaForm(input: {
   action: string;
   requestId: string;
   ticket: string;
+  /** The first factor, sealed with the ticket (browser-session.ts, `sealFirstFactor`). */
+  first: string;
   error?: string;
 }) {
   const { t } = input;
@@ -192,6 +194,7 @@ ${errorBox(input.error)}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}
   <input type="hidden" name="ticket" value="${input.ticket}">
+  <input type="hidden" name="first" value="${input.first}">
   <label for="otp">${t.code}</label>
   <input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" required>
   <div class="actions"><button class="primary" type="submit">${t.verify}</button></div>

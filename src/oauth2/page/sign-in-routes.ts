@@ -5,8 +5,10 @@ import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
 import { ssoUrlForSignInPage } from "../../sso";
-import { startBrowserSession } from "../browser-session";
+import { methodsOfSessionRow, type SignInMethod } from "../acr";
+import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
+import { sessionFacts } from "../step-up-sessions";
 import { newPasswordPage } from "./account-routes";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { formRequest } from "./form-requests";
@@ -45,16 +47,28 @@ export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
   }
 }
 
-const mfaPage = (c: Ctx, request: PendingRequest, ticket: string, error?: string, status?: 401 | 429) => {
+/** The second step of a sign-in with TOTP active; `first` is the sealed first factor the code will join. */
+const mfaPage = (
+  c: Ctx,
+  request: PendingRequest,
+  ticket: string,
+  first: string,
+  error?: string,
+  status?: 401 | 429,
+) => {
   const t = pageText(c, request.uiLocales);
   return render(
     c,
     status ?? (error ? 401 : 200),
     t.mfaTitle,
-    mfaForm({ t, action: paths(c).mfa, requestId: request.id, ticket, error }),
+    mfaForm({ t, action: paths(c).mfa, requestId: request.id, ticket, first, error }),
     { t },
   );
 };
+
+/** The first step of a sign-in that continues with TOTP: the ticket's page, its first factor sealed with it. */
+const secondStep = async (c: Ctx, request: PendingRequest, ticket: string, first: SignInMethod) =>
+  mfaPage(c, request, ticket, await sealFirstFactor(c.var.deps, ticket, first));
 
 /**
  * Where a magic link asked for on the page lands (`/verify` appends `refreshToken` or `mfaTicket`, or `error`): the
@@ -75,7 +89,9 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
   if (!(await isLandingInAskingBrowser(c))) {
     return signInPage(c, request, clientName, { status: 400, error: t.errors.otherBrowser });
   }
-  if (query.mfaTicket) return mfaPage(c, request, query.mfaTicket.slice(0, 100));
+  // A mailed link's landing says its `type`; a provider's way back does not.
+  if (query.mfaTicket)
+    return secondStep(c, request, query.mfaTicket.slice(0, 100), query.type ? "email-link" : "provider");
   const signedIn = await sessionToCookie(c, request, clientName, query.refreshToken ?? "");
   if (signedIn !== "signed-in") return signedIn;
   // A reset link proved the inbox and signed the browser in: the person now chooses the new password.
@@ -92,7 +108,14 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
 async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: string, refreshToken: string) {
   try {
     const session = await renewSession(c.var.deps, refreshToken.slice(0, 100), 0);
-    await startBrowserSession(c, session.user.id, session.refreshTokenId);
+    // How the session was made (a magic link, a provider, the passkey script): its row says (step-up-sessions.ts).
+    const facts = await sessionFacts(c.var.deps, session.user.id, session.refreshTokenId);
+    await startBrowserSession(
+      c,
+      session.user.id,
+      session.refreshTokenId,
+      methodsOfSessionRow(facts?.method ?? null),
+    );
     return "signed-in" as const;
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
@@ -141,9 +164,9 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     try {
       await passTurnstile(c, "signin", params);
       const result = await signInEmailPassword(c.var.deps, { email, password }, c.req.header("user-agent"));
-      if (result.mfa) return mfaPage(c, request, result.mfa.ticket);
+      if (result.mfa) return secondStep(c, request, result.mfa.ticket, "password");
       const session = result.session!;
-      await startBrowserSession(c, session.user.id, session.refreshTokenId);
+      await startBrowserSession(c, session.user.id, session.refreshTokenId, ["password"]);
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
@@ -160,16 +183,19 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     const t = pageText(c, request.uiLocales);
     const ticket = (params.get("ticket") ?? "").slice(0, 100);
     const otp = (params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
+    const first = (params.get("first") ?? "").slice(0, 200);
     try {
       const { session } = await verifySignInMfaTotp(c.var.deps, { ticket, otp }, c.req.header("user-agent"));
-      await startBrowserSession(c, session.user.id, session.refreshTokenId);
+      const firstFactor = await openFirstFactor(c.var.deps, ticket, first);
+      await startBrowserSession(c, session.user.id, session.refreshTokenId, [firstFactor, "totp"]);
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;
       // The guess cap (contract §11): the code form again, with how long to wait.
       if (error instanceof RateLimitedError)
-        return mfaPage(c, request, ticket, t.errors.tooManyCodes(error.retryAfterSeconds), 429);
-      if (error.code === "invalid-totp") return mfaPage(c, request, ticket, signInMessage(c, t, error));
+        return mfaPage(c, request, ticket, first, t.errors.tooManyCodes(error.retryAfterSeconds), 429);
+      if (error.code === "invalid-totp")
+        return mfaPage(c, request, ticket, first, signInMessage(c, t, error));
       return signInPage(c, request, form.client.clientName, {
         status: 401,
         error: signInMessage(c, t, error),

@@ -79,6 +79,36 @@ export const de: PageText = {
   goToApp: "Zur App",
   problemTitle: "Dieser Anmeldelink funktioniert nicht",
   problemHint: "Gehen Sie zurück zur App und beginnen Sie erneut.",
+  signOutTitle: (service: string) => `Von ${service} abmelden?`,
+  signOutAsks: (client: string) => `${client} möchte Sie abmelden.`,
+  signOutLead:
+    "Sie werden hier abgemeldet, und die Apps, bei denen Sie sich mit diesem Konto angemeldet haben, werden informiert.",
+  signOut: "Abmelden",
+  signOutAnyway: "Sie können sich hier trotzdem abmelden:",
+  signedOutTitle: "Sie sind abgemeldet",
+  signedOutLead: "Sie können diese Seite schließen.",
+  logoutProblemTitle: "Dieser Abmeldelink funktioniert nicht",
+  reauthTitle: "Bestätigen Sie, dass Sie es sind",
+  reauthFresh: (client: string) => `${client} bittet Sie, Ihre Anmeldung zu bestätigen.`,
+  reauthStronger: (client: string) =>
+    `${client} verlangt eine stärkere Anmeldung: Bestätigen Sie mit einem zweiten Schritt.`,
+  reauthPasskeyOnly: (client: string) => `${client} bittet Sie, mit einem Passkey zu bestätigen.`,
+  reauthWithPasskey: "Mit einem Passkey bestätigen",
+  reauthPasskeyProblem: "Der Passkey hat nicht funktioniert. Versuchen Sie es erneut.",
+  reauthWithPassword: "Oder mit Ihrem Passwort bestätigen",
+  reauthWithTotp: "Oder einen Code aus Ihrer Authenticator-App (oder einen Wiederherstellungscode) eingeben",
+  confirm: "Bestätigen",
+  signInAgain: (client: string) => `${client} bittet Sie, sich erneut anzumelden.`,
+  cannotTitle: "Eine stärkere Anmeldung ist nötig",
+  cannotPasskey: (client: string) =>
+    `${client} verlangt eine Anmeldung mit einem Passkey, und dieses Konto hat keinen. Fügen Sie Ihrem Konto einen Passkey hinzu und versuchen Sie es dann erneut.`,
+  cannotMfa: (client: string) =>
+    `${client} verlangt eine Anmeldung in zwei Schritten, und für dieses Konto ist kein zweiter Schritt eingerichtet (eine Authenticator-App oder ein Passkey). Richten Sie einen ein und versuchen Sie es dann erneut.`,
+  backToApp: (client: string) => `Zurück zu ${client}`,
+  selectAccountTitle: "Konto auswählen",
+  selectAccountLead: (client: string) => `Weiter zu ${client} als`,
+  alreadyAllowed: "Sie haben ihr bereits erlaubt:",
+  nowAlsoAsks: "Jetzt bittet sie zusätzlich darum:",
   scopes: {
     openid: "Wissen, wer Sie sind (Ihre Konto-ID)",
     profile: "Ihren Namen, Ihr Bild und Ihre Sprache sehen",
@@ -118,6 +148,8 @@ export const de: PageText = {
     otherSite: "Dieses Formular wurde von einer anderen Website gesendet.",
     unknownRequest: "Diese Anmeldeanfrage ist unbekannt oder abgelaufen.",
     notAMember: "Sie sind kein aktives Mitglied dieser Organisation.",
+    passkeyOfAnotherAccount:
+      "Dieser Passkey gehört zu einem anderen Konto. Verwenden Sie einen Passkey dieses Kontos.",
     deviceCodeWrong: "Dieser Code stimmt nicht oder ist abgelaufen. Prüfen Sie den Code auf Ihrem Gerät.",
     invitationGone:
       "Diese Einladung ist unbekannt, schon verwendet oder abgelaufen. Bitten Sie die Organisation um eine neue.",
@@ -125,5 +157,9 @@ export const de: PageText = {
       `Diese Einladung gilt für ${email}. Melden Sie sich mit dieser Adresse an, um sie anzunehmen; bis dahin bleibt sie gültig.`,
     invitationUnverified:
       "Bestätigen Sie zuerst Ihre E-Mail-Adresse (Link in der gesendeten Nachricht), dann nehmen Sie an.",
+    logoutInvalidHint:
+      "Er stammt nicht von einer App, bei der Sie hier angemeldet sind, oder er wurde unterwegs verändert.",
+    logoutUnknownClient: "Er nennt eine App, die hier nicht bekannt ist.",
+    logoutUnregisteredRedirect: "Er würde Sie an eine Adresse weiterleiten, die dafür nicht registriert ist.",
   },
 };

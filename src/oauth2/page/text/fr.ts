@@ -78,6 +78,36 @@ export const fr: PageText = {
   goToApp: "Aller à l'application",
   problemTitle: "Ce lien de connexion ne fonctionne pas",
   problemHint: "Revenez à l'application et recommencez.",
+  signOutTitle: (service: string) => `Vous déconnecter de ${service} ?`,
+  signOutAsks: (client: string) => `${client} demande à vous déconnecter.`,
+  signOutLead:
+    "Vous serez déconnecté ici, et les applications auxquelles vous vous êtes connecté avec ce compte en seront informées.",
+  signOut: "Se déconnecter",
+  signOutAnyway: "Vous pouvez tout de même vous déconnecter ici :",
+  signedOutTitle: "Vous êtes déconnecté",
+  signedOutLead: "Vous pouvez fermer cette page.",
+  logoutProblemTitle: "Ce lien de déconnexion ne fonctionne pas",
+  reauthTitle: "Confirmez que c'est bien vous",
+  reauthFresh: (client: string) => `${client} vous demande de confirmer votre connexion.`,
+  reauthStronger: (client: string) =>
+    `${client} demande une connexion plus forte : confirmez avec une deuxième étape.`,
+  reauthPasskeyOnly: (client: string) => `${client} vous demande de confirmer avec une clé d'accès.`,
+  reauthWithPasskey: "Confirmer avec une clé d'accès",
+  reauthPasskeyProblem: "La clé d'accès n'a pas fonctionné. Réessayez.",
+  reauthWithPassword: "Ou confirmez avec votre mot de passe",
+  reauthWithTotp: "Ou saisissez un code de votre application d'authentification (ou un code de secours)",
+  confirm: "Confirmer",
+  signInAgain: (client: string) => `${client} vous demande de vous reconnecter.`,
+  cannotTitle: "Une connexion plus forte est nécessaire",
+  cannotPasskey: (client: string) =>
+    `${client} demande une connexion avec une clé d'accès, et ce compte n'en a pas. Ajoutez une clé d'accès à votre compte, puis réessayez.`,
+  cannotMfa: (client: string) =>
+    `${client} demande une connexion en deux étapes, et ce compte n'a pas de deuxième étape configurée (une application d'authentification ou une clé d'accès). Configurez-en une, puis réessayez.`,
+  backToApp: (client: string) => `Retour à ${client}`,
+  selectAccountTitle: "Choisissez un compte",
+  selectAccountLead: (client: string) => `Continuer vers ${client} en tant que`,
+  alreadyAllowed: "Vous lui avez déjà permis de :",
+  nowAlsoAsks: "Elle demande maintenant aussi de :",
   scopes: {
     openid: "Savoir qui vous êtes (l'identifiant de votre compte)",
     profile: "Voir votre nom, votre photo et votre langue",
@@ -117,6 +147,8 @@ export const fr: PageText = {
     otherSite: "Ce formulaire a été envoyé depuis un autre site.",
     unknownRequest: "Cette demande de connexion est inconnue ou a expiré.",
     notAMember: "Vous n'êtes pas membre actif de cette organisation.",
+    passkeyOfAnotherAccount:
+      "Cette clé d'accès appartient à un autre compte. Utilisez une clé d'accès de ce compte.",
     deviceCodeWrong: "Ce code n'est pas le bon, ou il a expiré. Vérifiez le code sur votre appareil.",
     invitationGone:
       "Cette invitation est inconnue, déjà utilisée ou expirée. Demandez-en une nouvelle à l'organisation.",
@@ -124,5 +156,9 @@ export const fr: PageText = {
       `Cette invitation est destinée à ${email}. Connectez-vous avec cette adresse pour l'accepter ; elle reste valable d'ici là.`,
     invitationUnverified:
       "Confirmez d'abord votre adresse e-mail (suivez le lien du message envoyé), puis acceptez.",
+    logoutInvalidHint:
+      "Il n'a pas été créé par une application à laquelle vous êtes connecté ici, ou il a été modifié en chemin.",
+    logoutUnknownClient: "Il désigne une application inconnue ici.",
+    logoutUnregisteredRedirect: "Il vous enverrait vers une adresse qui n'a pas été enregistrée pour lui.",
   },
 };
