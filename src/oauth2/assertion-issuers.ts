@@ -11,9 +11,8 @@ import {
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { claimJtiOnce } from "../lib/jti-ledger";
-import { fetchOutbound, isJsonMediaType, type OutboundLimits } from "../lib/outbound-fetch";
-import { outboundPolicy } from "../lib/outbound-url";
 import { OAuth2Error } from "./errors";
+import { KeySetUnfetchable, refetchedKeySet, remoteKeySet } from "./remote-key-sets";
 
 /**
  * Assertions from the issuers a client trusts (`trustedIssuers`, set by an admin): the JWT bearer grant (RFC 7523
@@ -59,60 +58,32 @@ const SKEW_SECONDS = 60;
  */
 const MAX_LIFETIME_SECONDS = 3600;
 
-/** Keys fetched from a `jwksUri`, per isolate: settled plain data only (DESIGN "Workers"). */
-const CACHE_MS = 5 * 60_000;
-/** A key id the cached set lacks makes one refetch at most this often per URI, so made-up kids cannot drive fetches. */
-const REFETCH_EVERY_MS = 30_000;
-const LIMITS: OutboundLimits = {
-  timeoutMs: 5_000,
-  maxBytes: 64 * 1024,
-  accept: "application/json",
-  mediaType: (type) => isJsonMediaType(type) || type === "application/jwk-set+json",
-};
-const keySets = new Map<string, { keys: JSONWebKeySet; fetchedAt: number }>();
-
 const unusable = (what: string) => new OAuth2Error("invalid_grant", `the assertion ${what}`);
 
 /**
- * The issuer's keys: inline, or fetched from its `jwksUri` under the outbound-URL policy (src/lib/outbound-url.ts:
- * never one of this service's own hosts, so a file the service stores cannot pose as an issuer's key set). A fetch
- * that fails is one answer that says nothing of how (contract §1); the log has the reason.
+ * The issuer's keys: inline, or fetched from its `jwksUri` (remote-key-sets.ts: the outbound-URL policy, a short
+ * cache, a refetch for an unknown key id at most every 30 seconds: then undefined). A fetch that fails is one answer
+ * that says nothing of how (contract §1); the log has the reason.
  */
-async function keysOf(deps: Deps, trusted: TrustedIssuer, fresh: boolean): Promise<JSONWebKeySet> {
-  if (trusted.jwks) return trusted.jwks as unknown as JSONWebKeySet;
+async function keysOf(
+  deps: Deps,
+  trusted: TrustedIssuer,
+  afterUnknownKey: boolean,
+): Promise<JSONWebKeySet | undefined> {
+  if (trusted.jwks) return afterUnknownKey ? undefined : (trusted.jwks as unknown as JSONWebKeySet);
   const uri = trusted.jwksUri;
   if (!uri) throw unusable("comes from an issuer with no keys configured");
-  const cached = keySets.get(uri);
-  const now = deps.now();
-  const age = cached ? now - cached.fetchedAt : Number.POSITIVE_INFINITY;
-  // A fresh look (a key id the set lacks) only after REFETCH_EVERY_MS: until then the unknown key stays unknown.
-  if (cached && age < (fresh ? REFETCH_EVERY_MS : CACHE_MS)) return cached.keys;
-  // One answer whatever went wrong (refused, unreachable, a redirect, too big, not a JWKS): a caller who could tell
-  // them apart could map which hosts answer from here (contract §1). The app logs the reason as a warning.
-  const unfetched = (reason: string) =>
-    new OAuth2Error(
+  try {
+    return afterUnknownKey ? await refetchedKeySet(deps, uri) : (await remoteKeySet(deps, uri)).keys;
+  } catch (error) {
+    if (!(error instanceof KeySetUnfetchable)) throw error;
+    throw new OAuth2Error(
       "invalid_grant",
       "the assertion could not be checked: the issuer's keys could not be fetched",
       undefined,
-      `trusted issuer jwksUri ${uri.slice(0, 300)}: ${reason}`,
+      `trusted issuer jwksUri ${uri.slice(0, 300)}: ${error.reason}`,
     );
-  let text: string;
-  try {
-    text = (await fetchOutbound(deps.outbound, uri, outboundPolicy(deps.config), LIMITS)).text;
-  } catch (error) {
-    throw unfetched((error as { reason?: string }).reason ?? String(error));
   }
-  let parsed: { keys?: unknown } | null = null;
-  try {
-    parsed = JSON.parse(text) as { keys?: unknown } | null;
-  } catch {}
-  if (!parsed || !Array.isArray(parsed.keys)) throw unfetched("not a JWKS");
-  // Public keys only: a private or symmetric member in a published set is a mistake not to build on.
-  const isPublicKey = (key: unknown) => !!key && typeof key === "object" && !("d" in key) && !("k" in key);
-  const keys = { keys: parsed.keys.filter(isPublicKey).slice(0, 50) } as JSONWebKeySet;
-  if (keySets.size > 200) keySets.clear();
-  keySets.set(uri, { keys, fetchedAt: now });
-  return keys;
 }
 
 /** The claims and header of a JWT, undecoded ones refused. Nothing in them is trusted before the signature is. */
@@ -173,11 +144,13 @@ export async function verifyAssertion(
   let payload: JWTPayload;
   try {
     try {
-      ({ payload } = await verifyWith(await keysOf(deps, trusted, false)));
+      ({ payload } = await verifyWith((await keysOf(deps, trusted, false))!));
     } catch (error) {
       // A key id the cached set lacks: the issuer may have rotated. Look again (at most every 30 s per URI).
-      if (!(error instanceof errors.JWKSNoMatchingKey) || !trusted.jwksUri) throw error;
-      ({ payload } = await verifyWith(await keysOf(deps, trusted, true)));
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      const fresh = await keysOf(deps, trusted, true);
+      if (!fresh) throw error;
+      ({ payload } = await verifyWith(fresh));
     }
   } catch (error) {
     if (error instanceof OAuth2Error) throw error;
