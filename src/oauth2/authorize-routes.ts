@@ -75,6 +75,13 @@ export const authorizeQuery = z.object({
         "steps up when it does not",
     ),
   login_hint: z.string().optional(),
+  id_token_hint: z
+    .string()
+    .optional()
+    .describe(
+      "An ID token this server issued to this client (expired ones too): with prompt=none, another signed-in user " +
+        "answers login_required; any other token is invalid_request",
+    ),
   request_uri: z
     .string()
     .optional()

@@ -4,6 +4,7 @@ import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
 import { knownAcrValues } from "./acr";
 import { findOAuth2Client, isRegisteredRedirect } from "./clients";
 import { OAuth2Error, type OAuth2ErrorCode } from "./errors";
+import { verifyIdTokenHint } from "./id-token-hint";
 import { ORGANIZATION_PARAM } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
 import { newRequestId, type PendingRequest } from "./pending-requests";
@@ -150,6 +151,14 @@ export async function parseAuthorizationRequest(
   if (prompt.includes("none") && prompt.length > 1) {
     throw fail("invalid_request", "prompt=none cannot be combined with other values");
   }
+  // OIDC Core §3.1.2.1: the user the client believes is signed in. Only an ID token this server issued to this client
+  // (expired ones too) is a hint; anything else is refused rather than ignored, so the client learns of its mistake.
+  const hintText = param(params, "id_token_hint", 8192);
+  const hint = hintText === undefined ? undefined : await verifyIdTokenHint(deps.config, hintText);
+  if (hint === null || (hint && hint.clientId !== client.clientId)) {
+    throw fail("invalid_request", "id_token_hint is not an ID token this server issued to this client");
+  }
+
   const maxAgeText = params.get("max_age");
   const maxAge = maxAgeText === undefined ? undefined : Number(maxAgeText);
   if (maxAge !== undefined && !(/^\d{1,9}$/.test(maxAgeText ?? "") && Number.isSafeInteger(maxAge))) {
@@ -174,6 +183,7 @@ export async function parseAuthorizationRequest(
       ...(acrValues.length ? { acrValues } : {}),
       organization,
       ...(dpopJkt ? { dpopJkt } : {}),
+      ...(hint ? { hintedUserId: hint.sub } : {}),
       createdAt: deps.now(),
     },
   };

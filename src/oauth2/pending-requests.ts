@@ -26,6 +26,8 @@ const pendingRequestSchema = z.object({
   /** The known `acr_values` (OIDC Core §3.1.2.1, contract §12), in order: the session must reach one (step-up.ts). */
   acrValues: z.array(z.string()).optional(),
   loginHint: z.string().optional(),
+  /** The `sub` of a verified `id_token_hint`: the user the client believes is signed in (OIDC Core §3.1.2.1). */
+  hintedUserId: z.string().optional(),
   /** `ui_locales` (OIDC Core §3.1.2.1): the languages the page should speak, in order. */
   uiLocales: z.array(z.string()).default([]),
   /** `organization`: the org (id or slug) the client asks to act in, preselected on the consent page if allowed. */

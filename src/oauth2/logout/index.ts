@@ -13,5 +13,5 @@ export {
   type EndSessionProblem,
   endSessionParams,
 } from "./end-session";
-export type { IdTokenHint } from "./id-token-hint";
+export type { IdTokenHint } from "../id-token-hint";
 export { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_TYPE } from "./logout-token";

@@ -224,6 +224,10 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
       state: request.state,
     });
   if (!session) return fail("login_required", "the user is not signed in");
+  // OIDC Core §3.1.2.1: the client named the user it believes is signed in (`id_token_hint`); someone else is.
+  if (request.hintedUserId && request.hintedUserId !== session.user.id) {
+    return fail("login_required", "the signed-in user is not the one id_token_hint names");
+  }
   const demand = demandOf(request, deps.now());
   const verdict = judge(session.methods, demand);
   if (verdict === "stale") return fail("login_required", "the user's sign-in is older than max_age allows");

@@ -1,11 +1,12 @@
 import { type JWTPayload, jwtVerify } from "jose";
-import type { Config } from "../../config";
-import { SIGNING_ALGORITHMS } from "../../lib/key-algorithms";
-import { getKeySet } from "../../lib/keys";
+import type { Config } from "../config";
+import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
+import { getKeySet } from "../lib/keys";
 
 /**
- * The `id_token_hint` of RP-Initiated Logout 1.0 §2: an ID token this server signed for a client, which says who asks
- * (its `aud`), for whom (`sub`) and for which browser session (`sid`, src/oauth2/tokens.ts `signIdToken`).
+ * The `id_token_hint` of an authorization request (OIDC Core §3.1.2.1) and of RP-Initiated Logout 1.0 §2: an ID
+ * token this server signed for a client, which says who asks (its `aud`), for whom (`sub`) and for which browser
+ * session (`sid`, src/oauth2/tokens.ts `signIdToken`).
  */
 export interface IdTokenHint {
   /** The client it was issued to: the ID token's `aud` (ours are one client id). */
