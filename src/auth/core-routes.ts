@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { type Config, isDevelopmentServer } from "../config";
 import type { AppEnv } from "../http/app-env";
+import { sessionProof } from "../http/auth";
 import { accountRoutes } from "./accounts/account-routes";
 import { anonymousRoutes } from "./accounts/anonymous-routes";
 import { patRoutes } from "./accounts/pat-routes";
@@ -23,7 +24,13 @@ import { webauthnRoutes } from "./webauthn/webauthn-routes";
  * exist only where their switches are on.
  */
 export function coreAuthRoutes(config: Config): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>()
+  const routes = new Hono<AppEnv>();
+  // A session made or renewed by a request with a DPoP proof is bound to its key (RFC 9449, docs/oauth2.md §10.2):
+  // the paths that make or renew sessions. Scoped by path: a `use` without one would reach every route of the auth
+  // API mounted after these (the OAuth2 server's own DPoP endpoints among them).
+  for (const path of ["/signup/*", "/signin/*", "/token", "/token/*", "/elevate/*"])
+    routes.use(path, sessionProof);
+  routes
     .route("/", signUpRoutes)
     .route("/", signInRoutes)
     .route("/", tokenRoutes)

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { isSignUpPath, methodOf } from "../audit/events";
 import { idForUser } from "../db/routed-ids";
 import { sessions, type UserRow, users } from "../db/schema";
+import { sessionKeyOf } from "../http/auth";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { type HasuraClaims, signAccessToken } from "../lib/jwt";
@@ -18,7 +19,10 @@ import { toWireUser, wireUserSchema } from "./users";
 export const sessionSchema = z.object({
   accessToken: z
     .string()
-    .describe("A JWT (RS256) with the Hasura claims; send it as `Authorization: Bearer`"),
+    .describe(
+      "A JWT (RS256) with the Hasura claims; send it as `Authorization: Bearer`, or as `Authorization: DPoP` with a " +
+        "proof when the session is DPoP-bound (`cnf.jkt`: signed in or refreshed with a `DPoP` proof)",
+    ),
   accessTokenExpiresIn: z.number().int().describe("Seconds"),
   refreshToken: z.string().describe("Single use: `POST /token` rotates it"),
   refreshTokenId: z.uuid(),
@@ -54,6 +58,8 @@ export interface SessionClaims {
   custom?: HasuraClaims;
   /** The organization the session acts in, its membership checked (contract organizations.md §1). */
   org?: ActiveMembership;
+  /** The DPoP key the session's token family is bound to: the access token carries it as `cnf.jkt`. */
+  dpopJkt?: string | null;
 }
 
 export async function buildSession(
@@ -62,13 +68,13 @@ export async function buildSession(
   sessionId: string,
   refreshToken: string,
   now: number,
-  { extraClaims, custom, org }: SessionClaims = {},
+  { extraClaims, custom, org, dpopJkt }: SessionClaims = {},
 ): Promise<Session> {
   const wire = toWireUser(user);
   const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org);
   // `org_id` at the top level too, for consumers that don't read Hasura's namespace.
   const topLevel = org ? { org_id: org.orgId } : undefined;
-  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel);
+  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
   return {
     accessToken,
     accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
@@ -92,6 +98,8 @@ export async function createSession(
 ): Promise<Session> {
   // Enforced SSO (organizations.md §2): the methods it refuses end here, whichever flow led to them.
   await refuseMethodUnderSso(deps, user.email);
+  // A sign-in with a DPoP proof makes a session bound to its key (RFC 9449): checked before anything is written.
+  const dpopJkt = await sessionKeyOf(deps);
   // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists; so does a
   // key set that cannot be read (D1 down at a cold isolate): nothing is written that the answer could not carry.
   const [custom] = await Promise.all([customClaims(deps, user), getKeySet(deps.config)]);
@@ -114,10 +122,11 @@ export async function createSession(
         locator,
         method: methodOf(deps.path),
         orgId: org?.orgId ?? null,
+        dpopJkt,
       }),
       db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
     ]),
-    startFamily(deps, locator, sessionId, refreshToken, lifetimeMs),
+    startFamily(deps, locator, sessionId, refreshToken, lifetimeMs, { dpopJkt }),
   ]);
   const [row, family] = halves;
   if (row.status === "rejected" || family.status === "rejected") {
@@ -138,5 +147,5 @@ export async function createSession(
       detail: { method: methodOf(deps.path) ?? "other", sessionId },
     });
   }
-  return buildSession(deps, user, sessionId, refreshToken, now, { extraClaims, custom, org });
+  return buildSession(deps, user, sessionId, refreshToken, now, { extraClaims, custom, org, dpopJkt });
 }

@@ -1,28 +1,145 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
-import { verifyAccessToken } from "../lib/jwt";
+import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../lib/dpop-proof";
+import { type AccessTokenPayload, verifyAccessToken } from "../lib/jwt";
 import type { AppEnv } from "./app-env";
+import type { Deps } from "./deps";
 
-function bearer(header: string | undefined): string | null {
-  const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-  return match?.[1] ?? null;
+/**
+ * The service's own APIs (auth and storage) take a session access token as `Bearer` (RFC 6750, what nhost-js sends)
+ * or, when the session is bound to a DPoP key (`cnf.jkt`, docs/oauth2.md §10.2), as `DPoP` with a proof by that key
+ * (RFC 9449 §7). Schemes are case-insensitive (RFC 9110 §11.1).
+ */
+type Presented = { scheme: "Bearer" | "DPoP"; token: string } | null;
+
+function presented(header: string | undefined): Presented {
+  const match = header ? /^(Bearer|DPoP)\s+(\S+)$/i.exec(header) : null;
+  if (!match) return null;
+  return { scheme: match[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer", token: match[2]! };
 }
 
-/** Protected endpoints: a valid access token or 401 `unauthorized`. */
+/** Why a request's token was not accepted: what `requireAuth` says in its 401. */
+type Refusal = { refused: string };
+
+/** Each request's proof is checked once (its `jti` is spent by the check): the outcome is kept for the request. */
+const proofs = new WeakMap<Request, Promise<VerifiedDPoPProof | null>>();
+
+/**
+ * The request's DPoP proof, checked as RFC 9449 §4.3 lists (src/lib/dpop-proof.ts): over this request's method and
+ * URL (as sent, or under the public URL of the API it reached), with `ath` of the access token when one comes with
+ * the DPoP scheme, its `jti` used once. Null without a `DPoP` header; throws `DPoPProofError` for a bad proof.
+ * Called by the access-token check below and by a sign-in or a refresh that binds its session to the key.
+ * No server nonce is asked here: the session API has no round trip in which to hand one out before a sign-in.
+ */
+export function requestDPoPProof(c: Context<AppEnv>): Promise<VerifiedDPoPProof | null> {
+  const known = proofs.get(c.req.raw);
+  if (known) return known;
+  const { config, deps } = c.var;
+  const token = presented(c.req.header("authorization"));
+  const urls = new Set([
+    ...dpopTargets(c.req.url, config.AUTH_SERVER_URL, config.AUTH_API_PREFIX),
+    ...dpopTargets(
+      c.req.url,
+      `${config.STORAGE_SERVER_URL.replace(/\/$/, "")}${config.STORAGE_API_PREFIX}`,
+      config.STORAGE_API_PREFIX,
+    ),
+  ]);
+  const checked = verifyDPoPProof(deps, {
+    header: c.req.header("dpop"),
+    method: c.req.method,
+    urls: [...urls],
+    accessToken: token?.scheme === "DPoP" ? token.token : undefined,
+  });
+  proofs.set(c.req.raw, checked);
+  return checked;
+}
+
+/**
+ * The session access token a request presents, with its sender checked (RFC 9449 §7.1): a token bound to a key
+ * (`cnf.jkt`) only as `DPoP`, with a proof by that key over this request and this token; a bound token sent as
+ * `Bearer` is refused (a thief who has the token has no key); an unbound token only as `Bearer` (the DPoP scheme
+ * asks for a binding it does not have). Nothing changes for a request without DPoP: a Bearer token is checked as
+ * before.
+ */
+export async function presentedAccessToken(
+  c: Context<AppEnv>,
+): Promise<{ payload: AccessTokenPayload; token: string } | Refusal | null> {
+  const sent = presented(c.req.header("authorization"));
+  if (!sent) return null;
+  const payload = await verifyAccessToken(c.var.config, sent.token);
+  if (!payload) return { refused: "missing or invalid access token" };
+  const bound = payload.cnf?.jkt;
+  if (!bound) {
+    if (sent.scheme === "DPoP") return { refused: "this access token is not DPoP-bound: send it as Bearer" };
+    return { payload, token: sent.token };
+  }
+  if (sent.scheme === "Bearer")
+    return { refused: "this access token is DPoP-bound: send it as DPoP with a proof" };
+  let proof: VerifiedDPoPProof | null;
+  try {
+    proof = await requestDPoPProof(c);
+  } catch (error) {
+    if (error instanceof DPoPProofError) return { refused: error.message };
+    throw error;
+  }
+  if (!proof) return { refused: "a DPoP proof (the DPoP header) must come with this access token" };
+  if (proof.jkt !== bound) return { refused: "the DPoP proof is not signed by the access token's key" };
+  return { payload, token: sent.token };
+}
+
+/** Protected endpoints: a valid access token (held by its sender, above) or 401 `unauthorized`. */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const token = bearer(c.req.header("authorization"));
-  const payload = token ? await verifyAccessToken(c.var.config, token) : null;
-  if (!payload) throw new AppError("unauthorized");
-  c.set("auth", payload);
+  const found = await presentedAccessToken(c);
+  if (!found) throw new AppError("unauthorized");
+  if ("refused" in found) throw new AppError("unauthorized", found.refused);
+  c.set("auth", found.payload);
   await next();
 });
 
 /**
  * Endpoints where a bearer is optional (`B?`). The client sends its token on every request, possibly expired, so an
- * invalid one is treated as absent; the handler decides whether it needed one.
+ * invalid one (or one whose sender is not shown, above) is treated as absent; the handler decides whether it needed
+ * one.
  */
 export const optionalAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const token = bearer(c.req.header("authorization"));
-  c.set("auth", token ? await verifyAccessToken(c.var.config, token) : null);
+  const found = await presentedAccessToken(c);
+  c.set("auth", found && "payload" in found ? found.payload : null);
   await next();
 });
+
+/**
+ * The DPoP key a new or renewed session is bound to (docs/oauth2.md §10.2, "The service's own API"): the key of the
+ * request's `DPoP` proof, when it has one. Sessions are made deep inside the sign-in flows, which know only their
+ * `Deps`; `sessionProof` (mounted on the routes that make or renew sessions, src/auth/core-routes.ts) lets
+ * `sessionKeyOf` find the request those `Deps` were made for. A request without a `DPoP` header is served exactly as
+ * before.
+ */
+const requests = new WeakMap<Deps, Context<AppEnv>>();
+
+/**
+ * On the routes that make or renew sessions: a `DPoP` proof is checked first, so a bad one (400 `invalid-request`)
+ * is refused before the flow spends or creates anything (a one-time code, an account, a refresh token).
+ */
+export const sessionProof = createMiddleware<AppEnv>(async (c, next) => {
+  requests.set(c.var.deps, c);
+  await sessionKeyOf(c.var.deps);
+  await next();
+});
+
+/**
+ * The thumbprint of the key the request's proof was signed with, or null without a proof (or for `Deps` made
+ * outside a request). The proof covers this request (`htm`, `htu`), is fresh and used once; with a DPoP-bound access
+ * token it also carries that token's `ath` (an elevation). A bad proof is 400 `invalid-request`: the client is told
+ * its proof failed, not that its credentials did.
+ */
+export async function sessionKeyOf(deps: Deps): Promise<string | null> {
+  const c = requests.get(deps);
+  if (!c || c.req.header("dpop") === undefined) return null;
+  try {
+    return (await requestDPoPProof(c))?.jkt ?? null;
+  } catch (error) {
+    if (error instanceof DPoPProofError) throw new AppError("invalid-request", `DPoP: ${error.message}`);
+    throw error;
+  }
+}

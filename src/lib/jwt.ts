@@ -15,6 +15,8 @@ export interface AccessTokenPayload extends JWTPayload {
   sid?: string;
   /** The organization the session acts in (contract organizations.md §1), for consumers other than Hasura. */
   org_id?: string;
+  /** The DPoP key (RFC 9449 §6.1) the session is bound to: the token is sent as `DPoP` with a proof by that key. */
+  cnf?: { jkt: string };
   iat: number;
   exp: number;
   [HASURA_NAMESPACE]: HasuraClaims;
@@ -22,7 +24,8 @@ export interface AccessTokenPayload extends JWTPayload {
 
 /**
  * `sessionId` becomes the `sid` claim (OpenID Connect's session id), so "the caller's session" is knowable.
- * `topLevel`: further top-level claims (`org_id`); they can't replace the registered ones set here.
+ * `topLevel`: further top-level claims (`org_id`); they can't replace the registered ones set here. `dpopJkt`: the
+ * DPoP key the session is bound to, as `cnf.jkt` (RFC 9449 §6.1).
  */
 export async function signAccessToken(
   config: Config,
@@ -31,6 +34,7 @@ export async function signAccessToken(
   now: number,
   sessionId?: string,
   topLevel: Record<string, string> = {},
+  dpopJkt?: string | null,
 ): Promise<string> {
   const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
@@ -38,6 +42,7 @@ export async function signAccessToken(
     ...topLevel,
     [HASURA_NAMESPACE]: hasuraClaims,
     ...(sessionId ? { sid: sessionId } : {}),
+    ...(dpopJkt ? { cnf: { jkt: dpopJkt } } : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setSubject(subject)
@@ -100,5 +105,8 @@ export async function verifyAccessToken(config: Config, token: string): Promise<
   }
   const claims = payload[HASURA_NAMESPACE];
   if (typeof claims !== "object" || claims === null || payload.aud !== undefined) return null;
+  // A `cnf` we did not write (not one key thumbprint) binds to nothing we could check: no token.
+  const cnf = payload.cnf as { jkt?: unknown } | undefined;
+  if (cnf !== undefined && (typeof cnf?.jkt !== "string" || Object.keys(cnf).length !== 1)) return null;
   return payload as AccessTokenPayload;
 }

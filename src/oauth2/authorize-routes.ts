@@ -144,6 +144,14 @@ export const authorizeRoutes = new Hono<AppEnv>()
             scopes: z.array(z.string()),
             redirectUri: z.string(),
             organization: z.string().optional(),
+            acrValues: z
+              .array(z.string())
+              .optional()
+              .describe(
+                "acr_values, in order of preference: the sign-in must reach one (else 401 at completion)",
+              ),
+            maxAge: z.number().int().optional().describe("Seconds: the sign-in must be no older"),
+            prompt: z.array(z.string()).optional().describe("login, consent, select_account"),
             deviceUserCode: z.string().optional(),
           }),
         },

@@ -32,6 +32,10 @@ export async function describeRequest(deps: Deps, requestId: string) {
     clientName: client.clientName,
     scopes: request.scopes,
     redirectUri: request.redirectUri,
+    // What the sign-in must be (contract §12): the UI re-authenticates the person before completing when asked.
+    ...(request.acrValues?.length ? { acrValues: request.acrValues } : {}),
+    ...(request.maxAge !== undefined ? { maxAge: request.maxAge } : {}),
+    ...(request.prompt.length ? { prompt: request.prompt } : {}),
     // The organization the client asked to act in (`organization`: an id or slug), for the UI to preselect.
     ...(request.organization ? { organization: request.organization } : {}),
     // A device flow's request: the UI shows this code so the person can check it is their device's.

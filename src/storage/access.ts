@@ -2,13 +2,15 @@ import type { Context } from "hono";
 import type { AccessRule } from "../db/schema";
 import { checkAdminSecret } from "../http/admin-secret";
 import type { AppEnv } from "../http/app-env";
-import { HASURA_NAMESPACE, verifyAccessToken } from "../lib/jwt";
+import { presentedAccessToken } from "../http/auth";
+import { HASURA_NAMESPACE } from "../lib/jwt";
 import { StorageError } from "./errors";
 
 /**
  * Who is calling the storage API (storage contract §4): the admin (admin secret), a user (a valid access token of
  * the auth service, with the role it acts as), or the `public` role. An invalid or expired token counts as none:
- * the client sends its token on every request.
+ * the client sends its token on every request. A DPoP-bound token counts only as `DPoP` with a proof by its key
+ * (src/http/auth.ts); sent as `Bearer`, or with a bad proof, it is an invalid token like any other.
  */
 export type Caller =
   | { kind: "admin" }
@@ -19,7 +21,6 @@ export type Caller =
 const PUBLIC_ROLE = "public";
 
 export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
-  const { config } = c.var;
   // A wrong admin secret makes no admin (the request goes on as its token or the public role) but counts as a guess.
   const admin = await checkAdminSecret(c);
   if (admin.outcome === "limited") {
@@ -28,9 +29,9 @@ export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
     });
   }
   if (admin.outcome === "right") return { kind: "admin" };
-  const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
-  const payload = token ? await verifyAccessToken(config, token) : null;
-  if (!token || !payload) return { kind: "public" };
+  const found = await presentedAccessToken(c);
+  if (!found || "refused" in found) return { kind: "public" };
+  const { payload, token } = found;
   const claims = payload[HASURA_NAMESPACE] ?? {};
   const allowed = Array.isArray(claims["x-hasura-allowed-roles"])
     ? (claims["x-hasura-allowed-roles"] as string[])

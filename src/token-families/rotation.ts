@@ -29,9 +29,20 @@ export type Rotation =
    * `token` is the successor handed out; `touch`: the family's last-used time in D1 is due; `bookmark`: how fresh
    * the family's D1 reads must be (its user's own writes, `raiseFamilyBookmark`), null when any replica will do.
    */
-  | { outcome: "rotated"; family: string; token: string; touch: boolean; bookmark?: string | null }
+  | {
+      outcome: "rotated";
+      family: string;
+      token: string;
+      touch: boolean;
+      bookmark?: string | null;
+      /** The DPoP key the family is bound to now (null: none); `bound`: this rotation bound it. */
+      jkt?: string | null;
+      bound?: boolean;
+    }
   /** A duplicate inside the grace window: `token` is the successor the first request got. */
-  | { outcome: "grace"; family: string; token: string; bookmark?: string | null }
+  | { outcome: "grace"; family: string; token: string; bookmark?: string | null; jkt?: string | null }
+  /** The family is bound to a DPoP key this request did not prove: nothing was spent. */
+  | { outcome: "key-mismatch"; family: string }
   /** An older token of the family (now revoked), or a family revoked before. */
   | { outcome: "replayed" | "revoked"; family: string }
   /** Never handed out by this object (or forgotten after the family expired). */
@@ -45,6 +56,11 @@ export interface RotationRequest {
   lifetimeMs: number;
   /** `0` when a token must be spent exactly once (the OAuth2 page's magic-link landing). */
   graceMs: number;
+  /**
+   * Sessions only: the thumbprint of the DPoP key the request proved. A bound family rotates only with its key; an
+   * unbound one is bound by the first rotation with one. OAuth2 grants pass none (they check their key on the grant).
+   */
+  dpopJkt?: string | null;
 }
 
 /**
@@ -65,6 +81,7 @@ export async function objectRequest(deps: Deps, request: RotationRequest): Promi
     now,
     graceMs: request.graceMs,
     expiresAt: now + request.lifetimeMs,
+    ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
   };
 }
 
@@ -85,6 +102,8 @@ export async function rotateInFamily(
         token: request.successor,
         touch: result.touch,
         bookmark: result.bookmark,
+        jkt: result.jkt ?? null,
+        bound: result.bound ?? false,
       };
     case "grace":
       return {
@@ -92,6 +111,7 @@ export async function rotateInFamily(
         family: result.family,
         token: await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed),
         bookmark: result.bookmark,
+        jkt: result.jkt ?? null,
       };
     default:
       return result;
@@ -110,7 +130,8 @@ export function raiseFamilyBookmark(
 
 /**
  * A family's first token. `once`: unless the object knows the token already (`SessionFamilies.startOnce`), for a
- * start that may repeat after a lost answer and must never reset a family that moved on or was revoked.
+ * start that may repeat after a lost answer and must never reset a family that moved on or was revoked. `dpopJkt`:
+ * the DPoP key the family is bound to (a session signed in with a proof).
  */
 export async function startFamily(
   deps: Deps,
@@ -118,15 +139,17 @@ export async function startFamily(
   family: string,
   token: string,
   lifetimeMs: number,
-  { once = false } = {},
+  { once = false, dpopJkt = null }: { once?: boolean; dpopJkt?: string | null } = {},
 ): Promise<void> {
   const now = deps.now();
   const families = familiesAt(deps, locator);
   const hash = await sha256Hex(token);
   const expiresAt = now + lifetimeMs;
+  // Without a key the object is called exactly as before.
+  const key: [string] | [] = dpopJkt ? [dpopJkt] : [];
   await (once
-    ? families.startOnce(family, hash, now, expiresAt)
-    : families.start(family, hash, now, expiresAt));
+    ? families.startOnce(family, hash, now, expiresAt, ...key)
+    : families.start(family, hash, now, expiresAt, ...key));
 }
 
 export function revokeFamily(deps: Deps, locator: string, family: string): Promise<void> {

@@ -7,6 +7,8 @@ import type { Env } from "../env";
  * by session or grant id). The object knows every token hash it handed out until its family expires, so any earlier
  * token of a family is recognised as a replay for the family's whole lifetime, and a made-up token is merely unknown:
  * it revokes nothing. D1 is not written on a rotation; the object says when the family's last-used time is due.
+ * A session's family may be bound to a DPoP key (RFC 9449, docs/oauth2.md §10.2): the key is checked here, in the
+ * same run as the rotation it allows.
  *
  * Every method runs start to finish without awaiting, so no two rotations interleave.
  */
@@ -18,9 +20,27 @@ export type FamilyOutcome =
    * `presented` was current: the candidate is now. `touch`: the session registry's last-used time is due.
    * `bookmark`: the D1 bookmark the family's own writes reached (`raiseBookmark`), if any.
    */
-  | { outcome: "rotated"; family: string; touch: boolean; bookmark: string | null }
+  | {
+      outcome: "rotated";
+      family: string;
+      touch: boolean;
+      bookmark: string | null;
+      jkt?: string | null;
+      bound?: boolean;
+    }
   /** `presented` was rotated less than the grace window ago: answer with the same successor. */
-  | { outcome: "grace"; family: string; successorSealed: string; bookmark: string | null }
+  | {
+      outcome: "grace";
+      family: string;
+      successorSealed: string;
+      bookmark: string | null;
+      jkt?: string | null;
+    }
+  /**
+   * The family is bound to a DPoP key (RFC 9449) and the request did not prove that key: nothing changed, the token
+   * is not spent (a thief with the token alone can neither refresh nor, by replaying it, end the session).
+   */
+  | { outcome: "key-mismatch"; family: string }
   /** An older token of the family: the family is now revoked (RFC 9700 §4.14.2). */
   | { outcome: "replayed"; family: string }
   /** The family was revoked before (sign-out, an earlier replay). */
@@ -35,6 +55,11 @@ export interface RotateRequest {
   graceMs: number;
   /** When the candidate token expires: the object forgets the family after that (see `alarm`). */
   expiresAt: number;
+  /**
+   * The thumbprint of the DPoP key the request proved (sessions only): a family bound to a key rotates only with
+   * it; an unbound family is bound by the first rotation that carries one. Absent: no proof.
+   */
+  dpopJkt?: string | null;
 }
 
 /** A rotation, and how stale the registry's last-used time may get before a refresh reports `touch`. */
@@ -58,6 +83,8 @@ export class SessionFamilies extends DurableObject<Env> {
   private tables = false;
   /** Whether the `bookmarks` table exists (created by the first `raiseBookmark`, so older objects need no change). */
   private bookmarks: boolean | undefined;
+  /** Whether the `keys` table exists (created by the first DPoP-bound family, likewise). */
+  private keys: boolean | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -102,9 +129,10 @@ export class SessionFamilies extends DurableObject<Env> {
     });
   }
 
-  /** A new session: its first token. */
-  start(family: string, hash: string, now: number, expiresAt: number): void {
+  /** A new session: its first token, and the DPoP key it is bound to (`jkt`), if any. */
+  start(family: string, hash: string, now: number, expiresAt: number, jkt?: string | null): void {
     this.createTables();
+    this.setKey(family, jkt ?? null);
     this.sql.exec(
       "INSERT OR REPLACE INTO families (id, current, previous, successor, rotated_at, revoked, expires_at, touched_at) VALUES (?, ?, NULL, NULL, 0, 0, ?, ?)",
       family,
@@ -120,8 +148,8 @@ export class SessionFamilies extends DurableObject<Env> {
    * The same, unless this token is known here already: a start repeated because an earlier answer was lost (the
    * legacy drawer's successor handed out again) never resets a family that has rotated past it, or was revoked.
    */
-  startOnce(family: string, hash: string, now: number, expiresAt: number): void {
-    if (!this.familyOfToken(hash)) this.start(family, hash, now, expiresAt);
+  startOnce(family: string, hash: string, now: number, expiresAt: number, jkt?: string | null): void {
+    if (!this.familyOfToken(hash)) this.start(family, hash, now, expiresAt, jkt);
   }
 
   rotate(request: FamilyRotation): FamilyOutcome {
@@ -129,6 +157,11 @@ export class SessionFamilies extends DurableObject<Env> {
     const row = this.familyOfToken(presentedHash);
     if (!row || row.expires_at <= now) return { outcome: "unknown" };
     if (row.revoked) return { outcome: "revoked", family: row.id };
+    // Checked before anything else about the token, in the same run as the rotation: a request without the key of a
+    // bound family is not its holder's, so it neither rotates nor counts as a replay (RFC 9449 §5, §11).
+    const jkt = this.keyOf(row.id);
+    const proved = request.dpopJkt ?? null;
+    if (jkt !== null && jkt !== proved) return { outcome: "key-mismatch", family: row.id };
     if (presentedHash === row.current) {
       const touch = now - row.touched_at >= touchEveryMs;
       this.sql.exec(
@@ -142,7 +175,17 @@ export class SessionFamilies extends DurableObject<Env> {
         row.id,
       );
       this.sql.exec("INSERT INTO tokens (hash, family) VALUES (?, ?)", candidateHash, row.id);
-      return { outcome: "rotated", family: row.id, touch, bookmark: this.bookmarkOf(row.id) };
+      // An unbound family is bound by the first rotation that proves a key; from then on only that key rotates it.
+      const bound = jkt === null && proved !== null;
+      if (bound) this.setKey(row.id, proved);
+      return {
+        outcome: "rotated",
+        family: row.id,
+        touch,
+        bookmark: this.bookmarkOf(row.id),
+        jkt: jkt ?? proved,
+        bound,
+      };
     }
     const inGrace = graceMs > 0 && now - row.rotated_at <= graceMs;
     if (presentedHash === row.previous && row.successor && inGrace) {
@@ -151,6 +194,8 @@ export class SessionFamilies extends DurableObject<Env> {
         family: row.id,
         successorSealed: row.successor,
         bookmark: this.bookmarkOf(row.id),
+        // The key the successor's family has: a duplicate binds nothing (the first request decided).
+        jkt,
       };
     }
     this.revokeFamily(row.id);
@@ -174,6 +219,32 @@ export class SessionFamilies extends DurableObject<Env> {
   revokeFamily(family: string): void {
     if (!this.hasTables()) return;
     this.sql.exec("UPDATE families SET revoked = 1, successor = NULL WHERE id = ?", family);
+  }
+
+  private hasKeys(): boolean {
+    this.keys ??=
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'keys'").toArray().length >
+      0;
+    return this.keys;
+  }
+
+  /** The DPoP key thumbprint a family is bound to, or null. */
+  private keyOf(family: string): string | null {
+    if (!this.hasKeys()) return null;
+    const row = this.sql.exec<{ jkt: string }>("SELECT jkt FROM keys WHERE family = ?", family).toArray()[0];
+    return row?.jkt ?? null;
+  }
+
+  private setKey(family: string, jkt: string | null): void {
+    if (jkt === null) {
+      if (this.hasKeys()) this.sql.exec("DELETE FROM keys WHERE family = ?", family);
+      return;
+    }
+    if (!this.hasKeys()) {
+      this.sql.exec("CREATE TABLE IF NOT EXISTS keys (family TEXT PRIMARY KEY, jkt TEXT NOT NULL)");
+      this.keys = true;
+    }
+    this.sql.exec("INSERT OR REPLACE INTO keys (family, jkt) VALUES (?, ?)", family, jkt);
   }
 
   private hasBookmarks(): boolean {
@@ -221,6 +292,9 @@ export class SessionFamilies extends DurableObject<Env> {
         "DELETE FROM bookmarks WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)",
         now,
       );
+    }
+    if (this.hasKeys()) {
+      this.sql.exec("DELETE FROM keys WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)", now);
     }
     this.sql.exec("DELETE FROM families WHERE expires_at <= ?", now);
     const next = this.sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM families").one().at;

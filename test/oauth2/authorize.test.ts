@@ -269,6 +269,28 @@ describe("authorize and the JSON login step", () => {
     await expectError(await svc.get("/oauth2/login?request_id=unknown"), 400, "invalid-request");
   });
 
+  // An external login UI must know when the client asked for a stronger or fresher sign-in (contract §12), or it
+  // would complete with whatever session the person has and the client would get a weaker sign-in than it asked for.
+  it("tells the login UI the sign-in the request needs: acr_values, max_age, prompt", async () => {
+    const client = await newClient(svc);
+    const requestId = await requestIdOf(
+      await authorize(svc, client, {
+        acr_values: "urn:edge-auth:acr:mfa urn:unknown",
+        max_age: "300",
+        prompt: "login consent",
+      }),
+    );
+    const described = (await (await svc.get(`/oauth2/login?request_id=${requestId}`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(described).toMatchObject({
+      acrValues: ["urn:edge-auth:acr:mfa"],
+      maxAge: 300,
+      prompt: ["login", "consent"],
+    });
+  });
+
   it("refuses to complete a request for an anonymous user", async () => {
     const anonymous = provider({ AUTH_ANONYMOUS_USERS_ENABLED: "true" });
     const client = await newClient(anonymous);

@@ -4,6 +4,7 @@ import { firstNearby } from "../../db/compiled-read";
 import { primaryBookmark } from "../../db/replica";
 import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
+import { sessionKeyOf } from "../../http/auth";
 import type { Deps } from "../../http/deps";
 import {
   familyOfCurrentToken,
@@ -37,6 +38,11 @@ import { claimsBeforeRotation } from "../token-claims";
  * family's bookmark (the user's own writes through this session), and from the primary when the replica has not got
  * the session yet (a sign-in a moment ago). Revocations reach the family's object, so a replica's lag never lets a
  * signed-out token refresh.
+ *
+ * A session bound to a DPoP key (RFC 9449, docs/oauth2.md §10.2) refreshes only with a proof by that key: the family's
+ * object checks it in the same run as the rotation, so a refresh without it spends nothing. An unbound session is
+ * bound by the first refresh that carries a proof; the key goes to `sessions.dpop_jkt` after the answer, for the record
+ * (the refresh path still reads nothing for it).
  */
 export async function renewSession(
   deps: Deps,
@@ -47,6 +53,8 @@ export async function renewSession(
   orgId?: string | null,
 ): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
+  // The request's DPoP proof, checked (and its jti spent) before the token can be.
+  const dpopJkt = await sessionKeyOf(deps);
   const now = deps.now();
   const locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
@@ -59,6 +67,7 @@ export async function renewSession(
     successor: newSessionToken(locator),
     lifetimeMs,
     graceMs,
+    dpopJkt,
   });
   // legacy drawer: a token from before locators is moved onto a family (docs/operations.md, its removal).
   if (rotation.outcome === "unknown")
@@ -69,6 +78,12 @@ export async function renewSession(
       graceMs,
     });
   if (rotation.outcome === "unknown") throw new AppError("invalid-refresh-token");
+  if (rotation.outcome === "key-mismatch") {
+    throw new AppError(
+      "invalid-refresh-token",
+      "this session is DPoP-bound: refresh it with a DPoP proof signed by its key",
+    );
+  }
   if (rotation.outcome !== "rotated" && rotation.outcome !== "grace")
     return endReplayedSession(deps, rotation);
   // The family is the session's id, which names the shard of the session and its user.
@@ -78,15 +93,22 @@ export async function renewSession(
     (await firstNearby(db.$client, liveSessionUser, { sessionId: rotation.family, now }, rotation.bookmark));
   if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
-  if (rotation.outcome === "rotated" && rotation.touch) {
-    const expiresAt = now + lifetimeMs;
+  if (rotation.outcome === "rotated" && (rotation.touch || rotation.bound)) {
+    const touched = rotation.touch ? { lastUsedAt: now, expiresAt: now + lifetimeMs } : {};
+    const bound = rotation.bound ? { dpopJkt: rotation.jkt } : {};
     deps.background(
-      db.update(sessions).set({ lastUsedAt: now, expiresAt }).where(eq(sessions.id, rotation.family)).run(),
+      db
+        .update(sessions)
+        .set({ ...touched, ...bound })
+        .where(eq(sessions.id, rotation.family))
+        .run(),
     );
   }
   const custom = early?.family === rotation.family ? early.custom : undefined;
   const org = await sessionOrg(deps, db, user, rotation.family, locator, orgId);
-  return buildSession(deps, user, rotation.family, rotation.token, now, { custom, org });
+  // The family's key, as the object holds it (a legacy token's first rotation binds nothing: the next one may).
+  const jkt = rotation.jkt ?? null;
+  return buildSession(deps, user, rotation.family, rotation.token, now, { custom, org, dpopJkt: jkt });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { param } from "../params";
 import { type IdTokenHint, verifyIdTokenHint } from "../id-token-hint";
+import { param } from "../params";
 
 /**
  * What an RP-Initiated Logout 1.0 request (§2) asks, checked. The rules, each against a threat:

@@ -4,6 +4,7 @@
  * when a session ends, and the queue consumer that tells them).
  */
 
+export type { IdTokenHint } from "../id-token-hint";
 export { deliverLogoutTokens, type LogoutDeliveryDeps } from "./backchannel-delivery";
 export { backchannelLogoutFanOut, type LogoutDeliveryMessage } from "./backchannel-fan-out";
 export {
@@ -13,5 +14,4 @@ export {
   type EndSessionProblem,
   endSessionParams,
 } from "./end-session";
-export type { IdTokenHint } from "../id-token-hint";
 export { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_TYPE } from "./logout-token";
