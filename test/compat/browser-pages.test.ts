@@ -1,48 +1,70 @@
 // The pages people see, in Chromium (Debian's, headless): the sign-in page's ways in (create an account, forgot
 // password with Turnstile's widget slot, continue with GitHub, keyboard only), then every page checked with axe-core
-// at 1280 and 390 px wide, with no sideways scrolling at 390. PAGES_SCREENSHOTS=<dir> keeps a screenshot of each.
+// at 1280 and 390 px wide, with no sideways scrolling at 390: those of signing in and the console, then those of
+// step-up, the account choice, incremental consent and logout (contract §12), each reached the way a relying party
+// leads a person there. PAGES_SCREENSHOTS=<dir> keeps a screenshot of each.
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import * as oidc from "openid-client";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
 import {
   authUrl,
   latestMail,
   mailedLink,
   PASSWORD,
+  serverUrl,
   turnstileToken,
   uniqueEmail,
   verifiedUser,
 } from "./client";
 import type { PageGlobals } from "./page-globals";
-import { authorizationRequest, discover, registerClient } from "./relying-party";
+import { authorizationRequest, discover, pendingRequestOf, registerClient } from "./relying-party";
+import { addVirtualAuthenticator } from "./virtual-authenticator";
 
 const CHROMIUM = "/usr/bin/chromium";
 const runs = existsSync(CHROMIUM) || process.env.CI === "true";
 const screenshots = process.env.PAGES_SCREENSHOTS;
 const fakeProviders = inject("fakeProviders");
 
-/** The relying party: a loopback server where the browser comes back with a code, and its openid-client setup. */
+/**
+ * The relying party: a loopback server where the browser comes back with a code (and after logout), and its
+ * openid-client setup. `request` builds an authorization request with its checks, for the code exchange.
+ */
 async function relyingParty() {
   const app = createServer((_request, response) => {
     response.writeHead(200, { "content-type": "text/html" });
     response.end("<!doctype html><html lang=en><title>Acme Notes</title><main>back at the app</main></html>");
   });
   await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
-  const redirectUri = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+  const appOrigin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+  const redirectUri = `${appOrigin}/callback`;
+  const postLogoutRedirectUri = `${appOrigin}/signed-out`;
   const registered = await registerClient({
     clientName: "Acme Notes",
     redirectUris: [redirectUri],
+    postLogoutRedirectUris: [postLogoutRedirectUri],
     scopes: ["openid", "profile", "email", "offline_access"],
   });
   const config = await discover(registered, oidc.ClientSecretBasic(registered.clientSecret));
-  const start = async () =>
-    (await authorizationRequest(config, redirectUri, "openid email profile")).url.toString();
-  return { app, redirectUri, start };
+  const request = (scope = "openid email profile", extra: Record<string, string> = {}) =>
+    authorizationRequest(config, redirectUri, scope, extra);
+  const start = async () => (await request()).url.toString();
+  return {
+    app,
+    appOrigin,
+    redirectUri,
+    postLogoutRedirectUri,
+    clientId: registered.clientId,
+    config,
+    request,
+    start,
+  };
 }
 
 async function shoot(page: Page, name: string) {
@@ -50,6 +72,51 @@ async function shoot(page: Page, name: string) {
   mkdirSync(screenshots, { recursive: true });
   await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
 }
+
+/**
+ * The user turns TOTP on in their app (contract §3.2: `GET /mfa/totp/generate`, then `POST /user/mfa` with a code);
+ * the code their authenticator app shows next (a code is accepted once), for the page.
+ */
+async function turnOnTotp(accessToken: string): Promise<string> {
+  const headers = { authorization: `Bearer ${accessToken}`, "content-type": "application/json" };
+  const generated = await fetch(`${authUrl}/mfa/totp/generate`, { headers });
+  expect(generated.status).toBe(200);
+  const secret = decodeBase32IgnorePadding(((await generated.json()) as { totpSecret: string }).totpSecret);
+  const step = totpStep(Date.now());
+  const activated = await fetch(`${authUrl}/user/mfa`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ code: totpCode(secret, step), activeMfaType: "totp" }),
+  });
+  expect(activated.status).toBe(200);
+  return totpCode(secret, step + 1n);
+}
+
+/**
+ * The user adds a passkey in their app: the API of the page's origin (the WebAuthn RP's), with the virtual
+ * authenticator of the page's context. The test's tsconfig has no DOM types, so the browser-side code is a string.
+ */
+async function addPasskey(page: Page, accessToken: string): Promise<void> {
+  const added = await page.evaluate(`(async (token) => {
+    const call = async (path, body) => {
+      const response = await fetch("/auth/v1" + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer " + token },
+        body: JSON.stringify(body),
+      });
+      return response.json();
+    };
+    const options = await call("/user/webauthn/add", {});
+    const credential = await navigator.credentials.create({
+      publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options),
+    });
+    return call("/user/webauthn/verify", { credential: credential.toJSON(), nickname: "laptop" });
+  })(${JSON.stringify(accessToken)})`);
+  expect(added).toMatchObject({ nickname: "laptop" });
+}
+
+const ACR_MFA = "urn:edge-auth:acr:mfa";
+const ACR_PHR = "urn:edge-auth:acr:phr";
 
 /** The hosted page of an organization invitation (organizations.md §1): an org owned by `ownerEmail` invites anew. */
 async function invitationLink(adminSecret: string, ownerEmail: string): Promise<string> {
@@ -278,6 +345,158 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await context.close();
     }
   }, 120_000);
+
+  it("the pages of step-up, account choice, incremental consent and logout pass axe at 1280 and 390 px, fit 390 px, in English, German and French", async () => {
+    // WebAuthn needs a host name for its RP ID (localhost), not 127.0.0.1: the page is opened under that name, and
+    // its forms post to whichever origin served it. The relying party's request goes through the authorization
+    // endpoint as usual; the browser follows it to the page.
+    const origin = `http://localhost:${new URL(serverUrl).port}`;
+    const pageFor = async (request: { url: URL }) =>
+      `${origin}/auth/v1/oauth2/interaction?request_id=${await pendingRequestOf(request.url)}`;
+    const logoutUrl = (params: Record<string, string>) =>
+      `${origin}/auth/v1/oauth2/logout?${new URLSearchParams(params)}`;
+    for (const width of [1280, 390]) {
+      const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
+      const page = await context.newPage();
+      page.setDefaultTimeout(8000);
+      await addVirtualAuthenticator(context, page);
+      const check = async (name: string) => {
+        await shoot(page, `${name}-${width}`);
+        await expectAccessible(page, `${name} at ${width}px`);
+        if (width === 390) await expectNoSidewaysScroll(page, name);
+      };
+      const backAtApp = async (path = "/callback") => {
+        await page.waitForURL((url) => url.toString().startsWith(`${rp.appOrigin}${path}`));
+        return new URL(page.url());
+      };
+      const lang = () => page.getAttribute("html", "lang");
+      const user = await verifiedUser(`page-steps-${width}`);
+
+      // Signed in on the page with the password, and "openid email" allowed.
+      await page.goto(await pageFor(await rp.request("openid email")));
+      await page.fill("#email", user.email);
+      await page.fill("#password", PASSWORD);
+      await page.click("button:has-text('Sign in')");
+      await allowAndReturn(page);
+
+      // Incremental consent: the client comes back with a wider scope; the new scopes are asked, the others apart.
+      const wider = await rp.request("openid email profile offline_access");
+      await page.goto(await pageFor(wider));
+      await page.waitForSelector("details.granted");
+      expect(await page.locator("ul.scopes").first().locator("li").allTextContents()).toEqual([
+        "See your name, picture and language",
+        "Stay connected when you are not using it",
+      ]);
+      await check("consent-incremental");
+      const consented = await oidc.authorizationCodeGrant(rp.config, await allowAndReturn(page), {
+        ...wider.checks,
+        idTokenExpected: true,
+      });
+      const idToken = consented.id_token!;
+
+      // prompt=select_account: the account signed in here, "Continue" or another account.
+      await page.goto(await pageFor(await rp.request("openid email", { prompt: "select_account" })));
+      await page.waitForSelector("h1:has-text('Choose an account')");
+      expect(await page.textContent("main")).toContain(user.email);
+      await check("select-account");
+      await page.click("button:has-text('Continue')");
+      await backAtApp();
+
+      // prompt=login: the same person confirms with their password (no passkey, no TOTP yet).
+      await page.goto(await pageFor(await rp.request("openid email", { prompt: "login" })));
+      await page.waitForSelector("#reauth-password");
+      await check("reauth-login");
+      await page.fill("#reauth-password", PASSWORD);
+      await page.click("button:has-text('Confirm')");
+      await backAtApp();
+
+      // A passkey asked of an account without one: the page says so, and going back tells the client why.
+      await page.goto(await pageFor(await rp.request("openid email", { acr_values: ACR_PHR })));
+      await page.waitForSelector("h1:has-text('A stronger sign-in is needed')");
+      await check("cannot-meet");
+      await page.click("button:has-text('Back to Acme Notes')");
+      expect((await backAtApp()).searchParams.get("error")).toBe("unmet_authentication_requirements");
+
+      // TOTP turned on in the app: acr mfa asks this password-only session for the code, and the ID token says mfa.
+      const code = await turnOnTotp(user.accessToken);
+      const mfa = await rp.request("openid email", { acr_values: ACR_MFA });
+      await page.goto(await pageFor(mfa));
+      await page.waitForSelector("#otp");
+      await check("reauth-totp");
+      await page.fill("#otp", code);
+      await page.click("button:has-text('Verify')");
+      const stepped = await oidc.authorizationCodeGrant(rp.config, await backAtApp(), {
+        ...mfa.checks,
+        idTokenExpected: true,
+      });
+      expect(stepped.claims()).toMatchObject({
+        acr: ACR_MFA,
+        amr: expect.arrayContaining(["pwd", "otp", "mfa"]),
+      });
+
+      // A passkey added in the app: acr phr asks for it, with the page's own script.
+      await page.goto(`${origin}/auth/v1/oauth2/device`);
+      await addPasskey(page, user.accessToken);
+      await page.goto(await pageFor(await rp.request("openid email", { acr_values: ACR_PHR })));
+      await page.waitForSelector("#reauth-passkey");
+      await check("reauth-passkey");
+      await page.click("#reauth-passkey");
+      await backAtApp();
+
+      // In French: max_age=0 asks for a sign-in made now, with a passkey or the password.
+      await page.goto(await pageFor(await rp.request("openid email", { max_age: "0", ui_locales: "fr" })));
+      await page.waitForSelector("#reauth-password");
+      expect(await lang()).toBe("fr");
+      await check("reauth-max-age-fr");
+      await page.fill("#reauth-password", PASSWORD);
+      await page.click("form:has(#reauth-password) button[type=submit]");
+      await backAtApp();
+
+      // Logout with a post_logout_redirect_uri the client never registered: a page, no redirect (open redirector).
+      await page.goto(
+        logoutUrl({ id_token_hint: idToken, post_logout_redirect_uri: "https://elsewhere.example/after" }),
+      );
+      await page.waitForSelector(".error");
+      expect(new URL(page.url()).origin).toBe(origin);
+      await check("logout-error");
+
+      // Logout without a hint asks first (logout CSRF): in German, then in English, answered "Sign out".
+      await page.goto(logoutUrl({ client_id: rp.clientId, ui_locales: "de" }));
+      await page.waitForSelector("#logout-confirm");
+      expect(await lang()).toBe("de");
+      await check("logout-confirm-de");
+      await page.goto(logoutUrl({ client_id: rp.clientId }));
+      await page.waitForSelector("#logout-confirm");
+      expect(await page.textContent("main")).toContain(user.email);
+      await check("logout-confirm");
+      await page.click("#logout-confirm");
+      await page.waitForSelector("h1:has-text('You are signed out')");
+      await check("signed-out");
+
+      // Signed in again (with the passkey), then the relying party's logout with the new ID token: signed out at
+      // once, back at the registered URI with `state`; the next silent request finds nobody signed in.
+      const again = await rp.request("openid email");
+      await page.goto(await pageFor(again));
+      await page.click("#passkey");
+      const signedIn = await oidc.authorizationCodeGrant(rp.config, await backAtApp(), {
+        ...again.checks,
+        idTokenExpected: true,
+      });
+      await page.goto(
+        logoutUrl({
+          id_token_hint: signedIn.id_token!,
+          post_logout_redirect_uri: rp.postLogoutRedirectUri,
+          state: "after-logout",
+        }),
+      );
+      expect((await backAtApp("/signed-out")).searchParams.get("state")).toBe("after-logout");
+      // prompt=none reads this browser's session: the authorization endpoint, opened under the page's name.
+      const silent = (await rp.request("openid email", { prompt: "none" })).url;
+      await page.goto(`${origin}${silent.pathname}${silent.search}`);
+      expect((await backAtApp()).searchParams.get("error")).toBe("login_required");
+      await context.close();
+    }
+  }, 180_000);
 
   it("the console in Chromium: creates a user, edits their roles, exports the list as CSV, creates an OAuth2 client", async () => {
     const context = await browser.newContext({
