@@ -49,7 +49,7 @@ export const deadLetterAdminRoutes = new Hono<AppEnv>()
       const { ids } = c.req.valid("json");
       const redelivered = await redeliverDeadLetters(
         db,
-        { events: env.EVENTS, deliveries: env.WEBHOOK_DELIVERIES },
+        { events: env.EVENTS, deliveries: env.WEBHOOK_DELIVERIES, logoutDeliveries: env.LOGOUT_DELIVERIES },
         ids,
       );
       auditAdminAction(c, "dead-letters.redeliver", null, { asked: ids.length, redelivered });

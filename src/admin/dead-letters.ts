@@ -13,8 +13,8 @@ import { type Page, pastCursor, toPage } from "../http/paging";
 export const wireDeadLetterSchema = z.object({
   id: z.string().describe("The queue's message id"),
   queue: z
-    .enum(["events", "deliveries", "unknown"])
-    .describe("Where it failed: the event stream, or a webhook delivery"),
+    .enum(["events", "deliveries", "logoutDeliveries", "unknown"])
+    .describe("Where it failed: the event stream, a webhook delivery, or a back-channel logout notice"),
   summary: z.string().describe("What it was, in a few words: the event's type and id, or the delivery's id"),
   body: z.unknown().describe("The message as the queue carried it"),
   attempts: z.number().int(),
@@ -25,6 +25,9 @@ export type WireDeadLetter = z.infer<typeof wireDeadLetterSchema>;
 function summaryOf(body: unknown): string {
   const fields = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
   if (typeof fields.deliveryId === "string") return `webhook delivery ${fields.deliveryId}`;
+  if (fields.kind === "backchannel-logout") {
+    return `back-channel logout of session ${String(fields.sid)} to client ${String(fields.clientId)}`;
+  }
   if (typeof fields.type === "string" && typeof fields.id === "string") {
     return `${fields.type} ${fields.id} (${String(fields.subject)} #${String(fields.sequence)})`;
   }
@@ -32,7 +35,10 @@ function summaryOf(body: unknown): string {
 }
 
 function toWireDeadLetter(row: DeadLetterRow): WireDeadLetter {
-  const queue = row.queue === "events" || row.queue === "deliveries" ? row.queue : "unknown";
+  const queue =
+    row.queue === "events" || row.queue === "deliveries" || row.queue === "logoutDeliveries"
+      ? row.queue
+      : "unknown";
   return {
     id: row.id,
     queue,

@@ -10,6 +10,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../src/config";
+import { handleQueueBatch } from "../../src/consumers";
 import { createDb } from "../../src/db/client";
 import { QUEUES } from "../../src/events/queues";
 import type { StreamEvent } from "../../src/events/types";
@@ -343,5 +344,43 @@ describe("back-channel logout, the delivery", () => {
       expect(posted).toEqual([]);
       expect(result.explicitAcks).toHaveLength(1);
     }
+  });
+});
+
+// A notice out of retries (its receiver was down for days) is a dead letter: the console and the admin API list it
+// as what it is and can send it back, rather than keeping it as a message of unknown shape nobody can act on.
+describe("back-channel logout, dead letters", () => {
+  it("a logout notice out of retries is listed as one and, sent again, reaches the client", {
+    timeout: 30_000,
+  }, async () => {
+    const session = await signUp(svc);
+    const { client, receiver } = await listeningClient();
+    const notice = {
+      kind: "backchannel-logout",
+      clientId: client.clientId,
+      userId: session.user.id,
+      sid: session.refreshTokenId,
+    };
+    const letterId = `dl-${crypto.randomUUID()}`;
+    const batch = createMessageBatch<unknown>(QUEUES.deadLetters, [
+      { id: letterId, timestamp: new Date(), attempts: 17, body: notice },
+    ]);
+    const ctx = createExecutionContext();
+    await handleQueueBatch(batch, env);
+    await getQueueResult(batch, ctx);
+    const listed = (await (
+      await svc.request("GET", "/admin/events/dead-letters?limit=500", { headers: ADMIN })
+    ).json()) as { items: { id: string; queue: string; summary: string }[] };
+    expect(listed.items.find((item) => item.id === letterId)).toMatchObject({
+      queue: "logoutDeliveries",
+      summary: `back-channel logout of session ${session.refreshTokenId} to client ${client.clientId}`,
+    });
+    const again = await svc.request("POST", "/admin/events/dead-letters/redeliver", {
+      headers: ADMIN,
+      json: { ids: [letterId] },
+    });
+    expect(await again.json()).toEqual({ redelivered: 1 });
+    const [claims] = await logoutTokensAt(receiver, 1);
+    expect(claims).toMatchObject({ aud: client.clientId, sub: session.user.id, sid: session.refreshTokenId });
   });
 });

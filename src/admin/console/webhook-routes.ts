@@ -185,7 +185,7 @@ export const consoleWebhookRoutes = new Hono<AppEnv>()
       const { db, env } = c.var.deps;
       const redelivered = await redeliverDeadLetters(
         db,
-        { events: env.EVENTS, deliveries: env.WEBHOOK_DELIVERIES },
+        { events: env.EVENTS, deliveries: env.WEBHOOK_DELIVERIES, logoutDeliveries: env.LOGOUT_DELIVERIES },
         ids,
       );
       auditAdminAction(c, "dead-letters.redeliver", null, { asked: ids.length, redelivered });
