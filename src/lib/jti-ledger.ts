@@ -7,7 +7,7 @@ import { sha256Hex } from "./crypto";
  * proofs (RFC 9449 §11.1), client assertions (`private_key_jwt`, RFC 7523 §3 item 7) and the assertions of the JWT
  * bearer and ID-JAG grants. Each id is kept in one of 4096 objects named by the first three hex digits of its key's
  * SHA-256, for as long as the JWT it came in could still be presented; `claim` checks and records in one synchronous
- * call, so of two requests racing with the same proof exactly one wins.
+ * call, so of two requests racing with the same proof exactly one wins. An alarm deletes the ids past their time.
  */
 export class JtiLedger extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -36,8 +36,9 @@ export class JtiLedger extends DurableObject<Env> {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM used WHERE expires_at <= ?", Date.now());
     const next = sql.exec<{ next: number | null }>("SELECT min(expires_at) AS next FROM used").one().next;
-    if (next === null) await this.ctx.storage.deleteAll();
-    else await this.ctx.storage.setAlarm(next);
+    // Not `deleteAll()` when none is left: it would drop the table under this very instance, whose constructor
+    // will not run again, and its next `claim` would fail. An empty table costs nothing.
+    if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 }
 
