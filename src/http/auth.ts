@@ -13,7 +13,8 @@ import type { Deps } from "./deps";
  */
 type Presented = { scheme: "Bearer" | "DPoP"; token: string } | null;
 
-function presented(header: string | undefined): Presented {
+/** The `Authorization` header's access token and scheme, for every API that takes one (the OAuth2 userinfo too). */
+export function presented(header: string | undefined): Presented {
   const match = header ? /^(Bearer|DPoP)\s+(\S+)$/i.exec(header) : null;
   if (!match) return null;
   return { scheme: match[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer", token: match[2]! };

@@ -1,3 +1,4 @@
+import { presented } from "../http/auth";
 import { DPoPProofError, type VerifiedDPoPProof } from "../lib/dpop-proof";
 import { DPOP_ALGS, dpopNonceHeaders, dpopProofOf } from "./dpop";
 import { OAuth2Error } from "./errors";
@@ -36,9 +37,7 @@ export function resourceError(
 
 /** The request's access token and the scheme it came with; the scheme is `Bearer` when there is none. */
 export function presentedToken(c: Ctx): { scheme: TokenScheme; token?: string } {
-  const match = /^(Bearer|DPoP)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
-  if (!match) return { scheme: "Bearer" };
-  return { scheme: match[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer", token: match[2] };
+  return presented(c.req.header("authorization")) ?? { scheme: "Bearer" };
 }
 
 /**
