@@ -2,13 +2,14 @@
 // admin, storage) over shared plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib
 // and the top-level errors, env and config). `src/index.ts`, `src/app.ts` and `src/consumers.ts` (the queues'
 // consumers) compose them and may import anything.
-const FEATURES = "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim)/";
+const FEATURES =
+  "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|account-center)/";
 const PLUMBING =
   "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
 const FOLDERS_WITH_SUBFOLDERS =
-  "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|token-families)/";
+  "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|account-center|token-families)/";
 // Plumbing from the bottom up: a layer imports (at run time) only the layers below it.
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
@@ -77,7 +78,7 @@ module.exports = {
         path: FEATURES,
         pathNot: [
           "^src/$1/",
-          "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim)/index\\.ts$",
+          "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|account-center)/index\\.ts$",
         ],
       },
     },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "./errors";
 import { type HooksConfig, parseHooks } from "./hooks/config";
+import { LANGUAGES } from "./lib/i18n";
 import { parseImportedJwtSecret } from "./lib/imported-tokens";
 import { isLoopbackHost } from "./lib/loopback";
 import { type Catalog, templateCatalog } from "./mail/templates";
@@ -177,6 +178,32 @@ export const configSchema = z.object({
   AUTH_USER_DEFAULT_ALLOWED_ROLES: list(["user", "me"]),
   AUTH_LOCALE_DEFAULT: z.string().min(2).max(3).default("en"),
   AUTH_LOCALE_ALLOWED_LOCALES: list(["en"]),
+  /**
+   * The languages the pages and mails speak (contract §13), among the shipped ones; the first is the fallback.
+   * Default: every shipped language, English first.
+   */
+  AUTH_UI_LOCALES: list([...LANGUAGES]).pipe(z.array(z.enum(LANGUAGES)).min(1)),
+  /** Per-account lockout (contract §13): failures of one factor within the window that lock it. */
+  AUTH_LOCKOUT_THRESHOLD: z.coerce.number().int().min(3).max(1000).default(10),
+  AUTH_LOCKOUT_WINDOW: seconds(3600),
+  /** The brand of the pages and mails (contract §13); the console's setting, when made, wins over these. */
+  AUTH_BRAND_NAME: z.string().trim().min(1).max(80).optional(),
+  AUTH_BRAND_LOGO_URL: z
+    .string()
+    .url()
+    .refine(
+      (v) => v.startsWith("https://") || v.startsWith("http://localhost") || v.startsWith("http://127."),
+      "must be https",
+    )
+    .optional(),
+  AUTH_BRAND_COLOR: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, "must be a colour like #1a73e8")
+    .optional(),
+  AUTH_BRAND_COLOR_DARK: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, "must be a colour like #8ab4f8")
+    .optional(),
   AUTH_ACCESS_TOKEN_EXPIRES_IN: seconds(900).refine(
     (n) => n > 60,
     "must be above 60 (the client refreshes at 60 s)",

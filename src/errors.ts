@@ -45,6 +45,7 @@ export const ERRORS = {
   "provider-account-already-linked": [400, "this provider account is already linked to another user"],
   unauthorized: [401, "missing or invalid access token"],
   "too-many-requests": [429, "too many requests"],
+  "account-locked": [429, "too many failed attempts: this sign-in method is locked for a while"],
   // Not in the reference catalog: an unknown path or method. Documented in docs/decisions.md.
   "route-not-found": [404, "route not found"],
   "payload-too-large": [413, "request body too large"],
@@ -104,8 +105,14 @@ export class RateLimitedError extends AppError {
   constructor(
     readonly retryAfterSeconds: number,
     message?: string,
+    code: "too-many-requests" | "account-locked" = "too-many-requests",
   ) {
-    super("too-many-requests", message);
+    super(code, message);
+  }
+
+  /** A factor of an account locked after failures (contract §13): the same answer for a known and an unknown account. */
+  static accountLocked(retryAfterSeconds: number): RateLimitedError {
+    return new RateLimitedError(retryAfterSeconds, undefined, "account-locked");
   }
 
   /** Names the bucket (contract §11), so whoever meets the limit knows which setting it is. */

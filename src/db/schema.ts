@@ -80,6 +80,10 @@ export const sessions = sqliteTable(
      * refreshes must prove that key, and its access tokens carry it as `cnf.jkt`. Null: bearer tokens.
      */
     dpopJkt: text("dpop_jkt"),
+    /** The client address the session began from (contract §13 session list); null for sessions from before. */
+    ip: text("ip"),
+    /** Where that address is, roughly (`request.cf`: city, region, country), as the session list shows it; null if unknown. */
+    place: text("place"),
   },
   (t) => [
     index("sessions_user_id").on(t.userId),
@@ -1056,3 +1060,30 @@ export const scimGroupMembers = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.groupId, t.userId] }), index("scim_group_members_user").on(t.userId)],
 );
+
+/**
+ * The devices a user signed in from (contract §13 new-device notice), by a keyed hash of the device's cookie, so a
+ * sign-in from one not listed mails the user. On the user's shard.
+ */
+export const userDevices = sqliteTable(
+  "user_devices",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    deviceHash: text("device_hash").notNull(),
+    firstSeenAt: integer("first_seen_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+);
+
+/**
+ * Settings an operator makes in the console that win over the environment (contract §13: the brand), one row per
+ * setting, its value JSON. On the home database.
+ */
+export const serviceSettings = sqliteTable("service_settings", {
+  key: text("key").primaryKey(),
+  value: text("value", { mode: "json" }).$type<unknown>().notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

@@ -7,6 +7,8 @@ export const TEMPLATE_NAMES = [
   "password-reset",
   "email-confirm-change",
   "org-invitation",
+  "account-locked",
+  "new-device",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

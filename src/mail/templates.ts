@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { ConfigError } from "../errors";
-import { de } from "./catalog/de";
-import { en } from "./catalog/en";
-import { fr } from "./catalog/fr";
+import { CATALOGUES } from "../lib/i18n";
 import {
   type Catalog,
   type LocaleTemplates,
@@ -21,7 +19,13 @@ import {
 export type { Catalog, LocaleTemplates, Template, TemplateName };
 export { TEMPLATE_NAMES };
 
-const BUILT_IN: Catalog = { en, fr, de };
+/** Each language's mails, from its catalogue (src/lib/i18n/): contract §8's, the lockout notice and the new-device notice. */
+const BUILT_IN: Catalog = Object.fromEntries(
+  Object.entries(CATALOGUES).map(([language, catalogue]) => [
+    language,
+    { ...catalogue.mails, "account-locked": catalogue.lockout.mail, "new-device": catalogue.devices.mail },
+  ]),
+);
 
 const overrideSchema = z.record(
   z.string().min(2).max(3),

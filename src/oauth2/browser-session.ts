@@ -45,19 +45,33 @@ async function mac(deps: Deps, payload: string): Promise<string> {
   );
 }
 
+/**
+ * Scoped to the auth API's path (`AUTH_SERVER_URL`'s), not only `/oauth2`: the hosted pages of a first-party app
+ * (`/signin`) and the account center (`/account`, contract §13) read the same sign-in. Nothing but those pages reads
+ * the cookie; the API authenticates by bearer tokens.
+ */
 function cookieOptions(deps: Deps) {
   const server = new URL(deps.config.AUTH_SERVER_URL);
   return {
-    path: `${server.pathname.replace(/\/$/, "")}/oauth2`,
+    path: server.pathname.replace(/\/$/, "") || "/",
     httpOnly: true,
     secure: server.protocol === "https:",
     sameSite: "Lax" as const,
   };
 }
 
+/** Where the cookie lived before the account center (`/oauth2` under the API): removed whenever it is written. */
+function formerCookieOptions(deps: Deps) {
+  return {
+    ...cookieOptions(deps),
+    path: `${new URL(deps.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}/oauth2`,
+  };
+}
+
 async function writeCookie(c: Context<AppEnv>, claims: CookieClaims): Promise<void> {
   const deps = c.var.deps;
   const payload = base64url.encode(JSON.stringify(claims));
+  if (getCookie(c, COOKIE)) deleteCookie(c, COOKIE, formerCookieOptions(deps));
   setCookie(c, COOKIE, `${payload}.${await mac(deps, payload)}`, {
     ...cookieOptions(deps),
     maxAge: deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN,
@@ -126,6 +140,7 @@ function methodTimes(value: unknown, at: number): MethodTimes {
 
 export function endBrowserSession(c: Context<AppEnv>): void {
   deleteCookie(c, COOKIE, cookieOptions(c.var.deps));
+  deleteCookie(c, COOKIE, formerCookieOptions(c.var.deps));
 }
 
 /** The signed-in user of this browser, if the cookie is ours, its session stands and the user is enabled. */

@@ -1,48 +1,32 @@
 import type { Context } from "hono";
-import { de } from "./de";
-import { en, type PageText } from "./en";
-import { fr } from "./fr";
+import type { AppEnv } from "../../../http/app-env";
+import { acceptedLanguages, CATALOGUES, type Catalogue, chooseLanguage } from "../../../lib/i18n";
+import type { PageText } from "../../../lib/i18n/en/pages";
 
-export type { PageText } from "./en";
+export type { PageText };
 
 /**
- * The words of the built-in sign-in, consent and device pages, one catalogue per language (like the mail
- * templates). The language is the first of the request's `ui_locales` (OIDC Core §3.1.2.1) that we have, else the
- * browser's `Accept-Language` in its order of preference, else English. A new language is a file here and a line in
- * `CATALOG`.
+ * The catalogue for this request (contract §13): `uiLocales` (the OAuth2 request's, OIDC Core §3.1.2.1) first, then the
+ * signed-in user's `locale`, then the browser's `Accept-Language` in its order of preference, among
+ * `AUTH_UI_LOCALES`; else the first of those.
  */
-export const CATALOG: Record<string, PageText> = { en, fr, de };
-
-/** Language tags in preference order from an `Accept-Language` header (q-values honoured, at most 20 read). */
-function acceptedLanguages(header: string | undefined): string[] {
-  if (!header) return [];
-  return header
-    .slice(0, 500)
-    .split(",")
-    .slice(0, 20)
-    .map((part, index) => {
-      const [tag = "", ...params] = part.trim().split(";");
-      const q = Number(
-        params
-          .find((p) => p.trim().startsWith("q="))
-          ?.trim()
-          .slice(2) ?? "1",
-      );
-      return { tag: tag.trim().toLowerCase(), q: Number.isFinite(q) ? q : 0, index };
-    })
-    .filter((entry) => entry.tag && entry.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index)
-    .map((entry) => entry.tag);
+export function catalogueFor(
+  c: Context<AppEnv>,
+  uiLocales: readonly string[] = [],
+  userLocale?: string | null,
+): Catalogue {
+  const language = chooseLanguage(
+    [...uiLocales, userLocale, ...acceptedLanguages(c.req.header("accept-language"))],
+    c.var.config.AUTH_UI_LOCALES,
+  );
+  return CATALOGUES[language];
 }
 
-/** The page's words for this request: `uiLocales` (the OAuth2 request's) first, then the browser's languages. */
-export function pageText(c: Context, uiLocales: string[] = []): PageText {
-  for (const tag of [
-    ...uiLocales.map((l) => l.toLowerCase()),
-    ...acceptedLanguages(c.req.header("accept-language")),
-  ]) {
-    const found = CATALOG[tag.split("-")[0] ?? ""];
-    if (found) return found;
-  }
-  return en;
+/** The built-in pages' words for this request (`catalogueFor`). */
+export function pageText(
+  c: Context<AppEnv>,
+  uiLocales: readonly string[] = [],
+  userLocale?: string | null,
+): PageText {
+  return catalogueFor(c, uiLocales, userLocale).pages;
 }

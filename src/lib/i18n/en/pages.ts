@@ -2,7 +2,7 @@
  * The built-in pages in English: the catalogue every other language follows, key for key (its shape is `PageText`;
  * test/oauth2/page/text.test.ts checks every language has every key, with the same kind of value).
  */
-export const en = {
+export const pages = {
   lang: "en",
   signInTitle: "Sign in",
   toContinueTo: "to continue to",
@@ -152,4 +152,4 @@ export const en = {
   },
 };
 
-export type PageText = typeof en;
+export type PageText = typeof pages;

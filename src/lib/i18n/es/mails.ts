@@ -1,6 +1,6 @@
-import type { LocaleTemplates } from "../template-types";
+import type { Mails } from "../en/mails";
 
-export const en: LocaleTemplates = {
+export const mails: Mails = {
   "email-verify": {
     subject: "Verify your email",
     text: "Hello ${displayName},\n\nAn account was created with this email address. If it was you, use this link to verify the address:\n${link}\n\nIf you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.\n",

@@ -1,6 +1,6 @@
-import type { LocaleTemplates } from "../template-types";
+import type { Mails } from "../en/mails";
 
-export const de: LocaleTemplates = {
+export const mails: Mails = {
   "email-verify": {
     subject: "Bestätigen Sie Ihre E-Mail-Adresse",
     text: "Hallo ${displayName},\n\nmit dieser E-Mail-Adresse wurde ein Konto angelegt. Wenn Sie das waren, bestätigen Sie die Adresse mit diesem Link:\n${link}\n\nWenn nicht, folgen Sie dem Link nicht: Jemand anderes hat diese Adresse und ihr Passwort gewählt. Ignorieren Sie diese E-Mail, dann bleibt das Konto unbenutzbar.\n",

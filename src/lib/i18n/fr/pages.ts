@@ -1,7 +1,7 @@
-import type { PageText } from "./en";
+import type { PageText } from "../en/pages";
 
 /** The built-in pages in French. */
-export const fr: PageText = {
+export const pages: PageText = {
   lang: "fr",
   signInTitle: "Connexion",
   toContinueTo: "pour continuer vers",

@@ -1,6 +1,6 @@
-import type { LocaleTemplates } from "../template-types";
+import type { Mails } from "../en/mails";
 
-export const fr: LocaleTemplates = {
+export const mails: Mails = {
   "email-verify": {
     subject: "Vérifiez votre adresse e-mail",
     text: "Bonjour ${displayName},\n\nUn compte a été créé avec cette adresse e-mail. Si c'est vous, utilisez ce lien pour vérifier l'adresse :\n${link}\n\nSi vous ne l'avez pas créé, ne suivez pas le lien : quelqu'un d'autre a choisi cette adresse et son mot de passe. Ignorez ce message, et le compte reste inutilisable.\n",

@@ -1,7 +1,7 @@
-import type { PageText } from "./en";
+import type { PageText } from "../en/pages";
 
 /** The built-in pages in German. */
-export const de: PageText = {
+export const pages: PageText = {
   lang: "de",
   signInTitle: "Anmelden",
   toContinueTo: "um fortzufahren zu",

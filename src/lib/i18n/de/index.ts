@@ -1,0 +1,10 @@
+import type { Catalogue } from "../en";
+import { account } from "./account";
+import { accountSecurity } from "./account-security";
+import { devices } from "./devices";
+import { hosted } from "./hosted";
+import { lockout } from "./lockout";
+import { mails } from "./mails";
+import { pages } from "./pages";
+
+export const de: Catalogue = { pages, mails, lockout, devices, account, accountSecurity, hosted };

@@ -1,0 +1,13 @@
+/**
+ * A locked sign-in factor (contract §13): the mail to the account's owner, with the link that unlocks it, and the page
+ * that link lands on. Placeholders: `${displayName}`, `${link}`, `${minutes}`.
+ */
+export const lockout = {
+  mail: {
+    subject: "Your account was locked",
+    text: "Hello ${displayName},\n\nThere were too many failed attempts to sign in to your account, so signing in with that method is paused for ${minutes} minutes. If it was you, use this link to unlock it now:\n${link}\n\nIf it was not you, someone may know your email address: choose a strong password.\n",
+    html: '<p>Hello ${displayName},</p><p>There were too many failed attempts to sign in to your account, so signing in with that method is paused for ${minutes} minutes. If it was you, <a href="${link}">unlock it now</a>.</p><p>If it was not you, someone may know your email address: choose a strong password.</p>',
+  },
+};
+
+export type Lockout = typeof lockout;

@@ -1,0 +1,5 @@
+import type { AccountSecurity } from "../en/account-security";
+
+export const accountSecurity: AccountSecurity = {
+  title: "Security",
+};

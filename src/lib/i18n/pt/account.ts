@@ -1,0 +1,5 @@
+import type { Account } from "../en/account";
+
+export const account: Account = {
+  title: "Your account",
+};
