@@ -3,6 +3,8 @@
  * the console manages clients, the queue handler runs back-channel logout). Everything else in src/oauth2/ is
  * internal to it (.dependency-cruiser.cjs).
  */
+
+export { type BrowserSession, readBrowserSession } from "./browser-session";
 export {
   type ClientBody,
   type ClientConsent,
@@ -21,3 +23,7 @@ export {
 } from "./clients";
 // Back-channel logout (src/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
 export { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
+// The house of the built-in pages (contract §13): the account center (src/account-center/) renders in it, reads the
+// page's sign-in and re-authenticates with its proofs.
+export { render } from "./page/page-response";
+export { catalogueFor, pageText } from "./page/text";

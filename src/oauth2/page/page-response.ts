@@ -37,6 +37,8 @@ export function render(
     script?: string;
     widget?: boolean;
     providerOrigins?: string[];
+    /** More of our own CSS after the house style (`PageFrame.style`). */
+    style?: string;
   },
 ) {
   // The request id in the URL must not reach any other site: `same-origin` referrers (setPageHeaders).
@@ -58,6 +60,7 @@ export function render(
       body,
       script: options.script,
       widgetScript: options.widget ? TURNSTILE_SCRIPT : undefined,
+      style: options.style,
     }),
     status,
   );

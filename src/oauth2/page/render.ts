@@ -57,9 +57,11 @@ export interface PageFrame {
   script?: string;
   /** An outside script the page embeds (Turnstile's widget loader), with the nonce. */
   widgetScript?: string;
+  /** More of our own CSS, after the house style (the account center's): constant text, never request data. */
+  style?: string;
 }
 
-export function page({ nonce, lang, title, body, script, widgetScript }: PageFrame) {
+export function page({ nonce, lang, title, body, script, widgetScript, style }: PageFrame) {
   return html`<!doctype html>
 <html lang="${lang}">
 <head>
@@ -67,7 +69,7 @@ export function page({ nonce, lang, title, body, script, widgetScript }: PageFra
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${title}</title>
-<style nonce="${nonce}">${STYLE}</style>
+<style nonce="${nonce}">${STYLE}${style ?? ""}</style>
 ${widgetScript ? html`<script nonce="${nonce}" src="${widgetScript}" async defer></script>` : ""}
 </head>
 <body><main>${body}</main>${script ? html`<script nonce="${nonce}">${raw(script)}</script>` : ""}</body>
