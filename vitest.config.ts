@@ -142,8 +142,12 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/compat/**", "test/tooling/**", ...NEEDS_OWN_STORAGE],
           setupFiles: ["./test/apply-migrations.ts"],
-          // A real SMTP server on loopback for the SMTP transport's tests.
-          globalSetup: ["./test/fakes/smtp-sink.ts", "./test/fakes/oidc-idp.ts"],
+          // A real SMTP server on loopback for the SMTP transport's tests; the Pwned Passwords range API's fake.
+          globalSetup: [
+            "./test/fakes/smtp-sink.ts",
+            "./test/fakes/oidc-idp.ts",
+            "./test/fakes/pwned-passwords.ts",
+          ],
         },
       },
       {

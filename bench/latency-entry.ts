@@ -13,10 +13,12 @@ import worker from "../src/index";
 
 export {
   GuessGuard,
+  JtiLedger,
   OneTimeCode,
   RateLimiter,
   RefreshSession,
   SessionFamilies,
+  SignInLockout,
   WebauthnChallenge,
 } from "../src/index";
 

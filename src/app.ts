@@ -2,8 +2,10 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import { accountCenterRoutes } from "./account-center";
 import { adminApp } from "./admin/app";
 import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
+import { newDeviceNotice } from "./auth";
 import { coreAuthRoutes } from "./auth/core-routes";
 import type { Config } from "./config";
 import { BOOKMARK_HEADER } from "./db/replica";
@@ -93,6 +95,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
       // Token and error answers must never be cached (contract §1); routes that may be cached say so themselves.
       if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
     },
+    // A sign-in's answer gets the device cookie; a new device is mailed about after it (contract §13).
+    newDeviceNotice(),
     // The import's batches and file bytes (src/move-in/) are bounded and read by its own routes: a file's bytes
     // stream through to R2, never held whole.
     (c, next) =>
@@ -111,6 +115,8 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
     .route("/", ssoRoutes)
     .route("/", scimApp)
     .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
+    // The account center (contract §13): its own pages, served whether or not the OAuth2 provider is on.
+    .route("/account", accountCenterRoutes)
     .route("/admin", adminApp);
   auth.route(
     "/",

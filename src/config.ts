@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ConfigError } from "./errors";
 import { type HooksConfig, parseHooks } from "./hooks/config";
+import { brandColourSchema, brandLogoUrlSchema, brandNameSchema } from "./lib/brand";
 import { LANGUAGES } from "./lib/i18n";
 import { parseImportedJwtSecret } from "./lib/imported-tokens";
 import { isLoopbackHost } from "./lib/loopback";
@@ -177,7 +178,11 @@ export const configSchema = z.object({
   AUTH_USER_DEFAULT_ROLE: z.string().min(1).default("user"),
   AUTH_USER_DEFAULT_ALLOWED_ROLES: list(["user", "me"]),
   AUTH_LOCALE_DEFAULT: z.string().min(2).max(3).default("en"),
-  AUTH_LOCALE_ALLOWED_LOCALES: list(["en"]),
+  /**
+   * What a user's `locale` may be (Nhost's meaning), and so which languages their mails can speak. Default: every
+   * shipped language (Nhost's was `en`, when it shipped English only: docs/decisions.md "Languages").
+   */
+  AUTH_LOCALE_ALLOWED_LOCALES: list([...LANGUAGES]),
   /**
    * The languages the pages and mails speak (contract §13), among the shipped ones; the first is the fallback.
    * Default: every shipped language, English first.
@@ -187,23 +192,11 @@ export const configSchema = z.object({
   AUTH_LOCKOUT_THRESHOLD: z.coerce.number().int().min(3).max(1000).default(10),
   AUTH_LOCKOUT_WINDOW: seconds(3600),
   /** The brand of the pages and mails (contract §13); the console's setting, when made, wins over these. */
-  AUTH_BRAND_NAME: z.string().trim().min(1).max(80).optional(),
-  AUTH_BRAND_LOGO_URL: z
-    .string()
-    .url()
-    .refine(
-      (v) => v.startsWith("https://") || v.startsWith("http://localhost") || v.startsWith("http://127."),
-      "must be https",
-    )
-    .optional(),
-  AUTH_BRAND_COLOR: z
-    .string()
-    .regex(/^#[0-9a-fA-F]{6}$/, "must be a colour like #1a73e8")
-    .optional(),
-  AUTH_BRAND_COLOR_DARK: z
-    .string()
-    .regex(/^#[0-9a-fA-F]{6}$/, "must be a colour like #8ab4f8")
-    .optional(),
+  // The same rules as the console's and the admin API's (src/lib/brand.ts): https logos only, #rrggbb colours.
+  AUTH_BRAND_NAME: brandNameSchema.optional(),
+  AUTH_BRAND_LOGO_URL: brandLogoUrlSchema.optional(),
+  AUTH_BRAND_COLOR: brandColourSchema("#1a73e8").optional(),
+  AUTH_BRAND_COLOR_DARK: brandColourSchema("#8ab4f8").optional(),
   AUTH_ACCESS_TOKEN_EXPIRES_IN: seconds(900).refine(
     (n) => n > 60,
     "must be above 60 (the client refreshes at 60 s)",

@@ -11,6 +11,7 @@ import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
 
+export { SignInLockout } from "./auth";
 export { OneTimeCode } from "./auth/links/one-time-code";
 export { GuessGuard } from "./auth/mfa/guess-guard";
 export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";

@@ -16,6 +16,8 @@ export interface RequestOptions {
   body?: BodyInit;
   token?: string;
   headers?: Record<string, string>;
+  /** What Cloudflare would say of the client (`request.cf`: city, region, country…); absent by default, as in tests. */
+  cf?: Partial<IncomingRequestCfProperties>;
 }
 
 export type TestService = ReturnType<typeof service>;
@@ -33,7 +35,8 @@ export function service(overrides: Record<string, unknown> = {}) {
     const body = options.json !== undefined ? JSON.stringify(options.json) : options.body;
     const ctx = createExecutionContext();
     const url = path.startsWith("http") ? path : `${SERVER}${PREFIX}${path}`;
-    const response = await worker.fetch!(new Request(url, { method, headers, body }), testEnv, ctx);
+    const init = { method, headers, body, cf: options.cf as IncomingRequestCfProperties | undefined };
+    const response = await worker.fetch!(new Request(url, init), testEnv, ctx);
     await waitOnExecutionContext(ctx);
     await checkAnswer(testEnv, method, url, response);
     return response;

@@ -8,6 +8,7 @@ import { scimTokenAdminRoutes } from "../scim";
 import { ssoAdminRoutes } from "../sso";
 import { webhookAdminRoutes } from "../webhooks";
 import { auditAdminRoutes } from "./audit-routes";
+import { brandAdminRoutes } from "./brand-routes";
 import { consoleRoutes } from "./console/console-routes";
 import { deadLetterAdminRoutes } from "./dead-letter-routes";
 import { requireAdminSecret, requireConfiguredSecret } from "./guard";
@@ -22,6 +23,7 @@ const adminApi = new Hono<AppEnv>()
   .use(requireAdminSecret)
   .route("/", userAdminRoutes)
   .route("/", keyAdminRoutes)
+  .route("/", brandAdminRoutes)
   .route("/", oauth2ClientAdminRoutes)
   .route("/", auditAdminRoutes)
   .route("/", webhookAdminRoutes)

@@ -9,6 +9,7 @@ import { pageQuery, pageSchema } from "../http/paging";
 import { jsonBody, queryParams } from "../http/validation";
 import { metadataSchema } from "../lib/json-metadata";
 import { listSessions, revokeSessionById } from "./sessions";
+import { unlockUser } from "./unlock";
 import { createUser, deleteUser, getUserDetail, listUsers, patchUser, requireUser } from "./users";
 import { adminSessionSchema, adminUserDetailSchema, adminUserSchema } from "./wire";
 
@@ -109,6 +110,23 @@ export const userAdminRoutes = new Hono<AppEnv>()
     async (c) => {
       const deleted = await deleteUser(c.var.deps, c.req.param("id"));
       auditAdminAction(c, "user.delete", deleted.id, { email: deleted.email });
+      return c.body(null, 204);
+    },
+  )
+  .post(
+    "/users/:id/unlock",
+    operation({
+      summary: "Unlock a user's sign-in",
+      description:
+        "Lifts every lock of the user's per-account lockout (password, email and SMS codes, TOTP, recovery codes; " +
+        "contract §13) and forgets their failures and wrong second-factor codes, so the user can sign in at once. " +
+        "404 `not-found` for an unknown user. Audited (`admin.user.unlock`, with the factors that were locked).",
+      security: "admin-secret",
+      answers: { 204: NO_CONTENT("Unlocked (also when nothing was locked).") },
+    }),
+    async (c) => {
+      const { id, factors } = await unlockUser(c.var.deps, c.req.param("id"));
+      auditAdminAction(c, "user.unlock", id, { factors });
       return c.body(null, 204);
     },
   )

@@ -16,7 +16,21 @@ export type AuditEventType =
   | "mfa.disabled"
   | "security-key.added"
   | "pat.created"
+  /** A sign-in factor locked after failures (contract §13): detail {factor, minutes}. */
+  | "signin.locked"
+  /** A locked factor unlocked by the mailed link: detail {factor}. */
+  | "signin.unlocked"
+  /** The user revoked one of their personal access tokens (the account center): detail {patId}. */
+  | "pat.revoked"
+  /** The user ended one of their sessions (`DELETE /user/sessions/{id}`): detail {sessionId}. */
+  | "session.revoke"
+  /** The user ended every other session (`DELETE /user/sessions?others=true`): detail {kept}. */
+  | "session.revoke-others"
+  /** The user deleted their own account in the account center: detail {email}. */
+  | "account.delete"
   | "provider.linked"
+  /** The user unlinked a provider identity (the account center): detail {provider, providerUserId}. */
+  | "provider.unlinked"
   | "oauth2.consent"
   | "oauth2.grant-revoked"
   | "oauth2.client-registered"
@@ -73,6 +87,8 @@ const METHODS: [RegExp, string][] = [
   [/\/verify$/, "email-link"],
   [/\/token\/exchange$/, "pkce-link"],
   [/\/oauth2\/interaction\//, "oauth2-page"],
+  // A first-party app's session made by the hosted pages for the person signed in to them (src/oauth2/app-requests.ts).
+  [/\/signin$/, "hosted-page"],
   [/\/admin\/users$/, "admin"],
 ];
 

@@ -13,7 +13,9 @@ import { devInboxRoutes } from "./dev/inbox-routes";
 import { passwordlessRoutes } from "./links/passwordless-routes";
 import { smsRoutes } from "./links/sms-routes";
 import { verifyRoutes } from "./links/verify-routes";
+import { unlockRoutes } from "./lockout/unlock-routes";
 import { mfaRoutes } from "./mfa/mfa-routes";
+import { sessionListRoutes } from "./sessions/list-routes";
 import { tokenRoutes } from "./sessions/token-routes";
 import { securityKeyRoutes } from "./webauthn/security-key-routes";
 import { webauthnRoutes } from "./webauthn/webauthn-routes";
@@ -34,8 +36,10 @@ export function coreAuthRoutes(config: Config): Hono<AppEnv> {
     .route("/", signUpRoutes)
     .route("/", signInRoutes)
     .route("/", tokenRoutes)
+    .route("/", sessionListRoutes)
     .route("/", userRoutes)
     .route("/", verifyRoutes)
+    .route("/", unlockRoutes)
     .route("/", passwordlessRoutes)
     .route("/", anonymousRoutes)
     .route("/", accountRoutes)

@@ -19,11 +19,14 @@ import { revokeAllSessions } from "./revocation";
  * What ends when the credentials of an account change hands or change: outstanding link tickets and codes (a reset
  * or magic link mailed before must not outlive a password reset or an email change), PATs, pending MFA sign-ins,
  * the OAuth2 grants of third-party clients, and every session but `keepSessionId` (the caller's own, when the caller changed their own password).
+ * `signOutOthers: false` (a password change or reset that asked to keep them, contract §13) keeps the user's sessions;
+ * the rest ends all the same: those are credentials someone else may hold, not devices the user signed in on.
  */
 export async function endOutstandingGrants(
   deps: Deps,
   userId: string,
   keepSessionId?: string,
+  signOutOthers = true,
 ): Promise<void> {
   // One batch in the user's shard, which holds every one of these rows.
   const db = deps.shards.ofUser(userId);
@@ -37,7 +40,7 @@ export async function endOutstandingGrants(
     db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
   ]);
   await Promise.all([
-    revokeAllSessions(deps, userId, keepSessionId),
+    signOutOthers && revokeAllSessions(deps, userId, keepSessionId),
     releaseImported(deps, userId, endedTickets, endedTokens),
   ]);
   // After the sessions: each one's `session.revoked` event names the OAuth2 clients holding a grant from it, which

@@ -5,21 +5,38 @@
  * are the core its sub-folders share, and each sub-folder's index.ts is what the others may use of it.
  */
 export {
+  changeUserPassword,
   checkPasswordPolicy,
+  createPersonalAccessToken,
+  listPersonalAccessTokens,
+  type PersonalAccessTokenFacts,
   resetPasswordInSession,
+  revokePersonalAccessToken,
   signInEmailPassword,
   signUpEmailPassword,
 } from "./accounts";
 export { completeSignIn, type SignInResult } from "./complete-sign-in";
 export { proveEmail } from "./credential-reset";
+export { type DeviceName, deviceNameOf, newDeviceNotice } from "./devices";
 export {
+  changeUserEmail,
   type LinkRequest,
   sendPasswordResetEmail,
   sendVerificationEmail,
   signInPasswordlessEmail,
 } from "./links";
-export { verifySignInMfaTotp } from "./mfa";
-export { type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
+// The per-account lockout (contract §13): its object (src/index.ts exports the class), an admin's unlock.
+export { type FactorLock, lockedFactors, SignInLockout, unlockAccount } from "./lockout";
+export {
+  changeMfa,
+  createRecoveryCodes,
+  forgetSecondFactorGuesses,
+  generateTotp,
+  issueRecoveryCodes,
+  startTotpSetup,
+  verifySignInMfaTotp,
+} from "./mfa";
+export { createSession, type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
 export { createUser, identifiersOf, removeUser } from "./new-users";
 export {
   type ActiveMembership,
@@ -27,8 +44,16 @@ export {
   BUILT_IN_ORG_ROLES,
   orgRoles,
 } from "./org-membership";
-export { revokeAllSessions, revokeSession } from "./revocation";
-export { renewSession } from "./sessions";
+export { updateOwnProfile } from "./profile";
+export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
+export {
+  listUserSessions,
+  renewSession,
+  revokeOtherUserSessions,
+  revokeUserSession,
+  type UserSession,
+  userSessionSchema,
+} from "./sessions";
 export {
   conformingDisplayName,
   resolveRedirectTo,
@@ -46,4 +71,13 @@ export {
   type WireUser,
   wireUserSchema,
 } from "./users";
-export { requireElevation } from "./webauthn";
+export {
+  addSecurityKey,
+  deleteSecurityKey,
+  listSecurityKeys,
+  registrationCredential,
+  requireElevation,
+  userHasSecurityKey,
+  verifyAddSecurityKey,
+  type WireSecurityKey,
+} from "./webauthn";

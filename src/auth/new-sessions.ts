@@ -123,6 +123,9 @@ export async function createSession(
         method: methodOf(deps.path),
         orgId: org?.orgId ?? null,
         dpopJkt,
+        // Where it began, for the user's session list (contract §13).
+        ip: deps.visitor.address,
+        place: deps.visitor.place,
       }),
       db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
     ]),
@@ -138,6 +141,8 @@ export async function createSession(
     if (family.status === "fulfilled") deps.background(revokeFamily(deps, locator, sessionId));
     throw row.status === "rejected" ? row.reason : (family as PromiseRejectedResult).reason;
   }
+  // The new-device notice (src/auth/devices/) sets the device cookie on this request's answer and checks the device.
+  deps.visitor.signedIn = user;
   if (extraClaims?.["x-hasura-auth-elevated"]) {
     deps.audit({ type: "elevation", userId: user.id, detail: { method: methodOf(deps.path) } });
   } else if (!isSignUpPath(deps.path)) {

@@ -24,8 +24,29 @@ async function revokeSessionIn(deps: Deps, db: Db | undefined, sessionId: string
     .where(eq(sessions.id, sessionId))
     .returning({ locator: sessions.locator })
     .get();
-  if (removed?.locator) await revokeFamily(deps, removed.locator, sessionId);
+  await endFamilyOf(deps, sessionId, removed?.locator);
+}
+
+/** A deleted session's refresh tokens end too: its family's object, or the legacy drawer's hashes (no locator). */
+async function endFamilyOf(deps: Deps, sessionId: string, locator: string | null | undefined) {
+  if (locator) await revokeFamily(deps, locator, sessionId);
   else await revokeLegacySession(deps, sessionId, refreshLifetimeMs(deps)); // legacy drawer
+}
+
+/**
+ * Sign-out of one session of `userId` (the session list's "sign out that one", contract §13): the row goes only if
+ * it is that user's, in one statement, so no one ends, or learns of, another user's session. False: no such session.
+ */
+export async function revokeSessionOfUser(deps: Deps, userId: string, sessionId: string): Promise<boolean> {
+  const removed = await deps.shards
+    .ofUser(userId)
+    .delete(sessions)
+    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId)))
+    .returning({ locator: sessions.locator })
+    .get();
+  if (!removed) return false;
+  await endFamilyOf(deps, sessionId, removed.locator);
+  return true;
 }
 
 /** Sign-out of the one session a refresh token belongs to; an unknown token is not an error (contract §3.3). */

@@ -17,8 +17,8 @@ const CHUNK = 50;
 export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]): Promise<number> {
   let ended = 0;
   // A TOTP step's session may have begun at the IdP or with a password: ended all the same (signing in again through
-  // the IdP is what enforcement asks).
-  const methods = [...METHODS_UNDER_SSO, "mfa-totp"];
+  // the IdP is what enforcement asks). So is an app's session from the hosted pages, whatever signed the pages in.
+  const methods = [...METHODS_UNDER_SSO, "mfa-totp", "hosted-page"];
   for (const domain of domains) {
     // Domains are [a-z0-9.-] only (src/sso/domains.ts), so nothing in them is a LIKE wildcard.
     for (const db of deps.shards.all) {

@@ -49,7 +49,7 @@ export function requestContext(config: Config) {
       background,
       audit,
       path: c.req.path,
-      visitor: visitorOf(c.req.raw.headers),
+      visitor: visitorOf(c.req.raw.headers, c.req.raw.cf),
     });
     await next();
     c.header("X-Request-Id", requestId);

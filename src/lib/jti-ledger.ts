@@ -42,8 +42,11 @@ export class JtiLedger extends DurableObject<Env> {
   }
 }
 
-/** What a `jti` was accepted for: ids of different kinds (and issuers) never collide. */
-export type JtiPurpose = "dpop" | "client-assertion" | "jwt-bearer";
+/**
+ * What a `jti` was accepted for: ids of different kinds (and issuers) never collide. `app-request`: a hosted page's
+ * pending request of a first-party app (src/oauth2/app-requests.ts), completed once; its id stands for the jti.
+ */
+export type JtiPurpose = "dpop" | "client-assertion" | "jwt-bearer" | "app-request";
 
 /**
  * Records `jti` of `issuer` (a DPoP key's thumbprint, a client id, an assertion's issuer) as used until `expiresAt`

@@ -15,7 +15,9 @@ export type HmacPurpose =
   | "own-redirects"
   | "audit-emails"
   | "device-user-codes"
-  | "dpop-nonces";
+  | "dpop-nonces"
+  | "user-devices"
+  | "sign-in-lockout";
 
 const derived = settledMemo<string, CryptoKey>();
 

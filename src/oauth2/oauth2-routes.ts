@@ -7,7 +7,13 @@ import { registrationRoutes } from "./clients";
 import { DEVICE_PAGE_PATH } from "./device";
 import { discoveryRoutes } from "./discovery-routes";
 import { introspectionRoutes } from "./introspection-routes";
-import { devicePageRoutes, interactionRoutes, invitationPageRoutes, logoutRoutes } from "./page";
+import {
+  devicePageRoutes,
+  hostedPageRoutes,
+  interactionRoutes,
+  invitationPageRoutes,
+  logoutRoutes,
+} from "./page";
 import { parRoutes } from "./par-routes";
 import { requireEnabled } from "./route-support";
 import { tokenRoutes } from "./token-routes";
@@ -17,8 +23,10 @@ export { rootMetadataRoutes } from "./discovery-routes";
 
 /**
  * The authorization server (contract §3.5, §3.6), mounted on the auth API: every endpoint group behind the on
- * switch, then the built-in pages (the device page always, the login and consent page and the invitation page unless
- * an external login UI is set).
+ * switch, then the built-in pages (the device page always, the invitation page and logout unless an external login UI
+ * is set). The login and consent page is mounted always, outside the switch: it is also the hosted pages of a
+ * first-party app (`/signin`, `/signup`, `/reset`, contract §13), which are served whatever the switch and the login
+ * UI; it serves the authorization server's requests only when they are on and it is their UI (`loadRequest`).
  */
 export function oauth2Routes(loginUrl: string | undefined) {
   const routes = new Hono<AppEnv>()
@@ -32,13 +40,11 @@ export function oauth2Routes(loginUrl: string | undefined) {
     .route("/", introspectionRoutes)
     .route("/", userinfoRoutes)
     .route("/", registrationRoutes)
-    .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl));
+    .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl))
+    .route(LOGIN_PAGE_PATH, interactionRoutes)
+    .route("/", hostedPageRoutes);
   // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link");
   // so does RP-initiated logout, which ends the page's session (an external login UI keeps its own).
-  if (!loginUrl)
-    routes
-      .route(LOGIN_PAGE_PATH, interactionRoutes)
-      .route(INVITATION_PAGE_PATH, invitationPageRoutes)
-      .route("/", logoutRoutes);
+  if (!loginUrl) routes.route(INVITATION_PAGE_PATH, invitationPageRoutes).route("/", logoutRoutes);
   return routes;
 }

@@ -7,7 +7,7 @@ import type { Env } from "../env";
  * `oauth2:request:<id>`, then gone. KV is not atomic, so it is never what makes completion single-use: the code
  * row's unique `request_id` is (src/oauth2/codes.ts).
  */
-const PENDING_REQUEST_TTL_SECONDS = 600;
+export const PENDING_REQUEST_TTL_SECONDS = 600;
 
 const pendingRequestSchema = z.object({
   id: z.string(),
@@ -43,6 +43,13 @@ const pendingRequestSchema = z.object({
    * the ticket's SHA-256 is kept here, never the ticket.
    */
   invitation: z.object({ ticketHash: z.string() }).optional(),
+  /**
+   * A first-party app's request (contract §13, hosted pages: `GET /signin`, `/signup`, `/reset`), started by the app:
+   * after sign-in the browser goes back to `redirectTo` (checked against the allow-list when saved and again when
+   * completed) with a new session's `refreshToken` (none for the account center); no client, no redirect URI (both
+   * empty). Completion is single-use through the JTI ledger (app-requests.ts), not through KV.
+   */
+  app: z.object({ redirectTo: z.string() }).optional(),
   /** RFC 9449 §10 `dpop_jkt`: the DPoP key the code will be bound to (its exchange needs a proof by it). */
   dpopJkt: z.string().optional(),
   createdAt: z.number(),

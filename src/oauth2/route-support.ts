@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { LOGIN_PAGE_PATH } from "../lib/redirect";
 import { authenticateClient } from "./clients";
 import { OAuth2Error } from "./errors";
 import { oauth2Params, param } from "./params";
@@ -11,13 +12,22 @@ import { oauth2Params, param } from "./params";
 
 export type Ctx = Context<AppEnv>;
 
-/** Off unless `AUTH_OAUTH2_PROVIDER_ENABLED` (contract §3.5): then every path answers as a disabled feature does. */
+/**
+ * Off unless `AUTH_OAUTH2_PROVIDER_ENABLED` (contract §3.5): then every path answers as a disabled feature does, but
+ * the built-in login page's (`/oauth2/interaction`, `/oauth2/interaction/…`), which also serves the hosted pages of a
+ * first-party app (contract §13) and refuses the authorization server's requests while it is off (`loadRequest`).
+ */
 export const requireEnabled = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.var.config.AUTH_OAUTH2_PROVIDER_ENABLED) {
+  if (!c.var.config.AUTH_OAUTH2_PROVIDER_ENABLED && !isLoginPage(c)) {
     throw new AppError("disabled-endpoint", "the OAuth2 authorization server is disabled");
   }
   await next();
 });
+
+function isLoginPage(c: Ctx): boolean {
+  const page = `${c.var.config.AUTH_API_PREFIX}${LOGIN_PAGE_PATH}`;
+  return c.req.path === page || c.req.path.startsWith(`${page}/`);
+}
 
 /** Token answers are never stored by a cache or the browser (RFC 6749 §5.1). */
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };

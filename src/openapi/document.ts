@@ -100,6 +100,44 @@ function tagOf(path: string): string {
   return segments[0]!;
 }
 
+/**
+ * The order a reader meets the groups in (the reference page, issue 34): what a new user of the API does first (sign
+ * up, sign in, tokens, their user), then the other flows, storage's files, the OAuth2 server, discovery and system,
+ * the admin API last. A group not named here goes in the middle (before oauth2), by name.
+ */
+const TAG_ORDER = [
+  "signup",
+  "signin",
+  "token",
+  "user",
+  "signout",
+  "verify",
+  "mfa",
+  "elevate",
+  "pat",
+  "link",
+  "unlock",
+  "files",
+  "buckets",
+  "orgs",
+  "sso",
+  "scim",
+  "oauth2",
+  "discovery",
+  "dev",
+  "system",
+  "ops",
+  "admin",
+];
+
+export function compareTags(a: string, b: string): number {
+  const rank = (tag: string) => {
+    const at = TAG_ORDER.indexOf(tag);
+    return at === -1 ? TAG_ORDER.indexOf("oauth2") - 0.5 : at;
+  };
+  return rank(a) - rank(b) || a.localeCompare(b);
+}
+
 /** OpenAPI security requirements (the schemes are the document's components). */
 const SECURITY: Record<Security, Record<string, string[]>[]> = {
   none: [],

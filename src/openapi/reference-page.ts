@@ -1,5 +1,5 @@
 import { html, raw } from "hono/html";
-import type { OpenApiDocument, Operation } from "./document";
+import { compareTags, type OpenApiDocument, type Operation } from "./document";
 import { operationBlock } from "./reference-operation";
 import { REFERENCE_SCRIPT } from "./reference-script";
 import { markdown } from "./reference-text";
@@ -72,7 +72,7 @@ export function referencePage({ nonce, doc, documentUrl, errors, query = "" }: R
       byTag.set(tag, [...(byTag.get(tag) ?? []), [method, path, operation]]);
     }
   }
-  const tags = [...byTag.keys()].sort();
+  const tags = [...byTag.keys()].sort(compareTags);
   const codes = (
     errors as { oneOf?: { title: string; description: string; properties: { status: { const: number } } }[] }
   )?.oneOf;

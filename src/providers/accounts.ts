@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import {
   conformingDisplayName,
   createUser,
@@ -150,4 +150,95 @@ export async function userForProfile(
 function localeOf(allowed: readonly string[], locale: string | undefined): string | undefined {
   const language = locale?.split(/[-_]/)[0]?.toLowerCase();
   return language && allowed.includes(language) ? language : undefined;
+}
+
+/** One of a user's linked identities, as its owner sees it. */
+export interface LinkedIdentity {
+  id: string;
+  provider: string;
+  providerUserId: string;
+  createdAt: number;
+}
+
+/** The user's linked identities, oldest first. */
+export function identitiesOf(deps: Deps, userId: string): Promise<LinkedIdentity[]> {
+  return deps.shards
+    .ofUser(userId)
+    .select({
+      id: userProviders.id,
+      provider: userProviders.provider,
+      providerUserId: userProviders.providerUserId,
+      createdAt: userProviders.createdAt,
+    })
+    .from(userProviders)
+    .where(eq(userProviders.userId, userId))
+    .orderBy(asc(userProviders.createdAt), asc(userProviders.id))
+    .all();
+}
+
+/**
+ * Whether the user keeps a way to sign in without the identity `identityId`, as SQL on the user's shard: a password
+ * (with the email it signs in with), a security key (WebAuthn on), another identity of a provider this deployment
+ * still signs in with, or a passwordless code to an address or number they have (when that sign-in is on).
+ */
+function keepsAnotherWay(deps: Deps, userId: string, identityId: string) {
+  const { config } = deps;
+  const providers = [
+    ...new Set([...Object.keys(config.providers.enabled), ...Object.keys(config.providers.idTokens)]),
+  ];
+  const ways = [
+    sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.password_hash IS NOT NULL AND u.email IS NOT NULL)`,
+    ...(config.AUTH_WEBAUTHN_ENABLED
+      ? [sql`EXISTS (SELECT 1 FROM security_keys k WHERE k.user_id = ${userId})`]
+      : []),
+    ...(providers.length
+      ? [
+          sql`EXISTS (SELECT 1 FROM user_providers p WHERE p.user_id = ${userId} AND p.id <> ${identityId} AND p.provider IN (${sql.join(
+            providers.map((name) => sql`${name}`),
+            sql`, `,
+          )}))`,
+        ]
+      : []),
+    ...(config.AUTH_EMAIL_PASSWORDLESS_ENABLED || config.AUTH_OTP_EMAIL_ENABLED
+      ? [sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.email IS NOT NULL)`]
+      : []),
+    ...(config.AUTH_SMS_PASSWORDLESS_ENABLED
+      ? [sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.phone_number IS NOT NULL)`]
+      : []),
+  ];
+  return sql`(${sql.join(ways, sql` OR `)})`;
+}
+
+/**
+ * Unlinks one of the user's identities (the account center), unless it is their last way to sign in: that check is
+ * part of the one DELETE, so two unlinks at once (of the last two identities) can't both go through and leave an
+ * account nobody can enter. `not-found` when the user has no identity with that id (someone else's included).
+ */
+export async function unlinkIdentity(
+  deps: Deps,
+  userId: string,
+  identityId: string,
+): Promise<"unlinked" | "not-found" | "last-way"> {
+  const db = deps.shards.ofUser(userId);
+  const mine = and(eq(userProviders.id, identityId), eq(userProviders.userId, userId));
+  const removed = await db
+    .delete(userProviders)
+    .where(and(mine, keepsAnotherWay(deps, userId, identityId)))
+    .returning()
+    .get();
+  if (!removed) {
+    const exists = await db.select({ id: userProviders.id }).from(userProviders).where(mine).get();
+    return exists ? "last-way" : "not-found";
+  }
+  // The identity may be linked again, to this user or another: its directory entry goes (best effort: a stale
+  // one is taken over once its user no longer holds the identity, src/db/directory.ts).
+  await releaseEntries(deps.shards, userId, [
+    identityEntry(removed.provider as ProviderName, removed.providerUserId),
+  ]).catch(() => {});
+  deps.audit({
+    type: "provider.unlinked",
+    userId,
+    detail: { provider: removed.provider, providerUserId: removed.providerUserId },
+  });
+  return "unlinked";
 }

@@ -79,6 +79,11 @@ export async function startProviderSignIn(
   rawQuery: Record<string, string>,
   /** Hash of the starting browser's binding (src/http/browser-binding.ts), required again at the callback. */
   browserHash: string,
+  /**
+   * The user one of the service's own pages links the identity to (the account center, whose person is signed in by
+   * its cookie, not by an access token): `connect` without a token in a URL.
+   */
+  linkTo?: string,
 ): Promise<string> {
   const parsedQuery = startQuery.safeParse(rawQuery);
   if (!parsedQuery.success) throw new AppError("invalid-request", describeIssues(parsedQuery.error.issues));
@@ -96,8 +101,8 @@ export async function startProviderSignIn(
     const options = optionsOf(ownRedirect ? { ...query, redirectTo: undefined } : query);
     // Checked now, so a bad option shows before the person goes to the provider.
     resolveSignUpOptions(deps.config, options, "");
-    let connectUserId: string | null = null;
-    if (query.connect !== undefined) {
+    let connectUserId: string | null = linkTo ?? null;
+    if (query.connect !== undefined && linkTo === undefined) {
       const auth = await verifyAccessToken(deps.config, query.connect);
       if (!auth) throw new AppError("unauthorized", "connect: not a valid access token");
       connectUserId = auth.sub;

@@ -18,7 +18,7 @@ export function addressKey(address: string): string {
 }
 
 /** The eight 16-bit groups of an IPv6 address, or null when it is not one. */
-function expandIpv6(value: string): number[] | null {
+export function expandIpv6(value: string): number[] | null {
   const address = value.replace(/%.*$/, ""); // zone index
   const halves = address.split("::");
   if (halves.length > 2) return null;

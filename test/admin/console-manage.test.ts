@@ -65,23 +65,26 @@ describe("the console's user list", () => {
     const a = await signUp(svc, `${tag}-a@example.com`);
     const b = await signUp(svc, `${tag}-b@example.com`);
     await postForm(`/users/${b.user.id}/disable`, { csrf }, cookie);
-    const disabled = await getPage(cookie, `?search=${tag}&status=disabled`);
+    const disabled = await getPage(cookie, `/users?search=${tag}&status=disabled`);
     expect(disabled.text).toContain(`${tag}-b@example.com`);
     expect(disabled.text).not.toContain(`${tag}-a@example.com`);
-    const byRole = await getPage(cookie, `?search=${tag}&role=editor`);
+    const byRole = await getPage(cookie, `/users?search=${tag}&role=editor`);
     expect(byRole.text).toContain("No user matches");
-    const future = await getPage(cookie, `?search=${tag}&createdFrom=2999-01-01`);
+    const future = await getPage(cookie, `/users?search=${tag}&createdFrom=2999-01-01`);
     expect(future.text).toContain("No user matches");
     const today = new Date().toISOString().slice(0, 10);
-    const since = await getPage(cookie, `?search=${tag}&createdFrom=${today}&createdTo=${today}&mfa=off`);
+    const since = await getPage(
+      cookie,
+      `/users?search=${tag}&createdFrom=${today}&createdTo=${today}&mfa=off`,
+    );
     expect(since.text).toContain(`${tag}-a@example.com`);
-    const byEmail = await getPage(cookie, `?search=${tag}&sort=email`);
+    const byEmail = await getPage(cookie, `/users?search=${tag}&sort=email`);
     expect(byEmail.text.indexOf(`${tag}-a@`)).toBeLessThan(byEmail.text.indexOf(`${tag}-b@`));
-    const newest = await getPage(cookie, `?search=${tag}`);
+    const newest = await getPage(cookie, `/users?search=${tag}`);
     expect(newest.text.indexOf(`${tag}-b@`)).toBeLessThan(newest.text.indexOf(`${tag}-a@`));
     expect(newest.text).toContain(`users.csv?search=${tag}`);
     // A malformed filter is a view, not an error: ignored.
-    expect((await getPage(cookie, "?status=nonsense&createdFrom=yesterday")).status).toBe(200);
+    expect((await getPage(cookie, "/users?status=nonsense&createdFrom=yesterday")).status).toBe(200);
     expect(a.user.id).toBeTruthy();
   });
 
@@ -208,7 +211,7 @@ describe("creating and editing users in the console", () => {
     const email = uniqueEmail("console-mails");
     await verifying.post("/signup/email-password", { email, password: "correct horse battery" });
     const { cookie, csrf } = await signIn();
-    const list = await getPage(cookie, `?search=${encodeURIComponent(email)}`);
+    const list = await getPage(cookie, `/users?search=${encodeURIComponent(email)}`);
     const id = new RegExp(`/users/([0-9a-f-]{36})">${email}`).exec(list.text)![1]!;
     const detail = await getPage(cookie, `/users/${id}`);
     expect(detail.text).toContain("Send the verification mail again");

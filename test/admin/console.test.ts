@@ -42,10 +42,21 @@ describe("the admin console over HTTP", () => {
       401,
     );
     const cookie = await signIn();
-    const users = await svc.request("GET", BASE, { headers: { cookie } });
-    expect(users.status).toBe(200);
-    expect(users.headers.get("cache-control")).toBe("no-store");
+    // The console lands on its Overview (issue 34): sign-in goes there, and so does the root.
+    const landing = await postForm("/login", { secret: SECRET });
+    expect(landing.headers.get("location")).toBe(`/auth/v1${BASE}/overview`);
+    const root = await svc.request("GET", BASE, { headers: { cookie } });
+    expect(root.status).toBe(200);
+    expect(root.headers.get("cache-control")).toBe("no-store");
+    const rootPage = await root.text();
+    expect(rootPage).toContain("<h1>Overview</h1>");
+    expect(rootPage.indexOf(">Overview</a>")).toBeLessThan(rootPage.indexOf(">Users</a>"));
+    // The users list lives at /users; the root's old address with filters still finds it.
+    const users = await svc.request("GET", `${BASE}/users`, { headers: { cookie } });
     expect(await users.text()).toContain("<h1>Users</h1>");
+    const old = await svc.request("GET", `${BASE}?search=ada&status=disabled`, { headers: { cookie } });
+    expect(old.status).toBe(303);
+    expect(old.headers.get("location")).toBe(`/auth/v1${BASE}/users?search=ada&status=disabled`);
   });
 
   // Threat: a page on another site makes the operator's browser post an action (CSRF).
@@ -91,7 +102,9 @@ describe("the admin console over HTTP", () => {
       }
     }
     for (const length of [48, 49, 100, 254]) {
-      const page = await svc.request("GET", `${BASE}?search=${"q".repeat(length)}`, { headers: { cookie } });
+      const page = await svc.request("GET", `${BASE}/users?search=${"q".repeat(length)}`, {
+        headers: { cookie },
+      });
       expect(page.status, `search of ${length}`).toBe(200);
       expect(await page.text()).toContain("No user matches");
     }

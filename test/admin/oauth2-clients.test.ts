@@ -58,6 +58,7 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       refreshTokenLifetime: 2_592_000,
       applicationType: "web",
       resources: null,
+      logoUri: null,
       dpopBoundAccessTokens: false,
       requirePushedAuthorizationRequests: false,
       postLogoutRedirectUris: [],

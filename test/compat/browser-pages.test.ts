@@ -324,6 +324,8 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await check("console-sign-in");
       await page.fill("#secret", adminSecret);
       await page.click("button[type=submit]");
+      await page.waitForSelector("h1:has-text('Overview')");
+      await page.goto(`${authUrl}/admin/console/users`);
       await page.waitForSelector("h1:has-text('Users')");
       await check("console-users");
       await page.click(`a:has-text('${email}')`);
@@ -512,7 +514,8 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
     await page.goto(`${authUrl}/admin/console`);
     await page.fill("#secret", inject("adminSecret"));
     await page.click("button[type=submit]");
-    await page.waitForSelector("h1:has-text('Users')");
+    await page.waitForSelector("h1:has-text('Overview')");
+    await page.goto(`${authUrl}/admin/console/users`);
     const email = uniqueEmail("console-browser");
     await page.fill("form[action$='/users/create'] input[name=email]", email);
     await page.fill("form[action$='/users/create'] input[name=displayName]", "Christine Darden");
@@ -523,7 +526,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
     await page.click("form[action$='/edit'] button:has-text('Save')");
     await page.waitForSelector("text=The changes are saved.");
     expect(await page.textContent("main")).toContain("user, editor (default editor)");
-    await page.goto(`${authUrl}/admin/console?search=${encodeURIComponent(email)}`);
+    await page.goto(`${authUrl}/admin/console/users?search=${encodeURIComponent(email)}`);
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("text=Export CSV")]);
     const csv = await (await download.createReadStream()).toArray();
     expect(Buffer.concat(csv).toString()).toContain(`${email},,Christine Darden`);

@@ -40,6 +40,7 @@ describe("the production deploy path", () => {
       "env.RATE_LIMITERS",
       "env.WEBAUTHN_CHALLENGES",
       "env.GUESS_GUARDS",
+      "env.SIGN_IN_LOCKOUTS",
       "env.GLOBAL_LIMITER (1000 requests/60s)",
       "env.BRUTE_FORCE_LIMITER (10 requests/60s)",
       "env.SIGNUPS_LIMITER (10 requests/60s)",
@@ -50,6 +51,9 @@ describe("the production deploy path", () => {
     }
     const variables = stdout.split("\n").filter((line) => line.includes("Environment Variable"));
     expect(variables.length).toBeGreaterThanOrEqual(3);
+    // Threat: a production deployment that accepts passwords from known breaches (contract auth.md §13: on by default
+    // in production; off for local development, which calls no third party unasked).
+    expect(variables.find((line) => line.includes("env.AUTH_PASSWORD_HIBP_ENABLED"))).toMatch(/"true"/);
     for (const line of variables) expect(line, line).not.toMatch(/localhost|127\.0\.0\.1/);
   }, 120_000);
 

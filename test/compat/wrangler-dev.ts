@@ -106,7 +106,9 @@ export default async function setup(project: TestProject) {
     STORAGE_SERVER_URL: serverUrl,
     // Set, so that links go where the tests expect rather than to the development landing page.
     AUTH_CLIENT_URL: "http://localhost:3000",
-    AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com",
+    // The front-end tests' app origin too: the example app (test/compat/browser-example.test.ts) comes back from the
+    // hosted sign-in and from its verification mails there, as examples/hosted-login/README.md has it configured.
+    AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: `https://app.example.com,http://127.0.0.1:${appPort}`,
     // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
     // …and so does the front-end test's app, on an origin of its own, allowed the way the README's quick start says.
     AUTH_CORS_ORIGINS: `${pageOrigin},http://127.0.0.1:${appPort}`,

@@ -329,7 +329,9 @@ describe("authorize and the JSON login step", () => {
     expect(`${ui.origin}${ui.pathname}`).toBe("https://login.example.com/oauth");
     const none = location(await authorize(external, client, { prompt: "none" }));
     expect(none.searchParams.get("error")).toBe("login_required");
-    // No built-in page when an external one is set.
-    await expectError(await external.get("/oauth2/interaction?request_id=x"), 404, "route-not-found");
+    // The built-in page serves none of the external UI's requests (it is there for the hosted pages of the app only).
+    const builtIn = await external.get(`/oauth2/interaction?request_id=${ui.searchParams.get("request_id")}`);
+    expect(builtIn.status).toBe(400);
+    expect(await builtIn.text()).toContain("unknown or has expired");
   });
 });

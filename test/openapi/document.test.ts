@@ -29,7 +29,7 @@ function registered(routes: { method: string; path: string; handler: unknown }[]
 }
 
 const PAGE =
-  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|dev\/(inbox|landing)|reference$)/;
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
 
 /** Pages for people: served by the app, never in the API's document. */
 const AUTH_PAGES = [
@@ -37,6 +37,13 @@ const AUTH_PAGES = [
   "get /oauth2/interaction",
   "post /oauth2/interaction/consent",
   "get /oauth2/device",
+  // The hosted pages of the app; `POST /signin/email-password` and the like are API (checked by the document test).
+  "get /signin",
+  "get /signup",
+  "get /reset",
+  // The account center (contract §13) and its forms.
+  "get /account",
+  "post /account/password",
   "get /dev/inbox",
   "get /dev/landing",
   "get /reference",
@@ -236,5 +243,20 @@ describe("OpenAPI documents", () => {
     const storage = await svc.get(`${SERVER}/storage/v1/reference`);
     expect(storage.status).toBe(200);
     expect(await storage.text()).toContain('data-path="/files/{id}"');
+  });
+
+  // Issue 34, tried as a new user would: the reference starts where a new user starts, the admin API comes last.
+  it("the reference page orders its sections sign-up, sign-in, tokens, user first and admin last", async () => {
+    const page = await (await svc.get("/reference")).text();
+    const sections = [...page.matchAll(/<h2 id="tag-([^"]+)">/g)].map((match) => match[1]!);
+    expect(sections.slice(0, 4)).toEqual(["signup", "signin", "token", "user"]);
+    expect(sections.at(-1)).toBe("admin");
+    expect(sections.indexOf("oauth2")).toBeGreaterThan(sections.indexOf("mfa"));
+    expect(sections.indexOf("system")).toBeGreaterThan(sections.indexOf("discovery"));
+    const nav = [...page.matchAll(/<a href="#tag-([^"]+)">/g)].map((match) => match[1]!);
+    expect(nav).toEqual(sections);
+    const storage = await (await svc.get(`${SERVER}/storage/v1/reference`)).text();
+    const storageSections = [...storage.matchAll(/<h2 id="tag-([^"]+)">/g)].map((match) => match[1]!);
+    expect(storageSections[0]).toBe("files");
   });
 });

@@ -43,6 +43,7 @@ async function clientBody(c: Ctx) {
       .filter(Boolean),
     scopes: many("scopes"),
     tokenEndpointAuthMethod: one("tokenEndpointAuthMethod") || undefined,
+    logoUri: one("logoUri").trim().slice(0, 2100) || null,
   });
   if (!parsed.success) throw new AppError("invalid-request", describeIssues(parsed.error.issues));
   return parsed.data;

@@ -9,6 +9,7 @@ import { listAuditEvents } from "../audit";
 import { deleteKey, listKeys, rotateKey } from "../keys";
 import { overview } from "../overview";
 import { emailsOf } from "../users";
+import { consoleBrandRoutes } from "./brand-routes";
 import { consoleClientRoutes } from "./client-routes";
 import { action, back, chromeOf, page, render } from "./handlers";
 import { consoleOrgRoutes } from "./org-routes";
@@ -27,6 +28,11 @@ import { consoleStorageRoutes } from "./storage-routes";
 import { consoleUserRoutes } from "./user-routes";
 import { consoleWebhookRoutes } from "./webhook-routes";
 
+/** The console's first page: where sign-in lands, and its root (issue 34). */
+const overviewHandler = page(async (c, session) =>
+  render(c, "Overview", overviewPage(await chromeOf(c, session, "overview"), await overview(c.var.deps))),
+);
+
 /**
  * The admin console (operations issue): server-rendered pages over the same services as the admin API, for the
  * operator with the admin secret. Every action is a plain form post (CSRF-protected) and is audited like its API
@@ -44,7 +50,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     }
     await startConsoleSession(c);
     auditAdminAction(c, "console.sign-in");
-    return c.redirect(consolePath(c), 303);
+    return c.redirect(`${consolePath(c)}/overview`, 303);
   })
   .post(
     "/logout",
@@ -82,12 +88,13 @@ export const consoleRoutes = new Hono<AppEnv>()
       return back(c, "/sessions", "console-sessions-ended");
     }),
   )
-  .get(
-    "/overview",
-    page(async (c, session) =>
-      render(c, "Overview", overviewPage(await chromeOf(c, session, "overview"), await overview(c.var.deps))),
-    ),
-  )
+  // The root shows the Overview too. With a query it is the users list's old address (before the list moved to
+  // `/users`): its filters go on there, so bookmarks keep working.
+  .get("/", async (c) => {
+    const { search } = new URL(c.req.url);
+    return search ? c.redirect(`${consolePath(c)}/users${search}`, 303) : overviewHandler(c);
+  })
+  .get("/overview", overviewHandler)
   .get(
     "/keys",
     page(async (c, session) =>
@@ -173,4 +180,5 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)
   .route("/", consoleStorageRoutes)
-  .route("/", consoleWebhookRoutes);
+  .route("/", consoleWebhookRoutes)
+  .route("/", consoleBrandRoutes);

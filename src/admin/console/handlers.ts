@@ -18,6 +18,7 @@ const NOTICES: Record<string, string> = {
   deleted: "The user and everything that depended on the account are deleted.",
   "sessions-revoked": "Every session of the user is revoked.",
   "session-revoked": "The session is revoked.",
+  unlocked: "Every sign-in method of the user is unlocked.",
   rotated: "A new key signs from now on.",
   "key-deleted": "The key is deleted: tokens it signed no longer verify.",
   "console-session-ended": "The console session is ended.",
@@ -40,6 +41,8 @@ const NOTICES: Record<string, string> = {
   "invitation-sent": "The invitation is on its way.",
   "invitation-withdrawn": "The invitation is withdrawn: its link no longer works.",
   "scim-token-revoked": "The SCIM token is revoked: the identity provider's next request with it is refused.",
+  "brand-saved": "The brand is saved: every page shows it within 30 seconds.",
+  "brand-reset": "The brand is the configuration's again, on every page within 30 seconds.",
 };
 
 export function render(
@@ -73,7 +76,7 @@ async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
       return render(
         c,
         "Problem",
-        html`<p class="error" role="alert">${error.message}</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+        html`<p class="error" role="alert">${error.message}</p><p><a href="${consolePath(c)}/users">← Users</a></p>`,
         error.status === 404 ? 404 : 403,
       );
     }
@@ -81,7 +84,7 @@ async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
     return render(
       c,
       "Problem",
-      html`<p class="error" role="alert">Something went wrong (request ${c.var.requestId}); the log has the details.</p><p><a href="${consolePath(c)}">← Users</a></p>`,
+      html`<p class="error" role="alert">Something went wrong (request ${c.var.requestId}); the log has the details.</p><p><a href="${consolePath(c)}/users">← Users</a></p>`,
       500,
     );
   }

@@ -17,6 +17,8 @@ const KNOWN_TYPES = [
   "signin.success",
   "signin.failure",
   "signin.failure.repeated",
+  "signin.locked",
+  "signin.unlocked",
   "signup",
   "refresh.replay",
   "password.change",
@@ -33,6 +35,7 @@ const KNOWN_TYPES = [
   "admin.user.update",
   "admin.user.disable",
   "admin.user.delete",
+  "admin.user.unlock",
   "admin.console.sign-in",
   "admin.console.sign-in-failed",
 ];

@@ -10,6 +10,7 @@ function clientFields(client?: WireClient) {
   const scopes = client?.scopes ?? ["openid", "profile", "email", "offline_access"];
   return html`<label>Name <input name="clientName" required maxlength="200" value="${client?.clientName ?? ""}"></label>
   <label>Redirect URIs (one per line) <textarea name="redirectUris" rows="3" spellcheck="false">${(client?.redirectUris ?? []).join("\n")}</textarea></label>
+  <label>Logo URL (https; shown on its consent screen) <input name="logoUri" type="url" maxlength="2048" spellcheck="false" value="${client?.logoUri ?? ""}"></label>
   <fieldset><legend>Scopes</legend>${SUPPORTED_SCOPES.map(
     (scope) =>
       html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" ${scopes.includes(scope) ? "checked" : ""}> ${scope}</label>`,

@@ -12,10 +12,10 @@ export function overviewPage(chrome: Chrome, data: Overview) {
     chrome,
     html`<h1>Overview</h1>
 <section class="stats" aria-label="Users">
-${stat("users", users.total, chrome.base)}
-${stat("verified", users.verified, `${chrome.base}?status=verified`)}
-${stat("anonymous", users.anonymous, `${chrome.base}?status=anonymous`)}
-${stat("disabled", users.disabled, `${chrome.base}?status=disabled`)}
+${stat("users", users.total, `${chrome.base}/users`)}
+${stat("verified", users.verified, `${chrome.base}/users?status=verified`)}
+${stat("anonymous", users.anonymous, `${chrome.base}/users?status=anonymous`)}
+${stat("disabled", users.disabled, `${chrome.base}/users?status=disabled`)}
 ${stat("active sessions", data.activeSessions)}
 </section>
 <section class="charts" aria-label="The last 30 days">

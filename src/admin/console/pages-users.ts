@@ -42,7 +42,7 @@ export function usersPage(
   return frame(
     chrome,
     html`<h1>Users</h1>
-<form method="get" action="${chrome.base}" class="filters" aria-label="Filter users">
+<form method="get" action="${chrome.base}/users" class="filters" aria-label="Filter users">
   <label>Search <input type="search" name="search" value="${filters.search ?? ""}" placeholder="Email, phone, name or id"></label>
   <label>Status <select name="status">${option("", "any", filters.status)}${USER_STATUSES.map((s) => option(s, s, filters.status))}</select></label>
   <label>Provider <select name="provider">${option("", "any", filters.provider)}${input.providers.map((p) => option(p, p, filters.provider))}</select></label>

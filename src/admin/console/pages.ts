@@ -55,6 +55,7 @@ const STYLE = `
   .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1.2rem; }
   figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: .7rem .9rem; }
   figure.chart figcaption { display: flex; justify-content: space-between; margin-bottom: .4rem; }
+  .brand-preview img { max-width: 100%; object-fit: contain; vertical-align: middle; }
   /* A phone (390 px): the header wraps, tables keep their columns but wrap their text, nothing scrolls sideways. */
   @media (max-width: 640px) {
     header { flex-wrap: wrap; gap: .4rem .9rem; padding: .6rem .8rem; }
@@ -77,7 +78,12 @@ const STYLE = `
     table.cards tr { border-bottom: 1px solid var(--line); padding: .4rem 0; }
     table.cards td { border: 0; padding: .15rem .25rem; }
     table.cards td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+    /* Any other table scrolls inside its own box when a cell still cannot wrap (a button), never the page. */
+    table:not(.cards) { display: block; overflow-x: auto; max-width: 100%; }
+    h1, h2, p, li { overflow-wrap: anywhere; }
   }
+  /* Long emails and ids wrap rather than widen a table past the page, at any width. */
+  th, td, h1 { overflow-wrap: anywhere; }
 `;
 
 export const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "–");
@@ -92,7 +98,17 @@ export function layout(nonce: string, title: string, body: Body) {
 export interface Chrome {
   base: string;
   csrf: string;
-  here: "overview" | "users" | "orgs" | "clients" | "storage" | "webhooks" | "keys" | "audit" | "sessions";
+  here:
+    | "overview"
+    | "users"
+    | "orgs"
+    | "clients"
+    | "storage"
+    | "webhooks"
+    | "keys"
+    | "brand"
+    | "audit"
+    | "sessions";
   notice?: string;
 }
 
@@ -103,11 +119,11 @@ export function action(chrome: Chrome, path: string, label: string, style = "", 
 
 export function frame(chrome: Chrome, body: Body) {
   const link = (target: Chrome["here"], label: string) =>
-    html`<a href="${chrome.base}${target === "users" ? "" : `/${target}`}" class="${chrome.here === target ? "here" : ""}">${label}</a>`;
+    html`<a href="${chrome.base}/${target}" class="${chrome.here === target ? "here" : ""}">${label}</a>`;
   return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link("orgs", "Organizations")}${link(
     "clients",
     "OAuth2 clients",
-  )}${link("storage", "Storage")}${link("webhooks", "Webhooks")}${link("keys", "Signing keys")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
+  )}${link("storage", "Storage")}${link("webhooks", "Webhooks")}${link("keys", "Signing keys")}${link("brand", "Brand")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
     chrome,
     "/logout",
     "Sign out",
@@ -136,7 +152,7 @@ export function userPage(
   const path = `/users/${user.id}`;
   return frame(
     chrome,
-    html`<p><a href="${chrome.base}">← Users</a></p>
+    html`<p><a href="${chrome.base}/users">← Users</a></p>
 <h1>${user.email ?? user.phoneNumber ?? user.id} ${
       user.disabled
         ? html`<span class="badge off">disabled</span>`

@@ -1,15 +1,18 @@
 import { Hono } from "hono";
+import { html } from "hono/html";
 import { auditAdminAction } from "../../audit/admin-action";
 import { revokeAllSessions, sendPasswordResetEmail, sendVerificationEmail } from "../../auth";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { listAuditEvents } from "../audit";
 import { listSessions, revokeSessionById } from "../sessions";
+import { locksOf, unlockUser } from "../unlock";
 import { type UserFilters, userFiltersSchema } from "../user-filters";
 import { listUsersFiltered, usersCsv } from "../user-lists";
 import { createUser, deleteUser, getUserDetail, patchUser, requireUser } from "../users";
 import { action, back, type Ctx, chromeOf, page, render, userPath } from "./handlers";
 import { userPage } from "./pages";
+import { lockoutSection } from "./pages-lockout";
 import { userEditor, usersPage } from "./pages-users";
 import type { ConsoleSession } from "./session";
 
@@ -46,7 +49,7 @@ async function usersList(c: Ctx, session: ConsoleSession, error?: string, status
 /** The console's users: the filtered list, CSV export, create, the user's page, edits, mails and access. */
 export const consoleUserRoutes = new Hono<AppEnv>()
   .get(
-    "/",
+    "/users",
     page(async (c, session) => usersList(c, session)),
   )
   .get(
@@ -91,11 +94,20 @@ export const consoleUserRoutes = new Hono<AppEnv>()
         listSessions(c.var.deps, id, { limit: 100 }),
         listAuditEvents(c.var.deps, { userId: id, limit: 20 }),
       ]);
-      const chrome = await chromeOf(c, session, "users");
+      const [chrome, locks] = await Promise.all([
+        chromeOf(c, session, "users"),
+        locksOf(c.var.deps, user.id),
+      ]);
       return render(
         c,
         user.email ?? user.id,
-        userPage(chrome, user, sessions.items, events.items, userEditor(chrome, user)),
+        userPage(
+          chrome,
+          user,
+          sessions.items,
+          events.items,
+          html`${lockoutSection(chrome, user.id, locks)}${userEditor(chrome, user)}`,
+        ),
       );
     }),
   )
@@ -192,6 +204,14 @@ export const consoleUserRoutes = new Hono<AppEnv>()
       const deleted = await deleteUser(c.var.deps, c.req.param("id")!);
       auditAdminAction(c, "user.delete", deleted.id, { email: deleted.email });
       return back(c, "", "deleted");
+    }),
+  )
+  .post(
+    "/users/:id/unlock",
+    action(async (c) => {
+      const { id, factors } = await unlockUser(c.var.deps, c.req.param("id")!);
+      auditAdminAction(c, "user.unlock", id, { factors });
+      return back(c, userPath(id), "unlocked");
     }),
   )
   .post(

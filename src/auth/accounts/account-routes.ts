@@ -71,14 +71,27 @@ export const accountRoutes = new Hono<AppEnv>()
       description:
         "With an access token: that user's password (elevation rules apply). Without one: `ticket` " +
         "(`passwordReset:<uuid>`, from the reset mail) is required and single use, else 401 `invalid-ticket`. Every " +
-        "other session of the user ends; 400 `password-too-short` or `password-in-hibp-database` for a weak one.",
+        "other session of the user ends (with a ticket, every session: it has none of its own) unless " +
+        "`signOutOthers` is `false`; PATs and outstanding links end regardless. 400 `password-too-short` or " +
+        "`password-in-hibp-database` for a weak one.",
       security: "optional-bearer",
       answers: { 200: OK_ANSWER("Changed.") },
     }),
     rateLimit("BRUTE_FORCE"),
     optionalAuth,
     requireElevation(),
-    jsonBody(z.object({ newPassword: passwordField, ticket: z.string().max(200).optional() })),
+    jsonBody(
+      z.object({
+        newPassword: passwordField,
+        ticket: z.string().max(200).optional(),
+        signOutOthers: z
+          .boolean()
+          .optional()
+          .describe(
+            "Default `true`: every other session of the user ends; `false` keeps them (contract §13)",
+          ),
+      }),
+    ),
     async (c) => {
       await changeUserPassword(c.var.deps, c.req.valid("json"), c.var.auth);
       return c.json("OK");

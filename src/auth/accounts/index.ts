@@ -2,7 +2,13 @@
  * What core auth's other sub-folders use of accounts (the rest of the service goes through src/auth/index.ts).
  * Everything else in this folder is internal to it (.dependency-cruiser.cjs).
  */
-export { resetPasswordInSession } from "./password-change";
+export { changeUserPassword, resetPasswordInSession } from "./password-change";
 export { checkPasswordPolicy } from "./password-policy";
+export {
+  createPersonalAccessToken,
+  listPersonalAccessTokens,
+  type PersonalAccessTokenFacts,
+  revokePersonalAccessToken,
+} from "./pat";
 export { signInEmailPassword } from "./sign-in";
 export { completeSignUp, signUpEmailPassword } from "./sign-up";

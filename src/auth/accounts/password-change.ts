@@ -13,13 +13,16 @@ import { checkPasswordPolicy } from "./password-policy";
  * changeUserPassword (contract §3.4): with a bearer, the caller's own password; without one, a single-use
  * `passwordReset:` ticket names the user. Improvement: every other session of the user is revoked, since a changed
  * password usually means someone else may know the old one (OWASP Session Management, "renewal after privilege
- * change"). With a bearer the caller's own session (`sid`) stays. Outstanding link tickets and PATs end too: a
- * reset link or a PAT someone else obtained must not outlive the reset (credential-reset.ts).
+ * change"). With a bearer the caller's own session (`sid`) stays; a reset by ticket has no session of its own, so
+ * every session ends. `signOutOthers: false` (contract §13; default true) keeps the other sessions, except on the
+ * first proof of a never-proven address, which ends everything (pre-hijacking, credential-reset.ts `proveEmail`).
+ * Outstanding link tickets and PATs end in every case: a reset link or a PAT someone else obtained must not outlive
+ * the reset (credential-reset.ts).
  */
 export async function changeUserPassword(
   deps: Deps,
-  input: { newPassword: string; ticket?: string },
-  auth: AccessTokenPayload | null,
+  input: { newPassword: string; ticket?: string; signOutOthers?: boolean },
+  auth: Pick<AccessTokenPayload, "sub" | "sid"> | null,
 ): Promise<void> {
   let userId: string;
   let keepSessionId: string | undefined;
@@ -40,18 +43,25 @@ export async function changeUserPassword(
     if (owner) await proveEmail(deps, owner, "inbox");
     await dropFactorsFromBeforeProof(deps, userId);
   }
-  await setPassword(deps, userId, input.newPassword, keepSessionId);
-  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: {} });
+  const signOutOthers = input.signOutOthers ?? true;
+  await setPassword(deps, userId, input.newPassword, keepSessionId, signOutOthers);
+  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: { signOutOthers } });
 }
 
-async function setPassword(deps: Deps, userId: string, newPassword: string, keepSessionId?: string) {
+async function setPassword(
+  deps: Deps,
+  userId: string,
+  newPassword: string,
+  keepSessionId?: string,
+  signOutOthers = true,
+) {
   const passwordHash = await hashPassword(newPassword);
   await deps.shards
     .ofUser(userId)
     .update(users)
     .set({ passwordHash, passwordChangedAt: deps.now(), updatedAt: deps.now() })
     .where(eq(users.id, userId));
-  await endOutstandingGrants(deps, userId, keepSessionId);
+  await endOutstandingGrants(deps, userId, keepSessionId, signOutOthers);
 }
 
 /**

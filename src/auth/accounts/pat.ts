@@ -1,4 +1,4 @@
-import { and, eq, gt } from "drizzle-orm";
+import { and, desc, eq, gt } from "drizzle-orm";
 import { shardOfMinted } from "../../db/directory";
 import { idForUser } from "../../db/routed-ids";
 import { personalAccessTokens, users } from "../../db/schema";
@@ -40,6 +40,46 @@ export async function createPersonalAccessToken(
     detail: { patId: id, expiresAt: input.expiresAt.toISOString() },
   });
   return { id, personalAccessToken };
+}
+
+/** What a user sees of one of their tokens: never the token, nor its hash. */
+export interface PersonalAccessTokenFacts {
+  id: string;
+  createdAt: number;
+  expiresAt: number;
+  metadata: Record<string, unknown>;
+}
+
+/** The user's tokens, newest first, expired ones included (they still show when they ran out). */
+export function listPersonalAccessTokens(deps: Deps, userId: string): Promise<PersonalAccessTokenFacts[]> {
+  return deps.shards
+    .ofUser(userId)
+    .select({
+      id: personalAccessTokens.id,
+      createdAt: personalAccessTokens.createdAt,
+      expiresAt: personalAccessTokens.expiresAt,
+      metadata: personalAccessTokens.metadata,
+    })
+    .from(personalAccessTokens)
+    .where(eq(personalAccessTokens.userId, userId))
+    .orderBy(desc(personalAccessTokens.createdAt))
+    .all();
+}
+
+/**
+ * Revokes one of the user's tokens: the row goes, so the next `POST /signin/pat` with it is `invalid-pat` (sessions
+ * it already made end like any other session). False when the user has no token with that id (someone else's
+ * included). A directory entry of an imported token is left: stale, and harmless (src/db/directory.ts).
+ */
+export async function revokePersonalAccessToken(deps: Deps, userId: string, id: string): Promise<boolean> {
+  const removed = await deps.shards
+    .ofUser(userId)
+    .delete(personalAccessTokens)
+    .where(and(eq(personalAccessTokens.id, id), eq(personalAccessTokens.userId, userId)))
+    .returning({ id: personalAccessTokens.id })
+    .get();
+  if (removed) deps.audit({ type: "pat.revoked", userId, detail: { patId: id } });
+  return removed !== undefined;
 }
 
 /** signInPAT: a session for the PAT's user. PATs and refresh tokens live in different tables: never interchangeable. */

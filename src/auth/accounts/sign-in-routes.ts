@@ -19,7 +19,9 @@ export const signInRoutes = new Hono<AppEnv>().post(
       "Answers a session; with TOTP active, `session` is null and `mfa.ticket` goes to `POST /signin/mfa/totp`. " +
       "An unknown email, a wrong password and a blocked address all answer the same 401 `invalid-email-password` in " +
       "the same time. An unverified address answers 401 `unverified-user` when verification is required; a disabled " +
-      "user 401 `disabled-user`. Counted per address and per email (`BRUTE_FORCE`).",
+      "user 401 `disabled-user`. Counted per address and per email (`BRUTE_FORCE`). Ten wrong passwords within an " +
+      "hour lock the account's password (also for an email with no account): 429 `account-locked` with " +
+      "`Retry-After`, a right password included, and the owner is mailed a link that unlocks.",
     answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
   }),
   rateLimit("BRUTE_FORCE", "email"),

@@ -5,13 +5,15 @@ import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword, verifyPassword } from "../../lib/password";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { beginAttempt } from "../lockout";
 import { refuseIfSsoRequired } from "../sso-enforcement";
 import { findUserByEmail } from "../users";
 
 /**
  * signInEmailPassword. Unknown email, wrong password and a blocked email give the same 401 after the same work:
  * a dummy hash is verified when there is no user (OWASP Authentication Cheat Sheet, "authentication responses").
- * Account state (disabled, unverified) is only revealed to someone who knows the password.
+ * Account state (disabled, unverified) is only revealed to someone who knows the password. Ten wrong passwords
+ * within the hour lock the password of the account (auth/lockout/, docs/protection.md "Lockout").
  */
 export async function signInEmailPassword(
   deps: Deps,
@@ -24,8 +26,12 @@ export async function signInEmailPassword(
   // longer use them (and reused elsewhere). The domain's enforcement is no secret: `POST /sso/start` tells it too.
   await refuseIfSsoRequired(deps, input.email);
   const user = await findUserByEmail(deps.shards, input.email);
+  // The account's lockout (contract §13) before the password is looked at: while it holds, a right password is
+  // refused too, and an unknown email locks and answers the same (its count is kept under a keyed hash of it).
+  const attempt = await beginAttempt(deps, "password", { user, identifier: `email:${input.email}` });
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
   const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
+  await attempt.settle(Boolean(eligible && check.ok));
   if (!eligible || !check.ok) throw new AppError("invalid-email-password");
   if (eligible.disabled) throw new AppError("disabled-user");
   if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !eligible.emailVerified) {

@@ -2,6 +2,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { proveEmail } from "../credential-reset";
+import { beginAttempt } from "../lockout";
 import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
 import { refuseIfSsoRequired } from "../sso-enforcement";
 import { findUserByEmail } from "../users";
@@ -30,7 +31,7 @@ export async function signInOtpEmail(
 /**
  * verifySignInOTPEmail: wrong, expired, used or exhausted codes are all 400 `invalid-otp`. The code proves the
  * address (credential-reset.ts: a first proof wipes what was set up before it); with TOTP on it is the first
- * factor only.
+ * factor only. Counted by the account's lockout (auth/lockout/) before the code is looked at.
  */
 export async function verifyOtpEmail(
   deps: Deps,
@@ -39,9 +40,12 @@ export async function verifyOtpEmail(
   userAgent?: string,
 ): Promise<SignInResult> {
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
-  if (!(await checkOneTimeCode(deps, scopeOf(email), otp))) throw new AppError("invalid-otp");
   const user = await findUserByEmail(deps.shards, email);
-  if (!user) throw new AppError("invalid-otp");
+  // Beyond each code's own cap (5 tries), new codes asked for again and again are guesses at the account too.
+  const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${email}` });
+  const right = await checkOneTimeCode(deps, scopeOf(email), otp);
+  await attempt.settle(right && user !== undefined);
+  if (!right || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
   return completeSignIn(deps, await proveEmail(deps, user, "inbox"), userAgent);
 }

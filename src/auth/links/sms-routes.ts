@@ -57,7 +57,8 @@ export const smsRoutes = new Hono<AppEnv>()
       summary: "Sign in with the texted code",
       description:
         "A session (or an MFA ticket) for the right code; marks the number verified. Wrong or expired: 400 " +
-        "`invalid-otp`; the fifth wrong try kills the code.",
+        "`invalid-otp`; the fifth wrong try kills the code. Ten wrong codes within an hour lock this way in for the " +
+        "number: 429 `account-locked` with `Retry-After`.",
       answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
     }),
     rateLimit("BRUTE_FORCE", "phoneNumber"),

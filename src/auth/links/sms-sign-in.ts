@@ -3,6 +3,7 @@ import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
 import { smsCodeText } from "../../sms/templates";
 import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { beginAttempt } from "../lockout";
 import { findOrCreatePhoneUser, type PasswordlessMode, removeUser } from "../new-users";
 import type { SignUpOptions } from "../sign-up-options";
 import { findUserByPhoneNumber, markVerified, toWireUser } from "../users";
@@ -63,9 +64,12 @@ export async function verifySignInPasswordlessSms(
 ): Promise<SignInResult> {
   if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
-  if (!(await checkOneTimeCode(deps, scopeOf(phoneNumber), input.otp))) throw new AppError("invalid-otp");
   const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
-  if (!user) throw new AppError("invalid-otp");
+  // The account's lockout (auth/lockout/), before the code is looked at: fresh codes do not buy fresh guesses.
+  const attempt = await beginAttempt(deps, "sms-otp", { user, identifier: `phone:${phoneNumber}` });
+  const right = await checkOneTimeCode(deps, scopeOf(phoneNumber), input.otp);
+  await attempt.settle(right && user !== undefined);
+  if (!right || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
   return completeSignIn(deps, await markVerified(deps, user, "phoneNumberVerified"), userAgent);
 }

@@ -1,5 +1,15 @@
 /**
- * What the rest of core auth uses of the second factor: the TOTP step of a sign-in. Everything else in this folder is
- * internal to it (.dependency-cruiser.cjs).
+ * What the rest of core auth uses of the second factor: the TOTP step of a sign-in, and setting TOTP up. Everything
+ * else in this folder is internal to it (.dependency-cruiser.cjs).
  */
+// An admin's unlock forgets the second factor's wrong guesses too (src/admin/unlock.ts).
+export { forgetSecondFactorGuesses } from "./second-factor";
+// Setting TOTP up: the account center's two-step section (src/account-center/security/) uses the API's own steps.
+export {
+  changeMfa,
+  createRecoveryCodes,
+  generateTotp,
+  issueRecoveryCodes,
+  startTotpSetup,
+} from "./totp-setup";
 export { verifySignInMfaTotp } from "./totp-sign-in";

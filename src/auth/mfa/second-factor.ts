@@ -5,6 +5,7 @@ import { RateLimitedError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { decrypt } from "../../lib/crypto";
 import { codeHash, legacyCodeHash } from "../../lib/short-codes";
+import { beginAttempt, type LockoutFactor } from "../lockout";
 import { matchTotp } from "./totp";
 
 /** The user's TOTP secret, decrypted; null when none was generated. */
@@ -69,16 +70,38 @@ async function useRecoveryCode(deps: Deps, userId: string, code: string): Promis
  * Every second-factor check of a user goes through the user's `GuessGuard` (auth/mfa/guess-guard.ts): taken before
  * the code is looked at, forgiven when it was right. Past the free failures the answer is 429 with `Retry-After`,
  * whichever endpoint or ticket the guess came through.
+ *
+ * An active second factor is also under the account's lockout (auth/lockout/, contract §13), counted first: ten
+ * failures within the hour lock it for 15 minutes and more, and mail the owner. The guard stays beside it as the
+ * tighter short-term cap, and as the one the lockout's mailed link does not lift: someone holding the password and
+ * the mailbox still gets only the guard's few dozen guesses a day (docs/protection.md "Lockout"). An attempt the
+ * guard refuses stays counted by the lockout: hammering a throttled factor is guessing at it. A code of a secret
+ * being set up (activation) protects nothing yet, and is not counted by the lockout.
  */
-async function guarded(deps: Deps, userId: string, check: () => Promise<boolean>): Promise<boolean> {
-  const guard = deps.env.GUESS_GUARDS.get(deps.env.GUESS_GUARDS.idFromName(`second-factor:${userId}`));
+async function guarded(
+  deps: Deps,
+  user: UserRow,
+  factor: LockoutFactor,
+  check: () => Promise<boolean>,
+): Promise<boolean> {
+  const attempt = user.activeMfaType === "totp" ? await beginAttempt(deps, factor, { user }) : undefined;
+  const guard = deps.env.GUESS_GUARDS.get(deps.env.GUESS_GUARDS.idFromName(`second-factor:${user.id}`));
   const verdict = await guard.take(deps.now());
   if (!verdict.allowed) {
     throw new RateLimitedError(verdict.retryAfterSeconds, "too many wrong codes: try again later");
   }
   const right = await check();
-  if (right) await forgive(guard, userId);
+  await attempt?.settle(right);
+  if (right) await forgive(guard, user.id);
   return right;
+}
+
+/**
+ * An admin's unlock (contract §13): the user's wrong second-factor codes forgotten, the guard's lock with them, as the
+ * account's lockout is cleared beside it.
+ */
+export async function forgetSecondFactorGuesses(deps: Deps, userId: string): Promise<void> {
+  await deps.env.GUESS_GUARDS.get(deps.env.GUESS_GUARDS.idFromName(`second-factor:${userId}`)).forgive();
 }
 
 /**
@@ -103,14 +126,17 @@ async function forgive(guard: { forgive(): Promise<void> }, userId: string): Pro
 
 /** A TOTP code of the user's secret (activation, new recovery codes): guarded, and used once. */
 export function acceptTotpCode(deps: Deps, user: UserRow, code: string): Promise<boolean> {
-  return guarded(deps, user.id, () => checkTotpCode(deps, user, code));
+  return guarded(deps, user, "totp", () => checkTotpCode(deps, user, code));
 }
 
-/** The second factor at sign-in or deactivation: a fresh TOTP code, or one of the user's recovery codes. */
+/**
+ * The second factor at sign-in or deactivation: a fresh TOTP code, or one of the user's recovery codes. Which one a
+ * guess is, its shape says (a TOTP code is six digits, a recovery code never is), so the lockout locks each on its own:
+ * a stranger locking the TOTP code does not lock its owner out of the recovery codes for long (the guard counts both
+ * together, for an hour at most).
+ */
 export function acceptSecondFactor(deps: Deps, user: UserRow, code: string): Promise<boolean> {
-  return guarded(
-    deps,
-    user.id,
-    async () => (await checkTotpCode(deps, user, code)) || (await useRecoveryCode(deps, user.id, code)),
-  );
+  return /^\d{6}$/.test(code)
+    ? guarded(deps, user, "totp", () => checkTotpCode(deps, user, code))
+    : guarded(deps, user, "recovery-code", () => useRecoveryCode(deps, user.id, code));
 }

@@ -22,6 +22,18 @@ export async function generateTotp(
   deps: Deps,
   userId: string,
 ): Promise<{ imageUrl: string; totpSecret: string }> {
+  const { uri, totpSecret } = await startTotpSetup(deps, userId);
+  return { imageUrl: qrPngDataUrl(uri), totpSecret };
+}
+
+/**
+ * `generateTotp` without the picture: the `otpauth://` URI itself, for a page that draws its own QR code (the
+ * account center's, inline, under a CSP that loads no images) and offers the URI as a link on a phone.
+ */
+export async function startTotpSetup(
+  deps: Deps,
+  userId: string,
+): Promise<{ uri: string; totpSecret: string }> {
   const user = await mfaUser(deps, userId);
   if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
   const secret = generateTotpSecret();
@@ -36,7 +48,7 @@ export async function generateTotp(
     })
     .where(eq(users.id, user.id));
   const account = user.email ?? user.phoneNumber ?? user.id;
-  return { imageUrl: qrPngDataUrl(totpUri(deps.config.AUTH_MFA_TOTP_ISSUER, account, secret)), totpSecret };
+  return { uri: totpUri(deps.config.AUTH_MFA_TOTP_ISSUER, account, secret), totpSecret };
 }
 
 /**
@@ -96,6 +108,15 @@ export async function createRecoveryCodes(deps: Deps, userId: string, code: stri
   const user = await mfaUser(deps, userId);
   if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");
   if (!(await acceptTotpCode(deps, user, code))) throw new AppError("invalid-totp");
+  return issueRecoveryCodes(deps, userId);
+}
+
+/**
+ * Ten new recovery codes replacing any earlier set, with no check of its own: for a caller that has just proven the
+ * second factor itself (`createRecoveryCodes` above; the account center right after activating TOTP with a code,
+ * whose time step is spent, so asking a second code would make the person wait for the next one).
+ */
+export async function issueRecoveryCodes(deps: Deps, userId: string): Promise<string[]> {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
     const raw = generateRandomString(random, RECOVERY_ALPHABET, 10);
     return `${raw.slice(0, 5)}-${raw.slice(5)}`;

@@ -34,7 +34,7 @@ const credentialBase = {
   clientExtensionResults: metadataSchema.default({}),
   authenticatorAttachment: z.string().max(32).optional(),
 };
-const registrationCredential = z.looseObject({
+export const registrationCredential = z.looseObject({
   ...credentialBase,
   response: z.looseObject({
     clientDataJSON: b64u(16_384),

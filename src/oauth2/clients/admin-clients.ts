@@ -25,6 +25,10 @@ export const wireClientSchema = z.object({
   refreshTokenLifetime: z.number().int(),
   applicationType: z.enum(["web", "native"]),
   resources: z.array(z.string()).nullable().describe("RFC 8707 resources its tokens may be for; null: all"),
+  logoUri: z
+    .string()
+    .nullable()
+    .describe("The logo its consent screen shows; only for clients an admin made (registration `admin`)"),
   dpopBoundAccessTokens: z.boolean().describe("RFC 9449: every token request must carry a DPoP proof"),
   requirePushedAuthorizationRequests: z
     .boolean()
@@ -66,6 +70,7 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     refreshTokenLifetime: row.refreshTokenLifetime,
     applicationType: row.applicationType,
     resources: row.resources,
+    logoUri: row.logoUri,
     dpopBoundAccessTokens: row.dpopBoundAccessTokens,
     requirePushedAuthorizationRequests: row.requirePushedAuthorizationRequests,
     postLogoutRedirectUris: row.postLogoutRedirectUris,
@@ -113,6 +118,7 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
     redirectUris: [...new Set(body.redirectUris)],
     applicationType: body.applicationType ?? current?.applicationType ?? "web",
     resources: body.resources ? [...new Set(body.resources)] : null,
+    logoUri: body.logoUri ?? null,
     scopes: [...new Set(body.scopes ?? DEFAULT_SCOPES)],
     grantTypes: [...new Set(body.grantTypes ?? DEFAULT_GRANT_TYPES)],
     tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? "client_secret_basic",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { brandLogoUrlSchema } from "../../lib/brand";
 import { LOOPBACK_HOSTS } from "./redirect-uris";
 
 /** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
@@ -120,6 +121,8 @@ export const clientBodySchema = z
     applicationType: z.enum(["web", "native"]).optional(),
     /** RFC 8707 resources this client's tokens may be for: some of the deployment's; absent: all of them. */
     resources: z.array(z.string().max(2048)).max(20).optional(),
+    /** The logo its consent screen shows (an admin's client only, contract §13): https. */
+    logoUri: brandLogoUrlSchema.nullable().optional(),
     /** RFC 9449 §5.2: every token request must carry a DPoP proof. */
     dpopBoundAccessTokens: z.boolean().optional(),
     /** RFC 9126 §6: authorization requests only through PAR. */

@@ -13,7 +13,7 @@ import type { PendingRequest } from "../pending-requests";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { formRequest } from "./form-requests";
 import { pageLinkTarget } from "./link-binding";
-import { backToPage, type Ctx, paths, viewHref } from "./page-paths";
+import { backToPage, type Ctx, paths, returnTarget, viewHref } from "./page-paths";
 import { render } from "./page-response";
 import { mailSent } from "./render";
 import { newPasswordForm } from "./render-account";
@@ -58,8 +58,15 @@ const sentPage = (c: Ctx, request: PendingRequest, t: PageText, lead: string, hi
     },
   );
 
-export function newPasswordPage(c: Ctx, request: PendingRequest, error?: string, status: 200 | 400 = 200) {
-  const t = pageText(c, request.uiLocales);
+/** `userLocale`: the signed-in user's (the reset link signed them in), the page's language after `ui_locales`. */
+export function newPasswordPage(
+  c: Ctx,
+  request: PendingRequest,
+  userLocale: string,
+  error?: string,
+  status: 200 | 400 = 200,
+) {
+  const t = pageText(c, request.uiLocales, userLocale);
   const form = newPasswordForm({
     t,
     action: paths(c).newPassword,
@@ -67,7 +74,7 @@ export function newPasswordPage(c: Ctx, request: PendingRequest, error?: string,
     minLength: c.var.config.AUTH_PASSWORD_MIN_LENGTH,
     error,
   });
-  return render(c, status, t.newPasswordTitle, form, { t });
+  return render(c, status, t.newPasswordTitle, form, { t, redirectUri: returnTarget(request) });
 }
 
 const statusOf = (error: AppError) =>
@@ -94,7 +101,8 @@ export const pageAccountRoutes = new Hono<AppEnv>()
         {
           email,
           password,
-          options: displayName ? { displayName } : undefined,
+          // The page's language becomes the account's `locale` (its mails'), if AUTH_LOCALE_ALLOWED_LOCALES allows it.
+          options: { locale: t.lang, ...(displayName ? { displayName } : {}) },
           ownRedirect: await pageLinkTarget(c, request.id),
         },
         c.req.header("user-agent"),
@@ -154,9 +162,9 @@ export const pageAccountRoutes = new Hono<AppEnv>()
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
     const { params, request } = form;
-    const t = pageText(c, request.uiLocales);
     const deps = c.var.deps;
     const session = await readBrowserSession(c);
+    const t = pageText(c, request.uiLocales, session?.user.locale);
     // Only right after a reset link signed this browser in: an older page session cannot skip the old password.
     if (!session || deps.now() - session.authTime > NEW_PASSWORD_WINDOW_MS) {
       return accountPage(c, request, form.client.clientName, "reset", {
@@ -173,7 +181,7 @@ export const pageAccountRoutes = new Hono<AppEnv>()
       );
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;
-      return newPasswordPage(c, request, signUpMessage(c, t, error), 400);
+      return newPasswordPage(c, request, session.user.locale, signUpMessage(c, t, error), 400);
     }
     return backToPage(c, request.id);
   })

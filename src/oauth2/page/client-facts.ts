@@ -1,4 +1,5 @@
 import type { OAuth2ClientRow } from "../../db/schema";
+import { imageOrigin } from "../../lib/brand";
 import { isLoopbackRedirect } from "../clients";
 import type { ClientFacts } from "./render-consent";
 
@@ -24,6 +25,9 @@ export function clientFacts(client: OAuth2ClientRow, redirectUri?: string): Clie
     documentHost: client.registration === "metadata-document" ? new URL(client.clientId).host : undefined,
     redirectHost: unreviewed && redirectUri ? destinationOf(redirectUri) : undefined,
     unreviewed,
+    // A logo is a claim of identity as strong as a name: shown only when an admin made the client and chose it. A
+    // self-registered client's logo could be any brand's (contract §13).
+    logoUri: !unreviewed && client.logoUri && imageOrigin(client.logoUri) ? client.logoUri : undefined,
     // An admin chose this client's redirect URIs; for any other, a local app can claim any name it likes.
     loopbackOnly:
       unreviewed && client.redirectUris.length > 0 && client.redirectUris.every(isLoopbackRedirect),

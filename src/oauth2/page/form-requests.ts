@@ -4,6 +4,7 @@ import { findOAuth2Client } from "../clients";
 import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { loadPendingRequest, type PendingRequest } from "../pending-requests";
+import { appName } from "./hosted-text";
 import type { Ctx } from "./page-paths";
 import { showProblem, UNKNOWN_REQUEST } from "./page-response";
 
@@ -11,14 +12,35 @@ import { showProblem, UNKNOWN_REQUEST } from "./page-response";
 
 /**
  * A client's request, with its client; or an invitation's, with the invitation while it is still pending (its
- * organization's name stands where a client's name would, on the sign-in views).
+ * organization's name stands where a client's name would, on the sign-in views); or a first-party app's (the hosted
+ * pages, contract §13), with the name the page gives the app.
  */
 export type LoadedRequest =
-  | { request: PendingRequest; client: OAuth2ClientRow; invitation?: undefined }
-  | { request: PendingRequest; client: { clientName: string }; invitation: PendingInvitation };
+  | { request: PendingRequest; client: OAuth2ClientRow; invitation?: undefined; app?: undefined }
+  | {
+      request: PendingRequest;
+      client: { clientName: string };
+      invitation: PendingInvitation;
+      app?: undefined;
+    }
+  | { request: AppPendingRequest; client: { clientName: string }; invitation?: undefined; app: AppRequest };
+
+type AppRequest = NonNullable<PendingRequest["app"]>;
+type AppPendingRequest = PendingRequest & { app: AppRequest };
 
 export async function loadRequest(c: Ctx, requestId: string | undefined): Promise<LoadedRequest | null> {
   const request = requestId ? await loadPendingRequest(c.env, requestId, c.var.deps.now()) : null;
+  if (request?.app) {
+    return {
+      request: { ...request, app: request.app },
+      client: { clientName: await appName(c, request.app.redirectTo) },
+      app: request.app,
+    };
+  }
+  // The page serves the authorization server's requests only while it is on and the page is its login UI; an app's
+  // requests it serves always (the hosted pages). So a request made before the switch went off completes nothing.
+  const { config } = c.var;
+  if (!config.AUTH_OAUTH2_PROVIDER_ENABLED || config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) return null;
   if (request?.invitation) {
     const invitation = await findPendingInvitation(c.var.deps, request.invitation.ticketHash);
     return invitation ? { request, client: { clientName: invitation.org.name }, invitation } : null;

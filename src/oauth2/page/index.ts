@@ -5,6 +5,8 @@
  * RP-initiated logout (`/oauth2/logout`, with the login page: the session it ends is the page's).
  */
 export { devicePageRoutes } from "./device-routes";
+// The hosted pages of a first-party app (`/signin`, `/signup`, `/reset`, contract §13): the login page's views.
+export { hostedPageRoutes } from "./hosted-routes";
 export { interactionRoutes, silentAuthorization } from "./interaction-routes";
 export { invitationPageRoutes } from "./invitation-routes";
 export { LOGOUT_PATH, logoutRoutes } from "./logout-routes";

@@ -14,6 +14,7 @@ import { demandOf, judge, signInFor } from "../step-up";
 import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
 import { formRequest, loadRequest } from "./form-requests";
+import { appStep } from "./hosted-step";
 import { invitationStep, joinInvitation } from "./invitation-routes";
 import { backToPage, type Ctx, paths } from "./page-paths";
 import { render, showProblem, UNKNOWN_REQUEST } from "./page-response";
@@ -42,7 +43,7 @@ async function complete(
     if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
       return showProblem(c, (t) => t.errors.unknownRequest);
     }
-    const t = pageText(c, request.uiLocales);
+    const t = pageText(c, request.uiLocales, session.user.locale);
     return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
   }
   try {
@@ -68,7 +69,7 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
   // OIDC Core §3.1.2.1 select_account: asked unless the person authenticated during this very request (choosing the
   // account as they did); "continue" posts to `/select-account`, which goes on from here.
   if (request.prompt.includes("select_account") && session.authTime < request.createdAt) {
-    const t = pageText(c, request.uiLocales);
+    const t = pageText(c, request.uiLocales, session.user.locale);
     const body = selectAccountForm({
       t,
       clientName: client.clientName,
@@ -110,7 +111,10 @@ async function consentStep(
   const { user } = session;
   // A device grant carries no organization (docs/oauth2.md): its page offers none.
   const organizations = request.device ? [] : await memberOrganizations(deps, user.id);
-  const t = pageText(c, request.uiLocales);
+  const t = pageText(c, request.uiLocales, session.user.locale);
+  const facts = clientFacts(client, request.device ? undefined : request.redirectUri);
+  // A reviewed client's logo: its origin may serve images to this page only.
+  const images = facts.logoUri ? [facts.logoUri] : [];
   return render(
     c,
     200,
@@ -124,17 +128,21 @@ async function consentStep(
       scopes: request.scopes,
       granted,
       userLabel: userLabelOf(user),
-      facts: clientFacts(client, request.device ? undefined : request.redirectUri),
+      facts,
       deviceUserCode: request.device?.userCode,
+      resources: request.resources,
       organizations,
       selectedOrg: named?.orgId,
     }),
     // After consent the browser goes on to the client's redirect URI; a device request stays here.
-    request.device ? { t } : { t, redirectUri: request.redirectUri },
+    request.device ? { t, images } : { t, images, redirectUri: request.redirectUri },
   );
 }
 
-/** The built-in login and consent page, mounted at `/oauth2/interaction` when no external login UI is set. */
+/**
+ * The built-in login and consent page, mounted at `/oauth2/interaction` always: the authorization server's requests
+ * only while it is on and no external login UI is set (form-requests.ts `loadRequest`), a first-party app's always.
+ */
 export const interactionRoutes = new Hono<AppEnv>()
   .get("/", async (c) => {
     const loaded = await loadRequest(c, c.req.query("request_id"));
@@ -148,6 +156,8 @@ export const interactionRoutes = new Hono<AppEnv>()
     }
     // An invitation's request has no client: sign-in, then joining instead of consent.
     if (loaded.invitation) return invitationStep(c, request, loaded.invitation);
+    // A first-party app's (the hosted pages): sign-in, then back to the app, no consent.
+    if (loaded.app) return appStep(c, loaded.request, client.clientName);
     return nextStep(c, request, loaded.client);
   })
   .route("/", pageSignInRoutes)
@@ -159,6 +169,7 @@ export const interactionRoutes = new Hono<AppEnv>()
     const session = await readBrowserSession(c);
     if (
       form.invitation ||
+      form.app ||
       !session ||
       judge(session.methods, demandOf(form.request, c.var.deps.now())) !== "met"
     ) {
@@ -176,10 +187,12 @@ export const interactionRoutes = new Hono<AppEnv>()
       return backToPage(c, request.id);
     }
     if (form.invitation) return joinInvitation(c, request, form.invitation);
+    // An app's request has nothing to consent to: its page completes it (hosted-step.ts).
+    if (form.app) return backToPage(c, request.id);
     if (params.get("decision") !== "allow") {
       if (request.device) {
         await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
-        const t = pageText(c, request.uiLocales);
+        const t = pageText(c, request.uiLocales, session.user.locale);
         return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
       }
       deps.background(forgetPendingRequest(c.env, request.id));

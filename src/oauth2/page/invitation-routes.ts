@@ -71,8 +71,8 @@ export async function invitationStep(
   invitation: PendingInvitation,
   error?: { status: 403; message: string },
 ) {
-  const t = pageText(c, request.uiLocales);
   const session = await readBrowserSession(c);
+  const t = pageText(c, request.uiLocales, session?.user.locale);
   if (!session) {
     return signInPage(c, request, invitation.org.name, {
       intro: [t.invitationLead(invitation.org.name, invitation.email, invitation.role), t.invitationSignIn],
@@ -104,7 +104,7 @@ export async function joinInvitation(c: Ctx, request: PendingRequest, invitation
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
   if (!session || !request.invitation) return backToPage(c, request.id);
-  const t = pageText(c, request.uiLocales);
+  const t = pageText(c, request.uiLocales, session.user.locale);
   try {
     const { org, role } = await acceptInvitationByHash(deps, request.invitation.ticketHash, session.user.id);
     deps.background(forgetPendingRequest(c.env, request.id));

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { revokeSession } from "../../auth";
 import type { AppEnv } from "../../http/app-env";
+import { brandOf } from "../../http/brand";
 import { type AnswerDoc, operation, REDIRECT_ANSWER } from "../../http/documented";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
 import { OAuth2Error } from "../errors";
@@ -30,8 +31,9 @@ export const LOGOUT_PATH = "/oauth2/logout";
 const confirmAction = (c: Ctx) =>
   `${new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}${LOGOUT_PATH}/confirm`;
 
-/** The service as the question names it: the host people signed in at. */
-const serviceName = (c: Ctx) => new URL(c.var.config.AUTH_SERVER_URL).host;
+/** The service as the question names it: the brand's name (contract §13), else the host people signed in at. */
+const serviceName = async (c: Ctx) =>
+  (await brandOf(c.var.deps, c.var.requestId)).name ?? new URL(c.var.config.AUTH_SERVER_URL).host;
 
 function problemText(t: PageText, problem: EndSessionProblem): string {
   if (problem === "invalid-hint") return t.errors.logoutInvalidHint;
@@ -79,9 +81,9 @@ async function endSession(c: Ctx) {
     const t = pageText(c);
     return render(c, 400, t.logoutProblemTitle, invalidLogout({ t, message: params.unreadable }), { t });
   }
-  const t = pageText(c, params.uiLocales);
-  const checked = await checkEndSession(c.var.deps, params);
   const session = await readBrowserSession(c);
+  const t = pageText(c, params.uiLocales, session?.user.locale);
+  const checked = await checkEndSession(c.var.deps, params);
   if (!checked.ok) {
     // No redirect at all. Someone signed in may still sign out of the service, by asking for it on this page.
     const signOutForm = session
@@ -101,13 +103,14 @@ async function endSession(c: Ctx) {
     return finish(c, t, checked.target);
   }
   const { user } = session;
+  const service = await serviceName(c);
   return render(
     c,
     200,
-    t.signOutTitle(serviceName(c)),
+    t.signOutTitle(service),
     confirmSignOut({
       t,
-      service: serviceName(c),
+      service,
       clientName: checked.client?.clientName,
       userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
       action: confirmAction(c),
@@ -125,8 +128,8 @@ async function confirm(c: Ctx) {
     return render(c, 403, t.logoutProblemTitle, invalidLogout({ t, message: t.errors.otherSite }), { t });
   }
   const params = await readParams(c);
-  const t = pageText(c, "unreadable" in params ? [] : params.uiLocales);
   const session = await readBrowserSession(c);
+  const t = pageText(c, "unreadable" in params ? [] : params.uiLocales, session?.user.locale);
   if (session) await signOut(c, session);
   else endBrowserSession(c);
   // The person asked to sign out: done whatever the link was. Onward only where the request holds (a verified hint).
@@ -145,7 +148,7 @@ const endSessionFields = z.object({
     .optional()
     .describe("Exactly one of the client's `postLogoutRedirectUris`; followed only with a verified hint"),
   state: z.string().optional().describe("Passed back on the redirect, as it came"),
-  ui_locales: z.string().optional().describe("The page's language: `en`, `fr`, `de`"),
+  ui_locales: z.string().optional().describe("The page's language: `en`, `de`, `fr`, `es`, `pt`, `ja`"),
   logout_hint: z.string().optional().describe("Accepted; not used"),
 });
 

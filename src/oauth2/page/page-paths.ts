@@ -38,6 +38,14 @@ export const paths = (c: Ctx) => {
 
 const pageFor = (c: Ctx, requestId: string) => `${paths(c).page}?request_id=${encodeURIComponent(requestId)}`;
 
+/**
+ * Where a form of the page may end, as the request goes on from it: the client's redirect URI, or an app's
+ * `redirectTo` (the hosted pages). Browsers hold a form post's whole redirect chain to the page's `form-action`, so a
+ * sign-in that goes straight back (consent remembered, the hosted pages) must name it (`render`'s `redirectUri`).
+ */
+export const returnTarget = (request: { redirectUri: string; app?: { redirectTo: string } }) =>
+  request.app?.redirectTo ?? (request.redirectUri || undefined);
+
 /** The page's absolute URL under `AUTH_SERVER_URL`: where a mailed link sends the person back. */
 export const absolutePageFor = (c: Ctx, requestId: string) =>
   `${c.var.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}?request_id=${encodeURIComponent(requestId)}`;

@@ -1,6 +1,8 @@
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { TurnstileEndpoint } from "../../config";
+import { brandOf } from "../../http/brand";
 import { setPageHeaders } from "../../http/page-headers";
+import { imageOrigin } from "../../lib/brand";
 import type { Ctx } from "./page-paths";
 import { page, type WidgetSlot } from "./render";
 import { problem } from "./render-consent";
@@ -26,7 +28,7 @@ const TURNSTILE_SCRIPT = `${TURNSTILE_ORIGIN}/turnstile/v0/api.js`;
  * consent screen, on to the client), and no site may frame the page (clickjacking of the Allow button). With a
  * Turnstile widget on it, the page also loads Cloudflare's widget script and frame (only then).
  */
-export function render(
+export async function render(
   c: Ctx,
   status: 200 | 400 | 401 | 403 | 404 | 429 | 503,
   title: string,
@@ -39,8 +41,19 @@ export function render(
     providerOrigins?: string[];
     /** More of our own CSS after the house style (`PageFrame.style`). */
     style?: string;
+    /** Images this page alone shows (a reviewed client's logo on its consent screen): https or loopback URLs. */
+    images?: string[];
   },
 ) {
+  // Every page wears the deployment's brand (contract §13); its logo's origin, and only it, may serve images.
+  const brand = await brandOf(c.var.deps, c.var.requestId);
+  const images = [
+    ...new Set(
+      [brand.logoUrl, ...(options.images ?? [])]
+        .map((url) => (url ? imageOrigin(url) : undefined))
+        .filter((origin): origin is string => origin !== undefined),
+    ),
+  ];
   // The request id in the URL must not reach any other site: `same-origin` referrers (setPageHeaders).
   // Browsers hold a form's whole redirect chain to `form-action`: a provider button's post ends at the provider.
   const nonce = setPageHeaders(c, {
@@ -51,6 +64,7 @@ export function render(
     script: Boolean(options.script),
     connect: Boolean(options.script),
     widgetOrigin: options.widget ? TURNSTILE_ORIGIN : undefined,
+    images,
   });
   return c.html(
     page({
@@ -61,6 +75,7 @@ export function render(
       script: options.script,
       widgetScript: options.widget ? TURNSTILE_SCRIPT : undefined,
       style: options.style,
+      brand,
     }),
     status,
   );

@@ -41,7 +41,7 @@ async function raiseWith(
   /** The page's words for a refused proof, when the sign-in form's (`signInMessage`) are not the right ones. */
   wordsFor?: (error: AppError) => string | undefined,
 ) {
-  const t = pageText(c, form.request.uiLocales);
+  const t = pageText(c, form.request.uiLocales, session.user.locale);
   const again = (status: 400 | 401 | 429, error: string) =>
     reauthStep(c, form.request, form.client.clientName, session, { status, error });
   try {
@@ -62,7 +62,7 @@ export const pageReauthRoutes = new Hono<AppEnv>()
     const step = await stepUpForm(c);
     if ("answer" in step) return step.answer;
     const { form, session } = step;
-    const t = pageText(c, form.request.uiLocales);
+    const t = pageText(c, form.request.uiLocales, session.user.locale);
     // The same bucket as the sign-in form's: a re-authentication is no way around its limit.
     const retryAfter = await rateLimited(c, "BRUTE_FORCE", session.user.email ?? session.user.id);
     if (retryAfter !== null) {
@@ -90,7 +90,7 @@ export const pageReauthRoutes = new Hono<AppEnv>()
     if ("answer" in step) return step.answer;
     const { form, session } = step;
     const refreshToken = form.params.get("refresh_token") ?? "";
-    const t = pageText(c, form.request.uiLocales);
+    const t = pageText(c, form.request.uiLocales, session.user.locale);
     return raiseWith(
       c,
       form,
@@ -105,7 +105,7 @@ export const pageReauthRoutes = new Hono<AppEnv>()
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
     const { request } = form;
-    if (form.invitation || request.device) return backToPage(c, request.id);
+    if (form.invitation || form.app || request.device) return backToPage(c, request.id);
     c.var.deps.background(forgetPendingRequest(c.env, request.id));
     const back = authorizationResponse(c.var.config, request.redirectUri, {
       error: "unmet_authentication_requirements",

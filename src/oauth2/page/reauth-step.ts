@@ -3,7 +3,7 @@ import { LEVEL } from "../acr";
 import type { BrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
 import { type AuthDemand, demandOf, judge, stepUpMethods, type Verdict } from "../step-up";
-import { type Ctx, paths } from "./page-paths";
+import { type Ctx, paths, returnTarget } from "./page-paths";
 import { render } from "./page-response";
 import { abilitiesOf } from "./reauth-proofs";
 import { cannotMeetForm, type ReauthReason, reauthForm } from "./reauth-render";
@@ -34,7 +34,7 @@ export async function reauthStep(
   options: { error?: string; status?: 400 | 401 | 429 } = {},
 ) {
   const deps = c.var.deps;
-  const t = pageText(c, request.uiLocales);
+  const t = pageText(c, request.uiLocales, session.user.locale);
   const demand = demandOf(request, deps.now());
   const { user } = session;
   const verdict = judge(session.methods, demand);
@@ -50,6 +50,7 @@ export async function reauthStep(
       return signInPage(c, request, clientName, {
         intro: [t.signInAgain(clientName)],
         email: user.email ?? undefined,
+        userLocale: user.locale,
       });
     }
     const reason = demand.level === LEVEL.phr ? "passkey" : "stronger";
@@ -82,6 +83,7 @@ export async function reauthStep(
   const apiPath = new URL(deps.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
   return render(c, options.status ?? (options.error ? 401 : 200), t.reauthTitle, body, {
     t,
+    redirectUri: returnTarget(request),
     ...(methods.includes("passkey") ? { script: reauthPasskeyScript(apiPath) } : {}),
   });
 }

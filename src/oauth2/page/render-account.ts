@@ -9,6 +9,8 @@ export function signUpForm(input: {
   action: string;
   requestId: string;
   clientName: string;
+  /** Said instead of "to continue to <client>" (an app's request, the hosted pages). */
+  intro?: string[];
   minLength: number;
   email?: string;
   displayName?: string;
@@ -18,7 +20,11 @@ export function signUpForm(input: {
 }) {
   const { t } = input;
   return html`<h1>${t.signUpTitle}</h1>
-<p class="lead">${t.toContinueTo} <strong>${input.clientName}</strong></p>
+${
+  input.intro
+    ? input.intro.map((sentence) => html`<p class="lead">${sentence}</p>`)
+    : html`<p class="lead">${t.toContinueTo} <strong>${input.clientName}</strong></p>`
+}
 ${errorBox(input.error)}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}

@@ -14,6 +14,29 @@ export interface ClientFacts {
   unreviewed: boolean;
   /** Every redirect URI is on this computer: an app running locally, which anyone can write and start. */
   loopbackOnly: boolean;
+  /** The client's logo, only for a client an admin made (its page's CSP allows this image's origin). */
+  logoUri?: string;
+}
+
+/**
+ * The RFC 8707 resources the tokens will be for (an MCP server, an API), as a person can judge them: each host, and
+ * the whole URL when it says more than the host.
+ */
+function resourceList(t: PageText, resources: string[]) {
+  if (resources.length === 0) return "";
+  const shown = resources.map((resource) => {
+    try {
+      const url = new URL(resource);
+      const bare = url.pathname === "/" && !url.search;
+      return { host: url.host || resource, url: bare ? undefined : resource };
+    } catch {
+      return { host: resource, url: undefined };
+    }
+  });
+  return html`<div class="resources"><p>${t.accessTo}</p><ul class="resources">${shown.map(
+    (item) =>
+      html`<li><strong>${item.host}</strong>${item.url ? html`<br><span class="url">${item.url}</span>` : ""}</li>`,
+  )}</ul></div>`;
 }
 
 /** Under the client's name: who publishes it, when a metadata document names it, and where it sends you back. */
@@ -89,12 +112,19 @@ export function consentForm(input: {
   facts: ClientFacts;
   /** The user code of a device flow: the person checks it is the one their device shows. */
   deviceUserCode?: string;
+  /** RFC 8707 `resource` values of the request: what the tokens will be for. */
+  resources?: string[];
   /** The organizations the client may be let act in, and the one preselected. */
   organizations?: OrgChoice[];
   selectedOrg?: string;
 }) {
   const { t } = input;
-  return html`<h1>${input.clientName}</h1>
+  // The logo sits beside the name, which says the same: no alternative text of its own.
+  return html`${
+    input.facts.logoUri
+      ? html`<img class="client-logo" src="${input.facts.logoUri}" alt="" referrerpolicy="no-referrer">`
+      : ""
+  }<h1>${input.clientName}</h1>
 ${publisher(t, input.facts)}
 ${
   input.deviceUserCode
@@ -103,6 +133,7 @@ ${
 <p class="warning" role="note">${t.deviceWarning}</p>`
     : html`<p class="lead">${t.wantsAccess}</p>`
 }
+${resourceList(t, input.resources ?? [])}
 ${caution(t, input.facts)}
 ${scopeLists(t, input.scopes, input.granted ?? [])}
 <form method="post" action="${input.action}">

@@ -1,5 +1,6 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { type Brand, brandStyle } from "../../lib/brand";
 import type { PageText } from "./text";
 
 /**
@@ -9,10 +10,12 @@ import type { PageText } from "./text";
  */
 
 const STYLE = `
-  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --accent: #1f4fc4; --line: #8888; }
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; --accent: #1f4fc4; --brand: #1f4fc4; --on-brand: #ffffff; --line: #8888; }
   @media (prefers-color-scheme: dark) { :root { --accent: #8fb0ff; } }
   body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; }
   main { width: min(26rem, 92vw); padding: 2rem; border: 1px solid #8884; border-radius: 12px; box-sizing: border-box; }
+  /* A long word (a German compound, an app's name, an address) wraps rather than widening the page past 390 px. */
+  main { overflow-wrap: anywhere; } h1 { hyphens: auto; }
   @media (max-width: 480px) { main { border: 0; padding: 1.2rem .4rem; } }
   h1 { font-size: 1.3rem; margin: 0 0 .3rem; }
   p.lead { margin: 0 0 1.4rem; }
@@ -22,12 +25,17 @@ const STYLE = `
   }
   input:focus-visible, select:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
   button { font-size: 1rem; padding: .65rem 1.1rem; border-radius: 6px; border: 1px solid var(--line); cursor: pointer; }
-  button.primary { background: #1f4fc4; color: white; border-color: #1f4fc4; }
+  button.primary { background: var(--brand); color: var(--on-brand); border-color: var(--brand); }
+  header.brand { display: flex; align-items: center; gap: .6rem; margin: 0 0 1.2rem; font-weight: 600; font-size: 1.05rem; overflow-wrap: anywhere; }
+  header.brand img { max-height: 2.5rem; max-width: 100%; width: auto; }
   a { color: var(--accent); }
   .actions { display: flex; gap: .6rem; margin-top: 1.4rem; justify-content: flex-end; flex-wrap: wrap; }
   .error { padding: .6rem .8rem; border-radius: 6px; background: #d3303022; color: inherit; border: 1px solid #d3303066; margin-bottom: 1rem; }
   .error form { margin-top: .5rem; }
   ul.scopes { padding-left: 1.2rem; line-height: 1.7; }
+  ul.resources { padding-left: 1.2rem; margin: .3rem 0 1rem; overflow-wrap: anywhere; }
+  .resources .url { font: .85rem ui-monospace, monospace; }
+  img.client-logo { display: block; max-height: 3rem; max-width: 100%; width: auto; margin-bottom: .6rem; }
   .alternative { margin-top: 1.6rem; padding-top: 1rem; border-top: 1px solid #8884; }
   .providers { display: grid; gap: .5rem; }
   .providers button { width: 100%; }
@@ -59,20 +67,33 @@ export interface PageFrame {
   widgetScript?: string;
   /** More of our own CSS, after the house style (the account center's): constant text, never request data. */
   style?: string;
+  /** The deployment's brand (src/http/brand.ts): its name and logo head the page, its colour styles it. */
+  brand?: Brand;
 }
 
-export function page({ nonce, lang, title, body, script, widgetScript, style }: PageFrame) {
+/** The brand's logo and name over the page's content; nothing without a brand name or logo. */
+function brandHeader(brand: Brand) {
+  if (!brand.name && !brand.logoUrl) return "";
+  // The logo's alt text is the name; beside it the name is shown once more for sight only (read once, not twice).
+  return html`<header class="brand">${
+    brand.logoUrl
+      ? html`<img src="${brand.logoUrl}" alt="${brand.name ?? ""}" referrerpolicy="no-referrer">${brand.name ? html`<span aria-hidden="true">${brand.name}</span>` : ""}`
+      : html`<span>${brand.name}</span>`
+  }</header>`;
+}
+
+export function page({ nonce, lang, title, body, script, widgetScript, style, brand = {} }: PageFrame) {
   return html`<!doctype html>
 <html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
-<title>${title}</title>
-<style nonce="${nonce}">${STYLE}${style ?? ""}</style>
+<title>${brand.name ? `${title} · ${brand.name}` : title}</title>
+<style nonce="${nonce}">${raw(STYLE)}${brandStyle(brand)}${raw(style ?? "")}</style>
 ${widgetScript ? html`<script nonce="${nonce}" src="${widgetScript}" async defer></script>` : ""}
 </head>
-<body><main>${body}</main>${script ? html`<script nonce="${nonce}">${raw(script)}</script>` : ""}</body>
+<body><main>${brandHeader(brand)}${body}</main>${script ? html`<script nonce="${nonce}">${raw(script)}</script>` : ""}</body>
 </html>`;
 }
 

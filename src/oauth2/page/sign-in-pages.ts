@@ -1,5 +1,6 @@
 import type { PendingRequest } from "../pending-requests";
-import { type Ctx, paths, viewHref } from "./page-paths";
+import { hostedIntro } from "./hosted-text";
+import { type Ctx, paths, returnTarget, viewHref } from "./page-paths";
 import { render, widgetFor } from "./page-response";
 import { passkeyScript } from "./passkey-script";
 import { signInForm } from "./render";
@@ -25,10 +26,12 @@ export function signInPage(
     resend?: boolean;
     /** Sentences said before the form instead of "to continue to …" (an invitation's). */
     intro?: string[];
+    /** The known user's `locale` (a re-authentication signing in again): the language after `ui_locales`. */
+    userLocale?: string;
   } = {},
 ) {
   const { config } = c.var;
-  const t = pageText(c, request.uiLocales);
+  const t = pageText(c, request.uiLocales, options.userLocale);
   const passkeys = config.AUTH_WEBAUTHN_ENABLED;
   const widgets = { signin: widgetFor(c, "signin"), passwordless: linkWidget(c) };
   return render(
@@ -40,7 +43,8 @@ export function signInPage(
       action: paths(c).signIn,
       requestId: request.id,
       clientName,
-      intro: options.intro,
+      // An app's request (the hosted pages) names the app or the account center in its own words.
+      intro: options.intro ?? hostedIntro(c, request, clientName, "sign-in", options.userLocale),
       email: options.email ?? request.loginHint,
       error: options.error,
       resendAction: options.resend ? paths(c).resendVerification : undefined,
@@ -54,6 +58,7 @@ export function signInPage(
     }),
     {
       t,
+      redirectUri: returnTarget(request),
       widget: Boolean(widgets.signin || widgets.passwordless),
       providerOrigins: [
         ...new Set(
@@ -99,6 +104,7 @@ export function accountPage(
       status,
       t.signUpTitle,
       signUpForm({
+        intro: hostedIntro(c, request, clientName, "sign-up"),
         t,
         action: paths(c).signUp,
         requestId: request.id,
@@ -110,7 +116,7 @@ export function accountPage(
         signInHref,
         widget: slot,
       }),
-      { t, widget: Boolean(slot) },
+      { t, redirectUri: returnTarget(request), widget: Boolean(slot) },
     );
   }
   const slot = widgetFor(c, "password-reset");
@@ -150,4 +156,4 @@ const PROVIDER_NAMES: Record<string, string> = {
   twitter: "X",
   windowslive: "Microsoft",
 };
-const providerName = (id: string) => PROVIDER_NAMES[id] ?? id.charAt(0).toUpperCase() + id.slice(1);
+export const providerName = (id: string) => PROVIDER_NAMES[id] ?? id.charAt(0).toUpperCase() + id.slice(1);

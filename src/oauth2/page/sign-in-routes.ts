@@ -13,7 +13,7 @@ import { newPasswordPage } from "./account-routes";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { formRequest } from "./form-requests";
 import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";
-import { backToPage, type Ctx, paths, viewHref } from "./page-paths";
+import { backToPage, type Ctx, paths, returnTarget, viewHref } from "./page-paths";
 import { render } from "./page-response";
 import { mailSent, mfaForm } from "./render";
 import { signInPage } from "./sign-in-pages";
@@ -24,7 +24,10 @@ import { type PageText, pageText } from "./text";
 /** What the page says for a refused sign-in, in the page's language. */
 export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
   if (error instanceof RateLimitedError) {
-    // The second-factor guess cap names codes; a rate-limit bucket names attempts.
+    // A locked sign-in (contract §13) says how long in minutes and where the way out is (the mail); the second-factor
+    // guess cap names codes; a rate-limit bucket names attempts.
+    if (error.code === "account-locked")
+      return t.errors.accountLocked(Math.max(1, Math.ceil(error.retryAfterSeconds / 60)));
     return /wrong codes/.test(error.message)
       ? t.errors.tooManyCodes(error.retryAfterSeconds)
       : t.errors.tooManyAttempts(error.retryAfterSeconds);
@@ -62,7 +65,7 @@ const mfaPage = (
     status ?? (error ? 401 : 200),
     t.mfaTitle,
     mfaForm({ t, action: paths(c).mfa, requestId: request.id, ticket, first, error }),
-    { t },
+    { t, redirectUri: returnTarget(request) },
   );
 };
 
@@ -93,9 +96,9 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
   if (query.mfaTicket)
     return secondStep(c, request, query.mfaTicket.slice(0, 100), query.type ? "email-link" : "provider");
   const signedIn = await sessionToCookie(c, request, clientName, query.refreshToken ?? "");
-  if (signedIn !== "signed-in") return signedIn;
+  if (!("locale" in signedIn)) return signedIn;
   // A reset link proved the inbox and signed the browser in: the person now chooses the new password.
-  if (query.type === "passwordReset") return newPasswordPage(c, request);
+  if (query.type === "passwordReset") return newPasswordPage(c, request, signedIn.locale);
   return backToPage(c, request.id);
 }
 
@@ -116,7 +119,8 @@ async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: stri
       session.refreshTokenId,
       methodsOfSessionRow(facts?.method ?? null),
     );
-    return "signed-in" as const;
+    // The user's language, for a page shown to them right away (the cookie is only read from the next request).
+    return { locale: session.user.locale };
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
     const t = pageText(c, request.uiLocales);
@@ -211,7 +215,7 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       form.client.clientName,
       form.params.get("refresh_token") ?? "",
     );
-    return signedIn === "signed-in" ? backToPage(c, form.request.id) : signedIn;
+    return "locale" in signedIn ? backToPage(c, form.request.id) : signedIn;
   })
   .post("/email-link", async (c) => {
     const form = await formRequest(c);
@@ -229,7 +233,9 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       // The link may create the account: the sign-up checks, on every send (a new address is not told apart).
       await passSignUpChecks(c, params, "passwordless");
       const ownRedirect = await pageLinkTarget(c, request.id);
-      await signInPasswordlessEmail(c.var.deps, { email }, "sign-in", ownRedirect);
+      // A new account gets the page's language as its `locale` (its mails'), if AUTH_LOCALE_ALLOWED_LOCALES allows it.
+      const options = { locale: t.lang };
+      await signInPasswordlessEmail(c.var.deps, { email, options }, "sign-in", ownRedirect);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
       if (error instanceof RateLimitedError)

@@ -2,8 +2,11 @@ import type { Devices } from "../en/devices";
 
 export const devices: Devices = {
   mail: {
-    subject: "New sign-in to your account",
-    text: "Hello ${displayName},\n\nYour account was signed in to from a new device: ${device}, ${place}, at ${time}.\n\nIf it was you, there is nothing to do. If not, sign that session out and change your password:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p>Your account was signed in to from a new device: ${device}, ${place}, at ${time}.</p><p>If it was you, there is nothing to do. If not, <a href="${link}">sign that session out</a> and change your password.</p>',
+    subject: "Neue Anmeldung bei Ihrem Konto",
+    text: "Hallo ${displayName},\n\njemand hat sich von einem neuen Gerät aus bei Ihrem Konto angemeldet: ${device}, ${place}, am ${time}.\n\nWenn Sie das waren, ist nichts zu tun. Wenn nicht, melden Sie diese Sitzung ab und ändern Sie Ihr Passwort:\n${link}\n",
+    html: '<p>Hallo ${displayName},</p><p>jemand hat sich von einem neuen Gerät aus bei Ihrem Konto angemeldet: ${device}, ${place}, am ${time}.</p><p>Wenn Sie das waren, ist nichts zu tun. Wenn nicht, <a href="${link}">melden Sie diese Sitzung ab</a> und ändern Sie Ihr Passwort.</p>',
   },
+  device: (browser: string, system: string) => `${browser} unter ${system}`,
+  unknownBrowser: "ein unbekannter Browser",
+  unknownPlace: "ein unbekannter Ort",
 };

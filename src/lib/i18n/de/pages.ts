@@ -62,6 +62,7 @@ export const pages: PageText = {
     "Diese App läuft auf Ihrem eigenen Computer. Erlauben Sie sie nur, wenn Sie sie gerade selbst gestartet haben.",
   unreviewedNote: "Diese App hat sich selbst registriert; ihr Name wurde nicht geprüft.",
   allowTitle: (client) => `${client} erlauben?`,
+  accessTo: "Sie bittet um Zugriff auf:",
   deviceTitle: "Gerät verbinden",
   deviceLead: "Geben Sie den Code ein, den Ihr Gerät oder Ihr Terminal zeigt.",
   continue: "Weiter",
@@ -125,6 +126,8 @@ export const pages: PageText = {
     wrongCode: "Dieser Code stimmt nicht.",
     expiredLink: "Dieser Anmeldelink oder Code ist ungültig, benutzt oder abgelaufen. Beginnen Sie erneut.",
     failed: "Die Anmeldung ist fehlgeschlagen.",
+    accountLocked: (minutes) =>
+      `Zu viele Fehlversuche: Die Anmeldung auf diesem Weg ist für ${minutes} Minuten gesperrt. Wenn es Ihr Konto ist, enthält die E-Mail, die wir Ihnen geschickt haben, einen Link zum sofortigen Entsperren.`,
     tooManyAttempts: (seconds) => `Zu viele Versuche. Versuchen Sie es in ${seconds} Sekunden erneut.`,
     tooManyCodes: (seconds) => `Zu viele falsche Codes. Versuchen Sie es in ${seconds} Sekunden erneut.`,
     tooManyEmails: (seconds) => `Zu viele E-Mails. Versuchen Sie es in ${seconds} Sekunden erneut.`,

@@ -60,6 +60,7 @@ export const pages = {
   loopbackWarning: "This app runs on your own computer. Allow it only if you just started it yourself.",
   unreviewedNote: "This app registered itself; its name was not checked.",
   allowTitle: (client: string) => `Allow ${client}?`,
+  accessTo: "It asks for access to:",
   deviceTitle: "Connect a device",
   deviceLead: "Enter the code shown on your device or in your terminal.",
   continue: "Continue",
@@ -119,6 +120,8 @@ export const pages = {
     wrongCode: "That code is not right.",
     expiredLink: "This sign-in link or code is invalid, used or expired. Start again.",
     failed: "Sign-in failed.",
+    accountLocked: (minutes: number) =>
+      `Too many failed attempts: signing in this way is paused for ${minutes} minutes. If this is your account, the mail we sent has a link to unlock it now.`,
     tooManyAttempts: (seconds: number) => `Too many attempts. Try again in ${seconds} seconds.`,
     tooManyCodes: (seconds: number) => `Too many wrong codes. Try again in ${seconds} seconds.`,
     tooManyEmails: (seconds: number) => `Too many emails. Try again in ${seconds} seconds.`,

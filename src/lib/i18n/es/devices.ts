@@ -2,8 +2,11 @@ import type { Devices } from "../en/devices";
 
 export const devices: Devices = {
   mail: {
-    subject: "New sign-in to your account",
-    text: "Hello ${displayName},\n\nYour account was signed in to from a new device: ${device}, ${place}, at ${time}.\n\nIf it was you, there is nothing to do. If not, sign that session out and change your password:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p>Your account was signed in to from a new device: ${device}, ${place}, at ${time}.</p><p>If it was you, there is nothing to do. If not, <a href="${link}">sign that session out</a> and change your password.</p>',
+    subject: "Nuevo inicio de sesión en tu cuenta",
+    text: "Hola, ${displayName}:\n\nSe inició sesión en tu cuenta desde un dispositivo nuevo: ${device}, ${place}, el ${time}.\n\nSi fuiste tú, no tienes que hacer nada. Si no, cierra esa sesión y cambia tu contraseña:\n${link}\n",
+    html: '<p>Hola, ${displayName}:</p><p>Se inició sesión en tu cuenta desde un dispositivo nuevo: ${device}, ${place}, el ${time}.</p><p>Si fuiste tú, no tienes que hacer nada. Si no, <a href="${link}">cierra esa sesión</a> y cambia tu contraseña.</p>',
   },
+  device: (browser: string, system: string) => `${browser} en ${system}`,
+  unknownBrowser: "un navegador desconocido",
+  unknownPlace: "un lugar desconocido",
 };

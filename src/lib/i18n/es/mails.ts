@@ -2,33 +2,33 @@ import type { Mails } from "../en/mails";
 
 export const mails: Mails = {
   "email-verify": {
-    subject: "Verify your email",
-    text: "Hello ${displayName},\n\nAn account was created with this email address. If it was you, use this link to verify the address:\n${link}\n\nIf you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.\n",
-    html: '<p>Hello ${displayName},</p><p>An account was created with this email address. If it was you, <a href="${link}">verify your email address</a>.</p><p>If you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.</p>',
+    subject: "Verifica tu correo electrónico",
+    text: "Hola, ${displayName}:\n\nSe creó una cuenta con esta dirección de correo. Si fuiste tú, usa este enlace para verificar la dirección:\n${link}\n\nSi no la creaste, no sigas el enlace: otra persona eligió esta dirección y su contraseña. Ignora este correo y la cuenta seguirá sin poder usarse.\n",
+    html: '<p>Hola, ${displayName}:</p><p>Se creó una cuenta con esta dirección de correo. Si fuiste tú, <a href="${link}">verifica tu dirección de correo</a>.</p><p>Si no la creaste, no sigas el enlace: otra persona eligió esta dirección y su contraseña. Ignora este correo y la cuenta seguirá sin poder usarse.</p>',
   },
   "signin-passwordless": {
-    subject: "Your sign-in link",
-    text: "Hello ${displayName},\n\nUse this link to sign in:\n${link}\n\nIt is valid for one hour.\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Sign in</a></p><p>The link is valid for one hour.</p>',
+    subject: "Tu enlace de inicio de sesión",
+    text: "Hola, ${displayName}:\n\nUsa este enlace para iniciar sesión:\n${link}\n\nEs válido durante una hora.\n",
+    html: '<p>Hola, ${displayName}:</p><p><a href="${link}">Iniciar sesión</a></p><p>El enlace es válido durante una hora.</p>',
   },
   "signin-otp": {
-    subject: "Your sign-in code",
-    text: "Hello ${displayName},\n\nYour sign-in code is ${code}. It is valid for ten minutes.\n",
-    html: "<p>Hello ${displayName},</p><p>Your sign-in code is <strong>${code}</strong>. It is valid for ten minutes.</p>",
+    subject: "Tu código de inicio de sesión",
+    text: "Hola, ${displayName}:\n\nTu código de inicio de sesión es ${code}. Es válido durante diez minutos.\n",
+    html: "<p>Hola, ${displayName}:</p><p>Tu código de inicio de sesión es <strong>${code}</strong>. Es válido durante diez minutos.</p>",
   },
   "password-reset": {
-    subject: "Reset your password",
-    text: "Hello ${displayName},\n\nUse this link to reset your password:\n${link}\n\nIf you did not ask for this, ignore this mail.\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Reset your password</a></p><p>If you did not ask for this, ignore this mail.</p>',
+    subject: "Restablece tu contraseña",
+    text: "Hola, ${displayName}:\n\nUsa este enlace para restablecer tu contraseña:\n${link}\n\nSi no lo pediste, ignora este correo.\n",
+    html: '<p>Hola, ${displayName}:</p><p><a href="${link}">Restablecer tu contraseña</a></p><p>Si no lo pediste, ignora este correo.</p>',
   },
   "email-confirm-change": {
-    subject: "Confirm your new email",
-    text: "Hello ${displayName},\n\nUse this link to make ${newEmail} your email address:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Confirm ${newEmail} as your email address</a></p>',
+    subject: "Confirma tu nuevo correo electrónico",
+    text: "Hola, ${displayName}:\n\nUsa este enlace para que ${newEmail} sea tu dirección de correo:\n${link}\n",
+    html: '<p>Hola, ${displayName}:</p><p><a href="${link}">Confirmar ${newEmail} como tu dirección de correo</a></p>',
   },
   "org-invitation": {
-    subject: "You are invited to ${orgName}",
-    text: "Hello,\n\n${inviterName} invited ${email} to join ${orgName} as ${role}. Sign in or sign up with this address, then accept:\n${link}\n\nThe invitation is valid for seven days. If you did not expect it, ignore this mail.\n",
-    html: '<p>Hello,</p><p>${inviterName} invited ${email} to join <strong>${orgName}</strong> as ${role}. Sign in or sign up with this address, then <a href="${link}">accept the invitation</a>.</p><p>The invitation is valid for seven days. If you did not expect it, ignore this mail.</p>',
+    subject: "Te invitan a ${orgName}",
+    text: "Hola:\n\n${inviterName} invitó a ${email} a unirse a ${orgName} como ${role}. Inicia sesión o regístrate con esta dirección y después acepta:\n${link}\n\nLa invitación es válida durante siete días. Si no la esperabas, ignora este correo.\n",
+    html: '<p>Hola:</p><p>${inviterName} invitó a ${email} a unirse a <strong>${orgName}</strong> como ${role}. Inicia sesión o regístrate con esta dirección y después <a href="${link}">acepta la invitación</a>.</p><p>La invitación es válida durante siete días. Si no la esperabas, ignora este correo.</p>',
   },
 };

@@ -2,8 +2,11 @@ import type { Devices } from "../en/devices";
 
 export const devices: Devices = {
   mail: {
-    subject: "New sign-in to your account",
-    text: "Hello ${displayName},\n\nYour account was signed in to from a new device: ${device}, ${place}, at ${time}.\n\nIf it was you, there is nothing to do. If not, sign that session out and change your password:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p>Your account was signed in to from a new device: ${device}, ${place}, at ${time}.</p><p>If it was you, there is nothing to do. If not, <a href="${link}">sign that session out</a> and change your password.</p>',
+    subject: "Nouvelle connexion à votre compte",
+    text: "Bonjour ${displayName},\n\nUne connexion à votre compte a eu lieu depuis un nouvel appareil : ${device}, ${place}, le ${time}.\n\nSi c’était vous, vous n’avez rien à faire. Sinon, déconnectez cette session et changez votre mot de passe :\n${link}\n",
+    html: '<p>Bonjour ${displayName},</p><p>Une connexion à votre compte a eu lieu depuis un nouvel appareil : ${device}, ${place}, le ${time}.</p><p>Si c’était vous, vous n’avez rien à faire. Sinon, <a href="${link}">déconnectez cette session</a> et changez votre mot de passe.</p>',
   },
+  device: (browser: string, system: string) => `${browser} sous ${system}`,
+  unknownBrowser: "un navigateur inconnu",
+  unknownPlace: "un lieu inconnu",
 };

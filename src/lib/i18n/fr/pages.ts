@@ -61,6 +61,7 @@ export const pages: PageText = {
     "Cette application tourne sur votre ordinateur. Ne l'autorisez que si vous venez de la lancer vous-même.",
   unreviewedNote: "Cette application s'est enregistrée elle-même ; son nom n'a pas été vérifié.",
   allowTitle: (client) => `Autoriser ${client} ?`,
+  accessTo: "Elle demande l'accès à :",
   deviceTitle: "Connecter un appareil",
   deviceLead: "Saisissez le code affiché sur votre appareil ou dans votre terminal.",
   continue: "Continuer",
@@ -124,6 +125,8 @@ export const pages: PageText = {
     wrongCode: "Ce code n'est pas le bon.",
     expiredLink: "Ce lien ou ce code de connexion est invalide, déjà utilisé ou expiré. Recommencez.",
     failed: "La connexion a échoué.",
+    accountLocked: (minutes) =>
+      `Trop de tentatives échouées : la connexion par ce moyen est suspendue pendant ${minutes} minutes. S’il s’agit de votre compte, l’e-mail que nous vous avons envoyé contient un lien pour la débloquer tout de suite.`,
     tooManyAttempts: (seconds) => `Trop de tentatives. Réessayez dans ${seconds} secondes.`,
     tooManyCodes: (seconds) => `Trop de codes erronés. Réessayez dans ${seconds} secondes.`,
     tooManyEmails: (seconds) => `Trop d'e-mails. Réessayez dans ${seconds} secondes.`,

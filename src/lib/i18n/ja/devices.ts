@@ -2,8 +2,11 @@ import type { Devices } from "../en/devices";
 
 export const devices: Devices = {
   mail: {
-    subject: "New sign-in to your account",
-    text: "Hello ${displayName},\n\nYour account was signed in to from a new device: ${device}, ${place}, at ${time}.\n\nIf it was you, there is nothing to do. If not, sign that session out and change your password:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p>Your account was signed in to from a new device: ${device}, ${place}, at ${time}.</p><p>If it was you, there is nothing to do. If not, <a href="${link}">sign that session out</a> and change your password.</p>',
+    subject: "アカウントへの新しいサインイン",
+    text: "${displayName} 様\n\n新しいデバイスからアカウントにサインインがありました: ${device}、${place}、${time}。\n\nご本人によるものであれば、対応は不要です。心当たりがない場合は、そのセッションからサインアウトし、パスワードを変更してください:\n${link}\n",
+    html: '<p>${displayName} 様</p><p>新しいデバイスからアカウントにサインインがありました: ${device}、${place}、${time}。</p><p>ご本人によるものであれば、対応は不要です。心当たりがない場合は、<a href="${link}">そのセッションからサインアウト</a>し、パスワードを変更してください。</p>',
   },
+  device: (browser: string, system: string) => `${system} の ${browser}`,
+  unknownBrowser: "不明なブラウザ",
+  unknownPlace: "不明な場所",
 };

@@ -2,8 +2,34 @@ import type { Lockout } from "../en/lockout";
 
 export const lockout: Lockout = {
   mail: {
-    subject: "Your account was locked",
-    text: "Hello ${displayName},\n\nThere were too many failed attempts to sign in to your account, so signing in with that method is paused for ${minutes} minutes. If it was you, use this link to unlock it now:\n${link}\n\nIf it was not you, someone may know your email address: choose a strong password.\n",
-    html: '<p>Hello ${displayName},</p><p>There were too many failed attempts to sign in to your account, so signing in with that method is paused for ${minutes} minutes. If it was you, <a href="${link}">unlock it now</a>.</p><p>If it was not you, someone may know your email address: choose a strong password.</p>',
+    subject: "アカウントへのログインを一時停止しました",
+    text: "${displayName} 様\n\n${method}によるアカウントへのログインに何度も失敗したため、この方法でのログインを${duration}停止しています。\n\nご本人による操作でしたら、次のリンクを開くとすぐにロックを解除できます。\n${link}\n\nお心当たりがない場合、第三者があなたのアカウントに入ろうとしている可能性があります。アカウントの内容は何も変更されていません。ほかのサービスで使っていない、安全なパスワードを設定してください。\n",
+    html: '<p>${displayName} 様</p><p>${method}によるアカウントへのログインに何度も失敗したため、この方法でのログインを${duration}停止しています。</p><p>ご本人による操作でしたら、<a href="${link}">今すぐロックを解除</a>できます。</p><p>お心当たりがない場合、第三者があなたのアカウントに入ろうとしている可能性があります。アカウントの内容は何も変更されていません。ほかのサービスで使っていない、安全なパスワードを設定してください。</p>',
+  },
+  methods: {
+    password: "パスワード",
+    "email-otp": "メールで届いたコード",
+    "sms-otp": "SMSで届いたコード",
+    totp: "認証アプリのコード",
+    "recovery-code": "リカバリーコード",
+  },
+  duration: {
+    minutes: (count: number) => `${count}分間`,
+    hour: "1時間",
+    hours: (count: number) => `${count}時間`,
+  },
+  page: {
+    title: "ログインのロック解除",
+    lead: "ログインの失敗が続いたため、アカウントへのログイン方法の一つを一時停止しました。ご本人による操作でしたら、今すぐロックを解除してください。",
+    unlock: "ロックを解除",
+    doneTitle: "ログインのロックを解除しました",
+    doneLead: "もう一度ログインできます。",
+    toApp: "アプリに進む",
+    failedTitle: "このリンクはもう使えません",
+    failedLead:
+      "すでに使用されたか、発行から1日以上たっています。ログインがまだ停止中の場合は、停止期間が終わるまでお待ちください。",
+    incomplete: "このリンクは不完全です。メールに記載されたとおりに開いてください。",
+    otherSite: "このフォームは別のサイトから送信されたため、何も変更されていません。",
+    unavailable: "現在ロックを解除できません。しばらくしてからもう一度お試しください。",
   },
 };

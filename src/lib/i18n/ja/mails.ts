@@ -2,33 +2,33 @@ import type { Mails } from "../en/mails";
 
 export const mails: Mails = {
   "email-verify": {
-    subject: "Verify your email",
-    text: "Hello ${displayName},\n\nAn account was created with this email address. If it was you, use this link to verify the address:\n${link}\n\nIf you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.\n",
-    html: '<p>Hello ${displayName},</p><p>An account was created with this email address. If it was you, <a href="${link}">verify your email address</a>.</p><p>If you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.</p>',
+    subject: "メールアドレスの確認",
+    text: "${displayName} 様\n\nこのメールアドレスでアカウントが作成されました。ご本人の場合は、次のリンクからアドレスを確認してください。\n${link}\n\nお心当たりがない場合は、リンクを開かないでください。他の誰かがこのアドレスとパスワードを指定しています。このメールを無視すれば、そのアカウントは使えないままです。\n",
+    html: '<p>${displayName} 様</p><p>このメールアドレスでアカウントが作成されました。ご本人の場合は、<a href="${link}">メールアドレスを確認</a>してください。</p><p>お心当たりがない場合は、リンクを開かないでください。他の誰かがこのアドレスとパスワードを指定しています。このメールを無視すれば、そのアカウントは使えないままです。</p>',
   },
   "signin-passwordless": {
-    subject: "Your sign-in link",
-    text: "Hello ${displayName},\n\nUse this link to sign in:\n${link}\n\nIt is valid for one hour.\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Sign in</a></p><p>The link is valid for one hour.</p>',
+    subject: "ログイン用リンク",
+    text: "${displayName} 様\n\n次のリンクからログインしてください。\n${link}\n\nリンクの有効期限は1時間です。\n",
+    html: '<p>${displayName} 様</p><p><a href="${link}">ログイン</a></p><p>リンクの有効期限は1時間です。</p>',
   },
   "signin-otp": {
-    subject: "Your sign-in code",
-    text: "Hello ${displayName},\n\nYour sign-in code is ${code}. It is valid for ten minutes.\n",
-    html: "<p>Hello ${displayName},</p><p>Your sign-in code is <strong>${code}</strong>. It is valid for ten minutes.</p>",
+    subject: "ログイン用コード",
+    text: "${displayName} 様\n\nログイン用コードは ${code} です。有効期限は10分です。\n",
+    html: "<p>${displayName} 様</p><p>ログイン用コードは <strong>${code}</strong> です。有効期限は10分です。</p>",
   },
   "password-reset": {
-    subject: "Reset your password",
-    text: "Hello ${displayName},\n\nUse this link to reset your password:\n${link}\n\nIf you did not ask for this, ignore this mail.\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Reset your password</a></p><p>If you did not ask for this, ignore this mail.</p>',
+    subject: "パスワードの再設定",
+    text: "${displayName} 様\n\n次のリンクからパスワードを再設定してください。\n${link}\n\nお心当たりがない場合は、このメールを無視してください。\n",
+    html: '<p>${displayName} 様</p><p><a href="${link}">パスワードを再設定</a></p><p>お心当たりがない場合は、このメールを無視してください。</p>',
   },
   "email-confirm-change": {
-    subject: "Confirm your new email",
-    text: "Hello ${displayName},\n\nUse this link to make ${newEmail} your email address:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Confirm ${newEmail} as your email address</a></p>',
+    subject: "新しいメールアドレスの確認",
+    text: "${displayName} 様\n\n次のリンクから、${newEmail} をあなたのメールアドレスに設定してください。\n${link}\n",
+    html: '<p>${displayName} 様</p><p><a href="${link}">${newEmail} をメールアドレスとして確認</a></p>',
   },
   "org-invitation": {
-    subject: "You are invited to ${orgName}",
-    text: "Hello,\n\n${inviterName} invited ${email} to join ${orgName} as ${role}. Sign in or sign up with this address, then accept:\n${link}\n\nThe invitation is valid for seven days. If you did not expect it, ignore this mail.\n",
-    html: '<p>Hello,</p><p>${inviterName} invited ${email} to join <strong>${orgName}</strong> as ${role}. Sign in or sign up with this address, then <a href="${link}">accept the invitation</a>.</p><p>The invitation is valid for seven days. If you did not expect it, ignore this mail.</p>',
+    subject: "${orgName} への招待",
+    text: "こんにちは。\n\n${inviterName} さんが ${email} を ${orgName} に ${role} として招待しました。このアドレスでログインまたは登録してから、承諾してください。\n${link}\n\n招待の有効期限は7日間です。お心当たりがない場合は、このメールを無視してください。\n",
+    html: '<p>こんにちは。</p><p>${inviterName} さんが ${email} を <strong>${orgName}</strong> に ${role} として招待しました。このアドレスでログインまたは登録してから、<a href="${link}">招待を承諾</a>してください。</p><p>招待の有効期限は7日間です。お心当たりがない場合は、このメールを無視してください。</p>',
   },
 };

@@ -2,8 +2,11 @@ import type { Devices } from "../en/devices";
 
 export const devices: Devices = {
   mail: {
-    subject: "New sign-in to your account",
-    text: "Hello ${displayName},\n\nYour account was signed in to from a new device: ${device}, ${place}, at ${time}.\n\nIf it was you, there is nothing to do. If not, sign that session out and change your password:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p>Your account was signed in to from a new device: ${device}, ${place}, at ${time}.</p><p>If it was you, there is nothing to do. If not, <a href="${link}">sign that session out</a> and change your password.</p>',
+    subject: "Novo acesso à sua conta",
+    text: "Olá, ${displayName},\n\nSua conta foi acessada a partir de um novo dispositivo: ${device}, ${place}, em ${time}.\n\nSe foi você, não é preciso fazer nada. Se não foi, encerre essa sessão e altere sua senha:\n${link}\n",
+    html: '<p>Olá, ${displayName},</p><p>Sua conta foi acessada a partir de um novo dispositivo: ${device}, ${place}, em ${time}.</p><p>Se foi você, não é preciso fazer nada. Se não foi, <a href="${link}">encerre essa sessão</a> e altere sua senha.</p>',
   },
+  device: (browser: string, system: string) => `${browser} no ${system}`,
+  unknownBrowser: "um navegador desconhecido",
+  unknownPlace: "um local desconhecido",
 };

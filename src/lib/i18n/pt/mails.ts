@@ -2,33 +2,33 @@ import type { Mails } from "../en/mails";
 
 export const mails: Mails = {
   "email-verify": {
-    subject: "Verify your email",
-    text: "Hello ${displayName},\n\nAn account was created with this email address. If it was you, use this link to verify the address:\n${link}\n\nIf you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.\n",
-    html: '<p>Hello ${displayName},</p><p>An account was created with this email address. If it was you, <a href="${link}">verify your email address</a>.</p><p>If you did not create it, do not follow the link: someone else chose this address and its password. Ignore this mail, and the account stays unusable.</p>',
+    subject: "Confirme seu e-mail",
+    text: "Olá, ${displayName},\n\nUma conta foi criada com este endereço de e-mail. Se foi você, use este link para confirmar o endereço:\n${link}\n\nSe não foi você, não siga o link: outra pessoa escolheu este endereço e a senha dele. Ignore este e-mail, e a conta continuará inutilizável.\n",
+    html: '<p>Olá, ${displayName},</p><p>Uma conta foi criada com este endereço de e-mail. Se foi você, <a href="${link}">confirme seu endereço de e-mail</a>.</p><p>Se não foi você, não siga o link: outra pessoa escolheu este endereço e a senha dele. Ignore este e-mail, e a conta continuará inutilizável.</p>',
   },
   "signin-passwordless": {
-    subject: "Your sign-in link",
-    text: "Hello ${displayName},\n\nUse this link to sign in:\n${link}\n\nIt is valid for one hour.\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Sign in</a></p><p>The link is valid for one hour.</p>',
+    subject: "Seu link de acesso",
+    text: "Olá, ${displayName},\n\nUse este link para entrar:\n${link}\n\nEle é válido por uma hora.\n",
+    html: '<p>Olá, ${displayName},</p><p><a href="${link}">Entrar</a></p><p>O link é válido por uma hora.</p>',
   },
   "signin-otp": {
-    subject: "Your sign-in code",
-    text: "Hello ${displayName},\n\nYour sign-in code is ${code}. It is valid for ten minutes.\n",
-    html: "<p>Hello ${displayName},</p><p>Your sign-in code is <strong>${code}</strong>. It is valid for ten minutes.</p>",
+    subject: "Seu código de acesso",
+    text: "Olá, ${displayName},\n\nSeu código de acesso é ${code}. Ele é válido por dez minutos.\n",
+    html: "<p>Olá, ${displayName},</p><p>Seu código de acesso é <strong>${code}</strong>. Ele é válido por dez minutos.</p>",
   },
   "password-reset": {
-    subject: "Reset your password",
-    text: "Hello ${displayName},\n\nUse this link to reset your password:\n${link}\n\nIf you did not ask for this, ignore this mail.\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Reset your password</a></p><p>If you did not ask for this, ignore this mail.</p>',
+    subject: "Redefina sua senha",
+    text: "Olá, ${displayName},\n\nUse este link para redefinir sua senha:\n${link}\n\nSe você não pediu isso, ignore este e-mail.\n",
+    html: '<p>Olá, ${displayName},</p><p><a href="${link}">Redefinir sua senha</a></p><p>Se você não pediu isso, ignore este e-mail.</p>',
   },
   "email-confirm-change": {
-    subject: "Confirm your new email",
-    text: "Hello ${displayName},\n\nUse this link to make ${newEmail} your email address:\n${link}\n",
-    html: '<p>Hello ${displayName},</p><p><a href="${link}">Confirm ${newEmail} as your email address</a></p>',
+    subject: "Confirme seu novo e-mail",
+    text: "Olá, ${displayName},\n\nUse este link para que ${newEmail} passe a ser seu endereço de e-mail:\n${link}\n",
+    html: '<p>Olá, ${displayName},</p><p><a href="${link}">Confirmar ${newEmail} como seu endereço de e-mail</a></p>',
   },
   "org-invitation": {
-    subject: "You are invited to ${orgName}",
-    text: "Hello,\n\n${inviterName} invited ${email} to join ${orgName} as ${role}. Sign in or sign up with this address, then accept:\n${link}\n\nThe invitation is valid for seven days. If you did not expect it, ignore this mail.\n",
-    html: '<p>Hello,</p><p>${inviterName} invited ${email} to join <strong>${orgName}</strong> as ${role}. Sign in or sign up with this address, then <a href="${link}">accept the invitation</a>.</p><p>The invitation is valid for seven days. If you did not expect it, ignore this mail.</p>',
+    subject: "Você foi convidado para ${orgName}",
+    text: "Olá,\n\n${inviterName} convidou ${email} para participar de ${orgName} como ${role}. Entre ou cadastre-se com este endereço e depois aceite:\n${link}\n\nO convite é válido por sete dias. Se você não esperava por ele, ignore este e-mail.\n",
+    html: '<p>Olá,</p><p>${inviterName} convidou ${email} para participar de <strong>${orgName}</strong> como ${role}. Entre ou cadastre-se com este endereço e depois <a href="${link}">aceite o convite</a>.</p><p>O convite é válido por sete dias. Se você não esperava por ele, ignore este e-mail.</p>',
   },
 };

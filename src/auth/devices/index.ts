@@ -1,0 +1,7 @@
+/**
+ * The new-device notice (contract §13): the device cookie, the devices each user signed in from, and the mail about a
+ * new one. What the rest of core auth and the app use of it.
+ */
+// The account center names each session's device in its list the way the mail does.
+export { type DeviceName, deviceNameOf } from "./device-name";
+export { newDeviceNotice } from "./new-device-notice";

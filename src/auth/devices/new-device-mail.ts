@@ -1,0 +1,50 @@
+import type { UserRow } from "../../db/schema";
+import type { Deps } from "../../http/deps";
+import { CATALOGUES, chooseLanguage, LANGUAGES } from "../../lib/i18n";
+import { renderTemplate } from "../../mail/templates";
+import { toWireUser } from "../users";
+import type { DeviceName } from "./device-name";
+
+/** What the mail says about the sign-in; the words around it come from the user's language. */
+export interface SignInSeen {
+  name: DeviceName;
+  /** "City, region, country" from `request.cf`, or null. */
+  place: string | null;
+  /** ms */
+  at: number;
+}
+
+/** "2026-07-14 09:32 UTC": the same in every language, and unambiguous wherever the reader is. */
+export const mailTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+/**
+ * Mails the user that their account was signed in to from a new device (template "new-device", contract §13), in
+ * their language (`users.locale`), with a link to the account center's session list, where that session is ended.
+ */
+export async function sendNewDeviceMail(deps: Deps, user: UserRow, seen: SignInSeen): Promise<void> {
+  if (!user.email) return;
+  const { config } = deps;
+  const words = CATALOGUES[chooseLanguage([user.locale, config.AUTH_LOCALE_DEFAULT], LANGUAGES)].devices;
+  const browser = seen.name.browser ?? words.unknownBrowser;
+  const link = `${config.AUTH_SERVER_URL}/account#sessions`;
+  const message = renderTemplate(
+    config.mailTemplates,
+    "new-device",
+    user.locale,
+    config.AUTH_LOCALE_DEFAULT,
+    {
+      displayName: user.displayName || user.email,
+      email: user.email,
+      locale: user.locale,
+      serverUrl: config.AUTH_SERVER_URL,
+      clientUrl: config.AUTH_CLIENT_URL,
+      device: seen.name.system ? words.device(browser, seen.name.system) : browser,
+      place: seen.place ?? words.unknownPlace,
+      time: mailTime(seen.at),
+      link,
+    },
+  );
+  // What the mail is, for the app's SEND_EMAIL hook, which writes its own (contract move-in §5.3).
+  const about = { template: "new-device", locale: user.locale, link, user: toWireUser(user) };
+  await deps.mailer.send({ to: user.email, ...message, about });
+}

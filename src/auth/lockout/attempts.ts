@@ -1,0 +1,90 @@
+import type { UserRow } from "../../db/schema";
+import { RateLimitedError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import { sha256Hex } from "../../lib/crypto";
+import { toHex } from "../../lib/hex";
+import { hmacSubkey } from "../../lib/subkeys";
+import { sendLockoutMail } from "./lockout-mail";
+import type { LockoutFactor } from "./sign-in-lockout";
+
+/**
+ * The lockout around every check of a guessable sign-in factor (contract §13, docs/protection.md "Lockout"): before the
+ * credential is looked at, `beginAttempt` counts the attempt in the account's `SignInLockout` object, or refuses it
+ * with 429 `account-locked` while the factor is locked (a right credential included); after the check, `settle`
+ * forgives a right one, and mails the owner when a wrong one started a lock. It does not depend on the client's
+ * address nor on `AUTH_RATE_LIMIT_ENABLE`: per-address limits are another mechanism (docs/rate-limits.md).
+ */
+
+/**
+ * Whose attempt it is: the user when the identifier has one, else the identifier itself (`email:<address>`,
+ * `phone:<E.164>`), so that guessing at an account that does not exist locks the same way and answers the same.
+ */
+export interface Attempted {
+  user?: UserRow | null;
+  identifier?: string;
+}
+
+export interface Attempt {
+  /** After the credential was checked: `right` or not. Never throws. */
+  settle(right: boolean): Promise<void>;
+}
+
+/** The object of an account: a keyed hash for an unknown identifier, so the object's name reveals no address. */
+async function objectName(deps: Deps, account: Attempted): Promise<string> {
+  if (account.user) return `user:${account.user.id}`;
+  const identifier = (account.identifier ?? "").trim().toLowerCase();
+  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "sign-in-lockout");
+  return `unknown:${toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(identifier)))}`;
+}
+
+export const lockoutOf = (deps: Deps, name: string) =>
+  deps.env.SIGN_IN_LOCKOUTS.get(deps.env.SIGN_IN_LOCKOUTS.idFromName(name));
+
+/** The object of a user (the admin's unlock, the mailed link). */
+export const userLockout = (deps: Deps, userId: string) => lockoutOf(deps, `user:${userId}`);
+
+/**
+ * Counts an attempt at `factor` of `account`, or throws 429 `account-locked` (with `Retry-After`) while it is locked.
+ * The object failing throws too, which the app answers with 503: no credential is checked uncounted.
+ */
+export async function beginAttempt(deps: Deps, factor: LockoutFactor, account: Attempted): Promise<Attempt> {
+  const { config } = deps;
+  const lockout = lockoutOf(deps, await objectName(deps, account));
+  // The link's secret is made for every attempt, used only by one that starts a lock: the same work either way.
+  const secret = toHex(crypto.getRandomValues(new Uint8Array(32)));
+  const verdict = await lockout.take(
+    factor,
+    deps.now(),
+    { threshold: config.AUTH_LOCKOUT_THRESHOLD, windowMs: config.AUTH_LOCKOUT_WINDOW * 1000 },
+    await sha256Hex(secret),
+  );
+  if (!verdict.allowed) throw RateLimitedError.accountLocked(verdict.retryAfterSeconds);
+  const user = account.user ?? null;
+  return {
+    async settle(right) {
+      if (right) {
+        await forgive(() => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null), factor);
+        return;
+      }
+      if (!verdict.lock || !user) return;
+      const minutes = Math.round(verdict.lock.durationMs / 60_000);
+      deps.audit({ type: "signin.locked", userId: user.id, detail: { factor, minutes } });
+      // After the answer: the attempt that locks a known account answers as fast as one at an unknown account.
+      if (user.email) deps.background(sendLockoutMail(deps, user, factor, minutes, `${user.id}.${secret}`));
+    },
+  };
+}
+
+/**
+ * Best effort, as the second factor's guard does (auth/mfa/second-factor.ts): a right credential is not turned into a
+ * 503 because its count could not be taken back. The count then stays one higher; a guesser gains nothing from it.
+ */
+async function forgive(work: () => Promise<void>, factor: LockoutFactor): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    console.warn(
+      JSON.stringify({ level: "warn", what: "lockout count not forgiven", factor, detail: String(error) }),
+    );
+  }
+}

@@ -1,0 +1,186 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../env";
+import { timingSafeEqualString } from "../../lib/crypto";
+
+/**
+ * One object per account (`user:<id>`, or `unknown:<keyed hash of the identifier>` for an email or a phone number
+ * that has none), one KV entry per sign-in factor in it (contract §13, docs/protection.md "Lockout"): the failures
+ * of the window, the lock they earned, how many locks came before (each lasts twice the one before), and the hash of
+ * the unlock link mailed for the current lock. Every method runs start to finish without awaiting, so parallel guesses
+ * are counted one by one (better-auth's read-then-write counters are what this avoids): of 50 guesses at once
+ * exactly `threshold` are let through, the one that reaches it starting the lock.
+ */
+
+export const LOCKOUT_FACTORS = ["password", "email-otp", "sms-otp", "totp", "recovery-code"] as const;
+export type LockoutFactor = (typeof LOCKOUT_FACTORS)[number];
+
+export interface LockoutPolicy {
+  /** Failures within `windowMs` that lock the factor (`AUTH_LOCKOUT_THRESHOLD`). */
+  threshold: number;
+  windowMs: number;
+}
+
+interface FactorState {
+  /** When each failure of the window happened, oldest first. */
+  failures: number[];
+  lockedAt: number;
+  lockedUntil: number;
+  /** Locks so far in this series: the next one lasts `FIRST_LOCK_MS × 2^locks`, at most `MAX_LOCK_MS`. */
+  locks: number;
+  /** The last failure (`forgottenAt`). */
+  lastAt: number;
+  /** SHA-256 of the mailed unlock link's secret, for this lock. */
+  unlock: { hash: string; expiresAt: number } | null;
+}
+
+export type TakeVerdict =
+  | { allowed: false; retryAfterSeconds: number }
+  /** `lock`: this very attempt reached the threshold and started a lock (its time, and how long it lasts). */
+  | { allowed: true; lock: { at: number; durationMs: number } | null };
+
+export interface FactorLock {
+  factor: LockoutFactor;
+  lockedUntil: number;
+}
+
+export const FIRST_LOCK_MS = 15 * 60_000;
+export const MAX_LOCK_MS = 24 * 3_600_000;
+export const FORGET_AFTER_MS = 24 * 3_600_000;
+/** The mailed link works for a day, whether or not the lock it was sent for has ended by then. */
+export const UNLOCK_LINK_LIFETIME_MS = 24 * 3_600_000;
+
+export const lockDuration = (locksBefore: number) =>
+  Math.min(FIRST_LOCK_MS * 2 ** Math.min(locksBefore, 16), MAX_LOCK_MS);
+
+const PREFIX = "factor:";
+const keyOf = (factor: LockoutFactor) => `${PREFIX}${factor}`;
+const fresh = (): FactorState => ({
+  failures: [],
+  lockedAt: 0,
+  lockedUntil: 0,
+  locks: 0,
+  lastAt: 0,
+  unlock: null,
+});
+
+/**
+ * A quiet day after the last failure and after the end of the last lock forgets the series (its link, a day old by
+ * then, has expired too): a state as good as none.
+ */
+const forgottenAt = (state: FactorState) => Math.max(state.lastAt, state.lockedUntil) + FORGET_AFTER_MS;
+const isStale = (state: FactorState, now: number) => now >= forgottenAt(state);
+
+export class SignInLockout extends DurableObject<Env> {
+  private load(factor: LockoutFactor, now: number): FactorState {
+    const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+    return stored && !isStale(stored, now) ? stored : fresh();
+  }
+
+  private save(factor: LockoutFactor, state: FactorState, now: number): void {
+    this.ctx.storage.kv.put<FactorState>(keyOf(factor), state);
+    // Output gates hold the answer until the alarm is stored; the alarm only tidies (see `alarm`).
+    void this.ctx.storage.getAlarm().then((alarm) => {
+      if (alarm === null) return this.ctx.storage.setAlarm(now + FORGET_AFTER_MS);
+    });
+  }
+
+  /**
+   * An attempt at `factor`, counted as a failure before its credential is looked at (`forgive` takes it back when it
+   * was right). While locked nothing is counted and the attempt is refused, whether the credential is right or not.
+   * `unlockHash` is the hash of the link the caller will mail if this attempt starts a lock and turns out wrong.
+   */
+  take(factor: LockoutFactor, now: number, policy: LockoutPolicy, unlockHash: string): TakeVerdict {
+    const state = this.load(factor, now);
+    if (now < state.lockedUntil) {
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((state.lockedUntil - now) / 1000)) };
+    }
+    const failures = state.failures.filter((at) => now - at < policy.windowMs);
+    failures.push(now);
+    if (failures.length < policy.threshold) {
+      this.save(factor, { ...state, failures, lastAt: now }, now);
+      return { allowed: true, lock: null };
+    }
+    // The count starts over after a lock: the next one needs `threshold` failures again, and lasts twice as long.
+    const durationMs = lockDuration(state.locks);
+    this.save(
+      factor,
+      {
+        failures: [],
+        lockedAt: now,
+        lockedUntil: now + durationMs,
+        locks: state.locks + 1,
+        lastAt: now,
+        unlock: { hash: unlockHash, expiresAt: now + UNLOCK_LINK_LIFETIME_MS },
+      },
+      now,
+    );
+    return { allowed: true, lock: { at: now, durationMs } };
+  }
+
+  /**
+   * The attempt was right: the owner's own failures before it are forgiven (the series of locks is not: the next lock
+   * still lasts longer). A lock started by this very attempt (`lockedAt`) is lifted, with its link and its place in
+   * the series; a lock another attempt started stands.
+   */
+  forgive(factor: LockoutFactor, now: number, lockedAt: number | null): void {
+    const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+    if (!stored) return;
+    const state = { ...stored, failures: [] };
+    if (lockedAt !== null && stored.lockedAt === lockedAt) {
+      Object.assign(state, {
+        lockedAt: 0,
+        lockedUntil: 0,
+        unlock: null,
+        locks: Math.max(0, stored.locks - 1),
+      });
+    }
+    this.save(factor, state, now);
+  }
+
+  /**
+   * The mailed link: the factor whose lock it was sent for is unlocked and forgotten (the link proves the mailbox,
+   * as a password reset would), once. Null for a link that is unknown, used or past its day.
+   */
+  redeem(unlockHash: string, now: number): LockoutFactor | null {
+    for (const factor of LOCKOUT_FACTORS) {
+      const state = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+      if (!state?.unlock || state.unlock.expiresAt <= now) continue;
+      if (!timingSafeEqualString(state.unlock.hash, unlockHash)) continue;
+      this.ctx.storage.kv.delete(keyOf(factor));
+      return factor;
+    }
+    return null;
+  }
+
+  /** An admin's unlock: every factor forgotten. Answers the factors that were locked. */
+  clear(now: number): LockoutFactor[] {
+    const locked = this.locks(now).map((lock) => lock.factor);
+    for (const factor of LOCKOUT_FACTORS) this.ctx.storage.kv.delete(keyOf(factor));
+    return locked;
+  }
+
+  /** The factors locked at `now`, and until when (the console shows them). */
+  locks(now: number): FactorLock[] {
+    return LOCKOUT_FACTORS.flatMap((factor) => {
+      const state = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+      return state && now < state.lockedUntil ? [{ factor, lockedUntil: state.lockedUntil }] : [];
+    });
+  }
+
+  /**
+   * Tidies: deletes the factors whose state is stale and comes back for the others. Never `deleteAll()`: under a live
+   * instance that broke a sibling object's next call in CI (src/lib/jti-ledger.ts); deleting keys cannot.
+   */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [key, state] of this.ctx.storage.kv.list<FactorState>({ prefix: PREFIX })) {
+      if (isStale(state, now)) {
+        this.ctx.storage.kv.delete(key);
+        continue;
+      }
+      next = Math.min(next, forgottenAt(state));
+    }
+    if (Number.isFinite(next)) await this.ctx.storage.setAlarm(Math.max(next, now + 60_000));
+  }
+}

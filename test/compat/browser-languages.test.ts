@@ -1,0 +1,244 @@
+// Every page a person sees, in each of the six languages (contract §13), in Chromium: the browser's language is the
+// context's locale (its Accept-Language), and every page must answer in it (`<html lang>`), pass axe with no serious or
+// critical violation at 1280 and at 390 px, and fit 390 px without sideways scrolling (long German words must wrap).
+// Threats: a page that speaks English to a Japanese reader (a string left out of the catalogue, a page that never asks
+// for the language), and a translation that breaks the layout or the contrast. PAGES_SCREENSHOTS=<dir> keeps a
+// screenshot of each page at 390 px per language, `<dir>/<language>/<page>.png`.
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
+import * as oidc from "openid-client";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { totpCode, totpStep } from "../../src/auth/mfa/totp";
+import { expectAccessible, expectNoSidewaysScroll } from "./axe";
+import {
+  authUrl,
+  followLink,
+  latestMail,
+  mailedLink,
+  PASSWORD,
+  REDIRECT,
+  uniqueEmail,
+  verifiedUser,
+} from "./client";
+import { authorizationRequest, discover, registerClient } from "./relying-party";
+
+const CHROMIUM = "/usr/bin/chromium";
+const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const screenshots = process.env.PAGES_SCREENSHOTS;
+const adminSecret = inject("adminSecret");
+const LANGUAGES = ["en", "de", "fr", "es", "pt", "ja"] as const;
+
+/** Turns TOTP on for the user (contract §3.2), so a sign-in asks for the code: the MFA page. */
+async function turnOnTotp(accessToken: string): Promise<void> {
+  const headers = { authorization: `Bearer ${accessToken}`, "content-type": "application/json" };
+  const generated = await fetch(`${authUrl}/mfa/totp/generate`, { headers });
+  const secret = decodeBase32IgnorePadding(((await generated.json()) as { totpSecret: string }).totpSecret);
+  const activated = await fetch(`${authUrl}/user/mfa`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ code: totpCode(secret, totpStep(Date.now())), activeMfaType: "totp" }),
+  });
+  expect(activated.status).toBe(200);
+}
+
+/**
+ * A person whose account speaks `language` (its `locale`): the pages that know who is signed in speak the user's
+ * language before the browser's (contract §13), so the user's must be the one under test.
+ */
+async function verifiedUserIn(language: string): Promise<{ email: string }> {
+  const email = uniqueEmail(`lang-${language}`);
+  const signedUp = await fetch(`${authUrl}/signup/email-password`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD, options: { redirectTo: REDIRECT, locale: language } }),
+  });
+  expect(signedUp.status).toBe(200);
+  await followLink(await mailedLink(email));
+  return { email };
+}
+
+/** An organization owned by `ownerEmail` that invites someone: the invitation page's link. */
+async function invitationLink(ownerEmail: string): Promise<string> {
+  const headers = { "x-hasura-admin-secret": adminSecret, "content-type": "application/json" };
+  const found = await fetch(`${authUrl}/admin/users?q=${encodeURIComponent(ownerEmail)}`, { headers });
+  const ownerUserId = ((await found.json()) as { items: { id: string }[] }).items[0]!.id;
+  const created = await fetch(`${authUrl}/admin/orgs`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: "Acme Robotics", ownerUserId }),
+  });
+  const orgId = ((await created.json()) as { id: string }).id;
+  const invitee = uniqueEmail("lang-invited");
+  await fetch(`${authUrl}/admin/orgs/${orgId}/invitations`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ email: invitee, role: "member" }),
+  });
+  return /(http\S+\/oauth2\/invitation\?ticket=\S+)/.exec((await latestMail(invitee)).text)![1]!;
+}
+
+describe.skipIf(!runs)("every page in six languages, in Chromium", () => {
+  let browser: Browser;
+  let app: ReturnType<typeof createServer>;
+  let rp: { clientId: string; start: (extra?: Record<string, string>) => Promise<string> };
+  let totpEmail: string;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    app = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/html" });
+      response.end(
+        "<!doctype html><html lang=en><title>Acme Notes</title><main>back at the app</main></html>",
+      );
+    });
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    const redirectUri = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+    const registered = await registerClient({
+      clientName: "Acme Notes",
+      redirectUris: [redirectUri],
+      scopes: ["openid", "profile", "email", "offline_access"],
+    });
+    const config = await discover(registered, oidc.ClientSecretBasic(registered.clientSecret));
+    rp = {
+      clientId: registered.clientId,
+      start: async (extra = {}) =>
+        (await authorizationRequest(config, redirectUri, "openid email profile", extra)).url.toString(),
+    };
+    const totpUser = await verifiedUser("lang-totp");
+    await turnOnTotp(totpUser.accessToken);
+    totpEmail = totpUser.email;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    app?.close();
+  });
+
+  it.each(LANGUAGES)(
+    "%s: every page speaks it, passes axe at 1280 and 390 px and fits 390 px",
+    async (language) => {
+      const { email } = await verifiedUserIn(language);
+      const invitation = await invitationLink(email);
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 900 },
+        bypassCSP: true,
+        locale: language,
+      });
+      const page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      const seen: string[] = [];
+      /** The page as it is: in the language, accessible at both widths, fitting 390 px; its screenshot at 390. */
+      const check = async (name: string) => {
+        seen.push(name);
+        expect(await page.getAttribute("html", "lang"), `${name} in ${language}`).toBe(language);
+        await expectAccessible(page, `${name} (${language}) at 1280px`);
+        await page.setViewportSize({ width: 390, height: 900 });
+        await expectAccessible(page, `${name} (${language}) at 390px`);
+        await expectNoSidewaysScroll(page, `${name} (${language})`);
+        if (screenshots) {
+          mkdirSync(join(screenshots, language), { recursive: true });
+          await page.screenshot({ path: join(screenshots, language, `${name}.png`), fullPage: true });
+        }
+        await page.setViewportSize({ width: 1280, height: 900 });
+      };
+      const submit = (field: string) => page.click(`form:has(${field}) button[type=submit]`);
+
+      await signedOutPages(page, check, submit);
+
+      // The sign-in page of an OAuth2 request, its views, and what its forms lead to.
+      await page.goto(await rp.start());
+      const signInUrl = page.url();
+      await check("sign-in");
+      await page.goto(`${signInUrl}&view=sign-up`);
+      await check("sign-up");
+      await page.fill("#email", uniqueEmail(`lang-signup-${language}`));
+      await page.fill("#new-password", PASSWORD);
+      await submit("#new-password");
+      await page.waitForSelector("h1 >> nth=0");
+      await check("sign-up-sent");
+      await page.goto(`${signInUrl}&view=reset`);
+      await check("reset");
+      await page.goto(signInUrl);
+      await page.fill("#email", totpEmail);
+      await page.fill("#password", PASSWORD);
+      await submit("#password");
+      await page.waitForSelector("#otp");
+      await check("mfa");
+      await page.goto(signInUrl);
+      await page.fill("#email", email);
+      await page.fill("#password", "not the password");
+      await submit("#password");
+      await page.waitForSelector(".error");
+      await check("sign-in-error");
+      await page.fill("#password", PASSWORD);
+      await submit("#password");
+      await page.waitForSelector("ul.scopes");
+      await check("consent");
+
+      // Signed in on the pages: what a relying party or a device leads to, and logout.
+      await page.goto(await rp.start({ prompt: "select_account" }));
+      await page.waitForSelector("main form");
+      await check("select-account");
+      await page.goto(await rp.start({ prompt: "login" }));
+      await page.waitForSelector("#reauth-password");
+      await check("reauth");
+      await page.goto(`${authUrl}/oauth2/device`);
+      await page.waitForSelector("#user_code");
+      await check("device");
+      await page.goto(invitation);
+      await page.waitForSelector("button[value=allow]");
+      await check("invitation");
+      await signedInPages(page, check, submit);
+      await page.goto(`${authUrl}/oauth2/logout?client_id=${rp.clientId}`);
+      await page.waitForSelector("#logout-confirm");
+      await check("logout-confirm");
+      await page.click("#logout-confirm");
+      await page.waitForSelector("main h1");
+      await check("logged-out");
+      expect(seen.length).toBeGreaterThanOrEqual(15);
+      await context.close();
+    },
+    180_000,
+  );
+});
+
+type Check = (name: string) => Promise<void>;
+type Submit = (field: string) => Promise<void>;
+
+/** Pages with nobody signed in: a problem page, and the hosted pages of a first-party app (contract §13). */
+async function signedOutPages(page: Page, check: Check, _submit: Submit): Promise<void> {
+  await page.goto(`${authUrl}/oauth2/interaction?request_id=${"x".repeat(43)}`);
+  await check("problem");
+  const redirectTo = encodeURIComponent(REDIRECT);
+  await page.goto(`${authUrl}/signin?redirectTo=${redirectTo}`);
+  await page.waitForSelector("#password");
+  await check("hosted-sign-in");
+  await page.goto(`${authUrl}/signup?redirectTo=${redirectTo}`);
+  await page.waitForSelector("#new-password");
+  await check("hosted-sign-up");
+  await page.goto(`${authUrl}/reset?redirectTo=${redirectTo}`);
+  await page.waitForSelector("#email");
+  await check("hosted-reset");
+}
+
+/**
+ * Pages of a signed-in person: the account center (contract §13), the two-step set-up it leads to, an access token
+ * shown once; and the lockout mail's link page (here with a link that is not one).
+ */
+async function signedInPages(page: Page, check: Check, submit: Submit): Promise<void> {
+  await page.goto(`${authUrl}/account`);
+  await page.waitForSelector("main h1");
+  await check("account");
+  await page.click("form[action$='/security/totp/start'] button[type=submit]");
+  await page.waitForSelector("form[action$='/security/totp/confirm']");
+  await check("account-totp-set-up");
+  await page.goto(`${authUrl}/account`);
+  await page.fill("#token-name", "Build server");
+  await submit("#token-name");
+  await page.waitForSelector("main h1");
+  await check("account-token-shown");
+  await page.goto(`${authUrl}/unlock?ticket=not-a-ticket`);
+  await check("unlock-link-broken");
+}
