@@ -81,7 +81,9 @@ async function invitationLink(ownerEmail: string): Promise<string> {
   return /(http\S+\/oauth2\/invitation\?ticket=\S+)/.exec((await latestMail(invitee)).text)![1]!;
 }
 
-describe.skipIf(!runs)("every page in six languages, in Chromium", () => {
+// The languages run side by side, each in its own browser context (its own cookies): the suite waits on Chromium
+// and the server far more than it computes.
+describe.skipIf(!runs).concurrent("every page in six languages, in Chromium", () => {
   let browser: Browser;
   let app: ReturnType<typeof createServer>;
   let rp: { clientId: string; start: (extra?: Record<string, string>) => Promise<string> };

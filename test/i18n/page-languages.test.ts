@@ -182,7 +182,10 @@ describe("mails in the user's language", () => {
   });
 
   it("keeps AUTH_LOCALE_ALLOWED_LOCALES: a Japanese page's account gets the default locale when ja is not allowed", async () => {
-    const svc = provider({ AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "true" });
+    const svc = provider({
+      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "true",
+      AUTH_LOCALE_ALLOWED_LOCALES: "en,de",
+    });
     const browser = new Browser(svc);
     const { requestId } = await pageOf(browser, {}, { "accept-language": "ja" });
     const email = uniqueEmail("lang-ja-default");

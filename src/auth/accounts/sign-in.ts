@@ -28,7 +28,12 @@ export async function signInEmailPassword(
   const user = await findUserByEmail(deps.shards, input.email);
   // The account's lockout (contract §13) before the password is looked at: while it holds, a right password is
   // refused too, and an unknown email locks and answers the same (its count is kept under a keyed hash of it).
-  const attempt = await beginAttempt(deps, "password", { user, identifier: `email:${input.email}` });
+  const attempt = await beginAttempt(
+    deps,
+    "password",
+    { user, identifier: `email:${input.email}` },
+    input.password,
+  );
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
   const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
   await attempt.settle(Boolean(eligible && check.ok));

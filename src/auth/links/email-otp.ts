@@ -42,7 +42,7 @@ export async function verifyOtpEmail(
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
   const user = await findUserByEmail(deps.shards, email);
   // Beyond each code's own cap (5 tries), new codes asked for again and again are guesses at the account too.
-  const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${email}` });
+  const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${email}` }, otp);
   const right = await checkOneTimeCode(deps, scopeOf(email), otp);
   await attempt.settle(right && user !== undefined);
   if (!right || !user) throw new AppError("invalid-otp");

@@ -66,7 +66,12 @@ export async function verifySignInPasswordlessSms(
   const phoneNumber = e164(input.phoneNumber);
   const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
   // The account's lockout (auth/lockout/), before the code is looked at: fresh codes do not buy fresh guesses.
-  const attempt = await beginAttempt(deps, "sms-otp", { user, identifier: `phone:${phoneNumber}` });
+  const attempt = await beginAttempt(
+    deps,
+    "sms-otp",
+    { user, identifier: `phone:${phoneNumber}` },
+    input.otp,
+  );
   const right = await checkOneTimeCode(deps, scopeOf(phoneNumber), input.otp);
   await attempt.settle(right && user !== undefined);
   if (!right || !user) throw new AppError("invalid-otp");

@@ -29,6 +29,21 @@ export interface Attempt {
   settle(right: boolean): Promise<void>;
 }
 
+/**
+ * The tag of the credential an attempt presents, keyed to the account: the same password sent by many clients at
+ * once is one guess in flight (sign-in-lockout.ts `InFlight`), so a crowd of an account's own clients is not taken
+ * for a guesser. Keyed with a subkey of `AUTH_ENCRYPTION_KEY` and kept only while the guess is checked.
+ */
+async function guessTag(deps: Deps, objectName: string, credential: string): Promise<string> {
+  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "sign-in-lockout");
+  const tag = await crypto.subtle.sign(
+    "HMAC",
+    key,
+    new TextEncoder().encode(`guess\0${objectName}\0${credential}`),
+  );
+  return toHex(tag).slice(0, 32);
+}
+
 /** The object of an account: a keyed hash for an unknown identifier, so the object's name reveals no address. */
 async function objectName(deps: Deps, account: Attempted): Promise<string> {
   if (account.user) return `user:${account.user.id}`;
@@ -47,9 +62,16 @@ export const userLockout = (deps: Deps, userId: string) => lockoutOf(deps, `user
  * Counts an attempt at `factor` of `account`, or throws 429 `account-locked` (with `Retry-After`) while it is locked.
  * The object failing throws too, which the app answers with 503: no credential is checked uncounted.
  */
-export async function beginAttempt(deps: Deps, factor: LockoutFactor, account: Attempted): Promise<Attempt> {
+export async function beginAttempt(
+  deps: Deps,
+  factor: LockoutFactor,
+  account: Attempted,
+  credential?: string,
+): Promise<Attempt> {
   const { config } = deps;
-  const lockout = lockoutOf(deps, await objectName(deps, account));
+  const name = await objectName(deps, account);
+  const lockout = lockoutOf(deps, name);
+  const guess = credential === undefined ? undefined : await guessTag(deps, name, credential);
   // The link's secret is made for every attempt, used only by one that starts a lock: the same work either way.
   const secret = toHex(crypto.getRandomValues(new Uint8Array(32)));
   const verdict = await lockout.take(
@@ -57,15 +79,27 @@ export async function beginAttempt(deps: Deps, factor: LockoutFactor, account: A
     deps.now(),
     { threshold: config.AUTH_LOCKOUT_THRESHOLD, windowMs: config.AUTH_LOCKOUT_WINDOW * 1000 },
     await sha256Hex(secret),
+    guess,
   );
   if (!verdict.allowed) throw RateLimitedError.accountLocked(verdict.retryAfterSeconds);
   const user = account.user ?? null;
   return {
     async settle(right) {
       if (right) {
-        await forgive(() => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null), factor);
+        await bestEffort(
+          () => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null, guess),
+          factor,
+          "lockout count not forgiven",
+        );
         return;
       }
+      // A stale place in flight only joins a later identical guess to a settled one, for at most a minute.
+      if (guess !== undefined)
+        await bestEffort(
+          () => lockout.release(factor, deps.now(), guess),
+          factor,
+          "lockout guess not released",
+        );
       if (!verdict.lock || !user) return;
       const minutes = Math.round(verdict.lock.durationMs / 60_000);
       deps.audit({ type: "signin.locked", userId: user.id, detail: { factor, minutes } });
@@ -79,12 +113,10 @@ export async function beginAttempt(deps: Deps, factor: LockoutFactor, account: A
  * Best effort, as the second factor's guard does (auth/mfa/second-factor.ts): a right credential is not turned into a
  * 503 because its count could not be taken back. The count then stays one higher; a guesser gains nothing from it.
  */
-async function forgive(work: () => Promise<void>, factor: LockoutFactor): Promise<void> {
+async function bestEffort(work: () => Promise<void>, factor: LockoutFactor, what: string): Promise<void> {
   try {
     await work();
   } catch (error) {
-    console.warn(
-      JSON.stringify({ level: "warn", what: "lockout count not forgiven", factor, detail: String(error) }),
-    );
+    console.warn(JSON.stringify({ level: "warn", what, factor, detail: String(error) }));
   }
 }

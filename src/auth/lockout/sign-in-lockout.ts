@@ -31,12 +31,38 @@ interface FactorState {
   lastAt: number;
   /** SHA-256 of the mailed unlock link's secret, for this lock. */
   unlock: { hash: string; expiresAt: number } | null;
+  /**
+   * Guesses being checked now, by a keyed tag of the credential (`Guess`): the same credential sent again while it is
+   * in flight joins it rather than counting anew. Absent in states from before.
+   */
+  inFlight?: Record<string, InFlight>;
 }
+
+/**
+ * One guess in flight and the attempts that sent it: counted once as a failure when it was taken, and taken back once
+ * (`forgiven`) if it turns out right. A hundred clients of one account signing in at once with its password are one
+ * guess, not a hundred failures (test/compat/crowd.test.ts); fifty different guesses at once are fifty.
+ */
+interface InFlight {
+  attempts: number;
+  at: number;
+  forgiven: boolean;
+}
+
+/** A guess not settled within this long (its Worker failed before settling) no longer holds a place. */
+const IN_FLIGHT_MS = 60_000;
+const inFlightOf = (state: FactorState, now: number): Record<string, InFlight> =>
+  Object.fromEntries(
+    Object.entries(state.inFlight ?? {}).filter(([, entry]) => now - entry.at < IN_FLIGHT_MS),
+  );
 
 export type TakeVerdict =
   | { allowed: false; retryAfterSeconds: number }
-  /** `lock`: this very attempt reached the threshold and started a lock (its time, and how long it lasts). */
-  | { allowed: true; lock: { at: number; durationMs: number } | null };
+  /**
+   * `lock`: this very attempt reached the threshold and started a lock (its time, and how long it lasts). `joined`:
+   * the same guess was in flight already, and this attempt was not counted again.
+   */
+  | { allowed: true; lock: { at: number; durationMs: number } | null; joined?: boolean };
 
 export interface FactorLock {
   factor: LockoutFactor;
@@ -89,15 +115,29 @@ export class SignInLockout extends DurableObject<Env> {
    * was right). While locked nothing is counted and the attempt is refused, whether the credential is right or not.
    * `unlockHash` is the hash of the link the caller will mail if this attempt starts a lock and turns out wrong.
    */
-  take(factor: LockoutFactor, now: number, policy: LockoutPolicy, unlockHash: string): TakeVerdict {
+  take(
+    factor: LockoutFactor,
+    now: number,
+    policy: LockoutPolicy,
+    unlockHash: string,
+    guess?: string,
+  ): TakeVerdict {
     const state = this.load(factor, now);
     if (now < state.lockedUntil) {
       return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((state.lockedUntil - now) / 1000)) };
     }
+    const inFlight = inFlightOf(state, now);
+    const same = guess === undefined ? undefined : inFlight[guess];
+    if (same) {
+      inFlight[guess!] = { ...same, attempts: same.attempts + 1 };
+      this.save(factor, { ...state, inFlight }, now);
+      return { allowed: true, lock: null, joined: true };
+    }
+    if (guess !== undefined) inFlight[guess] = { attempts: 1, at: now, forgiven: false };
     const failures = state.failures.filter((at) => now - at < policy.windowMs);
     failures.push(now);
     if (failures.length < policy.threshold) {
-      this.save(factor, { ...state, failures, lastAt: now }, now);
+      this.save(factor, { ...state, failures, lastAt: now, inFlight }, now);
       return { allowed: true, lock: null };
     }
     // The count starts over after a lock: the next one needs `threshold` failures again, and lasts twice as long.
@@ -111,6 +151,7 @@ export class SignInLockout extends DurableObject<Env> {
         locks: state.locks + 1,
         lastAt: now,
         unlock: { hash: unlockHash, expiresAt: now + UNLOCK_LINK_LIFETIME_MS },
+        inFlight,
       },
       now,
     );
@@ -122,9 +163,19 @@ export class SignInLockout extends DurableObject<Env> {
    * still lasts longer). A lock started by this very attempt (`lockedAt`) is lifted, with its link and its place in
    * the series; a lock another attempt started stands.
    */
-  forgive(factor: LockoutFactor, now: number, lockedAt: number | null): void {
+  forgive(factor: LockoutFactor, now: number, lockedAt: number | null, guess?: string): void {
     const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
     if (!stored) return;
+    if (guess !== undefined) {
+      const entry = stored.inFlight?.[guess];
+      // The guess was forgiven already, for another attempt that sent it: this one only leaves.
+      if (entry?.forgiven) {
+        this.release(factor, now, guess);
+        return;
+      }
+      const inFlight = this.leave(stored, now, guess, true);
+      stored.inFlight = inFlight;
+    }
     const state = { ...stored, failures: [] };
     if (lockedAt !== null && stored.lockedAt === lockedAt) {
       Object.assign(state, {
@@ -135,6 +186,23 @@ export class SignInLockout extends DurableObject<Env> {
       });
     }
     this.save(factor, state, now);
+  }
+
+  /** A wrong guess settled: the attempt leaves its place in flight (its failure stays counted). */
+  release(factor: LockoutFactor, now: number, guess: string): void {
+    const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+    if (!stored?.inFlight?.[guess]) return;
+    this.save(factor, { ...stored, inFlight: this.leave(stored, now, guess, false) }, now);
+  }
+
+  /** The in-flight guesses after one attempt of `guess` settled (`forgiven`: it was right). */
+  private leave(state: FactorState, now: number, guess: string, forgiven: boolean): Record<string, InFlight> {
+    const inFlight = inFlightOf(state, now);
+    const entry = inFlight[guess];
+    if (!entry) return inFlight;
+    if (entry.attempts <= 1) delete inFlight[guess];
+    else inFlight[guess] = { ...entry, attempts: entry.attempts - 1, forgiven: entry.forgiven || forgiven };
+    return inFlight;
   }
 
   /**

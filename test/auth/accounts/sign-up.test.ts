@@ -51,7 +51,13 @@ describe("POST /signup/email-password", () => {
   });
 
   it("falls back to the default locale for a locale that is not allowed", async () => {
-    const session = await signUp(svc, uniqueEmail(), { locale: "de" });
+    const session = await signUp(
+      service({ ...NO_VERIFICATION, AUTH_LOCALE_ALLOWED_LOCALES: "en,fr" }),
+      uniqueEmail(),
+      {
+        locale: "de",
+      },
+    );
     expect(session.user.locale).toBe("en");
   });
 
