@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { changeMfa, createRecoveryCodes, issueRecoveryCodes, startTotpSetup } from "../../auth";
 import type { AppEnv } from "../../http/app-env";
 import { raiseBrowserSession } from "../../oauth2";
-import { backToAccount, type Ctx, type Signed } from "../forms";
+import { backToAccount, type Ctx, type Posted, type Signed } from "../forms";
 import { errorBox } from "../html";
 import { attempt, codeOf, confirmedPost, securityStep } from "./steps";
 import { codeForm, codesBody, confirmForm, setupBody, TWO_STEP } from "./two-step";
@@ -25,6 +25,24 @@ const codeStep = (
   form: Parameters<typeof codeForm>[1],
   status: 400 | 429,
 ) => securityStep(c, signed, { title, status, body: html`<h1>${title}</h1>${codeForm(c, form)}` });
+
+/**
+ * A change that needs a current code as well as a recent confirmation (as the API asks): the work's result, or the
+ * code form again with the reason (no code, a wrong one, too many).
+ */
+async function withCurrentCode<T>(
+  c: Ctx,
+  posted: Posted,
+  title: string,
+  form: Parameters<typeof codeForm>[1],
+  work: (code: string) => Promise<T>,
+) {
+  const again = (words: string, status: 400 | 429) =>
+    codeStep(c, posted, title, { ...form, error: words }, status);
+  const code = codeOf(posted.params);
+  if (!code) return { answer: again(posted.catalogue.accountSecurity.errors.wrongCode, 400) };
+  return attempt(posted, () => work(code), again);
+}
 
 export const twoStepRoutes = new Hono<AppEnv>()
   .post("/security/totp/start", async (c) => {
@@ -90,19 +108,8 @@ export const twoStepRoutes = new Hono<AppEnv>()
       label: w.codeOrRecovery,
       button: w.turnOff,
     };
-    const code = codeOf(posted.params);
-    if (!code)
-      return codeStep(
-        c,
-        posted,
-        w.turnOff,
-        { ...form, error: posted.catalogue.accountSecurity.errors.wrongCode },
-        400,
-      );
-    const result = await attempt(
-      posted,
-      () => changeMfa(c.var.deps, posted.session.user.id, { code, activeMfaType: "" }),
-      (words, status) => codeStep(c, posted, w.turnOff, { ...form, error: words }, status),
+    const result = await withCurrentCode(c, posted, w.turnOff, form, (code) =>
+      changeMfa(c.var.deps, posted.session.user.id, { code, activeMfaType: "" }),
     );
     if ("answer" in result) return result.answer;
     return backToAccount(c, TWO_STEP, "security-totp-disabled");
@@ -118,19 +125,8 @@ export const twoStepRoutes = new Hono<AppEnv>()
       label: w.code,
       button: w.newCodes,
     };
-    const code = codeOf(posted.params);
-    if (!code)
-      return codeStep(
-        c,
-        posted,
-        w.newCodes,
-        { ...form, error: posted.catalogue.accountSecurity.errors.wrongCode },
-        400,
-      );
-    const result = await attempt(
-      posted,
-      () => createRecoveryCodes(c.var.deps, posted.session.user.id, code),
-      (words, status) => codeStep(c, posted, w.newCodes, { ...form, error: words }, status),
+    const result = await withCurrentCode(c, posted, w.newCodes, form, (code) =>
+      createRecoveryCodes(c.var.deps, posted.session.user.id, code),
     );
     if ("answer" in result) return result.answer;
     return securityStep(c, posted, {
