@@ -1,8 +1,8 @@
 import { gte, isNotNull, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
+import { contains } from "../db/contains";
 import { userProviders, users } from "../db/schema";
 import { USER_SORTS } from "./user-order";
-import { contains } from "./users";
 
 export { USER_SORTS };
 

@@ -1,4 +1,4 @@
-import { and, type Column, eq, inArray, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, or, sql } from "drizzle-orm";
 import {
   checkPasswordPolicy,
   createUser as createUserRow,
@@ -9,6 +9,7 @@ import {
   type SignUpOptions,
   toWireUser,
 } from "../auth";
+import { contains } from "../db/contains";
 import {
   mfaRecoveryCodes,
   oauth2Grants,
@@ -34,14 +35,6 @@ export function toAdminUser(user: UserRow): AdminUser {
     disabled: user.disabled,
     lastSeen: user.lastSeen === null ? null : iso(user.lastSeen),
   };
-}
-
-/**
- * A substring match, ASCII case-insensitive as LIKE was, with every character of the term literal. Not LIKE: D1 refuses
- * LIKE patterns longer than 50 bytes, and the search may be as long as an email address (254).
- */
-export function contains(column: Column, term: string): SQL {
-  return sql`instr(lower(${column}), lower(${term})) > 0`;
 }
 
 /**

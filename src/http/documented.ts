@@ -19,9 +19,9 @@ export interface AnswerDoc {
   schema?: ZodType;
   /**
    * `json` (default when there is a schema), `scim` (`application/scim+json`, RFC 7644 §3.1), `redirect` (a
-   * `Location`), `html`, `binary`, `empty`.
+   * `Location`), `html`, `binary`, `text`, `saml-metadata` (`application/samlmetadata+xml`), `empty`.
    */
-  media?: "json" | "scim" | "redirect" | "html" | "binary" | "text" | "empty";
+  media?: "json" | "scim" | "redirect" | "html" | "binary" | "text" | "saml-metadata" | "empty";
   example?: unknown;
 }
 

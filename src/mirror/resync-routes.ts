@@ -37,7 +37,7 @@ export const mirrorAdminRoutes = new Hono<AppEnv>().post(
       "own data: rows the service no longer has are deleted, the others upserted (tables are never dropped, so the " +
       "app's foreign keys hold), each recorded at its stream's current sequence so that events carry on from there. " +
       "Call again with `next` until it is null; `npm run admin -- mirror-resync` does (docs/hasura.md). " +
-      "503 `service-unavailable` when `MIRROR_DB` is not configured or its Postgres cannot be reached.",
+      "409 `disabled-endpoint` when `MIRROR_DB` is not configured; 503 `service-unavailable` when its Postgres cannot be reached.",
     security: "admin-secret",
     answers: { 200: { description: "What the page did, and where the next starts.", schema: resyncAnswer } },
   }),
@@ -50,10 +50,11 @@ export const mirrorAdminRoutes = new Hono<AppEnv>().post(
       throw new AppError("invalid-request", "cursor: not a cursor this endpoint gave");
     }
     const binding = c.env.MIRROR_DB;
+    // A missing setting is not "try again later" (a 503 would have the command retry forever): 409 naming it.
     if (!binding) {
-      throw unavailable(
-        "the Postgres mirror is not configured: no MIRROR_DB binding (docs/hasura.md)",
-        "mirror resync without MIRROR_DB",
+      throw new AppError(
+        "disabled-endpoint",
+        "the Postgres mirror is not configured: bind MIRROR_DB (AUTH_MIRROR_DATABASE_URL for `npm start`; docs/hasura.md)",
       );
     }
     let client: Awaited<ReturnType<typeof openMirror>>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { metadataSchema } from "../lib/json-metadata";
 
 /**
  * The import's wire (`POST /admin/import/nhost/…`, written by `npm run admin -- import-nhost`): Nhost's rows as the
@@ -79,9 +80,16 @@ export const userBundleSchema = z.object({
 
 export type UserBundle = z.infer<typeof userBundleSchema>;
 
+/**
+ * A row of a batch: an object, checked field by field later (user-checks.ts) so that one bad row is reported and
+ * skipped. A row that is not an object at all means the batch is not the command's: refused whole, where it used to
+ * answer 200 with every row skipped.
+ */
+const row = z.record(z.string(), z.unknown());
+
 export const importUsersBody = z.object({
   dryRun: z.boolean().default(false),
-  users: z.array(z.unknown()).min(1).max(100),
+  users: z.array(row).min(1).max(100),
 });
 
 export const bucketRowSchema = z.object({
@@ -97,7 +105,7 @@ export const bucketRowSchema = z.object({
 
 export const importBucketsBody = z.object({
   dryRun: z.boolean().default(false),
-  buckets: z.array(z.unknown()).min(1).max(100),
+  buckets: z.array(row).min(1).max(100),
 });
 
 export const fileRecordSchema = z.object({
@@ -117,7 +125,7 @@ export const fileRecordSchema = z.object({
 
 export type FileRecord = z.infer<typeof fileRecordSchema>;
 
-export const planFilesBody = z.object({ files: z.array(z.unknown()).min(1).max(100) });
+export const planFilesBody = z.object({ files: z.array(row).min(1).max(100) });
 
 export const removalsBody = z.object({
   dryRun: z.boolean().default(false),
@@ -131,7 +139,11 @@ export const ledgerQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(1000),
 });
 
-export const completedBody = z.object({ report: z.record(z.string(), z.unknown()) });
+/**
+ * The run's counts (the command sends no lists): bounded like any stored JSON, since the report is written to the audit
+ * log and the event stream, and a deep one overflowed the stack there (a 500 found by the fuzz of issue 42).
+ */
+export const completedBody = z.object({ report: metadataSchema });
 
 /** One row that was not imported, or was imported without something: the table and id as Nhost names them. */
 export interface RowReason {

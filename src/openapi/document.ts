@@ -155,6 +155,7 @@ const MEDIA: Record<NonNullable<AnswerDoc["media"]>, string | null> = {
   html: "text/html",
   binary: "application/octet-stream",
   text: "text/plain",
+  "saml-metadata": "application/samlmetadata+xml",
   redirect: null,
   empty: null,
 };
@@ -209,11 +210,22 @@ export function exampleFor(schema: unknown, depth = 0, name = ""): unknown {
   }
 }
 
+/**
+ * A page, a text or a file is still a declared body: a string (a client or a fuzzer reading the document otherwise
+ * sees a media type with nothing in it, which the OpenAPI-driven fuzz of issue 42 reported as "no declared answer").
+ */
+const BODY_AS_TEXT: Partial<Record<NonNullable<AnswerDoc["media"]>, Record<string, string>>> = {
+  html: { type: "string" },
+  text: { type: "string" },
+  "saml-metadata": { type: "string" },
+  binary: { type: "string", format: "binary" },
+};
+
 function responseOf(answer: AnswerDoc): ResponseObject {
   const media = answer.media ?? (answer.schema ? "json" : "empty");
   const type = MEDIA[media];
-  const schema = answer.schema ? jsonSchemaOf(answer.schema, "output") : undefined;
-  const example = answer.example ?? (schema ? exampleFor(schema) : undefined);
+  const schema = answer.schema ? jsonSchemaOf(answer.schema, "output") : BODY_AS_TEXT[media];
+  const example = answer.example ?? (answer.schema ? exampleFor(schema) : undefined);
   return {
     description: answer.description,
     ...(media === "redirect"

@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, or, type SQL } from "drizzle-orm";
+import { contains } from "../db/contains";
 import { isUniqueViolation } from "../db/errors";
 import { type OrganizationRow, organizations, orgMembers } from "../db/schema";
 import { AppError } from "../errors";
@@ -174,9 +175,9 @@ export async function listOrgs(
   deps: Pick<Deps, "db">,
   page: PageRequest & { q?: string },
 ): Promise<Page<WireOrg>> {
-  const pattern = page.q ? `%${page.q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : undefined;
-  const search: SQL | undefined = pattern
-    ? or(likeEscaped(organizations.name, pattern), likeEscaped(organizations.slug, pattern))
+  // Not LIKE: D1 refuses a pattern over 50 bytes, and `q` may be longer (the fuzz of issue 42 found the 500).
+  const search: SQL | undefined = page.q
+    ? or(contains(organizations.name, page.q), contains(organizations.slug, page.q))
     : undefined;
   const rows = await deps.db
     .select()
@@ -186,9 +187,4 @@ export async function listOrgs(
     .limit(page.limit + 1)
     .all();
   return toPage(rows, page.limit, (r) => [r.createdAt, r.id], toWireOrg);
-}
-
-/** `LIKE … ESCAPE '\'`: the caller's `%` and `_` are literal. */
-function likeEscaped(column: typeof organizations.name | typeof organizations.slug, pattern: string): SQL {
-  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
 }

@@ -17,11 +17,13 @@ async function resync(
 }
 
 describe("mirror resync without a working mirror", () => {
-  // Threat: an operator runs the resync against a deployment without the binding and believes it worked.
-  it("answers 503 in the contract's error shape when MIRROR_DB is not configured", async () => {
+  // Threat: an operator runs the resync against a deployment without the binding and believes it worked, or is told
+  // to try later (a 503, as the fuzz of issue 42 found) when nothing will change until the setting is made.
+  it("answers 409 naming the setting when MIRROR_DB is not configured", async () => {
     const { status, body, response } = await resync(service());
-    expect(status).toBe(503);
-    expect(body).toMatchObject({ status: 503, error: "service-unavailable" });
+    expect(status).toBe(409);
+    expect(body).toMatchObject({ status: 409, error: "disabled-endpoint" });
+    expect(response.headers.get("retry-after")).toBeNull();
     expect(body.message).toMatch(/MIRROR_DB/);
     expect(response.headers.get("cache-control")).toBe("no-store");
   });

@@ -46,7 +46,7 @@ export const samlRoutes = new Hono<AppEnv>()
         "The SP metadata of one SAML connection (`application/samlmetadata+xml`), for the IdP's administrator: " +
         "entity ID (this URL), the ACS URL (HTTP-POST binding) and the NameID format (email). Unknown or disabled " +
         "connection: 404 `sso-connection-not-found`.",
-      answers: { 200: { description: "The metadata XML.", media: "text" } },
+      answers: { 200: { description: "The metadata XML.", media: "saml-metadata" } },
     }),
     async (c) => {
       const connection = await samlConnection(c.var.deps, c.req.param("connectionId"));
