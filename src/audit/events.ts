@@ -36,6 +36,11 @@ export type AuditEventType =
   | "oauth2.client-registered"
   | "oauth2.client-deleted"
   | "oauth2.device-approved"
+  /**
+   * A JWT bearer or ID-JAG assertion redeemed for a token (contract §12): detail {clientId, issuer, idJag, jti,
+   * scopes, resources}: which outside issuer vouched for the user, for an operator to see and to answer for.
+   */
+  | "oauth2.assertion"
   /** One call of an app's hook (src/hooks/): detail {hook, outcome, status, ms, reason?}. */
   | "hook.called"
   | `admin.${string}`;

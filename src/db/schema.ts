@@ -372,7 +372,17 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
    * identity assertion authorization grant (ID-JAG, MCP enterprise-managed authorization). Admin API only.
    */
   trustedIssuers: text("trusted_issuers", { mode: "json" })
-    .$type<{ issuer: string; jwksUri?: string; jwks?: { keys: Record<string, unknown>[] } }[]>()
+    .$type<
+      {
+        issuer: string;
+        jwksUri?: string;
+        jwks?: { keys: Record<string, unknown>[] };
+        /** Only these users may be named by its assertions (ids); absent: any user. */
+        users?: string[];
+        /** Only active members of one of these organizations (ids); absent: any user. */
+        orgs?: string[];
+      }[]
+    >()
     .notNull()
     .default(sql`'[]'`),
 });

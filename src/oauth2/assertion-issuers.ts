@@ -21,7 +21,7 @@ import { KeySetUnfetchable, refetchedKeySet, remoteKeySet } from "./remote-key-s
  * used once — and leaves what the assertion means (whom it names, for which resource) to the grants.
  */
 
-type TrustedIssuer = OAuth2ClientRow["trustedIssuers"][number];
+export type TrustedIssuer = OAuth2ClientRow["trustedIssuers"][number];
 
 /**
  * Asymmetric algorithms only (RFC 8725 §3.1, §3.2): with a symmetric one (HS256) the "key" would be a public key read
@@ -100,6 +100,8 @@ export interface VerifiedAssertion {
   claims: JWTPayload & { iss: string; sub: string; jti: string; exp: number };
   /** Whether it is an ID-JAG (`typ: oauth-id-jag+jwt`). */
   idJag: boolean;
+  /** The client's entry for the issuer that signed it: whom it may name (`users`, `orgs`). */
+  trusted: TrustedIssuer;
 }
 
 /**
@@ -175,7 +177,7 @@ export async function verifyAssertion(
       "assertion replayed",
     );
   }
-  return { header, claims: payload as VerifiedAssertion["claims"], idJag };
+  return { header, claims: payload as VerifiedAssertion["claims"], idJag, trusted };
 }
 
 /** What was wrong with an assertion jose refused, in words that give nothing away beyond the assertion itself. */

@@ -1,11 +1,12 @@
 import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { verifyAssertion } from "./assertion-issuers";
+import { type TrustedIssuer, verifyAssertion } from "./assertion-issuers";
 import { type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
 import { createGrantFor } from "./grants";
 import { assertionTarget, idJagTarget } from "./id-jag";
+import { activeInAnyOrg } from "./organizations";
 import { type OAuth2Params, param } from "./params";
 import { signOAuth2AccessToken } from "./tokens";
 
@@ -32,6 +33,22 @@ async function subjectUser(deps: Deps, sub: string): Promise<UserRow> {
     throw new OAuth2Error("invalid_grant", "the assertion's subject is not an enabled user of this service");
   }
   return user;
+}
+
+/**
+ * An admin may narrow whom an issuer speaks for (`users`, `orgs` on the trusted issuer): a partner's IdP trusted for
+ * its own people only cannot name anyone else here, however valid its signature. Both lists given: either admits.
+ */
+async function assertIssuerMayName(deps: Deps, trusted: TrustedIssuer, user: UserRow): Promise<void> {
+  if (!trusted.users && !trusted.orgs) return;
+  if (trusted.users?.includes(user.id)) return;
+  if (trusted.orgs && (await activeInAnyOrg(deps, user.id, trusted.orgs))) return;
+  throw new OAuth2Error(
+    "invalid_grant",
+    "the assertion's subject is not a user this issuer may name",
+    undefined,
+    `trusted issuer ${trusted.issuer} named ${user.id}, outside its users and orgs`,
+  );
 }
 
 /**
@@ -70,6 +87,7 @@ export async function jwtBearer(
     ? idJagTarget(deps, client, verified, params)
     : assertionTarget(deps, client, params);
   const user = await subjectUser(deps, verified.claims.sub);
+  await assertIssuerMayName(deps, verified.trusted, user);
   const now = deps.now();
   // `acr` and `amr` are not carried over: an issuer's values name its own policies, not the levels this service
   // vouches for (contract §12), and a resource server reading ours must be able to trust them.
@@ -91,6 +109,18 @@ export async function jwtBearer(
     authentication: { authTime },
     dpopJkt: binding.dpopJkt,
     now,
+  });
+  deps.audit({
+    type: "oauth2.assertion",
+    userId: user.id,
+    detail: {
+      clientId: client.clientId,
+      issuer: verified.trusted.issuer,
+      idJag: verified.idJag,
+      jti: verified.claims.jti,
+      scopes: target.scopes,
+      resources: target.resources,
+    },
   });
   return {
     access_token: accessToken,

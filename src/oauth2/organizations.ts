@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { type ActiveMembership, activeMembership } from "../auth";
 import { oauth2Grants, organizations, orgMembers } from "../db/schema";
 import type { Deps } from "../http/deps";
@@ -21,6 +21,21 @@ export interface MemberOrganization {
   name: string;
   slug: string;
   role: string;
+}
+
+/** Whether the user is an active member of at least one of `orgIds` (one query, whatever their number). */
+export async function activeInAnyOrg(
+  deps: Pick<Deps, "db">,
+  userId: string,
+  orgIds: string[],
+): Promise<boolean> {
+  const row = await deps.db
+    .select({ orgId: orgMembers.orgId })
+    .from(orgMembers)
+    .where(and(eq(orgMembers.userId, userId), eq(orgMembers.active, true), inArray(orgMembers.orgId, orgIds)))
+    .limit(1)
+    .get();
+  return row !== undefined;
 }
 
 /** The organizations the user is an active member of, by name: what the consent page offers. */

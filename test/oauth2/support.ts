@@ -8,7 +8,7 @@ import { NO_VERIFICATION, SERVER, service, signUp, type TestService, type WireSe
 export const PROVIDER_ON = { AUTH_OAUTH2_PROVIDER_ENABLED: "true", ...NO_VERIFICATION };
 export const ISSUER = `${SERVER}/auth/v1`;
 export const REDIRECT_URI = "https://rp.example.com/callback";
-const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+export const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
 
 export function provider(overrides: Record<string, unknown> = {}): TestService {
   return service({ ...PROVIDER_ON, ...overrides });

@@ -44,6 +44,11 @@ export const wireClientSchema = z.object({
         issuer: z.string(),
         jwksUri: z.string().optional(),
         jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+        users: z.array(z.string()).optional().describe("Only these users may be named by its assertions"),
+        orgs: z
+          .array(z.string())
+          .optional()
+          .describe("Only active members of one of these organizations may be named by its assertions"),
       }),
     )
     .describe("Issuers whose assertions the client may exchange (JWT bearer, ID-JAG)"),

@@ -142,6 +142,10 @@ export const clientBodySchema = z
           issuer: z.string().min(1).max(2048),
           jwksUri: z.string().max(2048).optional(),
           jwks: publicJwksSchema.optional(),
+          /** Only these users (ids) may be named by its assertions; absent: any user of this service. */
+          users: z.array(z.string().min(1).max(128)).min(1).max(1000).optional(),
+          /** Only active members of one of these organizations (ids); absent: any user of this service. */
+          orgs: z.array(z.uuid()).min(1).max(100).optional(),
         }),
       )
       .max(10)
