@@ -4,12 +4,10 @@ import { UnavailableError } from "../errors";
 import { customAccessTokenClaims } from "../hooks/custom-access-token";
 import type { Deps } from "../http/deps";
 import type { HasuraClaims } from "../lib/jwt";
-import { familyOfCurrentToken } from "../token-families";
 import { customClaimValues } from "./custom-claims";
 import { ClaimsQueryFailed, queryUserClaims } from "./custom-claims-graphql";
-import { liveSessionUser, type WireUserRow } from "./hot-queries";
+import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
-import { shardOfSession } from "./session-shard";
 import { builtInClaims, toWireUser, type WireUser } from "./users";
 
 /**
@@ -102,7 +100,7 @@ async function configuredClaims(
 
 /**
  * Every claim of the access token about to be signed for `user`. `custom`: the custom part computed a moment before
- * (`claimsBeforeRotation`, or before a sign-in wrote its session), so that a refusal comes before anything changed.
+ * (`beforeRotation` in sessions/before-rotation.ts, or before a sign-in wrote its session), so that a refusal comes before anything changed.
  */
 export async function accessTokenClaims(
   deps: ClaimsDeps,
@@ -118,27 +116,4 @@ export async function accessTokenClaims(
     if (!Object.hasOwn(claims, name)) claims[name] = value;
   }
   return { ...claims, ...extraClaims };
-}
-
-/**
- * A refresh whose token could be refused for want of its claims (`claimsMayRefuse`) computes them before the refresh
- * token rotates: a rotation that then issued nothing would have spent the client's token, and its retry after the
- * grace window would read as a replay and end the session (threat: an outage of the app's GraphQL API signing
- * everybody out). The presented token must be its family's current one (else the rotation decides: a duplicate
- * inside the grace window, a replay, an unknown token), and its session live; then the custom claims are computed
- * for the session's user, and a failure refuses the refresh with the token unspent. Undefined: nothing computed.
- */
-export async function claimsBeforeRotation(
-  deps: Deps,
-  locator: string,
-  refreshToken: string,
-  now: number,
-): Promise<{ family: string; custom: HasuraClaims } | undefined> {
-  if (!claimsMayRefuse(deps.config)) return undefined;
-  const family = await familyOfCurrentToken(deps, locator, refreshToken);
-  if (!family) return undefined;
-  const db = await shardOfSession(deps.shards, family);
-  const user = db && (await liveSessionUser.first(db.$client, { sessionId: family, now }));
-  if (!user || user.disabled) return undefined;
-  return { family, custom: await customClaims(deps, user) };
 }

@@ -6,12 +6,7 @@ import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
 import { sessionKeyOf } from "../../http/auth";
 import type { Deps } from "../../http/deps";
-import {
-  familyOfCurrentToken,
-  type Rotation,
-  raiseFamilyBookmark,
-  rotateInFamily,
-} from "../../token-families";
+import { type Rotation, raiseFamilyBookmark, rotateInFamily } from "../../token-families";
 import { rotateLegacySessionToken } from "../../token-families/legacy";
 import { liveSessionUser, type SessionUserRow } from "../hot-queries";
 import {
@@ -24,7 +19,7 @@ import {
 } from "../new-sessions";
 import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
-import { claimsBeforeRotation } from "../token-claims";
+import { beforeRotation } from "./before-rotation";
 
 /**
  * `POST /token` (contract §5.2): a session renewed by its refresh token. The token's family rotates in its
@@ -58,10 +53,8 @@ export async function renewSession(
   const now = deps.now();
   const locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
-  // A switch into an org the user may not act in is refused before the token is spent (the client keeps it).
-  if (orgId) await checkSwitchBeforeRotation(deps, locator, refreshToken, orgId, now);
-  // Claims that can refuse the token are computed before the token is spent (src/auth/token-claims.ts).
-  const early = await claimsBeforeRotation(deps, locator, refreshToken, now);
+  // An org switch and claims that can refuse the token are settled before the token is spent (before-rotation.ts).
+  const early = await beforeRotation(deps, locator, refreshToken, now, orgId);
   let rotation = await rotateInFamily(deps, locator, {
     presented: refreshToken,
     successor: newSessionToken(locator),
@@ -86,11 +79,20 @@ export async function renewSession(
   }
   if (rotation.outcome !== "rotated" && rotation.outcome !== "grace")
     return endReplayedSession(deps, rotation);
-  // The family is the session's id, which names the shard of the session and its user.
+  // The family is the session's id, which names the shard of the session and its user. Read before the rotation
+  // for this same family, the row is not read again: a revocation since then reached the family's object, which
+  // would not have rotated.
   const db = await shardOfSession(deps.shards, rotation.family);
+  const settled = early?.family === rotation.family ? early : undefined;
   const user =
-    db &&
-    (await firstNearby(db.$client, liveSessionUser, { sessionId: rotation.family, now }, rotation.bookmark));
+    settled?.user ??
+    (db &&
+      (await firstNearby(
+        db.$client,
+        liveSessionUser,
+        { sessionId: rotation.family, now },
+        rotation.bookmark,
+      )));
   if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
   if (rotation.outcome === "rotated" && (rotation.touch || rotation.bound)) {
@@ -104,11 +106,14 @@ export async function renewSession(
         .run(),
     );
   }
-  const custom = early?.family === rotation.family ? early.custom : undefined;
-  const org = await sessionOrg(deps, db, user, rotation.family, locator, orgId);
+  const org = await sessionOrg(deps, db, user, rotation.family, locator, orgId, settled?.org);
   // The family's key, as the object holds it (a legacy token's first rotation binds nothing: the next one may).
   const jkt = rotation.jkt ?? null;
-  return buildSession(deps, user, rotation.family, rotation.token, now, { custom, org, dpopJkt: jkt });
+  return buildSession(deps, user, rotation.family, rotation.token, now, {
+    custom: settled?.custom,
+    org,
+    dpopJkt: jkt,
+  });
 }
 
 /**
@@ -116,7 +121,8 @@ export async function renewSession(
  * session's own. Its membership is read again on every refresh of a session that has one (one primary-key read in the
  * home database, none for a session without): a member removed, deactivated by SCIM, or an org deleted, and the token
  * comes back without the org, the session's row cleared. A switch writes the row and raises the family's bookmark,
- * so the next refresh, which may read a replica, sees it.
+ * so the next refresh, which may read a replica, sees it. `checked`: the membership of the switch, read a moment
+ * before the rotation (before-rotation.ts), not read twice.
  */
 async function sessionOrg(
   deps: Deps,
@@ -125,10 +131,16 @@ async function sessionOrg(
   family: string,
   locator: string,
   orgId: string | null | undefined,
+  checked: ActiveMembership | undefined,
 ): Promise<ActiveMembership | undefined> {
   const wanted = orgId === undefined ? user.sessionOrgId : orgId;
-  const org = wanted ? await activeMembership(deps, wanted, user.id) : undefined;
-  // Lost between the check before the rotation and now: refused all the same.
+  const org =
+    checked && checked.orgId === wanted
+      ? checked
+      : wanted
+        ? await activeMembership(deps, wanted, user.id)
+        : undefined;
+  // A switch whose token was not current before the rotation (a duplicate in the grace window) is checked here.
   if (orgId && !org) throw new AppError("not-org-member");
   const stored = org?.orgId ?? null;
   if (stored === user.sessionOrgId) return org;
@@ -142,26 +154,6 @@ async function sessionOrg(
   const bookmark = await primaryBookmark(db.$client);
   if (bookmark) await raiseFamilyBookmark(deps, locator, family, bookmark);
   return org;
-}
-
-/**
- * Before a switch spends the token: the presented token must be its family's current one and its user an active
- * member of `orgId`, else 403 `not-org-member` with the token unspent. A token that is not current (a duplicate in
- * the grace window, a replay, an unknown one) is left to the rotation, which decides as for any refresh.
- */
-async function checkSwitchBeforeRotation(
-  deps: Deps,
-  locator: string,
-  refreshToken: string,
-  orgId: string,
-  now: number,
-): Promise<void> {
-  const family = await familyOfCurrentToken(deps, locator, refreshToken);
-  if (!family) return;
-  const db = await shardOfSession(deps.shards, family);
-  const user = db && (await liveSessionUser.first(db.$client, { sessionId: family, now }));
-  if (!user) return;
-  if (!(await activeMembership(deps, orgId, user.id))) throw new AppError("not-org-member");
 }
 
 /** A replay ends the session (its row goes, so no token of it refreshes); a family revoked before just refuses. */

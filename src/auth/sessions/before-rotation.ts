@@ -1,0 +1,53 @@
+import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
+import type { HasuraClaims } from "../../lib/jwt";
+import { familyOfCurrentToken } from "../../token-families";
+import { liveSessionUser, type SessionUserRow } from "../hot-queries";
+import { type ActiveMembership, activeMembership } from "../org-membership";
+import { shardOfSession } from "../session-shard";
+import { claimsMayRefuse, customClaims } from "../token-claims";
+
+/** What was read and decided before the refresh token was spent, for the session's family `family`. */
+export interface BeforeRotation {
+  family: string;
+  /** The session and its user, read from the primary a moment before the rotation. */
+  user: SessionUserRow;
+  /** The custom claims, computed when they could refuse the token (`claimsMayRefuse`). */
+  custom?: HasuraClaims;
+  /** The membership of the organization asked to switch into. */
+  org?: ActiveMembership;
+}
+
+/**
+ * What must be settled before a refresh spends its token, read once for both reasons there are (one family look-up in
+ * the token's object and one read of the session, where there were two of each):
+ * - a switch into an organization (`orgId`) the user may not act in is refused, 403 `not-org-member`, with the token
+ *   unspent: the client keeps it;
+ * - custom claims that could refuse the token (the app's GraphQL API, its CUSTOM_ACCESS_TOKEN hook) are computed, and
+ *   a failure refuses the refresh with the token unspent: a rotation that then issued nothing would have spent the
+ *   client's token, and its retry after the grace window would read as a replay and end the session (threat: an
+ *   outage of the app's GraphQL API signing everybody out).
+ * The presented token must be its family's current one, and its session live; else nothing is decided here and the
+ * rotation decides as for any refresh (a duplicate inside the grace window, a replay, an unknown token). Undefined:
+ * nothing needed, or nothing to decide on.
+ */
+export async function beforeRotation(
+  deps: Deps,
+  locator: string,
+  refreshToken: string,
+  now: number,
+  orgId: string | null | undefined,
+): Promise<BeforeRotation | undefined> {
+  const claims = claimsMayRefuse(deps.config);
+  if (!orgId && !claims) return undefined;
+  const family = await familyOfCurrentToken(deps, locator, refreshToken);
+  if (!family) return undefined;
+  const db = await shardOfSession(deps.shards, family);
+  const user = db && (await liveSessionUser.first(db.$client, { sessionId: family, now }));
+  if (!user) return undefined;
+  const org = orgId ? await activeMembership(deps, orgId, user.id) : undefined;
+  if (orgId && !org) throw new AppError("not-org-member");
+  // A disabled user is refused after the rotation (`disabled-user`); their claims are never asked for.
+  const custom = claims && !user.disabled ? await customClaims(deps, user) : undefined;
+  return { family, user, custom, org };
+}
