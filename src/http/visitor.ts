@@ -4,6 +4,7 @@
  */
 
 import type { UserRow } from "../db/schema";
+import { deviceCookieIn } from "./device-cookie-name";
 
 /** The header Nhost's clients send the Turnstile widget's token in (contract §9). */
 export const TURNSTILE_HEADER = "x-cf-turnstile-response";
@@ -16,6 +17,8 @@ export interface Visitor {
   readonly address: string | null;
   /** Where that address is, roughly: "city, region, country" from `request.cf` (null without it: tests, some dev). */
   readonly place: string | null;
+  /** The device cookie it carries (`edge_auth_device`, of our shape), or null: the lockout's known devices. */
+  readonly deviceCookie: string | null;
   /** A Turnstile challenge was passed in this request. */
   passedChallenge: boolean;
   /** The request was counted in the `SIGNUPS` bucket. */
@@ -29,6 +32,7 @@ export function visitorOf(headers: { get(name: string): string | null }, cf?: ob
     turnstileToken: headers.get(TURNSTILE_HEADER)?.trim() || null,
     address: headers.get("cf-connecting-ip"),
     place: placeOf(cf),
+    deviceCookie: deviceCookieIn(headers.get("cookie")),
     passedChallenge: false,
     countedSignUp: false,
     signedIn: null,

@@ -89,3 +89,32 @@ describe("unlocking: SignInLockout failing", () => {
     await expectError(await signIn(plain, user.email, "still wrong"), 401, "invalid-email-password");
   }, 30_000);
 });
+
+describe("known devices: SignInLockout failing", () => {
+  // Threat: a sign-in turned into an error because its device could not be remembered (the record is written after
+  // the answer, best effort: the device is merely not known yet).
+  it("remembering the device fails: the sign-in still answers 200", async () => {
+    const { user } = await signUp(plain);
+    const { binding, fault } = failingNamespace(env.SIGN_IN_LOCKOUTS, {
+      match: /^rememberDevice$/,
+      times: 1,
+    });
+    const svc = service({ ...NO_VERIFICATION, SIGN_IN_LOCKOUTS: binding });
+    const answer = await svc.request("POST", "/signin/email-password", {
+      json: { email: user.email, password: PASSWORD },
+      headers: { "sec-fetch-site": "same-origin" },
+    });
+    expect(answer.status).toBe(200);
+    expect(fault.failures).toBe(1);
+  });
+
+  // Threat: a password change answered 200 while the devices someone else signed in on stayed known; or a 500.
+  it("forgetting the devices at a password change fails: 503 in the contract's shape; the retry succeeds", async () => {
+    const session = await signUp(plain);
+    const { binding } = failingNamespace(env.SIGN_IN_LOCKOUTS, { match: /^forgetDevices$/, times: 1 });
+    const svc = service({ ...NO_VERIFICATION, SIGN_IN_LOCKOUTS: binding });
+    const change = () => svc.post("/user/password", { newPassword: `${PASSWORD} 2` }, session.accessToken);
+    await expectUnavailable(await change(), "forgetDevices overloaded");
+    expect((await change()).status).toBe(200);
+  });
+});

@@ -6,6 +6,7 @@ import type { AccessTokenPayload } from "../../lib/jwt";
 import { hashPassword } from "../../lib/password";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
 import { consumeTicket } from "../links";
+import { forgetDevices } from "../lockout";
 import { findUserById, requireRegisteredUser } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
 
@@ -62,6 +63,9 @@ async function setPassword(
     .set({ passwordHash, passwordChangedAt: deps.now(), updatedAt: deps.now() })
     .where(eq(users.id, userId));
   await endOutstandingGrants(deps, userId, keepSessionId, signOutOthers);
+  // The lockout's known devices go with the old password: a browser someone else signed in on before the reset
+  // counts with the account again (auth/lockout/known-devices.ts).
+  await forgetDevices(deps, userId);
 }
 
 /**

@@ -1,26 +1,23 @@
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { setCookie } from "hono/cookie";
 import { base64url } from "jose";
 import type { AppEnv } from "../../http/app-env";
+import { DEVICE_COOKIE, deviceCookieIn } from "../../http/device-cookie-name";
 
-/**
+/*
  * The device cookie: a random name for this browser, so a sign-in from it again is not "a new device" (contract
- * §13). It authenticates nothing: it only keeps the notice quiet, and a stranger who had it would already have the
- * browser. First party, HttpOnly (no script reads it), SameSite=Lax (sent on the top-level redirects a provider or
- * a mailed link makes), scoped to the auth API's path, Secure on https.
+ * §13), and a sign-in from a browser the account signed in on before is not locked out by a stranger's guesses (it
+ * is counted apart: auth/lockout/known-devices.ts). It opens nothing by itself. First party, HttpOnly (no script
+ * reads it), SameSite=Lax (sent on the top-level redirects a provider or a mailed link makes), scoped to the auth
+ * API's path, Secure on https. Its name and shape: http/device-cookie-name.ts.
  */
-const COOKIE = "edge_auth_device";
 
 /** 400 days: the longest a browser keeps a cookie (RFC 6265bis §5.5); each sign-in starts it again. */
 const MAX_AGE_SECONDS = 400 * 86_400;
 
-/** 16 random bytes (128 bits), base64url: what we set, and the only shape we read back. */
-const SHAPE = /^[A-Za-z0-9_-]{22}$/;
-
 /** The device cookie the request carries, or null when it has none or one we did not make. */
 export function readDeviceCookie(c: Context<AppEnv>): string | null {
-  const value = getCookie(c, COOKIE);
-  return value && SHAPE.test(value) ? value : null;
+  return deviceCookieIn(c.req.header("cookie"));
 }
 
 export function newDeviceCookie(): string {
@@ -30,7 +27,7 @@ export function newDeviceCookie(): string {
 /** (Re)sets the cookie on the answer, so a browser that keeps signing in keeps its name. */
 export function writeDeviceCookie(c: Context<AppEnv>, value: string): void {
   const server = new URL(c.var.config.AUTH_SERVER_URL);
-  setCookie(c, COOKIE, value, {
+  setCookie(c, DEVICE_COOKIE, value, {
     path: server.pathname.replace(/\/$/, "") || "/",
     httpOnly: true,
     secure: server.protocol === "https:",

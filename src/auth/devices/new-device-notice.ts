@@ -4,6 +4,7 @@ import type { UserRow } from "../../db/schema";
 import type { AppEnv } from "../../http/app-env";
 import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
+import { rememberDevice } from "../lockout";
 import { newDeviceCookie, readDeviceCookie, writeDeviceCookie } from "./device-cookie";
 import { deviceKeys } from "./device-keys";
 import { type DeviceName, deviceNameOf } from "./device-name";
@@ -29,10 +30,21 @@ export function newDeviceNotice() {
     // CI run would teach them to ignore the notice (docs/protection.md).
     if (user.isAnonymous || methodOf(c.req.path) === "pat") return;
     const cookie = readDeviceCookie(c);
+    const given = cookie ?? newDeviceCookie();
     try {
-      writeDeviceCookie(c, cookie ?? newDeviceCookie());
+      writeDeviceCookie(c, given);
     } catch (error) {
       logError(c.var.requestId, "device cookie", error);
+    }
+    // The lockout's known devices (auth/lockout/known-devices.ts): the cookie the request brought, or the one given
+    // now to a browser that keeps it. Not a fresh cookie given to a client that drops it (an app on another site, a
+    // script): it never comes back, and would only push the account's real devices out of the record.
+    if (cookie || keepsCookie(c.req.header("sec-fetch-site"))) {
+      deps.background(
+        rememberDevice(deps, user.id, given).catch((error) =>
+          logError(c.var.requestId, "known device", error),
+        ),
+      );
     }
     const name = deviceNameOf(c.req.header("user-agent"));
     deps.background(
@@ -42,6 +54,15 @@ export function newDeviceNotice() {
     );
   });
 }
+
+/**
+ * A browser tells where a request comes from (`Sec-Fetch-Site`): from this site's own pages or a same-site app
+ * (`same-origin`, `same-site`), or typed or followed from a mail (`none`), it keeps the first-party cookie it is
+ * given. From another site it keeps it only with credentials and third-party cookies allowed: such a cookie is
+ * remembered when it first comes back, as any client's that keeps cookies.
+ */
+const keepsCookie = (site: string | undefined) =>
+  site === "same-origin" || site === "same-site" || site === "none";
 
 async function noticeDevice(deps: Deps, user: UserRow, cookie: string | null, name: DeviceName) {
   const at = deps.now();

@@ -4,6 +4,7 @@ import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toHex } from "../../lib/hex";
 import { hmacSubkey } from "../../lib/subkeys";
+import { deviceTag } from "./known-devices";
 import { sendLockoutMail } from "./lockout-mail";
 import type { LockoutFactor } from "./sign-in-lockout";
 
@@ -11,7 +12,8 @@ import type { LockoutFactor } from "./sign-in-lockout";
  * The lockout around every check of a guessable sign-in factor (contract §13, docs/protection.md "Lockout"): before the
  * credential is looked at, `beginAttempt` counts the attempt in the account's `SignInLockout` object, or refuses it
  * with 429 `account-locked` while the factor is locked (a right credential included); after the check, `settle`
- * forgives a right one, and mails the owner when a wrong one started a lock. It does not depend on the client's
+ * forgives a right one, and mails the owner when a wrong one started a lock. An attempt that presents the device
+ * cookie of one of the account's known devices is counted and locked on that device alone (known-devices.ts). It does not depend on the client's
  * address nor on `AUTH_RATE_LIMIT_ENABLE`: per-address limits are another mechanism (docs/rate-limits.md).
  */
 
@@ -72,6 +74,10 @@ export async function beginAttempt(
   const name = await objectName(deps, account);
   const lockout = lockoutOf(deps, name);
   const guess = credential === undefined ? undefined : await guessTag(deps, name, credential);
+  // Whether the device is one the account knows is the object's to say, in the same call that counts: the tag is
+  // made for every attempt that carries a cookie, known account or not, so both do the same work.
+  const cookie = deps.visitor.deviceCookie;
+  const device = cookie ? await deviceTag(deps, name, cookie) : undefined;
   // The link's secret is made for every attempt, used only by one that starts a lock: the same work either way.
   const secret = toHex(crypto.getRandomValues(new Uint8Array(32)));
   const verdict = await lockout.take(
@@ -80,14 +86,17 @@ export async function beginAttempt(
     { threshold: config.AUTH_LOCKOUT_THRESHOLD, windowMs: config.AUTH_LOCKOUT_WINDOW * 1000 },
     await sha256Hex(secret),
     guess,
+    device,
   );
   if (!verdict.allowed) throw RateLimitedError.accountLocked(verdict.retryAfterSeconds);
   const user = account.user ?? null;
+  // The state this attempt was counted on: its device's, or the account's.
+  const on = verdict.device ? device : undefined;
   return {
     async settle(right) {
       if (right) {
         await bestEffort(
-          () => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null, guess),
+          () => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null, guess, on),
           factor,
           "lockout count not forgiven",
         );
@@ -96,13 +105,17 @@ export async function beginAttempt(
       // A stale place in flight only joins a later identical guess to a settled one, for at most a minute.
       if (guess !== undefined)
         await bestEffort(
-          () => lockout.release(factor, deps.now(), guess),
+          () => lockout.release(factor, deps.now(), guess, on),
           factor,
           "lockout guess not released",
         );
       if (!verdict.lock || !user) return;
       const minutes = Math.round(verdict.lock.durationMs / 60_000);
-      deps.audit({ type: "signin.locked", userId: user.id, detail: { factor, minutes } });
+      deps.audit({
+        type: "signin.locked",
+        userId: user.id,
+        detail: on ? { factor, minutes, device: true } : { factor, minutes },
+      });
       // After the answer: the attempt that locks a known account answers as fast as one at an unknown account.
       if (user.email) deps.background(sendLockoutMail(deps, user, factor, minutes, `${user.id}.${secret}`));
     },

@@ -4,5 +4,6 @@
  * (.dependency-cruiser.cjs); its routes are mounted by core-routes.ts.
  */
 export { type Attempt, type Attempted, beginAttempt } from "./attempts";
+export { forgetDevices, rememberDevice } from "./known-devices";
 export { type FactorLock, type LockoutFactor, SignInLockout } from "./sign-in-lockout";
 export { lockedFactors, unlockAccount } from "./unlock";

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { timingSafeEqualString } from "../../lib/crypto";
+import { DEVICES_KEY, type DeviceRecord, knows, pruned, recordExpiresAt, withDevice } from "./device-record";
 
 /**
  * One object per account (`user:<id>`, or `unknown:<keyed hash of the identifier>` for an email or a phone number
@@ -9,6 +10,11 @@ import { timingSafeEqualString } from "../../lib/crypto";
  * the unlock link mailed for the current lock. Every method runs start to finish without awaiting, so parallel guesses
  * are counted one by one (better-auth's read-then-write counters are what this avoids): of 50 guesses at once
  * exactly `threshold` are let through, the one that reaches it starting the lock.
+ *
+ * Beside them, the account's known devices (device-record.ts) and one state per factor for each of them
+ * (`device:<tag>:<factor>`): an attempt from a known device is counted and locked there, not on the account, so a
+ * stranger's guesses do not lock the owner's own browser out (docs/protection.md, "The owner's device is not locked
+ * out").
  */
 
 export const LOCKOUT_FACTORS = ["password", "email-otp", "sms-otp", "totp", "recovery-code"] as const;
@@ -60,9 +66,10 @@ export type TakeVerdict =
   | { allowed: false; retryAfterSeconds: number }
   /**
    * `lock`: this very attempt reached the threshold and started a lock (its time, and how long it lasts). `joined`:
-   * the same guess was in flight already, and this attempt was not counted again.
+   * the same guess was in flight already, and this attempt was not counted again. `device`: it came from a known
+   * device and was counted on that device's own state (its `forgive` and `release` name the device too).
    */
-  | { allowed: true; lock: { at: number; durationMs: number } | null; joined?: boolean };
+  | { allowed: true; lock: { at: number; durationMs: number } | null; joined?: boolean; device?: true };
 
 export interface FactorLock {
   factor: LockoutFactor;
@@ -79,7 +86,11 @@ export const lockDuration = (locksBefore: number) =>
   Math.min(FIRST_LOCK_MS * 2 ** Math.min(locksBefore, 16), MAX_LOCK_MS);
 
 const PREFIX = "factor:";
-const keyOf = (factor: LockoutFactor) => `${PREFIX}${factor}`;
+const DEVICE_PREFIX = "device:";
+/** The state of `factor` for the account, or for one of its known devices. */
+const keyOf = (factor: LockoutFactor, device?: string) =>
+  device === undefined ? `${PREFIX}${factor}` : `${DEVICE_PREFIX}${device}:${factor}`;
+const factorOfKey = (key: string) => key.slice(key.lastIndexOf(":") + 1) as LockoutFactor;
 const fresh = (): FactorState => ({
   failures: [],
   lockedAt: 0,
@@ -97,23 +108,62 @@ const forgottenAt = (state: FactorState) => Math.max(state.lastAt, state.lockedU
 const isStale = (state: FactorState, now: number) => now >= forgottenAt(state);
 
 export class SignInLockout extends DurableObject<Env> {
-  private load(factor: LockoutFactor, now: number): FactorState {
-    const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+  private load(key: string, now: number): FactorState {
+    const stored = this.ctx.storage.kv.get<FactorState>(key);
     return stored && !isStale(stored, now) ? stored : fresh();
   }
 
-  private save(factor: LockoutFactor, state: FactorState, now: number): void {
-    this.ctx.storage.kv.put<FactorState>(keyOf(factor), state);
-    // Output gates hold the answer until the alarm is stored; the alarm only tidies (see `alarm`).
+  private save(key: string, state: FactorState, now: number): void {
+    this.ctx.storage.kv.put<FactorState>(key, state);
+    this.tidyLater(now);
+  }
+
+  /** Output gates hold the answer until the alarm is stored; the alarm only tidies (see `alarm`). */
+  private tidyLater(now: number): void {
     void this.ctx.storage.getAlarm().then((alarm) => {
       if (alarm === null) return this.ctx.storage.setAlarm(now + FORGET_AFTER_MS);
     });
+  }
+
+  private devices(): DeviceRecord {
+    return this.ctx.storage.kv.get<DeviceRecord>(DEVICES_KEY) ?? {};
+  }
+
+  /** Every stored state of a factor: the account's and its devices'. */
+  private states(): [string, FactorState][] {
+    return [PREFIX, DEVICE_PREFIX].flatMap((prefix) => [
+      ...this.ctx.storage.kv.list<FactorState>({ prefix }),
+    ]);
+  }
+
+  /**
+   * A session was started from the device `device` (a keyed tag of its cookie, known-devices.ts): from now on its
+   * attempts are counted on its own. Written at most once an hour per device; the 50 most recent are kept.
+   */
+  rememberDevice(device: string, now: number): void {
+    const record = withDevice(pruned(this.devices(), now), device, now);
+    if (!record) return;
+    this.ctx.storage.kv.put<DeviceRecord>(DEVICES_KEY, record);
+    this.tidyLater(now);
+  }
+
+  /**
+   * The password was reset or changed: every known device is forgotten, with its counts, so a device someone else
+   * signed in from before counts with the account again. Answers how many there were.
+   */
+  forgetDevices(): number {
+    const count = Object.keys(this.devices()).length;
+    this.ctx.storage.kv.delete(DEVICES_KEY);
+    for (const [key] of this.ctx.storage.kv.list({ prefix: DEVICE_PREFIX })) this.ctx.storage.kv.delete(key);
+    return count;
   }
 
   /**
    * An attempt at `factor`, counted as a failure before its credential is looked at (`forgive` takes it back when it
    * was right). While locked nothing is counted and the attempt is refused, whether the credential is right or not.
    * `unlockHash` is the hash of the link the caller will mail if this attempt starts a lock and turns out wrong.
+   * `device`: the tag of the device cookie the attempt presented; when it is one of the account's known devices the
+   * attempt is counted on that device's state, and the account's lock does not apply to it.
    */
   take(
     factor: LockoutFactor,
@@ -121,8 +171,12 @@ export class SignInLockout extends DurableObject<Env> {
     policy: LockoutPolicy,
     unlockHash: string,
     guess?: string,
+    device?: string,
   ): TakeVerdict {
-    const state = this.load(factor, now);
+    const known = device !== undefined && knows(this.devices(), device, now);
+    const key = keyOf(factor, known ? device : undefined);
+    const scope = known ? ({ device: true } as const) : {};
+    const state = this.load(key, now);
     if (now < state.lockedUntil) {
       return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((state.lockedUntil - now) / 1000)) };
     }
@@ -130,20 +184,20 @@ export class SignInLockout extends DurableObject<Env> {
     const same = guess === undefined ? undefined : inFlight[guess];
     if (same) {
       inFlight[guess!] = { ...same, attempts: same.attempts + 1 };
-      this.save(factor, { ...state, inFlight }, now);
-      return { allowed: true, lock: null, joined: true };
+      this.save(key, { ...state, inFlight }, now);
+      return { allowed: true, lock: null, joined: true, ...scope };
     }
     if (guess !== undefined) inFlight[guess] = { attempts: 1, at: now, forgiven: false };
     const failures = state.failures.filter((at) => now - at < policy.windowMs);
     failures.push(now);
     if (failures.length < policy.threshold) {
-      this.save(factor, { ...state, failures, lastAt: now, inFlight }, now);
-      return { allowed: true, lock: null };
+      this.save(key, { ...state, failures, lastAt: now, inFlight }, now);
+      return { allowed: true, lock: null, ...scope };
     }
     // The count starts over after a lock: the next one needs `threshold` failures again, and lasts twice as long.
     const durationMs = lockDuration(state.locks);
     this.save(
-      factor,
+      key,
       {
         failures: [],
         lockedAt: now,
@@ -155,7 +209,7 @@ export class SignInLockout extends DurableObject<Env> {
       },
       now,
     );
-    return { allowed: true, lock: { at: now, durationMs } };
+    return { allowed: true, lock: { at: now, durationMs }, ...scope };
   }
 
   /**
@@ -163,14 +217,21 @@ export class SignInLockout extends DurableObject<Env> {
    * still lasts longer). A lock started by this very attempt (`lockedAt`) is lifted, with its link and its place in
    * the series; a lock another attempt started stands.
    */
-  forgive(factor: LockoutFactor, now: number, lockedAt: number | null, guess?: string): void {
-    const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+  forgive(
+    factor: LockoutFactor,
+    now: number,
+    lockedAt: number | null,
+    guess?: string,
+    device?: string,
+  ): void {
+    const key = keyOf(factor, device);
+    const stored = this.ctx.storage.kv.get<FactorState>(key);
     if (!stored) return;
     if (guess !== undefined) {
       const entry = stored.inFlight?.[guess];
       // The guess was forgiven already, for another attempt that sent it: this one only leaves.
       if (entry?.forgiven) {
-        this.release(factor, now, guess);
+        this.release(factor, now, guess, device);
         return;
       }
       const inFlight = this.leave(stored, now, guess, true);
@@ -185,14 +246,15 @@ export class SignInLockout extends DurableObject<Env> {
         locks: Math.max(0, stored.locks - 1),
       });
     }
-    this.save(factor, state, now);
+    this.save(key, state, now);
   }
 
   /** A wrong guess settled: the attempt leaves its place in flight (its failure stays counted). */
-  release(factor: LockoutFactor, now: number, guess: string): void {
-    const stored = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
+  release(factor: LockoutFactor, now: number, guess: string, device?: string): void {
+    const key = keyOf(factor, device);
+    const stored = this.ctx.storage.kv.get<FactorState>(key);
     if (!stored?.inFlight?.[guess]) return;
-    this.save(factor, { ...stored, inFlight: this.leave(stored, now, guess, false) }, now);
+    this.save(key, { ...stored, inFlight: this.leave(stored, now, guess, false) }, now);
   }
 
   /** The in-flight guesses after one attempt of `guess` settled (`forgiven`: it was right). */
@@ -206,24 +268,32 @@ export class SignInLockout extends DurableObject<Env> {
   }
 
   /**
-   * The mailed link: the factor whose lock it was sent for is unlocked and forgotten (the link proves the mailbox,
-   * as a password reset would), once. Null for a link that is unknown, used or past its day.
+   * The mailed link: the lock it was sent for (the account's, or a known device's) is lifted and its failures
+   * forgotten, once. The series is kept (`locks`, remembered a quiet day from now as any other): whoever keeps
+   * guessing after the owner unlocked meets a longer lock each time. Null for a link that is unknown, used or past
+   * its day.
    */
   redeem(unlockHash: string, now: number): LockoutFactor | null {
-    for (const factor of LOCKOUT_FACTORS) {
-      const state = this.ctx.storage.kv.get<FactorState>(keyOf(factor));
-      if (!state?.unlock || state.unlock.expiresAt <= now) continue;
+    for (const [key, state] of this.states()) {
+      if (!state.unlock || state.unlock.expiresAt <= now) continue;
       if (!timingSafeEqualString(state.unlock.hash, unlockHash)) continue;
-      this.ctx.storage.kv.delete(keyOf(factor));
-      return factor;
+      this.save(
+        key,
+        { ...state, failures: [], lockedAt: 0, lockedUntil: 0, lastAt: now, unlock: null, inFlight: {} },
+        now,
+      );
+      return factorOfKey(key);
     }
     return null;
   }
 
-  /** An admin's unlock: every factor forgotten. Answers the factors that were locked. */
+  /**
+   * An admin's unlock: every factor forgotten, the account's and its known devices' (the devices stay known).
+   * Answers the account's factors that were locked.
+   */
   clear(now: number): LockoutFactor[] {
     const locked = this.locks(now).map((lock) => lock.factor);
-    for (const factor of LOCKOUT_FACTORS) this.ctx.storage.kv.delete(keyOf(factor));
+    for (const [key] of this.states()) this.ctx.storage.kv.delete(key);
     return locked;
   }
 
@@ -242,12 +312,20 @@ export class SignInLockout extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const now = Date.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const [key, state] of this.ctx.storage.kv.list<FactorState>({ prefix: PREFIX })) {
+    for (const [key, state] of this.states()) {
       if (isStale(state, now)) {
         this.ctx.storage.kv.delete(key);
         continue;
       }
       next = Math.min(next, forgottenAt(state));
+    }
+    const stored = this.devices();
+    const devices = pruned(stored, now);
+    const kept = Object.keys(devices).length;
+    if (kept === 0) this.ctx.storage.kv.delete(DEVICES_KEY);
+    else {
+      if (kept < Object.keys(stored).length) this.ctx.storage.kv.put<DeviceRecord>(DEVICES_KEY, devices);
+      next = Math.min(next, recordExpiresAt(devices));
     }
     if (Number.isFinite(next)) await this.ctx.storage.setAlarm(Math.max(next, now + 60_000));
   }
