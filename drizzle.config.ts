@@ -2,6 +2,7 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: "./src/db/schema.ts",
+  // The files that declare tables; src/db/schema.ts only gathers them.
+  schema: "./src/db/tables/*.ts",
   out: "./migrations",
 });
