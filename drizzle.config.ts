@@ -1,8 +1,10 @@
 import { defineConfig } from "drizzle-kit";
+import { tableFiles } from "./scripts/features.cjs";
 
 export default defineConfig({
   dialect: "sqlite",
-  // The files that declare tables; src/db/schema.ts only gathers them.
-  schema: "./src/db/tables/*.ts",
+  // The features' tables (src/runtime/features.ts lists the features) and the plumbing's; src/db/schema.ts only
+  // gathers them for the code.
+  schema: tableFiles(),
   out: "./migrations",
 });

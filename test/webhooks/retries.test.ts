@@ -5,8 +5,8 @@
 // threat named above each test is what it keeps out.
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
-import { handleQueueBatch } from "../../src/consumers";
 import type { StreamEvent } from "../../src/events/types";
+import { handleQueueBatch } from "../../src/runtime/consumers";
 import { signUp } from "../helpers";
 import {
   admin,
