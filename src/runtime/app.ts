@@ -67,10 +67,6 @@ function toAppError(error: unknown): AppError {
 const OPEN_CORS_PATHS =
   /\/(oauth2\/(token|par|userinfo|revoke|introspect|jwks|device_authorization|register(\/[^/]+)?)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
 
-/** The endpoints that answer in RFC 6749's error shape, whatever fails behind them. */
-const OAUTH2_ENDPOINTS =
-  /\/oauth2\/(token|par|userinfo|revoke|introspect|device_authorization|register(\/[^/]+)?)$/;
-
 /** Every feature's routes, in the order of the list (src/runtime/features.ts), built once per configuration. */
 function routesOf(config: Config): FeatureRoutes[] {
   return FEATURES.map((feature) => feature.routes?.(config) ?? {});
@@ -178,14 +174,6 @@ export function createApp(config: Config): Hono<AppEnv> {
       return oauth2ErrorResponse(caught);
     }
     const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
-    // The authorization server's own endpoints answer a binding's failure in RFC 6749's shape, as its clients read it.
-    if (error instanceof UnavailableError && OAUTH2_ENDPOINTS.test(c.req.path)) {
-      logError(c.var.requestId, error.code, error.reason ?? caught);
-      return oauth2ErrorResponse(
-        new OAuth2Error("temporarily_unavailable", error.message, undefined, error.reason, 503),
-        error.retryAfterSeconds,
-      );
-    }
     if (SIGN_IN_FAILURES.has(error.code)) await auditSignInFailure(c, error.code);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
