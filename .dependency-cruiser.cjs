@@ -1,15 +1,17 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
-// admin, storage) over shared plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib
-// and the top-level errors, env and config). `src/index.ts`, `src/app.ts` and `src/consumers.ts` (the queues'
-// consumers) compose them and may import anything.
-const FEATURES =
-  "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|account-center)/";
+// admin, storage, …: THE list is src/runtime/features.ts, read here through scripts/features.cjs) over shared
+// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib and the top-level errors, env
+// and config). `src/index.ts` and src/runtime/ (which mounts the features' routes and runs their consumers and
+// housekeeping) compose them and may import anything.
+const { featureFolders } = require("./scripts/features.cjs");
+
+const FEATURE_NAMES = featureFolders().join("|");
+const FEATURES = `^src/(${FEATURE_NAMES})/`;
 const PLUMBING =
   "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
-const FOLDERS_WITH_SUBFOLDERS =
-  "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|account-center|token-families)/";
+const FOLDERS_WITH_SUBFOLDERS = `^src/(${FEATURE_NAMES}|token-families)/`;
 // Plumbing from the bottom up: a layer imports (at run time) only the layers below it.
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
@@ -58,7 +60,15 @@ module.exports = {
       comment: "Shared plumbing serves every feature, so it cannot depend on one",
       severity: "error",
       from: { path: PLUMBING, pathNot: "^src/config\\.ts$" },
-      to: { path: `${FEATURES}|^src/(app|index|consumers)\\.ts$` },
+      to: { path: `${FEATURES}|^src/index\\.ts$|^src/runtime/` },
+    },
+    {
+      name: "features-do-not-import-the-runtime",
+      comment:
+        "The runtime reads the features (src/runtime/features.ts); a feature that imported it back, even a type, would run a dependency back up",
+      severity: "error",
+      from: { path: FEATURES },
+      to: { path: "^src/runtime/" },
     },
     {
       name: "config-reads-only-feature-settings",
@@ -76,10 +86,7 @@ module.exports = {
       from: { path: FEATURES },
       to: {
         path: FEATURES,
-        pathNot: [
-          "^src/$1/",
-          "^src/(auth|oauth2|providers|admin|storage|move-in|webhooks|mirror|orgs|sso|scim|account-center)/index\\.ts$",
-        ],
+        pathNot: ["^src/$1/", `^src/(${FEATURE_NAMES})/index\\.ts$`],
       },
     },
     {

@@ -1,7 +1,10 @@
 import { defineConfig } from "drizzle-kit";
+import { tableFiles } from "./scripts/features.cjs";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: "./src/db/schema.ts",
+  // The features' tables (src/runtime/features.ts lists the features) and the plumbing's; src/db/schema.ts only
+  // gathers them for the code.
+  schema: tableFiles(),
   out: "./migrations",
 });

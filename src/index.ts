@@ -1,15 +1,13 @@
 import type { Hono } from "hono";
-import { createApp } from "./app";
 import { type Config, getConfig } from "./config";
-import { handleQueueBatch } from "./consumers";
-import { runHousekeeping } from "./db/housekeeping";
-import { type Shards, shardsOf } from "./db/shards";
 import type { Env } from "./env";
 import { ConfigError } from "./errors";
-import { drainShards } from "./events/outbox";
 import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
+import { createApp } from "./runtime/app";
+import { handleQueueBatch } from "./runtime/consumers";
+import { runScheduled } from "./runtime/cron";
 
 export { SignInLockout } from "./auth";
 export { OneTimeCode } from "./auth/links/one-time-code";
@@ -19,9 +17,6 @@ export { JtiLedger } from "./lib/jti-ledger";
 export { RateLimiter } from "./rate-limits/rate-limiter";
 export { SessionFamilies } from "./token-families";
 export { RefreshSession } from "./token-families/legacy";
-
-/** wrangler.toml's daily cron; the other one runs every minute. */
-const HOUSEKEEPING_CRON = "17 3 * * *";
 
 const apps = new WeakMap<Config, Hono<AppEnv>>();
 
@@ -57,19 +52,6 @@ function lastResortAnswer(request: Request, error: unknown): Response {
   );
 }
 
-/**
- * The shards of the configuration; a configuration that does not parse still has its home database drained, as
- * before there were shards: events are never held back by a typo.
- */
-function shardsToDrain(env: Env): Shards {
-  try {
-    return shardsOf(env, getConfig(env).AUTH_D1_SHARDS);
-  } catch (error) {
-    console.error(JSON.stringify({ level: "error", what: "outbox drain", detail: String(error) }));
-    return shardsOf(env, ["DB"]);
-  }
-}
-
 export default {
   async fetch(request, env, ctx) {
     let config: Config;
@@ -96,12 +78,9 @@ export default {
     }
   },
   async scheduled(controller, env, ctx) {
-    // Every minute: events whose request could not hand them to the queue (src/events/outbox.ts), from every shard's
-    // outbox (each shard's triggers write their own).
-    ctx.waitUntil(drainShards(shardsToDrain(env), env.EVENTS, Date.now));
-    if (controller.cron === HOUSEKEEPING_CRON) ctx.waitUntil(runHousekeeping(env, getConfig(env)));
+    await runScheduled(controller, env, ctx);
   },
-  async queue(batch, env) {
-    await handleQueueBatch(batch, env);
+  async queue(batch, env, ctx) {
+    await handleQueueBatch(batch, env, (work) => ctx.waitUntil(work));
   },
 } satisfies ExportedHandler<Env>;

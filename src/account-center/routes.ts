@@ -12,7 +12,7 @@ import { revokeOthers, revokeSession } from "./sessions";
 import { signOut } from "./sign-out";
 
 /**
- * `{prefix}/account` (contract §13), mounted by src/app.ts whether or not the OAuth2 provider is on. Pages for
+ * `{prefix}/account` (contract §13), mounted from its feature.ts whether or not the OAuth2 provider is on. Pages for
  * people, not API operations (src/openapi/auth-document.ts leaves them out). Every post is a same-origin form of a
  * signed-in browser (forms.ts `accountPost`); a refused one shows the page again with the reason in its section.
  */

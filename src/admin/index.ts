@@ -3,4 +3,7 @@
  * (contract §13) runs for a user deleting their own account, so both ways end the same things in the same order.
  * Everything else in src/admin/ is internal to it (.dependency-cruiser.cjs).
  */
+
+// The admin API's and the console's doors (src/runtime/app.ts puts them before every feature's admin routes).
+export { requireAdminSecret, requireConfiguredSecret } from "./guard";
 export { deleteUser } from "./users";

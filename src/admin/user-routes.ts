@@ -36,7 +36,7 @@ const userPatchBody = z
 
 const userListQuery = pageQuery.extend({ search: z.string().max(254).optional() });
 
-/** Users and their sessions in the admin API (contract §10), behind the admin secret (src/admin/app.ts). */
+/** Users and their sessions in the admin API (contract §10), behind the admin secret (src/runtime/app.ts). */
 export const userAdminRoutes = new Hono<AppEnv>()
   .get(
     "/users",

@@ -1,8 +1,8 @@
 /**
  * The Postgres mirror (contract move-in §5.1, docs/hasura.md): Nhost's `auth` and `storage` tables of the app's
  * Postgres kept in step with the service's own data, from the event stream (src/events/), through the Hyperdrive
- * binding `MIRROR_DB`. The queue handler (src/consumers.ts) asks for its consumer; src/admin/app.ts mounts its admin
- * API (the resync).
+ * binding `MIRROR_DB`. Its feature.ts gives the queue handler (src/runtime/consumers.ts) its consumer and the admin
+ * API its resync.
  */
 import type { Config } from "../config";
 import type { Env } from "../env";

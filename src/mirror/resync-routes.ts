@@ -27,7 +27,7 @@ const resyncAnswer = z.object({
 
 const unavailable = (message: string, reason: string) => new AppError("service-unavailable", message, reason);
 
-/** The Postgres mirror's admin API (contract move-in §5.1), behind the admin secret (mounted by src/admin/app.ts). */
+/** The Postgres mirror's admin API (contract move-in §5.1), behind the admin secret (mounted by src/runtime/app.ts). */
 export const mirrorAdminRoutes = new Hono<AppEnv>().post(
   "/mirror/resync",
   operation({

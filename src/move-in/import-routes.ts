@@ -24,7 +24,7 @@ import {
 } from "./wire";
 
 /**
- * A batch of 100 users with their tokens is larger than the API's usual 64 KB (src/app.ts leaves these paths to this
+ * A batch of 100 users with their tokens is larger than the API's usual 64 KB (src/runtime/app.ts leaves these paths to this
  * limit); the command sends fewer users per call when they carry many tokens.
  */
 const IMPORT_BODY_BYTES = 4 * 1024 * 1024;
@@ -40,7 +40,7 @@ const importBody = bodyLimit({
 
 const GUIDE = "The command `npm run admin -- import-nhost` calls it (docs/migrating-from-nhost.md).";
 
-/** The import from Nhost (contract move-in §2), behind the admin secret (mounted by src/admin/app.ts). */
+/** The import from Nhost (contract move-in §2), behind the admin secret (mounted by src/runtime/app.ts). */
 export const importAdminRoutes = new Hono<AppEnv>()
   .post(
     "/import/nhost/users",

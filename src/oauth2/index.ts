@@ -29,7 +29,7 @@ export {
   SUPPORTED_SCOPES,
   type WireClient,
 } from "./clients";
-// Back-channel logout (src/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
+// Back-channel logout (src/runtime/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
 export { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
 // The house of the built-in pages (contract §13): the account center (src/account-center/) renders in it, checks its
 // form posts and limits as the page does, and re-authenticates with the page's proofs and step.

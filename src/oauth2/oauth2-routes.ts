@@ -6,6 +6,7 @@ import { authorizeRoutes } from "./authorize-routes";
 import { registrationRoutes } from "./clients";
 import { DEVICE_PAGE_PATH } from "./device";
 import { discoveryRoutes } from "./discovery-routes";
+import { endpointErrors } from "./endpoint-errors";
 import { introspectionRoutes } from "./introspection-routes";
 import {
   devicePageRoutes,
@@ -21,6 +22,17 @@ import { userinfoRoutes } from "./userinfo-routes";
 
 export { rootMetadataRoutes } from "./discovery-routes";
 
+/** The endpoints a client calls directly, with their own error handler (endpoint-errors.ts says why). */
+function clientEndpoints() {
+  const endpoints = new Hono<AppEnv>().onError(endpointErrors);
+  return endpoints
+    .route("/", tokenRoutes)
+    .route("/", parRoutes)
+    .route("/", introspectionRoutes)
+    .route("/", userinfoRoutes)
+    .route("/", registrationRoutes);
+}
+
 /**
  * The authorization server (contract §3.5, §3.6), mounted on the auth API: every endpoint group behind the on
  * switch, then the built-in pages (the device page always, the invitation page and logout unless an external login UI
@@ -35,11 +47,7 @@ export function oauth2Routes(loginUrl: string | undefined) {
     .use("/oauth2/*", requireEnabled)
     .route("/", discoveryRoutes)
     .route("/", authorizeRoutes)
-    .route("/", tokenRoutes)
-    .route("/", parRoutes)
-    .route("/", introspectionRoutes)
-    .route("/", userinfoRoutes)
-    .route("/", registrationRoutes)
+    .route("/", clientEndpoints())
     .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl))
     .route(LOGIN_PAGE_PATH, interactionRoutes)
     .route("/", hostedPageRoutes);

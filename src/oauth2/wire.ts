@@ -24,7 +24,7 @@ export const OAUTH2_ERRORS: Record<number, AnswerDoc> = {
 
 /**
  * The endpoints a client calls directly (token, revocation, introspection, userinfo, device authorization) answer a
- * binding's failure in RFC 6749's shape too (src/app.ts): 503 `temporarily_unavailable` with `Retry-After`.
+ * binding's failure in RFC 6749's shape too (endpoint-errors.ts): 503 `temporarily_unavailable` with `Retry-After`.
  */
 export const OAUTH2_DIRECT_ERRORS: Record<number, AnswerDoc> = {
   ...OAUTH2_ERRORS,

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { COMPOSED_HANDLER } from "hono/utils/constants";
 import { z } from "zod";
 import {
   type AnswerDoc,
@@ -286,7 +287,10 @@ export function buildDocument(app: Hono<never>, input: DocumentInput): OpenApiDo
     };
     item[method] = operation;
     if (!docs.has(operation)) docs.set(operation, UNDOCUMENTED);
-    const header = headerOf(route.handler);
+    // A sub-app with its own error handler has each of its handlers wrapped by `route()`; the documentation is on
+    // the handler inside.
+    const handler = (route.handler as unknown as Record<string, unknown>)[COMPOSED_HANDLER] ?? route.handler;
+    const header = headerOf(handler);
     if (header) {
       operation.parameters = [
         ...(operation.parameters ?? []),
@@ -299,9 +303,9 @@ export function buildDocument(app: Hono<never>, input: DocumentInput): OpenApiDo
         },
       ];
     }
-    const doc = operationOf(route.handler);
+    const doc = operationOf(handler);
     if (doc) docs.set(operation, doc);
-    const part = requestPartOf(route.handler) ?? doc?.request;
+    const part = requestPartOf(handler) ?? doc?.request;
     if (!part) continue;
     if (part.target === "query") {
       operation.parameters = [...(operation.parameters ?? []), ...queryParameters(part.schema)];

@@ -14,7 +14,7 @@ import { adminAddMemberBody, adminCreateOrgBody, memberSchema, orgSchema, toWire
 
 /**
  * Organizations in the admin API (contract organizations.md §1: "the admin API mirrors these routes under
- * `/admin/orgs/…`, any org, no membership needed"), behind the admin secret (mounted by src/admin/app.ts). The
+ * `/admin/orgs/…`, any org, no membership needed"), behind the admin secret (mounted by src/runtime/app.ts). The
  * last-owner rule holds here too: an org without an owner has nobody to manage it but the operator.
  */
 

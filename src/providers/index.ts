@@ -1,7 +1,7 @@
 /**
  * What the rest of the service may use of the external providers (contract §7): the account center's linked
  * providers (src/account-center/security/) lists, unlinks and links another with the flow's own steps. The routes
- * are mounted by src/app.ts directly; everything else in src/providers/ is internal to it.
+ * are mounted from its feature.ts; everything else in src/providers/ is internal to it.
  */
 export { identitiesOf, type LinkedIdentity, unlinkIdentity } from "./accounts";
 export { REQUEST_LIFETIME_MS, startProviderSignIn } from "./flow";

@@ -20,7 +20,7 @@ import { setEnforceSso } from "./enforcement";
 import { domainBody, enforceBody, enforceSchema } from "./org-routes";
 
 /**
- * Enterprise sign-in in the admin API (behind the admin secret, mounted by src/admin/app.ts): the owner's routes of
+ * Enterprise sign-in in the admin API (behind the admin secret, mounted by src/runtime/app.ts): the owner's routes of
  * ./org-routes.ts for any org (contract organizations.md: "the admin API mirrors these routes"), and a domain marked
  * verified without DNS. An org that does not exist: 404 `not-found`.
  */

@@ -17,7 +17,7 @@ import {
 
 const deliveriesQuery = pageQuery.extend({ status: z.enum(DELIVERY_STATUSES).optional() });
 
-/** Webhook endpoints in the admin API (contract move-in §5.2), behind the admin secret (mounted by src/admin/app.ts). */
+/** Webhook endpoints in the admin API (contract move-in §5.2), behind the admin secret (mounted by src/runtime/app.ts). */
 export const webhookAdminRoutes = new Hono<AppEnv>()
   .post(
     "/webhooks",

@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { WireAuditEvent } from "../../src/admin/wire";
 import { FAILURE_WINDOW_MS } from "../../src/audit/sign-in-failures";
 import { getConfig } from "../../src/config";
-import { runHousekeeping } from "../../src/db/housekeeping";
+import { runHousekeeping } from "../../src/runtime/cron";
 import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 
 const svc = service(NO_VERIFICATION);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../src/config";
 import { claim, ownerOf } from "../../src/db/directory";
-import { runHousekeeping } from "../../src/db/housekeeping";
+import { runHousekeeping } from "../../src/runtime/cron";
 import { fileEntry } from "../../src/storage/file-shards";
 import { NO_VERIFICATION, service } from "../helpers";
 import { allInShards, testShards, userD1 } from "../support/shards";

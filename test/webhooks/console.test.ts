@@ -3,7 +3,7 @@
 // action goes through the console's Origin and CSRF check. The threat named above each test is what it keeps out.
 import { createMessageBatch, env } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
-import { handleQueueBatch } from "../../src/consumers";
+import { handleQueueBatch } from "../../src/runtime/consumers";
 import { SERVER, signUp } from "../helpers";
 import { admin, deliveriesFor, eventually, received, receiverUrl, svc, verified } from "./support";
 

@@ -1,12 +1,12 @@
 // Receivers that fail, through the real queues (the pool runs wrangler.toml's consumers, with
 // AUTH_EVENTS_RETRY_DELAY_SECONDS=1 from vitest.config.ts: retries after 1, 2, 4… s), and the dead-letter queue: a
 // delivery out of retries is kept, listed and sent again. Exhausting 16 real retries would take hours, so the dead
-// letters' batches are handed to the queue handler (src/consumers.ts) as the dead-letter queue would hand them. The
-// threat named above each test is what it keeps out.
+// letters' batches are handed to the queue handler (src/runtime/consumers.ts) as the dead-letter queue would hand
+// them. The threat named above each test is what it keeps out.
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
-import { handleQueueBatch } from "../../src/consumers";
 import type { StreamEvent } from "../../src/events/types";
+import { handleQueueBatch } from "../../src/runtime/consumers";
 import { signUp } from "../helpers";
 import {
   admin,

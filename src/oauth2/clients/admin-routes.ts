@@ -16,7 +16,7 @@ import {
 } from "./admin-clients";
 import { clientBodySchema } from "./client-schema";
 
-/** OAuth2 clients in the admin API (contract §10), behind the admin secret (mounted by src/admin/app.ts). */
+/** OAuth2 clients in the admin API (contract §10), behind the admin secret (mounted by src/runtime/app.ts). */
 export const oauth2ClientAdminRoutes = new Hono<AppEnv>()
   .post(
     "/oauth2/clients",

@@ -3,7 +3,7 @@
 import { base64url } from "jose";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../src/config";
-import { runHousekeeping } from "../../../src/db/housekeeping";
+import { runHousekeeping } from "../../../src/runtime/cron";
 import {
   expectError,
   follow,

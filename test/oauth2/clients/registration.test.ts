@@ -8,9 +8,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../src/config";
-import { runHousekeeping } from "../../../src/db/housekeeping";
 import type { WireClient } from "../../../src/oauth2/clients";
 import { ADDRESS_LIMITER_BINDINGS } from "../../../src/rate-limits/buckets";
+import { runHousekeeping } from "../../../src/runtime/cron";
 import { signUp, type TestService } from "../../helpers";
 import { allInShards } from "../../support/shards";
 import {

@@ -2,13 +2,11 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
-import { accountCenterRoutes } from "./account-center";
-import { adminApp } from "./admin/app";
-import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "./audit/events";
-import { newDeviceNotice } from "./auth";
-import { coreAuthRoutes } from "./auth/core-routes";
-import type { Config } from "./config";
-import { BOOKMARK_HEADER } from "./db/replica";
+import { requireAdminSecret, requireConfiguredSecret } from "../admin";
+import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "../audit/events";
+import { newDeviceNotice } from "../auth";
+import type { Config } from "../config";
+import { BOOKMARK_HEADER } from "../db/replica";
 import {
   AppError,
   concealIfConfigured,
@@ -16,24 +14,19 @@ import {
   platformFault,
   RateLimitedError,
   UnavailableError,
-} from "./errors";
-import type { AppEnv } from "./http/app-env";
-import { logError, requestContext } from "./http/context";
-import { allowedOrigin, corsOrigins } from "./http/cors";
-import { systemRoutes } from "./http/system-routes";
-import { emptyBodyAsJson } from "./http/validation";
-import { nhostLinkRoutes } from "./move-in";
-import { OAuth2Error, oauth2ErrorResponse } from "./oauth2/errors";
-import { oauth2Routes, rootMetadataRoutes } from "./oauth2/oauth2-routes";
-import { authDocument } from "./openapi/auth-document";
-import { documentationRoutes } from "./openapi/document-routes";
-import { storageDocument } from "./openapi/storage-document";
-import { orgRoutes } from "./orgs";
-import { providerRoutes } from "./providers/provider-routes";
-import { floodGuard } from "./rate-limits/flood-guard";
-import { scimApp } from "./scim";
-import { ssoRoutes } from "./sso";
-import { createStorageApp } from "./storage/app";
+} from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { logError, requestContext } from "../http/context";
+import { allowedOrigin, corsOrigins } from "../http/cors";
+import { systemRoutes } from "../http/system-routes";
+import { emptyBodyAsJson } from "../http/validation";
+import { OAuth2Error, oauth2ErrorResponse } from "../oauth2/errors";
+import { authDocument } from "../openapi/auth-document";
+import { documentationRoutes } from "../openapi/document-routes";
+import { floodGuard } from "../rate-limits/flood-guard";
+import type { FeatureRoutes, Surface } from "./feature";
+import { FEATURES } from "./features";
+import { createServices } from "./services";
 
 const MAX_BODY_BYTES = 64 * 1024;
 const apiBodyLimit = bodyLimit({
@@ -74,12 +67,33 @@ function toAppError(error: unknown): AppError {
 const OPEN_CORS_PATHS =
   /\/(oauth2\/(token|par|userinfo|revoke|introspect|jwks|device_authorization|register(\/[^/]+)?)|\.well-known\/(openid-configuration|oauth-authorization-server))$/;
 
-/** The endpoints that answer in RFC 6749's error shape, whatever fails behind them. */
-const OAUTH2_ENDPOINTS =
-  /\/oauth2\/(token|par|userinfo|revoke|introspect|device_authorization|register(\/[^/]+)?)$/;
+/** Every feature's routes, in the order of the list (src/runtime/features.ts), built once per configuration. */
+function routesOf(config: Config): FeatureRoutes[] {
+  return FEATURES.map((feature) => feature.routes?.(config) ?? {});
+}
+
+/** The sub-apps the features mount on one surface, in the list's order. */
+function surface(featureRoutes: FeatureRoutes[], name: Surface): Hono<AppEnv>[] {
+  return featureRoutes.flatMap((routes) => routes[name] ?? []);
+}
+
+/**
+ * Mounted at `{AUTH_API_PREFIX}/admin`: the console's pages first (`/admin/console`, signed in with the admin secret
+ * through a cookie, src/admin/console/session.ts), then the admin API (contract §10, the secret in a header on every
+ * request). Without `AUTH_ADMIN_SECRET` both answer 404.
+ */
+function adminSurface(featureRoutes: FeatureRoutes[]): Hono<AppEnv> {
+  const admin = new Hono<AppEnv>()
+    .use("/console/*", requireConfiguredSecret)
+    .use("/console", requireConfiguredSecret);
+  for (const routes of surface(featureRoutes, "console")) admin.route("/console", routes);
+  const api = new Hono<AppEnv>().use(requireAdminSecret);
+  for (const routes of surface(featureRoutes, "admin")) api.route("/", routes);
+  return admin.route("/", api);
+}
 
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
-export function createAuthApp(config: Config): Hono<AppEnv> {
+export function createAuthApp(config: Config, featureRoutes = routesOf(config)): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
   const appOrigin = allowedOrigin(config, corsOrigins(config));
   auth.use(
@@ -107,17 +121,10 @@ export function createAuthApp(config: Config): Hono<AppEnv> {
           }),
     floodGuard,
   );
-  auth
-    .route("/", systemRoutes)
-    .route("/", coreAuthRoutes(config))
-    .route("/", providerRoutes)
-    .route("/", orgRoutes)
-    .route("/", ssoRoutes)
-    .route("/", scimApp)
-    .route("/", oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL))
-    // The account center (contract §13): its own pages, served whether or not the OAuth2 provider is on.
-    .route("/account", accountCenterRoutes)
-    .route("/admin", adminApp);
+  auth.route("/", systemRoutes);
+  for (const routes of surface(featureRoutes, "auth")) auth.route("/", routes);
+  for (const routes of surface(featureRoutes, "pages")) auth.route("/", routes);
+  auth.route("/admin", adminSurface(featureRoutes));
   auth.route(
     "/",
     documentationRoutes(() => authDocument(auth, config)),
@@ -148,16 +155,11 @@ async function auditSignInFailure(c: Context<AppEnv>, code: string): Promise<voi
 
 export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use(requestContext(config));
-  app.route("/", rootMetadataRoutes(config));
-  app.route("/", nhostLinkRoutes(config.AUTH_API_PREFIX));
-  app.route(config.AUTH_API_PREFIX, createAuthApp(config));
-  const storage = createStorageApp(allowedOrigin(config, corsOrigins(config)));
-  storage.route(
-    "/",
-    documentationRoutes(() => storageDocument(storage, config)),
-  );
-  app.route(config.STORAGE_API_PREFIX, storage);
+  const featureRoutes = routesOf(config);
+  app.use(requestContext(config, createServices));
+  for (const routes of surface(featureRoutes, "root")) app.route("/", routes);
+  app.route(config.AUTH_API_PREFIX, createAuthApp(config, featureRoutes));
+  for (const routes of surface(featureRoutes, "storage")) app.route(config.STORAGE_API_PREFIX, routes);
   app.notFound((c) => {
     const error = new AppError(
       "route-not-found",
@@ -172,14 +174,6 @@ export function createApp(config: Config): Hono<AppEnv> {
       return oauth2ErrorResponse(caught);
     }
     const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
-    // The authorization server's own endpoints answer a binding's failure in RFC 6749's shape, as its clients read it.
-    if (error instanceof UnavailableError && OAUTH2_ENDPOINTS.test(c.req.path)) {
-      logError(c.var.requestId, error.code, error.reason ?? caught);
-      return oauth2ErrorResponse(
-        new OAuth2Error("temporarily_unavailable", error.message, undefined, error.reason, 503),
-        error.retryAfterSeconds,
-      );
-    }
     if (SIGN_IN_FAILURES.has(error.code)) await auditSignInFailure(c, error.code);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);

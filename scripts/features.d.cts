@@ -1,0 +1,2 @@
+export declare function featureFolders(): string[];
+export declare function tableFiles(): string[];

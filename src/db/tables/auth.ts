@@ -1,0 +1,235 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * The core's tables: users, their sessions and refresh tokens, link tickets, PATs, MFA, WebAuthn keys, known
+ * devices. Every table is described in docs/storage-schema.md; times are Unix milliseconds.
+ */
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    lastSeen: integer("last_seen"),
+    disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+    displayName: text("display_name").notNull().default(""),
+    avatarUrl: text("avatar_url").notNull().default(""),
+    locale: text("locale").notNull(),
+    /** Lower-cased; unique among non-null values. */
+    email: text("email").unique(),
+    emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
+    /**
+     * When the account's address was first proven (null: never, or before this column existed). A password reset
+     * drops security keys and TOTP from before it (credential-reset.ts `dropFactorsFromBeforeProof`).
+     */
+    emailVerifiedAt: integer("email_verified_at"),
+    newEmail: text("new_email"),
+    phoneNumber: text("phone_number").unique(),
+    phoneNumberVerified: integer("phone_number_verified", { mode: "boolean" }).notNull().default(false),
+    /** PHC string (argon2id) or an imported bcrypt hash; null for users without a password. */
+    passwordHash: text("password_hash"),
+    defaultRole: text("default_role").notNull(),
+    /** JSON array of role names; always contains defaultRole. */
+    roles: text("roles", { mode: "json" }).$type<string[]>().notNull(),
+    isAnonymous: integer("is_anonymous", { mode: "boolean" }).notNull().default(false),
+    activeMfaType: text("active_mfa_type"),
+    /** TOTP secret, AES-256-GCM under `AUTH_ENCRYPTION_KEY`; set by generate, active once `active_mfa_type` is totp. */
+    totpSecret: text("totp_secret"),
+    /** The newest TOTP time step accepted: a code of that step or older is refused (RFC 6238 §5.2, no replay). */
+    totpLastStep: integer("totp_last_step"),
+    /** When TOTP was last activated (null while it is off). */
+    totpEnabledAt: integer("totp_enabled_at"),
+    /**
+     * When the user last chose a new password (change, reset, set on an anonymous account). A rehash of the same
+     * password at sign-in leaves it alone, which is how the `password.changed` event (migration 0020) tells them apart.
+     */
+    passwordChangedAt: integer("password_changed_at"),
+    metadata: text("metadata", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+  },
+  (t) => [index("users_created_at").on(t.createdAt)],
+);
+
+/** One row per sign-in: the "token family" whose refresh tokens rotate. Its id is the wire `refreshTokenId`. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    userAgent: text("user_agent"),
+    /**
+     * The six hex digits every refresh token of the session starts with, naming its `SessionFamilies` object. Null
+     * for sessions from before, until their next refresh (the legacy drawer, src/token-families/legacy/).
+     */
+    locator: text("locator"),
+    /** How the session began (`email-password`, `provider:github`, …: src/audit/events.ts `methodOf`); null if unknown. */
+    method: text("method"),
+    /**
+     * The organization the session acts in (contract organizations.md §1), switched with `POST /token {orgId}`; its
+     * tokens carry it while the user is still a member. Null: none.
+     */
+    orgId: text("org_id"),
+    /**
+     * RFC 9449 thumbprint of the DPoP key the session is bound to (a sign-in or refresh that carried a proof): its
+     * refreshes must prove that key, and its access tokens carry it as `cnf.jkt`. Null: bearer tokens.
+     */
+    dpopJkt: text("dpop_jkt"),
+    /** The client address the session began from (contract §13 session list); null for sessions from before. */
+    ip: text("ip"),
+    /** Where that address is, roughly (`request.cf`: city, region, country), as the session list shows it; null if unknown. */
+    place: text("place"),
+  },
+  (t) => [
+    index("sessions_user_id").on(t.userId),
+    index("sessions_expires_at").on(t.expiresAt),
+    index("sessions_user_org").on(t.userId, t.orgId),
+  ],
+);
+
+/**
+ * Refresh tokens known only by their SHA-256 (src/token-families/legacy/): those sessions handed out before tokens
+ * carried their family's locator, and those imported from Nhost (src/move-in/, Nhost's hash without its `\x`), so such
+ * a token finds its session once more and moves onto a family. Written only by the import (docs/operations.md).
+ */
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    index("refresh_tokens_session_id").on(t.sessionId),
+    index("refresh_tokens_expires_at").on(t.expiresAt),
+  ],
+);
+
+/** Single-use link tickets (`verifyEmail:`, …). One live ticket per user and type; only the hash is kept. */
+export const tickets = sqliteTable(
+  "tickets",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    ticketHash: text("ticket_hash").notNull().unique(),
+    expiresAt: integer("expires_at").notNull(),
+    /** PKCE S256 challenge of the app that asked for the mail: the link then redirects with a code, not a token. */
+    codeChallenge: text("code_challenge"),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.type] })],
+);
+
+/**
+ * Exchange codes: one-time codes that a followed mailed link hands to a PKCE app instead of a refresh token
+ * (`POST /token/exchange`). Only the hash is kept; consumed by one `DELETE … RETURNING`. The table keeps the name it
+ * had before the OAuth2 server's authorization codes (`oauth2_codes`) existed.
+ */
+export const linkExchangeCodes = sqliteTable(
+  "authorization_codes",
+  {
+    codeHash: text("code_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeChallenge: text("code_challenge").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("authorization_codes_expires_at").on(t.expiresAt)],
+);
+
+/** Personal access tokens: long-lived secrets for scripts, stored as SHA-256; never accepted as refresh tokens. */
+export const personalAccessTokens = sqliteTable(
+  "personal_access_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    metadata: text("metadata", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+  },
+  (t) => [index("personal_access_tokens_user_id").on(t.userId)],
+);
+
+/** `mfaTotp:` tickets of the sign-in second step: 5 minutes, a capped number of attempts, consumed on success. */
+export const mfaTickets = sqliteTable(
+  "mfa_tickets",
+  {
+    ticketHash: text("ticket_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: integer("expires_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+  },
+  (t) => [index("mfa_tickets_expires_at").on(t.expiresAt)],
+);
+
+/** One-time recovery codes, usable in place of a TOTP code; HMAC under `AUTH_ENCRYPTION_KEY`, never plain. */
+export const mfaRecoveryCodes = sqliteTable(
+  "mfa_recovery_codes",
+  {
+    codeHash: text("code_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("mfa_recovery_codes_user_id").on(t.userId)],
+);
+
+/** WebAuthn credentials (security keys, passkeys): public keys only; the signature counter guards against clones. */
+export const securityKeys = sqliteTable(
+  "security_keys",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** base64url credential id, as the browser reports it. */
+    credentialId: text("credential_id").notNull().unique(),
+    /** base64url COSE public key. */
+    publicKey: text("public_key").notNull(),
+    counter: integer("counter").notNull().default(0),
+    transports: text("transports", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    nickname: text("nickname"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("security_keys_user_id").on(t.userId)],
+);
+
+export type UserRow = typeof users.$inferSelect;
+export type NewUserRow = typeof users.$inferInsert;
+
+/**
+ * The devices a user signed in from (contract §13 new-device notice), by a keyed hash of the device's cookie, so a
+ * sign-in from one not listed mails the user. On the user's shard.
+ */
+export const userDevices = sqliteTable(
+  "user_devices",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    deviceHash: text("device_hash").notNull(),
+    firstSeenAt: integer("first_seen_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+);

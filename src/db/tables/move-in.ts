@@ -1,0 +1,42 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * The Nhost import's table: its ledger. Every table is described in docs/storage-schema.md; times are Unix
+ * milliseconds.
+ */
+
+/**
+ * What imports from Nhost wrote (src/move-in/, `npm run admin -- import-nhost`), one row per imported user, bucket,
+ * file and token. It makes a run idempotent (`fingerprint`: the row as last imported; the same again writes nothing),
+ * tells a delta run what Nhost has since deleted (the ids it lists), protects what changed here since the import
+ * (`row_updated_at`: the user's `updated_at` as the import wrote it), and is the tombstone of every imported refresh
+ * token and PAT (kind `token`, id = the token's SHA-256): a token spent, revoked or deleted here is never written again.
+ */
+export const importLedger = sqliteTable(
+  "import_ledger",
+  {
+    kind: text("kind").$type<"user" | "bucket" | "file" | "token">().notNull(),
+    id: text("id").notNull(),
+    /** SHA-256 of the imported row as the service normalised it. */
+    fingerprint: text("fingerprint").notNull(),
+    /** Users: `updated_at` as written by the import; tokens: the user they belong to. */
+    rowUpdatedAt: integer("row_updated_at"),
+    owner: text("owner"),
+    /** Users: the ids of what came with them (providers, keys, tokens, ticket), to remove what Nhost removed. */
+    parts: text("parts", { mode: "json" }).$type<ImportedParts>(),
+    importedAt: integer("imported_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.id] }), index("import_ledger_owner").on(t.owner)],
+);
+
+export interface ImportedParts {
+  providers: string[];
+  securityKeys: string[];
+  /** `regular:<session id>` or `pat:<pat id>`, by token hash. */
+  tokens: Record<string, string>;
+  ticketHash: string | null;
+  /** SHA-256 of the TOTP secret imported (null: none), so an unchanged secret is not sealed again. */
+  totpHash: string | null;
+}
+
+export type ImportLedgerRow = typeof importLedger.$inferSelect;

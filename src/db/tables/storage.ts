@@ -1,0 +1,71 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * Storage's tables: buckets and file records (the bytes are in R2). Every table is described in docs/storage-
+ * schema.md; times are Unix milliseconds.
+ */
+
+/**
+ * Who may do what in a bucket (storage contract §4): per action, `public`, `authenticated`, `owner` (the file's
+ * uploader) or a list of roles.
+ */
+export type AccessRule = "public" | "authenticated" | "owner" | string[];
+export interface BucketRules {
+  upload: AccessRule;
+  read: AccessRule;
+  update: AccessRule;
+  delete: AccessRule;
+}
+
+/** Storage buckets; `default` is created by a migration and always exists. */
+export const buckets = sqliteTable("buckets", {
+  id: text("id").primaryKey(),
+  minUploadFileSize: integer("min_upload_file_size").notNull().default(1),
+  maxUploadFileSize: integer("max_upload_file_size").notNull().default(50_000_000),
+  cacheControl: text("cache_control").notNull().default("max-age=3600"),
+  presignedUrlsEnabled: integer("presigned_urls_enabled", { mode: "boolean" }).notNull().default(true),
+  downloadExpiration: integer("download_expiration").notNull().default(30),
+  /** Patterns such as `image/*`; empty means any type. */
+  allowedMimeTypes: text("allowed_mime_types", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
+  rules: text("rules", { mode: "json" }).$type<BucketRules>().notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** File records; the bytes are in R2 under `object_key`. `is_uploaded` is false while an upload holds the id. */
+export const files = sqliteTable(
+  "files",
+  {
+    id: text("id").primaryKey(),
+    bucketId: text("bucket_id")
+      .notNull()
+      .references(() => buckets.id),
+    name: text("name").notNull(),
+    size: integer("size").notNull(),
+    mimeType: text("mime_type").notNull(),
+    /** Quoted hex MD5 of the bytes, computed while they stream in. */
+    etag: text("etag").notNull(),
+    /**
+     * Where the bytes are in R2: `<bucketId>/<id>` for an upload, `<bucketId>/<id>/<version>` after a replace (and
+     * for an upload under `STORAGE_PERMISSIONS=hasura`, stored before Hasura is asked), so a replace never overwrites
+     * bytes that another request may be reading or recording (docs/decisions.md).
+     */
+    objectKey: text("object_key").notNull().default(""),
+    /** Pixel size of an image as shown (EXIF orientation applied), read from its header at upload; else null. */
+    imageWidth: integer("image_width"),
+    imageHeight: integer("image_height"),
+    isUploaded: integer("is_uploaded", { mode: "boolean" }).notNull().default(false),
+    uploadedByUserId: text("uploaded_by_user_id"),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("files_bucket_id").on(t.bucketId)],
+);
+
+export type BucketRow = typeof buckets.$inferSelect;
+export type FileRow = typeof files.$inferSelect;

@@ -1,0 +1,28 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError, platformFault, UnavailableError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { logError } from "../http/context";
+import { OAuth2Error, oauth2ErrorResponse } from "./errors";
+
+/**
+ * The error handler of the endpoints a client calls with its credentials or a bearer token (token, device
+ * authorization, PAR, introspection, revocation, userinfo, registration): a binding that failed for now (D1, a Durable
+ * Object, KV) is answered in RFC 6749's shape, as their clients read it, 503 `temporarily_unavailable` with
+ * `Retry-After` (wire.ts `OAUTH2_DIRECT_ERRORS`). Every other failure goes on to the app's handler
+ * (src/runtime/app.ts), which renders an `OAuth2Error` in the same shape and the rest as the auth API does. Set on
+ * their sub-app (oauth2-routes.ts), it holds for their routes whatever their paths: Hono's `route()` keeps a
+ * sub-app's `onError` for the routes it mounts.
+ */
+export function endpointErrors(caught: Error, c: Context<AppEnv>): Response {
+  const error =
+    caught instanceof AppError || (caught instanceof HTTPException && caught.status < 500)
+      ? caught
+      : platformFault(caught);
+  if (!(error instanceof UnavailableError)) throw caught;
+  logError(c.var.requestId, error.code, error.reason ?? caught);
+  return oauth2ErrorResponse(
+    new OAuth2Error("temporarily_unavailable", error.message, undefined, error.reason, 503),
+    error.retryAfterSeconds,
+  );
+}

@@ -1,0 +1,33 @@
+import type { Config } from "../config";
+import * as tables from "../db/tables/oauth2";
+import type { Deps } from "../http/deps";
+import { useKeyStore } from "../lib/keys";
+import { oauth2ClientAdminRoutes } from "./clients";
+import { sweepOAuth2 } from "./housekeeping";
+import { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
+import { oauth2Routes, rootMetadataRoutes } from "./oauth2-routes";
+
+/**
+ * The OAuth2 / OpenID Connect authorization server: its endpoints and built-in pages, its discovery documents at the
+ * host's root (RFC 8414), the admin API's clients, back-channel logout from the event stream.
+ */
+export const oauth2Feature = {
+  name: "oauth2",
+  tables,
+  routes: (config: Config) => ({
+    root: rootMetadataRoutes(config),
+    auth: oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL),
+    admin: oauth2ClientAdminRoutes,
+  }),
+  // The OAuth2 clients to tell of an ended session; only where the logout queue is bound.
+  eventConsumer: ({ shards, env }: Deps) =>
+    env.LOGOUT_DELIVERIES ? backchannelLogoutFanOut({ shards, queue: env.LOGOUT_DELIVERIES }) : null,
+  queues: {
+    logoutDeliveries: (batch: MessageBatch<unknown>, services: Deps) => {
+      // Logout tokens are signed like ID tokens, with the key set the fetch handler uses (src/runtime/app.ts).
+      useKeyStore(services.config, services.env.DB);
+      return deliverLogoutTokens(batch, services);
+    },
+  },
+  housekeeping: (services: Deps, now: number) => sweepOAuth2(services, now),
+};

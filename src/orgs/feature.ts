@@ -1,0 +1,13 @@
+import * as tables from "../db/tables/orgs";
+import type { Deps } from "../http/deps";
+import { orgAdminRoutes } from "./admin-routes";
+import { sweepInvitations } from "./housekeeping";
+import { orgRoutes } from "./routes";
+
+/** Organizations, their members and invitations (contract organizations.md). */
+export const orgsFeature = {
+  name: "orgs",
+  tables,
+  routes: () => ({ auth: orgRoutes, admin: orgAdminRoutes }),
+  housekeeping: (services: Deps, now: number) => sweepInvitations(services, now),
+};

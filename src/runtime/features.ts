@@ -1,0 +1,34 @@
+import { accountCenterFeature } from "../account-center/feature";
+import { adminFeature } from "../admin/feature";
+import { authFeature } from "../auth/feature";
+import { mirrorFeature } from "../mirror/feature";
+import { moveInFeature } from "../move-in/feature";
+import { oauth2Feature } from "../oauth2/feature";
+import { orgsFeature } from "../orgs/feature";
+import { providersFeature } from "../providers/feature";
+import { scimFeature } from "../scim/feature";
+import { ssoFeature } from "../sso/feature";
+import { storageFeature } from "../storage/feature";
+import { webhooksFeature } from "../webhooks/feature";
+import type { Feature } from "./feature";
+
+/**
+ * THE list of features: the app mounts their routes in this order (src/runtime/app.ts), the queue handler runs their
+ * consumers (consumers.ts), the cron their housekeeping (cron.ts); drizzle-kit reads their tables and the lint knows
+ * their folders from the imports above (scripts/features.cjs reads them), and test/tooling/features.test.ts proves
+ * they all agree. A new feature is its folder, with its feature.ts, and one line here (and its import).
+ */
+export const FEATURES: readonly Feature[] = [
+  authFeature,
+  providersFeature,
+  orgsFeature,
+  ssoFeature,
+  scimFeature,
+  oauth2Feature,
+  accountCenterFeature,
+  adminFeature,
+  webhooksFeature,
+  moveInFeature,
+  mirrorFeature,
+  storageFeature,
+];

@@ -1,0 +1,70 @@
+import type { RequestOrigin } from "../audit/events";
+import { auditRecorder } from "../audit/record";
+import type { Config } from "../config";
+import { type Shards, shardsOf } from "../db/shards";
+import type { Env } from "../env";
+import type { Deps } from "../http/deps";
+import type { Visitor } from "../http/visitor";
+import { visitorOf } from "../http/visitor";
+import { createMailer } from "../mail/create-mailer";
+import { createSmsSender } from "../sms/create-sender";
+
+/** What a request (src/http/context.ts) or a job (a queue's batch, the cron) adds to the services it gets. */
+export interface ServiceScope {
+  /** Work that may finish after the answer or the job (`ExecutionContext.waitUntil`). */
+  background: (work: Promise<unknown>) => void;
+  /** The shards to use; a request passes its tracked ones (their outboxes are drained after it). Every shard if absent. */
+  shards?: Shards;
+  /** Where a request came from, for the audit log; a job has none. */
+  origin?: RequestOrigin;
+  /** The request's path; a job has none. */
+  path?: string;
+  /** What the request showed of its sender; a job shows nothing. */
+  visitor?: Visitor;
+}
+
+const NO_ORIGIN: RequestOrigin = { ip: null, userAgent: null };
+
+/** A job's background work where no `ExecutionContext` is at hand (a test calling a handler): it runs on, logged if it fails. */
+export function detached(work: Promise<unknown>): void {
+  work.catch((error) =>
+    console.error(JSON.stringify({ level: "error", what: "background", detail: String(error) })),
+  );
+}
+
+/**
+ * The one factory of `Deps`, for the fetch handler (per request), the queue handler (per batch) and the cron (per
+ * run): the same database, mailer, SMS sender, outbound HTTP and audit recorder whichever entry asks.
+ */
+export function createServices(config: Config, env: Env, scope: ServiceScope): Deps {
+  const shards = scope.shards ?? shardsOf(env, config.AUTH_D1_SHARDS);
+  const db = shards.home;
+  const outbound: typeof fetch = env.OUTBOUND
+    ? (input, init) => env.OUTBOUND!.fetch(input, init)
+    : // Not `fetch` itself: called as `deps.outbound(…)` it would run with `deps` as `this`, which workerd refuses
+      // ("Illegal invocation"). Tests bind OUTBOUND, so only `wrangler dev` and production take this branch.
+      (input, init) => fetch(input, init);
+  const background = scope.background;
+  const audit = auditRecorder({
+    shards,
+    encryptionKey: config.AUTH_ENCRYPTION_KEY!,
+    now: Date.now,
+    background,
+    origin: scope.origin ?? NO_ORIGIN,
+  });
+  return {
+    config,
+    db,
+    shards,
+    env,
+    // The app's SEND_EMAIL and SEND_SMS hooks call out and write their calls to the audit log.
+    mailer: createMailer(config, env, db, { outbound, audit }),
+    sms: createSmsSender(config, db, outbound, audit),
+    now: Date.now,
+    outbound,
+    background,
+    audit,
+    path: scope.path ?? "",
+    visitor: scope.visitor ?? visitorOf(new Headers()),
+  };
+}
