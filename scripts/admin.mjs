@@ -20,10 +20,14 @@ const COMMANDS = {
     run: (cli) => console.log(cli.secret()),
   },
   "create-user": {
-    summary: "create a user (verified with --verified)",
-    usage: "create-user --email <e> [--password <p>] [--display-name <n>] [--verified] [--role <r>]…",
+    summary: "create a user (verified with --verified; a password from NEW_USER_PASSWORD)",
+    usage:
+      "create-user --email <e> [--display-name <n>] [--verified] [--role <r>]…\n" +
+      "  The password, if any, comes from the environment (NEW_USER_PASSWORD), never from a flag: npm prints the\n" +
+      "  command line it runs.",
     options: {
       email: { type: "string" },
+      // Refused: declared so that the message names the variable to set instead.
       password: { type: "string" },
       "display-name": { type: "string" },
       verified: { type: "boolean", default: false },
@@ -31,9 +35,16 @@ const COMMANDS = {
     },
     async run(cli, values) {
       if (!values.email) cli.usageError("needs --email");
+      // npm prints the command line of the script it runs: a password given as a flag lands on the terminal, in CI
+      // logs and in `ps`. The message names the variable and never repeats the value.
+      if (values.password !== undefined)
+        cli.usageError(
+          "takes no --password: npm prints the command line. Set NEW_USER_PASSWORD in the environment",
+        );
+      const password = process.env.NEW_USER_PASSWORD;
       const user = await cli.call("POST", "/users", {
         email: values.email,
-        ...(values.password ? { password: values.password } : {}),
+        ...(password ? { password } : {}),
         ...(values["display-name"] ? { displayName: values["display-name"] } : {}),
         ...(values.role?.length ? { allowedRoles: values.role, defaultRole: values.role[0] } : {}),
         emailVerified: values.verified,
@@ -257,7 +268,8 @@ const COMMON_HELP = `Options of every command:
   --json           print the API's answer as JSON (for scripts)
   --help           this help, or a command's: npm run admin -- <command> --help
 Environment: AUTH_URL (the server), ADMIN_SECRET (else the local .dev.vars secret, for the local server only),
-PORT (the local server's port, when npm start is not running or runs more than once).`;
+PORT (the local server's port, when npm start is not running or runs more than once). Secrets are read from the
+environment only, never from flags: npm prints the command line it runs (\`npm run -s\` hides npm's own lines).`;
 
 function overview() {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));

@@ -187,9 +187,32 @@ async function ours() {
   return null;
 }
 
+/**
+ * The configuration the service refused, once it has said so, or null. The Worker reads its settings at its first
+ * request (src/config.ts, inside wrangler dev, where this script cannot read them first): a setting it refuses makes
+ * every request, the readiness probe's too, log one line `{"level":"error","what":"config","detail":…}`
+ * (src/index.ts). Without this, the probe went on for two minutes and then printed that line once per try (~370
+ * copies) above "did not answer".
+ */
+function refusedConfiguration() {
+  const logged = /\{"level":"error","what":"config","detail":("(?:[^"\\]|\\.)*")\}/.exec(heldBack);
+  if (!logged) return null;
+  try {
+    return JSON.parse(logged[1]);
+  } catch {
+    return null;
+  }
+}
+
 const deadline = Date.now() + 120_000;
 let info = await ours();
 while (!info) {
+  const refused = refusedConfiguration();
+  if (refused)
+    fail(
+      `the service refused its configuration: ${refused}\n` +
+        `Fix the setting in ${DEV_VARS} (or wrangler.toml's [vars]) and run npm start again.`,
+    );
   if (Date.now() > deadline) fail("the service did not answer within two minutes", heldBack);
   await new Promise((resolve) => setTimeout(resolve, 250));
   info = await ours();

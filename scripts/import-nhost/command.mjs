@@ -36,28 +36,32 @@ export const importNhost = {
   summary:
     "move a Nhost project in: users, sessions, security keys, buckets and files (idempotent; delta runs)",
   usage:
-    "import-nhost --database-url postgres://USER:PASS@HOST:PORT/DB\n" +
-    "    [--files-dir DIR | --files-from https://<old storage>/v1 --nhost-admin-secret S]\n" +
-    "    [--nhost-encryption-key HEX] [--dry-run] [--allow-mass-removal]\n\n" +
-    "  --database-url URL          the Nhost project's Postgres (or NHOST_DATABASE_URL); read only\n" +
+    "import-nhost [--database-url postgres://USER@HOST:PORT/DB]\n" +
+    "    [--files-dir DIR | --files-from https://<old storage>/v1] [--dry-run] [--allow-mass-removal]\n\n" +
+    "  Secrets come from the environment, never from flags (npm prints the command line it runs):\n" +
+    "  NHOST_DATABASE_URL          the Nhost project's Postgres, postgres://USER:PASS@HOST:PORT/DB; read only\n" +
+    "  NHOST_ENCRYPTION_KEY        Nhost's AUTH_ENCRYPTION_KEY (hex), to read encrypted TOTP secrets; without it,\n" +
+    "                              users with TOTP are listed and must have their MFA reset by an admin\n" +
+    "  NHOST_ADMIN_SECRET          the old project's admin secret, for --files-from\n" +
+    "  ADMIN_SECRET, AUTH_URL      this service's admin secret and auth URL (as every admin command)\n\n" +
+    "  --database-url URL          instead of NHOST_DATABASE_URL, for a database without a password in its URL\n" +
+    "                              (a local copy); a URL with a password is refused here\n" +
     "  --files-dir DIR             file contents named by file id, directly in DIR or in one sub-folder (the\n" +
     "                              root folder), as `aws s3 sync` of the Nhost bucket leaves them\n" +
     "  --files-from URL            or the old Nhost Storage API (its /v1 URL): GET URL/files/<id>\n" +
-    "  --nhost-admin-secret S      the old project's admin secret for --files-from (or NHOST_ADMIN_SECRET)\n" +
-    "  --nhost-encryption-key HEX  Nhost's AUTH_ENCRYPTION_KEY, to read encrypted TOTP secrets (or\n" +
-    "                              NHOST_ENCRYPTION_KEY); without it, users with TOTP are listed and must have\n" +
-    "                              their MFA reset by an admin\n" +
     "  --dry-run                   check everything and report, write nothing\n" +
     "  --allow-mass-removal        remove here more than half of what earlier runs imported, when Nhost no longer\n" +
-    "                              has it (without it, such a run removes nothing: a wrong --database-url?)\n\n" +
+    "                              has it (without it, such a run removes nothing: a wrong database?)\n\n" +
     "  Run it again at any time: it carries what changed in Nhost since (deleted there: deleted here) and\n" +
-    "  leaves alone what changed here. Progress on stderr, the report on stdout (--json: one JSON object).\n" +
+    "  leaves alone what changed here. Progress on stderr, the report on stdout (--json: one JSON object;\n" +
+    "  `npm run -s admin -- …` keeps npm's own lines out of it).\n" +
     "  Exit 0: every row carried or knowingly left out (expired tokens, files never uploaded, rows kept here);\n" +
     "  1: some row not carried (listed), or a failure; 2: a usage error",
   options: {
     "database-url": { type: "string" },
     "files-dir": { type: "string" },
     "files-from": { type: "string" },
+    // Refused (SECRET_FLAGS): declared so that the message names the variable to set instead.
     "nhost-admin-secret": { type: "string" },
     "nhost-encryption-key": { type: "string" },
     "dry-run": { type: "boolean", default: false },
@@ -115,13 +119,45 @@ async function run(cli, values) {
   process.exitCode = report.exitCode();
 }
 
+/**
+ * The flags that would carry a secret, and the variable that carries it instead. npm prints the command line of every
+ * script it runs (`> node scripts/admin.mjs import-nhost --nhost-encryption-key …`), so a secret given as a flag ended
+ * up on the terminal, in CI logs, in shell history and in `ps`. Such a flag is refused; the message names the
+ * variable and never repeats the value.
+ */
+const SECRET_FLAGS = {
+  "nhost-encryption-key": "NHOST_ENCRYPTION_KEY",
+  "nhost-admin-secret": "NHOST_ADMIN_SECRET",
+};
+
+/** Whether a connection URL holds a password (the part npm would print). */
+function hasPassword(url) {
+  try {
+    return new URL(url).password !== "";
+  } catch {
+    return /^[^:/]+:\/\/[^/@]*:[^/@]*@/.test(url);
+  }
+}
+
 async function checkOptions(cli, values) {
-  const databaseUrl = values["database-url"] ?? process.env.NHOST_DATABASE_URL;
-  if (!databaseUrl) cli.usageError("needs --database-url postgres://USER:PASS@HOST:PORT/DB");
-  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) cli.usageError("--database-url must be a postgres:// URL");
+  for (const [flag, variable] of Object.entries(SECRET_FLAGS))
+    if (values[flag] !== undefined)
+      cli.usageError(
+        `takes no --${flag}: npm prints the command line, secret included. Set ${variable} in the environment`,
+      );
+  const flagUrl = values["database-url"];
+  if (flagUrl !== undefined && hasPassword(flagUrl))
+    cli.usageError(
+      "--database-url holds a password, which npm prints with the command line: set NHOST_DATABASE_URL instead",
+    );
+  const databaseUrl = flagUrl ?? process.env.NHOST_DATABASE_URL;
+  if (!databaseUrl)
+    cli.usageError("needs NHOST_DATABASE_URL=postgres://USER:PASS@HOST:PORT/DB in the environment");
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl))
+    cli.usageError(`${flagUrl ? "--database-url" : "NHOST_DATABASE_URL"} must be a postgres:// URL`);
   const filesDir = values["files-dir"];
   const filesFrom = values["files-from"];
-  const adminSecret = values["nhost-admin-secret"] ?? process.env.NHOST_ADMIN_SECRET;
+  const adminSecret = process.env.NHOST_ADMIN_SECRET;
   if (filesDir && filesFrom) cli.usageError("takes --files-dir or --files-from, not both");
   let source = null;
   if (filesDir) {
@@ -132,11 +168,11 @@ async function checkOptions(cli, values) {
   if (filesFrom) {
     if (!/^https?:\/\/[^/]/.test(filesFrom))
       cli.usageError("--files-from must be the old storage's http(s) URL");
-    if (!adminSecret) cli.usageError("--files-from needs --nhost-admin-secret (or NHOST_ADMIN_SECRET)");
+    if (!adminSecret) cli.usageError("--files-from needs NHOST_ADMIN_SECRET in the environment");
     source = storageApiSource(filesFrom, adminSecret);
   }
   let totpKey = null;
-  const key = values["nhost-encryption-key"] ?? process.env.NHOST_ENCRYPTION_KEY;
+  const key = process.env.NHOST_ENCRYPTION_KEY;
   if (key) {
     try {
       totpKey = parseEncryptionKey(key);

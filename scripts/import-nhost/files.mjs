@@ -106,7 +106,7 @@ export function storageApiSource(base, adminSecret) {
       const refused = response.status === 401 || response.status === 403;
       throw new SourceError(
         `${method} ${url}: ${response.status} ${text.slice(0, 200)}`.trim() +
-          (refused ? " (is --nhost-admin-secret the old project's admin secret?)" : ""),
+          (refused ? " (is NHOST_ADMIN_SECRET the old project's admin secret?)" : ""),
         refused,
         response.status,
       );

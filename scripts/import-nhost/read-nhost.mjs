@@ -65,7 +65,7 @@ export function redactUrl(url) {
     if (parsed.password) parsed.password = "***";
     return parsed.toString();
   } catch {
-    return "(the --database-url given)";
+    return "(the database URL given)";
   }
 }
 

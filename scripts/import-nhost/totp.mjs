@@ -10,7 +10,7 @@ const TAG = 16;
 const BASE32 = /^[A-Z2-7]+=*$/;
 
 /**
- * `--nhost-encryption-key`: Nhost's AUTH_ENCRYPTION_KEY, hex. 32 bytes (AES-256) is what Nhost asks for; like Go's
+ * NHOST_ENCRYPTION_KEY (the environment): Nhost's AUTH_ENCRYPTION_KEY, hex. 32 bytes (AES-256) is what Nhost asks for; like Go's
  * aes.NewCipher, which picks AES-128/192/256 by the key's length, 16 and 24 bytes are taken too. Throws a message for
  * the usage error otherwise.
  */
@@ -18,7 +18,7 @@ export function parseEncryptionKey(hex) {
   const value = hex.trim();
   if (!/^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{48}|[0-9a-fA-F]{64})$/.test(value))
     throw new Error(
-      "--nhost-encryption-key must be Nhost's AUTH_ENCRYPTION_KEY: 64 hex characters (32 bytes; 16 or 24 bytes taken too)",
+      "NHOST_ENCRYPTION_KEY must be Nhost's AUTH_ENCRYPTION_KEY: 64 hex characters (32 bytes; 16 or 24 bytes taken too)",
     );
   return Buffer.from(value, "hex");
 }
@@ -32,7 +32,7 @@ export function readTotpSecret(value, key) {
   if (value === null || value === undefined || value === "") return { secret: null, unreadable: false };
   if (value.length < ENCRYPTED_FROM) return { secret: value, unreadable: false };
   if (!key)
-    return { secret: null, unreadable: true, why: "encrypted, and no --nhost-encryption-key was given" };
+    return { secret: null, unreadable: true, why: "encrypted, and no NHOST_ENCRYPTION_KEY was given" };
   if (!/^(?:[0-9a-fA-F]{2})+$/.test(value) || value.length / 2 < NONCE + TAG + 1)
     return { secret: null, unreadable: true, why: "neither base32 nor Nhost's encrypted format" };
   const bytes = Buffer.from(value, "hex");
@@ -48,6 +48,6 @@ export function readTotpSecret(value, key) {
     return { secret: plain, unreadable: false };
   } catch {
     // GCM's tag check: a wrong key (or a damaged value) fails here rather than giving garbage.
-    return { secret: null, unreadable: true, why: "does not decrypt with the given --nhost-encryption-key" };
+    return { secret: null, unreadable: true, why: "does not decrypt with the given NHOST_ENCRYPTION_KEY" };
   }
 }

@@ -45,7 +45,7 @@ export function groupByUser(rows) {
  * One UserBundle from an auth.users row and its rows in the other tables (already without expired tokens), and what
  * is left out of it: `leftOut` knowingly (exit 0; `column`: a value of the row, not the whole row) and `notCarried`
  * (exit 1: the TOTP secret of a user with TOTP on that can't be read).
- * `totpKey`: the Buffer of --nhost-encryption-key, or null.
+ * `totpKey`: the Buffer of NHOST_ENCRYPTION_KEY, or null.
  */
 export function buildBundle(
   user,

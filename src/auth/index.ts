@@ -33,6 +33,7 @@ export {
   forgetSecondFactorGuesses,
   generateTotp,
   issueRecoveryCodes,
+  mfaTicketUser,
   startTotpSetup,
   verifySignInMfaTotp,
 } from "./mfa";

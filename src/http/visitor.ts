@@ -28,15 +28,42 @@ export interface Visitor {
 }
 
 export function visitorOf(headers: { get(name: string): string | null }, cf?: object): Visitor {
+  const address = headers.get("cf-connecting-ip");
   return {
     turnstileToken: headers.get(TURNSTILE_HEADER)?.trim() || null,
-    address: headers.get("cf-connecting-ip"),
-    place: placeOf(cf),
+    address,
+    place: isNonPublicAddress(address) ? null : placeOf(cf),
     deviceCookie: deviceCookieIn(headers.get("cookie")),
     passedChallenge: false,
     countedSignUp: false,
     signedIn: null,
   };
+}
+
+/**
+ * Whether the address is one no geolocation can place: loopback, private (RFC 1918, RFC 4193), link-local, in either
+ * spelling (IPv4-mapped IPv6 too). `wrangler dev` hands the Worker the browser's loopback address with a `request.cf`
+ * that is the same for every request: miniflare's placeholder (Austin, Texas) or the developer's own machine, fetched
+ * once. A place shown beside such an address would be made up, so a session from one has none (docs/protection.md).
+ */
+export function isNonPublicAddress(address: string | null): boolean {
+  if (!address) return false;
+  const ip = address
+    .trim()
+    .toLowerCase()
+    .replace(/^::ffff:(?=\d+\.)/, "");
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(ip);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 127 ||
+      a === 10 ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 169 && b === 254)
+    );
+  }
+  return ip === "::1" || /^f[cd][0-9a-f]{0,2}:/.test(ip) || /^fe[89ab][0-9a-f]?:/.test(ip);
 }
 
 /**

@@ -246,7 +246,7 @@ function checkMfa(
         table: "auth.users",
         id,
         reason: bundle.totpSecretUnreadable
-          ? "TOTP secret could not be decrypted (--nhost-encryption-key): sign-in refused until an admin resets MFA"
+          ? "TOTP secret could not be decrypted (NHOST_ENCRYPTION_KEY): sign-in refused until an admin resets MFA"
           : "TOTP active without a secret: sign-in refused until an admin resets MFA",
         notCarried: true,
       });

@@ -2,8 +2,9 @@
 // project's configuration, sources and dependencies linked in, so that its .dev.vars, its local state under .wrangler/
 // and the file recording the running server are the test's, never the developer's. On a port another program holds
 // it must say so at once (it used to print the URL block, its readiness probe answered by the other program, and
-// then fail); on a free one it serves, records its port for `npm run admin`, and forgets it when stopped, and with
-// AUTH_MIRROR_DATABASE_URL in its .dev.vars it binds the Postgres mirror (MIRROR_DB) to that database.
+// then fail); with a setting the service refuses it prints that error once and stops; on a free one it serves,
+// records its port for `npm run admin`, and forgets it when stopped, and with AUTH_MIRROR_DATABASE_URL in its
+// .dev.vars it binds the Postgres mirror (MIRROR_DB) to that database.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -149,6 +150,36 @@ describe("npm start on a port another program holds", () => {
     expect(existsSync(join(cwd, ".dev.vars"))).toBe(false);
     expect(existsSync(join(cwd, RUNNING_FILE))).toBe(false);
   }, 30_000);
+});
+
+// Issue 42: a setting the Worker refuses (src/config.ts reads them at the first request, inside wrangler dev) made every
+// readiness probe log the error; two minutes later start printed ~370 copies of it and "did not answer".
+describe("npm start with a setting the service refuses", () => {
+  it("prints the configuration error once and exits 1, without waiting out the two minutes", async () => {
+    const cwd = checkout();
+    dirs.push(cwd);
+    writeFileSync(join(cwd, ".dev.vars"), "AUTH_UI_LOCALES=en,xx\n");
+    const port = await freePort();
+    const started = start(cwd, cleanEnv({ PORT: String(port) }));
+    groups.push(started);
+    // wrangler dev itself takes up to a minute or two to start on a busy machine (the other tests give it 150 s).
+    const code = await within(started.exited, 170_000, "npm start with a refused setting").catch((error) => {
+      stopGroup(started);
+      throw new Error(`${error.message}:\n${JSON.stringify(started.output(), null, 2)}`);
+    });
+    stopGroup(started);
+    const { stdout, stderr } = started.output();
+    expect(code, stdout + stderr).toBe(1);
+    expect(stderr).toMatch(
+      /^start: the service refused its configuration: invalid configuration: AUTH_UI_LOCALES/m,
+    );
+    expect(stderr).toContain(`Fix the setting in .dev.vars`);
+    // Once: the line, not one copy per probe.
+    expect((stdout + stderr).match(/AUTH_UI_LOCALES/g)).toHaveLength(1);
+    expect(stderr).not.toContain("did not answer");
+    expect(stdout).not.toContain("is running on port");
+    expect(existsSync(join(cwd, RUNNING_FILE))).toBe(false);
+  }, 190_000);
 });
 
 describe("npm start on a free port", () => {

@@ -120,6 +120,51 @@ describe("the built-in login and consent page", () => {
     expect(await (await browser.get(location(right).toString())).text()).toContain("decision");
   });
 
+  // Issue 42: the account center spoke the user's language, the TOTP step of the same person's sign-in the browser's
+  // (here: none, so English). Once the first factor has named the user, their `locale` is the page's language.
+  it("asks for the TOTP code in the user's own language (locale), without Accept-Language", async () => {
+    const mfa = provider({ AUTH_MFA_ENABLED: "true" });
+    const client = await newClient(mfa);
+    const session = await signUp(mfa, uniqueEmail("de"), { locale: "de" });
+    expect(session.user.locale).toBe("de");
+    const { totpSecret } = (await (await mfa.get("/mfa/totp/generate", session.accessToken)).json()) as {
+      totpSecret: string;
+    };
+    const secret = decodeBase32IgnorePadding(totpSecret);
+    await mfa.post(
+      "/user/mfa",
+      { code: totpCode(secret, totpStep(Date.now())), activeMfaType: "totp" },
+      session.accessToken,
+    );
+
+    const browser = new Browser(mfa);
+    const { requestId, page } = await startAt(browser, client);
+    // Nobody is known yet: the sign-in form is in the default language.
+    expect(await page.text()).toContain('lang="en"');
+    const first = await browser.post("/oauth2/interaction/sign-in", {
+      request_id: requestId,
+      email: session.user.email,
+      password: PASSWORD,
+    });
+    const step = await first.text();
+    expect(first.status).toBe(200);
+    expect(step).toContain('lang="de"');
+    expect(step).toContain("Bestätigung in zwei Schritten");
+    expect(step).not.toContain("Two-step verification");
+    // A wrong code: the same step again, still in German, its error too.
+    const ticket = /name="ticket" value="([^"]+)"/.exec(step)?.[1];
+    const wrong = await browser.post("/oauth2/interaction/mfa", {
+      request_id: requestId,
+      ticket: ticket!,
+      otp: "000000",
+    });
+    expect(wrong.status).toBe(401);
+    const again = await wrong.text();
+    expect(again).toContain('lang="de"');
+    expect(again).toContain("Bestätigung in zwei Schritten");
+    expect(again).toContain("Dieser Code stimmt nicht.");
+  });
+
   it("signs in with a magic link that comes back to the page, when magic links are on", async () => {
     const links = provider({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
     const client = await newClient(links);

@@ -76,7 +76,11 @@ describe("TOTP secrets as Nhost stores them", () => {
 
   it("says unreadable, and why, without a key, with a wrong key, or for a damaged value", () => {
     const column = nhostEncrypt(SECRET, KEY_HEX);
-    expect(readTotpSecret(column, null)).toMatchObject({ secret: null, unreadable: true, why: /no --nhost/ });
+    expect(readTotpSecret(column, null)).toMatchObject({
+      secret: null,
+      unreadable: true,
+      why: /no NHOST_ENCRYPTION_KEY/,
+    });
     expect(readTotpSecret(column, parseEncryptionKey("00".repeat(32)))).toMatchObject({
       secret: null,
       unreadable: true,

@@ -12,4 +12,4 @@ export {
   issueRecoveryCodes,
   startTotpSetup,
 } from "./totp-setup";
-export { verifySignInMfaTotp } from "./totp-sign-in";
+export { mfaTicketUser, verifySignInMfaTotp } from "./totp-sign-in";

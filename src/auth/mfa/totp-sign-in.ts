@@ -1,5 +1,6 @@
 import { and, eq, gt, lt, sql } from "drizzle-orm";
 import { shardOfRouted } from "../../db/routed-ids";
+import type { UserRow } from "../../db/schema";
 import { mfaTickets } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
@@ -11,6 +12,28 @@ import { acceptSecondFactor } from "./second-factor";
 
 /** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */
 export const MAX_MFA_ATTEMPTS = 5;
+
+/**
+ * The user a second-step ticket stands for while it can still be used (not expired, tries left), or null; nothing is
+ * spent. The hosted pages' TOTP step reads it to speak the user's own language (`locale`), as the account center does.
+ */
+export async function mfaTicketUser(deps: Deps, ticket: string): Promise<UserRow | null> {
+  if (!ticket.startsWith(MFA_TICKET_PREFIX)) return null;
+  const db = shardOfRouted(deps.shards, ticket.slice(MFA_TICKET_PREFIX.length));
+  if (!db) return null;
+  const row = await db
+    .select({ userId: mfaTickets.userId })
+    .from(mfaTickets)
+    .where(
+      and(
+        eq(mfaTickets.ticketHash, await sha256Hex(ticket)),
+        gt(mfaTickets.expiresAt, deps.now()),
+        lt(mfaTickets.attempts, MAX_MFA_ATTEMPTS),
+      ),
+    )
+    .get();
+  return row ? ((await findUserById(deps.shards, row.userId)) ?? null) : null;
+}
 
 /**
  * verifySignInMfaTotp: one attempt is taken from the ticket by a conditional UPDATE (so the cap holds under

@@ -1,6 +1,12 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { renewSession, signInEmailPassword, signInPasswordlessEmail, verifySignInMfaTotp } from "../../auth";
+import {
+  mfaTicketUser,
+  renewSession,
+  signInEmailPassword,
+  signInPasswordlessEmail,
+  verifySignInMfaTotp,
+} from "../../auth";
 import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
@@ -50,28 +56,40 @@ export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
   }
 }
 
+/**
+ * The TOTP step's words. The first factor has said who is signing in, so the user's own `locale` comes after
+ * `ui_locales` and before the browser's languages, as on every page of a known user (the account center's too).
+ */
+const mfaText = async (c: Ctx, request: PendingRequest, ticket: string) =>
+  pageText(c, request.uiLocales, (await mfaTicketUser(c.var.deps, ticket))?.locale);
+
 /** The second step of a sign-in with TOTP active; `first` is the sealed first factor the code will join. */
 const mfaPage = (
   c: Ctx,
+  t: PageText,
   request: PendingRequest,
   ticket: string,
   first: string,
   error?: string,
   status?: 401 | 429,
-) => {
-  const t = pageText(c, request.uiLocales);
-  return render(
+) =>
+  render(
     c,
     status ?? (error ? 401 : 200),
     t.mfaTitle,
     mfaForm({ t, action: paths(c).mfa, requestId: request.id, ticket, first, error }),
     { t, redirectUri: returnTarget(request) },
   );
-};
 
 /** The first step of a sign-in that continues with TOTP: the ticket's page, its first factor sealed with it. */
 const secondStep = async (c: Ctx, request: PendingRequest, ticket: string, first: SignInMethod) =>
-  mfaPage(c, request, ticket, await sealFirstFactor(c.var.deps, ticket, first));
+  mfaPage(
+    c,
+    await mfaText(c, request, ticket),
+    request,
+    ticket,
+    await sealFirstFactor(c.var.deps, ticket, first),
+  );
 
 /**
  * Where a magic link asked for on the page lands (`/verify` appends `refreshToken` or `mfaTicket`, or `error`): the
@@ -184,8 +202,9 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     const form = await formRequest(c);
     if ("failure" in form) return form.failure;
     const { params, request } = form;
-    const t = pageText(c, request.uiLocales);
     const ticket = (params.get("ticket") ?? "").slice(0, 100);
+    // Read before the code is checked: a right code spends the ticket, a wrong one leaves it standing.
+    const t = await mfaText(c, request, ticket);
     const otp = (params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
     const first = (params.get("first") ?? "").slice(0, 200);
     try {
@@ -197,9 +216,9 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       if (!(error instanceof AppError) || error.status >= 500) throw error;
       // The guess cap (contract §11): the code form again, with how long to wait.
       if (error instanceof RateLimitedError)
-        return mfaPage(c, request, ticket, first, t.errors.tooManyCodes(error.retryAfterSeconds), 429);
+        return mfaPage(c, t, request, ticket, first, t.errors.tooManyCodes(error.retryAfterSeconds), 429);
       if (error.code === "invalid-totp")
-        return mfaPage(c, request, ticket, first, signInMessage(c, t, error));
+        return mfaPage(c, t, request, ticket, first, signInMessage(c, t, error));
       return signInPage(c, request, form.client.clientName, {
         status: 401,
         error: signInMessage(c, t, error),

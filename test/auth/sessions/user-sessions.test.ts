@@ -93,6 +93,34 @@ describe("GET /user/sessions", () => {
     expect(afterRefresh.find((item) => item.current)?.id).toBe(second.refreshTokenId);
   });
 
+  // Issue 42: under `npm start` every session showed wrangler's placeholder city (miniflare's fallback `request.cf`,
+  // the same for every request) beside a loopback address. A place made up is worse than none: a user reading the list
+  // to find a session that is not theirs is told where it is.
+  it("no place for a loopback or private address, whatever request.cf says; a public one keeps its place", async () => {
+    const email = uniqueEmail();
+    const owner = await signUp(svc, email);
+    const austin = { city: "Austin", region: "Texas", country: "US" };
+    const local: string[] = [];
+    for (const address of [
+      "127.0.0.1",
+      "::1",
+      "192.168.1.20",
+      "10.0.0.7",
+      "::ffff:127.0.0.1",
+      "fd12:3456::1",
+    ])
+      local.push((await signIn(email, { address, cf: austin })).refreshTokenId);
+    const publicAddress = uniqueAddress();
+    const placed = await signIn(email, { address: publicAddress, cf: austin });
+    const items = await listOf(owner.accessToken);
+    for (const id of local) expect(items.find((item) => item.id === id)).toMatchObject({ place: null });
+    expect(items.find((item) => item.id === local[0])?.ip).toBe("127.0.0.1");
+    expect(items.find((item) => item.id === placed.refreshTokenId)).toMatchObject({
+      ip: publicAddress,
+      place: "Austin, Texas, US",
+    });
+  });
+
   it("leaves out expired sessions and shows sessions from before with what is known (nulls)", async () => {
     const email = uniqueEmail();
     const kept = await signUp(svc, email);
