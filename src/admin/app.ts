@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { mirrorAdminRoutes } from "../mirror";
-import { importAdminRoutes } from "../move-in";
+import { cutOverAdminRoutes, importAdminRoutes } from "../move-in";
 import { oauth2ClientAdminRoutes } from "../oauth2";
 import { orgAdminRoutes } from "../orgs";
 import { scimTokenAdminRoutes } from "../scim";
@@ -29,6 +29,7 @@ const adminApi = new Hono<AppEnv>()
   .route("/", webhookAdminRoutes)
   .route("/", deadLetterAdminRoutes)
   .route("/", importAdminRoutes)
+  .route("/", cutOverAdminRoutes)
   .route("/", mirrorAdminRoutes)
   .route("/", orgAdminRoutes)
   .route("/", ssoAdminRoutes)
