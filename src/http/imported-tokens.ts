@@ -94,7 +94,8 @@ async function admitImported(
     );
     return null;
   }
-  if (deps.now() >= cutOver.at + maxLifetime * 1000) {
+  const now = deps.now();
+  if (now >= cutOver.at + maxLifetime * 1000) {
     sayOnce(
       `imported-tokens.${system}.past-ceiling`,
       `${setting} no longer works: the cut-over (${new Date(cutOver.at).toISOString()}) plus ` +
@@ -103,7 +104,7 @@ async function admitImported(
     return null;
   }
   const issuedAt = payload.iat * 1000;
-  if (issuedAt > cutOver.at) return null;
+  if (payload.exp * 1000 <= now || issuedAt > cutOver.at) return null;
   const user = await deps.shards
     .ofUser(payload.sub)
     .select({
