@@ -209,6 +209,47 @@ describe("an old token after the cut-over", () => {
   });
 });
 
+describe("an accepted old token and storage", () => {
+  const STORAGE = "http://localhost:8787/storage/v1";
+  const upload = (token: string, bucket: string, role?: string) => {
+    const form = new FormData();
+    form.append("bucket-id", bucket);
+    form.append("file[]", new Blob(["from an old token"], { type: "text/plain" }), "old.txt");
+    return svc.request("POST", `${STORAGE}/files`, {
+      body: form,
+      token,
+      headers: role ? { "x-hasura-role": role } : {},
+    });
+  };
+
+  it("uploads and reads as its user, but only with roles the user has here", async () => {
+    // The threat: the shared old key can sign any role (`editor`, `admin`); storage decides by role.
+    const cutOver = Date.now();
+    expect((await recordCutOver({ at: new Date(cutOver).toISOString() })).status).toBe(200);
+    const created = await svc.request("POST", `${STORAGE}/buckets`, {
+      headers: admin(),
+      json: {
+        id: "editors-only",
+        rules: { upload: ["editor"], read: "authenticated", update: "owner", delete: "owner" },
+      },
+    });
+    expect(created.status).toBe(201);
+    const { id } = await movedUser(); // roles here: user, me
+    const token = await oldToken(id, {
+      iat: seconds(cutOver) - 60,
+      claims: { "x-hasura-allowed-roles": ["user", "me", "editor"], "x-hasura-default-role": "editor" },
+    });
+    expect((await upload(token, "editors-only", "editor")).status).toBe(403);
+    expect((await upload(token, "editors-only")).status).toBe(403);
+    const stored = await upload(token, "default");
+    expect(stored.status).toBe(201);
+    const file = ((await stored.json()) as { processedFiles: { id: string; uploadedByUserId: string }[] })
+      .processedFiles[0]!;
+    expect(file.uploadedByUserId).toBe(id);
+    expect((await svc.request("GET", `${STORAGE}/files/${file.id}`, { token })).status).toBe(200);
+  });
+});
+
 describe("past the ceiling (the cut-over plus AUTH_IMPORTED_JWT_MAX_LIFETIME)", () => {
   const warn = vi.spyOn(console, "warn");
   afterAll(() => warn.mockClear());
