@@ -1,6 +1,8 @@
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { expectError, PASSWORD, service } from "../helpers";
+import { PROVIDER_ON } from "../oauth2/support";
+import { APP, FAKE_PROVIDERS } from "../providers/support";
 import { userD1 } from "../support/shards";
 import { admin, importUsers, nhostBcrypt, nhostUser } from "./support";
 
@@ -206,6 +208,32 @@ describe("an old token after the cut-over", () => {
     expect((await svc.get("/user/sessions", token)).status).toBe(200);
     // Sign-out by refresh token is the refresh token's doing: a client still sending the old token signs out.
     expect((await svc.post("/signout", { refreshToken: crypto.randomUUID() }, token)).status).toBe(200);
+  });
+});
+
+describe("an accepted old token outside the session API's middlewares", () => {
+  it("links no provider (connect) and registers no OAuth2 client", async () => {
+    const wider = service({
+      ...svc.env,
+      ...FAKE_PROVIDERS,
+      ...PROVIDER_ON,
+      AUTH_OAUTH2_PROVIDER_REGISTRATION: "authenticated",
+    });
+    const cutOver = Date.now();
+    expect((await recordCutOver({ at: new Date(cutOver).toISOString() })).status).toBe(200);
+    const { id } = await movedUser();
+    const token = await oldToken(id, { iat: seconds(cutOver) - 60 });
+    expect((await wider.get("/user", token)).status).toBe(200);
+    // Linking an identity the holder of the old key controls would be a way back in after every remedy.
+    const connect = await wider.get(
+      `/signin/provider/github?redirectTo=${encodeURIComponent(APP)}&connect=${encodeURIComponent(token)}`,
+    );
+    expect(new URL(connect.headers.get("location")!).searchParams.get("error")).toBe("forbidden");
+    const registration = await wider.request("POST", "/oauth2/register", {
+      json: { client_name: "Old key's client", redirect_uris: ["http://127.0.0.1/callback"] },
+      token,
+    });
+    expect(registration.status).toBe(403);
   });
 });
 
