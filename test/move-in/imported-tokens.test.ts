@@ -212,7 +212,7 @@ describe("an old token after the cut-over", () => {
 });
 
 describe("an accepted old token outside the session API's middlewares", () => {
-  it("links no provider (connect) and registers no OAuth2 client", async () => {
+  it("links no provider (connect), registers no OAuth2 client, approves nothing", async () => {
     const wider = service({
       ...svc.env,
       ...FAKE_PROVIDERS,
@@ -234,6 +234,14 @@ describe("an accepted old token outside the session API's middlewares", () => {
       token,
     });
     expect(registration.status).toBe(403);
+    // Approvals: completing an authorization for a client (consent), accepting an invitation.
+    for (const [path, json] of [
+      ["/oauth2/login", { requestId: "any" }],
+      ["/orgs/invitations/accept", { token: "any" }],
+    ] as const) {
+      const approval = await wider.request("POST", path, { json, token });
+      expect(approval.status, path).toBe(403);
+    }
   });
 });
 
