@@ -177,6 +177,17 @@ describe("an old token after the cut-over", () => {
     await refused(held);
   });
 
+  it("issued before the owner made a PAT here: refused", async () => {
+    const { id, email } = await movedUser();
+    const token = await oldToken(id, { iat: before() });
+    expect((await svc.get("/user", token)).status).toBe(200);
+    const signIn = await svc.post("/signin/email-password", { email, password: PASSWORD });
+    const { session } = (await signIn.json()) as { session: { accessToken: string } };
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    expect((await svc.post("/pat", { expiresAt }, session.accessToken)).status).toBe(200);
+    await refused(token);
+  });
+
   it("reads only: email, password, MFA, PAT, passkey, elevation, linking and sign-out-all answer 403", async () => {
     // The finding: `POST /user/email/change` with an old token answered 200, an account takeover.
     const { id } = await movedUser();
