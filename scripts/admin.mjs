@@ -3,6 +3,7 @@
 // .wrangler/ while it runs, else the one of PORT (environment, then .dev.vars). Against a deployment, set AUTH_URL
 // (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts. Every error names the URL called.
 import { parseArgs } from "node:util";
+import { cutOver } from "./cut-over.mjs";
 import { importNhost } from "./import-nhost/command.mjs";
 import { localUrls, readDevVars, readRunning } from "./local.mjs";
 
@@ -215,6 +216,7 @@ const COMMANDS = {
     },
   },
   "import-nhost": importNhost,
+  "cut-over": cutOver,
   "mirror-resync": {
     summary: "rebuild the Postgres mirror (MIRROR_DB) from the service's data, page by page (docs/hasura.md)",
     usage:

@@ -211,9 +211,12 @@ export const configSchema = z.object({
     .optional()
     .refine(
       (v) => !v || !/"type"\s*:\s*"HS(256|384|512)"/.test(v),
-      "is this service's own signing key (RS256 or Ed25519); an HS256 secret from Nhost goes in AUTH_IMPORTED_JWT_SECRET, which accepts the old project's tokens until they expire (docs/migrating-from-nhost.md)",
+      "is this service's own signing key (RS256 or Ed25519); an HS256 secret from Nhost goes in AUTH_IMPORTED_JWT_SECRET, which accepts the old project's tokens for a while after the cut-over (docs/migrating-from-nhost.md)",
     ),
-  /** The old Nhost project's JWT secret (contract move-in §3): its tokens verify until they expire; never signs. */
+  /**
+   * The old Nhost project's JWT secret (contract move-in §3): its tokens are accepted, read-only, under the recorded
+   * cut-over's rules (src/http/imported-tokens.ts); it never signs.
+   */
   AUTH_IMPORTED_JWT_SECRET: z
     .string()
     .optional()
@@ -226,6 +229,19 @@ export const configSchema = z.object({
       }
       return parsed;
     }),
+  /**
+   * The longest an old system's access token may have been issued for (`exp − iat`, seconds; contract supabase.md
+   * §6): longer ones are refused, and the cut-over plus this is when the old system's secrets stop working at all.
+   */
+  AUTH_IMPORTED_JWT_MAX_LIFETIME: z.coerce
+    .number({ error: "must be a number of seconds (default 3600)" })
+    .int("must be a whole number of seconds")
+    .positive("must be a positive number of seconds")
+    .max(
+      86_400,
+      "must be at most 86400 (one day): the old system's tokens stop working that long after the cut-over",
+    )
+    .default(3600),
   AUTH_JWT_CUSTOM_CLAIMS: customClaims,
   /** Custom claims from the app's data (contract move-in §4, src/auth/token-claims.ts). */
   AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS: customClaimDefaults,

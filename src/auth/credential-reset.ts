@@ -13,6 +13,7 @@ import {
   users,
 } from "../db/schema";
 import type { Deps } from "../http/deps";
+import { credentialsChanged } from "./credential-changes";
 import { revokeAllSessions } from "./revocation";
 
 /**
@@ -38,6 +39,7 @@ export async function endOutstandingGrants(
       .returning({ id: personalAccessTokens.id, hash: personalAccessTokens.tokenHash }),
     db.delete(linkExchangeCodes).where(eq(linkExchangeCodes.userId, userId)),
     db.delete(mfaTickets).where(eq(mfaTickets.userId, userId)),
+    credentialsChanged(db, userId, deps.now()),
   ]);
   await Promise.all([
     signOutOthers && revokeAllSessions(deps, userId, keepSessionId),

@@ -16,6 +16,7 @@ export {
   signUpEmailPassword,
 } from "./accounts";
 export { completeSignIn, type SignInResult } from "./complete-sign-in";
+export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";
 export { type DeviceName, deviceNameOf, newDeviceNotice } from "./devices";
 export {

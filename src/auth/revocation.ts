@@ -4,6 +4,7 @@ import { sessions } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { revokeFamily, revokeFamilyOfToken } from "../token-families";
 import { legacySessionOfToken, revokeLegacySession, revokeLegacySessions } from "../token-families/legacy";
+import { credentialsChanged } from "./credential-changes";
 import { locatorOf, refreshLifetimeMs, UUID_SHAPE } from "./new-sessions";
 import { shardOfSession } from "./session-shard";
 
@@ -86,6 +87,8 @@ export async function revokeAllSessions(deps: Deps, userId: string, keepSessionI
     .sort((a, b) => b.lastUsedAt - a.lastUsedAt)
     .slice(0, MAX_FAMILY_REVOCATIONS);
   await Promise.all([
+    // Signing out everywhere is the owner's remedy for a stolen token: an old system's tokens end with it too.
+    credentialsChanged(deps.shards.ofUser(userId), userId, deps.now()),
     revokeLegacySessions(deps, removed, refreshLifetimeMs(deps)), // legacy drawer
     ...families.map((session) => revokeFamily(deps, session.locator!, session.id)),
   ]);

@@ -2,9 +2,10 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
 import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../lib/dpop-proof";
-import { type AccessTokenPayload, verifyAccessToken } from "../lib/jwt";
+import type { AccessTokenPayload } from "../lib/jwt";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
+import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "./imported-tokens";
 
 /**
  * The service's own APIs (auth and storage) take a session access token as `Bearer` (RFC 6750, what nhost-js sends)
@@ -68,7 +69,7 @@ export async function presentedAccessToken(
 ): Promise<{ payload: AccessTokenPayload; token: string } | Refusal | null> {
   const sent = presented(c.req.header("authorization"));
   if (!sent) return null;
-  const payload = await verifyAccessToken(c.var.config, sent.token);
+  const payload = await verifyUserAccessToken(c.var.deps, sent.token);
   if (!payload) return { refused: "missing or invalid access token" };
   const bound = payload.cnf?.jkt;
   if (!bound) {
@@ -89,11 +90,26 @@ export async function presentedAccessToken(
   return { payload, token: sent.token };
 }
 
+/** Methods that read (RFC 9110 §9.2.1): the only ones an old system's token is let through on. */
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * An old system's access token reads only (contract supabase.md §6): on this service's own API it is refused, 403,
+ * on every request that writes — a credential, an identifier, a factor, a provider link, an approval, an elevation —
+ * and on a read that writes (`refuseImportedToken`, below). One rule here, not one per route: a route added later is
+ * covered by its method. Storage is not behind this (it takes the token through `presentedAccessToken`, and an old
+ * token may upload and delete files as its user).
+ */
+function readsOnly(c: Context<AppEnv>, payload: AccessTokenPayload): void {
+  if (importedSystemOf(payload) && !READS.has(c.req.method)) throw importedTokenRefusal();
+}
+
 /** Protected endpoints: a valid access token (held by its sender, above) or 401 `unauthorized`. */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const found = await presentedAccessToken(c);
   if (!found) throw new AppError("unauthorized");
   if ("refused" in found) throw new AppError("unauthorized", found.refused);
+  readsOnly(c, found.payload);
   c.set("auth", found.payload);
   await next();
 });
@@ -101,11 +117,32 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
 /**
  * Endpoints where a bearer is optional (`B?`). The client sends its token on every request, possibly expired, so an
  * invalid one (or one whose sender is not shown, above) is treated as absent; the handler decides whether it needed
- * one.
+ * one. An old system's token is refused as under `requireAuth` (a password change must not pass as "no bearer").
  */
 export const optionalAuth = createMiddleware<AppEnv>(async (c, next) => {
   const found = await presentedAccessToken(c);
+  const payload = found && "payload" in found ? found.payload : null;
+  if (payload) readsOnly(c, payload);
+  c.set("auth", payload);
+  await next();
+});
+
+/**
+ * `optionalAuth` for sign-out, where the refresh token is the credential: a client still holding an old system's
+ * token in its header signs its session out all the same. The route refuses that token for `all` itself.
+ */
+export const signOutAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const found = await presentedAccessToken(c);
   c.set("auth", found && "payload" in found ? found.payload : null);
+  await next();
+});
+
+/**
+ * On a read that writes (a TOTP secret generated for enrollment): an old system's token is refused there too.
+ * Mounted after `requireAuth`.
+ */
+export const refuseImportedToken = createMiddleware<AppEnv>(async (c, next) => {
+  if (importedSystemOf(c.var.auth)) throw importedTokenRefusal();
   await next();
 });
 

@@ -1,7 +1,7 @@
 import { errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config";
 import { sha256Hex } from "./crypto";
-import { verifyImportedToken } from "./imported-tokens";
+import type { IMPORTED, ImportedSystem } from "./imported-tokens";
 import { SIGNING_ALGORITHMS } from "./key-algorithms";
 import { getKeySet, keySetGeneration } from "./keys";
 import { recallVerified, rememberVerified } from "./verified-tokens";
@@ -17,6 +17,8 @@ export interface AccessTokenPayload extends JWTPayload {
   org_id?: string;
   /** The DPoP key (RFC 9449 §6.1) the session is bound to: the token is sent as `DPoP` with a proof by that key. */
   cnf?: { jkt: string };
+  /** Set only on an old system's token accepted after a move (src/http/imported-tokens.ts): it reads only. */
+  [IMPORTED]?: ImportedSystem;
   iat: number;
   exp: number;
   [HASURA_NAMESPACE]: HasuraClaims;
@@ -87,21 +89,17 @@ const verifiedAs = (expect: { typ: string; requiredClaims: string[] }) =>
   `${expect.typ} ${expect.requiredClaims.join(",")}`;
 
 /**
- * Verifies a session access token (contract §5.1). Returns null for anything that is not one, including OAuth2
- * access tokens (`at+jwt`, with an `aud`, src/oauth2/tokens.ts): they carry Hasura claims for a GraphQL engine when
- * scope `graphql` was granted, but a third-party client must never use them on this API.
+ * Verifies a session access token of this service (contract §5.1). Returns null for anything that is not one,
+ * including OAuth2 access tokens (`at+jwt`, with an `aud`, src/oauth2/tokens.ts): they carry Hasura claims for a
+ * GraphQL engine when scope `graphql` was granted, but a third-party client must never use them on this API. An old
+ * system's tokens are not this service's: src/http/imported-tokens.ts adds them, under the cut-over's rules.
  */
 export async function verifyAccessToken(config: Config, token: string): Promise<AccessTokenPayload | null> {
   let payload: JWTPayload;
   try {
     payload = await verifyOwnJwt(config, token, { typ: "JWT", requiredClaims: ["sub", "exp", "iat"] });
   } catch {
-    // A token the old Nhost project signed before the cut-over (contract move-in §3), while it lasts.
-    const imported = config.AUTH_IMPORTED_JWT_SECRET
-      ? await verifyImportedToken(config.AUTH_IMPORTED_JWT_SECRET, token, HASURA_NAMESPACE)
-      : null;
-    if (!imported) return null;
-    payload = imported;
+    return null;
   }
   const claims = payload[HASURA_NAMESPACE];
   if (typeof claims !== "object" || claims === null || payload.aud !== undefined) return null;

@@ -1,5 +1,8 @@
+import { Hono } from "hono";
 import type { Config } from "../config";
 import * as tables from "../db/tables/move-in";
+import type { AppEnv } from "../http/app-env";
+import { cutOverAdminRoutes } from "./cut-over-routes";
 import { importAdminRoutes } from "./import-routes";
 import { nhostLinkRoutes } from "./nhost-links";
 
@@ -7,5 +10,8 @@ import { nhostLinkRoutes } from "./nhost-links";
 export const moveInFeature = {
   name: "move-in",
   tables,
-  routes: (config: Config) => ({ root: nhostLinkRoutes(config.AUTH_API_PREFIX), admin: importAdminRoutes }),
+  routes: (config: Config) => ({
+    root: nhostLinkRoutes(config.AUTH_API_PREFIX),
+    admin: new Hono<AppEnv>().route("/", importAdminRoutes).route("/", cutOverAdminRoutes),
+  }),
 };

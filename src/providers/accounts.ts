@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import {
   conformingDisplayName,
   createUser,
+  credentialsChanged,
   findUserByEmail,
   findUserById,
   proveEmail,
@@ -93,7 +94,10 @@ export async function linkIdentity(
   }
   const owner = inserted ? user : await linkedUserIn(db, provider, providerUserId);
   if (owner?.id !== userId) throw new AppError("provider-account-already-linked");
-  if (inserted) deps.audit({ type: "provider.linked", userId, detail: { provider, providerUserId } });
+  if (inserted) {
+    await credentialsChanged(db, userId, now);
+    deps.audit({ type: "provider.linked", userId, detail: { provider, providerUserId } });
+  }
 }
 
 /**
@@ -230,6 +234,7 @@ export async function unlinkIdentity(
     const exists = await db.select({ id: userProviders.id }).from(userProviders).where(mine).get();
     return exists ? "last-way" : "not-found";
   }
+  await credentialsChanged(db, userId, deps.now());
   // The identity may be linked again, to this user or another: its directory entry goes (best effort: a stale
   // one is taken over once its user no longer holds the identity, src/db/directory.ts).
   await releaseEntries(deps.shards, userId, [

@@ -11,9 +11,9 @@ import {
 import { providerRequests, providerTokenHandoffs } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "../http/imported-tokens";
 import { describeIssues } from "../http/validation";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
-import { verifyAccessToken } from "../lib/jwt";
 import { isOwnSignedRedirect, withQuery } from "../lib/redirect";
 import { linkIdentity, userForProfile } from "./accounts";
 import { authorizationUrl, exchangeCode, fetchProfile, ProviderStepError, type TokenSet } from "./client";
@@ -103,8 +103,10 @@ export async function startProviderSignIn(
     resolveSignUpOptions(deps.config, options, "");
     let connectUserId: string | null = linkTo ?? null;
     if (query.connect !== undefined && linkTo === undefined) {
-      const auth = await verifyAccessToken(deps.config, query.connect);
+      const auth = await verifyUserAccessToken(deps, query.connect);
       if (!auth) throw new AppError("unauthorized", "connect: not a valid access token");
+      // Linking a provider is a credential: an old system's token reads only (supabase.md §6).
+      if (importedSystemOf(auth)) throw importedTokenRefusal();
       connectUserId = auth.sub;
     }
     const state = randomToken();

@@ -63,6 +63,22 @@ function importNhost(
   });
 }
 
+/** Another command of `npm run admin`, as a person runs it against a deployment, with --json. */
+function admin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["scripts/admin.mjs", ...args, "--server", authUrl, "--json"], {
+      env: { ...process.env, ADMIN_SECRET: adminSecret, AUTH_URL: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (chunk) => (stdout += chunk));
+    child.stderr!.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 const adminGet = async (path: string) => {
   const response = await fetch(`${authUrl}/admin${path}`, {
     headers: { "x-hasura-admin-secret": adminSecret },
@@ -272,26 +288,43 @@ describe("npm run admin -- import-nhost", () => {
     }
   });
 
-  it("an access token Nhost signed before the cut-over is accepted at GET /user", async () => {
+  it("an access token Nhost signed before the cut-over is accepted at GET /user once it is recorded, to read only", async () => {
     const alice = seeded.alice;
-    const now = Math.floor(Date.now() / 1000);
-    const token = await new SignJWT({
-      "https://hasura.io/jwt/claims": {
-        "x-hasura-allowed-roles": ["user", "me"],
-        "x-hasura-default-role": "user",
-        "x-hasura-user-id": alice.id,
-        "x-hasura-user-is-anonymous": "false",
-      },
-    })
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setSubject(alice.id)
-      .setIssuer("hasura-auth")
-      .setIssuedAt(now)
-      .setExpirationTime(now + 900)
-      .sign(new TextEncoder().encode(NHOST_JWT_SECRET.key));
-    const response = await fetch(`${authUrl}/user`, { headers: { authorization: `Bearer ${token}` } });
+    const mint = (iat: number) =>
+      new SignJWT({
+        "https://hasura.io/jwt/claims": {
+          "x-hasura-allowed-roles": ["user", "me"],
+          "x-hasura-default-role": "user",
+          "x-hasura-user-id": alice.id,
+          "x-hasura-user-is-anonymous": "false",
+        },
+      })
+        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+        .setSubject(alice.id)
+        .setIssuer("hasura-auth")
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + 900)
+        .sign(new TextEncoder().encode(NHOST_JWT_SECRET.key));
+    const getUser = (token: string) =>
+      fetch(`${authUrl}/user`, { headers: { authorization: `Bearer ${token}` } });
+    const beforeSwitch = await mint(Math.floor(Date.now() / 1000) - 60);
+    // Before the switch is recorded, no token of the old project is accepted (its key was shared widely).
+    expect((await getUser(beforeSwitch)).status).toBe(401);
+    const recorded = await admin(["cut-over"]);
+    expect(recorded.code, recorded.stderr).toBe(0);
+    expect(JSON.parse(recorded.stdout)).toMatchObject({ system: "nhost", secretSet: true });
+    const response = await getUser(beforeSwitch);
     expect(response.status).toBe(200);
     expect(((await response.json()) as { id: string }).id).toBe(alice.id);
+    // Read only: the email of the account cannot be changed with it.
+    const change = await fetch(`${authUrl}/user/email/change`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${beforeSwitch}`, "content-type": "application/json" },
+      body: JSON.stringify({ newEmail: "taken@example.com" }),
+    });
+    expect(change.status).toBe(403);
+    // Issued by the old project after the switch: refused.
+    expect((await getUser(await mint(Math.floor(Date.now() / 1000) + 5))).status).toBe(401);
   });
 
   it("a second run changes nothing", async () => {

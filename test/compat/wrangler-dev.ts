@@ -140,7 +140,8 @@ export default async function setup(project: TestProject) {
     // Client ID metadata documents come from the loopback host of agent-fixtures.ts: the outbound-URL policy refuses
     // loopback unless this is set (heeded only because AUTH_SERVER_URL is local too).
     AUTH_OUTBOUND_ALLOW_LOCAL: "true",
-    // The old Nhost project of test/compat/move-in.test.ts: its access tokens are accepted until they expire.
+    // The old Nhost project of test/compat/move-in.test.ts: its access tokens are accepted, read-only, from the cut-over
+    // that test records (`npm run admin -- cut-over`) until its ceiling.
     AUTH_IMPORTED_JWT_SECRET: JSON.stringify(NHOST_JWT_SECRET),
     // Turnstile, with siteverify faked on loopback, on password reset only (the other compat flows stay unguarded):
     // test/compat/account-flows.test.ts sends the token with @nhost/nhost-js.

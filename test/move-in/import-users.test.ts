@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import {
   expectContractError,
@@ -354,16 +354,24 @@ describe("nothing half written", () => {
   });
 });
 
+/** The switch recorded (contract supabase.md §6): before it, no old token is accepted (test/move-in/imported-tokens.test.ts). */
+const cutOver = async () => {
+  const recorded = await svc.request("POST", "/admin/import/cut-over", { json: {}, headers: admin() });
+  expect(recorded.status).toBe(200);
+};
+
 describe("access tokens the old Nhost project signed (AUTH_IMPORTED_JWT_SECRET)", () => {
   const key = "an-old-nhost-project-hs256-secret-of-32+chars";
   const moved = service({ AUTH_IMPORTED_JWT_SECRET: JSON.stringify({ type: "HS256", key }) });
+  beforeAll(cutOver);
 
   async function nhostAccessToken(
     userId: string,
     options: { key?: string; issuer?: string; expiresIn?: number } = {},
   ) {
     const { SignJWT } = await import("jose");
-    const now = Math.floor(Date.now() / 1000);
+    // Issued before the cut-over recorded above.
+    const now = Math.floor(Date.now() / 1000) - 60;
     return new SignJWT({
       "https://hasura.io/jwt/claims": {
         "x-hasura-allowed-roles": ["user", "me"],
@@ -397,7 +405,7 @@ describe("access tokens the old Nhost project signed (AUTH_IMPORTED_JWT_SECRET)"
       "unauthorized",
     );
     await expectError(
-      await moved.get("/user", await nhostAccessToken(id, { expiresIn: -10 })),
+      await moved.get("/user", await nhostAccessToken(id, { expiresIn: 50 })),
       401,
       "unauthorized",
     );
@@ -407,7 +415,7 @@ describe("access tokens the old Nhost project signed (AUTH_IMPORTED_JWT_SECRET)"
 
   it("a token naming one user in sub and another in x-hasura-user-id is refused", async () => {
     const { SignJWT } = await import("jose");
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(Date.now() / 1000) - 60;
     const forged = await new SignJWT({
       "https://hasura.io/jwt/claims": { "x-hasura-user-id": crypto.randomUUID() },
     })
@@ -429,7 +437,8 @@ describe("an RS256 project's tokens", () => {
     const rs = service({ AUTH_IMPORTED_JWT_SECRET: JSON.stringify({ type: "RS256", key: pem }) });
     const { bundle, id } = await nhostUser({}, hash);
     await importUsers(rs, [bundle]);
-    const now = Math.floor(Date.now() / 1000);
+    await cutOver();
+    const now = Math.floor(Date.now() / 1000) - 60;
     const token = (alg: string) =>
       new SignJWT({
         "https://hasura.io/jwt/claims": { "x-hasura-user-id": id, "x-hasura-default-role": "user" },

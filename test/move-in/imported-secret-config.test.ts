@@ -26,4 +26,16 @@ describe("AUTH_IMPORTED_JWT_SECRET and HASURA_GRAPHQL_JWT_SECRET", () => {
       );
     expect(getConfig({ ...env }).AUTH_IMPORTED_JWT_SECRET).toBeNull();
   });
+
+  it("AUTH_IMPORTED_JWT_MAX_LIFETIME: an hour by default, at most a day, a whole number of seconds", () => {
+    expect(getConfig({ ...env }).AUTH_IMPORTED_JWT_MAX_LIFETIME).toBe(3600);
+    expect(
+      getConfig({ ...env, AUTH_IMPORTED_JWT_MAX_LIFETIME: "86400" }).AUTH_IMPORTED_JWT_MAX_LIFETIME,
+    ).toBe(86_400);
+    for (const value of ["86401", "0", "-5", "1.5", "an hour"])
+      expect(() => getConfig({ ...env, AUTH_IMPORTED_JWT_MAX_LIFETIME: value }), value).toThrow(
+        /AUTH_IMPORTED_JWT_MAX_LIFETIME/,
+      );
+    expect(() => getConfig({ ...env, AUTH_IMPORTED_JWT_MAX_LIFETIME: "90000" })).toThrow(/at most 86400/);
+  });
 });

@@ -5,6 +5,7 @@ import { personalAccessTokens, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
+import { credentialsChanged } from "../credential-changes";
 import { createSession, type Session } from "../new-sessions";
 import { requireRegisteredUser } from "../users";
 
@@ -23,17 +24,18 @@ export async function createPersonalAccessToken(
     throw new AppError("invalid-request", "expiresAt: must be in the future");
   const id = idForUser(userId);
   const personalAccessToken = idForUser(userId);
-  await deps.shards
-    .ofUser(userId)
-    .insert(personalAccessTokens)
-    .values({
+  const db = deps.shards.ofUser(userId);
+  await db.batch([
+    db.insert(personalAccessTokens).values({
       id,
       userId,
       tokenHash: await sha256Hex(personalAccessToken),
       createdAt: now,
       expiresAt: input.expiresAt.getTime(),
       metadata: input.metadata ?? {},
-    });
+    }),
+    credentialsChanged(db, userId, now),
+  ]);
   deps.audit({
     type: "pat.created",
     userId,
@@ -78,7 +80,10 @@ export async function revokePersonalAccessToken(deps: Deps, userId: string, id: 
     .where(and(eq(personalAccessTokens.id, id), eq(personalAccessTokens.userId, userId)))
     .returning({ id: personalAccessTokens.id })
     .get();
-  if (removed) deps.audit({ type: "pat.revoked", userId, detail: { patId: id } });
+  if (removed) {
+    await credentialsChanged(deps.shards.ofUser(userId), userId, deps.now());
+    deps.audit({ type: "pat.revoked", userId, detail: { patId: id } });
+  }
   return removed !== undefined;
 }
 

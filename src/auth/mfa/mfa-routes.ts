@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/app-env";
-import { requireAuth } from "../../http/auth";
+import { refuseImportedToken, requireAuth } from "../../http/auth";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
@@ -32,6 +32,7 @@ export const mfaRoutes = new Hono<AppEnv>()
       },
     }),
     requireAuth,
+    refuseImportedToken,
     async (c) => c.json(await generateTotp(c.var.deps, c.var.auth!.sub)),
   )
   .post(

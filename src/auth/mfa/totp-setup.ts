@@ -4,6 +4,7 @@ import { mfaRecoveryCodes, type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { encrypt } from "../../lib/crypto";
+import { credentialsChanged } from "../credential-changes";
 import { requireRegisteredUser } from "../users";
 import { qrPngDataUrl } from "./qr-png";
 import { acceptSecondFactor, acceptTotpCode, recoveryCodeHash } from "./second-factor";
@@ -68,7 +69,12 @@ export async function changeMfa(
     await deps.shards
       .ofUser(userId)
       .update(users)
-      .set({ activeMfaType: "totp", totpEnabledAt: deps.now(), updatedAt: deps.now() })
+      .set({
+        activeMfaType: "totp",
+        totpEnabledAt: deps.now(),
+        credentialsChangedAt: deps.now(),
+        updatedAt: deps.now(),
+      })
       .where(eq(users.id, userId));
     deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
     return;
@@ -87,6 +93,7 @@ export async function changeMfa(
         totpSecret: null,
         totpLastStep: null,
         totpEnabledAt: null,
+        credentialsChangedAt: deps.now(),
         updatedAt: deps.now(),
       })
       .where(eq(users.id, userId)),
@@ -126,6 +133,7 @@ export async function issueRecoveryCodes(deps: Deps, userId: string): Promise<st
   await db.batch([
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
     db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ codeHash, userId }))),
+    credentialsChanged(db, userId, deps.now()),
   ]);
   return codes;
 }

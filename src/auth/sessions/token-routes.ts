@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { optionalAuth } from "../../http/auth";
+import { signOutAuth } from "../../http/auth";
 import { OK_ANSWER, operation } from "../../http/documented";
 import { refreshTokenField } from "../../http/fields";
+import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "../../http/imported-tokens";
 import { jsonBody } from "../../http/validation";
-import { verifyAccessToken } from "../../lib/jwt";
 import { codeVerifierSchema } from "../../lib/pkce";
 import { rateLimit } from "../../rate-limits/middleware";
 import { redeemExchangeCode } from "../links";
@@ -76,7 +76,7 @@ export const tokenRoutes = new Hono<AppEnv>()
       security: "optional-bearer",
       answers: { 200: OK_ANSWER("Signed out.") },
     }),
-    optionalAuth,
+    signOutAuth,
     jsonBody(z.object({ refreshToken: refreshTokenField.optional(), all: z.boolean().optional() })),
     async (c) => {
       const { refreshToken, all } = c.req.valid("json");
@@ -84,6 +84,7 @@ export const tokenRoutes = new Hono<AppEnv>()
         const auth = c.var.auth;
         if (!auth)
           throw new AppError("unauthorized", "signing out of all sessions needs a valid access token");
+        if (importedSystemOf(auth)) throw importedTokenRefusal();
         await revokeAllSessions(c.var.deps, auth.sub);
       } else if (refreshToken) {
         await revokeByRefreshToken(c.var.deps, refreshToken);
@@ -106,7 +107,7 @@ export const tokenRoutes = new Hono<AppEnv>()
       const fromBody = c.req.valid("json").token;
       const fromHeader = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
       const token = fromBody ?? fromHeader;
-      if (!token || !(await verifyAccessToken(c.var.config, token))) throw new AppError("unauthorized");
+      if (!token || !(await verifyUserAccessToken(c.var.deps, token))) throw new AppError("unauthorized");
       return c.json("OK");
     },
   );

@@ -5,6 +5,7 @@ import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { securityKeys, type securityKeys as securityKeysTable } from "../../db/schema";
 import { randomUuid } from "../../lib/crypto";
+import { credentialsChanged } from "../credential-changes";
 import { ceremonyFailed } from "./ceremonies";
 
 type SecurityKeyRow = typeof securityKeysTable.$inferSelect;
@@ -70,7 +71,11 @@ export async function registerSecurityKey(
   now: number,
 ): Promise<SecurityKeyRow> {
   try {
-    return (await insertSecurityKey(db, userId, credential, nickname, now).returning().get())!;
+    const [[key]] = await db.batch([
+      insertSecurityKey(db, userId, credential, nickname, now).returning(),
+      credentialsChanged(db, userId, now),
+    ]);
+    return key!;
   } catch (error) {
     if (isUniqueViolation(error)) throw ceremonyFailed("credential is already registered");
     throw error;
@@ -98,11 +103,17 @@ export async function listSecurityKeys(db: Db, userId: string): Promise<WireSecu
 }
 
 /** Removes one of the user's keys; false when the user has no key with that id (someone else's included). */
-export async function deleteSecurityKey(db: Db, userId: string, id: string): Promise<boolean> {
+export async function deleteSecurityKey(
+  db: Db,
+  userId: string,
+  id: string,
+  now = Date.now(),
+): Promise<boolean> {
   const removed = await db
     .delete(securityKeys)
     .where(and(eq(securityKeys.id, id), eq(securityKeys.userId, userId)))
     .returning({ id: securityKeys.id })
     .get();
+  if (removed) await credentialsChanged(db, userId, now);
   return removed !== undefined;
 }

@@ -46,6 +46,12 @@ export const users = sqliteTable(
      * password at sign-in leaves it alone, which is how the `password.changed` event (migration 0020) tells them apart.
      */
     passwordChangedAt: integer("password_changed_at"),
+    /**
+     * When the account's credentials last changed here (contract supabase.md §6): a password, sign-out of all
+     * sessions, MFA, a security key, a PAT, a linked provider or the email address. An old system's access token
+     * issued before it is refused (src/http/imported-tokens.ts). Null: nothing changed since this column existed.
+     */
+    credentialsChangedAt: integer("credentials_changed_at"),
     metadata: text("metadata", { mode: "json" })
       .$type<Record<string, unknown>>()
       .notNull()

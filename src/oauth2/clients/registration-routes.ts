@@ -4,9 +4,9 @@ import { findUserById } from "../../auth";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { documentedHeader, NO_CONTENT, operation } from "../../http/documented";
+import { importedSystemOf, verifyUserAccessToken } from "../../http/imported-tokens";
 import { turnstile, turnstileHeaderDoc } from "../../http/turnstile";
 import { bodyText } from "../../http/validation";
-import { verifyAccessToken } from "../../lib/jwt";
 import { rateLimit } from "../../rate-limits/middleware";
 import { OAuth2Error } from "../errors";
 import {
@@ -78,7 +78,17 @@ async function registrant(c: Ctx) {
   const { config } = c.var;
   if (config.AUTH_OAUTH2_PROVIDER_REGISTRATION === "open") return { mode: "open" } as const;
   const token = bearerOf(c);
-  const payload = token ? await verifyAccessToken(config, token) : null;
+  const payload = token ? await verifyUserAccessToken(c.var.deps, token) : null;
+  // An old system's token reads only (supabase.md §6): it registers no client.
+  if (importedSystemOf(payload)) {
+    throw new OAuth2Error(
+      "access_denied",
+      "a token of the previous system cannot change credentials",
+      undefined,
+      undefined,
+      403,
+    );
+  }
   const user = payload ? await findUserById(c.var.deps.shards, payload.sub) : undefined;
   if (!user || user.disabled) {
     throw new OAuth2Error("invalid_token", "registering a client needs a signed-in user's access token");
