@@ -7,6 +7,7 @@ import {
   expectStorageError,
   get,
   md5Etag,
+  PNG,
   STORAGE,
   svc,
   type Upload,
@@ -279,6 +280,20 @@ describe("out-of-order uploads that fail keep nothing", () => {
     expect(await leftovers()).toEqual(before);
   });
 
+  // Threat: a form of many file parts whose metadata[] never pairs: every provisional record and its bytes go.
+  it("thirty files and one metadata[] after them: 400, and none of the thirty is left", async () => {
+    const { accessToken } = await signUp(svc);
+    const before = await leftovers();
+    const form = form3x(Array.from({ length: 30 }, (_, i) => ({ bytes: `file ${i}` })));
+    form.append("metadata[]", meta({ name: "only one" }), "");
+    await expectStorageError(
+      await post(form, accessToken),
+      400,
+      "malformed multipart/form-data: file[] part 2 has no metadata[] part (1 sent)",
+    );
+    expect(await leftovers()).toEqual(before);
+  });
+
   it("a rule broken midway: the earlier files of an out-of-order form go too (the in-order form keeps them)", async () => {
     const { accessToken } = await signUp(svc);
     const before = await leftovers();
@@ -333,6 +348,19 @@ describe("the bucket named after the files", () => {
         "file type application/pdf is not allowed in this bucket",
       );
       expect(await leftovers()).toEqual(before);
+      // In 4.x's order the files before the refused one are kept and listed, as before, though the default's rules
+      // apply only once the form is read (another bucket takes what it refuses).
+      const inOrder = await post(
+        uploadForm([
+          { bytes: PNG, type: "image/png", metadata: { name: "ok.png" } },
+          { bytes: "text", type: "text/plain", metadata: { name: "no.txt" } },
+        ]),
+        accessToken,
+      );
+      await expectStorageError(inOrder.clone(), 400, "file type text/plain is not allowed in this bucket");
+      const { processedFiles } = (await inOrder.json()) as { processedFiles: WireFile[] };
+      expect(processedFiles.map((f) => [f.name, f.bucketId])).toEqual([["ok.png", "default"]]);
+      expect(await text(processedFiles[0]!.id, accessToken)).not.toBe("");
     } finally {
       await svc.request("PATCH", `${STORAGE}/buckets/default`, {
         headers: ADMIN,
