@@ -45,9 +45,12 @@ export const fileRoutes = new Hono<AppEnv>()
     operation({
       summary: "Upload files",
       description:
-        "*multipart*: an optional `bucket-id` part, then per file an optional `metadata[]` JSON part (`id`, `name`, " +
-        "`metadata`) before its `file[]` part. The bucket's rules decide who may (403), its sizes and MIME types what " +
-        "(400); the MIME type is sniffed from the bytes. Streamed into R2." +
+        "*multipart*: `file[]` parts, an optional `bucket-id` part and, if any, one `metadata[]` JSON part (`id`, " +
+        "`name`, `metadata`) per file, paired by order, the parts in any order (nhost-js 4.x sends `bucket-id` and " +
+        "every `metadata[]` first, 3.x each `metadata[]` after its file and `bucket-id` last). The bucket's rules " +
+        "decide who may (403), its sizes and MIME types what (400); the MIME type is sniffed from the bytes. Streamed " +
+        "into R2. A form whose parts came in order keeps the files before one a rule refuses; one out of order keeps " +
+        "nothing when it fails." +
         underHasura("insert"),
       security: "optional-bearer",
       request: {

@@ -7,12 +7,53 @@ import { imageDimensions } from "./images/dimensions";
 import { MalformedUpload } from "./multipart";
 import { type StoredObject, storeStream } from "./r2-writer";
 
+/** What a bucket says about a file's size and type. */
+export type ContentRules = Pick<BucketRow, "minUploadFileSize" | "maxUploadFileSize" | "allowedMimeTypes">;
+
 /** `image/*` matches every image type; anything else matches itself. */
-function mimeAllowed(bucket: BucketRow, mimeType: string): boolean {
-  if (bucket.allowedMimeTypes.length === 0) return true;
-  return bucket.allowedMimeTypes.some((pattern) =>
+function mimeAllowed(rules: ContentRules, mimeType: string): boolean {
+  if (rules.allowedMimeTypes.length === 0) return true;
+  return rules.allowedMimeTypes.some((pattern) =>
     pattern.endsWith("/*") ? mimeType.startsWith(pattern.slice(0, -1)) : pattern === mimeType,
   );
+}
+
+const typeRefused = (rules: ContentRules, mimeType: string) =>
+  badRequest(`file type ${mimeType} is not allowed in this bucket`, {
+    allowedMimeTypes: rules.allowedMimeTypes,
+  });
+
+/**
+ * The rules a file must pass while its bucket is not known yet (an upload whose `bucket-id` may still come after its
+ * files, as nhost-js 3.x sends it): whatever at least one bucket accepts. The bucket's own rules are applied once the
+ * form is read (`refusal`); with one bucket these are its rules.
+ */
+export function loosestRules(all: ContentRules[]): ContentRules {
+  const anyType = all.some((rules) => rules.allowedMimeTypes.length === 0);
+  return {
+    minUploadFileSize: Math.min(...all.map((rules) => rules.minUploadFileSize)),
+    maxUploadFileSize: Math.max(...all.map((rules) => rules.maxUploadFileSize)),
+    allowedMimeTypes: anyType ? [] : [...new Set(all.flatMap((rules) => rules.allowedMimeTypes))],
+  };
+}
+
+/** The 400 a bucket answers a stored file's size and type with, as `storeContent` would have; none when it passes. */
+export function refusal(
+  rules: ContentRules,
+  file: { size: number; mimeType: string },
+): StorageError | undefined {
+  if (file.size > rules.maxUploadFileSize) {
+    return badRequest(`file too large: more than ${rules.maxUploadFileSize} bytes`, {
+      maxUploadFileSize: rules.maxUploadFileSize,
+    });
+  }
+  if (file.size < rules.minUploadFileSize) {
+    return badRequest(`file too small: fewer than ${rules.minUploadFileSize} bytes`, {
+      minUploadFileSize: rules.minUploadFileSize,
+      size: file.size,
+    });
+  }
+  return mimeAllowed(rules, file.mimeType) ? undefined : typeRefused(rules, file.mimeType);
 }
 
 /** The declared type, unless it says nothing (empty or octet-stream): then the first bytes decide. */
@@ -27,27 +68,23 @@ export interface StoredContent extends StoredObject {
 }
 
 /**
- * Streams a file part into R2 under `key`, with the bucket's size and type rules; the MIME type is the declared one
+ * Streams a file part into R2 under `key`, with a bucket's size and type rules; the MIME type is the declared one
  * or, when that says nothing, sniffed from the first bytes, which also give an image's size. Nothing is written
  * when a rule refuses the file; a body that breaks off is a `MalformedUpload` and leaves nothing either.
  */
 export async function storeContent(
   deps: Deps,
-  bucket: BucketRow,
+  rules: ContentRules,
   key: string,
   part: { mimeType: string; stream: Readable },
 ): Promise<StoredContent> {
   let image: StoredContent["image"] = null;
   const stored = await storeStream(deps.env.FILES, key, bodyOf(part.stream), {
-    minSize: bucket.minUploadFileSize,
-    maxSize: bucket.maxUploadFileSize,
+    minSize: rules.minUploadFileSize,
+    maxSize: rules.maxUploadFileSize,
     mimeTypeOf: async (head) => {
       const mimeType = await resolveMimeType(part.mimeType, head);
-      if (!mimeAllowed(bucket, mimeType)) {
-        throw badRequest(`file type ${mimeType} is not allowed in this bucket`, {
-          allowedMimeTypes: bucket.allowedMimeTypes,
-        });
-      }
+      if (!mimeAllowed(rules, mimeType)) throw typeRefused(rules, mimeType);
       if (mimeType.startsWith("image/")) image = imageDimensions(head);
       return mimeType;
     },

@@ -13,7 +13,7 @@ import {
 } from "./file-shards";
 import { hasuraCompleteUpload, hasuraForgetFiles, hasuraInsertFile } from "./hasura-permissions";
 import { initialObjectKey } from "./records";
-import { storeContent } from "./store-content";
+import { type ContentRules, type StoredContent, storeContent } from "./store-content";
 
 /**
  * One file of an upload under Hasura's insert permission (contract move-in §5.1b). The insert is asked with what
@@ -41,10 +41,46 @@ export async function storeFileUnderHasura(
   newId: () => string,
 ): Promise<PlacedFile> {
   const id = entry?.id ?? newId();
-  const name = entry?.name ?? (part.filename || id);
-  const key = `${initialObjectKey({ bucketId: bucket.id, id })}/${randomUuid()}`;
   // A size or type the bucket refuses is a 400 here, with nothing written and nothing asked.
-  const stored = await storeContent(deps, bucket, key, part);
+  const staged = await stageBytes(deps, bucket, bucket.id, id, part);
+  return recordUnderHasura(deps, bucket, staged, { ...entry, id, minted: !entry?.id }, caller);
+}
+
+/** A file's bytes in R2 with no record yet: under a key of their own, with what was learnt as they streamed. */
+export interface StagedBytes {
+  /** The id its key was made with: the file's, unless a metadata[] after the bytes names another. */
+  id: string;
+  key: string;
+  content: StoredContent;
+  filename: string;
+}
+
+/** Step 1: the bytes, under `<bucket>/<id>/<version>`, with `rules` (a bucket's, or the loosest: store-content.ts). */
+export async function stageBytes(
+  deps: Deps,
+  rules: ContentRules,
+  bucketId: string,
+  id: string,
+  part: { filename: string; mimeType: string; stream: Readable },
+): Promise<StagedBytes> {
+  const key = `${initialObjectKey({ bucketId, id })}/${randomUuid()}`;
+  return { id, key, content: await storeContent(deps, rules, key, part), filename: part.filename };
+}
+
+/**
+ * Steps 2 to 4 for bytes staged under `staged.key` (in the upload's order, or once the form is read when the
+ * metadata[] came after the file). Any failure removes the bytes and whatever this upload wrote for the file.
+ */
+export async function recordUnderHasura(
+  deps: Deps,
+  bucket: BucketRow,
+  staged: StagedBytes,
+  file: { id: string; minted: boolean; name?: string; metadata?: Record<string, unknown> | null },
+  caller: Caller,
+): Promise<PlacedFile> {
+  const { id, metadata } = file;
+  const { key, content: stored } = staged;
+  const name = file.name ?? (staged.filename || id);
   try {
     await hasuraInsertFile(deps, caller, {
       id,
@@ -61,9 +97,9 @@ export async function storeFileUnderHasura(
   let placement: Placement | undefined;
   let row: FileRow | undefined;
   try {
-    await hasuraCompleteUpload(deps, id, { ...stored, bucketId: bucket.id, name, metadata: entry?.metadata });
+    await hasuraCompleteUpload(deps, id, { ...stored, bucketId: bucket.id, name, metadata });
     const now = deps.now();
-    placement = await placeNewFile(deps.shards, id, uploadedByUserId, !entry?.id, now);
+    placement = await placeNewFile(deps.shards, id, uploadedByUserId, file.minted, now);
     const { db } = placement;
     const insert = db
       .insert(files)
@@ -79,7 +115,7 @@ export async function storeFileUnderHasura(
         uploadedByUserId,
         imageWidth: stored.image?.width ?? null,
         imageHeight: stored.image?.height ?? null,
-        metadata: entry?.metadata ?? null,
+        metadata: metadata ?? null,
         createdAt: now,
         updatedAt: now,
       })

@@ -147,6 +147,51 @@ describe("storage permissions from Hasura", () => {
     expect(await (await getAs(alice, id)).text()).toBe("hello");
   });
 
+  // nhost-js 3.x sends each file[] before its metadata[], and bucket-id last (test/storage/part-order.test.ts): the
+  // bytes are staged, and Hasura is asked once the form is read, with the id, name and bucket the later parts gave.
+  it("an upload in nhost-js 3.x's order: the insert is asked with the later parts' id, name and bucket", async () => {
+    const alice = await signUp(svc);
+    const late = (id: string, bucket: string) => {
+      const body = new FormData();
+      body.append("file[]", new Blob(["late"], { type: "text/plain" }), "doc.txt");
+      const entry = JSON.stringify({ id, name: "late.txt", metadata: { k: 2 } });
+      body.append("metadata[]", new Blob([entry], { type: "application/json" }), "");
+      body.append("bucket-id", bucket);
+      return body;
+    };
+    const id = crypto.randomUUID();
+    const before = gql.received.length;
+    const file = await uploadedAs(alice, late(id, "default"));
+    expect(file).toMatchObject({ id, name: "late.txt", bucketId: "default", metadata: { k: 2 } });
+    expect(newRequests(before)[0]!.variables).toEqual({
+      object: { id, bucketId: "default", name: "late.txt", mimeType: "text/plain", size: 4 },
+    });
+    expect(gql.tables.files.get(id)).toMatchObject({
+      id,
+      bucketId: "default",
+      name: "late.txt",
+      isUploaded: true,
+    });
+    // The bytes stay where they were staged, under the id drawn before the metadata[] came.
+    const { record } = await stored(id);
+    expect(record).toMatchObject({ is_uploaded: 1 });
+    expect((await env.FILES.head(record!.object_key))?.size).toBe(4);
+    expect(await (await getAs(alice, id)).text()).toBe("late");
+
+    // Refused for the bucket named last: nothing in D1, R2 (any key) or the app's table.
+    const keys = async () => (await env.FILES.list()).objects.map((object) => object.key).sort();
+    const keysBefore = await keys();
+    const restricted = crypto.randomUUID();
+    await expectStorageError(
+      await uploadAs(alice, late(restricted, RESTRICTED_BUCKET)),
+      403,
+      "you are not authorized",
+    );
+    await expectNothingStored(restricted, RESTRICTED_BUCKET);
+    expect(gql.tables.files.has(restricted)).toBe(false);
+    expect(await keys()).toEqual(keysBefore);
+  });
+
   it("an upload the insert permission refuses: 403, and nothing in D1, R2 or the app's table", async () => {
     const alice = await signUp(svc);
     // Threat: a user writing into a bucket the app keeps for others (the insert check names `default` only).
