@@ -272,14 +272,17 @@ export function floorWorker() {
  * answer puts the successor back (autocannon resets per-client context between requests, so the pool is shared).
  * `onFailure(status, body)` hears of any answer that is not a 200.
  */
-export function rotatingRefresh(base, pool, onFailure = () => {}) {
+export function rotatingRefresh(base, pool, onFailure = () => {}, extra = {}) {
   return {
     url: `${base}/token`,
     requests: [
       {
         method: "POST",
         headers: { "content-type": "application/json" },
-        setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
+        setupRequest: (request) => ({
+          ...request,
+          body: JSON.stringify({ refreshToken: pool.shift(), ...extra }),
+        }),
         onResponse: (status, body) => {
           if (status === 200) pool.push(JSON.parse(body).refreshToken);
           else onFailure(status, body);

@@ -41,6 +41,23 @@ function sessionScenarios({ base, session, pool }, suffix) {
   ];
 }
 
+/** The bench user's own organization, and refreshes that keep switching the session into it. */
+async function orgSwitch({ base, session, pool, topUp }) {
+  const created = await fetch(`${base}/orgs`, {
+    method: "POST",
+    headers: { ...json, authorization: `Bearer ${session.accessToken}` },
+    body: JSON.stringify({ name: "Bench org" }),
+  });
+  if (created.status !== 201)
+    throw new Error(`creating the bench org: ${created.status} ${await created.text()}`);
+  const { id } = await created.json();
+  await topUp();
+  const failed = (status, body) => {
+    if (refreshFailures++ === 0) process.stderr.write(`org switch failed: ${status} ${body}\n`);
+  };
+  return ["refresh into an org: POST /token {orgId}", rotatingRefresh(base, pool, failed, { orgId: id })];
+}
+
 const signIn = ({ base, email }, suffix = "") => [
   `sign-in: POST /signin/email-password${suffix}`,
   {
@@ -65,6 +82,9 @@ try {
   const results = [];
   for (const [name, options] of sessionScenarios(off, "")) results.push(await run(name, options));
   results.push(await run(...signIn(off)));
+  // A refresh that switches into an organization (contract organizations.md §1): the token's object looked up once
+  // before the rotation, the membership and the session read once (src/auth/sessions/before-rotation.ts).
+  results.push(await run(...(await orgSwitch(off))));
   const limited = [];
   for (const [name, options] of sessionScenarios(on, ", limits on")) limited.push(await run(name, options));
   const algorithms = [];
