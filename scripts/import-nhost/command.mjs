@@ -348,6 +348,13 @@ function countOutcome(report, table, result, parts = {}) {
   }
   // Imported, but a part of it not (notCarried: exit 1) or knowingly left (an expired or spent token): a part's row
   // moves from the bundle's outcome to the column that says what happened to it.
+  // A kept or unchanged user whose new session (or key, identity) this run carried: that row counts as imported.
+  for (const row of result.carried ?? []) {
+    const at = row.table ?? table;
+    if (outcome === "imported" || outcome === "skipped" || !(report.counts(at)[outcome] > 0)) continue;
+    report.add(at, outcome, -1);
+    report.add(at, "imported");
+  }
   for (const warning of result.warnings ?? []) {
     const at = warning.table ?? table;
     if (warning.notCarried) report.notCarried(at, warning.id ?? result.id, warning.reason);

@@ -11,18 +11,32 @@ import {
 } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { encrypt, sha256Hex } from "../lib/crypto";
+import {
+  type ChangesHere,
+  changedWords,
+  identityTombstones,
+  isTombstoned,
+  keyTombstones,
+  NO_PARTS,
+} from "./changed-here";
 import { tokenStatements } from "./token-writes";
 import type { CheckedUser } from "./user-checks";
 import type { Here } from "./what-is-here";
+import type { RowReason } from "./wire";
 
 export type Statement = BatchItem<"sqlite">;
+
+/** What a write did not carry on purpose (a tombstone, a credential change here), for the report. */
+export type Left = RowReason & { notCarried: boolean };
 
 /**
  * The statements that write one user whole: its row (unless `keepRow`: changed here since the last run), what Nhost
  * removed since the last run removed here, its providers, keys, new tokens, ticket, and its ledger rows. All go to the
  * user's shard, ledger rows included: one batch there writes the user and the record that it was written, or neither,
  * so a run cut short between two databases can never leave a user the next run takes for one created here. Also
- * returns the user's tokens after the write (hash → ref), for the directory (user-entries.ts).
+ * returns the user's tokens after the write (hash → ref), for the directory (user-entries.ts); the rows newly written
+ * (`carried`) and those left on purpose (`left`: removed here, or new in Nhost after a credential change here,
+ * changed-here.ts), for the report.
  */
 export async function writeUser(
   deps: Deps,
@@ -31,22 +45,50 @@ export async function writeUser(
   here: Here,
   now: number,
   keepRow: boolean,
-): Promise<{ statements: Statement[]; tokens: Record<string, string> }> {
+  changes: ChangesHere,
+): Promise<{
+  statements: Statement[];
+  tokens: Record<string, string>;
+  carried: { table: string; id: string }[];
+  left: Left[];
+}> {
   const db = deps.shards.ofUser(user.id);
-  const previous: ImportedParts = before?.parts ?? {
-    providers: [],
-    securityKeys: [],
-    tokens: {},
-    ticketHash: null,
-    totpHash: null,
-  };
+  const previous: ImportedParts = before?.parts ?? NO_PARTS;
+  const { tombstones } = changes;
+  const refuseNew = changes.changed.length > 0;
+  const carried: { table: string; id: string }[] = [];
+  const left: Left[] = [];
+  const removedHere = (table: string, id: string) =>
+    left.push({
+      table,
+      id,
+      reason: "removed in this service since an import: not brought back",
+      notCarried: false,
+    });
+  // One reason per user (the report counts its rows under it): what changed here, and that nothing new follows.
+  const afterChange = (table: string, id: string) =>
+    left.push({
+      table,
+      id,
+      reason: `new in Nhost after user ${user.id}'s credentials changed in this service (${changedWords(changes.changed)}): not carried`,
+      notCarried: false,
+    });
   // A later run without Nhost's key can't read the secret: the one an earlier run imported stays. A row kept as it
   // is here still gets the secret it lacks (MFA on, unreadable by an earlier run) once a run can read it: a sign-in
   // attempt rehashing the password must not leave the user locked out for good.
-  const fillTotp = keepRow && here.usersById.get(user.id)?.totpMissing === true && user.totpSecret !== null;
+  const nhostTotpHash = user.totpSecret ? await sha256Hex(user.totpSecret) : null;
+  // A secret removed here (MFA turned off or reset) is never sealed again.
+  const totpRemovedHere = nhostTotpHash !== null && tombstones.has(`totp:${nhostTotpHash}`);
+  const fillTotp =
+    keepRow &&
+    !totpRemovedHere &&
+    here.usersById.get(user.id)?.totpMissing === true &&
+    user.totpSecret !== null;
   const keepTotp =
-    (keepRow && !fillTotp) || (user.totpSecret === null && user.totpUnreadable && previous.totpHash !== null);
-  const totpHash = keepTotp ? previous.totpHash : user.totpSecret ? await sha256Hex(user.totpSecret) : null;
+    (keepRow && !fillTotp) ||
+    totpRemovedHere ||
+    (user.totpSecret === null && user.totpUnreadable && previous.totpHash !== null);
+  const totpHash = keepTotp ? previous.totpHash : nhostTotpHash;
   const totpChanged = !keepTotp && (!before || previous.totpHash !== totpHash);
   const totp = totpChanged
     ? {
@@ -72,13 +114,21 @@ export async function writeUser(
             .onConflictDoUpdate({ target: users.id, set: row }),
         ];
 
-  const providerIds = user.providers.map((p) => p.id);
+  const providers = user.providers.filter((p) => {
+    if (isTombstoned(tombstones, identityTombstones(p))) removedHere("auth.user_providers", p.id);
+    else if (refuseNew && !previous.providers.includes(p.id)) afterChange("auth.user_providers", p.id);
+    else return true;
+    return false;
+  });
+  const providerIds = providers.map((p) => p.id);
+  for (const id of providerIds)
+    if (!previous.providers.includes(id)) carried.push({ table: "auth.user_providers", id });
   const gone = (old: string[], now: string[]) => old.filter((id) => !now.includes(id));
   if (gone(previous.providers, providerIds).length)
     statements.push(
       db.delete(userProviders).where(inArray(userProviders.id, gone(previous.providers, providerIds))),
     );
-  for (const p of user.providers)
+  for (const p of providers)
     statements.push(
       db
         .insert(userProviders)
@@ -89,12 +139,20 @@ export async function writeUser(
         }),
     );
 
-  const keyIds = user.securityKeys.map((k) => k.id);
+  const keys = user.securityKeys.filter((k) => {
+    if (isTombstoned(tombstones, keyTombstones(k))) removedHere("auth.user_security_keys", k.id);
+    else if (refuseNew && !previous.securityKeys.includes(k.id)) afterChange("auth.user_security_keys", k.id);
+    else return true;
+    return false;
+  });
+  const keyIds = keys.map((k) => k.id);
+  for (const id of keyIds)
+    if (!previous.securityKeys.includes(id)) carried.push({ table: "auth.user_security_keys", id });
   if (gone(previous.securityKeys, keyIds).length)
     statements.push(
       db.delete(securityKeys).where(inArray(securityKeys.id, gone(previous.securityKeys, keyIds))),
     );
-  for (const k of user.securityKeys)
+  for (const k of keys)
     statements.push(
       db
         .insert(securityKeys)
@@ -110,18 +168,22 @@ export async function writeUser(
         }),
     );
 
-  const { statements: tokenWrites, tokens } = tokenStatements(
-    db,
-    user,
-    previous.tokens,
-    new Set(here.tokenOwners.keys()),
-    now,
-  );
-  statements.push(...tokenWrites);
+  const written = tokenStatements(db, user, previous.tokens, new Set(here.tokenOwners.keys()), now, {
+    refuseNew,
+    present: here.tokensHere,
+  });
+  const { tokens } = written;
+  statements.push(...written.statements);
+  for (const t of written.carried) carried.push({ table: "auth.refresh_tokens", id: t.id });
+  for (const t of written.refused) afterChange("auth.refresh_tokens", t.id);
 
+  // A pending link made in Nhost after a credential change here (a password reset asked for there) is not carried.
+  const newTicket = user.ticket !== null && user.ticket.hash !== previous.ticketHash;
+  if (newTicket && refuseNew) afterChange("auth.users", user.id);
+  const ticketHash = newTicket && refuseNew ? null : (user.ticket?.hash ?? null);
   if (previous.ticketHash && previous.ticketHash !== user.ticket?.hash)
     statements.push(db.delete(tickets).where(eq(tickets.ticketHash, previous.ticketHash)));
-  if (user.ticket && user.ticket.hash !== previous.ticketHash)
+  if (user.ticket && newTicket && !refuseNew)
     statements.push(
       db
         .insert(tickets)
@@ -141,8 +203,13 @@ export async function writeUser(
     providers: providerIds,
     securityKeys: keyIds,
     tokens,
-    ticketHash: user.ticket?.hash ?? null,
+    ticketHash,
     totpHash,
+    expiries: Object.fromEntries(
+      user.tokens.filter((t) => tokens[t.hash]).map((t) => [tokens[t.hash]!, t.expiresAt]),
+    ),
+    ...(tombstones.size > 0 ? { removedHere: [...tombstones].sort() } : {}),
+    ...(changes.changed.length > 0 ? { changedHere: changes.changed } : {}),
   };
   const ledgerRow = {
     fingerprint: user.fingerprint,
@@ -156,5 +223,5 @@ export async function writeUser(
       .values({ kind: "user", id: user.id, ...ledgerRow })
       .onConflictDoUpdate({ target: [importLedger.kind, importLedger.id], set: ledgerRow }),
   );
-  return { statements, tokens };
+  return { statements, tokens, carried, left };
 }
