@@ -62,7 +62,7 @@ type Result = Omit<ImportAnswer["results"][number], "warnings"> & {
 };
 const resultOf = (answer: ImportAnswer) => answer.results[0] as Result;
 
-describe("a delta run after the owner remediated here", () => {
+describe("a delta run after the owner remediated here", { timeout: 30_000 }, () => {
   it("threat: a passkey removed here comes back neither by its row nor as a new row with its credential id; no new session either", async () => {
     const key = securityKey();
     const { bundle, email } = await nhostUser({ securityKeys: [key] }, hash);
@@ -258,5 +258,34 @@ describe("a delta run after the owner remediated here", () => {
     expect(result.carried).toEqual([{ table: "auth.refresh_tokens", id: fresh.row.id }]);
     const renewed = await sessionFromRefresh(svc, fresh.token);
     expect(renewed.user.id).toBe(id);
+  });
+});
+
+describe("a session carried from Nhost in the session list", { timeout: 30_000 }, () => {
+  it("is labelled as imported from Nhost in GET /user/sessions and the account center, not as an unknown device", async () => {
+    const { bundle, email, secrets } = await nhostUser({}, hash);
+    await importUsers(svc, [bundle]);
+    const carried = (bundle.refreshTokens as { id: string; type: string }[]).find(
+      (t) => t.type === "regular",
+    )!;
+    // Refreshed here once (it moved onto this service's sessions): still the same session, still labelled.
+    await sessionFromRefresh(svc, secrets.refreshToken);
+    const session = await signIn(email);
+    const list = await svc.get("/user/sessions", session.accessToken);
+    const { items } = (await list.json()) as {
+      items: { id: string; method: string | null; userAgent: null }[];
+    };
+    expect(items.find((item) => item.id === carried.id)).toMatchObject({
+      method: "import:nhost",
+      userAgent: null,
+    });
+
+    const browser = new Browser(svc);
+    await pageSignIn(browser, await requestIdOf(await authorize(svc, await newClient(svc))), email);
+    const page = await (await browser.get("/account")).text();
+    const at = page.indexOf(`value="${carried.id}"`);
+    const row = page.slice(page.lastIndexOf("<tr>", at), at);
+    expect(row).toContain("Imported from Nhost");
+    expect(row).not.toContain("Unknown device");
   });
 });
