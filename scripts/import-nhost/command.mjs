@@ -216,6 +216,10 @@ async function users(run) {
       securityKeys: groupByUser(related.securityKeys),
       refreshTokens: groupByUser(related.refreshTokens),
     };
+    const mirrored = await nhost.mirrored(
+      "user",
+      page.map((user) => user.id),
+    );
     const built = page.map((user) =>
       buildBundle(
         user,
@@ -223,6 +227,8 @@ async function users(run) {
         options.totpKey,
       ),
     );
+    // Rows this service's Postgres mirror wrote (the app's database is the one read): this service's data, not Nhost's.
+    for (const { bundle } of built) if (mirrored.has(bundle.id)) bundle.mirrored = true;
     const results = await run.send(
       "/users",
       "users",
@@ -267,7 +273,13 @@ async function files(run) {
   const show = () => progress.update("storage.files", counts, { bytes: report.bytes });
   for await (const page of nhost.files()) {
     counts.read += page.length;
-    const records = page.map(fileRecord);
+    const mirrored = await nhost.mirrored(
+      "file",
+      page.map((row) => row.id),
+    );
+    const records = page.map((row) =>
+      mirrored.has(String(row.id)) ? { ...fileRecord(row), mirrored: true } : fileRecord(row),
+    );
     const results = await run.send("/files/plan", "files", records);
     const needBytes = [];
     results.forEach((result, i) => {

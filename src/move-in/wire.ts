@@ -118,9 +118,11 @@ export const fileRecordSchema = z.object({
   metadata: json.nullable(),
   createdAt: time,
   updatedAt: time,
+  /** The row is one this service's Postgres mirror wrote (as a user's `mirrored`). */
+  mirrored: z.boolean().default(false),
 });
 
-export type FileRecord = z.infer<typeof fileRecordSchema>;
+export type FileRecord = Omit<z.infer<typeof fileRecordSchema>, "mirrored">;
 
 export const planFilesBody = z.object({ files: z.array(z.unknown()).min(1).max(100) });
 
