@@ -1,6 +1,7 @@
 import type { ImportedParts, ImportLedgerRow } from "../db/schema";
 import type { CheckedUser } from "./user-checks";
 import type { Here, UserHere } from "./what-is-here";
+import type { RowReason } from "./wire";
 
 /**
  * What the owner did here since an import, read by comparing what earlier runs wrote (the ledger's parts) with what
@@ -95,6 +96,58 @@ export function changesHere(
     if (listed.has(ref) || (previous.expiries?.[ref] ?? 0) > now) changed.add("sessions");
   }
   return { tombstones, changed: [...changed].sort() };
+}
+
+/** What a run did not carry on purpose (a tombstone, a credential change here), for the report. */
+export type Left = RowReason & { notCarried: boolean };
+
+export const removedHereReason = "removed in this service since an import: not brought back";
+
+/** One reason per user (the report counts its rows under it): what changed here, and that nothing new follows. */
+export const afterChangeReason = (userId: string, changed: string[]) =>
+  `new in Nhost after user ${userId}'s credentials changed in this service (${changedWords(changed)}): not carried`;
+
+/**
+ * The user as this run may carry it: its tombstoned keys and identities left out, and after a credential change here
+ * whatever of Nhost's is new (keys, identities, a pending link; sessions and PATs: token-writes.ts). Everything after
+ * this (the conflict checks, the directory's claims, the write) sees only what is carried. `left` says what and why.
+ */
+export function offered(
+  user: CheckedUser,
+  previous: ImportedParts,
+  changes: ChangesHere,
+): { user: CheckedUser; left: Left[] } {
+  const left: Left[] = [];
+  const refuseNew = changes.changed.length > 0;
+  const keep = (table: string, id: string, tombstoned: boolean, known: boolean) => {
+    if (tombstoned) left.push({ table, id, reason: removedHereReason, notCarried: false });
+    else if (refuseNew && !known)
+      left.push({ table, id, reason: afterChangeReason(user.id, changes.changed), notCarried: false });
+    else return true;
+    return false;
+  };
+  const providers = user.providers.filter((p) =>
+    keep(
+      "auth.user_providers",
+      p.id,
+      isTombstoned(changes.tombstones, identityTombstones(p)),
+      previous.providers.includes(p.id),
+    ),
+  );
+  const securityKeys = user.securityKeys.filter((k) =>
+    keep(
+      "auth.user_security_keys",
+      k.id,
+      isTombstoned(changes.tombstones, keyTombstones(k)),
+      previous.securityKeys.includes(k.id),
+    ),
+  );
+  // A pending link made in Nhost after a credential change here (a password reset asked for there) is not carried.
+  const ticket =
+    user.ticket && !keep("auth.users", user.id, false, user.ticket.hash === previous.ticketHash)
+      ? null
+      : user.ticket;
+  return { user: { ...user, providers, securityKeys, ticket }, left };
 }
 
 /** The words of a reason: "password changed, sessions ended". */

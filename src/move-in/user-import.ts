@@ -5,7 +5,7 @@ import { eachShard } from "../db/shards";
 import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
-import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED } from "./changed-here";
+import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED, offered } from "./changed-here";
 import { type CheckedUser, checkUser } from "./user-checks";
 import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
 import { type Statement, writeUser } from "./user-writes";
@@ -203,24 +203,27 @@ async function planUser(
       { table: "auth.users", id: user.id, reason: "a user with this id exists here and was not imported" },
     ]);
 
-  const conflicts = findConflicts(user, here, claimed);
+  // What this run carries of the user: its tombstoned parts, and after a credential change here what is new, left out.
+  const carrying = offered(user, before?.parts ?? NOTHING, changes);
+  const conflicts = findConflicts(carrying.user, here, claimed);
   if (conflicts.length > 0) return skip(conflicts);
   if (user.row.email) claimed.emails.set(user.row.email, user.id);
   if (user.row.phoneNumber) claimed.phones.set(user.row.phoneNumber, user.id);
 
   const { statements, tokens, carried, left } = await writeUser(
     deps,
-    user,
+    carrying.user,
     before,
     here,
     now,
     keepRow,
     changes,
   );
-  const entries = userEntries(user, before?.parts ?? NOTHING, here, tokens, !keepRow);
-  const written = { user, statements, entries, state: "planned" as const };
+  const entries = userEntries(carrying.user, before?.parts ?? NOTHING, here, tokens, !keepRow);
+  const written = { user: carrying.user, statements, entries, state: "planned" as const };
   const warnings = [
     ...checked,
+    ...carrying.left,
     ...left,
     ...user.tokens
       .filter((t) => here.tokenOwners.has(t.hash) && !before?.parts?.tokens[t.hash])

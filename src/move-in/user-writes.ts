@@ -11,23 +11,12 @@ import {
 } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { encrypt, sha256Hex } from "../lib/crypto";
-import {
-  type ChangesHere,
-  changedWords,
-  identityTombstones,
-  isTombstoned,
-  keyTombstones,
-  NO_PARTS,
-} from "./changed-here";
+import { afterChangeReason, type ChangesHere, type Left, NO_PARTS } from "./changed-here";
 import { tokenStatements } from "./token-writes";
 import type { CheckedUser } from "./user-checks";
 import type { Here } from "./what-is-here";
-import type { RowReason } from "./wire";
 
 export type Statement = BatchItem<"sqlite">;
-
-/** What a write did not carry on purpose (a tombstone, a credential change here), for the report. */
-export type Left = RowReason & { notCarried: boolean };
 
 /**
  * The statements that write one user whole: its row (unless `keepRow`: changed here since the last run), what Nhost
@@ -58,21 +47,6 @@ export async function writeUser(
   const refuseNew = changes.changed.length > 0;
   const carried: { table: string; id: string }[] = [];
   const left: Left[] = [];
-  const removedHere = (table: string, id: string) =>
-    left.push({
-      table,
-      id,
-      reason: "removed in this service since an import: not brought back",
-      notCarried: false,
-    });
-  // One reason per user (the report counts its rows under it): what changed here, and that nothing new follows.
-  const afterChange = (table: string, id: string) =>
-    left.push({
-      table,
-      id,
-      reason: `new in Nhost after user ${user.id}'s credentials changed in this service (${changedWords(changes.changed)}): not carried`,
-      notCarried: false,
-    });
   // A later run without Nhost's key can't read the secret: the one an earlier run imported stays. A row kept as it
   // is here still gets the secret it lacks (MFA on, unreadable by an earlier run) once a run can read it: a sign-in
   // attempt rehashing the password must not leave the user locked out for good.
@@ -114,13 +88,8 @@ export async function writeUser(
             .onConflictDoUpdate({ target: users.id, set: row }),
         ];
 
-  const providers = user.providers.filter((p) => {
-    if (isTombstoned(tombstones, identityTombstones(p))) removedHere("auth.user_providers", p.id);
-    else if (refuseNew && !previous.providers.includes(p.id)) afterChange("auth.user_providers", p.id);
-    else return true;
-    return false;
-  });
-  const providerIds = providers.map((p) => p.id);
+  // `user` is what this run carries (changed-here.ts `offered`): tombstoned and refused keys and identities are out.
+  const providerIds = user.providers.map((p) => p.id);
   for (const id of providerIds)
     if (!previous.providers.includes(id)) carried.push({ table: "auth.user_providers", id });
   const gone = (old: string[], now: string[]) => old.filter((id) => !now.includes(id));
@@ -128,7 +97,7 @@ export async function writeUser(
     statements.push(
       db.delete(userProviders).where(inArray(userProviders.id, gone(previous.providers, providerIds))),
     );
-  for (const p of providers)
+  for (const p of user.providers)
     statements.push(
       db
         .insert(userProviders)
@@ -139,20 +108,14 @@ export async function writeUser(
         }),
     );
 
-  const keys = user.securityKeys.filter((k) => {
-    if (isTombstoned(tombstones, keyTombstones(k))) removedHere("auth.user_security_keys", k.id);
-    else if (refuseNew && !previous.securityKeys.includes(k.id)) afterChange("auth.user_security_keys", k.id);
-    else return true;
-    return false;
-  });
-  const keyIds = keys.map((k) => k.id);
+  const keyIds = user.securityKeys.map((k) => k.id);
   for (const id of keyIds)
     if (!previous.securityKeys.includes(id)) carried.push({ table: "auth.user_security_keys", id });
   if (gone(previous.securityKeys, keyIds).length)
     statements.push(
       db.delete(securityKeys).where(inArray(securityKeys.id, gone(previous.securityKeys, keyIds))),
     );
-  for (const k of keys)
+  for (const k of user.securityKeys)
     statements.push(
       db
         .insert(securityKeys)
@@ -175,15 +138,17 @@ export async function writeUser(
   const { tokens } = written;
   statements.push(...written.statements);
   for (const t of written.carried) carried.push({ table: "auth.refresh_tokens", id: t.id });
-  for (const t of written.refused) afterChange("auth.refresh_tokens", t.id);
+  for (const t of written.refused)
+    left.push({
+      table: "auth.refresh_tokens",
+      id: t.id,
+      reason: afterChangeReason(user.id, changes.changed),
+      notCarried: false,
+    });
 
-  // A pending link made in Nhost after a credential change here (a password reset asked for there) is not carried.
-  const newTicket = user.ticket !== null && user.ticket.hash !== previous.ticketHash;
-  if (newTicket && refuseNew) afterChange("auth.users", user.id);
-  const ticketHash = newTicket && refuseNew ? null : (user.ticket?.hash ?? null);
   if (previous.ticketHash && previous.ticketHash !== user.ticket?.hash)
     statements.push(db.delete(tickets).where(eq(tickets.ticketHash, previous.ticketHash)));
-  if (user.ticket && newTicket && !refuseNew)
+  if (user.ticket && user.ticket.hash !== previous.ticketHash)
     statements.push(
       db
         .insert(tickets)
@@ -203,7 +168,7 @@ export async function writeUser(
     providers: providerIds,
     securityKeys: keyIds,
     tokens,
-    ticketHash,
+    ticketHash: user.ticket?.hash ?? null,
     totpHash,
     expiries: Object.fromEntries(
       user.tokens.filter((t) => tokens[t.hash]).map((t) => [tokens[t.hash]!, t.expiresAt]),
