@@ -239,6 +239,23 @@ describe("a delta run after the owner remediated here", { timeout: 30_000 }, () 
     expect(JSON.stringify(await user.json())).not.toContain(identity!.providerUserId);
   });
 
+  it("an identity unlinked here and now another user's is no conflict: the user is not skipped for it", async () => {
+    const { bundle, email, id } = await nhostUser({}, hash);
+    await importUsers(svc, [bundle]);
+    const [identity] = bundle.providers as { id: string; providerId: string; providerUserId: string }[];
+    const browser = new Browser(svc);
+    await pageSignIn(browser, await requestIdOf(await authorize(svc, await newClient(svc))), email);
+    expect((await browser.post("/account/security/providers/unlink", { id: identity!.id })).status).toBe(303);
+    // The same provider account, now another user's here (it moved with another Nhost user).
+    const other = await nhostUser({ providers: [{ ...identity!, id: crypto.randomUUID() }] }, hash);
+    expect((await importUsers(svc, [other.bundle])).results[0]!.outcome).toBe("imported");
+
+    const result = resultOf(await importUsers(svc, [{ ...bundle, updatedAt: iso(Date.now()) }]));
+    expect(result.outcome).toBe("kept");
+    expect(result.reasons).toHaveLength(1);
+    expect(result.reasons![0]!.id).toBe(id);
+  });
+
   it("rule: a user who changed nothing here still gets Nhost's new sessions; carried under a kept row, they count as carried", async () => {
     const { bundle, id } = await nhostUser({}, hash);
     await importUsers(svc, [bundle]);
