@@ -252,6 +252,10 @@ async function users(run) {
       securityKeys: groupByUser(related.securityKeys),
       refreshTokens: groupByUser(related.refreshTokens),
     };
+    const mirrored = await nhost.mirrored(
+      "user",
+      page.map((user) => user.id),
+    );
     const built = page.map((user) =>
       buildBundle(
         user,
@@ -259,6 +263,8 @@ async function users(run) {
         options.totpKey,
       ),
     );
+    // Rows this service's Postgres mirror wrote (the app's database is the one read): this service's data, not Nhost's.
+    for (const { bundle } of built) if (mirrored.has(bundle.id)) bundle.mirrored = true;
     const results = await run.send(
       "/users",
       "users",
@@ -303,7 +309,13 @@ async function files(run) {
   const show = () => progress.update("storage.files", counts, { bytes: report.bytes });
   for await (const page of nhost.files()) {
     counts.read += page.length;
-    const records = page.map(fileRecord);
+    const mirrored = await nhost.mirrored(
+      "file",
+      page.map((row) => row.id),
+    );
+    const records = page.map((row) =>
+      mirrored.has(String(row.id)) ? { ...fileRecord(row), mirrored: true } : fileRecord(row),
+    );
     const results = await run.send("/files/plan", "files", records);
     const needBytes = [];
     results.forEach((result, i) => {
@@ -384,6 +396,13 @@ function countOutcome(report, table, result, parts = {}) {
   }
   // Imported, but a part of it not (notCarried: exit 1) or knowingly left (an expired or spent token): a part's row
   // moves from the bundle's outcome to the column that says what happened to it.
+  // A kept or unchanged user whose new session (or key, identity) this run carried: that row counts as imported.
+  for (const row of result.carried ?? []) {
+    const at = row.table ?? table;
+    if (outcome === "imported" || outcome === "skipped" || !(report.counts(at)[outcome] > 0)) continue;
+    report.add(at, outcome, -1);
+    report.add(at, "imported");
+  }
   for (const warning of result.warnings ?? []) {
     const at = warning.table ?? table;
     if (warning.notCarried) report.notCarried(at, warning.id ?? result.id, warning.reason);

@@ -119,6 +119,11 @@ export class NhostDb {
         ? "auth.user_authenticators"
         : null;
     // Before 00015 the token itself was the key (`refresh_token`); 00011–00014 add a generated refresh_token_hash.
+    // This service's Postgres mirror keeps its bookkeeping here (src/mirror/versions.ts): its rows are recognised.
+    const [mirror] = await this.query(
+      "SELECT to_regclass('edge_auth_mirror.versions') IS NOT NULL AS present",
+    );
+    this.mirrorVersions = mirror?.present === true;
     const tokens = this.columns.get("auth.refresh_tokens");
     this.tokenId = tokens?.has("id") ? "id" : tokens?.has("refresh_token") ? "refresh_token" : null;
   }
@@ -170,6 +175,24 @@ export class NhostDb {
 
   users() {
     return this.pages("auth.users", this.select("auth.users", USER_COLUMNS));
+  }
+
+  /**
+   * Of these users' or files' ids, those whose row this service's Postgres mirror wrote last (docs/hasura.md): the
+   * mirror records each write in `edge_auth_mirror.versions` in the same transaction, `applied_at` its time, and a row
+   * nothing changed since has an `updated_at` no later (the mirror writes the service's own; Nhost's trigger, where
+   * it runs, stamps the transaction's time, which is `applied_at`). Nhost Auth changing the row afterwards stamps a
+   * later time: then it is Nhost's change, read as one. Empty when the database holds no mirror.
+   */
+  async mirrored(kind, ids) {
+    if (!this.mirrorVersions || ids.length === 0) return new Set();
+    const table = kind === "user" ? "auth.users" : "storage.files";
+    const rows = await this.query(
+      `SELECT v.row_id FROM edge_auth_mirror.versions v JOIN ${table} r ON r.id::text = v.row_id
+       WHERE v.row_kind = $1 AND NOT v.deleted AND v.row_id = ANY($2::text[]) AND r.updated_at <= v.applied_at`,
+      [kind, ids.map(String)],
+    );
+    return new Set(rows.map((row) => row.row_id));
   }
 
   buckets() {

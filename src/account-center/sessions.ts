@@ -30,8 +30,16 @@ import { signedOutPage } from "./sign-out";
 
 export const SESSIONS = "sessions";
 
-/** The browser and system the User-Agent names, in the words of the new-device mail ("Chrome on macOS"). */
-function deviceOf(catalogue: Catalogue, userAgent: string | null): string {
+/** The method of a session carried from Nhost (src/move-in/token-writes.ts `IMPORTED_SESSION_METHOD`). */
+const IMPORTED_SESSION_METHOD = "import:nhost";
+
+/**
+ * The browser and system the User-Agent names, in the words of the new-device mail ("Chrome on macOS"). A session
+ * carried from Nhost has no User-Agent (Nhost kept none): it says where it came from, not "unknown device".
+ */
+function deviceOf(catalogue: Catalogue, userAgent: string | null, method: string | null): string {
+  if (!userAgent && method === IMPORTED_SESSION_METHOD)
+    return catalogue.account.sessions.methods.importedNhost;
   const name = deviceNameOf(userAgent);
   if (!name.browser) return name.system ?? catalogue.account.sessions.unknownDevice;
   return name.system ? catalogue.devices.device(name.browser, name.system) : name.browser;
@@ -55,6 +63,7 @@ function methodOf(catalogue: Catalogue, method: string | null): string {
     "oauth2-page": words.signInPage,
     "hosted-page": words.signInPage,
     admin: words.administrator,
+    [IMPORTED_SESSION_METHOD]: words.importedNhost,
   };
   return (method && known[method]) || catalogue.account.unknown;
 }
@@ -65,7 +74,7 @@ function sessionRow(c: Ctx, view: SectionView, session: UserSession) {
   const language = catalogue.pages.lang;
   const place = session.place ?? session.ip ?? catalogue.account.unknown;
   return html`<tr>
-  <td data-label="${words.device}"><span>${deviceOf(catalogue, session.userAgent)}${session.current ? html`<span class="badge ok">${words.thisDevice}</span>` : ""}</span></td>
+  <td data-label="${words.device}"><span>${deviceOf(catalogue, session.userAgent, session.method)}${session.current ? html`<span class="badge ok">${words.thisDevice}</span>` : ""}</span></td>
   <td data-label="${words.place}"><span>${place}</span></td>
   <td data-label="${words.method}"><span>${methodOf(catalogue, session.method)}</span></td>
   <td data-label="${words.lastUsed}"><span>${timeOf(Date.parse(session.lastUsedAt), language)}</span></td>

@@ -94,11 +94,18 @@ export async function deleteUsers(sql: Sql, ids: string[]): Promise<void> {
 
 /**
  * A sign-in moves `last_seen` (the service writes it with the session, outside the user events). Only forward, and
- * only on a row that exists: a sign-in delivered after the user's deletion changes nothing.
+ * only on a row that exists: a sign-in delivered after the user's deletion changes nothing. The row's version records
+ * the write's time too (`applied_at`, in the same statement): where Nhost's trigger stamps `updated_at`, the import
+ * still tells the row for the mirror's (scripts/import-nhost/read-nhost.mjs `mirrored`).
  */
 export async function touchLastSeen(sql: Sql, userId: string, at: string): Promise<void> {
   await sql.query(
-    "UPDATE auth.users SET last_seen = $2 WHERE id = $1 AND (last_seen IS NULL OR last_seen < $2::timestamptz)",
+    `WITH touched AS (
+       UPDATE auth.users SET last_seen = $2
+        WHERE id = $1 AND (last_seen IS NULL OR last_seen < $2::timestamptz) RETURNING id
+     )
+     UPDATE edge_auth_mirror.versions SET applied_at = now()
+      WHERE row_kind = 'user' AND row_id IN (SELECT id::text FROM touched)`,
     [userId, at],
   );
 }

@@ -31,7 +31,7 @@ import { type FileRecord, fileRecordSchema, type ImportResult, type RowReason } 
  */
 
 type Checked =
-  | { ok: true; file: FileRecord; fingerprint: string }
+  | { ok: true; file: FileRecord; fingerprint: string; mirrored: boolean }
   | { ok: false; id: string; reasons: RowReason[] };
 
 async function checkRecord(input: unknown): Promise<Checked> {
@@ -41,10 +41,12 @@ async function checkRecord(input: unknown): Promise<Checked> {
     const reason = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     return { ok: false, id, reasons: [{ table: "storage.files", id, reason }] };
   }
+  // `mirrored` says who wrote the row, not what the file is: it stays out of the record and its fingerprint.
+  const { mirrored, ...record } = parsed.data;
   const file = {
-    ...parsed.data,
-    id: parsed.data.id.toLowerCase(),
-    isUploaded: parsed.data.isUploaded === true,
+    ...record,
+    id: record.id.toLowerCase(),
+    isUploaded: record.isUploaded === true,
   };
   if (!file.isUploaded)
     return {
@@ -66,7 +68,7 @@ async function checkRecord(input: unknown): Promise<Checked> {
         },
       ],
     };
-  return { ok: true, file, fingerprint: await sha256Hex(JSON.stringify(file)) };
+  return { ok: true, file, fingerprint: await sha256Hex(JSON.stringify(file)), mirrored };
 }
 
 /** Where a record lives, or goes: the shard, and whether a record and a ledger row are there. */
@@ -149,6 +151,15 @@ async function planRecords(
           },
         ],
       };
+    // A row this service's Postgres mirror wrote into the database the command reads: this service's own file, never
+    // brought in as Nhost's (no bytes asked for, not an error).
+    if (c.mirrored && !before)
+      return {
+        id: file.id,
+        outcome: "kept",
+        reasons: [{ table: "storage.files", id: file.id, reason: MIRRORED_FILE }],
+      };
+    if (c.mirrored) return { id: file.id, outcome: "unchanged" };
     if (!before && here) return skipped(NOT_IMPORTED);
     if (before?.fingerprint === c.fingerprint) return { id: file.id, outcome: "unchanged" };
     return { id: file.id, outcome: "needs-bytes" };
@@ -157,6 +168,7 @@ async function planRecords(
 }
 
 const NOT_IMPORTED = "a file with this id exists here and was not imported";
+const MIRRORED_FILE = "a file of this service, written to this database by its Postgres mirror: not imported";
 
 /** `PUT /admin/import/nhost/files/{id}`: the bytes, then the record, in its owner's shard with its ledger row. */
 export async function importFile(

@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import {
@@ -8,7 +8,7 @@ import {
   refreshTokens,
   sessions,
 } from "../db/schema";
-import type { CheckedUser } from "./user-checks";
+import type { CheckedUser, ImportedToken } from "./user-checks";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -21,7 +21,11 @@ type Statement = BatchItem<"sqlite">;
  *   index row replaced; one that moved here (it has a locator: the client refreshed here) is the service's now.
  * - A token Nhost no longer has (signed out there, expired) ends here too, unless its session moved here: after the
  *   cut-over, Nhost's old rows expire while the clients go on here.
- * Removals come first in the batch: a rotated row's new hash is written after its old one is gone.
+ * - A user whose credentials changed here (`refuseNew`, changed-here.ts) gets no new session or PAT: only a session
+ *   already carried, still alive here and not yet used here follows Nhost's rotation of its token (`refused` lists
+ *   the rest, for the report).
+ * Removals come first in the batch: a rotated row's new hash is written after its old one is gone. `carried`: the
+ * tokens whose hash this batch writes (new sessions and PATs, rotations), which the report counts as carried.
  */
 export function tokenStatements(
   db: Db,
@@ -29,9 +33,20 @@ export function tokenStatements(
   previous: ImportedParts["tokens"],
   imported: ReadonlySet<string>,
   now: number,
-): { statements: Statement[]; tokens: Record<string, string> } {
+  changedHere: { refuseNew: boolean; present: ReadonlySet<string> } = {
+    refuseNew: false,
+    present: new Set(),
+  },
+): {
+  statements: Statement[];
+  tokens: Record<string, string>;
+  carried: ImportedToken[];
+  refused: ImportedToken[];
+} {
   const statements: Statement[] = [];
   const tokens: Record<string, string> = {};
+  const carried: ImportedToken[] = [];
+  const refused: ImportedToken[] = [];
   const current = new Map(user.tokens.map((t) => [t.hash, t]));
   const currentRefs = new Set(user.tokens.map((t) => `${t.kind}:${t.id}`));
   const previousRefs = new Set(Object.values(previous));
@@ -56,13 +71,21 @@ export function tokenStatements(
       if (previous[t.hash]) tokens[t.hash] = ref;
       continue;
     }
+    const rotatedInNhost = previousRefs.has(ref);
+    const { refuseNew } = changedHere;
+    if (refuseNew && (t.kind === "pat" || !rotatedInNhost || !changedHere.present.has(ref))) {
+      refused.push(t);
+      continue;
+    }
     tokens[t.hash] = ref;
+    carried.push(t);
     statements.push(
       db
         .insert(importLedger)
         .values({ kind: "token", id: t.hash, fingerprint: ref, owner: user.id, importedAt: now }),
     );
-    const rotatedInNhost = previousRefs.has(ref);
+    // After a credential change here, only a session still alive here follows (not one expired, not yet swept).
+    const alive = changedHere.refuseNew ? gt(sessions.expiresAt, now) : undefined;
     if (t.kind === "pat") {
       statements.push(
         rotatedInNhost
@@ -80,7 +103,9 @@ export function tokenStatements(
             }),
       );
     } else if (rotatedInNhost) {
-      const unused = sql`(SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${t.id} AND ${sessions.locator} IS NULL)`;
+      const unused = changedHere.refuseNew
+        ? sql`(SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${t.id} AND ${sessions.locator} IS NULL AND ${sessions.expiresAt} > ${now})`
+        : sql`(SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${t.id} AND ${sessions.locator} IS NULL)`;
       statements.push(
         db.delete(refreshTokens).where(and(eq(refreshTokens.sessionId, t.id), sql`EXISTS ${unused}`)),
         db.insert(refreshTokens).select(
@@ -91,12 +116,12 @@ export function tokenStatements(
               expiresAt: sql<number>`${t.expiresAt}`.as("expires_at"),
             })
             .from(sessions)
-            .where(and(eq(sessions.id, t.id), isNull(sessions.locator))),
+            .where(and(eq(sessions.id, t.id), isNull(sessions.locator), alive)),
         ),
         db
           .update(sessions)
           .set({ expiresAt: t.expiresAt })
-          .where(and(eq(sessions.id, t.id), isNull(sessions.locator))),
+          .where(and(eq(sessions.id, t.id), isNull(sessions.locator), alive)),
       );
     } else {
       // A session without a locator, found by the token's hash: its first refresh moves it onto a token family
@@ -110,10 +135,15 @@ export function tokenStatements(
           expiresAt: t.expiresAt,
           userAgent: null,
           locator: null,
+          // The session list labels it (the account center: "Imported from Nhost"), not an unknown device.
+          method: IMPORTED_SESSION_METHOD,
         }),
         db.insert(refreshTokens).values({ tokenHash: t.hash, sessionId: t.id, expiresAt: t.expiresAt }),
       );
     }
   }
-  return { statements, tokens };
+  return { statements, tokens, carried, refused };
 }
+
+/** The `method` of a session carried from Nhost, as `GET /user/sessions` and the account center show it. */
+export const IMPORTED_SESSION_METHOD = "import:nhost";

@@ -60,6 +60,8 @@ export interface CheckedUser {
   ticket: { type: string; hash: string; expiresAt: number } | null;
   /** SHA-256 of all of the above: the same again on a later run writes nothing. */
   fingerprint: string;
+  /** The row is the Postgres mirror's copy of this service's own (wire.ts `mirrored`): left out of the fingerprint. */
+  mirrored: boolean;
   warnings: (RowReason & { notCarried: boolean })[];
 }
 
@@ -222,8 +224,10 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
     tokens,
     ticket,
   };
-  const fingerprint = await sha256Hex(JSON.stringify(checked));
-  return { ok: true, user: { ...checked, fingerprint, warnings } };
+  // A mirrored row moves with what happens here (last_seen, updated_at): only the rest of the user is compared.
+  const mirrored = bundle.mirrored;
+  const fingerprint = await sha256Hex(JSON.stringify(mirrored ? { ...checked, row: "mirrored" } : checked));
+  return { ok: true, user: { ...checked, fingerprint, mirrored, warnings } };
 }
 
 /**

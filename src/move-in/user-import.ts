@@ -5,6 +5,7 @@ import { eachShard } from "../db/shards";
 import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
+import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED, offered } from "./changed-here";
 import { type CheckedUser, checkUser } from "./user-checks";
 import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
 import { type Statement, writeUser } from "./user-writes";
@@ -146,13 +147,7 @@ function unlessConstraint(error: unknown): string {
   return constraint.trim();
 }
 
-const NOTHING: ImportedParts = {
-  providers: [],
-  securityKeys: [],
-  tokens: {},
-  ticketHash: null,
-  totpHash: null,
-};
+const NOTHING: ImportedParts = NO_PARTS;
 
 async function planUser(
   deps: Deps,
@@ -183,30 +178,53 @@ async function planUser(
   const existing = here.usersById.get(user.id);
   const checked = checkWarnings(user, before, existing);
   if (before && !existing) return keep("deleted in this service since the last import: not brought back");
+  // A row this service's Postgres mirror wrote into the database the command reads (docs/hasura.md): a user created
+  // here is this service's, not Nhost's; never imported, not an error.
+  if (user.mirrored && !before)
+    return keep("a user of this service, written to this database by its Postgres mirror: not imported");
   if (before && before.fingerprint === user.fingerprint)
     return {
       ...none,
       result: { id: user.id, outcome: "unchanged", ...(checked.length ? { warnings: checked } : {}) },
     };
   // Changed here since the last run (an admin, the user, a sign-in that rehashed the password): the user's row stays
-  // as it is here, but what Nhost ended (a session signed out there, a key removed) still ends here.
+  // as it is here, but what Nhost ended (a session signed out there, a key removed) still ends here. So does a row
+  // the mirror wrote (it holds this service's own data) and the row of a user whose credentials changed here.
+  const changes =
+    before !== undefined && existing !== undefined
+      ? changesHere(user, before, existing, here, now)
+      : NOTHING_CHANGED;
   const keepRow =
-    before !== undefined && existing !== undefined && existing.updatedAt !== before.rowUpdatedAt;
+    (before !== undefined && existing !== undefined && existing.updatedAt !== before.rowUpdatedAt) ||
+    user.mirrored ||
+    changes.changed.length > 0;
   if (!before && existing)
     return skip([
       { table: "auth.users", id: user.id, reason: "a user with this id exists here and was not imported" },
     ]);
 
-  const conflicts = findConflicts(user, here, claimed);
+  // What this run carries of the user: its tombstoned parts, and after a credential change here what is new, left out.
+  const carrying = offered(user, before?.parts ?? NOTHING, changes);
+  const conflicts = findConflicts(carrying.user, here, claimed);
   if (conflicts.length > 0) return skip(conflicts);
   if (user.row.email) claimed.emails.set(user.row.email, user.id);
   if (user.row.phoneNumber) claimed.phones.set(user.row.phoneNumber, user.id);
 
-  const { statements, tokens } = await writeUser(deps, user, before, here, now, keepRow);
-  const entries = userEntries(user, before?.parts ?? NOTHING, here, tokens, !keepRow);
-  const written = { user, statements, entries, state: "planned" as const };
+  const { statements, tokens, carried, left } = await writeUser(
+    deps,
+    carrying.user,
+    before,
+    here,
+    now,
+    keepRow,
+    changes,
+  );
+  const entries = userEntries(carrying.user, before?.parts ?? NOTHING, here, tokens, !keepRow);
+  const written = { user: carrying.user, statements, entries, state: "planned" as const };
   const warnings = [
     ...checked,
+    ...carrying.left,
+    ...left,
     ...user.tokens
       .filter((t) => here.tokenOwners.has(t.hash) && !before?.parts?.tokens[t.hash])
       .map((t) => ({
@@ -216,10 +234,18 @@ async function planUser(
         notCarried: false,
       })),
   ];
+  // The rows this run newly carried: the report counts them as carried, whatever the user's own outcome.
+  const extra = { ...(warnings.length ? { warnings } : {}), ...(carried.length ? { carried } : {}) };
+  if (changes.changed.length > 0) {
+    const reason =
+      `credentials changed in this service (${changedWords(changes.changed)}): the service's row is kept, and ` +
+      "nothing new comes from Nhost but the rotation of sessions still alive here";
+    return { ...written, result: { ...keep(reason).result, ...extra } };
+  }
+  if (user.mirrored) return { ...written, result: { id: user.id, outcome: "unchanged", ...extra } };
   if (keepRow) {
     const reason = "changed in this service since the last import: the service's row is kept";
-    const kept = keep(reason);
-    return { ...written, result: { ...kept.result, ...(warnings.length ? { warnings } : {}) } };
+    return { ...written, result: { ...keep(reason).result, ...extra } };
   }
   return {
     ...written,

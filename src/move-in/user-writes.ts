@@ -11,6 +11,7 @@ import {
 } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { encrypt, sha256Hex } from "../lib/crypto";
+import { afterChangeReason, type ChangesHere, type Left, NO_PARTS } from "./changed-here";
 import { tokenStatements } from "./token-writes";
 import type { CheckedUser } from "./user-checks";
 import type { Here } from "./what-is-here";
@@ -22,7 +23,9 @@ export type Statement = BatchItem<"sqlite">;
  * removed since the last run removed here, its providers, keys, new tokens, ticket, and its ledger rows. All go to the
  * user's shard, ledger rows included: one batch there writes the user and the record that it was written, or neither,
  * so a run cut short between two databases can never leave a user the next run takes for one created here. Also
- * returns the user's tokens after the write (hash → ref), for the directory (user-entries.ts).
+ * returns the user's tokens after the write (hash → ref), for the directory (user-entries.ts); the rows newly written
+ * (`carried`) and those left on purpose (`left`: removed here, or new in Nhost after a credential change here,
+ * changed-here.ts), for the report.
  */
 export async function writeUser(
   deps: Deps,
@@ -31,22 +34,35 @@ export async function writeUser(
   here: Here,
   now: number,
   keepRow: boolean,
-): Promise<{ statements: Statement[]; tokens: Record<string, string> }> {
+  changes: ChangesHere,
+): Promise<{
+  statements: Statement[];
+  tokens: Record<string, string>;
+  carried: { table: string; id: string }[];
+  left: Left[];
+}> {
   const db = deps.shards.ofUser(user.id);
-  const previous: ImportedParts = before?.parts ?? {
-    providers: [],
-    securityKeys: [],
-    tokens: {},
-    ticketHash: null,
-    totpHash: null,
-  };
+  const previous: ImportedParts = before?.parts ?? NO_PARTS;
+  const { tombstones } = changes;
+  const refuseNew = changes.changed.length > 0;
+  const carried: { table: string; id: string }[] = [];
+  const left: Left[] = [];
   // A later run without Nhost's key can't read the secret: the one an earlier run imported stays. A row kept as it
   // is here still gets the secret it lacks (MFA on, unreadable by an earlier run) once a run can read it: a sign-in
   // attempt rehashing the password must not leave the user locked out for good.
-  const fillTotp = keepRow && here.usersById.get(user.id)?.totpMissing === true && user.totpSecret !== null;
+  const nhostTotpHash = user.totpSecret ? await sha256Hex(user.totpSecret) : null;
+  // A secret removed here (MFA turned off or reset) is never sealed again.
+  const totpRemovedHere = nhostTotpHash !== null && tombstones.has(`totp:${nhostTotpHash}`);
+  const fillTotp =
+    keepRow &&
+    !totpRemovedHere &&
+    here.usersById.get(user.id)?.totpMissing === true &&
+    user.totpSecret !== null;
   const keepTotp =
-    (keepRow && !fillTotp) || (user.totpSecret === null && user.totpUnreadable && previous.totpHash !== null);
-  const totpHash = keepTotp ? previous.totpHash : user.totpSecret ? await sha256Hex(user.totpSecret) : null;
+    (keepRow && !fillTotp) ||
+    totpRemovedHere ||
+    (user.totpSecret === null && user.totpUnreadable && previous.totpHash !== null);
+  const totpHash = keepTotp ? previous.totpHash : nhostTotpHash;
   const totpChanged = !keepTotp && (!before || previous.totpHash !== totpHash);
   const totp = totpChanged
     ? {
@@ -72,7 +88,10 @@ export async function writeUser(
             .onConflictDoUpdate({ target: users.id, set: row }),
         ];
 
+  // `user` is what this run carries (changed-here.ts `offered`): tombstoned and refused keys and identities are out.
   const providerIds = user.providers.map((p) => p.id);
+  for (const id of providerIds)
+    if (!previous.providers.includes(id)) carried.push({ table: "auth.user_providers", id });
   const gone = (old: string[], now: string[]) => old.filter((id) => !now.includes(id));
   if (gone(previous.providers, providerIds).length)
     statements.push(
@@ -90,6 +109,8 @@ export async function writeUser(
     );
 
   const keyIds = user.securityKeys.map((k) => k.id);
+  for (const id of keyIds)
+    if (!previous.securityKeys.includes(id)) carried.push({ table: "auth.user_security_keys", id });
   if (gone(previous.securityKeys, keyIds).length)
     statements.push(
       db.delete(securityKeys).where(inArray(securityKeys.id, gone(previous.securityKeys, keyIds))),
@@ -110,14 +131,20 @@ export async function writeUser(
         }),
     );
 
-  const { statements: tokenWrites, tokens } = tokenStatements(
-    db,
-    user,
-    previous.tokens,
-    new Set(here.tokenOwners.keys()),
-    now,
-  );
-  statements.push(...tokenWrites);
+  const written = tokenStatements(db, user, previous.tokens, new Set(here.tokenOwners.keys()), now, {
+    refuseNew,
+    present: here.tokensHere,
+  });
+  const { tokens } = written;
+  statements.push(...written.statements);
+  for (const t of written.carried) carried.push({ table: "auth.refresh_tokens", id: t.id });
+  for (const t of written.refused)
+    left.push({
+      table: "auth.refresh_tokens",
+      id: t.id,
+      reason: afterChangeReason(user.id, changes.changed),
+      notCarried: false,
+    });
 
   if (previous.ticketHash && previous.ticketHash !== user.ticket?.hash)
     statements.push(db.delete(tickets).where(eq(tickets.ticketHash, previous.ticketHash)));
@@ -143,6 +170,11 @@ export async function writeUser(
     tokens,
     ticketHash: user.ticket?.hash ?? null,
     totpHash,
+    expiries: Object.fromEntries(
+      user.tokens.filter((t) => tokens[t.hash]).map((t) => [tokens[t.hash]!, t.expiresAt]),
+    ),
+    ...(tombstones.size > 0 ? { removedHere: [...tombstones].sort() } : {}),
+    ...(changes.changed.length > 0 ? { changedHere: changes.changed } : {}),
   };
   const ledgerRow = {
     fingerprint: user.fingerprint,
@@ -156,5 +188,5 @@ export async function writeUser(
       .values({ kind: "user", id: user.id, ...ledgerRow })
       .onConflictDoUpdate({ target: [importLedger.kind, importLedger.id], set: ledgerRow }),
   );
-  return { statements, tokens };
+  return { statements, tokens, carried, left };
 }

@@ -1,7 +1,14 @@
 import { inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type DirectoryEntry, ownersOfMany } from "../db/directory";
-import { type ImportLedgerRow, securityKeys, userProviders, users } from "../db/schema";
+import {
+  type ImportLedgerRow,
+  personalAccessTokens,
+  securityKeys,
+  sessions,
+  userProviders,
+  users,
+} from "../db/schema";
 import { eachShard, type Shards } from "../db/shards";
 import type { Deps } from "../http/deps";
 import { ledgerRows, slices } from "./ledger";
@@ -15,10 +22,7 @@ import type { CheckedUser } from "./user-checks";
 export interface Here {
   ledger: Map<string, ImportLedgerRow>;
   /** `totpMissing`: TOTP on without a secret (one an earlier run could not read). */
-  usersById: Map<
-    string,
-    { updatedAt: number; totpMissing: boolean; email: string | null; phoneNumber: string | null }
-  >;
+  usersById: Map<string, UserHere>;
   userByEmail: Map<string, string>;
   userByPhone: Map<string, string>;
   tokenOwners: Map<string, ImportLedgerRow>;
@@ -26,6 +30,21 @@ export interface Here {
   identityOwners: Map<string, string>;
   /** The identities each user of the batch has here (imported or linked here): those an update removes go back. */
   identitiesOf: Map<string, { id: string; provider: string; providerUserId: string }[]>;
+  /** The security keys each user of the batch has here. */
+  keysOf: Map<string, { id: string; credentialId: string }[]>;
+  /** Of the sessions and PATs Nhost lists for the batch, those that exist here: `regular:<id>`, `pat:<id>`. */
+  tokensHere: Set<string>;
+}
+
+/** A user's row as the import compares it (changed-here.ts reads the credential columns). */
+export interface UserHere {
+  updatedAt: number;
+  totpMissing: boolean;
+  email: string | null;
+  phoneNumber: string | null;
+  passwordChangedAt: number | null;
+  totpEnabledAt: number | null;
+  hasTotp: boolean;
 }
 
 /** Items grouped by the index of the shard of the user each belongs to. */
@@ -48,8 +67,15 @@ const each = async <T>(values: string[], read: (part: string[]) => Promise<T[]>)
 /** The batch's users as one shard has them: their rows, identities and what earlier runs wrote for them. */
 async function readOwn(db: Db, batch: CheckedUser[]) {
   const ids = batch.map((u) => u.id);
-  const [ledger, tokenOwners, rows, identities] = await Promise.all([
-    ledgerRows(db, "user", ids),
+  const ledger = await ledgerRows(db, "user", ids);
+  // The sessions and PATs Nhost lists now, and those earlier runs carried: which of them exist here.
+  const refs = [
+    ...batch.flatMap((u) => u.tokens.map((t) => `${t.kind}:${t.id}`)),
+    ...[...ledger.values()].flatMap((row) => Object.values(row.parts?.tokens ?? {})),
+  ];
+  const tokenIds = (kind: "regular" | "pat") =>
+    refs.filter((ref) => ref.startsWith(`${kind}:`)).map((ref) => ref.slice(kind.length + 1));
+  const [tokenOwners, rows, identities, keys, sessionsHere, patsHere] = await Promise.all([
     ledgerRows(
       db,
       "token",
@@ -63,6 +89,9 @@ async function readOwn(db: Db, batch: CheckedUser[]) {
           email: users.email,
           phoneNumber: users.phoneNumber,
           totpMissing: sql<number>`${users.activeMfaType} = 'totp' AND ${users.totpSecret} IS NULL`,
+          passwordChangedAt: users.passwordChangedAt,
+          totpEnabledAt: users.totpEnabledAt,
+          hasTotp: sql<number>`${users.totpSecret} IS NOT NULL`,
         })
         .from(users)
         .where(inArray(users.id, part))
@@ -80,8 +109,29 @@ async function readOwn(db: Db, batch: CheckedUser[]) {
         .where(inArray(userProviders.userId, part))
         .all(),
     ),
+    each(ids, (part) =>
+      db
+        .select({ id: securityKeys.id, userId: securityKeys.userId, credentialId: securityKeys.credentialId })
+        .from(securityKeys)
+        .where(inArray(securityKeys.userId, part))
+        .all(),
+    ),
+    each(tokenIds("regular"), (part) =>
+      db.select({ id: sessions.id }).from(sessions).where(inArray(sessions.id, part)).all(),
+    ),
+    each(tokenIds("pat"), (part) =>
+      db
+        .select({ id: personalAccessTokens.id })
+        .from(personalAccessTokens)
+        .where(inArray(personalAccessTokens.id, part))
+        .all(),
+    ),
   ]);
-  return { ledger, tokenOwners, rows, identities };
+  const tokensHere = [
+    ...sessionsHere.map((row) => `regular:${row.id}`),
+    ...patsHere.map((row) => `pat:${row.id}`),
+  ];
+  return { ledger, tokenOwners, rows, identities, keys, tokensHere };
 }
 
 interface Wanted {
@@ -179,6 +229,10 @@ export async function readWhatIsHere(deps: Deps, batch: CheckedUser[]): Promise<
   for (const { userId, ...identity } of parts.flatMap((part) => part.identities)) {
     identitiesOf.set(userId, [...(identitiesOf.get(userId) ?? []), identity]);
   }
+  const keysOf = new Map<string, { id: string; credentialId: string }[]>();
+  for (const { userId, ...key } of parts.flatMap((part) => part.keys)) {
+    keysOf.set(userId, [...(keysOf.get(userId) ?? []), key]);
+  }
   return {
     ledger: new Map(parts.flatMap((part) => [...part.ledger])),
     tokenOwners: new Map(parts.flatMap((part) => [...part.tokenOwners])),
@@ -192,6 +246,9 @@ export async function readWhatIsHere(deps: Deps, batch: CheckedUser[]): Promise<
             totpMissing: Boolean(u.totpMissing),
             email: u.email,
             phoneNumber: u.phoneNumber,
+            passwordChangedAt: u.passwordChangedAt,
+            totpEnabledAt: u.totpEnabledAt,
+            hasTotp: Boolean(u.hasTotp),
           },
         ]),
     ),
@@ -202,5 +259,7 @@ export async function readWhatIsHere(deps: Deps, batch: CheckedUser[]): Promise<
       holders.flatMap((h) => h.identities).map((i) => [`${i.provider}\n${i.subject}`, i.userId]),
     ),
     identitiesOf,
+    keysOf,
+    tokensHere: new Set(parts.flatMap((part) => part.tokensHere)),
   };
 }

@@ -76,6 +76,11 @@ export const userBundleSchema = z.object({
   providers: z.array(providerRowSchema).max(50),
   securityKeys: z.array(securityKeyRowSchema).max(50),
   refreshTokens: z.array(tokenRowSchema).max(1000),
+  /**
+   * The row is one this service's Postgres mirror wrote (the command finds it in `edge_auth_mirror.versions`, not
+   * changed since): it holds this service's data, not Nhost's (src/move-in/user-import.ts).
+   */
+  mirrored: z.boolean().default(false),
 });
 
 export type UserBundle = z.infer<typeof userBundleSchema>;
@@ -121,9 +126,11 @@ export const fileRecordSchema = z.object({
   metadata: json.nullable(),
   createdAt: time,
   updatedAt: time,
+  /** The row is one this service's Postgres mirror wrote (as a user's `mirrored`). */
+  mirrored: z.boolean().default(false),
 });
 
-export type FileRecord = z.infer<typeof fileRecordSchema>;
+export type FileRecord = Omit<z.infer<typeof fileRecordSchema>, "mirrored">;
 
 export const planFilesBody = z.object({ files: z.array(row).min(1).max(100) });
 
@@ -173,6 +180,8 @@ export interface ImportResult {
   reasons?: RowReason[];
   /** Imported, but something of it was not carried (`notCarried`) or was knowingly left (`left`). */
   warnings?: (RowReason & { notCarried: boolean })[];
+  /** Rows of a kept or unchanged user this run newly carried (a session Nhost made since): counted as imported. */
+  carried?: { table: string; id: string }[];
 }
 
 const rowReasonSchema = z.object({
@@ -198,6 +207,7 @@ export const importResultsSchema = z.object({
       ]),
       reasons: z.array(rowReasonSchema).optional(),
       warnings: z.array(rowReasonSchema.extend({ notCarried: z.boolean() })).optional(),
+      carried: z.array(z.object({ table: z.string(), id: z.string() })).optional(),
     }),
   ),
 });

@@ -17,7 +17,8 @@ import { SoftwareAuthenticator } from "../fakes/authenticator";
 import { NHOST_ENCRYPTION_KEY, NHOST_JWT_SECRET } from "../fixtures/nhost/project";
 import { type SeededUser, seedBucket, seedFile, seedUser } from "../fixtures/nhost/seed";
 import { loadNhostSchema, type RunningPostgres, startPostgres } from "../support/postgres";
-import { authUrl, browse, client, PASSWORD, REDIRECT, rejection, serverUrl } from "./client";
+import { authUrl, browse, client, PASSWORD, REDIRECT, rejection, serverUrl, verifiedUser } from "./client";
+import { mirrorWrites, nhostRefresh } from "./move-in-mirror";
 
 const adminSecret = inject("adminSecret");
 
@@ -411,4 +412,30 @@ describe("a wrong --database-url", () => {
     expect((await adminGet(`/users/${seeded.alice.id}`)).status).toBe(200);
     expect((await adminGet(`/users/${stranger.id}`)).status).toBe(404);
   });
+});
+
+describe("the Postgres mirror writing into this database (Hasura stays on Nhost)", () => {
+  // Before: the mirror's writes came back as "updated" users and its users created here as "not imported" (exit 1).
+  it("a delta run takes the mirror's rows for this service's own: no user 'updated', none reported; Nhost's new token still comes", async () => {
+    const moved = await seedUser(db, { email: `mirrored-${crypto.randomUUID().slice(0, 6)}@example.com` });
+    const first = await fullImport();
+    const bad = first.report.notCarried.map((row) => row.id).sort();
+    const signedUp = await verifiedUser("signed-up-here");
+    const payload = JSON.parse(Buffer.from(signedUp.accessToken.split(".")[1]!, "base64url").toString());
+    await mirrorWrites(db, { id: payload.sub, email: signedUp.email }, { id: moved.id, email: moved.email! });
+
+    const delta = await fullImport();
+    expect(delta.report.notCarried.map((row) => row.id).sort()).toEqual(bad);
+    expect(delta.report.tables["auth.users"]).toMatchObject({ imported: 0, updated: 0 });
+    expect(JSON.stringify(delta.report)).toMatch(
+      /a user of this service, written to this database by its Postgres mirror/,
+    );
+
+    const token = await nhostRefresh(db, moved.id);
+    const later = await fullImport();
+    expect(later.report.tables["auth.refresh_tokens"]).toMatchObject({ imported: 1 });
+    expect(later.report.tables["auth.users"]).toMatchObject({ updated: 0 });
+    const { body: session } = await client().auth.refreshToken({ refreshToken: token });
+    expect(session.user?.id).toBe(moved.id);
+  }, 240_000);
 });

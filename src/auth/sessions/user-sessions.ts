@@ -36,7 +36,8 @@ export const userSessionSchema = z.object({
     .string()
     .nullable()
     .describe(
-      "How the session began: `email-password`, `webauthn`, `provider:github`, `pat`, …; null if unknown",
+      "How the session began: `email-password`, `webauthn`, `provider:github`, `pat`, …, `import:nhost` for a " +
+        "session carried from Nhost by the import; null if unknown",
     ),
 });
 

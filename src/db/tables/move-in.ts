@@ -37,6 +37,20 @@ export interface ImportedParts {
   ticketHash: string | null;
   /** SHA-256 of the TOTP secret imported (null: none), so an unchanged secret is not sealed again. */
   totpHash: string | null;
+  /** The expiry of each carried session or PAT (`regular:<id>` → ms) as the import last wrote it. */
+  expiries?: Record<string, number>;
+  /**
+   * Tombstones of what was removed here after an import (src/move-in/changed-here.ts): `key:<id>`,
+   * `credential:<credential id>`, `identity:<id>`, `subject:<provider>\n<provider user id>`, `totp:<hash>`. A
+   * later run never writes them again.
+   */
+  removedHere?: string[];
+  /**
+   * What of the user's credentials changed here since an import (`password`, `sessions`, `mfa`, `keys`,
+   * `identities`), once seen kept for good: the old system gives such a user nothing new (contract
+   * supabase.md §6).
+   */
+  changedHere?: string[];
 }
 
 export type ImportLedgerRow = typeof importLedger.$inferSelect;

@@ -75,6 +75,7 @@ export const account: Account = {
       identityProvider: "Identitätsanbieter",
       signInPage: "Anmeldeseite",
       administrator: "Von einem Administrator eingerichtet",
+      importedNhost: "Aus Nhost übernommen",
     },
   },
   deletion: {

@@ -76,6 +76,7 @@ export const account = {
       identityProvider: "Identity provider",
       signInPage: "Sign-in page",
       administrator: "Set up by an administrator",
+      importedNhost: "Imported from Nhost",
     },
   },
   deletion: {

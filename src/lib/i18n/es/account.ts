@@ -74,6 +74,7 @@ export const account: Account = {
       identityProvider: "Proveedor de identidad",
       signInPage: "Página de inicio de sesión",
       administrator: "Creada por un administrador",
+      importedNhost: "Importada de Nhost",
     },
   },
   deletion: {

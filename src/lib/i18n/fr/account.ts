@@ -75,6 +75,7 @@ export const account: Account = {
       identityProvider: "Fournisseur d'identité",
       signInPage: "Page de connexion",
       administrator: "Créé par un administrateur",
+      importedNhost: "Importée depuis Nhost",
     },
   },
   deletion: {

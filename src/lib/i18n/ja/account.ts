@@ -74,6 +74,7 @@ export const account: Account = {
       identityProvider: "ID プロバイダー",
       signInPage: "サインインページ",
       administrator: "管理者が作成",
+      importedNhost: "Nhost から移行",
     },
   },
   deletion: {

@@ -74,6 +74,7 @@ export const account: Account = {
       identityProvider: "Provedor de identidade",
       signInPage: "Página de entrada",
       administrator: "Criada por um administrador",
+      importedNhost: "Importada do Nhost",
     },
   },
   deletion: {
