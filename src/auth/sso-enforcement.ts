@@ -62,12 +62,13 @@ export async function ssoEnforcingOrg(
   return row?.orgId;
 }
 
-/** `refuseIfSsoRequired` for the sign-in method of this request's path, when it is one enforced SSO refuses. */
+/** `refuseIfSsoRequired` for the sign-in method (by default this request's path's), when enforced SSO refuses it. */
 export async function refuseMethodUnderSso(
   deps: Pick<Deps, "db" | "config" | "path">,
   email: string | null | undefined,
+  method: string | null = methodOf(deps.path),
 ): Promise<void> {
-  if (methodRefusedUnderSso(methodOf(deps.path))) await refuseIfSsoRequired(deps, email);
+  if (methodRefusedUnderSso(method)) await refuseIfSsoRequired(deps, email);
 }
 
 /** 403 `sso-required`, naming where to start, when the email's org enforces SSO. */
