@@ -116,6 +116,26 @@ describe("a sign-in, end to end", () => {
     expect(await recordedMethod(svc, session)).toEqual({ listed: "sso:saml", audited: "sso:saml" });
   });
 
+  // Threat (to the apps that follow the event stream): a person signed in, made just in time, whose user.created
+  // and session.created reach the queue only at the next minute's cron, because the ACS's GET did not drain.
+  it("hands the events its GET wrote to the queue after the answer, not at the next cron", async () => {
+    const sent: { type: string; subject: string }[] = [];
+    const queue = {
+      async send(body: { type: string; subject: string }) {
+        sent.push(body);
+      },
+      async sendBatch(messages: Iterable<{ body: { type: string; subject: string } }>) {
+        for (const message of messages) sent.push(message.body);
+      },
+    };
+    const streaming = samlService({ EVENTS: queue });
+    const org = await samlOrg();
+    const session = await signedInThroughSaml(org, `events@${org.domain}`, streaming);
+    expect(sent.filter((event) => event.subject === session.user.id).map((event) => event.type)).toEqual(
+      expect.arrayContaining(["user.created", "session.created"]),
+    );
+  });
+
   it("works with a connection made through the organization's own routes, mapping a group to a role", async () => {
     const owner = await signUp(svc, uniqueEmail("owner"));
     const created = await svc.post("/orgs", { name: "Initech" }, owner.accessToken);
