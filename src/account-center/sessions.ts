@@ -60,6 +60,8 @@ function methodOf(catalogue: Catalogue, method: string | null): string {
     pat: words.accessToken,
     anonymous: words.anonymous,
     "id-token": words.identityProvider,
+    "sso:saml": words.identityProvider,
+    "sso:oidc": words.identityProvider,
     "oauth2-page": words.signInPage,
     "hosted-page": words.signInPage,
     admin: words.administrator,

@@ -31,14 +31,16 @@ export async function completeSignIn(
   userAgent?: string,
   /** The organization the session starts in (an enterprise sign-in: the connection's org, its membership made). */
   org?: ActiveMembership,
+  /** How the user signed in, when the flow says so (an enterprise sign-in); else the path's. */
+  method?: string,
 ): Promise<SignInResult> {
   if (user.activeMfaType === "totp") {
     if (user.totpSecret === null) throw new AppError("mfa-reset-required");
     // Enforced SSO refuses the first factor before its ticket (createSession checks the sessions made at once).
-    await refuseMethodUnderSso(deps, user.email);
+    await refuseMethodUnderSso(deps, user.email, method);
     return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
   }
-  return { session: await createSession(deps, user, userAgent, undefined, org), mfa: null };
+  return { session: await createSession(deps, user, userAgent, undefined, org, method), mfa: null };
 }
 
 /** The first step of a sign-in with TOTP active: no session yet, a ticket for `POST /signin/mfa/totp`. */

@@ -63,7 +63,7 @@ export {
   type SignUpOptions,
   signUpOptionsSchema,
 } from "./sign-up-options";
-export { ssoEnforcingOrg } from "./sso-enforcement";
+export { refuseIfSsoRequired, ssoEnforcingOrg } from "./sso-enforcement";
 export { endSessionsUnderSso } from "./sso-sweep";
 export {
   findUserByEmail,

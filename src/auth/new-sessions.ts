@@ -95,9 +95,12 @@ export async function createSession(
   userAgent?: string,
   extraClaims?: HasuraClaims,
   org?: ActiveMembership,
+  /** How the user signed in, when the flow says so (an enterprise sign-in: `sso:saml`, `sso:oidc`); else the path's. */
+  explicitMethod?: string,
 ): Promise<Session> {
+  const method = explicitMethod ?? methodOf(deps.path);
   // Enforced SSO (organizations.md §2): the methods it refuses end here, whichever flow led to them.
-  await refuseMethodUnderSso(deps, user.email);
+  await refuseMethodUnderSso(deps, user.email, method);
   // A sign-in with a DPoP proof makes a session bound to its key (RFC 9449): checked before anything is written.
   const dpopJkt = await sessionKeyOf(deps);
   // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists; so does a
@@ -120,7 +123,7 @@ export async function createSession(
         expiresAt: now + lifetimeMs,
         userAgent,
         locator,
-        method: methodOf(deps.path),
+        method,
         orgId: org?.orgId ?? null,
         dpopJkt,
         // Where it began, for the user's session list (contract §13).
@@ -144,12 +147,12 @@ export async function createSession(
   // The new-device notice (src/auth/devices/) sets the device cookie on this request's answer and checks the device.
   deps.visitor.signedIn = user;
   if (extraClaims?.["x-hasura-auth-elevated"]) {
-    deps.audit({ type: "elevation", userId: user.id, detail: { method: methodOf(deps.path) } });
+    deps.audit({ type: "elevation", userId: user.id, detail: { method } });
   } else if (!isSignUpPath(deps.path)) {
     deps.audit({
       type: "signin.success",
       userId: user.id,
-      detail: { method: methodOf(deps.path) ?? "other", sessionId },
+      detail: { method: method ?? "other", sessionId },
     });
   }
   return buildSession(deps, user, sessionId, refreshToken, now, { extraClaims, custom, org, dpopJkt });

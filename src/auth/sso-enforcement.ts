@@ -6,18 +6,21 @@ import type { Deps } from "../http/deps";
 
 /**
  * Enforced SSO (contract organizations.md §2): an organization that enforces it for its verified domains lets their
- * emails in only through its identity provider. Password, magic-link, email and SMS code and passkey sign-ins (and the
- * built-in page's) answer 403 `sso-required` with the start URL; their sessions are ended when enforcement begins
- * (./sso-sweep.ts), so their next refresh fails. Auth can't import the enterprise sign-in feature (src/sso/ imports
+ * emails in only through its identity provider. Password, magic-link, email and SMS code, passkey, social-provider,
+ * ID-token and PAT sign-ins (and the built-in page's) answer 403 `sso-required` with the start URL; their sessions,
+ * and the users' PATs, are ended when enforcement begins (./sso-sweep.ts), so their next refresh fails. Auth can't import the enterprise sign-in feature (src/sso/ imports
  * auth), so the tables are read here directly: one read by the verified-domain index, on sign-ins only — never on a
  * refresh, whose hot path stays as it was.
  */
 
 /**
- * The sign-in methods enforced SSO refuses (src/audit/events.ts `methodOf` names them from the path). Sessions an
- * IdP vouched for (enterprise sign-in, a social provider), PATs and the admin API's are not refused. The TOTP step is
- * not among them: its first factor was checked before its ticket was issued (complete-sign-in.ts), and an enterprise
- * sign-in of a user with TOTP ends there too.
+ * The sign-in methods enforced SSO refuses (src/audit/events.ts `methodOf` names them from the path): every way in
+ * that does not pass the org's IdP, so that offboarding there (and by SCIM) is the end of access. That includes a
+ * social provider (`provider:<name>`, `methodRefusedUnderSso`), a native app's ID token and a personal access token:
+ * an employee's Google or GitHub account, or a PAT made last year, is not the company's to switch off. Only
+ * enterprise sign-ins (src/sso/) and the admin API's sessions are let through. The TOTP step is not among them: its
+ * first factor was checked before its ticket was issued (complete-sign-in.ts), and an enterprise sign-in of a user
+ * with TOTP ends there too.
  */
 export const METHODS_UNDER_SSO = new Set([
   "email-password",
@@ -27,7 +30,15 @@ export const METHODS_UNDER_SSO = new Set([
   "webauthn",
   "pkce-link",
   "oauth2-page",
+  "id-token",
+  "pat",
 ]);
+
+/** Social providers' sessions are `provider:<name>` (src/audit/events.ts). */
+export const PROVIDER_METHOD_PREFIX = "provider:";
+
+export const methodRefusedUnderSso = (method: string | null): boolean =>
+  method !== null && (METHODS_UNDER_SSO.has(method) || method.startsWith(PROVIDER_METHOD_PREFIX));
 
 /** The org that enforces SSO for this email's domain, if any. */
 export async function ssoEnforcingOrg(
@@ -51,13 +62,13 @@ export async function ssoEnforcingOrg(
   return row?.orgId;
 }
 
-/** `refuseIfSsoRequired` for the sign-in method of this request's path, when it is one enforced SSO refuses. */
+/** `refuseIfSsoRequired` for the sign-in method (by default this request's path's), when enforced SSO refuses it. */
 export async function refuseMethodUnderSso(
   deps: Pick<Deps, "db" | "config" | "path">,
   email: string | null | undefined,
+  method: string | null = methodOf(deps.path),
 ): Promise<void> {
-  const method = methodOf(deps.path);
-  if (method && METHODS_UNDER_SSO.has(method)) await refuseIfSsoRequired(deps, email);
+  if (methodRefusedUnderSso(method)) await refuseIfSsoRequired(deps, email);
 }
 
 /** 403 `sso-required`, naming where to start, when the email's org enforces SSO. */

@@ -1,14 +1,16 @@
-import { and, inArray, like } from "drizzle-orm";
-import { sessions, users } from "../db/schema";
+import { and, inArray, like, or } from "drizzle-orm";
+import { personalAccessTokens, sessions, users } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { revokeSession } from "./revocation";
-import { METHODS_UNDER_SSO } from "./sso-enforcement";
+import { METHODS_UNDER_SSO, PROVIDER_METHOD_PREFIX } from "./sso-enforcement";
 
 /**
  * When an org starts enforcing SSO (or verifies one more domain while it does), the sessions its domains' users began
  * by a method enforced SSO refuses are ended: their rows and token families go, so the next refresh fails (the access
- * tokens already out expire as usual). Done once, at that moment, in every shard, rather than checked on every
- * refresh. Sessions an IdP vouched for stay. Bounded per call (`MAX_USERS` per domain and shard); docs/sso.md.
+ * tokens already out expire as usual). Their personal access tokens go too: a PAT is a way in that outlives the IdP's
+ * say-so (made before enforcement, it would sign in after it, and its sessions with it). Done once, at that moment,
+ * in every shard, rather than checked on every refresh. Sessions an IdP vouched for stay. Bounded per call
+ * (`MAX_USERS` per domain and shard); docs/sso.md.
  */
 
 const MAX_USERS = 5_000;
@@ -30,10 +32,17 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
         .all();
       for (let at = 0; at < members.length; at += CHUNK) {
         const ids = members.slice(at, at + CHUNK).map((member) => member.id);
+        // The PATs first: one of them could otherwise make a session between the two steps.
+        await db.delete(personalAccessTokens).where(inArray(personalAccessTokens.userId, ids)).run();
         const doomed = await db
           .select({ id: sessions.id })
           .from(sessions)
-          .where(and(inArray(sessions.userId, ids), inArray(sessions.method, methods)))
+          .where(
+            and(
+              inArray(sessions.userId, ids),
+              or(inArray(sessions.method, methods), like(sessions.method, `${PROVIDER_METHOD_PREFIX}%`)),
+            ),
+          )
           .all();
         for (const session of doomed) await revokeSession(deps, session.id);
         ended += doomed.length;

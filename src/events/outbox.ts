@@ -108,7 +108,8 @@ export function mayHaveWritten(method: string, path: string): boolean {
   // endpoint pays no query for the stream.
   if (/\/token$/.test(path)) return false;
   if (method !== "GET" && method !== "HEAD" && method !== "OPTIONS") return true;
-  // Links followed by a browser change state with a GET: email verification, magic links, providers' callbacks, and
-  // an RP-initiated logout whose ID token hint names this browser's session (it ends the session at once).
-  return /\/(verify|callback)(\/|$)|\/signin\/provider\/|\/oauth2\/logout$/.test(path);
+  // Links followed by a browser change state with a GET: email verification, magic links, providers' and enterprise
+  // callbacks, the SAML ACS's GET (where its sign-in finishes: a JIT user, a membership, a session), and an
+  // RP-initiated logout whose ID token hint names this browser's session (it ends the session at once).
+  return /\/(verify|callback|acs)(\/|$)|\/signin\/provider\/|\/oauth2\/logout$/.test(path);
 }

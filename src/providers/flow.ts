@@ -3,6 +3,7 @@ import * as oauth from "oauth4webapi";
 import { z } from "zod";
 import {
   completeSignIn,
+  refuseIfSsoRequired,
   resolveRedirectTo,
   resolveSignUpOptions,
   type SignUpOptions,
@@ -237,6 +238,9 @@ export async function finishProviderSignIn(
       await handOffTokens(deps, request.connectUserId, provider, tokens);
       return back({});
     }
+    // Enforced SSO (organizations.md §2): the org's emails sign in at its IdP, not here; refused before an account is
+    // made or linked for the address (createSession refuses again by the account's own email).
+    await refuseIfSsoRequired(deps, profile.email);
     const user = await userForProfile(deps, provider, profile, request.options as SignUpOptions);
     if (user.disabled) throw new AppError("disabled-user");
     await handOffTokens(deps, user.id, provider, tokens);

@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import {
   completeSignIn,
+  refuseIfSsoRequired,
   requireElevation,
   type SignInResult,
   type SignUpOptions,
@@ -47,6 +48,8 @@ async function signInByIdToken(
   userAgent?: string,
 ): Promise<SignInResult> {
   const profile = await profileFromIdToken(deps, body.provider, body.idToken, body.nonce);
+  // Enforced SSO: refused before an account is made or linked for the address (as the redirect flow, flow.ts).
+  await refuseIfSsoRequired(deps, profile.email);
   const user = await userForProfile(deps, body.provider, profile, body.options ?? {});
   if (user.disabled) throw new AppError("disabled-user");
   return completeSignIn(deps, user, userAgent);

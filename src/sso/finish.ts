@@ -57,7 +57,9 @@ export async function finishSsoSignIn(
     const user = await userThroughConnection(deps, connection, identity);
     // The session starts inside the connection's organization: that is where its IdP vouched for the person.
     const org = await activeMembership(deps, connection.orgId, user.id);
-    const signedIn = await completeSignIn(deps, user, c.req.header("user-agent"), org);
+    // The method is the connection's kind, named here: no path says it (the ACS's GET and the OIDC callback differ).
+    const method = `sso:${connection.type}`;
+    const signedIn = await completeSignIn(deps, user, c.req.header("user-agent"), org, method);
     return c.redirect(
       withQuery(
         request.redirectTo,

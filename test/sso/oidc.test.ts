@@ -8,6 +8,7 @@ import {
   oidcConnection,
   orgWithDomain,
   personAtIdp,
+  recordedMethod,
   ssoService,
   ssoSignIn,
   startSso,
@@ -83,6 +84,17 @@ describe("an OIDC connection", () => {
     const session = await sessionFromRefresh(svc, back.get("refreshToken")!);
     expect(session.user.id).toBe(existing.user.id);
     expect(await membership(org.orgId, existing.user.id)).toMatchObject({ source: "jit", provisioned: 0 });
+  });
+
+  // Threat: a person reading their sessions (or an operator the audit) cannot tell an enterprise sign-in from an
+  // unknown one — the session list said "unknown" and the audit "other".
+  it("records its method, sso:oidc, in the session list and the audit", async () => {
+    const org = await orgWithDomain(svc);
+    await oidcConnection(svc, org);
+    const email = `method@${org.domain}`;
+    await personAtIdp({ email });
+    const session = await sessionFromRefresh(svc, (await ssoSignIn(svc, email)).get("refreshToken")!);
+    expect(await recordedMethod(svc, session)).toEqual({ listed: "sso:oidc", audited: "sso:oidc" });
   });
 
   it("answers the IdP's URL with PKCE, state, nonce and the email as login hint; a form post is a 303", async () => {

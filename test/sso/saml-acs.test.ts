@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { PREFIX, SERVER, signUp, uniqueAddress, uniqueEmail } from "../helpers";
+import { PREFIX, SERVER, signUp, uniqueAddress, uniqueEmail, type WireSession } from "../helpers";
 import {
   APP,
   authnRequestOf,
@@ -13,6 +13,7 @@ import {
   startSignIn,
 } from "./saml-support/connection";
 import { idpMetadataXml, type ResponseOptions, signedResponse, toBase64 } from "./saml-support/idp";
+import { recordedMethod } from "./support";
 
 // The SAML service provider over HTTP (src/sso/saml/routes.ts): POST /sso/start → the test IdP (samlify) → the ACS's
 // POST → the ACS's GET in the same browser → the app with a refresh token; and the attacks that need the routes
@@ -25,6 +26,20 @@ const respondTo = (org: SamlOrg, email: string, options: Partial<ResponseOptions
 
 async function errorOf(response: Response) {
   return { status: response.status, ...((await response.json()) as { error: string; message: string }) };
+}
+
+/** A whole SP-initiated sign-in of `email` in one browser: the session it lands with. */
+async function signedInThroughSaml(org: SamlOrg, email: string, service = svc): Promise<WireSession> {
+  const { requestId, cookie } = await startSignIn(service, email);
+  const acs = await postToAcs(
+    service,
+    org,
+    toBase64(await respondTo(org, email, { inResponseTo: requestId })),
+  );
+  const landed = location(await openIn(service, location(acs), cookie));
+  const refreshToken = landed.searchParams.get("refreshToken");
+  expect(refreshToken, landed.href).toBeTruthy();
+  return (await (await service.post("/token", { refreshToken })).json()) as WireSession;
 }
 
 describe("metadata and the AuthnRequest", () => {
@@ -91,6 +106,34 @@ describe("a sign-in, end to end", () => {
     // The one-time id is spent.
     const again = location(await openIn(svc, bounce, cookie));
     expect(again.searchParams.get("error")).toBe("invalid-state");
+  });
+
+  // Threat: a person reading their sessions (or an operator the audit) cannot tell an enterprise sign-in from an
+  // unknown one — the session list said "unknown" and the audit "other".
+  it("records its method, sso:saml, in the session list and the audit", async () => {
+    const org = await samlOrg();
+    const session = await signedInThroughSaml(org, `method@${org.domain}`);
+    expect(await recordedMethod(svc, session)).toEqual({ listed: "sso:saml", audited: "sso:saml" });
+  });
+
+  // Threat (to the apps that follow the event stream): a person signed in, made just in time, whose user.created
+  // and session.created reach the queue only at the next minute's cron, because the ACS's GET did not drain.
+  it("hands the events its GET wrote to the queue after the answer, not at the next cron", async () => {
+    const sent: { type: string; subject: string }[] = [];
+    const queue = {
+      async send(body: { type: string; subject: string }) {
+        sent.push(body);
+      },
+      async sendBatch(messages: Iterable<{ body: { type: string; subject: string } }>) {
+        for (const message of messages) sent.push(message.body);
+      },
+    };
+    const streaming = samlService({ EVENTS: queue });
+    const org = await samlOrg();
+    const session = await signedInThroughSaml(org, `events@${org.domain}`, streaming);
+    expect(sent.filter((event) => event.subject === session.user.id).map((event) => event.type)).toEqual(
+      expect.arrayContaining(["user.created", "session.created"]),
+    );
   });
 
   it("works with a connection made through the organization's own routes, mapping a group to a role", async () => {

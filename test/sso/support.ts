@@ -131,3 +131,19 @@ export async function ssoSignIn(svc: TestService, email: string, sub?: string) {
   const started = await startSso(svc, { email });
   return callback(svc, await atIdp(started.url, sub), started.cookie);
 }
+
+/** How the session list (`GET /user/sessions`, its current item) and the audit's `signin.success` name a sign-in. */
+export async function recordedMethod(svc: TestService, session: WireSession) {
+  const listed = (await (await svc.get("/user/sessions", session.accessToken)).json()) as {
+    items: { current: boolean; method: string | null }[];
+  };
+  const audit = (await (
+    await svc.request("GET", `/admin/audit?userId=${session.user.id}&type=signin.success&limit=1`, {
+      headers: ADMIN,
+    })
+  ).json()) as { items: { detail: { method?: string } }[] };
+  return {
+    listed: listed.items.find((item) => item.current)?.method,
+    audited: audit.items[0]?.detail.method,
+  };
+}
