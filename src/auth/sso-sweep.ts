@@ -19,8 +19,10 @@ const CHUNK = 50;
 export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]): Promise<number> {
   let ended = 0;
   // A TOTP step's session may have begun at the IdP or with a password: ended all the same (signing in again through
-  // the IdP is what enforcement asks). So is an app's session from the hosted pages, whatever signed the pages in.
-  const methods = [...METHODS_UNDER_SSO, "mfa-totp", "hosted-page"];
+  // the IdP is what enforcement asks). So is an app's session from the hosted pages, whatever signed the pages in,
+  // and a session carried from Nhost (`import:nhost`, src/move-in/token-writes.ts), which no IdP here vouched for:
+  // its row's end takes its Nhost refresh tokens with it, carried yet or not.
+  const methods = [...METHODS_UNDER_SSO, "mfa-totp", "hosted-page", "import:nhost"];
   for (const domain of domains) {
     // Domains are [a-z0-9.-] only (src/sso/domains.ts), so nothing in them is a LIKE wildcard.
     for (const db of deps.shards.all) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { expectError, mailbox, PASSWORD, signUp, uniqueEmail, type WireSession } from "../helpers";
+import { importUsers, nhostUser } from "../move-in/support";
 import { mintIdToken, signInWith, withProviders } from "../providers/support";
 import { userD1 } from "../support/shards";
 import { location, openIn, postToAcs, type SamlOrg, samlOrg, startSignIn } from "./saml-support/connection";
@@ -161,6 +162,24 @@ describe("enforced SSO closes the doors that bypass the IdP", () => {
     await enforce(org, false);
     await expectError(await signInPat(pat), 401, "invalid-pat");
     expect((await signInPat(elsewhere)).status).toBe(200);
+  });
+
+  // Threat: a session carried from Nhost (its refresh token imported, refreshed here or not yet) outliving the
+  // enforcement that ended every other non-IdP session of the employee.
+  it("ends the domain's sessions carried from Nhost, refreshed here or not yet", async () => {
+    const org = await samlOrg();
+    const [carried, waiting] = [
+      await nhostUser({ email: `moved-${crypto.randomUUID().slice(0, 8)}@${org.domain}` }),
+      await nhostUser({ email: `later-${crypto.randomUUID().slice(0, 8)}@${org.domain}` }),
+    ];
+    const outside = await nhostUser();
+    const { results } = await importUsers(svc, [carried.bundle, waiting.bundle, outside.bundle]);
+    expect(results.map((r) => r.outcome)).toEqual(["imported", "imported", "imported"]);
+    const here = (await (await refreshed(carried.secrets.refreshToken)).json()) as WireSession;
+    await enforce(org, true);
+    await expectError(await refreshed(here.refreshToken), 401, "invalid-refresh-token");
+    await expectError(await refreshed(waiting.secrets.refreshToken), 401, "invalid-refresh-token");
+    expect((await refreshed(outside.secrets.refreshToken)).status).toBe(200);
   });
 
   it("refuses SMS codes, and a code mailed before enforcement, of the domain's users", async () => {
