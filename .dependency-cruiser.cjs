@@ -1,6 +1,6 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
 // admin, storage, …: THE list is src/runtime/features.ts, read here through scripts/features.cjs) over shared
-// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib and the top-level errors, env
+// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib, replay and the top-level errors, env
 // and config). `src/index.ts` and src/runtime/ (which mounts the features' routes and runs their consumers and
 // housekeeping) compose them and may import anything.
 const { featureFolders } = require("./scripts/features.cjs");
@@ -8,7 +8,7 @@ const { featureFolders } = require("./scripts/features.cjs");
 const FEATURE_NAMES = featureFolders().join("|");
 const FEATURES = `^src/(${FEATURE_NAMES})/`;
 const PLUMBING =
-  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
+  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib|replay)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
 const FOLDERS_WITH_SUBFOLDERS = `^src/(${FEATURE_NAMES}|token-families)/`;
@@ -16,6 +16,10 @@ const FOLDERS_WITH_SUBFOLDERS = `^src/(${FEATURE_NAMES}|token-families)/`;
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
   ["^src/lib/", "lib: pure helpers (crypto, keys, passwords, redirects) over errors and the config type"],
+  [
+    "^src/replay/",
+    "replay: what is accepted once (the JtiLedger object, the DPoP proof check that records its jti), over lib",
+  ],
   ["^src/hooks/", "hooks: the app's signed synchronous hooks (contract move-in §5.3), over lib"],
   ["^src/db/", "db: the schema, the client and housekeeping, over lib"],
   [

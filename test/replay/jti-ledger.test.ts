@@ -1,4 +1,4 @@
-// The JtiLedger Durable Object's contract (src/lib/jti-ledger.ts): a JWT id is accepted once until it expires, and the
+// The JtiLedger Durable Object's contract (src/replay/jti-ledger.ts): a JWT id is accepted once until it expires, and the
 // object keeps working after its alarm swept every id away.
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";

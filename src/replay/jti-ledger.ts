@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { sha256Hex } from "./crypto";
+import { sha256Hex } from "../lib/crypto";
 
 /**
  * The JWT ids (`jti`) this server has accepted once and must refuse again until they expire (contract §12): DPoP

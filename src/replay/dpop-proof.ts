@@ -8,7 +8,7 @@ import {
   jwtVerify,
 } from "jose";
 import type { Env } from "../env";
-import { currentDPoPNonce, isCurrentDPoPNonce } from "./dpop-nonces";
+import { currentDPoPNonce, isCurrentDPoPNonce } from "../lib/dpop-nonces";
 import { claimJtiOnce } from "./jti-ledger";
 
 /**
