@@ -142,3 +142,19 @@ export function methodsOfSessionRow(method: string | null): SignInMethod[] {
       return ["sign-in"];
   }
 }
+
+/**
+ * A sign-in a code or device approval is made from (contract §12): how and when, and the browser session at this
+ * service it belongs to (`sid`: ID tokens and back-channel logout name it).
+ */
+export interface SignIn extends Authentication {
+  sid?: string | null;
+}
+
+/** How and when a user signed in (contract §12), as ID tokens, access tokens and introspection report it. */
+export interface Authentication {
+  /** ms */
+  authTime: number;
+  acr?: string | null;
+  amr?: string[] | null;
+}

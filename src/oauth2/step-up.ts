@@ -11,10 +11,9 @@ import {
   levelOfAcr,
   type MethodTimes,
   methodsOf,
+  type SignIn,
   type SignInMethod,
 } from "./acr";
-import type { PendingRequest } from "./pending-requests";
-import type { SignIn } from "./tokens";
 
 /**
  * Step-up (contract §12): what a request asks of the sign-in behind it, whether a session meets it, and what the
@@ -32,11 +31,20 @@ export interface AuthDemand {
   notBefore?: number;
 }
 
+/** What an authorization request asks of the sign-in behind it (an OAuth2 pending request has these fields). */
+export interface DemandingRequest {
+  readonly prompt: readonly string[];
+  readonly maxAge?: number;
+  readonly acrValues?: string[];
+  /** ms */
+  readonly createdAt: number;
+}
+
 /**
  * The demand of an authorization request: `acr_values` (reaching one of the known values, so the weakest is the
  * floor: acr.ts `floorOf`), `max_age`, `prompt=login`.
  */
-export function demandOf(request: PendingRequest, now: number): AuthDemand {
+export function demandOf(request: DemandingRequest, now: number): AuthDemand {
   const limits = [
     // `max_age` (OIDC Core §3.1.2.1); a method performed for this very request counts however the seconds ran since,
     // or `max_age=0` (and a slow page with a small one) would ask again forever.

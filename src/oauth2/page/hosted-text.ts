@@ -4,7 +4,7 @@ import { isAccountCenter } from "../app-requests";
 import type { PendingRequest } from "../pending-requests";
 import type { Ctx } from "./page-paths";
 import { render } from "./page-response";
-import { problem } from "./render-consent";
+import { problem } from "./render";
 import { catalogueFor } from "./text";
 
 /** What the page says for a first-party app's request (contract §13): whom it signs in for, and its problems. */

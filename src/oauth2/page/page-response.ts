@@ -4,8 +4,7 @@ import { brandOf } from "../../http/brand";
 import { setPageHeaders } from "../../http/page-headers";
 import { imageOrigin } from "../../lib/brand";
 import type { Ctx } from "./page-paths";
-import { page, type WidgetSlot } from "./render";
-import { problem } from "./render-consent";
+import { page, problem, type WidgetSlot } from "./render";
 import { type PageText, pageText } from "./text";
 
 /** How the built-in page answers: a page with its security headers, a problem page, a Turnstile widget. */

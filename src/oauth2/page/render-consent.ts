@@ -170,9 +170,3 @@ export function deviceFinished(t: PageText, outcome: "approved" | "denied") {
     : html`<h1>${t.deviceDenied}</h1>
 <p class="lead">${t.deviceDeniedLead}</p>`;
 }
-
-export function problem(t: PageText, message: string) {
-  return html`<h1>${t.problemTitle}</h1>
-<p class="lead">${message}</p>
-<p>${t.problemHint}</p>`;
-}

@@ -239,3 +239,10 @@ ${input.hint ? html`<p>${input.hint}</p>` : ""}
 }
 
 export { hidden };
+
+/** A page that says what went wrong and what to do next. */
+export function problem(t: PageText, message: string) {
+  return html`<h1>${t.problemTitle}</h1>
+<p class="lead">${message}</p>
+<p>${t.problemHint}</p>`;
+}
