@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { Catalogue } from "../lib/i18n";
+import type { Catalogue } from "../browser/text";
 import { type BrowserSession, render } from "../oauth2";
 import { accountPath, type Ctx } from "./forms";
 // Leaf files of the security sections (no import back here): their CSS and the origins their forms may end at.

@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import type { Catalogue } from "../lib/i18n";
+import type { Catalogue } from "../browser/text";
 import {
   type AuthDemand,
   type abilitiesOf,

@@ -6,8 +6,8 @@ import {
   revokeUserSession,
   type UserSession,
 } from "../auth";
+import type { Catalogue } from "../browser/text";
 import { AppError } from "../errors";
-import type { Catalogue } from "../lib/i18n";
 import { endBrowserSession, providerName } from "../oauth2";
 import {
   accountPath,

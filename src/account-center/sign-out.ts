@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import { revokeSession } from "../auth";
-import type { Catalogue } from "../lib/i18n";
+import type { Catalogue } from "../browser/text";
 import { type BrowserSession, endBrowserSession, readBrowserSession, render } from "../oauth2";
 import { accountCatalogue, accountUrl, apiPath, type Ctx, isOwnPost, otherSitePage, toSignIn } from "./forms";
 

@@ -1,7 +1,7 @@
+import { knownAcrValues } from "../browser/acr";
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
-import { knownAcrValues } from "./acr";
 import { findOAuth2Client, isRegisteredRedirect } from "./clients";
 import { OAuth2Error, type OAuth2ErrorCode } from "./errors";
 import { verifyIdTokenHint } from "./id-token-hint";

@@ -1,6 +1,6 @@
+import { ACR_VALUES } from "../browser/acr";
 import type { Config } from "../config";
 import { getKeySet } from "../lib/keys";
-import { ACR_VALUES } from "./acr";
 import { CLAIMS_SUPPORTED } from "./claims";
 import { AUTH_METHODS, CLIENT_ASSERTION_ALGORITHMS, GRANT_TYPES, SUPPORTED_SCOPES } from "./clients";
 import { DPOP_ALGS } from "./dpop";

@@ -5,14 +5,20 @@
  */
 
 // The account center's demand for a recent sign-in (src/account-center/recent-auth.ts) is a step-up level.
-export { LEVEL } from "./acr";
+export { LEVEL } from "../browser/acr";
+// The house of the built-in pages (contract §13): the account center (src/account-center/) renders in it, checks its
+// form posts and limits as the page does, and re-authenticates with the page's proofs and step.
+export { rateLimited } from "../browser/checks";
+export { render } from "../browser/page-response";
+export { catalogueFor, pageText } from "../browser/page-text";
 // The page's sign-in: read by the account center, raised by its re-authentication, ended by its sign-out.
 export {
   type BrowserSession,
   endBrowserSession,
   raiseBrowserSession,
   readBrowserSession,
-} from "./browser-session";
+} from "../browser/session";
+export { type AuthDemand, judge, stepUpMethods } from "../browser/step-up";
 export {
   type ClientBody,
   type ClientConsent,
@@ -31,16 +37,10 @@ export {
 } from "./clients";
 // Back-channel logout (src/runtime/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
 export { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
-// The house of the built-in pages (contract §13): the account center (src/account-center/) renders in it, checks its
-// form posts and limits as the page does, and re-authenticates with the page's proofs and step.
-export { rateLimited } from "./page/checks";
 export { isSameOrigin } from "./page/form-requests";
-export { render } from "./page/page-response";
 export { abilitiesOf, provePasskey, provePassword, proveTotp } from "./page/reauth-proofs";
 export { reauthForm } from "./page/reauth-render";
 export { reauthPasskeyScript } from "./page/reauth-script";
 // The account center's linked providers name them as the sign-in page's buttons do.
 export { providerName } from "./page/sign-in-pages";
 export { signInMessage } from "./page/sign-in-routes";
-export { catalogueFor, pageText } from "./page/text";
-export { type AuthDemand, judge, stepUpMethods } from "./step-up";

@@ -1,4 +1,6 @@
 import { activeMembership, findUserById } from "../auth";
+import { demandOf, judge, signInFor } from "../browser/step-up";
+import { bearerMethodTimes } from "../browser/step-up-sessions";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import type { AccessTokenPayload } from "../lib/jwt";
@@ -6,8 +8,6 @@ import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
 import { DEVICE_PAGE_PATH, finishDeviceRequest } from "./device";
 import { loadPendingRequest, type PendingRequest } from "./pending-requests";
-import { demandOf, judge, signInFor } from "./step-up";
-import { bearerMethodTimes } from "./step-up-sessions";
 
 /**
  * The login step for an external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`, contract §3.5): the UI reads the

@@ -1,11 +1,11 @@
 import { base64url, type JWTPayload, SignJWT } from "jose";
 import { type ActiveMembership, hasuraClaims } from "../auth";
+import type { Authentication, SignIn } from "../browser/acr";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
 import { getKeySet } from "../lib/keys";
-import type { Authentication, SignIn } from "./acr";
 import { scopeClaims } from "./claims";
 import { orgHasuraClaims } from "./organizations";
 import { audienceOf } from "./resources";

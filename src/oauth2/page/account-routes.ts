@@ -5,20 +5,20 @@ import {
   sendVerificationEmail,
   signUpEmailPassword,
 } from "../../auth";
+import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../../browser/checks";
+import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../../browser/page-paths";
+import { render } from "../../browser/page-response";
+import { type PageText, pageText } from "../../browser/page-text";
+import { mailSent } from "../../browser/render";
+import { readBrowserSession, startBrowserSession } from "../../browser/session";
 import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
-import { readBrowserSession, startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
-import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { formRequest } from "./form-requests";
 import { pageLinkTarget } from "./link-binding";
-import { backToPage, type Ctx, paths, returnTarget, viewHref } from "./page-paths";
-import { render } from "./page-response";
-import { mailSent } from "./render";
 import { newPasswordForm } from "./render-account";
 import { accountPage } from "./sign-in-pages";
-import { type PageText, pageText } from "./text";
 
 /**
  * What a person who cannot sign in yet does on the page: create an account, get a reset link, have the confirmation

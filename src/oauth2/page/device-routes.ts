@@ -1,4 +1,7 @@
 import { Hono } from "hono";
+import { backToPage, type Ctx, paths } from "../../browser/page-paths";
+import { render, showProblem } from "../../browser/page-response";
+import { pageText } from "../../browser/page-text";
 import type { AppEnv } from "../../http/app-env";
 import { countGuess } from "../../rate-limits/buckets";
 import { addressKey } from "../../rate-limits/client-address";
@@ -7,10 +10,7 @@ import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { savePendingRequest } from "../pending-requests";
 import { isSameOrigin } from "./form-requests";
-import { backToPage, type Ctx, paths } from "./page-paths";
-import { render, showProblem } from "./page-response";
 import { deviceCodeForm, deviceFinished } from "./render-consent";
-import { pageText } from "./text";
 
 /**
  * The device flow's page (RFC 8628 §3.3, contract §3.6): the person types the code their device shows; a right code

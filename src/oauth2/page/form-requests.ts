@@ -1,3 +1,5 @@
+import type { Ctx } from "../../browser/page-paths";
+import { showProblem, UNKNOWN_REQUEST } from "../../browser/page-response";
 import type { OAuth2ClientRow } from "../../db/schema";
 import { findPendingInvitation, type PendingInvitation } from "../../orgs";
 import { findOAuth2Client } from "../clients";
@@ -5,8 +7,6 @@ import { OAuth2Error } from "../errors";
 import { oauth2Params } from "../params";
 import { loadPendingRequest, type PendingRequest } from "../pending-requests";
 import { appName } from "./hosted-text";
-import type { Ctx } from "./page-paths";
-import { showProblem, UNKNOWN_REQUEST } from "./page-response";
 
 /** The request a page view or form post works on, and the checks every form post passes first. */
 

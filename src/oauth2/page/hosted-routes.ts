@@ -1,12 +1,12 @@
 import { Hono } from "hono";
+import { type Ctx, viewHref } from "../../browser/page-paths";
+import { readBrowserSession } from "../../browser/session";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { appRequest, appTarget } from "../app-requests";
-import { readBrowserSession } from "../browser-session";
 import { savePendingRequest } from "../pending-requests";
 import { backToApp } from "./hosted-step";
 import { hostedProblem } from "./hosted-text";
-import { type Ctx, viewHref } from "./page-paths";
 
 /**
  * The hosted pages of a first-party app (contract §13): `GET {prefix}/signin?redirectTo=…`, `/signup` and `/reset`

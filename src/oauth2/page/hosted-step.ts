@@ -1,11 +1,11 @@
+import type { Ctx } from "../../browser/page-paths";
+import { showProblem } from "../../browser/page-response";
+import { type BrowserSession, readBrowserSession } from "../../browser/session";
+import { demandOf, judge } from "../../browser/step-up";
 import { AppError } from "../../errors";
 import { finishAppSignIn } from "../app-requests";
-import { type BrowserSession, readBrowserSession } from "../browser-session";
 import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
-import { demandOf, judge } from "../step-up";
 import { hostedProblem } from "./hosted-text";
-import type { Ctx } from "./page-paths";
-import { showProblem } from "./page-response";
 import { reauthStep } from "./reauth-step";
 import { signInPage } from "./sign-in-pages";
 

@@ -1,30 +1,30 @@
 import { Hono } from "hono";
 import { activeMembership } from "../../auth";
+import { backToPage, type Ctx, paths } from "../../browser/page-paths";
+import { render, showProblem, UNKNOWN_REQUEST } from "../../browser/page-response";
+import { pageText } from "../../browser/page-text";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../../browser/session";
+import { demandOf, judge, signInFor } from "../../browser/step-up";
 import type { OAuth2ClientRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser-session";
 import { issueCode } from "../codes";
 import { grantedScopes, rememberConsent } from "../consents";
 import { finishDeviceRequest } from "../device";
 import { memberOrganizations, namedOrganization } from "../organizations";
 import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
 import { authorizationResponse, errorResponse } from "../redirects";
-import { demandOf, judge, signInFor } from "../step-up";
 import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
 import { formRequest, loadRequest } from "./form-requests";
 import { appStep } from "./hosted-step";
 import { invitationStep, joinInvitation } from "./invitation-routes";
-import { backToPage, type Ctx, paths } from "./page-paths";
-import { render, showProblem, UNKNOWN_REQUEST } from "./page-response";
 import { selectAccountForm } from "./reauth-render";
 import { pageReauthRoutes } from "./reauth-routes";
 import { reauthStep, userLabelOf } from "./reauth-step";
 import { consentForm, deviceFinished } from "./render-consent";
 import { accountPage, signInPage } from "./sign-in-pages";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
-import { pageText } from "./text";
 
 /**
  * Completes the request for the signed-in user: back to the client with a code, or for a device request the device

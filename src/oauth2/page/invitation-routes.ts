@@ -1,20 +1,20 @@
 import { Hono } from "hono";
+import { backToPage, type Ctx, paths } from "../../browser/page-paths";
+import { render } from "../../browser/page-response";
+import { pageText } from "../../browser/page-text";
+import { readBrowserSession } from "../../browser/session";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { sha256Hex } from "../../lib/crypto";
 import { acceptInvitationByHash, findPendingInvitation, type PendingInvitation } from "../../orgs";
-import { readBrowserSession } from "../browser-session";
 import {
   forgetPendingRequest,
   newRequestId,
   type PendingRequest,
   savePendingRequest,
 } from "../pending-requests";
-import { backToPage, type Ctx, paths } from "./page-paths";
-import { render } from "./page-response";
 import { invitationGone, joined, joinForm } from "./render-invitation";
 import { signInPage } from "./sign-in-pages";
-import { pageText } from "./text";
 
 /**
  * The hosted invitation page (contract organizations.md §1, docs/organizations.md "The link"), modelled on the

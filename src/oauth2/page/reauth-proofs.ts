@@ -6,12 +6,12 @@ import {
   signInEmailPassword,
   verifySignInMfaTotp,
 } from "../../auth";
+import type { SignInMethod } from "../../browser/acr";
+import type { Abilities } from "../../browser/step-up";
+import { sessionFacts } from "../../browser/step-up-sessions";
 import { securityKeys, type UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import type { SignInMethod } from "../acr";
-import type { Abilities } from "../step-up";
-import { sessionFacts } from "../step-up-sessions";
 
 /**
  * The proofs of the re-authentication step (step-up.ts), each checked against ONE user: the one already signed in to

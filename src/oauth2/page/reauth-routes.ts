@@ -1,17 +1,17 @@
 import { Hono } from "hono";
+import type { SignInMethod } from "../../browser/acr";
+import { rateLimited } from "../../browser/checks";
+import { backToPage, type Ctx } from "../../browser/page-paths";
+import { pageText } from "../../browser/page-text";
+import { type BrowserSession, raiseBrowserSession, readBrowserSession } from "../../browser/session";
 import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import type { SignInMethod } from "../acr";
-import { type BrowserSession, raiseBrowserSession, readBrowserSession } from "../browser-session";
 import { forgetPendingRequest } from "../pending-requests";
 import { authorizationResponse } from "../redirects";
-import { rateLimited } from "./checks";
 import { formRequest } from "./form-requests";
-import { backToPage, type Ctx } from "./page-paths";
 import { provePasskey, provePassword, proveTotp } from "./reauth-proofs";
 import { reauthStep } from "./reauth-step";
 import { signInMessage } from "./sign-in-routes";
-import { pageText } from "./text";
 
 /**
  * The re-authentication step's form posts (reauth-step.ts): each proof is checked for the person signed in to this

@@ -1,15 +1,15 @@
+import { LEVEL } from "../../browser/acr";
+import { type Ctx, paths, returnTarget } from "../../browser/page-paths";
+import { render } from "../../browser/page-response";
+import { pageText } from "../../browser/page-text";
+import type { BrowserSession } from "../../browser/session";
+import { type AuthDemand, demandOf, judge, stepUpMethods, type Verdict } from "../../browser/step-up";
 import type { UserRow } from "../../db/schema";
-import { LEVEL } from "../acr";
-import type { BrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
-import { type AuthDemand, demandOf, judge, stepUpMethods, type Verdict } from "../step-up";
-import { type Ctx, paths, returnTarget } from "./page-paths";
-import { render } from "./page-response";
 import { abilitiesOf } from "./reauth-proofs";
 import { cannotMeetForm, type ReauthReason, reauthForm } from "./reauth-render";
 import { reauthPasskeyScript } from "./reauth-script";
 import { signInPage } from "./sign-in-pages";
-import { pageText } from "./text";
 
 /**
  * The re-authentication step of an authorization request: the browser's session is signed in but does not meet what

@@ -1,11 +1,11 @@
+import { type Ctx, paths, returnTarget, viewHref } from "../../browser/page-paths";
+import { render, widgetFor } from "../../browser/page-response";
+import { pageText } from "../../browser/page-text";
+import { signInForm } from "../../browser/render";
 import type { PendingRequest } from "../pending-requests";
 import { hostedIntro } from "./hosted-text";
-import { type Ctx, paths, returnTarget, viewHref } from "./page-paths";
-import { render, widgetFor } from "./page-response";
 import { passkeyScript } from "./passkey-script";
-import { signInForm } from "./render";
 import { resetForm, signUpForm } from "./render-account";
-import { pageText } from "./text";
 
 /** The views a person signs in or gets an account from: sign-in, sign-up and reset, as the deployment has them. */
 

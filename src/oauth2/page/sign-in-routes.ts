@@ -7,23 +7,23 @@ import {
   signInPasswordlessEmail,
   verifySignInMfaTotp,
 } from "../../auth";
+import { methodsOfSessionRow, type SignInMethod } from "../../browser/acr";
+import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../../browser/checks";
+import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../../browser/page-paths";
+import { render } from "../../browser/page-response";
+import { type PageText, pageText } from "../../browser/page-text";
+import { mailSent, mfaForm } from "../../browser/render";
+import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../../browser/session";
+import { sessionFacts } from "../../browser/step-up-sessions";
 import { AppError, RateLimitedError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { emailField } from "../../http/fields";
 import { ssoUrlForSignInPage } from "../../sso";
-import { methodsOfSessionRow, type SignInMethod } from "../acr";
-import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../browser-session";
 import type { PendingRequest } from "../pending-requests";
-import { sessionFacts } from "../step-up-sessions";
 import { newPasswordPage } from "./account-routes";
-import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "./checks";
 import { formRequest } from "./form-requests";
 import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";
-import { backToPage, type Ctx, paths, returnTarget, viewHref } from "./page-paths";
-import { render } from "./page-response";
-import { mailSent, mfaForm } from "./render";
 import { signInPage } from "./sign-in-pages";
-import { type PageText, pageText } from "./text";
 
 /** How the built-in page signs a person in: a password (then TOTP if active), or a magic link by email. */
 

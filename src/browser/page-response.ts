@@ -1,11 +1,11 @@
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { TurnstileEndpoint } from "../../config";
-import { brandOf } from "../../http/brand";
-import { setPageHeaders } from "../../http/page-headers";
-import { imageOrigin } from "../../lib/brand";
+import type { TurnstileEndpoint } from "../config";
+import { brandOf } from "../http/brand";
+import { setPageHeaders } from "../http/page-headers";
+import { imageOrigin } from "../lib/brand";
 import type { Ctx } from "./page-paths";
+import { type PageText, pageText } from "./page-text";
 import { page, problem, type WidgetSlot } from "./render";
-import { type PageText, pageText } from "./text";
 
 /** How the built-in page answers: a page with its security headers, a problem page, a Turnstile widget. */
 

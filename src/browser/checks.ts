@@ -1,11 +1,11 @@
-import type { TurnstileEndpoint } from "../../config";
-import type { AppError } from "../../errors";
-import { passSignUpChecks as passPageSignUpChecks } from "../../http/sign-up-gate";
-import { passChallenge } from "../../http/turnstile";
-import { countRequest, type RateLimitBucket } from "../../rate-limits/buckets";
-import { addressKey } from "../../rate-limits/client-address";
+import type { TurnstileEndpoint } from "../config";
+import type { AppError } from "../errors";
+import { passSignUpChecks as passPageSignUpChecks } from "../http/sign-up-gate";
+import { passChallenge } from "../http/turnstile";
+import { countRequest, type RateLimitBucket } from "../rate-limits/buckets";
+import { addressKey } from "../rate-limits/client-address";
 import type { Ctx } from "./page-paths";
-import type { PageText } from "./text";
+import type { PageText } from "./page-text";
 
 /** The checks the page's forms share with the API they stand for: rate limits and Turnstile. */
 

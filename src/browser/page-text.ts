@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../../../http/app-env";
-import { acceptedLanguages, CATALOGUES, type Catalogue, chooseLanguage } from "../../../lib/i18n";
-import type { PageText } from "../../../lib/i18n/en/pages";
+import type { AppEnv } from "../http/app-env";
+import { acceptedLanguages, CATALOGUES, type Catalogue, chooseLanguage } from "./text";
+import type { PageText } from "./text/en/pages";
 
 export type { PageText };
 

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/app-env";
-import { DEVICE_PAGE_PATH, LOGIN_PAGE_PATH } from "../../lib/redirect";
+import type { AppEnv } from "../http/app-env";
+import { DEVICE_PAGE_PATH, LOGIN_PAGE_PATH } from "../lib/redirect";
 
 /** The built-in page's own URLs: where its forms post, its views, and the way back to it after a post. */
 

@@ -1,7 +1,7 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import { type Brand, brandStyle } from "../../lib/brand";
-import type { PageText } from "./text";
+import { type Brand, brandStyle } from "../lib/brand";
+import type { PageText } from "./page-text";
 
 /**
  * The built-in login and consent page (contract §3.5 when `AUTH_OAUTH2_PROVIDER_LOGIN_URL` is unset): plain HTML
