@@ -7,7 +7,7 @@ import { jsonBody } from "../http/validation";
 import { LOGIN_PAGE_PATH } from "../lib/redirect";
 import { AuthorizeRedirect, parseAuthorizationRequest } from "./authorize";
 import { keepFetchedClient } from "./clients";
-import { completeWithAccessToken, describeRequest } from "./login";
+import { completeWithAccessToken, describeRequest } from "./interaction";
 import { silentAuthorization } from "./page";
 import { authorizationParams } from "./par";
 import { oauth2Params } from "./params";
