@@ -4,16 +4,14 @@ import { backToPage, type Ctx, paths } from "../../browser/page-paths";
 import { render, showProblem, UNKNOWN_REQUEST } from "../../browser/page-response";
 import { pageText } from "../../browser/page-text";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../../browser/session";
-import { demandOf, judge, signInFor } from "../../browser/step-up";
+import { demandOf, judge } from "../../browser/step-up";
 import type { OAuth2ClientRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { issueCode } from "../codes";
 import { grantedScopes, rememberConsent } from "../consents";
-import { finishDeviceRequest } from "../device";
+import { completeInteraction, denyInteraction } from "../interaction";
 import { memberOrganizations, namedOrganization } from "../organizations";
-import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
-import { authorizationResponse, errorResponse } from "../redirects";
+import type { PendingRequest } from "../pending-requests";
 import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
 import { formRequest, loadRequest } from "./form-requests";
@@ -36,22 +34,17 @@ async function complete(
   session: BrowserSession,
   orgId: string | null = null,
 ) {
-  // How and when the person authenticated, as far as the request asked (step-up.ts): the code's acr, amr, auth_time.
-  const signIn = signInFor(session.methods, demandOf(request, c.var.deps.now()), session.sessionId);
-  if (request.device) {
-    const approvedBy = { userId: session.user.id, ...signIn };
-    if (!(await finishDeviceRequest(c.var.deps, { ...request, device: request.device }, { approvedBy }))) {
-      return showProblem(c, (t) => t.errors.unknownRequest);
-    }
-    const t = pageText(c, request.uiLocales, session.user.locale);
-    return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
-  }
+  const completer = { userId: session.user.id, times: session.methods, sid: session.sessionId };
+  let done: Awaited<ReturnType<typeof completeInteraction>>;
   try {
-    return c.redirect(await issueCode(c.var.deps, request, session.user.id, signIn, orgId), 303);
+    done = await completeInteraction(c.var.deps, request, completer, orgId);
   } catch (error) {
     if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
   }
+  if ("redirectUri" in done) return c.redirect(done.redirectUri, 303);
+  const t = pageText(c, request.uiLocales, session.user.locale);
+  return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
 }
 
 /**
@@ -190,20 +183,10 @@ export const interactionRoutes = new Hono<AppEnv>()
     // An app's request has nothing to consent to: its page completes it (hosted-step.ts).
     if (form.app) return backToPage(c, request.id);
     if (params.get("decision") !== "allow") {
-      if (request.device) {
-        await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
-        const t = pageText(c, request.uiLocales, session.user.locale);
-        return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
-      }
-      deps.background(forgetPendingRequest(c.env, request.id));
-      const denied = errorResponse(
-        deps.config,
-        request.redirectUri,
-        "access_denied",
-        "the user denied the request",
-        request.state,
-      );
-      return c.redirect(denied, 303);
+      const denied = await denyInteraction(deps, request);
+      if ("redirectUri" in denied) return c.redirect(denied.redirectUri, 303);
+      const t = pageText(c, request.uiLocales, session.user.locale);
+      return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
     }
     // The organization picked: one the user is an active member of now, or none. A tampered form (another org's
     // id) is refused, not downgraded to "none", so the person sees that the choice did not hold.
@@ -220,42 +203,3 @@ export const interactionRoutes = new Hono<AppEnv>()
     endBrowserSession(c);
     return backToPage(c, form.request.id);
   });
-
-/**
- * `prompt=none` with the built-in page (OIDC Core §3.1.2.1, §3.1.2.6): no page at all. The browser's session and a
- * remembered consent complete the request at once; otherwise the client hears `login_required` (no sign-in, or none
- * recent enough for `max_age`), `interaction_required` (a sign-in below the `acr_values` asked: a step-up needs the
- * page) or `consent_required`.
- */
-export async function silentAuthorization(c: Ctx, request: PendingRequest): Promise<string> {
-  const deps = c.var.deps;
-  const session = await readBrowserSession(c);
-  const fail = (error: "login_required" | "consent_required" | "interaction_required", why: string) =>
-    authorizationResponse(deps.config, request.redirectUri, {
-      error,
-      error_description: why,
-      state: request.state,
-    });
-  if (!session) return fail("login_required", "the user is not signed in");
-  // OIDC Core §3.1.2.1: the client named the user it believes is signed in (`id_token_hint`); someone else is.
-  if (request.hintedUserId && request.hintedUserId !== session.user.id) {
-    return fail("login_required", "the signed-in user is not the one id_token_hint names");
-  }
-  const demand = demandOf(request, deps.now());
-  const verdict = judge(session.methods, demand);
-  if (verdict === "stale") return fail("login_required", "the user's sign-in is older than max_age allows");
-  if (verdict === "weak") {
-    return fail("interaction_required", "the user's sign-in does not meet the requested acr_values");
-  }
-  const granted = await grantedScopes(deps, session.user.id, request.clientId);
-  if (!request.scopes.every((scope) => granted.includes(scope))) {
-    return fail("consent_required", "the user has not allowed these scopes");
-  }
-  // A named organization completes into it only for an active member; otherwise the user would have to choose.
-  const named = await namedOrganization(deps, session.user.id, request.organization);
-  if (request.organization !== undefined && !named) {
-    return fail("consent_required", "the user has not allowed acting in that organization");
-  }
-  const signIn = signInFor(session.methods, demand, session.sessionId);
-  return issueCode(deps, request, session.user.id, signIn, named?.orgId ?? null);
-}
