@@ -1,15 +1,9 @@
 import { html } from "hono/html";
+import { LEVEL } from "../browser/acr";
+import type { BrowserSession } from "../browser/session";
+import { type AuthDemand, judge, stepUpMethods } from "../browser/step-up";
 import type { Catalogue } from "../browser/text";
-import {
-  type AuthDemand,
-  type abilitiesOf,
-  type BrowserSession,
-  judge,
-  LEVEL,
-  reauthForm,
-  reauthPasskeyScript,
-  stepUpMethods,
-} from "../oauth2";
+import { type abilitiesOf, reauthForm, reauthPasskeyScript } from "../pages";
 import { accountPath, apiPath, type Ctx } from "./forms";
 import { accountFrame, userLabelOf } from "./frame";
 import { hiddenFields } from "./html";

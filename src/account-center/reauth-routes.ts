@@ -1,16 +1,10 @@
 import { Hono } from "hono";
+import { rateLimited } from "../browser/checks";
+import { type BrowserSession, raiseBrowserSession } from "../browser/session";
+import { judge } from "../browser/step-up";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import {
-  type BrowserSession,
-  judge,
-  provePasskey,
-  provePassword,
-  proveTotp,
-  raiseBrowserSession,
-  rateLimited,
-  signInMessage,
-} from "../oauth2";
+import { provePasskey, provePassword, proveTotp, signInMessage } from "../pages";
 import { accountPost, accountSession, backToAccount, type Ctx, type Posted } from "./forms";
 import { reauthPage } from "./reauth-page";
 import { recentDemand, sectionOf } from "./recent-auth";

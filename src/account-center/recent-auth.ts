@@ -1,5 +1,8 @@
+import { LEVEL } from "../browser/acr";
+import type { BrowserSession } from "../browser/session";
+import { type AuthDemand, judge } from "../browser/step-up";
 import type { UserRow } from "../db/schema";
-import { type AuthDemand, abilitiesOf, type BrowserSession, judge, LEVEL } from "../oauth2";
+import { abilitiesOf } from "../pages";
 import { accountCatalogue, accountPath, type Ctx } from "./forms";
 import { type Demanded, reauthPage } from "./reauth-page";
 

@@ -1,18 +1,13 @@
 import { Hono } from "hono";
-import { backToPage, type Ctx, paths } from "../../browser/page-paths";
-import { render } from "../../browser/page-response";
-import { pageText } from "../../browser/page-text";
-import { readBrowserSession } from "../../browser/session";
-import { AppError } from "../../errors";
-import type { AppEnv } from "../../http/app-env";
-import { sha256Hex } from "../../lib/crypto";
-import { acceptInvitationByHash, findPendingInvitation, type PendingInvitation } from "../../orgs";
-import {
-  forgetPendingRequest,
-  newRequestId,
-  type PendingRequest,
-  savePendingRequest,
-} from "../pending-requests";
+import { backToPage, type Ctx, paths } from "../browser/page-paths";
+import { render } from "../browser/page-response";
+import { pageText } from "../browser/page-text";
+import { readBrowserSession } from "../browser/session";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { sha256Hex } from "../lib/crypto";
+import { forgetPendingRequest, newRequestId, type PendingRequest, savePendingRequest } from "../oauth2";
+import { acceptInvitationByHash, findPendingInvitation, type PendingInvitation } from "../orgs";
 import { invitationGone, joined, joinForm } from "./render-invitation";
 import { signInPage } from "./sign-in-pages";
 

@@ -1,11 +1,11 @@
-import type { Ctx } from "../../browser/page-paths";
-import { render } from "../../browser/page-response";
-import { catalogueFor } from "../../browser/page-text";
-import { problem } from "../../browser/render";
-import type { Hosted } from "../../browser/text/en/hosted";
-import { brandOf } from "../../http/brand";
-import { isAccountCenter } from "../app-requests";
-import type { PendingRequest } from "../pending-requests";
+import type { Ctx } from "../browser/page-paths";
+import { render } from "../browser/page-response";
+import { catalogueFor } from "../browser/page-text";
+import { problem } from "../browser/render";
+import type { Hosted } from "../browser/text/en/hosted";
+import { brandOf } from "../http/brand";
+import type { PendingRequest } from "../oauth2";
+import { isAccountCenter } from "../oauth2";
 
 /** What the page says for a first-party app's request (contract §13): whom it signs in for, and its problems. */
 

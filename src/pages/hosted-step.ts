@@ -1,10 +1,9 @@
-import type { Ctx } from "../../browser/page-paths";
-import { showProblem } from "../../browser/page-response";
-import { type BrowserSession, readBrowserSession } from "../../browser/session";
-import { demandOf, judge } from "../../browser/step-up";
-import { AppError } from "../../errors";
-import { finishAppSignIn } from "../app-requests";
-import { forgetPendingRequest, type PendingRequest } from "../pending-requests";
+import type { Ctx } from "../browser/page-paths";
+import { showProblem } from "../browser/page-response";
+import { type BrowserSession, readBrowserSession } from "../browser/session";
+import { demandOf, judge } from "../browser/step-up";
+import { AppError } from "../errors";
+import { finishAppSignIn, forgetPendingRequest, type PendingRequest } from "../oauth2";
 import { hostedProblem } from "./hosted-text";
 import { reauthStep } from "./reauth-step";
 import { signInPage } from "./sign-in-pages";

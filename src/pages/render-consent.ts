@@ -1,6 +1,6 @@
 import { html } from "hono/html";
-import type { PageText } from "../../browser/page-text";
-import { errorBox, hidden } from "../../browser/render";
+import type { PageText } from "../browser/page-text";
+import { errorBox, hidden } from "../browser/render";
 
 /** The consent screen, the device pages and the problem page. */
 

@@ -1,16 +1,21 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { revokeSession } from "../../auth";
-import type { Ctx } from "../../browser/page-paths";
-import { render } from "../../browser/page-response";
-import { type PageText, pageText } from "../../browser/page-text";
-import { type BrowserSession, endBrowserSession, readBrowserSession } from "../../browser/session";
-import type { AppEnv } from "../../http/app-env";
-import { brandOf } from "../../http/brand";
-import { type AnswerDoc, operation, REDIRECT_ANSWER } from "../../http/documented";
-import { OAuth2Error } from "../errors";
-import { checkEndSession, type EndSessionParams, type EndSessionProblem, endSessionParams } from "../logout";
-import { oauth2Params } from "../params";
+import { revokeSession } from "../auth";
+import type { Ctx } from "../browser/page-paths";
+import { render } from "../browser/page-response";
+import { type PageText, pageText } from "../browser/page-text";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
+import type { AppEnv } from "../http/app-env";
+import { brandOf } from "../http/brand";
+import { type AnswerDoc, operation, REDIRECT_ANSWER } from "../http/documented";
+import {
+  checkEndSession,
+  type EndSessionParams,
+  type EndSessionProblem,
+  endSessionParams,
+  OAuth2Error,
+  oauth2Params,
+} from "../oauth2";
 import { isSameOrigin } from "./form-requests";
 import { confirmSignOut, invalidLogout, signedOut } from "./logout-pages";
 

@@ -4,17 +4,17 @@ import {
   sendPasswordResetEmail,
   sendVerificationEmail,
   signUpEmailPassword,
-} from "../../auth";
-import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../../browser/checks";
-import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../../browser/page-paths";
-import { render } from "../../browser/page-response";
-import { type PageText, pageText } from "../../browser/page-text";
-import { mailSent } from "../../browser/render";
-import { readBrowserSession, startBrowserSession } from "../../browser/session";
-import { AppError, RateLimitedError } from "../../errors";
-import type { AppEnv } from "../../http/app-env";
-import { emailField } from "../../http/fields";
-import type { PendingRequest } from "../pending-requests";
+} from "../auth";
+import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../browser/checks";
+import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
+import { render } from "../browser/page-response";
+import { type PageText, pageText } from "../browser/page-text";
+import { mailSent } from "../browser/render";
+import { readBrowserSession, startBrowserSession } from "../browser/session";
+import { AppError, RateLimitedError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { emailField } from "../http/fields";
+import type { PendingRequest } from "../oauth2";
 import { formRequest } from "./form-requests";
 import { pageLinkTarget } from "./link-binding";
 import { newPasswordForm } from "./render-account";

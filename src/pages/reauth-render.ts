@@ -1,7 +1,7 @@
 import { html } from "hono/html";
-import type { PageText } from "../../browser/page-text";
-import { errorBox } from "../../browser/render";
-import type { StepUpMethod } from "../../browser/step-up";
+import type { PageText } from "../browser/page-text";
+import { errorBox } from "../browser/render";
+import type { StepUpMethod } from "../browser/step-up";
 
 /**
  * The re-authentication step (step-up.ts) as HTML: the person already signed in to this browser confirms it is them,

@@ -6,20 +6,20 @@ import {
   signInEmailPassword,
   signInPasswordlessEmail,
   verifySignInMfaTotp,
-} from "../../auth";
-import { methodsOfSessionRow, type SignInMethod } from "../../browser/acr";
-import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../../browser/checks";
-import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../../browser/page-paths";
-import { render } from "../../browser/page-response";
-import { type PageText, pageText } from "../../browser/page-text";
-import { mailSent, mfaForm } from "../../browser/render";
-import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../../browser/session";
-import { sessionFacts } from "../../browser/step-up-sessions";
-import { AppError, RateLimitedError } from "../../errors";
-import type { AppEnv } from "../../http/app-env";
-import { emailField } from "../../http/fields";
-import { ssoUrlForSignInPage } from "../../sso";
-import type { PendingRequest } from "../pending-requests";
+} from "../auth";
+import { methodsOfSessionRow, type SignInMethod } from "../browser/acr";
+import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../browser/checks";
+import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
+import { render } from "../browser/page-response";
+import { type PageText, pageText } from "../browser/page-text";
+import { mailSent, mfaForm } from "../browser/render";
+import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../browser/session";
+import { sessionFacts } from "../browser/step-up-sessions";
+import { AppError, RateLimitedError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { emailField } from "../http/fields";
+import type { PendingRequest } from "../oauth2";
+import { ssoUrlForSignInPage } from "../sso";
 import { newPasswordPage } from "./account-routes";
 import { formRequest } from "./form-requests";
 import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";

@@ -1,7 +1,7 @@
-import { absolutePageFor, type Ctx } from "../../browser/page-paths";
-import { bindBrowser, browserBinding } from "../../http/browser-binding";
-import { timingSafeEqualString } from "../../lib/crypto";
-import { isOwnSignedRedirect, LOGIN_PAGE_PATH, signOwnRedirect } from "../../lib/redirect";
+import { absolutePageFor, type Ctx } from "../browser/page-paths";
+import { bindBrowser, browserBinding } from "../http/browser-binding";
+import { timingSafeEqualString } from "../lib/crypto";
+import { isOwnSignedRedirect, LOGIN_PAGE_PATH, signOwnRedirect } from "../lib/redirect";
 
 /**
  * A magic link asked for on the page comes back to the page, and only in the browser that asked for it.

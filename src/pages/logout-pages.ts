@@ -1,6 +1,6 @@
 import { html } from "hono/html";
-import type { PageText } from "../../browser/page-text";
-import { errorBox } from "../../browser/render";
+import type { PageText } from "../browser/page-text";
+import { errorBox } from "../browser/render";
 
 /**
  * The pages of RP-initiated logout (logout-routes.ts): the question ("Sign out of …?"), the answer when the link

@@ -1,11 +1,14 @@
-import type { Ctx } from "../../browser/page-paths";
-import { showProblem, UNKNOWN_REQUEST } from "../../browser/page-response";
-import type { OAuth2ClientRow } from "../../db/schema";
-import { findPendingInvitation, type PendingInvitation } from "../../orgs";
-import { findOAuth2Client } from "../clients";
-import { OAuth2Error } from "../errors";
-import { oauth2Params } from "../params";
-import { loadPendingRequest, type PendingRequest } from "../pending-requests";
+import type { Ctx } from "../browser/page-paths";
+import { showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
+import type { OAuth2ClientRow } from "../db/schema";
+import {
+  findOAuth2Client,
+  loadPendingRequest,
+  OAuth2Error,
+  oauth2Params,
+  type PendingRequest,
+} from "../oauth2";
+import { findPendingInvitation, type PendingInvitation } from "../orgs";
 import { appName } from "./hosted-text";
 
 /** The request a page view or form post works on, and the checks every form post passes first. */

@@ -5,13 +5,13 @@ import {
   revokeSession,
   signInEmailPassword,
   verifySignInMfaTotp,
-} from "../../auth";
-import type { SignInMethod } from "../../browser/acr";
-import type { Abilities } from "../../browser/step-up";
-import { sessionFacts } from "../../browser/step-up-sessions";
-import { securityKeys, type UserRow } from "../../db/schema";
-import { AppError } from "../../errors";
-import type { Deps } from "../../http/deps";
+} from "../auth";
+import type { SignInMethod } from "../browser/acr";
+import type { Abilities } from "../browser/step-up";
+import { sessionFacts } from "../browser/step-up-sessions";
+import { securityKeys, type UserRow } from "../db/schema";
+import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
 
 /**
  * The proofs of the re-authentication step (step-up.ts), each checked against ONE user: the one already signed in to

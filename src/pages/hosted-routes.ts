@@ -1,10 +1,9 @@
 import { Hono } from "hono";
-import { type Ctx, viewHref } from "../../browser/page-paths";
-import { readBrowserSession } from "../../browser/session";
-import { AppError } from "../../errors";
-import type { AppEnv } from "../../http/app-env";
-import { appRequest, appTarget } from "../app-requests";
-import { savePendingRequest } from "../pending-requests";
+import { type Ctx, viewHref } from "../browser/page-paths";
+import { readBrowserSession } from "../browser/session";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { appRequest, appTarget, savePendingRequest } from "../oauth2";
 import { backToApp } from "./hosted-step";
 import { hostedProblem } from "./hosted-text";
 

@@ -1,14 +1,18 @@
 import { Hono } from "hono";
-import { backToPage, type Ctx, paths } from "../../browser/page-paths";
-import { render, showProblem } from "../../browser/page-response";
-import { pageText } from "../../browser/page-text";
-import type { AppEnv } from "../../http/app-env";
-import { countGuess } from "../../rate-limits/buckets";
-import { addressKey } from "../../rate-limits/client-address";
-import { deviceRequest, normalizeUserCode, pendingByUserCode } from "../device";
-import { OAuth2Error } from "../errors";
-import { oauth2Params } from "../params";
-import { savePendingRequest } from "../pending-requests";
+import { backToPage, type Ctx, paths } from "../browser/page-paths";
+import { render, showProblem } from "../browser/page-response";
+import { pageText } from "../browser/page-text";
+import type { AppEnv } from "../http/app-env";
+import {
+  deviceRequest,
+  normalizeUserCode,
+  OAuth2Error,
+  oauth2Params,
+  pendingByUserCode,
+  savePendingRequest,
+} from "../oauth2";
+import { countGuess } from "../rate-limits/buckets";
+import { addressKey } from "../rate-limits/client-address";
 import { isSameOrigin } from "./form-requests";
 import { deviceCodeForm, deviceFinished } from "./render-consent";
 

@@ -1,7 +1,7 @@
 import { html } from "hono/html";
-import type { PageText } from "../../browser/page-text";
-import { errorBox, hidden } from "../../browser/render";
-import type { PendingInvitation } from "../../orgs";
+import type { PageText } from "../browser/page-text";
+import { errorBox, hidden } from "../browser/render";
+import type { PendingInvitation } from "../orgs";
 
 /** The invitation page's views: what the invitation says, the accept step, the end, and a gone invitation. */
 

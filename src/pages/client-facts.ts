@@ -1,6 +1,6 @@
-import type { OAuth2ClientRow } from "../../db/schema";
-import { imageOrigin } from "../../lib/brand";
-import { isLoopbackRedirect } from "../clients";
+import type { OAuth2ClientRow } from "../db/schema";
+import { imageOrigin } from "../lib/brand";
+import { isLoopbackRedirect } from "../oauth2";
 import type { ClientFacts } from "./render-consent";
 
 /** Where a redirect URI sends the browser, as a person can judge it: its host, or an app's own scheme. */

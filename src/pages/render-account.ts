@@ -1,6 +1,6 @@
 import { html } from "hono/html";
-import type { PageText } from "../../browser/page-text";
-import { errorBox, hidden, type WidgetSlot, widget } from "../../browser/render";
+import type { PageText } from "../browser/page-text";
+import { errorBox, hidden, type WidgetSlot, widget } from "../browser/render";
 
 /** The page's account forms: create an account, ask for a reset link, choose the new password. */
 

@@ -1,17 +1,22 @@
 import { Hono } from "hono";
-import { activeMembership } from "../../auth";
-import { backToPage, type Ctx, paths } from "../../browser/page-paths";
-import { render, showProblem, UNKNOWN_REQUEST } from "../../browser/page-response";
-import { pageText } from "../../browser/page-text";
-import { type BrowserSession, endBrowserSession, readBrowserSession } from "../../browser/session";
-import { demandOf, judge } from "../../browser/step-up";
-import type { OAuth2ClientRow } from "../../db/schema";
-import { AppError } from "../../errors";
-import type { AppEnv } from "../../http/app-env";
-import { grantedScopes, rememberConsent } from "../consents";
-import { completeInteraction, denyInteraction } from "../interaction";
-import { memberOrganizations, namedOrganization } from "../organizations";
-import type { PendingRequest } from "../pending-requests";
+import { activeMembership } from "../auth";
+import { backToPage, type Ctx, paths } from "../browser/page-paths";
+import { render, showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
+import { pageText } from "../browser/page-text";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
+import { demandOf, judge } from "../browser/step-up";
+import type { OAuth2ClientRow } from "../db/schema";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import type { PendingRequest } from "../oauth2";
+import {
+  completeInteraction,
+  denyInteraction,
+  grantedScopes,
+  memberOrganizations,
+  namedOrganization,
+  rememberConsent,
+} from "../oauth2";
 import { pageAccountRoutes } from "./account-routes";
 import { clientFacts } from "./client-facts";
 import { formRequest, loadRequest } from "./form-requests";

@@ -1,8 +1,8 @@
-import { type Ctx, paths, returnTarget, viewHref } from "../../browser/page-paths";
-import { render, widgetFor } from "../../browser/page-response";
-import { pageText } from "../../browser/page-text";
-import { signInForm } from "../../browser/render";
-import type { PendingRequest } from "../pending-requests";
+import { type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
+import { render, widgetFor } from "../browser/page-response";
+import { pageText } from "../browser/page-text";
+import { signInForm } from "../browser/render";
+import type { PendingRequest } from "../oauth2";
 import { hostedIntro } from "./hosted-text";
 import { passkeyScript } from "./passkey-script";
 import { resetForm, signUpForm } from "./render-account";
