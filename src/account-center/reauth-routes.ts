@@ -12,7 +12,7 @@ import { signInAgain } from "./sign-out";
 
 /**
  * The re-authentication's form posts (recent-auth.ts): each proof goes through the API's own check for the person
- * signed in to this browser (src/oauth2/page/reauth-proofs.ts: their password with its rate limit and lockout, a TOTP
+ * signed in to this browser (src/pages/reauth-proofs.ts: their password with its rate limit and lockout, a TOTP
  * or recovery code with its guess cap, a passkey ceremony by THIS user just now) and, when it holds, raises the
  * browser session by that method (the cookie's MAC keeps the record honest). Then back to the section, or the next
  * step when the demand needs one more factor. Threats: a proof by another account (a passkey of someone else's on

@@ -1,8 +1,8 @@
 /**
  * How a person authenticated, in the words relying parties read (contract §12): RFC 8176 `amr` values and this
- * service's three `acr` levels, ordered `pwd` < `mfa` < `phr`. A browser session (browser-session.ts) and a bearer's
- * session (login.ts) both come down to a set of sign-in methods, each with the time it was last performed; this file
- * says what such a set is worth.
+ * service's three `acr` levels, ordered `pwd` < `mfa` < `phr`. A browser session (session.ts) and a bearer's session
+ * (oauth2/interaction.ts) both come down to a set of sign-in methods, each with the time it was last performed; this
+ * file says what such a set is worth.
  */
 
 /** The `acr` values, weakest first (discovery's `acr_values_supported`). */
@@ -117,9 +117,9 @@ export function floorOf(values: readonly Acr[]): Level | undefined {
 }
 
 /**
- * The sign-in methods behind a session row's `method` (src/audit/events.ts `methodOf`: the API path that made it).
- * An elevation (`/elevate/webauthn/verify`) leaves the column empty; login.ts reads the elevated claim instead.
- * Anything else (the OAuth2 page's own sessions, an admin's, a PAT) is a sign-in of unknown way.
+ * The sign-in methods behind a session row's `method` (src/audit/events.ts `methodOf`: the API path that made it). An
+ * elevation (`/elevate/webauthn/verify`) leaves the column empty; oauth2/interaction.ts reads the elevated claim
+ * instead. Anything else (the OAuth2 page's own sessions, an admin's, a PAT) is a sign-in of unknown way.
  */
 export function methodsOfSessionRow(method: string | null): SignInMethod[] {
   if (method?.startsWith("provider:") || method === "id-token") return ["provider"];

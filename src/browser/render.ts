@@ -206,7 +206,7 @@ export function mfaForm(input: {
   action: string;
   requestId: string;
   ticket: string;
-  /** The first factor, sealed with the ticket (browser-session.ts, `sealFirstFactor`). */
+  /** The first factor, sealed with the ticket (session.ts, `sealFirstFactor`). */
   first: string;
   error?: string;
 }) {

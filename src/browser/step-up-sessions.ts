@@ -7,8 +7,8 @@ import { type MethodTimes, methodsOfSessionRow } from "./acr";
 
 /**
  * How a session of the ordinary API was made, read from its row (`method`, written by `createSession` from the path
- * that signed the person in: src/audit/events.ts). The page reads it when a session made elsewhere becomes its
- * cookie (a magic link's landing, a provider's way back, the passkey script); login.ts when an external login UI
+ * that signed the person in: src/audit/events.ts). The page reads it when a session made elsewhere becomes its cookie
+ * (a magic link's landing, a provider's way back, the passkey script); oauth2/interaction.ts when an external login UI
  * completes a request with a bearer.
  */
 

@@ -19,7 +19,7 @@ import {
  * Step-up (contract §12): what a request asks of the sign-in behind it, whether a session meets it, and what the
  * page can offer to meet it. One mechanism for the authorization requests here, the elevated claim (§6) and the
  * account center (§13): each states a demand (a level, and how recent), and the re-authentication step of the page
- * (src/oauth2/page/reauth-*.ts) raises the browser session until it meets the demand.
+ * (src/pages/reauth-*.ts) raises the browser session until it meets the demand.
  */
 
 /** What a sign-in must be: at least `level` (default: any sign-in), from methods performed at `notBefore` or later. */
@@ -63,8 +63,8 @@ export function demandOf(request: DemandingRequest, now: number): AuthDemand {
 /**
  * Contract §6 and §12 agree on what a recent phishing-resistant sign-in is: a WebAuthn assertion by one of the user's
  * own keys, no older than one access-token lifetime (`AUTH_ACCESS_TOKEN_EXPIRES_IN`), which is what an elevated token
- * (`x-hasura-auth-elevated`, src/auth/webauthn/elevation.ts) stands for. login.ts reads an elevated bearer as such a
- * sign-in; the account center asks for this demand before its sensitive steps.
+ * (`x-hasura-auth-elevated`, src/auth/webauthn/elevation.ts) stands for. oauth2/interaction.ts reads an elevated bearer
+ * as such a sign-in; the account center asks for this demand before its sensitive steps.
  */
 export const recentPhishingResistant = (config: Config, now: number): AuthDemand => ({
   level: LEVEL.phr,

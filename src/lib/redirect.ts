@@ -52,7 +52,7 @@ export function isRedirectAllowed(candidate: string, clientUrl: string, allowed:
   return [clientUrl, ...allowed].some((rule) => matchesAllowedUrl(candidate, rule));
 }
 
-/** The built-in OAuth2 login page's path under the auth API (src/oauth2/page). */
+/** The built-in OAuth2 login page's path under the auth API (src/pages/). */
 export const LOGIN_PAGE_PATH = "/oauth2/interaction";
 
 /** Where the person enters a device's user code (RFC 8628 `verification_uri`), under the issuer. */

@@ -55,7 +55,7 @@ export async function describeRequest(deps: Deps, requestId: string) {
  * Completes the request for the bearer's user. `auth_time` is when that user signed in: the creation of the
  * session the token belongs to (a refreshed token keeps its session's), so `max_age` and `prompt=login` mean what
  * they say; `acr` and `amr` come from the way the session was made (its `method`), and an elevated token counts as a
- * passkey at its issue (contract §6 and §12 agree: step-up.ts, `recentPhishingResistant`). `orgId` is the
+ * passkey at its issue (contract §6 and §12 agree: src/browser/step-up.ts, `recentPhishingResistant`). `orgId` is the
  * organization the person let the client act in (the UI's picker): it must be one of the person's active memberships
  * (403 `not-org-member`); a device request takes none (docs/oauth2.md).
  */
@@ -105,10 +105,10 @@ export interface Completer {
 }
 
 /**
- * Completes the request for a person whose sign-in meets what it asks (the caller judged it: step-up.ts): a code for
- * the client's redirect URI with how and when they signed in (`acr`, `amr`, `auth_time`), in `orgId` if they picked
- * one; or, for a device request, the device's authorization approved (`{ device: true }`). A request decided already
- * or expired is refused (400 `invalid-request`).
+ * Completes the request for a person whose sign-in meets what it asks (the caller judged it: browser/step-up.ts): a
+ * code for the client's redirect URI with how and when they signed in (`acr`, `amr`, `auth_time`), in `orgId` if they
+ * picked one; or, for a device request, the device's authorization approved (`{ device: true }`). A request decided
+ * already or expired is refused (400 `invalid-request`).
  */
 export async function completeInteraction(
   deps: Deps,

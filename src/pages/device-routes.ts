@@ -40,7 +40,7 @@ function prefilled(value: string | undefined): string | undefined {
 export function devicePageRoutes(loginUrl: string | undefined) {
   return new Hono<AppEnv>()
     .get("/", (c) =>
-      // Where an external login UI sends the person after approving (login.ts).
+      // Where an external login UI sends the person after approving (src/oauth2/interaction.ts).
       c.req.query("result") === "approved"
         ? render(c, 200, pageText(c).deviceConnected, deviceFinished(pageText(c), "approved"), {
             t: pageText(c),

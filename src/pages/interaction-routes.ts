@@ -54,8 +54,8 @@ async function complete(
 
 /**
  * What the page shows next for this request: sign-in; a re-authentication when the session does not meet what the
- * request asks (`max_age`, `prompt=login`, `acr_values`: step-up.ts); the account choice of `prompt=select_account`;
- * consent; or nothing (back to the client).
+ * request asks (`max_age`, `prompt=login`, `acr_values`: browser/step-up.ts); the account choice of
+ * `prompt=select_account`; consent; or nothing (back to the client).
  */
 async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow) {
   const deps = c.var.deps;

@@ -14,10 +14,10 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 
 /**
- * The proofs of the re-authentication step (step-up.ts), each checked against ONE user: the one already signed in to
- * this browser. Nothing here signs anyone in: each proof goes through the ordinary API's own check (the password, a
- * WebAuthn assertion, a TOTP code, with their rate limits, lockouts and guess caps), and the session that check makes
- * is revoked at once; what the caller keeps is only the method, added to the browser session (browser-session.ts,
+ * The proofs of the re-authentication step (browser/step-up.ts), each checked against ONE user: the one already signed
+ * in to this browser. Nothing here signs anyone in: each proof goes through the ordinary API's own check (the password,
+ * a WebAuthn assertion, a TOTP code, with their rate limits, lockouts and guess caps), and the session that check makes
+ * is revoked at once; what the caller keeps is only the method, added to the browser session (src/browser/session.ts,
  * `raiseBrowserSession`). Independent of authorization requests: the account center (contract §13) uses them too.
  */
 

@@ -4,8 +4,8 @@ import { errorBox } from "../browser/render";
 import type { StepUpMethod } from "../browser/step-up";
 
 /**
- * The re-authentication step (step-up.ts) as HTML: the person already signed in to this browser confirms it is them,
- * with the methods the step offers, never with another account (that is "use another account", which signs out of
+ * The re-authentication step (browser/step-up.ts) as HTML: the person already signed in to this browser confirms it is
+ * them, with the methods the step offers, never with another account (that is "use another account", which signs out of
  * the page first). The forms carry the caller's hidden fields (an authorization request's `request_id`; the account
  * center its own), so the piece serves any page that needs a recent or stronger sign-in.
  */

@@ -12,12 +12,12 @@ import { reauthPasskeyScript } from "./reauth-script";
 import { signInPage } from "./sign-in-pages";
 
 /**
- * The re-authentication step of an authorization request: the browser's session is signed in but does not meet what
- * the request asks (`max_age`, `prompt=login`, `acr_values`: step-up.ts). The same person confirms it is them with
- * what the step offers; a person with no way to meet the demand here is told so (and the client, if they go back,
- * hears `unmet_authentication_requirements`: OpenID Connect Unmet Authentication Requirements 1.0). A request whose
- * sign-in is too old, from a person with no password or passkey to confirm with (a magic-link or provider account),
- * gets the sign-in form again.
+ * The re-authentication step of an authorization request: the browser's session is signed in but does not meet what the
+ * request asks (`max_age`, `prompt=login`, `acr_values`: browser/step-up.ts). The same person confirms it is them with
+ * what the step offers; a person with no way to meet the demand here is told so (and the client, if they go back, hears
+ * `unmet_authentication_requirements`: OpenID Connect Unmet Authentication Requirements 1.0). A request whose sign-in
+ * is too old, from a person with no password or passkey to confirm with (a magic-link or provider account), gets the
+ * sign-in form again.
  */
 
 export const userLabelOf = (user: UserRow) => user.email ?? user.phoneNumber ?? (user.displayName || user.id);

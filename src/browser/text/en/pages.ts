@@ -1,6 +1,6 @@
 /**
  * The built-in pages in English: the catalogue every other language follows, key for key (its shape is `PageText`;
- * test/oauth2/page/text.test.ts checks every language has every key, with the same kind of value).
+ * test/i18n/catalogues.test.ts checks every language has every key, with the same kind of value).
  */
 export const pages = {
   lang: "en",
