@@ -1,21 +1,29 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
 // admin, storage, …: THE list is src/runtime/features.ts, read here through scripts/features.cjs) over shared
-// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib and the top-level errors, env
-// and config). `src/index.ts` and src/runtime/ (which mounts the features' routes and runs their consumers and
-// housekeeping) compose them and may import anything.
+// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib, replay, browser and the
+// top-level errors, env and config). `src/index.ts` and src/runtime/ (which mounts the features' routes and runs
+// their consumers and housekeeping) compose them and may import anything.
 const { featureFolders } = require("./scripts/features.cjs");
 
 const FEATURE_NAMES = featureFolders().join("|");
 const FEATURES = `^src/(${FEATURE_NAMES})/`;
 const PLUMBING =
-  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib)/|^src/(errors|env|config)\\.ts$";
+  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib|replay|browser)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
 const FOLDERS_WITH_SUBFOLDERS = `^src/(${FEATURE_NAMES}|token-families)/`;
 // Plumbing from the bottom up: a layer imports (at run time) only the layers below it.
 const LAYERS = [
   ["^src/(errors|env)\\.ts$", "the error catalog and the Env type depend on nothing of ours"],
+  [
+    "^src/browser/text/",
+    "the language catalogues: every word shown or mailed, one folder per language, over nothing of ours but types",
+  ],
   ["^src/lib/", "lib: pure helpers (crypto, keys, passwords, redirects) over errors and the config type"],
+  [
+    "^src/replay/",
+    "replay: what is accepted once (the JtiLedger object, the DPoP proof check that records its jti), over lib",
+  ],
   ["^src/hooks/", "hooks: the app's signed synchronous hooks (contract move-in §5.3), over lib"],
   ["^src/db/", "db: the schema, the client and housekeeping, over lib"],
   [
@@ -29,6 +37,10 @@ const LAYERS = [
   ["^src/rate-limits/", "rate limits: buckets, the RateLimiter object and their middleware"],
   ["^src/config\\.ts$", "config: parses every setting once, with the mail, rate-limit and provider parsers"],
   ["^src/http/", "http: the request context, validation, authentication of requests, shared fields"],
+  [
+    "^src/browser/(?!text/)",
+    "the person's browser at the IdP: its session cookie, step-up, the page shell and its paths, over http",
+  ],
   ["^src/openapi/", "openapi: documents read off the apps' routes"],
 ];
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { LANGUAGES } from "./browser/text";
 import { ConfigError } from "./errors";
 import { type HooksConfig, parseHooks } from "./hooks/config";
 import { brandColourSchema, brandLogoUrlSchema, brandNameSchema } from "./lib/brand";
-import { LANGUAGES } from "./lib/i18n";
 import { parseImportedJwtSecret } from "./lib/imported-tokens";
 import { isLoopbackHost } from "./lib/loopback";
 import { type Catalog, templateCatalog } from "./mail/templates";

@@ -13,8 +13,8 @@ export { SignInLockout } from "./auth";
 export { OneTimeCode } from "./auth/links/one-time-code";
 export { GuessGuard } from "./auth/mfa/guess-guard";
 export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
-export { JtiLedger } from "./lib/jti-ledger";
 export { RateLimiter } from "./rate-limits/rate-limiter";
+export { JtiLedger } from "./replay/jti-ledger";
 export { SessionFamilies } from "./token-families";
 export { RefreshSession } from "./token-families/legacy";
 

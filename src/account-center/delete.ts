@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import { deleteUser } from "../admin";
-import { endBrowserSession } from "../oauth2";
+import { endBrowserSession } from "../browser/session";
 import { accountPath, type Ctx, field, type Outcome, type Posted, type SectionView } from "./forms";
 import { errorBox } from "./html";
 import { confirmHref, isRecentAuth, requireRecentAuth } from "./recent-auth";

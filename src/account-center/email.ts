@@ -1,9 +1,9 @@
 import { html } from "hono/html";
 import { changeUserEmail } from "../auth";
+import { rateLimited } from "../browser/checks";
 import { AppError, RateLimitedError } from "../errors";
 import { emailField } from "../http/fields";
 import { signOwnRedirect } from "../lib/redirect";
-import { rateLimited } from "../oauth2";
 import {
   accountPath,
   accountUrl,

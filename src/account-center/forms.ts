@@ -1,13 +1,16 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
+import { render } from "../browser/page-response";
+import { catalogueFor } from "../browser/page-text";
+import { type BrowserSession, readBrowserSession } from "../browser/session";
+import type { Catalogue } from "../browser/text";
 import type { AppEnv } from "../http/app-env";
 import { bodyText } from "../http/validation";
-import type { Catalogue } from "../lib/i18n";
-import { type BrowserSession, catalogueFor, isSameOrigin, readBrowserSession, render } from "../oauth2";
+import { isSameOrigin } from "../pages";
 
 /**
  * Who the account center serves and how its forms arrive. The page's sign-in cookie (the built-in pages' own,
- * src/oauth2/browser-session.ts: MACed, HttpOnly, SameSite=Lax, checked against its session row) says who is signed
+ * src/browser/session.ts: MACed, HttpOnly, SameSite=Lax, checked against its session row) says who is signed
  * in; without it the browser goes to the hosted sign-in and comes back. Every form post passes the same checks first.
  */
 

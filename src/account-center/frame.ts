@@ -1,7 +1,8 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { Catalogue } from "../lib/i18n";
-import { type BrowserSession, render } from "../oauth2";
+import { render } from "../browser/page-response";
+import type { BrowserSession } from "../browser/session";
+import type { Catalogue } from "../browser/text";
 import { accountPath, type Ctx } from "./forms";
 // Leaf files of the security sections (no import back here): their CSS and the origins their forms may end at.
 import { securityFormTargets } from "./security/form-targets";

@@ -1,7 +1,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { revokeByRefreshToken } from "../auth";
-import type { Catalogue } from "../lib/i18n";
+import type { Catalogue } from "../browser/text";
 import { DELETE, deleteSection } from "./delete";
 import { EMAIL, emailSection } from "./email";
 import { accountCatalogue, apiPath, type Ctx, type Refusal, type SectionView, type Signed } from "./forms";

@@ -1,21 +1,15 @@
 import { html } from "hono/html";
-import type { Catalogue } from "../lib/i18n";
-import {
-  type AuthDemand,
-  type abilitiesOf,
-  type BrowserSession,
-  judge,
-  LEVEL,
-  reauthForm,
-  reauthPasskeyScript,
-  stepUpMethods,
-} from "../oauth2";
+import { LEVEL } from "../browser/acr";
+import type { BrowserSession } from "../browser/session";
+import { type AuthDemand, judge, stepUpMethods } from "../browser/step-up";
+import type { Catalogue } from "../browser/text";
+import { type abilitiesOf, reauthForm, reauthPasskeyScript } from "../pages";
 import { accountPath, apiPath, type Ctx } from "./forms";
 import { accountFrame, userLabelOf } from "./frame";
 import { hiddenFields } from "./html";
 
 /**
- * The re-authentication page of the account center: the OAuth2 page's own step (src/oauth2/page/reauth-render.ts)
+ * The re-authentication page of the account center: the OAuth2 page's own step (src/pages/reauth-render.ts)
  * with the account center's actions, for its demand (recent-auth.ts). A person with no method here that moves the
  * session toward it (a magic-link or provider account without a password, TOTP or passkey) signs in again; one whose
  * account cannot reach a passkey demand (the elevated claim, and no passkey) is told so.

@@ -1,16 +1,10 @@
 import { Hono } from "hono";
+import { rateLimited } from "../browser/checks";
+import { type BrowserSession, raiseBrowserSession } from "../browser/session";
+import { judge } from "../browser/step-up";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import {
-  type BrowserSession,
-  judge,
-  provePasskey,
-  provePassword,
-  proveTotp,
-  raiseBrowserSession,
-  rateLimited,
-  signInMessage,
-} from "../oauth2";
+import { provePasskey, provePassword, proveTotp, signInMessage } from "../pages";
 import { accountPost, accountSession, backToAccount, type Ctx, type Posted } from "./forms";
 import { reauthPage } from "./reauth-page";
 import { recentDemand, sectionOf } from "./recent-auth";
@@ -18,7 +12,7 @@ import { signInAgain } from "./sign-out";
 
 /**
  * The re-authentication's form posts (recent-auth.ts): each proof goes through the API's own check for the person
- * signed in to this browser (src/oauth2/page/reauth-proofs.ts: their password with its rate limit and lockout, a TOTP
+ * signed in to this browser (src/pages/reauth-proofs.ts: their password with its rate limit and lockout, a TOTP
  * or recovery code with its guess cap, a passkey ceremony by THIS user just now) and, when it holds, raises the
  * browser session by that method (the cookie's MAC keeps the record honest). Then back to the section, or the next
  * step when the demand needs one more factor. Threats: a proof by another account (a passkey of someone else's on

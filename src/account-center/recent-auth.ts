@@ -1,5 +1,8 @@
+import { LEVEL } from "../browser/acr";
+import type { BrowserSession } from "../browser/session";
+import { type AuthDemand, judge } from "../browser/step-up";
 import type { UserRow } from "../db/schema";
-import { type AuthDemand, abilitiesOf, type BrowserSession, judge, LEVEL } from "../oauth2";
+import { abilitiesOf } from "../pages";
 import { accountCatalogue, accountPath, type Ctx } from "./forms";
 import { type Demanded, reauthPage } from "./reauth-page";
 
@@ -11,7 +14,7 @@ export type { Demanded };
  * signed in days ago may be a shared or stolen one; whoever holds it must prove, again and just now, to be the
  * account's owner (OWASP Authentication Cheat Sheet, "Require re-authentication for sensitive features").
  *
- * One mechanism with the OAuth2 page's step-up (src/oauth2/step-up.ts, contract §12): a demand (a level, recent
+ * One mechanism with the OAuth2 page's step-up (src/browser/step-up.ts, contract §12): a demand (a level, recent
  * methods only), the browser session's record of methods, and the page's proofs, which raise the session by a method
  * (reauth-routes.ts here). The demand is as strong as the account can sign in: a user with TOTP on confirms with two
  * factors (or a passkey), and where the API's elevated claim applies (contract §6, `AUTH_REQUIRE_ELEVATED_CLAIM`:

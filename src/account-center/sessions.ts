@@ -6,9 +6,10 @@ import {
   revokeUserSession,
   type UserSession,
 } from "../auth";
+import { endBrowserSession } from "../browser/session";
+import type { Catalogue } from "../browser/text";
 import { AppError } from "../errors";
-import type { Catalogue } from "../lib/i18n";
-import { endBrowserSession, providerName } from "../oauth2";
+import { providerName } from "../pages";
 import {
   accountPath,
   backToAccount,

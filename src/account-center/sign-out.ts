@@ -1,7 +1,8 @@
 import { html } from "hono/html";
 import { revokeSession } from "../auth";
-import type { Catalogue } from "../lib/i18n";
-import { type BrowserSession, endBrowserSession, readBrowserSession, render } from "../oauth2";
+import { render } from "../browser/page-response";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
+import type { Catalogue } from "../browser/text";
 import { accountCatalogue, accountUrl, apiPath, type Ctx, isOwnPost, otherSitePage, toSignIn } from "./forms";
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The account center's CSS, after the built-in pages' house style (src/oauth2/page/render.ts): a wider column than the
+ * The account center's CSS, after the built-in pages' house style (src/browser/render.ts): a wider column than the
  * sign-in card, sections as cards, lists that become stacked rows on a phone (390 px), and nothing that overflows:
  * long addresses, ids and German compounds wrap anywhere. Light and dark follow the house (`color-scheme`, Canvas,
  * `--accent`, `--line`). Constant text: never request data.

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
-import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../lib/dpop-proof";
 import type { AccessTokenPayload } from "../lib/jwt";
+import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../replay/dpop-proof";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "./imported-tokens";
@@ -28,7 +28,7 @@ type Refusal = { refused: string };
 const proofs = new WeakMap<Request, Promise<VerifiedDPoPProof | null>>();
 
 /**
- * The request's DPoP proof, checked as RFC 9449 §4.3 lists (src/lib/dpop-proof.ts): over this request's method and
+ * The request's DPoP proof, checked as RFC 9449 §4.3 lists (src/replay/dpop-proof.ts): over this request's method and
  * URL (as sent, or under the public URL of the API it reached), with `ath` of the access token when one comes with
  * the DPoP scheme, its `jti` used once. Null without a `DPoP` header; throws `DPoPProofError` for a bad proof.
  * Called by the access-token check below and by a sign-in or a refresh that binds its session to the key.

@@ -52,8 +52,11 @@ export function isRedirectAllowed(candidate: string, clientUrl: string, allowed:
   return [clientUrl, ...allowed].some((rule) => matchesAllowedUrl(candidate, rule));
 }
 
-/** The built-in OAuth2 login page's path under the auth API (src/oauth2/page). */
+/** The built-in OAuth2 login page's path under the auth API (src/pages/). */
 export const LOGIN_PAGE_PATH = "/oauth2/interaction";
+
+/** Where the person enters a device's user code (RFC 8628 `verification_uri`), under the issuer. */
+export const DEVICE_PAGE_PATH = "/oauth2/device";
 
 /** The deployment's allow-list. The service's own pages are not on it: see `signOwnRedirect`. */
 export function isRedirectAllowedBy(config: Config, candidate: string): boolean {

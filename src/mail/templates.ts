@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { CATALOGUES } from "../browser/text";
 import { ConfigError } from "../errors";
-import { CATALOGUES } from "../lib/i18n";
 import {
   type Catalog,
   type LocaleTemplates,
@@ -19,7 +19,7 @@ import {
 export type { Catalog, LocaleTemplates, Template, TemplateName };
 export { TEMPLATE_NAMES };
 
-/** Each language's mails, from its catalogue (src/lib/i18n/): contract §8's, the lockout notice and the new-device notice. */
+/** Each language's mails, from its catalogue (src/browser/text/): contract §8's, the lockout notice and the new-device notice. */
 const BUILT_IN: Catalog = Object.fromEntries(
   Object.entries(CATALOGUES).map(([language, catalogue]) => [
     language,

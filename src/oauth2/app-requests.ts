@@ -2,8 +2,8 @@ import { createSession, resolveRedirectTo } from "../auth";
 import type { Config } from "../config";
 import type { UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { claimJtiOnce } from "../lib/jti-ledger";
 import { matchesAllowedUrl, withQuery } from "../lib/redirect";
+import { claimJtiOnce } from "../replay/jti-ledger";
 import { newRequestId, PENDING_REQUEST_TTL_SECONDS, type PendingRequest } from "./pending-requests";
 
 /**

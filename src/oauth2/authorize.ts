@@ -1,7 +1,7 @@
+import { knownAcrValues } from "../browser/acr";
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
-import { knownAcrValues } from "./acr";
 import { findOAuth2Client, isRegisteredRedirect } from "./clients";
 import { OAuth2Error, type OAuth2ErrorCode } from "./errors";
 import { verifyIdTokenHint } from "./id-token-hint";
@@ -112,7 +112,8 @@ export async function parseAuthorizationRequest(
     loginHint = param(params, "login_hint", 254);
     uiLocales = scopeList(param(params, "ui_locales", 200)).slice(0, 10);
     organization = param(params, ORGANIZATION_PARAM, 100);
-    // OIDC Core §3.1.2.1: in order of preference, unknown values ignored; the session must reach one (step-up.ts).
+    // OIDC Core §3.1.2.1: in order of preference, unknown values ignored; the session must reach one
+    // (browser/step-up.ts).
     acrValues = knownAcrValues(scopeList(param(params, "acr_values", 1000)));
   } catch (error) {
     throw fail("invalid_request", error instanceof Error ? error.message : "invalid parameter");

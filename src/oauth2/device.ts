@@ -5,6 +5,7 @@ import { type DeviceAuthorizationRow, deviceAuthorizations, type OAuth2ClientRow
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
+import { DEVICE_PAGE_PATH } from "../lib/redirect";
 import { hmacSubkey } from "../lib/subkeys";
 import { keepFetchedClient } from "./clients";
 import { OAuth2Error } from "./errors";
@@ -19,8 +20,9 @@ import type { SignIn } from "./tokens";
  * approves; meanwhile the device polls the token endpoint with its device code.
  */
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
-/** Where the person enters the user code (RFC 8628 `verification_uri`), under the issuer. */
-export const DEVICE_PAGE_PATH = "/oauth2/device";
+// The device page's path is the pages' (src/lib/redirect.ts, beside the login page's); the flow hands it to RFC 8628.
+export { DEVICE_PAGE_PATH };
+
 const LIFETIME_SECONDS = 600;
 const INTERVAL_SECONDS = 5;
 /** RFC 8628 §3.5: a poll sooner than the interval gets `slow_down`, and the interval grows by five seconds. */

@@ -1,6 +1,6 @@
+import { ACR_VALUES } from "../browser/acr";
 import type { Config } from "../config";
 import { getKeySet } from "../lib/keys";
-import { ACR_VALUES } from "./acr";
 import { CLAIMS_SUPPORTED } from "./claims";
 import { AUTH_METHODS, CLIENT_ASSERTION_ALGORITHMS, GRANT_TYPES, SUPPORTED_SCOPES } from "./clients";
 import { DPOP_ALGS } from "./dpop";
@@ -49,7 +49,7 @@ export async function discoveryDocument(config: Config) {
     authorization_response_iss_parameter_supported: true,
     // RFC 9449 §5.1: DPoP proofs are accepted at the token endpoint (every grant) and userinfo.
     dpop_signing_alg_values_supported: DPOP_ALGS,
-    // RP-Initiated Logout 1.0 §2.1: with the built-in page, whose session it ends (page/logout-routes.ts).
+    // RP-Initiated Logout 1.0 §2.1: with the built-in page, whose session it ends (src/pages/logout-routes.ts).
     ...(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL ? {} : { end_session_endpoint: `${issuer}/oauth2/logout` }),
     // Back-Channel Logout 1.0 §2.1: logout tokens, always with `sid` (logout/backchannel-fan-out.ts).
     backchannel_logout_supported: true,

@@ -1,5 +1,5 @@
 import { presented } from "../http/auth";
-import { DPoPProofError, type VerifiedDPoPProof } from "../lib/dpop-proof";
+import { DPoPProofError, type VerifiedDPoPProof } from "../replay/dpop-proof";
 import { DPOP_ALGS, dpopNonceHeaders, dpopProofOf } from "./dpop";
 import { OAuth2Error } from "./errors";
 import type { Ctx } from "./route-support";

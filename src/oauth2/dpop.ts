@@ -10,14 +10,14 @@ import {
   dpopTargets,
   type VerifiedDPoPProof,
   verifyDPoPProof,
-} from "../lib/dpop-proof";
+} from "../replay/dpop-proof";
 import { OAuth2Error } from "./errors";
 import type { Ctx } from "./route-support";
 
 /**
  * DPoP (RFC 9449) at the authorization server's own endpoints: the token endpoint binds what it issues to the key
  * of the request's proof, and userinfo (dpop-resources.ts) accepts a bound token only with a proof by that key. The
- * proof itself is checked by the shared plumbing (src/lib/dpop-proof.ts).
+ * proof itself is checked by the shared plumbing (src/replay/dpop-proof.ts).
  */
 
 /** What a token request's proof binds its tokens to: the key's thumbprint (`cnf.jkt`), or nothing (a bearer token). */

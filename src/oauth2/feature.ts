@@ -8,15 +8,15 @@ import { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
 import { oauth2Routes, rootMetadataRoutes } from "./oauth2-routes";
 
 /**
- * The OAuth2 / OpenID Connect authorization server: its endpoints and built-in pages, its discovery documents at the
- * host's root (RFC 8414), the admin API's clients, back-channel logout from the event stream.
+ * The OAuth2 / OpenID Connect authorization server: its endpoints (its built-in pages are src/pages/), its discovery
+ * documents at the host's root (RFC 8414), the admin API's clients, back-channel logout from the event stream.
  */
 export const oauth2Feature = {
   name: "oauth2",
   tables,
   routes: (config: Config) => ({
     root: rootMetadataRoutes(config),
-    auth: oauth2Routes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL),
+    auth: oauth2Routes(),
     admin: oauth2ClientAdminRoutes,
   }),
   // The OAuth2 clients to tell of an ended session; only where the logout queue is bound.

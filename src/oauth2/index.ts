@@ -4,15 +4,10 @@
  * internal to it (.dependency-cruiser.cjs).
  */
 
-// The account center's demand for a recent sign-in (src/account-center/recent-auth.ts) is a step-up level.
-export { LEVEL } from "./acr";
-// The page's sign-in: read by the account center, raised by its re-authentication, ended by its sign-out.
-export {
-  type BrowserSession,
-  endBrowserSession,
-  raiseBrowserSession,
-  readBrowserSession,
-} from "./browser-session";
+// The interaction contract (interaction.ts): the built-in pages (src/pages/) finish or refuse a pending request through
+// it, as an external login UI does, and read what they show of the request: its client, the person's consents and
+// organizations, a device's user code, an app's hosted sign-in, an RP-initiated logout's parameters.
+export { appRequest, appTarget, finishAppSignIn, isAccountCenter } from "./app-requests";
 export {
   type ClientBody,
   type ClientConsent,
@@ -21,7 +16,9 @@ export {
   clientUsage,
   createClient,
   deleteClient,
+  findOAuth2Client,
   getClient,
+  isLoopbackRedirect,
   listClients,
   oauth2ClientAdminRoutes,
   replaceClient,
@@ -29,18 +26,26 @@ export {
   SUPPORTED_SCOPES,
   type WireClient,
 } from "./clients";
+export { grantedScopes, rememberConsent } from "./consents";
+export { deviceRequest, normalizeUserCode, pendingByUserCode } from "./device";
+export { OAuth2Error } from "./errors";
+export { completeInteraction, denyInteraction } from "./interaction";
 // Back-channel logout (src/runtime/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
-export { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
-// The house of the built-in pages (contract §13): the account center (src/account-center/) renders in it, checks its
-// form posts and limits as the page does, and re-authenticates with the page's proofs and step.
-export { rateLimited } from "./page/checks";
-export { isSameOrigin } from "./page/form-requests";
-export { render } from "./page/page-response";
-export { abilitiesOf, provePasskey, provePassword, proveTotp } from "./page/reauth-proofs";
-export { reauthForm } from "./page/reauth-render";
-export { reauthPasskeyScript } from "./page/reauth-script";
-// The account center's linked providers name them as the sign-in page's buttons do.
-export { providerName } from "./page/sign-in-pages";
-export { signInMessage } from "./page/sign-in-routes";
-export { catalogueFor, pageText } from "./page/text";
-export { type AuthDemand, judge, stepUpMethods } from "./step-up";
+export {
+  backchannelLogoutFanOut,
+  checkEndSession,
+  deliverLogoutTokens,
+  type EndSessionParams,
+  type EndSessionProblem,
+  endSessionParams,
+} from "./logout";
+export { memberOrganizations, namedOrganization } from "./organizations";
+export { oauth2Params } from "./params";
+export {
+  forgetPendingRequest,
+  loadPendingRequest,
+  newRequestId,
+  type PendingRequest,
+  savePendingRequest,
+} from "./pending-requests";
+export { authorizationResponse } from "./redirects";

@@ -23,7 +23,10 @@ const pendingRequestSchema = z.object({
   prompt: z.array(z.string()),
   /** Seconds; the user must have signed in no longer ago than this. */
   maxAge: z.number().optional(),
-  /** The known `acr_values` (OIDC Core §3.1.2.1, contract §12), in order: the session must reach one (step-up.ts). */
+  /**
+   * The known `acr_values` (OIDC Core §3.1.2.1, contract §12), in order: the session must reach one
+   * (src/browser/step-up.ts).
+   */
   acrValues: z.array(z.string()).optional(),
   loginHint: z.string().optional(),
   /** The `sub` of a verified `id_token_hint`: the user the client believes is signed in (OIDC Core §3.1.2.1). */

@@ -13,7 +13,7 @@ import { deviceAuthorizationSchema, OAUTH2_DIRECT_ERRORS, tokenAnswerSchema } fr
 /**
  * `POST /oauth2/token` (contract §3.5, §3.6): every grant, for an authenticated client; and
  * `POST /oauth2/device_authorization` (RFC 8628 §3.1), where a device gets the codes it then polls the token
- * endpoint with (the person's side is the device page, page/device-routes.ts).
+ * endpoint with (the person's side is the device page, src/pages/device-routes.ts).
  */
 
 const tokenForm = z.object({

@@ -1,5 +1,6 @@
 import { base64url, type JWTPayload, SignJWT } from "jose";
 import { type ActiveMembership, hasuraClaims } from "../auth";
+import type { Authentication, SignIn } from "../browser/acr";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
@@ -8,6 +9,8 @@ import { getKeySet } from "../lib/keys";
 import { scopeClaims } from "./claims";
 import { orgHasuraClaims } from "./organizations";
 import { audienceOf } from "./resources";
+
+export type { Authentication, SignIn };
 
 /** Whether the token was issued for the client itself (its audience is the client, not a resource). */
 export function isForClient(payload: OAuth2AccessTokenPayload): boolean {
@@ -73,22 +76,6 @@ export interface IssueInput {
   /** How the user signed in (contract §12): `auth_time` (ms), `acr`, `amr`. */
   authentication?: Authentication;
   now: number;
-}
-
-/**
- * A sign-in a code or device approval is made from (contract §12): how and when, and the browser session at this
- * service it belongs to (`sid`: ID tokens and back-channel logout name it).
- */
-export interface SignIn extends Authentication {
-  sid?: string | null;
-}
-
-/** How and when a user signed in (contract §12), as ID tokens, access tokens and introspection report it. */
-export interface Authentication {
-  /** ms */
-  authTime: number;
-  acr?: string | null;
-  amr?: string[] | null;
 }
 
 /** The claims of an `Authentication`: `auth_time` in seconds, `acr` and `amr` when known. */

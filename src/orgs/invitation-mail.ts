@@ -4,7 +4,7 @@ import type { OrganizationRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { renderTemplate } from "../mail/templates";
 
-/** The hosted invitation page (src/oauth2/page/invitation-routes.ts), under `AUTH_SERVER_URL`, beside the device page. */
+/** The hosted invitation page (src/pages/invitation-routes.ts), under `AUTH_SERVER_URL`, beside the device page. */
 export const INVITATION_PAGE_PATH = "/oauth2/invitation";
 
 /**

@@ -154,7 +154,7 @@ export async function acceptInvitation(deps: Deps, ticket: string, userId: strin
  * stays for its real addressee: 403 `invitation-email-mismatch` for another or an unverified address (threat: a
  * forwarded or intercepted mail, or an account that merely claims the address, joining the org); 401
  * `invalid-ticket` for an unknown, used or expired one. A user who already is a member keeps their role. The hosted
- * page (src/oauth2/page/) keeps only the ticket's hash, and accepts by it.
+ * page (src/pages/) keeps only the ticket's hash, and accepts by it.
  */
 export async function acceptInvitationByHash(deps: Deps, ticketHash: string, userId: string) {
   const user = await findUserById(deps.shards, userId);

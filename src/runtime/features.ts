@@ -5,6 +5,7 @@ import { mirrorFeature } from "../mirror/feature";
 import { moveInFeature } from "../move-in/feature";
 import { oauth2Feature } from "../oauth2/feature";
 import { orgsFeature } from "../orgs/feature";
+import { pagesFeature } from "../pages/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
 import { ssoFeature } from "../sso/feature";
@@ -25,6 +26,8 @@ export const FEATURES: readonly Feature[] = [
   ssoFeature,
   scimFeature,
   oauth2Feature,
+  // Right after the authorization server: its on switch covers the pages under /oauth2/ (src/pages/routes.ts).
+  pagesFeature,
   accountCenterFeature,
   adminFeature,
   webhooksFeature,

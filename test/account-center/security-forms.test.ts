@@ -3,7 +3,7 @@
 // or rule it covers.
 import { describe, expect, it } from "vitest";
 import { SECURITY_STYLE } from "../../src/account-center/security";
-import { CATALOGUES, LANGUAGES } from "../../src/lib/i18n";
+import { CATALOGUES, LANGUAGES } from "../../src/browser/text";
 import { SERVER, service } from "../helpers";
 import { Browser } from "../oauth2/page-browser";
 import { location } from "../oauth2/support";

@@ -1,4 +1,4 @@
-// The JTI ledger (`JtiLedger`, src/lib/jti-ledger.ts) failing: the objects that remember which DPoP proofs and client
+// The JTI ledger (`JtiLedger`, src/replay/jti-ledger.ts) failing: the objects that remember which DPoP proofs and client
 // assertions were used. The threat named above each test is what it keeps out.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";

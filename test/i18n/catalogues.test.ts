@@ -1,11 +1,11 @@
-// Every word the service shows or mails, one catalogue per language (src/lib/i18n/<language>/). Threat: a language
+// Every word the service shows or mails, one catalogue per language (src/browser/text/<language>/). Threat: a language
 // that lacks a key (a new sentence added in English only) shows `undefined` to its readers, or throws where a sentence
 // is a function of a number or a name; a mail that drops a placeholder loses its link. The type system catches a
 // missing key in a catalogue typed `Catalogue`; this test catches what a cast or a widened type would let through,
 // and a language added without every key.
 import { describe, expect, it } from "vitest";
-import { CATALOGUES, LANGUAGES } from "../../src/lib/i18n";
-import { en } from "../../src/lib/i18n/en";
+import { CATALOGUES, LANGUAGES } from "../../src/browser/text";
+import { en } from "../../src/browser/text/en";
 
 /** Every key path of a catalogue with the kind of its value (`string`, `function` and its arity, nested objects). */
 function shape(value: unknown, path = ""): string[] {

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { listPersonalAccessTokens, listSecurityKeys } from "../../auth";
+import type { BrowserSession } from "../../browser/session";
+import type { Catalogue } from "../../browser/text";
 import type { AppEnv } from "../../http/app-env";
-import type { Catalogue } from "../../lib/i18n";
-import type { BrowserSession } from "../../oauth2";
 import { listUserOrgs } from "../../orgs";
 import { identitiesOf } from "../../providers";
 import type { Ctx } from "../forms";

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
+import type { Catalogue } from "../../browser/text";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import type { Catalogue } from "../../lib/i18n";
 import { removeMember, requireOrgRole, type WireOrg } from "../../orgs";
 import { accountPath, accountPost, backToAccount, type Ctx, type Signed } from "../forms";
 import { idOf } from "./steps";

@@ -1,5 +1,5 @@
 /**
- * The passkey step's script (served with the page's nonce, like src/oauth2/page/passkey-script.ts): a WebAuthn
+ * The passkey step's script (served with the page's nonce, like src/pages/passkey-script.ts): a WebAuthn
  * registration with the creation options the server put on the button (`data-options`, made by the API's
  * `addSecurityKey` for this user), whose `credential.toJSON()` is then posted with the form to the account center,
  * which verifies it with the API's `verifyAddSecurityKey`. No request to anywhere: nothing to allow in `connect-src`.

@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import { providerName } from "../../oauth2";
+import { providerName } from "../../pages";
 import type { LinkedIdentity } from "../../providers";
 import { accountPath, type Ctx, type Signed } from "../forms";
 import { confirmLink } from "./steps";

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { changeMfa, createRecoveryCodes, issueRecoveryCodes, startTotpSetup } from "../../auth";
+import { raiseBrowserSession } from "../../browser/session";
 import type { AppEnv } from "../../http/app-env";
-import { raiseBrowserSession } from "../../oauth2";
 import { backToAccount, type Ctx, type Posted, type Signed } from "../forms";
 import { errorBox } from "../html";
 import { attempt, codeOf, confirmedPost, securityStep } from "./steps";

@@ -1,6 +1,6 @@
+import type { Catalogue } from "../../browser/text";
+import type { AccountSecurity } from "../../browser/text/en/account-security";
 import { AppError, RateLimitedError } from "../../errors";
-import type { Catalogue } from "../../lib/i18n";
-import type { AccountSecurity } from "../../lib/i18n/en/account-security";
 
 /** The security sections' words around the catalogue: notices after a change, refusals, dates. */
 

@@ -6,7 +6,7 @@ import { action, type Chrome, frame, when } from "./pages";
 
 /** The console's "Brand" page: what the pages show and where each field comes from, a preview, the form, a reset. */
 
-/** The house style's own colours (src/oauth2/page/render.ts), previewed when no brand colour is set. */
+/** The house style's own colours (src/browser/render.ts), previewed when no brand colour is set. */
 const HOUSE = {
   light: { brand: "#1f4fc4", onBrand: "#ffffff", accent: "#1f4fc4" },
   dark: { brand: "#1f4fc4", onBrand: "#ffffff", accent: "#8fb0ff" },

@@ -1,6 +1,6 @@
+import { CATALOGUES, chooseLanguage, LANGUAGES } from "../../browser/text";
 import type { UserRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { CATALOGUES, chooseLanguage, LANGUAGES } from "../../lib/i18n";
 import { renderTemplate } from "../../mail/templates";
 import { toWireUser } from "../users";
 import type { DeviceName } from "./device-name";

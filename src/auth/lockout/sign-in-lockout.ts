@@ -307,7 +307,7 @@ export class SignInLockout extends DurableObject<Env> {
 
   /**
    * Tidies: deletes the factors whose state is stale and comes back for the others. Never `deleteAll()`: under a live
-   * instance that broke a sibling object's next call in CI (src/lib/jti-ledger.ts); deleting keys cannot.
+   * instance that broke a sibling object's next call in CI (src/replay/jti-ledger.ts); deleting keys cannot.
    */
   override async alarm(): Promise<void> {
     const now = Date.now();

@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import type { Lockout } from "../../lib/i18n/en/lockout";
+import type { Lockout } from "../../browser/text/en/lockout";
 
 /**
  * The page the mailed unlock link lands on (unlock-routes.ts), in the house of the sign-in page: a question first and a

@@ -1,11 +1,12 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { render } from "../../browser/page-response";
+import { catalogueFor } from "../../browser/page-text";
+import type { Catalogue } from "../../browser/text";
 import { platformFault } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { logError } from "../../http/context";
 import { type AnswerDoc, operation } from "../../http/documented";
-import type { Catalogue } from "../../lib/i18n";
-import { catalogueFor, render } from "../../oauth2";
 import { rateLimit } from "../../rate-limits/middleware";
 import { findUserById } from "../users";
 import { UNLOCK_PATH } from "./lockout-mail";

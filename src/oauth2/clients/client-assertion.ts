@@ -9,7 +9,7 @@ import {
 } from "jose";
 import type { OAuth2ClientRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { claimJtiOnce } from "../../lib/jti-ledger";
+import { claimJtiOnce } from "../../replay/jti-ledger";
 import { OAuth2Error } from "../errors";
 import { clientKeySet, refetchedClientKeySet } from "./client-keys";
 

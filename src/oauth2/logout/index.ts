@@ -1,6 +1,6 @@
 /**
  * Logout (contract §12): RP-Initiated Logout 1.0 (the checks of an end-session request; the page that asks and the
- * route are in ../page/logout-*.ts) and Back-Channel Logout 1.0 (the event stream's consumer that finds whom to tell
+ * route are in src/pages/logout-*.ts) and Back-Channel Logout 1.0 (the event stream's consumer that finds whom to tell
  * when a session ends, and the queue consumer that tells them).
  */
 

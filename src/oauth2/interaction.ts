@@ -1,0 +1,191 @@
+import { activeMembership, findUserById } from "../auth";
+import type { MethodTimes } from "../browser/acr";
+import type { Ctx } from "../browser/page-paths";
+import { readBrowserSession } from "../browser/session";
+import { demandOf, judge, signInFor } from "../browser/step-up";
+import { bearerMethodTimes } from "../browser/step-up-sessions";
+import { AppError } from "../errors";
+import type { Deps } from "../http/deps";
+import type { AccessTokenPayload } from "../lib/jwt";
+import { findOAuth2Client } from "./clients";
+import { issueCode } from "./codes";
+import { grantedScopes } from "./consents";
+import { DEVICE_PAGE_PATH, finishDeviceRequest } from "./device";
+import { namedOrganization } from "./organizations";
+import { forgetPendingRequest, loadPendingRequest, type PendingRequest } from "./pending-requests";
+import { authorizationResponse, errorResponse } from "./redirects";
+
+/**
+ * The interaction contract (contract §3.5): how a login UI reads a pending authorization request (`describeRequest`),
+ * finishes it for the person it signed in (`completeInteraction`) or refuses it for them (`denyInteraction`). An
+ * external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`) signs the user in with the ordinary API, asks for consent itself
+ * and completes with the user's access token (`completeWithAccessToken`); the built-in pages (src/pages/) sign the
+ * person in to the browser session and complete with its sign-in, through the same functions.
+ */
+
+async function pendingRequest(deps: Deps, requestId: string): Promise<PendingRequest> {
+  const request = await loadPendingRequest(deps.env, requestId, deps.now());
+  // An invitation's request belongs to the built-in page alone: it has no client to complete for.
+  if (!request || request.invitation) throw new AppError("invalid-request", "unknown or expired request_id");
+  return request;
+}
+
+export async function describeRequest(deps: Deps, requestId: string) {
+  const request = await pendingRequest(deps, requestId);
+  const client = await findOAuth2Client(deps, request.clientId);
+  if (!client) throw new AppError("invalid-request", "the client of this request no longer exists");
+  return {
+    requestId: request.id,
+    clientId: client.clientId,
+    clientName: client.clientName,
+    scopes: request.scopes,
+    redirectUri: request.redirectUri,
+    // What the sign-in must be (contract §12): the UI re-authenticates the person before completing when asked.
+    ...(request.acrValues?.length ? { acrValues: request.acrValues } : {}),
+    ...(request.maxAge !== undefined ? { maxAge: request.maxAge } : {}),
+    ...(request.prompt.length ? { prompt: request.prompt } : {}),
+    // The organization the client asked to act in (`organization`: an id or slug), for the UI to preselect.
+    ...(request.organization ? { organization: request.organization } : {}),
+    // A device flow's request: the UI shows this code so the person can check it is their device's.
+    ...(request.device ? { deviceUserCode: request.device.userCode } : {}),
+  };
+}
+
+/**
+ * Completes the request for the bearer's user. `auth_time` is when that user signed in: the creation of the
+ * session the token belongs to (a refreshed token keeps its session's), so `max_age` and `prompt=login` mean what
+ * they say; `acr` and `amr` come from the way the session was made (its `method`), and an elevated token counts as a
+ * passkey at its issue (contract §6 and §12 agree: src/browser/step-up.ts, `recentPhishingResistant`). `orgId` is the
+ * organization the person let the client act in (the UI's picker): it must be one of the person's active memberships
+ * (403 `not-org-member`); a device request takes none (docs/oauth2.md).
+ */
+export async function completeWithAccessToken(
+  deps: Deps,
+  requestId: string,
+  auth: AccessTokenPayload,
+  orgId: string | null = null,
+): Promise<{ redirectUri: string }> {
+  const request = await pendingRequest(deps, requestId);
+  const user = await findUserById(deps.shards, auth.sub);
+  if (!user) throw new AppError("unauthorized");
+  if (user.disabled) throw new AppError("disabled-user");
+  // An anonymous user has no identity to vouch for to another app.
+  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
+  // How and when the bearer's user signed in (step-up-sessions.ts): the session's way, an elevation's passkey.
+  const demand = demandOf(request, deps.now());
+  const times = await bearerMethodTimes(deps, auth);
+  const verdict = judge(times, demand);
+  if (verdict === "stale") {
+    throw new AppError("unauthorized", "this authorization request needs a more recent sign-in");
+  }
+  if (verdict === "weak") {
+    // An external UI steps up with the API: TOTP at sign-in, or an elevation with a security key (contract §6).
+    throw new AppError("unauthorized", "this authorization request needs a stronger sign-in (acr_values)");
+  }
+  if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
+    throw new AppError("not-org-member");
+  }
+  const done = await completeInteraction(
+    deps,
+    request,
+    { userId: user.id, times, sid: auth.sid ?? null },
+    orgId,
+  );
+  // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
+  if ("device" in done)
+    return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
+  return done;
+}
+
+/** Who completes a request: the user, when each of their sign-in methods was last performed, their session (`sid`). */
+export interface Completer {
+  userId: string;
+  times: MethodTimes;
+  sid: string | null;
+}
+
+/**
+ * Completes the request for a person whose sign-in meets what it asks (the caller judged it: browser/step-up.ts): a
+ * code for the client's redirect URI with how and when they signed in (`acr`, `amr`, `auth_time`), in `orgId` if they
+ * picked one; or, for a device request, the device's authorization approved (`{ device: true }`). A request decided
+ * already or expired is refused (400 `invalid-request`).
+ */
+export async function completeInteraction(
+  deps: Deps,
+  request: PendingRequest,
+  completer: Completer,
+  orgId: string | null,
+): Promise<{ redirectUri: string } | { device: true }> {
+  const signIn = signInFor(completer.times, demandOf(request, deps.now()), completer.sid);
+  if (request.device) {
+    const approvedBy = { userId: completer.userId, ...signIn };
+    if (!(await finishDeviceRequest(deps, { ...request, device: request.device }, { approvedBy }))) {
+      throw new AppError("invalid-request", "this device request was decided already, or has expired");
+    }
+    return { device: true };
+  }
+  return { redirectUri: await issueCode(deps, request, completer.userId, signIn, orgId) };
+}
+
+/**
+ * The person refused the request: a device's authorization is denied (its poll hears `access_denied`); a client's
+ * request is forgotten and the browser goes back with `access_denied` (RFC 6749 §4.1.2.1).
+ */
+export async function denyInteraction(
+  deps: Deps,
+  request: PendingRequest,
+): Promise<{ redirectUri: string } | { device: true }> {
+  if (request.device) {
+    await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
+    return { device: true };
+  }
+  deps.background(forgetPendingRequest(deps.env, request.id));
+  const denied = errorResponse(
+    deps.config,
+    request.redirectUri,
+    "access_denied",
+    "the user denied the request",
+    request.state,
+  );
+  return { redirectUri: denied };
+}
+
+/**
+ * `prompt=none` with the built-in page (OIDC Core §3.1.2.1, §3.1.2.6): no page at all, whichever login UI is set
+ * (an external one is told nothing: the browser session is the built-in page's). The browser's session and a
+ * remembered consent complete the request at once; otherwise the client hears `login_required` (no sign-in, or none
+ * recent enough for `max_age`), `interaction_required` (a sign-in below the `acr_values` asked: a step-up needs the
+ * page) or `consent_required`.
+ */
+export async function silentAuthorization(c: Ctx, request: PendingRequest): Promise<string> {
+  const deps = c.var.deps;
+  const session = await readBrowserSession(c);
+  const fail = (error: "login_required" | "consent_required" | "interaction_required", why: string) =>
+    authorizationResponse(deps.config, request.redirectUri, {
+      error,
+      error_description: why,
+      state: request.state,
+    });
+  if (!session) return fail("login_required", "the user is not signed in");
+  // OIDC Core §3.1.2.1: the client named the user it believes is signed in (`id_token_hint`); someone else is.
+  if (request.hintedUserId && request.hintedUserId !== session.user.id) {
+    return fail("login_required", "the signed-in user is not the one id_token_hint names");
+  }
+  const demand = demandOf(request, deps.now());
+  const verdict = judge(session.methods, demand);
+  if (verdict === "stale") return fail("login_required", "the user's sign-in is older than max_age allows");
+  if (verdict === "weak") {
+    return fail("interaction_required", "the user's sign-in does not meet the requested acr_values");
+  }
+  const granted = await grantedScopes(deps, session.user.id, request.clientId);
+  if (!request.scopes.every((scope) => granted.includes(scope))) {
+    return fail("consent_required", "the user has not allowed these scopes");
+  }
+  // A named organization completes into it only for an active member; otherwise the user would have to choose.
+  const named = await namedOrganization(deps, session.user.id, request.organization);
+  if (request.organization !== undefined && !named) {
+    return fail("consent_required", "the user has not allowed acting in that organization");
+  }
+  const signIn = signInFor(session.methods, demand, session.sessionId);
+  return issueCode(deps, request, session.user.id, signIn, named?.orgId ?? null);
+}

@@ -1,0 +1,210 @@
+import { Hono } from "hono";
+import { activeMembership } from "../auth";
+import { backToPage, type Ctx, paths } from "../browser/page-paths";
+import { render, showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
+import { pageText } from "../browser/page-text";
+import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
+import { demandOf, judge } from "../browser/step-up";
+import type { OAuth2ClientRow } from "../db/schema";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import type { PendingRequest } from "../oauth2";
+import {
+  completeInteraction,
+  denyInteraction,
+  grantedScopes,
+  memberOrganizations,
+  namedOrganization,
+  rememberConsent,
+} from "../oauth2";
+import { pageAccountRoutes } from "./account-routes";
+import { clientFacts } from "./client-facts";
+import { formRequest, loadRequest } from "./form-requests";
+import { appStep } from "./hosted-step";
+import { invitationStep, joinInvitation } from "./invitation-routes";
+import { selectAccountForm } from "./reauth-render";
+import { pageReauthRoutes } from "./reauth-routes";
+import { reauthStep, userLabelOf } from "./reauth-step";
+import { consentForm, deviceFinished } from "./render-consent";
+import { accountPage, signInPage } from "./sign-in-pages";
+import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
+
+/**
+ * Completes the request for the signed-in user: back to the client with a code, or for a device request the device
+ * authorization approved and a page saying so.
+ */
+async function complete(
+  c: Ctx,
+  request: PendingRequest,
+  session: BrowserSession,
+  orgId: string | null = null,
+) {
+  const completer = { userId: session.user.id, times: session.methods, sid: session.sessionId };
+  let done: Awaited<ReturnType<typeof completeInteraction>>;
+  try {
+    done = await completeInteraction(c.var.deps, request, completer, orgId);
+  } catch (error) {
+    if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
+    throw error;
+  }
+  if ("redirectUri" in done) return c.redirect(done.redirectUri, 303);
+  const t = pageText(c, request.uiLocales, session.user.locale);
+  return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
+}
+
+/**
+ * What the page shows next for this request: sign-in; a re-authentication when the session does not meet what the
+ * request asks (`max_age`, `prompt=login`, `acr_values`: browser/step-up.ts); the account choice of
+ * `prompt=select_account`; consent; or nothing (back to the client).
+ */
+async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow) {
+  const deps = c.var.deps;
+  const session = await readBrowserSession(c);
+  if (!session) return signInPage(c, request, client.clientName);
+  if (judge(session.methods, demandOf(request, deps.now())) !== "met") {
+    return reauthStep(c, request, client.clientName, session);
+  }
+  // OIDC Core §3.1.2.1 select_account: asked unless the person authenticated during this very request (choosing the
+  // account as they did); "continue" posts to `/select-account`, which goes on from here.
+  if (request.prompt.includes("select_account") && session.authTime < request.createdAt) {
+    const t = pageText(c, request.uiLocales, session.user.locale);
+    const body = selectAccountForm({
+      t,
+      clientName: client.clientName,
+      userLabel: userLabelOf(session.user),
+      actions: { select: paths(c).selectAccount, switchAccount: paths(c).switch },
+      hidden: { request_id: request.id },
+    });
+    return render(c, 200, t.selectAccountTitle, body, { t, redirectUri: request.redirectUri || undefined });
+  }
+  return consentStep(c, request, client, session);
+}
+
+/**
+ * Consent, unless the person allowed this client every scope before (incremental consent, contract §12: a client
+ * that comes back with a wider scope is asked about the new scopes only; those allowed before are listed apart).
+ */
+async function consentStep(
+  c: Ctx,
+  request: PendingRequest,
+  client: OAuth2ClientRow,
+  session: BrowserSession,
+) {
+  const deps = c.var.deps;
+  const clientName = client.clientName;
+  // The organization the request names, when the user may pick it: a remembered consent then completes into it.
+  const named = request.device
+    ? undefined
+    : await namedOrganization(deps, session.user.id, request.organization);
+  // A device's consent is never remembered (it is asked every time), so nothing counts as granted for it.
+  const granted = request.device ? [] : await grantedScopes(deps, session.user.id, request.clientId);
+  // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4). A request
+  // naming an organization the user can't pick is shown too, rather than silently completed without it.
+  const mustAsk =
+    request.device !== undefined ||
+    request.prompt.includes("consent") ||
+    (request.organization !== undefined && !named) ||
+    !request.scopes.every((scope) => granted.includes(scope));
+  if (!mustAsk) return complete(c, request, session, named?.orgId ?? null);
+  const { user } = session;
+  // A device grant carries no organization (docs/oauth2.md): its page offers none.
+  const organizations = request.device ? [] : await memberOrganizations(deps, user.id);
+  const t = pageText(c, request.uiLocales, session.user.locale);
+  const facts = clientFacts(client, request.device ? undefined : request.redirectUri);
+  // A reviewed client's logo: its origin may serve images to this page only.
+  const images = facts.logoUri ? [facts.logoUri] : [];
+  return render(
+    c,
+    200,
+    t.allowTitle(clientName),
+    consentForm({
+      t,
+      action: paths(c).consent,
+      switchAction: paths(c).switch,
+      requestId: request.id,
+      clientName,
+      scopes: request.scopes,
+      granted,
+      userLabel: userLabelOf(user),
+      facts,
+      deviceUserCode: request.device?.userCode,
+      resources: request.resources,
+      organizations,
+      selectedOrg: named?.orgId,
+    }),
+    // After consent the browser goes on to the client's redirect URI; a device request stays here.
+    request.device ? { t, images } : { t, images, redirectUri: request.redirectUri },
+  );
+}
+
+/**
+ * The built-in login and consent page, mounted at `/oauth2/interaction` always: the authorization server's requests
+ * only while it is on and no external login UI is set (form-requests.ts `loadRequest`), a first-party app's always.
+ */
+export const interactionRoutes = new Hono<AppEnv>()
+  .get("/", async (c) => {
+    const loaded = await loadRequest(c, c.req.query("request_id"));
+    if (!loaded) return showProblem(c, UNKNOWN_REQUEST);
+    const { request, client } = loaded;
+    const query = c.req.query();
+    if (query.refreshToken || query.mfaTicket || query.error)
+      return landFromEmailLink(c, request, client.clientName);
+    if (query.view === "sign-up" || query.view === "reset") {
+      return accountPage(c, request, client.clientName, query.view);
+    }
+    // An invitation's request has no client: sign-in, then joining instead of consent.
+    if (loaded.invitation) return invitationStep(c, request, loaded.invitation);
+    // A first-party app's (the hosted pages): sign-in, then back to the app, no consent.
+    if (loaded.app) return appStep(c, loaded.request, client.clientName);
+    return nextStep(c, request, loaded.client);
+  })
+  .route("/", pageSignInRoutes)
+  .route("/", pageAccountRoutes)
+  .route("/", pageReauthRoutes)
+  .post("/select-account", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const session = await readBrowserSession(c);
+    if (
+      form.invitation ||
+      form.app ||
+      !session ||
+      judge(session.methods, demandOf(form.request, c.var.deps.now())) !== "met"
+    ) {
+      return backToPage(c, form.request.id);
+    }
+    return consentStep(c, form.request, form.client, session);
+  })
+  .post("/consent", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    const { params, request } = form;
+    const deps = c.var.deps;
+    const session = await readBrowserSession(c);
+    if (!session || judge(session.methods, demandOf(request, deps.now())) !== "met") {
+      return backToPage(c, request.id);
+    }
+    if (form.invitation) return joinInvitation(c, request, form.invitation);
+    // An app's request has nothing to consent to: its page completes it (hosted-step.ts).
+    if (form.app) return backToPage(c, request.id);
+    if (params.get("decision") !== "allow") {
+      const denied = await denyInteraction(deps, request);
+      if ("redirectUri" in denied) return c.redirect(denied.redirectUri, 303);
+      const t = pageText(c, request.uiLocales, session.user.locale);
+      return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
+    }
+    // The organization picked: one the user is an active member of now, or none. A tampered form (another org's
+    // id) is refused, not downgraded to "none", so the person sees that the choice did not hold.
+    const picked = request.device ? undefined : params.get("organization");
+    const org = picked ? await activeMembership(deps, picked, session.user.id) : undefined;
+    if (picked && !org) return showProblem(c, (t) => t.errors.notAMember, 403);
+    // A device's consent is for that device only (it is asked every time), so it is not remembered.
+    if (!request.device) await rememberConsent(deps, session.user.id, request.clientId, request.scopes);
+    return complete(c, request, session, org?.orgId ?? null);
+  })
+  .post("/switch", async (c) => {
+    const form = await formRequest(c);
+    if ("failure" in form) return form.failure;
+    endBrowserSession(c);
+    return backToPage(c, form.request.id);
+  });

@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../http/app-env";
+import { DEVICE_PAGE_PATH, LOGIN_PAGE_PATH } from "../lib/redirect";
+import { INVITATION_PAGE_PATH } from "../orgs";
+import { devicePageRoutes } from "./device-routes";
+import { hostedPageRoutes } from "./hosted-routes";
+import { interactionRoutes } from "./interaction-routes";
+import { invitationPageRoutes } from "./invitation-routes";
+import { logoutRoutes } from "./logout-routes";
+
+/**
+ * The built-in pages, mounted on the auth API right after the authorization server's endpoints (src/oauth2/, whose
+ * on switch covers the pages under `/oauth2/` but the login page): the device page always, the invitation page and
+ * logout unless an external login UI is set. The login and consent page is mounted always: it is also the hosted
+ * pages of a first-party app (`/signin`, `/signup`, `/reset`, contract §13), which are served whatever the switch and
+ * the login UI; it serves the authorization server's requests only when they are on and it is their UI
+ * (form-requests.ts `loadRequest`).
+ */
+export function pageRoutes(loginUrl: string | undefined) {
+  const routes = new Hono<AppEnv>()
+    .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl))
+    .route(LOGIN_PAGE_PATH, interactionRoutes)
+    .route("/", hostedPageRoutes);
+  // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link");
+  // so does RP-initiated logout, which ends the page's session (an external login UI keeps its own).
+  if (!loginUrl) routes.route(INVITATION_PAGE_PATH, invitationPageRoutes).route("/", logoutRoutes);
+  return routes;
+}
