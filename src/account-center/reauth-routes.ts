@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { signInScope } from "../auth";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import {
@@ -94,16 +95,14 @@ export const reauthRoutes = new Hono<AppEnv>()
     const password = (posted.params.get("password") ?? "").slice(0, 256);
     return raiseWith(c, posted, async () => {
       if (retryAfter !== null) throw new RateLimitedError(retryAfter);
-      return provePassword(c.var.deps, user, password, c.req.header("user-agent"));
+      return provePassword(signInScope(c, null), user, password);
     });
   })
   .post("/reauth/totp", async (c) => {
     const posted = await accountPost(c);
     if ("answer" in posted) return posted.answer;
     const otp = (posted.params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
-    return raiseWith(c, posted, () =>
-      proveTotp(c.var.deps, posted.session.user, otp, c.req.header("user-agent")),
-    );
+    return raiseWith(c, posted, () => proveTotp(signInScope(c, null), posted.session.user, otp));
   })
   .post("/reauth/passkey", async (c) => {
     const posted = await accountPost(c);
@@ -112,7 +111,7 @@ export const reauthRoutes = new Hono<AppEnv>()
     return raiseWith(
       c,
       posted,
-      () => provePasskey(c.var.deps, posted.session.user, refreshToken),
+      () => provePasskey(signInScope(c, null), posted.session.user, refreshToken),
       () => posted.catalogue.pages.reauthPasskeyProblem,
     );
   })

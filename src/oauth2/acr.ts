@@ -117,7 +117,7 @@ export function floorOf(values: readonly Acr[]): Level | undefined {
 }
 
 /**
- * The sign-in methods behind a session row's `method` (src/audit/events.ts `methodOf`: the API path that made it).
+ * The sign-in methods behind a session row's `method` (src/auth/sign-in/method.ts: named by the flow that made it).
  * An elevation (`/elevate/webauthn/verify`) leaves the column empty; login.ts reads the elevated claim instead.
  * Anything else (the OAuth2 page's own sessions, an admin's, a PAT) is a sign-in of unknown way.
  */
