@@ -1,5 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
+import type { Method, SignInScope } from "../src/auth";
 import { getConfig } from "../src/config";
 import { shardsOf } from "../src/db/shards";
 import type { Deps } from "../src/http/deps";
@@ -158,8 +159,22 @@ export function testDeps(bindings: Record<string, unknown>, clock: { now: number
     outbound: fetch,
     background: () => {},
     audit: Object.assign(() => {}, { signInFailure: () => {} }),
-    path: "/test",
     visitor: visitorOf(new Headers()),
+  };
+}
+
+/** A sign-in scope over service-level `deps` (src/auth/sign-in/scope.ts), as a route would build it. */
+export function testScope(deps: Deps, method: Method | null): SignInScope {
+  return {
+    deps,
+    requestId: "test",
+    method,
+    signUp: false,
+    userAgent: undefined,
+    dpopJkt: null,
+    fetchSite: undefined,
+    giveDeviceCookie: () => {},
+    checked: new Set(),
   };
 }
 

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { signInScope } from "../auth";
 import { rateLimited } from "../browser/checks";
 import { type BrowserSession, raiseBrowserSession } from "../browser/session";
 import { judge } from "../browser/step-up";
@@ -88,16 +89,14 @@ export const reauthRoutes = new Hono<AppEnv>()
     const password = (posted.params.get("password") ?? "").slice(0, 256);
     return raiseWith(c, posted, async () => {
       if (retryAfter !== null) throw new RateLimitedError(retryAfter);
-      return provePassword(c.var.deps, user, password, c.req.header("user-agent"));
+      return provePassword(signInScope(c, null), user, password);
     });
   })
   .post("/reauth/totp", async (c) => {
     const posted = await accountPost(c);
     if ("answer" in posted) return posted.answer;
     const otp = (posted.params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
-    return raiseWith(c, posted, () =>
-      proveTotp(c.var.deps, posted.session.user, otp, c.req.header("user-agent")),
-    );
+    return raiseWith(c, posted, () => proveTotp(signInScope(c, null), posted.session.user, otp));
   })
   .post("/reauth/passkey", async (c) => {
     const posted = await accountPost(c);
@@ -106,7 +105,7 @@ export const reauthRoutes = new Hono<AppEnv>()
     return raiseWith(
       c,
       posted,
-      () => provePasskey(c.var.deps, posted.session.user, refreshToken),
+      () => provePasskey(signInScope(c, null), posted.session.user, refreshToken),
       () => posted.catalogue.pages.reauthPasskeyProblem,
     );
   })

@@ -46,8 +46,8 @@ function deviceOf(catalogue: Catalogue, userAgent: string | null, method: string
   return name.system ? catalogue.devices.device(name.browser, name.system) : name.browser;
 }
 
-/** How the session began (its `method`, src/audit/events.ts `methodOf`), in words. */
-function methodOf(catalogue: Catalogue, method: string | null): string {
+/** How the session began (its `method`, src/auth/sign-in/method.ts), in words. */
+function methodInWords(catalogue: Catalogue, method: string | null): string {
   const words = catalogue.account.sessions.methods;
   if (method?.startsWith("provider:")) return words.provider(providerName(method.slice("provider:".length)));
   const known: Record<string, string> = {
@@ -79,7 +79,7 @@ function sessionRow(c: Ctx, view: SectionView, session: UserSession) {
   return html`<tr>
   <td data-label="${words.device}"><span>${deviceOf(catalogue, session.userAgent, session.method)}${session.current ? html`<span class="badge ok">${words.thisDevice}</span>` : ""}</span></td>
   <td data-label="${words.place}"><span>${place}</span></td>
-  <td data-label="${words.method}"><span>${methodOf(catalogue, session.method)}</span></td>
+  <td data-label="${words.method}"><span>${methodInWords(catalogue, session.method)}</span></td>
   <td data-label="${words.lastUsed}"><span>${timeOf(Date.parse(session.lastUsedAt), language)}</span></td>
   <td data-label="${words.signedIn}"><span>${timeOf(Date.parse(session.createdAt), language)}</span></td>
   <td class="row-action">${

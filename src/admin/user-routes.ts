@@ -64,7 +64,7 @@ export const userAdminRoutes = new Hono<AppEnv>()
     jsonBody(createUserBody),
     async (c) => {
       const { email, password, emailVerified, ...options } = c.req.valid("json");
-      const user = await createUser(c.var.deps, { email, password, emailVerified, options });
+      const user = await createUser(c.var.deps, { email, password, emailVerified, options, method: "admin" });
       auditAdminAction(c, "user.create", user.id, { email: user.email ?? null });
       return c.json(user, 201);
     },

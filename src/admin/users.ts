@@ -101,6 +101,8 @@ export interface CreateUserInput {
   password?: string;
   options?: SignUpOptions;
   emailVerified?: boolean;
+  /** How the `signup` event names the way in: the admin API's `admin`; the console's has always been unnamed. */
+  method: "admin" | null;
 }
 
 /**
@@ -113,6 +115,7 @@ export async function createUser(deps: Deps, input: CreateUserInput): Promise<Ad
   const options = resolveSignUpOptions(deps.config, input.options, email);
   const user = await createUserRow(deps, {
     admission: "operator",
+    method: input.method,
     email,
     passwordHash: input.password === undefined ? null : await hashPassword(input.password),
     options,

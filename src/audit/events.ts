@@ -73,41 +73,6 @@ export interface Audit {
   signInFailure(attempt: SignInAttempt): void;
 }
 
-/**
- * How an account was authenticated or created, from the path of the request: one table instead of a parameter
- * threaded through every sign-in service (they all end in `createSession`, every sign-up in `createUser`).
- */
-const METHODS: [RegExp, string][] = [
-  [/\/(signin|signup)\/email-password$/, "email-password"],
-  [/\/signin\/otp\/email\/verify$/, "email-otp"],
-  [/\/(signin|signup)\/passwordless\/email$/, "email-link"],
-  [/\/(signin|signup)\/otp\/email$/, "email-otp"],
-  [/\/(signin|signup)\/passwordless\/sms(\/otp)?$/, "sms-otp"],
-  [/\/signin\/mfa\/totp$/, "mfa-totp"],
-  [/\/(signin|signup)\/webauthn(\/verify)?$/, "webauthn"],
-  [/\/signin\/pat$/, "pat"],
-  [/\/signin\/anonymous$/, "anonymous"],
-  [/\/(signin|signup)\/idtoken$/, "id-token"],
-  [/\/signin\/provider\/([^/]+)\/callback$/, "provider"],
-  [/\/verify$/, "email-link"],
-  [/\/token\/exchange$/, "pkce-link"],
-  [/\/oauth2\/interaction\//, "oauth2-page"],
-  // A first-party app's session made by the hosted pages for the person signed in to them (src/oauth2/app-requests.ts).
-  [/\/signin$/, "hosted-page"],
-  [/\/admin\/users$/, "admin"],
-];
-
-export function methodOf(path: string): string | null {
-  for (const [pattern, method] of METHODS) {
-    const match = pattern.exec(path);
-    if (match) return method === "provider" ? `provider:${match[1]}` : method;
-  }
-  return null;
-}
-
-/** Sign-up paths create the account and may start a session: the creation is the event, not the session. */
-export const isSignUpPath = (path: string) => /\/signup\//.test(path);
-
 /** The answers to a sign-in attempt that mean "these credentials did not work" (not a malformed request, not a 429). */
 export const SIGN_IN_FAILURES = new Set([
   "invalid-email-password",

@@ -15,10 +15,9 @@ export {
   signInEmailPassword,
   signUpEmailPassword,
 } from "./accounts";
-export { completeSignIn, type SignInResult } from "./complete-sign-in";
 export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";
-export { type DeviceName, deviceNameOf, newDeviceNotice } from "./devices";
+export { type DeviceName, deviceNameOf } from "./devices";
 export {
   changeUserEmail,
   type LinkRequest,
@@ -38,7 +37,7 @@ export {
   startTotpSetup,
   verifySignInMfaTotp,
 } from "./mfa";
-export { createSession, type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
+export { type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
 export { createUser, identifiersOf, removeUser } from "./new-users";
 export {
   type ActiveMembership,
@@ -56,6 +55,19 @@ export {
   type UserSession,
   userSessionSchema,
 } from "./sessions";
+// Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
+export {
+  beginSignIn,
+  type Method,
+  providerMethod,
+  registerSignInHooks,
+  type SignInCheck,
+  type SignInHooks,
+  type SignInResult,
+  type SignInScope,
+  signInScope,
+  startSession,
+} from "./sign-in";
 export {
   conformingDisplayName,
   resolveRedirectTo,
@@ -63,7 +75,7 @@ export {
   type SignUpOptions,
   signUpOptionsSchema,
 } from "./sign-up-options";
-export { refuseIfSsoRequired, ssoEnforcingOrg } from "./sso-enforcement";
+export { methodRefusedUnderSso } from "./sso-enforcement";
 export { endSessionsUnderSso } from "./sso-sweep";
 export {
   findUserByEmail,

@@ -1,9 +1,7 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import { isSignUpPath, methodOf } from "../audit/events";
 import { idForUser } from "../db/routed-ids";
 import { sessions, type UserRow, users } from "../db/schema";
-import { sessionKeyOf } from "../http/auth";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { type HasuraClaims, signAccessToken } from "../lib/jwt";
@@ -11,7 +9,6 @@ import { getKeySet } from "../lib/keys";
 import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
-import { refuseMethodUnderSso } from "./sso-enforcement";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
 
@@ -60,6 +57,8 @@ export interface SessionClaims {
   org?: ActiveMembership;
   /** The DPoP key the session's token family is bound to: the access token carries it as `cnf.jkt`. */
   dpopJkt?: string | null;
+  /** When `custom` is not given: how the token came to be, for the custom-access-token hook (`refresh`). */
+  authenticationMethod?: string;
 }
 
 export async function buildSession(
@@ -68,10 +67,10 @@ export async function buildSession(
   sessionId: string,
   refreshToken: string,
   now: number,
-  { extraClaims, custom, org, dpopJkt }: SessionClaims = {},
+  { extraClaims, custom, org, dpopJkt, authenticationMethod }: SessionClaims = {},
 ): Promise<Session> {
   const wire = toWireUser(user);
-  const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org);
+  const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org, authenticationMethod);
   // `org_id` at the top level too, for consumers that don't read Hasura's namespace.
   const topLevel = org ? { org_id: org.orgId } : undefined;
   const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
@@ -85,27 +84,33 @@ export async function buildSession(
 }
 
 /**
- * Starts a new session (token family) for a user who has just authenticated. `extraClaims` go into this first
- * access token only (the elevated claim): a refresh issues plain tokens. `org`: a session that starts inside an
- * organization (an enterprise sign-in), whose membership the caller has just checked or made.
+ * Writes a new session (token family) for a user who has just authenticated; every sign-in reaches it through
+ * ./sign-in/pipeline.ts, which ran the checks before it and runs the after-session hooks. `extraClaims` go into this
+ * first access token only (the elevated claim): a refresh issues plain tokens. `org`: a session that starts inside
+ * an organization (an enterprise sign-in), whose membership the caller has just checked or made.
  */
-export async function createSession(
+export async function writeSession(
   deps: Deps,
   user: UserRow,
-  userAgent?: string,
-  extraClaims?: HasuraClaims,
-  org?: ActiveMembership,
-  /** How the user signed in, when the flow says so (an enterprise sign-in: `sso:saml`, `sso:oidc`); else the path's. */
-  explicitMethod?: string,
+  {
+    method,
+    userAgent,
+    extraClaims,
+    org,
+    dpopJkt,
+  }: {
+    /** How it began (sign-in/method.ts). */
+    method: string | null;
+    userAgent?: string;
+    extraClaims?: HasuraClaims;
+    org?: ActiveMembership;
+    /** The request's DPoP key (RFC 9449), checked before anything was written: the family is bound to it. */
+    dpopJkt: string | null;
+  },
 ): Promise<Session> {
-  const method = explicitMethod ?? methodOf(deps.path);
-  // Enforced SSO (organizations.md §2): the methods it refuses end here, whichever flow led to them.
-  await refuseMethodUnderSso(deps, user.email, method);
-  // A sign-in with a DPoP proof makes a session bound to its key (RFC 9449): checked before anything is written.
-  const dpopJkt = await sessionKeyOf(deps);
   // First: custom claims that fail refuse the sign-in (503) before a session or an audit event exists; so does a
   // key set that cannot be read (D1 down at a cold isolate): nothing is written that the answer could not carry.
-  const [custom] = await Promise.all([customClaims(deps, user), getKeySet(deps.config)]);
+  const [custom] = await Promise.all([customClaims(deps, user, method ?? "other"), getKeySet(deps.config)]);
   const now = deps.now();
   // The session's id carries its user's slot: a refresh, which knows only the family (this id), finds the shard.
   const sessionId = idForUser(user.id);
@@ -143,17 +148,6 @@ export async function createSession(
       deps.background(db.delete(sessions).where(eq(sessions.id, sessionId)).run());
     if (family.status === "fulfilled") deps.background(revokeFamily(deps, locator, sessionId));
     throw row.status === "rejected" ? row.reason : (family as PromiseRejectedResult).reason;
-  }
-  // The new-device notice (src/auth/devices/) sets the device cookie on this request's answer and checks the device.
-  deps.visitor.signedIn = user;
-  if (extraClaims?.["x-hasura-auth-elevated"]) {
-    deps.audit({ type: "elevation", userId: user.id, detail: { method } });
-  } else if (!isSignUpPath(deps.path)) {
-    deps.audit({
-      type: "signin.success",
-      userId: user.id,
-      detail: { method: method ?? "other", sessionId },
-    });
   }
   return buildSession(deps, user, sessionId, refreshToken, now, { extraClaims, custom, org, dpopJkt });
 }

@@ -1,5 +1,4 @@
 import { eq } from "drizzle-orm";
-import { methodOf } from "../audit/events";
 import { removeHomeRowsOfUser } from "../db/client-rows";
 import { claim, type DirectoryEntry, releaseEntries, releaseUser } from "../db/directory";
 import { type UserRow, users } from "../db/schema";
@@ -26,6 +25,8 @@ export type Admission = "visitor" | "ceremony" | "identity-provider" | "operator
 
 export interface NewUser {
   admission: Admission;
+  /** The way in that creates it, for the `signup` event ("other" when none: an import, an operator's script). */
+  method: string | null;
   /** Set when the id was promised before the user exists (the WebAuthn user handle); random otherwise. */
   id?: string;
   email: string | null;
@@ -98,7 +99,7 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
     deps.audit({
       type: "signup",
       userId: created.id,
-      detail: { method: methodOf(deps.path) ?? "other", anonymous: created.isAnonymous },
+      detail: { method: input.method ?? "other", anonymous: created.isAnonymous },
     });
   }
   return created;
@@ -185,6 +186,8 @@ export async function findOrCreateEmailUser(
   deps: Deps,
   request: PasswordlessRequest,
   mode: PasswordlessMode,
+  /** The way in the user would be created by (`email-link`, `email-otp`, the built-in page's). */
+  method: string | null,
 ): Promise<{ user: UserRow | null; redirectTo: string }> {
   const { config } = deps;
   const address = request.email.toLowerCase();
@@ -194,7 +197,7 @@ export async function findOrCreateEmailUser(
     deps,
     mode,
     () => findUserByEmail(deps.shards, address),
-    () => createUser(deps, { admission: "visitor", email: address, options }),
+    () => createUser(deps, { admission: "visitor", method, email: address, options }),
     () => new AppError("email-already-in-use"),
   );
   return { user, redirectTo: options.redirectTo };
@@ -217,7 +220,13 @@ export async function findOrCreatePhoneUser(
     mode,
     () => findUserByPhoneNumber(deps.shards, phoneNumber),
     async () => {
-      const inserted = await createUser(deps, { admission: "visitor", email: null, phoneNumber, options });
+      const inserted = await createUser(deps, {
+        admission: "visitor",
+        method: "sms-otp",
+        email: null,
+        phoneNumber,
+        options,
+      });
       created = inserted !== undefined;
       return inserted;
     },

@@ -1,4 +1,3 @@
-import { methodOf } from "../audit/events";
 import type { Config } from "../config";
 import { UnavailableError } from "../errors";
 import { customAccessTokenClaims } from "../hooks/custom-access-token";
@@ -35,8 +34,8 @@ export function claimsMayRefuse(config: Config): boolean {
   );
 }
 
-/** What the services that sign access tokens need of the request; the hook also its audit log and path. */
-type ClaimsDeps = Pick<Deps, "config" | "outbound"> & Partial<Pick<Deps, "audit" | "path">>;
+/** What the services that sign access tokens need of the request; the hook also its audit log. */
+type ClaimsDeps = Pick<Deps, "config" | "outbound"> & Partial<Pick<Deps, "audit">>;
 
 /**
  * The custom part of `user`'s claims, `x-hasura-<name>` → encoded value, then, when the app's `CUSTOM_ACCESS_TOKEN`
@@ -47,18 +46,20 @@ type ClaimsDeps = Pick<Deps, "config" | "outbound"> & Partial<Pick<Deps, "audit"
 export async function customClaims(
   deps: ClaimsDeps,
   user: WireUserRow,
+  /** How the session began, or `refresh` (the hook's `authenticationMethod`, contract move-in §5.3). */
+  authenticationMethod: string,
   wire?: WireUser,
 ): Promise<HasuraClaims> {
   const configured = await configuredClaims(deps, user, wire);
   if (!deps.config.hooks.CUSTOM_ACCESS_TOKEN) return configured;
-  const { audit, path = "" } = deps;
+  const { audit } = deps;
   if (!audit) throw new Error("the CUSTOM_ACCESS_TOKEN hook is called with the request's audit log");
   return (await customAccessTokenClaims(
     { ...deps, audit },
     {
       userId: user.id,
       claims: { ...configured, ...builtInClaims(user) },
-      authenticationMethod: methodOf(path) ?? (/\/token$/.test(path) ? "refresh" : "other"),
+      authenticationMethod,
     },
   )) as HasuraClaims;
 }
@@ -110,9 +111,13 @@ export async function accessTokenClaims(
   custom?: HasuraClaims,
   /** The session's organization, when it acts in one (contract organizations.md §1). */
   org?: ActiveMembership,
+  /** For the custom-access-token hook when `custom` was not computed before: how the token came to be. */
+  authenticationMethod = "refresh",
 ): Promise<HasuraClaims> {
   const claims = builtInClaims(user, org);
-  for (const [name, value] of Object.entries(custom ?? (await customClaims(deps, user, wire)))) {
+  for (const [name, value] of Object.entries(
+    custom ?? (await customClaims(deps, user, authenticationMethod, wire)),
+  )) {
     if (!Object.hasOwn(claims, name)) claims[name] = value;
   }
   return { ...claims, ...extraClaims };

@@ -117,9 +117,10 @@ export function floorOf(values: readonly Acr[]): Level | undefined {
 }
 
 /**
- * The sign-in methods behind a session row's `method` (src/audit/events.ts `methodOf`: the API path that made it). An
- * elevation (`/elevate/webauthn/verify`) leaves the column empty; oauth2/interaction.ts reads the elevated claim
- * instead. Anything else (the OAuth2 page's own sessions, an admin's, a PAT) is a sign-in of unknown way.
+ * The sign-in methods behind a session row's `method` (src/auth/sign-in/method.ts: named by the flow that made it).
+ * An elevation (`/elevate/webauthn/verify`) leaves the column empty; oauth2/interaction.ts reads the elevated claim
+ * instead.
+ * Anything else (the OAuth2 page's own sessions, an admin's, a PAT) is a sign-in of unknown way.
  */
 export function methodsOfSessionRow(method: string | null): SignInMethod[] {
   if (method?.startsWith("provider:") || method === "id-token") return ["provider"];

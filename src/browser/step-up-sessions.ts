@@ -6,9 +6,9 @@ import { HASURA_NAMESPACE } from "../lib/jwt";
 import { type MethodTimes, methodsOfSessionRow } from "./acr";
 
 /**
- * How a session of the ordinary API was made, read from its row (`method`, written by `createSession` from the path
- * that signed the person in: src/audit/events.ts). The page reads it when a session made elsewhere becomes its cookie
- * (a magic link's landing, a provider's way back, the passkey script); oauth2/interaction.ts when an external login UI
+ * How a session of the ordinary API was made, read from its row (`method`, named by the flow that signed the person
+ * in: src/auth/sign-in/method.ts). The page reads it when a session made elsewhere becomes its
+ * cookie (a magic link's landing, a provider's way back, the passkey script); oauth2/interaction.ts when an external login UI
  * completes a request with a bearer.
  */
 

@@ -12,5 +12,12 @@ export interface AppEnv {
     requestId: string;
     /** Set by `requireAuth` / `optionalAuth`. */
     auth: AccessTokenPayload | null;
+    /** The key of the request's DPoP proof, set by `sessionProof` on the routes that make or renew sessions. */
+    sessionJkt?: string | null;
+    /**
+     * How the route's sign-in is recorded (src/auth/sign-in/scope.ts): a refusal of its credentials is audited under
+     * it (`signin.failure`, src/runtime/app.ts). Unset on every other route.
+     */
+    signInMethod?: string;
   };
 }

@@ -4,7 +4,6 @@ import { AppError } from "../errors";
 import type { AccessTokenPayload } from "../lib/jwt";
 import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../replay/dpop-proof";
 import type { AppEnv } from "./app-env";
-import type { Deps } from "./deps";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "./imported-tokens";
 
 /**
@@ -148,32 +147,25 @@ export const refuseImportedToken = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The DPoP key a new or renewed session is bound to (docs/oauth2.md §10.2, "The service's own API"): the key of the
- * request's `DPoP` proof, when it has one. Sessions are made deep inside the sign-in flows, which know only their
- * `Deps`; `sessionProof` (mounted on the routes that make or renew sessions, src/auth/core-routes.ts) lets
- * `sessionKeyOf` find the request those `Deps` were made for. A request without a `DPoP` header is served exactly as
- * before.
- */
-const requests = new WeakMap<Deps, Context<AppEnv>>();
-
-/**
- * On the routes that make or renew sessions: a `DPoP` proof is checked first, so a bad one (400 `invalid-request`)
- * is refused before the flow spends or creates anything (a one-time code, an account, a refresh token).
+ * request's `DPoP` proof, when it has one. `sessionProof` (mounted on the routes that make or renew sessions,
+ * src/auth/core-routes.ts) checks the proof first, so a bad one (400 `invalid-request`) is refused before the flow
+ * spends or creates anything (a one-time code, an account, a refresh token), and leaves its key in
+ * `c.var.sessionJkt`, where the route's sign-in scope takes it (src/auth/sign-in/scope.ts). A request without a
+ * `DPoP` header is served exactly as before.
  */
 export const sessionProof = createMiddleware<AppEnv>(async (c, next) => {
-  requests.set(c.var.deps, c);
-  await sessionKeyOf(c.var.deps);
+  c.set("sessionJkt", await proofKeyOf(c));
   await next();
 });
 
 /**
- * The thumbprint of the key the request's proof was signed with, or null without a proof (or for `Deps` made
- * outside a request). The proof covers this request (`htm`, `htu`), is fresh and used once; with a DPoP-bound access
- * token it also carries that token's `ath` (an elevation). A bad proof is 400 `invalid-request`: the client is told
- * its proof failed, not that its credentials did.
+ * The thumbprint of the key the request's proof was signed with, or null without a proof. The proof covers this
+ * request (`htm`, `htu`), is fresh and used once; with a DPoP-bound access token it also carries that token's `ath`
+ * (an elevation). A bad proof is 400 `invalid-request`: the client is told its proof failed, not that its
+ * credentials did.
  */
-export async function sessionKeyOf(deps: Deps): Promise<string | null> {
-  const c = requests.get(deps);
-  if (!c || c.req.header("dpop") === undefined) return null;
+async function proofKeyOf(c: Context<AppEnv>): Promise<string | null> {
+  if (c.req.header("dpop") === undefined) return null;
   try {
     return (await requestDPoPProof(c))?.jkt ?? null;
   } catch (error) {

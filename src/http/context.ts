@@ -16,7 +16,6 @@ export type ServicesOf = (
     background: (work: Promise<unknown>) => void;
     shards: Shards;
     origin: RequestOrigin;
-    path: string;
     visitor: Visitor;
   },
 ) => Deps;
@@ -42,7 +41,6 @@ export function requestContext(config: Config, services: ServicesOf) {
           ip: c.req.header("cf-connecting-ip") ?? null,
           userAgent: c.req.header("user-agent") ?? null,
         },
-        path: c.req.path,
         visitor: visitorOf(c.req.raw.headers, c.req.raw.cf),
       }),
     );

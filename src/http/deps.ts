@@ -31,8 +31,6 @@ export interface Deps {
   background: (work: Promise<unknown>) => void;
   /** Records a security event of this request (contract §10 audit), after the answer. */
   audit: Audit;
-  /** The path of the request being served: how `createSession` names the sign-in method it records. */
-  path: string;
   /** What this request has shown about its sender: its Turnstile token, its address, the checks it passed. */
   visitor: Visitor;
 }

@@ -3,7 +3,6 @@
  * challenge serves the request (tokens are single use), and it counts once in the sign-up limit (sign-up-gate.ts).
  */
 
-import type { UserRow } from "../db/schema";
 import { deviceCookieIn } from "./device-cookie-name";
 
 /** The header Nhost's clients send the Turnstile widget's token in (contract §9). */
@@ -23,8 +22,6 @@ export interface Visitor {
   passedChallenge: boolean;
   /** The request was counted in the `SIGNUPS` bucket. */
   countedSignUp: boolean;
-  /** The user a session was started for in this request (`createSession`): the new-device notice reads it. */
-  signedIn: UserRow | null;
 }
 
 export function visitorOf(headers: { get(name: string): string | null }, cf?: object): Visitor {
@@ -36,7 +33,6 @@ export function visitorOf(headers: { get(name: string): string | null }, cf?: ob
     deviceCookie: deviceCookieIn(headers.get("cookie")),
     passedChallenge: false,
     countedSignUp: false,
-    signedIn: null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { createSession, resolveRedirectTo } from "../auth";
+import { resolveRedirectTo, type SignInScope, startSession } from "../auth";
 import type { Config } from "../config";
 import type { UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
@@ -58,12 +58,6 @@ export function appRequest(
 }
 
 /**
- * `createSession` names the method it records after the request's path (src/audit/events.ts): the app's session is
- * recorded as the hosted pages' (`hosted-page`), wherever the page completes it.
- */
-const asHostedPages = (deps: Deps): Deps => ({ ...deps, path: `${deps.config.AUTH_API_PREFIX}/signin` });
-
-/**
  * Where the browser goes back to for `user`, who is signed in to the pages: the account center as it was asked for,
  * or the app's `redirectTo` with a new session's `refreshToken` (the same URL shape as a provider sign-in's:
  * `withQuery` keeps the target's own query and fragment). `request`: the pending request this completes, claimed
@@ -71,12 +65,12 @@ const asHostedPages = (deps: Deps): Deps => ({ ...deps, path: `${deps.config.AUT
  * completed before, and nothing is minted.
  */
 export async function finishAppSignIn(
-  deps: Deps,
+  scope: SignInScope,
   redirectTo: string,
   user: UserRow,
-  userAgent: string | undefined,
   request?: Pick<PendingRequest, "id" | "createdAt">,
 ): Promise<string | null> {
+  const { deps } = scope;
   if (isAccountCenter(deps.config, redirectTo)) return redirectTo;
   // Checked again: the allow-list may have changed in the ten minutes the request waited.
   const target = resolveRedirectTo(deps.config, redirectTo);
@@ -84,6 +78,7 @@ export async function finishAppSignIn(
     const until = request.createdAt + PENDING_REQUEST_TTL_SECONDS * 1000;
     if (!(await claimJtiOnce(deps, "app-request", "hosted-pages", request.id, until))) return null;
   }
-  const session = await createSession(asHostedPages(deps), user, userAgent);
+  // Recorded as the hosted pages' session, wherever the page completes it.
+  const { session } = await startSession(scope, { user, method: "hosted-page" });
   return withQuery(target, { refreshToken: session.refreshToken });
 }

@@ -3,6 +3,7 @@ import {
   resetPasswordInSession,
   sendPasswordResetEmail,
   sendVerificationEmail,
+  signInScope,
   signUpEmailPassword,
 } from "../auth";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../browser/checks";
@@ -96,17 +97,13 @@ export const pageAccountRoutes = new Hono<AppEnv>()
     if (retryAfter !== null) return again(429, t.errors.tooManyAttempts(retryAfter));
     try {
       await passSignUpChecks(c, params);
-      const { session } = await signUpEmailPassword(
-        c.var.deps,
-        {
-          email,
-          password,
-          // The page's language becomes the account's `locale` (its mails'), if AUTH_LOCALE_ALLOWED_LOCALES allows it.
-          options: { locale: t.lang, ...(displayName ? { displayName } : {}) },
-          ownRedirect: await pageLinkTarget(c, request.id),
-        },
-        c.req.header("user-agent"),
-      );
+      const { session } = await signUpEmailPassword(signInScope(c, "oauth2-page"), {
+        email,
+        password,
+        // The page's language becomes the account's `locale` (its mails'), if AUTH_LOCALE_ALLOWED_LOCALES allows it.
+        options: { locale: t.lang, ...(displayName ? { displayName } : {}) },
+        ownRedirect: await pageLinkTarget(c, request.id),
+      });
       if (!session) return sentPage(c, request, t, t.verifySentLead(email), t.verifySentHint);
       // The account was just made with this password.
       await startBrowserSession(c, session.user.id, session.refreshTokenId, ["password"]);

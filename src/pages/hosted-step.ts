@@ -1,3 +1,4 @@
+import { signInScope } from "../auth";
 import type { Ctx } from "../browser/page-paths";
 import { showProblem } from "../browser/page-response";
 import { type BrowserSession, readBrowserSession } from "../browser/session";
@@ -41,7 +42,7 @@ export async function backToApp(
   const deps = c.var.deps;
   const uiLocales = request?.uiLocales ?? [];
   try {
-    const target = await finishAppSignIn(deps, redirectTo, session.user, c.req.header("user-agent"), request);
+    const target = await finishAppSignIn(signInScope(c, null), redirectTo, session.user, request);
     if (!target) return hostedProblem(c, uiLocales, (words) => words.completedAlready);
     if (request) deps.background(forgetPendingRequest(c.env, request.id));
     return c.redirect(target, 303);

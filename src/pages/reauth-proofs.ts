@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
 import {
-  completeSignIn,
   renewSession,
   revokeSession,
+  type SignInScope,
   signInEmailPassword,
+  startSession,
   verifySignInMfaTotp,
 } from "../auth";
 import type { SignInMethod } from "../browser/acr";
@@ -50,14 +51,13 @@ const discard = (deps: Deps, sessionId: string) => revokeSession(deps, sessionId
  * API answers a ticket instead of a session: the password was right, and the unused ticket expires by itself.
  */
 export async function provePassword(
-  deps: Deps,
+  scope: SignInScope,
   user: UserRow,
   password: string,
-  userAgent?: string,
 ): Promise<SignInMethod> {
   if (!user.email) throw new AppError("invalid-email-password");
-  const result = await signInEmailPassword(deps, { email: user.email, password }, userAgent);
-  if (result.session) await discard(deps, result.session.refreshTokenId);
+  const result = await signInEmailPassword(scope, { email: user.email, password });
+  if (result.session) await discard(scope.deps, result.session.refreshTokenId);
   return "password";
 }
 
@@ -65,19 +65,15 @@ export async function provePassword(
  * A TOTP code (or a recovery code) of the user, through the API's second step: a ticket for this user (the API makes
  * one only for a user with TOTP active), then the code, with the per-user guess cap of every second-factor check.
  */
-export async function proveTotp(
-  deps: Deps,
-  user: UserRow,
-  otp: string,
-  userAgent?: string,
-): Promise<SignInMethod> {
+export async function proveTotp(scope: SignInScope, user: UserRow, otp: string): Promise<SignInMethod> {
+  const { deps } = scope;
   if (user.activeMfaType !== "totp") throw new AppError("invalid-totp");
-  const started = await completeSignIn(deps, user, userAgent);
+  const started = await startSession(scope, { user, mfaGate: true });
   if (!started.mfa) {
     if (started.session) await discard(deps, started.session.refreshTokenId);
     throw new AppError("invalid-totp");
   }
-  const { session } = await verifySignInMfaTotp(deps, { ticket: started.mfa.ticket, otp }, userAgent);
+  const { session } = await verifySignInMfaTotp(scope, { ticket: started.mfa.ticket, otp });
   await discard(deps, session.refreshTokenId);
   return "totp";
 }
@@ -89,11 +85,14 @@ export async function proveTotp(
  * in this browser raises nothing (`other-user`).
  */
 export async function provePasskey(
-  deps: Deps,
+  scope: SignInScope,
   user: UserRow,
   refreshToken: string,
 ): Promise<SignInMethod | "other-user"> {
-  const session = await renewSession(deps, refreshToken.slice(0, 100), 0);
+  const { deps } = scope;
+  const session = await renewSession(deps, refreshToken.slice(0, 100), 0, undefined, {
+    authenticationMethod: scope.method ?? "other",
+  });
   const facts = await sessionFacts(deps, session.user.id, session.refreshTokenId);
   await discard(deps, session.refreshTokenId);
   if (session.user.id !== user.id) return "other-user";

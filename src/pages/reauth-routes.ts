@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { signInScope } from "../auth";
 import type { SignInMethod } from "../browser/acr";
 import { rateLimited } from "../browser/checks";
 import { backToPage, type Ctx } from "../browser/page-paths";
@@ -72,7 +73,7 @@ export const pageReauthRoutes = new Hono<AppEnv>()
     }
     const password = (form.params.get("password") ?? "").slice(0, 256);
     return raiseWith(c, form, session, () =>
-      provePassword(c.var.deps, session.user, password, c.req.header("user-agent")),
+      provePassword(signInScope(c, "oauth2-page"), session.user, password),
     );
   })
   .post("/reauth/totp", async (c) => {
@@ -80,9 +81,7 @@ export const pageReauthRoutes = new Hono<AppEnv>()
     if ("answer" in step) return step.answer;
     const { form, session } = step;
     const otp = (form.params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
-    return raiseWith(c, form, session, () =>
-      proveTotp(c.var.deps, session.user, otp, c.req.header("user-agent")),
-    );
+    return raiseWith(c, form, session, () => proveTotp(signInScope(c, "oauth2-page"), session.user, otp));
   })
   .post("/reauth/passkey", async (c) => {
     const step = await stepUpForm(c);
@@ -94,7 +93,7 @@ export const pageReauthRoutes = new Hono<AppEnv>()
       c,
       form,
       session,
-      () => provePasskey(c.var.deps, session.user, refreshToken),
+      () => provePasskey(signInScope(c, "oauth2-page"), session.user, refreshToken),
       () => t.reauthPasskeyProblem,
     );
   })

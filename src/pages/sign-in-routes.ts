@@ -5,6 +5,7 @@ import {
   renewSession,
   signInEmailPassword,
   signInPasswordlessEmail,
+  signInScope,
   verifySignInMfaTotp,
 } from "../auth";
 import { methodsOfSessionRow, type SignInMethod } from "../browser/acr";
@@ -128,7 +129,9 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
  */
 async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: string, refreshToken: string) {
   try {
-    const session = await renewSession(c.var.deps, refreshToken.slice(0, 100), 0);
+    const session = await renewSession(c.var.deps, refreshToken.slice(0, 100), 0, undefined, {
+      authenticationMethod: "oauth2-page",
+    });
     // How the session was made (a magic link, a provider, the passkey script): its row says (step-up-sessions.ts).
     const facts = await sessionFacts(c.var.deps, session.user.id, session.refreshTokenId);
     await startBrowserSession(
@@ -185,7 +188,7 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     if (!email || !password) return again(400, t.errors.enterEmailPassword);
     try {
       await passTurnstile(c, "signin", params);
-      const result = await signInEmailPassword(c.var.deps, { email, password }, c.req.header("user-agent"));
+      const result = await signInEmailPassword(signInScope(c, "oauth2-page"), { email, password });
       if (result.mfa) return secondStep(c, request, result.mfa.ticket, "password");
       const session = result.session!;
       await startBrowserSession(c, session.user.id, session.refreshTokenId, ["password"]);
@@ -208,7 +211,7 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     const otp = (params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
     const first = (params.get("first") ?? "").slice(0, 200);
     try {
-      const { session } = await verifySignInMfaTotp(c.var.deps, { ticket, otp }, c.req.header("user-agent"));
+      const { session } = await verifySignInMfaTotp(signInScope(c, "oauth2-page"), { ticket, otp });
       const firstFactor = await openFirstFactor(c.var.deps, ticket, first);
       await startBrowserSession(c, session.user.id, session.refreshTokenId, [firstFactor, "totp"]);
       return backToPage(c, request.id);
@@ -254,7 +257,12 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       const ownRedirect = await pageLinkTarget(c, request.id);
       // A new account gets the page's language as its `locale` (its mails'), if AUTH_LOCALE_ALLOWED_LOCALES allows it.
       const options = { locale: t.lang };
-      await signInPasswordlessEmail(c.var.deps, { email, options }, "sign-in", ownRedirect);
+      await signInPasswordlessEmail(
+        signInScope(c, "oauth2-page"),
+        { email, options },
+        "sign-in",
+        ownRedirect,
+      );
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
       if (error instanceof RateLimitedError)

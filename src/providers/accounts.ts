@@ -5,6 +5,7 @@ import {
   credentialsChanged,
   findUserByEmail,
   findUserById,
+  type Method,
   proveEmail,
   resolveSignUpOptions,
   type SignUpOptions,
@@ -116,6 +117,8 @@ export async function userForProfile(
   provider: ProviderName,
   profile: ProviderProfile,
   options: SignUpOptions,
+  /** The way in a new user is created by (`provider:<name>`, `id-token`), for its `signup` event. */
+  method: Method,
 ): Promise<UserRow> {
   const { config } = deps;
   const linked = await userOfIdentity(deps, provider, profile.id);
@@ -133,6 +136,7 @@ export async function userForProfile(
   const resolved = resolveSignUpOptions(config, options, "");
   const created = await createUser(deps, {
     admission: "identity-provider",
+    method,
     email: email ?? null,
     emailVerified: !!email && profile.emailVerified,
     avatarUrl: profile.avatarUrl,

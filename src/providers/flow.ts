@@ -2,12 +2,14 @@ import { and, eq, gt } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { z } from "zod";
 import {
-  completeSignIn,
-  refuseIfSsoRequired,
+  beginSignIn,
+  providerMethod,
   resolveRedirectTo,
   resolveSignUpOptions,
+  type SignInScope,
   type SignUpOptions,
   signUpOptionsSchema,
+  startSession,
 } from "../auth";
 import { providerRequests, providerTokenHandoffs } from "../db/schema";
 import { AppError } from "../errors";
@@ -202,12 +204,12 @@ async function handOffTokens(
  * and send the browser back with `refreshToken` (or `mfaTicket` when TOTP is on) and the app's `state`.
  */
 export async function finishProviderSignIn(
-  deps: Deps,
+  scope: SignInScope,
   provider: string,
   params: Record<string, string>,
   browserHash: string | null,
-  userAgent?: string,
 ): Promise<string> {
+  const { deps } = scope;
   const request = await takeRequest(deps, provider, params.state, browserHash);
   if (!request || !isProviderName(provider)) {
     const error = new AppError("invalid-state");
@@ -239,12 +241,13 @@ export async function finishProviderSignIn(
       return back({});
     }
     // Enforced SSO (organizations.md §2): the org's emails sign in at its IdP, not here; refused before an account is
-    // made or linked for the address (createSession refuses again by the account's own email).
-    await refuseIfSsoRequired(deps, profile.email);
-    const user = await userForProfile(deps, provider, profile, request.options as SignUpOptions);
+    // made or linked for the address (the session is refused again if the account's own email is another one).
+    const method = providerMethod(provider);
+    await beginSignIn(scope, { method, email: profile.email });
+    const user = await userForProfile(deps, provider, profile, request.options as SignUpOptions, method);
     if (user.disabled) throw new AppError("disabled-user");
     await handOffTokens(deps, user.id, provider, tokens);
-    const signedIn = await completeSignIn(deps, user, userAgent);
+    const signedIn = await startSession(scope, { user, method, mfaGate: true });
     return back(
       signedIn.session
         ? { refreshToken: signedIn.session.refreshToken }

@@ -1,19 +1,21 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import {
-  completeSignIn,
-  refuseIfSsoRequired,
+  beginSignIn,
+  providerMethod,
   requireElevation,
   type SignInResult,
+  type SignInScope,
   type SignUpOptions,
   sessionPayloadSchema,
+  signInScope,
   signUpOptionsSchema,
+  startSession,
 } from "../auth";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
 import { bindBrowser, browserBinding } from "../http/browser-binding";
-import type { Deps } from "../http/deps";
 import { OK_ANSWER, operation, REDIRECT_ANSWER } from "../http/documented";
 import { bodyText, jsonBody } from "../http/validation";
 import { rateLimit } from "../rate-limits/middleware";
@@ -43,16 +45,16 @@ const idTokenBody = z.object({
 
 /** signInIdToken and the client's sign-up variant: the same user resolution as the redirect flow. */
 async function signInByIdToken(
-  deps: Deps,
+  scope: SignInScope,
   body: z.infer<typeof idTokenBody> & { options?: SignUpOptions },
-  userAgent?: string,
 ): Promise<SignInResult> {
+  const { deps } = scope;
   const profile = await profileFromIdToken(deps, body.provider, body.idToken, body.nonce);
   // Enforced SSO: refused before an account is made or linked for the address (as the redirect flow, flow.ts).
-  await refuseIfSsoRequired(deps, profile.email);
-  const user = await userForProfile(deps, body.provider, profile, body.options ?? {});
+  await beginSignIn(scope, { method: "id-token", email: profile.email });
+  const user = await userForProfile(deps, body.provider, profile, body.options ?? {}, "id-token");
   if (user.disabled) throw new AppError("disabled-user");
-  return completeSignIn(deps, user, userAgent);
+  return startSession(scope, { user, mfaGate: true });
 }
 
 /** `signInProviderURL`: the browser gets its binding cookie with the redirect to the provider. */
@@ -124,7 +126,7 @@ export const providerRoutes = new Hono<AppEnv>()
       answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
     }),
     ...signInWithIdToken,
-    async (c) => c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+    async (c) => c.json(await signInByIdToken(signInScope(c, "id-token"), c.req.valid("json"))),
   )
   .post(
     "/signup/idtoken",
@@ -134,7 +136,8 @@ export const providerRoutes = new Hono<AppEnv>()
       answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
     }),
     ...signInWithIdToken,
-    async (c) => c.json(await signInByIdToken(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+    async (c) =>
+      c.json(await signInByIdToken(signInScope(c, "id-token", { signUp: true }), c.req.valid("json"))),
   )
   .post(
     "/link/idtoken",
@@ -170,12 +173,12 @@ export const providerRoutes = new Hono<AppEnv>()
       answers: { 302: REDIRECT_ANSWER("To redirectTo, with the outcome in the query.") },
     }),
     async (c) => {
+      const provider = c.req.param("provider");
       const location = await finishProviderSignIn(
-        c.var.deps,
-        c.req.param("provider"),
+        signInScope(c, providerMethod(provider)),
+        provider,
         await callbackParams("GET", c.req.url, () => bodyText(c)),
         await browserBinding(c, "provider-flow"),
-        c.req.header("user-agent"),
       );
       return c.redirect(location, 302);
     },

@@ -3,8 +3,8 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requireAdminSecret, requireConfiguredSecret } from "../admin";
-import { isSignUpPath, methodOf, SIGN_IN_FAILURES } from "../audit/events";
-import { newDeviceNotice } from "../auth";
+import { SIGN_IN_FAILURES } from "../audit/events";
+import { registerSignInHooks } from "../auth";
 import type { Config } from "../config";
 import { BOOKMARK_HEADER } from "../db/replica";
 import {
@@ -69,6 +69,8 @@ const OPEN_CORS_PATHS =
 
 /** Every feature's routes, in the order of the list (src/runtime/features.ts), built once per configuration. */
 function routesOf(config: Config): FeatureRoutes[] {
+  // What features add to every sign-in, registered with the routes that sign in (once: the registry is a set).
+  for (const feature of FEATURES) if (feature.signInHooks) registerSignInHooks(feature.signInHooks);
   return FEATURES.map((feature) => feature.routes?.(config) ?? {});
 }
 
@@ -109,8 +111,6 @@ export function createAuthApp(config: Config, featureRoutes = routesOf(config)):
       // Token and error answers must never be cached (contract §1); routes that may be cached say so themselves.
       if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
     },
-    // A sign-in's answer gets the device cookie; a new device is mailed about after it (contract §13).
-    newDeviceNotice(),
     // The import's batches and file bytes (src/move-in/) are bounded and read by its own routes: a file's bytes
     // stream through to R2, never held whole.
     (c, next) =>
@@ -135,12 +135,13 @@ export function createAuthApp(config: Config, featureRoutes = routesOf(config)):
 /**
  * A sign-in attempt whose credentials did not work (contract §10 audit `signin.failure`), with the method and the
  * email it named, if any: what an operator needs to see credential stuffing. Recorded here, where every flow's
- * refusal ends up, rather than in each flow.
+ * refusal ends up, rather than in each flow; the method is the one the route named for its sign-in
+ * (src/auth/sign-in/scope.ts), none on a sign-up or on a route that signs nobody in.
  */
 async function auditSignInFailure(c: Context<AppEnv>, code: string): Promise<void> {
-  const method = methodOf(c.req.path);
+  const method = c.var.signInMethod;
   const deps = c.var.deps;
-  if (!method || !deps || isSignUpPath(c.req.path)) return;
+  if (!method || !deps) return;
   let email: unknown;
   try {
     email = ((await c.req.json()) as Record<string, unknown>).email;

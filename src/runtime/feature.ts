@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { SignInHooks } from "../auth";
 import type { Config } from "../config";
 import type { EventConsumer } from "../events/consume";
 import type { QueueRole } from "../events/queues";
@@ -42,6 +43,8 @@ export interface Feature {
   >;
   /** What it records when one of its messages became a dead letter (a webhook delivery marked failed). */
   readonly deadLetter?: (body: unknown, services: Deps) => Promise<void>;
+  /** What it adds to every sign-in (src/auth/sign-in/pipeline.ts): a check before the first factor. */
+  readonly signInHooks?: SignInHooks;
   /** The daily cron's sweep of what it keeps past its use (expired rows, abandoned uploads). */
   readonly housekeeping?: (services: Deps, now: number) => Promise<void>;
 }

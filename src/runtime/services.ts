@@ -17,8 +17,6 @@ export interface ServiceScope {
   shards?: Shards;
   /** Where a request came from, for the audit log; a job has none. */
   origin?: RequestOrigin;
-  /** The request's path; a job has none. */
-  path?: string;
   /** What the request showed of its sender; a job shows nothing. */
   visitor?: Visitor;
 }
@@ -64,7 +62,6 @@ export function createServices(config: Config, env: Env, scope: ServiceScope): D
     outbound,
     background,
     audit,
-    path: scope.path ?? "",
     visitor: scope.visitor ?? visitorOf(new Headers()),
   };
 }

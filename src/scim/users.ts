@@ -101,7 +101,13 @@ export async function createScimUser(deps: Deps, orgId: string, body: unknown) {
   let provisioned = false;
   if (!user) {
     const options = resolveSignUpOptions(deps.config, undefined, displayName || email);
-    user = await createUser(deps, { admission: "operator", email, emailVerified: true, options });
+    user = await createUser(deps, {
+      admission: "operator",
+      method: null,
+      email,
+      emailVerified: true,
+      options,
+    });
     provisioned = user !== undefined;
     user ??= await findUserByEmail(deps.shards, email); // lost a race with another creation of that address
     if (!user)

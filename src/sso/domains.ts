@@ -1,10 +1,11 @@
 import { and, asc, eq, isNotNull, ne } from "drizzle-orm";
 import { z } from "zod";
-import { endSessionsUnderSso, ssoEnforcingOrg } from "../auth";
+import { endSessionsUnderSso } from "../auth";
 import { type OrgDomainRow, orgDomains } from "../db/schema";
 import { AppError, UnavailableError } from "../errors";
 import type { Deps } from "../http/deps";
 import { randomToken } from "./random";
+import { ssoEnforcingOrg } from "./sign-in-check";
 
 /**
  * An organization's email domains (contract organizations.md §2). A domain routes sign-ins to the org's connection,

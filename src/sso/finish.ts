@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { activeMembership, completeSignIn } from "../auth";
+import { activeMembership, signInScope, startSession } from "../auth";
 import type { SsoConnectionRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
@@ -58,8 +58,9 @@ export async function finishSsoSignIn(
     // The session starts inside the connection's organization: that is where its IdP vouched for the person.
     const org = await activeMembership(deps, connection.orgId, user.id);
     // The method is the connection's kind, named here: no path says it (the ACS's GET and the OIDC callback differ).
-    const method = `sso:${connection.type}`;
-    const signedIn = await completeSignIn(deps, user, c.req.header("user-agent"), org, method);
+    // (The scope names none: this route's refusals are redirects, never a credential failure to audit.)
+    const method = connection.type === "saml" ? "sso:saml" : "sso:oidc";
+    const signedIn = await startSession(signInScope(c, null), { user, org, method, mfaGate: true });
     return c.redirect(
       withQuery(
         request.redirectTo,

@@ -5,8 +5,8 @@ import { ssoSignInRoutes } from "./sign-in-routes";
 
 /**
  * Enterprise sign-in (contract organizations.md §2): connections (OIDC here, SAML in ./saml/), verified domains,
- * `POST /sso/start` and the IdPs' ways back, just-in-time members, enforced SSO's settings (the check itself is in
- * src/auth/sso-enforcement.ts, since auth can't import this feature). docs/sso.md.
+ * `POST /sso/start` and the IdPs' ways back, just-in-time members, enforced SSO's settings and its check at every
+ * sign-in (./sign-in-check.ts, declared in ./feature.ts for auth's sign-in pipeline). docs/sso.md.
  */
 export { ssoAdminRoutes } from "./admin-routes";
 export {

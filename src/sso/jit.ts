@@ -83,6 +83,8 @@ async function findOrCreateUser(
   const options = resolveSignUpOptions(deps.config, {}, displayName || email);
   const created = await createUser(deps, {
     admission: "identity-provider",
+    // The `signup` event of an enterprise sign-in's new user has named no method (its session's is `sso:*`).
+    method: null,
     email,
     emailVerified: true,
     options: { ...options, displayName: displayName || email },

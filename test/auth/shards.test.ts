@@ -168,6 +168,7 @@ describe("one address, one user, across shards", () => {
     const at = testDeps(env, { now });
     return createUser(at, {
       admission: "operator",
+      method: null,
       id,
       email,
       options: resolveSignUpOptions(at.config, undefined, email),

@@ -73,6 +73,7 @@ export const consoleUserRoutes = new Hono<AppEnv>()
           email: text("email", 254).trim(),
           password: text("password", 256) || undefined,
           emailVerified: form.emailVerified === "yes",
+          method: null,
           options: text("displayName", 100).trim()
             ? { displayName: text("displayName", 100).trim() }
             : undefined,

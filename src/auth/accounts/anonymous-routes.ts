@@ -6,6 +6,7 @@ import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { signUpOptionsSchema } from "../sign-up-options";
 import { signInAnonymous } from "./anonymous";
 
@@ -28,5 +29,5 @@ export const anonymousRoutes = new Hono<AppEnv>().post(
   }),
   jsonBody(body),
   signUpChecks(),
-  async (c) => c.json(await signInAnonymous(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  async (c) => c.json(await signInAnonymous(signInScope(c, "anonymous"), c.req.valid("json"))),
 );

@@ -10,8 +10,9 @@ import { gravatarUrl } from "../../lib/gravatar";
 import { hashPassword } from "../../lib/password";
 import { changeIdentifiers } from "../identifier-changes";
 import { sendTicketMail } from "../links";
-import { createSession, type Session } from "../new-sessions";
+import type { Session } from "../new-sessions";
 import { createUser } from "../new-users";
+import { type SignInScope, startSession } from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { findUserById, toWireUser } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
@@ -20,10 +21,10 @@ const ANONYMOUS_ROLE = "anonymous";
 
 /** signInAnonymous: a user with role `anonymous` and no email, behind `AUTH_ANONYMOUS_USERS_ENABLED`. */
 export async function signInAnonymous(
-  deps: Deps,
+  scope: SignInScope,
   input: { displayName?: string; locale?: string; metadata?: Record<string, unknown> },
-  userAgent?: string,
 ): Promise<{ session: Session }> {
+  const { deps } = scope;
   const { config } = deps;
   if (!config.AUTH_ANONYMOUS_USERS_ENABLED) throw new AppError("disabled-endpoint");
   if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
@@ -33,6 +34,7 @@ export async function signInAnonymous(
       : config.AUTH_LOCALE_DEFAULT;
   const user = await createUser(deps, {
     admission: "visitor",
+    method: "anonymous",
     email: null,
     isAnonymous: true,
     options: {
@@ -45,7 +47,7 @@ export async function signInAnonymous(
     },
   });
   if (!user) throw new AppError("internal-server-error", undefined, "anonymous user id collided");
-  return { session: await createSession(deps, user, userAgent) };
+  return { session: (await startSession(scope, { user })).session };
 }
 
 export interface DeanonymizeInput {

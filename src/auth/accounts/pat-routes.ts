@@ -7,6 +7,7 @@ import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { requireElevation } from "../webauthn";
 import { createPersonalAccessToken, signInWithPersonalAccessToken } from "./pat";
 
@@ -49,11 +50,8 @@ export const patRoutes = new Hono<AppEnv>()
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ personalAccessToken: z.uuid() })),
     async (c) => {
-      const session = await signInWithPersonalAccessToken(
-        c.var.deps,
-        c.req.valid("json").personalAccessToken,
-        c.req.header("user-agent"),
-      );
+      const scope = signInScope(c, "pat");
+      const session = await signInWithPersonalAccessToken(scope, c.req.valid("json").personalAccessToken);
       return c.json({ session });
     },
   );

@@ -6,7 +6,8 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { credentialsChanged } from "../credential-changes";
-import { createSession, type Session } from "../new-sessions";
+import type { Session } from "../new-sessions";
+import { type SignInScope, startSession } from "../sign-in";
 import { requireRegisteredUser } from "../users";
 
 /**
@@ -88,11 +89,8 @@ export async function revokePersonalAccessToken(deps: Deps, userId: string, id: 
 }
 
 /** signInPAT: a session for the PAT's user. PATs and refresh tokens live in different tables: never interchangeable. */
-export async function signInWithPersonalAccessToken(
-  deps: Deps,
-  token: string,
-  userAgent?: string,
-): Promise<Session> {
+export async function signInWithPersonalAccessToken(scope: SignInScope, token: string): Promise<Session> {
+  const { deps } = scope;
   const tokenHash = await sha256Hex(token);
   // A token imported from Nhost carries no slot: the import wrote its directory entry.
   const db = await shardOfMinted(deps.shards, token, { kind: "pat", value: tokenHash });
@@ -104,5 +102,5 @@ export async function signInWithPersonalAccessToken(
     .get();
   if (!row) throw new AppError("invalid-pat");
   if (row.user.disabled) throw new AppError("disabled-user");
-  return createSession(deps, row.user, userAgent);
+  return (await startSession(scope, { user: row.user })).session;
 }

@@ -7,6 +7,7 @@ import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { signInEmailPassword } from "./sign-in";
 
 const emailPasswordBody = z.object({ email: emailField, password: passwordField });
@@ -27,5 +28,5 @@ export const signInRoutes = new Hono<AppEnv>().post(
   rateLimit("BRUTE_FORCE", "email"),
   jsonBody(emailPasswordBody),
   turnstile("signin"),
-  async (c) => c.json(await signInEmailPassword(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  async (c) => c.json(await signInEmailPassword(signInScope(c, "email-password"), c.req.valid("json"))),
 );

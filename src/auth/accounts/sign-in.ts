@@ -1,12 +1,10 @@
 import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
 import { AppError } from "../../errors";
-import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword, verifyPassword } from "../../lib/password";
-import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { beginAttempt } from "../lockout";
-import { refuseIfSsoRequired } from "../sso-enforcement";
+import { beginSignIn, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserByEmail } from "../users";
 
 /**
@@ -16,15 +14,16 @@ import { findUserByEmail } from "../users";
  * within the hour lock the password of the account (auth/lockout/, docs/protection.md "Lockout").
  */
 export async function signInEmailPassword(
-  deps: Deps,
+  scope: SignInScope,
   input: { email: string; password: string },
-  userAgent?: string,
 ): Promise<SignInResult> {
+  const { deps } = scope;
   const { config } = deps;
   // Enforced SSO is decided by the email's domain, before the password is looked at: a right password answered
   // differently from a wrong one would make this endpoint an oracle for the passwords of accounts that can no
   // longer use them (and reused elsewhere). The domain's enforcement is no secret: `POST /sso/start` tells it too.
-  await refuseIfSsoRequired(deps, input.email);
+  // The first factor is a password, whatever the session is recorded as (the built-in page's, a re-authentication).
+  await beginSignIn(scope, { method: "email-password", email: input.email });
   const user = await findUserByEmail(deps.shards, input.email);
   // The account's lockout (contract §13) before the password is looked at: while it holds, a right password is
   // refused too, and an unknown email locks and answers the same (its count is kept under a keyed hash of it).
@@ -53,5 +52,5 @@ export async function signInEmailPassword(
       ),
     );
   }
-  return completeSignIn(deps, eligible, userAgent);
+  return startSession(scope, { user: eligible, mfaGate: true });
 }

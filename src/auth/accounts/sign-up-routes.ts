@@ -7,6 +7,7 @@ import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { signUpOptionsSchema } from "../sign-up-options";
 import { signUpEmailPassword } from "./sign-up";
 
@@ -36,5 +37,8 @@ export const signUpRoutes = new Hono<AppEnv>().post(
   rateLimit("EMAIL", "email"),
   jsonBody(emailPasswordBody),
   signUpChecks(),
-  async (c) => c.json(await signUpEmailPassword(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+  async (c) =>
+    c.json(
+      await signUpEmailPassword(signInScope(c, "email-password", { signUp: true }), c.req.valid("json")),
+    ),
 );

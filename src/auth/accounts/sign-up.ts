@@ -1,11 +1,11 @@
 import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
-import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword } from "../../lib/password";
 import { type LinkTarget, sendTicketMail } from "../links";
-import { createSession, type Session } from "../new-sessions";
+import type { Session } from "../new-sessions";
 import { createUser, removeUser } from "../new-users";
+import { type SignInScope, startSession } from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { checkPasswordPolicy } from "./password-policy";
 
@@ -24,10 +24,10 @@ export interface SignUpEmailPasswordInput {
  * cannot both create the account.
  */
 export async function signUpEmailPassword(
-  deps: Deps,
+  scope: SignInScope,
   input: SignUpEmailPasswordInput,
-  userAgent?: string,
 ): Promise<{ session: Session | null }> {
+  const { deps } = scope;
   const { config } = deps;
   const email = input.email.toLowerCase();
   if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
@@ -37,18 +37,17 @@ export async function signUpEmailPassword(
 
   const user = await createUser(deps, {
     admission: "visitor",
+    method: scope.method,
     email,
     passwordHash: await hashPassword(input.password),
     options,
   });
   if (!user) throw new AppError("email-already-in-use");
 
-  return completeSignUp(
-    deps,
-    user,
-    { redirectTo: input.ownRedirect ?? options.redirectTo, codeChallenge: input.codeChallenge },
-    userAgent,
-  );
+  return completeSignUp(scope, user, {
+    redirectTo: input.ownRedirect ?? options.redirectTo,
+    codeChallenge: input.codeChallenge,
+  });
 }
 
 /**
@@ -56,11 +55,11 @@ export async function signUpEmailPassword(
  * mail and no session; otherwise a session unless new users start disabled.
  */
 export async function completeSignUp(
-  deps: Deps,
+  scope: SignInScope,
   user: UserRow,
   target: LinkTarget,
-  userAgent?: string,
 ): Promise<{ session: Session | null }> {
+  const { deps } = scope;
   const verificationRequired = deps.config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
   if (verificationRequired) {
     try {
@@ -73,7 +72,7 @@ export async function completeSignUp(
   }
   if (verificationRequired || user.disabled) return { session: null };
   try {
-    return { session: await createSession(deps, user, userAgent) };
+    return { session: (await startSession(scope, { user })).session };
   } catch (error) {
     // A binding failed after the account was made (contract §1, 503): undo it, as for the mail above, so the
     // sign-up is retried as it was sent rather than meeting `email-already-in-use`. If D1 refuses the undo too, the

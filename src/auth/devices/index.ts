@@ -3,5 +3,7 @@
  * new one. What the rest of core auth and the app use of it.
  */
 // The account center names each session's device in its list the way the mail does.
+
+export { writeDeviceCookie } from "./device-cookie";
 export { type DeviceName, deviceNameOf } from "./device-name";
-export { newDeviceNotice } from "./new-device-notice";
+export { noticeDevice } from "./new-device-notice";

@@ -4,8 +4,8 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
 import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
+import { beginSignIn, type SignInScope } from "../sign-in";
 import { resolveRedirectTo } from "../sign-up-options";
-import { refuseIfSsoRequired } from "../sso-enforcement";
 import { findUserByEmail } from "../users";
 import { type LinkTarget, sendTicketMail } from "./ticket-mail";
 
@@ -57,16 +57,17 @@ export async function sendPasswordResetEmail(deps: Deps, email: string, request:
  * signUpPasswordlessEmail is the same in mode "sign-up".
  */
 export async function signInPasswordlessEmail(
-  deps: Deps,
+  scope: SignInScope,
   request: PasswordlessRequest & { codeChallenge?: string },
   mode: PasswordlessMode,
   /** A target the service minted for one of its own pages (`signOwnRedirect`), instead of `options.redirectTo`. */
   ownRedirect?: string,
 ): Promise<void> {
+  const { deps } = scope;
   if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   // Enforced SSO (organizations.md §2): no link is mailed that could only be refused.
-  await refuseIfSsoRequired(deps, request.email);
-  const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode);
+  await beginSignIn(scope, { method: "email-link", email: request.email });
+  const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode, scope.method);
   if (!user || user.disabled) return;
   await sendTicketMail(deps, user, "passwordlessEmail", {
     redirectTo: ownRedirect ?? redirectTo,

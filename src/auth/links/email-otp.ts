@@ -1,10 +1,8 @@
 import { AppError } from "../../errors";
-import type { Deps } from "../../http/deps";
-import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { proveEmail } from "../credential-reset";
 import { beginAttempt } from "../lockout";
 import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
-import { refuseIfSsoRequired } from "../sso-enforcement";
+import { beginSignIn, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserByEmail } from "../users";
 import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 import { sendCodeMail } from "./ticket-mail";
@@ -15,14 +13,15 @@ const scopeOf = (email: string) => `email-otp:${email.toLowerCase()}`;
 
 /** signInOTPEmail: mails a 6-digit code (10 min); creates the user on first use (signUpOTPEmail: only then). */
 export async function signInOtpEmail(
-  deps: Deps,
+  scope: SignInScope,
   request: PasswordlessRequest,
   mode: PasswordlessMode,
 ): Promise<void> {
+  const { deps } = scope;
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
   // Enforced SSO (organizations.md §2): no code is mailed that could only be refused.
-  await refuseIfSsoRequired(deps, request.email);
-  const { user } = await findOrCreateEmailUser(deps, request, mode);
+  await beginSignIn(scope, { method: "email-otp", email: request.email });
+  const { user } = await findOrCreateEmailUser(deps, request, mode, scope.method);
   if (!user || user.disabled) return;
   const code = await issueOneTimeCode(deps, scopeOf(request.email), CODE_LIFETIME_MS);
   await sendCodeMail(deps, user, code);
@@ -33,12 +32,8 @@ export async function signInOtpEmail(
  * address (credential-reset.ts: a first proof wipes what was set up before it); with TOTP on it is the first
  * factor only. Counted by the account's lockout (auth/lockout/) before the code is looked at.
  */
-export async function verifyOtpEmail(
-  deps: Deps,
-  email: string,
-  otp: string,
-  userAgent?: string,
-): Promise<SignInResult> {
+export async function verifyOtpEmail(scope: SignInScope, email: string, otp: string): Promise<SignInResult> {
+  const { deps } = scope;
   if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
   const user = await findUserByEmail(deps.shards, email);
   // Beyond each code's own cap (5 tries), new codes asked for again and again are guesses at the account too.
@@ -47,5 +42,5 @@ export async function verifyOtpEmail(
   await attempt.settle(right && user !== undefined);
   if (!right || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  return completeSignIn(deps, await proveEmail(deps, user, "inbox"), userAgent);
+  return startSession(scope, { user: await proveEmail(deps, user, "inbox"), mfaGate: true });
 }

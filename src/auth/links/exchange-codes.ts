@@ -5,7 +5,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
-import { completeSignIn, type SignInResult } from "../complete-sign-in";
+import { type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 
 /** Long enough for the app to load and post it back, short like an OAuth code (RFC 6749 §4.1.2: "10 minutes max"). */
@@ -38,10 +38,10 @@ export async function issueExchangeCode(deps: Deps, userId: string, codeChalleng
  * gets the `mfa` ticket instead of a session: the mailed link was one factor.
  */
 export async function redeemExchangeCode(
-  deps: Deps,
+  scope: SignInScope,
   input: { code: string; codeVerifier: string },
-  userAgent?: string,
 ): Promise<SignInResult> {
+  const { deps } = scope;
   const invalid = new AppError("invalid-request", "invalid or expired code");
   const row = await shardOfRouted(deps.shards, input.code)
     ?.delete(linkExchangeCodes)
@@ -57,5 +57,5 @@ export async function redeemExchangeCode(
   const user = await findUserById(deps.shards, row.userId);
   if (!user) throw invalid;
   if (user.disabled) throw new AppError("disabled-user");
-  return completeSignIn(deps, user, userAgent);
+  return startSession(scope, { user, mfaGate: true });
 }

@@ -7,6 +7,7 @@ import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { signUpOptionsSchema } from "../sign-up-options";
 import { signInPasswordlessEmail } from "./email-flows";
 import { signInOtpEmail, verifyOtpEmail } from "./email-otp";
@@ -36,7 +37,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     jsonBody(emailWithOptions),
     signUpChecks("passwordless"),
     async (c) => {
-      await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-in");
+      await signInPasswordlessEmail(signInScope(c, "email-link"), c.req.valid("json"), "sign-in");
       return c.json("OK");
     },
   )
@@ -53,7 +54,11 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     jsonBody(emailWithOptions),
     signUpChecks("passwordless"),
     async (c) => {
-      await signInPasswordlessEmail(c.var.deps, c.req.valid("json"), "sign-up");
+      await signInPasswordlessEmail(
+        signInScope(c, "email-link", { signUp: true }),
+        c.req.valid("json"),
+        "sign-up",
+      );
       return c.json("OK");
     },
   )
@@ -70,7 +75,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     jsonBody(emailWithOptions),
     signUpChecks("passwordless"),
     async (c) => {
-      await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-in");
+      await signInOtpEmail(signInScope(c, "email-otp"), c.req.valid("json"), "sign-in");
       return c.json("OK");
     },
   )
@@ -85,7 +90,7 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     jsonBody(emailWithOptions),
     signUpChecks("passwordless"),
     async (c) => {
-      await signInOtpEmail(c.var.deps, c.req.valid("json"), "sign-up");
+      await signInOtpEmail(signInScope(c, "email-otp", { signUp: true }), c.req.valid("json"), "sign-up");
       return c.json("OK");
     },
   )
@@ -103,6 +108,6 @@ export const passwordlessRoutes = new Hono<AppEnv>()
     jsonBody(z.object({ email: emailField, otp: z.string().min(1).max(12) })),
     async (c) => {
       const { email, otp } = c.req.valid("json");
-      return c.json(await verifyOtpEmail(c.var.deps, email, otp, c.req.header("user-agent")));
+      return c.json(await verifyOtpEmail(signInScope(c, "email-otp"), email, otp));
     },
   );

@@ -6,6 +6,7 @@ import { signUpChecks } from "../../http/sign-up-gate";
 import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { signUpOptionsSchema } from "../sign-up-options";
 import { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
 
@@ -63,6 +64,5 @@ export const smsRoutes = new Hono<AppEnv>()
     }),
     rateLimit("BRUTE_FORCE", "phoneNumber"),
     jsonBody(z.object({ phoneNumber: phoneNumberField, otp: z.string().min(1).max(12) })),
-    async (c) =>
-      c.json(await verifySignInPasswordlessSms(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+    async (c) => c.json(await verifySignInPasswordlessSms(signInScope(c, "sms-otp"), c.req.valid("json"))),
   );

@@ -2,9 +2,9 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
 import { smsCodeText } from "../../sms/templates";
-import { completeSignIn, type SignInResult } from "../complete-sign-in";
 import { beginAttempt } from "../lockout";
 import { findOrCreatePhoneUser, type PasswordlessMode, removeUser } from "../new-users";
+import { type SignInResult, type SignInScope, startSession } from "../sign-in";
 import type { SignUpOptions } from "../sign-up-options";
 import { findUserByPhoneNumber, markVerified, toWireUser } from "../users";
 import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
@@ -58,10 +58,10 @@ export async function signInPasswordlessSms(
  * the first factor only: `{session: null, mfa: {ticket}}` as for a password (contract §2, SessionPayload).
  */
 export async function verifySignInPasswordlessSms(
-  deps: Deps,
+  scope: SignInScope,
   input: { phoneNumber: string; otp: string },
-  userAgent?: string,
 ): Promise<SignInResult> {
+  const { deps } = scope;
   if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
   const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
@@ -76,5 +76,5 @@ export async function verifySignInPasswordlessSms(
   await attempt.settle(right && user !== undefined);
   if (!right || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  return completeSignIn(deps, await markVerified(deps, user, "phoneNumberVerified"), userAgent);
+  return startSession(scope, { user: await markVerified(deps, user, "phoneNumberVerified"), mfaGate: true });
 }

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { operation, REDIRECT_ANSWER } from "../../http/documented";
 import { isOwnSignedRedirect, isRedirectAllowedBy, withQuery } from "../../lib/redirect";
 import { rateLimit } from "../../rate-limits/middleware";
+import { signInScope } from "../sign-in";
 import { verifyTicket } from "./verify-ticket";
 
 /**
@@ -28,7 +29,7 @@ export const verifyRoutes = new Hono<AppEnv>().get(
   }),
   rateLimit("BRUTE_FORCE"),
   async (c) => {
-    const { config, deps } = c.var;
+    const { config } = c.var;
     const ticket = c.req.query("ticket") ?? "";
     const redirectTo = c.req.query("redirectTo") ?? "";
     // A target the service minted for its own page (the OAuth2 page's magic link) is admitted by its MAC.
@@ -40,7 +41,7 @@ export const verifyRoutes = new Hono<AppEnv>().get(
       );
     }
     try {
-      const verified = await verifyTicket(deps, ticket, c.req.header("user-agent"));
+      const verified = await verifyTicket(signInScope(c, "email-link"), ticket);
       const credential: Record<string, string> =
         "code" in verified
           ? { code: verified.code }

@@ -6,7 +6,8 @@ import type { Deps } from "../../http/deps";
 import { issueMfaTicket } from "../complete-sign-in";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
 import { changeIdentifiers } from "../identifier-changes";
-import { createSession, type Session } from "../new-sessions";
+import type { Session } from "../new-sessions";
+import { type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 import { issueExchangeCode } from "./exchange-codes";
 import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
@@ -88,7 +89,8 @@ export type VerifiedTicket = { type: string } & (
  * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session, or, when
  * the app asked with a PKCE challenge, issues a code that `POST /token/exchange` turns into the session.
  */
-export async function verifyTicket(deps: Deps, ticket: string, userAgent?: string): Promise<VerifiedTicket> {
+export async function verifyTicket(scope: SignInScope, ticket: string): Promise<VerifiedTicket> {
+  const { deps } = scope;
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
   const owner = await findUserById(deps.shards, consumed.userId);
@@ -100,5 +102,5 @@ export async function verifyTicket(deps: Deps, ticket: string, userAgent?: strin
     return { code: await issueExchangeCode(deps, user.id, consumed.codeChallenge), type };
   }
   if (user.activeMfaType === "totp") return { mfaTicket: await issueMfaTicket(deps, user.id), type };
-  return { session: await createSession(deps, user, userAgent), type };
+  return { session: (await startSession(scope, { user })).session, type };
 }

@@ -7,6 +7,7 @@ import { jsonBody } from "../../http/validation";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
 import { readsOwnWriteBack } from "../sessions";
+import { signInScope } from "../sign-in";
 import { changeMfa, createRecoveryCodes, generateTotp } from "./totp-setup";
 import { verifySignInMfaTotp } from "./totp-sign-in";
 
@@ -91,6 +92,5 @@ export const mfaRoutes = new Hono<AppEnv>()
     }),
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ ticket: z.string().min(1).max(200), otp: codeField })),
-    async (c) =>
-      c.json(await verifySignInMfaTotp(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+    async (c) => c.json(await verifySignInMfaTotp(signInScope(c, "mfa-totp"), c.req.valid("json"))),
   );

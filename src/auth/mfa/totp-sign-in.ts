@@ -6,7 +6,8 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { MFA_TICKET_PREFIX } from "../complete-sign-in";
-import { createSession, type Session } from "../new-sessions";
+import type { Session } from "../new-sessions";
+import { type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 import { acceptSecondFactor } from "./second-factor";
 
@@ -41,10 +42,10 @@ export async function mfaTicketUser(deps: Deps, ticket: string): Promise<UserRow
  * consumed by a DELETE … RETURNING: of two requests racing with good codes, one gets the session.
  */
 export async function verifySignInMfaTotp(
-  deps: Deps,
+  scope: SignInScope,
   input: { ticket: string; otp: string },
-  userAgent?: string,
 ): Promise<{ session: Session }> {
+  const { deps } = scope;
   if (!input.ticket.startsWith(MFA_TICKET_PREFIX)) throw new AppError("invalid-ticket");
   // The ticket's id names the shard of the ticket and of its user (complete-sign-in.ts); any other id, none.
   const db = shardOfRouted(deps.shards, input.ticket.slice(MFA_TICKET_PREFIX.length));
@@ -73,5 +74,5 @@ export async function verifySignInMfaTotp(
     .get();
   if (!consumed) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");
-  return { session: await createSession(deps, user, userAgent) };
+  return { session: (await startSession(scope, { user })).session };
 }

@@ -37,6 +37,7 @@ export async function beforeRotation(
   refreshToken: string,
   now: number,
   orgId: string | null | undefined,
+  authenticationMethod: string,
 ): Promise<BeforeRotation | undefined> {
   const claims = claimsMayRefuse(deps.config);
   if (!orgId && !claims) return undefined;
@@ -48,6 +49,6 @@ export async function beforeRotation(
   const org = orgId ? await activeMembership(deps, orgId, user.id) : undefined;
   if (orgId && !org) throw new AppError("not-org-member");
   // A disabled user is refused after the rotation (`disabled-user`); their claims are never asked for.
-  const custom = claims && !user.disabled ? await customClaims(deps, user) : undefined;
+  const custom = claims && !user.disabled ? await customClaims(deps, user, authenticationMethod) : undefined;
   return { family, user, custom, org };
 }

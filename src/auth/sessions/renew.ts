@@ -4,7 +4,6 @@ import { firstNearby } from "../../db/compiled-read";
 import { primaryBookmark } from "../../db/replica";
 import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
-import { sessionKeyOf } from "../../http/auth";
 import type { Deps } from "../../http/deps";
 import { type Rotation, raiseFamilyBookmark, rotateInFamily } from "../../token-families";
 import { rotateLegacySessionToken } from "../../token-families/legacy";
@@ -46,15 +45,22 @@ export async function renewSession(
   graceMs = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
   /** Switch the session into this organization (`null`: out of any); undefined keeps the session's. */
   orgId?: string | null,
+  /**
+   * The request's DPoP key (`signInScope`'s, checked by `sessionProof` before the token can be spent), and how the
+   * custom-access-token hook is told the token came to be: `refresh` at `POST /token`; the built-in page, which
+   * spends a session it just got through the API, says its own method.
+   */
+  {
+    dpopJkt = null,
+    authenticationMethod = "refresh",
+  }: { dpopJkt?: string | null; authenticationMethod?: string } = {},
 ): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
-  // The request's DPoP proof, checked (and its jti spent) before the token can be.
-  const dpopJkt = await sessionKeyOf(deps);
   const now = deps.now();
   const locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
   // An org switch and claims that can refuse the token are settled before the token is spent (before-rotation.ts).
-  const early = await beforeRotation(deps, locator, refreshToken, now, orgId);
+  const early = await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod);
   let rotation = await rotateInFamily(deps, locator, {
     presented: refreshToken,
     successor: newSessionToken(locator),
@@ -113,6 +119,7 @@ export async function renewSession(
     custom: settled?.custom,
     org,
     dpopJkt: jkt,
+    authenticationMethod,
   });
 }
 

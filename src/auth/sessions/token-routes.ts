@@ -12,6 +12,7 @@ import { rateLimit } from "../../rate-limits/middleware";
 import { redeemExchangeCode } from "../links";
 import { sessionPayloadSchema, sessionSchema } from "../new-sessions";
 import { revokeAllSessions, revokeByRefreshToken } from "../revocation";
+import { signInScope } from "../sign-in";
 import { renewSession } from "./renew";
 
 /** refreshToken, tokenExchange (PKCE links), signOut, verifyToken (contract §3.3, client.md §15). */
@@ -48,7 +49,9 @@ export const tokenRoutes = new Hono<AppEnv>()
       const deps = c.var.deps;
       const grace = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000;
       // A bare Session, not wrapped: the client stores it because it has accessToken, refreshToken and user.
-      return c.json(await renewSession(deps, refreshToken, grace, orgId));
+      return c.json(
+        await renewSession(deps, refreshToken, grace, orgId, { dpopJkt: c.var.sessionJkt ?? null }),
+      );
     },
   )
   .post(
@@ -63,8 +66,7 @@ export const tokenRoutes = new Hono<AppEnv>()
     }),
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ code: z.string().min(1).max(100), codeVerifier: codeVerifierSchema })),
-    async (c) =>
-      c.json(await redeemExchangeCode(c.var.deps, c.req.valid("json"), c.req.header("user-agent"))),
+    async (c) => c.json(await redeemExchangeCode(signInScope(c, "pkce-link"), c.req.valid("json"))),
   )
   .post(
     "/signout",

@@ -10,7 +10,8 @@ import { securityKeys, type UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { hmacSubkey } from "../../lib/subkeys";
-import { createSession, type Session } from "../new-sessions";
+import type { Session } from "../new-sessions";
+import { type SignInScope, startSession } from "../sign-in";
 import { findUserByEmail, findUserById } from "../users";
 import {
   assertWebauthnEnabled,
@@ -159,10 +160,10 @@ function checkSignInAllowed(deps: Deps, user: UserRow | undefined): UserRow {
 
 /** verifySignInWebauthn: the key signs in its user (the one named by email at the start, if one was). */
 export async function verifySignInWebauthn(
-  deps: Deps,
+  scope: SignInScope,
   credential: AuthenticationResponseJSON,
-  userAgent?: string,
 ): Promise<{ session: Session }> {
+  const { deps } = scope;
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "sign-in");
   const { userId } = await verifyAssertion(deps, credential, challenge, {
@@ -171,7 +172,7 @@ export async function verifySignInWebauthn(
   });
   if (ceremony.emailGiven && ceremony.userId !== userId) throw ceremonyFailed("key of another user");
   const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));
-  return { session: await createSession(deps, user, userAgent) };
+  return { session: (await startSession(scope, { user })).session };
 }
 
 /** elevateWebauthn: the signed-in user proves presence with one of their keys (contract §6). */
@@ -191,16 +192,16 @@ export async function elevateWebauthn(
  * Only that token is elevated: refreshing it gives plain tokens, so elevation lasts one access-token lifetime.
  */
 export async function verifyElevateWebauthn(
-  deps: Deps,
+  scope: SignInScope,
   userId: string,
   credential: AuthenticationResponseJSON,
-  userAgent?: string,
 ): Promise<{ session: Session }> {
+  const { deps } = scope;
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "elevate");
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
   const verifiedKey = await verifyAssertion(deps, credential, challenge, { before: true, userId });
   if (verifiedKey.userId !== userId) throw ceremonyFailed("key of another user");
   const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));
-  return { session: await createSession(deps, user, userAgent, { "x-hasura-auth-elevated": user.id }) };
+  return { session: (await startSession(scope, { user, elevated: true })).session };
 }

@@ -11,6 +11,7 @@ import { isEmailAllowed } from "../../lib/email-access";
 import { completeSignUp } from "../accounts";
 import type { Session } from "../new-sessions";
 import { createUser, removeUser } from "../new-users";
+import type { SignInScope } from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { findUserByEmail, requireRegisteredUser } from "../users";
 import {
@@ -77,10 +78,10 @@ export async function signUpWebauthn(
 
 /** verifySignUpWebauthn: creates the user and its first key; then as any sign-up (verification mail or session). */
 export async function verifySignUpWebauthn(
-  deps: Deps,
+  scope: SignInScope,
   input: { credential: RegistrationResponseJSON; options?: SignUpOptions; nickname?: string },
-  userAgent?: string,
 ): Promise<{ session: Session | null }> {
+  const { deps } = scope;
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(
     deps,
@@ -93,6 +94,7 @@ export async function verifySignUpWebauthn(
     : ceremony.options;
   const user = await createUser(deps, {
     admission: "ceremony",
+    method: scope.method,
     id: ceremony.userId,
     email: ceremony.email,
     options,
@@ -104,7 +106,7 @@ export async function verifySignUpWebauthn(
     await removeUser(deps, user.id);
     throw error;
   }
-  return completeSignUp(deps, user, { redirectTo: options.redirectTo }, userAgent);
+  return completeSignUp(scope, user, { redirectTo: options.redirectTo });
 }
 
 /** addSecurityKey: creation options for the signed-in user, excluding the keys they already have. */

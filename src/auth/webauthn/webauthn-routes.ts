@@ -10,6 +10,7 @@ import { jsonBody } from "../../http/validation";
 import { metadataSchema } from "../../lib/json-metadata";
 import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
+import { signInScope } from "../sign-in";
 import { signUpOptionsSchema } from "../sign-up-options";
 import {
   elevateWebauthn,
@@ -107,7 +108,7 @@ export const webauthnRoutes = new Hono<AppEnv>()
     async (c) => {
       const { credential, options, nickname } = c.req.valid("json");
       const input = { credential: asRegistration(credential), options, nickname };
-      return c.json(await verifySignUpWebauthn(c.var.deps, input, c.req.header("user-agent")));
+      return c.json(await verifySignUpWebauthn(signInScope(c, "webauthn", { signUp: true }), input));
     },
   )
   .post(
@@ -134,7 +135,7 @@ export const webauthnRoutes = new Hono<AppEnv>()
     jsonBody(z.object({ credential: authenticationCredential, email: z.string().max(254).optional() })),
     async (c) => {
       const credential = asAuthentication(c.req.valid("json").credential);
-      return c.json(await verifySignInWebauthn(c.var.deps, credential, c.req.header("user-agent")));
+      return c.json(await verifySignInWebauthn(signInScope(c, "webauthn"), credential));
     },
   )
   .post(
@@ -163,13 +164,8 @@ export const webauthnRoutes = new Hono<AppEnv>()
     jsonBody(z.object({ credential: authenticationCredential })),
     async (c) => {
       const credential = asAuthentication(c.req.valid("json").credential);
-      const answer = await verifyElevateWebauthn(
-        c.var.deps,
-        c.var.auth!.sub,
-        credential,
-        c.req.header("user-agent"),
-      );
-      return c.json(answer);
+      // An elevation is a proof, not a sign-in: recorded with no method, as it always was.
+      return c.json(await verifyElevateWebauthn(signInScope(c, null), c.var.auth!.sub, credential));
     },
   )
   .post(

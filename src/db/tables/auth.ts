@@ -77,7 +77,7 @@ export const sessions = sqliteTable(
      * for sessions from before, until their next refresh (the legacy drawer, src/token-families/legacy/).
      */
     locator: text("locator"),
-    /** How the session began (`email-password`, `provider:github`, …: src/audit/events.ts `methodOf`); null if unknown. */
+    /** How the session began (`email-password`, `provider:github`, …: src/auth/sign-in/method.ts, named by each flow); null if unknown. */
     method: text("method"),
     /**
      * The organization the session acts in (contract organizations.md §1), switched with `POST /token {orgId}`; its

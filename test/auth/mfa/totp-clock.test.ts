@@ -8,7 +8,7 @@ import { issueMfaTicket } from "../../../src/auth/complete-sign-in";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { changeMfa, generateTotp } from "../../../src/auth/mfa/totp-setup";
 import { verifySignInMfaTotp } from "../../../src/auth/mfa/totp-sign-in";
-import { NO_VERIFICATION, service, signUp, testDeps } from "../../helpers";
+import { NO_VERIFICATION, service, signUp, testDeps, testScope } from "../../helpers";
 
 const bindings = { ...env, ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true" };
 
@@ -38,7 +38,7 @@ describe("TOTP with a fixed clock", () => {
 
     const signIn = (code: string) =>
       issueMfaTicket(deps, session.user.id).then((ticket) =>
-        verifySignInMfaTotp(deps, { ticket, otp: code }),
+        verifySignInMfaTotp(testScope(deps, "mfa-totp"), { ticket, otp: code }),
       );
     // The same code, and any older step, is a replay.
     await expect(signIn(previous)).rejects.toThrow("invalid TOTP code");
@@ -70,13 +70,20 @@ describe("TOTP with a fixed clock", () => {
     const ticket = await issueMfaTicket(deps, session.user.id);
     clock.now += 5 * 60_000;
     await expect(
-      verifySignInMfaTotp(deps, { ticket, otp: totpCode(secret, totpStep(clock.now)) }),
+      verifySignInMfaTotp(testScope(deps, "mfa-totp"), {
+        ticket,
+        otp: totpCode(secret, totpStep(clock.now)),
+      }),
     ).rejects.toThrow("invalid or expired ticket");
     const fresh = await issueMfaTicket(deps, session.user.id);
     clock.now += 5 * 60_000 - 1;
     expect(
-      (await verifySignInMfaTotp(deps, { ticket: fresh, otp: totpCode(secret, totpStep(clock.now)) })).session
-        .user.id,
+      (
+        await verifySignInMfaTotp(testScope(deps, "mfa-totp"), {
+          ticket: fresh,
+          otp: totpCode(secret, totpStep(clock.now)),
+        })
+      ).session.user.id,
     ).toBe(session.user.id);
   });
 });

@@ -1,0 +1,27 @@
+/**
+ * How a session began: written to `sessions.method`, the audit's `signin.success` / `signin.failure` / `user.created`
+ * events and the custom-access-token hook's `authenticationMethod`. Each flow names its own (the route builds its
+ * sign-in scope with it, ./scope.ts); nothing reads it back from a URL. The values are stored: the session list, the
+ * enforced-SSO sweep (../sso-sweep.ts) and old rows depend on them, so a value never changes its spelling.
+ */
+export type Method =
+  | "email-password"
+  | "email-link"
+  | "pkce-link"
+  | "email-otp"
+  | "sms-otp"
+  | "mfa-totp"
+  | "webauthn"
+  | "pat"
+  | "anonymous"
+  | "id-token"
+  | `provider:${string}`
+  | "sso:saml"
+  | "sso:oidc"
+  | "oauth2-page"
+  | "hosted-page"
+  | "admin"
+  | "import:nhost";
+
+/** A social provider's sessions are `provider:<name>`. */
+export const providerMethod = (provider: string): Method => `provider:${provider}`;

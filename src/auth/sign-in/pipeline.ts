@@ -1,0 +1,104 @@
+import type { UserRow } from "../../db/schema";
+import { AppError } from "../../errors";
+import { issueMfaTicket } from "../complete-sign-in";
+import { noticeDevice } from "../devices";
+import { type Session, writeSession } from "../new-sessions";
+import type { ActiveMembership } from "../org-membership";
+import { beforeFirstFactorChecks } from "./hooks";
+import type { Method } from "./method";
+import type { SignInScope } from "./scope";
+
+/**
+ * Every sign-in, whatever its flow, in two steps:
+ * 1. `beginSignIn`, before the first factor is checked (the password, the code, the provider's answer): the features'
+ *    checks (enforced SSO's, registered by src/sso/) refuse the address first, so their answer says nothing of the
+ *    credentials (no password oracle).
+ * 2. `startSession`, once the user is known: the checks again only for an address they have not passed in this
+ *    request (a provider's account linked to another address, a code sent to a number), the second-factor gate, the
+ *    session, and what follows it (the audit, the new-device notice and the lockout's device memory).
+ * The method is the flow's (its scope's, ./scope.ts), never read from a URL.
+ */
+
+/** What a sign-in answers (contract §2, SessionPayload with `mfa`). */
+export interface SignInResult {
+  session: Session | null;
+  mfa: { ticket: string } | null;
+}
+
+/** Runs the checks before the first factor for `email`, as a sign-in by `method` (the first factor's). */
+export async function beginSignIn(
+  scope: SignInScope,
+  { method = scope.method, email }: { method?: Method | null; email: string | null | undefined },
+): Promise<void> {
+  await check(scope, method, email, true);
+}
+
+async function check(
+  scope: SignInScope,
+  method: Method | null,
+  email: string | null | undefined,
+  firstFactor: boolean,
+): Promise<void> {
+  const address = email?.toLowerCase() ?? "";
+  // At the session the checks passed for this address before its first factor are not asked again (one SSO query).
+  if (!firstFactor && scope.checked.has(address)) return;
+  for (const refuse of beforeFirstFactorChecks()) await refuse(scope.deps, { method, email });
+  scope.checked.add(address);
+}
+
+export interface SessionStart {
+  user: UserRow;
+  /** How it is recorded, when not the scope's (an enterprise sign-in, the hosted pages' session for their app). */
+  method?: Method | null;
+  /** The organization the session starts in (an enterprise sign-in: the connection's org, its membership made). */
+  org?: ActiveMembership;
+  /** An elevation (a passkey just proven): the first access token carries `x-hasura-auth-elevated`. */
+  elevated?: boolean;
+  /**
+   * The end of a sign-in by one factor (a password, an email or SMS code, a mailed link's PKCE code, a provider, an
+   * enterprise sign-in): with TOTP active the factor was only the first, and the answer is an `mfaTotp:` ticket
+   * instead of a session. It stays so if AUTH_MFA_ENABLED is later switched off: a user's second factor is not
+   * dropped by a configuration change.
+   */
+  mfaGate?: boolean;
+}
+
+export async function startSession(
+  scope: SignInScope,
+  start: SessionStart & { mfaGate: true },
+): Promise<SignInResult>;
+export async function startSession(
+  scope: SignInScope,
+  start: SessionStart & { mfaGate?: false },
+): Promise<{ session: Session; mfa: null }>;
+export async function startSession(scope: SignInScope, start: SessionStart): Promise<SignInResult> {
+  const { deps } = scope;
+  const { user, org, elevated = false, mfaGate = false } = start;
+  const method = start.method === undefined ? scope.method : start.method;
+  if (mfaGate && user.activeMfaType === "totp") {
+    if (user.totpSecret === null) throw new AppError("mfa-reset-required");
+    // The first factor is refused before its ticket (the TOTP step is checked by none: its first factor was).
+    await check(scope, method, user.email, false);
+    return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
+  }
+  await check(scope, method, user.email, false);
+  const extraClaims = elevated ? { "x-hasura-auth-elevated": user.id } : undefined;
+  const session = await writeSession(deps, user, {
+    method,
+    userAgent: scope.userAgent,
+    extraClaims,
+    org,
+    dpopJkt: scope.dpopJkt,
+  });
+  if (elevated) {
+    deps.audit({ type: "elevation", userId: user.id, detail: { method } });
+  } else if (!scope.signUp) {
+    deps.audit({
+      type: "signin.success",
+      userId: user.id,
+      detail: { method: method ?? "other", sessionId: session.refreshTokenId },
+    });
+  }
+  noticeDevice(scope, user, method);
+  return { session, mfa: null };
+}

@@ -1,0 +1,58 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/app-env";
+import { logError } from "../../http/context";
+import type { Deps } from "../../http/deps";
+import { writeDeviceCookie } from "../devices";
+import type { Method } from "./method";
+
+/**
+ * What a sign-in needs of its request, gathered once by the route (`signInScope`) and passed to the flow: the flow
+ * never reaches back into the HTTP context. `method` is how the route's sign-in is recorded (null: a proof that is no
+ * sign-in of its own, as the account center's re-authentication and a passkey elevation have always been recorded).
+ */
+export interface SignInScope {
+  readonly deps: Deps;
+  /** For the log lines of what runs after the answer. */
+  readonly requestId: string;
+  readonly method: Method | null;
+  /** A sign-up: the account's creation is its event (`signup`), not the session it may start. */
+  readonly signUp: boolean;
+  readonly userAgent: string | undefined;
+  /** The key of the request's DPoP proof (checked by `sessionProof`, src/http/auth.ts), null without one. */
+  readonly dpopJkt: string | null;
+  /** Where the browser says the request comes from (`Sec-Fetch-Site`): whether it keeps the device cookie. */
+  readonly fetchSite: string | undefined;
+  /** Sets the device cookie on the route's answer (contract §13); the pipeline calls it once a session exists. */
+  readonly giveDeviceCookie: (value: string) => void;
+  /** The addresses the before-first-factor checks passed in this request (./pipeline.ts): each is asked once. */
+  readonly checked: Set<string>;
+}
+
+/**
+ * The route's sign-in scope. A sign-in (not a sign-up) also names its method for the failure audit
+ * (`c.var.signInMethod`, src/runtime/app.ts): a refusal of its credentials is recorded under it.
+ */
+export function signInScope(
+  c: Context<AppEnv>,
+  method: Method | null,
+  { signUp = false }: { signUp?: boolean } = {},
+): SignInScope {
+  if (method && !signUp) c.set("signInMethod", method);
+  return {
+    deps: c.var.deps,
+    requestId: c.var.requestId,
+    method,
+    signUp,
+    userAgent: c.req.header("user-agent"),
+    dpopJkt: c.var.sessionJkt ?? null,
+    fetchSite: c.req.header("sec-fetch-site"),
+    giveDeviceCookie: (value) => {
+      try {
+        writeDeviceCookie(c, value);
+      } catch (error) {
+        logError(c.var.requestId, "device cookie", error);
+      }
+    },
+    checked: new Set(),
+  };
+}
