@@ -1,7 +1,6 @@
 import { resolveRedirectTo, type SignInScope, startSession } from "../auth";
 import type { Config } from "../config";
 import type { UserRow } from "../db/schema";
-import type { Deps } from "../http/deps";
 import { matchesAllowedUrl, withQuery } from "../lib/redirect";
 import { claimJtiOnce } from "../replay/jti-ledger";
 import { newRequestId, PENDING_REQUEST_TTL_SECONDS, type PendingRequest } from "./pending-requests";
