@@ -121,7 +121,8 @@ export async function createUser(deps: Deps, input: CreateUserInput): Promise<Ad
   const user = await createUserRow(deps, {
     admission: "operator",
     email,
-    passwordHash: input.password === undefined ? null : await hashPassword(input.password),
+    passwordHash:
+      input.password === undefined ? null : await hashPassword(input.password, deps.config.passwordHashCost),
     options,
     emailVerified: input.emailVerified ?? false,
   });

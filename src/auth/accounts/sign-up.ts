@@ -38,7 +38,7 @@ export async function signUpEmailPassword(
   const user = await createUser(deps, {
     admission: "visitor",
     email,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await hashPassword(input.password, config.passwordHashCost),
     options,
   });
   if (!user) throw new AppError("email-already-in-use");
