@@ -1,5 +1,6 @@
 // Receivers that fail, through the real queues (the pool runs wrangler.toml's consumers, with
-// AUTH_EVENTS_RETRY_DELAY_SECONDS=1 from vitest.config.ts: retries after 1, 2, 4… s), and the dead-letter queue: a
+// AUTH_EVENTS_RETRY_DELAY_SECONDS=0 from vitest.config.ts: retries at once; the growing delays are asserted where they
+// are computed, test/events/consume.test.ts and test/webhooks/delivery.test.ts), and the dead-letter queue: a
 // delivery out of retries is kept, listed and sent again. Exhausting 16 real retries would take hours, so the dead
 // letters' batches are handed to the queue handler (src/consumers.ts) as the dead-letter queue would hand them. The
 // threat named above each test is what it keeps out.
@@ -100,7 +101,7 @@ describe("receivers that fail", () => {
   }, 40_000);
 
   // Threat: a receiver down for a while (a deploy, an outage) missing what happened meanwhile.
-  it("is down for a while: the delivery is retried with growing delays until it is delivered", async () => {
+  it("is down for a while: the delivery is retried until it is delivered", async () => {
     const url = receiverUrl("down");
     const created = await endpoint({ url, events: ["user.updated"] });
     const { user } = await signUp(svc);
@@ -121,9 +122,8 @@ describe("receivers that fail", () => {
       (items) => items[0]?.status === "delivered",
     );
     expect(delivery).toMatchObject({ status: "delivered", attempts: 4, lastStatus: 200 });
-    const times = posts.map((post) => Number(post.headers["webhook-timestamp"]));
-    // 1 + 2 + 4 s between the four posts (the queue's timers may round down to the second).
-    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(6);
+    // Each retry asks the queue for the growing delay: test/webhooks/delivery.test.ts ("retries after the stream's
+    // growing delay") checks the delay the consumer asks for at each attempt.
   }, 40_000);
 });
 
