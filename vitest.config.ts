@@ -14,7 +14,8 @@ const secrets = generateSecrets();
  * `npm start` fills with development switches, so the suite's outcome would depend on what a developer last ran.
  * Naming an env file that does not exist makes wrangler read no local file at all; the process environment is not
  * read either unless CLOUDFLARE_INCLUDE_PROCESS_ENV says so, which is pinned off here. Every variable a test relies
- * on is then set below or by the test itself. CI runs the suite once more with a hostile `.dev.vars` (.ci/run).
+ * on is then set below or by the test itself; test/local-settings.test.ts checks it, and CI runs that check (and a
+ * few more files) again with a hostile `.dev.vars`, PORT and [vars] (.ci/run).
  */
 process.env.CLOUDFLARE_INCLUDE_PROCESS_ENV = "false";
 const fromWranglerToml = (
@@ -48,6 +49,38 @@ const TEST_VARS = {
 /** The D1 bindings the workers projects spread users over (test/support/shards.ts reads rows through them). */
 const TEST_SHARDS = ["DB", "DB_1"] as const;
 
+/**
+ * Every plain-text binding the Worker under test gets, and nothing else: test/local-settings.test.ts checks that the
+ * Worker's `env` holds exactly these (so nothing came from .dev.vars, wrangler.toml's [vars] or the process
+ * environment), which is what lets CI run a small smoke subset, not the whole suite again, under a hostile
+ * `.dev.vars` (.ci/run).
+ */
+const POOL_VARS: Record<string, string> = {
+  ...TEST_VARS,
+  AUTH_D1_SHARDS: TEST_SHARDS.join(","),
+  ...secrets,
+  AUTH_DEV_MAILBOX: "true",
+  // Every test request comes from one address; test/rate-limits/rate-limits.test.ts switches it on.
+  AUTH_RATE_LIMIT_ENABLE: "false",
+  // The queues' consumers run inside the pool with these bindings: a failed event or webhook delivery comes back at
+  // once rather than after 10, 20, 40… seconds (test/webhooks/); the schedule itself is asserted where it is computed
+  // (test/events/consume.test.ts, test/webhooks/delivery.test.ts). Zero is refused unless the server is local.
+  AUTH_EVENTS_RETRY_DELAY_SECONDS: "0",
+  // argon2id at its smallest cost (src/lib/password.ts): the production cost is asserted once, in
+  // test/lib/password.test.ts. Refused unless the server is local.
+  TEST_PASSWORD_HASH: "cheap",
+};
+
+/**
+ * wrangler.toml's queue consumers, each batch handed over as soon as a message arrives instead of after up to a
+ * second (`max_batch_timeout`): the suite's events and deliveries are few, and the batching itself is the queue's.
+ */
+const queueConsumers = Object.fromEntries(
+  Object.entries((workerOptions.queueConsumers ?? {}) as Record<string, Record<string, unknown>>).map(
+    ([queue, consumer]) => [queue, { ...consumer, maxBatchTimeout: 0 }],
+  ),
+);
+
 /** Bundled once for both workers projects. */
 const imageTransformer = imagesWorker();
 
@@ -65,16 +98,9 @@ const workersPool = () =>
         ...(workerOptions.d1Databases as Record<string, string>),
         [TEST_SHARDS[1]]: "edge-auth-shard-1",
       },
+      queueConsumers,
       bindings: {
-        ...TEST_VARS,
-        AUTH_D1_SHARDS: TEST_SHARDS.join(","),
-        ...secrets,
-        AUTH_DEV_MAILBOX: "true",
-        // Every test request comes from one address; test/rate-limits/rate-limits.test.ts switches it on.
-        AUTH_RATE_LIMIT_ENABLE: "false",
-        // The queues' consumers run inside the pool with these bindings: a failed event or webhook delivery comes
-        // back after 1, 2, 4… seconds rather than 10, 20, 40… (test/webhooks/).
-        AUTH_EVENTS_RETRY_DELAY_SECONDS: "1",
+        ...POOL_VARS,
         TEST_MIGRATIONS: await readD1Migrations("./migrations"),
       },
       // Outbound HTTP (HIBP, …) goes to a fake Worker instead of the internet; IMAGE_TRANSFORMER stays
@@ -143,6 +169,7 @@ export default defineConfig({
         test: {
           name: "workers",
           ...PARALLEL,
+          provide: { poolVars: POOL_VARS },
           // One workerd per worker, reused across files: per-file start-up was most of the suite's time.
           isolate: false,
           include: ["test/**/*.test.ts"],

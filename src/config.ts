@@ -5,6 +5,7 @@ import { type HooksConfig, parseHooks } from "./hooks/config";
 import { brandColourSchema, brandLogoUrlSchema, brandNameSchema } from "./lib/brand";
 import { parseImportedJwtSecret } from "./lib/imported-tokens";
 import { isLoopbackHost } from "./lib/loopback";
+import { ARGON2_PARAMS, type Argon2Cost, TEST_ARGON2_PARAMS } from "./lib/password";
 import { type Catalog, templateCatalog } from "./mail/templates";
 import { type ProvidersConfig, parseProviders } from "./providers/config";
 import { parseRateLimits, type RateLimitConfig } from "./rate-limits/buckets";
@@ -267,7 +268,8 @@ export const configSchema = z.object({
       .refine((names) => names[0] === "DB", "the first shard must be DB, the home database")
       .refine((names) => new Set(names).size === names.length, "a binding is named twice"),
   ),
-  AUTH_EVENTS_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /** 0 (retry at once, the test suite's) is heeded only where the server is local: elsewhere it is the default. */
+  AUTH_EVENTS_RETRY_DELAY_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   AUTH_ENCRYPTION_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be 32 bytes as 64 hex characters")
@@ -318,6 +320,8 @@ export const configSchema = z.object({
    */
   AUTH_OUTBOUND_ALLOW_LOCAL: bool(false),
   AUTH_DEV_MAILBOX: bool(false),
+  /** The test suite's password-hash cost (`cheap`, src/lib/password.ts); heeded only where the server is local. */
+  TEST_PASSWORD_HASH: z.enum(["cheap"]).optional(),
   AUTH_ANONYMOUS_USERS_ENABLED: bool(false),
   AUTH_EMAIL_PASSWORDLESS_ENABLED: bool(false),
   AUTH_OTP_EMAIL_ENABLED: bool(false),
@@ -396,6 +400,8 @@ export type Config = z.output<typeof configSchema> & {
    * the service's own landing page (`/dev/landing`), which says what happened and what an app would receive.
    */
   defaultRedirectUrl: string;
+  /** argon2id's cost for new hashes: the production parameters, or the test suite's (`TEST_PASSWORD_HASH`). */
+  passwordHashCost: Argon2Cost;
 };
 
 export interface MailAddress {
@@ -581,8 +587,13 @@ export function getConfig(env: object): Config {
   checkDevelopmentTransports(data);
   checkStoragePermissions(data);
   const roles = data.AUTH_USER_DEFAULT_ALLOWED_ROLES;
+  // The test suite's shortcuts never reach a deployment: cheap password hashes would fall to a stolen table thousands
+  // of times faster, and retries at once would spend a message's 16 attempts in seconds.
+  const testSuite = isLocalHost(data.AUTH_SERVER_URL);
   const config: Config = {
     ...data,
+    AUTH_EVENTS_RETRY_DELAY_SECONDS:
+      data.AUTH_EVENTS_RETRY_DELAY_SECONDS === 0 && !testSuite ? 10 : data.AUTH_EVENTS_RETRY_DELAY_SECONDS,
     defaultAllowedRoles: roles.includes(data.AUTH_USER_DEFAULT_ROLE)
       ? roles
       : [data.AUTH_USER_DEFAULT_ROLE, ...roles],
@@ -597,6 +608,7 @@ export function getConfig(env: object): Config {
     outboundAllowLocal: data.AUTH_OUTBOUND_ALLOW_LOCAL && isLocalHost(data.AUTH_SERVER_URL),
     turnstile: turnstileSettings(data),
     hooks,
+    passwordHashCost: data.TEST_PASSWORD_HASH === "cheap" && testSuite ? TEST_ARGON2_PARAMS : ARGON2_PARAMS,
     defaultRedirectUrl:
       isLocalHost(data.AUTH_SERVER_URL) && !(env as Record<string, unknown>).AUTH_CLIENT_URL
         ? `${data.AUTH_SERVER_URL.replace(/\/$/, "")}${DEV_LANDING_PATH}`

@@ -117,7 +117,8 @@ export async function createUser(deps: Deps, input: CreateUserInput): Promise<Ad
     admission: "operator",
     method: input.method,
     email,
-    passwordHash: input.password === undefined ? null : await hashPassword(input.password),
+    passwordHash:
+      input.password === undefined ? null : await hashPassword(input.password, deps.config.passwordHashCost),
     options,
     emailVerified: input.emailVerified ?? false,
   });

@@ -8,21 +8,40 @@ import { argon2id } from "./argon2";
  * that is not at the current parameters (bcrypt hashes imported from Nhost included).
  */
 
-export const ARGON2_PARAMS = { memorySize: 19_456, passes: 2, parallelism: 1, tagLength: 32 } as const;
-const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_PARAMS.memorySize},t=${ARGON2_PARAMS.passes},p=${ARGON2_PARAMS.parallelism}$`;
+export interface Argon2Cost {
+  readonly memorySize: number;
+  readonly passes: number;
+  readonly parallelism: number;
+  readonly tagLength: number;
+}
+
+export const ARGON2_PARAMS: Argon2Cost = { memorySize: 19_456, passes: 2, parallelism: 1, tagLength: 32 };
 
 /**
- * A well-formed hash at the current parameters with a random salt and digest: unknown emails are verified against
+ * The test suite's cost (`TEST_PASSWORD_HASH=cheap`, set by vitest.config.ts and test/compat/wrangler-dev.ts): the
+ * smallest argon2id allows (8 KiB, one pass), so the thousands of sign-ups and sign-ins of the suite do not each
+ * spend 19 MiB and two passes. The config refuses it unless the server is local (src/config.ts), so a deployment
+ * never hashes at it; test/lib/password.test.ts asserts ARGON2_PARAMS, the production cost, once.
+ */
+export const TEST_ARGON2_PARAMS: Argon2Cost = { memorySize: 8, passes: 1, parallelism: 1, tagLength: 32 };
+
+const prefixOf = (cost: Argon2Cost) =>
+  `$argon2id$v=19$m=${cost.memorySize},t=${cost.passes},p=${cost.parallelism}$`;
+
+/**
+ * A well-formed hash at the given parameters with a random salt and digest: unknown emails are verified against
  * it so they cost the same time as a wrong password (a `null` stored hash can never succeed).
  */
-const DUMMY_HASH = `${CURRENT_PREFIX}6nKq2LQ8dNYUVuu7/ktIjQ$TIbi2N3XzgqLGHd9Qq8cVy6wzUmXdt7y1t8/qYKgi1c`;
+const dummyHash = (cost: Argon2Cost) =>
+  `${prefixOf(cost)}6nKq2LQ8dNYUVuu7/ktIjQ$TIbi2N3XzgqLGHd9Qq8cVy6wzUmXdt7y1t8/qYKgi1c`;
 
 const encoder = new TextEncoder();
 
-export async function hashPassword(password: string): Promise<string> {
+/** Hashes at `cost`: the production parameters unless the config resolved the test suite's (`config.passwordHashCost`). */
+export async function hashPassword(password: string, cost: Argon2Cost = ARGON2_PARAMS): Promise<string> {
   const salt = crypto.getRandomValues(new Uint8Array(16));
-  const tag = await argon2id({ ...ARGON2_PARAMS, password: encoder.encode(password), salt });
-  return `${CURRENT_PREFIX}${toBase64(salt)}$${toBase64(tag)}`;
+  const tag = await argon2id({ ...cost, password: encoder.encode(password), salt });
+  return `${prefixOf(cost)}${toBase64(salt)}$${toBase64(tag)}`;
 }
 
 export interface PasswordCheck {
@@ -43,16 +62,23 @@ export const HASH_BOUNDS = {
   bcryptMaxCost: 12,
 };
 
-/** Verifies `password` against a stored hash; `stored` null (unknown user) costs the same as a wrong password. */
-export async function verifyPassword(password: string, stored: string | null): Promise<PasswordCheck> {
+/**
+ * Verifies `password` against a stored hash; `stored` null (unknown user) costs the same as a wrong password at
+ * `cost`, which is also what a hash must be at not to need a rehash.
+ */
+export async function verifyPassword(
+  password: string,
+  stored: string | null,
+  cost: Argon2Cost = ARGON2_PARAMS,
+): Promise<PasswordCheck> {
   const bcryptCost = stored ? /^\$2[aby]\$(\d{2})\$/.exec(stored)?.[1] : undefined;
   if (bcryptCost !== undefined) {
     if (Number(bcryptCost) > HASH_BOUNDS.bcryptMaxCost) return { ok: false, needsRehash: false };
     // bcryptjs compares in constant time. Nhost stored bcrypt; these users move to argon2id at their next sign-in.
     return { ok: await bcrypt.compare(password, stored!), needsRehash: true };
   }
-  const ok = await verifyArgon2(password, stored ?? DUMMY_HASH);
-  return { ok: ok && stored !== null, needsRehash: !stored?.startsWith(CURRENT_PREFIX) };
+  const ok = await verifyArgon2(password, stored ?? dummyHash(cost));
+  return { ok: ok && stored !== null, needsRehash: !stored?.startsWith(prefixOf(cost)) };
 }
 
 const PHC =

@@ -5,9 +5,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
-import { describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
 import { authUrl, PASSWORD, uniqueEmail } from "./client";
 
@@ -33,6 +33,17 @@ async function createUser(email: string, displayName: string): Promise<string> {
 }
 
 describe.skipIf(!runs)("the admin console in Chromium", () => {
+  // One Chromium for the file, started by its first test (a launch is seconds on a busy machine); each test opens
+  // contexts of its own in it, as separate as separate browsers are for cookies and storage.
+  let chromiumStarted: Promise<Browser> | undefined;
+  const chromiumOfThisFile = () => {
+    chromiumStarted ??= chromium.launch({ executablePath: CHROMIUM, headless: true });
+    return chromiumStarted;
+  };
+  afterAll(async () => {
+    await (await chromiumStarted)?.close();
+  });
+
   it("signs in with the admin secret, finds a user, disables them and revokes their session", async () => {
     const tag = `console${crypto.randomUUID().slice(0, 6)}`;
     const email = uniqueEmail(tag);
@@ -45,7 +56,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
     });
     const { session } = (await signIn.json()) as { session: { refreshToken: string } };
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await chromiumOfThisFile();
     try {
       const page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
       page.setDefaultTimeout(8000);
@@ -109,7 +120,8 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       await shoot(page, "7-reference");
       expect(violations).toEqual([]);
     } finally {
-      await browser.close();
+      // The browser stays for the next test; this test's contexts (cookies, pages) go.
+      for (const context of browser.contexts()) await context.close();
     }
   }, 60_000);
 
@@ -118,7 +130,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
   it("the API reference: search narrows the operations, try-it signs in and reads the user with the token", async () => {
     const email = uniqueEmail("reference");
     await createUser(email, "Katherine Johnson");
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await chromiumOfThisFile();
     try {
       const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
       page.setDefaultTimeout(8000);
@@ -150,7 +162,8 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       expect(await getUser.locator("output").textContent()).toContain(email);
       expect(violations).toEqual([]);
     } finally {
-      await browser.close();
+      // The browser stays for the next test; this test's contexts (cookies, pages) go.
+      for (const context of browser.contexts()) await context.close();
     }
   }, 60_000);
 
@@ -181,7 +194,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/auth`;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await chromiumOfThisFile();
     try {
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
       page.setDefaultTimeout(8000);
@@ -255,7 +268,8 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
         await context.close();
       }
     } finally {
-      await browser.close();
+      // The browser stays for the next test; this test's contexts (cookies, pages) go.
+      for (const context of browser.contexts()) await context.close();
       receiver.close();
     }
   }, 90_000);
@@ -274,7 +288,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       headers: ADMIN,
       body: JSON.stringify({ email: uniqueEmail("org-invited"), role: "member" }),
     });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await chromiumOfThisFile();
     try {
       for (const width of [1280, 390]) {
         const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
@@ -300,7 +314,8 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
         await context.close();
       }
     } finally {
-      await browser.close();
+      // The browser stays for the next test; this test's contexts (cookies, pages) go.
+      for (const context of browser.contexts()) await context.close();
     }
   }, 60_000);
 });

@@ -6,8 +6,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as oidc from "openid-client";
-import { chromium, type Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
 import { PASSWORD, serverUrl, verifiedUser } from "./client";
 import { authorizationRequest, discover, registerClient } from "./relying-party";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
@@ -45,12 +45,23 @@ async function shoot(page: Page, name: string) {
 }
 
 describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium", () => {
+  // One Chromium for the file, started by its first test (a launch is seconds on a busy machine); each test opens
+  // contexts of its own in it, as separate as separate browsers are for cookies and storage.
+  let chromiumStarted: Promise<Browser> | undefined;
+  const chromiumOfThisFile = () => {
+    chromiumStarted ??= chromium.launch({ executablePath: CHROMIUM, headless: true });
+    return chromiumStarted;
+  };
+  afterAll(async () => {
+    await (await chromiumStarted)?.close();
+  });
+
   // Chromium through sign-in, consent and two silent requests: ~8 s on a quiet machine, 11 s on a busy one.
   it("signs in, consents, returns with a code; then prompt=none comes back silently, and without a session says login_required", async () => {
     const { app, redirectUri: REDIRECT_URI, backAtApp } = await appServer();
     const config = await relyingParty(REDIRECT_URI);
     const user = await verifiedUser("page");
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await chromiumOfThisFile();
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
@@ -114,7 +125,8 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       expect(answer.get("error")).toBe("login_required");
       expect(answer.get("state")).toBe(silentRequest.checks.expectedState);
     } finally {
-      await browser.close();
+      // The browser stays for the next test; this test's contexts (cookies, pages) go.
+      for (const context of browser.contexts()) await context.close();
       app.close();
     }
   }, 60_000);
@@ -129,7 +141,7 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
     const requestId = new URL(toPage.headers.get("location")!).searchParams.get("request_id")!;
     // WebAuthn needs a host name for its RP ID (localhost here), not 127.0.0.1: the page is opened under that name.
     const origin = `http://localhost:${new URL(serverUrl).port}`;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await chromiumOfThisFile();
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
@@ -164,7 +176,8 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
       const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), checks);
       expect(tokens.access_token).toBeTruthy();
     } finally {
-      await browser.close();
+      // The browser stays for the next test; this test's contexts (cookies, pages) go.
+      for (const context of browser.contexts()) await context.close();
       app.close();
     }
   }, 60_000);

@@ -2,59 +2,12 @@
 // against `wrangler dev` and the example MCP server, the person completing the login step with the organization they
 // let the host act in. The host's tokens carry `org_id`, refreshes keep it, and the MCP server accepts them. Threat
 // covered: a host (or whoever holds the person's session) naming an organization the person is not a member of.
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { decodeJwt } from "jose";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { authUrl, verifiedUser } from "./client";
+import { connect, HostProvider, mcpServer, whoami } from "./mcp-host";
 import { pendingRequestOf } from "./relying-party";
-
-const mcpServer = inject("mcpServer");
-
-/** An MCP host's memory between the SDK's steps (as in mcp.test.ts). */
-class HostProvider implements OAuthClientProvider {
-  information?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  authorizationUrl?: URL;
-  readonly redirectUrl = `http://127.0.0.1:${40_000 + Math.floor(Math.random() * 20_000)}/callback`;
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "Compat MCP host (organization)",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 /** The login step completed with the person's access token and the organization they picked (docs/oauth2.md §5). */
 const completeInto = (requestId: string, accessToken: string, orgId: string) =>
@@ -80,20 +33,17 @@ describe("the MCP SDK consenting into an organization", () => {
     const stranger = await verifiedUser("mcp-org-stranger");
     const orgId = await newOrg(person.accessToken, "Acme Agents");
     const foreignOrg = await newOrg(stranger.accessToken, "Not Yours");
-    const host = new HostProvider();
-    expect(await auth(host, { serverUrl: mcpServer })).toBe("REDIRECT");
-    const requestId = await pendingRequestOf(host.authorizationUrl!);
+    const host = new HostProvider("Compat MCP host (organization)");
+    await connect(host, async (authorizationUrl) => {
+      const requestId = await pendingRequestOf(authorizationUrl);
+      const refused = await completeInto(requestId, person.accessToken, foreignOrg);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: string }).error).toBe("not-org-member");
 
-    const refused = await completeInto(requestId, person.accessToken, foreignOrg);
-    expect(refused.status).toBe(403);
-    expect(((await refused.json()) as { error: string }).error).toBe("not-org-member");
-
-    const completed = await completeInto(requestId, person.accessToken, orgId);
-    expect(completed.status).toBe(200);
-    const callback = new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
-    expect(callback.toString().startsWith(host.redirectUrl)).toBe(true);
-    const code = callback.searchParams.get("code")!;
-    expect(await auth(host, { serverUrl: mcpServer, authorizationCode: code })).toBe("AUTHORIZED");
+      const completed = await completeInto(requestId, person.accessToken, orgId);
+      expect(completed.status).toBe(200);
+      return new URL(((await completed.json()) as { redirectUri: string }).redirectUri);
+    });
     const claims = decodeJwt(host.saved!.access_token);
     expect(claims).toMatchObject({ aud: mcpServer, org_id: orgId, sub: decodeJwt(person.accessToken).sub });
 
@@ -109,16 +59,8 @@ describe("the MCP SDK consenting into an organization", () => {
     });
     expect(refreshed.status).toBe(200);
     host.saved = (await refreshed.json()) as OAuthTokens;
-    expect(decodeJwt(host.saved.access_token).org_id).toBe(orgId);
+    expect(decodeJwt(host.saved!.access_token).org_id).toBe(orgId);
 
-    const client = new Client({ name: "compat-host", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(mcpServer), { authProvider: host }));
-    try {
-      const result = await client.callTool({ name: "whoami" });
-      const [content] = result.content as { type: string; text: string }[];
-      expect(JSON.parse(content!.text)).toMatchObject({ client_id: host.information!.client_id });
-    } finally {
-      await client.close();
-    }
+    expect(await whoami(host)).toMatchObject({ client_id: host.information!.client_id });
   });
 });

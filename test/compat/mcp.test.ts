@@ -3,68 +3,14 @@
 // authorization server's metadata at the path-inserted URL, dynamic registration or a client ID metadata document,
 // the person's sign-in and consent, a token bound to the MCP server (RFC 8707), and a tool call with it. Threat
 // covered: audience confusion, a token the service issued for another API replayed at the MCP server.
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { decodeJwt } from "jose";
 import { describe, expect, inject, it } from "vitest";
 import { authUrl, verifiedUser } from "./client";
+import { connect as connectWith, HostProvider, mcpServer, whoami } from "./mcp-host";
 import { completeLoginStep, pendingRequestOf } from "./relying-party";
 
-const mcpServer = inject("mcpServer");
 const otherResource = inject("otherResource");
 const clientDocs = inject("clientDocs");
-
-/** An MCP host's memory: what the SDK asks it to keep between the steps. */
-class HostProvider implements OAuthClientProvider {
-  information?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  authorizationUrl?: URL;
-  readonly redirectUrl: string;
-  constructor(
-    readonly clientName: string,
-    readonly clientMetadataUrl?: string,
-  ) {
-    // The host listens on a loopback port of its choosing; the person's browser comes back there.
-    this.redirectUrl = `http://127.0.0.1:${40_000 + Math.floor(Math.random() * 20_000)}/callback`;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.clientName,
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 /**
  * The person's part: the authorization URL leads to the login step, which they complete signed in (the JSON login
@@ -74,27 +20,9 @@ async function personApproves(authorizationUrl: URL, accessToken: string): Promi
   return completeLoginStep(await pendingRequestOf(authorizationUrl), accessToken);
 }
 
-/** The whole of `auth()`: first call redirects, the callback's code finishes it. */
-async function connect(host: HostProvider, accessToken: string) {
-  expect(await auth(host, { serverUrl: mcpServer })).toBe("REDIRECT");
-  const callback = await personApproves(host.authorizationUrl!, accessToken);
-  expect(callback.toString().startsWith(host.redirectUrl)).toBe(true);
-  const code = callback.searchParams.get("code")!;
-  expect(await auth(host, { serverUrl: mcpServer, authorizationCode: code })).toBe("AUTHORIZED");
-  return host.saved!;
-}
-
-async function whoami(host: HostProvider) {
-  const client = new Client({ name: "compat-host", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpServer), { authProvider: host }));
-  try {
-    const result = await client.callTool({ name: "whoami" });
-    const [content] = result.content as { type: string; text: string }[];
-    return JSON.parse(content!.text) as { sub: string; client_id: string; scope: string };
-  } finally {
-    await client.close();
-  }
-}
+/** The SDK's loop (mcp-host.ts) with the person approving. */
+const connect = (host: HostProvider, accessToken: string) =>
+  connectWith(host, (url) => personApproves(url, accessToken));
 
 describe("the MCP SDK's auth() against the service and the example MCP server", () => {
   it("registers itself (RFC 7591), gets a token bound to the MCP server, and calls a tool with it", async () => {

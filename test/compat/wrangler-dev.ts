@@ -12,6 +12,7 @@ import { mirrorDevConfig } from "../../scripts/mirror-binding.mjs";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
 import { NHOST_JWT_SECRET } from "../fixtures/nhost/project";
+import { SHARED_POSTGRES } from "../support/postgres";
 import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
 import { type MirrorDatabase, startMirrorDatabase } from "./mirror-database";
@@ -37,6 +38,8 @@ declare module "vitest" {
     claimsGraphql: { port: number; adminSecret: string };
     /** The Postgres the server mirrors Nhost's tables into (MIRROR_DB; test/compat/mirror-database.ts). */
     mirrorDatabase: MirrorDatabase;
+    /** The URLs the server was started with, and its port (test/compat/local-settings.test.ts). */
+    serverVars: Record<"AUTH_SERVER_URL" | "STORAGE_SERVER_URL" | "AUTH_CLIENT_URL" | "port", string>;
   }
 }
 
@@ -94,6 +97,9 @@ export default async function setup(project: TestProject) {
   const clientDocs = await startClientDocumentHost();
   const claimsGraphql = { port: await freePort(), adminSecret: "compat-hasura-admin-secret" };
   const mirrorDatabase = await startMirrorDatabase();
+  // Every file's own Postgres database on this one server (test/support/postgres.ts): one start for the project. The
+  // test files run in processes started after this setup, with this environment.
+  process.env[SHARED_POSTGRES] = mirrorDatabase.adminUrl;
   const mirror = mirrorDevConfig(process.cwd(), mirrorDatabase.url) as {
     config: string;
     env: Record<string, string>;
@@ -162,8 +168,10 @@ export default async function setup(project: TestProject) {
     }),
     AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR: "omit",
     // The event stream's retries a second apart (doubling), so test/compat/mirror.test.ts sees a Postgres that was down
-    // catch up within seconds.
+    // catch up within seconds (and not all 16 attempts spent while it is down, as retries at once would).
     AUTH_EVENTS_RETRY_DELAY_SECONDS: "1",
+    // argon2id at its smallest cost, as in the workers pool (src/lib/password.ts); heeded only on a local server.
+    TEST_PASSWORD_HASH: "cheap",
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -229,12 +237,20 @@ export default async function setup(project: TestProject) {
   project.provide("clientDocs", { origin: clientDocs.origin, control: clientDocs.control });
   project.provide("claimsGraphql", claimsGraphql);
   project.provide("mirrorDatabase", { url: mirrorDatabase.url, adminUrl: mirrorDatabase.adminUrl });
+  // What the server was started with, for test/compat/local-settings.test.ts (the secrets stay out of it).
+  project.provide("serverVars", {
+    AUTH_SERVER_URL: vars.AUTH_SERVER_URL,
+    STORAGE_SERVER_URL: vars.STORAGE_SERVER_URL,
+    AUTH_CLIENT_URL: vars.AUTH_CLIENT_URL,
+    port: String(port),
+  });
 
   return async () => {
     child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+    delete process.env[SHARED_POSTGRES];
     await Promise.all([providers.close(), mcp.close(), clientDocs.close(), mirrorDatabase.stop()]);
   };
 }

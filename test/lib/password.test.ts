@@ -2,10 +2,13 @@ import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
 import { argon2id } from "../../src/lib/argon2";
 import { toHex } from "../../src/lib/hex";
-import { hashPassword, verifyPassword } from "../../src/lib/password";
+import { ARGON2_PARAMS, hashPassword, TEST_ARGON2_PARAMS, verifyPassword } from "../../src/lib/password";
 
 describe("password hashing", () => {
+  // The one place the production cost is asserted: the rest of the suite hashes at TEST_ARGON2_PARAMS
+  // (TEST_PASSWORD_HASH=cheap, refused by the config unless the server is local: test/local-settings.test.ts).
   it("hashes with argon2id at OWASP's minimum parameters, salted", async () => {
+    expect(ARGON2_PARAMS).toEqual({ memorySize: 19_456, passes: 2, parallelism: 1, tagLength: 32 });
     const first = await hashPassword("hunter2hunter2");
     const second = await hashPassword("hunter2hunter2");
     expect(first).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
@@ -28,6 +31,17 @@ describe("password hashing", () => {
     expect(await verifyPassword("hunter2hunter2", costly)).toEqual({ ok: false, needsRehash: false });
     // Within the bounds, imported bcrypt hashes still verify.
     expect((await verifyPassword("hunter2hunter2", bcrypt.hashSync("hunter2hunter2", 10))).ok).toBe(true);
+  });
+
+  it("hashes at the test suite's cost when asked, which the production cost then asks to rehash", async () => {
+    const cheap = await hashPassword("hunter2hunter2", TEST_ARGON2_PARAMS);
+    expect(cheap).toMatch(/^\$argon2id\$v=19\$m=8,t=1,p=1\$/);
+    expect(await verifyPassword("hunter2hunter2", cheap, TEST_ARGON2_PARAMS)).toEqual({
+      ok: true,
+      needsRehash: false,
+    });
+    expect(await verifyPassword("hunter2hunter2", cheap)).toEqual({ ok: true, needsRehash: true });
+    expect((await verifyPassword("hunter3hunter3", cheap, TEST_ARGON2_PARAMS)).ok).toBe(false);
   });
 
   it("verifies the right password and refuses a wrong one", async () => {

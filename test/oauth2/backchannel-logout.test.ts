@@ -209,7 +209,7 @@ describe("back-channel logout, end to end", { timeout: 30_000 }, () => {
     expect((await received(receiver)).map((post) => post.answer)).toEqual([500, 503, "ok"]);
     expect(new Set(tokens.map((claims) => claims.jti)).size).toBe(3);
     expect(tokens.every((claims) => claims.sid === session.refreshTokenId)).toBe(true);
-    // The queue's delays: 1 s, then 2 s (AUTH_EVENTS_RETRY_DELAY_SECONDS is 1 in the suite), with its batching.
+    // Retried at once (AUTH_EVENTS_RETRY_DELAY_SECONDS is 0 in the suite; the schedule: test/events/consume.test.ts).
   });
 });
 

@@ -93,8 +93,20 @@ function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts a fresh server with an empty `nhost` database; a few seconds, most of it initdb. */
+/**
+ * Where the compatibility project's one server is (set by its global setup, test/compat/wrangler-dev.ts, to the admin
+ * URL of the server it starts for the mirror): there, each `startPostgres()` is a fresh database of that server instead
+ * of a server of its own, so the project starts Postgres once, not once per file.
+ */
+export const SHARED_POSTGRES = "EDGE_AUTH_TEST_POSTGRES";
+
+/**
+ * Starts a fresh server with an empty `nhost` database; a few seconds, most of it initdb. Under the compatibility
+ * project, an empty database of its shared server (SHARED_POSTGRES), dropped by `stop()`: just as empty and as alone.
+ */
 export async function startPostgres(): Promise<RunningPostgres> {
+  const shared = process.env[SHARED_POSTGRES];
+  if (shared) return freshDatabase(shared);
   const bin = findPostgresBinaries();
   const user = unprivilegedUser();
   // As root, under /tmp: $TMPDIR may sit in a home directory `nobody` cannot enter.
@@ -180,6 +192,24 @@ async function launch(
   }
   child.kill("SIGKILL");
   return { log: exited ? log : `${log}\n(no connection within 30 s)` };
+}
+
+/** An empty database of its own on the server at `adminUrl`; `stop()` drops it, whoever is still connected. */
+async function freshDatabase(adminUrl: string): Promise<RunningPostgres> {
+  const name = `nhost_${Math.random().toString(36).slice(2, 12)}`;
+  const query = async (sql: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), stop: () => query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 async function adminQuery(port: number, sql: string): Promise<void> {

@@ -14,7 +14,9 @@ import { DELIVERY_TIMEOUT_MS } from "../../src/webhooks/deliver";
 import { admin, createEndpoint, deliveriesOf, receiverUrl } from "./support";
 
 const db = createDb(env.DB);
-const config = getConfig(env);
+// The default first delay: the pool's consumers retry at once (AUTH_EVENTS_RETRY_DELAY_SECONDS=0, vitest.config.ts),
+// but the consumer called directly here must ask for the growing schedule.
+const config = { ...getConfig(env), AUTH_EVENTS_RETRY_DELAY_SECONDS: 10 };
 const made: string[] = [];
 afterAll(async () => {
   for (const id of made) await admin("DELETE", `/webhooks/${id}`);
@@ -182,12 +184,15 @@ describe("one delivery", () => {
     const created = await endpoint();
     const [deliveryId] = await idsOf(created.id, await fannedOut([event()]));
     const fake = receiver(() => new Response("database is down", { status: 503 }));
-    for (const attempts of [1, 2, 5]) {
+    for (const [attempts, seconds] of [
+      [1, 10],
+      [2, 20],
+      [5, 160],
+    ] as const) {
       const { batch, outcomes } = batchOf([deliveryId!], attempts);
       await deliverWebhooks(batch, { db, config, env: fake.env, now: Date.now });
-      expect(outcomes.get(deliveryId!)).toEqual({
-        delaySeconds: retryDelaySeconds(attempts, config.AUTH_EVENTS_RETRY_DELAY_SECONDS),
-      });
+      expect(outcomes.get(deliveryId!)).toEqual({ delaySeconds: seconds });
+      expect(seconds).toBe(retryDelaySeconds(attempts, 10));
     }
     expect(await deliveryRow(deliveryId!)).toMatchObject({
       status: "pending",

@@ -84,7 +84,7 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
   );
   const changes = {
     email,
-    passwordHash: input.password ? await hashPassword(input.password) : null,
+    passwordHash: input.password ? await hashPassword(input.password, config.passwordHashCost) : null,
     passwordChangedAt: input.password ? deps.now() : null,
     isAnonymous: false,
     emailVerified: false,

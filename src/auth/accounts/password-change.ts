@@ -56,7 +56,7 @@ async function setPassword(
   keepSessionId?: string,
   signOutOthers = true,
 ) {
-  const passwordHash = await hashPassword(newPassword);
+  const passwordHash = await hashPassword(newPassword, deps.config.passwordHashCost);
   await deps.shards
     .ofUser(userId)
     .update(users)

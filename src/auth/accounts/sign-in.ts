@@ -34,7 +34,7 @@ export async function signInEmailPassword(
     input.password,
   );
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
-  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null);
+  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost);
   await attempt.settle(Boolean(eligible && check.ok));
   if (!eligible || !check.ok) throw new AppError("invalid-email-password");
   if (eligible.disabled) throw new AppError("disabled-user");
@@ -43,7 +43,7 @@ export async function signInEmailPassword(
   }
   if (check.needsRehash) {
     deps.background(
-      hashPassword(input.password).then((passwordHash) =>
+      hashPassword(input.password, config.passwordHashCost).then((passwordHash) =>
         deps.shards
           .ofUser(eligible.id)
           .update(users)

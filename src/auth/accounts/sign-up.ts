@@ -39,7 +39,7 @@ export async function signUpEmailPassword(
     admission: "visitor",
     method: scope.method,
     email,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await hashPassword(input.password, config.passwordHashCost),
     options,
   });
   if (!user) throw new AppError("email-already-in-use");
