@@ -13,7 +13,7 @@ import * as oidc from "openid-client";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
-import { CATALOGUES } from "../../src/lib/i18n";
+import { CATALOGUES } from "../../src/browser/text";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
 import {
   authUrl,
