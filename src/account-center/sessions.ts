@@ -1,6 +1,7 @@
 import { html } from "hono/html";
 import {
   deviceNameOf,
+  IMPORTED_NHOST_METHOD,
   listUserSessions,
   revokeOtherUserSessions,
   revokeUserSession,
@@ -31,16 +32,12 @@ import { signedOutPage } from "./sign-out";
 
 export const SESSIONS = "sessions";
 
-/** The method of a session carried from Nhost (src/move-in/token-writes.ts `IMPORTED_SESSION_METHOD`). */
-const IMPORTED_SESSION_METHOD = "import:nhost";
-
 /**
  * The browser and system the User-Agent names, in the words of the new-device mail ("Chrome on macOS"). A session
  * carried from Nhost has no User-Agent (Nhost kept none): it says where it came from, not "unknown device".
  */
 function deviceOf(catalogue: Catalogue, userAgent: string | null, method: string | null): string {
-  if (!userAgent && method === IMPORTED_SESSION_METHOD)
-    return catalogue.account.sessions.methods.importedNhost;
+  if (!userAgent && method === IMPORTED_NHOST_METHOD) return catalogue.account.sessions.methods.importedNhost;
   const name = deviceNameOf(userAgent);
   if (!name.browser) return name.system ?? catalogue.account.sessions.unknownDevice;
   return name.system ? catalogue.devices.device(name.browser, name.system) : name.browser;
@@ -66,7 +63,7 @@ function methodInWords(catalogue: Catalogue, method: string | null): string {
     "oauth2-page": words.signInPage,
     "hosted-page": words.signInPage,
     admin: words.administrator,
-    [IMPORTED_SESSION_METHOD]: words.importedNhost,
+    [IMPORTED_NHOST_METHOD]: words.importedNhost,
   };
   return (method && known[method]) || catalogue.account.unknown;
 }

@@ -58,6 +58,7 @@ export {
 // Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
 export {
   beginSignIn,
+  IMPORTED_NHOST_METHOD,
   type Method,
   providerMethod,
   registerSignInHooks,

@@ -2,6 +2,7 @@ import { and, inArray, like, or } from "drizzle-orm";
 import { personalAccessTokens, sessions, users } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { revokeSession } from "./revocation";
+import { IMPORTED_NHOST_METHOD } from "./sign-in/method";
 import { METHODS_UNDER_SSO, PROVIDER_METHOD_PREFIX } from "./sso-enforcement";
 
 /**
@@ -20,9 +21,9 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
   let ended = 0;
   // A TOTP step's session may have begun at the IdP or with a password: ended all the same (signing in again through
   // the IdP is what enforcement asks). So is an app's session from the hosted pages, whatever signed the pages in,
-  // and a session carried from Nhost (`import:nhost`, src/move-in/token-writes.ts), which no IdP here vouched for:
+  // and a session carried from Nhost, which no IdP here vouched for:
   // its row's end takes its Nhost refresh tokens with it, carried yet or not.
-  const methods = [...METHODS_UNDER_SSO, "mfa-totp", "hosted-page", "import:nhost"];
+  const methods = [...METHODS_UNDER_SSO, "mfa-totp", "hosted-page", IMPORTED_NHOST_METHOD];
   for (const domain of domains) {
     // Domains are [a-z0-9.-] only (src/sso/domains.ts), so nothing in them is a LIKE wildcard.
     for (const db of deps.shards.all) {

@@ -1,5 +1,6 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import { IMPORTED_NHOST_METHOD } from "../auth";
 import type { Db } from "../db/client";
 import {
   type ImportedParts,
@@ -136,7 +137,7 @@ export function tokenStatements(
           userAgent: null,
           locator: null,
           // The session list labels it (the account center: "Imported from Nhost"), not an unknown device.
-          method: IMPORTED_SESSION_METHOD,
+          method: IMPORTED_NHOST_METHOD,
         }),
         db.insert(refreshTokens).values({ tokenHash: t.hash, sessionId: t.id, expiresAt: t.expiresAt }),
       );
@@ -144,6 +145,3 @@ export function tokenStatements(
   }
   return { statements, tokens, carried, refused };
 }
-
-/** The `method` of a session carried from Nhost, as `GET /user/sessions` and the account center show it. */
-export const IMPORTED_SESSION_METHOD = "import:nhost";
