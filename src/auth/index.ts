@@ -37,7 +37,7 @@ export {
   startTotpSetup,
   verifySignInMfaTotp,
 } from "./mfa";
-export { type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
+export { IMPORTED_NHOST_METHOD, type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
 export { createUser, identifiersOf, removeUser } from "./new-users";
 export {
   type ActiveMembership,
@@ -58,7 +58,6 @@ export {
 // Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
 export {
   beginSignIn,
-  IMPORTED_NHOST_METHOD,
   type Method,
   providerMethod,
   registerSignInHooks,

@@ -12,6 +12,12 @@ import type { ActiveMembership } from "./org-membership";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
 
+/**
+ * The `method` of a session carried from Nhost by the import (src/move-in/token-writes.ts): no flow here began it;
+ * the session list labels it, and enforced SSO's sweep ends it with the other sessions no IdP vouched for.
+ */
+export const IMPORTED_NHOST_METHOD = "import:nhost";
+
 /** The Session resource of contract §2. */
 export const sessionSchema = z.object({
   accessToken: z

@@ -1,8 +1,8 @@
 import { and, inArray, like, or } from "drizzle-orm";
 import { personalAccessTokens, sessions, users } from "../db/schema";
 import type { Deps } from "../http/deps";
+import { IMPORTED_NHOST_METHOD } from "./new-sessions";
 import { revokeSession } from "./revocation";
-import { IMPORTED_NHOST_METHOD } from "./sign-in/method";
 import { METHODS_UNDER_SSO, PROVIDER_METHOD_PREFIX } from "./sso-enforcement";
 
 /**

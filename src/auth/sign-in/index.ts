@@ -3,6 +3,6 @@
  * the scope its route gathers once (./scope.ts), and the checks other features add (./hooks.ts).
  */
 export { registerSignInHooks, type SignInCheck, type SignInHooks } from "./hooks";
-export { IMPORTED_NHOST_METHOD, type Method, providerMethod } from "./method";
+export { type Method, providerMethod } from "./method";
 export { beginSignIn, type SessionStart, type SignInResult, startSession } from "./pipeline";
 export { type SignInScope, signInScope } from "./scope";

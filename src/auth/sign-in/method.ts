@@ -23,11 +23,5 @@ export type Method =
   | "admin"
   | "import:nhost";
 
-/**
- * A session carried from Nhost by the import (src/move-in/token-writes.ts): no flow here began it; the session list
- * labels it, and enforced SSO's sweep ends it with the other sessions no IdP vouched for.
- */
-export const IMPORTED_NHOST_METHOD = "import:nhost" satisfies Method;
-
 /** A social provider's sessions are `provider:<name>`. */
 export const providerMethod = (provider: string): Method => `provider:${provider}`;
