@@ -1,11 +1,12 @@
 import type { Hono } from "hono";
-import { type Config, getConfig } from "./config";
+import type { Config } from "./config";
 import type { Env } from "./env";
 import { ConfigError } from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { useKeyStore } from "./lib/keys";
 import { createApp } from "./runtime/app";
+import { getConfig } from "./runtime/config";
 import { handleQueueBatch } from "./runtime/consumers";
 import { runScheduled } from "./runtime/cron";
 

@@ -1,18 +1,19 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../src/config";
 import { ConfigError } from "../src/errors";
+import { getConfig } from "../src/runtime/config";
+import { FEATURES } from "../src/runtime/features";
 
 describe("config", () => {
   it("applies the contract's defaults", () => {
     const config = getConfig({ ...env });
-    expect(config.AUTH_API_PREFIX).toBe("/auth/v1");
-    expect(config.AUTH_PASSWORD_MIN_LENGTH).toBe(9);
-    expect(config.AUTH_ACCESS_TOKEN_EXPIRES_IN).toBe(900);
-    expect(config.AUTH_REFRESH_TOKEN_EXPIRES_IN).toBe(2_592_000);
-    expect(config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL).toBe(10);
-    expect(config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED).toBe(true);
-    expect(config.defaultAllowedRoles).toEqual(["user", "me"]);
+    expect(config.urls.authPrefix).toBe("/auth/v1");
+    expect(config.password.minLength).toBe(9);
+    expect(config.tokens.accessTtl).toBe(900);
+    expect(config.tokens.refreshTtl).toBe(2_592_000);
+    expect(config.tokens.reuseInterval).toBe(10);
+    expect(config.signUp.emailVerifiedRequired).toBe(true);
+    expect(config.roles.allowed).toEqual(["user", "me"]);
   });
 
   // Threat: a production deployment with a development transport hands every sign-in link and code to anyone.
@@ -24,17 +25,43 @@ describe("config", () => {
     expect(() => getConfig({ ...production, AUTH_DEV_MAILBOX: "false", AUTH_DEV_SMS: "true" })).toThrow(
       /AUTH_DEV_SMS is for development only/,
     );
-    expect(getConfig({ ...production, AUTH_DEV_MAILBOX: "false" }).AUTH_DEV_MAILBOX).toBe(false);
+    expect(getConfig({ ...production, AUTH_DEV_MAILBOX: "false" }).devTransports.mailbox).toBe(false);
     for (const local of [
       "http://127.0.0.1:8787/auth/v1",
       "http://app.localhost/auth/v1",
       "http://[::1]:8787/auth/v1",
     ]) {
       expect(
-        getConfig({ ...env, AUTH_SERVER_URL: local, AUTH_DEV_MAILBOX: "true" }).AUTH_DEV_MAILBOX,
+        getConfig({ ...env, AUTH_SERVER_URL: local, AUTH_DEV_MAILBOX: "true" }).devTransports.mailbox,
         local,
       ).toBe(true);
     }
+  });
+
+  // Threat: a slice the runtime does not parse leaves its `config.<slice>` undefined where the type says it is set;
+  // two slices reading one variable would each hold their own idea of it.
+  it("holds every feature's slice, and each variable is read by one slice only", () => {
+    const config = getConfig({ ...env });
+    const sliced = FEATURES.flatMap((feature) => (feature.settings ? [feature] : []));
+    expect(sliced.map((feature) => feature.name).toSorted()).toEqual([
+      "auth",
+      "oauth2",
+      "orgs",
+      "providers",
+      "storage",
+    ]);
+    const seen = new Map<string, string>();
+    for (const feature of sliced) {
+      const slice = feature.settings!;
+      const resolved = slice.resolve(slice.vars.parse({ ...env }), config, { ...env });
+      for (const key of Object.keys(resolved)) expect(config, `${feature.name}: ${key}`).toHaveProperty(key);
+      for (const name of Object.keys(slice.vars.shape)) {
+        expect(seen.get(name), name).toBeUndefined();
+        seen.set(name, feature.name);
+      }
+    }
+    expect(config.secrets.encryptionKey).toMatch(/^[0-9a-f]{64}$/i);
+    expect(config.urls.auth("/verify")).toBe(`${config.urls.server}/verify`);
   });
 
   it("parses once per env object", () => {
@@ -48,20 +75,20 @@ describe("config", () => {
       AUTH_USER_DEFAULT_ROLE: "editor",
       AUTH_USER_DEFAULT_ALLOWED_ROLES: "me",
     });
-    expect(config.defaultAllowedRoles).toEqual(["editor", "me"]);
+    expect(config.roles.allowed).toEqual(["editor", "me"]);
   });
 
   // Threat: storage permissions from Hasura with no Hasura to ask would have to guess: every file open, or every file
   // shut. The deployment does not start instead, naming what is missing.
   it("STORAGE_PERMISSIONS: rules by default; hasura only with the app's GraphQL endpoint and its admin secret", () => {
-    expect(getConfig({ ...env }).STORAGE_PERMISSIONS).toBe("rules");
+    expect(getConfig({ ...env }).storage.permissions).toBe("rules");
     const hasura = {
       ...env,
       STORAGE_PERMISSIONS: "hasura",
       HASURA_GRAPHQL_GRAPHQL_URL: "https://hasura.example.com/v1/graphql",
       HASURA_GRAPHQL_ADMIN_SECRET: "a-hasura-admin-secret",
     };
-    expect(getConfig(hasura).STORAGE_PERMISSIONS).toBe("hasura");
+    expect(getConfig(hasura).storage.permissions).toBe("hasura");
     expect(() => getConfig({ ...hasura, HASURA_GRAPHQL_GRAPHQL_URL: undefined })).toThrow(
       "invalid configuration: STORAGE_PERMISSIONS=hasura needs HASURA_GRAPHQL_GRAPHQL_URL",
     );
@@ -94,10 +121,10 @@ describe("config", () => {
   });
 
   it("parses the sender in both of the reference's forms", () => {
-    expect(getConfig({ ...env, AUTH_SMTP_SENDER: "noreply@example.com" }).mailSender).toEqual({
+    expect(getConfig({ ...env, AUTH_SMTP_SENDER: "noreply@example.com" }).mail.sender).toEqual({
       email: "noreply@example.com",
     });
-    expect(getConfig({ ...env, AUTH_SMTP_SENDER: '"Acme Auth" <noreply@example.com>' }).mailSender).toEqual({
+    expect(getConfig({ ...env, AUTH_SMTP_SENDER: '"Acme Auth" <noreply@example.com>' }).mail.sender).toEqual({
       name: "Acme Auth",
       email: "noreply@example.com",
     });
@@ -122,7 +149,7 @@ describe("config", () => {
       getConfig({ ...env, AUTH_SMS_PROVIDER: "twilio", AUTH_SMS_TWILIO_ACCOUNT_SID: "AC1" }),
     ).toThrow(/AUTH_SMS_TWILIO_AUTH_TOKEN/);
     expect(
-      getConfig({ ...env, AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" }).AUTH_DEV_SMS,
+      getConfig({ ...env, AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" }).devTransports.sms,
     ).toBe(true);
   });
 });

@@ -1,11 +1,11 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import type { Method, SignInScope } from "../src/auth";
-import { getConfig } from "../src/config";
 import { shardsOf } from "../src/db/shards";
 import type { Deps } from "../src/http/deps";
 import { visitorOf } from "../src/http/visitor";
 import worker from "../src/index";
+import { getConfig } from "../src/runtime/config";
 import { checkAnswer } from "./openapi/answers";
 import { userD1 } from "./support/shards";
 
@@ -147,7 +147,7 @@ export async function sessionFromRefresh(svc: TestService, refreshToken: string)
 export function testDeps(bindings: Record<string, unknown>, clock: { now: number }): Deps {
   const refuse = () => Promise.reject(new Error("no transport in service-level tests"));
   const config = getConfig(bindings);
-  const shards = shardsOf(bindings, config.AUTH_D1_SHARDS);
+  const shards = shardsOf(bindings, config.shards);
   return {
     config,
     db: shards.home,

@@ -7,8 +7,8 @@
 // switches), green on one machine and red on another, or green because of a setting production does not have.
 import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { getConfig } from "../src/config";
 import { ARGON2_PARAMS, TEST_ARGON2_PARAMS } from "../src/lib/password";
+import { getConfig } from "../src/runtime/config";
 import { PREFIX, SERVER } from "./helpers";
 
 declare module "vitest" {
@@ -39,17 +39,16 @@ describe("the workers pool's bindings", () => {
     expect(env.AUTH_SERVER_URL).toBe(`${SERVER}${PREFIX}`);
     expect(env.STORAGE_SERVER_URL).toBe(SERVER);
     expect(getConfig(env)).toMatchObject({
-      AUTH_API_PREFIX: PREFIX,
-      AUTH_CLIENT_URL: "http://localhost:3000",
-      AUTH_DISABLE_SIGNUP: false,
-      AUTH_PASSWORD_MIN_LENGTH: 9,
+      urls: { authPrefix: PREFIX, client: "http://localhost:3000" },
+      signUp: { disabled: false },
+      password: { minLength: 9 },
     });
   });
 
   it("hash passwords at the test-only cost and retry at once, neither of which a deployment heeds", () => {
     expect(getConfig(env)).toMatchObject({
       passwordHashCost: TEST_ARGON2_PARAMS,
-      AUTH_EVENTS_RETRY_DELAY_SECONDS: 0,
+      events: { retryDelaySeconds: 0 },
     });
     expect(getConfig({ ...env, TEST_PASSWORD_HASH: undefined }).passwordHashCost).toEqual(ARGON2_PARAMS);
     // The same bindings on a server that is not local: the production cost, the default first delay.
@@ -60,7 +59,7 @@ describe("the workers pool's bindings", () => {
     };
     expect(getConfig(production)).toMatchObject({
       passwordHashCost: ARGON2_PARAMS,
-      AUTH_EVENTS_RETRY_DELAY_SECONDS: 10,
+      events: { retryDelaySeconds: 10 },
     });
   });
 });

@@ -85,7 +85,7 @@ export async function changeEmail(c: Ctx, posted: Posted): Promise<Outcome> {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
     if (error instanceof RateLimitedError)
       return refuse(errors.tooManyAttempts(error.retryAfterSeconds), 429);
-    if (c.var.config.AUTH_CONCEAL_ERRORS) return refuse(errors.failed);
+    if (c.var.config.concealErrors) return refuse(errors.failed);
     if (error.code === "email-already-in-use") return refuse(errors.emailInUse);
     if (error.code === "invalid-email-password") return refuse(errors.emailNotAllowed);
     return refuse(errors.failed);

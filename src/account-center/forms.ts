@@ -17,13 +17,13 @@ import { isSameOrigin } from "../pages";
 export type Ctx = Context<AppEnv>;
 
 /** The API's own path (`AUTH_SERVER_URL`'s), under which every page of the service lives. */
-export const apiPath = (c: Ctx) => new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+export const apiPath = (c: Ctx) => c.var.config.urls.authPath;
 
 /** The account center's path for `sub`: form actions and links post to whichever origin served the page. */
 export const accountPath = (c: Ctx, sub = "") => `${apiPath(c)}/account${sub}`;
 
 /** The page's absolute URL, as the hosted sign-in brings the browser back to it. */
-export const accountUrl = (c: Ctx) => `${c.var.config.AUTH_SERVER_URL}/account`;
+export const accountUrl = (c: Ctx) => c.var.config.urls.auth("/account");
 
 /**
  * The language: the `ui_locales` query parameter (as on the OAuth2 pages), then the user's `locale`, then the

@@ -22,7 +22,7 @@ export async function passwordSection(c: Ctx, view: SectionView) {
   const { account } = view.catalogue;
   const words = account.password;
   const hasPassword = view.session.user.passwordHash !== null;
-  const min = c.var.config.AUTH_PASSWORD_MIN_LENGTH;
+  const min = c.var.config.password.minLength;
   const recent = await isRecentAuth(c, view.session, GATE);
   return html`<section id="${PASSWORD}" class="card">
 <h2>${words.title}</h2>
@@ -72,4 +72,4 @@ export async function changePassword(c: Ctx, posted: Posted): Promise<Outcome> {
   return backToAccount(c, PASSWORD, signOutOthers ? "password-changed-others-out" : "password-changed");
 }
 
-const minOf = (c: Ctx) => c.var.config.AUTH_PASSWORD_MIN_LENGTH;
+const minOf = (c: Ctx) => c.var.config.password.minLength;

@@ -34,7 +34,7 @@ export function profileSection(c: Ctx, view: SectionView) {
   const { account, pages } = view.catalogue;
   const { user } = view.session;
   const words = account.profile;
-  const locales = c.var.config.AUTH_LOCALE_ALLOWED_LOCALES;
+  const locales = c.var.config.locales.allowed;
   // A locale from before the list changed stays selectable until the person picks another.
   const choices = locales.includes(user.locale) ? locales : [user.locale, ...locales];
   return html`<section id="${PROFILE}" class="card">

@@ -22,7 +22,7 @@ export interface Demanded {
 }
 
 /** Who asks, in the step's words ("<asker> asks you to confirm your sign-in"): the service, by its brand or host. */
-const askerOf = (c: Ctx) => c.var.config.AUTH_BRAND_NAME ?? new URL(c.var.config.AUTH_SERVER_URL).host;
+const askerOf = (c: Ctx) => c.var.config.brand.name ?? new URL(c.var.config.urls.server).host;
 
 export async function reauthPage(
   c: Ctx,

@@ -38,7 +38,7 @@ export async function recentDemand(
 ): Promise<Demanded> {
   const deps = c.var.deps;
   const abilities = await abilitiesOf(deps, user);
-  const mode = deps.config.AUTH_REQUIRE_ELEVATED_CLAIM;
+  const mode = deps.config.elevation;
   const elevation =
     options.elevated === true && (mode === "required" || (mode === "recommended" && abilities.passkey));
   const level = elevation ? LEVEL.phr : abilities.totp ? LEVEL.mfa : LEVEL.pwd;

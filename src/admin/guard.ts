@@ -6,7 +6,7 @@ import type { AppEnv } from "../http/app-env";
 
 /** Without `AUTH_ADMIN_SECRET` the admin API and console do not exist: every path answers 404, as an unknown route. */
 function configuredSecret(c: Context<AppEnv>): string {
-  const secret = c.var.config.AUTH_ADMIN_SECRET;
+  const secret = c.var.config.secrets.adminSecret;
   if (!secret)
     throw new AppError("route-not-found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
   return secret;

@@ -43,7 +43,7 @@ export async function rotateKey(deps: Deps, alg: SigningAlgorithm = "RS256"): Pr
       kid,
       createdAt: now,
       status: "signing",
-      privateJwkSealed: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, JSON.stringify({ ...jwk, kid })),
+      privateJwkSealed: await encrypt(deps.config.secrets.encryptionKey, JSON.stringify({ ...jwk, kid })),
       publicJwk,
     }),
   ]);
@@ -83,8 +83,8 @@ async function validUntil(deps: Deps, kid: string): Promise<number> {
     db.select({ seconds: max(oauth2Clients.accessTokenLifetime) }).from(oauth2Clients),
   ]);
   const lifetimeSeconds = Math.max(
-    config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
-    config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
+    config.tokens.accessTtl,
+    config.oauth2.accessTokenTtl,
     longest?.seconds ?? 0,
   );
   return (retired?.at ?? deps.now()) + lifetimeSeconds * 1000 + CLOCK_SKEW_MS;

@@ -149,7 +149,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
   const roles = patch.roles ? [...new Set(patch.roles)] : user.roles;
   const defaultRole = patch.defaultRole ?? user.defaultRole;
   if (!roles.includes(defaultRole)) throw new AppError("default-role-must-be-in-allowed-roles");
-  if (patch.locale !== undefined && !deps.config.AUTH_LOCALE_ALLOWED_LOCALES.includes(patch.locale)) {
+  if (patch.locale !== undefined && !deps.config.locales.allowed.includes(patch.locale)) {
     throw new AppError("locale-not-allowed");
   }
   const { activeMfaType, ...fields } = patch;

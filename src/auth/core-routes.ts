@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { type Config, isDevelopmentServer } from "../config";
+import type { Config } from "../config";
 import type { AppEnv } from "../http/app-env";
 import { sessionProof } from "../http/auth";
 import { accountRoutes } from "./accounts/account-routes";
@@ -48,8 +48,8 @@ export function coreAuthRoutes(config: Config): Hono<AppEnv> {
     .route("/", smsRoutes)
     .route("/", webauthnRoutes)
     .route("/", securityKeyRoutes);
-  if (config.AUTH_DEV_MAILBOX) routes.route("/", devMailboxRoutes).route("/", devInboxRoutes);
-  if (config.AUTH_DEV_SMS) routes.route("/", devSmsRoutes);
-  if (isDevelopmentServer(config)) routes.route("/", devAboutRoutes(config));
+  if (config.devTransports.mailbox) routes.route("/", devMailboxRoutes).route("/", devInboxRoutes);
+  if (config.devTransports.sms) routes.route("/", devSmsRoutes);
+  if (config.development) routes.route("/", devAboutRoutes(config));
   return routes;
 }

@@ -30,7 +30,7 @@ const queries = new WeakMap<Config, string>();
 export function claimsQueryOf(config: Config): string {
   let query = queries.get(config);
   if (query === undefined) {
-    query = claimsQuery(config.AUTH_JWT_CUSTOM_CLAIMS);
+    query = claimsQuery(config.tokens.customClaims);
     queries.set(config, query);
   }
   return query;
@@ -46,8 +46,8 @@ export async function queryUserClaims(
   userId: string,
 ): Promise<Record<string, unknown> | null> {
   const headers: Record<string, string> = {};
-  if (deps.config.HASURA_GRAPHQL_ADMIN_SECRET) {
-    headers["x-hasura-admin-secret"] = deps.config.HASURA_GRAPHQL_ADMIN_SECRET;
+  if (deps.config.hasura.adminSecret) {
+    headers["x-hasura-admin-secret"] = deps.config.hasura.adminSecret;
   }
   let answer: Awaited<ReturnType<typeof postGraphql>>;
   try {

@@ -52,7 +52,7 @@ export const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 export const newSessionToken = (locator: string) => `${locator}${randomUuid().slice(6)}`;
 export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
 
-export const refreshLifetimeMs = (deps: Deps) => deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN * 1000;
+export const refreshLifetimeMs = (deps: Deps) => deps.config.tokens.refreshTtl * 1000;
 
 export interface SessionClaims {
   /** Claims for this access token only (the elevated claim). */
@@ -82,7 +82,7 @@ export async function buildSession(
   const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
   return {
     accessToken,
-    accessTokenExpiresIn: deps.config.AUTH_ACCESS_TOKEN_EXPIRES_IN,
+    accessTokenExpiresIn: deps.config.tokens.accessTtl,
     refreshToken,
     refreshTokenId: sessionId,
     user: wire,

@@ -61,7 +61,7 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
     id: input.id ?? randomUuid(),
     createdAt: now,
     updatedAt: now,
-    disabled: deps.config.AUTH_DISABLE_NEW_USERS,
+    disabled: deps.config.signUp.newUsersDisabled,
     displayName: options.displayName,
     avatarUrl: input.avatarUrl || (input.email ? await gravatarUrl(input.email, deps.config) : ""),
     locale: options.locale,
@@ -154,7 +154,7 @@ async function findOrCreate(
   const existing = await find();
   if (existing && mode === "sign-up") throw taken();
   if (existing) return existing;
-  if (deps.config.AUTH_DISABLE_SIGNUP) {
+  if (deps.config.signUp.disabled) {
     if (mode === "sign-up") throw new AppError("signup-disabled");
     return null;
   }

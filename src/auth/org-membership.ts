@@ -11,8 +11,8 @@ import type { Deps } from "../http/deps";
 export const BUILT_IN_ORG_ROLES = ["owner", "admin", "member"] as const;
 
 /** Every role a member may have: the built-in three, then `AUTH_ORG_ROLES`. */
-export function orgRoles(config: Pick<Config, "AUTH_ORG_ROLES">): string[] {
-  return [...BUILT_IN_ORG_ROLES, ...config.AUTH_ORG_ROLES.filter((role) => !isBuiltIn(role))];
+export function orgRoles(config: Pick<Config, "orgs">): string[] {
+  return [...BUILT_IN_ORG_ROLES, ...config.orgs.roles.filter((role) => !isBuiltIn(role))];
 }
 
 const isBuiltIn = (role: string) => (BUILT_IN_ORG_ROLES as readonly string[]).includes(role);

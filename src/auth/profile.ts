@@ -27,7 +27,7 @@ export async function updateOwnProfile(deps: Deps, userId: string, patch: Profil
       throw new AppError("invalid-request", `displayName: ${checked.error.issues[0]?.message ?? "invalid"}`);
     }
   }
-  if (patch.locale !== undefined && !deps.config.AUTH_LOCALE_ALLOWED_LOCALES.includes(patch.locale)) {
+  if (patch.locale !== undefined && !deps.config.locales.allowed.includes(patch.locale)) {
     throw new AppError("locale-not-allowed");
   }
   const updated = await deps.shards

@@ -63,16 +63,16 @@ export function resolveSignUpOptions(
   fallbackDisplayName: string,
 ): ResolvedSignUpOptions {
   const redirectTo = resolveRedirectTo(config, options?.redirectTo);
-  const allowedRoles = options?.allowedRoles ?? config.defaultAllowedRoles;
-  if (!allowedRoles.every((role) => config.defaultAllowedRoles.includes(role))) {
+  const allowedRoles = options?.allowedRoles ?? config.roles.allowed;
+  if (!allowedRoles.every((role) => config.roles.allowed.includes(role))) {
     throw new AppError("role-not-allowed");
   }
-  const defaultRole = options?.defaultRole ?? config.AUTH_USER_DEFAULT_ROLE;
+  const defaultRole = options?.defaultRole ?? config.roles.default;
   if (!allowedRoles.includes(defaultRole)) throw new AppError("default-role-must-be-in-allowed-roles");
   const locale =
-    options?.locale && config.AUTH_LOCALE_ALLOWED_LOCALES.includes(options.locale)
+    options?.locale && config.locales.allowed.includes(options.locale)
       ? options.locale
-      : config.AUTH_LOCALE_DEFAULT;
+      : config.locales.default;
   return {
     allowedRoles: [...new Set(allowedRoles)],
     defaultRole,
@@ -84,7 +84,7 @@ export function resolveSignUpOptions(
 }
 
 export function resolveRedirectTo(config: Config, redirectTo: string | undefined): string {
-  if (redirectTo === undefined) return config.defaultRedirectUrl;
+  if (redirectTo === undefined) return config.urls.defaultRedirect;
   if (!isRedirectAllowedBy(config, redirectTo)) {
     throw new AppError("redirectTo-not-allowed");
   }

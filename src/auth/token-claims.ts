@@ -28,9 +28,9 @@ import { builtInClaims, toWireUser, type WireUser } from "./users";
 export function claimsMayRefuse(config: Config): boolean {
   return (
     config.hooks.CUSTOM_ACCESS_TOKEN !== undefined ||
-    (config.HASURA_GRAPHQL_GRAPHQL_URL !== undefined &&
-      config.AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR === "fail" &&
-      Object.keys(config.AUTH_JWT_CUSTOM_CLAIMS).length > 0)
+    (config.hasura.graphqlUrl !== undefined &&
+      config.tokens.customClaimsOnError === "fail" &&
+      Object.keys(config.tokens.customClaims).length > 0)
   );
 }
 
@@ -74,17 +74,17 @@ async function configuredClaims(
   wire?: WireUser,
 ): Promise<HasuraClaims> {
   const { config } = deps;
-  const paths = config.AUTH_JWT_CUSTOM_CLAIMS;
-  const defaults = config.AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS;
+  const paths = config.tokens.customClaims;
+  const defaults = config.tokens.customClaimDefaults;
   if (Object.keys(paths).length === 0) return {};
-  if (config.HASURA_GRAPHQL_GRAPHQL_URL === undefined) {
+  if (config.hasura.graphqlUrl === undefined) {
     return customClaimValues(paths, wire ?? toWireUser(user), defaults);
   }
   try {
     return customClaimValues(paths, await queryUserClaims(deps, user.id), defaults);
   } catch (error) {
     if (!(error instanceof ClaimsQueryFailed)) throw error;
-    if (config.AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR === "omit") {
+    if (config.tokens.customClaimsOnError === "omit") {
       console.warn(
         JSON.stringify({
           level: "warn",

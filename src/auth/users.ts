@@ -148,9 +148,9 @@ export function hasuraClaims(
   extra: HasuraClaims = {},
   wire: WireUser = toWireUser(user),
 ): HasuraClaims {
-  const custom = config.HASURA_GRAPHQL_GRAPHQL_URL
+  const custom = config.hasura.graphqlUrl
     ? {}
-    : customClaimValues(config.AUTH_JWT_CUSTOM_CLAIMS, wire, config.AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS);
+    : customClaimValues(config.tokens.customClaims, wire, config.tokens.customClaimDefaults);
   return { ...custom, ...builtInClaims(user), ...extra };
 }
 

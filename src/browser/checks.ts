@@ -1,9 +1,9 @@
-import type { TurnstileEndpoint } from "../config";
 import type { AppError } from "../errors";
 import { passSignUpChecks as passPageSignUpChecks } from "../http/sign-up-gate";
 import { passChallenge } from "../http/turnstile";
 import { countRequest, type RateLimitBucket } from "../rate-limits/buckets";
 import { addressKey } from "../rate-limits/client-address";
+import type { TurnstileEndpoint } from "../settings/turnstile";
 import type { Ctx } from "./page-paths";
 import type { PageText } from "./page-text";
 

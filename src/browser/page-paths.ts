@@ -11,7 +11,7 @@ export type Ctx = Context<AppEnv>;
  * any host name that reaches the Worker (and a WebAuthn RP ID can be chosen freely).
  */
 export const paths = (c: Ctx) => {
-  const issuerPath = new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+  const issuerPath = c.var.config.urls.authPath;
   const base = `${issuerPath}${LOGIN_PAGE_PATH}`;
   return {
     device: `${issuerPath}${DEVICE_PAGE_PATH}`,
@@ -47,7 +47,7 @@ export const returnTarget = (request: { redirectUri: string; app?: { redirectTo:
 
 /** The page's absolute URL under `AUTH_SERVER_URL`: where a mailed link sends the person back. */
 export const absolutePageFor = (c: Ctx, requestId: string) =>
-  `${c.var.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}?request_id=${encodeURIComponent(requestId)}`;
+  c.var.config.urls.auth(`${LOGIN_PAGE_PATH}?request_id=${encodeURIComponent(requestId)}`);
 
 /** The page's own link to one of its views (sign-up, reset) for this request. */
 export const viewHref = (c: Ctx, requestId: string, view?: "sign-up" | "reset") =>

@@ -1,8 +1,8 @@
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { TurnstileEndpoint } from "../config";
 import { brandOf } from "../http/brand";
 import { setPageHeaders } from "../http/page-headers";
 import { imageOrigin } from "../lib/brand";
+import type { TurnstileEndpoint } from "../settings/turnstile";
 import type { Ctx } from "./page-paths";
 import { type PageText, pageText } from "./page-text";
 import { page, problem, type WidgetSlot } from "./render";

@@ -17,7 +17,7 @@ export function catalogueFor(
 ): Catalogue {
   const language = chooseLanguage(
     [...uiLocales, userLocale, ...acceptedLanguages(c.req.header("accept-language"))],
-    c.var.config.AUTH_UI_LOCALES,
+    c.var.config.locales.ui,
   );
   return CATALOGUES[language];
 }

@@ -39,7 +39,7 @@ interface CookieClaims {
 }
 
 async function mac(deps: Deps, payload: string): Promise<string> {
-  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "oauth2-browser-session");
+  const key = await hmacSubkey(deps.config.secrets.encryptionKey, "oauth2-browser-session");
   return base64url.encode(
     new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(payload))),
   );
@@ -51,7 +51,7 @@ async function mac(deps: Deps, payload: string): Promise<string> {
  * the cookie; the API authenticates by bearer tokens.
  */
 function cookieOptions(deps: Deps) {
-  const server = new URL(deps.config.AUTH_SERVER_URL);
+  const server = new URL(deps.config.urls.server);
   return {
     path: server.pathname.replace(/\/$/, "") || "/",
     httpOnly: true,
@@ -64,7 +64,7 @@ function cookieOptions(deps: Deps) {
 function formerCookieOptions(deps: Deps) {
   return {
     ...cookieOptions(deps),
-    path: `${new URL(deps.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}/oauth2`,
+    path: `${deps.config.urls.authPath}/oauth2`,
   };
 }
 
@@ -74,7 +74,7 @@ async function writeCookie(c: Context<AppEnv>, claims: CookieClaims): Promise<vo
   if (getCookie(c, COOKIE)) deleteCookie(c, COOKIE, formerCookieOptions(deps));
   setCookie(c, COOKIE, `${payload}.${await mac(deps, payload)}`, {
     ...cookieOptions(deps),
-    maxAge: deps.config.AUTH_REFRESH_TOKEN_EXPIRES_IN,
+    maxAge: deps.config.tokens.refreshTtl,
   });
 }
 

@@ -68,7 +68,7 @@ export function demandOf(request: DemandingRequest, now: number): AuthDemand {
  */
 export const recentPhishingResistant = (config: Config, now: number): AuthDemand => ({
   level: LEVEL.phr,
-  notBefore: now - config.AUTH_ACCESS_TOKEN_EXPIRES_IN * 1000,
+  notBefore: now - config.tokens.accessTtl * 1000,
 });
 
 /** The methods of a session that count for a demand: those recent enough. */

@@ -13,7 +13,7 @@ const DEV_RETENTION_MS = 7 * DAY_MS;
  */
 export async function sweepPlumbing(
   shards: Shards,
-  config: Pick<Config, "AUTH_AUDIT_RETENTION_DAYS">,
+  config: Pick<Config, "audit">,
   now: number,
 ): Promise<void> {
   const home = shards.home;
@@ -24,7 +24,7 @@ export async function sweepPlumbing(
   await eachShard(shards, (db) =>
     db
       .delete(auditEvents)
-      .where(lte(auditEvents.at, now - config.AUTH_AUDIT_RETENTION_DAYS * DAY_MS))
+      .where(lte(auditEvents.at, now - config.audit.retentionDays * DAY_MS))
       .run(),
   );
 }

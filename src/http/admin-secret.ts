@@ -16,7 +16,7 @@ export type AdminSecretCheck =
  */
 export async function checkAdminSecret(c: Context<AppEnv>): Promise<AdminSecretCheck> {
   const given = c.req.header("x-hasura-admin-secret");
-  const secret = c.var.config.AUTH_ADMIN_SECRET;
+  const secret = c.var.config.secrets.adminSecret;
   if (given === undefined || !secret) return { outcome: "absent" };
   const right = timingSafeEqualString(given, secret);
   const wait = await secretGuess(

@@ -39,11 +39,11 @@ export function requestDPoPProof(c: Context<AppEnv>): Promise<VerifiedDPoPProof 
   const { config, deps } = c.var;
   const token = presented(c.req.header("authorization"));
   const urls = new Set([
-    ...dpopTargets(c.req.url, config.AUTH_SERVER_URL, config.AUTH_API_PREFIX),
+    ...dpopTargets(c.req.url, config.urls.server, config.urls.authPrefix),
     ...dpopTargets(
       c.req.url,
-      `${config.STORAGE_SERVER_URL.replace(/\/$/, "")}${config.STORAGE_API_PREFIX}`,
-      config.STORAGE_API_PREFIX,
+      `${config.urls.storage.replace(/\/$/, "")}${config.urls.storagePrefix}`,
+      config.urls.storagePrefix,
     ),
   ]);
   const checked = verifyDPoPProof(deps, {

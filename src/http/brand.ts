@@ -50,10 +50,10 @@ function setFields(settings: z.output<typeof brandSettingsSchema>): Brand {
 /** The brand the environment sets (`AUTH_BRAND_*`, already checked by src/config.ts). */
 export function configuredBrand(config: Config): Brand {
   return setFields({
-    name: config.AUTH_BRAND_NAME,
-    logoUrl: config.AUTH_BRAND_LOGO_URL,
-    color: config.AUTH_BRAND_COLOR,
-    colorDark: config.AUTH_BRAND_COLOR_DARK,
+    name: config.brand.name,
+    logoUrl: config.brand.logoUrl,
+    color: config.brand.color,
+    colorDark: config.brand.colorDark,
   });
 }
 

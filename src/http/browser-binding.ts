@@ -21,7 +21,7 @@ export type BindingPurpose = "provider-flow" | "oauth2-link" | "sso-flow";
 const VALUE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 function cookieOf(c: Context<AppEnv>, purpose: BindingPurpose) {
-  const secure = new URL(c.var.config.AUTH_SERVER_URL).protocol === "https:";
+  const secure = new URL(c.var.config.urls.server).protocol === "https:";
   return { name: secure ? `__Host-${purpose}` : purpose, secure };
 }
 

@@ -25,7 +25,7 @@ export function requestContext(config: Config, services: ServicesOf) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
     // The shards this request reaches for a user are remembered: their outboxes are drained after the answer.
-    const every = shardsOf(c.env, config.AUTH_D1_SHARDS);
+    const every = shardsOf(c.env, config.shards);
     const { shards, touched } = trackShards(every);
     const background = (work: Promise<unknown>) =>
       c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));

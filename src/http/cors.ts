@@ -1,14 +1,14 @@
 import type { Context } from "hono";
-import { type Config, isDevelopmentServer } from "../config";
+import type { Config } from "../config";
 
 /**
  * The browser origins the auth and storage APIs answer with credentials: `AUTH_CORS_ORIGINS` when set, else the
  * origins of `AUTH_CLIENT_URL` and of the allowed redirect URLs (the app's own front-end).
  */
 export function corsOrigins(config: Config): string[] {
-  if (config.AUTH_CORS_ORIGINS.length > 0) return config.AUTH_CORS_ORIGINS;
+  if (config.urls.corsOrigins.length > 0) return config.urls.corsOrigins;
   const origins = new Set<string>();
-  for (const url of [config.AUTH_CLIENT_URL, ...config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS]) {
+  for (const url of [config.urls.client, ...config.urls.allowedRedirects]) {
     try {
       const { origin } = new URL(url);
       // Wildcard and custom-scheme entries name no web origin.
@@ -27,7 +27,7 @@ const reported = new Set<string>();
  * add. Production stays quiet: there, any site may make a visitor's browser try.
  */
 export function reportRefusedOrigin(c: Context, config: Config, origin: string, allowed: string[]): void {
-  if (!isDevelopmentServer(config) || reported.has(origin) || reported.size >= 100) return;
+  if (!config.development || reported.has(origin) || reported.size >= 100) return;
   reported.add(origin);
   const value = [...allowed, origin].join(",");
   console.warn(

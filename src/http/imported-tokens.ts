@@ -71,9 +71,9 @@ function sayOnce(what: string, message: string): void {
 export async function verifyUserAccessToken(deps: Deps, token: string): Promise<AccessTokenPayload | null> {
   const own = await verifyAccessToken(deps.config, token);
   if (own) return own;
-  const secret = deps.config.AUTH_IMPORTED_JWT_SECRET;
+  const secret = deps.config.imported.secret;
   if (!secret) return null;
-  const maxLifetime = deps.config.AUTH_IMPORTED_JWT_MAX_LIFETIME;
+  const maxLifetime = deps.config.imported.maxLifetime;
   const imported = await verifyImportedToken(secret, token, HASURA_NAMESPACE, maxLifetime);
   return imported ? admitImported(deps, imported, maxLifetime) : null;
 }

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
-import type { TurnstileEndpoint } from "../config";
 import { refuseOverLimit } from "../rate-limits/buckets";
 import { addressKey } from "../rate-limits/client-address";
+import type { TurnstileEndpoint } from "../settings/turnstile";
 import type { AppEnv } from "./app-env";
 import { documentedHeader } from "./documented";
 import { type GateDeps, passChallenge, turnstileHeaderDoc } from "./turnstile";
@@ -54,7 +54,7 @@ export async function passSignUpChecks(
   also?: TurnstileEndpoint,
   token?: string | null,
 ): Promise<void> {
-  if (!deps.config.AUTH_DISABLE_SIGNUP) await admitSignUp(deps, also, token);
+  if (!deps.config.signUp.disabled) await admitSignUp(deps, also, token);
   else if (also) await passChallenge(deps, [also], token);
 }
 

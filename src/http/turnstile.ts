@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import type { TurnstileConfig, TurnstileEndpoint } from "../config";
 import { AppError } from "../errors";
 import { whenAborted } from "../lib/abort";
+import type { TurnstileConfig, TurnstileEndpoint } from "../settings/turnstile";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
 import { documentedHeader } from "./documented";

@@ -46,7 +46,7 @@ const endpoints = new WeakMap<Config, URL | string>();
 function endpointOf(config: Config): URL | string {
   let endpoint = endpoints.get(config);
   if (endpoint === undefined) {
-    const verdict = checkOutboundUrl(config.HASURA_GRAPHQL_GRAPHQL_URL ?? "", outboundPolicy(config));
+    const verdict = checkOutboundUrl(config.hasura.graphqlUrl ?? "", outboundPolicy(config));
     endpoint = verdict.ok ? verdict.url : `HASURA_GRAPHQL_GRAPHQL_URL is refused: ${verdict.reason}`;
     endpoints.set(config, endpoint);
   }

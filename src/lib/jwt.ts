@@ -48,9 +48,9 @@ export async function signAccessToken(
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setSubject(subject)
-    .setIssuer(config.AUTH_SERVER_URL)
+    .setIssuer(config.urls.server)
     .setIssuedAt(iat)
-    .setExpirationTime(iat + config.AUTH_ACCESS_TOKEN_EXPIRES_IN)
+    .setExpirationTime(iat + config.tokens.accessTtl)
     .sign(signer.key);
 }
 
@@ -79,7 +79,7 @@ export async function verifyOwnJwt(
       if (!found || found.alg !== header.alg) throw new errors.JWKSNoMatchingKey();
       return found.key;
     },
-    { algorithms: [...SIGNING_ALGORITHMS], issuer: config.AUTH_SERVER_URL, ...expect },
+    { algorithms: [...SIGNING_ALGORITHMS], issuer: config.urls.server, ...expect },
   );
   rememberVerified(config, hash, as, generation, payload, Date.now());
   return payload;

@@ -91,9 +91,9 @@ async function withPublicHalf({ kid, key }: { kid: string; key: CryptoKey }): Pr
 /** The configured keys, parsed once per configuration (a bad key throws every time: nothing is memoised). */
 function configuredKeys(config: Config): Promise<ConfiguredKey[]> {
   return configured.get(config, async () => {
-    const list = config.AUTH_JWT_PRIVATE_KEYS
-      ? await fromJwkList(config.AUTH_JWT_PRIVATE_KEYS)
-      : await fromHasuraSecret(config.HASURA_GRAPHQL_JWT_SECRET ?? "");
+    const list = config.secrets.jwtPrivateKeys
+      ? await fromJwkList(config.secrets.jwtPrivateKeys)
+      : await fromHasuraSecret(config.secrets.hasuraJwtSecret ?? "");
     return Promise.all(list.map(withPublicHalf));
   });
 }
@@ -140,7 +140,7 @@ function publicKeyOf(row: StoredKeyRow): Promise<CryptoKey> {
 
 function signingKeyOf(config: Config, row: StoredKeyRow): Promise<CryptoKey> {
   return importedSigning.get(row.kid, async () =>
-    importKey(JSON.parse(await decrypt(config.AUTH_ENCRYPTION_KEY!, row.private_jwk_sealed))),
+    importKey(JSON.parse(await decrypt(config.secrets.encryptionKey, row.private_jwk_sealed))),
   );
 }
 

@@ -15,7 +15,7 @@ import { isLoopbackHost } from "./loopback";
 
 export interface OutboundPolicy {
   /**
-   * `AUTH_OUTBOUND_ALLOW_LOCAL` while `AUTH_SERVER_URL` is local (`config.outboundAllowLocal`): loopback hosts are
+   * `AUTH_OUTBOUND_ALLOW_LOCAL` while `AUTH_SERVER_URL` is local (`config.outbound.allowLocal`): loopback hosts are
    * allowed, over http too, so that tests and a developer's machine can serve what production fetches over https.
    */
   allowLoopback: boolean;
@@ -52,24 +52,10 @@ function matchesHost(pattern: string, host: string): boolean {
  * own words. Host names compare without their port: a Worker on a route answers on Cloudflare's other https ports
  * too. With local fetches allowed, loopback URLs of the service compare by port: every port is another program there.
  */
-export function outboundPolicy(
-  config: Pick<
-    Config,
-    | "outboundAllowLocal"
-    | "AUTH_SERVER_URL"
-    | "STORAGE_SERVER_URL"
-    | "AUTH_CLIENT_URL"
-    | "AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS"
-  >,
-): OutboundPolicy {
+export function outboundPolicy(config: Pick<Config, "outbound" | "urls">): OutboundPolicy {
   const refusedHosts: string[] = [];
   const refusedLoopbackPorts: string[] = [];
-  const own = [
-    config.AUTH_SERVER_URL,
-    config.STORAGE_SERVER_URL,
-    config.AUTH_CLIENT_URL,
-    ...config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS,
-  ];
+  const own = [config.urls.server, config.urls.storage, config.urls.client, ...config.urls.allowedRedirects];
   for (const value of own) {
     let url: URL;
     try {
@@ -80,10 +66,10 @@ export function outboundPolicy(
     // An app's own scheme (com.example.app://cb) names no host on the web.
     if (url.protocol !== "https:" && url.protocol !== "http:") continue;
     const host = hostnameOf(url);
-    if (config.outboundAllowLocal && isLoopbackHost(host)) refusedLoopbackPorts.push(effectivePort(url));
+    if (config.outbound.allowLocal && isLoopbackHost(host)) refusedLoopbackPorts.push(effectivePort(url));
     else refusedHosts.push(host);
   }
-  return { allowLoopback: config.outboundAllowLocal, refusedHosts, refusedLoopbackPorts };
+  return { allowLoopback: config.outbound.allowLocal, refusedHosts, refusedLoopbackPorts };
 }
 
 /** Whether `value` may be fetched under `policy`; the reason when not, fit to show (it only restates the URL). */

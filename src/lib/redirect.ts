@@ -60,12 +60,12 @@ export const DEVICE_PAGE_PATH = "/oauth2/device";
 
 /** The deployment's allow-list. The service's own pages are not on it: see `signOwnRedirect`. */
 export function isRedirectAllowedBy(config: Config, candidate: string): boolean {
-  const allowed = config.AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS;
+  const allowed = config.urls.allowedRedirects;
   return isRedirectAllowed(
     candidate,
-    config.AUTH_CLIENT_URL,
+    config.urls.client,
     // The development landing page, when it is the default target (config.ts), is a target like the client's.
-    config.defaultRedirectUrl === config.AUTH_CLIENT_URL ? allowed : [...allowed, config.defaultRedirectUrl],
+    config.urls.defaultRedirect === config.urls.client ? allowed : [...allowed, config.urls.defaultRedirect],
   );
 }
 
@@ -78,7 +78,7 @@ export function isRedirectAllowedBy(config: Config, candidate: string): boolean 
 const OWN_MAC = "own_mac";
 
 async function ownMac(config: Config, unsigned: string): Promise<string> {
-  const key = await hmacSubkey(config.AUTH_ENCRYPTION_KEY!, "own-redirects");
+  const key = await hmacSubkey(config.secrets.encryptionKey, "own-redirects");
   const tag = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(unsigned));
   return base64url.encode(new Uint8Array(tag));
 }
@@ -102,7 +102,7 @@ export async function signOwnRedirect(config: Config, target: string): Promise<s
  * ignored: the MAC covers everything up to and including `own_mac`'s position.
  */
 export async function isOwnSignedRedirect(config: Config, candidate: string): Promise<boolean> {
-  if (!candidate.startsWith(`${config.AUTH_SERVER_URL}/`)) return false;
+  if (!candidate.startsWith(config.urls.auth("/"))) return false;
   const url = parse(candidate);
   if (!url) return false;
   const entries = [...url.searchParams];

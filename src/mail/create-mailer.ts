@@ -26,8 +26,8 @@ const noTransport: Mailer = {
  */
 export function createMailer(config: Config, env: Env, db: Db, hooks: Omit<HookDeps, "config">): Mailer {
   if (config.hooks.SEND_EMAIL) return hookMailer({ ...hooks, config });
-  if (config.AUTH_DEV_MAILBOX) return devMailboxMailer(db);
-  if (config.AUTH_SMTP_HOST) return smtpMailer(config);
-  if (env.EMAIL) return cloudflareEmailMailer(env.EMAIL, config.mailSender!);
+  if (config.devTransports.mailbox) return devMailboxMailer(db);
+  if (config.mail.smtp.host) return smtpMailer(config);
+  if (env.EMAIL) return cloudflareEmailMailer(env.EMAIL, config.mail.sender!);
   return noTransport;
 }

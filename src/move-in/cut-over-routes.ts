@@ -58,7 +58,7 @@ const EXAMPLE = {
 
 function secretSetFor(config: Config, system: ImportedSystem): boolean {
   // The Supabase face's secret (AUTH_IMPORTED_SUPABASE_JWT_SECRET) does not exist yet: its cut-over is recorded ahead.
-  return system === "nhost" && config.AUTH_IMPORTED_JWT_SECRET !== null;
+  return system === "nhost" && config.imported.secret !== null;
 }
 
 function viewOf(config: Config, cutOver: CutOver) {
@@ -66,7 +66,7 @@ function viewOf(config: Config, cutOver: CutOver) {
     system: cutOver.system,
     at: new Date(cutOver.at).toISOString(),
     recordedAt: new Date(cutOver.recordedAt).toISOString(),
-    acceptedUntil: new Date(cutOver.at + config.AUTH_IMPORTED_JWT_MAX_LIFETIME * 1000).toISOString(),
+    acceptedUntil: new Date(cutOver.at + config.imported.maxLifetime * 1000).toISOString(),
     secretSet: secretSetFor(config, cutOver.system),
   };
 }
@@ -93,7 +93,7 @@ export const cutOverAdminRoutes = new Hono<AppEnv>()
       const { config, db } = c.var.deps;
       const recorded = await Promise.all(IMPORTED_SYSTEMS.map((system) => recordedCutOver(db, system)));
       return c.json({
-        maxLifetime: config.AUTH_IMPORTED_JWT_MAX_LIFETIME,
+        maxLifetime: config.imported.maxLifetime,
         items: recorded.filter((cutOver) => cutOver !== null).map((cutOver) => viewOf(config, cutOver)),
       });
     },

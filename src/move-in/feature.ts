@@ -11,7 +11,7 @@ export const moveInFeature = {
   name: "move-in",
   tables,
   routes: (config: Config) => ({
-    root: nhostLinkRoutes(config.AUTH_API_PREFIX),
+    root: nhostLinkRoutes(config.urls.authPrefix),
     admin: new Hono<AppEnv>().route("/", importAdminRoutes).route("/", cutOverAdminRoutes),
   }),
 };

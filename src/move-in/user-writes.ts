@@ -66,7 +66,9 @@ export async function writeUser(
   const totpChanged = !keepTotp && (!before || previous.totpHash !== totpHash);
   const totp = totpChanged
     ? {
-        totpSecret: user.totpSecret ? await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, user.totpSecret) : null,
+        totpSecret: user.totpSecret
+          ? await encrypt(deps.config.secrets.encryptionKey, user.totpSecret)
+          : null,
         totpLastStep: null,
         totpEnabledAt: user.row.activeMfaType === "totp" ? user.row.updatedAt : null,
       }

@@ -23,7 +23,7 @@ import { newRequestId, PENDING_REQUEST_TTL_SECONDS, type PendingRequest } from "
  */
 
 /** This service's account center, always a way back from the hosted pages (and never one that gets a token). */
-export const accountCenterUrl = (config: Config) => `${config.AUTH_SERVER_URL}/account`;
+export const accountCenterUrl = (config: Config) => config.urls.auth("/account");
 
 export const isAccountCenter = (config: Config, target: string) =>
   matchesAllowedUrl(target, accountCenterUrl(config));

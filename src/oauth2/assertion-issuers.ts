@@ -124,16 +124,14 @@ export async function verifyAssertion(
   const idJag = typ === ID_JAG_TYP || typ === `application/${ID_JAG_TYP}`;
   const issuer = typeof claims.iss === "string" ? claims.iss : undefined;
   if (!issuer) throw unusable("names no issuer (iss)");
-  if (issuer === config.AUTH_SERVER_URL) {
+  if (issuer === config.urls.server) {
     throw unusable("was issued by this server, which does not honour its own grants");
   }
   const trusted = client.trustedIssuers.find((entry) => entry.issuer === issuer);
   if (!trusted) throw unusable("comes from an issuer this client does not trust");
   // An ID-JAG is for the authorization server (its issuer identifier, draft §3); a plain assertion may name the
   // token endpoint instead (RFC 7523 §3 item 3).
-  const audience = idJag
-    ? [config.AUTH_SERVER_URL]
-    : [config.AUTH_SERVER_URL, `${config.AUTH_SERVER_URL}/oauth2/token`];
+  const audience = idJag ? [config.urls.server] : [config.urls.server, config.urls.auth("/oauth2/token")];
   const verifyWith = async (keys: JSONWebKeySet) =>
     jwtVerify(assertion, createLocalJWKSet(keys), {
       algorithms: ASSERTION_ALGORITHMS,

@@ -27,7 +27,7 @@ async function authorize(c: Ctx) {
     // A `request_uri` (RFC 9126 §4) brings the request pushed before; anything else on the URL is ignored then.
     const { params, pushedBy } = await authorizationParams(deps, await oauth2Params(c));
     const { request, client } = await parseAuthorizationRequest(deps, params, { pushedBy });
-    const loginUrl = deps.config.AUTH_OAUTH2_PROVIDER_LOGIN_URL;
+    const loginUrl = deps.config.oauth2.loginUrl;
     if (request.prompt.includes("none") && loginUrl) {
       // An external login UI keeps its own session, which this server cannot see.
       const location = errorResponse(
@@ -43,7 +43,7 @@ async function authorize(c: Ctx) {
     await keepFetchedClient(deps, client);
     if (request.prompt.includes("none")) return c.redirect(await silentAuthorization(c, request), 302);
     await savePendingRequest(c.env, request);
-    const ui = new URL(loginUrl ?? `${deps.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}`);
+    const ui = new URL(loginUrl ?? deps.config.urls.auth(LOGIN_PAGE_PATH));
     ui.searchParams.set("request_id", request.id);
     return c.redirect(ui.toString(), 302);
   } catch (error) {

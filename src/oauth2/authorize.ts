@@ -73,10 +73,7 @@ export async function parseAuthorizationRequest(
   if (rawState !== undefined && state === undefined)
     throw fail("invalid_request", "state is longer than 2048 characters");
   // RFC 9126 §5: a client (or a deployment) that requires PAR takes no request straight from the browser.
-  if (
-    !pushedBy &&
-    (deps.config.AUTH_OAUTH2_PROVIDER_REQUIRE_PAR || client.requirePushedAuthorizationRequests)
-  ) {
+  if (!pushedBy && (deps.config.oauth2.requirePar || client.requirePushedAuthorizationRequests)) {
     throw fail(
       "invalid_request",
       "this client must push its authorization requests first (pushed_authorization_request_endpoint, RFC 9126)",

@@ -42,7 +42,7 @@ const shown = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
 
 /** User codes are stored under an HMAC: a plain hash of 35 bits of entropy would be reversed by trying them all. */
 async function userCodeHash(deps: Deps, code: string): Promise<string> {
-  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "device-user-codes");
+  const key = await hmacSubkey(deps.config.secrets.encryptionKey, "device-user-codes");
   return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(code)));
 }
 
@@ -85,7 +85,7 @@ export async function startDeviceAuthorization(
     createdAt: now,
     expiresAt: now + LIFETIME_SECONDS * 1000,
   });
-  const verificationUri = `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}`;
+  const verificationUri = deps.config.urls.auth(DEVICE_PAGE_PATH);
   return {
     device_code: deviceCode,
     user_code: shown(userCode),

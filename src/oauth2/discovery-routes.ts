@@ -48,7 +48,7 @@ export const discoveryRoutes = new Hono<AppEnv>()
  */
 export function rootMetadataRoutes(config: Config) {
   const routes = new Hono<AppEnv>();
-  const issuerPath = new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+  const issuerPath = config.urls.authPath;
   if (!issuerPath) return routes;
   for (const name of ["oauth-authorization-server", "openid-configuration"]) {
     const path = `/.well-known/${name}${issuerPath}`;

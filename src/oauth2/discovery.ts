@@ -10,7 +10,7 @@ import { DPOP_ALGS } from "./dpop";
  * issuer; the same at the issuer and at the host's root under the path-inserted names (RFC 8414 §3.1).
  */
 export async function discoveryDocument(config: Config) {
-  const issuer = config.AUTH_SERVER_URL;
+  const issuer = config.urls.server;
   // RS256 unless the key set has no RSA key at all (src/lib/keys.ts, `idTokenSigner`).
   const { idTokenSigner } = await getKeySet(config);
   return {
@@ -21,13 +21,11 @@ export async function discoveryDocument(config: Config) {
     jwks_uri: `${issuer}/oauth2/jwks`,
     revocation_endpoint: `${issuer}/oauth2/revoke`,
     introspection_endpoint: `${issuer}/oauth2/introspect`,
-    ...(config.AUTH_OAUTH2_PROVIDER_REGISTRATION === "off"
-      ? {}
-      : { registration_endpoint: `${issuer}/oauth2/register` }),
+    ...(config.oauth2.registration === "off" ? {} : { registration_endpoint: `${issuer}/oauth2/register` }),
     device_authorization_endpoint: `${issuer}/oauth2/device_authorization`,
     // RFC 9126 §5: PAR, required of every client when the deployment says so (else per client).
     pushed_authorization_request_endpoint: `${issuer}/oauth2/par`,
-    require_pushed_authorization_requests: config.AUTH_OAUTH2_PROVIDER_REQUIRE_PAR,
+    require_pushed_authorization_requests: config.oauth2.requirePar,
     response_types_supported: ["code"],
     // OIDC Discovery §3's default is query and fragment; only query is answered (authorize.ts refuses the others).
     response_modes_supported: ["query"],
@@ -50,11 +48,11 @@ export async function discoveryDocument(config: Config) {
     // RFC 9449 §5.1: DPoP proofs are accepted at the token endpoint (every grant) and userinfo.
     dpop_signing_alg_values_supported: DPOP_ALGS,
     // RP-Initiated Logout 1.0 §2.1: with the built-in page, whose session it ends (src/pages/logout-routes.ts).
-    ...(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL ? {} : { end_session_endpoint: `${issuer}/oauth2/logout` }),
+    ...(config.oauth2.loginUrl ? {} : { end_session_endpoint: `${issuer}/oauth2/logout` }),
     // Back-Channel Logout 1.0 §2.1: logout tokens, always with `sid` (logout/backchannel-fan-out.ts).
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     // draft-ietf-oauth-client-id-metadata-document: an https client_id naming the client's own JSON document.
-    client_id_metadata_document_supported: config.oauth2ClientIdDocuments,
+    client_id_metadata_document_supported: config.oauth2.clientIdDocuments,
   };
 }

@@ -30,8 +30,8 @@ export const UNBOUND: TokenBinding = { dpopJkt: null };
 /** The `DPoP-Nonce` header of every answer while nonces are on (§8: the client keeps the newest one). */
 export async function dpopNonceHeaders(c: Ctx): Promise<Record<string, string>> {
   const { config } = c.var;
-  if (!config.AUTH_OAUTH2_PROVIDER_DPOP_NONCE) return {};
-  return { "DPoP-Nonce": await currentDPoPNonce(config.AUTH_ENCRYPTION_KEY!, c.var.deps.now()) };
+  if (!config.oauth2.dpopNonce) return {};
+  return { "DPoP-Nonce": await currentDPoPNonce(config.secrets.encryptionKey, c.var.deps.now()) };
 }
 
 /**
@@ -66,9 +66,9 @@ export async function dpopProofOf(c: Ctx, accessToken?: string): Promise<Verifie
   return verifyDPoPProof(deps, {
     header: c.req.header("dpop"),
     method: c.req.method,
-    urls: dpopTargets(c.req.url, config.AUTH_SERVER_URL, config.AUTH_API_PREFIX),
+    urls: dpopTargets(c.req.url, config.urls.server, config.urls.authPrefix),
     accessToken,
-    nonceKey: config.AUTH_OAUTH2_PROVIDER_DPOP_NONCE ? config.AUTH_ENCRYPTION_KEY : undefined,
+    nonceKey: config.oauth2.dpopNonce ? config.secrets.encryptionKey : undefined,
   });
 }
 

@@ -6,6 +6,7 @@ import { oauth2ClientAdminRoutes } from "./clients";
 import { sweepOAuth2 } from "./housekeeping";
 import { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
 import { oauth2Routes, rootMetadataRoutes } from "./oauth2-routes";
+import { oauth2Settings } from "./settings";
 
 /**
  * The OAuth2 / OpenID Connect authorization server: its endpoints (its built-in pages are src/pages/), its discovery
@@ -13,6 +14,7 @@ import { oauth2Routes, rootMetadataRoutes } from "./oauth2-routes";
  */
 export const oauth2Feature = {
   name: "oauth2",
+  settings: oauth2Settings,
   tables,
   routes: (config: Config) => ({
     root: rootMetadataRoutes(config),

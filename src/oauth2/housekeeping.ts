@@ -49,14 +49,14 @@ export async function sweepOAuth2(
  */
 async function sweepUnusedClients(
   shards: Shards,
-  config: Pick<Config, "AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL">,
+  config: Pick<Config, "oauth2">,
   now: number,
 ): Promise<void> {
   const unused = and(
     ne(oauth2Clients.registration, "admin"),
     lte(
       sql`coalesce(${oauth2Clients.lastUsedAt}, ${oauth2Clients.createdAt})`,
-      now - config.AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL * 1000,
+      now - config.oauth2.registrationTtl * 1000,
     ),
   );
   const doomed = (

@@ -40,7 +40,7 @@ export async function verifyIdTokenHint(config: Config, token: string): Promise<
       },
       {
         algorithms: [...SIGNING_ALGORITHMS],
-        issuer: config.AUTH_SERVER_URL,
+        issuer: config.urls.server,
         typ: "JWT",
         requiredClaims: ["sub", "aud", "iat"],
         // Expiry ignored (see above): any clock skew is tolerated (jose wants a finite number).

@@ -92,8 +92,7 @@ export async function completeWithAccessToken(
     orgId,
   );
   // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
-  if ("device" in done)
-    return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
+  if ("device" in done) return { redirectUri: deps.config.urls.auth(`${DEVICE_PAGE_PATH}?result=approved`) };
   return done;
 }
 

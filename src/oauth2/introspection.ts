@@ -42,7 +42,7 @@ const isRefreshToken = (token: string) => token.startsWith(REFRESH_TOKEN_PREFIX)
  */
 export async function introspect(deps: Deps, clientId: string, token: string): Promise<Introspection> {
   const inactive = { active: false } as const;
-  const iss = deps.config.AUTH_SERVER_URL;
+  const iss = deps.config.urls.server;
   if (isRefreshToken(token)) {
     const found = await findLiveRefreshToken(deps, clientId, token);
     if (!found) return inactive;

@@ -13,7 +13,7 @@ export function authorizationResponse(
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(values))
     if (value !== undefined) url.searchParams.set(name, value);
-  url.searchParams.set("iss", config.AUTH_SERVER_URL);
+  url.searchParams.set("iss", config.urls.server);
   return url.toString();
 }
 

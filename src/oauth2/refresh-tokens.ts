@@ -149,7 +149,7 @@ async function rotateGrantToken(
     presented: refreshToken,
     successor: newRefreshToken(grantId),
     lifetimeMs,
-    graceMs: deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+    graceMs: deps.config.tokens.reuseInterval * 1000,
   });
   const successor = await successorOfRotation(deps, client, found, rotation);
   if (rotation.outcome === "rotated" && rotation.touch) {

@@ -11,7 +11,7 @@ import { OAuth2Error } from "./errors";
 
 /** The resources `client` may have tokens for. */
 export function allowedResources(config: Config, client: OAuth2ClientRow): string[] {
-  return client.resources ?? config.oauth2Resources;
+  return client.resources ?? config.oauth2.resources;
 }
 
 /**

@@ -18,14 +18,14 @@ export type Ctx = Context<AppEnv>;
  * first-party app (contract §13) and refuses the authorization server's requests while it is off (`loadRequest`).
  */
 export const requireEnabled = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.var.config.AUTH_OAUTH2_PROVIDER_ENABLED && !isLoginPage(c)) {
+  if (!c.var.config.oauth2.enabled && !isLoginPage(c)) {
     throw new AppError("disabled-endpoint", "the OAuth2 authorization server is disabled");
   }
   await next();
 });
 
 function isLoginPage(c: Ctx): boolean {
-  const page = `${c.var.config.AUTH_API_PREFIX}${LOGIN_PAGE_PATH}`;
+  const page = `${c.var.config.urls.authPrefix}${LOGIN_PAGE_PATH}`;
   return c.req.path === page || c.req.path.startsWith(`${page}/`);
 }
 
@@ -39,7 +39,7 @@ export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
 export async function clientRequest(c: Ctx) {
   const params = await oauth2Params(c);
   // The endpoint's URL under the issuer, which a client assertion may name as its audience (client-assertion.ts).
-  const endpoint = `${c.var.config.AUTH_SERVER_URL}${c.req.path.slice(c.req.path.lastIndexOf("/oauth2/"))}`;
+  const endpoint = `${c.var.config.urls.server}${c.req.path.slice(c.req.path.lastIndexOf("/oauth2/"))}`;
   const client = await authenticateClient(c.var.deps, c.req.header("authorization"), params, endpoint);
   return { params, client };
 }

@@ -109,7 +109,7 @@ export async function signOAuth2AccessToken(input: IssueInput): Promise<string> 
       : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: ACCESS_TOKEN_TYPE })
-    .setIssuer(config.AUTH_SERVER_URL)
+    .setIssuer(config.urls.server)
     .setSubject(user?.id ?? client.clientId)
     .setAudience(audienceOf(client.clientId, resources))
     .setIssuedAt(iat)
@@ -146,7 +146,7 @@ export async function signIdToken(
     ...(sid ? { sid } : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
-    .setIssuer(config.AUTH_SERVER_URL)
+    .setIssuer(config.urls.server)
     .setSubject(user.id)
     .setAudience(client.clientId)
     .setIssuedAt(iat)

@@ -38,7 +38,7 @@ export function authDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument
       "*form*. Protected operations take `Authorization: Bearer <accessToken>` (a session's access token); the admin " +
       "API under /admin needs the header `x-hasura-admin-secret`. Errors are `{status, message, error}` with the " +
       "codes listed below; the OAuth2 endpoints answer RFC 6749's `{error, error_description}` instead.",
-    serverUrl: config.AUTH_SERVER_URL,
+    serverUrl: config.urls.server,
     exclude: PAGES,
     errorResponse: {
       description: "An error: `error` is one of the codes of components.schemas.Error, each with its status.",

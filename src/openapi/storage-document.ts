@@ -11,7 +11,7 @@ export function storageDocument(app: Hono<AppEnv>, config: Config): OpenApiDocum
     description:
       "Wire-compatible with Nhost Storage: files in R2, downloads with conditions, " +
       "ranges and image transformation, presigned URLs, buckets.",
-    serverUrl: `${config.STORAGE_SERVER_URL}${config.STORAGE_API_PREFIX}`,
+    serverUrl: `${config.urls.storage}${config.urls.storagePrefix}`,
     extraComponents: {
       securitySchemes: {
         bearer: {

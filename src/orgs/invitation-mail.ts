@@ -16,10 +16,8 @@ export const INVITATION_PAGE_PATH = "/oauth2/invitation";
  */
 export function invitationLink(config: Config, ticket: string, redirectTo: string): string {
   const hosted =
-    config.AUTH_OAUTH2_PROVIDER_ENABLED &&
-    !config.AUTH_OAUTH2_PROVIDER_LOGIN_URL &&
-    redirectTo === config.defaultRedirectUrl;
-  const link = new URL(hosted ? `${config.AUTH_SERVER_URL}${INVITATION_PAGE_PATH}` : redirectTo);
+    config.oauth2.enabled && !config.oauth2.loginUrl && redirectTo === config.urls.defaultRedirect;
+  const link = new URL(hosted ? config.urls.auth(INVITATION_PAGE_PATH) : redirectTo);
   link.searchParams.set("ticket", ticket);
   if (!hosted) link.searchParams.set("type", "orgInvitation");
   return link.toString();
@@ -40,9 +38,9 @@ export async function mailInvitation(
     findUserByEmail(deps.shards, invitation.email),
     inviterId ? findUserById(deps.shards, inviterId) : undefined,
   ]);
-  const locale = invitee?.locale ?? inviter?.locale ?? config.AUTH_LOCALE_DEFAULT;
+  const locale = invitee?.locale ?? inviter?.locale ?? config.locales.default;
   const link = invitationLink(config, invitation.ticket, invitation.redirectTo);
-  const message = renderTemplate(config.mailTemplates, "org-invitation", locale, config.AUTH_LOCALE_DEFAULT, {
+  const message = renderTemplate(config.mail.templates, "org-invitation", locale, config.locales.default, {
     displayName: invitee?.displayName ?? invitation.email,
     email: invitation.email,
     orgName: invitation.org.name,
@@ -51,8 +49,8 @@ export async function mailInvitation(
     locale,
     link,
     ticket: invitation.ticket,
-    serverUrl: config.AUTH_SERVER_URL,
-    clientUrl: config.AUTH_CLIENT_URL,
+    serverUrl: config.urls.server,
+    clientUrl: config.urls.client,
   });
   await deps.mailer.send({
     to: invitation.email,

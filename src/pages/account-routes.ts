@@ -38,7 +38,7 @@ function signUpMessage(c: Ctx, t: PageText, error: AppError): string {
     case "email-already-in-use":
       return t.errors.emailInUse;
     case "password-too-short":
-      return t.errors.passwordTooShort(c.var.config.AUTH_PASSWORD_MIN_LENGTH);
+      return t.errors.passwordTooShort(c.var.config.password.minLength);
     case "password-in-hibp-database":
       return t.errors.passwordBreached;
     case "invalid-email-password":
@@ -72,7 +72,7 @@ export function newPasswordPage(
     t,
     action: paths(c).newPassword,
     requestId: request.id,
-    minLength: c.var.config.AUTH_PASSWORD_MIN_LENGTH,
+    minLength: c.var.config.password.minLength,
     error,
   });
   return render(c, status, t.newPasswordTitle, form, { t, redirectUri: returnTarget(request) });
@@ -190,7 +190,7 @@ export const pageAccountRoutes = new Hono<AppEnv>()
     if (!(provider in c.var.config.providers.enabled)) return backToPage(c, request.id);
     // Identity brokering: the provider flow's way back is this page, signed for this browser. The provider flow
     // binds the browser again for its own callback (its state cookie).
-    const issuerPath = new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+    const issuerPath = c.var.config.urls.authPath;
     const start = new URL(`${issuerPath}/signin/provider/${encodeURIComponent(provider)}`, c.req.url);
     start.searchParams.set("redirectTo", await pageLinkTarget(c, request.id));
     return c.redirect(start.toString(), 303);

@@ -9,5 +9,5 @@ import { pageRoutes } from "./routes";
  */
 export const pagesFeature = {
   name: "pages",
-  routes: (config: Config) => ({ auth: pageRoutes(config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) }),
+  routes: (config: Config) => ({ auth: pageRoutes(config.oauth2.loginUrl) }),
 };

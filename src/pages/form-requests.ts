@@ -43,7 +43,7 @@ export async function loadRequest(c: Ctx, requestId: string | undefined): Promis
   // The page serves the authorization server's requests only while it is on and the page is its login UI; an app's
   // requests it serves always (the hosted pages). So a request made before the switch went off completes nothing.
   const { config } = c.var;
-  if (!config.AUTH_OAUTH2_PROVIDER_ENABLED || config.AUTH_OAUTH2_PROVIDER_LOGIN_URL) return null;
+  if (!config.oauth2.enabled || config.oauth2.loginUrl) return null;
   if (request?.invitation) {
     const invitation = await findPendingInvitation(c.var.deps, request.invitation.ticketHash);
     return invitation ? { request, client: { clientName: invitation.org.name }, invitation } : null;

@@ -55,8 +55,7 @@ async function start(c: Ctx, view: View) {
   const request = appRequest(deps.now(), target, { promptLogin, uiLocales });
   await savePendingRequest(c.env, request);
   // The sign-up view only while sign-ups are on; else the sign-in view, which says nothing of creating an account.
-  const shown =
-    view === "sign-in" || (view === "sign-up" && c.var.config.AUTH_DISABLE_SIGNUP) ? undefined : view;
+  const shown = view === "sign-in" || (view === "sign-up" && c.var.config.signUp.disabled) ? undefined : view;
   // On to the page under the request's id: reloading it keeps the request, and the app's parameters leave the URL.
   return c.redirect(new URL(viewHref(c, request.id, shown), c.req.url).toString(), 303);
 }

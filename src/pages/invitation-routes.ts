@@ -103,7 +103,7 @@ export async function joinInvitation(c: Ctx, request: PendingRequest, invitation
   try {
     const { org, role } = await acceptInvitationByHash(deps, request.invitation.ticketHash, session.user.id);
     deps.background(forgetPendingRequest(c.env, request.id));
-    return render(c, 200, t.joinedTitle(org.name), joined(t, org.name, role, deps.config.AUTH_CLIENT_URL), {
+    return render(c, 200, t.joinedTitle(org.name), joined(t, org.name, role, deps.config.urls.client), {
       t,
     });
   } catch (error) {

@@ -30,6 +30,6 @@ export async function isLandingInAskingBrowser(c: Ctx): Promise<boolean> {
   const named = c.req.query("browser");
   if (!held || !named || !timingSafeEqualString(named, held)) return false;
   // The page answers under whichever host reached it; the link was signed under AUTH_SERVER_URL.
-  const asSigned = `${c.var.config.AUTH_SERVER_URL}${LOGIN_PAGE_PATH}${new URL(c.req.url).search}`;
+  const asSigned = c.var.config.urls.auth(`${LOGIN_PAGE_PATH}${new URL(c.req.url).search}`);
   return isOwnSignedRedirect(c.var.config, asSigned);
 }

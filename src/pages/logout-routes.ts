@@ -33,12 +33,11 @@ import { confirmSignOut, invalidLogout, signedOut } from "./logout-pages";
 
 export const LOGOUT_PATH = "/oauth2/logout";
 
-const confirmAction = (c: Ctx) =>
-  `${new URL(c.var.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")}${LOGOUT_PATH}/confirm`;
+const confirmAction = (c: Ctx) => `${c.var.config.urls.authPath}${LOGOUT_PATH}/confirm`;
 
 /** The service as the question names it: the brand's name (contract §13), else the host people signed in at. */
 const serviceName = async (c: Ctx) =>
-  (await brandOf(c.var.deps, c.var.requestId)).name ?? new URL(c.var.config.AUTH_SERVER_URL).host;
+  (await brandOf(c.var.deps, c.var.requestId)).name ?? new URL(c.var.config.urls.server).host;
 
 function problemText(t: PageText, problem: EndSessionProblem): string {
   if (problem === "invalid-hint") return t.errors.logoutInvalidHint;

@@ -27,7 +27,7 @@ const PASSKEY_PROOF_WINDOW_MS = 5 * 60_000;
 
 /** What the person can re-authenticate with here. */
 export async function abilitiesOf(deps: Deps, user: UserRow): Promise<Abilities> {
-  const key = deps.config.AUTH_WEBAUTHN_ENABLED
+  const key = deps.config.webauthn.enabled
     ? await deps.shards
         .ofUser(user.id)
         .select({ id: securityKeys.id })

@@ -80,7 +80,7 @@ export async function reauthStep(
     hidden,
     error: options.error,
   });
-  const apiPath = new URL(deps.config.AUTH_SERVER_URL).pathname.replace(/\/$/, "");
+  const apiPath = deps.config.urls.authPath;
   return render(c, options.status ?? (options.error ? 401 : 200), t.reauthTitle, body, {
     t,
     redirectUri: returnTarget(request),

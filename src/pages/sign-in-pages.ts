@@ -12,7 +12,7 @@ import { resetForm, signUpForm } from "./render-account";
 /** The magic-link form may create the account while sign-ups are on, so `signup` guards it too (checks.ts). */
 const linkWidget = (c: Ctx) =>
   widgetFor(c, "passwordless") ??
-  (c.var.config.AUTH_DISABLE_SIGNUP ? undefined : widgetFor(c, "signup", "passwordless"));
+  (c.var.config.signUp.disabled ? undefined : widgetFor(c, "signup", "passwordless"));
 
 /** The sign-in form, with sign-up, reset, providers, passkeys and magic links as the deployment has them. */
 export function signInPage(
@@ -32,7 +32,7 @@ export function signInPage(
 ) {
   const { config } = c.var;
   const t = pageText(c, request.uiLocales, options.userLocale);
-  const passkeys = config.AUTH_WEBAUTHN_ENABLED;
+  const passkeys = config.webauthn.enabled;
   const widgets = { signin: widgetFor(c, "signin"), passwordless: linkWidget(c) };
   return render(
     c,
@@ -48,11 +48,11 @@ export function signInPage(
       email: options.email ?? request.loginHint,
       error: options.error,
       resendAction: options.resend ? paths(c).resendVerification : undefined,
-      signUpHref: config.AUTH_DISABLE_SIGNUP ? undefined : viewHref(c, request.id, "sign-up"),
+      signUpHref: config.signUp.disabled ? undefined : viewHref(c, request.id, "sign-up"),
       resetHref: viewHref(c, request.id, "reset"),
       providerAction: paths(c).provider,
       providers: Object.keys(config.providers.enabled).map((id) => ({ id, name: providerName(id) })),
-      emailLinkAction: config.AUTH_EMAIL_PASSWORDLESS_ENABLED ? paths(c).emailLink : undefined,
+      emailLinkAction: config.passwordless.emailLink ? paths(c).emailLink : undefined,
       passkeySessionAction: passkeys ? paths(c).session : undefined,
       widgets,
     }),
@@ -67,9 +67,7 @@ export function signInPage(
           ),
         ),
       ],
-      ...(passkeys
-        ? { script: passkeyScript(new URL(config.AUTH_SERVER_URL).pathname.replace(/\/$/, "")) }
-        : {}),
+      ...(passkeys ? { script: passkeyScript(config.urls.authPath) } : {}),
     },
   );
 }
@@ -109,7 +107,7 @@ export function accountPage(
         action: paths(c).signUp,
         requestId: request.id,
         clientName,
-        minLength: config.AUTH_PASSWORD_MIN_LENGTH,
+        minLength: config.password.minLength,
         email: options.email,
         displayName: options.displayName,
         error: options.error,

@@ -39,7 +39,7 @@ export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
       ? t.errors.tooManyCodes(error.retryAfterSeconds)
       : t.errors.tooManyAttempts(error.retryAfterSeconds);
   }
-  if (c.var.config.AUTH_CONCEAL_ERRORS) return t.errors.failed;
+  if (c.var.config.concealErrors) return t.errors.failed;
   switch (error.code) {
     case "invalid-email-password":
       return t.errors.wrongPassword;
@@ -197,7 +197,7 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
       const status = error.status === 503 ? 503 : error.status === 429 ? 429 : 401;
       // An unverified address gets a way to have the mail sent again (not when errors are concealed).
-      const resend = error.code === "unverified-user" && !c.var.config.AUTH_CONCEAL_ERRORS;
+      const resend = error.code === "unverified-user" && !c.var.config.concealErrors;
       return again(status, signInMessage(c, t, error), resend);
     }
   })
@@ -247,7 +247,7 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     const email = (params.get("email") ?? "").trim().slice(0, 254);
     const again = (status: 400 | 429 | 503, error: string) =>
       signInPage(c, request, client.clientName, { status, email, error });
-    if (!c.var.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) return again(400, t.errors.linksOff);
+    if (!c.var.config.passwordless.emailLink) return again(400, t.errors.linksOff);
     if (!emailField.safeParse(email).success) return again(400, t.errors.enterEmail);
     const retryAfter = await rateLimited(c, "EMAIL", email);
     if (retryAfter !== null) return again(429, t.errors.tooManyEmails(retryAfter));

@@ -132,7 +132,7 @@ export async function userForProfile(
     await linkIdentity(deps, proven.id, provider, profile.id);
     return proven;
   }
-  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (config.signUp.disabled) throw new AppError("signup-disabled");
   const resolved = resolveSignUpOptions(config, options, "");
   const created = await createUser(deps, {
     admission: "identity-provider",
@@ -144,8 +144,7 @@ export async function userForProfile(
       ...resolved,
       // The provider's name follows the same rule as a name given at sign-up (markup characters out, 32 at most).
       displayName: options.displayName ?? (conformingDisplayName(profile.displayName ?? "") || email || ""),
-      locale:
-        options.locale ?? localeOf(config.AUTH_LOCALE_ALLOWED_LOCALES, profile.locale) ?? resolved.locale,
+      locale: options.locale ?? localeOf(config.locales.allowed, profile.locale) ?? resolved.locale,
     },
   });
   // The email was taken between the lookup and the insert: the next sign-in resolves it by step 2.
@@ -196,7 +195,7 @@ function keepsAnotherWay(deps: Deps, userId: string, identityId: string) {
   ];
   const ways = [
     sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.password_hash IS NOT NULL AND u.email IS NOT NULL)`,
-    ...(config.AUTH_WEBAUTHN_ENABLED
+    ...(config.webauthn.enabled
       ? [sql`EXISTS (SELECT 1 FROM security_keys k WHERE k.user_id = ${userId})`]
       : []),
     ...(providers.length
@@ -207,10 +206,10 @@ function keepsAnotherWay(deps: Deps, userId: string, identityId: string) {
           )}))`,
         ]
       : []),
-    ...(config.AUTH_EMAIL_PASSWORDLESS_ENABLED || config.AUTH_OTP_EMAIL_ENABLED
+    ...(config.passwordless.emailLink || config.passwordless.emailOtp
       ? [sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.email IS NOT NULL)`]
       : []),
-    ...(config.AUTH_SMS_PASSWORDLESS_ENABLED
+    ...(config.passwordless.sms
       ? [sql`EXISTS (SELECT 1 FROM users u WHERE u.id = ${userId} AND u.phone_number IS NOT NULL)`]
       : []),
   ];

@@ -30,7 +30,7 @@ export const REQUEST_LIFETIME_MS = 10 * 60 * 1000;
 const HANDOFF_LIFETIME_MS = 60 * 60 * 1000;
 
 const callbackUrl = (deps: Deps, provider: ProviderName) =>
-  `${deps.config.AUTH_SERVER_URL}/signin/provider/${provider}/callback`;
+  deps.config.urls.auth(`/signin/provider/${provider}/callback`);
 
 const startQuery = z.object({
   redirectTo: z.string().max(2048).optional(),
@@ -118,7 +118,9 @@ export async function startProviderSignIn(
     await deps.db.insert(providerRequests).values({
       stateHash: await sha256Hex(state),
       provider: settings.name,
-      codeVerifierSealed: codeVerifier ? await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, codeVerifier) : null,
+      codeVerifierSealed: codeVerifier
+        ? await encrypt(deps.config.secrets.encryptionKey, codeVerifier)
+        : null,
       nonce: nonce ?? null,
       redirectTo,
       options: options as Record<string, unknown>,
@@ -181,7 +183,7 @@ async function handOffTokens(
 ): Promise<void> {
   const now = deps.now();
   const sealed = await encrypt(
-    deps.config.AUTH_ENCRYPTION_KEY!,
+    deps.config.secrets.encryptionKey,
     JSON.stringify({
       accessToken: tokens.accessToken,
       expiresIn: tokens.expiresIn ?? 0,
@@ -213,7 +215,10 @@ export async function finishProviderSignIn(
   const request = await takeRequest(deps, provider, params.state, browserHash);
   if (!request || !isProviderName(provider)) {
     const error = new AppError("invalid-state");
-    return withQuery(deps.config.defaultRedirectUrl, { error: error.code, errorDescription: error.message });
+    return withQuery(deps.config.urls.defaultRedirect, {
+      error: error.code,
+      errorDescription: error.message,
+    });
   }
   const back = (values: Record<string, string>) =>
     withQuery(request.redirectTo, { ...values, ...(request.appState ? { state: request.appState } : {}) });
@@ -230,7 +235,7 @@ export async function finishProviderSignIn(
       code: params.code,
       redirectUri: callbackUrl(deps, provider),
       codeVerifier: request.codeVerifierSealed
-        ? await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, request.codeVerifierSealed)
+        ? await decrypt(deps.config.secrets.encryptionKey, request.codeVerifierSealed)
         : undefined,
       nonce: request.nonce ?? undefined,
     });
@@ -290,5 +295,5 @@ export async function takeProviderTokens(deps: Deps, userId: string, provider: s
     .returning({ sealed: providerTokenHandoffs.sealed })
     .get();
   if (!row) return { accessToken: "", expiresIn: 0, expiresAt: "", refreshToken: null };
-  return JSON.parse(await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, row.sealed)) as Record<string, unknown>;
+  return JSON.parse(await decrypt(deps.config.secrets.encryptionKey, row.sealed)) as Record<string, unknown>;
 }

@@ -200,9 +200,7 @@ export const providerRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const params = await callbackParams("POST", c.req.url, () => bodyText(c));
-      const asGet = new URL(
-        `${c.var.config.AUTH_SERVER_URL}/signin/provider/${c.req.param("provider")}/callback`,
-      );
+      const asGet = new URL(c.var.config.urls.auth(`/signin/provider/${c.req.param("provider")}/callback`));
       for (const name of ["code", "state", "user", "error", "error_description"]) {
         if (params[name] !== undefined) asGet.searchParams.set(name, params[name]);
       }

@@ -159,8 +159,8 @@ export function createApp(config: Config): Hono<AppEnv> {
   const featureRoutes = routesOf(config);
   app.use(requestContext(config, createServices));
   for (const routes of surface(featureRoutes, "root")) app.route("/", routes);
-  app.route(config.AUTH_API_PREFIX, createAuthApp(config, featureRoutes));
-  for (const routes of surface(featureRoutes, "storage")) app.route(config.STORAGE_API_PREFIX, routes);
+  app.route(config.urls.authPrefix, createAuthApp(config, featureRoutes));
+  for (const routes of surface(featureRoutes, "storage")) app.route(config.urls.storagePrefix, routes);
   app.notFound((c) => {
     const error = new AppError(
       "route-not-found",
@@ -174,7 +174,7 @@ export function createApp(config: Config): Hono<AppEnv> {
       if (caught.reason) logError(c.var.requestId, caught.error, caught.reason, "warn");
       return oauth2ErrorResponse(caught);
     }
-    const error = concealIfConfigured(toAppError(caught), config.AUTH_CONCEAL_ERRORS);
+    const error = concealIfConfigured(toAppError(caught), config.concealErrors);
     if (SIGN_IN_FAILURES.has(error.code)) await auditSignInFailure(c, error.code);
     // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
     if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);

@@ -1,4 +1,4 @@
-import { type Config, getConfig } from "../config";
+import type { Config } from "../config";
 import type { Env } from "../env";
 import { consumeEvents, type EventConsumer } from "../events/consume";
 import { keepDeadLetters } from "../events/dead-letters";
@@ -6,6 +6,7 @@ import { queueRole } from "../events/queues";
 import { retryDelaySeconds } from "../events/retry";
 import type { StreamEvent } from "../events/types";
 import type { Deps } from "../http/deps";
+import { getConfig } from "./config";
 import type { Feature } from "./feature";
 import { FEATURES } from "./features";
 import { createServices, detached } from "./services";
@@ -31,12 +32,8 @@ export async function handleQueueBatch(
     case "events":
       return consumeStream(batch as MessageBatch<StreamEvent>, services, config);
     case "deadLetters":
-      return keepDeadLetters(
-        services.db,
-        batch,
-        services.now(),
-        config.AUTH_EVENTS_RETRY_DELAY_SECONDS,
-        (body) => eachFeature((feature) => feature.deadLetter?.(body, services)),
+      return keepDeadLetters(services.db, batch, services.now(), config.events.retryDelaySeconds, (body) =>
+        eachFeature((feature) => feature.deadLetter?.(body, services)),
       );
     case null:
       break;
@@ -72,11 +69,11 @@ async function consumeStream(
       JSON.stringify({ level: "error", what: "event consumers did not start", detail: String(error) }),
     );
     const attempts = Math.max(...batch.messages.map((message) => message.attempts));
-    batch.retryAll({ delaySeconds: retryDelaySeconds(attempts, config.AUTH_EVENTS_RETRY_DELAY_SECONDS) });
+    batch.retryAll({ delaySeconds: retryDelaySeconds(attempts, config.events.retryDelaySeconds) });
     return;
   }
   try {
-    await consumeEvents(batch, consumers, config.AUTH_EVENTS_RETRY_DELAY_SECONDS);
+    await consumeEvents(batch, consumers, config.events.retryDelaySeconds);
   } finally {
     await Promise.allSettled(consumers.map((consumer) => consumer.close?.()));
   }

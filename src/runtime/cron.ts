@@ -1,8 +1,9 @@
-import { type Config, getConfig } from "../config";
+import type { Config } from "../config";
 import { sweepPlumbing } from "../db/housekeeping";
 import { type Shards, shardsOf } from "../db/shards";
 import type { Env } from "../env";
 import { drainShards } from "../events/outbox";
+import { getConfig } from "./config";
 import { FEATURES } from "./features";
 import { createServices, detached } from "./services";
 
@@ -15,7 +16,7 @@ const HOUSEKEEPING_CRON = "17 3 * * *";
  */
 function shardsToDrain(env: Env): Shards {
   try {
-    return shardsOf(env, getConfig(env).AUTH_D1_SHARDS);
+    return shardsOf(env, getConfig(env).shards);
   } catch (error) {
     console.error(JSON.stringify({ level: "error", what: "outbox drain", detail: String(error) }));
     return shardsOf(env, ["DB"]);

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { SignInHooks } from "../auth";
-import type { Config } from "../config";
+import type { Config, FeatureSettingsSlice } from "../config";
 import type { EventConsumer } from "../events/consume";
 import type { QueueRole } from "../events/queues";
 import type { AppEnv } from "../http/app-env";
@@ -31,6 +31,11 @@ export type OwnQueue = Exclude<QueueRole, "events" | "deadLetters">;
 export interface Feature {
   /** Its folder under src/ (the lint and drizzle-kit find it by that name). */
   readonly name: string;
+  /**
+   * Its settings slice (its settings.ts): the environment variables it reads and the `config.<slice>` they become;
+   * src/runtime/config.ts parses every feature's with the core.
+   */
+  readonly settings?: FeatureSettingsSlice;
   /** Its tables: src/db/tables/<name>.ts, which drizzle-kit reads and src/db/schema.ts gathers. */
   readonly tables?: Readonly<Record<string, unknown>>;
   /** Its routes by surface, built once per configuration. */

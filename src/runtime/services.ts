@@ -35,7 +35,7 @@ export function detached(work: Promise<unknown>): void {
  * run): the same database, mailer, SMS sender, outbound HTTP and audit recorder whichever entry asks.
  */
 export function createServices(config: Config, env: Env, scope: ServiceScope): Deps {
-  const shards = scope.shards ?? shardsOf(env, config.AUTH_D1_SHARDS);
+  const shards = scope.shards ?? shardsOf(env, config.shards);
   const db = shards.home;
   const outbound: typeof fetch = env.OUTBOUND
     ? (input, init) => env.OUTBOUND!.fetch(input, init)
@@ -45,7 +45,7 @@ export function createServices(config: Config, env: Env, scope: ServiceScope): D
   const background = scope.background;
   const audit = auditRecorder({
     shards,
-    encryptionKey: config.AUTH_ENCRYPTION_KEY!,
+    encryptionKey: config.secrets.encryptionKey,
     now: Date.now,
     background,
     origin: scope.origin ?? NO_ORIGIN,

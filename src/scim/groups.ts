@@ -160,13 +160,13 @@ export async function createScimGroup(deps: Deps, orgId: string, body: unknown) 
   }
   await setMembers(deps, row.id, [], members);
   if (row.role) await syncRoles(deps, orgId, members);
-  return toScimGroup(deps.config.AUTH_SERVER_URL, row, members);
+  return toScimGroup(deps.config.urls.server, row, members);
 }
 
 export async function getScimGroup(deps: Deps, orgId: string, id: string, withMembers = true) {
   const row = await groupRow(deps, orgId, id);
   const members = withMembers ? ((await membersOf(deps, [id])).get(id) ?? []) : null;
-  return toScimGroup(deps.config.AUTH_SERVER_URL, row, members);
+  return toScimGroup(deps.config.urls.server, row, members);
 }
 
 /** Stores a group as a PUT (or a PATCH's result) states it; members' roles follow the group's. */
@@ -198,7 +198,7 @@ async function store(deps: Deps, orgId: string, row: ScimGroupRow, current: stri
   const changed = await setMembers(deps, row.id, current, wanted);
   if (role !== row.role) await syncRoles(deps, orgId, [...current, ...wanted]);
   else if (role) await syncRoles(deps, orgId, changed);
-  return toScimGroup(deps.config.AUTH_SERVER_URL, updated, wanted);
+  return toScimGroup(deps.config.urls.server, updated, wanted);
 }
 
 export async function replaceScimGroup(deps: Deps, orgId: string, id: string, body: unknown) {
@@ -210,7 +210,7 @@ export async function replaceScimGroup(deps: Deps, orgId: string, id: string, bo
 export async function patchScimGroup(deps: Deps, orgId: string, id: string, patch: PatchRequest) {
   const row = await groupRow(deps, orgId, id);
   const current = (await membersOf(deps, [id])).get(id) ?? [];
-  const resource = toScimGroup(deps.config.AUTH_SERVER_URL, row, current);
+  const resource = toScimGroup(deps.config.urls.server, row, current);
   return store(deps, orgId, row, current, parseGroupInput(applyPatch(resource, patch)));
 }
 
@@ -235,7 +235,7 @@ export async function listScimGroups(deps: Deps, orgId: string, query: ListQuery
           rows.map((row) => row.id),
         )
       : null;
-    return rows.map((row) => toScimGroup(deps.config.AUTH_SERVER_URL, row, members?.get(row.id) ?? null));
+    return rows.map((row) => toScimGroup(deps.config.urls.server, row, members?.get(row.id) ?? null));
   };
   if (query.filter !== undefined) {
     const terms = parseFilter(query.filter, GROUP_FILTER);

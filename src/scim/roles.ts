@@ -12,13 +12,13 @@ import type { Deps } from "../http/deps";
  * service, so an IdP's group can't seize or strand an organization.
  */
 
-export function groupRole(config: Pick<Config, "AUTH_ORG_ROLES">, displayName: string): string | null {
+export function groupRole(config: Pick<Config, "orgs">, displayName: string): string | null {
   const wanted = displayName.trim().toLowerCase();
   return orgRoles(config).find((role) => role !== "owner" && role.toLowerCase() === wanted) ?? null;
 }
 
 /** Higher is stronger: admin, then custom roles in their configured order, then member. */
-function rank(config: Pick<Config, "AUTH_ORG_ROLES">, role: string): number {
+function rank(config: Pick<Config, "orgs">, role: string): number {
   if (role === "admin") return 1_000;
   if (role === "member") return 0;
   const custom = orgRoles(config).slice(3);

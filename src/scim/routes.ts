@@ -95,7 +95,7 @@ function patchOf(c: ScimContext): PatchRequest {
 
 /** The resource id of the path (`/Users/:id`); the handlers are typed without their paths, hence the fallback. */
 const idParam = (c: ScimContext) => c.req.param("id") ?? "";
-const base = (c: ScimContext) => `${c.var.config.AUTH_SERVER_URL}/scim/v2`;
+const base = (c: ScimContext) => c.var.config.urls.auth("/scim/v2");
 const AUTH_NOTE =
   "Authenticated by a SCIM token of the organization (`Authorization: Bearer scim_…`, contract organizations.md §3); " +
   "answers and errors are `application/scim+json`.";

@@ -76,7 +76,7 @@ async function groupsOf(deps: Pick<Deps, "db">, orgId: string, userId: string) {
 
 export async function getScimUser(deps: Deps, orgId: string, userId: string) {
   const { member, user } = await loaded(deps, orgId, userId);
-  return toScimUser(deps.config.AUTH_SERVER_URL, member, user, await groupsOf(deps, orgId, userId));
+  return toScimUser(deps.config.urls.server, member, user, await groupsOf(deps, orgId, userId));
 }
 
 function uniquenessOf(error: unknown): ScimError | undefined {
@@ -138,7 +138,7 @@ export async function createScimUser(deps: Deps, orgId: string, body: unknown) {
     throw uniquenessOf(error) ?? error;
   }
   if (!member) throw new ScimError(409, "userName: already a user of this organization", "uniqueness");
-  return toScimUser(deps.config.AUTH_SERVER_URL, member, user);
+  return toScimUser(deps.config.urls.server, member, user);
 }
 
 /**
@@ -187,7 +187,7 @@ export async function replaceScimUser(deps: Deps, orgId: string, userId: string,
 
 export async function patchScimUser(deps: Deps, orgId: string, userId: string, patch: PatchRequest) {
   const current = await loaded(deps, orgId, userId);
-  const resource = toScimUser(deps.config.AUTH_SERVER_URL, current.member, current.user);
+  const resource = toScimUser(deps.config.urls.server, current.member, current.user);
   return store(deps, orgId, current, parseUserInput(applyPatch(resource, patch)));
 }
 
@@ -256,7 +256,7 @@ async function resources(deps: Deps, rows: OrgMemberRow[]) {
   );
   return rows.flatMap((row) => {
     const user = found.get(row.userId);
-    return user ? [toScimUser(deps.config.AUTH_SERVER_URL, row, user)] : [];
+    return user ? [toScimUser(deps.config.urls.server, row, user)] : [];
   });
 }
 

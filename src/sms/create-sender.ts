@@ -22,7 +22,7 @@ export function createSmsSender(
   audit: HookDeps["audit"],
 ): SmsSender {
   if (config.hooks.SEND_SMS) return hookSmsSender({ config, outbound, audit });
-  if (config.AUTH_DEV_SMS) return devSmsSender(db);
-  if (config.AUTH_SMS_PROVIDER === "twilio") return twilioSender(config, outbound);
+  if (config.devTransports.sms) return devSmsSender(db);
+  if (config.sms.provider === "twilio") return twilioSender(config, outbound);
   return noTransport;
 }

@@ -101,7 +101,7 @@ export type WireConnection = z.infer<typeof connectionSchema>;
  * for the connection it was sent to (the mix-up defense of RFC 9700 §4.4.2, distinct redirect URIs).
  */
 export const oidcCallbackUrl = (deps: Pick<Deps, "config">, connectionId: string) =>
-  `${deps.config.AUTH_SERVER_URL}/sso/oidc/${connectionId}/callback`;
+  deps.config.urls.auth(`/sso/oidc/${connectionId}/callback`);
 
 export function toWireConnection(deps: Pick<Deps, "config">, row: SsoConnectionRow): WireConnection {
   const settings = row.settings as Record<string, unknown>;
@@ -128,7 +128,7 @@ export function toWireConnection(deps: Pick<Deps, "config">, row: SsoConnectionR
       },
     };
   }
-  const server = deps.config.AUTH_SERVER_URL;
+  const server = deps.config.urls.server;
   return {
     ...base,
     saml: {
@@ -168,7 +168,7 @@ async function oidcSettings(
   return {
     issuer: input.issuer,
     clientId: input.clientId,
-    clientSecretSealed: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, input.clientSecret),
+    clientSecretSealed: await encrypt(deps.config.secrets.encryptionKey, input.clientSecret),
     scopes: input.scopes?.length ? [...new Set(["openid", ...input.scopes])] : DEFAULT_OIDC_SCOPES,
   };
 }
@@ -264,7 +264,7 @@ export async function updateConnection(
       ...(patch.issuer ? { issuer: patch.issuer } : {}),
       ...(patch.clientId ? { clientId: patch.clientId } : {}),
       ...(patch.clientSecret
-        ? { clientSecretSealed: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, patch.clientSecret) }
+        ? { clientSecretSealed: await encrypt(deps.config.secrets.encryptionKey, patch.clientSecret) }
         : {}),
       ...(patch.scopes ? { scopes: [...new Set(["openid", ...patch.scopes])] } : {}),
     } as unknown as Record<string, unknown>;

@@ -158,7 +158,7 @@ function txtValues(answer: unknown): string[] {
 
 /** Looks the TXT record up over DNS-over-HTTPS (AUTH_DNS_RESOLVER_URL, the operator's trusted resolver). */
 async function txtRecords(deps: Deps, name: string): Promise<string[]> {
-  const url = new URL(deps.config.AUTH_DNS_RESOLVER_URL);
+  const url = new URL(deps.config.orgs.dnsResolver);
   url.searchParams.set("name", name);
   url.searchParams.set("type", "TXT");
   let response: Response;

@@ -79,7 +79,7 @@ async function findOrCreateUser(
     // account they never proved (account pre-hijacking) is wiped before it is signed in (src/auth/credential-reset.ts).
     return { user: await proveEmail(deps, existing, "inbox"), created: false };
   }
-  if (deps.config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (deps.config.signUp.disabled) throw new AppError("signup-disabled");
   const options = resolveSignUpOptions(deps.config, {}, displayName || email);
   const created = await createUser(deps, {
     admission: "identity-provider",

@@ -119,7 +119,7 @@ export async function oidcIdentity(
   try {
     // The state was matched already: it found the pending request. `iss`, when the IdP sends it, is checked (RFC 9207).
     const callback = oauth.validateAuthResponse(as, client, params, oauth.skipStateCheck);
-    const secret = await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, settings.clientSecretSealed);
+    const secret = await decrypt(deps.config.secrets.encryptionKey, settings.clientSecretSealed);
     const response = await oauth.authorizationCodeGrantRequest(
       as,
       client,

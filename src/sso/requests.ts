@@ -69,7 +69,7 @@ export async function saveSsoRequest(deps: Deps, request: NewSsoRequest): Promis
     stateHash: await sha256Hex(request.state),
     connectionId: request.connectionId,
     codeVerifierSealed: request.codeVerifier
-      ? await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, request.codeVerifier)
+      ? await encrypt(deps.config.secrets.encryptionKey, request.codeVerifier)
       : null,
     nonce: request.nonce ?? null,
     redirectTo: request.redirectTo,
@@ -86,7 +86,7 @@ async function pendingOf(deps: Deps, row: Row): Promise<PendingSsoRequest> {
     redirectTo: row.redirectTo,
     browserHash: row.browserHash,
     ...(row.codeVerifierSealed
-      ? { codeVerifier: await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, row.codeVerifierSealed) }
+      ? { codeVerifier: await decrypt(deps.config.secrets.encryptionKey, row.codeVerifierSealed) }
       : {}),
     ...(row.nonce ? { nonce: row.nonce } : {}),
   };

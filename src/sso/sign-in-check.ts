@@ -18,7 +18,7 @@ export const refuseUnderEnforcedSso: SignInCheck = async (deps, { method, email 
   if (await ssoEnforcingOrg(deps, email)) {
     throw new AppError(
       "sso-required",
-      `this email's organization signs in through its identity provider: POST ${deps.config.AUTH_SERVER_URL}/sso/start with {"email"}`,
+      `this email's organization signs in through its identity provider: POST ${deps.config.urls.server}/sso/start with {"email"}`,
     );
   }
 };

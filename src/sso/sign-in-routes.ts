@@ -87,7 +87,7 @@ export const ssoSignInRoutes = new Hono<AppEnv>()
       if (!request) {
         const error = new AppError("invalid-state");
         return c.redirect(
-          withQuery(deps.config.defaultRedirectUrl, { error: error.code, errorDescription: error.message }),
+          withQuery(deps.config.urls.defaultRedirect, { error: error.code, errorDescription: error.message }),
           302,
         );
       }

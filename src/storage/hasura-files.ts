@@ -59,7 +59,7 @@ export const hasuraUnavailable = (reason: string) =>
 function headersFor(deps: Deps, acting: Acting): Record<string, string> {
   if (acting.kind === "admin" || acting.kind === "service") {
     // Required with STORAGE_PERMISSIONS=hasura (config.ts).
-    return { "x-hasura-admin-secret": deps.config.HASURA_GRAPHQL_ADMIN_SECRET ?? "" };
+    return { "x-hasura-admin-secret": deps.config.hasura.adminSecret ?? "" };
   }
   if (acting.kind === "public") return {};
   return {

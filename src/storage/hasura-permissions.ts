@@ -24,7 +24,7 @@ import { type Acting, askHasura, hasuraUnavailable, type Verdict } from "./hasur
  *   step with the file.
  */
 
-export const decidedByHasura = (config: Config) => config.STORAGE_PERMISSIONS === "hasura";
+export const decidedByHasura = (config: Config) => config.storage.permissions === "hasura";
 
 /** The service's own permissions: what hasura-storage does with the admin secret. */
 const SERVICE: Acting = { kind: "service" };

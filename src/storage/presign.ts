@@ -14,16 +14,16 @@ const keys = settledMemo<string, CryptoKey>();
 
 /** STORAGE_PRESIGN_SECRET, or a key derived from AUTH_ENCRYPTION_KEY for this one purpose (never the key itself). */
 function signingKey(config: Config): Promise<CryptoKey> {
-  const source = config.STORAGE_PRESIGN_SECRET ?? `derived:${config.AUTH_ENCRYPTION_KEY}`;
+  const source = config.storage.presignSecret ?? `derived:${config.secrets.encryptionKey}`;
   return keys.get(source, async () => {
-    const raw = config.STORAGE_PRESIGN_SECRET
-      ? new TextEncoder().encode(config.STORAGE_PRESIGN_SECRET)
+    const raw = config.storage.presignSecret
+      ? new TextEncoder().encode(config.storage.presignSecret)
       : new Uint8Array(
           await crypto.subtle.sign(
             "HMAC",
             await crypto.subtle.importKey(
               "raw",
-              fromHex(config.AUTH_ENCRYPTION_KEY!),
+              fromHex(config.secrets.encryptionKey),
               { name: "HMAC", hash: "SHA-256" },
               false,
               ["sign"],
@@ -63,7 +63,7 @@ export async function presignedUrl(
   const credential = `edge-auth/${date.slice(0, 8)}/auto/s3/aws4_request`;
   const expires = String(expiresIn);
   const url = new URL(
-    `${config.STORAGE_SERVER_URL}${config.STORAGE_API_PREFIX}/files/${fileId}/presignedurl/contents`,
+    `${config.urls.storage}${config.urls.storagePrefix}/files/${fileId}/presignedurl/contents`,
   );
   const params: [string, string][] = [
     ["X-Amz-Algorithm", ALGORITHM],

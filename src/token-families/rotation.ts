@@ -72,7 +72,7 @@ export async function objectRequest(deps: Deps, request: RotationRequest): Promi
   const [presentedHash, candidateHash, candidateSealed] = await Promise.all([
     sha256Hex(request.presented),
     sha256Hex(request.successor),
-    encrypt(deps.config.AUTH_ENCRYPTION_KEY!, request.successor),
+    encrypt(deps.config.secrets.encryptionKey, request.successor),
   ]);
   return {
     presentedHash,
@@ -109,7 +109,7 @@ export async function rotateInFamily(
       return {
         outcome: "grace",
         family: result.family,
-        token: await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed),
+        token: await decrypt(deps.config.secrets.encryptionKey, result.successorSealed),
         bookmark: result.bookmark,
         jkt: result.jkt ?? null,
       };

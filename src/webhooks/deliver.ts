@@ -99,7 +99,7 @@ async function attempt(deps: DeliveryDeps, deliveryId: string): Promise<Outcome>
     .get();
   // The endpoint (and its deliveries) deleted, or switched off: nothing to send. Delivered already: a duplicate.
   if (!row || row.disabled || row.status === "delivered") return DONE;
-  const secret = await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, row.secretSealed);
+  const secret = await decrypt(deps.config.secrets.encryptionKey, row.secretSealed);
   const at = deps.now();
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   try {
@@ -131,7 +131,7 @@ export async function deliverWebhooks(
 ): Promise<void> {
   const retry = (message: Message<DeliveryMessage>) =>
     message.retry({
-      delaySeconds: retryDelaySeconds(message.attempts, deps.config.AUTH_EVENTS_RETRY_DELAY_SECONDS),
+      delaySeconds: retryDelaySeconds(message.attempts, deps.config.events.retryDelaySeconds),
     });
   await eachAtMost(batch.messages, CONCURRENCY, async (message) => {
     const deliveryId = message.body?.deliveryId;

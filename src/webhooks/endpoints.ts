@@ -62,7 +62,7 @@ export async function createEndpoint(deps: EndpointDeps, body: CreateEndpointBod
       url,
       events,
       description: body.description ?? null,
-      secretSealed: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, secret),
+      secretSealed: await encrypt(deps.config.secrets.encryptionKey, secret),
       createdAt: now,
       updatedAt: now,
     })

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { WireAuditEvent } from "../../src/admin/wire";
 import { FAILURE_WINDOW_MS } from "../../src/audit/sign-in-failures";
-import { getConfig } from "../../src/config";
+import { getConfig } from "../../src/runtime/config";
 import { runHousekeeping } from "../../src/runtime/cron";
 import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { claim, ownerOf } from "../../src/db/directory";
+import { getConfig } from "../../src/runtime/config";
 import { runHousekeeping } from "../../src/runtime/cron";
 import { fileEntry } from "../../src/storage/file-shards";
 import { NO_VERIFICATION, service } from "../helpers";

@@ -4,10 +4,10 @@
 // posts. The threat named above each test is what it keeps out.
 import { env } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { createDb } from "../../src/db/client";
 import { consumeEvents } from "../../src/events/consume";
 import type { DeliveryMessage, StreamEvent } from "../../src/events/types";
+import { getConfig } from "../../src/runtime/config";
 import { deliverWebhooks, webhookFanOut } from "../../src/webhooks";
 import { failingQueue } from "../support/faults";
 import { admin, createEndpoint, receiverUrl } from "../webhooks/support";

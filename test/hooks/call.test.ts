@@ -4,8 +4,8 @@ import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AuditEvent } from "../../src/audit/events";
-import { getConfig } from "../../src/config";
 import { callHook, HOOK_TIMEOUT_MS, signedRequest } from "../../src/hooks/call";
+import { getConfig } from "../../src/runtime/config";
 import { HOOK_URL, newSecret } from "./support";
 
 function deps(fetcher: typeof fetch) {

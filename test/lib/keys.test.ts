@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { exportJWK, exportPKCS8, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { HASURA_NAMESPACE, signAccessToken, verifyAccessToken } from "../../src/lib/jwt";
 import { getKeySet } from "../../src/lib/keys";
+import { getConfig } from "../../src/runtime/config";
 
 async function privateJwk(kid: string) {
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
@@ -48,7 +48,7 @@ describe("signing keys and access tokens", () => {
     const base = () =>
       new SignJWT({ [HASURA_NAMESPACE]: claims })
         .setSubject("u1")
-        .setIssuer(config.AUTH_SERVER_URL)
+        .setIssuer(config.urls.server)
         .setIssuedAt()
         .setExpirationTime("5m");
 

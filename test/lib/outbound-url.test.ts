@@ -7,7 +7,6 @@
 
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import {
   fetchOutbound,
   isJsonMediaType,
@@ -15,6 +14,7 @@ import {
   OutboundUrlRefused,
 } from "../../src/lib/outbound-fetch";
 import { checkOutboundUrl, type OutboundPolicy, outboundPolicy } from "../../src/lib/outbound-url";
+import { getConfig } from "../../src/runtime/config";
 
 const PUBLIC: OutboundPolicy = { allowLoopback: false, refusedHosts: [], refusedLoopbackPorts: [] };
 const LOCAL: OutboundPolicy = { allowLoopback: true, refusedHosts: [], refusedLoopbackPorts: ["8787"] };

@@ -12,10 +12,10 @@ import {
   SignJWT,
 } from "jose";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { HASURA_NAMESPACE, signAccessToken, verifyAccessToken } from "../../src/lib/jwt";
 import { generatePrivateJwk, type SigningAlgorithm } from "../../src/lib/key-algorithms";
 import { getKeySet } from "../../src/lib/keys";
+import { getConfig } from "../../src/runtime/config";
 
 const claims = { "x-hasura-user-id": "u1" };
 
@@ -41,7 +41,7 @@ describe.each(["EdDSA", "ES256"] as const)("access tokens signed with %s", (alg)
     expect(keys.jwks.some((key) => "d" in key)).toBe(false);
     // What a resource server (Hasura with jwk_url) does: verify against the published set alone.
     const { payload } = await jwtVerify(token, createLocalJWKSet({ keys: keys.jwks }), {
-      issuer: switched.AUTH_SERVER_URL,
+      issuer: switched.urls.server,
     });
     expect(payload.sub).toBe("u1");
 
@@ -60,7 +60,7 @@ describe.each(["EdDSA", "ES256"] as const)("access tokens signed with %s", (alg)
     const base = () =>
       new SignJWT({ [HASURA_NAMESPACE]: claims })
         .setSubject("u1")
-        .setIssuer(config.AUTH_SERVER_URL)
+        .setIssuer(config.urls.server)
         .setIssuedAt()
         .setExpirationTime("5m");
     // Signed by the RSA key, but naming the fast key's kid: the kid's key is of another algorithm.

@@ -2,9 +2,9 @@
 // forged or altered token riding on a genuine one's entry; a token outliving its `exp` or its key through the memory.
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { getConfig } from "../../src/config";
 import { signAccessToken, verifyAccessToken } from "../../src/lib/jwt";
 import { forgetKeySet } from "../../src/lib/keys";
+import { getConfig } from "../../src/runtime/config";
 
 const claims = { "x-hasura-user-id": "u1" };
 

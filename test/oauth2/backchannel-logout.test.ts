@@ -9,12 +9,12 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { createDb } from "../../src/db/client";
 import { QUEUES } from "../../src/events/queues";
 import type { StreamEvent } from "../../src/events/types";
 import type { WireClient } from "../../src/oauth2/clients";
 import { backchannelLogoutFanOut, deliverLogoutTokens } from "../../src/oauth2/logout";
+import { getConfig } from "../../src/runtime/config";
 import { handleQueueBatch } from "../../src/runtime/consumers";
 import { decodeJwt, signUp, type WireSession } from "../helpers";
 import { testShards } from "../support/shards";

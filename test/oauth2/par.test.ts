@@ -7,9 +7,9 @@
 import { env } from "cloudflare:test";
 import * as oidc from "openid-client";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { sha256Hex } from "../../src/lib/crypto";
 import type { WireClient } from "../../src/oauth2/clients";
+import { getConfig } from "../../src/runtime/config";
 import { runHousekeeping } from "../../src/runtime/cron";
 import { decodeJwt, signUp, type TestService } from "../helpers";
 import { browserThrough, discover, flowChecks } from "./relying-party-in-pool";

@@ -3,8 +3,8 @@
 // (audience confusion), a client asking for a resource the deployment does not serve or the client may not use, and
 // a refresh that widens what the person allowed.
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import type { WireClient } from "../../src/oauth2/clients";
+import { getConfig } from "../../src/runtime/config";
 import { decodeJwt, signUp, type TestService } from "../helpers";
 import {
   basic,
@@ -82,7 +82,7 @@ describe("resource indicators (RFC 8707)", () => {
 
   it("the storage API is a resource by default", async () => {
     const plain = provider();
-    const storage = getConfig(plain.env).oauth2Resources;
+    const storage = getConfig(plain.env).oauth2.resources;
     expect(storage).toEqual([expect.stringMatching(/\/storage\/v1$/)]);
     const client = await newClient(plain);
     expect(location(await authorizeFor(client, storage, plain)).searchParams.get("request_id")).toBeTruthy();

@@ -5,8 +5,8 @@
 
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { Validator } from "@cfworker/json-schema";
-import { getConfig } from "../../src/config";
 import worker from "../../src/index";
+import { getConfig } from "../../src/runtime/config";
 
 interface Doc {
   paths: Record<string, Record<string, { responses: Record<string, Answer> }>>;
@@ -60,12 +60,12 @@ function apisOf(env: Record<string, unknown>): Promise<Api[] | null> {
       }
       const base = "http://localhost:8787";
       const [auth, storage] = await Promise.all([
-        documentOf(env, `${base}${config.AUTH_API_PREFIX}/openapi.json`),
-        documentOf(env, `${base}${config.STORAGE_API_PREFIX}/openapi.json`),
+        documentOf(env, `${base}${config.urls.authPrefix}/openapi.json`),
+        documentOf(env, `${base}${config.urls.storagePrefix}/openapi.json`),
       ]);
       return [
-        ...(auth ? [api(config.AUTH_API_PREFIX, auth)] : []),
-        ...(storage ? [api(config.STORAGE_API_PREFIX, storage)] : []),
+        ...(auth ? [api(config.urls.authPrefix, auth)] : []),
+        ...(storage ? [api(config.urls.storagePrefix, storage)] : []),
       ];
     })();
     apisByEnv.set(env, apis);

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { ERRORS } from "../../src/errors";
 import { requestPartOf } from "../../src/http/documented";
 import { jsonSchemaOf, type OpenApiDocument, openApiPath } from "../../src/openapi/document";
 import { createAuthApp } from "../../src/runtime/app";
+import { getConfig } from "../../src/runtime/config";
 import { createStorageApp } from "../../src/storage/app";
 import { expectError, SERVER, service } from "../helpers";
 

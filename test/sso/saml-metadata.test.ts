@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { AppError } from "../../src/errors";
 import type { Deps } from "../../src/http/deps";
+import { getConfig } from "../../src/runtime/config";
 import { samlSettingsFromMetadata } from "../../src/sso/saml";
 import { IDP_CERT } from "../fixtures/saml/keys";
 import { samlService } from "./saml-support/connection";

@@ -135,7 +135,7 @@ describe("presigned URLs", () => {
 
     // Signed with a date long past: still a valid signature, so the answer is "expired".
     const { presignedUrl } = await import("../../src/storage/presign");
-    const { getConfig } = await import("../../src/config");
+    const { getConfig } = await import("../../src/runtime/config");
     const old = await presignedUrl(getConfig(svc.env), file.id, 30, Date.now() - 3_600_000);
     await expectStorageError(await svc.request("GET", old.url), 400, "signature already expired");
   });

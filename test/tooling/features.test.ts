@@ -48,6 +48,28 @@ describe("src/runtime/features.ts", () => {
     }
   });
 
+  // Threat: a feature's settings slice that its feature.ts does not declare is never parsed, so its `config.<slice>`
+  // is typed (the declaration merging in settings.ts) but undefined at run time.
+  it("declares each feature's settings slice (its settings.ts) in its feature.ts, and nothing else does", () => {
+    for (const name of listed) {
+      const feature = read("src", name, "feature.ts");
+      const hasSlice = existsSync(join(SRC, name, "settings.ts"));
+      expect(/^ {2}settings: \w+,$/m.test(feature), name).toBe(hasSlice);
+      if (hasSlice) {
+        expect(feature, name).toMatch(/^import \{ \w+ \} from "\.\/settings";$/m);
+        expect(read("src", name, "settings.ts"), name).toContain('declare module "../config"');
+      }
+    }
+    const augmenting = folders.filter(
+      (name) =>
+        existsSync(join(SRC, name, "settings.ts")) &&
+        read("src", name, "settings.ts").includes("declare module"),
+    );
+    expect(augmenting.toSorted()).toEqual(
+      listed.filter((name) => existsSync(join(SRC, name, "settings.ts"))).toSorted(),
+    );
+  });
+
   it("gives drizzle-kit exactly the features' tables and the plumbing's", () => {
     const declared = listed.filter((name) =>
       read("src", name, "feature.ts").includes(`import * as tables from "../db/tables/${name}";`),

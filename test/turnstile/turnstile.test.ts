@@ -2,7 +2,7 @@
 // documents: tokens verify once, name the hostname and action they were solved for, and the secret must match.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
+import { getConfig } from "../../src/runtime/config";
 import { expectError, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
 
 const SITEVERIFY = "https://turnstile.fake/siteverify";

@@ -5,10 +5,10 @@
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
-import { getConfig } from "../../src/config";
 import { createDb } from "../../src/db/client";
 import { retryDelaySeconds } from "../../src/events/retry";
 import type { DeliveryMessage, StreamEvent } from "../../src/events/types";
+import { getConfig } from "../../src/runtime/config";
 import { deliverWebhooks, markDeliveryDead, webhookFanOut } from "../../src/webhooks";
 import { DELIVERY_TIMEOUT_MS } from "../../src/webhooks/deliver";
 import { admin, createEndpoint, deliveriesOf, receiverUrl } from "./support";
@@ -16,7 +16,7 @@ import { admin, createEndpoint, deliveriesOf, receiverUrl } from "./support";
 const db = createDb(env.DB);
 // The default first delay: the pool's consumers retry at once (AUTH_EVENTS_RETRY_DELAY_SECONDS=0, vitest.config.ts),
 // but the consumer called directly here must ask for the growing schedule.
-const config = { ...getConfig(env), AUTH_EVENTS_RETRY_DELAY_SECONDS: 10 };
+const config = { ...getConfig(env), events: { retryDelaySeconds: 10 } };
 const made: string[] = [];
 afterAll(async () => {
   for (const id of made) await admin("DELETE", `/webhooks/${id}`);

@@ -59,14 +59,14 @@ export const passkeyRoutes = new Hono<AppEnv>()
   .post("/security/passkeys/add", async (c) => {
     const posted = await confirmedPost(c, PASSKEYS, addOptions(c));
     if ("answer" in posted) return posted.answer;
-    if (!c.var.config.AUTH_WEBAUTHN_ENABLED) return backToAccount(c, PASSKEYS, "security-unavailable");
+    if (!c.var.config.webauthn.enabled) return backToAccount(c, PASSKEYS, "security-unavailable");
     return addStep(c, posted);
   })
   .post("/security/passkeys/verify", async (c) => {
     const posted = await confirmedPost(c, PASSKEYS, addOptions(c));
     if ("answer" in posted) return posted.answer;
     const userId = posted.session.user.id;
-    if (!c.var.config.AUTH_WEBAUTHN_ENABLED) return backToAccount(c, PASSKEYS, "security-unavailable");
+    if (!c.var.config.webauthn.enabled) return backToAccount(c, PASSKEYS, "security-unavailable");
     const w = posted.catalogue.accountSecurity.passkeys;
     const credential = credentialOf(posted.params);
     if (!credential) return addStep(c, posted, w.problem);

@@ -18,7 +18,7 @@ export const PASSKEYS = "passkeys";
 export function passkeysSection(c: Ctx, signed: Signed, keys: WireSecurityKey[], recent: boolean) {
   const w = signed.catalogue.accountSecurity.passkeys;
   const lang = signed.catalogue.pages.lang;
-  const offered = c.var.config.AUTH_WEBAUTHN_ENABLED;
+  const offered = c.var.config.webauthn.enabled;
   const nameOf = (key: WireSecurityKey) => key.nickname || w.unnamed;
   const list = keys.length
     ? html`<table class="list">

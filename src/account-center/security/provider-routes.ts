@@ -22,8 +22,7 @@ import type { Notice } from "./words";
 const LANDING = "/security/providers/linked";
 
 /** The landing's URL as the service signs it (`signOwnRedirect`: admitted by the flow without the allow-list). */
-const landingUrl = (c: Ctx) =>
-  signOwnRedirect(c.var.config, `${c.var.config.AUTH_SERVER_URL}/account${LANDING}`);
+const landingUrl = (c: Ctx) => signOwnRedirect(c.var.config, c.var.config.urls.auth(`/account${LANDING}`));
 
 const UNLINKED: Record<Awaited<ReturnType<typeof unlinkIdentity>>, Notice> = {
   unlinked: "security-provider-unlinked",
@@ -52,7 +51,7 @@ export const providerRoutes = new Hono<AppEnv>()
   .get(LANDING, async (c) => {
     // Only the flow's own way back says how it went: a URL anyone could type shows no notice at all.
     const url = new URL(c.req.url);
-    const received = `${c.var.config.AUTH_SERVER_URL}/account${LANDING}${url.search}`;
+    const received = c.var.config.urls.auth(`/account${LANDING}${url.search}`);
     if (!(await isOwnSignedRedirect(c.var.config, received))) {
       return c.redirect(new URL(`${accountPath(c)}#${PROVIDERS}`, c.req.url).toString(), 303);
     }

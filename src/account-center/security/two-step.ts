@@ -19,7 +19,7 @@ export function twoStepSection(c: Ctx, signed: Signed, recent: boolean) {
   const w = catalogue.accountSecurity.twoStep;
   const user = session.user;
   const on = user.activeMfaType === "totp";
-  const offered = c.var.config.AUTH_MFA_ENABLED;
+  const offered = c.var.config.mfa.enabled;
   const state = on
     ? w.on(formatDate(catalogue.pages.lang, user.totpEnabledAt ?? user.updatedAt))
     : offered

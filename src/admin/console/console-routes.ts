@@ -42,7 +42,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   // Guessing the admin secret through the form counts like guessing a password (per address, BRUTE_FORCE).
   .post("/login", rateLimit("BRUTE_FORCE"), async (c) => {
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const secret = c.var.config.AUTH_ADMIN_SECRET!;
+    const secret = c.var.config.secrets.adminSecret!;
     const given = typeof form.secret === "string" ? form.secret : "";
     if (c.req.header("origin") !== new URL(c.req.url).origin || !timingSafeEqualString(given, secret)) {
       auditAdminAction(c, "console.sign-in-failed");

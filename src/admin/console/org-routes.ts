@@ -96,7 +96,7 @@ export async function showOrg(
   const chrome = await chromeOf(c, session, "orgs");
   const access = scimSection(chrome, orgPath(org.id), {
     tokens: scimTokens,
-    scimBaseUrl: `${deps.config.AUTH_SERVER_URL}/scim/v2`,
+    scimBaseUrl: deps.config.urls.auth("/scim/v2"),
     newToken: options.newScimToken,
   });
   const enterprise = await ssoSectionOf(c, chrome, orgPath(org.id), org);

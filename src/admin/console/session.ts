@@ -21,14 +21,14 @@ const LIFETIME_MS = 8 * 3600 * 1000;
 type Ctx = Context<AppEnv>;
 
 async function mac(c: Ctx, payload: string): Promise<string> {
-  const key = await hmacSubkey(c.var.config.AUTH_ENCRYPTION_KEY!, "admin-console");
-  const secretHash = await sha256Hex(c.var.config.AUTH_ADMIN_SECRET ?? "");
+  const key = await hmacSubkey(c.var.config.secrets.encryptionKey, "admin-console");
+  const secretHash = await sha256Hex(c.var.config.secrets.adminSecret ?? "");
   const signed = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${payload}|${secretHash}`));
   return base64url.encode(new Uint8Array(signed));
 }
 
 export function consolePath(c: Ctx): string {
-  return `${c.var.config.AUTH_API_PREFIX.replace(/\/$/, "")}/admin/console`;
+  return `${c.var.config.urls.authPrefix.replace(/\/$/, "")}/admin/console`;
 }
 
 export async function startConsoleSession(c: Ctx): Promise<void> {

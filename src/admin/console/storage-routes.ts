@@ -95,7 +95,7 @@ async function showBucket(
   );
   const chrome = await chromeOf(c, session, "storage");
   // Previews come from the storage API's origin.
-  const images = [new URL(deps.config.STORAGE_SERVER_URL).origin];
+  const images = [new URL(deps.config.urls.storage).origin];
   return render(
     c,
     `Bucket ${bucket.id}`,

@@ -26,12 +26,10 @@ export async function signInAnonymous(
 ): Promise<{ session: Session }> {
   const { deps } = scope;
   const { config } = deps;
-  if (!config.AUTH_ANONYMOUS_USERS_ENABLED) throw new AppError("disabled-endpoint");
-  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (!config.passwordless.anonymous) throw new AppError("disabled-endpoint");
+  if (config.signUp.disabled) throw new AppError("signup-disabled");
   const locale =
-    input.locale && config.AUTH_LOCALE_ALLOWED_LOCALES.includes(input.locale)
-      ? input.locale
-      : config.AUTH_LOCALE_DEFAULT;
+    input.locale && config.locales.allowed.includes(input.locale) ? input.locale : config.locales.default;
   const user = await createUser(deps, {
     admission: "visitor",
     method: "anonymous",
@@ -43,7 +41,7 @@ export async function signInAnonymous(
       displayName: input.displayName || "Anonymous User",
       locale,
       metadata: input.metadata ?? {},
-      redirectTo: config.defaultRedirectUrl,
+      redirectTo: config.urls.defaultRedirect,
     },
   });
   if (!user) throw new AppError("internal-server-error", undefined, "anonymous user id collided");
@@ -74,7 +72,7 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
   if (input.signInMethod === "email-password") {
     if (!input.password) throw new AppError("invalid-request", "password: required for email-password");
     await checkPasswordPolicy(deps, input.password);
-  } else if (!config.AUTH_EMAIL_PASSWORDLESS_ENABLED) {
+  } else if (!config.passwordless.emailLink) {
     throw new AppError("disabled-endpoint");
   }
   const options = resolveSignUpOptions(
@@ -118,7 +116,7 @@ export async function deanonymizeUser(deps: Deps, userId: string, input: Deanony
   const target = { redirectTo: options.redirectTo, codeChallenge: input.codeChallenge };
   if (input.signInMethod === "passwordless") {
     await sendTicketMail(deps, updated, "passwordlessEmail", target);
-  } else if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED) {
+  } else if (config.signUp.emailVerifiedRequired) {
     await sendTicketMail(deps, updated, "verifyEmail", target);
   }
 }

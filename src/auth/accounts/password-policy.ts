@@ -10,13 +10,13 @@ import { toHex } from "../../lib/hex";
  */
 export async function checkPasswordPolicy(deps: Deps, password: string): Promise<void> {
   const { config } = deps;
-  if (password.length < config.AUTH_PASSWORD_MIN_LENGTH) {
+  if (password.length < config.password.minLength) {
     throw new AppError(
       "password-too-short",
-      `password must be at least ${config.AUTH_PASSWORD_MIN_LENGTH} characters`,
+      `password must be at least ${config.password.minLength} characters`,
     );
   }
-  if (config.AUTH_PASSWORD_HIBP_ENABLED && (await isBreached(deps, password))) {
+  if (config.password.hibp.enabled && (await isBreached(deps, password))) {
     throw new AppError("password-in-hibp-database");
   }
 }
@@ -26,7 +26,7 @@ async function isBreached(deps: Deps, password: string): Promise<boolean> {
   const [prefix, suffix] = [sha1.slice(0, 5), sha1.slice(5)];
   let body: string;
   try {
-    const response = await deps.outbound(`${deps.config.AUTH_PASSWORD_HIBP_URL}/${prefix}`, {
+    const response = await deps.outbound(`${deps.config.password.hibp.url}/${prefix}`, {
       headers: { "Add-Padding": "true", "User-Agent": "edge-auth" },
     });
     if (!response.ok) throw new Error(`HIBP answered ${response.status}`);

@@ -38,7 +38,7 @@ export async function signInEmailPassword(
   await attempt.settle(Boolean(eligible && check.ok));
   if (!eligible || !check.ok) throw new AppError("invalid-email-password");
   if (eligible.disabled) throw new AppError("disabled-user");
-  if (config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !eligible.emailVerified) {
+  if (config.signUp.emailVerifiedRequired && !eligible.emailVerified) {
     throw new AppError("unverified-user");
   }
   if (check.needsRehash) {

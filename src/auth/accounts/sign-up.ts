@@ -30,7 +30,7 @@ export async function signUpEmailPassword(
   const { deps } = scope;
   const { config } = deps;
   const email = input.email.toLowerCase();
-  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (config.signUp.disabled) throw new AppError("signup-disabled");
   if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
   await checkPasswordPolicy(deps, input.password);
   const options = resolveSignUpOptions(config, input.options, email);
@@ -60,7 +60,7 @@ export async function completeSignUp(
   target: LinkTarget,
 ): Promise<{ session: Session | null }> {
   const { deps } = scope;
-  const verificationRequired = deps.config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && !user.emailVerified;
+  const verificationRequired = deps.config.signUp.emailVerifiedRequired && !user.emailVerified;
   if (verificationRequired) {
     try {
       await sendTicketMail(deps, user, "verifyEmail", target);

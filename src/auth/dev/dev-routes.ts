@@ -119,16 +119,16 @@ export function devAboutRoutes(config: Config) {
       },
     }),
     (c) => {
-      const issuer = config.AUTH_SERVER_URL;
+      const issuer = config.urls.server;
       const { origin, pathname } = new URL(issuer);
       return c.json({
         corsOrigins: corsOrigins(config),
-        clientUrl: config.AUTH_CLIENT_URL,
+        clientUrl: config.urls.client,
         oauth2: {
-          enabled: config.AUTH_OAUTH2_PROVIDER_ENABLED,
+          enabled: config.oauth2.enabled,
           issuer,
           discovery: `${origin}/.well-known/oauth-authorization-server${pathname.replace(/\/$/, "")}`,
-          registration: config.AUTH_OAUTH2_PROVIDER_REGISTRATION,
+          registration: config.oauth2.registration,
           devicePage: `${issuer}/oauth2/device`,
         },
         // What `npm start` handed its wrangler dev (`--var DEV_START_ID`): tells its server from another on the port.

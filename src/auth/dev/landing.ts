@@ -69,7 +69,7 @@ its verifier, from the same browser.</p>
 
 export const devLandingRoutes = new Hono<AppEnv>().get(DEV_LANDING_PATH, (c) => {
   const query = c.req.query();
-  const auth = c.var.config.AUTH_SERVER_URL;
+  const auth = c.var.config.urls.server;
   const { title, body } = outcome(query, auth);
   const nonce = setPageHeaders(c);
   return c.html(html`<!doctype html>

@@ -26,7 +26,7 @@ export function newDeviceCookie(): string {
 
 /** (Re)sets the cookie on the answer, so a browser that keeps signing in keeps its name. */
 export function writeDeviceCookie(c: Context<AppEnv>, value: string): void {
-  const server = new URL(c.var.config.AUTH_SERVER_URL);
+  const server = new URL(c.var.config.urls.server);
   setCookie(c, DEVICE_COOKIE, value, {
     path: server.pathname.replace(/\/$/, "") || "/",
     httpOnly: true,

@@ -24,26 +24,20 @@ export const mailTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 1
 export async function sendNewDeviceMail(deps: Deps, user: UserRow, seen: SignInSeen): Promise<void> {
   if (!user.email) return;
   const { config } = deps;
-  const words = CATALOGUES[chooseLanguage([user.locale, config.AUTH_LOCALE_DEFAULT], LANGUAGES)].devices;
+  const words = CATALOGUES[chooseLanguage([user.locale, config.locales.default], LANGUAGES)].devices;
   const browser = seen.name.browser ?? words.unknownBrowser;
-  const link = `${config.AUTH_SERVER_URL}/account#sessions`;
-  const message = renderTemplate(
-    config.mailTemplates,
-    "new-device",
-    user.locale,
-    config.AUTH_LOCALE_DEFAULT,
-    {
-      displayName: user.displayName || user.email,
-      email: user.email,
-      locale: user.locale,
-      serverUrl: config.AUTH_SERVER_URL,
-      clientUrl: config.AUTH_CLIENT_URL,
-      device: seen.name.system ? words.device(browser, seen.name.system) : browser,
-      place: seen.place ?? words.unknownPlace,
-      time: mailTime(seen.at),
-      link,
-    },
-  );
+  const link = config.urls.auth("/account#sessions");
+  const message = renderTemplate(config.mail.templates, "new-device", user.locale, config.locales.default, {
+    displayName: user.displayName || user.email,
+    email: user.email,
+    locale: user.locale,
+    serverUrl: config.urls.server,
+    clientUrl: config.urls.client,
+    device: seen.name.system ? words.device(browser, seen.name.system) : browser,
+    place: seen.place ?? words.unknownPlace,
+    time: mailTime(seen.at),
+    link,
+  });
   // What the mail is, for the app's SEND_EMAIL hook, which writes its own (contract move-in §5.3).
   const about = { template: "new-device", locale: user.locale, link, user: toWireUser(user) };
   await deps.mailer.send({ to: user.email, ...message, about });

@@ -63,7 +63,7 @@ const keepsCookie = (site: string | undefined) =>
 async function mailIfNew(deps: Deps, user: UserRow, cookie: string | null, name: DeviceName) {
   const at = deps.now();
   const keys = await deviceKeys(
-    deps.config.AUTH_ENCRYPTION_KEY!,
+    deps.config.secrets.encryptionKey,
     user.id,
     cookie,
     name,

@@ -64,7 +64,7 @@ export async function signInPasswordlessEmail(
   ownRedirect?: string,
 ): Promise<void> {
   const { deps } = scope;
-  if (!deps.config.AUTH_EMAIL_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.passwordless.emailLink) throw new AppError("disabled-endpoint");
   // Enforced SSO (organizations.md §2): no link is mailed that could only be refused.
   await beginSignIn(scope, { method: "email-link", email: request.email });
   const { user, redirectTo } = await findOrCreateEmailUser(deps, request, mode, scope.method);

@@ -18,7 +18,7 @@ export async function signInOtpEmail(
   mode: PasswordlessMode,
 ): Promise<void> {
   const { deps } = scope;
-  if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.passwordless.emailOtp) throw new AppError("disabled-endpoint");
   // Enforced SSO (organizations.md §2): no code is mailed that could only be refused.
   await beginSignIn(scope, { method: "email-otp", email: request.email });
   const { user } = await findOrCreateEmailUser(deps, request, mode, scope.method);
@@ -34,7 +34,7 @@ export async function signInOtpEmail(
  */
 export async function verifyOtpEmail(scope: SignInScope, email: string, otp: string): Promise<SignInResult> {
   const { deps } = scope;
-  if (!deps.config.AUTH_OTP_EMAIL_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.passwordless.emailOtp) throw new AppError("disabled-endpoint");
   const user = await findUserByEmail(deps.shards, email);
   // Beyond each code's own cap (5 tries), new codes asked for again and again are guesses at the account too.
   const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${email}` }, otp);

@@ -13,7 +13,7 @@ function challenge(deps: Deps, scope: string) {
 export async function issueOneTimeCode(deps: Deps, scope: string, lifetimeMs: number): Promise<string> {
   const code = generateCode();
   await challenge(deps, scope).issue(
-    await codeHash(deps.config.AUTH_ENCRYPTION_KEY!, "one-time-codes", scope, code),
+    await codeHash(deps.config.secrets.encryptionKey, "one-time-codes", scope, code),
     deps.now() + lifetimeMs,
   );
   return code;
@@ -22,7 +22,7 @@ export async function issueOneTimeCode(deps: Deps, scope: string, lifetimeMs: nu
 /** True once for the right code; wrong, expired, used and exhausted codes are all false. */
 export async function checkOneTimeCode(deps: Deps, scope: string, code: string): Promise<boolean> {
   const outcome = await challenge(deps, scope).verify(
-    await codeHash(deps.config.AUTH_ENCRYPTION_KEY!, "one-time-codes", scope, code),
+    await codeHash(deps.config.secrets.encryptionKey, "one-time-codes", scope, code),
     deps.now(),
   );
   return outcome === "ok";

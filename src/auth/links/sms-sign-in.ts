@@ -34,13 +34,13 @@ export async function signInPasswordlessSms(
   input: { phoneNumber: string; options?: SignUpOptions },
   mode: PasswordlessMode,
 ): Promise<void> {
-  if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.passwordless.sms) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
   const { user, created } = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
   if (!user || user.disabled) return;
   try {
     const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
-    await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.AUTH_LOCALE_DEFAULT, code), {
+    await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.locales.default, code), {
       template: "signin-passwordless-sms",
       locale: user.locale,
       code,
@@ -62,7 +62,7 @@ export async function verifySignInPasswordlessSms(
   input: { phoneNumber: string; otp: string },
 ): Promise<SignInResult> {
   const { deps } = scope;
-  if (!deps.config.AUTH_SMS_PASSWORDLESS_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.passwordless.sms) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
   const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
   // The account's lockout (auth/lockout/), before the code is looked at: fresh codes do not buy fresh guesses.

@@ -11,8 +11,8 @@ function templateValues(deps: Deps, user: UserRow, values: Record<string, string
     email: user.email ?? "",
     newEmail: user.newEmail ?? "",
     locale: user.locale,
-    serverUrl: config.AUTH_SERVER_URL,
-    clientUrl: config.AUTH_CLIENT_URL,
+    serverUrl: config.urls.server,
+    clientUrl: config.urls.client,
     ...values,
   };
 }
@@ -26,10 +26,10 @@ async function sendTemplate(
 ) {
   const { config } = deps;
   const message = renderTemplate(
-    config.mailTemplates,
+    config.mail.templates,
     name,
     user.locale,
-    config.AUTH_LOCALE_DEFAULT,
+    config.locales.default,
     templateValues(deps, user, values),
   );
   // What the mail is, for the app's SEND_EMAIL hook, which writes its own (contract move-in §5.3).
@@ -64,7 +64,7 @@ export async function sendTicketMail(
   if (!to) return;
   const kind = TICKET_TYPES[type];
   const ticket = await issueTicket(deps, user.id, type, target.codeChallenge);
-  const link = new URL(`${deps.config.AUTH_SERVER_URL}/verify`);
+  const link = new URL(deps.config.urls.auth("/verify"));
   link.searchParams.set("ticket", ticket);
   link.searchParams.set("type", kind.redirectType);
   link.searchParams.set("redirectTo", target.redirectTo);

@@ -36,7 +36,7 @@ export const verifyRoutes = new Hono<AppEnv>().get(
     if (!isRedirectAllowedBy(config, redirectTo) && !(await isOwnSignedRedirect(config, redirectTo))) {
       const error = new AppError("redirectTo-not-allowed");
       return c.redirect(
-        withQuery(config.defaultRedirectUrl, { error: error.code, errorDescription: error.message }),
+        withQuery(config.urls.defaultRedirect, { error: error.code, errorDescription: error.message }),
         302,
       );
     }
@@ -51,7 +51,7 @@ export const verifyRoutes = new Hono<AppEnv>().get(
       return c.redirect(withQuery(redirectTo, { ...credential, type: verified.type }), 302);
     } catch (caught) {
       if (!(caught instanceof AppError)) throw caught;
-      const error = concealIfConfigured(caught, config.AUTH_CONCEAL_ERRORS);
+      const error = concealIfConfigured(caught, config.concealErrors);
       return c.redirect(withQuery(redirectTo, { error: error.code, errorDescription: error.message }), 302);
     }
   },

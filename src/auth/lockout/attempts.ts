@@ -37,7 +37,7 @@ export interface Attempt {
  * for a guesser. Keyed with a subkey of `AUTH_ENCRYPTION_KEY` and kept only while the guess is checked.
  */
 async function guessTag(deps: Deps, objectName: string, credential: string): Promise<string> {
-  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "sign-in-lockout");
+  const key = await hmacSubkey(deps.config.secrets.encryptionKey, "sign-in-lockout");
   const tag = await crypto.subtle.sign(
     "HMAC",
     key,
@@ -50,7 +50,7 @@ async function guessTag(deps: Deps, objectName: string, credential: string): Pro
 async function objectName(deps: Deps, account: Attempted): Promise<string> {
   if (account.user) return `user:${account.user.id}`;
   const identifier = (account.identifier ?? "").trim().toLowerCase();
-  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "sign-in-lockout");
+  const key = await hmacSubkey(deps.config.secrets.encryptionKey, "sign-in-lockout");
   return `unknown:${toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(identifier)))}`;
 }
 
@@ -83,7 +83,7 @@ export async function beginAttempt(
   const verdict = await lockout.take(
     factor,
     deps.now(),
-    { threshold: config.AUTH_LOCKOUT_THRESHOLD, windowMs: config.AUTH_LOCKOUT_WINDOW * 1000 },
+    { threshold: config.lockout.threshold, windowMs: config.lockout.window * 1000 },
     await sha256Hex(secret),
     guess,
     device,

@@ -23,7 +23,7 @@ const objectOf = (deps: Deps, name: string) =>
 
 /** The tag of a device cookie for one account's object (`user:<id>`, or the keyed name of an unknown identifier). */
 export async function deviceTag(deps: Deps, objectName: string, cookie: string): Promise<string> {
-  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "sign-in-lockout");
+  const key = await hmacSubkey(deps.config.secrets.encryptionKey, "sign-in-lockout");
   const tag = await crypto.subtle.sign(
     "HMAC",
     key,

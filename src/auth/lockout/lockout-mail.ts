@@ -30,20 +30,20 @@ export async function sendLockoutMail(
 ): Promise<void> {
   if (!user.email) return;
   const { config } = deps;
-  const language = chooseLanguage([user.locale, config.AUTH_LOCALE_DEFAULT], LANGUAGES);
-  const link = new URL(`${config.AUTH_SERVER_URL}${UNLOCK_PATH}`);
+  const language = chooseLanguage([user.locale, config.locales.default], LANGUAGES);
+  const link = new URL(config.urls.auth(UNLOCK_PATH));
   link.searchParams.set("ticket", ticket);
   const message = renderTemplate(
-    config.mailTemplates,
+    config.mail.templates,
     "account-locked",
     user.locale,
-    config.AUTH_LOCALE_DEFAULT,
+    config.locales.default,
     {
       displayName: user.displayName,
       email: user.email,
       locale: user.locale,
-      serverUrl: config.AUTH_SERVER_URL,
-      clientUrl: config.AUTH_CLIENT_URL,
+      serverUrl: config.urls.server,
+      clientUrl: config.urls.client,
       link: link.toString(),
       method: CATALOGUES[language].lockout.methods[factor],
       duration: durationIn(language, minutes),

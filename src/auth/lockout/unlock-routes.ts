@@ -90,6 +90,6 @@ export const unlockRoutes = new Hono<AppEnv>()
         c.header("Retry-After", String(fault.retryAfterSeconds));
         return refuse(503, words.unavailable);
       }
-      return render(c, 200, words.doneTitle, unlocked(words, c.var.config.AUTH_CLIENT_URL), { t: t.pages });
+      return render(c, 200, words.doneTitle, unlocked(words, c.var.config.urls.client), { t: t.pages });
     },
   );

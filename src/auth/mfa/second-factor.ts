@@ -11,7 +11,7 @@ import { matchTotp } from "./totp";
 /** The user's TOTP secret, decrypted; null when none was generated. */
 export async function totpSecretOf(deps: Deps, user: UserRow): Promise<Uint8Array | null> {
   if (!user.totpSecret) return null;
-  return decodeBase32IgnorePadding(await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, user.totpSecret));
+  return decodeBase32IgnorePadding(await decrypt(deps.config.secrets.encryptionKey, user.totpSecret));
 }
 
 /**
@@ -38,7 +38,7 @@ const normalise = (code: string) => code.toLowerCase().replace(/[\s-]/g, "");
 /** HMAC bound to the user, like the email codes: the codes' 50 bits are not left open to an offline search. */
 export function recoveryCodeHash(deps: Deps, userId: string, code: string): Promise<string> {
   return codeHash(
-    deps.config.AUTH_ENCRYPTION_KEY!,
+    deps.config.secrets.encryptionKey,
     "recovery-codes",
     `mfa-recovery:${userId}`,
     normalise(code),
@@ -57,7 +57,7 @@ async function useRecoveryCode(deps: Deps, userId: string, code: string): Promis
         inArray(mfaRecoveryCodes.codeHash, [
           await recoveryCodeHash(deps, userId, code),
           // Codes issued before subkeys (one-time-code.ts, `legacyCodeHash`).
-          await legacyCodeHash(deps.config.AUTH_ENCRYPTION_KEY!, `mfa-recovery:${userId}`, normalise(code)),
+          await legacyCodeHash(deps.config.secrets.encryptionKey, `mfa-recovery:${userId}`, normalise(code)),
         ]),
       ),
     )

@@ -11,7 +11,7 @@ import { acceptSecondFactor, acceptTotpCode, recoveryCodeHash } from "./second-f
 import { generateTotpSecret, totpSecretText, totpUri } from "./totp";
 
 async function mfaUser(deps: Deps, userId: string): Promise<UserRow> {
-  if (!deps.config.AUTH_MFA_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.mfa.enabled) throw new AppError("disabled-endpoint");
   return requireRegisteredUser(deps, userId);
 }
 
@@ -43,13 +43,13 @@ export async function startTotpSetup(
     .ofUser(user.id)
     .update(users)
     .set({
-      totpSecret: await encrypt(deps.config.AUTH_ENCRYPTION_KEY!, totpSecret),
+      totpSecret: await encrypt(deps.config.secrets.encryptionKey, totpSecret),
       totpLastStep: null,
       updatedAt: deps.now(),
     })
     .where(eq(users.id, user.id));
   const account = user.email ?? user.phoneNumber ?? user.id;
-  return { uri: totpUri(deps.config.AUTH_MFA_TOTP_ISSUER, account, secret), totpSecret };
+  return { uri: totpUri(deps.config.mfa.totpIssuer, account, secret), totpSecret };
 }
 
 /**

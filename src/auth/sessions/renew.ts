@@ -42,7 +42,7 @@ export async function renewSession(
   deps: Deps,
   refreshToken: string,
   /** `0` when a token must be spent exactly once, with no duplicate allowed (the OAuth2 page's magic-link landing). */
-  graceMs = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000,
+  graceMs = deps.config.tokens.reuseInterval * 1000,
   /** Switch the session into this organization (`null`: out of any); undefined keeps the session's. */
   orgId?: string | null,
   /**

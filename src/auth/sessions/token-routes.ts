@@ -47,7 +47,7 @@ export const tokenRoutes = new Hono<AppEnv>()
     async (c) => {
       const { refreshToken, orgId } = c.req.valid("json");
       const deps = c.var.deps;
-      const grace = deps.config.AUTH_REFRESH_TOKEN_REUSE_INTERVAL * 1000;
+      const grace = deps.config.tokens.reuseInterval * 1000;
       // A bare Session, not wrapped: the client stores it because it has accessToken, refreshToken and user.
       return c.json(
         await renewSession(deps, refreshToken, grace, orgId, { dpopJkt: c.var.sessionJkt ?? null }),

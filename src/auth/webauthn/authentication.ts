@@ -127,7 +127,7 @@ async function verifyAssertion(
  * "username enumeration"). Keyed HMAC: nobody can tell it from a real id or compute it for another address.
  */
 async function decoyCredential(deps: Deps, email: string) {
-  const key = await hmacSubkey(deps.config.AUTH_ENCRYPTION_KEY!, "webauthn-decoys");
+  const key = await hmacSubkey(deps.config.secrets.encryptionKey, "webauthn-decoys");
   const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(email.toLowerCase()));
   return { id: isoBase64URL.fromBuffer(new Uint8Array(mac)), transports: ["internal", "hybrid"] };
 }
@@ -152,7 +152,7 @@ export async function signInWebauthn(
 function checkSignInAllowed(deps: Deps, user: UserRow | undefined): UserRow {
   if (!user) throw ceremonyFailed("the key's user no longer exists");
   if (user.disabled) throw new AppError("disabled-user");
-  if (deps.config.AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED && user.email && !user.emailVerified) {
+  if (deps.config.signUp.emailVerifiedRequired && user.email && !user.emailVerified) {
     throw new AppError("unverified-user");
   }
   return user;

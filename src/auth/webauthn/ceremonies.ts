@@ -18,7 +18,7 @@ function challengeObject(deps: Deps, challenge: string) {
 }
 
 export function assertWebauthnEnabled(deps: Deps): void {
-  if (!deps.config.AUTH_WEBAUTHN_ENABLED) throw new AppError("disabled-endpoint");
+  if (!deps.config.webauthn.enabled) throw new AppError("disabled-endpoint");
 }
 
 export async function startCeremony(deps: Deps, challenge: string, ceremony: Ceremony): Promise<void> {

@@ -13,7 +13,7 @@ import { userHasSecurityKey } from "./security-keys";
  */
 export function requireElevation(options: { firstKeyAllowed?: boolean } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const mode = c.var.config.AUTH_REQUIRE_ELEVATED_CLAIM;
+    const mode = c.var.config.elevation;
     const auth = c.var.auth;
     if (mode === "disabled" || !auth) return next();
     if (auth[HASURA_NAMESPACE]?.["x-hasura-auth-elevated"] === auth.sub) return next();

@@ -62,7 +62,7 @@ export async function signUpWebauthn(
   assertWebauthnEnabled(deps);
   const { config } = deps;
   const email = input.email.toLowerCase();
-  if (config.AUTH_DISABLE_SIGNUP) throw new AppError("signup-disabled");
+  if (config.signUp.disabled) throw new AppError("signup-disabled");
   if (!isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
   const options = resolveSignUpOptions(config, input.options, email);
   if (await findUserByEmail(deps.shards, email)) throw new AppError("email-already-in-use");

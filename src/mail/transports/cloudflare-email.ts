@@ -1,4 +1,4 @@
-import type { MailAddress } from "../../config";
+import type { MailAddress } from "../../settings/messages";
 import { type Mailer, mailFailure } from "../mailer";
 
 /**

@@ -28,19 +28,19 @@ function relayDown(error: unknown): boolean {
  */
 export function smtpMailer(config: Config): Mailer {
   const options = {
-    host: config.AUTH_SMTP_HOST!,
-    port: config.AUTH_SMTP_PORT,
-    secure: config.AUTH_SMTP_SECURE,
-    authType: config.AUTH_SMTP_AUTH_METHOD,
-    credentials: config.AUTH_SMTP_USER
-      ? { username: config.AUTH_SMTP_USER, password: config.AUTH_SMTP_PASS ?? "" }
+    host: config.mail.smtp.host!,
+    port: config.mail.smtp.port,
+    secure: config.mail.smtp.secure,
+    authType: config.mail.smtp.authMethod,
+    credentials: config.mail.smtp.user
+      ? { username: config.mail.smtp.user, password: config.mail.smtp.pass ?? "" }
       : undefined,
     socketTimeoutMs: TIMEOUT_MS,
     responseTimeoutMs: TIMEOUT_MS,
     // Failures are reported once, by the error handler, with the request id.
     logLevel: LogLevel.NONE,
   };
-  const from = config.mailSender!;
+  const from = config.mail.sender!;
   return {
     async send({ to, subject, text, html }) {
       let mailer: WorkerMailer | undefined;

@@ -111,7 +111,7 @@ const notFound = () => new AppError("not-found", "no OAuth2 client with this id"
  */
 function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
   const { config } = deps;
-  const outside = body.resources?.filter((resource) => !config.oauth2Resources.includes(resource)) ?? [];
+  const outside = body.resources?.filter((resource) => !config.oauth2.resources.includes(resource)) ?? [];
   if (outside.length > 0) {
     throw new AppError(
       "invalid-request",
@@ -127,8 +127,8 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
     scopes: [...new Set(body.scopes ?? DEFAULT_SCOPES)],
     grantTypes: [...new Set(body.grantTypes ?? DEFAULT_GRANT_TYPES)],
     tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? "client_secret_basic",
-    accessTokenLifetime: body.accessTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
-    refreshTokenLifetime: body.refreshTokenLifetime ?? config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+    accessTokenLifetime: body.accessTokenLifetime ?? config.oauth2.accessTokenTtl,
+    refreshTokenLifetime: body.refreshTokenLifetime ?? config.oauth2.refreshTokenTtl,
     dpopBoundAccessTokens: body.dpopBoundAccessTokens ?? false,
     requirePushedAuthorizationRequests: body.requirePushedAuthorizationRequests ?? false,
     postLogoutRedirectUris: [...new Set(body.postLogoutRedirectUris ?? [])],

@@ -164,7 +164,7 @@ export async function verifyClientAssertion(
   }
   const typ = typeof header.typ === "string" ? header.typ.toLowerCase().replace(/^application\//, "") : "";
   if (OTHER_KINDS.has(typ)) throw refused(`a ${typ} is not a client assertion`);
-  const issuer = deps.config.AUTH_SERVER_URL;
+  const issuer = deps.config.urls.server;
   const atPar = endpoint === `${issuer}/oauth2/par`;
   const audience = atPar ? [issuer] : [...new Set([issuer, `${issuer}/oauth2/token`, endpoint])];
   const payload = await verifiedPayload(deps, client, assertion, audience);

@@ -56,7 +56,7 @@ export async function authenticateClient(
   deps: Deps,
   authorization: string | undefined,
   params: Map<string, string>,
-  endpoint = `${deps.config.AUTH_SERVER_URL}/oauth2/token`,
+  endpoint = deps.config.urls.auth("/oauth2/token"),
 ): Promise<OAuth2ClientRow> {
   const usesBasic = authorization !== undefined && /^basic /i.test(authorization);
   const formSecret = params.get("client_secret");

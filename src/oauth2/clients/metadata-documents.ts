@@ -145,8 +145,8 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
   const now = deps.now();
   const described = {
     ...settings,
-    accessTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
-    refreshTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+    accessTokenLifetime: deps.config.oauth2.accessTokenTtl,
+    refreshTokenLifetime: deps.config.oauth2.refreshTokenTtl,
     updatedAt: now,
   };
   // A client stored from an earlier fetch keeps what is not the document's to say: an admin's narrowing of its
@@ -179,7 +179,7 @@ async function keptClient(deps: Deps, url: string): Promise<OAuth2ClientRow | un
  * only by `keepFetchedClient`). `invalid_client` when documents are off or the document cannot be used.
  */
 export async function metadataDocumentClient(deps: Deps, url: string): Promise<OAuth2ClientRow> {
-  if (!deps.config.oauth2ClientIdDocuments) {
+  if (!deps.config.oauth2.clientIdDocuments) {
     throw new OAuth2Error("invalid_client", "client ID metadata documents are not accepted by this server");
   }
   return (await cachedClient(deps, url, () => keptClient(deps, url))) ?? fetchedClient(deps, url);

@@ -57,7 +57,7 @@ async function metadataBody(c: Ctx): Promise<unknown> {
 
 /** Registration switched off (the default): 403 before anything is counted or read. */
 const registrationOn = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.var.config.AUTH_OAUTH2_PROVIDER_REGISTRATION === "off") {
+  if (c.var.config.oauth2.registration === "off") {
     throw new OAuth2Error(
       "access_denied",
       "client registration is switched off on this server",
@@ -76,7 +76,7 @@ const registrationOn = createMiddleware<AppEnv>(async (c, next) => {
  */
 async function registrant(c: Ctx) {
   const { config } = c.var;
-  if (config.AUTH_OAUTH2_PROVIDER_REGISTRATION === "open") return { mode: "open" } as const;
+  if (config.oauth2.registration === "open") return { mode: "open" } as const;
   const token = bearerOf(c);
   const payload = token ? await verifyUserAccessToken(c.var.deps, token) : null;
   // An old system's token reads only (supabase.md §6): it registers no client.

@@ -1,7 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { base64url } from "jose";
 import { z } from "zod";
-import { isDevelopmentServer } from "../../config";
 import { removeClientRows } from "../../db/client-rows";
 import { type OAuth2ClientRow, oauth2Clients } from "../../db/schema";
 import type { Deps } from "../../http/deps";
@@ -120,7 +119,7 @@ function checkPageUri(name: string, uri: string | undefined, deps: Deps): string
   } catch {}
   const allowed =
     url?.protocol === "https:" ||
-    (url?.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname) && isDevelopmentServer(deps.config));
+    (url?.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname) && deps.config.development);
   if (!allowed) throw invalidMetadata(`${name} must be an https URL`);
   return uri;
 }
@@ -266,7 +265,7 @@ export function metadataOf(deps: Deps, row: OAuth2ClientRow) {
       : {}),
     ...(row.jwks ? { jwks: row.jwks } : {}),
     ...(row.jwksUri ? { jwks_uri: row.jwksUri } : {}),
-    registration_client_uri: `${deps.config.AUTH_SERVER_URL}/oauth2/register/${encodeURIComponent(row.clientId)}`,
+    registration_client_uri: deps.config.urls.auth(`/oauth2/register/${encodeURIComponent(row.clientId)}`),
   };
 }
 
@@ -282,8 +281,8 @@ export async function registerClient(
   const registrationToken = newRegistrationToken();
   const { row, secret } = await insertClient(deps, {
     ...registeredSettings(deps, body),
-    accessTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_ACCESS_TOKEN_TTL,
-    refreshTokenLifetime: deps.config.AUTH_OAUTH2_PROVIDER_REFRESH_TOKEN_TTL,
+    accessTokenLifetime: deps.config.oauth2.accessTokenTtl,
+    refreshTokenLifetime: deps.config.oauth2.refreshTokenTtl,
     registration: registeredBy.mode,
     registeredByUserId: registeredBy.mode === "authenticated" ? registeredBy.userId : null,
     registrationTokenHash: await sha256Hex(registrationToken),

@@ -92,7 +92,7 @@ export async function deliverLogoutTokens(
     for (let message = queue.shift(); message; message = queue.shift()) {
       const retry = () =>
         message!.retry({
-          delaySeconds: retryDelaySeconds(message!.attempts, deps.config.AUTH_EVENTS_RETRY_DELAY_SECONDS),
+          delaySeconds: retryDelaySeconds(message!.attempts, deps.config.events.retryDelaySeconds),
         });
       if (!isMessage(message.body)) {
         // Not a message this code sends: there is nothing to deliver, and no retry would change that.

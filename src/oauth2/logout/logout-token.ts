@@ -31,7 +31,7 @@ export async function signLogoutToken(config: Config, notice: LogoutNotice, now:
   const iat = Math.floor(now / 1000);
   return new SignJWT({ sid: notice.sid, events: { [BACKCHANNEL_LOGOUT_EVENT]: {} } })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: LOGOUT_TOKEN_TYPE })
-    .setIssuer(config.AUTH_SERVER_URL)
+    .setIssuer(config.urls.server)
     .setSubject(notice.userId)
     .setAudience(notice.clientId)
     .setIssuedAt(iat)

@@ -11,9 +11,9 @@ const TIMEOUT_MS = 10_000;
  * with a local fake on the same code path.
  */
 export function twilioSender(config: Config, outbound: typeof fetch): SmsSender {
-  const sid = config.AUTH_SMS_TWILIO_ACCOUNT_SID!;
-  const authorization = `Basic ${btoa(`${sid}:${config.AUTH_SMS_TWILIO_AUTH_TOKEN!}`)}`;
-  const sender = config.AUTH_SMS_TWILIO_MESSAGING_SERVICE_ID!;
+  const sid = config.sms.twilio.accountSid!;
+  const authorization = `Basic ${btoa(`${sid}:${config.sms.twilio.authToken!}`)}`;
+  const sender = config.sms.twilio.messagingServiceId!;
   const senderField = sender.startsWith("MG") ? "MessagingServiceSid" : "From";
   return {
     async send(to, body) {

@@ -94,6 +94,6 @@ export async function acceptSamlResponse(
   const redirectTo =
     relayState && relayState.length <= 2048 && isRedirectAllowedBy(deps.config, relayState)
       ? relayState
-      : deps.config.defaultRedirectUrl;
+      : deps.config.urls.defaultRedirect;
   return keepUnsolicitedResult(deps, connection.id, redirectTo, identity);
 }

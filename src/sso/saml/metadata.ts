@@ -49,11 +49,11 @@ const FETCH_LIMITS = {
 const invalid = (message: string) => new AppError("invalid-request", `SAML metadata: ${message}`);
 
 /** The SP's entity ID: the URL of its metadata, as is customary (SAML metadata §4.1 well-known location). */
-export const spEntityId = (config: Pick<Config, "AUTH_SERVER_URL">, connectionId: string) =>
-  `${config.AUTH_SERVER_URL}/sso/saml/${encodeURIComponent(connectionId)}/metadata`;
+export const spEntityId = (config: Pick<Config, "urls">, connectionId: string) =>
+  config.urls.auth(`/sso/saml/${encodeURIComponent(connectionId)}/metadata`);
 
-export const acsUrl = (config: Pick<Config, "AUTH_SERVER_URL">, connectionId: string) =>
-  `${config.AUTH_SERVER_URL}/sso/saml/${encodeURIComponent(connectionId)}/acs`;
+export const acsUrl = (config: Pick<Config, "urls">, connectionId: string) =>
+  config.urls.auth(`/sso/saml/${encodeURIComponent(connectionId)}/acs`);
 
 async function fetchMetadata(deps: Deps, url: string): Promise<string> {
   try {
@@ -149,7 +149,7 @@ export function samlSettingsOf(settings: unknown): SamlSettings {
 }
 
 /** This service's SP metadata for one connection: what the IdP's administrator imports. */
-export function spMetadataXml(config: Pick<Config, "AUTH_SERVER_URL">, connectionId: string): string {
+export function spMetadataXml(config: Pick<Config, "urls">, connectionId: string): string {
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
     `<md:EntityDescriptor xmlns:md="${NS.metadata}" entityID="${escapeXml(spEntityId(config, connectionId))}">`,

@@ -77,7 +77,7 @@ export const samlRoutes = new Hono<AppEnv>()
       const connection = await samlConnection(deps, c.req.param("connectionId"));
       const oneTimeId = await acceptSamlResponse(deps, connection, await formOf(c));
       return c.redirect(
-        withQuery(`${c.var.config.AUTH_SERVER_URL}/sso/saml/${connection.id}/acs`, { result: oneTimeId }),
+        withQuery(c.var.config.urls.auth(`/sso/saml/${connection.id}/acs`), { result: oneTimeId }),
         303,
       );
     },
@@ -102,7 +102,7 @@ export const samlRoutes = new Hono<AppEnv>()
           "invalid-state",
           "this SAML sign-in is unknown, expired or already finished",
         );
-        return ssoFailure(c, c.var.config.defaultRedirectUrl, error);
+        return ssoFailure(c, c.var.config.urls.defaultRedirect, error);
       }
       try {
         const connection = await samlConnection(deps, c.req.param("connectionId"));

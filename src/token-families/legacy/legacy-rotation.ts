@@ -37,7 +37,7 @@ async function rotateInObject(
       return {
         outcome: "grace",
         family,
-        token: await decrypt(deps.config.AUTH_ENCRYPTION_KEY!, result.successorSealed),
+        token: await decrypt(deps.config.secrets.encryptionKey, result.successorSealed),
       };
     default:
       return { outcome: result.outcome, family };

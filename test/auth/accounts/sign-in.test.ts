@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../../src/config";
 import { claim } from "../../../src/db/directory";
+import { getConfig } from "../../../src/runtime/config";
 import {
   decodeJwt,
   expectError,

@@ -8,7 +8,7 @@ import {
   valueAt,
 } from "../../../src/auth/custom-claims";
 import { accessTokenClaims } from "../../../src/auth/token-claims";
-import { getConfig } from "../../../src/config";
+import { getConfig } from "../../../src/runtime/config";
 
 /**
  * Nhost's reading of `AUTH_JWT_CUSTOM_CLAIMS`, vector for vector: the data, paths, query texts and values below are

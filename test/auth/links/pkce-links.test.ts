@@ -2,7 +2,7 @@
 // `POST /token/exchange {code, codeVerifier}` → {session}.
 import { base64url } from "jose";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../../src/config";
+import { getConfig } from "../../../src/runtime/config";
 import { runHousekeeping } from "../../../src/runtime/cron";
 import {
   expectError,

@@ -7,9 +7,9 @@
 // token kept working forever); a client name that reorders or hides what the consent screen says (bidi overrides).
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getConfig } from "../../../src/config";
 import type { WireClient } from "../../../src/oauth2/clients";
 import { ADDRESS_LIMITER_BINDINGS } from "../../../src/rate-limits/buckets";
+import { getConfig } from "../../../src/runtime/config";
 import { runHousekeeping } from "../../../src/runtime/cron";
 import { signUp, type TestService } from "../../helpers";
 import { allInShards } from "../../support/shards";
@@ -569,7 +569,7 @@ describe("unused registered clients expire", () => {
     expect((await exchange(open, asWire(stale), code)).status).toBe(200);
     const fresh = await registered(open, {});
     const byAdmin = await newClient(open);
-    const ttlMs = getConfig(open.env).AUTH_OAUTH2_PROVIDER_REGISTRATION_TTL * 1000;
+    const ttlMs = getConfig(open.env).oauth2.registrationTtl * 1000;
     const longAgo = Date.now() - ttlMs - 60_000;
     for (const id of [stale.client_id, byAdmin.clientId]) {
       await env.DB.prepare(
