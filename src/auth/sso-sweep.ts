@@ -1,5 +1,5 @@
 import { and, inArray, like, or } from "drizzle-orm";
-import { personalAccessTokens, sessions, users } from "../db/schema";
+import { oauth2Grants, personalAccessTokens, sessions, users } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { IMPORTED_NHOST_METHOD } from "./new-sessions";
 import { revokeSession } from "./revocation";
@@ -9,7 +9,10 @@ import { METHODS_UNDER_SSO, PROVIDER_METHOD_PREFIX } from "./sso-enforcement";
  * When an org starts enforcing SSO (or verifies one more domain while it does), the sessions its domains' users began
  * by a method enforced SSO refuses are ended: their rows and token families go, so the next refresh fails (the access
  * tokens already out expire as usual). Their personal access tokens go too: a PAT is a way in that outlives the IdP's
- * say-so (made before enforcement, it would sign in after it, and its sessions with it). Done once, at that moment,
+ * say-so (made before enforcement, it would sign in after it, and its sessions with it). So do the OAuth2 grants
+ * those sessions gave third-party apps, `offline_access` ones included: an agent's refresh token from a password
+ * session is the same way around the IdP (a session's end keeps offline grants, backchannel-fan-out.ts, because the
+ * person meant them to outlive a sign-out; enforcement means no access not vouched by the IdP). Done once, at that moment,
  * in every shard, rather than checked on every refresh. Sessions an IdP vouched for stay. Bounded per call
  * (`MAX_USERS` per domain and shard); docs/sso.md.
  */
@@ -47,6 +50,13 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
             ),
           )
           .all();
+        for (let from = 0; from < doomed.length; from += CHUNK) {
+          const sids = doomed.slice(from, from + CHUNK).map((session) => session.id);
+          await db
+            .delete(oauth2Grants)
+            .where(and(inArray(oauth2Grants.userId, ids), inArray(oauth2Grants.sid, sids)))
+            .run();
+        }
         for (const session of doomed) await revokeSession(deps, session.id);
         ended += doomed.length;
       }

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { expectError, mailbox, PASSWORD, signUp, uniqueEmail, type WireSession } from "../helpers";
 import { importUsers, nhostUser } from "../move-in/support";
+import {
+  basic,
+  codeFor,
+  exchange,
+  newClient,
+  postForm,
+  s256,
+  type TokenAnswer,
+  VERIFIER,
+} from "../oauth2/support";
 import { mintIdToken, signInWith, withProviders } from "../providers/support";
 import { userD1 } from "../support/shards";
 import { location, openIn, postToAcs, type SamlOrg, samlOrg, startSignIn } from "./saml-support/connection";
@@ -19,6 +29,7 @@ const svc = withProviders({
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
   AUTH_DEV_SMS: "true",
   AUTH_OTP_EMAIL_ENABLED: "true",
+  AUTH_OAUTH2_PROVIDER_ENABLED: "true",
 });
 
 /** Enforcement switched by the admin API (the org's SAML connection to the test IdP is enabled). */
@@ -162,6 +173,38 @@ describe("enforced SSO closes the doors that bypass the IdP", () => {
     await enforce(org, false);
     await expectError(await signInPat(pat), 401, "invalid-pat");
     expect((await signInPat(elsewhere)).status).toBe(200);
+  });
+
+  // Threat: an agent's or app's OAuth2 grant, `offline_access` included, given from a password session before
+  // enforcement: its refresh token would keep acting as the employee after the IdP and SCIM let them go.
+  it("ends the OAuth2 grants the refused sessions gave; a grant from an IdP session keeps refreshing", async () => {
+    const org = await samlOrg();
+    const client = await newClient(svc);
+    const grantFrom = async (session: WireSession) => {
+      const { code } = await codeFor(svc, client, session, {
+        scope: "openid offline_access",
+        code_challenge: await s256(VERIFIER),
+        code_challenge_method: "S256",
+      });
+      const answer = await exchange(svc, client, code, { code_verifier: VERIFIER });
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as TokenAnswer).refresh_token!;
+    };
+    const refreshGrant = (refreshToken: string) =>
+      postForm(
+        svc,
+        "/oauth2/token",
+        { grant_type: "refresh_token", refresh_token: refreshToken },
+        basic(client),
+      );
+    const fromPassword = await grantFrom(await signUp(svc, `agent@${org.domain}`));
+    const fromIdp = await grantFrom(await samlSession(org, `vouched@${org.domain}`));
+    await enforce(org, true);
+
+    const refused = await refreshGrant(fromPassword);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe("invalid_grant");
+    expect((await refreshGrant(fromIdp)).status).toBe(200);
   });
 
   // Threat: a session carried from Nhost (its refresh token imported, refreshed here or not yet) outliving the
