@@ -7,7 +7,6 @@
 // The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests
 // they start themselves (a device's, an invitation's, an app's) and finish each through it, by the request's id, as an
 // external login UI does; they see no pending-request storage, client row, consent or device-code row.
-export { appTarget } from "./app-requests";
 export {
   type ClientBody,
   type ClientConsent,
@@ -53,6 +52,7 @@ export {
   readEndSession,
 } from "./interaction-logout";
 export {
+  appTarget,
   findUserCode,
   openAppInteraction,
   openInvitationInteraction,

@@ -10,6 +10,9 @@ import { newRequestId, type PendingRequest, savePendingRequest } from "./pending
  * (interaction-describe.ts), known to the page by its id only.
  */
 
+// Where an app's request may go back to, checked before it is opened (the hosted pages answer 400 otherwise).
+export { appTarget } from "./app-requests";
+
 /**
  * A user code as the device page shows it back: the code the person typed (a `verification_uri_complete` link's)
  * in its printed form `BCDF-GHJK`, or as it came when it cannot be one, bounded. Never submitted for the person.
@@ -45,7 +48,7 @@ export async function findUserCode(deps: Deps, typed: string): Promise<UserCodeM
 
 /**
  * A first-party app's request (contract §13, app-requests.ts): no client and no redirect URI; `target` is the
- * `redirectTo` the app asked for, checked already (app-requests.ts `appTarget`); `prompt=login` asks for a sign-in made for it.
+ * `redirectTo` the app asked for, checked already (`appTarget`); `prompt=login` asks for a sign-in made for it.
  */
 export async function openAppInteraction(
   deps: Deps,
