@@ -27,6 +27,7 @@ import { consentForm, deviceFinished } from "./render-consent";
 import { accountPage, signInPage } from "./sign-in-pages";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
 
+/** Who completes the request: the person signed in to this browser, and when each of their methods was performed. */
 const completerOf = (session: BrowserSession): Completer => ({
   userId: session.user.id,
   times: session.methods,
