@@ -6,7 +6,7 @@ import { demandOf, judge, signInFor } from "../browser/step-up";
 import { bearerMethodTimes } from "../browser/step-up-sessions";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
-import type { AccessTokenPayload } from "../lib/jwt";
+import type { AccessTokenPayload } from "../signing-keys/jwt";
 import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
 import { grantedScopes } from "./consents";
@@ -86,12 +86,7 @@ export async function completeWithAccessToken(
   if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
     throw new AppError("not-org-member");
   }
-  const done = await completeRequest(
-    deps,
-    request,
-    { userId: user.id, times, sid: auth.sid ?? null },
-    orgId,
-  );
+  const done = await completeRequest(deps, request, { userId: user.id, times, sid: auth.sid ?? null }, orgId);
   // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
   if ("device" in done)
     return { redirectUri: `${deps.config.AUTH_SERVER_URL}${DEVICE_PAGE_PATH}?result=approved` };
