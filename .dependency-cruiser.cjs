@@ -1,14 +1,14 @@
 // The shape of src/ (README "Layout"), checked by `npm run lint`. Features are folders (auth, oauth2, providers,
 // admin, storage, …: THE list is src/runtime/features.ts, read here through scripts/features.cjs) over shared
-// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib, replay, browser and the
-// top-level errors, env and config). `src/index.ts` and src/runtime/ (which mounts the features' routes and runs
-// their consumers and housekeeping) compose them and may import anything.
+// plumbing (http, rate-limits, audit, hooks, mail, sms, openapi, token-families, db, lib, replay, signing-keys,
+// browser and the top-level errors, env and config). `src/index.ts` and src/runtime/ (which mounts the features'
+// routes and runs their consumers and housekeeping) compose them and may import anything.
 const { featureFolders } = require("./scripts/features.cjs");
 
 const FEATURE_NAMES = featureFolders().join("|");
 const FEATURES = `^src/(${FEATURE_NAMES})/`;
 const PLUMBING =
-  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib|replay|browser|settings)/|^src/(errors|env|config)\\.ts$";
+  "^src/(http|rate-limits|audit|hooks|events|mail|sms|openapi|token-families|db|lib|replay|signing-keys|browser|settings)/|^src/(errors|env|config)\\.ts$";
 // Folders whose sub-folders meet only through each other's index.ts: every feature, and token-families (its legacy
 // drawer). A file at a folder's root is that folder's core, which its sub-folders share freely.
 const FOLDERS_WITH_SUBFOLDERS = `^src/(${FEATURE_NAMES}|token-families)/`;
@@ -19,13 +19,20 @@ const LAYERS = [
     "^src/browser/text/",
     "the language catalogues: every word shown or mailed, one folder per language, over nothing of ours but types",
   ],
-  ["^src/lib/", "lib: pure helpers (crypto, keys, passwords, redirects) over errors and the config type"],
+  [
+    "^src/lib/",
+    "lib: pure helpers (crypto, key formats, passwords, redirects) over errors and the config type",
+  ],
   [
     "^src/replay/",
     "replay: what is accepted once (the JtiLedger object, the DPoP proof check that records its jti), over lib",
   ],
   ["^src/hooks/", "hooks: the app's signed synchronous hooks (contract move-in §5.3), over lib"],
   ["^src/db/", "db: the schema, the client and housekeeping, over lib"],
+  [
+    "^src/signing-keys/",
+    "signing keys: the key set (configured, and rotated in through the admin API into D1), signing and verifying JWTs, over lib",
+  ],
   [
     "^src/token-families/",
     "token families: refresh-token rotation for sessions and OAuth2 grants, over db and lib",

@@ -4,11 +4,11 @@ import type { Env } from "./env";
 import { ConfigError } from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
-import { useKeyStore } from "./lib/keys";
 import { createApp } from "./runtime/app";
 import { getConfig } from "./runtime/config";
 import { handleQueueBatch } from "./runtime/consumers";
 import { runScheduled } from "./runtime/cron";
+import { useKeyStore } from "./signing-keys/stored-keys";
 
 export { SignInLockout } from "./auth";
 export { OneTimeCode } from "./auth/links/one-time-code";
@@ -32,7 +32,7 @@ function isDevelopmentServer(env: Env): boolean {
 function appFor(config: Config, env: Env): Hono<AppEnv> {
   let app = apps.get(config);
   if (!app) {
-    // Signing keys rotated through the admin API live in this deployment's D1 (src/lib/keys.ts).
+    // Signing keys rotated through the admin API live in this deployment's D1 (src/signing-keys/stored-keys.ts).
     useKeyStore(config, env.DB);
     app = createApp(config);
     apps.set(config, app);

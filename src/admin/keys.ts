@@ -4,7 +4,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { encrypt } from "../lib/crypto";
 import { generatePrivateJwk, publicMembers, type SigningAlgorithm } from "../lib/key-algorithms";
-import { configuredKids, forgetKeySet, getKeySet } from "../lib/keys";
+import { configuredKids, forgetKeySet, getKeySet } from "../signing-keys/keys";
 import type { AdminKey } from "./wire";
 
 /** `GET /admin/keys`: every published key, the one that signs marked, newest stored keys first. */
@@ -92,7 +92,7 @@ async function validUntil(deps: Deps, kid: string): Promise<number> {
 
 /**
  * `DELETE /admin/keys/{kid}`: a retired key goes, and tokens it signed stop verifying (in this isolate at once, in
- * others within the key set's ten-second lifetime, src/lib/keys.ts). The signing key and configured keys stay. A key
+ * others within the key set's ten-second lifetime, src/signing-keys/keys.ts). The signing key and configured keys stay. A key
  * whose tokens may still be valid is refused (their users would be signed out, OAuth2 clients' tokens rejected),
  * unless `force`: after a leak, ending those tokens now is the point.
  */

@@ -2,7 +2,7 @@ import type { Config } from "../config";
 import { UnavailableError } from "../errors";
 import { customAccessTokenClaims } from "../hooks/custom-access-token";
 import type { Deps } from "../http/deps";
-import type { HasuraClaims } from "../lib/jwt";
+import type { HasuraClaims } from "../signing-keys/jwt";
 import { customClaimValues } from "./custom-claims";
 import { ClaimsQueryFailed, queryUserClaims } from "./custom-claims-graphql";
 import type { WireUserRow } from "./hot-queries";

@@ -7,7 +7,7 @@ import { type UserRow, users } from "../db/schema";
 import type { Shards } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
-import type { HasuraClaims } from "../lib/jwt";
+import type { HasuraClaims } from "../signing-keys/jwt";
 import { customClaimValues } from "./custom-claims";
 import { userById, type WireUserRow, wireUserById } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";

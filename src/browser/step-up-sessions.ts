@@ -1,8 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { sessions } from "../db/schema";
 import type { Deps } from "../http/deps";
-import type { AccessTokenPayload } from "../lib/jwt";
-import { HASURA_NAMESPACE } from "../lib/jwt";
+import type { AccessTokenPayload } from "../signing-keys/jwt";
+import { HASURA_NAMESPACE } from "../signing-keys/jwt";
 import { type MethodTimes, methodsOfSessionRow } from "./acr";
 
 /**

@@ -1,6 +1,6 @@
 import type { Config } from "../config";
 import type { Env } from "../env";
-import type { AccessTokenPayload } from "../lib/jwt";
+import type { AccessTokenPayload } from "../signing-keys/jwt";
 import type { Deps } from "./deps";
 
 /** Hono's type parameters for this app: the bindings and the typed context variables (`c.var.*`). */

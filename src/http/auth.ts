@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
-import type { AccessTokenPayload } from "../lib/jwt";
 import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../replay/dpop-proof";
+import type { AccessTokenPayload } from "../signing-keys/jwt";
 import type { AppEnv } from "./app-env";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "./imported-tokens";
 

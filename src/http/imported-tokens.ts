@@ -10,7 +10,7 @@ import {
   type ImportedTokenPayload,
   verifyImportedToken,
 } from "../lib/imported-tokens";
-import { type AccessTokenPayload, HASURA_NAMESPACE, verifyAccessToken } from "../lib/jwt";
+import { type AccessTokenPayload, HASURA_NAMESPACE, verifyAccessToken } from "../signing-keys/jwt";
 import type { Deps } from "./deps";
 
 /**

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import pkg from "../../package.json";
-import { getKeySet } from "../lib/keys";
+import { getKeySet } from "../signing-keys/keys";
 import type { AppEnv } from "./app-env";
 import { OK_ANSWER, operation } from "./documented";
 

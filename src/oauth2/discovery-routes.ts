@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import type { AppEnv } from "../http/app-env";
 import { operation } from "../http/documented";
 import { jwksSchema } from "../http/system-routes";
-import { getKeySet } from "../lib/keys";
+import { getKeySet } from "../signing-keys/keys";
 import { discoveryDocument } from "./discovery";
 import { type Ctx, requireEnabled } from "./route-support";
 import { discoverySchema } from "./wire";

@@ -1,6 +1,6 @@
 import { ACR_VALUES } from "../browser/acr";
 import type { Config } from "../config";
-import { getKeySet } from "../lib/keys";
+import { getKeySet } from "../signing-keys/keys";
 import { CLAIMS_SUPPORTED } from "./claims";
 import { AUTH_METHODS, CLIENT_ASSERTION_ALGORITHMS, GRANT_TYPES, SUPPORTED_SCOPES } from "./clients";
 import { DPOP_ALGS } from "./dpop";
@@ -11,7 +11,7 @@ import { DPOP_ALGS } from "./dpop";
  */
 export async function discoveryDocument(config: Config) {
   const issuer = config.urls.server;
-  // RS256 unless the key set has no RSA key at all (src/lib/keys.ts, `idTokenSigner`).
+  // RS256 unless the key set has no RSA key at all (src/signing-keys/keys.ts, `idTokenSigner`).
   const { idTokenSigner } = await getKeySet(config);
   return {
     issuer,

@@ -1,7 +1,7 @@
 import type { Config } from "../config";
 import * as tables from "../db/tables/oauth2";
 import type { Deps } from "../http/deps";
-import { useKeyStore } from "../lib/keys";
+import { useKeyStore } from "../signing-keys/stored-keys";
 import { oauth2ClientAdminRoutes } from "./clients";
 import { sweepOAuth2 } from "./housekeeping";
 import { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";

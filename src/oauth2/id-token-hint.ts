@@ -1,7 +1,7 @@
 import { type JWTPayload, jwtVerify } from "jose";
 import type { Config } from "../config";
 import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
-import { getKeySet } from "../lib/keys";
+import { getKeySet } from "../signing-keys/keys";
 
 /**
  * The `id_token_hint` of an authorization request (OIDC Core §3.1.2.1) and of RP-Initiated Logout 1.0 §2: an ID

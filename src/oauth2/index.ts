@@ -4,10 +4,9 @@
  * internal to it (.dependency-cruiser.cjs).
  */
 
-// The interaction contract (interaction.ts): the built-in pages (src/pages/) finish or refuse a pending request through
-// it, as an external login UI does, and read what they show of the request: its client, the person's consents and
-// organizations, a device's user code, an app's hosted sign-in, an RP-initiated logout's parameters.
-export { appRequest, appTarget, finishAppSignIn, isAccountCenter } from "./app-requests";
+// The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests
+// they start themselves (a device's, an invitation's, an app's) and finish each through it, by the request's id, as an
+// external login UI does; they see no pending-request storage, client row, consent or device-code row.
 export {
   type ClientBody,
   type ClientConsent,
@@ -16,9 +15,7 @@ export {
   clientUsage,
   createClient,
   deleteClient,
-  findOAuth2Client,
   getClient,
-  isLoopbackRedirect,
   listClients,
   oauth2ClientAdminRoutes,
   replaceClient,
@@ -26,26 +23,41 @@ export {
   SUPPORTED_SCOPES,
   type WireClient,
 } from "./clients";
-export { grantedScopes, rememberConsent } from "./consents";
-export { deviceRequest, normalizeUserCode, pendingByUserCode } from "./device";
 export { OAuth2Error } from "./errors";
-export { completeInteraction, denyInteraction } from "./interaction";
-// Back-channel logout (src/runtime/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
+export type { Completer } from "./interaction";
+export type { ClientFacts } from "./interaction-client-facts";
 export {
-  backchannelLogoutFanOut,
-  checkEndSession,
-  deliverLogoutTokens,
+  type AppReturn,
+  type ConsentQuestion,
+  consentQuestion,
+  describeInteraction,
+  type Interaction,
+  type InteractionClient,
+  type InteractionRequest,
+  interactionParams,
+} from "./interaction-describe";
+export {
+  allowInteraction,
+  cancelInteraction,
+  closeInteraction,
+  completeInteraction,
+  denyInteraction,
+  finishAppInteraction,
+} from "./interaction-finish";
+export {
+  checkLogout,
   type EndSessionParams,
   type EndSessionProblem,
-  endSessionParams,
-} from "./logout";
-export { memberOrganizations, namedOrganization } from "./organizations";
-export { oauth2Params } from "./params";
+  type LogoutCheck,
+  readEndSession,
+} from "./interaction-logout";
 export {
-  forgetPendingRequest,
-  loadPendingRequest,
-  newRequestId,
-  type PendingRequest,
-  savePendingRequest,
-} from "./pending-requests";
-export { authorizationResponse } from "./redirects";
+  appTarget,
+  findUserCode,
+  openAppInteraction,
+  openInvitationInteraction,
+  shownUserCode,
+  type UserCodeMatch,
+} from "./interaction-open";
+// Back-channel logout (src/runtime/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
+export { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";

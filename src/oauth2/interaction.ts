@@ -6,7 +6,7 @@ import { demandOf, judge, signInFor } from "../browser/step-up";
 import { bearerMethodTimes } from "../browser/step-up-sessions";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
-import type { AccessTokenPayload } from "../lib/jwt";
+import type { AccessTokenPayload } from "../signing-keys/jwt";
 import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
 import { grantedScopes } from "./consents";
@@ -17,10 +17,11 @@ import { authorizationResponse, errorResponse } from "./redirects";
 
 /**
  * The interaction contract (contract §3.5): how a login UI reads a pending authorization request (`describeRequest`),
- * finishes it for the person it signed in (`completeInteraction`) or refuses it for them (`denyInteraction`). An
- * external login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`) signs the user in with the ordinary API, asks for consent itself
- * and completes with the user's access token (`completeWithAccessToken`); the built-in pages (src/pages/) sign the
- * person in to the browser session and complete with its sign-in, through the same functions.
+ * finishes it for the person it signed in (`completeRequest`) or refuses it for them (`denyRequest`). An external
+ * login UI (`AUTH_OAUTH2_PROVIDER_LOGIN_URL`) signs the user in with the ordinary API, asks for consent itself and
+ * completes with the user's access token (`completeWithAccessToken`); the built-in pages (src/pages/) sign the person
+ * in to the browser session and complete with its sign-in, by the request's id as the external UI does
+ * (interaction-finish.ts), through the same two functions. What the pages read of a request: interaction-describe.ts.
  */
 
 async function pendingRequest(deps: Deps, requestId: string): Promise<PendingRequest> {
@@ -85,12 +86,7 @@ export async function completeWithAccessToken(
   if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
     throw new AppError("not-org-member");
   }
-  const done = await completeInteraction(
-    deps,
-    request,
-    { userId: user.id, times, sid: auth.sid ?? null },
-    orgId,
-  );
+  const done = await completeRequest(deps, request, { userId: user.id, times, sid: auth.sid ?? null }, orgId);
   // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
   if ("device" in done) return { redirectUri: deps.config.urls.auth(`${DEVICE_PAGE_PATH}?result=approved`) };
   return done;
@@ -109,7 +105,7 @@ export interface Completer {
  * picked one; or, for a device request, the device's authorization approved (`{ device: true }`). A request decided
  * already or expired is refused (400 `invalid-request`).
  */
-export async function completeInteraction(
+export async function completeRequest(
   deps: Deps,
   request: PendingRequest,
   completer: Completer,
@@ -130,7 +126,7 @@ export async function completeInteraction(
  * The person refused the request: a device's authorization is denied (its poll hears `access_denied`); a client's
  * request is forgotten and the browser goes back with `access_denied` (RFC 6749 §4.1.2.1).
  */
-export async function denyInteraction(
+export async function denyRequest(
   deps: Deps,
   request: PendingRequest,
 ): Promise<{ redirectUri: string } | { device: true }> {

@@ -15,7 +15,7 @@ export type Ctx = Context<AppEnv>;
 /**
  * Off unless `AUTH_OAUTH2_PROVIDER_ENABLED` (contract §3.5): then every path answers as a disabled feature does, but
  * the built-in login page's (`/oauth2/interaction`, `/oauth2/interaction/…`), which also serves the hosted pages of a
- * first-party app (contract §13) and refuses the authorization server's requests while it is off (`loadRequest`).
+ * first-party app (contract §13) and refuses the authorization server's requests while it is off (interaction-describe.ts).
  */
 export const requireEnabled = createMiddleware<AppEnv>(async (c, next) => {
   if (!c.var.config.oauth2.enabled && !isLoginPage(c)) {

@@ -4,8 +4,8 @@ import type { Authentication, SignIn } from "../browser/acr";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
-import { HASURA_NAMESPACE, verifyOwnJwt } from "../lib/jwt";
-import { getKeySet } from "../lib/keys";
+import { HASURA_NAMESPACE, verifyOwnJwt } from "../signing-keys/jwt";
+import { getKeySet } from "../signing-keys/keys";
 import { scopeClaims } from "./claims";
 import { orgHasuraClaims } from "./organizations";
 import { audienceOf } from "./resources";
@@ -21,7 +21,7 @@ export function isForClient(payload: OAuth2AccessTokenPayload): boolean {
 
 /**
  * Tokens of the authorization server (contract §3.5). Access tokens are JWTs of type `at+jwt` (RFC 9068), so that
- * neither this API's own verifier (`typ: JWT`, src/lib/jwt.ts) nor a relying party expecting an ID token takes one
+ * neither this API's own verifier (`typ: JWT`, src/signing-keys/jwt.ts) nor a relying party expecting an ID token takes one
  * for the other. Each names its grant (`grant_id`): introspection and userinfo look the grant up, so revoking it
  * ends its access tokens there at once.
  */
@@ -135,7 +135,7 @@ export async function signIdToken(
   },
 ): Promise<string> {
   const { config, user, client, scopes, now, accessToken, authentication, nonce, sid } = input;
-  // RS256 whatever signs access tokens: what relying parties expect of an ID token (src/lib/keys.ts, KeySet).
+  // RS256 whatever signs access tokens: what relying parties expect of an ID token (src/signing-keys/keys.ts, KeySet).
   const { idTokenSigner: signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({

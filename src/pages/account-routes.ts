@@ -15,7 +15,7 @@ import { readBrowserSession, startBrowserSession } from "../browser/session";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { emailField } from "../http/fields";
-import type { PendingRequest } from "../oauth2";
+import type { InteractionRequest } from "../oauth2";
 import { formRequest } from "./form-requests";
 import { pageLinkTarget } from "./link-binding";
 import { newPasswordForm } from "./render-account";
@@ -48,7 +48,7 @@ function signUpMessage(c: Ctx, t: PageText, error: AppError): string {
   }
 }
 
-const sentPage = (c: Ctx, request: PendingRequest, t: PageText, lead: string, hint?: string) =>
+const sentPage = (c: Ctx, request: InteractionRequest, t: PageText, lead: string, hint?: string) =>
   render(
     c,
     200,
@@ -62,7 +62,7 @@ const sentPage = (c: Ctx, request: PendingRequest, t: PageText, lead: string, hi
 /** `userLocale`: the signed-in user's (the reset link signed them in), the page's language after `ui_locales`. */
 export function newPasswordPage(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   userLocale: string,
   error?: string,
   status: 200 | 400 = 200,

@@ -3,14 +3,7 @@ import { backToPage, type Ctx, paths } from "../browser/page-paths";
 import { render, showProblem } from "../browser/page-response";
 import { pageText } from "../browser/page-text";
 import type { AppEnv } from "../http/app-env";
-import {
-  deviceRequest,
-  normalizeUserCode,
-  OAuth2Error,
-  oauth2Params,
-  pendingByUserCode,
-  savePendingRequest,
-} from "../oauth2";
+import { findUserCode, interactionParams, shownUserCode } from "../oauth2";
 import { countGuess } from "../rate-limits/buckets";
 import { addressKey } from "../rate-limits/client-address";
 import { isSameOrigin } from "./form-requests";
@@ -31,11 +24,7 @@ const codeForm = (c: Ctx, status: 200 | 400 | 429, userCode?: string, error?: st
 };
 
 /** The code of `verification_uri_complete`, shown in the form for the person to confirm, never submitted for them. */
-function prefilled(value: string | undefined): string | undefined {
-  if (!value) return undefined;
-  const code = normalizeUserCode(value.slice(0, 20));
-  return code ? `${code.slice(0, 4)}-${code.slice(4)}` : value.slice(0, 20);
-}
+const prefilled = (value: string | undefined) => (value ? shownUserCode(value) : undefined);
 
 export function devicePageRoutes(loginUrl: string | undefined) {
   return new Hono<AppEnv>()
@@ -49,16 +38,11 @@ export function devicePageRoutes(loginUrl: string | undefined) {
     )
     .post("/", async (c) => {
       if (!isSameOrigin(c)) return showProblem(c, (t) => t.errors.otherSite, 403);
-      let typed: string;
-      try {
-        typed = ((await oauth2Params(c)).get("user_code") ?? "").slice(0, 20);
-      } catch (error) {
-        if (error instanceof OAuth2Error) return codeForm(c, 400, undefined, error.description);
-        throw error;
-      }
+      const read = await interactionParams(c);
+      if ("unreadable" in read) return codeForm(c, 400, undefined, read.unreadable);
+      const typed = (read.params.get("user_code") ?? "").slice(0, 20);
       const deps = c.var.deps;
-      const code = normalizeUserCode(typed);
-      const found = code ? await pendingByUserCode(deps, code) : undefined;
+      const found = await findUserCode(deps, typed);
       const wait = await countGuess(
         c.env,
         deps.config.rateLimits,
@@ -68,12 +52,11 @@ export function devicePageRoutes(loginUrl: string | undefined) {
         deps.now(),
       );
       if (wait !== null) return codeForm(c, 429, typed, pageText(c).errors.tooManyCodes(wait));
-      if (!found || !code) return codeForm(c, 400, typed, pageText(c).errors.deviceCodeWrong);
-      const request = deviceRequest(deps, found, code);
-      await savePendingRequest(c.env, request);
-      if (!loginUrl) return backToPage(c, request.id);
+      if (!found) return codeForm(c, 400, typed, pageText(c).errors.deviceCodeWrong);
+      const requestId = await found.open();
+      if (!loginUrl) return backToPage(c, requestId);
       const ui = new URL(loginUrl);
-      ui.searchParams.set("request_id", request.id);
+      ui.searchParams.set("request_id", requestId);
       return c.redirect(ui.toString(), 303);
     });
 }

@@ -1,12 +1,11 @@
 import type { Ctx } from "../browser/page-paths";
 import { showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
-import type { OAuth2ClientRow } from "../db/schema";
 import {
-  findOAuth2Client,
-  loadPendingRequest,
-  OAuth2Error,
-  oauth2Params,
-  type PendingRequest,
+  type AppReturn,
+  describeInteraction,
+  type InteractionClient,
+  type InteractionRequest,
+  interactionParams,
 } from "../oauth2";
 import { findPendingInvitation, type PendingInvitation } from "../orgs";
 import { appName } from "./hosted-text";
@@ -16,40 +15,37 @@ import { appName } from "./hosted-text";
 /**
  * A client's request, with its client; or an invitation's, with the invitation while it is still pending (its
  * organization's name stands where a client's name would, on the sign-in views); or a first-party app's (the hosted
- * pages, contract §13), with the name the page gives the app.
+ * pages, contract §13), with the name the page gives the app. What the request is, and whether the page serves it,
+ * is the interaction contract's to say (oauth2 `describeInteraction`); the names are the page's.
  */
-export type LoadedRequest =
-  | { request: PendingRequest; client: OAuth2ClientRow; invitation?: undefined; app?: undefined }
+export type PageRequest =
+  | { request: InteractionRequest; client: InteractionClient; invitation?: undefined; app?: undefined }
   | {
-      request: PendingRequest;
+      request: InteractionRequest;
       client: { clientName: string };
       invitation: PendingInvitation;
       app?: undefined;
     }
-  | { request: AppPendingRequest; client: { clientName: string }; invitation?: undefined; app: AppRequest };
+  | { request: AppRequest; client: { clientName: string }; invitation?: undefined; app: AppRequest["app"] };
 
-type AppRequest = NonNullable<PendingRequest["app"]>;
-type AppPendingRequest = PendingRequest & { app: AppRequest };
+type AppRequest = InteractionRequest & { app: AppReturn };
 
-export async function loadRequest(c: Ctx, requestId: string | undefined): Promise<LoadedRequest | null> {
-  const request = requestId ? await loadPendingRequest(c.env, requestId, c.var.deps.now()) : null;
-  if (request?.app) {
+export async function pageRequest(c: Ctx, requestId: string | undefined): Promise<PageRequest | null> {
+  const described = await describeInteraction(c.var.deps, requestId);
+  if (!described) return null;
+  const { request } = described;
+  if (described.app) {
     return {
-      request: { ...request, app: request.app },
-      client: { clientName: await appName(c, request.app.redirectTo) },
-      app: request.app,
+      request: described.request,
+      client: { clientName: await appName(c, described.app.redirectTo) },
+      app: described.app,
     };
   }
-  // The page serves the authorization server's requests only while it is on and the page is its login UI; an app's
-  // requests it serves always (the hosted pages). So a request made before the switch went off completes nothing.
-  const { config } = c.var;
-  if (!config.oauth2.enabled || config.oauth2.loginUrl) return null;
-  if (request?.invitation) {
-    const invitation = await findPendingInvitation(c.var.deps, request.invitation.ticketHash);
+  if (described.invitation) {
+    const invitation = await findPendingInvitation(c.var.deps, described.invitation.ticketHash);
     return invitation ? { request, client: { clientName: invitation.org.name }, invitation } : null;
   }
-  const client = request ? await findOAuth2Client(c.var.deps, request.clientId) : undefined;
-  return request && client ? { request, client } : null;
+  return { request, client: described.client };
 }
 
 /**
@@ -63,14 +59,10 @@ export function isSameOrigin(c: Ctx): boolean {
 /** Form posts of the page: the same-origin check, the parameters and the pending request, or a problem page. */
 export async function formRequest(c: Ctx) {
   if (!isSameOrigin(c)) return { failure: showProblem(c, (t) => t.errors.otherSite, 403) };
-  let params: Map<string, string>;
-  try {
-    params = await oauth2Params(c);
-  } catch (error) {
-    if (error instanceof OAuth2Error) return { failure: showProblem(c, () => error.description) };
-    throw error;
-  }
-  const loaded = await loadRequest(c, params.get("request_id"));
+  const read = await interactionParams(c);
+  if ("unreadable" in read) return { failure: showProblem(c, () => read.unreadable) };
+  const { params } = read;
+  const loaded = await pageRequest(c, params.get("request_id"));
   if (!loaded) return { failure: showProblem(c, UNKNOWN_REQUEST) };
   return { params, ...loaded };
 }

@@ -3,15 +3,16 @@ import { type Ctx, viewHref } from "../browser/page-paths";
 import { readBrowserSession } from "../browser/session";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { appRequest, appTarget, savePendingRequest } from "../oauth2";
+import { appTarget, openAppInteraction } from "../oauth2";
 import { backToApp } from "./hosted-step";
 import { hostedProblem } from "./hosted-text";
 
 /**
  * The hosted pages of a first-party app (contract §13): `GET {prefix}/signin?redirectTo=…`, `/signup` and `/reset`
- * open the built-in page's sign-in, sign-up and reset views on a pending request of the app (app-requests.ts), and
- * the page ends by sending the browser back to `redirectTo` with `refreshToken`, as a provider sign-in does. Served
- * whether or not the OAuth2 provider is on, and with an external login UI too (docs/protection.md, "Hosted pages").
+ * open the built-in page's sign-in, sign-up and reset views on a pending request of the app (oauth2
+ * `openAppInteraction`), and the page ends by sending the browser back to `redirectTo` with `refreshToken`, as a
+ * provider sign-in does. Served whether or not the OAuth2 provider is on, and with an external login UI too
+ * (docs/protection.md, "Hosted pages").
  *
  * Threats: an open redirect (`redirectTo` passes the API's own allow-list check, or the page says no with 400 and
  * sends the browser nowhere); login CSRF (the views are the page's, whose posts are same-origin and whose mailed links
@@ -52,12 +53,11 @@ async function start(c: Ctx, view: View) {
     const session = await readBrowserSession(c);
     if (session) return backToApp(c, target, session);
   }
-  const request = appRequest(deps.now(), target, { promptLogin, uiLocales });
-  await savePendingRequest(c.env, request);
+  const requestId = await openAppInteraction(deps, target, { promptLogin, uiLocales });
   // The sign-up view only while sign-ups are on; else the sign-in view, which says nothing of creating an account.
   const shown = view === "sign-in" || (view === "sign-up" && c.var.config.signUp.disabled) ? undefined : view;
   // On to the page under the request's id: reloading it keeps the request, and the app's parameters leave the URL.
-  return c.redirect(new URL(viewHref(c, request.id, shown), c.req.url).toString(), 303);
+  return c.redirect(new URL(viewHref(c, requestId, shown), c.req.url).toString(), 303);
 }
 
 export const hostedPageRoutes = new Hono<AppEnv>()

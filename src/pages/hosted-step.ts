@@ -4,7 +4,7 @@ import { showProblem } from "../browser/page-response";
 import { type BrowserSession, readBrowserSession } from "../browser/session";
 import { demandOf, judge } from "../browser/step-up";
 import { AppError } from "../errors";
-import { finishAppSignIn, forgetPendingRequest, type PendingRequest } from "../oauth2";
+import { type AppReturn, finishAppInteraction, type InteractionRequest } from "../oauth2";
 import { hostedProblem } from "./hosted-text";
 import { reauthStep } from "./reauth-step";
 import { signInPage } from "./sign-in-pages";
@@ -14,11 +14,7 @@ import { signInPage } from "./sign-in-pages";
  * reset: the page's views, which all come back here signed in), a fresh sign-in when the app asked `prompt=login`,
  * then back to the app. Nothing to consent to: the app is the deployment's own.
  */
-export async function appStep(
-  c: Ctx,
-  request: PendingRequest & { app: { redirectTo: string } },
-  name: string,
-) {
+export async function appStep(c: Ctx, request: InteractionRequest & { app: AppReturn }, name: string) {
   const session = await readBrowserSession(c);
   if (!session) return signInPage(c, request, name);
   // `prompt=login` (demandOf): a sign-in made for this very request; an older one confirms it is the same person.
@@ -29,22 +25,20 @@ export async function appStep(
 }
 
 /**
- * Sends the browser back to the app for the person signed in to the pages (app-requests.ts `finishAppSignIn`): with a
+ * Sends the browser back to the app for the person signed in to the pages (oauth2 `finishAppInteraction`): with a
  * new session's refresh token, or to the account center as it is. `request`: the pending request it completes, spent
- * here; undefined for a browser already signed in when the app sent it (`GET /signin`).
+ * there; undefined for a browser already signed in when the app sent it (`GET /signin`).
  */
 export async function backToApp(
   c: Ctx,
   redirectTo: string,
   session: BrowserSession,
-  request?: PendingRequest,
+  request?: InteractionRequest,
 ) {
-  const deps = c.var.deps;
   const uiLocales = request?.uiLocales ?? [];
   try {
-    const target = await finishAppSignIn(signInScope(c, null), redirectTo, session.user, request);
+    const target = await finishAppInteraction(signInScope(c, null), redirectTo, session.user, request);
     if (!target) return hostedProblem(c, uiLocales, (words) => words.completedAlready);
-    if (request) deps.background(forgetPendingRequest(c.env, request.id));
     return c.redirect(target, 303);
   } catch (error) {
     // The allow-list no longer has the target (it changed while the request waited); any other refusal of the new

@@ -4,8 +4,7 @@ import { catalogueFor } from "../browser/page-text";
 import { problem } from "../browser/render";
 import type { Hosted } from "../browser/text/en/hosted";
 import { brandOf } from "../http/brand";
-import type { PendingRequest } from "../oauth2";
-import { isAccountCenter } from "../oauth2";
+import type { InteractionRequest } from "../oauth2";
 
 /** What the page says for a first-party app's request (contract §13): whom it signs in for, and its problems. */
 
@@ -27,14 +26,14 @@ export async function appName(c: Ctx, redirectTo: string): Promise<string> {
  */
 export function hostedIntro(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   name: string,
   view: "sign-in" | "sign-up",
   userLocale?: string | null,
 ): string[] | undefined {
   if (!request.app) return undefined;
   const words = catalogueFor(c, request.uiLocales, userLocale).hosted;
-  if (isAccountCenter(c.var.config, request.app.redirectTo)) {
+  if (request.app.accountCenter) {
     return [view === "sign-in" ? words.accountSignInLead : words.accountSignUpLead];
   }
   return [view === "sign-in" ? words.signInLead(name) : words.signUpLead(name)];

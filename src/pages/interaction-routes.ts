@@ -5,21 +5,19 @@ import { render, showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
 import { pageText } from "../browser/page-text";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
 import { demandOf, judge } from "../browser/step-up";
-import type { OAuth2ClientRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import type { PendingRequest } from "../oauth2";
 import {
+  allowInteraction,
+  type Completer,
   completeInteraction,
+  consentQuestion,
   denyInteraction,
-  grantedScopes,
-  memberOrganizations,
-  namedOrganization,
-  rememberConsent,
+  type InteractionClient,
+  type InteractionRequest,
 } from "../oauth2";
 import { pageAccountRoutes } from "./account-routes";
-import { clientFacts } from "./client-facts";
-import { formRequest, loadRequest } from "./form-requests";
+import { formRequest, pageRequest } from "./form-requests";
 import { appStep } from "./hosted-step";
 import { invitationStep, joinInvitation } from "./invitation-routes";
 import { selectAccountForm } from "./reauth-render";
@@ -29,20 +27,27 @@ import { consentForm, deviceFinished } from "./render-consent";
 import { accountPage, signInPage } from "./sign-in-pages";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
 
+/** Who completes the request: the person signed in to this browser, and when each of their methods was performed. */
+const completerOf = (session: BrowserSession): Completer => ({
+  userId: session.user.id,
+  times: session.methods,
+  sid: session.sessionId,
+});
+
 /**
- * Completes the request for the signed-in user: back to the client with a code, or for a device request the device
- * authorization approved and a page saying so.
+ * The end of the request for the signed-in user, as the interaction contract finished it (oauth2
+ * `completeInteraction`, `allowInteraction`): back to the client with a code, or for a device request a page saying
+ * its authorization is approved. A request decided already or expired meanwhile: the page says so.
  */
-async function complete(
+async function finish(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   session: BrowserSession,
-  orgId: string | null = null,
+  end: () => Promise<{ redirectUri: string } | { device: true }>,
 ) {
-  const completer = { userId: session.user.id, times: session.methods, sid: session.sessionId };
-  let done: Awaited<ReturnType<typeof completeInteraction>>;
+  let done: { redirectUri: string } | { device: true };
   try {
-    done = await completeInteraction(c.var.deps, request, completer, orgId);
+    done = await end();
   } catch (error) {
     if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
@@ -57,7 +62,7 @@ async function complete(
  * request asks (`max_age`, `prompt=login`, `acr_values`: browser/step-up.ts); the account choice of
  * `prompt=select_account`; consent; or nothing (back to the client).
  */
-async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow) {
+async function nextStep(c: Ctx, request: InteractionRequest, client: InteractionClient) {
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
   if (!session) return signInPage(c, request, client.clientName);
@@ -82,35 +87,27 @@ async function nextStep(c: Ctx, request: PendingRequest, client: OAuth2ClientRow
 
 /**
  * Consent, unless the person allowed this client every scope before (incremental consent, contract §12: a client
- * that comes back with a wider scope is asked about the new scopes only; those allowed before are listed apart).
+ * that comes back with a wider scope is asked about the new scopes only; those allowed before are listed apart). What
+ * to ask is the interaction contract's to say (oauth2 `consentQuestion`).
  */
 async function consentStep(
   c: Ctx,
-  request: PendingRequest,
-  client: OAuth2ClientRow,
+  request: InteractionRequest,
+  client: InteractionClient,
   session: BrowserSession,
 ) {
   const deps = c.var.deps;
   const clientName = client.clientName;
-  // The organization the request names, when the user may pick it: a remembered consent then completes into it.
-  const named = request.device
-    ? undefined
-    : await namedOrganization(deps, session.user.id, request.organization);
-  // A device's consent is never remembered (it is asked every time), so nothing counts as granted for it.
-  const granted = request.device ? [] : await grantedScopes(deps, session.user.id, request.clientId);
-  // A device request is always asked about: the code may have come from someone else (RFC 8628 §5.4). A request
-  // naming an organization the user can't pick is shown too, rather than silently completed without it.
-  const mustAsk =
-    request.device !== undefined ||
-    request.prompt.includes("consent") ||
-    (request.organization !== undefined && !named) ||
-    !request.scopes.every((scope) => granted.includes(scope));
-  if (!mustAsk) return complete(c, request, session, named?.orgId ?? null);
+  const question = await consentQuestion(deps, request, session.user.id);
+  if (!question.ask) {
+    const { orgId } = question;
+    return finish(c, request, session, () =>
+      completeInteraction(deps, request.id, completerOf(session), orgId),
+    );
+  }
   const { user } = session;
-  // A device grant carries no organization (docs/oauth2.md): its page offers none.
-  const organizations = request.device ? [] : await memberOrganizations(deps, user.id);
   const t = pageText(c, request.uiLocales, session.user.locale);
-  const facts = clientFacts(client, request.device ? undefined : request.redirectUri);
+  const { facts } = client;
   // A reviewed client's logo: its origin may serve images to this page only.
   const images = facts.logoUri ? [facts.logoUri] : [];
   return render(
@@ -124,13 +121,13 @@ async function consentStep(
       requestId: request.id,
       clientName,
       scopes: request.scopes,
-      granted,
+      granted: question.granted,
       userLabel: userLabelOf(user),
       facts,
       deviceUserCode: request.device?.userCode,
       resources: request.resources,
-      organizations,
-      selectedOrg: named?.orgId,
+      organizations: question.organizations,
+      selectedOrg: question.selectedOrg,
     }),
     // After consent the browser goes on to the client's redirect URI; a device request stays here.
     request.device ? { t, images } : { t, images, redirectUri: request.redirectUri },
@@ -139,11 +136,11 @@ async function consentStep(
 
 /**
  * The built-in login and consent page, mounted at `/oauth2/interaction` always: the authorization server's requests
- * only while it is on and no external login UI is set (form-requests.ts `loadRequest`), a first-party app's always.
+ * only while it is on and no external login UI is set (oauth2 `describeInteraction`), a first-party app's always.
  */
 export const interactionRoutes = new Hono<AppEnv>()
   .get("/", async (c) => {
-    const loaded = await loadRequest(c, c.req.query("request_id"));
+    const loaded = await pageRequest(c, c.req.query("request_id"));
     if (!loaded) return showProblem(c, UNKNOWN_REQUEST);
     const { request, client } = loaded;
     const query = c.req.query();
@@ -188,7 +185,14 @@ export const interactionRoutes = new Hono<AppEnv>()
     // An app's request has nothing to consent to: its page completes it (hosted-step.ts).
     if (form.app) return backToPage(c, request.id);
     if (params.get("decision") !== "allow") {
-      const denied = await denyInteraction(deps, request);
+      let denied: Awaited<ReturnType<typeof denyInteraction>>;
+      try {
+        denied = await denyInteraction(deps, request.id);
+      } catch (error) {
+        // Decided already, or expired, since the form was shown (two tabs, a late click).
+        if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
+        throw error;
+      }
       if ("redirectUri" in denied) return c.redirect(denied.redirectUri, 303);
       const t = pageText(c, request.uiLocales, session.user.locale);
       return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
@@ -198,9 +202,9 @@ export const interactionRoutes = new Hono<AppEnv>()
     const picked = request.device ? undefined : params.get("organization");
     const org = picked ? await activeMembership(deps, picked, session.user.id) : undefined;
     if (picked && !org) return showProblem(c, (t) => t.errors.notAMember, 403);
-    // A device's consent is for that device only (it is asked every time), so it is not remembered.
-    if (!request.device) await rememberConsent(deps, session.user.id, request.clientId, request.scopes);
-    return complete(c, request, session, org?.orgId ?? null);
+    // The consent is remembered (a device's never is: it is asked every time), and the request completes.
+    const orgId = org?.orgId ?? null;
+    return finish(c, request, session, () => allowInteraction(deps, request.id, completerOf(session), orgId));
   })
   .post("/switch", async (c) => {
     const form = await formRequest(c);

@@ -6,7 +6,7 @@ import { readBrowserSession } from "../browser/session";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { sha256Hex } from "../lib/crypto";
-import { forgetPendingRequest, newRequestId, type PendingRequest, savePendingRequest } from "../oauth2";
+import { closeInteraction, type InteractionRequest, openInvitationInteraction } from "../oauth2";
 import { acceptInvitationByHash, findPendingInvitation, type PendingInvitation } from "../orgs";
 import { invitationGone, joined, joinForm } from "./render-invitation";
 import { signInPage } from "./sign-in-pages";
@@ -31,38 +31,22 @@ const gone = (c: Ctx) => {
   return render(c, 404, t.invitationTitle, invitationGone(t), { t });
 };
 
-/** A page request for this invitation: no client, no redirect; the invited address prefills the sign-in form. */
-function invitationRequest(now: number, ticketHash: string, invitation: PendingInvitation): PendingRequest {
-  return {
-    id: newRequestId(),
-    clientId: "",
-    redirectUri: "",
-    scopes: [],
-    resources: [],
-    prompt: [],
-    uiLocales: [],
-    loginHint: invitation.email,
-    invitation: { ticketHash },
-    createdAt: now,
-  };
-}
-
 export const invitationPageRoutes = new Hono<AppEnv>().get("/", async (c) => {
   const deps = c.var.deps;
   const ticket = (c.req.query("ticket") ?? "").slice(0, 200);
   const ticketHash = ticket ? await sha256Hex(ticket) : "";
   const invitation = ticketHash ? await findPendingInvitation(deps, ticketHash) : undefined;
   if (!invitation) return gone(c);
-  const request = invitationRequest(deps.now(), ticketHash, invitation);
-  await savePendingRequest(c.env, request);
+  // A page request for this invitation: no client, no redirect; the invited address prefills the sign-in form.
+  const requestId = await openInvitationInteraction(deps, ticketHash, invitation.email);
   // On to the page under a request id: the ticket leaves the address bar.
-  return backToPage(c, request.id);
+  return backToPage(c, requestId);
 });
 
 /** The page's next step for an invitation: sign in (or up) with the invited address, or accept as the signed-in one. */
 export async function invitationStep(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   invitation: PendingInvitation,
   error?: { status: 403; message: string },
 ) {
@@ -95,14 +79,14 @@ export async function invitationStep(
  * The accept (the page's consent post, for an invitation): joins through the same rule as the API's accept. A
  * refusal for the address shows the page again with why, and leaves the ticket for its addressee.
  */
-export async function joinInvitation(c: Ctx, request: PendingRequest, invitation: PendingInvitation) {
+export async function joinInvitation(c: Ctx, request: InteractionRequest, invitation: PendingInvitation) {
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
   if (!session || !request.invitation) return backToPage(c, request.id);
   const t = pageText(c, request.uiLocales, session.user.locale);
   try {
     const { org, role } = await acceptInvitationByHash(deps, request.invitation.ticketHash, session.user.id);
-    deps.background(forgetPendingRequest(c.env, request.id));
+    closeInteraction(deps, request.id);
     return render(c, 200, t.joinedTitle(org.name), joined(t, org.name, role, deps.config.urls.client), {
       t,
     });

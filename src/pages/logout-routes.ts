@@ -8,20 +8,14 @@ import { type BrowserSession, endBrowserSession, readBrowserSession } from "../b
 import type { AppEnv } from "../http/app-env";
 import { brandOf } from "../http/brand";
 import { type AnswerDoc, operation, REDIRECT_ANSWER } from "../http/documented";
-import {
-  checkEndSession,
-  type EndSessionParams,
-  type EndSessionProblem,
-  endSessionParams,
-  OAuth2Error,
-  oauth2Params,
-} from "../oauth2";
+import { checkLogout, type EndSessionParams, type EndSessionProblem, readEndSession } from "../oauth2";
 import { isSameOrigin } from "./form-requests";
 import { confirmSignOut, invalidLogout, signedOut } from "./logout-pages";
 
 /**
  * RP-Initiated Logout 1.0 (contract §12): `GET` and `POST /oauth2/logout`, the `end_session_endpoint`, and the
- * confirmation it may ask for (`POST /oauth2/logout/confirm`). The checks are in ../logout/end-session.ts.
+ * confirmation it may ask for (`POST /oauth2/logout/confirm`). The checks are the authorization server's, through its
+ * interaction contract (oauth2 `readEndSession`, `checkLogout`: src/oauth2/logout/end-session.ts).
  *
  * Threat: logout CSRF. Any site can send a browser here; a request must never sign anyone out unless it carries an ID
  * token we signed for this very browser session (its `sid`), which only the client the person signed in to holds.
@@ -67,27 +61,17 @@ function finish(c: Ctx, t: PageText, target: string | undefined) {
   return render(c, 200, t.signedOutTitle, signedOut(t), { t });
 }
 
-/** The parameters, or the page for a request that cannot even be read (a repeated parameter, an oversized one). */
-async function readParams(c: Ctx): Promise<EndSessionParams | { unreadable: string }> {
-  try {
-    return endSessionParams(await oauth2Params(c));
-  } catch (error) {
-    if (error instanceof OAuth2Error) return { unreadable: error.description };
-    throw error;
-  }
-}
-
 async function endSession(c: Ctx) {
   // The question's form carries the ID token: no cache keeps the page.
   c.header("Cache-Control", "no-store");
-  const params = await readParams(c);
+  const params = await readEndSession(c);
   if ("unreadable" in params) {
     const t = pageText(c);
     return render(c, 400, t.logoutProblemTitle, invalidLogout({ t, message: params.unreadable }), { t });
   }
   const session = await readBrowserSession(c);
   const t = pageText(c, params.uiLocales, session?.user.locale);
-  const checked = await checkEndSession(c.var.deps, params);
+  const checked = await checkLogout(c.var.deps, params);
   if (!checked.ok) {
     // No redirect at all. Someone signed in may still sign out of the service, by asking for it on this page.
     const signOutForm = session
@@ -115,7 +99,7 @@ async function endSession(c: Ctx) {
     confirmSignOut({
       t,
       service,
-      clientName: checked.client?.clientName,
+      clientName: checked.clientName,
       userLabel: user.email ?? user.phoneNumber ?? (user.displayName || user.id),
       action: confirmAction(c),
       fields: carried(params),
@@ -131,13 +115,13 @@ async function confirm(c: Ctx) {
     const t = pageText(c);
     return render(c, 403, t.logoutProblemTitle, invalidLogout({ t, message: t.errors.otherSite }), { t });
   }
-  const params = await readParams(c);
+  const params = await readEndSession(c);
   const session = await readBrowserSession(c);
   const t = pageText(c, "unreadable" in params ? [] : params.uiLocales, session?.user.locale);
   if (session) await signOut(c, session);
   else endBrowserSession(c);
   // The person asked to sign out: done whatever the link was. Onward only where the request holds (a verified hint).
-  const checked = "unreadable" in params ? undefined : await checkEndSession(c.var.deps, params);
+  const checked = "unreadable" in params ? undefined : await checkLogout(c.var.deps, params);
   return finish(c, t, checked?.ok ? checked.target : undefined);
 }
 

@@ -3,11 +3,12 @@ import { signInScope } from "../auth";
 import type { SignInMethod } from "../browser/acr";
 import { rateLimited } from "../browser/checks";
 import { backToPage, type Ctx } from "../browser/page-paths";
+import { showProblem } from "../browser/page-response";
 import { pageText } from "../browser/page-text";
 import { type BrowserSession, raiseBrowserSession, readBrowserSession } from "../browser/session";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { authorizationResponse, forgetPendingRequest } from "../oauth2";
+import { cancelInteraction } from "../oauth2";
 import { formRequest } from "./form-requests";
 import { provePasskey, provePassword, proveTotp } from "./reauth-proofs";
 import { reauthStep } from "./reauth-step";
@@ -104,11 +105,13 @@ export const pageReauthRoutes = new Hono<AppEnv>()
     if ("failure" in form) return form.failure;
     const { request } = form;
     if (form.invitation || form.app || request.device) return backToPage(c, request.id);
-    c.var.deps.background(forgetPendingRequest(c.env, request.id));
-    const back = authorizationResponse(c.var.config, request.redirectUri, {
-      error: "unmet_authentication_requirements",
-      error_description: "the account cannot meet the requested acr_values",
-      state: request.state,
-    });
-    return c.redirect(back, 303);
+    let back: string | null;
+    try {
+      back = await cancelInteraction(c.var.deps, request.id);
+    } catch (error) {
+      // Decided already, or expired, since the step was shown.
+      if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
+      throw error;
+    }
+    return back ? c.redirect(back, 303) : backToPage(c, request.id);
   });

@@ -5,7 +5,7 @@ import { pageText } from "../browser/page-text";
 import type { BrowserSession } from "../browser/session";
 import { type AuthDemand, demandOf, judge, stepUpMethods, type Verdict } from "../browser/step-up";
 import type { UserRow } from "../db/schema";
-import type { PendingRequest } from "../oauth2";
+import type { InteractionRequest } from "../oauth2";
 import { abilitiesOf } from "./reauth-proofs";
 import { cannotMeetForm, type ReauthReason, reauthForm } from "./reauth-render";
 import { reauthPasskeyScript } from "./reauth-script";
@@ -28,7 +28,7 @@ const reasonOf = (demand: AuthDemand, verdict: Verdict): ReauthReason =>
 
 export async function reauthStep(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   clientName: string,
   session: BrowserSession,
   options: { error?: string; status?: 400 | 401 | 429 } = {},

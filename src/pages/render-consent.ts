@@ -1,22 +1,9 @@
 import { html } from "hono/html";
 import type { PageText } from "../browser/page-text";
 import { errorBox, hidden } from "../browser/render";
+import type { ClientFacts } from "../oauth2";
 
 /** The consent screen, the device pages and the problem page. */
-
-/** What the consent screen says about who the client is, beyond the name it gave itself. */
-export interface ClientFacts {
-  /** The host of a client metadata document: the name is only as good as this domain. */
-  documentHost?: string;
-  /** Where an unreviewed client's request sends the browser (and the code): a host, or an app's scheme. */
-  redirectHost?: string;
-  /** Registered by itself (open registration, a metadata document): nobody here reviewed it. */
-  unreviewed: boolean;
-  /** Every redirect URI is on this computer: an app running locally, which anyone can write and start. */
-  loopbackOnly: boolean;
-  /** The client's logo, only for a client an admin made (its page's CSP allows this image's origin). */
-  logoUri?: string;
-}
 
 /**
  * The RFC 8707 resources the tokens will be for (an MCP server, an API), as a person can judge them: each host, and

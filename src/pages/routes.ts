@@ -14,7 +14,7 @@ import { logoutRoutes } from "./logout-routes";
  * logout unless an external login UI is set. The login and consent page is mounted always: it is also the hosted
  * pages of a first-party app (`/signin`, `/signup`, `/reset`, contract §13), which are served whatever the switch and
  * the login UI; it serves the authorization server's requests only when they are on and it is their UI
- * (form-requests.ts `loadRequest`).
+ * (oauth2 `describeInteraction`).
  */
 export function pageRoutes(loginUrl: string | undefined) {
   const routes = new Hono<AppEnv>()

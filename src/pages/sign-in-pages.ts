@@ -2,7 +2,7 @@ import { type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
 import { render, widgetFor } from "../browser/page-response";
 import { pageText } from "../browser/page-text";
 import { signInForm } from "../browser/render";
-import type { PendingRequest } from "../oauth2";
+import type { InteractionRequest } from "../oauth2";
 import { hostedIntro } from "./hosted-text";
 import { passkeyScript } from "./passkey-script";
 import { resetForm, signUpForm } from "./render-account";
@@ -17,7 +17,7 @@ const linkWidget = (c: Ctx) =>
 /** The sign-in form, with sign-up, reset, providers, passkeys and magic links as the deployment has them. */
 export function signInPage(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   clientName: string,
   options: {
     status?: 200 | 400 | 401 | 429 | 503;
@@ -75,7 +75,7 @@ export function signInPage(
 /** The sign-up view (when sign-up is allowed) and the reset view. */
 export function accountPage(
   c: Ctx,
-  request: PendingRequest,
+  request: InteractionRequest,
   clientName: string,
   view: "sign-up" | "reset",
   options: {

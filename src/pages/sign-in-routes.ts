@@ -19,7 +19,7 @@ import { sessionFacts } from "../browser/step-up-sessions";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { emailField } from "../http/fields";
-import type { PendingRequest } from "../oauth2";
+import type { InteractionRequest } from "../oauth2";
 import { ssoUrlForSignInPage } from "../sso";
 import { newPasswordPage } from "./account-routes";
 import { formRequest } from "./form-requests";
@@ -61,14 +61,14 @@ export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
  * The TOTP step's words. The first factor has said who is signing in, so the user's own `locale` comes after
  * `ui_locales` and before the browser's languages, as on every page of a known user (the account center's too).
  */
-const mfaText = async (c: Ctx, request: PendingRequest, ticket: string) =>
+const mfaText = async (c: Ctx, request: InteractionRequest, ticket: string) =>
   pageText(c, request.uiLocales, (await mfaTicketUser(c.var.deps, ticket))?.locale);
 
 /** The second step of a sign-in with TOTP active; `first` is the sealed first factor the code will join. */
 const mfaPage = (
   c: Ctx,
   t: PageText,
-  request: PendingRequest,
+  request: InteractionRequest,
   ticket: string,
   first: string,
   error?: string,
@@ -83,7 +83,7 @@ const mfaPage = (
   );
 
 /** The first step of a sign-in that continues with TOTP: the ticket's page, its first factor sealed with it. */
-const secondStep = async (c: Ctx, request: PendingRequest, ticket: string, first: SignInMethod) =>
+const secondStep = async (c: Ctx, request: InteractionRequest, ticket: string, first: SignInMethod) =>
   mfaPage(
     c,
     await mfaText(c, request, ticket),
@@ -96,7 +96,7 @@ const secondStep = async (c: Ctx, request: PendingRequest, ticket: string, first
  * Where a magic link asked for on the page lands (`/verify` appends `refreshToken` or `mfaTicket`, or `error`): the
  * fresh session becomes the page's cookie, and the address bar is cleaned by the redirect.
  */
-export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientName: string) {
+export async function landFromEmailLink(c: Ctx, request: InteractionRequest, clientName: string) {
   const query = c.req.query();
   const t = pageText(c, request.uiLocales);
   if (query.error) {
@@ -127,7 +127,12 @@ export async function landFromEmailLink(c: Ctx, request: PendingRequest, clientN
  * landing URL in the history, a forwarded link) is a replay, which ends the session rather than signing a second
  * browser in.
  */
-async function sessionToCookie(c: Ctx, request: PendingRequest, clientName: string, refreshToken: string) {
+async function sessionToCookie(
+  c: Ctx,
+  request: InteractionRequest,
+  clientName: string,
+  refreshToken: string,
+) {
   try {
     const session = await renewSession(c.var.deps, refreshToken.slice(0, 100), 0, undefined, {
       authenticationMethod: "oauth2-page",

@@ -3,7 +3,7 @@ import type { AccessRule } from "../db/schema";
 import { checkAdminSecret } from "../http/admin-secret";
 import type { AppEnv } from "../http/app-env";
 import { presentedAccessToken } from "../http/auth";
-import { HASURA_NAMESPACE } from "../lib/jwt";
+import { HASURA_NAMESPACE } from "../signing-keys/jwt";
 import { StorageError } from "./errors";
 
 /**

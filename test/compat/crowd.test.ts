@@ -13,7 +13,7 @@ import { applyMigrations, bundle, workerFromBundle } from "../../bench/lib.mjs";
 import { generateSecrets } from "../../scripts/secrets.mjs";
 import { authUrl, PASSWORD, serverUrl, uniqueEmail, verifiedUser } from "./client";
 
-/** How long an isolate keeps its key set (src/lib/keys.ts KEY_SET_TTL_MS). */
+/** How long an isolate keeps its key set (src/signing-keys/keys.ts KEY_SET_TTL_MS). */
 const KEY_SET_TTL_MS = 10_000;
 const CLIENTS = 64;
 

@@ -84,7 +84,7 @@ describe("the session check and the key set with D1 down", () => {
   });
 
   it("JWKS at a cold isolate: 503 while the stored keys cannot be read, the set once D1 is back", async () => {
-    // A warm isolate keeps answering with the set it has (src/lib/keys.ts); a cold one has nothing to answer with.
+    // A warm isolate keeps answering with the set it has (src/signing-keys/keys.ts); a cold one has nothing to answer with.
     const { binding, fault } = failingD1(env.DB, { match: /signing_keys/ });
     const svc = service({ DB: binding });
     await expectUnavailable(await svc.get("/.well-known/jwks.json"));

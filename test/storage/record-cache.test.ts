@@ -105,7 +105,7 @@ describe("downloads from a recent record", () => {
       uploadForm([{ bytes: "warm" }, { bytes: "near" }]),
       session.accessToken,
     );
-    // The first request of a configuration reads the signing keys from the primary (src/lib/keys.ts).
+    // The first request of a configuration reads the signing keys from the primary (src/signing-keys/keys.ts).
     await routed.request("GET", `${STORAGE}/files/${warm!.id}`, { token: session.accessToken });
     Object.assign(replica.counts, { primary: 0, replica: 0 });
     for (let i = 0; i < 3; i++) {

@@ -1,6 +1,6 @@
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import type { HasuraClaims } from "../../lib/jwt";
+import type { HasuraClaims } from "../../signing-keys/jwt";
 import { familyOfCurrentToken } from "../../token-families";
 import { liveSessionUser, type SessionUserRow } from "../hot-queries";
 import { type ActiveMembership, activeMembership } from "../org-membership";

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { HASURA_NAMESPACE } from "../../lib/jwt";
+import { HASURA_NAMESPACE } from "../../signing-keys/jwt";
 import { userHasSecurityKey } from "./security-keys";
 
 /**

@@ -1,7 +1,7 @@
 import { SignJWT } from "jose";
 import type { Config } from "../../config";
 import { randomUuid } from "../../lib/crypto";
-import { getKeySet } from "../../lib/keys";
+import { getKeySet } from "../../signing-keys/keys";
 
 /**
  * Back-Channel Logout 1.0 §2.4: the logout token, signed like our ID tokens (the ID-token key, RS256: what an RP

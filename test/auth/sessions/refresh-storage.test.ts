@@ -14,7 +14,7 @@ describe("D1 on the refresh hot path", () => {
     const counts: Counts = { reads: 0, writes: 0 };
     // Every shard is counted: the session's row is in its user's, the keys in the home database.
     const counted = service({ ...NO_VERIFICATION, ...countingShards(counts) });
-    // The first request of an isolate also reads the signing keys (then at most every ten seconds, src/lib/keys.ts).
+    // The first request of an isolate also reads the signing keys (then at most every ten seconds, src/signing-keys/keys.ts).
     const warm = await counted.post("/token", { refreshToken: session.refreshToken });
     session = (await warm.json()) as WireSession;
     expect(counts).toEqual({ reads: 2, writes: 0 });

@@ -12,10 +12,10 @@ import {
   SignJWT,
 } from "jose";
 import { describe, expect, it } from "vitest";
-import { HASURA_NAMESPACE, signAccessToken, verifyAccessToken } from "../../src/lib/jwt";
 import { generatePrivateJwk, type SigningAlgorithm } from "../../src/lib/key-algorithms";
-import { getKeySet } from "../../src/lib/keys";
 import { getConfig } from "../../src/runtime/config";
+import { HASURA_NAMESPACE, signAccessToken, verifyAccessToken } from "../../src/signing-keys/jwt";
+import { getKeySet } from "../../src/signing-keys/keys";
 
 const claims = { "x-hasura-user-id": "u1" };
 

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { exportJWK, exportPKCS8, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { HASURA_NAMESPACE, signAccessToken, verifyAccessToken } from "../../src/lib/jwt";
-import { getKeySet } from "../../src/lib/keys";
 import { getConfig } from "../../src/runtime/config";
+import { HASURA_NAMESPACE, signAccessToken, verifyAccessToken } from "../../src/signing-keys/jwt";
+import { getKeySet } from "../../src/signing-keys/keys";
 
 async function privateJwk(kid: string) {
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });

@@ -2,17 +2,17 @@ import { type CryptoKey, exportJWK, importPKCS8, type JWK } from "jose";
 import { z } from "zod";
 import type { Config } from "../config";
 import { ConfigError } from "../errors";
-import { decrypt } from "./crypto";
 import {
   importKey,
   type PublicJwk,
   privateJwkSchema,
   publicJwkOf,
   type SigningAlgorithm,
-} from "./key-algorithms";
-import { settledMemo } from "./settled";
+} from "../lib/key-algorithms";
+import { settledMemo } from "../lib/settled";
+import { publicKeyOf, signingKeyOf, storedKeys } from "./stored-keys";
 
-export type { PublicJwk, SigningAlgorithm } from "./key-algorithms";
+export type { PublicJwk, SigningAlgorithm } from "../lib/key-algorithms";
 
 /**
  * The signing key set. `AUTH_JWT_PRIVATE_KEYS` is a JSON array of private JWKs (RSA, EC P-256 or Ed25519: the
@@ -49,17 +49,6 @@ const hasuraSecret = z.object({
   signing_key: z.string().includes("PRIVATE KEY"),
   kid: z.string().min(1).optional(),
 });
-
-/**
- * Where keys created through the admin API live (`signing_keys`, src/admin/keys.ts): the deployment's D1, bound to
- * its configuration once by the Worker's entry point. Without one (unit tests of signing) only the configured keys
- * exist.
- */
-const keyStores = new WeakMap<Config, D1Database>();
-
-export function useKeyStore(config: Config, db: D1Database): void {
-  keyStores.set(config, db);
-}
 
 /**
  * How long an isolate trusts its copy of the key set. Another isolate's rotation or deletion is seen within this
@@ -128,44 +117,6 @@ export function keySetGeneration(): number {
 export function forgetKeySet(config: Config): void {
   generation++;
   cache.delete(config);
-}
-
-/** Stored keys imported once per kid (a kid's key never changes). */
-const importedPublic = settledMemo<string, CryptoKey>(256);
-const importedSigning = settledMemo<string, CryptoKey>(256);
-
-function publicKeyOf(row: StoredKeyRow): Promise<CryptoKey> {
-  return importedPublic.get(row.kid, () => importKey(JSON.parse(row.public_jwk)));
-}
-
-function signingKeyOf(config: Config, row: StoredKeyRow): Promise<CryptoKey> {
-  return importedSigning.get(row.kid, async () =>
-    importKey(JSON.parse(await decrypt(config.secrets.encryptionKey, row.private_jwk_sealed))),
-  );
-}
-
-interface StoredKeyRow {
-  kid: string;
-  status: "signing" | "published";
-  created_at: number;
-  private_jwk_sealed: string;
-  public_jwk: string;
-}
-
-/**
- * `nearby`: a read replica may answer (the periodic re-read of a key set this isolate has: a key rotated elsewhere
- * shows up within the replica's lag on top of `KEY_SET_TTL_MS`). The first read, the one after this isolate's own
- * rotation and the one for a kid not seen yet ask the primary, which has every key already signing somewhere.
- */
-async function storedKeys(config: Config, nearby: boolean): Promise<StoredKeyRow[]> {
-  const db = keyStores.get(config);
-  if (!db) return [];
-  const { results } = await (nearby ? db.withSession("first-unconstrained") : db)
-    .prepare(
-      "SELECT kid, status, created_at, private_jwk_sealed, public_jwk FROM signing_keys ORDER BY created_at DESC",
-    )
-    .all<StoredKeyRow>();
-  return results;
 }
 
 /**

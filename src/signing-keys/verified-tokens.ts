@@ -7,7 +7,7 @@ import type { Config } from "../config";
  * check's CPU (signature, base64, claim checks: docs/performance.md).
  *
  * - Kept by the SHA-256 of the token: an entry matches only the very bytes that verified, and no token is held.
- * - Trusted for at most `TRUST_MS`, the key set's own lifetime in an isolate (src/lib/keys.ts): a key deleted
+ * - Trusted for at most `TRUST_MS`, the key set's own lifetime in an isolate (src/signing-keys/keys.ts): a key deleted
  *   elsewhere stops verifying here as soon as it did before; a key deleted or rotated in this isolate forgets every
  *   entry at once (`keySetGeneration`); never past the token's `exp`.
  * - Only settled data (a frozen payload) is shared across requests.

@@ -1,10 +1,10 @@
-// A token verified a moment ago is not verified again in this isolate (src/lib/verified-tokens.ts). Threats: a
+// A token verified a moment ago is not verified again in this isolate (src/signing-keys/verified-tokens.ts). Threats: a
 // forged or altered token riding on a genuine one's entry; a token outliving its `exp` or its key through the memory.
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { signAccessToken, verifyAccessToken } from "../../src/lib/jwt";
-import { forgetKeySet } from "../../src/lib/keys";
 import { getConfig } from "../../src/runtime/config";
+import { signAccessToken, verifyAccessToken } from "../../src/signing-keys/jwt";
+import { forgetKeySet } from "../../src/signing-keys/keys";
 
 const claims = { "x-hasura-user-id": "u1" };
 

@@ -1,7 +1,20 @@
 import type { OAuth2ClientRow } from "../db/schema";
 import { imageOrigin } from "../lib/brand";
-import { isLoopbackRedirect } from "../oauth2";
-import type { ClientFacts } from "./render-consent";
+import { isLoopbackRedirect } from "./clients";
+
+/** What the consent screen says about who the client is, beyond the name it gave itself (interaction contract). */
+export interface ClientFacts {
+  /** The host of a client metadata document: the name is only as good as this domain. */
+  documentHost?: string;
+  /** Where an unreviewed client's request sends the browser (and the code): a host, or an app's scheme. */
+  redirectHost?: string;
+  /** Registered by itself (open registration, a metadata document): nobody here reviewed it. */
+  unreviewed: boolean;
+  /** Every redirect URI is on this computer: an app running locally, which anyone can write and start. */
+  loopbackOnly: boolean;
+  /** The client's logo, only for a client an admin made (its page's CSP allows this image's origin). */
+  logoUri?: string;
+}
 
 /** Where a redirect URI sends the browser, as a person can judge it: its host, or an app's own scheme. */
 function destinationOf(redirectUri: string): string | undefined {

@@ -1,8 +1,8 @@
 import { errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import type { Config } from "../config";
-import { sha256Hex } from "./crypto";
-import type { IMPORTED, ImportedSystem } from "./imported-tokens";
-import { SIGNING_ALGORITHMS } from "./key-algorithms";
+import { sha256Hex } from "../lib/crypto";
+import type { IMPORTED, ImportedSystem } from "../lib/imported-tokens";
+import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
 import { getKeySet, keySetGeneration } from "./keys";
 import { recallVerified, rememberVerified } from "./verified-tokens";
 
@@ -58,7 +58,7 @@ export async function signAccessToken(
  * Verifies a JWT this service signed: the key chosen by `kid` among our own keys, and the token's `alg` exactly that
  * key's (no `alg` confusion, RFC 8725 §3.1: during a switch of algorithm, tokens of the old one verify with the old
  * keys and only with them), our issuer, the expected `typ` header, an unexpired `exp`. Throws for anything else.
- * A token verified a moment ago in this isolate is not verified again (src/lib/verified-tokens.ts).
+ * A token verified a moment ago in this isolate is not verified again (src/signing-keys/verified-tokens.ts).
  */
 export async function verifyOwnJwt(
   config: Config,
