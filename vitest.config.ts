@@ -221,6 +221,8 @@ export default defineConfig({
           environment: "node",
           // The enterprise sign-ins' OIDC provider (test/fakes/oidc-idp.ts) for compat/organizations.test.ts.
           globalSetup: ["./test/compat/wrangler-dev.ts", "./test/fakes/oidc-idp.ts"],
+          // The server starts in the background while the other projects run; each file waits for it first.
+          setupFiles: ["./test/compat/server-ready.ts"],
           testTimeout: 30_000,
           hookTimeout: 120_000,
         },
