@@ -8,7 +8,7 @@
 // first (test/compat/server-ready.ts). That was about 15 s at the start of every `npm test`.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,6 +53,8 @@ declare module "vitest" {
 }
 
 const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
+/** The main Worker's configuration as the compat server runs it (below); beside wrangler.toml, for its paths. */
+const COMPAT_CONFIG = "wrangler.compat.toml";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -114,6 +116,13 @@ export default async function setup(project: TestProject) {
     config: string;
     env: Record<string, string>;
   };
+  // That configuration, each queue's batch handed to its consumer as soon as a message arrives instead of after up
+  // to wrangler.toml's second, as the workers pool has it (vitest.config.ts): the mirror, webhook and import tests
+  // wait on event after event, and the batching itself is the queue's. Git-ignored, removed at the end.
+  const withBatchTimeout = readFileSync(mirror.config, "utf8");
+  const immediate = withBatchTimeout.replaceAll(/^max_batch_timeout = \d+$/gm, "max_batch_timeout = 0");
+  if (immediate === withBatchTimeout) throw new Error(`${mirror.config}: no max_batch_timeout to set to 0`);
+  writeFileSync(COMPAT_CONFIG, immediate);
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -215,9 +224,10 @@ export default async function setup(project: TestProject) {
         WRANGLER,
         "dev",
         // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the
-        // main Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it.
+        // main Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it
+        // (its batches handed over at once: COMPAT_CONFIG above).
         "-c",
-        mirror.config,
+        COMPAT_CONFIG,
         "-c",
         "wrangler.images.toml",
         "--ip",
@@ -267,6 +277,7 @@ export default async function setup(project: TestProject) {
     await new Promise((resolve) => setTimeout(resolve, 300));
     if (child && child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+    rmSync(COMPAT_CONFIG, { force: true });
     delete process.env[SHARED_POSTGRES];
     await Promise.all([providers.close(), mcp?.close(), clientDocs.close(), mirrorDatabase.stop()]);
   };
