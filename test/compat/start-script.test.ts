@@ -14,8 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createMirrorDatabase } from "./mirror-database";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startPostgres } from "../support/postgres";
 
 const runFile = promisify(execFile);
 const ROOT = process.cwd();
@@ -114,9 +114,11 @@ async function mirroredWithin(url: string, email: string, ms: number): Promise<b
 
 const dirs: string[] = [];
 const groups: Started[] = [];
-afterAll(() => {
+const afterAllStop: { stop(): Promise<void> }[] = [];
+afterAll(async () => {
   for (const started of groups) stopGroup(started);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await Promise.all(afterAllStop.map((postgres) => postgres.stop()));
 });
 
 describe("npm start on a port another program holds", () => {
@@ -209,7 +211,13 @@ migrations_dir = "migrations"
     );
     // A developer's own settings in .dev.vars (kept as they are): the Postgres mirror's database (docs/hasura.md) and
     // the databases users are spread over.
-    const mirrorUrl = await createMirrorDatabase(inject("mirrorDatabase").adminUrl, "mirror_of_npm_start");
+    // A database of the shared Postgres when the compat project started one (test/support/postgres.ts), with a
+    // password in its URL as a real one would have (the server ignores it).
+    const postgres = await startPostgres();
+    afterAllStop.push(postgres);
+    const withPassword = new URL(postgres.url);
+    withPassword.password = "not-to-be-shown";
+    const mirrorUrl = withPassword.toString();
     writeFileSync(join(cwd, ".dev.vars"), `AUTH_MIRROR_DATABASE_URL=${mirrorUrl}\nAUTH_D1_SHARDS=DB,DB_1\n`);
     const started = start(cwd, cleanEnv({ PORT: String(port) }));
     groups.push(started);
