@@ -4,7 +4,7 @@
 // Vitest runs every project's global setup before the first test of any project, and the compat files run last
 // (vitest.config.ts). So this setup only starts what the other parts need to know of (ports, URLs, the shared
 // Postgres) and returns; the server's migrations, its start and the example MCP server carry on in the background,
-// beside the other projects' tests, and write READY_FILE when done (or what failed). Each compat file waits for it
+// beside the other projects' tests, and write a ready file when done (or what failed). Each compat file waits for it
 // first (test/compat/server-ready.ts). That was about 15 s at the start of every `npm test`.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
