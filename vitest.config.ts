@@ -152,8 +152,12 @@ logger.warnOnce = (message, options) => aboutDependencySourceMap(message) || war
  * addresses. The compatibility tests share one `wrangler dev`, its page and app ports and its browser, so they run
  * one at a time, after the others (a later `groupOrder`: projects of one group must agree on `maxWorkers`).
  */
-/** The one compatibility file that needs none of the shared server's parts (test/compat/wrangler-dev.ts). */
-const STANDS_ALONE = "test/compat/deploy.test.ts";
+/**
+ * The compatibility files that need none of the shared server's parts (test/compat/wrangler-dev.ts): each works in
+ * checkouts of its own (the deploy checks bundle there; `npm start` runs its own wrangler dev there, on ports of its
+ * own). They run beside the workers projects, where their waiting for wrangler fills a lane, not the whole machine.
+ */
+const STANDS_ALONE = ["test/compat/deploy.test.ts", "test/compat/start-script.test.ts"];
 const PARALLEL = { maxWorkers: 2, sequence: { groupOrder: 0 } };
 const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 } };
 
@@ -204,10 +208,10 @@ export default defineConfig({
       },
       {
         test: {
-          // The deploy checks bundle and dry-run in directories of their own, with no server: beside the others.
-          name: "compat-deploy",
+          // The deploy checks and `npm start` in directories of their own, with no shared server: beside the others.
+          name: "compat-alone",
           ...PARALLEL,
-          include: [STANDS_ALONE],
+          include: STANDS_ALONE,
           environment: "node",
           testTimeout: 30_000,
         },
@@ -217,10 +221,12 @@ export default defineConfig({
           name: "compat",
           ...ONE_AT_A_TIME,
           include: ["test/compat/**/*.test.ts"],
-          exclude: [STANDS_ALONE],
+          exclude: STANDS_ALONE,
           environment: "node",
           // The enterprise sign-ins' OIDC provider (test/fakes/oidc-idp.ts) for compat/organizations.test.ts.
           globalSetup: ["./test/compat/wrangler-dev.ts", "./test/fakes/oidc-idp.ts"],
+          // The server starts in the background while the other projects run; each file waits for it first.
+          setupFiles: ["./test/compat/server-ready.ts"],
           testTimeout: 30_000,
           hookTimeout: 120_000,
         },

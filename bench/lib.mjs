@@ -1,8 +1,9 @@
 // Shared by the benchmarks: bundle the Worker as `wrangler deploy` would, serve it with Miniflare, drive it with
 // autocannon, print results next to a baseline measured in the same run.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import autocannon from "autocannon";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { experimental_readRawConfig } from "wrangler";
@@ -38,6 +39,24 @@ export function bundle(outdir) {
     [wrangler, "deploy", "--dry-run", "-c", "wrangler.images.toml", "--outdir", `${outdir}-images`],
     { stdio: "pipe", env },
   );
+}
+
+/**
+ * As `bundle`, both Workers at once and without blocking the caller's event loop: for a test that has requests in
+ * flight meanwhile (test/compat/crowd.test.ts bundles while its first crowd runs against `wrangler dev`).
+ */
+export async function bundleInBackground(outdir) {
+  const wrangler = join("node_modules", "wrangler", "bin", "wrangler.js");
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+  const run = promisify(execFile);
+  await Promise.all([
+    run(process.execPath, [wrangler, "deploy", "--dry-run", "--outdir", outdir], { env }),
+    run(
+      process.execPath,
+      [wrangler, "deploy", "--dry-run", "-c", "wrangler.images.toml", "--outdir", `${outdir}-images`],
+      { env },
+    ),
+  ]);
 }
 
 /** Bundles the better-auth peer (bench/peers/better-auth) into `outdir` from its own wrangler.toml, as ours is. */

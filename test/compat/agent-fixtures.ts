@@ -2,13 +2,14 @@
 // service. The example MCP server (examples/mcp-server), bundled by wrangler as its deploy would, served by Miniflare
 // on loopback; and a host for client ID metadata documents over https with a certificate made here, which
 // `wrangler dev` trusts through NODE_EXTRA_CA_CERTS (Miniflare hands it to workerd), since a document URL is https.
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import selfsigned from "selfsigned";
 
@@ -20,10 +21,11 @@ const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangle
  */
 export async function startMcpExample(port: number, issuer: string) {
   const outdir = mkdtempSync(join(tmpdir(), "edge-auth-mcp-example-"));
-  execFileSync(
+  // Not execFileSync: the global setup runs this while the other projects' tests report to the same process.
+  await promisify(execFile)(
     process.execPath,
     [WRANGLER, "deploy", "--dry-run", "-c", "examples/mcp-server/wrangler.toml", "--outdir", outdir],
-    { stdio: "pipe", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+    { env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
   );
   const mf = new Miniflare(
     convertV4MiniflareOptions({

@@ -1,12 +1,33 @@
 // axe-core (a well-kept accessibility engine) in a Chromium page: the WCAG 2.1 A/AA rules, and a test fails on any
 // serious or critical violation, naming the rule and the elements.
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import type { PageGlobals } from "./page-globals";
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * axe's 650 KB served from loopback, cacheable: each page loads it by URL, which Chromium fetches once per context
+ * and compiles from its code cache after that, where a script tag with the source inline sent the whole text over
+ * the DevTools protocol and compiled it afresh for every page (about 100 ms a page, a few hundred pages a run).
+ */
+const axeServer = createServer((_request, response) => {
+  response.writeHead(200, { "content-type": "text/javascript", "cache-control": "max-age=3600" });
+  response.end(AXE_SOURCE);
+});
+const axeUrl = new Promise<string>((resolve) =>
+  axeServer.listen(0, "127.0.0.1", () =>
+    resolve(`http://127.0.0.1:${(axeServer.address() as AddressInfo).port}/axe.min.js`),
+  ),
+);
+afterAll(() => {
+  axeServer.closeAllConnections();
+  return new Promise<void>((closed) => axeServer.close(() => closed()));
+});
 
 interface Violation {
   id: string;
@@ -20,7 +41,7 @@ interface Violation {
  * with `bypassCSP` (the CSP itself is checked by the tests that use the pages without it).
  */
 export async function expectAccessible(page: Page, name: string): Promise<void> {
-  await page.addScriptTag({ content: AXE_SOURCE });
+  await page.addScriptTag({ url: await axeUrl });
   const violations = (await page.evaluate(async () => {
     // Runs in the page: only a type is borrowed from page-globals.ts.
     const { axe, document } = globalThis as unknown as PageGlobals;

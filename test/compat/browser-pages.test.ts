@@ -258,7 +258,9 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
   });
 
   // The pages of signing in, in every language, are checked by browser-languages.test.ts; these are the operator's.
-  it("the console and the reference pass axe (no serious or critical violation) at 1280 and 390 px, and fit 390 px without sideways scrolling", async () => {
+  // This test and the next run at once (each in contexts of its own, with users of its own): most of either is axe
+  // and Chromium drawing, which a second core shares.
+  it.concurrent("the console and the reference pass axe (no serious or critical violation) at 1280 and 390 px, and fit 390 px without sideways scrolling", async () => {
     const { email } = await verifiedUser("page-axe");
     const adminSecret = inject("adminSecret");
     for (const width of [1280, 390]) {
@@ -299,54 +301,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
     }
   }, 120_000);
 
-  // Contract §13: the brand set in the console shows on the sign-in page, its text colours derived for contrast. A
-  // very light colour is the hard case (white text on it would fail): the page must still pass axe.
-  it("the brand colour set in the console shows on the sign-in page, which stays accessible", async () => {
-    const adminSecret = inject("adminSecret");
-    const context = await browser.newContext({ viewport: { width: 390, height: 900 }, bypassCSP: true });
-    const page = await context.newPage();
-    page.setDefaultTimeout(8000);
-    try {
-      await page.goto(`${authUrl}/admin/console`);
-      await page.fill("#secret", adminSecret);
-      await page.click("button[type=submit]");
-      await page.waitForSelector("h1:has-text('Overview')");
-      await page.goto(`${authUrl}/admin/console/brand`);
-      await page.fill("input[name=name]", "Acme Cloud");
-      await page.fill("input[name=color]", "#ffeb3b");
-      await page.click("form.edit button[type=submit]");
-      await page.waitForSelector("text=Last saved here");
-      const saved = await fetch(`${authUrl}/admin/brand`, {
-        headers: { "x-hasura-admin-secret": adminSecret },
-      });
-      expect(await saved.json()).toMatchObject({ console: { name: "Acme Cloud", color: "#ffeb3b" } });
-      // The page caches the brand for 30 s per isolate; `wrangler dev` runs one isolate, whose save cleared it.
-      await page.goto(await rp.start());
-      await page.waitForSelector("#password");
-      const button = await page.evaluate(() => {
-        const { document, getComputedStyle } = globalThis as unknown as PageGlobals & {
-          document: { title: string };
-          getComputedStyle: (element: unknown) => { backgroundColor: string; color: string };
-        };
-        const style = getComputedStyle(document.querySelector("button.primary"));
-        return { background: style.backgroundColor, color: style.color, title: document.title };
-      });
-      expect(button.background).toBe("rgb(255, 235, 59)");
-      // Black on yellow: white would be 1.2:1.
-      expect(button.color).toBe("rgb(0, 0, 0)");
-      expect(button.title).toContain("Acme Cloud");
-      await shoot(page, "sign-in-branded-390");
-      await expectAccessible(page, "the branded sign-in page");
-    } finally {
-      await fetch(`${authUrl}/admin/brand`, {
-        method: "DELETE",
-        headers: { "x-hasura-admin-secret": adminSecret },
-      });
-      await context.close();
-    }
-  });
-
-  it("the pages of step-up, account choice, incremental consent and logout pass axe at 1280 and 390 px, fit 390 px, in English, German and French", async () => {
+  it.concurrent("the pages of step-up, account choice, incremental consent and logout pass axe at 1280 and 390 px, fit 390 px, in English, German and French", async () => {
     // WebAuthn needs a host name for its RP ID (localhost), not 127.0.0.1: the page is opened under that name, and
     // its forms post to whichever origin served it. The relying party's request goes through the authorization
     // endpoint as usual; the browser follows it to the page.
@@ -497,6 +452,53 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await context.close();
     }
   }, 180_000);
+
+  // Contract §13: the brand set in the console shows on the sign-in page, its text colours derived for contrast. A
+  // very light colour is the hard case (white text on it would fail): the page must still pass axe.
+  it("the brand colour set in the console shows on the sign-in page, which stays accessible", async () => {
+    const adminSecret = inject("adminSecret");
+    const context = await browser.newContext({ viewport: { width: 390, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8000);
+    try {
+      await page.goto(`${authUrl}/admin/console`);
+      await page.fill("#secret", adminSecret);
+      await page.click("button[type=submit]");
+      await page.waitForSelector("h1:has-text('Overview')");
+      await page.goto(`${authUrl}/admin/console/brand`);
+      await page.fill("input[name=name]", "Acme Cloud");
+      await page.fill("input[name=color]", "#ffeb3b");
+      await page.click("form.edit button[type=submit]");
+      await page.waitForSelector("text=Last saved here");
+      const saved = await fetch(`${authUrl}/admin/brand`, {
+        headers: { "x-hasura-admin-secret": adminSecret },
+      });
+      expect(await saved.json()).toMatchObject({ console: { name: "Acme Cloud", color: "#ffeb3b" } });
+      // The page caches the brand for 30 s per isolate; `wrangler dev` runs one isolate, whose save cleared it.
+      await page.goto(await rp.start());
+      await page.waitForSelector("#password");
+      const button = await page.evaluate(() => {
+        const { document, getComputedStyle } = globalThis as unknown as PageGlobals & {
+          document: { title: string };
+          getComputedStyle: (element: unknown) => { backgroundColor: string; color: string };
+        };
+        const style = getComputedStyle(document.querySelector("button.primary"));
+        return { background: style.backgroundColor, color: style.color, title: document.title };
+      });
+      expect(button.background).toBe("rgb(255, 235, 59)");
+      // Black on yellow: white would be 1.2:1.
+      expect(button.color).toBe("rgb(0, 0, 0)");
+      expect(button.title).toContain("Acme Cloud");
+      await shoot(page, "sign-in-branded-390");
+      await expectAccessible(page, "the branded sign-in page");
+    } finally {
+      await fetch(`${authUrl}/admin/brand`, {
+        method: "DELETE",
+        headers: { "x-hasura-admin-secret": adminSecret },
+      });
+      await context.close();
+    }
+  });
 
   it("the console in Chromium: creates a user, edits their roles, exports the list as CSV, creates an OAuth2 client", async () => {
     const context = await browser.newContext({

@@ -28,18 +28,6 @@ export async function startMirrorDatabase(): Promise<MirrorDatabase & { stop(): 
   return { url: url.toString(), adminUrl: admin.toString(), stop: () => server.stop() };
 }
 
-/**
- * Another empty database on the same server, for a second service of its own (npm start in
- * test/compat/start-script.test.ts), with a password in its URL as a real one would have (the server ignores it).
- */
-export async function createMirrorDatabase(adminUrl: string, name: string): Promise<string> {
-  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  url.password = "not-to-be-shown";
-  return url.toString();
-}
-
 /** Refuses every new connection to the mirror's database and ends the open ones: the database is "down". */
 export async function refuseMirrorConnections(adminUrl: string): Promise<void> {
   await adminQuery(adminUrl, "ALTER DATABASE mirror ALLOW_CONNECTIONS false");

@@ -14,8 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createMirrorDatabase } from "./mirror-database";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startPostgres } from "../support/postgres";
 
 const runFile = promisify(execFile);
 const ROOT = process.cwd();
@@ -114,9 +114,11 @@ async function mirroredWithin(url: string, email: string, ms: number): Promise<b
 
 const dirs: string[] = [];
 const groups: Started[] = [];
-afterAll(() => {
+const afterAllStop: { stop(): Promise<void> }[] = [];
+afterAll(async () => {
   for (const started of groups) stopGroup(started);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await Promise.all(afterAllStop.map((postgres) => postgres.stop()));
 });
 
 describe("npm start on a port another program holds", () => {
@@ -154,7 +156,9 @@ describe("npm start on a port another program holds", () => {
 
 // Issue 42: a setting the Worker refuses (src/config.ts reads them at the first request, inside wrangler dev) made every
 // readiness probe log the error; two minutes later start printed ~370 copies of it and "did not answer".
-describe("npm start with a setting the service refuses", () => {
+// Concurrent with the next suite: each starts a wrangler dev of its own, in a checkout and on a port of its own, and
+// most of either is waiting for that start (about 20 s each), which the two can share.
+describe.concurrent("npm start with a setting the service refuses", () => {
   it("prints the configuration error once and exits 1, without waiting out the two minutes", async () => {
     const cwd = checkout();
     dirs.push(cwd);
@@ -182,14 +186,39 @@ describe("npm start with a setting the service refuses", () => {
   }, 190_000);
 });
 
-describe("npm start on a free port", () => {
-  it("serves there, records the port for npm run admin while it runs, and forgets it when stopped", async () => {
+/** The index of a user's database among two, as src/db/shards.ts routes: the first 12 bits of SHA-256(id). */
+const shardOfTwo = (id: string) =>
+  createHash("sha256").update(id.toLowerCase()).digest()[0]! >= 0x80 ? 1 : 0;
+
+// One start for what a developer's own settings do: the mirror's database and a second D1 database, both in the
+// checkout's .dev.vars (and wrangler.toml), proven by the same running server; a wrangler dev start is most of the
+// time of either check.
+describe.concurrent("npm start on a free port, with the mirror and two local D1 databases in .dev.vars", () => {
+  it("serves there, records the port for npm run admin, binds the mirror, migrates and fills each database AUTH_D1_SHARDS lists, and forgets the port when stopped", async () => {
     const cwd = checkout();
     dirs.push(cwd);
     const port = await freePort();
-    // A developer's own setting in .dev.vars (kept as it is): the Postgres mirror's database (docs/hasura.md).
-    const mirrorUrl = await createMirrorDatabase(inject("mirrorDatabase").adminUrl, "mirror_of_npm_start");
-    writeFileSync(join(cwd, ".dev.vars"), `AUTH_MIRROR_DATABASE_URL=${mirrorUrl}\n`);
+    // A second database declared as wrangler.toml's comment says, and listed in .dev.vars.
+    writeFileSync(
+      join(cwd, "wrangler.toml"),
+      `${readFileSync(join(cwd, "wrangler.toml"), "utf8")}
+[[d1_databases]]
+binding = "DB_1"
+database_name = "edge-auth-shard-1"
+database_id = "00000000-0000-0000-0000-000000000001"
+migrations_dir = "migrations"
+`,
+    );
+    // A developer's own settings in .dev.vars (kept as they are): the Postgres mirror's database (docs/hasura.md) and
+    // the databases users are spread over.
+    // A database of the shared Postgres when the compat project started one (test/support/postgres.ts), with a
+    // password in its URL as a real one would have (the server ignores it).
+    const postgres = await startPostgres();
+    afterAllStop.push(postgres);
+    const withPassword = new URL(postgres.url);
+    withPassword.password = "not-to-be-shown";
+    const mirrorUrl = withPassword.toString();
+    writeFileSync(join(cwd, ".dev.vars"), `AUTH_MIRROR_DATABASE_URL=${mirrorUrl}\nAUTH_D1_SHARDS=DB,DB_1\n`);
     const started = start(cwd, cleanEnv({ PORT: String(port) }));
     groups.push(started);
     const deadline = Date.now() + 150_000;
@@ -208,6 +237,9 @@ describe("npm start on a free port", () => {
       auth: string;
     };
     expect(running).toMatchObject({ port, auth: authUrl });
+    expect(started.output().stdout).toMatch(
+      /start: local databases \(DB, DB_1\) migrated \(\d+ new migrations\)/,
+    );
 
     // The mirror is bound (its password not shown), and a sign-up reaches its Postgres.
     expect(started.output().stdout).toContain(`mirror        ${mirrorUrl.replace("not-to-be-shown", "***")}`);
@@ -234,6 +266,32 @@ describe("npm start on a free port", () => {
     );
     expect(refused?.stderr).toContain(`GET ${authUrl}/admin/keys: 401`);
 
+    // Users of either database sign up (a database without the tables would answer 500): nine at once, which with
+    // the sign-up above is the sign-up limit's burst of ten; all nine in one database is 1 in 256. One search of the
+    // admin CLI then says where each user is.
+    const tag = `shards-${crypto.randomUUID().slice(0, 8)}`;
+    const statuses = await Promise.all(
+      Array.from({ length: 9 }, async (_, i) => {
+        const response = await fetch(`${authUrl}/signup/email-password`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: `${tag}-${i}@example.com`, password: "correct horse battery" }),
+        });
+        return response.status;
+      }),
+    );
+    expect(statuses).toEqual(Array(9).fill(200));
+    const found = await runFile(process.execPath, [ADMIN, "list-users", "--json", "--search", tag], {
+      cwd,
+      env: cleanEnv(),
+    });
+    const users = (JSON.parse(found.stdout) as { items: { id: string }[] }).items;
+    expect(users).toHaveLength(9);
+    const landed = [0, 1].map((shard) =>
+      users.filter((user) => shardOfTwo(user.id) === shard).map((user) => user.id),
+    );
+    expect(landed[0]!.length && landed[1]!.length).toBeTruthy();
+
     started.child.kill("SIGINT");
     await within(started.exited, 20_000, "npm start stopping").catch((error) => {
       stopGroup(started);
@@ -244,78 +302,20 @@ describe("npm start on a free port", () => {
     // Stopped, the CLI falls back to the port of .dev.vars (none here: 8787).
     const help = await runFile(process.execPath, [ADMIN, "--help"], { cwd, env: cleanEnv() });
     expect(help.stdout).toContain("local server of npm start, http://localhost:8787/auth/v1");
-  }, 200_000);
-});
-
-/** The index of a user's database among two, as src/db/shards.ts routes: the first 12 bits of SHA-256(id). */
-const shardOfTwo = (id: string) =>
-  createHash("sha256").update(id.toLowerCase()).digest()[0]! >= 0x80 ? 1 : 0;
-
-describe("npm start with users over two local D1 databases", () => {
-  it("applies the migrations to each database AUTH_D1_SHARDS lists, and users of either sign up", async () => {
-    const cwd = checkout();
-    dirs.push(cwd);
-    // A second database declared as wrangler.toml's comment says, and listed in .dev.vars.
-    writeFileSync(
-      join(cwd, "wrangler.toml"),
-      `${readFileSync(join(cwd, "wrangler.toml"), "utf8")}
-[[d1_databases]]
-binding = "DB_1"
-database_name = "edge-auth-shard-1"
-database_id = "00000000-0000-0000-0000-000000000001"
-migrations_dir = "migrations"
-`,
-    );
-    writeFileSync(join(cwd, ".dev.vars"), "AUTH_D1_SHARDS=DB,DB_1\n");
-    const port = await freePort();
-    const started = start(cwd, cleanEnv({ PORT: String(port) }));
-    groups.push(started);
-    const deadline = Date.now() + 150_000;
-    while (!started.output().stdout.includes("Logs follow")) {
-      if (started.child.exitCode !== null || Date.now() > deadline) {
-        stopGroup(started);
-        throw new Error(`npm start did not come up:\n${JSON.stringify(started.output(), null, 2)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(started.output().stdout).toMatch(
-      /start: local databases \(DB, DB_1\) migrated \(\d+ new migrations\)/,
-    );
-    const authUrl = `http://localhost:${port}/auth/v1`;
-    const landed: [string[], string[]] = [[], []];
-    for (let i = 0; i < 40 && !(landed[0].length && landed[1].length); i++) {
-      const email = `shards-${crypto.randomUUID().slice(0, 8)}@example.com`;
-      const response = await fetch(`${authUrl}/signup/email-password`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email, password: "correct horse battery" }),
-      });
-      // A database without the tables would answer 500.
-      expect(response.status).toBe(200);
-      const found = await runFile(process.execPath, [ADMIN, "list-users", "--json", "--search", email], {
-        cwd,
-        env: cleanEnv(),
-      });
-      const [user] = (JSON.parse(found.stdout) as { items: { id: string }[] }).items;
-      landed[shardOfTwo(user!.id)].push(user!.id);
-    }
-    expect(landed[0].length && landed[1].length).toBeTruthy();
-    started.child.kill("SIGINT");
-    await within(started.exited, 20_000, "npm start stopping").catch((error) => {
-      stopGroup(started);
-      throw error;
-    });
-    stopGroup(started);
     // Each user's row is in the database of their id's slot, and only there.
-    for (const [index, binding] of ["DB", "DB_1"].entries()) {
-      const listed = await runFile(
-        process.execPath,
-        [WRANGLER, "d1", "execute", binding, "--local", "--json", "--command", "SELECT id FROM users"],
-        { cwd, env: cleanEnv({ CI: "true" }) },
-      );
-      const ids = (JSON.parse(listed.stdout) as { results: { id: string }[] }[])[0]!.results.map((r) => r.id);
-      expect(ids, binding).toEqual(expect.arrayContaining(landed[index]!));
-      for (const id of landed[1 - index]!) expect(ids, binding).not.toContain(id);
-    }
+    await Promise.all(
+      (["DB", "DB_1"] as const).map(async (binding, index) => {
+        const listed = await runFile(
+          process.execPath,
+          [WRANGLER, "d1", "execute", binding, "--local", "--json", "--command", "SELECT id FROM users"],
+          { cwd, env: cleanEnv({ CI: "true" }) },
+        );
+        const ids = (JSON.parse(listed.stdout) as { results: { id: string }[] }[])[0]!.results.map(
+          (r) => r.id,
+        );
+        expect(ids, binding).toEqual(expect.arrayContaining(landed[index]!));
+        for (const id of landed[1 - index]!) expect(ids, binding).not.toContain(id);
+      }),
+    );
   }, 200_000);
 });

@@ -1,11 +1,18 @@
 // Global setup of the compatibility tests: serves the Worker with `wrangler dev` (local D1/KV/R2/DO in a temporary
 // directory, migrations applied, fresh secrets), exactly as `npm start` does, and hands its URL to the tests.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+//
+// Vitest runs every project's global setup before the first test of any project, and the compat files run last
+// (vitest.config.ts). So this setup only starts what the other parts need to know of (ports, URLs, the shared
+// Postgres) and returns; the server's migrations, its start and the example MCP server carry on in the background,
+// beside the other projects' tests, and write a ready file when done (or what failed). Each compat file waits for it
+// first (test/compat/server-ready.ts). That was about 15 s at the start of every `npm test`.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { mirrorDevConfig } from "../../scripts/mirror-binding.mjs";
@@ -40,10 +47,14 @@ declare module "vitest" {
     mirrorDatabase: MirrorDatabase;
     /** The URLs the server was started with, and its port (test/compat/local-settings.test.ts). */
     serverVars: Record<"AUTH_SERVER_URL" | "STORAGE_SERVER_URL" | "AUTH_CLIENT_URL" | "port", string>;
+    /** Written once the server and the MCP example answer: `ready`, or what failed (test/compat/server-ready.ts). */
+    serverReadyFile: string;
   }
 }
 
 const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
+/** The main Worker's configuration as the compat server runs it (below); beside wrangler.toml, for its paths. */
+const COMPAT_CONFIG = "wrangler.compat.toml";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -58,7 +69,8 @@ function freePort(): Promise<number> {
 }
 
 async function waitForHealth(url: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
+  // It starts beside the other projects' tests (see above): on a busy 2-core machine that can take minutes.
+  const deadline = Date.now() + 240_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log()}`);
     try {
@@ -104,6 +116,13 @@ export default async function setup(project: TestProject) {
     config: string;
     env: Record<string, string>;
   };
+  // That configuration, each queue's batch handed to its consumer as soon as a message arrives instead of after up
+  // to wrangler.toml's second, as the workers pool has it (vitest.config.ts): the mirror, webhook and import tests
+  // wait on event after event, and the batching itself is the queue's. Git-ignored, removed at the end.
+  const withBatchTimeout = readFileSync(mirror.config, "utf8");
+  const immediate = withBatchTimeout.replaceAll(/^max_batch_timeout = \d+$/gm, "max_batch_timeout = 0");
+  if (immediate === withBatchTimeout) throw new Error(`${mirror.config}: no max_batch_timeout to set to 0`);
+  writeFileSync(COMPAT_CONFIG, immediate);
   const vars = {
     ...secrets,
     ...DEVELOPMENT_VARS,
@@ -189,50 +208,56 @@ export default async function setup(project: TestProject) {
     ...mirror.env,
   };
 
-  execFileSync(
-    process.execPath,
-    [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
-    {
-      env,
-      stdio: "pipe",
-    },
+  let child: ChildProcess | undefined;
+  let mcp: { close(): Promise<void> } | undefined;
+  const readyFile = join(dir, "ready");
+  const ready = (async () => {
+    await promisify(execFile)(
+      process.execPath,
+      [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
+      { env },
+    );
+    let output = "";
+    child = spawn(
+      process.execPath,
+      [
+        WRANGLER,
+        "dev",
+        // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the
+        // main Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it
+        // (its batches handed over at once: COMPAT_CONFIG above).
+        "-c",
+        COMPAT_CONFIG,
+        "-c",
+        "wrangler.images.toml",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--persist-to",
+        dir,
+        "--env-file",
+        envFile,
+        "--show-interactive-dev-session=false",
+        "--inspector-port",
+        String(await freePort()),
+      ],
+      { env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    child.stdout?.on("data", (chunk) => (output += chunk));
+    child.stderr?.on("data", (chunk) => (output += chunk));
+    await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
+    mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
+  })().then(
+    () => writeFileSync(readyFile, "ready"),
+    (error: Error) => writeFileSync(readyFile, `the compat server did not start: ${error.stack ?? error}`),
   );
-  let output = "";
-  const child = spawn(
-    process.execPath,
-    [
-      WRANGLER,
-      "dev",
-      // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the main
-      // Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it.
-      "-c",
-      mirror.config,
-      "-c",
-      "wrangler.images.toml",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--persist-to",
-      dir,
-      "--env-file",
-      envFile,
-      "--show-interactive-dev-session=false",
-      "--inspector-port",
-      String(await freePort()),
-    ],
-    { env, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout?.on("data", (chunk) => (output += chunk));
-  child.stderr?.on("data", (chunk) => (output += chunk));
-  await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
-  const mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);
   project.provide("appPort", appPort);
   project.provide("adminSecret", secrets.AUTH_ADMIN_SECRET);
   project.provide("fakeProviders", providers.origin);
-  project.provide("mcpServer", mcp.url);
+  project.provide("mcpServer", `http://127.0.0.1:${mcpPort}/mcp`);
   project.provide("otherResource", otherResource);
   project.provide("clientDocs", { origin: clientDocs.origin, control: clientDocs.control });
   project.provide("claimsGraphql", claimsGraphql);
@@ -244,13 +269,16 @@ export default async function setup(project: TestProject) {
     AUTH_CLIENT_URL: vars.AUTH_CLIENT_URL,
     port: String(port),
   });
+  project.provide("serverReadyFile", readyFile);
 
   return async () => {
-    child.kill("SIGTERM");
+    await ready;
+    child?.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    if (child.exitCode === null) child.kill("SIGKILL");
+    if (child && child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+    rmSync(COMPAT_CONFIG, { force: true });
     delete process.env[SHARED_POSTGRES];
-    await Promise.all([providers.close(), mcp.close(), clientDocs.close(), mirrorDatabase.stop()]);
+    await Promise.all([providers.close(), mcp?.close(), clientDocs.close(), mirrorDatabase.stop()]);
   };
 }

@@ -7,9 +7,14 @@ import { service, type TestService, type WireSession } from "../helpers";
 import { location, mintIdToken, openIn, startAt, withProviders } from "../providers/support";
 import { failingFetcher, failingKv } from "../support/faults";
 import { allInShards } from "../support/shards";
+import { withShortTimeouts } from "../support/timeouts";
 import { expectUnavailable } from "./support";
 
-/** A hang lasts until the service's own timeout (10 s for providers and Twilio): such tests wait for it. */
+/**
+ * A hang lasts until the service's own timeout: 10 s for providers, their keys and Twilio, which each hang test
+ * asserts is what the service asked for, and then waits out a tenth of (test/support/timeouts.ts).
+ */
+const TIMEOUT_MS = 10_000;
 const HANG = { when: "hang", hangMs: 60_000 } as const;
 const HANG_TEST = { timeout: 30_000 };
 
@@ -72,10 +77,14 @@ describe("provider sign-in: the provider unreachable at the callback", () => {
       const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /github\.fake\/user/, ...HANG });
       const person = { fake_id: uniqueId(), fake_email: `gh-${uniqueId()}@example.com` };
       const started = Date.now();
-      const { back } = await callbackThrough(withProviders({ OUTBOUND: binding }), person);
+      let back: URL | undefined;
+      const requested = await withShortTimeouts(TIMEOUT_MS, async () => {
+        ({ back } = await callbackThrough(withProviders({ OUTBOUND: binding }), person));
+      });
+      expect(requested).toEqual([TIMEOUT_MS, TIMEOUT_MS]); // the code exchange's and the profile's
       expect(fault.failures).toBe(1);
       expect(Date.now() - started).toBeLessThan(25_000);
-      expect(back.searchParams.get("error")).toBe("oauth-profile-fetch-failed");
+      expect(back!.searchParams.get("error")).toBe("oauth-profile-fetch-failed");
       await expectNothingMade(person);
     },
   );
@@ -133,7 +142,10 @@ describe("ID-token sign-in: the provider's keys", () => {
     await env.PROVIDER_KEYS.delete(JWKS_URL);
     const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /oidc\.fake\/jwks/, ...HANG });
     const sub = `g-${uniqueId()}`;
-    await expectUnavailable(await signIn(withProviders({ ...GOOGLE, OUTBOUND: binding }), sub), "jwks hang");
+    const requested = await withShortTimeouts(TIMEOUT_MS, async () =>
+      expectUnavailable(await signIn(withProviders({ ...GOOGLE, OUTBOUND: binding }), sub), "jwks hang"),
+    );
+    expect(requested).toEqual([TIMEOUT_MS]);
     expect(fault.failures).toBe(1);
     expect(await allInShards("SELECT id FROM users WHERE email = ?", `${sub}@example.com`)).toEqual([]);
   });
@@ -219,10 +231,10 @@ describe("SMS sign-in: Twilio unreachable", () => {
     const phone = uniquePhone();
     const started = Date.now();
     const svc = service({ ...TWILIO_ENV, OUTBOUND: binding });
-    await expectUnavailable(
-      await svc.post("/signin/passwordless/sms", { phoneNumber: phone }),
-      "twilio hang",
+    const requested = await withShortTimeouts(TIMEOUT_MS, async () =>
+      expectUnavailable(await svc.post("/signin/passwordless/sms", { phoneNumber: phone }), "twilio hang"),
     );
+    expect(requested).toEqual([TIMEOUT_MS]);
     expect(fault.failures).toBe(1);
     expect(Date.now() - started).toBeLessThan(25_000);
     expect(await usersWith(phone)).toEqual([]);

@@ -14,6 +14,7 @@ import {
   uniqueEmail,
 } from "../helpers";
 import { allInShards, userD1 } from "../support/shards";
+import { withShortTimeouts } from "../support/timeouts";
 import {
   APP,
   CALLBACK,
@@ -299,8 +300,13 @@ describe("the callback's failures", () => {
   it("gives up on a provider that does not answer, with the contract's redirect", {
     timeout: 30_000,
   }, async () => {
-    const { back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_fail: "hang" });
-    expect(back.searchParams.get("error")).toBe("oauth-token-echange-failed");
+    let back: URL | undefined;
+    // The service's own 10 s, asked for and then waited out in a tenth of it (test/support/timeouts.ts).
+    const requested = await withShortTimeouts(10_000, async () => {
+      ({ back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_fail: "hang" }));
+    });
+    expect(requested).toContain(10_000);
+    expect(back!.searchParams.get("error")).toBe("oauth-token-echange-failed");
   });
 
   it("applies the email block list to provider sign-ins", async () => {

@@ -13,6 +13,7 @@ import { sha256Hex } from "../../../src/lib/crypto";
 import { forgetOAuth2Client, type WireClient } from "../../../src/oauth2/clients";
 import { ADDRESS_LIMITER_BINDINGS } from "../../../src/rate-limits/buckets";
 import { decodeJwt, SERVER, signUp, type TestService, uniqueAddress, uniqueEmail } from "../../helpers";
+import { withShortTimeouts } from "../../support/timeouts";
 import { Browser, signIn } from "../page-browser";
 import {
   location,
@@ -208,11 +209,17 @@ describe("client ID metadata documents", () => {
   // Finding 3: the fetch's timeout escaped as a 500 (a fetcher that ignores the abort, a body that never ends).
   it("a document that answers too slowly, or never finishes its body, is invalid_client within the time bound", async () => {
     const started = Date.now();
-    const [slow, stalled] = await Promise.all([
-      authorizeAs(`${DOCS}/slow/${crypto.randomUUID()}.json`),
-      authorizeAs(`${DOCS}/stall/${crypto.randomUUID()}.json`),
-    ]);
-    for (const response of [slow, stalled]) {
+    let answers: Response[] = [];
+    // The service's own 5 s bound, asked for by each fetch and waited out in a tenth of it (test/support/timeouts.ts).
+    const requested = await withShortTimeouts(5_000, async () => {
+      answers = await Promise.all([
+        authorizeAs(`${DOCS}/slow/${crypto.randomUUID()}.json`),
+        authorizeAs(`${DOCS}/stall/${crypto.randomUUID()}.json`),
+      ]);
+    });
+    expect(requested).toEqual([5_000, 5_000]);
+    const [slow, stalled] = answers;
+    for (const response of [slow!, stalled!]) {
       const body = await oauth2Error(response, 401, "invalid_client");
       expect(body.error_description).toContain(UNFETCHABLE);
     }
