@@ -37,7 +37,14 @@ export {
   startTotpSetup,
   verifySignInMfaTotp,
 } from "./mfa";
-export { IMPORTED_NHOST_METHOD, type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
+export {
+  type AccessTokenFacts,
+  type AccessTokenMinter,
+  IMPORTED_NHOST_METHOD,
+  type Session,
+  sessionPayloadSchema,
+  sessionSchema,
+} from "./new-sessions";
 export { createUser, identifiersOf, removeUser } from "./new-users";
 export {
   type ActiveMembership,
@@ -49,6 +56,7 @@ export { updateOwnProfile } from "./profile";
 export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
 export {
   listUserSessions,
+  liveSession,
   renewSession,
   revokeOtherUserSessions,
   revokeUserSession,
