@@ -99,6 +99,54 @@ describe("auth-js against the face: sign-up, password, refresh, user, sign-out",
   });
 });
 
+describe("the same protections as the Nhost face", () => {
+  // Threat: a second API as a way around the deployment's bot check: a sign-up or sign-in through the face without a
+  // solved challenge. supabase-js sends the token as `captchaToken` (GoTrue's `gotrue_meta_security.captcha_token`).
+  it("Turnstile guards signUp and signInWithPassword through captchaToken", async () => {
+    const guarded = supabaseService({
+      AUTH_TURNSTILE_SECRET: "turnstile-secret",
+      AUTH_TURNSTILE_VERIFY_URL: "https://turnstile.fake/siteverify",
+      AUTH_TURNSTILE_ENDPOINTS: "signup,signin",
+    });
+    const supabase = supabaseClient(guarded);
+    const email = uniqueEmail("captcha");
+    const bare = await supabase.auth.signUp({ email, password: PASSWORD });
+    expect(bare.error).toMatchObject({ status: 400, code: "captcha_failed" });
+    const solved = (action: string) => `pass:localhost:${action}:${crypto.randomUUID()}`;
+    const made = await supabase.auth.signUp({
+      email,
+      password: PASSWORD,
+      options: { captchaToken: solved("signup") },
+    });
+    expect(made.error).toBeNull();
+    const noToken = await supabase.auth.signInWithPassword({ email, password: PASSWORD });
+    expect(noToken.error).toMatchObject({ status: 400, code: "captcha_failed" });
+    const signedIn = await supabase.auth.signInWithPassword({
+      email,
+      password: PASSWORD,
+      options: { captchaToken: solved("signin") },
+    });
+    expect(signedIn.error).toBeNull();
+  });
+
+  it("signOut's scopes: others ends the other sessions, local this one", async () => {
+    const email = uniqueEmail("scopes");
+    const [one, two] = [supabaseClient(svc), supabaseClient(svc)];
+    await one.auth.signUp({ email, password: PASSWORD });
+    const first = (await one.auth.signInWithPassword({ email, password: PASSWORD })).data.session!;
+    const second = (await two.auth.signInWithPassword({ email, password: PASSWORD })).data.session!;
+    expect((await two.auth.signOut({ scope: "others" })).error).toBeNull();
+    expect((await supabaseClient(svc).auth.getUser(first.access_token)).error).toBeInstanceOf(
+      AuthSessionMissingError,
+    );
+    expect((await supabaseClient(svc).auth.getUser(second.access_token)).error).toBeNull();
+    expect((await two.auth.signOut({ scope: "local" })).error).toBeNull();
+    expect((await supabaseClient(svc).auth.getUser(second.access_token)).error).toBeInstanceOf(
+      AuthSessionMissingError,
+    );
+  });
+});
+
 describe("GoTrue's errors, as auth-js reads them", () => {
   it("wrong password: 400 invalid_credentials; a taken address: 422 user_already_exists", async () => {
     const supabase = supabaseClient(svc);
