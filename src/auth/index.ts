@@ -12,6 +12,7 @@ export {
   type PersonalAccessTokenFacts,
   resetPasswordInSession,
   revokePersonalAccessToken,
+  signInAnonymous,
   signInEmailPassword,
   signUpEmailPassword,
 } from "./accounts";
@@ -52,7 +53,7 @@ export {
   BUILT_IN_ORG_ROLES,
   orgRoles,
 } from "./org-membership";
-export { updateOwnProfile } from "./profile";
+export { mergeOwnMetadata, updateOwnProfile } from "./profile";
 export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
 export {
   listUserSessions,

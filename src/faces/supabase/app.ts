@@ -8,6 +8,7 @@ import { checkApiKey } from "./api-keys";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
+import { goTrueUserRoutes } from "./gotrue/user-routes";
 
 /**
  * The Supabase face (contract supabase.md §1), mounted at `/supabase` so that `createClient("{origin}/supabase", key)`
@@ -42,6 +43,7 @@ function goTrueApp(): Hono<AppEnv> {
   });
   auth.route("/", goTrueSystemRoutes);
   auth.route("/", goTrueSessionRoutes);
+  auth.route("/", goTrueUserRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

@@ -99,6 +99,55 @@ describe("auth-js against the face: sign-up, password, refresh, user, sign-out",
   });
 });
 
+describe("auth-js: anonymous users and updateUser", () => {
+  it("signInAnonymously: a session for a new anonymous user (off unless anonymous users are enabled)", async () => {
+    const open = supabaseService({ AUTH_ANONYMOUS_USERS_ENABLED: "true" });
+    const { data, error } = await supabaseClient(open).auth.signInAnonymously({
+      options: { data: { tag: "guest" } },
+    });
+    expect(error).toBeNull();
+    expect(data.user).toMatchObject({ is_anonymous: true, user_metadata: { tag: "guest" } });
+    expect(decodeJwt(data.session!.access_token)).toMatchObject({
+      is_anonymous: true,
+      role: "authenticated",
+    });
+    const off = await supabaseClient(svc).auth.signInAnonymously();
+    expect(off.error).toMatchObject({ status: 422, code: "anonymous_provider_disabled" });
+  });
+
+  it("updateUser: data merges into user_metadata (null removes a key); a new password signs in, the old one not", async () => {
+    const supabase = supabaseClient(svc);
+    const email = uniqueEmail("update");
+    await supabase.auth.signUp({ email, password: PASSWORD, options: { data: { a: 1, b: 2 } } });
+    const merged = await supabase.auth.updateUser({ data: { b: null, c: { deep: true } } });
+    expect(merged.error).toBeNull();
+    expect(merged.data.user?.user_metadata).toEqual({ a: 1, c: { deep: true } });
+    expect((await supabase.auth.getUser()).data.user?.user_metadata).toEqual({ a: 1, c: { deep: true } });
+
+    const newPassword = "a brand new passphrase";
+    expect((await supabase.auth.updateUser({ password: newPassword })).error).toBeNull();
+    const old = await supabaseClient(svc).auth.signInWithPassword({ email, password: PASSWORD });
+    expect(old.error).toMatchObject({ code: "invalid_credentials" });
+    expect(
+      (await supabaseClient(svc).auth.signInWithPassword({ email, password: newPassword })).error,
+    ).toBeNull();
+    // The session that changed it stays signed in.
+    expect((await supabase.auth.getUser()).error).toBeNull();
+  });
+
+  // Threat: metadata nested thousands deep overflowing the stack of JSON.stringify or a Durable Object's clone: a 500.
+  it("refuses metadata past the bounds with 400, never a 500", async () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 50; i++) deep = { d: deep };
+    const { error } = await supabaseClient(svc).auth.signUp({
+      email: uniqueEmail("deep"),
+      password: PASSWORD,
+      options: { data: deep },
+    });
+    expect(error).toMatchObject({ status: 400, code: "validation_failed" });
+  });
+});
+
 describe("the same protections as the Nhost face", () => {
   // Threat: a second API as a way around the deployment's bot check: a sign-up or sign-in through the face without a
   // solved challenge. supabase-js sends the token as `captchaToken` (GoTrue's `gotrue_meta_security.captcha_token`).
