@@ -5,6 +5,7 @@ import type { AppEnv } from "../../http/app-env";
 import { logError } from "../../http/context";
 import { allowedOrigin, corsOrigins } from "../../http/cors";
 import { checkApiKey } from "./api-keys";
+import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
@@ -44,6 +45,7 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueSystemRoutes);
   auth.route("/", goTrueSessionRoutes);
   auth.route("/", goTrueUserRoutes);
+  auth.route("/", goTrueAdminRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");
