@@ -9,7 +9,7 @@ const ROOT = join(__dirname, "..");
 /** The features' folders under src/, in the list's order of imports (alphabetical: biome sorts them). */
 function featureFolders() {
   const text = readFileSync(join(ROOT, "src", "runtime", "features.ts"), "utf8");
-  return [...text.matchAll(/^import \{ \w+ \} from "\.\.\/([a-z0-9-]+)\/feature";$/gm)].map(
+  return [...text.matchAll(/^import \{ \w+ \} from "\.\.\/([a-z0-9-]+(?:\/[a-z0-9-]+)?)\/feature";$/gm)].map(
     (match) => match[1],
   );
 }

@@ -1,4 +1,5 @@
-// Generates the secrets the service needs: an RS256 private JWK with a kid, an AES-256 key, an admin secret.
+// Generates the secrets the service needs: an RS256 private JWK with a kid, an AES-256 key, an admin secret, and the
+// Supabase face's two API keys (a publishable one for supabase-js, a secret one for server code).
 // Used by `npm start` (written once to .dev.vars), by the test configuration and by the benchmark.
 import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 
@@ -18,6 +19,8 @@ export function generateSecrets() {
     AUTH_JWT_PRIVATE_KEYS: JSON.stringify([generateSigningJwk()]),
     AUTH_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
     AUTH_ADMIN_SECRET: randomBytes(24).toString("base64url"),
+    AUTH_SUPABASE_PUBLISHABLE_KEYS: `sb_publishable_${randomBytes(18).toString("base64url")}`,
+    AUTH_SUPABASE_SECRET_KEYS: `sb_secret_${randomBytes(24).toString("base64url")}`,
   };
 }
 
@@ -43,6 +46,8 @@ export const DEVELOPMENT_VARS = {
   // Client ID metadata documents (and later webhooks, IdP metadata) served by a program on this machine: loopback
   // http is fetched while AUTH_SERVER_URL is itself local (contract §1's outbound-URL policy); production refuses it.
   AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+  // Supabase's API at /supabase: a supabase-js app points createClient at it (docs/supabase.md).
+  AUTH_SUPABASE_API_ENABLED: "true",
 };
 
 /** One `NAME='value'` line per entry: single quotes keep JSON literal in .dev.vars / .env files (dotenv rules). */

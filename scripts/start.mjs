@@ -244,6 +244,12 @@ if (info.corsOrigins) {
     );
   }
 }
+const face = readDevVars();
+if (face.AUTH_SUPABASE_API_ENABLED === "true") {
+  const origin = new URL(urls.auth).origin;
+  const key = (face.AUTH_SUPABASE_PUBLISHABLE_KEYS ?? "").split(",")[0];
+  lines.push(`  supabase-js   createClient("${origin}/supabase", "${key}")  (docs/supabase.md)`);
+}
 lines.push("Logs follow; Ctrl-C stops.", "");
 recordRunning({ port, auth: urls.auth, storage: urls.storage, startedAt: new Date().toISOString() });
 console.log(lines.join("\n"));

@@ -45,6 +45,7 @@ describe("config", () => {
     const sliced = FEATURES.flatMap((feature) => (feature.settings ? [feature] : []));
     expect(sliced.map((feature) => feature.name).toSorted()).toEqual([
       "auth",
+      "faces/supabase",
       "oauth2",
       "orgs",
       "providers",

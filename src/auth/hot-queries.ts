@@ -56,9 +56,14 @@ const SESSION_USER_COLUMNS = {
   ...WIRE_USER_COLUMNS,
   disabled: users.disabled,
   sessionOrgId: sessions.orgId,
+  // For a face whose tokens list how the session began (GoTrue's `amr`), read in the same row.
+  sessionMethod: sessions.method,
+  sessionStartedAt: sessions.createdAt,
 } as const;
 export type SessionUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS | "disabled"> & {
   sessionOrgId: string | null;
+  sessionMethod: string | null;
+  sessionStartedAt: number;
 };
 
 /** The session, if it is still live, joined with its user's current row. */

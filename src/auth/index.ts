@@ -12,6 +12,7 @@ export {
   type PersonalAccessTokenFacts,
   resetPasswordInSession,
   revokePersonalAccessToken,
+  signInAnonymous,
   signInEmailPassword,
   signUpEmailPassword,
 } from "./accounts";
@@ -37,7 +38,14 @@ export {
   startTotpSetup,
   verifySignInMfaTotp,
 } from "./mfa";
-export { IMPORTED_NHOST_METHOD, type Session, sessionPayloadSchema, sessionSchema } from "./new-sessions";
+export {
+  type AccessTokenFacts,
+  type AccessTokenMinter,
+  IMPORTED_NHOST_METHOD,
+  type Session,
+  sessionPayloadSchema,
+  sessionSchema,
+} from "./new-sessions";
 export { createUser, identifiersOf, removeUser } from "./new-users";
 export {
   type ActiveMembership,
@@ -45,10 +53,11 @@ export {
   BUILT_IN_ORG_ROLES,
   orgRoles,
 } from "./org-membership";
-export { updateOwnProfile } from "./profile";
+export { mergeOwnMetadata, updateOwnProfile } from "./profile";
 export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
 export {
   listUserSessions,
+  liveSession,
   renewSession,
   revokeOtherUserSessions,
   revokeUserSession,

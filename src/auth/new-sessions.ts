@@ -54,6 +54,27 @@ export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
 
 export const refreshLifetimeMs = (deps: Deps) => deps.config.tokens.refreshTtl * 1000;
 
+/**
+ * What an access token is made of, for a face that shapes its own (src/faces/supabase/: GoTrue's claims over the same
+ * session): the user as the session check reads it, the session, the Hasura claims the service computed (custom
+ * claims and the hook included) and the binding. The Nhost face's token is `signAccessToken`'s.
+ */
+export interface AccessTokenFacts {
+  user: WireUserRow;
+  sessionId: string;
+  claims: HasuraClaims;
+  /** Claims at the top level (`org_id`). */
+  topLevel: Record<string, string> | undefined;
+  dpopJkt: string | null | undefined;
+  now: number;
+  /** How the session began (sign-in/method.ts) and when, for a face that lists the methods (`amr`). */
+  method: string | null;
+  startedAt: number;
+}
+
+/** A face's own access token over the same session; none: the Nhost face's. */
+export type AccessTokenMinter = (deps: Deps, facts: AccessTokenFacts) => Promise<string>;
+
 export interface SessionClaims {
   /** Claims for this access token only (the elevated claim). */
   extraClaims?: HasuraClaims;
@@ -65,6 +86,8 @@ export interface SessionClaims {
   dpopJkt?: string | null;
   /** When `custom` is not given: how the token came to be, for the custom-access-token hook (`refresh`). */
   authenticationMethod?: string;
+  /** The face's own token (AccessTokenMinter), with the session's method and start. */
+  mint?: { minter: AccessTokenMinter; method: string | null; startedAt: number };
 }
 
 export async function buildSession(
@@ -73,13 +96,24 @@ export async function buildSession(
   sessionId: string,
   refreshToken: string,
   now: number,
-  { extraClaims, custom, org, dpopJkt, authenticationMethod }: SessionClaims = {},
+  { extraClaims, custom, org, dpopJkt, authenticationMethod, mint }: SessionClaims = {},
 ): Promise<Session> {
   const wire = toWireUser(user);
   const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org, authenticationMethod);
   // `org_id` at the top level too, for consumers that don't read Hasura's namespace.
   const topLevel = org ? { org_id: org.orgId } : undefined;
-  const accessToken = await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
+  const accessToken = mint
+    ? await mint.minter(deps, {
+        user,
+        sessionId,
+        claims,
+        topLevel,
+        dpopJkt,
+        now,
+        method: mint.method,
+        startedAt: mint.startedAt,
+      })
+    : await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
   return {
     accessToken,
     accessTokenExpiresIn: deps.config.tokens.accessTtl,
@@ -104,9 +138,12 @@ export async function writeSession(
     extraClaims,
     org,
     dpopJkt,
+    minter,
   }: {
     /** How it began (sign-in/method.ts). */
     method: string | null;
+    /** The face's own access token (src/faces/); none: the Nhost face's. */
+    minter?: AccessTokenMinter;
     userAgent?: string;
     extraClaims?: HasuraClaims;
     org?: ActiveMembership;
@@ -155,5 +192,11 @@ export async function writeSession(
     if (family.status === "fulfilled") deps.background(revokeFamily(deps, locator, sessionId));
     throw row.status === "rejected" ? row.reason : (family as PromiseRejectedResult).reason;
   }
-  return buildSession(deps, user, sessionId, refreshToken, now, { extraClaims, custom, org, dpopJkt });
+  return buildSession(deps, user, sessionId, refreshToken, now, {
+    extraClaims,
+    custom,
+    org,
+    dpopJkt,
+    mint: minter && { minter, method, startedAt: now },
+  });
 }

@@ -1,9 +1,10 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { metadataSchema } from "../lib/json-metadata";
 import { signUpOptionsSchema } from "./sign-up-options";
-import { requireRegisteredUser } from "./users";
+import { findUserById, requireRegisteredUser } from "./users";
 
 /**
  * A user's own profile (the account center, contract §13): the display name and the locale, under the rules every
@@ -39,4 +40,40 @@ export async function updateOwnProfile(deps: Deps, userId: string, patch: Profil
     .get();
   if (!updated) throw new AppError("unauthorized");
   return updated;
+}
+
+/**
+ * The user's own metadata, merged as GoTrue merges `user_metadata` (the Supabase face's `updateUser({ data })`):
+ * each top-level key given replaces the stored one, a key given as `null` goes. Anonymous users may keep data too.
+ * The merged object keeps the bounds of every metadata (../lib/json-metadata.ts). Compare-and-set on `updatedAt`,
+ * retried: two updates at once each keep their keys, neither overwrites the other's with a stale read.
+ */
+export async function mergeOwnMetadata(
+  deps: Deps,
+  userId: string,
+  changes: Record<string, unknown>,
+): Promise<UserRow> {
+  const db = deps.shards.ofUser(userId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const user = await findUserById(deps.shards, userId);
+    if (!user) throw new AppError("unauthorized");
+    const merged: Record<string, unknown> = { ...user.metadata };
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === null) delete merged[key];
+      else merged[key] = value;
+    }
+    const bounded = metadataSchema.safeParse(merged);
+    if (!bounded.success) {
+      throw new AppError("invalid-request", `data: ${bounded.error.issues[0]?.message ?? "invalid"}`);
+    }
+    const now = Math.max(deps.now(), user.updatedAt + 1);
+    const updated = await db
+      .update(users)
+      .set({ metadata: bounded.data, updatedAt: now })
+      .where(and(eq(users.id, userId), eq(users.updatedAt, user.updatedAt)))
+      .returning()
+      .get();
+    if (updated) return updated;
+  }
+  throw new AppError("too-many-requests", "the user changed too often at once: try again");
 }

@@ -1,6 +1,7 @@
 import { accountCenterFeature } from "../account-center/feature";
 import { adminFeature } from "../admin/feature";
 import { authFeature } from "../auth/feature";
+import { supabaseFeature } from "../faces/supabase/feature";
 import { mirrorFeature } from "../mirror/feature";
 import { moveInFeature } from "../move-in/feature";
 import { oauth2Feature } from "../oauth2/feature";
@@ -34,4 +35,6 @@ export const FEATURES: readonly Feature[] = [
   moveInFeature,
   mirrorFeature,
   storageFeature,
+  // A face: another product's API over the same core, at its own prefix (src/faces/).
+  supabaseFeature,
 ];

@@ -63,7 +63,7 @@ export async function signAccessToken(
 export async function verifyOwnJwt(
   config: Config,
   token: string,
-  expect: { typ: string; requiredClaims: string[] },
+  expect: { typ: string; requiredClaims: string[]; issuer?: string; audience?: string },
 ): Promise<JWTPayload> {
   const [hash, generation, as] = [await sha256Hex(token), keySetGeneration(), verifiedAs(expect)];
   const recalled = recallVerified(config, hash, as, generation, Date.now());
@@ -79,14 +79,14 @@ export async function verifyOwnJwt(
       if (!found || found.alg !== header.alg) throw new errors.JWKSNoMatchingKey();
       return found.key;
     },
-    { algorithms: [...SIGNING_ALGORITHMS], issuer: config.urls.server, ...expect },
+    { algorithms: [...SIGNING_ALGORITHMS], ...expect, issuer: expect.issuer ?? config.urls.server },
   );
   rememberVerified(config, hash, as, generation, payload, Date.now());
   return payload;
 }
 
-const verifiedAs = (expect: { typ: string; requiredClaims: string[] }) =>
-  `${expect.typ} ${expect.requiredClaims.join(",")}`;
+const verifiedAs = (expect: { typ: string; requiredClaims: string[]; issuer?: string; audience?: string }) =>
+  `${expect.issuer ?? ""} ${expect.audience ?? ""} ${expect.typ} ${expect.requiredClaims.join(",")}`;
 
 /**
  * Verifies a session access token of this service (contract §5.1). Returns null for anything that is not one,

@@ -2,6 +2,8 @@
  * What core auth's other sub-folders use of accounts (the rest of the service goes through src/auth/index.ts).
  * Everything else in this folder is internal to it (.dependency-cruiser.cjs).
  */
+
+export { signInAnonymous } from "./anonymous";
 export { changeUserPassword, resetPasswordInSession } from "./password-change";
 export { checkPasswordPolicy } from "./password-policy";
 export {

@@ -9,6 +9,7 @@ import { type Rotation, raiseFamilyBookmark, rotateInFamily } from "../../token-
 import { rotateLegacySessionToken } from "../../token-families/legacy";
 import { liveSessionUser, type SessionUserRow } from "../hot-queries";
 import {
+  type AccessTokenMinter,
   buildSession,
   locatorOf,
   newSessionToken,
@@ -53,7 +54,13 @@ export async function renewSession(
   {
     dpopJkt = null,
     authenticationMethod = "refresh",
-  }: { dpopJkt?: string | null; authenticationMethod?: string } = {},
+    minter,
+  }: {
+    dpopJkt?: string | null;
+    authenticationMethod?: string;
+    /** The face's own access token (src/faces/); none: the Nhost face's. */
+    minter?: AccessTokenMinter;
+  } = {},
 ): Promise<Session> {
   if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
   const now = deps.now();
@@ -120,6 +127,7 @@ export async function renewSession(
     org,
     dpopJkt: jkt,
     authenticationMethod,
+    mint: minter && { minter, method: user.sessionMethod, startedAt: user.sessionStartedAt },
   });
 }
 

@@ -89,6 +89,7 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
     extraClaims,
     org,
     dpopJkt: scope.dpopJkt,
+    minter: scope.minter,
   });
   if (elevated) {
     deps.audit({ type: "elevation", userId: user.id, detail: { method } });

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
 import { writeDeviceCookie } from "../devices";
+import type { AccessTokenMinter } from "../new-sessions";
 import type { Method } from "./method";
 
 /**
@@ -26,6 +27,8 @@ export interface SignInScope {
   readonly giveDeviceCookie: (value: string) => void;
   /** The addresses the before-first-factor checks passed in this request (./pipeline.ts): each is asked once. */
   readonly checked: Set<string>;
+  /** The face's own access token (src/faces/supabase/: GoTrue's claims); none: the Nhost face's. */
+  readonly minter?: AccessTokenMinter;
 }
 
 /**
@@ -35,7 +38,7 @@ export interface SignInScope {
 export function signInScope(
   c: Context<AppEnv>,
   method: Method | null,
-  { signUp = false }: { signUp?: boolean } = {},
+  { signUp = false, minter }: { signUp?: boolean; minter?: AccessTokenMinter } = {},
 ): SignInScope {
   if (method && !signUp) c.set("signInMethod", method);
   return {
@@ -54,5 +57,6 @@ export function signInScope(
       }
     },
     checked: new Set(),
+    minter,
   };
 }

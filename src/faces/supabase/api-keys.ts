@@ -1,0 +1,35 @@
+import type { Context } from "hono";
+import type { Config } from "../../config";
+import type { AppEnv } from "../../http/app-env";
+import { timingSafeEqualString } from "../../lib/crypto";
+
+/**
+ * Who calls the face (contract supabase.md §1), by the `apikey` header (or, with no user token, `Authorization:
+ * Bearer <key>`, as supabase-js sends it): a publishable key is a client (`anon`); a secret key or the admin secret
+ * is the service role. A secret key sent from a browser is refused, as Supabase refuses it: it would be in every
+ * visitor's hands. Keys are compared in constant time, each against every configured one.
+ */
+
+export type KeyRole = "anon" | "service_role";
+
+export type KeyCheck = { role: KeyRole } | { refused: "missing" | "invalid" | "secret-in-browser" };
+
+const anyEqual = (given: string, keys: readonly string[]) =>
+  keys.reduce((found, key) => timingSafeEqualString(given, key) || found, false);
+
+/** A browser's request: it says where it comes from, or its agent is a browser's. */
+const fromBrowser = (c: Context<AppEnv>) =>
+  c.req.header("origin") !== undefined || /Mozilla\/\d/.test(c.req.header("user-agent") ?? "");
+
+export function checkApiKey(c: Context<AppEnv>, config: Config): KeyCheck {
+  const bearer = /^Bearer (sb_\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+  const given = c.req.header("apikey") ?? bearer;
+  if (!given) return { refused: "missing" };
+  if (anyEqual(given, config.supabase.publishableKeys)) return { role: "anon" };
+  const adminSecret = config.secrets.adminSecret;
+  const secret =
+    anyEqual(given, config.supabase.secretKeys) ||
+    (adminSecret !== undefined && timingSafeEqualString(given, adminSecret));
+  if (!secret) return { refused: "invalid" };
+  return fromBrowser(c) ? { refused: "secret-in-browser" } : { role: "service_role" };
+}

@@ -1,0 +1,74 @@
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import type { Config } from "../../config";
+import type { AppEnv } from "../../http/app-env";
+import { logError } from "../../http/context";
+import { allowedOrigin, corsOrigins } from "../../http/cors";
+import { checkApiKey } from "./api-keys";
+import { goTrueAdminRoutes } from "./gotrue/admin-routes";
+import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
+import { goTrueSessionRoutes } from "./gotrue/session-routes";
+import { goTrueSystemRoutes } from "./gotrue/system-routes";
+import { goTrueUserRoutes } from "./gotrue/user-routes";
+
+/**
+ * The Supabase face (contract supabase.md §1), mounted at `/supabase` so that `createClient("{origin}/supabase", key)`
+ * works unchanged: GoTrue's API under `/supabase/auth/v1`, answering in GoTrue's shapes and errors. It parses,
+ * calls the core, and shapes; no flow is written here.
+ */
+
+/** GoTrue's routes a browser reaches without a key (its gateway leaves them open). */
+const OPEN_PATHS = /\/auth\/v1\/(health|\.well-known\/jwks\.json|verify|authorize|callback|sso\/saml\/.*)$/;
+
+const KEY_REFUSALS = {
+  missing: "No API key found in request",
+  invalid: "Invalid API key",
+  "secret-in-browser": "Forbidden use of secret API key in browser",
+} as const;
+
+function goTrueApp(): Hono<AppEnv> {
+  const auth = new Hono<AppEnv>();
+  auth.use(async (c, next) => {
+    if (!OPEN_PATHS.test(c.req.path)) {
+      const key = checkApiKey(c, c.var.config);
+      if ("refused" in key) {
+        throw new GoTrueError(
+          401,
+          key.refused === "missing" ? "no_api_key" : "invalid_api_key",
+          KEY_REFUSALS[key.refused],
+        );
+      }
+    }
+    await next();
+    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+  });
+  auth.route("/", goTrueSystemRoutes);
+  auth.route("/", goTrueSessionRoutes);
+  auth.route("/", goTrueUserRoutes);
+  auth.route("/", goTrueAdminRoutes);
+  // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
+  auth.all("*", () => {
+    throw new GoTrueError(404, "not_found", "Not found");
+  });
+  auth.onError((caught, c) => {
+    const error = toGoTrueError(caught);
+    if (error.status >= 500) logError(c.var.requestId, error.code, caught);
+    return goTrueErrorResponse(c, error, { "Cache-Control": "no-store" });
+  });
+  return auth;
+}
+
+export function supabaseFace(config: Config): Hono<AppEnv> {
+  const appOrigin = allowedOrigin(config, corsOrigins(config));
+  return new Hono<AppEnv>()
+    .basePath("/supabase")
+    .use(
+      cors({
+        origin: (origin, c) => appOrigin(origin, c),
+        allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "x-supabase-api-version"],
+        exposeHeaders: ["x-sb-error-code", "X-Supabase-Api-Version", "X-Request-Id"],
+        maxAge: 600,
+      }),
+    )
+    .route("/auth/v1", goTrueApp());
+}

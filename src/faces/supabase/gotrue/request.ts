@@ -1,0 +1,46 @@
+import type { z } from "zod";
+import { liveSession } from "../../../auth";
+import type { AppEnv } from "../../../http/app-env";
+import { GoTrueError } from "./errors";
+import { verifyGoTrueToken } from "./tokens";
+
+/** What every GoTrue route reads of its request: a JSON body, and, on an authenticated route, the signed-in user. */
+
+/** A JSON body checked against `schema`, or GoTrue's 400 `validation_failed` naming what is wrong. */
+export async function bodyOf<T extends z.ZodType>(
+  c: { req: { json(): Promise<unknown> } },
+  schema: T,
+): Promise<z.output<T>> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    throw new GoTrueError(400, "bad_json", "Could not parse request body as JSON");
+  }
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.map(String).join(".");
+  throw new GoTrueError(
+    400,
+    "validation_failed",
+    field ? `${field}: ${issue?.message}` : "Invalid request body",
+  );
+}
+
+/** The token's user and session, alive: GoTrue's check on every authenticated route. */
+export async function signedIn(c: {
+  req: { header(name: string): string | undefined };
+  var: AppEnv["Variables"];
+}) {
+  const header = c.req.header("authorization") ?? "";
+  const token = /^Bearer (\S+)$/i.exec(header)?.[1];
+  if (!token) throw new GoTrueError(401, "no_authorization", "This endpoint requires a valid Bearer token");
+  const claims = await verifyGoTrueToken(c.var.config, token);
+  const live = await liveSession(c.var.deps, claims.session_id);
+  if (!live || live.id !== claims.sub) {
+    throw new GoTrueError(403, "session_not_found", "Session from session_id claim in JWT does not exist");
+  }
+  if (live.disabled) throw new GoTrueError(403, "user_banned", "User is banned");
+  return { claims, user: live };
+}

@@ -1,0 +1,127 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import {
+  findUserByEmail,
+  renewSession,
+  signInAnonymous,
+  signInEmailPassword,
+  signInScope,
+  signUpEmailPassword,
+  toWireUser,
+} from "../../../auth";
+import { AppError } from "../../../errors";
+import type { AppEnv } from "../../../http/app-env";
+import { passSignUpChecks } from "../../../http/sign-up-gate";
+import { passChallenge } from "../../../http/turnstile";
+import { metadataSchema } from "../../../lib/json-metadata";
+import { GoTrueError } from "./errors";
+import { bodyOf } from "./request";
+import { signGoTrueToken } from "./tokens";
+import { goTrueSession, goTrueUser } from "./wire";
+
+/**
+ * GoTrue's sign-up (email and password, or anonymous), password and refresh grants (contract supabase.md §2), each a
+ * call of the same core flow the Nhost routes call, its answer shaped as GoTrue's. What auth-js sends: JSON bodies
+ * (absent fields as `null`), the grant in the query (`/token?grant_type=…`), the captcha token in
+ * `gotrue_meta_security`, `redirect_to` in the query.
+ */
+
+const captcha = z.object({ captcha_token: z.string().max(4096).nullish() }).nullish();
+const captchaOf = (body: { gotrue_meta_security?: { captcha_token?: string | null } | null }) =>
+  body.gotrue_meta_security?.captcha_token ?? null;
+
+const signUpBody = z.object({
+  email: z.email().max(254).nullish(),
+  phone: z.string().max(32).nullish(),
+  password: z.string().min(1).max(1024).nullish(),
+  // The same bounds as every metadata (depth, size): a hostile nesting is a 400, never a stack overflow.
+  data: metadataSchema.nullish(),
+  gotrue_meta_security: captcha,
+  code_challenge: z.string().max(128).nullish(),
+  code_challenge_method: z.string().max(16).nullish(),
+});
+
+const passwordGrant = z.object({
+  email: z.email().max(254).nullish(),
+  phone: z.string().max(32).nullish(),
+  password: z.string().min(1).max(1024),
+  gotrue_meta_security: captcha,
+});
+
+const refreshGrant = z.object({ refresh_token: z.string().min(1).max(200) });
+
+export const goTrueSessionRoutes = new Hono<AppEnv>()
+  .post("/signup", async (c) => {
+    const body = await bodyOf(c, signUpBody);
+    const { deps } = c.var;
+    if (!body.email && !body.phone && !body.password) {
+      // auth-js's signInAnonymously: a sign-up with nothing but `data`.
+      await passSignUpChecks(deps, undefined, captchaOf(body));
+      const scope = signInScope(c, "anonymous", { signUp: true, minter: signGoTrueToken });
+      try {
+        const { session } = await signInAnonymous(scope, { metadata: body.data ?? undefined });
+        return c.json(goTrueSession(session, deps.now()));
+      } catch (error) {
+        if (error instanceof AppError && error.code === "disabled-endpoint") {
+          throw new GoTrueError(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled");
+        }
+        throw error;
+      }
+    }
+    if (!body.email || !body.password) {
+      throw new GoTrueError(
+        400,
+        "validation_failed",
+        body.phone
+          ? "Sign-up with a phone number is not available on this face yet"
+          : "Sign-up requires an email and a password",
+      );
+    }
+    await passSignUpChecks(deps, undefined, captchaOf(body));
+    const scope = signInScope(c, "email-password", { signUp: true, minter: signGoTrueToken });
+    const { session } = await signUpEmailPassword(scope, {
+      email: body.email,
+      password: body.password,
+      options: { metadata: body.data ?? undefined, redirectTo: c.req.query("redirect_to") },
+    });
+    if (session) return c.json(goTrueSession(session, deps.now()));
+    // Confirmation needed: GoTrue answers the user, without a session.
+    const made = await findUserByEmail(deps.shards, body.email);
+    if (!made) throw new AppError("internal-server-error", undefined, "a new user was not found");
+    return c.json(goTrueUser(toWireUser(made)));
+  })
+  .post("/token", async (c) => {
+    const grant = c.req.query("grant_type");
+    if (grant === "password") {
+      const body = await bodyOf(c, passwordGrant);
+      if (!body.email) {
+        throw new GoTrueError(
+          400,
+          "validation_failed",
+          "Sign-in with a phone number is not available on this face yet",
+        );
+      }
+      await passChallenge(c.var.deps, ["signin"], captchaOf(body));
+      const scope = signInScope(c, "email-password", { minter: signGoTrueToken });
+      try {
+        const { session } = await signInEmailPassword(scope, { email: body.email, password: body.password });
+        if (!session)
+          throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+        return c.json(goTrueSession(session, c.var.deps.now()));
+      } catch (error) {
+        // GoTrue refuses a banned user's password grant with 400.
+        if (error instanceof AppError && error.code === "disabled-user") {
+          throw new GoTrueError(400, "user_banned", "User is banned");
+        }
+        throw error;
+      }
+    }
+    if (grant === "refresh_token") {
+      const { refresh_token } = await bodyOf(c, refreshGrant);
+      const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
+        minter: signGoTrueToken,
+      });
+      return c.json(goTrueSession(session, c.var.deps.now()));
+    }
+    throw new GoTrueError(400, "validation_failed", "unsupported_grant_type");
+  });

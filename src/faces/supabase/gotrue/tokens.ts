@@ -1,0 +1,97 @@
+import { SignJWT } from "jose";
+import type { AccessTokenFacts, AccessTokenMinter } from "../../../auth";
+import type { Config } from "../../../config";
+import { AppError } from "../../../errors";
+import type { Deps } from "../../../http/deps";
+import { HASURA_NAMESPACE, verifyOwnJwt } from "../../../signing-keys/jwt";
+import { getKeySet } from "../../../signing-keys/keys";
+import { GoTrueError } from "./errors";
+import { AUDIENCE, providerOf } from "./user-facts";
+
+/**
+ * GoTrue's access tokens (contract supabase.md §2): its claims at the top level, so a PostgREST, an Edge Function or
+ * auth-js's `getClaims` reads them as Supabase's own, and the Hasura namespace beside them, the same as the Nhost
+ * face's, so one Hasura accepts both faces' tokens. Signed with the service's keys (JWKS) with RS256 or ES256, the
+ * only algorithms `getClaims` verifies: on a key set whose signer is EdDSA the newest RSA key signs (as for ID
+ * tokens); a set with none cannot serve this face.
+ */
+
+/** The face's issuer: `{origin}/supabase/auth/v1`, where auth-js was pointed. */
+export const goTrueIssuer = (config: Config) => `${new URL(config.urls.server).origin}/supabase/auth/v1`;
+
+/** GoTrue's `amr` method for each way a session begins (sign-in/method.ts). */
+function amrMethod(method: string | null): string {
+  if (!method) return "password";
+  if (method === "email-password") return "password";
+  if (method === "email-link" || method === "pkce-link") return "magiclink";
+  if (method === "email-otp" || method === "sms-otp") return "otp";
+  if (method === "mfa-totp") return "totp";
+  if (method === "anonymous") return "anonymous";
+  if (method === "id-token" || method.startsWith("provider:")) return "oauth";
+  if (method.startsWith("sso:")) return "sso/saml";
+  if (method === "webauthn") return "webauthn";
+  return method;
+}
+
+export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: AccessTokenFacts) => {
+  const keys = await getKeySet(deps.config);
+  const signer = keys.signer.alg === "EdDSA" ? keys.idTokenSigner : keys.signer;
+  if (signer.alg === "EdDSA") {
+    throw new AppError(
+      "internal-server-error",
+      "the Supabase face signs with RS256 or ES256: add such a key (npm run admin -- rotate-keys)",
+    );
+  }
+  const iat = Math.floor(facts.now / 1000);
+  const { user } = facts;
+  const mfa = facts.method === "mfa-totp";
+  return new SignJWT({
+    ...facts.topLevel,
+    aud: AUDIENCE,
+    role: AUDIENCE,
+    email: user.email ?? "",
+    phone: user.phoneNumber ?? "",
+    app_metadata: { provider: providerOf(user), providers: [providerOf(user)] },
+    user_metadata: user.metadata ?? {},
+    session_id: facts.sessionId,
+    // The Nhost face's session claim too: either face's checks find the session by it.
+    sid: facts.sessionId,
+    aal: mfa ? "aal2" : "aal1",
+    amr: [{ method: amrMethod(facts.method), timestamp: Math.floor(facts.startedAt / 1000) }],
+    is_anonymous: user.isAnonymous,
+    [HASURA_NAMESPACE]: facts.claims,
+    ...(facts.dpopJkt ? { cnf: { jkt: facts.dpopJkt } } : {}),
+  })
+    .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
+    .setSubject(user.id)
+    .setIssuer(goTrueIssuer(deps.config))
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + deps.config.tokens.accessTtl)
+    .sign(signer.key);
+};
+
+export interface GoTrueClaims {
+  sub: string;
+  session_id: string;
+  exp: number;
+}
+
+/** A token this face issued, or GoTrue's 403 `bad_jwt`. */
+export async function verifyGoTrueToken(config: Config, token: string): Promise<GoTrueClaims> {
+  try {
+    const payload = await verifyOwnJwt(config, token, {
+      typ: "JWT",
+      requiredClaims: ["sub", "exp", "iat", "session_id"],
+      issuer: goTrueIssuer(config),
+      audience: AUDIENCE,
+    });
+    if (typeof payload.session_id !== "string") throw new Error("no session");
+    return payload as unknown as GoTrueClaims;
+  } catch {
+    throw new GoTrueError(
+      403,
+      "bad_jwt",
+      "invalid JWT: unable to parse or verify signature, token is invalid",
+    );
+  }
+}

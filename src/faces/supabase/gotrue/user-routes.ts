@@ -1,0 +1,67 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import {
+  changeUserPassword,
+  mergeOwnMetadata,
+  revokeAllSessions,
+  revokeOtherUserSessions,
+  revokeSession,
+  toWireUser,
+} from "../../../auth";
+import type { AppEnv } from "../../../http/app-env";
+import { metadataSchema } from "../../../lib/json-metadata";
+import { GoTrueError } from "./errors";
+import { bodyOf, signedIn } from "./request";
+import { goTrueUser } from "./wire";
+
+/** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
+
+const userUpdate = z.object({
+  email: z.email().max(254).nullish(),
+  phone: z.string().max(32).nullish(),
+  password: z.string().min(1).max(1024).nullish(),
+  nonce: z.string().max(64).nullish(),
+  data: metadataSchema.nullish(),
+});
+
+export const goTrueUserRoutes = new Hono<AppEnv>()
+  .get("/user", async (c) => {
+    const { user } = await signedIn(c);
+    return c.json(goTrueUser(toWireUser(user)));
+  })
+  .put("/user", async (c) => {
+    const { claims, user: current } = await signedIn(c);
+    const body = await bodyOf(c, userUpdate);
+    const { deps } = c.var;
+    if (body.email || body.phone) {
+      throw new GoTrueError(
+        400,
+        "validation_failed",
+        "Changing the email or phone on this face is not available yet",
+      );
+    }
+    if (body.password) {
+      // A password change under `AUTH_REQUIRE_ELEVATED_CLAIM=required` needs a fresh proof; this face's
+      // reauthentication is not there yet, so it is refused rather than let through without one.
+      if (deps.config.elevation === "required") {
+        throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
+      }
+      // The other sessions end, as on the Nhost face; this one stays.
+      await changeUserPassword(
+        deps,
+        { newPassword: body.password },
+        { sub: claims.sub, sid: claims.session_id },
+      );
+    }
+    const user = body.data ? await mergeOwnMetadata(deps, claims.sub, body.data) : current;
+    return c.json(goTrueUser(toWireUser(user)));
+  })
+  .post("/logout", async (c) => {
+    const { claims } = await signedIn(c);
+    const scope = c.req.query("scope") ?? "global";
+    if (scope === "local") await revokeSession(c.var.deps, claims.session_id);
+    else if (scope === "others") await revokeOtherUserSessions(c.var.deps, claims.sub, claims.session_id);
+    else if (scope === "global") await revokeAllSessions(c.var.deps, claims.sub);
+    else throw new GoTrueError(400, "validation_failed", "scope must be global, local or others");
+    return c.body(null, 204);
+  });
