@@ -1,23 +1,15 @@
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
-import { HTTPException } from "hono/http-exception";
 import { requireAdminSecret, requireConfiguredSecret } from "../admin";
-import { SIGN_IN_FAILURES } from "../audit/events";
 import { registerSignInHooks } from "../auth";
 import type { Config } from "../config";
 import { BOOKMARK_HEADER } from "../db/replica";
-import {
-  AppError,
-  concealIfConfigured,
-  errorBody,
-  platformFault,
-  RateLimitedError,
-  UnavailableError,
-} from "../errors";
+import { AppError, errorBody, RateLimitedError, UnavailableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { logError, requestContext } from "../http/context";
 import { allowedOrigin, corsOrigins } from "../http/cors";
+import { settleRefusal } from "../http/refusal";
 import { systemRoutes } from "../http/system-routes";
 import { emptyBodyAsJson } from "../http/validation";
 import { OAuth2Error, oauth2ErrorResponse } from "../oauth2/errors";
@@ -36,27 +28,6 @@ const apiBodyLimit = bodyLimit({
   },
 });
 const IMPORT_PATHS = /\/admin\/import\/nhost\//;
-
-function toAppError(error: unknown): AppError {
-  if (error instanceof AppError) return error;
-  if (error instanceof HTTPException && error.status < 500) {
-    // Hono's own 4xx (malformed JSON from the validator).
-    return new AppError("invalid-request", error.message || "malformed request");
-  }
-  // A binding that failed for now (D1, a Durable Object, KV, R2): 503 with Retry-After, never a 500 (contract §1).
-  const fault = platformFault(error);
-  if (fault) return fault;
-  const reason = error instanceof Error ? error.message : String(error);
-  // Locally this means plain `wrangler dev` on a fresh checkout: say what to run instead of a bare 500.
-  if (/no such table/i.test(reason)) {
-    return new AppError(
-      "internal-server-error",
-      "the database has no tables: apply the migrations (`npm start` does, or `npx wrangler d1 migrations apply DB --local`)",
-      reason,
-    );
-  }
-  return new AppError("internal-server-error", undefined, reason);
-}
 
 /**
  * The authorization server's endpoints that act on client credentials and bearer tokens only, never on a cookie,
@@ -132,28 +103,6 @@ export function createAuthApp(config: Config, featureRoutes = routesOf(config)):
   return auth;
 }
 
-/**
- * A sign-in attempt whose credentials did not work (contract §10 audit `signin.failure`), with the method and the
- * email it named, if any: what an operator needs to see credential stuffing. Recorded here, where every flow's
- * refusal ends up, rather than in each flow; the method is the one the route named for its sign-in
- * (src/auth/sign-in/scope.ts), none on a sign-up or on a route that signs nobody in.
- */
-async function auditSignInFailure(c: Context<AppEnv>, code: string): Promise<void> {
-  const method = c.var.signInMethod;
-  const deps = c.var.deps;
-  if (!method || !deps) return;
-  let email: unknown;
-  try {
-    email = ((await c.req.json()) as Record<string, unknown>).email;
-  } catch {}
-  deps.audit.signInFailure({
-    method,
-    error: code,
-    userId: c.var.auth?.sub ?? null,
-    ...(typeof email === "string" ? { email } : {}),
-  });
-}
-
 export function createApp(config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const featureRoutes = routesOf(config);
@@ -174,11 +123,7 @@ export function createApp(config: Config): Hono<AppEnv> {
       if (caught.reason) logError(c.var.requestId, caught.error, caught.reason, "warn");
       return oauth2ErrorResponse(caught);
     }
-    const error = concealIfConfigured(toAppError(caught), config.concealErrors);
-    if (SIGN_IN_FAILURES.has(error.code)) await auditSignInFailure(c, error.code);
-    // 5xx are faults; a 4xx with a reason is a security event worth a warning (a replayed refresh token).
-    if (error.status >= 500) logError(c.var.requestId, error.code, error.reason ?? caught);
-    else if (error.reason) logError(c.var.requestId, error.code, error.reason, "warn");
+    const error = await settleRefusal(c, caught);
     const headers: Record<string, string> = { "Cache-Control": "no-store" };
     if (error instanceof RateLimitedError || error instanceof UnavailableError)
       headers["Retry-After"] = String(error.retryAfterSeconds);

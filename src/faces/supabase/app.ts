@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { Config } from "../../config";
+import { RateLimitedError, UnavailableError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { logError } from "../../http/context";
 import { allowedOrigin, corsOrigins } from "../../http/cors";
+import { settleRefusal } from "../../http/refusal";
 import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
@@ -50,10 +51,15 @@ function goTrueApp(): Hono<AppEnv> {
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");
   });
-  auth.onError((caught, c) => {
-    const error = toGoTrueError(caught);
-    if (error.status >= 500) logError(c.var.requestId, error.code, caught);
-    return goTrueErrorResponse(c, error, { "Cache-Control": "no-store" });
+  auth.onError(async (caught, c) => {
+    const headers: Record<string, string> = { "Cache-Control": "no-store" };
+    if (caught instanceof GoTrueError) return goTrueErrorResponse(c, caught, headers);
+    // The core's refusal, settled as the Nhost API settles it (concealment, the failed sign-in's audit, the log),
+    // then worded as GoTrue's.
+    const error = await settleRefusal(c, caught);
+    if (error instanceof RateLimitedError || error instanceof UnavailableError)
+      headers["Retry-After"] = String(error.retryAfterSeconds);
+    return goTrueErrorResponse(c, toGoTrueError(error), headers);
   });
   return auth;
 }

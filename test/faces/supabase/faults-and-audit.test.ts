@@ -1,0 +1,54 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { PASSWORD, uniqueEmail } from "../../helpers";
+import { failingShards } from "../../support/faults";
+import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
+
+/**
+ * The face under faults and in the audit (contract supabase.md §1: "the audit sees this face's users exactly as the
+ * Nhost face's"). Threats: a database fault answered with a 500 (or a half-made session) through the second API;
+ * credential stuffing through the face that the operator's audit log never shows.
+ */
+
+const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+
+describe("the Supabase face under D1 faults", () => {
+  it("each statement of a password sign-in failing: GoTrue's 503 with Retry-After, or a whole session", async () => {
+    const email = uniqueEmail("sb-fault");
+    await supabaseClient(supabaseService()).auth.signUp({ email, password: PASSWORD });
+    const signIn = (svc: ReturnType<typeof supabaseService>) =>
+      svc.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+        headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+        body: JSON.stringify({ email, password: PASSWORD }),
+      });
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    expect((await signIn(supabaseService(watched.bindings))).status).toBe(200);
+    expect(watched.fault.seen.length).toBeGreaterThan(1);
+    for (let step = 0; step < watched.fault.seen.length; step++) {
+      const context = `step ${step}: ${watched.fault.seen[step]!.slice(0, 80)}`;
+      const answer = await signIn(supabaseService(failingShards(env, { after: step, times: 1 }).bindings));
+      if (answer.status === 200) continue;
+      const text = await answer.text();
+      expect(answer.status, `${context}: ${text}`).toBe(503);
+      expect(Number(answer.headers.get("retry-after")), context).toBeGreaterThan(0);
+      expect(JSON.parse(text), context).toMatchObject({ error_code: "unexpected_failure" });
+      expect(text, context).not.toMatch(/D1_ERROR|\bat \S+:\d+/);
+    }
+  });
+});
+
+describe("the Supabase face in the audit log", () => {
+  it("a wrong password through auth-js is a signin.failure under its method, with the address it tried", async () => {
+    const svc = supabaseService();
+    const email = uniqueEmail("sb-audit");
+    const supabase = supabaseClient(svc);
+    await supabase.auth.signUp({ email, password: PASSWORD });
+    await supabase.auth.signInWithPassword({ email, password: "not the right one at all" });
+    const listed = await svc.request("GET", "/admin/audit?type=signin.failure&limit=500", { headers: ADMIN });
+    const failures = ((await listed.json()) as { items: { detail: Record<string, unknown> }[] }).items.filter(
+      (event) => event.detail.email === email,
+    );
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.detail).toMatchObject({ method: "email-password", error: "invalid-email-password" });
+  });
+});
