@@ -49,6 +49,8 @@ declare module "vitest" {
     serverVars: Record<"AUTH_SERVER_URL" | "STORAGE_SERVER_URL" | "AUTH_CLIENT_URL" | "port", string>;
     /** Written once the server and the MCP example answer: `ready`, or what failed (test/compat/server-ready.ts). */
     serverReadyFile: string;
+    /** The Supabase face's keys the server was given (test/compat/supabase-js.test.ts). */
+    supabaseKeys: { publishable: string; secret: string };
   }
 }
 
@@ -270,6 +272,10 @@ export default async function setup(project: TestProject) {
     port: String(port),
   });
   project.provide("serverReadyFile", readyFile);
+  project.provide("supabaseKeys", {
+    publishable: secrets.AUTH_SUPABASE_PUBLISHABLE_KEYS,
+    secret: secrets.AUTH_SUPABASE_SECRET_KEYS,
+  });
 
   return async () => {
     await ready;
