@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { createUser, deleteUser, patchUser, requireUser } from "../../../admin";
+import { createUser, deleteUser, listUsersPage, patchUser, requireUser } from "../../../admin";
 import { auditAdminAction } from "../../../audit/admin-action";
 import { changeUserPassword, toWireUser } from "../../../auth";
 import { AppError } from "../../../errors";
@@ -46,6 +46,11 @@ const userChange = z.object({
 
 const userId = z.uuid();
 
+const pageQuery = z.object({
+  page: z.coerce.number().int().min(1).max(10_000).catch(1),
+  per_page: z.coerce.number().int().min(1).max(1000).catch(50),
+});
+
 async function userOf(c: Context<AppEnv>) {
   const id = userId.safeParse(c.req.param("id"));
   if (!id.success) throw new GoTrueError(404, "user_not_found", "User not found");
@@ -63,6 +68,21 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
   .use("/admin/*", async (c, next) => {
     requireServiceRole(c);
     await next();
+  })
+  .get("/admin/users", async (c) => {
+    const query = pageQuery.parse({
+      page: c.req.query("page") || undefined,
+      per_page: c.req.query("per_page") || undefined,
+    });
+    const { rows, total } = await listUsersPage(c.var.deps, { page: query.page, perPage: query.per_page });
+    // GoTrue's paging headers, which auth-js reads into `nextPage`, `lastPage` and `total`.
+    const last = Math.max(1, Math.ceil(total / query.per_page));
+    const link = (page: number, rel: string) =>
+      `</admin/users?page=${page}&per_page=${query.per_page}>; rel="${rel}"`;
+    const links = [...(query.page < last ? [link(query.page + 1, "next")] : []), link(last, "last")];
+    c.header("x-total-count", String(total));
+    c.header("link", links.join(", "));
+    return c.json({ users: rows.map((row) => goTrueUser(toWireUser(row))), aud: "authenticated" });
   })
   .post("/admin/users", async (c) => {
     const body = await bodyOf(c, newUser);
