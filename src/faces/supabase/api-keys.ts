@@ -2,6 +2,8 @@ import type { Context } from "hono";
 import type { Config } from "../../config";
 import type { AppEnv } from "../../http/app-env";
 import { timingSafeEqualString } from "../../lib/crypto";
+import { secretGuess } from "../../rate-limits/buckets";
+import { addressKey } from "../../rate-limits/client-address";
 
 /**
  * Who calls the face (contract supabase.md §1), by the `apikey` header (or, with no user token, `Authorization:
@@ -12,7 +14,11 @@ import { timingSafeEqualString } from "../../lib/crypto";
 
 export type KeyRole = "anon" | "service_role";
 
-export type KeyCheck = { role: KeyRole } | { refused: "missing" | "invalid" | "secret-in-browser" };
+export type KeyCheck =
+  | { role: KeyRole }
+  | { refused: "missing" | "invalid" | "secret-in-browser" }
+  /** Too many wrong keys from this address lately: nothing it sends is accepted for now. */
+  | { refused: "limited"; retryAfterSeconds: number };
 
 const anyEqual = (given: string, keys: readonly string[]) =>
   keys.reduce((found, key) => timingSafeEqualString(given, key) || found, false);
@@ -21,7 +27,12 @@ const anyEqual = (given: string, keys: readonly string[]) =>
 const fromBrowser = (c: Context<AppEnv>) =>
   c.req.header("origin") !== undefined || /Mozilla\/\d/.test(c.req.header("user-agent") ?? "");
 
-export function checkApiKey(c: Context<AppEnv>, config: Config): KeyCheck {
+/**
+ * A key that is not a publishable one counts as a guess of a secret (the admin secret is one), in the same bucket per
+ * address as a wrong admin secret on the admin API (rate-limits/buckets.ts `secretGuess`): the face is no second,
+ * unmetered door for guessing it.
+ */
+export async function checkApiKey(c: Context<AppEnv>, config: Config): Promise<KeyCheck> {
   const bearer = /^Bearer (sb_\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
   const given = c.req.header("apikey") ?? bearer;
   if (!given) return { refused: "missing" };
@@ -30,6 +41,9 @@ export function checkApiKey(c: Context<AppEnv>, config: Config): KeyCheck {
   const secret =
     anyEqual(given, config.supabase.secretKeys) ||
     (adminSecret !== undefined && timingSafeEqualString(given, adminSecret));
+  const address = addressKey(c.req.header("cf-connecting-ip") ?? "unknown");
+  const wait = await secretGuess(c.env, config.rateLimits, address, secret, c.var.deps.now());
+  if (wait !== null) return { refused: "limited", retryAfterSeconds: wait };
   if (!secret) return { refused: "invalid" };
   return fromBrowser(c) ? { refused: "secret-in-browser" } : { role: "service_role" };
 }

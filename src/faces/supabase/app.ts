@@ -1,10 +1,12 @@
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { Config } from "../../config";
 import { RateLimitedError, UnavailableError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { allowedOrigin, corsOrigins } from "../../http/cors";
 import { settleRefusal } from "../../http/refusal";
+import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
@@ -27,22 +29,39 @@ const KEY_REFUSALS = {
   "secret-in-browser": "Forbidden use of secret API key in browser",
 } as const;
 
+/** The Nhost API's bound on a request body (src/runtime/app.ts): nothing this face reads is larger. */
+const MAX_BODY_BYTES = 64 * 1024;
+
 function goTrueApp(): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
-  auth.use(async (c, next) => {
-    if (!OPEN_PATHS.test(c.req.path)) {
-      const key = checkApiKey(c, c.var.config);
-      if ("refused" in key) {
-        throw new GoTrueError(
-          401,
-          key.refused === "missing" ? "no_api_key" : "invalid_api_key",
-          KEY_REFUSALS[key.refused],
-        );
+  auth.use(
+    async (c, next) => {
+      await next();
+      if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+    },
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new GoTrueError(413, "request_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+    // The same per-address flood guard as every request of the Nhost API.
+    floodGuard,
+    async (c, next) => {
+      if (!OPEN_PATHS.test(c.req.path)) {
+        const key = await checkApiKey(c, c.var.config);
+        if ("retryAfterSeconds" in key) throw new RateLimitedError(key.retryAfterSeconds);
+        if ("refused" in key) {
+          throw new GoTrueError(
+            401,
+            key.refused === "missing" ? "no_api_key" : "invalid_api_key",
+            KEY_REFUSALS[key.refused],
+          );
+        }
       }
-    }
-    await next();
-    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
-  });
+      await next();
+    },
+  );
   auth.route("/", goTrueSystemRoutes);
   auth.route("/", goTrueSessionRoutes);
   auth.route("/", goTrueUserRoutes);

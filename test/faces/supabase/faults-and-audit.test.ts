@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, uniqueEmail } from "../../helpers";
 import { failingShards } from "../../support/faults";
-import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
+import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
  * The face under faults and in the audit (contract supabase.md §1: "the audit sees this face's users exactly as the
@@ -50,5 +50,51 @@ describe("the Supabase face in the audit log", () => {
     );
     expect(failures).toHaveLength(1);
     expect(failures[0]!.detail).toMatchObject({ method: "email-password", error: "invalid-email-password" });
+  });
+});
+
+describe("the Supabase face's limits, the Nhost API's (contract §11)", () => {
+  // Threat: the second API as an unmetered door for password guessing, admin-secret guessing or memory bombs.
+  it("cuts a password-grant burst per account with 429 over_request_rate_limit and Retry-After", async () => {
+    const svc = supabaseService({ AUTH_RATE_LIMIT_ENABLE: "true", AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "2" });
+    const email = uniqueEmail("sb-burst");
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (const ip of ["192.0.2.40", "192.0.2.41", "192.0.2.42"]) {
+      last = await svc.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+        headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json", "cf-connecting-ip": ip },
+        body: JSON.stringify({ email, password: "a wrong guess here" }),
+      });
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([400, 400, 429]);
+    expect(last!.headers.get("x-sb-error-code")).toBe("over_request_rate_limit");
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("counts wrong keys as guesses of a secret: after the bucket's burst, even the right key waits", async () => {
+    const svc = supabaseService({ AUTH_RATE_LIMIT_ENABLE: "true" });
+    const ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    const guess = (apikey: string) =>
+      svc.request("GET", `${FACE}/auth/v1/settings`, { headers: { apikey, "cf-connecting-ip": ip } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await guess(`sb_secret_guess${i}0123456789abcdef`)).status);
+    expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+    expect(statuses.at(-1)).toBe(429);
+    expect((await guess(SECRET_KEY)).status).toBe(429);
+  });
+
+  it("refuses a body over 64 KB with 413 before reading it", async () => {
+    const svc = supabaseService();
+    const answer = await svc.request("POST", `${FACE}/auth/v1/signup`, {
+      headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+      body: JSON.stringify({
+        email: uniqueEmail("big"),
+        password: PASSWORD,
+        data: { blob: "x".repeat(70_000) },
+      }),
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.headers.get("x-sb-error-code")).toBe("request_too_large");
   });
 });

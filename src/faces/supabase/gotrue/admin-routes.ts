@@ -19,8 +19,8 @@ import { goTrueUser } from "./wire";
  * and a user is no admin.
  */
 
-function requireServiceRole(c: Context<AppEnv>) {
-  const key = checkApiKey(c, c.var.config);
+async function requireServiceRole(c: Context<AppEnv>) {
+  const key = await checkApiKey(c, c.var.config);
   const bearer = /^Bearer (\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const apikey = c.req.header("apikey") ?? bearer;
   if (!("role" in key) || key.role !== "service_role" || (bearer !== undefined && bearer !== apikey)) {
@@ -66,7 +66,7 @@ async function userOf(c: Context<AppEnv>) {
 
 export const goTrueAdminRoutes = new Hono<AppEnv>()
   .use("/admin/*", async (c, next) => {
-    requireServiceRole(c);
+    await requireServiceRole(c);
     await next();
   })
   .get("/admin/users", async (c) => {

@@ -14,6 +14,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { passSignUpChecks } from "../../../http/sign-up-gate";
 import { passChallenge } from "../../../http/turnstile";
 import { metadataSchema } from "../../../lib/json-metadata";
+import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
@@ -50,8 +51,18 @@ const passwordGrant = z.object({
 
 const refreshGrant = z.object({ refresh_token: z.string().min(1).max(200) });
 
+/** The Nhost routes' limits for the same flows (contract §11): per address, and per account the body names. */
+const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
+  password: rateLimit("BRUTE_FORCE", "email"),
+  refresh_token: rateLimit("REFRESH"),
+};
+
 export const goTrueSessionRoutes = new Hono<AppEnv>()
-  .post("/signup", async (c) => {
+  .use("/token", async (c, next) => {
+    const limit = GRANT_LIMITS[c.req.query("grant_type") ?? ""];
+    return limit ? limit(c, next) : next();
+  })
+  .post("/signup", rateLimit("EMAIL", "email"), async (c) => {
     const body = await bodyOf(c, signUpBody);
     const { deps } = c.var;
     if (!body.email && !body.phone && !body.password) {

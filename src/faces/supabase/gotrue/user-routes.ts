@@ -10,6 +10,7 @@ import {
 } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
+import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bodyOf, signedIn } from "./request";
 import { goTrueUser } from "./wire";
@@ -29,7 +30,8 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     const { user } = await signedIn(c);
     return c.json(goTrueUser(toWireUser(user)));
   })
-  .put("/user", async (c) => {
+  // A password change, as the Nhost API's, is counted against guessing.
+  .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {
     const { claims, user: current } = await signedIn(c);
     const body = await bodyOf(c, userUpdate);
     const { deps } = c.var;
