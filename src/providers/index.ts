@@ -5,3 +5,5 @@
  */
 export { identitiesOf, type LinkedIdentity, unlinkIdentity } from "./accounts";
 export { REQUEST_LIFETIME_MS, startProviderSignIn } from "./flow";
+// The Supabase face's `grant_type=id_token` (src/faces/supabase/) signs in as `/signin/idtoken` does.
+export { signInByIdToken } from "./id-token-sign-in";

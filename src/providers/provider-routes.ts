@@ -1,16 +1,11 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import {
-  beginSignIn,
   providerMethod,
   requireElevation,
-  type SignInResult,
-  type SignInScope,
-  type SignUpOptions,
   sessionPayloadSchema,
   signInScope,
   signUpOptionsSchema,
-  startSession,
 } from "../auth";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
@@ -19,9 +14,10 @@ import { bindBrowser, browserBinding } from "../http/browser-binding";
 import { OK_ANSWER, operation, REDIRECT_ANSWER } from "../http/documented";
 import { bodyText, jsonBody } from "../http/validation";
 import { rateLimit } from "../rate-limits/middleware";
-import { linkIdentity, userForProfile } from "./accounts";
+import { linkIdentity } from "./accounts";
 import { ProviderStepError, refreshAtProvider } from "./client";
 import { finishProviderSignIn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
+import { signInByIdToken } from "./id-token-sign-in";
 import { profileFromIdToken } from "./id-tokens";
 import { isProviderName } from "./registry";
 
@@ -42,20 +38,6 @@ const idTokenBody = z.object({
   idToken: z.string().min(1).max(8192),
   nonce: z.string().min(1).max(512).optional(),
 });
-
-/** signInIdToken and the client's sign-up variant: the same user resolution as the redirect flow. */
-async function signInByIdToken(
-  scope: SignInScope,
-  body: z.infer<typeof idTokenBody> & { options?: SignUpOptions },
-): Promise<SignInResult> {
-  const { deps } = scope;
-  const profile = await profileFromIdToken(deps, body.provider, body.idToken, body.nonce);
-  // Enforced SSO: refused before an account is made or linked for the address (as the redirect flow, flow.ts).
-  await beginSignIn(scope, { method: "id-token", email: profile.email });
-  const user = await userForProfile(deps, body.provider, profile, body.options ?? {}, "id-token");
-  if (user.disabled) throw new AppError("disabled-user");
-  return startSession(scope, { user, mfaGate: true });
-}
 
 /** `signInProviderURL`: the browser gets its binding cookie with the redirect to the provider. */
 async function startRoute(c: Context<AppEnv>) {

@@ -2,6 +2,7 @@ import { AuthSessionMissingError, AuthWeakPasswordError } from "@supabase/supaba
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, signUp, uniqueEmail } from "../../helpers";
+import { FAKE_PROVIDERS, mintIdToken } from "../../providers/support";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -297,5 +298,42 @@ describe("who may call the face (contract supabase.md §1)", () => {
     const off = supabaseService({ AUTH_SUPABASE_API_ENABLED: "false" });
     const answer = await off.request("GET", `${FACE}/auth/v1/health`);
     expect(answer.status).toBe(404);
+  });
+});
+
+describe("auth-js: signInWithIdToken", () => {
+  // Threats as on the Nhost face (test/providers/id-tokens.test.ts): a token for another app, or replayed from another
+  // sign-in (nonce), signs nobody in.
+  it("a Google ID token signs a new user up and the same user in again; a foreign audience or nonce is refused", async () => {
+    const withGoogle = supabaseService({ ...FAKE_PROVIDERS, AUTH_PROVIDER_GOOGLE_AUDIENCE: "ios-client" });
+    const supabase = supabaseClient(withGoogle);
+    const email = uniqueEmail("sb-idtoken");
+    const sub = `g-${crypto.randomUUID()}`;
+    const first = await supabase.auth.signInWithIdToken({
+      provider: "google",
+      token: await mintIdToken({ sub, email, email_verified: true, nonce: "n-1" }),
+      nonce: "n-1",
+    });
+    expect(first.error).toBeNull();
+    expect(first.data.user?.email).toBe(email);
+    expect(decodeJwt(first.data.session!.access_token).amr).toEqual([
+      { method: "oauth", timestamp: expect.any(Number) },
+    ]);
+    const again = await supabase.auth.signInWithIdToken({
+      provider: "google",
+      token: await mintIdToken({ sub, email }),
+    });
+    expect(again.data.user?.id).toBe(first.data.user?.id);
+    const foreign = await supabase.auth.signInWithIdToken({
+      provider: "google",
+      token: await mintIdToken({ sub, aud: "someone-else" }),
+    });
+    expect(foreign.error).toMatchObject({ status: 400, code: "bad_jwt" });
+    const replayed = await supabase.auth.signInWithIdToken({
+      provider: "google",
+      token: await mintIdToken({ sub, nonce: "n-2" }),
+      nonce: "n-3",
+    });
+    expect(replayed.error).toMatchObject({ status: 400, code: "bad_jwt" });
   });
 });

@@ -46,6 +46,7 @@ const FROM_CORE: Partial<Record<ErrorCode, [ContentfulStatusCode, string, string
   "not-found": [404, "not_found", "Not found"],
   "payload-too-large": [413, "request_too_large", "Request body too large"],
   "forbidden-anonymous": [403, "anonymous_provider_disabled", "Anonymous users cannot do this"],
+  "disabled-endpoint": [422, "provider_disabled", "This sign-in method is disabled"],
 };
 
 /** A weak password's reasons, as GoTrue names them (`length`, `characters`, `pwned`). */

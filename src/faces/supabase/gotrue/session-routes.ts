@@ -14,6 +14,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { passSignUpChecks } from "../../../http/sign-up-gate";
 import { passChallenge } from "../../../http/turnstile";
 import { metadataSchema } from "../../../lib/json-metadata";
+import { signInByIdToken } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bodyOf } from "./request";
@@ -51,10 +52,20 @@ const passwordGrant = z.object({
 
 const refreshGrant = z.object({ refresh_token: z.string().min(1).max(200) });
 
+/** auth-js's signInWithIdToken: the providers the service verifies ID tokens of (contract §3.2). */
+const idTokenGrant = z.object({
+  provider: z.string().max(32),
+  id_token: z.string().min(1).max(8192),
+  nonce: z.string().min(1).max(512).nullish(),
+  access_token: z.string().max(8192).nullish(),
+  gotrue_meta_security: captcha,
+});
+
 /** The Nhost routes' limits for the same flows (contract §11): per address, and per account the body names. */
 const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
   password: rateLimit("BRUTE_FORCE", "email"),
   refresh_token: rateLimit("REFRESH"),
+  id_token: rateLimit("BRUTE_FORCE"),
 };
 
 export const goTrueSessionRoutes = new Hono<AppEnv>()
@@ -132,6 +143,34 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
         minter: signGoTrueToken,
       });
+      return c.json(goTrueSession(session, c.var.deps.now()));
+    }
+    if (grant === "id_token") {
+      const body = await bodyOf(c, idTokenGrant);
+      if (body.provider !== "google" && body.provider !== "apple") {
+        throw new GoTrueError(
+          400,
+          "validation_failed",
+          'Custom OIDC provider "' + body.provider + '" not allowed',
+        );
+      }
+      // A token solved for a sign-up lets a new user through the sign-up challenge (src/http/sign-up-gate.ts).
+      const token = captchaOf(body);
+      if (token) await passChallenge(c.var.deps, ["signup"], token);
+      const scope = signInScope(c, "id-token", { minter: signGoTrueToken });
+      const { session } = await signInByIdToken(scope, {
+        provider: body.provider,
+        idToken: body.id_token,
+        nonce: body.nonce ?? undefined,
+      }).catch((error: unknown) => {
+        // A token that does not verify (audience, expiry, signature, nonce): GoTrue's 400 "Bad ID token".
+        if (error instanceof AppError && error.code === "unauthorized") {
+          throw new GoTrueError(400, "bad_jwt", "Bad ID token");
+        }
+        throw error;
+      });
+      if (!session)
+        throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
       return c.json(goTrueSession(session, c.var.deps.now()));
     }
     throw new GoTrueError(400, "validation_failed", "unsupported_grant_type");
