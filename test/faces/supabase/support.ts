@@ -26,9 +26,13 @@ export function fetchThrough(svc: TestService): typeof fetch {
 }
 
 /** A real `@supabase/supabase-js` client pointed at the face, as an app creates it, with no session kept anywhere. */
-export function supabaseClient(svc: TestService, key = PUBLISHABLE_KEY): SupabaseClient {
+export function supabaseClient(
+  svc: TestService,
+  key = PUBLISHABLE_KEY,
+  headers: Record<string, string> = {},
+): SupabaseClient {
   return createClient(FACE, key, {
-    global: { fetch: fetchThrough(svc) },
+    global: { fetch: fetchThrough(svc), headers },
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
   });
 }
