@@ -41,6 +41,9 @@ function failWith<T extends ZodType>(schema: T, target: "json" | "query") {
   });
 }
 
+/** The bound on an API request's body, the Nhost API's and every face's: no JSON they read is larger. */
+export const MAX_JSON_BODY_BYTES = 64 * 1024;
+
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json(\s*;|$)/i;
 
 /**

@@ -1,3 +1,5 @@
+import { passkeyPrelude } from "./passkey-prelude";
+
 /**
  * The one script of the built-in page, served with a nonce when security keys are on: a passkey sign-in with the
  * ordinary API (`/signin/webauthn`, discoverable credentials, no email asked), from the button or from the email
@@ -6,24 +8,8 @@
  * is interpolated, only the API's path, as JSON.
  */
 export function passkeyScript(apiPath: string): string {
-  const api = JSON.stringify(apiPath).replace(/</g, "\\u003c");
   return `
-(() => {
-  const api = ${api};
-  const button = document.getElementById("passkey");
-  const form = document.getElementById("passkey-session");
-  const problem = document.getElementById("passkey-problem");
-  if (!button || !form || !window.PublicKeyCredential || !PublicKeyCredential.parseRequestOptionsFromJSON) return;
-  button.hidden = false;
-  const post = async (path, body) => {
-    const response = await fetch(api + path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error("refused");
-    return response.json();
-  };
+(() => {${passkeyPrelude(apiPath, { button: "passkey", form: "passkey-session", problem: "passkey-problem" })}
   // One ceremony at a time: the autofill one (conditional mediation) waits in the background until the person
   // picks a passkey from the email field's suggestions; the button aborts it and asks outright.
   let pending = null;

@@ -1,3 +1,5 @@
+import { passkeyPrelude } from "./passkey-prelude";
+
 /**
  * The re-authentication step's passkey script (served with a nonce, like passkey-script.ts): a ceremony with the
  * ordinary API for the signed-in person's own keys (`/signin/webauthn` with their email, read from the button's
@@ -6,24 +8,8 @@
  * request is interpolated, only the API's path, as JSON.
  */
 export function reauthPasskeyScript(apiPath: string): string {
-  const api = JSON.stringify(apiPath).replace(/</g, "\\u003c");
   return `
-(() => {
-  const api = ${api};
-  const button = document.getElementById("reauth-passkey");
-  const form = document.getElementById("reauth-passkey-form");
-  const problem = document.getElementById("reauth-passkey-problem");
-  if (!button || !form || !window.PublicKeyCredential || !PublicKeyCredential.parseRequestOptionsFromJSON) return;
-  button.hidden = false;
-  const post = async (path, body) => {
-    const response = await fetch(api + path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error("refused");
-    return response.json();
-  };
+(() => {${passkeyPrelude(apiPath, { button: "reauth-passkey", form: "reauth-passkey-form", problem: "reauth-passkey-problem" })}
   button.addEventListener("click", async () => {
     problem.hidden = true;
     try {

@@ -11,7 +11,7 @@ import { logError, requestContext } from "../http/context";
 import { allowedOrigin, corsOrigins } from "../http/cors";
 import { settleRefusal } from "../http/refusal";
 import { systemRoutes } from "../http/system-routes";
-import { emptyBodyAsJson } from "../http/validation";
+import { emptyBodyAsJson, MAX_JSON_BODY_BYTES } from "../http/validation";
 import { OAuth2Error, oauth2ErrorResponse } from "../oauth2/errors";
 import { authDocument } from "../openapi/auth-document";
 import { documentationRoutes } from "../openapi/document-routes";
@@ -20,11 +20,10 @@ import type { FeatureRoutes, Surface } from "./feature";
 import { FEATURES } from "./features";
 import { createServices } from "./services";
 
-const MAX_BODY_BYTES = 64 * 1024;
 const apiBodyLimit = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
+  maxSize: MAX_JSON_BODY_BYTES,
   onError: () => {
-    throw new AppError("payload-too-large", `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    throw new AppError("payload-too-large", `request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
   },
 });
 const IMPORT_PATHS = /\/admin\/import\/nhost\//;

@@ -6,6 +6,7 @@ import { RateLimitedError, UnavailableError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { allowedOrigin, corsOrigins } from "../../http/cors";
 import { settleRefusal } from "../../http/refusal";
+import { MAX_JSON_BODY_BYTES } from "../../http/validation";
 import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
@@ -29,9 +30,6 @@ const KEY_REFUSALS = {
   "secret-in-browser": "Forbidden use of secret API key in browser",
 } as const;
 
-/** The Nhost API's bound on a request body (src/runtime/app.ts): nothing this face reads is larger. */
-const MAX_BODY_BYTES = 64 * 1024;
-
 function goTrueApp(): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
   auth.use(
@@ -40,9 +38,9 @@ function goTrueApp(): Hono<AppEnv> {
       if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
     },
     bodyLimit({
-      maxSize: MAX_BODY_BYTES,
+      maxSize: MAX_JSON_BODY_BYTES,
       onError: () => {
-        throw new GoTrueError(413, "request_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+        throw new GoTrueError(413, "request_too_large", `Request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
       },
     }),
     // The same per-address flood guard as every request of the Nhost API.

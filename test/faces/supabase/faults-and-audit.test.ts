@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
-import { failingShards } from "../../support/faults";
+import { failingNamespace, failingShards } from "../../support/faults";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -34,6 +34,39 @@ describe("the Supabase face under D1 faults", () => {
       expect(JSON.parse(text), context).toMatchObject({ error_code: "unexpected_failure" });
       expect(text, context).not.toMatch(/D1_ERROR|\bat \S+:\d+/);
     }
+  });
+});
+
+describe("the Supabase face's refresh with the session families' object failing", () => {
+  // Threat: a single-use refresh token spent by a rotation whose answer was lost, leaving the app signed out.
+  it("reset after the rotation: 503; the retry in the grace window gets the same successor", async () => {
+    const email = uniqueEmail("sb-do-fault");
+    const supabase = supabaseClient(supabaseService());
+    await supabase.auth.signUp({ email, password: PASSWORD });
+    const { refresh_token } = (await supabase.auth.signInWithPassword({ email, password: PASSWORD })).data
+      .session!;
+    const { binding, fault } = failingNamespace(env.SESSION_FAMILIES, {
+      match: /^rotate$/,
+      when: "after",
+      times: 1,
+    });
+    const broken = supabaseService({ SESSION_FAMILIES: binding });
+    const refresh = () =>
+      broken.request("POST", `${FACE}/auth/v1/token?grant_type=refresh_token`, {
+        headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+        body: JSON.stringify({ refresh_token }),
+      });
+    const failed = await refresh();
+    expect(failed.status).toBe(503);
+    expect(Number(failed.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(fault.failures).toBe(1);
+    const [first, second] = [await refresh(), await refresh()];
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const tokens = [
+      (await first.json()) as { refresh_token: string },
+      (await second.json()) as { refresh_token: string },
+    ];
+    expect(tokens[0]!.refresh_token).toBe(tokens[1]!.refresh_token);
   });
 });
 

@@ -61,6 +61,16 @@ const idTokenGrant = z.object({
   gotrue_meta_security: captcha,
 });
 
+/**
+ * A sign-in's session, or GoTrue's refusal when the core asked for the TOTP step instead (its `mfaTotp:` ticket has no
+ * GoTrue form until the face's mfa namespace lands: docs/supabase.md).
+ */
+function sessionOrRefusal<S>(session: S | null): S {
+  if (!session)
+    throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+  return session;
+}
+
 /** The Nhost routes' limits for the same flows (contract §11): per address, and per account the body names. */
 const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
   password: rateLimit("BRUTE_FORCE", "email"),
@@ -127,9 +137,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       const scope = signInScope(c, "email-password", { minter: signGoTrueToken });
       try {
         const { session } = await signInEmailPassword(scope, { email: body.email, password: body.password });
-        if (!session)
-          throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
-        return c.json(goTrueSession(session, c.var.deps.now()));
+        return c.json(goTrueSession(sessionOrRefusal(session), c.var.deps.now()));
       } catch (error) {
         // GoTrue refuses a banned user's password grant with 400.
         if (error instanceof AppError && error.code === "disabled-user") {
@@ -169,9 +177,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         }
         throw error;
       });
-      if (!session)
-        throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
-      return c.json(goTrueSession(session, c.var.deps.now()));
+      return c.json(goTrueSession(sessionOrRefusal(session), c.var.deps.now()));
     }
     throw new GoTrueError(400, "validation_failed", "unsupported_grant_type");
   });
