@@ -49,10 +49,7 @@ const optionsBody = z
 const renameBody = z.object({ friendly_name: z.string().nullish() });
 
 /** `{challenge_id, credential}` checked as GoTrue checks them, the credential against the core's own schema. */
-async function responseOf<T>(
-  c: Context<AppEnv>,
-  schema: z.ZodType,
-): Promise<{ challengeId: string; credential: T }> {
+async function responseOf<T>(c: Context<AppEnv>, schema: z.ZodType): Promise<T> {
   const body = await bodyOf(c, verifyBody);
   if (!body.challenge_id) throw new GoTrueError(400, "validation_failed", "challenge_id is required");
   if (body.credential === undefined || body.credential === null) {
@@ -71,7 +68,7 @@ async function responseOf<T>(
   if (answered !== body.challenge_id) {
     throw new GoTrueError(400, "webauthn_challenge_not_found", "Challenge not found or already used");
   }
-  return { challengeId: body.challenge_id, credential: parsed.data as T };
+  return parsed.data as T;
 }
 
 /** GoTrue's answer to either options call: the challenge's id, the options, when it stops being usable. */
@@ -95,10 +92,10 @@ const PASSKEY_NOT_FOUND = () => new GoTrueError(404, "validation_failed", "Passk
 /**
  * The signed-in user who may manage passkeys: not anonymous (GoTrue's `requireNotAnonymous`), and, as GoTrue asks,
  * at AAL2 when the account has a second factor: otherwise a stolen password's first-factor session could add a
- * passkey, which signs in with no second factor. With `change`, the core's elevation rule too (contract §6,
+ * passkey, which signs in with no second factor. And the core's elevation rule (contract §6,
  * `AUTH_REQUIRE_ELEVATED_CLAIM`), as the Nhost API asks it for adding (the first key excepted) and removing a key.
  */
-async function manager(c: Context<AppEnv>, change?: { firstKeyAllowed: boolean }) {
+async function manager(c: Context<AppEnv>, change: { firstKeyAllowed: boolean }) {
   const { claims, user } = await signedIn(c);
   if (user.isAnonymous) {
     throw new GoTrueError(403, "no_authorization", "Anonymous user not allowed to perform these actions");
@@ -114,7 +111,7 @@ async function manager(c: Context<AppEnv>, change?: { firstKeyAllowed: boolean }
       "AAL2 session is required to manage passkeys when MFA is enabled",
     );
   }
-  if (change && !(await elevationSatisfied(c.var.deps, token, change))) {
+  if (!(await elevationSatisfied(c.var.deps, token, change))) {
     throw new GoTrueError(
       403,
       "insufficient_aal",
@@ -129,11 +126,8 @@ function passkeysEnabled(c: Context<AppEnv>) {
 }
 
 export const goTruePasskeyRoutes = new Hono<AppEnv>()
+  // GoTrue's requirePasskeyEnabled; the pattern covers `/passkeys` itself too.
   .use("/passkeys/*", async (c, next) => {
-    passkeysEnabled(c);
-    await next();
-  })
-  .use("/passkeys", async (c, next) => {
     passkeysEnabled(c);
     await next();
   })
@@ -143,7 +137,7 @@ export const goTruePasskeyRoutes = new Hono<AppEnv>()
     return c.json(optionsAnswer(c.var.deps, await signInWebauthn(c.var.deps)));
   })
   .post("/passkeys/authentication/verify", rateLimit("BRUTE_FORCE"), async (c) => {
-    const { credential } = await responseOf<AuthenticationResponseJSON>(c, authenticationCredential);
+    const credential = await responseOf<AuthenticationResponseJSON>(c, authenticationCredential);
     const scope = signInScope(c, "webauthn", { minter: signGoTrueToken });
     const { session } = await verifySignInWebauthn(scope, credential);
     return c.json(goTrueSession(session, c.var.deps.now()));
@@ -155,7 +149,7 @@ export const goTruePasskeyRoutes = new Hono<AppEnv>()
   })
   .post("/passkeys/registration/verify", async (c) => {
     const user = await manager(c, { firstKeyAllowed: true });
-    const { credential } = await responseOf<RegistrationResponseJSON>(c, registrationCredential);
+    const credential = await responseOf<RegistrationResponseJSON>(c, registrationCredential);
     const added = await verifyAddSecurityKey(c.var.deps, user.id, { credential });
     const keys = await listSecurityKeys(c.var.deps.shards.ofUser(user.id), user.id);
     const key = keys.find((one) => one.id === added.id);
