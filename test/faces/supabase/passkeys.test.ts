@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import type {
   PublicKeyCredentialCreationOptionsJSON,
@@ -395,6 +396,34 @@ describe("passkey threats", () => {
     expect(second.error).toMatchObject({ status: 403, code: "insufficient_aal" });
     const removal = await supabase.auth.passkey.delete({ passkeyId: passkey.id });
     expect(removal.error).toMatchObject({ status: 403, code: "insufficient_aal" });
+  });
+
+  // Threat: a key outliving the account's standing: a banned user, or an address never proven, signs in by passkey.
+  it("signInWithPasskey refuses a banned user (403 user_banned) and an unverified address (email_not_confirmed)", async () => {
+    const { supabase, userId } = await signedInClient();
+    const { device } = await registered(supabase);
+    const ban = await svc.request("PATCH", `/admin/users/${userId}`, {
+      headers: { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) },
+      json: { disabled: true },
+    });
+    expect(ban.status).toBe(200);
+    const banned = await inBrowser(device, () => client().auth.signInWithPasskey());
+    expect(banned.error).toMatchObject({ status: 403, code: "user_banned" });
+
+    const verifying = supabaseService({
+      AUTH_WEBAUTHN_ENABLED: "true",
+      AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "true",
+    });
+    const unproven = new SoftwareAuthenticator(ORIGIN, "localhost");
+    const options = (await (
+      await verifying.post("/signup/webauthn", { email: uniqueEmail("pk-unverified") })
+    ).json()) as PublicKeyCredentialCreationOptionsJSON;
+    const made = await verifying.post("/signup/webauthn/verify", {
+      credential: await unproven.create(options),
+    });
+    expect(await made.json()).toEqual({ session: null });
+    const refused = await inBrowser(unproven, () => client(verifying).auth.signInWithPasskey());
+    expect(refused.error).toMatchObject({ status: 400, code: "email_not_confirmed" });
   });
 
   it("with WebAuthn off, every passkey route is GoTrue's 404 passkey_disabled", async () => {
