@@ -96,11 +96,18 @@ export {
 } from "./users";
 export {
   addSecurityKey,
+  authenticationCredential,
+  CeremonyError,
+  type CeremonyStage,
   deleteSecurityKey,
+  elevationSatisfied,
   listSecurityKeys,
   registrationCredential,
+  renameSecurityKey,
   requireElevation,
+  signInWebauthn,
   userHasSecurityKey,
   verifyAddSecurityKey,
+  verifySignInWebauthn,
   type WireSecurityKey,
 } from "./webauthn";

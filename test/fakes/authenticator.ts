@@ -131,15 +131,18 @@ export class SoftwareAuthenticator {
       alg = "ES256",
       attestation = "none",
       origin = this.origin,
+      id = crypto.getRandomValues(new Uint8Array(32)),
     }: {
       alg?: Algorithm;
       attestation?: AttestationFormat;
       origin?: string;
+      /** A credential id of the caller's choosing (one already registered, to see it refused). */
+      id?: Uint8Array;
     } = {},
   ): Promise<RegistrationResponseJSON> {
     const keys = await generateKeyPair(alg);
     const credential: StoredCredential = {
-      id: crypto.getRandomValues(new Uint8Array(32)),
+      id,
       alg,
       privateKey: keys.privateKey,
       userHandle: options.user.id,

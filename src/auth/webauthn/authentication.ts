@@ -199,7 +199,7 @@ export async function verifyElevateWebauthn(
   const { deps } = scope;
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "elevate");
-  if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
+  if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user", "challenge");
   const verifiedKey = await verifyAssertion(deps, credential, challenge, { before: true, userId });
   if (verifiedKey.userId !== userId) throw ceremonyFailed("key of another user");
   const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));

@@ -25,9 +25,25 @@ export async function startCeremony(deps: Deps, challenge: string, ceremony: Cer
   await challengeObject(deps, challenge).put(ceremony, deps.now() + CEREMONY_TIMEOUT_MS);
 }
 
-/** Every failed ceremony is the same 400 (contract §3.2); the precise reason goes to the log. */
-export const ceremonyFailed = (reason: string) =>
-  new AppError("invalid-request", "invalid WebAuthn response", reason);
+/**
+ * What failed, for a face whose API names it (GoTrue's `webauthn_challenge_not_found`, `webauthn_credential_exists`,
+ * `webauthn_verification_failed`): `challenge`, no challenge to answer (unknown, expired, used, issued for another
+ * ceremony or another user); `registered`, the credential is already on an account; `response`, anything else.
+ */
+export type CeremonyStage = "challenge" | "registered" | "response";
+
+/** Every failed ceremony is the same 400 on the Nhost API (contract §3.2); the precise reason goes to the log. */
+export class CeremonyError extends AppError {
+  constructor(
+    reason: string,
+    readonly stage: CeremonyStage,
+  ) {
+    super("invalid-request", "invalid WebAuthn response", reason);
+  }
+}
+
+export const ceremonyFailed = (reason: string, stage: CeremonyStage = "response") =>
+  new CeremonyError(reason, stage);
 
 /**
  * The challenge a response answers is the one inside its `clientDataJSON`. It is taken (read and deleted) from its
@@ -49,8 +65,10 @@ export async function takeCeremony<K extends Ceremony["kind"]>(
     throw ceremonyFailed("clientDataJSON has no challenge");
   }
   const ceremony = (await challengeObject(deps, challenge).take(deps.now())) as Ceremony | null;
-  if (!ceremony) throw ceremonyFailed("unknown, expired or used challenge");
-  if (ceremony.kind !== kind) throw ceremonyFailed(`challenge was issued for ${ceremony.kind}, not ${kind}`);
+  if (!ceremony) throw ceremonyFailed("unknown, expired or used challenge", "challenge");
+  if (ceremony.kind !== kind) {
+    throw ceremonyFailed(`challenge was issued for ${ceremony.kind}, not ${kind}`, "challenge");
+  }
   return { challenge, ceremony: ceremony as Extract<Ceremony, { kind: K }> };
 }
 

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
+import type { Deps } from "../../http/deps";
 import { HASURA_NAMESPACE } from "../../signing-keys/jwt";
 import { userHasSecurityKey } from "./security-keys";
 
@@ -13,15 +14,24 @@ import { userHasSecurityKey } from "./security-keys";
  */
 export function requireElevation(options: { firstKeyAllowed?: boolean } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const mode = c.var.config.elevation;
     const auth = c.var.auth;
-    if (mode === "disabled" || !auth) return next();
-    if (auth[HASURA_NAMESPACE]?.["x-hasura-auth-elevated"] === auth.sub) return next();
-    const hasKey = await userHasSecurityKey(c.var.deps.shards.ofUser(auth.sub), auth.sub);
-    if (!hasKey && (mode === "recommended" || options.firstKeyAllowed)) return next();
+    if (!auth || (await elevationSatisfied(c.var.deps, auth, options))) return next();
     throw new AppError(
       "unauthorized",
       "elevated permission required: verify with a security key first (POST /elevate/webauthn)",
     );
   });
+}
+
+/** The same rule for a face that reads its own token: `claims` are the verified access token's. */
+export async function elevationSatisfied(
+  deps: Deps,
+  claims: { sub: string; [HASURA_NAMESPACE]?: Record<string, unknown> },
+  options: { firstKeyAllowed?: boolean } = {},
+): Promise<boolean> {
+  const mode = deps.config.elevation;
+  if (mode === "disabled") return true;
+  if (claims[HASURA_NAMESPACE]?.["x-hasura-auth-elevated"] === claims.sub) return true;
+  const hasKey = await userHasSecurityKey(deps.shards.ofUser(claims.sub), claims.sub);
+  return !hasKey && (mode === "recommended" || options.firstKeyAllowed === true);
 }

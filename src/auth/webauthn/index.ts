@@ -2,14 +2,20 @@
  * What the rest of core auth uses of WebAuthn: elevation for sensitive operations, and a user's own keys. Everything
  * else in this folder is internal to it (.dependency-cruiser.cjs).
  */
-export { requireElevation } from "./elevation";
+
+// The Supabase face's passkeys (src/faces/supabase/gotrue/passkey-routes.ts): the same ceremonies as the API's
+// `/signin/webauthn` and `/user/webauthn/add`, and what failed, which GoTrue's errors name.
+export { signInWebauthn, verifySignInWebauthn } from "./authentication";
+export { CeremonyError, type CeremonyStage } from "./ceremonies";
+export { elevationSatisfied, requireElevation } from "./elevation";
 // The account center's passkeys section (src/account-center/security/) adds, lists and removes keys with the API's
 // own steps.
 export { addSecurityKey, verifyAddSecurityKey } from "./registration";
 export {
   deleteSecurityKey,
   listSecurityKeys,
+  renameSecurityKey,
   userHasSecurityKey,
   type WireSecurityKey,
 } from "./security-keys";
-export { registrationCredential } from "./webauthn-routes";
+export { authenticationCredential, registrationCredential } from "./webauthn-routes";

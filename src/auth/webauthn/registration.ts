@@ -28,10 +28,18 @@ import { descriptors, keysOfUser, registerSecurityKey } from "./security-keys";
 /** The user handle is the user's id: stable, and reveals nothing (WebAuthn §14.6.1: no email in the handle). */
 const userHandle = (userId: string) => new Uint8Array(new TextEncoder().encode(userId));
 
+/**
+ * A passkey is a discoverable credential (WebAuthn §6.2.2), found by the authenticator with no user named first; a
+ * security key may be either. `preferred` lets an authenticator without resident storage register a key for
+ * sign-in by email and elevation; `required` is for an API whose sign-in names nobody (GoTrue's passkeys).
+ */
+export type ResidentKey = "preferred" | "required";
+
 function creationOptions(
   deps: Deps,
   user: { id: string; name: string; displayName: string },
   exclude: { id: string; transports?: string[] }[],
+  residentKey: ResidentKey = "preferred",
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const { rpId, rpName } = deps.config.webauthn;
   return generateRegistrationOptions({
@@ -44,7 +52,7 @@ function creationOptions(
     attestationType: "none",
     excludeCredentials: exclude,
     // Discoverable where the authenticator can (passkeys), so sign-in works without typing an email.
-    authenticatorSelection: { residentKey: "preferred", userVerification: "preferred" },
+    authenticatorSelection: { residentKey, userVerification: "preferred" },
   });
 }
 
@@ -113,6 +121,7 @@ export async function verifySignUpWebauthn(
 export async function addSecurityKey(
   deps: Deps,
   userId: string,
+  residentKey: ResidentKey = "preferred",
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   assertWebauthnEnabled(deps);
   const user = await requireRegisteredUser(deps, userId);
@@ -122,6 +131,7 @@ export async function addSecurityKey(
     deps,
     { id: user.id, name, displayName: user.displayName },
     descriptors(keys),
+    residentKey,
   );
   await startCeremony(deps, creation.challenge, { kind: "add-key", userId: user.id });
   return creation;
@@ -139,7 +149,7 @@ export async function verifyAddSecurityKey(
     input.credential.response.clientDataJSON,
     "add-key",
   );
-  if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user");
+  if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user", "challenge");
   const credential = await verifyCreation(deps, input.credential, challenge);
   const key = await registerSecurityKey(
     deps.shards.ofUser(userId),

@@ -77,7 +77,7 @@ export async function registerSecurityKey(
     ]);
     return key!;
   } catch (error) {
-    if (isUniqueViolation(error)) throw ceremonyFailed("credential is already registered");
+    if (isUniqueViolation(error)) throw ceremonyFailed("credential is already registered", "registered");
     throw error;
   }
 }
@@ -92,14 +92,33 @@ export interface WireSecurityKey {
 
 export async function listSecurityKeys(db: Db, userId: string): Promise<WireSecurityKey[]> {
   const keys = await keysOfUser(db, userId);
-  return keys
-    .sort((a, b) => a.createdAt - b.createdAt)
-    .map((key) => ({
-      id: key.id,
-      nickname: key.nickname,
-      transports: key.transports,
-      createdAt: new Date(key.createdAt).toISOString(),
-    }));
+  return keys.sort((a, b) => a.createdAt - b.createdAt).map(wireKey);
+}
+
+const wireKey = (key: SecurityKeyRow): WireSecurityKey => ({
+  id: key.id,
+  nickname: key.nickname,
+  transports: key.transports,
+  createdAt: new Date(key.createdAt).toISOString(),
+});
+
+/**
+ * Renames one of the user's keys (GoTrue's `passkey.update`); undefined when the user has no key with that id. A
+ * nickname is no credential: nothing else changes.
+ */
+export async function renameSecurityKey(
+  db: Db,
+  userId: string,
+  id: string,
+  nickname: string,
+): Promise<WireSecurityKey | undefined> {
+  const renamed = await db
+    .update(securityKeys)
+    .set({ nickname })
+    .where(and(eq(securityKeys.id, id), eq(securityKeys.userId, userId)))
+    .returning()
+    .get();
+  return renamed && wireKey(renamed);
 }
 
 /** Removes one of the user's keys; false when the user has no key with that id (someone else's included). */

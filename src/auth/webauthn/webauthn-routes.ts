@@ -43,7 +43,7 @@ export const registrationCredential = z.looseObject({
     transports: z.array(z.string().max(32)).max(10).optional(),
   }),
 });
-const authenticationCredential = z.looseObject({
+export const authenticationCredential = z.looseObject({
   ...credentialBase,
   response: z.looseObject({
     clientDataJSON: b64u(16_384),

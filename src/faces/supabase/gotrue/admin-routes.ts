@@ -19,7 +19,7 @@ import { goTrueUser } from "./wire";
  * and a user is no admin.
  */
 
-async function requireServiceRole(c: Context<AppEnv>) {
+export async function requireServiceRole(c: Context<AppEnv>) {
   const key = await checkApiKey(c, c.var.config);
   const bearer = /^Bearer (\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const apikey = c.req.header("apikey") ?? bearer;
@@ -51,7 +51,7 @@ const pageQuery = z.object({
   per_page: z.coerce.number().int().min(1).max(1000).catch(50),
 });
 
-async function userOf(c: Context<AppEnv>) {
+export async function userOf(c: Context<AppEnv>) {
   const id = userId.safeParse(c.req.param("id"));
   if (!id.success) throw new GoTrueError(404, "user_not_found", "User not found");
   try {

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { CeremonyError, type CeremonyStage } from "../../../auth";
 import { AppError, type ErrorCode } from "../../../errors";
 
 /**
@@ -49,6 +50,13 @@ const FROM_CORE: Partial<Record<ErrorCode, [ContentfulStatusCode, string, string
   "disabled-endpoint": [422, "provider_disabled", "This sign-in method is disabled"],
 };
 
+/** A WebAuthn ceremony that failed, named as GoTrue names it (the Nhost API answers one 400 for all). */
+const CEREMONY: Record<CeremonyStage, [ContentfulStatusCode, string, string]> = {
+  challenge: [400, "webauthn_challenge_not_found", "Challenge not found or already used"],
+  registered: [422, "webauthn_credential_exists", "This credential is already registered"],
+  response: [400, "webauthn_verification_failed", "Credential verification failed"],
+};
+
 /** A weak password's reasons, as GoTrue names them (`length`, `characters`, `pwned`). */
 const WEAK: Partial<Record<ErrorCode, string>> = {
   "password-too-short": "length",
@@ -72,6 +80,7 @@ export function toGoTrueError(error: unknown): GoTrueError {
       "Unexpected failure, please check server logs for more information",
     );
   }
+  if (error instanceof CeremonyError) return new GoTrueError(...CEREMONY[error.stage]);
   const weak = WEAK[error.code];
   if (weak) return new GoTrueError(422, "weak_password", error.message, [weak]);
   const known = FROM_CORE[error.code];

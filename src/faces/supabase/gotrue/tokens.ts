@@ -29,7 +29,7 @@ function amrMethod(method: string | null): string {
   if (method === "anonymous") return "anonymous";
   if (method === "id-token" || method.startsWith("provider:")) return "oauth";
   if (method.startsWith("sso:")) return "sso/saml";
-  if (method === "webauthn") return "webauthn";
+  if (method === "webauthn") return "passkey";
   return method;
 }
 
