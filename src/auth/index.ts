@@ -24,6 +24,7 @@ export {
   type ExchangeRefusal,
   issueExchangeCode,
   type LinkRequest,
+  orgOfCode,
   sendPasswordResetEmail,
   sendVerificationEmail,
   signInPasswordlessEmail,

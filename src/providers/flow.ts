@@ -279,7 +279,7 @@ export async function finishProviderSignIn(
     const { options, codeChallenge } = optionsOfRequest(request.options);
     // A face's flow (`CodeReturn`): a code for its session, which the face opens (GoTrue's link ends signed in too).
     const codeFor = async (userId: string) => ({
-      code: await issueExchangeCode(deps, userId, codeChallenge!, method),
+      code: await issueExchangeCode(deps, userId, codeChallenge!, { method }),
     });
     if (request.connectUserId) {
       await linkIdentity(deps, request.connectUserId, provider, profile.id);

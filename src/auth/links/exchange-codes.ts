@@ -6,6 +6,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
+import { activeMembership } from "../org-membership";
 import { type Method, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 
@@ -23,13 +24,15 @@ export async function issueExchangeCode(
   userId: string,
   codeChallenge: string,
   /**
-   * How the session it opens is recorded, when not the mailed link's (a provider sign-in of the Supabase face's
-   * PKCE flow). Written after the id, inside the code: its stored hash covers it, so nobody can change it.
+   * How the session it opens is recorded, when not the mailed link's (a provider or enterprise sign-in of the
+   * Supabase face), and the organization an enterprise sign-in starts it in. Written after the id, inside the code:
+   * its stored hash covers them, so nobody can change them.
    */
-  method?: Method,
+  start?: { method: Method; orgId?: string },
 ): Promise<string> {
   // The code carries its user's slot: the exchange, which knows only the code, finds the user's shard.
-  const code = method ? `${idForUser(userId)}.${method}` : idForUser(userId);
+  const suffix = start ? `.${start.method}${start.orgId ? `.${start.orgId}` : ""}` : "";
+  const code = `${idForUser(userId)}${suffix}`;
   await deps.shards
     .ofUser(userId)
     .insert(linkExchangeCodes)
@@ -52,7 +55,7 @@ export type ExchangeRefusal = "no-code" | "bad-verifier";
 export async function takeExchangeCode(
   deps: Deps,
   input: { code: string; codeVerifier: string },
-): Promise<{ user: UserRow; method: Method | undefined }> {
+): Promise<{ user: UserRow; method: Method | undefined; orgId: string | undefined }> {
   const refuse = (reason: ExchangeRefusal) =>
     new AppError("invalid-request", "invalid or expired code", reason);
   const dot = input.code.indexOf(".");
@@ -71,7 +74,8 @@ export async function takeExchangeCode(
   const user = await findUserById(deps.shards, row.userId);
   if (!user) throw refuse("no-code");
   if (user.disabled) throw new AppError("disabled-user");
-  return { user, method: dot < 0 ? undefined : (input.code.slice(dot + 1) as Method) };
+  const [method, orgId] = dot < 0 ? [] : input.code.slice(dot + 1).split(".");
+  return { user, method: method as Method | undefined, orgId };
 }
 
 /**
@@ -82,6 +86,16 @@ export async function redeemExchangeCode(
   scope: SignInScope,
   input: { code: string; codeVerifier: string },
 ): Promise<SignInResult> {
-  const { user, method } = await takeExchangeCode(scope.deps, input);
-  return startSession(scope, { user, method, mfaGate: true });
+  const { user, method, orgId } = await takeExchangeCode(scope.deps, input);
+  return startSession(scope, {
+    user,
+    method,
+    org: await orgOfCode(scope.deps, orgId, user.id),
+    mfaGate: true,
+  });
+}
+
+/** The organization an enterprise sign-in's code starts its session in, while the membership is still active. */
+export async function orgOfCode(deps: Deps, orgId: string | undefined, userId: string) {
+  return orgId ? activeMembership(deps, orgId, userId) : undefined;
 }

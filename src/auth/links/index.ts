@@ -12,6 +12,7 @@ export {
 export {
   type ExchangeRefusal,
   issueExchangeCode,
+  orgOfCode,
   redeemExchangeCode,
   takeExchangeCode,
 } from "./exchange-codes";

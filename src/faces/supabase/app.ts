@@ -14,6 +14,7 @@ import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors
 import { goTrueIdentityRoutes } from "./gotrue/identity-routes";
 import { goTrueOAuthRoutes } from "./gotrue/oauth-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
+import { goTrueSsoRoutes } from "./gotrue/sso-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
 
@@ -68,6 +69,7 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueAdminRoutes);
   auth.route("/", goTrueOAuthRoutes);
   auth.route("/", goTrueIdentityRoutes);
+  auth.route("/", goTrueSsoRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

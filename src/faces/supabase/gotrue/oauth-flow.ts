@@ -64,12 +64,16 @@ export type FlowType = "pkce" | "implicit";
  * Anyone can open it with other values; it trusts none of them (the target is checked again, an implicit code needs
  * the starting browser's verifier, a PKCE code the app's).
  */
-export function faceCallback(config: Config, redirectTo: string, flow: FlowType): string {
+export function faceCallback(config: Config, redirectTo: string, flow: FlowType, binding: Binding): string {
   const url = new URL(`${goTrueIssuer(config)}/callback`);
   url.searchParams.set("redirect_to", redirectTo);
   url.searchParams.set("flow", flow);
+  if (binding === "sso-flow") url.searchParams.set("via", "sso");
   return url.toString();
 }
+
+/** The browser binding a flow is started under: the provider flow's or the enterprise sign-in's. */
+export type Binding = "provider-flow" | "sso-flow";
 
 /**
  * The implicit flow's verifier: an HMAC of the starting browser's binding (src/http/browser-binding.ts), so only the
@@ -86,33 +90,47 @@ export const browserChallenge = async (config: Config, browserHash: string) =>
   calculatePKCECodeChallenge(await browserVerifier(config, browserHash));
 
 /**
- * `linkIdentity` asks with the user's token in a `fetch`, whose answer's cookie a browser drops across origins; the
- * flow must be bound to the browser that goes to the provider. So the answer is a URL of `/authorize` carrying a
- * sealed ticket (AES-GCM: user, session, two minutes); the browser's navigation there binds it and starts the link.
+ * A `fetch` cannot start a flow bound to the browser: its answer's cookie is dropped across origins. So what auth-js
+ * asks by `fetch` (`linkIdentity`, `signInWithSSO`) is answered with a URL of this face's `/authorize` carrying a
+ * sealed ticket (AES-GCM, two minutes) of what was asked; the browser's navigation there binds it and starts the flow.
  */
 const TICKET_LIFETIME_MS = 2 * 60 * 1000;
 
-interface LinkTicket {
+/** `linkIdentity`: the user and session it links for (the session must still be alive at `/authorize`). */
+export interface LinkTicket {
   purpose: "gotrue-link";
   sub: string;
   sid: string;
-  exp: number;
 }
 
-export function sealLinkTicket(config: Config, sub: string, sid: string, now: number): Promise<string> {
-  const ticket: LinkTicket = { purpose: "gotrue-link", sub, sid, exp: now + TICKET_LIFETIME_MS };
-  return encrypt(config.secrets.encryptionKey, JSON.stringify(ticket));
+/** `signInWithSSO`: the connection, the checked target and the app's challenge (none: implicit). */
+export interface SsoTicket {
+  purpose: "gotrue-sso";
+  connectionId: string;
+  redirectTo: string;
+  codeChallenge: string | null;
 }
 
-export async function openLinkTicket(config: Config, sealed: string, now: number): Promise<LinkTicket> {
+type Ticket = LinkTicket | SsoTicket;
+
+export function sealTicket(config: Config, ticket: Ticket, now: number): Promise<string> {
+  return encrypt(config.secrets.encryptionKey, JSON.stringify({ ...ticket, exp: now + TICKET_LIFETIME_MS }));
+}
+
+export async function openTicket<P extends Ticket["purpose"]>(
+  config: Config,
+  sealed: string,
+  purpose: P,
+  now: number,
+): Promise<Extract<Ticket, { purpose: P }>> {
   const ticket = await decrypt(config.secrets.encryptionKey, sealed).then(
-    (text) => JSON.parse(text) as LinkTicket,
+    (text) => JSON.parse(text) as Ticket & { exp: number },
     () => undefined,
   );
-  if (ticket?.purpose !== "gotrue-link" || typeof ticket.sub !== "string" || !(ticket.exp > now)) {
-    throw new GoTrueError(400, "bad_oauth_state", "The link request is unknown or has expired");
+  if (ticket?.purpose !== purpose || !(ticket.exp > now)) {
+    throw new GoTrueError(400, "bad_oauth_state", "The request is unknown or has expired");
   }
-  return ticket;
+  return ticket as unknown as Extract<Ticket, { purpose: P }>;
 }
 
 /** GoTrue's OAuth `error` for an HTTP status (internal/api/errors.go's oauthErrorMap). */

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { liveSession, signInScope, startSession, takeExchangeCode } from "../../../auth";
+import { liveSession, orgOfCode, signInScope, startSession, takeExchangeCode } from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { bindBrowser, browserBinding } from "../../../http/browser-binding";
@@ -14,19 +14,21 @@ import {
 import { GoTrueError } from "./errors";
 import {
   appTarget,
+  type Binding,
   browserChallenge,
   browserVerifier,
   coreRedirectError,
   type FlowType,
   faceCallback,
-  openLinkTicket,
+  openTicket,
   pkceChallenge,
   redirectErrorOf,
   scopesOf,
-  sealLinkTicket,
+  sealTicket,
   withRedirectError,
 } from "./oauth-flow";
 import { bodyOf, signedIn } from "./request";
+import { startSsoFromTicket } from "./sso-routes";
 import { goTrueIssuer, signGoTrueToken } from "./tokens";
 import { goTrueSession } from "./wire";
 
@@ -47,6 +49,7 @@ const authorizeQuery = z.object({
   code_challenge_method: z.string().max(16).optional(),
   skip_http_redirect: z.string().max(8).optional(),
   link_ticket: z.string().max(1024).optional(),
+  sso_ticket: z.string().max(4096).optional(),
 });
 
 function queryOf(c: Context<AppEnv>) {
@@ -74,12 +77,13 @@ function enabledProvider(c: Context<AppEnv>, provider: string | undefined): stri
 async function startFromBrowser(c: Context<AppEnv>): Promise<string> {
   const query = queryOf(c);
   const { config, deps } = c.var;
+  if (query.sso_ticket !== undefined) return startSsoFromTicket(c, query.sso_ticket);
   const provider = enabledProvider(c, query.provider);
   const challenge = pkceChallenge(query.code_challenge, query.code_challenge_method);
   const scopes = scopesOf(query.scopes);
   let linkTo: string | undefined;
   if (query.link_ticket !== undefined) {
-    const ticket = await openLinkTicket(config, query.link_ticket, deps.now());
+    const ticket = await openTicket(config, query.link_ticket, "gotrue-link", deps.now());
     const live = await liveSession(deps, ticket.sid);
     if (!live || live.id !== ticket.sub) {
       throw new GoTrueError(403, "session_not_found", "Session from session_id claim in JWT does not exist");
@@ -89,26 +93,34 @@ async function startFromBrowser(c: Context<AppEnv>): Promise<string> {
   const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
   const flow: FlowType = challenge ? "pkce" : "implicit";
   return startProviderSignIn(deps, provider, {}, browserHash, linkTo, {
-    returnTo: faceCallback(config, appTarget(config, query.redirect_to), flow),
+    returnTo: faceCallback(config, appTarget(config, query.redirect_to), flow, "provider-flow"),
     codeChallenge: challenge ?? (await browserChallenge(config, browserHash)),
     scopes,
   });
 }
 
 /** The implicit flow's end: the code, with this browser's verifier, becomes the session in the fragment. */
-async function implicitSession(c: Context<AppEnv>, code: string, target: string): Promise<string> {
+async function implicitSession(
+  c: Context<AppEnv>,
+  code: string,
+  target: string,
+  binding: Binding,
+): Promise<string> {
   const { deps } = c.var;
-  const browserHash = await browserBinding(c, "provider-flow");
+  const browserHash = await browserBinding(c, binding);
   if (!browserHash) throw new AppError("invalid-state");
   const codeVerifier = await browserVerifier(c.var.config, browserHash);
-  const { user, method } = await takeExchangeCode(deps, { code, codeVerifier }).catch((error: unknown) => {
-    // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
-    throw error instanceof AppError && error.code === "invalid-request"
-      ? new AppError("invalid-state")
-      : error;
-  });
+  const { user, method, orgId } = await takeExchangeCode(deps, { code, codeVerifier }).catch(
+    (error: unknown) => {
+      // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
+      throw error instanceof AppError && error.code === "invalid-request"
+        ? new AppError("invalid-state")
+        : error;
+    },
+  );
   const scope = signInScope(c, method ?? null, { minter: signGoTrueToken });
-  const { session } = await startSession(scope, { user, mfaGate: true });
+  const org = await orgOfCode(deps, orgId, user.id);
+  const { session } = await startSession(scope, { user, org, mfaGate: true });
   if (!session) {
     throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
   }
@@ -168,7 +180,8 @@ export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
   });
   // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
   const scope = signInScope(c, taken.method ?? "pkce-link", { minter: signGoTrueToken });
-  const { session } = await startSession(scope, { user: taken.user, mfaGate: true });
+  const org = await orgOfCode(deps, taken.orgId, taken.user.id);
+  const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
   if (!session)
     throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
   const provider = taken.method?.startsWith("provider:") ? taken.method.slice("provider:".length) : undefined;
@@ -203,7 +216,8 @@ export const goTrueOAuthRoutes = new Hono<AppEnv>()
         throw new GoTrueError(400, "bad_oauth_callback", "OAuth callback with missing authorization code");
       // PKCE: the code goes to the app, whose verifier alone redeems it (GoTrue's `?code=`).
       if (params.get("flow") === "pkce") return c.redirect(withQuery(target, { code }), 302);
-      return c.redirect(await implicitSession(c, code, target), 302);
+      const binding = params.get("via") === "sso" ? "sso-flow" : "provider-flow";
+      return c.redirect(await implicitSession(c, code, target, binding), 302);
     } catch (caught) {
       if (caught instanceof GoTrueError || (caught instanceof AppError && caught.status < 500)) {
         return c.redirect(withRedirectError(target, redirectErrorOf(caught)), 302);
@@ -226,7 +240,11 @@ export const goTrueOAuthRoutes = new Hono<AppEnv>()
     }
     url.searchParams.set(
       "link_ticket",
-      await sealLinkTicket(c.var.config, claims.sub, claims.session_id, c.var.deps.now()),
+      await sealTicket(
+        c.var.config,
+        { purpose: "gotrue-link", sub: claims.sub, sid: claims.session_id },
+        c.var.deps.now(),
+      ),
     );
     if (query.skip_http_redirect === "true") return c.json({ url: url.toString() });
     return c.redirect(url.toString(), 302);
