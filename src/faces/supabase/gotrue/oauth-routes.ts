@@ -234,9 +234,15 @@ export const goTrueOAuthRoutes = new Hono<AppEnv>()
     pkceChallenge(query.code_challenge, query.code_challenge_method);
     scopesOf(query.scopes);
     const url = new URL(`${goTrueIssuer(c.var.config)}/authorize`);
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined && name !== "skip_http_redirect" && name !== "link_ticket")
-        url.searchParams.set(name, value);
+    for (const name of [
+      "provider",
+      "redirect_to",
+      "scopes",
+      "code_challenge",
+      "code_challenge_method",
+    ] as const) {
+      const value = query[name];
+      if (value !== undefined) url.searchParams.set(name, value);
     }
     url.searchParams.set(
       "link_ticket",
