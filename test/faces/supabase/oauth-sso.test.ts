@@ -6,6 +6,8 @@
 import { createClient } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
 import { decodeJwt } from "../../helpers";
+import { authnRequestOf, postToAcs, samlOrg } from "../../sso/saml-support/connection";
+import { signedResponse, toBase64 } from "../../sso/saml-support/idp";
 import { atIdp, cookieOf, IDP, oidcConnection, orgWithDomain, personAtIdp } from "../../sso/support";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
@@ -87,6 +89,42 @@ describe("signInWithSSO", () => {
       body: JSON.stringify({ auth_code: code, code_verifier: "v".repeat(43) }),
     });
     expect(again.status).toBe(404);
+  });
+
+  it("signs in through a SAML connection under PKCE: the ACS, its bounce, the face's /callback, ?code=", async () => {
+    const org = await samlOrg();
+    const client = createClient(FACE, PUBLISHABLE_KEY, {
+      global: { fetch: fetchThrough(svc) },
+      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: "pkce" },
+    });
+    const { data } = await client.auth.signInWithSSO({
+      providerId: org.connectionId,
+      options: { redirectTo: APP, skipBrowserRedirect: true },
+    });
+    const start = await open(data!.url);
+    const browser = start.headers
+      .getSetCookie()
+      .map((line) => line.split(";")[0])
+      .join("; ");
+    const requestId = /\sID="([^"]+)"/.exec(await authnRequestOf(redirectOf(start)))![1]!;
+    const email = `saml-${crypto.randomUUID().slice(0, 6)}@${org.domain}`;
+    const xml = await signedResponse({
+      spEntityId: org.spEntityId,
+      acsUrl: org.acsUrl,
+      nameId: email,
+      inResponseTo: requestId,
+    });
+    const acs = await postToAcs(svc, org, toBase64(xml));
+    const bounce = new URL(acs.headers.get("location")!);
+    const landing = redirectOf(await open(bounce, browser));
+    expect(`${landing.origin}${landing.pathname}`, landing.toString()).toBe(`${FACE}/auth/v1/callback`);
+    const code = redirectOf(await open(landing, browser)).searchParams.get("code")!;
+    const { data: exchanged, error } = await client.auth.exchangeCodeForSession(code);
+    expect(error).toBeNull();
+    expect(exchanged.session?.user.email).toBe(email);
+    expect(decodeJwt(exchanged.session!.access_token).payload["https://hasura.io/jwt/claims"]).toMatchObject({
+      "x-hasura-org-id": org.orgId,
+    });
   });
 
   // Threat: login CSRF. The attacker's finished sign-in, opened in the victim's browser, signs nothing in.
