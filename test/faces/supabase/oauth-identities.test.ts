@@ -4,11 +4,13 @@
 // Threats: linking without a signed-in user; linking to another user (the flow is the token's user's, and bound to the
 // browser that opened it: a victim completing an attacker's link flow links nothing); an identity of another account;
 // unlinking someone else's identity or the last way in.
+
 import { env } from "cloudflare:test";
+import { createClient } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, uniqueEmail } from "../../helpers";
 import { APP, cookiesOf, FAKE_PROVIDERS, type FakeUser, location, openIn } from "../../providers/support";
-import { FACE, supabaseClient, supabaseService } from "./support";
+import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 const svc = supabaseService(FAKE_PROVIDERS);
 const uniqueId = () => String(Math.floor(Math.random() * 1e12));
@@ -34,7 +36,7 @@ async function follow(url: string, who: FakeUser, cookie = "") {
   return { landing, browser, back: location(await openIn(svc, landing, browser)) };
 }
 
-async function linkUrl(client: ReturnType<typeof supabaseClient>) {
+async function linkUrl(client: Pick<ReturnType<typeof supabaseClient>, "auth">) {
   const { data, error } = await client.auth.linkIdentity({
     provider: "github",
     options: { redirectTo: APP, skipBrowserRedirect: true },
@@ -75,10 +77,26 @@ describe("getUserIdentities, linkIdentity, unlinkIdentity", () => {
     expect(after.data?.identities.map((identity) => identity.provider)).toEqual(["email"]);
   });
 
+  it("links under PKCE too: the link ends with ?code=, which exchangeCodeForSession opens for the same user", async () => {
+    const client = createClient(FACE, PUBLISHABLE_KEY, {
+      global: { fetch: fetchThrough(svc) },
+      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: "pkce" },
+    });
+    const email = uniqueEmail();
+    await client.auth.signUp({ email, password: PASSWORD });
+    const { data: signedIn } = await client.auth.signInWithPassword({ email, password: PASSWORD });
+    const { back } = await follow(await linkUrl(client), { fake_id: uniqueId() });
+    const { data, error } = await client.auth.exchangeCodeForSession(back.searchParams.get("code")!);
+    expect(error).toBeNull();
+    expect(data.session?.user.id).toBe(signedIn.user?.id);
+    const { data: listed } = await client.auth.getUserIdentities();
+    expect(listed?.identities.map((identity) => identity.provider)).toEqual(["email", "github"]);
+  });
+
   // Threat: linking without a signed-in user, or with a token that is not one.
   it("refuses linkIdentity without a session", async () => {
     const answer = await svc.request("GET", `${FACE}/auth/v1/user/identities/authorize?provider=github`, {
-      headers: { apikey: "sb_publishable_test0123456789abcdef" },
+      headers: { apikey: PUBLISHABLE_KEY },
     });
     expect(answer.status).toBe(401);
     expect(await answer.json()).toMatchObject({ error_code: "no_authorization" });
