@@ -7,8 +7,9 @@
 
 import { env } from "cloudflare:test";
 import { createClient } from "@supabase/supabase-js";
+import { base64url } from "jose";
 import { describe, expect, it } from "vitest";
-import { decodeJwt } from "../../helpers";
+import { decodeJwt, follow, mailbox, uniqueEmail, verifyPath } from "../../helpers";
 import {
   APP,
   CALLBACK,
@@ -20,7 +21,7 @@ import {
 } from "../../providers/support";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
-const svc = supabaseService(FAKE_PROVIDERS);
+const svc = supabaseService({ ...FAKE_PROVIDERS, AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
 const uniqueId = () => String(Math.floor(Math.random() * 1e12));
 const person = (over: FakeUser = {}): FakeUser => {
   const id = uniqueId();
@@ -203,6 +204,27 @@ describe("signInWithOAuth, PKCE flow, and exchangeCodeForSession", () => {
     expect((await client.auth.exchangeCodeForSession(other)).error?.code).toBe("flow_state_not_found");
     const empty = await token({ auth_code: "", code_verifier: "" });
     expect(await empty.json()).toMatchObject({ error_code: "validation_failed" });
+  });
+
+  // One code store: a mailed link's PKCE code (the core's exchange codes) is redeemed here too, as a magic link.
+  it("redeems a mailed link's code with grant_type=pkce", async () => {
+    const email = uniqueEmail("face-pkce-link");
+    const codeVerifier = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(codeVerifier));
+    const codeChallenge = base64url.encode(new Uint8Array(digest));
+    expect((await svc.post("/signin/passwordless/email", { email, codeChallenge })).status).toBe(200);
+    const [mail] = await mailbox(svc, email);
+    const code = (await follow(svc, verifyPath(mail!))).get("code")!;
+    const answer = await svc.request("POST", `${FACE}/auth/v1/token?grant_type=pkce`, {
+      headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ auth_code: code, code_verifier: codeVerifier }),
+    });
+    expect(answer.status).toBe(200);
+    const session = (await answer.json()) as { access_token: string; user: { email: string } };
+    expect(session.user.email).toBe(email);
+    expect(decodeJwt(session.access_token).payload.amr).toEqual([
+      { method: "magiclink", timestamp: expect.any(Number) },
+    ]);
   });
 
   // Login CSRF under PKCE: the attacker's code reaches the victim's app, whose verifier is another.
