@@ -21,10 +21,14 @@ export { proveEmail } from "./credential-reset";
 export { type DeviceName, deviceNameOf } from "./devices";
 export {
   changeUserEmail,
+  type ExchangeRefusal,
+  issueExchangeCode,
   type LinkRequest,
+  orgOfCode,
   sendPasswordResetEmail,
   sendVerificationEmail,
   signInPasswordlessEmail,
+  takeExchangeCode,
 } from "./links";
 // The per-account lockout (contract §13): its object (src/index.ts exports the class), an admin's unlock.
 export { type FactorLock, lockedFactors, SignInLockout, unlockAccount } from "./lockout";

@@ -17,7 +17,8 @@ export type HmacPurpose =
   | "device-user-codes"
   | "dpop-nonces"
   | "user-devices"
-  | "sign-in-lockout";
+  | "sign-in-lockout"
+  | "gotrue-oauth-hop";
 
 const derived = settledMemo<string, CryptoKey>();
 

@@ -3,6 +3,7 @@ import * as oauth from "oauth4webapi";
 import { z } from "zod";
 import {
   beginSignIn,
+  issueExchangeCode,
   providerMethod,
   resolveRedirectTo,
   resolveSignUpOptions,
@@ -71,6 +72,25 @@ function optionsOf(query: z.infer<typeof startQuery>): SignUpOptions {
 const randomToken = () => oauth.generateRandomState();
 
 /**
+ * A face's own way back (the Supabase face's `/authorize`, src/faces/supabase/): the callback answers `returnTo` with
+ * a one-time exchange code (src/auth/links/exchange-codes.ts) bound to `codeChallenge` instead of a session, and the
+ * face turns it into its own session. `returnTo` is the face's code's choice, never the request's: no allow-list.
+ */
+export interface CodeReturn {
+  returnTo: string;
+  /** An S256 challenge: the app's (PKCE), or the face's own for the browser that started (implicit). */
+  codeChallenge: string;
+  /** Scopes asked of the provider besides its configured ones (GoTrue's `scopes`). */
+  scopes?: string[];
+}
+
+/** The request's sign-up options, and the challenge of a `CodeReturn` stored beside them. */
+function optionsOfRequest(stored: Record<string, unknown>) {
+  const { codeChallenge, ...options } = stored;
+  return { options: options as SignUpOptions, codeChallenge: codeChallenge as string | undefined };
+}
+
+/**
  * `GET /signin/provider/{p}`: a bad `redirectTo` is a JSON 400 (there is nowhere safe to send the browser); every
  * other problem goes back to `redirectTo` as `error=…`. The state (256 random bits) is stored as a hash with the PKCE
  * verifier (sealed), the nonce, the sign-up options, `connect` and the app's `state`; the provider sees only the
@@ -87,6 +107,7 @@ export async function startProviderSignIn(
    * its cookie, not by an access token): `connect` without a token in a URL.
    */
   linkTo?: string,
+  codeReturn?: CodeReturn,
 ): Promise<string> {
   const parsedQuery = startQuery.safeParse(rawQuery);
   if (!parsedQuery.success) throw new AppError("invalid-request", describeIssues(parsedQuery.error.issues));
@@ -94,7 +115,11 @@ export async function startProviderSignIn(
   // The OAuth2 page sends people here with a target the service signed for itself (identity brokering).
   const ownRedirect =
     query.redirectTo !== undefined && (await isOwnSignedRedirect(deps.config, query.redirectTo));
-  const redirectTo = ownRedirect ? query.redirectTo! : resolveRedirectTo(deps.config, query.redirectTo);
+  const redirectTo = codeReturn
+    ? codeReturn.returnTo
+    : ownRedirect
+      ? query.redirectTo!
+      : resolveRedirectTo(deps.config, query.redirectTo);
   const fail = (error: AppError) =>
     withQuery(redirectTo, { error: error.code, errorDescription: error.message });
   const settings = isProviderName(provider) ? deps.config.providers.enabled[provider] : undefined;
@@ -123,12 +148,22 @@ export async function startProviderSignIn(
         : null,
       nonce: nonce ?? null,
       redirectTo,
-      options: options as Record<string, unknown>,
+      options: {
+        ...(options as Record<string, unknown>),
+        ...(codeReturn ? { codeChallenge: codeReturn.codeChallenge } : {}),
+      },
       connectUserId,
       appState: query.state ?? null,
       browserHash,
       expiresAt: deps.now() + REQUEST_LIFETIME_MS,
     });
+    const scopes: Record<string, string> = codeReturn?.scopes?.length
+      ? {
+          scope: [...new Set([...settings.scopes, ...codeReturn.scopes])].join(
+            settings.definition.scopeSeparator ?? " ",
+          ),
+        }
+      : {};
     const workos = settings.workos && {
       ...((query.connection ?? settings.workos.connection)
         ? { connection: query.connection ?? settings.workos.connection! }
@@ -142,7 +177,7 @@ export async function startProviderSignIn(
       state,
       codeChallenge: codeVerifier ? await oauth.calculatePKCECodeChallenge(codeVerifier) : undefined,
       nonce,
-      extra: workos,
+      extra: { ...scopes, ...workos },
     });
   } catch (error) {
     if (error instanceof AppError && error.status < 500) return fail(error);
@@ -240,18 +275,24 @@ export async function finishProviderSignIn(
       nonce: request.nonce ?? undefined,
     });
     const profile = await fetchProfile(deps, settings, tokens, appleUser(params.user));
+    const method = providerMethod(provider);
+    const { options, codeChallenge } = optionsOfRequest(request.options);
+    // A face's flow (`CodeReturn`): a code for its session, which the face opens (GoTrue's link ends signed in too).
+    const codeFor = async (userId: string) => ({
+      code: await issueExchangeCode(deps, userId, codeChallenge!, { method }),
+    });
     if (request.connectUserId) {
       await linkIdentity(deps, request.connectUserId, provider, profile.id);
       await handOffTokens(deps, request.connectUserId, provider, tokens);
-      return back({});
+      return back(codeChallenge ? await codeFor(request.connectUserId) : {});
     }
     // Enforced SSO (organizations.md §2): the org's emails sign in at its IdP, not here; refused before an account is
     // made or linked for the address (the session is refused again if the account's own email is another one).
-    const method = providerMethod(provider);
     await beginSignIn(scope, { method, email: profile.email });
-    const user = await userForProfile(deps, provider, profile, request.options as SignUpOptions, method);
+    const user = await userForProfile(deps, provider, profile, options, method);
     if (user.disabled) throw new AppError("disabled-user");
     await handOffTokens(deps, user.id, provider, tokens);
+    if (codeChallenge) return back(await codeFor(user.id));
     const signedIn = await startSession(scope, { user, method, mfaGate: true });
     return back(
       signedIn.session

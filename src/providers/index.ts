@@ -4,6 +4,8 @@
  * are mounted from its feature.ts; everything else in src/providers/ is internal to it.
  */
 export { identitiesOf, type LinkedIdentity, unlinkIdentity } from "./accounts";
-export { REQUEST_LIFETIME_MS, startProviderSignIn } from "./flow";
+// The Supabase face's `/authorize` and `/user/identities/authorize` start the same flow with a `CodeReturn`.
+export { type CodeReturn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
 // The Supabase face's `grant_type=id_token` (src/faces/supabase/) signs in as `/signin/idtoken` does.
 export { signInByIdToken } from "./id-token-sign-in";
+export { isProviderName } from "./registry";

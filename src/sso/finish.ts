@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { activeMembership, signInScope, startSession } from "../auth";
+import { activeMembership, issueExchangeCode, signInScope, startSession } from "../auth";
 import type { SsoConnectionRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
@@ -60,6 +60,14 @@ export async function finishSsoSignIn(
     // The method is the connection's kind, named here: no path says it (the ACS's GET and the OIDC callback differ).
     // (The scope names none: this route's refusals are redirects, never a credential failure to audit.)
     const method = connection.type === "saml" ? "sso:saml" : "sso:oidc";
+    // A face's code flow: a code for its session, which opens in the org when the code comes back.
+    if (request.codeChallenge) {
+      const code = await issueExchangeCode(deps, user.id, request.codeChallenge, {
+        method,
+        orgId: org?.orgId,
+      });
+      return c.redirect(withQuery(request.redirectTo, { code }), 302);
+    }
     const signedIn = await startSession(signInScope(c, null), { user, org, method, mfaGate: true });
     return c.redirect(
       withQuery(

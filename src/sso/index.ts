@@ -20,7 +20,9 @@ export {
 export { addDomain, deleteDomain, listDomains, toWireDomain, verifyDomain } from "./domains";
 export { setEnforceSso } from "./enforcement";
 export { ssoUrlForSignInPage } from "./page-start";
-export { connectionForEmail } from "./start";
+export { SSO_REQUEST_LIFETIME_MS } from "./requests";
+// The Supabase face's signInWithSSO (src/faces/supabase/) starts the same sign-in with its own way back.
+export { connectionForEmail, findSsoConnection, type SsoCodeReturn, startSsoSignIn } from "./start";
 
 /** The user-facing routes, mounted under the auth API. */
 export const ssoRoutes = new Hono<AppEnv>().route("/", ssoOrgRoutes).route("/", ssoSignInRoutes);

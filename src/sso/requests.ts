@@ -44,6 +44,22 @@ export interface PendingSsoRequest {
   codeVerifier?: string;
   /** OIDC: the nonce the ID token must carry. */
   nonce?: string;
+  /** A face's code flow (`startSsoSignIn`'s `CodeReturn`): the end is a code bound to it, not a session. */
+  codeChallenge?: string;
+}
+
+/**
+ * A face's code flow keeps its challenge in `redirect_to` as JSON `{returnTo, codeChallenge}`, beside the target: no
+ * URL begins with `{`, so every other row reads as before (and a ten-minute row needs no migration).
+ */
+function storedTarget(redirectTo: string, codeChallenge: string | undefined): string {
+  return codeChallenge ? JSON.stringify({ returnTo: redirectTo, codeChallenge }) : redirectTo;
+}
+
+function targetOf(stored: string): { redirectTo: string; codeChallenge?: string } {
+  if (!stored.startsWith("{")) return { redirectTo: stored };
+  const { returnTo, codeChallenge } = JSON.parse(stored) as { returnTo: string; codeChallenge: string };
+  return { redirectTo: returnTo, codeChallenge };
 }
 
 /**
@@ -62,6 +78,7 @@ export interface NewSsoRequest {
   /** OIDC: sealed at rest (AES-GCM under AUTH_ENCRYPTION_KEY). */
   codeVerifier?: string;
   nonce?: string;
+  codeChallenge?: string;
 }
 
 export async function saveSsoRequest(deps: Deps, request: NewSsoRequest): Promise<void> {
@@ -72,7 +89,7 @@ export async function saveSsoRequest(deps: Deps, request: NewSsoRequest): Promis
       ? await encrypt(deps.config.secrets.encryptionKey, request.codeVerifier)
       : null,
     nonce: request.nonce ?? null,
-    redirectTo: request.redirectTo,
+    redirectTo: storedTarget(request.redirectTo, request.codeChallenge),
     browserHash: request.browserHash,
     expiresAt: deps.now() + SSO_REQUEST_LIFETIME_MS,
   });
@@ -83,7 +100,7 @@ type Row = typeof ssoRequests.$inferSelect;
 async function pendingOf(deps: Deps, row: Row): Promise<PendingSsoRequest> {
   return {
     connectionId: row.connectionId,
-    redirectTo: row.redirectTo,
+    ...targetOf(row.redirectTo),
     browserHash: row.browserHash,
     ...(row.codeVerifierSealed
       ? { codeVerifier: await decrypt(deps.config.secrets.encryptionKey, row.codeVerifierSealed) }

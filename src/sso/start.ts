@@ -6,6 +6,7 @@ import { organizations, orgDomains, type SsoConnectionRow, ssoConnections } from
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { isOwnSignedRedirect } from "../lib/redirect";
+import { findConnection } from "./connections";
 import { oidcAuthorizationUrl } from "./oidc";
 import { saveSsoRequest } from "./requests";
 import { newSamlRequestId, samlAuthnRequestUrl } from "./saml";
@@ -65,7 +66,16 @@ export async function connectionForEmail(
   return orgId ? connectionOfOrg(deps, orgId) : undefined;
 }
 
-async function connectionFor(deps: Pick<Deps, "db">, body: StartRequest): Promise<SsoConnectionRow> {
+async function connectionFor(
+  deps: Pick<Deps, "db">,
+  body: StartRequest,
+  connectionId?: string,
+): Promise<SsoConnectionRow> {
+  if (connectionId !== undefined) {
+    const connection = await findConnection(deps, connectionId);
+    if (!connection?.enabled) throw new AppError("sso-connection-not-found");
+    return connection;
+  }
   let orgId: string | undefined;
   if (body.orgSlug !== undefined) {
     const org = await deps.db
@@ -82,21 +92,54 @@ async function connectionFor(deps: Pick<Deps, "db">, body: StartRequest): Promis
   return connection;
 }
 
+/** The enabled connection of a verified domain or of an id (the Supabase face's `signInWithSSO`); else a 404. */
+export const findSsoConnection = (
+  deps: Pick<Deps, "db">,
+  lookup: { domain: string } | { connectionId: string },
+): Promise<SsoConnectionRow> =>
+  "domain" in lookup
+    ? connectionFor(deps, { domain: lookup.domain })
+    : connectionFor(deps, {}, lookup.connectionId);
+
+/**
+ * A face's own way back (the Supabase face's `signInWithSSO`, src/faces/supabase/), as for provider sign-ins
+ * (src/providers/flow.ts `CodeReturn`): the end is a one-time exchange code bound to `codeChallenge` at `returnTo`
+ * (the face's code's choice, no allow-list), and the connection may be named by its id (GoTrue's `provider_id`).
+ */
+export interface SsoCodeReturn {
+  returnTo: string;
+  codeChallenge: string;
+  connectionId?: string;
+}
+
 /**
  * Saves the pending sign-in for the browser whose binding hash is `browserHash` and answers the IdP's URL. A bad
  * `redirectTo` is a 400 (checked first: nowhere safe to send the browser); no connection is a 404.
  */
-export async function startSsoSignIn(deps: Deps, body: StartRequest, browserHash: string): Promise<string> {
+export async function startSsoSignIn(
+  deps: Deps,
+  body: StartRequest,
+  browserHash: string,
+  codeReturn?: SsoCodeReturn,
+): Promise<string> {
   // The built-in page sends people here with a target the service signed for itself, like provider sign-ins.
-  const redirectTo =
-    body.redirectTo !== undefined && (await isOwnSignedRedirect(deps.config, body.redirectTo))
+  const redirectTo = codeReturn
+    ? codeReturn.returnTo
+    : body.redirectTo !== undefined && (await isOwnSignedRedirect(deps.config, body.redirectTo))
       ? body.redirectTo
       : resolveRedirectTo(deps.config, body.redirectTo);
-  const connection = await connectionFor(deps, body);
+  const connection = await connectionFor(deps, body, codeReturn?.connectionId);
+  const codeChallenge = codeReturn?.codeChallenge;
   if (connection.type === "saml") {
     const requestId = newSamlRequestId();
     const url = await samlAuthnRequestUrl(deps, connection, requestId);
-    await saveSsoRequest(deps, { connectionId: connection.id, state: requestId, redirectTo, browserHash });
+    await saveSsoRequest(deps, {
+      connectionId: connection.id,
+      state: requestId,
+      redirectTo,
+      browserHash,
+      codeChallenge,
+    });
     return url;
   }
   const start = {
@@ -107,6 +150,12 @@ export async function startSsoSignIn(deps: Deps, body: StartRequest, browserHash
   };
   // Discovery first: an IdP that is down answers 503 before anything is saved.
   const url = await oidcAuthorizationUrl(deps, connection, start);
-  await saveSsoRequest(deps, { connectionId: connection.id, redirectTo, browserHash, ...start });
+  await saveSsoRequest(deps, {
+    connectionId: connection.id,
+    redirectTo,
+    browserHash,
+    codeChallenge,
+    ...start,
+  });
   return url;
 }

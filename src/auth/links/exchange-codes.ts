@@ -1,11 +1,13 @@
 import { and, eq, gt } from "drizzle-orm";
 import { idForUser, shardOfRouted } from "../../db/routed-ids";
+import type { UserRow } from "../../db/schema";
 import { linkExchangeCodes } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
-import { type SignInResult, type SignInScope, startSession } from "../sign-in";
+import { activeMembership } from "../org-membership";
+import { type Method, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 
 /** Long enough for the app to load and post it back, short like an OAuth code (RFC 6749 §4.1.2: "10 minutes max"). */
@@ -17,9 +19,20 @@ const CODE_LIFETIME_MS = 5 * 60 * 1000;
  * one-time code in the redirect instead of a refresh token, and only the holder of the verifier can turn it into a
  * session. A token in a URL ends up in browser history and logs; a code without its verifier is worth nothing there.
  */
-export async function issueExchangeCode(deps: Deps, userId: string, codeChallenge: string): Promise<string> {
+export async function issueExchangeCode(
+  deps: Deps,
+  userId: string,
+  codeChallenge: string,
+  /**
+   * How the session it opens is recorded, when not the mailed link's (a provider or enterprise sign-in of the
+   * Supabase face), and the organization an enterprise sign-in starts it in. Written after the id, inside the code:
+   * its stored hash covers them, so nobody can change them.
+   */
+  start?: { method: Method; orgId?: string },
+): Promise<string> {
   // The code carries its user's slot: the exchange, which knows only the code, finds the user's shard.
-  const code = idForUser(userId);
+  const suffix = start ? `.${start.method}${start.orgId ? `.${start.orgId}` : ""}` : "";
+  const code = `${idForUser(userId)}${suffix}`;
   await deps.shards
     .ofUser(userId)
     .insert(linkExchangeCodes)
@@ -32,18 +45,21 @@ export async function issueExchangeCode(deps: Deps, userId: string, codeChalleng
   return code;
 }
 
+/** Why a code was refused (the Nhost API answers both alike; GoTrue names them apart). */
+export type ExchangeRefusal = "no-code" | "bad-verifier";
+
 /**
- * `POST /token/exchange`: consumes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong
- * verifier burns the code too (no guessing against one code). Every failure is the same 400. A user with TOTP on
- * gets the `mfa` ticket instead of a session: the mailed link was one factor.
+ * Takes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong verifier burns the code too (no
+ * guessing against one code). A refusal is `invalid-request` with its `ExchangeRefusal` as the reason.
  */
-export async function redeemExchangeCode(
-  scope: SignInScope,
+export async function takeExchangeCode(
+  deps: Deps,
   input: { code: string; codeVerifier: string },
-): Promise<SignInResult> {
-  const { deps } = scope;
-  const invalid = new AppError("invalid-request", "invalid or expired code");
-  const row = await shardOfRouted(deps.shards, input.code)
+): Promise<{ user: UserRow; method: Method | undefined; orgId: string | undefined }> {
+  const refuse = (reason: ExchangeRefusal) =>
+    new AppError("invalid-request", "invalid or expired code", reason);
+  const dot = input.code.indexOf(".");
+  const row = await shardOfRouted(deps.shards, dot < 0 ? input.code : input.code.slice(0, dot))
     ?.delete(linkExchangeCodes)
     .where(
       and(
@@ -53,9 +69,33 @@ export async function redeemExchangeCode(
     )
     .returning()
     .get();
-  if (!row || !(await verifierMatches(input.codeVerifier, row.codeChallenge))) throw invalid;
+  if (!row) throw refuse("no-code");
+  if (!(await verifierMatches(input.codeVerifier, row.codeChallenge))) throw refuse("bad-verifier");
   const user = await findUserById(deps.shards, row.userId);
-  if (!user) throw invalid;
+  if (!user) throw refuse("no-code");
   if (user.disabled) throw new AppError("disabled-user");
-  return startSession(scope, { user, mfaGate: true });
+  const [method, orgId] = dot < 0 ? [] : input.code.slice(dot + 1).split(".");
+  return { user, method: method as Method | undefined, orgId };
+}
+
+/**
+ * `POST /token/exchange`: every failure is the same 400. A user with TOTP on gets the `mfa` ticket instead of a
+ * session: the mailed link (or the provider) was one factor.
+ */
+export async function redeemExchangeCode(
+  scope: SignInScope,
+  input: { code: string; codeVerifier: string },
+): Promise<SignInResult> {
+  const { user, method, orgId } = await takeExchangeCode(scope.deps, input);
+  return startSession(scope, {
+    user,
+    method,
+    org: await orgOfCode(scope.deps, orgId, user.id),
+    mfaGate: true,
+  });
+}
+
+/** The organization an enterprise sign-in's code starts its session in, while the membership is still active. */
+export async function orgOfCode(deps: Deps, orgId: string | undefined, userId: string) {
+  return orgId ? activeMembership(deps, orgId, userId) : undefined;
 }

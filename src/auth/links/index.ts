@@ -9,6 +9,12 @@ export {
   sendVerificationEmail,
   signInPasswordlessEmail,
 } from "./email-flows";
-export { redeemExchangeCode } from "./exchange-codes";
+export {
+  type ExchangeRefusal,
+  issueExchangeCode,
+  orgOfCode,
+  redeemExchangeCode,
+  takeExchangeCode,
+} from "./exchange-codes";
 export { type LinkTarget, sendTicketMail } from "./ticket-mail";
 export { consumeTicket } from "./tickets";

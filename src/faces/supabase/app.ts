@@ -11,8 +11,11 @@ import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
+import { goTrueIdentityRoutes } from "./gotrue/identity-routes";
+import { goTrueOAuthRoutes } from "./gotrue/oauth-routes";
 import { goTruePasskeyRoutes } from "./gotrue/passkey-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
+import { goTrueSsoRoutes } from "./gotrue/sso-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
 
@@ -66,6 +69,9 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueUserRoutes);
   auth.route("/", goTrueAdminRoutes);
   auth.route("/", goTruePasskeyRoutes);
+  auth.route("/", goTrueOAuthRoutes);
+  auth.route("/", goTrueIdentityRoutes);
+  auth.route("/", goTrueSsoRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

@@ -17,6 +17,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { signInByIdToken } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { pkceGrant } from "./oauth-routes";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
 import { goTrueSession, goTrueUser } from "./wire";
@@ -76,6 +77,7 @@ const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
   password: rateLimit("BRUTE_FORCE", "email"),
   refresh_token: rateLimit("REFRESH"),
   id_token: rateLimit("BRUTE_FORCE"),
+  pkce: rateLimit("BRUTE_FORCE"),
 };
 
 export const goTrueSessionRoutes = new Hono<AppEnv>()
@@ -179,5 +181,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       });
       return c.json(goTrueSession(sessionOrRefusal(session), c.var.deps.now()));
     }
+    // exchangeCodeForSession (oauth-routes.ts).
+    if (grant === "pkce") return pkceGrant(c);
     throw new GoTrueError(400, "validation_failed", "unsupported_grant_type");
   });

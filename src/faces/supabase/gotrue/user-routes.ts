@@ -10,6 +10,7 @@ import {
 } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
+import { identitiesOf } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bodyOf, signedIn } from "./request";
@@ -28,7 +29,8 @@ const userUpdate = z.object({
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
     const { user } = await signedIn(c);
-    return c.json(goTrueUser(toWireUser(user)));
+    // getUserIdentities reads them here (identities.ts).
+    return c.json(goTrueUser(toWireUser(user), { identities: await identitiesOf(c.var.deps, user.id) }));
   })
   // A password change, as the Nhost API's, is counted against guessing.
   .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {

@@ -1,4 +1,6 @@
 import type { Session, WireUser } from "../../../auth";
+import type { LinkedIdentity } from "../../../providers";
+import { goTrueIdentities } from "./identities";
 import { AUDIENCE, providerOf } from "./user-facts";
 
 /**
@@ -26,8 +28,12 @@ export interface GoTrueUser {
   updated_at: string;
 }
 
-export function goTrueUser(user: WireUser, { signedInAt }: { signedInAt?: string } = {}): GoTrueUser {
+export function goTrueUser(
+  user: WireUser,
+  { signedInAt, identities = [] }: { signedInAt?: string; identities?: readonly LinkedIdentity[] } = {},
+): GoTrueUser {
   const provider = providerOf(user);
+  const providers = [...new Set([provider, ...identities.map((identity) => identity.provider)])];
   const emailConfirmed = user.email && user.emailVerified ? user.createdAt : undefined;
   const phoneConfirmed = user.phoneNumber && user.phoneNumberVerified ? user.createdAt : undefined;
   const profile = {
@@ -44,9 +50,9 @@ export function goTrueUser(user: WireUser, { signedInAt }: { signedInAt?: string
     ...(phoneConfirmed ? { phone_confirmed_at: phoneConfirmed } : {}),
     ...(emailConfirmed || phoneConfirmed ? { confirmed_at: emailConfirmed ?? phoneConfirmed } : {}),
     ...(signedInAt ? { last_sign_in_at: signedInAt } : {}),
-    app_metadata: { provider, providers: [provider] },
+    app_metadata: { provider, providers },
     user_metadata: { ...profile, ...user.metadata },
-    identities: [],
+    identities: goTrueIdentities(user, identities),
     is_anonymous: user.isAnonymous,
     created_at: user.createdAt,
     updated_at: user.createdAt,
@@ -62,13 +68,17 @@ export interface GoTrueSession {
   user: GoTrueUser;
 }
 
-export function goTrueSession(session: Session, now: number): GoTrueSession {
+export function goTrueSession(
+  session: Session,
+  now: number,
+  identities?: readonly LinkedIdentity[],
+): GoTrueSession {
   return {
     access_token: session.accessToken,
     token_type: "bearer",
     expires_in: session.accessTokenExpiresIn,
     expires_at: Math.floor(now / 1000) + session.accessTokenExpiresIn,
     refresh_token: session.refreshToken,
-    user: goTrueUser(session.user, { signedInAt: new Date(now).toISOString() }),
+    user: goTrueUser(session.user, { signedInAt: new Date(now).toISOString(), identities }),
   };
 }

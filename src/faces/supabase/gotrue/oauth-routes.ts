@@ -1,0 +1,257 @@
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import { liveSession, orgOfCode, signInScope, startSession, takeExchangeCode } from "../../../auth";
+import { AppError } from "../../../errors";
+import type { AppEnv } from "../../../http/app-env";
+import { bindBrowser, browserBinding } from "../../../http/browser-binding";
+import { withQuery } from "../../../lib/redirect";
+import {
+  isProviderName,
+  REQUEST_LIFETIME_MS,
+  startProviderSignIn,
+  takeProviderTokens,
+} from "../../../providers";
+import { GoTrueError } from "./errors";
+import {
+  appTarget,
+  type Binding,
+  browserChallenge,
+  browserVerifier,
+  coreRedirectError,
+  type FlowType,
+  faceCallback,
+  openTicket,
+  pkceChallenge,
+  redirectErrorOf,
+  scopesOf,
+  sealTicket,
+  withRedirectError,
+} from "./oauth-flow";
+import { bodyOf, signedIn } from "./request";
+import { startSsoFromTicket } from "./sso-routes";
+import { goTrueIssuer, signGoTrueToken } from "./tokens";
+import { goTrueSession } from "./wire";
+
+/**
+ * GoTrue's provider sign-in and linking (contract supabase.md §2: `signInWithOAuth`, `linkIdentity`,
+ * `exchangeCodeForSession`) over the core's redirect flow (src/providers/flow.ts), which keeps its state, nonce, PKCE
+ * with the provider and browser binding. The provider's redirect URI stays the Nhost one
+ * (`{AUTH_SERVER_URL}/signin/provider/{p}/callback`), so one provider app serves both faces; the core's callback sends
+ * the browser on to this face's `/callback` with a one-time code (src/auth/links/exchange-codes.ts), which ends at the
+ * app's `redirect_to`: `?code=` under PKCE, the session in the fragment otherwise.
+ */
+
+const authorizeQuery = z.object({
+  provider: z.string().max(64).optional(),
+  redirect_to: z.string().max(2048).optional(),
+  scopes: z.string().max(1024).optional(),
+  code_challenge: z.string().max(256).optional(),
+  code_challenge_method: z.string().max(16).optional(),
+  skip_http_redirect: z.string().max(8).optional(),
+  link_ticket: z.string().max(1024).optional(),
+  sso_ticket: z.string().max(4096).optional(),
+});
+
+function queryOf(c: Context<AppEnv>) {
+  const parsed = authorizeQuery.safeParse(c.req.query());
+  if (!parsed.success) throw new GoTrueError(400, "validation_failed", "Invalid query parameters");
+  return parsed.data;
+}
+
+function enabledProvider(c: Context<AppEnv>, provider: string | undefined): string {
+  if (!provider) throw new GoTrueError(400, "validation_failed", "Unsupported provider: missing provider");
+  if (!isProviderName(provider) || !c.var.config.providers.enabled[provider]) {
+    throw new GoTrueError(
+      400,
+      "validation_failed",
+      `Unsupported provider: provider ${provider} is not enabled`,
+    );
+  }
+  return provider;
+}
+
+/**
+ * `/authorize` for a browser: bound to it by the core's cookie, the core's flow starts with the face's way back. With
+ * a link ticket (below) the identity is linked to the ticket's user, whose session must still be alive.
+ */
+async function startFromBrowser(c: Context<AppEnv>): Promise<string> {
+  const query = queryOf(c);
+  const { config, deps } = c.var;
+  if (query.sso_ticket !== undefined) return startSsoFromTicket(c, query.sso_ticket);
+  const provider = enabledProvider(c, query.provider);
+  const challenge = pkceChallenge(query.code_challenge, query.code_challenge_method);
+  const scopes = scopesOf(query.scopes);
+  let linkTo: string | undefined;
+  if (query.link_ticket !== undefined) {
+    const ticket = await openTicket(config, query.link_ticket, "gotrue-link", deps.now());
+    const live = await liveSession(deps, ticket.sid);
+    if (!live || live.id !== ticket.sub) {
+      throw new GoTrueError(403, "session_not_found", "Session from session_id claim in JWT does not exist");
+    }
+    linkTo = ticket.sub;
+  }
+  const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
+  const flow: FlowType = challenge ? "pkce" : "implicit";
+  return startProviderSignIn(deps, provider, {}, browserHash, linkTo, {
+    returnTo: faceCallback(config, appTarget(config, query.redirect_to), flow, "provider-flow"),
+    codeChallenge: challenge ?? (await browserChallenge(config, browserHash)),
+    scopes,
+  });
+}
+
+/** The implicit flow's end: the code, with this browser's verifier, becomes the session in the fragment. */
+async function implicitSession(
+  c: Context<AppEnv>,
+  code: string,
+  target: string,
+  binding: Binding,
+): Promise<string> {
+  const { deps } = c.var;
+  const browserHash = await browserBinding(c, binding);
+  if (!browserHash) throw new AppError("invalid-state");
+  const codeVerifier = await browserVerifier(c.var.config, browserHash);
+  const { user, method, orgId } = await takeExchangeCode(deps, { code, codeVerifier }).catch(
+    (error: unknown) => {
+      // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
+      throw error instanceof AppError && error.code === "invalid-request"
+        ? new AppError("invalid-state")
+        : error;
+    },
+  );
+  const scope = signInScope(c, method ?? null, { minter: signGoTrueToken });
+  const org = await orgOfCode(deps, orgId, user.id);
+  const { session } = await startSession(scope, { user, org, mfaGate: true });
+  if (!session) {
+    throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+  }
+  const provider = method?.startsWith("provider:") ? method.slice("provider:".length) : undefined;
+  const tokens = provider ? await takeProviderTokens(deps, user.id, provider) : undefined;
+  const body = goTrueSession(session, deps.now());
+  const fragment = new URLSearchParams({
+    access_token: body.access_token,
+    token_type: body.token_type,
+    expires_in: String(body.expires_in),
+    expires_at: String(body.expires_at),
+    refresh_token: body.refresh_token,
+    provider_token: typeof tokens?.accessToken === "string" ? tokens.accessToken : "",
+    ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
+      ? { provider_refresh_token: tokens.refreshToken }
+      : {}),
+    sb: "",
+  });
+  return `${target.split("#")[0]}#${fragment}`;
+}
+
+const pkceGrantBody = z.object({
+  auth_code: z.string().max(512).nullish(),
+  code_verifier: z.string().max(256).nullish(),
+});
+
+/**
+ * `exchangeCodeForSession`: `POST /token?grant_type=pkce {auth_code, code_verifier}`, for a provider's code and a
+ * mailed link's alike (one code store, the core's exchange codes). The code is taken before the verifier is compared
+ * (in constant time): a wrong verifier burns it, where GoTrue would let it be tried again.
+ */
+export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
+  const body = await bodyOf(c, pkceGrantBody);
+  if (!body.auth_code || !body.code_verifier) {
+    throw new GoTrueError(
+      400,
+      "validation_failed",
+      "invalid request: both auth code and code verifier should be non-empty",
+    );
+  }
+  const { deps } = c.var;
+  const taken = await takeExchangeCode(deps, {
+    code: body.auth_code,
+    codeVerifier: body.code_verifier,
+  }).catch((error: unknown) => {
+    if (error instanceof AppError && error.reason === "bad-verifier") {
+      throw new GoTrueError(
+        400,
+        "bad_code_verifier",
+        "code challenge does not match previously saved code verifier",
+      );
+    }
+    if (error instanceof AppError && error.code === "invalid-request") {
+      throw new GoTrueError(404, "flow_state_not_found", "invalid flow state, no valid flow state found");
+    }
+    throw error;
+  });
+  // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
+  const scope = signInScope(c, taken.method ?? "pkce-link", { minter: signGoTrueToken });
+  const org = await orgOfCode(deps, taken.orgId, taken.user.id);
+  const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
+  if (!session)
+    throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+  const provider = taken.method?.startsWith("provider:") ? taken.method.slice("provider:".length) : undefined;
+  const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
+  return c.json({
+    ...goTrueSession(session, deps.now()),
+    ...(typeof tokens?.accessToken === "string" && tokens.accessToken
+      ? { provider_token: tokens.accessToken }
+      : {}),
+    ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
+      ? { provider_refresh_token: tokens.refreshToken }
+      : {}),
+  });
+}
+
+export const goTrueOAuthRoutes = new Hono<AppEnv>()
+  // signInWithOAuth (auth-js builds this URL; the browser opens it). A bad parameter is GoTrue's JSON 400: there is
+  // no safe place to send the browser yet.
+  .get("/authorize", async (c) => c.redirect(await startFromBrowser(c), 302))
+  .get("/callback", async (c) => {
+    const params = new URL(c.req.url).searchParams;
+    const target = appTarget(c.var.config, params.get("redirect_to"));
+    const error = params.get("error");
+    if (error)
+      return c.redirect(
+        withRedirectError(target, coreRedirectError(error, params.get("errorDescription"))),
+        302,
+      );
+    const code = params.get("code");
+    try {
+      if (!code || code.length > 512)
+        throw new GoTrueError(400, "bad_oauth_callback", "OAuth callback with missing authorization code");
+      // PKCE: the code goes to the app, whose verifier alone redeems it (GoTrue's `?code=`).
+      if (params.get("flow") === "pkce") return c.redirect(withQuery(target, { code }), 302);
+      const binding = params.get("via") === "sso" ? "sso-flow" : "provider-flow";
+      return c.redirect(await implicitSession(c, code, target, binding), 302);
+    } catch (caught) {
+      if (caught instanceof GoTrueError || (caught instanceof AppError && caught.status < 500)) {
+        return c.redirect(withRedirectError(target, redirectErrorOf(caught)), 302);
+      }
+      throw caught;
+    }
+  })
+  // linkIdentity: asked with the user's token (skip_http_redirect=true: JSON); the URL is this face's `/authorize`
+  // with a link ticket, so that the browser going to the provider is bound to the flow (oauth-flow.ts).
+  .get("/user/identities/authorize", async (c) => {
+    const { claims } = await signedIn(c);
+    const query = queryOf(c);
+    enabledProvider(c, query.provider);
+    pkceChallenge(query.code_challenge, query.code_challenge_method);
+    scopesOf(query.scopes);
+    const url = new URL(`${goTrueIssuer(c.var.config)}/authorize`);
+    for (const name of [
+      "provider",
+      "redirect_to",
+      "scopes",
+      "code_challenge",
+      "code_challenge_method",
+    ] as const) {
+      const value = query[name];
+      if (value !== undefined) url.searchParams.set(name, value);
+    }
+    url.searchParams.set(
+      "link_ticket",
+      await sealTicket(
+        c.var.config,
+        { purpose: "gotrue-link", sub: claims.sub, sid: claims.session_id },
+        c.var.deps.now(),
+      ),
+    );
+    if (query.skip_http_redirect === "true") return c.json({ url: url.toString() });
+    return c.redirect(url.toString(), 302);
+  });
