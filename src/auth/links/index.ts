@@ -10,5 +10,7 @@ export {
   signInPasswordlessEmail,
 } from "./email-flows";
 export { redeemExchangeCode } from "./exchange-codes";
+// The codes of a phone second factor's challenges (src/auth/mfa/factors.ts) live in the same objects.
+export { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 export { type LinkTarget, sendTicketMail } from "./ticket-mail";
 export { consumeTicket } from "./tickets";

@@ -11,6 +11,7 @@ import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
+import { goTrueMfaRoutes } from "./gotrue/mfa-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
@@ -64,6 +65,7 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueSessionRoutes);
   auth.route("/", goTrueUserRoutes);
   auth.route("/", goTrueAdminRoutes);
+  auth.route("/", goTrueMfaRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserPassword,
+  findUserById,
   mergeOwnMetadata,
   revokeAllSessions,
   revokeOtherUserSessions,
@@ -12,6 +13,7 @@ import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { factorsField } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
 import { goTrueUser } from "./wire";
 
@@ -28,7 +30,9 @@ const userUpdate = z.object({
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
     const { user } = await signedIn(c);
-    return c.json(goTrueUser(toWireUser(user)));
+    // The user's factors (auth-js's `mfa.listFactors` reads them here), from the whole row the list needs.
+    const row = await findUserById(c.var.deps.shards, user.id);
+    return c.json({ ...goTrueUser(toWireUser(user)), ...(row ? await factorsField(c.var.deps, row) : {}) });
   })
   // A password change, as the Nhost API's, is counted against guessing.
   .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {
