@@ -1,6 +1,7 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import { idForUser } from "../../db/routed-ids";
 import { mfaFactors, mfaTickets, type UserRow } from "../../db/schema";
+import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
@@ -153,6 +154,8 @@ export async function enrollPhone(
   userId: string,
   input: { phone: string; friendlyName: string | null },
 ): Promise<Factor> {
+  // The same switch as TOTP's (AUTH_MFA_ENABLED): second factors are offered, or not.
+  if (!deps.config.mfa.enabled) throw new AppError("disabled-endpoint");
   const phone = toE164(input.phone);
   if (!phone) throw new FactorError("invalid-phone");
   const user = await requireRegisteredUser(deps, userId);

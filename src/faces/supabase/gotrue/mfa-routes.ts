@@ -15,6 +15,7 @@ import {
   verifyFactor,
 } from "../../../auth";
 import type { UserRow } from "../../../db/schema";
+import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import type { Deps } from "../../../http/deps";
 import { rateLimit } from "../../../rate-limits/middleware";
@@ -64,6 +65,18 @@ async function pathFactor(deps: Deps, user: UserRow, factorId: string): Promise<
   return factor;
 }
 
+/** Second factors switched off (`AUTH_MFA_ENABLED`): GoTrue's `mfa_<type>_enroll_not_enabled`. */
+function enrollRefusal(error: unknown, type: "TOTP" | "Phone"): never {
+  if (error instanceof AppError && error.code === "disabled-endpoint") {
+    throw new GoTrueError(
+      422,
+      `mfa_${type.toLowerCase()}_enroll_not_enabled`,
+      `MFA enroll is disabled for ${type}`,
+    );
+  }
+  return factorRefusal(error);
+}
+
 export const goTrueMfaRoutes = new Hono<AppEnv>()
   .post("/factors", async (c) => {
     const { user, aal2 } = await factorUser(c);
@@ -75,9 +88,10 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
       throw new GoTrueError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
     }
     if (body.factor_type === "totp") {
-      const made = await enrollTotp(deps, user.id, { friendlyName, issuer: body.issuer ?? undefined }).catch(
-        factorRefusal,
-      );
+      const made = await enrollTotp(deps, user.id, {
+        friendlyName,
+        issuer: body.issuer ?? undefined,
+      }).catch((error: unknown) => enrollRefusal(error, "TOTP"));
       return c.json({
         id: made.factorId,
         type: "totp",
@@ -89,7 +103,9 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
       if (!body.phone) {
         throw new GoTrueError(400, "validation_failed", "Phone number required to enroll Phone factor");
       }
-      const made = await enrollPhone(deps, user.id, { phone: body.phone, friendlyName }).catch(factorRefusal);
+      const made = await enrollPhone(deps, user.id, { phone: body.phone, friendlyName }).catch(
+        (error: unknown) => enrollRefusal(error, "Phone"),
+      );
       return c.json({ ...goTrueFactor(made), type: "phone" });
     }
     throw new GoTrueError(400, "validation_failed", "factor_type needs to be totp, phone, or webauthn");
