@@ -14,6 +14,11 @@ export const users = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     lastSeen: integer("last_seen"),
     disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+    /**
+     * A timed ban (GoTrue's `ban_duration`): `disabled` until this time, when the every-minute cron lifts it
+     * (src/auth/housekeeping.ts). Null: not banned, or disabled for good.
+     */
+    bannedUntil: integer("banned_until"),
     displayName: text("display_name").notNull().default(""),
     avatarUrl: text("avatar_url").notNull().default(""),
     locale: text("locale").notNull(),
@@ -57,7 +62,10 @@ export const users = sqliteTable(
       .notNull()
       .default(sql`'{}'`),
   },
-  (t) => [index("users_created_at").on(t.createdAt)],
+  (t) => [
+    index("users_created_at").on(t.createdAt),
+    index("users_banned_until").on(t.bannedUntil).where(sql`banned_until IS NOT NULL`),
+  ],
 );
 
 /** One row per sign-in: the "token family" whose refresh tokens rotate. Its id is the wire `refreshTokenId`. */

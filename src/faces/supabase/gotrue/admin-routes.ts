@@ -7,6 +7,7 @@ import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { checkApiKey } from "../api-keys";
+import { banLengthMs } from "./ban-duration";
 import { GoTrueError } from "./errors";
 import { bodyOf } from "./request";
 import { goTrueUser } from "./wire";
@@ -19,7 +20,7 @@ import { goTrueUser } from "./wire";
  * and a user is no admin.
  */
 
-async function requireServiceRole(c: Context<AppEnv>) {
+export async function requireServiceRole(c: Context<AppEnv>) {
   const key = await checkApiKey(c, c.var.config);
   const bearer = /^Bearer (\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const apikey = c.req.header("apikey") ?? bearer;
@@ -40,8 +41,8 @@ const userChange = z.object({
   password: z.string().min(1).max(1024).nullish(),
   email_confirm: z.boolean().nullish(),
   user_metadata: metadataSchema.nullish(),
-  // `none` lifts a ban; a timed ban needs an expiry the service does not keep yet: refused, not made permanent.
-  ban_duration: z.literal("none").nullish(),
+  // `none` lifts a ban; a Go duration bans until then (ban-duration.ts).
+  ban_duration: z.string().max(64).nullish(),
 });
 
 const userId = z.uuid();
@@ -51,7 +52,7 @@ const pageQuery = z.object({
   per_page: z.coerce.number().int().min(1).max(1000).catch(50),
 });
 
-async function userOf(c: Context<AppEnv>) {
+export async function userOf(c: Context<AppEnv>) {
   const id = userId.safeParse(c.req.param("id"));
   if (!id.success) throw new GoTrueError(404, "user_not_found", "User not found");
   try {
@@ -63,6 +64,14 @@ async function userOf(c: Context<AppEnv>) {
     throw error;
   }
 }
+
+/** A timed ban still running (src/auth/housekeeping.ts lifts it within the minute after). */
+const bannedUntilOf = (user: { disabled: boolean; bannedUntil: number | null }) =>
+  user.disabled && user.bannedUntil !== null ? user.bannedUntil : undefined;
+
+/** GoTrue's `banned_until`, present while a timed ban runs. */
+const banField = (until: number | undefined) =>
+  until === undefined ? {} : { banned_until: new Date(until).toISOString() };
 
 export const goTrueAdminRoutes = new Hono<AppEnv>()
   .use("/admin/*", async (c, next) => {
@@ -103,20 +112,27 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
     auditAdminAction(c, "user.create", user.id, { email: user.email ?? null });
     return c.json(goTrueUser(user));
   })
-  .get("/admin/users/:id", async (c) => c.json(goTrueUser(toWireUser(await userOf(c)))))
+  .get("/admin/users/:id", async (c) => {
+    const user = await userOf(c);
+    return c.json({ ...goTrueUser(toWireUser(user)), ...banField(bannedUntilOf(user)) });
+  })
   .put("/admin/users/:id", async (c) => {
     const user = await userOf(c);
     const body = await bodyOf(c, userChange);
     if (body.password) {
       await changeUserPassword(c.var.deps, { newPassword: body.password }, { sub: user.id, sid: undefined });
     }
+    const banMs = body.ban_duration ? banLengthMs(body.ban_duration) : undefined;
+    // A ban that ends now or before is none (Go's zero or negative duration).
+    const bannedUntil = banMs ? c.var.deps.now() + banMs : undefined;
     const updated = await patchUser(c.var.deps, user.id, {
       ...(body.user_metadata ? { metadata: body.user_metadata } : {}),
       ...(body.email_confirm ? { emailVerified: true } : {}),
-      ...(body.ban_duration === "none" ? { disabled: false } : {}),
+      ...(banMs !== undefined ? { disabled: banMs !== null && banMs > 0, bannedUntil } : {}),
     });
     auditAdminAction(c, "user.update", user.id, { fields: Object.keys(body) });
-    return c.json(goTrueUser(updated));
+    const bannedTill = banMs === undefined ? bannedUntilOf(user) : bannedUntil;
+    return c.json({ ...goTrueUser(updated), ...banField(bannedTill) });
   })
   .delete("/admin/users/:id", async (c) => {
     const user = await userOf(c);
