@@ -190,7 +190,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
 }
 
 /** Every session and every OAuth2 grant of the user ends. */
-async function endAccess(deps: Deps, userId: string): Promise<void> {
+export async function endAccess(deps: Deps, userId: string): Promise<void> {
   // Sessions first: each one's `session.revoked` event names the OAuth2 clients holding a grant from it, for
   // back-channel logout (migration 0024).
   await revokeAllSessions(deps, userId);

@@ -19,6 +19,11 @@ export const users = sqliteTable(
      * (src/auth/housekeeping.ts). Null: not banned, or disabled for good.
      */
     bannedUntil: integer("banned_until"),
+    /**
+     * A soft deletion (GoTrue's `deleteUser(id, true)`, src/admin/users.ts `softDeleteUser`): the row is kept, disabled,
+     * its email and phone replaced by hashes and its credentials gone. Null: not deleted.
+     */
+    deletedAt: integer("deleted_at"),
     displayName: text("display_name").notNull().default(""),
     avatarUrl: text("avatar_url").notNull().default(""),
     locale: text("locale").notNull(),

@@ -112,3 +112,27 @@ describe("auth.admin.updateUserById with a timed ban_duration", () => {
     });
   });
 });
+
+describe("auth.admin.deleteUser(id, true): GoTrue's soft deletion", () => {
+  it("keeps the row (same id) with the email hashed, the factors and sessions gone; the address is free again", async () => {
+    const { supabase, email, userId } = await userWithTotp();
+    const deleted = await admin().auth.admin.deleteUser(userId, true);
+    expect(deleted.error).toBeNull();
+    const kept = await admin().auth.admin.getUserById(userId);
+    expect(kept.data.user?.id).toBe(userId);
+    expect(kept.data.user?.email).not.toContain(email.split("@")[0]!);
+    expect((await admin().auth.admin.mfa.listFactors({ userId })).data?.factors).toEqual([]);
+    // Threat: a soft-deleted account still used. Its sessions ended, its password is gone.
+    expect((await supabase.auth.refreshSession()).error).not.toBeNull();
+    const signIn = await client().auth.signInWithPassword({ email, password: PASSWORD });
+    expect(signIn.error).toMatchObject({ status: 400, code: "invalid_credentials" });
+    // The address makes a new account, with a new id.
+    const again = await client().auth.signUp({ email, password: PASSWORD });
+    expect(again.error).toBeNull();
+    expect(again.data.user?.id).not.toBe(userId);
+    // Soft-deleting twice changes nothing; a hard deletion after it removes the row.
+    expect((await admin().auth.admin.deleteUser(userId, true)).error).toBeNull();
+    expect((await admin().auth.admin.deleteUser(userId)).error).toBeNull();
+    expect((await admin().auth.admin.getUserById(userId)).error).toMatchObject({ status: 404 });
+  });
+});

@@ -1,6 +1,13 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { createUser, deleteUser, listUsersPage, patchUser, requireUser } from "../../../admin";
+import {
+  createUser,
+  deleteUser,
+  listUsersPage,
+  patchUser,
+  requireUser,
+  softDeleteUser,
+} from "../../../admin";
 import { auditAdminAction } from "../../../audit/admin-action";
 import { changeUserPassword, toWireUser } from "../../../auth";
 import { AppError } from "../../../errors";
@@ -46,6 +53,8 @@ const userChange = z.object({
 });
 
 const userId = z.uuid();
+
+const deletion = z.object({ should_soft_delete: z.boolean().nullish() });
 
 const pageQuery = z.object({
   page: z.coerce.number().int().min(1).max(10_000).catch(1),
@@ -136,6 +145,14 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
   })
   .delete("/admin/users/:id", async (c) => {
     const user = await userOf(c);
+    // auth-js's `deleteUser(id, true)`: GoTrue's soft deletion keeps the row (src/admin/soft-delete.ts).
+    const raw = await c.req.text();
+    const { should_soft_delete: soft } = raw ? await bodyOf(c, deletion) : { should_soft_delete: false };
+    if (soft) {
+      const kept = await softDeleteUser(c.var.deps, user.id);
+      auditAdminAction(c, "user.delete", kept.id, { email: user.email, soft: true });
+      return c.json(goTrueUser(toWireUser(kept)));
+    }
     const deleted = await deleteUser(c.var.deps, user.id);
     auditAdminAction(c, "user.delete", deleted.id, { email: deleted.email });
     return c.json(goTrueUser(toWireUser(deleted)));
