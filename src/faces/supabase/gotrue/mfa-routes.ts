@@ -77,6 +77,8 @@ function enrollRefusal(error: unknown, type: "TOTP" | "Phone"): never {
   return factorRefusal(error);
 }
 
+const smsLimit = rateLimit("SMS");
+
 export const goTrueMfaRoutes = new Hono<AppEnv>()
   .post("/factors", async (c) => {
     const { user, aal2 } = await factorUser(c);
@@ -110,13 +112,17 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
     }
     throw new GoTrueError(400, "validation_failed", "factor_type needs to be totp, phone, or webauthn");
   })
-  // A phone challenge sends a text: the Nhost API's SMS limit holds here too.
-  .post("/factors/:factorId/challenge", rateLimit("SMS"), async (c) => {
+  // Every challenge writes a ticket: limited per address as the other second-factor steps.
+  .post("/factors/:factorId/challenge", rateLimit("BRUTE_FORCE"), async (c) => {
     const { user } = await factorUser(c);
     const factor = await pathFactor(c.var.deps, user, c.req.param("factorId"));
     const body = await bodyOf(c, challengeBody);
-    if (factor.type === "phone" && body?.channel && body.channel !== "sms") {
-      throw new GoTrueError(400, "validation_failed", "Invalid channel, must be one of sms or whatsapp");
+    if (factor.type === "phone") {
+      if (body?.channel && body.channel !== "sms") {
+        throw new GoTrueError(400, "validation_failed", "Invalid channel, must be one of sms or whatsapp");
+      }
+      // A phone challenge sends a text: the Nhost API's SMS limit holds too (a TOTP challenge sends nothing).
+      await smsLimit(c, async () => {});
     }
     const challenge = await challengeFactor(c.var.deps, user, factor);
     return c.json({
