@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { decodeJwt } from "jose";
@@ -124,6 +125,46 @@ describe("auth-js mfa with TOTP", () => {
     expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject({ aal: "aal2" });
     const nhostRefresh = await svc.post("/token", { refreshToken: refreshed.data.session!.refresh_token });
     expect(nhostRefresh.status).toBe(200);
+  });
+
+  it("migration 0027 names an existing TOTP secret as a verified factor, which mfa.listFactors lists as it is", async () => {
+    const email = uniqueEmail("migrated");
+    const signUp = await svc.post("/signup/email-password", { email, password: PASSWORD });
+    const { session } = (await signUp.json()) as { session: { accessToken: string; user: { id: string } } };
+    const userId = session.user.id;
+    const generated = (await (await svc.get("/mfa/totp/generate", session.accessToken)).json()) as {
+      totpSecret: string;
+    };
+    await svc.post(
+      "/user/mfa",
+      { code: codeOf(generated.totpSecret), activeMfaType: "totp" },
+      session.accessToken,
+    );
+    // As before the migration: the secret on the user's row, no factor row.
+    const db = userD1(userId);
+    await db.prepare("DELETE FROM mfa_factors WHERE user_id = ?").bind(userId).run();
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0027_"))!;
+    const insert = migration.queries.find((q) => q.includes("INSERT INTO `mfa_factors`"))!;
+    // The migration's own statement, narrowed to this user (the test database holds other files' users).
+    await db
+      .prepare(
+        insert.replace("WHERE `totp_secret` IS NOT NULL", "WHERE `totp_secret` IS NOT NULL AND `id` = ?"),
+      )
+      .bind(userId)
+      .run();
+    const row = await db
+      .prepare("SELECT id, status FROM mfa_factors WHERE user_id = ?")
+      .bind(userId)
+      .first<{ id: string; status: string }>();
+    expect(row).toMatchObject({
+      status: "verified",
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+    });
+
+    const supabase = client();
+    await supabase.auth.signInWithPassword({ email, password: PASSWORD });
+    const { data } = await supabase.auth.mfa.listFactors();
+    expect(data?.totp).toEqual([expect.objectContaining({ id: row!.id, status: "verified" })]);
   });
 
   it("an existing Nhost-face TOTP user keeps it: listed by mfa.listFactors, stepped up through the face", async () => {
