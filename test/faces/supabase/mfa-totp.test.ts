@@ -109,6 +109,7 @@ describe("auth-js mfa with TOTP", () => {
     // Threat: the Nhost face weakened. The aal1 session's refresh token renews nothing there.
     const viaNhost = await svc.post("/token", { refreshToken: first.refresh_token });
     expect(viaNhost.status).toBe(401);
+    expect((await svc.get("/user", first.access_token)).status).toBe(401);
 
     const { data: factors } = await supabase.auth.mfa.listFactors();
     expect(factors?.totp.map((f) => f.id)).toEqual([factorId]);
