@@ -282,6 +282,9 @@ describe("auth-js mfa threats", () => {
     // Threat: unenroll at aal1 (a stolen password removing the second factor).
     const refused = await supabase.auth.mfa.unenroll({ factorId });
     expect(refused.error).toMatchObject({ status: 422, code: "insufficient_aal" });
+    // Threat: a stolen password adding the thief's own factor. A second factor is enrolled at aal2 only.
+    const added = await supabase.auth.mfa.enroll({ factorType: "phone", phone: "+14155550123" });
+    expect(added.error).toMatchObject({ status: 403, code: "insufficient_aal" });
     // Threat: aal spoofing. A token whose claims are edited to aal2 does not verify: 403 bad_jwt.
     const token = (await supabase.auth.getSession()).data.session!.access_token;
     const [head, body, signature] = token.split(".");
