@@ -6,6 +6,7 @@
 
 // The admin API's and the console's doors (src/runtime/app.ts puts them before every feature's admin routes).
 export { requireAdminSecret, requireConfiguredSecret } from "./guard";
+export { softDeleteUser } from "./soft-delete";
 // The Supabase face's admin namespace (src/faces/supabase/) runs the admin API's own functions, so both agree.
 export { listUsersPage } from "./user-pages";
 export { createUser, deleteUser, patchUser, requireUser } from "./users";

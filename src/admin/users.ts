@@ -128,6 +128,8 @@ export async function createUser(deps: Deps, input: CreateUserInput): Promise<Ad
 
 export interface UserPatch {
   disabled?: boolean;
+  /** With `disabled: true`, a timed ban: the every-minute cron lifts it then (src/auth/housekeeping.ts). */
+  bannedUntil?: number;
   roles?: string[];
   defaultRole?: string;
   displayName?: string;
@@ -158,6 +160,10 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
     .update(users)
     .set({
       ...fields,
+      // Any change of `disabled` says whether it ends by itself: a permanent disabling is never lifted by a ban's end.
+      ...(patch.disabled !== undefined
+        ? { bannedUntil: patch.disabled ? (patch.bannedUntil ?? null) : null }
+        : {}),
       // Resetting MFA (a lost authenticator, or a TOTP secret an import could not decrypt): the user signs in with
       // their first factor again and may set TOTP up anew. Their recovery codes go with the secret.
       ...(activeMfaType === null
@@ -184,7 +190,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
 }
 
 /** Every session and every OAuth2 grant of the user ends. */
-async function endAccess(deps: Deps, userId: string): Promise<void> {
+export async function endAccess(deps: Deps, userId: string): Promise<void> {
   // Sessions first: each one's `session.revoked` event names the OAuth2 clients holding a grant from it, for
   // back-channel logout (migration 0024).
   await revokeAllSessions(deps, userId);

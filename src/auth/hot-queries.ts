@@ -59,11 +59,13 @@ const SESSION_USER_COLUMNS = {
   // For a face whose tokens list how the session began (GoTrue's `amr`), read in the same row.
   sessionMethod: sessions.method,
   sessionStartedAt: sessions.createdAt,
+  sessionSecondFactorPending: sessions.secondFactorPending,
 } as const;
 export type SessionUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS | "disabled"> & {
   sessionOrgId: string | null;
   sessionMethod: string | null;
   sessionStartedAt: number;
+  sessionSecondFactorPending: boolean;
 };
 
 /** The session, if it is still live, joined with its user's current row. */

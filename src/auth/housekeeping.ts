@@ -6,6 +6,7 @@ import {
   refreshTokens,
   sessions,
   tickets,
+  users,
 } from "../db/schema";
 import { eachShard } from "../db/shards";
 import type { Deps } from "../http/deps";
@@ -21,5 +22,20 @@ export async function sweepAuth({ shards }: Pick<Deps, "shards">, now: number): 
       db.delete(linkExchangeCodes).where(lte(linkExchangeCodes.expiresAt, now)),
       db.delete(mfaTickets).where(lte(mfaTickets.expiresAt, now)),
     ]),
+  );
+}
+
+/**
+ * Every minute: timed bans (GoTrue's `ban_duration`, src/admin/users.ts `patchUser`) whose time is up end, in every
+ * shard, by the partial index of banned users. A ban ends within the minute after its time; until then the user is
+ * still refused as banned.
+ */
+export async function liftEndedBans({ shards }: Pick<Deps, "shards">, now: number): Promise<void> {
+  await eachShard(shards, (db) =>
+    db
+      .update(users)
+      .set({ disabled: false, bannedUntil: null, updatedAt: now })
+      .where(lte(users.bannedUntil, now))
+      .run(),
   );
 }

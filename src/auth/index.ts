@@ -33,13 +33,23 @@ export {
 // The per-account lockout (contract §13): its object (src/index.ts exports the class), an admin's unlock.
 export { type FactorLock, lockedFactors, SignInLockout, unlockAccount } from "./lockout";
 export {
+  challengeFactor,
   changeMfa,
   createRecoveryCodes,
+  enrollPhone,
+  enrollTotp,
+  type Factor,
+  FactorError,
+  factorOf,
+  factorsOf,
   forgetSecondFactorGuesses,
   generateTotp,
   issueRecoveryCodes,
   mfaTicketUser,
+  removeFactor,
   startTotpSetup,
+  stepUpSession,
+  verifyFactor,
   verifySignInMfaTotp,
 } from "./mfa";
 export {

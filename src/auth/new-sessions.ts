@@ -70,6 +70,8 @@ export interface AccessTokenFacts {
   /** How the session began (sign-in/method.ts) and when, for a face that lists the methods (`amr`). */
   method: string | null;
   startedAt: number;
+  /** A first-factor session of a user with a verified second factor (GoTrue's `aal1`, `sessions.second_factor_pending`). */
+  secondFactorPending: boolean;
 }
 
 /** A face's own access token over the same session; none: the Nhost face's. */
@@ -87,7 +89,12 @@ export interface SessionClaims {
   /** When `custom` is not given: how the token came to be, for the custom-access-token hook (`refresh`). */
   authenticationMethod?: string;
   /** The face's own token (AccessTokenMinter), with the session's method and start. */
-  mint?: { minter: AccessTokenMinter; method: string | null; startedAt: number };
+  mint?: {
+    minter: AccessTokenMinter;
+    method: string | null;
+    startedAt: number;
+    secondFactorPending: boolean;
+  };
 }
 
 export async function buildSession(
@@ -112,6 +119,7 @@ export async function buildSession(
         now,
         method: mint.method,
         startedAt: mint.startedAt,
+        secondFactorPending: mint.secondFactorPending,
       })
     : await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
   return {
@@ -139,7 +147,10 @@ export async function writeSession(
     org,
     dpopJkt,
     minter,
+    secondFactorPending = false,
   }: {
+    /** A first-factor session short of the user's second factor (only a face with a `minter` asks for one). */
+    secondFactorPending?: boolean;
     /** How it began (sign-in/method.ts). */
     method: string | null;
     /** The face's own access token (src/faces/); none: the Nhost face's. */
@@ -174,6 +185,7 @@ export async function writeSession(
         method,
         orgId: org?.orgId ?? null,
         dpopJkt,
+        secondFactorPending,
         // Where it began, for the user's session list (contract §13).
         ip: deps.visitor.address,
         place: deps.visitor.place,
@@ -197,6 +209,6 @@ export async function writeSession(
     custom,
     org,
     dpopJkt,
-    mint: minter && { minter, method, startedAt: now },
+    mint: minter && { minter, method, startedAt: now, secondFactorPending },
   });
 }

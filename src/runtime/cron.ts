@@ -39,6 +39,16 @@ export async function runHousekeeping(
   for (const feature of FEATURES) await feature.housekeeping?.(services, now);
 }
 
+/** The features' every-minute work (a timed ban's end); a configuration that does not parse runs none of it. */
+export async function runEveryMinute(
+  env: Env,
+  now = Date.now(),
+  background: (work: Promise<unknown>) => void = detached,
+): Promise<void> {
+  const services = createServices(getConfig(env), env, { background });
+  for (const feature of FEATURES) await feature.everyMinute?.(services, now);
+}
+
 /** The Worker's `scheduled` handler. */
 export async function runScheduled(
   controller: ScheduledController,
@@ -48,6 +58,7 @@ export async function runScheduled(
   // Every minute: events whose request could not hand them to the queue (src/events/outbox.ts), from every shard's
   // outbox (each shard's triggers write their own).
   ctx.waitUntil(drainShards(shardsToDrain(env), env.EVENTS, Date.now));
+  ctx.waitUntil(runEveryMinute(env, Date.now(), (work) => ctx.waitUntil(work)));
   if (controller.cron === HOUSEKEEPING_CRON) {
     ctx.waitUntil(runHousekeeping(env, getConfig(env), Date.now(), (work) => ctx.waitUntil(work)));
   }

@@ -52,4 +52,6 @@ export interface Feature {
   readonly signInHooks?: SignInHooks;
   /** The daily cron's sweep of what it keeps past its use (expired rows, abandoned uploads). */
   readonly housekeeping?: (services: Deps, now: number) => Promise<void>;
+  /** What must happen within the minute it is due (a timed ban lifted), run by the every-minute cron. */
+  readonly everyMinute?: (services: Deps, now: number) => Promise<void>;
 }

@@ -16,5 +16,7 @@ export {
   redeemExchangeCode,
   takeExchangeCode,
 } from "./exchange-codes";
+// The codes of a phone second factor's challenges (src/auth/mfa/factors.ts) live in the same objects.
+export { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
 export { type LinkTarget, sendTicketMail } from "./ticket-mail";
 export { consumeTicket } from "./tickets";

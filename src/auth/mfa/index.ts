@@ -3,7 +3,21 @@
  * else in this folder is internal to it (.dependency-cruiser.cjs).
  */
 // An admin's unlock forgets the second factor's wrong guesses too (src/admin/unlock.ts).
+
+// The factors as a list, for the Supabase face's `mfa` namespace and its admin (contract supabase.md §2).
+export {
+  challengeFactor,
+  enrollPhone,
+  enrollTotp,
+  type Factor,
+  FactorError,
+  factorOf,
+  factorsOf,
+  removeFactor,
+  verifyFactor,
+} from "./factors";
 export { forgetSecondFactorGuesses } from "./second-factor";
+export { stepUpSession } from "./step-up";
 // Setting TOTP up: the account center's two-step section (src/account-center/security/) uses the API's own steps.
 export {
   changeMfa,

@@ -83,8 +83,9 @@ async function guarded(
   user: UserRow,
   factor: LockoutFactor,
   check: () => Promise<boolean>,
+  protecting = user.activeMfaType === "totp",
 ): Promise<boolean> {
-  const attempt = user.activeMfaType === "totp" ? await beginAttempt(deps, factor, { user }) : undefined;
+  const attempt = protecting ? await beginAttempt(deps, factor, { user }) : undefined;
   const guard = deps.env.GUESS_GUARDS.get(deps.env.GUESS_GUARDS.idFromName(`second-factor:${user.id}`));
   const verdict = await guard.take(deps.now());
   if (!verdict.allowed) {
@@ -139,4 +140,17 @@ export function acceptSecondFactor(deps: Deps, user: UserRow, code: string): Pro
   return /^\d{6}$/.test(code)
     ? guarded(deps, user, "totp", () => checkTotpCode(deps, user, code))
     : guarded(deps, user, "recovery-code", () => useRecoveryCode(deps, user.id, code));
+}
+
+/**
+ * The code of a phone factor's challenge (src/auth/mfa/factors.ts), from its one-time code object (wrong tries capped
+ * there): guarded as the TOTP codes are, and under the account's lockout once the factor is verified.
+ */
+export function acceptPhoneCode(
+  deps: Deps,
+  user: UserRow,
+  check: () => Promise<boolean>,
+  verified: boolean,
+): Promise<boolean> {
+  return guarded(deps, user, "sms-otp", check, verified);
 }

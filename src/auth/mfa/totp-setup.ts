@@ -1,6 +1,6 @@
 import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
-import { eq } from "drizzle-orm";
-import { mfaRecoveryCodes, type UserRow, users } from "../../db/schema";
+import { and, eq } from "drizzle-orm";
+import { mfaFactors, mfaRecoveryCodes, type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { encrypt } from "../../lib/crypto";
@@ -34,22 +34,71 @@ export async function generateTotp(
 export async function startTotpSetup(
   deps: Deps,
   userId: string,
-): Promise<{ uri: string; totpSecret: string }> {
+  { friendlyName = null, issuer }: { friendlyName?: string | null; issuer?: string } = {},
+): Promise<{ uri: string; totpSecret: string; factorId: string }> {
   const user = await mfaUser(deps, userId);
   if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
   const secret = generateTotpSecret();
   const totpSecret = totpSecretText(secret);
+  const sealed = await encrypt(deps.config.secrets.encryptionKey, totpSecret);
+  const now = deps.now();
+  const db = deps.shards.ofUser(user.id);
+  // The new secret is the user's one TOTP factor, named in the same batch (factors.ts): an earlier unverified one goes.
+  const factorId = crypto.randomUUID();
+  await db.batch([
+    db
+      .update(users)
+      .set({ totpSecret: sealed, totpLastStep: null, updatedAt: now })
+      .where(eq(users.id, user.id)),
+    db.delete(mfaFactors).where(and(eq(mfaFactors.userId, user.id), eq(mfaFactors.factorType, "totp"))),
+    db.insert(mfaFactors).values({
+      id: factorId,
+      userId: user.id,
+      factorType: "totp",
+      friendlyName,
+      secret: sealed,
+      createdAt: now,
+      updatedAt: now,
+    }),
+  ]);
+  const account = user.email ?? user.phoneNumber ?? user.id;
+  return { uri: totpUri(issuer ?? deps.config.mfa.totpIssuer, account, secret), totpSecret, factorId };
+}
+
+/** The generated secret becomes the active second factor (its code was just accepted by the caller). */
+export async function activateTotp(deps: Deps, userId: string): Promise<void> {
   await deps.shards
-    .ofUser(user.id)
+    .ofUser(userId)
     .update(users)
     .set({
-      totpSecret: await encrypt(deps.config.secrets.encryptionKey, totpSecret),
-      totpLastStep: null,
+      activeMfaType: "totp",
+      totpEnabledAt: deps.now(),
+      credentialsChangedAt: deps.now(),
       updatedAt: deps.now(),
     })
-    .where(eq(users.id, user.id));
-  const account = user.email ?? user.phoneNumber ?? user.id;
-  return { uri: totpUri(deps.config.mfa.totpIssuer, account, secret), totpSecret };
+    .where(eq(users.id, userId));
+  deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
+}
+
+/** TOTP off: the secret, its last step and the recovery codes forgotten (the caller checked the right to). */
+export async function dropTotp(deps: Deps, userId: string): Promise<void> {
+  const db = deps.shards.ofUser(userId);
+  await db.batch([
+    db
+      .update(users)
+      .set({
+        activeMfaType: null,
+        totpSecret: null,
+        totpLastStep: null,
+        totpEnabledAt: null,
+        credentialsChangedAt: deps.now(),
+        updatedAt: deps.now(),
+      })
+      .where(eq(users.id, userId)),
+    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
+    db.delete(mfaFactors).where(and(eq(mfaFactors.userId, userId), eq(mfaFactors.factorType, "totp"))),
+  ]);
+  deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp" } });
 }
 
 /**
@@ -66,17 +115,7 @@ export async function changeMfa(
     if (user.activeMfaType === "totp") throw new AppError("totp-already-active");
     if (!user.totpSecret) throw new AppError("no-totp-secret");
     if (!(await acceptTotpCode(deps, user, input.code))) throw new AppError("invalid-totp");
-    await deps.shards
-      .ofUser(userId)
-      .update(users)
-      .set({
-        activeMfaType: "totp",
-        totpEnabledAt: deps.now(),
-        credentialsChangedAt: deps.now(),
-        updatedAt: deps.now(),
-      })
-      .where(eq(users.id, userId));
-    deps.audit({ type: "mfa.enabled", userId, detail: { type: "totp" } });
+    await activateTotp(deps, userId);
     return;
   }
   // Deactivation works with AUTH_MFA_ENABLED switched off too: sign-in still asks an active TOTP (complete-sign-in.ts), so
@@ -84,22 +123,7 @@ export async function changeMfa(
   const user = await requireRegisteredUser(deps, userId);
   if (user.activeMfaType !== "totp") throw new AppError("disabled-mfa-totp");
   if (!(await acceptSecondFactor(deps, user, input.code))) throw new AppError("invalid-totp");
-  const db = deps.shards.ofUser(userId);
-  await db.batch([
-    db
-      .update(users)
-      .set({
-        activeMfaType: null,
-        totpSecret: null,
-        totpLastStep: null,
-        totpEnabledAt: null,
-        credentialsChangedAt: deps.now(),
-        updatedAt: deps.now(),
-      })
-      .where(eq(users.id, userId)),
-    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
-  ]);
-  deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp" } });
+  await dropTotp(deps, userId);
 }
 
 const RECOVERY_CODE_COUNT = 10;

@@ -108,6 +108,11 @@ export async function renewSession(
       )));
   if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
+  // A Supabase face's session short of the user's second factor (GoTrue's aal1): the Nhost face, whose tokens exist
+  // only once every factor was shown, renews none of it (docs/decisions.md, "Issue 43: MFA").
+  if (user.sessionSecondFactorPending && !minter) {
+    throw new AppError("invalid-refresh-token", "this session has not shown the second factor yet");
+  }
   if (rotation.outcome === "rotated" && (rotation.touch || rotation.bound)) {
     const touched = rotation.touch ? { lastUsedAt: now, expiresAt: now + lifetimeMs } : {};
     const bound = rotation.bound ? { dpopJkt: rotation.jkt } : {};
@@ -127,7 +132,12 @@ export async function renewSession(
     org,
     dpopJkt: jkt,
     authenticationMethod,
-    mint: minter && { minter, method: user.sessionMethod, startedAt: user.sessionStartedAt },
+    mint: minter && {
+      minter,
+      method: user.sessionMethod,
+      startedAt: user.sessionStartedAt,
+      secondFactorPending: user.sessionSecondFactorPending,
+    },
   });
 }
 

@@ -11,6 +11,7 @@ export type Method =
   | "email-otp"
   | "sms-otp"
   | "mfa-totp"
+  | "mfa-sms"
   | "webauthn"
   | "pat"
   | "anonymous"

@@ -1,5 +1,7 @@
-import type { UserRow } from "../../db/schema";
+import { and, eq } from "drizzle-orm";
+import { mfaFactors, type UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
+import type { Deps } from "../../http/deps";
 import { issueMfaTicket } from "../complete-sign-in";
 import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
@@ -75,8 +77,13 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   const { deps } = scope;
   const { user, org, elevated = false, mfaGate = false } = start;
   const method = start.method === undefined ? scope.method : start.method;
-  if (mfaGate && user.activeMfaType === "totp") {
-    if (user.totpSecret === null) throw new AppError("mfa-reset-required");
+  if (mfaGate && user.activeMfaType === "totp" && user.totpSecret === null) {
+    throw new AppError("mfa-reset-required");
+  }
+  // GoTrue's way (the Supabase face): a session short of the second factor, marked so (secondFactorPending).
+  const secondFactorPending =
+    mfaGate && scope.secondFactorLater === true && (await hasVerifiedFactor(deps, user));
+  if (mfaGate && !scope.secondFactorLater && user.activeMfaType === "totp") {
     // The first factor is refused before its ticket (the TOTP step is checked by none: its first factor was).
     await check(scope, method, user.email, false);
     return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
@@ -90,6 +97,7 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
     org,
     dpopJkt: scope.dpopJkt,
     minter: scope.minter,
+    secondFactorPending,
   });
   if (elevated) {
     deps.audit({ type: "elevation", userId: user.id, detail: { method } });
@@ -102,4 +110,16 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   }
   noticeDevice(scope, user, method);
   return { session, mfa: null };
+}
+
+/** A TOTP turned on, or a verified phone factor (src/auth/mfa/factors.ts lists them). */
+async function hasVerifiedFactor(deps: Deps, user: UserRow): Promise<boolean> {
+  if (user.activeMfaType === "totp") return true;
+  const phone = await deps.shards
+    .ofUser(user.id)
+    .select({ id: mfaFactors.id })
+    .from(mfaFactors)
+    .where(and(eq(mfaFactors.userId, user.id), eq(mfaFactors.status, "verified")))
+    .get();
+  return phone !== undefined;
 }

@@ -29,6 +29,11 @@ export interface SignInScope {
   readonly checked: Set<string>;
   /** The face's own access token (src/faces/supabase/: GoTrue's claims); none: the Nhost face's. */
   readonly minter?: AccessTokenMinter;
+  /**
+   * GoTrue's rule for a user with a verified second factor: the first factor gives a session short of it (`aal1`),
+   * which the app steps up, instead of the Nhost face's `mfaTotp:` ticket (docs/decisions.md, "Issue 43: MFA").
+   */
+  readonly secondFactorLater?: boolean;
 }
 
 /**
@@ -38,7 +43,11 @@ export interface SignInScope {
 export function signInScope(
   c: Context<AppEnv>,
   method: Method | null,
-  { signUp = false, minter }: { signUp?: boolean; minter?: AccessTokenMinter } = {},
+  {
+    signUp = false,
+    minter,
+    secondFactorLater = false,
+  }: { signUp?: boolean; minter?: AccessTokenMinter; secondFactorLater?: boolean } = {},
 ): SignInScope {
   if (method && !signUp) c.set("signInMethod", method);
   return {
@@ -58,5 +67,6 @@ export function signInScope(
     },
     checked: new Set(),
     minter,
+    secondFactorLater,
   };
 }

@@ -14,6 +14,16 @@ export const users = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     lastSeen: integer("last_seen"),
     disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+    /**
+     * A timed ban (GoTrue's `ban_duration`): `disabled` until this time, when the every-minute cron lifts it
+     * (src/auth/housekeeping.ts). Null: not banned, or disabled for good.
+     */
+    bannedUntil: integer("banned_until"),
+    /**
+     * A soft deletion (GoTrue's `deleteUser(id, true)`, src/admin/users.ts `softDeleteUser`): the row is kept, disabled,
+     * its email and phone replaced by hashes and its credentials gone. Null: not deleted.
+     */
+    deletedAt: integer("deleted_at"),
     displayName: text("display_name").notNull().default(""),
     avatarUrl: text("avatar_url").notNull().default(""),
     locale: text("locale").notNull(),
@@ -57,7 +67,10 @@ export const users = sqliteTable(
       .notNull()
       .default(sql`'{}'`),
   },
-  (t) => [index("users_created_at").on(t.createdAt)],
+  (t) => [
+    index("users_created_at").on(t.createdAt),
+    index("users_banned_until").on(t.bannedUntil).where(sql`banned_until IS NOT NULL`),
+  ],
 );
 
 /** One row per sign-in: the "token family" whose refresh tokens rotate. Its id is the wire `refreshTokenId`. */
@@ -93,6 +106,12 @@ export const sessions = sqliteTable(
     ip: text("ip"),
     /** Where that address is, roughly (`request.cf`: city, region, country), as the session list shows it; null if unknown. */
     place: text("place"),
+    /**
+     * A first-factor session of a user with a verified second factor (GoTrue's `aal1`, given only by the Supabase
+     * face, which steps it up with `mfa.verify`): the Nhost face refreshes none of it, and its tokens carry no Hasura
+     * claims (docs/decisions.md, "Issue 43: MFA").
+     */
+    secondFactorPending: integer("second_factor_pending", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [
     index("sessions_user_id").on(t.userId),
@@ -186,6 +205,34 @@ export const mfaTickets = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
   },
   (t) => [index("mfa_tickets_expires_at").on(t.expiresAt)],
+);
+
+/**
+ * The user's second factors as a list (contract supabase.md §2, "Factors"): each with its own id and friendly name.
+ * A `phone` factor keeps its number and its status here. The one `totp` factor's secret stays on the user's row
+ * (`users.totp_secret`, which the Nhost face and everything before it read); this row names it while `secret` is
+ * still that same ciphertext, and its status is the user's `active_mfa_type` (src/auth/mfa/factors.ts).
+ */
+export const mfaFactors = sqliteTable(
+  "mfa_factors",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** `totp` or `phone` (GoTrue's `factor_type`). */
+    factorType: text("factor_type").notNull(),
+    friendlyName: text("friendly_name"),
+    /** `unverified` or `verified`; for `totp` the user's row decides (above). */
+    status: text("status").notNull().default("unverified"),
+    /** A phone factor's number (E.164). */
+    phone: text("phone"),
+    /** A TOTP factor's secret as it was stored on the user's row (AES-256-GCM), to tell it is still the current one. */
+    secret: text("secret"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("mfa_factors_user_id").on(t.userId)],
 );
 
 /** One-time recovery codes, usable in place of a TOTP code; HMAC under `AUTH_ENCRYPTION_KEY`, never plain. */

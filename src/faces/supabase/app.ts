@@ -9,9 +9,11 @@ import { settleRefusal } from "../../http/refusal";
 import { MAX_JSON_BODY_BYTES } from "../../http/validation";
 import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
+import { goTrueAdminMfaRoutes } from "./gotrue/admin-mfa-routes";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueIdentityRoutes } from "./gotrue/identity-routes";
+import { goTrueMfaRoutes } from "./gotrue/mfa-routes";
 import { goTrueOAuthRoutes } from "./gotrue/oauth-routes";
 import { goTruePasskeyRoutes } from "./gotrue/passkey-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
@@ -72,6 +74,8 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueOAuthRoutes);
   auth.route("/", goTrueIdentityRoutes);
   auth.route("/", goTrueSsoRoutes);
+  auth.route("/", goTrueMfaRoutes);
+  auth.route("/", goTrueAdminMfaRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

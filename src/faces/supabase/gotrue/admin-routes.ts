@@ -1,12 +1,20 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { createUser, deleteUser, listUsersPage, patchUser, requireUser } from "../../../admin";
+import {
+  createUser,
+  deleteUser,
+  listUsersPage,
+  patchUser,
+  requireUser,
+  softDeleteUser,
+} from "../../../admin";
 import { auditAdminAction } from "../../../audit/admin-action";
 import { changeUserPassword, toWireUser } from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { checkApiKey } from "../api-keys";
+import { banLengthMs } from "./ban-duration";
 import { GoTrueError } from "./errors";
 import { bodyOf } from "./request";
 import { goTrueUser } from "./wire";
@@ -40,11 +48,13 @@ const userChange = z.object({
   password: z.string().min(1).max(1024).nullish(),
   email_confirm: z.boolean().nullish(),
   user_metadata: metadataSchema.nullish(),
-  // `none` lifts a ban; a timed ban needs an expiry the service does not keep yet: refused, not made permanent.
-  ban_duration: z.literal("none").nullish(),
+  // `none` lifts a ban; a Go duration bans until then (ban-duration.ts).
+  ban_duration: z.string().max(64).nullish(),
 });
 
 const userId = z.uuid();
+
+const deletion = z.object({ should_soft_delete: z.boolean().nullish() });
 
 const pageQuery = z.object({
   page: z.coerce.number().int().min(1).max(10_000).catch(1),
@@ -63,6 +73,14 @@ export async function userOf(c: Context<AppEnv>) {
     throw error;
   }
 }
+
+/** A timed ban still running (src/auth/housekeeping.ts lifts it within the minute after). */
+const bannedUntilOf = (user: { disabled: boolean; bannedUntil: number | null }) =>
+  user.disabled && user.bannedUntil !== null ? user.bannedUntil : undefined;
+
+/** GoTrue's `banned_until`, present while a timed ban runs. */
+const banField = (until: number | undefined) =>
+  until === undefined ? {} : { banned_until: new Date(until).toISOString() };
 
 export const goTrueAdminRoutes = new Hono<AppEnv>()
   .use("/admin/*", async (c, next) => {
@@ -103,23 +121,38 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
     auditAdminAction(c, "user.create", user.id, { email: user.email ?? null });
     return c.json(goTrueUser(user));
   })
-  .get("/admin/users/:id", async (c) => c.json(goTrueUser(toWireUser(await userOf(c)))))
+  .get("/admin/users/:id", async (c) => {
+    const user = await userOf(c);
+    return c.json({ ...goTrueUser(toWireUser(user)), ...banField(bannedUntilOf(user)) });
+  })
   .put("/admin/users/:id", async (c) => {
     const user = await userOf(c);
     const body = await bodyOf(c, userChange);
     if (body.password) {
       await changeUserPassword(c.var.deps, { newPassword: body.password }, { sub: user.id, sid: undefined });
     }
+    const banMs = body.ban_duration ? banLengthMs(body.ban_duration) : undefined;
+    // A ban that ends now or before is none (Go's zero or negative duration).
+    const bannedUntil = banMs ? c.var.deps.now() + banMs : undefined;
     const updated = await patchUser(c.var.deps, user.id, {
       ...(body.user_metadata ? { metadata: body.user_metadata } : {}),
       ...(body.email_confirm ? { emailVerified: true } : {}),
-      ...(body.ban_duration === "none" ? { disabled: false } : {}),
+      ...(banMs !== undefined ? { disabled: banMs !== null && banMs > 0, bannedUntil } : {}),
     });
     auditAdminAction(c, "user.update", user.id, { fields: Object.keys(body) });
-    return c.json(goTrueUser(updated));
+    const bannedTill = banMs === undefined ? bannedUntilOf(user) : bannedUntil;
+    return c.json({ ...goTrueUser(updated), ...banField(bannedTill) });
   })
   .delete("/admin/users/:id", async (c) => {
     const user = await userOf(c);
+    // auth-js's `deleteUser(id, true)`: GoTrue's soft deletion keeps the row (src/admin/soft-delete.ts).
+    const raw = await c.req.text();
+    const { should_soft_delete: soft } = raw ? await bodyOf(c, deletion) : { should_soft_delete: false };
+    if (soft) {
+      const kept = await softDeleteUser(c.var.deps, user.id);
+      auditAdminAction(c, "user.delete", kept.id, { email: user.email, soft: true });
+      return c.json(goTrueUser(toWireUser(kept)));
+    }
     const deleted = await deleteUser(c.var.deps, user.id);
     auditAdminAction(c, "user.delete", deleted.id, { email: deleted.email });
     return c.json(goTrueUser(toWireUser(deleted)));

@@ -12,6 +12,7 @@ import {
   takeProviderTokens,
 } from "../../../providers";
 import { GoTrueError } from "./errors";
+import { sessionWithFactors } from "./mfa-wire";
 import {
   appTarget,
   type Binding,
@@ -118,7 +119,8 @@ async function implicitSession(
         : error;
     },
   );
-  const scope = signInScope(c, method ?? null, { minter: signGoTrueToken });
+  // GoTrue's rule (mfa-routes.ts): a user with a second factor gets an aal1 session, which mfa.verify steps up.
+  const scope = signInScope(c, method ?? null, { minter: signGoTrueToken, secondFactorLater: true });
   const org = await orgOfCode(deps, orgId, user.id);
   const { session } = await startSession(scope, { user, org, mfaGate: true });
   if (!session) {
@@ -179,7 +181,10 @@ export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
     throw error;
   });
   // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
-  const scope = signInScope(c, taken.method ?? "pkce-link", { minter: signGoTrueToken });
+  const scope = signInScope(c, taken.method ?? "pkce-link", {
+    minter: signGoTrueToken,
+    secondFactorLater: true,
+  });
   const org = await orgOfCode(deps, taken.orgId, taken.user.id);
   const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
   if (!session)
@@ -187,7 +192,7 @@ export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
   const provider = taken.method?.startsWith("provider:") ? taken.method.slice("provider:".length) : undefined;
   const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
   return c.json({
-    ...goTrueSession(session, deps.now()),
+    ...(await sessionWithFactors(deps, session)),
     ...(typeof tokens?.accessToken === "string" && tokens.accessToken
       ? { provider_token: tokens.accessToken }
       : {}),

@@ -17,6 +17,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { signInByIdToken } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { sessionWithFactors } from "./mfa-wire";
 import { pkceGrant } from "./oauth-routes";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
@@ -63,8 +64,9 @@ const idTokenGrant = z.object({
 });
 
 /**
- * A sign-in's session, or GoTrue's refusal when the core asked for the TOTP step instead (its `mfaTotp:` ticket has no
- * GoTrue form until the face's mfa namespace lands: docs/supabase.md).
+ * A sign-in's session. This face's sign-ins ask for GoTrue's rule (`secondFactorLater`): a user with a verified
+ * second factor gets an `aal1` session to step up with `mfa.verify` (mfa-routes.ts), never the Nhost face's ticket;
+ * a sign-in without it would still be refused rather than answered without a session.
  */
 function sessionOrRefusal<S>(session: S | null): S {
   if (!session)
@@ -136,10 +138,10 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         );
       }
       await passChallenge(c.var.deps, ["signin"], captchaOf(body));
-      const scope = signInScope(c, "email-password", { minter: signGoTrueToken });
+      const scope = signInScope(c, "email-password", { minter: signGoTrueToken, secondFactorLater: true });
       try {
         const { session } = await signInEmailPassword(scope, { email: body.email, password: body.password });
-        return c.json(goTrueSession(sessionOrRefusal(session), c.var.deps.now()));
+        return c.json(await sessionWithFactors(c.var.deps, sessionOrRefusal(session)));
       } catch (error) {
         // GoTrue refuses a banned user's password grant with 400.
         if (error instanceof AppError && error.code === "disabled-user") {
@@ -153,7 +155,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
         minter: signGoTrueToken,
       });
-      return c.json(goTrueSession(session, c.var.deps.now()));
+      return c.json(await sessionWithFactors(c.var.deps, session));
     }
     if (grant === "id_token") {
       const body = await bodyOf(c, idTokenGrant);
@@ -167,7 +169,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       // A token solved for a sign-up lets a new user through the sign-up challenge (src/http/sign-up-gate.ts).
       const token = captchaOf(body);
       if (token) await passChallenge(c.var.deps, ["signup"], token);
-      const scope = signInScope(c, "id-token", { minter: signGoTrueToken });
+      const scope = signInScope(c, "id-token", { minter: signGoTrueToken, secondFactorLater: true });
       const { session } = await signInByIdToken(scope, {
         provider: body.provider,
         idToken: body.id_token,
@@ -179,7 +181,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         }
         throw error;
       });
-      return c.json(goTrueSession(sessionOrRefusal(session), c.var.deps.now()));
+      return c.json(await sessionWithFactors(c.var.deps, sessionOrRefusal(session)));
     }
     // exchangeCodeForSession (oauth-routes.ts).
     if (grant === "pkce") return pkceGrant(c);

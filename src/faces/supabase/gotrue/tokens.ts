@@ -26,6 +26,7 @@ function amrMethod(method: string | null): string {
   if (method === "email-link" || method === "pkce-link") return "magiclink";
   if (method === "email-otp" || method === "sms-otp") return "otp";
   if (method === "mfa-totp") return "totp";
+  if (method === "mfa-sms") return "mfa/phone";
   if (method === "anonymous") return "anonymous";
   if (method === "id-token" || method.startsWith("provider:")) return "oauth";
   if (method.startsWith("sso:")) return "sso/saml";
@@ -44,7 +45,8 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
   }
   const iat = Math.floor(facts.now / 1000);
   const { user } = facts;
-  const mfa = facts.method === "mfa-totp";
+  // aal2: the session began with the second factor (the Nhost face's TOTP step, or this face's `mfa.verify`).
+  const mfa = facts.method === "mfa-totp" || facts.method === "mfa-sms";
   return new SignJWT({
     ...facts.topLevel,
     aud: AUDIENCE,
@@ -59,7 +61,9 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
     aal: mfa ? "aal2" : "aal1",
     amr: [{ method: amrMethod(facts.method), timestamp: Math.floor(facts.startedAt / 1000) }],
     is_anonymous: user.isAnonymous,
-    [HASURA_NAMESPACE]: facts.claims,
+    // A session short of the user's second factor gets no Hasura claims: Hasura (which has no `aal`) refuses its token,
+    // as the Nhost face gives none before the second factor (docs/decisions.md, "Issue 43: MFA").
+    ...(facts.secondFactorPending ? {} : { [HASURA_NAMESPACE]: facts.claims }),
     ...(facts.dpopJkt ? { cnf: { jkt: facts.dpopJkt } } : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserPassword,
+  findUserById,
   mergeOwnMetadata,
   revokeAllSessions,
   revokeOtherUserSessions,
@@ -13,6 +14,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { identitiesOf } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { factorsField } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
 import { goTrueUser } from "./wire";
 
@@ -29,8 +31,15 @@ const userUpdate = z.object({
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
     const { user } = await signedIn(c);
-    // getUserIdentities reads them here (identities.ts).
-    return c.json(goTrueUser(toWireUser(user), { identities: await identitiesOf(c.var.deps, user.id) }));
+    // getUserIdentities and mfa.listFactors read them here (identities.ts, mfa-wire.ts).
+    const [identities, row] = await Promise.all([
+      identitiesOf(c.var.deps, user.id),
+      findUserById(c.var.deps.shards, user.id),
+    ]);
+    return c.json({
+      ...goTrueUser(toWireUser(user), { identities }),
+      ...(row ? await factorsField(c.var.deps, row) : {}),
+    });
   })
   // A password change, as the Nhost API's, is counted against guessing.
   .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {
