@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Storage's tables: buckets and file records (the bytes are in R2). Every table is described in docs/storage-
@@ -8,9 +8,10 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Who may do what in a bucket (storage contract §4): per action, `public`, `authenticated`, `owner` (the file's
- * uploader) or a list of roles.
+ * uploader), `none` (the admin only: a bucket made through the Supabase face, as Supabase denies by default) or a
+ * list of roles.
  */
-export type AccessRule = "public" | "authenticated" | "owner" | string[];
+export type AccessRule = "public" | "authenticated" | "owner" | "none" | string[];
 export interface BucketRules {
   upload: AccessRule;
   read: AccessRule;
@@ -61,10 +62,19 @@ export const files = sqliteTable(
     isUploaded: integer("is_uploaded", { mode: "boolean" }).notNull().default(false),
     uploadedByUserId: text("uploaded_by_user_id"),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /**
+     * The object's key within its bucket when it is addressed by path (the Supabase face: `folder/cat.png`), unique
+     * per bucket; null for a file addressed by id only (the Nhost API's uploads). docs/decisions.md, Issue 43.
+     */
+    path: text("path"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("files_bucket_id").on(t.bucketId)],
+  (t) => [
+    index("files_bucket_id").on(t.bucketId),
+    // Unique and ordered: an object is found, and a folder listed, by a range of this index.
+    uniqueIndex("files_bucket_path").on(t.bucketId, t.path),
+  ],
 );
 
 export type BucketRow = typeof buckets.$inferSelect;

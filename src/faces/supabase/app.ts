@@ -14,6 +14,7 @@ import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
+import { storageFaceApp } from "./storage/app";
 
 /**
  * The Supabase face (contract supabase.md §1), mounted at `/supabase` so that `createClient("{origin}/supabase", key)`
@@ -88,10 +89,30 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
     .use(
       cors({
         origin: (origin, c) => appOrigin(origin, c),
-        allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "x-supabase-api-version"],
-        exposeHeaders: ["x-sb-error-code", "X-Supabase-Api-Version", "X-Request-Id"],
+        // Storage's too: storage-js sends x-upsert, x-metadata, cache-control; downloads answer with ranges and ETags.
+        allowHeaders: [
+          "authorization",
+          "apikey",
+          "content-type",
+          "x-client-info",
+          "x-supabase-api-version",
+          "x-upsert",
+          "x-metadata",
+          "cache-control",
+          "content-encoding",
+        ],
+        exposeHeaders: [
+          "x-sb-error-code",
+          "X-Supabase-Api-Version",
+          "X-Request-Id",
+          "ETag",
+          "Content-Range",
+          "Content-Disposition",
+          "Last-Modified",
+        ],
         maxAge: 600,
       }),
     )
-    .route("/auth/v1", goTrueApp());
+    .route("/auth/v1", goTrueApp())
+    .route("/storage/v1", storageFaceApp());
 }
