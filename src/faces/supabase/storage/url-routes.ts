@@ -8,6 +8,7 @@ import {
   findObject,
   putObject,
   readableObject,
+  StorageError,
   signObjectToken,
   verifyObjectToken,
 } from "../../../storage";
@@ -97,7 +98,8 @@ export const urlRoutes = new Hono<AppEnv>()
           signedURL: await signedUrl(c, { bucketId, path: checkPath(path) }, body.expiresIn),
         });
       } catch (error) {
-        if (!(error instanceof StorageApiError)) throw error;
+        // Not there, not the caller's to read, or a key Storage refuses: that path's answer, not the request's.
+        if (!(error instanceof StorageApiError || error instanceof StorageError)) throw error;
         answers.push({
           error: "Either the object does not exist or you do not have access to it",
           path,
