@@ -8,10 +8,12 @@ import { allows, type Caller } from "./access";
 import { bucketNotFound, fileNotFound, notAuthorized, StorageError } from "./errors";
 import { removeFile } from "./file-admin";
 import { bucketAnchor, mintFileId } from "./file-shards";
+import { decidedByHasura, hasuraDeleteFile, hasuraSyncFile } from "./hasura-permissions";
 import { claimPath, findObject, objectExists, releasePath } from "./object-paths";
 import { forgetFile } from "./record-cache";
 import { findBucket, type LocatedFile } from "./records";
 import { replaceFromPart } from "./replace";
+import { storeFileUnderHasura } from "./upload-hasura";
 import { publish, storeFile } from "./upload-records";
 
 /**
@@ -57,7 +59,10 @@ async function createObject(
   await claimPath(deps.shards, owner, bucket.id, path, deps.now());
   try {
     const entry = { id: uploadedByUserId ? undefined : id, name: nameOf(path), metadata, path };
-    const placed = await storeFile(deps, bucket, bucket, body, entry, caller, () => id);
+    // Under Hasura the app's row is inserted first, as the storage API's uploads do (upload-hasura.ts).
+    const placed = decidedByHasura(deps.config)
+      ? await storeFileUnderHasura(deps, bucket, body, entry, caller, () => id)
+      : await storeFile(deps, bucket, bucket, body, entry, caller, () => id);
     const [file] = await publish(deps, [placed]);
     return { ...placed.row, isUploaded: true, updatedAt: Date.parse(file!.updatedAt) };
   } catch (error) {
@@ -134,13 +139,13 @@ export async function moveObject(
     .update(files)
     .set({ bucketId: target.id, path: to, name: nameOf(to), updatedAt: deps.now() })
     .where(and(eq(files.id, file.id), eq(files.path, input.from)))
-    .returning({ id: files.id });
-  let moved: { id: string }[];
+    .returning();
+  let moved: FileRow[];
   try {
     moved =
       db === deps.shards.home
         ? await update
-        : ((await db.batch([bucketAnchor(db, target), update]))[1] as { id: string }[]);
+        : ((await db.batch([bucketAnchor(db, target), update]))[1] as FileRow[]);
   } catch (error) {
     await releasePath(deps.shards, file, target.id, to);
     if (/UNIQUE/i.test(String(error))) throw objectExists();
@@ -152,6 +157,8 @@ export async function moveObject(
     throw fileNotFound();
   }
   await releasePath(deps.shards, file, found.bucket.id, input.from);
+  // Under Hasura (where only the service role gets here) the app's row follows the file's new bucket and name.
+  if (decidedByHasura(deps.config)) await hasuraSyncFile(deps, moved[0]!);
 }
 
 /**
@@ -199,6 +206,8 @@ export async function removeObjects(
     const found = await findObject(deps.shards, bucketId, path);
     if (!found?.file.isUploaded) continue;
     if (!allows(found.bucket.rules.delete, caller, found.file.uploadedByUserId)) continue;
+    // Under Hasura its row goes first, as the storage API's delete does (file-routes.ts).
+    if (decidedByHasura(deps.config)) await hasuraDeleteFile(deps, caller, found.file.id);
     try {
       await removeFile(deps, found.file.id, found.db);
     } catch (error) {
@@ -227,6 +236,7 @@ export async function emptyBucket(deps: Deps, bucketId: string): Promise<void> {
         .all();
       if (page.length === 0) return;
       for (const file of page) {
+        if (decidedByHasura(deps.config)) await hasuraDeleteFile(deps, { kind: "admin" }, file.id);
         await removeFile(deps, file.id, db).catch((error) => {
           // Removed meanwhile by another request: it is gone either way.
           if (!(error instanceof StorageError && error.status === 404)) throw error;

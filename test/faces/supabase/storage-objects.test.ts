@@ -1,6 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { signUpInEachShard } from "../../db/shard-users";
 import { SERVER } from "../../helpers";
+import {
+  GRAPHQL_URL,
+  ADMIN_SECRET as HASURA_SECRET,
+  hasuraStorageGraphql,
+} from "../../storage/hasura-storage-graphql";
+import { allD1 } from "../../support/shards";
 import { STORAGE_FACE, setRules, signedInClient, storageClient, uniqueBucket } from "./storage-support";
 import { SECRET_KEY, supabaseService } from "./support";
 
@@ -15,7 +22,7 @@ const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
 
 const text = (body: string, name = "f.txt") => new File([body], name, { type: "text/plain" });
 
-async function bucket(rules?: Record<string, unknown>, options: { public?: boolean } = {}) {
+async function bucket(rules?: Record<string, unknown>, options = { public: false }) {
   const id = uniqueBucket();
   const { error } = await admin.createBucket(id, options);
   if (error) throw error;
@@ -147,7 +154,7 @@ describe("storage-js objects against the face", () => {
   // Threat: a key that climbs out of its folder, or a control character smuggled into a key.
   it("upload: keys with `..`, `.` or control characters are Storage's 400 Invalid key; over the bucket's limit is 413", async () => {
     const id = uniqueBucket();
-    await admin.createBucket(id, { fileSizeLimit: 4 });
+    await admin.createBucket(id, { public: false, fileSizeLimit: 4 });
     // In a URL, `..` and `.` segments are resolved before anyone routes it (WHATWG URL): they reach the face only in
     // bodies (move, copy), and control characters percent-encoded.
     const control = await svc.request("POST", `${STORAGE_FACE}/object/${id}/a/%01b.txt`, {
@@ -171,5 +178,80 @@ describe("storage-js objects against the face", () => {
       message: "The object exceeded the maximum allowed size",
     });
     expect((await admin.from(id).upload("ok.txt", text("fine"))).error).toBeNull();
+  });
+
+  // Threat: one path created twice, in two shards (two owners whose records live apart), so that which file a path
+  // names depends on where one looks. The suite runs with two shards (vitest.config.ts).
+  it("upload by users of two shards onto one path: the second is 409; once removed, the path is free again", async () => {
+    const id = await bucket({
+      upload: "authenticated",
+      read: "authenticated",
+      update: "owner",
+      delete: "owner",
+    });
+    const [first, second] = await signUpInEachShard(svc);
+    const as = (token: string) =>
+      storageClient(svc, undefined, { Authorization: `Bearer ${token}` }).storage.from(id);
+    const up = await as(first!.accessToken).upload("same.txt", text("first"));
+    expect(up.error).toBeNull();
+    expect((await as(second!.accessToken).upload("same.txt", text("second"))).error).toMatchObject({
+      statusCode: "409",
+    });
+    const holding = await Promise.all(
+      allD1().map((d1) =>
+        d1.prepare("SELECT id FROM files WHERE bucket_id = ? AND path = ?").bind(id, "same.txt").all(),
+      ),
+    );
+    expect(holding.map((rows) => rows.results.length)).toEqual([1, 0]);
+    expect(await (await as(second!.accessToken).download("same.txt")).data!.text()).toBe("first");
+
+    expect((await as(first!.accessToken).remove(["same.txt"])).data?.length).toBe(1);
+    expect((await as(second!.accessToken).upload("same.txt", text("second"))).error).toBeNull();
+    expect(await (await as(first!.accessToken).download("same.txt")).data!.text()).toBe("second");
+    // The service role's objects have no uploader: kept in the shard of `file:<id>`, found by path all the same.
+    expect((await admin.from(id).upload("admin.txt", text("admin"))).error).toBeNull();
+    expect((await admin.from(id).move("admin.txt", "moved/admin.txt")).error).toBeNull();
+    expect(await (await as(second!.accessToken).download("moved/admin.txt")).data!.text()).toBe("admin");
+  });
+
+  // Threat: the buckets' rules letting through, under STORAGE_PERMISSIONS=hasura, what the app's Hasura refuses.
+  it("upload, download, list under STORAGE_PERMISSIONS=hasura: the service role and signed URLs only", async () => {
+    const gql = hasuraStorageGraphql();
+    const hasura = supabaseService({
+      STORAGE_PERMISSIONS: "hasura",
+      OUTBOUND: { fetch: (input: RequestInfo | URL, init?: RequestInit) => gql.fetch(input, init) },
+      HASURA_GRAPHQL_GRAPHQL_URL: GRAPHQL_URL,
+      HASURA_GRAPHQL_ADMIN_SECRET: HASURA_SECRET,
+    });
+    const id = await bucket(
+      { upload: "public", read: "public", update: "public", delete: "public" },
+      { public: true },
+    );
+    const client = storageClient(hasura).storage.from(id);
+    for (const result of [
+      await client.upload("x.txt", text("x")),
+      await client.download("x.txt"),
+      await client.list(),
+    ]) {
+      expect(result.error).toMatchObject({
+        statusCode: "403",
+        message: expect.stringMatching(/decided by Hasura/),
+      });
+    }
+    // The service role's writes keep the app's storage.files rows in step, as the storage API's do.
+    const service = storageClient(hasura, SECRET_KEY).storage.from(id);
+    const up = await service.upload("y.txt", text("y"));
+    expect(up.error).toBeNull();
+    expect(gql.tables.files.get(up.data!.id)).toMatchObject({
+      bucketId: id,
+      name: "y.txt",
+      isUploaded: true,
+    });
+    const signed = await service.createSignedUrl("y.txt", 60);
+    expect(await (await hasura.request("GET", signed.data!.signedUrl)).text()).toBe("y");
+    expect((await service.move("y.txt", "z/y2.txt")).error).toBeNull();
+    expect(gql.tables.files.get(up.data!.id)).toMatchObject({ name: "y2.txt" });
+    expect((await service.remove(["z/y2.txt"])).data?.length).toBe(1);
+    expect(gql.tables.files.has(up.data!.id)).toBe(false);
   });
 });
