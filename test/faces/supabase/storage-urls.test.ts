@@ -1,5 +1,7 @@
 import { imageSize } from "image-size";
 import { describe, expect, it } from "vitest";
+import { signObjectToken } from "../../../src/storage";
+import { testDeps } from "../../helpers";
 import { jpeg } from "../../storage/fixtures";
 import { setRules, signedInClient, storageClient, uniqueBucket } from "./storage-support";
 import { SECRET_KEY, supabaseService } from "./support";
@@ -35,6 +37,24 @@ describe("storage-js URLs against the face", () => {
     expect(await elsewhere.json()).toMatchObject({ statusCode: "400", code: "InvalidSignature" });
     const altered = await open(data!.signedUrl.replace(token, `${token.slice(0, -1)}0`));
     expect(altered.status).toBe(400);
+
+    // A token past its time (signed by the service, an hour ago): Storage's ExpiredToken, before any byte.
+    const { config } = testDeps(svc.env, { now: Date.now() });
+    const stale = await signObjectToken(config, {
+      use: "download",
+      url: `${id}/a.txt`,
+      exp: Math.floor(Date.now() / 1000) - 3600,
+    });
+    const expired = await open(data!.signedUrl.replace(token, stale));
+    expect(expired.status).toBe(400);
+    expect(await expired.json()).toMatchObject({ statusCode: "400", code: "ExpiredToken" });
+    // An upload token is no download token, even for the same path.
+    const upload = await signObjectToken(config, {
+      use: "upload",
+      url: `${id}/a.txt`,
+      exp: Math.floor(Date.now() / 1000) + 60,
+    });
+    expect((await open(data!.signedUrl.replace(token, upload))).status).toBe(400);
 
     const many = await admin.from(id).createSignedUrls(["a.txt", "missing.txt"], 60);
     expect(many.data?.[0]).toMatchObject({ path: "a.txt", error: null });
