@@ -128,7 +128,7 @@ export async function listObjects(shards: Shards, bucketId: string, query: ListQ
       db
         .selectDistinct({ name: sql<string>`substr(${rest}, 1, instr(${rest}, '/') - 1)` })
         .from(files)
-        .where(and(where, sql`instr(${rest}, '/') > 0`))
+        .where(and(where, sql`instr(${rest}, '/') > 0`, eq(files.isUploaded, true)))
         .orderBy(sql`1`)
         .limit(window)
         .all(),
