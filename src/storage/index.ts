@@ -42,3 +42,4 @@ export { type ObjectTokenClaims, signObjectToken, verifyObjectToken } from "./pr
 export { storeStream } from "./r2-writer";
 export { forgetBucket, forgetFile } from "./record-cache";
 export { findBucket, findFileWithBucket, initialObjectKey, toWireFile } from "./records";
+export { appendResumable, cancelResumable, findResumable, MAX_CHUNK, startResumable } from "./resumable";

@@ -7,14 +7,15 @@ import { randomUuid } from "../lib/crypto";
 import { allows, type Caller } from "./access";
 import { bucketNotFound, fileNotFound, notAuthorized, StorageError } from "./errors";
 import { removeFile } from "./file-admin";
-import { bucketAnchor, mintFileId } from "./file-shards";
+import { bucketAnchor, mintFileId, type PlacedFile } from "./file-shards";
 import { decidedByHasura, hasuraDeleteFile, hasuraSyncFile } from "./hasura-permissions";
 import { claimPath, findObject, objectExists, releasePath } from "./object-paths";
 import { forgetFile } from "./record-cache";
 import { findBucket, type LocatedFile } from "./records";
-import { replaceFromPart } from "./replace";
-import { storeFileUnderHasura } from "./upload-hasura";
-import { publish, storeFile } from "./upload-records";
+import { replaceFromPart, replaceWithStored } from "./replace";
+import type { StoredContent } from "./store-content";
+import { recordUnderHasura, storeFileUnderHasura } from "./upload-hasura";
+import { discard, publish, reserve, storeFile } from "./upload-records";
 
 /**
  * Writes to objects addressed by bucket and path (object-paths.ts), over the same records, bytes, rules, limits,
@@ -36,6 +37,20 @@ async function bucketOf(deps: Deps, bucketId: string): Promise<BucketRow> {
   const bucket = await findBucket(deps.shards.home, bucketId);
   if (!bucket) throw bucketNotFound();
   return bucket;
+}
+
+/**
+ * Makes a new object's record visible. If D1 fails at that, the reservation goes with the bytes it names, as an
+ * upload's do (upload.ts): no record is left holding the path for the retry to run into.
+ */
+async function published(deps: Deps, placed: PlacedFile): Promise<FileRow> {
+  try {
+    const [file] = await publish(deps, [placed]);
+    return { ...placed.row, isUploaded: true, updatedAt: Date.parse(file!.updatedAt) };
+  } catch (error) {
+    await discard(deps, [{ placed }]);
+    throw error;
+  }
 }
 
 /**
@@ -63,11 +78,78 @@ async function createObject(
     const placed = decidedByHasura(deps.config)
       ? await storeFileUnderHasura(deps, bucket, body, entry, caller, () => id)
       : await storeFile(deps, bucket, bucket, body, entry, caller, () => id);
-    const [file] = await publish(deps, [placed]);
-    return { ...placed.row, isUploaded: true, updatedAt: Date.parse(file!.updatedAt) };
+    return await published(deps, placed);
   } catch (error) {
     await releasePath(deps.shards, owner, bucket.id, path);
     // The path's unique index refused the record: another upload took the path meanwhile.
+    if (error instanceof StorageError && error.status === 409) throw objectExists();
+    throw error;
+  }
+}
+
+/**
+ * A resumable upload's end: its bytes are in R2 under `key` already; a new file at `path` is recorded with them, or
+ * (`upsert`) the file there takes them. The same rules, ids, path claim and Hasura calls as an upload.
+ */
+export async function recordObject(
+  deps: Deps,
+  input: {
+    bucketId: string;
+    path: string;
+    caller: Caller;
+    upsert: boolean;
+    key: string;
+    stored: StoredContent;
+    metadata: Record<string, unknown> | null;
+  },
+): Promise<FileRow> {
+  const { bucketId, path, caller, key, stored, metadata } = input;
+  const bucket = await bucketOf(deps, bucketId);
+  const found = await findObject(deps.shards, bucketId, path);
+  if (found) {
+    if (!input.upsert) throw objectExists();
+    return replaceWithStored(deps, found, caller, key, stored, metadata ?? undefined);
+  }
+  if (!allows(bucket.rules.upload, caller)) throw notAuthorized();
+  const uploadedByUserId = caller.kind === "user" ? caller.id : null;
+  const id = uploadedByUserId ? mintFileId(uploadedByUserId, 0) : randomUuid();
+  const owner = { id, uploadedByUserId };
+  await claimPath(deps.shards, owner, bucket.id, path, deps.now());
+  try {
+    const name = nameOf(path);
+    const placed = decidedByHasura(deps.config)
+      ? await recordUnderHasura(
+          deps,
+          bucket,
+          { id, key, content: stored, filename: name },
+          { id, minted: false, name, metadata, path },
+          caller,
+        )
+      : await reserve(
+          deps,
+          bucket,
+          {
+            id,
+            bucketId: bucket.id,
+            name,
+            path,
+            size: stored.size,
+            mimeType: stored.mimeType,
+            etag: stored.etag,
+            objectKey: key,
+            isUploaded: false,
+            uploadedByUserId,
+            imageWidth: stored.image?.width ?? null,
+            imageHeight: stored.image?.height ?? null,
+            metadata,
+            createdAt: deps.now(),
+            updatedAt: deps.now(),
+          },
+          uploadedByUserId !== null,
+        );
+    return await published(deps, placed);
+  } catch (error) {
+    await releasePath(deps.shards, owner, bucket.id, path);
     if (error instanceof StorageError && error.status === 409) throw objectExists();
     throw error;
   }

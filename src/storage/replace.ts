@@ -86,6 +86,22 @@ function replaceKey(deps: Deps, found: LocatedFile, caller: Caller): string {
 }
 
 /**
+ * New bytes already in R2 under `key` (a resumable upload's) for a file found by its path: the update rule, then the
+ * same swap as every replace. `metadata` undefined keeps the file's.
+ */
+export async function replaceWithStored(
+  deps: Deps,
+  found: LocatedFile,
+  caller: Caller,
+  key: string,
+  stored: StoredContent,
+  metadata: Record<string, unknown> | undefined,
+): Promise<FileRow> {
+  replaceKey(deps, found, caller);
+  return swapContent(deps, found, caller, key, stored, { name: found.file.name, metadata });
+}
+
+/**
  * New bytes for a file found by its path (the Supabase face's upsert and `update`), from one body part: the same
  * rules, key and swap as replaceFile. `metadata` undefined keeps the file's.
  */

@@ -79,3 +79,35 @@ export const files = sqliteTable(
 
 export type BucketRow = typeof buckets.$inferSelect;
 export type FileRow = typeof files.$inferSelect;
+
+/**
+ * Resumable uploads under way (the Supabase face's TUS, src/faces/supabase/storage/resumable-routes.ts): where the
+ * bytes go in R2 (a multipart upload), how far they came, and the MD5 so far; the file's record is written when the
+ * last byte came. Each step moves `offset` by a conditional update, so two requests never both append at one offset.
+ */
+export const resumableUploads = sqliteTable("resumable_uploads", {
+  id: text("id").primaryKey(),
+  bucketId: text("bucket_id").notNull(),
+  path: text("path").notNull(),
+  /** The uploader (the file's owner), or null for the service role. */
+  ownerId: text("owner_id"),
+  upsert: integer("upsert", { mode: "boolean" }).notNull(),
+  length: integer("length").notNull(),
+  offset: integer("offset").notNull(),
+  /** The size of every part but the last (R2 wants them equal), fixed by the first. */
+  partSize: integer("part_size"),
+  /** The last part is in and R2 joined them: only the record is left to write (a retry writes it). */
+  completed: integer("completed", { mode: "boolean" }).notNull().default(false),
+  objectKey: text("object_key").notNull(),
+  r2UploadId: text("r2_upload_id").notNull(),
+  /** `[{partNumber, etag}]` so far. */
+  parts: text("parts", { mode: "json" }).$type<{ partNumber: number; etag: string }[]>().notNull(),
+  /** The MD5 state after `offset` bytes (src/lib/md5.ts). */
+  md5: text("md5").notNull(),
+  contentType: text("content_type").notNull(),
+  metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+export type ResumableUploadRow = typeof resumableUploads.$inferSelect;

@@ -89,7 +89,8 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
     .use(
       cors({
         origin: (origin, c) => appOrigin(origin, c),
-        // Storage's too: storage-js sends x-upsert, x-metadata, cache-control; downloads answer with ranges and ETags.
+        // Storage's too: storage-js sends x-upsert, x-metadata, cache-control; downloads answer with ranges and ETags;
+        // TUS speaks in headers of its own.
         allowHeaders: [
           "authorization",
           "apikey",
@@ -100,6 +101,10 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
           "x-metadata",
           "cache-control",
           "content-encoding",
+          "tus-resumable",
+          "upload-length",
+          "upload-metadata",
+          "upload-offset",
         ],
         exposeHeaders: [
           "x-sb-error-code",
@@ -109,6 +114,10 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
           "Content-Range",
           "Content-Disposition",
           "Last-Modified",
+          "Location",
+          "Tus-Resumable",
+          "Upload-Offset",
+          "Upload-Length",
         ],
         maxAge: 600,
       }),

@@ -7,6 +7,7 @@ import { rememberCaller } from "./caller";
 import { StorageApiError, storageErrorResponse } from "./errors";
 import { objectRoutes } from "./object-routes";
 import { storageCaller } from "./request";
+import { resumableRoutes } from "./resumable-routes";
 import { urlRoutes } from "./url-routes";
 
 /**
@@ -75,11 +76,14 @@ export function storageFaceApp(): Hono<AppEnv> {
   });
   storage.route("/", bucketRoutes);
   storage.route("/", urlRoutes);
+  storage.route("/", resumableRoutes);
   storage.route("/", objectRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in Storage's shape.
   storage.all("*", () => {
     throw new StorageApiError(404, "NotFound", "Not Found", "Route not found", 404);
   });
-  storage.onError((caught, c) => storageErrorResponse(c, caught));
+  storage.onError((caught, c) =>
+    storageErrorResponse(c, caught, c.req.path.includes("/storage/v1/upload/resumable")),
+  );
   return storage;
 }

@@ -117,9 +117,23 @@ function toStorageApiError(caught: unknown): StorageApiError {
   return new StorageApiError(500, "InternalError", "Internal", "Internal Server Error");
 }
 
-/** The answer to anything thrown under the face's storage: Storage's shape; a HEAD gets the status alone. */
-export function storageErrorResponse(c: Context<AppEnv>, caught: unknown): Response {
-  const error = toStorageApiError(caught);
+/**
+ * The answer to anything thrown under the face's storage: Storage's shape; a HEAD gets the status alone. `tus`: the
+ * HTTP status is the error's own (TUS clients act on 404, 409, 413), as Storage's TUS server answers.
+ */
+export function storageErrorResponse(c: Context<AppEnv>, caught: unknown, tus = false): Response {
+  const thrown = toStorageApiError(caught);
+  const error =
+    tus && thrown.httpStatus !== thrown.statusCode
+      ? new StorageApiError(
+          thrown.statusCode,
+          thrown.code,
+          thrown.error,
+          thrown.message,
+          thrown.statusCode,
+          thrown.headers,
+        )
+      : thrown;
   if (error.statusCode >= 500) logError(c.var.requestId, "supabase-storage", caught);
   const headers = new Headers({ "Cache-Control": "no-store", ...error.headers });
   if (c.req.method === "HEAD") return new Response(null, { status: error.httpStatus, headers });
