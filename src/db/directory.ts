@@ -1,4 +1,4 @@
-import { and, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import { sha256Hex } from "../lib/crypto";
 import type { Db } from "./client";
 import { shardOfRouted } from "./routed-ids";
@@ -26,7 +26,9 @@ export type DirectoryKind =
   | "refresh"
   | "ticket"
   | "session"
-  | "file";
+  | "file"
+  /** An object's key in its bucket (`<bucket>/<path>`), owned as its file is (storage/object-paths.ts). */
+  | "path";
 
 export interface DirectoryEntry {
   kind: DirectoryKind;
@@ -104,6 +106,18 @@ async function stillHolds(shards: Shards, userId: string, entry: DirectoryEntry)
     }
     case "file":
       return (await db.select(one).from(files).where(eq(files.id, entry.value)).get()) !== undefined;
+    case "path": {
+      // Bucket ids hold no `/`: the first one ends the bucket.
+      const cut = entry.value.indexOf("/");
+      const [bucketId, path] = [entry.value.slice(0, cut), entry.value.slice(cut + 1)];
+      return (
+        (await db
+          .select(one)
+          .from(files)
+          .where(and(eq(files.bucketId, bucketId), eq(files.path, path)))
+          .get()) !== undefined
+      );
+    }
     default:
       // Token hashes and imported tickets are random: two users never claim one. Their user being there is enough.
       return (await db.select(one).from(users).where(eq(users.id, userId)).get()) !== undefined;
@@ -202,10 +216,11 @@ export async function releaseEntries(
 /** Every key of a deleted user but their files' (after its shard row is gone). */
 export async function releaseUser(shards: Shards, userId: string): Promise<void> {
   if (shards.count === 1) return;
-  // Not their files' keys: a deleted user's files stay (with `uploadedByUserId` as it was), found by id as before.
+  // Not their files' keys (ids and paths): a deleted user's files stay (with `uploadedByUserId` as it was), found by
+  // id or path as before.
   await shards.home
     .delete(directory)
-    .where(and(eq(directory.userId, userId), ne(directory.kind, "file")))
+    .where(and(eq(directory.userId, userId), notInArray(directory.kind, ["file", "path"])))
     .run();
 }
 

@@ -31,7 +31,18 @@ export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
   if (admin.outcome === "right") return { kind: "admin" };
   const found = await presentedAccessToken(c);
   if (!found || "refused" in found) return { kind: "public" };
-  const { payload, token } = found;
+  return userCaller(c, found.payload, found.token);
+}
+
+/**
+ * The user of a verified access token (this API's, or one the Supabase face's GoTrue issued: both carry the Hasura
+ * claims), acting as `x-hasura-role` when its claims allow that role, else as their default role.
+ */
+export function userCaller(
+  c: Context<AppEnv>,
+  payload: { sub: string; [HASURA_NAMESPACE]?: Record<string, unknown> },
+  token: string,
+): Caller {
   const claims = payload[HASURA_NAMESPACE] ?? {};
   const allowed = Array.isArray(claims["x-hasura-allowed-roles"])
     ? (claims["x-hasura-allowed-roles"] as string[])
@@ -42,12 +53,13 @@ export async function identifyCaller(c: Context<AppEnv>): Promise<Caller> {
 }
 
 /**
- * Whether `caller` may act under `rule`. `owner` means the file's uploader; for an upload (no file yet) it means any
+ * Whether `caller` may act under `rule` (`none`: the admin only). `owner` means the file's uploader; for an upload (no file yet) it means any
  * signed-in user, who becomes the owner.
  */
 export function allows(rule: AccessRule, caller: Caller, ownerId?: string | null): boolean {
   if (caller.kind === "admin") return true;
   if (rule === "public") return true;
+  if (rule === "none") return false;
   if (rule === "authenticated") return caller.kind === "user";
   if (rule === "owner") return caller.kind === "user" && (ownerId === undefined || ownerId === caller.id);
   return rule.includes(caller.kind === "user" ? caller.role : PUBLIC_ROLE);

@@ -9,7 +9,7 @@ import { forgetBucket } from "./record-cache";
 /** Bucket administration (storage contract §2, improvement): settings and access rules, admin secret only. */
 
 const rule = z.union([
-  z.enum(["public", "authenticated", "owner"]),
+  z.enum(["public", "authenticated", "owner", "none"]),
   z.array(z.string().min(1).max(100)).min(1).max(50),
 ]);
 

@@ -1,6 +1,7 @@
+import type { Readable } from "node:stream";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { files } from "../db/schema";
+import { type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { metadataSchema } from "../lib/json-metadata";
@@ -10,7 +11,7 @@ import { decidedByHasura, hasuraReplaceFile, hasuraSyncFile } from "./hasura-per
 import { deleteVariants } from "./images/variants";
 import { multipartParts, readSmallPart } from "./multipart";
 import { forgetFile } from "./record-cache";
-import { findFileWithBucket, toWireFile, type WireFile } from "./records";
+import { findFileWithBucket, type LocatedFile, toWireFile, type WireFile } from "./records";
 import { type StoredContent, storeContent } from "./store-content";
 
 const replaceMetadata = z.object({
@@ -49,12 +50,7 @@ export async function replaceFile(
 ): Promise<WireFile> {
   const found = await findFileWithBucket(deps.shards, id);
   if (!found) throw fileNotFound();
-  const { file, bucket, db } = found;
-  const hasura = decidedByHasura(deps.config);
-  // Under Hasura, its update permission decides once the new bytes are known (it may check their type and size).
-  if (!hasura && !allows(bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
-  if (!file.isUploaded) throw replacedMeanwhile();
-  const key = `${bucket.id}/${file.id}/${randomUuid()}`;
+  const key = replaceKey(deps, found, caller);
   let entry: z.infer<typeof replaceMetadata> = {};
   let stored: (StoredContent & { filename: string }) | undefined;
   try {
@@ -64,7 +60,7 @@ export async function replaceFile(
       } else if (part.name === "metadata") {
         entry = parseReplaceMetadata(await readSmallPart(part.stream, 64 * 1024));
       } else if (part.name === "file" && !stored) {
-        stored = { ...(await storeContent(deps, bucket, key, part)), filename: part.filename };
+        stored = { ...(await storeContent(deps, found.bucket, key, part)), filename: part.filename };
       } else {
         part.stream.resume();
       }
@@ -75,7 +71,64 @@ export async function replaceFile(
     throw error;
   }
   if (!stored) throw badRequest("a file part is required");
-  const name = entry.name ?? (stored.filename || file.name);
+  const name = entry.name ?? (stored.filename || found.file.name);
+  return toWireFile(await swapContent(deps, found, caller, key, stored, { name, metadata: entry.metadata }));
+}
+
+/** The update rule (else 403), and the key the new bytes go to. Under Hasura, its permission decides later. */
+function replaceKey(deps: Deps, found: LocatedFile, caller: Caller): string {
+  const { file, bucket } = found;
+  if (!decidedByHasura(deps.config) && !allows(bucket.rules.update, caller, file.uploadedByUserId)) {
+    throw notAuthorized();
+  }
+  if (!file.isUploaded) throw replacedMeanwhile();
+  return `${bucket.id}/${file.id}/${randomUuid()}`;
+}
+
+/**
+ * New bytes already in R2 under `key` (a resumable upload's) for a file found by its path: the update rule, then the
+ * same swap as every replace. `metadata` undefined keeps the file's.
+ */
+export async function replaceWithStored(
+  deps: Deps,
+  found: LocatedFile,
+  caller: Caller,
+  key: string,
+  stored: StoredContent,
+  metadata: Record<string, unknown> | undefined,
+): Promise<FileRow> {
+  replaceKey(deps, found, caller);
+  return swapContent(deps, found, caller, key, stored, { name: found.file.name, metadata });
+}
+
+/**
+ * New bytes for a file found by its path (the Supabase face's upsert and `update`), from one body part: the same
+ * rules, key and swap as replaceFile. `metadata` undefined keeps the file's.
+ */
+export async function replaceFromPart(
+  deps: Deps,
+  found: LocatedFile,
+  caller: Caller,
+  part: { mimeType: string; stream: Readable },
+  metadata: Record<string, unknown> | undefined,
+): Promise<FileRow> {
+  const key = replaceKey(deps, found, caller);
+  const stored = await storeContent(deps, found.bucket, key, part);
+  return swapContent(deps, found, caller, key, stored, { name: found.file.name, metadata });
+}
+
+/** Hasura's say (under STORAGE_PERMISSIONS=hasura), then the compare-and-swap of the record onto the new bytes. */
+async function swapContent(
+  deps: Deps,
+  found: LocatedFile,
+  caller: Caller,
+  key: string,
+  stored: StoredContent,
+  entry: { name: string; metadata?: Record<string, unknown> | null },
+): Promise<FileRow> {
+  const { file, bucket, db } = found;
+  const { name } = entry;
+  const hasura = decidedByHasura(deps.config);
   if (hasura) {
     // Refused or unanswered: the new bytes go, and the record and its bytes are as they were.
     await hasuraReplaceFile(deps, caller, file.id, {
@@ -107,7 +160,7 @@ export async function replaceFile(
   forgetFile(file.id);
   if (!row) {
     await deps.env.FILES.delete(key);
-    const current = await findFileWithBucket(deps.shards, id);
+    const current = await findFileWithBucket(deps.shards, file.id);
     // The app's row took this replace's values: it goes back to the record that won (or went with the delete).
     if (hasura && current) await hasuraSyncFile(deps, current.file);
     throw current ? replacedMeanwhile() : fileNotFound();
@@ -116,5 +169,5 @@ export async function replaceFile(
   deps.background(
     Promise.all([deps.env.FILES.delete(file.objectKey), deleteVariants(deps.env.FILES, file.id, file.etag)]),
   );
-  return toWireFile(row);
+  return row;
 }

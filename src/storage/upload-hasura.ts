@@ -36,7 +36,7 @@ export async function storeFileUnderHasura(
   deps: Deps,
   bucket: BucketRow,
   part: { filename: string; mimeType: string; stream: Readable },
-  entry: { id?: string; name?: string; metadata?: Record<string, unknown> | null } | undefined,
+  entry: { id?: string; name?: string; metadata?: Record<string, unknown> | null; path?: string } | undefined,
   caller: Caller,
   newId: () => string,
 ): Promise<PlacedFile> {
@@ -75,7 +75,13 @@ export async function recordUnderHasura(
   deps: Deps,
   bucket: BucketRow,
   staged: StagedBytes,
-  file: { id: string; minted: boolean; name?: string; metadata?: Record<string, unknown> | null },
+  file: {
+    id: string;
+    minted: boolean;
+    name?: string;
+    metadata?: Record<string, unknown> | null;
+    path?: string;
+  },
   caller: Caller,
 ): Promise<PlacedFile> {
   const { id, metadata } = file;
@@ -113,6 +119,7 @@ export async function recordUnderHasura(
         objectKey: key,
         isUploaded: false,
         uploadedByUserId,
+        path: file.path ?? null,
         imageWidth: stored.image?.width ?? null,
         imageHeight: stored.image?.height ?? null,
         metadata: metadata ?? null,

@@ -81,13 +81,16 @@ export async function reserve(
   return { row, placement };
 }
 
-/** Stores one file part under a reserved id; on any failure the reservation and any bytes written go. */
+/**
+ * Stores one file part under a reserved id; on any failure the reservation and any bytes written go. `path`: the
+ * object's key in its bucket, for a file addressed by path (object-writes.ts); its unique index refuses a taken one.
+ */
 export async function storeFile(
   deps: Deps,
   bucket: BucketRow,
   rules: ContentRules,
   part: { filename: string; mimeType: string; stream: Readable },
-  entry: MetadataEntry | undefined,
+  entry: (MetadataEntry & { path?: string }) | undefined,
   caller: Caller,
   newId: () => string,
 ): Promise<PlacedFile> {
@@ -106,6 +109,7 @@ export async function storeFile(
       objectKey: initialObjectKey({ bucketId: bucket.id, id }),
       isUploaded: false,
       uploadedByUserId: caller.kind === "user" ? caller.id : null,
+      path: entry?.path ?? null,
       createdAt: now,
       updatedAt: now,
     },

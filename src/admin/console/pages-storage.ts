@@ -79,7 +79,7 @@ ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ""}
   <label>Presigned URL lifetime (seconds) <input type="number" name="downloadExpiration" min="1" value="${bucket.downloadExpiration}"></label>
   <fieldset><legend>Who may (public, authenticated, owner, or roles separated by commas)</legend>
   ${ruleField("upload", bucket.rules.upload)}${ruleField("read", bucket.rules.read)}${ruleField("update", bucket.rules.update)}${ruleField("delete", bucket.rules.delete)}
-  <p id="rule-hint" class="muted">owner: the uploader; roles: any of the caller's roles.</p></fieldset>
+  <p id="rule-hint" class="muted">owner: the uploader; none: the admin only; roles: any of the caller's roles.</p></fieldset>
   <button class="primary" type="submit">Save settings</button>
 </form>`,
   );

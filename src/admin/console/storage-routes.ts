@@ -45,7 +45,7 @@ async function settingsBody(c: Ctx) {
   const number = (name: string) => (text(name) === "" ? Number.NaN : Number(text(name)));
   const rule = (name: string) => {
     const value = text(`rule-${name}`);
-    return ["public", "authenticated", "owner"].includes(value)
+    return ["public", "authenticated", "owner", "none"].includes(value)
       ? value
       : value
           .split(",")

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Storage's tables: buckets and file records (the bytes are in R2). Every table is described in docs/storage-
@@ -8,9 +8,10 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Who may do what in a bucket (storage contract §4): per action, `public`, `authenticated`, `owner` (the file's
- * uploader) or a list of roles.
+ * uploader), `none` (the admin only: a bucket made through the Supabase face, as Supabase denies by default) or a
+ * list of roles.
  */
-export type AccessRule = "public" | "authenticated" | "owner" | string[];
+export type AccessRule = "public" | "authenticated" | "owner" | "none" | string[];
 export interface BucketRules {
   upload: AccessRule;
   read: AccessRule;
@@ -61,11 +62,52 @@ export const files = sqliteTable(
     isUploaded: integer("is_uploaded", { mode: "boolean" }).notNull().default(false),
     uploadedByUserId: text("uploaded_by_user_id"),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /**
+     * The object's key within its bucket when it is addressed by path (the Supabase face: `folder/cat.png`), unique
+     * per bucket; null for a file addressed by id only (the Nhost API's uploads). docs/decisions.md, Issue 43.
+     */
+    path: text("path"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("files_bucket_id").on(t.bucketId)],
+  (t) => [
+    index("files_bucket_id").on(t.bucketId),
+    // Unique and ordered: an object is found, and a folder listed, by a range of this index.
+    uniqueIndex("files_bucket_path").on(t.bucketId, t.path),
+  ],
 );
 
 export type BucketRow = typeof buckets.$inferSelect;
 export type FileRow = typeof files.$inferSelect;
+
+/**
+ * Resumable uploads under way (the Supabase face's TUS, src/faces/supabase/storage/resumable-routes.ts): where the
+ * bytes go in R2 (a multipart upload), how far they came, and the MD5 so far; the file's record is written when the
+ * last byte came. Each step moves `offset` by a conditional update, so two requests never both append at one offset.
+ */
+export const resumableUploads = sqliteTable("resumable_uploads", {
+  id: text("id").primaryKey(),
+  bucketId: text("bucket_id").notNull(),
+  path: text("path").notNull(),
+  /** The uploader (the file's owner), or null for the service role. */
+  ownerId: text("owner_id"),
+  upsert: integer("upsert", { mode: "boolean" }).notNull(),
+  length: integer("length").notNull(),
+  offset: integer("offset").notNull(),
+  /** The size of every part but the last (R2 wants them equal), fixed by the first. */
+  partSize: integer("part_size"),
+  /** The last part is in and R2 joined them: only the record is left to write (a retry writes it). */
+  completed: integer("completed", { mode: "boolean" }).notNull().default(false),
+  objectKey: text("object_key").notNull(),
+  r2UploadId: text("r2_upload_id").notNull(),
+  /** `[{partNumber, etag}]` so far. */
+  parts: text("parts", { mode: "json" }).$type<{ partNumber: number; etag: string }[]>().notNull(),
+  /** The MD5 state after `offset` bytes (src/lib/md5.ts). */
+  md5: text("md5").notNull(),
+  contentType: text("content_type").notNull(),
+  metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+export type ResumableUploadRow = typeof resumableUploads.$inferSelect;

@@ -20,6 +20,7 @@ import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSsoRoutes } from "./gotrue/sso-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
+import { storageFaceApp } from "./storage/app";
 
 /**
  * The Supabase face (contract supabase.md §1), mounted at `/supabase` so that `createClient("{origin}/supabase", key)`
@@ -100,10 +101,39 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
     .use(
       cors({
         origin: (origin, c) => appOrigin(origin, c),
-        allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "x-supabase-api-version"],
-        exposeHeaders: ["x-sb-error-code", "X-Supabase-Api-Version", "X-Request-Id"],
+        // Storage's too: storage-js sends x-upsert, x-metadata, cache-control; downloads answer with ranges and ETags;
+        // TUS speaks in headers of its own.
+        allowHeaders: [
+          "authorization",
+          "apikey",
+          "content-type",
+          "x-client-info",
+          "x-supabase-api-version",
+          "x-upsert",
+          "x-metadata",
+          "cache-control",
+          "content-encoding",
+          "tus-resumable",
+          "upload-length",
+          "upload-metadata",
+          "upload-offset",
+        ],
+        exposeHeaders: [
+          "x-sb-error-code",
+          "X-Supabase-Api-Version",
+          "X-Request-Id",
+          "ETag",
+          "Content-Range",
+          "Content-Disposition",
+          "Last-Modified",
+          "Location",
+          "Tus-Resumable",
+          "Upload-Offset",
+          "Upload-Length",
+        ],
         maxAge: 600,
       }),
     )
-    .route("/auth/v1", goTrueApp());
+    .route("/auth/v1", goTrueApp())
+    .route("/storage/v1", storageFaceApp());
 }

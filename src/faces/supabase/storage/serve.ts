@@ -1,0 +1,72 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../../http/app-env";
+import { deliverFile, findObject, readPolicy } from "../../../storage";
+import { callerOf } from "./caller";
+import { noSuchKey } from "./errors";
+import type { ObjectRef } from "./request";
+
+/**
+ * Downloads of objects, by the core's delivery (conditional requests, ranges, the image cache): found by path, then
+ * served by id. `authenticated`: the bucket's read rule decides (a file the caller may not read is not found);
+ * `public`: only a public bucket's; a signed URL: its token, checked before (its seconds left set the caching).
+ */
+export type Access = "authenticated" | "public" | { secondsLeft: number };
+
+/** Storage's transformation parameters as the core's (storage contract §3.4): width, height, quality, format. */
+const TRANSFORM = { width: "w", height: "h", quality: "q" } as const;
+
+/**
+ * The request the core serves: the path and conditional headers as sent, `download` as the core's attachment flag,
+ * and, on `render/image`, Storage's transformation in the core's parameters (`format` absent: the best format the
+ * client accepts, as Storage converts by default; `origin`: the file's own). `resize` is not taken: the core fits
+ * the image inside the box, Storage's `contain` (docs/supabase.md, "Storage").
+ */
+function coreRequest(c: Context<AppEnv>, transform: Record<string, string> | null): Request {
+  const url = new URL(c.req.url);
+  const target = new URL(url.origin + url.pathname);
+  if (url.searchParams.has("download")) target.searchParams.set("download", "true");
+  if (transform) {
+    for (const [name, core] of Object.entries(TRANSFORM)) {
+      const value = transform[name];
+      if (value) target.searchParams.set(core, value);
+    }
+    const format = transform.format ?? "auto";
+    if (format !== "origin") target.searchParams.set("f", format);
+  }
+  return new Request(target, { method: c.req.method, headers: c.req.raw.headers });
+}
+
+/** The query's transformation parameters (what storage-js appends), over a signed token's own. */
+export function transformOf(query: URLSearchParams, signed?: Record<string, string>): Record<string, string> {
+  const asked: Record<string, string> = {};
+  for (const name of ["width", "height", "quality", "format", "resize"]) {
+    const value = query.get(name);
+    if (value) asked[name] = value;
+  }
+  return { ...asked, ...signed };
+}
+
+export async function serveObject(
+  c: Context<AppEnv>,
+  ref: ObjectRef,
+  access: Access,
+  transform: Record<string, string> | null,
+): Promise<Response> {
+  const { deps } = c.var;
+  const caller = callerOf(c);
+  const found = await findObject(deps.shards, ref.bucketId, ref.path);
+  if (!found?.file.isUploaded) throw noSuchKey();
+  const request = coreRequest(c, transform);
+  if (access === "authenticated") return deliverFile(deps, request, found.file.id, readPolicy(caller));
+  if (access === "public") {
+    return deliverFile(deps, request, found.file.id, ({ bucket }) => {
+      if (bucket.rules.read !== "public") throw noSuchKey();
+      return { cacheControl: bucket.cacheControl, shared: true };
+    });
+  }
+  // The token is the credential (and the cache key): the answer is the same for whoever holds it.
+  return deliverFile(deps, request, found.file.id, () => ({
+    cacheControl: `max-age=${access.secondsLeft}`,
+    shared: true,
+  }));
+}

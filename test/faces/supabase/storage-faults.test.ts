@@ -1,0 +1,59 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { failingR2, failingShards } from "../../support/faults";
+import { STORAGE_FACE, storageClient, uniqueBucket } from "./storage-support";
+import { SECRET_KEY, supabaseService } from "./support";
+
+/**
+ * The face's Storage under D1 and R2 faults (contract supabase.md §1: faults of D1 or R2 are 503). Threat: a database
+ * or bucket fault answered as a 500 with its internals, or an upload half made (a record without its bytes, or the
+ * path taken by nothing) that the app cannot retry.
+ */
+
+const admin = storageClient(supabaseService(), SECRET_KEY).storage;
+
+const upload = (svc: ReturnType<typeof supabaseService>, bucketId: string, path: string) =>
+  svc.request("POST", `${STORAGE_FACE}/object/${bucketId}/${path}`, {
+    headers: { apikey: SECRET_KEY, "content-type": "text/plain" },
+    body: "bytes",
+  });
+
+describe("storage-js upload against the face under faults", () => {
+  it("upload: each D1 statement failing is Storage's 503 with Retry-After, and the retry uploads the file", async () => {
+    const id = uniqueBucket("faults");
+    await admin.createBucket(id);
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    expect((await upload(supabaseService(watched.bindings), id, "seen.txt")).status).toBe(200);
+    expect(watched.fault.seen.length).toBeGreaterThan(2);
+    for (let step = 0; step < watched.fault.seen.length; step++) {
+      const context = `step ${step}: ${watched.fault.seen[step]!.slice(0, 80)}`;
+      const path = `step-${step}.txt`;
+      const broken = supabaseService(failingShards(env, { after: step, times: 1 }).bindings);
+      const answer = await upload(broken, id, path);
+      if (answer.status !== 200) {
+        const text = await answer.text();
+        expect(answer.status, `${context}: ${text}`).toBe(503);
+        expect(Number(answer.headers.get("retry-after")), context).toBeGreaterThan(0);
+        expect(JSON.parse(text), context).toMatchObject({ statusCode: "503" });
+        expect(text, context).not.toMatch(/D1_ERROR|\bat \S+:\d+/);
+      }
+      // Whatever the fault left, the app's retry (upsert) stores the file, and it reads back whole.
+      const retried = await admin.from(id).upload(path, new File(["bytes"], path), { upsert: true });
+      expect(retried.error, context).toBeNull();
+      expect(await (await admin.from(id).download(path)).data!.text(), context).toBe("bytes");
+    }
+  });
+
+  it("upload and download: R2 failing is Storage's 503", async () => {
+    const id = uniqueBucket("r2");
+    await admin.createBucket(id);
+    await admin.from(id).upload("there.txt", new File(["x"], "there.txt"));
+    const broken = supabaseService({ FILES: failingR2(env.FILES).binding });
+    expect((await upload(broken, id, "new.txt")).status).toBe(503);
+    const download = await broken.request("GET", `${STORAGE_FACE}/object/${id}/there.txt`, {
+      headers: { apikey: SECRET_KEY },
+    });
+    expect(download.status).toBe(503);
+    expect(await download.json()).toMatchObject({ statusCode: "503" });
+  });
+});
