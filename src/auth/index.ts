@@ -21,10 +21,18 @@ export { proveEmail } from "./credential-reset";
 export { type DeviceName, deviceNameOf } from "./devices";
 export {
   changeUserEmail,
+  type LinkForm,
   type LinkRequest,
+  redeemExchangeCode,
   sendPasswordResetEmail,
   sendVerificationEmail,
   signInPasswordlessEmail,
+  signInPasswordlessSms,
+  type TicketType,
+  type VerifiedTicket,
+  verifyMailedCode,
+  verifySignInPasswordlessSms,
+  verifyTicket,
 } from "./links";
 // The per-account lockout (contract §13): its object (src/index.ts exports the class), an admin's unlock.
 export { type FactorLock, lockedFactors, SignInLockout, unlockAccount } from "./lockout";

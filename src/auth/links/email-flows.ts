@@ -7,7 +7,7 @@ import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest 
 import { beginSignIn, type SignInScope } from "../sign-in";
 import { resolveRedirectTo } from "../sign-up-options";
 import { findUserByEmail } from "../users";
-import { type LinkTarget, sendTicketMail } from "./ticket-mail";
+import { type LinkForm, type LinkTarget, sendTicketMail } from "./ticket-mail";
 
 /**
  * The flows that answer by mail. Where the contract asks for it, the answer does not tell whether the address has
@@ -26,12 +26,15 @@ export interface LinkRequest {
   codeChallenge?: string;
   /** A target the service minted for one of its own pages (`signOwnRedirect`), instead of `redirectTo`. */
   ownRedirect?: string;
+  /** The form of the link, for a face other than the Nhost API (ticket-mail.ts). */
+  form?: LinkForm;
 }
 
 function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
   return {
     redirectTo: request.ownRedirect ?? resolveRedirectTo(deps.config, request.redirectTo),
     codeChallenge: request.codeChallenge,
+    form: request.form,
   };
 }
 
@@ -72,6 +75,7 @@ export async function signInPasswordlessEmail(
   await sendTicketMail(deps, user, "passwordlessEmail", {
     redirectTo: ownRedirect ?? redirectTo,
     codeChallenge: request.codeChallenge,
+    form: scope.linkForm,
   });
 }
 

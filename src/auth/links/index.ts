@@ -10,5 +10,8 @@ export {
   signInPasswordlessEmail,
 } from "./email-flows";
 export { redeemExchangeCode } from "./exchange-codes";
-export { type LinkTarget, sendTicketMail } from "./ticket-mail";
-export { consumeTicket } from "./tickets";
+export { verifyMailedCode } from "./mailed-codes";
+export { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
+export { type LinkForm, type LinkTarget, sendTicketMail } from "./ticket-mail";
+export { consumeTicket, type TicketType } from "./tickets";
+export { type VerifiedTicket, verifyTicket } from "./verify-ticket";

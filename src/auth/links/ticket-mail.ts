@@ -1,8 +1,12 @@
 import type { UserRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { renderTemplate, type TemplateName } from "../../mail/templates";
+import type { LinkForm } from "../link-form";
 import { toWireUser } from "../users";
+import { issueMailedCode } from "./sent-codes";
 import { issueTicket, TICKET_TYPES, type TicketType } from "./tickets";
+
+export type { LinkForm };
 
 function templateValues(deps: Deps, user: UserRow, values: Record<string, string>): Record<string, string> {
   const { config } = deps;
@@ -23,6 +27,7 @@ async function sendTemplate(
   to: string,
   name: TemplateName,
   values: Record<string, string>,
+  faceData?: Record<string, unknown>,
 ) {
   const { config } = deps;
   const message = renderTemplate(
@@ -39,6 +44,7 @@ async function sendTemplate(
     ...(values.link ? { link: values.link } : {}),
     ...(values.code ? { code: values.code } : {}),
     user: toWireUser(user),
+    ...(faceData ? { faceData } : {}),
   };
   await deps.mailer.send({ to, ...message, about });
 }
@@ -47,6 +53,8 @@ async function sendTemplate(
 export interface LinkTarget {
   redirectTo: string;
   codeChallenge?: string;
+  /** The face's form of the link (none: the Nhost API's). */
+  form?: LinkForm;
 }
 
 /**
@@ -64,15 +72,25 @@ export async function sendTicketMail(
   if (!to) return;
   const kind = TICKET_TYPES[type];
   const ticket = await issueTicket(deps, user.id, type, target.codeChallenge);
+  const { form, redirectTo } = target;
   const link = new URL(deps.config.urls.auth("/verify"));
   link.searchParams.set("ticket", ticket);
   link.searchParams.set("type", kind.redirectType);
-  link.searchParams.set("redirectTo", target.redirectTo);
-  await sendTemplate(deps, user, to, kind.template, {
-    link: link.toString(),
-    ticket,
-    redirectTo: target.redirectTo,
-  });
+  link.searchParams.set("redirectTo", redirectTo);
+  const code = form?.withCode ? await issueMailedCode(deps, to, type, user.id) : undefined;
+  await sendTemplate(
+    deps,
+    user,
+    to,
+    kind.template,
+    {
+      link: form ? form.link(ticket, type, redirectTo) : link.toString(),
+      ticket,
+      redirectTo,
+      ...(code ? { code } : {}),
+    },
+    form?.hookData?.({ ticket, code, type, redirectTo }),
+  );
 }
 
 /** Mails a one-time sign-in code (`signin-otp`). */

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
 import { writeDeviceCookie } from "../devices";
+import type { LinkForm } from "../link-form";
 import type { AccessTokenMinter } from "../new-sessions";
 import type { Method } from "./method";
 
@@ -29,6 +30,8 @@ export interface SignInScope {
   readonly checked: Set<string>;
   /** The face's own access token (src/faces/supabase/: GoTrue's claims); none: the Nhost face's. */
   readonly minter?: AccessTokenMinter;
+  /** The face's own form of the links the flow mails (GoTrue's `/verify?token=…` and a code); none: Nhost's. */
+  readonly linkForm?: LinkForm;
 }
 
 /**
@@ -38,7 +41,11 @@ export interface SignInScope {
 export function signInScope(
   c: Context<AppEnv>,
   method: Method | null,
-  { signUp = false, minter }: { signUp?: boolean; minter?: AccessTokenMinter } = {},
+  {
+    signUp = false,
+    minter,
+    linkForm,
+  }: { signUp?: boolean; minter?: AccessTokenMinter; linkForm?: LinkForm } = {},
 ): SignInScope {
   if (method && !signUp) c.set("signInMethod", method);
   return {
@@ -58,5 +65,6 @@ export function signInScope(
     },
     checked: new Set(),
     minter,
+    linkForm,
   };
 }

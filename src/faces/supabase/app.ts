@@ -11,9 +11,11 @@ import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
+import { goTrueOtpRoutes } from "./gotrue/otp-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
+import { goTrueVerifyLinkRoutes } from "./gotrue/verify-link-routes";
 
 /**
  * The Supabase face (contract supabase.md §1), mounted at `/supabase` so that `createClient("{origin}/supabase", key)`
@@ -64,6 +66,8 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueSessionRoutes);
   auth.route("/", goTrueUserRoutes);
   auth.route("/", goTrueAdminRoutes);
+  auth.route("/", goTrueOtpRoutes);
+  auth.route("/", goTrueVerifyLinkRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");
