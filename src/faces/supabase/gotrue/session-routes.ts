@@ -17,6 +17,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { signInByIdToken } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { goTrueLinkForm } from "./mail-links";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
 import { goTrueSession, goTrueUser } from "./wire";
@@ -110,7 +111,12 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       );
     }
     await passSignUpChecks(deps, undefined, captchaOf(body));
-    const scope = signInScope(c, "email-password", { signUp: true, minter: signGoTrueToken });
+    // The confirmation mail in GoTrue's form (mail-links.ts).
+    const scope = signInScope(c, "email-password", {
+      signUp: true,
+      minter: signGoTrueToken,
+      linkForm: goTrueLinkForm(deps.config),
+    });
     const { session } = await signUpEmailPassword(scope, {
       email: body.email,
       password: body.password,
