@@ -21,10 +21,12 @@ export { proveEmail } from "./credential-reset";
 export { type DeviceName, deviceNameOf } from "./devices";
 export {
   changeUserEmail,
+  checkReauthenticationCode,
   type LinkForm,
   type LinkRequest,
   redeemExchangeCode,
   sendPasswordResetEmail,
+  sendReauthenticationCode,
   sendVerificationEmail,
   signInPasswordlessEmail,
   signInPasswordlessSms,

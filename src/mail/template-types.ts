@@ -4,6 +4,7 @@ export const TEMPLATE_NAMES = [
   "email-verify",
   "signin-passwordless",
   "signin-otp",
+  "reauthentication",
   "password-reset",
   "email-confirm-change",
   "org-invitation",

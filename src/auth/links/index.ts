@@ -11,6 +11,7 @@ export {
 } from "./email-flows";
 export { redeemExchangeCode } from "./exchange-codes";
 export { verifyMailedCode } from "./mailed-codes";
+export { checkReauthenticationCode, sendReauthenticationCode } from "./reauthentication";
 export { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
 export { type LinkForm, type LinkTarget, sendTicketMail } from "./ticket-mail";
 export { consumeTicket, type TicketType } from "./tickets";

@@ -93,7 +93,12 @@ export async function sendTicketMail(
   );
 }
 
-/** Mails a one-time sign-in code (`signin-otp`). */
-export async function sendCodeMail(deps: Deps, user: UserRow, code: string): Promise<void> {
-  if (user.email) await sendTemplate(deps, user, user.email, "signin-otp", { code });
+/** Mails a one-time code: a sign-in's (`signin-otp`), or a re-authentication's (`reauthentication`). */
+export async function sendCodeMail(
+  deps: Deps,
+  user: UserRow,
+  code: string,
+  template: "signin-otp" | "reauthentication" = "signin-otp",
+): Promise<void> {
+  if (user.email) await sendTemplate(deps, user, user.email, template, { code });
 }

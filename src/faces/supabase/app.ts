@@ -12,6 +12,7 @@ import { checkApiKey } from "./api-keys";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueOtpRoutes } from "./gotrue/otp-routes";
+import { goTrueReauthenticateRoutes } from "./gotrue/reauthenticate-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
@@ -68,6 +69,7 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueAdminRoutes);
   auth.route("/", goTrueOtpRoutes);
   auth.route("/", goTrueVerifyLinkRoutes);
+  auth.route("/", goTrueReauthenticateRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

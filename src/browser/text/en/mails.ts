@@ -17,6 +17,11 @@ export const mails = {
     text: "Hello ${displayName},\n\nYour sign-in code is ${code}. It is valid for ten minutes.\n",
     html: "<p>Hello ${displayName},</p><p>Your sign-in code is <strong>${code}</strong>. It is valid for ten minutes.</p>",
   },
+  reauthentication: {
+    subject: "Confirm it is you",
+    text: "Hello ${displayName},\n\nTo confirm it is you, enter this code: ${code}. It is valid for five minutes.\n\nIf you did not ask for it, someone may be using your account: change your password.\n",
+    html: "<p>Hello ${displayName},</p><p>To confirm it is you, enter this code: <strong>${code}</strong>. It is valid for five minutes.</p><p>If you did not ask for it, someone may be using your account: change your password.</p>",
+  },
   "password-reset": {
     subject: "Reset your password",
     text: "Hello ${displayName},\n\nUse this link to reset your password:\n${link}\n\nIf you did not ask for this, ignore this mail.\n",

@@ -16,6 +16,11 @@ export const mails: Mails = {
     text: "${displayName} 様\n\nログイン用コードは ${code} です。有効期限は10分です。\n",
     html: "<p>${displayName} 様</p><p>ログイン用コードは <strong>${code}</strong> です。有効期限は10分です。</p>",
   },
+  reauthentication: {
+    subject: "ご本人確認",
+    text: "${displayName} 様\n\nご本人確認のため、次のコードを入力してください: ${code}。有効期間は5分です。\n\nお心当たりがない場合は、第三者がアカウントを使用している可能性があります。パスワードを変更してください。\n",
+    html: "<p>${displayName} 様</p><p>ご本人確認のため、次のコードを入力してください: <strong>${code}</strong>。有効期間は5分です。</p><p>お心当たりがない場合は、第三者がアカウントを使用している可能性があります。パスワードを変更してください。</p>",
+  },
   "password-reset": {
     subject: "パスワードの再設定",
     text: "${displayName} 様\n\n次のリンクからパスワードを再設定してください。\n${link}\n\nお心当たりがない場合は、このメールを無視してください。\n",

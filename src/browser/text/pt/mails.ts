@@ -16,6 +16,11 @@ export const mails: Mails = {
     text: "Olá, ${displayName},\n\nSeu código de acesso é ${code}. Ele é válido por dez minutos.\n",
     html: "<p>Olá, ${displayName},</p><p>Seu código de acesso é <strong>${code}</strong>. Ele é válido por dez minutos.</p>",
   },
+  reauthentication: {
+    subject: "Confirme que é você",
+    text: "Olá ${displayName},\n\nPara confirmar que é você, introduza este código: ${code}. É válido durante cinco minutos.\n\nSe não o pediu, alguém pode estar a usar a sua conta: altere a sua palavra-passe.\n",
+    html: "<p>Olá ${displayName},</p><p>Para confirmar que é você, introduza este código: <strong>${code}</strong>. É válido durante cinco minutos.</p><p>Se não o pediu, alguém pode estar a usar a sua conta: altere a sua palavra-passe.</p>",
+  },
   "password-reset": {
     subject: "Redefina sua senha",
     text: "Olá, ${displayName},\n\nUse este link para redefinir sua senha:\n${link}\n\nSe você não pediu isso, ignore este e-mail.\n",
