@@ -5,6 +5,7 @@ export const TEMPLATE_NAMES = [
   "signin-passwordless",
   "signin-otp",
   "reauthentication",
+  "user-invitation",
   "password-reset",
   "email-confirm-change",
   "org-invitation",

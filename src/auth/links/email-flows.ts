@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { users } from "../../db/schema";
+import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
@@ -30,7 +30,7 @@ export interface LinkRequest {
   form?: LinkForm;
 }
 
-function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
+export function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
   return {
     redirectTo: request.ownRedirect ?? resolveRedirectTo(deps.config, request.redirectTo),
     codeChallenge: request.codeChallenge,
@@ -85,6 +85,12 @@ export async function signInPasswordlessEmail(
  */
 export async function changeUserEmail(deps: Deps, userId: string, newEmail: string, request: LinkRequest) {
   const target = linkTarget(deps, request);
+  const user = await recordEmailChange(deps, userId, newEmail);
+  await sendTicketMail(deps, user, "emailConfirmChange", target, user.newEmail);
+}
+
+/** The new address of an email change, recorded until its link is followed; refused when not allowed or taken. */
+export async function recordEmailChange(deps: Deps, userId: string, newEmail: string): Promise<UserRow> {
   const address = newEmail.toLowerCase();
   if (!isEmailAllowed(address, deps.config)) throw new AppError("invalid-email-password");
   if (await findUserByEmail(deps.shards, address)) throw new AppError("email-already-in-use");
@@ -96,5 +102,5 @@ export async function changeUserEmail(deps: Deps, userId: string, newEmail: stri
     .returning()
     .get();
   if (!user) throw new AppError("unauthorized");
-  await sendTicketMail(deps, user, "emailConfirmChange", target, address);
+  return user;
 }

@@ -11,8 +11,9 @@ export {
 } from "./email-flows";
 export { redeemExchangeCode } from "./exchange-codes";
 export { verifyMailedCode } from "./mailed-codes";
+export { mintEmailChangeLink, mintLink, sendInvitation } from "./operator-links";
 export { checkReauthenticationCode, sendReauthenticationCode } from "./reauthentication";
 export { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
-export { type LinkForm, type LinkTarget, sendTicketMail } from "./ticket-mail";
+export { type LinkForm, type LinkTarget, type MintedLink, sendTicketMail } from "./ticket-mail";
 export { consumeTicket, type TicketType } from "./tickets";
 export { type VerifiedTicket, verifyTicket } from "./verify-ticket";

@@ -57,10 +57,43 @@ export interface LinkTarget {
   form?: LinkForm;
 }
 
+/** A ticket just issued, its link in the form the caller asked for, and the code beside it when asked. */
+export interface MintedLink {
+  ticket: string;
+  link: string;
+  code?: string;
+}
+
 /**
- * Issues a ticket of `type` (replacing the user's previous one of that type) and mails its link
- * `{AUTH_SERVER_URL}/verify?ticket=…&type=…&redirectTo=…` (contract §8). `to` defaults to the user's email; the
- * email change confirmation goes to the new address.
+ * Issues a ticket of `type` (replacing the user's previous one of that type), and its link: the Nhost API's
+ * `{AUTH_SERVER_URL}/verify?ticket=…&type=…&redirectTo=…` (contract §8), or the face's form. `to` is where it will go
+ * (the code's object is per address).
+ */
+export async function mintTicketLink(
+  deps: Deps,
+  user: UserRow,
+  type: TicketType,
+  target: LinkTarget,
+  to: string,
+): Promise<MintedLink> {
+  const ticket = await issueTicket(deps, user.id, type, target.codeChallenge);
+  const { form, redirectTo } = target;
+  const link = new URL(deps.config.urls.auth("/verify"));
+  link.searchParams.set("ticket", ticket);
+  link.searchParams.set("type", TICKET_TYPES[type].redirectType);
+  link.searchParams.set("redirectTo", redirectTo);
+  const code = form?.withCode ? await issueMailedCode(deps, to, type, user.id) : undefined;
+  return {
+    ticket,
+    link: form ? form.link(ticket, type, redirectTo) : link.toString(),
+    ...(code ? { code } : {}),
+  };
+}
+
+/**
+ * Mails a new ticket's link (`mintTicketLink`). `to` defaults to the user's email; the email change confirmation
+ * goes to the new address. `template` replaces the ticket type's own (an operator's invitation is a magic link's
+ * ticket, worded as an invitation).
  */
 export async function sendTicketMail(
   deps: Deps,
@@ -68,28 +101,18 @@ export async function sendTicketMail(
   type: TicketType,
   target: LinkTarget,
   to: string | null = user.email,
+  template: TemplateName = TICKET_TYPES[type].template,
 ): Promise<void> {
   if (!to) return;
-  const kind = TICKET_TYPES[type];
-  const ticket = await issueTicket(deps, user.id, type, target.codeChallenge);
-  const { form, redirectTo } = target;
-  const link = new URL(deps.config.urls.auth("/verify"));
-  link.searchParams.set("ticket", ticket);
-  link.searchParams.set("type", kind.redirectType);
-  link.searchParams.set("redirectTo", redirectTo);
-  const code = form?.withCode ? await issueMailedCode(deps, to, type, user.id) : undefined;
+  const { ticket, link, code } = await mintTicketLink(deps, user, type, target, to);
+  const { redirectTo } = target;
   await sendTemplate(
     deps,
     user,
     to,
-    kind.template,
-    {
-      link: form ? form.link(ticket, type, redirectTo) : link.toString(),
-      ticket,
-      redirectTo,
-      ...(code ? { code } : {}),
-    },
-    form?.hookData?.({ ticket, code, type, redirectTo }),
+    template,
+    { link, ticket, redirectTo, ...(code ? { code } : {}) },
+    target.form?.hookData?.({ ticket, code, type, redirectTo }),
   );
 }
 

@@ -9,6 +9,7 @@ import { settleRefusal } from "../../http/refusal";
 import { MAX_JSON_BODY_BYTES } from "../../http/validation";
 import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
+import { goTrueAdminLinkRoutes } from "./gotrue/admin-link-routes";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueOtpRoutes } from "./gotrue/otp-routes";
@@ -70,6 +71,7 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueOtpRoutes);
   auth.route("/", goTrueVerifyLinkRoutes);
   auth.route("/", goTrueReauthenticateRoutes);
+  auth.route("/", goTrueAdminLinkRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

@@ -19,7 +19,7 @@ import { goTrueUser } from "./wire";
  * and a user is no admin.
  */
 
-async function requireServiceRole(c: Context<AppEnv>) {
+export async function requireServiceRole(c: Context<AppEnv>) {
   const key = await checkApiKey(c, c.var.config);
   const bearer = /^Bearer (\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const apikey = c.req.header("apikey") ?? bearer;
