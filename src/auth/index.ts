@@ -14,7 +14,9 @@ export {
   revokePersonalAccessToken,
   signInAnonymous,
   signInEmailPassword,
+  signInPhonePassword,
   signUpEmailPassword,
+  signUpPhonePassword,
 } from "./accounts";
 export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";

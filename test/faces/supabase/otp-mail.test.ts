@@ -160,17 +160,31 @@ describe("signInWithOtp and verifyOtp by email", () => {
     expect(mail.html).toContain(`<strong>${code}</strong>`);
   });
 
-  it("under PKCE the link lands with ?code= and no tokens (signInWithOtp with flowType pkce)", async () => {
+  it("under PKCE the link lands with ?code= and no tokens: the core's link exchange code, for the verifier's holder", async () => {
     const email = uniqueEmail("pkce");
     const supabase = supabaseClient(svc);
-    // The client's own flow type: its code_challenge goes with the request.
-    (supabase.auth as unknown as { flowType: string }).flowType = "pkce";
+    // The client's own flow type: its code_challenge goes with the request, its verifier stays in its storage.
+    const auth = supabase.auth as unknown as {
+      flowType: string;
+      storageKey: string;
+      storage: { getItem(key: string): Promise<string | null> | string | null };
+    };
+    auth.flowType = "pkce";
     expect(
       (await supabase.auth.signInWithOtp({ email, options: { emailRedirectTo: WELCOME } })).error,
     ).toBeNull();
     const { target } = await follow((await mailTo(email)).link);
-    expect(target.searchParams.get("code")).toBeTruthy();
+    const code = target.searchParams.get("code")!;
+    expect(code).toBeTruthy();
     expect(target.hash).toBe("");
+    // `POST /token?grant_type=pkce` (exchangeCodeForSession) redeems these codes through the core's
+    // redeemExchangeCode, as the Nhost API's `/token/exchange` does: the code is spent here by the latter.
+    const stored = JSON.parse(
+      String(await auth.storage.getItem(`${auth.storageKey}-code-verifier`)),
+    ) as string;
+    const verifier = stored.split("/")[0];
+    const exchanged = await svc.post("/token/exchange", { code, codeVerifier: verifier });
+    expect(exchanged.status).toBe(200);
   });
 });
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { PASSWORD } from "../../helpers";
 import { supabaseClient, supabaseService } from "./support";
 
 /**
  * The Supabase face's SMS codes (contract supabase.md §2), driven by the real `@supabase/supabase-js`:
  * `signInWithOtp({phone})`, `verifyOtp({phone, token, type: 'sms'})` and `resend({type: 'sms'})`, over the core's SMS
- * sign-in (its codes, caps and lockout). The development transport gives the texted code.
+ * sign-in (its codes, caps and lockout), and a phone number as a password's identifier (`signUp`, `signInWithPassword`). The development transport gives the texted code.
  */
 
 const svc = supabaseService({ AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" });
@@ -57,5 +58,50 @@ describe("signInWithOtp and verifyOtp by phone", () => {
       const old = await supabaseClient(svc).auth.verifyOtp({ phone: known, token: first, type: "sms" });
       expect(old.error).toMatchObject({ status: 403, code: "otp_expired" });
     }
+  });
+});
+
+describe("signUp and signInWithPassword with a phone number", () => {
+  it("signUp({phone, password}) texts a code and no session; verifyOtp confirms; then the password signs in", async () => {
+    const supabase = supabaseClient(svc);
+    const phone = uniquePhone();
+    const signedUp = await supabase.auth.signUp({
+      phone,
+      password: PASSWORD,
+      options: { data: { plan: "pro" } },
+    });
+    expect(signedUp.error).toBeNull();
+    expect(signedUp.data.session).toBeNull();
+    expect(signedUp.data.user).toMatchObject({ phone, user_metadata: { plan: "pro" } });
+    // Not proven yet: the password does not sign in.
+    const early = await supabase.auth.signInWithPassword({ phone, password: PASSWORD });
+    expect(early.error).toMatchObject({ status: 400, code: "phone_not_confirmed" });
+    const code = (await textedCode(phone))!;
+    expect((await supabase.auth.verifyOtp({ phone, token: code, type: "sms" })).error).toBeNull();
+    const signedIn = await supabaseClient(svc).auth.signInWithPassword({
+      phone: `+${phone}`,
+      password: PASSWORD,
+    });
+    expect(signedIn.error).toBeNull();
+    expect(signedIn.data.user?.phone).toBe(phone);
+    const wrong = await supabaseClient(svc).auth.signInWithPassword({ phone, password: "not the password" });
+    expect(wrong.error).toMatchObject({ status: 400, code: "invalid_credentials" });
+    // A taken number is GoTrue's 422.
+    const again = await supabaseClient(svc).auth.signUp({ phone, password: PASSWORD });
+    expect(again.error).toMatchObject({ status: 422, code: "phone_exists" });
+  });
+
+  it("a password set on a number its owner never proved does not survive the owner's first sign-in by code", async () => {
+    // Threat: account pre-hijacking. Someone signs up a number that is not theirs with a password and waits.
+    const phone = uniquePhone();
+    await supabaseClient(svc).auth.signUp({ phone, password: PASSWORD });
+    // The owner, later, signs in with a texted code (a sign-in code, not the sign-up's confirmation).
+    const owner = supabaseClient(svc);
+    await owner.auth.signInWithOtp({ phone });
+    expect(
+      (await owner.auth.verifyOtp({ phone, token: (await textedCode(phone))!, type: "sms" })).error,
+    ).toBeNull();
+    const intruder = await supabaseClient(svc).auth.signInWithPassword({ phone, password: PASSWORD });
+    expect(intruder.error).toMatchObject({ status: 400, code: "invalid_credentials" });
   });
 });

@@ -30,6 +30,7 @@ import {
   isMailType,
   MAIL_TYPES,
 } from "./mail-links";
+import { e164 } from "./phone";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
 import { goTrueSession } from "./wire";
@@ -79,9 +80,6 @@ const resendRequest = z.object({
 });
 
 const recoverRequest = z.object({ email, gotrue_meta_security: captcha, ...pkce });
-
-/** GoTrue takes a number with or without its `+`; the core keeps E.164. */
-const e164 = (number: string) => (number.startsWith("+") ? number : `+${number}`);
 
 /** The limits of the Nhost routes for the same sends and checks, by what the body names (contract §11). */
 function limitBy(bucketOfEmail: "EMAIL" | "BRUTE_FORCE", bucketOfPhone: "SMS" | "BRUTE_FORCE") {
