@@ -12,6 +12,7 @@ export {
 export { redeemExchangeCode } from "./exchange-codes";
 export { verifyMailedCode } from "./mailed-codes";
 export { mintEmailChangeLink, mintLink, sendInvitation } from "./operator-links";
+export { confirmPhoneChange, requestPhoneChange } from "./phone-change";
 export { checkReauthenticationCode, sendReauthenticationCode } from "./reauthentication";
 export { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
 export { type LinkForm, type LinkTarget, type MintedLink, sendTicketMail } from "./ticket-mail";

@@ -105,3 +105,38 @@ describe("signUp and signInWithPassword with a phone number", () => {
     expect(intruder.error).toMatchObject({ status: 400, code: "invalid_credentials" });
   });
 });
+
+describe("updateUser({phone}) and verifyOtp({type: 'phone_change'})", () => {
+  it("texts the new number a code; the number changes when it comes back, once; a taken number is 422", async () => {
+    const [before, after] = [uniquePhone(), uniquePhone()];
+    const supabase = supabaseClient(svc);
+    await supabase.auth.signInWithOtp({ phone: before });
+    await supabase.auth.verifyOtp({ phone: before, token: (await textedCode(before))!, type: "sms" });
+    const updated = await supabase.auth.updateUser({ phone: after });
+    expect(updated.error).toBeNull();
+    expect(updated.data.user).toMatchObject({ phone: before, new_phone: after });
+    const code = (await textedCode(after))!;
+    // Threat: a token of another type. The change's code is no sign-in code for the new number.
+    const asSignIn = await supabaseClient(svc).auth.verifyOtp({ phone: after, token: code, type: "sms" });
+    expect(asSignIn.error).toMatchObject({ status: 403, code: "otp_expired" });
+    const changed = await supabase.auth.verifyOtp({ phone: after, token: code, type: "phone_change" });
+    expect(changed.error).toBeNull();
+    expect(changed.data.user?.phone).toBe(after);
+    // Threat: replay.
+    const again = await supabaseClient(svc).auth.verifyOtp({
+      phone: after,
+      token: code,
+      type: "phone_change",
+    });
+    expect(again.error).toMatchObject({ status: 403, code: "otp_expired" });
+    // The number is the account's now: another account asking for it is refused, and nothing is texted.
+    const other = supabaseClient(svc);
+    const third = uniquePhone();
+    await other.auth.signInWithOtp({ phone: third });
+    await other.auth.verifyOtp({ phone: third, token: (await textedCode(third))!, type: "sms" });
+    expect((await other.auth.updateUser({ phone: after })).error).toMatchObject({
+      status: 422,
+      code: "phone_exists",
+    });
+  });
+});

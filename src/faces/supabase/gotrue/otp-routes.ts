@@ -2,6 +2,7 @@ import { type Context, Hono, type Next } from "hono";
 import { z } from "zod";
 import {
   changeUserEmail,
+  confirmPhoneChange,
   findUserByEmail,
   type Session,
   sendPasswordResetEmail,
@@ -138,8 +139,13 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
     if (body.token_hash && (body.email || body.phone)) {
       throw new GoTrueError(400, "validation_failed", "Only the token_hash and type should be provided");
     }
-    const scope = signInScope(c, body.type === "sms" ? "sms-otp" : "email-otp", { minter: signGoTrueToken });
+    const phoneType = body.type === "sms" || body.type === "phone_change";
+    const scope = signInScope(c, phoneType ? "sms-otp" : "email-otp", { minter: signGoTrueToken });
     try {
+      if (body.type === "phone_change" && body.token && body.phone) {
+        const result = await confirmPhoneChange(scope, { phoneNumber: e164(body.phone), code: body.token });
+        return c.json(goTrueSession(sessionOf(result), deps.now()));
+      }
       if (body.type === "sms" && body.token && body.phone) {
         const result = await verifySignInPasswordlessSms(scope, {
           phoneNumber: e164(body.phone),
@@ -206,7 +212,7 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
       throw new GoTrueError(
         400,
         "validation_failed",
-        "Changing the phone number on this face is not available yet",
+        "A phone change code is resent by calling updateUser({ phone }) again",
       );
     }
     return c.json({});

@@ -1,14 +1,20 @@
 import type { Context } from "hono";
-import { changeUserEmail, checkReauthenticationCode, userHasSecurityKey } from "../../../auth";
+import {
+  changeUserEmail,
+  checkReauthenticationCode,
+  requestPhoneChange as requestNumberChange,
+  userHasSecurityKey,
+} from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import type { Deps } from "../../../http/deps";
 import { GoTrueError } from "./errors";
 import { allowedRedirect, goTrueLinkForm } from "./mail-links";
+import { e164 } from "./phone";
 
 /**
- * `updateUser`'s sensitive changes (contract supabase.md §2): an email change, and the proof both it and a password
- * change need. The Nhost face asks for an elevated token (a security key) under `AUTH_REQUIRE_ELEVATED_CLAIM`; this
+ * `updateUser`'s sensitive changes (contract supabase.md §2): an email or phone change, and the proof they and a
+ * password change need. The Nhost face asks for an elevated token (a security key) under `AUTH_REQUIRE_ELEVATED_CLAIM`; this
  * face asks, in the same cases, for GoTrue's `nonce`: the code `reauthenticate` sent to the account's own verified
  * address or number (src/auth/links/reauthentication.ts).
  */
@@ -49,6 +55,19 @@ export async function requestEmailChange(
     form: goTrueLinkForm(config),
   });
   return email.toLowerCase();
+}
+
+/**
+ * The core's phone change: a code texted to the new number, which becomes the account's when
+ * `verifyOtp({phone: <new>, token, type: 'phone_change'})` brings it back. Anonymous users keep their way.
+ */
+export async function requestPhoneChange(
+  c: Context<AppEnv>,
+  user: { id: string; isAnonymous: boolean },
+  phone: string,
+): Promise<string> {
+  if (user.isAnonymous) throw new AppError("forbidden-anonymous");
+  return requestNumberChange(c.var.deps, user.id, e164(phone));
 }
 
 /** GoTrue's user fields of a pending email change. */

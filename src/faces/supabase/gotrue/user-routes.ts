@@ -13,7 +13,13 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bodyOf, signedIn } from "./request";
-import { emailChangePending, proofNeeded, proveNonce, requestEmailChange } from "./user-change";
+import {
+  emailChangePending,
+  proofNeeded,
+  proveNonce,
+  requestEmailChange,
+  requestPhoneChange,
+} from "./user-change";
 import { goTrueUser } from "./wire";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
@@ -36,22 +42,16 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     const { claims, user: current } = await signedIn(c);
     const body = await bodyOf(c, userUpdate);
     const { deps } = c.var;
-    if (body.phone) {
-      throw new GoTrueError(
-        400,
-        "validation_failed",
-        "Changing the phone number on this face is not available yet",
-      );
-    }
     // A reauthentication code (GET /reauthenticate) is this face's proof for a sensitive change (user-change.ts).
     if (body.nonce) await proveNonce(deps, claims.sub, body.nonce);
-    else if ((body.password || body.email) && (await proofNeeded(deps, claims.sub))) {
+    else if ((body.password || body.email || body.phone) && (await proofNeeded(deps, claims.sub))) {
       throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
     }
     let pending: string | undefined;
     if (body.email && body.email.toLowerCase() !== current.email) {
       pending = await requestEmailChange(c, current, body.email);
     }
+    const pendingPhone = body.phone ? await requestPhoneChange(c, current, body.phone) : undefined;
     if (body.password) {
       // The other sessions end, as on the Nhost face; this one stays.
       await changeUserPassword(
@@ -64,6 +64,7 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     return c.json({
       ...goTrueUser(toWireUser(user)),
       ...(pending ? emailChangePending(pending, deps.now()) : {}),
+      ...(pendingPhone ? { new_phone: pendingPhone.replace(/^\+/, "") } : {}),
     });
   })
   .post("/logout", async (c) => {
