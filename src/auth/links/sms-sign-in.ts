@@ -95,12 +95,13 @@ export async function verifySignInPasswordlessSms(
  * everything issued under it, so the one who chose it does not come along.
  */
 async function dropUnprovenPassword(deps: Deps, user: UserRow): Promise<UserRow> {
-  if (user.phoneNumberVerified || !user.passwordHash) return user;
+  // A proven address vouches for the password (`proveEmail` ran at its proof): only a number's own account is at stake.
+  if (user.phoneNumberVerified || !user.passwordHash || user.emailVerified) return user;
   const wiped = await deps.shards
     .ofUser(user.id)
     .update(users)
     .set({ passwordHash: null, passwordChangedAt: deps.now(), updatedAt: deps.now() })
-    .where(and(eq(users.id, user.id), eq(users.phoneNumberVerified, false)))
+    .where(and(eq(users.id, user.id), eq(users.phoneNumberVerified, false), eq(users.emailVerified, false)))
     .returning()
     .get();
   if (!wiped) return user;

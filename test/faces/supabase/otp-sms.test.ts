@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PASSWORD } from "../../helpers";
-import { supabaseClient, supabaseService } from "./support";
+import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
  * The Supabase face's SMS codes (contract supabase.md §2), driven by the real `@supabase/supabase-js`:
@@ -20,6 +20,13 @@ async function textedCode(phone: string): Promise<string | undefined> {
 }
 
 describe("signInWithOtp and verifyOtp by phone", () => {
+  it("GET /settings says the phone provider is on with the SMS sign-in", async () => {
+    const response = await svc.request("GET", `${FACE}/auth/v1/settings`, {
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(((await response.json()) as { external: { phone: boolean } }).external.phone).toBe(true);
+  });
+
   it("signInWithOtp({phone}) texts a code; verifyOtp({type: 'sms'}) signs the new user in, once", async () => {
     const supabase = supabaseClient(svc);
     const phone = uniquePhone();
