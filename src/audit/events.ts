@@ -12,6 +12,7 @@ export type AuditEventType =
   | "password.change"
   | "password.reset"
   | "email.change"
+  | "phone.change"
   | "mfa.enabled"
   | "mfa.disabled"
   | "security-key.added"

@@ -14,21 +14,39 @@ export {
   revokePersonalAccessToken,
   signInAnonymous,
   signInEmailPassword,
+  signInPhonePassword,
   signUpEmailPassword,
+  signUpPhonePassword,
 } from "./accounts";
 export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";
 export { type DeviceName, deviceNameOf } from "./devices";
 export {
   changeUserEmail,
+  checkReauthenticationCode,
+  confirmPhoneChange,
   type ExchangeRefusal,
   issueExchangeCode,
+  type LinkForm,
   type LinkRequest,
+  type MintedLink,
+  mintEmailChangeLink,
+  mintLink,
   orgOfCode,
+  redeemExchangeCode,
+  requestPhoneChange,
+  sendInvitation,
   sendPasswordResetEmail,
+  sendReauthenticationCode,
   sendVerificationEmail,
   signInPasswordlessEmail,
+  signInPasswordlessSms,
+  type TicketType,
   takeExchangeCode,
+  type VerifiedTicket,
+  verifyMailedCode,
+  verifySignInPasswordlessSms,
+  verifyTicket,
 } from "./links";
 // The per-account lockout (contract §13): its object (src/index.ts exports the class), an admin's unlock.
 export { type FactorLock, lockedFactors, SignInLockout, unlockAccount } from "./lockout";

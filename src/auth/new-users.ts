@@ -135,9 +135,10 @@ export interface PasswordlessRequest {
 
 /**
  * How a passwordless flow treats the address: `sign-in` finds or creates the account (contract §3.2, "creates the
- * user if absent"); `sign-up` (the `/signup/…` variants of client.md §15) refuses an address that has one.
+ * user if absent"); `sign-up` (the `/signup/…` variants of client.md §15) refuses an address that has one;
+ * `existing` (GoTrue's `shouldCreateUser: false`) only finds one, and an unknown address is answered as any other.
  */
-export type PasswordlessMode = "sign-in" | "sign-up";
+export type PasswordlessMode = "sign-in" | "sign-up" | "existing";
 
 /**
  * Finds the user of a passwordless flow, or creates it with the sign-up checks. `null` means "answer OK and send
@@ -154,6 +155,7 @@ async function findOrCreate(
   const existing = await find();
   if (existing && mode === "sign-up") throw taken();
   if (existing) return existing;
+  if (mode === "existing") return null;
   if (deps.config.signUp.disabled) {
     if (mode === "sign-up") throw new AppError("signup-disabled");
     return null;

@@ -17,6 +17,8 @@ export interface MailContext {
   code?: string;
   /** The User resource of the recipient. */
   user: unknown;
+  /** What the face that sent the mail adds to its hook's payload (GoTrue's `email_data`), top-level keys. */
+  faceData?: Record<string, unknown>;
 }
 
 /** The one interface every mail transport implements. A failed send rejects; it never pretends to succeed. */

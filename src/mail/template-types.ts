@@ -4,6 +4,8 @@ export const TEMPLATE_NAMES = [
   "email-verify",
   "signin-passwordless",
   "signin-otp",
+  "reauthentication",
+  "user-invitation",
   "password-reset",
   "email-confirm-change",
   "org-invitation",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CATALOGUES } from "../browser/text";
+import { CATALOGUES, type Language } from "../browser/text";
 import { ConfigError } from "../errors";
 import {
   type Catalog,
@@ -77,9 +77,15 @@ export function renderTemplate(
   if (!template) throw new Error(`mail template ${name} is missing`);
   const fill = (source: string, encode: (v: string) => string) =>
     source.replace(PLACEHOLDER, (whole, key: string) => (key in values ? encode(values[key]!) : whole));
+  // A link's mail that carries a code too (the Supabase face's, as GoTrue's do) says it in a line of the mail's
+  // language, unless the template places the code itself.
+  const codeLine =
+    values.code && !template.text.includes("${code}")
+      ? (CATALOGUES[locale as Language] ?? CATALOGUES[defaultLocale as Language] ?? CATALOGUES.en).mailCode
+      : undefined;
   return {
     subject: fill(template.subject, (v) => v),
-    text: fill(template.text, (v) => v),
-    html: fill(template.html, escapeHtml),
+    text: fill(template.text + (codeLine ? `\n${codeLine.text}\n` : ""), (v) => v),
+    html: fill(template.html + (codeLine?.html ?? ""), escapeHtml),
   };
 }

@@ -12,5 +12,6 @@ export {
   type PersonalAccessTokenFacts,
   revokePersonalAccessToken,
 } from "./pat";
+export { signInPhonePassword, signUpPhonePassword } from "./phone-password";
 export { signInEmailPassword } from "./sign-in";
 export { completeSignUp, signUpEmailPassword } from "./sign-up";

@@ -47,6 +47,7 @@ export async function signUpEmailPassword(
   return completeSignUp(scope, user, {
     redirectTo: input.ownRedirect ?? options.redirectTo,
     codeChallenge: input.codeChallenge,
+    form: scope.linkForm,
   });
 }
 

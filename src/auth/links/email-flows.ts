@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { users } from "../../db/schema";
+import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { isEmailAllowed } from "../../lib/email-access";
@@ -7,7 +7,7 @@ import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest 
 import { beginSignIn, type SignInScope } from "../sign-in";
 import { resolveRedirectTo } from "../sign-up-options";
 import { findUserByEmail } from "../users";
-import { type LinkTarget, sendTicketMail } from "./ticket-mail";
+import { type LinkForm, type LinkTarget, sendTicketMail } from "./ticket-mail";
 
 /**
  * The flows that answer by mail. Where the contract asks for it, the answer does not tell whether the address has
@@ -26,12 +26,15 @@ export interface LinkRequest {
   codeChallenge?: string;
   /** A target the service minted for one of its own pages (`signOwnRedirect`), instead of `redirectTo`. */
   ownRedirect?: string;
+  /** The form of the link, for a face other than the Nhost API (ticket-mail.ts). */
+  form?: LinkForm;
 }
 
-function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
+export function linkTarget(deps: Deps, request: LinkRequest): LinkTarget {
   return {
     redirectTo: request.ownRedirect ?? resolveRedirectTo(deps.config, request.redirectTo),
     codeChallenge: request.codeChallenge,
+    form: request.form,
   };
 }
 
@@ -72,6 +75,7 @@ export async function signInPasswordlessEmail(
   await sendTicketMail(deps, user, "passwordlessEmail", {
     redirectTo: ownRedirect ?? redirectTo,
     codeChallenge: request.codeChallenge,
+    form: scope.linkForm,
   });
 }
 
@@ -81,6 +85,12 @@ export async function signInPasswordlessEmail(
  */
 export async function changeUserEmail(deps: Deps, userId: string, newEmail: string, request: LinkRequest) {
   const target = linkTarget(deps, request);
+  const user = await recordEmailChange(deps, userId, newEmail);
+  await sendTicketMail(deps, user, "emailConfirmChange", target, user.newEmail);
+}
+
+/** The new address of an email change, recorded until its link is followed; refused when not allowed or taken. */
+export async function recordEmailChange(deps: Deps, userId: string, newEmail: string): Promise<UserRow> {
   const address = newEmail.toLowerCase();
   if (!isEmailAllowed(address, deps.config)) throw new AppError("invalid-email-password");
   if (await findUserByEmail(deps.shards, address)) throw new AppError("email-already-in-use");
@@ -92,5 +102,5 @@ export async function changeUserEmail(deps: Deps, userId: string, newEmail: stri
     .returning()
     .get();
   if (!user) throw new AppError("unauthorized");
-  await sendTicketMail(deps, user, "emailConfirmChange", target, address);
+  return user;
 }

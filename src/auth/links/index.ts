@@ -16,7 +16,13 @@ export {
   redeemExchangeCode,
   takeExchangeCode,
 } from "./exchange-codes";
+export { verifyMailedCode } from "./mailed-codes";
+export { mintEmailChangeLink, mintLink, sendInvitation } from "./operator-links";
+export { confirmPhoneChange, requestPhoneChange } from "./phone-change";
+export { checkReauthenticationCode, sendReauthenticationCode } from "./reauthentication";
 // The codes of a phone second factor's challenges (src/auth/mfa/factors.ts) live in the same objects.
 export { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
-export { type LinkTarget, sendTicketMail } from "./ticket-mail";
-export { consumeTicket } from "./tickets";
+export { signInPasswordlessSms, verifySignInPasswordlessSms } from "./sms-sign-in";
+export { type LinkForm, type LinkTarget, type MintedLink, sendTicketMail } from "./ticket-mail";
+export { consumeTicket, type TicketType } from "./tickets";
+export { type VerifiedTicket, verifyTicket } from "./verify-ticket";

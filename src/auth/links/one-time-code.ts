@@ -12,6 +12,8 @@ interface Challenge {
   codeHash: string;
   expiresAt: number;
   failures: number;
+  /** What the code is for, when its issuer named it (a mailed link's code: the ticket's type and user). */
+  tag?: string;
 }
 
 export type VerifyOutcome = "ok" | "invalid";
@@ -22,26 +24,31 @@ const KEY = "challenge";
 
 export class OneTimeCode extends DurableObject<Env> {
   /** A new code replaces the previous one and resets the count. */
-  issue(codeHash: string, expiresAt: number): void {
-    this.ctx.storage.kv.put<Challenge>(KEY, { codeHash, expiresAt, failures: 0 });
+  issue(codeHash: string, expiresAt: number, tag?: string): void {
+    this.ctx.storage.kv.put<Challenge>(KEY, { codeHash, expiresAt, failures: 0, ...(tag ? { tag } : {}) });
     void this.ctx.storage.setAlarm(expiresAt);
   }
 
   verify(codeHash: string, now: number): VerifyOutcome {
+    return this.redeem(codeHash, now) === null ? "invalid" : "ok";
+  }
+
+  /** As `verify`, answering the right code's tag (`""` when it has none) and null for every wrong one. */
+  redeem(codeHash: string, now: number): string | null {
     const kv = this.ctx.storage.kv;
     const challenge = kv.get<Challenge>(KEY);
     if (!challenge || challenge.expiresAt <= now) {
       kv.delete(KEY);
-      return "invalid";
+      return null;
     }
     if (timingSafeEqualString(challenge.codeHash, codeHash)) {
       kv.delete(KEY);
-      return "ok";
+      return challenge.tag ?? "";
     }
     const failures = challenge.failures + 1;
     if (failures >= MAX_FAILURES) kv.delete(KEY);
     else kv.put<Challenge>(KEY, { ...challenge, failures });
-    return "invalid";
+    return null;
   }
 
   override async alarm(): Promise<void> {

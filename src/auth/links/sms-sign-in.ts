@@ -1,13 +1,16 @@
+import { and, eq } from "drizzle-orm";
+import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
 import { smsCodeText } from "../../sms/templates";
+import { endOutstandingGrants } from "../credential-reset";
 import { beginAttempt } from "../lockout";
 import { findOrCreatePhoneUser, type PasswordlessMode, removeUser } from "../new-users";
 import { type SignInResult, type SignInScope, startSession } from "../sign-in";
 import type { SignUpOptions } from "../sign-up-options";
 import { findUserByPhoneNumber, markVerified, toWireUser } from "../users";
-import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
+import { issueOneTimeCode, redeemOneTimeCode } from "./sent-codes";
 
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 const scopeOf = (phoneNumber: string) => `sms-otp:${phoneNumber}`;
@@ -33,13 +36,15 @@ export async function signInPasswordlessSms(
   deps: Deps,
   input: { phoneNumber: string; options?: SignUpOptions },
   mode: PasswordlessMode,
+  /** `sign-up`: the code confirms the number of a sign-up with a password (accounts/phone-password.ts). */
+  purpose?: "sign-up",
 ): Promise<void> {
   if (!deps.config.passwordless.sms) throw new AppError("disabled-endpoint");
   const phoneNumber = e164(input.phoneNumber);
   const { user, created } = await findOrCreatePhoneUser(deps, phoneNumber, input.options, mode);
   if (!user || user.disabled) return;
   try {
-    const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS);
+    const code = await issueOneTimeCode(deps, scopeOf(phoneNumber), CODE_LIFETIME_MS, purpose);
     await deps.sms.send(phoneNumber, smsCodeText(user.locale, deps.config.locales.default, code), {
       template: "signin-passwordless-sms",
       locale: user.locale,
@@ -72,9 +77,34 @@ export async function verifySignInPasswordlessSms(
     { user, identifier: `phone:${phoneNumber}` },
     input.otp,
   );
-  const right = await checkOneTimeCode(deps, scopeOf(phoneNumber), input.otp);
-  await attempt.settle(right && user !== undefined);
-  if (!right || !user) throw new AppError("invalid-otp");
+  const purpose = await redeemOneTimeCode(deps, scopeOf(phoneNumber), input.otp);
+  await attempt.settle(purpose !== null && user !== undefined);
+  if (purpose === null || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  return startSession(scope, { user: await markVerified(deps, user, "phoneNumberVerified"), mfaGate: true });
+  const proven = purpose === "sign-up" ? user : await dropUnprovenPassword(deps, user);
+  return startSession(scope, {
+    user: await markVerified(deps, proven, "phoneNumberVerified"),
+    mfaGate: true,
+  });
+}
+
+/**
+ * The phone's account pre-hijacking (credential-reset.ts `proveEmail` for addresses): someone signs up a number that
+ * is not theirs with a password and waits; its owner later signs in with a texted code. A first proof of the number
+ * by a sign-in code (not the sign-up's own confirmation) drops a password set before the number was proven, and
+ * everything issued under it, so the one who chose it does not come along.
+ */
+async function dropUnprovenPassword(deps: Deps, user: UserRow): Promise<UserRow> {
+  // A proven address vouches for the password (`proveEmail` ran at its proof): only a number's own account is at stake.
+  if (user.phoneNumberVerified || !user.passwordHash || user.emailVerified) return user;
+  const wiped = await deps.shards
+    .ofUser(user.id)
+    .update(users)
+    .set({ passwordHash: null, passwordChangedAt: deps.now(), updatedAt: deps.now() })
+    .where(and(eq(users.id, user.id), eq(users.phoneNumberVerified, false), eq(users.emailVerified, false)))
+    .returning()
+    .get();
+  if (!wiped) return user;
+  await endOutstandingGrants(deps, user.id);
+  return wiped;
 }

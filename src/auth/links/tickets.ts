@@ -4,6 +4,7 @@ import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
+import type { LinkTicketType } from "../link-form";
 
 const HOUR = 3600 * 1000;
 
@@ -25,7 +26,7 @@ export const TICKET_TYPES = {
     redirectType: "emailConfirmChange",
     template: "email-confirm-change",
   },
-} as const;
+} as const satisfies Record<LinkTicketType, unknown>;
 
 export type TicketType = keyof typeof TICKET_TYPES;
 

@@ -10,7 +10,7 @@ import type { Session } from "../new-sessions";
 import { type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 import { issueExchangeCode } from "./exchange-codes";
-import { consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
+import { type ConsumedTicket, consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
 type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;
 
@@ -87,12 +87,26 @@ export type VerifiedTicket = { type: string } & (
 
 /**
  * `GET /verify` (contract §8): consumes the ticket atomically, applies its effect and starts a session, or, when
- * the app asked with a PKCE challenge, issues a code that `POST /token/exchange` turns into the session.
+ * the app asked with a PKCE challenge, issues a code that `POST /token/exchange` turns into the session. A face
+ * names the ticket types its call accepts (`accepted`: a ticket of another type is refused, not consumed), and
+ * whether a PKCE ticket still yields its code (`direct`: the ticket itself was posted, by whoever read the mail).
  */
-export async function verifyTicket(scope: SignInScope, ticket: string): Promise<VerifiedTicket> {
+export async function verifyTicket(
+  scope: SignInScope,
+  ticket: string,
+  { accepted, direct = false }: { accepted?: readonly TicketType[]; direct?: boolean } = {},
+): Promise<VerifiedTicket> {
   const { deps } = scope;
+  const type = ticket.slice(0, Math.max(0, ticket.indexOf(":")));
+  if (accepted && !(accepted as readonly string[]).includes(type)) throw new AppError("invalid-ticket");
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
+  return applyTicket(scope, direct ? { ...consumed, codeChallenge: null } : consumed);
+}
+
+/** What a consumed ticket (followed link, or its mailed code: mailed-codes.ts) does and yields. */
+export async function applyTicket(scope: SignInScope, consumed: ConsumedTicket): Promise<VerifiedTicket> {
+  const { deps } = scope;
   const owner = await findUserById(deps.shards, consumed.userId);
   const user = owner && (await EFFECTS[consumed.type](deps, owner));
   if (!user) throw new AppError("invalid-ticket");
@@ -100,6 +114,12 @@ export async function verifyTicket(scope: SignInScope, ticket: string): Promise<
   const type = TICKET_TYPES[consumed.type].redirectType;
   if (consumed.codeChallenge) {
     return { code: await issueExchangeCode(deps, user.id, consumed.codeChallenge), type };
+  }
+  // A face that steps sessions up afterwards (GoTrue's aal1, sign-in/scope.ts) gets a session short of the second
+  // factor, marked so by the pipeline; the Nhost face gets the TOTP step's ticket.
+  if (scope.secondFactorLater) {
+    const { session } = await startSession(scope, { user, mfaGate: true });
+    if (session) return { session, type };
   }
   if (user.activeMfaType === "totp") return { mfaTicket: await issueMfaTicket(deps, user.id), type };
   return { session: (await startSession(scope, { user })).session, type };

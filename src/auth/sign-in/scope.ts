@@ -3,6 +3,7 @@ import type { AppEnv } from "../../http/app-env";
 import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
 import { writeDeviceCookie } from "../devices";
+import type { LinkForm } from "../link-form";
 import type { AccessTokenMinter } from "../new-sessions";
 import type { Method } from "./method";
 
@@ -34,6 +35,8 @@ export interface SignInScope {
    * which the app steps up, instead of the Nhost face's `mfaTotp:` ticket (docs/decisions.md, "Issue 43: MFA").
    */
   readonly secondFactorLater?: boolean;
+  /** The face's own form of the links the flow mails (GoTrue's `/verify?token=…` and a code); none: Nhost's. */
+  readonly linkForm?: LinkForm;
 }
 
 /**
@@ -47,7 +50,13 @@ export function signInScope(
     signUp = false,
     minter,
     secondFactorLater = false,
-  }: { signUp?: boolean; minter?: AccessTokenMinter; secondFactorLater?: boolean } = {},
+    linkForm,
+  }: {
+    signUp?: boolean;
+    minter?: AccessTokenMinter;
+    secondFactorLater?: boolean;
+    linkForm?: LinkForm;
+  } = {},
 ): SignInScope {
   if (method && !signUp) c.set("signInMethod", method);
   return {
@@ -68,5 +77,6 @@ export function signInScope(
     checked: new Set(),
     minter,
     secondFactorLater,
+    linkForm,
   };
 }

@@ -9,17 +9,21 @@ import { settleRefusal } from "../../http/refusal";
 import { MAX_JSON_BODY_BYTES } from "../../http/validation";
 import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
+import { goTrueAdminLinkRoutes } from "./gotrue/admin-link-routes";
 import { goTrueAdminMfaRoutes } from "./gotrue/admin-mfa-routes";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueIdentityRoutes } from "./gotrue/identity-routes";
 import { goTrueMfaRoutes } from "./gotrue/mfa-routes";
 import { goTrueOAuthRoutes } from "./gotrue/oauth-routes";
+import { goTrueOtpRoutes } from "./gotrue/otp-routes";
 import { goTruePasskeyRoutes } from "./gotrue/passkey-routes";
+import { goTrueReauthenticateRoutes } from "./gotrue/reauthenticate-routes";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
 import { goTrueSsoRoutes } from "./gotrue/sso-routes";
 import { goTrueSystemRoutes } from "./gotrue/system-routes";
 import { goTrueUserRoutes } from "./gotrue/user-routes";
+import { goTrueVerifyLinkRoutes } from "./gotrue/verify-link-routes";
 import { storageFaceApp } from "./storage/app";
 
 /**
@@ -77,6 +81,10 @@ function goTrueApp(): Hono<AppEnv> {
   auth.route("/", goTrueSsoRoutes);
   auth.route("/", goTrueMfaRoutes);
   auth.route("/", goTrueAdminMfaRoutes);
+  auth.route("/", goTrueOtpRoutes);
+  auth.route("/", goTrueVerifyLinkRoutes);
+  auth.route("/", goTrueReauthenticateRoutes);
+  auth.route("/", goTrueAdminLinkRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in GoTrue's shape.
   auth.all("*", () => {
     throw new GoTrueError(404, "not_found", "Not found");

@@ -18,6 +18,8 @@ export function hookMailer(deps: HookDeps): Mailer {
         ...(about?.code ? { code: about.code } : {}),
         user: about?.user ?? null,
         message: { subject, text, html },
+        // A face's own fields (the Supabase face: GoTrue's `email_data` with `token`, `token_hash`, `redirect_to`).
+        ...about?.faceData,
       };
       const userId = (about?.user as { id?: string } | undefined)?.id ?? null;
       await callHook(deps, "SEND_EMAIL", payload, () => ({ outcome: "sent", value: null }), userId);

@@ -4,9 +4,9 @@ import type { SupabaseClient } from "@supabase/supabase-js";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
-import { PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
+import { mailbox, PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
 import { userD1 } from "../../support/shards";
-import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
+import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
  * auth-js's `mfa` namespace with TOTP (contract supabase.md §2, "Factors"), driven by the real supabase-js: enroll,
@@ -14,7 +14,11 @@ import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./suppor
  * session for a TOTP user's password sign-in, stepped up to aal2. One factor behind both faces.
  */
 
-const svc = supabaseService({ AUTH_MFA_ENABLED: "true", AUTH_MFA_TOTP_ISSUER: "Acme" });
+const svc = supabaseService({
+  AUTH_MFA_ENABLED: "true",
+  AUTH_MFA_TOTP_ISSUER: "Acme",
+  AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
+});
 const HASURA = "https://hasura.io/jwt/claims";
 
 const codeOf = (secret: string) => totpCode(decodeBase32IgnorePadding(secret), totpStep(Date.now()));
@@ -26,9 +30,11 @@ const forgetLastStep = (userId: string) =>
 const client = () => supabaseClient(svc, undefined, { "cf-connecting-ip": uniqueAddress() });
 
 /** A user signed up through the face, with a verified TOTP factor made through it. */
-async function userWithTotp(supabase: SupabaseClient = client()) {
-  const email = uniqueEmail("sbmfa");
-  const signedUp = await supabase.auth.signUp({ email, password: PASSWORD });
+async function userWithTotp(supabase: SupabaseClient = client(), existing?: string) {
+  const email = existing ?? uniqueEmail("sbmfa");
+  const signedUp = existing
+    ? await supabase.auth.signInWithPassword({ email, password: PASSWORD })
+    : await supabase.auth.signUp({ email, password: PASSWORD });
   expect(signedUp.error).toBeNull();
   const enrolled = await supabase.auth.mfa.enroll({ factorType: "totp", friendlyName: "phone app" });
   expect(enrolled.error).toBeNull();
@@ -126,6 +132,43 @@ describe("auth-js mfa with TOTP", () => {
     expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject({ aal: "aal2" });
     const nhostRefresh = await svc.post("/token", { refreshToken: refreshed.data.session!.refresh_token });
     expect(nhostRefresh.status).toBe(200);
+  });
+
+  // Threat: a way in that claims more than it proved. A mailed code or link gives a TOTP user an aal1 session that
+  // auth-js steps up (nextLevel aal2), never an aal2 one. (Its Hasura claims are the Nhost face's for the same
+  // magic link: the core asks no second factor after a mailed link on either face.)
+  it("signInWithOtp then verifyOtp, and the mailed link, give a TOTP user an aal1 session to step up", async () => {
+    // An address proven before TOTP was set up: a first proof by a mailed code would otherwise drop the factor (the
+    // pre-hijacking rule of src/auth/credential-reset.ts), which is not what this test is about.
+    const email = uniqueEmail("sbotpmfa");
+    const admin = supabaseClient(svc, SECRET_KEY);
+    expect(
+      (await admin.auth.admin.createUser({ email, password: PASSWORD, email_confirm: true })).error,
+    ).toBeNull();
+    await userWithTotp(client(), email);
+    const supabase = client();
+    expect(
+      (await supabase.auth.signInWithOtp({ email, options: { shouldCreateUser: false } })).error,
+    ).toBeNull();
+    const [mail] = await mailbox(svc, email);
+    const code = /(\d{6})\s*$/.exec(mail!.text.trim())![1]!;
+    const link = /(http\S+\/supabase\/auth\/v1\/verify\?\S+)/.exec(mail!.text)![1]!;
+    const verified = await supabase.auth.verifyOtp({ email, token: code, type: "email" });
+    expect(verified.error).toBeNull();
+    expect(decodeJwt(verified.data.session!.access_token)).toMatchObject({ aal: "aal1" });
+    expect((await supabase.auth.mfa.getAuthenticatorAssuranceLevel()).data).toMatchObject({
+      currentLevel: "aal1",
+      nextLevel: "aal2",
+    });
+
+    await supabase.auth.signInWithOtp({ email, options: { shouldCreateUser: false } });
+    const [second] = await mailbox(svc, email);
+    const secondLink = /(http\S+\/supabase\/auth\/v1\/verify\?\S+)/.exec(second!.text)![1]!;
+    expect(secondLink).not.toBe(link);
+    const landed = await svc.request("GET", secondLink);
+    expect(landed.status).toBe(303);
+    const fragment = new URLSearchParams(new URL(landed.headers.get("location")!).hash.slice(1));
+    expect(decodeJwt(fragment.get("access_token")!)).toMatchObject({ aal: "aal1" });
   });
 
   it("migration 0027 names an existing TOTP secret as a verified factor, which mfa.listFactors lists as it is", async () => {

@@ -16,6 +16,16 @@ export const mails: Mails = {
     text: "Hallo ${displayName},\n\nIhr Anmeldecode lautet ${code}. Er ist zehn Minuten gültig.\n",
     html: "<p>Hallo ${displayName},</p><p>Ihr Anmeldecode lautet <strong>${code}</strong>. Er ist zehn Minuten gültig.</p>",
   },
+  reauthentication: {
+    subject: "Bestätigen Sie, dass Sie es sind",
+    text: "Hallo ${displayName},\n\nUm zu bestätigen, dass Sie es sind, geben Sie diesen Code ein: ${code}. Er ist fünf Minuten gültig.\n\nWenn Sie ihn nicht angefordert haben, nutzt vielleicht jemand Ihr Konto: Ändern Sie Ihr Passwort.\n",
+    html: "<p>Hallo ${displayName},</p><p>Um zu bestätigen, dass Sie es sind, geben Sie diesen Code ein: <strong>${code}</strong>. Er ist fünf Minuten gültig.</p><p>Wenn Sie ihn nicht angefordert haben, nutzt vielleicht jemand Ihr Konto: Ändern Sie Ihr Passwort.</p>",
+  },
+  "user-invitation": {
+    subject: "Sie sind eingeladen",
+    text: "Hallo,\n\nSie wurden eingeladen, ein Konto mit ${email} anzulegen. Folgen Sie diesem Link, um die Einladung anzunehmen:\n${link}\n\nDer Link ist eine Stunde gültig. Wenn Sie diese Einladung nicht erwartet haben, ignorieren Sie diese E-Mail.\n",
+    html: '<p>Hallo,</p><p>Sie wurden eingeladen, ein Konto mit ${email} anzulegen. <a href="${link}">Einladung annehmen</a>.</p><p>Der Link ist eine Stunde gültig. Wenn Sie diese Einladung nicht erwartet haben, ignorieren Sie diese E-Mail.</p>',
+  },
   "password-reset": {
     subject: "Setzen Sie Ihr Passwort zurück",
     text: "Hallo ${displayName},\n\nmit diesem Link setzen Sie Ihr Passwort zurück:\n${link}\n\nWenn Sie das nicht angefordert haben, ignorieren Sie diese Nachricht.\n",

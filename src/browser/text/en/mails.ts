@@ -17,6 +17,16 @@ export const mails = {
     text: "Hello ${displayName},\n\nYour sign-in code is ${code}. It is valid for ten minutes.\n",
     html: "<p>Hello ${displayName},</p><p>Your sign-in code is <strong>${code}</strong>. It is valid for ten minutes.</p>",
   },
+  reauthentication: {
+    subject: "Confirm it is you",
+    text: "Hello ${displayName},\n\nTo confirm it is you, enter this code: ${code}. It is valid for five minutes.\n\nIf you did not ask for it, someone may be using your account: change your password.\n",
+    html: "<p>Hello ${displayName},</p><p>To confirm it is you, enter this code: <strong>${code}</strong>. It is valid for five minutes.</p><p>If you did not ask for it, someone may be using your account: change your password.</p>",
+  },
+  "user-invitation": {
+    subject: "You are invited",
+    text: "Hello,\n\nYou have been invited to create an account with ${email}. Follow this link to accept:\n${link}\n\nThe link is valid for one hour. If you did not expect this invitation, ignore this mail.\n",
+    html: '<p>Hello,</p><p>You have been invited to create an account with ${email}. <a href="${link}">Accept the invitation</a>.</p><p>The link is valid for one hour. If you did not expect this invitation, ignore this mail.</p>',
+  },
   "password-reset": {
     subject: "Reset your password",
     text: "Hello ${displayName},\n\nUse this link to reset your password:\n${link}\n\nIf you did not ask for this, ignore this mail.\n",

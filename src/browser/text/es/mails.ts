@@ -16,6 +16,16 @@ export const mails: Mails = {
     text: "Hola, ${displayName}:\n\nTu código de inicio de sesión es ${code}. Es válido durante diez minutos.\n",
     html: "<p>Hola, ${displayName}:</p><p>Tu código de inicio de sesión es <strong>${code}</strong>. Es válido durante diez minutos.</p>",
   },
+  reauthentication: {
+    subject: "Confirma que eres tú",
+    text: "Hola ${displayName},\n\nPara confirmar que eres tú, introduce este código: ${code}. Es válido durante cinco minutos.\n\nSi no lo has pedido, puede que alguien esté usando tu cuenta: cambia tu contraseña.\n",
+    html: "<p>Hola ${displayName},</p><p>Para confirmar que eres tú, introduce este código: <strong>${code}</strong>. Es válido durante cinco minutos.</p><p>Si no lo has pedido, puede que alguien esté usando tu cuenta: cambia tu contraseña.</p>",
+  },
+  "user-invitation": {
+    subject: "Te han invitado",
+    text: "Hola,\n\nTe han invitado a crear una cuenta con ${email}. Sigue este enlace para aceptar:\n${link}\n\nEl enlace es válido durante una hora. Si no esperabas esta invitación, ignora este correo.\n",
+    html: '<p>Hola,</p><p>Te han invitado a crear una cuenta con ${email}. <a href="${link}">Acepta la invitación</a>.</p><p>El enlace es válido durante una hora. Si no esperabas esta invitación, ignora este correo.</p>',
+  },
   "password-reset": {
     subject: "Restablece tu contraseña",
     text: "Hola, ${displayName}:\n\nUsa este enlace para restablecer tu contraseña:\n${link}\n\nSi no lo pediste, ignora este correo.\n",

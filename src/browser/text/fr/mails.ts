@@ -16,6 +16,16 @@ export const mails: Mails = {
     text: "Bonjour ${displayName},\n\nVotre code de connexion est ${code}. Il est valable dix minutes.\n",
     html: "<p>Bonjour ${displayName},</p><p>Votre code de connexion est <strong>${code}</strong>. Il est valable dix minutes.</p>",
   },
+  reauthentication: {
+    subject: "Confirmez que c'est bien vous",
+    text: "Bonjour ${displayName},\n\nPour confirmer que c'est bien vous, saisissez ce code : ${code}. Il est valable cinq minutes.\n\nSi vous ne l'avez pas demandé, quelqu'un utilise peut-être votre compte : changez votre mot de passe.\n",
+    html: "<p>Bonjour ${displayName},</p><p>Pour confirmer que c'est bien vous, saisissez ce code : <strong>${code}</strong>. Il est valable cinq minutes.</p><p>Si vous ne l'avez pas demandé, quelqu'un utilise peut-être votre compte : changez votre mot de passe.</p>",
+  },
+  "user-invitation": {
+    subject: "Vous êtes invité",
+    text: "Bonjour,\n\nVous avez été invité à créer un compte avec ${email}. Suivez ce lien pour accepter :\n${link}\n\nLe lien est valable une heure. Si vous n’attendiez pas cette invitation, ignorez ce message.\n",
+    html: '<p>Bonjour,</p><p>Vous avez été invité à créer un compte avec ${email}. <a href="${link}">Accepter l’invitation</a>.</p><p>Le lien est valable une heure. Si vous n’attendiez pas cette invitation, ignorez ce message.</p>',
+  },
   "password-reset": {
     subject: "Réinitialisez votre mot de passe",
     text: "Bonjour ${displayName},\n\nUtilisez ce lien pour réinitialiser votre mot de passe :\n${link}\n\nSi vous n'êtes pas à l'origine de cette demande, ignorez ce message.\n",

@@ -16,6 +16,16 @@ export const mails: Mails = {
     text: "Olá, ${displayName},\n\nSeu código de acesso é ${code}. Ele é válido por dez minutos.\n",
     html: "<p>Olá, ${displayName},</p><p>Seu código de acesso é <strong>${code}</strong>. Ele é válido por dez minutos.</p>",
   },
+  reauthentication: {
+    subject: "Confirme que é você",
+    text: "Olá ${displayName},\n\nPara confirmar que é você, introduza este código: ${code}. É válido durante cinco minutos.\n\nSe não o pediu, alguém pode estar a usar a sua conta: altere a sua palavra-passe.\n",
+    html: "<p>Olá ${displayName},</p><p>Para confirmar que é você, introduza este código: <strong>${code}</strong>. É válido durante cinco minutos.</p><p>Se não o pediu, alguém pode estar a usar a sua conta: altere a sua palavra-passe.</p>",
+  },
+  "user-invitation": {
+    subject: "Foi convidado",
+    text: "Olá,\n\nFoi convidado a criar uma conta com ${email}. Siga esta ligação para aceitar:\n${link}\n\nA ligação é válida durante uma hora. Se não esperava este convite, ignore este e-mail.\n",
+    html: '<p>Olá,</p><p>Foi convidado a criar uma conta com ${email}. <a href="${link}">Aceitar o convite</a>.</p><p>A ligação é válida durante uma hora. Se não esperava este convite, ignore este e-mail.</p>',
+  },
   "password-reset": {
     subject: "Redefina sua senha",
     text: "Olá, ${displayName},\n\nUse este link para redefinir sua senha:\n${link}\n\nSe você não pediu isso, ignore este e-mail.\n",

@@ -15,7 +15,7 @@ export const goTrueSystemRoutes = new Hono<AppEnv>()
     return c.json({
       external: {
         email: true,
-        phone: false,
+        phone: config.passwordless.sms,
         anonymous_users: config.passwordless.anonymous,
         ...Object.fromEntries(Object.keys(config.providers.enabled).map((name) => [name, true])),
       },

@@ -16,6 +16,13 @@ import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { factorsField } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
+import {
+  emailChangePending,
+  proofNeeded,
+  proveNonce,
+  requestEmailChange,
+  requestPhoneChange,
+} from "./user-change";
 import { goTrueUser } from "./wire";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
@@ -46,19 +53,17 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     const { claims, user: current } = await signedIn(c);
     const body = await bodyOf(c, userUpdate);
     const { deps } = c.var;
-    if (body.email || body.phone) {
-      throw new GoTrueError(
-        400,
-        "validation_failed",
-        "Changing the email or phone on this face is not available yet",
-      );
+    // A reauthentication code (GET /reauthenticate) is this face's proof for a sensitive change (user-change.ts).
+    if (body.nonce) await proveNonce(deps, claims.sub, body.nonce);
+    else if ((body.password || body.email || body.phone) && (await proofNeeded(deps, claims.sub))) {
+      throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
     }
+    let pending: string | undefined;
+    if (body.email && body.email.toLowerCase() !== current.email) {
+      pending = await requestEmailChange(c, current, body.email);
+    }
+    const pendingPhone = body.phone ? await requestPhoneChange(c, current, body.phone) : undefined;
     if (body.password) {
-      // A password change under `AUTH_REQUIRE_ELEVATED_CLAIM=required` needs a fresh proof; this face's
-      // reauthentication is not there yet, so it is refused rather than let through without one.
-      if (deps.config.elevation === "required") {
-        throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
-      }
       // The other sessions end, as on the Nhost face; this one stays.
       await changeUserPassword(
         deps,
@@ -67,7 +72,11 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
       );
     }
     const user = body.data ? await mergeOwnMetadata(deps, claims.sub, body.data) : current;
-    return c.json(goTrueUser(toWireUser(user)));
+    return c.json({
+      ...goTrueUser(toWireUser(user)),
+      ...(pending ? emailChangePending(pending, deps.now()) : {}),
+      ...(pendingPhone ? { new_phone: pendingPhone.replace(/^\+/, "") } : {}),
+    });
   })
   .post("/logout", async (c) => {
     const { claims } = await signedIn(c);

@@ -1,0 +1,55 @@
+import { and, eq, gt } from "drizzle-orm";
+import { tickets } from "../../db/schema";
+import { AppError } from "../../errors";
+import { beginAttempt } from "../lockout";
+import type { SignInScope } from "../sign-in";
+import { findUserByEmail } from "../users";
+import { mailedCodeScope, redeemOneTimeCode } from "./sent-codes";
+import type { TicketType } from "./tickets";
+import { applyTicket, type VerifiedTicket } from "./verify-ticket";
+
+/**
+ * The six-digit code a link's mail carries beside the link when a face asks for it (GoTrue's mails carry both: an
+ * app may link its own page, or ask for the code). The code is a second way to the same ticket, never a second
+ * ticket: it is good only while the ticket is, and redeeming it consumes the ticket, so the link and the code are
+ * one credential, spent once whichever is used. The code's object (a `OneTimeCode` per address mailed to) holds its
+ * HMAC, its 5-try cap and, as its tag, the ticket's type and user: a code answers for the mail it was sent in
+ * (issued by sent-codes.ts `issueMailedCode`).
+ */
+
+/**
+ * The code mailed to `address`, for a ticket of one of the `accepted` types: the ticket's effect and session as
+ * following its link would give (`applyTicket`, PKCE aside: whoever holds the code read the mail). Wrong, expired,
+ * used, exhausted and other-type codes are all 400 `invalid-otp`; each try counts against the account's lockout
+ * before the code is looked at, as the email sign-in code's does.
+ */
+export async function verifyMailedCode(
+  scope: SignInScope,
+  input: { address: string; code: string; accepted: readonly TicketType[] },
+): Promise<VerifiedTicket> {
+  const { deps } = scope;
+  const address = input.address.toLowerCase();
+  const user = await findUserByEmail(deps.shards, address);
+  const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${address}` }, input.code);
+  const tag = await redeemOneTimeCode(deps, mailedCodeScope(address), input.code);
+  const [type, userId] = tag?.split(":") ?? [];
+  const fits = (input.accepted as readonly string[]).includes(type ?? "") && userId !== undefined;
+  // The ticket, consumed in one statement: the link already followed leaves the code nothing to redeem.
+  const row = fits
+    ? await deps.shards
+        .ofUser(userId)
+        .delete(tickets)
+        .where(
+          and(
+            eq(tickets.userId, userId),
+            eq(tickets.type, type as TicketType),
+            gt(tickets.expiresAt, deps.now()),
+          ),
+        )
+        .returning({ userId: tickets.userId })
+        .get()
+    : undefined;
+  await attempt.settle(row !== undefined);
+  if (!row) throw new AppError("invalid-otp");
+  return applyTicket(scope, { userId: row.userId, type: type as TicketType, codeChallenge: null });
+}

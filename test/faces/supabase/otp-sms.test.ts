@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { PASSWORD } from "../../helpers";
+import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
+
+/**
+ * The Supabase face's SMS codes (contract supabase.md §2), driven by the real `@supabase/supabase-js`:
+ * `signInWithOtp({phone})`, `verifyOtp({phone, token, type: 'sms'})` and `resend({type: 'sms'})`, over the core's SMS
+ * sign-in (its codes, caps and lockout), and a phone number as a password's identifier (`signUp`, `signInWithPassword`). The development transport gives the texted code.
+ */
+
+const svc = supabaseService({ AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" });
+
+/** A fresh US number, as GoTrue takes it: without its `+` (555-01xx numbers are reserved for fiction). */
+const uniquePhone = () => `1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+
+async function textedCode(phone: string): Promise<string | undefined> {
+  const response = await svc.get(`/dev/sms?to=${encodeURIComponent(`+${phone}`)}`);
+  const [sms] = (await response.json()) as { body: string }[];
+  return sms && /\b(\d{6})\b/.exec(sms.body)?.[1];
+}
+
+describe("signInWithOtp and verifyOtp by phone", () => {
+  it("GET /settings says the phone provider is on with the SMS sign-in", async () => {
+    const response = await svc.request("GET", `${FACE}/auth/v1/settings`, {
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(((await response.json()) as { external: { phone: boolean } }).external.phone).toBe(true);
+  });
+
+  it("signInWithOtp({phone}) texts a code; verifyOtp({type: 'sms'}) signs the new user in, once", async () => {
+    const supabase = supabaseClient(svc);
+    const phone = uniquePhone();
+    expect(
+      (await supabase.auth.signInWithOtp({ phone, options: { data: { plan: "pro" } } })).error,
+    ).toBeNull();
+    const code = (await textedCode(phone))!;
+    const verified = await supabase.auth.verifyOtp({ phone, token: code, type: "sms" });
+    expect(verified.error).toBeNull();
+    expect(verified.data.user).toMatchObject({ phone, user_metadata: { plan: "pro" } });
+    expect(verified.data.user?.phone_confirmed_at).toBeTruthy();
+    expect(verified.data.session?.token_type).toBe("bearer");
+    // Threat: replay of the code.
+    const again = await supabaseClient(svc).auth.verifyOtp({ phone, token: code, type: "sms" });
+    expect(again.error).toMatchObject({ status: 403, code: "otp_expired" });
+  });
+
+  it("shouldCreateUser: false and resend({type: 'sms'}) answer an unknown number as a known one and text nothing", async () => {
+    const supabase = supabaseClient(svc);
+    const unknown = uniquePhone();
+    expect(
+      (await supabase.auth.signInWithOtp({ phone: unknown, options: { shouldCreateUser: false } })).error,
+    ).toBeNull();
+    expect((await supabase.auth.resend({ type: "sms", phone: unknown })).error).toBeNull();
+    expect(await textedCode(unknown)).toBeUndefined();
+
+    const known = uniquePhone();
+    await supabase.auth.signInWithOtp({ phone: known });
+    const first = (await textedCode(known))!;
+    expect((await supabase.auth.resend({ type: "sms", phone: known })).error).toBeNull();
+    const second = (await textedCode(known))!;
+    // The resent code replaces the first (one code per number).
+    const verified = await supabase.auth.verifyOtp({ phone: known, token: second, type: "sms" });
+    expect(verified.error).toBeNull();
+    if (first !== second) {
+      const old = await supabaseClient(svc).auth.verifyOtp({ phone: known, token: first, type: "sms" });
+      expect(old.error).toMatchObject({ status: 403, code: "otp_expired" });
+    }
+  });
+});
+
+describe("signUp and signInWithPassword with a phone number", () => {
+  it("signUp({phone, password}) texts a code and no session; verifyOtp confirms; then the password signs in", async () => {
+    const supabase = supabaseClient(svc);
+    const phone = uniquePhone();
+    const signedUp = await supabase.auth.signUp({
+      phone,
+      password: PASSWORD,
+      options: { data: { plan: "pro" } },
+    });
+    expect(signedUp.error).toBeNull();
+    expect(signedUp.data.session).toBeNull();
+    expect(signedUp.data.user).toMatchObject({ phone, user_metadata: { plan: "pro" } });
+    // Not proven yet: the password does not sign in.
+    const early = await supabase.auth.signInWithPassword({ phone, password: PASSWORD });
+    expect(early.error).toMatchObject({ status: 400, code: "phone_not_confirmed" });
+    const code = (await textedCode(phone))!;
+    expect((await supabase.auth.verifyOtp({ phone, token: code, type: "sms" })).error).toBeNull();
+    const signedIn = await supabaseClient(svc).auth.signInWithPassword({
+      phone: `+${phone}`,
+      password: PASSWORD,
+    });
+    expect(signedIn.error).toBeNull();
+    expect(signedIn.data.user?.phone).toBe(phone);
+    const wrong = await supabaseClient(svc).auth.signInWithPassword({ phone, password: "not the password" });
+    expect(wrong.error).toMatchObject({ status: 400, code: "invalid_credentials" });
+    // A taken number is GoTrue's 422.
+    const again = await supabaseClient(svc).auth.signUp({ phone, password: PASSWORD });
+    expect(again.error).toMatchObject({ status: 422, code: "phone_exists" });
+  });
+
+  it("a password set on a number its owner never proved does not survive the owner's first sign-in by code", async () => {
+    // Threat: account pre-hijacking. Someone signs up a number that is not theirs with a password and waits.
+    const phone = uniquePhone();
+    await supabaseClient(svc).auth.signUp({ phone, password: PASSWORD });
+    // The owner, later, signs in with a texted code (a sign-in code, not the sign-up's confirmation).
+    const owner = supabaseClient(svc);
+    await owner.auth.signInWithOtp({ phone });
+    expect(
+      (await owner.auth.verifyOtp({ phone, token: (await textedCode(phone))!, type: "sms" })).error,
+    ).toBeNull();
+    const intruder = await supabaseClient(svc).auth.signInWithPassword({ phone, password: PASSWORD });
+    expect(intruder.error).toMatchObject({ status: 400, code: "invalid_credentials" });
+  });
+});
+
+describe("updateUser({phone}) and verifyOtp({type: 'phone_change'})", () => {
+  it("texts the new number a code; the number changes when it comes back, once; a taken number is 422", async () => {
+    const [before, after] = [uniquePhone(), uniquePhone()];
+    const supabase = supabaseClient(svc);
+    await supabase.auth.signInWithOtp({ phone: before });
+    await supabase.auth.verifyOtp({ phone: before, token: (await textedCode(before))!, type: "sms" });
+    const updated = await supabase.auth.updateUser({ phone: after });
+    expect(updated.error).toBeNull();
+    expect(updated.data.user).toMatchObject({ phone: before, new_phone: after });
+    const code = (await textedCode(after))!;
+    // Threat: a token of another type. The change's code is no sign-in code for the new number.
+    const asSignIn = await supabaseClient(svc).auth.verifyOtp({ phone: after, token: code, type: "sms" });
+    expect(asSignIn.error).toMatchObject({ status: 403, code: "otp_expired" });
+    const changed = await supabase.auth.verifyOtp({ phone: after, token: code, type: "phone_change" });
+    expect(changed.error).toBeNull();
+    expect(changed.data.user?.phone).toBe(after);
+    // Threat: replay.
+    const again = await supabaseClient(svc).auth.verifyOtp({
+      phone: after,
+      token: code,
+      type: "phone_change",
+    });
+    expect(again.error).toMatchObject({ status: 403, code: "otp_expired" });
+    // The number is the account's now: another account asking for it is refused, and nothing is texted.
+    const other = supabaseClient(svc);
+    const third = uniquePhone();
+    await other.auth.signInWithOtp({ phone: third });
+    await other.auth.verifyOtp({ phone: third, token: (await textedCode(third))!, type: "sms" });
+    expect((await other.auth.updateUser({ phone: after })).error).toMatchObject({
+      status: 422,
+      code: "phone_exists",
+    });
+  });
+});
