@@ -60,6 +60,85 @@ export function isHeif(bytes: Uint8Array): boolean {
   return !brands.some((brand) => AVIF_BRANDS.has(brand)) && brands.some((brand) => HEIF_BRANDS.has(brand));
 }
 
+/** Reads bits of an HEVC RBSP, most significant first; past the end it reads zeros (the caller checks `over`). */
+class Bits {
+  private at = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+  get over() {
+    return this.at > this.bytes.length * 8;
+  }
+  bit(): number {
+    const byte = this.bytes[this.at >> 3] ?? 0;
+    const value = (byte >> (7 - (this.at & 7))) & 1;
+    this.at += 1;
+    return value;
+  }
+  skip(count: number): void {
+    this.at += count;
+  }
+  /** ue(v), Exp-Golomb; null past 31 leading zeros (no size needs more). */
+  unsigned(): number | null {
+    let zeros = 0;
+    while (this.bit() === 0) {
+      if (++zeros > 31 || this.over) return null;
+    }
+    let value = 0;
+    for (let i = 0; i < zeros; i++) value = value * 2 + this.bit();
+    return 2 ** zeros - 1 + value;
+  }
+}
+
+/**
+ * The coded frame size of an HEVC sequence parameter set (ITU-T H.265 §7.3.2.2): what libde265 allocates, whatever
+ * the `ispe` says. The libde265 in this build (1.0.15) is not handed libheif's size limits, so a stream coding a
+ * larger frame than its `ispe` declares is caught here. Null when the NAL unit cannot be read that far.
+ */
+function spsFrameSize(nal: Uint8Array): { width: number; height: number } | null {
+  // Emulation prevention bytes (00 00 03) removed, and the two-byte NAL unit header skipped.
+  const rbsp: number[] = [];
+  for (let i = 2; i < nal.length; i++) {
+    if (i >= 4 && nal[i] === 3 && nal[i - 1] === 0 && nal[i - 2] === 0) continue;
+    rbsp.push(nal[i]!);
+  }
+  const bits = new Bits(Uint8Array.from(rbsp));
+  bits.skip(4); // sps_video_parameter_set_id
+  const subLayers = (bits.bit() << 2) | (bits.bit() << 1) | bits.bit(); // sps_max_sub_layers_minus1
+  bits.skip(1); // sps_temporal_id_nesting_flag
+  bits.skip(88 + 8); // profile_tier_level: the general profile, then general_level_idc
+  const present: [number, number][] = [];
+  for (let i = 0; i < subLayers; i++) present.push([bits.bit(), bits.bit()]);
+  if (subLayers > 0) bits.skip(2 * (8 - subLayers));
+  for (const [profile, level] of present) bits.skip((profile ? 88 : 0) + (level ? 8 : 0));
+  if (bits.unsigned() === null) return null; // sps_seq_parameter_set_id
+  const chroma = bits.unsigned();
+  if (chroma === 3) bits.skip(1); // separate_colour_plane_flag
+  const width = bits.unsigned();
+  const height = bits.unsigned();
+  if (chroma === null || !width || !height || bits.over) return null;
+  return { width, height };
+}
+
+/** The SPS NAL units of an HEVCDecoderConfigurationRecord's arrays (ISO/IEC 14496-15 §8.3.3.1), type 33. */
+function hvccFrameSizes(bytes: Uint8Array, box: Box): ({ width: number; height: number } | null)[] {
+  const sizes: ({ width: number; height: number } | null)[] = [];
+  if (box.end - box.start < 23) return [null];
+  const arrays = bytes[box.start + 22]!;
+  let at = box.start + 23;
+  for (let a = 0; a < arrays && at + 3 <= box.end; a++) {
+    const type = bytes[at]! & 0x3f;
+    const count = u16(bytes, at + 1);
+    at += 3;
+    for (let n = 0; n < count && at + 2 <= box.end; n++) {
+      const length = u16(bytes, at);
+      at += 2;
+      if (at + length > box.end) return [...sizes, null];
+      if (type === 33) sizes.push(spsFrameSize(bytes.subarray(at, at + length)));
+      at += length;
+    }
+  }
+  return sizes;
+}
+
 export interface HeifLayout {
   /** The primary image as shown: its `ispe`, sides swapped when an `irot` turns it a quarter. */
   primary: { width: number; height: number };
@@ -71,6 +150,8 @@ export interface HeifLayout {
    * it converts them to (4). 10 (the worst) when no configuration can be read.
    */
   bytesPerPixel: number;
+  /** The most pixels any HEVC sequence parameter set codes a frame with (0: none in the file). */
+  largestCodedPixels: number;
 }
 
 const PLANES_PER_PIXEL = [1, 1.5, 2, 3]; // chroma_format_idc 0 (monochrome), 1 (4:2:0), 2 (4:2:2), 3 (4:4:4)
@@ -131,10 +212,17 @@ export function heifLayout(bytes: Uint8Array): HeifLayout | null {
       : null;
   let largestPixels = 0;
   let bytesPerPixel = 0;
+  let largestCodedPixels = 0;
   for (const box of properties) {
     const size = sizeOf(box);
     if (size) largestPixels = Math.max(largestPixels, size.width * size.height);
-    if (box.type === "hvcC") bytesPerPixel = Math.max(bytesPerPixel, hvccBytesPerPixel(bytes, box));
+    if (box.type !== "hvcC") continue;
+    bytesPerPixel = Math.max(bytesPerPixel, hvccBytesPerPixel(bytes, box));
+    for (const coded of hvccFrameSizes(bytes, box)) {
+      // An SPS that cannot be read cannot be bounded: the file is not one to hand to the decoder.
+      if (!coded) return null;
+      largestCodedPixels = Math.max(largestCodedPixels, coded.width * coded.height);
+    }
   }
   const own = associations(bytes, ipma, primaryId)
     .map((index) => properties[index - 1])
@@ -148,5 +236,6 @@ export function heifLayout(bytes: Uint8Array): HeifLayout | null {
     primary: quarter ? { width: ispe.height, height: ispe.width } : ispe,
     largestPixels,
     bytesPerPixel: bytesPerPixel || WORST_BYTES_PER_PIXEL,
+    largestCodedPixels,
   };
 }

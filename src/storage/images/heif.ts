@@ -57,10 +57,11 @@ const CHROMA_INTERLEAVED_RGBA = 11;
 const CHANNEL_INTERLEAVED = 10;
 
 /**
- * libheif's own limits, as a second line behind the container check: no image (a grid's tiles, or an HEVC stream
- * whose coded size is larger than its `ispe` says) above twice the input limit (an HEVC frame is coded in whole
- * blocks: 1600 × 1250 is coded as 1600 × 1256, above the limit itself), and at most `MAX_TOTAL_MEMORY` of pixel
- * planes. libheif also bounds each decode by its own `ispe` plus one coding block. `heif_security_limits` (heif_security.h, version 4): `max_image_size_pixels` is the uint64 at byte 8 and
+ * libheif's own limits, a second line behind the container checks: no image libheif makes (a grid, its tiles) above
+ * twice the input limit (a coded HEVC frame is whole blocks: 1600 × 1250 is coded 1600 × 1256, above the limit
+ * itself), and at most `MAX_TOTAL_MEMORY` of pixel planes. They bind libheif, not libde265 1.0.15 inside it, which
+ * allocates what the stream codes: that is why the sequence parameter sets are read first (heif-container.ts).
+ * `heif_security_limits` (heif_security.h, version 4): `max_image_size_pixels` is the uint64 at byte 8 and
  * `max_total_memory` the uint64 at byte 64 on wasm32; written only when the defaults are where that says they are.
  */
 const MAX_TOTAL_MEMORY = 48 * 1024 * 1024;
@@ -107,6 +108,9 @@ export function decodeHeif<T>(
   checkInput(bytes.length, layout.primary, true);
   checkHeifPixels(layout.primary.width * layout.primary.height, layout.bytesPerPixel);
   checkHeifPixels(layout.largestPixels, layout.bytesPerPixel);
+  // What libde265 will allocate, whatever the `ispe` says. A coded frame is whole blocks (1600 × 1250 is coded
+  // 1600 × 1256): 5 % over the declared size is padding.
+  checkHeifPixels(Math.floor(layout.largestCodedPixels / 1.05), layout.bytesPerPixel);
   const heif = instantiate();
   const cannotDecode = () => badRequest("the image cannot be decoded");
   try {
