@@ -77,6 +77,39 @@ function withSpsFrame(heic: Uint8Array, width: number, height: number): Uint8Arr
   return out;
 }
 
+/**
+ * The file with an `irot` property (counter-clockwise quarter turns) added to its primary item, as phones write a
+ * photo taken upright: the box goes at the end of `ipco`, its index at the end of the item's `ipma` entry (the
+ * fixture's only entry), and the sizes of the boxes around them and the offset of the coded data (`iloc`) follow.
+ */
+function withIrot(heic: Uint8Array, quarterTurns: number): Uint8Array {
+  const text = String.fromCharCode(...heic);
+  const box = (type: string) => text.indexOf(type) - 4;
+  const size = (bytes: Uint8Array, at: number) => new DataView(bytes.buffer).getUint32(at);
+  const grow = (bytes: Uint8Array, at: number, by: number) =>
+    new DataView(bytes.buffer).setUint32(at, size(bytes, at) + by);
+  const [meta, iloc, iprp, ipco, ipma] = ["meta", "iloc", "iprp", "ipco", "ipma"].map(box) as number[];
+  let properties = 0;
+  for (let at = ipco! + 8; at < ipco! + size(heic, ipco!); at += size(heic, at)) properties++;
+  const ipcoEnd = ipco! + size(heic, ipco!);
+  const ipmaEnd = ipma! + size(heic, ipma!);
+  const irot = [0, 0, 0, 9, ...[..."irot"].map((char) => char.charCodeAt(0)), quarterTurns & 3];
+  const out = Uint8Array.from([
+    ...heic.subarray(0, ipcoEnd),
+    ...irot,
+    ...heic.subarray(ipcoEnd, ipmaEnd),
+    0x80 | (properties + 1), // essential: a reader that cannot turn the image must not show it
+    ...heic.subarray(ipmaEnd),
+  ]);
+  for (const at of [meta!, iprp!]) grow(out, at, 10);
+  grow(out, ipco!, 9);
+  grow(out, ipma! + 9, 1);
+  out[ipma! + 9 + 8 + 4 + 4 + 2]! += 1; // the entry's association_count
+  // base_offset (4 bytes in the fixture: version 0, after sizes, item_count, item_ID, data_reference_index).
+  grow(out, iloc! + 8 + 4 + 2 + 2 + 2 + 2, 10);
+  return out;
+}
+
 const recordedSize = (id: string) =>
   routedD1(id)
     .prepare("SELECT image_width AS width, image_height AS height FROM files WHERE id = ?")
@@ -136,6 +169,27 @@ describe("HEIC/HEIF input", () => {
     const plain = await get(file.id, { accept: "image/png" }, token, "?f=auto&w=32");
     expect(plain.headers.get("content-type")).toBe("image/jpeg");
     expect((await get(file.id, {}, token, "?f=same&w=20")).headers.get("content-type")).toBe("image/jpeg");
+  });
+
+  it("a photo turned by its irot box is recorded and transformed upright, as libheif turns it", async () => {
+    const turned = withIrot(PHOTO, 1);
+    const { file, token } = await own(turned, "application/octet-stream");
+    expect(await recordedSize(file.id)).toEqual({ width: 64, height: 96 });
+    const png = await get(file.id, {}, token, "?w=32&f=png");
+    const image = decodePng(new Uint8Array(await png.arrayBuffer()));
+    expect([image.width, image.height]).toEqual([32, 48]);
+    // A quarter turn counter-clockwise takes the red block (255, 0, 0) from the top left to the bottom left, and the
+    // top right (red rising to 255, green 0, blue 128) to the top left.
+    const pixel = (x: number, y: number) => [
+      ...image.data.subarray(
+        (y * image.width + x) * image.channels,
+        (y * image.width + x) * image.channels + 3,
+      ),
+    ];
+    const [blockRed, blockGreen, blockBlue] = pixel(2, 45);
+    expect([blockRed! > 200, blockGreen! < 60, blockBlue! < 60]).toEqual([true, true, true]);
+    const [cornerRed, cornerGreen, cornerBlue] = pixel(2, 2);
+    expect([cornerRed! > 200, cornerGreen! < 60, cornerBlue! > 90]).toEqual([true, true, true]);
   });
 
   it("image/heif is transformed too, and a file stored before its size was known is read from its boxes", async () => {
