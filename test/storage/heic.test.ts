@@ -273,7 +273,7 @@ describe("HEIC/HEIF input", () => {
     expect((await get(file.id, {}, token, "?w=10")).status).toBe(400);
   });
 
-  it("a 1600 × 1250 HEIC (the input limit) is transformed; libheif's memory is measured and dropped", async () => {
+  it("a 1600 × 1250 HEIC (the input limit) is transformed; libheif's memory stays within its budget", async () => {
     expect(1600 * 1250).toBe(MAX_INPUT_PIXELS);
     const { file, token } = await own(LARGE, "image/heic");
     const response = await get(file.id, {}, token, "?w=1118&f=webp");
@@ -283,7 +283,7 @@ describe("HEIC/HEIF input", () => {
     console.log(
       `libheif's WebAssembly memory for a 1600 × 1250 HEIC: ${(memory.heif / 2 ** 20).toFixed(1)} MiB`,
     );
-    // What the decode took (its instance is dropped since): a 2 MP gradient stays within libheif's initial memory.
+    // libheif's memory after the decode: a 2 MP gradient stays within its initial memory.
     // The worst cases within the limits (noise, 2 MB, 10-bit 4:4:4) were measured at 23.4 MiB (limits.ts).
     expect(memory.heif).toBeGreaterThan(16 * 2 ** 20);
     expect(memory.heif).toBeLessThanOrEqual(HEIF_BUDGET_BYTES);

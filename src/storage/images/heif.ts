@@ -5,13 +5,15 @@ import libheifFactory from "libheif-js/libheif-wasm/libheif.js";
 import libheifWasm from "libheif-js/libheif-wasm/libheif.wasm";
 import { badRequest, StorageError } from "../errors";
 import { heifLayout } from "./heif-container";
-import { checkHeifPixels, checkInput, MAX_INPUT_PIXELS } from "./limits";
+import { checkHeifPixels, checkInput, HEIF_BUDGET_BYTES, MAX_INPUT_PIXELS } from "./limits";
 
 /**
- * HEIC/HEIF photos decoded to RGBA. Each decode gets its own libheif instance, dropped afterwards: WebAssembly memory
- * never shrinks, and libheif's would otherwise keep the peak of the largest photo next to photon's, libwebp's and
- * libaom's for the isolate's life (limits.ts). That costs an instantiation of the precompiled module and its 16 MiB
- * of initial memory per decode: 5–20 ms measured in Node on a busy 2-core machine, beside a decode of 100 ms or more.
+ * HEIC/HEIF photos decoded to RGBA. One libheif instance is kept for the next decode while its memory (which never
+ * shrinks) is within `HEIF_BUDGET_BYTES`, what the limits let a decode grow it to (limits.ts); one that grew past it
+ * (fragmentation over many decodes), or that failed mid-decode, is dropped and the next decode instantiates anew
+ * (5–20 ms measured in Node on a busy 2-core machine, beside a decode of 100 ms or more). Kept rather than made per
+ * decode: a dropped instance's memory is only returned when V8 collects it, so two decodes in a row could otherwise
+ * hold two; the budget counts one.
  */
 
 /**
@@ -78,6 +80,8 @@ function tightenLimits(heif: Libheif): void {
   view.setBigUint64(64, BigInt(MAX_TOTAL_MEMORY), true);
 }
 
+let kept: Libheif | undefined;
+
 function instantiate(): Libheif {
   const heif = (libheifFactory as unknown as (options: object) => Libheif)({
     // The precompiled module, instantiated synchronously: the build's own loader would read or fetch the .wasm file.
@@ -98,7 +102,7 @@ function instantiate(): Libheif {
  * The primary image of a HEIF file as RGBA, handed to `use` while it is still in libheif's memory (`use` copies it
  * out: photon takes it into its own), transformations (`irot`, `imir`, `clap`) applied as libheif does by default.
  * Files declaring more pixels than the input limit are refused from their boxes before libheif is even instantiated;
- * a file libheif cannot read or decode is a 400 too. Nothing is freed: the instance, its memory with it, is dropped.
+ * a file libheif cannot read or decode is a 400 too. Decodes are synchronous: no two share the kept instance.
  */
 export function decodeHeif<T>(
   bytes: Uint8Array,
@@ -112,7 +116,9 @@ export function decodeHeif<T>(
   // What libde265 will allocate, whatever the `ispe` says. A coded frame is whole blocks (1600 × 1250 is coded
   // 1600 × 1256): 5 % over the declared size is padding.
   checkHeifPixels(Math.floor(layout.largestCodedPixels / 1.05), layout.bytesPerPixel);
-  const heif = instantiate();
+  const heif = kept ?? instantiate();
+  // Given back only after a decode that went through and released everything it took.
+  kept = undefined;
   const cannotDecode = () => badRequest("the image cannot be decoded");
   try {
     // heif_error (code, subcode, message: 12 bytes) and one out-pointer (handle, image, stride), reused.
@@ -148,8 +154,16 @@ export function decodeHeif<T>(
         heif.HEAPU8.copyWithin(plane + y * row, plane + y * stride, plane + y * stride + row);
     }
     const result = use(heif.HEAPU8.subarray(plane, plane + row * height), width, height);
-    return { result, wasmBytes: heif.HEAPU8.byteLength };
+    heif._heif_image_release(image);
+    heif._heif_image_handle_release(handle);
+    heif._heif_context_free(context);
+    heif._free(data);
+    heif._free(error);
+    const wasmBytes = heif.HEAPU8.byteLength;
+    if (wasmBytes <= HEIF_BUDGET_BYTES) kept = heif;
+    return { result, wasmBytes };
   } catch (error) {
+    // The instance is dropped with whatever the failed decode left allocated in it.
     if (error instanceof StorageError) throw error;
     // libheif aborts (an Emscripten exception) on what it cannot allocate or parse: the image's fault, not ours.
     throw cannotDecode();

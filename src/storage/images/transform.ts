@@ -120,7 +120,7 @@ async function encode(image: PhotonImage, format: OutputFormat, quality: number)
   }
 }
 
-/** The WebAssembly memory the last HEIF decode took (its instance is dropped after each decode: heif.ts). */
+/** libheif's WebAssembly memory after the last HEIF decode (heif.ts: kept for the next one within its budget). */
 let lastHeifWasmBytes = 0;
 
 /**
@@ -174,7 +174,7 @@ export async function transformImage(
 /**
  * Bytes of WebAssembly memory the image codecs hold in this isolate. WebAssembly memory grows and never shrinks, so
  * this is the peak of every transformation so far: what the limits above are measured against (docs/decisions.md).
- * `heif` is what the last HEIF decode took in its own instance, which is dropped after it: held only meanwhile.
+ * `heif` is libheif's after the last HEIF decode (heif.ts keeps its instance while that is within its budget).
  */
 export async function codecMemoryBytes(): Promise<{
   photon: number;

@@ -8,8 +8,8 @@ import { codecMemoryBytes, transformImage } from "./transform";
 /**
  * The image transformer: a Worker of its own (`wrangler.images.toml`), reached only through the main Worker's
  * `IMAGE_TRANSFORMER` service binding. Its own isolate holds the codecs' WebAssembly memory (photon, libwebp,
- * libaom, and libheif while it decodes), which never shrinks, apart from argon2id's 65 MiB in the auth isolate: together they do not fit in one
- * isolate's 128 MiB (docs/decisions.md, "Image transformation memory"). Its only inputs are the source bytes,
+ * libaom, libheif), which never shrinks, apart from argon2id's 65 MiB in the auth isolate: together they do not fit
+ * in one isolate's 128 MiB (docs/decisions.md, "Image transformation memory"). Its only inputs are the source bytes,
  * streamed from R2 by the main Worker, and already validated parameters.
  */
 
