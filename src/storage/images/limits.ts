@@ -18,13 +18,13 @@ export const CODEC_BUDGET_BYTES = 100 * 1024 * 1024;
 
 /**
  * HEIC/HEIF (heif.ts). libheif's instance is kept while its memory is within `HEIF_BUDGET_BYTES`, on top of the
- * codecs' above: its initial memory is 16.3 MiB, and what a decode grows it to follows the
- * file's bytes (copied in) and its decoded planes and RGBA. Measured in workerd on noise (the worst case): 2 MP at
- * 8-bit 4:2:0 from a 2.0 MB file 22.2 MiB (3.1 MB: 25.2 MiB), 1 MP at 10-bit 4:4:4 from 2.1 MB 23.4 MiB, 2 MP at
- * 10-bit 4:4:4 40.5 MiB. So a HEIF file may have `MAX_HEIF_INPUT_BYTES`, and as many pixels as
- * `MAX_HEIF_DECODED_BYTES` allows at its bytes per pixel (heif-container.ts): the input limit at 8-bit 4:2:0, what
- * phones write; about half of it at 10-bit 4:4:4. Worst case then: 97 MiB of codecs + 24 MiB of libheif + 2 MiB of
- * source, 5 MiB under the isolate's 128 (docs/decisions.md, "HEIC/HEIF input").
+ * codecs' above: its initial memory is 16.3 MiB, and what a decode grows it to follows the file's bytes (copied in)
+ * and its decoded planes and RGBA. Measured in workerd on noise (the worst case): 2 MP at 8-bit 4:2:0 from a 2.0 MB
+ * file 22.2 MiB (3.1 MB: 25.2 MiB), 1 MP at 10-bit 4:4:4 from 2.1 MB 23.4 MiB, 2 MP at 10-bit 4:4:4 40.5 MiB. So a
+ * HEIF file may have `MAX_HEIF_INPUT_BYTES`, and as many pixels as `MAX_HEIF_DECODED_BYTES` allows at its bytes per
+ * pixel (heif-container.ts): the input limit at 8-bit 4:2:0, what phones write; about half of it at 10-bit 4:4:4.
+ * Worst case then: 97 MiB of codecs + 24 MiB of libheif + 2 MiB of source, 5 MiB under the isolate's 128
+ * (docs/decisions.md, "Issue 43: HEIC/HEIF input to the image transformation").
  */
 export const MAX_HEIF_INPUT_BYTES = 2 * 1024 * 1024;
 export const MAX_HEIF_DECODED_BYTES = MAX_INPUT_PIXELS * 5.5;
