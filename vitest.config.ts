@@ -170,6 +170,8 @@ export default defineConfig({
       {
         plugins: [workersPool()],
         customLogger: logger,
+        // Binary fixtures the tests import as `?inline` data URLs (test/types/fixtures.d.ts).
+        assetsInclude: ["**/*.heic"],
         test: {
           name: "workers",
           ...PARALLEL,

@@ -2,7 +2,7 @@
 // to a baseline measured in the same run — a plain R2 read in a bare Worker for downloads, the storage app's own
 // /healthz for the 304, and native libvips (`vipsthumbnail`, Debian's libvips-tools) for a cold resize.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PhotonImage } from "@cf-wasm/photon/node";
@@ -57,6 +57,17 @@ async function timed(url) {
   return { ms: performance.now() - start, body };
 }
 
+/**
+ * The photo as HEIC, as phones write it (8-bit 4:2:0), made by libheif's own encoder (`heif-enc`, Debian's
+ * libheif-examples) when it is installed; null otherwise.
+ */
+function heicOf(jpeg, dir) {
+  const input = join(dir, "photo-for-heic.jpg");
+  const output = join(dir, "photo.heic");
+  writeFileSync(input, jpeg);
+  return spawnSync("heif-enc", ["-q", "80", "-o", output, input]).status === 0 ? readFileSync(output) : null;
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 function vipsMs(input, output) {
@@ -95,6 +106,8 @@ try {
   const jpeg = photo();
   const big = await upload(base, megabyte, "1mb.bin", "application/octet-stream");
   const image = await upload(base, jpeg, "photo.jpg", "image/jpeg");
+  const heic = heicOf(jpeg, dir);
+  const heicImage = heic && (await upload(base, heic, "photo.heic", "image/heic"));
 
   // Cold resizes: each request a new variant (a different quality), after one warm-up that loads the codecs.
   await timed(`${base}/files/${image.id}?w=299`);
@@ -107,6 +120,16 @@ try {
       times.push((await timed(`${base}/files/${image.id}?w=300&q=${80 - i}&f=${format}`)).ms);
     }
     cold[format] = median(times);
+  }
+  // The HEIC photo: decoded by libheif in an instance of its own each time, out as JPEG (the default for HEIC).
+  let coldHeic = null;
+  if (heicImage) {
+    await timed(`${base}/files/${heicImage.id}?w=299`);
+    const times = [];
+    for (let i = 0; i < COLD_RUNS; i++) {
+      times.push((await timed(`${base}/files/${heicImage.id}?w=300&q=${80 - i}`)).ms);
+    }
+    coldHeic = median(times);
   }
   const variant = (await timed(`${base}/files/${image.id}?w=300&q=80&f=jpeg`)).body;
 
@@ -182,6 +205,17 @@ try {
     console.log(
       `${format.padEnd(13)} ${cold[format].toFixed(0).padStart(15)} ${(native === null ? "unavailable" : native.toFixed(0)).padStart(18)} ${(native === null ? "–" : (cold[format] / native).toFixed(2)).padStart(7)}`,
     );
+  }
+  if (heic) {
+    const native = vipsMs(join(dir, "photo.heic"), join(dir, "out-heic.jpg[Q=80]"));
+    console.log(
+      `\nCold resize of the same photo as HEIC (${heic.length} bytes, heif-enc -q 80) to a 300 px JPEG`,
+    );
+    console.log(
+      `heic → jpeg   ${coldHeic.toFixed(0).padStart(15)} ${(native === null ? "unavailable" : native.toFixed(0)).padStart(18)} ${(native === null ? "–" : (coldHeic / native).toFixed(2)).padStart(7)}`,
+    );
+  } else {
+    console.log("\nCold resize of a HEIC photo: heif-enc (Debian's libheif-examples) is not installed");
   }
 } finally {
   await mf.dispose();

@@ -70,6 +70,9 @@ describe("the production deploy path", () => {
       join(out, "images"),
     );
     expect(stdout).toContain("--dry-run: exiting now.");
+    // libheif's loader reads `__dirname`, which a Worker has not: the production environment must define it too
+    // (`define` is not inherited by environments), or every HEIC transformation fails there.
+    expect(readFileSync(join(out, "images", "worker.js"), "utf8")).not.toMatch(/\b__dirname\b/);
   }, 120_000);
 
   it("has an Env type generated from the current wrangler.toml (npm run cf-typegen)", async () => {

@@ -16,11 +16,34 @@ export const MAX_OUTPUT_PIXELS = 1_000_000;
 export const MAX_AVIF_PIXELS = 500_000;
 export const CODEC_BUDGET_BYTES = 100 * 1024 * 1024;
 
+/**
+ * HEIC/HEIF (heif.ts). libheif's instance is kept while its memory is within `HEIF_BUDGET_BYTES`, on top of the
+ * codecs' above: its initial memory is 16.3 MiB, and what a decode grows it to follows the file's bytes (copied in)
+ * and its decoded planes and RGBA. Measured in workerd on noise (the worst case): 2 MP at 8-bit 4:2:0 from a 2.0 MB
+ * file 22.2 MiB (3.1 MB: 25.2 MiB), 1 MP at 10-bit 4:4:4 from 2.1 MB 23.4 MiB, 2 MP at 10-bit 4:4:4 40.5 MiB. So a
+ * HEIF file may have `MAX_HEIF_INPUT_BYTES`, and as many pixels as `MAX_HEIF_DECODED_BYTES` allows at its bytes per
+ * pixel (heif-container.ts): the input limit at 8-bit 4:2:0, what phones write; about half of it at 10-bit 4:4:4.
+ * Worst case then: 97 MiB of codecs + 24 MiB of libheif + 2 MiB of source, 5 MiB under the isolate's 128
+ * (docs/decisions.md, "Issue 43: HEIC/HEIF input to the image transformation").
+ */
+export const MAX_HEIF_INPUT_BYTES = 2 * 1024 * 1024;
+export const MAX_HEIF_DECODED_BYTES = MAX_INPUT_PIXELS * 5.5;
+/** libheif's memory at those limits (24 MiB measured at most), which the isolate must have left beside the codecs'. */
+export const HEIF_BUDGET_BYTES = 24 * 1024 * 1024;
+
 const outOfRange = (what: string) => badRequest(`image manipulation parameters out of range: ${what}`);
 
-/** `size` null: not known yet (a file stored before sizes were recorded); the transformer reads it from the header. */
-export function checkInput(bytes: number, size: { width: number; height: number } | null): void {
-  if (bytes > MAX_INPUT_BYTES) throw outOfRange(`the image is larger than ${MAX_INPUT_BYTES} bytes`);
+/**
+ * `size` null: not known yet (a file stored before sizes were recorded); the transformer reads it from the header.
+ * `heif`: the file is HEIC/HEIF, whose bytes have a limit of their own.
+ */
+export function checkInput(
+  bytes: number,
+  size: { width: number; height: number } | null,
+  heif = false,
+): void {
+  const maxBytes = heif ? MAX_HEIF_INPUT_BYTES : MAX_INPUT_BYTES;
+  if (bytes > maxBytes) throw outOfRange(`the image is larger than ${maxBytes} bytes`);
   if (size && size.width * size.height > MAX_INPUT_PIXELS) {
     throw outOfRange(`the image has more than ${MAX_INPUT_PIXELS} pixels`);
   }
@@ -34,4 +57,10 @@ export function checkOutput(size: { width: number; height: number }, avif: boole
   if (avif && pixels > MAX_AVIF_PIXELS) {
     throw outOfRange(`AVIF output is limited to ${MAX_AVIF_PIXELS} pixels: ask for a smaller w or h`);
   }
+}
+
+/** A HEIF image's pixels, given what libheif holds for each while decoding it (heif-container.ts). */
+export function checkHeifPixels(pixels: number, bytesPerPixel: number): void {
+  const allowed = Math.min(MAX_INPUT_PIXELS, Math.floor(MAX_HEIF_DECODED_BYTES / bytesPerPixel));
+  if (pixels > allowed) throw outOfRange(`the image has more than ${allowed} pixels`);
 }

@@ -57,6 +57,20 @@ export function formatOfMime(mimeType: string): OutputFormat | null {
   return entry ? (entry[0] as OutputFormat) : null;
 }
 
+/** HEIC/HEIF photos (as phones take them) are decoded (heif.ts) but never encoded: nothing here writes HEVC. */
+export const HEIF_MIME_TYPES: readonly string[] = ["image/heic", "image/heif"];
+
+/**
+ * What `f=same` means for a source of this type, or null when it cannot be transformed: its own format, except
+ * HEIC/HEIF, which has no encoder here and comes out as JPEG (a photo: lossy, and shown by every client), and AVIF,
+ * which has no decoder here.
+ */
+export function sameFormatOf(mimeType: string): OutputFormat | null {
+  if (HEIF_MIME_TYPES.includes(mimeType)) return "jpeg";
+  const format = formatOfMime(mimeType);
+  return format === "avif" ? null : format;
+}
+
 /** `Accept` media ranges with their q-values (RFC 9110 §12.5.1); `type/*` and `*\/*` count. */
 function acceptQuality(accept: string, mime: string): number {
   let best = -1;

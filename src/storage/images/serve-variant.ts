@@ -8,13 +8,14 @@ import { evaluatePreconditions } from "../http-conditions";
 import { checkInput, checkOutput, MAX_AVIF_PIXELS } from "./limits";
 import {
   fitInside,
-  formatOfMime,
+  HEIF_MIME_TYPES,
   type ImageParams,
   mimeOf,
   negotiateFormat,
   normaliseParams,
   type OutputFormat,
   parseImageParams,
+  sameFormatOf,
 } from "./params";
 import { cachedVariant, makeVariant, SourceGone, variantEtag } from "./variants";
 
@@ -27,14 +28,14 @@ const sizeOf = (file: FileRow) =>
  * encode (limits.ts).
  */
 function plan(file: FileRow, request: Request, url: URL): { params: ImageParams; format: OutputFormat } {
-  const input = formatOfMime(file.mimeType);
-  if (!input || input === "avif") {
+  const input = sameFormatOf(file.mimeType);
+  if (!input) {
     throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
   }
   const asked = parseImageParams(url.searchParams);
   const source = sizeOf(file);
   // Refused from the record, before a byte is read or anything decoded (the transformer checks again).
-  checkInput(file.size, source);
+  checkInput(file.size, source, HEIF_MIME_TYPES.includes(file.mimeType));
   const size = source ? fitInside(source, asked) : null;
   const avifFits = !size || size.width * size.height <= MAX_AVIF_PIXELS;
   const format = negotiateFormat(asked, input, request.headers.get("accept"), avifFits);

@@ -16,6 +16,8 @@ import encodeWebp, { init as initWebpEncoder } from "@jsquash/webp/encode";
 import exifr from "exifr/dist/lite.esm.mjs";
 import { badRequest } from "../errors";
 import { imageDimensions } from "./dimensions";
+import { decodeHeif } from "./heif";
+import { isHeif } from "./heif-container";
 import { checkInput, checkOutput } from "./limits";
 import { DEFAULT_QUALITY, fitInside, type ImageParams, type OutputFormat } from "./params";
 
@@ -118,15 +120,20 @@ async function encode(image: PhotonImage, format: OutputFormat, quality: number)
   }
 }
 
+/** libheif's WebAssembly memory after the last HEIF decode (heif.ts: kept for the next one within its budget). */
+let lastHeifWasmBytes = 0;
+
 /**
- * Decode (JPEG, PNG, WebP), orient, resize to fit, blur, encode. CatmullRom resampling: sharper than bilinear, much
- * cheaper than Lanczos3 on large downscales.
+ * Decoded and upright. HEIF comes out of libheif already turned (its `irot`/`imir` boxes are the orientation that
+ * counts; the EXIF orientation a phone also writes describes the same turn and must not be applied twice), and goes
+ * into photon as raw pixels; libheif checks its own limits (heif.ts), the others are checked from their header here.
  */
-export async function transformImage(
-  bytes: Uint8Array,
-  params: ImageParams,
-  format: OutputFormat,
-): Promise<Uint8Array> {
+async function decode(bytes: Uint8Array): Promise<PhotonImage> {
+  if (isHeif(bytes)) {
+    const decoded = decodeHeif(bytes, (rgba, width, height) => new PhotonImage(rgba, width, height));
+    lastHeifWasmBytes = decoded.wasmBytes;
+    return decoded.result;
+  }
   checkLimits(bytes);
   let image: PhotonImage;
   try {
@@ -134,8 +141,20 @@ export async function transformImage(
   } catch {
     throw badRequest("the image cannot be decoded");
   }
+  return upright(image, bytes);
+}
+
+/**
+ * Decode (JPEG, PNG, WebP, HEIC/HEIF), orient, resize to fit, blur, encode. CatmullRom resampling: sharper than
+ * bilinear, much cheaper than Lanczos3 on large downscales.
+ */
+export async function transformImage(
+  bytes: Uint8Array,
+  params: ImageParams,
+  format: OutputFormat,
+): Promise<Uint8Array> {
+  let image = await decode(bytes);
   try {
-    image = await upright(image, bytes);
     const target = fitInside({ width: image.get_width(), height: image.get_height() }, params);
     checkOutput(target, format === "avif");
     if (params.width || params.height) {
@@ -155,13 +174,20 @@ export async function transformImage(
 /**
  * Bytes of WebAssembly memory the image codecs hold in this isolate. WebAssembly memory grows and never shrinks, so
  * this is the peak of every transformation so far: what the limits above are measured against (docs/decisions.md).
+ * `heif` is libheif's after the last HEIF decode (heif.ts keeps its instance while that is within its budget).
  */
-export async function codecMemoryBytes(): Promise<{ photon: number; webp: number; avif: number }> {
+export async function codecMemoryBytes(): Promise<{
+  photon: number;
+  webp: number;
+  avif: number;
+  heif: number;
+}> {
   const photon = (await initPhoton.ensure()) as unknown as { memory: WebAssembly.Memory };
   const heap = async (ready: Promise<CodecModule> | undefined) => (await ready)?.HEAPU8?.byteLength ?? 0;
   return {
     photon: photon.memory.buffer.byteLength,
     webp: await heap(webpReady),
     avif: await heap(avifReady),
+    heif: lastHeifWasmBytes,
   };
 }

@@ -8,8 +8,8 @@ import { codecMemoryBytes, transformImage } from "./transform";
 /**
  * The image transformer: a Worker of its own (`wrangler.images.toml`), reached only through the main Worker's
  * `IMAGE_TRANSFORMER` service binding. Its own isolate holds the codecs' WebAssembly memory (photon, libwebp,
- * libaom), which never shrinks, apart from argon2id's 65 MiB in the auth isolate: together they do not fit in one
- * isolate's 128 MiB (docs/decisions.md, "Image transformation memory"). Its only inputs are the source bytes,
+ * libaom, libheif), which never shrinks, apart from argon2id's 65 MiB in the auth isolate: together they do not fit
+ * in one isolate's 128 MiB (docs/decisions.md, "Image transformation memory"). Its only inputs are the source bytes,
  * streamed from R2 by the main Worker, and already validated parameters.
  */
 
@@ -51,7 +51,7 @@ export class ImageTransformer extends WorkerEntrypoint {
   }
 
   /** The codecs' WebAssembly memory in this isolate, for the memory-budget test and for operators. */
-  memory(): Promise<{ photon: number; webp: number; avif: number }> {
+  memory(): Promise<{ photon: number; webp: number; avif: number; heif: number }> {
     return codecMemoryBytes();
   }
 }
