@@ -42,12 +42,14 @@ const enrollBody = z.object({
   phone: z.string().max(32).nullish(),
 });
 // A `webauthn` factor's `{rpId, rpOrigins}` are ignored: the service's relying party is the only one (mfa-webauthn.ts).
-const challengeBody = z.object({ channel: z.string().max(16).nullish(), webauthn: z.unknown() }).nullish();
+const challengeBody = z
+  .object({ channel: z.string().max(16).nullish(), webauthn: z.unknown().optional() })
+  .nullish();
 const verifyBody = z.object({
   challenge_id: z.string().max(64),
   code: z.string().max(32).nullish(),
   // A `webauthn` factor's answer (mfa-webauthn.ts checks it).
-  webauthn: z.unknown(),
+  webauthn: z.unknown().optional(),
 });
 
 /** The methods that make a session's `aal2` (tokens.ts says the same in the token). */

@@ -25,7 +25,7 @@ const webauthnParams = z.object({
   type: z.string().max(16).nullish(),
   rpId: z.string().max(256).nullish(),
   rpOrigins: z.array(z.string().max(2048)).max(16).nullish(),
-  credential_response: z.unknown(),
+  credential_response: z.unknown().optional(),
 });
 
 /** WebAuthn switched off: GoTrue's `mfa_webauthn_{enroll,verify}_not_enabled`. */
