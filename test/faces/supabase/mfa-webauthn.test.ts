@@ -78,8 +78,11 @@ async function passwordSession(email: string) {
 const tokenOf = async (supabase: SupabaseClient) =>
   (await supabase.auth.getSession()).data.session!.access_token;
 
-const raw = (path: string, body: unknown, token: string) =>
-  svc.request("POST", `${FACE}/auth/v1${path}`, {
+/** The same service with WebAuthn switched off (AUTH_WEBAUTHN_ENABLED): a config override, no second database. */
+const withoutWebauthn = supabaseService({ AUTH_WEBAUTHN_ENABLED: "false", AUTH_MFA_ENABLED: "true" });
+
+const raw = (path: string, body: unknown, token: string, service = svc) =>
+  service.request("POST", `${FACE}/auth/v1${path}`, {
     headers: {
       apikey: PUBLISHABLE_KEY,
       "content-type": "application/json",
@@ -311,5 +314,41 @@ describe("auth-js mfa with webauthn factors", () => {
     const again = await passwordSession(plainEmail);
     expect(decodeJwt(await tokenOf(again))).toMatchObject({ aal: "aal1" });
     expect((await again.auth.mfa.getAuthenticatorAssuranceLevel()).data?.nextLevel).toBe("aal1");
+  });
+
+  it("bad webauthn bodies are GoTrue's 400s; with WebAuthn off, enroll and challenge are its 422s", async () => {
+    const supabase = client();
+    await supabase.auth.signUp({ email: uniqueEmail("sbwa5"), password: PASSWORD });
+    const enrolled = await supabase.auth.mfa.enroll({ factorType: "webauthn" });
+    const factorId = enrolled.data!.id;
+    const token = await tokenOf(supabase);
+    const challenge = await challengeOf(factorId, token);
+    const verify = (body: unknown) => raw(`/factors/${factorId}/verify`, body, token);
+    await expectGoTrue(await verify({ challenge_id: challenge.id }), 400, "validation_failed");
+    await expectGoTrue(
+      await verify({ challenge_id: challenge.id, webauthn: { type: "sign", credential_response: {} } }),
+      400,
+      "validation_failed",
+    );
+    await expectGoTrue(
+      await verify({
+        challenge_id: challenge.id,
+        webauthn: { type: "create", credential_response: { id: 1 } },
+      }),
+      400,
+      "validation_failed",
+    );
+
+    const off = (path: string, body: unknown) => raw(path, body, token, withoutWebauthn);
+    await expectGoTrue(
+      await off("/factors", { factor_type: "webauthn" }),
+      422,
+      "mfa_webauthn_enroll_not_enabled",
+    );
+    await expectGoTrue(
+      await off(`/factors/${factorId}/challenge`, {}),
+      422,
+      "mfa_webauthn_verify_not_enabled",
+    );
   });
 });
