@@ -351,4 +351,18 @@ describe("auth-js mfa with webauthn factors", () => {
       "mfa_webauthn_verify_not_enabled",
     );
   });
+
+  it("an unverified webauthn factor cannot be finished at aal1 once another factor is verified (403 insufficient_aal)", async () => {
+    // Threat: a stolen password's aal1 session makes its own key for a factor the user left unverified, and steps up.
+    const { supabase, email } = await userWithKey();
+    const left = await supabase.auth.mfa.enroll({ factorType: "webauthn", friendlyName: "left over" });
+    expect(left.error).toBeNull();
+    const stolen = await passwordSession(email);
+    const response = await raw(
+      `/factors/${left.data!.id}/challenge`,
+      { webauthn: RP },
+      await tokenOf(stolen),
+    );
+    await expectGoTrue(response, 403, "insufficient_aal");
+  });
 });

@@ -89,6 +89,22 @@ function enrollRefusal(error: unknown, type: "TOTP" | "Phone"): never {
   return factorRefusal(error);
 }
 
+/** GoTrue: a user with a verified factor adds another only at aal2 (validateFactors). */
+async function enrollingAllowed(deps: Deps, user: UserRow, aal2: boolean): Promise<void> {
+  if (!aal2 && (await factorsOf(deps, user)).some((f) => f.status === "verified")) {
+    throw new GoTrueError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
+  }
+}
+
+/**
+ * An unverified `webauthn` factor is verified by creating a key, which any authenticator can do (a TOTP or phone
+ * factor needs its secret or its phone): so its challenge and answer are an enrollment, asking aal2 as enroll does.
+ * Otherwise a stolen password's aal1 session could finish a factor left unverified with its own key and step up.
+ */
+async function webauthnCreateAllowed(deps: Deps, user: UserRow, factor: Factor, aal2: boolean) {
+  if (factor.type === "webauthn" && factor.status === "unverified") await enrollingAllowed(deps, user, aal2);
+}
+
 const smsLimit = rateLimit("SMS");
 
 export const goTrueMfaRoutes = new Hono<AppEnv>()
@@ -97,10 +113,7 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
     const body = await bodyOf(c, enrollBody);
     const { deps } = c.var;
     const friendlyName = body.friendly_name || null;
-    // GoTrue: a user with a verified factor adds another only at aal2 (validateFactors).
-    if (!aal2 && (await factorsOf(deps, user)).some((f) => f.status === "verified")) {
-      throw new GoTrueError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
-    }
+    await enrollingAllowed(deps, user, aal2);
     if (body.factor_type === "totp") {
       const made = await enrollTotp(deps, user.id, {
         friendlyName,
@@ -131,9 +144,10 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
   })
   // Every challenge writes a ticket: limited per address as the other second-factor steps.
   .post("/factors/:factorId/challenge", rateLimit("BRUTE_FORCE"), async (c) => {
-    const { user } = await factorUser(c);
+    const { user, aal2 } = await factorUser(c);
     const factor = await pathFactor(c.var.deps, user, c.req.param("factorId"));
     const body = await bodyOf(c, challengeBody);
+    await webauthnCreateAllowed(c.var.deps, user, factor, aal2);
     if (factor.type === "webauthn") return c.json(await webauthnChallenge(c.var.deps, user, factor));
     if (factor.type === "phone") {
       if (body?.channel && body.channel !== "sms") {
@@ -151,7 +165,7 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
   })
   // Codes are guesses: limited per address as the Nhost API's TOTP step, beside the per-user guard and lockout.
   .post("/factors/:factorId/verify", rateLimit("BRUTE_FORCE"), async (c) => {
-    const { claims, user } = await factorUser(c);
+    const { claims, user, aal2 } = await factorUser(c);
     const { deps } = c.var;
     const factor = await pathFactor(deps, user, c.req.param("factorId"));
     const body = await bodyOf(c, verifyBody);
@@ -162,6 +176,7 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
       throw new GoTrueError(400, "validation_failed", "challenge_id must be an UUID");
     }
     if (factor.type === "webauthn") {
+      await webauthnCreateAllowed(deps, user, factor, aal2);
       await verifyWebauthnAnswer(deps, user, factor, body);
     } else {
       await verifyFactor(deps, user, factor, { challengeId: body.challenge_id, code: body.code ?? "" }).catch(
