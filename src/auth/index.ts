@@ -50,12 +50,15 @@ export {
 } from "./links";
 // The per-account lockout (contract §13): its object (src/index.ts exports the class), an admin's unlock.
 export { type FactorLock, lockedFactors, SignInLockout, unlockAccount } from "./lockout";
+// The Supabase face's `webauthn` factors.
 export {
   challengeFactor,
+  challengeWebauthnFactor,
   changeMfa,
   createRecoveryCodes,
   enrollPhone,
   enrollTotp,
+  enrollWebauthn,
   type Factor,
   FactorError,
   factorOf,
@@ -69,6 +72,8 @@ export {
   stepUpSession,
   verifyFactor,
   verifySignInMfaTotp,
+  verifyWebauthnFactor,
+  type WebauthnAnswer,
 } from "./mfa";
 export {
   type AccessTokenFacts,

@@ -19,7 +19,8 @@ import { MAX_MFA_ATTEMPTS } from "./totp-sign-in";
  * (`mfa_tickets`) bound to its factor; its code is checked by the same guard and lockout as the Nhost face's.
  */
 
-export type FactorType = "totp" | "phone";
+/** `webauthn`: a key that is a second factor only (./webauthn-factors.ts). */
+export type FactorType = "totp" | "phone" | "webauthn";
 
 export interface Factor {
   id: string;
@@ -119,7 +120,7 @@ export async function factorOf(deps: Deps, user: UserRow, factorId: string): Pro
 }
 
 /** GoTrue's checks before a new factor: names unique per user, at most ten factors. */
-function checkRoom(factors: Factor[], friendlyName: string | null): void {
+export function checkRoom(factors: Factor[], friendlyName: string | null): void {
   if (friendlyName && factors.some((f) => f.friendlyName === friendlyName))
     throw new FactorError("name-conflict");
   if (factors.length >= MAX_FACTORS) throw new FactorError("too-many");
@@ -276,5 +277,5 @@ export async function removeFactor(deps: Deps, userId: string, factor: Factor): 
     return;
   }
   await deps.shards.ofUser(userId).delete(mfaFactors).where(eq(mfaFactors.id, factor.id));
-  deps.audit({ type: "mfa.disabled", userId, detail: { type: "phone", factorId: factor.id } });
+  deps.audit({ type: "mfa.disabled", userId, detail: { type: factor.type, factorId: factor.id } });
 }

@@ -27,3 +27,10 @@ export {
   startTotpSetup,
 } from "./totp-setup";
 export { mfaTicketUser, verifySignInMfaTotp } from "./totp-sign-in";
+export {
+  challengeWebauthnFactor,
+  enrollWebauthn,
+  verifyWebauthnFactor,
+  type WebauthnAnswer,
+  type WebauthnChallenge,
+} from "./webauthn-factors";

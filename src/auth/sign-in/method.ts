@@ -12,6 +12,7 @@ export type Method =
   | "sms-otp"
   | "mfa-totp"
   | "mfa-sms"
+  | "mfa-webauthn"
   | "webauthn"
   | "pat"
   | "anonymous"

@@ -11,7 +11,10 @@ export type Ceremony =
   | { kind: "sign-up"; userId: string; email: string; options: ResolvedSignUpOptions }
   | { kind: "sign-in"; userId: string | null; emailGiven: boolean }
   | { kind: "elevate"; userId: string }
-  | { kind: "add-key"; userId: string };
+  | { kind: "add-key"; userId: string }
+  // A second factor's key (factor-keys.ts): made for an unverified factor, asserted for a verified one.
+  | { kind: "factor-create"; userId: string; factorId: string }
+  | { kind: "factor-request"; userId: string; factorId: string };
 
 function challengeObject(deps: Deps, challenge: string) {
   return deps.env.WEBAUTHN_CHALLENGES.get(deps.env.WEBAUTHN_CHALLENGES.idFromName(challenge));

@@ -8,6 +8,15 @@
 export { signInWebauthn, verifySignInWebauthn } from "./authentication";
 export { CeremonyError, type CeremonyStage } from "./ceremonies";
 export { elevationSatisfied, requireElevation } from "./elevation";
+// The Supabase face's `webauthn` factors (src/auth/mfa/webauthn-factors.ts): keys that are second factors only.
+export {
+  answeredChallenge,
+  type FactorKey,
+  factorCreationOptions,
+  factorRequestOptions,
+  verifyFactorAssertion,
+  verifyFactorCreation,
+} from "./factor-keys";
 // The account center's passkeys section (src/account-center/security/) adds, lists and removes keys with the API's
 // own steps.
 export { addSecurityKey, verifyAddSecurityKey } from "./registration";

@@ -220,14 +220,17 @@ export const mfaFactors = sqliteTable(
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    /** `totp` or `phone` (GoTrue's `factor_type`). */
+    /** `totp`, `phone` or `webauthn` (GoTrue's `factor_type`). */
     factorType: text("factor_type").notNull(),
     friendlyName: text("friendly_name"),
     /** `unverified` or `verified`; for `totp` the user's row decides (above). */
     status: text("status").notNull().default("unverified"),
     /** A phone factor's number (E.164). */
     phone: text("phone"),
-    /** A TOTP factor's secret as it was stored on the user's row (AES-256-GCM), to tell it is still the current one. */
+    /**
+     * A TOTP factor's secret as it was stored on the user's row (AES-256-GCM), to tell it is still the current one; a
+     * verified `webauthn` factor's key as JSON (credential id, public key, signature counter: nothing secret).
+     */
     secret: text("secret"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -5,6 +5,7 @@ import {
   challengeFactor,
   enrollPhone,
   enrollTotp,
+  enrollWebauthn,
   type Factor,
   factorOf,
   factorsOf,
@@ -20,6 +21,7 @@ import type { AppEnv } from "../../../http/app-env";
 import type { Deps } from "../../../http/deps";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { verifyWebauthnAnswer, webauthnChallenge, webauthnDisabled } from "./mfa-webauthn";
 import { factorRefusal, goTrueFactor, sessionWithFactors } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
 import { signGoTrueToken } from "./tokens";
@@ -39,11 +41,21 @@ const enrollBody = z.object({
   issuer: z.string().max(120).nullish(),
   phone: z.string().max(32).nullish(),
 });
-const challengeBody = z.object({ channel: z.string().max(16).nullish() }).nullish();
-const verifyBody = z.object({ challenge_id: z.string().max(64), code: z.string().max(32).nullish() });
+// A `webauthn` factor's `{rpId, rpOrigins}` are ignored: the service's relying party is the only one (mfa-webauthn.ts).
+const challengeBody = z
+  .object({ channel: z.string().max(16).nullish(), webauthn: z.unknown().optional() })
+  .nullish();
+const verifyBody = z.object({
+  challenge_id: z.string().max(64),
+  code: z.string().max(32).nullish(),
+  // A `webauthn` factor's answer (mfa-webauthn.ts checks it).
+  webauthn: z.unknown().optional(),
+});
 
 /** The methods that make a session's `aal2` (tokens.ts says the same in the token). */
-const SECOND_FACTOR_METHODS = new Set(["mfa-totp", "mfa-sms"]);
+const SECOND_FACTOR_METHODS = new Set(["mfa-totp", "mfa-sms", "mfa-webauthn"]);
+/** How the session a factor steps up to began (GoTrue's amr `totp`, `mfa/phone`, `mfa/webauthn`). */
+const STEP_UP_METHOD = { totp: "mfa-totp", phone: "mfa-sms", webauthn: "mfa-webauthn" } as const;
 
 /** The signed-in user (not anonymous: GoTrue's `requireNotAnonymous`) with the whole row, and the session's level. */
 async function factorUser(c: Parameters<typeof signedIn>[0]) {
@@ -77,6 +89,22 @@ function enrollRefusal(error: unknown, type: "TOTP" | "Phone"): never {
   return factorRefusal(error);
 }
 
+/** GoTrue: a user with a verified factor adds another only at aal2 (validateFactors). */
+async function enrollingAllowed(deps: Deps, user: UserRow, aal2: boolean): Promise<void> {
+  if (!aal2 && (await factorsOf(deps, user)).some((f) => f.status === "verified")) {
+    throw new GoTrueError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
+  }
+}
+
+/**
+ * An unverified `webauthn` factor is verified by creating a key, which any authenticator can do (a TOTP or phone
+ * factor needs its secret or its phone): so its challenge and answer are an enrollment, asking aal2 as enroll does.
+ * Otherwise a stolen password's aal1 session could finish a factor left unverified with its own key and step up.
+ */
+async function webauthnCreateAllowed(deps: Deps, user: UserRow, factor: Factor, aal2: boolean) {
+  if (factor.type === "webauthn" && factor.status === "unverified") await enrollingAllowed(deps, user, aal2);
+}
+
 const smsLimit = rateLimit("SMS");
 
 export const goTrueMfaRoutes = new Hono<AppEnv>()
@@ -85,10 +113,7 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
     const body = await bodyOf(c, enrollBody);
     const { deps } = c.var;
     const friendlyName = body.friendly_name || null;
-    // GoTrue: a user with a verified factor adds another only at aal2 (validateFactors).
-    if (!aal2 && (await factorsOf(deps, user)).some((f) => f.status === "verified")) {
-      throw new GoTrueError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
-    }
+    await enrollingAllowed(deps, user, aal2);
     if (body.factor_type === "totp") {
       const made = await enrollTotp(deps, user.id, {
         friendlyName,
@@ -110,13 +135,20 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
       );
       return c.json({ ...goTrueFactor(made), type: "phone" });
     }
+    if (body.factor_type === "webauthn") {
+      webauthnDisabled(deps, "enroll");
+      const made = await enrollWebauthn(deps, user.id, { friendlyName }).catch(factorRefusal);
+      return c.json({ id: made.id, type: "webauthn", friendly_name: friendlyName ?? "" });
+    }
     throw new GoTrueError(400, "validation_failed", "factor_type needs to be totp, phone, or webauthn");
   })
   // Every challenge writes a ticket: limited per address as the other second-factor steps.
   .post("/factors/:factorId/challenge", rateLimit("BRUTE_FORCE"), async (c) => {
-    const { user } = await factorUser(c);
+    const { user, aal2 } = await factorUser(c);
     const factor = await pathFactor(c.var.deps, user, c.req.param("factorId"));
     const body = await bodyOf(c, challengeBody);
+    await webauthnCreateAllowed(c.var.deps, user, factor, aal2);
+    if (factor.type === "webauthn") return c.json(await webauthnChallenge(c.var.deps, user, factor));
     if (factor.type === "phone") {
       if (body?.channel && body.channel !== "sms") {
         throw new GoTrueError(400, "validation_failed", "Invalid channel, must be one of sms or whatsapp");
@@ -133,20 +165,25 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
   })
   // Codes are guesses: limited per address as the Nhost API's TOTP step, beside the per-user guard and lockout.
   .post("/factors/:factorId/verify", rateLimit("BRUTE_FORCE"), async (c) => {
-    const { claims, user } = await factorUser(c);
+    const { claims, user, aal2 } = await factorUser(c);
     const { deps } = c.var;
     const factor = await pathFactor(deps, user, c.req.param("factorId"));
     const body = await bodyOf(c, verifyBody);
-    if (!body.code) throw new GoTrueError(400, "validation_failed", "Code needs to be non-empty");
+    if (!body.code && factor.type !== "webauthn") {
+      throw new GoTrueError(400, "validation_failed", "Code needs to be non-empty");
+    }
     if (!UUID.test(body.challenge_id)) {
       throw new GoTrueError(400, "validation_failed", "challenge_id must be an UUID");
     }
-    await verifyFactor(deps, user, factor, { challengeId: body.challenge_id, code: body.code }).catch(
-      (error: unknown) => factorRefusal(error, factor, body.challenge_id),
-    );
-    const scope = signInScope(c, factor.type === "totp" ? "mfa-totp" : "mfa-sms", {
-      minter: signGoTrueToken,
-    });
+    if (factor.type === "webauthn") {
+      await webauthnCreateAllowed(deps, user, factor, aal2);
+      await verifyWebauthnAnswer(deps, user, factor, body);
+    } else {
+      await verifyFactor(deps, user, factor, { challengeId: body.challenge_id, code: body.code ?? "" }).catch(
+        (error: unknown) => factorRefusal(error, factor, body.challenge_id),
+      );
+    }
+    const scope = signInScope(c, STEP_UP_METHOD[factor.type], { minter: signGoTrueToken });
     // The user as the factor left it (a TOTP just turned on): the new session's claims read it.
     const now = (await findUserById(deps.shards, user.id)) ?? user;
     const session = await stepUpSession(scope, now, factor, claims.session_id);

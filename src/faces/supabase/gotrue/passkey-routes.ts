@@ -8,6 +8,8 @@ import {
   authenticationCredential,
   deleteSecurityKey,
   elevationSatisfied,
+  factorsOf,
+  findUserById,
   listSecurityKeys,
   registrationCredential,
   renameSecurityKey,
@@ -90,6 +92,19 @@ const passkeyItem = (key: WireSecurityKey) => ({
 const PASSKEY_NOT_FOUND = () => new GoTrueError(404, "validation_failed", "Passkey not found");
 
 /**
+ * A verified second factor: TOTP turned on, or a verified factor of the list (phone, `webauthn`). A passkey is none:
+ * having one asks for no aal2 (docs/decisions.md, "Issue 43: webauthn factors").
+ */
+async function hasSecondFactor(
+  deps: AppEnv["Variables"]["deps"],
+  user: { id: string; activeMfaType: string | null },
+) {
+  if (user.activeMfaType) return true;
+  const row = await findUserById(deps.shards, user.id);
+  return row !== undefined && (await factorsOf(deps, row)).some((factor) => factor.status === "verified");
+}
+
+/**
  * The signed-in user who may manage passkeys: not anonymous (GoTrue's `requireNotAnonymous`), and, as GoTrue asks,
  * at AAL2 when the account has a second factor: otherwise a stolen password's first-factor session could add a
  * passkey, which signs in with no second factor. And the core's elevation rule (contract §6,
@@ -104,7 +119,7 @@ async function manager(c: Context<AppEnv>, change: { firstKeyAllowed: boolean })
     aal?: unknown;
     "https://hasura.io/jwt/claims"?: Record<string, unknown>;
   };
-  if (user.activeMfaType && token.aal !== "aal2") {
+  if (token.aal !== "aal2" && (await hasSecondFactor(c.var.deps, user))) {
     throw new GoTrueError(
       403,
       "insufficient_aal",

@@ -27,6 +27,7 @@ function amrMethod(method: string | null): string {
   if (method === "email-otp" || method === "sms-otp") return "otp";
   if (method === "mfa-totp") return "totp";
   if (method === "mfa-sms") return "mfa/phone";
+  if (method === "mfa-webauthn") return "mfa/webauthn";
   if (method === "anonymous") return "anonymous";
   if (method === "id-token" || method.startsWith("provider:")) return "oauth";
   if (method.startsWith("sso:")) return "sso/saml";
@@ -46,7 +47,7 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
   const iat = Math.floor(facts.now / 1000);
   const { user } = facts;
   // aal2: the session began with the second factor (the Nhost face's TOTP step, or this face's `mfa.verify`).
-  const mfa = facts.method === "mfa-totp" || facts.method === "mfa-sms";
+  const mfa = facts.method === "mfa-totp" || facts.method === "mfa-sms" || facts.method === "mfa-webauthn";
   return new SignJWT({
     ...facts.topLevel,
     aud: AUDIENCE,
