@@ -1,5 +1,7 @@
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
+import { totpStep as stepOf, totpCode } from "../../../src/auth/mfa/totp";
 import { inBrowser } from "../../faces/supabase/in-browser";
 import { supabaseClient, supabaseService } from "../../faces/supabase/support";
 import { SoftwareAuthenticator } from "../../fakes/authenticator";
@@ -129,6 +131,39 @@ describe("a phone factor on the Nhost face", () => {
     expect(after.session?.user.activeMfaType).toBeNull();
   });
 
+  it("activeMfaType is totp while TOTP is on beside the phone factor (changeUserMfa), and sms again once it is off", async () => {
+    // Threat: turning TOTP off through the Nhost face must not drop the phone factor's step with it.
+    const { supabase, email } = await supabaseUser("nhphonetotp");
+    await proveBySignUpMail(email);
+    const { phone } = await enrollPhone(supabase);
+    const { mfa } = (await (await passwordSignIn(email)).json()) as SignInAnswer;
+    const { session } = (await (await totpStep(mfa!.ticket, await textedCode(phone))).json()) as {
+      session: WireSession;
+    };
+    const generated = (await (await svc.get("/mfa/totp/generate", session.accessToken)).json()) as {
+      totpSecret: string;
+    };
+    const secret = decodeBase32IgnorePadding(generated.totpSecret);
+    const codeAt = (offset = 0n) => totpCode(secret, stepOf(Date.now()) + offset);
+    const on = await svc.post("/user/mfa", { code: codeAt(), activeMfaType: "totp" }, session.accessToken);
+    expect(on.status).toBe(200);
+    expect(await (await svc.get("/user", session.accessToken)).json()).toMatchObject({
+      activeMfaType: "totp",
+    });
+    // With TOTP on, the TOTP step asks TOTP's code (no text is sent for it).
+    const withTotp = (await (await passwordSignIn(email)).json()) as SignInAnswer;
+    expect(withTotp.mfa?.ticket).toMatch(/^mfaTotp:/);
+
+    const off = await svc.post("/user/mfa", { code: codeAt(1n), activeMfaType: "" }, session.accessToken);
+    expect(off.status).toBe(200);
+    expect(await (await svc.get("/user", session.accessToken)).json()).toMatchObject({
+      activeMfaType: "sms",
+    });
+    const again = (await (await passwordSignIn(email)).json()) as SignInAnswer;
+    expect(again.session).toBeNull();
+    expect((await totpStep(again.mfa!.ticket, await textedCode(phone))).status).toBe(200);
+  });
+
   it("verifySignInMfaTotp counts wrong texted codes: five spend the ticket", async () => {
     // Threat: guessing the six-digit texted code at the TOTP step; the ticket's five tries hold, as for TOTP.
     const { supabase, email } = await supabaseUser("nhphoneguess");
@@ -203,6 +238,17 @@ describe("resets drop every kind of factor", () => {
     expect(params.get("mfaTicket")).toBeNull();
     const session = await sessionFromRefresh(svc, params.get("refreshToken")!);
     expect(session.user.activeMfaType).toBeNull();
+    expect(await factorRows(userId)).toBe(0);
+  });
+
+  it("a password reset of a never-proven account drops the phone factor the attacker added", async () => {
+    // Threat (pre-hijacking): as above, with the victim's reset the first proof of the address.
+    const { supabase, email, userId } = await supabaseUser("victim2");
+    await enrollPhone(supabase);
+    expect(await (await svc.post("/user/password/reset", { email })).json()).toBe("OK");
+    const reset = (await mailbox(svc, email)).find((mail) => mail.text.includes("passwordReset"))!;
+    const params = await follow(svc, verifyPath(reset));
+    expect((await sessionFromRefresh(svc, params.get("refreshToken")!)).user.activeMfaType).toBeNull();
     expect(await factorRows(userId)).toBe(0);
   });
 
