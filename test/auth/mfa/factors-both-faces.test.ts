@@ -258,6 +258,8 @@ describe("resets drop every kind of factor", () => {
     const { supabase, email, userId } = await supabaseUser("nhreset");
     await proveBySignUpMail(email);
     await enrollPhone(supabase);
+    const before = await svc.request("GET", `/admin/users/${userId}`, { headers: ADMIN });
+    expect(await before.json()).toMatchObject({ activeMfaType: "sms" });
     const patched = await svc.request("PATCH", `/admin/users/${userId}`, {
       headers: ADMIN,
       json: { activeMfaType: null },
