@@ -28,6 +28,8 @@ export const ERRORS = {
   "disabled-mfa-totp": [401, "TOTP MFA is not active"],
   "no-totp-secret": [400, "no TOTP secret; generate one first"],
   "invalid-totp": [401, "invalid TOTP code"],
+  // Also a first factor refused because the account's only second factor is a `webauthn` key, which the Nhost API
+  // cannot ask for (src/auth/sign-in/pipeline.ts; docs/decisions.md, "Issue 43: every factor on both faces").
   "mfa-type-not-found": [400, "MFA type not found"],
   "totp-already-active": [400, "TOTP MFA is already active"],
   // Not in the reference catalog: a user imported from Nhost whose TOTP secret could not be decrypted (contract

@@ -11,6 +11,7 @@ import {
 } from "../auth";
 import { contains } from "../db/contains";
 import {
+  mfaFactors,
   mfaRecoveryCodes,
   oauth2Grants,
   securityKeys,
@@ -165,7 +166,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
         ? { bannedUntil: patch.disabled ? (patch.bannedUntil ?? null) : null }
         : {}),
       // Resetting MFA (a lost authenticator, or a TOTP secret an import could not decrypt): the user signs in with
-      // their first factor again and may set TOTP up anew. Their recovery codes go with the secret.
+      // their first factor again and may set TOTP up anew. Their recovery codes and other factors go with the secret.
       ...(activeMfaType === null
         ? { activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null }
         : {}),
@@ -182,7 +183,16 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
     .get();
   if (!updated) throw new AppError("not-found", "no user with this id");
   if (activeMfaType === null) {
-    await db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId));
+    // Every factor goes, whichever face added it (a phone, a `webauthn` key): a reset leaves none to ask.
+    await db.batch([
+      db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, userId)),
+      db.delete(mfaFactors).where(eq(mfaFactors.userId, userId)),
+      // A phone factor verified since the update above named itself `sms`: it is gone now, and so is that.
+      db
+        .update(users)
+        .set({ activeMfaType: null })
+        .where(and(eq(users.id, userId), eq(users.activeMfaType, "sms"))),
+    ]);
     deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp", by: "admin" } });
   }
   if (patch.disabled === true && !user.disabled) await endAccess(deps, userId);

@@ -1,8 +1,9 @@
-import { and, eq, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, isNotNull, lt, ne, sql } from "drizzle-orm";
 import { type DirectoryEntry, releaseEntries } from "../db/directory";
 import { slotOfRouted } from "../db/routed-ids";
 import {
   linkExchangeCodes,
+  mfaFactors,
   mfaRecoveryCodes,
   mfaTickets,
   oauth2Grants,
@@ -15,6 +16,7 @@ import {
 import type { Deps } from "../http/deps";
 import { credentialsChanged } from "./credential-changes";
 import { revokeAllSessions } from "./revocation";
+import { mfaTypeWithoutTotp, syncMfaType } from "./second-step";
 
 /**
  * What ends when the credentials of an account change hands or change: outstanding link tickets and codes (a reset
@@ -126,13 +128,18 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
   await db.batch([
     db.delete(securityKeys).where(eq(securityKeys.userId, user.id)),
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
+    // The factors of the list too (a phone, a `webauthn` key, added through the Supabase face), and the `sms` type
+    // one of them may have set since the update above (./second-step.ts).
+    db.delete(mfaFactors).where(eq(mfaFactors.userId, user.id)),
+    syncMfaType(db, user.id),
   ]);
   await endOutstandingGrants(deps, user.id);
   return wiped;
 }
 
 /**
- * A password reset also drops the security keys and the TOTP that were added before the address was first proven.
+ * A password reset also drops the security keys, the TOTP and the other second factors (a phone, a `webauthn` key,
+ * added through the Supabase face) that were added before the address was first proven.
  * The residue of pre-hijacking this closes: an attacker signs up `victim@x` (a password, a passkey; with verification
  * off also TOTP), the victim follows the sign-up verification mail (which keeps them, as it must for a genuine
  * sign-up) and later resets the password to take the account back: the attacker's second way in must go with the
@@ -144,10 +151,21 @@ export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Pr
   const provenAt = sql`(SELECT ${users.emailVerifiedAt} FROM ${users} WHERE ${users.id} = ${userId})`;
   await db.batch([
     db.delete(securityKeys).where(and(eq(securityKeys.userId, userId), lt(securityKeys.createdAt, provenAt))),
+    // Every kind of factor (a phone, a `webauthn` key): the TOTP one is the user's row's, below.
+    db
+      .delete(mfaFactors)
+      .where(
+        and(
+          eq(mfaFactors.userId, userId),
+          ne(mfaFactors.factorType, "totp"),
+          lt(mfaFactors.createdAt, provenAt),
+        ),
+      ),
     db
       .update(users)
       .set({
-        activeMfaType: null,
+        // A phone factor of after the proof stays the second factor (`sms`).
+        activeMfaType: mfaTypeWithoutTotp(userId),
         totpSecret: null,
         totpLastStep: null,
         totpEnabledAt: null,
@@ -160,13 +178,14 @@ export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Pr
           lt(users.totpEnabledAt, users.emailVerifiedAt),
         ),
       ),
-    db
-      .delete(mfaRecoveryCodes)
-      .where(
-        and(
-          eq(mfaRecoveryCodes.userId, userId),
-          sql`exists (SELECT 1 FROM ${users} WHERE ${users.id} = ${userId} AND ${isNull(users.activeMfaType)})`,
-        ),
+    db.delete(mfaRecoveryCodes).where(
+      and(
+        eq(mfaRecoveryCodes.userId, userId),
+        // TOTP's own: they go with it (a remaining phone factor makes the type `sms`, not null).
+        sql`exists (SELECT 1 FROM ${users} WHERE ${users.id} = ${userId} AND ${users.activeMfaType} IS NOT 'totp')`,
       ),
+    ),
+    // A phone factor dropped above may have been the `sms` type, with TOTP not dropped (or never on).
+    syncMfaType(db, userId),
   ]);
 }

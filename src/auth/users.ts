@@ -27,7 +27,10 @@ export const wireUserSchema = z
     defaultRole: z.string(),
     roles: z.array(z.string()),
     isAnonymous: z.boolean(),
-    activeMfaType: z.literal("totp").nullable(),
+    activeMfaType: z
+      .enum(["totp", "sms"])
+      .nullable()
+      .describe("`totp` while TOTP is on, else `sms` while a phone factor is verified (Nhost's own values)"),
     metadata: z.record(z.string(), z.unknown()),
   })
   .meta({
@@ -66,7 +69,7 @@ export function toWireUser(user: WireUserRow): WireUser {
     defaultRole: user.defaultRole,
     roles: user.roles,
     isAnonymous: user.isAnonymous,
-    activeMfaType: user.activeMfaType === "totp" ? "totp" : null,
+    activeMfaType: user.activeMfaType === "totp" || user.activeMfaType === "sms" ? user.activeMfaType : null,
     metadata: user.metadata,
   };
 }

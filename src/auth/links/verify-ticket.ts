@@ -3,7 +3,6 @@ import { isUniqueViolation } from "../../db/errors";
 import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { issueMfaTicket } from "../complete-sign-in";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
 import { changeIdentifiers } from "../identifier-changes";
 import type { Session } from "../new-sessions";
@@ -76,8 +75,8 @@ const EFFECTS: Record<TicketType, Effect> = {
 
 /**
  * What a followed link yields, with the `type` the redirect carries: a session; for a PKCE app a one-time code; or,
- * when the user has TOTP on, an `mfaTotp:` ticket for `POST /signin/mfa/totp` — a link is one factor, like a
- * password, and must not skip the second (docs/decisions.md).
+ * when the user has a second factor (TOTP, a phone factor), an `mfaTotp:` ticket for `POST /signin/mfa/totp` — a
+ * link is one factor, like a password, and must not skip the second (docs/decisions.md).
  */
 export type VerifiedTicket = { type: string } & (
   | { session: Session }
@@ -115,12 +114,11 @@ export async function applyTicket(scope: SignInScope, consumed: ConsumedTicket):
   if (consumed.codeChallenge) {
     return { code: await issueExchangeCode(deps, user.id, consumed.codeChallenge), type };
   }
-  // A face that steps sessions up afterwards (GoTrue's aal1, sign-in/scope.ts) gets a session short of the second
-  // factor, marked so by the pipeline; the Nhost face gets the TOTP step's ticket.
-  if (scope.secondFactorLater) {
-    const { session } = await startSession(scope, { user, mfaGate: true });
-    if (session) return { session, type };
-  }
-  if (user.activeMfaType === "totp") return { mfaTicket: await issueMfaTicket(deps, user.id), type };
-  return { session: (await startSession(scope, { user })).session, type };
+  // The second-factor gate of every sign-in (sign-in/pipeline.ts): the Nhost face gets the TOTP step's ticket (a
+  // phone factor's code texted) or, for a `webauthn` factor alone, a refusal; a face that steps sessions up
+  // afterwards (GoTrue's aal1, sign-in/scope.ts) gets a session short of the second factor, marked so.
+  const started = await startSession(scope, { user, mfaGate: true });
+  if (started.session) return { session: started.session, type };
+  if (started.mfa) return { mfaTicket: started.mfa.ticket, type };
+  throw new AppError("invalid-ticket");
 }

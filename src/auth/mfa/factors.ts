@@ -5,9 +5,9 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
-import { smsCodeText } from "../../sms/templates";
-import { checkOneTimeCode, issueOneTimeCode } from "../links";
-import { requireRegisteredUser, toWireUser } from "../users";
+import { checkOneTimeCode } from "../one-time-codes";
+import { PHONE_CODE_LIFETIME_MS, phoneFactorScope, syncMfaType, textPhoneFactorCode } from "../second-step";
+import { requireRegisteredUser } from "../users";
 import { acceptPhoneCode, acceptTotpCode } from "./second-factor";
 import { activateTotp, dropTotp, startTotpSetup } from "./totp-setup";
 import { MAX_MFA_ATTEMPTS } from "./totp-sign-in";
@@ -35,7 +35,7 @@ export interface Factor {
 /** GoTrue's limit of factors a user holds (`MaxEnrolledFactors`). */
 const MAX_FACTORS = 10;
 /** GoTrue's `MFA_CHALLENGE_EXPIRY_DURATION` default, and the SMS code's life. */
-const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
+const CHALLENGE_LIFETIME_MS = PHONE_CODE_LIFETIME_MS;
 
 /** A factor's refusal, worded by the face (GoTrue's codes). */
 export class FactorError extends Error {
@@ -53,7 +53,7 @@ export class FactorError extends Error {
   }
 }
 
-const phoneScope = (factorId: string) => `mfa-phone:${factorId}`;
+const phoneScope = phoneFactorScope;
 /** The ticket's hash names its factor too: a challenge id given with another factor finds nothing. */
 const challengeHash = (factorId: string, challengeId: string) =>
   sha256Hex(`mfa-challenge:${factorId}:${challengeId}`);
@@ -201,13 +201,7 @@ export async function challengeFactor(
   const id = idForUser(user.id);
   const expiresAt = deps.now() + CHALLENGE_LIFETIME_MS;
   if (factor.type === "phone" && factor.phone) {
-    const code = await issueOneTimeCode(deps, phoneScope(factor.id), CHALLENGE_LIFETIME_MS);
-    await deps.sms.send(factor.phone, smsCodeText(user.locale, deps.config.locales.default, code), {
-      template: "mfa-sms",
-      locale: user.locale,
-      code,
-      user: toWireUser(user),
-    });
+    await textPhoneFactorCode(deps, user, { factorId: factor.id, phone: factor.phone });
   }
   await deps.shards
     .ofUser(user.id)
@@ -263,10 +257,14 @@ export async function verifyFactor(
     await activateTotp(deps, user.id);
     return;
   }
-  await db
-    .update(mfaFactors)
-    .set({ status: "verified", updatedAt: deps.now() })
-    .where(eq(mfaFactors.id, factor.id));
+  // The Nhost face's `activeMfaType` becomes `sms` (unless TOTP is on), in the same batch (../second-step.ts).
+  await db.batch([
+    db
+      .update(mfaFactors)
+      .set({ status: "verified", updatedAt: deps.now() })
+      .where(eq(mfaFactors.id, factor.id)),
+    syncMfaType(db, user.id),
+  ]);
   deps.audit({ type: "mfa.enabled", userId: user.id, detail: { type: "phone", factorId: factor.id } });
 }
 
@@ -276,6 +274,7 @@ export async function removeFactor(deps: Deps, userId: string, factor: Factor): 
     await dropTotp(deps, userId);
     return;
   }
-  await deps.shards.ofUser(userId).delete(mfaFactors).where(eq(mfaFactors.id, factor.id));
+  const db = deps.shards.ofUser(userId);
+  await db.batch([db.delete(mfaFactors).where(eq(mfaFactors.id, factor.id)), syncMfaType(db, userId)]);
   deps.audit({ type: "mfa.disabled", userId, detail: { type: factor.type, factorId: factor.id } });
 }

@@ -85,7 +85,9 @@ export const mfaRoutes = new Hono<AppEnv>()
     operation({
       summary: "Finish a sign-in with TOTP",
       description:
-        "The `mfa.ticket` of a first-factor sign-in and a TOTP (or recovery) code. Unknown or expired ticket: 401 " +
+        "The `mfa.ticket` of a first-factor sign-in and a TOTP (or recovery) code; for a user whose second factor is " +
+        "a phone (added through the Supabase API: `activeMfaType` `sms`), the code texted at the first step. " +
+        "Unknown or expired ticket: 401 " +
         "`invalid-ticket`; wrong code: 401 `invalid-totp` (five tries per ticket, and capped per user). Ten wrong " +
         "TOTP codes (or recovery codes) within an hour lock that factor: 429 `account-locked` with `Retry-After`.",
       answers: { 200: { description: "A session.", schema: sessionPayloadSchema } },

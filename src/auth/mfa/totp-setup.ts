@@ -5,6 +5,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { encrypt } from "../../lib/crypto";
 import { credentialsChanged } from "../credential-changes";
+import { mfaTypeWithoutTotp } from "../second-step";
 import { requireRegisteredUser } from "../users";
 import { qrPngDataUrl } from "./qr-png";
 import { acceptSecondFactor, acceptTotpCode, recoveryCodeHash } from "./second-factor";
@@ -87,7 +88,8 @@ export async function dropTotp(deps: Deps, userId: string): Promise<void> {
     db
       .update(users)
       .set({
-        activeMfaType: null,
+        // A verified phone factor is the second factor still (`sms`, ../second-step.ts).
+        activeMfaType: mfaTypeWithoutTotp(userId),
         totpSecret: null,
         totpLastStep: null,
         totpEnabledAt: null,

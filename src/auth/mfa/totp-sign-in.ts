@@ -7,9 +7,11 @@ import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { MFA_TICKET_PREFIX } from "../complete-sign-in";
 import type { Session } from "../new-sessions";
+import { checkOneTimeCode } from "../one-time-codes";
+import { phoneFactorScope, secondStepOf } from "../second-step";
 import { type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
-import { acceptSecondFactor } from "./second-factor";
+import { acceptPhoneCode, acceptSecondFactor } from "./second-factor";
 
 /** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */
 export const MAX_MFA_ATTEMPTS = 5;
@@ -38,8 +40,9 @@ export async function mfaTicketUser(deps: Deps, ticket: string): Promise<UserRow
 
 /**
  * verifySignInMfaTotp: one attempt is taken from the ticket by a conditional UPDATE (so the cap holds under
- * parallel requests), the code is checked (a TOTP code, once, or a recovery code, once), and on success the ticket is
- * consumed by a DELETE … RETURNING: of two requests racing with good codes, one gets the session.
+ * parallel requests), the code is checked (a TOTP code, once, or a recovery code, once; for a user whose second
+ * factor is a phone, the code texted at the first step), and on success the ticket is consumed by a DELETE …
+ * RETURNING: of two requests racing with good codes, one gets the session.
  */
 export async function verifySignInMfaTotp(
   scope: SignInScope,
@@ -65,8 +68,20 @@ export async function verifySignInMfaTotp(
     .get();
   if (!attempt) throw new AppError("invalid-ticket");
   const user = await findUserById(deps.shards, attempt.userId);
-  if (user?.activeMfaType !== "totp") throw new AppError("invalid-ticket");
-  if (!(await acceptSecondFactor(deps, user, input.otp))) throw new AppError("invalid-totp");
+  const step = user ? await secondStepOf(deps, user) : null;
+  if (!user || (step?.kind !== "totp" && step?.kind !== "phone")) throw new AppError("invalid-ticket");
+  const right =
+    step.kind === "totp"
+      ? await acceptSecondFactor(deps, user, input.otp)
+      : // The user's factor is a phone: the code texted at the first step (sign-in/pipeline.ts), guarded and under
+        // the lockout as the Supabase face's verify of it is.
+        await acceptPhoneCode(
+          deps,
+          user,
+          () => checkOneTimeCode(deps, phoneFactorScope(step.factorId), input.otp),
+          true,
+        );
+  if (!right) throw new AppError("invalid-totp");
   const consumed = await db
     .delete(mfaTickets)
     .where(eq(mfaTickets.ticketHash, ticketHash))
@@ -74,5 +89,7 @@ export async function verifySignInMfaTotp(
     .get();
   if (!consumed) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");
-  return { session: (await startSession(scope, { user })).session };
+  // Recorded as the factor it was (`mfa-sms`: aal2 on the Supabase face too), unless the route names its own.
+  const method = step.kind === "phone" && scope.method === "mfa-totp" ? "mfa-sms" : undefined;
+  return { session: (await startSession(scope, { user, method })).session };
 }

@@ -1,11 +1,10 @@
-import { and, eq } from "drizzle-orm";
-import { mfaFactors, type UserRow } from "../../db/schema";
+import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
-import type { Deps } from "../../http/deps";
 import { issueMfaTicket } from "../complete-sign-in";
 import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
 import type { ActiveMembership } from "../org-membership";
+import { secondStepOf, textPhoneFactorCode } from "../second-step";
 import { beforeFirstFactorChecks } from "./hooks";
 import type { Method } from "./method";
 import type { SignInScope } from "./scope";
@@ -58,12 +57,17 @@ export interface SessionStart {
   elevated?: boolean;
   /**
    * The end of a sign-in by one factor (a password, an email or SMS code, a mailed link's PKCE code, a provider, an
-   * enterprise sign-in): with TOTP active the factor was only the first, and the answer is an `mfaTotp:` ticket
-   * instead of a session. It stays so if AUTH_MFA_ENABLED is later switched off: a user's second factor is not
+   * enterprise sign-in): with a second factor (TOTP, a phone factor: its code texted) the factor was only the first,
+   * and the answer is an `mfaTotp:` ticket instead of a session; with only a `webauthn` factor, 400
+   * `mfa-type-not-found`. It stays so if AUTH_MFA_ENABLED is later switched off: a user's second factor is not
    * dropped by a configuration change.
    */
   mfaGate?: boolean;
 }
+
+/** The refusal of a first factor whose account's second factor is a `webauthn` key (the Supabase face's alone). */
+const WEBAUTHN_ONLY =
+  "this account's second factor is a security key, which this sign-in cannot ask for: sign in through the Supabase API";
 
 export async function startSession(
   scope: SignInScope,
@@ -80,13 +84,19 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   if (mfaGate && user.activeMfaType === "totp" && user.totpSecret === null) {
     throw new AppError("mfa-reset-required");
   }
+  // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, a `webauthn` key.
+  const step = mfaGate ? await secondStepOf(deps, user) : null;
   // GoTrue's way (the Supabase face): a session short of the second factor, marked so (secondFactorPending).
-  const secondFactorPending =
-    mfaGate && scope.secondFactorLater === true && (await hasVerifiedFactor(deps, user));
-  if (mfaGate && !scope.secondFactorLater && user.activeMfaType === "totp") {
-    // The first factor is refused before its ticket (the TOTP step is checked by none: its first factor was).
+  const secondFactorPending = scope.secondFactorLater === true && step !== null;
+  if (step && !scope.secondFactorLater) {
+    // The first factor is refused before its ticket (the second step is checked by none: its first factor was).
     await check(scope, method, user.email, false);
-    return { session: null, mfa: { ticket: await issueMfaTicket(deps, user.id) } };
+    // Nhost's API has no WebAuthn second step: a password (a code, a link) alone must not do instead of the key.
+    if (step.kind === "webauthn") throw new AppError("mfa-type-not-found", WEBAUTHN_ONLY);
+    const ticket = await issueMfaTicket(deps, user.id);
+    // A phone factor answers as TOTP does; the texted code is the TOTP step's `otp` (mfa/totp-sign-in.ts).
+    if (step.kind === "phone") await textPhoneFactorCode(deps, user, step);
+    return { session: null, mfa: { ticket } };
   }
   await check(scope, method, user.email, false);
   const extraClaims = elevated ? { "x-hasura-auth-elevated": user.id } : undefined;
@@ -110,16 +120,4 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   }
   noticeDevice(scope, user, method);
   return { session, mfa: null };
-}
-
-/** A TOTP turned on, or a verified phone factor (src/auth/mfa/factors.ts lists them). */
-async function hasVerifiedFactor(deps: Deps, user: UserRow): Promise<boolean> {
-  if (user.activeMfaType === "totp") return true;
-  const phone = await deps.shards
-    .ofUser(user.id)
-    .select({ id: mfaFactors.id })
-    .from(mfaFactors)
-    .where(and(eq(mfaFactors.userId, user.id), eq(mfaFactors.status, "verified")))
-    .get();
-  return phone !== undefined;
 }

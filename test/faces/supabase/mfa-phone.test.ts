@@ -47,10 +47,13 @@ describe("auth-js mfa with a phone factor", () => {
     expect((await supabase.auth.mfa.listFactors()).data?.phone).toEqual([
       expect.objectContaining({ id: factorId, status: "verified", factor_type: "phone" }),
     ]);
-    // The Nhost face's activeMfaType stays Nhost's: its contract knows `totp` alone (docs/supabase.md, "## MFA").
+    // The factor holds on the Nhost face too: its password sign-in gets the TOTP step's ticket, not a session
+    // (test/auth/mfa/factors-both-faces.test.ts goes on from there).
     const nhost = await svc.post("/signin/email-password", { email, password: PASSWORD });
-    const body = (await nhost.json()) as { session: { user: { activeMfaType: unknown } } };
-    expect(body.session.user.activeMfaType).toBeNull();
+    expect(await nhost.json()).toMatchObject({
+      session: null,
+      mfa: { ticket: expect.stringMatching(/^mfaTotp:/) },
+    });
 
     const later = client();
     const signedIn = await later.auth.signInWithPassword({ email, password: PASSWORD });
