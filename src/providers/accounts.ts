@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import {
   conformingDisplayName,
   createUser,
@@ -169,18 +169,26 @@ export interface LinkedIdentity {
 
 /** The user's linked identities, oldest first. */
 export function identitiesOf(deps: Deps, userId: string): Promise<LinkedIdentity[]> {
-  return deps.shards
-    .ofUser(userId)
+  return identitiesRead(deps.shards.ofUser(userId), [userId]).all();
+}
+
+/** The linked identities of `userIds` (all in the shard `db`), with their user, unexecuted: for a `db.batch`. */
+export function identitiesRead(db: Db, userIds: readonly string[]) {
+  return db
     .select({
+      userId: userProviders.userId,
       id: userProviders.id,
       provider: userProviders.provider,
       providerUserId: userProviders.providerUserId,
       createdAt: userProviders.createdAt,
     })
     .from(userProviders)
-    .where(eq(userProviders.userId, userId))
-    .orderBy(asc(userProviders.createdAt), asc(userProviders.id))
-    .all();
+    .where(
+      userIds.length === 1
+        ? eq(userProviders.userId, userIds[0]!)
+        : inArray(userProviders.userId, [...userIds]),
+    )
+    .orderBy(asc(userProviders.createdAt), asc(userProviders.id));
 }
 
 /**

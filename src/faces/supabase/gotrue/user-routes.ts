@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserPassword,
-  findUserById,
   mergeOwnMetadata,
   revokeAllSessions,
   revokeOtherUserSessions,
@@ -11,12 +10,10 @@ import {
 } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
-import { identitiesOf } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
-import { factorsField } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
-import { goTrueUser } from "./wire";
+import { extrasOf, wholeGoTrueUser } from "./user-reads";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
 
@@ -31,15 +28,9 @@ const userUpdate = z.object({
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
     const { user } = await signedIn(c);
-    // getUserIdentities and mfa.listFactors read them here (identities.ts, mfa-wire.ts).
-    const [identities, row] = await Promise.all([
-      identitiesOf(c.var.deps, user.id),
-      findUserById(c.var.deps.shards, user.id),
-    ]);
-    return c.json({
-      ...goTrueUser(toWireUser(user), { identities }),
-      ...(row ? await factorsField(c.var.deps, row) : {}),
-    });
+    // getUserIdentities and mfa.listFactors read them here: one D1 batch after the session check (user-reads.ts).
+    const extras = (await extrasOf(c.var.deps, [user.id])).get(user.id);
+    return c.json(wholeGoTrueUser(toWireUser(user), extras));
   })
   // A password change, as the Nhost API's, is counted against guessing.
   .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {
@@ -67,7 +58,8 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
       );
     }
     const user = body.data ? await mergeOwnMetadata(deps, claims.sub, body.data) : current;
-    return c.json(goTrueUser(toWireUser(user)));
+    const extras = (await extrasOf(deps, [claims.sub])).get(claims.sub);
+    return c.json(wholeGoTrueUser(toWireUser(user), extras));
   })
   .post("/logout", async (c) => {
     const { claims } = await signedIn(c);

@@ -1,0 +1,91 @@
+import { type Factor, factorFacts, factorsFromFacts, type WireUser } from "../../../auth";
+import type { Deps } from "../../../http/deps";
+import { identitiesRead, type LinkedIdentity } from "../../../providers";
+import { type GoTrueUser, goTrueUser } from "./wire";
+
+/**
+ * What GoTrue's user object carries beyond the user's row: the linked identities, the factors and `app_metadata`.
+ * Every answer that holds a user (getUser, the grants, the admin namespace) reads them here, so they agree; the reads
+ * of a shard go as one D1 batch (one round trip), whatever the number of users.
+ */
+
+/** GoTrue's factor object (contract supabase.md §2, "Factors"), shaped from the core's. */
+export interface GoTrueFactor {
+  id: string;
+  friendly_name: string;
+  factor_type: Factor["type"];
+  status: Factor["status"];
+  phone?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export function goTrueFactor(factor: Factor): GoTrueFactor {
+  return {
+    id: factor.id,
+    friendly_name: factor.friendlyName ?? "",
+    factor_type: factor.type,
+    status: factor.status,
+    // GoTrue keeps numbers without their `+`, as in its user object (wire.ts).
+    ...(factor.phone ? { phone: factor.phone.replace(/^\+/, "") } : {}),
+    created_at: new Date(factor.createdAt).toISOString(),
+    updated_at: new Date(factor.updatedAt).toISOString(),
+  };
+}
+
+export interface UserExtras {
+  identities: LinkedIdentity[];
+  factors: Factor[];
+  appMetadata: Record<string, unknown> | null;
+}
+
+/** D1 binds at most 100 values a statement. */
+const IDS_PER_READ = 90;
+
+/** The extras of each of `userIds` that exists. */
+export async function extrasOf(deps: Deps, userIds: readonly string[]): Promise<Map<string, UserExtras>> {
+  const byShard = new Map<number, string[]>();
+  for (const id of new Set(userIds)) {
+    const index = deps.shards.indexOfUser(id);
+    byShard.set(index, [...(byShard.get(index) ?? []), id]);
+  }
+  const extras = new Map<string, UserExtras>();
+  await Promise.all(
+    [...byShard.values()].map(async (ids) => {
+      const db = deps.shards.ofUser(ids[0]!);
+      const chunks: string[][] = [];
+      for (let at = 0; at < ids.length; at += IDS_PER_READ) chunks.push(ids.slice(at, at + IDS_PER_READ));
+      const reads = chunks.flatMap((chunk) => [identitiesRead(db, chunk), factorFacts(db, chunk)] as const);
+      const [first, ...rest] = reads;
+      const results = await db.batch([first!, ...rest]);
+      const identities = results.filter((_, index) => index % 2 === 0).flat() as (LinkedIdentity & {
+        userId: string;
+      })[];
+      const facts = results.filter((_, index) => index % 2 === 1).flat() as Awaited<
+        ReturnType<ReturnType<typeof factorFacts>["all"]>
+      >;
+      for (const id of ids) {
+        const row = facts.find((fact) => fact.userId === id);
+        if (!row) continue;
+        extras.set(id, {
+          identities: identities.filter((identity) => identity.userId === id),
+          factors: await factorsFromFacts(deps, id, facts),
+          appMetadata: row.appMetadata,
+        });
+      }
+    }),
+  );
+  return extras;
+}
+
+/** GoTrue's user object, whole: identities, `app_metadata`, and `factors` when the user has any (its `omitempty`). */
+export function wholeGoTrueUser(
+  user: WireUser,
+  extras: UserExtras | undefined,
+  signedInAt?: string,
+): GoTrueUser & { factors?: GoTrueFactor[] } {
+  return {
+    ...goTrueUser(user, { signedInAt, identities: extras?.identities, appMetadata: extras?.appMetadata }),
+    ...(extras?.factors.length ? { factors: extras.factors.map(goTrueFactor) } : {}),
+  };
+}
