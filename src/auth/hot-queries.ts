@@ -55,7 +55,7 @@ export const wireUserById = compileRead<{ id: string }, WireUserRow>(
  * the account is disabled, and the organization the session acts in (contract organizations.md §1), read in the same
  * row. No secret column (password hash, TOTP secret) is read on the hot path.
  */
-const SESSION_USER_COLUMNS = {
+export const SESSION_USER_COLUMNS = {
   ...WIRE_USER_COLUMNS,
   disabled: users.disabled,
   sessionOrgId: sessions.orgId,

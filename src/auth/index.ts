@@ -75,6 +75,7 @@ export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revoca
 export {
   listUserSessions,
   liveSession,
+  liveSessionWith,
   renewSession,
   revokeOtherUserSessions,
   revokeUserSession,

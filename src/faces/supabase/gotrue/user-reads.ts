@@ -1,4 +1,5 @@
 import { type Factor, factorFacts, factorsFromFacts, type WireUser } from "../../../auth";
+import type { Db } from "../../../db/client";
 import type { Deps } from "../../../http/deps";
 import { identitiesRead, type LinkedIdentity } from "../../../providers";
 import { type GoTrueUser, goTrueUser } from "./wire";
@@ -42,40 +43,55 @@ export interface UserExtras {
 /** D1 binds at most 100 values a statement. */
 const IDS_PER_READ = 90;
 
-/** The extras of each of `userIds` that exists. */
+type IdentityRow = LinkedIdentity & { userId: string };
+type FactsRow = Awaited<ReturnType<ReturnType<typeof factorFacts>["all"]>>[number];
+
+/** The reads of `userIds` (all in the shard `db`), to put in a `db.batch`: identities and factor facts per chunk. */
+export function extrasReads(db: Db, userIds: readonly string[]) {
+  const reads = [];
+  for (let at = 0; at < userIds.length; at += IDS_PER_READ) {
+    const chunk = userIds.slice(at, at + IDS_PER_READ);
+    reads.push(identitiesRead(db, chunk), factorFacts(db, chunk));
+  }
+  return reads;
+}
+
+/** The extras of each of `userIds` that exists, from the results of `extrasReads` in their order. */
+export async function extrasFrom(
+  deps: Deps,
+  userIds: readonly string[],
+  results: readonly unknown[],
+): Promise<Map<string, UserExtras>> {
+  const identities = results.filter((_, index) => index % 2 === 0).flat() as IdentityRow[];
+  const facts = results.filter((_, index) => index % 2 === 1).flat() as FactsRow[];
+  const extras = new Map<string, UserExtras>();
+  for (const id of userIds) {
+    const row = facts.find((fact) => fact.userId === id);
+    if (!row) continue;
+    extras.set(id, {
+      identities: identities.filter((identity) => identity.userId === id),
+      factors: await factorsFromFacts(deps, id, facts),
+      appMetadata: row.appMetadata,
+    });
+  }
+  return extras;
+}
+
+/** The extras of each of `userIds` that exists: one D1 batch per shard. */
 export async function extrasOf(deps: Deps, userIds: readonly string[]): Promise<Map<string, UserExtras>> {
   const byShard = new Map<number, string[]>();
   for (const id of new Set(userIds)) {
     const index = deps.shards.indexOfUser(id);
     byShard.set(index, [...(byShard.get(index) ?? []), id]);
   }
-  const extras = new Map<string, UserExtras>();
-  await Promise.all(
+  const maps = await Promise.all(
     [...byShard.values()].map(async (ids) => {
       const db = deps.shards.ofUser(ids[0]!);
-      const chunks: string[][] = [];
-      for (let at = 0; at < ids.length; at += IDS_PER_READ) chunks.push(ids.slice(at, at + IDS_PER_READ));
-      const reads = chunks.flatMap((chunk) => [identitiesRead(db, chunk), factorFacts(db, chunk)] as const);
-      const [first, ...rest] = reads;
-      const results = await db.batch([first!, ...rest]);
-      const identities = results.filter((_, index) => index % 2 === 0).flat() as (LinkedIdentity & {
-        userId: string;
-      })[];
-      const facts = results.filter((_, index) => index % 2 === 1).flat() as Awaited<
-        ReturnType<ReturnType<typeof factorFacts>["all"]>
-      >;
-      for (const id of ids) {
-        const row = facts.find((fact) => fact.userId === id);
-        if (!row) continue;
-        extras.set(id, {
-          identities: identities.filter((identity) => identity.userId === id),
-          factors: await factorsFromFacts(deps, id, facts),
-          appMetadata: row.appMetadata,
-        });
-      }
+      const [first, ...rest] = extrasReads(db, ids);
+      return extrasFrom(deps, ids, await db.batch([first!, ...rest]));
     }),
   );
-  return extras;
+  return new Map(maps.flatMap((map) => [...map]));
 }
 
 /** GoTrue's user object, whole: identities, `app_metadata`, and `factors` when the user has any (its `omitempty`). */

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserPassword,
+  liveSessionWith,
   mergeOwnMetadata,
   revokeAllSessions,
   revokeOtherUserSessions,
@@ -12,8 +13,8 @@ import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
-import { bodyOf, signedIn } from "./request";
-import { extrasOf, wholeGoTrueUser } from "./user-reads";
+import { bearerClaims, bodyOf, liveOrRefusal, signedIn } from "./request";
+import { extrasFrom, extrasOf, extrasReads, wholeGoTrueUser } from "./user-reads";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
 
@@ -27,9 +28,15 @@ const userUpdate = z.object({
 
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
-    const { user } = await signedIn(c);
-    // getUserIdentities and mfa.listFactors read them here: one D1 batch after the session check (user-reads.ts).
-    const extras = (await extrasOf(c.var.deps, [user.id])).get(user.id);
+    // getUserIdentities and mfa.listFactors read them here: the session check and the user's identities and factors
+    // go as one D1 batch (user-reads.ts); what was read is used only once the session is found live and the token's.
+    const claims = await bearerClaims(c);
+    const { deps } = c.var;
+    const { live, results } = await liveSessionWith(deps, claims.session_id, (db) =>
+      extrasReads(db, [claims.sub]),
+    );
+    const user = liveOrRefusal(claims, live);
+    const extras = (await extrasFrom(deps, [user.id], results)).get(user.id);
     return c.json(wholeGoTrueUser(toWireUser(user), extras));
   })
   // A password change, as the Nhost API's, is counted against guessing.
