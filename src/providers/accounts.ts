@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import {
   conformingDisplayName,
   createUser,
@@ -11,6 +12,7 @@ import {
   type SignUpOptions,
 } from "../auth";
 import type { Db } from "../db/client";
+import { compileRead } from "../db/compiled-read";
 import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
 import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
@@ -172,16 +174,18 @@ export function identitiesOf(deps: Deps, userId: string): Promise<LinkedIdentity
   return identitiesRead(deps.shards.ofUser(userId), [userId]).all();
 }
 
+const IDENTITY_COLUMNS = {
+  userId: userProviders.userId,
+  id: userProviders.id,
+  provider: userProviders.provider,
+  providerUserId: userProviders.providerUserId,
+  createdAt: userProviders.createdAt,
+};
+
 /** The linked identities of `userIds` (all in the shard `db`), with their user, unexecuted: for a `db.batch`. */
 export function identitiesRead(db: Db, userIds: readonly string[]) {
   return db
-    .select({
-      userId: userProviders.userId,
-      id: userProviders.id,
-      provider: userProviders.provider,
-      providerUserId: userProviders.providerUserId,
-      createdAt: userProviders.createdAt,
-    })
+    .select(IDENTITY_COLUMNS)
     .from(userProviders)
     .where(
       userIds.length === 1
@@ -190,6 +194,16 @@ export function identitiesRead(db: Db, userIds: readonly string[]) {
     )
     .orderBy(asc(userProviders.createdAt), asc(userProviders.id));
 }
+
+/** One user's, its SQL built once (src/db/compiled-read.ts): for a hot request's batch. */
+export const identitiesOfUser = compileRead<{ userId: string }, LinkedIdentity & { userId: string }>(
+  new QueryBuilder()
+    .select(IDENTITY_COLUMNS)
+    .from(userProviders)
+    .where(eq(userProviders.userId, sql.placeholder("userId")))
+    .orderBy(asc(userProviders.createdAt), asc(userProviders.id)),
+  IDENTITY_COLUMNS,
+);
 
 /**
  * Whether the user keeps a way to sign in without the identity `identityId`, as SQL on the user's shard: a password

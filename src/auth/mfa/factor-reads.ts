@@ -1,5 +1,7 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { type Column, eq, inArray, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
+import { compileRead } from "../../db/compiled-read";
 import { mfaFactors, users } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { findUserById } from "../users";
@@ -30,32 +32,60 @@ export interface FactorFactsRow {
   current: boolean;
 }
 
+/** Decoded as a boolean (SQLite answers 0 or 1). */
+const asBoolean = { mapFromDriverValue: (value: unknown) => Boolean(value) } as unknown as Column;
+
+const FACT_COLUMNS = {
+  // Named apart: D1 answers a batch's rows by column name, and both tables have an `id`.
+  userId: sql<string>`${users.id}`.as("factor_facts_user_id"),
+  appMetadata: users.appMetadata,
+  activeMfaType: users.activeMfaType,
+  totpEnabledAt: users.totpEnabledAt,
+  hasTotpSecret: sql<boolean>`${users.totpSecret} IS NOT NULL`.mapWith(Boolean).as("factor_facts_has_totp"),
+  id: mfaFactors.id,
+  factorType: mfaFactors.factorType,
+  friendlyName: mfaFactors.friendlyName,
+  status: mfaFactors.status,
+  phone: mfaFactors.phone,
+  createdAt: mfaFactors.createdAt,
+  updatedAt: mfaFactors.updatedAt,
+  current: sql<boolean>`${mfaFactors.factorType} <> 'totp' OR ${mfaFactors.secret} IS ${users.totpSecret}`
+    .mapWith(Boolean)
+    .as("factor_facts_current"),
+};
+
 /** The factor facts of `userIds` (all in the shard `db`), unexecuted: `.all()` it, or put it in a `db.batch`. */
 export function factorFacts(db: Db, userIds: readonly string[]) {
   return db
-    .select({
-      // Named apart: D1 answers a batch's rows by column name, and both tables have an `id`.
-      userId: sql<string>`${users.id}`.as("factor_facts_user_id"),
-      appMetadata: users.appMetadata,
-      activeMfaType: users.activeMfaType,
-      totpEnabledAt: users.totpEnabledAt,
-      hasTotpSecret: sql<boolean>`${users.totpSecret} IS NOT NULL`.mapWith(Boolean),
-      id: mfaFactors.id,
-      factorType: mfaFactors.factorType,
-      friendlyName: mfaFactors.friendlyName,
-      status: mfaFactors.status,
-      phone: mfaFactors.phone,
-      createdAt: mfaFactors.createdAt,
-      updatedAt: mfaFactors.updatedAt,
-      current:
-        sql<boolean>`${mfaFactors.factorType} <> 'totp' OR ${mfaFactors.secret} IS ${users.totpSecret}`.mapWith(
-          Boolean,
-        ),
-    })
+    .select(FACT_COLUMNS)
     .from(users)
     .leftJoin(mfaFactors, eq(mfaFactors.userId, users.id))
     .where(userIds.length === 1 ? eq(users.id, userIds[0]!) : inArray(users.id, [...userIds]));
 }
+
+/** The same read for one user, its SQL built once (src/db/compiled-read.ts): a hot request's batch. */
+export const factorFactsOfUser = compileRead<{ userId: string }, FactorFactsRow>(
+  new QueryBuilder()
+    .select(FACT_COLUMNS)
+    .from(users)
+    .leftJoin(mfaFactors, eq(mfaFactors.userId, users.id))
+    .where(eq(users.id, sql.placeholder("userId"))),
+  {
+    userId: users.id,
+    appMetadata: users.appMetadata,
+    activeMfaType: users.activeMfaType,
+    totpEnabledAt: users.totpEnabledAt,
+    hasTotpSecret: asBoolean,
+    id: mfaFactors.id,
+    factorType: mfaFactors.factorType,
+    friendlyName: mfaFactors.friendlyName,
+    status: mfaFactors.status,
+    phone: mfaFactors.phone,
+    createdAt: mfaFactors.createdAt,
+    updatedAt: mfaFactors.updatedAt,
+    current: asBoolean,
+  },
+);
 
 /**
  * The user's factors from their `factorFacts` rows, oldest first. When the rows need the repair `factorsOf` makes (a

@@ -41,6 +41,9 @@ describe("app_metadata through auth.admin", () => {
     expect((await supabase.auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
     const { data } = await supabase.auth.getUser();
     expect(data.user?.app_metadata).toMatchObject({ plan: "pro", tenant: { id: 7 }, provider: "email" });
+    // getUser's session check is read in a batch, its columns named apart: still decoded as the columns say.
+    expect(data.user).toMatchObject({ email, user_metadata: {}, is_anonymous: false });
+    expect(data.user?.email_confirmed_at).toEqual(expect.any(String));
     // A PostgREST policy or an Edge Function reads it from the verified token.
     const claims = await supabase.auth.getClaims();
     expect(claims.error).toBeNull();

@@ -1,7 +1,8 @@
-import { type Factor, factorFacts, factorsFromFacts, type WireUser } from "../../../auth";
+import { type Factor, factorFacts, factorFactsOfUser, factorsFromFacts, type WireUser } from "../../../auth";
 import type { Db } from "../../../db/client";
+import type { D1Reader } from "../../../db/replica";
 import type { Deps } from "../../../http/deps";
-import { identitiesRead, type LinkedIdentity } from "../../../providers";
+import { identitiesOfUser, identitiesRead, type LinkedIdentity } from "../../../providers";
 import { type GoTrueUser, goTrueUser } from "./wire";
 
 /**
@@ -47,7 +48,7 @@ type IdentityRow = LinkedIdentity & { userId: string };
 type FactsRow = Awaited<ReturnType<ReturnType<typeof factorFacts>["all"]>>[number];
 
 /** The reads of `userIds` (all in the shard `db`), to put in a `db.batch`: identities and factor facts per chunk. */
-export function extrasReads(db: Db, userIds: readonly string[]) {
+function extrasReads(db: Db, userIds: readonly string[]) {
   const reads = [];
   for (let at = 0; at < userIds.length; at += IDS_PER_READ) {
     const chunk = userIds.slice(at, at + IDS_PER_READ);
@@ -77,8 +78,29 @@ export async function extrasFrom(
   return extras;
 }
 
+/** One user's reads as bound statements whose SQL was built once, for a `D1Database.batch` on a hot path. */
+export function extrasStatements(d1: D1Reader, userId: string): D1PreparedStatement[] {
+  return [identitiesOfUser.statement(d1, { userId }), factorFactsOfUser.statement(d1, { userId })];
+}
+
+/** The extras of `userId` from the results of `extrasStatements`; undefined: no such user. */
+export async function extrasOfResults(
+  deps: Deps,
+  userId: string,
+  [identities, facts]: readonly D1Result[],
+): Promise<UserExtras | undefined> {
+  const rows = [identitiesOfUser.rowsOf(identities!), factorFactsOfUser.rowsOf(facts!)];
+  return (await extrasFrom(deps, [userId], rows)).get(userId);
+}
+
 /** The extras of each of `userIds` that exists: one D1 batch per shard. */
 export async function extrasOf(deps: Deps, userIds: readonly string[]): Promise<Map<string, UserExtras>> {
+  const [only, ...others] = userIds;
+  if (only && !others.length) {
+    const d1 = deps.shards.d1OfUser(only);
+    const extras = await extrasOfResults(deps, only, await d1.batch(extrasStatements(d1, only)));
+    return new Map(extras ? [[only, extras]] : []);
+  }
   const byShard = new Map<number, string[]>();
   for (const id of new Set(userIds)) {
     const index = deps.shards.indexOfUser(id);

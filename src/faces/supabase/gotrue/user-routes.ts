@@ -14,7 +14,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bearerClaims, bodyOf, liveOrRefusal, signedIn } from "./request";
-import { extrasFrom, extrasOf, extrasReads, wholeGoTrueUser } from "./user-reads";
+import { extrasOf, extrasOfResults, extrasStatements, wholeGoTrueUser } from "./user-reads";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
 
@@ -32,11 +32,11 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     // go as one D1 batch (user-reads.ts); what was read is used only once the session is found live and the token's.
     const claims = await bearerClaims(c);
     const { deps } = c.var;
-    const { live, results } = await liveSessionWith(deps, claims.session_id, (db) =>
-      extrasReads(db, [claims.sub]),
+    const { live, results } = await liveSessionWith(deps, claims.session_id, (d1) =>
+      extrasStatements(d1, claims.sub),
     );
     const user = liveOrRefusal(claims, live);
-    const extras = (await extrasFrom(deps, [user.id], results)).get(user.id);
+    const extras = await extrasOfResults(deps, user.id, results);
     return c.json(wholeGoTrueUser(toWireUser(user), extras));
   })
   // A password change, as the Nhost API's, is counted against guessing.
