@@ -42,6 +42,7 @@ export {
   FactorError,
   type FactorFactsRow,
   factorFacts,
+  factorFactsOfSessionUser,
   factorFactsOfUser,
   factorOf,
   factorsFromFacts,

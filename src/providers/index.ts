@@ -5,6 +5,7 @@
  */
 export {
   identitiesOf,
+  identitiesOfSessionUser,
   identitiesOfUser,
   identitiesRead,
   type LinkedIdentity,

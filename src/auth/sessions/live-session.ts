@@ -28,7 +28,7 @@ const ALIASED_COLUMNS = Object.fromEntries(
 ) as Record<keyof SessionUserRow, SQL.Aliased<unknown>>;
 
 /** `liveSession`'s read with its columns named apart, its SQL built once: for a `D1Database.batch`. */
-const liveSessionBatched = compileRead<{ sessionId: string; now: number }, SessionUserRow>(
+export const liveSessionBatched = compileRead<{ sessionId: string; now: number }, SessionUserRow>(
   new QueryBuilder()
     .select(ALIASED_COLUMNS)
     .from(sessions)

@@ -1,8 +1,20 @@
-import { type Factor, factorFacts, factorFactsOfUser, factorsFromFacts, type WireUser } from "../../../auth";
+import {
+  type Factor,
+  factorFacts,
+  factorFactsOfSessionUser,
+  factorFactsOfUser,
+  factorsFromFacts,
+  type WireUser,
+} from "../../../auth";
 import type { Db } from "../../../db/client";
 import type { D1Reader } from "../../../db/replica";
 import type { Deps } from "../../../http/deps";
-import { identitiesOfUser, identitiesRead, type LinkedIdentity } from "../../../providers";
+import {
+  identitiesOfSessionUser,
+  identitiesOfUser,
+  identitiesRead,
+  type LinkedIdentity,
+} from "../../../providers";
 import { type GoTrueUser, goTrueUser } from "./wire";
 
 /**
@@ -83,7 +95,15 @@ export function extrasStatements(d1: D1Reader, userId: string): D1PreparedStatem
   return [identitiesOfUser.statement(d1, { userId }), factorFactsOfUser.statement(d1, { userId })];
 }
 
-/** The extras of `userId` from the results of `extrasStatements`; undefined: no such user. */
+/** The same reads for the user of a session (a refresh's, in the batch of its own read: renewSession's `alongside`). */
+export function extrasStatementsOfSession(d1: D1Reader, sessionId: string): D1PreparedStatement[] {
+  return [
+    identitiesOfSessionUser.statement(d1, { sessionId }),
+    factorFactsOfSessionUser.statement(d1, { sessionId }),
+  ];
+}
+
+/** The extras of `userId` from the results of `extrasStatements(OfSession)`; undefined: no such user. */
 export async function extrasOfResults(
   deps: Deps,
   userId: string,
