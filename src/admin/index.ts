@@ -9,4 +9,11 @@ export { requireAdminSecret, requireConfiguredSecret } from "./guard";
 export { softDeleteUser } from "./soft-delete";
 // The Supabase face's admin namespace (src/faces/supabase/) runs the admin API's own functions, so both agree.
 export { listUsersPage } from "./user-pages";
-export { createUser, deleteUser, patchUser, requireUser } from "./users";
+export {
+  createUser,
+  createUserRecord,
+  deleteUser,
+  patchUser,
+  patchUserRecord,
+  requireUser,
+} from "./users";

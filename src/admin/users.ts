@@ -23,6 +23,7 @@ import { eachShard } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { decodeCursor, type Page, toPage } from "../http/paging";
+import { METADATA_MAX_BYTES, metadataSchema } from "../lib/json-metadata";
 import { hashPassword } from "../lib/password";
 import { mergeAcross } from "./across-shards";
 import { compareUsers, type Position, pastPosition, positionOf, userOrder } from "./user-order";
@@ -104,6 +105,8 @@ export interface CreateUserInput {
   emailVerified?: boolean;
   /** How the `signup` event names the way in: the admin API's `admin`; the console's has always been unnamed. */
   method: "admin" | null;
+  /** GoTrue's `app_metadata` (the Supabase face's `admin.createUser`); keys set to null are not kept. */
+  appMetadata?: Record<string, unknown>;
 }
 
 /**
@@ -111,6 +114,11 @@ export interface CreateUserInput {
  * switches, allow and block lists) do not apply to its operator; the password policy and the role rules do.
  */
 export async function createUser(deps: Deps, input: CreateUserInput): Promise<AdminUser> {
+  return toAdminUser(await createUserRecord(deps, input));
+}
+
+/** `createUser`'s new row, for a face that shapes more of it than the admin API's User resource. */
+export async function createUserRecord(deps: Deps, input: CreateUserInput): Promise<UserRow> {
   const email = input.email.toLowerCase();
   if (input.password !== undefined) await checkPasswordPolicy(deps, input.password);
   const options = resolveSignUpOptions(deps.config, input.options, email);
@@ -122,9 +130,10 @@ export async function createUser(deps: Deps, input: CreateUserInput): Promise<Ad
       input.password === undefined ? null : await hashPassword(input.password, deps.config.passwordHashCost),
     options,
     emailVerified: input.emailVerified ?? false,
+    appMetadata: input.appMetadata ? mergeAppMetadata(null, input.appMetadata) : null,
   });
   if (!user) throw new AppError("email-already-in-use");
-  return toAdminUser(user);
+  return user;
 }
 
 export interface UserPatch {
@@ -140,6 +149,27 @@ export interface UserPatch {
   phoneNumberVerified?: boolean;
   /** `null`: reset MFA. */
   activeMfaType?: null;
+  /** GoTrue's `app_metadata` update: merged key by key into what is stored, a key set to null removed. */
+  appMetadata?: Record<string, unknown>;
+}
+
+/**
+ * GoTrue's `UpdateAppMetaData` (internal/models/user.go): each key of `patch` replaces the stored one, a null removes
+ * it. The result is bounded as every metadata is (src/lib/json-metadata.ts): a merge past the bound is refused.
+ */
+export function mergeAppMetadata(
+  stored: Record<string, unknown> | null,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...stored };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  if (!metadataSchema.safeParse(merged).success) {
+    throw new AppError("invalid-request", `app_metadata must not exceed ${METADATA_MAX_BYTES} bytes as JSON`);
+  }
+  return merged;
 }
 
 /**
@@ -148,6 +178,11 @@ export interface UserPatch {
  * already out run to their expiry, 15 minutes by default, like after any revocation).
  */
 export async function patchUser(deps: Deps, userId: string, patch: UserPatch): Promise<AdminUser> {
+  return toAdminUser(await patchUserRecord(deps, userId, patch));
+}
+
+/** `patchUser`'s changed row, for a face that shapes more of it than the admin API's User resource. */
+export async function patchUserRecord(deps: Deps, userId: string, patch: UserPatch): Promise<UserRow> {
   const user = await requireUser(deps, userId);
   const roles = patch.roles ? [...new Set(patch.roles)] : user.roles;
   const defaultRole = patch.defaultRole ?? user.defaultRole;
@@ -155,12 +190,14 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
   if (patch.locale !== undefined && !deps.config.locales.allowed.includes(patch.locale)) {
     throw new AppError("locale-not-allowed");
   }
-  const { activeMfaType, ...fields } = patch;
+  const { activeMfaType, appMetadata, ...fields } = patch;
   const db = deps.shards.ofUser(userId);
   const updated = await db
     .update(users)
     .set({
       ...fields,
+      // Read, merged and written back as the other fields are: the last of two racing updates wins.
+      ...(appMetadata ? { appMetadata: mergeAppMetadata(user.appMetadata, appMetadata) } : {}),
       // Any change of `disabled` says whether it ends by itself: a permanent disabling is never lifted by a ban's end.
       ...(patch.disabled !== undefined
         ? { bannedUntil: patch.disabled ? (patch.bannedUntil ?? null) : null }
@@ -196,7 +233,7 @@ export async function patchUser(deps: Deps, userId: string, patch: UserPatch): P
     deps.audit({ type: "mfa.disabled", userId, detail: { type: "totp", by: "admin" } });
   }
   if (patch.disabled === true && !user.disabled) await endAccess(deps, userId);
-  return toAdminUser(updated);
+  return updated;
 }
 
 /** Every session and every OAuth2 grant of the user ends. */

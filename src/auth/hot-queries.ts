@@ -3,7 +3,7 @@ import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { compileRead } from "../db/compiled-read";
 import { sessions, type UserRow, users } from "../db/schema";
 
-/** The columns the User resource is made of: what the session check reads, and nothing secret. */
+/** The columns the User resource is made of (and the other face's `app_metadata`): what the session check reads, and nothing secret. */
 export const WIRE_USER_COLUMNS = {
   id: users.id,
   createdAt: users.createdAt,
@@ -19,6 +19,9 @@ export const WIRE_USER_COLUMNS = {
   isAnonymous: users.isAnonymous,
   activeMfaType: users.activeMfaType,
   metadata: users.metadata,
+  // The Supabase face's `app_metadata` (its user object and its tokens' claim), read in the same row; the Nhost
+  // User resource does not carry it (toWireUser).
+  appMetadata: users.appMetadata,
 } as const;
 
 export type WireUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS>;
@@ -52,7 +55,7 @@ export const wireUserById = compileRead<{ id: string }, WireUserRow>(
  * the account is disabled, and the organization the session acts in (contract organizations.md §1), read in the same
  * row. No secret column (password hash, TOTP secret) is read on the hot path.
  */
-const SESSION_USER_COLUMNS = {
+export const SESSION_USER_COLUMNS = {
   ...WIRE_USER_COLUMNS,
   disabled: users.disabled,
   sessionOrgId: sessions.orgId,

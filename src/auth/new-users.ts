@@ -37,6 +37,8 @@ export interface NewUser {
   emailVerified?: boolean;
   /** A picture the user already has (an identity provider's); else Gravatar when enabled. */
   avatarUrl?: string;
+  /** GoTrue's `app_metadata`, which only an operator sets (the Supabase face's `admin.createUser`). */
+  appMetadata?: Record<string, unknown> | null;
 }
 
 /** The checks `admission` calls for, before anything is written. */
@@ -74,6 +76,7 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
     roles: options.allowedRoles,
     isAnonymous: input.isAnonymous ?? false,
     metadata: options.metadata,
+    appMetadata: input.appMetadata ?? null,
   };
   if (input.admission !== "operator") {
     await beforeUserCreated(deps, toWireUser({ ...row, phoneNumberVerified: false, activeMfaType: null }));

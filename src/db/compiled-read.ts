@@ -11,6 +11,12 @@ export interface CompiledRead<Params extends Record<string, unknown>, Row> {
   sql: string;
   /** The first row, or undefined. */
   first(target: D1Reader, params: Params): Promise<Row | undefined>;
+  /**
+   * The statement, bound, for a `D1Database.batch` beside others (one round trip for all); `rowsOf` decodes its
+   * result. D1 answers a batch's rows as objects keyed by column name, so the query's columns must be named apart.
+   */
+  statement(target: D1Reader, params: Params): D1PreparedStatement;
+  rowsOf(result: D1Result): Row[];
 }
 
 export function compileRead<Params extends Record<string, unknown>, Row>(
@@ -24,22 +30,26 @@ export function compileRead<Params extends Record<string, unknown>, Row>(
     return param.name as keyof Params;
   });
   const decoders = Object.entries<Column>(columns);
+  const decode = (row: unknown[]) => {
+    const decoded: Record<string, unknown> = {};
+    decoders.forEach(([key, column], index) => {
+      const value = row[index];
+      decoded[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+    });
+    return decoded as Row;
+  };
+  const statement = (target: D1Reader, values: Params) =>
+    target.prepare(sql).bind(...names.map((name) => values[name]));
   return {
     sql,
     async first(target, values) {
-      const rows = await target
-        .prepare(sql)
-        .bind(...names.map((name) => values[name]))
-        .raw();
-      const row = rows[0];
-      if (!row) return undefined;
-      const decoded: Record<string, unknown> = {};
-      decoders.forEach(([key, column], index) => {
-        const value = row[index];
-        decoded[key] = value === null ? null : column.mapFromDriverValue(value);
-      });
-      return decoded as Row;
+      const row = (await statement(target, values).raw())[0];
+      return row ? decode(row) : undefined;
     },
+    statement,
+    // The columns come in the order they were selected (their names are apart, so none was lost).
+    rowsOf: (result) =>
+      (result.results as Record<string, unknown>[]).map((row) => decode(Object.values(row))),
   };
 }
 

@@ -1,4 +1,5 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import {
   conformingDisplayName,
   createUser,
@@ -11,8 +12,9 @@ import {
   type SignUpOptions,
 } from "../auth";
 import type { Db } from "../db/client";
+import { compileRead } from "../db/compiled-read";
 import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
-import { type UserRow, userProviders, users } from "../db/schema";
+import { sessions, type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
@@ -169,19 +171,57 @@ export interface LinkedIdentity {
 
 /** The user's linked identities, oldest first. */
 export function identitiesOf(deps: Deps, userId: string): Promise<LinkedIdentity[]> {
-  return deps.shards
-    .ofUser(userId)
-    .select({
-      id: userProviders.id,
-      provider: userProviders.provider,
-      providerUserId: userProviders.providerUserId,
-      createdAt: userProviders.createdAt,
-    })
-    .from(userProviders)
-    .where(eq(userProviders.userId, userId))
-    .orderBy(asc(userProviders.createdAt), asc(userProviders.id))
-    .all();
+  return identitiesRead(deps.shards.ofUser(userId), [userId]).all();
 }
+
+const IDENTITY_COLUMNS = {
+  userId: userProviders.userId,
+  id: userProviders.id,
+  provider: userProviders.provider,
+  providerUserId: userProviders.providerUserId,
+  createdAt: userProviders.createdAt,
+};
+
+/** The linked identities of `userIds` (all in the shard `db`), with their user, unexecuted: for a `db.batch`. */
+export function identitiesRead(db: Db, userIds: readonly string[]) {
+  return db
+    .select(IDENTITY_COLUMNS)
+    .from(userProviders)
+    .where(
+      userIds.length === 1
+        ? eq(userProviders.userId, userIds[0]!)
+        : inArray(userProviders.userId, [...userIds]),
+    )
+    .orderBy(asc(userProviders.createdAt), asc(userProviders.id));
+}
+
+/** One user's, its SQL built once (src/db/compiled-read.ts): for a hot request's batch. */
+export const identitiesOfUser = compileRead<{ userId: string }, LinkedIdentity & { userId: string }>(
+  new QueryBuilder()
+    .select(IDENTITY_COLUMNS)
+    .from(userProviders)
+    .where(eq(userProviders.userId, sql.placeholder("userId")))
+    .orderBy(asc(userProviders.createdAt), asc(userProviders.id)),
+  IDENTITY_COLUMNS,
+);
+
+/** The same, for the user of a session (a refresh knows the session before the user): the same columns. */
+export const identitiesOfSessionUser = compileRead<
+  { sessionId: string },
+  LinkedIdentity & { userId: string }
+>(
+  new QueryBuilder()
+    .select(IDENTITY_COLUMNS)
+    .from(userProviders)
+    .where(
+      eq(
+        userProviders.userId,
+        sql`(SELECT ${sessions.userId} FROM ${sessions} WHERE ${sessions.id} = ${sql.placeholder("sessionId")})`,
+      ),
+    )
+    .orderBy(asc(userProviders.createdAt), asc(userProviders.id)),
+  IDENTITY_COLUMNS,
+);
 
 /**
  * Whether the user keeps a way to sign in without the identity `identityId`, as SQL on the user's shard: a password

@@ -3,7 +3,14 @@
  * providers (src/account-center/security/) lists, unlinks and links another with the flow's own steps. The routes
  * are mounted from its feature.ts; everything else in src/providers/ is internal to it.
  */
-export { identitiesOf, type LinkedIdentity, unlinkIdentity } from "./accounts";
+export {
+  identitiesOf,
+  identitiesOfSessionUser,
+  identitiesOfUser,
+  identitiesRead,
+  type LinkedIdentity,
+  unlinkIdentity,
+} from "./accounts";
 // The Supabase face's `/authorize` and `/user/identities/authorize` start the same flow with a `CodeReturn`.
 export { type CodeReturn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
 // The Supabase face's `grant_type=id_token` (src/faces/supabase/) signs in as `/signin/idtoken` does.

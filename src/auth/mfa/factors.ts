@@ -58,6 +58,35 @@ const phoneScope = phoneFactorScope;
 const challengeHash = (factorId: string, challengeId: string) =>
   sha256Hex(`mfa-challenge:${factorId}:${challengeId}`);
 
+/** A listed factor: a TOTP factor's state is the user's row's (the Nhost face's switch), a phone factor's its own. */
+export function toFactor(
+  row: {
+    id: string;
+    factorType: string;
+    friendlyName: string | null;
+    status: string;
+    phone: string | null;
+    createdAt: number;
+    updatedAt: number;
+  },
+  user: { activeMfaType: string | null; totpEnabledAt: number | null },
+): Factor {
+  const totp = row.factorType === "totp";
+  return {
+    id: row.id,
+    type: row.factorType as FactorType,
+    friendlyName: row.friendlyName,
+    status: (totp
+      ? user.activeMfaType === "totp"
+        ? "verified"
+        : "unverified"
+      : row.status) as Factor["status"],
+    phone: row.phone,
+    createdAt: row.createdAt,
+    updatedAt: totp ? Math.max(row.updatedAt, user.totpEnabledAt ?? 0) : row.updatedAt,
+  };
+}
+
 /**
  * The user's factors, oldest first. The TOTP factor is listed while its row still holds the user's current secret;
  * a secret set with no factor named for it (an import writes the user's row alone) gets one here, and a row whose
@@ -97,21 +126,7 @@ export async function factorsOf(deps: Deps, user: UserRow): Promise<Factor[]> {
         ),
       );
   }
-  return current
-    .map((r) => ({
-      id: r.id,
-      type: r.factorType as FactorType,
-      friendlyName: r.friendlyName,
-      status: (r.factorType === "totp"
-        ? user.activeMfaType === "totp"
-          ? "verified"
-          : "unverified"
-        : r.status) as Factor["status"],
-      phone: r.phone,
-      createdAt: r.createdAt,
-      updatedAt: r.factorType === "totp" ? Math.max(r.updatedAt, user.totpEnabledAt ?? 0) : r.updatedAt,
-    }))
-    .sort((a, b) => a.createdAt - b.createdAt);
+  return current.map((r) => toFactor(r, user)).sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** The user's factor by its id, or null (another user's factor is none of theirs). */

@@ -4,6 +4,14 @@
  */
 // An admin's unlock forgets the second factor's wrong guesses too (src/admin/unlock.ts).
 
+// The same list read in one batch with a face's other reads of the user.
+export {
+  type FactorFactsRow,
+  factorFacts,
+  factorFactsOfSessionUser,
+  factorFactsOfUser,
+  factorsFromFacts,
+} from "./factor-reads";
 // The factors as a list, for the Supabase face's `mfa` namespace and its admin (contract supabase.md §2).
 export {
   challengeFactor,

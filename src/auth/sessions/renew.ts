@@ -20,6 +20,7 @@ import {
 import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { beforeRotation } from "./before-rotation";
+import { liveSessionBatched } from "./live-session";
 
 /**
  * `POST /token` (contract §5.2): a session renewed by its refresh token. The token's family rotates in its
@@ -55,7 +56,13 @@ export async function renewSession(
     dpopJkt = null,
     authenticationMethod = "refresh",
     minter,
+    alongside,
   }: {
+    /**
+     * A face's reads of the session's user (by the session's id: the user is not known before), in the same D1 batch
+     * as the session's own read, on the primary: one round trip. Their results are left in `results`.
+     */
+    alongside?: { reads: (d1: D1Database, sessionId: string) => D1PreparedStatement[]; results?: D1Result[] };
     dpopJkt?: string | null;
     authenticationMethod?: string;
     /** The face's own access token (src/faces/); none: the Nhost face's. */
@@ -98,14 +105,16 @@ export async function renewSession(
   const db = await shardOfSession(deps.shards, rotation.family);
   const settled = early?.family === rotation.family ? early : undefined;
   const user =
-    settled?.user ??
-    (db &&
-      (await firstNearby(
-        db.$client,
-        liveSessionUser,
-        { sessionId: rotation.family, now },
-        rotation.bookmark,
-      )));
+    alongside && db
+      ? await readAlongside(db, rotation.family, now, alongside, settled?.user)
+      : (settled?.user ??
+        (db &&
+          (await firstNearby(
+            db.$client,
+            liveSessionUser,
+            { sessionId: rotation.family, now },
+            rotation.bookmark,
+          ))));
   if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
   // A Supabase face's session short of the user's second factor (GoTrue's aal1): the Nhost face, whose tokens exist
@@ -202,4 +211,26 @@ async function endReplayedSession(
       ? `refresh token replayed; session ${rotation.family} revoked`
       : undefined,
   );
+}
+
+/** The session's user (unless already read) and a face's reads, as one D1 batch on the primary of the session's shard. */
+async function readAlongside(
+  db: Db,
+  sessionId: string,
+  now: number,
+  alongside: { reads: (d1: D1Database, sessionId: string) => D1PreparedStatement[]; results?: D1Result[] },
+  known: SessionUserRow | undefined,
+): Promise<SessionUserRow | undefined> {
+  const d1 = db.$client;
+  const reads = alongside.reads(d1, sessionId);
+  if (known) {
+    alongside.results = await d1.batch(reads);
+    return known;
+  }
+  const [session, ...results] = await d1.batch([
+    liveSessionBatched.statement(d1, { sessionId, now }),
+    ...reads,
+  ]);
+  alongside.results = results;
+  return liveSessionBatched.rowsOf(session!)[0];
 }

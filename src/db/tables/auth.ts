@@ -66,6 +66,11 @@ export const users = sqliteTable(
       .$type<Record<string, unknown>>()
       .notNull()
       .default(sql`'{}'`),
+    /**
+     * GoTrue's `app_metadata` beyond `provider`/`providers` (contract supabase.md §2): what the service role set
+     * through the Supabase face's admin namespace. Null: nothing set. Never a client's to write.
+     */
+    appMetadata: text("app_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
   },
   (t) => [
     index("users_created_at").on(t.createdAt),

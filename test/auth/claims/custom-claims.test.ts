@@ -149,6 +149,7 @@ describe("custom claims as Nhost reads them", () => {
       isAnonymous: false,
       activeMfaType: null,
       metadata: {},
+      appMetadata: null,
     };
     const claims = await accessTokenClaims({ config, outbound: fetch }, user, {}, undefined, {
       "x-hasura-user-id": "someone-else",

@@ -1,10 +1,10 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import {
-  createUser,
+  createUserRecord,
   deleteUser,
   listUsersPage,
-  patchUser,
+  patchUserRecord,
   requireUser,
   softDeleteUser,
 } from "../../../admin";
@@ -17,6 +17,7 @@ import { checkApiKey } from "../api-keys";
 import { banLengthMs } from "./ban-duration";
 import { GoTrueError } from "./errors";
 import { bodyOf } from "./request";
+import { extrasOf, wholeGoTrueUser } from "./user-reads";
 import { goTrueUser } from "./wire";
 
 /**
@@ -42,12 +43,15 @@ const newUser = z.object({
   password: z.string().min(1).max(1024).nullish(),
   email_confirm: z.boolean().nullish(),
   user_metadata: metadataSchema.nullish(),
+  // The service role's alone (this namespace); bounded as every metadata is, and merged (admin/users.ts).
+  app_metadata: metadataSchema.nullish(),
 });
 
 const userChange = z.object({
   password: z.string().min(1).max(1024).nullish(),
   email_confirm: z.boolean().nullish(),
   user_metadata: metadataSchema.nullish(),
+  app_metadata: metadataSchema.nullish(),
   // `none` lifts a ban; a Go duration bans until then (ban-duration.ts).
   ban_duration: z.string().max(64).nullish(),
 });
@@ -100,7 +104,12 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
     const links = [...(query.page < last ? [link(query.page + 1, "next")] : []), link(last, "last")];
     c.header("x-total-count", String(total));
     c.header("link", links.join(", "));
-    return c.json({ users: rows.map((row) => goTrueUser(toWireUser(row))), aud: "authenticated" });
+    const extras = await extrasOf(
+      c.var.deps,
+      rows.map((row) => row.id),
+    );
+    const users = rows.map((row) => wholeGoTrueUser(toWireUser(row), extras.get(row.id)));
+    return c.json({ users, aud: "authenticated" });
   })
   .post("/admin/users", async (c) => {
     const body = await bodyOf(c, newUser);
@@ -111,19 +120,24 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
         "Creating a user by phone number is not available on this face yet",
       );
     }
-    const user = await createUser(c.var.deps, {
+    const user = await createUserRecord(c.var.deps, {
       email: body.email,
       password: body.password ?? undefined,
       emailVerified: body.email_confirm ?? false,
       options: { metadata: body.user_metadata ?? undefined },
       method: "admin",
+      appMetadata: body.app_metadata ?? undefined,
     });
     auditAdminAction(c, "user.create", user.id, { email: user.email ?? null });
-    return c.json(goTrueUser(user));
+    // A new user: no linked identity nor factor yet, so nothing more to read.
+    return c.json(
+      wholeGoTrueUser(toWireUser(user), { identities: [], factors: [], appMetadata: user.appMetadata }),
+    );
   })
   .get("/admin/users/:id", async (c) => {
     const user = await userOf(c);
-    return c.json({ ...goTrueUser(toWireUser(user)), ...banField(bannedUntilOf(user)) });
+    const extras = (await extrasOf(c.var.deps, [user.id])).get(user.id);
+    return c.json({ ...wholeGoTrueUser(toWireUser(user), extras), ...banField(bannedUntilOf(user)) });
   })
   .put("/admin/users/:id", async (c) => {
     const user = await userOf(c);
@@ -134,14 +148,16 @@ export const goTrueAdminRoutes = new Hono<AppEnv>()
     const banMs = body.ban_duration ? banLengthMs(body.ban_duration) : undefined;
     // A ban that ends now or before is none (Go's zero or negative duration).
     const bannedUntil = banMs ? c.var.deps.now() + banMs : undefined;
-    const updated = await patchUser(c.var.deps, user.id, {
+    const updated = await patchUserRecord(c.var.deps, user.id, {
       ...(body.user_metadata ? { metadata: body.user_metadata } : {}),
+      ...(body.app_metadata ? { appMetadata: body.app_metadata } : {}),
       ...(body.email_confirm ? { emailVerified: true } : {}),
       ...(banMs !== undefined ? { disabled: banMs !== null && banMs > 0, bannedUntil } : {}),
     });
     auditAdminAction(c, "user.update", user.id, { fields: Object.keys(body) });
     const bannedTill = banMs === undefined ? bannedUntilOf(user) : bannedUntil;
-    return c.json({ ...goTrueUser(updated), ...banField(bannedTill) });
+    const extras = (await extrasOf(c.var.deps, [user.id])).get(user.id);
+    return c.json({ ...wholeGoTrueUser(toWireUser(updated), extras), ...banField(bannedTill) });
   })
   .delete("/admin/users/:id", async (c) => {
     const user = await userOf(c);

@@ -1,48 +1,31 @@
-import { type Factor, FactorError, factorsOf, findUserById, type Session } from "../../../auth";
-import type { UserRow } from "../../../db/schema";
+import { type Factor, FactorError, type Session } from "../../../auth";
 import type { Deps } from "../../../http/deps";
 import { GoTrueError } from "./errors";
+import { extrasOf, extrasOfResults, wholeGoTrueUser } from "./user-reads";
 import { type GoTrueSession, goTrueSession } from "./wire";
 
-/** GoTrue's factor object and its refusals (contract supabase.md §2, "Factors"), shaped from the core's. */
+/** GoTrue's factor refusals and its grants' sessions (contract supabase.md §2, "Factors"), shaped from the core's. */
 
-export interface GoTrueFactor {
-  id: string;
-  friendly_name: string;
-  factor_type: Factor["type"];
-  status: Factor["status"];
-  phone?: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export function goTrueFactor(factor: Factor): GoTrueFactor {
-  return {
-    id: factor.id,
-    friendly_name: factor.friendlyName ?? "",
-    factor_type: factor.type,
-    status: factor.status,
-    // GoTrue keeps numbers without their `+`, as in its user object (wire.ts).
-    ...(factor.phone ? { phone: factor.phone.replace(/^\+/, "") } : {}),
-    created_at: new Date(factor.createdAt).toISOString(),
-    updated_at: new Date(factor.updatedAt).toISOString(),
-  };
-}
-
-/** GoTrue's `factors` of a user object: present when the user has any (its `omitempty`). */
-export async function factorsField(deps: Deps, user: UserRow): Promise<{ factors?: GoTrueFactor[] }> {
-  const factors = await factorsOf(deps, user);
-  return factors.length ? { factors: factors.map(goTrueFactor) } : {};
-}
+// Shaped in user-reads.ts, with the rest of the user object; here for the routes of the mfa namespace.
+export { type GoTrueFactor, goTrueFactor } from "./user-reads";
 
 /**
- * A session with its user's `factors`, as GoTrue answers every grant: auth-js's `getAuthenticatorAssuranceLevel()`
- * reads them from the stored session to tell an app that an `aal1` session should step up.
+ * A session with its user whole (identities, `app_metadata`, `factors`), as GoTrue answers every grant: auth-js's
+ * `getAuthenticatorAssuranceLevel()` reads the factors from the stored session to tell an app that an `aal1`
+ * session should step up. One D1 batch (user-reads.ts).
  */
-export async function sessionWithFactors(deps: Deps, session: Session): Promise<GoTrueSession> {
-  const shaped = goTrueSession(session, deps.now());
-  const user = await findUserById(deps.shards, session.user.id);
-  return user ? { ...shaped, user: { ...shaped.user, ...(await factorsField(deps, user)) } } : shaped;
+export async function sessionWithFactors(
+  deps: Deps,
+  session: Session,
+  /** Already read (`extrasStatementsOfSession` in the refresh's batch); else read here. */
+  read?: D1Result[],
+): Promise<GoTrueSession> {
+  const now = deps.now();
+  const shaped = goTrueSession(session, now);
+  const extras = read
+    ? await extrasOfResults(deps, session.user.id, read)
+    : (await extrasOf(deps, [session.user.id])).get(session.user.id);
+  return { ...shaped, user: wholeGoTrueUser(session.user, extras, shaped.user.last_sign_in_at) };
 }
 
 /** The core's refusal of a factor, in GoTrue's words (internal/api/mfa.go); anything else goes on. */

@@ -23,9 +23,9 @@ import type { AppEnv } from "../../../http/app-env";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { requireServiceRole, userOf } from "./admin-routes";
 import { GoTrueError } from "./errors";
+import { sessionWithFactors } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
 import { signGoTrueToken } from "./tokens";
-import { goTrueSession } from "./wire";
 
 /**
  * GoTrue's passkeys (contract supabase.md §2; auth-js's `signInWithPasskey`, `registerPasskey`, the `passkey`
@@ -155,7 +155,7 @@ export const goTruePasskeyRoutes = new Hono<AppEnv>()
     const credential = await responseOf<AuthenticationResponseJSON>(c, authenticationCredential);
     const scope = signInScope(c, "webauthn", { minter: signGoTrueToken });
     const { session } = await verifySignInWebauthn(scope, credential);
-    return c.json(goTrueSession(session, c.var.deps.now()));
+    return c.json(await sessionWithFactors(c.var.deps, session));
   })
   // registerPasskey: for the signed-in user only; a passkey is a discoverable credential (residentKey required).
   .post("/passkeys/registration/options", async (c) => {

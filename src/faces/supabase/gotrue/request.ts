@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { liveSession } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { GoTrueError } from "./errors";
-import { verifyGoTrueToken } from "./tokens";
+import { type GoTrueClaims, verifyGoTrueToken } from "./tokens";
 
 /** What every GoTrue route reads of its request: a JSON body, and, on an authenticated route, the signed-in user. */
 
@@ -28,19 +28,28 @@ export async function bodyOf<T extends z.ZodType>(
   );
 }
 
+type SessionUserRow = NonNullable<Awaited<ReturnType<typeof liveSession>>>;
+type RequestOf = { req: { header(name: string): string | undefined }; var: AppEnv["Variables"] };
+
 /** The token's user and session, alive: GoTrue's check on every authenticated route. */
-export async function signedIn(c: {
-  req: { header(name: string): string | undefined };
-  var: AppEnv["Variables"];
-}) {
+export async function signedIn(c: RequestOf) {
+  const claims = await bearerClaims(c);
+  return { claims, user: liveOrRefusal(claims, await liveSession(c.var.deps, claims.session_id)) };
+}
+
+/** The bearer token's claims, its signature verified (the session is not checked yet). */
+export async function bearerClaims(c: RequestOf): Promise<GoTrueClaims> {
   const header = c.req.header("authorization") ?? "";
   const token = /^Bearer (\S+)$/i.exec(header)?.[1];
   if (!token) throw new GoTrueError(401, "no_authorization", "This endpoint requires a valid Bearer token");
-  const claims = await verifyGoTrueToken(c.var.config, token);
-  const live = await liveSession(c.var.deps, claims.session_id);
+  return verifyGoTrueToken(c.var.config, token);
+}
+
+/** The token's session as read, if it is live and the token's user's, and the user not banned; else GoTrue's 403. */
+export function liveOrRefusal(claims: GoTrueClaims, live: SessionUserRow | undefined): SessionUserRow {
   if (!live || live.id !== claims.sub) {
     throw new GoTrueError(403, "session_not_found", "Session from session_id claim in JWT does not exist");
   }
   if (live.disabled) throw new GoTrueError(403, "user_banned", "User is banned");
-  return { claims, user: live };
+  return live;
 }

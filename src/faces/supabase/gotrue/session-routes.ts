@@ -25,6 +25,7 @@ import { pkceGrant } from "./oauth-routes";
 import { e164 } from "./phone";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
+import { extrasStatementsOfSession } from "./user-reads";
 import { goTrueSession, goTrueUser } from "./wire";
 
 /**
@@ -171,10 +172,15 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
     }
     if (grant === "refresh_token") {
       const { refresh_token } = await bodyOf(c, refreshGrant);
+      // The user object's identities and factors are read in the same D1 batch as the session (no round trip more).
+      const alongside: { reads: typeof extrasStatementsOfSession; results?: D1Result[] } = {
+        reads: extrasStatementsOfSession,
+      };
       const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
         minter: signGoTrueToken,
+        alongside,
       });
-      return c.json(await sessionWithFactors(c.var.deps, session));
+      return c.json(await sessionWithFactors(c.var.deps, session, alongside.results));
     }
     if (grant === "id_token") {
       const body = await bodyOf(c, idTokenGrant);

@@ -54,7 +54,8 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
     role: AUDIENCE,
     email: user.email ?? "",
     phone: user.phoneNumber ?? "",
-    app_metadata: { provider: providerOf(user), providers: [providerOf(user)] },
+    // What the service role set, read in the session check's row (hot-queries.ts); `provider(s)` are the service's.
+    app_metadata: { ...user.appMetadata, provider: providerOf(user), providers: [providerOf(user)] },
     user_metadata: user.metadata ?? {},
     session_id: facts.sessionId,
     // The Nhost face's session claim too: either face's checks find the session by it.

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserPassword,
-  findUserById,
+  liveSessionWith,
   mergeOwnMetadata,
   revokeAllSessions,
   revokeOtherUserSessions,
@@ -11,11 +11,9 @@ import {
 } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
-import { identitiesOf } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
-import { factorsField } from "./mfa-wire";
-import { bodyOf, signedIn } from "./request";
+import { bearerClaims, bodyOf, liveOrRefusal, signedIn } from "./request";
 import {
   emailChangePending,
   proofNeeded,
@@ -23,7 +21,7 @@ import {
   requestEmailChange,
   requestPhoneChange,
 } from "./user-change";
-import { goTrueUser } from "./wire";
+import { extrasOf, extrasOfResults, extrasStatements, wholeGoTrueUser } from "./user-reads";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
 
@@ -37,16 +35,16 @@ const userUpdate = z.object({
 
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
-    const { user } = await signedIn(c);
-    // getUserIdentities and mfa.listFactors read them here (identities.ts, mfa-wire.ts).
-    const [identities, row] = await Promise.all([
-      identitiesOf(c.var.deps, user.id),
-      findUserById(c.var.deps.shards, user.id),
-    ]);
-    return c.json({
-      ...goTrueUser(toWireUser(user), { identities }),
-      ...(row ? await factorsField(c.var.deps, row) : {}),
-    });
+    // getUserIdentities and mfa.listFactors read them here: the session check and the user's identities and factors
+    // go as one D1 batch (user-reads.ts); what was read is used only once the session is found live and the token's.
+    const claims = await bearerClaims(c);
+    const { deps } = c.var;
+    const { live, results } = await liveSessionWith(deps, claims.session_id, (d1) =>
+      extrasStatements(d1, claims.sub),
+    );
+    const user = liveOrRefusal(claims, live);
+    const extras = await extrasOfResults(deps, user.id, results);
+    return c.json(wholeGoTrueUser(toWireUser(user), extras));
   })
   // A password change, as the Nhost API's, is counted against guessing.
   .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {
@@ -72,8 +70,9 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
       );
     }
     const user = body.data ? await mergeOwnMetadata(deps, claims.sub, body.data) : current;
+    const extras = (await extrasOf(deps, [claims.sub])).get(claims.sub);
     return c.json({
-      ...goTrueUser(toWireUser(user)),
+      ...wholeGoTrueUser(toWireUser(user), extras),
       ...(pending ? emailChangePending(pending, deps.now()) : {}),
       ...(pendingPhone ? { new_phone: pendingPhone.replace(/^\+/, "") } : {}),
     });

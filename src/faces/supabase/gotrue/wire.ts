@@ -30,7 +30,16 @@ export interface GoTrueUser {
 
 export function goTrueUser(
   user: WireUser,
-  { signedInAt, identities = [] }: { signedInAt?: string; identities?: readonly LinkedIdentity[] } = {},
+  {
+    signedInAt,
+    identities = [],
+    appMetadata,
+  }: {
+    signedInAt?: string;
+    identities?: readonly LinkedIdentity[];
+    /** What the service role set (users.app_metadata); `provider` and `providers` are the service's own. */
+    appMetadata?: Record<string, unknown> | null;
+  } = {},
 ): GoTrueUser {
   const provider = providerOf(user);
   const providers = [...new Set([provider, ...identities.map((identity) => identity.provider)])];
@@ -50,7 +59,7 @@ export function goTrueUser(
     ...(phoneConfirmed ? { phone_confirmed_at: phoneConfirmed } : {}),
     ...(emailConfirmed || phoneConfirmed ? { confirmed_at: emailConfirmed ?? phoneConfirmed } : {}),
     ...(signedInAt ? { last_sign_in_at: signedInAt } : {}),
-    app_metadata: { provider, providers },
+    app_metadata: { ...appMetadata, provider, providers },
     user_metadata: { ...profile, ...user.metadata },
     identities: goTrueIdentities(user, identities),
     is_anonymous: user.isAnonymous,
