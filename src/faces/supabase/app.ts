@@ -9,6 +9,7 @@ import { settleRefusal } from "../../http/refusal";
 import { MAX_JSON_BODY_BYTES } from "../../http/validation";
 import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
+import { FORWARDED_HEADERS, forwardedDataCalls } from "./forward/routes";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
 import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./gotrue/errors";
 import { goTrueSessionRoutes } from "./gotrue/session-routes";
@@ -88,10 +89,23 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
     .use(
       cors({
         origin: (origin, c) => appOrigin(origin, c),
-        allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "x-supabase-api-version"],
-        exposeHeaders: ["x-sb-error-code", "X-Supabase-Api-Version", "X-Request-Id"],
+        allowHeaders: [
+          "authorization",
+          "apikey",
+          "content-type",
+          "x-client-info",
+          "x-supabase-api-version",
+          ...FORWARDED_HEADERS.request,
+        ],
+        exposeHeaders: [
+          "x-sb-error-code",
+          "X-Supabase-Api-Version",
+          "X-Request-Id",
+          ...FORWARDED_HEADERS.answer,
+        ],
         maxAge: 600,
       }),
     )
-    .route("/auth/v1", goTrueApp());
+    .route("/auth/v1", goTrueApp())
+    .route("/", forwardedDataCalls(config));
 }
