@@ -7,7 +7,8 @@
 // - `graphql/v1`, `functions/v1/<name>`: `{seen}` (the body, as text, in `seen.body`);
 // - `realtime/v1/websocket`: a WebSocket speaking Phoenix (both serializers): `phx_join` is answered `ok` with the
 //   claims of its `access_token`, `access_token` with a `token_seen` push, a heartbeat `ok`, anything else echoed;
-// - `hang/…`: accepts and never answers; `drop/…`: closes the connection without an answer;
+// - `hang/…`: accepts and never answers; `drop/…`: closes the connection without an answer; `status/<5xx>/…`:
+//   answers that status with an HTML page, as Cloudflare in front of a project that is down does;
 // - `upstreamRefusedUrl`: a port nothing listens on.
 // A token that does not verify gets PostgREST's 401 (`PGRST301`); a wrong `apikey` the gateway's 401.
 import { createHash } from "node:crypto";
@@ -165,6 +166,11 @@ export default async function setup(project: TestProject) {
     if (url.pathname.startsWith("/hang/")) {
       hung.add(req.socket);
       return;
+    }
+    const cloudflare = /^\/status\/(5\d\d)\//.exec(url.pathname);
+    if (cloudflare) {
+      res.writeHead(Number(cloudflare[1]), { "content-type": "text/html" });
+      return res.end("<!DOCTYPE html><title>Web server is down</title>");
     }
     if (url.pathname.startsWith("/drop/")) {
       req.socket.destroy();

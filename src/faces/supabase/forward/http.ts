@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../../http/app-env";
 import type { UpstreamRole } from "./exchange";
 import { upstreamToken } from "./exchange";
-import { fetchUpstream } from "./upstream-fetch";
+import { cloudflareFailure, fetchUpstream, UpstreamFailed } from "./upstream-fetch";
 
 /**
  * An HTTP data call forwarded (contract supabase.md §4): the same method, path, query and body, streamed both ways;
@@ -100,6 +100,11 @@ export async function forwardHttp(c: Context<AppEnv>, path: string, caller: Upst
     // A redirect is the upstream's answer, handed back as it is: following it would send the token elsewhere.
     redirect: "manual",
   });
+  const failure = cloudflareFailure(answer.status);
+  if (failure) {
+    answer.body?.cancel().catch(() => {});
+    throw new UpstreamFailed(failure, `Cloudflare answered ${answer.status}`);
+  }
   return new Response(answer.body, {
     status: answer.status,
     statusText: answer.statusText,

@@ -38,14 +38,24 @@ export class UpstreamFailed extends Error {
 }
 
 /**
- * What a failed fetch says of the upstream: no answer in time (504); a connection refused or a name that does not
- * resolve, nothing was sent (503); a connection that broke while the request or the answer's head was under way (502).
+ * What a failed fetch says of the upstream: no answer in time, 504; no answer at all, 502, as a reverse proxy answers
+ * a refused connection (the runtime's fetch says "Network connection lost." alike for a connection refused and one
+ * dropped before the answer's head, so the two cannot be told apart here).
  */
 function failureOf(error: unknown, timedOut: boolean): UpstreamFailed {
   if (timedOut) return new UpstreamFailed(504, "no answer in time");
-  const message = String((error as Error)?.message ?? error);
-  if (/refused|ECONNREFUSED|resolve|DNS|connect/i.test(message)) return new UpstreamFailed(503, message);
-  return new UpstreamFailed(502, message);
+  return new UpstreamFailed(502, String((error as Error)?.message ?? error));
+}
+
+/**
+ * Cloudflare's own answers for an origin behind it that failed (a Supabase project is behind it): the origin down or
+ * refusing (521), 503; a connection or an answer that timed out (522, 524), 504; any other of its 52x, 502. They are
+ * Cloudflare's HTML pages, which no client of the data API reads.
+ */
+export function cloudflareFailure(status: number): GatewayFailure | null {
+  if (status < 520 || status > 530) return null;
+  if (status === 521) return 503;
+  return status === 522 || status === 524 ? 504 : 502;
 }
 
 /** `fetcher(url, init)` within the first-byte bound; throws `UpstreamFailed` when no answer comes. */
