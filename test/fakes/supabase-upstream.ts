@@ -6,7 +6,8 @@
 // - `rest/v1/<table>` (any method): `[{seen}]`, a row as `from(table).select()` reads it; `rest/v1/rpc/<fn>`: `{seen}`;
 // - `graphql/v1`, `functions/v1/<name>`: `{seen}` (the body, as text, in `seen.body`);
 // - `realtime/v1/websocket`: a WebSocket speaking Phoenix (both serializers): `phx_join` is answered `ok` with the
-//   claims of its `access_token`, `access_token` with a `token_seen` push, a heartbeat `ok`, anything else echoed;
+//   claims of its `access_token` (and a `joined_as` broadcast of them), `access_token` with a `token_seen` broadcast
+//   of its claims, a heartbeat `ok`, any other text frame echoed;
 // - `hang/…`: accepts and never answers; `drop/…`: closes the connection without an answer; `status/<5xx>/…`:
 //   answers that status with an HTML page, as Cloudflare in front of a project that is down does;
 // - `upstreamRefusedUrl`: a port nothing listens on.
@@ -127,9 +128,20 @@ function phoenix(socket: Socket) {
     if (event === "phx_join" || event === "access_token") {
       const verified = await verify(payload.access_token);
       const seen = verified ? { token: payload.access_token, ...verified.claims } : { refused: true };
-      if (event === "phx_join")
+      if (event === "phx_join") {
         send(array, joinRef, ref, topic, "phx_reply", { status: "ok", response: seen });
-      else send(array, joinRef, null, topic, "token_seen", seen);
+        // What the join was verified as, told as a broadcast too: realtime-js hands broadcasts to the app.
+        send(array, joinRef, null, topic, "broadcast", {
+          type: "broadcast",
+          event: "joined_as",
+          payload: seen,
+        });
+      } else
+        send(array, joinRef, null, topic, "broadcast", {
+          type: "broadcast",
+          event: "token_seen",
+          payload: seen,
+        });
     } else if (event === "heartbeat") {
       send(array, null, ref, topic, "phx_reply", { status: "ok", response: {} });
     } else {

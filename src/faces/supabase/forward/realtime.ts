@@ -86,6 +86,15 @@ interface Channel {
 /** A close code one end may pass to the other (1005 and 1006 are only ever reported, never sent). */
 const passable = (code: number) => (code === 1000 || (code >= 3000 && code < 5000) ? code : 1011);
 
+/** Sends on `socket` unless it has closed meanwhile (sending after a close throws; the close is handled on its own). */
+function send(socket: WebSocket, data: string | ArrayBuffer) {
+  try {
+    socket.send(data);
+  } catch {
+    // closed: the close event ends the other side
+  }
+}
+
 /** Closes `socket` unless it is closed already (closing twice throws). */
 function close(socket: WebSocket, code: number, reason?: string) {
   try {
@@ -139,10 +148,10 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
   /** Refused on a channel: the caller is told on that channel, and the channel is left upstream. */
   const refuse = (frame: Frame, error: unknown) => {
     const reason = error instanceof GoTrueError ? error.message : "The token could not be checked";
-    ours.send(encode({ ...frame, event: "phx_reply", payload: { status: "error", response: { reason } } }));
+    send(ours, encode({ ...frame, event: "phx_reply", payload: { status: "error", response: { reason } } }));
     if (channels.delete(frame.topic)) {
       const leave = { ...frame, ref: `fwd-${++refs}`, event: "phx_leave", payload: {} };
-      toUpstream.send(encode(leave));
+      send(toUpstream, encode(leave));
     }
   };
 
@@ -150,7 +159,7 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
     const frame = typeof data === "string" ? parseFrame(data) : null;
     if (!frame || (frame.event !== "phx_join" && frame.event !== "access_token")) {
       if (frame?.event === "phx_leave") channels.delete(frame.topic);
-      toUpstream.send(data);
+      send(toUpstream, data);
     } else {
       const token = typeof frame.payload.access_token === "string" ? frame.payload.access_token : undefined;
       try {
@@ -158,7 +167,7 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
         const joinRef =
           frame.event === "phx_join" ? frame.joinRef : (channels.get(frame.topic)?.joinRef ?? frame.joinRef);
         channels.set(frame.topic, { token, joinRef, array: frame.array, exp, ends });
-        toUpstream.send(encode({ ...frame, payload: { ...frame.payload, access_token: exchanged } }));
+        send(toUpstream, encode({ ...frame, payload: { ...frame.payload, access_token: exchanged } }));
       } catch (error) {
         refuse(frame, error);
       }
@@ -181,7 +190,7 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
       try {
         const { exchanged, exp, ends } = await exchange(channel.token);
         channels.set(topic, { ...channel, exp, ends });
-        toUpstream.send(encode({ ...frame, payload: { access_token: exchanged } }));
+        send(toUpstream, encode({ ...frame, payload: { access_token: exchanged } }));
       } catch (error) {
         refuse(frame, error);
       }
@@ -193,7 +202,7 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
   ours.addEventListener("message", (event) => {
     queue = queue.then(() => fromCaller(event.data as string | ArrayBuffer)).catch(() => close(ours, 1011));
   });
-  toUpstream.addEventListener("message", (event) => ours.send(event.data as string | ArrayBuffer));
+  toUpstream.addEventListener("message", (event) => send(ours, event.data as string | ArrayBuffer));
   ours.addEventListener("close", (event) => close(toUpstream, passable(event.code), event.reason));
   toUpstream.addEventListener("close", (event) => close(ours, passable(event.code), event.reason));
   ours.addEventListener("error", () => close(toUpstream, 1011));
