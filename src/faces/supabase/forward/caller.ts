@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { RateLimitedError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { checkApiKey, type KeyRole } from "../api-keys";
-import { GoTrueError } from "../gotrue/errors";
+import { GoTrueError } from "../gotrue";
 import { type UpstreamRole, userCaller } from "./exchange";
 
 /**

@@ -3,9 +3,7 @@ import { liveSession } from "../../../auth";
 import type { Config } from "../../../config";
 import type { Deps } from "../../../http/deps";
 import { verifyAccessToken } from "../../../signing-keys/jwt";
-import { GoTrueError } from "../gotrue/errors";
-import { amrMethod, goTrueIssuer, verifyGoTrueToken } from "../gotrue/tokens";
-import { AUDIENCE, providerOf } from "../gotrue/user-facts";
+import { AUDIENCE, amrMethod, GoTrueError, goTrueIssuer, providerOf, verifyGoTrueToken } from "../gotrue";
 
 /**
  * The token exchange of the forwarded data calls (contract supabase.md §4). The upstream (a Supabase project, or a

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../../http/app-env";
 import type { KeyRole } from "../api-keys";
-import { GoTrueError } from "../gotrue/errors";
+import { GoTrueError } from "../gotrue";
 import { callerOfToken, keyRole } from "./caller";
 import { type UpstreamRole, upstreamToken } from "./exchange";
 import { outgoingHeaders, upstreamUrl } from "./http";

@@ -4,7 +4,7 @@ import { RateLimitedError, UnavailableError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { settleRefusal } from "../../../http/refusal";
 import { floodGuard } from "../../../rate-limits/flood-guard";
-import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "../gotrue/errors";
+import { GoTrueError, goTrueErrorResponse, toGoTrueError } from "../gotrue";
 import { callerOf } from "./caller";
 import { forwardHttp } from "./http";
 import { upstreamPath } from "./path";
