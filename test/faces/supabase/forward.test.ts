@@ -3,6 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import type { Seen } from "../../fakes/supabase-upstream";
 import { UPSTREAM_ANON_KEY, UPSTREAM_JWT_SECRET } from "../../fakes/supabase-upstream";
 import { signUp, uniqueEmail } from "../../helpers";
+import { grantFor } from "../../oauth2/support";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -20,6 +21,8 @@ const svc = supabaseService({
   AUTH_SUPABASE_UPSTREAM_URL: UPSTREAM,
   AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
   AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
+  // The authorization server, for an OAuth2 client's token to be refused.
+  AUTH_OAUTH2_PROVIDER_ENABLED: "true",
 });
 
 async function signedIn() {
@@ -141,6 +144,15 @@ describe("forwarded data calls: the token exchanged", () => {
       authorization: `Bearer ${session.access_token.split(".").slice(0, 2).join(".")}.AAAA`,
     });
     expect(forged.status).toBe(401);
+    // Threat: an OAuth2 client's access token (a third party's, for scopes its user granted it) taken upstream as the
+    // user's own session, with everything RLS lets that user do.
+    const { tokens } = await grantFor(svc);
+    const client = await call("/rest/v1/todos", {
+      apikey: PUBLISHABLE_KEY,
+      authorization: `Bearer ${tokens.access_token}`,
+    });
+    expect(client.status).toBe(401);
+    expect(client.headers.get("x-sb-error-code")).toBe("no_authorization");
     // A key where a token goes must be the key of `apikey` again.
     const otherKey = await call("/rest/v1/todos", {
       apikey: PUBLISHABLE_KEY,
