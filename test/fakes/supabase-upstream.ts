@@ -150,9 +150,12 @@ function phoenix(socket: Socket) {
   });
 }
 
-function upgrade(req: IncomingMessage, socket: Socket) {
+/** Realtime's check of the URL's key: a JWT under the project's secret (here the anon key's string too). */
+async function upgrade(req: IncomingMessage, socket: Socket) {
   const url = new URL(req.url ?? "/", "http://fake");
-  if (url.pathname !== "/realtime/v1/websocket" || url.searchParams.get("apikey") !== UPSTREAM_ANON_KEY) {
+  const apikey = url.searchParams.get("apikey") ?? undefined;
+  const known = apikey === UPSTREAM_ANON_KEY || (await verify(apikey))?.claims.role === "anon";
+  if (url.pathname !== "/realtime/v1/websocket" || !known) {
     socket.end("HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n");
     return;
   }

@@ -39,8 +39,8 @@ interface Said {
 type Frame = [string | null, string | null, string, string, Said];
 
 /** A socket to the face, opened as realtime-js opens it (the key in the URL), with its frames read in order. */
-async function open(apikey = PUBLISHABLE_KEY, vsn = "2.0.0") {
-  const response = await svc.request(
+async function open(apikey = PUBLISHABLE_KEY, vsn = "2.0.0", through = svc) {
+  const response = await through.request(
     "GET",
     `${FACE}/realtime/v1/websocket?apikey=${encodeURIComponent(apikey)}&vsn=${vsn}`,
     { headers: { upgrade: "websocket" } },
@@ -280,6 +280,26 @@ describe("Realtime forwarded", () => {
       vi.useRealTimers();
       socket!.close(1000);
     }
+  });
+
+  it("without the project's anon key, the URL's key is an anon token of its secret; the upstream's refusal passes", async () => {
+    const settings = {
+      OUTBOUND: undefined,
+      AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+      AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
+    };
+    const keyless = supabaseService({ ...settings, AUTH_SUPABASE_UPSTREAM_URL: UPSTREAM });
+    const { socket, next } = await open(PUBLISHABLE_KEY, "2.0.0", keyless);
+    socket!.send(
+      JSON.stringify(["1", "1", "realtime:open", "phx_join", { config: {}, access_token: PUBLISHABLE_KEY }]),
+    );
+    expect(((await next!()) as Frame)[4]).toMatchObject({ status: "ok", response: { role: "anon" } });
+    socket!.close(1000);
+    // The project refusing the socket (here: no Realtime at that path) answers its own 401, not a socket.
+    const elsewhere = supabaseService({ ...settings, AUTH_SUPABASE_UPSTREAM_URL: `${UPSTREAM}/nothing` });
+    const refused = await open(PUBLISHABLE_KEY, "2.0.0", elsewhere);
+    expect(refused.response.status).toBe(401);
+    expect(refused.socket).toBeNull();
   });
 
   it("refused: a wrong key before the upgrade, a dead session's token on its channel", async () => {

@@ -168,6 +168,41 @@ describe("forwarded data calls: the token exchanged", () => {
 });
 
 describe("forwarded data calls: the path and the headers", () => {
+  it("Realtime's REST side (channel.send before a join posts to realtime/v1/api/broadcast) goes as the same user", async () => {
+    const { session } = await signedIn();
+    const response = await call(
+      "/realtime/v1/api/broadcast",
+      {
+        apikey: PUBLISHABLE_KEY,
+        authorization: `Bearer ${session.access_token}`,
+        "content-type": "application/json",
+      },
+      "POST",
+      JSON.stringify({ messages: [{ topic: "room", event: "hi", payload: {} }] }),
+    );
+    expect(await response.json()).toMatchObject({
+      path: "/realtime/v1/api/broadcast",
+      claims: { sub: decodeJwt(session.access_token).sub, role: "authenticated" },
+    });
+  });
+
+  it("a browser's preflight allows PostgREST's headers, and the count in Content-Range is readable", async () => {
+    const preflight = await call(
+      "/rest/v1/todos",
+      {
+        origin: "http://localhost:3000",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "apikey,authorization,prefer,range,accept-profile",
+      },
+      "OPTIONS",
+    );
+    const allowed = preflight.headers.get("access-control-allow-headers") ?? "";
+    for (const header of ["prefer", "range", "accept-profile"]) expect(allowed).toContain(header);
+    const answer = await call("/rest/v1/todos", { origin: "http://localhost:3000", apikey: PUBLISHABLE_KEY });
+    expect(answer.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    expect(answer.headers.get("access-control-expose-headers")).toContain("content-range");
+  });
+
   it("encoded separators and dot-segments are refused with 400, never forwarded", async () => {
     const headers = { apikey: PUBLISHABLE_KEY };
     // Threat: climbing out of rest/v1 into another API of the project once the upstream decodes the path.

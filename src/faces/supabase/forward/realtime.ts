@@ -5,7 +5,7 @@ import { GoTrueError } from "../gotrue";
 import { callerOfToken, keyRole } from "./caller";
 import { type UpstreamRole, upstreamToken } from "./exchange";
 import { outgoingHeaders, upstreamUrl } from "./http";
-import { fetchUpstream } from "./upstream-fetch";
+import { cloudflareFailure, fetchUpstream, UpstreamFailed } from "./upstream-fetch";
 
 /**
  * Realtime's socket forwarded (contract supabase.md §4). Realtime carries its credentials inside the socket: the key
@@ -123,8 +123,13 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
   const answer = await fetchUpstream(deps.outbound, url.href, { headers });
   const toUpstream = answer.webSocket;
   if (answer.status !== 101 || !toUpstream) {
+    const failure = answer.status === 101 ? 502 : cloudflareFailure(answer.status);
+    if (failure) {
+      answer.body?.cancel().catch(() => {});
+      throw new UpstreamFailed(failure, `the socket's upgrade answered ${answer.status}`);
+    }
     // The upstream's refusal (its 401 for a key it does not take, say) is its answer to give.
-    return new Response(answer.body, { status: answer.status === 101 ? 502 : answer.status });
+    return new Response(answer.body, { status: answer.status });
   }
   const [toCaller, ours] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
   ours.accept();
