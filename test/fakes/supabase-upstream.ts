@@ -101,6 +101,7 @@ function readFrames(socket: Socket, onText: (text: string) => void) {
 
 /** Realtime's side of a socket: Phoenix frames of either serializer, answered as described above. */
 function phoenix(socket: Socket) {
+  socket.on("error", () => socket.destroy());
   const send = (
     array: boolean,
     joinRef: unknown,
@@ -109,6 +110,8 @@ function phoenix(socket: Socket) {
     event: string,
     payload: unknown,
   ) =>
+    // A socket the other side has closed meanwhile takes nothing more.
+    socket.writable &&
     socket.write(
       frame(
         0x1,
@@ -156,7 +159,7 @@ async function upgrade(req: IncomingMessage, socket: Socket) {
   const apikey = url.searchParams.get("apikey") ?? undefined;
   const known = apikey === UPSTREAM_ANON_KEY || (await verify(apikey))?.claims.role === "anon";
   if (url.pathname !== "/realtime/v1/websocket" || !known) {
-    socket.end("HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n");
+    socket.end("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
     return;
   }
   const accept = createHash("sha1")

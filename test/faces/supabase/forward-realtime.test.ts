@@ -302,6 +302,26 @@ describe("Realtime forwarded", () => {
     expect(refused.socket).toBeNull();
   });
 
+  it("a socket asking for more than 500 token exchanges a minute is closed (1008)", async () => {
+    // Threat: one upgrade turned into an unmetered stream of session reads and signatures.
+    const { socket } = await open();
+    const closed = new Promise<number>((resolve) =>
+      socket!.addEventListener("close", (event) => resolve(event.code)),
+    );
+    for (let i = 0; i <= 500; i++) {
+      socket!.send(
+        JSON.stringify([
+          String(i),
+          String(i),
+          `realtime:t${i}`,
+          "phx_join",
+          { access_token: PUBLISHABLE_KEY },
+        ]),
+      );
+    }
+    expect(await closed).toBe(1008);
+  });
+
   it("refused: a wrong key before the upgrade, a dead session's token on its channel", async () => {
     // Threat: a socket opened upstream under the project's key by anyone who asks.
     const wrong = await open("sb_publishable_wrongwrongwrongwrong");

@@ -23,6 +23,18 @@ import { cloudflareFailure, fetchUpstream, UpstreamFailed } from "./upstream-fet
 /** A fresh token is sent when the current one has less than this left (seconds): two heartbeats and some. */
 const REFRESH_MARGIN_SECONDS = 90;
 
+/**
+ * Each exchange reads the session: a socket may ask this many a minute (a join and a new token for each of Realtime's
+ * 100 channels a client may hold, twice over), and is closed past it, so one upgrade is no unmetered door to D1.
+ */
+const MAX_EXCHANGES_PER_MINUTE = 500;
+
+class TooManyExchanges extends Error {
+  constructor() {
+    super("too many token exchanges on this socket");
+  }
+}
+
 /** A Phoenix frame: an array `[join_ref, ref, topic, event, payload]` (serializer 2.0.0) or an object (1.0.0). */
 interface Frame {
   joinRef: string | null;
@@ -139,8 +151,13 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
   let refs = 0;
   const nowSeconds = () => Math.floor(deps.now() / 1000);
 
+  let windowStart = deps.now();
+  let exchanges = 0;
+
   /** The upstream token for `token` on a channel, with when the caller's credential ends; throws GoTrue's 401. */
   const exchange = async (token: string | undefined) => {
+    if (deps.now() - windowStart > 60_000) [windowStart, exchanges] = [deps.now(), 0];
+    if (++exchanges > MAX_EXCHANGES_PER_MINUTE) throw new TooManyExchanges();
     const caller: UpstreamRole = await callerOfToken(c, token, key);
     const { token: exchanged, exp } = await upstreamToken(upstream, caller, deps.now());
     return {
@@ -171,9 +188,12 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
         const { exchanged, exp, ends } = await exchange(token);
         const joinRef =
           frame.event === "phx_join" ? frame.joinRef : (channels.get(frame.topic)?.joinRef ?? frame.joinRef);
-        channels.set(frame.topic, { token, joinRef, array: frame.array, exp, ends });
+        // An access_token on a topic never joined is passed (Realtime ignores it) but not kept fresh.
+        if (frame.event === "phx_join" || channels.has(frame.topic))
+          channels.set(frame.topic, { token, joinRef, array: frame.array, exp, ends });
         send(toUpstream, encode({ ...frame, payload: { ...frame.payload, access_token: exchanged } }));
       } catch (error) {
+        if (error instanceof TooManyExchanges) throw error;
         refuse(frame, error);
       }
     }
@@ -197,6 +217,7 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
         channels.set(topic, { ...channel, exp, ends });
         send(toUpstream, encode({ ...frame, payload: { access_token: exchanged } }));
       } catch (error) {
+        if (error instanceof TooManyExchanges) throw error;
         refuse(frame, error);
       }
     }
@@ -205,7 +226,14 @@ export async function forwardRealtime(c: Context<AppEnv>, path: string): Promise
   // The caller's frames are handled in order: a join's exchange must not be overtaken by the frames after it.
   let queue = Promise.resolve();
   ours.addEventListener("message", (event) => {
-    queue = queue.then(() => fromCaller(event.data as string | ArrayBuffer)).catch(() => close(ours, 1011));
+    queue = queue
+      .then(() => fromCaller(event.data as string | ArrayBuffer))
+      .catch((error) => {
+        const [code, reason] =
+          error instanceof TooManyExchanges ? [1008, error.message] : [1011, "internal error"];
+        close(ours, code, reason);
+        close(toUpstream, 1000);
+      });
   });
   toUpstream.addEventListener("message", (event) => send(ours, event.data as string | ArrayBuffer));
   ours.addEventListener("close", (event) => close(toUpstream, passable(event.code), event.reason));
