@@ -186,6 +186,8 @@ export default defineConfig({
             "./test/fakes/smtp-sink.ts",
             "./test/fakes/oidc-idp.ts",
             "./test/fakes/pwned-passwords.ts",
+            // A Supabase project (PostgREST, Edge Functions, Realtime's socket) for the face's forwarded data calls.
+            "./test/fakes/supabase-upstream.ts",
           ],
         },
       },

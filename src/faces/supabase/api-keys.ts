@@ -32,9 +32,14 @@ const fromBrowser = (c: Context<AppEnv>) =>
  * address as a wrong admin secret on the admin API (rate-limits/buckets.ts `secretGuess`): the face is no second,
  * unmetered door for guessing it.
  */
-export async function checkApiKey(c: Context<AppEnv>, config: Config): Promise<KeyCheck> {
+export async function checkApiKey(
+  c: Context<AppEnv>,
+  config: Config,
+  /** The key where a client cannot send headers (a WebSocket's URL), instead of the request's headers. */
+  sent?: string,
+): Promise<KeyCheck> {
   const bearer = /^Bearer (sb_\S+)$/.exec(c.req.header("authorization") ?? "")?.[1];
-  const given = c.req.header("apikey") ?? bearer;
+  const given = sent ?? c.req.header("apikey") ?? bearer;
   if (!given) return { refused: "missing" };
   if (anyEqual(given, config.supabase.publishableKeys)) return { role: "anon" };
   const adminSecret = config.secrets.adminSecret;

@@ -9,6 +9,7 @@ import { settleRefusal } from "../../http/refusal";
 import { MAX_JSON_BODY_BYTES } from "../../http/validation";
 import { floodGuard } from "../../rate-limits/flood-guard";
 import { checkApiKey } from "./api-keys";
+import { FORWARDED_HEADERS, forwardedDataCalls } from "./forward/routes";
 import { goTrueAdminLinkRoutes } from "./gotrue/admin-link-routes";
 import { goTrueAdminMfaRoutes } from "./gotrue/admin-mfa-routes";
 import { goTrueAdminRoutes } from "./gotrue/admin-routes";
@@ -110,7 +111,7 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
       cors({
         origin: (origin, c) => appOrigin(origin, c),
         // Storage's too: storage-js sends x-upsert, x-metadata, cache-control; downloads answer with ranges and ETags;
-        // TUS speaks in headers of its own.
+        // TUS speaks in headers of its own. And PostgREST's, for the forwarded data calls (forward/routes.ts).
         allowHeaders: [
           "authorization",
           "apikey",
@@ -125,6 +126,7 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
           "upload-length",
           "upload-metadata",
           "upload-offset",
+          ...FORWARDED_HEADERS.request,
         ],
         exposeHeaders: [
           "x-sb-error-code",
@@ -138,10 +140,12 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
           "Tus-Resumable",
           "Upload-Offset",
           "Upload-Length",
+          ...FORWARDED_HEADERS.answer,
         ],
         maxAge: 600,
       }),
     )
     .route("/auth/v1", goTrueApp())
-    .route("/storage/v1", storageFaceApp());
+    .route("/storage/v1", storageFaceApp())
+    .route("/", forwardedDataCalls(config));
 }

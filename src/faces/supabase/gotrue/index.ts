@@ -1,2 +1,7 @@
-/** What the face's other parts use of GoTrue's: the check of the access tokens it issues (Storage takes them). */
-export { verifyGoTrueToken } from "./tokens";
+/**
+ * What GoTrue's part of the face offers the face's other parts (Storage and the forwarded data calls): its errors and
+ * the check of the access tokens it issues.
+ */
+export { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./errors";
+export { amrMethod, goTrueIssuer, verifyGoTrueToken } from "./tokens";
+export { AUDIENCE, providerOf } from "./user-facts";

@@ -20,7 +20,7 @@ import { AUDIENCE, providerOf } from "./user-facts";
 export const goTrueIssuer = (config: Config) => `${new URL(config.urls.server).origin}/supabase/auth/v1`;
 
 /** GoTrue's `amr` method for each way a session begins (sign-in/method.ts). */
-function amrMethod(method: string | null): string {
+export function amrMethod(method: string | null): string {
   if (!method) return "password";
   if (method === "email-password") return "password";
   if (method === "email-link" || method === "pkce-link") return "magiclink";
