@@ -18,6 +18,7 @@ import type { TestProject } from "vitest/node";
 import { mirrorDevConfig } from "../../scripts/mirror-binding.mjs";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { DEVELOPMENT_VARS, generateSecrets, toEnvLines } from "../../scripts/secrets.mjs";
+import { startFakeUpstream, UPSTREAM_ANON_KEY, UPSTREAM_JWT_SECRET } from "../fakes/supabase-upstream";
 import { NHOST_JWT_SECRET } from "../fixtures/nhost/project";
 import { SHARED_POSTGRES } from "../support/postgres";
 import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
@@ -111,6 +112,8 @@ export default async function setup(project: TestProject) {
   const clientDocs = await startClientDocumentHost();
   const claimsGraphql = { port: await freePort(), adminSecret: "compat-hasura-admin-secret" };
   const mirrorDatabase = await startMirrorDatabase();
+  // The Supabase project behind the face's forwarded data calls (test/compat/supabase-js-example.test.ts reads a row).
+  const upstream = await startFakeUpstream();
   // Every file's own Postgres database on this one server (test/support/postgres.ts): one start for the project. The
   // test files run in processes started after this setup, with this environment.
   process.env[SHARED_POSTGRES] = mirrorDatabase.adminUrl;
@@ -193,6 +196,10 @@ export default async function setup(project: TestProject) {
     AUTH_EVENTS_RETRY_DELAY_SECONDS: "1",
     // argon2id at its smallest cost, as in the workers pool (src/lib/password.ts); heeded only on a local server.
     TEST_PASSWORD_HASH: "cheap",
+    // The face's data calls go to the fake project on loopback (allowed by AUTH_OUTBOUND_ALLOW_LOCAL above).
+    AUTH_SUPABASE_UPSTREAM_URL: upstream.url,
+    AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
+    AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -285,6 +292,12 @@ export default async function setup(project: TestProject) {
     rmSync(dir, { recursive: true, force: true });
     rmSync(COMPAT_CONFIG, { force: true });
     delete process.env[SHARED_POSTGRES];
-    await Promise.all([providers.close(), mcp?.close(), clientDocs.close(), mirrorDatabase.stop()]);
+    await Promise.all([
+      providers.close(),
+      mcp?.close(),
+      clientDocs.close(),
+      mirrorDatabase.stop(),
+      upstream.close(),
+    ]);
   };
 }

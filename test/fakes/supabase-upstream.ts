@@ -3,7 +3,8 @@
 // what is checked is what went over the wire. It checks each call's token as PostgREST does (HS256 under the
 // project's JWT secret, then `role` and `sub`) and its `apikey` as Supabase's gateway does (the anon key), and answers
 // with what it saw:
-// - `rest/v1/<table>` (any method): `[{seen}]`, a row as `from(table).select()` reads it; `rest/v1/rpc/<fn>`: `{seen}`;
+// - `rest/v1/<table>` (any method): `[{...seen, title}]`, a row as `from(table).select()` reads it, its `title` naming
+//   the token's `sub` (what RLS would let `auth.uid()` see); `rest/v1/rpc/<fn>`: `{seen}`;
 // - `graphql/v1`, `functions/v1/<name>`: `{seen}` (the body, as text, in `seen.body`);
 // - `realtime/v1/websocket`: a WebSocket speaking Phoenix (both serializers): `phx_join` is answered `ok` with the
 //   claims of its `access_token` (and a `joined_as` broadcast of them), `access_token` with a `token_seen` broadcast
@@ -177,7 +178,11 @@ async function listen(server: Server): Promise<number> {
   );
 }
 
-export default async function setup(project: TestProject) {
+/**
+ * Starts the fake project on a free loopback port: its URL, and how to stop it. The compat server's global setup
+ * (test/compat/wrangler-dev.ts) starts one too, behind `wrangler dev`'s face (the example app reads its notes there).
+ */
+export async function startFakeUpstream(): Promise<{ url: string; close(): Promise<void> }> {
   const hung = new Set<Socket>();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");
@@ -223,19 +228,31 @@ export default async function setup(project: TestProject) {
     };
     const table = /^\/rest\/v1\/(?!rpc\/)[^/]+$/.test(url.pathname);
     res.writeHead(200, { "content-type": "application/json", "set-cookie": "upstream=1; Path=/" });
-    res.end(JSON.stringify(table ? [seen] : seen));
+    // A table's row is what RLS would let `auth.uid()` see: it names the caller the token says.
+    res.end(
+      JSON.stringify(table ? [{ ...seen, title: `a note of ${verified.claims.sub ?? "anon"}` }] : seen),
+    );
   });
   server.on("upgrade", upgrade);
   const port = await listen(server);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const socket of hung) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Global setup of the workers projects: the fake project, and a port nothing listens on. */
+export default async function setup(project: TestProject) {
+  const upstream = await startFakeUpstream();
   // A port that was just free: connecting to it is refused.
   const closed = createServer();
   const refusedPort = await listen(closed);
   await new Promise<void>((resolve) => closed.close(() => resolve()));
-  project.provide("upstreamUrl", `http://127.0.0.1:${port}`);
+  project.provide("upstreamUrl", upstream.url);
   project.provide("upstreamRefusedUrl", `http://127.0.0.1:${refusedPort}`);
-  return async () => {
-    for (const socket of hung) socket.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
+  return upstream.close;
 }

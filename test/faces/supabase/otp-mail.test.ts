@@ -188,6 +188,38 @@ describe("signInWithOtp and verifyOtp by email", () => {
   });
 });
 
+describe("signUp under PKCE", () => {
+  const confirming = supabaseService({
+    AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "true",
+    AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: WELCOME,
+  });
+
+  // Threat: a confirmation link that signs in whoever opens it. Under PKCE (@supabase/ssr's flow) the link lands
+  // with a code only, which only the holder of the sign-up's verifier turns into a session, once.
+  it("signUp's confirmation link lands with ?code=; exchangeCodeForSession turns it into a session, once", async () => {
+    const email = uniqueEmail("pkce-signup");
+    const supabase = supabaseClient(confirming);
+    (supabase.auth as unknown as { flowType: string }).flowType = "pkce";
+    const signedUp = await supabase.auth.signUp({
+      email,
+      password: PASSWORD,
+      options: { emailRedirectTo: WELCOME },
+    });
+    expect(signedUp.error).toBeNull();
+    expect(signedUp.data.session).toBeNull();
+    const { target } = await follow((await mailTo(email)).link);
+    expect(`${target.origin}${target.pathname}`).toBe(WELCOME);
+    const code = target.searchParams.get("code")!;
+    expect(code).toBeTruthy();
+    expect(target.hash).toBe("");
+    const exchanged = await supabase.auth.exchangeCodeForSession(code);
+    expect(exchanged.error).toBeNull();
+    expect(exchanged.data.user?.email_confirmed_at).toEqual(expect.any(String));
+    const again = await supabase.auth.exchangeCodeForSession(code);
+    expect(again.error).not.toBeNull();
+  });
+});
+
 describe("resetPasswordForEmail and resend", () => {
   it("resetPasswordForEmail mails a recovery link and code; verifyOtp({type: 'recovery'}) fires PASSWORD_RECOVERY; updateUser sets the password", async () => {
     const email = uniqueEmail("recover");

@@ -19,7 +19,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { signInByIdToken } from "../../../providers";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
-import { goTrueLinkForm } from "./mail-links";
+import { challengeOf, goTrueLinkForm } from "./mail-links";
 import { sessionWithFactors } from "./mfa-wire";
 import { pkceGrant } from "./oauth-routes";
 import { e164 } from "./phone";
@@ -138,6 +138,8 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       email: body.email,
       password: body.password,
       options: { metadata: body.data ?? undefined, redirectTo: c.req.query("redirect_to") },
+      // Under PKCE (auth-js's flowType "pkce", @supabase/ssr's), the mailed link comes back with `?code=`.
+      codeChallenge: challengeOf(body),
     });
     if (session) return c.json(goTrueSession(session, deps.now()));
     // Confirmation needed: GoTrue answers the user, without a session.
