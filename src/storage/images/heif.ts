@@ -99,8 +99,9 @@ function instantiate(): Libheif {
 }
 
 /**
- * The primary image of a HEIF file as RGBA, handed to `use` while it is still in libheif's memory (`use` copies it
- * out: photon takes it into its own), transformations (`irot`, `imir`, `clap`) applied as libheif does by default.
+ * The primary image of a HEIF file as RGBA, handed to `use` while it is still in libheif's memory (`use` may
+ * change it in place, and copies it out: photon takes it into its own), transformations (`irot`, `imir`, `clap`)
+ * applied as libheif does by default.
  * Files declaring more pixels than the input limit are refused from their boxes before libheif is even instantiated;
  * a file libheif cannot read or decode is a 400 too. Decodes are synchronous: no two share the kept instance.
  */
@@ -153,15 +154,19 @@ export function decodeHeif<T>(
       for (let y = 1; y < height; y++)
         heif.HEAPU8.copyWithin(plane + y * row, plane + y * stride, plane + y * stride + row);
     }
-    const result = use(heif.HEAPU8.subarray(plane, plane + row * height), width, height);
-    heif._heif_image_release(image);
-    heif._heif_image_handle_release(handle);
-    heif._heif_context_free(context);
-    heif._free(data);
-    heif._free(error);
-    const wasmBytes = heif.HEAPU8.byteLength;
-    if (wasmBytes <= HEIF_BUDGET_BYTES) kept = heif;
-    return { result, wasmBytes };
+    // What `use` refuses (an output above the limits) leaves the instance as clean as a decode that went through.
+    let result: T;
+    try {
+      result = use(heif.HEAPU8.subarray(plane, plane + row * height), width, height);
+    } finally {
+      heif._heif_image_release(image);
+      heif._heif_image_handle_release(handle);
+      heif._heif_context_free(context);
+      heif._free(data);
+      heif._free(error);
+      if (heif.HEAPU8.byteLength <= HEIF_BUDGET_BYTES) kept = heif;
+    }
+    return { result, wasmBytes: heif.HEAPU8.byteLength };
   } catch (error) {
     // The instance is dropped with whatever the failed decode left allocated in it.
     if (error instanceof StorageError) throw error;

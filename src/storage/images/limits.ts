@@ -23,8 +23,14 @@ export const CODEC_BUDGET_BYTES = 100 * 1024 * 1024;
  * file 22.2 MiB (3.1 MB: 25.2 MiB), 1 MP at 10-bit 4:4:4 from 2.1 MB 23.4 MiB, 2 MP at 10-bit 4:4:4 40.5 MiB. So a
  * HEIF file may have `MAX_HEIF_INPUT_BYTES`, and as many pixels as `MAX_HEIF_DECODED_BYTES` allows at its bytes per
  * pixel (heif-container.ts): the input limit at 8-bit 4:2:0, what phones write; about half of it at 10-bit 4:4:4.
- * Worst case then: 97 MiB of codecs + 24 MiB of libheif + 2 MiB of source, 5 MiB under the isolate's 128
- * (docs/decisions.md, "Issue 43: HEIC/HEIF input to the image transformation").
+ * A HEIF photo is made the output's size in libheif's memory (downscale.ts), so photon holds at most the output of
+ * one (12.6 MiB measured), and a HEIC coming first no longer moves photon's peak: resized in photon, a HEIC at
+ * the input limit first left its heap so that the largest JPEG and PNG took it to 63.2 MiB, all four codecs to
+ * 125.7 MiB. Now, in every order measured (HEIC first, last, between; noise HEIC of 2.0 MB), all four codecs
+ * peak at 119.4–120.1 MiB (photon 51.2–51.8, libwebp 23.1, libaom 23.1, libheif 22.0): within
+ * `CODEC_BUDGET_BYTES + HEIF_BUDGET_BYTES` (124 MiB), which with 2 MiB of HEIF source is 2 MiB under the isolate's
+ * 128 (docs/decisions.md, "Issue 43: HEIC/HEIF input to the image transformation" and "Issue 43: image memory
+ * after HEIC"; test/storage/transform-memory.test.ts asserts it in the worst order).
  */
 export const MAX_HEIF_INPUT_BYTES = 2 * 1024 * 1024;
 export const MAX_HEIF_DECODED_BYTES = MAX_INPUT_PIXELS * 5.5;

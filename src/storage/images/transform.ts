@@ -16,6 +16,7 @@ import encodeWebp, { init as initWebpEncoder } from "@jsquash/webp/encode";
 import exifr from "exifr/dist/lite.esm.mjs";
 import { badRequest } from "../errors";
 import { imageDimensions } from "./dimensions";
+import { downscaleInPlace } from "./downscale";
 import { decodeHeif } from "./heif";
 import { isHeif } from "./heif-container";
 import { checkInput, checkOutput } from "./limits";
@@ -125,12 +126,18 @@ let lastHeifWasmBytes = 0;
 
 /**
  * Decoded and upright. HEIF comes out of libheif already turned (its `irot`/`imir` boxes are the orientation that
- * counts; the EXIF orientation a phone also writes describes the same turn and must not be applied twice), and goes
- * into photon as raw pixels; libheif checks its own limits (heif.ts), the others are checked from their header here.
+ * counts; the EXIF orientation a phone also writes describes the same turn and must not be applied twice), is made
+ * the output's size while still in libheif's memory (downscale.ts: photon then never holds more than the output
+ * limit of a HEIF photo), and goes into photon as raw pixels; libheif checks its own limits (heif.ts), the others
+ * are checked from their header here.
  */
-async function decode(bytes: Uint8Array): Promise<PhotonImage> {
+async function decode(bytes: Uint8Array, params: ImageParams, format: OutputFormat): Promise<PhotonImage> {
   if (isHeif(bytes)) {
-    const decoded = decodeHeif(bytes, (rgba, width, height) => new PhotonImage(rgba, width, height));
+    const decoded = decodeHeif(bytes, (rgba, width, height) => {
+      const target = fitInside({ width, height }, params);
+      checkOutput(target, format === "avif");
+      return new PhotonImage(downscaleInPlace(rgba, { width, height }, target), target.width, target.height);
+    });
     lastHeifWasmBytes = decoded.wasmBytes;
     return decoded.result;
   }
@@ -153,7 +160,7 @@ export async function transformImage(
   params: ImageParams,
   format: OutputFormat,
 ): Promise<Uint8Array> {
-  let image = await decode(bytes);
+  let image = await decode(bytes, params, format);
   try {
     const target = fitInside({ width: image.get_width(), height: image.get_height() }, params);
     checkOutput(target, format === "avif");
