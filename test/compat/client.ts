@@ -37,6 +37,13 @@ export async function followLink(link: URL | string): Promise<URL> {
   return new URL(response.headers.get("location")!);
 }
 
+/** Follows a mailed link of the Supabase face (GoTrue's `/verify`, a 303) as a browser would; where it lands. */
+export async function followGoTrueLink(link: URL | string): Promise<URL> {
+  const response = await fetch(link, { redirect: "manual" });
+  expect(response.status).toBe(303);
+  return new URL(response.headers.get("location")!);
+}
+
 /** The contract's error body of a call the client rejected. */
 export async function rejection(
   call: Promise<unknown>,

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { followLink, mailedLink, PASSWORD, serverUrl, uniqueEmail } from "./client";
+import { followGoTrueLink, mailedLink, PASSWORD, serverUrl, uniqueEmail } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -89,7 +89,7 @@ describe.skipIf(!runs)("supabase-js passkeys in Chromium with a virtual authenti
       body: JSON.stringify({ email, password: PASSWORD }),
     });
     expect(signUp.status).toBe(200);
-    await followLink(await mailedLink(email));
+    await followGoTrueLink(await mailedLink(email));
 
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
     try {

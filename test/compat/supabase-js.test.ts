@@ -1,10 +1,10 @@
 // The Supabase face as a supabase-js app meets it (contract supabase.md §1–2): the real `@supabase/supabase-js`,
 // unchanged but for its URL and key, against `wrangler dev` over HTTP. The account is confirmed through the mailed
-// link (the service's own, until GoTrue's verify lands on the face), then signs in, refreshes, reads itself, changes
-// its data and signs out; the operator's admin namespace works with the secret key from a server.
+// link (GoTrue's `/verify`, which lands on the app with the session in the fragment), then signs in, refreshes, reads
+// itself, changes its data and signs out; the operator's admin namespace works with the secret key from a server.
 import { createClient } from "@supabase/supabase-js";
 import { describe, expect, inject, it } from "vitest";
-import { followLink, mailedLink, PASSWORD, serverUrl, uniqueEmail } from "./client";
+import { followGoTrueLink, mailedLink, PASSWORD, serverUrl, uniqueEmail } from "./client";
 
 const keys = inject("supabaseKeys");
 const options = { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false } };
@@ -24,7 +24,8 @@ describe("a supabase-js app against wrangler dev", () => {
     expect(signedUp.data.user?.email).toBe(email);
     const unconfirmed = await supabase.auth.signInWithPassword({ email, password: PASSWORD });
     expect(unconfirmed.error).toMatchObject({ status: 400, code: "email_not_confirmed" });
-    await followLink(await mailedLink(email));
+    const landed = await followGoTrueLink(await mailedLink(email));
+    expect(new URLSearchParams(landed.hash.slice(1)).get("type")).toBe("signup");
 
     const signedIn = await supabase.auth.signInWithPassword({ email, password: PASSWORD });
     expect(signedIn.error).toBeNull();
