@@ -100,6 +100,8 @@ export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revoca
 export {
   listUserSessions,
   liveSession,
+  liveSessionBy,
+  liveSessionRead,
   liveSessionWith,
   renewSession,
   revokeOtherUserSessions,

@@ -4,7 +4,13 @@
  * and ending sessions is the core's (../new-sessions.ts, ../revocation.ts); refresh-token rotation is plumbing
  * (src/token-families/). Everything else in this folder is internal to it.
  */
-export { liveSession, liveSessionWith } from "./live-session";
+export {
+  type LiveSessionRead,
+  liveSession,
+  liveSessionBy,
+  liveSessionRead,
+  liveSessionWith,
+} from "./live-session";
 export { acceptsBookmark, readsOwnWriteBack } from "./own-writes";
 export { renewSession } from "./renew";
 export {

@@ -90,6 +90,16 @@ export async function extrasFrom(
   return extras;
 }
 
+/** One user's extras from rows read elsewhere (user-of-session.ts reads them in the session check's row). */
+export async function userExtrasFrom(
+  deps: Deps,
+  userId: string,
+  identities: readonly IdentityRow[],
+  facts: readonly FactsRow[],
+): Promise<UserExtras | undefined> {
+  return (await extrasFrom(deps, [userId], [identities, facts])).get(userId);
+}
+
 /** One user's reads as bound statements whose SQL was built once, for a `D1Database.batch` on a hot path. */
 export function extrasStatements(d1: D1Reader, userId: string): D1PreparedStatement[] {
   return [identitiesOfUser.statement(d1, { userId }), factorFactsOfUser.statement(d1, { userId })];

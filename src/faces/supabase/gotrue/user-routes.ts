@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserPassword,
-  liveSessionWith,
   mergeOwnMetadata,
   revokeAllSessions,
   revokeOtherUserSessions,
@@ -21,7 +20,8 @@ import {
   requestEmailChange,
   requestPhoneChange,
 } from "./user-change";
-import { extrasOf, extrasOfResults, extrasStatements, wholeGoTrueUser } from "./user-reads";
+import { liveUserWithExtras } from "./user-of-session";
+import { extrasOf, wholeGoTrueUser } from "./user-reads";
 
 /** GoTrue's user (`getUser`, `updateUser`) and sign-out (contract supabase.md §2), over the token's live session. */
 
@@ -35,16 +35,12 @@ const userUpdate = z.object({
 
 export const goTrueUserRoutes = new Hono<AppEnv>()
   .get("/user", async (c) => {
-    // getUserIdentities and mfa.listFactors read them here: the session check and the user's identities and factors
-    // go as one D1 batch (user-reads.ts); what was read is used only once the session is found live and the token's.
+    // getUserIdentities and mfa.listFactors read them here: the session check reads the user's identities and factors
+    // in its own row (user-of-session.ts); they are used only once the session is found live and the token's.
     const claims = await bearerClaims(c);
-    const { deps } = c.var;
-    const { live, results } = await liveSessionWith(deps, claims.session_id, (d1) =>
-      extrasStatements(d1, claims.sub),
-    );
+    const { live, extras } = await liveUserWithExtras(c.var.deps, claims.session_id);
     const user = liveOrRefusal(claims, live);
-    const extras = await extrasOfResults(deps, user.id, results);
-    return c.json(wholeGoTrueUser(toWireUser(user), extras));
+    return c.json(wholeGoTrueUser(toWireUser(user), await extras?.()));
   })
   // A password change, as the Nhost API's, is counted against guessing.
   .put("/user", rateLimit("BRUTE_FORCE"), async (c) => {
