@@ -35,7 +35,6 @@ import { sessionWithFactors } from "./mfa-wire";
 import { e164 } from "./phone";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
-import { goTrueSession } from "./wire";
 
 /**
  * GoTrue's one-time codes and mailed links (contract supabase.md §2): `signInWithOtp` (`POST /otp`), `verifyOtp`

@@ -190,7 +190,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         throw new GoTrueError(
           400,
           "validation_failed",
-          'Custom OIDC provider "' + body.provider + '" not allowed',
+          `Custom OIDC provider "${body.provider}" not allowed`,
         );
       }
       // A token solved for a sign-up lets a new user through the sign-up challenge (src/http/sign-up-gate.ts).
