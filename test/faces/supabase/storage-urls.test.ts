@@ -35,7 +35,10 @@ describe("storage-js URLs against the face", () => {
     const elsewhere = await open(data!.signedUrl.replace("/a.txt?", "/b.txt?"));
     expect(elsewhere.status).toBe(400);
     expect(await elsewhere.json()).toMatchObject({ statusCode: "400", code: "InvalidSignature" });
-    const altered = await open(data!.signedUrl.replace(token, `${token.slice(0, -1)}0`));
+    // One character changed mid-token (the last one may carry only padding bits, and may already be the new one).
+    const middle = Math.floor(token.length / 2);
+    const swapped = `${token.slice(0, middle)}${token[middle] === "A" ? "B" : "A"}${token.slice(middle + 1)}`;
+    const altered = await open(data!.signedUrl.replace(token, swapped));
     expect(altered.status).toBe(400);
 
     // A token past its time (signed by the service, an hour ago): Storage's ExpiredToken, before any byte.
