@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { SoftwareAuthenticator } from "../../fakes/authenticator";
 import { PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
 import { userD1 } from "../../support/shards";
+import { inBrowser } from "./in-browser";
 import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -22,35 +23,6 @@ const RP = { rpId: "localhost", rpOrigins: [ORIGIN] };
 const svc = supabaseService({ AUTH_WEBAUTHN_ENABLED: "true", AUTH_MFA_ENABLED: "true" });
 
 const client = () => supabaseClient(svc, PUBLISHABLE_KEY, { "cf-connecting-ip": uniqueAddress() });
-
-/** What a browser gives auth-js (as passkeys.test.ts): `window`, `PublicKeyCredential`, `navigator.credentials`. */
-async function inBrowser<T>(device: SoftwareAuthenticator, work: () => Promise<T>): Promise<T> {
-  class PublicKeyCredential {
-    constructor(private readonly json: unknown) {}
-    toJSON() {
-      return this.json;
-    }
-    static parseCreationOptionsFromJSON = (options: unknown) => options;
-    static parseRequestOptionsFromJSON = (options: unknown) => options;
-  }
-  const credentials = {
-    create: async ({ publicKey }: { publicKey: PublicKeyCredentialCreationOptionsJSON }) =>
-      new PublicKeyCredential(await device.create(publicKey)),
-    get: async ({ publicKey }: { publicKey: PublicKeyCredentialRequestOptionsJSON }) =>
-      new PublicKeyCredential(await device.get(publicKey)),
-  };
-  const scope = globalThis as Record<string, unknown>;
-  Object.assign(scope, { window: globalThis, document: {}, PublicKeyCredential });
-  Object.defineProperty(navigator, "credentials", { value: credentials, configurable: true });
-  try {
-    return await work();
-  } finally {
-    delete scope.window;
-    delete scope.document;
-    delete scope.PublicKeyCredential;
-    Reflect.deleteProperty(navigator, "credentials");
-  }
-}
 
 /** A user signed up through the face, and a verified `webauthn` factor made by `mfa.webauthn.register`. */
 async function userWithKey(supabase: SupabaseClient = client()) {

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { SoftwareAuthenticator } from "../../fakes/authenticator";
 import { PASSWORD, signUp, type TestService, uniqueAddress, uniqueEmail } from "../../helpers";
+import { inBrowser } from "./in-browser";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -29,38 +30,6 @@ const svc = supabaseService({
 /** A client of its own address, so the per-address sign-in limits count this file's requests only. */
 const client = (service: TestService = svc) =>
   supabaseClient(service, PUBLISHABLE_KEY, { "cf-connecting-ip": uniqueAddress() });
-
-/**
- * What a browser gives auth-js: `window`, `document`, `PublicKeyCredential` (with WebAuthn L3's JSON parsers) and
- * `navigator.credentials`, backed by `device`, for the duration of `work` only.
- */
-async function inBrowser<T>(device: SoftwareAuthenticator, work: () => Promise<T>): Promise<T> {
-  class PublicKeyCredential {
-    constructor(private readonly json: unknown) {}
-    toJSON() {
-      return this.json;
-    }
-    static parseCreationOptionsFromJSON = (options: unknown) => options;
-    static parseRequestOptionsFromJSON = (options: unknown) => options;
-  }
-  const credentials = {
-    create: async ({ publicKey }: { publicKey: PublicKeyCredentialCreationOptionsJSON }) =>
-      new PublicKeyCredential(await device.create(publicKey)),
-    get: async ({ publicKey }: { publicKey: PublicKeyCredentialRequestOptionsJSON }) =>
-      new PublicKeyCredential(await device.get(publicKey)),
-  };
-  const scope = globalThis as Record<string, unknown>;
-  Object.assign(scope, { window: globalThis, document: {}, PublicKeyCredential });
-  Object.defineProperty(navigator, "credentials", { value: credentials, configurable: true });
-  try {
-    return await work();
-  } finally {
-    delete scope.window;
-    delete scope.document;
-    delete scope.PublicKeyCredential;
-    Reflect.deleteProperty(navigator, "credentials");
-  }
-}
 
 /** A user signed in through the face with a password, and the client holding the session. */
 async function signedInClient(service: TestService = svc) {
