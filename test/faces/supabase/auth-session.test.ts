@@ -98,6 +98,37 @@ describe("auth-js against the face: sign-up, password, refresh, user, sign-out",
     const sessions = ((await listed.json()) as { items: { id: string }[] }).items;
     expect(sessions.map((s) => s.id)).toContain(decodeJwt(data.session!.access_token).session_id);
   });
+
+  it("onAuthStateChange sees SIGNED_IN, TOKEN_REFRESHED, USER_UPDATED and SIGNED_OUT, each with its session", async () => {
+    // An app's UI follows these events (contract supabase.md §2): a face answer auth-js does not take as a session
+    // (a missing field, a wrong shape) shows up here as a missing event or one without a session.
+    const supabase = supabaseClient(svc);
+    const seen: { event: string; user?: string; token?: string }[] = [];
+    const { data: listener } = supabase.auth.onAuthStateChange((event, session) => {
+      if (event !== "INITIAL_SESSION")
+        seen.push({ event, user: session?.user.id, token: session?.access_token.slice(-12) });
+    });
+    const email = uniqueEmail("events");
+    await supabase.auth.signUp({ email, password: PASSWORD });
+    const signedIn = await supabase.auth.signInWithPassword({ email, password: PASSWORD });
+    const refreshed = await supabase.auth.refreshSession();
+    await supabase.auth.updateUser({ data: { theme: "dark" } });
+    await supabase.auth.signOut();
+    listener.subscription.unsubscribe();
+
+    const id = signedIn.data.user!.id;
+    expect(seen.map((s) => s.event)).toEqual([
+      "SIGNED_IN",
+      "SIGNED_IN",
+      "TOKEN_REFRESHED",
+      "USER_UPDATED",
+      "SIGNED_OUT",
+    ]);
+    expect(seen.slice(0, 4).every((s) => s.user === id)).toBe(true);
+    expect(seen[1]!.token).toBe(signedIn.data.session!.access_token.slice(-12));
+    expect(seen[2]!.token).toBe(refreshed.data.session!.access_token.slice(-12));
+    expect(seen[4]!.user).toBeUndefined();
+  });
 });
 
 describe("auth-js: anonymous users and updateUser", () => {
