@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { decodeJwt } from "../../helpers";
 import { authnRequestOf, postToAcs, samlOrg } from "../../sso/saml-support/connection";
 import { signedResponse, toBase64 } from "../../sso/saml-support/idp";
-import { atIdp, cookieOf, IDP, oidcConnection, orgWithDomain, personAtIdp } from "../../sso/support";
+import { ADMIN, atIdp, cookieOf, IDP, oidcConnection, orgWithDomain, personAtIdp } from "../../sso/support";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 const APP = "https://app.example.com/after-sso";
@@ -138,6 +138,31 @@ describe("signInWithSSO", () => {
     const victim = cookieOf(await open(data!.url));
     const back = redirectOf(await open(attacker.landing, victim));
     expect(new URLSearchParams(back.hash.slice(1)).get("error_code")).toBe("bad_oauth_state");
+  });
+
+  // Threat: an employee offboarded at the IdP keeping a password way in through the second face, or a session of the
+  // face outliving the organization's decision to enforce its SSO.
+  it("an organization's enforced SSO closes the face's password sign-in and ends its sessions", async () => {
+    const { org } = await enterprise();
+    const email = `bo-${crypto.randomUUID().slice(0, 6)}@${org.domain}`;
+    const client = supabaseClient(svc);
+    expect((await client.auth.signUp({ email, password: "correct horse battery" })).error).toBeNull();
+    const enforced = await svc.request("PATCH", `/admin/orgs/${org.orgId}/sso`, {
+      json: { enforce: true },
+      headers: ADMIN,
+    });
+    expect(enforced.status, await enforced.clone().text()).toBe(200);
+
+    const refused = await supabaseClient(svc).auth.signInWithPassword({
+      email,
+      password: "correct horse battery",
+    });
+    expect(refused.error?.status).toBe(403);
+    expect(refused.error?.code).toBe("user_sso_managed");
+    // The sessions that predate enforcement were ended when it began (src/auth/sso-sweep.ts): the refresh token is gone.
+    const renewed = await client.auth.refreshSession();
+    expect(renewed.error?.code).toBe("refresh_token_not_found");
+    expect(renewed.data.session).toBeNull();
   });
 
   it("answers GoTrue's errors: no connection, both or neither selector, a forged ticket", async () => {

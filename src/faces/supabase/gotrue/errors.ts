@@ -48,6 +48,12 @@ const FROM_CORE: Partial<Record<ErrorCode, [ContentfulStatusCode, string, string
   "payload-too-large": [413, "request_too_large", "Request body too large"],
   "forbidden-anonymous": [403, "anonymous_provider_disabled", "Anonymous users cannot do this"],
   "disabled-endpoint": [422, "provider_disabled", "This sign-in method is disabled"],
+  // GoTrue's code for an account its organization's SSO manages; the way in is signInWithSSO.
+  "sso-required": [
+    403,
+    "user_sso_managed",
+    "This account signs in through its organization's identity provider: use signInWithSSO",
+  ],
 };
 
 /** A WebAuthn ceremony that failed, named as GoTrue names it (the Nhost API answers one 400 for all). */
