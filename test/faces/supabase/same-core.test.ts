@@ -18,7 +18,7 @@ import {
   uniqueEmail,
 } from "../../helpers";
 import { hookReceiver } from "../../hooks/support";
-import type { StreamEvent } from "../../src/events/types";
+import type { StreamEvent } from "../../../src/events/types";
 import { supabaseClient, supabaseService } from "./support";
 
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
