@@ -168,8 +168,11 @@ describe.skipIf(!runs).concurrent("every page in English, German and Japanese, i
       await check("sign-up");
       await page.fill("#email", uniqueEmail(`lang-signup-${language}`));
       await page.fill("#new-password", PASSWORD);
+      // The form's answer is a page with an h1 like the form's own: wait for the page the POST loads, or the next goto
+      // races the navigation still in flight (a 10 s timeout once, on a busy machine).
+      const loaded = page.waitForEvent("load");
       await submit("#new-password");
-      await page.waitForSelector("h1 >> nth=0");
+      await loaded;
       await check("sign-up-sent");
       await page.goto(`${signInUrl}&view=reset`);
       await check("reset");
