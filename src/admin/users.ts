@@ -173,6 +173,12 @@ export function mergeAppMetadata(
 }
 
 /**
+ * Merges of app_metadata that lose a race are made again over what won, this many times at most: n writers of one
+ * user at once need n rounds (one wins each); past 32 at once the answer is a 503 to retry, never a lost key.
+ */
+const METADATA_MERGE_ATTEMPTS = 32;
+
+/**
  * `PATCH /admin/users/{id}`. Roles here are the operator's: any role names, as long as the default role is one of
  * them. Disabling ends every session and OAuth2 grant at once (no token of theirs refreshes again; access tokens
  * already out run to their expiry, 15 minutes by default, like after any revocation).
@@ -192,32 +198,53 @@ export async function patchUserRecord(deps: Deps, userId: string, patch: UserPat
   }
   const { activeMfaType, appMetadata, ...fields } = patch;
   const db = deps.shards.ofUser(userId);
-  const updated = await db
-    .update(users)
-    .set({
-      ...fields,
-      // Read, merged and written back as the other fields are: the last of two racing updates wins.
-      ...(appMetadata ? { appMetadata: mergeAppMetadata(user.appMetadata, appMetadata) } : {}),
-      // Any change of `disabled` says whether it ends by itself: a permanent disabling is never lifted by a ban's end.
-      ...(patch.disabled !== undefined
-        ? { bannedUntil: patch.disabled ? (patch.bannedUntil ?? null) : null }
-        : {}),
-      // Resetting MFA (a lost authenticator, or a TOTP secret an import could not decrypt): the user signs in with
-      // their first factor again and may set TOTP up anew. Their recovery codes and other factors go with the secret.
-      ...(activeMfaType === null
-        ? { activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null }
-        : {}),
-      roles,
-      defaultRole,
-      // An operator's word counts as the first proof of the address, if there was none.
-      ...(patch.emailVerified
-        ? { emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})` }
-        : {}),
-      updatedAt: deps.now(),
-    })
-    .where(eq(users.id, userId))
-    .returning()
-    .get();
+  const write = (metadata: { stored: string | null; merged: Record<string, unknown> } | null) =>
+    db
+      .update(users)
+      .set({
+        ...fields,
+        ...(metadata ? { appMetadata: metadata.merged } : {}),
+        // Any change of `disabled` says whether it ends by itself: a permanent disabling is never lifted by a ban's end.
+        ...(patch.disabled !== undefined
+          ? { bannedUntil: patch.disabled ? (patch.bannedUntil ?? null) : null }
+          : {}),
+        // Resetting MFA (a lost authenticator, or a TOTP secret an import could not decrypt): the user signs in with
+        // their first factor again and may set TOTP up anew. Their recovery codes and other factors go with the secret.
+        ...(activeMfaType === null
+          ? { activeMfaType: null, totpSecret: null, totpLastStep: null, totpEnabledAt: null }
+          : {}),
+        roles,
+        defaultRole,
+        // An operator's word counts as the first proof of the address, if there was none.
+        ...(patch.emailVerified
+          ? { emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})` }
+          : {}),
+        updatedAt: deps.now(),
+      })
+      // The merge is written only over the app_metadata it was made from: two operators adding different keys at
+      // once both keep theirs (the loser of the race merges again), where a plain write would drop one of them.
+      .where(
+        metadata
+          ? and(eq(users.id, userId), sql`${users.appMetadata} IS ${metadata.stored}`)
+          : eq(users.id, userId),
+      )
+      .returning()
+      .get();
+  let updated: UserRow | undefined;
+  if (!appMetadata) updated = await write(null);
+  for (let attempt = 0; appMetadata && !updated && attempt < METADATA_MERGE_ATTEMPTS; attempt++) {
+    const current = await db
+      .select({ stored: sql<string | null>`${users.appMetadata}` })
+      .from(users)
+      .where(eq(users.id, userId))
+      .get();
+    if (!current) break;
+    const parsed = current.stored === null ? null : (JSON.parse(current.stored) as Record<string, unknown>);
+    updated = await write({ stored: current.stored, merged: mergeAppMetadata(parsed, appMetadata) });
+  }
+  if (appMetadata && !updated && (await findUserById(deps.shards, userId))) {
+    throw new AppError("service-unavailable", "the user's app_metadata kept changing: try again");
+  }
   if (!updated) throw new AppError("not-found", "no user with this id");
   if (activeMfaType === null) {
     // Every factor goes, whichever face added it (a phone, a `webauthn` key): a reset leaves none to ask.

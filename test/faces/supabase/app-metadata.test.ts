@@ -89,6 +89,28 @@ describe("app_metadata through auth.admin", () => {
 
   // Threat: an operator's key named `provider` (or a copied GoTrue export) making the user look signed up elsewhere,
   // to a policy that trusts `app_metadata.provider`.
+  // Threat: lost data. Two operators (or a backend's parallel jobs) adding different keys at once: a read-merge-write
+  // race would keep only the last writer's key.
+  it("admin.updateUserById calls racing with different keys all keep theirs", async () => {
+    const email = uniqueEmail("race");
+    const made = await admin().auth.admin.createUser({
+      email,
+      password: PASSWORD,
+      app_metadata: { base: 1 },
+    });
+    const id = made.data.user!.id;
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const answers = await Promise.all(
+      keys.map((key) => admin().auth.admin.updateUserById(id, { app_metadata: { [key]: key } })),
+    );
+    expect(answers.map((answer) => answer.error)).toEqual(keys.map(() => null));
+    const { data } = await admin().auth.admin.getUserById(id);
+    expect(data.user?.app_metadata).toMatchObject({
+      base: 1,
+      ...Object.fromEntries(keys.map((key) => [key, key])),
+    });
+  });
+
   it("provider and providers stay the service's own: a stored key cannot override them", async () => {
     const { email, id, made } = await adminMadeUser({ provider: "google", providers: ["google"], role: "x" });
     expect(made.app_metadata).toMatchObject({ provider: "email", providers: ["email"], role: "x" });
