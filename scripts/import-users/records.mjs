@@ -143,7 +143,7 @@ export function duplicateChecker() {
   const emails = new Map();
   const ids = new Set();
   return (record, label) => {
-    if (ids.has(record.sourceId)) return `${label} appears twice in the file: the second is not imported`;
+    if (ids.has(record.sourceId)) return "appears twice in the file: the second is not imported";
     ids.add(record.sourceId);
     if (!record.email) return null;
     const key = record.email.trim().toLowerCase();

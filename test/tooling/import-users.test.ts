@@ -3,8 +3,10 @@
 // it refuses before sending anything. The import through the Worker itself, and sign-in with the old passwords, is
 // test/compat/import-users.test.ts.
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: plain .mjs without types
@@ -64,7 +66,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/v1`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const scratch = mkdtempSync(join(tmpdir(), "import-users-tooling-"));
+afterAll(async () => {
+  rmSync(scratch, { recursive: true, force: true });
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 interface Run {
   code: number;
@@ -154,6 +160,42 @@ describe("import-users: what each vendor's export becomes", () => {
     expect(byEmail(run, "bob.auth0@example.com").providers).toEqual([]);
     expect(leftOut(run)).toContain('provider "samlp" has no counterpart here: not linked');
     expect(run.paths).toEqual(["/users", "/completed"]);
+  });
+
+  it("Auth0: a hash filed under a user's id with another email, a broken line and an id twice are reported; the rest goes on", async () => {
+    const user = (oid: string, email: string) =>
+      JSON.stringify({
+        user_id: `auth0|${oid}`,
+        email,
+        email_verified: true,
+        created_at: "2021-01-01T00:00:00Z",
+      });
+    const hash = (oid: string, email: string) =>
+      JSON.stringify({ _id: { $oid: oid }, email, passwordHash: `$2b$10$${"a".repeat(53)}` });
+    const users = join(scratch, "users.ndjson");
+    const passwords = join(scratch, "passwords.ndjson");
+    writeFileSync(
+      users,
+      [
+        user("a1", "one@example.com"),
+        user("a2", "two@example.com"),
+        "{not json",
+        user("a1", "one@example.com"),
+      ].join("\n"),
+    );
+    writeFileSync(
+      passwords,
+      [hash("a1", "one@example.com"), hash("a2", "someone.else@example.com")].join("\n"),
+    );
+    const run = await importUsers("--from", "auth0", "--file", users, "--passwords", passwords);
+    // Threat: a hash line filed under the wrong id would let the other person's password into this account.
+    expect(reasons(run)).toEqual([
+      expect.stringMatching(/^auth0\|a2: the password file's line 2 has this id with another email/),
+      expect.stringMatching(/^line 3: not a JSON line/),
+      expect.stringMatching(/^auth0\|a1: appears twice in the file/),
+    ]);
+    expect(run.users.map((u) => u.email)).toEqual(["one@example.com"]);
+    expect(run.report.tables["auth.users"]).toMatchObject({ read: 4, imported: 1, skipped: 3 });
   });
 
   it("sends the same ids on every run, so a second run is the ledger's 'unchanged' and an interrupted one resumes", async () => {
