@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: plain .mjs without types
 import { clerkCreatedAt } from "../../scripts/import-users/clerk.mjs";
 // @ts-expect-error: plain .mjs without types
+import { SOURCES } from "../../scripts/import-users/command.mjs";
+// @ts-expect-error: plain .mjs without types
 import { parseHashConfig } from "../../scripts/import-users/firebase.mjs";
 // @ts-expect-error: plain .mjs without types
 import { importedId } from "../../scripts/import-users/records.mjs";
@@ -349,25 +351,27 @@ describe("import-users refuses a file that is not what --from says, before sendi
     ["a CSV missing a column", ["csv", "users-missing-column.csv"], /the header lacks password_hasher/],
     ["Clerk's CSV as the service's", ["csv", "clerk-users.csv"], /the header lacks email, email_verified/],
   ];
+  // Each case through the command's reader, in this process; two of them through the real command below.
   for (const [name, [from, file], message] of cases)
     it(name, async () => {
-      const run = await importUsers("--from", from!, "--file", at(file!));
+      const items = SOURCES[from!]({ file: at(file!) })[Symbol.asyncIterator]();
+      await expect(items.next()).rejects.toThrow(message);
+    });
+
+  it("the real command: exit 2, the reason, and not one request to the service", async () => {
+    for (const [from, file, message] of [
+      ["firebase", "firebase-users.json", /no --hash-config/],
+      ["csv", "users-missing-column.csv", /the header lacks password_hasher/],
+    ] as const) {
+      const run = await importUsers("--from", from, "--file", at(file));
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(message);
       expect(captured).toEqual([]);
-    });
+    }
+  });
 
   it("an Auth0 user export given as the password file", async () => {
-    const run = await importUsers(
-      "--from",
-      "auth0",
-      "--file",
-      at("auth0-users.ndjson"),
-      "--passwords",
-      at("auth0-users.ndjson"),
-    );
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/is not Auth0's password-hash export/);
-    expect(captured).toEqual([]);
+    const items = SOURCES.auth0({ file: at("auth0-users.ndjson"), passwords: at("auth0-users.ndjson") });
+    await expect(items[Symbol.asyncIterator]().next()).rejects.toThrow(/is not Auth0's password-hash export/);
   });
 });
