@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { cutOver } from "./cut-over.mjs";
 import { importNhost } from "./import-nhost/command.mjs";
+import { importUsers } from "./import-users/command.mjs";
 import { localUrls, readDevVars, readRunning } from "./local.mjs";
 
 const COMMON = {
@@ -216,6 +217,7 @@ const COMMANDS = {
     },
   },
   "import-nhost": importNhost,
+  "import-users": importUsers,
   "cut-over": cutOver,
   "mirror-resync": {
     summary: "rebuild the Postgres mirror (MIRROR_DB) from the service's data, page by page (docs/hasura.md)",

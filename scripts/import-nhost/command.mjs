@@ -11,6 +11,7 @@
 //      is missing (reported), 5. files (records, then the bytes of those the service asks for).
 //   6. `POST …/completed` with the counts (not in a dry run), then the report.
 import { stat } from "node:fs/promises";
+import { completedReport, countOutcome } from "../import/outcomes.mjs";
 import { importApi } from "./api.mjs";
 import { batchSender } from "./batches.mjs";
 import {
@@ -30,7 +31,6 @@ import { buildBundle, bundleRows, groupByUser } from "./user-bundles.mjs";
 
 /** Files uploaded at once: enough to hide latency, few enough not to flood either side. */
 const UPLOADS_AT_ONCE = 4;
-const OUTCOMES = new Set(["imported", "updated", "unchanged", "kept"]);
 
 export const importNhost = {
   summary:
@@ -375,47 +375,4 @@ async function carryBytes(api, record, source, dryRun) {
     if (!(error instanceof SourceError) || error.fatal) throw error;
     return { notCarried: error.message };
   }
-}
-
-/**
- * Counts one result of the service into the report: the row's table, and (for a user) the rows that went with it.
- * `parts`: table → how many rows of it the bundle held.
- */
-function countOutcome(report, table, result, parts = {}) {
-  const outcome = OUTCOMES.has(result.outcome) ? result.outcome : "skipped";
-  report.add(table, outcome);
-  for (const [part, n] of Object.entries(parts)) report.add(part, outcome, n);
-  if (outcome === "skipped") {
-    const reasons = result.reasons?.length
-      ? result.reasons
-      : [{ table, id: result.id, reason: `not imported (${result.outcome ?? "no answer"})` }];
-    for (const reason of reasons)
-      report.notCarried(reason.table ?? table, reason.id ?? result.id, reason.reason);
-  } else if (outcome === "kept") {
-    for (const reason of result.reasons ?? []) report.leftOut(reason.table ?? table, reason.reason);
-  }
-  // Imported, but a part of it not (notCarried: exit 1) or knowingly left (an expired or spent token): a part's row
-  // moves from the bundle's outcome to the column that says what happened to it.
-  // A kept or unchanged user whose new session (or key, identity) this run carried: that row counts as imported.
-  for (const row of result.carried ?? []) {
-    const at = row.table ?? table;
-    if (outcome === "imported" || outcome === "skipped" || !(report.counts(at)[outcome] > 0)) continue;
-    report.add(at, outcome, -1);
-    report.add(at, "imported");
-  }
-  for (const warning of result.warnings ?? []) {
-    const at = warning.table ?? table;
-    if (warning.notCarried) report.notCarried(at, warning.id ?? result.id, warning.reason);
-    else report.leftOut(at, warning.reason);
-    if (at !== table && report.counts(at)[outcome] > 0) {
-      report.add(at, outcome, -1);
-      report.add(at, warning.notCarried ? "skipped" : "leftOut");
-    }
-  }
-}
-
-/** What `POST …/completed` records: the counts, not the lists (they can be long). */
-function completedReport(report) {
-  const { tables, bytes, leftOut, notCarriedTotal, problems } = report.toJSON();
-  return { tables, bytes, leftOut, notCarried: notCarriedTotal, problems };
 }
