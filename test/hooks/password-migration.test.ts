@@ -4,12 +4,14 @@
 // answers whether it is right; the password is then hashed here, once, and the hook is never asked again for that
 // user. With AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS an unknown email is asked about too, and becomes a user
 // through the core sign-up.
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { getConfig } from "../../src/runtime/config";
 import { supabaseClient, supabaseService } from "../faces/supabase/support";
 import { expectError, NO_VERIFICATION, PASSWORD, service, uniqueAddress, uniqueEmail } from "../helpers";
 import { importUsers, nhostBcrypt, nhostUser } from "../move-in/support";
 import { allInShards, userD1 } from "../support/shards";
-import { answers, hookReceiver, type Scenario, usersWithEmail } from "./support";
+import { answers, HOOK_URL, hookReceiver, newSecret, type Scenario, usersWithEmail } from "./support";
 
 /** The old system: what it answers for each email, and a default for the others (any password is wrong). */
 const oldSystem = new Map<string, Scenario>();
@@ -295,5 +297,48 @@ describe("AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS=true: an unknown email", () 
     const { message } = await expectError(await signIn(creating, email), 403, "forbidden");
     expect(message).toBe("not from the old system");
     expect(await usersWithEmail(email)).toBe(0);
+  });
+});
+
+describe("the settings", () => {
+  const secret = newSecret();
+  const URL_ = "AUTH_HOOK_PASSWORD_MIGRATION_URL";
+  const SECRET = "AUTH_HOOK_PASSWORD_MIGRATION_SECRET";
+
+  it("a hook as the others: its URL and whsec_ secret; CREATE_USERS off unless set", () => {
+    const config = getConfig({ ...env, [URL_]: HOOK_URL.PASSWORD_MIGRATION, [SECRET]: secret });
+    expect(config.passwordMigration).toEqual({
+      endpoint: { url: HOOK_URL.PASSWORD_MIGRATION, secret, allowLoopback: false },
+      createUsers: false,
+    });
+    expect(getConfig({ ...env }).passwordMigration).toEqual({ endpoint: null, createUsers: false });
+  });
+
+  it.each([
+    [{ [URL_]: HOOK_URL.PASSWORD_MIGRATION }, /must be set together/],
+    [{ [URL_]: HOOK_URL.PASSWORD_MIGRATION, [SECRET]: "not-whsec" }, /SECRET must be whsec_/],
+    // Threat: every migrating password sent in clear over the Internet.
+    [{ [URL_]: "http://hooks.app.example/pm", [SECRET]: secret }, /PASSWORD_MIGRATION_URL: not https/],
+    [
+      { AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS: "true" },
+      /CREATE_USERS needs AUTH_HOOK_PASSWORD_MIGRATION_URL/,
+    ],
+  ])("%o is refused at start-up", (settings, message) => {
+    expect(() => getConfig({ ...env, ...settings })).toThrow(message);
+  });
+
+  // Threat: the hook's URL pointed at an address inside the network (SSRF), with passwords in the body.
+  it("a URL the outbound-URL policy refuses (an IP literal) is never called: 503", async () => {
+    const fetcher = vi.fn(async () => Response.json({ verified: true, user: {} }));
+    const inside = service({
+      ...NO_VERIFICATION,
+      [URL_]: "https://203.0.113.7/password-migration",
+      [SECRET]: secret,
+      OUTBOUND: { fetch: fetcher },
+    });
+    const { email } = await importedWithoutHash();
+    await expectError(await signIn(inside, email), 503, "service-unavailable");
+    expect(fetcher).not.toHaveBeenCalled();
+    expect(await storedHash(email)).toBeNull();
   });
 });
