@@ -48,11 +48,11 @@ async function storedHash(email: string): Promise<string | null | undefined> {
 }
 
 /** A user moved in through the admin import API with no password hash (as Cognito's export, or a CSV without one). */
-async function importedWithoutHash(): Promise<{ id: string; email: string }> {
+async function importedWithoutHash(): Promise<{ id: string; email: string; bundle: unknown }> {
   const { bundle, id, email } = await nhostUser();
   await importUsers(svc, [bundle]);
   expect(await storedHash(email)).toBeNull();
-  return { id, email };
+  return { id, email, bundle };
 }
 
 afterEach(() => vi.restoreAllMocks());
@@ -73,6 +73,19 @@ describe("an imported user without a hash", () => {
     await expectError(await signIn(svc, email, "another password"), 401, "invalid-email-password");
     expect(callsFor(email)).toHaveLength(1);
     expect(receiver.unverified).toEqual([]);
+  });
+
+  // Threat (contract §6): a delta run of the import, still without a hash, wiping the migrated password (the hook
+  // asked again, or the account left with no password at all).
+  it("stays an ordinary user: a delta run of the import keeps the password hashed here", async () => {
+    const { email, bundle } = await importedWithoutHash();
+    oldSystem.set(email, verified());
+    expect((await signIn(svc, email)).status).toBe(200);
+    const hash = await storedHash(email);
+    await importUsers(svc, [bundle]);
+    expect(await storedHash(email)).toBe(hash);
+    expect((await signIn(svc, email)).status).toBe(200);
+    expect(callsFor(email)).toHaveLength(1);
   });
 
   it('{"verified":false} is a wrong password: 401, nothing written', async () => {
