@@ -47,7 +47,7 @@ export const checkKeptPassword: KeptPasswordCheck = async (scope, { email, passw
   if (!createUsers || deps.config.signUp.disabled) return null;
   const address = email.toLowerCase();
   const answer = await askOldSystem(deps, endpoint, { identifier: address, password, userId: null });
-  return answer.verified ? createUser(scope, address, password, answer.user) : { verified: false };
+  return answer.verified ? createVouchedUser(scope, address, password, answer.user) : { verified: false };
 };
 
 /** Whether the import ledger has the user; for no user, the same read of a shard for a random id (same work). */
@@ -81,7 +81,7 @@ async function completeUser(deps: Deps, user: UserRow, password: string): Promis
  * verified email only if the old system says so. Verification required and not verified: the mail goes out and the
  * answer is the sign-in's `unverified-user`, as for any user in that state.
  */
-async function createUser(
+async function createVouchedUser(
   scope: SignInScope,
   email: string,
   password: string,

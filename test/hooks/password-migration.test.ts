@@ -8,7 +8,15 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/runtime/config";
 import { supabaseClient, supabaseService } from "../faces/supabase/support";
-import { expectError, NO_VERIFICATION, PASSWORD, service, uniqueAddress, uniqueEmail } from "../helpers";
+import {
+  expectError,
+  mailbox,
+  NO_VERIFICATION,
+  PASSWORD,
+  service,
+  uniqueAddress,
+  uniqueEmail,
+} from "../helpers";
 import { importUsers, nhostBcrypt, nhostUser } from "../move-in/support";
 import { allInShards, userD1 } from "../support/shards";
 import { answers, HOOK_URL, hookReceiver, newSecret, type Scenario, usersWithEmail } from "./support";
@@ -56,6 +64,32 @@ async function importedWithoutHash(): Promise<{ id: string; email: string; bundl
 }
 
 afterEach(() => vi.restoreAllMocks());
+
+/** Verified, once two calls have arrived: both sign-ins are past their look at the hash when they are answered. */
+function verifiedWhenBothArrived(): Scenario {
+  let arrived = 0;
+  let release = () => {};
+  const both = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return async () => {
+    if (++arrived === 2) release();
+    await both;
+    return Response.json({ verified: true, user: {} });
+  };
+}
+
+/** Two sign-ins at once with different passwords: one wins, and afterwards only its password signs in. */
+async function racingSignIns(on: typeof svc, email: string): Promise<void> {
+  const results = await Promise.all([signIn(on, email, "password one"), signIn(on, email, "password two")]);
+  expect(results.map((r) => r.status).toSorted()).toEqual([200, 401]);
+  const winner = results[0]!.status === 200 ? "password one" : "password two";
+  const loser = winner === "password one" ? "password two" : "password one";
+  expect(callsFor(email)).toHaveLength(2);
+  expect((await signIn(on, email, winner)).status).toBe(200);
+  await expectError(await signIn(on, email, loser), 401, "invalid-email-password");
+  expect(callsFor(email)).toHaveLength(2);
+}
 
 describe("an imported user without a hash", () => {
   it("signs in once through the hook; the password is then hashed here (argon2id) and the hook never asked again", async () => {
@@ -151,28 +185,9 @@ describe("an imported user without a hash", () => {
   // account then opens with whichever was written last, and the other person holds a session).
   it("two sign-ins at once: one hash is written, and only the password it is of signs in", async () => {
     const { email } = await importedWithoutHash();
-    let arrived = 0;
-    let release = () => {};
-    const both = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     // Both calls are held until both have arrived: each sign-in is past its check of the hash when it is answered.
-    oldSystem.set(email, async () => {
-      if (++arrived === 2) release();
-      await both;
-      return Response.json({ verified: true, user: {} });
-    });
-    const results = await Promise.all([
-      signIn(svc, email, "password one"),
-      signIn(svc, email, "password two"),
-    ]);
-    expect(results.map((r) => r.status).toSorted()).toEqual([200, 401]);
-    const winner = results[0]!.status === 200 ? "password one" : "password two";
-    const loser = winner === "password one" ? "password two" : "password one";
-    expect(callsFor(email)).toHaveLength(2);
-    expect((await signIn(svc, email, winner)).status).toBe(200);
-    await expectError(await signIn(svc, email, loser), 401, "invalid-email-password");
-    expect(callsFor(email)).toHaveLength(2);
+    oldSystem.set(email, verifiedWhenBothArrived());
+    await racingSignIns(svc, email);
   });
 
   it("the Supabase face's password grant goes through the same core", async () => {
@@ -184,6 +199,12 @@ describe("an imported user without a hash", () => {
     expect(data.session?.user.id).toBe(id);
     expect(callsFor(email)).toHaveLength(1);
     expect(await storedHash(email)).toMatch(/^\$argon2id\$/);
+
+    const { email: other } = await importedWithoutHash();
+    oldSystem.set(other, answers.status(500));
+    const failed = await supabaseClient(face).auth.signInWithPassword({ email: other, password: PASSWORD });
+    expect(failed.error?.status).toBe(503);
+    expect(await storedHash(other)).toBeNull();
   });
 });
 
@@ -302,6 +323,26 @@ describe("AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS=true: an unknown email", () 
     await expectError(await signIn(blocking, email), 401, "invalid-email-password");
     expect(callsFor(email)).toEqual([]);
     expect(await usersWithEmail(email)).toBe(0);
+  });
+
+  // Threat: two first sign-ins at once making two accounts, or one account whose password is whichever came last.
+  it("two first sign-ins at once: one account, and only the password it was made with signs in", async () => {
+    const email = uniqueEmail("racing");
+    oldSystem.set(email, verifiedWhenBothArrived());
+    await racingSignIns(creating, email);
+    expect(await usersWithEmail(email)).toBe(1);
+  });
+
+  it("verification required and the address not vouched for: the verification mail, and unverified-user", async () => {
+    const verifying = service({ ...receiver.bindings, AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS: "true" });
+    const email = uniqueEmail("unverified");
+    oldSystem.set(email, verified({ displayName: "Not Yet" }));
+    await expectError(await signIn(verifying, email), 401, "unverified-user");
+    expect(await usersWithEmail(email)).toBe(1);
+    expect(await storedHash(email)).toMatch(/^\$argon2id\$/);
+    expect(await mailbox(verifying, email)).toHaveLength(1);
+    await expectError(await signIn(verifying, email), 401, "unverified-user");
+    expect(callsFor(email)).toHaveLength(1);
   });
 
   it("meets the app's BEFORE_USER_CREATED hook, as every sign-up does", async () => {
