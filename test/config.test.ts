@@ -48,6 +48,7 @@ describe("config", () => {
       "faces/supabase",
       "oauth2",
       "orgs",
+      "password-migration",
       "providers",
       "storage",
     ]);

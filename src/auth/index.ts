@@ -112,6 +112,8 @@ export {
 // Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
 export {
   beginSignIn,
+  type KeptPasswordCheck,
+  type KeptPasswordVerdict,
   type Method,
   providerMethod,
   registerSignInHooks,

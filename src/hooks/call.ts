@@ -5,7 +5,7 @@ import { BodyTooLarge, readBoundedText } from "../lib/bounded-body";
 import { randomUuid } from "../lib/crypto";
 import { checkOutboundUrl } from "../lib/outbound-url";
 import { standardWebhookHeaders } from "../lib/standard-webhooks";
-import type { HookName, HooksConfig } from "./config";
+import type { HookEndpoint, HookName, HooksConfig } from "./config";
 
 /**
  * One call of an app's hook (contract move-in §5.3): a POST of the JSON payload, signed per Standard Webhooks
@@ -63,7 +63,12 @@ export function signedRequest(secret: string, body: string, at = new Date()): Re
   };
 }
 
-async function post(deps: HookDeps, url: string, secret: string, body: string): Promise<HookAnswer> {
+async function post(
+  deps: Pick<HookDeps, "outbound">,
+  url: string,
+  secret: string,
+  body: string,
+): Promise<HookAnswer> {
   // A timer of our own rather than AbortSignal.timeout: cleared as soon as the answer is in, and a test can move it.
   const controller = new AbortController();
   const timer = setTimeout(
@@ -78,7 +83,7 @@ async function post(deps: HookDeps, url: string, secret: string, body: string): 
 }
 
 async function postWithin(
-  deps: HookDeps,
+  deps: Pick<HookDeps, "outbound">,
   url: string,
   secret: string,
   body: string,
@@ -144,6 +149,21 @@ export async function callHook<T>(
 ): Promise<T> {
   const endpoint = deps.config.hooks[name];
   if (!endpoint) throw new Error(`hook ${name} is not configured`);
+  return callHookAt(deps, name, endpoint, payload, read, userId);
+}
+
+/**
+ * The same call at `endpoint`: a hook a feature configures in its own settings (config.ts `parseHook`), named `name`
+ * in the audit log and the 503's reason. The payload is never in either.
+ */
+export async function callHookAt<T>(
+  deps: Pick<HookDeps, "outbound" | "audit">,
+  name: string,
+  endpoint: HookEndpoint,
+  payload: unknown,
+  read: (answer: HookAnswer) => { outcome: string; value: T },
+  userId: string | null = null,
+): Promise<T> {
   const started = Date.now();
   try {
     // The outbound-URL policy (contract §1) but its rule against the service's own hosts: the operator wrote this

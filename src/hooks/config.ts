@@ -54,25 +54,38 @@ function urlProblem(value: string, allowLoopback: boolean): string | null {
 export function parseHooks(env: Record<string, unknown>, allowLoopback: boolean): HooksConfig {
   const hooks: HooksConfig = {};
   for (const name of HOOK_NAMES) {
-    const url = env[`AUTH_HOOK_${name}_URL`];
-    const secret = env[`AUTH_HOOK_${name}_SECRET`];
-    const urlSet = typeof url === "string" && url !== "";
-    const secretSet = typeof secret === "string" && secret !== "";
-    if (!urlSet && !secretSet) continue;
-    if (!urlSet || !secretSet) {
-      throw new ConfigError(
-        `invalid configuration: AUTH_HOOK_${name}_URL and AUTH_HOOK_${name}_SECRET must be set together`,
-      );
-    }
-    const problem = urlProblem(url, allowLoopback);
-    if (problem) throw new ConfigError(`invalid configuration: AUTH_HOOK_${name}_URL: ${problem}`);
-    const bytes = secretBytes(secret);
-    if (bytes === null || bytes < MIN_SECRET_BYTES || bytes > MAX_SECRET_BYTES) {
-      throw new ConfigError(
-        `invalid configuration: AUTH_HOOK_${name}_SECRET must be whsec_ and the base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} random bytes`,
-      );
-    }
-    hooks[name] = { url, secret, allowLoopback };
+    const endpoint = parseHook(env, name, allowLoopback);
+    if (endpoint) hooks[name] = endpoint;
   }
   return hooks;
+}
+
+/**
+ * One hook's `AUTH_HOOK_<name>_URL` and `_SECRET` under the rules above, or undefined when neither is set: also for a
+ * hook a feature declares in its own settings (src/password-migration/settings.ts).
+ */
+export function parseHook(
+  env: Readonly<Record<string, unknown>>,
+  name: string,
+  allowLoopback: boolean,
+): HookEndpoint | undefined {
+  const url = env[`AUTH_HOOK_${name}_URL`];
+  const secret = env[`AUTH_HOOK_${name}_SECRET`];
+  const urlSet = typeof url === "string" && url !== "";
+  const secretSet = typeof secret === "string" && secret !== "";
+  if (!urlSet && !secretSet) return undefined;
+  if (!urlSet || !secretSet) {
+    throw new ConfigError(
+      `invalid configuration: AUTH_HOOK_${name}_URL and AUTH_HOOK_${name}_SECRET must be set together`,
+    );
+  }
+  const problem = urlProblem(url, allowLoopback);
+  if (problem) throw new ConfigError(`invalid configuration: AUTH_HOOK_${name}_URL: ${problem}`);
+  const bytes = secretBytes(secret);
+  if (bytes === null || bytes < MIN_SECRET_BYTES || bytes > MAX_SECRET_BYTES) {
+    throw new ConfigError(
+      `invalid configuration: AUTH_HOOK_${name}_SECRET must be whsec_ and the base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} random bytes`,
+    );
+  }
+  return { url, secret, allowLoopback };
 }

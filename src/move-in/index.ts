@@ -7,4 +7,5 @@
  */
 export { cutOverAdminRoutes } from "./cut-over-routes";
 export { importAdminRoutes } from "./import-routes";
+export { ledgerRows } from "./ledger";
 export { nhostLinkRoutes } from "./nhost-links";

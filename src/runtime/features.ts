@@ -7,6 +7,7 @@ import { moveInFeature } from "../move-in/feature";
 import { oauth2Feature } from "../oauth2/feature";
 import { orgsFeature } from "../orgs/feature";
 import { pagesFeature } from "../pages/feature";
+import { passwordMigrationFeature } from "../password-migration/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
 import { ssoFeature } from "../sso/feature";
@@ -33,6 +34,7 @@ export const FEATURES: readonly Feature[] = [
   adminFeature,
   webhooksFeature,
   moveInFeature,
+  passwordMigrationFeature,
   mirrorFeature,
   storageFeature,
   // A face: another product's API over the same core, at its own prefix (src/faces/).

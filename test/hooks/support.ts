@@ -15,6 +15,7 @@ export const HOOK_URL = {
   CUSTOM_ACCESS_TOKEN: "https://hooks.app.example/custom-access-token",
   SEND_EMAIL: "https://hooks.app.example/send-email",
   SEND_SMS: "https://hooks.app.example/send-sms",
+  PASSWORD_MIGRATION: "https://hooks.app.example/password-migration",
 } as const;
 
 export type HookName = keyof typeof HOOK_URL;

@@ -4,7 +4,13 @@ import { AppError } from "../../errors";
 import { isEmailAllowed } from "../../lib/email-access";
 import { hashPassword, verifyPassword } from "../../lib/password";
 import { beginAttempt } from "../lockout";
-import { beginSignIn, type SignInResult, type SignInScope, startSession } from "../sign-in";
+import {
+  beginSignIn,
+  passwordKeptElsewhere,
+  type SignInResult,
+  type SignInScope,
+  startSession,
+} from "../sign-in";
 import { findUserByEmail } from "../users";
 
 /**
@@ -35,13 +41,19 @@ export async function signInEmailPassword(
   );
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
   const check = await verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost);
-  await attempt.settle(Boolean(eligible && check.ok));
-  if (!eligible || !check.ok) throw new AppError("invalid-email-password");
-  if (eligible.disabled) throw new AppError("disabled-user");
-  if (config.signUp.emailVerifiedRequired && !eligible.emailVerified) {
+  // A password no hash here answers for (a user moved in without one, an unknown email) may be checked where it is
+  // still kept (src/password-migration/); its verdict then stands for the check's, after the same work.
+  const kept = await passwordKeptElsewhere(scope, { ...input, user });
+  const right = kept ? kept.verified : Boolean(eligible && check.ok);
+  await attempt.settle(right);
+  if (kept && "session" in kept) return { session: kept.session, mfa: null };
+  const signingIn = kept && "user" in kept ? kept.user : eligible;
+  if (!signingIn || !right) throw new AppError("invalid-email-password");
+  if (signingIn.disabled) throw new AppError("disabled-user");
+  if (config.signUp.emailVerifiedRequired && !signingIn.emailVerified) {
     throw new AppError("unverified-user");
   }
-  if (check.needsRehash) {
+  if (eligible && !kept && check.needsRehash) {
     deps.background(
       hashPassword(input.password, config.passwordHashCost).then((passwordHash) =>
         deps.shards
@@ -52,5 +64,5 @@ export async function signInEmailPassword(
       ),
     );
   }
-  return startSession(scope, { user: eligible, mfaGate: true });
+  return startSession(scope, { user: signingIn, mfaGate: true });
 }

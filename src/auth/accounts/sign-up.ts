@@ -26,6 +26,8 @@ export interface SignUpEmailPasswordInput {
 export async function signUpEmailPassword(
   scope: SignInScope,
   input: SignUpEmailPasswordInput,
+  /** What another system vouches for (a password migration hook, src/password-migration/), never a client's body. */
+  vouched: { emailVerified?: boolean; avatarUrl?: string } = {},
 ): Promise<{ session: Session | null }> {
   const { deps } = scope;
   const { config } = deps;
@@ -41,6 +43,7 @@ export async function signUpEmailPassword(
     email,
     passwordHash: await hashPassword(input.password, config.passwordHashCost),
     options,
+    ...vouched,
   });
   if (!user) throw new AppError("email-already-in-use");
 

@@ -1,5 +1,8 @@
+import type { UserRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
+import type { Session } from "../new-sessions";
 import type { Method } from "./method";
+import type { SignInScope } from "./scope";
 
 /**
  * What other features add to every sign-in (src/runtime/ registers the `signInHooks` each feature declares): auth
@@ -13,8 +16,30 @@ export type SignInCheck = (
   attempt: { method: Method | null; email: string | null | undefined },
 ) => Promise<void>;
 
+/**
+ * A password sign-in whose password no hash here answers for (a user moved in without one, an email with no
+ * account) may be checked where that password is still kept, by the feature that knows where
+ * (src/password-migration/). Asked on every password sign-in by email (accounts/sign-in.ts), after the lockout took
+ * its count, with `user` the account of the email (any, even one the allow-list refuses): the feature decides where
+ * it takes part. `null`: it does not, and the sign-in goes on as without it.
+ */
+export type KeptPasswordCheck = (
+  scope: SignInScope,
+  attempt: { email: string; password: string; user: UserRow | undefined },
+) => Promise<KeptPasswordVerdict | null>;
+
+/**
+ * The password is wrong; or right for `user`, who now holds it hashed here (the sign-in goes on with it); or right
+ * for an email that had no account, and the sign-up that made one started its `session`.
+ */
+export type KeptPasswordVerdict =
+  | { verified: false }
+  | { verified: true; user: UserRow }
+  | { verified: true; session: Session };
+
 export interface SignInHooks {
   readonly beforeFirstFactor?: SignInCheck;
+  readonly keptPassword?: KeptPasswordCheck;
 }
 
 const registered = new Set<SignInHooks>();
@@ -26,3 +51,15 @@ export function registerSignInHooks(hooks: SignInHooks): void {
 
 export const beforeFirstFactorChecks = (): SignInCheck[] =>
   [...registered].flatMap((hooks) => (hooks.beforeFirstFactor ? [hooks.beforeFirstFactor] : []));
+
+/** The verdict of the first feature that takes part on a password kept elsewhere (one feature offers it), or null. */
+export async function passwordKeptElsewhere(
+  scope: SignInScope,
+  attempt: Parameters<KeptPasswordCheck>[1],
+): Promise<KeptPasswordVerdict | null> {
+  for (const hooks of registered) {
+    const verdict = hooks.keptPassword ? await hooks.keptPassword(scope, attempt) : null;
+    if (verdict) return verdict;
+  }
+  return null;
+}
