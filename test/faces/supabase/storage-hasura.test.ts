@@ -248,8 +248,30 @@ describe("storage-js against the face under STORAGE_PERMISSIONS=hasura", () => {
     expect((await alice.files.move(path, moved)).error).toBeNull();
     expect(gql.tables.files.get(id)).toMatchObject({ name: "doc.txt", bucketId: "default" });
     expect((await stored("default", id)).record).toEqual({ bucket_id: "default", path: moved });
-    expect((await alice.files.remove([moved])).data).toHaveLength(1);
-    expect(await stored("default", id)).toEqual({ record: null, objects: 0 });
+    // Onto a taken path: Hasura said yes, the record could not move (409), and the app's row is set back.
+    const other = `${alice.userId}/other.txt`;
+    await uploaded(alice.files, other, "other");
+    const asked = gql.received.length;
+    expect((await alice.files.move(moved, other)).error).toMatchObject({ statusCode: "409" });
+    expect(gql.received.slice(asked).map((request) => `${request.role}:${request.field}`)).toEqual([
+      "user:file",
+      "user:updateFile",
+      "admin:updateFile",
+    ]);
+    expect(gql.tables.files.get(id)).toMatchObject({ name: "doc.txt", bucketId: "default" });
+    expect((await stored("default", id)).record).toEqual({ bucket_id: "default", path: moved });
+    // To another bucket: the update permission's check is asked with the new bucket and name.
+    const before = gql.received.length;
+    const files = alice.client.storage.from("default");
+    expect((await files.move(moved, "elsewhere.txt", { destinationBucket: RESTRICTED })).error).toBeNull();
+    expect(gql.received[before + 1]).toMatchObject({
+      role: "user",
+      field: "updateFile",
+      variables: { id, _set: { bucketId: RESTRICTED, name: "elsewhere.txt" } },
+    });
+    expect(gql.tables.files.get(id)).toMatchObject({ bucketId: RESTRICTED, name: "elsewhere.txt" });
+    expect((await alice.client.storage.from(RESTRICTED).remove(["elsewhere.txt"])).data).toHaveLength(1);
+    expect(await stored(RESTRICTED, id)).toEqual({ record: null, objects: 0 });
     expect(gql.tables.files.has(id)).toBe(false);
   });
 
