@@ -1,5 +1,6 @@
 import { Readable } from "node:stream";
 import { and, eq } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors";
 import { type BucketRow, type FileRow, files } from "../db/schema";
 import { eachShard } from "../db/shards";
 import type { Deps } from "../http/deps";
@@ -290,7 +291,8 @@ export async function moveObject(
         : ((await db.batch([bucketAnchor(db, target), update]))[1] as FileRow[]);
   } catch (error) {
     await undo();
-    if (/UNIQUE/i.test(String(error))) throw objectExists();
+    // Drizzle wraps D1's error (its message is the query's): the violation is in the cause.
+    if (isUniqueViolation(error)) throw objectExists();
     throw error;
   }
   forgetFile(file.id);

@@ -25,14 +25,15 @@ import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "./support";
  */
 
 const gql = hasuraStorageGraphql();
-const svc = supabaseService({
+const HASURA_ENV = {
   STORAGE_PERMISSIONS: "hasura",
   OUTBOUND: { fetch: (input: RequestInfo | URL, init?: RequestInit) => gql.fetch(input, init) },
   HASURA_GRAPHQL_GRAPHQL_URL: GRAPHQL_URL,
   HASURA_GRAPHQL_ADMIN_SECRET: HASURA_SECRET,
   AUTH_MFA_ENABLED: "true",
   AUTH_MFA_TOTP_ISSUER: "Acme",
-});
+};
+const svc = supabaseService(HASURA_ENV);
 const service = storageClient(svc, SECRET_KEY).storage;
 /** A bucket the users' insert permission does not name. */
 const RESTRICTED = uniqueBucket("restricted");
@@ -300,6 +301,24 @@ describe("storage-js against the face under STORAGE_PERMISSIONS=hasura", () => {
     expect(up.error).toBeNull();
     const { data } = await service.from("default").info("from-service/u.txt");
     expect(gql.tables.files.get(data!.id)).toMatchObject({ name: "u.txt", uploadedByUserId: null });
+
+    // A URL a user made while the bucket's rules decided (the same deployment before the switch) uploads nothing now.
+    const { STORAGE_PERMISSIONS: _, ...rulesEnv } = HASURA_ENV;
+    const rulesMode = supabaseService(rulesEnv);
+    await setRules(rulesMode, RESTRICTED, {
+      upload: "authenticated",
+      read: "none",
+      update: "none",
+      delete: "none",
+    });
+    const before = storageClient(rulesMode, PUBLISHABLE_KEY, { Authorization: `Bearer ${alice.token}` });
+    const old = await before.storage.from(RESTRICTED).createSignedUploadUrl("old.txt");
+    expect(old.error).toBeNull();
+    const late = await storageClient(svc)
+      .storage.from(RESTRICTED)
+      .uploadToSignedUrl(old.data!.path, old.data!.token, text("late"));
+    expect(late.error).toMatchObject({ statusCode: "403", message: expect.stringMatching(/service role/) });
+    expect((await service.from(RESTRICTED).exists("old.txt")).data).toBe(false);
   });
 
   // Threat: a bucket's public flag serving what the app's unauthorized role may not select, or a public file the
