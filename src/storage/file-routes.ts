@@ -3,10 +3,10 @@ import { z } from "zod";
 import type { AppEnv } from "../http/app-env";
 import { operation } from "../http/documented";
 import { allows, identifyCaller } from "./access";
-import { deliverFile, readPolicy } from "./download";
+import { deliverFile } from "./download";
 import { fileNotFound, notAuthorized, StorageError } from "./errors";
 import { removeFile } from "./file-admin";
-import { decidedByHasura, hasuraDeleteFile, hasuraMayRead, hasuraReadPolicy } from "./hasura-permissions";
+import { decidedByHasura, hasuraDeleteFile, hasuraMayRead, readPolicyFor } from "./hasura-permissions";
 import { presignedUrl, verifyPresigned } from "./presign";
 import { findFileWithBucket, wireFileSchema } from "./records";
 import { replaceFile } from "./replace";
@@ -90,10 +90,7 @@ export const fileRoutes = new Hono<AppEnv>()
     async (c) => {
       const { deps } = c.var;
       const [id, caller] = [c.req.param("id"), await identifyCaller(c)];
-      const policy = decidedByHasura(deps.config)
-        ? await hasuraReadPolicy(deps, caller, id)
-        : readPolicy(caller);
-      return deliverFile(deps, c.req.raw, id, policy);
+      return deliverFile(deps, c.req.raw, id, await readPolicyFor(deps, caller, id));
     },
   )
   .put(

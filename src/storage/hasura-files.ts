@@ -6,7 +6,8 @@ import { StorageError } from "./errors";
 
 /**
  * The app's `storage.files` rows through its Hasura (contract move-in §5.1b), by the root fields Nhost's Hasura
- * metadata gives the table and Nhost Storage (hasura-storage) asks: `file`, `insertFile`, `updateFile`, `deleteFile`.
+ * metadata gives the table and Nhost Storage (hasura-storage) asks: `file`, `insertFile`, `updateFile`, `deleteFile`;
+ * and `files`, which the Supabase face's `list` asks (a Nhost app lists its files through Hasura the same way).
  * A request runs under someone's permissions: the caller's, as hasura-storage forwards them (the access token as
  * `Authorization`, the role it acts as as `x-hasura-role`; without a token no header, so Hasura applies its
  * unauthorized role), or the service's own (`x-hasura-admin-secret`), for what hasura-storage also does as the admin.
@@ -68,6 +69,44 @@ function headersFor(deps: Deps, acting: Acting): Record<string, string> {
   };
 }
 
+/** What one question came back with: the answer's data, or Hasura's word on why it gave none. */
+type Answer =
+  | { data: Record<string, unknown> | null }
+  | { is: "refused" }
+  | { is: "rejected"; message: string };
+
+/**
+ * Sends `query` under `acting`'s permissions. A user whose token carries no Hasura claims (a Supabase-face session
+ * still owing its second factor, docs/supabase.md "MFA") acts as no role Hasura takes: Hasura would answer an error
+ * about the token, which reads as an outage here, so it is refused without asking, as Hasura refuses it.
+ */
+async function ask(
+  deps: Deps,
+  acting: Acting,
+  what: string,
+  request: { query: string; variables: Record<string, unknown>; maxBytes: number },
+): Promise<Answer> {
+  if (acting.kind === "user" && acting.role === "") return { is: "refused" };
+  let answer: Awaited<ReturnType<typeof postGraphql>>;
+  try {
+    answer = await postGraphql(
+      deps,
+      { query: request.query, variables: request.variables, headers: headersFor(deps, acting) },
+      { timeoutMs: HASURA_FILES_TIMEOUT_MS, maxBytes: request.maxBytes },
+    );
+  } catch (error) {
+    if (error instanceof GraphqlUnavailable) throw hasuraUnavailable(`${what}: ${error.reason}`);
+    throw error;
+  }
+  const [first] = answer.errors;
+  if (first) {
+    if (first.code && REFUSED.has(first.code)) return { is: "refused" };
+    if (first.code && REJECTED.has(first.code)) return { is: "rejected", message: first.message };
+    throw hasuraUnavailable(`${what}: ${first.code ?? "error"}: ${first.message}`);
+  }
+  return { data: answer.data };
+}
+
 /** Sends `field`'s document under `acting`'s permissions. Throws the 503 when there is no verdict to be had. */
 export async function askHasura(
   deps: Deps,
@@ -75,27 +114,41 @@ export async function askHasura(
   field: FileField,
   variables: Record<string, unknown>,
 ): Promise<Verdict> {
-  let answer: Awaited<ReturnType<typeof postGraphql>>;
-  try {
-    answer = await postGraphql(
-      deps,
-      { query: DOCUMENTS[field], variables, headers: headersFor(deps, acting) },
-      { timeoutMs: HASURA_FILES_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES },
-    );
-  } catch (error) {
-    if (error instanceof GraphqlUnavailable) throw hasuraUnavailable(`${field}: ${error.reason}`);
-    throw error;
-  }
-  const [first] = answer.errors;
-  if (first) {
-    if (first.code && REFUSED.has(first.code)) return { is: "refused" };
-    if (first.code && REJECTED.has(first.code)) return { is: "rejected", message: first.message };
-    throw hasuraUnavailable(`${field}: ${first.code ?? "error"}: ${first.message}`);
-  }
+  const answer = await ask(deps, acting, field, {
+    query: DOCUMENTS[field],
+    variables,
+    maxBytes: MAX_ANSWER_BYTES,
+  });
+  if ("is" in answer) return answer;
   const row = answer.data?.[field];
   if (row === null) return { is: "none" };
   if (typeof row === "object" && row !== undefined && typeof (row as { id?: unknown }).id === "string") {
     return { is: "done" };
   }
   throw hasuraUnavailable(`${field}: the answer has no data.${field} row`);
+}
+
+/** The most file ids one `files` question reads: a bucket's ids as Hasura answers them, about 45 bytes each. */
+export const MAX_LISTED_IDS = 10_000;
+const LIST_DOCUMENT =
+  "query ListFiles($where: files_bool_exp!, $limit: Int!) { files(where: $where, limit: $limit) { id } }";
+
+/**
+ * The ids of `bucketId`'s rows `acting` may select (Nhost's root field `files`, with a `where` on the bucket), at
+ * most `MAX_LISTED_IDS + 1` of them so that the caller can tell there were more. Null when the role may not select
+ * (no `files` field, or no `bucketId` column, for it).
+ */
+export async function askHasuraIds(deps: Deps, acting: Acting, bucketId: string): Promise<string[] | null> {
+  const answer = await ask(deps, acting, "files", {
+    query: LIST_DOCUMENT,
+    variables: { where: { bucketId: { _eq: bucketId } }, limit: MAX_LISTED_IDS + 1 },
+    maxBytes: (MAX_LISTED_IDS + 1) * 64 + 1024,
+  });
+  if ("is" in answer) {
+    if (answer.is === "refused") return null;
+    throw hasuraUnavailable(`files: ${answer.message}`);
+  }
+  const rows = answer.data?.files;
+  if (!Array.isArray(rows)) throw hasuraUnavailable("files: the answer has no data.files list");
+  return rows.flatMap((row: { id?: unknown } | null) => (typeof row?.id === "string" ? [row.id] : []));
 }

@@ -3,9 +3,16 @@ import type { FileRow } from "../db/schema";
 import { logError } from "../http/context";
 import type { Deps } from "../http/deps";
 import type { Caller } from "./access";
-import type { DeliveryPolicy } from "./download";
+import { type DeliveryPolicy, readPolicy } from "./download";
 import { badRequest, fileNotFound, notAuthorized } from "./errors";
-import { type Acting, askHasura, hasuraUnavailable, type Verdict } from "./hasura-files";
+import {
+  type Acting,
+  askHasura,
+  askHasuraIds,
+  hasuraUnavailable,
+  MAX_LISTED_IDS,
+  type Verdict,
+} from "./hasura-files";
 
 /**
  * Storage permissions from Hasura (`STORAGE_PERMISSIONS=hasura`, contract move-in §5.1b): what Nhost Storage asks the
@@ -15,11 +22,14 @@ import { type Acting, askHasura, hasuraUnavailable, type Verdict } from "./hasur
  * §4) are not consulted in this mode; its sizes and MIME types still are. No answer is cached: a permission the app
  * withdraws holds at the next request.
  *
- * - Reads (getFile, HEAD, a presigned URL): `file(id)` under the caller's permissions; no row is `file not found`
- *   (no existence leak). The contents of a presigned URL ask nothing: the URL is the credential, signed for someone
- *   Hasura let see the file (hasura-storage reads that row with the admin secret).
- * - Writes: `insertFile`, `updateFile`, `deleteFile` under the caller's permissions; a refusal, or no row the
- *   permission's filter lets through, is 403 `you are not authorized`.
+ * - Reads (getFile, HEAD, a presigned URL; the Supabase face's downloads, `info`, signed URLs, and the source of a
+ *   move or copy): `file(id)` under the caller's permissions; no row is `file not found` (no existence leak). A
+ *   public URL asks as the unauthorized role; a list asks `files` of the bucket (`hasuraVisibleFiles`). The contents
+ *   of a presigned URL ask nothing: the URL is the credential, signed for someone Hasura let see the file
+ *   (hasura-storage reads that row with the admin secret).
+ * - Writes: `insertFile`, `updateFile` (a replace; the Supabase face's move, with the new bucket and name),
+ *   `deleteFile` under the caller's permissions; a refusal, or no row the permission's filter lets through, is 403
+ *   `you are not authorized`.
  * - The admin secret reads without asking (it reads everything) and writes as the service, so the app's row stays in
  *   step with the file.
  */
@@ -56,6 +66,41 @@ export async function hasuraMayRead(deps: Deps, caller: Caller, id: string): Pro
 export async function hasuraReadPolicy(deps: Deps, caller: Caller, id: string): Promise<DeliveryPolicy> {
   await hasuraMayRead(deps, caller, id);
   return ({ bucket }) => ({ cacheControl: bucket.cacheControl, shared: false });
+}
+
+/** A download's policy in either mode: Hasura's select permission (asked now), else the bucket's read rule. */
+export async function readPolicyFor(deps: Deps, caller: Caller, id: string): Promise<DeliveryPolicy> {
+  return decidedByHasura(deps.config) ? hasuraReadPolicy(deps, caller, id) : readPolicy(caller);
+}
+
+/**
+ * A public URL's policy (the Supabase face's `object/public`): a bucket whose read rule is `public`. Under Hasura the
+ * bucket's rules are not consulted: what Hasura's unauthorized role may select is public, as in Nhost, asked each
+ * time (a shared cache would keep a withdrawn permission).
+ */
+export async function publicReadPolicy(deps: Deps, id: string): Promise<DeliveryPolicy> {
+  if (decidedByHasura(deps.config)) return hasuraReadPolicy(deps, { kind: "public" }, id);
+  return ({ bucket }) => {
+    if (bucket.rules.read !== "public") throw fileNotFound();
+    return { cacheControl: bucket.cacheControl, shared: true };
+  };
+}
+
+/**
+ * The files of a bucket the caller's select permission lets them see (the Supabase face's `list`), by id: none when
+ * the role may not select at all. A caller who may see more than `MAX_LISTED_IDS` of one bucket's files is refused
+ * rather than shown a part of them as if it were all (Hasura knows no paths to narrow the question by folder).
+ */
+export async function hasuraVisibleFiles(deps: Deps, caller: Caller, bucketId: string): Promise<string[]> {
+  const ids = await askHasuraIds(deps, caller, bucketId);
+  if (ids === null) return [];
+  if (ids.length > MAX_LISTED_IDS) {
+    throw badRequest(
+      `more than ${MAX_LISTED_IDS} files of this bucket are visible to the caller: under STORAGE_PERMISSIONS=hasura ` +
+        `list reads at most ${MAX_LISTED_IDS}; ask the app's GraphQL API for the rest`,
+    );
+  }
+  return ids.filter((id) => UUID.test(id));
 }
 
 /**

@@ -14,7 +14,7 @@ export {
   updateBucket,
   updateBucketSchema,
 } from "./buckets";
-export { deliverFile, readPolicy } from "./download";
+export { deliverFile } from "./download";
 export { StorageError } from "./errors";
 export { listBucketFiles, listBucketsWithCounts, previewUrl, removeFile } from "./file-admin";
 // Where a file's record lives with several shards (the Nhost import writes records too).
@@ -27,9 +27,18 @@ export {
   releaseDeleted,
   releaseUnused,
 } from "./file-shards";
+export { publicReadPolicy, readPolicyFor } from "./hasura-permissions";
 export { multipartParts } from "./multipart";
-export { findObject, type ListEntry, type ListQuery, listObjects, MAX_LIST_WINDOW } from "./object-paths";
 export {
+  findObject,
+  type ListEntry,
+  type ListQuery,
+  listObjects,
+  listScope,
+  MAX_LIST_WINDOW,
+} from "./object-paths";
+export {
+  assertMayMakeUploadUrl,
   copyObject,
   emptyBucket,
   moveObject,

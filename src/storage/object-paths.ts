@@ -1,10 +1,13 @@
 import { and, asc, desc, eq, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
-import { type FileRow, files } from "../db/schema";
+import { type BucketRow, type FileRow, files } from "../db/schema";
 import { eachShard, type Shards } from "../db/shards";
+import type { Deps } from "../http/deps";
+import { allows, type Caller } from "./access";
 import { StorageError } from "./errors";
 import { fileOwner } from "./file-shards";
+import { decidedByHasura, hasuraVisibleFiles } from "./hasura-permissions";
 import { findBucket, type LocatedFile } from "./records";
 
 /**
@@ -86,6 +89,24 @@ export interface ListQuery {
   search: string;
   /** Only this user's files (and the folders that hold them): a bucket whose read rule is `owner`. */
   ownerId?: string;
+  /** Only these files (and the folders that hold them): the ones the app's Hasura lets the caller see. */
+  ids?: string[];
+}
+
+/**
+ * What a caller may list of a bucket: under the bucket's read rule everything, only their own files (`owner`), or
+ * nothing (a client where Supabase's RLS would return no rows); under Hasura, the files its select permission lets
+ * the caller see. Null: nothing.
+ */
+export async function listScope(
+  deps: Deps,
+  bucket: BucketRow,
+  caller: Caller,
+): Promise<Pick<ListQuery, "ownerId" | "ids"> | null> {
+  if (caller.kind === "admin") return {};
+  if (decidedByHasura(deps.config)) return { ids: await hasuraVisibleFiles(deps, caller, bucket.id) };
+  if (bucket.rules.read === "owner" && caller.kind === "user") return { ownerId: caller.id };
+  return allows(bucket.rules.read, caller) ? {} : null;
 }
 
 export type ListEntry = { folder: string } | { file: FileRow; name: string };
@@ -96,10 +117,22 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (ch) => `\\${ch}`)
 /** At most this many entries are read per shard for one page: `offset + limit` is bounded by the face. */
 export const MAX_LIST_WINDOW = 11_000;
 
+/** Ids sent to D1 in one statement (one JSON text, `json_each`): 500 ids are about 20 KB. */
+const IDS_PER_STATEMENT = 500;
+
+function slicesOf(ids: string[] | undefined): (string[] | undefined)[] {
+  if (ids === undefined) return [undefined];
+  const slices: string[][] = [];
+  for (let at = 0; at < ids.length; at += IDS_PER_STATEMENT)
+    slices.push(ids.slice(at, at + IDS_PER_STATEMENT));
+  return slices;
+}
+
 /**
  * One level of a bucket under `prefix`, as Storage's `search` answers it: the folders directly under it (a name
  * followed by `/` in some path), then the files directly in it, each sorted, the page cut from that order. Every
- * shard answers its first `offset + limit` of each kind, in the same order; the merge keeps the order.
+ * shard answers its first `offset + limit` of each kind, in the same order; the merge keeps the order. With `ids`,
+ * each shard answers once per slice of them, merged the same way.
  */
 export async function listObjects(shards: Shards, bucketId: string, query: ListQuery): Promise<ListEntry[]> {
   const folder = query.prefix === "" || query.prefix.endsWith("/") ? query.prefix : `${query.prefix}/`;
@@ -109,7 +142,7 @@ export async function listObjects(shards: Shards, bucketId: string, query: ListQ
   const under: SQL = sql`${files.path} LIKE ${`${likeLiteral(folder + query.search)}%`} ESCAPE '\\'`;
   // The case of the folder must match: LIKE ignores it, this does not.
   const inFolder = sql`substr(${files.path}, 1, ${folder.length}) = ${folder}`;
-  const where = and(
+  const scope = and(
     eq(files.bucketId, bucketId),
     isNotNull(files.path),
     under,
@@ -123,7 +156,11 @@ export async function listObjects(shards: Shards, bucketId: string, query: ListQ
     last_accessed_at: files.updatedAt,
   }[query.sortBy.column];
   const order = query.sortBy.order === "desc" ? desc : asc;
-  const parts = await eachShard(shards, async (db) => {
+  const level = async (db: Db, ids: string[] | undefined) => {
+    const where =
+      ids === undefined
+        ? scope
+        : and(scope, sql`${files.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
     const [folders, plain] = await Promise.all([
       db
         .selectDistinct({ name: sql<string>`substr(${rest}, 1, instr(${rest}, '/') - 1)` })
@@ -141,7 +178,15 @@ export async function listObjects(shards: Shards, bucketId: string, query: ListQ
         .all(),
     ]);
     return { folders: folders.map((f) => f.name), plain };
-  });
+  };
+  const slices = slicesOf(query.ids);
+  const parts = (
+    await eachShard(shards, async (db) => {
+      const answers = [];
+      for (const ids of slices) answers.push(await level(db, ids));
+      return answers;
+    })
+  ).flat();
   const folders = [...new Set(parts.flatMap((p) => p.folders))].sort();
   if (query.sortBy.column === "name" && query.sortBy.order === "desc") folders.reverse();
   const key = (file: FileRow) =>

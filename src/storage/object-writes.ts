@@ -1,5 +1,6 @@
 import { Readable } from "node:stream";
 import { and, eq } from "drizzle-orm";
+import { isUniqueViolation } from "../db/errors";
 import { type BucketRow, type FileRow, files } from "../db/schema";
 import { eachShard } from "../db/shards";
 import type { Deps } from "../http/deps";
@@ -8,10 +9,16 @@ import { allows, type Caller } from "./access";
 import { bucketNotFound, fileNotFound, notAuthorized, StorageError } from "./errors";
 import { removeFile } from "./file-admin";
 import { bucketAnchor, mintFileId, type PlacedFile } from "./file-shards";
-import { decidedByHasura, hasuraDeleteFile, hasuraSyncFile } from "./hasura-permissions";
+import {
+  decidedByHasura,
+  hasuraDeleteFile,
+  hasuraMayRead,
+  hasuraReplaceFile,
+  hasuraSyncFile,
+} from "./hasura-permissions";
 import { claimPath, findObject, objectExists, releasePath } from "./object-paths";
 import { forgetFile } from "./record-cache";
-import { findBucket, type LocatedFile } from "./records";
+import { findBucket, findFileWithBucket, type LocatedFile } from "./records";
 import { replaceFromPart, replaceWithStored } from "./replace";
 import type { StoredContent } from "./store-content";
 import { recordUnderHasura, storeFileUnderHasura } from "./upload-hasura";
@@ -67,7 +74,10 @@ async function createObject(
   metadata: Record<string, unknown> | null,
   preauthorized: boolean,
 ): Promise<FileRow> {
-  if (!preauthorized && !allows(bucket.rules.upload, caller)) throw notAuthorized();
+  // Under Hasura its insert permission decides instead, asked once the bytes are known (upload-hasura.ts).
+  if (!preauthorized && !decidedByHasura(deps.config) && !allows(bucket.rules.upload, caller)) {
+    throw notAuthorized();
+  }
   const uploadedByUserId = caller.kind === "user" ? caller.id : null;
   const id = uploadedByUserId ? mintFileId(uploadedByUserId, 0) : randomUuid();
   const owner = { id, uploadedByUserId };
@@ -110,14 +120,15 @@ export async function recordObject(
     if (!input.upsert) throw objectExists();
     return replaceWithStored(deps, found, caller, key, stored, metadata ?? undefined);
   }
-  if (!allows(bucket.rules.upload, caller)) throw notAuthorized();
+  const hasura = decidedByHasura(deps.config);
+  if (!hasura && !allows(bucket.rules.upload, caller)) throw notAuthorized();
   const uploadedByUserId = caller.kind === "user" ? caller.id : null;
   const id = uploadedByUserId ? mintFileId(uploadedByUserId, 0) : randomUuid();
   const owner = { id, uploadedByUserId };
   await claimPath(deps.shards, owner, bucket.id, path, deps.now());
   try {
     const name = nameOf(path);
-    const placed = decidedByHasura(deps.config)
+    const placed = hasura
       ? await recordUnderHasura(
           deps,
           bucket,
@@ -178,6 +189,7 @@ export async function putObject(
 ): Promise<FileRow> {
   const { bucketId, path, caller, mode, body, metadata } = input;
   const preauthorized = input.preauthorized === true;
+  if (preauthorized) signedUploadUnderHasura(deps, caller);
   const bucket = await bucketOf(deps, bucketId);
   const found = await findObject(deps.shards, bucketId, path);
   if (found) {
@@ -196,15 +208,45 @@ export async function readableObject(
   caller: Caller,
 ): Promise<LocatedFile> {
   const found = await findObject(deps.shards, bucketId, path);
-  if (!found?.file.isUploaded || !allows(found.bucket.rules.read, caller, found.file.uploadedByUserId)) {
-    throw fileNotFound();
-  }
+  if (!found?.file.isUploaded) throw fileNotFound();
+  if (decidedByHasura(deps.config)) await hasuraMayRead(deps, caller, found.file.id);
+  else if (!allows(found.bucket.rules.read, caller, found.file.uploadedByUserId)) throw fileNotFound();
   return found;
 }
 
 /**
+ * A signed upload URL's maker may upload there (the rules an upload would apply, applied now: the URL's holder
+ * uploads under them later). Under Hasura only the service role makes one: the app's insert permission is asked
+ * with the uploader's token and the bytes' real type and size, and the holder of a URL carries neither the maker's
+ * token nor bytes known when it was made (docs/supabase.md, "Storage").
+ */
+export function assertMayMakeUploadUrl(
+  deps: Deps,
+  bucket: BucketRow,
+  caller: Caller,
+  existing: FileRow | undefined,
+): void {
+  signedUploadUnderHasura(deps, caller);
+  if (!allows(bucket.rules.upload, caller)) throw notAuthorized();
+  if (existing && !allows(bucket.rules.update, caller, existing.uploadedByUserId)) throw notAuthorized();
+}
+
+/** Under Hasura a signed upload is the service role's only (above); one a user made before the switch is refused. */
+function signedUploadUnderHasura(deps: Deps, caller: Caller): void {
+  if (decidedByHasura(deps.config) && caller.kind !== "admin") {
+    throw new StorageError(
+      403,
+      "signed upload URLs are made by the service role only under STORAGE_PERMISSIONS=hasura: " +
+        "the app's insert permission is asked with the uploader's own token",
+    );
+  }
+}
+
+/**
  * move: the record takes the new bucket and path (its id, bytes and owner stay), by the source's update rule and, to
- * another bucket, the destination's upload rule. A taken destination is 409 (the unique index decides a race).
+ * another bucket, the destination's upload rule. A taken destination is 409 (the unique index decides a race). Under
+ * Hasura the app's row takes the new bucket and name first, under the caller's update permission (its filter, and
+ * its check on the new bucket): refused, nothing moved; a move that then fails sets the row back.
  */
 export async function moveObject(
   deps: Deps,
@@ -213,10 +255,29 @@ export async function moveObject(
   const { caller, to } = input;
   const found = await readableObject(deps, input.bucketId, input.from, caller);
   const { file, db } = found;
-  if (!allows(found.bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
+  const hasura = decidedByHasura(deps.config);
+  if (!hasura && !allows(found.bucket.rules.update, caller, file.uploadedByUserId)) throw notAuthorized();
   const target = await bucketOf(deps, input.toBucketId);
-  if (target.id !== found.bucket.id && !allows(target.rules.upload, caller)) throw notAuthorized();
+  if (!hasura && target.id !== found.bucket.id && !allows(target.rules.upload, caller)) throw notAuthorized();
   await claimPath(deps.shards, file, target.id, to, deps.now());
+  const undo = async () => {
+    await releasePath(deps.shards, file, target.id, to);
+    const current = hasura ? await findFileWithBucket(deps.shards, file.id) : undefined;
+    if (current) await hasuraSyncFile(deps, current.file);
+  };
+  if (hasura) {
+    const columns = {
+      bucketId: target.id,
+      name: nameOf(to),
+      etag: file.etag,
+      mimeType: file.mimeType,
+      size: file.size,
+    };
+    await hasuraReplaceFile(deps, caller, file.id, columns).catch(async (error) => {
+      await releasePath(deps.shards, file, target.id, to);
+      throw error;
+    });
+  }
   const update = db
     .update(files)
     .set({ bucketId: target.id, path: to, name: nameOf(to), updatedAt: deps.now() })
@@ -229,18 +290,17 @@ export async function moveObject(
         ? await update
         : ((await db.batch([bucketAnchor(db, target), update]))[1] as FileRow[]);
   } catch (error) {
-    await releasePath(deps.shards, file, target.id, to);
-    if (/UNIQUE/i.test(String(error))) throw objectExists();
+    await undo();
+    // Drizzle wraps D1's error (its message is the query's): the violation is in the cause.
+    if (isUniqueViolation(error)) throw objectExists();
     throw error;
   }
   forgetFile(file.id);
   if (moved.length === 0) {
-    await releasePath(deps.shards, file, target.id, to);
+    await undo();
     throw fileNotFound();
   }
   await releasePath(deps.shards, file, found.bucket.id, input.from);
-  // Under Hasura (where only the service role gets here) the app's row follows the file's new bucket and name.
-  if (decidedByHasura(deps.config)) await hasuraSyncFile(deps, moved[0]!);
 }
 
 /**
@@ -275,7 +335,9 @@ export async function copyObject(
 
 /**
  * remove: each path the caller may delete goes (record, bytes, image variants, its path's claim); the files removed
- * are answered. A path that is not there, or that the caller may not delete, is skipped, as Storage skips it.
+ * are answered. A path that is not there, or that the caller may not delete, is skipped, as Storage skips it. Under
+ * Hasura the delete permission decides, and the app's row goes first, as the storage API's delete does
+ * (file-routes.ts): one it refuses is skipped with nothing changed.
  */
 export async function removeObjects(
   deps: Deps,
@@ -287,9 +349,9 @@ export async function removeObjects(
   for (const path of new Set(paths)) {
     const found = await findObject(deps.shards, bucketId, path);
     if (!found?.file.isUploaded) continue;
-    if (!allows(found.bucket.rules.delete, caller, found.file.uploadedByUserId)) continue;
-    // Under Hasura its row goes first, as the storage API's delete does (file-routes.ts).
-    if (decidedByHasura(deps.config)) await hasuraDeleteFile(deps, caller, found.file.id);
+    if (decidedByHasura(deps.config)) {
+      if (!(await hasuraDeleted(deps, caller, found.file.id))) continue;
+    } else if (!allows(found.bucket.rules.delete, caller, found.file.uploadedByUserId)) continue;
     try {
       await removeFile(deps, found.file.id, found.db);
     } catch (error) {
@@ -300,6 +362,17 @@ export async function removeObjects(
     removed.push(found.file);
   }
   return removed;
+}
+
+/** The app's row gone under the caller's delete permission; false when it refused (a 503 or a 400 is thrown). */
+async function hasuraDeleted(deps: Deps, caller: Caller, id: string): Promise<boolean> {
+  try {
+    await hasuraDeleteFile(deps, caller, id);
+    return true;
+  } catch (error) {
+    if (error instanceof StorageError && error.status === 403) return false;
+    throw error;
+  }
 }
 
 /**

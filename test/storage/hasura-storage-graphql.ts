@@ -1,12 +1,13 @@
 // A real GraphQL server in the test's own isolate, standing in for the app's Hasura as Nhost Storage meets it
 // (contract move-in §5.1b): the `graphql` reference implementation executes whatever document the service sends
 // against a schema per role, shaped as Hasura exposes `storage.files` to that role (Nhost's root fields `file`,
-// `insertFile`, `updateFile`, `deleteFile`; an insert input without the columns a role may not set; no mutations at
-// all for a role without write permissions), so a document Hasura would reject fails here too. Sessions are Hasura's
-// JWT mode: the bearer token's signature is checked against the service's own JWKS (the test hands it over), and the
-// role is `x-hasura-role` if the token allows it, else the token's default; no token is the unauthorized role; the
-// admin secret is the admin. Row permissions are predicates over tables held in memory, each beside the Hasura
-// boolean expression it stands for. Errors come back as Hasura sends them: HTTP 200, `errors[].extensions.code`.
+// `files` (its `where` on the bucket only), `insertFile`, `updateFile`, `deleteFile`; an insert input without the
+// columns a role may not set; no mutations at all for a role without write permissions), so a document Hasura would
+// reject fails here too. Sessions are Hasura's JWT mode: the bearer token's signature is checked against the
+// service's own JWKS (the test hands it over), and the role is `x-hasura-role` if the token allows it, else the
+// token's default; no token is the unauthorized role; the admin secret is the admin. Row permissions are predicates
+// over tables held in memory, each beside the Hasura boolean expression it stands for. Errors come back as Hasura
+// sends them: HTTP 200, `errors[].extensions.code`.
 import { buildSchema, execute, GraphQLError, type GraphQLSchema, parse, validate } from "graphql";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 
@@ -51,7 +52,9 @@ const TYPES = `
   type files { id: uuid! bucketId: String! name: String mimeType: String size: Int etag: String isUploaded: Boolean
     uploadedByUserId: uuid metadata: jsonb }
   input files_pk_columns_input { id: uuid! }
-  type query_root { file(id: uuid!): files }
+  input String_comparison_exp { _eq: String }
+  input files_bool_exp { bucketId: String_comparison_exp }
+  type query_root { file(id: uuid!): files files(where: files_bool_exp, limit: Int): [files!]! }
 `;
 const MUTATIONS = `
   type mutation_root {
@@ -158,6 +161,12 @@ export function hasuraStorageGraphql() {
       const row = tables.files.get(id);
       return row && permissionsOf(s.role).select?.(row, s) ? row : null;
     },
+    // The select permission's filter and the `where` together, as Hasura's `files` applies them.
+    files: ({ where, limit }: { where?: { bucketId?: { _eq?: string } }; limit?: number }, s: Session) =>
+      [...tables.files.values()]
+        .filter((row) => permissionsOf(s.role).select?.(row, s))
+        .filter((row) => where?.bucketId?._eq === undefined || row.bucketId === where.bucketId._eq)
+        .slice(0, limit ?? Number.POSITIVE_INFINITY),
     insertFile: ({ object }: { object: Partial<FileRow> }, s: Session) => {
       const insert = permissionsOf(s.role).insert!;
       const row: FileRow = {

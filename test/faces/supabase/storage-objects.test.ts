@@ -2,11 +2,6 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signUpInEachShard } from "../../db/shard-users";
 import { SERVER } from "../../helpers";
-import {
-  GRAPHQL_URL,
-  ADMIN_SECRET as HASURA_SECRET,
-  hasuraStorageGraphql,
-} from "../../storage/hasura-storage-graphql";
 import { allD1 } from "../../support/shards";
 import { STORAGE_FACE, setRules, signedInClient, storageClient, uniqueBucket } from "./storage-support";
 import { SECRET_KEY, supabaseService } from "./support";
@@ -212,46 +207,5 @@ describe("storage-js objects against the face", () => {
     expect((await admin.from(id).upload("admin.txt", text("admin"))).error).toBeNull();
     expect((await admin.from(id).move("admin.txt", "moved/admin.txt")).error).toBeNull();
     expect(await (await as(second!.accessToken).download("moved/admin.txt")).data!.text()).toBe("admin");
-  });
-
-  // Threat: the buckets' rules letting through, under STORAGE_PERMISSIONS=hasura, what the app's Hasura refuses.
-  it("upload, download, list under STORAGE_PERMISSIONS=hasura: the service role and signed URLs only", async () => {
-    const gql = hasuraStorageGraphql();
-    const hasura = supabaseService({
-      STORAGE_PERMISSIONS: "hasura",
-      OUTBOUND: { fetch: (input: RequestInfo | URL, init?: RequestInit) => gql.fetch(input, init) },
-      HASURA_GRAPHQL_GRAPHQL_URL: GRAPHQL_URL,
-      HASURA_GRAPHQL_ADMIN_SECRET: HASURA_SECRET,
-    });
-    const id = await bucket(
-      { upload: "public", read: "public", update: "public", delete: "public" },
-      { public: true },
-    );
-    const client = storageClient(hasura).storage.from(id);
-    for (const result of [
-      await client.upload("x.txt", text("x")),
-      await client.download("x.txt"),
-      await client.list(),
-    ]) {
-      expect(result.error).toMatchObject({
-        statusCode: "403",
-        message: expect.stringMatching(/decided by Hasura/),
-      });
-    }
-    // The service role's writes keep the app's storage.files rows in step, as the storage API's do.
-    const service = storageClient(hasura, SECRET_KEY).storage.from(id);
-    const up = await service.upload("y.txt", text("y"));
-    expect(up.error).toBeNull();
-    expect(gql.tables.files.get(up.data!.id)).toMatchObject({
-      bucketId: id,
-      name: "y.txt",
-      isUploaded: true,
-    });
-    const signed = await service.createSignedUrl("y.txt", 60);
-    expect(await (await hasura.request("GET", signed.data!.signedUrl)).text()).toBe("y");
-    expect((await service.move("y.txt", "z/y2.txt")).error).toBeNull();
-    expect(gql.tables.files.get(up.data!.id)).toMatchObject({ name: "y2.txt" });
-    expect((await service.remove(["z/y2.txt"])).data?.length).toBe(1);
-    expect(gql.tables.files.has(up.data!.id)).toBe(false);
   });
 });

@@ -26,21 +26,6 @@ function isOpen(method: string, path: string): boolean {
   return /^\/(object\/(public|sign)|render\/image\/(public|sign))\//.test(route);
 }
 
-/**
- * Under `STORAGE_PERMISSIONS=hasura` the app's Hasura decides who may touch which file (contract move-in §5.1b); this
- * face does not ask it yet, and applying the buckets' rules instead would let through what the app's permissions
- * refuse. So there the face serves the service role, and the signed URLs it made, only.
- */
-const HASURA_DECIDES =
-  "Storage permissions are decided by Hasura here (STORAGE_PERMISSIONS=hasura): use the service role or a signed URL";
-
-/** Routes whose token, made by a caller the rules let, is the credential: signed downloads and signed uploads. */
-function isSigned(method: string, path: string): boolean {
-  const route = path.slice(path.indexOf("/storage/v1") + "/storage/v1".length);
-  if (method === "PUT") return route.startsWith("/object/upload/sign/");
-  return (method === "GET" || method === "HEAD") && /^\/(object|render\/image)\/sign\//.test(route);
-}
-
 /** The gateway's answers to a missing or wrong key (Kong's words), in Storage's shape. */
 const KEY_REFUSALS = {
   missing: "No API key found in request",
@@ -63,15 +48,8 @@ export function storageFaceApp(): Hono<AppEnv> {
         throw new StorageApiError(401, "Unauthorized", "Unauthorized", KEY_REFUSALS[key.refused]);
       role = key.role;
     }
-    const caller = await storageCaller(c, role);
-    if (
-      c.var.config.storage.permissions === "hasura" &&
-      caller.kind !== "admin" &&
-      !isSigned(c.req.method, c.req.path)
-    ) {
-      throw new StorageApiError(403, "AccessDenied", "Unauthorized", HASURA_DECIDES);
-    }
-    rememberCaller(c, caller);
+    // Under STORAGE_PERMISSIONS=hasura the core asks the app's Hasura with this caller's token, as the storage API does.
+    rememberCaller(c, await storageCaller(c, role));
     await next();
   });
   storage.route("/", bucketRoutes);

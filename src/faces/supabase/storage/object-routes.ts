@@ -3,11 +3,10 @@ import { z } from "zod";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
 import {
-  allows,
-  type Caller,
   copyObject,
   findBucket,
   listObjects,
+  listScope,
   MAX_LIST_WINDOW,
   moveObject,
   putObject,
@@ -67,15 +66,6 @@ async function info(c: Ctx, head: string) {
   return c.json(toObjectInfo(file, bucket.cacheControl));
 }
 
-/**
- * What a caller may list of a bucket, by its read rule: everything, only their own files (`owner`), or nothing (a
- * client where Supabase's RLS would return no rows).
- */
-function listScope(rule: Parameters<typeof allows>[0], caller: Caller): { ownerId?: string } | null {
-  if (rule === "owner" && caller.kind === "user") return { ownerId: caller.id };
-  return allows(rule, caller) ? {} : null;
-}
-
 const source = (body: z.infer<typeof moveBody>) => ({
   bucketId: checkBucketId(body.bucketId),
   from: checkPath(body.sourceKey),
@@ -91,7 +81,7 @@ export const objectRoutes = new Hono<AppEnv>()
     }
     const bucket = await findBucket(c.var.deps.shards.home, checkBucketId(c.req.param("bucket")));
     if (!bucket) throw noSuchBucket();
-    const scope = listScope(bucket.rules.read, callerOf(c));
+    const scope = await listScope(c.var.deps, bucket, callerOf(c));
     if (!scope) return c.json([]);
     const entries = await listObjects(c.var.deps.shards, bucket.id, { ...body, ...scope });
     return c.json(

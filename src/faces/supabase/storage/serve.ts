@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../../http/app-env";
-import { deliverFile, findObject, readPolicy } from "../../../storage";
+import { deliverFile, findObject, publicReadPolicy, readPolicyFor } from "../../../storage";
 import { callerOf } from "./caller";
 import { noSuchKey } from "./errors";
 import type { ObjectRef } from "./request";
@@ -8,7 +8,8 @@ import type { ObjectRef } from "./request";
 /**
  * Downloads of objects, by the core's delivery (conditional requests, ranges, the image cache): found by path, then
  * served by id. `authenticated`: the bucket's read rule decides (a file the caller may not read is not found);
- * `public`: only a public bucket's; a signed URL: its token, checked before (its seconds left set the caching).
+ * `public`: only a public bucket's; a signed URL: its token, checked before (its seconds left set the caching). Under
+ * `STORAGE_PERMISSIONS=hasura` the app's Hasura decides the first two instead (storage/hasura-permissions.ts).
  */
 export type Access = "authenticated" | "public" | { secondsLeft: number };
 
@@ -57,15 +58,12 @@ export async function serveObject(
   const found = await findObject(deps.shards, ref.bucketId, ref.path);
   if (!found?.file.isUploaded) throw noSuchKey();
   const request = coreRequest(c, transform);
-  if (access === "authenticated") return deliverFile(deps, request, found.file.id, readPolicy(caller));
-  if (access === "public") {
-    return deliverFile(deps, request, found.file.id, ({ bucket }) => {
-      if (bucket.rules.read !== "public") throw noSuchKey();
-      return { cacheControl: bucket.cacheControl, shared: true };
-    });
-  }
+  const { id } = found.file;
+  if (access === "authenticated")
+    return deliverFile(deps, request, id, await readPolicyFor(deps, caller, id));
+  if (access === "public") return deliverFile(deps, request, id, await publicReadPolicy(deps, id));
   // The token is the credential (and the cache key): the answer is the same for whoever holds it.
-  return deliverFile(deps, request, found.file.id, () => ({
+  return deliverFile(deps, request, id, () => ({
     cacheControl: `max-age=${access.secondsLeft}`,
     shared: true,
   }));

@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../../http/app-env";
 import {
-  allows,
+  assertMayMakeUploadUrl,
   type Caller,
   findBucket,
   findObject,
@@ -13,7 +13,7 @@ import {
   verifyObjectToken,
 } from "../../../storage";
 import { callerOf } from "./caller";
-import { noSuchBucket, rowSecurity, StorageApiError } from "./errors";
+import { noSuchBucket, StorageApiError } from "./errors";
 import { checkBucketId, checkPath, jsonOf, type ObjectRef, objectRef, withUploadBody } from "./request";
 import { serveObject, transformOf } from "./serve";
 
@@ -151,10 +151,8 @@ export const urlRoutes = new Hono<AppEnv>()
     const bucket = await findBucket(deps.shards.home, ref.bucketId);
     if (!bucket) throw noSuchBucket();
     const upsert = c.req.header("x-upsert") === "true";
-    // The rules that upload would apply, applied now, for the maker: the URL's holder uploads under them later.
-    if (!allows(bucket.rules.upload, caller)) throw rowSecurity();
     const existing = upsert ? await findObject(deps.shards, ref.bucketId, ref.path) : undefined;
-    if (existing && !allows(bucket.rules.update, caller, existing.file.uploadedByUserId)) throw rowSecurity();
+    assertMayMakeUploadUrl(deps, bucket, caller, existing?.file);
     const url = `${ref.bucketId}/${ref.path}`;
     const token = await signObjectToken(c.var.config, {
       use: "upload",
