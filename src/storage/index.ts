@@ -27,6 +27,7 @@ export {
   releaseDeleted,
   releaseUnused,
 } from "./file-shards";
+export { FITS, type Fit } from "./images/fit";
 export { multipartParts } from "./multipart";
 export { findObject, type ListEntry, type ListQuery, listObjects, MAX_LIST_WINDOW } from "./object-paths";
 export {
