@@ -1,4 +1,5 @@
 import {
+  crop,
   fliph,
   flipv,
   gaussian_blur,
@@ -158,16 +159,6 @@ async function decode(bytes: Uint8Array, params: ImageParams, format: OutputForm
 }
 
 /**
- * The pixels of the region `cover` keeps. Cut in JavaScript, not by photon's `crop`: that one copies the whole
- * image inside photon's memory and makes the region beside it, and photon's memory keeps its peak, so the resize
- * after it would start a full image higher than a `contain` (docs/decisions.md, "Issue 43: resize cover and fill").
- * Here the pixels come out (one copy in JavaScript, garbage once the region is back in photon), and the caller
- * frees the image before the region goes back, into the space it left.
- */
-const regionPixels = (image: PhotonImage, geometry: Geometry) =>
-  cropInPlace(image.get_raw_pixels(), image.get_width(), geometry.region);
-
-/**
  * Decode (JPEG, PNG, WebP, HEIC/HEIF), orient, crop and resize to the fit (fit.ts), blur, encode. CatmullRom
  * resampling: sharper than bilinear, much cheaper than Lanczos3 on large downscales.
  */
@@ -176,17 +167,20 @@ export async function transformImage(
   params: ImageParams,
   format: OutputFormat,
 ): Promise<Uint8Array> {
-  let image: PhotonImage | null = await decode(bytes, params, format);
+  let image = await decode(bytes, params, format);
   try {
     const geometry = geometryOf({ width: image.get_width(), height: image.get_height() }, params);
     const target = { width: geometry.width, height: geometry.height };
     checkOutput(target, format === "avif");
     if (params.width || params.height) {
       if (!isWhole(geometry, image.get_width(), image.get_height())) {
-        const pixels = regionPixels(image, geometry);
+        // Cropped before it is scaled: the resize then reads only the region. photon's crop holds the image, a copy
+        // of it and the region at once, less than the decode and the resize already take (docs/decisions.md,
+        // "Issue 43: resize cover and fill": a `cover` peaks where a `contain` of the same image does).
+        const { left, top, width, height } = geometry.region;
+        const region = crop(image, left, top, left + width, top + height);
         image.free();
-        image = null;
-        image = new PhotonImage(pixels, geometry.region.width, geometry.region.height);
+        image = region;
       }
       if (target.width !== image.get_width() || target.height !== image.get_height()) {
         const resized = resize(image, target.width, target.height, SamplingFilter.CatmullRom);
@@ -197,7 +191,7 @@ export async function transformImage(
     if (params.blur) gaussian_blur(image, Math.max(1, Math.round(params.blur * 2)));
     return await encode(image, format, params.quality ?? DEFAULT_QUALITY);
   } finally {
-    image?.free();
+    image.free();
   }
 }
 
