@@ -4,6 +4,7 @@ import { allows, type Caller } from "./access";
 import { fileNotFound, StorageError } from "./errors";
 import { commonHeaders, contentHeaders, type Delivery, type Refresh, validatorsOf } from "./file-headers";
 import { evaluatePreconditions, evaluateRange } from "./http-conditions";
+import type { Fit } from "./images/fit";
 import { hasImageParams } from "./images/params";
 import { serveVariant } from "./images/serve-variant";
 import { currentFileWithBucket, recentFileWithBucket } from "./record-cache";
@@ -28,21 +29,23 @@ function refresher(deps: Deps, id: string, policy: DeliveryPolicy, stale: FileRo
  * getFile, its HEAD, and the contents of a presigned URL (storage contract §3), answered from a record a few seconds
  * old or read from a nearby replica (record-cache.ts says why that answer is never wrong about the bytes): the
  * primary is not asked on the way. A replace or delete between the record and the bytes is read again once, from
- * the primary: a replaced file is served from its new bytes, a deleted one is a 404.
+ * the primary: a replaced file is served from its new bytes, a deleted one is a 404. `image.fit`: how a transformed
+ * image meets its width and height (images/fit.ts), for a face whose API has more than the storage API's `contain`.
  */
 export async function deliverFile(
   deps: Deps,
   request: Request,
   id: string,
   policy: DeliveryPolicy,
+  image: { fit?: Fit } = {},
 ): Promise<Response> {
   const current = await recentFileWithBucket(deps, id);
   if (!current) throw fileNotFound();
   const refresh = refresher(deps, id, policy, current.file);
-  const served = await serveFile(deps, request, current.file, policy(current), refresh);
+  const served = await serveFile(deps, request, current.file, policy(current), refresh, image.fit);
   if (served) return served;
   const fresh = await refresh();
-  const retried = await serveFile(deps, request, fresh.file, fresh.delivery, refresh);
+  const retried = await serveFile(deps, request, fresh.file, fresh.delivery, refresh, image.fit);
   if (!retried) throw fileNotFound();
   return retried;
 }
@@ -66,10 +69,11 @@ async function serveFile(
   file: FileRow,
   delivery: Delivery,
   refresh: Refresh,
+  fit: Fit | undefined,
 ): Promise<Response | null> {
   if (!file.isUploaded) throw new StorageError(403, "file is not uploaded");
   const url = new URL(request.url);
-  if (hasImageParams(url.searchParams)) return serveVariant(deps, request, file, delivery, refresh);
+  if (hasImageParams(url.searchParams)) return serveVariant(deps, request, file, delivery, refresh, fit);
   const headers = commonHeaders(file, delivery);
   const validators = validatorsOf(file);
   const precondition = evaluatePreconditions(request.headers, validators);

@@ -28,6 +28,7 @@ export {
   releaseUnused,
 } from "./file-shards";
 export { publicReadPolicy, readPolicyFor } from "./hasura-permissions";
+export { FITS, type Fit } from "./images/fit";
 export { multipartParts } from "./multipart";
 export {
   findObject,

@@ -39,7 +39,7 @@ async function ownFile(bytes: Uint8Array, type: string) {
 }
 
 describe("image transformation memory", () => {
-  // Two 2 MP noise images encoded in JS, two HEIC decodes, then five transforms at the output limits (one an AVIF
+  // Two 2 MP noise images encoded in JS, two HEIC decodes, then seven transforms at the output limits (one an AVIF
   // encode): ~6 s on a quiet machine, 20 s seen on a busy one.
   // The order is the point: every codec's heap keeps the layout its past images left, and a HEIC photo resized in
   // photon once left it so that the JPEG and PNG below grew it 12 MiB further, all four codecs to 125.7 MiB (the
@@ -74,6 +74,16 @@ describe("image transformation memory", () => {
       const response = await get(file.id, {}, file.token, query);
       expect(response.status, query).toBe(200);
       await response.arrayBuffer();
+    }
+    // `cover` (the Supabase face's `resize`, images/fit.ts) crops before it scales: the largest crops of both inputs,
+    // asked of the transformer as the main Worker asks it (the storage API has no fit to ask for).
+    for (const [bytes, format] of [
+      [jpeg, "webp"],
+      [png, "jpeg"],
+    ] as const) {
+      const params = { width: 1118, height: 870, fit: "cover", format } as const;
+      const result = await env.IMAGE_TRANSFORMER!.transform(new Blob([bytes]).stream(), params, format);
+      expect(result.ok, format).toBe(true);
     }
     const memory = await env.IMAGE_TRANSFORMER!.memory();
     const total = memory.photon + memory.webp + memory.avif;

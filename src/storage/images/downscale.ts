@@ -78,3 +78,21 @@ export function downscaleInPlace(
   }
   return pixels.subarray(0, tw * th * 4);
 }
+
+/**
+ * The `region` of an RGBA image moved to its start, rows packed, where it lies (images/fit.ts: `cover` keeps the
+ * middle). Each row of the region moves to an offset at or before its own (the region is no wider than the image
+ * and starts at or after its origin), so moving them top to bottom never overwrites one not yet moved.
+ */
+export function cropInPlace(
+  pixels: Uint8Array,
+  width: number,
+  region: { left: number; top: number; width: number; height: number },
+): Uint8Array {
+  const row = region.width * 4;
+  for (let y = 0; y < region.height; y++) {
+    const from = ((region.top + y) * width + region.left) * 4;
+    pixels.copyWithin(y * row, from, from + row);
+  }
+  return pixels.subarray(0, row * region.height);
+}

@@ -1,4 +1,5 @@
 import { badRequest } from "../errors";
+import { type Fit, geometryOf } from "./fit";
 
 /**
  * Image parameters of storage contract §3.4, validated and normalised (so equal requests share a cached variant).
@@ -12,6 +13,8 @@ export interface ImageParams {
   blur?: number;
   /** `same` (default), `auto` (negotiated from Accept), or an explicit format. */
   format: "same" | "auto" | OutputFormat;
+  /** How `width` × `height` is met (fit.ts); absent: `contain`, the storage API's only one. */
+  fit?: Fit;
 }
 
 const FORMATS = ["same", "auto", "jpeg", "png", "webp", "avif"] as const;
@@ -110,22 +113,6 @@ export function negotiateFormat(
   return accept && acceptQuality(accept, "image/webp") > 0 ? "webp" : input;
 }
 
-/** The largest size within `width` × `height` that keeps the aspect ratio; never larger than the image. */
-export function fitInside(
-  source: { width: number; height: number },
-  params: Pick<ImageParams, "width" | "height">,
-): { width: number; height: number } {
-  const scale = Math.min(
-    1,
-    params.width ? params.width / source.width : Number.POSITIVE_INFINITY,
-    params.height ? params.height / source.height : Number.POSITIVE_INFINITY,
-  );
-  return {
-    width: Math.max(1, Math.round(source.width * scale)),
-    height: Math.max(1, Math.round(source.height * scale)),
-  };
-}
-
 export const DEFAULT_QUALITY = 80;
 
 /**
@@ -140,18 +127,35 @@ export function normaliseParams(
   format: OutputFormat,
   source: { width: number; height: number } | null,
 ): ImageParams {
-  const size = source ? fitInside(source, params) : { width: params.width, height: params.height };
+  const size = source ? geometryOf(source, params) : { width: params.width, height: params.height };
   const radius = params.blur ? Math.max(1, Math.round(params.blur * 2)) : undefined;
+  const fit = normalFit(params);
   return {
     width: size.width,
     height: size.height,
     quality: format === "png" ? undefined : (params.quality ?? DEFAULT_QUALITY),
     blur: radius === undefined ? undefined : radius / 2,
     format: params.format,
+    ...(fit ? { fit } : {}),
   };
 }
 
-/** The cache key part of normalised parameters: every value that changes the output, in a fixed order. */
+/**
+ * The fit only where it changes the output: none without a side to meet, and `cover` with one side is `contain`
+ * (fit.ts). An exact output size met by `cover` again is the same crop (the box is within the scaled source), and by
+ * `fill` the same stretch, so the normalised parameters make the same image as the asked ones.
+ */
+function normalFit(params: ImageParams): Fit | undefined {
+  if (!params.fit || params.fit === "contain" || (!params.width && !params.height)) return undefined;
+  if (params.fit === "cover" && !(params.width && params.height)) return undefined;
+  return params.fit;
+}
+
+/**
+ * The cache key part of normalised parameters: every value that changes the output, in a fixed order. A `cover` and
+ * a `contain` of one size are different images; `contain` adds nothing, so the storage API's keys stay as they were.
+ */
 export function variantKey(params: ImageParams, format: OutputFormat): string {
-  return `w${params.width ?? ""}-h${params.height ?? ""}-q${params.quality ?? ""}-b${params.blur ?? ""}-${format}`;
+  const fit = params.fit && params.fit !== "contain" ? `-${params.fit}` : "";
+  return `w${params.width ?? ""}-h${params.height ?? ""}-q${params.quality ?? ""}-b${params.blur ?? ""}-${format}${fit}`;
 }

@@ -5,9 +5,9 @@ import { addressKey } from "../../rate-limits/client-address";
 import { badRequest, fileNotFound, StorageError } from "../errors";
 import { commonHeaders, contentHeaders, type Delivery, type Refresh } from "../file-headers";
 import { evaluatePreconditions } from "../http-conditions";
+import { type Fit, geometryOf } from "./fit";
 import { checkInput, checkOutput, MAX_AVIF_PIXELS } from "./limits";
 import {
-  fitInside,
   HEIF_MIME_TYPES,
   type ImageParams,
   mimeOf,
@@ -25,18 +25,23 @@ const sizeOf = (file: FileRow) =>
 /**
  * The output format and the normalised parameters. With the image's size on record the output size is known here,
  * so the output limits are checked before anything is read, and `f=auto` only picks AVIF for an output AVIF may
- * encode (limits.ts).
+ * encode (limits.ts). `fit` is not in the storage API's query: a face that has one (Supabase's `resize`) gives it.
  */
-function plan(file: FileRow, request: Request, url: URL): { params: ImageParams; format: OutputFormat } {
+function plan(
+  file: FileRow,
+  request: Request,
+  url: URL,
+  fit: Fit | undefined,
+): { params: ImageParams; format: OutputFormat } {
   const input = sameFormatOf(file.mimeType);
   if (!input) {
     throw badRequest(`image manipulation features are not supported for '${file.mimeType}'`);
   }
-  const asked = parseImageParams(url.searchParams);
+  const asked: ImageParams = { ...parseImageParams(url.searchParams), ...(fit ? { fit } : {}) };
   const source = sizeOf(file);
   // Refused from the record, before a byte is read or anything decoded (the transformer checks again).
   checkInput(file.size, source, HEIF_MIME_TYPES.includes(file.mimeType));
-  const size = source ? fitInside(source, asked) : null;
+  const size = source ? geometryOf(source, asked) : null;
   const avifFits = !size || size.width * size.height <= MAX_AVIF_PIXELS;
   const format = negotiateFormat(asked, input, request.headers.get("accept"), avifFits);
   const params = normaliseParams(asked, format, source);
@@ -76,10 +81,11 @@ export async function serveVariant(
   file: FileRow,
   delivery: Delivery,
   refresh: Refresh,
+  fit?: Fit,
   retried = false,
 ): Promise<Response> {
   const url = new URL(request.url);
-  const { params, format } = plan(file, request, url);
+  const { params, format } = plan(file, request, url, fit);
   const etag = await variantEtag(file, params, format);
   const variant = { ...file, etag, mimeType: mimeOf(format) };
   const headers = commonHeaders(variant, delivery);
@@ -108,7 +114,7 @@ export async function serveVariant(
       if (!(error instanceof SourceGone)) throw error;
       if (retried) throw fileNotFound();
       const fresh = await refresh();
-      return serveVariant(deps, request, fresh.file, fresh.delivery, refresh, true);
+      return serveVariant(deps, request, fresh.file, fresh.delivery, refresh, fit, true);
     }
     size = body.length;
   }

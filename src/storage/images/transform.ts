@@ -1,4 +1,5 @@
 import {
+  crop,
   fliph,
   flipv,
   gaussian_blur,
@@ -16,11 +17,12 @@ import encodeWebp, { init as initWebpEncoder } from "@jsquash/webp/encode";
 import exifr from "exifr/dist/lite.esm.mjs";
 import { badRequest } from "../errors";
 import { imageDimensions } from "./dimensions";
-import { downscaleInPlace } from "./downscale";
+import { cropInPlace, downscaleInPlace } from "./downscale";
+import { fitInside, type Geometry, geometryOf } from "./fit";
 import { decodeHeif } from "./heif";
 import { isHeif } from "./heif-container";
 import { checkInput, checkOutput } from "./limits";
-import { DEFAULT_QUALITY, fitInside, type ImageParams, type OutputFormat } from "./params";
+import { DEFAULT_QUALITY, type ImageParams, type OutputFormat } from "./params";
 
 export { fitInside };
 
@@ -124,19 +126,24 @@ async function encode(image: PhotonImage, format: OutputFormat, quality: number)
 /** libheif's WebAssembly memory after the last HEIF decode (heif.ts: kept for the next one within its budget). */
 let lastHeifWasmBytes = 0;
 
+const isWhole = (geometry: Geometry, width: number, height: number) =>
+  geometry.region.width === width && geometry.region.height === height;
+
 /**
  * Decoded and upright. HEIF comes out of libheif already turned (its `irot`/`imir` boxes are the orientation that
- * counts; the EXIF orientation a phone also writes describes the same turn and must not be applied twice), is made
- * the output's size while still in libheif's memory (downscale.ts: photon then never holds more than the output
- * limit of a HEIF photo), and goes into photon as raw pixels; libheif checks its own limits (heif.ts), the others
- * are checked from their header here.
+ * counts; the EXIF orientation a phone also writes describes the same turn and must not be applied twice), is
+ * cropped and made the output's size while still in libheif's memory (downscale.ts: photon then never holds more
+ * than the output limit of a HEIF photo), and goes into photon as raw pixels; libheif checks its own limits
+ * (heif.ts), the others are checked from their header here.
  */
 async function decode(bytes: Uint8Array, params: ImageParams, format: OutputFormat): Promise<PhotonImage> {
   if (isHeif(bytes)) {
     const decoded = decodeHeif(bytes, (rgba, width, height) => {
-      const target = fitInside({ width, height }, params);
+      const geometry = geometryOf({ width, height }, params);
+      const target = { width: geometry.width, height: geometry.height };
       checkOutput(target, format === "avif");
-      return new PhotonImage(downscaleInPlace(rgba, { width, height }, target), target.width, target.height);
+      const kept = isWhole(geometry, width, height) ? rgba : cropInPlace(rgba, width, geometry.region);
+      return new PhotonImage(downscaleInPlace(kept, geometry.region, target), target.width, target.height);
     });
     lastHeifWasmBytes = decoded.wasmBytes;
     return decoded.result;
@@ -152,8 +159,8 @@ async function decode(bytes: Uint8Array, params: ImageParams, format: OutputForm
 }
 
 /**
- * Decode (JPEG, PNG, WebP, HEIC/HEIF), orient, resize to fit, blur, encode. CatmullRom resampling: sharper than
- * bilinear, much cheaper than Lanczos3 on large downscales.
+ * Decode (JPEG, PNG, WebP, HEIC/HEIF), orient, crop and resize to the fit (fit.ts), blur, encode. CatmullRom
+ * resampling: sharper than bilinear, much cheaper than Lanczos3 on large downscales.
  */
 export async function transformImage(
   bytes: Uint8Array,
@@ -162,9 +169,19 @@ export async function transformImage(
 ): Promise<Uint8Array> {
   let image = await decode(bytes, params, format);
   try {
-    const target = fitInside({ width: image.get_width(), height: image.get_height() }, params);
+    const geometry = geometryOf({ width: image.get_width(), height: image.get_height() }, params);
+    const target = { width: geometry.width, height: geometry.height };
     checkOutput(target, format === "avif");
     if (params.width || params.height) {
+      if (!isWhole(geometry, image.get_width(), image.get_height())) {
+        // Cropped before it is scaled: the resize then reads only the region. photon's crop holds the image, a copy
+        // of it and the region at once, less than the decode and the resize already take (docs/decisions.md,
+        // "Issue 43: resize cover and fill": a `cover` peaks where a `contain` of the same image does).
+        const { left, top, width, height } = geometry.region;
+        const region = crop(image, left, top, left + width, top + height);
+        image.free();
+        image = region;
+      }
       if (target.width !== image.get_width() || target.height !== image.get_height()) {
         const resized = resize(image, target.width, target.height, SamplingFilter.CatmullRom);
         image.free();

@@ -1,6 +1,11 @@
+import { env } from "cloudflare:test";
+import { PhotonImage } from "@cf-wasm/photon";
+import { decode as decodePng } from "fast-png";
 import { imageSize } from "image-size";
+import jpegJs from "jpeg-js";
 import { describe, expect, it } from "vitest";
 import { signObjectToken } from "../../../src/storage";
+import heicUrl from "../../fixtures/heic/gradient-96x64.heic?inline";
 import { testDeps } from "../../helpers";
 import { jpeg } from "../../storage/fixtures";
 import { setRules, signedInClient, storageClient, uniqueBucket } from "./storage-support";
@@ -16,6 +21,36 @@ const admin = storageClient(svc, SECRET_KEY).storage;
 
 /** A URL storage-js made, opened as a browser would: no key, no token. */
 const open = (url: string, method = "GET") => svc.request(method, url);
+
+const RED = [255, 0, 0];
+const GREEN = [0, 255, 0];
+const BLUE = [0, 0, 255];
+
+/** A 400 × 200 PNG in three bands: red (x < 100), green (100 ≤ x < 300), blue: a crop and a stretch show. */
+function bands(): Uint8Array {
+  const [width, height] = [400, 200];
+  const pixels = new Uint8Array(width * height * 4);
+  for (let i = 0; i < width * height; i++) {
+    const x = i % width;
+    pixels.set([...(x < 100 ? RED : x < 300 ? GREEN : BLUE), 255], i * 4);
+  }
+  const image = new PhotonImage(pixels, width, height);
+  try {
+    return image.get_bytes();
+  } finally {
+    image.free();
+  }
+}
+
+/** A PNG's size and the colour of pixel (x, y). */
+function pixelsOf(bytes: Uint8Array) {
+  const png = decodePng(bytes);
+  const at = (x: number, y: number) => {
+    const i = (y * png.width + x) * png.channels;
+    return Array.from(png.data.slice(i, i + 3));
+  };
+  return { width: png.width, height: png.height, at };
+}
 
 describe("storage-js URLs against the face", () => {
   // Threat: a signed URL reused for another object, or its token altered.
@@ -145,5 +180,124 @@ describe("storage-js URLs against the face", () => {
     expect(signed.data?.signedUrl).toContain("/render/image/sign/");
     const small = await open(signed.data!.signedUrl);
     expect(imageSize(new Uint8Array(await small.arrayBuffer()))).toMatchObject({ width: 40, height: 30 });
+  });
+
+  // Storage's renderer (imgproxy) never enlarges, crops from the middle, and defaults `resize` to `cover`.
+  it("download, createSignedUrl, getPublicUrl with transform.resize: cover crops the middle, fill stretches, contain fits", async () => {
+    const id = uniqueBucket("fit");
+    await admin.createBucket(id, { public: true });
+    const up = await admin
+      .from(id)
+      .upload("bands.png", new File([bands()], "bands.png", { type: "image/png" }));
+    expect(up.error).toBeNull();
+    const box = { width: 100, height: 100, format: "origin" } as const;
+
+    // cover: scaled to 200 × 100 (the box covered), the middle 100 × 100 kept: green to both edges.
+    const cover = await admin.from(id).download("bands.png", { transform: { ...box, resize: "cover" } });
+    expect(cover.error).toBeNull();
+    const covered = pixelsOf(new Uint8Array(await cover.data!.arrayBuffer()));
+    expect([covered.width, covered.height]).toEqual([100, 100]);
+    for (const x of [0, 50, 99]) expect(covered.at(x, 50)).toEqual(GREEN);
+
+    // fill: exactly the box, the aspect ratio not kept: all three bands, stretched.
+    const fill = await admin
+      .from(id)
+      .createSignedUrl("bands.png", 60, { transform: { ...box, resize: "fill" } });
+    const filled = pixelsOf(new Uint8Array(await (await open(fill.data!.signedUrl)).arrayBuffer()));
+    expect([filled.width, filled.height]).toEqual([100, 100]);
+    expect([filled.at(5, 90), filled.at(50, 10), filled.at(95, 50)]).toEqual([RED, GREEN, BLUE]);
+
+    // contain: within the box, the aspect ratio kept.
+    const containUrl = admin.from(id).getPublicUrl("bands.png", { transform: { ...box, resize: "contain" } });
+    const contained = pixelsOf(new Uint8Array(await (await open(containUrl.data.publicUrl)).arrayBuffer()));
+    expect([contained.width, contained.height]).toEqual([100, 50]);
+    expect([contained.at(5, 25), contained.at(95, 25)]).toEqual([RED, BLUE]);
+
+    // No resize: Storage's default, cover (the same variant). fill and cover of one size are different images: the
+    // cache key has the fit (without it, fill above would have been served cover's cached variant).
+    const plain = await open(admin.from(id).getPublicUrl("bands.png", { transform: box }).data.publicUrl);
+    const byDefault = pixelsOf(new Uint8Array(await plain.arrayBuffer()));
+    expect([byDefault.width, byDefault.height, ...byDefault.at(0, 50)]).toEqual([100, 100, ...GREEN]);
+    const again = pixelsOf(new Uint8Array(await (await open(containUrl.data.publicUrl)).arrayBuffer()));
+    expect([again.width, again.height]).toEqual([100, 50]);
+    const variants = await env.FILES.list({ prefix: `_variants/${up.data!.id}/` });
+    expect(variants.objects.map((o) => o.key.slice(o.key.lastIndexOf("-") + 1)).sort()).toEqual([
+      "cover",
+      "fill",
+      "png",
+    ]);
+
+    // Never enlarged: cover keeps what the box holds of the image (300 × 200 of its middle), fill shrinks both sides
+    // by what one would grow; one side given: cover follows the aspect ratio, fill keeps the other side.
+    const sizes = [
+      [{ width: 300, height: 300, resize: "cover" }, [300, 200]],
+      [{ width: 800, height: 100, resize: "fill" }, [400, 50]],
+      [{ width: 100, resize: "cover" }, [100, 50]],
+      [{ width: 100, resize: "fill" }, [100, 200]],
+    ] as const;
+    for (const [transform, size] of sizes) {
+      const { data } = await admin
+        .from(id)
+        .download("bands.png", { transform: { ...transform, format: "origin" } });
+      const made = pixelsOf(new Uint8Array(await data!.arrayBuffer()));
+      expect([made.width, made.height], JSON.stringify(transform)).toEqual(size);
+    }
+    const middle = await admin
+      .from(id)
+      .download("bands.png", { transform: { width: 300, height: 300, resize: "cover", format: "origin" } });
+    const kept = pixelsOf(new Uint8Array(await middle.data!.arrayBuffer()));
+    expect([kept.at(0, 100), kept.at(150, 100), kept.at(299, 100)]).toEqual([RED, GREEN, BLUE]);
+  });
+
+  // A HEIC photo is cropped and scaled in libheif's memory (downscale.ts), not photon's: the same geometry.
+  it("download with transform.resize of a HEIC photo: cover keeps its middle, fill stretches", async () => {
+    const id = uniqueBucket("heic");
+    await admin.createBucket(id);
+    const heic = Uint8Array.from(atob(heicUrl.slice(heicUrl.indexOf(",") + 1)), (char) => char.charCodeAt(0));
+    await admin.from(id).upload("photo.heic", new File([heic], "photo.heic", { type: "image/heic" }));
+    const made = async (resize: "cover" | "fill" | "contain") => {
+      const { data, error } = await admin
+        .from(id)
+        .download("photo.heic", { transform: { width: 48, height: 48, resize, format: "origin" } });
+      expect(error).toBeNull();
+      return jpegJs.decode(new Uint8Array(await data!.arrayBuffer()), { useTArray: true });
+    };
+    const red = (image: { width: number; data: Uint8Array }, x: number, y: number) =>
+      image.data[(y * image.width + x) * 4]! > 200 && image.data[(y * image.width + x) * 4 + 1]! < 80;
+    // The 96 × 64 photo has a red block over its top-left quarter (48 × 32 × 0.75 = 36 × 24 once scaled).
+    const cover = await made("cover");
+    expect([cover.width, cover.height]).toEqual([48, 48]);
+    // Scaled to 72 × 48, its middle 48 × 48 kept: the block's right part (x 12–18 of the scaled photo) is left.
+    expect([red(cover, 2, 2), red(cover, 10, 3)]).toEqual([true, false]);
+    const contain = await made("contain");
+    expect([contain.width, contain.height, red(contain, 10, 3)]).toEqual([48, 32, true]);
+    const fill = await made("fill");
+    // Halved across, three quarters down: the block is 12 × 12, from the left edge (cover's is 6 wide).
+    expect([fill.width, fill.height, red(fill, 9, 9), red(fill, 20, 5), red(cover, 9, 9)]).toEqual([
+      48,
+      48,
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  it("render/image with a resize Storage does not know: its 400, nothing transformed", async () => {
+    const id = uniqueBucket("fit");
+    await admin.createBucket(id, { public: true });
+    const up = await admin
+      .from(id)
+      .upload("bands.png", new File([bands()], "bands.png", { type: "image/png" }));
+    const url = admin.from(id).getPublicUrl("bands.png", { transform: { width: 100, height: 100 } })
+      .data.publicUrl;
+    const refused = await open(`${url}&resize=stretch`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      statusCode: "400",
+      code: "InvalidRequest",
+      error: "InvalidRequest",
+      message: "querystring/resize must be equal to one of the allowed values",
+    });
+    expect((await env.FILES.list({ prefix: `_variants/${up.data!.id}/` })).objects).toHaveLength(0);
   });
 });

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../../http/app-env";
-import { deliverFile, findObject, publicReadPolicy, readPolicyFor } from "../../../storage";
+import { deliverFile, FITS, type Fit, findObject, publicReadPolicy, readPolicyFor } from "../../../storage";
 import { callerOf } from "./caller";
-import { noSuchKey } from "./errors";
+import { invalidRequest, noSuchKey } from "./errors";
 import type { ObjectRef } from "./request";
 
 /**
@@ -19,8 +19,8 @@ const TRANSFORM = { width: "w", height: "h", quality: "q" } as const;
 /**
  * The request the core serves: the path and conditional headers as sent, `download` as the core's attachment flag,
  * and, on `render/image`, Storage's transformation in the core's parameters (`format` absent: the best format the
- * client accepts, as Storage converts by default; `origin`: the file's own). `resize` is not taken: the core fits
- * the image inside the box, Storage's `contain` (docs/supabase.md, "Storage").
+ * client accepts, as Storage converts by default; `origin`: the file's own). `resize` is the core's fit, given
+ * beside the request (fitOf).
  */
 function coreRequest(c: Context<AppEnv>, transform: Record<string, string> | null): Request {
   const url = new URL(c.req.url);
@@ -37,15 +37,28 @@ function coreRequest(c: Context<AppEnv>, transform: Record<string, string> | nul
   return new Request(target, { method: c.req.method, headers: c.req.raw.headers });
 }
 
-/** The query's transformation parameters (what storage-js appends), over a signed token's own. */
+/**
+ * The query's transformation parameters (what storage-js appends), over a signed token's own. A `resize` Storage
+ * does not know is its schema's 400 (`querystring/resize must be equal to one of the allowed values`).
+ */
 export function transformOf(query: URLSearchParams, signed?: Record<string, string>): Record<string, string> {
   const asked: Record<string, string> = {};
   for (const name of ["width", "height", "quality", "format", "resize"]) {
     const value = query.get(name);
     if (value) asked[name] = value;
   }
+  if (asked.resize !== undefined && !(FITS as readonly string[]).includes(asked.resize)) {
+    throw invalidRequest("querystring/resize must be equal to one of the allowed values");
+  }
   return { ...asked, ...signed };
 }
+
+/**
+ * Storage's `resize` as the core's fit: the same words. Absent, `cover`, as Storage's renderer defaults (imgproxy's
+ * `fill`: docs/decisions.md, "Issue 43: resize cover and fill").
+ */
+const fitOf = (transform: Record<string, string> | null): Fit | undefined =>
+  transform ? ((transform.resize as Fit | undefined) ?? "cover") : undefined;
 
 export async function serveObject(
   c: Context<AppEnv>,
@@ -59,12 +72,16 @@ export async function serveObject(
   if (!found?.file.isUploaded) throw noSuchKey();
   const request = coreRequest(c, transform);
   const { id } = found.file;
+  const image = { fit: fitOf(transform) };
   if (access === "authenticated")
-    return deliverFile(deps, request, id, await readPolicyFor(deps, caller, id));
-  if (access === "public") return deliverFile(deps, request, id, await publicReadPolicy(deps, id));
+    return deliverFile(deps, request, id, await readPolicyFor(deps, caller, id), image);
+  if (access === "public") return deliverFile(deps, request, id, await publicReadPolicy(deps, id), image);
   // The token is the credential (and the cache key): the answer is the same for whoever holds it.
-  return deliverFile(deps, request, id, () => ({
-    cacheControl: `max-age=${access.secondsLeft}`,
-    shared: true,
-  }));
+  return deliverFile(
+    deps,
+    request,
+    id,
+    () => ({ cacheControl: `max-age=${access.secondsLeft}`, shared: true }),
+    image,
+  );
 }
