@@ -6,6 +6,7 @@ import {
   CODEC_BUDGET_BYTES,
   HEIF_BUDGET_BYTES,
   MAX_AVIF_PIXELS,
+  MAX_INPUT_BYTES,
   MAX_INPUT_PIXELS,
   MAX_OUTPUT_PIXELS,
 } from "../../src/storage/images/limits";
@@ -89,6 +90,53 @@ describe("image transformation memory", () => {
     expect(total).toBeLessThanOrEqual(CODEC_BUDGET_BYTES);
     // All four together: what limits.ts leaves the isolate after them is for the source and the JavaScript.
     expect(total + memory.heif).toBeLessThanOrEqual(CODEC_BUDGET_BYTES + HEIF_BUDGET_BYTES);
+  });
+
+  // The sequences that broke the budget without HEIC (docs/decisions.md, "Issue 43: the image Worker's memory
+  // budget"): photon's heap laid out by a tiny PNG then grown by an 8 MiB JPEG (68 MiB), libwebp's by a noisy
+  // alpha (48 MiB), beside libaom's. Four inputs encoded in JS and five transforms: ~10 s on a busy machine.
+  it("a patterned PNG, an 8 MiB JPEG, a noisy-alpha PNG to WebP and an AVIF keep the codecs within budget", {
+    timeout: 120_000,
+  }, async () => {
+    // A 2 MP PNG of a repeating tile: a small file whose decode lays out photon's heap for the next one.
+    const tile = new Uint8Array(1600 * 1250 * 4);
+    for (let i = 0; i < tile.length; i++) tile[i] = (i * 37) % 251;
+    const pattern = encodePng({ width: 1600, height: 1250, data: tile, channels: 4, depth: 8 });
+    // Noise in all four channels: libwebp compresses the alpha plane losslessly, its worst case.
+    const alphaNoise = noise(1600, 1250);
+    for (let i = 3; i < alphaNoise.length; i += 4) alphaNoise[i] = (alphaNoise[i - 3]! * 7 + 13) & 255;
+    const translucent = encodePng({ width: 1600, height: 1250, data: alphaNoise, channels: 4, depth: 8 });
+    // The noise JPEG padded after its end to the input limit: photon copies every byte in.
+    const jpeg = jpegJs.encode({ data: noise(1600, 1250), width: 1600, height: 1250 }, 90).data;
+    const padded = new Uint8Array(MAX_INPUT_BYTES);
+    padded.set(jpeg);
+    expect(translucent.length).toBeLessThanOrEqual(MAX_INPUT_BYTES);
+    const files = {
+      pattern: await ownFile(pattern, "image/png"),
+      padded: await ownFile(padded, "image/jpeg"),
+      translucent: await ownFile(translucent, "image/png"),
+    };
+    const memories: string[] = [];
+    let peak = 0;
+    for (const [name, query] of [
+      ["pattern", "?w=1118&f=jpeg"],
+      ["padded", "?w=1118&f=jpeg"],
+      ["translucent", "?w=1118&f=webp"],
+      ["padded", "?w=800&f=avif"],
+      ["pattern", "?w=1118&f=webp"],
+      ["padded", "?w=1118&f=png&b=3"],
+    ] as const) {
+      const file = files[name];
+      const response = await get(file.id, {}, file.token, query);
+      expect(response.status, `${name}${query}`).toBe(200);
+      await response.arrayBuffer();
+      const memory = await env.IMAGE_TRANSFORMER!.memory();
+      const total = memory.photon + memory.webp + memory.avif + memory.heif;
+      peak = Math.max(peak, total);
+      memories.push(`${name}${query}: ${JSON.stringify(memory)} total ${(total / 2 ** 20).toFixed(1)} MiB`);
+    }
+    console.log(memories.join("\n"));
+    expect(peak).toBeLessThanOrEqual(CODEC_BUDGET_BYTES);
   });
 
   it("a 6300 × 6300 PNG is refused from its header, before a byte is decoded", async () => {
