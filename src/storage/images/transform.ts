@@ -20,6 +20,13 @@ import { downscaleInPlace } from "./downscale";
 import { decodeHeif } from "./heif";
 import { isHeif } from "./heif-container";
 import { checkInput, checkOutput } from "./limits";
+import {
+  clampedView,
+  oneAtATime,
+  type PhotonExports,
+  reservePhotonArena,
+  webpMemoryOptions,
+} from "./memory-budget";
 import { DEFAULT_QUALITY, fitInside, type ImageParams, type OutputFormat } from "./params";
 
 export { fitInside };
@@ -92,10 +99,10 @@ export async function encodeLossyWebp(
   webpReady ??= initWebpEncoder(webpEncoderWasm) as Promise<CodecModule>;
   await webpReady;
   // jsquash takes a DOM ImageData; these fields are what it reads.
-  const pixels = { data: new Uint8ClampedArray(rgba), width, height, colorSpace: "srgb" } as Parameters<
+  const pixels = { data: clampedView(rgba), width, height, colorSpace: "srgb" } as Parameters<
     typeof encodeWebp
   >[0];
-  return new Uint8Array(await encodeWebp(pixels, { quality }));
+  return new Uint8Array(await encodeWebp(pixels, { quality, ...webpMemoryOptions(rgba, width * height) }));
 }
 
 async function encode(image: PhotonImage, format: OutputFormat, quality: number): Promise<Uint8Array> {
@@ -111,7 +118,7 @@ async function encode(image: PhotonImage, format: OutputFormat, quality: number)
       avifReady ??= initAvifEncoder(avifEncoderWasm) as Promise<CodecModule>;
       await avifReady;
       const pixels = {
-        data: new Uint8ClampedArray(image.get_raw_pixels()),
+        data: clampedView(image.get_raw_pixels()),
         width: image.get_width(),
         height: image.get_height(),
         colorSpace: "srgb",
@@ -132,16 +139,19 @@ let lastHeifWasmBytes = 0;
  * are checked from their header here.
  */
 async function decode(bytes: Uint8Array, params: ImageParams, format: OutputFormat): Promise<PhotonImage> {
+  const photon = (await initPhoton.ensure()) as unknown as PhotonExports;
   if (isHeif(bytes)) {
     const decoded = decodeHeif(bytes, (rgba, width, height) => {
       const target = fitInside({ width, height }, params);
       checkOutput(target, format === "avif");
+      reservePhotonArena(photon);
       return new PhotonImage(downscaleInPlace(rgba, { width, height }, target), target.width, target.height);
     });
     lastHeifWasmBytes = decoded.wasmBytes;
     return decoded.result;
   }
   checkLimits(bytes);
+  reservePhotonArena(photon);
   let image: PhotonImage;
   try {
     image = PhotonImage.new_from_byteslice(bytes);
@@ -153,9 +163,17 @@ async function decode(bytes: Uint8Array, params: ImageParams, format: OutputForm
 
 /**
  * Decode (JPEG, PNG, WebP, HEIC/HEIF), orient, resize to fit, blur, encode. CatmullRom resampling: sharper than
- * bilinear, much cheaper than Lanczos3 on large downscales.
+ * bilinear, much cheaper than Lanczos3 on large downscales. One at a time per isolate (memory-budget.ts).
  */
-export async function transformImage(
+export function transformImage(
+  bytes: Uint8Array,
+  params: ImageParams,
+  format: OutputFormat,
+): Promise<Uint8Array> {
+  return oneAtATime(() => transformNow(bytes, params, format));
+}
+
+async function transformNow(
   bytes: Uint8Array,
   params: ImageParams,
   format: OutputFormat,
