@@ -42,7 +42,7 @@ if (!(Number.isInteger(MINUTES) && MINUTES >= 2) || !(Number.isInteger(CONNECTIO
  * - workerd's resident memory (both isolates, SQLite page caches of D1 and of every live Durable Object, the
  *   runtime) may grow at most RSS_BOUND_MB: it is not the platform's limit, but an unbounded growth there
  *   (Durable Objects never evicted, WASM memory of the image transformer growing) shows here first. 64 MB is 4× the
- *   step a single 2 MP decode makes and leaves room for allocator fragmentation, which never returns memory.
+ *   step a single 1.2 MP decode makes and leaves room for allocator fragmentation, which never returns memory.
  */
 const HEAP_BOUND_MB = 8;
 const RSS_BOUND_MB = 64;

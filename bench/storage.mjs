@@ -21,10 +21,10 @@ import {
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 8);
 
-/** A 1600 × 1250 photo-like JPEG (the transformer's input limit, 2 MP) (gradients plus noise, so the codecs have real work). */
+/** A 1280 × 960 photo-like JPEG (photon's input limit, 1.2 MP: src/storage/images/limits.ts) (gradients plus noise, so the codecs have real work). */
 function photo() {
-  const width = 1600;
-  const height = 1250;
+  const width = 1280;
+  const height = 960;
   const pixels = new Uint8Array(width * height * 4);
   let seed = 7;
   for (let i = 0; i < width * height; i++) {
@@ -158,12 +158,12 @@ try {
     ["r2variant", `floor: plain R2 get, ${variant.length} B`, { url: `${floorUrl}/r2/variant` }],
     [
       "cachedJpeg",
-      "resize 1600→300 px JPEG q80, cached",
+      "resize 1280→300 px JPEG q80, cached",
       { url: `${base}/files/${image.id}?w=300&q=80&f=jpeg` },
     ],
     [
       "cachedWebp",
-      "resize 1600→300 px WebP q80, cached",
+      "resize 1280→300 px WebP q80, cached",
       { url: `${base}/files/${image.id}?w=300&q=80&f=webp` },
     ],
   ]) {
@@ -197,7 +197,7 @@ try {
     avif: vipsMs(input, join(dir, "out.avif[Q=80]")),
   };
   console.log(
-    `\nCold resize of a ${jpeg.length}-byte 1600×1250 JPEG to 300 px wide, median of ${COLD_RUNS} runs\n`,
+    `\nCold resize of a ${jpeg.length}-byte 1280×960 JPEG to 300 px wide, median of ${COLD_RUNS} runs\n`,
   );
   console.log("output        this service ms   vipsthumbnail ms   ratio");
   for (const format of ["jpeg", "webp", "avif"]) {

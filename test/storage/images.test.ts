@@ -96,7 +96,7 @@ describe("image transformation over HTTP", () => {
     await expectStorageError(
       await get(bomb.id, {}, owner, "?w=10"),
       400,
-      "image manipulation parameters out of range: the image has more than 2000000 pixels",
+      "image manipulation parameters out of range: the image has more than 1228800 pixels",
     );
   });
 

@@ -1,20 +1,35 @@
 import { badRequest } from "../errors";
 
 /**
- * What one transformation may take, set by measurement (docs/decisions.md, "Image transformation memory"). An
- * isolate has 128 MiB, WebAssembly included, and WebAssembly memory never shrinks: every codec keeps the peak of
- * every image it ever handled. Measured in workerd (test/storage/transform-memory.test.ts reads it): photon holds
- * 15–25 bytes per input pixel after a decode and resize (a 3 MP gradient JPEG: 45 MiB; 12 MP: 162 MiB; a 2 MP
- * noise PNG: 51 MiB), libwebp 16 MiB at first and 23 MiB at 1 MP of output, libaom (AVIF) 23 MiB at 0.5 MP and
- * 40 MiB at 1 MP. Transformations run in their own Worker (src/storage/images/worker.ts), away from argon2id's 65 MiB, and
- * these caps keep photon + libwebp + libaom under `CODEC_BUDGET_BYTES` (97 MiB measured at the caps), which leaves
- * 28 MiB of the isolate for the source bytes (at most `MAX_INPUT_BYTES`) and the transformer's JavaScript.
+ * What one transformation may take, set by measurement (docs/decisions.md, "Issue 43: the image Worker's memory
+ * budget"). An isolate has 128 MiB, WebAssembly included; WebAssembly memory never shrinks, and an instance dropped
+ * is not returned until V8 collects it, which in workerd did not happen within seconds: every codec's instance is
+ * kept for the isolate's life, so what each may grow to is the bound (memory-budget.ts). The transformer Worker
+ * (worker.ts) holds four, measured in workerd (test/storage/transform-memory.test.ts asserts it in the worst orders):
+ *
+ * - photon (decodes JPEG, PNG, WebP; resizes; encodes JPEG, PNG): its heap is made `PHOTON_ARENA_BYTES` before the
+ *   first image and stays there, because the largest transformation the limits allow fits in it from a fresh
+ *   layout (a 1280 × 960 RGBA PNG of 16 bits per channel: 38.2 MiB; the JPEG padded to `MAX_INPUT_BYTES`: 37.8).
+ *   It holds 15–25 bytes per input pixel (the source's bytes, the decoded image, the resize's float rows), so its
+ *   inputs are capped at `MAX_PHOTON_INPUT_PIXELS` and `MAX_INPUT_BYTES`: at 2 MP and 8 MiB it took 56–68 MiB.
+ * - libwebp: 16 MiB at first, 23.1 at 1 MP of opaque output; transparency is encoded so that it stays there
+ *   (memory-budget.ts, `MAX_WEBP_ALPHA_PIXELS`; 48 MiB before).
+ * - libaom (AVIF): 23.1 MiB at `MAX_AVIF_PIXELS` of output (40 at 1 MP).
+ * - libheif: within `HEIF_BUDGET_BYTES` (below). A HEIF photo reaches photon at the output's size (downscale.ts),
+ *   so HEIF keeps `MAX_INPUT_PIXELS`.
+ *
+ * Together: 42.1 + 23.1 + 23.1 + 24 = 112.3 MiB at most, within `WASM_BUDGET_BYTES`, which leaves 14 MiB of the
+ * isolate for its JavaScript: the source (at most 4 MiB), one RGBA copy of the output for libwebp or libaom (4 MiB
+ * at 1 MP), the encoded output and the bundle's own heap.
  */
 export const MAX_INPUT_PIXELS = 2_000_000;
-export const MAX_INPUT_BYTES = 8 * 1024 * 1024;
+export const MAX_PHOTON_INPUT_PIXELS = 1280 * 960;
+export const MAX_INPUT_BYTES = 4 * 1024 * 1024;
 export const MAX_OUTPUT_PIXELS = 1_000_000;
 export const MAX_AVIF_PIXELS = 500_000;
-export const CODEC_BUDGET_BYTES = 100 * 1024 * 1024;
+export const MAX_WEBP_ALPHA_PIXELS = 500_000;
+export const PHOTON_ARENA_BYTES = 42 * 1024 * 1024;
+export const WASM_BUDGET_BYTES = 114 * 1024 * 1024;
 
 /**
  * HEIC/HEIF (heif.ts). libheif's instance is kept while its memory is within `HEIF_BUDGET_BYTES`, on top of the
@@ -24,13 +39,8 @@ export const CODEC_BUDGET_BYTES = 100 * 1024 * 1024;
  * HEIF file may have `MAX_HEIF_INPUT_BYTES`, and as many pixels as `MAX_HEIF_DECODED_BYTES` allows at its bytes per
  * pixel (heif-container.ts): the input limit at 8-bit 4:2:0, what phones write; about half of it at 10-bit 4:4:4.
  * A HEIF photo is made the output's size in libheif's memory (downscale.ts), so photon holds at most the output of
- * one (12.6 MiB measured), and a HEIC coming first no longer moves photon's peak: resized in photon, a HEIC at
- * the input limit first left its heap so that the largest JPEG and PNG took it to 63.2 MiB, all four codecs to
- * 125.7 MiB. Now, in every order measured (HEIC first, last, between; noise HEIC of 2.0 MB), all four codecs
- * peak at 119.4–120.1 MiB (photon 51.2–51.8, libwebp 23.1, libaom 23.1, libheif 22.0): within
- * `CODEC_BUDGET_BYTES + HEIF_BUDGET_BYTES` (124 MiB), which with 2 MiB of HEIF source is 2 MiB under the isolate's
- * 128 (docs/decisions.md, "Issue 43: HEIC/HEIF input to the image transformation" and "Issue 43: image memory
- * after HEIC"; test/storage/transform-memory.test.ts asserts it in the worst order).
+ * one, within its arena (docs/decisions.md, "Issue 43: HEIC/HEIF input to the image transformation" and "Issue 43:
+ * image memory after HEIC").
  */
 export const MAX_HEIF_INPUT_BYTES = 2 * 1024 * 1024;
 export const MAX_HEIF_DECODED_BYTES = MAX_INPUT_PIXELS * 5.5;
@@ -41,7 +51,7 @@ const outOfRange = (what: string) => badRequest(`image manipulation parameters o
 
 /**
  * `size` null: not known yet (a file stored before sizes were recorded); the transformer reads it from the header.
- * `heif`: the file is HEIC/HEIF, whose bytes have a limit of their own.
+ * `heif`: the file is HEIC/HEIF, whose bytes and pixels have limits of their own (libheif decodes it, not photon).
  */
 export function checkInput(
   bytes: number,
@@ -50,8 +60,9 @@ export function checkInput(
 ): void {
   const maxBytes = heif ? MAX_HEIF_INPUT_BYTES : MAX_INPUT_BYTES;
   if (bytes > maxBytes) throw outOfRange(`the image is larger than ${maxBytes} bytes`);
-  if (size && size.width * size.height > MAX_INPUT_PIXELS) {
-    throw outOfRange(`the image has more than ${MAX_INPUT_PIXELS} pixels`);
+  const maxPixels = heif ? MAX_INPUT_PIXELS : MAX_PHOTON_INPUT_PIXELS;
+  if (size && size.width * size.height > maxPixels) {
+    throw outOfRange(`the image has more than ${maxPixels} pixels`);
   }
 }
 

@@ -22,6 +22,13 @@ import { fitInside, type Geometry, geometryOf } from "./fit";
 import { decodeHeif } from "./heif";
 import { isHeif } from "./heif-container";
 import { checkInput, checkOutput } from "./limits";
+import {
+  clampedView,
+  oneAtATime,
+  type PhotonExports,
+  reservePhotonArena,
+  webpMemoryOptions,
+} from "./memory-budget";
 import { DEFAULT_QUALITY, type ImageParams, type OutputFormat } from "./params";
 
 export { fitInside };
@@ -94,10 +101,10 @@ export async function encodeLossyWebp(
   webpReady ??= initWebpEncoder(webpEncoderWasm) as Promise<CodecModule>;
   await webpReady;
   // jsquash takes a DOM ImageData; these fields are what it reads.
-  const pixels = { data: new Uint8ClampedArray(rgba), width, height, colorSpace: "srgb" } as Parameters<
+  const pixels = { data: clampedView(rgba), width, height, colorSpace: "srgb" } as Parameters<
     typeof encodeWebp
   >[0];
-  return new Uint8Array(await encodeWebp(pixels, { quality }));
+  return new Uint8Array(await encodeWebp(pixels, { quality, ...webpMemoryOptions(rgba, width * height) }));
 }
 
 async function encode(image: PhotonImage, format: OutputFormat, quality: number): Promise<Uint8Array> {
@@ -113,7 +120,7 @@ async function encode(image: PhotonImage, format: OutputFormat, quality: number)
       avifReady ??= initAvifEncoder(avifEncoderWasm) as Promise<CodecModule>;
       await avifReady;
       const pixels = {
-        data: new Uint8ClampedArray(image.get_raw_pixels()),
+        data: clampedView(image.get_raw_pixels()),
         width: image.get_width(),
         height: image.get_height(),
         colorSpace: "srgb",
@@ -137,11 +144,13 @@ const isWhole = (geometry: Geometry, width: number, height: number) =>
  * (heif.ts), the others are checked from their header here.
  */
 async function decode(bytes: Uint8Array, params: ImageParams, format: OutputFormat): Promise<PhotonImage> {
+  const photon = (await initPhoton.ensure()) as unknown as PhotonExports;
   if (isHeif(bytes)) {
     const decoded = decodeHeif(bytes, (rgba, width, height) => {
       const geometry = geometryOf({ width, height }, params);
       const target = { width: geometry.width, height: geometry.height };
       checkOutput(target, format === "avif");
+      reservePhotonArena(photon);
       const kept = isWhole(geometry, width, height) ? rgba : cropInPlace(rgba, width, geometry.region);
       return new PhotonImage(downscaleInPlace(kept, geometry.region, target), target.width, target.height);
     });
@@ -149,6 +158,7 @@ async function decode(bytes: Uint8Array, params: ImageParams, format: OutputForm
     return decoded.result;
   }
   checkLimits(bytes);
+  reservePhotonArena(photon);
   let image: PhotonImage;
   try {
     image = PhotonImage.new_from_byteslice(bytes);
@@ -160,9 +170,18 @@ async function decode(bytes: Uint8Array, params: ImageParams, format: OutputForm
 
 /**
  * Decode (JPEG, PNG, WebP, HEIC/HEIF), orient, crop and resize to the fit (fit.ts), blur, encode. CatmullRom
- * resampling: sharper than bilinear, much cheaper than Lanczos3 on large downscales.
+ * resampling: sharper than bilinear, much cheaper than Lanczos3 on large downscales. One at a time per isolate
+ * (memory-budget.ts).
  */
-export async function transformImage(
+export function transformImage(
+  bytes: Uint8Array,
+  params: ImageParams,
+  format: OutputFormat,
+): Promise<Uint8Array> {
+  return oneAtATime(() => transformNow(bytes, params, format));
+}
+
+async function transformNow(
   bytes: Uint8Array,
   params: ImageParams,
   format: OutputFormat,
