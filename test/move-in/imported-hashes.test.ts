@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import firebase from "../fixtures/imported-hashes/firebase.json";
 import python from "../fixtures/imported-hashes/python.json";
 import { expectError, service, uniqueAddress } from "../helpers";
@@ -70,6 +70,45 @@ describe("users imported with another system's password hash", () => {
         expect((await signIn(email, fixture.password)).status, label).toBe(200);
       }),
     );
+  });
+
+  it("where the runtime refuses WebCrypto's PBKDF2 count, the JS derivation verifies instead", async () => {
+    // Threat: Cloudflare's runtime refuses PBKDF2 above a ceiling set by the account's CPU limit (100,000 at the
+    // smallest; local workerd has none), so Django's 600,000 and more would lock every such user out in production.
+    // The refusal is put back here as the runtime answers it (a NotSupportedError before any work), at a ceiling below
+    // the fixtures' 1,000 iterations so the JS derivation stays cheap in the suite.
+    const pbkdf2 = FIXTURES.filter((f) => f.hasher.startsWith("pbkdf2_"));
+    expect(pbkdf2).toHaveLength(6);
+    const users = await Promise.all(pbkdf2.map((f) => importedUser(f.hasher, f.hash)));
+    await importUsers(
+      svc,
+      users.map((u) => u.bundle),
+    );
+    const native = crypto.subtle.deriveBits.bind(crypto.subtle);
+    const refused: number[] = [];
+    const spy = vi.spyOn(crypto.subtle, "deriveBits").mockImplementation(async (algorithm, key, length) => {
+      const { name, iterations } = algorithm as { name: string; iterations?: number };
+      if (name === "PBKDF2" && iterations! > 500) {
+        refused.push(iterations!);
+        throw new DOMException(
+          `Pbkdf2 failed: iteration counts above 500 are not supported`,
+          "NotSupportedError",
+        );
+      }
+      return native(algorithm, key, length);
+    });
+    try {
+      await Promise.all(
+        pbkdf2.map(async (f, i) => {
+          await expectError(await signIn(users[i]!.email, `${f.password}!`), 401, "invalid-email-password");
+          expect((await signIn(users[i]!.email, f.password)).status, f.tool).toBe(200);
+          expect(await storedHash(users[i]!.id), f.tool).toMatch(/^\$argon2id\$/);
+        }),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(refused).toEqual(pbkdf2.flatMap(() => [1000, 1000]));
   });
 
   const fixture = (hasher: string) =>
