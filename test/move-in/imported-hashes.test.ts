@@ -131,7 +131,7 @@ describe("users imported with another system's password hash", () => {
     ["malformed Firebase", "scrypt_firebase", "only$three$fields", /malformed Firebase scrypt/],
     ["malformed PHPass", "phpass", "$P$Bshort", /malformed PHPass/],
     ["malformed MD5", "md5", "d41d8cd98f00b204e9800998ecf8427", /malformed MD5 hash/],
-    ["a misnamed format", "argon2i", fixture("argon2id"), /this one is argon2id/],
+    ["a misnamed format", "argon2i", fixture("argon2id"), /this hash is argon2id/],
     ["bcrypt above cost 12", "bcrypt", `$2b$13$${"a".repeat(53)}`, /bcrypt cost 13 is above 12/],
     ["bcrypt_sha256 above 12", "bcrypt_sha256", `bcrypt_sha256$$2b$14$${"a".repeat(53)}`, /bcrypt cost 14/],
     [

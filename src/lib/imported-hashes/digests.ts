@@ -9,8 +9,8 @@ import { family } from "./family";
  * - MD5 hex of the password, stored behind a tag of ours (`$md5-hex$<lower-case hex>`), since 32 hex digits alone say
  *   nothing of their scheme; flagged in the import's report;
  * - PHPass (WordPress's `$P$`, phpBB's `$H$`), stored as given: `$P$` + the log2 of the rounds as one character of
- *   its alphabet + 8 salt characters + 22 of hash; hash = MD5(salt ‖ password), then 2^n times MD5(hash ‖ password),
- *   written in PHPass's own little-endian base64 (phpass 0.3, Openwall).
+ *   its alphabet + 8 salt characters + 22 of hash; hash = MD5(salt ‖ password), then 2^n times
+ *   MD5(hash ‖ password), written in PHPass's own little-endian base64 (phpass 0.3, Openwall).
  * MD5 is @noble/hashes' (WebCrypto has none in Node, where the bench runs; PHPass loops thousands of times in JS).
  */
 

@@ -9,8 +9,8 @@ import { FIREBASE_TAG, scryptFamily } from "./scrypt";
  * Password hashes imported from other systems (contract supabase.md §5, `import-users`): checked at import in the
  * layout the import's `passwordHasher` names, stored in `users.password_hash` in a form that names its scheme by
  * itself, verified at the user's first sign-in by src/lib/password.ts and then replaced by the service's argon2id.
- * Stored forms (docs/move-in.md, "Password hashes from other systems"): every format as given, but MD5 hex behind
- * `$md5-hex$` and Firebase's six fields behind `$firebase-scrypt$`, the two that say nothing of their scheme alone.
+ * Stored forms (docs/imported-password-hashes.md): every format as given, but MD5 hex behind `$md5-hex$` and
+ * Firebase's six fields behind `$firebase-scrypt$`, the two that say nothing of their scheme alone.
  */
 
 export { IMPORTED_HASHERS, type ImportedHasher } from "./family";
@@ -56,7 +56,7 @@ export function parseImportedHash(hasher: ImportedHasher, hash: string): ParsedH
   if (found === null) return { refused: `not a ${hasher} hash (${LAYOUTS[hasher]})` };
   if ("refused" in found.result) return { refused: found.result.refused };
   if (found.result.hasher !== hasher)
-    return { refused: `a ${hasher} hash is ${LAYOUTS[hasher]}; this one is ${found.result.hasher}` };
+    return { refused: `${hasher} is ${LAYOUTS[hasher]}; this hash is ${found.result.hasher}` };
   const stored = toStored(hasher, hash);
   if (hasher === "md5")
     return {

@@ -13,8 +13,9 @@ import { family } from "./family";
  *   in passlib's adapted base64.
  * WebCrypto derives it natively. The Workers runtime refuses iteration counts above a ceiling that depends on the
  * account's CPU limit (100,000 at the smallest: workerd's `checkKdfIterations`; local workerd has none), with a
- * NotSupportedError before doing any work: then @noble/hashes derives it in JS, ~10× the CPU (docs/move-in.md has the
- * measurements). The derived key is at most one block (the digest's length): a longer one would multiply the work.
+ * NotSupportedError before doing any work: then @noble/hashes derives it in JS, ~10× the CPU (measured in
+ * docs/imported-password-hashes.md). The derived key is at most one block (the digest's length): a longer one would
+ * multiply the work by its blocks.
  */
 
 const DIGESTS = {
