@@ -68,9 +68,13 @@ export async function verifyPassword(
     // bcryptjs compares in constant time. Nhost stored bcrypt; these users move to argon2id at their next sign-in.
     return { ok: await bcrypt.compare(password, stored!), needsRehash: true };
   }
-  // The other systems' formats an import may store (src/lib/imported-hashes/): verified once, then replaced.
+  // The other systems' formats an import may store (src/lib/imported-hashes/): verified once, then replaced. The
+  // dummy argon2id beside it keeps a fast one (MD5, salted SHA-256) from answering sooner than an unknown email.
   const imported = stored === null ? undefined : verifyImportedHash(password, stored);
-  if (imported) return { ok: await imported, needsRehash: true };
+  if (imported) {
+    const [ok] = await Promise.all([imported, verifyArgon2(password, dummyHash(cost))]);
+    return { ok, needsRehash: true };
+  }
   const ok = await verifyArgon2(password, stored ?? dummyHash(cost));
   return { ok: ok && stored !== null, needsRehash: !stored?.startsWith(prefixOf(cost)) };
 }
