@@ -1,5 +1,9 @@
 import bcrypt from "bcryptjs";
 import { argon2id } from "./argon2";
+import { HASH_BOUNDS } from "./hash-bounds";
+import { verifyImportedHash } from "./imported-hashes";
+
+export { HASH_BOUNDS };
 
 /**
  * Password hashing. argon2id at OWASP's minimum (m=19 MiB, t=2, p=1; OWASP Password Storage Cheat Sheet), chosen by
@@ -50,19 +54,6 @@ export interface PasswordCheck {
 }
 
 /**
- * The costs a stored hash may ask for. Its parameters come from the row, and a row can come from an import: a hash
- * naming m=9,999,999 KiB or bcrypt cost 31 would make one sign-in hold gigabytes or run for hours (a CPU and memory
- * bomb behind a single request). Beyond these, the hash is refused like a wrong password; the user resets it.
- * argon2id: OWASP's largest listed memory (46 MiB) at up to 4 passes; bcrypt: Nhost used 10, OWASP asks ≥ 10.
- */
-export const HASH_BOUNDS = {
-  argon2MaxMemoryKiB: 47_104,
-  argon2MaxPasses: 4,
-  argon2MaxLanes: 4,
-  bcryptMaxCost: 12,
-};
-
-/**
  * Verifies `password` against a stored hash; `stored` null (unknown user) costs the same as a wrong password at
  * `cost`, which is also what a hash must be at not to need a rehash.
  */
@@ -76,6 +67,13 @@ export async function verifyPassword(
     if (Number(bcryptCost) > HASH_BOUNDS.bcryptMaxCost) return { ok: false, needsRehash: false };
     // bcryptjs compares in constant time. Nhost stored bcrypt; these users move to argon2id at their next sign-in.
     return { ok: await bcrypt.compare(password, stored!), needsRehash: true };
+  }
+  // The other systems' formats an import may store (src/lib/imported-hashes/): verified once, then replaced. The
+  // dummy argon2id beside it keeps a fast one (MD5, salted SHA-256) from answering sooner than an unknown email.
+  const imported = stored === null ? undefined : verifyImportedHash(password, stored);
+  if (imported) {
+    const [ok] = await Promise.all([imported, verifyArgon2(password, dummyHash(cost))]);
+    return { ok, needsRehash: true };
   }
   const ok = await verifyArgon2(password, stored ?? dummyHash(cost));
   return { ok: ok && stored !== null, needsRehash: !stored?.startsWith(prefixOf(cost)) };

@@ -1,5 +1,6 @@
 import { emailField } from "../http/fields";
 import { sha256Hex } from "../lib/crypto";
+import { parseImportedHash } from "../lib/imported-hashes";
 import { HASH_BOUNDS } from "../lib/password";
 import { toE164 } from "../lib/phone";
 import { type RowReason, type UserBundle, userBundleSchema } from "./wire";
@@ -110,9 +111,16 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
   if (bundle.phoneNumber && phoneNumber === null)
     refuse("auth.users", id, `phone number "${bundle.phoneNumber}" is not a valid number`);
 
-  const passwordHash = bundle.passwordHash === "" ? null : bundle.passwordHash;
-  const bcryptCost = passwordHash ? BCRYPT.exec(passwordHash)?.[1] : undefined;
-  if (passwordHash !== null && bcryptCost === undefined)
+  const given = bundle.passwordHash === "" ? null : bundle.passwordHash;
+  // Another system's hash in the layout its hasher names, stored in a form that says its scheme (imported-hashes).
+  const imported =
+    given !== null && bundle.passwordHasher ? parseImportedHash(bundle.passwordHasher, given) : null;
+  if (imported && "refused" in imported) refuse("auth.users", id, imported.refused);
+  if (imported && "stored" in imported && imported.warning)
+    warnings.push({ table: "auth.users", id, reason: imported.warning, notCarried: false });
+  const passwordHash = imported && "stored" in imported ? imported.stored : given;
+  const bcryptCost = passwordHash && !imported ? BCRYPT.exec(passwordHash)?.[1] : undefined;
+  if (passwordHash !== null && !imported && bcryptCost === undefined)
     refuse("auth.users", id, "password hash in an unknown format (Nhost writes bcrypt $2a$)");
   else if (bcryptCost !== undefined && Number(bcryptCost) > HASH_BOUNDS.bcryptMaxCost)
     refuse("auth.users", id, `bcrypt cost ${bcryptCost} is above ${HASH_BOUNDS.bcryptMaxCost}`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IMPORTED_HASHERS } from "../lib/imported-hashes";
 import { metadataSchema } from "../lib/json-metadata";
 
 /**
@@ -62,6 +63,8 @@ export const userBundleSchema = z.object({
   phoneNumberVerified: z.boolean(),
   newEmail: text(1000).nullable(),
   passwordHash: text(1000).nullable(),
+  /** The layout of `passwordHash` (src/lib/imported-hashes/); absent: bcrypt, as Nhost writes it. */
+  passwordHasher: z.enum(IMPORTED_HASHERS).nullish(),
   defaultRole: text(100),
   roles: z.array(text(100)).max(100),
   isAnonymous: z.boolean(),
