@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { cutOver } from "./cut-over.mjs";
 import { importNhost } from "./import-nhost/command.mjs";
+import { importSupabase } from "./import-supabase/command.mjs";
 import { localUrls, readDevVars, readRunning } from "./local.mjs";
 
 const COMMON = {
@@ -216,6 +217,7 @@ const COMMANDS = {
     },
   },
   "import-nhost": importNhost,
+  "import-supabase": importSupabase,
   "cut-over": cutOver,
   "mirror-resync": {
     summary: "rebuild the Postgres mirror (MIRROR_DB) from the service's data, page by page (docs/hasura.md)",

@@ -131,7 +131,7 @@ const SECRET_FLAGS = {
 };
 
 /** Whether a connection URL holds a password (the part npm would print). */
-function hasPassword(url) {
+export function hasPassword(url) {
   try {
     return new URL(url).password !== "";
   } catch {
@@ -381,7 +381,7 @@ async function carryBytes(api, record, source, dryRun) {
  * Counts one result of the service into the report: the row's table, and (for a user) the rows that went with it.
  * `parts`: table → how many rows of it the bundle held.
  */
-function countOutcome(report, table, result, parts = {}) {
+export function countOutcome(report, table, result, parts = {}) {
   const outcome = OUTCOMES.has(result.outcome) ? result.outcome : "skipped";
   report.add(table, outcome);
   for (const [part, n] of Object.entries(parts)) report.add(part, outcome, n);
@@ -415,7 +415,7 @@ function countOutcome(report, table, result, parts = {}) {
 }
 
 /** What `POST …/completed` records: the counts, not the lists (they can be long). */
-function completedReport(report) {
+export function completedReport(report) {
   const { tables, bytes, leftOut, notCarriedTotal, problems } = report.toJSON();
   return { tables, bytes, leftOut, notCarried: notCarriedTotal, problems };
 }

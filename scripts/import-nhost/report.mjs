@@ -43,8 +43,10 @@ export const formatBytes = (n) =>
         : `${(n / 1024 ** 3).toFixed(2)} GiB`;
 
 export class Report {
-  constructor({ dryRun = false, server = null } = {}) {
+  constructor({ dryRun = false, server = null, system = "Nhost" } = {}) {
     this.dryRun = dryRun;
+    /** The system moved from, as the last line names it. */
+    this.system = system;
     this.server = server;
     this.tables = new Map(TABLES.map((table) => [table, emptyCounts()]));
     /** "table id" → {table, id, reason}: rows not carried, merged per row. */
@@ -167,7 +169,7 @@ export class Report {
       "",
       failed.length === 0
         ? `Every row was ${this.dryRun ? "checked: a run would carry it or knowingly leave it out" : "carried or knowingly left out"}.`
-        : `${failed.join(" and ")} (above). Fix them in Nhost (or here) and run the command again: what is done stays done.`,
+        : `${failed.join(" and ")} (above). Fix them in ${this.system} (or here) and run the command again: what is done stays done.`,
     );
     return out;
   }
