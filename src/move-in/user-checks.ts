@@ -324,7 +324,9 @@ function checkFactors(
 ): CheckedUser["factors"] {
   if (!bundle.factors) return undefined;
   return bundle.factors.map((factor) => {
-    const phone = factor.phone ? toE164(factor.phone) : null;
+    const phone = factor.phone
+      ? toE164(/^\d+$/.test(factor.phone) ? `+${factor.phone}` : factor.phone)
+      : null;
     if (factor.type === "phone" && phone === null)
       refuse("auth.mfa_factors", factor.id, `phone "${factor.phone ?? ""}" is not a valid number`);
     if (factor.type === "totp" && !bundle.totpSecret)
