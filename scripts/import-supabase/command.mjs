@@ -159,13 +159,20 @@ async function users(run) {
     const built = [];
     for (const user of page) {
       const reason = notSent(user);
+      // A user not sent takes its identities and factors with it, counted in the same column.
+      const theirs = (identities.get(user.id) ?? []).length;
+      const factorsOf = (factors.get(user.id) ?? []).length;
       if (reason?.leftOut) {
         report.add("auth.users", "leftOut");
+        report.add("auth.identities", "leftOut", theirs);
+        report.add("auth.mfa_factors", "leftOut", factorsOf);
         report.leftOut("auth.users", reason.leftOut);
         continue;
       }
       if (reason?.notCarried) {
         report.add("auth.users", "skipped");
+        report.add("auth.identities", "skipped", theirs);
+        report.add("auth.mfa_factors", "skipped", factorsOf);
         report.notCarried("auth.users", user.id, reason.notCarried);
         continue;
       }
@@ -190,14 +197,20 @@ async function users(run) {
       { dryRun: run.dryRun },
     );
     results.forEach((result, i) => {
-      const { bundle, leftOut, notCarried } = built[i];
-      countOutcome(report, "auth.users", result, supabaseBundleRows(bundle));
-      for (const row of leftOut) report.leftOut(row.table, row.reason);
+      const { bundle, leftOut, notCarried, own } = built[i];
+      countOutcome(report, "auth.users", result, supabaseBundleRows(bundle, own));
+      // Rows of the user's tables that did not go with it (a factor or identity): counted where they stayed.
+      for (const row of leftOut) {
+        if (row.table !== "auth.one_time_tokens") report.add(row.table, "leftOut");
+        report.leftOut(row.table, row.reason);
+      }
       // An unreadable TOTP secret the service names itself is not listed twice.
       const named = (result.warnings ?? []).some((w) => w.notCarried && /TOTP/.test(w.reason));
-      for (const row of notCarried)
+      for (const row of notCarried) {
+        report.add(row.table, "skipped");
         if (!(named && /TOTP secret unreadable/.test(row.reason)))
           report.notCarried(row.table, row.id, row.reason);
+      }
     });
     progress.update("auth.users", counts);
   }

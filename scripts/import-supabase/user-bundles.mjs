@@ -49,8 +49,12 @@ export function buildSupabaseBundle(user, { identities = [], factors = [], oneTi
   const banned = bannedUntil !== null && Date.parse(bannedUntil) > now;
 
   const providers = [];
+  let own = 0;
   for (const identity of identities) {
-    if (OWN_IDENTITIES.has(identity.provider)) continue;
+    if (OWN_IDENTITIES.has(identity.provider)) {
+      own++;
+      continue;
+    }
     if (identity.provider.startsWith("sso:")) {
       notCarried.push({
         table: "auth.identities",
@@ -102,7 +106,7 @@ export function buildSupabaseBundle(user, { identities = [], factors = [], oneTi
     refreshTokens: [],
     factors: mfa.factors,
   };
-  return { bundle, leftOut, notCarried };
+  return { bundle, leftOut, notCarried, own };
 }
 
 /**
@@ -172,7 +176,10 @@ function factorRow(factor, type) {
   };
 }
 
-/** Rows of a bundle per table, to count them in the report with their user's outcome. */
-export function supabaseBundleRows(bundle) {
-  return { "auth.identities": bundle.providers.length, "auth.mfa_factors": bundle.factors.length };
+/**
+ * Rows of a bundle per table, to count them in the report with their user's outcome: the identities that are the
+ * account itself (`own`, its email or phone) go with it too.
+ */
+export function supabaseBundleRows(bundle, own = 0) {
+  return { "auth.identities": bundle.providers.length + own, "auth.mfa_factors": bundle.factors.length };
 }

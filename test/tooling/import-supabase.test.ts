@@ -131,7 +131,9 @@ describe("the UserBundle built from Supabase's rows", () => {
       { id: randomUUID(), provider: "email", provider_id: base.id },
       { id: randomUUID(), provider: "github", provider_id: "42" },
     ];
-    const { bundle } = buildSupabaseBundle(base, { identities }, { now, otpExpiry: 86_400 });
+    const { bundle, own } = buildSupabaseBundle(base, { identities }, { now, otpExpiry: 86_400 });
+    // The email identity is the account itself: counted with the user, not linked as a provider.
+    expect(own).toBe(1);
     expect(bundle).toMatchObject({
       system: "supabase",
       appMetadata: { tier: "gold" },
