@@ -2,6 +2,7 @@
 // (plain, or sealed as crypto.EncryptedString), the pending links GoTrue mailed, and the UserBundle built from
 // Supabase's rows. The run against Postgres and the service is tested end to end in
 // test/compat/supabase-import.test.ts.
+import { execFile } from "node:child_process";
 import { createCipheriv, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
@@ -197,5 +198,65 @@ describe("the UserBundle built from Supabase's rows", () => {
     expect(derivedId("github", "42")).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
+  });
+});
+
+/** The command as a person runs it, against nothing (port 1 refuses at once): only what it says is checked. */
+function runCommand(args: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^(AUTH_URL|ADMIN_SECRET|SUPABASE_.*|NHOST_.*)$/.test(name),
+    ),
+  );
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [
+        "scripts/admin.mjs",
+        "import-supabase",
+        "--dry-run",
+        "--server",
+        "http://127.0.0.1:1/auth/v1",
+        ...args,
+      ],
+      { env: { ...clean, NO_COLOR: "1", ADMIN_SECRET: "admin-secret-5d1e", ...env }, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === "number" ? error.code : -1) : 0,
+          output: `${stdout}${stderr}`,
+        }),
+    );
+  });
+}
+
+// Threat: npm prints the command line it runs; a secret given as a flag lands in terminals, CI logs and `ps`.
+describe("import-supabase: secrets from the environment", () => {
+  const DB_PASSWORD = "pw-1b9e7c3a-db";
+
+  it("reads the database URL from SUPABASE_DATABASE_URL and never prints its password", async () => {
+    const result = await runCommand([], {
+      SUPABASE_DATABASE_URL: `postgres://postgres:${DB_PASSWORD}@127.0.0.1:1/postgres`,
+    });
+    expect(result.code, result.output).toBe(1);
+    expect(result.output).toContain(
+      "cannot connect to the Supabase database at postgres://postgres:***@127.0.0.1:1/postgres",
+    );
+    expect(result.output).not.toContain(DB_PASSWORD);
+  });
+
+  it("refuses the key and a password-holding URL as flags, and a malformed key, never repeating them", async () => {
+    const database = { SUPABASE_DATABASE_URL: "postgres://postgres@127.0.0.1:1/postgres" };
+    const flag = await runCommand(["--supabase-encryption-key", KEY], database);
+    expect(flag.code).toBe(2);
+    expect(flag.output).toContain("SUPABASE_ENCRYPTION_KEY");
+    expect(flag.output).not.toContain(KEY);
+    const url = await runCommand(["--database-url", `postgres://postgres:${DB_PASSWORD}@127.0.0.1:1/db`], {});
+    expect(url.code).toBe(2);
+    expect(url.output).toContain("SUPABASE_DATABASE_URL");
+    expect(url.output).not.toContain(DB_PASSWORD);
+    const malformed = await runCommand([], { ...database, SUPABASE_ENCRYPTION_KEY: `${KEY}x!` });
+    expect(malformed.code).toBe(2);
+    expect(malformed.output).toContain("SUPABASE_ENCRYPTION_KEY must be");
+    expect(malformed.output).not.toContain(KEY);
   });
 });
