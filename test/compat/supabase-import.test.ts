@@ -71,7 +71,7 @@ let db: pg.Client;
 const tag = crypto.randomUUID().slice(0, 8);
 const githubId = String(Math.floor(Math.random() * 1e12));
 const users = {} as Record<
-  "ana" | "pending" | "banned" | "gone" | "badHash" | "caseA" | "caseB",
+  "ana" | "pending" | "banned" | "gone" | "badHash" | "caseA" | "caseB" | "sso",
   SupabaseSeededUser
 >;
 let dryRun: Run;
@@ -106,6 +106,12 @@ beforeAll(async () => {
   // GoTrue lower-cases addresses, but a row written by hand need not be: two addresses that are one here.
   users.caseA = await seedSupabaseUser(db, { email: `Case-${tag}@example.com` });
   users.caseB = await seedSupabaseUser(db, { email: `case-${tag}@example.com` });
+  // A user of an SSO connection: it can't sign in without the connection, which a later part of the import carries.
+  users.sso = await seedSupabaseUser(db, {
+    email: `sso-${tag}@example.com`,
+    password: null,
+    isSsoUser: true,
+  });
   dryRun = await importSupabase(["--dry-run"]);
   first = await importSupabase();
 }, 120_000);
@@ -118,13 +124,13 @@ afterAll(async () => {
 describe("import-supabase, then supabase-js against the service", () => {
   it("a dry run writes nothing and says what a run would do", async () => {
     expect(dryRun.report.tables["auth.users"]).toMatchObject({
-      read: 7,
+      read: 8,
       imported: 4,
-      skipped: 2,
+      skipped: 3,
       leftOut: 1,
     });
     // The dry run's checks ran, but nobody was written: the first real run imported them.
-    expect(first.report.tables["auth.users"]).toMatchObject({ read: 7, imported: 4, skipped: 2, leftOut: 1 });
+    expect(first.report.tables["auth.users"]).toMatchObject({ read: 8, imported: 4, skipped: 3, leftOut: 1 });
   });
 
   it("the old password signs in as the same user, with user_metadata and app_metadata; the identity is listed", async () => {
@@ -178,6 +184,9 @@ describe("import-supabase, then supabase-js against the service", () => {
     const lines = first.report.notCarried.map((row) => `${row.id} ${row.reason}`);
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${users.badHash.id} .*password hash`)));
     expect(lines).toContainEqual(expect.stringMatching(/differing only in case/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${users.sso.id} SSO user .*not carried yet`)),
+    );
     const admin = adminClient();
     expect((await admin.auth.admin.getUserById(users.badHash.id)).data.user).toBeNull();
     const twins = await Promise.all(
@@ -189,15 +198,22 @@ describe("import-supabase, then supabase-js against the service", () => {
   it("a second run changes nothing", async () => {
     const second = await importSupabase();
     expect(second.report.tables["auth.users"]).toMatchObject({
-      read: 7,
+      read: 8,
       unchanged: 4,
       imported: 0,
       updated: 0,
     });
     // Every identity read is accounted for: the email ones are the accounts themselves, and go with their user.
     expect(second.report.tables["auth.identities"]).toEqual(
-      expect.objectContaining({ read: 8, unchanged: 5, skipped: 2, leftOut: 1, imported: 0 }),
+      expect.objectContaining({ read: 9, unchanged: 5, skipped: 3, leftOut: 1, imported: 0 }),
     );
     expect(second.report.tables["auth.mfa_factors"]).toMatchObject({ read: 1, unchanged: 1 });
+  });
+
+  it("a user soft-deleted in Supabase after an earlier run is deleted here by the next", async () => {
+    await db.query("UPDATE auth.users SET deleted_at = now() WHERE id = $1", [users.banned.id]);
+    const delta = await importSupabase();
+    expect(delta.report.tables["auth.users"]).toMatchObject({ deleted: 1, leftOut: 2 });
+    expect((await adminClient().auth.admin.getUserById(users.banned.id)).data.user).toBeNull();
   });
 });
