@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { cutOver } from "./cut-over.mjs";
 import { importNhost } from "./import-nhost/command.mjs";
+import { importSupabase } from "./import-supabase/command.mjs";
 import { importUsers } from "./import-users/command.mjs";
 import { localUrls, readDevVars, readRunning } from "./local.mjs";
 
@@ -218,6 +219,7 @@ const COMMANDS = {
   },
   "import-nhost": importNhost,
   "import-users": importUsers,
+  "import-supabase": importSupabase,
   "cut-over": cutOver,
   "mirror-resync": {
     summary: "rebuild the Postgres mirror (MIRROR_DB) from the service's data, page by page (docs/hasura.md)",

@@ -131,7 +131,7 @@ const SECRET_FLAGS = {
 };
 
 /** Whether a connection URL holds a password (the part npm would print). */
-function hasPassword(url) {
+export function hasPassword(url) {
   try {
     return new URL(url).password !== "";
   } catch {

@@ -71,9 +71,10 @@ export function redactUrl(url) {
 
 /**
  * Connects, or fails with one line (exit 1) when the database does not answer within 10 s. `pg` is loaded here, not
- * at the top of admin.mjs, so that the other admin commands never need it.
+ * at the top of admin.mjs, so that the other admin commands never need it. `Db`: the reader (import-supabase's
+ * extends this one), `system`: the name its messages use.
  */
-export async function connectNhost(databaseUrl, fail) {
+export async function connectNhost(databaseUrl, fail, { system = "Nhost", Db = NhostDb } = {}) {
   const { default: pg } = await import("pg");
   // `timestamp without time zone` columns (none in Nhost's own migrations, but an app may have altered one) are UTC.
   const types = {
@@ -86,12 +87,14 @@ export async function connectNhost(databaseUrl, fail) {
   try {
     await client.connect();
   } catch (error) {
-    fail(`cannot connect to the Nhost database at ${redactUrl(databaseUrl)}: ${error.message || error.code}`);
+    fail(
+      `cannot connect to the ${system} database at ${redactUrl(databaseUrl)}: ${error.message || error.code}`,
+    );
   }
-  const nhost = new NhostDb(client);
+  const nhost = new Db(client);
   await nhost.discover();
   if (!nhost.has("auth.users"))
-    fail(`no auth.users table at ${redactUrl(databaseUrl)}: is this a Nhost project's database?`);
+    fail(`no auth.users table at ${redactUrl(databaseUrl)}: is this a ${system} project's database?`);
   return nhost;
 }
 

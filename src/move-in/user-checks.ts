@@ -43,7 +43,20 @@ export interface CheckedUser {
     isAnonymous: boolean;
     activeMfaType: "totp" | null;
     metadata: Record<string, unknown>;
+    /** Supabase's users only (absent for Nhost's, whose fingerprints stay as they were). */
+    appMetadata?: Record<string, unknown> | null;
+    bannedUntil?: number | null;
   };
+  /** Supabase's factors by their ids (a TOTP one names the secret above); absent for Nhost's users. */
+  factors?: {
+    id: string;
+    factorType: "totp" | "phone";
+    friendlyName: string | null;
+    status: "verified" | "unverified";
+    phone: string | null;
+    createdAt: number;
+    updatedAt: number;
+  }[];
   /** Plain base32, sealed under the service's key when written; null with MFA on means unreadable in Nhost. */
   totpSecret: string | null;
   /** Nhost had a secret the command could not decrypt: one imported by an earlier run is kept. */
@@ -75,6 +88,8 @@ const TOKEN_HASH = /^(?:\\x)?([0-9a-fA-F]{64})$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const BASE32 = /^[A-Z2-7]+=*$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** GoTrue's mailed token hash: hex SHA-224 of the address and the code (internal/crypto `GenerateTokenHash`). */
+const GOTRUE_TOKEN_HASH = /^[0-9a-f]{56}$/;
 const KNOWN_TRANSPORTS = new Set(["usb", "nfc", "ble", "internal", "hybrid", "smart-card", "cable"]);
 /** The metadata column holds JSON; Nhost put no bound on it, the service keeps one (a hostile row can't be huge). */
 const METADATA_MAX_BYTES = 64 * 1024;
@@ -131,6 +146,8 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
   const metadata = bundle.metadata ?? {};
   if (JSON.stringify(metadata).length > METADATA_MAX_BYTES)
     refuse("auth.users", id, `metadata larger than ${METADATA_MAX_BYTES} bytes`);
+  if (JSON.stringify(bundle.appMetadata ?? {}).length > METADATA_MAX_BYTES)
+    refuse("auth.users", id, `app_metadata larger than ${METADATA_MAX_BYTES} bytes`);
 
   const mfa = checkMfa(bundle, id, warnings, refuse);
 
@@ -200,6 +217,7 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
   }
 
   const ticket = await checkTicket(bundle, id, now, warnings);
+  const factors = checkFactors(bundle, refuse);
   if (reasons.length > 0) return { ok: false, id, reasons };
 
   const row: CheckedUser["row"] = {
@@ -221,10 +239,17 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
     isAnonymous: bundle.isAnonymous,
     activeMfaType: mfa.activeMfaType,
     metadata,
+    ...(bundle.system === "supabase"
+      ? {
+          appMetadata: bundle.appMetadata ?? null,
+          bannedUntil: bundle.bannedUntil ? ms(bundle.bannedUntil) : null,
+        }
+      : {}),
   };
   const checked = {
     id,
     row,
+    ...(factors ? { factors } : {}),
     totpSecret: mfa.totpSecret,
     totpUnreadable: bundle.totpSecretUnreadable,
     providers,
@@ -286,7 +311,9 @@ async function checkTicket(
   const type = bundle.ticket.slice(0, bundle.ticket.indexOf(":"));
   const expiresAt = bundle.ticketExpiresAt ? ms(bundle.ticketExpiresAt) : 0;
   if (expiresAt <= now) return null;
-  if (!TICKET_TYPES.has(type) || !UUID.test(bundle.ticket.slice(type.length + 1))) {
+  const body = bundle.ticket.slice(type.length + 1);
+  const shaped = bundle.system === "supabase" ? GOTRUE_TOKEN_HASH.test(body) : UUID.test(body);
+  if (!TICKET_TYPES.has(type) || !shaped) {
     warnings.push({
       table: "auth.users",
       id,
@@ -296,4 +323,30 @@ async function checkTicket(
     return null;
   }
   return { type, hash: await sha256Hex(bundle.ticket), expiresAt };
+}
+
+/** Supabase's factors: a phone factor's number as E.164 (GoTrue keeps it without `+`), the rest as they are. */
+function checkFactors(
+  bundle: UserBundle,
+  refuse: (table: string, id: string, reason: string) => void,
+): CheckedUser["factors"] {
+  if (!bundle.factors) return undefined;
+  return bundle.factors.map((factor) => {
+    const phone = factor.phone
+      ? toE164(/^\d+$/.test(factor.phone) ? `+${factor.phone}` : factor.phone)
+      : null;
+    if (factor.type === "phone" && phone === null)
+      refuse("auth.mfa_factors", factor.id, `phone "${factor.phone ?? ""}" is not a valid number`);
+    if (factor.type === "totp" && !bundle.totpSecret)
+      refuse("auth.mfa_factors", factor.id, "a TOTP factor without its secret");
+    return {
+      id: factor.id.toLowerCase(),
+      factorType: factor.type,
+      friendlyName: factor.friendlyName,
+      status: factor.status,
+      phone: factor.type === "phone" ? phone : null,
+      createdAt: ms(factor.createdAt),
+      updatedAt: ms(factor.updatedAt),
+    };
+  });
 }

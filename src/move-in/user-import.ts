@@ -6,6 +6,7 @@ import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED, offered } from "./changed-here";
+import { withServiceDefaults } from "./supabase-users";
 import { type CheckedUser, checkUser } from "./user-checks";
 import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
 import { type Statement, writeUser } from "./user-writes";
@@ -22,7 +23,9 @@ import type { ImportResult, RowReason } from "./wire";
  */
 export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
   const now = deps.now();
-  const checked = await Promise.all(inputs.map((input) => checkUser(input, now)));
+  const checked = await Promise.all(
+    inputs.map((input) => checkUser(withServiceDefaults(deps.config, input), now)),
+  );
   const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
   const seen = await readWhatIsHere(deps, valid);
   const plans = new Map<string, Plan>();

@@ -4,6 +4,7 @@ import {
   type ImportedParts,
   type ImportLedgerRow,
   importLedger,
+  mfaFactors,
   securityKeys,
   tickets,
   userProviders,
@@ -133,6 +134,8 @@ export async function writeUser(
         }),
     );
 
+  statements.push(...factorStatements(db, user, previous, keepRow));
+
   const written = tokenStatements(db, user, previous.tokens, new Set(here.tokenOwners.keys()), now, {
     refuseNew,
     present: here.tokensHere,
@@ -172,6 +175,7 @@ export async function writeUser(
     tokens,
     ticketHash: user.ticket?.hash ?? null,
     totpHash,
+    ...(user.factors ? { factors: keepRow ? (previous.factors ?? []) : user.factors.map((f) => f.id) } : {}),
     expiries: Object.fromEntries(
       user.tokens.filter((t) => tokens[t.hash]).map((t) => [tokens[t.hash]!, t.expiresAt]),
     ),
@@ -191,4 +195,43 @@ export async function writeUser(
       .onConflictDoUpdate({ target: [importLedger.kind, importLedger.id], set: ledgerRow }),
   );
   return { statements, tokens, carried, left };
+}
+
+/**
+ * Supabase's factors under their own ids (absent for Nhost's users, whose one TOTP factor is named at its first
+ * listing). Written with the user's row only: a row kept as it is here keeps its factors too. A TOTP factor holds the
+ * same sealed secret as the user's row, just written in this batch, which is how the core knows it is the current one
+ * (src/auth/mfa/factor-reads.ts); a factor an earlier run imported and Supabase no longer has goes.
+ */
+function factorStatements(
+  db: ReturnType<Deps["shards"]["ofUser"]>,
+  user: CheckedUser,
+  previous: ImportedParts,
+  keepRow: boolean,
+): Statement[] {
+  if (!user.factors || keepRow) return [];
+  const ids = user.factors.map((f) => f.id);
+  const gone = (previous.factors ?? []).filter((id) => !ids.includes(id));
+  const statements: Statement[] = gone.length
+    ? [db.delete(mfaFactors).where(and(eq(mfaFactors.userId, user.id), inArray(mfaFactors.id, gone)))]
+    : [];
+  for (const factor of user.factors) {
+    const secret =
+      factor.factorType === "totp"
+        ? sql`(SELECT ${users.totpSecret} FROM ${users} WHERE ${users.id} = ${user.id})`
+        : null;
+    const values = { ...factor, userId: user.id, secret };
+    statements.push(
+      db
+        .insert(mfaFactors)
+        .values(values)
+        .onConflictDoUpdate({
+          target: mfaFactors.id,
+          set: { friendlyName: factor.friendlyName, status: factor.status, phone: factor.phone, secret },
+          // Another user's factor of the same id is never taken over.
+          setWhere: eq(mfaFactors.userId, user.id),
+        }),
+    );
+  }
+  return statements;
 }

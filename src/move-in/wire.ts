@@ -48,7 +48,27 @@ export const tokenRowSchema = z.object({
   hash: text(200),
 });
 
+/**
+ * A second factor of a system that keeps a list of them (Supabase's `auth.mfa_factors`): its id and name carried so
+ * that an app holding the factor's id still finds it. A TOTP factor's secret travels as the bundle's `totpSecret`
+ * (the core holds one TOTP secret per user); a phone factor is its number.
+ */
+export const factorRowSchema = z.object({
+  id: uuid,
+  type: z.enum(["totp", "phone"]),
+  friendlyName: text(255).nullable(),
+  status: z.enum(["verified", "unverified"]),
+  phone: text(100).nullable(),
+  createdAt: time,
+  updatedAt: time,
+});
+
 export const userBundleSchema = z.object({
+  /**
+   * Whose rows these are. `supabase` (`import-supabase`): the ticket is GoTrue's mailed token hash, and the role and
+   * locale, which GoTrue has not, are the service's defaults (supabase-users.ts).
+   */
+  system: z.enum(["nhost", "supabase"]).default("nhost"),
   id: uuid,
   createdAt: time,
   updatedAt: time,
@@ -79,6 +99,11 @@ export const userBundleSchema = z.object({
   providers: z.array(providerRowSchema).max(50),
   securityKeys: z.array(securityKeyRowSchema).max(50),
   refreshTokens: z.array(tokenRowSchema).max(1000),
+  /** GoTrue's `app_metadata` without `provider`/`providers` (those are the identities'). */
+  appMetadata: json.nullable().optional(),
+  /** A timed ban (GoTrue's `banned_until`): disabled until then. */
+  bannedUntil: time.nullable().optional(),
+  factors: z.array(factorRowSchema).max(10).optional(),
   /**
    * The row is one this service's Postgres mirror wrote (the command finds it in `edge_auth_mirror.versions`, not
    * changed since): it holds this service's data, not Nhost's (src/move-in/user-import.ts).

@@ -297,3 +297,63 @@ export async function loadNhostSchema(url: string): Promise<void> {
     await client.end();
   }
 }
+
+const SUPABASE_AUTH = fileURLToPath(new URL("../fixtures/supabase/auth/", import.meta.url));
+
+/**
+ * What a Supabase project's database holds before GoTrue migrates it (test/fixtures/supabase/SOURCE.md): the `auth`
+ * schema and the roles Supabase's Postgres image creates (the migrations grant to `postgres`; GoTrue connects as
+ * `supabase_auth_admin`), and pgcrypto, whose `gen_random_uuid()` the identities' and one-time tokens' ids default to.
+ */
+const SUPABASE_PREREQUISITES = `
+  DO $$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'supabase_auth_admin') THEN
+      CREATE ROLE supabase_auth_admin NOINHERIT CREATEROLE LOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'anon') THEN CREATE ROLE anon NOLOGIN NOINHERIT; END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'authenticated') THEN
+      CREATE ROLE authenticated NOLOGIN NOINHERIT;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'service_role') THEN
+      CREATE ROLE service_role NOLOGIN NOINHERIT BYPASSRLS;
+    END IF;
+  END $$;
+  CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA public;
+  CREATE SCHEMA IF NOT EXISTS auth AUTHORIZATION supabase_auth_admin;
+`;
+
+/**
+ * A GoTrue migration as its migrator runs it: pop renders each file as a Go template with the connection's options,
+ * and the only one the files use is `{{ index .Options "Namespace" }}` (cmd/migrate_cmd.go sets it from
+ * `DB_NAMESPACE`, `auth` on Supabase).
+ */
+export function renderGoTrueMigration(sql: string, namespace = "auth"): string {
+  return sql.replace(/\{\{\s*index \.Options "Namespace"\s*\}\}/g, namespace);
+}
+
+/**
+ * Applies Supabase Auth's schema (its `migrations/*.up.sql`, in file-name order as pop sorts them by version) to the
+ * database at `url`, each version recorded in `auth.schema_migrations` as pop records it.
+ */
+export async function loadSupabaseSchema(url: string): Promise<void> {
+  const files = (await readdir(SUPABASE_AUTH)).filter((f) => f.endsWith(".up.sql")).sort();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(SUPABASE_PREREQUISITES);
+    await client.query("SET search_path TO auth, public");
+    for (const file of files) {
+      const sql = renderGoTrueMigration(await readFile(join(SUPABASE_AUTH, file), "utf8"));
+      try {
+        await client.query(sql);
+      } catch (error) {
+        throw new Error(`GoTrue migration ${file} failed: ${(error as Error).message}`);
+      }
+      await client.query("INSERT INTO auth.schema_migrations (version) VALUES ($1) ON CONFLICT DO NOTHING", [
+        file.split("_")[0],
+      ]);
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -37,6 +37,8 @@ export interface ImportedParts {
   ticketHash: string | null;
   /** SHA-256 of the TOTP secret imported (null: none), so an unchanged secret is not sealed again. */
   totpHash: string | null;
+  /** Factors imported under their own ids (Supabase's `auth.mfa_factors`); absent for Nhost's users. */
+  factors?: string[];
   /** The expiry of each carried session or PAT (`regular:<id>` → ms) as the import last wrote it. */
   expiries?: Record<string, number>;
   /**

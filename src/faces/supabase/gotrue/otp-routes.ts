@@ -13,7 +13,6 @@ import {
   type VerifiedTicket,
   verifyMailedCode,
   verifySignInPasswordlessSms,
-  verifyTicket,
 } from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
@@ -23,6 +22,7 @@ import { passChallenge } from "../../../http/turnstile";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
+import { verifyMailedToken } from "./imported-links";
 import {
   allowedRedirect,
   asOtpRefusal,
@@ -163,7 +163,7 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
       const accepted = MAIL_TYPES[body.type];
       let verified: VerifiedTicket;
       if (body.token_hash) {
-        verified = await verifyTicket(scope, body.token_hash, { accepted, direct: true });
+        verified = await verifyMailedToken(scope, body.token_hash, body.type, { direct: true });
       } else if (body.email && body.token) {
         verified = await verifyMailedCode(scope, { address: body.email, code: body.token, accepted });
       } else {

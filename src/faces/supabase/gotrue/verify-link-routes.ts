@@ -1,9 +1,10 @@
 import { Hono } from "hono";
-import { signInScope, verifyTicket } from "../../../auth";
+import { signInScope } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError, toGoTrueError } from "./errors";
-import { allowedRedirect, asOtpRefusal, isMailType, MAIL_TYPES } from "./mail-links";
+import { verifyMailedToken } from "./imported-links";
+import { allowedRedirect, asOtpRefusal, isMailType } from "./mail-links";
 import { signGoTrueToken } from "./tokens";
 import { goTrueSession } from "./wire";
 
@@ -43,7 +44,7 @@ export const goTrueVerifyLinkRoutes = new Hono<AppEnv>().get(
       if (!isMailType(type)) throw new GoTrueError(400, "validation_failed", "Unsupported verification type");
       // A user with a second factor lands with an aal1 session, which the app steps up (mfa-routes.ts).
       const scope = signInScope(c, "email-link", { minter: signGoTrueToken, secondFactorLater: true });
-      const verified = await verifyTicket(scope, token, { accepted: MAIL_TYPES[type] });
+      const verified = await verifyMailedToken(scope, token, type);
       if ("code" in verified) {
         const url = new URL(target);
         url.searchParams.set("code", verified.code);
