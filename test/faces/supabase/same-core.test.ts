@@ -8,6 +8,7 @@
 import { env } from "cloudflare:test";
 import { AuthSessionMissingError } from "@supabase/supabase-js";
 import { describe, expect, inject, it } from "vitest";
+import type { StreamEvent } from "../../../src/events/types";
 import {
   auditTypesOf,
   decodeJwt,
@@ -18,7 +19,6 @@ import {
   uniqueEmail,
 } from "../../helpers";
 import { hookReceiver } from "../../hooks/support";
-import type { StreamEvent } from "../../../src/events/types";
 import { supabaseClient, supabaseService } from "./support";
 
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
