@@ -1,6 +1,6 @@
 import type { Db } from "../db/client";
 import { claim, releaseEntries } from "../db/directory";
-import type { ImportedParts, ImportLedgerRow } from "../db/schema";
+import type { ImportedParts, ImportLedgerRow, ImportSystem } from "../db/schema";
 import { eachShard } from "../db/shards";
 import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
@@ -18,16 +18,23 @@ import type { ImportResult, RowReason } from "./wire";
  * earlier runs wrote is in the import ledger, beside the user: the same user again writes nothing; a user changed here
  * since (its `updated_at` moved) is kept as it is here; a token the ledger knows is never written again, so one spent
  * or signed out here stays dead. With several shards the directory's keys of each user are claimed before its batch
- * (user-entries.ts): a key another user holds skips the user, as the unique indexes would in one database.
+ * (user-entries.ts): a key another user holds skips the user, as the unique indexes would in one database. `system`:
+ * where the users come from, written on their ledger rows; a user an earlier run imported from another system is
+ * skipped (one id, one system: each system's delta runs list and remove only their own).
  */
-export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
+export async function importUsers(
+  deps: Deps,
+  inputs: unknown[],
+  dryRun: boolean,
+  system: ImportSystem = "nhost",
+): Promise<ImportResult[]> {
   const now = deps.now();
   const checked = await Promise.all(inputs.map((input) => checkUser(input, now)));
   const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
   const seen = await readWhatIsHere(deps, valid);
   const plans = new Map<string, Plan>();
   const claimed = { emails: new Map<string, string>(), phones: new Map<string, string>() };
-  for (const user of valid) plans.set(user.id, await planUser(deps, user, seen, claimed, now));
+  for (const user of valid) plans.set(user.id, await planUser(deps, user, seen, claimed, now, system));
 
   const results = checked.map((c): ImportResult => {
     if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };
@@ -155,6 +162,7 @@ async function planUser(
   here: Here,
   claimed: { emails: Map<string, string>; phones: Map<string, string> },
   now: number,
+  system: ImportSystem,
 ): Promise<Plan> {
   const none: Pick<Plan, "user" | "statements" | "entries" | "state"> = {
     user,
@@ -177,6 +185,16 @@ async function planUser(
   const before = here.ledger.get(user.id);
   const existing = here.usersById.get(user.id);
   const checked = checkWarnings(user, before, existing);
+  // The same id from a second system (a UUID kept as it was, say): its first system's delta runs own it, and its
+  // removal there must not be undone here, nor its row overwritten by another system's.
+  if (before && before.system !== system)
+    return skip([
+      {
+        table: "auth.users",
+        id: user.id,
+        reason: `already imported from ${before.system}: not imported from ${system}`,
+      },
+    ]);
   if (before && !existing) return keep("deleted in this service since the last import: not brought back");
   // A row this service's Postgres mirror wrote into the database the command reads (docs/hasura.md): a user created
   // here is this service's, not Nhost's; never imported, not an error.
@@ -218,6 +236,7 @@ async function planUser(
     now,
     keepRow,
     changes,
+    system,
   );
   const entries = userEntries(carrying.user, before?.parts ?? NOTHING, here, tokens, !keepRow);
   const written = { user: carrying.user, statements, entries, state: "planned" as const };
