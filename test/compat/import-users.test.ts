@@ -166,7 +166,8 @@ describe("import-users through the Worker", () => {
   // would live on here and could still sign in; and the Nhost import's removal pass took every imported user it could
   // not find in Nhost for one deleted there (the ledger now records each user's system).
   it("a delta run removes the user the newer export lacks, and only from its own system's ledger", async () => {
-    const lines = readFileSync(at("users.csv"), "utf8").trimEnd().split("\n");
+    // The fixture's lines end in CRLF: csv-parse takes the first line's ending for every record.
+    const lines = readFileSync(at("users.csv"), "utf8").trimEnd().split(/\r?\n/);
     const tag = crypto.randomUUID().slice(0, 8);
     const row = (n: number) => `delta-${tag}-${n},delta-${tag}-${n}@example.com,true,,Delta ${n},,,`;
     const first = join(scratch, "delta-first.csv");
@@ -174,8 +175,10 @@ describe("import-users through the Worker", () => {
     writeFileSync(first, [...lines, row(1), row(2)].join("\n"));
     writeFileSync(second, [...lines, row(1)].join("\n"));
     const gone = importedId("csv", `delta-${tag}-2`);
-    await importUsers("--from", "csv", "--file", first);
-    expect((await adminUser(gone)).status).toBe(200);
+    const imported = await importUsers("--from", "csv", "--file", first);
+    expect((await adminUser(gone)).status, `${imported.stderr}\n${JSON.stringify(imported.report)}`).toBe(
+      200,
+    );
 
     const dry = await importUsers("--from", "csv", "--file", second, "--dry-run");
     expect(dry.report.tables["auth.users"]).toMatchObject({ deleted: 1 });

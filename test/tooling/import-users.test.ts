@@ -456,6 +456,22 @@ describe("import-users' removal pass: the users of its system that the file no l
     expect(allowed.report.tables["auth.users"]).toMatchObject({ deleted: 30 });
   });
 
+  // Threat: csv-parse takes the first line's ending for every record, so rows ending otherwise were read as extra
+  // cells of the row before: their users silently not read, and so "gone" to the removal pass.
+  it("a CSV whose line endings change midway is refused before anything is sent", async () => {
+    ledgers = { csv: [importedId("csv", "a2")] };
+    const file = join(scratch, "mixed.csv");
+    writeFileSync(
+      file,
+      "id,email,email_verified,phone,display_name,password_hash,password_hasher,metadata\r\n" +
+        "a1,a1@example.com,true,,A,,,\r\na2,a2@example.com,true,,B,,,\na3,a3@example.com,true,,C,,,\n",
+    );
+    const run = await importUsers("--from", "csv", "--file", file);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/is not a readable CSV: Invalid Record Length/);
+    expect(captured).toEqual([]);
+  });
+
   it("a file naming no user, or a row that names no user, removes nothing", async () => {
     ledgers = { csv: [importedId("csv", "legacy-41")] };
     const empty = await importUsers("--from", "csv", "--file", csv("empty.csv", []));
