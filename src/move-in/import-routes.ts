@@ -50,7 +50,8 @@ export const importAdminRoutes = new Hono<AppEnv>()
         "Up to 100 users, each with its roles, providers, security keys, refresh tokens and PATs (Nhost's hash), " +
         "pending ticket and TOTP secret, written whole or not at all. Per user: `imported`, `updated`, " +
         "`unchanged`, `kept` (changed here since the last run) or `skipped` with the reasons (one an earlier run " +
-        "imported from another `system`: skipped). `system` (default `nhost`) is recorded in the ledger. `dryRun` " +
+        "imported from another `system`: skipped). `system` is recorded in the ledger (absent: a user's own " +
+        "`system`, else `nhost`; a user naming another than the batch's is skipped). `dryRun` " +
         `checks without writing. ${GUIDE}`,
       security: "admin-secret",
       answers: { 200: { description: "One result per user, in order.", schema: importResultsSchema } },

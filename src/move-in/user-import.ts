@@ -6,7 +6,8 @@ import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED, offered } from "./changed-here";
-import { type CheckedUser, checkUser } from "./user-checks";
+import { userSystem } from "./ledger";
+import { type CheckedUser, type CheckOutcome, checkUser } from "./user-checks";
 import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
 import { type Statement, writeUser } from "./user-writes";
 import { byShard, type Here, readWhatIsHere } from "./what-is-here";
@@ -19,22 +20,35 @@ import type { ImportResult, RowReason } from "./wire";
  * since (its `updated_at` moved) is kept as it is here; a token the ledger knows is never written again, so one spent
  * or signed out here stays dead. With several shards the directory's keys of each user are claimed before its batch
  * (user-entries.ts): a key another user holds skips the user, as the unique indexes would in one database. `system`:
- * where the users come from, written on their ledger rows; a user an earlier run imported from another system is
- * skipped (one id, one system: each system's delta runs list and remove only their own).
+ * where the users come from (ledger.ts `userSystem`), written on their ledger rows; a user an earlier run imported
+ * from another system is skipped (one id, one system: each system's delta runs list and remove only their own).
  */
 export async function importUsers(
   deps: Deps,
   inputs: unknown[],
   dryRun: boolean,
-  system: ImportSystem = "nhost",
+  system?: ImportSystem,
 ): Promise<ImportResult[]> {
   const now = deps.now();
-  const checked = await Promise.all(inputs.map((input) => checkUser(input, now)));
+  const systems = new Map<string, ImportSystem>();
+  const checked = await Promise.all(
+    inputs.map(async (input): Promise<CheckOutcome> => {
+      const outcome = await checkUser(input, now);
+      if (!outcome.ok) return outcome;
+      const { id } = outcome.user;
+      const mine = userSystem(input, system);
+      if (typeof mine !== "string")
+        return { ok: false, id, reasons: [{ table: "auth.users", id, reason: mine.reason }] };
+      systems.set(id, mine);
+      return outcome;
+    }),
+  );
   const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
   const seen = await readWhatIsHere(deps, valid);
   const plans = new Map<string, Plan>();
   const claimed = { emails: new Map<string, string>(), phones: new Map<string, string>() };
-  for (const user of valid) plans.set(user.id, await planUser(deps, user, seen, claimed, now, system));
+  for (const user of valid)
+    plans.set(user.id, await planUser(deps, user, seen, claimed, now, systems.get(user.id)!));
 
   const results = checked.map((c): ImportResult => {
     if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };

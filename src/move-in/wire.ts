@@ -99,7 +99,8 @@ export type UserBundle = z.infer<typeof userBundleSchema>;
 const row = z.record(z.string(), z.unknown());
 
 export const importUsersBody = z.object({
-  system,
+  /** Absent: each user's own `system` if it names one, else `nhost` (src/move-in/ledger.ts `userSystem`). */
+  system: z.enum(IMPORT_SYSTEMS).optional(),
   dryRun: z.boolean().default(false),
   users: z.array(row).min(1).max(100),
 });

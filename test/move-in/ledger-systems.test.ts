@@ -126,6 +126,26 @@ describe("the ledger records each row's system", () => {
     expect(await importAs("auth0", [user.bundle])).toEqual([{ id: user.id, outcome: "unchanged" }]);
   });
 
+  // Threat: import-supabase names each user's system in its bundles (it shapes the checks); a batch sent under another
+  // system would record them where that system's removal pass lists them.
+  it("a user whose bundle names another system than its batch's is skipped, nothing written", async () => {
+    const user = await nhostUser({ system: "nhost" }, hash);
+    expect(await importAs("csv", [user.bundle])).toEqual([
+      {
+        id: user.id,
+        outcome: "skipped",
+        reasons: [
+          { table: "auth.users", id: user.id, reason: "the user's system \"nhost\" is not the run's (csv)" },
+        ],
+      },
+    ]);
+    expect(await userRow(user.id)).toBeNull();
+    expect(await ledgerSystems(user.id)).toEqual([]);
+    // The bundle's own system, the batch naming none: recorded under it.
+    expect(await importAs(undefined, [user.bundle])).toEqual([{ id: user.id, outcome: "imported" }]);
+    expect((await ledgerSystems(user.id)).map((row) => row.system)).toEqual(["nhost", "nhost", "nhost"]);
+  });
+
   it("a system the service does not know is a 400 in the contract's shape, nothing written", async () => {
     const user = await nhostUser({}, hash);
     const users = await svc.request("POST", "/admin/import/nhost/users", {
