@@ -47,8 +47,21 @@ async function answerOf(response) {
   }
 }
 
-export function importApi(cli) {
-  const url = (path) => `${cli.server}/admin/import/nhost${path}`;
+/**
+ * The import API for one run from one `system` (`nhost`, `supabase`, or import-users' `--from`): its users, its ledger
+ * pages and its removals carry the system, here in one place, so that no command can write users under one system and
+ * then list or remove them under another, where they would be "deleted" users (docs/decisions.md, "Issue 44: one
+ * ledger, many systems").
+ */
+export function importApi(cli, { system = "nhost" } = {}) {
+  const url = (path) => {
+    const query = path.startsWith("/ledger") ? `${path.includes("?") ? "&" : "?"}system=${system}` : "";
+    return `${cli.server}/admin/import/nhost${path}${query}`;
+  };
+  const withSystem = (path, body) =>
+    (path === "/users" || path === "/removals") && body !== null && typeof body === "object"
+      ? { ...body, system }
+      : body;
 
   /**
    * One request to the import API. Answers {ok, status, answer, text} for any final answer; with `strict` (the
@@ -56,8 +69,9 @@ export function importApi(cli) {
    * `body`: an object (sent as JSON) or a function returning a fresh fetch body for each try (a stream can be sent
    * only once). `giveUp`: see withRetries.
    */
-  async function request(method, path, { body, headers = {}, strict = true, giveUp } = {}) {
+  async function request(method, path, { body: given, headers = {}, strict = true, giveUp } = {}) {
     const target = url(path);
+    const body = withSystem(path, given);
     const secret = cli.secret();
     const { response, error } = await withRetries(
       () =>
@@ -95,6 +109,7 @@ export function importApi(cli) {
   }
 
   return {
+    system,
     url,
     request,
     failWith,

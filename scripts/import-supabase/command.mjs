@@ -65,7 +65,7 @@ async function run(cli, values) {
   });
   const report = new Report({ dryRun, server: cli.server, source: "Supabase" });
   const progress = new Progress();
-  const api = importApi(cli);
+  const api = importApi(cli, { system: "supabase" });
   const context = {
     api,
     send: batchSender(api),

@@ -56,6 +56,7 @@ export async function* readAuth0({ file, passwords }) {
       yield {
         problem: {
           id: user.user_id,
+          sourceId: user.user_id,
           reason: `the password file's line ${found.line} has this id with another email (${found.email}): not imported`,
         },
       };

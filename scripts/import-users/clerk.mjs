@@ -66,7 +66,11 @@ export async function* readClerk({ file }) {
         ? "no id"
         : `no email or phone${row.username ? ` (only the username ${row.username})` : ""}`;
       yield {
-        problem: { id: id || `line ${line}`, reason: `${what}: nothing to sign in with here, not imported` },
+        problem: {
+          id: id || `line ${line}`,
+          ...(id ? { sourceId: id } : {}),
+          reason: `${what}: nothing to sign in with here, not imported`,
+        },
       };
       continue;
     }
@@ -77,6 +81,7 @@ export async function* readClerk({ file }) {
       yield {
         problem: {
           id,
+          sourceId: id,
           reason: `password_hasher "${clerkHasher}" is not one this service verifies: not imported`,
         },
       };

@@ -5,8 +5,9 @@
 // batches.mjs, report.mjs, scripts/import/outcomes.mjs). The server remembers what earlier runs wrote, so a second
 // run changes nothing and an interrupted one carries on; ids are derived the same way on every run (records.mjs).
 //
-// No removal pass: the ledger does not record which system a user came from, so "not in this file" can't tell a
-// user deleted at the vendor from one imported from another file (docs/decisions.md, "Issue 44: import-users").
+// A run first removes the users an earlier run imported from the same system that the file no longer names
+// (removals.mjs), unless --partial says the file is only part of them. The ledger records each user's system, so
+// another system's users are never "gone" from this file (docs/decisions.md, "Issue 44: one ledger, many systems").
 import { stat } from "node:fs/promises";
 import { completedReport, countOutcome } from "../import/outcomes.mjs";
 import { importApi } from "../import-nhost/api.mjs";
@@ -19,6 +20,7 @@ import { readCsv } from "./contract-csv.mjs";
 import { RefusedFile } from "./files.mjs";
 import { readFirebase } from "./firebase.mjs";
 import { bundleOf, duplicateChecker, HASHERS } from "./records.mjs";
+import { removeGoneUsers, usersNamed } from "./removals.mjs";
 
 export const SOURCES = {
   auth0: readAuth0,
@@ -34,7 +36,7 @@ export const importUsers = {
   summary: "move users in from Auth0, Firebase, Clerk, Cognito or a CSV export (idempotent; resumable)",
   usage:
     "import-users --from auth0|firebase|clerk|cognito|csv --file FILE [--passwords FILE] [--hash-config FILE]\n" +
-    "    [--dry-run]\n\n" +
+    "    [--dry-run] [--partial] [--allow-mass-removal]\n\n" +
     "  --from auth0      --file: Auth0's user export job (NDJSON); --passwords: Auth0's password-hash export\n" +
     "  --from firebase   --file: `firebase auth:export users.json`; --hash-config: the project's password hash\n" +
     "                    parameters (the console's hash_config block, saved to a file)\n" +
@@ -43,10 +45,14 @@ export const importUsers = {
     "  --from csv        --file: id,email,email_verified,phone,display_name,password_hash,password_hasher,metadata\n" +
     "                    (password_hasher: bcrypt, argon2id, argon2i, scrypt, scrypt_firebase, pbkdf2_sha1,\n" +
     "                    pbkdf2_sha256, pbkdf2_sha512, bcrypt_sha256, sha256_salted, md5, phpass)\n" +
-    "  --dry-run         check everything with the service and report, write nothing\n\n" +
-    "  Run it again at any time: users unchanged in the file change nothing, changed ones are updated, users\n" +
-    "  changed here since are kept as they are here. Ids that are not UUIDs become UUIDs derived from\n" +
-    "  <system>:<id> (the same on every run); the original is in metadata.importedFrom.\n" +
+    "  --dry-run         check everything with the service and report, write nothing\n" +
+    "  --partial         the file holds only some of the system's users: no removal pass\n" +
+    "  --allow-mass-removal  remove here more than half of the users earlier runs imported from this system,\n" +
+    "                    when the file no longer names them (without it, such a run removes and writes nothing)\n\n" +
+    "  Run it again at any time with the latest whole export: users unchanged in the file change nothing,\n" +
+    "  changed ones are updated, users changed here since are kept as they are here, and users imported from\n" +
+    "  the same system that the file no longer names are removed here. Ids that are not UUIDs become UUIDs\n" +
+    "  derived from <system>:<id> (the same on every run); the original is in metadata.importedFrom.\n" +
     "  Progress on stderr, the report on stdout (--json: one JSON object).\n" +
     "  Exit 0: every user carried or knowingly left out; 1: some user not carried (listed), or a failure; 2: a\n" +
     "  usage error or a file that is not what --from says (nothing written)",
@@ -56,6 +62,8 @@ export const importUsers = {
     passwords: { type: "string" },
     "hash-config": { type: "string" },
     "dry-run": { type: "boolean", default: false },
+    partial: { type: "boolean", default: false },
+    "allow-mass-removal": { type: "boolean", default: false },
   },
   run,
 };
@@ -82,12 +90,18 @@ async function run(cli, values) {
   const dryRun = values["dry-run"];
   const report = new Report({ dryRun, server: cli.server, source: "the export file" });
   const progress = new Progress();
-  const api = importApi(cli);
+  // Every user, ledger page and removal of this run is recorded under --from (the ledger's system).
+  const api = importApi(cli, { system: options.from });
   const state = { send: batchSender(api), report, progress, dryRun, sent: 0 };
   progress.note(
     `import-users: ${options.from} ${options.file} → ${cli.server}${dryRun ? " (dry run: nothing will be written)" : ""}`,
   );
   try {
+    if (!values.partial) {
+      const named = await usersNamed(options.from, SOURCES[options.from](options));
+      const allowMassRemoval = values["allow-mass-removal"];
+      await removeGoneUsers({ api, named, dryRun, allowMassRemoval, report, progress });
+    }
     await importFile(state, SOURCES[options.from](options));
     if (!dryRun) await api.post("/completed", { report: completedReport(report) });
   } catch (error) {

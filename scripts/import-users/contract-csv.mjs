@@ -24,7 +24,11 @@ export async function* readCsv({ file }) {
     const email = String(row.email ?? "").trim() || null;
     const phone = String(row.phone ?? "").trim() || null;
     const problem = (reason) => ({
-      problem: { id: id || `line ${line}`, reason: `${reason}: not imported` },
+      problem: {
+        id: id || `line ${line}`,
+        ...(id ? { sourceId: id } : {}),
+        reason: `${reason}: not imported`,
+      },
     });
     if (!id) {
       yield problem("no id");

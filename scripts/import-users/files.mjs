@@ -80,7 +80,10 @@ export async function* csvRows(file, { kind, required }) {
         return names;
       },
       skip_empty_lines: true,
-      relax_column_count: true,
+      // Fewer cells than the header: the missing ones are empty. More: the file is not what it says (a row whose line
+      // ending differs from the first line's is read as more cells of the row before, and its user would be lost,
+      // then removed by the removal pass): refused.
+      relax_column_count_less: true,
       info: true,
     }),
   );

@@ -75,7 +75,13 @@ export async function* readFirebase({ file, hashConfig }) {
     let passwordHash = null;
     if (user.passwordHash) {
       if (!BASE64.test(user.passwordHash) || !BASE64.test(user.salt ?? "")) {
-        yield { problem: { id: user.localId, reason: "passwordHash or salt is not base64: not imported" } };
+        yield {
+          problem: {
+            id: user.localId,
+            sourceId: user.localId,
+            reason: "passwordHash or salt is not base64: not imported",
+          },
+        };
         continue;
       }
       passwordHash = [

@@ -5,6 +5,8 @@
 //   passwordHasher, totpSecret, disabled, createdAt, updatedAt, lastSeen, identities: [{provider, subject}],
 //   metadata, leftOut: [reason] }
 // where `provider` is already this service's provider id, or `unknown:<vendor's name>`.
+// A reader yields {record} or {problem: {id (a label), reason, sourceId (when the row names its user)}}: a problem
+// row with a sourceId is a user still at the vendor, whom the removal pass must not remove (removals.mjs).
 import { createHash } from "node:crypto";
 
 /**

@@ -49,16 +49,18 @@ export const importAdminRoutes = new Hono<AppEnv>()
       description:
         "Up to 100 users, each with its roles, providers, security keys, refresh tokens and PATs (Nhost's hash), " +
         "pending ticket and TOTP secret, written whole or not at all. Per user: `imported`, `updated`, " +
-        "`unchanged`, `kept` (changed here since the last run) or `skipped` with the reasons. `dryRun` checks " +
-        `without writing. ${GUIDE}`,
+        "`unchanged`, `kept` (changed here since the last run) or `skipped` with the reasons (one an earlier run " +
+        "imported from another `system`: skipped). `system` is recorded in the ledger (absent: a user's own " +
+        "`system`, else `nhost`; a user naming another than the batch's is skipped). `dryRun` " +
+        `checks without writing. ${GUIDE}`,
       security: "admin-secret",
       answers: { 200: { description: "One result per user, in order.", schema: importResultsSchema } },
     }),
     importBody,
     jsonBody(importUsersBody),
     async (c) => {
-      const { users, dryRun } = c.req.valid("json");
-      return c.json({ results: await importUsers(c.var.deps, users, dryRun) });
+      const { users, dryRun, system } = c.req.valid("json");
+      return c.json({ results: await importUsers(c.var.deps, users, dryRun, system) });
     },
   )
   .post(
@@ -105,28 +107,28 @@ export const importAdminRoutes = new Hono<AppEnv>()
     "/import/nhost/ledger",
     operation({
       summary: "What imports wrote",
-      description: `Ids of imported users, buckets or files in binary order, \`limit\` at a time after \`after\`. ${GUIDE}`,
+      description: `Ids of users, buckets or files imported from \`system\` (default \`nhost\`) in binary order, \`limit\` at a time after \`after\`. ${GUIDE}`,
       security: "admin-secret",
       answers: { 200: { description: "A page of ids.", schema: ledgerPageSchema } },
     }),
     queryParams(ledgerQuery),
     async (c) => {
-      const { kind, after, limit } = c.req.valid("query");
-      return c.json(await ledgerPage(c.var.deps.shards, kind, after, limit));
+      const { system, kind, after, limit } = c.req.valid("query");
+      return c.json(await ledgerPage(c.var.deps.shards, system, kind, after, limit));
     },
   )
   .post(
     "/import/nhost/removals",
     operation({
       summary: "Remove what Nhost deleted",
-      description: `Deletes imported users, buckets or files that Nhost no longer has; ids not imported are left. ${GUIDE}`,
+      description: `Deletes users, buckets or files imported from \`system\` (default \`nhost\`) that it no longer has; ids not imported from it are left (\`absent\`). ${GUIDE}`,
       security: "admin-secret",
       answers: { 200: { description: "`deleted`, `absent` or `kept` per id.", schema: importResultsSchema } },
     }),
     jsonBody(removalsBody),
     async (c) => {
-      const { kind, ids, dryRun } = c.req.valid("json");
-      return c.json({ results: await removeImported(c.var.deps, kind, ids, dryRun) });
+      const { system, kind, ids, dryRun } = c.req.valid("json");
+      return c.json({ results: await removeImported(c.var.deps, system, kind, ids, dryRun) });
     },
   )
   .post(

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { type ImportLedgerRow, importLedger } from "../db/schema";
+import { IMPORT_SYSTEMS, type ImportLedgerRow, type ImportSystem, importLedger } from "../db/schema";
 import { eachShard, type Shards } from "../db/shards";
 
 /**
@@ -35,24 +35,23 @@ export async function ledgerRows(
 }
 
 /**
- * A page of imported ids in binary order, for the command's merge with Nhost's (`GET …/ledger`). Buckets' rows are in
- * the home database; users' and files' beside what they describe, in every shard: each shard's next `limit`, merged.
+ * A page of the ids one system's runs imported, in binary order, for the command's merge with that system's
+ * (`GET …/ledger`): another system's users are not "gone" from this one. Buckets' rows are in the home database;
+ * users' and files' beside what they describe, in every shard: each shard's next `limit`, merged.
  */
 export async function ledgerPage(
   shards: Shards,
+  system: ImportSystem,
   kind: "user" | "bucket" | "file",
   after: string | undefined,
   limit: number,
 ): Promise<{ items: string[]; next: string | null }> {
+  const mine = and(eq(importLedger.system, system), eq(importLedger.kind, kind));
   const read = (db: Db) =>
     db
       .select({ id: importLedger.id })
       .from(importLedger)
-      .where(
-        after === undefined
-          ? eq(importLedger.kind, kind)
-          : and(eq(importLedger.kind, kind), gt(importLedger.id, after)),
-      )
+      .where(after === undefined ? mine : and(mine, gt(importLedger.id, after)))
       .orderBy(asc(importLedger.id))
       .limit(limit)
       .all();
@@ -72,4 +71,20 @@ export function recordImport(db: Db, kind: "bucket" | "file", id: string, finger
       target: [importLedger.kind, importLedger.id],
       set: { fingerprint, importedAt: now },
     });
+}
+
+/**
+ * The system a user of a batch is recorded under: the run's (`system` on the batch); a bundle that names its own
+ * (import-supabase's `system`, which shapes what the checks expect) must agree with it, and a batch without one takes
+ * the bundle's, then `nhost`. A user whose system disagrees with the run's is skipped: it would be listed and removed
+ * under one system and written under another.
+ */
+export function userSystem(input: unknown, run: ImportSystem | undefined): ImportSystem | { reason: string } {
+  const own = (input as { system?: unknown } | null)?.system;
+  if (own === undefined) return run ?? "nhost";
+  const known = (IMPORT_SYSTEMS as readonly unknown[]).includes(own);
+  if (known && (run === undefined || own === run)) return own as ImportSystem;
+  return {
+    reason: `the user's system ${JSON.stringify(own).slice(0, 40)} is not the run's (${run ?? "nhost"})`,
+  };
 }

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { removeHomeRowsOfUser } from "../db/client-rows";
 import { releaseUser } from "../db/directory";
-import { eventMutes, files, importLedger, users } from "../db/schema";
+import { eventMutes, files, type ImportSystem, importLedger, users } from "../db/schema";
 import { eachShard } from "../db/shards";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
@@ -13,10 +13,16 @@ import type { ImportResult } from "./wire";
 type Kind = "user" | "bucket" | "file";
 
 /**
- * The database holding each id's ledger row: a user's shard, the home database for buckets, and for files whichever
- * shard has it (a file deleted here has no directory entry left to say; removals are rare, every shard is asked).
+ * The database holding each id's ledger row of `system`: a user's shard, the home database for buckets, and for files
+ * whichever shard has it (a file deleted here has no directory entry left to say; removals are rare, every shard is
+ * asked). A row another system wrote is not this run's to remove: left out, as an id never imported.
  */
-async function ledgerOf(deps: Deps, kind: Kind, ids: string[]): Promise<Map<string, Db>> {
+async function ledgerOf(
+  deps: Deps,
+  system: ImportSystem,
+  kind: Kind,
+  ids: string[],
+): Promise<Map<string, Db>> {
   const { shards } = deps;
   const held = await eachShard(shards, async (db, index) => {
     const mine =
@@ -27,24 +33,28 @@ async function ledgerOf(deps: Deps, kind: Kind, ids: string[]): Promise<Map<stri
           : [];
     return mine.length === 0
       ? []
-      : [...(await ledgerRows(db, kind, mine)).keys()].map((id) => [id, db] as const);
+      : [...(await ledgerRows(db, kind, mine)).values()]
+          .filter((row) => row.system === system)
+          .map((row) => [row.id, db] as const);
   });
   return new Map(held.flat());
 }
 
 /**
- * `POST /admin/import/nhost/removals`: what an earlier run imported and Nhost no longer has (a user deleted there
- * before the cut-over). Only ids in the ledger are touched: a user or file created here is never removed by an import.
+ * `POST /admin/import/nhost/removals`: what an earlier run imported from `system` and that system no longer has (a user
+ * deleted there before the cut-over). Only ids in the system's ledger are touched: a user or file created here, or
+ * imported from another system, is never removed by an import.
  * A user goes with everything of theirs (foreign keys cascade), then their directory keys; the ledger keeps their
  * tokens' tombstones.
  */
 export async function removeImported(
   deps: Deps,
+  system: ImportSystem,
   kind: Kind,
   ids: string[],
   dryRun: boolean,
 ): Promise<ImportResult[]> {
-  const ledger = await ledgerOf(deps, kind, ids);
+  const ledger = await ledgerOf(deps, system, kind, ids);
   const results: ImportResult[] = [];
   for (const id of ids) {
     const db = ledger.get(id);
@@ -56,7 +66,9 @@ export async function removeImported(
       results.push({ id, outcome: "deleted" });
       continue;
     }
-    const forget = db.delete(importLedger).where(and(eq(importLedger.kind, kind), eq(importLedger.id, id)));
+    const forget = db
+      .delete(importLedger)
+      .where(and(eq(importLedger.kind, kind), eq(importLedger.id, id), eq(importLedger.system, system)));
     if (kind === "user") {
       // The home rows the user's cascades no longer reach (migration 0022), first: a failure stops before the user goes.
       await removeHomeRowsOfUser(deps.shards, id);
@@ -64,7 +76,11 @@ export async function removeImported(
       await db.batch([first!, ...rest]);
       // As src/auth/new-users.ts `removeUser` does: the shard first, then the keys (a key left is stale, harmless).
       await releaseUser(deps.shards, id).catch(() => {});
-      deps.audit({ type: "admin.user.delete", userId: id, detail: { by: "import-nhost" } });
+      deps.audit({
+        type: "admin.user.delete",
+        userId: id,
+        detail: system === "nhost" ? { by: "import-nhost" } : { by: "import", system },
+      });
     } else if (kind === "file") {
       // removeFile is storage's own write, not a batch of ours: its subject is muted around it, in the shard of the
       // record (beside its ledger row). A change of the same file by someone else meanwhile would go unannounced too;

@@ -4,6 +4,7 @@ import { IMPORTED_NHOST_METHOD } from "../auth";
 import type { Db } from "../db/client";
 import {
   type ImportedParts,
+  type ImportSystem,
   importLedger,
   personalAccessTokens,
   refreshTokens,
@@ -38,6 +39,8 @@ export function tokenStatements(
     refuseNew: false,
     present: new Set(),
   },
+  /** The run's system, on the tokens' ledger rows as on their user's. */
+  system: ImportSystem = "nhost",
 ): {
   statements: Statement[];
   tokens: Record<string, string>;
@@ -83,7 +86,7 @@ export function tokenStatements(
     statements.push(
       db
         .insert(importLedger)
-        .values({ kind: "token", id: t.hash, fingerprint: ref, owner: user.id, importedAt: now }),
+        .values({ kind: "token", id: t.hash, system, fingerprint: ref, owner: user.id, importedAt: now }),
     );
     // After a credential change here, only a session still alive here follows (not one expired, not yet swept).
     const alive = changedHere.refuseNew ? gt(sessions.expiresAt, now) : undefined;

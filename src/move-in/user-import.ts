@@ -1,13 +1,14 @@
 import type { Db } from "../db/client";
 import { claim, releaseEntries } from "../db/directory";
-import type { ImportedParts, ImportLedgerRow } from "../db/schema";
+import type { ImportedParts, ImportLedgerRow, ImportSystem } from "../db/schema";
 import { eachShard } from "../db/shards";
 import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED, offered } from "./changed-here";
+import { userSystem } from "./ledger";
 import { withServiceDefaults } from "./supabase-users";
-import { type CheckedUser, checkUser } from "./user-checks";
+import { type CheckedUser, type CheckOutcome, checkUser } from "./user-checks";
 import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
 import { type Statement, writeUser } from "./user-writes";
 import { byShard, type Here, readWhatIsHere } from "./what-is-here";
@@ -19,18 +20,36 @@ import type { ImportResult, RowReason } from "./wire";
  * earlier runs wrote is in the import ledger, beside the user: the same user again writes nothing; a user changed here
  * since (its `updated_at` moved) is kept as it is here; a token the ledger knows is never written again, so one spent
  * or signed out here stays dead. With several shards the directory's keys of each user are claimed before its batch
- * (user-entries.ts): a key another user holds skips the user, as the unique indexes would in one database.
+ * (user-entries.ts): a key another user holds skips the user, as the unique indexes would in one database. `system`:
+ * where the users come from (ledger.ts `userSystem`), written on their ledger rows; a user an earlier run imported
+ * from another system is skipped (one id, one system: each system's delta runs list and remove only their own).
  */
-export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
+export async function importUsers(
+  deps: Deps,
+  inputs: unknown[],
+  dryRun: boolean,
+  system?: ImportSystem,
+): Promise<ImportResult[]> {
   const now = deps.now();
+  const systems = new Map<string, ImportSystem>();
   const checked = await Promise.all(
-    inputs.map((input) => checkUser(withServiceDefaults(deps.config, input), now)),
+    inputs.map(async (input): Promise<CheckOutcome> => {
+      const outcome = await checkUser(withServiceDefaults(deps.config, input), now);
+      if (!outcome.ok) return outcome;
+      const { id } = outcome.user;
+      const mine = userSystem(input, system);
+      if (typeof mine !== "string")
+        return { ok: false, id, reasons: [{ table: "auth.users", id, reason: mine.reason }] };
+      systems.set(id, mine);
+      return outcome;
+    }),
   );
   const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
   const seen = await readWhatIsHere(deps, valid);
   const plans = new Map<string, Plan>();
   const claimed = { emails: new Map<string, string>(), phones: new Map<string, string>() };
-  for (const user of valid) plans.set(user.id, await planUser(deps, user, seen, claimed, now));
+  for (const user of valid)
+    plans.set(user.id, await planUser(deps, user, seen, claimed, now, systems.get(user.id)!));
 
   const results = checked.map((c): ImportResult => {
     if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };
@@ -158,6 +177,7 @@ async function planUser(
   here: Here,
   claimed: { emails: Map<string, string>; phones: Map<string, string> },
   now: number,
+  system: ImportSystem,
 ): Promise<Plan> {
   const none: Pick<Plan, "user" | "statements" | "entries" | "state"> = {
     user,
@@ -180,6 +200,16 @@ async function planUser(
   const before = here.ledger.get(user.id);
   const existing = here.usersById.get(user.id);
   const checked = checkWarnings(user, before, existing);
+  // The same id from a second system (a UUID kept as it was, say): its first system's delta runs own it, and its
+  // removal there must not be undone here, nor its row overwritten by another system's.
+  if (before && before.system !== system)
+    return skip([
+      {
+        table: "auth.users",
+        id: user.id,
+        reason: `already imported from ${before.system}: not imported from ${system}`,
+      },
+    ]);
   if (before && !existing) return keep("deleted in this service since the last import: not brought back");
   // A row this service's Postgres mirror wrote into the database the command reads (docs/hasura.md): a user created
   // here is this service's, not Nhost's; never imported, not an error.
@@ -221,6 +251,7 @@ async function planUser(
     now,
     keepRow,
     changes,
+    system,
   );
   const entries = userEntries(carrying.user, before?.parts ?? NOTHING, here, tokens, !keepRow);
   const written = { user: carrying.user, statements, entries, state: "planned" as const };

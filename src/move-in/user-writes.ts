@@ -3,6 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import {
   type ImportedParts,
   type ImportLedgerRow,
+  type ImportSystem,
   importLedger,
   mfaFactors,
   securityKeys,
@@ -36,6 +37,7 @@ export async function writeUser(
   now: number,
   keepRow: boolean,
   changes: ChangesHere,
+  system: ImportSystem,
 ): Promise<{
   statements: Statement[];
   tokens: Record<string, string>;
@@ -136,10 +138,15 @@ export async function writeUser(
 
   statements.push(...factorStatements(db, user, previous, keepRow));
 
-  const written = tokenStatements(db, user, previous.tokens, new Set(here.tokenOwners.keys()), now, {
-    refuseNew,
-    present: here.tokensHere,
-  });
+  const written = tokenStatements(
+    db,
+    user,
+    previous.tokens,
+    new Set(here.tokenOwners.keys()),
+    now,
+    { refuseNew, present: here.tokensHere },
+    system,
+  );
   const { tokens } = written;
   statements.push(...written.statements);
   for (const t of written.carried) carried.push({ table: "auth.refresh_tokens", id: t.id });
@@ -191,7 +198,7 @@ export async function writeUser(
   statements.push(
     db
       .insert(importLedger)
-      .values({ kind: "user", id: user.id, ...ledgerRow })
+      .values({ kind: "user", id: user.id, system, ...ledgerRow })
       .onConflictDoUpdate({ target: [importLedger.kind, importLedger.id], set: ledgerRow }),
   );
   return { statements, tokens, carried, left };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IMPORT_SYSTEMS } from "../db/schema";
 import { IMPORTED_HASHERS } from "../lib/imported-hashes";
 import { metadataSchema } from "../lib/json-metadata";
 
@@ -16,6 +17,11 @@ const uuid = z
 /** Text columns: bounded, so a hostile file can't make one row hold megabytes. */
 const text = (max: number) => z.string().max(max);
 const json = z.record(z.string(), z.unknown());
+/**
+ * The system a run imports from, on its users, its ledger page and its removals (the ledger's `system`): absent, the
+ * Nhost import's, which sent none before other systems came.
+ */
+const system = z.enum(IMPORT_SYSTEMS).default("nhost");
 
 export const providerRowSchema = z.object({
   id: uuid,
@@ -121,6 +127,8 @@ export type UserBundle = z.infer<typeof userBundleSchema>;
 const row = z.record(z.string(), z.unknown());
 
 export const importUsersBody = z.object({
+  /** Absent: each user's own `system` if it names one, else `nhost` (src/move-in/ledger.ts `userSystem`). */
+  system: z.enum(IMPORT_SYSTEMS).optional(),
   dryRun: z.boolean().default(false),
   users: z.array(row).min(1).max(100),
 });
@@ -163,12 +171,14 @@ export type FileRecord = Omit<z.infer<typeof fileRecordSchema>, "mirrored">;
 export const planFilesBody = z.object({ files: z.array(row).min(1).max(100) });
 
 export const removalsBody = z.object({
+  system,
   dryRun: z.boolean().default(false),
   kind: z.enum(["user", "bucket", "file"]),
   ids: z.array(text(100)).min(1).max(100),
 });
 
 export const ledgerQuery = z.object({
+  system,
   kind: z.enum(["user", "bucket", "file"]),
   after: text(100).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(1000),

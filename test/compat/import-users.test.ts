@@ -1,7 +1,8 @@
 // Moving users in from Auth0 and from the service's CSV, end to end (contract supabase.md §5–6): the vendors' export
 // files of test/fixtures/import-users/ (bcrypt hashes made by python3-bcrypt), the real command `npm run admin --
 // import-users` against the `wrangler dev` server, then sign-in with the old passwords. A second run changes
-// nothing; an interrupted run carried on ends as one clean run; bad rows are reported and nothing of them is written.
+// nothing; an interrupted run carried on ends as one clean run; bad rows are reported and nothing of them is written;
+// a delta run removes the user a newer export lacks.
 // Clerk's bcrypt user with TOTP too: the authenticator app keeps working. (Firebase's and Cognito's files, and
 // Clerk's other hashers: what the command sends, test/tooling/import-users.test.ts.)
 import { spawn } from "node:child_process";
@@ -159,6 +160,41 @@ describe("import-users through the Worker", () => {
 
     const again = await importUsers("--from", "csv", "--file", at("users.csv"));
     expect(again.report.tables["auth.users"]).toMatchObject({ read: 4, imported: 0, updated: 0, skipped: 2 });
+  }, 60_000);
+
+  // Threat: a user deleted at the vendor before the switch (an account closed, a person who asked to be forgotten)
+  // would live on here and could still sign in; and the Nhost import's removal pass took every imported user it could
+  // not find in Nhost for one deleted there (the ledger now records each user's system).
+  it("a delta run removes the user the newer export lacks, and only from its own system's ledger", async () => {
+    // The fixture's lines end in CRLF: csv-parse takes the first line's ending for every record.
+    const lines = readFileSync(at("users.csv"), "utf8").trimEnd().split(/\r?\n/);
+    const tag = crypto.randomUUID().slice(0, 8);
+    const row = (n: number) => `delta-${tag}-${n},delta-${tag}-${n}@example.com,true,,Delta ${n},,,`;
+    const first = join(scratch, "delta-first.csv");
+    const second = join(scratch, "delta-second.csv");
+    writeFileSync(first, [...lines, row(1), row(2)].join("\n"));
+    writeFileSync(second, [...lines, row(1)].join("\n"));
+    const gone = importedId("csv", `delta-${tag}-2`);
+    const imported = await importUsers("--from", "csv", "--file", first);
+    expect((await adminUser(gone)).status, `${imported.stderr}\n${JSON.stringify(imported.report)}`).toBe(
+      200,
+    );
+
+    const dry = await importUsers("--from", "csv", "--file", second, "--dry-run");
+    expect(dry.report.tables["auth.users"]).toMatchObject({ deleted: 1 });
+    expect((await adminUser(gone)).status).toBe(200);
+    const run = await importUsers("--from", "csv", "--file", second);
+    expect(run.report.tables["auth.users"]).toMatchObject({ deleted: 1, imported: 0 });
+    expect((await adminUser(gone)).status).toBe(404);
+    expect((await adminUser(importedId("csv", `delta-${tag}-1`))).status).toBe(200);
+
+    // The Nhost import's ledger page (what its removal pass compares with Nhost's users) lists none of the CSV's.
+    const page = await fetch(`${authUrl}/admin/import/nhost/ledger?kind=user&limit=1000`, {
+      headers: { "x-hasura-admin-secret": adminSecret },
+    });
+    const items = ((await page.json()) as { items: string[] }).items;
+    expect(items).not.toContain(importedId("csv", `delta-${tag}-1`));
+    expect(items).not.toContain(importedId("csv", "legacy-42"));
   }, 60_000);
 
   it("Clerk: the TOTP secret carried asks for the authenticator app's code after the old password", async () => {

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: plain .mjs without types
 import { clerkCreatedAt } from "../../scripts/import-users/clerk.mjs";
 // @ts-expect-error: plain .mjs without types
@@ -39,26 +39,38 @@ interface Bundle {
 }
 interface Captured {
   path: string;
-  body: { dryRun?: boolean; users?: Bundle[] };
+  body: { dryRun?: boolean; system?: string; users?: Bundle[]; kind?: string; ids?: string[] };
 }
 
 let server: Server;
 let url: string;
 let captured: Captured[] = [];
+/** The users earlier runs imported, per system, as the stand-in's ledger pages list them. */
+let ledgers: Record<string, string[]> = {};
 
 beforeAll(async () => {
-  // The import API's answer for a batch: every user imported (the service's own checks are the compat test's).
+  // The import API's answer for a batch: every user imported (the service's own checks are the compat test's); its
+  // ledger pages as the service pages them (ids ascending, `after`, `limit`, one system's); every removal done.
   server = createServer((request, response) => {
     let text = "";
     request.on("data", (chunk) => (text += chunk));
     request.on("end", () => {
       const body = text ? JSON.parse(text) : {};
       captured.push({ path: request.url ?? "", body });
+      response.setHeader("content-type", "application/json");
       if (request.url?.endsWith("/users")) {
-        response.setHeader("content-type", "application/json");
         response.end(
           JSON.stringify({ results: body.users.map((u: Bundle) => ({ id: u.id, outcome: "imported" })) }),
         );
+      } else if (request.url?.includes("/ledger?")) {
+        const query = new URL(request.url, "http://x").searchParams;
+        const ids = [...(ledgers[query.get("system")!] ?? [])].sort();
+        const after = query.get("after");
+        const items = ids.filter((id) => after === null || id > after).slice(0, Number(query.get("limit")));
+        const next = items.length === Number(query.get("limit")) ? items[items.length - 1] : null;
+        response.end(JSON.stringify({ items, next }));
+      } else if (request.url?.endsWith("/removals")) {
+        response.end(JSON.stringify({ results: body.ids.map((id: string) => ({ id, outcome: "deleted" })) }));
       } else {
         response.statusCode = 204;
         response.end();
@@ -79,12 +91,13 @@ interface Run {
   stderr: string;
   report: { tables: Record<string, Record<string, number>>; notCarried: { id: string; reason: string }[] } & {
     leftOut: { table: string; reason: string; count: number }[];
+    problems: string[];
   };
   users: Bundle[];
   paths: string[];
 }
 
-/** The command as a person runs it, against the capture server. */
+/** The command as a person runs it, against the capture server (whose ledgers a test sets before). */
 function importUsers(...args: string[]): Promise<Run> {
   captured = [];
   return new Promise((resolve) => {
@@ -161,7 +174,11 @@ describe("import-users: what each vendor's export becomes", () => {
     expect(byEmail(run, "linus.auth0@example.com").disabled).toBe(true);
     expect(byEmail(run, "bob.auth0@example.com").providers).toEqual([]);
     expect(leftOut(run)).toContain('provider "samlp" has no counterpart here: not linked');
-    expect(run.paths).toEqual(["/users", "/completed"]);
+    // The removal pass first (the guard's count, then the pass; nothing imported from Auth0 before: nothing to
+    // remove), every call under --from.
+    const ledger = "/ledger?kind=user&limit=1000&system=auth0";
+    expect(run.paths).toEqual([ledger, ledger, "/users", "/completed"]);
+    expect(captured[2]!.body.system).toBe("auth0");
   });
 
   it("Auth0: a hash filed under a user's id with another email, a broken line and an id twice are reported; the rest goes on", async () => {
@@ -329,8 +346,9 @@ describe("import-users: what each vendor's export becomes", () => {
       expect.stringMatching(/^legacy-44: password_hasher "whirlpool" is not one/),
     ]);
     // A dry run asks the service to check, and records no completed run.
-    expect(captured.every((c) => c.body.dryRun === true)).toBe(true);
-    expect(run.paths).toEqual(["/users"]);
+    expect(captured.filter((c) => c.body.users).every((c) => c.body.dryRun === true)).toBe(true);
+    const ledger = "/ledger?kind=user&limit=1000&system=csv";
+    expect(run.paths).toEqual([ledger, ledger, "/users"]);
   });
 });
 
@@ -373,5 +391,104 @@ describe("import-users refuses a file that is not what --from says, before sendi
   it("an Auth0 user export given as the password file", async () => {
     const items = SOURCES.auth0({ file: at("auth0-users.ndjson"), passwords: at("auth0-users.ndjson") });
     await expect(items[Symbol.asyncIterator]().next()).rejects.toThrow(/is not Auth0's password-hash export/);
+  });
+});
+
+describe("import-users' removal pass: the users of its system that the file no longer names", () => {
+  afterEach(() => {
+    ledgers = {};
+  });
+  const removalsSent = () => captured.filter((c) => c.path.endsWith("/removals")).map((c) => c.body);
+  const csv = (name: string, lines: string[]) => {
+    const file = join(scratch, name);
+    writeFileSync(
+      file,
+      ["id,email,email_verified,phone,display_name,password_hash,password_hasher,metadata", ...lines].join(
+        "\n",
+      ),
+    );
+    return file;
+  };
+
+  // Threat: a user deleted at the vendor before the switch (an account closed, a person who asked to be forgotten)
+  // would live on here and could still sign in; and another system's users must never be taken for deleted ones.
+  it("removes the CSV's users an earlier run imported and the new file lacks, before sending the rest; never a row the file still names", async () => {
+    const gone = importedId("csv", "legacy-41");
+    ledgers = {
+      csv: [importedId("csv", "legacy-42"), importedId("csv", "legacy-44"), gone],
+      nhost: ["0f000000-0000-4000-8000-000000000000"],
+      auth0: [importedId("auth0", "auth0|x")],
+    };
+    const run = await importUsers("--from", "csv", "--file", at("users.csv"));
+    // legacy-44's hasher is unknown (not sent), but the file still names it: it stays.
+    expect(removalsSent()).toEqual([{ dryRun: false, kind: "user", ids: [gone], system: "csv" }]);
+    expect(run.paths.slice(0, 3)).toEqual([
+      "/ledger?kind=user&limit=1000&system=csv",
+      "/ledger?kind=user&limit=1000&system=csv",
+      "/removals",
+    ]);
+    expect(run.paths.slice(3)).toEqual(["/users", "/completed"]);
+    expect(run.report.tables["auth.users"]).toMatchObject({ deleted: 1, imported: 3 });
+  });
+
+  it("--dry-run asks the service what it would remove and removes nothing; --partial reads no ledger", async () => {
+    ledgers = { csv: [importedId("csv", "legacy-41")] };
+    const dry = await importUsers("--from", "csv", "--file", at("users.csv"), "--dry-run");
+    expect(removalsSent()).toEqual([
+      { dryRun: true, kind: "user", ids: [importedId("csv", "legacy-41")], system: "csv" },
+    ]);
+    expect(dry.report.tables["auth.users"]).toMatchObject({ deleted: 1 });
+    const partial = await importUsers("--from", "csv", "--file", at("users.csv"), "--partial");
+    expect(partial.paths).toEqual(["/users", "/completed"]);
+  });
+
+  it("a file lacking more than half of what was imported removes and writes nothing without --allow-mass-removal", async () => {
+    // Threat: the wrong file (another project's export, one chunk of a split export) would delete most users.
+    ledgers = { csv: Array.from({ length: 30 }, (_, i) => importedId("csv", `old-${i}`)) };
+    const refused = await importUsers("--from", "csv", "--file", at("users.csv"));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /30 of 30 users imported from csv are not in this file: nothing was removed/,
+    );
+    expect(refused.paths.some((path) => path === "/users" || path === "/removals")).toBe(false);
+    const allowed = await importUsers("--from", "csv", "--file", at("users.csv"), "--allow-mass-removal");
+    expect(removalsSent().flatMap((body) => body.ids)).toHaveLength(30);
+    expect(allowed.report.tables["auth.users"]).toMatchObject({ deleted: 30 });
+  });
+
+  // Threat: csv-parse takes the first line's ending for every record, so rows ending otherwise were read as extra
+  // cells of the row before: their users silently not read, and so "gone" to the removal pass.
+  it("a CSV whose line endings change midway is refused before anything is sent", async () => {
+    ledgers = { csv: [importedId("csv", "a2")] };
+    const file = join(scratch, "mixed.csv");
+    writeFileSync(
+      file,
+      "id,email,email_verified,phone,display_name,password_hash,password_hasher,metadata\r\n" +
+        "a1,a1@example.com,true,,A,,,\r\na2,a2@example.com,true,,B,,,\na3,a3@example.com,true,,C,,,\n",
+    );
+    const run = await importUsers("--from", "csv", "--file", file);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/is not a readable CSV: Invalid Record Length/);
+    expect(captured).toEqual([]);
+  });
+
+  it("a file naming no user, or a row that names no user, removes nothing", async () => {
+    ledgers = { csv: [importedId("csv", "legacy-41")] };
+    const empty = await importUsers("--from", "csv", "--file", csv("empty.csv", []));
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/the file names no user, but earlier runs imported users from csv/);
+    expect(removalsSent()).toEqual([]);
+    // A row without an id might be the user the ledger lists: who is gone can't be told.
+    const unnamed = await importUsers(
+      "--from",
+      "csv",
+      "--file",
+      csv("unnamed.csv", [",ann@example.com,true,,Ann,,,", "legacy-42,rosa@example.com,true,,Rosa,,,"]),
+    );
+    expect(removalsSent()).toEqual([]);
+    expect(unnamed.report.problems).toEqual([
+      expect.stringMatching(/^removal pass not run: line 2 names no user/),
+    ]);
+    expect(unnamed.paths).toContain("/users");
   });
 });

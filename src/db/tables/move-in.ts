@@ -6,6 +6,13 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
  */
 
 /**
+ * The systems users are imported from: `nhost` (`import-nhost`, and every bucket and file), `supabase`
+ * (`import-supabase`), and `import-users --from` auth0, firebase, clerk, cognito or csv.
+ */
+export const IMPORT_SYSTEMS = ["nhost", "supabase", "auth0", "firebase", "clerk", "cognito", "csv"] as const;
+export type ImportSystem = (typeof IMPORT_SYSTEMS)[number];
+
+/**
  * What imports from Nhost wrote (src/move-in/, `npm run admin -- import-nhost`), one row per imported user, bucket,
  * file and token. It makes a run idempotent (`fingerprint`: the row as last imported; the same again writes nothing),
  * tells a delta run what Nhost has since deleted (the ids it lists), protects what changed here since the import
@@ -17,6 +24,11 @@ export const importLedger = sqliteTable(
   {
     kind: text("kind").$type<"user" | "bucket" | "file" | "token">().notNull(),
     id: text("id").notNull(),
+    /**
+     * The system the row was imported from. A run reads, lists and removes only its own system's rows, so that users
+     * of one system are never taken for "deleted" by another's delta run; an id is imported from one system only.
+     */
+    system: text("system").$type<ImportSystem>().notNull().default("nhost"),
     /** SHA-256 of the imported row as the service normalised it. */
     fingerprint: text("fingerprint").notNull(),
     /** Users: `updated_at` as written by the import; tokens: the user they belong to. */
@@ -26,7 +38,12 @@ export const importLedger = sqliteTable(
     parts: text("parts", { mode: "json" }).$type<ImportedParts>(),
     importedAt: integer("imported_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.kind, t.id] }), index("import_ledger_owner").on(t.owner)],
+  (t) => [
+    primaryKey({ columns: [t.kind, t.id] }),
+    index("import_ledger_owner").on(t.owner),
+    // A system's page of ids (`GET …/ledger?system=`) without reading the other systems' rows.
+    index("import_ledger_system").on(t.system, t.kind, t.id),
+  ],
 );
 
 export interface ImportedParts {
