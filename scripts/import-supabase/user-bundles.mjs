@@ -5,6 +5,7 @@
 import { iso } from "../import-nhost/user-bundles.mjs";
 import { readFactorSecret } from "./factor-secrets.mjs";
 import { pendingLinks } from "./pending-links.mjs";
+import { factorKeyOf, passkeyRow } from "./webauthn.mjs";
 
 /** GoTrue's identities that are the account itself (its address or number), not a linked provider. */
 const OWN_IDENTITIES = new Set(["email", "phone"]);
@@ -37,7 +38,11 @@ export function appMetadataOf(raw) {
  * One UserBundle from an auth.users row and its rows in the other tables. `keys`: SUPABASE_ENCRYPTION_KEY's map or
  * null; `now`: ms; `otpExpiry`: GoTrue's mailer OTP lifetime in seconds.
  */
-export function buildSupabaseBundle(user, { identities = [], factors = [], oneTimeTokens = null }, options) {
+export function buildSupabaseBundle(
+  user,
+  { identities = [], factors = [], oneTimeTokens = null, passkeys = [] },
+  options,
+) {
   const { keys = null, now, otpExpiry } = options;
   const leftOut = [];
   const notCarried = [];
@@ -102,7 +107,7 @@ export function buildSupabaseBundle(user, { identities = [], factors = [], oneTi
     metadata,
     appMetadata: appMetadataOf(user.raw_app_meta_data),
     providers,
-    securityKeys: [],
+    securityKeys: passkeys.map(passkeyRow),
     refreshTokens: [],
     factors: mfa.factors,
   };
@@ -149,6 +154,7 @@ function factorsOf(factors, keys, leftOut, notCarried) {
         reason: "unverified TOTP factor: not needed",
       });
     else if (factor.factor_type === "phone") out.push(factorRow(factor, "phone"));
+    else if (factor.factor_type === "webauthn") webauthnFactor(factor, out, leftOut, notCarried);
     else if (factor.factor_type !== "totp")
       notCarried.push({
         table: "auth.mfa_factors",
@@ -162,6 +168,27 @@ function factorsOf(factors, keys, leftOut, notCarried) {
     totpSecret: totp && !totp.unreadable ? totp.secret : null,
     totpSecretUnreadable: unreadable,
   };
+}
+
+/**
+ * A verified `webauthn` factor with its key, exactly (credential id, public key, counter): the user asserts it here
+ * with the same authenticator. An unverified one never got its key (its registration never finished): not needed.
+ */
+function webauthnFactor(factor, out, leftOut, notCarried) {
+  if (factor.status !== "verified") {
+    leftOut.push({
+      table: "auth.mfa_factors",
+      id: factor.id,
+      reason: "unverified WebAuthn factor: not needed",
+    });
+    return;
+  }
+  const { key, why } = factorKeyOf(factor.web_authn_credential);
+  if (!key) {
+    notCarried.push({ table: "auth.mfa_factors", id: factor.id, reason: `WebAuthn factor: ${why}` });
+    return;
+  }
+  out.push({ ...factorRow(factor, "webauthn"), key });
 }
 
 function factorRow(factor, type) {
@@ -181,5 +208,9 @@ function factorRow(factor, type) {
  * account itself (`own`, its email or phone) go with it too.
  */
 export function supabaseBundleRows(bundle, own = 0) {
-  return { "auth.identities": bundle.providers.length + own, "auth.mfa_factors": bundle.factors.length };
+  return {
+    "auth.identities": bundle.providers.length + own,
+    "auth.mfa_factors": bundle.factors.length,
+    "auth.webauthn_credentials": bundle.securityKeys.length,
+  };
 }

@@ -178,10 +178,65 @@ describe("the UserBundle built from Supabase's rows", () => {
     });
     expect(built.notCarried.map((row: { reason: string }) => row.reason)).toEqual([
       expect.stringMatching(/TOTP secret unreadable/),
-      expect.stringMatching(/webauthn factor: not carried yet/),
+      expect.stringMatching(/WebAuthn factor: no web_authn_credential/),
     ]);
     expect(built.leftOut).toEqual([
       expect.objectContaining({ reason: "unverified TOTP factor: not needed" }),
+    ]);
+  });
+
+  it("a WebAuthn factor's go-webauthn JSON and a passkey's bytea columns become base64url keys, exactly", () => {
+    const id = randomBytes(32);
+    const cose = randomBytes(77);
+    const factor = {
+      id: randomUUID(),
+      factor_type: "webauthn",
+      status: "verified",
+      web_authn_credential: {
+        id: id.toString("base64"),
+        publicKey: cose.toString("base64"),
+        transport: ["usb", "nfc"],
+        authenticator: { AAGUID: Buffer.alloc(16).toString("base64"), signCount: 7, cloneWarning: false },
+      },
+    };
+    const unverified = { id: randomUUID(), factor_type: "webauthn", status: "unverified" };
+    const passkey = {
+      id: randomUUID(),
+      credential_id: id,
+      public_key: cose,
+      sign_count: "3",
+      transports: ["internal"],
+      friendly_name: "laptop",
+    };
+    const built = buildSupabaseBundle(base, { factors: [factor, unverified], passkeys: [passkey] }, { now });
+    expect(built.bundle.factors).toEqual([
+      expect.objectContaining({
+        id: factor.id,
+        type: "webauthn",
+        key: {
+          credentialId: id.toString("base64url"),
+          publicKey: cose.toString("base64url"),
+          counter: 7,
+          transports: ["usb", "nfc"],
+        },
+      }),
+    ]);
+    expect(built.bundle.securityKeys).toEqual([
+      {
+        id: passkey.id,
+        credentialId: id.toString("base64url"),
+        publicKey: cose.toString("base64url"),
+        counter: 3,
+        transports: "internal",
+        nickname: "laptop",
+      },
+    ]);
+    expect(built.leftOut).toEqual([
+      expect.objectContaining({ reason: "unverified WebAuthn factor: not needed" }),
+    ]);
+    const broken = { ...factor, web_authn_credential: { ...factor.web_authn_credential, publicKey: "%%" } };
+    expect(buildSupabaseBundle(base, { factors: [broken] }, { now }).notCarried).toEqual([
+      expect.objectContaining({ reason: "WebAuthn factor: public key unreadable" }),
     ]);
   });
 
