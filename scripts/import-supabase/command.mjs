@@ -19,6 +19,7 @@ import { groupByUser } from "../import-nhost/user-bundles.mjs";
 import { parseSupabaseKeys } from "./factor-secrets.mjs";
 import { GOTRUE_OTP_EXPIRY } from "./pending-links.mjs";
 import { SupabaseDb } from "./read-supabase.mjs";
+import { sso, ssoDomainsOf } from "./sso.mjs";
 import { buildSupabaseBundle, notSent, supabaseBundleRows } from "./user-bundles.mjs";
 
 export const importSupabase = {
@@ -53,7 +54,7 @@ export const importSupabase = {
 };
 
 /** What each run carries, in order: one reader per group of Supabase's tables (later parts add theirs). */
-const READERS = [users];
+const READERS = [users, sso];
 
 async function run(cli, values) {
   const options = checkOptions(cli, values);
@@ -150,6 +151,7 @@ async function removals({ api, supabase, report, progress, dryRun, allowMassRemo
 async function users(run) {
   const { supabase, report, progress, options } = run;
   const counts = report.counts("auth.users");
+  const ssoDomains = await ssoDomainsOf(supabase);
   for await (const page of supabase.users()) {
     counts.read += page.length;
     const related = await supabase.related(page.map((user) => user.id));
@@ -194,6 +196,7 @@ async function users(run) {
           keys: options.keys,
           now: Date.now(),
           otpExpiry: options.otpExpiry,
+          ssoDomains,
         }),
       );
     }

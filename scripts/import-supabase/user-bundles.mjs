@@ -10,14 +10,26 @@ import { factorKeyOf, passkeyRow } from "./webauthn.mjs";
 /** GoTrue's identities that are the account itself (its address or number), not a linked provider. */
 const OWN_IDENTITIES = new Set(["email", "phone"]);
 
-/** Why a user is not sent at all, or null. Soft-deleted users stay behind; SSO users come with their providers. */
+/** Why a user is not sent at all, or null. Soft-deleted users stay behind. */
 export function notSent(user) {
   if (user.deleted_at) return { leftOut: "soft-deleted in Supabase (deleted_at): not carried" };
-  if (user.is_sso_user === true)
-    return {
-      notCarried:
-        "SSO user (is_sso_user): SSO users come with the import of Supabase's SSO providers, not carried yet",
-    };
+  return null;
+}
+
+/**
+ * GoTrue keys an SSO user's identity by `sso:<provider id>` and the IdP's subject (NameID); this service's SAML
+ * connection finds its user by the asserted address inside the org's verified domains (src/sso/jit.ts), and the org
+ * is the provider under the same id (sso.mjs). So the identity travels as the user's address: it is carried when that
+ * address is in one of the provider's domains, else the next SAML sign-in could not find the user.
+ */
+function ssoIdentityReason(user, identity, ssoDomains) {
+  const providerId = identity.provider.slice("sso:".length);
+  const domains = ssoDomains?.get(providerId);
+  if (!domains) return "SSO identity of a provider Supabase no longer has";
+  const email = String(user.email ?? "").toLowerCase();
+  const domain = email.slice(email.lastIndexOf("@") + 1);
+  if (!email.includes("@") || !domains.has(domain))
+    return `SSO identity: the address ${email ? `@${domain}` : "(none)"} is outside the provider's domains, where this service's SAML sign-in finds its users`;
   return null;
 }
 
@@ -61,11 +73,9 @@ export function buildSupabaseBundle(
       continue;
     }
     if (identity.provider.startsWith("sso:")) {
-      notCarried.push({
-        table: "auth.identities",
-        id: identity.id,
-        reason: "SSO identity: comes with the import of Supabase's SSO providers, not carried yet",
-      });
+      const reason = ssoIdentityReason(user, identity, options.ssoDomains);
+      if (reason) notCarried.push({ table: "auth.identities", id: identity.id, reason });
+      else own++;
       continue;
     }
     providers.push({

@@ -15,7 +15,7 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
 export const importLedger = sqliteTable(
   "import_ledger",
   {
-    kind: text("kind").$type<"user" | "bucket" | "file" | "token">().notNull(),
+    kind: text("kind").$type<"user" | "bucket" | "file" | "token" | "org">().notNull(),
     id: text("id").notNull(),
     /** SHA-256 of the imported row as the service normalised it. */
     fingerprint: text("fingerprint").notNull(),
