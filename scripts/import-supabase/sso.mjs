@@ -5,6 +5,9 @@
 // SAML sign-in finds them by their address inside the org's verified domains.
 import { countOutcome } from "../import/outcomes.mjs";
 
+const MAX_METADATA = 60_000;
+const MAX_DOMAINS = 100;
+
 /** Provider id → the set of its domains (lower case), for the users reader's SSO identities. */
 export async function ssoDomainsOf(supabase) {
   const out = new Map();
@@ -39,6 +42,16 @@ async function providers(supabase) {
  */
 export function orgOf(provider) {
   if (!provider.saml_id) return { reason: "an SSO provider without a SAML provider: nothing to connect to" };
+  // The connection's own bounds (src/sso/connections.ts, src/move-in/org-import.ts): said here, per provider, rather
+  // than refused for the whole batch.
+  if (provider.metadata_xml.length > MAX_METADATA)
+    return {
+      reason: `metadata_xml of ${provider.metadata_xml.length} characters: a connection takes at most ${MAX_METADATA}`,
+    };
+  if (provider.domains.length > MAX_DOMAINS)
+    return {
+      reason: `${provider.domains.length} domains: an organization imported takes at most ${MAX_DOMAINS}`,
+    };
   return {
     org: {
       id: provider.id,

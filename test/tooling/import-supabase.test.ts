@@ -313,6 +313,10 @@ describe("the UserBundle built from Supabase's rows", () => {
     expect(orgOf({ ...provider, saml_id: null })).toEqual({
       reason: expect.stringMatching(/without a SAML provider/),
     });
+    // Past the connection's bounds: one line for this provider, not a refused batch that stops the run.
+    expect(orgOf({ ...provider, metadata_xml: "x".repeat(60_001) })).toEqual({
+      reason: expect.stringMatching(/at most 60000/),
+    });
   });
 
   it("derives the same uuid for an identity GoTrue keyed by its subject, on every run", () => {
