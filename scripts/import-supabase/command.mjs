@@ -19,6 +19,7 @@ import { groupByUser } from "../import-nhost/user-bundles.mjs";
 import { parseSupabaseKeys } from "./factor-secrets.mjs";
 import { GOTRUE_OTP_EXPIRY } from "./pending-links.mjs";
 import { SupabaseDb } from "./read-supabase.mjs";
+import { sso, ssoDomainsOf } from "./sso.mjs";
 import { buildSupabaseBundle, notSent, supabaseBundleRows } from "./user-bundles.mjs";
 
 export const importSupabase = {
@@ -53,7 +54,7 @@ export const importSupabase = {
 };
 
 /** What each run carries, in order: one reader per group of Supabase's tables (later parts add theirs). */
-const READERS = [users];
+const READERS = [users, sso];
 
 async function run(cli, values) {
   const options = checkOptions(cli, values);
@@ -150,13 +151,16 @@ async function removals({ api, supabase, report, progress, dryRun, allowMassRemo
 async function users(run) {
   const { supabase, report, progress, options } = run;
   const counts = report.counts("auth.users");
+  const ssoDomains = await ssoDomainsOf(supabase);
   for await (const page of supabase.users()) {
     counts.read += page.length;
     const related = await supabase.related(page.map((user) => user.id));
     report.add("auth.identities", "read", related.identities.length);
     report.add("auth.mfa_factors", "read", related.factors.length);
+    report.add("auth.webauthn_credentials", "read", related.passkeys.length);
     const identities = groupByUser(related.identities);
     const factors = groupByUser(related.factors);
+    const passkeys = groupByUser(related.passkeys);
     const tokens = related.oneTimeTokens && groupByUser(related.oneTimeTokens);
     const built = [];
     for (const user of page) {
@@ -164,10 +168,12 @@ async function users(run) {
       // A user not sent takes its identities and factors with it, counted in the same column.
       const theirs = (identities.get(user.id) ?? []).length;
       const factorsOf = (factors.get(user.id) ?? []).length;
+      const keysOf = (passkeys.get(user.id) ?? []).length;
       if (reason?.leftOut) {
         report.add("auth.users", "leftOut");
         report.add("auth.identities", "leftOut", theirs);
         report.add("auth.mfa_factors", "leftOut", factorsOf);
+        report.add("auth.webauthn_credentials", "leftOut", keysOf);
         report.leftOut("auth.users", reason.leftOut);
         continue;
       }
@@ -175,6 +181,7 @@ async function users(run) {
         report.add("auth.users", "skipped");
         report.add("auth.identities", "skipped", theirs);
         report.add("auth.mfa_factors", "skipped", factorsOf);
+        report.add("auth.webauthn_credentials", "skipped", keysOf);
         report.notCarried("auth.users", user.id, reason.notCarried);
         continue;
       }
@@ -182,12 +189,14 @@ async function users(run) {
         identities: identities.get(user.id) ?? [],
         factors: factors.get(user.id) ?? [],
         oneTimeTokens: tokens ? (tokens.get(user.id) ?? []) : null,
+        passkeys: passkeys.get(user.id) ?? [],
       };
       built.push(
         buildSupabaseBundle(user, rows, {
           keys: options.keys,
           now: Date.now(),
           otpExpiry: options.otpExpiry,
+          ssoDomains,
         }),
       );
     }

@@ -44,6 +44,7 @@ const FACTOR_COLUMNS = [
   "status",
   "secret",
   "phone",
+  "web_authn_credential",
   "created_at",
   "updated_at",
 ];
@@ -86,7 +87,7 @@ export class SupabaseDb extends NhostDb {
     }
   }
 
-  /** Everything of a page of users that this part carries: identities, factors, pending one-time tokens. */
+  /** Everything of a page of users that this part carries: identities, factors, passkeys, pending one-time tokens. */
   async related(userIds) {
     const ids = [userIds];
     const identities = this.has("auth.identities") ? await this.identities(ids) : [];
@@ -109,7 +110,16 @@ export class SupabaseDb extends NhostDb {
           ids,
         )
       : null;
-    return { identities, factors, oneTimeTokens };
+    // GoTrue's passkeys (2026): first-factor keys, the core's security keys.
+    const passkeys = this.has("auth.webauthn_credentials")
+      ? await this.query(
+          `SELECT id::text AS id, user_id::text AS user_id, credential_id, public_key, sign_count, transports,
+             friendly_name, created_at
+           FROM auth.webauthn_credentials WHERE user_id = ANY($1::uuid[]) ORDER BY id`,
+          ids,
+        )
+      : [];
+    return { identities, factors, oneTimeTokens, passkeys };
   }
 
   /**

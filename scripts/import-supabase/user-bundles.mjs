@@ -5,18 +5,31 @@
 import { iso } from "../import-nhost/user-bundles.mjs";
 import { readFactorSecret } from "./factor-secrets.mjs";
 import { pendingLinks } from "./pending-links.mjs";
+import { factorKeyOf, passkeyRow } from "./webauthn.mjs";
 
 /** GoTrue's identities that are the account itself (its address or number), not a linked provider. */
 const OWN_IDENTITIES = new Set(["email", "phone"]);
 
-/** Why a user is not sent at all, or null. Soft-deleted users stay behind; SSO users come with their providers. */
+/** Why a user is not sent at all, or null. Soft-deleted users stay behind. */
 export function notSent(user) {
   if (user.deleted_at) return { leftOut: "soft-deleted in Supabase (deleted_at): not carried" };
-  if (user.is_sso_user === true)
-    return {
-      notCarried:
-        "SSO user (is_sso_user): SSO users come with the import of Supabase's SSO providers, not carried yet",
-    };
+  return null;
+}
+
+/**
+ * GoTrue keys an SSO user's identity by `sso:<provider id>` and the IdP's subject (NameID); this service's SAML
+ * connection finds its user by the asserted address inside the org's verified domains (src/sso/jit.ts), and the org
+ * is the provider under the same id (sso.mjs). So the identity travels as the user's address: it is carried when that
+ * address is in one of the provider's domains, else the next SAML sign-in could not find the user.
+ */
+function ssoIdentityReason(user, identity, ssoDomains) {
+  const providerId = identity.provider.slice("sso:".length);
+  const domains = ssoDomains?.get(providerId);
+  if (!domains) return "SSO identity of a provider Supabase no longer has";
+  const email = String(user.email ?? "").toLowerCase();
+  const domain = email.slice(email.lastIndexOf("@") + 1);
+  if (!email.includes("@") || !domains.has(domain))
+    return `SSO identity: the address ${email ? `@${domain}` : "(none)"} is outside the provider's domains, where this service's SAML sign-in finds its users`;
   return null;
 }
 
@@ -37,7 +50,11 @@ export function appMetadataOf(raw) {
  * One UserBundle from an auth.users row and its rows in the other tables. `keys`: SUPABASE_ENCRYPTION_KEY's map or
  * null; `now`: ms; `otpExpiry`: GoTrue's mailer OTP lifetime in seconds.
  */
-export function buildSupabaseBundle(user, { identities = [], factors = [], oneTimeTokens = null }, options) {
+export function buildSupabaseBundle(
+  user,
+  { identities = [], factors = [], oneTimeTokens = null, passkeys = [] },
+  options,
+) {
   const { keys = null, now, otpExpiry } = options;
   const leftOut = [];
   const notCarried = [];
@@ -56,11 +73,9 @@ export function buildSupabaseBundle(user, { identities = [], factors = [], oneTi
       continue;
     }
     if (identity.provider.startsWith("sso:")) {
-      notCarried.push({
-        table: "auth.identities",
-        id: identity.id,
-        reason: "SSO identity: comes with the import of Supabase's SSO providers, not carried yet",
-      });
+      const reason = ssoIdentityReason(user, identity, options.ssoDomains);
+      if (reason) notCarried.push({ table: "auth.identities", id: identity.id, reason });
+      else own++;
       continue;
     }
     providers.push({
@@ -102,7 +117,7 @@ export function buildSupabaseBundle(user, { identities = [], factors = [], oneTi
     metadata,
     appMetadata: appMetadataOf(user.raw_app_meta_data),
     providers,
-    securityKeys: [],
+    securityKeys: passkeys.map(passkeyRow),
     refreshTokens: [],
     factors: mfa.factors,
   };
@@ -149,6 +164,7 @@ function factorsOf(factors, keys, leftOut, notCarried) {
         reason: "unverified TOTP factor: not needed",
       });
     else if (factor.factor_type === "phone") out.push(factorRow(factor, "phone"));
+    else if (factor.factor_type === "webauthn") webauthnFactor(factor, out, leftOut, notCarried);
     else if (factor.factor_type !== "totp")
       notCarried.push({
         table: "auth.mfa_factors",
@@ -162,6 +178,27 @@ function factorsOf(factors, keys, leftOut, notCarried) {
     totpSecret: totp && !totp.unreadable ? totp.secret : null,
     totpSecretUnreadable: unreadable,
   };
+}
+
+/**
+ * A verified `webauthn` factor with its key, exactly (credential id, public key, counter): the user asserts it here
+ * with the same authenticator. An unverified one never got its key (its registration never finished): not needed.
+ */
+function webauthnFactor(factor, out, leftOut, notCarried) {
+  if (factor.status !== "verified") {
+    leftOut.push({
+      table: "auth.mfa_factors",
+      id: factor.id,
+      reason: "unverified WebAuthn factor: not needed",
+    });
+    return;
+  }
+  const { key, why } = factorKeyOf(factor.web_authn_credential);
+  if (!key) {
+    notCarried.push({ table: "auth.mfa_factors", id: factor.id, reason: `WebAuthn factor: ${why}` });
+    return;
+  }
+  out.push({ ...factorRow(factor, "webauthn"), key });
 }
 
 function factorRow(factor, type) {
@@ -181,5 +218,9 @@ function factorRow(factor, type) {
  * account itself (`own`, its email or phone) go with it too.
  */
 export function supabaseBundleRows(bundle, own = 0) {
-  return { "auth.identities": bundle.providers.length + own, "auth.mfa_factors": bundle.factors.length };
+  return {
+    "auth.identities": bundle.providers.length + own,
+    "auth.mfa_factors": bundle.factors.length,
+    "auth.webauthn_credentials": bundle.securityKeys.length,
+  };
 }

@@ -28,7 +28,7 @@ import {
  * limit); the command sends fewer users per call when they carry many tokens.
  */
 const IMPORT_BODY_BYTES = 4 * 1024 * 1024;
-const importBody = bodyLimit({
+export const importBody = bodyLimit({
   maxSize: IMPORT_BODY_BYTES,
   onError: () => {
     throw new AppError(

@@ -50,10 +50,12 @@ export interface CheckedUser {
   /** Supabase's factors by their ids (a TOTP one names the secret above); absent for Nhost's users. */
   factors?: {
     id: string;
-    factorType: "totp" | "phone";
+    factorType: "totp" | "phone" | "webauthn";
     friendlyName: string | null;
     status: "verified" | "unverified";
     phone: string | null;
+    /** A verified `webauthn` factor's key, as the core keeps it in `mfa_factors.secret` (JSON). */
+    key?: { credentialId: string; publicKey: string; counter: number; transports: string[] };
     createdAt: number;
     updatedAt: number;
   }[];
@@ -339,14 +341,36 @@ function checkFactors(
       refuse("auth.mfa_factors", factor.id, `phone "${factor.phone ?? ""}" is not a valid number`);
     if (factor.type === "totp" && !bundle.totpSecret)
       refuse("auth.mfa_factors", factor.id, "a TOTP factor without its secret");
+    const key = factor.type === "webauthn" ? webauthnKey(factor, refuse) : undefined;
     return {
       id: factor.id.toLowerCase(),
       factorType: factor.type,
       friendlyName: factor.friendlyName,
       status: factor.status,
       phone: factor.type === "phone" ? phone : null,
+      ...(key ? { key } : {}),
       createdAt: ms(factor.createdAt),
       updatedAt: ms(factor.updatedAt),
     };
   });
+}
+
+/**
+ * A `webauthn` factor's key: a verified factor must bring one (a verified factor without a key could never be
+ * asserted, and would stand for a second factor nobody can give); an unverified one must not (its first challenge
+ * makes its key here, as the core's enrolment does).
+ */
+function webauthnKey(
+  factor: NonNullable<UserBundle["factors"]>[number],
+  refuse: (table: string, id: string, reason: string) => void,
+) {
+  if (factor.status !== "verified" || !factor.key) {
+    if (factor.status === "verified")
+      refuse("auth.mfa_factors", factor.id, "a verified WebAuthn factor without its key");
+    return undefined;
+  }
+  const { credentialId, publicKey, counter, transports } = factor.key;
+  if (!BASE64URL.test(credentialId)) refuse("auth.mfa_factors", factor.id, "credential id is not base64url");
+  if (!BASE64URL.test(publicKey)) refuse("auth.mfa_factors", factor.id, "public key is not base64url");
+  return { credentialId, publicKey, counter, transports: transports.filter((t) => KNOWN_TRANSPORTS.has(t)) };
 }

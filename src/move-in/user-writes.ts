@@ -223,18 +223,26 @@ function factorStatements(
     ? [db.delete(mfaFactors).where(and(eq(mfaFactors.userId, user.id), inArray(mfaFactors.id, gone)))]
     : [];
   for (const factor of user.factors) {
+    const { key, ...row } = factor;
     const secret =
       factor.factorType === "totp"
         ? sql`(SELECT ${users.totpSecret} FROM ${users} WHERE ${users.id} = ${user.id})`
-        : null;
-    const values = { ...factor, userId: user.id, secret };
+        : key
+          ? JSON.stringify(key)
+          : null;
+    const values = { ...row, userId: user.id, secret };
     statements.push(
       db
         .insert(mfaFactors)
         .values(values)
         .onConflictDoUpdate({
           target: mfaFactors.id,
-          set: { friendlyName: factor.friendlyName, status: factor.status, phone: factor.phone, secret },
+          set: {
+            friendlyName: factor.friendlyName,
+            status: factor.status,
+            phone: factor.phone,
+            secret,
+          },
           // Another user's factor of the same id is never taken over.
           setWhere: eq(mfaFactors.userId, user.id),
         }),

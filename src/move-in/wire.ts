@@ -55,16 +55,34 @@ export const tokenRowSchema = z.object({
 });
 
 /**
+ * A `webauthn` factor's key as GoTrue's `web_authn_credential` holds it, in the core's terms (src/auth/webauthn's
+ * `FactorKey`): base64url credential id and COSE public key, the signature counter, the transports. Nothing secret.
+ */
+export const factorKeySchema = z.object({
+  credentialId: text(2048),
+  publicKey: text(4096),
+  counter: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 53 - 1),
+  transports: z.array(text(50)).max(10),
+});
+
+/**
  * A second factor of a system that keeps a list of them (Supabase's `auth.mfa_factors`): its id and name carried so
  * that an app holding the factor's id still finds it. A TOTP factor's secret travels as the bundle's `totpSecret`
- * (the core holds one TOTP secret per user); a phone factor is its number.
+ * (the core holds one TOTP secret per user); a phone factor is its number; a
+ * `webauthn` factor its key.
  */
 export const factorRowSchema = z.object({
   id: uuid,
-  type: z.enum(["totp", "phone"]),
+  type: z.enum(["totp", "phone", "webauthn"]),
   friendlyName: text(255).nullable(),
   status: z.enum(["verified", "unverified"]),
   phone: text(100).nullable(),
+  /** A verified `webauthn` factor's key (absent otherwise). */
+  key: factorKeySchema.nullable().optional(),
   createdAt: time,
   updatedAt: time,
 });

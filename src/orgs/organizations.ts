@@ -61,20 +61,23 @@ const suffixed = (slug: string) => `${slug}-${randomUuid().slice(0, 6)}`;
 /**
  * Creates the organization and its first owner in one batch (D1 runs a batch as one transaction: no org without an
  * owner). A slug the caller chose that is taken: 409 `slug-already-in-use`; a generated one gets a random suffix.
- * The unique index decides, so two creations racing for a slug can't both have it.
+ * The unique index decides, so two creations racing for a slug can't both have it. An import (`source: "import"`)
+ * may make an org without an owner under the id it had elsewhere: Supabase's SSO providers have none, and such an
+ * org is the operator's to manage, as one whose last owner the admin API removed.
  */
 export async function createOrg(
   deps: OrgDeps,
   input: NewOrg,
-  ownerUserId: string,
-  source: "creator" | "admin" = "creator",
+  ownerUserId: string | null,
+  source: "creator" | "admin" | "import" = "creator",
+  id: string = randomUuid(),
 ): Promise<WireOrg> {
   const chosen = input.slug;
   let slug = chosen ?? slugFromName(input.name);
   for (let attempt = 0; ; attempt++) {
     const now = deps.now();
     const row: OrganizationRow = {
-      id: randomUuid(),
+      id,
       name: input.name,
       slug,
       metadata: input.metadata ?? {},
@@ -83,17 +86,20 @@ export async function createOrg(
       updatedAt: now,
     };
     try {
-      await deps.db.batch([
-        deps.db.insert(organizations).values(row),
-        deps.db.insert(orgMembers).values({
-          orgId: row.id,
-          userId: ownerUserId,
-          role: "owner",
-          source,
-          createdAt: now,
-          updatedAt: now,
-        }),
-      ]);
+      const org = deps.db.insert(organizations).values(row);
+      if (ownerUserId === null) await org;
+      else
+        await deps.db.batch([
+          org,
+          deps.db.insert(orgMembers).values({
+            orgId: row.id,
+            userId: ownerUserId,
+            role: "owner",
+            source,
+            createdAt: now,
+            updatedAt: now,
+          }),
+        ]);
       return toWireOrg(row);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;

@@ -15,12 +15,22 @@ export {
   listConnections,
   newConnectionSchema,
   toWireConnection,
+  updateConnection,
   type WireConnection,
 } from "./connections";
-export { addDomain, deleteDomain, listDomains, toWireDomain, verifyDomain } from "./domains";
+export {
+  addDomain,
+  deleteDomain,
+  listDomains,
+  normalDomain,
+  toWireDomain,
+  verifyDomain,
+} from "./domains";
 export { setEnforceSso } from "./enforcement";
 export { ssoUrlForSignInPage } from "./page-start";
 export { SSO_REQUEST_LIFETIME_MS } from "./requests";
+// The import of Supabase's SAML providers (src/move-in/org-import.ts) tells which attribute mappings it can honour.
+export { EMAIL_ATTRIBUTES, samlSettingsFromMetadata } from "./saml";
 // The Supabase face's signInWithSSO (src/faces/supabase/) starts the same sign-in with its own way back.
 export { connectionForEmail, findSsoConnection, type SsoCodeReturn, startSsoSignIn } from "./start";
 

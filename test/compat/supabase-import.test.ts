@@ -12,7 +12,12 @@ import { generateTOTP } from "@oslojs/otp";
 import { createClient } from "@supabase/supabase-js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type SupabaseSeededUser, seedSupabaseUser } from "../fixtures/supabase/seed";
+import {
+  type SupabaseSeededUser,
+  seedSupabaseSsoProvider,
+  seedSupabaseUser,
+} from "../fixtures/supabase/seed";
+import { IDP_ENTITY_ID, idpMetadataXml } from "../sso/saml-support/idp";
 import { loadSupabaseSchema, type RunningPostgres, startPostgres } from "../support/postgres";
 import { authUrl, PASSWORD, serverUrl } from "./client";
 
@@ -76,6 +81,7 @@ const users = {} as Record<
 >;
 let dryRun: Run;
 let first: Run;
+let ssoProviderId: string;
 
 beforeAll(async () => {
   postgres = await startPostgres();
@@ -106,11 +112,18 @@ beforeAll(async () => {
   // GoTrue lower-cases addresses, but a row written by hand need not be: two addresses that are one here.
   users.caseA = await seedSupabaseUser(db, { email: `Case-${tag}@example.com` });
   users.caseB = await seedSupabaseUser(db, { email: `case-${tag}@example.com` });
-  // A user of an SSO connection: it can't sign in without the connection, which a later part of the import carries.
+  // A user of an SSO connection, with its provider: the provider becomes an org here, the user comes with it.
+  ssoProviderId = await seedSupabaseSsoProvider(db, {
+    metadataXml: idpMetadataXml(),
+    entityId: IDP_ENTITY_ID,
+    domains: [`corp-${tag}.test`],
+    attributeMapping: { keys: { email: { name: "mail" } } },
+  });
   users.sso = await seedSupabaseUser(db, {
-    email: `sso-${tag}@example.com`,
+    email: `sso-${tag}@corp-${tag}.test`,
     password: null,
     isSsoUser: true,
+    identities: [{ provider: `sso:${ssoProviderId}`, subject: "00u1-nameid" }],
   });
   dryRun = await importSupabase(["--dry-run"]);
   first = await importSupabase();
@@ -125,12 +138,12 @@ describe("import-supabase, then supabase-js against the service", () => {
   it("a dry run writes nothing and says what a run would do", async () => {
     expect(dryRun.report.tables["auth.users"]).toMatchObject({
       read: 8,
-      imported: 4,
-      skipped: 3,
+      imported: 5,
+      skipped: 2,
       leftOut: 1,
     });
     // The dry run's checks ran, but nobody was written: the first real run imported them.
-    expect(first.report.tables["auth.users"]).toMatchObject({ read: 8, imported: 4, skipped: 3, leftOut: 1 });
+    expect(first.report.tables["auth.users"]).toMatchObject({ read: 8, imported: 5, skipped: 2, leftOut: 1 });
   });
 
   it("the old password signs in as the same user, with user_metadata and app_metadata; the identity is listed", async () => {
@@ -184,9 +197,6 @@ describe("import-supabase, then supabase-js against the service", () => {
     const lines = first.report.notCarried.map((row) => `${row.id} ${row.reason}`);
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${users.badHash.id} .*password hash`)));
     expect(lines).toContainEqual(expect.stringMatching(/differing only in case/));
-    expect(lines).toContainEqual(
-      expect.stringMatching(new RegExp(`^${users.sso.id} SSO user .*not carried yet`)),
-    );
     const admin = adminClient();
     expect((await admin.auth.admin.getUserById(users.badHash.id)).data.user).toBeNull();
     const twins = await Promise.all(
@@ -195,17 +205,28 @@ describe("import-supabase, then supabase-js against the service", () => {
     expect(twins.filter((t) => t.data.user !== null)).toHaveLength(1);
   });
 
+  it("an SSO provider is an org with its verified domain; its SSO user comes with it", async () => {
+    expect(first.report.tables["auth.sso_providers"]).toMatchObject({ read: 1, imported: 1 });
+    const org = await fetch(`${authUrl}/admin/orgs/${ssoProviderId}/domains`, {
+      headers: { "x-hasura-admin-secret": adminSecret },
+    });
+    expect(((await org.json()) as { items: unknown[] }).items).toEqual([
+      expect.objectContaining({ domain: `corp-${tag}.test`, verified: true }),
+    ]);
+    expect((await adminClient().auth.admin.getUserById(users.sso.id)).data.user?.email).toBe(users.sso.email);
+  });
+
   it("a second run changes nothing", async () => {
     const second = await importSupabase();
     expect(second.report.tables["auth.users"]).toMatchObject({
       read: 8,
-      unchanged: 4,
+      unchanged: 5,
       imported: 0,
       updated: 0,
     });
     // Every identity read is accounted for: the email ones are the accounts themselves, and go with their user.
     expect(second.report.tables["auth.identities"]).toEqual(
-      expect.objectContaining({ read: 9, unchanged: 5, skipped: 3, leftOut: 1, imported: 0 }),
+      expect.objectContaining({ read: 9, unchanged: 6, skipped: 2, leftOut: 1, imported: 0 }),
     );
     expect(second.report.tables["auth.mfa_factors"]).toMatchObject({ read: 1, unchanged: 1 });
   });

@@ -16,7 +16,14 @@ import { pendingLinks } from "../../scripts/import-supabase/pending-links.mjs";
 // @ts-expect-error: plain .mjs without types
 import { derivedId } from "../../scripts/import-supabase/read-supabase.mjs";
 // @ts-expect-error: plain .mjs without types
-import { appMetadataOf, buildSupabaseBundle, notSent } from "../../scripts/import-supabase/user-bundles.mjs";
+import { orgOf } from "../../scripts/import-supabase/sso.mjs";
+import {
+  appMetadataOf,
+  buildSupabaseBundle,
+  notSent,
+  supabaseBundleRows,
+  // @ts-expect-error: plain .mjs without types
+} from "../../scripts/import-supabase/user-bundles.mjs";
 import { gotrueTokenHash } from "../fixtures/supabase/seed";
 
 const KEY = randomBytes(32).toString("base64url");
@@ -178,19 +185,138 @@ describe("the UserBundle built from Supabase's rows", () => {
     });
     expect(built.notCarried.map((row: { reason: string }) => row.reason)).toEqual([
       expect.stringMatching(/TOTP secret unreadable/),
-      expect.stringMatching(/webauthn factor: not carried yet/),
+      expect.stringMatching(/WebAuthn factor: no web_authn_credential/),
     ]);
     expect(built.leftOut).toEqual([
       expect.objectContaining({ reason: "unverified TOTP factor: not needed" }),
     ]);
   });
 
-  it("soft-deleted users stay behind; SSO users are listed as not carried yet", () => {
+  it("a WebAuthn factor's go-webauthn JSON and a passkey's bytea columns become base64url keys, exactly", () => {
+    const id = randomBytes(32);
+    const cose = randomBytes(77);
+    const factor = {
+      id: randomUUID(),
+      factor_type: "webauthn",
+      status: "verified",
+      web_authn_credential: {
+        id: id.toString("base64"),
+        publicKey: cose.toString("base64"),
+        transport: ["usb", "nfc"],
+        authenticator: { AAGUID: Buffer.alloc(16).toString("base64"), signCount: 7, cloneWarning: false },
+      },
+    };
+    const unverified = { id: randomUUID(), factor_type: "webauthn", status: "unverified" };
+    const passkey = {
+      id: randomUUID(),
+      credential_id: id,
+      public_key: cose,
+      sign_count: "3",
+      transports: ["internal"],
+      friendly_name: "laptop",
+    };
+    const built = buildSupabaseBundle(base, { factors: [factor, unverified], passkeys: [passkey] }, { now });
+    expect(built.bundle.factors).toEqual([
+      expect.objectContaining({
+        id: factor.id,
+        type: "webauthn",
+        key: {
+          credentialId: id.toString("base64url"),
+          publicKey: cose.toString("base64url"),
+          counter: 7,
+          transports: ["usb", "nfc"],
+        },
+      }),
+    ]);
+    expect(built.bundle.securityKeys).toEqual([
+      {
+        id: passkey.id,
+        credentialId: id.toString("base64url"),
+        publicKey: cose.toString("base64url"),
+        counter: 3,
+        transports: "internal",
+        nickname: "laptop",
+      },
+    ]);
+    expect(built.leftOut).toEqual([
+      expect.objectContaining({ reason: "unverified WebAuthn factor: not needed" }),
+    ]);
+    const broken = { ...factor, web_authn_credential: { ...factor.web_authn_credential, publicKey: "%%" } };
+    expect(buildSupabaseBundle(base, { factors: [broken] }, { now }).notCarried).toEqual([
+      expect.objectContaining({ reason: "WebAuthn factor: public key unreadable" }),
+    ]);
+  });
+
+  it("soft-deleted users stay behind; SSO users are sent", () => {
     expect(notSent({ ...base, deleted_at: new Date() })).toEqual({
       leftOut: expect.stringMatching(/soft-deleted/),
     });
-    expect(notSent({ ...base, is_sso_user: true })).toEqual({ notCarried: expect.stringMatching(/SSO/) });
+    expect(notSent({ ...base, is_sso_user: true })).toBeNull();
     expect(notSent(base)).toBeNull();
+  });
+
+  // Threat: an SSO identity counted as carried while no SAML sign-in here could find its user (the address outside
+  // the provider's domains, which the service's connection requires) would let an exit 0 hide a locked-out user.
+  it("an SSO identity travels as the address inside its provider's domains, else is listed", () => {
+    const providerId = randomUUID();
+    const sso = { ...base, is_sso_user: true, encrypted_password: "", email: "jane@corp.test" };
+    const identity = { id: randomUUID(), provider: `sso:${providerId}`, provider_id: "00u1-nameid" };
+    const ssoDomains = new Map([[providerId, new Set(["corp.test"])]]);
+    const inside = buildSupabaseBundle(sso, { identities: [identity] }, { now, ssoDomains });
+    expect(inside.notCarried).toEqual([]);
+    expect(inside.bundle).toMatchObject({ email: "jane@corp.test", emailVerified: true, providers: [] });
+    expect(supabaseBundleRows(inside.bundle, inside.own)["auth.identities"]).toBe(1);
+    const outside = buildSupabaseBundle(
+      { ...sso, email: "jane@elsewhere.test" },
+      { identities: [identity] },
+      {
+        now,
+        ssoDomains,
+      },
+    );
+    expect(outside.notCarried).toEqual([
+      expect.objectContaining({
+        id: identity.id,
+        reason: expect.stringMatching(/outside the provider's domains/),
+      }),
+    ]);
+    const gone = buildSupabaseBundle(sso, { identities: [identity] }, { now, ssoDomains: new Map() });
+    expect(gone.notCarried).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(/no longer has/) }),
+    ]);
+  });
+
+  it("an SSO provider becomes an org named by its resource id, else its first domain; no SAML provider, no org", () => {
+    const provider = {
+      id: randomUUID(),
+      resource_id: null,
+      disabled: true,
+      saml_id: randomUUID(),
+      entity_id: "https://idp.test/metadata",
+      metadata_xml: "<EntityDescriptor/>",
+      attribute_mapping: { keys: { email: { name: "mail" } } },
+      name_id_format: null,
+      domains: ["corp.test", "corp2.test"],
+    };
+    expect(orgOf(provider).org).toEqual({
+      id: provider.id,
+      name: "corp.test",
+      domains: ["corp.test", "corp2.test"],
+      saml: {
+        metadataXml: "<EntityDescriptor/>",
+        nameIdFormat: null,
+        attributeMapping: provider.attribute_mapping,
+      },
+      enabled: false,
+    });
+    expect(orgOf({ ...provider, resource_id: "acme-okta" }).org.name).toBe("acme-okta");
+    expect(orgOf({ ...provider, saml_id: null })).toEqual({
+      reason: expect.stringMatching(/without a SAML provider/),
+    });
+    // Past the connection's bounds: one line for this provider, not a refused batch that stops the run.
+    expect(orgOf({ ...provider, metadata_xml: "x".repeat(60_001) })).toEqual({
+      reason: expect.stringMatching(/at most 60000/),
+    });
   });
 
   it("derives the same uuid for an identity GoTrue keyed by its subject, on every run", () => {

@@ -22,7 +22,7 @@ export type ImportSystem = (typeof IMPORT_SYSTEMS)[number];
 export const importLedger = sqliteTable(
   "import_ledger",
   {
-    kind: text("kind").$type<"user" | "bucket" | "file" | "token">().notNull(),
+    kind: text("kind").$type<"user" | "bucket" | "file" | "token" | "org">().notNull(),
     id: text("id").notNull(),
     /**
      * The system the row was imported from. A run reads, lists and removes only its own system's rows, so that users

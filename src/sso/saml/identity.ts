@@ -6,7 +6,7 @@ import type { SamlAssertion } from "./verify-response";
  * plain names Okta and Google use, Entra ID's and ADFS's claim URIs, and the LDAP OIDs of the SAML 2.0 attribute
  * profiles (urn:oid:…). The first present wins.
  */
-const EMAIL = [
+export const EMAIL_ATTRIBUTES = [
   "email",
   "mail",
   "emailAddress",
@@ -49,7 +49,7 @@ export function identityOf(assertion: SamlAssertion): SsoIdentity | undefined {
   const { attributes, nameId, nameIdFormat } = assertion;
   const email =
     (nameIdFormat === EMAIL_FORMAT ? nameId : undefined) ??
-    first(attributes, EMAIL) ??
+    first(attributes, EMAIL_ATTRIBUTES) ??
     (LOOKS_LIKE_EMAIL.test(nameId) ? nameId : undefined);
   if (!email || !LOOKS_LIKE_EMAIL.test(email)) return undefined;
   const given = first(attributes, GIVEN_NAME);

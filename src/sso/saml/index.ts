@@ -3,6 +3,7 @@
  * core uses to store a connection's settings, to start a sign-in, and the routes it mounts.
  */
 export { newSamlRequestId, samlAuthnRequestUrl } from "./authn-request";
+export { EMAIL_ATTRIBUTES } from "./identity";
 export {
   acsUrl,
   type SamlSettings,
