@@ -2,6 +2,7 @@ import { emailField } from "../http/fields";
 import { sha256Hex } from "../lib/crypto";
 import { HASH_BOUNDS } from "../lib/password";
 import { toE164 } from "../lib/phone";
+import { supabaseSessionTokens } from "./supabase-sessions";
 import { type RowReason, type UserBundle, userBundleSchema } from "./wire";
 
 /**
@@ -19,6 +20,8 @@ export interface ImportedToken {
   createdAt: number;
   expiresAt: number;
   metadata: Record<string, unknown>;
+  /** The session's `method` when carried (new-sessions.ts): the Nhost one unless the system is another. */
+  method?: string;
 }
 
 export interface CheckedUser {
@@ -80,7 +83,12 @@ const METADATA_MAX_BYTES = 64 * 1024;
 
 const ms = (iso: string) => Date.parse(iso);
 
-export async function checkUser(input: unknown, now: number): Promise<CheckOutcome> {
+export async function checkUser(
+  input: unknown,
+  now: number,
+  /** How long a session without an end of its own lives from its last refresh (AUTH_REFRESH_TOKEN_EXPIRES_IN). */
+  sessionLifetimeMs = 30 * 86_400_000,
+): Promise<CheckOutcome> {
   const parsed = userBundleSchema.safeParse(input);
   if (!parsed.success) {
     const id = typeof (input as { id?: unknown })?.id === "string" ? (input as { id: string }).id : "?";
@@ -190,6 +198,11 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
       metadata: row.metadata ?? {},
     });
   }
+
+  const warn = (warning: RowReason & { notCarried: boolean }) => warnings.push(warning);
+  tokens.push(
+    ...(await supabaseSessionTokens(bundle.supabaseSessions, now, sessionLifetimeMs, warn, refuse)),
+  );
 
   const ticket = await checkTicket(bundle, id, now, warnings);
   if (reasons.length > 0) return { ok: false, id, reasons };

@@ -1,3 +1,4 @@
+import { refreshLifetimeMs } from "../auth";
 import type { Db } from "../db/client";
 import { claim, releaseEntries } from "../db/directory";
 import type { ImportedParts, ImportLedgerRow } from "../db/schema";
@@ -22,7 +23,7 @@ import type { ImportResult, RowReason } from "./wire";
  */
 export async function importUsers(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
   const now = deps.now();
-  const checked = await Promise.all(inputs.map((input) => checkUser(input, now)));
+  const checked = await Promise.all(inputs.map((input) => checkUser(input, now, refreshLifetimeMs(deps))));
   const valid = checked.flatMap((c) => (c.ok ? [c.user] : []));
   const seen = await readWhatIsHere(deps, valid);
   const plans = new Map<string, Plan>();
