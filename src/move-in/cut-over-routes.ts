@@ -57,8 +57,7 @@ const EXAMPLE = {
 } as const;
 
 function secretSetFor(config: Config, system: ImportedSystem): boolean {
-  // The Supabase face's secret (AUTH_IMPORTED_SUPABASE_JWT_SECRET) does not exist yet: its cut-over is recorded ahead.
-  return system === "nhost" && config.imported.secret !== null;
+  return system === "nhost" ? config.imported.secret !== null : config.supabase.imported !== null;
 }
 
 function viewOf(config: Config, cutOver: CutOver) {

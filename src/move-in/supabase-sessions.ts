@@ -1,6 +1,5 @@
 import { IMPORTED_SUPABASE_METHOD } from "../auth";
 import { sha256Hex } from "../lib/crypto";
-import type { ImportedToken } from "./user-checks";
 import type { RowReason, SupabaseSession } from "./wire";
 
 /**
@@ -20,6 +19,17 @@ import type { RowReason, SupabaseSession } from "./wire";
  */
 
 const DAY_MS = 86_400_000;
+
+/** A session's token as user-checks.ts's `ImportedToken` (structurally: that file imports this one). */
+interface CarriedToken {
+  id: string;
+  kind: "regular";
+  hash: string;
+  createdAt: number;
+  expiresAt: number;
+  metadata: Record<string, unknown>;
+  method: string;
+}
 
 function base64urlDecode(text: string): Uint8Array | null {
   // No base64 ends with a lone character; workerd's atob lets it pass.
@@ -76,8 +86,8 @@ export async function supabaseSessionTokens(
   lifetimeMs: number,
   warn: (warning: RowReason & { notCarried: boolean }) => void,
   refuse: (table: string, id: string, reason: string) => void,
-): Promise<ImportedToken[]> {
-  const tokens: ImportedToken[] = [];
+): Promise<CarriedToken[]> {
+  const tokens: CarriedToken[] = [];
   for (const session of sessions) {
     const id = session.id.toLowerCase();
     const notAfter = session.notAfter ? Date.parse(session.notAfter) : null;
