@@ -26,7 +26,9 @@ const requestSchema = z.object({
   system: z
     .enum(IMPORTED_SYSTEMS)
     .default("nhost")
-    .describe("The system moved from: `nhost` (AUTH_IMPORTED_JWT_SECRET) or `supabase`"),
+    .describe(
+      "The system moved from: `nhost` (AUTH_IMPORTED_JWT_SECRET) or `supabase` (AUTH_IMPORTED_SUPABASE_JWT_SECRET and the old API keys)",
+    ),
 });
 
 const cutOverViewSchema = z.object({

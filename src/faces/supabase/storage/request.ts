@@ -163,7 +163,9 @@ export async function storageCaller(c: Context<AppEnv>, role: KeyRole | null): P
   const apikey = c.req.header("apikey") ?? bearer;
   if (role === "service_role" && (!authorization || bearer === apikey)) return { kind: "admin" };
   const caller = await identifyCaller(c);
-  if (caller.kind !== "public" || !authorization || bearer?.startsWith("sb_")) return caller;
+  // The key again as the bearer (supabase-js sends it so while no one is signed in): an `sb_` key or an old JWT key.
+  if (caller.kind !== "public" || !authorization || bearer?.startsWith("sb_") || bearer === apikey)
+    return caller;
   // Not a token of the Nhost API: one this face's GoTrue issued (its issuer and audience are GoTrue's).
   const claims = bearer ? await verifyGoTrueToken(c.var.config, bearer).catch(() => null) : null;
   // The old Supabase project's token after a move, admitted as on the GoTrue routes (gotrue/imported-tokens.ts).
