@@ -204,6 +204,8 @@ export default defineConfig({
           ...PARALLEL,
           include: NEEDS_OWN_STORAGE,
           setupFiles: ["./test/apply-migrations.ts"],
+          // The Supabase project's fake, for the old tokens' data calls (test/faces/supabase/imported-tokens.test.ts).
+          globalSetup: ["./test/fakes/supabase-upstream.ts"],
         },
       },
       {

@@ -1,5 +1,6 @@
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { UPSTREAM_ANON_KEY, UPSTREAM_JWT_SECRET } from "../../fakes/supabase-upstream";
 import { PASSWORD } from "../../helpers";
 import { admin, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "../../move-in/support";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
@@ -198,6 +199,40 @@ describe("the old Supabase project's access tokens", () => {
     const got = await client.storage.from("moved-files").download(path);
     expect(got.error).toBeNull();
     expect(await got.data!.text()).toBe("kept");
+  });
+
+  // The data calls' forward exchanges only this service's own session tokens (contract §4): an old token handed to
+  // the upstream as a fresh one would outlive every rule above. Refused with GoTrue's 401; nothing reaches upstream.
+  it("a data call (from().select()) with it: GoTrue's 401, never forwarded", async () => {
+    const forwarding = supabaseService({
+      AUTH_IMPORTED_SUPABASE_JWT_SECRET: KEY,
+      AUTH_IMPORTED_SUPABASE_ISSUER: ISSUER,
+      OUTBOUND: undefined,
+      AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+      AUTH_SUPABASE_UPSTREAM_URL: inject("upstreamUrl"),
+      AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
+      AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
+    });
+    const user = await movedUser();
+    const token = await oldToken(user);
+    expect((await supabaseClient(forwarding).auth.getUser(token)).error).toBeNull();
+    const answer = await forwarding.request("GET", `${FACE}/rest/v1/todos`, {
+      headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}` },
+    });
+    expect(answer.status).toBe(401);
+    expect(await answer.json()).toMatchObject({
+      error_code: "no_authorization",
+      msg: "This token is not a session token of this service",
+    });
+    // The same face forwards the user's own session (refreshed from the carried token) as that user.
+    const refreshed = await supabaseClient(forwarding).auth.refreshSession({
+      refresh_token: user.refreshToken,
+    });
+    expect(refreshed.error).toBeNull();
+    const own = await forwarding.request("GET", `${FACE}/rest/v1/todos`, {
+      headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${refreshed.data.session!.access_token}` },
+    });
+    expect(own.status).toBe(200);
   });
 
   it("a JWKS secret (asymmetric project) takes ES256 tokens by its key, nothing else", async () => {

@@ -1,5 +1,6 @@
 import { SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { type Seen, UPSTREAM_ANON_KEY, UPSTREAM_JWT_SECRET } from "../../fakes/supabase-upstream";
 import { PASSWORD } from "../../helpers";
 import { admin, importUsers, nhostBcrypt, nhostUser } from "../../move-in/support";
 import { FACE, supabaseClient, supabaseService } from "./support";
@@ -84,6 +85,26 @@ describe("the old project's API keys", () => {
       .setExpirationTime(2_015_000_000)
       .sign(OLD_SECRET);
     expect((await supabaseClient(svc, minted).auth.admin.listUsers()).error).toMatchObject({ status: 401 });
+  });
+
+  // supabase-js sends the key as the bearer too: on the data calls it is the key (anon or service_role upstream), not a
+  // user token that fails.
+  it("data calls with the old keys go upstream as anon and as service_role", async () => {
+    const forwarding = supabaseService({
+      OUTBOUND: undefined,
+      AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+      AUTH_SUPABASE_UPSTREAM_URL: inject("upstreamUrl"),
+      AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
+      AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
+    });
+    for (const [key, role] of [
+      [ANON, "anon"],
+      [SERVICE, "service_role"],
+    ] as const) {
+      const { data, error } = await supabaseClient(forwarding, key).from("todos").select("id");
+      expect(error).toBeNull();
+      expect((data as unknown as Seen[])[0]!.claims.role).toBe(role);
+    }
   });
 
   // The ceiling: a cut-over two hours ago plus the one-hour cap is past; the app must have its new keys by then.
