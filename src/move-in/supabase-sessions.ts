@@ -16,6 +16,8 @@ import type { RowReason, SupabaseSession } from "./wire";
  * - otherwise its live token is its unrevoked 12-character token of highest id (`FindCurrentlyActiveRefreshToken`);
  *   a revoked one, or an older unrevoked one, is not carried (only one token per session rotates in the drawer).
  * A session GoTrue itself no longer honours (`not_after` past) is left out with a warning, as an expired Nhost token.
+ * A session at `aal2` is carried as a session whose second factor is not pending; its `aal` claim here reads `aal1`
+ * (the face derives `aal` from how a session began, docs/decisions.md).
  */
 
 const DAY_MS = 86_400_000;
@@ -29,6 +31,7 @@ interface CarriedToken {
   expiresAt: number;
   metadata: Record<string, unknown>;
   method: string;
+  secondFactorPending: boolean;
 }
 
 function base64urlDecode(text: string): Uint8Array | null {
@@ -86,6 +89,8 @@ export async function supabaseSessionTokens(
   lifetimeMs: number,
   warn: (warning: RowReason & { notCarried: boolean }) => void,
   refuse: (table: string, id: string, reason: string) => void,
+  /** The user has a second factor: a session GoTrue held at `aal1` (or older, with no `aal`) has not shown it. */
+  secondFactor = false,
 ): Promise<CarriedToken[]> {
   const tokens: CarriedToken[] = [];
   for (const session of sessions) {
@@ -142,6 +147,9 @@ export async function supabaseSessionTokens(
       expiresAt,
       metadata: {},
       method: IMPORTED_SUPABASE_METHOD,
+      // As a session of this face signed in with the password only: GoTrue's aal1, stepped up by mfa.verify, and
+      // without Hasura claims until then (the face's rule, docs/decisions.md "Issue 43: MFA").
+      secondFactorPending: secondFactor && session.aal !== "aal2" && session.aal !== "aal3",
     });
   }
   return tokens;

@@ -22,6 +22,8 @@ export interface ImportedToken {
   metadata: Record<string, unknown>;
   /** The session's `method` when carried (new-sessions.ts): the Nhost one unless the system is another. */
   method?: string;
+  /** A carried session that has not shown the user's second factor (GoTrue's aal1). */
+  secondFactorPending?: boolean;
 }
 
 export interface CheckedUser {
@@ -200,8 +202,16 @@ export async function checkUser(
   }
 
   const warn = (warning: RowReason & { notCarried: boolean }) => warnings.push(warning);
+  const secondFactor = mfa.activeMfaType !== null || bundle.totpSecretUnreadable;
   tokens.push(
-    ...(await supabaseSessionTokens(bundle.supabaseSessions, now, sessionLifetimeMs, warn, refuse)),
+    ...(await supabaseSessionTokens(
+      bundle.supabaseSessions,
+      now,
+      sessionLifetimeMs,
+      warn,
+      refuse,
+      secondFactor,
+    )),
   );
 
   const ticket = await checkTicket(bundle, id, now, warnings);

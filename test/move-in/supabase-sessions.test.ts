@@ -2,7 +2,7 @@ import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { supabaseClient, supabaseService } from "../faces/supabase/support";
 import { PASSWORD } from "../helpers";
-import { importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
+import { base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
 
 /**
  * Supabase users stay signed in (contract supabase.md §5): GoTrue's sessions imported through the admin import API
@@ -164,6 +164,31 @@ describe("GoTrue sessions imported from Supabase", () => {
     expect(again.results[0]!.outcome).not.toBe("skipped");
     expect((await refresh(spent)).error).toMatchObject({ status: 400 });
     expect((await refresh(signedOut)).error).toMatchObject({ status: 400 });
+  });
+
+  // Threat: a session that never showed the user's second factor (GoTrue's aal1) must not come out of the move with
+  // the Hasura claims a session gets only after it (the face's rule for its own aal1 sessions).
+  it("for a user with TOTP, an aal1 session refreshes without Hasura claims; an aal2 one with them", async () => {
+    const aal1 = { token: v1Token(), session: crypto.randomUUID() };
+    const aal2 = { token: v1Token(), session: crypto.randomUUID() };
+    const sessions = [
+      { ...(await v1Session([{ id: 1, token: aal1.token, revoked: false }], aal1.session)), aal: "aal1" },
+      { ...(await v1Session([{ id: 2, token: aal2.token, revoked: false }], aal2.session)), aal: "aal2" },
+    ];
+    const totpSecret = base32(crypto.getRandomValues(new Uint8Array(20)));
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: sessions, activeMfaType: "totp", totpSecret },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+    const pending = await refresh(aal1.token);
+    expect(pending.error).toBeNull();
+    const pendingClaims = decodeJwt(pending.data.session!.access_token);
+    expect(pendingClaims).toMatchObject({ aal: "aal1", session_id: aal1.session });
+    expect(pendingClaims["https://hasura.io/jwt/claims"]).toBeUndefined();
+    const shown = await refresh(aal2.token);
+    expect(shown.error).toBeNull();
+    expect(decodeJwt(shown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeDefined();
   });
 
   // Threat: a hostile or broken row (a key that is not base64url) must be a report line, never a 500 or half a user.
