@@ -132,6 +132,9 @@ const NEEDS_OWN_STORAGE = [
   // It starts with no cut-over recorded and records its own (one per deployment), and it counts a log line said once
   // per isolate: both are the deployment's, not the file's.
   "test/move-in/imported-tokens.test.ts",
+  // The same for the Supabase cut-over, and the old project's API keys they record (issue 44).
+  "test/faces/supabase/imported-tokens.test.ts",
+  "test/faces/supabase/old-api-keys.test.ts",
 ];
 
 /**
@@ -201,6 +204,8 @@ export default defineConfig({
           ...PARALLEL,
           include: NEEDS_OWN_STORAGE,
           setupFiles: ["./test/apply-migrations.ts"],
+          // The Supabase project's fake, for the old tokens' data calls (test/faces/supabase/imported-tokens.test.ts).
+          globalSetup: ["./test/fakes/supabase-upstream.ts"],
         },
       },
       {

@@ -11,6 +11,7 @@ export const cutOver = {
     "cut-over [--at ISO-TIME] [--system nhost|supabase] [--show]\n\n" +
     "  --at ISO-TIME   when the app switched (default: now), e.g. 2026-03-01T09:00:00Z; not in the future\n" +
     "  --system S      the system moved from: nhost (default; AUTH_IMPORTED_JWT_SECRET) or supabase\n" +
+    "                  (AUTH_IMPORTED_SUPABASE_JWT_SECRET, and the old anon and service_role keys)\n" +
     "  --show          print what is recorded, record nothing\n\n" +
     "  Run it when the app's traffic has moved here (docs/migrating-from-nhost.md). Old access tokens issued\n" +
     "  after it are refused; none is accepted after the ceiling (the cut-over plus\n" +
@@ -44,7 +45,9 @@ export const cutOver = {
       console.log(
         `\nOld ${system} access tokens issued until ${recorded.at} are accepted, read-only, until ${recorded.acceptedUntil}.` +
           "\nAfter that, remove the old system's secret" +
-          (system === "nhost" ? " (AUTH_IMPORTED_JWT_SECRET)." : "."),
+          (system === "nhost"
+            ? " (AUTH_IMPORTED_JWT_SECRET)."
+            : " (AUTH_IMPORTED_SUPABASE_JWT_SECRET); the old anon and service_role keys stop then too."),
       );
     });
   },

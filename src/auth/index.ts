@@ -84,6 +84,8 @@ export {
   type AccessTokenFacts,
   type AccessTokenMinter,
   IMPORTED_NHOST_METHOD,
+  IMPORTED_SUPABASE_METHOD,
+  refreshLifetimeMs,
   type Session,
   sessionPayloadSchema,
   sessionSchema,

@@ -17,6 +17,8 @@ import { toWireUser, wireUserSchema } from "./users";
  * the session list labels it, and enforced SSO's sweep ends it with the other sessions no IdP vouched for.
  */
 export const IMPORTED_NHOST_METHOD = "import:nhost";
+/** The same for a session carried from Supabase (src/move-in/supabase-sessions.ts). */
+export const IMPORTED_SUPABASE_METHOD = "import:supabase";
 
 /** The Session resource of contract §2. */
 export const sessionSchema = z.object({

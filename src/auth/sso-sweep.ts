@@ -1,7 +1,7 @@
 import { and, inArray, like, or } from "drizzle-orm";
 import { oauth2Grants, personalAccessTokens, sessions, users } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { IMPORTED_NHOST_METHOD } from "./new-sessions";
+import { IMPORTED_NHOST_METHOD, IMPORTED_SUPABASE_METHOD } from "./new-sessions";
 import { revokeSession } from "./revocation";
 import { METHODS_UNDER_SSO, PROVIDER_METHOD_PREFIX } from "./sso-enforcement";
 
@@ -26,7 +26,13 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
   // the IdP is what enforcement asks). So is an app's session from the hosted pages, whatever signed the pages in,
   // and a session carried from Nhost, which no IdP here vouched for:
   // its row's end takes its Nhost refresh tokens with it, carried yet or not.
-  const methods = [...METHODS_UNDER_SSO, "mfa-totp", "hosted-page", IMPORTED_NHOST_METHOD];
+  const methods = [
+    ...METHODS_UNDER_SSO,
+    "mfa-totp",
+    "hosted-page",
+    IMPORTED_NHOST_METHOD,
+    IMPORTED_SUPABASE_METHOD,
+  ];
   for (const domain of domains) {
     // Domains are [a-z0-9.-] only (src/sso/domains.ts), so nothing in them is a LIKE wildcard.
     for (const db of deps.shards.all) {

@@ -78,19 +78,29 @@ export async function verifyUserAccessToken(deps: Deps, token: string): Promise<
   return imported ? admitImported(deps, imported, maxLifetime) : null;
 }
 
-async function admitImported(
+/** The setting that holds each old system's key, for the log. */
+const SECRET_SETTING: Record<ImportedSystem, string> = {
+  nhost: "AUTH_IMPORTED_JWT_SECRET",
+  supabase: "AUTH_IMPORTED_SUPABASE_JWT_SECRET",
+};
+
+/**
+ * An old system's token that its own checks passed (src/lib/imported-tokens.ts, imported-supabase-tokens.ts), admitted
+ * under the recorded cut-over of its system and its user's state here; null when refused.
+ */
+export async function admitImported(
   deps: Deps,
   payload: ImportedTokenPayload,
   maxLifetime: number,
 ): Promise<AccessTokenPayload | null> {
   const system = payload[IMPORTED];
-  const setting = "AUTH_IMPORTED_JWT_SECRET";
+  const setting = SECRET_SETTING[system];
   const cutOver = await recordedCutOver(deps.db, system);
   if (!cutOver) {
     sayOnce(
       `imported-tokens.${system}.no-cut-over`,
       `${setting} is set but no cut-over is recorded: the old system's tokens are accepted nowhere until ` +
-        `\`npm run admin -- cut-over --system ${system}\` records the switch (docs/migrating-from-nhost.md)`,
+        `\`npm run admin -- cut-over --system ${system}\` records the switch (docs/migrating-from-${system}.md)`,
     );
     return null;
   }

@@ -26,7 +26,9 @@ const requestSchema = z.object({
   system: z
     .enum(IMPORTED_SYSTEMS)
     .default("nhost")
-    .describe("The system moved from: `nhost` (AUTH_IMPORTED_JWT_SECRET) or `supabase`"),
+    .describe(
+      "The system moved from: `nhost` (AUTH_IMPORTED_JWT_SECRET) or `supabase` (AUTH_IMPORTED_SUPABASE_JWT_SECRET and the old API keys)",
+    ),
 });
 
 const cutOverViewSchema = z.object({
@@ -57,8 +59,7 @@ const EXAMPLE = {
 } as const;
 
 function secretSetFor(config: Config, system: ImportedSystem): boolean {
-  // The Supabase face's secret (AUTH_IMPORTED_SUPABASE_JWT_SECRET) does not exist yet: its cut-over is recorded ahead.
-  return system === "nhost" && config.imported.secret !== null;
+  return system === "nhost" ? config.imported.secret !== null : config.supabase.imported !== null;
 }
 
 function viewOf(config: Config, cutOver: CutOver) {

@@ -140,7 +140,8 @@ export function tokenStatements(
           userAgent: null,
           locator: null,
           // The session list labels it (the account center: "Imported from Nhost"), not an unknown device.
-          method: IMPORTED_NHOST_METHOD,
+          method: t.method ?? IMPORTED_NHOST_METHOD,
+          secondFactorPending: t.secondFactorPending ?? false,
         }),
         db.insert(refreshTokens).values({ tokenHash: t.hash, sessionId: t.id, expiresAt: t.expiresAt }),
       );

@@ -3,6 +3,7 @@ import { sha256Hex } from "../lib/crypto";
 import { parseImportedHash } from "../lib/imported-hashes";
 import { HASH_BOUNDS } from "../lib/password";
 import { toE164 } from "../lib/phone";
+import { supabaseSessionTokens } from "./supabase-sessions";
 import { type RowReason, type UserBundle, userBundleSchema } from "./wire";
 
 /**
@@ -20,6 +21,10 @@ export interface ImportedToken {
   createdAt: number;
   expiresAt: number;
   metadata: Record<string, unknown>;
+  /** The session's `method` when carried (new-sessions.ts): the Nhost one unless the system is another. */
+  method?: string;
+  /** A carried session that has not shown the user's second factor (GoTrue's aal1). */
+  secondFactorPending?: boolean;
 }
 
 export interface CheckedUser {
@@ -98,7 +103,12 @@ const METADATA_MAX_BYTES = 64 * 1024;
 
 const ms = (iso: string) => Date.parse(iso);
 
-export async function checkUser(input: unknown, now: number): Promise<CheckOutcome> {
+export async function checkUser(
+  input: unknown,
+  now: number,
+  /** How long a session without an end of its own lives from its last refresh (AUTH_REFRESH_TOKEN_EXPIRES_IN). */
+  sessionLifetimeMs = 30 * 86_400_000,
+): Promise<CheckOutcome> {
   const parsed = userBundleSchema.safeParse(input);
   if (!parsed.success) {
     const id = typeof (input as { id?: unknown })?.id === "string" ? (input as { id: string }).id : "?";
@@ -217,6 +227,23 @@ export async function checkUser(input: unknown, now: number): Promise<CheckOutco
       metadata: row.metadata ?? {},
     });
   }
+
+  const warn = (warning: RowReason & { notCarried: boolean }) => warnings.push(warning);
+  // Any verified factor of the list counts (a phone or webauthn one leaves activeMfaType as Supabase had it).
+  const secondFactor =
+    mfa.activeMfaType !== null ||
+    bundle.totpSecretUnreadable ||
+    (bundle.factors ?? []).some((factor) => factor.status === "verified");
+  tokens.push(
+    ...(await supabaseSessionTokens(
+      bundle.supabaseSessions,
+      now,
+      sessionLifetimeMs,
+      warn,
+      refuse,
+      secondFactor,
+    )),
+  );
 
   const ticket = await checkTicket(bundle, id, now, warnings);
   const factors = checkFactors(bundle, refuse);

@@ -1,3 +1,4 @@
+import { refreshLifetimeMs } from "../auth";
 import type { Db } from "../db/client";
 import { claim, releaseEntries } from "../db/directory";
 import type { ImportedParts, ImportLedgerRow, ImportSystem } from "../db/schema";
@@ -34,7 +35,7 @@ export async function importUsers(
   const systems = new Map<string, ImportSystem>();
   const checked = await Promise.all(
     inputs.map(async (input): Promise<CheckOutcome> => {
-      const outcome = await checkUser(withServiceDefaults(deps.config, input), now);
+      const outcome = await checkUser(withServiceDefaults(deps.config, input), now, refreshLifetimeMs(deps));
       if (!outcome.ok) return outcome;
       const { id } = outcome.user;
       const mine = userSystem(input, system);

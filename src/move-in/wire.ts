@@ -87,6 +87,44 @@ export const factorRowSchema = z.object({
   updatedAt: time,
 });
 
+/**
+ * A GoTrue session (`auth.sessions`) with its refresh tokens (`auth.refresh_tokens`), as `import-supabase` reads them
+ * (supabase.md §5). The 12-character tokens GoTrue stores in plain text cross the wire only as their SHA-256 (the
+ * command hashes them); a session on GoTrue's v2 tokens sends its HMAC key (opened with `--supabase-encryption-key`
+ * when GoTrue sealed it) and counter, from which src/move-in/supabase-sessions.ts derives the one live token's hash.
+ * Nothing here is stored as sent: only that hash is (token-writes.ts).
+ */
+export const supabaseRefreshTokenSchema = z.object({
+  /** `auth.refresh_tokens.id` (a bigserial): GoTrue's live token of a session is its unrevoked one of highest id. */
+  id: z.union([z.string().regex(/^\d{1,19}$/), z.number().int().min(0)]),
+  /** Lower-case hex SHA-256 of the token's text (`auth.refresh_tokens.token`). */
+  tokenHash: z.string().regex(/^[0-9a-fA-F]{64}$/),
+  revoked: z.boolean(),
+  createdAt: time,
+});
+
+export const supabaseSessionSchema = z.object({
+  id: uuid,
+  createdAt: time,
+  /** `not_after`: GoTrue refuses the session from then on; null when unbounded (the service's lifetime applies). */
+  notAfter: time.nullable().default(null),
+  /** `refreshed_at`: when GoTrue last refreshed it (the v2 token's issue; the v1 ones' rows say theirs). */
+  refreshedAt: time.nullable().default(null),
+  aal: z.enum(["aal1", "aal2", "aal3"]).nullable().default(null),
+  factorId: uuid.nullable().default(null),
+  /** `refresh_token_hmac_key`, opened: base64url (no padding) of the session's HMAC-SHA-256 key (v2 tokens). */
+  refreshTokenHmacKey: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{22,200}$/)
+    .nullable()
+    .default(null),
+  /** `refresh_token_counter`: the counter of the v2 token GoTrue issued last. */
+  refreshTokenCounter: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().default(null),
+  refreshTokens: z.array(supabaseRefreshTokenSchema).max(1000).default([]),
+});
+
+export type SupabaseSession = z.infer<typeof supabaseSessionSchema>;
+
 export const userBundleSchema = z.object({
   /**
    * Whose rows these are. `supabase` (`import-supabase`): the ticket is GoTrue's mailed token hash, and the role and
@@ -128,6 +166,8 @@ export const userBundleSchema = z.object({
   /** A timed ban (GoTrue's `banned_until`): disabled until then. */
   bannedUntil: time.nullable().optional(),
   factors: z.array(factorRowSchema).max(10).optional(),
+  /** A user moved from Supabase: GoTrue's sessions, each carried as one session (supabaseSessionSchema). */
+  supabaseSessions: z.array(supabaseSessionSchema).max(1000).default([]),
   /**
    * The row is one this service's Postgres mirror wrote (the command finds it in `edge_auth_mirror.versions`, not
    * changed since): it holds this service's data, not Nhost's (src/move-in/user-import.ts).

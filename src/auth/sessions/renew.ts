@@ -57,6 +57,7 @@ export async function renewSession(
     authenticationMethod = "refresh",
     minter,
     alongside,
+    importedShape,
   }: {
     /**
      * A face's reads of the session's user (by the session's id: the user is not known before), in the same D1 batch
@@ -67,21 +68,29 @@ export async function renewSession(
     authenticationMethod?: string;
     /** The face's own access token (src/faces/); none: the Nhost face's. */
     minter?: AccessTokenMinter;
+    /** Refresh tokens of another system this face takes (GoTrue's), found only among imported ones. */
+    importedShape?: RegExp;
   } = {},
 ): Promise<Session> {
-  if (!UUID_SHAPE.test(refreshToken)) throw new AppError("invalid-refresh-token");
+  // A face's imported token of another shape (GoTrue's) names no family: only the legacy drawer can know it.
+  const foreign = !UUID_SHAPE.test(refreshToken);
+  if (foreign && !importedShape?.test(refreshToken)) throw new AppError("invalid-refresh-token");
   const now = deps.now();
-  const locator = locatorOf(refreshToken);
+  let locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
   // An org switch and claims that can refuse the token are settled before the token is spent (before-rotation.ts).
-  const early = await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod);
-  let rotation = await rotateInFamily(deps, locator, {
-    presented: refreshToken,
-    successor: newSessionToken(locator),
-    lifetimeMs,
-    graceMs,
-    dpopJkt,
-  });
+  const early = foreign
+    ? undefined
+    : await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod);
+  let rotation: Rotation = foreign
+    ? { outcome: "unknown" }
+    : await rotateInFamily(deps, locator, {
+        presented: refreshToken,
+        successor: newSessionToken(locator),
+        lifetimeMs,
+        graceMs,
+        dpopJkt,
+      });
   // legacy drawer: a token from before locators is moved onto a family (docs/operations.md, its removal).
   if (rotation.outcome === "unknown")
     rotation = await rotateLegacySessionToken(deps, refreshToken, {
@@ -91,6 +100,9 @@ export async function renewSession(
       graceMs,
     });
   if (rotation.outcome === "unknown") throw new AppError("invalid-refresh-token");
+  // The session's family from now on is the successor's.
+  if (foreign && (rotation.outcome === "rotated" || rotation.outcome === "grace"))
+    locator = locatorOf(rotation.token);
   if (rotation.outcome === "key-mismatch") {
     throw new AppError(
       "invalid-refresh-token",

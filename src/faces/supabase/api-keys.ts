@@ -4,6 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { timingSafeEqualString } from "../../lib/crypto";
 import { secretGuess } from "../../rate-limits/buckets";
 import { addressKey } from "../../rate-limits/client-address";
+import { oldKeyRole } from "./old-api-keys";
 
 /**
  * Who calls the face (contract supabase.md §1), by the `apikey` header (or, with no user token, `Authorization:
@@ -42,8 +43,12 @@ export async function checkApiKey(
   const given = sent ?? c.req.header("apikey") ?? bearer;
   if (!given) return { refused: "missing" };
   if (anyEqual(given, config.supabase.publishableKeys)) return { role: "anon" };
+  // The old project's legacy keys, until the cut-over's ceiling (old-api-keys.ts).
+  const old = await oldKeyRole(c.var.deps, given);
+  if (old === "anon") return { role: "anon" };
   const adminSecret = config.secrets.adminSecret;
   const secret =
+    old === "service_role" ||
     anyEqual(given, config.supabase.secretKeys) ||
     (adminSecret !== undefined && timingSafeEqualString(given, adminSecret));
   const address = addressKey(c.req.header("cf-connecting-ip") ?? "unknown");

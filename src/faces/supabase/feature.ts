@@ -1,5 +1,6 @@
 import type { Config } from "../../config";
 import { supabaseFace } from "./app";
+import { oldApiKeyAdminRoutes } from "./old-api-keys";
 import { supabaseSettings } from "./settings";
 
 /**
@@ -9,5 +10,6 @@ import { supabaseSettings } from "./settings";
 export const supabaseFeature = {
   name: "faces/supabase",
   settings: supabaseSettings,
-  routes: (config: Config) => (config.supabase.enabled ? { root: supabaseFace(config) } : {}),
+  routes: (config: Config) =>
+    config.supabase.enabled ? { root: supabaseFace(config), admin: oldApiKeyAdminRoutes } : {},
 };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CoreConfig, FeatureSettingsSlice } from "../../config";
 import { ConfigError } from "../../errors";
+import { parseImportedSupabaseSecret } from "../../lib/imported-supabase-tokens";
 import { checkOutboundUrl, outboundPolicy } from "../../lib/outbound-url";
 import { bool, list, settingsSlice, url } from "../../settings/kit";
 
@@ -17,7 +18,29 @@ const vars = z.object({
   AUTH_SUPABASE_UPSTREAM_JWT_SECRET: z.string().optional(),
   /** That project's anon key, sent upstream as `apikey` in place of the face's own keys. */
   AUTH_SUPABASE_UPSTREAM_ANON_KEY: z.string().optional(),
+  /**
+   * The old Supabase project's JWT secret (raw UTF-8, as GoTrue uses it) or its JWKS, after a move (contract §5–6):
+   * its users' access tokens are accepted, read-only, under the recorded cut-over's rules; the service never signs.
+   */
+  AUTH_IMPORTED_SUPABASE_JWT_SECRET: z.string().optional(),
+  /** The old project's issuer: `<old project URL>/auth/v1`. */
+  AUTH_IMPORTED_SUPABASE_ISSUER: url.optional(),
 });
+
+/** The old project's key and issuer, or null; one without the other is a mistake, said at start. */
+function importedOf(data: z.output<typeof vars>) {
+  const { AUTH_IMPORTED_SUPABASE_JWT_SECRET: secret, AUTH_IMPORTED_SUPABASE_ISSUER: issuer } = data;
+  if (!secret && !issuer) return null;
+  if (!secret || !issuer) {
+    throw new ConfigError(
+      "invalid configuration: AUTH_IMPORTED_SUPABASE_JWT_SECRET and AUTH_IMPORTED_SUPABASE_ISSUER go together (the old project's JWT secret or JWKS, and <old project URL>/auth/v1)",
+    );
+  }
+  const parsed = parseImportedSupabaseSecret(secret);
+  if (typeof parsed === "string")
+    throw new ConfigError(`invalid configuration: AUTH_IMPORTED_SUPABASE_JWT_SECRET ${parsed}`);
+  return { secret: parsed, issuer };
+}
 
 /** RFC 7518 §3.2: an HS256 key of at least 256 bits (Supabase's project secrets are 40 characters or more). */
 const MIN_SECRET_LENGTH = 32;
@@ -72,6 +95,7 @@ const resolve = (data: z.output<typeof vars>, core: CoreConfig) => {
       publishableKeys: data.AUTH_SUPABASE_PUBLISHABLE_KEYS,
       secretKeys: data.AUTH_SUPABASE_SECRET_KEYS,
       upstream: upstreamOf(data, core),
+      imported: importedOf(data),
     },
   };
 };

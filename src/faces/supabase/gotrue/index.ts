@@ -3,5 +3,6 @@
  * the check of the access tokens it issues.
  */
 export { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./errors";
+export { importedGoTrueClaims } from "./imported-tokens";
 export { amrMethod, goTrueIssuer, verifyGoTrueToken } from "./tokens";
 export { AUDIENCE, providerOf } from "./user-facts";

@@ -59,6 +59,12 @@ const passwordGrant = z.object({
 
 const refreshGrant = z.object({ refresh_token: z.string().min(1).max(200) });
 
+/**
+ * GoTrue's own refresh tokens, which a client signed in before the move holds (src/move-in/supabase-sessions.ts): the
+ * 12-character ones and the v2 ones (base64url of 38 to 46 bytes).
+ */
+const GOTRUE_REFRESH_TOKEN = /^(?:[a-z0-9]{12}|[A-Za-z0-9_-]{51,62})$/;
+
 /** auth-js's signInWithIdToken: the providers the service verifies ID tokens of (contract §3.2). */
 const idTokenGrant = z.object({
   provider: z.string().max(32),
@@ -181,6 +187,7 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
         minter: signGoTrueToken,
         alongside,
+        importedShape: GOTRUE_REFRESH_TOKEN,
       });
       return c.json(await sessionWithFactors(c.var.deps, session, alongside.results));
     }

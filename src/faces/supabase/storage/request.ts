@@ -4,9 +4,10 @@ import type { z } from "zod";
 import type { AppEnv } from "../../../http/app-env";
 import { MAX_JSON_BODY_BYTES } from "../../../http/validation";
 import { metadataSchema } from "../../../lib/json-metadata";
+import { HASURA_NAMESPACE } from "../../../signing-keys/jwt";
 import { type Caller, identifyCaller, multipartParts, type ObjectBody, userCaller } from "../../../storage";
 import type { KeyRole } from "../api-keys";
-import { verifyGoTrueToken } from "../gotrue";
+import { importedGoTrueClaims, verifyGoTrueToken } from "../gotrue";
 import { invalidBucketName, invalidKey, invalidRequest, StorageApiError } from "./errors";
 
 /** What the Storage routes read of a request: the object it names, a JSON body, an upload's body, the caller. */
@@ -162,9 +163,14 @@ export async function storageCaller(c: Context<AppEnv>, role: KeyRole | null): P
   const apikey = c.req.header("apikey") ?? bearer;
   if (role === "service_role" && (!authorization || bearer === apikey)) return { kind: "admin" };
   const caller = await identifyCaller(c);
-  if (caller.kind !== "public" || !authorization || bearer?.startsWith("sb_")) return caller;
+  // The key again as the bearer (supabase-js sends it so while no one is signed in): an `sb_` key or an old JWT key.
+  if (caller.kind !== "public" || !authorization || bearer?.startsWith("sb_") || bearer === apikey)
+    return caller;
   // Not a token of the Nhost API: one this face's GoTrue issued (its issuer and audience are GoTrue's).
   const claims = bearer ? await verifyGoTrueToken(c.var.config, bearer).catch(() => null) : null;
+  // The old Supabase project's token after a move, admitted as on the GoTrue routes (gotrue/imported-tokens.ts).
+  const old = !claims && bearer ? await importedGoTrueClaims(c.var.deps, bearer) : null;
+  if (old) return userCaller(c, { sub: old.sub, [HASURA_NAMESPACE]: old.hasura }, bearer!);
   // A token bound to a key (DPoP) is not taken as a bearer token here either.
   if (!claims || (claims as { cnf?: unknown }).cnf !== undefined) {
     throw new StorageApiError(403, "InvalidJWT", "Unauthorized", "invalid JWT");

@@ -1,0 +1,214 @@
+import { decodeJwt } from "jose";
+import { describe, expect, it } from "vitest";
+import { supabaseClient, supabaseService } from "../faces/supabase/support";
+import { PASSWORD } from "../helpers";
+import { base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
+
+/**
+ * Supabase users stay signed in (contract supabase.md §5): GoTrue's sessions imported through the admin import API
+ * (src/move-in/wire.ts `supabaseSessions`) refresh through the Supabase face with the real supabase-js, as the same
+ * user and the same session, then rotate in the service's own single-use families. The reuse interval is 0 here so
+ * that a replay is a replay (the face's grace window is tested in test/faces/supabase/auth-session.test.ts).
+ */
+
+const svc = supabaseService({ AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "0" });
+const hash = await nhostBcrypt(PASSWORD);
+const DAY = 86_400_000;
+
+/**
+ * A GoTrue v2 refresh token, made by an implementation independent of the Worker's: Python 3's hmac/hashlib/base64
+ * following GoTrue's internal/crypto/refresh_tokens.go `Encode` (supabase/auth at bc32168):
+ *   r = b'\x00' + uuid.bytes + uvarint(counter); r += hmac(key, r, sha256)[:16]; r += sha256(r)[:4]; b64url(r)
+ * with key = bytes(range(32)), session 6a0f3b2e-1c4d-4e5f-8a9b-0c1d2e3f4a5b, counter 300 (and 299, the one before).
+ */
+const V2 = {
+  key: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",
+  session: "6a0f3b2e-1c4d-4e5f-8a9b-0c1d2e3f4a5b",
+  counter: 300,
+  token: "AGoPOy4cTU5fipsMHS4_SlusAlGVjuhXiVuTqKuXosf0VMei8yT3",
+  previous: "AGoPOy4cTU5fipsMHS4_SlurAlAwAmyJduHtDZDKsnbc5jWqsA6K",
+};
+
+/** GoTrue's 12-character refresh token (`^[a-z0-9]{12}$`), as auth.refresh_tokens.token holds it. */
+const v1Token = () =>
+  Array.from(
+    crypto.getRandomValues(new Uint8Array(12)),
+    (b) => "abcdefghijklmnopqrstuvwxyz0123456789"[b % 36],
+  ).join("");
+
+interface V1 {
+  id: number;
+  token: string;
+  revoked: boolean;
+}
+
+async function v1Session(tokens: V1[], sessionId = crypto.randomUUID()) {
+  const now = Date.now();
+  return {
+    id: sessionId,
+    createdAt: iso(now - 10 * DAY),
+    notAfter: null,
+    aal: "aal1",
+    refreshTokens: await Promise.all(
+      tokens.map(async (t) => ({
+        id: String(t.id),
+        tokenHash: await sha256Hex(t.token),
+        revoked: t.revoked,
+        createdAt: iso(now - DAY + t.id * 1000),
+      })),
+    ),
+  };
+}
+
+async function supabaseUser(sessions: unknown[]) {
+  const { bundle, id } = await nhostUser({ refreshTokens: [], supabaseSessions: sessions }, hash);
+  const answer = await importUsers(svc, [bundle]);
+  expect(answer.results[0]).toMatchObject({ outcome: "imported" });
+  return { bundle, id };
+}
+
+const refresh = (token: string) => supabaseClient(svc).auth.refreshSession({ refresh_token: token });
+
+describe("GoTrue sessions imported from Supabase", () => {
+  // Threat: the move signs everyone out (the contract's "nobody signed out"), or a refreshed session is another one
+  // (the app's session_id-keyed data, "sign out others" from the old session, would no longer match).
+  it("a v1 token refreshes through supabase-js as the same user and session, then rotates single-use", async () => {
+    const token = v1Token();
+    const session = await v1Session([{ id: 41, token, revoked: false }]);
+    const { id } = await supabaseUser([session]);
+    const { data, error } = await refresh(token);
+    expect(error).toBeNull();
+    expect(data.user?.id).toBe(id);
+    expect(decodeJwt(data.session!.access_token)).toMatchObject({ sub: id, session_id: session.id });
+    // Its successor is a token of the service's own family, and refreshes on.
+    const next = await refresh(data.session!.refresh_token);
+    expect(next.error).toBeNull();
+    expect(decodeJwt(next.data.session!.access_token).session_id).toBe(session.id);
+  });
+
+  // Threat: a copy of the old token (a leaked backup of auth.refresh_tokens, a stolen device) used after the owner's
+  // client rotated it: the face's replay rule ends the whole family, the owner's new token included.
+  it("the imported token replayed after its rotation is refused and ends the family", async () => {
+    const token = v1Token();
+    await supabaseUser([await v1Session([{ id: 7, token, revoked: false }])]);
+    const first = await refresh(token);
+    expect(first.error).toBeNull();
+    const replay = await refresh(token);
+    expect(replay.error).toMatchObject({ status: 400, code: "refresh_token_not_found" });
+    const owner = await refresh(first.data.session!.refresh_token);
+    expect(owner.error).toMatchObject({ status: 400 });
+  });
+
+  // Threat: GoTrue's rotated-out tokens (revoked, or older than the session's newest) are still in auth.refresh_tokens
+  // in plain text; carrying them would let any old copy sign in again.
+  it("a revoked or non-newest v1 token is refused; only the newest unrevoked one refreshes", async () => {
+    const revoked = { id: 3, token: v1Token(), revoked: true };
+    const older = { id: 5, token: v1Token(), revoked: false };
+    const newest = { id: 12, token: v1Token(), revoked: false };
+    const { id } = await supabaseUser([await v1Session([revoked, newest, older])]);
+    expect((await refresh(revoked.token)).error).toMatchObject({
+      status: 400,
+      code: "refresh_token_not_found",
+    });
+    expect((await refresh(older.token)).error).toMatchObject({
+      status: 400,
+      code: "refresh_token_not_found",
+    });
+    const { data, error } = await refresh(newest.token);
+    expect(error).toBeNull();
+    expect(data.user?.id).toBe(id);
+  });
+
+  // Threat as for v1: a session GoTrue moved to v2 tokens must not sign out, and its token one counter back (which
+  // GoTrue's reuse rule honours only inside its window) is not carried.
+  it("a v2 token (HMAC key and counter) refreshes as the same user and session; the counter before does not", async () => {
+    const now = Date.now();
+    const { id } = await supabaseUser([
+      {
+        id: V2.session,
+        createdAt: iso(now - 3 * DAY),
+        refreshedAt: iso(now - DAY),
+        notAfter: iso(now + 20 * DAY),
+        aal: "aal1",
+        refreshTokenHmacKey: V2.key,
+        refreshTokenCounter: V2.counter,
+        refreshTokens: [],
+      },
+    ]);
+    expect((await refresh(V2.previous)).error).toMatchObject({
+      status: 400,
+      code: "refresh_token_not_found",
+    });
+    const { data, error } = await refresh(V2.token);
+    expect(error).toBeNull();
+    expect(data.user?.id).toBe(id);
+    expect(decodeJwt(data.session!.access_token)).toMatchObject({ sub: id, session_id: V2.session });
+  });
+
+  // Threat: the delta run just before the cut-over brings back a token spent or signed out here (the ledger's
+  // tombstone is what keeps it dead), so a thief's old copy works again.
+  it("a delta run does not bring back a token spent here, nor a session signed out here", async () => {
+    const spent = v1Token();
+    const signedOut = v1Token();
+    const spentSession = await v1Session([{ id: 1, token: spent, revoked: false }]);
+    const outSession = await v1Session([{ id: 2, token: signedOut, revoked: false }]);
+    const { bundle } = await supabaseUser([spentSession, outSession]);
+    expect((await refresh(spent)).error).toBeNull();
+    const other = await refresh(signedOut);
+    expect(other.error).toBeNull();
+    const client = supabaseClient(svc);
+    await client.auth.setSession(other.data.session!);
+    expect((await client.auth.signOut({ scope: "local" })).error).toBeNull();
+
+    const again = await importUsers(svc, [bundle]);
+    expect(again.results[0]!.outcome).not.toBe("skipped");
+    expect((await refresh(spent)).error).toMatchObject({ status: 400 });
+    expect((await refresh(signedOut)).error).toMatchObject({ status: 400 });
+  });
+
+  // Threat: a session that never showed the user's second factor (GoTrue's aal1) must not come out of the move with
+  // the Hasura claims a session gets only after it (the face's rule for its own aal1 sessions).
+  it("for a user with TOTP, an aal1 session refreshes without Hasura claims; an aal2 one with them", async () => {
+    const aal1 = { token: v1Token(), session: crypto.randomUUID() };
+    const aal2 = { token: v1Token(), session: crypto.randomUUID() };
+    const sessions = [
+      { ...(await v1Session([{ id: 1, token: aal1.token, revoked: false }], aal1.session)), aal: "aal1" },
+      { ...(await v1Session([{ id: 2, token: aal2.token, revoked: false }], aal2.session)), aal: "aal2" },
+    ];
+    const totpSecret = base32(crypto.getRandomValues(new Uint8Array(20)));
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: sessions, activeMfaType: "totp", totpSecret },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+    const pending = await refresh(aal1.token);
+    expect(pending.error).toBeNull();
+    const pendingClaims = decodeJwt(pending.data.session!.access_token);
+    expect(pendingClaims).toMatchObject({ aal: "aal1", session_id: aal1.session });
+    expect(pendingClaims["https://hasura.io/jwt/claims"]).toBeUndefined();
+    const shown = await refresh(aal2.token);
+    expect(shown.error).toBeNull();
+    expect(decodeJwt(shown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeDefined();
+  });
+
+  // Threat: a hostile or broken row (a key that is not base64url) must be a report line, never a 500 or half a user.
+  it("an unreadable HMAC key skips the user with the session named", async () => {
+    const { bundle } = await nhostUser(
+      {
+        refreshTokens: [],
+        supabaseSessions: [
+          {
+            id: crypto.randomUUID(),
+            createdAt: iso(Date.now() - DAY),
+            refreshTokenHmacKey: "A".repeat(25),
+            refreshTokenCounter: 1,
+          },
+        ],
+      },
+      hash,
+    );
+    const answer = await importUsers(svc, [bundle]);
+    expect(answer.results[0]).toMatchObject({ outcome: "skipped" });
+    expect(JSON.stringify(answer.results[0]!.reasons)).toContain("refresh_token_hmac_key");
+  });
+});
