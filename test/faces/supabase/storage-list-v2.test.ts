@@ -208,13 +208,14 @@ describe("storage-js methods the face does not serve", () => {
       expect(data).toBeNull();
       expect(error).toMatchObject({ name: expect.stringMatching(/Storage/) });
     }
-    // The raw answer: Storage's shape, 404 for a route Storage has and this service does not.
-    for (const [method, path] of [
+    // The raw answer: Storage's shape and a 4xx (a route Storage has and this service does not is its 404).
+    const unserved: [string, string][] = [
       ["GET", `/bucket/${id}/lifecycle`],
       ["POST", "/vector/ListVectorBuckets"],
       ["GET", "/iceberg/bucket"],
       ["POST", `/object/list-versions/${id}`],
-    ]) {
+    ];
+    for (const [method, path] of unserved) {
       const answer = await svc.request(method, `${STORAGE_FACE}${path}`, {
         headers: { apikey: SECRET_KEY, authorization: `Bearer ${SECRET_KEY}` },
         json: method === "POST" ? {} : undefined,
