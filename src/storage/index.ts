@@ -30,6 +30,8 @@ export {
 export { publicReadPolicy, readPolicyFor } from "./hasura-permissions";
 export { FITS, type Fit } from "./images/fit";
 export { multipartParts } from "./multipart";
+export { purgeObjectCache } from "./object-cache";
+export { entryKey, type ListV2Entry, listObjectsV2 } from "./object-list-v2";
 export {
   findObject,
   type ListEntry,

@@ -112,7 +112,7 @@ export async function listScope(
 export type ListEntry = { folder: string } | { file: FileRow; name: string };
 
 /** `%`, `_` and the escape itself are literal in a LIKE pattern only escaped. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 
 /** At most this many entries are read per shard for one page: `offset + limit` is bounded by the face. */
 export const MAX_LIST_WINDOW = 11_000;
@@ -120,7 +120,7 @@ export const MAX_LIST_WINDOW = 11_000;
 /** Ids sent to D1 in one statement (one JSON text, `json_each`): 500 ids are about 20 KB. */
 const IDS_PER_STATEMENT = 500;
 
-function slicesOf(ids: string[] | undefined): (string[] | undefined)[] {
+export function slicesOf(ids: string[] | undefined): (string[] | undefined)[] {
   if (ids === undefined) return [undefined];
   const slices: string[][] = [];
   for (let at = 0; at < ids.length; at += IDS_PER_STATEMENT)

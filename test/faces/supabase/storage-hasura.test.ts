@@ -172,8 +172,17 @@ describe("storage-js against the face under STORAGE_PERMISSIONS=hasura", () => {
     share(shared, bob.userId);
     expect((await names(bob.client)).sort()).toEqual([alice.userId, bob.userId].sort());
     expect(await names(bob.client, alice.userId)).toEqual(["shared.txt"]);
+    // listV2 (Storage's list-v2) under the same select permission, flat and by folder.
+    const v2 = bob.client.storage.from("default");
+    const level = await v2.listV2({ with_delimiter: true });
+    expect(level.data!.folders.map((f) => f.name).sort()).toEqual(
+      [`${alice.userId}/`, `${bob.userId}/`].sort(),
+    );
+    const flat = await v2.listV2({ prefix: `${alice.userId}/` });
+    expect(flat.data!.objects.map((o) => o.name)).toEqual([`${alice.userId}/shared.txt`]);
     // The unauthorized role may select `hasura-public` only; the role `me` has no select permission at all.
     expect(await names(storageClient(svc))).toEqual([]);
+    expect((await storageClient(svc).storage.from("default").listV2()).data!.objects).toEqual([]);
     const asMe = await svc.request("POST", `${STORAGE_FACE}/object/list/default`, {
       headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${alice.token}`, "x-hasura-role": "me" },
       json: { prefix: alice.userId },

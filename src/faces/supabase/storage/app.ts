@@ -5,6 +5,7 @@ import { checkApiKey, type KeyRole } from "../api-keys";
 import { bucketRoutes } from "./bucket-routes";
 import { rememberCaller } from "./caller";
 import { StorageApiError, storageErrorResponse } from "./errors";
+import { listV2Routes } from "./list-v2-routes";
 import { objectRoutes } from "./object-routes";
 import { storageCaller } from "./request";
 import { resumableRoutes } from "./resumable-routes";
@@ -55,6 +56,8 @@ export function storageFaceApp(): Hono<AppEnv> {
   storage.route("/", bucketRoutes);
   storage.route("/", urlRoutes);
   storage.route("/", resumableRoutes);
+  // Before objectRoutes: its `POST /object/:bucket/*` (upload) would take `/object/list-v2/{bucket}`.
+  storage.route("/", listV2Routes);
   storage.route("/", objectRoutes);
   // A sub-app's notFound is not its own once mounted: the last route answers every other path in Storage's shape.
   storage.all("*", () => {
