@@ -37,7 +37,10 @@ export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boole
       results.push({ id, outcome: "skipped", reasons: [{ table: "storage.buckets", id, reason }] });
       continue;
     }
-    const bucket = p.data;
+    const bucket = {
+      ...p.data,
+      maxUploadFileSize: p.data.maxUploadFileSize ?? BUCKET_DEFAULTS.maxUploadFileSize,
+    };
     if (bucket.minUploadFileSize > bucket.maxUploadFileSize) {
       const reason = "min_upload_file_size exceeds max_upload_file_size";
       results.push({
@@ -52,23 +55,25 @@ export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boole
       results.push({ id: bucket.id, outcome: "unchanged" });
       continue;
     }
+    const fromSupabase = bucket.public !== undefined;
     const limits = {
       downloadExpiration: bucket.downloadExpiration,
-      // Nhost allows 0; the service's smallest upload is one byte.
-      minUploadFileSize: Math.max(1, bucket.minUploadFileSize),
+      // Nhost allows 0; the service's smallest upload is one byte. Supabase's buckets keep 0, as the face's do.
+      minUploadFileSize: Math.max(fromSupabase ? 0 : 1, bucket.minUploadFileSize),
       maxUploadFileSize: Math.max(1, bucket.maxUploadFileSize),
       cacheControl: bucket.cacheControl ?? BUCKET_DEFAULTS.cacheControl,
       presignedUrlsEnabled: bucket.presignedUrlsEnabled,
       updatedAt: Date.parse(bucket.updatedAt),
+      ...(bucket.allowedMimeTypes === undefined ? {} : { allowedMimeTypes: bucket.allowedMimeTypes ?? [] }),
     };
     statements.push(
       deps.db
         .insert(buckets)
         .values({
           id: bucket.id,
-          ...limits,
           allowedMimeTypes: BUCKET_DEFAULTS.allowedMimeTypes,
-          rules: BUCKET_DEFAULTS.rules,
+          ...limits,
+          rules: fromSupabase ? supabaseRules(bucket.public === true) : BUCKET_DEFAULTS.rules,
           createdAt: Date.parse(bucket.createdAt),
         })
         .onConflictDoUpdate({ target: buckets.id, set: limits }),
@@ -82,3 +87,15 @@ export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boole
   }
   return results;
 }
+
+/**
+ * A Supabase bucket's rules here, as the Supabase face creates a bucket (src/faces/supabase/storage/bucket-routes.ts):
+ * Supabase leaves objects to RLS, closed until a policy opens them, so every client rule is `none` (the import
+ * reports the bucket's policies to set rules from); a public bucket's files are readable by anyone.
+ */
+const supabaseRules = (isPublic: boolean): (typeof BUCKET_DEFAULTS)["rules"] => ({
+  upload: "none",
+  read: isPublic ? "public" : "none",
+  update: "none",
+  delete: "none",
+});

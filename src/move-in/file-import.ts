@@ -9,12 +9,15 @@ import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import {
   bucketAnchor,
+  claimPath,
   fileEntry,
   fileOwner,
   findBucket,
+  findObject,
   forgetFile,
   initialObjectKey,
   placeNewFile,
+  releasePath,
   releaseUnused,
   StorageError,
   storeStream,
@@ -128,6 +131,17 @@ async function planRecords(
       .all()
       .then((rows) => new Set(rows.map((b) => b.id))),
   ]);
+  // The object at each record's path (Supabase's objects): held by another file here, the path is not free.
+  const atPath = new Map(
+    await Promise.all(
+      records
+        .filter((file) => file.path)
+        .map(
+          async (file) =>
+            [file.id, (await findObject(deps.shards, file.bucketId, file.path!))?.file.id] as const,
+        ),
+    ),
+  );
   const results = checked.map((c): ImportResult => {
     if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };
     const { file } = c;
@@ -161,6 +175,8 @@ async function planRecords(
       };
     if (c.mirrored) return { id: file.id, outcome: "unchanged" };
     if (!before && here) return skipped(NOT_IMPORTED);
+    const holder = atPath.get(file.id);
+    if (holder && holder !== file.id) return skipped(PATH_TAKEN);
     if (before?.fingerprint === c.fingerprint) return { id: file.id, outcome: "unchanged" };
     return { id: file.id, outcome: "needs-bytes" };
   });
@@ -168,6 +184,7 @@ async function planRecords(
 }
 
 const NOT_IMPORTED = "a file with this id exists here and was not imported";
+const PATH_TAKEN = "another file here has this bucket and path (an object the import did not write)";
 const MIRRORED_FILE = "a file of this service, written to this database by its Postgres mirror: not imported";
 
 /** `PUT /admin/import/nhost/files/{id}`: the bytes, then the record, in its owner's shard with its ledger row. */
@@ -200,7 +217,11 @@ export async function importFile(
   const now = deps.now();
   const { db: shard, here } = located.get(file.id)!;
   const existing = here
-    ? await shard.select({ objectKey: files.objectKey }).from(files).where(eq(files.id, file.id)).get()
+    ? await shard
+        .select({ objectKey: files.objectKey, path: files.path })
+        .from(files)
+        .where(eq(files.id, file.id))
+        .get()
     : undefined;
   // A new record's id is claimed for its owner first (with several shards): held by another, a file of the same id
   // exists in another shard.
@@ -217,6 +238,24 @@ export async function importFile(
     }
   }
   const { db } = placement;
+  // A path (Supabase's object name) is claimed for the file's owner before the record takes it, as the face's
+  // uploads do; a path the file held before and no longer holds is given back once the record is written.
+  const newPath = file.path && file.path !== existing?.path ? file.path : null;
+  if (newPath) {
+    try {
+      await claimPath(deps.shards, file, file.bucketId, newPath, now);
+    } catch (error) {
+      await releaseUnused(deps.shards, placement, file.id);
+      await body.cancel();
+      if (error instanceof StorageError && error.status === 409)
+        throw new AppError("invalid-request", PATH_TAKEN);
+      throw error;
+    }
+  }
+  const giveBack = async () => {
+    await releaseUnused(deps.shards, placement, file.id);
+    if (newPath) await releasePath(deps.shards, file, file.bucketId, newPath);
+  };
   // A re-import of changed bytes goes under a new key, so a download reading the old bytes is never cut short.
   const objectKey = existing ? `${initialObjectKey(file)}/import-${now}` : initialObjectKey(file);
   let stored: { size: number; etag: string };
@@ -227,7 +266,7 @@ export async function importFile(
       mimeTypeOf: async () => file.mimeType ?? "application/octet-stream",
     });
   } catch (error) {
-    await releaseUnused(deps.shards, placement, file.id);
+    await giveBack();
     if (error instanceof AppError) throw error;
     // storeStream refuses too few or too many bytes with a StorageError; anything else is R2 failing: the client
     // retries (nothing was recorded, and a partial multipart upload was aborted).
@@ -240,7 +279,7 @@ export async function importFile(
   // Nhost's ETag is the MD5 of the bytes unless S3 stored them in parts (`"…-N"`): then only the size can be checked.
   if (file.etag && !file.etag.includes("-") && stored.etag !== file.etag.toLowerCase()) {
     await deps.env.FILES.delete(objectKey);
-    await releaseUnused(deps.shards, placement, file.id);
+    await giveBack();
     throw new AppError(
       "invalid-request",
       `the bytes' MD5 ${stored.etag} is not the record's ETag ${file.etag}`,
@@ -258,6 +297,8 @@ export async function importFile(
     metadata: file.metadata,
     createdAt: Date.parse(file.createdAt),
     updatedAt: Date.parse(file.updatedAt),
+    // Only a record that names a path sets it: an Nhost file keeps what it has.
+    ...(file.path === undefined ? {} : { path: file.path }),
   };
   try {
     // No per-file event (contract move-in §2): the file's stream is muted for this batch. The record and its ledger
@@ -277,10 +318,11 @@ export async function importFile(
     await db.batch([first!, ...rest]);
   } catch (error) {
     await deps.env.FILES.delete(objectKey);
-    await releaseUnused(deps.shards, placement, file.id).catch(() => {});
+    await giveBack().catch(() => {});
     throw error;
   }
   forgetFile(file.id);
+  if (newPath && existing?.path) await releasePath(deps.shards, file, file.bucketId, existing.path);
   if (existing && existing.objectKey !== objectKey)
     deps.background(deps.env.FILES.delete(existing.objectKey));
   return { id: file.id, outcome: existing ? "updated" : "imported" };

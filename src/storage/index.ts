@@ -31,12 +31,14 @@ export { publicReadPolicy, readPolicyFor } from "./hasura-permissions";
 export { FITS, type Fit } from "./images/fit";
 export { multipartParts } from "./multipart";
 export {
+  claimPath,
   findObject,
   type ListEntry,
   type ListQuery,
   listObjects,
   listScope,
   MAX_LIST_WINDOW,
+  releasePath,
 } from "./object-paths";
 export {
   assertMayMakeUploadUrl,
