@@ -1,0 +1,155 @@
+import { describe, expect, it } from "vitest";
+import { storageClient, uniqueBucket } from "../faces/supabase/storage-support";
+import { SECRET_KEY, supabaseService } from "../faces/supabase/support";
+import { firstInAnyShard } from "../support/shards";
+import { admin, iso } from "./support";
+
+/**
+ * Supabase Storage's buckets and objects through the import API (import-supabase's storage reader, contract
+ * supabase.md §5): a bucket's `public` decides its rules as the face's bucket creation does, and an object keeps its
+ * bucket and name as its path (`files.path`), so the Supabase face finds it where Storage served it. The whole
+ * command, with storage-js and the Nhost API reading the bytes, is test/compat/supabase-import.test.ts.
+ */
+
+const svc = supabaseService();
+const faceAdmin = storageClient(svc, SECRET_KEY).storage;
+const b64url = (value: unknown) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(value))))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+const md5 = async (bytes: Uint8Array) =>
+  `"${[...new Uint8Array(await crypto.subtle.digest("MD5", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("")}"`;
+const created = iso(Date.now() - 86_400_000);
+
+async function importBuckets(buckets: Record<string, unknown>[]) {
+  const response = await svc.request("POST", "/admin/import/nhost/buckets", {
+    json: { buckets },
+    headers: admin(),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { results: { id: string; outcome: string }[] }).results;
+}
+
+const supabaseBucket = (id: string, overrides: Record<string, unknown> = {}) => ({
+  id,
+  downloadExpiration: 30,
+  minUploadFileSize: 0,
+  maxUploadFileSize: null,
+  cacheControl: null,
+  presignedUrlsEnabled: true,
+  public: false,
+  allowedMimeTypes: null,
+  createdAt: created,
+  updatedAt: created,
+  ...overrides,
+});
+
+async function object(bucketId: string, path: string, bytes: Uint8Array, id = crypto.randomUUID()) {
+  return {
+    id,
+    bucketId,
+    name: path.slice(path.lastIndexOf("/") + 1),
+    path,
+    size: bytes.length,
+    mimeType: "text/plain",
+    etag: await md5(bytes),
+    isUploaded: true,
+    uploadedByUserId: null,
+    metadata: { caption: path },
+    createdAt: created,
+    updatedAt: iso(Date.now()),
+  };
+}
+
+async function plan(record: Record<string, unknown>) {
+  const response = await svc.request("POST", "/admin/import/nhost/files/plan", {
+    json: { files: [record] },
+    headers: admin(),
+  });
+  return ((await response.json()) as { results: { outcome: string; reasons?: { reason: string }[] }[] })
+    .results[0]!;
+}
+
+const put = (record: { id: string }, bytes: Uint8Array) =>
+  svc.request("PUT", `/admin/import/nhost/files/${record.id}`, {
+    body: bytes,
+    headers: { ...admin(), "content-type": "application/octet-stream", "x-import-file": b64url(record) },
+  });
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+describe("Supabase Storage moved in through the import API", () => {
+  it("a public bucket is readable by anyone and closed otherwise; a private one is closed to every client", async () => {
+    const [open, closed] = [uniqueBucket("pub"), uniqueBucket("priv")];
+    const results = await importBuckets([
+      supabaseBucket(open, { public: true, allowedMimeTypes: ["image/*"] }),
+      supabaseBucket(closed, { maxUploadFileSize: 1_000_000 }),
+    ]);
+    expect(results.map((r) => r.outcome)).toEqual(["imported", "imported"]);
+    const row = (id: string) =>
+      firstInAnyShard<{ rules: string; allowed_mime_types: string; max_upload_file_size: number }>(
+        "SELECT rules, allowed_mime_types, max_upload_file_size, min_upload_file_size FROM buckets WHERE id = ?",
+        id,
+      );
+    expect(await row(open)).toMatchObject({ min_upload_file_size: 0, max_upload_file_size: 50_000_000 });
+    expect(JSON.parse((await row(open))!.rules)).toEqual({
+      upload: "none",
+      read: "public",
+      update: "none",
+      delete: "none",
+    });
+    expect(JSON.parse((await row(open))!.allowed_mime_types)).toEqual(["image/*"]);
+    expect(JSON.parse((await row(closed))!.rules)).toEqual({
+      upload: "none",
+      read: "none",
+      update: "none",
+      delete: "none",
+    });
+    expect((await row(closed))!.max_upload_file_size).toBe(1_000_000);
+  });
+
+  it("an object keeps its bucket and name as its path; renamed in Supabase, it moves and frees the old path", async () => {
+    const bucketId = uniqueBucket("moved");
+    await importBuckets([supabaseBucket(bucketId)]);
+    const bytes = text("the first report");
+    const record = await object(bucketId, "2026/report.txt", bytes);
+    expect((await plan(record)).outcome).toBe("needs-bytes");
+    expect(await (await put(record, bytes)).json()).toEqual({ id: record.id, outcome: "imported" });
+    const found = await faceAdmin.from(bucketId).download("2026/report.txt");
+    expect(new Uint8Array(await found.data!.arrayBuffer())).toEqual(bytes);
+
+    // storage-js `move` in Supabase keeps the object's id and changes its name: the next run follows it.
+    const moved = {
+      ...record,
+      path: "archive/report.txt",
+      name: "report.txt",
+      updatedAt: iso(Date.now() + 1),
+    };
+    expect((await plan(moved)).outcome).toBe("needs-bytes");
+    expect(await (await put(moved, bytes)).json()).toEqual({ id: record.id, outcome: "updated" });
+    const there = await faceAdmin.from(bucketId).download("archive/report.txt");
+    expect(new Uint8Array(await there.data!.arrayBuffer())).toEqual(bytes);
+    expect((await faceAdmin.from(bucketId).download("2026/report.txt")).data).toBeNull();
+    const again = await faceAdmin.from(bucketId).upload("2026/report.txt", new Blob(["new"]));
+    expect(again.error).toBeNull();
+  });
+
+  // Threat: an import overwriting, or doubling, an object this service's own users wrote at the same path.
+  it("a path held here by a file the import did not write is a report line, and nothing is written", async () => {
+    const bucketId = uniqueBucket("taken");
+    await importBuckets([supabaseBucket(bucketId)]);
+    const mine = await faceAdmin.from(bucketId).upload("a.txt", new Blob(["written here"]));
+    expect(mine.error).toBeNull();
+    const bytes = text("from supabase");
+    const record = await object(bucketId, "a.txt", bytes);
+    expect(await plan(record)).toMatchObject({
+      outcome: "skipped",
+      reasons: [{ reason: expect.stringMatching(/another file here has this bucket and path/) }],
+    });
+    expect((await put(record, bytes)).status).toBe(400);
+    expect(await firstInAnyShard("SELECT id FROM files WHERE id = ?", record.id)).toBeNull();
+    const still = await faceAdmin.from(bucketId).download("a.txt");
+    expect(await still.data!.text()).toBe("written here");
+  });
+});
