@@ -152,4 +152,27 @@ describe("Supabase Storage moved in through the import API", () => {
     const still = await faceAdmin.from(bucketId).download("a.txt");
     expect(await still.data!.text()).toBe("written here");
   });
+
+  // Threat: an object deleted in Supabase leaving its path claimed here, so nobody could write that path again.
+  it("an object deleted in Supabase goes by the next run's removals, and its path is free again", async () => {
+    const bucketId = uniqueBucket("gone");
+    await importBuckets([supabaseBucket(bucketId)]);
+    const bytes = text("soon gone");
+    const record = {
+      ...(await object(bucketId, "a/gone.txt", bytes)),
+      uploadedByUserId: crypto.randomUUID(),
+    };
+    expect((await (await put(record, bytes)).json()) as unknown).toEqual({
+      id: record.id,
+      outcome: "imported",
+    });
+    const removal = await svc.request("POST", "/admin/import/nhost/removals", {
+      json: { kind: "file", ids: [record.id] },
+      headers: admin(),
+    });
+    expect(await removal.json()).toMatchObject({ results: [{ id: record.id, outcome: "deleted" }] });
+    expect((await faceAdmin.from(bucketId).download("a/gone.txt")).data).toBeNull();
+    const reused = await faceAdmin.from(bucketId).upload("a/gone.txt", new Blob(["written here"]));
+    expect(reused.error).toBeNull();
+  });
 });
