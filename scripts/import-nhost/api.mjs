@@ -48,18 +48,22 @@ async function answerOf(response) {
 }
 
 /**
- * The import API for one run from one `system` (`nhost`, `supabase`, or import-users' `--from`): its users, its ledger
- * pages and its removals carry the system, here in one place, so that no command can write users under one system and
+ * The import API for one run from one `system` (`nhost`, `supabase`, or import-users' `--from`): its users, buckets
+ * and files, its ledger pages and its removals carry the system, here in one place, so that no command can write users under one system and
  * then list or remove them under another, where they would be "deleted" users (docs/decisions.md, "Issue 44: one
  * ledger, many systems").
  */
 export function importApi(cli, { system = "nhost" } = {}) {
   const url = (path) => {
-    const query = path.startsWith("/ledger") ? `${path.includes("?") ? "&" : "?"}system=${system}` : "";
+    // The ledger page and a file's PUT name the system in the query; the other calls in their bodies (withSystem).
+    const inQuery = path.startsWith("/ledger") || (path.startsWith("/files/") && path !== "/files/plan");
+    const query = inQuery ? `${path.includes("?") ? "&" : "?"}system=${system}` : "";
     return `${cli.server}/admin/import/nhost${path}${query}`;
   };
   const withSystem = (path, body) =>
-    (path === "/users" || path === "/removals") && body !== null && typeof body === "object"
+    ["/users", "/removals", "/buckets", "/files/plan"].includes(path) &&
+    body !== null &&
+    typeof body === "object"
       ? { ...body, system }
       : body;
 

@@ -349,7 +349,7 @@ async function files(run) {
  * In a dry run, the buckets a run would create are not there yet: the plan skips their files for that alone (its
  * only reason naming the bucket), where a run would ask for their bytes.
  */
-function wouldNeedBytes(result, record, newBuckets) {
+export function wouldNeedBytes(result, record, newBuckets) {
   return (
     result.outcome === "skipped" &&
     newBuckets.has(record.bucketId) &&
@@ -360,11 +360,11 @@ function wouldNeedBytes(result, record, newBuckets) {
 }
 
 /** One file the service asked bytes for: sent (or, in a dry run, only found at the source). */
-async function carryBytes(api, record, source, dryRun) {
+export async function carryBytes(api, record, source, dryRun) {
   if (!source) return { notCarried: "bytes needed: give --files-dir or --files-from" };
   try {
     if (!dryRun) return await uploadFile(api, record, source);
-    const found = await source.find(record.id);
+    const found = await source.find(record.id, record);
     if (!found) return { notCarried: `bytes not found (${source.describe})` };
     if (found.size !== null && found.size !== record.size)
       return {

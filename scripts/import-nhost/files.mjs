@@ -44,7 +44,8 @@ export function fileRecord(row) {
 export const fileHeader = (record) => Buffer.from(JSON.stringify(record)).toString("base64url");
 
 /**
- * Where bytes come from. Each source has `find(id)` → {size} | null (null: not there) and `open(id)` → {size, body,
+ * Where bytes come from. Each source has `find(id, record)` → {size} | null (null: not there) and `open(id, record)`
+ * (the record: a source that addresses files by bucket and path reads them from it) → {size, body,
  * cancel} | null: `body()` gives a fresh stream each call (an upload that is retried reads again from the start),
  * `cancel()` drops what was opened and will not be sent.
  */
@@ -90,12 +91,23 @@ export function directorySource(dir) {
 /** Bytes from the old Nhost Storage API: `GET {base}/files/{id}` with its admin secret. */
 export function storageApiSource(base, adminSecret) {
   const root = base.replace(/\/$/, "");
-  /** {response, size} | null (404). Throws SourceError for other answers; `fatal` when the API does not answer. */
-  const fetchFile = async (method, id) => {
-    const url = `${root}/files/${encodeURIComponent(id)}`;
-    const { response, error } = await withRetries(() =>
-      fetch(url, { method, headers: { "x-hasura-admin-secret": adminSecret } }),
-    );
+  return httpSource({
+    describe: `--files-from ${root}`,
+    urlOf: (id) => `${root}/files/${encodeURIComponent(id)}`,
+    headers: { "x-hasura-admin-secret": adminSecret },
+    refusedHint: " (is NHOST_ADMIN_SECRET the old project's admin secret?)",
+  });
+}
+
+/**
+ * Bytes over HTTP: `urlOf(id, record)` is a file's URL, `headers` what opens it, `missing(status, text)` whether an
+ * answer means the file is not there (404 always).
+ */
+export function httpSource({ describe, urlOf, headers, refusedHint = "", missing = () => false }) {
+  /** {response, size} | null (not there). Throws SourceError for other answers; `fatal` when the API does not answer. */
+  const fetchFile = async (method, id, record) => {
+    const url = urlOf(id, record);
+    const { response, error } = await withRetries(() => fetch(url, { method, headers }));
     if (error) throw new SourceError(`cannot reach ${url}: ${error.cause?.code ?? error.message}`, true);
     if (response.status === 404) {
       await response.body?.cancel().catch(() => {});
@@ -103,10 +115,10 @@ export function storageApiSource(base, adminSecret) {
     }
     if (!response.ok) {
       const text = method === "HEAD" ? "" : await response.text().catch(() => "");
+      if (missing(response.status, text)) return null;
       const refused = response.status === 401 || response.status === 403;
       throw new SourceError(
-        `${method} ${url}: ${response.status} ${text.slice(0, 200)}`.trim() +
-          (refused ? " (is NHOST_ADMIN_SECRET the old project's admin secret?)" : ""),
+        `${method} ${url}: ${response.status} ${text.slice(0, 200)}`.trim() + (refused ? refusedHint : ""),
         refused,
         response.status,
       );
@@ -115,21 +127,21 @@ export function storageApiSource(base, adminSecret) {
     return { response, size: length === null ? null : Number(length) };
   };
   return {
-    describe: `--files-from ${root}`,
-    async find(id) {
+    describe,
+    async find(id, record) {
       try {
-        const found = await fetchFile("HEAD", id);
+        const found = await fetchFile("HEAD", id, record);
         return found && { size: found.size };
       } catch (error) {
-        if (error.status !== 405) throw error;
+        if (error.status !== 405 && error.status !== 400) throw error;
         // No HEAD there: a GET whose body is dropped at once.
-        const found = await fetchFile("GET", id);
+        const found = await fetchFile("GET", id, record);
         await found?.response.body?.cancel().catch(() => {});
         return found && { size: found.size };
       }
     },
-    async open(id) {
-      const first = await fetchFile("GET", id);
+    async open(id, record) {
+      const first = await fetchFile("GET", id, record);
       if (!first) return null;
       let response = first.response;
       return {
@@ -138,7 +150,7 @@ export function storageApiSource(base, adminSecret) {
         body: () => {
           const body = response?.body ?? null;
           response = null;
-          return body ?? streamOf(() => fetchFile("GET", id));
+          return body ?? streamOf(() => fetchFile("GET", id, record));
         },
         // Not sent after all (its size is wrong): the download started is dropped.
         cancel: () => response?.body?.cancel().catch(() => {}),
@@ -189,7 +201,7 @@ export async function eachLimited(items, limit, task) {
  * could not be read.
  */
 export async function uploadFile(api, record, source) {
-  const opened = await source.open(record.id);
+  const opened = await source.open(record.id, record);
   if (!opened) return { notCarried: `bytes not found (${source.describe})` };
   if (opened.size !== null && opened.size !== record.size) {
     await opened.cancel();

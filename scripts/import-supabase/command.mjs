@@ -20,22 +20,28 @@ import { parseSupabaseKeys } from "./factor-secrets.mjs";
 import { GOTRUE_OTP_EXPIRY } from "./pending-links.mjs";
 import { SupabaseDb } from "./read-supabase.mjs";
 import { sso, ssoDomainsOf } from "./sso.mjs";
+import { storage, storageSource } from "./storage.mjs";
 import { buildSupabaseBundle, notSent, supabaseBundleRows } from "./user-bundles.mjs";
 
 export const importSupabase = {
-  summary: "move a Supabase project's users in: passwords, metadata, identities, MFA factors, pending links",
+  summary:
+    "move a Supabase project in: users (passwords, metadata, identities, MFA factors, pending links), buckets and objects",
   usage:
     "import-supabase [--database-url postgres://USER@HOST:PORT/DB] [--mailer-otp-exp SECONDS] [--dry-run]\n" +
-    "    [--allow-mass-removal]\n\n" +
+    "    [--files-dir DIR | --files-from https://<old project>/storage/v1] [--allow-mass-removal]\n\n" +
     "  Secrets come from the environment, never from flags (npm prints the command line it runs):\n" +
     "  SUPABASE_DATABASE_URL       the Supabase project's Postgres, postgres://USER:PASS@HOST:PORT/DB; read only\n" +
     "  SUPABASE_ENCRYPTION_KEY     GoTrue's DB encryption key (GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY), or\n" +
     "                              id:key pairs, when its TOTP secrets are encrypted; without it such users are\n" +
     "                              listed and must have their MFA reset by an admin\n" +
+    "  SUPABASE_SERVICE_KEY        the old project's service role key, for --files-from\n" +
     "  ADMIN_SECRET, AUTH_URL      this service's admin secret and auth URL (as every admin command)\n\n" +
     "  --database-url URL          instead of SUPABASE_DATABASE_URL, for a database without a password in its URL\n" +
     `  --mailer-otp-exp SECONDS    the project's GOTRUE_MAILER_OTP_EXP (default ${GOTRUE_OTP_EXPIRY}): how long a link\n` +
     "                              mailed before the move keeps working\n" +
+    "  --files-dir DIR             Storage's file backend (FILE_STORAGE_BACKEND_PATH), or a copy of its S3 bucket:\n" +
+    "                              the folder holding <tenant>/<bucket>/<name>/<version>\n" +
+    "  --files-from URL            or the old Storage API: GET URL/object/authenticated/<bucket>/<name>\n" +
     "  --dry-run                   check everything and report, write nothing\n" +
     "  --allow-mass-removal        remove here more than half of what earlier runs imported, when Supabase no\n" +
     "                              longer has it (without it, such a run removes nothing: a wrong database?)\n\n" +
@@ -47,6 +53,9 @@ export const importSupabase = {
     "mailer-otp-exp": { type: "string" },
     // Refused (SECRET_FLAGS): declared so that the message names the variable to set instead.
     "supabase-encryption-key": { type: "string" },
+    "supabase-service-key": { type: "string" },
+    "files-dir": { type: "string" },
+    "files-from": { type: "string" },
     "dry-run": { type: "boolean", default: false },
     "allow-mass-removal": { type: "boolean", default: false },
   },
@@ -54,10 +63,11 @@ export const importSupabase = {
 };
 
 /** What each run carries, in order: one reader per group of Supabase's tables (later parts add theirs). */
-const READERS = [users, sso];
+const READERS = [users, sso, storage];
 
 async function run(cli, values) {
   const options = checkOptions(cli, values);
+  const files = await storageSource(cli, values);
   cli.secret(); // fails now, before Supabase is read, when there is no admin secret for this server
   const dryRun = values["dry-run"];
   const supabase = await connectNhost(options.databaseUrl, (message) => cli.fail(message), {
@@ -75,6 +85,7 @@ async function run(cli, values) {
     progress,
     dryRun,
     options,
+    files,
     allowMassRemoval: values["allow-mass-removal"],
   };
   progress.note(

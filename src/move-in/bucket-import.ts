@@ -1,9 +1,9 @@
 import { inArray } from "drizzle-orm";
-import { buckets } from "../db/schema";
+import { buckets, type ImportSystem } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { BUCKET_DEFAULTS, forgetBucket } from "../storage";
-import { ledgerRows, recordImport, slices } from "./ledger";
+import { ledgerRows, otherSystem, recordImport, slices } from "./ledger";
 import { bucketRowSchema, type ImportResult } from "./wire";
 
 /**
@@ -12,7 +12,12 @@ import { bucketRowSchema, type ImportResult } from "./wire";
  * Nhost. A bucket that exists here and was not imported (`default`, created by a migration) takes Nhost's limits too:
  * every Nhost project has a `default` bucket, and its limits are the app's.
  */
-export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boolean): Promise<ImportResult[]> {
+export async function importBuckets(
+  deps: Deps,
+  inputs: unknown[],
+  dryRun: boolean,
+  system: ImportSystem = "nhost",
+): Promise<ImportResult[]> {
   const now = deps.now();
   const parsed = inputs.map((input) => bucketRowSchema.safeParse(input));
   const ids = parsed.flatMap((p) => (p.success ? [p.data.id] : []));
@@ -37,7 +42,10 @@ export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boole
       results.push({ id, outcome: "skipped", reasons: [{ table: "storage.buckets", id, reason }] });
       continue;
     }
-    const bucket = p.data;
+    const bucket = {
+      ...p.data,
+      maxUploadFileSize: p.data.maxUploadFileSize ?? BUCKET_DEFAULTS.maxUploadFileSize,
+    };
     if (bucket.minUploadFileSize > bucket.maxUploadFileSize) {
       const reason = "min_upload_file_size exceeds max_upload_file_size";
       results.push({
@@ -47,32 +55,43 @@ export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boole
       });
       continue;
     }
+    const foreign = otherSystem(ledger.get(bucket.id), system);
+    if (foreign) {
+      results.push({
+        id: bucket.id,
+        outcome: "skipped",
+        reasons: [{ table: "storage.buckets", id: bucket.id, reason: foreign }],
+      });
+      continue;
+    }
     const fingerprint = await sha256Hex(JSON.stringify(bucket));
     if (ledger.get(bucket.id)?.fingerprint === fingerprint && here.has(bucket.id)) {
       results.push({ id: bucket.id, outcome: "unchanged" });
       continue;
     }
+    const fromSupabase = bucket.public !== undefined;
     const limits = {
       downloadExpiration: bucket.downloadExpiration,
-      // Nhost allows 0; the service's smallest upload is one byte.
-      minUploadFileSize: Math.max(1, bucket.minUploadFileSize),
+      // Nhost allows 0; the service's smallest upload is one byte. Supabase's buckets keep 0, as the face's do.
+      minUploadFileSize: Math.max(fromSupabase ? 0 : 1, bucket.minUploadFileSize),
       maxUploadFileSize: Math.max(1, bucket.maxUploadFileSize),
       cacheControl: bucket.cacheControl ?? BUCKET_DEFAULTS.cacheControl,
       presignedUrlsEnabled: bucket.presignedUrlsEnabled,
       updatedAt: Date.parse(bucket.updatedAt),
+      ...(bucket.allowedMimeTypes === undefined ? {} : { allowedMimeTypes: bucket.allowedMimeTypes ?? [] }),
     };
     statements.push(
       deps.db
         .insert(buckets)
         .values({
           id: bucket.id,
-          ...limits,
           allowedMimeTypes: BUCKET_DEFAULTS.allowedMimeTypes,
-          rules: BUCKET_DEFAULTS.rules,
+          ...limits,
+          rules: fromSupabase ? supabaseRules(bucket.public === true) : BUCKET_DEFAULTS.rules,
           createdAt: Date.parse(bucket.createdAt),
         })
         .onConflictDoUpdate({ target: buckets.id, set: limits }),
-      recordImport(deps.db, "bucket", bucket.id, fingerprint, now),
+      recordImport(deps.db, "bucket", bucket.id, fingerprint, now, system),
     );
     results.push({ id: bucket.id, outcome: here.has(bucket.id) ? "updated" : "imported" });
   }
@@ -82,3 +101,15 @@ export async function importBuckets(deps: Deps, inputs: unknown[], dryRun: boole
   }
   return results;
 }
+
+/**
+ * A Supabase bucket's rules here, as the Supabase face creates a bucket (src/faces/supabase/storage/bucket-routes.ts):
+ * Supabase leaves objects to RLS, closed until a policy opens them, so every client rule is `none` (the import
+ * reports the bucket's policies to set rules from); a public bucket's files are readable by anyone.
+ */
+const supabaseRules = (isPublic: boolean): (typeof BUCKET_DEFAULTS)["rules"] => ({
+  upload: "none",
+  read: isPublic ? "public" : "none",
+  update: "none",
+  delete: "none",
+});

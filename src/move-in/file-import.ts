@@ -1,7 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { ownersOfMany } from "../db/directory";
-import { buckets, files, type ImportLedgerRow } from "../db/schema";
+import { buckets, files, type ImportLedgerRow, type ImportSystem } from "../db/schema";
 import { eachShard, type Shards } from "../db/shards";
 import { AppError, UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
@@ -9,17 +9,20 @@ import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import {
   bucketAnchor,
+  claimPath,
   fileEntry,
   fileOwner,
   findBucket,
+  findObject,
   forgetFile,
   initialObjectKey,
   placeNewFile,
+  releasePath,
   releaseUnused,
   StorageError,
   storeStream,
 } from "../storage";
-import { ledgerRows, recordImport, slices } from "./ledger";
+import { ledgerRows, otherSystem, recordImport, slices } from "./ledger";
 import { byShard } from "./what-is-here";
 import { type FileRecord, fileRecordSchema, type ImportResult, type RowReason } from "./wire";
 
@@ -107,14 +110,19 @@ async function locate(shards: Shards, records: FileRecord[]): Promise<Map<string
   return new Map(found.flat());
 }
 
-export async function planFiles(deps: Deps, inputs: unknown[]): Promise<ImportResult[]> {
-  return (await planRecords(deps, inputs)).results;
+export async function planFiles(
+  deps: Deps,
+  inputs: unknown[],
+  system: ImportSystem = "nhost",
+): Promise<ImportResult[]> {
+  return (await planRecords(deps, inputs, system)).results;
 }
 
 /** The plan of each record, and where each is (importFile writes where the plan looked). */
 async function planRecords(
   deps: Deps,
   inputs: unknown[],
+  system: ImportSystem,
 ): Promise<{ results: ImportResult[]; located: Map<string, Located> }> {
   const checked = await Promise.all(inputs.map(checkRecord));
   const records = checked.flatMap((c) => (c.ok ? [c.file] : []));
@@ -128,6 +136,17 @@ async function planRecords(
       .all()
       .then((rows) => new Set(rows.map((b) => b.id))),
   ]);
+  // The object at each record's path (Supabase's objects): held by another file here, the path is not free.
+  const atPath = new Map(
+    await Promise.all(
+      records
+        .filter((file) => file.path)
+        .map(
+          async (file) =>
+            [file.id, (await findObject(deps.shards, file.bucketId, file.path!))?.file.id] as const,
+        ),
+    ),
+  );
   const results = checked.map((c): ImportResult => {
     if (!c.ok) return { id: c.id, outcome: "skipped", reasons: c.reasons };
     const { file } = c;
@@ -137,6 +156,8 @@ async function planRecords(
       outcome: "skipped",
       reasons: [{ table: "storage.files", id: file.id, reason, ...(code ? { code } : {}) }],
     });
+    const foreign = otherSystem(before, system);
+    if (foreign) return skipped(foreign);
     if (!bucketIds.has(file.bucketId))
       return skipped(`bucket ${file.bucketId} is not here (import the buckets first)`, "bucket-missing");
     if (before && !here)
@@ -161,6 +182,8 @@ async function planRecords(
       };
     if (c.mirrored) return { id: file.id, outcome: "unchanged" };
     if (!before && here) return skipped(NOT_IMPORTED);
+    const holder = atPath.get(file.id);
+    if (holder && holder !== file.id) return skipped(PATH_TAKEN);
     if (before?.fingerprint === c.fingerprint) return { id: file.id, outcome: "unchanged" };
     return { id: file.id, outcome: "needs-bytes" };
   });
@@ -168,6 +191,7 @@ async function planRecords(
 }
 
 const NOT_IMPORTED = "a file with this id exists here and was not imported";
+const PATH_TAKEN = "another file here has this bucket and path (an object the import did not write)";
 const MIRRORED_FILE = "a file of this service, written to this database by its Postgres mirror: not imported";
 
 /** `PUT /admin/import/nhost/files/{id}`: the bytes, then the record, in its owner's shard with its ledger row. */
@@ -176,6 +200,7 @@ export async function importFile(
   id: string,
   recordHeader: string | undefined,
   body: ReadableStream<Uint8Array> | null,
+  system: ImportSystem = "nhost",
 ): Promise<ImportResult> {
   const record = parseRecordHeader(recordHeader);
   const checked = await checkRecord(record);
@@ -187,7 +212,7 @@ export async function importFile(
   const {
     results: [plan],
     located,
-  } = await planRecords(deps, [record]);
+  } = await planRecords(deps, [record], system);
   if (plan!.outcome === "skipped" || plan!.outcome === "kept")
     throw new AppError("invalid-request", plan!.reasons?.map((r) => r.reason).join("; "));
   if (plan!.outcome === "unchanged") {
@@ -200,7 +225,11 @@ export async function importFile(
   const now = deps.now();
   const { db: shard, here } = located.get(file.id)!;
   const existing = here
-    ? await shard.select({ objectKey: files.objectKey }).from(files).where(eq(files.id, file.id)).get()
+    ? await shard
+        .select({ objectKey: files.objectKey, path: files.path })
+        .from(files)
+        .where(eq(files.id, file.id))
+        .get()
     : undefined;
   // A new record's id is claimed for its owner first (with several shards): held by another, a file of the same id
   // exists in another shard.
@@ -217,6 +246,24 @@ export async function importFile(
     }
   }
   const { db } = placement;
+  // A path (Supabase's object name) is claimed for the file's owner before the record takes it, as the face's
+  // uploads do; a path the file held before and no longer holds is given back once the record is written.
+  const newPath = file.path && file.path !== existing?.path ? file.path : null;
+  if (newPath) {
+    try {
+      await claimPath(deps.shards, file, file.bucketId, newPath, now);
+    } catch (error) {
+      await releaseUnused(deps.shards, placement, file.id);
+      await body.cancel();
+      if (error instanceof StorageError && error.status === 409)
+        throw new AppError("invalid-request", PATH_TAKEN);
+      throw error;
+    }
+  }
+  const giveBack = async () => {
+    await releaseUnused(deps.shards, placement, file.id);
+    if (newPath) await releasePath(deps.shards, file, file.bucketId, newPath);
+  };
   // A re-import of changed bytes goes under a new key, so a download reading the old bytes is never cut short.
   const objectKey = existing ? `${initialObjectKey(file)}/import-${now}` : initialObjectKey(file);
   let stored: { size: number; etag: string };
@@ -227,7 +274,7 @@ export async function importFile(
       mimeTypeOf: async () => file.mimeType ?? "application/octet-stream",
     });
   } catch (error) {
-    await releaseUnused(deps.shards, placement, file.id);
+    await giveBack();
     if (error instanceof AppError) throw error;
     // storeStream refuses too few or too many bytes with a StorageError; anything else is R2 failing: the client
     // retries (nothing was recorded, and a partial multipart upload was aborted).
@@ -240,7 +287,7 @@ export async function importFile(
   // Nhost's ETag is the MD5 of the bytes unless S3 stored them in parts (`"…-N"`): then only the size can be checked.
   if (file.etag && !file.etag.includes("-") && stored.etag !== file.etag.toLowerCase()) {
     await deps.env.FILES.delete(objectKey);
-    await releaseUnused(deps.shards, placement, file.id);
+    await giveBack();
     throw new AppError(
       "invalid-request",
       `the bytes' MD5 ${stored.etag} is not the record's ETag ${file.etag}`,
@@ -258,6 +305,8 @@ export async function importFile(
     metadata: file.metadata,
     createdAt: Date.parse(file.createdAt),
     updatedAt: Date.parse(file.updatedAt),
+    // Only a record that names a path sets it: an Nhost file keeps what it has.
+    ...(file.path === undefined ? {} : { path: file.path }),
   };
   try {
     // No per-file event (contract move-in §2): the file's stream is muted for this batch. The record and its ledger
@@ -271,16 +320,17 @@ export async function importFile(
           .insert(files)
           .values({ id: file.id, ...row })
           .onConflictDoUpdate({ target: files.id, set: row }),
-        recordImport(db, "file", file.id, fingerprint, now),
+        recordImport(db, "file", file.id, fingerprint, now, system),
       ],
     );
     await db.batch([first!, ...rest]);
   } catch (error) {
     await deps.env.FILES.delete(objectKey);
-    await releaseUnused(deps.shards, placement, file.id).catch(() => {});
+    await giveBack().catch(() => {});
     throw error;
   }
   forgetFile(file.id);
+  if (newPath && existing?.path) await releasePath(deps.shards, file, file.bucketId, existing.path);
   if (existing && existing.objectKey !== objectKey)
     deps.background(deps.env.FILES.delete(existing.objectKey));
   return { id: file.id, outcome: existing ? "updated" : "imported" };

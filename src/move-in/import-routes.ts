@@ -13,6 +13,7 @@ import { removeImported } from "./removals";
 import { importUsers } from "./user-import";
 import {
   completedBody,
+  fileImportQuery,
   fileResultSchema,
   importBucketsBody,
   importResultsSchema,
@@ -74,8 +75,8 @@ export const importAdminRoutes = new Hono<AppEnv>()
     importBody,
     jsonBody(importBucketsBody),
     async (c) => {
-      const { buckets, dryRun } = c.req.valid("json");
-      return c.json({ results: await importBuckets(c.var.deps, buckets, dryRun) });
+      const { buckets, dryRun, system } = c.req.valid("json");
+      return c.json({ results: await importBuckets(c.var.deps, buckets, dryRun, system) });
     },
   )
   .post(
@@ -88,7 +89,10 @@ export const importAdminRoutes = new Hono<AppEnv>()
     }),
     importBody,
     jsonBody(planFilesBody),
-    async (c) => c.json({ results: await planFiles(c.var.deps, c.req.valid("json").files) }),
+    async (c) => {
+      const { files, system } = c.req.valid("json");
+      return c.json({ results: await planFiles(c.var.deps, files, system) });
+    },
   )
   .put(
     "/import/nhost/files/:id",
@@ -100,8 +104,17 @@ export const importAdminRoutes = new Hono<AppEnv>()
       security: "admin-secret",
       answers: { 200: { description: "`imported`, `updated` or `unchanged`.", schema: fileResultSchema } },
     }),
+    queryParams(fileImportQuery),
     async (c) =>
-      c.json(await importFile(c.var.deps, c.req.param("id"), c.req.header("x-import-file"), c.req.raw.body)),
+      c.json(
+        await importFile(
+          c.var.deps,
+          c.req.param("id"),
+          c.req.header("x-import-file"),
+          c.req.raw.body,
+          c.req.valid("query").system,
+        ),
+      ),
   )
   .get(
     "/import/nhost/ledger",

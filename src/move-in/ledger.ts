@@ -63,10 +63,18 @@ export async function ledgerPage(
 }
 
 /** The ledger row of an imported bucket or file: what was written, so the same again writes nothing. */
-export function recordImport(db: Db, kind: "bucket" | "file", id: string, fingerprint: string, now: number) {
+export function recordImport(
+  db: Db,
+  kind: "bucket" | "file",
+  id: string,
+  fingerprint: string,
+  now: number,
+  system: ImportSystem = "nhost",
+) {
+  // The system never changes on a conflict: a row of another system is refused before (otherSystem below).
   return db
     .insert(importLedger)
-    .values({ kind, id, fingerprint, importedAt: now })
+    .values({ kind, id, fingerprint, importedAt: now, system })
     .onConflictDoUpdate({
       target: [importLedger.kind, importLedger.id],
       set: { fingerprint, importedAt: now },
@@ -87,4 +95,11 @@ export function userSystem(input: unknown, run: ImportSystem | undefined): Impor
   return {
     reason: `the user's system ${JSON.stringify(own).slice(0, 40)} is not the run's (${run ?? "nhost"})`,
   };
+}
+
+/** A bucket's or file's ledger row written by another system's runs: that system's, never this run's to overwrite. */
+export function otherSystem(row: ImportLedgerRow | undefined, system: ImportSystem): string | null {
+  return row && row.system !== system
+    ? `already imported from ${row.system}: not imported from ${system}`
+    : null;
 }

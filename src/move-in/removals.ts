@@ -6,7 +6,7 @@ import { eventMutes, files, type ImportSystem, importLedger, users } from "../db
 import { eachShard } from "../db/shards";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
-import { deleteBucket, removeFile, StorageError } from "../storage";
+import { deleteBucket, releasePath, removeFile, StorageError } from "../storage";
 import { ledgerRows } from "./ledger";
 import type { ImportResult } from "./wire";
 
@@ -86,7 +86,7 @@ export async function removeImported(
       // record (beside its ledger row). A change of the same file by someone else meanwhile would go unannounced too;
       // before the cut-over, nobody else has it.
       const file = await db
-        .select({ owner: files.uploadedByUserId })
+        .select({ owner: files.uploadedByUserId, bucketId: files.bucketId, path: files.path })
         .from(files)
         .where(eq(files.id, id))
         .get();
@@ -104,6 +104,9 @@ export async function removeImported(
       } finally {
         if (ownedByMe) await db.delete(eventMutes).where(eq(eventMutes.subject, subject));
       }
+      // A Supabase object's path goes with it, as the face's own removal gives it back.
+      if (file?.path)
+        await releasePath(deps.shards, { id, uploadedByUserId: file.owner }, file.bucketId, file.path);
       await forget;
     } else {
       try {

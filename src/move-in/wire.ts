@@ -195,14 +195,22 @@ export const bucketRowSchema = z.object({
   id: text(100).regex(/^[A-Za-z0-9._-]+$/, "a bucket id of letters, digits, dots, dashes and underscores"),
   downloadExpiration: z.number().int().min(1).max(604_800),
   minUploadFileSize: z.number().int().min(0),
-  maxUploadFileSize: z.number().int().min(0),
+  /** null (Supabase's `file_size_limit` unset): the service's default. */
+  maxUploadFileSize: z.number().int().min(0).nullable(),
   cacheControl: text(1000).nullable(),
   presignedUrlsEnabled: z.boolean(),
   createdAt: time,
   updatedAt: time,
+  /**
+   * Supabase's buckets (import-supabase): `public` decides a new bucket's rules as the Supabase face's bucket
+   * creation does (public read, else every client rule `none`); its allowed MIME types follow on every run.
+   */
+  public: z.boolean().optional(),
+  allowedMimeTypes: z.array(text(255)).max(100).nullable().optional(),
 });
 
 export const importBucketsBody = z.object({
+  system,
   dryRun: z.boolean().default(false),
   buckets: z.array(row).min(1).max(100),
 });
@@ -220,13 +228,15 @@ export const fileRecordSchema = z.object({
   metadata: json.nullable(),
   createdAt: time,
   updatedAt: time,
+  /** Supabase's objects (import-supabase): the object's name in its bucket, the Supabase face's `files.path`. */
+  path: text(1024).min(1).nullable().optional(),
   /** The row is one this service's Postgres mirror wrote (as a user's `mirrored`). */
   mirrored: z.boolean().default(false),
 });
 
 export type FileRecord = Omit<z.infer<typeof fileRecordSchema>, "mirrored">;
 
-export const planFilesBody = z.object({ files: z.array(row).min(1).max(100) });
+export const planFilesBody = z.object({ system, files: z.array(row).min(1).max(100) });
 
 export const removalsBody = z.object({
   system,
@@ -234,6 +244,9 @@ export const removalsBody = z.object({
   kind: z.enum(["user", "bucket", "file"]),
   ids: z.array(text(100)).min(1).max(100),
 });
+
+/** `PUT …/files/{id}?system=`: the run's system, recorded on the file's ledger row. */
+export const fileImportQuery = z.object({ system });
 
 export const ledgerQuery = z.object({
   system,

@@ -33,12 +33,14 @@ export { multipartParts } from "./multipart";
 export { purgeObjectCache } from "./object-cache";
 export { entryKey, type ListV2Entry, listObjectsV2 } from "./object-list-v2";
 export {
+  claimPath,
   findObject,
   type ListEntry,
   type ListQuery,
   listObjects,
   listScope,
   MAX_LIST_WINDOW,
+  releasePath,
 } from "./object-paths";
 export {
   assertMayMakeUploadUrl,

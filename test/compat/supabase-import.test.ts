@@ -4,9 +4,17 @@
 // with only its URL and key changed: the old password signs in as the same user, metadata, a TOTP factor (sealed
 // under GoTrue's DB encryption key), a linked identity, and a confirmation link mailed before the move. A banned user
 // stays banned, a soft-deleted one stays behind; a second run changes nothing, a dry run writes nothing, bad rows are
-// report lines with nothing of them written.
+// report lines with nothing of them written. Storage too: Storage's own migrations, buckets and objects as it writes
+// them and their bytes in its file backend's layout (`--files-dir`), then storage-js (download, list, getPublicUrl)
+// and the Nhost API by the object's id read the same bytes; a private bucket stays closed to clients; a missing byte
+// file is a report line, fetched by a later run from the old Storage API (`--files-from`, a local stand-in).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { generateTOTP } from "@oslojs/otp";
 import { createClient } from "@supabase/supabase-js";
@@ -17,8 +25,14 @@ import {
   seedSupabaseSsoProvider,
   seedSupabaseUser,
 } from "../fixtures/supabase/seed";
+import { type SeededObject, seedBucket, seedObject } from "../fixtures/supabase/seed-storage";
 import { IDP_ENTITY_ID, idpMetadataXml } from "../sso/saml-support/idp";
-import { loadSupabaseSchema, type RunningPostgres, startPostgres } from "../support/postgres";
+import {
+  loadSupabaseSchema,
+  loadSupabaseStorageSchema,
+  type RunningPostgres,
+  startPostgres,
+} from "../support/postgres";
 import { authUrl, PASSWORD, serverUrl } from "./client";
 
 const adminSecret = inject("adminSecret");
@@ -36,12 +50,16 @@ interface Run {
   };
 }
 
-/** The command as a person runs it against a deployment: `--server`, ADMIN_SECRET, the database URL and key. */
-function importSupabase(args: string[] = []): Promise<Run> {
+/**
+ * The command as a person runs it against a deployment: `--server`, ADMIN_SECRET, the database URL and key; the
+ * bytes from `--files-dir` unless `args` name another source.
+ */
+function importSupabase(args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
+  const source = args.includes("--files-from") ? [] : ["--files-dir", filesDir];
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["scripts/admin.mjs", "import-supabase", ...args, "--server", authUrl, "--json"],
+      [...["scripts/admin.mjs", "import-supabase", ...args, ...source], ...["--server", authUrl, "--json"]],
       {
         env: {
           ...process.env,
@@ -49,6 +67,7 @@ function importSupabase(args: string[] = []): Promise<Run> {
           AUTH_URL: "",
           SUPABASE_DATABASE_URL: postgres.url,
           SUPABASE_ENCRYPTION_KEY: `key-1:${ENCRYPTION_KEY}`,
+          ...env,
         },
         stdio: ["ignore", "pipe", "pipe"],
       },
@@ -82,12 +101,20 @@ const users = {} as Record<
 let dryRun: Run;
 let first: Run;
 let ssoProviderId: string;
+/** Storage's file backend root (FILE_STORAGE_BACKEND_PATH) with the objects' bytes. */
+let filesDir: string;
+const buckets = { open: `avatars-${tag}`, closed: `private-${tag}` };
+const objects = {} as Record<"cat" | "report" | "missing", SeededObject>;
+const CAT = Buffer.from(`a cat picture ${tag}`);
+const REPORT = randomBytes(70_000);
 
 beforeAll(async () => {
   postgres = await startPostgres();
   await loadSupabaseSchema(postgres.url);
+  await loadSupabaseStorageSchema(postgres.url);
   db = new pg.Client({ connectionString: postgres.url });
   await db.connect();
+  filesDir = await mkdtemp(join(tmpdir(), "supabase-storage-"));
   users.ana = await seedSupabaseUser(db, {
     email: `ana-${tag}@example.com`,
     password: PASSWORD,
@@ -125,6 +152,34 @@ beforeAll(async () => {
     isSsoUser: true,
     identities: [{ provider: `sso:${ssoProviderId}`, subject: "00u1-nameid" }],
   });
+  await seedBucket(db, { id: buckets.open, public: true, allowedMimeTypes: ["image/*", "text/plain"] });
+  await seedBucket(db, { id: buckets.closed, fileSizeLimit: 1_000_000 });
+  await db.query(
+    `CREATE POLICY "owners read their reports" ON storage.objects FOR SELECT TO authenticated
+     USING (bucket_id = '${buckets.closed}' AND owner_id = (auth.uid())::text)`,
+  );
+  objects.cat = await seedObject(db, {
+    bucket: buckets.open,
+    name: "pets/cat.txt",
+    bytes: CAT,
+    contentType: "text/plain",
+    owner: users.ana.id,
+    userMetadata: { caption: "the cat" },
+    filesDir,
+  });
+  objects.report = await seedObject(db, {
+    bucket: buckets.closed,
+    name: "2026/report.bin",
+    bytes: REPORT,
+    owner: users.ana.id,
+    filesDir,
+  });
+  objects.missing = await seedObject(db, {
+    bucket: buckets.closed,
+    name: "2026/lost.bin",
+    bytes: Buffer.from("never copied"),
+    filesDir: null,
+  });
   dryRun = await importSupabase(["--dry-run"]);
   first = await importSupabase();
 }, 120_000);
@@ -132,6 +187,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.end();
   await postgres?.stop();
+  if (filesDir) await rm(filesDir, { recursive: true, force: true });
 });
 
 describe("import-supabase, then supabase-js against the service", () => {
@@ -229,6 +285,15 @@ describe("import-supabase, then supabase-js against the service", () => {
       expect.objectContaining({ read: 9, unchanged: 6, skipped: 2, leftOut: 1, imported: 0 }),
     );
     expect(second.report.tables["auth.mfa_factors"]).toMatchObject({ read: 1, unchanged: 1 });
+    // No byte moves again: buckets and objects are as the first run left them; the lost object is listed again.
+    expect(second.report.tables["storage.buckets"]).toMatchObject({ read: 2, unchanged: 2, imported: 0 });
+    expect(second.report.tables["storage.objects"]).toMatchObject({
+      read: 3,
+      unchanged: 2,
+      skipped: 1,
+      imported: 0,
+      updated: 0,
+    });
   });
 
   it("a user soft-deleted in Supabase after an earlier run is deleted here by the next", async () => {
@@ -236,5 +301,106 @@ describe("import-supabase, then supabase-js against the service", () => {
     const delta = await importSupabase();
     expect(delta.report.tables["auth.users"]).toMatchObject({ deleted: 1, leftOut: 2 });
     expect((await adminClient().auth.admin.getUserById(users.banned.id)).data.user).toBeNull();
+  });
+});
+
+describe("import-supabase storage, then storage-js and the Nhost API against the service", () => {
+  it("storage-js downloads, lists and links an object of a public bucket by its bucket and name", async () => {
+    const open = supabase().storage.from(buckets.open);
+    const downloaded = await open.download("pets/cat.txt");
+    expect(downloaded.error).toBeNull();
+    expect(Buffer.from(await downloaded.data!.arrayBuffer())).toEqual(CAT);
+    const listed = await adminClient().storage.from(buckets.open).list("pets");
+    expect(listed.error).toBeNull();
+    expect(
+      listed.data?.map((o) => [
+        o.id,
+        o.name,
+        o.metadata?.mimetype,
+        o.metadata?.eTag,
+        (o as { user_metadata?: unknown }).user_metadata,
+      ]),
+    ).toEqual([[objects.cat.id, "cat.txt", "text/plain", objects.cat.etag, { caption: "the cat" }]]);
+    const response = await fetch(open.getPublicUrl("pets/cat.txt").data.publicUrl);
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(CAT);
+  });
+
+  it("an object keeps its storage.objects id: the Nhost API serves it at /storage/v1/files/{id}", async () => {
+    const response = await fetch(`${serverUrl}/storage/v1/files/${objects.report.id}`, {
+      headers: { "x-hasura-admin-secret": adminSecret },
+    });
+    expect(response.status).toBe(200);
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(REPORT);
+  });
+
+  // Threat: a private Supabase bucket opened to everyone by the move. Its RLS policies are not run here, so it starts
+  // with every client rule `none` (as a bucket the face makes), and the report lists its policies to set rules from.
+  it("a private bucket is refused to a client, served to the service role; its policies are listed", async () => {
+    const client = supabase();
+    await client.auth.signInWithPassword({ email: users.ana.email!, password: PASSWORD });
+    const refused = await client.storage.from(buckets.closed).download("2026/report.bin");
+    expect(refused.data).toBeNull();
+    expect(refused.error).not.toBeNull();
+    const served = await adminClient().storage.from(buckets.closed).download("2026/report.bin");
+    expect(served.error).toBeNull();
+    expect(Buffer.from(await served.data!.arrayBuffer())).toEqual(REPORT);
+    expect(first.report.leftOut).toContainEqual(
+      expect.objectContaining({
+        table: "storage.policies",
+        reason: expect.stringMatching(
+          new RegExp(`^bucket ${buckets.closed}: policy "owners read their reports"`),
+        ),
+      }),
+    );
+  });
+
+  it("an object whose bytes are missing is a report line, exit 1, and nothing of it is written", async () => {
+    expect(first.code).toBe(1);
+    expect(first.report.notCarried).toContainEqual(
+      expect.objectContaining({ id: objects.missing.id, reason: expect.stringMatching(/bytes not found/) }),
+    );
+    const lost = await adminClient().storage.from(buckets.closed).download("2026/lost.bin");
+    expect(lost.data).toBeNull();
+    const byId = await fetch(`${serverUrl}/storage/v1/files/${objects.missing.id}`, {
+      headers: { "x-hasura-admin-secret": adminSecret },
+    });
+    expect(byId.status).toBe(404);
+    await byId.body?.cancel();
+    expect(first.report.tables["storage.objects"]).toMatchObject({ read: 3, imported: 2, skipped: 1 });
+    expect(dryRun.report.tables["storage.objects"]).toMatchObject({ read: 3, imported: 2, skipped: 1 });
+  });
+
+  it("a delta run with --files-from fetches the missing object from the old Storage API with the service key", async () => {
+    // The old project's Storage, as it answers `GET /object/authenticated/{bucket}/{name}`: the bytes to the service
+    // role's key, Storage's 400 with its own 404 for anything else.
+    const lost = Buffer.from("never copied");
+    const old = createServer((request, response) => {
+      const wanted = `/storage/v1/object/authenticated/${buckets.closed}/2026/lost.bin`;
+      if (request.url === wanted && request.headers.apikey === "old-service-key") {
+        response.writeHead(200, {
+          "content-type": "application/octet-stream",
+          "content-length": lost.length,
+        });
+        return response.end(lost);
+      }
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end('{"statusCode":"404","error":"not_found","message":"Object not found"}');
+    });
+    await new Promise<void>((resolve) => old.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(old.address() as AddressInfo).port}/storage/v1`;
+      const delta = await importSupabase(["--files-from", url], { SUPABASE_SERVICE_KEY: "old-service-key" });
+      // Exit 1 still, for the users listed since the first run; no object is among them now.
+      expect(
+        delta.report.notCarried.filter((row) => row.table === "storage.objects"),
+        delta.stderr,
+      ).toEqual([]);
+      expect(delta.report.tables["storage.objects"]).toMatchObject({ imported: 1, unchanged: 2, skipped: 0 });
+    } finally {
+      await new Promise((resolve) => old.close(resolve));
+    }
+    const fetched = await adminClient().storage.from(buckets.closed).download("2026/lost.bin");
+    expect(Buffer.from(await fetched.data!.arrayBuffer())).toEqual(lost);
   });
 });

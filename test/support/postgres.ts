@@ -4,6 +4,7 @@
 // on a free loopback port: nothing on the machine is read or changed, and `stop()` leaves nothing behind.
 // Plain Node, no Vitest, and only erasable TypeScript syntax: `node bench/….mjs` can import it as well.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { chown, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -352,6 +353,61 @@ export async function loadSupabaseSchema(url: string): Promise<void> {
       await client.query("INSERT INTO auth.schema_migrations (version) VALUES ($1) ON CONFLICT DO NOTHING", [
         file.split("_")[0],
       ]);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+const SUPABASE_STORAGE = fileURLToPath(new URL("../fixtures/supabase/storage/", import.meta.url));
+
+/**
+ * Applies Supabase Storage's schema (its `migrations/tenant/*.sql`, test/fixtures/supabase/SOURCE.md) to the database
+ * at `url`, after loadSupabaseSchema, as Storage's migrator runs them (src/internal/database/migrations/migrate.ts and
+ * the postgres-migrations library it drives): in the order of their number, the roles named in `storage.*` settings,
+ * each file in a transaction with its row in `storage.migrations` (id, name, sha1 of file name and contents), except
+ * `-- postgres-migrations ignore` (recorded, not run) and `disable-transaction` (run outside one). A loaded database
+ * takes about a second more.
+ */
+export async function loadSupabaseStorageSchema(url: string): Promise<void> {
+  const files = (await readdir(SUPABASE_STORAGE)).filter((f) => f.endsWith(".sql"));
+  const numbered = files.map((file) => ({ file, id: Number.parseInt(file, 10) })).sort((a, b) => a.id - b.id);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // The migrator creates the schema, and postgres-migrations its bookkeeping table (its bundled migration 0).
+    await client.query(`CREATE SCHEMA IF NOT EXISTS storage;
+      CREATE TABLE IF NOT EXISTS storage.migrations (id integer PRIMARY KEY, name varchar(100) UNIQUE NOT NULL,
+        hash varchar(40) NOT NULL, executed_at timestamp DEFAULT current_timestamp)`);
+    await client.query("SET search_path TO storage, public, extensions");
+    await client.query(`SELECT
+      set_config('storage.install_roles', 'true', false),
+      set_config('storage.multitenant', 'false', false),
+      set_config('storage.anon_role', 'anon', false),
+      set_config('storage.authenticated_role', 'authenticated', false),
+      set_config('storage.service_role', 'service_role', false),
+      set_config('storage.super_user', 'supabase_storage_admin', false)`);
+    for (const { file, id } of numbered) {
+      const contents = await readFile(join(SUPABASE_STORAGE, file), "utf8");
+      const sql = contents.includes("-- postgres-migrations ignore") ? "SELECT 1;" : contents;
+      const inTransaction = !contents.includes("-- postgres-migrations disable-transaction");
+      const name = file.replace(/^\d+[-_]/, "").replace(/\.sql$/, "");
+      const hash = createHash("sha1")
+        .update(file + contents, "utf8")
+        .digest("hex");
+      try {
+        if (inTransaction) await client.query("BEGIN");
+        await client.query(sql);
+        await client.query("INSERT INTO storage.migrations (id, name, hash) VALUES ($1, $2, $3)", [
+          id,
+          name,
+          hash,
+        ]);
+        if (inTransaction) await client.query("COMMIT");
+      } catch (error) {
+        if (inTransaction) await client.query("ROLLBACK").catch(() => {});
+        throw new Error(`Storage migration ${file} failed: ${(error as Error).message}`);
+      }
     }
   } finally {
     await client.end();
