@@ -84,6 +84,7 @@ export {
   type AccessTokenFacts,
   type AccessTokenMinter,
   IMPORTED_NHOST_METHOD,
+  type ReadsAlongside,
   type Session,
   sessionPayloadSchema,
   sessionSchema,
