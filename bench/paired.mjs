@@ -32,7 +32,9 @@ export async function paired(a, b, { rounds = ROUNDS, seconds = (2 * DURATION) /
   const slices = { a: [], b: [] };
   const once = async (side, { name, options, before }, round) => {
     await before?.();
-    const result = await run(`${name} (round ${round + 1}/${rounds})`, { ...options, amount });
+    // autocannon notices the last answer at its next sample (every `sampleInt` ms, 1 s by default): at 1 s a slice's
+    // length was whole seconds, and a round's ratio 0.5, 1 or 2.
+    const result = await run(`${name} (round ${round + 1}/${rounds})`, { ...options, amount, sampleInt: 10 });
     slices[side].push(result);
     // Work the service does after its answers (waitUntil) finishes before the other side starts.
     await sleep(250);
