@@ -354,6 +354,8 @@ export function run(name, { expectStatuses, ...options }) {
         p50: result.latency.p50,
         p99: result.latency.p99,
         total: result.requests.total,
+        // The measured length of the run (bench/paired.mjs adds up short ones: requests over seconds).
+        seconds: result.duration,
         statuses,
         failures: unexpected + result.errors + result.timeouts,
         errors: result.errors,

@@ -21,7 +21,7 @@ import {
   workerFromBundle,
 } from "./lib.mjs";
 
-const SCENARIOS = ["user", "refresh", "signin", "signup", "verify", "image", "healthz"];
+const SCENARIOS = ["user", "face-user", "refresh", "signin", "signup", "verify", "image", "healthz"];
 const asked = process.argv[2] ?? "user";
 const scenarios = asked === "all" ? SCENARIOS.filter((name) => name !== "healthz") : [asked];
 const INSPECTOR_PORT = Number(process.env.BENCH_INSPECTOR_PORT ?? 9329);
@@ -129,6 +129,8 @@ const mf = workerFromBundle(
       : { AUTH_JWT_PRIVATE_KEYS: JSON.stringify([generateSigningJwk(alg), generateSigningJwk()]) }),
     AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false",
     AUTH_RATE_LIMIT_ENABLE: "false",
+    // `face-user`: the Supabase face's getUser (issue 43), beside the Nhost face's `user`.
+    AUTH_SUPABASE_API_ENABLED: "true",
   },
   { inspectorPort: INSPECTOR_PORT },
 );
@@ -158,6 +160,17 @@ try {
   const optionsOf = async (scenario) =>
     ({
       user: { url: `${base}/user`, headers: bearer },
+      "face-user": async () => {
+        const face = `${url.origin}/supabase/auth/v1`;
+        const apikey = { apikey: secrets.AUTH_SUPABASE_PUBLISHABLE_KEYS, ...json };
+        const signedIn = await fetch(`${face}/token?grant_type=password`, {
+          method: "POST",
+          headers: apikey,
+          body: JSON.stringify({ email: "profile@example.com", password: "benchmark password" }),
+        });
+        const { access_token } = await signedIn.json();
+        return { url: `${face}/user`, headers: { ...apikey, authorization: `Bearer ${access_token}` } };
+      },
       healthz: { url: `${base}/healthz` },
       verify: { url: `${base}/token/verify`, method: "POST", headers: { ...json, ...bearer } },
       signin: {

@@ -12,11 +12,13 @@ import {
   failOnUnexpectedAnswers,
   floorWorker,
   PASSWORD,
+  post,
   printTable,
   rotatingRefresh,
   run,
   serveOurs as serve,
 } from "./lib.mjs";
+import { paired, printPairs, ROUNDS } from "./paired.mjs";
 
 let refreshFailures = 0;
 let cryptoCosts = {};
@@ -68,15 +70,37 @@ const signIn = ({ base, email }, suffix = "") => [
   },
 ];
 
+/** autocannon options for refreshes through `pool`, its body made by `bodyOf(token)`, its next token by `next(answer)`. */
+function refreshesThrough(url, headers, pool, bodyOf, next) {
+  return {
+    url,
+    requests: [
+      {
+        method: "POST",
+        headers,
+        setupRequest: (request) => ({ ...request, body: JSON.stringify(bodyOf(pool.shift())) }),
+        onResponse: (status, body) => {
+          if (status === 200) pool.push(next(JSON.parse(body)));
+          else if (refreshFailures++ === 0) process.stderr.write(`refresh failed: ${status} ${body}\n`);
+        },
+      },
+    ],
+  };
+}
+
 /**
- * The Supabase face's sign-in, refresh and getUser (GoTrue's paths, supabase-js's bodies), on the same instance and
- * account as the Nhost rows they are compared with: the face may add no query and no object call (issue 43).
+ * The Supabase face's sign-in, refresh and getUser (GoTrue's paths, supabase-js's bodies), each paired with the Nhost
+ * face's path doing the same thing, on the same instance and account (bench/paired.mjs runs each pair interleaved):
+ * the face may add no query and no object call (issue 43). getUser's counterpart is the Nhost `GET /user`: one
+ * primary-key read of the user, where the face's is one read of the session joined with its user (GoTrue's session
+ * check); the Nhost face has no route that reads the session on a GET (docs/decisions.md, "Issue 43: the face's
+ * speed"). Each refresh side has its own pool of fresh sessions, in no organization.
  */
-async function supabaseScenarios({ base, email, secrets }) {
+async function facePairs({ base, email, session, secrets }) {
   const face = `${new URL(base).origin}/supabase/auth/v1`;
   const apikey = { apikey: secrets.AUTH_SUPABASE_PUBLISHABLE_KEYS, ...json };
   const password = JSON.stringify({ email, password: PASSWORD });
-  const signInOnce = async () => {
+  const faceSignIn = async () => {
     const answer = await fetch(`${face}/token?grant_type=password`, {
       method: "POST",
       headers: apikey,
@@ -85,40 +109,63 @@ async function supabaseScenarios({ base, email, secrets }) {
     if (answer.status !== 200) throw new Error(`face sign-in: ${answer.status} ${await answer.text()}`);
     return answer.json();
   };
-  const first = await signInOnce();
-  const pool = [];
-  while (pool.length < CONNECTIONS * 2) pool.push((await signInOnce()).refresh_token);
-  const failed = (status, body) => {
-    if (refreshFailures++ === 0) process.stderr.write(`face refresh failed: ${status} ${body}\n`);
+  const nhostSignIn = async () =>
+    (await post(base, "/signin/email-password", { email, password: PASSWORD })).session;
+  const first = await faceSignIn();
+  const [facePool, nhostPool] = [[], []];
+  // Topped up before each slice: a slice ends with requests in flight whose successors are lost.
+  const topUp = (pool, signIn, tokenOf) => async () => {
+    while (pool.length < CONNECTIONS * 2) pool.push(tokenOf(await signIn()));
   };
   return [
     [
-      "face getUser: GET /supabase/auth/v1/user",
-      { url: `${face}/user`, headers: { ...apikey, authorization: `Bearer ${first.access_token}` } },
-    ],
-    [
-      "face refresh: POST /supabase/auth/v1/token",
       {
-        url: `${face}/token?grant_type=refresh_token`,
-        requests: [
-          {
-            method: "POST",
-            headers: apikey,
-            setupRequest: (request) => ({
-              ...request,
-              body: JSON.stringify({ refresh_token: pool.shift() }),
-            }),
-            onResponse: (status, body) => {
-              if (status === 200) pool.push(JSON.parse(body).refresh_token);
-              else failed(status, body);
-            },
-          },
-        ],
+        name: "getUser: GET /user",
+        options: { url: `${base}/user`, headers: { authorization: `Bearer ${session.accessToken}` } },
+      },
+      {
+        name: "face getUser: GET /supabase/auth/v1/user",
+        options: {
+          url: `${face}/user`,
+          headers: { ...apikey, authorization: `Bearer ${first.access_token}` },
+        },
       },
     ],
     [
-      "face sign-in: POST /supabase/auth/v1/token",
-      { url: `${face}/token?grant_type=password`, method: "POST", headers: apikey, body: password },
+      {
+        name: "refresh (rotating): POST /token",
+        options: refreshesThrough(
+          `${base}/token`,
+          json,
+          nhostPool,
+          (refreshToken) => ({ refreshToken }),
+          (s) => s.refreshToken,
+        ),
+        before: topUp(nhostPool, nhostSignIn, (s) => s.refreshToken),
+      },
+      {
+        name: "face refresh: POST /supabase/auth/v1/token",
+        options: refreshesThrough(
+          `${face}/token?grant_type=refresh_token`,
+          apikey,
+          facePool,
+          (refresh_token) => ({ refresh_token }),
+          (s) => s.refresh_token,
+        ),
+        before: topUp(facePool, faceSignIn, (s) => s.refresh_token),
+      },
+    ],
+    [
+      { name: signIn({ base, email })[0], options: signIn({ base, email })[1] },
+      {
+        name: "face sign-in: POST /supabase/auth/v1/token",
+        options: {
+          url: `${face}/token?grant_type=password`,
+          method: "POST",
+          headers: apikey,
+          body: password,
+        },
+      },
     ],
   ];
 }
@@ -140,8 +187,9 @@ try {
   // A refresh that switches into an organization (contract organizations.md §1): the token's object looked up once
   // before the rotation, the membership and the session read once (src/auth/sessions/before-rotation.ts).
   results.push(await run(...(await orgSwitch(off))));
-  const faceRows = [];
-  for (const [name, options] of await supabaseScenarios(off)) faceRows.push(await run(name, options));
+  // Each face row against its Nhost row, interleaved in short slices (bench/paired.mjs).
+  const pairs = [];
+  for (const [nhost, face] of await facePairs(off)) pairs.push(await paired(nhost, face));
   const limited = [];
   for (const [name, options] of sessionScenarios(on, ", limits on")) limited.push(await run(name, options));
   const algorithms = [];
@@ -187,12 +235,10 @@ try {
     algorithms,
     (r) => results.find((base) => base.name.split(":")[0] === r.name.split(":")[0]),
   );
-  const nhostRowOf = (face) =>
-    results.find((r) => r.name.startsWith(face.name.replace(/^face /, "").split(":")[0]));
-  printTable(
-    "the Supabase face, each against the Nhost face's row (issue 43: ≥ 0.95 each)",
-    faceRows,
-    nhostRowOf,
+  printPairs(
+    `the Supabase face (b) against the Nhost face (a), interleaved: ${ROUNDS} slices of ${((2 * DURATION) / ROUNDS).toFixed(2)} s each side (issue 43: ≥ 0.95 each)`,
+    pairs,
+    0.95,
   );
   const rps = (name) =>
     [...results, ...algorithms].find((r) => r.name === name || r.name.startsWith(name)).rps;
@@ -233,7 +279,13 @@ try {
   if (refreshFailures > 0) console.log(`refresh failures: ${refreshFailures}`);
   // Issue 31 §3: better-auth on the same runtime, row by row against the limits-off instance.
   const peer = process.env.BENCH_PEER === "off" ? [] : await compareWithBetterAuth(off, dir, results);
-  failOnUnexpectedAnswers([...results, ...faceRows, ...limited, ...algorithms, ...peer]);
+  failOnUnexpectedAnswers([
+    ...results,
+    ...pairs.flatMap(({ a, b }) => [a, b]),
+    ...limited,
+    ...algorithms,
+    ...peer,
+  ]);
 } finally {
   await off.mf.dispose();
   await on.mf.dispose();

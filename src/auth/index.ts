@@ -85,6 +85,7 @@ export {
   type AccessTokenMinter,
   IMPORTED_NHOST_METHOD,
   IMPORTED_SUPABASE_METHOD,
+  type ReadsAlongside,
   refreshLifetimeMs,
   type Session,
   sessionPayloadSchema,

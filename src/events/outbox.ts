@@ -102,11 +102,14 @@ export async function drainShards(shards: Shards, queue: Queue, now: () => numbe
   return handed.reduce((sum, n) => sum + n, 0);
 }
 
-/** Whether a request may have written a change: the drain after it is worth its query. */
-export function mayHaveWritten(method: string, path: string): boolean {
+/**
+ * Whether a request may have written a change: the drain after it is worth its query. `grantType`: the request's
+ * `grant_type` query parameter, where a face's token endpoint takes it there (GoTrue's `/token?grant_type=…`).
+ */
+export function mayHaveWritten(method: string, path: string, grantType?: string): boolean {
   // A refresh writes no event unless it catches a replay (the minute's cron hands that one over): the hottest
-  // endpoint pays no query for the stream.
-  if (/\/token$/.test(path)) return false;
+  // endpoint pays no query for the stream. A token endpoint's other grants sign in (a session written: its event).
+  if (/\/token$/.test(path)) return grantType !== undefined && grantType !== "refresh_token";
   if (method !== "GET" && method !== "HEAD" && method !== "OPTIONS") return true;
   // Links followed by a browser change state with a GET: email verification, magic links, providers' and enterprise
   // callbacks, the SAML ACS's GET (where its sign-in finishes: a JIT user, a membership, a session), and an

@@ -47,7 +47,7 @@ export function requestContext(config: Config, services: ServicesOf) {
     await next();
     c.header("X-Request-Id", requestId);
     // The events this request's changes wrote go to the queue after the answer (src/events/outbox.ts).
-    if (c.env.EVENTS && mayHaveWritten(c.req.method, c.req.path)) {
+    if (c.env.EVENTS && mayHaveWritten(c.req.method, c.req.path, c.req.query("grant_type"))) {
       for (const index of touched()) {
         background(drainOutbox({ db: every.all[index]!, queue: c.env.EVENTS, now: Date.now }));
       }

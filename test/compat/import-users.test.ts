@@ -205,7 +205,9 @@ describe("import-users through the Worker", () => {
     expect(run.report.tables["auth.users"]).toMatchObject({ read: 4, imported: 2 });
     const fire = await signIn("fire.clerk@example.com", "fire-clerk-password");
     expect(fire.body.error).toBe("unverified-user");
-    expect((await signIn("fire.clerk@example.com", "not-the-password")).body.error).toBe("invalid-email-password");
+    expect((await signIn("fire.clerk@example.com", "not-the-password")).body.error).toBe(
+      "invalid-email-password",
+    );
     const first = await signIn("ada.clerk@example.com", "ada-clerk-password");
     expect(first.status).toBe(200);
     const ticket = (first.body.mfa as { ticket: string } | null)?.ticket;

@@ -81,3 +81,76 @@ function countingNamespace<T extends DurableObjectNamespace>(namespace: T, onGet
     },
   });
 }
+
+/**
+ * What the Worker asks of storage, as round trips: each D1 call (a statement's `first`/`run`/`all`/`raw`, or one
+ * `batch`, however many statements it holds) and each Durable Object asked for, by binding name. The SQL of each D1
+ * call is kept, to say what differs when two paths' counts do.
+ */
+export interface RoundTrips {
+  d1: string[];
+  objects: Record<string, number>;
+}
+
+/** The service's overrides that count `trips`: every D1 shard and every Durable Object namespace of `env`. */
+export function countingRoundTrips(trips: RoundTrips): Record<string, unknown> {
+  const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
+  const sqlOf = new WeakMap<object, string>();
+  const wrap = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
+    const wrapped = new Proxy(statement, {
+      get(target, property) {
+        if (property === "bind") return (...values: unknown[]) => wrap(target.bind(...values), sql);
+        const value = Reflect.get(target, property);
+        if (typeof value !== "function") return value;
+        if (["first", "run", "all", "raw"].includes(String(property))) {
+          return (...args: unknown[]) => {
+            trips.d1.push(sql);
+            return value.apply(target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+    sqlOf.set(wrapped, sql);
+    return wrapped;
+  };
+  const batch = (run: (statements: D1PreparedStatement[]) => Promise<D1Result[]>) => {
+    return (statements: D1PreparedStatement[]) => {
+      trips.d1.push(statements.map((s) => sqlOf.get(s) ?? "?").join(";\n"));
+      return run(statements);
+    };
+  };
+  const d1 = (binding: D1Database): D1Database =>
+    new Proxy(binding, {
+      get(target, property) {
+        if (property === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
+        if (property === "batch") return batch((statements) => target.batch(statements));
+        if (property === "withSession") {
+          return (constraint?: string) => {
+            const session = target.withSession(constraint);
+            return {
+              prepare: (sql: string) => wrap(session.prepare(sql), sql),
+              batch: batch((statements) => session.batch(statements)),
+              getBookmark: () => session.getBookmark(),
+            };
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const objects = Object.entries(env).filter(
+    ([, value]) => typeof value === "object" && value !== null && "idFromName" in value,
+  );
+  return {
+    ...Object.fromEntries(names.map((name) => [name, d1(env[name as keyof typeof env] as D1Database)])),
+    ...Object.fromEntries(
+      objects.map(([name, namespace]) => [
+        name,
+        countingNamespace(namespace as DurableObjectNamespace, () => {
+          trips.objects[name] = (trips.objects[name] ?? 0) + 1;
+        }),
+      ]),
+    ),
+  };
+}

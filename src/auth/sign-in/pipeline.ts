@@ -108,6 +108,7 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
     dpopJkt: scope.dpopJkt,
     minter: scope.minter,
     secondFactorPending,
+    alongside: scope.alongside,
   });
   if (elevated) {
     deps.audit({ type: "elevation", userId: user.id, detail: { method } });

@@ -4,7 +4,7 @@ import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
 import { writeDeviceCookie } from "../devices";
 import type { LinkForm } from "../link-form";
-import type { AccessTokenMinter } from "../new-sessions";
+import type { AccessTokenMinter, ReadsAlongside } from "../new-sessions";
 import type { Method } from "./method";
 
 /**
@@ -37,6 +37,8 @@ export interface SignInScope {
   readonly secondFactorLater?: boolean;
   /** The face's own form of the links the flow mails (GoTrue's `/verify?token=…` and a code); none: Nhost's. */
   readonly linkForm?: LinkForm;
+  /** A face's reads of the user, in the batch that writes the session (../new-sessions.ts `ReadsAlongside`). */
+  readonly alongside?: ReadsAlongside;
 }
 
 /**
@@ -51,11 +53,13 @@ export function signInScope(
     minter,
     secondFactorLater = false,
     linkForm,
+    alongside,
   }: {
     signUp?: boolean;
     minter?: AccessTokenMinter;
     secondFactorLater?: boolean;
     linkForm?: LinkForm;
+    alongside?: ReadsAlongside;
   } = {},
 ): SignInScope {
   if (method && !signUp) c.set("signInMethod", method);
@@ -78,5 +82,6 @@ export function signInScope(
     minter,
     secondFactorLater,
     linkForm,
+    alongside,
   };
 }

@@ -1,7 +1,7 @@
 import { type Factor, FactorError, type Session } from "../../../auth";
 import type { Deps } from "../../../http/deps";
 import { GoTrueError } from "./errors";
-import { extrasOf, extrasOfResults, wholeGoTrueUser } from "./user-reads";
+import { extrasOf, type UserExtras, wholeGoTrueUser } from "./user-reads";
 import { type GoTrueSession, goTrueSession } from "./wire";
 
 /** GoTrue's factor refusals and its grants' sessions (contract supabase.md §2, "Factors"), shaped from the core's. */
@@ -17,14 +17,12 @@ export { type GoTrueFactor, goTrueFactor } from "./user-reads";
 export async function sessionWithFactors(
   deps: Deps,
   session: Session,
-  /** Already read (`extrasStatementsOfSession` in the refresh's batch); else read here. */
-  read?: D1Result[],
+  /** Already read (in the refresh's or the sign-in's own batch: user-reads.ts); else read here. */
+  known?: UserExtras,
 ): Promise<GoTrueSession> {
   const now = deps.now();
   const shaped = goTrueSession(session, now);
-  const extras = read
-    ? await extrasOfResults(deps, session.user.id, read)
-    : (await extrasOf(deps, [session.user.id])).get(session.user.id);
+  const extras = known ?? (await extrasOf(deps, [session.user.id])).get(session.user.id);
   return { ...shaped, user: wholeGoTrueUser(session.user, extras, shaped.user.last_sign_in_at) };
 }
 

@@ -25,7 +25,7 @@ import { pkceGrant } from "./oauth-routes";
 import { e164 } from "./phone";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
-import { extrasStatementsOfSession } from "./user-reads";
+import { extrasOfResults, extrasOfSignIn, extrasStatementsOfSession, signInExtras } from "./user-reads";
 import { goTrueSession, goTrueUser } from "./wire";
 
 /**
@@ -161,12 +161,20 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         throw new GoTrueError(400, "validation_failed", "An email address or phone number is required");
       }
       await passChallenge(c.var.deps, ["signin"], captchaOf(body));
-      const scope = signInScope(c, "email-password", { minter: signGoTrueToken, secondFactorLater: true });
+      // The user object's identities and factors are read in the batch that writes the session (no round trip more).
+      const alongside = signInExtras();
+      const scope = signInScope(c, "email-password", {
+        minter: signGoTrueToken,
+        secondFactorLater: true,
+        alongside,
+      });
       try {
         const { session } = body.email
           ? await signInEmailPassword(scope, { email: body.email, password: body.password })
           : await signInPhonePassword(scope, { phoneNumber: e164(body.phone!), password: body.password });
-        return c.json(await sessionWithFactors(c.var.deps, sessionOrRefusal(session)));
+        const signedIn = sessionOrRefusal(session);
+        const extras = await extrasOfSignIn(c.var.deps, signedIn.user.id, alongside);
+        return c.json(await sessionWithFactors(c.var.deps, signedIn, extras));
       } catch (error) {
         // GoTrue refuses a banned user's password grant with 400.
         if (error instanceof AppError && error.code === "disabled-user") {
@@ -189,7 +197,9 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         alongside,
         importedShape: GOTRUE_REFRESH_TOKEN,
       });
-      return c.json(await sessionWithFactors(c.var.deps, session, alongside.results));
+      const extras =
+        alongside.results && (await extrasOfResults(c.var.deps, session.user.id, alongside.results));
+      return c.json(await sessionWithFactors(c.var.deps, session, extras));
     }
     if (grant === "id_token") {
       const body = await bodyOf(c, idTokenGrant);
@@ -203,7 +213,12 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       // A token solved for a sign-up lets a new user through the sign-up challenge (src/http/sign-up-gate.ts).
       const token = captchaOf(body);
       if (token) await passChallenge(c.var.deps, ["signup"], token);
-      const scope = signInScope(c, "id-token", { minter: signGoTrueToken, secondFactorLater: true });
+      const alongside = signInExtras();
+      const scope = signInScope(c, "id-token", {
+        minter: signGoTrueToken,
+        secondFactorLater: true,
+        alongside,
+      });
       const { session } = await signInByIdToken(scope, {
         provider: body.provider,
         idToken: body.id_token,
@@ -215,7 +230,9 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         }
         throw error;
       });
-      return c.json(await sessionWithFactors(c.var.deps, sessionOrRefusal(session)));
+      const signedIn = sessionOrRefusal(session);
+      const extras = await extrasOfSignIn(c.var.deps, signedIn.user.id, alongside);
+      return c.json(await sessionWithFactors(c.var.deps, signedIn, extras));
     }
     // exchangeCodeForSession (oauth-routes.ts).
     if (grant === "pkce") return pkceGrant(c);

@@ -4,6 +4,7 @@ import {
   factorFactsOfSessionUser,
   factorFactsOfUser,
   factorsFromFacts,
+  type ReadsAlongside,
   type WireUser,
 } from "../../../auth";
 import type { Db } from "../../../db/client";
@@ -98,6 +99,21 @@ export async function userExtrasFrom(
   facts: readonly FactsRow[],
 ): Promise<UserExtras | undefined> {
   return (await extrasFrom(deps, [userId], [identities, facts])).get(userId);
+}
+
+/**
+ * A sign-in's reads of its user, to run in the batch that writes the session (the core's `ReadsAlongside`): the
+ * grant's answer carries the user whole and the sign-in pays no D1 round trip more than the Nhost face's (issue 43).
+ */
+export const signInExtras = (): ReadsAlongside => ({ reads: (db, userId) => extrasReads(db, [userId]) });
+
+/** The extras `signInExtras` read, once the sign-in wrote its session; undefined: not read (read them then). */
+export async function extrasOfSignIn(
+  deps: Deps,
+  userId: string,
+  alongside: ReadsAlongside,
+): Promise<UserExtras | undefined> {
+  return alongside.results && (await extrasFrom(deps, [userId], alongside.results)).get(userId);
 }
 
 /** One user's reads as bound statements whose SQL was built once, for a `D1Database.batch` on a hot path. */
