@@ -21,7 +21,7 @@ export async function recordApiKeys({ cli, report, progress, dryRun }) {
   if (!body) return;
   const named = Object.keys(body).length;
   if (dryRun) {
-    report.add("api keys", "imported", named);
+    report.add("project.api_keys", "imported", named);
     return;
   }
   const url = `${cli.server}/admin/import/supabase/api-keys`;
@@ -39,11 +39,11 @@ export async function recordApiKeys({ cli, report, progress, dryRun }) {
     answer = JSON.parse(text);
   } catch {}
   if (response.ok) {
-    report.add("api keys", "imported", named);
+    report.add("project.api_keys", "imported", named);
     progress.note(`api keys: ${Object.keys(body).join(", ")} recorded`);
     return;
   }
-  report.add("api keys", "skipped", named);
+  report.add("project.api_keys", "skipped", named);
   report.problem(
     response.status === 404
       ? `api keys: not recorded, ${url} answered 404: the Supabase face is not enabled on this server. ` +

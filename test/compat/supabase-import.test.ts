@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { generateTOTP } from "@oslojs/otp";
 import { createClient } from "@supabase/supabase-js";
+import { decodeJwt, SignJWT } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -39,6 +40,14 @@ const adminSecret = inject("adminSecret");
 const keys = inject("supabaseKeys");
 const options = { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false } };
 const ENCRYPTION_KEY = randomBytes(32).toString("base64url");
+/** Ana's session in Supabase, signed in before the move: GoTrue's v1 refresh token, 12 of `[a-z0-9]`. */
+const OLD_SESSION = crypto.randomUUID();
+const OLD_TOKEN = Array.from(randomBytes(12), (b) => "abcdefghijklmnopqrstuvwxyz0123456789"[b % 36]).join("");
+/** The old project's anon key: a JWT with `role: anon`, signed with the old project's secret (never needed here). */
+const OLD_ANON_KEY = await new SignJWT({ role: "anon" })
+  .setProtectedHeader({ alg: "HS256" })
+  .setIssuer("supabase")
+  .sign(randomBytes(32));
 
 interface Run {
   code: number | null;
@@ -67,6 +76,7 @@ function importSupabase(args: string[] = [], env: Record<string, string> = {}): 
           AUTH_URL: "",
           SUPABASE_DATABASE_URL: postgres.url,
           SUPABASE_ENCRYPTION_KEY: `key-1:${ENCRYPTION_KEY}`,
+          SUPABASE_ANON_KEY: OLD_ANON_KEY,
           ...env,
         },
         stdio: ["ignore", "pipe", "pipe"],
@@ -123,6 +133,18 @@ beforeAll(async () => {
     identities: [{ provider: "github", subject: githubId }],
     totp: { friendlyName: "phone app", encryptionKey: ENCRYPTION_KEY, keyId: "key-1" },
   });
+  // As GoTrue writes a password sign-in (models.NewSession, GrantAuthenticatedUser): the session, and its v1 token
+  // in auth.refresh_tokens (an older revoked one before it, rotated out).
+  await db.query(
+    `INSERT INTO auth.sessions (id, user_id, created_at, updated_at, aal) VALUES ($1, $2, now(), now(), 'aal1')`,
+    [OLD_SESSION, users.ana.id],
+  );
+  await db.query(
+    `INSERT INTO auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
+     VALUES ('00000000-0000-0000-0000-000000000000', $1, $3, true, now(), now(), $4),
+            ('00000000-0000-0000-0000-000000000000', $2, $3, false, now(), now(), $4)`,
+    [OLD_TOKEN.split("").reverse().join(""), OLD_TOKEN, users.ana.id, OLD_SESSION],
+  );
   users.pending = await seedSupabaseUser(db, {
     email: `pending-${tag}@example.com`,
     password: PASSWORD,
@@ -272,6 +294,50 @@ describe("import-supabase, then supabase-js against the service", () => {
     expect((await adminClient().auth.admin.getUserById(users.sso.id)).data.user?.email).toBe(users.sso.email);
   });
 
+  // Threat: the move signs every user out (a client holding Supabase's refresh token must not need a password).
+  it("a session signed in before the move refreshes through supabase-js as the same user and session", async () => {
+    expect(first.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 1 });
+    expect(first.report.tables["auth.refresh_tokens"]).toMatchObject({ read: 1, imported: 1 });
+    const refreshed = await supabase().auth.refreshSession({ refresh_token: OLD_TOKEN });
+    expect(refreshed.error).toBeNull();
+    expect(refreshed.data.user?.id).toBe(users.ana.id);
+    expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject({
+      sub: users.ana.id,
+      session_id: OLD_SESSION,
+    });
+    // Within AUTH_REFRESH_TOKEN_REUSE_INTERVAL (10 s here) the old token answers the same session again (GoTrue's
+    // rule for a client racing itself); after it, a replay is refused and ends the session: proved without a 10 s wait
+    // in test/move-in/supabase-sessions.test.ts ("the imported token replayed after its rotation is refused …").
+    const race = await supabase().auth.refreshSession({ refresh_token: OLD_TOKEN });
+    expect(decodeJwt(race.data.session!.access_token)).toMatchObject({
+      sub: users.ana.id,
+      session_id: OLD_SESSION,
+    });
+  });
+
+  it("the old anon key is recorded, and taken as a publishable key once the supabase cut-over is recorded", async () => {
+    expect(first.report.tables["project.api_keys"]).toMatchObject({ imported: 1 });
+    const settings = () =>
+      fetch(`${serverUrl}/supabase/auth/v1/settings`, { headers: { apikey: OLD_ANON_KEY } });
+    const before = await settings();
+    expect(before.status).toBe(401);
+    await before.body?.cancel();
+    const recorded = await new Promise<number | null>((resolve) =>
+      spawn(
+        process.execPath,
+        ["scripts/admin.mjs", "cut-over", "--system", "supabase", "--server", authUrl],
+        {
+          env: { ...process.env, ADMIN_SECRET: adminSecret, AUTH_URL: "" },
+          stdio: "ignore",
+        },
+      ).on("close", resolve),
+    );
+    expect(recorded).toBe(0);
+    const after = await settings();
+    expect(after.status).toBe(200);
+    await after.body?.cancel();
+  });
+
   it("a second run changes nothing", async () => {
     const second = await importSupabase();
     expect(second.report.tables["auth.users"]).toMatchObject({
@@ -285,6 +351,8 @@ describe("import-supabase, then supabase-js against the service", () => {
       expect.objectContaining({ read: 9, unchanged: 6, skipped: 2, leftOut: 1, imported: 0 }),
     );
     expect(second.report.tables["auth.mfa_factors"]).toMatchObject({ read: 1, unchanged: 1 });
+    // The session spent here is not brought back: nothing of it is written again.
+    expect(second.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 0, updated: 0 });
     // No byte moves again: buckets and objects are as the first run left them; the lost object is listed again.
     expect(second.report.tables["storage.buckets"]).toMatchObject({ read: 2, unchanged: 2, imported: 0 });
     expect(second.report.tables["storage.objects"]).toMatchObject({
