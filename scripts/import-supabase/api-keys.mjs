@@ -4,11 +4,16 @@
 // face, as its publishable and secret key from the recorded cut-over until its ceiling. docs/supabase-sessions-import.md §3.
 import { withRetries } from "../import-nhost/api.mjs";
 
+const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
 /** The keys to record, or null when the environment gives none. */
 export function oldApiKeys(env = process.env) {
   const body = {};
   if (env.SUPABASE_ANON_KEY) body.anonKey = env.SUPABASE_ANON_KEY.trim();
-  if (env.SUPABASE_SERVICE_KEY) body.serviceRoleKey = env.SUPABASE_SERVICE_KEY.trim();
+  // SUPABASE_SERVICE_KEY may be a new-style secret key (`sb_secret_…`), given for --files-from only: only a legacy
+  // key (a JWT) can be recorded, and refusing the other would fail every run.
+  const service = env.SUPABASE_SERVICE_KEY?.trim();
+  if (service && JWT.test(service)) body.serviceRoleKey = service;
   return Object.keys(body).length > 0 ? body : null;
 }
 

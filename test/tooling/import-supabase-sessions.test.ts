@@ -2,7 +2,13 @@
 // auth.refresh_tokens rows → the wire's `supabaseSessions`. The run against Postgres and the service (a v1 token
 // refreshed through supabase-js) is tested end to end in test/compat/supabase-import.test.ts.
 import { createCipheriv, createHash, randomBytes } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it, vi } from "vitest";
+// @ts-expect-error: plain .mjs without types
+import { Progress, Report } from "../../scripts/import-nhost/report.mjs";
+// @ts-expect-error: plain .mjs without types
+import { oldApiKeys, recordApiKeys } from "../../scripts/import-supabase/api-keys.mjs";
 // @ts-expect-error: plain .mjs without types
 import { gotrueKey, parseSupabaseKeys } from "../../scripts/import-supabase/factor-secrets.mjs";
 // @ts-expect-error: plain .mjs without types
@@ -105,5 +111,42 @@ describe("GoTrue's sessions for the wire", () => {
     );
     expect(bundle.supabaseSessions).toHaveLength(1);
     expect(supabaseBundleRows(bundle)).toMatchObject({ "auth.sessions": 1, "auth.refresh_tokens": 1 });
+  });
+
+  it("records the old keys from the environment; a new-style service key (for --files-from only) is not one", () => {
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.c2ln";
+    expect(oldApiKeys({ SUPABASE_ANON_KEY: "a.b.c", SUPABASE_SERVICE_KEY: jwt })).toEqual({
+      anonKey: "a.b.c",
+      serviceRoleKey: jwt,
+    });
+    expect(oldApiKeys({ SUPABASE_SERVICE_KEY: "sb_secret_abc" })).toBeNull();
+    expect(oldApiKeys({})).toBeNull();
+  });
+
+  // A server without the Supabase face has no such route: the run says so (exit 1) and carries on, never a stack.
+  it("a 404 from the api-keys route is a report problem naming AUTH_SUPABASE_API_ENABLED", async () => {
+    const server = createServer((request, response) => {
+      response.writeHead(request.url === "/admin/import/supabase/api-keys" ? 404 : 500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    vi.stubEnv("SUPABASE_ANON_KEY", "a.b.c");
+    try {
+      const report = new Report({ dryRun: false, server: "x", source: "Supabase" });
+      const cli = {
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        secret: () => "s",
+        fail: (message: string) => {
+          throw new Error(message);
+        },
+      };
+      await recordApiKeys({ cli, report, progress: new Progress(), dryRun: false });
+      expect(report.toJSON().problems).toEqual([
+        expect.stringMatching(/404.*AUTH_SUPABASE_API_ENABLED=true/),
+      ]);
+      expect(report.exitCode()).toBe(1);
+    } finally {
+      vi.unstubAllEnvs();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
