@@ -23,6 +23,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type SupabaseSeededUser,
+  seedSupabaseSession,
   seedSupabaseSsoProvider,
   seedSupabaseUser,
 } from "../fixtures/supabase/seed";
@@ -40,9 +41,6 @@ const adminSecret = inject("adminSecret");
 const keys = inject("supabaseKeys");
 const options = { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false } };
 const ENCRYPTION_KEY = randomBytes(32).toString("base64url");
-/** Ana's session in Supabase, signed in before the move: GoTrue's v1 refresh token, 12 of `[a-z0-9]`. */
-const OLD_SESSION = crypto.randomUUID();
-const OLD_TOKEN = Array.from(randomBytes(12), (b) => "abcdefghijklmnopqrstuvwxyz0123456789"[b % 36]).join("");
 /** The old project's anon key: a JWT with `role: anon`, signed with the old project's secret (never needed here). */
 const OLD_ANON_KEY = await new SignJWT({ role: "anon" })
   .setProtectedHeader({ alg: "HS256" })
@@ -108,6 +106,7 @@ const users = {} as Record<
   "ana" | "pending" | "banned" | "gone" | "badHash" | "caseA" | "caseB" | "sso",
   SupabaseSeededUser
 >;
+let oldSession: { id: string; token: string };
 let dryRun: Run;
 let first: Run;
 let ssoProviderId: string;
@@ -133,18 +132,8 @@ beforeAll(async () => {
     identities: [{ provider: "github", subject: githubId }],
     totp: { friendlyName: "phone app", encryptionKey: ENCRYPTION_KEY, keyId: "key-1" },
   });
-  // As GoTrue writes a password sign-in (models.NewSession, GrantAuthenticatedUser): the session, and its v1 token
-  // in auth.refresh_tokens (an older revoked one before it, rotated out).
-  await db.query(
-    `INSERT INTO auth.sessions (id, user_id, created_at, updated_at, aal) VALUES ($1, $2, now(), now(), 'aal1')`,
-    [OLD_SESSION, users.ana.id],
-  );
-  await db.query(
-    `INSERT INTO auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id)
-     VALUES ('00000000-0000-0000-0000-000000000000', $1, $3, true, now(), now(), $4),
-            ('00000000-0000-0000-0000-000000000000', $2, $3, false, now(), now(), $4)`,
-    [OLD_TOKEN.split("").reverse().join(""), OLD_TOKEN, users.ana.id, OLD_SESSION],
-  );
+  // Signed in at Supabase before the move, with GoTrue's v1 refresh token.
+  oldSession = await seedSupabaseSession(db, users.ana.id);
   users.pending = await seedSupabaseUser(db, {
     email: `pending-${tag}@example.com`,
     password: PASSWORD,
@@ -298,21 +287,13 @@ describe("import-supabase, then supabase-js against the service", () => {
   it("a session signed in before the move refreshes through supabase-js as the same user and session", async () => {
     expect(first.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 1 });
     expect(first.report.tables["auth.refresh_tokens"]).toMatchObject({ read: 1, imported: 1 });
-    const refreshed = await supabase().auth.refreshSession({ refresh_token: OLD_TOKEN });
-    expect(refreshed.error).toBeNull();
-    expect(refreshed.data.user?.id).toBe(users.ana.id);
-    expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject({
-      sub: users.ana.id,
-      session_id: OLD_SESSION,
-    });
-    // Within AUTH_REFRESH_TOKEN_REUSE_INTERVAL (10 s here) the old token answers the same session again (GoTrue's
-    // rule for a client racing itself); after it, a replay is refused and ends the session: proved without a 10 s wait
-    // in test/move-in/supabase-sessions.test.ts ("the imported token replayed after its rotation is refused …").
-    const race = await supabase().auth.refreshSession({ refresh_token: OLD_TOKEN });
-    expect(decodeJwt(race.data.session!.access_token)).toMatchObject({
-      sub: users.ana.id,
-      session_id: OLD_SESSION,
-    });
+    const claims = { sub: users.ana.id, session_id: oldSession.id };
+    const refreshed = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
+    expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject(claims);
+    // Within the reuse interval (10 s here) the old token answers the same session again, as GoTrue's; a replay after
+    // it is refused (test/move-in/supabase-sessions.test.ts, interval 0: no 10 s wait here).
+    const race = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
+    expect(decodeJwt(race.data.session!.access_token)).toMatchObject(claims);
   });
 
   it("the old anon key is recorded, and taken as a publishable key once the supabase cut-over is recorded", async () => {
@@ -322,17 +303,12 @@ describe("import-supabase, then supabase-js against the service", () => {
     const before = await settings();
     expect(before.status).toBe(401);
     await before.body?.cancel();
-    const recorded = await new Promise<number | null>((resolve) =>
-      spawn(
-        process.execPath,
-        ["scripts/admin.mjs", "cut-over", "--system", "supabase", "--server", authUrl],
-        {
-          env: { ...process.env, ADMIN_SECRET: adminSecret, AUTH_URL: "" },
-          stdio: "ignore",
-        },
-      ).on("close", resolve),
-    );
-    expect(recorded).toBe(0);
+    const recorded = await fetch(`${authUrl}/admin/import/cut-over`, {
+      method: "POST",
+      headers: { "x-hasura-admin-secret": adminSecret, "content-type": "application/json" },
+      body: JSON.stringify({ system: "supabase" }),
+    });
+    expect(recorded.status, await recorded.text()).toBe(200);
     const after = await settings();
     expect(after.status).toBe(200);
     await after.body?.cancel();
