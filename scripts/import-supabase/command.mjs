@@ -4,9 +4,9 @@
 // again, or a delta run just before the cut-over, ends as one clean run would.
 //
 // A run: 1. removals (users imported before that Supabase no longer has, or soft-deleted since), behind the same
-// guards against a wrong database; 2. the readers, in order: each carries one group of Supabase's tables. This part
-// has one reader, users with their identities, MFA factors and pending links. Sessions and refresh tokens, the old
-// keys, SSO providers and storage are later parts: each adds its reader to READERS. 3. `POST …/completed`, the report.
+// guards against a wrong database; 2. the readers, in order: each carries one group of Supabase's tables (users with
+// their identities, MFA factors, pending links, sessions and refresh tokens; SSO providers; storage); 3. the old API
+// keys from the environment (api-keys.mjs); 4. `POST …/completed`, the report.
 
 import { completedReport, countOutcome } from "../import/outcomes.mjs";
 import { importApi } from "../import-nhost/api.mjs";
@@ -16,6 +16,7 @@ import { connectNhost, redactUrl } from "../import-nhost/read-nhost.mjs";
 import { countGone, emptiedInNhost, MASS_REMOVAL, removeGone } from "../import-nhost/removals.mjs";
 import { Progress, Report } from "../import-nhost/report.mjs";
 import { groupByUser } from "../import-nhost/user-bundles.mjs";
+import { recordApiKeys } from "./api-keys.mjs";
 import { parseSupabaseKeys } from "./factor-secrets.mjs";
 import { GOTRUE_OTP_EXPIRY } from "./pending-links.mjs";
 import { SupabaseDb } from "./read-supabase.mjs";
@@ -25,7 +26,7 @@ import { buildSupabaseBundle, notSent, supabaseBundleRows } from "./user-bundles
 
 export const importSupabase = {
   summary:
-    "move a Supabase project in: users (passwords, metadata, identities, MFA factors, pending links), buckets and objects",
+    "move a Supabase project in: users (passwords, metadata, identities, MFA factors, pending links, sessions), SSO providers, buckets and objects, the old API keys",
   usage:
     "import-supabase [--database-url postgres://USER@HOST:PORT/DB] [--mailer-otp-exp SECONDS] [--dry-run]\n" +
     "    [--files-dir DIR | --files-from https://<old project>/storage/v1] [--allow-mass-removal]\n\n" +
@@ -34,7 +35,9 @@ export const importSupabase = {
     "  SUPABASE_ENCRYPTION_KEY     GoTrue's DB encryption key (GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY), or\n" +
     "                              id:key pairs, when its TOTP secrets are encrypted; without it such users are\n" +
     "                              listed and must have their MFA reset by an admin\n" +
-    "  SUPABASE_SERVICE_KEY        the old project's service role key, for --files-from\n" +
+    "  SUPABASE_SERVICE_KEY        the old project's service_role key: for --files-from, and recorded so that it\n" +
+    "                              keeps working on the Supabase face until the cut-over's ceiling\n" +
+    "  SUPABASE_ANON_KEY           the old project's anon key, recorded likewise (the face must be enabled)\n" +
     "  ADMIN_SECRET, AUTH_URL      this service's admin secret and auth URL (as every admin command)\n\n" +
     "  --database-url URL          instead of SUPABASE_DATABASE_URL, for a database without a password in its URL\n" +
     `  --mailer-otp-exp SECONDS    the project's GOTRUE_MAILER_OTP_EXP (default ${GOTRUE_OTP_EXPIRY}): how long a link\n` +
@@ -54,6 +57,7 @@ export const importSupabase = {
     // Refused (SECRET_FLAGS): declared so that the message names the variable to set instead.
     "supabase-encryption-key": { type: "string" },
     "supabase-service-key": { type: "string" },
+    "supabase-anon-key": { type: "string" },
     "files-dir": { type: "string" },
     "files-from": { type: "string" },
     "dry-run": { type: "boolean", default: false },
@@ -94,6 +98,7 @@ async function run(cli, values) {
   try {
     await removals(context);
     for (const reader of READERS) await reader(context);
+    await recordApiKeys({ ...context, cli });
     if (!dryRun) await api.post("/completed", { report: completedReport(report) });
   } catch (error) {
     await supabase.close();
@@ -112,6 +117,10 @@ function checkOptions(cli, values) {
   if (values["supabase-encryption-key"] !== undefined)
     cli.usageError(
       "takes no --supabase-encryption-key: npm prints the command line, secret included. Set SUPABASE_ENCRYPTION_KEY in the environment",
+    );
+  if (values["supabase-anon-key"] !== undefined)
+    cli.usageError(
+      "takes no --supabase-anon-key: npm prints the command line, key included. Set SUPABASE_ANON_KEY in the environment",
     );
   const flagUrl = values["database-url"];
   if (flagUrl !== undefined && hasPassword(flagUrl))
@@ -169,10 +178,17 @@ async function users(run) {
     report.add("auth.identities", "read", related.identities.length);
     report.add("auth.mfa_factors", "read", related.factors.length);
     report.add("auth.webauthn_credentials", "read", related.passkeys.length);
+    report.add("auth.sessions", "read", related.sessions.length);
+    report.add("auth.refresh_tokens", "read", related.sessionTokens.length);
     const identities = groupByUser(related.identities);
     const factors = groupByUser(related.factors);
     const passkeys = groupByUser(related.passkeys);
     const tokens = related.oneTimeTokens && groupByUser(related.oneTimeTokens);
+    const sessions = groupByUser(related.sessions);
+    const sessionOf = new Map(related.sessions.map((s) => [s.id, s.user_id]));
+    const sessionTokens = groupByUser(
+      related.sessionTokens.map((t) => ({ ...t, user_id: sessionOf.get(t.session_id) })),
+    );
     const built = [];
     for (const user of page) {
       const reason = notSent(user);
@@ -180,11 +196,15 @@ async function users(run) {
       const theirs = (identities.get(user.id) ?? []).length;
       const factorsOf = (factors.get(user.id) ?? []).length;
       const keysOf = (passkeys.get(user.id) ?? []).length;
+      const sessionsOf = (sessions.get(user.id) ?? []).length;
+      const sessionTokensOf = (sessionTokens.get(user.id) ?? []).length;
       if (reason?.leftOut) {
         report.add("auth.users", "leftOut");
         report.add("auth.identities", "leftOut", theirs);
         report.add("auth.mfa_factors", "leftOut", factorsOf);
         report.add("auth.webauthn_credentials", "leftOut", keysOf);
+        report.add("auth.sessions", "leftOut", sessionsOf);
+        report.add("auth.refresh_tokens", "leftOut", sessionTokensOf);
         report.leftOut("auth.users", reason.leftOut);
         continue;
       }
@@ -193,6 +213,8 @@ async function users(run) {
         report.add("auth.identities", "skipped", theirs);
         report.add("auth.mfa_factors", "skipped", factorsOf);
         report.add("auth.webauthn_credentials", "skipped", keysOf);
+        report.add("auth.sessions", "skipped", sessionsOf);
+        report.add("auth.refresh_tokens", "skipped", sessionTokensOf);
         report.notCarried("auth.users", user.id, reason.notCarried);
         continue;
       }
@@ -201,6 +223,8 @@ async function users(run) {
         factors: factors.get(user.id) ?? [],
         oneTimeTokens: tokens ? (tokens.get(user.id) ?? []) : null,
         passkeys: passkeys.get(user.id) ?? [],
+        sessions: sessions.get(user.id) ?? [],
+        sessionTokens: sessionTokens.get(user.id) ?? [],
       };
       built.push(
         buildSupabaseBundle(user, rows, {

@@ -49,34 +49,42 @@ export function readFactorSecret(value, factorId, keys) {
       ? { secret: plain, unreadable: false }
       : { secret: null, unreadable: true, why: "neither base32 nor GoTrue's encrypted format" };
   }
+  const opened = openEncryptedString(value, factorId, keys);
+  if (opened.why) return { secret: null, unreadable: true, why: opened.why };
+  const plain = opened.plain.toUpperCase();
+  if (!BASE32.test(plain))
+    return { secret: null, unreadable: true, why: "decrypts to something that is not base32" };
+  return { secret: plain, unreadable: false };
+}
+
+/**
+ * Opens a crypto.EncryptedString of GoTrue (a TOTP secret, a session's refresh_token_hmac_key), sealed with `id` (the
+ * row's) as the HKDF info: `{plain}` (utf-8), or `{why}` it can't be read. `keys`: parseSupabaseKeys's map, or null.
+ */
+export function openEncryptedString(value, id, keys) {
   let sealed;
   try {
     sealed = JSON.parse(value);
   } catch {
-    return { secret: null, unreadable: true, why: "neither base32 nor GoTrue's encrypted format" };
+    return { why: "neither base32 nor GoTrue's encrypted format" };
   }
-  const nonce = Buffer.from(String(sealed.nonce ?? ""), "base64");
-  const data = Buffer.from(String(sealed.data ?? ""), "base64");
-  if (sealed.alg !== "aes-gcm-hkdf" || !sealed.key_id || nonce.length !== 12 || data.length <= 16)
-    return { secret: null, unreadable: true, why: "GoTrue's encrypted format, damaged" };
+  const nonce = Buffer.from(String(sealed?.nonce ?? ""), "base64");
+  const data = Buffer.from(String(sealed?.data ?? ""), "base64");
+  if (sealed?.alg !== "aes-gcm-hkdf" || !sealed.key_id || nonce.length !== 12 || data.length <= 16)
+    return { why: "GoTrue's encrypted format, damaged" };
   const key = keys?.get(sealed.key_id) ?? keys?.get("*");
   if (!key)
-    return {
-      secret: null,
-      unreadable: true,
-      why: `encrypted under key "${sealed.key_id}", and SUPABASE_ENCRYPTION_KEY does not hold it`,
-    };
+    return { why: `encrypted under key "${sealed.key_id}", and SUPABASE_ENCRYPTION_KEY does not hold it` };
   try {
-    const decipher = createDecipheriv("aes-256-gcm", gotrueKey(key, factorId), nonce);
+    const decipher = createDecipheriv("aes-256-gcm", gotrueKey(key, id), nonce);
     decipher.setAuthTag(data.subarray(data.length - 16));
-    const plain = Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()])
-      .toString("utf8")
-      .toUpperCase();
-    if (!BASE32.test(plain))
-      return { secret: null, unreadable: true, why: "decrypts to something that is not base32" };
-    return { secret: plain, unreadable: false };
+    return {
+      plain: Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString(
+        "utf8",
+      ),
+    };
   } catch {
-    // GCM's tag: a wrong key, or a secret moved to another factor's row (the id is in the key), fails here.
-    return { secret: null, unreadable: true, why: "does not decrypt with SUPABASE_ENCRYPTION_KEY" };
+    // GCM's tag: a wrong key, or a value moved to another row (the id is in the key), fails here.
+    return { why: "does not decrypt with SUPABASE_ENCRYPTION_KEY" };
   }
 }

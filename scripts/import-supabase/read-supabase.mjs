@@ -1,10 +1,11 @@
 // Reading a Supabase project's `auth` schema (contract supabase.md §5) with the Nhost reader's machinery: one `pg`
 // Client, keyset pages by id, columns found in information_schema first (GoTrue's schema changed across its 70-odd
 // migrations: a known column that is missing is read as NULL, an unknown one is ignored). Each table group of a user
-// has its reader here: users, identities, MFA factors, one-time tokens. Sessions, refresh tokens, SSO and storage
-// are later parts of the import; they add their readers beside these.
+// has its reader here: users, identities, MFA factors, one-time tokens; sessions and their refresh tokens in
+// sessions.mjs. SSO and storage have readers of their own (sso.mjs, storage.mjs).
 import { createHash } from "node:crypto";
 import { NhostDb } from "../import-nhost/read-nhost.mjs";
+import { readSessions } from "./sessions.mjs";
 
 const USER_COLUMNS = [
   "id",
@@ -87,7 +88,7 @@ export class SupabaseDb extends NhostDb {
     }
   }
 
-  /** Everything of a page of users that this part carries: identities, factors, passkeys, pending one-time tokens. */
+  /** Everything of a page of users that is carried with them: identities, factors, passkeys, pending one-time tokens, sessions. */
   async related(userIds) {
     const ids = [userIds];
     const identities = this.has("auth.identities") ? await this.identities(ids) : [];
@@ -119,7 +120,8 @@ export class SupabaseDb extends NhostDb {
           ids,
         )
       : [];
-    return { identities, factors, oneTimeTokens, passkeys };
+    const { sessions, tokens: sessionTokens } = await readSessions(this, userIds);
+    return { identities, factors, oneTimeTokens, passkeys, sessions, sessionTokens };
   }
 
   /**

@@ -5,6 +5,7 @@
 import { iso } from "../import-nhost/user-bundles.mjs";
 import { readFactorSecret } from "./factor-secrets.mjs";
 import { pendingLinks } from "./pending-links.mjs";
+import { supabaseSessionsOf } from "./sessions.mjs";
 import { factorKeyOf, passkeyRow } from "./webauthn.mjs";
 
 /** GoTrue's identities that are the account itself (its address or number), not a linked provider. */
@@ -52,7 +53,7 @@ export function appMetadataOf(raw) {
  */
 export function buildSupabaseBundle(
   user,
-  { identities = [], factors = [], oneTimeTokens = null, passkeys = [] },
+  { identities = [], factors = [], oneTimeTokens = null, passkeys = [], sessions = [], sessionTokens = [] },
   options,
 ) {
   const { keys = null, now, otpExpiry } = options;
@@ -88,6 +89,8 @@ export function buildSupabaseBundle(
   }
 
   const mfa = factorsOf(factors, keys, leftOut, notCarried);
+  const carried = supabaseSessionsOf(sessions, sessionTokens, keys);
+  notCarried.push(...carried.notCarried);
   const links = pendingLinks(user, oneTimeTokens, { now, otpExpiry });
   for (const reason of links.leftOut) leftOut.push({ table: "auth.one_time_tokens", id, reason });
 
@@ -120,6 +123,7 @@ export function buildSupabaseBundle(
     securityKeys: passkeys.map(passkeyRow),
     refreshTokens: [],
     factors: mfa.factors,
+    supabaseSessions: carried.sessions,
   };
   return { bundle, leftOut, notCarried, own };
 }
@@ -222,5 +226,7 @@ export function supabaseBundleRows(bundle, own = 0) {
     "auth.identities": bundle.providers.length + own,
     "auth.mfa_factors": bundle.factors.length,
     "auth.webauthn_credentials": bundle.securityKeys.length,
+    "auth.sessions": bundle.supabaseSessions.length,
+    "auth.refresh_tokens": bundle.supabaseSessions.reduce((n, s) => n + s.refreshTokens.length, 0),
   };
 }

@@ -18,10 +18,12 @@ import { join } from "node:path";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { generateTOTP } from "@oslojs/otp";
 import { createClient } from "@supabase/supabase-js";
+import { decodeJwt, SignJWT } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type SupabaseSeededUser,
+  seedSupabaseSession,
   seedSupabaseSsoProvider,
   seedSupabaseUser,
 } from "../fixtures/supabase/seed";
@@ -39,6 +41,11 @@ const adminSecret = inject("adminSecret");
 const keys = inject("supabaseKeys");
 const options = { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false } };
 const ENCRYPTION_KEY = randomBytes(32).toString("base64url");
+/** The old project's anon key: a JWT with `role: anon`, signed with the old project's secret (never needed here). */
+const OLD_ANON_KEY = await new SignJWT({ role: "anon" })
+  .setProtectedHeader({ alg: "HS256" })
+  .setIssuer("supabase")
+  .sign(randomBytes(32));
 
 interface Run {
   code: number | null;
@@ -67,6 +74,7 @@ function importSupabase(args: string[] = [], env: Record<string, string> = {}): 
           AUTH_URL: "",
           SUPABASE_DATABASE_URL: postgres.url,
           SUPABASE_ENCRYPTION_KEY: `key-1:${ENCRYPTION_KEY}`,
+          SUPABASE_ANON_KEY: OLD_ANON_KEY,
           ...env,
         },
         stdio: ["ignore", "pipe", "pipe"],
@@ -98,6 +106,7 @@ const users = {} as Record<
   "ana" | "pending" | "banned" | "gone" | "badHash" | "caseA" | "caseB" | "sso",
   SupabaseSeededUser
 >;
+let oldSession: { id: string; token: string };
 let dryRun: Run;
 let first: Run;
 let ssoProviderId: string;
@@ -123,6 +132,8 @@ beforeAll(async () => {
     identities: [{ provider: "github", subject: githubId }],
     totp: { friendlyName: "phone app", encryptionKey: ENCRYPTION_KEY, keyId: "key-1" },
   });
+  // Signed in at Supabase before the move, with GoTrue's v1 refresh token.
+  oldSession = await seedSupabaseSession(db, users.ana.id);
   users.pending = await seedSupabaseUser(db, {
     email: `pending-${tag}@example.com`,
     password: PASSWORD,
@@ -272,6 +283,37 @@ describe("import-supabase, then supabase-js against the service", () => {
     expect((await adminClient().auth.admin.getUserById(users.sso.id)).data.user?.email).toBe(users.sso.email);
   });
 
+  // Threat: the move signs every user out (a client holding Supabase's refresh token must not need a password).
+  it("a session signed in before the move refreshes through supabase-js as the same user and session", async () => {
+    expect(first.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 1 });
+    expect(first.report.tables["auth.refresh_tokens"]).toMatchObject({ read: 1, imported: 1 });
+    const claims = { sub: users.ana.id, session_id: oldSession.id };
+    const refreshed = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
+    expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject(claims);
+    // Within the reuse interval (10 s here) the old token answers the same session again, as GoTrue's; a replay after
+    // it is refused (test/move-in/supabase-sessions.test.ts, interval 0: no 10 s wait here).
+    const race = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
+    expect(decodeJwt(race.data.session!.access_token)).toMatchObject(claims);
+  });
+
+  it("the old anon key is recorded, and taken as a publishable key once the supabase cut-over is recorded", async () => {
+    expect(first.report.tables["project.api_keys"]).toMatchObject({ imported: 1 });
+    const settings = () =>
+      fetch(`${serverUrl}/supabase/auth/v1/settings`, { headers: { apikey: OLD_ANON_KEY } });
+    const before = await settings();
+    expect(before.status).toBe(401);
+    await before.body?.cancel();
+    const recorded = await fetch(`${authUrl}/admin/import/cut-over`, {
+      method: "POST",
+      headers: { "x-hasura-admin-secret": adminSecret, "content-type": "application/json" },
+      body: JSON.stringify({ system: "supabase" }),
+    });
+    expect(recorded.status, await recorded.text()).toBe(200);
+    const after = await settings();
+    expect(after.status).toBe(200);
+    await after.body?.cancel();
+  });
+
   it("a second run changes nothing", async () => {
     const second = await importSupabase();
     expect(second.report.tables["auth.users"]).toMatchObject({
@@ -285,6 +327,8 @@ describe("import-supabase, then supabase-js against the service", () => {
       expect.objectContaining({ read: 9, unchanged: 6, skipped: 2, leftOut: 1, imported: 0 }),
     );
     expect(second.report.tables["auth.mfa_factors"]).toMatchObject({ read: 1, unchanged: 1 });
+    // The session spent here is not brought back: nothing of it is written again.
+    expect(second.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 0, updated: 0 });
     // No byte moves again: buckets and objects are as the first run left them; the lost object is listed again.
     expect(second.report.tables["storage.buckets"]).toMatchObject({ read: 2, unchanged: 2, imported: 0 });
     expect(second.report.tables["storage.objects"]).toMatchObject({

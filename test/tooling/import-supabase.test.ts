@@ -376,6 +376,10 @@ describe("import-supabase: secrets from the environment", () => {
     expect(flag.code).toBe(2);
     expect(flag.output).toContain("SUPABASE_ENCRYPTION_KEY");
     expect(flag.output).not.toContain(KEY);
+    const anon = await runCommand(["--supabase-anon-key", "eyJ.anon.key"], database);
+    expect(anon.code).toBe(2);
+    expect(anon.output).toContain("SUPABASE_ANON_KEY");
+    expect(anon.output).not.toContain("eyJ.anon.key");
     const url = await runCommand(["--database-url", `postgres://postgres:${DB_PASSWORD}@127.0.0.1:1/db`], {});
     expect(url.code).toBe(2);
     expect(url.output).toContain("SUPABASE_DATABASE_URL");

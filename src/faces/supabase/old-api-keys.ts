@@ -124,7 +124,7 @@ export const oldApiKeyAdminRoutes = new Hono<AppEnv>().post(
       "themselves): on the Supabase face they stand for the publishable and the secret key from the recorded " +
       "`supabase` cut-over until its ceiling. A key whose `role` claim is not the one named is refused (400 " +
       "`invalid-request`). A key left out keeps what was recorded. Audited (`admin.import.supabase-api-keys`). " +
-      "`npm run admin -- import-supabase --supabase-anon-key … --supabase-service-key …` calls it.",
+      "`npm run admin -- import-supabase` calls it with SUPABASE_ANON_KEY and SUPABASE_SERVICE_KEY from its environment.",
     security: "admin-secret",
     answers: {
       200: {
