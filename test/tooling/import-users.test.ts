@@ -16,7 +16,8 @@ import { SOURCES } from "../../scripts/import-users/command.mjs";
 // @ts-expect-error: plain .mjs without types
 import { parseHashConfig } from "../../scripts/import-users/firebase.mjs";
 // @ts-expect-error: plain .mjs without types
-import { importedId } from "../../scripts/import-users/records.mjs";
+import { HASHERS, importedId } from "../../scripts/import-users/records.mjs";
+import { IMPORTED_HASHERS } from "../../src/lib/imported-hashes/family";
 
 const FIXTURES = join(process.cwd(), "test", "fixtures", "import-users");
 const at = (name: string) => join(FIXTURES, name);
@@ -490,5 +491,13 @@ describe("import-users' removal pass: the users of its system that the file no l
       expect.stringMatching(/^removal pass not run: line 2 names no user/),
     ]);
     expect(unnamed.paths).toContain("/users");
+  });
+});
+
+describe("the hasher names", () => {
+  // The command (plain Node, no TypeScript) keeps its own copy of the names the Worker takes: a name one side adds and
+  // the other does not would refuse good files, or send what the Worker refuses for every user.
+  it("are the Worker's, no more and no fewer", () => {
+    expect([...HASHERS].sort()).toEqual([...IMPORTED_HASHERS].sort());
   });
 });
