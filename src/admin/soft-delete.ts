@@ -29,13 +29,17 @@ export async function softDeleteUser(deps: Deps, userId: string): Promise<UserRo
   await endAccess(deps, userId);
   const hidden = async (value: string | null) =>
     value === null ? null : `deleted-${(await sha256Hex(`${userId}:${value}`)).slice(0, 32)}`;
+  // Still an address in form (under the reserved `.invalid`, RFC 2606): the Postgres mirror's `auth.users.email` is
+  // Nhost's `auth.email` domain, which refuses anything else, and would refuse the row on every resync.
+  const hiddenEmail = async (value: string | null) =>
+    value === null ? null : `${await hidden(value)}@deleted.invalid`;
   const now = deps.now();
   const db = deps.shards.ofUser(userId);
   const [kept] = await db.batch([
     db
       .update(users)
       .set({
-        email: await hidden(user.email),
+        email: await hiddenEmail(user.email),
         newEmail: null,
         phoneNumber: await hidden(user.phoneNumber),
         passwordHash: null,
