@@ -126,6 +126,25 @@ describe("import-users through the Worker", () => {
     expect((await signIn("ada.auth0@example.com", "ada-old-password")).status).toBe(200);
   }, 60_000);
 
+  it("Firebase: auth:export's scrypt hashes sign in with the old password, then with the service's own hash", async () => {
+    const FIREBASE = ["--from", "firebase", "--file", at("firebase-users.json"), "--hash-config"];
+    const run = await importUsers(...FIREBASE, at("firebase-hash-config.txt"));
+    expect(run.report.tables["auth.users"]).toMatchObject({ read: 4, imported: 4 });
+    // user1 is the example of Firebase's own scrypt reference (its password `user1password`): a hash no code of this
+    // repository made. The first sign-in checks Firebase's modified scrypt and replaces it; the second the new hash.
+    for (const [email, password] of [
+      ["user1.firebase@example.com", "user1password"],
+      ["grace.firebase@example.com", "grace-old-password"],
+    ] as const) {
+      expect((await signIn(email, "not the password")).status).toBe(401);
+      const first = await signIn(email, password);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect((await signIn(email, password)).status).toBe(200);
+    }
+    const again = await importUsers(...FIREBASE, at("firebase-hash-config.txt"));
+    expect(again.report.tables["auth.users"]).toMatchObject({ read: 4, imported: 0, updated: 0 });
+  }, 60_000);
+
   it("the CSV: an interrupted run carried on ends as one clean run; a malformed hash is the Worker's to refuse", async () => {
     // The run stopped after its first user: the same as a file of that user alone.
     const lines = readFileSync(at("users.csv"), "utf8").split("\n");
