@@ -56,4 +56,36 @@ describe("storage-js upload against the face under faults", () => {
     expect(download.status).toBe(503);
     expect(await download.json()).toMatchObject({ statusCode: "503" });
   });
+
+  // Threat: a listing or a cache purge answered as a 500 with D1's or R2's internals, or a purge that says "success"
+  // while the cached images are still there.
+  it("listV2 with D1 failing and purgeCache with R2 failing: Storage's 503, and the retry works", async () => {
+    const id = uniqueBucket("faults-v2");
+    await admin.createBucket(id);
+    await admin.from(id).upload("a/one.txt", new File(["x"], "one.txt"));
+    const listing = (svc: ReturnType<typeof supabaseService>) =>
+      svc.request("POST", `${STORAGE_FACE}/object/list-v2/${id}`, {
+        headers: {
+          apikey: SECRET_KEY,
+          authorization: `Bearer ${SECRET_KEY}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ prefix: "a/" }),
+      });
+    const broken = await listing(supabaseService(failingShards(env, { after: 0 }).bindings));
+    expect(broken.status).toBe(503);
+    const text = await broken.text();
+    expect(JSON.parse(text)).toMatchObject({ statusCode: "503" });
+    expect(text).not.toMatch(/D1_ERROR|\bat \S+:\d+/);
+    expect((await listing(supabaseService())).status).toBe(200);
+
+    const purge = (svc: ReturnType<typeof supabaseService>) =>
+      svc.request("DELETE", `${STORAGE_FACE}/cdn/${id}/a/one.txt?transformations=true`, {
+        headers: { apikey: SECRET_KEY, authorization: `Bearer ${SECRET_KEY}` },
+      });
+    const refused = await purge(supabaseService({ FILES: failingR2(env.FILES).binding }));
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ statusCode: "503" });
+    expect((await purge(supabaseService())).status).toBe(200);
+  });
 });
