@@ -1,5 +1,6 @@
 // Shared by the compatibility tests: a fresh @nhost/nhost-js client against the `wrangler dev` server, and the
 // development mailbox read over HTTP the way a person would read their mail.
+import { spawn } from "node:child_process";
 import { createClient } from "@nhost/nhost-js";
 import { FetchError } from "@nhost/nhost-js/fetch";
 import { MemoryStorage } from "@nhost/nhost-js/session";
@@ -101,4 +102,45 @@ export async function browse(start: string, person: Record<string, string>): Pro
   const toApp = await fetch(toCallback.headers.get("location")!, { redirect: "manual", headers: { cookie } });
   expect(toApp.status).toBe(302);
   return new URL(toApp.headers.get("location")!);
+}
+
+/** What an import command's `--json` run printed: its exit code, its stderr, and the report on stdout. */
+export interface CommandRun<Report> {
+  code: number | null;
+  stderr: string;
+  report: Report;
+}
+
+/**
+ * `npm run admin -- <command>` as a person runs it against a deployment: `--server` and `--json`, ADMIN_SECRET (and
+ * `env`) in the environment, never the developer's AUTH_URL. A report that is not JSON is `empty`.
+ */
+export function runAdminCommand<Report>(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  empty: Report,
+): Promise<CommandRun<Report>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["scripts/admin.mjs", command, ...args, "--server", authUrl, "--json"],
+      {
+        env: { ...process.env, ADMIN_SECRET: inject("adminSecret"), AUTH_URL: "", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (chunk) => (stdout += chunk));
+    child.stderr!.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      let report = empty;
+      try {
+        report = JSON.parse(stdout) as Report;
+      } catch {}
+      resolve({ code, stderr, report });
+    });
+  });
 }

@@ -5,7 +5,6 @@
 // a delta run removes the user a newer export lacks.
 // Clerk's bcrypt user with TOTP too: the authenticator app keeps working. (Firebase's and Cognito's files, and
 // Clerk's other hashers: what the command sends, test/tooling/import-users.test.ts.)
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +13,7 @@ import { generateTOTP } from "@oslojs/otp";
 import { afterAll, describe, expect, inject, it } from "vitest";
 // @ts-expect-error: plain .mjs without types
 import { importedId } from "../../scripts/import-users/records.mjs";
-import { authUrl } from "./client";
+import { authUrl, type CommandRun, runAdminCommand } from "./client";
 
 const adminSecret = inject("adminSecret");
 const FIXTURES = join(process.cwd(), "test", "fixtures", "import-users");
@@ -22,37 +21,14 @@ const at = (name: string) => join(FIXTURES, name);
 const scratch = mkdtempSync(join(tmpdir(), "import-users-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stderr: string;
-  report: {
-    tables: Record<string, Record<string, number>>;
-    notCarried: { table: string; id: string; reason: string }[];
-  };
-}
+type Run = CommandRun<{
+  tables: Record<string, Record<string, number>>;
+  notCarried: { table: string; id: string; reason: string }[];
+}>;
 
-/** The command as a person runs it against a deployment: `--server` and ADMIN_SECRET. */
-function importUsers(...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["scripts/admin.mjs", "import-users", ...args, "--server", authUrl, "--json"],
-      { env: { ...process.env, ADMIN_SECRET: adminSecret, AUTH_URL: "" }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (chunk) => (stdout += chunk));
-    child.stderr!.on("data", (chunk) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      let report: Run["report"] = { tables: {}, notCarried: [] };
-      try {
-        report = JSON.parse(stdout);
-      } catch {}
-      resolve({ code, stderr, report });
-    });
-  });
-}
+/** The command as a person runs it against a deployment. */
+const importUsers = (...args: string[]): Promise<Run> =>
+  runAdminCommand("import-users", args, {}, { tables: {}, notCarried: [] });
 
 async function signIn(email: string, password: string) {
   const response = await fetch(`${authUrl}/signin/email-password`, {

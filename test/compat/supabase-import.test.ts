@@ -8,7 +8,6 @@
 // them and their bytes in its file backend's layout (`--files-dir`), then storage-js (download, list, getPublicUrl)
 // and the Nhost API by the object's id read the same bytes; a private bucket stays closed to clients; a missing byte
 // file is a report line, fetched by a later run from the old Storage API (`--files-from`, a local stand-in).
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -35,7 +34,7 @@ import {
   type RunningPostgres,
   startPostgres,
 } from "../support/postgres";
-import { authUrl, PASSWORD, serverUrl } from "./client";
+import { authUrl, type CommandRun, PASSWORD, runAdminCommand, serverUrl } from "./client";
 
 const adminSecret = inject("adminSecret");
 const keys = inject("supabaseKeys");
@@ -47,15 +46,11 @@ const OLD_ANON_KEY = await new SignJWT({ role: "anon" })
   .setIssuer("supabase")
   .sign(randomBytes(32));
 
-interface Run {
-  code: number | null;
-  stderr: string;
-  report: {
-    tables: Record<string, Record<string, number>>;
-    leftOut: { table: string; reason: string; count: number }[];
-    notCarried: { table: string; id: string; reason: string }[];
-  };
-}
+type Run = CommandRun<{
+  tables: Record<string, Record<string, number>>;
+  leftOut: { table: string; reason: string; count: number }[];
+  notCarried: { table: string; id: string; reason: string }[];
+}>;
 
 /**
  * The command as a person runs it against a deployment: `--server`, ADMIN_SECRET, the database URL and key; the
@@ -63,35 +58,16 @@ interface Run {
  */
 function importSupabase(args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
   const source = args.includes("--files-from") ? [] : ["--files-dir", filesDir];
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [...["scripts/admin.mjs", "import-supabase", ...args, ...source], ...["--server", authUrl, "--json"]],
-      {
-        env: {
-          ...process.env,
-          ADMIN_SECRET: adminSecret,
-          AUTH_URL: "",
-          SUPABASE_DATABASE_URL: postgres.url,
-          SUPABASE_ENCRYPTION_KEY: `key-1:${ENCRYPTION_KEY}`,
-          SUPABASE_ANON_KEY: OLD_ANON_KEY,
-          ...env,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (chunk) => (stdout += chunk));
-    child.stderr!.on("data", (chunk) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      let report: Run["report"] = { tables: {}, leftOut: [], notCarried: [] };
-      try {
-        report = JSON.parse(stdout);
-      } catch {}
-      resolve({ code, stderr, report });
-    });
+  const secrets = {
+    SUPABASE_DATABASE_URL: postgres.url,
+    SUPABASE_ENCRYPTION_KEY: `key-1:${ENCRYPTION_KEY}`,
+    SUPABASE_ANON_KEY: OLD_ANON_KEY,
+    ...env,
+  };
+  return runAdminCommand("import-supabase", [...args, ...source], secrets, {
+    tables: {},
+    leftOut: [],
+    notCarried: [],
   });
 }
 
