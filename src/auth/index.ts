@@ -63,7 +63,6 @@ export {
   FactorError,
   type FactorFactsRow,
   factorFacts,
-  factorFactsOfSessionUser,
   factorFactsOfUser,
   factorOf,
   factorsFromFacts,
@@ -101,6 +100,7 @@ export {
 export { mergeOwnMetadata, updateOwnProfile } from "./profile";
 export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
 export {
+  type Alongside,
   listUserSessions,
   liveSession,
   liveSessionBy,

@@ -14,7 +14,7 @@ import {
 import type { Db } from "../db/client";
 import { compileRead } from "../db/compiled-read";
 import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
-import { sessions, type UserRow, userProviders, users } from "../db/schema";
+import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
@@ -201,24 +201,6 @@ export const identitiesOfUser = compileRead<{ userId: string }, LinkedIdentity &
     .select(IDENTITY_COLUMNS)
     .from(userProviders)
     .where(eq(userProviders.userId, sql.placeholder("userId")))
-    .orderBy(asc(userProviders.createdAt), asc(userProviders.id)),
-  IDENTITY_COLUMNS,
-);
-
-/** The same, for the user of a session (a refresh knows the session before the user): the same columns. */
-export const identitiesOfSessionUser = compileRead<
-  { sessionId: string },
-  LinkedIdentity & { userId: string }
->(
-  new QueryBuilder()
-    .select(IDENTITY_COLUMNS)
-    .from(userProviders)
-    .where(
-      eq(
-        userProviders.userId,
-        sql`(SELECT ${sessions.userId} FROM ${sessions} WHERE ${sessions.id} = ${sql.placeholder("sessionId")})`,
-      ),
-    )
     .orderBy(asc(userProviders.createdAt), asc(userProviders.id)),
   IDENTITY_COLUMNS,
 );

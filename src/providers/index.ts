@@ -5,7 +5,6 @@
  */
 export {
   identitiesOf,
-  identitiesOfSessionUser,
   identitiesOfUser,
   identitiesRead,
   type LinkedIdentity,

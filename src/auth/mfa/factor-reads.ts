@@ -2,7 +2,7 @@ import { type Column, eq, inArray, sql } from "drizzle-orm";
 import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { compileRead } from "../../db/compiled-read";
-import { mfaFactors, sessions, users } from "../../db/schema";
+import { mfaFactors, users } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { findUserById } from "../users";
 import { type Factor, factorsOf, toFactor } from "./factors";
@@ -70,35 +70,6 @@ export const factorFactsOfUser = compileRead<{ userId: string }, FactorFactsRow>
     .from(users)
     .leftJoin(mfaFactors, eq(mfaFactors.userId, users.id))
     .where(eq(users.id, sql.placeholder("userId"))),
-  {
-    userId: users.id,
-    appMetadata: users.appMetadata,
-    activeMfaType: users.activeMfaType,
-    totpEnabledAt: users.totpEnabledAt,
-    hasTotpSecret: asBoolean,
-    id: mfaFactors.id,
-    factorType: mfaFactors.factorType,
-    friendlyName: mfaFactors.friendlyName,
-    status: mfaFactors.status,
-    phone: mfaFactors.phone,
-    createdAt: mfaFactors.createdAt,
-    updatedAt: mfaFactors.updatedAt,
-    current: asBoolean,
-  },
-);
-
-/** The same, for the user of a session (a refresh knows the session before the user): the same columns. */
-export const factorFactsOfSessionUser = compileRead<{ sessionId: string }, FactorFactsRow>(
-  new QueryBuilder()
-    .select(FACT_COLUMNS)
-    .from(users)
-    .leftJoin(mfaFactors, eq(mfaFactors.userId, users.id))
-    .where(
-      eq(
-        users.id,
-        sql`(SELECT ${sessions.userId} FROM ${sessions} WHERE ${sessions.id} = ${sql.placeholder("sessionId")})`,
-      ),
-    ),
   {
     userId: users.id,
     appMetadata: users.appMetadata,

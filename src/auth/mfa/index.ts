@@ -8,7 +8,6 @@
 export {
   type FactorFactsRow,
   factorFacts,
-  factorFactsOfSessionUser,
   factorFactsOfUser,
   factorsFromFacts,
 } from "./factor-reads";

@@ -12,7 +12,7 @@ export {
   liveSessionWith,
 } from "./live-session";
 export { acceptsBookmark, readsOwnWriteBack } from "./own-writes";
-export { renewSession } from "./renew";
+export { type Alongside, renewSession } from "./renew";
 export {
   listUserSessions,
   revokeOtherUserSessions,

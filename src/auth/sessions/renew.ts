@@ -20,7 +20,7 @@ import {
 import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { beforeRotation } from "./before-rotation";
-import { liveSessionBatched } from "./live-session";
+import type { LiveSessionRead } from "./live-session";
 
 /**
  * `POST /token` (contract §5.2): a session renewed by its refresh token. The token's family rotates in its
@@ -60,10 +60,11 @@ export async function renewSession(
     importedShape,
   }: {
     /**
-     * A face's reads of the session's user (by the session's id: the user is not known before), in the same D1 batch
-     * as the session's own read, on the primary: one round trip. Their results are left in `results`.
+     * A face's own read of the live session and its user (`liveSessionRead`: the session check's columns and the
+     * face's, by the session's id, since the user is not known before), made instead of the Nhost face's, on the
+     * primary: one statement. Its row is left in `row`.
      */
-    alongside?: { reads: (d1: D1Database, sessionId: string) => D1PreparedStatement[]; results?: D1Result[] };
+    alongside?: Alongside;
     dpopJkt?: string | null;
     authenticationMethod?: string;
     /** The face's own access token (src/faces/); none: the Nhost face's. */
@@ -225,24 +226,24 @@ async function endReplayedSession(
   );
 }
 
-/** The session's user (unless already read) and a face's reads, as one D1 batch on the primary of the session's shard. */
+/** A face's read of the live session (see `renewSession`'s `alongside`), and the row it left. */
+export interface Alongside {
+  read: LiveSessionRead<SessionUserRow>;
+  row?: SessionUserRow;
+}
+
+/**
+ * The session's user by a face's own read, one statement on the primary of the session's shard. When the user was
+ * already read (before an org switch's rotation), the face's read runs all the same for its own columns; the user
+ * answered is still the one read before the rotation (see `renewSession`).
+ */
 async function readAlongside(
   db: Db,
   sessionId: string,
   now: number,
-  alongside: { reads: (d1: D1Database, sessionId: string) => D1PreparedStatement[]; results?: D1Result[] },
+  alongside: Alongside,
   known: SessionUserRow | undefined,
 ): Promise<SessionUserRow | undefined> {
-  const d1 = db.$client;
-  const reads = alongside.reads(d1, sessionId);
-  if (known) {
-    alongside.results = await d1.batch(reads);
-    return known;
-  }
-  const [session, ...results] = await d1.batch([
-    liveSessionBatched.statement(d1, { sessionId, now }),
-    ...reads,
-  ]);
-  alongside.results = results;
-  return liveSessionBatched.rowsOf(session!)[0];
+  alongside.row = await alongside.read.first(db.$client, { sessionId, now });
+  return known ?? alongside.row;
 }

@@ -85,6 +85,11 @@ describe("the Supabase face's storage calls against the Nhost face's", () => {
     });
     expectSameCost(faceCost, nhostCost);
     expect(faceCost.d1).toHaveLength(1);
+    // One statement, as the Nhost refresh's (no batch): the identities and factors ride in the session's read
+    // (renewSession's `alongside`, the face's liveUserExtrasRead), where a batch of three statements was before.
+    expect(faceCost.d1[0]).not.toContain(";\n");
+    for (const table of ['from "sessions"', '"user_providers"', '"mfa_factors"'])
+      expect(faceCost.d1[0]).toContain(table);
     expect(faceCost.objects).toEqual({ SESSION_FAMILIES: 1 });
   });
 });

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import {
+  type Alongside,
   findUserByEmail,
   renewSession,
   signInAnonymous,
@@ -25,7 +26,8 @@ import { pkceGrant } from "./oauth-routes";
 import { e164 } from "./phone";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
-import { extrasOfResults, extrasOfSignIn, extrasStatementsOfSession, signInExtras } from "./user-reads";
+import { extrasOfLiveRow, liveUserExtrasRead } from "./user-of-session";
+import { extrasOfSignIn, signInExtras } from "./user-reads";
 import { goTrueSession, goTrueUser } from "./wire";
 
 /**
@@ -188,17 +190,15 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
     }
     if (grant === "refresh_token") {
       const { refresh_token } = await bodyOf(c, refreshGrant);
-      // The user object's identities and factors are read in the same D1 batch as the session (no round trip more).
-      const alongside: { reads: typeof extrasStatementsOfSession; results?: D1Result[] } = {
-        reads: extrasStatementsOfSession,
-      };
+      // The user object's identities and factors are read in the statement that reads the session (no query more):
+      // the face's session read replaces the Nhost face's.
+      const alongside: Alongside = { read: liveUserExtrasRead };
       const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
         minter: signGoTrueToken,
         alongside,
         importedShape: GOTRUE_REFRESH_TOKEN,
       });
-      const extras =
-        alongside.results && (await extrasOfResults(c.var.deps, session.user.id, alongside.results));
+      const extras = alongside.row && (await extrasOfLiveRow(c.var.deps, alongside.row));
       return c.json(await sessionWithFactors(c.var.deps, session, extras));
     }
     if (grant === "id_token") {

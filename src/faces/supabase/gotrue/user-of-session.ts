@@ -6,11 +6,12 @@ import type { LinkedIdentity } from "../../../providers";
 import { type UserExtras, userExtrasFrom } from "./user-reads";
 
 /**
- * `getUser`'s one lookup (issue 43, "Speed": the face adds no query over the Nhost face's session check): the live
- * session and its user, with the user's identities and factors as JSON arrays in the same row. Whether a TOTP factor
- * still holds the user's current secret is compared in SQL (as factor-reads.ts does), so no secret leaves the database.
+ * `getUser`'s one lookup (issue 43, "Speed": the face adds no query over the Nhost face's session check), and the
+ * refresh grant's (renewSession's `alongside`): the live session and its user, with the user's identities and factors
+ * as JSON arrays in the same row. Whether a TOTP factor still holds the user's current secret is compared in SQL (as
+ * factor-reads.ts does), so no secret leaves the database.
  */
-const read = liveSessionRead({
+export const liveUserExtrasRead = liveSessionRead({
   identitiesJson:
     sql<string>`(SELECT json_group_array(json_array(${userProviders.id}, ${userProviders.provider}, ${userProviders.providerUserId}, ${userProviders.createdAt})) FROM ${userProviders} WHERE ${userProviders.userId} = ${users.id})`
       .mapWith(String)
@@ -39,8 +40,15 @@ export async function liveUserWithExtras(
   deps: Deps,
   sessionId: string,
 ): Promise<{ live: SessionUserRow | undefined; extras?: () => Promise<UserExtras | undefined> }> {
-  const row = (await liveSessionBy(deps, sessionId, read)) as Row | undefined;
+  const row = await liveSessionBy(deps, sessionId, liveUserExtrasRead);
   if (!row) return { live: undefined };
+  // Shaped only once the caller has found the session the token's (a repair of a stale factor list may write).
+  return { live: row, extras: () => extrasOfLiveRow(deps, row) };
+}
+
+/** The user's identities and factors from a row of `liveUserExtrasRead`. */
+export function extrasOfLiveRow(deps: Deps, found: SessionUserRow): Promise<UserExtras | undefined> {
+  const row = found as Row;
   const identities = arrays(row.identitiesJson)
     .map(([id, provider, providerUserId, createdAt]) => ({
       userId: row.id,
@@ -87,6 +95,5 @@ export async function liveUserWithExtras(
           current: true,
         },
       ];
-  // Shaped only once the caller has found the session the token's (a repair of a stale factor list may write).
-  return { live: row, extras: () => userExtrasFrom(deps, row.id, identities, facts) };
+  return userExtrasFrom(deps, row.id, identities, facts);
 }

@@ -1,7 +1,6 @@
 import {
   type Factor,
   factorFacts,
-  factorFactsOfSessionUser,
   factorFactsOfUser,
   factorsFromFacts,
   type ReadsAlongside,
@@ -10,12 +9,7 @@ import {
 import type { Db } from "../../../db/client";
 import type { D1Reader } from "../../../db/replica";
 import type { Deps } from "../../../http/deps";
-import {
-  identitiesOfSessionUser,
-  identitiesOfUser,
-  identitiesRead,
-  type LinkedIdentity,
-} from "../../../providers";
+import { identitiesOfUser, identitiesRead, type LinkedIdentity } from "../../../providers";
 import { type GoTrueUser, goTrueUser } from "./wire";
 
 /**
@@ -119,14 +113,6 @@ export async function extrasOfSignIn(
 /** One user's reads as bound statements whose SQL was built once, for a `D1Database.batch` on a hot path. */
 export function extrasStatements(d1: D1Reader, userId: string): D1PreparedStatement[] {
   return [identitiesOfUser.statement(d1, { userId }), factorFactsOfUser.statement(d1, { userId })];
-}
-
-/** The same reads for the user of a session (a refresh's, in the batch of its own read: renewSession's `alongside`). */
-export function extrasStatementsOfSession(d1: D1Reader, sessionId: string): D1PreparedStatement[] {
-  return [
-    identitiesOfSessionUser.statement(d1, { sessionId }),
-    factorFactsOfSessionUser.statement(d1, { sessionId }),
-  ];
 }
 
 /** The extras of `userId` from the results of `extrasStatements(OfSession)`; undefined: no such user. */
