@@ -127,6 +127,8 @@ export async function startMigrationHook(): Promise<MigrationHook> {
         cognito.close(),
       ]);
       rmSync(dir, { recursive: true, force: true });
+      for (const name of ["PASSWORD_MIGRATION_SECRET", "COGNITO_ENDPOINT", "COGNITO_CLIENT_ID"])
+        delete process.env[name];
     },
   };
 }
