@@ -23,6 +23,7 @@ import { NHOST_JWT_SECRET } from "../fixtures/nhost/project";
 import { SHARED_POSTGRES } from "../support/postgres";
 import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
+import { startMigrationHook } from "./migration-hook-server";
 import { type MirrorDatabase, startMirrorDatabase } from "./mirror-database";
 
 declare module "vitest" {
@@ -52,6 +53,8 @@ declare module "vitest" {
     serverReadyFile: string;
     /** The Supabase face's keys the server was given (test/compat/supabase-js.test.ts). */
     supabaseKeys: { publishable: string; secret: string };
+    /** The password-migration hook, its counts and its switch (test/compat/migration-hook-server.ts). */
+    migrationHook: { url: string; control: string };
   }
 }
 
@@ -114,6 +117,8 @@ export default async function setup(project: TestProject) {
   const mirrorDatabase = await startMirrorDatabase();
   // The Supabase project behind the face's forwarded data calls (test/compat/supabase-js-example.test.ts reads a row).
   const upstream = await startFakeUpstream();
+  // The guide's Cognito hook, on for every compat file: it says no to anyone the Cognito stand-in does not know.
+  const migrationHook = await startMigrationHook();
   // Every file's own Postgres database on this one server (test/support/postgres.ts): one start for the project. The
   // test files run in processes started after this setup, with this environment.
   process.env[SHARED_POSTGRES] = mirrorDatabase.adminUrl;
@@ -200,6 +205,10 @@ export default async function setup(project: TestProject) {
     AUTH_SUPABASE_UPSTREAM_URL: upstream.url,
     AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
     AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
+    // Imported users without a hash ask the Cognito hook (test/compat/cognito-migration.test.ts); CREATE_USERS stays
+    // off (its default), so no other sign-in asks it.
+    AUTH_HOOK_PASSWORD_MIGRATION_URL: migrationHook.url,
+    AUTH_HOOK_PASSWORD_MIGRATION_SECRET: migrationHook.secret,
   };
   writeFileSync(envFile, toEnvLines(vars).join("\n"));
   // `--env-file` keeps wrangler from reading the developer's .dev.vars or .env; the process environment stays out too.
@@ -279,6 +288,7 @@ export default async function setup(project: TestProject) {
     port: String(port),
   });
   project.provide("serverReadyFile", readyFile);
+  project.provide("migrationHook", { url: migrationHook.url, control: migrationHook.control });
   project.provide("supabaseKeys", {
     publishable: secrets.AUTH_SUPABASE_PUBLISHABLE_KEYS,
     secret: secrets.AUTH_SUPABASE_SECRET_KEYS,
@@ -298,6 +308,7 @@ export default async function setup(project: TestProject) {
       clientDocs.close(),
       mirrorDatabase.stop(),
       upstream.close(),
+      migrationHook.close(),
     ]);
   };
 }
