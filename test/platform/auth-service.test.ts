@@ -14,6 +14,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../helpers";
+import { failingNamespace } from "../support/faults";
 import { authenticateThrough, dpopKey, rpc } from "./support";
 
 const svc = service(NO_VERIFICATION);
@@ -231,6 +232,32 @@ describe("authenticate", () => {
       });
     }
   });
+});
+
+// Threat: an outage read as "nobody" (every user signed out) or thrown as a bare error the consumer cannot tell from
+// a bug. A failing Durable Object is the catalogue's `service-unavailable`, as a value.
+it("a Durable Object failing: service-unavailable as a value; healed, the same call answers", async () => {
+  const families = env.SESSION_FAMILIES;
+  const failing = failingNamespace(families);
+  // The binding's calls read the Worker's env as they run (src/runtime/entrypoints/services.ts), the one this
+  // file's env is: swapped for this test only, and put back whatever happens.
+  Object.assign(env, { SESSION_FAMILIES: failing.binding });
+  try {
+    const [live, verified] = await Promise.all([
+      authenticateThrough(bearer(first.accessToken), { options: { live: true } }),
+      rpc("AUTH", "verifyToken", first.accessToken, { live: true }),
+    ]);
+    for (const answer of [live, verified]) {
+      expect(answer).toEqual({
+        ok: false,
+        error: { code: "service-unavailable", message: expect.any(String) },
+      });
+    }
+    expect(failing.fault.failures).toBe(2);
+  } finally {
+    Object.assign(env, { SESSION_FAMILIES: families });
+  }
+  expect((await rpc("AUTH", "verifyToken", first.accessToken, { live: true })).active).toBe(true);
 });
 
 describe("verifyToken and getUser", () => {
