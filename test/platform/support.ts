@@ -22,8 +22,15 @@ export async function authenticateThrough(
   return ((await response.json()) as { answer: unknown }).answer;
 }
 
-/** `env[binding][method](...args)` in the consumer: AUTH (AuthService) or ADMIN (AuthAdmin, caller billing-worker). */
-export async function rpc(binding: "AUTH" | "ADMIN", method: string, ...args: unknown[]): Promise<Answer> {
+/**
+ * `env[binding][method](...args)` in the consumer: AUTH (AuthService), ADMIN (AuthAdmin, caller billing-worker) or
+ * ADMIN_UNNAMED (AuthAdmin bound without `props.caller`).
+ */
+export async function rpc(
+  binding: "AUTH" | "ADMIN" | "ADMIN_UNNAMED",
+  method: string,
+  ...args: unknown[]
+): Promise<Answer> {
   const response = await env.BINDING_CONSUMER.fetch("https://consumer.test/__rpc", {
     method: "POST",
     body: JSON.stringify({ binding, method, args }),
