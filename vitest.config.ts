@@ -223,7 +223,11 @@ export default defineConfig({
         plugins: [workersPool("workers-own-storage")],
         customLogger: logger,
         test: {
-          name: "workers-own-storage",
+          // Named to sort before `tooling` and `workers`: files of one group start in the order of their projects'
+          // names, and each of these starts a workerd of its own (seconds, whatever the file's length). Started last,
+          // they were a tail of 10-15 s after the workers project with a lane or two idle; started first, their
+          // start-ups overlap the long `compat-alone` files (docs/decisions.md, "Test cost").
+          name: "own-storage",
           ...PARALLEL,
           include: NEEDS_OWN_STORAGE,
           setupFiles: ["./test/apply-migrations.ts"],
@@ -254,6 +258,11 @@ export default defineConfig({
         test: {
           name: "compat",
           ...ONE_AT_A_TIME,
+          // One process for all the files, one after another: a process of its own per file cost its start and the
+          // loading of playwright, the clients and their helpers again each time (18 files on the busy 2-core machine:
+          // 32 s between files, 7.5 s in one process). The files share nothing but the server (unique emails, ids and
+          // ports already), and test/compat holds no state per file in its helpers (axe.ts's server serves them all).
+          isolate: false,
           include: ["test/compat/**/*.test.ts"],
           exclude: STANDS_ALONE,
           environment: "node",

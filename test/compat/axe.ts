@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import type { PageGlobals } from "./page-globals";
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -24,10 +24,9 @@ const axeUrl = new Promise<string>((resolve) =>
     resolve(`http://127.0.0.1:${(axeServer.address() as AddressInfo).port}/axe.min.js`),
   ),
 );
-afterAll(() => {
-  axeServer.closeAllConnections();
-  return new Promise<void>((closed) => axeServer.close(() => closed()));
-});
+// The compat files run one after another in one process (vitest.config.ts, `isolate: false`), which loads this module
+// once: the server serves every file that uses axe and ends with the process, which it never holds open.
+axeServer.unref();
 
 interface Violation {
   id: string;
