@@ -8,7 +8,7 @@
 // and its health endpoints asked. Run again, it changes nothing that exists. `--dry-run` prints the plan and bundles
 // both Workers without deploying (what the test suite runs); placeholders do not stop it, it lists them. `--check`
 // prints the plan only. The wrangler it runs: --wrangler <path> or EDGE_AUTH_WRANGLER (the tests' recording).
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -70,6 +70,11 @@ health endpoints (default 90).`);
   process.exit(0);
 }
 const planOnly = options["dry-run"] || options.check;
+const healthWait = Number(options["health-wait"]);
+if (!Number.isFinite(healthWait) || healthWait < 0) {
+  console.error(`deploy: --health-wait ${options["health-wait"]}: a number of seconds`);
+  process.exit(2);
+}
 if (options.offline && !planOnly) {
   console.error("deploy: --offline goes with --dry-run or --check: a deploy needs the account");
   process.exit(2);
@@ -176,17 +181,22 @@ if (options["dry-run"] && problems.length === 0 && placeholderProblems.length > 
 if (problems.length > 0) refuse(problems);
 
 const health = healthUrls(production.vars ?? {});
-const ACTION = {
-  keep: "exists      ",
-  adopt: "exists      ",
-  create: "create      ",
-  unknown: "create unless it exists:",
-};
+/** One line of the plan per resource: what exists, what is created, where its id goes. */
+function planLine(resource) {
+  const idGoesIn = resource.kind === "d1" || resource.kind === "kv" || resource.kind === "hyperdrive";
+  switch (resource.action) {
+    case "keep":
+      return `  exists       ${describe(resource)}`;
+    case "adopt":
+      return `  exists       ${describe(resource)} → its id into ${options.config}`;
+    case "create":
+      return `  create       ${describe(resource)}${idGoesIn ? ` → its id into ${options.config}` : ""}`;
+    default:
+      return `  create unless it exists: ${describe(resource)}${resource.declared === false ? ` (added to ${options.config})` : ""}`;
+  }
+}
 const plan = [
-  ...planned.map(
-    (resource) =>
-      `  ${ACTION[resource.action]} ${describe(resource)}${resource.action === "adopt" || (resource.action === "create" && resource.kind in { d1: 1, kv: 1, hyperdrive: 1 }) ? ` → its id into ${options.config}` : ""}${resource.action === "unknown" && !resource.declared ? ` (added to ${options.config})` : ""}`,
-  ),
+  ...planned.map(planLine),
   ...(secrets.alreadySet.length > 0
     ? [`  secrets set already (kept): ${secrets.alreadySet.join(", ")}`]
     : []),
@@ -239,29 +249,38 @@ for (const name of shards)
   step(["d1", "migrations", "apply", name, "--remote", "--env", ENV, "-c", options.config]);
 
 const values = secretValues(secrets, fileValues);
-const upload = join(tmpdir(), `edge-auth-secrets-${process.pid}.json`);
+// In a directory of its own (mkdtemp: 700), readable by this user only, removed once the deploy has taken it.
+const uploadDir = mkdtempSync(join(tmpdir(), "edge-auth-deploy-"));
+const upload = join(uploadDir, "secrets.json");
 const uploading = Object.keys(values).length > 0;
 if (uploading) writeFileSync(upload, JSON.stringify(values), { mode: 0o600 });
-try {
-  step([
-    "deploy",
-    "-c",
-    options.config,
-    "--env",
-    ENV,
-    "--minify",
-    ...(uploading ? ["--secrets-file", upload] : []),
-  ]);
-} finally {
-  rmSync(upload, { force: true });
-}
+const serviceDeploy = [
+  "deploy",
+  "-c",
+  options.config,
+  "--env",
+  ENV,
+  "--minify",
+  ...(uploading ? ["--secrets-file", upload] : []),
+];
+const deployedService = wrangler(serviceDeploy);
+// Removed before anything else, a failed deploy included (process.exit skips a finally).
+rmSync(uploadDir, { recursive: true, force: true });
 const keep = secretsToKeep(secrets, values);
+if (deployedService.status !== 0) {
+  // A deploy can fail after its upload (a route, a trigger): then the secrets are set, and the next run would not
+  // make new ones, so their values are shown here too.
+  console.error(
+    `deploy: \`wrangler ${serviceDeploy.join(" ").replace(upload, "<the secrets>")}\` failed (above)${keep.length > 0 ? `. The secrets it was uploading, in case \`npx wrangler secret list --env ${ENV}\` shows them set (if not, the next run makes new ones):\n${keep.join("\n")}` : ""}`,
+  );
+  process.exit(deployedService.status || 1);
+}
 if (keep.length > 0) {
   log(`deploy: generated secrets, shown this once (Cloudflare never shows them again); keep them somewhere safe:
 ${keep.join("\n")}`);
 }
 
-const failing = await checkHealth(health, { waitSeconds: Number(options["health-wait"]) });
+const failing = await checkHealth(health, { waitSeconds: healthWait });
 if (failing.length > 0) {
   console.error(
     `deploy: deployed, but the health check failed:\n${failing.map((f) => `  - ${f}`).join("\n")}`,

@@ -5,7 +5,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The health URLs of [env.production]'s variables: auth's and storage's (src/http/system-routes.ts, storage/app.ts). */
 export function healthUrls(vars) {
   const auth = String(vars.AUTH_SERVER_URL).replace(/\/+$/, "");
-  const storageBase = String(vars.STORAGE_SERVER_URL ?? new URL(auth).origin).replace(/\/+$/, "");
+  const storageBase = String(vars.STORAGE_SERVER_URL ?? URL.parse(auth)?.origin ?? auth).replace(/\/+$/, "");
   const prefix = vars.STORAGE_API_PREFIX ?? "/storage/v1";
   return [`${auth}/healthz`, `${storageBase}${prefix}/healthz`];
 }

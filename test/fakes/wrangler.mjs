@@ -169,6 +169,9 @@ if (!state.loggedIn) {
       (secret) => !worker.secrets.includes(secret) && !uploaded.includes(secret),
     );
     if (lacking.length > 0) fail(`The following required secrets have not been set: ${lacking.join(", ")}`);
+    // A failure the test asks for: the platform refusing the upload (nothing set).
+    if (state.refuseDeployOf === name)
+      fail(`A request to the Cloudflare API (/accounts/acc/workers/scripts/${name}) failed.`);
     worker.secrets = [...new Set([...worker.secrets, ...uploaded])];
     state.uploads = [...(state.uploads ?? []), ...uploaded.map((secret) => `${name}:${secret}`)];
     account.workers[name] = worker;

@@ -3,7 +3,7 @@
 // calls are asserted exactly, so a resource created twice, a secret uploaded over a set one, or a step out of order
 // fails here without network or a Cloudflare account.
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -46,6 +46,7 @@ type State = {
   calls: string[][];
   uploads?: string[];
   queuePageSize?: number;
+  refuseDeployOf?: string;
 };
 const emptyAccount = (): Account => ({ d1: [], kv: [], r2: [], queues: [], hyperdrive: [], workers: {} });
 
@@ -221,7 +222,12 @@ describe("npm run deploy against a recorded wrangler", () => {
       queues: ["edge-auth-dead-letters", "edge-auth-events"],
       workers: { "edge-auth": { secrets: ["AUTH_JWT_PRIVATE_KEYS", "AUTH_ENCRYPTION_KEY"] } },
     };
-    const p = project(userConfig(), account, { queuePageSize: 1 });
+    // An entry without its id line (as wrangler's own provisioning has them): the id goes under its binding.
+    const withoutId = userConfig().replace(
+      'id = "REPLACE_WITH_THE_ID_FROM_wrangler_kv_namespace_create_PROVIDER_KEYS"\n',
+      "",
+    );
+    const p = project(withoutId, account, { queuePageSize: 1 });
     // The operator's own admin secret, from the secrets file `npm run secrets:production` writes.
     writeFileSync(
       join(p.configPath, "..", "production.secrets.json"),
@@ -254,8 +260,12 @@ describe("npm run deploy against a recorded wrangler", () => {
     const written = readFileSync(p.configPath, "utf8");
     expect(written).toContain('database_id = "aaaaaaaa-0000-0000-0000-000000000001"');
     expect(written).toContain('id = "bbbb0000000000000000000000000001"');
+    const providerKeys = p.state().account.kv.find((ns) => ns.title === "edge-auth-provider-keys")!;
+    expect(written).toContain(`binding = "PROVIDER_KEYS"\nid = "${providerKeys.id}"\n`);
   }, 180_000);
 
+  // Threat: a production service whose development mailbox lets anyone read every sign-in link, whose tokens name
+  // localhost as their issuer, or whose first sign-up answers 500 — and resources made for a deploy that cannot run.
   it("refuses what production cannot run with, one line each, before creating anything", async () => {
     const base = userConfig({ AUTH_DEV_MAILBOX: "true" })
       .replace(/^AUTH_SERVER_URL = .*\n/m, "")
@@ -279,6 +289,7 @@ describe("npm run deploy against a recorded wrangler", () => {
     expect(notLoggedIn.calls).toEqual(LISTS.slice(0, 1));
   }, 180_000);
 
+  // Threat: ids copied from another account (or the top level's zeros) deployed as if they were this one's.
   it("refuses an id in the configuration that is not the account's, instead of deploying onto it", async () => {
     const p = project(
       userConfig().replace("REPLACE_WITH_THE_ID_FROM_wrangler_d1_create", "0123456789abcdef0123456789abcdef"),
@@ -320,5 +331,17 @@ describe("npm run deploy against a recorded wrangler", () => {
     expect(down.stderr).toContain(
       `deployed, but the health check failed:\n  - ${origin}/down/auth/v1/healthz: 503`,
     );
+
+    // Threat: generated secrets left on disk after a failed deploy. The temporary file is gone, and its values shown
+    // (a deploy can fail after its upload, and the next run would not regenerate what is set).
+    const refused = project(userConfig(), emptyAccount(), { refuseDeployOf: "edge-auth" });
+    const temporary = mkdtempSync(join(dir, "tmp-"));
+    const failed = await refused.deploy([], { TMPDIR: temporary });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(
+      "--secrets-file <the secrets>` failed (above). The secrets it was uploading",
+    );
+    expect(failed.stderr).toMatch(/^ {2}AUTH_ADMIN_SECRET=\S{20,}$/m);
+    expect(readdirSync(temporary)).toEqual([]);
   }, 180_000);
 });
