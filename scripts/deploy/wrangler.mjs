@@ -61,5 +61,6 @@ export function parseLabelled(stdout, label) {
 
 /** The value of `key` in the configuration snippet a create command printed (TOML `key = "v"` or JSON `"key": "v"`). */
 export function snippetValue(stdout, key) {
-  return new RegExp(`"?${key}"?\\s*[=:]\\s*"([^"]+)"`).exec(stdout)?.[1] ?? null;
+  // Anchored so that `id` never matches inside `database_id`.
+  return new RegExp(`(?:^|[\\s{,"])${key}"?\\s*[=:]\\s*"([^"]+)"`, "m").exec(stdout)?.[1] ?? null;
 }
