@@ -1,20 +1,40 @@
-// `npm run deploy`: the production deploy (wrangler.toml [env.production]), refused while it cannot work. It names every
-// placeholder still in the configuration, every production URL still on example.com, a Worker that would get no URL
-// (no workers.dev, no route or custom domain), every required secret that is not set (in production.secrets.json
-// or, without that file, on Cloudflare), and a service that must send mail with no way to (no SMTP host, no EMAIL
-// binding: the first sign-up would answer 500). It warns when AUTH_SERVER_URL is on a host the Worker does not answer
-// at. Then: the image transformer, the D1 migrations (on every database of AUTH_D1_SHARDS), the main Worker, and the
-// URL it answers at. `--dry-run` checks and bundles without deploying (what the test suite runs); placeholders do not
-// stop it, it lists them.
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+// `npm run deploy`: the production deploy (wrangler.toml [env.production]) in one command, refused while it cannot
+// work. First the checks (scripts/deploy/checks.mjs: placeholders and example.com URLs, no URL, no AUTH_SERVER_URL,
+// a development transport on, no mail transport), one line each. Then, on the logged-in Cloudflare account: every
+// resource the configuration names that is missing is created (D1 databases and every shard of AUTH_D1_SHARDS, KV
+// namespaces, R2 buckets, queues and their dead-letter queues, the mirror's Hyperdrive when AUTH_MIRROR_DATABASE_URL
+// is given), their ids written into [env.production] of wrangler.toml, the image Worker deployed, the D1 migrations
+// applied to every shard, the service deployed with every secret not set yet (generated, or from the secrets file),
+// and its health endpoints asked. Run again, it changes nothing that exists. `--dry-run` prints the plan and bundles
+// both Workers without deploying (what the test suite runs); placeholders do not stop it, it lists them. `--check`
+// prints the plan only. The wrangler it runs: --wrangler <path> or EDGE_AUTH_WRANGLER (the tests' recording).
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { experimental_readRawConfig } from "wrangler";
+import { checkProduction } from "./deploy/checks.mjs";
+import { writeIds } from "./deploy/config-file.mjs";
+import { checkHealth, healthUrls } from "./deploy/health.mjs";
+import {
+  accountResources,
+  createResources,
+  describe,
+  desiredResources,
+  planResources,
+} from "./deploy/resources.mjs";
+import {
+  deployedSecretNames,
+  readSecretsFile,
+  secretsPlan,
+  secretsToKeep,
+  secretValues,
+} from "./deploy/secrets-step.mjs";
+import { wranglerRunner } from "./deploy/wrangler.mjs";
 
-const WRANGLER = join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
 const DEFAULT_SECRETS_FILE = "production.secrets.json";
 const ENV = "production";
+const MIRROR_URL_VARIABLE = "AUTH_MIRROR_DATABASE_URL";
 
 let options;
 try {
@@ -25,6 +45,9 @@ try {
       config: { type: "string", short: "c", default: "wrangler.toml" },
       "images-config": { type: "string", default: "wrangler.images.toml" },
       "secrets-file": { type: "string" },
+      wrangler: { type: "string" },
+      offline: { type: "boolean", default: false },
+      "health-wait": { type: "string", default: "90" },
       help: { type: "boolean", short: "h", default: false },
     },
   }));
@@ -33,219 +56,117 @@ try {
   process.exit(2);
 }
 if (options.help) {
-  console.log(`usage: npm run deploy [-- --dry-run | --check] [--secrets-file <file>]
+  console.log(`usage: npm run deploy [-- --dry-run | --check] [--secrets-file <file>] [--wrangler <path>]
 
-Checks [env.${ENV}] of wrangler.toml, then deploys the image transformer, applies the D1 migrations (to every database
-of AUTH_D1_SHARDS) and deploys the service. --dry-run: check and bundle only (placeholder ids and URLs are listed, not refused). --check: the checks a
-real deploy makes, nothing bundled or uploaded. --secrets-file: the secrets to upload with the deploy (default
-${DEFAULT_SECRETS_FILE} when it exists, as \`npm run secrets:production\` writes it).`);
+Checks [env.${ENV}] of wrangler.toml, creates on the logged-in Cloudflare account every resource it names that is
+missing and writes their ids into it, deploys the image transformer, applies the D1 migrations (to every database of
+AUTH_D1_SHARDS), deploys the service with every secret not set yet (generated, printed once) and asks its health
+endpoints. With ${MIRROR_URL_VARIABLE} in the environment it also creates the mirror's Hyperdrive.
+--dry-run: the plan, and both Workers bundled; nothing created or uploaded (placeholders are listed, not refused).
+--check: the plan only. --offline (with --dry-run or --check): the plan from the configuration alone, Cloudflare not
+asked (a CI check without credentials). --secrets-file: secrets of your own to upload when not set yet (default ${DEFAULT_SECRETS_FILE}
+when it exists). --wrangler (or EDGE_AUTH_WRANGLER): the wrangler to run. --health-wait: seconds to wait for the
+health endpoints (default 90).`);
   process.exit(0);
 }
-
-const wrangler = (args, capture = false) =>
-  spawnSync(process.execPath, [WRANGLER, ...args], {
-    encoding: "utf8",
-    stdio: capture ? "pipe" : "inherit",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
-
-/** Every string in the configuration that is still a placeholder, by where it is. */
-function placeholders(value, path, found = []) {
-  if (typeof value === "string") {
-    if (/REPLACE_/.test(value)) found.push(`${path} = "${value}"`);
-  } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) placeholders(item, `${path}[${i}]`, found);
-  } else if (value && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) placeholders(item, path ? `${path}.${key}` : key, found);
-  }
-  return found;
+const planOnly = options["dry-run"] || options.check;
+const healthWait = Number(options["health-wait"]);
+if (!Number.isFinite(healthWait) || healthWait < 0) {
+  console.error(`deploy: --health-wait ${options["health-wait"]}: a number of seconds`);
+  process.exit(2);
 }
+if (options.offline && !planOnly) {
+  console.error("deploy: --offline goes with --dry-run or --check: a deploy needs the account");
+  process.exit(2);
+}
+const wrangler = wranglerRunner(options.wrangler);
+const log = (line) => console.log(line);
 
-/** The secrets a file holds: JSON (`npm run secrets:production`) or NAME=value lines. */
-function secretsIn(file) {
-  const text = readFileSync(file, "utf8");
-  try {
-    return Object.keys(JSON.parse(text));
-  } catch {
-    return text
-      .split("\n")
-      .map((line) => /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(line)?.[1])
-      .filter(Boolean);
+function refuse(problems) {
+  console.error(
+    `deploy: refused; ${problems.length} thing(s) to fix first:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+  );
+  process.exit(1);
+}
+/** Runs a step shown to the operator; stops the deploy when it fails. */
+function step(args) {
+  const done = wrangler(args);
+  if (done.status !== 0) {
+    console.error(`deploy: \`wrangler ${args.join(" ")}\` failed (above)`);
+    process.exit(done.status || 1);
   }
 }
 
-/** The secrets set on the deployed Worker, or null when Cloudflare cannot be asked (not logged in, no Worker yet). */
-function deployedSecrets(config) {
-  const listed = wrangler(["secret", "list", "--env", ENV, "-c", config, "--format", "json"], true);
-  if (listed.status !== 0) return null;
-  try {
-    return JSON.parse(listed.stdout).map((secret) => secret.name);
-  } catch {
-    return null;
-  }
-}
-
-/** A boolean variable as config.ts reads it ("true"/"1", "false"/"0"; unset: the default). */
-function switchOn(value, fallback) {
-  if (value === undefined || value === "") return fallback;
-  return String(value) === "true" || String(value) === "1";
-}
-
-/** The host a route pattern serves (`auth.acme.dev/*`, `{ pattern = "auth.acme.dev", custom_domain = true }`). */
-const routeHost = (route) => (typeof route === "string" ? route : route.pattern).replace(/\/.*$/, "");
-
-/** Whether a route's host pattern (`*.acme.dev` matches one or more labels) covers `host`. */
-function routeCovers(pattern, host) {
-  if (!pattern.includes("*")) return pattern.toLowerCase() === host;
-  const regex = pattern
-    .toLowerCase()
-    .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-    .replace(/\*/g, ".*");
-  return new RegExp(`^${regex}$`).test(host);
-}
-
-/** Things that stop a deploy. `placeholder`: a value still to fill in, which a dry run lists and bundles anyway. */
-const problems = [];
-const placeholderProblems = [];
-const warnings = [];
 const { rawConfig } = experimental_readRawConfig({ config: options.config });
 const production = rawConfig.env?.[ENV];
 if (!production) {
   console.error(`deploy: ${options.config} has no [env.${ENV}]`);
   process.exit(1);
 }
-for (const found of placeholders(production, `env.${ENV}`)) {
-  placeholderProblems.push(`${found}: replace it with the id the README's commands print`);
-}
-const onExampleDomain = (value) => /^https?:\/\/[^/]*\bexample\.com\b/.test(String(value));
-for (const [name, value] of Object.entries(production.vars ?? {})) {
-  if (onExampleDomain(value)) {
-    placeholderProblems.push(
-      `env.${ENV}.vars.${name} = "${value}": still the example domain; set your own URL`,
-    );
-  }
-}
-const routes = [...(production.routes ?? []), ...(production.route ? [production.route] : [])];
-if (production.workers_dev !== true && routes.length === 0) {
-  problems.push(
-    `env.${ENV}: the Worker would get no URL. Set workers_dev = true (https://${production.name ?? rawConfig.name}.<your-subdomain>.workers.dev), or add a custom domain: routes = [{ pattern = "auth.your-domain.com", custom_domain = true }]`,
-  );
-}
+const worker = production.name ?? rawConfig.name;
+const early = [];
 
-const required = production.secrets?.required ?? [];
 const secretsFile =
   options["secrets-file"] ?? (existsSync(DEFAULT_SECRETS_FILE) ? DEFAULT_SECRETS_FILE : undefined);
-/** The production secrets' names, as far as they can be known: the secrets file, else Cloudflare; null: unknown. */
-let secretsChecked = null;
-if (options["secrets-file"] && !existsSync(options["secrets-file"])) {
-  problems.push(`--secrets-file ${options["secrets-file"]}: no such file`);
-} else {
-  const have = secretsFile
-    ? secretsIn(secretsFile)
-    : options["dry-run"]
-      ? null
-      : deployedSecrets(options.config);
-  secretsChecked = have;
-  if (have === null && !options["dry-run"] && required.length > 0) {
-    problems.push(
-      `the secrets ${required.join(", ")} could not be checked on Cloudflare (not logged in, or a first deploy): run \`npm run secrets:production\`, which writes ${DEFAULT_SECRETS_FILE}; this script uploads it with the deploy`,
-    );
+let fileValues = null;
+if (secretsFile && !existsSync(secretsFile)) early.push(`--secrets-file ${secretsFile}: no such file`);
+else if (secretsFile) fileValues = readSecretsFile(secretsFile);
+
+const mirrorUrl = process.env[MIRROR_URL_VARIABLE] || undefined;
+if (mirrorUrl && !/^postgres(ql)?:\/\/[^/]+\/[^/]+/.test(mirrorUrl)) {
+  early.push(`${MIRROR_URL_VARIABLE} must be postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
+}
+
+// Cloudflare is asked only when logged in: a plan without an account is still a plan (the test suite's dry run). The
+// first question, the Worker's secrets, tells which: a Worker not found is a first deploy, any other failure is no
+// account to ask (wrangler's own message says why).
+let deployed = null;
+let loggedIn = false;
+try {
+  if (!options.offline) {
+    deployed = deployedSecretNames(wrangler, { config: options.config, env: ENV });
+    loggedIn = true;
   }
-  for (const name of required) {
-    if (have && !have.includes(name)) {
+} catch (error) {
+  if (!planOnly)
+    early.push(
+      `${error.message}\n    Log in first: \`npx wrangler login\` (or CLOUDFLARE_API_TOKEN in the environment)`,
+    );
+}
+const secretNames =
+  deployed === null && fileValues === null ? null : [...(deployed ?? []), ...Object.keys(fileValues ?? {})];
+const { problems, placeholderProblems, warnings, shards, urls } = checkProduction({
+  rawConfig,
+  production,
+  env: ENV,
+  secretNames,
+});
+problems.unshift(...early);
+
+const secrets = secretsPlan({ required: production.secrets?.required ?? [], deployed, fileValues });
+for (const name of secrets.missing) {
+  problems.push(
+    `secret ${name} is not set (wrangler.toml requires it): \`npx wrangler secret put ${name} --env ${ENV}\`, or add it to ${secretsFile ?? DEFAULT_SECRETS_FILE}`,
+  );
+}
+
+let planned = desiredResources({ production, worker, shards, mirrorUrl }).map((resource) => ({
+  ...resource,
+  action: "unknown",
+}));
+if (loggedIn && problems.length === 0) {
+  try {
+    const found = accountResources(wrangler, planned);
+    const resolved = planResources(planned, found);
+    planned = resolved.planned;
+    problems.push(...resolved.problems);
+    if (!mirrorUrl && planned.some((r) => r.kind === "hyperdrive" && r.action === "create")) {
       problems.push(
-        `secret ${name} is not set${secretsFile ? ` in ${secretsFile}` : " on the Worker"}: \`npx wrangler secret put ${name} --env ${ENV}\`, or add it to the secrets file`,
+        `env.${ENV}.hyperdrive MIRROR_DB has no id and the account no edge-auth-mirror: give the database, ${MIRROR_URL_VARIABLE}=postgres://USER:PASSWORD@HOST:PORT/DATABASE npm run deploy, and it is created`,
       );
     }
-  }
-}
-
-// Mail (src/mail/create-mailer.ts): SMTP when AUTH_SMTP_HOST is set, else Cloudflare Email Service through the
-// send_email binding named EMAIL; with neither, every mail is a 500. Sign-up mails a verification link unless
-// AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED is off, and magic links and email codes are mail too.
-const vars = production.vars ?? {};
-/** Whether a value is set in [env.production.vars] or among the secrets: true, false, or null (cannot be known). */
-const configured = (name) =>
-  vars[name] !== undefined && vars[name] !== ""
-    ? true
-    : secretsChecked === null
-      ? null
-      : secretsChecked.includes(name);
-const mailSwitches = [
-  ["AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED", true],
-  ["AUTH_EMAIL_PASSWORDLESS_ENABLED", false],
-  ["AUTH_OTP_EMAIL_ENABLED", false],
-].filter(([name, fallback]) => switchOn(vars[name], fallback));
-const emailBinding = (production.send_email ?? []).some((binding) => binding.name === "EMAIL");
-const smtpHost = configured("AUTH_SMTP_HOST");
-if (mailSwitches.length > 0 && !emailBinding && smtpHost !== true) {
-  const why = `${mailSwitches.map(([name]) => name).join(", ")} ${mailSwitches.length > 1 ? "are" : "is"} on, so the service sends mail (the first sign-up would answer 500 without a way to)`;
-  const fix = `add a transport to [env.${ENV}]: Cloudflare Email Service,
-      [[env.${ENV}.send_email]]
-      name = "EMAIL"
-    with AUTH_SMTP_SENDER = "Your app <noreply@your-domain.com>" in [env.${ENV}.vars] (README "Mail"), or SMTP: AUTH_SMTP_HOST (and AUTH_SMTP_PORT, AUTH_SMTP_USER, AUTH_SMTP_SENDER) in [env.${ENV}.vars] with the password as a secret (AUTH_SMTP_PASS). No mail at all: AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED = "false"`;
-  if (smtpHost === false) problems.push(`no mail transport: ${why}. To fix, ${fix}`);
-  else
-    warnings.push(
-      `no EMAIL binding and no AUTH_SMTP_HOST in [env.${ENV}.vars]; it may be a secret on Cloudflare, which a dry run without --secrets-file does not check. ${why}`,
-    );
-}
-if ((emailBinding || smtpHost === true) && configured("AUTH_SMTP_SENDER") === false) {
-  problems.push(
-    `AUTH_SMTP_SENDER is not set: every mail transport sends from it, and without it the service answers every request with 500. Add AUTH_SMTP_SENDER = "Your app <noreply@your-domain.com>" to [env.${ENV}.vars]`,
-  );
-}
-
-// The D1 databases users are spread over (AUTH_D1_SHARDS, docs/scaling.md "Past one D1 database"): each holds the
-// same tables, so each gets every migration, DB (the home database) first. One, DB, unless the list says more; each
-// named binding needs its own [[env.production.d1_databases]] entry (wrangler.toml shows one).
-const shards = String(vars.AUTH_D1_SHARDS ?? "DB")
-  .split(",")
-  .map((name) => name.trim())
-  .filter(Boolean);
-const databases = new Set((production.d1_databases ?? []).map((database) => database.binding));
-if (shards[0] !== "DB") {
-  problems.push(
-    `env.${ENV}.vars.AUTH_D1_SHARDS = "${vars.AUTH_D1_SHARDS}": the first database must be DB, the home database`,
-  );
-}
-for (const name of new Set(shards)) {
-  if (!databases.has(name)) {
-    problems.push(
-      `env.${ENV}.vars.AUTH_D1_SHARDS names ${name}, which is not a D1 database of [env.${ENV}]: create it (\`npx wrangler d1 create\`) and add
-      [[env.${ENV}.d1_databases]]
-      binding = "${name}"
-      database_name = "…"
-      database_id = "<the id it printed>"
-      migrations_dir = "migrations"`,
-    );
-  }
-}
-if (new Set(shards).size !== shards.length) {
-  problems.push(`env.${ENV}.vars.AUTH_D1_SHARDS = "${vars.AUTH_D1_SHARDS}": a database is named twice`);
-}
-
-// The issuer of every token and the base of every mailed link: a host this Worker does not answer at breaks both.
-const serverUrl = vars.AUTH_SERVER_URL;
-if (serverUrl && !onExampleDomain(serverUrl) && !/REPLACE_/.test(serverUrl)) {
-  let host = null;
-  try {
-    host = new URL(serverUrl).hostname.toLowerCase();
-  } catch {
-    problems.push(`env.${ENV}.vars.AUTH_SERVER_URL = "${serverUrl}": not a URL`);
-  }
-  const name = String(production.name ?? rawConfig.name).toLowerCase();
-  const workersDev =
-    production.workers_dev === true && host?.startsWith(`${name}.`) && host.endsWith(".workers.dev");
-  const routed = routes.some((route) => routeCovers(routeHost(route), host));
-  if (host && !workersDev && !routed) {
-    const answersAt = [
-      ...(production.workers_dev === true ? [`${name}.<your-subdomain>.workers.dev`] : []),
-      ...routes.map(routeHost),
-    ];
-    warnings.push(
-      `AUTH_SERVER_URL (${serverUrl}) is on ${host}, but the Worker answers at ${answersAt.join(" and ") || "no URL"}: tokens would name an issuer, and mails links to, a host that may not reach it. Set AUTH_SERVER_URL to https://<one of those>/auth/v1, or add ${host} to routes`,
-    );
+  } catch (error) {
+    problems.push(error.message);
   }
 }
 
@@ -257,68 +178,115 @@ if (options["dry-run"] && problems.length === 0 && placeholderProblems.length > 
 } else {
   problems.unshift(...placeholderProblems);
 }
-if (problems.length > 0) {
-  console.error(
-    `deploy: refused; ${problems.length} thing(s) to fix first:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
-  );
-  process.exit(1);
-}
+if (problems.length > 0) refuse(problems);
 
-const urls = [
-  ...routes.map(
-    (route) => `https://${(typeof route === "string" ? route : route.pattern).replace(/\/\*$/, "")}`,
-  ),
-  ...(production.workers_dev === true
-    ? [`https://${production.name ?? rawConfig.name}.<your-subdomain>.workers.dev`]
+const health = healthUrls(production.vars ?? {});
+/** One line of the plan per resource: what exists, what is created, where its id goes. */
+function planLine(resource) {
+  const idGoesIn = resource.kind === "d1" || resource.kind === "kv" || resource.kind === "hyperdrive";
+  switch (resource.action) {
+    case "keep":
+      return `  exists       ${describe(resource)}`;
+    case "adopt":
+      return `  exists       ${describe(resource)} → its id into ${options.config}`;
+    case "create":
+      return `  create       ${describe(resource)}${idGoesIn ? ` → its id into ${options.config}` : ""}`;
+    default:
+      return `  create unless it exists: ${describe(resource)}${resource.declared === false ? ` (added to ${options.config})` : ""}`;
+  }
+}
+const plan = [
+  ...planned.map(planLine),
+  ...(secrets.alreadySet.length > 0
+    ? [`  secrets set already (kept): ${secrets.alreadySet.join(", ")}`]
     : []),
+  ...(secrets.fromFile.length > 0 ? [`  secrets from ${secretsFile}: ${secrets.fromFile.join(", ")}`] : []),
+  ...(secrets.skipped.length > 0
+    ? [
+        `  secrets in ${secretsFile} not uploaded, set already: ${secrets.skipped.join(", ")} (to change one: npx wrangler secret put NAME --env ${ENV})`,
+      ]
+    : []),
+  ...(secrets.toGenerate.length > 0
+    ? [
+        `  secrets generated${deployed === null ? " unless set already" : ""}: ${secrets.toGenerate.join(", ")}`,
+      ]
+    : []),
+  `  deploy the image Worker (${options["images-config"]}), migrate ${shards.join(", ")}, deploy ${worker} (${options.config})`,
+  `  ask ${health.join(" and ")}`,
 ];
+log(
+  `deploy: the plan${loggedIn ? "" : ` (${options.offline ? "--offline" : "not logged in to Cloudflare"}: what exists is not known)`}:\n${plan.join("\n")}`,
+);
 if (shards.length > 1) {
-  console.log(`deploy: the D1 migrations go to each of the ${shards.length} databases: ${shards.join(", ")}`);
+  log(`deploy: the D1 migrations go to each of the ${shards.length} databases: ${shards.join(", ")}`);
 }
 if (options.check) {
-  console.log(
+  log(
     `deploy: checks passed (--check: nothing bundled or uploaded). It would answer at ${urls.join(" and ")}.`,
   );
   process.exit(0);
 }
-
-const dry = options["dry-run"] ? ["--dry-run"] : [];
-const steps = [
-  ["deploy", "-c", options["images-config"], "--env", ENV, "--minify", ...dry],
-  // Every shard before the Worker that reads it: the new code never meets a database without its tables.
-  ...(options["dry-run"]
-    ? []
-    : shards.map((name) => [
-        "d1",
-        "migrations",
-        "apply",
-        name,
-        "--remote",
-        "--env",
-        ENV,
-        "-c",
-        options.config,
-      ])),
-  [
-    "deploy",
-    "-c",
-    options.config,
-    "--env",
-    ENV,
-    "--minify",
-    ...dry,
-    ...(secretsFile && !options["dry-run"] ? ["--secrets-file", secretsFile] : []),
-  ],
-];
-for (const step of steps) {
-  const done = wrangler(step);
-  if (done.status !== 0) {
-    console.error(`deploy: \`wrangler ${step.join(" ")}\` failed (above)`);
-    process.exit(done.status ?? 1);
-  }
+if (options["dry-run"]) {
+  step(["deploy", "-c", options["images-config"], "--env", ENV, "--minify", "--dry-run"]);
+  step(["deploy", "-c", options.config, "--env", ENV, "--minify", "--dry-run"]);
+  log(
+    `deploy: ${placeholderProblems.length > 0 ? `both Workers bundle, with ${placeholderProblems.length} placeholder(s) left (above)` : "checks passed and both Workers bundle"} (dry run). It would answer at ${urls.join(" and ")}.`,
+  );
+  process.exit(0);
 }
-console.log(
-  options["dry-run"]
-    ? `deploy: ${placeholderProblems.length > 0 ? `both Workers bundle, with ${placeholderProblems.length} placeholder(s) left (above)` : "checks passed and both Workers bundle"} (dry run). It would answer at ${urls.join(" and ")}.`
-    : `deploy: done. The service answers at ${urls.join(" and ")} (auth under ${production.vars?.AUTH_SERVER_URL ?? "/auth/v1"}); try ${production.vars?.AUTH_SERVER_URL ?? ""}/healthz`,
+
+try {
+  planned = createResources(wrangler, planned, { mirrorUrl, log });
+  for (const line of writeIds(options.config, ENV, planned)) log(`deploy: ${options.config}: ${line}`);
+} catch (error) {
+  console.error(`deploy: ${error.message}`);
+  process.exit(1);
+}
+
+step(["deploy", "-c", options["images-config"], "--env", ENV, "--minify"]);
+// Every shard before the Worker that reads it: the new code never meets a database without its tables.
+for (const name of shards)
+  step(["d1", "migrations", "apply", name, "--remote", "--env", ENV, "-c", options.config]);
+
+const values = secretValues(secrets, fileValues);
+// In a directory of its own (mkdtemp: 700), readable by this user only, removed once the deploy has taken it.
+const uploadDir = mkdtempSync(join(tmpdir(), "edge-auth-deploy-"));
+const upload = join(uploadDir, "secrets.json");
+const uploading = Object.keys(values).length > 0;
+if (uploading) writeFileSync(upload, JSON.stringify(values), { mode: 0o600 });
+const serviceDeploy = [
+  "deploy",
+  "-c",
+  options.config,
+  "--env",
+  ENV,
+  "--minify",
+  ...(uploading ? ["--secrets-file", upload] : []),
+];
+const deployedService = wrangler(serviceDeploy);
+// Removed before anything else, a failed deploy included (process.exit skips a finally).
+rmSync(uploadDir, { recursive: true, force: true });
+const keep = secretsToKeep(secrets, values);
+if (deployedService.status !== 0) {
+  // A deploy can fail after its upload (a route, a trigger): then the secrets are set, and the next run would not
+  // make new ones, so their values are shown here too.
+  console.error(
+    `deploy: \`wrangler ${serviceDeploy.join(" ").replace(upload, "<the secrets>")}\` failed (above)${keep.length > 0 ? `. The secrets it was uploading, in case \`npx wrangler secret list --env ${ENV}\` shows them set (if not, the next run makes new ones):\n${keep.join("\n")}` : ""}`,
+  );
+  process.exit(deployedService.status || 1);
+}
+if (keep.length > 0) {
+  log(`deploy: generated secrets, shown this once (Cloudflare never shows them again); keep them somewhere safe:
+${keep.join("\n")}`);
+}
+
+const failing = await checkHealth(health, { waitSeconds: healthWait });
+if (failing.length > 0) {
+  console.error(
+    `deploy: deployed, but the health check failed:\n${failing.map((f) => `  - ${f}`).join("\n")}`,
+  );
+  process.exit(1);
+}
+log(
+  `deploy: done. The service answers at ${urls.join(" and ")} (auth under ${production.vars.AUTH_SERVER_URL}); ${health.join(" and ")} answer "OK".`,
 );

@@ -2,7 +2,7 @@
 // binding the code uses is declared there, no production variable points at localhost, and the generated Env type
 // matches wrangler.toml.
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -10,8 +10,23 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", CI: "true" };
 const out = mkdtempSync(join(tmpdir(), "edge-auth-deploy-"));
+// Never the developer's Cloudflare login: `npm run deploy` asks the account when it can, and these checks must read
+// the same with or without one (test/tooling/deploy-recorded.test.ts proves the account's side with a recording).
+const {
+  CLOUDFLARE_API_TOKEN: _token,
+  CLOUDFLARE_ACCOUNT_ID: _account,
+  CLOUDFLARE_API_KEY: _key,
+  ...inherited
+} = process.env;
+const env = {
+  ...inherited,
+  HOME: out,
+  XDG_CONFIG_HOME: out,
+  WRANGLER_SEND_METRICS: "false",
+  NO_COLOR: "1",
+  CI: "true",
+};
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 const wrangler = (...args: string[]) =>
@@ -107,12 +122,13 @@ async function deploy(
   try {
     const args = [
       "scripts/deploy.mjs",
+      // --offline: the plan without asking Cloudflare (no wrangler process for the account's side).
       ...(checkOnly
-        ? ["--check"]
+        ? ["--check", "--offline"]
         : dryRun
-          ? ["--dry-run"]
-          : // A real deploy, for a refusal only: should the checks let it through, its first step finds no
-            // configuration and stops there, before anything reaches Cloudflare.
+          ? ["--dry-run", "--offline"]
+          : // A real deploy, for a refusal only: not logged in (HOME is the test's), it is refused before anything
+            // is created; were it let through, its first deploy step would find no configuration and stop there.
             ["--images-config", join(out, "no-such-wrangler.images.toml")]),
       "-c",
       configPath,
@@ -147,31 +163,38 @@ const FILLED_WITHOUT_MAIL = TOML.replace(/REPLACE_WITH_[A-Za-z0-9_]+/g, "0123456
 /** …and mail through Cloudflare Email Service. */
 const FILLED = withEmailBinding(FILLED_WITHOUT_MAIL);
 const SECRETS = { AUTH_JWT_PRIVATE_KEYS: "[]", AUTH_ENCRYPTION_KEY: "00", AUTH_ADMIN_SECRET: "x" };
-const PLACEHOLDERS = [
-  "d1_databases[0].database_id",
-  "kv_namespaces[0].id",
-  "kv_namespaces[1].id",
-  "vars.AUTH_SERVER_URL",
-  "vars.AUTH_CLIENT_URL",
-  "vars.STORAGE_SERVER_URL",
-];
+/** What a deploy cannot fill in itself; the resource ids (REPLACE_… in wrangler.toml) it creates and writes. */
+const PLACEHOLDERS = ["vars.AUTH_SERVER_URL", "vars.AUTH_CLIENT_URL", "vars.STORAGE_SERVER_URL"];
 
 describe("npm run deploy refuses what cannot work, naming each thing to fix", () => {
-  it("refuses to deploy the repository's wrangler.toml as it is: every placeholder id and example URL is named", async () => {
+  it("refuses to deploy the repository's wrangler.toml as it is: every example URL is named, the ids are not (the deploy creates them)", async () => {
     const refused = await deploy(TOML, SECRETS, { dryRun: false });
     expect(refused.code).toBe(1);
     for (const name of PLACEHOLDERS) expect(refused.stderr, name).toContain(`env.production.${name}`);
+    expect(refused.stderr).not.toContain("database_id");
+    // Without a Cloudflare login a real deploy cannot start, and says how to log in.
+    expect(refused.stderr).toContain("Log in first: `npx wrangler login`");
     expect(refused.stderr).not.toContain("no-such-wrangler.images.toml");
   }, 60_000);
 
-  it("refuses a Worker that would get no URL, and a missing required secret", async () => {
-    const noUrl = await deploy(FILLED.replace("workers_dev = true", "workers_dev = false"), SECRETS);
+  it("refuses a Worker that would get no URL, and a required secret it cannot make; plans the ones it makes", async () => {
+    const noUrl = await deploy(FILLED.replace("workers_dev = true", "workers_dev = false"), SECRETS, {
+      checkOnly: true,
+    });
     expect(noUrl.code).toBe(1);
     expect(noUrl.stderr).toContain("the Worker would get no URL");
     const { AUTH_ADMIN_SECRET: _left, ...withoutAdmin } = SECRETS;
-    const noSecret = await deploy(FILLED, withoutAdmin);
+    const ownSecret = FILLED.replace(
+      'required = ["AUTH_JWT_PRIVATE_KEYS", "AUTH_ENCRYPTION_KEY", "AUTH_ADMIN_SECRET"]',
+      'required = ["AUTH_JWT_PRIVATE_KEYS", "AUTH_ENCRYPTION_KEY", "AUTH_ADMIN_SECRET", "AUTH_SMTP_PASS"]',
+    );
+    const noSecret = await deploy(ownSecret, withoutAdmin, { checkOnly: true });
     expect(noSecret.code).toBe(1);
-    expect(noSecret.stderr).toContain("secret AUTH_ADMIN_SECRET is not set");
+    expect(noSecret.stderr).toContain("secret AUTH_SMTP_PASS is not set");
+    expect(noSecret.stderr).not.toContain("AUTH_ADMIN_SECRET is not set");
+    const planned = await deploy(FILLED, withoutAdmin, { checkOnly: true });
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toContain("secrets generated unless set already: AUTH_ADMIN_SECRET");
   }, 60_000);
 
   it("refuses a service that must send mail and has no way to, showing the binding to add", async () => {
@@ -197,10 +220,9 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     );
     expect(codes.code).toBe(1);
     expect(codes.stderr).toContain("AUTH_OTP_EMAIL_ENABLED is on");
-    const { AUTH_ADMIN_SECRET: _admin, ...withoutAdmin } = SECRETS;
-    const noMail = await deploy(withVars(FILLED_WITHOUT_MAIL, noVerification), withoutAdmin);
-    expect(noMail.stderr).toContain("secret AUTH_ADMIN_SECRET is not set");
+    const noMail = await deploy(withVars(FILLED_WITHOUT_MAIL, noVerification), SECRETS, { checkOnly: true });
     expect(noMail.stderr).not.toContain("no mail transport");
+    expect(noMail.code).toBe(0);
   }, 60_000);
 
   it("passes a filled configuration with the EMAIL binding, bundles both Workers and says where the service will answer", async () => {
@@ -246,9 +268,11 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     const dry = await deploy(TOML);
     expect(dry.stderr).not.toContain("refused");
     expect(dry.code).toBe(0);
-    expect(dry.stderr).toContain("dry run with 6 placeholder(s) left, which a real deploy refuses");
+    expect(dry.stderr).toContain("dry run with 3 placeholder(s) left, which a real deploy refuses");
     for (const name of PLACEHOLDERS) expect(dry.stderr, name).toContain(`env.production.${name}`);
-    expect(dry.stdout).toContain("both Workers bundle, with 6 placeholder(s) left");
+    expect(dry.stdout).toContain("both Workers bundle, with 3 placeholder(s) left");
+    // The plan, without an account to ask: every resource created unless it exists.
+    expect(dry.stdout).toContain("create unless it exists: D1 database edge-auth (DB)");
   }, 180_000);
 });
 
@@ -262,82 +286,15 @@ database_id = "0123456789abcdef0123456789abcdef"
 migrations_dir = "migrations"
 `;
 
-/**
- * scripts/deploy.mjs as it is, run beside a stand-in for wrangler that records each command and does nothing (its
- * configuration reader is the real one): what a real deploy would run, in order, with nothing sent to Cloudflare.
- */
-async function deployWithRecordingWrangler(config: string): Promise<{ code: number; commands: string[][] }> {
-  const dir = mkdtempSync(join(out, "recorded-"));
-  mkdirSync(join(dir, "scripts"));
-  cpSync(join(process.cwd(), "scripts", "deploy.mjs"), join(dir, "scripts", "deploy.mjs"));
-  const fake = join(dir, "node_modules", "wrangler");
-  mkdirSync(join(fake, "bin"), { recursive: true });
-  writeFileSync(
-    join(fake, "package.json"),
-    JSON.stringify({ name: "wrangler", type: "module", main: "index.js" }),
-  );
-  const real = join(process.cwd(), "node_modules", "wrangler", "wrangler-dist", "cli.js");
-  writeFileSync(
-    join(fake, "index.js"),
-    `import wrangler from ${JSON.stringify(real)};\nexport const experimental_readRawConfig = wrangler.experimental_readRawConfig;\n`,
-  );
-  const log = join(dir, "commands.jsonl");
-  writeFileSync(
-    join(fake, "bin", "wrangler.js"),
-    `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + "\\n");\n`,
-  );
-  const configPath = `wrangler.deploy-recorded-${crypto.randomUUID().slice(0, 8)}.toml`;
-  const secretsPath = join(dir, "secrets.json");
-  writeFileSync(configPath, config);
-  writeFileSync(secretsPath, JSON.stringify(SECRETS));
-  try {
-    const code = await run(
-      process.execPath,
-      [join(dir, "scripts", "deploy.mjs"), "-c", configPath, "--secrets-file", secretsPath],
-      { env, maxBuffer: 1 << 24 },
-    ).then(
-      () => 0,
-      (error: { code: number }) => error.code,
-    );
-    const commands = readFileSync(log, "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as string[]);
-    return { code, commands };
-  } finally {
-    rmSync(configPath, { force: true });
-  }
-}
-
 describe("npm run deploy with users over several D1 databases (AUTH_D1_SHARDS)", () => {
-  it("applies the migrations to every database the list names, home first, before the Worker that reads them", async () => {
-    const { code, commands } = await deployWithRecordingWrangler(withShard(FILLED));
-    expect(code).toBe(0);
-    const migrations = commands.filter((command) => command[0] === "d1");
-    expect(migrations.map((command) => command.slice(0, 5))).toEqual([
-      ["d1", "migrations", "apply", "DB", "--remote"],
-      ["d1", "migrations", "apply", "DB_1", "--remote"],
-    ]);
-    for (const command of migrations)
-      expect(command).toEqual(expect.arrayContaining(["--env", "production"]));
-    const main = commands.findIndex(
-      (command) => command[0] === "deploy" && !command.includes("wrangler.images.toml"),
-    );
-    expect(main).toBeGreaterThan(commands.indexOf(migrations.at(-1)!));
-    // The default: one database, DB, as before.
-    const single = await deployWithRecordingWrangler(FILLED);
-    expect(single.code).toBe(0);
-    expect(single.commands.filter((command) => command[0] === "d1").map((command) => command[3])).toEqual([
-      "DB",
-    ]);
-  }, 60_000);
-
-  it("refuses a list naming a database the configuration does not declare, or not starting with DB", async () => {
+  // The calls a real deploy makes with shards (each created, migrated before the Worker): test/tooling/deploy-recorded.
+  it("plans a database the list names and the configuration lacks, and refuses a list not starting with DB", async () => {
     const undeclared = await deploy(withShard(FILLED, "DB,DB_1,DB_2"), SECRETS, { checkOnly: true });
-    expect(undeclared.code).toBe(1);
-    expect(undeclared.stderr).toContain("AUTH_D1_SHARDS names DB_2, which is not a D1 database");
-    expect(undeclared.stderr).toMatch(/\[\[env\.production\.d1_databases\]\]\s+binding = "DB_2"/);
-    expect(undeclared.stderr).not.toContain("names DB_1");
+    expect(undeclared.code).toBe(0);
+    expect(undeclared.stdout).toMatch(
+      /create unless it exists: D1 database edge-auth-shard-2 \(DB_2\) \(added to /,
+    );
+    expect(undeclared.stdout).not.toContain("edge-auth-shard-1 (DB_1) (added");
     const notHomeFirst = await deploy(withShard(FILLED, "DB_1,DB"), SECRETS, { checkOnly: true });
     expect(notHomeFirst.code).toBe(1);
     expect(notHomeFirst.stderr).toContain("the first database must be DB");
