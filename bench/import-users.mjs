@@ -7,8 +7,10 @@
 //     rate a dry run's reading costs;
 //   - write: runs the real command as a child process against the bundled Worker served by Miniflare (workerd, local
 //     D1, migrations applied), as bench/import-nhost.mjs does, twice: the first import, then a rerun (unchanged).
-// Until the service verifies Firebase's scrypt (its hashers), Firebase's users are refused by the Worker and counted
-// as skipped: the table shows the outcomes beside the rates.
+// Every source's users are imported with their password hashes (Firebase's scrypt with its hash_config, the others
+// bcrypt), so a first import should say "imported" for all of them and a rerun "unchanged": the table shows the
+// outcomes beside the rates, and a run where some were skipped says so there. The CPU of verifying each hash at a
+// first sign-in is bench/import-hashers.mjs's.
 //
 //   node bench/import-users.mjs [--users 100000] [--sources auth0,firebase,clerk,cognito,csv] [--no-write]
 import { spawn } from "node:child_process";
@@ -21,6 +23,7 @@ import { SOURCES } from "../scripts/import-users/command.mjs";
 import { bundleOf } from "../scripts/import-users/records.mjs";
 import { generateSecrets } from "../scripts/secrets.mjs";
 import { applyMigrations, bundle, workerFromBundle } from "./lib.mjs";
+import { childrenCpu, USAGE_PRELOAD } from "./process-cpu.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -152,22 +155,37 @@ function importUsers(server, adminSecret, source, options) {
   if (options.hashConfig) args.push("--hash-config", options.hashConfig);
   return new Promise((resolve, reject) => {
     const start = performance.now();
+    const workerd = childrenCpu("workerd");
     const child = spawn(
       process.execPath,
-      ["scripts/admin.mjs", "import-users", ...args, "--server", server, "--json"],
+      [
+        `--import=${USAGE_PRELOAD}`,
+        "scripts/admin.mjs",
+        "import-users",
+        ...args,
+        "--server",
+        server,
+        "--json",
+      ],
       {
         env: { ...process.env, ADMIN_SECRET: adminSecret, AUTH_URL: "" },
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
       },
     );
     let stdout = "";
     let stderr = "";
+    let usage = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stdio[3].on("data", (chunk) => (usage += chunk));
     child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
     child.on("error", reject);
     child.on("close", (code) => {
       try {
-        resolve({ code, ms: performance.now() - start, users: JSON.parse(stdout).tables["auth.users"] });
+        const users = JSON.parse(stdout).tables["auth.users"];
+        const { cpu = null, maxRSS = null } = usage ? JSON.parse(usage) : {};
+        // The run's CPU: the command's own and what it cost workerd (the Worker and local D1), in seconds.
+        const served = workerd === null ? null : childrenCpu("workerd") - workerd;
+        resolve({ code, ms: performance.now() - start, users, cpu, served, maxRSS });
       } catch {
         reject(new Error(`import-users ${source} exited ${code}:\n${stderr}`));
       }
@@ -176,6 +194,9 @@ function importUsers(server, adminSecret, source, options) {
 }
 
 const rate = (n, ms) => (ms > 0 ? Math.round(n / (ms / 1000)).toString() : "–");
+/** "command + workerd" CPU seconds of a run, and its peak RSS. */
+const cost = (run) =>
+  `${run.cpu === null ? "n/a" : run.cpu.toFixed(1)} + ${run.served === null ? "n/a" : run.served.toFixed(1)} s, ${run.maxRSS === null ? "n/a" : (run.maxRSS / 1024).toFixed(0)} MB`;
 const outcomes = (users) =>
   ["imported", "unchanged", "kept", "skipped"]
     .filter((k) => users[k] > 0)
@@ -202,7 +223,7 @@ try {
     `${cpu.length} × ${cpu[0]?.model.trim() ?? "?"}, Node ${process.version}, workerd via Miniflare on loopback (local D1 = SQLite)\n`,
   );
   console.log(
-    "source     parse users/s   first s  first users/s  first outcome                 rerun s  rerun users/s  rerun outcome",
+    "source     parse users/s   first s  first users/s  first outcome                 CPU cmd + workerd, RSS   rerun s  rerun users/s  rerun outcome                 CPU cmd + workerd, RSS",
   );
   for (const source of NAMES) {
     process.stderr.write(`${source}: writing ${USERS} users…\n`);
@@ -214,8 +235,8 @@ try {
       const first = await importUsers(server, adminSecret, source, options);
       process.stderr.write(`${source}: rerun…\n`);
       const rerun = await importUsers(server, adminSecret, source, options);
-      line += ` ${(first.ms / 1000).toFixed(1).padStart(9)} ${rate(first.users.read, first.ms).padStart(14)}  ${outcomes(first.users).padEnd(28)}`;
-      line += ` ${(rerun.ms / 1000).toFixed(1).padStart(8)} ${rate(rerun.users.read, rerun.ms).padStart(14)}  ${outcomes(rerun.users)}`;
+      line += ` ${(first.ms / 1000).toFixed(1).padStart(9)} ${rate(first.users.read, first.ms).padStart(14)}  ${outcomes(first.users).padEnd(28)}  ${cost(first).padEnd(22)}`;
+      line += ` ${(rerun.ms / 1000).toFixed(1).padStart(8)} ${rate(rerun.users.read, rerun.ms).padStart(14)}  ${outcomes(rerun.users).padEnd(28)}  ${cost(rerun)}`;
     }
     console.log(line);
   }
@@ -225,6 +246,10 @@ try {
   console.log(
     "command against the Worker, users read per second of the whole run (a rerun finds every user unchanged).",
   );
+  console.log(
+    "CPU: user + system seconds of the command and of workerd (the Worker and local D1) in the run (n/a without /proc):",
+  );
+  console.log("on a busy machine the wall time grows with the load, the CPU seconds hardly.");
 } finally {
   await mf?.dispose();
   rmSync(dir, { recursive: true, force: true });
