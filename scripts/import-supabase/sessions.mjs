@@ -16,12 +16,17 @@ export async function readSessions(db, userIds) {
     return { sessions: [], tokens: [] };
   const col = (name, expression = `"${name}"`) =>
     db.hasColumn("auth.sessions", name) ? `${expression} AS ${name}` : `NULL AS ${name}`;
+  // GoTrue's amr (models.Session.CalculateAALAndAMR): one row per method and session, its time the method's last use.
+  const amr = db.has("auth.mfa_amr_claims")
+    ? `(SELECT json_agg(json_build_object('method', c.authentication_method, 'at', c.updated_at)
+         ORDER BY c.updated_at DESC) FROM auth.mfa_amr_claims c WHERE c.session_id = s.id) AS amr`
+    : "NULL AS amr";
   const sessions = await db.query(
-    `SELECT id::text AS id, user_id::text AS user_id, created_at, ${col("not_after")},
+    `SELECT id::text AS id, user_id::text AS user_id, created_at, ${col("not_after")}, ${amr},
        ${col("aal", "aal::text")}, ${col("factor_id", "factor_id::text")},
        ${col("refreshed_at", "refreshed_at AT TIME ZONE 'UTC'")},
        ${col("refresh_token_hmac_key")}, ${col("refresh_token_counter", "refresh_token_counter::text")}
-     FROM auth.sessions WHERE user_id = ANY($1::uuid[]) ORDER BY id`,
+     FROM auth.sessions s WHERE user_id = ANY($1::uuid[]) ORDER BY id`,
     [userIds],
   );
   if (sessions.length === 0) return { sessions, tokens: [] };
@@ -74,6 +79,12 @@ export function supabaseSessionsOf(sessions, tokens, keys) {
       refreshedAt: iso(session.refreshed_at),
       aal: AAL.has(session.aal) ? session.aal : null,
       factorId: session.factor_id ?? null,
+      // null: a GoTrue from before mfa_amr_claims (the service then goes by `aal` alone).
+      amr: Array.isArray(session.amr)
+        ? session.amr
+            .filter((claim) => typeof claim?.method === "string" && claim.at)
+            .map((claim) => ({ method: claim.method, at: iso(claim.at) }))
+        : null,
       refreshTokenHmacKey: hmacKey,
       refreshTokenCounter: hmacKey === null ? null : Number(counter),
       // The token's SHA-256, never the token (the service keeps hashes only, docs/supabase-sessions-import.md).

@@ -191,6 +191,64 @@ describe("GoTrue sessions imported from Supabase", () => {
     expect(decodeJwt(shown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeDefined();
   });
 
+  // Loss closed (issue 44): a user who had shown their second factor at Supabase (an `aal2` session, its amr claim
+  // `totp` in auth.mfa_amr_claims) was carried at `aal1`, so the app asked for the code again and an RLS policy
+  // requiring `aal2` denied them. Threat kept out: a session that never showed it (only `password` in its amr, though
+  // its `aal` column says otherwise) must not come out `aal2`: GoTrue itself derives aal from the amr rows.
+  it("an aal2 session with a totp amr claim refreshes at aal2 with that amr, and is a TOTP session on Nhost's face", async () => {
+    const now = Date.now();
+    const stepped = { token: v1Token(), session: crypto.randomUUID() };
+    const claimed = { token: v1Token(), session: crypto.randomUUID() };
+    const totpAt = Math.floor((now - 2 * 3_600_000) / 1000);
+    const amr = [
+      { method: "totp", at: iso(totpAt * 1000) },
+      { method: "password", at: iso(now - 3 * 3_600_000) },
+    ];
+    const sessions = [
+      {
+        ...(await v1Session([{ id: 1, token: stepped.token, revoked: false }], stepped.session)),
+        aal: "aal2",
+        amr,
+      },
+      {
+        ...(await v1Session([{ id: 3, token: claimed.token, revoked: false }], claimed.session)),
+        aal: "aal2",
+        amr: [{ method: "password", at: iso(now - 3_600_000) }],
+      },
+    ];
+    const totpSecret = base32(crypto.getRandomValues(new Uint8Array(20)));
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: sessions, activeMfaType: "totp", totpSecret },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+
+    const shown = await refresh(stepped.token);
+    expect(shown.error).toBeNull();
+    const claims = decodeJwt(shown.data.session!.access_token);
+    expect(claims).toMatchObject({ aal: "aal2", session_id: stepped.session });
+    expect(claims.amr).toEqual([{ method: "totp", timestamp: totpAt }]);
+    expect(claims["https://hasura.io/jwt/claims"]).toBeDefined();
+    // Still aal2 after the rotation into the service's own family.
+    const next = await refresh(shown.data.session!.refresh_token);
+    expect(decodeJwt(next.data.session!.access_token)).toMatchObject({ aal: "aal2" });
+
+    // The Nhost face (which takes the service's own tokens, not GoTrue's): the session refreshes there (a pending
+    // one would not) and is listed as begun by the authenticator app (`mfa-totp`), as a TOTP sign-in's.
+    const nhost = await svc.post("/token", { refreshToken: next.data.session!.refresh_token });
+    expect(nhost.status, await nhost.clone().text()).toBe(200);
+    const { accessToken } = (await nhost.json()) as { accessToken: string };
+    const listed = await svc.get("/user/sessions", accessToken);
+    expect(listed.status).toBe(200);
+    const { items: mine } = (await listed.json()) as { items: { id: string; method: string }[] };
+    expect(mine.find((s) => s.id === stepped.session)).toMatchObject({ method: "mfa-totp" });
+
+    const notShown = await refresh(claimed.token);
+    expect(notShown.error).toBeNull();
+    expect(decodeJwt(notShown.data.session!.access_token)).toMatchObject({ aal: "aal1" });
+    expect(decodeJwt(notShown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeUndefined();
+  });
+
   // Threat: a hostile or broken row (a key that is not base64url) must be a report line, never a 500 or half a user.
   it("an unreadable HMAC key skips the user with the session named", async () => {
     const { bundle } = await nhostUser(
