@@ -18,8 +18,8 @@ export async function readSessions(db, userIds) {
     db.hasColumn("auth.sessions", name) ? `${expression} AS ${name}` : `NULL AS ${name}`;
   // GoTrue's amr (models.Session.CalculateAALAndAMR): one row per method and session, its time the method's last use.
   const amr = db.has("auth.mfa_amr_claims")
-    ? `(SELECT json_agg(json_build_object('method', c.authentication_method, 'at', c.updated_at)
-         ORDER BY c.updated_at DESC) FROM auth.mfa_amr_claims c WHERE c.session_id = s.id) AS amr`
+    ? `COALESCE((SELECT json_agg(json_build_object('method', c.authentication_method, 'at', c.updated_at)
+         ORDER BY c.updated_at DESC) FROM auth.mfa_amr_claims c WHERE c.session_id = s.id), '[]'::json) AS amr`
     : "NULL AS amr";
   const sessions = await db.query(
     `SELECT id::text AS id, user_id::text AS user_id, created_at, ${col("not_after")}, ${amr},

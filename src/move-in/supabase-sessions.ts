@@ -167,7 +167,7 @@ export async function supabaseSessionTokens(
       kind: "regular",
       hash,
       // A stepped-up session begins here at its second factor, as mfa.verify's does: the `amr` entry's time.
-      createdAt: shown ? Math.max(shown.at, Date.parse(session.createdAt)) : Date.parse(session.createdAt),
+      createdAt: shown?.at ?? Date.parse(session.createdAt),
       expiresAt,
       metadata: {},
       method: shown?.method ?? IMPORTED_SUPABASE_METHOD,
