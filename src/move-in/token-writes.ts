@@ -124,7 +124,18 @@ export function tokenStatements(
         ),
         db
           .update(sessions)
-          .set({ expiresAt: t.expiresAt })
+          // A Supabase session stepped up there since (mfa verify rotates its token) follows: its method, start and
+          // level are the session's now (supabase-sessions.ts). Nhost's tokens name no method: only the expiry moves.
+          .set(
+            t.method
+              ? {
+                  expiresAt: t.expiresAt,
+                  createdAt: t.createdAt,
+                  method: t.method,
+                  secondFactorPending: t.secondFactorPending ?? false,
+                }
+              : { expiresAt: t.expiresAt },
+          )
           .where(and(eq(sessions.id, t.id), isNull(sessions.locator), alive)),
       );
     } else {

@@ -249,6 +249,51 @@ describe("GoTrue sessions imported from Supabase", () => {
     expect(decodeJwt(notShown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeUndefined();
   });
 
+  // Loss closed (issue 44): a session stepped up at Supabase between two runs (GoTrue's mfa verify rotates its token
+  // and adds a `totp` amr row) stayed pending here after the delta run, its user asked for the code again.
+  it("a delta run carries a step-up done at Supabase since to a session not yet used here", async () => {
+    const now = Date.now();
+    const session = crypto.randomUUID();
+    const before = v1Token();
+    const after = v1Token();
+    const password = { method: "password", at: iso(now - 3 * 3_600_000) };
+    const signedIn = {
+      ...(await v1Session([{ id: 1, token: before, revoked: false }], session)),
+      aal: "aal1",
+      amr: [password],
+    };
+    const totpSecret = base32(crypto.getRandomValues(new Uint8Array(20)));
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: [signedIn], activeMfaType: "totp", totpSecret },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+    const totpAt = Math.floor((now - 3_600_000) / 1000);
+    const stepped = {
+      ...(await v1Session(
+        [
+          { id: 1, token: before, revoked: true },
+          { id: 2, token: after, revoked: false },
+        ],
+        session,
+      )),
+      aal: "aal2",
+      amr: [{ method: "totp", at: iso(totpAt * 1000) }, password],
+    };
+    const again = await importUsers(svc, [{ ...bundle, supabaseSessions: [stepped] }]);
+    expect(again.results[0]!.outcome).not.toBe("skipped");
+    expect((await refresh(before)).error).toMatchObject({ status: 400 });
+    const { data, error } = await refresh(after);
+    expect(error).toBeNull();
+    const claims = decodeJwt(data.session!.access_token);
+    expect(claims).toMatchObject({
+      aal: "aal2",
+      session_id: session,
+      amr: [{ method: "totp", timestamp: totpAt }],
+    });
+    expect(claims["https://hasura.io/jwt/claims"]).toBeDefined();
+  });
+
   // Threat: a hostile or broken row (a key that is not base64url) must be a report line, never a 500 or half a user.
   it("an unreadable HMAC key skips the user with the session named", async () => {
     const { bundle } = await nhostUser(
