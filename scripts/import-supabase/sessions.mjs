@@ -7,8 +7,8 @@ import { openEncryptedString } from "./factor-secrets.mjs";
 
 /**
  * A page of users' sessions with their refresh tokens: `{sessions, tokens}` rows. Only the session's newest unrevoked
- * token is read (`DISTINCT ON`): GoTrue honours no other (`FindCurrentlyActiveRefreshToken`), and a long-lived
- * session has thousands of rotated-out rows. Columns missing in older GoTrue versions are read as NULL; a database
+ * token is read (`DISTINCT ON`), with its `parent`: GoTrue honours no other (`FindCurrentlyActiveRefreshToken`, and
+ * the parent as a retry), and a long-lived session has thousands of rotated-out rows. Columns missing in older GoTrue versions are read as NULL; a database
  * from before GoTrue had sessions (2022) has none to carry.
  */
 export async function readSessions(db, userIds) {
@@ -31,7 +31,8 @@ export async function readSessions(db, userIds) {
   );
   if (sessions.length === 0) return { sessions, tokens: [] };
   const tokens = await db.query(
-    `SELECT DISTINCT ON (session_id) id::text AS id, session_id::text AS session_id, token, created_at
+    `SELECT DISTINCT ON (session_id) id::text AS id, session_id::text AS session_id, token, created_at,
+       ${db.hasColumn("auth.refresh_tokens", "parent") ? "parent" : "NULL AS parent"}
      FROM auth.refresh_tokens
      WHERE session_id = ANY($1::uuid[]) AND revoked IS NOT TRUE
      ORDER BY session_id, id DESC`,
@@ -95,6 +96,8 @@ export function supabaseSessionsOf(sessions, tokens, keys) {
               tokenHash: createHash("sha256").update(token.token).digest("hex"),
               revoked: false,
               createdAt: iso(token.created_at) ?? iso(session.created_at),
+              // GoTrue's retry allowance (models.RefreshToken.Parent): hashed like the token, never sent itself.
+              parentHash: token.parent ? createHash("sha256").update(token.parent).digest("hex") : null,
             },
           ]
         : [],

@@ -14,7 +14,11 @@ import type { RowReason, SupabaseSession } from "./wire";
  *   SHA-256(those)[:4]`, base64url without padding). It is derived here, its hash kept, the key dropped: the service
  *   never mints GoTrue tokens, so keeping the key would only keep a way to forge every later counter.
  * - otherwise its live token is its unrevoked 12-character token of highest id (`FindCurrentlyActiveRefreshToken`);
- *   a revoked one, or an older unrevoked one, is not carried (only one token per session rotates in the drawer).
+ *   a revoked one, or an older unrevoked one, is not carried.
+ * The token before the live one (the v1 `parent`, the v2 counter - 1), which GoTrue takes at any time as a lost
+ * answer's retry, is carried as a `retryHashes` entry: indexed beside the live one, whichever comes first moves the
+ * session here and the other is then a used token of the family (docs/decisions.md, "Issue 44: what the Supabase
+ * import no longer loses").
  * A session GoTrue itself no longer honours (`not_after` past) is left out with a warning, as an expired Nhost token.
  * A session that showed a second factor at Supabase (an `mfa_amr_claims` row of `totp`, `mfa/phone` or `mfa/webauthn`,
  * which is how GoTrue's CalculateAALAndAMR gives `aal2` at every refresh) is carried as a session begun by that factor
@@ -53,6 +57,7 @@ interface CarriedToken {
   metadata: Record<string, unknown>;
   method: string;
   secondFactorPending: boolean;
+  retryHashes: string[];
 }
 
 function base64urlDecode(text: string): Uint8Array | null {
@@ -123,6 +128,7 @@ export async function supabaseSessionTokens(
     }
     let hash: string;
     let issuedAt: number;
+    let retryHashes: string[] = [];
     if (session.refreshTokenHmacKey !== null && session.refreshTokenCounter !== null) {
       const key = base64urlDecode(session.refreshTokenHmacKey);
       if (!key || key.length < 16) {
@@ -134,6 +140,10 @@ export async function supabaseSessionTokens(
         continue;
       }
       hash = await sha256Hex(await goTrueV2Token(key, id, session.refreshTokenCounter));
+      // GoTrue takes the token one counter behind at any time ("likelyNotSavedByClient"): a client whose last answer
+      // was lost. Only its hash is kept, like the live one's.
+      if (session.refreshTokenCounter > 0)
+        retryHashes = [await sha256Hex(await goTrueV2Token(key, id, session.refreshTokenCounter - 1))];
       const newest = session.refreshTokens.reduce((at, t) => Math.max(at, Date.parse(t.createdAt)), 0);
       const refreshed = session.refreshedAt ? Date.parse(session.refreshedAt) : 0;
       issuedAt = Math.max(newest, refreshed, Date.parse(session.createdAt));
@@ -152,6 +162,9 @@ export async function supabaseSessionTokens(
       }
       hash = live.tokenHash.toLowerCase();
       issuedAt = Date.parse(live.createdAt);
+      // GoTrue takes the live token's parent at any time, answering with the live one (a lost answer's retry).
+      if (live.parentHash && live.parentHash.toLowerCase() !== hash)
+        retryHashes = [live.parentHash.toLowerCase()];
     }
     // Sliding like the service's own: a session refreshed within the lifetime lives on; one idle longer is over.
     const expiresAt = Math.min(notAfter ?? Number.POSITIVE_INFINITY, issuedAt + lifetimeMs);
@@ -174,6 +187,7 @@ export async function supabaseSessionTokens(
       // As a session of this face signed in with the password only: GoTrue's aal1, stepped up by mfa.verify, and
       // without Hasura claims until then (the face's rule, docs/decisions.md "Issue 43: MFA").
       secondFactorPending: secondFactor && !aal2,
+      retryHashes,
     });
   }
   return tokens;

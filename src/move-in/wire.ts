@@ -101,6 +101,15 @@ export const supabaseRefreshTokenSchema = z.object({
   tokenHash: z.string().regex(/^[0-9a-fA-F]{64}$/),
   revoked: z.boolean(),
   createdAt: time,
+  /**
+   * SHA-256 of its `parent` (the token it replaced), for the session's live token: GoTrue takes the parent again as a
+   * client's retry whose answer was lost (supabase-sessions.ts).
+   */
+  parentHash: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/)
+    .nullable()
+    .default(null),
 });
 
 export const supabaseSessionSchema = z.object({

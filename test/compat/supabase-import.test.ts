@@ -83,7 +83,7 @@ const users = {} as Record<
   SupabaseSeededUser
 >;
 let oldSession: { id: string; token: string };
-let steppedSession: { id: string; token: string };
+let steppedSession: { id: string; parent: string };
 const TOTP_AT = Math.floor(Date.now() / 1000) - 30;
 let dryRun: Run;
 let first: Run;
@@ -274,9 +274,9 @@ describe("import-supabase, then supabase-js against the service", () => {
     // it is refused (test/move-in/supabase-sessions.test.ts, interval 0: no 10 s wait here).
     const race = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
     expect(decodeJwt(race.data.session!.access_token)).toMatchObject(claims);
-    // Loss closed (issue 44): a session stepped up with TOTP at Supabase (its mfa_amr_claims row, read from GoTrue's
-    // own schema) came out aal1: the app asked for the code again, an `aal2` RLS policy denied it.
-    const stepped = await supabase().auth.refreshSession({ refresh_token: steppedSession.token });
+    // Loss closed (issue 44): a session stepped up with TOTP at Supabase (mfa_amr_claims) came out aal1; a client that
+    // lost GoTrue's last answer and retries with the live token's `parent` (which GoTrue takes) was signed out.
+    const stepped = await supabase().auth.refreshSession({ refresh_token: steppedSession.parent });
     expect(decodeJwt(stepped.data.session!.access_token)).toMatchObject({
       session_id: steppedSession.id,
       aal: "aal2",

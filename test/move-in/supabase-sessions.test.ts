@@ -28,6 +28,12 @@ const V2 = {
   token: "AGoPOy4cTU5fipsMHS4_SlusAlGVjuhXiVuTqKuXosf0VMei8yT3",
   previous: "AGoPOy4cTU5fipsMHS4_SlurAlAwAmyJduHtDZDKsnbc5jWqsA6K",
 };
+/** The same made for session 3c9e1d7a-5b2f-4a6e-9d8c-7b6a5f4e3d2c (same key, counters 300 and 299). */
+const V2B = {
+  session: "3c9e1d7a-5b2f-4a6e-9d8c-7b6a5f4e3d2c",
+  token: "ADyeHXpbL0punYx7al9OPSysAu3NfWLPx-HJRBbC4qrqBem7zECv",
+  previous: "ADyeHXpbL0punYx7al9OPSyrAtVdeXXb2MHQnT8uIr2oeg8jDglC",
+};
 
 /** GoTrue's 12-character refresh token (`^[a-z0-9]{12}$`), as auth.refresh_tokens.token holds it. */
 const v1Token = () =>
@@ -40,6 +46,8 @@ interface V1 {
   id: number;
   token: string;
   revoked: boolean;
+  /** `auth.refresh_tokens.parent`: the token this one replaced. */
+  parent?: string;
 }
 
 async function v1Session(tokens: V1[], sessionId = crypto.randomUUID()) {
@@ -55,6 +63,7 @@ async function v1Session(tokens: V1[], sessionId = crypto.randomUUID()) {
         tokenHash: await sha256Hex(t.token),
         revoked: t.revoked,
         createdAt: iso(now - DAY + t.id * 1000),
+        parentHash: t.parent ? await sha256Hex(t.parent) : null,
       })),
     ),
   };
@@ -119,9 +128,8 @@ describe("GoTrue sessions imported from Supabase", () => {
     expect(data.user?.id).toBe(id);
   });
 
-  // Threat as for v1: a session GoTrue moved to v2 tokens must not sign out, and its token one counter back (which
-  // GoTrue's reuse rule honours only inside its window) is not carried.
-  it("a v2 token (HMAC key and counter) refreshes as the same user and session; the counter before does not", async () => {
+  // Threat as for v1: a session GoTrue moved to v2 tokens must not sign out.
+  it("a v2 token (HMAC key and counter) refreshes as the same user and session", async () => {
     const now = Date.now();
     const { id } = await supabaseUser([
       {
@@ -135,14 +143,69 @@ describe("GoTrue sessions imported from Supabase", () => {
         refreshTokens: [],
       },
     ]);
-    expect((await refresh(V2.previous)).error).toMatchObject({
-      status: 400,
-      code: "refresh_token_not_found",
-    });
     const { data, error } = await refresh(V2.token);
     expect(error).toBeNull();
     expect(data.user?.id).toBe(id);
     expect(decodeJwt(data.session!.access_token)).toMatchObject({ sub: id, session_id: V2.session });
+    // The counter before, once the live token moved the session here, is a replay.
+    expect((await refresh(V2.previous)).error).toMatchObject({ status: 400 });
+  });
+
+  // Loss closed (issue 44): a client whose last refresh at Supabase reached GoTrue but whose answer was lost (the
+  // cut-over between) holds the token before: the live v1 token's parent, or the v2 counter before. GoTrue takes it
+  // at any time (internal/tokens/service.go: the parent answered with the live token; counter - 1,
+  // "likelyNotSavedByClient"), so the client stayed signed in there and must here. Threat kept out: the allowance
+  // outliving its use. It moves the session here once; then it (after the grace window, 0 here), or the live token it
+  // stood for, is a replay that ends the family, as GoTrue ends it for a token beyond its reuse rules.
+  it("the token before the live one (v1 parent, v2 counter - 1) refreshes once; then it or the live token ends the family", async () => {
+    const now = Date.now();
+    const parent = v1Token();
+    const live = v1Token();
+    const v1 = await v1Session([{ id: 9, token: live, revoked: false, parent }]);
+    const v2 = {
+      id: V2B.session,
+      createdAt: iso(now - 3 * DAY),
+      refreshedAt: iso(now - DAY),
+      refreshTokenHmacKey: V2.key,
+      refreshTokenCounter: V2.counter,
+      refreshTokens: [],
+    };
+    const { id } = await supabaseUser([v1, v2]);
+    for (const [retry, current, session] of [
+      [parent, live, v1.id],
+      [V2B.previous, V2B.token, V2B.session],
+    ] as const) {
+      const { data, error } = await refresh(retry);
+      expect(error).toBeNull();
+      expect(decodeJwt(data.session!.access_token)).toMatchObject({ sub: id, session_id: session });
+      expect((await refresh(current)).error).toMatchObject({ status: 400 });
+      // The family ended: the successor the retry got is refused too.
+      expect((await refresh(data.session!.refresh_token)).error).toMatchObject({ status: 400 });
+    }
+  });
+
+  // Loss closed (issue 44), the usual way in: the last delta run finds the session rotated at Supabase since (its
+  // live token then is the earlier run's live token's child), and the client lost that last answer. The earlier live
+  // token, the new one's parent, must be taken again; the token before it must not come back.
+  it("after a delta run, the earlier run's live token (now the parent) refreshes once; the one before is dead", async () => {
+    const [first, second, third] = [v1Token(), v1Token(), v1Token()];
+    const id = crypto.randomUUID();
+    const run1 = await v1Session([{ id: 1, token: second, revoked: false, parent: first }], id);
+    const { bundle } = await supabaseUser([run1]);
+    const run2 = await v1Session(
+      [
+        { id: 1, token: second, revoked: true, parent: first },
+        { id: 2, token: third, revoked: false, parent: second },
+      ],
+      id,
+    );
+    expect((await importUsers(svc, [{ ...bundle, supabaseSessions: [run2] }])).results[0]!.outcome).toBe(
+      "updated",
+    );
+    expect((await refresh(first)).error).toMatchObject({ status: 400, code: "refresh_token_not_found" });
+    const { data, error } = await refresh(second);
+    expect(error).toBeNull();
+    expect(decodeJwt(data.session!.access_token)).toMatchObject({ session_id: id });
   });
 
   // Threat: the delta run just before the cut-over brings back a token spent or signed out here (the ledger's
