@@ -2,7 +2,8 @@ import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { supabaseClient, supabaseService } from "../faces/supabase/support";
 import { PASSWORD } from "../helpers";
-import { base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
+import { idpMetadataXml } from "../sso/saml-support/idp";
+import { admin, base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
 
 /**
  * Supabase users stay signed in (contract supabase.md §5): GoTrue's sessions imported through the admin import API
@@ -355,6 +356,44 @@ describe("GoTrue sessions imported from Supabase", () => {
       amr: [{ method: "totp", timestamp: totpAt }],
     });
     expect(claims["https://hasura.io/jwt/claims"]).toBeDefined();
+  });
+
+  // Threat (issue 44): a session carried at aal2 by a phone or WebAuthn step (method `mfa-sms`, `mfa-webauthn`)
+  // escaping an org's enforced SSO, which ends the sessions its domain's users began without the IdP (sso-sweep.ts).
+  it("a session stepped up by phone or WebAuthn at Supabase is ended when its org enforces SSO", async () => {
+    const domain = `corp-${crypto.randomUUID().slice(0, 8)}.test`;
+    const orgId = crypto.randomUUID();
+    const org = {
+      id: orgId,
+      name: domain,
+      domains: [domain],
+      saml: { metadataXml: idpMetadataXml() },
+      enabled: true,
+    };
+    const orgs = await svc.request("POST", "/admin/import/nhost/orgs", {
+      json: { orgs: [org] },
+      headers: admin(),
+    });
+    expect(orgs.status).toBe(200);
+    const tokens = [v1Token(), v1Token()];
+    const sessions = await Promise.all(
+      ["mfa/phone", "mfa/webauthn"].map(async (method, i) => ({
+        ...(await v1Session([{ id: i + 1, token: tokens[i]!, revoked: false }])),
+        aal: "aal2",
+        amr: [{ method, at: iso(Date.now() - 60_000) }],
+      })),
+    );
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: sessions, email: `jo@${domain}` },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+    const enforced = await svc.request("PATCH", `/admin/orgs/${orgId}/sso`, {
+      json: { enforce: true },
+      headers: admin(),
+    });
+    expect(enforced.status, await enforced.clone().text()).toBe(200);
+    for (const token of tokens) expect((await refresh(token)).error).toMatchObject({ status: 400 });
   });
 
   // Threat: a hostile or broken row (a key that is not base64url) must be a report line, never a 500 or half a user.
