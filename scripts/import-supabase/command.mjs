@@ -3,8 +3,8 @@
 // report, exit codes, guards and tombstones as `import-nhost` (scripts/import-nhost/): a run cut short and started
 // again, or a delta run just before the cut-over, ends as one clean run would.
 //
-// A run: 1. removals (users imported before that Supabase no longer has, or soft-deleted since), behind the same
-// guards against a wrong database; 2. the readers, in order: each carries one group of Supabase's tables (users with
+// A run: 1. removals (users imported before that Supabase no longer has, or soft-deleted since; then SSO providers
+// deleted there), behind the same guards against a wrong database; 2. the readers, in order: each carries one group of Supabase's tables (users with
 // their identities, MFA factors, pending links, sessions and refresh tokens; SSO providers; storage); 3. the old API
 // keys from the environment (api-keys.mjs); 4. `POST …/completed`, the report.
 
@@ -20,7 +20,7 @@ import { recordApiKeys } from "./api-keys.mjs";
 import { parseSupabaseKeys } from "./factor-secrets.mjs";
 import { GOTRUE_OTP_EXPIRY } from "./pending-links.mjs";
 import { SupabaseDb } from "./read-supabase.mjs";
-import { sso, ssoDomainsOf } from "./sso.mjs";
+import { removeGoneProviders, sso, ssoDomainsOf } from "./sso.mjs";
 import { storage, storageSource } from "./storage.mjs";
 import { buildSupabaseBundle, notSent, supabaseBundleRows } from "./user-bundles.mjs";
 
@@ -165,6 +165,7 @@ async function removals({ api, supabase, report, progress, dryRun, allowMassRemo
   await removeGone({ api, nhostIds: ids(), kind: "user", table: "auth.users", dryRun, report, progress });
   const { deleted, kept } = report.counts("auth.users");
   if (deleted || kept) progress.done("auth.users (removals)", report.counts("auth.users"));
+  await removeGoneProviders({ api, supabase, report, progress, dryRun, allowMassRemoval });
 }
 
 /** The users reader: auth.users with auth.identities, auth.mfa_factors and auth.one_time_tokens. */

@@ -7,8 +7,8 @@ import { openEncryptedString } from "./factor-secrets.mjs";
 
 /**
  * A page of users' sessions with their refresh tokens: `{sessions, tokens}` rows. Only the session's newest unrevoked
- * token is read (`DISTINCT ON`): GoTrue honours no other (`FindCurrentlyActiveRefreshToken`), and a long-lived
- * session has thousands of rotated-out rows. Columns missing in older GoTrue versions are read as NULL; a database
+ * token is read (`DISTINCT ON`), with its `parent`: GoTrue honours no other (`FindCurrentlyActiveRefreshToken`, and
+ * the parent as a retry), and a long-lived session has thousands of rotated-out rows. Columns missing in older GoTrue versions are read as NULL; a database
  * from before GoTrue had sessions (2022) has none to carry.
  */
 export async function readSessions(db, userIds) {
@@ -16,17 +16,23 @@ export async function readSessions(db, userIds) {
     return { sessions: [], tokens: [] };
   const col = (name, expression = `"${name}"`) =>
     db.hasColumn("auth.sessions", name) ? `${expression} AS ${name}` : `NULL AS ${name}`;
+  // GoTrue's amr (models.Session.CalculateAALAndAMR): one row per method and session, its time the method's last use.
+  const amr = db.has("auth.mfa_amr_claims")
+    ? `COALESCE((SELECT json_agg(json_build_object('method', c.authentication_method, 'at', c.updated_at)
+         ORDER BY c.updated_at DESC) FROM auth.mfa_amr_claims c WHERE c.session_id = s.id), '[]'::json) AS amr`
+    : "NULL AS amr";
   const sessions = await db.query(
-    `SELECT id::text AS id, user_id::text AS user_id, created_at, ${col("not_after")},
+    `SELECT id::text AS id, user_id::text AS user_id, created_at, ${col("not_after")}, ${amr},
        ${col("aal", "aal::text")}, ${col("factor_id", "factor_id::text")},
        ${col("refreshed_at", "refreshed_at AT TIME ZONE 'UTC'")},
        ${col("refresh_token_hmac_key")}, ${col("refresh_token_counter", "refresh_token_counter::text")}
-     FROM auth.sessions WHERE user_id = ANY($1::uuid[]) ORDER BY id`,
+     FROM auth.sessions s WHERE user_id = ANY($1::uuid[]) ORDER BY id`,
     [userIds],
   );
   if (sessions.length === 0) return { sessions, tokens: [] };
   const tokens = await db.query(
-    `SELECT DISTINCT ON (session_id) id::text AS id, session_id::text AS session_id, token, created_at
+    `SELECT DISTINCT ON (session_id) id::text AS id, session_id::text AS session_id, token, created_at,
+       ${db.hasColumn("auth.refresh_tokens", "parent") ? "parent" : "NULL AS parent"}
      FROM auth.refresh_tokens
      WHERE session_id = ANY($1::uuid[]) AND revoked IS NOT TRUE
      ORDER BY session_id, id DESC`,
@@ -74,6 +80,12 @@ export function supabaseSessionsOf(sessions, tokens, keys) {
       refreshedAt: iso(session.refreshed_at),
       aal: AAL.has(session.aal) ? session.aal : null,
       factorId: session.factor_id ?? null,
+      // null: a GoTrue from before mfa_amr_claims (the service then goes by `aal` alone).
+      amr: Array.isArray(session.amr)
+        ? session.amr
+            .filter((claim) => typeof claim?.method === "string" && claim.at)
+            .map((claim) => ({ method: claim.method, at: iso(claim.at) }))
+        : null,
       refreshTokenHmacKey: hmacKey,
       refreshTokenCounter: hmacKey === null ? null : Number(counter),
       // The token's SHA-256, never the token (the service keeps hashes only, docs/supabase-sessions-import.md).
@@ -84,6 +96,8 @@ export function supabaseSessionsOf(sessions, tokens, keys) {
               tokenHash: createHash("sha256").update(token.token).digest("hex"),
               revoked: false,
               createdAt: iso(token.created_at) ?? iso(session.created_at),
+              // GoTrue's retry allowance (models.RefreshToken.Parent): hashed like the token, never sent itself.
+              parentHash: token.parent ? createHash("sha256").update(token.parent).digest("hex") : null,
             },
           ]
         : [],

@@ -4,6 +4,7 @@
 // verified. The users GoTrue made through a provider come with the users reader (user-bundles.mjs): this service's
 // SAML sign-in finds them by their address inside the org's verified domains.
 import { countOutcome } from "../import/outcomes.mjs";
+import { countGone, MASS_REMOVAL, removeGone } from "../import-nhost/removals.mjs";
 
 const MAX_METADATA = 60_000;
 const MAX_DOMAINS = 100;
@@ -97,4 +98,29 @@ export async function sso(run) {
     });
   }
   if (rows.length > 0) progress.done("auth.sso_providers", counts);
+}
+
+/**
+ * The orgs earlier runs made from SSO providers that Supabase no longer has (GoTrue's admin deletion takes the SAML
+ * provider and domains with the provider; its users stay, and so they do here): removed here, with the org's
+ * connection and domains, under the users' rule (the ledger says what came from Supabase: an org made here is never
+ * touched). Run after the users' removals, whose guards have shown this is the database imported before; so "no
+ * providers left" is taken as Supabase's word (deleting a project's only provider is ordinary), and only a mass
+ * removal (over half of many) waits for --allow-mass-removal. A database from before GoTrue had SSO removes nothing.
+ */
+export async function removeGoneProviders({ api, supabase, report, progress, dryRun, allowMassRemoval }) {
+  if (!supabase.has("auth.sso_providers")) return;
+  const ids = () => supabase.ids("auth.sso_providers");
+  if (!allowMassRemoval) {
+    const { gone, total } = await countGone(api, ids(), "org");
+    if (gone > MASS_REMOVAL && gone * 2 > total)
+      throw new Error(
+        `${gone} of ${total} imported SSO providers are not in this database: nothing more was removed or ` +
+          "written. If they really were deleted, run again with --allow-mass-removal.",
+      );
+  }
+  const table = "auth.sso_providers";
+  await removeGone({ api, nhostIds: ids(), kind: "org", table, dryRun, report, progress });
+  const { deleted, kept } = report.counts(table);
+  if (deleted || kept) progress.done(`${table} (removals)`, report.counts(table));
 }

@@ -28,7 +28,10 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
   // its row's end takes its Nhost refresh tokens with it, carried yet or not.
   const methods = [
     ...METHODS_UNDER_SSO,
+    // Every second factor's session, as the TOTP one: a step-up proves the factor, not the IdP's say-so.
     "mfa-totp",
+    "mfa-sms",
+    "mfa-webauthn",
     "hosted-page",
     IMPORTED_NHOST_METHOD,
     IMPORTED_SUPABASE_METHOD,

@@ -42,7 +42,7 @@ export async function ledgerRows(
 export async function ledgerPage(
   shards: Shards,
   system: ImportSystem,
-  kind: "user" | "bucket" | "file",
+  kind: "user" | "bucket" | "file" | "org",
   after: string | undefined,
   limit: number,
 ): Promise<{ items: string[]; next: string | null }> {
@@ -55,7 +55,8 @@ export async function ledgerPage(
       .orderBy(asc(importLedger.id))
       .limit(limit)
       .all();
-  const parts = kind === "bucket" ? [await read(shards.home)] : await eachShard(shards, read);
+  const parts =
+    kind === "bucket" || kind === "org" ? [await read(shards.home)] : await eachShard(shards, read);
   // Users' and files' ids are Nhost's UUIDs: ASCII, which JavaScript orders as SQLite's BINARY does.
   const ids = parts.flat().map((row) => row.id);
   const items = (parts.length === 1 ? ids : ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).slice(0, limit);

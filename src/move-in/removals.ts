@@ -4,16 +4,18 @@ import { removeHomeRowsOfUser } from "../db/client-rows";
 import { releaseUser } from "../db/directory";
 import { eventMutes, files, type ImportSystem, importLedger, users } from "../db/schema";
 import { eachShard } from "../db/shards";
+import { AppError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
+import { deleteOrg } from "../orgs";
 import { deleteBucket, releasePath, removeFile, StorageError } from "../storage";
 import { ledgerRows } from "./ledger";
 import type { ImportResult } from "./wire";
 
-type Kind = "user" | "bucket" | "file";
+type Kind = "user" | "bucket" | "file" | "org";
 
 /**
- * The database holding each id's ledger row of `system`: a user's shard, the home database for buckets, and for files
+ * The database holding each id's ledger row of `system`: a user's shard, the home database for buckets and orgs, and for files
  * whichever shard has it (a file deleted here has no directory entry left to say; removals are rare, every shard is
  * asked). A row another system wrote is not this run's to remove: left out, as an id never imported.
  */
@@ -45,7 +47,8 @@ async function ledgerOf(
  * deleted there before the cut-over). Only ids in the system's ledger are touched: a user or file created here, or
  * imported from another system, is never removed by an import.
  * A user goes with everything of theirs (foreign keys cascade), then their directory keys; the ledger keeps their
- * tokens' tombstones.
+ * tokens' tombstones. An org (a Supabase SSO provider deleted there, as GoTrue's admin deletion takes its SAML
+ * provider and domains) goes with its connection, domains and memberships; its users stay, as they do in Supabase.
  */
 export async function removeImported(
   deps: Deps,
@@ -81,6 +84,13 @@ export async function removeImported(
         userId: id,
         detail: system === "nhost" ? { by: "import-nhost" } : { by: "import", system },
       });
+    } else if (kind === "org") {
+      // Deleted here already (the operator's word, org-import.ts): only its ledger row is left to forget.
+      await deleteOrg(deps, id).catch((error) => {
+        if (!(error instanceof AppError) || error.code !== "not-found") throw error;
+      });
+      await forget;
+      deps.audit({ type: "admin.org.delete", userId: null, detail: { orgId: id, by: "import", system } });
     } else if (kind === "file") {
       // removeFile is storage's own write, not a batch of ours: its subject is muted around it, in the shard of the
       // record (beside its ledger row). A change of the same file by someone else meanwhile would go unannounced too;

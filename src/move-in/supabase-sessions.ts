@@ -14,13 +14,38 @@ import type { RowReason, SupabaseSession } from "./wire";
  *   SHA-256(those)[:4]`, base64url without padding). It is derived here, its hash kept, the key dropped: the service
  *   never mints GoTrue tokens, so keeping the key would only keep a way to forge every later counter.
  * - otherwise its live token is its unrevoked 12-character token of highest id (`FindCurrentlyActiveRefreshToken`);
- *   a revoked one, or an older unrevoked one, is not carried (only one token per session rotates in the drawer).
+ *   a revoked one, or an older unrevoked one, is not carried.
+ * The token before the live one (the v1 `parent`, the v2 counter - 1), which GoTrue takes at any time as a lost
+ * answer's retry, is carried as a `retryHashes` entry: indexed beside the live one, whichever comes first moves the
+ * session here and the other is then a used token of the family (docs/decisions.md, "Issue 44: what the Supabase
+ * import no longer loses").
  * A session GoTrue itself no longer honours (`not_after` past) is left out with a warning, as an expired Nhost token.
- * A session at `aal2` is carried as a session whose second factor is not pending; its `aal` claim here reads `aal1`
- * (the face derives `aal` from how a session began, docs/decisions.md).
+ * A session that showed a second factor at Supabase (an `mfa_amr_claims` row of `totp`, `mfa/phone` or `mfa/webauthn`,
+ * which is how GoTrue's CalculateAALAndAMR gives `aal2` at every refresh) is carried as a session begun by that factor
+ * when it last showed it: its method `mfa-totp`, `mfa-sms` or `mfa-webauthn`, the same row mfa.verify's step-up makes
+ * (src/auth/mfa/step-up.ts), so the face's token says `aal2` with that `amr` entry and the Nhost face sees a second
+ * factor's session. Without amr rows (GoTrue before them) `aal2` alone keeps it from being pending, as before.
  */
 
 const DAY_MS = 86_400_000;
+
+/** GoTrue's second-factor amr methods (models.AMRClaim.IsAAL2Claim) → the session method of that step-up here. */
+const SECOND_FACTOR_METHOD: Record<string, string> = {
+  totp: "mfa-totp",
+  "mfa/phone": "mfa-sms",
+  "mfa/webauthn": "mfa-webauthn",
+};
+
+/** The session's newest second-factor claim, as this service's method and time; null if it showed none. */
+function secondFactorOf(session: SupabaseSession): { method: string; at: number } | null {
+  let newest: { method: string; at: number } | null = null;
+  for (const claim of session.amr ?? []) {
+    const method = SECOND_FACTOR_METHOD[claim.method];
+    const at = Date.parse(claim.at);
+    if (method && (!newest || at > newest.at)) newest = { method, at };
+  }
+  return newest;
+}
 
 /** A session's token as user-checks.ts's `ImportedToken` (structurally: that file imports this one). */
 interface CarriedToken {
@@ -32,6 +57,7 @@ interface CarriedToken {
   metadata: Record<string, unknown>;
   method: string;
   secondFactorPending: boolean;
+  retryHashes: string[];
 }
 
 function base64urlDecode(text: string): Uint8Array | null {
@@ -102,6 +128,7 @@ export async function supabaseSessionTokens(
     }
     let hash: string;
     let issuedAt: number;
+    let retryHashes: string[] = [];
     if (session.refreshTokenHmacKey !== null && session.refreshTokenCounter !== null) {
       const key = base64urlDecode(session.refreshTokenHmacKey);
       if (!key || key.length < 16) {
@@ -113,6 +140,10 @@ export async function supabaseSessionTokens(
         continue;
       }
       hash = await sha256Hex(await goTrueV2Token(key, id, session.refreshTokenCounter));
+      // GoTrue takes the token one counter behind at any time ("likelyNotSavedByClient"): a client whose last answer
+      // was lost. Only its hash is kept, like the live one's.
+      if (session.refreshTokenCounter > 0)
+        retryHashes = [await sha256Hex(await goTrueV2Token(key, id, session.refreshTokenCounter - 1))];
       const newest = session.refreshTokens.reduce((at, t) => Math.max(at, Date.parse(t.createdAt)), 0);
       const refreshed = session.refreshedAt ? Date.parse(session.refreshedAt) : 0;
       issuedAt = Math.max(newest, refreshed, Date.parse(session.createdAt));
@@ -131,6 +162,9 @@ export async function supabaseSessionTokens(
       }
       hash = live.tokenHash.toLowerCase();
       issuedAt = Date.parse(live.createdAt);
+      // GoTrue takes the live token's parent at any time, answering with the live one (a lost answer's retry).
+      if (live.parentHash && live.parentHash.toLowerCase() !== hash)
+        retryHashes = [live.parentHash.toLowerCase()];
     }
     // Sliding like the service's own: a session refreshed within the lifetime lives on; one idle longer is over.
     const expiresAt = Math.min(notAfter ?? Number.POSITIVE_INFINITY, issuedAt + lifetimeMs);
@@ -139,17 +173,21 @@ export async function supabaseSessionTokens(
       warn({ table: "auth.sessions", id, reason, notCarried: false });
       continue;
     }
+    const shown = secondFactorOf(session);
+    const aal2 = session.amr === null ? session.aal === "aal2" || session.aal === "aal3" : shown !== null;
     tokens.push({
       id,
       kind: "regular",
       hash,
-      createdAt: Date.parse(session.createdAt),
+      // A stepped-up session begins here at its second factor, as mfa.verify's does: the `amr` entry's time.
+      createdAt: shown?.at ?? Date.parse(session.createdAt),
       expiresAt,
       metadata: {},
-      method: IMPORTED_SUPABASE_METHOD,
+      method: shown?.method ?? IMPORTED_SUPABASE_METHOD,
       // As a session of this face signed in with the password only: GoTrue's aal1, stepped up by mfa.verify, and
       // without Hasura claims until then (the face's rule, docs/decisions.md "Issue 43: MFA").
-      secondFactorPending: secondFactor && session.aal !== "aal2" && session.aal !== "aal3",
+      secondFactorPending: secondFactor && !aal2,
+      retryHashes,
     });
   }
   return tokens;

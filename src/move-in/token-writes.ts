@@ -71,8 +71,11 @@ export function tokenStatements(
 
   for (const t of user.tokens) {
     const ref = `${t.kind}:${t.id}`;
+    // A retry token of the session (GoTrue's parent) is indexed beside it, a ledger row of its own.
+    const retries = (t.retryHashes ?? []).filter((h) => h !== t.hash);
     if (imported.has(t.hash)) {
       if (previous[t.hash]) tokens[t.hash] = ref;
+      for (const h of retries) if (previous[h] === ref) tokens[h] = ref;
       continue;
     }
     const rotatedInNhost = previousRefs.has(ref);
@@ -83,11 +86,20 @@ export function tokenStatements(
     }
     tokens[t.hash] = ref;
     carried.push(t);
-    statements.push(
-      db
-        .insert(importLedger)
-        .values({ kind: "token", id: t.hash, system, fingerprint: ref, owner: user.id, importedAt: now }),
-    );
+    const fresh = retries.filter((h) => !imported.has(h));
+    // The one exception to "written once": this session's own live token of an earlier run, which Supabase rotated
+    // since, is now its parent. It is indexed again only where the session is still unused here (the statements'
+    // condition), so a token spent, replayed or signed out here stays dead; its ledger row is already there.
+    const again = retries.filter((h) => imported.has(h) && previous[h] === ref);
+    for (const h of again) tokens[h] = ref;
+    for (const h of [t.hash, ...fresh]) {
+      tokens[h] = ref;
+      statements.push(
+        db
+          .insert(importLedger)
+          .values({ kind: "token", id: h, system, fingerprint: ref, owner: user.id, importedAt: now }),
+      );
+    }
     // After a credential change here, only a session still alive here follows (not one expired, not yet swept).
     const alive = changedHere.refuseNew ? gt(sessions.expiresAt, now) : undefined;
     if (t.kind === "pat") {
@@ -112,19 +124,32 @@ export function tokenStatements(
         : sql`(SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${t.id} AND ${sessions.locator} IS NULL)`;
       statements.push(
         db.delete(refreshTokens).where(and(eq(refreshTokens.sessionId, t.id), sql`EXISTS ${unused}`)),
-        db.insert(refreshTokens).select(
-          db
-            .select({
-              tokenHash: sql<string>`${t.hash}`.as("token_hash"),
-              sessionId: sessions.id,
-              expiresAt: sql<number>`${t.expiresAt}`.as("expires_at"),
-            })
-            .from(sessions)
-            .where(and(eq(sessions.id, t.id), isNull(sessions.locator), alive)),
+        ...[t.hash, ...fresh, ...again].map((h) =>
+          db.insert(refreshTokens).select(
+            db
+              .select({
+                tokenHash: sql<string>`${h}`.as("token_hash"),
+                sessionId: sessions.id,
+                expiresAt: sql<number>`${t.expiresAt}`.as("expires_at"),
+              })
+              .from(sessions)
+              .where(and(eq(sessions.id, t.id), isNull(sessions.locator), alive)),
+          ),
         ),
         db
           .update(sessions)
-          .set({ expiresAt: t.expiresAt })
+          // A Supabase session stepped up there since (mfa verify rotates its token) follows: its method, start and
+          // level are the session's now (supabase-sessions.ts). Nhost's tokens name no method: only the expiry moves.
+          .set(
+            t.method
+              ? {
+                  expiresAt: t.expiresAt,
+                  createdAt: t.createdAt,
+                  method: t.method,
+                  secondFactorPending: t.secondFactorPending ?? false,
+                }
+              : { expiresAt: t.expiresAt },
+          )
           .where(and(eq(sessions.id, t.id), isNull(sessions.locator), alive)),
       );
     } else {
@@ -143,7 +168,9 @@ export function tokenStatements(
           method: t.method ?? IMPORTED_NHOST_METHOD,
           secondFactorPending: t.secondFactorPending ?? false,
         }),
-        db.insert(refreshTokens).values({ tokenHash: t.hash, sessionId: t.id, expiresAt: t.expiresAt }),
+        db
+          .insert(refreshTokens)
+          .values([t.hash, ...fresh].map((h) => ({ tokenHash: h, sessionId: t.id, expiresAt: t.expiresAt }))),
       );
     }
   }

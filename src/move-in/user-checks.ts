@@ -25,6 +25,8 @@ export interface ImportedToken {
   method?: string;
   /** A carried session that has not shown the user's second factor (GoTrue's aal1). */
   secondFactorPending?: boolean;
+  /** Hashes of tokens the old system still takes for this session as a retry (GoTrue's parent): indexed beside it. */
+  retryHashes?: string[];
 }
 
 export interface CheckedUser {

@@ -79,7 +79,7 @@ async function readOwn(db: Db, batch: CheckedUser[]) {
     ledgerRows(
       db,
       "token",
-      batch.flatMap((u) => u.tokens.map((t) => t.hash)),
+      batch.flatMap((u) => u.tokens.flatMap((t) => [t.hash, ...(t.retryHashes ?? [])])),
     ),
     each(ids, (part) =>
       db

@@ -101,6 +101,15 @@ export const supabaseRefreshTokenSchema = z.object({
   tokenHash: z.string().regex(/^[0-9a-fA-F]{64}$/),
   revoked: z.boolean(),
   createdAt: time,
+  /**
+   * SHA-256 of its `parent` (the token it replaced), for the session's live token: GoTrue takes the parent again as a
+   * client's retry whose answer was lost (supabase-sessions.ts).
+   */
+  parentHash: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/)
+    .nullable()
+    .default(null),
 });
 
 export const supabaseSessionSchema = z.object({
@@ -112,6 +121,15 @@ export const supabaseSessionSchema = z.object({
   refreshedAt: time.nullable().default(null),
   aal: z.enum(["aal1", "aal2", "aal3"]).nullable().default(null),
   factorId: uuid.nullable().default(null),
+  /**
+   * `auth.mfa_amr_claims` of the session: each method (`password`, `totp`, `mfa/phone`, `mfa/webauthn`, …) and its
+   * last use. Null when GoTrue kept none (older versions): `aal` alone then says whether it showed a second factor.
+   */
+  amr: z
+    .array(z.object({ method: z.string().max(64), at: time }))
+    .max(20)
+    .nullable()
+    .default(null),
   /** `refresh_token_hmac_key`, opened: base64url (no padding) of the session's HMAC-SHA-256 key (v2 tokens). */
   refreshTokenHmacKey: z
     .string()
@@ -241,7 +259,8 @@ export const planFilesBody = z.object({ system, files: z.array(row).min(1).max(1
 export const removalsBody = z.object({
   system,
   dryRun: z.boolean().default(false),
-  kind: z.enum(["user", "bucket", "file"]),
+  /** `org`: Supabase's SSO providers (org-import.ts). */
+  kind: z.enum(["user", "bucket", "file", "org"]),
   ids: z.array(text(100)).min(1).max(100),
 });
 
@@ -250,7 +269,7 @@ export const fileImportQuery = z.object({ system });
 
 export const ledgerQuery = z.object({
   system,
-  kind: z.enum(["user", "bucket", "file"]),
+  kind: z.enum(["user", "bucket", "file", "org"]),
   after: text(100).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(1000),
 });

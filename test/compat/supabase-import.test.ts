@@ -83,6 +83,8 @@ const users = {} as Record<
   SupabaseSeededUser
 >;
 let oldSession: { id: string; token: string };
+let steppedSession: { id: string; parent: string };
+const TOTP_AT = Math.floor(Date.now() / 1000) - 30;
 let dryRun: Run;
 let first: Run;
 let ssoProviderId: string;
@@ -110,6 +112,8 @@ beforeAll(async () => {
   });
   // Signed in at Supabase before the move, with GoTrue's v1 refresh token.
   oldSession = await seedSupabaseSession(db, users.ana.id);
+  // Another of hers, stepped up with her TOTP code at Supabase.
+  steppedSession = await seedSupabaseSession(db, users.ana.id, new Date(TOTP_AT * 1000));
   users.pending = await seedSupabaseUser(db, {
     email: `pending-${tag}@example.com`,
     password: PASSWORD,
@@ -261,8 +265,8 @@ describe("import-supabase, then supabase-js against the service", () => {
 
   // Threat: the move signs every user out (a client holding Supabase's refresh token must not need a password).
   it("a session signed in before the move refreshes through supabase-js as the same user and session", async () => {
-    expect(first.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 1 });
-    expect(first.report.tables["auth.refresh_tokens"]).toMatchObject({ read: 1, imported: 1 });
+    expect(first.report.tables["auth.sessions"]).toMatchObject({ read: 2, imported: 2 });
+    expect(first.report.tables["auth.refresh_tokens"]).toMatchObject({ read: 2, imported: 2 });
     const claims = { sub: users.ana.id, session_id: oldSession.id };
     const refreshed = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
     expect(decodeJwt(refreshed.data.session!.access_token)).toMatchObject(claims);
@@ -270,6 +274,14 @@ describe("import-supabase, then supabase-js against the service", () => {
     // it is refused (test/move-in/supabase-sessions.test.ts, interval 0: no 10 s wait here).
     const race = await supabase().auth.refreshSession({ refresh_token: oldSession.token });
     expect(decodeJwt(race.data.session!.access_token)).toMatchObject(claims);
+    // Loss closed (issue 44): a session stepped up with TOTP at Supabase (mfa_amr_claims) came out aal1; a client that
+    // lost GoTrue's last answer and retries with the live token's `parent` (which GoTrue takes) was signed out.
+    const stepped = await supabase().auth.refreshSession({ refresh_token: steppedSession.parent });
+    expect(decodeJwt(stepped.data.session!.access_token)).toMatchObject({
+      session_id: steppedSession.id,
+      aal: "aal2",
+      amr: [{ method: "totp", timestamp: TOTP_AT }],
+    });
   });
 
   it("the old anon key is recorded, and taken as a publishable key once the supabase cut-over is recorded", async () => {
@@ -304,7 +316,7 @@ describe("import-supabase, then supabase-js against the service", () => {
     );
     expect(second.report.tables["auth.mfa_factors"]).toMatchObject({ read: 1, unchanged: 1 });
     // The session spent here is not brought back: nothing of it is written again.
-    expect(second.report.tables["auth.sessions"]).toMatchObject({ read: 1, imported: 0, updated: 0 });
+    expect(second.report.tables["auth.sessions"]).toMatchObject({ read: 2, imported: 0, updated: 0 });
     // No byte moves again: buckets and objects are as the first run left them; the lost object is listed again.
     expect(second.report.tables["storage.buckets"]).toMatchObject({ read: 2, unchanged: 2, imported: 0 });
     expect(second.report.tables["storage.objects"]).toMatchObject({
@@ -316,11 +328,23 @@ describe("import-supabase, then supabase-js against the service", () => {
     });
   });
 
-  it("a user soft-deleted in Supabase after an earlier run is deleted here by the next", async () => {
+  // Loss closed (issue 44) with the users' rule: an SSO provider deleted at Supabase before the cut-over stayed an
+  // org here, its IdP still signing people in to the verified domain.
+  it("a user soft-deleted, or an SSO provider deleted, in Supabase after an earlier run is deleted here by the next", async () => {
     await db.query("UPDATE auth.users SET deleted_at = now() WHERE id = $1", [users.banned.id]);
+    // Its SAML provider and domains go with it (GoTrue's foreign keys cascade, as its Eager().Destroy deletes them).
+    await db.query("DELETE FROM auth.sso_providers WHERE id = $1", [ssoProviderId]);
     const delta = await importSupabase();
     expect(delta.report.tables["auth.users"]).toMatchObject({ deleted: 1, leftOut: 2 });
     expect((await adminClient().auth.admin.getUserById(users.banned.id)).data.user).toBeNull();
+    expect(delta.report.tables["auth.sso_providers"]).toMatchObject({ deleted: 1 });
+    const org = await fetch(`${authUrl}/admin/orgs/${ssoProviderId}`, {
+      headers: { "x-hasura-admin-secret": adminSecret },
+    });
+    expect(org.status).toBe(404);
+    await org.body?.cancel();
+    // Its user stays, as in Supabase.
+    expect((await adminClient().auth.admin.getUserById(users.sso.id)).data.user?.email).toBe(users.sso.email);
   });
 });
 

@@ -2,7 +2,8 @@ import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { supabaseClient, supabaseService } from "../faces/supabase/support";
 import { PASSWORD } from "../helpers";
-import { base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
+import { idpMetadataXml } from "../sso/saml-support/idp";
+import { admin, base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
 
 /**
  * Supabase users stay signed in (contract supabase.md §5): GoTrue's sessions imported through the admin import API
@@ -28,6 +29,12 @@ const V2 = {
   token: "AGoPOy4cTU5fipsMHS4_SlusAlGVjuhXiVuTqKuXosf0VMei8yT3",
   previous: "AGoPOy4cTU5fipsMHS4_SlurAlAwAmyJduHtDZDKsnbc5jWqsA6K",
 };
+/** The same made for session 3c9e1d7a-5b2f-4a6e-9d8c-7b6a5f4e3d2c (same key, counters 300 and 299). */
+const V2B = {
+  session: "3c9e1d7a-5b2f-4a6e-9d8c-7b6a5f4e3d2c",
+  token: "ADyeHXpbL0punYx7al9OPSysAu3NfWLPx-HJRBbC4qrqBem7zECv",
+  previous: "ADyeHXpbL0punYx7al9OPSyrAtVdeXXb2MHQnT8uIr2oeg8jDglC",
+};
 
 /** GoTrue's 12-character refresh token (`^[a-z0-9]{12}$`), as auth.refresh_tokens.token holds it. */
 const v1Token = () =>
@@ -40,6 +47,8 @@ interface V1 {
   id: number;
   token: string;
   revoked: boolean;
+  /** `auth.refresh_tokens.parent`: the token this one replaced. */
+  parent?: string;
 }
 
 async function v1Session(tokens: V1[], sessionId = crypto.randomUUID()) {
@@ -55,6 +64,7 @@ async function v1Session(tokens: V1[], sessionId = crypto.randomUUID()) {
         tokenHash: await sha256Hex(t.token),
         revoked: t.revoked,
         createdAt: iso(now - DAY + t.id * 1000),
+        parentHash: t.parent ? await sha256Hex(t.parent) : null,
       })),
     ),
   };
@@ -119,9 +129,8 @@ describe("GoTrue sessions imported from Supabase", () => {
     expect(data.user?.id).toBe(id);
   });
 
-  // Threat as for v1: a session GoTrue moved to v2 tokens must not sign out, and its token one counter back (which
-  // GoTrue's reuse rule honours only inside its window) is not carried.
-  it("a v2 token (HMAC key and counter) refreshes as the same user and session; the counter before does not", async () => {
+  // Threat as for v1: a session GoTrue moved to v2 tokens must not sign out.
+  it("a v2 token (HMAC key and counter) refreshes as the same user and session", async () => {
     const now = Date.now();
     const { id } = await supabaseUser([
       {
@@ -135,14 +144,69 @@ describe("GoTrue sessions imported from Supabase", () => {
         refreshTokens: [],
       },
     ]);
-    expect((await refresh(V2.previous)).error).toMatchObject({
-      status: 400,
-      code: "refresh_token_not_found",
-    });
     const { data, error } = await refresh(V2.token);
     expect(error).toBeNull();
     expect(data.user?.id).toBe(id);
     expect(decodeJwt(data.session!.access_token)).toMatchObject({ sub: id, session_id: V2.session });
+    // The counter before, once the live token moved the session here, is a replay.
+    expect((await refresh(V2.previous)).error).toMatchObject({ status: 400 });
+  });
+
+  // Loss closed (issue 44): a client whose last refresh at Supabase reached GoTrue but whose answer was lost (the
+  // cut-over between) holds the token before: the live v1 token's parent, or the v2 counter before. GoTrue takes it
+  // at any time (internal/tokens/service.go: the parent answered with the live token; counter - 1,
+  // "likelyNotSavedByClient"), so the client stayed signed in there and must here. Threat kept out: the allowance
+  // outliving its use. It moves the session here once; then it (after the grace window, 0 here), or the live token it
+  // stood for, is a replay that ends the family, as GoTrue ends it for a token beyond its reuse rules.
+  it("the token before the live one (v1 parent, v2 counter - 1) refreshes once; then it or the live token ends the family", async () => {
+    const now = Date.now();
+    const parent = v1Token();
+    const live = v1Token();
+    const v1 = await v1Session([{ id: 9, token: live, revoked: false, parent }]);
+    const v2 = {
+      id: V2B.session,
+      createdAt: iso(now - 3 * DAY),
+      refreshedAt: iso(now - DAY),
+      refreshTokenHmacKey: V2.key,
+      refreshTokenCounter: V2.counter,
+      refreshTokens: [],
+    };
+    const { id } = await supabaseUser([v1, v2]);
+    for (const [retry, current, session] of [
+      [parent, live, v1.id],
+      [V2B.previous, V2B.token, V2B.session],
+    ] as const) {
+      const { data, error } = await refresh(retry);
+      expect(error).toBeNull();
+      expect(decodeJwt(data.session!.access_token)).toMatchObject({ sub: id, session_id: session });
+      expect((await refresh(current)).error).toMatchObject({ status: 400 });
+      // The family ended: the successor the retry got is refused too.
+      expect((await refresh(data.session!.refresh_token)).error).toMatchObject({ status: 400 });
+    }
+  });
+
+  // Loss closed (issue 44), the usual way in: the last delta run finds the session rotated at Supabase since (its
+  // live token then is the earlier run's live token's child), and the client lost that last answer. The earlier live
+  // token, the new one's parent, must be taken again; the token before it must not come back.
+  it("after a delta run, the earlier run's live token (now the parent) refreshes once; the one before is dead", async () => {
+    const [first, second, third] = [v1Token(), v1Token(), v1Token()];
+    const id = crypto.randomUUID();
+    const run1 = await v1Session([{ id: 1, token: second, revoked: false, parent: first }], id);
+    const { bundle } = await supabaseUser([run1]);
+    const run2 = await v1Session(
+      [
+        { id: 1, token: second, revoked: true, parent: first },
+        { id: 2, token: third, revoked: false, parent: second },
+      ],
+      id,
+    );
+    expect((await importUsers(svc, [{ ...bundle, supabaseSessions: [run2] }])).results[0]!.outcome).toBe(
+      "updated",
+    );
+    expect((await refresh(first)).error).toMatchObject({ status: 400, code: "refresh_token_not_found" });
+    const { data, error } = await refresh(second);
+    expect(error).toBeNull();
+    expect(decodeJwt(data.session!.access_token)).toMatchObject({ session_id: id });
   });
 
   // Threat: the delta run just before the cut-over brings back a token spent or signed out here (the ledger's
@@ -189,6 +253,147 @@ describe("GoTrue sessions imported from Supabase", () => {
     const shown = await refresh(aal2.token);
     expect(shown.error).toBeNull();
     expect(decodeJwt(shown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeDefined();
+  });
+
+  // Loss closed (issue 44): a user who had shown their second factor at Supabase (an `aal2` session, its amr claim
+  // `totp` in auth.mfa_amr_claims) was carried at `aal1`, so the app asked for the code again and an RLS policy
+  // requiring `aal2` denied them. Threat kept out: a session that never showed it (only `password` in its amr, though
+  // its `aal` column says otherwise) must not come out `aal2`: GoTrue itself derives aal from the amr rows.
+  it("an aal2 session with a totp amr claim refreshes at aal2 with that amr, and is a TOTP session on Nhost's face", async () => {
+    const now = Date.now();
+    const stepped = { token: v1Token(), session: crypto.randomUUID() };
+    const claimed = { token: v1Token(), session: crypto.randomUUID() };
+    const totpAt = Math.floor((now - 2 * 3_600_000) / 1000);
+    const amr = [
+      { method: "totp", at: iso(totpAt * 1000) },
+      { method: "password", at: iso(now - 3 * 3_600_000) },
+    ];
+    const sessions = [
+      {
+        ...(await v1Session([{ id: 1, token: stepped.token, revoked: false }], stepped.session)),
+        aal: "aal2",
+        amr,
+      },
+      {
+        ...(await v1Session([{ id: 3, token: claimed.token, revoked: false }], claimed.session)),
+        aal: "aal2",
+        amr: [{ method: "password", at: iso(now - 3_600_000) }],
+      },
+    ];
+    const totpSecret = base32(crypto.getRandomValues(new Uint8Array(20)));
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: sessions, activeMfaType: "totp", totpSecret },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+
+    const shown = await refresh(stepped.token);
+    expect(shown.error).toBeNull();
+    const claims = decodeJwt(shown.data.session!.access_token);
+    expect(claims).toMatchObject({ aal: "aal2", session_id: stepped.session });
+    expect(claims.amr).toEqual([{ method: "totp", timestamp: totpAt }]);
+    expect(claims["https://hasura.io/jwt/claims"]).toBeDefined();
+    // Still aal2 after the rotation into the service's own family.
+    const next = await refresh(shown.data.session!.refresh_token);
+    expect(decodeJwt(next.data.session!.access_token)).toMatchObject({ aal: "aal2" });
+
+    // The Nhost face (which takes the service's own tokens, not GoTrue's): the session refreshes there (a pending
+    // one would not) and is listed as begun by the authenticator app (`mfa-totp`), as a TOTP sign-in's.
+    const nhost = await svc.post("/token", { refreshToken: next.data.session!.refresh_token });
+    expect(nhost.status, await nhost.clone().text()).toBe(200);
+    const { accessToken } = (await nhost.json()) as { accessToken: string };
+    const listed = await svc.get("/user/sessions", accessToken);
+    expect(listed.status).toBe(200);
+    const { items: mine } = (await listed.json()) as { items: { id: string; method: string }[] };
+    expect(mine.find((s) => s.id === stepped.session)).toMatchObject({ method: "mfa-totp" });
+
+    const notShown = await refresh(claimed.token);
+    expect(notShown.error).toBeNull();
+    expect(decodeJwt(notShown.data.session!.access_token)).toMatchObject({ aal: "aal1" });
+    expect(decodeJwt(notShown.data.session!.access_token)["https://hasura.io/jwt/claims"]).toBeUndefined();
+  });
+
+  // Loss closed (issue 44): a session stepped up at Supabase between two runs (GoTrue's mfa verify rotates its token
+  // and adds a `totp` amr row) stayed pending here after the delta run, its user asked for the code again.
+  it("a delta run carries a step-up done at Supabase since to a session not yet used here", async () => {
+    const now = Date.now();
+    const session = crypto.randomUUID();
+    const before = v1Token();
+    const after = v1Token();
+    const password = { method: "password", at: iso(now - 3 * 3_600_000) };
+    const signedIn = {
+      ...(await v1Session([{ id: 1, token: before, revoked: false }], session)),
+      aal: "aal1",
+      amr: [password],
+    };
+    const totpSecret = base32(crypto.getRandomValues(new Uint8Array(20)));
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: [signedIn], activeMfaType: "totp", totpSecret },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+    const totpAt = Math.floor((now - 3_600_000) / 1000);
+    const stepped = {
+      ...(await v1Session(
+        [
+          { id: 1, token: before, revoked: true },
+          { id: 2, token: after, revoked: false },
+        ],
+        session,
+      )),
+      aal: "aal2",
+      amr: [{ method: "totp", at: iso(totpAt * 1000) }, password],
+    };
+    const again = await importUsers(svc, [{ ...bundle, supabaseSessions: [stepped] }]);
+    expect(again.results[0]!.outcome).not.toBe("skipped");
+    expect((await refresh(before)).error).toMatchObject({ status: 400 });
+    const { data, error } = await refresh(after);
+    expect(error).toBeNull();
+    const claims = decodeJwt(data.session!.access_token);
+    expect(claims).toMatchObject({
+      aal: "aal2",
+      session_id: session,
+      amr: [{ method: "totp", timestamp: totpAt }],
+    });
+    expect(claims["https://hasura.io/jwt/claims"]).toBeDefined();
+  });
+
+  // Threat (issue 44): a session carried at aal2 by a phone or WebAuthn step (method `mfa-sms`, `mfa-webauthn`)
+  // escaping an org's enforced SSO, which ends the sessions its domain's users began without the IdP (sso-sweep.ts).
+  it("a session stepped up by phone or WebAuthn at Supabase is ended when its org enforces SSO", async () => {
+    const domain = `corp-${crypto.randomUUID().slice(0, 8)}.test`;
+    const orgId = crypto.randomUUID();
+    const org = {
+      id: orgId,
+      name: domain,
+      domains: [domain],
+      saml: { metadataXml: idpMetadataXml() },
+      enabled: true,
+    };
+    const orgs = await svc.request("POST", "/admin/import/nhost/orgs", {
+      json: { orgs: [org] },
+      headers: admin(),
+    });
+    expect(orgs.status).toBe(200);
+    const tokens = [v1Token(), v1Token()];
+    const sessions = await Promise.all(
+      ["mfa/phone", "mfa/webauthn"].map(async (method, i) => ({
+        ...(await v1Session([{ id: i + 1, token: tokens[i]!, revoked: false }])),
+        aal: "aal2",
+        amr: [{ method, at: iso(Date.now() - 60_000) }],
+      })),
+    );
+    const { bundle } = await nhostUser(
+      { refreshTokens: [], supabaseSessions: sessions, email: `jo@${domain}` },
+      hash,
+    );
+    expect((await importUsers(svc, [bundle])).results[0]).toMatchObject({ outcome: "imported" });
+    const enforced = await svc.request("PATCH", `/admin/orgs/${orgId}/sso`, {
+      json: { enforce: true },
+      headers: admin(),
+    });
+    expect(enforced.status, await enforced.clone().text()).toBe(200);
+    for (const token of tokens) expect((await refresh(token)).error).toMatchObject({ status: 400 });
   });
 
   // Threat: a hostile or broken row (a key that is not base64url) must be a report line, never a 500 or half a user.

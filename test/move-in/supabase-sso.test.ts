@@ -203,4 +203,64 @@ describe("Supabase's SSO providers through the import API", () => {
     ]);
     expect((await svc.request("GET", `/admin/orgs/${id}`, { headers: admin() })).status).toBe(404);
   });
+
+  // Loss closed (issue 44): an SSO provider deleted at Supabase before the cut-over lived on here, its domains still
+  // verified and its IdP still signing people in. Threat kept out: the removal pass touching an org made here (no
+  // ledger row of Supabase's runs), whose domains and connection an operator set up, or the provider's users.
+  it("an org whose provider Supabase deleted goes with its domains by the removal pass; an org made here stays", async () => {
+    const gone = provider();
+    const kept = provider();
+    await importOrgs([gone.row, kept.row]);
+    const { id: userId, bundle } = ssoUser(`jane@${gone.domain}`);
+    expect((await importUsers(svc, [bundle])).results).toEqual([{ id: userId, outcome: "imported" }]);
+    const made = await svc.request("POST", "/admin/orgs", {
+      headers: admin(),
+      json: { name: "Made here", ownerUserId: userId },
+    });
+    expect(made.status).toBe(201);
+    const native = ((await made.json()) as { id: string }).id;
+
+    const ledger = async () => {
+      const page = await svc.request(
+        "GET",
+        "/admin/import/nhost/ledger?system=supabase&kind=org&limit=1000",
+        {
+          headers: admin(),
+        },
+      );
+      expect(page.status).toBe(200);
+      return ((await page.json()) as { items: string[] }).items;
+    };
+    expect(await ledger()).toEqual(expect.arrayContaining([gone.id, kept.id]));
+    expect(await ledger()).not.toContain(native);
+
+    const remove = async (ids: string[], dryRun: boolean) => {
+      const response = await svc.request("POST", "/admin/import/nhost/removals", {
+        headers: admin(),
+        json: { system: "supabase", kind: "org", ids, dryRun },
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { results: unknown[] }).results;
+    };
+    const status = async (orgId: string) =>
+      (await svc.request("GET", `/admin/orgs/${orgId}`, { headers: admin() })).status;
+    expect(await remove([gone.id], true)).toEqual([{ id: gone.id, outcome: "deleted" }]);
+    expect(await status(gone.id)).toBe(200);
+
+    expect(await remove([gone.id, native], false)).toEqual([
+      { id: gone.id, outcome: "deleted" },
+      { id: native, outcome: "absent" },
+    ]);
+    expect(await status(gone.id)).toBe(404);
+    expect(await status(kept.id)).toBe(200);
+    expect(await status(native)).toBe(200);
+    expect(await ledger()).not.toContain(gone.id);
+    // Its domain went with it: another provider of that domain is an org again, not "verified by another organization".
+    const again = provider({ domains: [gone.domain] });
+    expect((await importOrgs([again.row])).results).toEqual([
+      expect.objectContaining({ id: again.id, outcome: "imported" }),
+    ]);
+    // The provider's user stays, as in Supabase.
+    expect((await svc.request("GET", `/admin/users/${userId}`, { headers: admin() })).status).toBe(200);
+  });
 });

@@ -50,9 +50,15 @@ const v2Row = (key: string) => ({
 });
 
 describe("GoTrue's sessions for the wire", () => {
-  it("hashes a v1 session's newest live token and never sends the token itself", () => {
+  it("hashes a v1 session's newest live token and its parent, and never sends either token itself", () => {
     const session = { ...v2Row(""), refresh_token_hmac_key: null, refresh_token_counter: null };
-    const token = { id: "41", session_id: V2.session, token: "abcdefgh1234", created_at: created };
+    const token = {
+      id: "41",
+      session_id: V2.session,
+      token: "abcdefgh1234",
+      created_at: created,
+      parent: "zyxwvu987654",
+    };
     const { sessions, notCarried } = supabaseSessionsOf([session], [token], null);
     expect(notCarried).toEqual([]);
     expect(sessions).toEqual([
@@ -67,11 +73,13 @@ describe("GoTrue's sessions for the wire", () => {
             tokenHash: createHash("sha256").update("abcdefgh1234").digest("hex"),
             revoked: false,
             createdAt: created.toISOString(),
+            parentHash: createHash("sha256").update("zyxwvu987654").digest("hex"),
           },
         ],
       }),
     ]);
     expect(JSON.stringify(sessions)).not.toContain("abcdefgh1234");
+    expect(JSON.stringify(sessions)).not.toContain("zyxwvu987654");
   });
 
   it("sends a v2 session's HMAC key plain or opened from GoTrue's sealed form, with its counter", () => {
