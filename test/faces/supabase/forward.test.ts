@@ -23,6 +23,9 @@ const svc = supabaseService({
   AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
   // The authorization server, for an OAuth2 client's token to be refused.
   AUTH_OAUTH2_PROVIDER_ENABLED: "true",
+  // A phone factor, for a Nhost-face session stepped up by a texted code.
+  AUTH_MFA_ENABLED: "true",
+  AUTH_DEV_SMS: "true",
 });
 
 async function signedIn() {
@@ -107,6 +110,44 @@ describe("forwarded data calls: the token exchanged", () => {
       aal: "aal1",
       amr: [{ method: "password", timestamp: expect.any(Number) }],
       app_metadata: { provider: "email", providers: ["email"] },
+    });
+  });
+
+  it("a Nhost-face session stepped up by a texted code goes as aal2, as the face's own token says", async () => {
+    // Threat: an RLS policy that asks `auth.jwt()->>'aal' = 'aal2'` refusing (or, the other way, a policy trusting
+    // aal1) a user who showed their phone factor: the level must follow how the session began, whichever factor.
+    const { supabase } = await signedIn();
+    const email = (await supabase.auth.getUser()).data.user!.email!;
+    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const enrolled = await supabase.auth.mfa.enroll({ factorType: "phone", phone });
+    const challenge = await supabase.auth.mfa.challenge({ factorId: enrolled.data!.id });
+    const texted = async () => {
+      const texts = (await (await svc.get(`/dev/sms?to=${encodeURIComponent(phone)}`)).json()) as {
+        body: string;
+      }[];
+      return /\b(\d{6})\b/.exec(texts[0]!.body)![1]!;
+    };
+    const verified = await supabase.auth.mfa.verify({
+      factorId: enrolled.data!.id,
+      challengeId: challenge.data!.id,
+      code: await texted(),
+    });
+    expect(verified.error).toBeNull();
+    const first = (await (
+      await svc.post("/signin/email-password", { email, password: "correct horse battery" })
+    ).json()) as { mfa: { ticket: string } };
+    const stepped = await svc.post("/signin/mfa/totp", { ticket: first.mfa.ticket, otp: await texted() });
+    expect(stepped.status).toBe(200);
+    const { session } = (await stepped.json()) as { session: { accessToken: string } };
+    const response = await call(
+      "/graphql/v1",
+      { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${session.accessToken}` },
+      "POST",
+      "{}",
+    );
+    expect(((await response.json()) as Seen).claims).toMatchObject({
+      aal: "aal2",
+      amr: [{ method: "mfa/phone", timestamp: expect.any(Number) }],
     });
   });
 

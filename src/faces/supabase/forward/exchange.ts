@@ -3,7 +3,7 @@ import { liveSession } from "../../../auth";
 import type { Config } from "../../../config";
 import type { Deps } from "../../../http/deps";
 import { verifyAccessToken } from "../../../signing-keys/jwt";
-import { AUDIENCE, amrMethod, GoTrueError, goTrueIssuer, providerOf, verifyGoTrueToken } from "../gotrue";
+import { AUDIENCE, aalOf, amrMethod, GoTrueError, goTrueIssuer, providerOf, verifyGoTrueToken } from "../gotrue";
 
 /**
  * The token exchange of the forwarded data calls (contract supabase.md §4). The upstream (a Supabase project, or a
@@ -81,7 +81,8 @@ async function nhostCaller(deps: Deps, token: string): Promise<UpstreamRole> {
       app_metadata: { provider, providers: [provider] },
       user_metadata: user.metadata ?? {},
       session_id: payload.sid,
-      aal: user.sessionMethod === "mfa-totp" ? "aal2" : "aal1",
+      // The same level the face's own token gives the session (a phone or WebAuthn step-up too).
+      aal: aalOf(user.sessionMethod),
       amr: [{ method: amrMethod(user.sessionMethod), timestamp: Math.floor(user.sessionStartedAt / 1000) }],
       is_anonymous: user.isAnonymous,
     },

@@ -35,6 +35,10 @@ export function amrMethod(method: string | null): string {
   return method;
 }
 
+/** GoTrue's `aal` of a session begun this way: aal2 once the second factor was shown (TOTP, phone or WebAuthn). */
+export const aalOf = (method: string | null): "aal1" | "aal2" =>
+  method === "mfa-totp" || method === "mfa-sms" || method === "mfa-webauthn" ? "aal2" : "aal1";
+
 export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: AccessTokenFacts) => {
   const keys = await getKeySet(deps.config);
   const signer = keys.signer.alg === "EdDSA" ? keys.idTokenSigner : keys.signer;
@@ -46,8 +50,6 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
   }
   const iat = Math.floor(facts.now / 1000);
   const { user } = facts;
-  // aal2: the session began with the second factor (the Nhost face's TOTP step, or this face's `mfa.verify`).
-  const mfa = facts.method === "mfa-totp" || facts.method === "mfa-sms" || facts.method === "mfa-webauthn";
   return new SignJWT({
     ...facts.topLevel,
     aud: AUDIENCE,
@@ -60,7 +62,8 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
     session_id: facts.sessionId,
     // The Nhost face's session claim too: either face's checks find the session by it.
     sid: facts.sessionId,
-    aal: mfa ? "aal2" : "aal1",
+    // aal2: the session began with the second factor (the Nhost face's TOTP step, or this face's `mfa.verify`).
+    aal: aalOf(facts.method),
     amr: [{ method: amrMethod(facts.method), timestamp: Math.floor(facts.startedAt / 1000) }],
     is_anonymous: user.isAnonymous,
     // A session short of the user's second factor gets no Hasura claims: Hasura (which has no `aal`) refuses its token,
