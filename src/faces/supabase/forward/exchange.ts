@@ -3,7 +3,15 @@ import { liveSession } from "../../../auth";
 import type { Config } from "../../../config";
 import type { Deps } from "../../../http/deps";
 import { verifyAccessToken } from "../../../signing-keys/jwt";
-import { AUDIENCE, aalOf, amrMethod, GoTrueError, goTrueIssuer, providerOf, verifyGoTrueToken } from "../gotrue";
+import {
+  AUDIENCE,
+  aalOf,
+  amrMethod,
+  GoTrueError,
+  goTrueIssuer,
+  providerOf,
+  verifyGoTrueToken,
+} from "../gotrue";
 
 /**
  * The token exchange of the forwarded data calls (contract supabase.md §4). The upstream (a Supabase project, or a
