@@ -7,17 +7,8 @@ import { NO_CONTENT, operation } from "../http/documented";
 import { jsonBody, queryParams } from "../http/validation";
 import { rememberActiveSet } from "./active-set";
 import { policiesProblem, schemaProblem } from "./engine";
-import { forgetRelationships } from "./evaluate";
-import { CEDAR_TYPE, USER_ATTRIBUTES } from "./request";
-import {
-  addRelationship,
-  addVersion,
-  type DocumentKind,
-  documentVersion,
-  listVersions,
-  loadActiveSet,
-  removeRelationship,
-} from "./store";
+import { deleteRelationship, relationshipSchema, writeRelationship } from "./relationships";
+import { addVersion, type DocumentKind, documentVersion, listVersions, loadActiveSet } from "./store";
 
 /**
  * The admin API of permissions (contract platform.md §2), behind the admin secret: the Cedar schema, the policy set
@@ -28,15 +19,6 @@ import {
 const MAX_TEXT = 256 * 1024;
 const VERSIONS_LISTED = 20;
 
-const ref = z.object({
-  type: z.string().regex(CEDAR_TYPE, "a Cedar entity type name (identifiers joined by ::)"),
-  id: z.string().min(1).max(512),
-});
-const relationshipSchema = z.object({
-  resource: ref,
-  relation: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "an identifier: letters, digits and _"),
-  subject: ref,
-});
 const schemaBody = z.object({ schema: z.string().min(1).max(MAX_TEXT) });
 const policiesBody = z.object({ policies: z.string().max(MAX_TEXT) });
 const versionQuery = z.object({ version: z.coerce.number().int().positive().optional() });
@@ -154,18 +136,9 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     }),
     jsonBody(relationshipSchema),
     async (c) => {
-      const tuple = c.req.valid("json");
-      // A user's own attributes are the service's: no relationship may stand in for one.
-      if (tuple.resource.type === "User" && USER_ATTRIBUTES.has(tuple.relation)) {
-        throw new AppError(
-          "invalid-request",
-          `${tuple.relation} is an attribute the service supplies for User`,
-        );
-      }
-      const added = await addRelationship(c.var.deps.db, tuple, c.var.deps.now());
-      forgetRelationships(tuple.resource.type, tuple.resource.id);
-      if (added) auditAdminAction(c, "authz.relationship.add", null, tuple);
-      return c.json(tuple, added ? 201 : 200);
+      const { relationship, created } = await writeRelationship(c.var.deps, c.req.valid("json"));
+      if (created) auditAdminAction(c, "authz.relationship.add", null, { ...relationship });
+      return c.json(relationship, created ? 201 : 200);
     },
   )
   .delete(
@@ -179,9 +152,7 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     jsonBody(relationshipSchema),
     async (c) => {
       const tuple = c.req.valid("json");
-      const removed = await removeRelationship(c.var.deps.db, tuple);
-      forgetRelationships(tuple.resource.type, tuple.resource.id);
-      if (!removed) throw new AppError("not-found", "no such relationship");
+      await deleteRelationship(c.var.deps, tuple);
       auditAdminAction(c, "authz.relationship.delete", null, tuple);
       return c.body(null, 204);
     },

@@ -13,5 +13,6 @@ export {
   type PermissionDeps,
   SEMANTICS,
 } from "./evaluate";
+export { deleteRelationship, relationshipSchema, writeRelationship } from "./relationships";
 export { type EvaluationRequest, PermissionRequestError } from "./request";
-export { addRelationship, type Relationship, removeRelationship } from "./store";
+export type { Relationship } from "./store";
