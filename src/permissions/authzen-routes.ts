@@ -11,6 +11,7 @@ import { settleRefusal } from "../http/refusal";
 import { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "../oauth2";
 import { type Decision, type EvaluationsSemantic, evaluate, evaluateMany, SEMANTICS } from "./evaluate";
 import { depthOf, MAX_DEPTH, MAX_EVALUATIONS, PermissionRequestError } from "./request";
+import { searchActions } from "./search";
 
 /**
  * The AuthZEN 1.0 Authorization API at the host's root (contract platform.md §2): evaluation, evaluations and the
@@ -26,6 +27,7 @@ export const MAX_BODY_BYTES = 256 * 1024;
 
 const EVALUATION_PATH = "/access/v1/evaluation";
 const EVALUATIONS_PATH = "/access/v1/evaluations";
+const ACTION_SEARCH_PATH = "/access/v1/search/action";
 const METADATA_PATH = "/.well-known/authzen-configuration";
 /** Only these paths pass the API's middleware: the sub-app is mounted at the root, before every other route. */
 const API_PATHS = "/access/v1/*";
@@ -133,6 +135,7 @@ function metadata(config: Config, pdp: string) {
     policy_decision_point: pdp,
     access_evaluation_endpoint: `${root}${EVALUATION_PATH}`,
     access_evaluations_endpoint: `${root}${EVALUATIONS_PATH}`,
+    search_action_endpoint: `${root}${ACTION_SEARCH_PATH}`,
   };
 }
 
@@ -191,6 +194,9 @@ export function authzenRoutes(config: Config) {
     const decisions = await evaluateMany(c.var.deps, withDefaults(body, items), semanticOf(body.options));
     return c.json({ evaluations: decisions.map(wire) }, 200, { "Cache-Control": "no-store" });
   });
+  api.post(ACTION_SEARCH_PATH, async (c) =>
+    c.json(await searchActions(c.var.deps, await jsonBody(c)), 200, { "Cache-Control": "no-store" }),
+  );
   api.onError(async (caught, c) => {
     if (caught instanceof PermissionRequestError) return problem(c, 400, caught.message);
     if (caught instanceof Unauthenticated) return problem(c, 401, caught.message, { challenge: true });

@@ -12,6 +12,7 @@ import {
   initSync,
   policySetTextToParts,
   preparsePolicySet,
+  schemaToJson,
   statefulIsAuthorized,
   validate,
 } from "@cedar-policy/cedar-wasm/web";
@@ -53,6 +54,23 @@ function policiesById(text: string): Record<string, string> | string {
     byId[id] = policy;
   }
   return byId;
+}
+
+/**
+ * The actions of the schema's unnamed namespace that may apply to a resource type (`Action::"<name>"`, the only ones
+ * a request's `action.name` can name), in the schema's order. None when the schema does not parse.
+ */
+export function schemaActions(schema: string, resourceType: string): string[] {
+  cedar();
+  const answer = schemaToJson(schema);
+  if (answer.type === "failure") return [];
+  const actions = answer.json[""]?.actions ?? {};
+  return Object.entries(actions)
+    .filter(([, action]) => {
+      const types = action.appliesTo?.resourceTypes;
+      return types === undefined || types.includes(resourceType);
+    })
+    .map(([name]) => name);
 }
 
 /** Null when the schema text parses, else Cedar's message. */

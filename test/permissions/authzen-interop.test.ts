@@ -195,6 +195,37 @@ describe("the AuthZEN API", () => {
     expect(tagged.headers.get("x-request-id")).toBe("pep-42");
   });
 
+  it("searches actions: those the schema declares for the type that the subject may perform", async () => {
+    const [morty, beth] = [mapped.evaluations[1]!.request.subject, mapped.evaluation[24]!.request.subject];
+    const ownerID = mapped.evaluations[1]!.request.evaluations[1]!.resource.properties.ownerID;
+    const search = async (subject: unknown, resource: unknown) => {
+      const response = await svc.request("POST", `${SERVER}/access/v1/search/action`, {
+        body: JSON.stringify({ subject, resource }),
+        headers: { "content-type": "application/json", ...headers },
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { results: { name: string }[] }).results.map(({ name }) => name);
+    };
+    const mortys = { type: "todo", id: "t1", properties: { ownerID } };
+    expect((await search(morty, mortys)).sort()).toEqual([
+      "can_create_todo",
+      "can_delete_todo",
+      "can_read_todos",
+      "can_update_todo",
+    ]);
+    expect(await search(beth, mortys)).toEqual(["can_read_todos"]);
+    expect(await search(morty, { type: "user", id: "x" })).toEqual(["can_read_user"]);
+    expect(await search({ type: "user", id: crypto.randomUUID() }, mortys)).toEqual([]);
+    const bad = await svc.request("POST", `${SERVER}/access/v1/search/action`, {
+      body: JSON.stringify({
+        subject: morty,
+        resource: { type: "elsewhere", id: "1", properties: { x: { __entity: {} } } },
+      }),
+      headers: { "content-type": "application/json", ...headers },
+    });
+    expect(bad.status).toBe(400);
+  });
+
   it("publishes the PDP metadata at the root and under the server URL's path", async () => {
     const root = await svc.request("GET", `${SERVER}/.well-known/authzen-configuration`);
     expect(root.status).toBe(200);
@@ -202,6 +233,7 @@ describe("the AuthZEN API", () => {
       policy_decision_point: SERVER,
       access_evaluation_endpoint: `${SERVER}/access/v1/evaluation`,
       access_evaluations_endpoint: `${SERVER}/access/v1/evaluations`,
+      search_action_endpoint: `${SERVER}/access/v1/search/action`,
     });
     const inserted = await svc.request("GET", `${SERVER}/.well-known/authzen-configuration/auth/v1`);
     expect(await inserted.json()).toMatchObject({
