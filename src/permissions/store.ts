@@ -26,7 +26,10 @@ export async function latestVersion(db: Db): Promise<number> {
 /** The schema and the policy set in force, and the version they stand at, in one statement. */
 export async function loadActiveSet(db: Db): Promise<ActiveSet> {
   const rows = await db.all<{ id: number; kind: DocumentKind; text: string }>(
-    sql`SELECT id, kind, text FROM authz_documents WHERE id IN (SELECT max(id) FROM authz_documents GROUP BY kind)`,
+    // Each newest id is one step to the end of the (kind, id) index, however many versions are kept.
+    sql`SELECT id, kind, text FROM authz_documents WHERE id IN (
+          (SELECT max(id) FROM authz_documents WHERE kind = 'schema'),
+          (SELECT max(id) FROM authz_documents WHERE kind = 'policies'))`,
   );
   const of = (kind: DocumentKind) => rows.find((row) => row.kind === kind) ?? null;
   return {
