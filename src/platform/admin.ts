@@ -11,6 +11,7 @@ import {
 import { revokeAllSessions } from "../auth";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { deleteRelationship, relationshipSchema, writeRelationship } from "../permissions";
 import { parsed } from "./arguments";
 
 /**
@@ -106,4 +107,19 @@ export async function listAuditAs(call: AdminCall, query: unknown) {
   const page = await listAuditEvents(call.deps, parsed(auditQuery, query ?? {}, "listAudit"));
   audited(call, "audit.read", null);
   return page;
+}
+
+/** `POST /admin/authz/relationships`: stores a relationship (contract platform.md §2); `created` false if it was there. */
+export async function writeRelationshipAs(call: AdminCall, tuple: unknown) {
+  const answer = await writeRelationship(call.deps, parsed(relationshipSchema, tuple, "writeRelationship"));
+  if (answer.created) audited(call, "authz.relationship.add", null, { ...answer.relationship });
+  return answer;
+}
+
+/** `DELETE /admin/authz/relationships`: `not-found` when there was none. */
+export async function deleteRelationshipAs(call: AdminCall, tuple: unknown): Promise<{ deleted: true }> {
+  const relationship = parsed(relationshipSchema, tuple, "deleteRelationship");
+  await deleteRelationship(call.deps, relationship);
+  audited(call, "authz.relationship.delete", null, { ...relationship });
+  return { deleted: true };
 }

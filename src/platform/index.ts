@@ -8,11 +8,13 @@ export {
   type AdminCall,
   adminCall,
   createUserAs,
+  deleteRelationshipAs,
   deleteUserAs,
   disableUserAs,
   listAuditAs,
   revokeSessionsAs,
   updateUserAs,
+  writeRelationshipAs,
 } from "./admin";
 export { authenticateArguments, verifyTokenOptionsOf } from "./arguments";
 export { authenticate } from "./authenticate";

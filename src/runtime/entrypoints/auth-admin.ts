@@ -5,11 +5,13 @@ import {
   adminCall,
   asValue,
   createUserAs,
+  deleteRelationshipAs,
   deleteUserAs,
   disableUserAs,
   listAuditAs,
   revokeSessionsAs,
   updateUserAs,
+  writeRelationshipAs,
 } from "../../platform";
 import { withServices } from "./services";
 
@@ -49,8 +51,14 @@ export class AuthAdmin extends WorkerEntrypoint<Env, AdminProps> {
     return admin(this.env, this.ctx, (call) => listAuditAs(call, query));
   }
 
-  // Relationships (contract platform.md §2): `writeRelationship` and `deleteRelationship` are added here by the
-  // authorization feature, each a one-line `admin` of its function, as above (audited with the caller the same way).
+  /** Stores `{resource:{type,id}, relation, subject:{type,id}}` for permissions (docs/permissions.md). */
+  writeRelationship(tuple: unknown) {
+    return admin(this.env, this.ctx, (call) => writeRelationshipAs(call, tuple));
+  }
+
+  deleteRelationship(tuple: unknown) {
+    return admin(this.env, this.ctx, (call) => deleteRelationshipAs(call, tuple));
+  }
 }
 
 /** One admin call: the switch and the caller checked, then `work`; its events handed to the queue after it. */
