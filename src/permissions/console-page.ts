@@ -54,13 +54,13 @@ function outcomeOf(view: PermissionsView, kind: NonNullable<PermissionsView["out
   return "";
 }
 
-const versionsOf = (document: DocumentView) =>
-  document.versions.length === 0
-    ? html`<p class="muted">None yet.</p>`
-    : html`<p class="muted">In force: version ${document.version}. Earlier: ${document.versions
-        .slice(1)
-        .map((v) => `${v.version} (${new Date(v.createdAt).toISOString().slice(0, 16).replace("T", " ")})`)
-        .join(", ")}</p>`;
+const stamp = (at: number) => new Date(at).toISOString().slice(0, 16).replace("T", " ");
+
+function versionsOf(document: DocumentView) {
+  if (document.versions.length === 0) return html`<p class="muted">None yet.</p>`;
+  const earlier = document.versions.slice(1).map((v) => `${v.version} (${stamp(v.createdAt)})`);
+  return html`<p class="muted">In force: version ${document.version}${earlier.length ? `; earlier: ${earlier.join(", ")}` : ""}.</p>`;
+}
 
 function documentSection(
   chrome: ConsoleChrome,
@@ -128,6 +128,7 @@ ${outcomeOf(view, "relationships")}
   <button type="submit">Show</button>
 </form>
 ${list}
+<h3>Add a relationship</h3>
 <form method="post" action="${chrome.base}/permissions/relationships/add" class="edit">${hidden(chrome)}
   <label>Resource type <input name="resourceType" required maxlength="256" value="${lookup?.type ?? ""}"></label>
   <label>Resource id <input name="resourceId" required maxlength="512" value="${lookup?.id ?? ""}"></label>
