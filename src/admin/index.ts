@@ -4,6 +4,9 @@
  * Everything else in src/admin/ is internal to it (.dependency-cruiser.cjs).
  */
 
+// The service binding's `AuthAdmin` (src/platform/admin.ts) runs the admin API's functions on the same inputs.
+export { listAuditEvents } from "./audit";
+export { auditQuery } from "./audit-routes";
 // The console's page kit, for a feature's own console pages (src/permissions/console-routes.ts).
 export {
   action as consoleAction,
@@ -18,6 +21,7 @@ export { requireAdminSecret, requireConfiguredSecret } from "./guard";
 export { softDeleteUser } from "./soft-delete";
 // The Supabase face's admin namespace (src/faces/supabase/) runs the admin API's own functions, so both agree.
 export { listUsersPage } from "./user-pages";
+export { createUserBody, userPatchBody } from "./user-routes";
 export {
   createUser,
   createUserRecord,

@@ -5,14 +5,8 @@ import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { NO_CONTENT, operation } from "../http/documented";
 import { jsonBody, queryParams } from "../http/validation";
-import {
-  deleteRelationship,
-  readDocument,
-  replacePolicies,
-  replaceSchema,
-  storeRelationship,
-} from "./documents";
-import { CEDAR_TYPE } from "./request";
+import { readDocument, replacePolicies, replaceSchema } from "./documents";
+import { deleteRelationship, relationshipSchema, writeRelationship } from "./relationships";
 import type { DocumentKind } from "./store";
 
 /**
@@ -23,15 +17,6 @@ import type { DocumentKind } from "./store";
 
 const MAX_TEXT = 256 * 1024;
 
-const ref = z.object({
-  type: z.string().regex(CEDAR_TYPE, "a Cedar entity type name (identifiers joined by ::)"),
-  id: z.string().min(1).max(512),
-});
-const relationshipSchema = z.object({
-  resource: ref,
-  relation: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "an identifier: letters, digits and _"),
-  subject: ref,
-});
 const schemaBody = z.object({ schema: z.string().min(1).max(MAX_TEXT) });
 const policiesBody = z.object({ policies: z.string().max(MAX_TEXT) });
 const versionQuery = z.object({ version: z.coerce.number().int().positive().optional() });
@@ -120,10 +105,9 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     }),
     jsonBody(relationshipSchema),
     async (c) => {
-      const tuple = c.req.valid("json");
-      const added = await storeRelationship(c.var.deps, tuple);
-      if (added) auditAdminAction(c, "authz.relationship.add", null, tuple);
-      return c.json(tuple, added ? 201 : 200);
+      const { relationship, created } = await writeRelationship(c.var.deps, c.req.valid("json"));
+      if (created) auditAdminAction(c, "authz.relationship.add", null, { ...relationship });
+      return c.json(relationship, created ? 201 : 200);
     },
   )
   .delete(
@@ -137,8 +121,7 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     jsonBody(relationshipSchema),
     async (c) => {
       const tuple = c.req.valid("json");
-      const removed = await deleteRelationship(c.var.deps, tuple);
-      if (!removed) throw new AppError("not-found", "no such relationship");
+      await deleteRelationship(c.var.deps, tuple);
       auditAdminAction(c, "authz.relationship.delete", null, tuple);
       return c.body(null, 204);
     },

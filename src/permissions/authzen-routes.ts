@@ -3,14 +3,14 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Config } from "../config";
-import { AppError } from "../errors";
+import { RateLimitedError, UnavailableError } from "../errors";
 import { checkAdminSecret } from "../http/admin-secret";
 import type { AppEnv } from "../http/app-env";
 import { presented } from "../http/auth";
 import { settleRefusal } from "../http/refusal";
 import { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "../oauth2";
 import { type Decision, type EvaluationsSemantic, evaluate, evaluateMany, SEMANTICS } from "./evaluate";
-import { depthOf, MAX_DEPTH, PermissionRequestError } from "./request";
+import { depthOf, MAX_DEPTH, MAX_EVALUATIONS, PermissionRequestError } from "./request";
 
 /**
  * The AuthZEN 1.0 Authorization API at the host's root (contract platform.md §2): evaluation, evaluations and the
@@ -23,8 +23,6 @@ import { depthOf, MAX_DEPTH, PermissionRequestError } from "./request";
 export const AUTHZEN_SCOPE = "authzen";
 /** A request body past this is refused (AuthZEN §"Availability & Denial of Service"). */
 export const MAX_BODY_BYTES = 256 * 1024;
-/** How many evaluations one request may carry. */
-export const MAX_EVALUATIONS = 200;
 
 const EVALUATION_PATH = "/access/v1/evaluation";
 const EVALUATIONS_PATH = "/access/v1/evaluations";
@@ -33,9 +31,15 @@ const METADATA_PATH = "/.well-known/authzen-configuration";
 const API_PATHS = "/access/v1/*";
 
 /** AuthZEN's error: the status and the message as a JSON string; never cached; the PEP's request id echoed. */
-function problem(c: Context<AppEnv>, status: ContentfulStatusCode, message: string, challenge = false) {
+function problem(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode,
+  message: string,
+  { challenge = false, retryAfter }: { challenge?: boolean; retryAfter?: number } = {},
+) {
   const headers: Record<string, string> = { "Cache-Control": "no-store" };
   if (challenge) headers["WWW-Authenticate"] = `Bearer scope="${AUTHZEN_SCOPE}"`;
+  if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
   return c.json(message, status, headers);
 }
 
@@ -49,7 +53,7 @@ class Unauthenticated extends Error {}
 async function requirePep(c: Context<AppEnv>): Promise<void> {
   const secret = await checkAdminSecret(c);
   if (secret.outcome === "right") return;
-  if (secret.outcome === "limited") throw new AppError("too-many-requests");
+  if (secret.outcome === "limited") throw RateLimitedError.forBucket("BRUTE_FORCE", secret.retryAfterSeconds);
   if (secret.outcome === "wrong") throw new Unauthenticated("wrong admin secret");
   const sent = presented(c.req.header("authorization"));
   if (sent?.scheme !== "Bearer") throw new Unauthenticated("a Bearer access token is required");
@@ -189,9 +193,13 @@ export function authzenRoutes(config: Config) {
   });
   api.onError(async (caught, c) => {
     if (caught instanceof PermissionRequestError) return problem(c, 400, caught.message);
-    if (caught instanceof Unauthenticated) return problem(c, 401, caught.message, true);
+    if (caught instanceof Unauthenticated) return problem(c, 401, caught.message, { challenge: true });
     const error = await settleRefusal(c, caught);
-    return problem(c, error.status, error.message);
+    const retryAfter =
+      error instanceof UnavailableError || error instanceof RateLimitedError
+        ? error.retryAfterSeconds
+        : undefined;
+    return problem(c, error.status, error.message, { retryAfter });
   });
   return routes.route("/", api);
 }

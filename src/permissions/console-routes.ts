@@ -13,16 +13,9 @@ import { auditAdminAction } from "../audit/admin-action";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { type PermissionsView, permissionsPage, type TryForm } from "./console-page";
-import {
-  deleteRelationship,
-  policiesRefusal,
-  readDocument,
-  replacePolicies,
-  replaceSchema,
-  schemaRefusal,
-  storeRelationship,
-} from "./documents";
+import { policiesRefusal, readDocument, replacePolicies, replaceSchema, schemaRefusal } from "./documents";
 import { evaluate } from "./evaluate";
+import { deleteRelationship, writeRelationship } from "./relationships";
 import { CEDAR_TYPE, PermissionRequestError } from "./request";
 import { type Relationship, relationshipsOf } from "./store";
 
@@ -177,10 +170,10 @@ const relationshipAction = (change: "add" | "remove") =>
       );
     try {
       if (change === "add") {
-        if (await storeRelationship(c.var.deps, tuple))
+        if ((await writeRelationship(c.var.deps, tuple)).created)
           auditAdminAction(c, "authz.relationship.add", null, { ...tuple });
       } else {
-        if (!(await deleteRelationship(c.var.deps, tuple))) return refuse("there was no such relationship");
+        await deleteRelationship(c.var.deps, tuple);
         auditAdminAction(c, "authz.relationship.delete", null, { ...tuple });
       }
     } catch (error) {

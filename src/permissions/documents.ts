@@ -2,23 +2,12 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { rememberActiveSet } from "./active-set";
 import { policiesProblem, schemaProblem } from "./engine";
-import { forgetRelationships } from "./evaluate";
-import { USER_ATTRIBUTES } from "./request";
-import {
-  addRelationship,
-  addVersion,
-  type DocumentKind,
-  documentVersion,
-  listVersions,
-  loadActiveSet,
-  type Relationship,
-  removeRelationship,
-} from "./store";
+import { addVersion, type DocumentKind, documentVersion, listVersions, loadActiveSet } from "./store";
 
 /**
  * The changes an operator makes to permissions, the same through the admin API (admin-routes.ts) and the console
  * (console-routes.ts): a schema or policy set is validated by Cedar against what is in force and written only while
- * nothing changed meanwhile; a relationship never stands in for an attribute the service supplies.
+ * nothing changed meanwhile. Relationships have theirs in relationships.ts.
  */
 
 type Store = Pick<Deps, "db" | "now">;
@@ -80,21 +69,4 @@ export async function replacePolicies(deps: Store, policies: string): Promise<nu
   const problem = policiesProblem(policies, current.schema);
   if (problem) throw new AppError("invalid-request", problem);
   return write(deps, "policies", policies, current.version);
-}
-
-/** Stores a relationship; true when it is new. A user's own attributes are the service's: none may stand in. */
-export async function storeRelationship(deps: Store, tuple: Relationship): Promise<boolean> {
-  if (tuple.resource.type === "User" && USER_ATTRIBUTES.has(tuple.relation)) {
-    throw new AppError("invalid-request", `${tuple.relation} is an attribute the service supplies for User`);
-  }
-  const added = await addRelationship(deps.db, tuple, deps.now());
-  forgetRelationships(tuple.resource.type, tuple.resource.id);
-  return added;
-}
-
-/** Deletes a relationship; false when there was none. */
-export async function deleteRelationship(deps: Store, tuple: Relationship): Promise<boolean> {
-  const removed = await removeRelationship(deps.db, tuple);
-  forgetRelationships(tuple.resource.type, tuple.resource.id);
-  return removed;
 }

@@ -3,6 +3,7 @@
  * evaluation and the relationships' writes. Everything else in src/permissions/ is internal to it.
  */
 export { FRESHNESS_MS } from "./active-set";
+export { type CheckManyOptions, check, checkMany } from "./checks";
 export {
   type Decision,
   type EvaluationsSemantic,
@@ -12,5 +13,6 @@ export {
   type PermissionDeps,
   SEMANTICS,
 } from "./evaluate";
+export { deleteRelationship, relationshipSchema, writeRelationship } from "./relationships";
 export { type EvaluationRequest, PermissionRequestError } from "./request";
-export { addRelationship, type Relationship, removeRelationship } from "./store";
+export type { Relationship } from "./store";
