@@ -7,6 +7,15 @@
 // The service binding's `AuthAdmin` (src/platform/admin.ts) runs the admin API's functions on the same inputs.
 export { listAuditEvents } from "./audit";
 export { auditQuery } from "./audit-routes";
+// The console's page kit, for a feature's own console pages (src/permissions/console-routes.ts).
+export {
+  action as consoleAction,
+  back as consoleBack,
+  chromeOf as consoleChrome,
+  page as consolePage,
+  render as renderConsole,
+} from "./console/handlers";
+export { action as consoleForm, type Chrome as ConsoleChrome, frame as consoleFrame } from "./console/pages";
 // The admin API's and the console's doors (src/runtime/app.ts puts them before every feature's admin routes).
 export { requireAdminSecret, requireConfiguredSecret } from "./guard";
 export { softDeleteUser } from "./soft-delete";

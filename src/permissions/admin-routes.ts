@@ -5,10 +5,9 @@ import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { NO_CONTENT, operation } from "../http/documented";
 import { jsonBody, queryParams } from "../http/validation";
-import { rememberActiveSet } from "./active-set";
-import { policiesProblem, schemaProblem } from "./engine";
+import { readDocument, replacePolicies, replaceSchema } from "./documents";
 import { deleteRelationship, relationshipSchema, writeRelationship } from "./relationships";
-import { addVersion, type DocumentKind, documentVersion, listVersions, loadActiveSet } from "./store";
+import type { DocumentKind } from "./store";
 
 /**
  * The admin API of permissions (contract platform.md §2), behind the admin secret: the Cedar schema, the policy set
@@ -17,7 +16,6 @@ import { addVersion, type DocumentKind, documentVersion, listVersions, loadActiv
  */
 
 const MAX_TEXT = 256 * 1024;
-const VERSIONS_LISTED = 20;
 
 const schemaBody = z.object({ schema: z.string().min(1).max(MAX_TEXT) });
 const policiesBody = z.object({ policies: z.string().max(MAX_TEXT) });
@@ -30,31 +28,11 @@ const documentAnswer = (kind: DocumentKind) =>
     versions: z.array(z.object({ version: z.number().int(), createdAt: z.number().int() })),
   });
 
-/** The text in force (or the version asked for) and the latest versions of it. */
-async function readDocument(deps: AppEnv["Variables"]["deps"], kind: DocumentKind, version?: number) {
-  const versions = await listVersions(deps.db, kind, VERSIONS_LISTED);
-  if (version !== undefined) {
-    const row = await documentVersion(deps.db, kind, version);
-    if (!row) throw new AppError("not-found", `no ${kind} version ${version}`);
-    return { [kind]: row.text, version: row.version, versions };
-  }
-  const newest = versions[0];
-  const row = newest ? await documentVersion(deps.db, kind, newest.version) : undefined;
-  return { [kind]: row?.text ?? null, version: row?.version ?? 0, versions };
-}
-
-/** Writes a new version while nothing changed since `expected`; the writer's isolate sees it at once. */
-async function write(deps: AppEnv["Variables"]["deps"], kind: DocumentKind, text: string, expected: number) {
-  const version = await addVersion(deps.db, kind, text, expected, deps.now());
-  if (version === null) {
-    throw new AppError(
-      "invalid-request",
-      "the schema or the policies changed meanwhile: read them and send again",
-    );
-  }
-  rememberActiveSet(await loadActiveSet(deps.db), deps.now());
-  return version;
-}
+/** The admin API's answer: the text under its kind's name. */
+const wireDocument = (kind: DocumentKind, { text, ...rest }: Awaited<ReturnType<typeof readDocument>>) => ({
+  [kind]: text,
+  ...rest,
+});
 
 const documentRoutes = (kind: DocumentKind, summary: string) =>
   operation({
@@ -66,7 +44,7 @@ const documentRoutes = (kind: DocumentKind, summary: string) =>
 
 export const permissionAdminRoutes = new Hono<AppEnv>()
   .get("/authz/schema", documentRoutes("schema", "Cedar schema"), queryParams(versionQuery), async (c) =>
-    c.json(await readDocument(c.var.deps, "schema", c.req.valid("query").version)),
+    c.json(wireDocument("schema", await readDocument(c.var.deps, "schema", c.req.valid("query").version))),
   )
   .put(
     "/authz/schema",
@@ -80,12 +58,7 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     }),
     jsonBody(schemaBody),
     async (c) => {
-      const { schema } = c.req.valid("json");
-      const current = await loadActiveSet(c.var.deps.db);
-      const problem =
-        schemaProblem(schema) ?? (current.policies ? policiesProblem(current.policies, schema) : null);
-      if (problem) throw new AppError("invalid-request", problem);
-      const version = await write(c.var.deps, "schema", schema, current.version);
+      const version = await replaceSchema(c.var.deps, c.req.valid("json").schema);
       auditAdminAction(c, "authz.schema", null, { version });
       return c.json({ version });
     },
@@ -94,7 +67,10 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     "/authz/policies",
     documentRoutes("policies", "Cedar policy set"),
     queryParams(versionQuery),
-    async (c) => c.json(await readDocument(c.var.deps, "policies", c.req.valid("query").version)),
+    async (c) =>
+      c.json(
+        wireDocument("policies", await readDocument(c.var.deps, "policies", c.req.valid("query").version)),
+      ),
   )
   .put(
     "/authz/policies",
@@ -109,14 +85,7 @@ export const permissionAdminRoutes = new Hono<AppEnv>()
     }),
     jsonBody(policiesBody),
     async (c) => {
-      const { policies } = c.req.valid("json");
-      const current = await loadActiveSet(c.var.deps.db);
-      if (!current.schema) {
-        throw new AppError("invalid-request", "no schema yet: PUT /admin/authz/schema first");
-      }
-      const problem = policiesProblem(policies, current.schema);
-      if (problem) throw new AppError("invalid-request", problem);
-      const version = await write(c.var.deps, "policies", policies, current.version);
+      const version = await replacePolicies(c.var.deps, c.req.valid("json").policies);
       auditAdminAction(c, "authz.policies", null, { version });
       return c.json({ version });
     },

@@ -4,6 +4,7 @@ import type { Deps } from "../http/deps";
 import { permissionAdminRoutes } from "./admin-routes";
 import { authzenRoutes } from "./authzen-routes";
 import { relationshipCleanup } from "./cleanup";
+import { permissionConsoleRoutes } from "./console-routes";
 
 /**
  * Permissions (contract platform.md §2): Cedar policies over the service's own users, organizations and stored
@@ -12,6 +13,10 @@ import { relationshipCleanup } from "./cleanup";
 export const permissionsFeature = {
   name: "permissions",
   tables,
-  routes: (config: Config) => ({ root: authzenRoutes(config), admin: permissionAdminRoutes }),
+  routes: (config: Config) => ({
+    root: authzenRoutes(config),
+    admin: permissionAdminRoutes,
+    console: permissionConsoleRoutes,
+  }),
   eventConsumer: ({ db }: Deps) => relationshipCleanup(db),
 };

@@ -274,7 +274,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
     }
   }, 90_000);
 
-  it("shows an organization's pages without accessibility violations or sideways scroll, at 1280 and 390 px", async () => {
+  it("shows an organization's pages and permissions without accessibility violations or sideways scroll, at 1280 and 390 px", async () => {
     const owner = await createUser(uniqueEmail("org-console"), "Ada Lovelace");
     const created = await fetch(`${authUrl}/admin/orgs`, {
       method: "POST",
@@ -311,6 +311,11 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
         await checked.goto(`${authUrl}/admin/console/orgs`);
         await expectAccessible(checked, `console-orgs at ${width}px`);
         if (width === 390) await expectNoSidewaysScroll(checked, "console-orgs");
+        // Permissions (issue 45): the schema, the policy set, the try form and the relationships.
+        await checked.goto(`${authUrl}/admin/console/permissions`);
+        await checked.waitForSelector("h1:has-text('Permissions')");
+        await expectAccessible(checked, `console-permissions at ${width}px`);
+        if (width === 390) await expectNoSidewaysScroll(checked, "console-permissions");
         await context.close();
       }
     } finally {

@@ -43,6 +43,10 @@ const NOTICES: Record<string, string> = {
   "scim-token-revoked": "The SCIM token is revoked: the identity provider's next request with it is refused.",
   "brand-saved": "The brand is saved: every page shows it within 30 seconds.",
   "brand-reset": "The brand is the configuration's again, on every page within 30 seconds.",
+  "schema-saved": "The schema is saved: every check uses it within a second.",
+  "policies-saved": "The policy set is saved: every check uses it within a second.",
+  "relationship-added": "The relationship is stored.",
+  "relationship-removed": "The relationship is deleted.",
 };
 
 export function render(

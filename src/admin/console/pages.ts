@@ -52,6 +52,8 @@ const STYLE = `
   form.edit label { display: flex; flex-direction: column; gap: .2rem; }
   form.edit label.check { flex-direction: row; align-items: center; gap: .4rem; }
   form.edit input, form.edit textarea { font-size: .95rem; padding: .4rem; }
+  form.edit.wide { max-width: 56rem; }
+  textarea.code { font-family: ui-monospace, monospace; font-size: .85rem; }
   .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1.2rem; }
   figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: .7rem .9rem; }
   figure.chart figcaption { display: flex; justify-content: space-between; margin-bottom: .4rem; }
@@ -107,6 +109,7 @@ export interface Chrome {
     | "webhooks"
     | "keys"
     | "brand"
+    | "permissions"
     | "audit"
     | "sessions";
   notice?: string;
@@ -123,7 +126,7 @@ export function frame(chrome: Chrome, body: Body) {
   return html`<header><strong>Admin console</strong>${link("overview", "Overview")}${link("users", "Users")}${link("orgs", "Organizations")}${link(
     "clients",
     "OAuth2 clients",
-  )}${link("storage", "Storage")}${link("webhooks", "Webhooks")}${link("keys", "Signing keys")}${link("brand", "Brand")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
+  )}${link("storage", "Storage")}${link("webhooks", "Webhooks")}${link("keys", "Signing keys")}${link("brand", "Brand")}${link("permissions", "Permissions")}${link("audit", "Audit log")}${link("sessions", "Console sessions")}${action(
     chrome,
     "/logout",
     "Sign out",
