@@ -1,0 +1,99 @@
+// The service's surface as a consumer sees it: what `AuthService` answers across a service binding (contract
+// platform.md §1) and what the AuthZEN API takes and answers (§2). Declarations only, no code: the package types its
+// middleware with them, and the same names describe the binding off Cloudflare, where the package answers them itself
+// from a JWKS and the AuthZEN endpoint.
+
+/** Which of the service's faces issued a token: Nhost's API or Supabase's (src/faces/supabase/). */
+export type Face = "nhost" | "supabase";
+
+/** An error crossing the binding as a value (Workers RPC keeps only an error's message and name). */
+export interface ServiceError {
+  /** A code of the service's error catalogue (`unauthorized`, `invalid-request`, `service-unavailable`, …). */
+  code: string;
+  message: string;
+}
+
+/** What every method answers instead of throwing when it cannot answer. */
+export interface Failure {
+  ok: false;
+  error: ServiceError;
+}
+
+export interface AuthenticateOptions {
+  /** Also ask whether the session is still alive (signed out, revoked, replayed, user disabled: null). */
+  live?: boolean;
+  /** Read the service's browser cookie too (an unsafe method then needs a same-site Origin). */
+  cookie?: boolean;
+}
+
+/** The user as the service describes them: no secrets, no sessions. */
+export interface UserProfile {
+  id: string;
+  email: string | null;
+  displayName: string;
+  avatarUrl: string;
+  defaultRole: string;
+  roles: string[];
+  metadata: Record<string, unknown>;
+  emailVerified: boolean;
+  phoneNumberVerified: boolean;
+  disabled?: boolean;
+  locale?: string;
+  [more: string]: unknown;
+}
+
+/** Who sent a request, as `authenticate` answers it. */
+export interface Authenticated {
+  user: UserProfile;
+  session: { id: string | null; [more: string]: unknown };
+  claims: Record<string, unknown>;
+  org?: { id: string; [more: string]: unknown };
+  face: Face;
+}
+
+export interface VerifyTokenOptions {
+  audience?: string;
+  live?: boolean;
+}
+
+export type TokenVerdict =
+  | { active: true; claims: Record<string, unknown>; userId: string; sessionId?: string; orgId?: string }
+  | { active: false; reason: string };
+
+/** AuthZEN 1.0 §5: who asks to do what to which thing, in which context. */
+export interface Subject {
+  type: string;
+  id: string;
+  properties?: Record<string, unknown>;
+}
+export interface Resource {
+  type: string;
+  id: string;
+  properties?: Record<string, unknown>;
+}
+export interface Action {
+  name: string;
+  properties?: Record<string, unknown>;
+}
+export interface EvaluationRequest {
+  subject: Subject;
+  action: Action;
+  resource: Resource;
+  context?: Record<string, unknown>;
+}
+
+/** AuthZEN 1.0 §6.2: the decision, and why when the PDP says. */
+export interface Decision {
+  decision: boolean;
+  context?: Record<string, unknown>;
+  reasons?: unknown;
+}
+
+/** The `AuthService` entrypoint, as its RPC stub is called: every answer is a value, never a throw. */
+export interface AuthServiceBinding {
+  authenticate(request: Request, opts?: AuthenticateOptions): Promise<Authenticated | null | Failure>;
+  verifyToken(token: string, opts?: VerifyTokenOptions): Promise<TokenVerdict | Failure>;
+  getUser(id: string): Promise<UserProfile | null | Failure>;
+  check(request: EvaluationRequest): Promise<Decision | Failure>;
+  checkMany(requests: EvaluationRequest[]): Promise<Decision[] | Failure>;
+}
