@@ -1,34 +1,10 @@
-import type {
-  Authenticated,
-  Decision,
-  EvaluationRequest,
-  Face,
-  TokenVerdict,
-  VerifyTokenOptions,
-} from "./service";
-
-/** The user as a token alone tells of them (off Cloudflare, where no profile comes with the answer). */
-export interface TokenUser {
-  id: string;
-  email?: string;
-  roles: string[];
-  defaultRole?: string;
-}
+import type { Authenticated, Decision, EvaluationRequest, TokenVerdict, VerifyTokenOptions } from "./service";
 
 /**
- * Who sent the request. `source: "binding"`: the service's answer over the binding, with the user's profile and, when
+ * Who sent the request, in the shape of the binding's answer. `source: "binding"`: the service's answer, with, when
  * asked, a session known to be alive. `source: "token"`: what a verified access token says, off Cloudflare.
  */
-export type Identity =
-  | (Authenticated & { source: "binding" })
-  | {
-      source: "token";
-      user: TokenUser;
-      session: { id: string | null };
-      claims: Record<string, unknown>;
-      org?: { id: string };
-      face: Face;
-    };
+export type Identity = Authenticated & { source: "binding" | "token" };
 
 /** What `c.var.auth` offers, the same through the binding and off Cloudflare. Refusals and failures throw `EdgeAuthError`. */
 export interface AuthClient {

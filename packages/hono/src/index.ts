@@ -1,6 +1,6 @@
 // @edge-auth/hono: the signed-in user and "may they do that" for a Hono app, from the auth service — through a
 // service binding on Cloudflare, through its JWKS and AuthZEN API elsewhere (docs/workers-hono.md).
-export type { AuthClient, Identity, TokenUser } from "./client";
+export type { AuthClient, Identity } from "./client";
 export type { ClientCredentials } from "./client-credentials";
 export { EdgeAuthError, isFailure } from "./errors";
 export {

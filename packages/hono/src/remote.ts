@@ -51,37 +51,36 @@ function identityOf(payload: JWTPayload, face: Face): Identity | null {
   // Object), which only the binding reaches: off Cloudflare a bound token is never accepted.
   if (payload.cnf !== undefined || typeof payload.sub !== "string") return null;
   const orgId = stringOf(payload.org_id);
+  const common = {
+    source: "token" as const,
+    claims: payload as Record<string, unknown>,
+    ...(orgId ? { org: { id: orgId } } : {}),
+    face,
+    credential: "access-token" as const,
+  };
   if (face === "nhost") {
     const hasura = payload[HASURA] as Record<string, unknown> | undefined;
     // A token with an audience is an OAuth2 token for some API, not a session's: the service refuses it too.
     if (typeof hasura !== "object" || hasura === null || payload.aud !== undefined) return null;
+    const sid = stringOf(payload.sid);
     return {
-      source: "token",
+      ...common,
       user: {
         id: payload.sub,
         roles: stringsOf(hasura["x-hasura-allowed-roles"]),
-        defaultRole: stringOf(hasura["x-hasura-default-role"]),
+        defaultRole: stringOf(hasura["x-hasura-default-role"]) ?? "",
       },
-      session: { id: stringOf(payload.sid) ?? null },
-      claims: payload,
-      ...(orgId ? { org: { id: orgId } } : {}),
-      face,
+      // Not `live`: off Cloudflare nothing asked the service whether it still stands.
+      session: sid ? { id: sid, live: false } : null,
     };
   }
-  const appMetadata = (payload.app_metadata ?? {}) as Record<string, unknown>;
-  const role = stringOf(payload.role);
+  const sessionId = stringOf(payload.session_id);
+  const role = stringOf(payload.role) ?? "";
+  const appRoles = stringsOf((payload.app_metadata as Record<string, unknown> | undefined)?.roles);
   return {
-    source: "token",
-    user: {
-      id: payload.sub,
-      email: stringOf(payload.email),
-      roles: stringsOf(appMetadata.roles ?? (role ? [role] : [])),
-      defaultRole: role,
-    },
-    session: { id: stringOf(payload.session_id) ?? null },
-    claims: payload,
-    ...(orgId ? { org: { id: orgId } } : {}),
-    face,
+    ...common,
+    user: { id: payload.sub, roles: appRoles.length ? appRoles : role ? [role] : [], defaultRole: role },
+    session: sessionId ? { id: sessionId, live: false } : null,
   };
 }
 
@@ -197,16 +196,23 @@ export function remoteClient(options: RemoteOptions): AuthClient {
         const payload = await verifyForAudience(token, opts.audience);
         if (typeof payload === "string") return { active: false, reason: payload };
         const orgId = stringOf(payload.org_id);
-        return { active: true, claims: payload, userId: payload.sub!, ...(orgId ? { orgId } : {}) };
+        return {
+          active: true,
+          claims: payload,
+          userId: payload.sub!,
+          ...(orgId ? { orgId } : {}),
+          face: "nhost",
+        };
       }
       const found = await verifySession(token);
       if (typeof found === "string") return { active: false, reason: found };
       return {
         active: true,
-        claims: found.claims,
+        claims: found.claims ?? {},
         userId: found.user.id,
-        ...(found.session.id ? { sessionId: found.session.id } : {}),
+        ...(found.session ? { sessionId: found.session.id } : {}),
         ...(found.org ? { orgId: found.org.id } : {}),
+        face: found.face,
       };
     },
     check: (request: EvaluationRequest) => evaluate<Decision>("/access/v1/evaluation", request),

@@ -26,29 +26,17 @@ export interface AuthenticateOptions {
   cookie?: boolean;
 }
 
-/** The user as the service describes them: no secrets, no sessions. */
-export interface UserProfile {
-  id: string;
-  email: string | null;
-  displayName: string;
-  avatarUrl: string;
-  defaultRole: string;
-  roles: string[];
-  metadata: Record<string, unknown>;
-  emailVerified: boolean;
-  phoneNumberVerified: boolean;
-  disabled?: boolean;
-  locale?: string;
-  [more: string]: unknown;
-}
+/** How the request proved who it is. */
+export type Credential = "access-token" | "pat" | "cookie";
 
 /** Who sent a request, as `authenticate` answers it. */
 export interface Authenticated {
-  user: UserProfile;
-  session: { id: string | null; [more: string]: unknown };
-  claims: Record<string, unknown>;
-  org?: { id: string; [more: string]: unknown };
+  user: { id: string; roles: string[]; defaultRole: string };
+  session: { id: string; live: boolean } | null;
+  claims: Record<string, unknown> | null;
+  org?: { id: string };
   face: Face;
+  credential: Credential;
 }
 
 export interface VerifyTokenOptions {
@@ -57,7 +45,14 @@ export interface VerifyTokenOptions {
 }
 
 export type TokenVerdict =
-  | { active: true; claims: Record<string, unknown>; userId: string; sessionId?: string; orgId?: string }
+  | {
+      active: true;
+      claims: Record<string, unknown>;
+      userId: string;
+      sessionId?: string;
+      orgId?: string;
+      face: Face;
+    }
   | { active: false; reason: string };
 
 /** AuthZEN 1.0 §5: who asks to do what to which thing, in which context. */
@@ -93,7 +88,7 @@ export interface Decision {
 export interface AuthServiceBinding {
   authenticate(request: Request, opts?: AuthenticateOptions): Promise<Authenticated | null | Failure>;
   verifyToken(token: string, opts?: VerifyTokenOptions): Promise<TokenVerdict | Failure>;
-  getUser(id: string): Promise<UserProfile | null | Failure>;
+  getUser(id: string): Promise<Record<string, unknown> | null | Failure>;
   check(request: EvaluationRequest): Promise<Decision | Failure>;
   checkMany(requests: EvaluationRequest[]): Promise<Decision[] | Failure>;
 }

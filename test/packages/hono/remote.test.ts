@@ -33,7 +33,8 @@ describe("@edge-auth/hono off Cloudflare: tokens verified with the service's JWK
       source: "token",
       face: "nhost",
       user: { id: session.user.id, roles: expect.arrayContaining(["user"]), defaultRole: "user" },
-      session: { id: decodeJwt(session.accessToken).payload.sid },
+      session: { id: decodeJwt(session.accessToken).payload.sid, live: false },
+      credential: "access-token",
     });
     const [header, payload] = session.accessToken.split(".");
     for (const token of [undefined, "garbage", `${header}.${payload}.${"A".repeat(86)}`]) {
@@ -78,8 +79,9 @@ describe("@edge-auth/hono off Cloudflare: tokens verified with the service's JWK
     expect(await face.json()).toMatchObject({
       source: "token",
       face: "supabase",
-      user: { id: data.user!.id, email: data.user!.email },
-      session: { id: expect.any(String) },
+      user: { id: data.user!.id, defaultRole: "authenticated" },
+      claims: { email: data.user!.email },
+      session: { id: expect.any(String), live: false },
     });
   });
 
