@@ -8,6 +8,7 @@ import { oauth2Feature } from "../oauth2/feature";
 import { orgsFeature } from "../orgs/feature";
 import { pagesFeature } from "../pages/feature";
 import { passwordMigrationFeature } from "../password-migration/feature";
+import { permissionsFeature } from "../permissions/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
 import { ssoFeature } from "../sso/feature";
@@ -37,6 +38,8 @@ export const FEATURES: readonly Feature[] = [
   passwordMigrationFeature,
   mirrorFeature,
   storageFeature,
+  // Cedar behind AuthZEN (contract platform.md §2): its API at the host's root, its admin routes, its cleanup.
+  permissionsFeature,
   // A face: another product's API over the same core, at its own prefix (src/faces/).
   supabaseFeature,
 ];
