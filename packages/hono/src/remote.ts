@@ -165,13 +165,14 @@ export function remoteClient(options: RemoteOptions): AuthClient {
     let response = await send(await tokens.get());
     // A cached token the API no longer takes (revoked, its client's scope changed): one fresh token, once.
     if (response.status === 401) response = await send(await tokens.get(true));
-    const answer = (await response.json().catch(() => null)) as { error?: string; message?: string } | null;
-    if (response.ok && answer) return answer as T;
-    // AuthZEN's 400 is the app's request (an unknown type, a property the service supplies): its message, as is.
+    const answer: unknown = await response.json().catch(() => null);
+    if (response.ok && answer !== null) return answer as T;
+    // AuthZEN's 400 is the app's request (an unknown type, a property the service supplies). AuthZEN answers an
+    // error as a JSON string, its message, which the app gets as is.
     if (response.status === 400) {
       throw new EdgeAuthError(
         "invalid-request",
-        answer?.message ?? answer?.error ?? "bad evaluation request",
+        typeof answer === "string" ? answer : "bad evaluation request",
       );
     }
     throw new EdgeAuthError(

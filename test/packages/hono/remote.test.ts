@@ -3,11 +3,18 @@
 // Threats: a token of another kind passed off as a session's (an OAuth2 token for some API, a DPoP-bound token sent
 // as Bearer, a forged one); an app believing it refuses ended sessions when nothing off Cloudflare can tell it.
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
-import { type AuthEnv, auth, EdgeAuthError, requireUser } from "../../../packages/hono/src/index";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type AuthEnv,
+  auth,
+  EdgeAuthError,
+  requirePermission,
+  requireUser,
+} from "../../../packages/hono/src/index";
 import { fetchThrough, supabaseClient, supabaseService } from "../../faces/supabase/support";
 import { decodeJwt, SERVER, signUp } from "../../helpers";
 import { basic, newClient, postForm } from "../../oauth2/support";
+import { makeEditor, useExamplePolicies } from "./support";
 
 const ISSUER = `${SERVER}/auth/v1`;
 const API = "https://api.example.com";
@@ -93,5 +100,89 @@ describe("@edge-auth/hono off Cloudflare: tokens verified with the service's JWK
     expect(() => auth({ issuer: "not a url" })).toThrow(TypeError);
     expect(() => auth({ issuer: ISSUER, authzenUrl: SERVER })).toThrow(/clientCredentials/);
     expect(new EdgeAuthError("forbidden", "no")).toMatchObject({ status: 403, code: "forbidden" });
+  });
+});
+
+// Threats: a PEP that fetches a token per decision (the token endpoint as the bottleneck, or rate-limited into
+// refusals); an app that believes it sent a relationship the service did not store (AuthZEN's 400 must reach it).
+describe("@edge-auth/hono off Cloudflare: permissions through the AuthZEN API", () => {
+  let restore: () => Promise<void>;
+  beforeAll(async () => {
+    restore = await useExamplePolicies(svc);
+  });
+  afterAll(() => restore());
+
+  async function pep(secret?: string) {
+    const client = await newClient(svc, {
+      grantTypes: ["client_credentials"],
+      redirectUris: [],
+      scopes: ["authzen"],
+    });
+    const sent: string[] = [];
+    const through = fetchThrough(svc);
+    const counting: typeof fetch = (input, init) => {
+      sent.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+      return through(input, init);
+    };
+    const document = (id: string) => ({ type: "Document", id });
+    const app = new Hono<AuthEnv>()
+      .use(
+        auth({
+          issuer: ISSUER,
+          authzenUrl: SERVER,
+          clientCredentials: { clientId: client.clientId, clientSecret: secret ?? client.clientSecret! },
+          fetch: counting,
+        }),
+      )
+      .get(
+        "/documents/:id",
+        requirePermission("read", (c) => document(c.req.param("id")!)),
+        (c) => c.text("read"),
+      )
+      .put(
+        "/documents/:id",
+        requirePermission("edit", (c) => document(c.req.param("id")!)),
+        (c) => c.text("edited"),
+      )
+      .post(
+        "/claim/:id",
+        requirePermission("edit", (c) => ({ ...document(c.req.param("id")!), properties: { editors: [] } })),
+        (c) => c.text("claimed"),
+      );
+    return { app, sent };
+  }
+
+  it("allows by the role policy and the relationship, denies without, with one token for every decision", async () => {
+    const { app, sent } = await pep();
+    const session = await signUp(svc);
+    const id = crypto.randomUUID();
+    expect(await (await app.request(`/documents/${id}`, bearer(session.accessToken))).text()).toBe("read");
+    const refused = await app.request(`/documents/${id}`, { method: "PUT", ...bearer(session.accessToken) });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: "forbidden" });
+    await makeEditor(svc, id, session.user.id);
+    expect(
+      await (await app.request(`/documents/${id}`, { method: "PUT", ...bearer(session.accessToken) })).text(),
+    ).toBe("edited");
+    expect(sent.filter((path) => path.endsWith("/oauth2/token"))).toHaveLength(1);
+    expect(sent.filter((path) => path === "/access/v1/evaluation")).toHaveLength(3);
+  });
+
+  it("AuthZEN's 400 reaches the app as invalid-request; refused credentials are the service failing the app", async () => {
+    const session = await signUp(svc);
+    const { app } = await pep();
+    // `editors` is a relationship the service stores for this document: a request may not send it as a property.
+    const id = crypto.randomUUID();
+    await makeEditor(svc, id, session.user.id);
+    const claimed = await app.request(`/claim/${id}`, { method: "POST", ...bearer(session.accessToken) });
+    expect(claimed.status).toBe(400);
+    expect(await claimed.json()).toMatchObject({
+      error: "invalid-request",
+      message: expect.stringContaining("editors"),
+    });
+    const wrong = await pep("not the secret");
+    const failed = await wrong.app.request(`/documents/${crypto.randomUUID()}`, bearer(session.accessToken));
+    expect(failed.status).toBe(502);
+    expect(await failed.json()).toMatchObject({ error: "client-credentials-failed" });
   });
 });
