@@ -9,6 +9,7 @@ import { orgsFeature } from "../orgs/feature";
 import { pagesFeature } from "../pages/feature";
 import { passwordMigrationFeature } from "../password-migration/feature";
 import { permissionsFeature } from "../permissions/feature";
+import { platformFeature } from "../platform/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
 import { ssoFeature } from "../sso/feature";
@@ -42,4 +43,6 @@ export const FEATURES: readonly Feature[] = [
   permissionsFeature,
   // A face: another product's API over the same core, at its own prefix (src/faces/).
   supabaseFeature,
+  // The service binding's entrypoints (src/runtime/entrypoints/): no routes, the app's Workers call it over RPC.
+  platformFeature,
 ];
