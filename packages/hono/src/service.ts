@@ -1,9 +1,9 @@
 // The service's surface as a consumer sees it: what `AuthService` answers across a service binding (contract
-// platform.md §1) and what the AuthZEN API takes and answers (§2). Declarations only, no code: the package types its
-// middleware with them, and the same names describe the binding off Cloudflare, where the package answers them itself
-// from a JWKS and the AuthZEN endpoint.
+// platform.md §1) and what the AuthZEN API takes and answers (§2). Declared once, here, because the published package
+// must carry them: the service's src/platform/types.ts re-exports these and narrows only what it alone knows (an
+// error's code is one of its catalogue; a profile is its User resource). Declarations only, no code.
 
-/** Which of the service's faces issued a token: Nhost's API or Supabase's (src/faces/supabase/). */
+/** Which face issued a token: Nhost's API (`AUTH_SERVER_URL`) or the Supabase face (`/supabase/auth/v1`). */
 export type Face = "nhost" | "supabase";
 
 /** An error crossing the binding as a value (Workers RPC keeps only an error's message and name). */
@@ -20,10 +20,10 @@ export interface Failure {
 }
 
 export interface AuthenticateOptions {
-  /** Also ask whether the session is still alive (signed out, revoked, replayed, user disabled: null). */
-  live?: boolean;
-  /** Read the service's browser cookie too (an unsafe method then needs a same-site Origin). */
+  /** Also take the service's browser session cookie (its hosted pages' sign-in); an unsafe method must be same-site. */
   cookie?: boolean;
+  /** Also ask whether the session still stands (signed out, revoked, replayed, user disabled: null). */
+  live?: boolean;
 }
 
 /** How the request proved who it is. */
@@ -31,15 +31,20 @@ export type Credential = "access-token" | "pat" | "cookie";
 
 /** Who sent a request, as `authenticate` answers it. */
 export interface Authenticated {
+  /** What the credential says of the user (`getUser` reads the whole profile). */
   user: { id: string; roles: string[]; defaultRole: string };
+  /** The session the credential belongs to (`live`: it was found standing); null for a personal access token. */
   session: { id: string; live: boolean } | null;
+  /** The access token's verified claims; null for a personal access token or the cookie. */
   claims: Record<string, unknown> | null;
+  /** The organization the session acts in (contract organizations.md §1). */
   org?: { id: string };
   face: Face;
   credential: Credential;
 }
 
 export interface VerifyTokenOptions {
+  /** The token's `aud` must name it (the Supabase face's tokens say `authenticated`; Nhost's carry none). */
   audience?: string;
   live?: boolean;
 }
