@@ -26,8 +26,8 @@ export function bindingClient(binding: AuthServiceBinding): AuthClient {
     async check(request) {
       return unwrap(await binding.check(request));
     },
-    async checkMany(requests) {
-      return unwrap(await binding.checkMany(requests));
+    async checkMany(requests, options) {
+      return unwrap(await binding.checkMany(requests, options));
     },
   };
 }

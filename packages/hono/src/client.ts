@@ -1,4 +1,11 @@
-import type { Authenticated, Decision, EvaluationRequest, TokenVerdict, VerifyTokenOptions } from "./service";
+import type {
+  Authenticated,
+  Decision,
+  EvaluationRequest,
+  EvaluationsSemantic,
+  TokenVerdict,
+  VerifyTokenOptions,
+} from "./service";
 
 /**
  * Who sent the request, in the shape of the binding's answer. `source: "binding"`: the service's answer, with, when
@@ -13,5 +20,6 @@ export interface AuthClient {
   authenticate(request: Request, options?: { live?: boolean }): Promise<Identity | null>;
   verifyToken(token: string, options?: VerifyTokenOptions): Promise<TokenVerdict>;
   check(request: EvaluationRequest): Promise<Decision>;
-  checkMany(requests: EvaluationRequest[]): Promise<Decision[]>;
+  /** In order; with a `semantic` that stops early, the answers end where it stopped. */
+  checkMany(requests: EvaluationRequest[], options?: { semantic?: EvaluationsSemantic }): Promise<Decision[]>;
 }

@@ -217,9 +217,10 @@ export function remoteClient(options: RemoteOptions): AuthClient {
       };
     },
     check: (request: EvaluationRequest) => evaluate<Decision>("/access/v1/evaluation", request),
-    async checkMany(requests: EvaluationRequest[]) {
+    async checkMany(requests: EvaluationRequest[], opts) {
       const answer = await evaluate<{ evaluations: Decision[] }>("/access/v1/evaluations", {
         evaluations: requests,
+        ...(opts?.semantic ? { options: { evaluations_semantic: opts.semantic } } : {}),
       });
       return answer.evaluations;
     },

@@ -89,11 +89,17 @@ export interface Decision {
   reasons?: unknown;
 }
 
+/** AuthZEN's `evaluations_semantic`: answer each, stop at the first deny, or stop at the first permit. */
+export type EvaluationsSemantic = "execute_all" | "deny_on_first_deny" | "permit_on_first_permit";
+
 /** The `AuthService` entrypoint, as its RPC stub is called: every answer is a value, never a throw. */
 export interface AuthServiceBinding {
   authenticate(request: Request, opts?: AuthenticateOptions): Promise<Authenticated | null | Failure>;
   verifyToken(token: string, opts?: VerifyTokenOptions): Promise<TokenVerdict | Failure>;
   getUser(id: string): Promise<Record<string, unknown> | null | Failure>;
   check(request: EvaluationRequest): Promise<Decision | Failure>;
-  checkMany(requests: EvaluationRequest[]): Promise<Decision[] | Failure>;
+  checkMany(
+    requests: EvaluationRequest[],
+    options?: { semantic?: EvaluationsSemantic },
+  ): Promise<Decision[] | Failure>;
 }

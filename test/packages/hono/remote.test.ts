@@ -144,6 +144,15 @@ describe("@edge-auth/hono off Cloudflare: permissions through the AuthZEN API", 
         requirePermission("edit", (c) => document(c.req.param("id")!)),
         (c) => c.text("edited"),
       )
+      .post("/many/:id", requireUser(), async (c) => {
+        const ask = (name: string) => ({
+          subject: { type: "user", id: c.var.identity.user.id },
+          action: { name },
+          resource: document(c.req.param("id")!),
+        });
+        const semantic = c.req.query("semantic") as "execute_all" | "permit_on_first_permit";
+        return c.json(await c.var.auth.checkMany([ask("edit"), ask("read")], { semantic }));
+      })
       .post(
         "/claim/:id",
         requirePermission("edit", (c) => ({ ...document(c.req.param("id")!), properties: { editors: [] } })),
@@ -164,8 +173,20 @@ describe("@edge-auth/hono off Cloudflare: permissions through the AuthZEN API", 
     expect(
       await (await app.request(`/documents/${id}`, { method: "PUT", ...bearer(session.accessToken) })).text(),
     ).toBe("edited");
+    const many = async (semantic: string) =>
+      (await (
+        await app.request(`/many/${id}?semantic=${semantic}`, {
+          method: "POST",
+          ...bearer(session.accessToken),
+        })
+      ).json()) as {
+        decision: boolean;
+      }[];
+    expect((await many("execute_all")).map((d) => d.decision)).toEqual([true, true]);
+    expect((await many("permit_on_first_permit")).map((d) => d.decision)).toEqual([true]);
     expect(sent.filter((path) => path.endsWith("/oauth2/token"))).toHaveLength(1);
     expect(sent.filter((path) => path === "/access/v1/evaluation")).toHaveLength(3);
+    expect(sent.filter((path) => path === "/access/v1/evaluations")).toHaveLength(2);
   });
 
   it("AuthZEN's 400 reaches the app as invalid-request; refused credentials are the service failing the app", async () => {
