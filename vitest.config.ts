@@ -98,6 +98,9 @@ const bindingConsumer = (project: string) => {
     compatibilityDate: "2026-11-01",
     serviceBindings: {
       AUTH: { name: service, entrypoint: "AuthService" },
+      ADMIN: { name: service, entrypoint: "AuthAdmin", props: { caller: "billing-worker" } },
+      // A binding that names no caller: refused, so every admin event names one.
+      ADMIN_UNNAMED: { name: service, entrypoint: "AuthAdmin" },
     },
   };
 };

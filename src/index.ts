@@ -16,6 +16,7 @@ export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
 export { RateLimiter } from "./rate-limits/rate-limiter";
 export { JtiLedger } from "./replay/jti-ledger";
 // The service binding's RPC entrypoints (contract platform.md §1, docs/workers.md).
+export { AuthAdmin } from "./runtime/entrypoints/auth-admin";
 export { AuthService } from "./runtime/entrypoints/auth-service";
 export { SessionFamilies } from "./token-families";
 export { RefreshSession } from "./token-families/legacy";

@@ -49,6 +49,7 @@ describe("config", () => {
       "oauth2",
       "orgs",
       "password-migration",
+      "platform",
       "providers",
       "storage",
     ]);

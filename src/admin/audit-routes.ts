@@ -7,7 +7,8 @@ import { queryParams } from "../http/validation";
 import { listAuditEvents } from "./audit";
 import { auditEventSchema } from "./wire";
 
-const auditQuery = pageQuery.extend({
+/** `GET /admin/audit`'s query, and `AuthAdmin.listAudit`'s. */
+export const auditQuery = pageQuery.extend({
   userId: z.string().max(100).optional(),
   type: z.string().max(100).optional(),
 });

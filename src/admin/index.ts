@@ -4,11 +4,15 @@
  * Everything else in src/admin/ is internal to it (.dependency-cruiser.cjs).
  */
 
+// The service binding's `AuthAdmin` (src/platform/admin.ts) runs the admin API's functions on the same inputs.
+export { listAuditEvents } from "./audit";
+export { auditQuery } from "./audit-routes";
 // The admin API's and the console's doors (src/runtime/app.ts puts them before every feature's admin routes).
 export { requireAdminSecret, requireConfiguredSecret } from "./guard";
 export { softDeleteUser } from "./soft-delete";
 // The Supabase face's admin namespace (src/faces/supabase/) runs the admin API's own functions, so both agree.
 export { listUsersPage } from "./user-pages";
+export { createUserBody, userPatchBody } from "./user-routes";
 export {
   createUser,
   createUserRecord,

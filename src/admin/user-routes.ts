@@ -13,13 +13,15 @@ import { unlockUser } from "./unlock";
 import { createUser, deleteUser, getUserDetail, listUsers, patchUser, requireUser } from "./users";
 import { adminSessionSchema, adminUserDetailSchema, adminUserSchema } from "./wire";
 
-const createUserBody = signUpOptionsSchema.extend({
+/** `POST /admin/users`'s body; the service binding's `AuthAdmin.createUser` takes the same (src/platform/admin.ts). */
+export const createUserBody = signUpOptionsSchema.extend({
   email: emailField,
   password: passwordField.optional(),
   emailVerified: z.boolean().optional(),
 });
 
-const userPatchBody = z
+/** `PATCH /admin/users/{id}`'s body, and `AuthAdmin.updateUser`'s. */
+export const userPatchBody = z
   .strictObject({
     disabled: z.boolean(),
     roles: z.array(z.string().min(1).max(100)).min(1).max(50),

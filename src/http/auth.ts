@@ -21,7 +21,7 @@ export function presented(header: string | undefined): Presented {
 }
 
 /** Why a request's token was not accepted: what `requireAuth` says in its 401. */
-export type Refusal = { refused: string };
+type Refusal = { refused: string };
 
 /** Each request's proof is checked once (its `jti` is spent by the check): the outcome is kept for the request. */
 const proofs = new WeakMap<Request, Promise<VerifiedDPoPProof | null>>();

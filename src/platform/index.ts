@@ -3,6 +3,17 @@
  * (src/runtime/entrypoints/) run, each function over the same `Deps` as an HTTP request. The entrypoints only build
  * the services and turn failures into values; everything a call does is here.
  */
+
+export {
+  type AdminCall,
+  adminCall,
+  createUserAs,
+  deleteUserAs,
+  disableUserAs,
+  listAuditAs,
+  revokeSessionsAs,
+  updateUserAs,
+} from "./admin";
 export { authenticateArguments, verifyTokenOptionsOf } from "./arguments";
 export { authenticate } from "./authenticate";
 export { getUserProfile } from "./profile";

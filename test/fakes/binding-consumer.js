@@ -1,5 +1,5 @@
 // A consumer Worker of the service binding (docs/workers.md), as an app's own Worker would be: it binds the service's
-// `AuthService` as AUTH and `AuthAdmin` as ADMIN (vitest.config.ts), and the tests drive it over HTTP through the
+// `AuthService` as AUTH and `AuthAdmin` as ADMIN, and as ADMIN_UNNAMED without a caller (vitest.config.ts), and the tests drive it over HTTP through the
 // runner's BINDING_CONSUMER binding. Every call below crosses a real service binding into the Worker under test.
 //
 // - any request but the one below: `AUTH.authenticate(request, options)` of that very request (its headers, method

@@ -15,7 +15,7 @@ import {
   type WireSession,
 } from "../helpers";
 import { failingNamespace } from "../support/faults";
-import { authenticateThrough, dpopKey, rpc } from "./support";
+import { authenticateThrough, countingNamespace, dpopKey, rpc, watchD1 } from "./support";
 
 const svc = service(NO_VERIFICATION);
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
@@ -234,6 +234,39 @@ describe("authenticate", () => {
   });
 });
 
+// The contract's costs (docs/workers.md "Costs"), counted on the bindings the calls use: an access token without
+// `live` asks neither D1 nor an object; `live` asks one object; a DPoP proof one object more (its jti); never D1.
+it("costs: no D1 query at all; one object for live, one for a DPoP proof, none otherwise", async () => {
+  const key = await dpopKey();
+  const bound = await signIn({ dpop: await key.proof("POST", `${SERVER}/auth/v1/signin/email-password`) });
+  // Warm: this isolate has the key set (read again at most every 10 s, src/signing-keys/keys.ts).
+  await rpc("AUTH", "verifyToken", first.accessToken);
+  const originals = { SESSION_FAMILIES: env.SESSION_FAMILIES, JTI_LEDGERS: env.JTI_LEDGERS };
+  const families = countingNamespace(env.SESSION_FAMILIES);
+  const ledgers = countingNamespace(env.JTI_LEDGERS);
+  Object.assign(env, { SESSION_FAMILIES: families.binding, JTI_LEDGERS: ledgers.binding });
+  const d1 = watchD1(env.DB, env.DB_1);
+  try {
+    const plain = await authenticateThrough(bearer(first.accessToken));
+    const verified = await rpc("AUTH", "verifyToken", first.accessToken);
+    expect([plain?.user.id, verified.active, families.objects, ledgers.objects]).toEqual([
+      first.user.id,
+      true,
+      0,
+      0,
+    ]);
+    const live = await authenticateThrough(bearer(first.accessToken), { options: { live: true } });
+    expect([live?.session.live, families.objects]).toEqual([true, 1]);
+    const proof = await key.proof("GET", "https://api.example.com/things", bound.accessToken);
+    const dpop = await authenticateThrough({ authorization: `DPoP ${bound.accessToken}`, dpop: proof });
+    expect([dpop?.user.id, ledgers.objects, families.objects]).toEqual([first.user.id, 1, 1]);
+    expect(d1.calls).toBe(0);
+  } finally {
+    d1.restore();
+    Object.assign(env, originals);
+  }
+});
+
 // Threat: an outage read as "nobody" (every user signed out) or thrown as a bare error the consumer cannot tell from
 // a bug. A failing Durable Object is the catalogue's `service-unavailable`, as a value.
 it("a Durable Object failing: service-unavailable as a value; healed, the same call answers", async () => {
@@ -254,6 +287,8 @@ it("a Durable Object failing: service-unavailable as a value; healed, the same c
       });
     }
     expect(failing.fault.failures).toBe(2);
+    // Without `live` no object is asked: the same token answers through the outage.
+    expect((await authenticateThrough(bearer(first.accessToken)))?.user.id).toBe(first.user.id);
   } finally {
     Object.assign(env, { SESSION_FAMILIES: families });
   }

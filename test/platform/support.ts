@@ -22,8 +22,15 @@ export async function authenticateThrough(
   return ((await response.json()) as { answer: unknown }).answer;
 }
 
-/** `env[binding][method](...args)` in the consumer: AUTH (AuthService) or ADMIN (AuthAdmin, caller billing-worker). */
-export async function rpc(binding: "AUTH" | "ADMIN", method: string, ...args: unknown[]): Promise<Answer> {
+/**
+ * `env[binding][method](...args)` in the consumer: AUTH (AuthService), ADMIN (AuthAdmin, caller billing-worker) or
+ * ADMIN_UNNAMED (AuthAdmin bound without `props.caller`).
+ */
+export async function rpc(
+  binding: "AUTH" | "ADMIN" | "ADMIN_UNNAMED",
+  method: string,
+  ...args: unknown[]
+): Promise<Answer> {
   const response = await env.BINDING_CONSUMER.fetch("https://consumer.test/__rpc", {
     method: "POST",
     body: JSON.stringify({ binding, method, args }),
@@ -47,6 +54,63 @@ export async function dpopKey() {
         .setProtectedHeader({ alg: "ES256", typ: "dpop+jwt", jwk })
         .setIssuedAt()
         .sign(privateKey);
+    },
+  };
+}
+
+/**
+ * Counts what the binding's calls ask of D1: every statement prepared, batch, exec or session opened on these
+ * databases (their methods wrapped on the objects themselves, which the Worker's shards hold), until `restore`.
+ */
+export function watchD1(...databases: D1Database[]) {
+  let calls = 0;
+  const restores: (() => void)[] = [];
+  for (const db of databases) {
+    for (const method of ["prepare", "batch", "exec", "withSession"] as const) {
+      const original = db[method] as (...args: unknown[]) => unknown;
+      Object.defineProperty(db, method, {
+        configurable: true,
+        writable: true,
+        value: (...args: unknown[]) => {
+          calls++;
+          return original.apply(db, args);
+        },
+      });
+      restores.push(() =>
+        Object.defineProperty(db, method, { configurable: true, writable: true, value: original }),
+      );
+    }
+  }
+  return {
+    get calls() {
+      return calls;
+    },
+    restore: () => {
+      for (const restore of restores) restore();
+    },
+  };
+}
+
+/** A Durable Object namespace that counts the objects asked for (`get`, `getByName`). */
+export function countingNamespace<T extends DurableObjectNamespace>(namespace: T) {
+  let objects = 0;
+  const binding = new Proxy(namespace, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      if (property === "get" || property === "getByName") {
+        return (...args: unknown[]) => {
+          objects++;
+          return value.apply(target, args);
+        };
+      }
+      return value.bind(target);
+    },
+  });
+  return {
+    binding,
+    get objects() {
+      return objects;
     },
   };
 }
