@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Config } from "../config";
-import { AppError } from "../errors";
+import { RateLimitedError, UnavailableError } from "../errors";
 import { checkAdminSecret } from "../http/admin-secret";
 import type { AppEnv } from "../http/app-env";
 import { presented } from "../http/auth";
@@ -31,9 +31,15 @@ const METADATA_PATH = "/.well-known/authzen-configuration";
 const API_PATHS = "/access/v1/*";
 
 /** AuthZEN's error: the status and the message as a JSON string; never cached; the PEP's request id echoed. */
-function problem(c: Context<AppEnv>, status: ContentfulStatusCode, message: string, challenge = false) {
+function problem(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode,
+  message: string,
+  { challenge = false, retryAfter }: { challenge?: boolean; retryAfter?: number } = {},
+) {
   const headers: Record<string, string> = { "Cache-Control": "no-store" };
   if (challenge) headers["WWW-Authenticate"] = `Bearer scope="${AUTHZEN_SCOPE}"`;
+  if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
   return c.json(message, status, headers);
 }
 
@@ -47,7 +53,7 @@ class Unauthenticated extends Error {}
 async function requirePep(c: Context<AppEnv>): Promise<void> {
   const secret = await checkAdminSecret(c);
   if (secret.outcome === "right") return;
-  if (secret.outcome === "limited") throw new AppError("too-many-requests");
+  if (secret.outcome === "limited") throw RateLimitedError.forBucket("BRUTE_FORCE", secret.retryAfterSeconds);
   if (secret.outcome === "wrong") throw new Unauthenticated("wrong admin secret");
   const sent = presented(c.req.header("authorization"));
   if (sent?.scheme !== "Bearer") throw new Unauthenticated("a Bearer access token is required");
@@ -187,9 +193,13 @@ export function authzenRoutes(config: Config) {
   });
   api.onError(async (caught, c) => {
     if (caught instanceof PermissionRequestError) return problem(c, 400, caught.message);
-    if (caught instanceof Unauthenticated) return problem(c, 401, caught.message, true);
+    if (caught instanceof Unauthenticated) return problem(c, 401, caught.message, { challenge: true });
     const error = await settleRefusal(c, caught);
-    return problem(c, error.status, error.message);
+    const retryAfter =
+      error instanceof UnavailableError || error instanceof RateLimitedError
+        ? error.retryAfterSeconds
+        : undefined;
+    return problem(c, error.status, error.message, { retryAfter });
   });
   return routes.route("/", api);
 }

@@ -9,6 +9,7 @@ import type { StreamEvent } from "../../src/events/types";
 import { evaluate } from "../../src/permissions";
 import { handleQueueBatch } from "../../src/runtime/consumers";
 import { service, testDeps } from "../helpers";
+import { failingD1 } from "../support/faults";
 import { ADMIN, access, admin, SERVICE_SCHEMA, usePolicies, userWith } from "./support";
 
 const svc = service();
@@ -234,6 +235,27 @@ describe("policies over the service's data", () => {
       env,
     );
     expect((await count())?.n).toBe(0);
+  });
+});
+
+describe("faults", () => {
+  // Threat: D1 failing for a moment turning into a 500 (or worse, a decision) instead of a retryable refusal.
+  it("answers 503 in AuthZEN's shape while D1 fails, and decides once it is back", async () => {
+    const ana = await userWith(svc, ["admin"]);
+    const { binding, fault } = failingD1(env.DB, { match: /authz_relationships/ });
+    const broken = service({ DB: binding });
+    const request = {
+      subject: { type: "user", id: ana.id },
+      action: { name: "view" },
+      resource: doc(`f-${crypto.randomUUID()}`),
+    };
+    const refused = await access(broken, "evaluation", request, ADMIN);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(typeof (await refused.json())).toBe("string");
+    fault.heal();
+    const answered = await access(broken, "evaluation", request, ADMIN);
+    expect(await answered.json()).toMatchObject({ decision: true });
   });
 });
 
