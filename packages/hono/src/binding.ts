@@ -1,6 +1,6 @@
-import type { AuthClient } from "./client";
-import { EdgeAuthError, unwrap } from "./errors";
-import type { AuthServiceBinding } from "./service";
+import type { AuthClient } from "./client.js";
+import { EdgeAuthError, unwrap } from "./errors.js";
+import type { AuthServiceBinding } from "./service.js";
 
 /**
  * The request as the service needs it to authenticate: method, URL and headers, no body. A `Request` sent over RPC

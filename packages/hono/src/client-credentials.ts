@@ -1,5 +1,5 @@
 import * as oauth from "oauth4webapi";
-import { EdgeAuthError } from "./errors";
+import { EdgeAuthError } from "./errors.js";
 
 export interface ClientCredentials {
   clientId: string;

@@ -5,7 +5,7 @@ import type {
   EvaluationsSemantic,
   TokenVerdict,
   VerifyTokenOptions,
-} from "./service";
+} from "./service.js";
 
 /**
  * Who sent the request, in the shape of the binding's answer. `source: "binding"`: the service's answer, with, when

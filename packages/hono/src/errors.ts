@@ -1,6 +1,6 @@
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { Failure, ServiceError } from "./service";
+import type { Failure, ServiceError } from "./service.js";
 
 /**
  * The statuses of the catalogue's codes a consumer meets through this package (the service's src/errors.ts and

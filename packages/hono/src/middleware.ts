@@ -1,10 +1,10 @@
 import type { Context, Env, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { bindingClient, bindingOf } from "./binding";
-import type { AuthClient, Identity } from "./client";
-import { EdgeAuthError } from "./errors";
-import { type RemoteOptions, remoteClient } from "./remote";
-import type { Resource } from "./service";
+import { bindingClient, bindingOf } from "./binding.js";
+import type { AuthClient, Identity } from "./client.js";
+import { EdgeAuthError } from "./errors.js";
+import { type RemoteOptions, remoteClient } from "./remote.js";
+import type { Resource } from "./service.js";
 
 /** The variables this package sets: `c.var.auth` (by `auth()`), `c.var.identity` (by the guards). */
 export interface AuthVariables {

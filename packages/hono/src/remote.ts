@@ -6,10 +6,10 @@ import {
   jwksCache,
   jwtVerify,
 } from "jose";
-import type { AuthClient, Identity } from "./client";
-import { type ClientCredentials, clientCredentialsTokens } from "./client-credentials";
-import { EdgeAuthError } from "./errors";
-import type { Decision, EvaluationRequest, Face, TokenVerdict } from "./service";
+import type { AuthClient, Identity } from "./client.js";
+import { type ClientCredentials, clientCredentialsTokens } from "./client-credentials.js";
+import { EdgeAuthError } from "./errors.js";
+import type { Decision, EvaluationRequest, Face, TokenVerdict } from "./service.js";
 
 /** `auth({...})` off Cloudflare: where the service is, and how the app proves itself to its AuthZEN API. */
 export interface RemoteOptions {
