@@ -55,6 +55,11 @@ declare module "vitest" {
     supabaseKeys: { publishable: string; secret: string };
     /** The password-migration hook, its counts and its switch (test/compat/migration-hook-server.ts). */
     migrationHook: { url: string; control: string };
+    /**
+     * The server's own wrangler dev registry: another `wrangler dev` given it (WRANGLER_REGISTRY_PATH) binds to this
+     * server's entrypoints, and to no other session's `edge-auth` (test/compat/workers-binding.test.ts).
+     */
+    devRegistry: string;
   }
 }
 
@@ -224,6 +229,9 @@ export default async function setup(project: TestProject) {
     NODE_EXTRA_CA_CERTS: clientDocs.certPath,
     // The mirror's database, for the MIRROR_DB binding of wrangler.mirror.toml.
     ...mirror.env,
+    // Where wrangler dev registers its Workers for other wrangler dev processes' service bindings: this run's own,
+    // not the machine's, which another checkout's compat server (also `edge-auth`) may be registered in.
+    WRANGLER_REGISTRY_PATH: join(dir, "registry"),
   };
 
   let child: ChildProcess | undefined;
@@ -289,6 +297,7 @@ export default async function setup(project: TestProject) {
   });
   project.provide("serverReadyFile", readyFile);
   project.provide("migrationHook", { url: migrationHook.url, control: migrationHook.control });
+  project.provide("devRegistry", join(dir, "registry"));
   project.provide("supabaseKeys", {
     publishable: secrets.AUTH_SUPABASE_PUBLISHABLE_KEYS,
     secret: secrets.AUTH_SUPABASE_SECRET_KEYS,

@@ -3,3 +3,9 @@ declare module "*?inline" {
   const dataUrl: string;
   export default dataUrl;
 }
+
+// Text files imported through Vite's `?raw` (their contents): the example's Cedar files in test/packages/hono/.
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
