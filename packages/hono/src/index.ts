@@ -1,5 +1,5 @@
 // @edge-auth/hono: the signed-in user and "may they do that" for a Hono app, from the auth service — through a
-// service binding on Cloudflare, through its JWKS and AuthZEN API elsewhere (docs/workers-hono.md).
+// service binding on Cloudflare, through its JWKS and AuthZEN API elsewhere (docs/workers.md ("The Hono package and the example")).
 export type { AuthClient, Identity } from "./client.js";
 export type { ClientCredentials } from "./client-credentials.js";
 export { EdgeAuthError, isFailure } from "./errors.js";
