@@ -12,6 +12,7 @@ import { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "../oauth2";
 import { type Decision, type EvaluationsSemantic, evaluate, evaluateMany, SEMANTICS } from "./evaluate";
 import { depthOf, MAX_DEPTH, MAX_EVALUATIONS, PermissionRequestError } from "./request";
 import { searchActions } from "./search";
+import { searchResources, searchSubjects } from "./search-entities";
 
 /**
  * The AuthZEN 1.0 Authorization API at the host's root (contract platform.md §2): evaluation, evaluations and the
@@ -28,6 +29,8 @@ export const MAX_BODY_BYTES = 256 * 1024;
 const EVALUATION_PATH = "/access/v1/evaluation";
 const EVALUATIONS_PATH = "/access/v1/evaluations";
 const ACTION_SEARCH_PATH = "/access/v1/search/action";
+const SUBJECT_SEARCH_PATH = "/access/v1/search/subject";
+const RESOURCE_SEARCH_PATH = "/access/v1/search/resource";
 const METADATA_PATH = "/.well-known/authzen-configuration";
 /** Only these paths pass the API's middleware: the sub-app is mounted at the root, before every other route. */
 const API_PATHS = "/access/v1/*";
@@ -135,6 +138,8 @@ function metadata(config: Config, pdp: string) {
     policy_decision_point: pdp,
     access_evaluation_endpoint: `${root}${EVALUATION_PATH}`,
     access_evaluations_endpoint: `${root}${EVALUATIONS_PATH}`,
+    search_subject_endpoint: `${root}${SUBJECT_SEARCH_PATH}`,
+    search_resource_endpoint: `${root}${RESOURCE_SEARCH_PATH}`,
     search_action_endpoint: `${root}${ACTION_SEARCH_PATH}`,
   };
 }
@@ -196,6 +201,12 @@ export function authzenRoutes(config: Config) {
   });
   api.post(ACTION_SEARCH_PATH, async (c) =>
     c.json(await searchActions(c.var.deps, await jsonBody(c)), 200, { "Cache-Control": "no-store" }),
+  );
+  api.post(SUBJECT_SEARCH_PATH, async (c) =>
+    c.json(await searchSubjects(c.var.deps, await jsonBody(c)), 200, { "Cache-Control": "no-store" }),
+  );
+  api.post(RESOURCE_SEARCH_PATH, async (c) =>
+    c.json(await searchResources(c.var.deps, await jsonBody(c)), 200, { "Cache-Control": "no-store" }),
   );
   api.onError(async (caught, c) => {
     if (caught instanceof PermissionRequestError) return problem(c, 400, caught.message);

@@ -233,6 +233,8 @@ describe("the AuthZEN API", () => {
       policy_decision_point: SERVER,
       access_evaluation_endpoint: `${SERVER}/access/v1/evaluation`,
       access_evaluations_endpoint: `${SERVER}/access/v1/evaluations`,
+      search_subject_endpoint: `${SERVER}/access/v1/search/subject`,
+      search_resource_endpoint: `${SERVER}/access/v1/search/resource`,
       search_action_endpoint: `${SERVER}/access/v1/search/action`,
     });
     const inserted = await svc.request("GET", `${SERVER}/.well-known/authzen-configuration/auth/v1`);

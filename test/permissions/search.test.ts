@@ -1,0 +1,116 @@
+// AuthZEN's Subject Search and Resource Search (contract platform.md §2, the search APIs) at the host's root: the
+// service's users, and the resources with a stored relationship, each evaluated as an evaluation request would be;
+// the permitted ones answered page by page, every page's cost bounded. Run with storage of its own
+// (vitest.config.ts NEEDS_OWN_STORAGE): a subject search walks every user, so the users are this file's alone.
+import { beforeAll, describe, expect, it } from "vitest";
+import { SERVER, service } from "../helpers";
+import { ADMIN, admin, SERVICE_SCHEMA, usePolicies, userWith } from "./support";
+
+const svc = service();
+
+const SCHEMA = `${SERVICE_SCHEMA}
+entity document { editors?: Set<User> };
+action view, edit appliesTo { principal: User, resource: document };
+`;
+const POLICIES = `
+@id("editors") permit (principal, action == Action::"edit", resource is document)
+  when { resource has editors && principal in resource.editors };
+@id("admin") permit (principal in Role::"admin", action, resource);
+`;
+
+type Found = { results: { type: string; id: string }[]; page?: { next_token: string } };
+
+const search = (kind: "subject" | "resource", body: unknown) =>
+  svc.request("POST", `${SERVER}/access/v1/search/${kind}`, {
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", ...ADMIN },
+  });
+
+/** Every page of a search, followed by its tokens. */
+async function allPages(kind: "subject" | "resource", body: Record<string, unknown>, limit: number) {
+  const found: string[] = [];
+  let token: string | undefined;
+  let pages = 0;
+  do {
+    const response = await search(kind, { ...body, page: { limit, ...(token ? { token } : {}) } });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const page = (await response.json()) as Found;
+    expect(page.results.length).toBeLessThanOrEqual(limit);
+    found.push(...page.results.map((result) => result.id));
+    token = page.page?.next_token;
+    pages++;
+  } while (token && pages < 50);
+  return { found, pages };
+}
+
+let ana: { id: string };
+let bob: { id: string };
+let root: { id: string };
+
+beforeAll(async () => {
+  await usePolicies(svc, SCHEMA, POLICIES);
+  [ana, bob, root] = [
+    await userWith(svc, ["user"]),
+    await userWith(svc, ["user"]),
+    await userWith(svc, ["admin"]),
+  ];
+  for (const doc of ["d1", "d2", "d3"]) {
+    const related = await admin(svc, "POST", "/admin/authz/relationships", {
+      resource: { type: "document", id: doc },
+      relation: "editors",
+      subject: { type: "User", id: doc === "d2" ? bob.id : ana.id },
+    });
+    expect(related.status).toBe(201);
+  }
+});
+
+describe("AuthZEN search", () => {
+  it("subject search: every user who may, through a relationship or a role, page by page", async () => {
+    const body = {
+      subject: { type: "user" },
+      action: { name: "edit" },
+      resource: { type: "document", id: "d1" },
+    };
+    const { found, pages } = await allPages("subject", body, 1);
+    expect(found.toSorted()).toEqual([ana.id, root.id].toSorted());
+    expect(pages).toBeGreaterThanOrEqual(2);
+    // A subject of another type is no user of the service: refused, not answered empty.
+    const other = await search("subject", { ...body, subject: { type: "group" } });
+    expect(other.status).toBe(400);
+  });
+
+  it("resource search: the documents with a stored relationship the user may edit; an admin all of them", async () => {
+    const body = (id: string) => ({
+      subject: { type: "user", id },
+      action: { name: "edit" },
+      resource: { type: "document" },
+    });
+    expect((await allPages("resource", body(ana.id), 1)).found).toEqual(["d1", "d3"]);
+    expect((await allPages("resource", body(bob.id), 10)).found).toEqual(["d2"]);
+    expect((await allPages("resource", body(root.id), 2)).found).toEqual(["d1", "d2", "d3"]);
+  });
+
+  it("refuses a forged page token, a bad limit and an entity reference, as the evaluation API refuses bad input", async () => {
+    const body = {
+      subject: { type: "user", id: ana.id },
+      action: { name: "edit" },
+      resource: { type: "document" },
+    };
+    // Threat: a token crafted to make the PDP scan from an arbitrary place, or to throw on decoding.
+    for (const token of ["not base64 at all!", btoa('{"s":-1,"a":""}'), "x".repeat(2000)]) {
+      expect((await search("resource", { ...body, page: { token } })).status).toBe(400);
+    }
+    expect((await search("resource", { ...body, page: { limit: 0 } })).status).toBe(400);
+    const escape = { ...body, context: { x: { __entity: { type: "Role", id: "admin" } } } };
+    expect((await search("resource", escape)).status).toBe(400);
+    expect(
+      (
+        await search("subject", {
+          ...escape,
+          subject: { type: "user" },
+          resource: { type: "document", id: "d1" },
+        })
+      ).status,
+    ).toBe(400);
+  });
+});
