@@ -101,8 +101,8 @@ describe("AuthZEN search", () => {
       expect((await search("resource", { ...body, page: { token } })).status).toBe(400);
     }
     expect((await search("resource", { ...body, page: { limit: 0 } })).status).toBe(400);
-    const escape = { ...body, context: { x: { __entity: { type: "Role", id: "admin" } } } };
-    expect((await search("resource", escape)).status).toBe(400);
+    const smuggled = { ...body, context: { x: { __entity: { type: "Role", id: "admin" } } } };
+    expect((await search("resource", smuggled)).status).toBe(400);
     expect(
       (
         await search("subject", {
