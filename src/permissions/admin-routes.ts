@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { auditAdminAction } from "../audit/admin-action";
-import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { NO_CONTENT, operation } from "../http/documented";
 import { jsonBody, queryParams } from "../http/validation";
