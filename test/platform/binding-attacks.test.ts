@@ -275,8 +275,8 @@ describe("AuthAdmin's callers and arguments", () => {
 
   // Threats: a caller name that forges an audit line (a newline and a JSON object, a NUL) or floods it (10 kB); an
   // argument that makes the service throw (a 500-like fault the consumer cannot read) or hang: a function (RPC hands
-  // over a stub), a deep nest, a megabyte of string. A Proxy cannot be cloned: the consumer's own call throws, before
-  // anything reaches the service.
+  // over a stub), a Proxy, a deep nest, a megabyte of string. Each is an error value. Only a nest deeper than the
+  // runtime's structured clone can walk throws, in the consumer's own call, before anything reaches the service.
   it("a caller with control characters or 10 kB: refused and nothing done; bad arguments: error values", async () => {
     const refusedEmail = uniqueEmail("attack-admin");
     expect((await rpc("ADMIN_CONTROL", "createUser", { email: refusedEmail })).error.code).toBe(
