@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { goTrueIssuer } from "../../src/faces/supabase/gotrue/tokens";
 import { getConfig } from "../../src/runtime/config";
 import { getKeySet } from "../../src/signing-keys/keys";
+import { accountService, PAGE_STEPS, signedIn } from "../account-center/support";
 import {
   NO_VERIFICATION,
   PASSWORD,
@@ -215,12 +216,17 @@ describe("DPoP through the binding", () => {
 
 describe("the cookie and personal access tokens", () => {
   // Threat: CSRF through a consumer with the service's cookie: an opaque (`null`) origin (a sandboxed frame, a
-  // redirect), `Sec-Fetch-Site: none` on a POST, an origin that only starts like the consumer's. The request is refused
-  // before the cookie is read, so any cookie value proves it. (The accepted same-site cases: auth-service.test.ts.)
-  it("a null Origin, an Origin that is a prefix trick, Sec-Fetch-Site none: refused on an unsafe method", async () => {
-    const cookie = { cookie: `oauth2_session=${crypto.randomUUID()}` };
+  // redirect), `Sec-Fetch-Site: none` on a POST, an origin that only starts like the consumer's, the consumer's host
+  // over http, a cross-site fetch claiming the right Origin. The cookie is a real sign-in: the same cookie is taken on
+  // a GET (the control). (The accepted same-site POSTs: auth-service.test.ts.)
+  it("a null Origin, an Origin that is a prefix trick, Sec-Fetch-Site none: refused on an unsafe method", {
+    timeout: PAGE_STEPS,
+  }, async () => {
+    const { browser, user } = await signedIn(accountService());
+    const cookie = { cookie: `oauth2_session=${browser.jar.get("oauth2_session")}` };
     const post = { options: { cookie: true }, method: "POST" };
-    const answers = await Promise.all([
+    const [control, ...answers] = await Promise.all([
+      authenticateThrough(cookie, { options: { cookie: true } }),
       authenticateThrough({ ...cookie, origin: "null" }, post),
       authenticateThrough({ ...cookie, origin: "https://api.example.com.evil.example" }, post),
       authenticateThrough({ ...cookie, origin: "http://api.example.com" }, post),
@@ -230,6 +236,7 @@ describe("the cookie and personal access tokens", () => {
         post,
       ),
     ]);
+    expect(control?.user.id).toBe(user.id);
     expect(answers).toEqual([null, null, null, null, null]);
   });
 
