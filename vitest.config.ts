@@ -101,6 +101,13 @@ const bindingConsumer = (project: string) => {
       ADMIN: { name: service, entrypoint: "AuthAdmin", props: { caller: "billing-worker" } },
       // A binding that names no caller: refused, so every admin event names one.
       ADMIN_UNNAMED: { name: service, entrypoint: "AuthAdmin" },
+      // Callers an attacker would declare (test/platform/binding-attacks.test.ts): a forged log line, 10 kB of name.
+      ADMIN_CONTROL: {
+        name: service,
+        entrypoint: "AuthAdmin",
+        props: { caller: 'billing\n{"caller":"root"}\u0000' },
+      },
+      ADMIN_LONG: { name: service, entrypoint: "AuthAdmin", props: { caller: "x".repeat(10_000) } },
     },
   };
 };

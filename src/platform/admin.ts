@@ -26,6 +26,11 @@ export interface AdminCall {
 }
 
 const MAX_CALLER_LENGTH = 100;
+/**
+ * A control character (C0, DEL, C1) or a line or paragraph separator: a name with one could forge a line in a log read
+ * as text, or hide what it says in the console. A Worker's name never has one.
+ */
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029]/u;
 
 /** The call, once the switch is on and the binding names its caller; the refusal otherwise. */
 export function adminCall(deps: Deps, props: unknown): AdminCall {
@@ -36,10 +41,15 @@ export function adminCall(deps: Deps, props: unknown): AdminCall {
     );
   }
   const caller = (props as { caller?: unknown } | undefined)?.caller;
-  if (typeof caller !== "string" || caller.length === 0 || caller.length > MAX_CALLER_LENGTH) {
+  if (
+    typeof caller !== "string" ||
+    caller.length === 0 ||
+    caller.length > MAX_CALLER_LENGTH ||
+    UNPRINTABLE.test(caller)
+  ) {
     throw new AppError(
       "invalid-request",
-      `AuthAdmin needs the binding's props.caller: the calling Worker's name for the audit log (1 to ${MAX_CALLER_LENGTH} characters)`,
+      `AuthAdmin needs the binding's props.caller: the calling Worker's name for the audit log (1 to ${MAX_CALLER_LENGTH} printable characters)`,
     );
   }
   return { deps, caller };

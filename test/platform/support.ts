@@ -24,10 +24,11 @@ export async function authenticateThrough(
 
 /**
  * `env[binding][method](...args)` in the consumer: AUTH (AuthService), ADMIN (AuthAdmin, caller billing-worker) or
- * ADMIN_UNNAMED (AuthAdmin bound without `props.caller`).
+ * ADMIN_UNNAMED (AuthAdmin bound without `props.caller`), ADMIN_CONTROL and ADMIN_LONG (a caller with control
+ * characters, one of 10 kB: test/platform/binding-attacks.test.ts).
  */
 export async function rpc(
-  binding: "AUTH" | "ADMIN" | "ADMIN_UNNAMED",
+  binding: "AUTH" | "ADMIN" | "ADMIN_UNNAMED" | "ADMIN_CONTROL" | "ADMIN_LONG",
   method: string,
   ...args: unknown[]
 ): Promise<Answer> {
