@@ -84,8 +84,26 @@ const queueConsumers = Object.fromEntries(
 /** Bundled once for both workers projects. */
 const imageTransformer = imagesWorker();
 
+/**
+ * A consumer of the service binding (test/fakes/binding-consumer.js), bound to the Worker under test's entrypoints as
+ * an app's Worker binds them (docs/workers.md). The plugin renames the Worker under test to its runner's name,
+ * `vitest-plugin-runner-<project>` (its `getRunnerName`), which is what another Worker's binding must name.
+ */
+const bindingConsumer = (project: string) => {
+  const service = `vitest-plugin-runner-${project}`;
+  return {
+    name: "binding-consumer",
+    modules: true,
+    scriptPath: "./test/fakes/binding-consumer.js",
+    compatibilityDate: "2026-11-01",
+    serviceBindings: {
+      AUTH: { name: service, entrypoint: "AuthService" },
+    },
+  };
+};
+
 /** The Worker under test with the suite's bindings, inside workerd (one instance per project worker). */
-const workersPool = () =>
+const workersPool = (project: string) =>
   cloudflareTest(async () => ({
     main: "./src/index.ts",
     miniflare: {
@@ -108,6 +126,7 @@ const workersPool = () =>
       serviceBindings: {
         ...(workerOptions.serviceBindings as Record<string, unknown>),
         OUTBOUND: "outbound-fakes",
+        BINDING_CONSUMER: "binding-consumer",
       },
       // Miniflare's own Email Service emulation, under another name: test/mail binds it as EMAIL per test.
       email: {
@@ -116,6 +135,7 @@ const workersPool = () =>
       workers: [
         { name: "outbound-fakes", modules: true, scriptPath: "./test/fakes/outbound.js" },
         imageTransformer,
+        bindingConsumer(project),
       ],
     },
   }));
@@ -173,7 +193,7 @@ export default defineConfig({
     silent: "passed-only",
     projects: [
       {
-        plugins: [workersPool()],
+        plugins: [workersPool("workers")],
         customLogger: logger,
         // Binary fixtures the tests import as `?inline` data URLs (test/types/fixtures.d.ts).
         assetsInclude: ["**/*.heic"],
@@ -197,7 +217,7 @@ export default defineConfig({
         },
       },
       {
-        plugins: [workersPool()],
+        plugins: [workersPool("workers-own-storage")],
         customLogger: logger,
         test: {
           name: "workers-own-storage",

@@ -5,10 +5,9 @@ import { ConfigError } from "./errors";
 import type { AppEnv } from "./http/app-env";
 import { logError } from "./http/context";
 import { createApp } from "./runtime/app";
-import { getConfig } from "./runtime/config";
+import { serviceConfig } from "./runtime/config";
 import { handleQueueBatch } from "./runtime/consumers";
 import { runScheduled } from "./runtime/cron";
-import { useKeyStore } from "./signing-keys/stored-keys";
 
 export { SignInLockout } from "./auth";
 export { OneTimeCode } from "./auth/links/one-time-code";
@@ -16,6 +15,8 @@ export { GuessGuard } from "./auth/mfa/guess-guard";
 export { WebauthnChallenge } from "./auth/webauthn/webauthn-challenge";
 export { RateLimiter } from "./rate-limits/rate-limiter";
 export { JtiLedger } from "./replay/jti-ledger";
+// The service binding's RPC entrypoints (contract platform.md §1, docs/workers.md).
+export { AuthService } from "./runtime/entrypoints/auth-service";
 export { SessionFamilies } from "./token-families";
 export { RefreshSession } from "./token-families/legacy";
 
@@ -29,11 +30,9 @@ function isDevelopmentServer(env: Env): boolean {
   }
 }
 
-function appFor(config: Config, env: Env): Hono<AppEnv> {
+function appFor(config: Config): Hono<AppEnv> {
   let app = apps.get(config);
   if (!app) {
-    // Signing keys rotated through the admin API live in this deployment's D1 (src/signing-keys/stored-keys.ts).
-    useKeyStore(config, env.DB);
     app = createApp(config);
     apps.set(config, app);
   }
@@ -57,7 +56,7 @@ export default {
   async fetch(request, env, ctx) {
     let config: Config;
     try {
-      config = getConfig(env);
+      config = serviceConfig(env);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       // The deployer reads the reason in the log.
@@ -73,7 +72,7 @@ export default {
       );
     }
     try {
-      return await appFor(config, env).fetch(request, env, ctx);
+      return await appFor(config).fetch(request, env, ctx);
     } catch (error) {
       return lastResortAnswer(request, error);
     }

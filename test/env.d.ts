@@ -9,6 +9,8 @@ declare global {
       /** The second shard of the workers projects (vitest.config.ts `TEST_SHARDS`). */
       DB_1: D1Database;
       AUTH_D1_SHARDS: string;
+      /** A consumer Worker of the service binding (test/fakes/binding-consumer.js). */
+      BINDING_CONSUMER: Fetcher;
     }
   }
 }

@@ -17,6 +17,7 @@ export {
   signInPhonePassword,
   signUpEmailPassword,
   signUpPhonePassword,
+  userOfPersonalAccessToken,
 } from "./accounts";
 export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";
@@ -86,6 +87,7 @@ export {
   IMPORTED_SUPABASE_METHOD,
   type ReadsAlongside,
   refreshLifetimeMs,
+  SESSION_LOCATOR_CLAIM,
   type Session,
   sessionPayloadSchema,
   sessionSchema,

@@ -56,6 +56,9 @@ export const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 export const newSessionToken = (locator: string) => `${locator}${randomUuid().slice(6)}`;
 export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
 
+/** The access tokens' claim naming the session's family object (its locator): see `buildSession`. */
+export const SESSION_LOCATOR_CLAIM = "session_locator";
+
 export const refreshLifetimeMs = (deps: Deps) => deps.config.tokens.refreshTtl * 1000;
 
 /**
@@ -111,8 +114,14 @@ export async function buildSession(
 ): Promise<Session> {
   const wire = toWireUser(user);
   const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org, authenticationMethod);
-  // `org_id` at the top level too, for consumers that don't read Hasura's namespace.
-  const topLevel = org ? { org_id: org.orgId } : undefined;
+  // `org_id` at the top level too, for consumers that don't read Hasura's namespace. `session_locator`: the object
+  // of the session's token family (the refresh token's first six hex digits, not part of its secret), so the
+  // service binding's `live` check asks that one object whether the session stands, with no D1 read
+  // (src/platform/liveness.ts, docs/workers.md "Costs").
+  const topLevel = {
+    ...(org ? { org_id: org.orgId } : {}),
+    [SESSION_LOCATOR_CLAIM]: locatorOf(refreshToken),
+  };
   const accessToken = mint
     ? await mint.minter(deps, {
         user,

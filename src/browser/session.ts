@@ -144,9 +144,18 @@ export function endBrowserSession(c: Context<AppEnv>): void {
 }
 
 /** The signed-in user of this browser, if the cookie is ours, its session stands and the user is enabled. */
-export async function readBrowserSession(c: Context<AppEnv>): Promise<BrowserSession | null> {
-  const deps = c.var.deps;
-  const value = getCookie(c, COOKIE);
+export function readBrowserSession(c: Context<AppEnv>): Promise<BrowserSession | null> {
+  return browserSessionOf(c.var.deps, getCookie(c, COOKIE));
+}
+
+/** The browser session cookie's name, for a reader of a raw `Cookie` header (the service binding, src/platform/). */
+export const BROWSER_SESSION_COOKIE = COOKIE;
+
+/** `readBrowserSession` of the cookie's value: its MAC checked, then one read of the session and its user. */
+export async function browserSessionOf(
+  deps: Deps,
+  value: string | undefined,
+): Promise<BrowserSession | null> {
   if (!value || value.length > 1024) return null;
   const [payload, tag] = value.split(".");
   if (!payload || !tag || !timingSafeEqualString(tag, await mac(deps, payload))) return null;

@@ -21,7 +21,7 @@ export function presented(header: string | undefined): Presented {
 }
 
 /** Why a request's token was not accepted: what `requireAuth` says in its 401. */
-type Refusal = { refused: string };
+export type Refusal = { refused: string };
 
 /** Each request's proof is checked once (its `jti` is spent by the check): the outcome is kept for the request. */
 const proofs = new WeakMap<Request, Promise<VerifiedDPoPProof | null>>();
@@ -56,19 +56,31 @@ export function requestDPoPProof(c: Context<AppEnv>): Promise<VerifiedDPoPProof 
   return checked;
 }
 
+/** What a token check needs of a request, whichever door it came in by (an API route, the service binding). */
+export interface PresentedRequest {
+  /** The `Authorization` header. */
+  authorization: string | undefined | null;
+  /** The request's DPoP proof, checked over this request and this token (RFC 9449 §4.3); null without a `DPoP` header. */
+  proof: (accessToken: string) => Promise<VerifiedDPoPProof | null>;
+}
+
+/** A token's payload as a token check needs it: whom, and the DPoP key it is bound to. */
+type BoundPayload = { sub: string; cnf?: { jkt: string } };
+
 /**
- * The session access token a request presents, with its sender checked (RFC 9449 §7.1): a token bound to a key
- * (`cnf.jkt`) only as `DPoP`, with a proof by that key over this request and this token; a bound token sent as
- * `Bearer` is refused (a thief who has the token has no key); an unbound token only as `Bearer` (the DPoP scheme
- * asks for a binding it does not have). Nothing changes for a request without DPoP: a Bearer token is checked as
- * before.
+ * The access token a request presents, with its sender checked (RFC 9449 §7.1): a token bound to a key (`cnf.jkt`)
+ * only as `DPoP`, with a proof by that key over this request and this token; a bound token sent as `Bearer` is
+ * refused (a thief who has the token has no key); an unbound token only as `Bearer` (the DPoP scheme asks for a
+ * binding it does not have). `verify` says whose tokens are accepted: the API's routes take the Nhost face's (and an
+ * old system's), the service binding either face's. The one check of both (src/platform/ calls it too).
  */
-export async function presentedAccessToken(
-  c: Context<AppEnv>,
-): Promise<{ payload: AccessTokenPayload; token: string } | Refusal | null> {
-  const sent = presented(c.req.header("authorization"));
+export async function checkPresentedToken<Payload extends BoundPayload>(
+  request: PresentedRequest,
+  verify: (token: string) => Promise<Payload | null>,
+): Promise<{ payload: Payload; token: string } | Refusal | null> {
+  const sent = presented(request.authorization ?? undefined);
   if (!sent) return null;
-  const payload = await verifyUserAccessToken(c.var.deps, sent.token);
+  const payload = await verify(sent.token);
   if (!payload) return { refused: "missing or invalid access token" };
   const bound = payload.cnf?.jkt;
   if (!bound) {
@@ -79,7 +91,7 @@ export async function presentedAccessToken(
     return { refused: "this access token is DPoP-bound: send it as DPoP with a proof" };
   let proof: VerifiedDPoPProof | null;
   try {
-    proof = await requestDPoPProof(c);
+    proof = await request.proof(sent.token);
   } catch (error) {
     if (error instanceof DPoPProofError) return { refused: error.message };
     throw error;
@@ -87,6 +99,19 @@ export async function presentedAccessToken(
   if (!proof) return { refused: "a DPoP proof (the DPoP header) must come with this access token" };
   if (proof.jkt !== bound) return { refused: "the DPoP proof is not signed by the access token's key" };
   return { payload, token: sent.token };
+}
+
+/**
+ * The session access token a request to the service's own API presents, its sender checked (`checkPresentedToken`).
+ * Nothing changes for a request without DPoP: a Bearer token is checked as before.
+ */
+export function presentedAccessToken(
+  c: Context<AppEnv>,
+): Promise<{ payload: AccessTokenPayload; token: string } | Refusal | null> {
+  return checkPresentedToken(
+    { authorization: c.req.header("authorization"), proof: () => requestDPoPProof(c) },
+    (token) => verifyUserAccessToken(c.var.deps, token),
+  );
 }
 
 /** Methods that read (RFC 9110 §9.2.1): the only ones an old system's token is let through on. */

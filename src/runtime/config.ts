@@ -1,4 +1,6 @@
 import { type Config, parseConfig } from "../config";
+import type { Env } from "../env";
+import { useKeyStore } from "../signing-keys/stored-keys";
 import { FEATURES } from "./features";
 
 /** Every feature's settings slice, in the list's order (src/runtime/features.ts). */
@@ -15,5 +17,16 @@ export function getConfig(env: object): Config {
   if (cached) return cached;
   const config = parseConfig(env, SLICES);
   cache.set(env, config);
+  return config;
+}
+
+/**
+ * The Worker's configuration as every entry point uses it (the fetch handler, the service binding's entrypoints):
+ * `getConfig`, with the deployment's D1 attached as the store of signing keys rotated through the admin API
+ * (src/signing-keys/stored-keys.ts), so a token signed by a rotated key verifies through either door.
+ */
+export function serviceConfig(env: Env): Config {
+  const config = getConfig(env);
+  useKeyStore(config, env.DB);
   return config;
 }

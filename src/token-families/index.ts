@@ -4,6 +4,7 @@
  * Tokens from before families are the business of `legacy/`, a drawer nothing here imports.
  */
 export {
+  familyIsLive,
   familyOfCurrentToken,
   newLocator,
   type Rotation,

@@ -173,3 +173,11 @@ export async function familyOfCurrentToken(
 ): Promise<string | null> {
   return familiesAt(deps, locator).familyOfCurrent(await sha256Hex(token), deps.now());
 }
+
+/**
+ * Whether the family `family` (a session's id) in the object of `locator` still stands: one object call, no D1. What
+ * the service binding's `live` check asks (src/platform/liveness.ts); a revocation is seen by the next call.
+ */
+export function familyIsLive(deps: Deps, locator: string, family: string): Promise<boolean> {
+  return familiesAt(deps, locator).isLive(family, deps.now());
+}

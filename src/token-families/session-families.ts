@@ -208,6 +208,22 @@ export class SessionFamilies extends DurableObject<Env> {
     return row && !row.revoked && row.expires_at > now && row.current === hash ? row.id : null;
   }
 
+  /**
+   * Whether a family still stands: known here, not revoked (sign-out, a replay, its user disabled or deleted) and not
+   * expired. The service binding's `live` check (src/platform/liveness.ts) asks it with the family an access token
+   * names; it reads and creates nothing.
+   */
+  isLive(family: string, now: number): boolean {
+    if (!this.hasTables()) return false;
+    const row = this.sql
+      .exec<{ revoked: number; expires_at: number }>(
+        "SELECT revoked, expires_at FROM families WHERE id = ?",
+        family,
+      )
+      .toArray()[0];
+    return row !== undefined && !row.revoked && row.expires_at > now;
+  }
+
   /** Sign-out by refresh token: the family of `hash`, now revoked, or null for a token this object never issued. */
   revokeByToken(hash: string): string | null {
     const row = this.familyOfToken(hash);

@@ -11,6 +11,7 @@ export {
   listPersonalAccessTokens,
   type PersonalAccessTokenFacts,
   revokePersonalAccessToken,
+  userOfPersonalAccessToken,
 } from "./pat";
 export { signInPhonePassword, signUpPhonePassword } from "./phone-password";
 export { signInEmailPassword } from "./sign-in";

@@ -1,7 +1,7 @@
 import { and, desc, eq, gt } from "drizzle-orm";
 import { shardOfMinted } from "../../db/directory";
 import { idForUser } from "../../db/routed-ids";
-import { personalAccessTokens, users } from "../../db/schema";
+import { personalAccessTokens, type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
@@ -88,11 +88,13 @@ export async function revokePersonalAccessToken(deps: Deps, userId: string, id: 
   return removed !== undefined;
 }
 
-/** signInPAT: a session for the PAT's user. PATs and refresh tokens live in different tables: never interchangeable. */
-export async function signInWithPersonalAccessToken(scope: SignInScope, token: string): Promise<Session> {
-  const { deps } = scope;
+/**
+ * The user a personal access token stands for: one read in the user's shard (a token imported from Nhost carries no
+ * slot: the import wrote its directory entry, one read more). Refused as `invalid-pat` (unknown, expired) or
+ * `disabled-user`. `signInPAT` and the service binding's `authenticate` (src/platform/) both ask this.
+ */
+export async function userOfPersonalAccessToken(deps: Deps, token: string): Promise<UserRow> {
   const tokenHash = await sha256Hex(token);
-  // A token imported from Nhost carries no slot: the import wrote its directory entry.
   const db = await shardOfMinted(deps.shards, token, { kind: "pat", value: tokenHash });
   const row = await db
     ?.select({ user: users })
@@ -102,5 +104,11 @@ export async function signInWithPersonalAccessToken(scope: SignInScope, token: s
     .get();
   if (!row) throw new AppError("invalid-pat");
   if (row.user.disabled) throw new AppError("disabled-user");
-  return (await startSession(scope, { user: row.user })).session;
+  return row.user;
+}
+
+/** signInPAT: a session for the PAT's user. PATs and refresh tokens live in different tables: never interchangeable. */
+export async function signInWithPersonalAccessToken(scope: SignInScope, token: string): Promise<Session> {
+  const user = await userOfPersonalAccessToken(scope.deps, token);
+  return (await startSession(scope, { user })).session;
 }

@@ -1,2 +1,5 @@
-/** The Supabase face is mounted by the runtime (./feature.ts); nothing else uses it. */
-export {};
+/**
+ * The Supabase face is mounted by the runtime (./feature.ts). The service binding (src/platform/) takes this face's
+ * access tokens too, checked here, by the face's own rules.
+ */
+export { verifySupabaseFaceToken } from "./gotrue";

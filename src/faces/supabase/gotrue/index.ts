@@ -4,5 +4,5 @@
  */
 export { GoTrueError, goTrueErrorResponse, toGoTrueError } from "./errors";
 export { importedGoTrueClaims } from "./imported-tokens";
-export { amrMethod, goTrueIssuer, verifyGoTrueToken } from "./tokens";
+export { amrMethod, goTrueIssuer, verifyGoTrueToken, verifySupabaseFaceToken } from "./tokens";
 export { AUDIENCE, providerOf } from "./user-facts";
