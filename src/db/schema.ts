@@ -9,6 +9,7 @@ export * from "./tables/auth";
 export * from "./tables/move-in";
 export * from "./tables/oauth2";
 export * from "./tables/orgs";
+export * from "./tables/permissions";
 export * from "./tables/providers";
 export * from "./tables/scim";
 export * from "./tables/shared";

@@ -45,7 +45,8 @@ export function requestContext(config: Config, services: ServicesOf) {
       }),
     );
     await next();
-    c.header("X-Request-Id", requestId);
+    // A route that must answer with its caller's own identifier (AuthZEN's `X-Request-ID`) has set it already.
+    if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", requestId);
     // The events this request's changes wrote go to the queue after the answer (src/events/outbox.ts).
     if (c.env.EVENTS && mayHaveWritten(c.req.method, c.req.path, c.req.query("grant_type"))) {
       for (const index of touched()) {

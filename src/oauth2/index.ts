@@ -61,3 +61,5 @@ export {
 } from "./interaction-open";
 // Back-channel logout (src/runtime/consumers.ts): the event stream's consumer that finds whom to tell, the queue's that tells.
 export { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
+// The AuthZEN API (src/permissions/) takes a client's own access token (`client_credentials`) with its scope.
+export { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "./tokens";

@@ -8,6 +8,7 @@ import { oauth2Feature } from "../oauth2/feature";
 import { orgsFeature } from "../orgs/feature";
 import { pagesFeature } from "../pages/feature";
 import { passwordMigrationFeature } from "../password-migration/feature";
+import { permissionsFeature } from "../permissions/feature";
 import { platformFeature } from "../platform/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
@@ -38,6 +39,8 @@ export const FEATURES: readonly Feature[] = [
   passwordMigrationFeature,
   mirrorFeature,
   storageFeature,
+  // Cedar behind AuthZEN (contract platform.md §2): its API at the host's root, its admin routes, its cleanup.
+  permissionsFeature,
   // A face: another product's API over the same core, at its own prefix (src/faces/).
   supabaseFeature,
   // The service binding's entrypoints (src/runtime/entrypoints/): no routes, the app's Workers call it over RPC.

@@ -44,7 +44,7 @@ describe("discovery and keys", () => {
         "urn:ietf:params:oauth:grant-type:token-exchange",
         "urn:ietf:params:oauth:grant-type:jwt-bearer",
       ],
-      scopes_supported: ["openid", "profile", "email", "phone", "offline_access", "graphql"],
+      scopes_supported: ["openid", "profile", "email", "phone", "offline_access", "graphql", "authzen"],
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["RS256"],
       token_endpoint_auth_methods_supported: [

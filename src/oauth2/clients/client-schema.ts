@@ -3,7 +3,16 @@ import { brandLogoUrlSchema } from "../../lib/brand";
 import { LOOPBACK_HOSTS } from "./redirect-uris";
 
 /** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
-export const SUPPORTED_SCOPES = ["openid", "profile", "email", "phone", "offline_access", "graphql"] as const;
+export const SUPPORTED_SCOPES = [
+  "openid",
+  "profile",
+  "email",
+  "phone",
+  "offline_access",
+  "graphql",
+  // A machine client's token for the AuthZEN API (src/permissions/, contract platform.md §2).
+  "authzen",
+] as const;
 /**
  * Grants by which a client gets a person's tokens without the person at this server: RFC 8693 token exchange
  * (src/oauth2/token-exchange.ts) and RFC 7523 §2.1 JWT bearer with the ID-JAG on it (src/oauth2/jwt-bearer.ts). Like

@@ -1,0 +1,94 @@
+// The package's exports map names only its JavaScript; the WASM beside its `web` build is imported by its file path so
+// that Wrangler and the Vitest plugin precompile it as a module (wrangler.toml `[[rules]]`, src/wasm.d.ts): Workers
+// refuse to compile WASM at run time, which is what the package's own loaders do. The package types the file as
+// wasm-bindgen's exports; the rule makes it a module, the default export (src/wasm.d.ts), read through the namespace.
+
+import {
+  type AuthorizationCall,
+  checkParsePolicySet,
+  checkParseSchema,
+  type DetailedError,
+  type EntityJson,
+  initSync,
+  preparsePolicySet,
+  statefulIsAuthorized,
+  validate,
+} from "@cedar-policy/cedar-wasm/web";
+import * as cedarWasm from "../../node_modules/@cedar-policy/cedar-wasm/web/cedar_wasm_bg.wasm";
+
+/**
+ * Cedar (`@cedar-policy/cedar-wasm`), instantiated once per isolate on first use. Instantiating a precompiled module is
+ * synchronous and touches no I/O, so nothing of one request is held for another.
+ */
+let ready = false;
+function cedar(): void {
+  if (ready) return;
+  initSync({ module: (cedarWasm as unknown as { default: WebAssembly.Module }).default });
+  ready = true;
+}
+
+/** Cedar's messages, one line each, as an admin reads them in a refusal. */
+export function cedarMessages(errors: readonly DetailedError[]): string {
+  return errors.map((error) => (error.help ? `${error.message} (${error.help})` : error.message)).join("; ");
+}
+
+/** Null when the schema text parses, else Cedar's message. */
+export function schemaProblem(schema: string): string | null {
+  cedar();
+  const answer = checkParseSchema(schema);
+  return answer.type === "success" ? null : cedarMessages(answer.errors);
+}
+
+/**
+ * Null when the policy set parses and validates against the schema in Cedar's strict mode, else Cedar's message (its
+ * validation errors name the policy, `policy0`, `policy1`, … in the order of the text, or its `@id`).
+ */
+export function policiesProblem(policies: string, schema: string): string | null {
+  cedar();
+  const parsed = checkParsePolicySet({ staticPolicies: policies });
+  if (parsed.type === "failure") return cedarMessages(parsed.errors);
+  const answer = validate({ schema, policies: { staticPolicies: policies } });
+  if (answer.type === "failure") return cedarMessages(answer.errors);
+  if (answer.validationErrors.length === 0) return null;
+  return answer.validationErrors
+    .map(({ policyId, error }) => `${policyId}: ${cedarMessages([error])}`)
+    .join("; ");
+}
+
+export interface EntityRef {
+  type: string;
+  id: string;
+}
+
+export interface CedarQuery {
+  principal: EntityRef;
+  action: EntityRef;
+  resource: EntityRef;
+  context: AuthorizationCall["context"];
+  entities: EntityJson[];
+}
+
+/** Allow or deny and the policies that decided it; or Cedar's message when the request's data does not parse. */
+export type CedarOutcome = { allowed: boolean; reasons: string[] } | { refused: string };
+
+/** The policy set Cedar holds parsed in this isolate (its version), so that a check does not parse the text again. */
+let preparsed: number | null = null;
+const PREPARSED_ID = "active";
+
+/**
+ * One authorization against the policy set of `version`. Evaluated without the schema: the schema holds the
+ * policies' text to account when they are written; the service's own entities carry attributes (a user's metadata)
+ * that no schema can list in advance.
+ */
+export function authorize(set: { version: number; policies: string }, query: CedarQuery): CedarOutcome {
+  cedar();
+  if (preparsed !== set.version) {
+    const parsed = preparsePolicySet(PREPARSED_ID, { staticPolicies: set.policies });
+    if (parsed.type === "failure") return { refused: cedarMessages(parsed.errors) };
+    preparsed = set.version;
+  }
+  const answer = statefulIsAuthorized({ ...query, preparsedPolicySetId: PREPARSED_ID });
+  if (answer.type === "failure") return { refused: cedarMessages(answer.errors) };
+  const { decision, diagnostics } = answer.response;
+  return { allowed: decision === "allow", reasons: diagnostics.reason };
+}
