@@ -10,6 +10,7 @@ import {
   type DetailedError,
   type EntityJson,
   initSync,
+  policySetTextToParts,
   preparsePolicySet,
   statefulIsAuthorized,
   validate,
@@ -32,6 +33,28 @@ export function cedarMessages(errors: readonly DetailedError[]): string {
   return errors.map((error) => (error.help ? `${error.message} (${error.help})` : error.message)).join("; ");
 }
 
+/** Where a policy's own name is written: `@id("…")` among the annotations before its effect. */
+const ID_ANNOTATION =
+  /^(?:\s|\/\/[^\n]*)*(?:@\w+(?:\(\s*"(?:[^"\\]|\\.)*"\s*\))?\s*)*?@id\(\s*"((?:[^"\\]|\\.)*)"\s*\)/;
+
+/**
+ * The set as Cedar's policies by id: a policy's `@id("…")` when it has one (so that validation errors and a decision's
+ * reasons name it), else `policy<n>` by its place in the text, as Cedar names them. Templates are not taken: nothing
+ * links them. A string when the text does not parse, or two policies share an id.
+ */
+function policiesById(text: string): Record<string, string> | string {
+  const parts = policySetTextToParts(text);
+  if (parts.type === "failure") return cedarMessages(parts.errors);
+  if (parts.policy_templates.length > 0) return "policy templates are not supported: write each policy out";
+  const byId: Record<string, string> = {};
+  for (const [index, policy] of parts.policies.entries()) {
+    const id = ID_ANNOTATION.exec(policy)?.[1] ?? `policy${index}`;
+    if (id in byId) return `two policies have the id ${JSON.stringify(id)}`;
+    byId[id] = policy;
+  }
+  return byId;
+}
+
 /** Null when the schema text parses, else Cedar's message. */
 export function schemaProblem(schema: string): string | null {
   cedar();
@@ -47,7 +70,9 @@ export function policiesProblem(policies: string, schema: string): string | null
   cedar();
   const parsed = checkParsePolicySet({ staticPolicies: policies });
   if (parsed.type === "failure") return cedarMessages(parsed.errors);
-  const answer = validate({ schema, policies: { staticPolicies: policies } });
+  const byId = policiesById(policies);
+  if (typeof byId === "string") return byId;
+  const answer = validate({ schema, policies: { staticPolicies: byId } });
   if (answer.type === "failure") return cedarMessages(answer.errors);
   if (answer.validationErrors.length === 0) return null;
   return answer.validationErrors
@@ -83,8 +108,13 @@ const PREPARSED_ID = "active";
 export function authorize(set: { version: number; policies: string }, query: CedarQuery): CedarOutcome {
   cedar();
   if (preparsed !== set.version) {
-    const parsed = preparsePolicySet(PREPARSED_ID, { staticPolicies: set.policies });
-    if (parsed.type === "failure") return { refused: cedarMessages(parsed.errors) };
+    const byId = policiesById(set.policies);
+    // The set in force was validated when it was written: this is a fault, not the request's.
+    if (typeof byId === "string") throw new Error(`the policy set in force does not parse: ${byId}`);
+    const parsed = preparsePolicySet(PREPARSED_ID, { staticPolicies: byId });
+    if (parsed.type === "failure") {
+      throw new Error(`the policy set in force does not parse: ${cedarMessages(parsed.errors)}`);
+    }
     preparsed = set.version;
   }
   const answer = statefulIsAuthorized({ ...query, preparsedPolicySetId: PREPARSED_ID });
