@@ -10,7 +10,7 @@ import { presented } from "../http/auth";
 import { settleRefusal } from "../http/refusal";
 import { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "../oauth2";
 import { type Decision, type EvaluationsSemantic, evaluate, evaluateMany, SEMANTICS } from "./evaluate";
-import { depthOf, MAX_DEPTH, PermissionRequestError } from "./request";
+import { depthOf, MAX_DEPTH, MAX_EVALUATIONS, PermissionRequestError } from "./request";
 
 /**
  * The AuthZEN 1.0 Authorization API at the host's root (contract platform.md §2): evaluation, evaluations and the
@@ -23,8 +23,6 @@ import { depthOf, MAX_DEPTH, PermissionRequestError } from "./request";
 export const AUTHZEN_SCOPE = "authzen";
 /** A request body past this is refused (AuthZEN §"Availability & Denial of Service"). */
 export const MAX_BODY_BYTES = 256 * 1024;
-/** How many evaluations one request may carry. */
-export const MAX_EVALUATIONS = 200;
 
 const EVALUATION_PATH = "/access/v1/evaluation";
 const EVALUATIONS_PATH = "/access/v1/evaluations";

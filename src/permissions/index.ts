@@ -3,6 +3,7 @@
  * evaluation and the relationships' writes. Everything else in src/permissions/ is internal to it.
  */
 export { FRESHNESS_MS } from "./active-set";
+export { type CheckManyOptions, check, checkMany } from "./checks";
 export {
   type Decision,
   type EvaluationsSemantic,

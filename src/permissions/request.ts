@@ -1,13 +1,24 @@
+import { AppError } from "../errors";
+
 /**
  * An AuthZEN 1.0 evaluation (subject, action, resource, context) as the service accepts it, checked before anything
  * is read: the shape the specification requires (a missing part is a 400, its §"JSON Serialization"), the types the
  * service knows, and what a caller may never send (contract platform.md §2, "what the service knows always wins").
  */
 
-/** A refusal of the request itself: AuthZEN's 400 over HTTP, `{ ok: false }` across the binding. */
-export class PermissionRequestError extends Error {
-  override readonly name = "PermissionRequestError";
+/**
+ * A refusal of the request itself: AuthZEN's 400 over HTTP, `{ ok: false, error: { code: "invalid-request" } }`
+ * across the binding (src/platform/results.ts keeps a catalogue error's code and message).
+ */
+export class PermissionRequestError extends AppError {
+  constructor(message: string) {
+    super("invalid-request", message);
+    this.name = "PermissionRequestError";
+  }
 }
+
+/** How many evaluations one request may carry (AuthZEN's evaluations, the binding's checkMany). */
+export const MAX_EVALUATIONS = 200;
 
 export interface Entity {
   type: string;

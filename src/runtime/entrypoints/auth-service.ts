@@ -1,6 +1,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { Deps } from "../../http/deps";
+import { type CheckManyOptions, check, checkMany, type Decision } from "../../permissions";
 import {
   type Authenticated,
   type AuthenticateOptions,
@@ -41,8 +42,15 @@ export class AuthService extends WorkerEntrypoint<Env> {
     return serve(this.env, this.ctx, (deps) => getUserProfile(deps, id));
   }
 
-  // Permissions (contract platform.md §2): `check(request)` and `checkMany(requests)` are added here by the
-  // authorization feature, each a one-line `serve` of its function, as above.
+  /** May this user do this? One AuthZEN evaluation (contract platform.md §2, docs/permissions.md). */
+  check(request: unknown): Promise<Decision | BindingError> {
+    return serve(this.env, this.ctx, (deps) => check(deps, request));
+  }
+
+  /** Several AuthZEN evaluations, in order, with `semantic` as AuthZEN's `evaluations_semantic`. */
+  checkMany(requests: unknown[], options?: CheckManyOptions): Promise<Decision[] | BindingError> {
+    return serve(this.env, this.ctx, (deps) => checkMany(deps, requests, options));
+  }
 }
 
 function serve<T>(env: Env, ctx: ExecutionContext, work: (deps: Deps) => Promise<T>) {
