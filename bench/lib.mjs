@@ -100,12 +100,14 @@ const ADDRESS_LIMITERS = [
 
 /**
  * The bundled Worker with every binding of wrangler.toml, and the image transformer Worker it binds, storage
- * persisted under `dir/<state>` (two instances of one bundle keep apart by naming their own).
+ * persisted under `dir/<state>` (two instances of one bundle keep apart by naming their own). `workers`: more
+ * Workers in the same workerd, which may bind the service's entrypoints (bench/workers.mjs's consumer); `port`: the
+ * service's, when a Worker must know its URL before it starts (0: any free one).
  */
 export function workerFromBundle(
   dir,
   bindings,
-  { inspectorPort, state = "state", build = "build", entry = "index.js" } = {},
+  { inspectorPort, state = "state", build = "build", entry = "index.js", port = 0, workers = [] } = {},
 ) {
   const compatibility = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
   return new Miniflare(
@@ -114,7 +116,7 @@ export function workerFromBundle(
       // bench/profile.mjs: the V8 inspector of the main Worker, at ws://127.0.0.1:<port>/edge-auth.
       ...(inspectorPort ? { inspectorPort } : {}),
       host: "127.0.0.1",
-      port: 0,
+      port,
       defaultPersistRoot: join(dir, state),
       workers: [
         {
@@ -156,6 +158,7 @@ export function workerFromBundle(
           modules: modulesOf(join(dir, "build-images"), "worker.js"),
           ...compatibility,
         },
+        ...workers,
       ],
     }),
   );
@@ -215,7 +218,7 @@ export async function serveOurs(
   dir,
   limits,
   alg = "RS256",
-  { build = "build", entry, state, bindings = {} } = {},
+  { build = "build", entry, state, bindings = {}, port, workers } = {},
 ) {
   const secrets = generateSecrets();
   const mf = workerFromBundle(
@@ -234,7 +237,7 @@ export async function serveOurs(
       ...(limits ? LIMITS_ON : { AUTH_RATE_LIMIT_ENABLE: "false" }),
       ...bindings,
     },
-    { build, entry, state: state ?? `state-limits-${limits ? "on" : "off"}-${alg}` },
+    { build, entry, state: state ?? `state-limits-${limits ? "on" : "off"}-${alg}`, port, workers },
   );
   const base = `${(await mf.ready).origin}/auth/v1`;
   await applyMigrations(mf);

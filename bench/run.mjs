@@ -19,6 +19,7 @@ import {
   serveOurs as serve,
 } from "./lib.mjs";
 import { paired, printPairs, ROUNDS } from "./paired.mjs";
+import { measureBindings } from "./workers.mjs";
 
 let refreshFailures = 0;
 let cryptoCosts = {};
@@ -200,6 +201,9 @@ try {
     }
   }
 
+  // Issue 45: the service binding and check, from a consumer Worker beside the service (bench/workers.mjs).
+  const bindings = await measureBindings(dir);
+
   const floor = floorWorker();
   try {
     const floorUrl = (await floor.ready).origin;
@@ -240,6 +244,7 @@ try {
     pairs,
     0.95,
   );
+  bindings.print();
   const rps = (name) =>
     [...results, ...algorithms].find((r) => r.name === name || r.name.startsWith(name)).rps;
   const target = (label, measured, floorName, goal) => {
@@ -284,6 +289,7 @@ try {
     ...pairs.flatMap(({ a, b }) => [a, b]),
     ...limited,
     ...algorithms,
+    ...bindings.results,
     ...peer,
   ]);
 } finally {

@@ -23,7 +23,7 @@ import * as cedarWasm from "../../node_modules/@cedar-policy/cedar-wasm/web/ceda
  * synchronous and touches no I/O, so nothing of one request is held for another.
  */
 let ready = false;
-function cedar(): void {
+export function cedar(): void {
   if (ready) return;
   initSync({ module: (cedarWasm as unknown as { default: WebAssembly.Module }).default });
   ready = true;

@@ -3,6 +3,7 @@ import type { Deps } from "../http/deps";
 import { activeSet } from "./active-set";
 import { authorize } from "./engine";
 import { relationClash, resourceEntity, type StoredRelation, userEntities, userRef } from "./entities";
+import { relationsForCheck } from "./relation-uses";
 import { checkEvaluation, type EvaluationRequest, PermissionRequestError } from "./request";
 import { ShortCache } from "./short-cache";
 import { relationshipsOf } from "./store";
@@ -86,7 +87,15 @@ async function decide(
     const owner = await findSubject(deps, resource.id);
     if (owner) for (const entity of userEntities(owner)) entities = withResource(entities, entity);
   }
-  entities = withResource(entities, resourceEntity(resource, relations));
+  // Only the members that can matter to this check cross into Cedar (relation-uses.ts: the cost is per member).
+  const { kept, names } = relationsForCheck(
+    { version: set.version, policies: set.policies },
+    subject,
+    relations,
+  );
+  const entity = resourceEntity(resource, kept);
+  for (const name of names) entity.attrs[name] ??= [];
+  entities = withResource(entities, entity);
   const outcome = authorize(
     { version: set.version, policies: set.policies },
     {
