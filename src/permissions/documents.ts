@@ -2,7 +2,14 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { rememberActiveSet } from "./active-set";
 import { policiesProblem, schemaProblem } from "./engine";
-import { addVersion, type DocumentKind, documentVersion, listVersions, loadActiveSet } from "./store";
+import {
+  type ActiveSet,
+  addVersion,
+  type DocumentKind,
+  documentVersion,
+  listVersions,
+  loadActiveSet,
+} from "./store";
 
 /**
  * The changes an operator makes to permissions, the same through the admin API (admin-routes.ts) and the console
@@ -40,24 +47,28 @@ async function write(deps: Store, kind: DocumentKind, text: string, expected: nu
   return version;
 }
 
-/** Why this schema cannot replace the one in force (Cedar's message), or null. */
+/** Why `schema` cannot replace the schema of `current` (Cedar's message: it does not parse, or the policies fail it). */
+const schemaProblemFor = (current: ActiveSet, schema: string) =>
+  schemaProblem(schema) ?? (current.policies ? policiesProblem(current.policies, schema) : null);
+
+/** Why `policies` cannot replace the set of `current` (no schema yet, or Cedar's message). */
+const policiesProblemFor = (current: ActiveSet, policies: string) =>
+  current.schema ? policiesProblem(policies, current.schema) : "no schema yet: set the schema first";
+
+/** Why this schema cannot replace the one in force, or null: the console's Validate, which writes nothing. */
 export async function schemaRefusal(deps: Store, schema: string): Promise<string | null> {
-  const current = await loadActiveSet(deps.db);
-  return schemaProblem(schema) ?? (current.policies ? policiesProblem(current.policies, schema) : null);
+  return schemaProblemFor(await loadActiveSet(deps.db), schema);
 }
 
-/** Why this policy set cannot replace the one in force (Cedar's message, or no schema yet), or null. */
+/** Why this policy set cannot replace the one in force, or null: the console's Validate, which writes nothing. */
 export async function policiesRefusal(deps: Store, policies: string): Promise<string | null> {
-  const current = await loadActiveSet(deps.db);
-  if (!current.schema) return "no schema yet: set the schema first";
-  return policiesProblem(policies, current.schema);
+  return policiesProblemFor(await loadActiveSet(deps.db), policies);
 }
 
 /** Replaces the schema; refused (400, Cedar's message) when it does not parse or the policies in force fail it. */
 export async function replaceSchema(deps: Store, schema: string): Promise<number> {
   const current = await loadActiveSet(deps.db);
-  const problem =
-    schemaProblem(schema) ?? (current.policies ? policiesProblem(current.policies, schema) : null);
+  const problem = schemaProblemFor(current, schema);
   if (problem) throw new AppError("invalid-request", problem);
   return write(deps, "schema", schema, current.version);
 }
@@ -65,8 +76,7 @@ export async function replaceSchema(deps: Store, schema: string): Promise<number
 /** Replaces the whole policy set; refused (400, Cedar's message) when it does not validate against the schema. */
 export async function replacePolicies(deps: Store, policies: string): Promise<number> {
   const current = await loadActiveSet(deps.db);
-  if (!current.schema) throw new AppError("invalid-request", "no schema yet: PUT /admin/authz/schema first");
-  const problem = policiesProblem(policies, current.schema);
+  const problem = policiesProblemFor(current, policies);
   if (problem) throw new AppError("invalid-request", problem);
   return write(deps, "policies", policies, current.version);
 }
