@@ -2,8 +2,10 @@
 // service's users, and the resources with a stored relationship, each evaluated as an evaluation request would be;
 // the permitted ones answered page by page, every page's cost bounded. Run with storage of its own
 // (vitest.config.ts NEEDS_OWN_STORAGE): a subject search walks every user, so the users are this file's alone.
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SERVER, service } from "../helpers";
+import { SERVER, service, type TestService } from "../helpers";
+import { failingD1 } from "../support/faults";
 import { ADMIN, admin, SERVICE_SCHEMA, usePolicies, userWith } from "./support";
 
 const svc = service();
@@ -20,8 +22,8 @@ const POLICIES = `
 
 type Found = { results: { type: string; id: string }[]; page?: { next_token: string } };
 
-const search = (kind: "subject" | "resource", body: unknown) =>
-  svc.request("POST", `${SERVER}/access/v1/search/${kind}`, {
+const search = (kind: "subject" | "resource", body: unknown, through: TestService = svc) =>
+  through.request("POST", `${SERVER}/access/v1/search/${kind}`, {
     body: JSON.stringify(body),
     headers: { "content-type": "application/json", ...ADMIN },
   });
@@ -112,5 +114,33 @@ describe("AuthZEN search", () => {
         })
       ).status,
     ).toBe(400);
+  });
+
+  it("answers 503 in AuthZEN's shape while D1 fails, and the same search once it is back", async () => {
+    // Threat: a D1 failure mid-scan turning into a 500, or into a partial page passed off as the whole answer.
+    const { binding, fault } = failingD1(env.DB, { match: /authz_relationships|from "users"/ });
+    const broken = service({ DB: binding });
+    const body = {
+      subject: { type: "user", id: ana.id },
+      action: { name: "edit" },
+      resource: { type: "document" },
+    };
+    const subjects = {
+      subject: { type: "user" },
+      action: { name: "edit" },
+      resource: { type: "document", id: "d1" },
+    };
+    for (const [kind, sent] of [
+      ["resource", body],
+      ["subject", subjects],
+    ] as const) {
+      const refused = await search(kind, sent, broken);
+      expect(refused.status, kind).toBe(503);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(typeof (await refused.json())).toBe("string");
+    }
+    fault.heal();
+    const answered = await search("resource", body, broken);
+    expect(((await answered.json()) as Found).results.map((result) => result.id)).toEqual(["d1", "d3"]);
   });
 });
