@@ -12,12 +12,13 @@ describe("config", () => {
     expect(config.tokens.accessTtl).toBe(900);
     expect(config.tokens.refreshTtl).toBe(2_592_000);
     expect(config.tokens.reuseInterval).toBe(10);
+    expect(config.tokens.maxSessionsPerUser).toBe(200);
     expect(config.signUp.emailVerifiedRequired).toBe(true);
     expect(config.roles.allowed).toEqual(["user", "me"]);
   });
 
   // Threat: a production deployment with a development transport hands every sign-in link and code to anyone.
-  it("refuses the development mail and SMS transports unless the service itself is local", () => {
+  it("refuses the development mail and SMS transports, and heeds test timings, only where the service is local", () => {
     const production = { ...env, AUTH_SERVER_URL: "https://auth.example.com/auth/v1" };
     expect(() => getConfig({ ...production, AUTH_DEV_MAILBOX: "true" })).toThrow(
       /AUTH_DEV_MAILBOX is for development only and AUTH_SERVER_URL \(https:\/\/auth\.example\.com\/auth\/v1\) is not local/,
@@ -26,6 +27,11 @@ describe("config", () => {
       /AUTH_DEV_SMS is for development only/,
     );
     expect(getConfig({ ...production, AUTH_DEV_MAILBOX: "false" }).devTransports.mailbox).toBe(false);
+    // The crowd test's short key set lifetime: a production deployment keeps the 10 s whatever it is given.
+    const productionWithTestTtl = { ...production, AUTH_DEV_MAILBOX: "false", TEST_KEY_SET_TTL_MS: "2000" };
+    expect(getConfig(productionWithTestTtl).keySetTtlMs).toBe(10_000);
+    expect(getConfig({ ...env, TEST_KEY_SET_TTL_MS: "2000" }).keySetTtlMs).toBe(2_000);
+    expect(getConfig({ ...env }).keySetTtlMs).toBe(10_000);
     for (const local of [
       "http://127.0.0.1:8787/auth/v1",
       "http://app.localhost/auth/v1",
@@ -121,6 +127,16 @@ describe("config", () => {
   it("requires signing keys and an encryption key", () => {
     expect(() => getConfig({ ...env, AUTH_JWT_PRIVATE_KEYS: undefined })).toThrow(/AUTH_JWT_PRIVATE_KEYS/);
     expect(() => getConfig({ ...env, AUTH_ENCRYPTION_KEY: undefined })).toThrow(/AUTH_ENCRYPTION_KEY/);
+  });
+
+  // Threat: a cap above what one request can end in the families' objects lets "sign out everywhere" miss sessions.
+  it("bounds the sessions per user to what sign-out everywhere can end", () => {
+    expect(() => getConfig({ ...env, AUTH_MAX_SESSIONS_PER_USER: "501" })).toThrow(
+      /AUTH_MAX_SESSIONS_PER_USER/,
+    );
+    expect(() => getConfig({ ...env, AUTH_MAX_SESSIONS_PER_USER: "0" })).toThrow(
+      /AUTH_MAX_SESSIONS_PER_USER/,
+    );
   });
 
   it("parses the sender in both of the reference's forms", () => {

@@ -11,6 +11,7 @@ import { getKeySet } from "../signing-keys/keys";
 import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
+import { type EndedSession, endFamiliesOf, sessionsBeyondCap } from "./session-cap";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
 
@@ -216,6 +217,7 @@ export async function writeSession(
         place: deps.visitor.place,
       }),
       db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
+      sessionsBeyondCap(db, user.id, sessionId, deps.config.tokens.maxSessionsPerUser),
       ...(alongside?.reads(db, user.id) ?? []),
     ]),
     startFamily(deps, locator, sessionId, refreshToken, lifetimeMs, { dpopJkt }),
@@ -230,8 +232,11 @@ export async function writeSession(
     if (family.status === "fulfilled") deps.background(revokeFamily(deps, locator, sessionId));
     throw row.status === "rejected" ? row.reason : (family as PromiseRejectedResult).reason;
   }
-  // After the session's two writes: the face's reads, read in the same transaction.
-  if (alongside && row.status === "fulfilled") alongside.results = row.value.slice(2);
+  // The sessions the cap ended, ended in their objects after the answer (their rows are gone: no refresh of theirs).
+  const beyondCap = row.value[2] as EndedSession[];
+  if (beyondCap.length) deps.background(endFamiliesOf(deps, beyondCap, lifetimeMs));
+  // After the session's writes: the face's reads, read in the same transaction.
+  if (alongside) alongside.results = row.value.slice(3);
   return buildSession(deps, user, sessionId, refreshToken, now, {
     extraClaims,
     custom,

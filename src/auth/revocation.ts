@@ -3,9 +3,10 @@ import type { Db } from "../db/client";
 import { sessions } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { revokeFamily, revokeFamilyOfToken } from "../token-families";
-import { legacySessionOfToken, revokeLegacySession, revokeLegacySessions } from "../token-families/legacy";
+import { legacySessionOfToken, revokeLegacySession } from "../token-families/legacy";
 import { credentialsChanged } from "./credential-changes";
 import { locatorOf, refreshLifetimeMs, UUID_SHAPE } from "./new-sessions";
+import { endFamiliesOf } from "./session-cap";
 import { shardOfSession } from "./session-shard";
 
 /**
@@ -63,14 +64,6 @@ export async function revokeByRefreshToken(deps: Deps, refreshToken: string): Pr
 }
 
 /**
- * A replica's lag must not let a token of a session just deleted refresh (a refresh may read a nearby replica,
- * sessions/renew.ts): the families of the deleted sessions are revoked in their objects too, the most recently used first,
- * up to this many (each is one object call). Sessions beyond it end when the replicas have the deletion, within
- * their replication lag; a user with more live sessions than this is an automated client.
- */
-const MAX_FAMILY_REVOCATIONS = 200;
-
-/**
  * Revokes every session of a user, except `keepSessionId` (the caller's own, after a password change). One D1
  * statement ends them all, however many there are: from then on no token of theirs refreshes.
  */
@@ -82,14 +75,17 @@ export async function revokeAllSessions(deps: Deps, userId: string, keepSessionI
     .where(keepSessionId ? and(ofUser, ne(sessions.id, keepSessionId)) : ofUser)
     .returning({ id: sessions.id, lastUsedAt: sessions.lastUsedAt, locator: sessions.locator })
     .all();
-  const families = removed
-    .filter((session) => session.locator !== null)
-    .sort((a, b) => b.lastUsedAt - a.lastUsedAt)
-    .slice(0, MAX_FAMILY_REVOCATIONS);
   await Promise.all([
     // Signing out everywhere is the owner's remedy for a stolen token: an old system's tokens end with it too.
     credentialsChanged(deps.shards.ofUser(userId), userId, deps.now()),
-    revokeLegacySessions(deps, removed, refreshLifetimeMs(deps)), // legacy drawer
-    ...families.map((session) => revokeFamily(deps, session.locator!, session.id)),
+    // Every family in its object, at once: a replica's lag must not let a token of a deleted session refresh
+    // (a refresh may read a nearby replica, sessions/renew.ts), and the service binding's `live` check asks only the
+    // objects. There are at most AUTH_MAX_SESSIONS_PER_USER (session-cap.ts), one object call each.
+    // Most recently used first, within a request's subrequests, for a user past the cap from before it existed.
+    endFamiliesOf(
+      deps,
+      removed.sort((a, b) => b.lastUsedAt - a.lastUsedAt).slice(0, 500),
+      refreshLifetimeMs(deps),
+    ),
   ]);
 }

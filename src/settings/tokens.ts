@@ -81,6 +81,16 @@ export const tokenSettings = settingsSlice(
     ),
     AUTH_REFRESH_TOKEN_EXPIRES_IN: seconds(2_592_000),
     AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).max(300).default(10),
+    /**
+     * Sessions a user may hold at once; a sign-in past it ends the least recently used (src/auth/session-cap.ts). At
+     * most 500: "sign out everywhere" ends each in its family's object, one call each within a request's budget.
+     */
+    AUTH_MAX_SESSIONS_PER_USER: z.coerce
+      .number({ error: "must be a number of sessions (default 200)" })
+      .int("must be a whole number")
+      .min(1, "must be at least 1")
+      .max(500, "must be at most 500 (sign-out everywhere ends each session with one call)")
+      .default(200),
     AUTH_JWT_CUSTOM_CLAIMS: customClaims,
     /** Custom claims from the app's data (contract move-in §4, src/auth/token-claims.ts). */
     AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS: jsonRecord(z.unknown(), "claim name to value"),
@@ -122,6 +132,8 @@ export const tokenSettings = settingsSlice(
       refreshTtl: vars.AUTH_REFRESH_TOKEN_EXPIRES_IN,
       /** Seconds a rotated refresh token still answers with its successor (`AUTH_REFRESH_TOKEN_REUSE_INTERVAL`). */
       reuseInterval: vars.AUTH_REFRESH_TOKEN_REUSE_INTERVAL,
+      /** Sessions a user may hold at once (`AUTH_MAX_SESSIONS_PER_USER`). */
+      maxSessionsPerUser: vars.AUTH_MAX_SESSIONS_PER_USER,
       customClaims: vars.AUTH_JWT_CUSTOM_CLAIMS,
       customClaimDefaults: vars.AUTH_JWT_CUSTOM_CLAIMS_DEFAULTS,
       customClaimsOnError: vars.AUTH_JWT_CUSTOM_CLAIMS_ON_ERROR,

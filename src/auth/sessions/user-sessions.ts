@@ -43,12 +43,6 @@ export const userSessionSchema = z.object({
 
 export type UserSession = z.infer<typeof userSessionSchema>;
 
-/**
- * At most this many sessions are listed, the newest first: a person has a handful; a user with more is an automated
- * client (a script that signs in with a PAT each run), whose oldest sessions "sign out the others" still ends.
- */
-export const MAX_LISTED_SESSIONS = 200;
-
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
@@ -66,7 +60,8 @@ export async function listUserSessions(
     .from(sessions)
     .where(and(eq(sessions.userId, userId), gt(sessions.expiresAt, deps.now())))
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
-    .limit(MAX_LISTED_SESSIONS)
+    // Every session: a user has at most this many (src/auth/session-cap.ts).
+    .limit(deps.config.tokens.maxSessionsPerUser)
     .all();
   return rows.map((row) => ({
     id: row.id,
