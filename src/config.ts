@@ -83,6 +83,8 @@ const coreVars = z.object({
   AUTH_OUTBOUND_ALLOW_LOCAL: bool(false),
   /** The test suite's password-hash cost (`cheap`, src/lib/password.ts); heeded only where the server is local. */
   TEST_PASSWORD_HASH: z.enum(["cheap"]).optional(),
+  /** How long an isolate keeps its key set (ms, src/signing-keys/keys.ts), for the crowd test to span refreshes sooner. */
+  TEST_KEY_SET_TTL_MS: z.coerce.number().int().min(1_000).max(10_000).optional(),
   AUTH_CONCEAL_ERRORS: bool(false),
 });
 
@@ -179,6 +181,8 @@ function baseSettings(data: z.output<typeof coreVars>, env: Readonly<Record<stri
     passwordHashCost: (data.TEST_PASSWORD_HASH === "cheap" && development
       ? TEST_ARGON2_PARAMS
       : ARGON2_PARAMS) as Argon2Cost,
+    /** How long an isolate trusts its key set: 10 s, or the test suite's (`TEST_KEY_SET_TTL_MS`) where it is local. */
+    keySetTtlMs: (development && data.TEST_KEY_SET_TTL_MS) || 10_000,
     concealErrors: data.AUTH_CONCEAL_ERRORS,
     rateLimits: parseRateLimits(env as Record<string, unknown>),
   };

@@ -51,11 +51,11 @@ const hasuraSecret = z.object({
 });
 
 /**
- * How long an isolate trusts its copy of the key set. Another isolate's rotation or deletion is seen within this
- * time; a token signed with a key this isolate has not seen yet makes it look again at once (`unknownKid`, at most
- * once a second). The isolate that rotated or deleted sees it immediately (`forgetKeySet`).
+ * How long an isolate trusts its copy of the key set: `config.keySetTtlMs`, 10 s (a local test server may shorten it).
+ * Another isolate's rotation or deletion is seen within this time; a token signed with a key this isolate has not seen
+ * yet makes it look again at once (`unknownKid`, at most once a second). The isolate that rotated or deleted sees it
+ * immediately (`forgetKeySet`).
  */
-const KEY_SET_TTL_MS = 10_000;
 const UNKNOWN_KID_RECHECK_MS = 1_000;
 
 interface ConfiguredKey extends Signer {
@@ -91,7 +91,7 @@ export async function getKeySet(config: Config, options: { unknownKid?: boolean 
   const startedAt = Date.now();
   const cached = cache.get(config);
   const age = cached ? startedAt - cached.loadedAt : Number.POSITIVE_INFINITY;
-  if (cached && age < (options.unknownKid ? UNKNOWN_KID_RECHECK_MS : KEY_SET_TTL_MS)) return cached.keys;
+  if (cached && age < (options.unknownKid ? UNKNOWN_KID_RECHECK_MS : config.keySetTtlMs)) return cached.keys;
   const readGeneration = generation;
   let keys: KeySet;
   try {

@@ -40,7 +40,7 @@ export interface StoredKeyRow {
 
 /**
  * `nearby`: a read replica may answer (the periodic re-read of a key set this isolate has: a key rotated elsewhere
- * shows up within the replica's lag on top of keys.ts `KEY_SET_TTL_MS`). The first read, the one after this isolate's own
+ * shows up within the replica's lag on top of keys.ts's key set lifetime (`config.keySetTtlMs`)). The first read, the one after this isolate's own
  * rotation and the one for a kid not seen yet ask the primary, which has every key already signing somewhere.
  */
 export async function storedKeys(config: Config, nearby: boolean): Promise<StoredKeyRow[]> {
