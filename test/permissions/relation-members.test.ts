@@ -2,7 +2,7 @@
 // members that can matter when the policy set reads a relation as `principal in resource.<r>` or `resource has <r>`
 // (Cedar's cost is per member: docs/performance.md, "Issue 45"), and every member otherwise. Threat: a decision that
 // changes because members were left out, above all a `forbid` that reads another member (`contains`) no longer firing.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { service } from "../helpers";
 import { ADMIN, access, admin, SERVICE_SCHEMA, usePolicies, userWith } from "./support";
 
@@ -64,6 +64,11 @@ beforeAll(async () => {
   ] as const) {
     expect((await relate(resource, relation, subject)).status).toBe(201);
   }
+});
+
+// The policies go with the file: the next file of this worker starts from none.
+afterAll(async () => {
+  await admin(svc, "PUT", "/admin/authz/policies", { policies: "" });
 });
 
 describe("the members a check passes to Cedar", () => {

@@ -19,6 +19,8 @@ export async function useExamplePolicies(svc: TestService): Promise<() => Promis
   const read = async (kind: "schema" | "policies") =>
     ((await (await admin(svc, "GET", `/${kind}`)).json()) as Record<string, string | null>)[kind] ?? null;
   const before = { schema: await read("schema"), policies: await read("policies") };
+  // No policies first: whatever a file before this one left in force validates against the example's schema.
+  await admin(svc, "PUT", "/policies", { policies: "" });
   for (const [kind, text] of [
     ["schema", EXAMPLE_SCHEMA],
     ["policies", EXAMPLE_POLICIES],
