@@ -186,8 +186,9 @@ logger.warnOnce = (message, options) => aboutDependencySourceMap(message) || war
  * backoffs, hung fakes, D1 and the queues in workerd's own threads), and each file already stands alone: its own
  * workerd per worker, unique emails, ids and addresses. On the 2-core machine a third lane took the suite from 376 to
  * 317 s, same tree, runs back to back (docs/decisions.md, "Issue 43: a third lane"). The compatibility tests share
- * one `wrangler dev`, its page and app ports and its browser, so they run one at a time, after the others (a later
- * `groupOrder`: projects of one group must agree on `maxWorkers`).
+ * one `wrangler dev`, its page and app ports and its browser, so they run one at a time (a later `groupOrder`:
+ * projects of one group must agree on `maxWorkers`); `npm test` runs them in a Vitest process of their own, beside
+ * the others (scripts/test.mjs), since one process runs its groups one after the other.
  */
 /**
  * The compatibility files that need none of the shared server's parts (test/compat/wrangler-dev.ts): each works in
@@ -277,7 +278,8 @@ export default defineConfig({
           environment: "node",
           // The enterprise sign-ins' OIDC provider (test/fakes/oidc-idp.ts) for compat/organizations.test.ts.
           globalSetup: ["./test/compat/wrangler-dev.ts", "./test/fakes/oidc-idp.ts"],
-          // The server starts in the background while the other projects run; each file waits for it first.
+          // The server starts in the background as the process does (beside the other projects: scripts/test.mjs);
+          // each file waits for it first.
           setupFiles: ["./test/compat/server-ready.ts"],
           testTimeout: 30_000,
           hookTimeout: 120_000,
