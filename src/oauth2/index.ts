@@ -19,6 +19,7 @@ export {
   listClients,
   oauth2ClientAdminRoutes,
   replaceClient,
+  setClientVaultProviders,
   rotateClientSecret,
   SUPPORTED_SCOPES,
   type WireClient,

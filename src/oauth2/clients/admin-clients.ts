@@ -242,6 +242,22 @@ export async function replaceClient(deps: Deps, clientId: string, body: ClientBo
 }
 
 /**
+ * The token vault's providers of a client (operators.md §3), alone: the console's vault screen sets them without the
+ * rest of the client's settings.
+ */
+export async function setClientVaultProviders(deps: Deps, clientId: string, providers: string[]): Promise<WireClient> {
+  const row = await deps.db
+    .update(oauth2Clients)
+    .set({ vaultProviders: vaultProvidersOf(providers), updatedAt: deps.now() })
+    .where(eq(oauth2Clients.clientId, clientId))
+    .returning()
+    .get();
+  if (!row) throw notFound();
+  forgetOAuth2Client(clientId);
+  return toWireClient(row);
+}
+
+/**
  * The client's grants, codes and consents go first, from every user's shard (src/db/client-rows.ts), then its row: a
  * deletion that fails half-way leaves the client in place, and trying again finishes it.
  */

@@ -10,6 +10,7 @@ export {
   getClient,
   listClients,
   replaceClient,
+  setClientVaultProviders,
   rotateClientSecret,
   type WireClient,
 } from "./admin-clients";
