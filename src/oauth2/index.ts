@@ -19,9 +19,9 @@ export {
   listClients,
   oauth2ClientAdminRoutes,
   replaceClient,
-  setClientVaultProviders,
   rotateClientSecret,
   SUPPORTED_SCOPES,
+  setClientVaultProviders,
   type WireClient,
 } from "./clients";
 export { OAuth2Error } from "./errors";

@@ -245,7 +245,11 @@ export async function replaceClient(deps: Deps, clientId: string, body: ClientBo
  * The token vault's providers of a client (operators.md §3), alone: the console's vault screen sets them without the
  * rest of the client's settings.
  */
-export async function setClientVaultProviders(deps: Deps, clientId: string, providers: string[]): Promise<WireClient> {
+export async function setClientVaultProviders(
+  deps: Deps,
+  clientId: string,
+  providers: string[],
+): Promise<WireClient> {
   const row = await deps.db
     .update(oauth2Clients)
     .set({ vaultProviders: vaultProvidersOf(providers), updatedAt: deps.now() })

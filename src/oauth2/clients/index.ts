@@ -10,8 +10,8 @@ export {
   getClient,
   listClients,
   replaceClient,
-  setClientVaultProviders,
   rotateClientSecret,
+  setClientVaultProviders,
   type WireClient,
 } from "./admin-clients";
 export { oauth2ClientAdminRoutes } from "./admin-routes";
