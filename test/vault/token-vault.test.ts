@@ -5,7 +5,7 @@
 // allowed, a user who did not consent, a revoked connection, a subject token that is not the agent's own (a session
 // token, an exchanged one, a DPoP-bound one without its proof), a connection finished in another browser, an
 // impersonated session connecting.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/runtime/config";
 import { signAccessToken } from "../../src/signing-keys/jwt";
 import { auditTypesOf, expectError, service, signUp } from "../helpers";
@@ -280,6 +280,17 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
       400,
       "invalid_target",
     );
+    // With the vault switched off, nobody gets anything, whatever was stored.
+    const off = service({
+      ...VAULT_ON,
+      AUTH_TOKEN_VAULT_ENABLED: "false",
+      AUTH_OAUTH2_PROVIDER_RESOURCES: API,
+    });
+    await oauth2Error(
+      await exchangeForGoogle(off, bot, await userTokenFor(svc, bot, session)),
+      400,
+      "invalid_target",
+    );
     const subject = await userTokenFor(svc, bot, session);
     expect((await exchangeForGoogle(svc, bot, subject)).status).toBe(200);
     // Threat: a connection the user removed still feeding the agent. Removed here and revoked at Google (RFC 7009).
@@ -330,5 +341,14 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
     expect(withProof.status).toBe(200);
     // The provider's token is Google's: not ours to bind, so Bearer whatever the request carried.
     expect(((await withProof.json()) as { token_type: string }).token_type).toBe("Bearer");
+    // Threat: an expired subject token (the agent's copy outliving the person's session) still opening Google.
+    const expiring = await userTokenFor(svc, bot, session);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 3 * 3600_000);
+      await oauth2Error(await exchangeForGoogle(svc, bot, expiring), 400, "invalid_grant");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
