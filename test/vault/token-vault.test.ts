@@ -158,6 +158,11 @@ describe("connecting an account", () => {
       act: { sub: "support@example.com" },
     } as never);
     await expectError(await svc.post("/user/connections/google", {}, impersonated), 403, "forbidden");
+    // Threat: an agent consenting for itself with the token its user gave it: only the person's own session may.
+    const bot = await agent(svc);
+    const agentToken = await userTokenFor(svc, bot, session);
+    const selfServed = await svc.post("/user/connections/google", { clientIds: [bot.clientId] }, agentToken);
+    await expectError(selfServed, 401, "unauthorized");
     // The admin API takes only providers the service knows for `vaultProviders`.
     const bad = await svc.request("POST", "/admin/oauth2/clients", {
       headers: ADMIN,
