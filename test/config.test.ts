@@ -58,6 +58,7 @@ describe("config", () => {
       "platform",
       "providers",
       "storage",
+      "vault",
     ]);
     const seen = new Map<string, string>();
     for (const feature of sliced) {

@@ -35,14 +35,14 @@ function noticeOf(catalogue: Catalogue, key: string | undefined): string | undef
   return mine[key] ?? securityNotice(catalogue, key.slice(0, 60));
 }
 
-function navOf(catalogue: Catalogue): NavItem[] {
+function navOf(catalogue: Catalogue, vaultOn: boolean): NavItem[] {
   const { account } = catalogue;
   return [
     { id: PROFILE, label: account.profile.title },
     { id: EMAIL, label: account.email.title },
     { id: PASSWORD, label: account.password.title },
     { id: SESSIONS, label: account.sessions.title },
-    ...securityNav(catalogue),
+    ...securityNav(catalogue, vaultOn),
     { id: DELETE, label: account.deletion.title },
   ];
 }
@@ -68,7 +68,7 @@ export async function accountPage(c: Ctx, signed: Signed, refused?: Refusal): Pr
     catalogue,
     status: refused?.status ?? 200,
     title: catalogue.account.title,
-    nav: navOf(catalogue),
+    nav: navOf(catalogue, c.var.config.vault.enabled),
     notice: refused ? undefined : noticeOf(catalogue, c.req.query("notice")),
     body: html`${sections}`,
     ...(script ? { script } : {}),

@@ -44,6 +44,13 @@ export type AuditEventType =
   | "oauth2.assertion"
   /** One call of an app's hook (src/hooks/): detail {hook, outcome, status, ms, reason?}. */
   | "hook.called"
+  /** The token vault (src/vault/): an account connected {provider, providerUserId, scopes, clientIds}. */
+  | "vault.connected"
+  /** A connection removed by its user {provider, revokedAtProvider}. */
+  | "vault.disconnected"
+  /** A provider's token given to a client by token exchange {provider, clientId, refreshed}, or refused {reason}. */
+  | "vault.released"
+  | "vault.refused"
   | `admin.${string}`;
 
 export interface AuditEvent {

@@ -8,6 +8,7 @@ import {
   orgMembers,
   providerTokenHandoffs,
   scimGroupMembers,
+  vaultConsents,
 } from "./schema";
 import { eachShard, type Shards } from "./shards";
 
@@ -35,6 +36,8 @@ export async function removeClientRows(shards: Shards, clientIds: readonly strin
         db.delete(oauth2Grants).where(inArray(oauth2Grants.clientId, ids)),
         db.delete(oauth2Codes).where(inArray(oauth2Codes.clientId, ids)),
         db.delete(oauth2Consents).where(inArray(oauth2Consents.clientId, ids)),
+        // The token vault's consents (operators.md §3): a deleted client's id, reused never, lets nothing.
+        db.delete(vaultConsents).where(inArray(vaultConsents.clientId, ids)),
       ]),
     );
   }

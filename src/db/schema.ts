@@ -15,4 +15,5 @@ export * from "./tables/scim";
 export * from "./tables/shared";
 export * from "./tables/sso";
 export * from "./tables/storage";
+export * from "./tables/vault";
 export * from "./tables/webhooks";

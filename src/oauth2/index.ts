@@ -21,6 +21,7 @@ export {
   replaceClient,
   rotateClientSecret,
   SUPPORTED_SCOPES,
+  setClientVaultProviders,
   type WireClient,
 } from "./clients";
 export { OAuth2Error } from "./errors";

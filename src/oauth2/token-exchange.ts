@@ -54,7 +54,7 @@ function givenTo(payload: OAuth2AccessTokenPayload, client: OAuth2ClientRow): bo
  * (a client's own token has no user to act for), given to this client, and its grant still standing with its user
  * enabled. Anything else is `invalid_grant` (§2.2.2), in words that do not say which check failed.
  */
-async function subjectOf(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
+export async function subjectOf(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params) {
   const token = param(params, "subject_token", 8192);
   if (!token) throw new OAuth2Error("invalid_request", "subject_token is required");
   const type = params.get("subject_token_type");
@@ -132,12 +132,8 @@ function exchangedResources(deps: Deps, client: OAuth2ClientRow, params: OAuth2P
   return requestedResources(deps.config, client, targets);
 }
 
-export async function exchangeToken(
-  deps: Deps,
-  client: OAuth2ClientRow,
-  params: OAuth2Params,
-  binding: TokenBinding = UNBOUND,
-) {
+/** What every exchange asks of its client and its `requested_token_type` (here and src/oauth2/vault-exchange.ts). */
+export function checkExchangeRequest(client: OAuth2ClientRow, params: OAuth2Params): void {
   // A public client's id is anyone's to send: it cannot show that a token was given to it.
   if (client.tokenEndpointAuthMethod === "none") {
     throw new OAuth2Error("unauthorized_client", "a public client cannot exchange tokens");
@@ -146,6 +142,15 @@ export async function exchangeToken(
   if (requested !== undefined && requested !== ACCESS_TOKEN_TYPE) {
     throw new OAuth2Error("invalid_request", `requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
   }
+}
+
+export async function exchangeToken(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+  binding: TokenBinding = UNBOUND,
+) {
+  checkExchangeRequest(client, params);
   const { payload, grant, user } = await subjectOf(deps, client, params);
   await checkActor(deps, client, params);
   const scopes = exchangedScopes(client, payload, params);

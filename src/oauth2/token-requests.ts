@@ -15,6 +15,12 @@ import { type GrantSummary, rotateRefreshToken } from "./refresh-tokens";
 import { narrowedResources, requestedResources } from "./resources";
 import { exchangeToken, TOKEN_EXCHANGE_GRANT } from "./token-exchange";
 import { signIdToken, signOAuth2AccessToken } from "./tokens";
+import {
+  asksForProviderToken,
+  exchangeForProviderToken,
+  FOREIGN_TOKEN,
+  type ProviderTokenResponse,
+} from "./vault-exchange";
 
 /** The token endpoint's answer (RFC 6749 §5.1, contract §3.5). */
 export interface TokenResponse {
@@ -223,13 +229,22 @@ async function clientCredentials(
 const HANDLERS: Record<
   (typeof GRANT_TYPES)[number],
   // `binding`: the request's DPoP key (RFC 9449), for the access token's `cnf.jkt` (see `tokenRequest`).
-  (deps: Deps, client: OAuth2ClientRow, params: OAuth2Params, binding: TokenBinding) => Promise<TokenResponse>
+  (
+    deps: Deps,
+    client: OAuth2ClientRow,
+    params: OAuth2Params,
+    binding: TokenBinding,
+  ) => Promise<TokenResponse | ProviderTokenResponse>
 > = {
   authorization_code: exchangeCode,
   refresh_token: refresh,
   [DEVICE_GRANT]: exchangeDeviceCode,
   client_credentials: clientCredentials,
-  [TOKEN_EXCHANGE_GRANT]: exchangeToken,
+  // `audience=provider:<name>`: the token vault's exchange (vault-exchange.ts), for a provider's token.
+  [TOKEN_EXCHANGE_GRANT]: (deps, client, params, binding) =>
+    asksForProviderToken(params)
+      ? exchangeForProviderToken(deps, client, params, binding)
+      : exchangeToken(deps, client, params, binding),
   [JWT_BEARER_GRANT]: jwtBearer,
 };
 
@@ -243,7 +258,7 @@ export async function tokenRequest(
   client: OAuth2ClientRow,
   params: OAuth2Params,
   binding: TokenBinding = UNBOUND,
-): Promise<TokenResponse> {
+): Promise<TokenResponse | ProviderTokenResponse> {
   const grantType = params.get("grant_type");
   if (!grantType) throw new OAuth2Error("invalid_request", "grant_type is required");
   const handler = Object.hasOwn(HANDLERS, grantType)
@@ -254,7 +269,9 @@ export async function tokenRequest(
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuth2Error("unauthorized_client", `this client may not use ${grantType}`);
   }
-  const answer = boundAnswer(await handler(deps, client, params, binding), binding);
+  const raw = await handler(deps, client, params, binding);
+  // A provider's token is the provider's: not ours to bind, and no JWT of ours to look into.
+  const answer = FOREIGN_TOKEN in raw ? raw : boundAnswer(raw, binding);
   noteClientUse(deps, client);
   // A metadata-document client whose document was fetched again: its row and KV mark are refreshed.
   await keepFetchedClient(deps, client);

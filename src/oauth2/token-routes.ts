@@ -48,7 +48,8 @@ export const tokenRoutes = new Hono<AppEnv>()
         "allowed: a token about the client itself, `gty: client_credentials`), " +
         "`urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693: one of this server's access tokens given to " +
         "the client, for a `resource`/`audience` it may reach, down-scoped, with `act` naming the client; " +
-        "`issued_token_type` in the answer), `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523: an " +
+        "`issued_token_type` in the answer; with `audience=provider:<name>`, the token vault's exchange of a token " +
+        "issued to the client for that provider's current access token, docs/agents.md), `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523: an " +
         "`assertion` from an issuer the client trusts, naming a user id; an ID-JAG, `typ: oauth-id-jag+jwt`, for " +
         "its `client_id`, `resource` and `scope`). Both for confidential clients an admin made or allowed; no " +
         "refresh token. Client authentication: HTTP Basic or " +

@@ -36,11 +36,20 @@ export const OAUTH2_DIRECT_ERRORS: Record<number, AnswerDoc> = {
 };
 
 export const tokenAnswerSchema = z.object({
-  access_token: z.string().describe("A JWT of type at+jwt; `aud` is the resource asked for, else the client"),
+  access_token: z
+    .string()
+    .describe(
+      "A JWT of type at+jwt; `aud` is the resource asked for, else the client. With `audience=provider:<name>`: " +
+        "the provider's own token (the token vault, docs/agents.md)",
+    ),
   token_type: z
     .enum(["Bearer", "DPoP"])
     .describe("DPoP (RFC 9449) when the request carried a DPoP proof: the access token is bound to its key"),
-  expires_in: z.number().int(),
+  expires_in: z
+    .number()
+    .int()
+    .optional()
+    .describe("Always, but for a provider's token (token vault) whose provider gave no expiry"),
   refresh_token: z.string().optional().describe(`\`${REFRESH_TOKEN_PREFIX}…\`, single use, rotates`),
   id_token: z.string().optional().describe("With the openid scope"),
   scope: z.string(),

@@ -16,6 +16,8 @@ export class ProviderStepError extends Error {
   constructor(
     readonly code: "oauth-token-echange-failed" | "oauth-profile-fetch-failed" | "oauth-provider-error",
     readonly detail: string,
+    /** The provider refused the grant itself (`invalid_grant`): the token is dead, not the provider down. */
+    readonly refused = false,
   ) {
     super(detail);
     this.name = "ProviderStepError";
@@ -170,7 +172,44 @@ export async function refreshAtProvider(
     );
     return tokenSet(await oauth.processRefreshTokenResponse(as, client, response));
   } catch (error) {
-    throw new ProviderStepError("oauth-provider-error", describe(error));
+    const refused =
+      error instanceof oauth.ResponseBodyError && error.status < 500 && error.error === "invalid_grant";
+    throw new ProviderStepError("oauth-provider-error", describe(error), refused);
+  }
+}
+
+/**
+ * RFC 7009 at the provider's revocation endpoint (`url`: not every provider has one, so the caller names it):
+ * revoking the refresh token ends the grant at the provider (§2.1). False when the provider refused or was not
+ * reached; the caller forgets the tokens either way.
+ */
+export async function revokeAtProvider(
+  deps: Deps,
+  settings: ProviderSettings,
+  token: string,
+  url: string,
+): Promise<boolean> {
+  const { as, client } = parties(settings);
+  try {
+    const response = await oauth.revocationRequest(
+      { ...as, revocation_endpoint: url },
+      client,
+      await clientAuth(deps, settings),
+      token,
+      httpOptions(deps, url),
+    );
+    await oauth.processRevocationResponse(response);
+    return true;
+  } catch (error) {
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        what: "provider-revocation-failed",
+        provider: settings.name,
+        detail: describe(error),
+      }),
+    );
+    return false;
   }
 }
 

@@ -189,7 +189,7 @@ export async function startProviderSignIn(
  * The pending request of a callback, taken once (of two callbacks with the same state, one finds it), and only by the
  * browser that started it: a callback URL opened in another browser finds nothing and consumes nothing.
  */
-async function takeRequest(
+export async function takeRequest(
   deps: Deps,
   provider: string,
   state: string | undefined,
@@ -248,7 +248,8 @@ export async function finishProviderSignIn(
 ): Promise<string> {
   const { deps } = scope;
   const request = await takeRequest(deps, provider, params.state, browserHash);
-  if (!request || !isProviderName(provider)) {
+  // A vault connection's request (connections.ts) completes only at its own callback: it signs no one in.
+  if (!request || !isProviderName(provider) || request.options.purpose === "connection") {
     const error = new AppError("invalid-state");
     return withQuery(deps.config.urls.defaultRedirect, {
       error: error.code,

@@ -10,8 +10,18 @@ export {
   type LinkedIdentity,
   unlinkIdentity,
 } from "./accounts";
+export { ProviderStepError, type TokenSet } from "./client";
+// The token vault (src/vault/) connects accounts through the same requests, exchange and profile (connections.ts).
+export {
+  type ConnectionOutcome,
+  claimConnection,
+  finishConnection,
+  openConnection,
+  refreshConnection,
+  revokeConnection,
+} from "./connections";
 // The Supabase face's `/authorize` and `/user/identities/authorize` start the same flow with a `CodeReturn`.
 export { type CodeReturn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
 // The Supabase face's `grant_type=id_token` (src/faces/supabase/) signs in as `/signin/idtoken` does.
 export { signInByIdToken } from "./id-token-sign-in";
-export { isProviderName } from "./registry";
+export { isProviderName, PROVIDER_NAMES, type ProviderName } from "./registry";

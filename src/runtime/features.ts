@@ -14,6 +14,7 @@ import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
 import { ssoFeature } from "../sso/feature";
 import { storageFeature } from "../storage/feature";
+import { vaultFeature } from "../vault/feature";
 import { webhooksFeature } from "../webhooks/feature";
 import type { Feature } from "./feature";
 
@@ -30,6 +31,8 @@ export const FEATURES: readonly Feature[] = [
   ssoFeature,
   scimFeature,
   oauth2Feature,
+  // The token vault (operators.md §3): its API beside the user's other routes; the exchange is oauth2's.
+  vaultFeature,
   // Right after the authorization server: its on switch covers the pages under /oauth2/ (src/pages/routes.ts).
   pagesFeature,
   accountCenterFeature,

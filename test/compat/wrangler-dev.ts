@@ -176,6 +176,19 @@ export default async function setup(project: TestProject) {
     AUTH_PROVIDER_APPLE_ISSUER: "https://apple.fake",
     // OAuth2 for agents (contract §3.6): the example MCP server and one more API are the resources tokens are for;
     // registration is open, as `npm start` has it (DEVELOPMENT_VARS).
+    // Google, faked on loopback, with the token vault on: test/compat/token-vault.test.ts connects it and an agent
+    // exchanges a user's token for Google's through openid-client.
+    AUTH_PROVIDER_GOOGLE_ENABLED: "true",
+    AUTH_PROVIDER_GOOGLE_CLIENT_ID: "google-client",
+    AUTH_PROVIDER_GOOGLE_CLIENT_SECRET: "google-secret",
+    AUTH_PROVIDER_GOOGLE_AUTHORIZATION_URL: `${providers.origin}/oidc.fake/authorize`,
+    AUTH_PROVIDER_GOOGLE_TOKEN_URL: `${providers.origin}/oidc.fake/token`,
+    AUTH_PROVIDER_GOOGLE_USERINFO_URL: `${providers.origin}/oidc.fake/userinfo`,
+    AUTH_PROVIDER_GOOGLE_JWKS_URL: `${providers.origin}/oidc.fake/jwks`,
+    AUTH_PROVIDER_GOOGLE_ISSUER: "https://oidc.fake",
+    AUTH_PROVIDER_GOOGLE_REVOCATION_URL: `${providers.origin}/oidc.fake/revoke`,
+    AUTH_PROVIDER_GOOGLE_VAULT_SCOPES: "https://www.googleapis.com/auth/calendar.readonly",
+    AUTH_TOKEN_VAULT_ENABLED: "true",
     AUTH_OAUTH2_PROVIDER_RESOURCES: `http://127.0.0.1:${mcpPort}/mcp,${otherResource}`,
     // Client ID metadata documents come from the loopback host of agent-fixtures.ts: the outbound-URL policy refuses
     // loopback unless this is set (heeded only because AUTH_SERVER_URL is local too).

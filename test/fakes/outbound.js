@@ -141,6 +141,8 @@ function authorize(url, request) {
       name: url.searchParams.get("fake_name") ?? "Octo Cat",
     },
     fail: url.searchParams.get("fake_fail"),
+    // fake_expires_in: how long its access tokens live (the vault refreshes one that is about to end).
+    expiresIn: Number(url.searchParams.get("fake_expires_in") ?? 3600),
     nonceOverride: url.searchParams.get("fake_nonce"),
   });
   if (url.searchParams.get("response_mode") === "form_post") {
@@ -210,18 +212,30 @@ async function token(request, url) {
     ? atob(basic.slice(6)).split(":").map(decodeURIComponent)
     : [form.get("client_id"), form.get("client_secret")];
   if (form.get("grant_type") === "refresh_token") {
-    if (
-      id !== client.id ||
-      !(await secretOk(url.hostname, secret)) ||
-      !form.get("refresh_token")?.startsWith("refresh-")
-    ) {
+    const presented = form.get("refresh_token");
+    if (id !== client.id || !(await secretOk(url.hostname, secret)) || !presented?.startsWith("refresh-")) {
       return Response.json({ error: "invalid_grant" }, { status: 400 });
     }
+    // A refresh token the fake issued at a code exchange rotates (RFC 9700 §4.14.2): used once, or revoked, it is
+    // refused; its user's provider can be "down" (POST /__down?user=<id>). Others keep the old lenient answer.
+    const issued = refreshTokens.get(presented);
+    if (issued) {
+      if (downUsers.has(issued.user.id)) return new Response("<html>down</html>", { status: 503 });
+      if (issued.spent) return Response.json({ error: "invalid_grant" }, { status: 400 });
+      issued.spent = true;
+      refreshCounts.set(issued.user.id, (refreshCounts.get(issued.user.id) ?? 0) + 1);
+    }
+    const accessToken = `access-${crypto.randomUUID()}`;
+    const refreshToken = `refresh-${crypto.randomUUID()}`;
+    if (issued) {
+      tokensToUsers.set(accessToken, issued.user);
+      refreshTokens.set(refreshToken, { user: issued.user, expiresIn: issued.expiresIn, spent: false });
+    }
     return Response.json({
-      access_token: `access-${crypto.randomUUID()}`,
+      access_token: accessToken,
       token_type: "bearer",
-      expires_in: 3600,
-      refresh_token: `refresh-${crypto.randomUUID()}`,
+      expires_in: issued?.expiresIn ?? 3600,
+      refresh_token: refreshToken,
     });
   }
   const code = form.get("code");
@@ -245,11 +259,13 @@ async function token(request, url) {
     return new Response("not json at all", { headers: { "content-type": "application/json" } });
   const accessToken = `access-${grant.user.id}-${grant.fail === "profile" ? "broken" : "ok"}-${crypto.randomUUID()}`;
   tokensToUsers.set(accessToken, grant.user);
+  const refreshToken = `refresh-${crypto.randomUUID()}`;
+  refreshTokens.set(refreshToken, { user: grant.user, expiresIn: grant.expiresIn, spent: false });
   const answer = {
     access_token: accessToken,
     token_type: "bearer",
-    expires_in: 3600,
-    refresh_token: `refresh-${crypto.randomUUID()}`,
+    expires_in: grant.expiresIn,
+    refresh_token: refreshToken,
     scope: grant.scope,
   };
   if (url.hostname === "oidc.fake" || url.hostname === "apple.fake") {
@@ -273,6 +289,28 @@ async function token(request, url) {
 }
 
 const tokensToUsers = new Map();
+/** Refresh tokens issued at code exchanges and refreshes: their user, and whether they were spent or revoked. */
+const refreshTokens = new Map();
+/** Users whose provider answers 503 to a refresh (POST /__down?user=…, DELETE to heal). */
+const downUsers = new Set();
+/** Refreshes and RFC 7009 revocations per user (GET /__counts?user=…). */
+const refreshCounts = new Map();
+const revocations = new Map();
+
+/** RFC 7009 §2: the client authenticates; an unknown token is no error (§2.2). */
+async function revoke(request, url) {
+  const client = PROVIDER_CLIENTS[url.hostname];
+  const form = await formOf(request);
+  if (form.get("client_id") !== client.id || !(await secretOk(url.hostname, form.get("client_secret")))) {
+    return Response.json({ error: "invalid_client" }, { status: 401 });
+  }
+  const issued = refreshTokens.get(form.get("token"));
+  if (issued) {
+    issued.spent = true;
+    revocations.set(issued.user.id, (revocations.get(issued.user.id) ?? 0) + 1);
+  }
+  return new Response(null, { status: 200 });
+}
 
 function userOf(request) {
   const accessToken = request.headers.get("authorization")?.replace(/^Bearer /, "");
@@ -295,6 +333,20 @@ async function identityProvider(request, url) {
   if (["/token", "/login/oauth/access_token", "/auth/token"].includes(url.pathname))
     return token(request, url);
   if (url.pathname === "/__jwks-fetches") return Response.json(jwksFetches);
+  if (url.pathname === "/revoke" && request.method === "POST") return revoke(request, url);
+  if (url.pathname === "/__down") {
+    const user = url.searchParams.get("user");
+    if (request.method === "DELETE") downUsers.delete(user);
+    else downUsers.add(user);
+    return new Response(null, { status: 204 });
+  }
+  if (url.pathname === "/__counts") {
+    const user = url.searchParams.get("user");
+    return Response.json({
+      refreshes: refreshCounts.get(user) ?? 0,
+      revocations: revocations.get(user) ?? 0,
+    });
+  }
   if (url.pathname === "/jwks") {
     jwksFetches++;
     const { publicKey } = await keyPair();

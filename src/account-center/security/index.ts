@@ -6,8 +6,10 @@ import type { Catalogue } from "../../browser/text";
 import type { AppEnv } from "../../http/app-env";
 import { listUserOrgs } from "../../orgs";
 import { identitiesOf } from "../../providers";
+import { connectionsOf } from "../../vault";
 import type { Ctx } from "../forms";
 import { isRecentAuth } from "../recent-auth";
+import { CONNECTIONS, connectionsSection } from "./connections";
 import { MEMBERSHIPS_SHOWN, ORGANIZATIONS, organizationRoutes, organizationsSection } from "./organizations";
 import { passkeyRoutes } from "./passkey-routes";
 import { PASSKEYS, passkeysSection } from "./passkeys";
@@ -30,13 +32,14 @@ export { SECURITY_STYLE } from "./style";
 export { securityNotice } from "./words";
 
 /** The sections for the navigation, in the page's order. */
-export function securityNav(catalogue: Catalogue): { id: string; label: string }[] {
+export function securityNav(catalogue: Catalogue, vaultOn = false): { id: string; label: string }[] {
   const w = catalogue.accountSecurity;
   return [
     { id: TWO_STEP, label: w.twoStep.title },
     { id: PASSKEYS, label: w.passkeys.title },
     { id: TOKENS, label: w.tokens.title },
     { id: PROVIDERS, label: w.providers.title },
+    ...(vaultOn ? [{ id: CONNECTIONS, label: catalogue.vault.title }] : []),
     { id: ORGANIZATIONS, label: w.organizations.title },
   ];
 }
@@ -48,10 +51,12 @@ export function securityNav(catalogue: Catalogue): { id: string; label: string }
 export async function securitySections(c: Ctx, session: BrowserSession, catalogue: Catalogue) {
   const deps = c.var.deps;
   const userId = session.user.id;
-  const [keys, tokens, identities, orgs, recent, elevated] = await Promise.all([
+  const vaultOn = c.var.config.vault.enabled;
+  const [keys, tokens, identities, connections, orgs, recent, elevated] = await Promise.all([
     listSecurityKeys(deps.shards.ofUser(userId), userId),
     listPersonalAccessTokens(deps, userId),
     identitiesOf(deps, userId),
+    vaultOn ? connectionsOf(deps, userId) : [],
     listUserOrgs(deps, userId, { limit: MEMBERSHIPS_SHOWN }),
     isRecentAuth(c, session),
     isRecentAuth(c, session, { elevated: true }),
@@ -61,6 +66,7 @@ export async function securitySections(c: Ctx, session: BrowserSession, catalogu
 ${passkeysSection(c, signed, keys, keys.length ? elevated : recent)}
 ${tokensSection(c, signed, tokens, elevated)}
 ${providersSection(c, signed, identities, recent)}
+${vaultOn ? connectionsSection(c, signed, connections) : ""}
 ${organizationsSection(c, signed, orgs.items)}`;
 }
 

@@ -26,4 +26,6 @@ export const SECURITY_STYLE = `
   .security-actions form { margin: 0; }
   .provider-links { display: flex; gap: .5rem; flex-wrap: wrap; margin-top: .8rem; }
   #passkey-create-problem, #passkey-unsupported { margin-top: .8rem; }
+  ul.vault-apps { list-style: none; padding: 0; margin: 0; }
+  ul.vault-apps li { overflow-wrap: anywhere; }
 `;

@@ -107,6 +107,7 @@ export const consoleClientRoutes = new Hono<AppEnv>()
           resources: current.resources ?? undefined,
           accessTokenLifetime: current.accessTokenLifetime,
           refreshTokenLifetime: current.refreshTokenLifetime,
+          vaultProviders: current.vaultProviders,
         });
         auditAdminAction(c, "oauth2.client-update", null, { clientId });
         if (client.clientSecret) return showClient(c, session, client, { secret: client.clientSecret });

@@ -26,6 +26,7 @@ import {
 } from "./session";
 import { consoleStorageRoutes } from "./storage-routes";
 import { consoleUserRoutes } from "./user-routes";
+import { consoleVaultRoutes } from "./vault-routes";
 import { consoleWebhookRoutes } from "./webhook-routes";
 
 /** The console's first page: where sign-in lands, and its root (issue 34). */
@@ -179,6 +180,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleOrgRoutes)
   .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)
+  .route("/", consoleVaultRoutes)
   .route("/", consoleStorageRoutes)
   .route("/", consoleWebhookRoutes)
   .route("/", consoleBrandRoutes);

@@ -88,6 +88,11 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
     >()
     .notNull()
     .default(sql`'[]'`),
+  /**
+   * The token vault (contract operators.md §3): the providers whose tokens this client may get for a user who
+   * connected the account and let it (token exchange with `audience=provider:<name>`). Admin API only.
+   */
+  vaultProviders: text("vault_providers", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
 });
 
 export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;

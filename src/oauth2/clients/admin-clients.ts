@@ -8,6 +8,7 @@ import type { Deps } from "../../http/deps";
 import { type Page, pastCursor, toPage } from "../../http/paging";
 import { sha256Hex } from "../../lib/crypto";
 import { checkOutboundUrl, outboundPolicy } from "../../lib/outbound-url";
+import { isProviderName } from "../../providers";
 import { CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX } from "../token-prefixes";
 import { forgetOAuth2Client } from "./client-cache";
 import { AUTH_METHODS, type ClientBody, DEFAULT_GRANT_TYPES, DEFAULT_SCOPES } from "./client-schema";
@@ -52,6 +53,9 @@ export const wireClientSchema = z.object({
       }),
     )
     .describe("Issuers whose assertions the client may exchange (JWT bearer, ID-JAG)"),
+  vaultProviders: z
+    .array(z.string())
+    .describe("The token vault: providers whose tokens it may get by token exchange for a user who let it"),
   registration: z
     .enum(["admin", "open", "authenticated", "metadata-document"])
     .describe("How it came to be: the admin API, dynamic registration, or a client ID metadata document"),
@@ -84,6 +88,7 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     jwks: row.jwks,
     jwksUri: row.jwksUri,
     trustedIssuers: row.trustedIssuers,
+    vaultProviders: row.vaultProviders,
     registration: row.registration,
     registeredByUserId: row.registeredByUserId,
     lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
@@ -140,7 +145,20 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
       ...trusted,
       ...(trusted.jwksUri ? { jwksUri: outboundUri(deps, "trustedIssuers.jwksUri", trusted.jwksUri)! } : {}),
     })),
+    vaultProviders: vaultProvidersOf(body.vaultProviders),
   };
+}
+
+/** Providers the service knows (src/providers/registry.ts); one switched off later is simply never released. */
+function vaultProvidersOf(names: string[] | undefined): string[] {
+  const unknown = (names ?? []).filter((name) => !isProviderName(name));
+  if (unknown.length > 0) {
+    throw new AppError(
+      "invalid-request",
+      `vaultProviders: unknown providers: ${unknown.join(" ").slice(0, 200)}`,
+    );
+  }
+  return [...new Set(names ?? [])];
 }
 
 /**
@@ -221,6 +239,26 @@ export async function replaceClient(deps: Deps, clientId: string, body: ClientBo
   if (!row) throw notFound();
   forgetOAuth2Client(clientId);
   return toWireClient(row, secret);
+}
+
+/**
+ * The token vault's providers of a client (operators.md §3), alone: the console's vault screen sets them without the
+ * rest of the client's settings.
+ */
+export async function setClientVaultProviders(
+  deps: Deps,
+  clientId: string,
+  providers: string[],
+): Promise<WireClient> {
+  const row = await deps.db
+    .update(oauth2Clients)
+    .set({ vaultProviders: vaultProvidersOf(providers), updatedAt: deps.now() })
+    .where(eq(oauth2Clients.clientId, clientId))
+    .returning()
+    .get();
+  if (!row) throw notFound();
+  forgetOAuth2Client(clientId);
+  return toWireClient(row);
 }
 
 /**

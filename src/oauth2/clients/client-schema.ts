@@ -159,6 +159,11 @@ export const clientBodySchema = z
       )
       .max(10)
       .optional(),
+    /** The token vault: providers whose tokens the client may get for a user who let it (operators.md §3). */
+    vaultProviders: z
+      .array(z.string().regex(/^[a-z]{2,20}$/, "a provider's name, as in AUTH_PROVIDER_<NAME>_…"))
+      .max(20)
+      .optional(),
   })
   .superRefine((body, ctx) => {
     const grants = body.grantTypes ?? DEFAULT_GRANT_TYPES;

@@ -11,6 +11,7 @@ export {
   listClients,
   replaceClient,
   rotateClientSecret,
+  setClientVaultProviders,
   type WireClient,
 } from "./admin-clients";
 export { oauth2ClientAdminRoutes } from "./admin-routes";

@@ -160,6 +160,7 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     registrationTokenHash: null,
     resources: stored?.resources ?? null,
     trustedIssuers: stored?.trustedIssuers ?? [],
+    vaultProviders: stored?.vaultProviders ?? [],
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,

@@ -6,8 +6,9 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { vault } from "./vault";
 
 /** Every word the service shows or mails in English: the catalogue every other language follows, key for key. */
-export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted };
+export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted, vault };
 
 export type Catalogue = typeof en;
