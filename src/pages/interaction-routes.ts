@@ -32,6 +32,7 @@ const completerOf = (session: BrowserSession): Completer => ({
   userId: session.user.id,
   times: session.methods,
   sid: session.sessionId,
+  actor: session.actor,
 });
 
 /**

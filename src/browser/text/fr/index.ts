@@ -3,9 +3,20 @@ import { account } from "./account";
 import { accountSecurity } from "./account-security";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
+import { impersonation } from "./impersonation";
 import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
 
-export const fr: Catalogue = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted };
+export const fr: Catalogue = {
+  pages,
+  mails,
+  mailCode,
+  lockout,
+  devices,
+  account,
+  accountSecurity,
+  hosted,
+  impersonation,
+};
