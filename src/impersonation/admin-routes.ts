@@ -104,8 +104,8 @@ export const impersonationAdminRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const sessionId = c.req.param("sessionId");
-      await endImpersonation(c.var.deps, sessionId, "admin");
-      auditAdminAction(c, "impersonation.ended-early", null, { sessionId });
+      const userId = await endImpersonation(c.var.deps, sessionId, "admin");
+      auditAdminAction(c, "impersonation.ended-early", userId, { sessionId });
       return c.body(null, 204);
     },
   );

@@ -46,8 +46,8 @@ async function finish(deps: Deps, row: ImpersonationRow, how: EndedHow, now: num
   }
 }
 
-/** `DELETE /admin/impersonations/{sessionId}`: 404 for none, 409 for one that ended already. */
-export async function endImpersonation(deps: Deps, sessionId: string, by?: string): Promise<void> {
+/** `DELETE /admin/impersonations/{sessionId}`: 404 for none, 400 for one that ended already. Its user's id. */
+export async function endImpersonation(deps: Deps, sessionId: string, by?: string): Promise<string> {
   const now = deps.now();
   const row = await markEnded(deps, sessionId, "ended", now);
   if (!row) {
@@ -60,6 +60,7 @@ export async function endImpersonation(deps: Deps, sessionId: string, by?: strin
     throw new AppError("invalid-request", "this impersonation has ended already");
   }
   await finish(deps, row, "ended", now, by);
+  return row.userId;
 }
 
 /** How many ended impersonations one sweep handles; the next minute takes the rest. */

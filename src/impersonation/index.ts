@@ -3,5 +3,5 @@
  * the body both doors take.
  */
 export { impersonateBody } from "./admin-routes";
-export { endImpersonation } from "./end";
+export { endImpersonation, impersonationsOf } from "./end";
 export { startImpersonation } from "./start";

@@ -294,3 +294,55 @@ describe("impersonation: the end", () => {
     expect(row).toBeNull();
   });
 });
+
+describe("impersonation in the console", () => {
+  const BASE = "/admin/console";
+  const origin = "http://localhost:8787";
+  const postForm = (path: string, values: Record<string, string>, headers: Record<string, string>) =>
+    svc.request("POST", `${BASE}${path}`, {
+      body: new URLSearchParams(values).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin, ...headers },
+    });
+
+  it("the user page's form starts one (reason required, CSRF checked) and hands over the link; End now ends it", async () => {
+    const login = await postForm("/login", { secret: String(env.AUTH_ADMIN_SECRET) }, {});
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const { user } = await signUp(svc);
+    const page = await (await svc.request("GET", `${BASE}/users/${user.id}`, { headers: { cookie } })).text();
+    expect(page).toContain('<h2 id="impersonation">Impersonation</h2>');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const ask = { actor: "dee@support", reason: "sees a blank page", expiresIn: "900" };
+    // Threat: another site (or a page without the session's token) making the console impersonate someone.
+    expect(
+      (await postForm(`/users/${user.id}/impersonate`, { ...ask, csrf: "forged" }, { cookie })).status,
+    ).toBe(403);
+    const noReason = await postForm(
+      `/users/${user.id}/impersonate`,
+      { ...ask, reason: " ", csrf },
+      { cookie },
+    );
+    expect(noReason.status).toBe(400);
+    expect(await noReason.text()).toContain("a reason is required");
+    const started = await postForm(`/users/${user.id}/impersonate`, { ...ask, csrf }, { cookie });
+    expect(started.status).toBe(200);
+    const link = /href="([^"]+\/impersonation\/land\?ticket=[^"]+)"/.exec(await started.text())![1]!;
+    const landed = await svc.request("GET", link.replaceAll("&amp;", "&"));
+    const refreshToken = new URL(landed.headers.get("location")!).searchParams.get("refreshToken")!;
+    const renewed = (await (await svc.post("/token", { refreshToken })).json()) as WireSession;
+    expect(decodeJwt(renewed.accessToken).payload).toMatchObject({ act: { sub: "dee@support" } });
+    const listed = await (
+      await svc.request("GET", `${BASE}/users/${user.id}`, { headers: { cookie } })
+    ).text();
+    expect(listed).toContain("sees a blank page");
+    const end = /action="[^"]*(\/impersonations\/[^"/]+\/end)"/.exec(listed)![1]!;
+    const ended = await postForm(end, { csrf }, { cookie });
+    expect(ended.status).toBe(303);
+    await expectError(
+      await svc.post("/token", { refreshToken: renewed.refreshToken }),
+      401,
+      "invalid-refresh-token",
+    );
+    const [event] = await auditOf(user.id, "admin.impersonation.end");
+    expect(event!.detail).toMatchObject({ actor: "dee@support", endedBy: "console", how: "ended" });
+  });
+});
