@@ -15,6 +15,17 @@ import {
   testDeps,
   type WireSession,
 } from "../helpers";
+import { Browser } from "../oauth2/page-browser";
+import {
+  authorize,
+  form,
+  location,
+  newClient,
+  REDIRECT_URI,
+  requestIdOf,
+  s256,
+  VERIFIER,
+} from "../oauth2/support";
 import { routedD1, userD1 } from "../support/shards";
 
 const ON = { ...NO_VERIFICATION, AUTH_IMPERSONATION_ENABLED: "true" };
@@ -31,12 +42,12 @@ interface Started {
 const impersonate = (id: string, json: unknown, on = svc) =>
   on.request("POST", `/admin/users/${id}/impersonate`, { json, headers: ADMIN });
 
-async function started(id: string, json: Record<string, unknown> = {}): Promise<Started> {
-  const answer = await impersonate(id, {
-    reason: "ticket #4521: checkout fails",
-    actor: "ana@support",
-    ...json,
-  });
+async function started(id: string, json: Record<string, unknown> = {}, on = svc): Promise<Started> {
+  const answer = await impersonate(
+    id,
+    { reason: "ticket #4521: checkout fails", actor: "ana@support", ...json },
+    on,
+  );
   expect(answer.status, await answer.clone().text()).toBe(200);
   return (await answer.json()) as Started;
 }
@@ -344,5 +355,52 @@ describe("impersonation in the console", () => {
     );
     const [event] = await auditOf(user.id, "admin.impersonation.end");
     expect(event!.detail).toMatchObject({ actor: "dee@support", endedBy: "console", how: "ended" });
+  });
+});
+
+describe("impersonation and the OAuth2 server", () => {
+  // Threat: the impersonation authorizing a third-party app in the user's name, silently (a client the user consented
+  // to before), through the page, or through the external login UI's JSON step.
+  it("authorizes no client, even one consented to before: no code through prompt=none, the page, or /oauth2/login", async () => {
+    const op = service({ ...ON, AUTH_OAUTH2_PROVIDER_ENABLED: "true" });
+    const client = await newClient(op);
+    const { user } = await signUp(op);
+    await userD1(user.id)
+      .prepare("INSERT INTO oauth2_consents (user_id, client_id, scopes, granted_at) VALUES (?, ?, ?, ?)")
+      .bind(user.id, client.clientId, JSON.stringify(["openid", "profile", "email"]), Date.now())
+      .run();
+    const { session, url } = await started(user.id, {}, op);
+    const browser = new Browser(op);
+    await browser.get(url);
+    expect(browser.signedIn).toBe(true);
+    const challenge = await s256(VERIFIER);
+    const authorizeUrl = (prompt?: string) =>
+      `/oauth2/authorize?${form({
+        client_id: client.clientId,
+        redirect_uri: REDIRECT_URI,
+        response_type: "code",
+        scope: "openid profile email",
+        state: "s",
+        nonce: "n",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        ...(prompt ? { prompt } : {}),
+      })}`;
+    const silent = await browser.get(authorizeUrl("none"));
+    expect(silent.headers.get("location") ?? "").not.toMatch(/[?&]code=/);
+    expect(silent.status).toBe(403);
+    const toPage = await browser.get(authorizeUrl());
+    const pageAnswer = await browser.get(location(toPage).toString());
+    expect(pageAnswer.headers.get("location") ?? "").not.toMatch(/[?&]code=/);
+    expect(pageAnswer.status).toBe(403);
+    const shown = await pageAnswer.text();
+    expect(shown).toContain("authorizing a client");
+    // The banner names who acts on the hosted page too.
+    expect(shown).toContain("ana@support is acting as this user");
+    const requestId = await requestIdOf(
+      await authorize(op, client, { code_challenge: challenge, code_challenge_method: "S256" }),
+    );
+    const json = await op.post("/oauth2/login", { requestId }, session.accessToken);
+    await expectError(json, 403, "forbidden");
   });
 });
