@@ -315,7 +315,7 @@ describe("impersonation in the console", () => {
       headers: { "content-type": "application/x-www-form-urlencoded", origin, ...headers },
     });
 
-  it("the user page's form starts one (reason required, CSRF checked) and hands over the link; End now ends it", async () => {
+  it("the user page's form starts one (reason required, CSRF checked) and hands over the link; End ends it", async () => {
     const login = await postForm("/login", { secret: String(env.AUTH_ADMIN_SECRET) }, {});
     const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
     const { user } = await signUp(svc);

@@ -4,7 +4,7 @@ import { action, type Chrome, frame, when } from "./pages";
 
 /**
  * Impersonation on a user's console page (contract operators.md §1): the form that starts one (who you are, why, for
- * how long: the reason is audited and mailed to the user), the user's impersonations with an "End now" for each one
+ * how long: the reason is audited and mailed to the user), the user's impersonations with an "End" for each one
  * running, and the page that hands over the one-time link.
  */
 
@@ -46,7 +46,7 @@ ${
         (row) =>
           html`<tr><td>${row.actor}${row.caller ? html` <span class="muted">via ${row.caller}</span>` : ""}</td><td>${row.reason}</td><td>${when(iso(row.startedAt))}</td><td>${when(iso(row.endedAt ?? row.endsAt))}</td><td>${
             running(row)
-              ? action(chrome, `/impersonations/${encodeURIComponent(row.id)}/end`, "End now", "danger")
+              ? action(chrome, `/impersonations/${encodeURIComponent(row.id)}/end`, "End", "danger")
               : html`<span class="badge off">${row.endedHow ?? "ended"}</span>`
           }</td></tr>`,
       )}</tbody></table>`
