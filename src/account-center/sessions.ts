@@ -44,7 +44,9 @@ function deviceOf(catalogue: Catalogue, userAgent: string | null, method: string
 }
 
 /** How the session began (its `method`, src/auth/sign-in/method.ts), in words. */
-function methodInWords(catalogue: Catalogue, method: string | null): string {
+function methodInWords(catalogue: Catalogue, method: string | null, actor?: string | null): string {
+  // An impersonation shows who acted (contract operators.md §1): the person must be able to tell it from their own.
+  if (actor) return catalogue.impersonation.sessionLabel(actor);
   const words = catalogue.account.sessions.methods;
   if (method?.startsWith("provider:")) return words.provider(providerName(method.slice("provider:".length)));
   const known: Record<string, string> = {
@@ -76,7 +78,7 @@ function sessionRow(c: Ctx, view: SectionView, session: UserSession) {
   return html`<tr>
   <td data-label="${words.device}"><span>${deviceOf(catalogue, session.userAgent, session.method)}${session.current ? html`<span class="badge ok">${words.thisDevice}</span>` : ""}</span></td>
   <td data-label="${words.place}"><span>${place}</span></td>
-  <td data-label="${words.method}"><span>${methodInWords(catalogue, session.method)}</span></td>
+  <td data-label="${words.method}"><span>${methodInWords(catalogue, session.method, session.impersonatedBy)}</span></td>
   <td data-label="${words.lastUsed}"><span>${timeOf(Date.parse(session.lastUsedAt), language)}</span></td>
   <td data-label="${words.signedIn}"><span>${timeOf(Date.parse(session.createdAt), language)}</span></td>
   <td class="row-action">${

@@ -36,7 +36,7 @@ export const signedOutPage = (c: Ctx, catalogue: Catalogue) =>
 
 /** `POST /account/sign-out`: the header's button, and the re-authentication's "use another account". */
 export async function signOut(c: Ctx): Promise<Response> {
-  const session = await readBrowserSession(c);
+  const session = await readBrowserSession(c, { ending: true });
   const catalogue = accountCatalogue(c, session?.user.locale);
   if (!isOwnPost(c)) return otherSitePage(c);
   if (session) await endPageSession(c, session);
@@ -46,7 +46,7 @@ export async function signOut(c: Ctx): Promise<Response> {
 
 /** `POST /account/reauth/sign-in-again`: an account with no way to confirm here signs in anew, then comes back. */
 export async function signInAgain(c: Ctx): Promise<Response> {
-  const session = await readBrowserSession(c);
+  const session = await readBrowserSession(c, { ending: true });
   if (!isOwnPost(c)) return otherSitePage(c);
   if (session) await endPageSession(c, session);
   return toSignIn(c);

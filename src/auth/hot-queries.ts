@@ -63,12 +63,17 @@ export const SESSION_USER_COLUMNS = {
   sessionMethod: sessions.method,
   sessionStartedAt: sessions.createdAt,
   sessionSecondFactorPending: sessions.secondFactorPending,
+  // An impersonation's actor and end (contract operators.md §1): a refresh keeps them and stops at the end.
+  sessionActor: sessions.actor,
+  sessionEndsAt: sessions.endsAt,
 } as const;
 export type SessionUserRow = Pick<UserRow, keyof typeof WIRE_USER_COLUMNS | "disabled"> & {
   sessionOrgId: string | null;
   sessionMethod: string | null;
   sessionStartedAt: number;
   sessionSecondFactorPending: boolean;
+  sessionActor: string | null;
+  sessionEndsAt: number | null;
 };
 
 /** The session, if it is still live, joined with its user's current row. */

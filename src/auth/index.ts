@@ -114,6 +114,7 @@ export {
   type UserSession,
   userSessionSchema,
 } from "./sessions";
+export { impersonationOf } from "./sessions/renew";
 // Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
 export {
   beginSignIn,
@@ -127,6 +128,7 @@ export {
   type SignInResult,
   type SignInScope,
   signInScope,
+  startImpersonatedSession,
   startSession,
 } from "./sign-in";
 export {

@@ -5,8 +5,9 @@ import type { Db } from "../db/client";
 import { idForUser } from "../db/routed-ids";
 import { sessions, type UserRow, users } from "../db/schema";
 import type { Deps } from "../http/deps";
+import { HASURA_IMPERSONATOR_CLAIM } from "../http/impersonation";
 import { randomUuid } from "../lib/crypto";
-import { type HasuraClaims, signAccessToken } from "../signing-keys/jwt";
+import { expiryOf, type HasuraClaims, type Impersonation, signAccessToken } from "../signing-keys/jwt";
 import { getKeySet } from "../signing-keys/keys";
 import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
@@ -80,6 +81,8 @@ export interface AccessTokenFacts {
   startedAt: number;
   /** A first-factor session of a user with a verified second factor (GoTrue's `aal1`, `sessions.second_factor_pending`). */
   secondFactorPending: boolean;
+  /** An impersonation's actor and end: the face's token carries `act`, `amr` `imp`, and ends no later. */
+  impersonation?: Impersonation | null;
 }
 
 /** A face's own access token over the same session; none: the Nhost face's. */
@@ -103,6 +106,8 @@ export interface SessionClaims {
     startedAt: number;
     secondFactorPending: boolean;
   };
+  /** An impersonated session (contract operators.md §1): its tokens say who acts and end no later than it. */
+  impersonation?: Impersonation | null;
 }
 
 export async function buildSession(
@@ -111,10 +116,13 @@ export async function buildSession(
   sessionId: string,
   refreshToken: string,
   now: number,
-  { extraClaims, custom, org, dpopJkt, authenticationMethod, mint }: SessionClaims = {},
+  { extraClaims, custom, org, dpopJkt, authenticationMethod, mint, impersonation }: SessionClaims = {},
 ): Promise<Session> {
   const wire = toWireUser(user);
-  const claims = await accessTokenClaims(deps, user, extraClaims, wire, custom, org, authenticationMethod);
+  const computed = await accessTokenClaims(deps, user, extraClaims, wire, custom, org, authenticationMethod);
+  // Hasura sees who acts inside its own namespace (permissions may refuse it), set after the custom claims so no
+  // hook can hide it.
+  const claims = impersonation ? { ...computed, [HASURA_IMPERSONATOR_CLAIM]: impersonation.actor } : computed;
   // `org_id` at the top level too, for consumers that don't read Hasura's namespace. `session_locator`: the object
   // of the session's token family (the refresh token's first six hex digits, not part of its secret), so the
   // service binding's `live` check asks that one object whether the session stands, with no D1 read
@@ -134,11 +142,13 @@ export async function buildSession(
         method: mint.method,
         startedAt: mint.startedAt,
         secondFactorPending: mint.secondFactorPending,
+        impersonation,
       })
-    : await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt);
+    : await signAccessToken(deps.config, user.id, claims, now, sessionId, topLevel, dpopJkt, impersonation);
+  const iat = Math.floor(now / 1000);
   return {
     accessToken,
-    accessTokenExpiresIn: deps.config.tokens.accessTtl,
+    accessTokenExpiresIn: expiryOf(iat, deps.config.tokens.accessTtl, impersonation) - iat,
     refreshToken,
     refreshTokenId: sessionId,
     user: wire,
@@ -173,7 +183,10 @@ export async function writeSession(
     minter,
     secondFactorPending = false,
     alongside,
+    impersonation,
   }: {
+    /** An impersonation (src/impersonation/): the session records who acts and ends at its end, not later. */
+    impersonation?: Impersonation;
     alongside?: ReadsAlongside;
     /** A first-factor session short of the user's second factor (only a face with a `minter` asks for one). */
     secondFactorPending?: boolean;
@@ -197,7 +210,9 @@ export async function writeSession(
   const db = deps.shards.ofUser(user.id);
   const locator = newLocator();
   const refreshToken = newSessionToken(locator);
-  const lifetimeMs = refreshLifetimeMs(deps);
+  const lifetimeMs = impersonation
+    ? Math.min(impersonation.endsAt - now, refreshLifetimeMs(deps))
+    : refreshLifetimeMs(deps);
   const halves = await Promise.allSettled([
     db.batch([
       db.insert(sessions).values({
@@ -215,6 +230,8 @@ export async function writeSession(
         // Where it began, for the user's session list (contract §13).
         ip: deps.visitor.address,
         place: deps.visitor.place,
+        actor: impersonation?.actor ?? null,
+        endsAt: impersonation?.endsAt ?? null,
       }),
       db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
       sessionsBeyondCap(db, user.id, sessionId, deps.config.tokens.maxSessionsPerUser),
@@ -243,5 +260,6 @@ export async function writeSession(
     org,
     dpopJkt,
     mint: minter && { minter, method, startedAt: now, secondFactorPending },
+    impersonation,
   });
 }

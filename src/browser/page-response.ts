@@ -3,6 +3,7 @@ import { brandOf } from "../http/brand";
 import { setPageHeaders } from "../http/page-headers";
 import { imageOrigin } from "../lib/brand";
 import type { TurnstileEndpoint } from "../settings/turnstile";
+import { BANNER_STYLE, impersonationBanner } from "./impersonation-banner";
 import type { Ctx } from "./page-paths";
 import { type PageText, pageText } from "./page-text";
 import { page, problem, type WidgetSlot } from "./render";
@@ -65,6 +66,7 @@ export async function render(
     widgetOrigin: options.widget ? TURNSTILE_ORIGIN : undefined,
     images,
   });
+  const banner = impersonationBanner(c, options.t.lang);
   return c.html(
     page({
       nonce,
@@ -73,8 +75,9 @@ export async function render(
       body,
       script: options.script,
       widgetScript: options.widget ? TURNSTILE_SCRIPT : undefined,
-      style: options.style,
+      style: banner ? `${options.style ?? ""}${BANNER_STYLE}` : options.style,
       brand,
+      banner,
     }),
     status,
   );

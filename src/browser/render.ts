@@ -69,6 +69,8 @@ export interface PageFrame {
   style?: string;
   /** The deployment's brand (src/http/brand.ts): its name and logo head the page, its colour styles it. */
   brand?: Brand;
+  /** Above everything: an impersonation's banner (impersonation-banner.ts). */
+  banner?: Body;
 }
 
 /** The brand's logo and name over the page's content; nothing without a brand name or logo. */
@@ -82,7 +84,17 @@ function brandHeader(brand: Brand) {
   }</header>`;
 }
 
-export function page({ nonce, lang, title, body, script, widgetScript, style, brand = {} }: PageFrame) {
+export function page({
+  nonce,
+  lang,
+  title,
+  body,
+  script,
+  widgetScript,
+  style,
+  brand = {},
+  banner,
+}: PageFrame) {
   return html`<!doctype html>
 <html lang="${lang}">
 <head>
@@ -93,7 +105,7 @@ export function page({ nonce, lang, title, body, script, widgetScript, style, br
 <style nonce="${nonce}">${raw(STYLE)}${brandStyle(brand)}${raw(style ?? "")}</style>
 ${widgetScript ? html`<script nonce="${nonce}" src="${widgetScript}" async defer></script>` : ""}
 </head>
-<body><main>${brandHeader(brand)}${body}</main>${script ? html`<script nonce="${nonce}">${raw(script)}</script>` : ""}</body>
+<body><main>${banner ?? ""}${brandHeader(brand)}${body}</main>${script ? html`<script nonce="${nonce}">${raw(script)}</script>` : ""}</body>
 </html>`;
 }
 

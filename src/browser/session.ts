@@ -5,9 +5,11 @@ import { base64url } from "jose";
 import { sessions, type UserRow, users } from "../db/schema";
 import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
+import { refuseWhileImpersonating } from "../http/impersonation";
 import { timingSafeEqualString } from "../lib/crypto";
 import { hmacSubkey } from "../lib/subkeys";
 import { type MethodTimes, methodsOf, SIGN_IN_METHODS, type SignInMethod } from "./acr";
+import { noteImpersonation } from "./impersonation-banner";
 
 /**
  * Who is signed in to the built-in login page, in this browser, and how. The cookie holds a session id, the user, the
@@ -27,6 +29,8 @@ export interface BrowserSession {
   authTime: number;
   /** When each method was last performed in this browser, ms. */
   methods: MethodTimes;
+  /** Who acts, when the session is an impersonation (contract operators.md §1): the pages show it, and grant nothing. */
+  actor: string | null;
 }
 
 interface CookieClaims {
@@ -143,9 +147,22 @@ export function endBrowserSession(c: Context<AppEnv>): void {
   deleteCookie(c, COOKIE, formerCookieOptions(c.var.deps));
 }
 
-/** The signed-in user of this browser, if the cookie is ours, its session stands and the user is enabled. */
-export function readBrowserSession(c: Context<AppEnv>): Promise<BrowserSession | null> {
-  return browserSessionOf(c.var.deps, getCookie(c, COOKIE));
+/**
+ * The signed-in user of this browser, if the cookie is ours, its session stands and the user is enabled. Every page
+ * that acts for the signed-in person reads it here, so here is where an impersonation is refused on every post
+ * (contract operators.md §1: a consent, an approval, an invitation accepted, a step-up, a password, a factor, a
+ * deletion: 403 `forbidden`), once for all the pages and the account center. `ending`: a sign-out, which an
+ * impersonation may do.
+ */
+export async function readBrowserSession(
+  c: Context<AppEnv>,
+  { ending = false }: { ending?: boolean } = {},
+): Promise<BrowserSession | null> {
+  const session = await browserSessionOf(c.var.deps, getCookie(c, COOKIE));
+  if (session?.actor) noteImpersonation(c, session.actor);
+  if (session && !ending && c.req.method !== "GET" && c.req.method !== "HEAD")
+    refuseWhileImpersonating(session.actor, `${c.req.method} ${c.req.path}`);
+  return session;
 }
 
 /** The browser session cookie's name, for a reader of a raw `Cookie` header (the service binding, src/platform/). */
@@ -170,7 +187,7 @@ export async function browserSessionOf(
   // The session is a row of its user's, in the user's shard; the MAC vouches for the pair.
   const row = await deps.shards
     .ofUser(claims.sub)
-    .select({ user: users })
+    .select({ user: users, actor: sessions.actor })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(
@@ -185,5 +202,6 @@ export async function browserSessionOf(
     signedInAt: claims.at,
     authTime: Math.max(...methodsOf(methods).map((method) => methods[method] ?? 0)),
     methods,
+    actor: row.actor,
   };
 }

@@ -6,6 +6,7 @@
  */
 export * from "./tables/admin";
 export * from "./tables/auth";
+export * from "./tables/impersonation";
 export * from "./tables/move-in";
 export * from "./tables/oauth2";
 export * from "./tables/orgs";

@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../replay/dpop-proof";
 import type { AccessTokenPayload } from "../signing-keys/jwt";
 import type { AppEnv } from "./app-env";
+import { actorOf, refuseWhileImpersonating } from "./impersonation";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "./imported-tokens";
 
 /**
@@ -125,7 +126,11 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
  * token may upload and delete files as its user).
  */
 function readsOnly(c: Context<AppEnv>, payload: AccessTokenPayload): void {
-  if (importedSystemOf(payload) && !READS.has(c.req.method)) throw importedTokenRefusal();
+  if (READS.has(c.req.method)) return;
+  if (importedSystemOf(payload)) throw importedTokenRefusal();
+  // An impersonation's token the same (contract operators.md §1): every write of this API is a credential, a factor,
+  // a link, an approval, an org's role or connection, a token; refused here once, for each route behind this check.
+  refuseWhileImpersonating(actorOf(payload), `${c.req.method} ${c.req.path}`);
 }
 
 /** Protected endpoints: a valid access token (held by its sender, above) or 401 `unauthorized`. */
@@ -167,6 +172,7 @@ export const signOutAuth = createMiddleware<AppEnv>(async (c, next) => {
  */
 export const refuseImportedToken = createMiddleware<AppEnv>(async (c, next) => {
   if (importedSystemOf(c.var.auth)) throw importedTokenRefusal();
+  refuseWhileImpersonating(actorOf(c.var.auth), `${c.req.method} ${c.req.path}`);
   await next();
 });
 

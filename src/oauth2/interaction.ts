@@ -6,6 +6,7 @@ import { demandOf, judge, signInFor } from "../browser/step-up";
 import { bearerMethodTimes } from "../browser/step-up-sessions";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import type { AccessTokenPayload } from "../signing-keys/jwt";
 import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
@@ -86,7 +87,12 @@ export async function completeWithAccessToken(
   if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
     throw new AppError("not-org-member");
   }
-  const done = await completeRequest(deps, request, { userId: user.id, times, sid: auth.sid ?? null }, orgId);
+  const done = await completeRequest(
+    deps,
+    request,
+    { userId: user.id, times, sid: auth.sid ?? null, actor: actorOf(auth) },
+    orgId,
+  );
   // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
   if ("device" in done) return { redirectUri: deps.config.urls.auth(`${DEVICE_PAGE_PATH}?result=approved`) };
   return done;
@@ -97,6 +103,8 @@ export interface Completer {
   userId: string;
   times: MethodTimes;
   sid: string | null;
+  /** Who acts in that session, when it is an impersonation: it authorizes and approves nothing. */
+  actor?: string | null;
 }
 
 /**
@@ -111,6 +119,8 @@ export async function completeRequest(
   completer: Completer,
   orgId: string | null,
 ): Promise<{ redirectUri: string } | { device: true }> {
+  // An impersonation authorizes no client, not even one consented to before, and approves no device (operators.md §1).
+  refuseWhileImpersonating(completer.actor, request.device ? "approving a device" : "authorizing a client");
   const signIn = signInFor(completer.times, demandOf(request, deps.now()), completer.sid);
   if (request.device) {
     const approvedBy = { userId: completer.userId, ...signIn };
@@ -181,6 +191,7 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   if (request.organization !== undefined && !named) {
     return fail("consent_required", "the user has not allowed acting in that organization");
   }
+  refuseWhileImpersonating(session.actor, "authorizing a client");
   const signIn = signInFor(session.methods, demand, session.sessionId);
   return issueCode(deps, request, session.user.id, signIn, named?.orgId ?? null);
 }

@@ -4,6 +4,7 @@ import { showProblem } from "../browser/page-response";
 import { type BrowserSession, readBrowserSession } from "../browser/session";
 import { demandOf, judge } from "../browser/step-up";
 import { AppError } from "../errors";
+import { refuseWhileImpersonating } from "../http/impersonation";
 import { type AppReturn, finishAppInteraction, type InteractionRequest } from "../oauth2";
 import { hostedProblem } from "./hosted-text";
 import { reauthStep } from "./reauth-step";
@@ -37,6 +38,9 @@ export async function backToApp(
 ) {
   const uiLocales = request?.uiLocales ?? [];
   try {
+    // A new session minted from an impersonation's page session would carry no `act` and no end (operators.md §1):
+    // the impersonation reaches the app through its own landing link only.
+    refuseWhileImpersonating(session.actor, "signing an app in from the pages");
     const target = await finishAppInteraction(signInScope(c, null), redirectTo, session.user, request);
     if (!target) return hostedProblem(c, uiLocales, (words) => words.completedAlready);
     return c.redirect(target, 303);

@@ -32,6 +32,7 @@ const completerOf = (session: BrowserSession): Completer => ({
   userId: session.user.id,
   times: session.methods,
   sid: session.sessionId,
+  actor: session.actor,
 });
 
 /**
@@ -49,6 +50,9 @@ async function finish(
   try {
     done = await end();
   } catch (error) {
+    // An impersonation's refusal (operators.md §1) says why; any other, that the request is gone.
+    if (error instanceof AppError && error.code === "forbidden")
+      return showProblem(c, () => error.message, 403);
     if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
     throw error;
   }
@@ -190,6 +194,9 @@ export const interactionRoutes = new Hono<AppEnv>()
         denied = await denyInteraction(deps, request.id);
       } catch (error) {
         // Decided already, or expired, since the form was shown (two tabs, a late click).
+        // An impersonation's refusal (operators.md §1) says why; any other, that the request is gone.
+        if (error instanceof AppError && error.code === "forbidden")
+          return showProblem(c, () => error.message, 403);
         if (error instanceof AppError) return showProblem(c, (t) => t.errors.unknownRequest);
         throw error;
       }

@@ -69,7 +69,7 @@ async function endSession(c: Ctx) {
     const t = pageText(c);
     return render(c, 400, t.logoutProblemTitle, invalidLogout({ t, message: params.unreadable }), { t });
   }
-  const session = await readBrowserSession(c);
+  const session = await readBrowserSession(c, { ending: true });
   const t = pageText(c, params.uiLocales, session?.user.locale);
   const checked = await checkLogout(c.var.deps, params);
   if (!checked.ok) {
@@ -116,7 +116,7 @@ async function confirm(c: Ctx) {
     return render(c, 403, t.logoutProblemTitle, invalidLogout({ t, message: t.errors.otherSite }), { t });
   }
   const params = await readEndSession(c);
-  const session = await readBrowserSession(c);
+  const session = await readBrowserSession(c, { ending: true });
   const t = pageText(c, "unreadable" in params ? [] : params.uiLocales, session?.user.locale);
   if (session) await signOut(c, session);
   else endBrowserSession(c);

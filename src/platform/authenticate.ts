@@ -4,6 +4,7 @@ import { BROWSER_SESSION_COOKIE, browserSessionOf } from "../browser/session";
 import { AppError } from "../errors";
 import { checkPresentedToken, presented } from "../http/auth";
 import type { Deps } from "../http/deps";
+import { actorOf } from "../http/impersonation";
 import { verifyDPoPProof } from "../replay/dpop-proof";
 import { verifyFaceToken } from "./face-tokens";
 import { sessionStands } from "./liveness";
@@ -58,6 +59,7 @@ async function byAuthorization(
   const live = options.live === true;
   if (live && !(await sessionStands(deps, verified.sid, verified.claims))) return null;
   const org = orgOf(verified);
+  const actor = actorOf(verified.claims);
   return {
     user: userOfToken(verified),
     session: verified.sid ? { id: verified.sid, live } : null,
@@ -65,6 +67,7 @@ async function byAuthorization(
     ...(org ? { org: { id: org } } : {}),
     face: verified.face,
     credential: "access-token",
+    ...(actor ? { actor } : {}),
   };
 }
 
@@ -107,5 +110,6 @@ async function byCookie(deps: Deps, request: Request): Promise<Authenticated | n
     claims: null,
     face: "nhost",
     credential: "cookie",
+    ...(session.actor ? { actor: session.actor } : {}),
   };
 }

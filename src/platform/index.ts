@@ -18,6 +18,7 @@ export {
 } from "./admin";
 export { authenticateArguments, verifyTokenOptionsOf } from "./arguments";
 export { authenticate } from "./authenticate";
+export { endImpersonationAs, impersonateUserAs } from "./impersonation";
 export { getUserProfile } from "./profile";
 export { asValue, errorValue, refusal } from "./results";
 export type * from "./types";

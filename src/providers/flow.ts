@@ -15,6 +15,7 @@ import {
 import { providerRequests, providerTokenHandoffs } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "../http/imported-tokens";
 import { describeIssues } from "../http/validation";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
@@ -135,6 +136,7 @@ export async function startProviderSignIn(
       if (!auth) throw new AppError("unauthorized", "connect: not a valid access token");
       // Linking a provider is a credential: an old system's token reads only (supabase.md §6).
       if (importedSystemOf(auth)) throw importedTokenRefusal();
+      refuseWhileImpersonating(actorOf(auth), "linking a provider");
       connectUserId = auth.sub;
     }
     const state = randomToken();

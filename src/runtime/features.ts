@@ -2,6 +2,7 @@ import { accountCenterFeature } from "../account-center/feature";
 import { adminFeature } from "../admin/feature";
 import { authFeature } from "../auth/feature";
 import { supabaseFeature } from "../faces/supabase/feature";
+import { impersonationFeature } from "../impersonation/feature";
 import { mirrorFeature } from "../mirror/feature";
 import { moveInFeature } from "../move-in/feature";
 import { oauth2Feature } from "../oauth2/feature";
@@ -37,6 +38,8 @@ export const FEATURES: readonly Feature[] = [
   pagesFeature,
   accountCenterFeature,
   adminFeature,
+  // Support acting as a user (contract operators.md §1): its admin routes, its landing link, its sweep.
+  impersonationFeature,
   webhooksFeature,
   moveInFeature,
   passwordMigrationFeature,

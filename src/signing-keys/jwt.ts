@@ -17,6 +17,10 @@ export interface AccessTokenPayload extends JWTPayload {
   org_id?: string;
   /** The DPoP key (RFC 9449 §6.1) the session is bound to: the token is sent as `DPoP` with a proof by that key. */
   cnf?: { jkt: string };
+  /** An impersonation's (contract operators.md §1): who acts for `sub` (RFC 8693 §4.1). */
+  act?: { sub: string };
+  /** Authentication methods (RFC 8176): an impersonation's tokens carry `imp`. */
+  amr?: string[];
   /** Set only on an old system's token accepted after a move (src/http/imported-tokens.ts): it reads only. */
   [IMPORTED]?: ImportedSystem;
   iat: number;
@@ -37,6 +41,7 @@ export async function signAccessToken(
   sessionId?: string,
   topLevel: Record<string, string> = {},
   dpopJkt?: string | null,
+  impersonation?: Impersonation | null,
 ): Promise<string> {
   const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
@@ -45,14 +50,31 @@ export async function signAccessToken(
     [HASURA_NAMESPACE]: hasuraClaims,
     ...(sessionId ? { sid: sessionId } : {}),
     ...(dpopJkt ? { cnf: { jkt: dpopJkt } } : {}),
+    ...(impersonation ? actClaims(impersonation) : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setSubject(subject)
     .setIssuer(config.urls.server)
     .setIssuedAt(iat)
-    .setExpirationTime(iat + config.tokens.accessTtl)
+    .setExpirationTime(expiryOf(iat, config.tokens.accessTtl, impersonation))
     .sign(signer.key);
 }
+
+/** An impersonated session (contract operators.md §1): who acts, and when it ends (ms). */
+export interface Impersonation {
+  actor: string;
+  endsAt: number;
+}
+
+/** The claims saying who acts (RFC 8693 §4.1 `act`) and how (`amr` `imp`), for every token of an impersonation. */
+export const actClaims = (impersonation: Impersonation) => ({
+  act: { sub: impersonation.actor },
+  amr: ["imp"],
+});
+
+/** A token's `exp` (seconds): `ttl` after `iat`, never past the impersonation's end. */
+export const expiryOf = (iat: number, ttl: number, impersonation?: Impersonation | null) =>
+  impersonation ? Math.min(iat + ttl, Math.floor(impersonation.endsAt / 1000)) : iat + ttl;
 
 /**
  * Verifies a JWT this service signed: the key chosen by `kid` among our own keys, and the token's `alg` exactly that

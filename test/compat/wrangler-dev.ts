@@ -199,6 +199,8 @@ export default async function setup(project: TestProject) {
     // Turnstile, with siteverify faked on loopback, on password reset only (the other compat flows stay unguarded):
     // test/compat/account-flows.test.ts sends the token with @nhost/nhost-js.
     AUTH_TURNSTILE_SECRET: "turnstile-secret",
+    // Impersonation, on for test/compat/impersonation.test.ts (its banner in Chromium); off by default.
+    AUTH_IMPERSONATION_ENABLED: "true",
     AUTH_TURNSTILE_ENDPOINTS: "password-reset",
     // The built-in page renders the widget with it (Cloudflare's script cannot load offline: the page test puts the
     // token into the form itself, as the widget would).

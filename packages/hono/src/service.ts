@@ -41,6 +41,11 @@ export interface Authenticated {
   org?: { id: string };
   face: Face;
   credential: Credential;
+  /**
+   * Who acts, when the session is an impersonation (the token's `act.sub`, RFC 8693 §4.1): support acting as the
+   * user. Absent for the user's own session. A consumer may refuse what it will not let an impersonator do.
+   */
+  actor?: string;
 }
 
 export interface VerifyTokenOptions {

@@ -12,6 +12,7 @@ import { emailsOf } from "../users";
 import { consoleBrandRoutes } from "./brand-routes";
 import { consoleClientRoutes } from "./client-routes";
 import { action, back, chromeOf, page, render } from "./handlers";
+import { consoleImpersonationRoutes } from "./impersonation-routes";
 import { consoleOrgRoutes } from "./org-routes";
 import { consoleOrgSsoRoutes } from "./org-sso-routes";
 import { consoleSessionsPage, keysPage, loginPage } from "./pages";
@@ -177,6 +178,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     }),
   )
   .route("/", consoleUserRoutes)
+  .route("/", consoleImpersonationRoutes)
   .route("/", consoleOrgRoutes)
   .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)

@@ -19,6 +19,7 @@ const NOTICES: Record<string, string> = {
   "sessions-revoked": "Every session of the user is revoked.",
   "session-revoked": "The session is revoked.",
   unlocked: "Every sign-in method of the user is unlocked.",
+  "impersonation-ended": "The impersonation is ended: its session refreshes no more, and the user is told.",
   rotated: "A new key signs from now on.",
   "key-deleted": "The key is deleted: tokens it signed no longer verify.",
   "console-session-ended": "The console session is ended.",

@@ -11,6 +11,7 @@ import { type UserFilters, userFiltersSchema } from "../user-filters";
 import { listUsersFiltered, usersCsv } from "../user-lists";
 import { createUser, deleteUser, getUserDetail, patchUser, requireUser } from "../users";
 import { action, back, type Ctx, chromeOf, page, render, userPath } from "./handlers";
+import { impersonationOfUser } from "./impersonation-routes";
 import { userPage } from "./pages";
 import { lockoutSection } from "./pages-lockout";
 import { userEditor, usersPage } from "./pages-users";
@@ -99,6 +100,7 @@ export const consoleUserRoutes = new Hono<AppEnv>()
         chromeOf(c, session, "users"),
         locksOf(c.var.deps, user.id),
       ]);
+      const impersonation = await impersonationOfUser(c, chrome, user.id);
       return render(
         c,
         user.email ?? user.id,
@@ -107,7 +109,7 @@ export const consoleUserRoutes = new Hono<AppEnv>()
           user,
           sessions.items,
           events.items,
-          html`${lockoutSection(chrome, user.id, locks)}${userEditor(chrome, user)}`,
+          html`${lockoutSection(chrome, user.id, locks)}${impersonation}${userEditor(chrome, user)}`,
         ),
       );
     }),

@@ -130,13 +130,19 @@ export async function renewSession(
           ))));
   if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
+  // An impersonation refreshes up to its end and never past it (contract operators.md §1); its family's sliding
+  // expiry does not know that end, this row does.
+  const impersonation = impersonationOf(user);
+  if (impersonation && now >= impersonation.endsAt)
+    throw new AppError("invalid-refresh-token", "this impersonation has ended");
   // A Supabase face's session short of the user's second factor (GoTrue's aal1): the Nhost face, whose tokens exist
   // only once every factor was shown, renews none of it (docs/decisions.md, "Issue 43: MFA").
   if (user.sessionSecondFactorPending && !minter) {
     throw new AppError("invalid-refresh-token", "this session has not shown the second factor yet");
   }
   if (rotation.outcome === "rotated" && (rotation.touch || rotation.bound)) {
-    const touched = rotation.touch ? { lastUsedAt: now, expiresAt: now + lifetimeMs } : {};
+    const expiresAt = Math.min(now + lifetimeMs, impersonation?.endsAt ?? Number.POSITIVE_INFINITY);
+    const touched = rotation.touch ? { lastUsedAt: now, expiresAt } : {};
     const bound = rotation.bound ? { dpopJkt: rotation.jkt } : {};
     deps.background(
       db
@@ -160,8 +166,15 @@ export async function renewSession(
       startedAt: user.sessionStartedAt,
       secondFactorPending: user.sessionSecondFactorPending,
     },
+    impersonation,
   });
 }
+
+/** The impersonation a session row records (its actor and end), if it is one. */
+export const impersonationOf = (row: { sessionActor: string | null; sessionEndsAt: number | null }) =>
+  row.sessionActor !== null && row.sessionEndsAt !== null
+    ? { actor: row.sessionActor, endsAt: row.sessionEndsAt }
+    : null;
 
 /**
  * The organization the renewed session acts in (contract organizations.md §1): the one asked for (`orgId`), else the

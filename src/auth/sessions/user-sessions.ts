@@ -39,6 +39,14 @@ export const userSessionSchema = z.object({
       "How the session began: `email-password`, `webauthn`, `provider:github`, `pat`, …, `import:nhost` for a " +
         "session carried from Nhost by the import; null if unknown",
     ),
+  impersonatedBy: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "Who acted as the user in this session (an impersonation by support, contract operators.md §1, `method` " +
+        "`impersonation`); absent or null for the user's own",
+    ),
 });
 
 export type UserSession = z.infer<typeof userSessionSchema>;
@@ -74,6 +82,7 @@ export async function listUserSessions(
     ip: row.ip,
     place: row.place,
     method: row.method,
+    ...(row.actor ? { impersonatedBy: row.actor } : {}),
   }));
 }
 

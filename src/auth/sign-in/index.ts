@@ -11,5 +11,11 @@ export {
   type SignInHooks,
 } from "./hooks";
 export { type Method, providerMethod } from "./method";
-export { beginSignIn, type SessionStart, type SignInResult, startSession } from "./pipeline";
+export {
+  beginSignIn,
+  type SessionStart,
+  type SignInResult,
+  startImpersonatedSession,
+  startSession,
+} from "./pipeline";
 export { type SignInScope, signInScope } from "./scope";

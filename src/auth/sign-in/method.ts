@@ -23,7 +23,9 @@ export type Method =
   | "oauth2-page"
   | "hosted-page"
   | "admin"
-  | "import:nhost";
+  | "import:nhost"
+  /** An operator acting as the user (contract operators.md §1): no sign-in, see `startImpersonatedSession`. */
+  | "impersonation";
 
 /** A social provider's sessions are `provider:<name>`. */
 export const providerMethod = (provider: string): Method => `provider:${provider}`;

@@ -1,5 +1,6 @@
 import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
+import type { Impersonation } from "../../signing-keys/jwt";
 import { issueMfaTicket } from "../complete-sign-in";
 import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
@@ -63,6 +64,22 @@ export interface SessionStart {
    * dropped by a configuration change.
    */
   mfaGate?: boolean;
+}
+
+/**
+ * An impersonation's session (contract operators.md §1; src/impersonation/ checks who may start one): the one session
+ * the pipeline writes with no sign-in before it. Nobody showed a factor, so no check before the first factor applies
+ * (the operator is not the user signing in: enforced SSO and the lockout judge the user's own sign-ins), and nothing
+ * that follows a sign-in runs (no `signin.success`, no new-device mail: the user was not signed in; the caller audits
+ * the start, and the user is mailed at the end).
+ */
+export function startImpersonatedSession(
+  deps: SignInScope["deps"],
+  user: UserRow,
+  { impersonation, userAgent }: { impersonation: Impersonation; userAgent?: string },
+): Promise<Session> {
+  const method: Method = "impersonation";
+  return writeSession(deps, user, { method, userAgent, dpopJkt: null, impersonation });
 }
 
 /** The refusal of a first factor whose account's second factor is a `webauthn` key (the Supabase face's alone). */

@@ -117,6 +117,13 @@ export const sessions = sqliteTable(
      * claims (docs/decisions.md, "Issue 43: MFA").
      */
     secondFactorPending: integer("second_factor_pending", { mode: "boolean" }).notNull().default(false),
+    /**
+     * An impersonation (contract operators.md §1): who acts as the user (`act.sub` of its tokens, RFC 8693 §4.1), as
+     * the operator named themself. Null: the user's own session.
+     */
+    actor: text("actor"),
+    /** An impersonation's hard end (ms): no refresh past it, no token outlives it. Null: the sliding lifetime only. */
+    endsAt: integer("ends_at"),
   },
   (t) => [
     index("sessions_user_id").on(t.userId),

@@ -4,6 +4,7 @@ import { findUserById } from "../../auth";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { documentedHeader, NO_CONTENT, operation } from "../../http/documented";
+import { actorOf, impersonationRefusal } from "../../http/impersonation";
 import { importedSystemOf, verifyUserAccessToken } from "../../http/imported-tokens";
 import { turnstile, turnstileHeaderDoc } from "../../http/turnstile";
 import { bodyText } from "../../http/validation";
@@ -79,11 +80,14 @@ async function registrant(c: Ctx) {
   if (config.oauth2.registration === "open") return { mode: "open" } as const;
   const token = bearerOf(c);
   const payload = token ? await verifyUserAccessToken(c.var.deps, token) : null;
-  // An old system's token reads only (supabase.md §6): it registers no client.
-  if (importedSystemOf(payload)) {
+  // An old system's token reads only (supabase.md §6), an impersonation's creates nothing (operators.md §1): neither
+  // registers a client.
+  if (importedSystemOf(payload) || actorOf(payload)) {
     throw new OAuth2Error(
       "access_denied",
-      "a token of the previous system cannot change credentials",
+      actorOf(payload)
+        ? impersonationRefusal("registering a client").message
+        : "a token of the previous system cannot change credentials",
       undefined,
       undefined,
       403,

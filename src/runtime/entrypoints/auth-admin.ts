@@ -8,6 +8,8 @@ import {
   deleteRelationshipAs,
   deleteUserAs,
   disableUserAs,
+  endImpersonationAs,
+  impersonateUserAs,
   listAuditAs,
   revokeSessionsAs,
   updateUserAs,
@@ -45,6 +47,16 @@ export class AuthAdmin extends WorkerEntrypoint<Env, AdminProps> {
 
   revokeSessions(userId: string) {
     return admin(this.env, this.ctx, (call) => revokeSessionsAs(call, userId));
+  }
+
+  /** A session as the user whose tokens say who acts (contract operators.md §1): `{session, url, expiresAt}`. */
+  impersonateUser(id: string, input: unknown) {
+    return admin(this.env, this.ctx, (call) => impersonateUserAs(call, id, input));
+  }
+
+  /** Ends an impersonation early, by its session's id. */
+  endImpersonation(sessionId: string) {
+    return admin(this.env, this.ctx, (call) => endImpersonationAs(call, sessionId));
   }
 
   listAudit(query?: unknown) {

@@ -3,6 +3,7 @@ import { account } from "./account";
 import { accountSecurity } from "./account-security";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
+import { impersonation } from "./impersonation";
 import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
@@ -19,4 +20,5 @@ export const de: Catalogue = {
   accountSecurity,
   hosted,
   vault,
+  impersonation,
 };

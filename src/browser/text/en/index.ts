@@ -2,6 +2,7 @@ import { account } from "./account";
 import { accountSecurity } from "./account-security";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
+import { impersonation } from "./impersonation";
 import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
@@ -9,6 +10,17 @@ import { pages } from "./pages";
 import { vault } from "./vault";
 
 /** Every word the service shows or mails in English: the catalogue every other language follows, key for key. */
-export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted, vault };
+export const en = {
+  pages,
+  mails,
+  mailCode,
+  lockout,
+  devices,
+  account,
+  accountSecurity,
+  hosted,
+  impersonation,
+  vault,
+};
 
 export type Catalogue = typeof en;

@@ -93,6 +93,10 @@ async function nhostCaller(deps: Deps, token: string): Promise<UpstreamRole> {
       aal: aalOf(user.sessionMethod),
       amr: [{ method: amrMethod(user.sessionMethod), timestamp: Math.floor(user.sessionStartedAt / 1000) }],
       is_anonymous: user.isAnonymous,
+      // An impersonation (contract operators.md §1): the database's policies see who acts, as the face's token says.
+      ...(payload.act
+        ? { act: payload.act, amr: [{ method: "imp", timestamp: Math.floor(user.sessionStartedAt / 1000) }] }
+        : {}),
     },
     expiresAt: payload.exp,
   };

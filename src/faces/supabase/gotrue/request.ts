@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { liveSession } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
+import { actorOf, impersonationRefusal } from "../../../http/impersonation";
 import { GoTrueError } from "./errors";
 import { importedGoTrueClaims, refuseUnlessRead } from "./imported-tokens";
 import { type GoTrueClaims, verifyGoTrueToken } from "./tokens";
@@ -46,8 +47,9 @@ export async function bearerClaims(c: RequestOf): Promise<GoTrueClaims> {
   const header = c.req.header("authorization") ?? "";
   const token = /^Bearer (\S+)$/i.exec(header)?.[1];
   if (!token) throw new GoTrueError(401, "no_authorization", "This endpoint requires a valid Bearer token");
+  let claims: GoTrueClaims;
   try {
-    return await verifyGoTrueToken(c.var.config, token);
+    claims = await verifyGoTrueToken(c.var.config, token);
   } catch (error) {
     // The old Supabase project's token, after a move: admitted read-only (imported-tokens.ts), else this face's 403.
     const old = await importedGoTrueClaims(c.var.deps, token);
@@ -55,6 +57,16 @@ export async function bearerClaims(c: RequestOf): Promise<GoTrueClaims> {
     refuseUnlessRead(c.req.method, c.req.path);
     return old;
   }
+  // An impersonation's token (contract operators.md §1) reads and signs out, and changes nothing: the face's every
+  // authenticated write (the user, factors, identities) is a credential or a link, and `reauthenticate` (a GET that
+  // mails a code) is a step-up. The one rule, src/http/impersonation.ts, in GoTrue's error shape.
+  const reads =
+    ((c.req.method === "GET" || c.req.method === "HEAD") && !c.req.path.endsWith("/reauthenticate")) ||
+    c.req.path.endsWith("/logout");
+  if (actorOf(claims) && !reads) {
+    throw new GoTrueError(403, "forbidden", impersonationRefusal(`${c.req.method} ${c.req.path}`).message);
+  }
+  return claims;
 }
 
 /** The token's session as read, if it is live and the token's user's, and the user not banned; else GoTrue's 403. */

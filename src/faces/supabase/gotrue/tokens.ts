@@ -3,7 +3,7 @@ import type { AccessTokenFacts, AccessTokenMinter } from "../../../auth";
 import type { Config } from "../../../config";
 import { AppError } from "../../../errors";
 import type { Deps } from "../../../http/deps";
-import { HASURA_NAMESPACE, verifyOwnJwt } from "../../../signing-keys/jwt";
+import { actClaims, expiryOf, HASURA_NAMESPACE, verifyOwnJwt } from "../../../signing-keys/jwt";
 import { getKeySet } from "../../../signing-keys/keys";
 import { GoTrueError } from "./errors";
 import { AUDIENCE, providerOf } from "./user-facts";
@@ -70,12 +70,19 @@ export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: Acce
     // as the Nhost face gives none before the second factor (docs/decisions.md, "Issue 43: MFA").
     ...(facts.secondFactorPending ? {} : { [HASURA_NAMESPACE]: facts.claims }),
     ...(facts.dpopJkt ? { cnf: { jkt: facts.dpopJkt } } : {}),
+    // An impersonation: who acts (RFC 8693 §4.1 `act`), and `imp` as GoTrue writes a method (operators.md §1).
+    ...(facts.impersonation
+      ? {
+          act: actClaims(facts.impersonation).act,
+          amr: [{ method: "imp", timestamp: Math.floor(facts.startedAt / 1000) }],
+        }
+      : {}),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: "JWT" })
     .setSubject(user.id)
     .setIssuer(goTrueIssuer(deps.config))
     .setIssuedAt(iat)
-    .setExpirationTime(iat + deps.config.tokens.accessTtl)
+    .setExpirationTime(expiryOf(iat, deps.config.tokens.accessTtl, facts.impersonation))
     .sign(signer.key);
 };
 
@@ -83,6 +90,8 @@ export interface GoTrueClaims {
   sub: string;
   session_id: string;
   exp: number;
+  /** An impersonation's: who acts (contract operators.md §1). */
+  act?: { sub: string };
 }
 
 /** A token this face issued, or GoTrue's 403 `bad_jwt`. */
