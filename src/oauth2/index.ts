@@ -4,6 +4,13 @@
  * internal to it (.dependency-cruiser.cjs).
  */
 
+// RFC 9396: the consent page and the CIBA approval page show authorization details through their types' templates.
+export {
+  type AuthorizationDetail,
+  type AuthorizationDetailsType,
+  authorizationDetailsHtml,
+  describeAuthorizationDetail,
+} from "./authorization-details";
 // The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests
 // they start themselves (a device's, an invitation's, an app's) and finish each through it, by the request's id, as an
 // external login UI does; they see no pending-request storage, client row, consent or device-code row.

@@ -67,6 +67,7 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       jwks: null,
       jwksUri: null,
       trustedIssuers: [],
+      authorizationDetailsTypes: [],
       registration: "admin",
       registeredByUserId: null,
       lastUsedAt: null,

@@ -16,6 +16,7 @@ export {
   displayValue,
   type ShownDetail,
 } from "./render";
+export { forgetSupportedDetailTypes, supportedDetailTypes } from "./supported-types";
 export {
   type AuthorizationDetailsType,
   authorizationDetailsTypesSchema,

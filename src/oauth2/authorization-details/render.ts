@@ -1,5 +1,4 @@
 import { html } from "hono/html";
-import type { Language } from "../../browser/text";
 import type { AuthorizationDetail } from "./parse";
 import { parseTemplate, valueAt } from "./template";
 import type { ClientWithDetailTypes } from "./types-config";
@@ -32,7 +31,7 @@ export function displayValue(value: unknown): string {
   return visible(JSON.stringify(value));
 }
 
-function templateFor(template: string | Partial<Record<Language, string>>, language: Language): string {
+function templateFor(template: string | Partial<Record<string, string>>, language: string): string {
   if (typeof template === "string") return template;
   return template[language] ?? template.en ?? Object.values(template).find(Boolean) ?? "";
 }
@@ -48,7 +47,8 @@ function shownInFull(value: unknown, path: string[], shown: string[][]): boolean
 export function describeAuthorizationDetail(
   client: ClientWithDetailTypes,
   detail: AuthorizationDetail,
-  language: Language,
+  /** The page's language (`en`, `de`, …): the template in it, else the English one, else any. */
+  language: string,
 ): ShownDetail {
   const config = typeConfigOf(client, detail.type);
   const template = config ? parseTemplate(templateFor(config.template, language)) : [];
@@ -69,7 +69,7 @@ export function describeAuthorizationDetail(
 export function authorizationDetailsHtml(
   client: ClientWithDetailTypes,
   details: AuthorizationDetail[],
-  language: Language,
+  language: string,
 ) {
   const items = details.map((detail) => describeAuthorizationDetail(client, detail, language));
   return html`<ul class="authorization-details">${items.map(

@@ -160,6 +160,7 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     registrationTokenHash: null,
     resources: stored?.resources ?? null,
     trustedIssuers: stored?.trustedIssuers ?? [],
+    authorizationDetailsTypes: stored?.authorizationDetailsTypes ?? [],
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,
