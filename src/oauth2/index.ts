@@ -28,6 +28,7 @@ export {
   replaceClient,
   rotateClientSecret,
   SUPPORTED_SCOPES,
+  setAuthorizationDetailsTypes,
   type WireClient,
 } from "./clients";
 export { OAuth2Error } from "./errors";

@@ -2,9 +2,10 @@
 // template), discovery lists them, authorize and PAR check what a client asks, the consent page shows it (escaped,
 // always asked), and what was approved is in the code's grant, the access token, the token answer and introspection;
 // a token request or a refresh may ask for fewer, never more.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { WireClient } from "../../../src/oauth2/clients";
-import { decodeJwt, expectError, signUp } from "../../helpers";
+import { decodeJwt, expectError, SERVER, signUp } from "../../helpers";
 import { Browser, signIn } from "../page-browser";
 import {
   ADMIN,
@@ -321,5 +322,75 @@ describe("authorization details at the token endpoint (RFC 9396 §6, §7, §9)",
       basic(client),
     );
     await oauth2Error(foreign, 400, "invalid_authorization_details");
+  });
+});
+
+describe("authorization details types in the console", () => {
+  const BASE = "/admin/console";
+  const consolePost = (path: string, values: Record<string, string>, cookie: string) =>
+    svc.request("POST", `${BASE}${path}`, {
+      body: new URLSearchParams(values).toString(),
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: new URL(SERVER).origin,
+        cookie,
+      },
+    });
+
+  it("shows and edits a client's types by the admin API's rules; the client's edit form keeps them", async () => {
+    const login = await consolePost("/login", { secret: String(env.AUTH_ADMIN_SECRET) }, "");
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const client = await payingClient();
+    const path = `/clients/${encodeURIComponent(client.clientId)}`;
+    const clientPage = await (await svc.request("GET", `${BASE}${path}`, { headers: { cookie } })).text();
+    expect(clientPage).toContain(`${path}/authorization-details">${TYPE}: edit</a>`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(clientPage)![1]!;
+    const screen = await svc.request("GET", `${BASE}${path}/authorization-details`, { headers: { cookie } });
+    const html = await screen.text();
+    expect(screen.status).toBe(200);
+    expect(html).toContain(`<td><code>${TYPE}</code></td>`);
+    expect(html).toContain("Pay {{instructedAmount.amount}}");
+
+    // A refused text comes back with the reason, nothing saved; a post without the CSRF token changes nothing.
+    const refusedTexts: [string, string][] = [
+      ["[{", "not JSON"],
+      [JSON.stringify([{ ...PAYMENT_TYPE, schema: { type: "object", $ref: "#" } }]), "not supported"],
+    ];
+    for (const [types, reason] of refusedTexts) {
+      const refused = await consolePost(`${path}/authorization-details`, { csrf, types }, cookie);
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain(reason);
+    }
+    const forged = await consolePost(`${path}/authorization-details`, { types: "[]" }, cookie);
+    expect(forged.status).toBe(403);
+
+    const renamed = { ...PAYMENT_TYPE, type: `${TYPE}_v2`, template: "Pay {{creditorName}}" };
+    const saved = await consolePost(
+      `${path}/authorization-details`,
+      { csrf, types: JSON.stringify([renamed]) },
+      cookie,
+    );
+    expect(saved.status).toBe(303);
+    const read = async () =>
+      (
+        (await (
+          await svc.request("GET", `/admin/oauth2/clients/${client.clientId}`, { headers: ADMIN })
+        ).json()) as WireClient
+      ).authorizationDetailsTypes;
+    expect(await read()).toEqual([renamed]);
+    // The client's own edit form (name, redirect URIs, scopes) leaves the types as they are.
+    const edited = await consolePost(
+      `${path}/edit`,
+      {
+        csrf,
+        clientName: "Renamed",
+        redirectUris: REDIRECT_URI,
+        scopes: "openid",
+        tokenEndpointAuthMethod: "client_secret_basic",
+      },
+      cookie,
+    );
+    expect(edited.status).toBe(303);
+    expect(await read()).toEqual([renamed]);
   });
 });
