@@ -165,6 +165,32 @@ describe("authorization details at the authorization endpoint and PAR (RFC 9396 
       basic(client),
     );
     await oauth2Error(pushed, 400, "invalid_authorization_details");
+    // The device flow's page shows no details: asking for some there is refused, not dropped unseen.
+    const device = await newClient(svc, {
+      grantTypes: ["urn:ietf:params:oauth:grant-type:device_code"],
+      authorizationDetailsTypes: [PAYMENT_TYPE],
+    });
+    const deviceAsked = await postForm(
+      svc,
+      "/oauth2/device_authorization",
+      { scope: "openid", authorization_details: details(PAY) },
+      basic(device),
+    );
+    await oauth2Error(deviceAsked, 400, "invalid_authorization_details");
+  });
+
+  it("tells an external login UI what to show (GET /oauth2/login), with the client's types", async () => {
+    const client = await payingClient();
+    const requestId = await requestIdOf(
+      await authorize(svc, client, { authorization_details: details(PAY), ...(await pkce()) }),
+    );
+    const described = (await (
+      await svc.request("GET", `/oauth2/login?request_id=${requestId}`)
+    ).json()) as Record<string, unknown>;
+    expect(described).toMatchObject({
+      authorizationDetails: [PAY],
+      authorizationDetailsTypes: [PAYMENT_TYPE],
+    });
   });
 
   it("shows them on the consent page from the type's template, escaped, every time, in the person's language", async () => {
