@@ -32,7 +32,7 @@ export type Introspection =
       auth_time?: number;
       acr?: string;
       amr?: string[];
-      /** RFC 9396 §9.1: the authorization details granted: the access token's, a refresh token's grant's. */
+      /** RFC 9396 §9.2: the authorization details granted: the access token's, a refresh token's grant's. */
       authorization_details?: AuthorizationDetail[];
     };
 

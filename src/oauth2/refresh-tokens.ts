@@ -91,7 +91,7 @@ interface Asked {
   resources?: string[];
   /** The key of the request's DPoP proof (RFC 9449), null or absent without one. */
   dpopJkt?: string | null;
-  /** RFC 9396 §7: authorization details, which may only narrow the grant's (checked against the client's types). */
+  /** RFC 9396 §6: authorization details, which may only narrow the grant's (checked against the client's types). */
   authorizationDetails?: AuthorizationDetail[];
 }
 

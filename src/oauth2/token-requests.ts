@@ -176,7 +176,7 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
     resources,
     refreshToken,
     dpopJkt: binding.dpopJkt,
-    // RFC 9396 §7: the grant's details (checked before rotating: never wider), or the fewer asked for this token.
+    // RFC 9396 §6.1: the grant's details (checked before rotating: never wider), or the fewer asked for this token.
     authorizationDetails: narrowAuthorizationDetails(grant.authorizationDetails, details),
   });
 }

@@ -88,7 +88,7 @@ export const introspectionSchema = z.object({
   authorization_details: z
     .array(z.looseObject({ type: z.string() }))
     .optional()
-    .describe("RFC 9396 §9.1: the authorization details the token (or the refresh token's grant) carries"),
+    .describe("RFC 9396 §9.2: the authorization details the token (or the refresh token's grant) carries"),
 });
 
 export const userinfoSchema = z.looseObject({

@@ -1,8 +1,8 @@
 import { type AuthorizationDetail, authorizationDetailsError } from "./parse";
 
 /**
- * RFC 9396 §6 (token request) and §7 (refresh): a client may ask for the same authorization details it was granted
- * or fewer, never more. Types define their own meaning, which this server does not know, so "fewer" is the part that
+ * RFC 9396 §6 and §6.1 (a token request, a refresh too): a client may ask for the same authorization details it
+ * was granted or fewer, never more. Types define their own meaning, which this server does not know, so "fewer" is the part that
  * holds whatever the type: a requested detail is covered by a granted one of the same type when it has exactly the
  * same members and each value is the same, but an array may keep only some of its elements (fewer `actions`, fewer
  * `locations`). A member left out is not taken as narrower (for many types an absent limit means none), nor is a

@@ -178,7 +178,7 @@ function nestedSchema(depth: number): Record<string, unknown> {
   return schema;
 }
 
-describe("authorization details: narrowing (RFC 9396 §6, §7)", () => {
+describe("authorization details: narrowing (RFC 9396 §6, §6.1)", () => {
   const granted = [PAY, { type: "t", actions: ["read", "write"], locations: ["https://a.example"] }];
 
   it("gives what was granted when none are asked, and the same or fewer when asked", () => {
