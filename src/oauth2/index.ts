@@ -43,6 +43,7 @@ export {
   type InteractionClient,
   type InteractionRequest,
   interactionParams,
+  shownAuthorizationDetails,
 } from "./interaction-describe";
 export {
   allowInteraction,
