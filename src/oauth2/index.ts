@@ -9,6 +9,7 @@ export {
   type AuthorizationDetail,
   type AuthorizationDetailsType,
   authorizationDetailsHtml,
+  authorizationDetailsText,
   describeAuthorizationDetail,
 } from "./authorization-details";
 // The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests

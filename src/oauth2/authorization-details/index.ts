@@ -12,6 +12,7 @@ export {
 } from "./parse";
 export {
   authorizationDetailsHtml,
+  authorizationDetailsText,
   describeAuthorizationDetail,
   displayValue,
   type ShownDetail,

@@ -92,3 +92,22 @@ export function authorizationDetailsHtml(
       }</li>`,
   )}</ul>`;
 }
+
+/**
+ * The details as plain text, one line per detail and one per field the template leaves out (indented): for a mail's
+ * text part (a CIBA request's), where the HTML list cannot go. The same words as the page.
+ */
+export function authorizationDetailsText(
+  client: ClientWithDetailTypes,
+  details: AuthorizationDetail[],
+  language: string,
+): string[] {
+  return details.flatMap((detail) => {
+    const shown = describeAuthorizationDetail(client, detail, language);
+    const line =
+      shown.parts.length > 0
+        ? shown.parts.map((part) => ("text" in part ? part.text : part.value)).join("")
+        : shown.type;
+    return [line, ...shown.rest.map((field) => `  ${field.name}: ${field.value}`)];
+  });
+}

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type AuthorizationDetailsType,
   authorizationDetailsHtml,
+  authorizationDetailsText,
   authorizationDetailsTypesSchema,
   narrowAuthorizationDetails,
   parseAuthorizationDetails,
@@ -239,6 +240,15 @@ describe("authorization details: shown to the person (consent, CIBA approval)", 
     );
     const french = String(await authorizationDetailsHtml(CLIENT, [PAY], "fr"));
     expect(french).toContain("Pay <strong>123.50</strong>"); // English when the language has none
+  });
+
+  it("says the same in plain text, for a mail's text part", () => {
+    expect(authorizationDetailsText(CLIENT, [{ ...PAY, note: "a\u202Eb" }], "en")).toEqual([
+      "Pay 123.50 EUR to Merchant A",
+      "  actions: initiate, status",
+      "  locations: https://bank.example/payments",
+      "  note: a\\u{202E}b",
+    ]);
   });
 
   it("shows a field named in part, and never reaches past the detail's own members", async () => {
