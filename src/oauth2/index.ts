@@ -4,6 +4,14 @@
  * internal to it (.dependency-cruiser.cjs).
  */
 
+// RFC 9396: the consent page and the CIBA approval page show authorization details through their types' templates.
+export {
+  type AuthorizationDetail,
+  type AuthorizationDetailsType,
+  authorizationDetailsHtml,
+  authorizationDetailsText,
+  describeAuthorizationDetail,
+} from "./authorization-details";
 // The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests
 // they start themselves (a device's, an invitation's, an app's) and finish each through it, by the request's id, as an
 // external login UI does; they see no pending-request storage, client row, consent or device-code row.
@@ -21,6 +29,7 @@ export {
   replaceClient,
   rotateClientSecret,
   SUPPORTED_SCOPES,
+  setAuthorizationDetailsTypes,
   setClientVaultProviders,
   type WireClient,
 } from "./clients";
@@ -36,6 +45,7 @@ export {
   type InteractionClient,
   type InteractionRequest,
   interactionParams,
+  shownAuthorizationDetails,
 } from "./interaction-describe";
 export {
   allowInteraction,

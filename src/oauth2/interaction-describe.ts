@@ -3,6 +3,11 @@ import type { Config } from "../config";
 import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
 import { isAccountCenter } from "./app-requests";
+import {
+  type AuthorizationDetail,
+  type AuthorizationDetailsType,
+  authorizationDetailsHtml,
+} from "./authorization-details";
 import { findOAuth2Client } from "./clients";
 import { grantedScopes } from "./consents";
 import { OAuth2Error } from "./errors";
@@ -45,6 +50,8 @@ export interface InteractionRequest {
   readonly invitation?: { readonly ticketHash: string };
   /** A first-party app's request (the hosted pages): where the browser goes back to. */
   readonly app?: AppReturn;
+  /** RFC 9396: the authorization details asked for, checked against the client's types; shown at consent. */
+  readonly authorizationDetails?: AuthorizationDetail[];
   /** ms */
   readonly createdAt: number;
 }
@@ -61,6 +68,8 @@ export interface InteractionClient {
   readonly clientId: string;
   readonly clientName: string;
   readonly facts: ClientFacts;
+  /** The client's authorization details types: the templates its details are shown with (`authorizationDetailsHtml`). */
+  readonly authorizationDetailsTypes: AuthorizationDetailsType[];
 }
 
 /**
@@ -104,6 +113,7 @@ function viewOf(config: Config, request: PendingRequest): InteractionRequest {
     ...(request.device ? { device: { userCode: request.device.userCode } } : {}),
     ...(request.invitation ? { invitation: { ticketHash: request.invitation.ticketHash } } : {}),
     ...(request.app ? { app: appReturn(config, request.app.redirectTo) } : {}),
+    ...(request.authorizationDetails ? { authorizationDetails: request.authorizationDetails } : {}),
     createdAt: request.createdAt,
   };
 }
@@ -138,8 +148,23 @@ export async function describeInteraction(
       clientName: client.clientName,
       // A device request goes back nowhere: the consent screen names no destination for it.
       facts: clientFacts(client, request.device ? undefined : request.redirectUri),
+      authorizationDetailsTypes: client.authorizationDetailsTypes,
     },
   };
+}
+
+/**
+ * RFC 9396: the request's authorization details as the consent page shows them, in `language` (the page's), each
+ * through the client's template for its type (authorization-details/render.ts); undefined when it has none.
+ */
+export function shownAuthorizationDetails(
+  client: InteractionClient,
+  request: InteractionRequest,
+  language: string,
+) {
+  return request.authorizationDetails
+    ? authorizationDetailsHtml(client, request.authorizationDetails, language)
+    : undefined;
 }
 
 /** What the consent step asks, or that it asks nothing and completes (in the organization the request named). */
@@ -171,6 +196,8 @@ export async function consentQuestion(
   const mustAsk =
     request.device !== undefined ||
     request.prompt.includes("consent") ||
+    // RFC 9396: details describe this one request (a payment, a document): never taken as allowed before.
+    request.authorizationDetails !== undefined ||
     (request.organization !== undefined && !named) ||
     !request.scopes.every((scope) => granted.includes(scope));
   if (!mustAsk) return { ask: false, orgId: named?.orgId ?? null };

@@ -15,6 +15,7 @@ import {
   denyInteraction,
   type InteractionClient,
   type InteractionRequest,
+  shownAuthorizationDetails,
 } from "../oauth2";
 import { pageAccountRoutes } from "./account-routes";
 import { formRequest, pageRequest } from "./form-requests";
@@ -132,6 +133,7 @@ async function consentStep(
       resources: request.resources,
       organizations: question.organizations,
       selectedOrg: question.selectedOrg,
+      authorizationDetails: shownAuthorizationDetails(client, request, t.lang),
     }),
     // After consent the browser goes on to the client's redirect URI; a device request stays here.
     request.device ? { t, images } : { t, images, redirectUri: request.redirectUri },

@@ -68,6 +68,7 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       jwksUri: null,
       trustedIssuers: [],
       vaultProviders: [],
+      authorizationDetailsTypes: [],
       registration: "admin",
       registeredByUserId: null,
       lastUsedAt: null,

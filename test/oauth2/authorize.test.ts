@@ -76,6 +76,8 @@ describe("discovery and keys", () => {
       end_session_endpoint: `${ISSUER}/oauth2/logout`,
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
+      // RFC 9396 §10.1: the union of the clients' types, whatever other files made (authorization-details/flows.test.ts).
+      authorization_details_types_supported: expect.any(Array),
     });
     const rfc8414 = await svc.get("/.well-known/oauth-authorization-server");
     expect(await rfc8414.json()).toEqual(document);

@@ -108,6 +108,9 @@ export const consoleClientRoutes = new Hono<AppEnv>()
           accessTokenLifetime: current.accessTokenLifetime,
           refreshTokenLifetime: current.refreshTokenLifetime,
           vaultProviders: current.vaultProviders,
+          // Set on their own screen (client-detail-types-routes.ts).
+          authorizationDetailsTypes:
+            current.authorizationDetailsTypes as typeof body.authorizationDetailsTypes,
         });
         auditAdminAction(c, "oauth2.client-update", null, { clientId });
         if (client.clientSecret) return showClient(c, session, client, { secret: client.clientSecret });

@@ -10,6 +10,7 @@ import { deleteKey, listKeys, rotateKey } from "../keys";
 import { overview } from "../overview";
 import { emailsOf } from "../users";
 import { consoleBrandRoutes } from "./brand-routes";
+import { consoleClientDetailTypesRoutes } from "./client-detail-types-routes";
 import { consoleClientRoutes } from "./client-routes";
 import { action, back, chromeOf, page, render } from "./handlers";
 import { consoleImpersonationRoutes } from "./impersonation-routes";
@@ -183,6 +184,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)
   .route("/", consoleVaultRoutes)
+  .route("/", consoleClientDetailTypesRoutes)
   .route("/", consoleStorageRoutes)
   .route("/", consoleWebhookRoutes)
   .route("/", consoleBrandRoutes);

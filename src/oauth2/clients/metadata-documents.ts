@@ -161,6 +161,7 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     resources: stored?.resources ?? null,
     trustedIssuers: stored?.trustedIssuers ?? [],
     vaultProviders: stored?.vaultProviders ?? [],
+    authorizationDetailsTypes: stored?.authorizationDetailsTypes ?? [],
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,
