@@ -19,11 +19,19 @@ import {
 export type { Catalog, LocaleTemplates, Template, TemplateName };
 export { TEMPLATE_NAMES };
 
-/** Each language's mails, from its catalogue (src/browser/text/): contract §8's, the lockout notice and the new-device notice. */
+/**
+ * Each language's mails, from its catalogue (src/browser/text/): contract §8's, the lockout notice, the new-device
+ * notice and a CIBA request's approval.
+ */
 const BUILT_IN: Catalog = Object.fromEntries(
   Object.entries(CATALOGUES).map(([language, catalogue]) => [
     language,
-    { ...catalogue.mails, "account-locked": catalogue.lockout.mail, "new-device": catalogue.devices.mail },
+    {
+      ...catalogue.mails,
+      "account-locked": catalogue.lockout.mail,
+      "new-device": catalogue.devices.mail,
+      "ciba-request": catalogue.ciba.mail,
+    },
   ]),
 );
 

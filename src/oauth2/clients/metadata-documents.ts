@@ -160,6 +160,10 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     registrationTokenHash: null,
     resources: stored?.resources ?? null,
     trustedIssuers: stored?.trustedIssuers ?? [],
+    // A document's client is public: no CIBA, which needs a client that proves itself.
+    backchannelTokenDeliveryMode: null,
+    backchannelClientNotificationEndpoint: null,
+    backchannelOrganization: null,
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,

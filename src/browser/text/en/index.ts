@@ -1,5 +1,6 @@
 import { account } from "./account";
 import { accountSecurity } from "./account-security";
+import { ciba } from "./ciba";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
 import { lockout } from "./lockout";
@@ -8,6 +9,6 @@ import { mails } from "./mails";
 import { pages } from "./pages";
 
 /** Every word the service shows or mails in English: the catalogue every other language follows, key for key. */
-export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted };
+export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted, ciba };
 
 export type Catalogue = typeof en;

@@ -1,6 +1,7 @@
 import type { Catalogue } from "../en";
 import { account } from "./account";
 import { accountSecurity } from "./account-security";
+import { ciba } from "./ciba";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
 import { lockout } from "./lockout";
@@ -8,4 +9,14 @@ import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
 
-export const pt: Catalogue = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted };
+export const pt: Catalogue = {
+  pages,
+  mails,
+  mailCode,
+  lockout,
+  devices,
+  account,
+  accountSecurity,
+  hosted,
+  ciba,
+};
