@@ -8,7 +8,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WireClient } from "../../src/oauth2/clients";
-import { decodeJwt, mailbox, signUp, uniqueEmail } from "../helpers";
+import { decodeJwt, mailbox, SERVER, signUp, uniqueEmail } from "../helpers";
 import { failingEmail } from "../support/faults";
 import { eventually, received, receiverUrl } from "../webhooks/support";
 import { Browser, signIn } from "./page-browser";
@@ -407,5 +407,62 @@ describe("CIBA faults and ping mode", () => {
     expect(JSON.stringify(row)).not.toContain(token);
     const tokens = await poll(client, answer.auth_req_id);
     expect(tokens.status).toBe(200);
+  });
+});
+
+describe("CIBA in the console", () => {
+  const BASE = "/admin/console";
+  const origin = new URL(SERVER).origin;
+  const consolePost = (path: string, values: Record<string, string>, cookie: string) =>
+    svc.request("POST", `${BASE}${path}`, {
+      body: new URLSearchParams(values).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin, cookie },
+    });
+
+  it("an admin allows a client CIBA (ping, its endpoint under the outbound policy), and the edit form keeps it", async () => {
+    const login = await consolePost("/login", { secret: String(env.AUTH_ADMIN_SECRET) }, "");
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const client = await newClient(svc, { clientName: "Console Agent" });
+    const path = `/clients/${encodeURIComponent(client.clientId)}`;
+    const page = await (await svc.request("GET", `${BASE}${path}`, { headers: { cookie } })).text();
+    expect(page).toContain("Approval on a second device (CIBA)");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    // SSRF: a private address is refused, the client unchanged.
+    const refused = await consolePost(
+      `${path}/ciba`,
+      { csrf, mode: "ping", endpoint: "https://192.168.1.2/x" },
+      cookie,
+    );
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("backchannelClientNotificationEndpoint");
+    const receiver = receiverUrl("console-ping");
+    const saved = await consolePost(`${path}/ciba`, { csrf, mode: "ping", endpoint: receiver }, cookie);
+    expect(saved.status).toBe(303);
+    const api = async () =>
+      (await (
+        await svc.request("GET", `/admin/oauth2/clients/${client.clientId}`, { headers: ADMIN })
+      ).json()) as WireClient;
+    expect(await api()).toMatchObject({
+      grantTypes: expect.arrayContaining([CIBA_GRANT, "authorization_code"]),
+      backchannelTokenDeliveryMode: "ping",
+      backchannelClientNotificationEndpoint: receiver,
+      redirectUris: client.redirectUris,
+    });
+    // The general edit form does not show CIBA's settings, and keeps them.
+    const edited = await consolePost(
+      `${path}/edit`,
+      { csrf, clientName: "Console Agent 2", redirectUris: client.redirectUris.join("\n"), scopes: "openid" },
+      cookie,
+    );
+    expect(edited.status).toBe(303);
+    expect(await api()).toMatchObject({
+      clientName: "Console Agent 2",
+      backchannelTokenDeliveryMode: "ping",
+    });
+    // Off again: the grant goes with the mode.
+    expect((await consolePost(`${path}/ciba`, { csrf, mode: "off" }, cookie)).status).toBe(303);
+    const off = await api();
+    expect(off.backchannelTokenDeliveryMode).toBeNull();
+    expect(off.grantTypes).not.toContain(CIBA_GRANT);
   });
 });

@@ -107,6 +107,10 @@ export const consoleClientRoutes = new Hono<AppEnv>()
           resources: current.resources ?? undefined,
           accessTokenLifetime: current.accessTokenLifetime,
           refreshTokenLifetime: current.refreshTokenLifetime,
+          // CIBA's settings have their own form (client-ciba.ts).
+          backchannelTokenDeliveryMode: current.backchannelTokenDeliveryMode,
+          backchannelClientNotificationEndpoint: current.backchannelClientNotificationEndpoint,
+          backchannelOrganization: current.backchannelOrganization,
         });
         auditAdminAction(c, "oauth2.client-update", null, { clientId });
         if (client.clientSecret) return showClient(c, session, client, { secret: client.clientSecret });

@@ -10,6 +10,7 @@ import { deleteKey, listKeys, rotateKey } from "../keys";
 import { overview } from "../overview";
 import { emailsOf } from "../users";
 import { consoleBrandRoutes } from "./brand-routes";
+import { consoleCibaRoutes } from "./client-ciba";
 import { consoleClientRoutes } from "./client-routes";
 import { action, back, chromeOf, page, render } from "./handlers";
 import { consoleOrgRoutes } from "./org-routes";
@@ -179,6 +180,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleOrgRoutes)
   .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)
+  .route("/", consoleCibaRoutes)
   .route("/", consoleStorageRoutes)
   .route("/", consoleWebhookRoutes)
   .route("/", consoleBrandRoutes);
