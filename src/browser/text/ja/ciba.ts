@@ -8,7 +8,7 @@ export const ciba: Ciba = {
   },
   noMessage: "(メッセージなし)",
   messageFrom: (clientName: string) => `${clientName} からのメッセージ`,
-  wantsApproval: "があなたの承認を求めています (ご利用中のアプリの代理)",
+  wantsApproval: "ご利用中のアプリの代理として、あなたの承認を求めています。",
   warning:
     "今ご自身で操作していて、メッセージがアプリの表示と一致する場合にのみ承認してください。心当たりがない場合は拒否してください。",
   approvedTitle: "リクエストを承認しました",
