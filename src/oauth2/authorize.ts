@@ -2,6 +2,7 @@ import { knownAcrValues } from "../browser/acr";
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
+import { type AuthorizationDetail, requestedAuthorizationDetails } from "./authorization-details";
 import { findOAuth2Client, isRegisteredRedirect } from "./clients";
 import { OAuth2Error, type OAuth2ErrorCode } from "./errors";
 import { verifyIdTokenHint } from "./id-token-hint";
@@ -66,7 +67,8 @@ export async function parseAuthorizationRequest(
       | "unauthorized_client"
       | "invalid_target"
       | "request_not_supported"
-      | "request_uri_not_supported",
+      | "request_uri_not_supported"
+      | "invalid_authorization_details",
     why: string,
   ) => new AuthorizeRedirect(errorResponse(deps.config, redirectUri, error, why, state), error, why);
 
@@ -124,6 +126,14 @@ export async function parseAuthorizationRequest(
   const outside = scopes.filter((scope) => !client.scopes.includes(scope));
   if (outside.length > 0)
     throw fail("invalid_scope", `scope not allowed for this client: ${outside.join(" ")}`);
+  // RFC 9396 §5: of a type the client may use, each matching its type's schema; else the client hears why.
+  let authorizationDetails: AuthorizationDetail[] | undefined;
+  try {
+    authorizationDetails = requestedAuthorizationDetails(client, params.get("authorization_details"));
+  } catch (error) {
+    if (error instanceof OAuth2Error) throw fail("invalid_authorization_details", error.description);
+    throw error;
+  }
 
   const challenge = params.get("code_challenge");
   const method = params.get("code_challenge_method");
@@ -182,6 +192,7 @@ export async function parseAuthorizationRequest(
       organization,
       ...(dpopJkt ? { dpopJkt } : {}),
       ...(hint ? { hintedUserId: hint.sub } : {}),
+      ...(authorizationDetails ? { authorizationDetails } : {}),
       createdAt: deps.now(),
     },
   };

@@ -71,6 +71,7 @@ export async function issueCode(
       sid: signIn.sid ?? null,
       orgId,
       dpopJkt: request.dpopJkt ?? null,
+      authorizationDetails: request.authorizationDetails ?? null,
       expiresAt: deps.now() + CODE_LIFETIME_MS,
     })
     .onConflictDoNothing({ target: oauth2Codes.requestId })

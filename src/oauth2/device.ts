@@ -7,6 +7,7 @@ import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
 import { DEVICE_PAGE_PATH } from "../lib/redirect";
 import { hmacSubkey } from "../lib/subkeys";
+import { authorizationDetailsError } from "./authorization-details";
 import { keepFetchedClient } from "./clients";
 import { OAuth2Error } from "./errors";
 import { type OAuth2Params, param, scopeList } from "./params";
@@ -69,6 +70,9 @@ export async function startDeviceAuthorization(
   if (outside.length > 0)
     throw new OAuth2Error("invalid_scope", `scope not allowed for this client: ${outside.join(" ")}`);
   const resources = requestedResources(deps.config, client, params.resources);
+  // RFC 9396: this flow's page does not show authorization details, so none are taken rather than dropped unseen.
+  if (params.get("authorization_details"))
+    throw authorizationDetailsError("the device flow takes no authorization_details (docs/agents.md)");
   // The request is valid: a client read from its metadata document is stored now, and not before.
   await keepFetchedClient(deps, client);
   const deviceCode = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));

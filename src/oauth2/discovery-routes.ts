@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/app-env";
 import { operation } from "../http/documented";
 import { jwksSchema } from "../http/system-routes";
 import { getKeySet } from "../signing-keys/keys";
+import { supportedDetailTypes } from "./authorization-details";
 import { discoveryDocument } from "./discovery";
 import { type Ctx, requireEnabled } from "./route-support";
 import { discoverySchema } from "./wire";
@@ -12,7 +13,15 @@ import { discoverySchema } from "./wire";
 /** The server's metadata (OpenID Connect Discovery, RFC 8414) and its keys, where clients look for them. */
 
 const discovery = async (c: Ctx) =>
-  c.json(await discoveryDocument(c.var.config), 200, { "Cache-Control": "public, max-age=300" });
+  c.json(
+    {
+      ...(await discoveryDocument(c.var.config)),
+      // RFC 9396 §10.1: set per client by the admin, so read from the clients (supported-types.ts).
+      authorization_details_types_supported: await supportedDetailTypes(c.var.deps),
+    },
+    200,
+    { "Cache-Control": "public, max-age=300" },
+  );
 
 const DISCOVERY_DOC = operation({
   summary: "Discovery document",

@@ -38,7 +38,9 @@ export type OAuth2ErrorCode =
   /** RFC 9449 §5, §7.1: a DPoP proof that is missing, malformed, replayed or for another key. */
   | "invalid_dpop_proof"
   /** RFC 9449 §8, §9: retry with the server's nonce (`DPoP-Nonce`). */
-  | "use_dpop_nonce";
+  | "use_dpop_nonce"
+  /** RFC 9396 §5: authorization details of a type the client may not use, malformed, or not matching the type. */
+  | "invalid_authorization_details";
 
 export class OAuth2Error extends Error {
   constructor(

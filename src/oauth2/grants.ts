@@ -132,6 +132,8 @@ export async function createGrant(
           sid: oauth2Codes.sid,
           // The token request's DPoP key binds the grant; without a proof, the key the authorize request named.
           dpopJkt: binding.dpopJkt ? sql<string>`${binding.dpopJkt}`.as("dpop_jkt") : oauth2Codes.dpopJkt,
+          // RFC 9396: what the user approved on the consent page, as the code holds it.
+          authorizationDetails: oauth2Codes.authorizationDetails,
         })
         .from(oauth2Codes)
         .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),
@@ -163,6 +165,8 @@ export async function createGrantFor(
     dpopJkt?: string | null;
     /** A CIBA client confined to an organization (its `backchannelOrganization`): the grant acts in it. */
     orgId?: string | null;
+    /** RFC 9396: what the person approved (a CIBA request's, checked against the client's types). */
+    authorizationDetails?: OAuth2GrantRow["authorizationDetails"];
   },
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   const now = deps.now();

@@ -4,6 +4,13 @@
  * internal to it (.dependency-cruiser.cjs).
  */
 
+// RFC 9396: the consent page and the CIBA approval page show authorization details through their types' templates.
+export {
+  type AuthorizationDetail,
+  type AuthorizationDetailsType,
+  authorizationDetailsHtml,
+  describeAuthorizationDetail,
+} from "./authorization-details";
 // OpenID CIBA: the account center lists the requests waiting for the user (their links open the approval page).
 export { type WaitingApproval, waitingApprovals } from "./ciba";
 // The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests
@@ -23,6 +30,7 @@ export {
   replaceClient,
   rotateClientSecret,
   SUPPORTED_SCOPES,
+  setAuthorizationDetailsTypes,
   type WireClient,
 } from "./clients";
 export { OAuth2Error } from "./errors";

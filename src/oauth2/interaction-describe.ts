@@ -3,6 +3,7 @@ import type { Config } from "../config";
 import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
 import { isAccountCenter } from "./app-requests";
+import type { AuthorizationDetail, AuthorizationDetailsType } from "./authorization-details";
 import { findOAuth2Client } from "./clients";
 import { grantedScopes } from "./consents";
 import { OAuth2Error } from "./errors";
@@ -50,6 +51,8 @@ export interface InteractionRequest {
   readonly invitation?: { readonly ticketHash: string };
   /** A first-party app's request (the hosted pages): where the browser goes back to. */
   readonly app?: AppReturn;
+  /** RFC 9396: the authorization details asked for, checked against the client's types; shown at consent. */
+  readonly authorizationDetails?: AuthorizationDetail[];
   /** ms */
   readonly createdAt: number;
 }
@@ -66,6 +69,8 @@ export interface InteractionClient {
   readonly clientId: string;
   readonly clientName: string;
   readonly facts: ClientFacts;
+  /** The client's authorization details types: the templates its details are shown with (`authorizationDetailsHtml`). */
+  readonly authorizationDetailsTypes: AuthorizationDetailsType[];
 }
 
 /**
@@ -117,6 +122,7 @@ function viewOf(config: Config, request: PendingRequest): InteractionRequest {
       : {}),
     ...(request.invitation ? { invitation: { ticketHash: request.invitation.ticketHash } } : {}),
     ...(request.app ? { app: appReturn(config, request.app.redirectTo) } : {}),
+    ...(request.authorizationDetails ? { authorizationDetails: request.authorizationDetails } : {}),
     createdAt: request.createdAt,
   };
 }
@@ -151,6 +157,7 @@ export async function describeInteraction(
       clientName: client.clientName,
       // A device's or CIBA request goes back nowhere: the consent screen names no destination for it.
       facts: clientFacts(client, request.device || request.ciba ? undefined : request.redirectUri),
+      authorizationDetailsTypes: client.authorizationDetailsTypes,
     },
   };
 }
@@ -187,6 +194,8 @@ export async function consentQuestion(
   const mustAsk =
     polled ||
     request.prompt.includes("consent") ||
+    // RFC 9396: details describe this one request (a payment, a document): never taken as allowed before.
+    request.authorizationDetails !== undefined ||
     (request.organization !== undefined && !named) ||
     !request.scopes.every((scope) => granted.includes(scope));
   if (!mustAsk) return { ask: false, orgId: named?.orgId ?? null };

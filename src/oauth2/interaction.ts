@@ -54,6 +54,13 @@ export async function describeRequest(deps: Deps, requestId: string) {
     ...(request.ciba
       ? { cibaUserId: request.ciba.userId, bindingMessage: request.ciba.bindingMessage ?? null }
       : {}),
+    // RFC 9396: what the person must see and approve, with the client's types to show them by (docs/agents.md).
+    ...(request.authorizationDetails
+      ? {
+          authorizationDetails: request.authorizationDetails,
+          authorizationDetailsTypes: client.authorizationDetailsTypes,
+        }
+      : {}),
   };
 }
 
@@ -195,6 +202,10 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   const granted = await grantedScopes(deps, session.user.id, request.clientId);
   if (!request.scopes.every((scope) => granted.includes(scope))) {
     return fail("consent_required", "the user has not allowed these scopes");
+  }
+  // RFC 9396: details are approved on the page, request by request (interaction-describe.ts `consentQuestion`).
+  if (request.authorizationDetails) {
+    return fail("consent_required", "authorization_details must be approved by the user");
   }
   // A named organization completes into it only for an active member; otherwise the user would have to choose.
   const named = await namedOrganization(deps, session.user.id, request.organization);

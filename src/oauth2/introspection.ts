@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { activeMembership } from "../auth";
 import { oauth2Grants } from "../db/schema";
 import type { Deps } from "../http/deps";
+import type { AuthorizationDetail } from "./authorization-details";
 import { findOAuth2Client } from "./clients";
 import { findLiveGrant, shardOfGrant } from "./grants";
 import { findLiveRefreshToken, revokeRefreshToken } from "./refresh-tokens";
@@ -31,6 +32,8 @@ export type Introspection =
       auth_time?: number;
       acr?: string;
       amr?: string[];
+      /** RFC 9396 §9.2: the authorization details granted: the access token's, a refresh token's grant's. */
+      authorization_details?: AuthorizationDetail[];
     };
 
 const isRefreshToken = (token: string) => token.startsWith(REFRESH_TOKEN_PREFIX);
@@ -57,6 +60,9 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
       token_type: "refresh_token",
       ...(org ? { org_id: org } : {}),
       ...authenticationClaims(found.grant),
+      ...(found.grant.authorizationDetails?.length
+        ? { authorization_details: found.grant.authorizationDetails }
+        : {}),
     };
   }
   const payload = await verifyOAuth2AccessToken(deps.config, token);
@@ -88,6 +94,9 @@ export async function introspect(deps: Deps, clientId: string, token: string): P
     ...(org ? { org_id: org } : {}),
     ...(payload.act ? { act: payload.act } : {}),
     ...(live ? authenticationClaims(live.grant) : {}),
+    ...(payload.authorization_details?.length
+      ? { authorization_details: payload.authorization_details }
+      : {}),
   };
 }
 

@@ -62,6 +62,11 @@ const pendingRequestSchema = z.object({
   app: z.object({ redirectTo: z.string() }).optional(),
   /** RFC 9449 §10 `dpop_jkt`: the DPoP key the code will be bound to (its exchange needs a proof by it). */
   dpopJkt: z.string().optional(),
+  /**
+   * RFC 9396 `authorization_details`, checked against the client's types (src/oauth2/authorization-details/): shown
+   * on the consent page, which they always bring up, and handed to the code.
+   */
+  authorizationDetails: z.array(z.looseObject({ type: z.string() })).optional(),
   createdAt: z.number(),
 });
 

@@ -13,6 +13,7 @@ import {
   legacyGrantOfToken,
   rotateLegacyGrantToken,
 } from "../token-families/legacy";
+import { type AuthorizationDetail, narrowAuthorizationDetails } from "./authorization-details";
 import { OAuth2Error } from "./errors";
 import { grantLocator, newRefreshToken, parseRefreshToken, revokeGrant, shardOfGrant } from "./grants";
 import { narrowedResources } from "./resources";
@@ -30,7 +31,16 @@ import { narrowedResources } from "./resources";
 /** What tokens are made from: a grant's id, scopes, sign-in time and organization. */
 export type GrantSummary = Pick<
   OAuth2GrantRow,
-  "id" | "scopes" | "resources" | "authTime" | "orgId" | "acr" | "amr" | "sid" | "dpopJkt"
+  | "id"
+  | "scopes"
+  | "resources"
+  | "authTime"
+  | "orgId"
+  | "acr"
+  | "amr"
+  | "sid"
+  | "dpopJkt"
+  | "authorizationDetails"
 >;
 
 export interface Refreshed {
@@ -57,6 +67,7 @@ async function liveGrantOf(deps: Deps, client: OAuth2ClientRow, grantId: string)
         amr: oauth2Grants.amr,
         sid: oauth2Grants.sid,
         dpopJkt: oauth2Grants.dpopJkt,
+        authorizationDetails: oauth2Grants.authorizationDetails,
       },
       expiresAt: oauth2Grants.expiresAt,
       user: users,
@@ -80,10 +91,13 @@ interface Asked {
   resources?: string[];
   /** The key of the request's DPoP proof (RFC 9449), null or absent without one. */
   dpopJkt?: string | null;
+  /** RFC 9396 §6: authorization details, which may only narrow the grant's (checked against the client's types). */
+  authorizationDetails?: AuthorizationDetail[];
 }
 
 /**
- * Everything that refuses a refresh before its token is spent: a disabled user, a wider scope or resource, and for a
+ * Everything that refuses a refresh before its token is spent: a disabled user, a wider scope, resource or
+ * authorization details, and for a
  * public client's grant bound to a DPoP key, a request without a proof by that key (RFC 9449 §5: a public client's
  * refresh token is bound to the key, so a stolen one is worthless; a confidential client authenticates, and may
  * change keys).
@@ -107,6 +121,7 @@ function checkBeforeRotating(
     throw new OAuth2Error("invalid_scope", "a refresh can only narrow the granted scopes");
   }
   narrowedResources(grant.resources, asked.resources ?? []);
+  narrowAuthorizationDetails(grant.authorizationDetails, asked.authorizationDetails);
 }
 
 /** `grant_type=refresh_token` for `client` (token-requests.ts): the grant, its user and the successor token. */

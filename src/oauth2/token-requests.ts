@@ -2,6 +2,11 @@ import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { verifierMatches } from "../lib/pkce";
+import {
+  type AuthorizationDetail,
+  narrowAuthorizationDetails,
+  requestedAuthorizationDetails,
+} from "./authorization-details";
 import { CIBA_GRANT, GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
 import { consumeCode } from "./codes";
 import { DEVICE_GRANT, redeemPolled } from "./device";
@@ -27,7 +32,16 @@ export interface TokenResponse {
   scope: string;
   /** RFC 8693 §2.2.1: what a token exchange issued. */
   issued_token_type?: string;
+  /** RFC 9396 §7.1: the authorization details the access token carries. */
+  authorization_details?: AuthorizationDetail[];
 }
+
+/**
+ * RFC 9396 §6: the token request's `authorization_details`, checked against the client's types (an unknown type or a
+ * malformed value is refused before anything is spent); undefined when it asks for none.
+ */
+const askedDetails = (client: OAuth2ClientRow, params: OAuth2Params) =>
+  requestedAuthorizationDetails(client, params.get("authorization_details"));
 
 async function tokensFor(
   deps: Deps,
@@ -41,15 +55,26 @@ async function tokensFor(
     nonce?: string | null;
     /** RFC 9449: the key of the request's proof, which the access token is bound to (`cnf.jkt`). */
     dpopJkt: string | null;
+    /** RFC 9396: the grant's authorization details, or the fewer the request asked for (`narrowAuthorizationDetails`). */
+    authorizationDetails?: AuthorizationDetail[];
   },
 ): Promise<TokenResponse> {
-  const { client, user, grant, scopes, resources, refreshToken, nonce, dpopJkt } = input;
+  const { client, user, grant, scopes, resources, refreshToken, nonce, dpopJkt, authorizationDetails } =
+    input;
   const base = { config: deps.config, client, grantId: grant.id, scopes, now: deps.now() };
   // Read at every issue: a member removed since the grant gets tokens without the org (contract organizations.md §1).
   const org = await grantOrganization(deps, grant, user.id);
   // The grant's sign-in (contract §12): a resource server reads auth_time, acr and amr off the access token too.
   const authentication = { authTime: grant.authTime, acr: grant.acr, amr: grant.amr };
-  const accessToken = await signOAuth2AccessToken({ ...base, user, resources, org, dpopJkt, authentication });
+  const accessToken = await signOAuth2AccessToken({
+    ...base,
+    user,
+    resources,
+    org,
+    dpopJkt,
+    authentication,
+    authorizationDetails,
+  });
   const idToken = scopes.includes("openid")
     ? await signIdToken({
         ...base,
@@ -67,6 +92,7 @@ async function tokensFor(
     ...(refreshToken ? { refresh_token: refreshToken } : {}),
     ...(idToken ? { id_token: idToken } : {}),
     scope: scopes.join(" "),
+    ...(authorizationDetails?.length ? { authorization_details: authorizationDetails } : {}),
   };
 }
 
@@ -84,6 +110,7 @@ async function exchangeCode(
 ) {
   const code = param(params, "code", 200);
   if (!code) throw new OAuth2Error("invalid_request", "code is required");
+  const asked = askedDetails(client, params);
   const row = await consumeCode(deps, code);
   const mismatch = (what: string) => new OAuth2Error("invalid_grant", what);
   if (row.clientId !== client.clientId) throw mismatch("the code was issued to another client");
@@ -107,6 +134,8 @@ async function exchangeCode(
     );
   }
   const resources = narrowedResources(row.resources, params.resources);
+  // RFC 9396 §6.1: the same details as approved, or fewer; more is refused before the grant is made.
+  const authorizationDetails = narrowAuthorizationDetails(row.authorizationDetails, asked);
   const user = await findUserById(deps.shards, row.userId);
   if (!user || user.disabled) throw mismatch("the user is disabled");
   const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
@@ -119,6 +148,7 @@ async function exchangeCode(
     refreshToken,
     nonce: row.nonce,
     dpopJkt: binding.dpopJkt,
+    authorizationDetails,
   });
 }
 
@@ -130,10 +160,12 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
   const presented = param(params, "refresh_token", 200);
   if (!presented) throw new OAuth2Error("invalid_request", "refresh_token is required");
   const asked = params.has("scope") ? scopeList(param(params, "scope", 1000)) : undefined;
+  const details = askedDetails(client, params);
   const { grant, user, refreshToken } = await rotateRefreshToken(deps, client, presented, {
     scopes: asked,
     resources: params.resources,
     dpopJkt: binding.dpopJkt,
+    authorizationDetails: details,
   });
   const resources = narrowedResources(grant.resources, params.resources);
   return tokensFor(deps, {
@@ -144,12 +176,16 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
     resources,
     refreshToken,
     dpopJkt: binding.dpopJkt,
+    // RFC 9396 §6.1: the grant's details (checked before rotating: never wider), or the fewer asked for this token.
+    authorizationDetails: narrowAuthorizationDetails(grant.authorizationDetails, details),
   });
 }
 
 /**
  * The device grant (RFC 8628) and the CIBA grant (OpenID CIBA Core §10.1, §11): tokens for the person who approved on
- * the page, once; a CIBA client confined to an organization gets it in its tokens.
+ * the page, once; a CIBA client confined to an organization gets it in its tokens. A CIBA request's authorization
+ * details (RFC 9396) are what the person approved: the token request may ask for fewer, never more. The device flow
+ * takes none (docs/agents.md): asking for some there is asking for more.
  */
 const exchangePolled = (kind: "device" | "ciba") =>
   async function exchangeDeviceCode(
@@ -158,7 +194,10 @@ const exchangePolled = (kind: "device" | "ciba") =>
     params: OAuth2Params,
     binding: TokenBinding,
   ) {
+    const details = askedDetails(client, params);
+    if (kind === "device" && details) narrowAuthorizationDetails(null, details);
     const approved = await redeemPolled(deps, client, params, kind);
+    const authorizationDetails = narrowAuthorizationDetails(approved.authorizationDetails, details);
     const user = await findUserById(deps.shards, approved.userId!);
     if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
     const { grant, refreshToken } = await createGrantFor(deps, client, {
@@ -171,6 +210,8 @@ const exchangePolled = (kind: "device" | "ciba") =>
       sid: approved.sid,
       dpopJkt: binding.dpopJkt,
       orgId: approved.orgId,
+      // The grant keeps all that was approved: a later refresh may narrow from it, never widen.
+      authorizationDetails: approved.authorizationDetails,
     });
     return tokensFor(deps, {
       client,
@@ -180,6 +221,7 @@ const exchangePolled = (kind: "device" | "ciba") =>
       resources: grant.resources,
       refreshToken,
       dpopJkt: binding.dpopJkt,
+      authorizationDetails,
     });
   };
 
@@ -208,6 +250,8 @@ async function clientCredentials(
   if (outside.length > 0)
     throw new OAuth2Error("invalid_scope", `scope not available to this client: ${outside.join(" ")}`);
   const resources = requestedResources(deps.config, client, params.resources);
+  // RFC 9396 §6: a client acting for itself may ask for details of its types, which its token then carries.
+  const authorizationDetails = askedDetails(client, params);
   const accessToken = await signOAuth2AccessToken({
     config: deps.config,
     client,
@@ -215,6 +259,7 @@ async function clientCredentials(
     scopes: asked,
     resources,
     dpopJkt: binding.dpopJkt,
+    authorizationDetails,
     now: deps.now(),
   });
   return {
@@ -222,6 +267,7 @@ async function clientCredentials(
     token_type: "Bearer" as const,
     expires_in: client.accessTokenLifetime,
     scope: asked.join(" "),
+    ...(authorizationDetails ? { authorization_details: authorizationDetails } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
 import { HASURA_NAMESPACE, verifyOwnJwt } from "../signing-keys/jwt";
 import { getKeySet } from "../signing-keys/keys";
+import type { AuthorizationDetail } from "./authorization-details";
 import { scopeClaims } from "./claims";
 import { orgHasuraClaims } from "./organizations";
 import { audienceOf } from "./resources";
@@ -53,6 +54,8 @@ export interface OAuth2AccessTokenPayload extends JWTPayload {
   auth_time?: number;
   acr?: string;
   amr?: string[];
+  /** RFC 9396 §9.1: the authorization details granted, as approved or narrowed by the token request. */
+  authorization_details?: AuthorizationDetail[];
   iat: number;
   exp: number;
 }
@@ -75,6 +78,8 @@ export interface IssueInput {
   act?: OAuth2AccessTokenPayload["act"];
   /** How the user signed in (contract §12): `auth_time` (ms), `acr`, `amr`. */
   authentication?: Authentication;
+  /** RFC 9396: the authorization details the token carries; absent or empty: none. */
+  authorizationDetails?: AuthorizationDetail[] | null;
   now: number;
 }
 
@@ -91,6 +96,7 @@ export function authenticationClaims(
 
 export async function signOAuth2AccessToken(input: IssueInput): Promise<string> {
   const { config, user, client, grantId, scopes, resources, org, dpopJkt, act, authentication, now } = input;
+  const details = input.authorizationDetails;
   const { signer } = await getKeySet(config);
   const iat = Math.floor(now / 1000);
   return new SignJWT({
@@ -102,6 +108,7 @@ export async function signOAuth2AccessToken(input: IssueInput): Promise<string> 
     ...(dpopJkt ? { cnf: { jkt: dpopJkt } } : {}),
     ...(act ? { act } : {}),
     ...(authentication ? authenticationClaims(authentication) : {}),
+    ...(details?.length ? { authorization_details: details } : {}),
     // With `graphql` the token is one a GraphQL engine (Hasura) accepts: the same claims a session token carries,
     // the organization's included.
     ...(user && scopes.includes("graphql")

@@ -48,6 +48,10 @@ export const tokenAnswerSchema = z.object({
     .string()
     .optional()
     .describe("Token exchange (RFC 8693 §2.2.1): `urn:ietf:params:oauth:token-type:access_token`"),
+  authorization_details: z
+    .array(z.looseObject({ type: z.string() }))
+    .optional()
+    .describe("RFC 9396 §7.1: the authorization details granted, the access token's too"),
 });
 
 export const introspectionSchema = z.object({
@@ -81,6 +85,10 @@ export const introspectionSchema = z.object({
     .array(z.string())
     .optional()
     .describe("RFC 8176 methods: `pwd`, `otp`, `mfa`, `hwk`, `email`, `sms`, `fed`"),
+  authorization_details: z
+    .array(z.looseObject({ type: z.string() }))
+    .optional()
+    .describe("RFC 9396 §9.2: the authorization details the token (or the refresh token's grant) carries"),
 });
 
 export const userinfoSchema = z.looseObject({
@@ -106,6 +114,11 @@ export const discoverySchema = z.looseObject({
   scopes_supported: z.array(z.string()),
   code_challenge_methods_supported: z.array(z.string()),
   client_id_metadata_document_supported: z.boolean(),
+  authorization_details_types_supported: z
+    .array(z.string())
+    .describe(
+      "RFC 9396 §10.1: the authorization details types some client may use (set per client by the admin)",
+    ),
   end_session_endpoint: z
     .string()
     .optional()

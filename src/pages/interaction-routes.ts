@@ -9,6 +9,7 @@ import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import {
   allowInteraction,
+  authorizationDetailsHtml,
   type Completer,
   completeInteraction,
   consentQuestion,
@@ -137,6 +138,9 @@ async function consentStep(
       resources: request.resources,
       organizations: question.organizations,
       selectedOrg: question.selectedOrg,
+      ...(request.authorizationDetails
+        ? { authorizationDetails: authorizationDetailsHtml(client, request.authorizationDetails, t.lang) }
+        : {}),
     }),
     // After consent the browser goes on to the client's redirect URI; a device's or CIBA request stays here.
     request.device || request.ciba ? { t, images } : { t, images, redirectUri: request.redirectUri },

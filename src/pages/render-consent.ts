@@ -1,4 +1,5 @@
 import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
 import type { PageText } from "../browser/page-text";
 import { errorBox, hidden } from "../browser/render";
 import type { Catalogue } from "../browser/text";
@@ -107,6 +108,8 @@ export function consentForm(input: {
   /** The organizations the client may be let act in, and the one preselected. */
   organizations?: OrgChoice[];
   selectedOrg?: string;
+  /** RFC 9396: the request's authorization details, rendered by their types' templates (oauth2 `authorizationDetailsHtml`). */
+  authorizationDetails?: HtmlEscapedString | Promise<HtmlEscapedString>;
 }) {
   const { t } = input;
   // The logo sits beside the name, which says the same: no alternative text of its own.
@@ -128,6 +131,7 @@ ${
 ${resourceList(t, input.resources ?? [])}
 ${caution(t, input.facts)}
 ${scopeLists(t, input.scopes, input.granted ?? [])}
+${input.authorizationDetails ? html`<div class="details"><p>${t.asksInDetail}</p>${input.authorizationDetails}</div>` : ""}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}
   ${orgPicker(t, input.organizations ?? [], input.selectedOrg)}

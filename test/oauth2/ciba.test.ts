@@ -466,3 +466,90 @@ describe("CIBA in the console", () => {
     expect(off.grantTypes).not.toContain(CIBA_GRANT);
   });
 });
+
+describe("CIBA with rich authorization requests (RFC 9396)", () => {
+  const TYPE = `payment_initiation_${crypto.randomUUID().slice(0, 8)}`;
+  const PAYMENT_TYPE = {
+    type: TYPE,
+    schema: {
+      type: "object",
+      required: ["instructedAmount", "creditorName"],
+      additionalProperties: false,
+      properties: {
+        instructedAmount: {
+          type: "object",
+          required: ["currency", "amount"],
+          properties: { currency: { enum: ["EUR", "USD"] }, amount: { type: "string", maxLength: 20 } },
+        },
+        creditorName: { type: "string", maxLength: 140 },
+      },
+    },
+    template: { en: "Pay {{instructedAmount.amount}} {{instructedAmount.currency}} to {{creditorName}}" },
+  };
+  const PAY = {
+    type: TYPE,
+    instructedAmount: { currency: "EUR", amount: "123.50" },
+    creditorName: "Merchant <b>A</b>",
+  };
+
+  it("what the client asks is checked, shown on the approval page, and exactly what the tokens carry", async () => {
+    const client = await agent({ authorizationDetailsTypes: [PAYMENT_TYPE] });
+    const email = uniqueEmail("ciba-rar");
+    await signUp(svc, email);
+    // A type the client may not use, or fields outside its schema: refused before anything is stored or mailed.
+    await oauth2Error(
+      await ask(client, {
+        login_hint: email,
+        authorization_details: JSON.stringify([{ ...PAY, type: "other" }]),
+      }),
+      400,
+      "invalid_authorization_details",
+    );
+    await oauth2Error(
+      await ask(client, { login_hint: email, authorization_details: JSON.stringify([{ ...PAY, extra: 1 }]) }),
+      400,
+      "invalid_authorization_details",
+    );
+    expect(await mailbox(svc, email)).toEqual([]);
+    const answer = await asked(client, {
+      login_hint: email,
+      binding_message: "Invoice 7",
+      authorization_details: JSON.stringify([PAY]),
+    });
+    const browser = new Browser(svc);
+    const { requestId, page } = await openApproval(browser, (await approvalLinkOf(email)).path, email);
+    const html = await page.text();
+    // The admin's template, the client's values escaped (its markup is text).
+    expect(html).toContain(
+      "Pay <strong>123.50</strong> <strong>EUR</strong> to <strong>Merchant &lt;b&gt;A&lt;/b&gt;</strong>",
+    );
+    expect(html).toContain("“Invoice 7”");
+    await decide(browser, requestId, "allow");
+    later(6);
+    // Asking for more at the token endpoint than was approved: refused, and the approval is spent.
+    const wider = await postForm(
+      svc,
+      "/oauth2/token",
+      {
+        grant_type: CIBA_GRANT,
+        auth_req_id: answer.auth_req_id,
+        authorization_details: JSON.stringify([
+          { ...PAY, instructedAmount: { currency: "EUR", amount: "999" } },
+        ]),
+      },
+      basic(client),
+    );
+    await oauth2Error(wider, 400, "invalid_authorization_details");
+
+    const second = await asked(client, { login_hint: email, authorization_details: JSON.stringify([PAY]) });
+    const link = (await mailbox(svc, email))[0]!.text.match(/\/oauth2\/ciba\?request=[A-Za-z0-9_-]+/)![0];
+    const again = await openApproval(browser, link, email);
+    await decide(browser, again.requestId, "allow");
+    later(12);
+    const tokens = (await (await poll(client, second.auth_req_id)).json()) as TokenAnswer & {
+      authorization_details?: unknown;
+    };
+    expect(tokens.authorization_details).toEqual([PAY]);
+    expect(decodeJwt(tokens.access_token).payload.authorization_details).toEqual([PAY]);
+  });
+});

@@ -111,6 +111,9 @@ export const consoleClientRoutes = new Hono<AppEnv>()
           backchannelTokenDeliveryMode: current.backchannelTokenDeliveryMode,
           backchannelClientNotificationEndpoint: current.backchannelClientNotificationEndpoint,
           backchannelOrganization: current.backchannelOrganization,
+          // Set on their own screen (client-detail-types-routes.ts).
+          authorizationDetailsTypes:
+            current.authorizationDetailsTypes as typeof body.authorizationDetailsTypes,
         });
         auditAdminAction(c, "oauth2.client-update", null, { clientId });
         if (client.clientSecret) return showClient(c, session, client, { secret: client.clientSecret });

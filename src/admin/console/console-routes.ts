@@ -11,6 +11,7 @@ import { overview } from "../overview";
 import { emailsOf } from "../users";
 import { consoleBrandRoutes } from "./brand-routes";
 import { consoleCibaRoutes } from "./client-ciba";
+import { consoleClientDetailTypesRoutes } from "./client-detail-types-routes";
 import { consoleClientRoutes } from "./client-routes";
 import { action, back, chromeOf, page, render } from "./handlers";
 import { consoleOrgRoutes } from "./org-routes";
@@ -181,6 +182,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleOrgSsoRoutes)
   .route("/", consoleClientRoutes)
   .route("/", consoleCibaRoutes)
+  .route("/", consoleClientDetailTypesRoutes)
   .route("/", consoleStorageRoutes)
   .route("/", consoleWebhookRoutes)
   .route("/", consoleBrandRoutes);

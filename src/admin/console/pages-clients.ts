@@ -84,7 +84,8 @@ export function clientPage(
 ${secretBox(options.secret)}
 <dl><dt>Client id</dt><dd><code>${client.clientId}</code></dd><dt>Registration</dt><dd>${registrationLabel(chrome, client)}</dd>
 <dt>Grant types</dt><dd>${client.grantTypes.join(", ")}</dd><dt>Created</dt><dd>${when(client.createdAt)}</dd>
-<dt>Last used</dt><dd>${when(client.lastUsedAt)}</dd></dl>
+<dt>Last used</dt><dd>${when(client.lastUsedAt)}</dd>
+<dt>Authorization details types</dt><dd><a href="${chrome.base}${path}/authorization-details">${client.authorizationDetailsTypes.map((entry) => entry.type).join(", ") || "none"}: edit</a></dd></dl>
 <div class="actions">${
       client.tokenEndpointAuthMethod === "none"
         ? ""

@@ -94,6 +94,15 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
     >()
     .notNull()
     .default(sql`'[]'`),
+  /**
+   * RFC 9396: the types of `authorization_details` this client may ask for, each with the JSON Schema of its fields
+   * and the template the consent and approval pages show it with (src/oauth2/authorization-details/). Admin API only.
+   * Migration 0032 indexes the clients that have some (a partial index, written there by hand) for discovery.
+   */
+  authorizationDetailsTypes: text("authorization_details_types", { mode: "json" })
+    .$type<{ type: string; schema: Record<string, unknown>; template: string | Record<string, string> }[]>()
+    .notNull()
+    .default(sql`'[]'`),
 });
 
 export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;
@@ -119,6 +128,13 @@ const STEP_UP_AND_BINDING_COLUMNS = {
   sid: text("sid"),
   /** RFC 7638 thumbprint of the DPoP key the tokens are bound to; null: bearer tokens. */
   dpopJkt: text("dpop_jkt"),
+  /**
+   * RFC 9396: the authorization details the user approved (checked against the client's types when asked); null:
+   * none. A token request may ask for fewer, never more (src/oauth2/authorization-details/narrow.ts).
+   */
+  authorizationDetails: text("authorization_details", { mode: "json" }).$type<
+    { type: string; [field: string]: unknown }[]
+  >(),
 };
 
 export const oauth2Grants = sqliteTable(
@@ -287,6 +303,10 @@ export const deviceAuthorizations = sqliteTable(
     orgId: text("org_id"),
     /** CIBA ping mode: `auth_req_id` and `client_notification_token`, sealed (AES-GCM), for the ping. */
     pingSealed: text("ping_sealed"),
+    /** CIBA: RFC 9396 authorization details the client asked (checked against its types), shown on the page. */
+    authorizationDetails: text("authorization_details", { mode: "json" }).$type<
+      { type: string; [field: string]: unknown }[]
+    >(),
   },
   (t) => [
     index("device_authorizations_expires_at").on(t.expiresAt),

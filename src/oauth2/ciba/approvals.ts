@@ -52,6 +52,7 @@ export async function openCibaApproval(deps: Deps, handle: string): Promise<stri
     prompt: [],
     uiLocales: [],
     ...(row.acrValues?.length ? { acrValues: row.acrValues } : {}),
+    ...(row.authorizationDetails?.length ? { authorizationDetails: row.authorizationDetails } : {}),
     ciba: {
       codeHash: row.deviceCodeHash,
       userId: row.subject,

@@ -44,6 +44,10 @@ export const backchannelRoutes = new Hono<AppEnv>().post(
         acr_values: z.string().optional(),
         client_notification_token: z.string().optional(),
         resource: z.string().optional(),
+        authorization_details: z
+          .string()
+          .optional()
+          .describe("RFC 9396: a JSON array of the client's types; shown to the user, carried to the tokens"),
         ...clientCredentialFields,
       }),
     },

@@ -6,6 +6,7 @@ import type { Deps } from "../../http/deps";
 import { encrypt, sha256Hex } from "../../lib/crypto";
 import { toHex } from "../../lib/hex";
 import { hmacSubkey } from "../../lib/subkeys";
+import { requestedAuthorizationDetails } from "../authorization-details";
 import { CIBA_GRANT } from "../clients";
 import { OAuth2Error } from "../errors";
 import { verifyIdTokenHint } from "../id-token-hint";
@@ -88,6 +89,8 @@ export async function startBackchannelAuthentication(
   }
   const asked = readBackchannelParams(client, params);
   const resources = requestedResources(deps.config, client, params.resources);
+  // RFC 9396 §3 on CIBA: checked against the client's types now; the approval page shows them by their templates.
+  const authorizationDetails = requestedAuthorizationDetails(client, params.get("authorization_details"));
   const user = await askedUser(deps, client, asked.hint);
   const subject = await subjectOf(deps, user, asked.hint);
   const authReqId = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
@@ -118,6 +121,7 @@ export async function startBackchannelAuthentication(
       acrValues: asked.acrValues.length > 0 ? asked.acrValues : null,
       orgId: client.backchannelOrganization,
       pingSealed,
+      authorizationDetails: authorizationDetails ?? null,
     })
     .returning()
     .get();

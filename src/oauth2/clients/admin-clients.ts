@@ -64,6 +64,17 @@ export const wireClientSchema = z.object({
       }),
     )
     .describe("Issuers whose assertions the client may exchange (JWT bearer, ID-JAG)"),
+  authorizationDetailsTypes: z
+    .array(
+      z.object({
+        type: z.string(),
+        schema: z.record(z.string(), z.unknown()).describe("JSON Schema 2020-12 of the type's fields"),
+        template: z
+          .union([z.string(), z.record(z.string(), z.string())])
+          .describe("What the consent page shows: text with {{ field }} placeholders, or one per language"),
+      }),
+    )
+    .describe("RFC 9396 authorization details types the client may ask for"),
   registration: z
     .enum(["admin", "open", "authenticated", "metadata-document"])
     .describe("How it came to be: the admin API, dynamic registration, or a client ID metadata document"),
@@ -99,6 +110,7 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     jwks: row.jwks,
     jwksUri: row.jwksUri,
     trustedIssuers: row.trustedIssuers,
+    authorizationDetailsTypes: row.authorizationDetailsTypes,
     registration: row.registration,
     registeredByUserId: row.registeredByUserId,
     lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
@@ -162,6 +174,7 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
       ...trusted,
       ...(trusted.jwksUri ? { jwksUri: outboundUri(deps, "trustedIssuers.jwksUri", trusted.jwksUri)! } : {}),
     })),
+    authorizationDetailsTypes: body.authorizationDetailsTypes ?? [],
   };
 }
 
@@ -208,6 +221,8 @@ export async function insertClient(
 /** A confidential client gets a secret, shown in this answer only; a public one (`none`) gets none. */
 export async function createClient(deps: Deps, body: ClientBody): Promise<WireClient> {
   const { row, secret } = await insertClient(deps, settings(deps, body));
+  // Nothing cached of a new client but discovery's union of authorization details types.
+  forgetOAuth2Client(row.clientId);
   return toWireClient(row, secret);
 }
 

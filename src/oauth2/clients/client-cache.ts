@@ -1,6 +1,7 @@
 import type { OAuth2ClientRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { settledCache } from "../../lib/settled";
+import { forgetSupportedDetailTypes } from "../authorization-details";
 
 /**
  * Client rows, kept ten seconds in the isolate: every token, introspection and revocation request reads its client,
@@ -23,4 +24,6 @@ export function cachedClient(
 /** After a change to a client in this isolate: the next request reads it again. */
 export function forgetOAuth2Client(clientId: string): void {
   clients.delete(clientId);
+  // Its authorization details types may have changed: discovery's union is read again.
+  forgetSupportedDetailTypes();
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { brandLogoUrlSchema } from "../../lib/brand";
+import { authorizationDetailsTypesSchema } from "../authorization-details";
 import { LOOPBACK_HOSTS } from "./redirect-uris";
 
 /** The scopes the authorization server knows (contract §3.5, `scopes_supported`). */
@@ -170,6 +171,8 @@ export const clientBodySchema = z
       )
       .max(10)
       .optional(),
+    /** RFC 9396: the authorization details types it may ask for, each with its schema and display template. */
+    authorizationDetailsTypes: authorizationDetailsTypesSchema.optional(),
   })
   .superRefine((body, ctx) => {
     const grants = body.grantTypes ?? DEFAULT_GRANT_TYPES;

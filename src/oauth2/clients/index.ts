@@ -26,6 +26,7 @@ export {
   SUPPORTED_SCOPES,
 } from "./client-schema";
 export { type ClientConsent, type ClientGrant, clientUsage, noteClientUse } from "./client-usage";
+export { setAuthorizationDetailsTypes } from "./detail-types";
 export { keepFetchedClient } from "./metadata-documents";
 export { isLoopbackRedirect, isRegisteredRedirect } from "./redirect-uris";
 export { registrationRoutes } from "./registration-routes";

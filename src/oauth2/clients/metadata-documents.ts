@@ -164,6 +164,7 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     backchannelTokenDeliveryMode: null,
     backchannelClientNotificationEndpoint: null,
     backchannelOrganization: null,
+    authorizationDetailsTypes: stored?.authorizationDetailsTypes ?? [],
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,

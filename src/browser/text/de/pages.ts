@@ -63,6 +63,7 @@ export const pages: PageText = {
   unreviewedNote: "Diese App hat sich selbst registriert; ihr Name wurde nicht geprüft.",
   allowTitle: (client) => `${client} erlauben?`,
   accessTo: "Sie bittet um Zugriff auf:",
+  asksInDetail: "Im Einzelnen bittet sie darum:",
   deviceTitle: "Gerät verbinden",
   deviceLead: "Geben Sie den Code ein, den Ihr Gerät oder Ihr Terminal zeigt.",
   continue: "Weiter",

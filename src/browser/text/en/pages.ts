@@ -61,6 +61,8 @@ export const pages = {
   unreviewedNote: "This app registered itself; its name was not checked.",
   allowTitle: (client: string) => `Allow ${client}?`,
   accessTo: "It asks for access to:",
+  /** RFC 9396: above the authorization details, each shown by its type's template. */
+  asksInDetail: "In detail, it asks to:",
   deviceTitle: "Connect a device",
   deviceLead: "Enter the code shown on your device or in your terminal.",
   continue: "Continue",

@@ -65,6 +65,7 @@ export const pages: PageText = {
   unreviewedNote: "Esta aplicación se registró por sí misma; su nombre no se ha comprobado.",
   allowTitle: (client) => `¿Permitir a ${client}?`,
   accessTo: "Pide acceso a:",
+  asksInDetail: "En detalle, pide:",
   deviceTitle: "Conectar un dispositivo",
   deviceLead: "Introduce el código que aparece en tu dispositivo o en tu terminal.",
   continue: "Continuar",

@@ -62,6 +62,7 @@ export const pages: PageText = {
   unreviewedNote: "Cette application s'est enregistrée elle-même ; son nom n'a pas été vérifié.",
   allowTitle: (client) => `Autoriser ${client} ?`,
   accessTo: "Elle demande l'accès à :",
+  asksInDetail: "En détail, elle demande :",
   deviceTitle: "Connecter un appareil",
   deviceLead: "Saisissez le code affiché sur votre appareil ou dans votre terminal.",
   continue: "Continuer",

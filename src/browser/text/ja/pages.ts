@@ -62,6 +62,7 @@ export const pages: PageText = {
   unreviewedNote: "このアプリは自身で登録されたもので、名前は確認されていません。",
   allowTitle: (client) => `${client} を許可しますか？`,
   accessTo: "次へのアクセスを求めています：",
+  asksInDetail: "具体的には、次を求めています：",
   deviceTitle: "デバイスを接続",
   deviceLead: "デバイスまたはターミナルに表示されたコードを入力してください。",
   continue: "続行",

@@ -62,6 +62,7 @@ export const pages: PageText = {
   unreviewedNote: "Este aplicativo se registrou sozinho; o nome dele não foi verificado.",
   allowTitle: (client) => `Permitir ${client}?`,
   accessTo: "Ele pede acesso a:",
+  asksInDetail: "Em detalhe, ele pede:",
   deviceTitle: "Conectar um dispositivo",
   deviceLead: "Digite o código mostrado no seu dispositivo ou no seu terminal.",
   continue: "Continuar",
