@@ -422,7 +422,15 @@ describe("CIBA in the console", () => {
   it("an admin allows a client CIBA (ping, its endpoint under the outbound policy), and the edit form keeps it", async () => {
     const login = await consolePost("/login", { secret: String(env.AUTH_ADMIN_SECRET) }, "");
     const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-    const client = await newClient(svc, { clientName: "Console Agent" });
+    const detailType = {
+      type: `console_${crypto.randomUUID().slice(0, 8)}`,
+      schema: { type: "object", properties: { amount: { type: "string" } } },
+      template: { en: "Pay {{amount}}" },
+    };
+    const client = await newClient(svc, {
+      clientName: "Console Agent",
+      authorizationDetailsTypes: [detailType],
+    });
     const path = `/clients/${encodeURIComponent(client.clientId)}`;
     const page = await (await svc.request("GET", `${BASE}${path}`, { headers: { cookie } })).text();
     expect(page).toContain("Approval on a second device (CIBA)");
@@ -447,6 +455,8 @@ describe("CIBA in the console", () => {
       backchannelTokenDeliveryMode: "ping",
       backchannelClientNotificationEndpoint: receiver,
       redirectUris: client.redirectUris,
+      // Every other setting stays, the client's authorization details types too.
+      authorizationDetailsTypes: [expect.objectContaining({ type: detailType.type })],
     });
     // The general edit form does not show CIBA's settings, and keeps them.
     const edited = await consolePost(

@@ -6,7 +6,7 @@ import type { AppEnv } from "../../http/app-env";
 import { describeIssues } from "../../http/validation";
 import { type ClientBody, clientBodySchema, getClient, replaceClient, type WireClient } from "../../oauth2";
 import { action, back, type Ctx } from "./handlers";
-import { type Chrome, action as formAction } from "./pages";
+import type { Chrome } from "./pages";
 
 /**
  * A client's OpenID CIBA settings in the console (docs/agents.md): whether an admin allows it to ask users for
@@ -41,6 +41,7 @@ export function bodyOf(client: WireClient): ClientBody {
     jwks: client.jwks as ClientBody["jwks"],
     jwksUri: client.jwksUri,
     trustedIssuers: client.trustedIssuers as ClientBody["trustedIssuers"],
+    authorizationDetailsTypes: client.authorizationDetailsTypes as ClientBody["authorizationDetailsTypes"],
   };
 }
 
@@ -55,15 +56,13 @@ export function cibaSection(chrome: Chrome, client: WireClient) {
 ${
   client.tokenEndpointAuthMethod === "none"
     ? html`<p class="muted">A public client cannot use CIBA: it needs a secret or a key.</p>`
-    : formAction(
-        chrome,
-        path,
-        "Save CIBA settings",
-        "primary",
-        html`<label>Delivery <select name="mode">${option("off", "off: not allowed")}${option("poll", "poll: the client polls the token endpoint")}${option("ping", "ping: the client is told at its endpoint, then polls")}</select></label>
+    : html`<form method="post" action="${chrome.base}${path}" class="edit">
+  <input type="hidden" name="csrf" value="${chrome.csrf}">
+  <label>Delivery <select name="mode">${option("off", "off: not allowed")}${option("poll", "poll: the client polls the token endpoint")}${option("ping", "ping: the client is told at its endpoint, then polls")}</select></label>
   <label>Notification endpoint (ping only; https) <input name="endpoint" type="url" maxlength="2048" spellcheck="false" value="${client.backchannelClientNotificationEndpoint ?? ""}"></label>
-  <label>Only members of the organization (id; empty: anyone) <input name="organization" maxlength="100" spellcheck="false" value="${client.backchannelOrganization ?? ""}"></label>`,
-      )
+  <label>Only members of the organization (id; empty: anyone) <input name="organization" maxlength="100" spellcheck="false" value="${client.backchannelOrganization ?? ""}"></label>
+  <button class="primary" type="submit">Save CIBA settings</button>
+</form>`
 }`;
 }
 
