@@ -34,8 +34,8 @@ const STYLE = `
   .error form { margin-top: .5rem; }
   ul.scopes { padding-left: 1.2rem; line-height: 1.7; }
   ul.authorization-details { padding-left: 1.2rem; } .authorization-details p { margin: .2rem 0; }
-  .authorization-details dl { display: grid; grid-template-columns: auto 1fr; gap: .1rem .6rem; margin: .2rem 0 .6rem; font-size: .9rem; }
-  .authorization-details dt { font-weight: 600; } .authorization-details dd { margin: 0; }
+  .authorization-details dl { margin: .3rem 0 .6rem; font-size: .9rem; }
+  .authorization-details dt { font-weight: 600; } .authorization-details dd { margin: 0 0 .3rem; }
   ul.resources { padding-left: 1.2rem; margin: .3rem 0 1rem; overflow-wrap: anywhere; }
   .resources .url { font: .85rem ui-monospace, monospace; }
   img.client-logo { display: block; max-height: 3rem; max-width: 100%; width: auto; margin-bottom: .6rem; }

@@ -45,6 +45,7 @@ export {
   type InteractionClient,
   type InteractionRequest,
   interactionParams,
+  shownAuthorizationDetails,
 } from "./interaction-describe";
 export {
   allowInteraction,

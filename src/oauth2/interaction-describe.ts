@@ -3,7 +3,11 @@ import type { Config } from "../config";
 import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
 import { isAccountCenter } from "./app-requests";
-import type { AuthorizationDetail, AuthorizationDetailsType } from "./authorization-details";
+import {
+  type AuthorizationDetail,
+  type AuthorizationDetailsType,
+  authorizationDetailsHtml,
+} from "./authorization-details";
 import { findOAuth2Client } from "./clients";
 import { grantedScopes } from "./consents";
 import { OAuth2Error } from "./errors";
@@ -160,6 +164,20 @@ export async function describeInteraction(
       authorizationDetailsTypes: client.authorizationDetailsTypes,
     },
   };
+}
+
+/**
+ * RFC 9396: the request's authorization details as the consent page shows them, in `language` (the page's), each
+ * through the client's template for its type (authorization-details/render.ts); undefined when it has none.
+ */
+export function shownAuthorizationDetails(
+  client: InteractionClient,
+  request: InteractionRequest,
+  language: string,
+) {
+  return request.authorizationDetails
+    ? authorizationDetailsHtml(client, request.authorizationDetails, language)
+    : undefined;
 }
 
 /** What the consent step asks, or that it asks nothing and completes (in the organization the request named). */

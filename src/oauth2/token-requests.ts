@@ -6,6 +6,7 @@ import {
   type AuthorizationDetail,
   narrowAuthorizationDetails,
   requestedAuthorizationDetails,
+  stillAllowedDetails,
 } from "./authorization-details";
 import { CIBA_GRANT, GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
 import { consumeCode } from "./codes";
@@ -59,8 +60,9 @@ async function tokensFor(
     authorizationDetails?: AuthorizationDetail[];
   },
 ): Promise<TokenResponse> {
-  const { client, user, grant, scopes, resources, refreshToken, nonce, dpopJkt, authorizationDetails } =
-    input;
+  const { client, user, grant, scopes, resources, refreshToken, nonce, dpopJkt } = input;
+  // A type the admin has taken from the client since the grant is no longer issued (its other details are).
+  const authorizationDetails = stillAllowedDetails(client, input.authorizationDetails);
   const base = { config: deps.config, client, grantId: grant.id, scopes, now: deps.now() };
   // Read at every issue: a member removed since the grant gets tokens without the org (contract organizations.md §1).
   const org = await grantOrganization(deps, grant, user.id);

@@ -9,13 +9,13 @@ import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import {
   allowInteraction,
-  authorizationDetailsHtml,
   type Completer,
   completeInteraction,
   consentQuestion,
   denyInteraction,
   type InteractionClient,
   type InteractionRequest,
+  shownAuthorizationDetails,
 } from "../oauth2";
 import { pageAccountRoutes } from "./account-routes";
 import { cibaOtherAccount } from "./ciba-routes";
@@ -138,9 +138,7 @@ async function consentStep(
       resources: request.resources,
       organizations: question.organizations,
       selectedOrg: question.selectedOrg,
-      ...(request.authorizationDetails
-        ? { authorizationDetails: authorizationDetailsHtml(client, request.authorizationDetails, t.lang) }
-        : {}),
+      authorizationDetails: shownAuthorizationDetails(client, request, t.lang),
     }),
     // After consent the browser goes on to the client's redirect URI; a device's or CIBA request stays here.
     request.device || request.ciba ? { t, images } : { t, images, redirectUri: request.redirectUri },

@@ -59,11 +59,12 @@ ${
       )}</tbody></table>`
 }
 <h2>Edit</h2>
+<p>A JSON list of <code>{"type", "schema", "template"}</code>, as the admin API's <code>authorizationDetailsTypes</code>;
+<code>[]</code> for none.</p>
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ""}
-<form method="post" action="${chrome.base}${path}/authorization-details" class="edit">
+<form method="post" action="${chrome.base}${path}/authorization-details" class="edit wide">
   <input type="hidden" name="csrf" value="${chrome.csrf}">
-  <label>Types (JSON: a list of <code>{type, schema, template}</code>)
-  <textarea name="types" rows="16" spellcheck="false">${text}</textarea></label>
+  <label>Types, as JSON <textarea class="code" name="types" rows="16" spellcheck="false">${text}</textarea></label>
   <button class="primary" type="submit">Save</button>
 </form>
 <h2>How to write a type</h2>
@@ -78,7 +79,6 @@ root. Keywords: <code>type</code>, <code>properties</code>, <code>required</code
 <code>{{ field.member }}</code> for values; one text, or one per language (<code>en</code>, <code>de</code>,
 <code>fr</code>, <code>es</code>, <code>pt</code>, <code>ja</code>).</li>
 </ul>
-<p>An example:</p>
-<pre>${JSON.stringify(EXAMPLE, null, 2)}</pre>`,
+<form class="edit wide"><label>An example (to copy from) <textarea class="code" readonly rows="12" spellcheck="false">${JSON.stringify(EXAMPLE, null, 2)}</textarea></label></form>`,
   );
 }

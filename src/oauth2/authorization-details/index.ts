@@ -22,4 +22,9 @@ export {
   authorizationDetailsTypesSchema,
   type ClientWithDetailTypes,
 } from "./types-config";
-export { requestedAuthorizationDetails, typeConfigOf, validateAuthorizationDetails } from "./validate";
+export {
+  requestedAuthorizationDetails,
+  stillAllowedDetails,
+  typeConfigOf,
+  validateAuthorizationDetails,
+} from "./validate";

@@ -23,12 +23,19 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 const visible = (text: string) =>
   text.replace(INVISIBLE, (char) => `\\u{${(char.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
 
-/** A value as one line of text: strings as they are, arrays joined with commas, objects as JSON. */
+/** A value as one line of text: strings as they are, arrays joined with commas, objects as `name: value` pairs. */
 export function displayValue(value: unknown): string {
   if (value === undefined) return "—";
   if (typeof value === "string") return visible(value);
   if (Array.isArray(value)) return value.map(displayValue).join(", ");
-  return visible(JSON.stringify(value));
+  if (value !== null && typeof value === "object") {
+    const members = Object.entries(value).map(([name, member]) => {
+      const shown = displayValue(member);
+      return `${visible(name)}: ${member !== null && typeof member === "object" ? `(${shown})` : shown}`;
+    });
+    return members.join(", ");
+  }
+  return String(value);
 }
 
 function templateFor(template: string | Partial<Record<string, string>>, language: string): string {

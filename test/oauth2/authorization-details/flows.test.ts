@@ -308,6 +308,29 @@ describe("authorization details at the token endpoint (RFC 9396 §6, §7, §9)",
     expect(again.authorization_details).toEqual([PAY, second]);
   });
 
+  // Threat: a type the admin withdrew from a client (a payment API switched off) still issued from an old grant.
+  it("stops issuing a type the admin took from the client, at the next refresh", async () => {
+    const client = await payingClient();
+    const response = await tokensWith(client, { authorization_details: details(PAY) });
+    const { refresh_token } = (await response.json()) as { refresh_token: string };
+    const replaced = await svc.request("PUT", `/admin/oauth2/clients/${client.clientId}`, {
+      headers: ADMIN,
+      json: {
+        clientName: client.clientName,
+        redirectUris: client.redirectUris,
+        scopes: client.scopes,
+        grantTypes: client.grantTypes,
+        authorizationDetailsTypes: [],
+      },
+    });
+    expect(replaced.status).toBe(200);
+    const refreshed = await refresh(client, refresh_token);
+    expect(refreshed.status).toBe(200);
+    const tokens = (await refreshed.json()) as { access_token: string; authorization_details?: unknown };
+    expect(tokens.authorization_details).toBeUndefined();
+    expect(decodeJwt(tokens.access_token).payload.authorization_details).toBeUndefined();
+  });
+
   it("refuses a code exchange asking for more than was approved, and any details on a grant that has none", async () => {
     const client = await payingClient();
     const wider = await tokensWith(
