@@ -8,7 +8,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WireClient } from "../../src/oauth2/clients";
-import { decodeJwt, mailbox, SERVER, signUp, uniqueEmail } from "../helpers";
+import { decodeJwt, mailbox, SERVER, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 import { failingEmail } from "../support/faults";
 import { eventually, received, receiverUrl } from "../webhooks/support";
 import { Browser, signIn } from "./page-browser";
@@ -287,6 +287,22 @@ describe("CIBA: no enumeration, limits and bad input", () => {
     }
     expect(await mailbox(svc, nobody)).toEqual([]);
     expect((await mailbox(svc, email)).length).toBe(3);
+  });
+
+  it("the client's own rate bucket counts it from every address (one client cannot flood mailboxes)", async () => {
+    const client = await agent();
+    const limited = provider({ AUTH_RATE_LIMIT_ENABLE: "true", AUTH_RATE_LIMIT_OAUTH2_BURST: "2" });
+    const from = (ip: string) =>
+      postForm(
+        limited,
+        "/oauth2/bc-authorize",
+        { scope: "openid", login_hint: uniqueEmail("nobody") },
+        { ...basic(client), "cf-connecting-ip": ip },
+      );
+    expect((await from(uniqueAddress())).status).toBe(200);
+    expect((await from(uniqueAddress())).status).toBe(200);
+    // A third address, the same client: over its bucket.
+    expect((await from(uniqueAddress())).status).toBe(429);
   });
 
   it("refuses bad input with CIBA's errors", async () => {
