@@ -11,6 +11,7 @@ import { PROFILE, profileSection } from "./profile";
 import { securityNav, securityNotice, securityScript, securitySections } from "./security";
 import { SESSIONS, sessionsSection } from "./sessions";
 import { standalonePage } from "./sign-out";
+import { showsWaiting, WAITING, waitingSection } from "./waiting-approvals";
 
 /**
  * The account center's page (contract §13): the frame, the navigation, and every section in order — the core ones
@@ -35,9 +36,11 @@ function noticeOf(catalogue: Catalogue, key: string | undefined): string | undef
   return mine[key] ?? securityNotice(catalogue, key.slice(0, 60));
 }
 
-function navOf(catalogue: Catalogue, vaultOn: boolean): NavItem[] {
+function navOf(c: Ctx, catalogue: Catalogue, vaultOn: boolean): NavItem[] {
   const { account } = catalogue;
   return [
+    // OpenID CIBA requests waiting for the user's decision: first, as what needs them now.
+    ...(showsWaiting(c) ? [{ id: WAITING, label: catalogue.ciba.account.title }] : []),
     { id: PROFILE, label: account.profile.title },
     { id: EMAIL, label: account.email.title },
     { id: PASSWORD, label: account.password.title },
@@ -55,6 +58,7 @@ export async function accountPage(c: Ctx, signed: Signed, refused?: Refusal): Pr
     ...(refused?.section === section ? { error: refused.error } : {}),
   });
   const sections: (HtmlEscapedString | Promise<HtmlEscapedString>)[] = [
+    ...(showsWaiting(c) ? [waitingSection(c, view(WAITING))] : []),
     profileSection(c, view(PROFILE)),
     emailSection(c, view(EMAIL)),
     passwordSection(c, view(PASSWORD)),
@@ -68,7 +72,7 @@ export async function accountPage(c: Ctx, signed: Signed, refused?: Refusal): Pr
     catalogue,
     status: refused?.status ?? 200,
     title: catalogue.account.title,
-    nav: navOf(catalogue, c.var.config.vault.enabled),
+    nav: navOf(c, catalogue, c.var.config.vault.enabled),
     notice: refused ? undefined : noticeOf(catalogue, c.req.query("notice")),
     body: html`${sections}`,
     ...(script ? { script } : {}),

@@ -37,6 +37,9 @@ export type AuditEventType =
   | "oauth2.client-registered"
   | "oauth2.client-deleted"
   | "oauth2.device-approved"
+  | "oauth2.ciba-requested"
+  | "oauth2.ciba-approved"
+  | "oauth2.ciba-denied"
   /**
    * A JWT bearer or ID-JAG assertion redeemed for a token (contract §12): detail {clientId, issuer, idJag, jti,
    * scopes, resources}: which outside issuer vouched for the user, for an operator to see and to answer for.

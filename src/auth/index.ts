@@ -21,7 +21,7 @@ export {
 } from "./accounts";
 export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";
-export { type DeviceName, deviceNameOf } from "./devices";
+export { type DeviceName, deviceNameOf, mailTime } from "./devices";
 export {
   changeUserEmail,
   checkReauthenticationCode,

@@ -53,6 +53,9 @@ const STYLE = `
   .note { font-size: .9rem; }
   .warning { padding: .6rem .8rem; border-radius: 6px; background: #e0a00022; border: 1px solid #e0a00066; }
   .code { font: 600 1.6rem/1.2 ui-monospace, monospace; letter-spacing: .12em; text-align: center; margin: .4rem 0 1rem; }
+  .binding { margin: .4rem 0 1rem; padding: .6rem .8rem; border-left: 3px solid currentColor; }
+  .binding figcaption { font-size: .85rem; font-weight: 600; }
+  .binding blockquote { margin: .3rem 0 0; font-size: 1.15rem; overflow-wrap: anywhere; }
   .turnstile { margin-top: 1rem; min-height: 65px; }
   #user_code { font: 600 1.3rem ui-monospace, monospace; letter-spacing: .1em; text-transform: uppercase; }
 `;

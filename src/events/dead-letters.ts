@@ -12,7 +12,9 @@ import type { DeliveryMessage, StreamEvent } from "./types";
 export function originOf(body: unknown): Exclude<QueueRole, "deadLetters"> | null {
   if (typeof body !== "object" || body === null) return null;
   if ("deliveryId" in body && typeof (body as DeliveryMessage).deliveryId === "string") return "deliveries";
-  if ("kind" in body && body.kind === "backchannel-logout") return "logoutDeliveries";
+  // The OAuth2 server's deliveries to clients: logout tokens, and CIBA pings (src/oauth2/ciba/ping.ts).
+  if ("kind" in body && (body.kind === "backchannel-logout" || body.kind === "ciba-ping"))
+    return "logoutDeliveries";
   if ("sequence" in body && "type" in body && typeof (body as StreamEvent).id === "string") return "events";
   return null;
 }

@@ -15,6 +15,7 @@ export type HmacPurpose =
   | "own-redirects"
   | "audit-emails"
   | "device-user-codes"
+  | "ciba-hints"
   | "dpop-nonces"
   | "user-devices"
   | "sign-in-lockout"

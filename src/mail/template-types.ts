@@ -12,6 +12,7 @@ export const TEMPLATE_NAMES = [
   "account-locked",
   "new-device",
   "impersonation-ended",
+  "ciba-request",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

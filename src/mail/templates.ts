@@ -19,7 +19,10 @@ import {
 export type { Catalog, LocaleTemplates, Template, TemplateName };
 export { TEMPLATE_NAMES };
 
-/** Each language's mails, from its catalogue (src/browser/text/): contract §8's, the lockout notice and the new-device notice. */
+/**
+ * Each language's mails, from its catalogue (src/browser/text/): contract §8's, the lockout notice, the new-device
+ * notice and a CIBA request's approval.
+ */
 const BUILT_IN: Catalog = Object.fromEntries(
   Object.entries(CATALOGUES).map(([language, catalogue]) => [
     language,
@@ -28,6 +31,7 @@ const BUILT_IN: Catalog = Object.fromEntries(
       "account-locked": catalogue.lockout.mail,
       "new-device": catalogue.devices.mail,
       "impersonation-ended": catalogue.impersonation.mail,
+      "ciba-request": catalogue.ciba.mail,
     },
   ]),
 );

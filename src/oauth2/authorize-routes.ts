@@ -152,6 +152,15 @@ export const authorizeRoutes = new Hono<AppEnv>()
             maxAge: z.number().int().optional().describe("Seconds: the sign-in must be no older"),
             prompt: z.array(z.string()).optional().describe("login, consent, select_account"),
             deviceUserCode: z.string().optional(),
+            cibaUserId: z
+              .string()
+              .optional()
+              .describe("OpenID CIBA: only this user may complete the request"),
+            bindingMessage: z
+              .string()
+              .nullable()
+              .optional()
+              .describe("OpenID CIBA: the client's message, to show quoted and attributed to the client"),
             authorizationDetails: z
               .array(z.looseObject({ type: z.string() }))
               .optional()

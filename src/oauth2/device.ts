@@ -1,5 +1,5 @@
 import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
-import { and, eq, gt, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { base64url } from "jose";
 import { type DeviceAuthorizationRow, deviceAuthorizations, type OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
@@ -115,14 +115,22 @@ export async function pendingByUserCode(deps: Deps, userCode: string) {
     .get();
 }
 
-/** The person's decision on the page; only a pending, unexpired authorization changes. */
+/** Who decided, and how: approved with their sign-in, or denied. */
+export type PolledDecision = { approvedBy: { userId: string } & SignIn } | { deniedBy: string };
+
+/**
+ * The person's decision on the page; only a pending, unexpired authorization changes, and only by the person it asks
+ * when it names one (a CIBA request's `subject`): one conditional UPDATE, so two tabs or two people cannot both decide.
+ * The decided row, or undefined.
+ */
 export async function decideDevice(
   deps: Deps,
   deviceCodeHash: string,
-  decision: { approvedBy: { userId: string } & SignIn } | "denied",
-): Promise<boolean> {
+  decision: PolledDecision,
+): Promise<DeviceAuthorizationRow | undefined> {
+  const decider = "deniedBy" in decision ? decision.deniedBy : decision.approvedBy.userId;
   const set =
-    decision === "denied"
+    "deniedBy" in decision
       ? { status: "denied" as const }
       : {
           status: "approved" as const,
@@ -132,7 +140,7 @@ export async function decideDevice(
           amr: decision.approvedBy.amr ?? null,
           sid: decision.approvedBy.sid ?? null,
         };
-  const changed = await deps.db
+  return deps.db
     .update(deviceAuthorizations)
     .set(set)
     .where(
@@ -140,11 +148,11 @@ export async function decideDevice(
         eq(deviceAuthorizations.deviceCodeHash, deviceCodeHash),
         eq(deviceAuthorizations.status, "pending"),
         gt(deviceAuthorizations.expiresAt, deps.now()),
+        or(isNull(deviceAuthorizations.subject), eq(deviceAuthorizations.subject, decider)),
       ),
     )
-    .returning({ hash: deviceAuthorizations.deviceCodeHash })
+    .returning()
     .get();
-  return changed !== undefined;
 }
 
 /**
@@ -166,21 +174,29 @@ export function deviceRequest(deps: Deps, row: DeviceAuthorizationRow, userCode:
 }
 
 /**
- * Approves (for the signed-in person) or denies the device authorization behind a page request; false when it was
- * decided, or expired, meanwhile (two tabs, a late click).
+ * Approves (for the signed-in person) or denies the device authorization (or CIBA request) behind a page request;
+ * the decided row, or undefined when it was decided, or expired, meanwhile (two tabs, a late click), or is not the
+ * person's to decide.
  */
 export async function finishDeviceRequest(
   deps: Deps,
-  request: PendingRequest & { device: NonNullable<PendingRequest["device"]> },
-  decision: { approvedBy: { userId: string } & SignIn } | "denied",
-): Promise<boolean> {
-  const decided = await decideDevice(deps, request.device.codeHash, decision);
+  request: Pick<PendingRequest, "id" | "clientId" | "scopes">,
+  codeHash: string,
+  decision: PolledDecision,
+): Promise<DeviceAuthorizationRow | undefined> {
+  const decided = await decideDevice(deps, codeHash, decision);
   deps.background(forgetPendingRequest(deps.env, request.id));
-  if (decided && decision !== "denied") {
+  if (decided && "approvedBy" in decision) {
     deps.audit({
-      type: "oauth2.device-approved",
+      type: decided.kind === "ciba" ? "oauth2.ciba-approved" : "oauth2.device-approved",
       userId: decision.approvedBy.userId,
       detail: { clientId: request.clientId, scopes: request.scopes },
+    });
+  } else if (decided?.kind === "ciba") {
+    deps.audit({
+      type: "oauth2.ciba-denied",
+      userId: decided.subject,
+      detail: { clientId: request.clientId },
     });
   }
   return decided;
@@ -190,19 +206,25 @@ export async function finishDeviceRequest(
  * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5). One UPDATE records the poll and
  * decides, from the previous poll's time, whether it came too soon (then the interval grows by five seconds); an
  * approved authorization is taken by one `DELETE … RETURNING`, so a device code yields tokens once.
+ *
+ * The poll of a device code (`device_code`) or of a CIBA request (`auth_req_id`, OpenID CIBA Core §10.1, §11: the
+ * same `authorization_pending`, `slow_down`, `expired_token` and `access_denied`), each only by its own grant.
  */
-export async function redeemDeviceCode(
+export async function redeemPolled(
   deps: Deps,
   client: OAuth2ClientRow,
   params: OAuth2Params,
+  kind: "device" | "ciba",
 ): Promise<DeviceAuthorizationRow> {
-  const deviceCode = param(params, "device_code", 100);
-  if (!deviceCode) throw new OAuth2Error("invalid_request", "device_code is required");
+  const name = kind === "device" ? "device_code" : "auth_req_id";
+  const deviceCode = param(params, name, 100);
+  if (!deviceCode) throw new OAuth2Error("invalid_request", `${name} is required`);
   const hash = await sha256Hex(deviceCode);
   const now = deps.now();
   const ofClient = and(
     eq(deviceAuthorizations.deviceCodeHash, hash),
     eq(deviceAuthorizations.clientId, client.clientId),
+    eq(deviceAuthorizations.kind, kind),
   );
   const soon = sql`${deviceAuthorizations.lastPolledAt} IS NOT NULL AND ${now} - ${deviceAuthorizations.lastPolledAt} < ${deviceAuthorizations.intervalSeconds} * 1000`;
   const polled = await deps.db
@@ -215,10 +237,11 @@ export async function redeemDeviceCode(
     .where(ofClient)
     .returning()
     .get();
-  if (!polled) throw new OAuth2Error("invalid_grant", "the device code is invalid or was used");
+  const what = kind === "device" ? "the device code" : "auth_req_id";
+  if (!polled) throw new OAuth2Error("invalid_grant", `${what} is invalid or was used`);
   if (polled.expiresAt <= now) {
     await deps.db.delete(deviceAuthorizations).where(ofClient);
-    throw new OAuth2Error("expired_token", "the device code expired: start again");
+    throw new OAuth2Error("expired_token", `${what} expired: start again`);
   }
   if (polled.status === "denied") {
     await deps.db.delete(deviceAuthorizations).where(ofClient);
@@ -235,7 +258,7 @@ export async function redeemDeviceCode(
     .returning()
     .get();
   if (!taken?.userId || taken.authTime === null) {
-    throw new OAuth2Error("invalid_grant", "the device code is invalid or was used");
+    throw new OAuth2Error("invalid_grant", `${what} is invalid or was used`);
   }
   return taken;
 }

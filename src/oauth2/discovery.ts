@@ -52,6 +52,11 @@ export async function discoveryDocument(config: Config) {
     // Back-Channel Logout 1.0 §2.1: logout tokens, always with `sid` (logout/backchannel-fan-out.ts).
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // OpenID CIBA Core §4: poll and ping (src/oauth2/ciba/), for clients an admin allowed; no signed requests, no
+    // user codes.
+    backchannel_authentication_endpoint: `${issuer}/oauth2/bc-authorize`,
+    backchannel_token_delivery_modes_supported: ["poll", "ping"],
+    backchannel_user_code_parameter_supported: false,
     // draft-ietf-oauth-client-id-metadata-document: an https client_id naming the client's own JSON document.
     client_id_metadata_document_supported: config.oauth2.clientIdDocuments,
   };

@@ -33,6 +33,8 @@ export type OAuth2ErrorCode =
   | "authorization_pending"
   | "slow_down"
   | "expired_token"
+  /** OpenID CIBA Core §13: a `binding_message` the server will not show. */
+  | "invalid_binding_message"
   /** RFC 9449 §5, §7.1: a DPoP proof that is missing, malformed, replayed or for another key. */
   | "invalid_dpop_proof"
   /** RFC 9449 §8, §9: retry with the server's nonce (`DPoP-Nonce`). */

@@ -1,7 +1,9 @@
 import type { Config } from "../config";
 import * as tables from "../db/tables/oauth2";
+import { retryDelaySeconds } from "../events/retry";
 import type { Deps } from "../http/deps";
 import { useKeyStore } from "../signing-keys/stored-keys";
+import { deliverPings, isPingMessage } from "./ciba";
 import { oauth2ClientAdminRoutes } from "./clients";
 import { sweepOAuth2 } from "./housekeeping";
 import { backchannelLogoutFanOut, deliverLogoutTokens } from "./logout";
@@ -25,10 +27,18 @@ export const oauth2Feature = {
   eventConsumer: ({ shards, env }: Deps) =>
     env.LOGOUT_DELIVERIES ? backchannelLogoutFanOut({ shards, queue: env.LOGOUT_DELIVERIES }) : null,
   queues: {
-    logoutDeliveries: (batch: MessageBatch<unknown>, services: Deps) => {
+    // The server's deliveries to clients: logout tokens, and CIBA pings (ciba/ping.ts).
+    logoutDeliveries: async (batch: MessageBatch<unknown>, services: Deps) => {
       // Logout tokens are signed like ID tokens, with the key set the fetch handler uses (src/runtime/app.ts).
       useKeyStore(services.config, services.env.DB);
-      return deliverLogoutTokens(batch, services);
+      const pings = batch.messages.filter((message) => isPingMessage(message.body));
+      const logouts = batch.messages.filter((message) => !isPingMessage(message.body));
+      const delay = (attempts: number) =>
+        retryDelaySeconds(attempts, services.config.events.retryDelaySeconds);
+      await Promise.all([
+        deliverPings(pings, services, delay),
+        logouts.length > 0 ? deliverLogoutTokens({ ...batch, messages: logouts }, services) : undefined,
+      ]);
     },
   },
   housekeeping: (services: Deps, now: number) => sweepOAuth2(services, now),

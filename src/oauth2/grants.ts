@@ -148,8 +148,8 @@ export async function createGrant(
 }
 
 /**
- * A grant from an approved device authorization (RFC 8628): the values were settled when the person approved, and
- * the device authorization row was consumed by the same request.
+ * A grant from an approved device authorization (RFC 8628) or CIBA request: the values were settled when the person
+ * approved, and the row was consumed by the same request (also a JWT bearer's, settled by its assertion).
  */
 export async function createGrantFor(
   deps: Deps,
@@ -163,6 +163,8 @@ export async function createGrantFor(
     amr?: string[] | null;
     sid?: string | null;
     dpopJkt?: string | null;
+    /** A CIBA client confined to an organization (its `backchannelOrganization`): the grant acts in it. */
+    orgId?: string | null;
     /** RFC 9396: what the person approved (a CIBA request's, checked against the client's types). */
     authorizationDetails?: OAuth2GrantRow["authorizationDetails"];
   },

@@ -12,6 +12,8 @@ export {
   authorizationDetailsText,
   describeAuthorizationDetail,
 } from "./authorization-details";
+// OpenID CIBA: the account center lists the requests waiting for the user (their links open the approval page).
+export { type WaitingApproval, waitingApprovals } from "./ciba";
 // The interaction contract (contract §3.5): the built-in pages (src/pages/) read a pending request, open the requests
 // they start themselves (a device's, an invitation's, an app's) and finish each through it, by the request's id, as an
 // external login UI does; they see no pending-request storage, client row, consent or device-code row.
@@ -64,8 +66,10 @@ export {
 } from "./interaction-logout";
 export {
   appTarget,
+  CIBA_PAGE_PATH,
   findUserCode,
   openAppInteraction,
+  openCibaApproval,
   openInvitationInteraction,
   shownUserCode,
   type UserCodeMatch,

@@ -46,6 +46,11 @@ export interface InteractionRequest {
   readonly organization?: string;
   /** A device flow's request: the user code the person checks against their device's. */
   readonly device?: { readonly userCode: string };
+  /**
+   * A CIBA request's approval: the user it asks (only they may decide it) and the client's binding message, shown
+   * quoted under a fixed header, attributed to the client.
+   */
+  readonly ciba?: { readonly userId: string; readonly bindingMessage?: string };
   /** An organization invitation's request: the ticket's SHA-256 (never the ticket). */
   readonly invitation?: { readonly ticketHash: string };
   /** A first-party app's request (the hosted pages): where the browser goes back to. */
@@ -111,6 +116,14 @@ function viewOf(config: Config, request: PendingRequest): InteractionRequest {
     uiLocales: request.uiLocales,
     ...(request.organization !== undefined ? { organization: request.organization } : {}),
     ...(request.device ? { device: { userCode: request.device.userCode } } : {}),
+    ...(request.ciba
+      ? {
+          ciba: {
+            userId: request.ciba.userId,
+            ...(request.ciba.bindingMessage ? { bindingMessage: request.ciba.bindingMessage } : {}),
+          },
+        }
+      : {}),
     ...(request.invitation ? { invitation: { ticketHash: request.invitation.ticketHash } } : {}),
     ...(request.app ? { app: appReturn(config, request.app.redirectTo) } : {}),
     ...(request.authorizationDetails ? { authorizationDetails: request.authorizationDetails } : {}),
@@ -146,8 +159,8 @@ export async function describeInteraction(
     client: {
       clientId: client.clientId,
       clientName: client.clientName,
-      // A device request goes back nowhere: the consent screen names no destination for it.
-      facts: clientFacts(client, request.device ? undefined : request.redirectUri),
+      // A device's or CIBA request goes back nowhere: the consent screen names no destination for it.
+      facts: clientFacts(client, request.device || request.ciba ? undefined : request.redirectUri),
       authorizationDetailsTypes: client.authorizationDetailsTypes,
     },
   };
@@ -190,11 +203,14 @@ export async function consentQuestion(
   request: InteractionRequest,
   userId: string,
 ): Promise<ConsentQuestion> {
+  // A device's or CIBA request: asked every time (the client started it, not the person), with no organization to
+  // pick (a CIBA client's is its own, set by an admin).
+  const polled = request.device !== undefined || request.ciba !== undefined;
   // The organization the request names, when the user may pick it: a remembered consent then completes into it.
-  const named = request.device ? undefined : await namedOrganization(deps, userId, request.organization);
-  const granted = request.device ? [] : await grantedScopes(deps, userId, request.clientId);
+  const named = polled ? undefined : await namedOrganization(deps, userId, request.organization);
+  const granted = polled ? [] : await grantedScopes(deps, userId, request.clientId);
   const mustAsk =
-    request.device !== undefined ||
+    polled ||
     request.prompt.includes("consent") ||
     // RFC 9396: details describe this one request (a payment, a document): never taken as allowed before.
     request.authorizationDetails !== undefined ||
@@ -202,7 +218,7 @@ export async function consentQuestion(
     !request.scopes.every((scope) => granted.includes(scope));
   if (!mustAsk) return { ask: false, orgId: named?.orgId ?? null };
   // A device grant carries no organization (docs/oauth2.md): its page offers none.
-  const organizations = request.device ? [] : await memberOrganizations(deps, userId);
+  const organizations = polled ? [] : await memberOrganizations(deps, userId);
   return { ask: true, granted, organizations, ...(named ? { selectedOrg: named.orgId } : {}) };
 }
 

@@ -50,7 +50,8 @@ export async function allowInteraction(
   orgId: string | null,
 ): Promise<{ redirectUri: string } | { device: true }> {
   const request = await authorizationRequest(deps, requestId);
-  if (!request.device) await rememberConsent(deps, completer.userId, request.clientId, request.scopes);
+  if (!request.device && !request.ciba)
+    await rememberConsent(deps, completer.userId, request.clientId, request.scopes);
   return completeRequest(deps, request, completer, orgId);
 }
 
@@ -58,8 +59,9 @@ export async function allowInteraction(
 export async function denyInteraction(
   deps: Deps,
   requestId: string,
+  userId: string,
 ): Promise<{ redirectUri: string } | { device: true }> {
-  return denyRequest(deps, await authorizationRequest(deps, requestId));
+  return denyRequest(deps, await authorizationRequest(deps, requestId), userId);
 }
 
 /**
@@ -69,7 +71,7 @@ export async function denyInteraction(
  */
 export async function cancelInteraction(deps: Deps, requestId: string): Promise<string | null> {
   const request = await authorizationRequest(deps, requestId);
-  if (request.device) return null;
+  if (request.device || request.ciba) return null;
   deps.background(forgetPendingRequest(deps.env, request.id));
   return authorizationResponse(deps.config, request.redirectUri, {
     error: "unmet_authentication_requirements",

@@ -12,6 +12,8 @@ import { newRequestId, type PendingRequest, savePendingRequest } from "./pending
 
 // Where an app's request may go back to, checked before it is opened (the hosted pages answer 400 otherwise).
 export { appTarget } from "./app-requests";
+// An OpenID CIBA request's approval, opened by its link's handle (src/pages/ciba-routes.ts), and where it lives.
+export { CIBA_PAGE_PATH, openCibaApproval } from "./ciba";
 
 /**
  * A user code as the device page shows it back: the code the person typed (a `verification_uri_complete` link's)

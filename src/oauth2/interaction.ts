@@ -8,6 +8,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import type { AccessTokenPayload } from "../signing-keys/jwt";
+import { CIBA_DONE_PATH, pingClient } from "./ciba";
 import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
 import { grantedScopes } from "./consents";
@@ -50,6 +51,10 @@ export async function describeRequest(deps: Deps, requestId: string) {
     ...(request.organization ? { organization: request.organization } : {}),
     // A device flow's request: the UI shows this code so the person can check it is their device's.
     ...(request.device ? { deviceUserCode: request.device.userCode } : {}),
+    // A CIBA request's: the UI shows the client's message quoted, and lets only `cibaUserId` decide.
+    ...(request.ciba
+      ? { cibaUserId: request.ciba.userId, bindingMessage: request.ciba.bindingMessage ?? null }
+      : {}),
     // RFC 9396: what the person must see and approve, with the client's types to show them by (docs/agents.md).
     ...(request.authorizationDetails
       ? {
@@ -91,7 +96,7 @@ export async function completeWithAccessToken(
     // An external UI steps up with the API: TOTP at sign-in, or an elevation with a security key (contract §6).
     throw new AppError("unauthorized", "this authorization request needs a stronger sign-in (acr_values)");
   }
-  if (orgId !== null && (request.device || !(await activeMembership(deps, orgId, user.id)))) {
+  if (orgId !== null && (request.device || request.ciba || !(await activeMembership(deps, orgId, user.id)))) {
     throw new AppError("not-org-member");
   }
   const done = await completeRequest(
@@ -101,7 +106,10 @@ export async function completeWithAccessToken(
     orgId,
   );
   // No client to send the browser back to: the device learns the outcome by polling; the UI shows the result page.
-  if ("device" in done) return { redirectUri: deps.config.urls.auth(`${DEVICE_PAGE_PATH}?result=approved`) };
+  if ("device" in done) {
+    const page = request.ciba ? CIBA_DONE_PATH : `${DEVICE_PAGE_PATH}?result=approved`;
+    return { redirectUri: deps.config.urls.auth(page) };
+  }
   return done;
 }
 
@@ -129,26 +137,33 @@ export async function completeRequest(
   // An impersonation authorizes no client, not even one consented to before, and approves no device (operators.md §1).
   refuseWhileImpersonating(completer.actor, request.device ? "approving a device" : "authorizing a client");
   const signIn = signInFor(completer.times, demandOf(request, deps.now()), completer.sid);
-  if (request.device) {
+  const polled = request.device ?? request.ciba;
+  if (polled) {
     const approvedBy = { userId: completer.userId, ...signIn };
-    if (!(await finishDeviceRequest(deps, { ...request, device: request.device }, { approvedBy }))) {
-      throw new AppError("invalid-request", "this device request was decided already, or has expired");
-    }
+    const decided = await finishDeviceRequest(deps, request, polled.codeHash, { approvedBy });
+    // A CIBA request is decided only by the user it asks (the UPDATE's own condition).
+    if (!decided) throw new AppError("invalid-request", "this request was decided already, or has expired");
+    await pingClient(deps, decided);
     return { device: true };
   }
   return { redirectUri: await issueCode(deps, request, completer.userId, signIn, orgId) };
 }
 
 /**
- * The person refused the request: a device's authorization is denied (its poll hears `access_denied`); a client's
+ * The person refused the request: a device's authorization or CIBA request is denied (its poll hears `access_denied`,
+ * a ping client is pinged), if `userId` may decide it; a client's
  * request is forgotten and the browser goes back with `access_denied` (RFC 6749 §4.1.2.1).
  */
 export async function denyRequest(
   deps: Deps,
   request: PendingRequest,
+  userId: string,
 ): Promise<{ redirectUri: string } | { device: true }> {
-  if (request.device) {
-    await finishDeviceRequest(deps, { ...request, device: request.device }, "denied");
+  const polled = request.device ?? request.ciba;
+  if (polled) {
+    const decided = await finishDeviceRequest(deps, request, polled.codeHash, { deniedBy: userId });
+    // CIBA Core §10.2: a ping client hears of a denial too, and learns it by polling (`access_denied`).
+    if (decided) await pingClient(deps, decided);
     return { device: true };
   }
   deps.background(forgetPendingRequest(deps.env, request.id));

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { authorizeRoutes } from "./authorize-routes";
+import { backchannelRoutes } from "./ciba";
 import { registrationRoutes } from "./clients";
 import { discoveryRoutes } from "./discovery-routes";
 import { endpointErrors } from "./endpoint-errors";
@@ -18,6 +19,7 @@ function clientEndpoints() {
   return endpoints
     .route("/", tokenRoutes)
     .route("/", parRoutes)
+    .route("/", backchannelRoutes)
     .route("/", introspectionRoutes)
     .route("/", userinfoRoutes)
     .route("/", registrationRoutes);

@@ -41,6 +41,13 @@ const pendingRequestSchema = z.object({
    */
   device: z.object({ codeHash: z.string(), userCode: z.string() }).optional(),
   /**
+   * An OpenID CIBA request's approval (src/oauth2/ciba/), opened from its mail or the account center: approving it
+   * marks the request approved for its poll or ping; only `userId` (the user it asks) may decide it; no redirect URI.
+   */
+  ciba: z
+    .object({ codeHash: z.string(), userId: z.string(), bindingMessage: z.string().optional() })
+    .optional(),
+  /**
    * An organization invitation's request (contract organizations.md §1), started on the invitation page: after
    * sign-in the person joins the organization instead of consenting; no client, no redirect URI (both empty). Only
    * the ticket's SHA-256 is kept here, never the ticket.

@@ -31,6 +31,8 @@ const vars = z.object({
   AUTH_OAUTH2_PROVIDER_REQUIRE_PAR: bool(false),
   /** RFC 9449 §8: the token endpoint asks for a server nonce in DPoP proofs (`use_dpop_nonce`). */
   AUTH_OAUTH2_PROVIDER_DPOP_NONCE: bool(false),
+  /** OpenID CIBA (src/oauth2/ciba/): requests one user may have waiting at once, from every client together. */
+  AUTH_CIBA_MAX_PENDING_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
 });
 
 /**
@@ -71,6 +73,7 @@ const resolve = (data: z.output<typeof vars>, core: CoreConfig) => ({
       : data.AUTH_OAUTH2_PROVIDER_REGISTRATION === "open",
     requirePar: data.AUTH_OAUTH2_PROVIDER_REQUIRE_PAR,
     dpopNonce: data.AUTH_OAUTH2_PROVIDER_DPOP_NONCE,
+    cibaMaxPendingPerUser: data.AUTH_CIBA_MAX_PENDING_PER_USER,
   },
 });
 

@@ -8,9 +8,9 @@ import {
   requestedAuthorizationDetails,
   stillAllowedDetails,
 } from "./authorization-details";
-import { GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
+import { CIBA_GRANT, GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
 import { consumeCode } from "./codes";
-import { DEVICE_GRANT, redeemDeviceCode } from "./device";
+import { DEVICE_GRANT, redeemPolled } from "./device";
 import { boundAnswer, type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
 import { createGrant, createGrantFor, issuesRefreshTokens } from "./grants";
@@ -189,39 +189,49 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
   });
 }
 
-/** The device grant (RFC 8628): tokens for the person who approved the device's user code on the page. */
-async function exchangeDeviceCode(
-  deps: Deps,
-  client: OAuth2ClientRow,
-  params: OAuth2Params,
-  binding: TokenBinding,
-) {
-  // The device flow takes no authorization details (docs/agents.md): asking for some here is asking for more.
-  const details = askedDetails(client, params);
-  if (details) narrowAuthorizationDetails(null, details);
-  const approved = await redeemDeviceCode(deps, client, params);
-  const user = await findUserById(deps.shards, approved.userId!);
-  if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
-  const { grant, refreshToken } = await createGrantFor(deps, client, {
-    userId: user.id,
-    scopes: approved.scopes,
-    resources: approved.resources,
-    authTime: approved.authTime!,
-    acr: approved.acr,
-    amr: approved.amr,
-    sid: approved.sid,
-    dpopJkt: binding.dpopJkt,
-  });
-  return tokensFor(deps, {
-    client,
-    user,
-    grant,
-    scopes: grant.scopes,
-    resources: grant.resources,
-    refreshToken,
-    dpopJkt: binding.dpopJkt,
-  });
-}
+/**
+ * The device grant (RFC 8628) and the CIBA grant (OpenID CIBA Core §10.1, §11): tokens for the person who approved on
+ * the page, once; a CIBA client confined to an organization gets it in its tokens. A CIBA request's authorization
+ * details (RFC 9396) are what the person approved: the token request may ask for fewer, never more. The device flow
+ * takes none (docs/agents.md): asking for some there is asking for more.
+ */
+const exchangePolled = (kind: "device" | "ciba") =>
+  async function exchangeDeviceCode(
+    deps: Deps,
+    client: OAuth2ClientRow,
+    params: OAuth2Params,
+    binding: TokenBinding,
+  ) {
+    const details = askedDetails(client, params);
+    if (kind === "device" && details) narrowAuthorizationDetails(null, details);
+    const approved = await redeemPolled(deps, client, params, kind);
+    const authorizationDetails = narrowAuthorizationDetails(approved.authorizationDetails, details);
+    const user = await findUserById(deps.shards, approved.userId!);
+    if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
+    const { grant, refreshToken } = await createGrantFor(deps, client, {
+      userId: user.id,
+      scopes: approved.scopes,
+      resources: approved.resources,
+      authTime: approved.authTime!,
+      acr: approved.acr,
+      amr: approved.amr,
+      sid: approved.sid,
+      dpopJkt: binding.dpopJkt,
+      orgId: approved.orgId,
+      // The grant keeps all that was approved: a later refresh may narrow from it, never widen.
+      authorizationDetails: approved.authorizationDetails,
+    });
+    return tokensFor(deps, {
+      client,
+      user,
+      grant,
+      scopes: grant.scopes,
+      resources: grant.resources,
+      refreshToken,
+      dpopJkt: binding.dpopJkt,
+      authorizationDetails,
+    });
+  };
 
 /**
  * Scopes about a person (and `graphql`, which acts as one): a client acting for itself has none of them, and no
@@ -281,7 +291,8 @@ const HANDLERS: Record<
 > = {
   authorization_code: exchangeCode,
   refresh_token: refresh,
-  [DEVICE_GRANT]: exchangeDeviceCode,
+  [DEVICE_GRANT]: exchangePolled("device"),
+  [CIBA_GRANT]: exchangePolled("ciba"),
   client_credentials: clientCredentials,
   // `audience=provider:<name>`: the token vault's exchange (vault-exchange.ts), for a provider's token.
   [TOKEN_EXCHANGE_GRANT]: (deps, client, params, binding) =>

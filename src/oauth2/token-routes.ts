@@ -23,6 +23,7 @@ const tokenForm = z.object({
   code_verifier: z.string().optional(),
   refresh_token: z.string().optional(),
   device_code: z.string().optional(),
+  auth_req_id: z.string().optional().describe("OpenID CIBA: the id `/oauth2/bc-authorize` answered"),
   subject_token: z.string().optional().describe("Token exchange (RFC 8693): an access token of ours"),
   subject_token_type: z.string().optional().describe("Token exchange: `…:token-type:access_token`"),
   actor_token: z.string().optional().describe("Token exchange, optional: the client's own token"),
@@ -44,7 +45,8 @@ export const tokenRoutes = new Hono<AppEnv>()
         "*form*. `authorization_code` (with the PKCE verifier and the same redirect URI; a replayed code revokes " +
         "what it issued), `refresh_token` (rotates; a replay revokes the grant), " +
         "`urn:ietf:params:oauth:grant-type:device_code` (`authorization_pending`, `slow_down`, `access_denied`, " +
-        "`expired_token` until approved, then once), `client_credentials` (confidential clients an admin made or " +
+        "`expired_token` until approved, then once), `urn:openid:params:grant-type:ciba` (`auth_req_id`, the same " +
+        "answers as the device grant: OpenID CIBA Core §11), `client_credentials` (confidential clients an admin made or " +
         "allowed: a token about the client itself, `gty: client_credentials`), " +
         "`urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693: one of this server's access tokens given to " +
         "the client, for a `resource`/`audience` it may reach, down-scoped, with `act` naming the client; " +

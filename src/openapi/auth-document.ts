@@ -22,12 +22,12 @@ export function authErrorSchema() {
 }
 
 /**
- * Pages for people (the console, the OAuth2 login, device and invitation pages, the hosted sign-in, sign-up and reset
+ * Pages for people (the console, the OAuth2 login, device, CIBA approval and invitation pages, the hosted sign-in, sign-up and reset
  * pages, the account center, the development inbox): not API. Only the hosted pages' exact paths: `/signin/…` and
  * `/signup/…` are API.
  */
 const PAGES =
-  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/ciba$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
 
 export function authDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument {
   return buildDocument(app as never, {

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { activeMembership } from "../auth";
 import { backToPage, type Ctx, paths } from "../browser/page-paths";
 import { render, showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
-import { pageText } from "../browser/page-text";
+import { catalogueFor, pageText } from "../browser/page-text";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
 import { demandOf, judge } from "../browser/step-up";
 import { AppError } from "../errors";
@@ -18,13 +18,14 @@ import {
   shownAuthorizationDetails,
 } from "../oauth2";
 import { pageAccountRoutes } from "./account-routes";
+import { cibaOtherAccount } from "./ciba-routes";
 import { formRequest, pageRequest } from "./form-requests";
 import { appStep } from "./hosted-step";
 import { invitationStep, joinInvitation } from "./invitation-routes";
 import { selectAccountForm } from "./reauth-render";
 import { pageReauthRoutes } from "./reauth-routes";
 import { reauthStep, userLabelOf } from "./reauth-step";
-import { consentForm, deviceFinished } from "./render-consent";
+import { cibaApproved, cibaDenied, consentForm, deviceFinished } from "./render-consent";
 import { accountPage, signInPage } from "./sign-in-pages";
 import { landFromEmailLink, pageSignInRoutes } from "./sign-in-routes";
 
@@ -58,7 +59,9 @@ async function finish(
     throw error;
   }
   if ("redirectUri" in done) return c.redirect(done.redirectUri, 303);
-  const t = pageText(c, request.uiLocales, session.user.locale);
+  const catalogue = catalogueFor(c, request.uiLocales, session.user.locale);
+  const t = catalogue.pages;
+  if (request.ciba) return render(c, 200, catalogue.ciba.approvedTitle, cibaApproved(catalogue.ciba), { t });
   return render(c, 200, t.deviceConnected, deviceFinished(t, "approved"), { t });
 }
 
@@ -71,6 +74,8 @@ async function nextStep(c: Ctx, request: InteractionRequest, client: Interaction
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
   if (!session) return signInPage(c, request, client.clientName);
+  // A CIBA request is decided by the user it asks only; someone else signed in here may switch accounts.
+  if (request.ciba && request.ciba.userId !== session.user.id) return cibaOtherAccount(c, request, session);
   if (judge(session.methods, demandOf(request, deps.now())) !== "met") {
     return reauthStep(c, request, client.clientName, session);
   }
@@ -111,7 +116,8 @@ async function consentStep(
     );
   }
   const { user } = session;
-  const t = pageText(c, request.uiLocales, session.user.locale);
+  const catalogue = catalogueFor(c, request.uiLocales, session.user.locale);
+  const t = catalogue.pages;
   const { facts } = client;
   // A reviewed client's logo: its origin may serve images to this page only.
   const images = facts.logoUri ? [facts.logoUri] : [];
@@ -130,13 +136,16 @@ async function consentStep(
       userLabel: userLabelOf(user),
       facts,
       deviceUserCode: request.device?.userCode,
+      ...(request.ciba
+        ? { ciba: { words: catalogue.ciba, bindingMessage: request.ciba.bindingMessage } }
+        : {}),
       resources: request.resources,
       organizations: question.organizations,
       selectedOrg: question.selectedOrg,
       authorizationDetails: shownAuthorizationDetails(client, request, t.lang),
     }),
-    // After consent the browser goes on to the client's redirect URI; a device request stays here.
-    request.device ? { t, images } : { t, images, redirectUri: request.redirectUri },
+    // After consent the browser goes on to the client's redirect URI; a device's or CIBA request stays here.
+    request.device || request.ciba ? { t, images } : { t, images, redirectUri: request.redirectUri },
   );
 }
 
@@ -190,10 +199,11 @@ export const interactionRoutes = new Hono<AppEnv>()
     if (form.invitation) return joinInvitation(c, request, form.invitation);
     // An app's request has nothing to consent to: its page completes it (hosted-step.ts).
     if (form.app) return backToPage(c, request.id);
+    if (request.ciba && request.ciba.userId !== session.user.id) return cibaOtherAccount(c, request, session);
     if (params.get("decision") !== "allow") {
       let denied: Awaited<ReturnType<typeof denyInteraction>>;
       try {
-        denied = await denyInteraction(deps, request.id);
+        denied = await denyInteraction(deps, request.id, session.user.id);
       } catch (error) {
         // Decided already, or expired, since the form was shown (two tabs, a late click).
         // An impersonation's refusal (operators.md §1) says why; any other, that the request is gone.
@@ -203,12 +213,17 @@ export const interactionRoutes = new Hono<AppEnv>()
         throw error;
       }
       if ("redirectUri" in denied) return c.redirect(denied.redirectUri, 303);
-      const t = pageText(c, request.uiLocales, session.user.locale);
+      const catalogue = catalogueFor(c, request.uiLocales, session.user.locale);
+      const t = catalogue.pages;
+      if (request.ciba) {
+        const words = catalogue.ciba;
+        return render(c, 200, words.deniedTitle, cibaDenied(words), { t });
+      }
       return render(c, 200, t.deviceDenied, deviceFinished(t, "denied"), { t });
     }
     // The organization picked: one the user is an active member of now, or none. A tampered form (another org's
     // id) is refused, not downgraded to "none", so the person sees that the choice did not hold.
-    const picked = request.device ? undefined : params.get("organization");
+    const picked = request.device || request.ciba ? undefined : params.get("organization");
     const org = picked ? await activeMembership(deps, picked, session.user.id) : undefined;
     if (picked && !org) return showProblem(c, (t) => t.errors.notAMember, 403);
     // The consent is remembered (a device's never is: it is asked every time), and the request completes.

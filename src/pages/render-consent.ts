@@ -2,6 +2,7 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { PageText } from "../browser/page-text";
 import { errorBox, hidden } from "../browser/render";
+import type { Catalogue } from "../browser/text";
 import type { ClientFacts } from "../oauth2";
 
 /** The consent screen, the device pages and the problem page. */
@@ -100,6 +101,8 @@ export function consentForm(input: {
   facts: ClientFacts;
   /** The user code of a device flow: the person checks it is the one their device shows. */
   deviceUserCode?: string;
+  /** A CIBA request's approval: its words, and the client's binding message (shown quoted, attributed). */
+  ciba?: { words: Catalogue["ciba"]; bindingMessage?: string };
   /** RFC 8707 `resource` values of the request: what the tokens will be for. */
   resources?: string[];
   /** The organizations the client may be let act in, and the one preselected. */
@@ -117,11 +120,13 @@ export function consentForm(input: {
   }<h1>${input.clientName}</h1>
 ${publisher(t, input.facts)}
 ${
-  input.deviceUserCode
-    ? html`<p class="lead">${t.wantsDeviceAccess}</p>
+  input.ciba
+    ? cibaLead(input.ciba, input.clientName)
+    : input.deviceUserCode
+      ? html`<p class="lead">${t.wantsDeviceAccess}</p>
 <p class="code">${input.deviceUserCode}</p>
 <p class="warning" role="note">${t.deviceWarning}</p>`
-    : html`<p class="lead">${t.wantsAccess}</p>`
+      : html`<p class="lead">${t.wantsAccess}</p>`
 }
 ${resourceList(t, input.resources ?? [])}
 ${caution(t, input.facts)}
@@ -137,6 +142,33 @@ ${input.authorizationDetails ? html`<div class="details"><p>${t.asksInDetail}</p
 </form>
 <div class="who">${t.signedInAs} ${input.userLabel}.
 <form method="post" action="${input.switchAction}">${hidden(input.requestId)}<button class="link-button" type="submit">${t.useAnotherAccount}</button></form></div>`;
+}
+
+/**
+ * A CIBA request's lead: the client's binding message under a fixed header that names the client, in quotes, so its
+ * words never pass for the service's own (OpenID CIBA Core §7.1: it binds this page to what the client shows).
+ */
+function cibaLead(ciba: { words: Catalogue["ciba"]; bindingMessage?: string }, clientName: string) {
+  const { words } = ciba;
+  return html`<p class="lead">${words.wantsApproval}</p>
+${
+  ciba.bindingMessage
+    ? html`<figure class="binding"><figcaption>${words.messageFrom(clientName)}</figcaption><blockquote>“${ciba.bindingMessage}”</blockquote></figure>`
+    : ""
+}
+<p class="warning" role="note">${words.warning}</p>`;
+}
+
+/** A CIBA request approved: the client learns it by its poll or ping. */
+export function cibaApproved(words: Catalogue["ciba"]) {
+  return html`<h1>${words.approvedTitle}</h1>
+<p class="lead">${words.approvedLead}</p>`;
+}
+
+/** A CIBA request denied: the client hears `access_denied`. */
+export function cibaDenied(words: Catalogue["ciba"]) {
+  return html`<h1>${words.deniedTitle}</h1>
+<p class="lead">${words.deniedLead}</p>`;
 }
 
 /** The device flow's first step: the code the device shows. */

@@ -1,7 +1,9 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { DEVICE_PAGE_PATH, LOGIN_PAGE_PATH } from "../lib/redirect";
+import { CIBA_PAGE_PATH } from "../oauth2";
 import { INVITATION_PAGE_PATH } from "../orgs";
+import { cibaPageRoutes } from "./ciba-routes";
 import { devicePageRoutes } from "./device-routes";
 import { hostedPageRoutes } from "./hosted-routes";
 import { interactionRoutes } from "./interaction-routes";
@@ -19,6 +21,8 @@ import { logoutRoutes } from "./logout-routes";
 export function pageRoutes(loginUrl: string | undefined) {
   const routes = new Hono<AppEnv>()
     .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl))
+    // OpenID CIBA's approval link: on to the login and consent page, or the external login UI, as the device's.
+    .route(CIBA_PAGE_PATH, cibaPageRoutes(loginUrl))
     .route(LOGIN_PAGE_PATH, interactionRoutes)
     .route("/", hostedPageRoutes);
   // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link");

@@ -64,6 +64,10 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       postLogoutRedirectUris: [],
       backchannelLogoutUri: null,
       backchannelLogoutSessionRequired: false,
+      // OpenID CIBA: no delivery mode, no CIBA (test/oauth2/ciba.test.ts).
+      backchannelTokenDeliveryMode: null,
+      backchannelClientNotificationEndpoint: null,
+      backchannelOrganization: null,
       jwks: null,
       jwksUri: null,
       trustedIssuers: [],

@@ -43,6 +43,7 @@ describe("discovery and keys", () => {
         "client_credentials",
         "urn:ietf:params:oauth:grant-type:token-exchange",
         "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        "urn:openid:params:grant-type:ciba",
       ],
       scopes_supported: ["openid", "profile", "email", "phone", "offline_access", "graphql", "authzen"],
       subject_types_supported: ["public"],
@@ -76,6 +77,10 @@ describe("discovery and keys", () => {
       end_session_endpoint: `${ISSUER}/oauth2/logout`,
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
+      // OpenID CIBA Core §4 (ciba.test.ts).
+      backchannel_authentication_endpoint: `${ISSUER}/oauth2/bc-authorize`,
+      backchannel_token_delivery_modes_supported: ["poll", "ping"],
+      backchannel_user_code_parameter_supported: false,
       // RFC 9396 §10.1: the union of the clients' types, whatever other files made (authorization-details/flows.test.ts).
       authorization_details_types_supported: expect.any(Array),
     });

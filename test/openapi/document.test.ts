@@ -29,7 +29,7 @@ function registered(routes: { method: string; path: string; handler: unknown }[]
 }
 
 const PAGE =
-  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/ciba$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
 
 /** Pages for people: served by the app, never in the API's document. */
 const AUTH_PAGES = [
@@ -37,6 +37,7 @@ const AUTH_PAGES = [
   "get /oauth2/interaction",
   "post /oauth2/interaction/consent",
   "get /oauth2/device",
+  "get /oauth2/ciba",
   // The hosted pages of the app; `POST /signin/email-password` and the like are API (checked by the document test).
   "get /signin",
   "get /signup",

@@ -108,6 +108,10 @@ export const consoleClientRoutes = new Hono<AppEnv>()
           accessTokenLifetime: current.accessTokenLifetime,
           refreshTokenLifetime: current.refreshTokenLifetime,
           vaultProviders: current.vaultProviders,
+          // CIBA's settings have their own form (client-ciba.ts).
+          backchannelTokenDeliveryMode: current.backchannelTokenDeliveryMode,
+          backchannelClientNotificationEndpoint: current.backchannelClientNotificationEndpoint,
+          backchannelOrganization: current.backchannelOrganization,
           // Set on their own screen (client-detail-types-routes.ts).
           authorizationDetailsTypes:
             current.authorizationDetailsTypes as typeof body.authorizationDetailsTypes,

@@ -1,5 +1,6 @@
 import { html } from "hono/html";
 import { type ClientConsent, type ClientGrant, SUPPORTED_SCOPES, type WireClient } from "../../oauth2";
+import { cibaSection } from "./client-ciba";
 import { action, type Chrome, frame, when } from "./pages";
 
 /** OAuth2 clients in the console: create, the client's page (edit, rotate the secret, delete), its grants. */
@@ -104,6 +105,7 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ""}
   ${clientFields(client)}
   <button class="primary" type="submit">Save</button>
 </form>
+${cibaSection(chrome, client)}
 <h2>Signed-in people (${usage.grants.length})</h2>
 ${
   usage.grants.length === 0

@@ -6,4 +6,5 @@
 
 export { writeDeviceCookie } from "./device-cookie";
 export { type DeviceName, deviceNameOf } from "./device-name";
+export { mailTime } from "./new-device-mail";
 export { noticeDevice } from "./new-device-notice";

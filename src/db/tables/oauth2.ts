@@ -62,6 +62,12 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
     .default(sql`'[]'`),
   /** Back-Channel Logout 1.0 §2.2: where logout tokens are posted; null: none. */
   backchannelLogoutUri: text("backchannel_logout_uri"),
+  /** OpenID CIBA Core §4: `poll` or `ping` for a client an admin allowed CIBA; null: none. */
+  backchannelTokenDeliveryMode: text("backchannel_token_delivery_mode").$type<"poll" | "ping">(),
+  /** CIBA ping mode: where the ping is posted (https, under the outbound-URL policy). */
+  backchannelClientNotificationEndpoint: text("backchannel_client_notification_endpoint"),
+  /** CIBA: the organization whose active members alone this client may ask; its tokens carry it. Null: anyone. */
+  backchannelOrganization: text("backchannel_organization"),
   /** Back-Channel Logout 1.0 §2.2: whether the client needs `sid` in its logout tokens (they always carry it). */
   backchannelLogoutSessionRequired: integer("backchannel_logout_session_required", { mode: "boolean" })
     .notNull()
@@ -282,8 +288,35 @@ export const deviceAuthorizations = sqliteTable(
     tooFast: integer("too_fast", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /**
+     * `ciba`: an OpenID CIBA request (src/oauth2/ciba/), whose "device" is the client asking from its back channel:
+     * `device_code_hash` is its `auth_req_id`'s, `user_code_hash` the approval link's handle (`ciba:` + 256 random
+     * bits, not a secret: opening it needs the named user's sign-in and their click). Polled, decided and consumed
+     * exactly as a device code is.
+     */
+    kind: text("kind").$type<"device" | "ciba">().notNull().default("device"),
+    /**
+     * CIBA: who is asked: a user id, or for a hint naming nobody `hint:` + its HMAC (counted alike, so an unknown
+     * hint answers as a known one). Only this user may decide the request.
+     */
+    subject: text("subject"),
+    /** CIBA `binding_message`, shown quoted on the approval page and in the mail. */
+    bindingMessage: text("binding_message"),
+    /** CIBA `acr_values` the approval must reach (a step-up on the page). */
+    acrValues: text("acr_values", { mode: "json" }).$type<string[]>(),
+    /** CIBA: the organization the client is confined to (its `backchannelOrganization`), carried to the grant. */
+    orgId: text("org_id"),
+    /** CIBA ping mode: `auth_req_id` and `client_notification_token`, sealed (AES-GCM), for the ping. */
+    pingSealed: text("ping_sealed"),
+    /** CIBA: RFC 9396 authorization details the client asked (checked against its types), shown on the page. */
+    authorizationDetails: text("authorization_details", { mode: "json" }).$type<
+      { type: string; [field: string]: unknown }[]
+    >(),
   },
-  (t) => [index("device_authorizations_expires_at").on(t.expiresAt)],
+  (t) => [
+    index("device_authorizations_expires_at").on(t.expiresAt),
+    index("device_authorizations_subject").on(t.subject, t.status),
+  ],
 );
 
 export type DeviceAuthorizationRow = typeof deviceAuthorizations.$inferSelect;

@@ -37,6 +37,18 @@ export const wireClientSchema = z.object({
   postLogoutRedirectUris: z.array(z.string()).describe("Where RP-initiated logout may send the browser"),
   backchannelLogoutUri: z.string().nullable().describe("Where back-channel logout tokens are posted"),
   backchannelLogoutSessionRequired: z.boolean(),
+  backchannelTokenDeliveryMode: z
+    .enum(["poll", "ping"])
+    .nullable()
+    .describe("OpenID CIBA: how the client gets a backchannel authentication's outcome; null: no CIBA"),
+  backchannelClientNotificationEndpoint: z
+    .string()
+    .nullable()
+    .describe("CIBA ping mode: where pings are posted"),
+  backchannelOrganization: z
+    .string()
+    .nullable()
+    .describe("CIBA: the organization whose active members alone the client may ask"),
   jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).nullable(),
   jwksUri: z.string().nullable(),
   trustedIssuers: z
@@ -96,6 +108,9 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     postLogoutRedirectUris: row.postLogoutRedirectUris,
     backchannelLogoutUri: row.backchannelLogoutUri,
     backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired,
+    backchannelTokenDeliveryMode: row.backchannelTokenDeliveryMode,
+    backchannelClientNotificationEndpoint: row.backchannelClientNotificationEndpoint,
+    backchannelOrganization: row.backchannelOrganization,
     jwks: row.jwks,
     jwksUri: row.jwksUri,
     trustedIssuers: row.trustedIssuers,
@@ -151,6 +166,13 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
     postLogoutRedirectUris: [...new Set(body.postLogoutRedirectUris ?? [])],
     backchannelLogoutUri: outboundUri(deps, "backchannelLogoutUri", body.backchannelLogoutUri),
     backchannelLogoutSessionRequired: body.backchannelLogoutSessionRequired ?? false,
+    backchannelTokenDeliveryMode: body.backchannelTokenDeliveryMode ?? null,
+    backchannelClientNotificationEndpoint: outboundUri(
+      deps,
+      "backchannelClientNotificationEndpoint",
+      body.backchannelClientNotificationEndpoint,
+    ),
+    backchannelOrganization: body.backchannelOrganization ?? null,
     jwks: body.jwks ?? null,
     jwksUri: outboundUri(deps, "jwksUri", body.jwksUri),
     trustedIssuers: (body.trustedIssuers ?? []).map((trusted) => ({

@@ -19,9 +19,14 @@ export const SUPPORTED_SCOPES = [
  * (src/oauth2/token-exchange.ts) and RFC 7523 §2.1 JWT bearer with the ID-JAG on it (src/oauth2/jwt-bearer.ts). Like
  * `client_credentials`, for confidential clients an admin made or allowed (contract §3.6, §12).
  */
+/** OpenID CIBA Core 1.0 §10.1: the token request of a backchannel authentication (src/oauth2/ciba/). */
+export const CIBA_GRANT = "urn:openid:params:grant-type:ciba";
 export const DELEGATION_GRANTS = [
   "urn:ietf:params:oauth:grant-type:token-exchange",
   "urn:ietf:params:oauth:grant-type:jwt-bearer",
+  // CIBA asks a person by a hint the client chose, and mails them on its say-so: an admin allows it, for a client
+  // that proves itself (§4: CIBA clients are confidential).
+  CIBA_GRANT,
 ] as const;
 export const GRANT_TYPES = [
   "authorization_code",
@@ -139,6 +144,12 @@ export const clientBodySchema = z
     requirePushedAuthorizationRequests: z.boolean().optional(),
     /** RP-Initiated Logout 1.0: where a logout may send the browser back to, matched exactly. */
     postLogoutRedirectUris: z.array(redirectUri).max(20).optional(),
+    /** OpenID CIBA Core §4: how this client gets a backchannel authentication's outcome; null: no CIBA. */
+    backchannelTokenDeliveryMode: z.enum(["poll", "ping"]).nullable().optional(),
+    /** CIBA ping mode: where the ping is posted (https, under the outbound-URL policy). */
+    backchannelClientNotificationEndpoint: z.string().max(2048).nullable().optional(),
+    /** CIBA: the organization (id) whose active members alone the client may ask; its tokens carry it. */
+    backchannelOrganization: z.string().max(100).nullable().optional(),
     /** Back-Channel Logout 1.0: where logout tokens are posted (https, under the outbound-URL policy). */
     backchannelLogoutUri: z.string().max(2048).nullable().optional(),
     backchannelLogoutSessionRequired: z.boolean().optional(),
@@ -199,6 +210,27 @@ export const clientBodySchema = z
         path: ["grantTypes"],
         message: "client_credentials needs a confidential client, not tokenEndpointAuthMethod none",
       });
+    }
+    const ciba = grants.includes(CIBA_GRANT);
+    if (ciba !== Boolean(body.backchannelTokenDeliveryMode)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["backchannelTokenDeliveryMode"],
+        message: `${CIBA_GRANT} and backchannelTokenDeliveryMode go together: set both or neither`,
+      });
+    }
+    if (
+      (body.backchannelTokenDeliveryMode === "ping") !==
+      Boolean(body.backchannelClientNotificationEndpoint)
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["backchannelClientNotificationEndpoint"],
+        message: "backchannelClientNotificationEndpoint is required in ping mode, and only there",
+      });
+    }
+    if (body.backchannelOrganization && !ciba) {
+      ctx.addIssue({ code: "custom", path: ["backchannelOrganization"], message: `only with ${CIBA_GRANT}` });
     }
     // Token exchange and JWT bearer hand a user's tokens to whoever presents the client's id: only a client that
     // proves itself may (draft-ietf-oauth-identity-assertion-authz-grant §7.1; RFC 8693 §5).

@@ -20,6 +20,7 @@ export { authenticateClient, findOAuth2Client } from "./client-auth";
 export { forgetOAuth2Client } from "./client-cache";
 export {
   AUTH_METHODS,
+  CIBA_GRANT,
   type ClientBody,
   clientBodySchema,
   GRANT_TYPES,

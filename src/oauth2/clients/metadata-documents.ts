@@ -161,6 +161,10 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     resources: stored?.resources ?? null,
     trustedIssuers: stored?.trustedIssuers ?? [],
     vaultProviders: stored?.vaultProviders ?? [],
+    // A document's client is public: no CIBA, which needs a client that proves itself.
+    backchannelTokenDeliveryMode: null,
+    backchannelClientNotificationEndpoint: null,
+    backchannelOrganization: null,
     authorizationDetailsTypes: stored?.authorizationDetailsTypes ?? [],
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,

@@ -65,6 +65,10 @@ const REGISTERED_METADATA = new Set([
   "frontchannel_logout_session_supported",
   "backchannel_logout_supported",
   "backchannel_logout_session_supported",
+  // OpenID CIBA Core §4.
+  "backchannel_authentication_endpoint",
+  "backchannel_token_delivery_modes_supported",
+  "backchannel_user_code_parameter_supported",
   "pushed_authorization_request_endpoint",
   "require_pushed_authorization_requests",
   "require_signed_request_object",

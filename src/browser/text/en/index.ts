@@ -1,5 +1,6 @@
 import { account } from "./account";
 import { accountSecurity } from "./account-security";
+import { ciba } from "./ciba";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
 import { impersonation } from "./impersonation";
@@ -21,6 +22,7 @@ export const en = {
   hosted,
   impersonation,
   vault,
+  ciba,
 };
 
 export type Catalogue = typeof en;

@@ -1,6 +1,7 @@
 import type { Catalogue } from "../en";
 import { account } from "./account";
 import { accountSecurity } from "./account-security";
+import { ciba } from "./ciba";
 import { devices } from "./devices";
 import { hosted } from "./hosted";
 import { impersonation } from "./impersonation";
@@ -21,4 +22,5 @@ export const pt: Catalogue = {
   hosted,
   vault,
   impersonation,
+  ciba,
 };
