@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
 import { bindBrowser, browserBinding } from "../http/browser-binding";
 import { operation, REDIRECT_ANSWER } from "../http/documented";
+import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import { jsonBody } from "../http/validation";
 import { withQuery } from "../lib/redirect";
 import { claimConnection, REQUEST_LIFETIME_MS } from "../providers";
@@ -47,10 +48,8 @@ const connectionSchema = z.object({
  * A connection is a grant of the user's: an impersonated session makes none and removes none (operators.md §1).
  * The token check refuses every write of such a session too; this names the rule where the grant is made.
  */
-function refuseImpersonation(auth: object | null) {
-  if (auth && "act" in auth && auth.act) {
-    throw new AppError("forbidden", "an impersonated session may not connect or remove accounts");
-  }
+function refuseImpersonation(auth: { act?: unknown } | null) {
+  refuseWhileImpersonating(actorOf(auth), "connecting or removing an account");
 }
 
 /** The callback's parameters, as a provider sends them (the query of a GET). */
