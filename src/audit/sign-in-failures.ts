@@ -1,12 +1,14 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { shardOfEntry } from "../db/directory";
-import { auditEvents, users } from "../db/schema";
+import { auditEvents, eventOutbox, eventSequences, users } from "../db/schema";
 import type { Shards } from "../db/shards";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
 import { hmacSubkey } from "../lib/subkeys";
+import { type Actor, actorName } from "./actor";
 import type { RequestOrigin, SignInAttempt } from "./events";
+import { auditStreamData } from "./stream";
 
 /**
  * Failed sign-ins in the audit log (contract §10 `signin.failure`), with two bounds:
@@ -36,7 +38,15 @@ async function emailDetail(shards: Shards, encryptionKey: string, email: string 
 }
 
 export async function recordSignInFailure(
-  deps: { shards: Shards; encryptionKey: string; origin: RequestOrigin; eventId: (at: number) => string },
+  deps: {
+    shards: Shards;
+    encryptionKey: string;
+    origin: RequestOrigin;
+    eventId: (at: number) => string;
+    actor: Actor;
+    /** Whether each kept event also goes to the outbox for the export (record.ts). */
+    exported: boolean;
+  },
   at: number,
   attempt: SignInAttempt,
 ): Promise<void> {
@@ -49,11 +59,15 @@ export async function recordSignInFailure(
     ...(await emailDetail(deps.shards, deps.encryptionKey, attempt.email)),
   };
   const userId = attempt.userId ?? null;
+  const actor = { actor: deps.actor.kind, actorName: actorName(deps.actor.name) };
   const row = {
     id: deps.eventId(at),
     at,
     type: "signin.failure",
     userId,
+    ...actor,
+    outcome: "failure",
+    reason: attempt.error,
     ip: origin.ip,
     userAgent: origin.userAgent,
     detail,
@@ -61,11 +75,16 @@ export async function recordSignInFailure(
   console.log(JSON.stringify({ level: "info", what: "audit", ...row }));
   const windowStart = at - (at % FAILURE_WINDOW_MS);
   // One statement decides and inserts, so parallel failures cannot all see "fewer than ten".
-  const inserted = await db.run(sql`
-    INSERT INTO audit_events (id, at, type, user_id, ip, user_agent, detail)
-    SELECT ${row.id}, ${at}, 'signin.failure', ${userId}, ${origin.ip}, ${origin.userAgent}, ${JSON.stringify(detail)}
+  const insert = db.run(sql`
+    INSERT INTO audit_events (id, at, type, user_id, actor, actor_name, outcome, reason, ip, user_agent, detail)
+    SELECT ${row.id}, ${at}, 'signin.failure', ${userId}, ${actor.actor}, ${actor.actorName}, 'failure',
+      ${row.reason}, ${origin.ip}, ${origin.userAgent}, ${JSON.stringify(detail)}
     WHERE (SELECT count(*) FROM (SELECT 1 FROM audit_events WHERE ip IS ${origin.ip} AND type = 'signin.failure'
       AND at >= ${windowStart} LIMIT ${INDIVIDUAL_PER_WINDOW})) < ${INDIVIDUAL_PER_WINDOW}`);
+  // With the export on, the event goes to the outbox in the same transaction, if and only if it was kept.
+  const [inserted] = deps.exported
+    ? await db.batch([insert, ...exportIfKept(db, row.id, auditStreamData(row))])
+    : [await insert];
   if (inserted.meta.changes > 0) return;
   const aggregateId = `${windowStart.toString().padStart(14, "0")}-repeated-${(await sha256Hex(origin.ip ?? "")).slice(0, 16)}`;
   await db
@@ -74,6 +93,9 @@ export async function recordSignInFailure(
       id: aggregateId,
       at,
       type: "signin.failure.repeated",
+      ...actor,
+      outcome: "failure",
+      reason: "repeated",
       ip: origin.ip,
       userAgent: origin.userAgent,
       detail: {
@@ -90,4 +112,20 @@ export async function recordSignInFailure(
         detail: sql`json_set(${auditEvents.detail}, '$.count', json_extract(${auditEvents.detail}, '$.count') + 1, '$.lastAt', ${new Date(at).toISOString()})`,
       },
     });
+}
+
+/**
+ * The outbox statements of an exported failure, each conditional on the audit row `id` being there: the insert before
+ * them decided whether the failure is an event of its own or only counted. The roll-up (`signin.failure.repeated`)
+ * is not exported: its count changes under it; the individual failures before it, which are, show the flood began.
+ */
+function exportIfKept(db: Db, id: string, data: Record<string, unknown>) {
+  const kept = sql`EXISTS (SELECT 1 FROM ${auditEvents} WHERE ${auditEvents.id} = ${id})`;
+  return [
+    db.insert(eventSequences).values({ subject: "audit", last: 0 }).onConflictDoNothing(),
+    db.run(sql`UPDATE ${eventSequences} SET last = last + 1 WHERE subject = 'audit' AND ${kept}`),
+    db.run(sql`INSERT INTO ${eventOutbox} (type, subject, sequence, data)
+      SELECT 'audit.recorded', 'audit', (SELECT last FROM ${eventSequences} WHERE subject = 'audit'),
+        ${JSON.stringify(data)} WHERE ${kept}`),
+  ] as const;
 }

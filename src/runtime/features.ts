@@ -1,5 +1,6 @@
 import { accountCenterFeature } from "../account-center/feature";
 import { adminFeature } from "../admin/feature";
+import { auditExportFeature } from "../audit-export/feature";
 import { authFeature } from "../auth/feature";
 import { supabaseFeature } from "../faces/supabase/feature";
 import { mirrorFeature } from "../mirror/feature";
@@ -35,6 +36,8 @@ export const FEATURES: readonly Feature[] = [
   accountCenterFeature,
   adminFeature,
   webhooksFeature,
+  // The audit's export to an OpenTelemetry collector: a consumer of the event stream (contract operators.md §4).
+  auditExportFeature,
   moveInFeature,
   passwordMigrationFeature,
   mirrorFeature,

@@ -56,6 +56,8 @@ const scimToken = guarded(async (c, next) => {
   const orgId = match ? await orgOfScimToken(c.var.deps, match[1]!) : undefined;
   if (!orgId) throw new ScimError(401, "a valid SCIM bearer token is required");
   c.set("scimOrgId", orgId);
+  // The IdP's directory acts, for the organization whose token it holds.
+  c.var.deps.audit.actAs({ kind: "scim", name: orgId });
   await next();
 });
 
