@@ -19,7 +19,10 @@ export const auditQuery = pageQuery
   .extend({
     userId: z.string().max(100).optional(),
     type: z.string().max(100).optional(),
-    actor: z.enum(ACTOR_KINDS).optional().describe(`Who acted: ${ACTOR_KINDS.join(", ")}`),
+    actor: z
+      .enum(ACTOR_KINDS)
+      .optional()
+      .describe(`Who acted: ${ACTOR_KINDS.join(", ")}`),
     since: moment.optional().describe("From this moment on, inclusive"),
     until: moment.optional().describe("Before this moment, exclusive"),
   })

@@ -1,10 +1,10 @@
 import { and, desc, eq, gte, lt, or, sql } from "drizzle-orm";
+import type { ActorKind } from "../audit/actor";
+import { auditRecordOf } from "../audit/stream";
 import { type AuditEventRow, auditEvents } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
 import { compareText, mergeAcross } from "./across-shards";
-import type { ActorKind } from "../audit/actor";
-import { auditRecordOf } from "../audit/stream";
 import type { WireAuditEvent } from "./wire";
 
 const toWireEvent = (row: AuditEventRow): WireAuditEvent => auditRecordOf(row);

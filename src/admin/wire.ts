@@ -1,5 +1,5 @@
-import { ACTOR_KINDS } from "../audit/actor";
 import { z } from "zod";
+import { ACTOR_KINDS } from "../audit/actor";
 import { wireUserSchema } from "../auth";
 import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
 

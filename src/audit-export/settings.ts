@@ -35,7 +35,12 @@ export function parseOtlpHeaders(value: string | undefined): Record<string, stri
     try {
       decoded = at > 0 ? decodeURIComponent(pair.slice(at + 1).trim()) : null;
     } catch {}
-    if (!TOKEN.test(name) || decoded === null || /[\r\n\0]/.test(decoded) || RESERVED.has(name.toLowerCase())) {
+    if (
+      !TOKEN.test(name) ||
+      decoded === null ||
+      /[\r\n\0]/.test(decoded) ||
+      RESERVED.has(name.toLowerCase())
+    ) {
       throw new ConfigError(
         `invalid configuration: AUTH_AUDIT_OTLP_HEADERS: pair ${index + 1} is not key=value (a header name, a percent-encoded value)`,
       );
@@ -54,7 +59,9 @@ const resolve = (data: z.output<typeof vars>, core: CoreConfig) => {
   const url = data.AUTH_AUDIT_OTLP_URL?.trim();
   if (!url) {
     if (data.AUTH_AUDIT_OTLP_HEADERS?.trim())
-      throw new ConfigError("invalid configuration: AUTH_AUDIT_OTLP_HEADERS is set without AUTH_AUDIT_OTLP_URL");
+      throw new ConfigError(
+        "invalid configuration: AUTH_AUDIT_OTLP_HEADERS is set without AUTH_AUDIT_OTLP_URL",
+      );
     return { auditExport: { otlp: null as OtlpExport | null } };
   }
   const verdict = checkOutboundUrl(url, outboundPolicy(core));

@@ -55,7 +55,9 @@ export function otlpShipper(deps: {
           .values({ id: `audit-${event.id}`, queue: "events", body: event, attempts: 1, at })
           .onConflictDoNothing();
       }
-      console.error(JSON.stringify({ level: "error", what: "audit export refused", events: events.length, why }));
+      console.error(
+        JSON.stringify({ level: "error", what: "audit export refused", events: events.length, why }),
+      );
       return "dead";
     } catch (error) {
       return new Error(`audit export refused (${why}) and its dead letters not kept: ${String(error)}`);
@@ -75,12 +77,16 @@ export function otlpShipper(deps: {
       });
     } catch (error) {
       if (error instanceof OutboundUrlRefused) return keepAsDeadLetters(events, error.message);
-      return new Error(`audit export: the collector did not answer (${(error as { reason?: string }).reason ?? error})`);
+      return new Error(
+        `audit export: the collector did not answer (${(error as { reason?: string }).reason ?? error})`,
+      );
     }
     if (answer.status >= 200 && answer.status < 300) {
       // OTLP's partial success: the collector took the request but dropped some records, and says so.
       if (answer.text.includes("rejectedLogRecords")) {
-        console.warn(JSON.stringify({ level: "warn", what: "audit export partly rejected", answer: answer.text }));
+        console.warn(
+          JSON.stringify({ level: "warn", what: "audit export partly rejected", answer: answer.text }),
+        );
       }
       return "shipped";
     }

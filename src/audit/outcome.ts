@@ -33,7 +33,8 @@ export function outcomeOf(
 ): { outcome: Outcome; reason: string } {
   const hookFailed = type === "hook.called" && HOOK_FAILURES.has(String(detail.outcome));
   const outcome =
-    given.outcome ?? (FAILED_TYPES.has(type) || FAILED_PATTERN.test(type) || hookFailed ? "failure" : "success");
+    given.outcome ??
+    (FAILED_TYPES.has(type) || FAILED_PATTERN.test(type) || hookFailed ? "failure" : "success");
   const reason = given.reason && CODE.test(given.reason) ? given.reason : (codeIn(detail) ?? type);
   return { outcome, reason };
 }

@@ -6,7 +6,7 @@ import { type Actor, actorName } from "./actor";
 import type { Audit, AuditEvent, RequestOrigin, SignInAttempt } from "./events";
 import { outcomeOf } from "./outcome";
 import { recordSignInFailure } from "./sign-in-failures";
-import { auditStreamData, type AuditRow } from "./stream";
+import { type AuditRow, auditStreamData } from "./stream";
 
 /** User agents are what the client says: kept, but bounded. */
 const MAX_USER_AGENT = 512;
@@ -76,7 +76,14 @@ export function auditRecorder(deps: {
       deps.background(
         recordSignInFailure(
           // Failed sign-ins are counted per client address, whoever's account they tried: in one place, home.
-          { shards: deps.shards, encryptionKey: deps.encryptionKey, origin, eventId, actor, exported: deps.exported },
+          {
+            shards: deps.shards,
+            encryptionKey: deps.encryptionKey,
+            origin,
+            eventId,
+            actor,
+            exported: deps.exported,
+          },
           deps.now(),
           attempt,
         ),

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { shardOfEntry } from "../db/directory";
-import { auditEvents, eventOutbox, eventSequences, users } from "../db/schema";
+import { auditEvents, users } from "../db/schema";
 import type { Shards } from "../db/shards";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
@@ -74,18 +74,36 @@ export async function recordSignInFailure(
   };
   console.log(JSON.stringify({ level: "info", what: "audit", ...row }));
   const windowStart = at - (at % FAILURE_WINDOW_MS);
-  // One statement decides and inserts, so parallel failures cannot all see "fewer than ten".
-  const insert = db.run(sql`
-    INSERT INTO audit_events (id, at, type, user_id, actor, actor_name, outcome, reason, ip, user_agent, detail)
-    SELECT ${row.id}, ${at}, 'signin.failure', ${userId}, ${actor.actor}, ${actor.actorName}, 'failure',
-      ${row.reason}, ${origin.ip}, ${origin.userAgent}, ${JSON.stringify(detail)}
-    WHERE (SELECT count(*) FROM (SELECT 1 FROM audit_events WHERE ip IS ${origin.ip} AND type = 'signin.failure'
-      AND at >= ${windowStart} LIMIT ${INDIVIDUAL_PER_WINDOW})) < ${INDIVIDUAL_PER_WINDOW}`);
+  // One statement decides and inserts, so parallel failures cannot all see "fewer than ten". D1's own statements:
+  // drizzle's batch takes no raw statement with parameters, and this one must share a batch with its export's.
+  const d1 = db.$client;
+  const insert = d1
+    .prepare(
+      `INSERT INTO audit_events (id, at, type, user_id, actor, actor_name, outcome, reason, ip, user_agent, detail)
+      SELECT ?, ?, 'signin.failure', ?, ?, ?, 'failure', ?, ?, ?, ?
+      WHERE (SELECT count(*) FROM (SELECT 1 FROM audit_events WHERE ip IS ? AND type = 'signin.failure'
+        AND at >= ? LIMIT ?)) < ?`,
+    )
+    .bind(
+      row.id,
+      at,
+      userId,
+      actor.actor,
+      actor.actorName,
+      row.reason,
+      origin.ip,
+      origin.userAgent,
+      JSON.stringify(detail),
+      origin.ip,
+      windowStart,
+      INDIVIDUAL_PER_WINDOW,
+      INDIVIDUAL_PER_WINDOW,
+    );
   // With the export on, the event goes to the outbox in the same transaction, if and only if it was kept.
   const [inserted] = deps.exported
-    ? await db.batch([insert, ...exportIfKept(db, row.id, auditStreamData(row))])
-    : [await insert];
-  if (inserted.meta.changes > 0) return;
+    ? await d1.batch([insert, ...exportIfKept(d1, row.id, auditStreamData(row))])
+    : [await insert.run()];
+  if ((inserted?.meta.changes ?? 0) > 0) return;
   const aggregateId = `${windowStart.toString().padStart(14, "0")}-repeated-${(await sha256Hex(origin.ip ?? "")).slice(0, 16)}`;
   await db
     .insert(auditEvents)
@@ -119,13 +137,16 @@ export async function recordSignInFailure(
  * them decided whether the failure is an event of its own or only counted. The roll-up (`signin.failure.repeated`)
  * is not exported: its count changes under it; the individual failures before it, which are, show the flood began.
  */
-function exportIfKept(db: Db, id: string, data: Record<string, unknown>) {
-  const kept = sql`EXISTS (SELECT 1 FROM ${auditEvents} WHERE ${auditEvents.id} = ${id})`;
+function exportIfKept(d1: D1Database, id: string, data: Record<string, unknown>): D1PreparedStatement[] {
+  const kept = "EXISTS (SELECT 1 FROM audit_events WHERE id = ?)";
   return [
-    db.insert(eventSequences).values({ subject: "audit", last: 0 }).onConflictDoNothing(),
-    db.run(sql`UPDATE ${eventSequences} SET last = last + 1 WHERE subject = 'audit' AND ${kept}`),
-    db.run(sql`INSERT INTO ${eventOutbox} (type, subject, sequence, data)
-      SELECT 'audit.recorded', 'audit', (SELECT last FROM ${eventSequences} WHERE subject = 'audit'),
-        ${JSON.stringify(data)} WHERE ${kept}`),
-  ] as const;
+    d1.prepare("INSERT INTO event_sequences (subject, last) VALUES ('audit', 0) ON CONFLICT DO NOTHING"),
+    d1.prepare(`UPDATE event_sequences SET last = last + 1 WHERE subject = 'audit' AND ${kept}`).bind(id),
+    d1
+      .prepare(
+        `INSERT INTO event_outbox (type, subject, sequence, data)
+        SELECT 'audit.recorded', 'audit', (SELECT last FROM event_sequences WHERE subject = 'audit'), ? WHERE ${kept}`,
+      )
+      .bind(JSON.stringify(data), id),
+  ];
 }

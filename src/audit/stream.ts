@@ -45,7 +45,12 @@ export const auditStreamData = (row: AuditRow): Record<string, unknown> => ({ au
 /** The record an `audit.recorded` event carries, or null for a body that is not one (an older or foreign message). */
 export function auditRecordFromStream(data: Record<string, unknown>): AuditRecord | null {
   const audit = data.audit as Partial<AuditRecord> | undefined;
-  if (!audit || typeof audit.id !== "string" || typeof audit.at !== "string" || typeof audit.type !== "string")
+  if (
+    !audit ||
+    typeof audit.id !== "string" ||
+    typeof audit.at !== "string" ||
+    typeof audit.type !== "string"
+  )
     return null;
   return audit as AuditRecord;
 }
