@@ -66,6 +66,10 @@ const TYPES = {
   "provider.unlinked": [3001, 99, "Provider Unlinked"],
   "pat.created": [3001, 99, "Access Token Created"],
   "pat.revoked": [3001, 99, "Access Token Revoked"],
+  "scim.user.create": [3001, 1],
+  "scim.user.replace": [3001, 99, "Update"],
+  "scim.user.update": [3001, 99, "Update"],
+  "scim.user.delete": [3001, 6],
 };
 
 /** The user an event is about: its id, else the address a failed sign-in typed, else unknown (OCSF needs one). */

@@ -47,6 +47,8 @@ export type AuditEventType =
   | "oauth2.assertion"
   /** One call of an app's hook (src/hooks/): detail {hook, outcome, status, ms, reason?}. */
   | "hook.called"
+  /** What an IdP changed through SCIM (src/scim/audit.ts): detail {orgId, groupId?}. */
+  | `scim.${"user" | "group"}.${"create" | "replace" | "update" | "delete"}`
   | `admin.${string}`;
 
 export interface AuditEvent {

@@ -4,6 +4,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { expectContractError, NO_VERIFICATION, service, signUp } from "../helpers";
+import { scim, scimOrg, USER_SCHEMA } from "../scim/support";
 
 const svc = service(NO_VERIFICATION);
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
@@ -56,6 +57,26 @@ describe("GET /admin/audit's filters", () => {
     expect(first.items.map((event) => event.type)).toEqual(["admin.user.update"]);
     const second = await page(`userId=${userId}&limit=1&cursor=${encodeURIComponent(first.nextCursor!)}`);
     expect(second.items.map((event) => event.type)).toEqual(["signup"]);
+  });
+
+  // Threat: a directory's changes to accounts passing unseen, or as the user's own doing.
+  it("a SCIM directory's changes are audited as the scim actor's, named by the organization", async () => {
+    const org = await scimOrg("audited");
+    const created = await scim(org, "POST", "/Users", {
+      schemas: [USER_SCHEMA],
+      userName: `ines@${org.domain}`,
+      name: { givenName: "Ines", familyName: "Audit" },
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect((await scim(org, "DELETE", `/Users/${id}`)).status).toBe(204);
+    const events = await page(`userId=${id}&actor=scim`);
+    expect(events.items.map((event) => [event.type, event.actor])).toEqual([
+      ["scim.user.delete", { type: "scim", name: org.id }],
+      ["scim.user.create", { type: "scim", name: org.id }],
+      // The account the directory made: its sign-up, by the directory, not by the person.
+      ["signup", { type: "scim", name: org.id }],
+    ]);
   });
 
   it("answers 400 in the catalogue's shape for a bad actor, time, range, limit or cursor", async () => {
