@@ -223,9 +223,9 @@ export function eventsTable(
 ) {
   return events.length === 0
     ? html`<p class="muted">No event.</p>`
-    : html`<table><thead><tr><th>When</th><th>Event</th><th>Actor</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
+    : html`<table><thead><tr><th>When</th><th>Event</th><th>Outcome</th><th>Actor</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
         (e) =>
-          html`<tr><td>${when(e.at)}</td><td>${e.type}${e.outcome === "failure" ? html` <span class="badge">failed: ${e.reason}</span>` : ""}</td><td>${e.actor.type}${e.actor.name ? html`: ${e.actor.name}` : ""}</td><td>${
+          html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td>${e.outcome === "failure" ? html`<span class="badge">failed</span> ${e.reason}` : "ok"}</td><td>${e.actor.type}${e.actor.name ? html`: ${e.actor.name}` : ""}</td><td>${
             e.userId
               ? html`<a href="${chrome.base}/users/${encodeURIComponent(e.userId)}">${emails.get(e.userId) ?? html`<code>${e.userId.slice(0, 8)}</code>`}</a>`
               : "–"
