@@ -223,4 +223,45 @@ describe("the audit's OTLP export", () => {
       }),
     ]);
   });
+
+  // Threat: the export posting audit events (and the collector's token) to an address inside the network (SSRF), or
+  // a malformed credentials variable echoed into a log.
+  it("refuses at start-up a URL the outbound policy refuses, and headers that are not key=value, without echoing them", () => {
+    const start = (vars: Record<string, string>) => () => getConfig({ ...env, ...vars });
+    expect(start({ AUTH_AUDIT_OTLP_URL: "https://10.0.0.1/v1/logs" })).toThrow(
+      /AUTH_AUDIT_OTLP_URL: an IP address/,
+    );
+    expect(start({ AUTH_AUDIT_OTLP_URL: "http://collector.example.com/v1/logs" })).toThrow(
+      /AUTH_AUDIT_OTLP_URL: not https/,
+    );
+    expect(start({ AUTH_AUDIT_OTLP_URL: "https://collector.internal/v1/logs" })).toThrow(/a local host name/);
+    // Loopback only while the server is local and AUTH_OUTBOUND_ALLOW_LOCAL=true (the pool's server is local).
+    expect(start({ AUTH_AUDIT_OTLP_URL: receiver.url })).toThrow(/AUTH_AUDIT_OTLP_URL: not https/);
+    expect(start({ AUTH_AUDIT_OTLP_HEADERS: "Authorization=Bearer%20x" })).toThrow(
+      /without AUTH_AUDIT_OTLP_URL/,
+    );
+    for (const headers of [
+      "Authorization: Bearer s3cret-value",
+      "=s3cret-value",
+      "x-a=%E0%A4%A",
+      "Host=s3cret-value",
+    ]) {
+      const refused = start({
+        AUTH_AUDIT_OTLP_URL: "https://collector.example.com/v1/logs",
+        AUTH_AUDIT_OTLP_HEADERS: headers,
+      });
+      expect(refused, headers).toThrow(/AUTH_AUDIT_OTLP_HEADERS: pair 1 is not key=value/);
+      expect(() => refused()).not.toThrow(/s3cret/);
+    }
+    expect(
+      getConfig({
+        ...env,
+        AUTH_AUDIT_OTLP_URL: "https://collector.example.com/v1/logs",
+        AUTH_AUDIT_OTLP_HEADERS: "Authorization=Basic%20YTpi%3D, X-Tenant = acme ,",
+      }).auditExport.otlp,
+    ).toEqual({
+      url: "https://collector.example.com/v1/logs",
+      headers: { authorization: "Basic YTpi=", "x-tenant": "acme" },
+    });
+  });
 });
