@@ -24,6 +24,14 @@ function eventId(at: number): string {
 }
 
 /**
+ * The admin secret and the console name no one; an admin action that takes the operator's name as an argument (an
+ * impersonation's `actor`, contract operators.md §1) records it in its detail, and the event's actor is named by it.
+ */
+function operatorNamed(actor: Actor, detail: Record<string, unknown>): string | null {
+  return actor.kind === "admin" && typeof detail.actor === "string" ? detail.actor : null;
+}
+
+/**
  * The audit recorder of one request: each event becomes a row of `audit_events`, inserted after the answer
  * (`background`, so the flow it describes never waits for it or fails because of it), and one structured JSON log
  * line, which the deployer's log pipeline (Workers Logs, Logpush, `wrangler tail`) sees even if D1 is unavailable.
@@ -52,7 +60,7 @@ export function auditRecorder(deps: {
       type: event.type,
       userId: event.userId ?? null,
       actor: actor.kind,
-      actorName: actorName(actor.name),
+      actorName: actorName(actor.name ?? operatorNamed(actor, detail)),
       ...outcomeOf(event.type, detail, event),
       ...origin,
       detail,

@@ -4,15 +4,27 @@
 // is a recording stand-in (as in test/events/outbox.test.ts), and its batches are handed to the Worker's queue handler
 // as Cloudflare Queues would, with the export's settings in the handler's env: the pool's own consumer runs without
 // them. The threat each test keeps out is named above it.
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
+import { requireAdminSecret } from "../../src/admin";
 import { drainOutbox } from "../../src/events/outbox";
 import type { StreamEvent } from "../../src/events/types";
+import type { AppEnv } from "../../src/http/app-env";
+import { requireAuth } from "../../src/http/auth";
+import { requestContext } from "../../src/http/context";
 import { getConfig } from "../../src/runtime/config";
 import { handleQueueBatch } from "../../src/runtime/consumers";
+import { createServices } from "../../src/runtime/services";
 import { signAccessToken } from "../../src/signing-keys/jwt";
 import type { ReceivedLog } from "../fakes/otlp-receiver";
-import { decodeJwt, NO_VERIFICATION, PASSWORD, service, signUp, uniqueAddress } from "../helpers";
+import { decodeJwt, NO_VERIFICATION, service, signUp, uniqueAddress } from "../helpers";
 import { testShards } from "../support/shards";
 
 const receiver = inject("otlpReceiver");
@@ -194,10 +206,8 @@ describe("the audit's OTLP export", () => {
   });
 
   // Threat: an impersonating support engineer's actions passing as the user's own in the SIEM.
-  it("a request whose access token carries act is the impersonator's, named by act.sub", async () => {
+  it("a request whose access token carries act is the impersonator's, named by act.sub; without it, the user's", async () => {
     const session = await signUp(svc);
-    const other = await svc.post("/signin/email-password", { email: session.user.email, password: PASSWORD });
-    const otherSession = (await other.json()) as { session: { accessToken: string } };
     const { payload } = decodeJwt(session.accessToken);
     const config = getConfig(svc.env);
     const impersonating = await signAccessToken(
@@ -208,19 +218,48 @@ describe("the audit's OTLP export", () => {
       payload.sid as string,
       { act: { sub: "support@example.com" } } as unknown as Record<string, string>,
     );
-    const otherSid = decodeJwt(otherSession.session.accessToken).payload.sid as string;
-    const ended = await svc.request("DELETE", `/user/sessions/${otherSid}`, { token: impersonating });
-    expect(ended.status).toBe(204);
-    const page = (await (
-      await svc.request("GET", `/admin/audit?userId=${session.user.id}&actor=impersonator`, {
-        headers: ADMIN,
+    // The service's own request context and token check, over a route that records an event as any flow does: an
+    // impersonation may write nothing through the API's own routes (operators.md §1), so a read stands in for them.
+    const probe = new Hono<AppEnv>()
+      .use(requestContext(config, createServices))
+      .get("/probe", requireAuth, (c) => {
+        c.var.deps.audit({ type: "elevation", userId: c.var.auth!.sub, detail: { probe: true } });
+        return c.body(null, 204);
       })
+      // An admin action that takes the operator's name (an impersonation's `actor`): the admin, so named.
+      .post("/admin-probe", requireAdminSecret, (c) => {
+        c.var.deps.audit({
+          type: "admin.impersonation.start",
+          userId: session.user.id,
+          detail: { actor: "ana@support" },
+        });
+        return c.body(null, 204);
+      });
+    for (const token of [impersonating, session.accessToken]) {
+      const ctx = createExecutionContext();
+      const answer = await probe.fetch(
+        new Request("http://localhost/probe", { headers: { authorization: `Bearer ${token}` } }),
+        svc.env,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      expect(answer.status).toBe(204);
+    }
+    const ctx = createExecutionContext();
+    const started = await probe.fetch(
+      new Request("http://localhost/admin-probe", { method: "POST", headers: ADMIN }),
+      svc.env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(started.status).toBe(204);
+    const page = (await (
+      await svc.request("GET", `/admin/audit?userId=${session.user.id}&limit=3`, { headers: ADMIN })
     ).json()) as { items: { type: string; actor: { type: string; name?: string } }[] };
-    expect(page.items).toEqual([
-      expect.objectContaining({
-        type: "session.revoke",
-        actor: { type: "impersonator", name: "support@example.com" },
-      }),
+    expect(page.items.map((event) => [event.type, event.actor])).toEqual([
+      ["admin.impersonation.start", { type: "admin", name: "ana@support" }],
+      ["elevation", { type: "user" }],
+      ["elevation", { type: "impersonator", name: "support@example.com" }],
     ]);
   });
 
