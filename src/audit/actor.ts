@@ -29,11 +29,13 @@ export function actorName(name: string | null | undefined): string | null {
   return printable ? printable.slice(0, 200) : null;
 }
 
-/** The actor of a request that presented an access token: its user, or the impersonator its `act` claim names (RFC 8693 §4.1). */
+/**
+ * The actor of a request that presented an access token: its user, or the impersonator its `act` claim names (RFC 8693
+ * §4.1). Any `act` makes it an impersonation's, as the impersonation's own check reads it; a malformed one names no one.
+ */
 export function actorOfToken(payload: object): Actor {
   const act = (payload as { act?: unknown }).act;
-  if (act && typeof act === "object" && typeof (act as { sub?: unknown }).sub === "string") {
-    return { kind: "impersonator", name: (act as { sub: string }).sub };
-  }
-  return { kind: "user" };
+  if (!act || typeof act !== "object") return { kind: "user" };
+  const sub = (act as { sub?: unknown }).sub;
+  return { kind: "impersonator", name: typeof sub === "string" ? sub : null };
 }
