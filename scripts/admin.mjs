@@ -3,7 +3,7 @@
 // .wrangler/ while it runs, else the one of PORT (environment, then .dev.vars). Against a deployment, set AUTH_URL
 // (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts. Every error names the URL called.
 import { parseArgs } from "node:util";
-import { EXPORT_USAGE, exportAudit } from "./audit-export/command.mjs";
+import { auditCommand } from "./audit-export/command.mjs";
 import { cutOver } from "./cut-over.mjs";
 import { importNhost } from "./import-nhost/command.mjs";
 import { importSupabase } from "./import-supabase/command.mjs";
@@ -206,39 +206,7 @@ const COMMANDS = {
       cli.show({ deleted: kid }, () => console.log("deleted"));
     },
   },
-  audit: {
-    summary: "the audit log, newest first; `audit export` writes it as JSON lines or OCSF",
-    usage: `audit [--user <id>] [--type <type>] [--actor <a>] [--since <t>] [--until <t>] [--limit <n>]\n${EXPORT_USAGE}`,
-    // `audit export …`; `audit` alone lists.
-    optionalArgument: "export",
-    options: {
-      user: { type: "string" },
-      type: { type: "string" },
-      actor: { type: "string" },
-      since: { type: "string" },
-      until: { type: "string" },
-      limit: { type: "string" },
-      format: { type: "string" },
-      out: { type: "string" },
-    },
-    async run(cli, values, argument) {
-      if (argument === "export") return exportAudit(cli, values);
-      if (argument !== undefined) cli.usageError(`takes no argument ${argument} (did you mean export?)`);
-      const page = await cli.call(
-        "GET",
-        `/audit${query({ userId: values.user, type: values.type, actor: values.actor, since: values.since, until: values.until, limit: values.limit })}`,
-      );
-      cli.show(page, () =>
-        cli.table(
-          page.items.map((event) => ({
-            ...event,
-            actor: [event.actor?.type, event.actor?.name].filter(Boolean).join(": "),
-          })),
-          ["at", "type", "actor", "userId", "outcome", "ip"],
-        ),
-      );
-    },
-  },
+  audit: auditCommand,
   "import-nhost": importNhost,
   "import-users": importUsers,
   "import-supabase": importSupabase,

@@ -21,7 +21,43 @@ export const EXPORT_USAGE =
 const isMoment = (value) =>
   /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value);
 
-export async function exportAudit(cli, values) {
+/** `audit`: a page of the log as a table (or --json); `audit export`: every page, as JSON lines. */
+export const auditCommand = {
+  summary: "the audit log, newest first; `audit export` writes it as JSON lines or OCSF",
+  usage: `audit [--user <id>] [--type <type>] [--actor <a>] [--since <t>] [--until <t>] [--limit <n>]\n${EXPORT_USAGE}`,
+  // `audit export …`; `audit` alone lists.
+  optionalArgument: "export",
+  options: {
+    user: { type: "string" },
+    type: { type: "string" },
+    actor: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
+    limit: { type: "string" },
+    format: { type: "string" },
+    out: { type: "string" },
+  },
+  async run(cli, values, argument) {
+    if (argument === "export") return exportAudit(cli, values);
+    if (argument !== undefined) cli.usageError(`takes no argument ${argument} (did you mean export?)`);
+    const { user: userId, type, actor, since, until, limit } = values;
+    const page = await cli.call("GET", `/audit?${searchOf({ userId, type, actor, since, until, limit })}`);
+    cli.show(page, () =>
+      cli.table(
+        page.items.map((event) => ({
+          ...event,
+          actor: [event.actor?.type, event.actor?.name].filter(Boolean).join(": "),
+        })),
+        ["at", "type", "actor", "userId", "outcome", "ip"],
+      ),
+    );
+  },
+};
+
+const searchOf = (params) =>
+  new URLSearchParams(Object.entries(params).filter(([, value]) => value !== undefined));
+
+async function exportAudit(cli, values) {
   if (!values.since) cli.usageError("export needs --since (ISO 8601, e.g. 2026-11-01)");
   for (const flag of ["since", "until"]) {
     if (values[flag] !== undefined && !isMoment(values[flag]))
@@ -43,17 +79,15 @@ export async function exportAudit(cli, values) {
   do {
     const page = await cli.call(
       "GET",
-      `/audit?${new URLSearchParams(
-        Object.entries({
-          since: values.since,
-          until: values.until,
-          actor: values.actor,
-          type: values.type,
-          userId: values.user,
-          limit: String(PAGE),
-          cursor,
-        }).filter(([, value]) => value !== undefined),
-      )}`,
+      `/audit?${searchOf({
+        since: values.since,
+        until: values.until,
+        actor: values.actor,
+        type: values.type,
+        userId: values.user,
+        limit: String(PAGE),
+        cursor,
+      })}`,
     );
     for (const event of page.items) {
       const line = format === "ocsf" ? ocsfEventOf(event, product) : event;
