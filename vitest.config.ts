@@ -224,6 +224,8 @@ export default defineConfig({
             "./test/fakes/smtp-sink.ts",
             "./test/fakes/oidc-idp.ts",
             "./test/fakes/pwned-passwords.ts",
+            // An OpenTelemetry collector's OTLP/HTTP logs receiver, for the audit's export (test/audit-export/).
+            "./test/fakes/otlp-receiver.ts",
             // A Supabase project (PostgREST, Edge Functions, Realtime's socket) for the face's forwarded data calls.
             "./test/fakes/supabase-upstream.ts",
           ],

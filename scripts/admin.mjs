@@ -3,6 +3,7 @@
 // .wrangler/ while it runs, else the one of PORT (environment, then .dev.vars). Against a deployment, set AUTH_URL
 // (or --server) and ADMIN_SECRET. Tables for people by default, --json for scripts. Every error names the URL called.
 import { parseArgs } from "node:util";
+import { auditCommand } from "./audit-export/command.mjs";
 import { cutOver } from "./cut-over.mjs";
 import { importNhost } from "./import-nhost/command.mjs";
 import { importSupabase } from "./import-supabase/command.mjs";
@@ -205,18 +206,7 @@ const COMMANDS = {
       cli.show({ deleted: kid }, () => console.log("deleted"));
     },
   },
-  audit: {
-    summary: "the audit log, newest first",
-    usage: "audit [--user <id>] [--type <type>] [--limit <n>]",
-    options: { user: { type: "string" }, type: { type: "string" }, limit: { type: "string" } },
-    async run(cli, values) {
-      const page = await cli.call(
-        "GET",
-        `/audit${query({ userId: values.user, type: values.type, limit: values.limit })}`,
-      );
-      cli.show(page, () => cli.table(page.items, ["at", "type", "userId", "ip"]));
-    },
-  },
+  audit: auditCommand,
   "import-nhost": importNhost,
   "import-users": importUsers,
   "import-supabase": importSupabase,
@@ -438,7 +428,7 @@ function main(argv) {
   const cli = context(name, values);
   const [, argument, ...extra] = positionals;
   if (command.argument && !argument) cli.usageError(`needs ${command.argument}`);
-  if (extra.length > 0 || (!command.argument && argument))
+  if (extra.length > 0 || (!command.argument && !command.optionalArgument && argument))
     cli.usageError(`takes no argument ${extra[0] ?? argument}`);
   return command.run(cli, values, argument);
 }

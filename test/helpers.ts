@@ -158,7 +158,11 @@ export function testDeps(bindings: Record<string, unknown>, clock: { now: number
     now: () => clock.now,
     outbound: fetch,
     background: () => {},
-    audit: Object.assign(() => {}, { signInFailure: () => {} }),
+    audit: Object.assign(() => {}, {
+      signInFailure: () => {},
+      actAs: () => {},
+      actor: () => ({ kind: "user" as const }),
+    }),
     visitor: visitorOf(new Headers()),
   };
 }

@@ -1,21 +1,13 @@
 import { and, desc, eq, gte, lt, or, sql } from "drizzle-orm";
+import type { ActorKind } from "../audit/actor";
+import { auditRecordOf } from "../audit/stream";
 import { type AuditEventRow, auditEvents } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
 import { compareText, mergeAcross } from "./across-shards";
 import type { WireAuditEvent } from "./wire";
 
-function toWireEvent(row: AuditEventRow): WireAuditEvent {
-  return {
-    id: row.id,
-    at: new Date(row.at).toISOString(),
-    type: row.type,
-    ...(row.userId ? { userId: row.userId } : {}),
-    ...(row.ip ? { ip: row.ip } : {}),
-    ...(row.userAgent ? { userAgent: row.userAgent } : {}),
-    detail: row.detail,
-  };
-}
+const toWireEvent = (row: AuditEventRow): WireAuditEvent => auditRecordOf(row);
 
 /**
  * `GET /admin/audit`: security events newest first, optionally of one user and of one type; the console also
@@ -30,6 +22,7 @@ export async function listAuditEvents(
     /** With `userId`: also the events that name the user only by address (a failed sign-in's `detail.email`). */
     userEmail?: string;
     type?: string;
+    actor?: ActorKind;
     ip?: string;
     since?: number;
     until?: number;
@@ -47,6 +40,7 @@ export async function listAuditEvents(
         : eq(auditEvents.userId, query.userId)
       : undefined,
     query.type ? eq(auditEvents.type, query.type) : undefined,
+    query.actor ? eq(auditEvents.actor, query.actor) : undefined,
     query.ip ? eq(auditEvents.ip, query.ip) : undefined,
     query.since !== undefined ? gte(auditEvents.at, query.since) : undefined,
     query.until !== undefined ? lt(auditEvents.at, query.until) : undefined,

@@ -23,11 +23,15 @@ export const requireAdminSecret = createMiddleware<AppEnv>(async (c, next) => {
   if (check.outcome !== "right") {
     throw new AppError("unauthorized", "missing or wrong admin secret (x-hasura-admin-secret)");
   }
+  // The secret names no one: an impersonation names its operator itself (its `actor`).
+  c.var.deps.audit.actAs({ kind: "admin" });
   await next();
 });
 
 /** The console's pages: 404 where the admin API is (its own sign-in checks the secret, console/session.ts). */
 export const requireConfiguredSecret = createMiddleware<AppEnv>(async (c, next) => {
   configuredSecret(c);
+  // Whoever uses the console is an operator, or tries to be one (a wrong secret at its door is the admin's failure).
+  c.var.deps.audit.actAs({ kind: "admin" });
   await next();
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ACTOR_KINDS } from "../audit/actor";
 import { wireUserSchema } from "../auth";
 import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
 
@@ -38,7 +39,12 @@ export const auditEventSchema = z.object({
   id: z.string(),
   at: z.iso.datetime(),
   type: z.string().describe("signin.success, signin.failure, signup, password.change, admin.*, …"),
-  userId: z.string().optional(),
+  userId: z.string().optional().describe("The subject: the user the event concerns."),
+  actor: z
+    .object({ type: z.enum(ACTOR_KINDS), name: z.string().optional() })
+    .describe("Who acted: the operator's, impersonator's, Worker's or SCIM organization's name when known."),
+  outcome: z.enum(["success", "failure"]),
+  reason: z.string().describe("A reason code: a failure's error, a sign-in's method, else the type."),
   ip: z.string().optional(),
   userAgent: z.string().optional(),
   detail: z.record(z.string(), z.unknown()),

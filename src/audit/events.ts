@@ -1,3 +1,6 @@
+import type { Actor } from "./actor";
+import type { Outcome } from "./outcome";
+
 /**
  * The security events of contract §10's audit log. Each is written by the flow that causes it (see `record.ts`), to
  * D1 and as one JSON log line.
@@ -54,12 +57,18 @@ export type AuditEventType =
   /** A provider's token given to a client by token exchange {provider, clientId, refreshed}, or refused {reason}. */
   | "vault.released"
   | "vault.refused"
+  /** What an IdP changed through SCIM (src/scim/audit.ts): detail {orgId, groupId?}. */
+  | `scim.${"user" | "group"}.${"create" | "replace" | "update" | "delete"}`
   | `admin.${string}`;
 
 export interface AuditEvent {
   type: AuditEventType;
+  /** The event's subject: the user it concerns (who acted is the request's actor, `actor.ts`). */
   userId?: string | null;
   detail?: Record<string, unknown>;
+  /** Only where the type and detail do not say it (outcome.ts decides otherwise). */
+  outcome?: Outcome;
+  reason?: string;
 }
 
 /** Where a request came from, as the audit log records it. */
@@ -80,6 +89,13 @@ export interface SignInAttempt {
 /** Records one event after the answer; never fails the request it describes. */
 export interface Audit {
   (event: AuditEvent): void;
+  /**
+   * Who acts in this request or job from now on (actor.ts): called by whatever authenticated the caller (the admin
+   * secret, a console session, a SCIM token, an access token, the binding's caller), never by a flow.
+   */
+  actAs(actor: Actor): void;
+  /** The actor events are recorded under now. */
+  actor(): Actor;
   /** A sign-in whose credentials did not work: bounded per address, unknown addresses hashed (sign-in-failures.ts). */
   signInFailure(attempt: SignInAttempt): void;
 }

@@ -1,5 +1,5 @@
 import { retryDelaySeconds } from "./retry";
-import type { StreamEvent } from "./types";
+import { type InternalEventType, isInternalEventType, type StreamEvent } from "./types";
 
 /**
  * What consumes the stream (the Postgres mirror, the webhooks' fan-out): made once per batch, so it can load or open
@@ -8,6 +8,14 @@ import type { StreamEvent } from "./types";
  */
 export interface EventConsumer {
   name: string;
+  /** The types outside the public stream it takes (`INTERNAL_EVENT_TYPES`); it never sees the others. */
+  takes?: readonly InternalEventType[];
+  /**
+   * Called once per batch, before `consume`, with the batch's events this consumer sees: for a consumer that ships
+   * them together (the audit's export posts one request per batch) and then answers `consume` per event from what
+   * that request did. It must not throw: an event it could not ship fails in `consume`, and is retried alone.
+   */
+  prepare?(events: StreamEvent[]): Promise<void>;
   consume(event: StreamEvent): Promise<void>;
   close?(): Promise<void>;
 }
@@ -25,6 +33,13 @@ export async function consumeEvents(
   const messages = [...batch.messages].sort(
     (a, b) => a.body.subject.localeCompare(b.body.subject) || a.body.sequence - b.body.sequence,
   );
+  const sees = (consumer: EventConsumer, event: StreamEvent) =>
+    !isInternalEventType(event.type) || (consumer.takes?.includes(event.type) ?? false);
+  await Promise.allSettled(
+    consumers.map((consumer) =>
+      consumer.prepare?.(messages.map((message) => message.body).filter((event) => sees(consumer, event))),
+    ),
+  );
   const failedSubjects = new Set<string>();
   for (const message of messages) {
     const event = message.body;
@@ -33,7 +48,9 @@ export async function consumeEvents(
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts, firstDelaySeconds) });
       continue;
     }
-    const outcomes = await Promise.allSettled(consumers.map((consumer) => consumer.consume(event)));
+    const outcomes = await Promise.allSettled(
+      consumers.map((consumer) => (sees(consumer, event) ? consumer.consume(event) : undefined)),
+    );
     const failed = outcomes.flatMap((outcome, index) =>
       outcome.status === "rejected" ? [{ consumer: consumers[index]!.name, reason: outcome.reason }] : [],
     );

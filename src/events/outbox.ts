@@ -2,7 +2,7 @@ import { asc, inArray, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type EventOutboxRow, eventOutbox } from "../db/schema";
 import { eachShard, type Shards } from "../db/shards";
-import { isEventType, type StreamEvent } from "./types";
+import { isStreamEventType, type StreamEvent } from "./types";
 
 /** Rows one drain takes at a time (also the most a queue's sendBatch accepts). */
 const PAGE = 100;
@@ -14,7 +14,7 @@ export const CLAIM_MS = 60_000;
 const MAX_PAGES = 20;
 
 export function toStreamEvent(row: EventOutboxRow): StreamEvent {
-  if (!isEventType(row.type)) throw new Error(`event_outbox holds an unknown event type: ${row.type}`);
+  if (!isStreamEventType(row.type)) throw new Error(`event_outbox holds an unknown event type: ${row.type}`);
   return {
     id: row.id,
     type: row.type,

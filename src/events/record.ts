@@ -2,7 +2,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { eventMutes, eventOutbox, eventSequences } from "../db/schema";
-import type { EventType } from "./types";
+import type { StreamEventType } from "./types";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -30,7 +30,7 @@ export function withoutEvents(db: Db, subjects: string[], statements: Statement[
  */
 export function eventStatements(
   db: Db,
-  type: EventType,
+  type: StreamEventType,
   subject: string,
   data: Record<string, unknown>,
 ): [Statement, Statement, Statement] {

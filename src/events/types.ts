@@ -23,11 +23,28 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const isEventType = (value: string): value is EventType =>
   (EVENT_TYPES as readonly string[]).includes(value);
 
+/**
+ * Types the queue carries that are not the public stream's: webhooks cannot subscribe to them and a consumer sees
+ * them only if it names them (`EventConsumer.takes`). `audit.recorded`: one audit event, for its export to a
+ * collector (src/audit-export/), written beside the audit row only while an export is set up.
+ */
+export const INTERNAL_EVENT_TYPES = ["audit.recorded"] as const;
+
+export type InternalEventType = (typeof INTERNAL_EVENT_TYPES)[number];
+
+export type StreamEventType = EventType | InternalEventType;
+
+export const isInternalEventType = (value: string): value is InternalEventType =>
+  (INTERNAL_EVENT_TYPES as readonly string[]).includes(value);
+
+export const isStreamEventType = (value: string): value is StreamEventType =>
+  isEventType(value) || isInternalEventType(value);
+
 /** One event, as the EVENTS queue carries it. */
 export interface StreamEvent {
   /** `evt_` and 32 hex digits, unique forever: consumers deduplicate on it. */
   id: string;
-  type: EventType;
+  type: StreamEventType;
   /** When the change was written, ISO 8601. */
   timestamp: string;
   /** Whose stream the event is in: a user's id, `file:<id>` for a file no user uploaded, `import` for the import's. */

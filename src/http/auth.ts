@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { actorOfToken } from "../audit/actor";
 import { AppError } from "../errors";
 import { DPoPProofError, dpopTargets, type VerifiedDPoPProof, verifyDPoPProof } from "../replay/dpop-proof";
 import type { AccessTokenPayload } from "../signing-keys/jwt";
@@ -106,13 +107,17 @@ export async function checkPresentedToken<Payload extends BoundPayload>(
  * The session access token a request to the service's own API presents, its sender checked (`checkPresentedToken`).
  * Nothing changes for a request without DPoP: a Bearer token is checked as before.
  */
-export function presentedAccessToken(
+export async function presentedAccessToken(
   c: Context<AppEnv>,
 ): Promise<{ payload: AccessTokenPayload; token: string } | Refusal | null> {
-  return checkPresentedToken(
+  const found = await checkPresentedToken(
     { authorization: c.req.header("authorization"), proof: () => requestDPoPProof(c) },
     (token) => verifyUserAccessToken(c.var.deps, token),
   );
+  // The request's actor for the audit, in the one place every API's token is checked: its user, or the impersonator
+  // its `act` claim names (src/audit/actor.ts).
+  if (found && "payload" in found) c.var.deps.audit.actAs(actorOfToken(found.payload));
+  return found;
 }
 
 /** Methods that read (RFC 9110 §9.2.1): the only ones an old system's token is let through on. */

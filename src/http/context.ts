@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import type { Actor } from "../audit/actor";
 import type { RequestOrigin } from "../audit/events";
 import type { Config } from "../config";
 import { type Shards, shardsOf, trackShards } from "../db/shards";
@@ -17,6 +18,7 @@ export type ServicesOf = (
     shards: Shards;
     origin: RequestOrigin;
     visitor: Visitor;
+    actor: Actor;
   },
 ) => Deps;
 
@@ -42,6 +44,8 @@ export function requestContext(config: Config, services: ServicesOf) {
           userAgent: c.req.header("user-agent") ?? null,
         },
         visitor: visitorOf(c.req.raw.headers, c.req.raw.cf),
+        // Until the request authenticates as someone else (the admin secret, a SCIM token, an access token…).
+        actor: { kind: "user" },
       }),
     );
     await next();

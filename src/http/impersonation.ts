@@ -1,3 +1,4 @@
+import { actorOfToken } from "../audit/actor";
 import { AppError } from "../errors";
 
 /**
@@ -18,10 +19,9 @@ export const HASURA_IMPERSONATOR_CLAIM = "x-hasura-impersonator";
 
 /** Who acts in an impersonated session: what a verified token's `act.sub` says; null for the user's own. */
 export function actorOf(payload: { act?: unknown } | null | undefined): string | null {
-  const act = payload?.act;
-  if (!act || typeof act !== "object") return null;
-  const sub = (act as { sub?: unknown }).sub;
-  return typeof sub === "string" && sub !== "" ? sub : "unknown";
+  // The audit's reading of the claim (any `act` object is an impersonation's), so the two never disagree.
+  const actor = payload ? actorOfToken(payload) : null;
+  return actor?.kind === "impersonator" ? actor.name || "unknown" : null;
 }
 
 /** The 403 every refusal answers: `forbidden`, naming why (`what` was asked). */

@@ -52,6 +52,8 @@ export function adminCall(deps: Deps, props: unknown): AdminCall {
       `AuthAdmin needs the binding's props.caller: the calling Worker's name for the audit log (1 to ${MAX_CALLER_LENGTH} printable characters)`,
     );
   }
+  // Every event of the call names the Worker as its actor (src/audit/actor.ts).
+  deps.audit.actAs({ kind: "worker", name: caller });
   return { deps, caller };
 }
 

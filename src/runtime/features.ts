@@ -1,5 +1,6 @@
 import { accountCenterFeature } from "../account-center/feature";
 import { adminFeature } from "../admin/feature";
+import { auditExportFeature } from "../audit-export/feature";
 import { authFeature } from "../auth/feature";
 import { supabaseFeature } from "../faces/supabase/feature";
 import { impersonationFeature } from "../impersonation/feature";
@@ -41,6 +42,8 @@ export const FEATURES: readonly Feature[] = [
   // Support acting as a user (contract operators.md §1): its admin routes, its landing link, its sweep.
   impersonationFeature,
   webhooksFeature,
+  // The audit's export to an OpenTelemetry collector: a consumer of the event stream (contract operators.md §4).
+  auditExportFeature,
   moveInFeature,
   passwordMigrationFeature,
   mirrorFeature,

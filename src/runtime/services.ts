@@ -1,3 +1,4 @@
+import type { Actor } from "../audit/actor";
 import type { RequestOrigin } from "../audit/events";
 import { auditRecorder } from "../audit/record";
 import type { Config } from "../config";
@@ -19,6 +20,11 @@ export interface ServiceScope {
   origin?: RequestOrigin;
   /** What the request showed of its sender; a job shows nothing. */
   visitor?: Visitor;
+  /**
+   * Who acts until authentication says otherwise (src/audit/actor.ts): a request starts as `user`, a call through the
+   * service binding as `worker`; a job (a queue's batch, the cron) is the `system`.
+   */
+  actor?: Actor;
 }
 
 const NO_ORIGIN: RequestOrigin = { ip: null, userAgent: null };
@@ -49,6 +55,9 @@ export function createServices(config: Config, env: Env, scope: ServiceScope): D
     now: Date.now,
     background,
     origin: scope.origin ?? NO_ORIGIN,
+    actor: scope.actor ?? { kind: "system" },
+    // With an export set up, each event also goes to the outbox for it (src/audit-export/).
+    exported: config.auditExport.otlp !== null,
   });
   return {
     config,

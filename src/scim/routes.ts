@@ -3,6 +3,7 @@ import type { ZodType } from "zod";
 import type { AppEnv } from "../http/app-env";
 import { documented, NO_CONTENT, operation } from "../http/documented";
 import { notJsonBodyReason } from "../http/validation";
+import { auditScimWrite } from "./audit";
 import { resourceTypes, schemas, serviceProviderConfig } from "./discovery";
 import { ScimError, scimErrorResponse, scimJson } from "./errors";
 import {
@@ -56,7 +57,10 @@ const scimToken = guarded(async (c, next) => {
   const orgId = match ? await orgOfScimToken(c.var.deps, match[1]!) : undefined;
   if (!orgId) throw new ScimError(401, "a valid SCIM bearer token is required");
   c.set("scimOrgId", orgId);
+  // The IdP's directory acts, for the organization whose token it holds.
+  c.var.deps.audit.actAs({ kind: "scim", name: orgId });
   await next();
+  await auditScimWrite(c as never, orgId);
 });
 
 /**

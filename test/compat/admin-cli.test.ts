@@ -5,7 +5,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import Ajv from "ajv";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { ocsfClassSchema } from "../tooling/ocsf-schema";
 import { authUrl } from "./client";
 
 const run = promisify(execFile);
@@ -68,6 +70,51 @@ describe("npm run admin", () => {
       "admin.user.create",
       "signin.success",
       "admin.user.disable",
+    ]);
+
+    // The same trail as OCSF 1.2.0 (operators.md §4), from the real server, valid against the classes' schema.
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const { stdout } = await run(
+      process.execPath,
+      [
+        "scripts/admin.mjs",
+        "audit",
+        "export",
+        "--since",
+        since,
+        "--user",
+        created.id,
+        "--format",
+        "ocsf",
+        "--server",
+        authUrl,
+      ],
+      { env: { ...process.env, ADMIN_SECRET: inject("adminSecret") } },
+    );
+    const ocsf = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    const schemas = {
+      3001: ajv.compile(ocsfClassSchema("account_change")),
+      3002: ajv.compile(ocsfClassSchema("authentication")),
+    };
+    for (const event of ocsf) {
+      const validate = schemas[event.class_uid as 3001 | 3002];
+      expect(validate(event) ? [] : validate.errors, JSON.stringify(event)).toEqual([]);
+    }
+    expect(
+      ocsf.map((event) => [
+        event.message,
+        event.class_uid,
+        (event.actor as { user?: { type?: string } }).user?.type,
+      ]),
+    ).toEqual([
+      ["admin.user.disable", 3001, "Admin"],
+      ["signin.success", 3002, "User"],
+      ["admin.user.create", 3001, "Admin"],
+      ["signup", 3001, "Admin"],
     ]);
   }, 60_000);
 

@@ -34,6 +34,28 @@ async function run(batch: MessageBatch<StreamEvent>, consumers: EventConsumer[],
 }
 
 describe("the events consumer", () => {
+  // Threat: the audit's internal events reaching a webhook receiver or the mirror, which never asked for them.
+  it("gives an internal type (audit.recorded) only to a consumer that takes it, and prepares each with what it sees", async () => {
+    const seen: Record<string, string[]> = { public: [], audit: [] };
+    const prepared: Record<string, number[]> = { public: [], audit: [] };
+    const consumer = (name: "public" | "audit", takes?: EventConsumer["takes"]): EventConsumer => ({
+      name,
+      takes,
+      prepare: async (events) => void prepared[name]!.push(events.length),
+      consume: async (e) => void seen[name]!.push(e.type),
+    });
+    const result = await run(
+      batchOf([event("u", 1), event("audit", 1, "audit.recorded"), event("audit", 2, "audit.recorded")]),
+      [consumer("public"), consumer("audit", ["audit.recorded"])],
+    );
+    expect(seen).toEqual({
+      public: ["user.updated"],
+      audit: ["audit.recorded", "audit.recorded", "user.updated"],
+    });
+    expect(prepared).toEqual({ public: [1], audit: [3] });
+    expect(result.explicitAcks).toHaveLength(3);
+  });
+
   it("gives each subject's events to the consumers in sequence order, whatever order the queue delivered", async () => {
     const seen: string[] = [];
     const consumer: EventConsumer = {

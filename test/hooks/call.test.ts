@@ -10,7 +10,11 @@ import { HOOK_URL, newSecret } from "./support";
 
 function deps(fetcher: typeof fetch) {
   const events: AuditEvent[] = [];
-  const audit = Object.assign((event: AuditEvent) => void events.push(event), { signInFailure: () => {} });
+  const audit = Object.assign((event: AuditEvent) => void events.push(event), {
+    signInFailure: () => {},
+    actAs: () => {},
+    actor: () => ({ kind: "user" as const }),
+  });
   const secret = newSecret();
   return {
     deps: {

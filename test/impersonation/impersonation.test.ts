@@ -284,7 +284,11 @@ describe("impersonation: the end", () => {
     const deps = {
       ...testDeps(svc.env, { now: Date.now() }),
       mailer: { send: async (m: { to: string; subject: string }) => void sent.push(m) },
-      audit: Object.assign((event: unknown) => void audited.push(event), { signInFailure: () => {} }),
+      audit: Object.assign((event: unknown) => void audited.push(event), {
+        signInFailure: () => {},
+        actAs: () => {},
+        actor: () => ({ kind: "system" as const }),
+      }),
     };
     await sweepImpersonations(deps, Date.now());
     await sweepImpersonations(deps, Date.now());

@@ -75,6 +75,8 @@ describe("switched on", () => {
         );
         for (const event of page.items.filter((item: { type: string }) => item.type.startsWith("admin."))) {
           expect(event.detail).toMatchObject({ caller: "billing-worker", via: "service-binding" });
+          // The actor is the Worker (operators.md §4), by the name its binding declares.
+          expect(event.actor).toEqual({ type: "worker", name: "billing-worker" });
         }
       });
 

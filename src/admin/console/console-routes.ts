@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { ACTOR_KINDS, isActorKind } from "../../audit/actor";
 import { auditAdminAction } from "../../audit/admin-action";
 import { findUserByEmail, findUserById } from "../../auth";
 import type { AppEnv } from "../../http/app-env";
@@ -9,6 +10,7 @@ import { listAuditEvents } from "../audit";
 import { deleteKey, listKeys, rotateKey } from "../keys";
 import { overview } from "../overview";
 import { emailsOf } from "../users";
+import { auditExportAlert, auditExportDeadLetters } from "./audit-export-alert";
 import { consoleBrandRoutes } from "./brand-routes";
 import { consoleCibaRoutes } from "./client-ciba";
 import { consoleClientDetailTypesRoutes } from "./client-detail-types-routes";
@@ -132,6 +134,7 @@ export const consoleRoutes = new Hono<AppEnv>()
       const text = (name: string, max: number) => (c.req.query(name) ?? "").trim().slice(0, max);
       const filters = {
         user: text("user", 254),
+        actor: text("actor", 20),
         type: text("type", 100),
         ip: text("ip", 64),
         from: text("from", 10),
@@ -140,6 +143,15 @@ export const consoleRoutes = new Hono<AppEnv>()
       const day = (value: string) =>
         /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : undefined;
       const chrome = await chromeOf(c, session, "audit");
+      const alert = auditExportAlert(chrome, await auditExportDeadLetters(deps));
+      if (filters.actor && !isActorKind(filters.actor)) {
+        const problem = `No actor is called ${filters.actor}: ${ACTOR_KINDS.join(", ")}.`;
+        return render(
+          c,
+          "Audit log",
+          auditPage(chrome, { events: [], emails: new Map(), filters, nextCursor: null, problem, alert }),
+        );
+      }
       let userId: string | undefined;
       let userEmail: string | undefined;
       if (filters.user) {
@@ -151,7 +163,7 @@ export const consoleRoutes = new Hono<AppEnv>()
           return render(
             c,
             "Audit log",
-            auditPage(chrome, { events: [], emails: new Map(), filters, nextCursor: null, problem }),
+            auditPage(chrome, { events: [], emails: new Map(), filters, nextCursor: null, problem, alert }),
           );
         }
         userId = user.id;
@@ -162,6 +174,7 @@ export const consoleRoutes = new Hono<AppEnv>()
         userId,
         userEmail,
         type: filters.type || undefined,
+        actor: isActorKind(filters.actor) ? filters.actor : undefined,
         ip: filters.ip || undefined,
         since: day(filters.from),
         until: until === undefined ? undefined : until + 86_400_000,
@@ -175,7 +188,7 @@ export const consoleRoutes = new Hono<AppEnv>()
       return render(
         c,
         "Audit log",
-        auditPage(chrome, { events: events.items, emails, filters, nextCursor: events.nextCursor }),
+        auditPage(chrome, { events: events.items, emails, filters, nextCursor: events.nextCursor, alert }),
       );
     }),
   )

@@ -1,4 +1,5 @@
 import { html } from "hono/html";
+import { ACTOR_KINDS } from "../../audit/actor";
 import type { WireAuditEvent } from "../wire";
 import { type Chrome, eventsTable, frame } from "./pages";
 
@@ -6,6 +7,8 @@ import { type Chrome, eventsTable, frame } from "./pages";
 
 export interface AuditFilters {
   user: string;
+  /** One of ACTOR_KINDS, or empty for every actor. */
+  actor: string;
   type: string;
   ip: string;
   from: string;
@@ -48,6 +51,8 @@ export function auditPage(
     filters: AuditFilters;
     nextCursor: string | null;
     problem?: string;
+    /** The export's alert (audit-export-alert.ts), when it has one. */
+    alert?: unknown;
   },
 ) {
   const { filters } = input;
@@ -58,8 +63,12 @@ export function auditPage(
   return frame(
     chrome,
     html`<h1>Audit log</h1>
+${input.alert ?? ""}
 <form method="get" action="${chrome.base}/audit" class="filters" aria-label="Filter events">
   <label>User (email or id) <input name="user" value="${filters.user}" autocomplete="off"></label>
+  <label>Actor <select name="actor"><option value="">anyone</option>${ACTOR_KINDS.map(
+    (kind) => html`<option value="${kind}"${filters.actor === kind ? " selected" : ""}>${kind}</option>`,
+  )}</select></label>
   <label>Type <input name="type" value="${filters.type}" list="event-types" placeholder="signin.failure"></label>
   <datalist id="event-types">${KNOWN_TYPES.map((type) => html`<option value="${type}"></option>`)}</datalist>
   <label>Address <input name="ip" value="${filters.ip}" size="16"></label>

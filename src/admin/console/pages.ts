@@ -223,13 +223,14 @@ export function eventsTable(
 ) {
   return events.length === 0
     ? html`<p class="muted">No event.</p>`
-    : html`<table><thead><tr><th>When</th><th>Event</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
+    : // Seven columns do not fit a phone: there, one card per event, the type its heading (`cards`).
+      html`<table class="cards"><thead><tr><th>Event</th><th>When</th><th>Outcome</th><th>Actor</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
         (e) =>
-          html`<tr><td>${when(e.at)}</td><td>${e.type}</td><td>${
+          html`<tr><td>${e.type}</td><td data-label="When">${when(e.at)}</td><td data-label="Outcome">${e.outcome === "failure" ? html`<span class="badge">failed</span> ${e.reason}` : "ok"}</td><td data-label="Actor">${e.actor.type}${e.actor.name ? html`: ${e.actor.name}` : ""}</td><td data-label="User">${
             e.userId
               ? html`<a href="${chrome.base}/users/${encodeURIComponent(e.userId)}">${emails.get(e.userId) ?? html`<code>${e.userId.slice(0, 8)}</code>`}</a>`
               : "–"
-          }</td><td>${e.ip ?? "–"}</td><td>${detailOf(e.detail)}</td></tr>`,
+          }</td><td data-label="Address">${e.ip ?? "–"}</td><td data-label="Detail">${detailOf(e.detail)}</td></tr>`,
       )}</tbody></table>`;
 }
 

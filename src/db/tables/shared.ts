@@ -44,12 +44,21 @@ export const auditEvents = sqliteTable(
     id: text("id").primaryKey(),
     at: integer("at").notNull(),
     type: text("type").notNull(),
+    /** The subject: the user the event concerns. */
     userId: text("user_id"),
+    /** Who acted (src/audit/actor.ts): user, admin, impersonator, worker, scim, system; and their name when known. */
+    actor: text("actor").notNull().default("user"),
+    actorName: text("actor_name"),
+    /** `success` or `failure`, and a reason code (src/audit/outcome.ts). */
+    outcome: text("outcome").notNull().default("success"),
+    reason: text("reason"),
     ip: text("ip"),
     userAgent: text("user_agent"),
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
   },
   (t) => [
+    // `GET /admin/audit?actor=…`, newest first.
+    index("audit_events_actor").on(t.actor, t.at, t.id),
     index("audit_events_at").on(t.at, t.id),
     index("audit_events_user").on(t.userId, t.at, t.id),
     index("audit_events_type").on(t.type, t.at, t.id),

@@ -26,7 +26,8 @@ export async function withServices<T>(
         console.error(JSON.stringify({ level: "error", what: "background", detail: String(error) })),
       ),
     );
-  const deps = createServices(config, env, { shards, background });
+  // A Worker calls: `AuthAdmin` names it (`props.caller`, src/platform/admin.ts) once it has checked the name.
+  const deps = createServices(config, env, { shards, background, actor: { kind: "worker" } });
   try {
     return await work(deps);
   } finally {

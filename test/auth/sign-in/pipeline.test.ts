@@ -16,7 +16,11 @@ function depsRecording(events: AuditEvent[]) {
   const deps = testDeps(bindings, { now: Date.now() });
   return {
     ...deps,
-    audit: Object.assign((event: AuditEvent) => void events.push(event), { signInFailure() {} }),
+    audit: Object.assign((event: AuditEvent) => void events.push(event), {
+      signInFailure() {},
+      actAs() {},
+      actor: () => ({ kind: "user" as const }),
+    }),
   };
 }
 

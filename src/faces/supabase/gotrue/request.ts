@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { actorOfToken } from "../../../audit/actor";
 import { liveSession } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { actorOf, impersonationRefusal } from "../../../http/impersonation";
@@ -42,8 +43,17 @@ export async function signedIn(c: RequestOf) {
   return { claims, user: liveOrRefusal(claims, await liveSession(c.var.deps, claims.session_id)) };
 }
 
-/** The bearer token's claims, its signature verified (the session is not checked yet). */
+/**
+ * The bearer token's claims, its signature verified (the session is not checked yet); the audit's actor is its user,
+ * or the impersonator its `act` names (src/audit/actor.ts).
+ */
 export async function bearerClaims(c: RequestOf): Promise<GoTrueClaims> {
+  const claims = await verifiedBearerClaims(c);
+  c.var.deps.audit.actAs(actorOfToken(claims));
+  return claims;
+}
+
+async function verifiedBearerClaims(c: RequestOf): Promise<GoTrueClaims> {
   const header = c.req.header("authorization") ?? "";
   const token = /^Bearer (\S+)$/i.exec(header)?.[1];
   if (!token) throw new GoTrueError(401, "no_authorization", "This endpoint requires a valid Bearer token");
