@@ -44,7 +44,12 @@ export type AuditEventType =
   | "oauth2.assertion"
   /** One call of an app's hook (src/hooks/): detail {hook, outcome, status, ms, reason?}. */
   | "hook.called"
-  | `admin.${string}`;
+  | `admin.${string}`
+  /**
+   * A setup link made, revoked, or used by a customer's IT admin (contract operators.md §5): detail {orgId, linkId,
+   * …what it did}; a refused link (unknown, wrong, expired or revoked) is `setup-link.refused`.
+   */
+  | `setup-link.${string}`;
 
 export interface AuditEvent {
   type: AuditEventType;

@@ -11,6 +11,7 @@ export const TEMPLATE_NAMES = [
   "org-invitation",
   "account-locked",
   "new-device",
+  "setup-connection-ready",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

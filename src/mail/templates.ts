@@ -23,7 +23,12 @@ export { TEMPLATE_NAMES };
 const BUILT_IN: Catalog = Object.fromEntries(
   Object.entries(CATALOGUES).map(([language, catalogue]) => [
     language,
-    { ...catalogue.mails, "account-locked": catalogue.lockout.mail, "new-device": catalogue.devices.mail },
+    {
+      ...catalogue.mails,
+      "account-locked": catalogue.lockout.mail,
+      "new-device": catalogue.devices.mail,
+      "setup-connection-ready": catalogue.setupLinks.readyMail,
+    },
   ]),
 );
 

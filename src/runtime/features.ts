@@ -12,6 +12,7 @@ import { permissionsFeature } from "../permissions/feature";
 import { platformFeature } from "../platform/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
+import { setupLinksFeature } from "../setup-links/feature";
 import { ssoFeature } from "../sso/feature";
 import { storageFeature } from "../storage/feature";
 import { webhooksFeature } from "../webhooks/feature";
@@ -29,6 +30,8 @@ export const FEATURES: readonly Feature[] = [
   orgsFeature,
   ssoFeature,
   scimFeature,
+  // Setup links for a customer's IT admin (operators.md §5): its pages use the sso and scim features above.
+  setupLinksFeature,
   oauth2Feature,
   // Right after the authorization server: its on switch covers the pages under /oauth2/ (src/pages/routes.ts).
   pagesFeature,

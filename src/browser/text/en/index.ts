@@ -6,8 +6,9 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { setupLinks } from "./setup-links";
 
 /** Every word the service shows or mails in English: the catalogue every other language follows, key for key. */
-export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted };
+export const en = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted, setupLinks };
 
 export type Catalogue = typeof en;

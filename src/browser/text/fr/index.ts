@@ -7,5 +7,6 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { setupLinks } from "./setup-links";
 
-export const fr: Catalogue = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted };
+export const fr: Catalogue = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted, setupLinks };
