@@ -220,7 +220,13 @@ async function store(
   return toScimGroup(deps.config.urls.server, updated, wanted);
 }
 
-export async function replaceScimGroup(deps: Deps, orgId: string, id: string, body: unknown, limited = false) {
+export async function replaceScimGroup(
+  deps: Deps,
+  orgId: string,
+  id: string,
+  body: unknown,
+  limited = false,
+) {
   const row = await groupRow(deps, orgId, id);
   const current = (await membersOf(deps, [id])).get(id) ?? [];
   return store(deps, orgId, row, current, parseGroupInput(body), limited);

@@ -250,7 +250,9 @@ const groups = new Hono<ScimEnv>()
     }),
     scimToken,
     scimBody(scimGroupSchema.partial()),
-    guarded(async (c) => single(c, await createScimGroup(c.var.deps, c.var.scimOrgId, c.var.scimBody, c.var.scimLimited), 201)),
+    guarded(async (c) =>
+      single(c, await createScimGroup(c.var.deps, c.var.scimOrgId, c.var.scimBody, c.var.scimLimited), 201),
+    ),
   )
   .get(
     "/Groups",
@@ -288,7 +290,10 @@ const groups = new Hono<ScimEnv>()
     scimToken,
     scimBody(scimGroupSchema.partial()),
     guarded(async (c) =>
-      single(c, await replaceScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimBody, c.var.scimLimited)),
+      single(
+        c,
+        await replaceScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimBody, c.var.scimLimited),
+      ),
     ),
   )
   .patch(

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import type { SetupLinkRow, SsoConnectionRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -27,12 +28,22 @@ const MAX_TOKENS_PER_LINK = 5;
 const MAX_DOMAINS_PER_LINK = 20;
 
 /** The audit event of a link's use: who acted is the link (no user), in its org. */
-export function auditLink(deps: Deps, link: SetupLinkRow, what: string, detail: Record<string, unknown> = {}) {
-  deps.audit({ type: `setup-link.${what}`, userId: null, detail: { orgId: link.orgId, linkId: link.id, ...detail } });
+export function auditLink(
+  deps: Deps,
+  link: SetupLinkRow,
+  what: string,
+  detail: Record<string, unknown> = {},
+) {
+  deps.audit({
+    type: `setup-link.${what}`,
+    userId: null,
+    detail: { orgId: link.orgId, linkId: link.id, ...detail },
+  });
 }
 
 export function requireIntent(link: SetupLinkRow, intent: Intent) {
-  if (!link.intents.includes(intent)) throw new AppError("forbidden", `this setup link does not allow ${intent}`);
+  if (!link.intents.includes(intent))
+    throw new AppError("forbidden", `this setup link does not allow ${intent}`);
 }
 
 export type ClaimOutcome = "claimed" | "verified-before";
@@ -55,7 +66,8 @@ export async function claimDomain(deps: Deps, link: SetupLinkRow, raw: string): 
 export async function checkDomain(deps: Deps, link: SetupLinkRow, raw: string): Promise<string> {
   requireIntent(link, "domains");
   const domain = raw.trim().toLowerCase();
-  if (!link.claimed.includes(domain)) throw new AppError("not-found", "no such domain claimed through this link");
+  if (!link.claimed.includes(domain))
+    throw new AppError("not-found", "no such domain claimed through this link");
   // Verified meanwhile outside the link (an owner, the operator): no TXT record was proven through the link.
   const before = await getDomain(deps, link.orgId, domain);
   if (before.verifiedAt !== null && !link.domains.includes(domain)) {
@@ -83,10 +95,14 @@ export async function createLinkConnection(
   requireIntent(link, "sso");
   if (!UUID.test(connectionId)) throw new AppError("invalid-request", "connectionId: not a fresh id");
   const parsed = newConnectionSchema.safeParse(input);
-  if (!parsed.success) throw new AppError("invalid-request", parsed.error.issues[0]?.message ?? "invalid connection");
+  if (!parsed.success)
+    throw new AppError("invalid-request", parsed.error.issues[0]?.message ?? "invalid connection");
   const made = await connectionsOfLink(deps, link.orgId, link.id);
   if (made.length >= MAX_CONNECTIONS_PER_LINK) {
-    throw new AppError("invalid-request", `a setup link makes at most ${MAX_CONNECTIONS_PER_LINK} connections`);
+    throw new AppError(
+      "invalid-request",
+      `a setup link makes at most ${MAX_CONNECTIONS_PER_LINK} connections`,
+    );
   }
   // The IdP's admin sets roles in the IdP, not here: the connection's members start as plain members.
   const { defaultRole: _role, roleMapping: _mapping, enabled: _enabled, ...settings } = parsed.data;
@@ -98,7 +114,7 @@ export async function createLinkConnection(
       connectionId,
     });
   } catch (error) {
-    if (String((error as Error)?.message ?? "").includes("UNIQUE")) {
+    if (isUniqueViolation(error)) {
       throw new AppError("invalid-request", "connectionId: this id is taken; start again");
     }
     throw error;

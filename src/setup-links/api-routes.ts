@@ -6,7 +6,15 @@ import { NO_CONTENT, operation, type Security } from "../http/documented";
 import { pageSchema } from "../http/paging";
 import { jsonBody } from "../http/validation";
 import { getOrg, OWNERS, requireOrgRole } from "../orgs";
-import { createdLinkSchema, createLink, getLink, linkUrl, listLinks, newLinkSchema, revokeLink } from "./links";
+import {
+  createdLinkSchema,
+  createLink,
+  getLink,
+  linkUrl,
+  listLinks,
+  newLinkSchema,
+  revokeLink,
+} from "./links";
 import { setupLinkSchema, toWireLink } from "./progress";
 
 /**
@@ -33,7 +41,7 @@ function linkRoutes(guard: LinkGuard) {
       operation({
         summary: "Make a setup link for the org's IT admin",
         description:
-          "`{intents: [\"sso\",\"scim\",\"domains\"], expiresIn?}` → the link's `url`, shown only here. Whoever opens " +
+          '`{intents: ["sso","scim","domains"], expiresIn?}` → the link\'s `url`, shown only here. Whoever opens ' +
           "it (no account needed) may do what `intents` allow through hosted pages: verify domains, make SSO " +
           "connections (off until an owner enables them after a successful test; serving only the domains verified " +
           "through the link), make SCIM tokens (no owner or admin role). Seven days unless `expiresIn` (seconds, " +
@@ -113,7 +121,8 @@ function linkRoutes(guard: LinkGuard) {
 /** An org's owners, with a bearer token (no membership: 404; another role: 403 `insufficient-org-role`). */
 export const setupLinkRoutes = linkRoutes({
   security: "bearer",
-  refusals: "Org owners only: 403 `insufficient-org-role` for other members, 404 `not-found` for non-members.",
+  refusals:
+    "Org owners only: 403 `insufficient-org-role` for other members, 404 `not-found` for non-members.",
   auth: requireAuth,
   actor: async (c, orgId) => {
     // An impersonated session (`act`) may not make or revoke links (operators.md §1): the shared guard goes here.

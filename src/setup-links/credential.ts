@@ -74,7 +74,9 @@ export function forgetToken(c: Context<AppEnv>) {
 }
 
 /** The pages' guard: the cookie's link as it stands, else `refuse` answers (the one page for every refusal). */
-export const requireLink = (refuse: (c: Context<AppEnv>, check: Exclude<LinkCheck, { link: unknown }>) => Response | Promise<Response>) =>
+export const requireLink = (
+  refuse: (c: Context<AppEnv>, check: Exclude<LinkCheck, { link: unknown }>) => Response | Promise<Response>,
+) =>
   createMiddleware<SetupEnv>(async (c, next) => {
     const check = await checkToken(c, tokenOf(c));
     if (!("link" in check)) {

@@ -26,7 +26,12 @@ export async function formOf(c: SetupCtx): Promise<URLSearchParams | null> {
 
 export const otherSite = (c: SetupCtx) => {
   const { words } = wordsOf(c);
-  return setupPage(c, 403, words.goneTitle, html`<h1>${words.goneTitle}</h1><p class="lead">${words.otherSite}</p>`);
+  return setupPage(
+    c,
+    403,
+    words.goneTitle,
+    html`<h1>${words.goneTitle}</h1><p class="lead">${words.otherSite}</p>`,
+  );
 };
 
 /** The AppError codes a step shows as its outcome; anything else (a 5xx) goes to the error handler. */
@@ -35,13 +40,17 @@ export function outcomeOf(error: unknown): string {
   throw error;
 }
 
-
 /** A step the link does not include: a page saying so (403), never the step. */
 export function intentGuard(intent: Intent) {
   return createMiddleware<SetupEnv>(async (c, next) => {
     if (!linkOf(c).intents.includes(intent)) {
       const { words } = wordsOf(c);
-      return setupPage(c, 403, words.goneTitle, html`<h1>${words.goneTitle}</h1><p class="lead">${words.notAllowed}</p>`);
+      return setupPage(
+        c,
+        403,
+        words.goneTitle,
+        html`<h1>${words.goneTitle}</h1><p class="lead">${words.notAllowed}</p>`,
+      );
     }
     await next();
   });

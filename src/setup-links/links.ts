@@ -166,7 +166,10 @@ export async function noteLinkDomain(
     .update(setupLinks)
     .set({ [list]: sql`json_insert(${column}, '$[#]', ${domain})` })
     .where(
-      and(eq(setupLinks.id, id), sql`NOT EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ${domain})`),
+      and(
+        eq(setupLinks.id, id),
+        sql`NOT EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ${domain})`,
+      ),
     )
     .run();
 }

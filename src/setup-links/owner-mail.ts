@@ -9,7 +9,11 @@ import { findOrg, listMembers } from "../orgs";
  * operators.md §5: "the owner is mailed"): it stays off until one of them turns it on. Each owner in their own
  * language (template `setup-connection-ready`, overridable like the others).
  */
-export async function mailOwnersReady(deps: Deps, connection: SsoConnectionRow, email: string): Promise<void> {
+export async function mailOwnersReady(
+  deps: Deps,
+  connection: SsoConnectionRow,
+  email: string,
+): Promise<void> {
   const { config } = deps;
   const [org, members] = await Promise.all([
     findOrg(deps, connection.orgId),
@@ -21,17 +25,23 @@ export async function mailOwnersReady(deps: Deps, connection: SsoConnectionRow, 
     const user = await findUserById(deps.shards, owner.userId);
     if (!user?.email || user.disabled) continue;
     const link = config.urls.client;
-    const message = renderTemplate(config.mail.templates, "setup-connection-ready", user.locale, config.locales.default, {
-      displayName: user.displayName || user.email,
-      email,
-      orgName: org.name,
-      type: connection.type.toUpperCase(),
-      connectionId: connection.id,
-      locale: user.locale,
-      link,
-      serverUrl: config.urls.server,
-      clientUrl: config.urls.client,
-    });
+    const message = renderTemplate(
+      config.mail.templates,
+      "setup-connection-ready",
+      user.locale,
+      config.locales.default,
+      {
+        displayName: user.displayName || user.email,
+        email,
+        orgName: org.name,
+        type: connection.type.toUpperCase(),
+        connectionId: connection.id,
+        locale: user.locale,
+        link,
+        serverUrl: config.urls.server,
+        clientUrl: config.urls.client,
+      },
+    );
     await deps.mailer.send({
       to: user.email,
       ...message,

@@ -1,17 +1,12 @@
 import { type Context, Hono } from "hono";
-import { html } from "hono/html";
 import type { SetupLinkRow } from "../db/schema";
-import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
-import { bodyText } from "../http/validation";
-import { findOrg } from "../orgs";
-import { isSameOrigin } from "../pages";
 import { connectionsOfLink, listDomains, TXT_PREFIX } from "../sso";
 import { auditLink, checkDomain, claimDomain, makeScimToken, tokensOfLink } from "./actions";
 import { checkToken, keepToken, linkOf, requireLink, type SetupEnv } from "./credential";
 import { formOf, intentGuard, orgNameOf, otherSite, outcomeOf, type SetupCtx } from "./forms";
-import { domainsView, overviewView, scimView } from "./render-views";
 import { gonePage, setupPage, setupPath, wordsOf } from "./render";
+import { domainsView, overviewView, scimView } from "./render-views";
 import { ssoPageRoutes } from "./sso-page-routes";
 
 /**
@@ -21,7 +16,9 @@ import { ssoPageRoutes } from "./sso-page-routes";
  * credential), and every change answers with a redirect to the page that shows it (no form posted twice).
  */
 
-const linkGuard = requireLink((c, check) => gonePage(c, check.refused === "too-many" ? check.wait : undefined));
+const linkGuard = requireLink((c, check) =>
+  gonePage(c, check.refused === "too-many" ? check.wait : undefined),
+);
 
 async function overview(c: SetupCtx) {
   const link = linkOf(c);

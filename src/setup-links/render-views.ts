@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { html } from "hono/html";
 import type { SetupLinkRow, SsoConnectionRow } from "../db/schema";
 import type { AppEnv } from "../http/app-env";
-import { copyValue, dateOf, linkHeader, notice, setupPath, type Words, backLink } from "./render";
+import { backLink, copyValue, dateOf, linkHeader, notice, setupPath, type Words } from "./render";
 
 /** The overview, domains and SCIM views of the setup link's pages. Every value is escaped by `html`. */
 
@@ -73,7 +73,9 @@ export function domainsView(
 ) {
   const { words } = view;
   const items = view.domains.map(
-    (row) => html`<li><strong>${row.domain}</strong> — <span class="status">${row.verified ? words.verified : words.notVerified}</span>
+    (
+      row,
+    ) => html`<li><strong>${row.domain}</strong> — <span class="status">${row.verified ? words.verified : words.notVerified}</span>
 ${
   row.verified
     ? ""
@@ -98,9 +100,10 @@ export function scimView(
 ) {
   const { words, lang } = view;
   const items = view.tokens.map(
-    (token) => html`<li>${words.made(dateOf(Date.parse(token.createdAt), lang))} — <span class="status">${
-      token.lastUsedAt ? words.lastUsed(dateOf(Date.parse(token.lastUsedAt), lang)) : words.neverUsed
-    }</span></li>`,
+    (token) =>
+      html`<li>${words.made(dateOf(Date.parse(token.createdAt), lang))} — <span class="status">${
+        token.lastUsedAt ? words.lastUsed(dateOf(Date.parse(token.lastUsedAt), lang)) : words.neverUsed
+      }</span></li>`,
   );
   return html`<h1>${words.stepScim}</h1>
 <p class="lead">${words.scimLead}</p>

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { render } from "../browser/page-response";
@@ -5,7 +6,6 @@ import { catalogueFor } from "../browser/page-text";
 import type { Catalogue } from "../browser/text";
 import type { SetupLinkRow } from "../db/schema";
 import type { AppEnv } from "../http/app-env";
-import type { Context } from "hono";
 
 /**
  * The frame of the setup link's pages: the hosted pages' shell (brand, CSP with nonces, no script at all), wider

@@ -5,9 +5,9 @@ import { randomUuid } from "../lib/crypto";
 import { claimReadyNotice, connectionsOfLink, SSO_REQUEST_LIFETIME_MS, startConnectionTest } from "../sso";
 import { auditLink, createLinkConnection, linkConnection } from "./actions";
 import { linkOf, type SetupEnv } from "./credential";
+import { formOf, intentGuard, otherSite, outcomeOf, type SetupCtx } from "./forms";
 import { guideOf } from "./guides";
 import { mailOwnersReady } from "./owner-mail";
-import { formOf, intentGuard, otherSite, outcomeOf, type SetupCtx } from "./forms";
 import { gonePage, setupPage, setupPath, wordsOf } from "./render";
 import { chooseView, connectionView, guideView } from "./render-sso";
 
@@ -55,7 +55,12 @@ export const ssoPageRoutes = new Hono<SetupEnv>()
     const link = linkOf(c);
     const { words } = wordsOf(c);
     const connections = await connectionsOfLink(c.var.deps, link.orgId, link.id);
-    return setupPage(c, 200, words.stepSso, chooseView(c, { words, connections, noDomains: link.domains.length === 0 }));
+    return setupPage(
+      c,
+      200,
+      words.stepSso,
+      chooseView(c, { words, connections, noDomains: link.domains.length === 0 }),
+    );
   })
   .get("/setup/sso/new", (c) => guidePage(c, c.req.query("idp"), randomUuid()))
   .post("/setup/sso", async (c) => {
@@ -66,7 +71,12 @@ export const ssoPageRoutes = new Hono<SetupEnv>()
     const given = (name: string) => (form.get(name) ?? "").trim() || undefined;
     const input =
       guide?.type === "oidc"
-        ? { type: "oidc", issuer: given("issuer"), clientId: given("clientId"), clientSecret: given("clientSecret") }
+        ? {
+            type: "oidc",
+            issuer: given("issuer"),
+            clientId: given("clientId"),
+            clientSecret: given("clientSecret"),
+          }
         : { type: "saml", metadataUrl: given("metadataUrl"), metadataXml: given("metadataXml") };
     try {
       const row = await createLinkConnection(c.var.deps, linkOf(c), connectionId, input);
@@ -74,7 +84,12 @@ export const ssoPageRoutes = new Hono<SetupEnv>()
     } catch (error) {
       outcomeOf(error);
       // Back to the same guide under the same id, what was typed kept (never the secret).
-      const kept = { metadataUrl: given("metadataUrl"), metadataXml: given("metadataXml"), issuer: given("issuer"), clientId: given("clientId") };
+      const kept = {
+        metadataUrl: given("metadataUrl"),
+        metadataXml: given("metadataXml"),
+        issuer: given("issuer"),
+        clientId: given("clientId"),
+      };
       const message = (error as Error).message;
       return guidePage(c, guide?.id, connectionId, message, kept);
     }
@@ -84,7 +99,12 @@ export const ssoPageRoutes = new Hono<SetupEnv>()
     if (!row) return gonePage(c);
     const { words, lang } = wordsOf(c);
     const guide = guideOf(row.type)!;
-    return setupPage(c, 200, words.connectionTitle(row.type.toUpperCase()), connectionView(c, { words, lang, row, guide }));
+    return setupPage(
+      c,
+      200,
+      words.connectionTitle(row.type.toUpperCase()),
+      connectionView(c, { words, lang, row, guide }),
+    );
   })
   .get("/setup/sso/:id/test", async (c) => {
     const row = await ownConnection(c);

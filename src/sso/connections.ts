@@ -85,7 +85,9 @@ export const connectionSchema = z.object({
   domains: z
     .array(z.string())
     .nullable()
-    .describe("The verified domains it serves; null: all of the org's (a setup link's connection: the link's)"),
+    .describe(
+      "The verified domains it serves; null: all of the org's (a setup link's connection: the link's)",
+    ),
   setupLinkId: z.string().nullable().describe("The setup link that made it (contract operators.md §5)"),
   testedAt: z.string().nullable().describe("When its last test round trip succeeded"),
   lastTest: z

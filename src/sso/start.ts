@@ -155,7 +155,13 @@ export async function startSsoSignIn(
 export async function pendingSignIn(
   deps: Deps,
   connection: SsoConnectionRow,
-  pending: { redirectTo: string; browserHash: string; codeChallenge?: string; loginHint?: string; test?: boolean },
+  pending: {
+    redirectTo: string;
+    browserHash: string;
+    codeChallenge?: string;
+    loginHint?: string;
+    test?: boolean;
+  },
 ): Promise<string> {
   const { redirectTo, browserHash, codeChallenge, test } = pending;
   if (connection.type === "saml") {
@@ -189,3 +195,14 @@ export async function pendingSignIn(
   });
   return url;
 }
+
+/**
+ * The IdP's URL for a "test the connection" round trip (./test-round-trip.ts; contract operators.md §5) through the
+ * connection, enabled or not, bound to this browser (`browserHash`); it ends at `returnTo`.
+ */
+export const startConnectionTest = (
+  deps: Deps,
+  connection: SsoConnectionRow,
+  browserHash: string,
+  returnTo: string,
+) => pendingSignIn(deps, connection, { redirectTo: returnTo, browserHash, test: true });

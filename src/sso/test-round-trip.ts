@@ -7,7 +7,6 @@ import type { Deps } from "../http/deps";
 import { sameBrowser, ssoFailure } from "./finish";
 import { emailInsideDomains } from "./jit";
 import type { PendingSsoRequest, SsoIdentity } from "./requests";
-import { pendingSignIn } from "./start";
 
 /**
  * "Test the connection" (contract operators.md §5): a real round trip to the IdP through a connection, enabled or not
@@ -17,16 +16,12 @@ import { pendingSignIn } from "./start";
  * connection (`last_test`, and `tested_at` when it succeeded) and the browser goes back to `returnTo`.
  */
 
-/** The IdP's URL for a test round trip through the connection, bound to this browser (`browserHash`). */
-export const startConnectionTest = (
-  deps: Deps,
-  connection: SsoConnectionRow,
-  browserHash: string,
-  returnTo: string,
-) => pendingSignIn(deps, connection, { redirectTo: returnTo, browserHash, test: true });
-
 /** Records the test's outcome: `ok` with the asserted email, or the refusal's code. */
-async function record(deps: Deps, connectionId: string, outcome: { ok: boolean; email?: string; error?: string }) {
+async function record(
+  deps: Deps,
+  connectionId: string,
+  outcome: { ok: boolean; email?: string; error?: string },
+) {
   const at = deps.now();
   await deps.db
     .update(ssoConnections)
@@ -48,7 +43,11 @@ export async function finishConnectionTest(
 ): Promise<Response> {
   const deps = c.var.deps;
   if (!(await sameBrowser(c, connection, request)) || connection.id !== request.connectionId) {
-    return ssoFailure(c, request.redirectTo, new AppError("invalid-state", "this test was started in another browser"));
+    return ssoFailure(
+      c,
+      request.redirectTo,
+      new AppError("invalid-state", "this test was started in another browser"),
+    );
   }
   let outcome: { ok: boolean; email?: string; error?: string };
   try {
@@ -56,7 +55,11 @@ export async function finishConnectionTest(
     outcome = { ok: true, email: await emailInsideDomains(deps, connection, identity!) };
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
-    outcome = { ok: false, error: error.code, ...(identity?.email ? { email: identity.email.slice(0, 254) } : {}) };
+    outcome = {
+      ok: false,
+      error: error.code,
+      ...(identity?.email ? { email: identity.email.slice(0, 254) } : {}),
+    };
   }
   await record(deps, connection.id, outcome);
   return c.redirect(request.redirectTo, 302);

@@ -21,15 +21,9 @@ export const setupLinks = sqliteTable(
     /** The owner who made it; null when the operator made it (admin API, console). */
     createdBy: text("created_by"),
     /** Domains claimed through this link (their TXT records shown on its pages). */
-    claimed: text("claimed", { mode: "json" })
-      .$type<string[]>()
-      .notNull()
-      .default(sql`'[]'`),
+    claimed: text("claimed", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     /** Domains verified through this link (its SSO connections serve only these unless the owner widens them). */
-    domains: text("domains", { mode: "json" })
-      .$type<string[]>()
-      .notNull()
-      .default(sql`'[]'`),
+    domains: text("domains", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     revokedAt: integer("revoked_at"),

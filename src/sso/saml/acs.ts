@@ -86,7 +86,13 @@ export async function acceptSamlResponse(
   await acceptOnce(deps, connection.id, assertion.assertionId, assertion.validUntil);
   if (assertion.inResponseTo) {
     // Not enabled yet: the response must answer a test round trip, never a sign-in.
-    const oneTimeId = await keepResult(deps, connection.id, assertion.inResponseTo, identity, !connection.enabled);
+    const oneTimeId = await keepResult(
+      deps,
+      connection.id,
+      assertion.inResponseTo,
+      identity,
+      !connection.enabled,
+    );
     if (!oneTimeId) {
       throw new AppError(
         "invalid-state",

@@ -108,7 +108,8 @@ export const samlRoutes = new Hono<AppEnv>()
       }
       try {
         const connection = await samlConnection(deps, c.req.param("connectionId"), taken.request.test);
-        if (taken.request.test) return await finishConnectionTest(c, connection, taken.identity, taken.request);
+        if (taken.request.test)
+          return await finishConnectionTest(c, connection, taken.identity, taken.request);
         return await finishSsoSignIn(c, connection, taken.identity, taken.request);
       } catch (error) {
         return ssoFailure(c, taken.request.redirectTo, error);

@@ -36,9 +36,11 @@ export const setupLinks: SetupLinks = {
     `The TXT record for ${domain} was not found yet. DNS changes can take a few minutes; check again later.`,
   domainVerifiedBefore: (domain: string) =>
     `${domain} was verified for this organization already, outside this link. An owner of the organization decides whether your connection serves it.`,
-  domainRefused: (domain: string) => `${domain} can't be added: it is a public mail domain, not a domain name, or verified by another organization.`,
+  domainRefused: (domain: string) =>
+    `${domain} can't be added: it is a public mail domain, not a domain name, or verified by another organization.`,
   // SSO
-  ssoLead: "Choose your identity provider: the guide gives the exact values to paste into it, and asks for what it gives back.",
+  ssoLead:
+    "Choose your identity provider: the guide gives the exact values to paste into it, and asks for what it gives back.",
   chooseIdp: "Identity provider",
   start: "Start",
   connections: "Connections set up through this link",
@@ -63,7 +65,8 @@ export const setupLinks: SetupLinks = {
   testLead:
     "Sign in at your identity provider with an account of a verified domain. Nobody is signed in here: the test only checks the answer.",
   testNone: "Not tested yet.",
-  testOk: (email: string) => `The test succeeded: your identity provider vouched for ${email}. The organization's owners were told it is ready to turn on.`,
+  testOk: (email: string) =>
+    `The test succeeded: your identity provider vouched for ${email}. The organization's owners were told it is ready to turn on.`,
   testFailed: (why: string) => `The last test failed: ${why}`,
   testWhy: {
     "sso-email-outside-domains": "the email it asserted is not in a domain verified through this link.",
@@ -88,7 +91,6 @@ export const setupLinks: SetupLinks = {
   readyMail: {
     subject: "A sign-in connection for ${orgName} is ready to turn on",
     text: "Hello ${displayName},\n\nYour IT administrator set up a ${type} connection for ${orgName} through a setup link, and its test succeeded (the identity provider vouched for ${email}).\n\nIt stays off until an owner turns it on. Connection: ${connectionId}.\n${link}\n",
-    html: "<p>Hello ${displayName},</p><p>Your IT administrator set up a ${type} connection for <strong>${orgName}</strong> through a setup link, and its test succeeded (the identity provider vouched for ${email}).</p><p>It stays off until an owner turns it on. Connection: ${connectionId}.</p><p><a href=\"${link}\">Open the app</a></p>",
+    html: '<p>Hello ${displayName},</p><p>Your IT administrator set up a ${type} connection for <strong>${orgName}</strong> through a setup link, and its test succeeded (the identity provider vouched for ${email}).</p><p>It stays off until an owner turns it on. Connection: ${connectionId}.</p><p><a href="${link}">Open the app</a></p>',
   },
 };
-

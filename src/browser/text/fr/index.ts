@@ -9,4 +9,14 @@ import { mails } from "./mails";
 import { pages } from "./pages";
 import { setupLinks } from "./setup-links";
 
-export const fr: Catalogue = { pages, mails, mailCode, lockout, devices, account, accountSecurity, hosted, setupLinks };
+export const fr: Catalogue = {
+  pages,
+  mails,
+  mailCode,
+  lockout,
+  devices,
+  account,
+  accountSecurity,
+  hosted,
+  setupLinks,
+};
