@@ -43,7 +43,7 @@ describe("the pages", () => {
         const where = `${language} ${path}`;
         expect(response.status, where).toBe(200);
         expect(page, where).toContain(`<html lang="${language}">`);
-        expect(page, where).toContain(escape(expected));
+        expect(page, where).toContain(escaped(expected));
         expect(page, where).toContain(BRAND);
         expect(page, where).not.toContain("<script");
         const csp = response.headers.get("content-security-policy")!;
@@ -73,7 +73,7 @@ describe("the pages", () => {
 });
 
 /** How `html` escapes text in a page. */
-function escape(text: string): string {
+function escaped(text: string): string {
   return text
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
