@@ -24,6 +24,7 @@ import {
   listConsoleSessions,
   startConsoleSession,
 } from "./session";
+import { consoleSetupLinkRoutes } from "./setup-link-routes";
 import { consoleStorageRoutes } from "./storage-routes";
 import { consoleUserRoutes } from "./user-routes";
 import { consoleWebhookRoutes } from "./webhook-routes";
@@ -178,6 +179,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleUserRoutes)
   .route("/", consoleOrgRoutes)
   .route("/", consoleOrgSsoRoutes)
+  .route("/", consoleSetupLinkRoutes)
   .route("/", consoleClientRoutes)
   .route("/", consoleStorageRoutes)
   .route("/", consoleWebhookRoutes)
