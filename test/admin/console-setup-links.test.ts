@@ -5,6 +5,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { NO_VERIFICATION, SERVER, service, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 import { Browser } from "../setup-links/support";
+import { idpMetadataXml } from "../sso/saml-support/idp";
 
 const svc = service({ ...NO_VERIFICATION });
 const SECRET = String(env.AUTH_ADMIN_SECRET);
@@ -63,7 +64,36 @@ describe("the console's setup links", () => {
     const domain = `console-${crypto.randomUUID().slice(0, 8)}.test`;
     expect((await browser.post("/setup/domains", { domain })).status).toBe(303);
 
+    // A connection made through the link: the console turns it on only once its test passed (sso's own rule).
+    const guide = await (await browser.get("/setup/sso/new?idp=saml")).text();
+    const connectionId = /name="connectionId" value="([^"]+)"/.exec(guide)![1]!;
+    expect(
+      (await browser.post("/setup/sso", { idp: "saml", connectionId, metadataXml: idpMetadataXml() })).status,
+    ).toBe(303);
+    const early = await postForm(
+      `/orgs/${orgId}/setup-links/connections/${connectionId}/enable`,
+      { csrf },
+      cookie,
+    );
+    expect(early.status).toBe(400);
+    expect(await early.text()).toContain("has not passed its test round trip");
+    // The round trip itself is test/setup-links/walk.test.ts's; here its outcome as recorded.
+    await env.DB.prepare("UPDATE sso_connections SET tested_at = ?, last_test = ? WHERE id = ?")
+      .bind(Date.now(), JSON.stringify({ at: Date.now(), ok: true, email: "a@b.test" }), connectionId)
+      .run();
+    const withTest = await (
+      await svc.request("GET", `${BASE}/orgs/${orgId}`, { headers: { cookie } })
+    ).text();
+    expect(withTest).toContain("test passed");
+    const on = await postForm(
+      `/orgs/${orgId}/setup-links/connections/${connectionId}/enable`,
+      { csrf },
+      cookie,
+    );
+    expect(on.headers.get("location")).toContain("done=connection-enabled");
+
     const orgPage = await (await svc.request("GET", `${BASE}/orgs/${orgId}`, { headers: { cookie } })).text();
+    expect(orgPage).toContain("Connections: 1 made, 1 tested, 1 on");
     expect(orgPage).toContain("Setup links");
     expect(orgPage).toContain("domains, sso");
     expect(orgPage).toContain("Domains: 0 verified of 1 claimed");

@@ -15,7 +15,7 @@ const newLinkBox = (url?: string) =>
     ? html`<div class="notice" role="status"><p><strong>The setup link, shown this once:</strong></p><p><code class="secret">${url}</code></p><p>Send it to the customer's IT admin; whoever holds it can use it until it expires or is revoked.</p></div>`
     : "";
 
-function progress(link: WireSetupLink) {
+function progress(chrome: Chrome, orgPathname: string, link: WireSetupLink) {
   const { domainsVerified, domainsClaimed, connections, scimTokens } = link.progress;
   const tested = connections.filter((connection) => connection.testedAt !== null);
   return html`<ul class="plain">
@@ -28,7 +28,15 @@ function progress(link: WireSetupLink) {
             ? html`<span class="badge on">test passed</span>`
             : html`<span class="badge off">test failed: ${connection.lastTest.error ?? "refused"}</span>`
           : html`<span class="badge">not tested</span>`
-      } ${connection.enabled ? html`<span class="badge on">on</span>` : html`<span class="badge">off</span>`}`,
+      } ${connection.enabled ? html`<span class="badge on">on</span>` : html`<span class="badge">off</span>`}${
+        !connection.enabled && connection.testedAt !== null
+          ? action(
+              chrome,
+              `${orgPathname}/setup-links/connections/${encodeURIComponent(connection.id)}/enable`,
+              "Turn on",
+            )
+          : ""
+      }`,
   )}</li>
 <li>SCIM tokens: ${scimTokens.length} made, ${scimTokens.filter((token) => token.lastUsedAt !== null).length} used by the IdP</li>
 </ul>`;
@@ -52,7 +60,7 @@ ${
             link.status === "open"
               ? html`<span class="badge on">open</span> until ${when(link.expiresAt)}`
               : html`<span class="badge off">${link.status}</span>`
-          }<br><span class="muted">last used ${when(link.lastUsedAt)}</span></td><td data-label="Progress">${progress(link)}</td><td>${
+          }<br><span class="muted">last used ${when(link.lastUsedAt)}</span></td><td data-label="Progress">${progress(chrome, orgPathname, link)}</td><td>${
             link.status === "open"
               ? action(
                   chrome,

@@ -3,6 +3,7 @@ import { auditAdminAction } from "../../audit/admin-action";
 import type { AppEnv } from "../../http/app-env";
 import { getOrg } from "../../orgs";
 import { createLink, linkUrl, revokeLink } from "../../setup-links";
+import { updateConnection } from "../../sso";
 import { action } from "./handlers";
 import { formOf, orgAction, showOrg } from "./org-routes";
 
@@ -37,5 +38,15 @@ export const consoleSetupLinkRoutes = new Hono<AppEnv>()
       c.var.deps.audit({ type: "setup-link.revoked", userId: null, detail: { orgId, linkId: row.id } });
       auditAdminAction(c, "setup-link.revoke", null, { orgId, linkId: row.id });
       return "setup-link-revoked";
+    }),
+  )
+  .post(
+    "/orgs/:id/setup-links/connections/:connectionId/enable",
+    // Through the sso feature's own rule: a link's connection is turned on only after a successful test.
+    orgAction(async (c, orgId) => {
+      const connectionId = c.req.param("connectionId")!;
+      await updateConnection(c.var.deps, orgId, connectionId, { enabled: true });
+      auditAdminAction(c, "org.connection.enable", null, { orgId, connectionId });
+      return "connection-enabled";
     }),
   );
