@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import type { SetupLinkRow } from "../db/schema";
+import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { connectionsOfLink, listDomains, TXT_PREFIX } from "../sso";
 import { auditLink, checkDomain, claimDomain, makeScimToken, tokensOfLink } from "./actions";
@@ -101,6 +102,10 @@ export const setupPageRoutes = new Hono<SetupEnv>()
       await checkDomain(c.var.deps, linkOf(c), domain);
       return back(c, "/domains", { result: "verified", domain });
     } catch (error) {
+      // The resolver down or unreachable: the page says so and the IT admin checks again (nothing was changed).
+      if (error instanceof AppError && error.reason?.startsWith("DNS resolver")) {
+        return back(c, "/domains", { result: "dns-unavailable", domain });
+      }
       return back(c, "/domains", { result: outcomeOf(error), domain });
     }
   })

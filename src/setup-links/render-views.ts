@@ -62,6 +62,8 @@ function domainOutcome(words: Words, result: string | undefined, domain = "") {
       return notice("error", words.domainVerifiedBefore(domain));
     case "domain-verification-failed":
       return notice("error", words.domainNotFound(domain));
+    case "dns-unavailable":
+      return notice("error", words.dnsUnavailable);
     default:
       return notice("error", words.domainRefused(domain));
   }

@@ -220,6 +220,30 @@ describe("OIDC through a link", () => {
   });
 });
 
+describe("domains", () => {
+  it("the resolver down: the page says so and nothing changes (never a 5xx page)", async () => {
+    const org = await orgWithDomain(svc, { verify: false });
+    const link = await makeLink(svc, org.orgId, org.owner.accessToken, { intents: ["domains"] });
+    // The same service with its DNS-over-HTTPS resolver unreachable.
+    const browser = new Browser(
+      ssoService({ AUTH_DNS_RESOLVER_URL: `${IDP}/no-resolver-here` }),
+      uniqueAddress(),
+    );
+    await browser.open(link.url);
+    const domain = uniqueDomain("down");
+    await browser.post("/setup/domains", { domain });
+    const checked = await browser.post("/setup/domains/check", { domain });
+    expect(locationOf(checked).searchParams.get("result")).toBe("dns-unavailable");
+    const page = await (
+      await browser.get(
+        `${locationOf(checked).pathname.replace("/auth/v1", "")}${locationOf(checked).search}`,
+      )
+    ).text();
+    expect(page).toContain("The DNS lookup did not answer just now");
+    expect(page).toContain("Not verified yet");
+  });
+});
+
 describe("bounds", () => {
   it("a link reaches neither another org's connection nor one it did not make; steps outside its intents are refused", async () => {
     const { org, browser } = await linkWithDomain(["domains", "sso"]);

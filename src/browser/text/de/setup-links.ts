@@ -31,6 +31,8 @@ export const setupLinks: SetupLinks = {
   domainChecked: (domain: string) => `${domain} ist bestätigt.`,
   domainNotFound: (domain: string) =>
     `Der TXT-Eintrag für ${domain} wurde noch nicht gefunden. DNS-Änderungen können einige Minuten dauern; prüfen Sie später erneut.`,
+  dnsUnavailable:
+    "Die DNS-Abfrage hat gerade nicht geantwortet. Nichts wurde geändert: Prüfen Sie in einer Minute erneut.",
   domainVerifiedBefore: (domain: string) =>
     `${domain} wurde für diese Organisation bereits außerhalb dieses Links bestätigt. Ein Inhaber der Organisation entscheidet, ob Ihre Verbindung sie bedient.`,
   domainRefused: (domain: string) =>

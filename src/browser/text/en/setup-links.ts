@@ -32,6 +32,7 @@ export const setupLinks = {
   domainChecked: (domain: string) => `${domain} is verified.`,
   domainNotFound: (domain: string) =>
     `The TXT record for ${domain} was not found yet. DNS changes can take a few minutes; check again later.`,
+  dnsUnavailable: "The DNS lookup did not answer just now. Nothing was changed: check again in a minute.",
   domainVerifiedBefore: (domain: string) =>
     `${domain} was verified for this organization already, outside this link. An owner of the organization decides whether your connection serves it.`,
   domainRefused: (domain: string) =>

@@ -31,6 +31,8 @@ export const setupLinks: SetupLinks = {
   domainChecked: (domain: string) => `${domain} está verificado.`,
   domainNotFound: (domain: string) =>
     `Todavía no se encuentra el registro TXT de ${domain}. Los cambios de DNS pueden tardar unos minutos; vuelva a comprobarlo más tarde.`,
+  dnsUnavailable:
+    "La consulta DNS no respondió en este momento. No se cambió nada: vuelva a comprobarlo en un minuto.",
   domainVerifiedBefore: (domain: string) =>
     `${domain} ya estaba verificado para esta organización fuera de este enlace. Un propietario de la organización decide si su conexión lo atiende.`,
   domainRefused: (domain: string) =>

@@ -30,6 +30,8 @@ export const setupLinks: SetupLinks = {
   domainChecked: (domain: string) => `${domain} est vérifié.`,
   domainNotFound: (domain: string) =>
     `L'enregistrement TXT de ${domain} est introuvable pour l'instant. Les changements DNS peuvent prendre quelques minutes ; vérifiez plus tard.`,
+  dnsUnavailable:
+    "La requête DNS n'a pas répondu pour l'instant. Rien n'a été modifié : vérifiez à nouveau dans une minute.",
   domainVerifiedBefore: (domain: string) =>
     `${domain} a déjà été vérifié pour cette organisation, en dehors de ce lien. Un propriétaire de l'organisation décide si votre connexion le sert.`,
   domainRefused: (domain: string) =>

@@ -31,6 +31,8 @@ export const setupLinks: SetupLinks = {
   domainChecked: (domain: string) => `${domain} を確認しました。`,
   domainNotFound: (domain: string) =>
     `${domain} の TXT レコードはまだ見つかりません。DNS の変更には数分かかることがあります。しばらくしてから再度確認してください。`,
+  dnsUnavailable:
+    "DNS の照会に応答がありませんでした。何も変更されていません。1 分後にもう一度確認してください。",
   domainVerifiedBefore: (domain: string) =>
     `${domain} はこのリンク以外の方法で、すでにこの組織のドメインとして確認済みです。接続でこのドメインを扱うかは組織のオーナーが決めます。`,
   domainRefused: (domain: string) =>

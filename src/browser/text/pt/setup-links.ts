@@ -31,6 +31,7 @@ export const setupLinks: SetupLinks = {
   domainChecked: (domain: string) => `${domain} está verificado.`,
   domainNotFound: (domain: string) =>
     `O registro TXT de ${domain} ainda não foi encontrado. Alterações de DNS podem levar alguns minutos; verifique novamente mais tarde.`,
+  dnsUnavailable: "A consulta DNS não respondeu agora. Nada foi alterado: verifique novamente em um minuto.",
   domainVerifiedBefore: (domain: string) =>
     `${domain} já foi verificado para esta organização fora deste link. Um proprietário da organização decide se a sua conexão o atende.`,
   domainRefused: (domain: string) =>
