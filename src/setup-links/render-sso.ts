@@ -79,6 +79,8 @@ function giveBackFields(words: Words, guide: Guide, kept: Record<string, string>
 }
 
 const giveBackName = (guide: Guide, name: string) => {
+  // A generic guide's names are ours: said once.
+  if (guide.id === "saml" || guide.id === "oidc") return "";
   const theirs = guide.giveBack.find(([, ours]) => ours === name)?.[0];
   return theirs ? ` (${theirs})` : "";
 };
@@ -107,10 +109,10 @@ ${backLink(c, words)}`;
 function lastTest(words: Words, lang: string, row: SsoConnectionRow) {
   const test = row.lastTest as { at?: number; ok?: boolean; email?: string; error?: string } | null;
   if (!test) return html`<p class="status">${words.testNone}</p>`;
-  const when = html` <span class="status">(${dateOf(Number(test.at), lang)})</span>`;
-  if (test.ok) return html`${notice("ok", words.testOk(test.email ?? ""))}${when}`;
+  const when = ` (${dateOf(Number(test.at), lang)})`;
+  if (test.ok) return notice("ok", `${words.testOk(test.email ?? "")}${when}`);
   const why = words.testWhy[test.error as keyof Words["testWhy"]] ?? words.testWhy.other;
-  return html`${notice("error", words.testFailed(why))}${when}`;
+  return notice("error", `${words.testFailed(why)}${when}`);
 }
 
 export function connectionView(

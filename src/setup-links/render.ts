@@ -28,6 +28,8 @@ const STYLE = `
   textarea { width: 100%; box-sizing: border-box; min-height: 6rem; padding: .6rem; font: .85rem ui-monospace, monospace; border: 1px solid var(--line); border-radius: 6px; }
   input[type=url] { width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid var(--line); border-radius: 6px; }
   nav.back { margin-top: 1.6rem; }
+  .actions { align-items: center; }
+  a.primary { display: inline-block; padding: .65rem 1.1rem; border-radius: 6px; background: var(--brand); color: var(--on-brand); text-decoration: none; }
   h2 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
 `;
 
