@@ -12,6 +12,6 @@ import { setupPageRoutes } from "./page-routes";
 export const setupLinksFeature = {
   name: "setup-links",
   tables,
-  routes: () => ({ auth: setupLinkRoutes, pages: setupPageRoutes as never, admin: setupLinkAdminRoutes }),
+  routes: () => ({ auth: setupLinkRoutes, pages: setupPageRoutes, admin: setupLinkAdminRoutes }),
   housekeeping: (services: Deps, now: number) => sweepLinks(services, now),
 };
