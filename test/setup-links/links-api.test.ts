@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { getConfig } from "../../src/runtime/config";
+import { runHousekeeping } from "../../src/runtime/cron";
 import { expectContractError, expectError, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 import { ADMIN, orgWithDomain, ssoService } from "../sso/support";
 import { allD1 } from "../support/shards";
@@ -157,6 +159,25 @@ describe("making links", () => {
       404,
       "not-found",
     );
+  });
+});
+
+describe("housekeeping", () => {
+  it("the daily sweep removes links a month past their end and keeps the others for the owners' list", async () => {
+    const org = await orgWithDomain(svc);
+    const old = await makeLink(svc, org.orgId, org.owner.accessToken);
+    const recent = await makeLink(svc, org.orgId, org.owner.accessToken);
+    await env.DB.prepare("UPDATE setup_links SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 31 * 86400_000, old.id)
+      .run();
+    await env.DB.prepare("UPDATE setup_links SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 86400_000, recent.id)
+      .run();
+    await runHousekeeping(svc.env, getConfig(svc.env));
+    const left = await env.DB.prepare("SELECT id FROM setup_links WHERE org_id = ?")
+      .bind(org.orgId)
+      .all<{ id: string }>();
+    expect(left.results.map((row) => row.id)).toEqual([recent.id]);
   });
 });
 
