@@ -268,6 +268,24 @@ describe("bounds", () => {
       metadataXml: idpMetadataXml(),
     });
     expect(bad.status).toBe(400);
+    // Bad input on the guide's form: the guide again with why (400), never a 5xx.
+    const fresh = crypto.randomUUID();
+    for (const form of [
+      { idp: "saml", connectionId: fresh },
+      { idp: "saml", connectionId: fresh, metadataXml: "<not-metadata/>" },
+      {
+        idp: "saml",
+        connectionId: fresh,
+        metadataXml: idpMetadataXml(),
+        metadataUrl: "https://idp.example.test/m",
+      },
+      { idp: "oidc", connectionId: fresh, issuer: "not a url", clientId: "c", clientSecret: "s" },
+      { idp: "oidc", connectionId: fresh, issuer: "http://10.0.0.1/", clientId: "c", clientSecret: "s" },
+      { idp: "nonsense", connectionId: fresh },
+    ]) {
+      const answer = await browser.post("/setup/sso", form);
+      expect(answer.status, JSON.stringify(form).slice(0, 80)).toBe(form.idp === "nonsense" ? 303 : 400);
+    }
     expect((await browser.get("/setup/scim")).status).toBe(403);
     expect((await browser.post("/setup/scim", {})).status).toBe(403);
     // Threat: another site posting the IT admin's browser into a change (the cookie is the credential).
