@@ -270,7 +270,7 @@ describe("bounds", () => {
     expect(bad.status).toBe(400);
     // Bad input on the guide's form: the guide again with why (400), never a 5xx.
     const fresh = crypto.randomUUID();
-    for (const form of [
+    const forms: Record<string, string>[] = [
       { idp: "saml", connectionId: fresh },
       { idp: "saml", connectionId: fresh, metadataXml: "<not-metadata/>" },
       {
@@ -282,7 +282,8 @@ describe("bounds", () => {
       { idp: "oidc", connectionId: fresh, issuer: "not a url", clientId: "c", clientSecret: "s" },
       { idp: "oidc", connectionId: fresh, issuer: "http://10.0.0.1/", clientId: "c", clientSecret: "s" },
       { idp: "nonsense", connectionId: fresh },
-    ]) {
+    ];
+    for (const form of forms) {
       const answer = await browser.post("/setup/sso", form);
       expect(answer.status, JSON.stringify(form).slice(0, 80)).toBe(form.idp === "nonsense" ? 303 : 400);
     }
