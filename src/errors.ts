@@ -80,6 +80,8 @@ export const ERRORS = {
   "domain-not-allowed": [400, "this domain can't be claimed (a public mail domain, or not a domain name)"],
   "domain-already-verified": [409, "this domain is verified by another organization"],
   "domain-verification-failed": [400, "the TXT record was not found; add it and try again"],
+  // Contract operators.md §5: a connection made through a setup link is enabled only after its test round trip.
+  "sso-connection-untested": [409, "this connection has not passed its test round trip yet; test it first"],
   // Contract §1 "Unavailable": a part of the platform this request needs failed or did not answer in time.
   "service-unavailable": [503, "the service cannot answer this right now; try again shortly"],
 } as const satisfies Record<string, readonly [ContentfulStatusCode, string]>;

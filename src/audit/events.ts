@@ -59,7 +59,12 @@ export type AuditEventType =
   | "vault.refused"
   /** What an IdP changed through SCIM (src/scim/audit.ts): detail {orgId, groupId?}. */
   | `scim.${"user" | "group"}.${"create" | "replace" | "update" | "delete"}`
-  | `admin.${string}`;
+  | `admin.${string}`
+  /**
+   * A setup link made, revoked, or used by a customer's IT admin (contract operators.md §5): detail {orgId, linkId,
+   * …what it did}; a refused link (unknown, wrong, expired or revoked) is `setup-link.refused`.
+   */
+  | `setup-link.${string}`;
 
 export interface AuditEvent {
   type: AuditEventType;

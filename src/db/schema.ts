@@ -13,6 +13,7 @@ export * from "./tables/orgs";
 export * from "./tables/permissions";
 export * from "./tables/providers";
 export * from "./tables/scim";
+export * from "./tables/setup-links";
 export * from "./tables/shared";
 export * from "./tables/sso";
 export * from "./tables/storage";

@@ -13,6 +13,7 @@ export const TEMPLATE_NAMES = [
   "new-device",
   "impersonation-ended",
   "ciba-request",
+  "setup-connection-ready",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

@@ -32,6 +32,7 @@ const BUILT_IN: Catalog = Object.fromEntries(
       "new-device": catalogue.devices.mail,
       "impersonation-ended": catalogue.impersonation.mail,
       "ciba-request": catalogue.ciba.mail,
+      "setup-connection-ready": catalogue.setupLinks.readyMail,
     },
   ]),
 );

@@ -27,7 +27,7 @@ export function authErrorSchema() {
  * `/signup/…` are API.
  */
 const PAGES =
-  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/ciba$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/ciba$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|setup(\/|$)|dev\/(inbox|landing)|reference$)/;
 
 export function authDocument(app: Hono<AppEnv>, config: Config): OpenApiDocument {
   return buildDocument(app as never, {

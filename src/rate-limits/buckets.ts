@@ -163,7 +163,7 @@ export async function refuseOverLimit(
 }
 
 /** What is being guessed: each kind has its own count per address. */
-export type GuessedSecret = "secret-guesses" | "device-user-codes";
+export type GuessedSecret = "secret-guesses" | "device-user-codes" | "setup-links";
 
 /**
  * Guesses of a secret from one address (the admin secret in `x-hasura-admin-secret`, a device flow's user code),

@@ -14,6 +14,7 @@ import { permissionsFeature } from "../permissions/feature";
 import { platformFeature } from "../platform/feature";
 import { providersFeature } from "../providers/feature";
 import { scimFeature } from "../scim/feature";
+import { setupLinksFeature } from "../setup-links/feature";
 import { ssoFeature } from "../sso/feature";
 import { storageFeature } from "../storage/feature";
 import { vaultFeature } from "../vault/feature";
@@ -32,6 +33,8 @@ export const FEATURES: readonly Feature[] = [
   orgsFeature,
   ssoFeature,
   scimFeature,
+  // Setup links for a customer's IT admin (operators.md §5): its pages use the sso and scim features above.
+  setupLinksFeature,
   oauth2Feature,
   // The token vault (operators.md §3): its API beside the user's other routes; the exchange is oauth2's.
   vaultFeature,

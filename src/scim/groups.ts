@@ -135,8 +135,19 @@ async function setMembers(deps: Pick<Deps, "db">, groupId: string, current: stri
   return [...added, ...removed];
 }
 
-export async function createScimGroup(deps: Deps, orgId: string, body: unknown) {
+/**
+ * A token a setup link made gives no `admin` role (operators.md §5; `owner` no SCIM token gives): it may neither name
+ * a group after it nor change who is in a group that gives it. 403 in SCIM's body.
+ */
+function refuseAdminGrant(limited: boolean, ...roles: (string | null)[]) {
+  if (limited && roles.some((role) => role === "admin" || role === "owner")) {
+    throw new ScimError(403, "this SCIM token was made through a setup link: it can't give the admin role");
+  }
+}
+
+export async function createScimGroup(deps: Deps, orgId: string, body: unknown, limited = false) {
   const input = parseGroupInput(body);
+  refuseAdminGrant(limited, groupRole(deps.config, input.displayName));
   const members = [...new Set((input.members ?? []).map((member) => member.value))];
   await checkMembers(deps, orgId, members);
   const now = deps.now();
@@ -170,7 +181,14 @@ export async function getScimGroup(deps: Deps, orgId: string, id: string, withMe
 }
 
 /** Stores a group as a PUT (or a PATCH's result) states it; members' roles follow the group's. */
-async function store(deps: Deps, orgId: string, row: ScimGroupRow, current: string[], input: GroupInput) {
+async function store(
+  deps: Deps,
+  orgId: string,
+  row: ScimGroupRow,
+  current: string[],
+  input: GroupInput,
+  limited: boolean,
+) {
   const wanted = [...new Set((input.members ?? []).map((member) => member.value))];
   await checkMembers(
     deps,
@@ -178,6 +196,7 @@ async function store(deps: Deps, orgId: string, row: ScimGroupRow, current: stri
     wanted.filter((id) => !current.includes(id)),
   );
   const role = groupRole(deps.config, input.displayName);
+  refuseAdminGrant(limited, role, row.role);
   let updated: ScimGroupRow | undefined;
   try {
     updated = await deps.db
@@ -201,17 +220,29 @@ async function store(deps: Deps, orgId: string, row: ScimGroupRow, current: stri
   return toScimGroup(deps.config.urls.server, updated, wanted);
 }
 
-export async function replaceScimGroup(deps: Deps, orgId: string, id: string, body: unknown) {
+export async function replaceScimGroup(
+  deps: Deps,
+  orgId: string,
+  id: string,
+  body: unknown,
+  limited = false,
+) {
   const row = await groupRow(deps, orgId, id);
   const current = (await membersOf(deps, [id])).get(id) ?? [];
-  return store(deps, orgId, row, current, parseGroupInput(body));
+  return store(deps, orgId, row, current, parseGroupInput(body), limited);
 }
 
-export async function patchScimGroup(deps: Deps, orgId: string, id: string, patch: PatchRequest) {
+export async function patchScimGroup(
+  deps: Deps,
+  orgId: string,
+  id: string,
+  patch: PatchRequest,
+  limited = false,
+) {
   const row = await groupRow(deps, orgId, id);
   const current = (await membersOf(deps, [id])).get(id) ?? [];
   const resource = toScimGroup(deps.config.urls.server, row, current);
-  return store(deps, orgId, row, current, parseGroupInput(applyPatch(resource, patch)));
+  return store(deps, orgId, row, current, parseGroupInput(applyPatch(resource, patch)), limited);
 }
 
 export async function deleteScimGroup(deps: Deps, orgId: string, id: string): Promise<void> {

@@ -30,7 +30,7 @@ import { discoverySchema, listSchema, SCIM_ERRORS, scim, scimGroupSchema, scimUs
 
 type ScimEnv = {
   Bindings: AppEnv["Bindings"];
-  Variables: AppEnv["Variables"] & { scimOrgId: string; scimBody: unknown };
+  Variables: AppEnv["Variables"] & { scimOrgId: string; scimLimited: boolean; scimBody: unknown };
 };
 type ScimContext = Context<ScimEnv>;
 
@@ -54,13 +54,14 @@ const WHOLE: ListQuery = { startIndex: 1, count: 2 };
 /** `Authorization: Bearer <SCIM token>` → the organization it acts for; anything else 401 in SCIM's body. */
 const scimToken = guarded(async (c, next) => {
   const match = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
-  const orgId = match ? await orgOfScimToken(c.var.deps, match[1]!) : undefined;
-  if (!orgId) throw new ScimError(401, "a valid SCIM bearer token is required");
-  c.set("scimOrgId", orgId);
+  const found = match ? await orgOfScimToken(c.var.deps, match[1]!) : undefined;
+  if (!found) throw new ScimError(401, "a valid SCIM bearer token is required");
+  c.set("scimOrgId", found.orgId);
+  c.set("scimLimited", found.limited);
   // The IdP's directory acts, for the organization whose token it holds.
-  c.var.deps.audit.actAs({ kind: "scim", name: orgId });
+  c.var.deps.audit.actAs({ kind: "scim", name: found.orgId });
   await next();
-  await auditScimWrite(c as never, orgId);
+  await auditScimWrite(c as never, found.orgId);
 });
 
 /**
@@ -253,7 +254,9 @@ const groups = new Hono<ScimEnv>()
     }),
     scimToken,
     scimBody(scimGroupSchema.partial()),
-    guarded(async (c) => single(c, await createScimGroup(c.var.deps, c.var.scimOrgId, c.var.scimBody), 201)),
+    guarded(async (c) =>
+      single(c, await createScimGroup(c.var.deps, c.var.scimOrgId, c.var.scimBody, c.var.scimLimited), 201),
+    ),
   )
   .get(
     "/Groups",
@@ -291,7 +294,10 @@ const groups = new Hono<ScimEnv>()
     scimToken,
     scimBody(scimGroupSchema.partial()),
     guarded(async (c) =>
-      single(c, await replaceScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimBody)),
+      single(
+        c,
+        await replaceScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimBody, c.var.scimLimited),
+      ),
     ),
   )
   .patch(
@@ -304,7 +310,7 @@ const groups = new Hono<ScimEnv>()
     scimToken,
     scimBody(patchRequestSchema),
     guarded(async (c) =>
-      single(c, await patchScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), patchOf(c))),
+      single(c, await patchScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), patchOf(c), c.var.scimLimited)),
     ),
   )
   .delete(

@@ -27,6 +27,10 @@ export const wireScimTokenSchema = z.object({
   name: z.string(),
   createdAt: z.string().meta({ format: "date-time" }),
   lastUsedAt: z.string().meta({ format: "date-time" }).nullable(),
+  setupLinkId: z
+    .string()
+    .nullable()
+    .meta({ description: "The setup link that made it: it gives no owner or admin role (operators.md §5)." }),
 });
 export type WireScimToken = z.infer<typeof wireScimTokenSchema>;
 
@@ -44,18 +48,21 @@ const toWire = (row: typeof scimTokens.$inferSelect): WireScimToken => ({
   name: row.name,
   createdAt: new Date(row.createdAt).toISOString(),
   lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
+  setupLinkId: row.setupLinkId,
 });
 
 export async function createScimToken(
   deps: Pick<Deps, "db" | "now">,
   orgId: string,
   name = "",
+  /** Made through a setup link: the token gives no `owner` or `admin` role (operators.md §5). */
+  setupLinkId: string | null = null,
 ): Promise<{ id: string; token: string }> {
   const token = newToken();
   const id = randomUuid();
   await deps.db
     .insert(scimTokens)
-    .values({ id, orgId, name, tokenHash: await sha256Hex(token), createdAt: deps.now() })
+    .values({ id, orgId, name, tokenHash: await sha256Hex(token), setupLinkId, createdAt: deps.now() })
     .run();
   return { id, token };
 }
@@ -82,12 +89,18 @@ export async function deleteScimToken(deps: Pick<Deps, "db">, orgId: string, id:
   if (!gone) throw new AppError("not-found", "no such SCIM token");
 }
 
-/** The organization a bearer token belongs to, or undefined (unknown, revoked, or not a token's shape). */
-export async function orgOfScimToken(deps: Pick<Deps, "db" | "now" | "background">, token: string) {
+/**
+ * The organization a bearer token belongs to, and whether a setup link made it (`limited`: it may not give the
+ * `admin` role), or undefined (unknown, revoked, or not a token's shape).
+ */
+export async function orgOfScimToken(
+  deps: Pick<Deps, "db" | "now" | "background">,
+  token: string,
+): Promise<{ orgId: string; limited: boolean } | undefined> {
   if (!TOKEN_SHAPE.test(token)) return undefined;
   const hash = await sha256Hex(token);
   const row = await deps.db
-    .select({ id: scimTokens.id, orgId: scimTokens.orgId })
+    .select({ id: scimTokens.id, orgId: scimTokens.orgId, setupLinkId: scimTokens.setupLinkId })
     .from(scimTokens)
     .where(eq(scimTokens.tokenHash, hash))
     .get();
@@ -106,5 +119,5 @@ export async function orgOfScimToken(deps: Pick<Deps, "db" | "now" | "background
       .run()
       .catch(() => {}),
   );
-  return row.orgId;
+  return { orgId: row.orgId, limited: row.setupLinkId !== null };
 }

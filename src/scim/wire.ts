@@ -67,6 +67,7 @@ export const SCIM_ERRORS: Record<number, AnswerDoc> = {
     "Bad input: `scimType` invalidValue, invalidSyntax, invalidFilter, invalidPath, noTarget or mutability.",
   ),
   401: error("No SCIM token, or one that is unknown or revoked."),
+  403: error("A token made through a setup link giving the admin role (contract operators.md §5)."),
   404: error("No such resource in the token's organization."),
   409: error(
     "`scimType` uniqueness (userName, externalId, displayName taken) or mutability (the last owner).",

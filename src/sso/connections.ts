@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { encrypt, randomUuid } from "../lib/crypto";
 import { checkOutboundUrl, outboundPolicy } from "../lib/outbound-url";
+import { normalDomain } from "./domains";
 import { samlSettingsFromMetadata } from "./saml";
 
 /**
@@ -47,8 +48,12 @@ export const newConnectionSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("saml"), ...samlFields, ...common }),
 ]);
 
+/** The domains a connection serves (null: every verified domain of its org): how an owner widens a link's connection. */
+const servedDomains = z.array(z.string().min(1).max(253)).max(500).nullable();
+
 export const connectionPatchSchema = z.strictObject({
   ...common,
+  domains: servedDomains.optional(),
   issuer: oidcFields.issuer.optional(),
   clientId: oidcFields.clientId.optional(),
   clientSecret: oidcFields.clientSecret.optional(),
@@ -77,6 +82,23 @@ export const connectionSchema = z.object({
   defaultRole: z.string(),
   roleMapping: z.record(z.string(), z.string()),
   allowIdpInitiated: z.boolean(),
+  domains: z
+    .array(z.string())
+    .nullable()
+    .describe(
+      "The verified domains it serves; null: all of the org's (a setup link's connection: the link's)",
+    ),
+  setupLinkId: z.string().nullable().describe("The setup link that made it (contract operators.md §5)"),
+  testedAt: z.string().nullable().describe("When its last test round trip succeeded"),
+  lastTest: z
+    .object({
+      at: z.string(),
+      ok: z.boolean(),
+      email: z.string().optional(),
+      error: z.string().optional(),
+    })
+    .nullable()
+    .describe("The last test round trip's outcome"),
   oidc: z
     .object({
       issuer: z.string(),
@@ -103,6 +125,17 @@ export type WireConnection = z.infer<typeof connectionSchema>;
 export const oidcCallbackUrl = (deps: Pick<Deps, "config">, connectionId: string) =>
   deps.config.urls.auth(`/sso/oidc/${connectionId}/callback`);
 
+/** What a test round trip recorded (./test-round-trip.ts), as answered. */
+function wireTest(stored: Record<string, unknown> | null): WireConnection["lastTest"] {
+  if (!stored) return null;
+  return {
+    at: new Date(Number(stored.at)).toISOString(),
+    ok: stored.ok === true,
+    ...(typeof stored.email === "string" ? { email: stored.email } : {}),
+    ...(typeof stored.error === "string" ? { error: stored.error } : {}),
+  };
+}
+
 export function toWireConnection(deps: Pick<Deps, "config">, row: SsoConnectionRow): WireConnection {
   const settings = row.settings as Record<string, unknown>;
   const base = {
@@ -113,6 +146,10 @@ export function toWireConnection(deps: Pick<Deps, "config">, row: SsoConnectionR
     defaultRole: row.defaultRole,
     roleMapping: row.roleMapping,
     allowIdpInitiated: row.allowIdpInitiated,
+    domains: row.domains ?? null,
+    setupLinkId: row.setupLinkId ?? null,
+    testedAt: row.testedAt === null ? null : new Date(row.testedAt).toISOString(),
+    lastTest: wireTest(row.lastTest),
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };
@@ -180,10 +217,22 @@ async function samlSettings(deps: Deps, input: { metadataXml?: string; metadataU
   return (await samlSettingsFromMetadata(deps, input)) as unknown as Record<string, unknown>;
 }
 
+/**
+ * Made through a setup link (contract operators.md §5): disabled until its test round trip succeeded and an owner
+ * enabled it, serving only `domains` (the link's verified ones) until an owner widens it.
+ */
+export interface SetupLinkOrigin {
+  setupLinkId: string;
+  domains: string[];
+  /** The id chosen before it exists: the values its IdP needs (ACS URL, redirect URI) carry it. */
+  connectionId: string;
+}
+
 export async function createConnection(
   deps: Deps,
   orgId: string,
   input: NewConnection,
+  origin?: SetupLinkOrigin,
 ): Promise<SsoConnectionRow> {
   checkRoles(deps, input);
   const existing = await deps.db.$count(ssoConnections, eq(ssoConnections.orgId, orgId));
@@ -198,14 +247,16 @@ export async function createConnection(
   return deps.db
     .insert(ssoConnections)
     .values({
-      id: randomUuid(),
+      id: origin?.connectionId ?? randomUuid(),
       orgId,
       type: input.type,
       settings: settings as unknown as Record<string, unknown>,
       defaultRole: input.defaultRole ?? "member",
       roleMapping: input.roleMapping ?? {},
       allowIdpInitiated: input.type === "saml" ? (input.allowIdpInitiated ?? false) : false,
-      enabled: input.enabled ?? true,
+      enabled: origin ? false : (input.enabled ?? true),
+      setupLinkId: origin?.setupLinkId ?? null,
+      domains: origin ? origin.domains : null,
       createdAt: now,
       updatedAt: now,
     })
@@ -252,6 +303,12 @@ export async function updateConnection(
 ): Promise<SsoConnectionRow> {
   const row = await getConnection(deps, orgId, id);
   checkRoles(deps, patch);
+  // A setup link's connection is enabled by an owner only once a test round trip went through (operators.md §5).
+  if (patch.enabled === true && row.setupLinkId && row.testedAt === null) {
+    throw new AppError("sso-connection-untested");
+  }
+  const domains =
+    patch.domains === undefined ? undefined : patch.domains && [...new Set(patch.domains.map(normalDomain))];
   let settings = row.settings;
   if (row.type === "oidc") {
     if (patch.metadataUrl || patch.metadataXml || patch.allowIdpInitiated !== undefined) {
@@ -281,6 +338,7 @@ export async function updateConnection(
       ...(patch.defaultRole !== undefined ? { defaultRole: patch.defaultRole } : {}),
       ...(patch.roleMapping !== undefined ? { roleMapping: patch.roleMapping } : {}),
       ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+      ...(domains !== undefined ? { domains } : {}),
       ...(patch.allowIdpInitiated !== undefined ? { allowIdpInitiated: patch.allowIdpInitiated } : {}),
       updatedAt: deps.now(),
     })

@@ -29,7 +29,11 @@ export function ssoFailure(c: Context<AppEnv>, redirectTo: string, error: unknow
  * set): a result URL opened in another browser (login CSRF, RFC 9700 §4.7) completes nothing. An IdP-initiated SAML
  * response was started by no browser: accepted only when the connection allows them.
  */
-async function sameBrowser(c: Context<AppEnv>, connection: SsoConnectionRow, request: PendingSsoRequest) {
+export async function sameBrowser(
+  c: Context<AppEnv>,
+  connection: SsoConnectionRow,
+  request: PendingSsoRequest,
+) {
   if (request.browserHash === IDP_INITIATED)
     return connection.type === "saml" && connection.allowIdpInitiated;
   const present = await browserBinding(c, "sso-flow");

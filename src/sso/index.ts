@@ -10,10 +10,14 @@ import { ssoSignInRoutes } from "./sign-in-routes";
  */
 export { ssoAdminRoutes } from "./admin-routes";
 export {
+  connectionSchema,
   createConnection,
   deleteConnection,
+  getConnection,
   listConnections,
   newConnectionSchema,
+  oidcCallbackUrl,
+  type SetupLinkOrigin,
   toWireConnection,
   updateConnection,
   type WireConnection,
@@ -21,18 +25,29 @@ export {
 export {
   addDomain,
   deleteDomain,
+  getDomain,
   listDomains,
   normalDomain,
+  TXT_PREFIX,
   toWireDomain,
   verifyDomain,
 } from "./domains";
 export { setEnforceSso } from "./enforcement";
+// Setup links (src/setup-links/): the connections a link made, and their test round trip.
+export { connectionsOfLink, serveDomainThroughLink } from "./link-connections";
 export { ssoUrlForSignInPage } from "./page-start";
 export { SSO_REQUEST_LIFETIME_MS } from "./requests";
 // The import of Supabase's SAML providers (src/move-in/org-import.ts) tells which attribute mappings it can honour.
-export { EMAIL_ATTRIBUTES, samlSettingsFromMetadata } from "./saml";
+export { acsUrl, EMAIL_ATTRIBUTES, samlSettingsFromMetadata, spEntityId } from "./saml";
 // The Supabase face's signInWithSSO (src/faces/supabase/) starts the same sign-in with its own way back.
-export { connectionForEmail, findSsoConnection, type SsoCodeReturn, startSsoSignIn } from "./start";
+export {
+  connectionForEmail,
+  findSsoConnection,
+  type SsoCodeReturn,
+  startConnectionTest,
+  startSsoSignIn,
+} from "./start";
+export { claimReadyNotice } from "./test-round-trip";
 
 /** The user-facing routes, mounted under the auth API. */
 export const ssoRoutes = new Hono<AppEnv>().route("/", ssoOrgRoutes).route("/", ssoSignInRoutes);

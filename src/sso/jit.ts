@@ -38,6 +38,10 @@ export async function emailInsideDomains(
     throw new AppError("sso-assertion-invalid", "the identity provider did not verify the email");
   }
   const domain = email.slice(email.lastIndexOf("@") + 1);
+  // A setup link's connection serves only the domains verified through that link, until an owner widens it.
+  if (connection.domains && !connection.domains.includes(domain)) {
+    throw new AppError("sso-email-outside-domains");
+  }
   const verified = await deps.db
     .select({ domain: orgDomains.domain })
     .from(orgDomains)

@@ -46,6 +46,8 @@ export interface PendingSsoRequest {
   nonce?: string;
   /** A face's code flow (`startSsoSignIn`'s `CodeReturn`): the end is a code bound to it, not a session. */
   codeChallenge?: string;
+  /** A "test the connection" round trip (./test-round-trip.ts): it records the outcome, signs nobody in. */
+  test?: boolean;
 }
 
 /**
@@ -79,6 +81,7 @@ export interface NewSsoRequest {
   codeVerifier?: string;
   nonce?: string;
   codeChallenge?: string;
+  test?: boolean;
 }
 
 export async function saveSsoRequest(deps: Deps, request: NewSsoRequest): Promise<void> {
@@ -91,6 +94,7 @@ export async function saveSsoRequest(deps: Deps, request: NewSsoRequest): Promis
     nonce: request.nonce ?? null,
     redirectTo: storedTarget(request.redirectTo, request.codeChallenge),
     browserHash: request.browserHash,
+    test: request.test ?? false,
     expiresAt: deps.now() + SSO_REQUEST_LIFETIME_MS,
   });
 }
@@ -106,6 +110,7 @@ async function pendingOf(deps: Deps, row: Row): Promise<PendingSsoRequest> {
       ? { codeVerifier: await decrypt(deps.config.secrets.encryptionKey, row.codeVerifierSealed) }
       : {}),
     ...(row.nonce ? { nonce: row.nonce } : {}),
+    ...(row.test ? { test: true } : {}),
   };
 }
 
@@ -148,6 +153,8 @@ export async function keepResult(
   connectionId: string,
   inResponseTo: string,
   identity: SsoIdentity,
+  /** A connection not enabled yet answers only its test round trips. */
+  testOnly = false,
 ): Promise<string | undefined> {
   if (!inResponseTo || inResponseTo.length > 512) return undefined;
   const oneTimeId = randomToken();
@@ -160,6 +167,7 @@ export async function keepResult(
         eq(ssoRequests.connectionId, connectionId),
         isNull(ssoRequests.resultHash),
         gt(ssoRequests.expiresAt, deps.now()),
+        ...(testOnly ? [eq(ssoRequests.test, true)] : []),
       ),
     )
     .returning({ stateHash: ssoRequests.stateHash })

@@ -13,6 +13,7 @@ import { oidcIdentity } from "./oidc";
 import { SSO_REQUEST_LIFETIME_MS, takeSsoRequest } from "./requests";
 import { samlRoutes } from "./saml";
 import { startSchema, startSsoSignIn } from "./start";
+import { finishConnectionTest } from "./test-round-trip";
 
 /**
  * The enterprise sign-in's browser legs (contract organizations.md §2): `POST /sso/start` (a JSON call, or the
@@ -94,6 +95,14 @@ export const ssoSignInRoutes = new Hono<AppEnv>()
       try {
         const connection = await findConnection(deps, connectionId);
         if (connection?.type !== "oidc") throw new AppError("sso-connection-not-found");
+        if (request.test) {
+          // A test round trip (operators.md §5): a refusal is its outcome, shown on the page that started it.
+          const verified = await oidcIdentity(deps, connection, request, params).then(
+            (identity) => ({ identity, refusal: undefined }),
+            (refusal: unknown) => ({ identity: null, refusal }),
+          );
+          return await finishConnectionTest(c, connection, verified.identity, request, verified.refusal);
+        }
         const identity = await oidcIdentity(deps, connection, request, params);
         return await finishSsoSignIn(c, connection, identity, request);
       } catch (error) {

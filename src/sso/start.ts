@@ -47,14 +47,22 @@ export async function orgOfVerifiedDomain(
   return row?.orgId;
 }
 
-/** The org's enabled connection (the oldest, when it has several). */
-async function connectionOfOrg(deps: Pick<Deps, "db">, orgId: string): Promise<SsoConnectionRow | undefined> {
-  return deps.db
+/**
+ * The org's enabled connection (the oldest, when it has several) that serves `domain`: one limited to some domains
+ * (a setup link's, operators.md §5) is passed over for the others.
+ */
+async function connectionOfOrg(
+  deps: Pick<Deps, "db">,
+  orgId: string,
+  domain?: string,
+): Promise<SsoConnectionRow | undefined> {
+  const rows = await deps.db
     .select()
     .from(ssoConnections)
     .where(and(eq(ssoConnections.orgId, orgId), eq(ssoConnections.enabled, true)))
     .orderBy(asc(ssoConnections.createdAt), asc(ssoConnections.id))
-    .get();
+    .all();
+  return rows.find((row) => !domain || !row.domains || row.domains.includes(domain)) ?? rows[0];
 }
 
 /** The connection that signs in an email of this domain: the built-in page asks before it offers a password. */
@@ -62,8 +70,9 @@ export async function connectionForEmail(
   deps: Pick<Deps, "db">,
   email: string,
 ): Promise<SsoConnectionRow | undefined> {
-  const orgId = await orgOfVerifiedDomain(deps, domainOfEmail(email));
-  return orgId ? connectionOfOrg(deps, orgId) : undefined;
+  const domain = domainOfEmail(email);
+  const orgId = await orgOfVerifiedDomain(deps, domain);
+  return orgId ? connectionOfOrg(deps, orgId, domain) : undefined;
 }
 
 async function connectionFor(
@@ -77,6 +86,7 @@ async function connectionFor(
     return connection;
   }
   let orgId: string | undefined;
+  let domain: string | undefined;
   if (body.orgSlug !== undefined) {
     const org = await deps.db
       .select({ id: organizations.id })
@@ -85,9 +95,10 @@ async function connectionFor(
       .get();
     orgId = org?.id;
   } else {
-    orgId = await orgOfVerifiedDomain(deps, body.domain ?? domainOfEmail(body.email!));
+    domain = (body.domain ?? domainOfEmail(body.email!)).toLowerCase().replace(/\.$/, "");
+    orgId = await orgOfVerifiedDomain(deps, domain);
   }
-  const connection = orgId ? await connectionOfOrg(deps, orgId) : undefined;
+  const connection = orgId ? await connectionOfOrg(deps, orgId, domain) : undefined;
   if (!connection) throw new AppError("sso-connection-not-found");
   return connection;
 }
@@ -129,7 +140,30 @@ export async function startSsoSignIn(
       ? body.redirectTo
       : resolveRedirectTo(deps.config, body.redirectTo);
   const connection = await connectionFor(deps, body, codeReturn?.connectionId);
-  const codeChallenge = codeReturn?.codeChallenge;
+  return pendingSignIn(deps, connection, {
+    redirectTo,
+    browserHash,
+    codeChallenge: codeReturn?.codeChallenge,
+    loginHint: body.email,
+  });
+}
+
+/**
+ * The IdP's URL for a sign-in (or a test round trip) through `connection`, its pending request saved for this
+ * browser: for SAML an AuthnRequest whose ID the answer must name, for OIDC state, nonce and a PKCE verifier.
+ */
+export async function pendingSignIn(
+  deps: Deps,
+  connection: SsoConnectionRow,
+  pending: {
+    redirectTo: string;
+    browserHash: string;
+    codeChallenge?: string;
+    loginHint?: string;
+    test?: boolean;
+  },
+): Promise<string> {
+  const { redirectTo, browserHash, codeChallenge, test } = pending;
   if (connection.type === "saml") {
     const requestId = newSamlRequestId();
     const url = await samlAuthnRequestUrl(deps, connection, requestId);
@@ -139,6 +173,7 @@ export async function startSsoSignIn(
       redirectTo,
       browserHash,
       codeChallenge,
+      test,
     });
     return url;
   }
@@ -146,7 +181,7 @@ export async function startSsoSignIn(
     state: oauth.generateRandomState(),
     nonce: oauth.generateRandomNonce(),
     codeVerifier: oauth.generateRandomCodeVerifier(),
-    ...(body.email ? { loginHint: body.email } : {}),
+    ...(pending.loginHint ? { loginHint: pending.loginHint } : {}),
   };
   // Discovery first: an IdP that is down answers 503 before anything is saved.
   const url = await oidcAuthorizationUrl(deps, connection, start);
@@ -155,7 +190,19 @@ export async function startSsoSignIn(
     redirectTo,
     browserHash,
     codeChallenge,
+    test,
     ...start,
   });
   return url;
 }
+
+/**
+ * The IdP's URL for a "test the connection" round trip (./test-round-trip.ts; contract operators.md §5) through the
+ * connection, enabled or not, bound to this browser (`browserHash`); it ends at `returnTo`.
+ */
+export const startConnectionTest = (
+  deps: Deps,
+  connection: SsoConnectionRow,
+  browserHash: string,
+  returnTo: string,
+) => pendingSignIn(deps, connection, { redirectTo: returnTo, browserHash, test: true });

@@ -29,7 +29,7 @@ function registered(routes: { method: string; path: string; handler: unknown }[]
 }
 
 const PAGE =
-  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/ciba$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|dev\/(inbox|landing)|reference$)/;
+  /^\/(admin\/console|oauth2\/interaction|oauth2\/device$|oauth2\/ciba$|oauth2\/invitation$|(signin|signup|reset)$|account(\/|$)|setup(\/|$)|dev\/(inbox|landing)|reference$)/;
 
 /** Pages for people: served by the app, never in the API's document. */
 const AUTH_PAGES = [
@@ -45,6 +45,9 @@ const AUTH_PAGES = [
   // The account center (contract §13) and its forms.
   "get /account",
   "post /account/password",
+  // The setup link's pages (contract operators.md §5).
+  "get /setup",
+  "post /setup/domains",
   "get /dev/inbox",
   "get /dev/landing",
   "get /reference",

@@ -29,6 +29,7 @@ import {
   listConsoleSessions,
   startConsoleSession,
 } from "./session";
+import { consoleSetupLinkRoutes } from "./setup-link-routes";
 import { consoleStorageRoutes } from "./storage-routes";
 import { consoleUserRoutes } from "./user-routes";
 import { consoleVaultRoutes } from "./vault-routes";
@@ -196,6 +197,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .route("/", consoleImpersonationRoutes)
   .route("/", consoleOrgRoutes)
   .route("/", consoleOrgSsoRoutes)
+  .route("/", consoleSetupLinkRoutes)
   .route("/", consoleClientRoutes)
   .route("/", consoleVaultRoutes)
   .route("/", consoleCibaRoutes)

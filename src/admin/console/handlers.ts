@@ -42,6 +42,9 @@ const NOTICES: Record<string, string> = {
   "invitation-sent": "The invitation is on its way.",
   "invitation-withdrawn": "The invitation is withdrawn: its link no longer works.",
   "scim-token-revoked": "The SCIM token is revoked: the identity provider's next request with it is refused.",
+  "connection-enabled": "The connection is on: its domains' people sign in through it.",
+  "setup-link-revoked":
+    "The setup link is revoked: its next use shows the page of a link that does not work.",
   "brand-saved": "The brand is saved: every page shows it within 30 seconds.",
   "brand-reset": "The brand is the configuration's again, on every page within 30 seconds.",
   "schema-saved": "The schema is saved: every check uses it within a second.",

@@ -22,6 +22,7 @@ import {
 } from "../../orgs";
 import { createScimToken, deleteScimToken, listScimTokens } from "../../scim";
 import { action, back, type Ctx, chromeOf, page, render } from "./handlers";
+import { setupLinksSectionOf } from "./org-setup-links-section";
 import { ssoSectionOf } from "./org-sso-section";
 import { scimSection } from "./pages-org-access";
 import { orgPage, orgPath, orgsPage } from "./pages-orgs";
@@ -83,7 +84,7 @@ export async function showOrg(
   c: Ctx,
   session: ConsoleSession,
   orgId: string,
-  options: { error?: string; newScimToken?: string } = {},
+  options: { error?: string; newScimToken?: string; newSetupLinkUrl?: string } = {},
 ) {
   const deps = c.var.deps;
   const { error } = options;
@@ -100,6 +101,7 @@ export async function showOrg(
     newToken: options.newScimToken,
   });
   const enterprise = await ssoSectionOf(c, chrome, orgPath(org.id), org);
+  const setup = await setupLinksSectionOf(c, chrome, orgPath(org.id), org.id, options.newSetupLinkUrl);
   return render(
     c,
     org.name,
@@ -108,7 +110,7 @@ export async function showOrg(
       members: members.items,
       invitations: invitations.items,
       roles: orgRoles(deps.config),
-      sso: html`${enterprise}${access}`,
+      sso: html`${enterprise}${access}${setup}`,
       error,
     }),
     error ? 400 : 200,

@@ -16,6 +16,8 @@ export const scimTokens = sqliteTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull().default(""),
     tokenHash: text("token_hash").notNull().unique(),
+    /** The setup link that made it, or null: such a token gives no `owner` or `admin` role (operators.md §5). */
+    setupLinkId: text("setup_link_id"),
     createdAt: integer("created_at").notNull(),
     lastUsedAt: integer("last_used_at"),
   },

@@ -32,6 +32,17 @@ export const ssoConnections = sqliteTable(
     /** SAML: accept IdP-initiated responses (no `InResponseTo`). */
     allowIdpInitiated: integer("allow_idp_initiated", { mode: "boolean" }).notNull().default(false),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    /**
+     * The setup link that made it (contract operators.md §5), or null. Such a connection is enabled only by the org's
+     * owner, and only after a successful test round trip (`tested_at`).
+     */
+    setupLinkId: text("setup_link_id"),
+    /** The email domains it serves, among the org's verified ones; null: all of them. */
+    domains: text("domains", { mode: "json" }).$type<string[]>(),
+    /** When a "test the connection" round trip last succeeded. */
+    testedAt: integer("tested_at"),
+    /** The last test's outcome: `{at, ok, email?, error?}` (shown on the setup pages and to the owner). */
+    lastTest: text("last_test", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -61,6 +72,8 @@ export const ssoRequests = sqliteTable(
     result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
     /** SAML: SHA-256 of the one-time id the ACS bounced the browser with; unique among non-null values. */
     resultHash: text("result_hash").unique(),
+    /** A "test the connection" round trip (a setup link's): it signs nobody in, it records the outcome. */
+    test: integer("test", { mode: "boolean" }).notNull().default(false),
     expiresAt: integer("expires_at").notNull(),
   },
   (t) => [index("sso_requests_expires_at").on(t.expiresAt)],

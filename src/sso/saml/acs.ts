@@ -20,16 +20,21 @@ import { XmlRefused } from "./xml";
 
 const refused = (message: string) => new AppError("sso-assertion-invalid", message);
 
-/** The SAML connection `connectionId`, enabled; anything else is the same 404. */
+/**
+ * The SAML connection `connectionId`, enabled (or, with `orNotYetEnabled`, a setup link's connection an owner has not
+ * enabled yet, which answers only test round trips: operators.md §5); anything else is the same 404.
+ */
 export async function samlConnection(
   deps: Pick<Deps, "db">,
   connectionId: string,
+  orNotYetEnabled = false,
 ): Promise<SsoConnectionRow> {
   const connection =
     connectionId.length <= 64
       ? await deps.db.select().from(ssoConnections).where(eq(ssoConnections.id, connectionId)).get()
       : undefined;
-  if (connection?.type !== "saml" || !connection.enabled) {
+  const usable = connection?.enabled || (orNotYetEnabled && connection?.setupLinkId);
+  if (connection?.type !== "saml" || !usable) {
     throw new AppError("sso-connection-not-found", "no enabled SAML connection has this id");
   }
   return connection;
@@ -73,14 +78,21 @@ export async function acceptSamlResponse(
   const identity = identityOf(assertion);
   if (!identity) throw refused("the SAML assertion names no email address (NameID or an email attribute)");
   // IdP-initiated is refused before the assertion ID is spent, so the same assertion can't be tried twice either way.
-  if (!assertion.inResponseTo && !connection.allowIdpInitiated) {
+  if (!assertion.inResponseTo && (!connection.allowIdpInitiated || !connection.enabled)) {
     throw refused(
       "IdP-initiated sign-in is not allowed for this connection (the response answers no request)",
     );
   }
   await acceptOnce(deps, connection.id, assertion.assertionId, assertion.validUntil);
   if (assertion.inResponseTo) {
-    const oneTimeId = await keepResult(deps, connection.id, assertion.inResponseTo, identity);
+    // Not enabled yet: the response must answer a test round trip, never a sign-in.
+    const oneTimeId = await keepResult(
+      deps,
+      connection.id,
+      assertion.inResponseTo,
+      identity,
+      !connection.enabled,
+    );
     if (!oneTimeId) {
       throw new AppError(
         "invalid-state",

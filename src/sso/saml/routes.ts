@@ -8,6 +8,7 @@ import { withQuery } from "../../lib/redirect";
 import { rateLimit } from "../../rate-limits/middleware";
 import { finishSsoSignIn, ssoFailure } from "../finish";
 import { takeResult } from "../requests";
+import { finishConnectionTest } from "../test-round-trip";
 import { acceptSamlResponse, samlConnection } from "./acs";
 import { spMetadataXml } from "./metadata";
 
@@ -49,7 +50,8 @@ export const samlRoutes = new Hono<AppEnv>()
       answers: { 200: { description: "The metadata XML.", media: "saml-metadata" } },
     }),
     async (c) => {
-      const connection = await samlConnection(c.var.deps, c.req.param("connectionId"));
+      // A setup link's connection not enabled yet: its IdP's administrator needs these values to set it up.
+      const connection = await samlConnection(c.var.deps, c.req.param("connectionId"), true);
       return c.body(spMetadataXml(c.var.config, connection.id), 200, {
         "content-type": "application/samlmetadata+xml; charset=utf-8",
         "cache-control": "public, max-age=300",
@@ -74,7 +76,7 @@ export const samlRoutes = new Hono<AppEnv>()
     rateLimit("BRUTE_FORCE"),
     async (c) => {
       const deps = c.var.deps;
-      const connection = await samlConnection(deps, c.req.param("connectionId"));
+      const connection = await samlConnection(deps, c.req.param("connectionId"), true);
       const oneTimeId = await acceptSamlResponse(deps, connection, await formOf(c));
       return c.redirect(
         withQuery(c.var.config.urls.auth(`/sso/saml/${connection.id}/acs`), { result: oneTimeId }),
@@ -105,7 +107,9 @@ export const samlRoutes = new Hono<AppEnv>()
         return ssoFailure(c, c.var.config.urls.defaultRedirect, error);
       }
       try {
-        const connection = await samlConnection(deps, c.req.param("connectionId"));
+        const connection = await samlConnection(deps, c.req.param("connectionId"), taken.request.test);
+        if (taken.request.test)
+          return await finishConnectionTest(c, connection, taken.identity, taken.request);
         return await finishSsoSignIn(c, connection, taken.identity, taken.request);
       } catch (error) {
         return ssoFailure(c, taken.request.redirectTo, error);

@@ -8,6 +8,7 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { setupLinks } from "./setup-links";
 import { vault } from "./vault";
 
 /** Every word the service shows or mails in English: the catalogue every other language follows, key for key. */
@@ -23,6 +24,7 @@ export const en = {
   impersonation,
   vault,
   ciba,
+  setupLinks,
 };
 
 export type Catalogue = typeof en;

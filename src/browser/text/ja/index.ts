@@ -9,6 +9,7 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { setupLinks } from "./setup-links";
 import { vault } from "./vault";
 
 export const ja: Catalogue = {
@@ -23,4 +24,5 @@ export const ja: Catalogue = {
   vault,
   impersonation,
   ciba,
+  setupLinks,
 };
