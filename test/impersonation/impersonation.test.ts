@@ -184,6 +184,9 @@ describe("impersonation: what it may not do", () => {
       ["POST", "/link/idtoken", { provider: "google", idToken: "x" }],
       ["GET", "/mfa/totp/generate", undefined],
       ["DELETE", `/user/sessions/${session.refreshTokenId}`, undefined],
+      // Setup links (operators.md §5) neither made nor read: they are an owner's grant to a customer's IT admin.
+      ["POST", `/orgs/${crypto.randomUUID()}/setup-links`, { intents: ["sso"] }],
+      ["GET", `/orgs/${crypto.randomUUID()}/setup-links`, undefined],
     ];
     for (const [method, path, json] of refused) {
       const answer = await svc.request(method, path, { json, token });
