@@ -50,8 +50,10 @@ describe("config", () => {
     const config = getConfig({ ...env });
     const sliced = FEATURES.flatMap((feature) => (feature.settings ? [feature] : []));
     expect(sliced.map((feature) => feature.name).toSorted()).toEqual([
+      "audit-export",
       "auth",
       "faces/supabase",
+      "impersonation",
       "oauth2",
       "orgs",
       "password-migration",

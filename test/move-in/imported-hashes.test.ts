@@ -70,7 +70,9 @@ describe("users imported with another system's password hash", () => {
         expect((await signIn(email, fixture.password)).status, label).toBe(200);
       }),
     );
-  });
+    // Every format, four sign-ins each (scrypt and PBKDF2 among them, JS where WebCrypto refuses): seconds of
+    // hashing on a busy machine.
+  }, 30_000);
 
   it("where the runtime refuses WebCrypto's PBKDF2 count, the JS derivation verifies instead", async () => {
     // Threat: Cloudflare's runtime refuses PBKDF2 above a ceiling set by the account's CPU limit (100,000 at the

@@ -42,7 +42,8 @@ describe("storage-js upload against the face under faults", () => {
       expect(retried.error, context).toBeNull();
       expect(await (await admin.from(id).download(path)).data!.text(), context).toBe("bytes");
     }
-  });
+    // An upload per D1 statement of the upload, each failing once, then retried: dozens of uploads.
+  }, 30_000);
 
   it("upload and download: R2 failing is Storage's 503", async () => {
     const id = uniqueBucket("r2");
