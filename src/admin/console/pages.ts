@@ -86,6 +86,8 @@ const STYLE = `
   }
   /* Long emails and ids wrap rather than widen a table past the page, at any width. */
   th, td, h1 { overflow-wrap: anywhere; }
+  /* Short words (an actor, an address, a time) never break inside: "admi n" reads as nothing. */
+  table .tight { overflow-wrap: normal; }
 `;
 
 export const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "–");
@@ -224,13 +226,13 @@ export function eventsTable(
   return events.length === 0
     ? html`<p class="muted">No event.</p>`
     : // Seven columns do not fit a phone: there, one card per event, the type its heading (`cards`).
-      html`<table class="cards"><thead><tr><th>Event</th><th>When</th><th>Outcome</th><th>Actor</th><th>User</th><th>Address</th><th>Detail</th></tr></thead><tbody>${events.map(
+      html`<table class="cards"><thead><tr><th class="tight">Event</th><th class="tight">When</th><th class="tight">Outcome</th><th class="tight">Actor</th><th>User</th><th class="tight">Address</th><th>Detail</th></tr></thead><tbody>${events.map(
         (e) =>
-          html`<tr><td>${e.type}</td><td data-label="When">${when(e.at)}</td><td data-label="Outcome">${e.outcome === "failure" ? html`<span class="badge">failed</span> ${e.reason}` : "ok"}</td><td data-label="Actor">${e.actor.type}${e.actor.name ? html`: ${e.actor.name}` : ""}</td><td data-label="User">${
+          html`<tr><td class="tight">${e.type}</td><td class="tight" data-label="When">${when(e.at)}</td><td class="tight" data-label="Outcome">${e.outcome === "failure" ? html`<span class="badge">failed</span> ${e.reason}` : "ok"}</td><td class="tight" data-label="Actor">${e.actor.type}${e.actor.name ? html`: ${e.actor.name}` : ""}</td><td data-label="User">${
             e.userId
               ? html`<a href="${chrome.base}/users/${encodeURIComponent(e.userId)}">${emails.get(e.userId) ?? html`<code>${e.userId.slice(0, 8)}</code>`}</a>`
               : "–"
-          }</td><td data-label="Address">${e.ip ?? "–"}</td><td data-label="Detail">${detailOf(e.detail)}</td></tr>`,
+          }</td><td class="tight" data-label="Address">${e.ip ?? "–"}</td><td data-label="Detail">${detailOf(e.detail)}</td></tr>`,
       )}</tbody></table>`;
 }
 
