@@ -4,6 +4,7 @@ import { render } from "../browser/page-response";
 import type { BrowserSession } from "../browser/session";
 import type { Catalogue } from "../browser/text";
 import { accountPath, type Ctx } from "./forms";
+import { READ_ONLY_STYLE, readOnlyWhileImpersonating } from "./read-only";
 // Leaf files of the security sections (no import back here): their CSS and the origins their forms may end at.
 import { securityFormTargets } from "./security/form-targets";
 import { SECURITY_STYLE } from "./security/style";
@@ -63,10 +64,10 @@ export function accountFrame(c: Ctx, input: FrameInput): Promise<Response> {
   const body = html`${header(c, input)}
 ${navigation(c, input)}
 ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` : ""}
-<div class="account-body">${input.body}</div>`;
+<div class="account-body">${readOnlyWhileImpersonating(input.session, input.catalogue, input.body)}</div>`;
   return render(c, input.status ?? 200, input.title, body, {
     t: input.catalogue.pages,
-    style: `${ACCOUNT_STYLE}${SECURITY_STYLE}`,
+    style: `${ACCOUNT_STYLE}${SECURITY_STYLE}${READ_ONLY_STYLE}`,
     // "Link another account" posts here and goes on to the provider: browsers hold the redirect chain to form-action.
     providerOrigins: securityFormTargets(c),
     ...(input.script ? { script: input.script } : {}),

@@ -60,8 +60,9 @@ export async function denyInteraction(
   deps: Deps,
   requestId: string,
   userId: string,
+  actor: string | null,
 ): Promise<{ redirectUri: string } | { device: true }> {
-  return denyRequest(deps, await authorizationRequest(deps, requestId), userId);
+  return denyRequest(deps, await authorizationRequest(deps, requestId), userId, actor);
 }
 
 /**

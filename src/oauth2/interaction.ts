@@ -135,7 +135,14 @@ export async function completeRequest(
   orgId: string | null,
 ): Promise<{ redirectUri: string } | { device: true }> {
   // An impersonation authorizes no client, not even one consented to before, and approves no device (operators.md §1).
-  refuseWhileImpersonating(completer.actor, request.device ? "approving a device" : "authorizing a client");
+  refuseWhileImpersonating(
+    completer.actor,
+    request.device
+      ? "approving a device"
+      : request.ciba
+        ? "approving a CIBA request"
+        : "authorizing a client",
+  );
   const signIn = signInFor(completer.times, demandOf(request, deps.now()), completer.sid);
   const polled = request.device ?? request.ciba;
   if (polled) {
@@ -152,15 +159,20 @@ export async function completeRequest(
 /**
  * The person refused the request: a device's authorization or CIBA request is denied (its poll hears `access_denied`,
  * a ping client is pinged), if `userId` may decide it; a client's
- * request is forgotten and the browser goes back with `access_denied` (RFC 6749 §4.1.2.1).
+ * request is forgotten and the browser goes back with `access_denied` (RFC 6749 §4.1.2.1). `actor`: who acts, when
+ * the deciding session is an impersonation.
  */
 export async function denyRequest(
   deps: Deps,
   request: PendingRequest,
   userId: string,
+  actor: string | null = null,
 ): Promise<{ redirectUri: string } | { device: true }> {
   const polled = request.device ?? request.ciba;
   if (polled) {
+    // A denial is a decision in the user's name too (operators.md §1: no device-code or CIBA approval), refused here
+    // as `completeRequest` refuses the approval, whatever door the decision came through.
+    refuseWhileImpersonating(actor, request.device ? "deciding on a device" : "deciding on a CIBA request");
     const decided = await finishDeviceRequest(deps, request, polled.codeHash, { deniedBy: userId });
     // CIBA Core §10.2: a ping client hears of a denial too, and learns it by polling (`access_denied`).
     if (decided) await pingClient(deps, decided);

@@ -203,7 +203,7 @@ export const interactionRoutes = new Hono<AppEnv>()
     if (params.get("decision") !== "allow") {
       let denied: Awaited<ReturnType<typeof denyInteraction>>;
       try {
-        denied = await denyInteraction(deps, request.id, session.user.id);
+        denied = await denyInteraction(deps, request.id, session.user.id, session.actor);
       } catch (error) {
         // Decided already, or expired, since the form was shown (two tabs, a late click).
         // An impersonation's refusal (operators.md §1) says why; any other, that the request is gone.

@@ -5,6 +5,7 @@ import { pageText } from "../browser/page-text";
 import { readBrowserSession } from "../browser/session";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
+import { refuseWhileImpersonating } from "../http/impersonation";
 import { sha256Hex } from "../lib/crypto";
 import { closeInteraction, type InteractionRequest, openInvitationInteraction } from "../oauth2";
 import { acceptInvitationByHash, findPendingInvitation, type PendingInvitation } from "../orgs";
@@ -83,6 +84,8 @@ export async function joinInvitation(c: Ctx, request: InteractionRequest, invita
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
   if (!session || !request.invitation) return backToPage(c, request.id);
+  // Joining in the user's name is refused to an impersonation here too (operators.md §1), not only at the session read.
+  refuseWhileImpersonating(session.actor, "accepting an invitation");
   const t = pageText(c, request.uiLocales, session.user.locale);
   try {
     const { org, role } = await acceptInvitationByHash(deps, request.invitation.ticketHash, session.user.id);

@@ -3,7 +3,9 @@
 // own endpoint with its client_notification_token, then one poll); the MCP SDK runs the example MCP server
 // (examples/mcp-server-approval), whose `pay` tool asks by CIBA before it pays; Debian's Chromium approves all three
 // as the user would: the mailed link, sign-in, the binding message shown quoted under the client's name, Approve; then
-// the account center's "Waiting for you" list. Every bad input and rule is in the workers project
+// the account center's "Waiting for you" list. axe (axe.ts) checks the approval page and the account center with its
+// waiting list at 1280 and 390 px (threat: an approval a person using a screen reader or a phone cannot read or
+// answer, so they approve blind or not at all). Every bad input and rule is in the workers project
 // (test/oauth2/ciba.test.ts); this file proves the real clients and browser. The three run at once: the poll
 // interval (5 s) is the bulk of the time.
 import { existsSync } from "node:fs";
@@ -13,10 +15,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { decodeJwt } from "jose";
 import * as oidc from "openid-client";
-import { chromium } from "playwright-core";
+import { chromium, type Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { approvalClient } from "../../examples/mcp-server-approval/src/approval";
 import { createPayServer } from "../../examples/mcp-server-approval/src/pay-server";
+import { expectAccessible, expectNoSidewaysScroll } from "./axe";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { discover, registerClient } from "./relying-party";
 
@@ -42,6 +45,16 @@ async function pingReceiver() {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ciba`, pings, first, server };
+}
+
+/** axe and the width check on the page as it is, at 1280 then 390 px (back to 1280 after). */
+async function accessibleAtBothWidths(page: Page, name: string) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await expectAccessible(page, `${name} at ${width} px`);
+    await expectNoSidewaysScroll(page, `${name} at ${width} px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 844 });
 }
 
 /** The approval link of the CIBA mail to `email` whose subject names the client (the mails come in any order). */
@@ -112,7 +125,9 @@ describe.skipIf(!runs)("OpenID CIBA with openid-client, the MCP SDK and Chromium
 
     const browser = await launched;
     try {
-      const page = await (await browser.newContext()).newPage();
+      // axe is loaded into the page (axe.ts): the page's CSP is bypassed for it, as the other axe checks do.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 844 }, bypassCSP: true });
+      const page = await context.newPage();
       page.setDefaultTimeout(8000);
       await page.goto(`${authUrl}/account`);
       await page.fill("#email", person.email);
@@ -156,6 +171,22 @@ describe.skipIf(!runs)("OpenID CIBA with openid-client, the MCP SDK and Chromium
         await page.click("button[value=allow]");
         await page.getByRole("heading", { name: "Request approved" }).waitFor();
       }
+
+      // Accessibility, while openid-client's poll waits out its interval (so it costs the walk no time): a fourth
+      // request, left waiting (the three above are decided: the per-user limit of 3 has room), in the account
+      // center's list and on its approval page.
+      await oidc.initiateBackchannelAuthentication(polling, {
+        scope: "openid",
+        login_hint: person.email,
+        binding_message: "Check 4",
+      });
+      await page.goto(`${authUrl}/account`);
+      const waiting = page.locator("#waiting tr", { hasText: "Check 4" });
+      await waiting.waitFor();
+      await accessibleAtBothWidths(page, "the account center waiting for you");
+      await waiting.getByRole("link").click();
+      expect(await page.textContent("figure.binding blockquote")).toBe("“Check 4”");
+      await accessibleAtBothWidths(page, "the CIBA approval page");
     } finally {
       await browser.close();
     }

@@ -1,6 +1,7 @@
 // Impersonation in a real browser (contract operators.md §1; Debian's Chromium, playwright-core): the operator's
 // one-time link lands the app signed in as the user (as a provider sign-in lands, `?refreshToken=`), the account
-// center shows the banner naming who acts (axe clean, no sideways scroll at 390 px), and a form posted there is
+// center shows the banner naming who acts (axe clean, no sideways scroll at 390 px), its change forms read-only under
+// a line saying why, and a form posted there anyway (the disabling undone, as anyone can in the browser's tools) is
 // refused with the reason. Threat: support acting as a user without it being visible where the user's account is
 // managed, or changing the account through its pages.
 import { existsSync } from "node:fs";
@@ -9,6 +10,7 @@ import { chromium } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
 import { authUrl, PASSWORD, uniqueEmail } from "./client";
+import type { PageGlobals } from "./page-globals";
 
 const CHROMIUM = "/usr/bin/chromium";
 const runs = existsSync(CHROMIUM) || process.env.CI === "true";
@@ -51,6 +53,15 @@ describe.skipIf(!runs)("impersonation in Chromium", () => {
       await expectAccessible(page, "account center under impersonation");
       await expectNoSidewaysScroll(page, "account center under impersonation");
 
+      // Read-only: the forms are there to read, disabled, under one line saying why.
+      const submit = page.locator('form[action$="/account/password"] button[type="submit"]');
+      expect(await submit.isDisabled()).toBe(true);
+      expect(await page.textContent(".read-only-note")).toContain("Read-only");
+      // The disabling is the page's courtesy, not the guard: undone, the post is refused by the server.
+      await page.evaluate(() => {
+        const { document } = globalThis as unknown as PageGlobals;
+        document.querySelector("fieldset.read-only")?.removeAttribute("disabled");
+      });
       await page.fill('input[name="newPassword"]', "an entirely new password");
       const [answer] = await Promise.all([
         page.waitForResponse((response) => response.url().endsWith("/account/password")),

@@ -8,6 +8,7 @@ interface PageElement {
   name: string;
   value: string;
   append(child: PageElement): void;
+  removeAttribute(name: string): void;
 }
 
 export interface PageGlobals {

@@ -3,6 +3,8 @@ import type { Impersonation } from "../en/impersonation";
 export const impersonation: Impersonation = {
   banner: (actor: string) =>
     `${actor} handelt als diese Person (Impersonierung). Hier kann nichts gewährt oder geändert werden.`,
+  readOnly:
+    "Nur lesen: Solange der Support als diese Person handelt, lassen sich die Kontoeinstellungen ansehen, aber nicht ändern; die Person ändert sie in ihrer eigenen Sitzung.",
   sessionLabel: (actor: string) => `Impersoniert von ${actor}`,
   mail: {
     subject: "Jemand vom Support hat in Ihrem Namen gehandelt",

@@ -8,6 +8,9 @@ export const impersonation = {
   banner: (actor: string) =>
     `${actor} is acting as this user (impersonation). Nothing can be granted or changed here.`,
   /** The session list's mark on such a session. */
+  /** The account center's one line above its forms, shown read-only while someone acts as the user. */
+  readOnly:
+    "Read-only: while support acts as this user, the account's settings can be looked at but not changed; the user changes them in their own session.",
   sessionLabel: (actor: string) => `Impersonated by ${actor}`,
   mail: {
     subject: "Someone from support acted as you",

@@ -3,6 +3,8 @@ import type { Impersonation } from "../en/impersonation";
 export const impersonation: Impersonation = {
   banner: (actor: string) =>
     `${actor} está actuando como este usuario (suplantación). Aquí no se puede conceder ni cambiar nada.`,
+  readOnly:
+    "Solo lectura: mientras el soporte actúa como este usuario, los ajustes de la cuenta se pueden ver pero no cambiar; el usuario los cambia en su propia sesión.",
   sessionLabel: (actor: string) => `Suplantado por ${actor}`,
   mail: {
     subject: "Alguien de soporte actuó en su nombre",

@@ -3,6 +3,8 @@ import type { Impersonation } from "../en/impersonation";
 export const impersonation: Impersonation = {
   banner: (actor: string) =>
     `${actor} agit en tant que cet utilisateur (usurpation d’identité autorisée). Rien ne peut être accordé ni modifié ici.`,
+  readOnly:
+    "Lecture seule : tant que le support agit en tant que cet utilisateur, les réglages du compte peuvent être consultés mais pas modifiés ; l’utilisateur les modifie dans sa propre session.",
   sessionLabel: (actor: string) => `Session ouverte par ${actor} en votre nom`,
   mail: {
     subject: "Quelqu’un du support a agi en votre nom",

@@ -3,6 +3,8 @@ import type { Impersonation } from "../en/impersonation";
 export const impersonation: Impersonation = {
   banner: (actor: string) =>
     `${actor} がこのユーザーとして操作しています（なりすまし）。ここでは何も許可・変更できません。`,
+  readOnly:
+    "閲覧のみ：サポートがこのユーザーとして操作している間、アカウントの設定は表示できますが変更できません。変更はユーザー本人のセッションで行います。",
   sessionLabel: (actor: string) => `${actor} によるなりすまし`,
   mail: {
     subject: "サポート担当者があなたとして操作しました",

@@ -3,6 +3,8 @@ import type { Impersonation } from "../en/impersonation";
 export const impersonation: Impersonation = {
   banner: (actor: string) =>
     `${actor} está agindo como este usuário (personificação). Nada pode ser concedido ou alterado aqui.`,
+  readOnly:
+    "Somente leitura: enquanto o suporte age como este usuário, as configurações da conta podem ser vistas, mas não alteradas; o usuário as altera na própria sessão.",
   sessionLabel: (actor: string) => `Personificado por ${actor}`,
   mail: {
     subject: "Alguém do suporte agiu em seu nome",
