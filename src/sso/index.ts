@@ -27,6 +27,9 @@ export {
   verifyDomain,
 } from "./domains";
 export { setEnforceSso } from "./enforcement";
+// Custom OpenID providers (src/providers/custom-endpoints.ts) are discovered and their ID tokens checked as here.
+export { verifySignature as verifyIdTokenSignature } from "./oidc";
+export { discover as discoverIssuer } from "./oidc-discovery";
 export { ssoUrlForSignInPage } from "./page-start";
 export { SSO_REQUEST_LIFETIME_MS } from "./requests";
 // The import of Supabase's SAML providers (src/move-in/org-import.ts) tells which attribute mappings it can honour.
