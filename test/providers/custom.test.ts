@@ -24,7 +24,7 @@ await fetch(`${IDP}/__clients`, {
   body: JSON.stringify({
     client_id: CLIENT.id,
     client_secret: CLIENT.secret,
-    redirect_uris: [CALLBACK("acme"), CALLBACK("acmeplain")],
+    redirect_uris: [CALLBACK("acme"), CALLBACK("acmeplain"), CALLBACK("acmedirect")],
   }),
 });
 
@@ -37,6 +37,16 @@ const OIDC_PROVIDERS = [
   { id: "acme", name: "Acme ID", issuer: IDP, claims: { verified: "email_verified" } },
   // No `verified` mapping: every address it gives is unverified.
   { id: "acmeplain", name: "Acme Plain", issuer: IDP },
+  // The same IdP without discovery: its endpoints, issuer and keys named in the configuration.
+  {
+    id: "acmedirect",
+    name: "Acme Direct",
+    issuer: IDP,
+    authorizationUrl: `${IDP}/auth`,
+    tokenUrl: `${IDP}/token`,
+    jwksUrl: `${IDP}/jwks`,
+    claims: { verified: "email_verified" },
+  },
   // Discovery that fails: nothing there, and a document naming another issuer (the trailing slash).
   { id: "nowhere", name: "Nowhere", issuer: `${IDP}/nothing-here` },
   { id: "otherissuer", name: "Other", issuer: `${IDP}/` },
@@ -47,6 +57,7 @@ const OIDC_ENV = {
   AUTH_CUSTOM_PROVIDERS: JSON.stringify(OIDC_PROVIDERS),
   ...credentials("acme"),
   ...credentials("acmeplain"),
+  ...credentials("acmedirect"),
   ...credentials("nowhere"),
   ...credentials("otherissuer"),
 };
@@ -134,6 +145,18 @@ describe("a custom OpenID Connect provider (discovery)", () => {
       }),
     );
     expect(outcomes).toEqual(tampers.map((tamper) => [tamper, "oauth-token-echange-failed", false]));
+  });
+
+  it("with explicit endpoints (no discovery) checks its ID token against the configured issuer and keys", async () => {
+    const email = uniqueEmail("custom-direct");
+    const sub = await personAtIdp({ email, email_verified: true });
+    const { back } = await signInAtIdp(oidc, "acmedirect", sub);
+    const session = await sessionFromRefresh(oidc, back.searchParams.get("refreshToken")!);
+    expect(session.user).toMatchObject({ email, emailVerified: true });
+    const forged = await personAtIdp({ email: uniqueEmail("direct-forged"), tamper: "other-key" });
+    expect((await signInAtIdp(oidc, "acmedirect", forged)).back.searchParams.get("error")).toBe(
+      "oauth-token-echange-failed",
+    );
   });
 
   // Threat: a discovery document at the issuer's URL that speaks for another issuer (or none at all).
