@@ -222,8 +222,12 @@ describe("a custom plain OAuth 2.0 provider", () => {
     const fakeId = String(Math.floor(Math.random() * 1e12));
     const linked = await signInWith(plain, "octo", { connect: api.accessToken }, { fake_id: fakeId });
     expect(linked.back.searchParams.get("error")).toBeNull();
+    // A sign-in of the same user through the provider: its session says how it began, by the provider's name.
+    const again = await signInWith(plain, "octo", {}, { fake_id: fakeId });
+    expect(again.back.searchParams.has("refreshToken")).toBe(true);
     const center = await accountPage(signedIn);
-    expect(center).toContain("Octo Hub");
+    expect(center).toContain("Octo Hub</td>");
+    expect(center).toContain("Octo Hub account");
     expect(center).toContain('value="octo"');
   });
 });
