@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors";
 import { getConfig } from "../../src/runtime/config";
 import { accountPage, SECURITY_ON, signedInBrowser } from "../account-center/security-support";
+import { FACE, supabaseService } from "../faces/supabase/support";
 import type { Tamper } from "../fakes/oidc-idp";
 import { PASSWORD, service, sessionFromRefresh, signUp, uniqueEmail } from "../helpers";
 import { authorize, newClient } from "../oauth2/support";
@@ -207,6 +208,25 @@ describe("a custom plain OAuth 2.0 provider", () => {
       displayName: "Octo Cat",
       avatarUrl: "https://github.fake/octocat.png",
     });
+  });
+
+  it("starts from the Supabase face's /authorize as a built-in provider does", async () => {
+    const face = supabaseService(PLAIN);
+    const start = location(
+      await openIn(face, `${FACE}/auth/v1/authorize?provider=octo&redirect_to=${encodeURIComponent(APP)}`),
+    );
+    expect(`${start.origin}${start.pathname}`).toBe("https://github.fake/login/oauth/authorize");
+    expect(start.searchParams.get("redirect_uri")).toBe(CALLBACK("octo"));
+  });
+
+  // Threat: an id that is a property of every object (`constructor`, `__proto__`) passing for a configured provider.
+  it("knows no provider by an object's own property names", async () => {
+    for (const name of ["constructor", "__proto__", "hasOwnProperty"]) {
+      const back = location(
+        await plain.get(`/signin/provider/${name}?redirectTo=${encodeURIComponent(APP)}`),
+      );
+      expect(back.searchParams.get("error"), name).toBe("disabled-endpoint");
+    }
   });
 
   it("is a button on the hosted page and a linked provider in the account center, by its configured name", async () => {
