@@ -44,11 +44,18 @@ function deviceOf(catalogue: Catalogue, userAgent: string | null, method: string
 }
 
 /** How the session began (its `method`, src/auth/sign-in/method.ts), in words. */
-function methodInWords(catalogue: Catalogue, method: string | null, actor?: string | null): string {
+function methodInWords(
+  catalogue: Catalogue,
+  method: string | null,
+  actor?: string | null,
+  /** The switched-on providers: a custom one is named as its configuration says. */
+  providers?: Parameters<typeof providerName>[1],
+): string {
   // An impersonation shows who acted (contract operators.md §1): the person must be able to tell it from their own.
   if (actor) return catalogue.impersonation.sessionLabel(actor);
   const words = catalogue.account.sessions.methods;
-  if (method?.startsWith("provider:")) return words.provider(providerName(method.slice("provider:".length)));
+  if (method?.startsWith("provider:"))
+    return words.provider(providerName(method.slice("provider:".length), providers));
   const known: Record<string, string> = {
     "email-password": words.password,
     webauthn: words.passkey,
@@ -78,7 +85,7 @@ function sessionRow(c: Ctx, view: SectionView, session: UserSession) {
   return html`<tr>
   <td data-label="${words.device}"><span>${deviceOf(catalogue, session.userAgent, session.method)}${session.current ? html`<span class="badge ok">${words.thisDevice}</span>` : ""}</span></td>
   <td data-label="${words.place}"><span>${place}</span></td>
-  <td data-label="${words.method}"><span>${methodInWords(catalogue, session.method, session.impersonatedBy)}</span></td>
+  <td data-label="${words.method}"><span>${methodInWords(catalogue, session.method, session.impersonatedBy, c.var.config.providers.enabled)}</span></td>
   <td data-label="${words.lastUsed}"><span>${timeOf(Date.parse(session.lastUsedAt), language)}</span></td>
   <td data-label="${words.signedIn}"><span>${timeOf(Date.parse(session.createdAt), language)}</span></td>
   <td class="row-action">${

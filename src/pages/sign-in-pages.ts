@@ -51,7 +51,10 @@ export function signInPage(
       signUpHref: config.signUp.disabled ? undefined : viewHref(c, request.id, "sign-up"),
       resetHref: viewHref(c, request.id, "reset"),
       providerAction: paths(c).provider,
-      providers: Object.keys(config.providers.enabled).map((id) => ({ id, name: providerName(id) })),
+      providers: Object.keys(config.providers.enabled).map((id) => ({
+        id,
+        name: providerName(id, config.providers.enabled),
+      })),
       emailLinkAction: config.passwordless.emailLink ? paths(c).emailLink : undefined,
       passkeySessionAction: passkeys ? paths(c).session : undefined,
       widgets,
@@ -154,4 +157,11 @@ const PROVIDER_NAMES: Record<string, string> = {
   twitter: "X",
   windowslive: "Microsoft",
 };
-export const providerName = (id: string) => PROVIDER_NAMES[id] ?? id.charAt(0).toUpperCase() + id.slice(1);
+/**
+ * A provider's name on a button or in a list: a custom provider's (`AUTH_CUSTOM_PROVIDERS`) from its configuration,
+ * when the caller passes the switched-on providers, else a built-in's.
+ */
+export const providerName = (id: string, enabled?: Record<string, { custom?: { name: string } }>) =>
+  (enabled && Object.hasOwn(enabled, id) ? enabled[id]!.custom?.name : undefined) ??
+  PROVIDER_NAMES[id] ??
+  id.charAt(0).toUpperCase() + id.slice(1);

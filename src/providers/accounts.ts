@@ -20,24 +20,19 @@ import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { isEmailAllowed } from "../lib/email-access";
 import type { ProviderProfile } from "./profile";
-import type { ProviderName } from "./registry";
 
 /**
  * Who a provider's profile is in this service (contract §7, step 3–4), and the links between users and identities.
  */
 
 /** An identity's directory entry (src/db/directory.ts): `<provider>:<provider user id>`. */
-const identityEntry = (provider: ProviderName, providerUserId: string): DirectoryEntry => ({
+const identityEntry = (provider: string, providerUserId: string): DirectoryEntry => ({
   kind: "provider",
   value: `${provider}:${providerUserId}`,
 });
 
 /** The user `db` links the identity to. */
-async function linkedUserIn(
-  db: Db,
-  provider: ProviderName,
-  providerUserId: string,
-): Promise<UserRow | undefined> {
+async function linkedUserIn(db: Db, provider: string, providerUserId: string): Promise<UserRow | undefined> {
   const row = await db
     .select({ user: users })
     .from(userProviders)
@@ -50,7 +45,7 @@ async function linkedUserIn(
 /** The user of an identity: in the shard of the user the directory names for it (the only database with one). */
 async function userOfIdentity(
   deps: Deps,
-  provider: ProviderName,
+  provider: string,
   providerUserId: string,
 ): Promise<UserRow | undefined> {
   const db = await shardOfEntry(deps.shards, identityEntry(provider, providerUserId));
@@ -66,7 +61,7 @@ async function userOfIdentity(
 export async function linkIdentity(
   deps: Deps,
   userId: string,
-  provider: ProviderName,
+  provider: string,
   providerUserId: string,
 ): Promise<void> {
   // The signed-in user may have been deleted or disabled since their token was issued.
@@ -116,7 +111,7 @@ export async function linkIdentity(
  */
 export async function userForProfile(
   deps: Deps,
-  provider: ProviderName,
+  provider: string,
   profile: ProviderProfile,
   options: SignUpOptions,
   /** The way in a new user is created by (`provider:<name>`, `id-token`), for its `signup` event. */
@@ -262,9 +257,9 @@ export async function unlinkIdentity(
   await credentialsChanged(db, userId, deps.now());
   // The identity may be linked again, to this user or another: its directory entry goes (best effort: a stale
   // one is taken over once its user no longer holds the identity, src/db/directory.ts).
-  await releaseEntries(deps.shards, userId, [
-    identityEntry(removed.provider as ProviderName, removed.providerUserId),
-  ]).catch(() => {});
+  await releaseEntries(deps.shards, userId, [identityEntry(removed.provider, removed.providerUserId)]).catch(
+    () => {},
+  );
   deps.audit({
     type: "provider.unlinked",
     userId,

@@ -149,6 +149,8 @@ export async function exchangeCode(
       expectedNonce: input.nonce ?? oauth.expectNoNonce,
       requireIdToken: settings.oidc !== undefined,
     });
+    // A custom provider's token endpoint is not a host this service knows: its ID token's signature is checked too.
+    if (settings.checkIdToken) await settings.checkIdToken(answer.id_token!);
     return tokenSet(answer);
   } catch (error) {
     throw new ProviderStepError("oauth-token-echange-failed", describe(error));

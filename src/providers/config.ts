@@ -8,7 +8,8 @@ import { PROVIDER_NAMES, PROVIDERS, type ProviderDefinition, type ProviderName }
  * message naming the variable, like every other setting.
  */
 export interface ProviderSettings {
-  name: ProviderName;
+  /** A built-in provider's name, or a custom provider's id (`AUTH_CUSTOM_PROVIDERS`, ./custom-config.ts). */
+  name: ProviderName | (string & {});
   definition: ProviderDefinition;
   clientId: string;
   /** Absent for Apple, whose secret is a JWT made from `apple` below. */
@@ -22,11 +23,26 @@ export interface ProviderSettings {
   apple?: { teamId: string; keyId: string; privateKey: string };
   /** WorkOS: which connection or organization signs people in, unless the app's request names one. */
   workos?: { connection?: string; organization?: string };
+  /** A provider of `AUTH_CUSTOM_PROVIDERS`: its display name, and whether its endpoints come from discovery. */
+  custom?: CustomProvider;
+  /** A custom OIDC provider's ID token signature check, set at sign-in (./custom-endpoints.ts). */
+  checkIdToken?: (idToken: string) => Promise<void>;
+}
+
+/** What a custom provider (`AUTH_CUSTOM_PROVIDERS`, ./custom-config.ts) needs at sign-in besides the rest. */
+export interface CustomProvider {
+  /** Display name for the pages' buttons and the account center. */
+  name: string;
+  /** Endpoints come from the issuer's discovery document at sign-in. */
+  discover: boolean;
+  issuer?: string;
+  /** A userinfo endpoint set in configuration, which wins over the discovered one. */
+  userinfoUrl?: string;
 }
 
 export interface ProvidersConfig {
-  /** Providers switched on for the redirect flow. */
-  enabled: Partial<Record<ProviderName, ProviderSettings>>;
+  /** Providers switched on for the redirect flow: the built-in ones by name, the custom ones by id. */
+  enabled: Record<string, ProviderSettings>;
   /** ID-token sign-in (`/signin/idtoken`): on for a provider once `AUTH_PROVIDER_<P>_AUDIENCE` is set. */
   idTokens: Partial<Record<IdTokenProvider, IdTokenSettings>>;
 }

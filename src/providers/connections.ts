@@ -13,9 +13,9 @@ import {
   type TokenSet,
 } from "./client";
 import type { ProviderSettings } from "./config";
+import { enabledProvider } from "./custom-endpoints";
 import { REQUEST_LIFETIME_MS, takeRequest } from "./flow";
 import type { ProviderProfile } from "./profile";
-import { isProviderName } from "./registry";
 
 /**
  * A connection to a provider account for a user who is already signed in (the token vault, operators.md §3): the
@@ -45,12 +45,12 @@ export interface ConnectionRequest {
   context: Record<string, unknown>;
 }
 
-const enabled = (deps: Deps, provider: string): ProviderSettings | undefined =>
-  isProviderName(provider) ? deps.config.providers.enabled[provider] : undefined;
+const enabled = (deps: Deps, provider: string): Promise<ProviderSettings | undefined> =>
+  enabledProvider(deps, provider);
 
 /** Stores the request; its state (256 random bits) is what the start URL carries, and only its hash is kept. */
 export async function openConnection(deps: Deps, provider: string, request: ConnectionRequest) {
-  const settings = enabled(deps, provider);
+  const settings = await enabled(deps, provider);
   if (!settings) return null;
   const state = oauth.generateRandomState();
   const codeVerifier = settings.definition.pkce ? oauth.generateRandomCodeVerifier() : undefined;
@@ -84,7 +84,7 @@ export async function claimConnection(
   browserHash: string,
   redirectUri: string,
 ): Promise<string | null> {
-  const settings = enabled(deps, provider);
+  const settings = await enabled(deps, provider);
   if (!settings || state.length > 200) return null;
   const row = await deps.db
     .update(providerRequests)
@@ -140,7 +140,7 @@ export async function finishConnection(
   redirectUri: string,
 ): Promise<ConnectionOutcome> {
   const request = await takeRequest(deps, provider, params.state, browserHash);
-  const settings = enabled(deps, provider);
+  const settings = await enabled(deps, provider);
   if (!request || request.options.purpose !== CONNECTION || !request.connectUserId || !settings) {
     return {
       ok: false,
@@ -195,7 +195,7 @@ export async function refreshConnection(
   provider: string,
   refreshToken: string,
 ): Promise<TokenSet> {
-  const settings = enabled(deps, provider);
+  const settings = await enabled(deps, provider);
   if (!settings)
     throw new ProviderStepError("oauth-provider-error", `the provider ${provider} is not enabled`);
   return refreshAtProvider(deps, settings, refreshToken);
@@ -208,7 +208,7 @@ export async function revokeConnection(
   token: string,
   url: string,
 ): Promise<boolean> {
-  const settings = enabled(deps, provider);
+  const settings = await enabled(deps, provider);
   if (!settings) return false;
   return revokeAtProvider(deps, settings, token, url);
 }

@@ -22,8 +22,8 @@ import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
 import { isOwnSignedRedirect, withQuery } from "../lib/redirect";
 import { linkIdentity, userForProfile } from "./accounts";
 import { authorizationUrl, exchangeCode, fetchProfile, ProviderStepError, type TokenSet } from "./client";
+import { enabledProvider } from "./custom-endpoints";
 import { type Json, obj } from "./profile";
-import { isProviderName, type ProviderName } from "./registry";
 
 /** The redirect flow of contract §7: to the provider and back. */
 
@@ -31,7 +31,7 @@ export const REQUEST_LIFETIME_MS = 10 * 60 * 1000;
 /** How long the provider's tokens wait for the app's one `getProviderTokens` call. */
 const HANDOFF_LIFETIME_MS = 60 * 60 * 1000;
 
-const callbackUrl = (deps: Deps, provider: ProviderName) =>
+const callbackUrl = (deps: Deps, provider: string) =>
   deps.config.urls.auth(`/signin/provider/${provider}/callback`);
 
 const startQuery = z.object({
@@ -123,9 +123,12 @@ export async function startProviderSignIn(
       : resolveRedirectTo(deps.config, query.redirectTo);
   const fail = (error: AppError) =>
     withQuery(redirectTo, { error: error.code, errorDescription: error.message });
-  const settings = isProviderName(provider) ? deps.config.providers.enabled[provider] : undefined;
-  if (!settings) return fail(new AppError("disabled-endpoint", `the provider ${provider} is not enabled`));
+  if (!Object.hasOwn(deps.config.providers.enabled, provider)) {
+    return fail(new AppError("disabled-endpoint", `the provider ${provider} is not enabled`));
+  }
   try {
+    // A custom provider's endpoints (its discovery) are known only now: a failed discovery goes back as an error.
+    const settings = (await enabledProvider(deps, provider))!;
     // The page's own target is no sign-up option (it is on no allow-list, and a new user's links go to the app).
     const options = optionsOf(ownRedirect ? { ...query, redirectTo: undefined } : query);
     // Checked now, so a bad option shows before the person goes to the provider.
@@ -212,12 +215,7 @@ export async function takeRequest(
     .get();
 }
 
-async function handOffTokens(
-  deps: Deps,
-  userId: string,
-  provider: ProviderName,
-  tokens: TokenSet,
-): Promise<void> {
+async function handOffTokens(deps: Deps, userId: string, provider: string, tokens: TokenSet): Promise<void> {
   const now = deps.now();
   const sealed = await encrypt(
     deps.config.secrets.encryptionKey,
@@ -251,7 +249,7 @@ export async function finishProviderSignIn(
   const { deps } = scope;
   const request = await takeRequest(deps, provider, params.state, browserHash);
   // A vault connection's request (connections.ts) completes only at its own callback: it signs no one in.
-  if (!request || !isProviderName(provider) || request.options.purpose === "connection") {
+  if (!request || request.options.purpose === "connection") {
     const error = new AppError("invalid-state");
     return withQuery(deps.config.urls.defaultRedirect, {
       error: error.code,
@@ -260,8 +258,8 @@ export async function finishProviderSignIn(
   }
   const back = (values: Record<string, string>) =>
     withQuery(request.redirectTo, { ...values, ...(request.appState ? { state: request.appState } : {}) });
-  const settings = deps.config.providers.enabled[provider];
   try {
+    const settings = await enabledProvider(deps, provider);
     if (!settings) throw new AppError("disabled-endpoint", `the provider ${provider} is not enabled`);
     if (params.error || !params.code) {
       throw new ProviderStepError(

@@ -16,10 +16,10 @@ import { bodyText, jsonBody } from "../http/validation";
 import { rateLimit } from "../rate-limits/middleware";
 import { linkIdentity } from "./accounts";
 import { ProviderStepError, refreshAtProvider } from "./client";
+import { enabledProvider } from "./custom-endpoints";
 import { finishProviderSignIn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
 import { signInByIdToken } from "./id-token-sign-in";
 import { profileFromIdToken } from "./id-tokens";
-import { isProviderName } from "./registry";
 
 /** The callback's parameters: the query of a GET, or the form of Apple's `response_mode=form_post`. */
 async function callbackParams(
@@ -215,7 +215,7 @@ export const providerRoutes = new Hono<AppEnv>()
     jsonBody(z.object({ refreshToken: z.string().min(1).max(4096) })),
     async (c) => {
       const provider = c.req.param("provider");
-      const settings = isProviderName(provider) ? c.var.config.providers.enabled[provider] : undefined;
+      const settings = await enabledProvider(c.var.deps, provider);
       if (!settings) throw new AppError("disabled-endpoint", `the provider ${provider} is not enabled`);
       try {
         const tokens = await refreshAtProvider(c.var.deps, settings, c.req.valid("json").refreshToken);

@@ -35,6 +35,9 @@ export {
 export { setEnforceSso } from "./enforcement";
 // Setup links (src/setup-links/): the connections a link made, and their test round trip.
 export { connectionsOfLink, serveDomainThroughLink } from "./link-connections";
+// Custom OpenID providers (src/providers/custom-endpoints.ts) are discovered and their ID tokens checked as here.
+export { verifySignature as verifyIdTokenSignature } from "./oidc";
+export { discover as discoverIssuer } from "./oidc-discovery";
 export { ssoUrlForSignInPage } from "./page-start";
 export { SSO_REQUEST_LIFETIME_MS } from "./requests";
 // The import of Supabase's SAML providers (src/move-in/org-import.ts) tells which attribute mappings it can honour.

@@ -69,8 +69,16 @@ function clientAuthFor(as: oauth.AuthorizationServer, secret: string): oauth.Cli
     : oauth.ClientSecretBasic(secret);
 }
 
-/** The ID token's signature and claims once more, by jose, against the IdP's keys (one refetch on an unknown key). */
-async function verifySignature(deps: Deps, as: oauth.AuthorizationServer, clientId: string, idToken: string) {
+/**
+ * The ID token's signature and claims once more, by jose, against the IdP's keys (one refetch on an unknown key).
+ * Also the check of a custom provider's ID token (src/providers/custom-endpoints.ts), whose endpoints are as untrusted.
+ */
+export async function verifySignature(
+  deps: Deps,
+  as: oauth.AuthorizationServer,
+  clientId: string,
+  idToken: string,
+) {
   const verify = async (fresh: boolean) =>
     jwtVerify(idToken, createLocalJWKSet((await keySet(deps, as.jwks_uri!, fresh)) as JSONWebKeySet), {
       issuer: as.issuer,

@@ -24,13 +24,13 @@ export function providersSection(c: Ctx, signed: Signed, identities: LinkedIdent
 <thead><tr><th scope="col">${w.title}</th><th scope="col">${w.linked}</th>${recent ? html`<th scope="col"><span class="security-sr">${w.unlink}</span></th>` : ""}</tr></thead>
 <tbody>${identities.map(
         (identity) => html`<tr>
-  <td data-label="${w.title}" class="security-item-name">${providerName(identity.provider)}</td>
+  <td data-label="${w.title}" class="security-item-name">${providerName(identity.provider, c.var.config.providers.enabled)}</td>
   <td data-label="${w.linked}">${formatDate(lang, identity.createdAt)}</td>
   ${
     recent
       ? html`<td class="row-action"><form class="inline" method="post" action="${accountPath(c, "/security/providers/unlink")}">
     <input type="hidden" name="id" value="${identity.id}">
-    <button type="submit" aria-label="${w.unlinkLabel(providerName(identity.provider))}">${w.unlink}</button>
+    <button type="submit" aria-label="${w.unlinkLabel(providerName(identity.provider, c.var.config.providers.enabled))}">${w.unlink}</button>
   </form></td>`
       : ""
   }
@@ -40,7 +40,7 @@ export function providersSection(c: Ctx, signed: Signed, identities: LinkedIdent
     : html`<p class="muted">${w.none}</p>`;
   const link = linkable.length
     ? html`<form class="provider-links" method="post" action="${accountPath(c, "/security/providers/link")}" aria-label="${w.link}">
-  ${linkable.map((id) => html`<button type="submit" name="provider" value="${id}">${w.linkWith(providerName(id))}</button>`)}
+  ${linkable.map((id) => html`<button type="submit" name="provider" value="${id}">${w.linkWith(providerName(id, c.var.config.providers.enabled))}</button>`)}
 </form>`
     : "";
   const actions =

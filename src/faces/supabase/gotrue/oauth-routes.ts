@@ -5,12 +5,7 @@ import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { bindBrowser, browserBinding } from "../../../http/browser-binding";
 import { withQuery } from "../../../lib/redirect";
-import {
-  isProviderName,
-  REQUEST_LIFETIME_MS,
-  startProviderSignIn,
-  takeProviderTokens,
-} from "../../../providers";
+import { REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "../../../providers";
 import { GoTrueError } from "./errors";
 import { sessionWithFactors } from "./mfa-wire";
 import {
@@ -61,7 +56,8 @@ function queryOf(c: Context<AppEnv>) {
 
 function enabledProvider(c: Context<AppEnv>, provider: string | undefined): string {
   if (!provider) throw new GoTrueError(400, "validation_failed", "Unsupported provider: missing provider");
-  if (!isProviderName(provider) || !c.var.config.providers.enabled[provider]) {
+  // A custom provider (`AUTH_CUSTOM_PROVIDERS`) is enabled as a built-in one is.
+  if (!Object.hasOwn(c.var.config.providers.enabled, provider)) {
     throw new GoTrueError(
       400,
       "validation_failed",
