@@ -91,7 +91,7 @@ async function deliver(bodies: StreamEvent[], attempts = 1) {
   return { acked: result.explicitAcks.length, retried: result.retryMessages.length };
 }
 
-describe("the audit's OTLP export", () => {
+describe("the audit's OTLP export (contract operators.md §4)", () => {
   // Threat: a collector that is down for a while (a restart, a network split) losing the events of that while, or
   // an event reaching the SIEM without saying who acted.
   it("ships every event with its actor, subject, address, agent, outcome and reason; a collector down loses nothing", async () => {

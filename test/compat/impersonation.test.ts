@@ -19,7 +19,7 @@ const APP = `http://127.0.0.1:${inject("appPort")}`;
 const ADMIN = { "x-hasura-admin-secret": inject("adminSecret"), "content-type": "application/json" };
 
 describe.skipIf(!runs)("impersonation in Chromium", () => {
-  it("the link lands the app signed in; the account center names who acts and refuses a change", async () => {
+  it("operators.md §1 (RFC 8693 §4.1 `act`): the link lands the app signed in; the account center names who acts and refuses a change", async () => {
     const created = await fetch(`${authUrl}/admin/users`, {
       method: "POST",
       headers: ADMIN,

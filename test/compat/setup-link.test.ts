@@ -49,7 +49,7 @@ describe.skipIf(!runs)("a setup link in Chromium", () => {
     await (await chromiumStarted)?.close();
   });
 
-  it("the IT admin connects a SAML IdP and tests it with a signed round trip; the owner turns it on", async () => {
+  it("operators.md §5: the IT admin connects a SAML IdP and tests it with a signed round trip; the owner turns it on", async () => {
     chromiumStarted = chromium.launch({ executablePath: CHROMIUM, headless: true });
     // The owner, their org and its domain (verified by the operator: no DNS on loopback), and the link.
     const { accessToken: token } = await verifiedUser("setup-owner");

@@ -18,7 +18,7 @@ const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
 const fakeProviders = inject("fakeProviders");
 
-describe("the token vault with openid-client", () => {
+describe("the token vault with openid-client (contract operators.md §3; RFC 8693 §2.1)", () => {
   it("an agent exchanges its user's token for Google's, and not after the user removed the connection", async () => {
     const person = await verifiedUser("vault");
     const agent = await registerClient({

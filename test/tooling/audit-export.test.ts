@@ -110,7 +110,7 @@ const cli = (...args: string[]) =>
 // A Node process per run of the CLI: about a second on a quiet machine, several on a busy one.
 const SLOW = 30_000;
 
-describe("npm run admin -- audit export", () => {
+describe("npm run admin -- audit export (contract operators.md §4: OCSF 1.2.0 classes 3002 and 3001)", () => {
   // Threat: an export a SIEM refuses (or worse, misreads) because a field is not what OCSF 1.2.0 says it is.
   it(
     "--format ocsf writes OCSF 1.2.0 Authentication and Account Change events that validate against the schema",
