@@ -335,16 +335,16 @@ describe("the console's audit log", () => {
     });
     const byUser = await getPage(cookie, `/audit?user=${encodeURIComponent(email)}&type=signin.failure`);
     expect(byUser.status).toBe(200);
-    expect(byUser.text).toContain(`<td>signin.failure</td>`);
+    expect(byUser.text).toContain(`<td class="tight">signin.failure</td>`);
     // A failed sign-in names the account by its address: the filter finds it too.
     expect(byUser.text).toContain(`<dt>email</dt><dd>${email}</dd>`);
     expect(byUser.text).toContain(address);
-    expect(byUser.text).not.toContain("<td>signup</td>");
+    expect(byUser.text).not.toContain(`<td class="tight">signup</td>`);
     const byAddress = await getPage(cookie, `/audit?ip=${encodeURIComponent(address)}`);
     expect(byAddress.text).toContain(email);
     const today = new Date().toISOString().slice(0, 10);
     expect((await getPage(cookie, `/audit?user=${user.id}&from=${today}&to=${today}`)).text).toContain(
-      "<td>signup</td>",
+      `<td class="tight">signup</td>`,
     );
     expect((await getPage(cookie, `/audit?user=${user.id}&from=2999-01-01`)).text).toContain("No event.");
     const unknown = await getPage(cookie, `/audit?user=${encodeURIComponent(uniqueEmail("nobody"))}`);

@@ -321,7 +321,7 @@ describe("the audit log over two shards", () => {
     const userPage = await (
       await svc.request("GET", `${BASE}/audit?user=${encodeURIComponent(email)}`, { headers: { cookie } })
     ).text();
-    expect(userPage).toContain("<td>signin.failure</td>");
-    expect(userPage).toContain("<td>admin.user.create</td>");
+    expect(userPage).toContain(`<td class="tight">signin.failure</td>`);
+    expect(userPage).toContain(`<td class="tight">admin.user.create</td>`);
   });
 });
