@@ -199,7 +199,10 @@ export async function denyRequest(
 export async function silentAuthorization(c: Ctx, request: PendingRequest): Promise<string> {
   const deps = c.var.deps;
   const session = await readBrowserSession(c);
-  const fail = (error: "login_required" | "consent_required" | "interaction_required", why: string) =>
+  const fail = (
+    error: "login_required" | "consent_required" | "interaction_required" | "access_denied",
+    why: string,
+  ) =>
     authorizationResponse(deps.config, request.redirectUri, {
       error,
       error_description: why,
@@ -229,7 +232,9 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   if (request.organization !== undefined && !named) {
     return fail("consent_required", "the user has not allowed acting in that organization");
   }
-  refuseWhileImpersonating(session.actor, "authorizing a client");
+  // An impersonation authorizes no client (contract operators.md §1); the client hears it as OAuth2 says, at its
+  // redirect URI, rather than the browser stopping on a 403 page with no way back to the app.
+  if (session.actor) return fail("access_denied", "an impersonated session may not authorize a client");
   const signIn = signInFor(session.methods, demand, session.sessionId);
   return issueCode(deps, request, session.user.id, signIn, named?.orgId ?? null);
 }

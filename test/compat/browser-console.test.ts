@@ -59,7 +59,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
     const browser = await chromiumOfThisFile();
     try {
       const page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       const violations: string[] = [];
       page.on("console", (message) => {
         if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
@@ -133,7 +133,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
     const browser = await chromiumOfThisFile();
     try {
       const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       const violations: string[] = [];
       page.on("console", (message) => {
         if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
@@ -197,7 +197,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
     const browser = await chromiumOfThisFile();
     try {
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       const violations: string[] = [];
       page.on("console", (message) => {
         if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
@@ -250,7 +250,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       for (const width of [1280, 390]) {
         const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
         const checked = await context.newPage();
-        checked.setDefaultTimeout(8000);
+        checked.setDefaultTimeout(15_000);
         await checked.goto(`${authUrl}/admin/console`);
         await checked.fill("#secret", inject("adminSecret"));
         await checked.click("button[type=submit]");
@@ -293,7 +293,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
       for (const width of [1280, 390]) {
         const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
         const checked = await context.newPage();
-        checked.setDefaultTimeout(8000);
+        checked.setDefaultTimeout(15_000);
         await checked.goto(`${authUrl}/admin/console`);
         await checked.fill("#secret", inject("adminSecret"));
         await checked.click("button[type=submit]");

@@ -65,7 +65,7 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       const blocked: string[] = [];
       page.on("console", (message) => {
         if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
@@ -145,7 +145,7 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       await addVirtualAuthenticator(context, page);
       await page.goto(`${origin}/auth/v1/oauth2/interaction?request_id=${requestId}`);
       // The user added a passkey earlier, in their app; here the same API is called from this origin.

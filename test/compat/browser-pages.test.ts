@@ -132,7 +132,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
   async function freshPage(width = 1280) {
     const context = await browser.newContext({ viewport: { width, height: 900 } });
     const page = await context.newPage();
-    page.setDefaultTimeout(8000);
+    page.setDefaultTimeout(15_000);
     const blocked: string[] = [];
     page.on("console", (message) => {
       if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
@@ -266,7 +266,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
     for (const width of [1280, 390]) {
       const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
       const page = await context.newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       const check = async (name: string) => {
         await shoot(page, `${name}-${width}`);
         await expectAccessible(page, `${name} at ${width}px`);
@@ -317,7 +317,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
     for (const width of [1280, 390]) {
       const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
       const page = await context.newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       await addVirtualAuthenticator(context, page);
       const check = async (name: string) => {
         await shoot(page, `${name}-${width}`);
@@ -458,7 +458,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
     const adminSecret = inject("adminSecret");
     const context = await browser.newContext({ viewport: { width: 390, height: 900 }, bypassCSP: true });
     const page = await context.newPage();
-    page.setDefaultTimeout(8000);
+    page.setDefaultTimeout(15_000);
     try {
       await page.goto(`${authUrl}/admin/console`);
       await page.fill("#secret", adminSecret);
@@ -505,7 +505,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       acceptDownloads: true,
     });
     const page = await context.newPage();
-    page.setDefaultTimeout(8000);
+    page.setDefaultTimeout(15_000);
     const blocked: string[] = [];
     page.on("console", (message) => {
       if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());

@@ -32,7 +32,7 @@ async function landing(page: Page, prefix: string, go: () => Promise<unknown>): 
 async function newBrowserProfile(browser: Browser) {
   const context = await browser.newContext();
   const page = await context.newPage();
-  page.setDefaultTimeout(8000);
+  page.setDefaultTimeout(15_000);
   return { context, page };
 }
 

@@ -128,7 +128,7 @@ describe.skipIf(!runs)("OpenID CIBA with openid-client, the MCP SDK and Chromium
       // axe is loaded into the page (axe.ts): the page's CSP is bypassed for it, as the other axe checks do.
       const context = await browser.newContext({ viewport: { width: 1280, height: 844 }, bypassCSP: true });
       const page = await context.newPage();
-      page.setDefaultTimeout(8000);
+      page.setDefaultTimeout(15_000);
       await page.goto(`${authUrl}/account`);
       await page.fill("#email", person.email);
       await page.fill("#password", PASSWORD);

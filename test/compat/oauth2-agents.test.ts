@@ -84,7 +84,7 @@ describe("openid-client v6 for CLIs, devices and machines", () => {
       const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
       try {
         const page = await (await browser.newContext()).newPage();
-        page.setDefaultTimeout(8000);
+        page.setDefaultTimeout(15_000);
         const blocked: string[] = [];
         page.on("console", (message) => {
           if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());

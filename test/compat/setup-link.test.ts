@@ -68,7 +68,7 @@ describe.skipIf(!runs)("a setup link in Chromium", () => {
       bypassCSP: true,
     });
     const page = await context.newPage();
-    page.setDefaultTimeout(8000);
+    page.setDefaultTimeout(15_000);
     let connectionId = "";
     // The IdP: samlify signs the answer to the AuthnRequest Chromium brings; its page posts it to the ACS.
     await page.route(`${IDP_SSO_URL}**`, async (route) => {

@@ -393,9 +393,14 @@ describe("impersonation and the OAuth2 server", () => {
         code_challenge_method: "S256",
         ...(prompt ? { prompt } : {}),
       })}`;
+    // prompt=none: back to the client with OAuth2's access_denied, never a code.
     const silent = await browser.get(authorizeUrl("none"));
-    expect(silent.headers.get("location") ?? "").not.toMatch(/[?&]code=/);
-    expect(silent.status).toBe(403);
+    expect(silent.status).toBe(302);
+    const back = new URL(silent.headers.get("location") ?? "");
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT_URI);
+    expect(back.searchParams.get("error")).toBe("access_denied");
+    expect(back.searchParams.get("state")).toBe("s");
+    expect(back.searchParams.has("code")).toBe(false);
     const toPage = await browser.get(authorizeUrl());
     const pageAnswer = await browser.get(location(toPage).toString());
     expect(pageAnswer.headers.get("location") ?? "").not.toMatch(/[?&]code=/);
