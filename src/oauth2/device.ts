@@ -161,6 +161,17 @@ export async function decideDevice(
  */
 export function deviceRequest(deps: Deps, row: DeviceAuthorizationRow, userCode: string): PendingRequest {
   return {
+    ...polledRequest(deps, row),
+    device: { codeHash: row.deviceCodeHash, userCode: shown(userCode) },
+  };
+}
+
+/**
+ * The page request of a row the client polls for (a device authorization, a CIBA request): no redirect, what the row
+ * asks; the caller adds what says which kind it is and how it ends.
+ */
+export function polledRequest(deps: Deps, row: DeviceAuthorizationRow): PendingRequest {
+  return {
     id: newRequestId(),
     clientId: row.clientId,
     redirectUri: "",
@@ -168,7 +179,6 @@ export function deviceRequest(deps: Deps, row: DeviceAuthorizationRow, userCode:
     resources: row.resources,
     prompt: [],
     uiLocales: [],
-    device: { codeHash: row.deviceCodeHash, userCode: shown(userCode) },
     createdAt: deps.now(),
   };
 }

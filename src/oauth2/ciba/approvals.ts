@@ -1,7 +1,8 @@
 import { and, asc, eq, gt } from "drizzle-orm";
 import { type DeviceAuthorizationRow, deviceAuthorizations, oauth2Clients } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { newRequestId, type PendingRequest, savePendingRequest } from "../pending-requests";
+import { polledRequest } from "../device";
+import { type PendingRequest, savePendingRequest } from "../pending-requests";
 
 /**
  * The user's side of a CIBA request: the approval link (mailed, and listed in the account center) opens a page
@@ -44,13 +45,7 @@ export async function openCibaApproval(deps: Deps, handle: string): Promise<stri
     .get();
   if (!row?.subject) return undefined;
   const request: PendingRequest = {
-    id: newRequestId(),
-    clientId: row.clientId,
-    redirectUri: "",
-    scopes: row.scopes,
-    resources: row.resources,
-    prompt: [],
-    uiLocales: [],
+    ...polledRequest(deps, row),
     ...(row.acrValues?.length ? { acrValues: row.acrValues } : {}),
     ...(row.authorizationDetails?.length ? { authorizationDetails: row.authorizationDetails } : {}),
     ciba: {
@@ -58,7 +53,6 @@ export async function openCibaApproval(deps: Deps, handle: string): Promise<stri
       userId: row.subject,
       ...(row.bindingMessage ? { bindingMessage: row.bindingMessage } : {}),
     },
-    createdAt: now,
   };
   await savePendingRequest(deps.env, request);
   return request.id;
