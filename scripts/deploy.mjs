@@ -48,6 +48,7 @@ try {
       wrangler: { type: "string" },
       offline: { type: "boolean", default: false },
       "health-wait": { type: "string", default: "90" },
+      outdir: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   }));
@@ -63,6 +64,7 @@ missing and writes their ids into it, deploys the image transformer, applies the
 AUTH_D1_SHARDS), deploys the service with every secret not set yet (generated, printed once) and asks its health
 endpoints. With ${MIRROR_URL_VARIABLE} in the environment it also creates the mirror's Hyperdrive.
 --dry-run: the plan, and both Workers bundled; nothing created or uploaded (placeholders are listed, not refused).
+--outdir <dir> (with --dry-run): the two bundles are kept there, in images/ and main/, to read.
 --check: the plan only. --offline (with --dry-run or --check): the plan from the configuration alone, Cloudflare not
 asked (a CI check without credentials). --secrets-file: secrets of your own to upload when not set yet (default ${DEFAULT_SECRETS_FILE}
 when it exists). --wrangler (or EDGE_AUTH_WRANGLER): the wrangler to run. --health-wait: seconds to wait for the
@@ -73,6 +75,10 @@ const planOnly = options["dry-run"] || options.check;
 const healthWait = Number(options["health-wait"]);
 if (!Number.isFinite(healthWait) || healthWait < 0) {
   console.error(`deploy: --health-wait ${options["health-wait"]}: a number of seconds`);
+  process.exit(2);
+}
+if (options.outdir !== undefined && !options["dry-run"]) {
+  console.error("deploy: --outdir goes with --dry-run: only a dry run keeps its bundles");
   process.exit(2);
 }
 if (options.offline && !planOnly) {
@@ -227,8 +233,18 @@ if (options.check) {
   process.exit(0);
 }
 if (options["dry-run"]) {
-  step(["deploy", "-c", options["images-config"], "--env", ENV, "--minify", "--dry-run"]);
-  step(["deploy", "-c", options.config, "--env", ENV, "--minify", "--dry-run"]);
+  const keptIn = (name) => (options.outdir === undefined ? [] : ["--outdir", join(options.outdir, name)]);
+  step([
+    "deploy",
+    "-c",
+    options["images-config"],
+    "--env",
+    ENV,
+    "--minify",
+    "--dry-run",
+    ...keptIn("images"),
+  ]);
+  step(["deploy", "-c", options.config, "--env", ENV, "--minify", "--dry-run", ...keptIn("main")]);
   log(
     `deploy: ${placeholderProblems.length > 0 ? `both Workers bundle, with ${placeholderProblems.length} placeholder(s) left (above)` : "checks passed and both Workers bundle"} (dry run). It would answer at ${urls.join(" and ")}.`,
   );
