@@ -110,13 +110,15 @@ export async function checkPresentedToken<Payload extends BoundPayload>(
 export async function presentedAccessToken(
   c: Context<AppEnv>,
 ): Promise<{ payload: AccessTokenPayload; token: string } | Refusal | null> {
+  // `c.get`, not `c.var`: Hono builds `c.var` anew (an object of every variable) on each read.
+  const deps = c.get("deps");
   const found = await checkPresentedToken(
     { authorization: c.req.header("authorization"), proof: () => requestDPoPProof(c) },
-    (token) => verifyUserAccessToken(c.var.deps, token),
+    (token) => verifyUserAccessToken(deps, token),
   );
   // The request's actor for the audit, in the one place every API's token is checked: its user, or the impersonator
   // its `act` claim names (src/audit/actor.ts).
-  if (found && "payload" in found) c.var.deps.audit.actAs(actorOfToken(found.payload));
+  if (found && "payload" in found) deps.audit.actAs(actorOfToken(found.payload));
   return found;
 }
 

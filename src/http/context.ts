@@ -5,6 +5,7 @@ import type { Config } from "../config";
 import { type Shards, shardsOf, trackShards } from "../db/shards";
 import type { Env } from "../env";
 import { drainOutbox, mayHaveWritten } from "../events/outbox";
+import { editAnswer } from "./answer-headers";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
 import { type Visitor, visitorOf } from "./visitor";
@@ -43,14 +44,16 @@ export function requestContext(config: Config, services: ServicesOf) {
           ip: c.req.header("cf-connecting-ip") ?? null,
           userAgent: c.req.header("user-agent") ?? null,
         },
-        visitor: visitorOf(c.req.raw.headers, c.req.raw.cf),
+        visitor: visitorOf(c.req.raw.headers, () => c.req.raw.cf),
         // Until the request authenticates as someone else (the admin secret, a SCIM token, an access token…).
         actor: { kind: "user" },
       }),
     );
     await next();
     // A route that must answer with its caller's own identifier (AuthZEN's `X-Request-ID`) has set it already.
-    if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", requestId);
+    editAnswer(c, (headers) => {
+      if (!headers.has("X-Request-Id")) headers.set("X-Request-Id", requestId);
+    });
     // The events this request's changes wrote go to the queue after the answer (src/events/outbox.ts).
     if (c.env.EVENTS && mayHaveWritten(c.req.method, c.req.path, c.req.query("grant_type"))) {
       for (const index of touched()) {

@@ -24,12 +24,28 @@ export interface Visitor {
   countedSignUp: boolean;
 }
 
-export function visitorOf(headers: { get(name: string): string | null }, cf?: object): Visitor {
+/**
+ * `cf`: `request.cf`, or a function that reads it. workerd builds `request.cf` anew on each read (from its JSON), which
+ * was the largest cost of a session check's own code (docs/performance.md, "Issue 48: per-request overhead"): a
+ * request reads it only when something asks for its place (a new session, a new-device mail), once.
+ */
+export function visitorOf(
+  headers: { get(name: string): string | null },
+  cf?: object | (() => object | undefined),
+): Visitor {
   const address = headers.get("cf-connecting-ip");
+  let place: string | null = null;
+  let placed = false;
   return {
     turnstileToken: headers.get(TURNSTILE_HEADER)?.trim() || null,
     address,
-    place: isNonPublicAddress(address) ? null : placeOf(cf),
+    get place() {
+      if (!placed) {
+        place = isNonPublicAddress(address) ? null : placeOf(typeof cf === "function" ? cf() : cf);
+        placed = true;
+      }
+      return place;
+    },
     deviceCookie: deviceCookieIn(headers.get("cookie")),
     passedChallenge: false,
     countedSignUp: false,

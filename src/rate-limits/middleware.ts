@@ -31,7 +31,8 @@ function identifierKey(field: string, value: string): string {
  */
 export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const { rateLimits } = c.var.config;
+    // `c.get`, not `c.var`: Hono builds `c.var` anew (an object of every variable) on each read, on every request here.
+    const { rateLimits } = c.get("config");
     if (!rateLimits.enabled) return next();
     const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
     await refuseOverLimit(
@@ -43,7 +44,7 @@ export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
         account:
           identifierField && identifier ? `id:${identifierKey(identifierField, identifier)}` : undefined,
       },
-      c.var.deps.now(),
+      c.get("deps").now(),
     );
     await next();
   });

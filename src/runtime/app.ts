@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { cors } from "hono/cors";
 import { requireAdminSecret, requireConfiguredSecret } from "../admin";
 import { registerSignInHooks } from "../auth";
 import type { Config } from "../config";
 import { BOOKMARK_HEADER } from "../db/replica";
 import { AppError, errorBody, RateLimitedError, UnavailableError } from "../errors";
+import { apiAnswerHeaders } from "../http/answer-headers";
 import type { AppEnv } from "../http/app-env";
 import { logError, requestContext } from "../http/context";
 import { allowedOrigin, corsOrigins } from "../http/cors";
@@ -18,6 +18,7 @@ import { documentationRoutes } from "../openapi/document-routes";
 import { floodGuard } from "../rate-limits/flood-guard";
 import type { FeatureRoutes, Surface } from "./feature";
 import { FEATURES } from "./features";
+import { RememberedRouter } from "./remembered-routes";
 import { createServices } from "./services";
 
 const apiBodyLimit = bodyLimit({
@@ -69,18 +70,14 @@ export function createAuthApp(config: Config, featureRoutes = routesOf(config)):
   const auth = new Hono<AppEnv>();
   const appOrigin = allowedOrigin(config, corsOrigins(config));
   auth.use(
-    cors({
+    // CORS, and `Cache-Control: no-store` on token and error answers, which must never be cached (contract §1); routes
+    // that may be cached say so themselves.
+    apiAnswerHeaders({
       origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
-      credentials: true,
       maxAge: 600,
       // A browser client reads a DPoP nonce and a resource's challenge (RFC 9449 §8, §7.1) from these.
       exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER, "DPoP-Nonce", "WWW-Authenticate"],
     }),
-    async (c, next) => {
-      await next();
-      // Token and error answers must never be cached (contract §1); routes that may be cached say so themselves.
-      if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
-    },
     // The import's batches and file bytes (src/move-in/) are bounded and read by its own routes: a file's bytes
     // stream through to R2, never held whole.
     (c, next) =>
@@ -103,7 +100,8 @@ export function createAuthApp(config: Config, featureRoutes = routesOf(config)):
 }
 
 export function createApp(config: Config): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  // The app's own router is the one every request is matched by (the mounted apps' routes are copied into it).
+  const app = new Hono<AppEnv>({ router: new RememberedRouter() });
   const featureRoutes = routesOf(config);
   app.use(requestContext(config, createServices));
   for (const routes of surface(featureRoutes, "root")) app.route("/", routes);

@@ -8,15 +8,24 @@ const SLICES = FEATURES.flatMap((feature) => (feature.settings ? [feature.settin
 
 const cache = new WeakMap<object, Config>();
 
+/** The last env and its configuration: every request of an isolate brings the same env, checked before the map. */
+let last: { env: object; config: Config } | undefined;
+
 /**
  * The core settings and every feature's slice, parsed from the Worker's env. Parsed once per env object: Workers
  * reuse the env object across requests in an isolate.
  */
+
 export function getConfig(env: object): Config {
+  if (last?.env === env) return last.config;
   const cached = cache.get(env);
-  if (cached) return cached;
+  if (cached) {
+    last = { env, config: cached };
+    return cached;
+  }
   const config = parseConfig(env, SLICES);
   cache.set(env, config);
+  last = { env, config };
   return config;
 }
 

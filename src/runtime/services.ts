@@ -59,14 +59,24 @@ export function createServices(config: Config, env: Env, scope: ServiceScope): D
     // With an export set up, each event also goes to the outbox for it (src/audit-export/).
     exported: config.auditExport.otlp !== null,
   });
+  // Built when a flow first sends: most requests send nothing, and a transport is not free to make (an SMTP
+  // client's settings, a hook's signer).
+  let mailer: Deps["mailer"] | undefined;
+  let sms: Deps["sms"] | undefined;
   return {
     config,
     db,
     shards,
     env,
     // The app's SEND_EMAIL and SEND_SMS hooks call out and write their calls to the audit log.
-    mailer: createMailer(config, env, db, { outbound, audit }),
-    sms: createSmsSender(config, db, outbound, audit),
+    get mailer() {
+      mailer ??= createMailer(config, env, db, { outbound, audit });
+      return mailer;
+    },
+    get sms() {
+      sms ??= createSmsSender(config, db, outbound, audit);
+      return sms;
+    },
     now: Date.now,
     outbound,
     background,

@@ -21,9 +21,11 @@ export const userRoutes = new Hono<AppEnv>().get(
   requireAuth,
   acceptsBookmark,
   async (c) => {
+    // `c.get`, not `c.var`: Hono builds `c.var` anew on each read (docs/performance.md, issue 48).
+    const { sub } = c.get("auth")!;
     const user = await findWireUserNearby(
-      c.var.deps.shards.d1OfUser(c.var.auth!.sub),
-      c.var.auth!.sub,
+      c.get("deps").shards.d1OfUser(sub),
+      sub,
       c.req.header(BOOKMARK_HEADER),
     );
     // A valid token for a deleted user is as good as no token.

@@ -1,0 +1,73 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { cors } from "hono/cors";
+import type { AppEnv } from "./app-env";
+
+/**
+ * Edits the headers of the answer a route gave, in place. Hono's `c.header()` after the answer (and `cors()`, which
+ * sets its headers on a placeholder answer before the route runs, then copies them onto the route's) builds a new
+ * `Response` each time: three or four per request with CORS, the default `Cache-Control` and the request id, a
+ * fifth of a bare route's CPU (docs/performance.md, "Issue 48: per-request overhead"). An answer the Worker made
+ * itself has mutable headers; one it passed through (a `fetch()`'s, `Response.redirect()`'s) does not, and is
+ * copied once, as Hono would.
+ */
+export function editAnswer(c: Context, edit: (headers: Headers) => void): void {
+  try {
+    edit(c.res.headers);
+  } catch (error) {
+    // workerd refuses to change immutable headers with a TypeError, before changing any.
+    if (!(error instanceof TypeError)) throw error;
+    c.res = new Response(c.res.body, c.res);
+    edit(c.res.headers);
+  }
+}
+
+/**
+ * Hono copies the headers a route set with `c.header()` onto an answer the route (or an error handler) built itself
+ * (`new Response`, `Response.json`) only through a placeholder answer made before the route ran, which `cors()` used
+ * to make on every request. It is made here only when a route sets a header before answering, so those answers keep
+ * every header they had (a page's CSP on an OAuth2 error's answer).
+ */
+function keepRouteHeaders(c: Context<AppEnv>): void {
+  const header = c.header;
+  c.header = ((...args: Parameters<typeof header>) => {
+    c.header = header;
+    if (!c.finalized) void c.res;
+    return header(...args);
+  }) as typeof header;
+}
+
+export interface ApiCors {
+  /** The allowed origin for a request's `Origin` (the empty string without one), or null: none allowed. */
+  origin: (origin: string, c: Context<AppEnv>) => string | null;
+  exposeHeaders: string[];
+  maxAge: number;
+}
+
+/**
+ * The auth API's answer headers: CORS with credentials, as Hono's `cors()` answers them (a preflight is answered by
+ * `cors()` itself), and `Cache-Control: no-store` on every answer that does not say otherwise (contract §1: token and
+ * error answers must never be cached). Set once, after the route, on its answer: an error's answer and a 404 get them
+ * too, as the route's own would.
+ */
+export function apiAnswerHeaders(options: ApiCors): MiddlewareHandler<AppEnv> {
+  const preflight = cors({
+    origin: options.origin,
+    credentials: true,
+    maxAge: options.maxAge,
+    exposeHeaders: options.exposeHeaders,
+  });
+  const exposed = options.exposeHeaders.join(",");
+  return async (c, next) => {
+    if (c.req.method === "OPTIONS") return preflight(c, next);
+    const allowed = options.origin(c.req.header("origin") || "", c);
+    keepRouteHeaders(c);
+    await next();
+    editAnswer(c, (headers) => {
+      if (allowed) headers.set("Access-Control-Allow-Origin", allowed);
+      headers.set("Access-Control-Allow-Credentials", "true");
+      headers.set("Access-Control-Expose-Headers", exposed);
+      headers.append("Vary", "Origin");
+      if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
+    });
+  };
+}
