@@ -21,10 +21,15 @@ export async function startPasswordSession(
     user.passwordHash && check.needsRehash
       ? { from: user.passwordHash, to: await hashPassword(password, deps.config.passwordHashCost) }
       : undefined;
-  const result = await startSession(scope, { user, mfaGate: true, passwordRehash });
-  // A second factor's ticket wrote no session, hence no batch: the replacement goes after the answer.
-  if (passwordRehash && !result.session) {
-    deps.background(rehashAlone(deps.shards, user.id, passwordRehash, deps.now()));
+  let inBatch = false;
+  try {
+    const result = await startSession(scope, { user, mfaGate: true, passwordRehash });
+    inBatch = result.session !== null;
+    return result;
+  } finally {
+    // No session written, hence no batch (a second factor's ticket; a refusal after the password was proven, such as
+    // `mfa-reset-required`; a failed write): the password was proven all the same, so it is replaced after the answer.
+    if (passwordRehash && !inBatch)
+      deps.background(rehashAlone(deps.shards, user.id, passwordRehash, deps.now()));
   }
-  return result;
 }
