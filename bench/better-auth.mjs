@@ -21,7 +21,9 @@ import {
   run,
   serveOurs,
 } from "./lib.mjs";
-import { BASE_PATH, EXTEND_BASE_PATH } from "./peers/better-auth/options.mjs";
+import { describeBetterAuthPeer, describeOurHasher } from "./peers/better-auth/describe.mjs";
+import { EQUAL_SCRYPT } from "./peers/better-auth/equal-hasher.mjs";
+import { BASE_PATH, EQUAL_BASE_PATH, EXTEND_BASE_PATH } from "./peers/better-auth/options.mjs";
 import { betterAuthSchemaSql } from "./peers/better-auth/schema.mjs";
 
 const ROUNDS = Number(process.env.BENCH_PEER_ROUNDS ?? 2);
@@ -116,6 +118,36 @@ async function theirRows(origin) {
   };
 }
 
+/**
+ * Sign-up and sign-in of better-auth's instance whose passwords are hashed at OWASP's equal scrypt
+ * (bench/peers/better-auth/equal-hasher.mjs): the comparison at equal strength (issue 48).
+ */
+async function theirEqualRows(origin) {
+  const email = `ba-equal-${process.pid}@example.com`;
+  const signUp = await fetch(`${origin}${EQUAL_BASE_PATH}/sign-up/email`, {
+    method: "POST",
+    headers: theirJson,
+    body: JSON.stringify({ email, password: PASSWORD, name: "Bench" }),
+  });
+  if (!signUp.ok) throw new Error(`better-auth (equal) sign-up: ${signUp.status} ${await signUp.text()}`);
+  return {
+    "sign-up": freshBody(
+      `${origin}${EQUAL_BASE_PATH}/sign-up/email`,
+      () => ({ email: nextEmail("ba-equal"), password: PASSWORD, name: "Bench" }),
+      theirJson,
+    ),
+    "sign-in": {
+      url: `${origin}${EQUAL_BASE_PATH}/sign-in/email`,
+      method: "POST",
+      headers: theirJson,
+      body: JSON.stringify({ email, password: PASSWORD }),
+    },
+  };
+}
+
+/** The rows measured against better-auth at equal strength too. */
+const EQUAL_ROWS = ["sign-up", "sign-in"];
+
 /** Our rows on an instance served by bench/run.mjs (`serve`: a user, a pool of refresh tokens). */
 function ourRows({ base, email, session, pool }) {
   return {
@@ -137,7 +169,8 @@ function ourRows({ base, email, session, pool }) {
 
 const ROWS = ["sign-up", "sign-in", "session check", "refresh", "bare route"];
 const WHAT = {
-  "sign-up": "ours POST /signup/email-password (argon2id) | theirs POST /sign-up/email (scrypt)",
+  "sign-up":
+    "ours POST /signup/email-password (argon2id, above) | theirs POST /sign-up/email (scrypt, above)",
   "sign-in": "ours POST /signin/email-password | theirs POST /sign-in/email",
   "session check": "ours GET /user (JWT) | theirs GET /get-session (cookie)",
   refresh: "ours POST /token rotates | theirs GET /get-session, updateAge 0, extends",
@@ -197,12 +230,23 @@ export async function compareWithBetterAuth(ours, dir, floors = []) {
       ours: ourRows(ours),
       theirs: await theirRows(origin),
       node: await theirRows(node.origin),
+      equal: await theirEqualRows(origin),
     };
-    const measured = Object.fromEntries(ROWS.map((row) => [row, { ours: [], theirs: [], node: [] }]));
+    const measured = Object.fromEntries(
+      ROWS.map((row) => [row, { ours: [], theirs: [], node: [], equal: [] }]),
+    );
     for (let round = 1; round <= ROUNDS; round++) {
       for (const row of ROWS) {
-        for (const side of ["ours", "theirs", "node"]) {
-          const label = { ours: "ours", theirs: "better-auth, workerd", node: "better-auth, Node" }[side];
+        const sidesOfRow = EQUAL_ROWS.includes(row)
+          ? ["ours", "theirs", "equal", "node"]
+          : ["ours", "theirs", "node"];
+        for (const side of sidesOfRow) {
+          const label = {
+            ours: "ours",
+            theirs: "better-auth, workerd",
+            equal: "better-auth at OWASP-equal scrypt, workerd",
+            node: "better-auth, Node",
+          }[side];
           // Each run of our refresh spends the tokens in flight when it stops (bench/lib.mjs `topUp`).
           if (side === "ours" && row === "refresh") await ours.topUp();
           const result = await run(`${row} (${label}, round ${round})`, sides[side][row]);
@@ -211,6 +255,10 @@ export async function compareWithBetterAuth(ours, dir, floors = []) {
         }
       }
     }
+    // What was compared, read from what ran (issue 48): the peer's bundle and ours' password cost.
+    console.log(
+      `\n${[...describeBetterAuthPeer(join(dir, "build-better-auth")), describeOurHasher()].join("\n")}`,
+    );
     console.log(
       `\nside by side with better-auth 1.7.25 (${CONNECTIONS} connections, ${DURATION}s per row, ${ROUNDS} rounds, mean req/s; p50/p99 ms of the last round)\n`,
     );
@@ -223,6 +271,17 @@ export async function compareWithBetterAuth(ours, dir, floors = []) {
       const [ol, tl] = [o.at(-1), t.at(-1)];
       console.log(
         `${row.padEnd(16)} ${or.toFixed(1).padStart(10)} ${String(ol.p50).padStart(4)} ${String(ol.p99).padStart(4)} | ${tr.toFixed(1).padStart(22)} ${String(tl.p50).padStart(4)} ${String(tl.p99).padStart(4)} | ${`${(or / tr).toFixed(2)}×`.padStart(11)} | ${nr.toFixed(1).padStart(16)} ${`${(or / nr).toFixed(2)}×`.padStart(10)}`,
+      );
+    }
+    const { N, r, p } = EQUAL_SCRYPT;
+    console.log(
+      `\nat equal strength: better-auth with its hasher (node:crypto scrypt) at OWASP's equal N=2^${Math.log2(N)} r=${r} p=${p}, through its emailAndPassword.password option, on workerd + D1`,
+    );
+    for (const row of EQUAL_ROWS) {
+      const [or, er] = ["ours", "equal"].map((side) => mean(measured[row][side].map((r) => r.rps)));
+      const el = measured[row].equal.at(-1);
+      console.log(
+        `${row.padEnd(16)} ${or.toFixed(1).padStart(10)} | ${er.toFixed(1).padStart(8)} ${String(el.p50).padStart(5)} ${String(el.p99).padStart(5)} | ${`${(or / er).toFixed(2)}×`.padStart(8)}`,
       );
     }
     if (floors.length > 0) {

@@ -82,8 +82,8 @@ async function argon2Floor() {
   hash({
     password: signingInput,
     salt: crypto.getRandomValues(new Uint8Array(16)),
-    memorySize: 19_456,
-    passes: 2,
+    memorySize: 7_168,
+    passes: 5,
     parallelism: 1,
     tagLength: 32,
   });

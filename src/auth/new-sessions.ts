@@ -12,6 +12,7 @@ import { getKeySet } from "../signing-keys/keys";
 import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
+import { type PasswordRehash, rehashColumns } from "./password-rehash";
 import { type EndedSession, endFamiliesOf, sessionsBeyondCap } from "./session-cap";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
@@ -184,7 +185,10 @@ export async function writeSession(
     secondFactorPending = false,
     alongside,
     impersonation,
+    passwordRehash,
   }: {
+    /** The password's hash replaced in the batch's update of the user (./password-rehash.ts). */
+    passwordRehash?: PasswordRehash;
     /** An impersonation (src/impersonation/): the session records who acts and ends at its end, not later. */
     impersonation?: Impersonation;
     alongside?: ReadsAlongside;
@@ -233,7 +237,10 @@ export async function writeSession(
         actor: impersonation?.actor ?? null,
         endsAt: impersonation?.endsAt ?? null,
       }),
-      db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
+      db
+        .update(users)
+        .set({ lastSeen: now, ...(passwordRehash ? rehashColumns(passwordRehash, now) : {}) })
+        .where(eq(users.id, user.id)),
       sessionsBeyondCap(db, user.id, sessionId, deps.config.tokens.maxSessionsPerUser),
       ...(alongside?.reads(db, user.id) ?? []),
     ]),

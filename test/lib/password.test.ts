@@ -2,24 +2,37 @@ import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
 import { argon2id } from "../../src/lib/argon2";
 import { toHex } from "../../src/lib/hex";
-import { ARGON2_PARAMS, hashPassword, TEST_ARGON2_PARAMS, verifyPassword } from "../../src/lib/password";
+import {
+  ARGON2_PARAMS,
+  ARGON2_PARAMS_BEFORE_48,
+  hashPassword,
+  TEST_ARGON2_PARAMS,
+  verifyPassword,
+} from "../../src/lib/password";
 
 describe("password hashing", () => {
   // The one place the production cost is asserted: the rest of the suite hashes at TEST_ARGON2_PARAMS
   // (TEST_PASSWORD_HASH=cheap, refused by the config unless the server is local: test/local-settings.test.ts).
-  it("hashes with argon2id at OWASP's minimum parameters, salted", async () => {
-    expect(ARGON2_PARAMS).toEqual({ memorySize: 19_456, passes: 2, parallelism: 1, tagLength: 32 });
+  // Issue 48: OWASP's last equal argon2id row (m=7 MiB, t=5, p=1), the cheapest of them in workerd; the hashes of
+  // before (its first row, m=19 MiB, t=2) still verify and ask for a rehash.
+  it("hashes with argon2id at OWASP's equal parameters m=7 MiB t=5, salted; the old cost still verifies", async () => {
+    expect(ARGON2_PARAMS).toEqual({ memorySize: 7_168, passes: 5, parallelism: 1, tagLength: 32 });
     const first = await hashPassword("hunter2hunter2");
     const second = await hashPassword("hunter2hunter2");
-    expect(first).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    expect(first).toMatch(/^\$argon2id\$v=19\$m=7168,t=5,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
     expect(first).not.toBe(second);
+    const old = await hashPassword("hunter2hunter2", ARGON2_PARAMS_BEFORE_48);
+    expect(old).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(await verifyPassword("hunter2hunter2", old)).toEqual({ ok: true, needsRehash: true });
+    expect((await verifyPassword("hunter3hunter3", old)).ok).toBe(false);
   });
 
   // Threat: a stored hash that names its own cost (an import, a tampered row) turns one sign-in into a CPU or memory bomb.
   it("refuses stored hashes whose parameters exceed the bounds, without computing them", async () => {
     const salt = "6nKq2LQ8dNYUVuu7/ktIjQ";
     const tag = "TIbi2N3XzgqLGHd9Qq8cVy6wzUmXdt7y1t8/qYKgi1c";
-    for (const params of ["m=9999999,t=2,p=1", "m=19456,t=999,p=1", "m=19456,t=2,p=64"]) {
+    // m=47104,t=5: each within its own bound, their product (the work) above 46 MiB × 4 passes.
+    for (const params of ["m=9999999,t=2,p=1", "m=19456,t=999,p=1", "m=19456,t=2,p=64", "m=47104,t=5,p=1"]) {
       const started = Date.now();
       expect(await verifyPassword("anything", `$argon2id$v=19$${params}$${salt}$${tag}`)).toEqual({
         ok: false,

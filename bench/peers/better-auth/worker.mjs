@@ -3,7 +3,8 @@
 // wrangler.toml beside this file, served by Miniflare like ours (bench/lib.mjs betterAuthWorker). The schema is
 // better-auth's own, compiled by its migration code (bench/peers/better-auth/schema.mjs) and applied to the D1.
 import { betterAuth } from "better-auth";
-import { BASE_PATH, betterAuthOptions, EXTEND_BASE_PATH } from "./options.mjs";
+import { equalStrengthPassword } from "./equal-hasher.mjs";
+import { BASE_PATH, betterAuthOptions, EQUAL_BASE_PATH, EXTEND_BASE_PATH } from "./options.mjs";
 
 /**
  * One instance per isolate (built on the first request, as ours builds its app once per configuration). The
@@ -29,6 +30,15 @@ function instancesOf(env) {
         updateAge: 0,
       }),
     ),
+    equal: betterAuth(
+      betterAuthOptions({
+        database: env.DB,
+        secret: env.BETTER_AUTH_SECRET,
+        baseURL: env.BETTER_AUTH_URL,
+        basePath: EQUAL_BASE_PATH,
+        password: equalStrengthPassword,
+      }),
+    ),
   };
   return instances;
 }
@@ -36,8 +46,9 @@ function instancesOf(env) {
 export default {
   fetch(request, env) {
     const { pathname } = new URL(request.url);
-    const { check, extend } = instancesOf(env);
+    const { check, extend, equal } = instancesOf(env);
     if (pathname.startsWith(`${EXTEND_BASE_PATH}/`)) return extend.handler(request);
+    if (pathname.startsWith(`${EQUAL_BASE_PATH}/`)) return equal.handler(request);
     if (pathname.startsWith(`${BASE_PATH}/`)) return check.handler(request);
     return new Response("not found", { status: 404 });
   },

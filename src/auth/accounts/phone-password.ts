@@ -5,10 +5,11 @@ import { toE164 } from "../../lib/phone";
 import { signInPasswordlessSms } from "../links";
 import { beginAttempt } from "../lockout";
 import { createUser, removeUser } from "../new-users";
-import { beginSignIn, type SignInResult, type SignInScope, startSession } from "../sign-in";
+import { beginSignIn, type SignInResult, type SignInScope } from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { findUserByPhoneNumber } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
+import { startPasswordSession } from "./password-session";
 
 /**
  * A phone number as a password's identifier (GoTrue's `signUp({phone, password})` and `signInWithPassword({phone,
@@ -81,5 +82,5 @@ export async function signInPhonePassword(
   if (!user || !check.ok) throw new AppError("invalid-email-password");
   if (user.disabled) throw new AppError("disabled-user");
   if (!user.phoneNumberVerified) throw new AppError("unverified-user");
-  return startSession(scope, { user, mfaGate: true });
+  return startPasswordSession(scope, user, input.password, check);
 }

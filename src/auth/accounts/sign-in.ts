@@ -1,8 +1,6 @@
-import { eq } from "drizzle-orm";
-import { users } from "../../db/schema";
 import { AppError } from "../../errors";
 import { isEmailAllowed } from "../../lib/email-access";
-import { hashPassword, verifyPassword } from "../../lib/password";
+import { verifyPassword } from "../../lib/password";
 import { beginAttempt } from "../lockout";
 import {
   beginSignIn,
@@ -12,6 +10,7 @@ import {
   startSession,
 } from "../sign-in";
 import { findUserByEmail } from "../users";
+import { startPasswordSession } from "./password-session";
 
 /**
  * signInEmailPassword. Unknown email, wrong password and a blocked email give the same 401 after the same work:
@@ -53,16 +52,6 @@ export async function signInEmailPassword(
   if (config.signUp.emailVerifiedRequired && !signingIn.emailVerified) {
     throw new AppError("unverified-user");
   }
-  if (eligible && !kept && check.needsRehash) {
-    deps.background(
-      hashPassword(input.password, config.passwordHashCost).then((passwordHash) =>
-        deps.shards
-          .ofUser(eligible.id)
-          .update(users)
-          .set({ passwordHash, updatedAt: deps.now() })
-          .where(eq(users.id, eligible.id)),
-      ),
-    );
-  }
-  return startSession(scope, { user: signingIn, mfaGate: true });
+  if (kept) return startSession(scope, { user: signingIn, mfaGate: true });
+  return startPasswordSession(scope, signingIn, input.password, check);
 }

@@ -5,6 +5,7 @@ import { issueMfaTicket } from "../complete-sign-in";
 import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
 import type { ActiveMembership } from "../org-membership";
+import type { PasswordRehash } from "../password-rehash";
 import { secondStepOf, textPhoneFactorCode } from "../second-step";
 import { beforeFirstFactorChecks } from "./hooks";
 import type { Method } from "./method";
@@ -64,6 +65,8 @@ export interface SessionStart {
    * dropped by a configuration change.
    */
   mfaGate?: boolean;
+  /** A password sign-in's stored hash replaced by one at the current cost, in the session's batch (../password-rehash.ts). */
+  passwordRehash?: PasswordRehash;
 }
 
 /**
@@ -126,6 +129,7 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
     minter: scope.minter,
     secondFactorPending,
     alongside: scope.alongside,
+    passwordRehash: start.passwordRehash,
   });
   if (elevated) {
     deps.audit({ type: "elevation", userId: user.id, detail: { method } });

@@ -33,10 +33,11 @@ export const argon2Family = family<Argon2Params>({
     if (
       m > HASH_BOUNDS.argon2MaxMemoryKiB ||
       t > HASH_BOUNDS.argon2MaxPasses ||
+      m * t > HASH_BOUNDS.argon2MaxMemoryPasses ||
       p > HASH_BOUNDS.argon2MaxLanes
     )
       return {
-        refused: `argon2 cost m=${m},t=${t},p=${p} is above m=${HASH_BOUNDS.argon2MaxMemoryKiB},t=${HASH_BOUNDS.argon2MaxPasses},p=${HASH_BOUNDS.argon2MaxLanes}`,
+        refused: `argon2 cost m=${m},t=${t},p=${p} is above m=${HASH_BOUNDS.argon2MaxMemoryKiB},t=${HASH_BOUNDS.argon2MaxPasses},p=${HASH_BOUNDS.argon2MaxLanes} (m×t ≤ ${HASH_BOUNDS.argon2MaxMemoryPasses})`,
       };
     return { hasher: match[1] as "argon2id" | "argon2i", params: { m, t, p, salt, tag } };
   },
