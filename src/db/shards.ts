@@ -8,7 +8,8 @@ import { createDb, type Db } from "./client";
  * one shard, chosen by the user's **slot**: the first 12 bits of SHA-256 of the user id, one of 4,096, fixed forever
  * (it works for ids the service did not choose, such as Nhost's). Slots map to the bindings of `AUTH_D1_SHARDS` in
  * contiguous, equal ranges. The first binding, `DB`, is the **home** database: it also holds what belongs to no user
- * (buckets, OAuth2 clients, signing keys, webhooks, the console's sessions) and the directory (directory.ts).
+ * (buckets, OAuth2 clients, signing keys, webhooks, the console's sessions). The directory (directory.ts) is
+ * sharded by its keys' slots over the same databases.
  *
  * One shard (the default) changes nothing: every slot maps to `DB` and the directory is not used.
  */
@@ -16,7 +17,7 @@ import { createDb, type Db } from "./client";
 export const SLOTS = 4096;
 
 export interface Shards {
-  /** `DB`: the global tables, the directory, and the first shard. */
+  /** `DB`: the global tables, and the first shard. */
   readonly home: Db;
   readonly homeD1: D1Database;
   /** How many databases users are spread over (1: no sharding, no directory). */
