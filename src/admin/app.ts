@@ -4,6 +4,7 @@ import { auditAdminRoutes } from "./audit-routes";
 import { brandAdminRoutes } from "./brand-routes";
 import { deadLetterAdminRoutes } from "./dead-letter-routes";
 import { keyAdminRoutes } from "./key-routes";
+import { shardAdminRoutes } from "./shard-routes";
 import { userAdminRoutes } from "./user-routes";
 
 /**
@@ -17,4 +18,6 @@ export const adminApi = new Hono<AppEnv>()
   .route("/", keyAdminRoutes)
   .route("/", brandAdminRoutes)
   .route("/", auditAdminRoutes)
-  .route("/", deadLetterAdminRoutes);
+  .route("/", deadLetterAdminRoutes)
+  // Moving slots between shards (docs/scaling.md, "Growing the shard list").
+  .route("/", shardAdminRoutes);

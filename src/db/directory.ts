@@ -3,13 +3,16 @@ import { sha256Hex } from "../lib/crypto";
 import type { Db } from "./client";
 import { shardOfRouted } from "./routed-ids";
 import { directory, files, userProviders, users } from "./schema";
-import type { Shards } from "./shards";
+import { eachShard, type Shards } from "./shards";
 
 /**
  * The directory (docs/scaling.md, "Past one D1 database"): with several shards, which user owns an email, a phone
  * number, a provider identity, a personal access token, or a row imported under an id the service did not mint (a
- * Nhost ticket or refresh token, a file id a client chose). One point read in the home database, then one in the
- * owner's shard. With one shard nothing here reads or writes: the home database is the only place to look.
+ * Nhost ticket or refresh token, a file id a client chose). The directory is sharded as the users are: a key is
+ * SHA-256 of what it names, so its first 12 bits are its **slot**, and the key lives in the shard that holds that
+ * slot (no database holds a row per user; a slot move carries its keys with its users, scripts/move-slots.mjs). One
+ * point read in the key's shard, then one in the owner's. With one shard nothing here reads or writes: the home
+ * database is the only place to look.
  *
  * Order of writes, so that two shards never both hold one email: claim the key first, write the shard, release the
  * claim if that write failed. A claim whose user never arrived (the request died in between) is taken over by the
@@ -44,12 +47,31 @@ export const CLAIM_WINDOW_MS = 5 * 60_000;
 
 const keyOf = (entry: DirectoryEntry) => sha256Hex(`${entry.kind}:${entry.value}`);
 
+/** A key's slot: its first 12 bits (three hex digits), as a user id's slot is the first 12 bits of its hash. */
+export const slotOfKey = (key: string): number => Number.parseInt(key.slice(0, 3), 16);
+
+/** The database that holds a key: the shard of its slot. */
+const dbOfKey = (shards: Shards, key: string): Db => shards.ofSlot(slotOfKey(key));
+
+/** Keys grouped by the shard that holds them (by index in `shards.all`), so each shard gets one statement or batch. */
+function byShard(shards: Shards, keys: readonly string[]): Map<Db, string[]> {
+  const groups = new Map<Db, string[]>();
+  for (const key of keys) {
+    const db = dbOfKey(shards, key);
+    const group = groups.get(db);
+    if (group) group.push(key);
+    else groups.set(db, [key]);
+  }
+  return groups;
+}
+
 /** The owner of a key, or undefined. Only meaningful with several shards (callers check `count` first). */
 export async function ownerOf(shards: Shards, entry: DirectoryEntry): Promise<string | undefined> {
-  const row = await shards.home
+  const key = await keyOf(entry);
+  const row = await dbOfKey(shards, key)
     .select({ userId: directory.userId })
     .from(directory)
-    .where(eq(directory.key, await keyOf(entry)))
+    .where(eq(directory.key, key))
     .get();
   return row?.userId;
 }
@@ -145,22 +167,38 @@ export async function claim(
   if (shards.count === 1 || entries.length === 0) return null;
   const keys = await Promise.all(entries.map(keyOf));
   const kindOf = new Map(keys.map((key, index) => [key, entries[index]!.kind]));
-  const db = shards.home;
-  // One batch is one transaction: the inserts and the reads that tell who holds each key see the same state.
-  const results = await db.batch([
-    ...slices(keys, ROWS_PER_INSERT).map((part) =>
-      db
-        .insert(directory)
-        .values(part.map((key) => ({ key, kind: kindOf.get(key)!, userId, claimedAt: now })))
-        .onConflictDoNothing(),
-    ),
-    ...slices(keys, KEYS_PER_SELECT).map((part) =>
-      db.select().from(directory).where(inArray(directory.key, part)),
-    ),
-  ] as unknown as Parameters<typeof db.batch>[0]);
-  const rows = (
-    results.slice(Math.ceil(keys.length / ROWS_PER_INSERT)) as (typeof directory.$inferSelect)[][]
-  ).flat();
+  // One batch a shard, the shards at once. A batch is one transaction: the inserts and the reads that tell who
+  // holds each key see the same state in that shard; across shards, a refusal gives back what the others claimed.
+  const settled = await Promise.allSettled(
+    [...byShard(shards, keys)].map(async ([db, part]) => {
+      const results = await db.batch([
+        ...slices(part, ROWS_PER_INSERT).map((rows) =>
+          db
+            .insert(directory)
+            .values(rows.map((key) => ({ key, kind: kindOf.get(key)!, userId, claimedAt: now })))
+            .onConflictDoNothing(),
+        ),
+        ...slices(part, KEYS_PER_SELECT).map((rows) =>
+          db.select().from(directory).where(inArray(directory.key, rows)),
+        ),
+      ] as unknown as Parameters<typeof db.batch>[0]);
+      return (
+        results.slice(Math.ceil(part.length / ROWS_PER_INSERT)) as (typeof directory.$inferSelect)[][]
+      ).flat();
+    }),
+  );
+  const rows = settled.flatMap((result) => (result.status === "fulfilled" ? result.value : []));
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed) {
+    // One shard failed its batch (nothing of it stays: a batch is a transaction): the others' claims go back, so
+    // a failed claim holds nothing, as one batch in one database held nothing.
+    await release(
+      shards,
+      userId,
+      rows.filter((row) => row.userId === userId && row.claimedAt === now).map((row) => row.key),
+    );
+    throw failed.reason;
+  }
   const held = new Map(rows.map((row) => [row.key, row]));
   // What this call made the user's: given back if a later entry is refused.
   const mine = keys.filter((key) => held.get(key)?.userId === userId && held.get(key)?.claimedAt === now);
@@ -169,6 +207,7 @@ export async function claim(
     if (!row || row.userId === userId) continue;
     const stale =
       row.claimedAt < now - CLAIM_WINDOW_MS && !(await stillHolds(shards, row.userId, entries[index]!));
+    const db = dbOfKey(shards, key);
     const taken =
       stale &&
       (await db
@@ -195,12 +234,16 @@ export async function claim(
 /** Gives keys back (by key hash), only where `userId` holds them: a key another user took over stays theirs. */
 async function release(shards: Shards, userId: string, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  for (const part of slices(keys, KEYS_PER_SELECT)) {
-    await shards.home
-      .delete(directory)
-      .where(and(inArray(directory.key, part), eq(directory.userId, userId)))
-      .run();
-  }
+  await Promise.all(
+    [...byShard(shards, keys)].map(async ([db, group]) => {
+      for (const part of slices(group, KEYS_PER_SELECT)) {
+        await db
+          .delete(directory)
+          .where(and(inArray(directory.key, part), eq(directory.userId, userId)))
+          .run();
+      }
+    }),
+  );
 }
 
 /** Gives entries back: a failed write after the claim, an email changed away, a token deleted. */
@@ -217,11 +260,14 @@ export async function releaseEntries(
 export async function releaseUser(shards: Shards, userId: string): Promise<void> {
   if (shards.count === 1) return;
   // Not their files' keys (ids and paths): a deleted user's files stay (with `uploadedByUserId` as it was), found by
-  // id or path as before.
-  await shards.home
-    .delete(directory)
-    .where(and(eq(directory.userId, userId), notInArray(directory.kind, ["file", "path"])))
-    .run();
+  // id or path as before. The keys are spread over every shard by their own slots: one indexed delete in each (a
+  // user's removal is rare, and its keys cannot be recomputed from what is left).
+  await eachShard(shards, (db) =>
+    db
+      .delete(directory)
+      .where(and(eq(directory.userId, userId), notInArray(directory.kind, ["file", "path"])))
+      .run(),
+  );
 }
 
 /**
@@ -251,15 +297,18 @@ export async function ownersOfMany(
       entries.map(async (entry) => [await keyOf(entry), `${entry.kind}:${entry.value}`] as const),
     ),
   );
-  const keys = [...named.keys()];
-  // D1 binds at most 100 parameters a statement.
-  for (let i = 0; i < keys.length; i += 90) {
-    const rows = await shards.home
-      .select({ key: directory.key, userId: directory.userId })
-      .from(directory)
-      .where(inArray(directory.key, keys.slice(i, i + 90)))
-      .all();
-    for (const row of rows) owners.set(named.get(row.key)!, row.userId);
-  }
+  // Each shard's keys at once, in slices under D1's 100 bound values a statement.
+  await Promise.all(
+    [...byShard(shards, [...named.keys()])].map(async ([db, keys]) => {
+      for (const part of slices(keys, KEYS_PER_SELECT)) {
+        const rows = await db
+          .select({ key: directory.key, userId: directory.userId })
+          .from(directory)
+          .where(inArray(directory.key, part))
+          .all();
+        for (const row of rows) owners.set(named.get(row.key)!, row.userId);
+      }
+    }),
+  );
   return owners;
 }

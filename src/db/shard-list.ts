@@ -2,7 +2,7 @@ import { z } from "zod";
 
 /**
  * `AUTH_D1_SHARDS`: the D1 bindings users are spread over (src/db/shards.ts, docs/scaling.md "Past one D1 database"),
- * the home database `DB` first: it keeps the global tables and the directory. One (the default) is no sharding at
+ * the home database `DB` first: it keeps the global tables. One (the default) is no sharding at
  * all. A power of two splits the 4,096 slots evenly. Changing the list of a deployment with users moves rows: see
  * docs/scaling.md before doing it.
  */

@@ -1,14 +1,17 @@
 import { sha256 } from "@oslojs/crypto/sha2";
 import { ConfigError } from "../errors";
 import { createDb, type Db } from "./client";
+import { heldSlotMap, isFenced, mapAfterMove, type SlotMap, SlotMovingError } from "./slot-map";
+import { waitingD1 } from "./slot-wait";
 
 /**
  * Users spread over several D1 databases (docs/scaling.md, "Past one D1 database"). A user, and every row keyed by
  * the user (sessions, keys, tokens, tickets, grants, files they uploaded, their events and audit events), lives in
  * one shard, chosen by the user's **slot**: the first 12 bits of SHA-256 of the user id, one of 4,096, fixed forever
  * (it works for ids the service did not choose, such as Nhost's). Slots map to the bindings of `AUTH_D1_SHARDS` in
- * contiguous, equal ranges. The first binding, `DB`, is the **home** database: it also holds what belongs to no user
- * (buckets, OAuth2 clients, signing keys, webhooks, the console's sessions) and the directory (directory.ts).
+ * contiguous, equal ranges, or as the stored slot map says once slots have moved (slot-map.ts, slot-moves.ts). The first binding, `DB`, is the **home** database: it also holds what belongs to no user
+ * (buckets, OAuth2 clients, signing keys, webhooks, the console's sessions). The directory (directory.ts) is
+ * sharded by its keys' slots over the same databases.
  *
  * One shard (the default) changes nothing: every slot maps to `DB` and the directory is not used.
  */
@@ -16,7 +19,7 @@ import { createDb, type Db } from "./client";
 export const SLOTS = 4096;
 
 export interface Shards {
-  /** `DB`: the global tables, the directory, and the first shard. */
+  /** `DB`: the global tables, and the first shard. */
   readonly home: Db;
   readonly homeD1: D1Database;
   /** How many databases users are spread over (1: no sharding, no directory). */
@@ -32,6 +35,10 @@ export interface Shards {
   d1OfSlot(slot: number): D1Database;
   /** The index in `all` of a user's shard. */
   indexOfUser(userId: string): number;
+  /** The index in `all` of a slot's shard. */
+  indexOfSlot(slot: number): number;
+  /** The slot map routing follows (undefined with one shard). */
+  readonly map: SlotMap | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -47,7 +54,7 @@ export function shardIndexOfSlot(slot: number, count: number): number {
   return Math.floor((slot * count) / SLOTS);
 }
 
-function build(env: Record<string, unknown>, names: readonly string[]): Shards {
+function build(env: Record<string, unknown>, names: readonly string[], map: SlotMap | undefined): Shards {
   const allD1 = names.map((name) => {
     const binding = env[name] as D1Database | undefined;
     if (!binding || typeof (binding as D1Database).prepare !== "function") {
@@ -57,7 +64,10 @@ function build(env: Record<string, unknown>, names: readonly string[]): Shards {
   });
   const all = allD1.map((d1) => createDb(d1));
   const count = all.length;
-  const indexOfSlot = (slot: number) => shardIndexOfSlot(slot, count);
+  const owner = map?.owner;
+  const indexOfSlot = owner
+    ? (slot: number) => owner[slot]!
+    : (slot: number) => shardIndexOfSlot(slot, count);
   const indexOfUser = (userId: string) => (count === 1 ? 0 : indexOfSlot(slotOfUser(userId)));
   return {
     home: all[0]!,
@@ -66,6 +76,8 @@ function build(env: Record<string, unknown>, names: readonly string[]): Shards {
     all,
     allD1,
     indexOfUser,
+    indexOfSlot,
+    map,
     ofUser: (userId) => all[indexOfUser(userId)]!,
     d1OfUser: (userId) => allD1[indexOfUser(userId)]!,
     ofSlot: (slot) => all[indexOfSlot(slot)]!,
@@ -74,17 +86,19 @@ function build(env: Record<string, unknown>, names: readonly string[]): Shards {
 }
 
 /**
- * Built once per env object and list (Workers reuse the env object across an isolate's requests; the Drizzle
- * instances behind are cached per binding by createDb). Tests that wrap a binding pass a new env, hence new shards.
+ * Built once per env object, list and slot map (Workers reuse the env object across an isolate's requests; the
+ * Drizzle instances behind are cached per binding by createDb). Tests that wrap a binding pass a new env, hence new
+ * shards. The slot map is the one this isolate last read (slot-map.ts `loadSlotMap`, which every entry point awaits
+ * first with several shards); `map` overrides it (the slot mover's view of a map it is about to write).
  */
-const cache = new WeakMap<object, { names: string; shards: Shards }>();
+const cache = new WeakMap<object, { names: string; map: SlotMap | undefined; shards: Shards }>();
 
-export function shardsOf(env: object, names: readonly string[]): Shards {
+export function shardsOf(env: object, names: readonly string[], map = heldSlotMap(env, names)): Shards {
   const key = names.join(",");
   const cached = cache.get(env);
-  if (cached && cached.names === key) return cached.shards;
-  const shards = build(env as Record<string, unknown>, names);
-  cache.set(env, { names: key, shards });
+  if (cached && cached.names === key && cached.map === map) return cached.shards;
+  const shards = build(env as Record<string, unknown>, names, map);
+  cache.set(env, { names: key, map, shards });
   return shards;
 }
 
@@ -113,9 +127,15 @@ export async function eachShard<T>(
 /**
  * A request's view of the shards that remembers which ones it reached (a user's, a slot's, or all of them through
  * `all`, as `eachShard` does): after the answer, the outbox of those shards (and of the home database) is drained
- * (src/http/context.ts), not every shard's.
+ * (src/http/context.ts), not every shard's. A slot being moved (slot-map.ts) is reached through a binding whose
+ * queries wait for the switch and then run in the slot's new shard (slot-wait.ts); `env` and `names` are where the
+ * map is read again meanwhile. Asking for a moving slot's index (a list grouping users by shard) is a 503.
  */
-export function trackShards(shards: Shards): { shards: Shards; touched: () => readonly number[] } {
+export function trackShards(
+  shards: Shards,
+  env?: object,
+  names?: readonly string[],
+): { shards: Shards; touched: () => readonly number[] } {
   if (shards.count === 1) return { shards, touched: () => [0] };
   const used = new Set<number>([0]);
   const mark = (index: number) => {
@@ -125,7 +145,30 @@ export function trackShards(shards: Shards): { shards: Shards; touched: () => re
   const markAll = () => {
     for (let index = 0; index < shards.count; index++) used.add(index);
   };
-  const slotIndex = (slot: number) => mark(shardIndexOfSlot(slot, shards.count));
+  const map = shards.map;
+  const fenced = (slot: number) => map !== undefined && isFenced(map, slot);
+  const slotIndex = (slot: number) => {
+    if (fenced(slot)) throw new SlotMovingError(slot);
+    return mark(shards.indexOfSlot(slot));
+  };
+  const userIndex = (userId: string) => slotIndex(slotOfUser(userId));
+  // One waiting binding per moving slot the request reaches: its queries run once the slot has its new shard.
+  const waiting = new Map<number, D1Database>();
+  const d1OfSlot = (slot: number): D1Database => {
+    if (!fenced(slot)) return shards.allD1[mark(shards.indexOfSlot(slot))]!;
+    if (!env || !names) throw new SlotMovingError(slot);
+    let d1 = waiting.get(slot);
+    if (!d1) {
+      d1 = waitingD1(async () => {
+        const after = await mapAfterMove(env, names, slot);
+        return shards.allD1[mark(after.owner[slot]!)]!;
+      });
+      waiting.set(slot, d1);
+    }
+    return d1;
+  };
+  const ofSlot = (slot: number): Db =>
+    fenced(slot) ? createDb(d1OfSlot(slot)) : shards.all[mark(shards.indexOfSlot(slot))]!;
   const view: Shards = {
     home: shards.home,
     homeD1: shards.homeD1,
@@ -138,11 +181,13 @@ export function trackShards(shards: Shards): { shards: Shards; touched: () => re
       markAll();
       return shards.allD1;
     },
-    indexOfUser: (userId) => mark(shards.indexOfUser(userId)),
-    ofUser: (userId) => shards.all[mark(shards.indexOfUser(userId))]!,
-    d1OfUser: (userId) => shards.allD1[mark(shards.indexOfUser(userId))]!,
-    ofSlot: (slot) => shards.all[slotIndex(slot)]!,
-    d1OfSlot: (slot) => shards.allD1[slotIndex(slot)]!,
+    indexOfUser: userIndex,
+    indexOfSlot: slotIndex,
+    map,
+    ofUser: (userId) => ofSlot(slotOfUser(userId)),
+    d1OfUser: (userId) => d1OfSlot(slotOfUser(userId)),
+    ofSlot,
+    d1OfSlot,
   };
   return { shards: view, touched: () => [...used] };
 }

@@ -3,6 +3,7 @@ import type { Actor } from "../audit/actor";
 import type { RequestOrigin } from "../audit/events";
 import type { Config } from "../config";
 import { type Shards, shardsOf, trackShards } from "../db/shards";
+import { loadSlotMap } from "../db/slot-map";
 import type { Env } from "../env";
 import { drainOutbox, mayHaveWritten } from "../events/outbox";
 import { editAnswer } from "./answer-headers";
@@ -28,8 +29,10 @@ export function requestContext(config: Config, services: ServicesOf) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
     // The shards this request reaches for a user are remembered: their outboxes are drained after the answer.
-    const every = shardsOf(c.env, config.shards);
-    const { shards, touched } = trackShards(every);
+    // With several shards, routing follows the slot map (read at most once a second per isolate); a slot being moved
+    // is reached through queries that wait for its switch (src/db/slot-wait.ts).
+    const every = shardsOf(c.env, config.shards, await loadSlotMap(c.env, config.shards));
+    const { shards, touched } = trackShards(every, c.env, config.shards);
     const background = (work: Promise<unknown>) =>
       c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
     c.set("requestId", requestId);

@@ -1,4 +1,5 @@
 import type { Config } from "../config";
+import { loadSlotMap } from "../db/slot-map";
 import type { Env } from "../env";
 import { consumeEvents, type EventConsumer } from "../events/consume";
 import { keepDeadLetters } from "../events/dead-letters";
@@ -25,6 +26,8 @@ export async function handleQueueBatch(
   background: (work: Promise<unknown>) => void = detached,
 ): Promise<void> {
   const config = getConfig(env);
+  // Several shards: route with the slot map (src/db/slot-map.ts); a slot being moved fails its messages, retried.
+  await loadSlotMap(env, config.shards);
   // The home database (`services.db`): webhook endpoints, deliveries and dead letters are global, in no user's shard.
   const services = createServices(config, env, { background });
   const role = queueRole(batch.queue);

@@ -1,6 +1,7 @@
 import type { Config } from "../config";
 import { sweepPlumbing } from "../db/housekeeping";
 import { type Shards, shardsOf } from "../db/shards";
+import { loadSlotMap } from "../db/slot-map";
 import type { Env } from "../env";
 import { drainShards } from "../events/outbox";
 import { getConfig } from "./config";
@@ -34,6 +35,7 @@ export async function runHousekeeping(
   now = Date.now(),
   background: (work: Promise<unknown>) => void = detached,
 ): Promise<void> {
+  await loadSlotMap(env, config.shards);
   const services = createServices(config, env, { background });
   await sweepPlumbing(services.shards, config, now);
   for (const feature of FEATURES) await feature.housekeeping?.(services, now);
@@ -45,7 +47,9 @@ export async function runEveryMinute(
   now = Date.now(),
   background: (work: Promise<unknown>) => void = detached,
 ): Promise<void> {
-  const services = createServices(getConfig(env), env, { background });
+  const config = getConfig(env);
+  await loadSlotMap(env, config.shards);
+  const services = createServices(config, env, { background });
   for (const feature of FEATURES) await feature.everyMinute?.(services, now);
 }
 

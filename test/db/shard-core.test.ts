@@ -8,10 +8,12 @@ import {
   releaseEntries,
   releaseUser,
   shardOfEntry,
+  slotOfKey,
 } from "../../src/db/directory";
 import { idForUser, routedUuid, shardOfRouted, slotOfRouted } from "../../src/db/routed-ids";
 import { eachShard, SLOTS, shardIndexOfSlot, shardsOf, slotOfUser, trackShards } from "../../src/db/shards";
-import { testShards } from "../support/shards";
+import { sha256Hex } from "../../src/lib/crypto";
+import { directoryKeysOf, testShards } from "../support/shards";
 
 const uuid = () => crypto.randomUUID();
 const email = () => `core-${uuid()}@example.com`;
@@ -205,15 +207,10 @@ describe("the directory", () => {
     const user = userIn(1);
     const entries = Array.from({ length: 120 }, () => ({ kind: "pat" as const, value: uuid() }));
     expect(await claim(shards, user, entries, now)).toBeNull();
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM directory WHERE user_id = ?")
-      .bind(user)
-      .first();
-    expect(rows).toEqual({ n: 120 });
+    // Spread over both shards by the keys' slots (120 random keys: both get some).
+    expect(await directoryKeysOf(user)).toBe(120);
     await releaseEntries(shards, user, entries);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM directory WHERE user_id = ?")
-      .bind(user)
-      .first();
-    expect(left).toEqual({ n: 0 });
+    expect(await directoryKeysOf(user)).toBe(0);
   });
 
   // Threat: a deleted user's files (kept, as the admin API documents) becoming unreachable by id, or their ids free
@@ -230,6 +227,57 @@ describe("the directory", () => {
     await releaseUser(shards, user);
     expect(await ownerOf(shards, entries[0]!)).toBeUndefined();
     expect(await ownerOf(shards, entries[1]!)).toBe(user);
+  });
+
+  // Threat: one database holding a key per user (the directory at home) is the size ceiling issue 48 lifts: a key
+  // must live in the shard of its own slot, so the directory grows with the shards.
+  it("is sharded by key: each key in the shard of its slot only, found from there", async () => {
+    const shards = testShards();
+    const user = userIn(0);
+    const entries = Array.from({ length: 24 }, () => ({ kind: "email" as const, value: email() }));
+    expect(await claim(shards, user, entries, now)).toBeNull();
+    const where = await Promise.all(
+      entries.map(async (entry) => {
+        const key = await sha256Hex(`${entry.kind}:${entry.value}`);
+        const counts = await Promise.all(
+          shards.allD1.map(
+            async (d1) =>
+              (await d1
+                .prepare("SELECT count(*) AS n FROM directory WHERE key = ?")
+                .bind(key)
+                .first<{ n: number }>())!.n,
+          ),
+        );
+        return { counts, expected: shardIndexOfSlot(slotOfKey(key), shards.count) };
+      }),
+    );
+    for (const { counts, expected } of where)
+      expect(counts).toEqual(counts.map((_, i) => (i === expected ? 1 : 0)));
+    // 24 random keys: both shards hold some (a 2^-23 chance of a false failure).
+    expect(new Set(where.map((w) => w.expected)).size).toBe(2);
+    for (const entry of entries) expect(await ownerOf(shards, entry)).toBe(user);
+    await releaseEntries(shards, user, entries);
+    expect(await directoryKeysOf(user)).toBe(0);
+  });
+
+  // Threat: a claim whose keys span two shards half-written when one shard fails, leaving young keys that refuse
+  // the user's own retry.
+  it("one directory shard failing its batch: the claim throws and the other shard's keys go back", async () => {
+    const failing = new Proxy(env.DB_1 as D1Database, {
+      get(target, property) {
+        if (property === "batch")
+          return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const faulty = shardsOf({ DB: env.DB, DB_1: failing }, ["DB", "DB_1"]);
+    const user = userIn(0);
+    const entries = Array.from({ length: 24 }, () => ({ kind: "email" as const, value: email() }));
+    await expect(claim(faulty, user, entries, now)).rejects.toThrow(/Network connection lost/);
+    expect(await directoryKeysOf(user)).toBe(0);
+    expect(await claim(testShards(), user, entries, now)).toBeNull();
+    expect(await directoryKeysOf(user)).toBe(24);
   });
 
   it("releasing gives back only what the user holds", async () => {

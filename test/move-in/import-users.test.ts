@@ -9,7 +9,7 @@ import {
   sessionFromRefresh,
   type WireSession,
 } from "../helpers";
-import { testShards, userD1 } from "../support/shards";
+import { directoryKeysOf, testShards, userD1 } from "../support/shards";
 import { admin, base32, importUsers, iso, nhostBcrypt, nhostUser, sha256Hex } from "./support";
 
 /**
@@ -488,12 +488,9 @@ describe("the import under faults", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-  const keysOf = async (id: string) =>
-    (await env.DB.prepare("SELECT count(*) AS n FROM directory WHERE user_id = ?")
-      .bind(id)
-      .first<{ n: number }>())!.n;
+  const keysOf = directoryKeysOf;
 
-  // The user's shard fails its batch (the directory, at home, works): the keys claimed for the user go back.
+  // The user's shard fails its batch (the directory's keys in DB are written): the keys claimed for the user go back.
   it("D1 failing the write: 503 with Retry-After, nothing written, no user reported bad (the command retries)", async () => {
     const faulty = service({ DB_1: failingBatch(env.DB_1 as D1Database) });
     const { bundle, id } = await userOfShard1();
@@ -509,7 +506,8 @@ describe("the import under faults", () => {
     expect(await keysOf(id)).toBeGreaterThan(0);
   });
 
-  it("the directory failing (the home database): 503, nothing written in the user's shard", async () => {
+  // The directory is sharded by key: DB failing fails the claim of the keys it holds, and DB_1's go back.
+  it("a directory shard failing (DB): 503, nothing written in the user's shard, no key left", async () => {
     const faulty = service({ DB: failingBatch(env.DB) });
     const { bundle, id } = await userOfShard1();
     const response = await faulty.request("POST", "/admin/import/nhost/users", {

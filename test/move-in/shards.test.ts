@@ -1,13 +1,19 @@
 // The Nhost import over two shards (vitest.config.ts): each imported user is written whole in the shard of their id,
 // beside the ledger rows that say so, with the directory keys that find them from an email, an identity, a token or
 // a ticket claimed first (src/move-in/user-entries.ts). Files go to their uploader's shard with their id's key.
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CLAIM_WINDOW_MS, claim } from "../../src/db/directory";
 import { sha256Hex } from "../../src/lib/crypto";
 import { expectError, PASSWORD, service, sessionFromRefresh } from "../helpers";
 import { STORAGE } from "../storage/helpers";
-import { allInShards, testShards, userD1 } from "../support/shards";
+import {
+  allInShards,
+  directoryKeysOf,
+  directoryOwner,
+  directorySize,
+  testShards,
+  userD1,
+} from "../support/shards";
 import { admin, sha256Hex as hexOf, importUsers, iso, nhostBcrypt, nhostUser } from "./support";
 
 const svc = service({ AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false" });
@@ -29,10 +35,7 @@ async function nhostUsersInBothShards(each: number, overrides: () => Record<stri
 
 /** The owner the directory names for a key, as src/db/directory.ts keys it. */
 async function ownerOf(kind: string, value: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT user_id FROM directory WHERE key = ?")
-    .bind(await sha256Hex(`${kind}:${value}`))
-    .first<{ user_id: string }>();
-  return row?.user_id ?? null;
+  return directoryOwner(await sha256Hex(`${kind}:${value}`));
 }
 
 const tokenHash = async (token: string) => hexOf(token);
@@ -94,7 +97,7 @@ describe("users imported over two shards", () => {
     }
 
     // A second run: nothing written, nothing claimed or given back.
-    const keys = await env.DB.prepare("SELECT count(*) AS n FROM directory").first<{ n: number }>();
+    const keys = await directorySize();
     const rows = await allInShards<Record<string, unknown>>(
       `SELECT * FROM users WHERE id IN (${users.map(() => "?").join(",")}) ORDER BY id`,
       ...users.map((u) => u.id),
@@ -110,7 +113,7 @@ describe("users imported over two shards", () => {
         ...users.map((u) => u.id),
       ),
     ).toEqual(rows);
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM directory").first()).toEqual(keys);
+    expect(await directorySize()).toEqual(keys);
 
     // The ledger lists the users of both shards, in order, a page at a time.
     const listed: string[] = [];
@@ -169,11 +172,7 @@ describe("keys another user holds", () => {
     expect(await inShard(1, "SELECT count(*) AS n FROM users WHERE id = ?", inShard1!.id)).toBe(0);
     expect(await ownerOf("email", email)).toBe(nativeId);
     // Nothing of the skipped user was claimed.
-    expect(
-      (await env.DB.prepare("SELECT count(*) AS n FROM directory WHERE user_id = ?")
-        .bind(inShard1!.id)
-        .first<{ n: number }>())!.n,
-    ).toBe(0);
+    expect(await directoryKeysOf(inShard1!.id)).toBe(0);
   });
 
   it("a young claim of another user (a sign-up in flight) skips the user; a stale one is taken over", async () => {

@@ -60,3 +60,28 @@ export async function userIdByEmail(email: string): Promise<string | undefined> 
   );
   return row?.id;
 }
+
+/** How many directory keys `userId` holds, over every shard (the directory is sharded by key, src/db/directory.ts). */
+export async function directoryKeysOf(userId: string): Promise<number> {
+  const rows = await allInShards<{ n: number }>(
+    "SELECT count(*) AS n FROM directory WHERE user_id = ?",
+    userId,
+  );
+  return rows.reduce((sum, row) => sum + row.n, 0);
+}
+
+/** Every directory key, over every shard. */
+export async function directorySize(): Promise<number> {
+  const rows = await allInShards<{ n: number }>("SELECT count(*) AS n FROM directory");
+  return rows.reduce((sum, row) => sum + row.n, 0);
+}
+
+/** The owner of a directory key (SHA-256 of `<kind>:<value>`, hex), read in the shard of the key's slot. */
+export async function directoryOwner(key: string): Promise<string | null> {
+  const row = await testShards()
+    .d1OfSlot(Number.parseInt(key.slice(0, 3), 16))
+    .prepare("SELECT user_id FROM directory WHERE key = ?")
+    .bind(key)
+    .first<{ user_id: string }>();
+  return row?.user_id ?? null;
+}

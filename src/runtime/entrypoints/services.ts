@@ -1,4 +1,5 @@
 import { shardsOf, trackShards } from "../../db/shards";
+import { loadSlotMap } from "../../db/slot-map";
 import type { Env } from "../../env";
 import { drainOutbox } from "../../events/outbox";
 import type { Deps } from "../../http/deps";
@@ -18,8 +19,9 @@ export async function withServices<T>(
   { writes = false }: { writes?: boolean } = {},
 ): Promise<T> {
   const config = serviceConfig(env);
-  const every = shardsOf(env, config.shards);
-  const { shards, touched } = trackShards(every);
+  // The slot map (several shards only): a call reaching a slot being moved waits for its switch (slot-wait.ts).
+  const every = shardsOf(env, config.shards, await loadSlotMap(env, config.shards));
+  const { shards, touched } = trackShards(every, env, config.shards);
   const background = (work: Promise<unknown>) =>
     ctx.waitUntil(
       work.catch((error) =>

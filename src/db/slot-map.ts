@@ -1,0 +1,167 @@
+import { ConfigError, UnavailableError } from "../errors";
+
+/**
+ * Which shard holds each of the 4,096 slots (docs/scaling.md, "Growing the shard list"), and the one range of slots
+ * being moved, if any. Without a stored map the slots are split into equal contiguous ranges over `AUTH_D1_SHARDS`
+ * (src/db/shards.ts); once slots move, the map is a row of the home database's `service_settings`, written only by
+ * the slot mover (slot-moves.ts), and every binding it names must be in the list.
+ *
+ * Every isolate keeps the map it read for `MAP_TTL_MS`: a request routes with the map its isolate held when it began,
+ * so a change reaches every request that starts more than `MAP_TTL_MS` after it was written. The mover waits that
+ * long, plus the longest request, between fencing a range and copying it (`graceMs`). With one shard nothing here
+ * is read: the map is only loaded when the list names several bindings.
+ */
+
+export const SLOT_MAP_KEY = "shards.slot-map";
+export const MAP_TTL_MS = 1000;
+
+/** A range of slots, both ends included, and the binding that holds it. */
+export type SlotRange = readonly [first: number, last: number, shard: string];
+
+/** The row as stored (JSON): the whole map as ranges, and the range in flight with its target. */
+export interface StoredSlotMap {
+  version: number;
+  ranges: SlotRange[];
+  /**
+   * Slots whose requests wait (fenced) while their rows are copied: from where, to where, since when, and whether
+   * the copy is complete (the switch needs it).
+   */
+  moving: { first: number; last: number; from: string; to: string; since: number; copied: boolean } | null;
+  /** Slots switched to another shard whose old rows are still in `from`, to be removed (slot-moves.ts `purge`). */
+  leftover: { first: number; last: number; from: string } | null;
+}
+
+export interface SlotMap {
+  /** 0: the default split (no row). */
+  readonly version: number;
+  /** The index in the list of the shard of each slot. */
+  readonly owner: Uint16Array;
+  /** The range fenced for a move, or null. */
+  readonly moving: StoredSlotMap["moving"];
+}
+
+const SLOTS = 4096;
+
+/** The default: equal contiguous ranges over the list (a power of two splits evenly). */
+export function defaultRanges(names: readonly string[]): SlotRange[] {
+  const ranges: SlotRange[] = [];
+  for (let index = 0; index < names.length; index++) {
+    const first = Math.ceil((index * SLOTS) / names.length);
+    const last = Math.ceil(((index + 1) * SLOTS) / names.length) - 1;
+    if (last >= first) ranges.push([first, last, names[index]!]);
+  }
+  return ranges;
+}
+
+/** The routing table of a stored map (or of the default split), against the configured list. */
+export function slotMapOf(names: readonly string[], stored: StoredSlotMap | null): SlotMap {
+  const owner = new Uint16Array(SLOTS);
+  const covered = new Uint8Array(SLOTS);
+  for (const [first, last, shard] of stored?.ranges ?? defaultRanges(names)) {
+    const index = names.indexOf(shard);
+    if (index < 0) {
+      throw new ConfigError(
+        `the slot map puts slots ${first}-${last} in ${shard}, which AUTH_D1_SHARDS does not name`,
+      );
+    }
+    owner.fill(index, first, last + 1);
+    covered.fill(1, first, last + 1);
+  }
+  if (covered.includes(0)) throw new ConfigError("the stored slot map leaves slots without a shard");
+  if (stored?.moving && names.indexOf(stored.moving.to) < 0) {
+    throw new ConfigError(`slots are moving to ${stored.moving.to}, which AUTH_D1_SHARDS does not name`);
+  }
+  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null };
+}
+
+/** Whether `slot` is fenced: its rows are being copied, and a request that needs them waits (slot-fence.ts). */
+export const isFenced = (map: SlotMap, slot: number) =>
+  map.moving !== null && slot >= map.moving.first && slot <= map.moving.last;
+
+/**
+ * A request that waited longer than `WAIT_MS` for a move (slot-wait.ts), or asked which shard holds a moving slot
+ * (a list that groups users by shard): the 503 a client retries.
+ */
+export class SlotMovingError extends UnavailableError {
+  constructor(readonly slot: number) {
+    super(`slot ${slot} is moving to another shard`, 1);
+  }
+}
+
+interface Cached {
+  map: SlotMap;
+  names: string;
+  loadedAt: number;
+}
+
+/** Per home binding: the map this isolate read last, and the read in flight (concurrent requests share one). */
+const cache = new WeakMap<object, Cached>();
+const inFlight = new WeakMap<object, Promise<SlotMap>>();
+
+/** The map stored in `home`, or null (the default split). */
+export async function readStoredMap(home: D1Database): Promise<StoredSlotMap | null> {
+  const row = await home
+    .prepare("SELECT value FROM service_settings WHERE key = ?")
+    .bind(SLOT_MAP_KEY)
+    .first<{ value: string }>();
+  return row ? (JSON.parse(row.value) as StoredSlotMap) : null;
+}
+
+/**
+ * The map for the Worker's list, read from the home database at most once per `MAP_TTL_MS` per isolate (`fresh`:
+ * now, as a request that waits for a move does). Nothing is read with one shard. A read that fails leaves the last
+ * map in use (or the default split, if this isolate never read one), logged: the request goes on as it would have
+ * a moment earlier, and the next request reads again.
+ */
+export async function loadSlotMap(
+  env: object,
+  names: readonly string[],
+  { fresh = false, now = Date.now() }: { fresh?: boolean; now?: number } = {},
+): Promise<SlotMap | undefined> {
+  if (names.length === 1) return undefined;
+  const home = (env as Record<string, unknown>)[names[0]!] as D1Database | undefined;
+  if (!home) return undefined;
+  const key = names.join(",");
+  const cached = cache.get(home);
+  if (!fresh && cached && cached.names === key && now - cached.loadedAt < MAP_TTL_MS) return cached.map;
+  let loading = inFlight.get(home);
+  if (!loading) {
+    loading = readStoredMap(home)
+      .then((stored) => {
+        const map = slotMapOf(names, stored);
+        cache.set(home, { map, names: key, loadedAt: Date.now() });
+        return map;
+      })
+      .catch((error) => {
+        if (error instanceof ConfigError) throw error;
+        console.error(JSON.stringify({ level: "error", what: "slot map", detail: String(error) }));
+        return cached?.names === key ? cached.map : slotMapOf(names, null);
+      })
+      .finally(() => inFlight.delete(home));
+    inFlight.set(home, loading);
+  }
+  return loading;
+}
+
+/** How long a query waits for a move at most (a range's copy takes far less; past it, the 503 stands). */
+const WAIT_MS = 20_000;
+const POLL_MS = 100;
+
+/** The map once `slot` is no longer fenced, read afresh every `POLL_MS`; `SlotMovingError` past `WAIT_MS`. */
+export async function mapAfterMove(env: object, names: readonly string[], slot: number): Promise<SlotMap> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const map = await loadSlotMap(env, names, { fresh: true });
+    if (!map || !isFenced(map, slot)) return map ?? slotMapOf(names, null);
+    if (Date.now() > deadline) throw new SlotMovingError(slot);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** The map this isolate holds for `env`'s home binding, without reading (shards.ts builds routing from it). */
+export function heldSlotMap(env: object, names: readonly string[]): SlotMap | undefined {
+  if (names.length === 1) return undefined;
+  const home = (env as Record<string, unknown>)[names[0]!];
+  const cached = home ? cache.get(home as object) : undefined;
+  return cached && cached.names === names.join(",") ? cached.map : undefined;
+}
