@@ -3,9 +3,29 @@
 // at the edge: these pin the budgets, so a change that puts a call back behind another fails here, with the calls in
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
 import { beforeAll, describe, expect, it } from "vitest";
-import { NO_VERIFICATION, PASSWORD, uniqueEmail, type WireSession } from "./helpers";
+import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
+import { NO_VERIFICATION, PASSWORD, signUp, uniqueEmail, type WireSession } from "./helpers";
+import {
+  basic,
+  codeFor,
+  form,
+  newClient,
+  PROVIDER_ON,
+  provider,
+  REDIRECT_URI,
+  s256,
+  type TokenAnswer,
+  VERIFIER,
+} from "./oauth2/support";
 import { userD1 } from "./support/shards";
 import { waveService } from "./support/waves";
+
+const SUPABASE_ON = {
+  AUTH_SUPABASE_API_ENABLED: "true",
+  AUTH_SUPABASE_PUBLISHABLE_KEYS: PUBLISHABLE_KEY,
+  AUTH_SUPABASE_SECRET_KEYS: SECRET_KEY,
+  ...NO_VERIFICATION,
+};
 
 const svc = waveService(NO_VERIFICATION);
 
@@ -62,5 +82,59 @@ describe("refresh: one wave (the family's object, the session read beside it)", 
     const theirBody = (await theirsRefreshed.response.json()) as WireSession;
     expect([theirBody.refreshTokenId, theirBody.user?.id]).toEqual([theirs.refreshTokenId, theirs.user!.id]);
     expect(theirsRefreshed.waves.sequential, theirsRefreshed.waves.trace).toBe(2);
+  });
+});
+
+describe("session check: one read, from a replica", () => {
+  it("GET /user reads the user once, nearby", async () => {
+    const { response, waves } = await svc.get("/user", session.accessToken);
+    expect(response.status).toBe(200);
+    expect(waves.perKind, waves.trace).toEqual(["d1-replica 1/1"]);
+  });
+});
+
+describe("OAuth2 code exchange: two waves (the code and its user in one batch; the grant beside its family)", () => {
+  it("POST /oauth2/token with a code", async () => {
+    // Threat (of speed): the code's take, the user's read, the grant's write and the family's start one after
+    // another again (four cross-region trips where two do).
+    const setup = provider();
+    const client = await newClient(setup);
+    const signedUp = await signUp(setup);
+    const pkce = { code_challenge: await s256(VERIFIER), code_challenge_method: "S256" };
+    const oauth = waveService(PROVIDER_ON);
+    // The second exchange is measured: the first also reads the signing keys, once per isolate.
+    for (const round of [1, 2]) {
+      const { code } = await codeFor(setup, client, signedUp, { scope: "openid offline_access", ...pkce });
+      const { response, waves } = await oauth.request("POST", "/oauth2/token", {
+        body: form({
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: VERIFIER,
+        }),
+        headers: { "content-type": "application/x-www-form-urlencoded", ...basic(client) },
+      });
+      expect(response.status).toBe(200);
+      expect((await response.json()) as TokenAnswer).toMatchObject({ refresh_token: expect.any(String) });
+      if (round === 2) expect(waves.sequential, waves.trace).toBe(2);
+    }
+  });
+});
+
+describe("the Supabase face's refresh: one wave, as the Nhost face's", () => {
+  it("grant_type=refresh_token reads the face's row beside the rotation", async () => {
+    const face = waveService({ ...SUPABASE_ON });
+    const { response: signedIn } = await face.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+      json: { email, password: PASSWORD },
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(signedIn.status).toBe(200);
+    const { refresh_token } = (await signedIn.json()) as { refresh_token: string };
+    const { response, waves } = await face.request("POST", `${FACE}/auth/v1/token?grant_type=refresh_token`, {
+      json: { refresh_token },
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(response.status).toBe(200);
+    expect(waves.sequential, waves.trace).toBe(1);
   });
 });

@@ -4,8 +4,8 @@
 // out, as the bench does (the platform counts them in the location that serves the request).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { type Call, KINDS, recordInto, tick, waves, wrapEnv } from "../../bench/round-trips";
-import { PREFIX, type RequestOptions, SERVER } from "../helpers";
 import worker from "../../src/index";
+import { PREFIX, type RequestOptions, SERVER } from "../helpers";
 
 export interface WaveCount {
   /** Waves before the answer, over every binding but the rate limiters. */
