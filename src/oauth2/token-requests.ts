@@ -9,7 +9,7 @@ import {
   stillAllowedDetails,
 } from "./authorization-details";
 import { CIBA_GRANT, GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
-import { type CodeRow, consumeCode } from "./codes";
+import { consumeCode } from "./codes";
 import { DEVICE_GRANT, redeemPolled } from "./device";
 import { boundAnswer, type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
@@ -105,11 +105,11 @@ async function tokensFor(
 }
 
 /**
- * `grant_type=authorization_code` in two waves (issue 48, "Round trips"): one D1 batch takes the code (atomically, see
- * `consumeCode`) and reads its user; then the grant is written beside its refresh-token family's start
- * (`createGrant`). Between the two every binding is checked on the taken code: the client it was issued to, the exact
- * redirect URI, the PKCE verifier (RFC 7636; a verifier without a challenge is refused too, RFC 9700 §2.1.1), and
- * that the user is still enabled. A failed check has burnt the code, and no grant was made.
+ * `grant_type=authorization_code` in two waves (issue 48, "Round trips"): the code is consumed first (atomically, see
+ * `consumeCode`), its user read in the same D1 batch; then every binding is
+ * checked: the client it was issued to, the exact redirect URI, the PKCE verifier (RFC 7636; a verifier without a
+ * challenge is refused too, RFC 9700 §2.1.1), and that the user is still enabled. A failed check has burnt the code.
+ * Then the grant is written beside its refresh-token family's start (`createGrant`).
  * `resource` may narrow the token to some of the resources the user allowed (RFC 8707 §2.2).
  */
 async function exchangeCode(
@@ -124,31 +124,6 @@ async function exchangeCode(
   const row = await consumeCode(deps, code, (db, codeHash, grantId) => [
     userOfTakenCode(db, codeHash, grantId),
   ]);
-  const user = (row.alongside[0] as UserRow[])[0];
-  const { resources, authorizationDetails } = await checkTakenCode(row, client, params, binding, asked, user);
-  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
-  return tokensFor(deps, {
-    client,
-    user: user!,
-    grant,
-    scopes: grant.scopes,
-    resources,
-    refreshToken,
-    nonce: row.nonce,
-    dpopJkt: binding.dpopJkt,
-    authorizationDetails,
-  });
-}
-
-/** The checks of a taken code against the token request (see `exchangeCode`); throws the refusal. */
-async function checkTakenCode(
-  row: CodeRow,
-  client: OAuth2ClientRow,
-  params: OAuth2Params,
-  binding: TokenBinding,
-  asked: ReturnType<typeof askedDetails>,
-  user: UserRow | undefined,
-) {
   const mismatch = (what: string) => new OAuth2Error("invalid_grant", what);
   if (row.clientId !== client.clientId) throw mismatch("the code was issued to another client");
   if (param(params, "redirect_uri") !== row.redirectUri) {
@@ -173,8 +148,20 @@ async function checkTakenCode(
   const resources = narrowedResources(row.resources, params.resources);
   // RFC 9396 §6.1: the same details as approved, or fewer; more is refused before the grant is made.
   const authorizationDetails = narrowAuthorizationDetails(row.authorizationDetails, asked);
+  const user = (row.alongside[0] as UserRow[])[0];
   if (!user || user.disabled) throw mismatch("the user is disabled");
-  return { resources, authorizationDetails };
+  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
+  return tokensFor(deps, {
+    client,
+    user,
+    grant,
+    scopes: grant.scopes,
+    resources,
+    refreshToken,
+    nonce: row.nonce,
+    dpopJkt: binding.dpopJkt,
+    authorizationDetails,
+  });
 }
 
 /** `grant_type=refresh_token`: rotation (see `rotateRefreshToken`); `scope` and `resource` may only narrow. */
