@@ -4,12 +4,13 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { idForUser } from "../db/routed-ids";
 import { sessions, type UserRow, users } from "../db/schema";
+import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
 import { HASURA_IMPERSONATOR_CLAIM } from "../http/impersonation";
 import { randomUuid } from "../lib/crypto";
 import { expiryOf, type HasuraClaims, type Impersonation, signAccessToken } from "../signing-keys/jwt";
 import { getKeySet } from "../signing-keys/keys";
-import { newLocator, revokeFamily, startFamily } from "../token-families";
+import { revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
 import { type PasswordRehash, rehashColumns } from "./password-rehash";
@@ -53,11 +54,22 @@ export const sessionPayloadSchema = z.object({
 export const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * Session refresh tokens keep the contract's UUID shape (§5.2). Their first six hex digits are the session's locator
- * (src/token-families/), so a refresh needs no lookup to find its family; the other 98 random bits are the secret.
+ * Session refresh tokens keep the contract's UUID shape (§5.2): 32 hex digits, 128 bits. Their first six hex digits
+ * (24 bits) are the session's locator (src/token-families/), so a refresh needs no lookup to find its family, nor its
+ * session's database (`sessionLocator`); the rest is a version-4 UUID's tail, whose version and variant digits are
+ * fixed (6 bits): the other 98 bits are random, and they are the secret (hashed at rest, as the whole token).
  */
 export const newSessionToken = (locator: string) => `${locator}${randomUuid().slice(6)}`;
 export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
+
+/**
+ * A new session's locator: its user's slot (three hex digits, which name the user's shard, src/db/shards.ts), then
+ * three random ones. A refresh then reads the session's database beside the rotation, from the token alone
+ * (sessions/read-beside.ts). The locator was never secret (access tokens carry it, `session_locator`); the slot
+ * is a hash of the user id, so the families of a shard still spread over all 2^24 objects as evenly as users do.
+ */
+export const sessionLocator = (userId: string) =>
+  `${slotOfUser(userId).toString(16).padStart(3, "0")}${randomUuid().slice(0, 3)}`;
 
 /** The access tokens' claim naming the session's family object (its locator): see `buildSession`. */
 export const SESSION_LOCATOR_CLAIM = "session_locator";
@@ -212,7 +224,7 @@ export async function writeSession(
   // The session's id carries its user's slot: a refresh, which knows only the family (this id), finds the shard.
   const sessionId = idForUser(user.id);
   const db = deps.shards.ofUser(user.id);
-  const locator = newLocator();
+  const locator = sessionLocator(user.id);
   const refreshToken = newSessionToken(locator);
   const lifetimeMs = impersonation
     ? Math.min(impersonation.endsAt - now, refreshLifetimeMs(deps))

@@ -11,6 +11,8 @@ export interface CompiledRead<Params extends Record<string, unknown>, Row> {
   sql: string;
   /** The first row, or undefined. */
   first(target: D1Reader, params: Params): Promise<Row | undefined>;
+  /** Every row. */
+  all(target: D1Reader, params: Params): Promise<Row[]>;
   /**
    * The statement, bound, for a `D1Database.batch` beside others (one round trip for all); `rowsOf` decodes its
    * result. D1 answers a batch's rows as objects keyed by column name, so the query's columns must be named apart.
@@ -46,6 +48,7 @@ export function compileRead<Params extends Record<string, unknown>, Row>(
       const row = (await statement(target, values).raw())[0];
       return row ? decode(row) : undefined;
     },
+    all: async (target, values) => (await statement(target, values).raw()).map(decode),
     statement,
     // The columns come in the order they were selected (their names are apart, so none was lost).
     rowsOf: (result) =>

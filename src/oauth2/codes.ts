@@ -1,4 +1,5 @@
-import { and, eq, gt, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, isNull, lt } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { base64url } from "jose";
 import type { Db } from "../db/client";
 import { oauth2Codes, oauth2Grants } from "../db/schema";
@@ -87,10 +88,21 @@ export async function issueCode(
  * grant it starts: minted here with the code's slot, so the grant lands in the code's shard, its user's. Two
  * exchanges racing with the same code cannot both win. A code that was used before and already started a grant is
  * a replay, which RFC 6749 §4.1.2 and RFC 9700 §4.2.4 answer by revoking what it issued: the grant goes, with its
- * refresh tokens, and its access tokens turn inactive. A second exchange racing the first one's own few
- * milliseconds finds no grant yet and is only refused, so that of two parallel exchanges one succeeds.
+ * refresh tokens, and its access tokens turn inactive: every grant made BEFORE this exchange tried to take the code.
+ * A second exchange racing the first (sent before the first had written its grant: a double submit) is only refused,
+ * so that of two parallel exchanges one succeeds. The line is drawn by time, not by luck: the first's grant is
+ * written one wave after its take (token-requests.ts), so "no grant yet" alone would spare a replay arriving in that
+ * wave and revoke a twin arriving after it.
  */
-export async function consumeCode(deps: Deps, code: string): Promise<CodeRow & { grantId: string }> {
+export async function consumeCode(
+  deps: Deps,
+  code: string,
+  /**
+   * Statements that run in the take's batch, after it (one round trip, one transaction): the grant the code starts
+   * and the user it is for (token-requests.ts). Their results come back in `alongside`, in their order.
+   */
+  alongside?: (db: Db, codeHash: string, grantId: string) => BatchItem<"sqlite">[],
+): Promise<CodeRow & { grantId: string; db: Db; alongside: unknown[] }> {
   const invalid = new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
   const place = placeOfCode(deps.shards, code);
   if (!place) throw invalid;
@@ -98,23 +110,28 @@ export async function consumeCode(deps: Deps, code: string): Promise<CodeRow & {
   // A code from before the slot is in the only database: any id names it.
   const grantId = slot === undefined ? `${GRANT_ID_PREFIX}${randomUuid()}` : newGrantId(slot);
   const codeHash = await sha256Hex(code);
-  const taken = await db
+  const tried = deps.now();
+  const take = db
     .update(oauth2Codes)
-    .set({ usedAt: deps.now(), grantId })
+    .set({ usedAt: tried, grantId })
     .where(
-      and(
-        eq(oauth2Codes.codeHash, codeHash),
-        isNull(oauth2Codes.usedAt),
-        gt(oauth2Codes.expiresAt, deps.now()),
-      ),
+      and(eq(oauth2Codes.codeHash, codeHash), isNull(oauth2Codes.usedAt), gt(oauth2Codes.expiresAt, tried)),
     )
-    .returning()
-    .get();
-  if (taken) return { ...taken, grantId };
+    .returning();
+  const [takenRows, ...after] = alongside
+    ? await db.batch([take, ...alongside(db, codeHash, grantId)] as [typeof take, ...BatchItem<"sqlite">[]])
+    : [await take];
+  const taken = (takenRows as CodeRow[])[0];
+  if (taken) return { ...taken, grantId, db, alongside: after };
   const used = and(eq(oauth2Codes.codeHash, codeHash), isNotNull(oauth2Codes.usedAt));
   const revoked = await db
     .delete(oauth2Grants)
-    .where(inArray(oauth2Grants.id, db.select({ id: oauth2Codes.grantId }).from(oauth2Codes).where(used)))
+    .where(
+      and(
+        inArray(oauth2Grants.id, db.select({ id: oauth2Codes.grantId }).from(oauth2Codes).where(used)),
+        lt(oauth2Grants.createdAt, tried),
+      ),
+    )
     .returning({ id: oauth2Grants.id, userId: oauth2Grants.userId, clientId: oauth2Grants.clientId })
     .get();
   if (revoked) {

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { base64url } from "jose";
 import type { Db } from "../db/client";
 import { routedUuid, shardOfRouted } from "../db/routed-ids";
@@ -12,7 +12,7 @@ import {
 } from "../db/schema";
 import { type Shards, slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
-import { startFamily } from "../token-families";
+import { revokeFamily, startFamily } from "../token-families";
 import { OAuth2Error } from "./errors";
 import { GRANT_ID_PREFIX, REFRESH_TOKEN_PREFIX } from "./token-prefixes";
 
@@ -93,9 +93,13 @@ export function issuesRefreshTokens(client: OAuth2ClientRow): boolean {
 }
 
 /**
- * The grant a consumed code starts, with its first refresh token, in one batch. The grant's client, user, scopes and
- * sign-in time are copied from the code row that `consumeCode` marked with this grant id, so they cannot differ from
- * what the user authorized.
+ * The grant a consumed code starts, and its first refresh token's family, side by side (issue 48, "Round trips": the
+ * exchange's second wave, after the batch that took the code and read its user, codes.ts). The grant's client, user,
+ * scopes and sign-in time are copied from the code row that `consumeCode` marked with this grant id, so they cannot
+ * differ from what the user authorized. Half a grant is none: if either half fails, or the code row went in between
+ * (its client or user deleted, the user disabled), the half that was made goes after the answer, best effort, as a
+ * half-made session does (auth/new-sessions.ts): a family whose grant is missing refreshes nothing, and no answer
+ * carried its token.
  */
 export async function createGrant(
   deps: Deps,
@@ -106,7 +110,8 @@ export async function createGrant(
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   // The code and the grant it starts are in the user's shard, which the grant id names (`consumeCode` minted it).
   const db = shardOfGrant(deps.shards, grantId);
-  if (!db) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
+  const gone = new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
+  if (!db) throw gone;
   const now = deps.now();
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
@@ -136,15 +141,48 @@ export async function createGrant(
           authorizationDetails: oauth2Codes.authorizationDetails,
         })
         .from(oauth2Codes)
-        .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),
+        .innerJoin(users, eq(users.id, oauth2Codes.userId))
+        .where(
+          and(
+            eq(oauth2Codes.codeHash, codeHash),
+            eq(oauth2Codes.grantId, grantId),
+            eq(users.disabled, false),
+          ),
+        ),
     )
     .returning();
-  const [grant] = await insertGrant;
-  // The code row went in between (its client or user was deleted).
-  if (!grant) throw new OAuth2Error("invalid_grant", "the code is invalid, expired or used");
-  if (refreshToken)
-    await startNewGrantFamily(deps, db, grantId, refreshToken, client.refreshTokenLifetime * 1000);
-  return { grant, refreshToken };
+  const [inserted, family] = await Promise.allSettled([
+    insertGrant,
+    refreshToken && startGrantFamily(deps, grantId, refreshToken, client.refreshTokenLifetime * 1000),
+  ]);
+  const grant = inserted.status === "fulfilled" ? inserted.value[0] : undefined;
+  if (grant && family.status === "fulfilled") return { grant, refreshToken };
+  if (grant) deps.background(db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId)).run());
+  if (refreshToken && family.status === "fulfilled") {
+    deps.background(revokeFamily(deps, grantLocator(grantId), grantId));
+  }
+  if (inserted.status === "rejected") throw inserted.reason;
+  if (family.status === "rejected") throw family.reason;
+  throw gone;
+}
+
+/**
+ * The user of the code this request takes, read in the take's batch, after it (codes.ts `consumeCode`): the
+ * exchange's first wave holds the code and its user.
+ */
+export function userOfTakenCode(db: Db, codeHash: string, grantId: string) {
+  return db
+    .select()
+    .from(users)
+    .where(
+      inArray(
+        users.id,
+        db
+          .select({ id: oauth2Codes.userId })
+          .from(oauth2Codes)
+          .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),
+      ),
+    );
 }
 
 /**

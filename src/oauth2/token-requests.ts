@@ -13,7 +13,7 @@ import { consumeCode } from "./codes";
 import { DEVICE_GRANT, redeemPolled } from "./device";
 import { boundAnswer, type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
-import { createGrant, createGrantFor, issuesRefreshTokens } from "./grants";
+import { createGrant, createGrantFor, issuesRefreshTokens, userOfTakenCode } from "./grants";
 import { JWT_BEARER_GRANT, jwtBearer } from "./jwt-bearer";
 import { grantOrganization } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
@@ -105,9 +105,11 @@ async function tokensFor(
 }
 
 /**
- * `grant_type=authorization_code`: the code is consumed first (atomically, see `consumeCode`), then every binding is
+ * `grant_type=authorization_code` in two waves (issue 48, "Round trips"): the code is consumed first (atomically, see
+ * `consumeCode`), its user read in the same D1 batch; then every binding is
  * checked: the client it was issued to, the exact redirect URI, the PKCE verifier (RFC 7636; a verifier without a
  * challenge is refused too, RFC 9700 §2.1.1), and that the user is still enabled. A failed check has burnt the code.
+ * Then the grant is written beside its refresh-token family's start (`createGrant`).
  * `resource` may narrow the token to some of the resources the user allowed (RFC 8707 §2.2).
  */
 async function exchangeCode(
@@ -119,7 +121,9 @@ async function exchangeCode(
   const code = param(params, "code", 200);
   if (!code) throw new OAuth2Error("invalid_request", "code is required");
   const asked = askedDetails(client, params);
-  const row = await consumeCode(deps, code);
+  const row = await consumeCode(deps, code, (db, codeHash, grantId) => [
+    userOfTakenCode(db, codeHash, grantId),
+  ]);
   const mismatch = (what: string) => new OAuth2Error("invalid_grant", what);
   if (row.clientId !== client.clientId) throw mismatch("the code was issued to another client");
   if (param(params, "redirect_uri") !== row.redirectUri) {
@@ -144,7 +148,7 @@ async function exchangeCode(
   const resources = narrowedResources(row.resources, params.resources);
   // RFC 9396 §6.1: the same details as approved, or fewer; more is refused before the grant is made.
   const authorizationDetails = narrowAuthorizationDetails(row.authorizationDetails, asked);
-  const user = await findUserById(deps.shards, row.userId);
+  const user = (row.alongside[0] as UserRow[])[0];
   if (!user || user.disabled) throw mismatch("the user is disabled");
   const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
   return tokensFor(deps, {

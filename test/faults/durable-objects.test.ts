@@ -57,12 +57,13 @@ describe("refresh: SessionFamilies failing", () => {
 
   it("D1 failing after the rotation (the session's read): 503; the retry gets the same successor", async () => {
     const session = await signUp(service(NO_VERIFICATION));
-    // Both reads fail: the nearby one (whose failure falls back to the primary, src/db/compiled-read.ts) and the
-    // primary's.
+    // Every read fails: the one beside the rotation (by the token's locator, src/auth/sessions/read-beside.ts, whose
+    // failure is no answer), then the nearby one by the session's id (whose failure falls back to the primary,
+    // src/db/compiled-read.ts) and the primary's.
     const { bindings, fault } = failingShards(env, { match: /from "sessions"/i });
     const svc = service({ ...NO_VERIFICATION, ...bindings });
     await expectUnavailable(await refresh(svc, session.refreshToken));
-    expect(fault.failures).toBe(2);
+    expect(fault.failures).toBe(3);
     fault.heal();
     const first = await sessionFromRefresh(svc, session.refreshToken);
     const again = await sessionFromRefresh(svc, session.refreshToken);

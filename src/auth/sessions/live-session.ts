@@ -5,6 +5,7 @@ import { sessions, users } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { liveSessionUser, SESSION_USER_COLUMNS, type SessionUserRow } from "../hot-queries";
 import { shardOfSession } from "../session-shard";
+import { type ByLocatorRead, byLocatorRead } from "./read-beside";
 
 /**
  * The session, if it is still live, with its user's current row: one primary-key read in the session's shard. For a
@@ -60,8 +61,13 @@ export async function liveSessionWith(
   return { live: liveSessionBatched.rowsOf(session!)[0], results };
 }
 
-/** What a face's own read of the live session takes (`liveSessionRead`). */
-export type LiveSessionRead<Row> = CompiledRead<{ sessionId: string; now: number }, Row>;
+/**
+ * What a face's own read of the live session takes (`liveSessionRead`); `byLocator`: the same columns for every live
+ * session of a refresh token's locator, read beside the rotation (read-beside.ts).
+ */
+export type LiveSessionRead<Row> = CompiledRead<{ sessionId: string; now: number }, Row> & {
+  byLocator?: ByLocatorRead<Row>;
+};
 
 /**
  * `liveSession`'s read with a face's `extra` columns (SQL over the user's row, each named apart), its SQL built once:
@@ -77,7 +83,10 @@ export function liveSessionRead<Extra extends Record<string, SQL.Aliased<unknown
     ...SESSION_USER_COLUMNS,
     ...Object.fromEntries(Object.keys(extra).map((name) => [name, asRead])),
   };
-  return compileRead(
+  const byId = compileRead<
+    { sessionId: string; now: number },
+    SessionUserRow & { [K in keyof Extra]: unknown }
+  >(
     new QueryBuilder()
       .select(columns)
       .from(sessions)
@@ -87,6 +96,7 @@ export function liveSessionRead<Extra extends Record<string, SQL.Aliased<unknown
       ),
     decoders as never,
   );
+  return { ...byId, byLocator: byLocatorRead(columns, decoders as never) };
 }
 
 /** The session by a face's own read (`liveSessionRead`), if it is still live. */

@@ -21,11 +21,12 @@ import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { beforeRotation } from "./before-rotation";
 import type { LiveSessionRead } from "./live-session";
+import { pickBeside, readBeside } from "./read-beside";
 
 /**
  * `POST /token` (contract §5.2): a session renewed by its refresh token. The token's family rotates in its
- * `SessionFamilies` object (src/token-families/); then
- * one primary-key read of the session and its user: the session must still exist (sign-out everywhere, a password
+ * `SessionFamilies` object (src/token-families/); beside it (read-beside.ts, one wave)
+ * one read of the session and its user: the session must still exist (sign-out everywhere, a password
  * change, an admin revocation delete it), the user must be enabled, and the new access token carries the user's
  * current claims. No D1 write: the session's last-used time and sliding expiry are written after the answer when the
  * object says they are due.
@@ -83,6 +84,12 @@ export async function renewSession(
   const early = foreign
     ? undefined
     : await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod);
+  // The session and its user, read beside the rotation, not after it (read-beside.ts): one wave where there were
+  // two. Not when they were read before it already, nor for a face whose read has no such form.
+  const beside =
+    foreign || early || (alongside && !alongside.read.byLocator)
+      ? undefined
+      : readBeside(deps, locator, now, alongside?.read.byLocator);
   let rotation: Rotation = foreign
     ? { outcome: "unknown" }
     : await rotateInFamily(deps, locator, {
@@ -117,8 +124,12 @@ export async function renewSession(
   // would not have rotated.
   const db = await shardOfSession(deps.shards, rotation.family);
   const settled = early?.family === rotation.family ? early : undefined;
+  // Picked by the family the object answered: only the row of the session whose token was current is used.
+  const found = pickBeside(beside && (await beside), rotation.family, rotation.bookmark, !!alongside);
+  if (found && alongside) alongside.row = found;
   const user =
-    alongside && db
+    found ??
+    (alongside && db
       ? await readAlongside(db, rotation.family, now, alongside, settled?.user)
       : (settled?.user ??
         (db &&
@@ -127,7 +138,7 @@ export async function renewSession(
             liveSessionUser,
             { sessionId: rotation.family, now },
             rotation.bookmark,
-          ))));
+          )))));
   if (!db || !user) throw new AppError("invalid-refresh-token");
   if (user.disabled) throw new AppError("disabled-user");
   // An impersonation refreshes up to its end and never past it (contract operators.md §1); its family's sliding

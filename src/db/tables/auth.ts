@@ -129,6 +129,8 @@ export const sessions = sqliteTable(
     index("sessions_user_id").on(t.userId),
     index("sessions_expires_at").on(t.expiresAt),
     index("sessions_user_org").on(t.userId, t.orgId),
+    // A refresh reads its session by the token's locator, beside the rotation (src/auth/sessions/read-beside.ts).
+    index("sessions_locator").on(t.locator).where(sql`locator IS NOT NULL`),
   ],
 );
 

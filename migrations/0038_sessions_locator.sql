@@ -1,0 +1,1 @@
+CREATE INDEX `sessions_locator` ON `sessions` (`locator`) WHERE locator IS NOT NULL;

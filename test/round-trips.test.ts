@@ -1,0 +1,140 @@
+// Issue 48, "Round trips": each hot path's storage calls in WAVES before the answer (calls side by side count once),
+// through the recording bindings of `npm run bench:latency` (test/support/waves.ts). A wave is a trip across a region
+// at the edge: these pin the budgets, so a change that puts a call back behind another fails here, with the calls in
+// order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
+import { beforeAll, describe, expect, it } from "vitest";
+import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
+import { NO_VERIFICATION, PASSWORD, signUp, uniqueEmail, type WireSession } from "./helpers";
+import {
+  basic,
+  codeFor,
+  form,
+  newClient,
+  PROVIDER_ON,
+  provider,
+  REDIRECT_URI,
+  s256,
+  type TokenAnswer,
+  VERIFIER,
+} from "./oauth2/support";
+import { userD1 } from "./support/shards";
+import { waveService } from "./support/waves";
+
+const SUPABASE_ON = {
+  AUTH_SUPABASE_API_ENABLED: "true",
+  AUTH_SUPABASE_PUBLISHABLE_KEYS: PUBLISHABLE_KEY,
+  AUTH_SUPABASE_SECRET_KEYS: SECRET_KEY,
+  ...NO_VERIFICATION,
+};
+
+const svc = waveService(NO_VERIFICATION);
+
+async function signIn(email: string): Promise<WireSession> {
+  const { response } = await svc.post("/signin/email-password", { email, password: PASSWORD });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { session: WireSession }).session;
+}
+
+const email = uniqueEmail("waves");
+let session: WireSession;
+
+beforeAll(async () => {
+  expect((await svc.post("/signup/email-password", { email, password: PASSWORD })).response.status).toBe(200);
+  session = await signIn(email);
+});
+
+describe("refresh: one wave (the family's object, the session read beside it)", () => {
+  it("POST /token rotates in its object while the session and its user are read, side by side", async () => {
+    // Threat (of speed, not of security): the session read waiting for the rotation's answer again, a second
+    // cross-region trip on the request every signed-in app makes every few minutes.
+    for (let i = 0; i < 2; i++) {
+      const { response, waves } = await svc.post("/token", { refreshToken: session.refreshToken });
+      expect(response.status).toBe(200);
+      expect(waves.sequential, waves.trace).toBe(1);
+      expect(waves.perKind).toEqual(["d1-replica 1/1", "do 1/1"]);
+      session = (await response.json()) as WireSession;
+    }
+  });
+
+  it("answers with the family's own session when another session shares its locator", async () => {
+    // Threat: the beside read finds every live session of the token's locator (other users' too); answering with
+    // any row but the one of the family the object rotated would hand one user's tokens for another's session.
+    const mine = await signIn(email);
+    const otherEmail = uniqueEmail("waves-other");
+    expect(
+      (await svc.post("/signup/email-password", { email: otherEmail, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const theirs = await signIn(otherEmail);
+    // Their session's row is given my locator (the other user may live in another shard: then only the fallback
+    // below is exercised, which is what a locator from before sharding-by-locator does).
+    await userD1(theirs.user!.id)
+      .prepare("UPDATE sessions SET locator = ? WHERE id = ?")
+      .bind(mine.refreshToken.slice(0, 6), theirs.refreshTokenId)
+      .run();
+    const refreshed = await svc.post("/token", { refreshToken: mine.refreshToken });
+    expect(refreshed.response.status).toBe(200);
+    const body = (await refreshed.response.json()) as WireSession;
+    expect([body.refreshTokenId, body.user?.id]).toEqual([mine.refreshTokenId, mine.user!.id]);
+    // Their token still refreshes their session: its row is not found by its locator any more, so it is read by the
+    // family's id after the rotation (two waves), as a session minted before this change is on another shard.
+    const theirsRefreshed = await svc.post("/token", { refreshToken: theirs.refreshToken });
+    expect(theirsRefreshed.response.status).toBe(200);
+    const theirBody = (await theirsRefreshed.response.json()) as WireSession;
+    expect([theirBody.refreshTokenId, theirBody.user?.id]).toEqual([theirs.refreshTokenId, theirs.user!.id]);
+    expect(theirsRefreshed.waves.sequential, theirsRefreshed.waves.trace).toBe(2);
+  });
+});
+
+describe("session check: one read, from a replica", () => {
+  it("GET /user reads the user once, nearby", async () => {
+    const { response, waves } = await svc.get("/user", session.accessToken);
+    expect(response.status).toBe(200);
+    expect(waves.perKind, waves.trace).toEqual(["d1-replica 1/1"]);
+  });
+});
+
+describe("OAuth2 code exchange: two waves (the code and its user in one batch; the grant beside its family)", () => {
+  it("POST /oauth2/token with a code", async () => {
+    // Threat (of speed): the code's take, the user's read, the grant's write and the family's start one after
+    // another again (four cross-region trips where two do).
+    const setup = provider();
+    const client = await newClient(setup);
+    const signedUp = await signUp(setup);
+    const pkce = { code_challenge: await s256(VERIFIER), code_challenge_method: "S256" };
+    const oauth = waveService(PROVIDER_ON);
+    // The second exchange is measured: the first also reads the signing keys, once per isolate.
+    for (const round of [1, 2]) {
+      const { code } = await codeFor(setup, client, signedUp, { scope: "openid offline_access", ...pkce });
+      const { response, waves } = await oauth.request("POST", "/oauth2/token", {
+        body: form({
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: VERIFIER,
+        }),
+        headers: { "content-type": "application/x-www-form-urlencoded", ...basic(client) },
+      });
+      expect(response.status).toBe(200);
+      expect((await response.json()) as TokenAnswer).toMatchObject({ refresh_token: expect.any(String) });
+      if (round === 2) expect(waves.sequential, waves.trace).toBe(2);
+    }
+  });
+});
+
+describe("the Supabase face's refresh: one wave, as the Nhost face's", () => {
+  it("grant_type=refresh_token reads the face's row beside the rotation", async () => {
+    const face = waveService({ ...SUPABASE_ON });
+    const { response: signedIn } = await face.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+      json: { email, password: PASSWORD },
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(signedIn.status).toBe(200);
+    const { refresh_token } = (await signedIn.json()) as { refresh_token: string };
+    const { response, waves } = await face.request("POST", `${FACE}/auth/v1/token?grant_type=refresh_token`, {
+      json: { refresh_token },
+      headers: { apikey: PUBLISHABLE_KEY },
+    });
+    expect(response.status).toBe(200);
+    expect(waves.sequential, waves.trace).toBe(1);
+  });
+});

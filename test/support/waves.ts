@@ -1,0 +1,61 @@
+// A path's round trips in WAVES (issue 48, "Round trips"): the recording bindings of `npm run bench:latency`
+// (bench/round-trips.ts) around the Worker under test, no delay. A wave is a group of storage calls that overlap in
+// time (they ran side by side); the waves before the answer are what a user waits for. Rate Limiting calls are left
+// out, as the bench does (the platform counts them in the location that serves the request).
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { type Call, KINDS, recordInto, tick, waves, wrapEnv } from "../../bench/round-trips";
+import worker from "../../src/index";
+import { PREFIX, type RequestOptions, SERVER } from "../helpers";
+
+export interface WaveCount {
+  /** Waves before the answer, over every binding but the rate limiters. */
+  sequential: number;
+  /** Per kind, "waves/calls" (as the bench prints them). */
+  perKind: string[];
+  /** The calls before the answer, in order, `[start-end] kind label`: said when a count is not the one expected. */
+  trace: string;
+}
+
+let calls: Call[] = [];
+recordInto({ record: (call) => calls.push(call), delay: () => 0 });
+
+function countOf(before: Call[]): WaveCount {
+  const perKind = KINDS.flatMap((kind) => {
+    const of = before.filter((call) => call.kind === kind);
+    return of.length ? [`${kind} ${waves(of)}/${of.length}`] : [];
+  });
+  const trace = [...before]
+    .sort((a, b) => a.start - b.start)
+    .map((call) => `[${call.start}-${call.end}] ${call.kind} ${call.label}`)
+    .join("\n");
+  return { sequential: waves(before.filter((call) => call.kind !== "limiter")), perKind, trace };
+}
+
+/** The Worker with recording bindings (`overrides` as `service()` takes them); each request answers with its waves. */
+export function waveService(overrides: Record<string, unknown> = {}) {
+  const testEnv = wrapEnv({ ...env, ...overrides });
+  async function request(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<{ response: Response; waves: WaveCount }> {
+    const headers = new Headers(options.headers);
+    if (options.json !== undefined) headers.set("content-type", "application/json");
+    if (options.token) headers.set("authorization", `Bearer ${options.token}`);
+    const body = options.json !== undefined ? JSON.stringify(options.json) : options.body;
+    const url = path.startsWith("http") ? path : `${SERVER}${PREFIX}${path}`;
+    const ctx = createExecutionContext();
+    calls = [];
+    const response = await worker.fetch!(new Request(url, { method, headers, body }), testEnv, ctx);
+    const answeredAt = tick();
+    const before = calls.filter((call) => call.end < answeredAt);
+    await waitOnExecutionContext(ctx);
+    return { response, waves: countOf(before) };
+  }
+  return {
+    env: testEnv,
+    request,
+    post: (path: string, json?: unknown, token?: string) => request("POST", path, { json, token }),
+    get: (path: string, token?: string) => request("GET", path, { token }),
+  };
+}
