@@ -14,6 +14,7 @@ export const TEMPLATE_NAMES = [
   "impersonation-ended",
   "ciba-request",
   "setup-connection-ready",
+  "passkey-upgrade",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

@@ -14,6 +14,8 @@ export type Method =
   | "mfa-sms"
   | "mfa-webauthn"
   | "webauthn"
+  /** A passkey made by an upgrade, not yet used with user verification (src/auth/webauthn/upgrade.ts): not `phr`. */
+  | "webauthn-upgrade"
   | "pat"
   | "anonymous"
   | "id-token"
