@@ -21,9 +21,11 @@ import {
   expectations,
   startCeremony,
   takeCeremony,
+  unknownCredential,
   verified,
 } from "./ceremonies";
 import { asCredential, descriptors, keyByCredentialId, keysOfUser } from "./security-keys";
+import { hasWebauthnFactor } from "./signals";
 import { phishingResistantUse } from "./upgrade";
 
 async function requestOptions(
@@ -99,7 +101,11 @@ async function verifyAssertion(
   // A key is looked for in its user's shard only, so one shard's key can never sign in a user of another.
   const db = owner === null ? undefined : deps.shards.ofUser(owner);
   const key = db && (await keyByCredentialId(db, response.id));
-  if (!db || !key) throw ceremonyFailed("unknown credential");
+  if (!db) throw ceremonyFailed("unknown credential");
+  if (!key) {
+    // Positive only when read from the owner's shard, and no second-factor key of theirs could be it.
+    throw (await hasWebauthnFactor(db, owner!)) ? ceremonyFailed("unknown credential") : unknownCredential();
+  }
   checkUserHandle(response, key.userId, identifiedBefore);
   const result = await verified(
     verifyAuthenticationResponse({

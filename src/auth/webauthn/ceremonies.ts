@@ -41,10 +41,21 @@ export class CeremonyError extends AppError {
   constructor(
     reason: string,
     readonly stage: CeremonyStage,
+    message = "invalid WebAuthn response",
   ) {
-    super("invalid-request", "invalid WebAuthn response", reason);
+    super("invalid-request", message, reason);
   }
 }
+
+/**
+ * The one failure the answer names (docs/passkeys.md): the credential is positively not one of the user's (their
+ * shard was read and holds no such key, and they have no WebAuthn second factor it could be). The pages then tell
+ * the password manager (`PublicKeyCredential.signalUnknownCredential`, WebAuthn L3 §5.1.10.1) so it stops offering
+ * it. A credential id is random: naming it unknown says nothing about any account.
+ */
+export const UNKNOWN_CREDENTIAL_MESSAGE = "invalid WebAuthn response: unknown credential";
+export const unknownCredential = () =>
+  new CeremonyError("unknown credential", "response", UNKNOWN_CREDENTIAL_MESSAGE);
 
 export const ceremonyFailed = (reason: string, stage: CeremonyStage = "response") =>
   new CeremonyError(reason, stage);

@@ -24,7 +24,7 @@ import {
   verified,
 } from "./ceremonies";
 import { descriptors, keysOfUser, registerSecurityKey } from "./security-keys";
-import { upgradeAllowed } from "./upgrade";
+import { type UpgradeClaim, upgradeAllowed } from "./upgrade";
 import { sendUpgradeMail } from "./upgrade-mail";
 
 /** The user handle is the user's id: stable, and reveals nothing (WebAuthn §14.6.1: no email in the handle). */
@@ -143,10 +143,10 @@ export async function addSecurityKey(
   deps: Deps,
   userId: string,
   residentKey: ResidentKey = "preferred",
-  upgrade?: { sessionId: string | undefined },
+  upgrade?: UpgradeClaim,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   assertWebauthnEnabled(deps);
-  const upgradeSessionId = upgrade && (await upgradeAllowed(deps, userId, upgrade.sessionId));
+  const upgradeSessionId = upgrade && (await upgradeAllowed(deps, userId, upgrade));
   const user = await requireRegisteredUser(deps, userId);
   const name = user.email ?? user.phoneNumber ?? user.id;
   const keys = await keysOfUser(deps.shards.ofUser(user.id), user.id);
@@ -173,7 +173,7 @@ export async function verifyAddSecurityKey(
   deps: Deps,
   userId: string,
   input: { credential: RegistrationResponseJSON; nickname?: string },
-  sessionId?: string,
+  claim?: UpgradeClaim,
 ): Promise<{ id: string; nickname?: string }> {
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(
@@ -184,8 +184,10 @@ export async function verifyAddSecurityKey(
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user", "challenge");
   const upgrade = ceremony.upgradeSessionId;
   if (upgrade) {
-    if (upgrade !== sessionId) throw ceremonyFailed("an upgrade's challenge of another session", "challenge");
-    await upgradeAllowed(deps, userId, upgrade);
+    if (!claim || upgrade !== claim.sessionId) {
+      throw ceremonyFailed("an upgrade's challenge of another session", "challenge");
+    }
+    await upgradeAllowed(deps, userId, claim);
   }
   const credential = await verifyCreation(deps, input.credential, challenge, upgrade !== undefined);
   const key = await registerSecurityKey(

@@ -37,14 +37,19 @@ const FIRST_FACTOR_METHODS = new Set([
 const refused = (why: string) => new AppError("forbidden", `passkey upgrade refused: ${why}`);
 
 /**
- * Checks that the caller's session may make its upgrade passkey now; returns the session id the key will record.
- * `sessionId` is the access token's `sid`.
+ * Who asks for an upgrade: the session (the API's access token's `sid`, the page's cookie's session), and, from the
+ * built-in pages, when their cookie says a first factor was performed (its MAC vouches for it; the page's session
+ * row is the page's own, `oauth2-page`, which names no first factor). Without it the session row's method and
+ * creation time say.
  */
-export async function upgradeAllowed(
-  deps: Deps,
-  userId: string,
-  sessionId: string | undefined,
-): Promise<string> {
+export interface UpgradeClaim {
+  sessionId: string | undefined;
+  firstFactorAt?: number;
+}
+
+/** Checks that the caller's session may make its upgrade passkey now; returns the session id the key will record. */
+export async function upgradeAllowed(deps: Deps, userId: string, claim: UpgradeClaim): Promise<string> {
+  const { sessionId } = claim;
   if (!sessionId) throw refused("the access token names no session");
   const db = deps.shards.ofUser(userId);
   const [session, made] = await Promise.all([
@@ -61,10 +66,12 @@ export async function upgradeAllowed(
   ]);
   if (!session) throw refused("the session has ended");
   if (session.actor) throw impersonationRefusal("a passkey upgrade");
-  if (!FIRST_FACTOR_METHODS.has(session.method ?? "")) {
+  const firstFactorAt =
+    claim.firstFactorAt ?? (FIRST_FACTOR_METHODS.has(session.method ?? "") ? session.createdAt : undefined);
+  if (firstFactorAt === undefined) {
     throw refused("the session did not begin with a password, a link or a code");
   }
-  if (deps.now() - session.createdAt > UPGRADE_WINDOW_MS) {
+  if (deps.now() - firstFactorAt > UPGRADE_WINDOW_MS) {
     throw refused("more than 5 minutes after the sign-in");
   }
   if (made) throw refused("this session already made its passkey");

@@ -210,6 +210,6 @@ export const webauthnRoutes = new Hono<AppEnv>()
       const { credential, nickname } = c.req.valid("json");
       const input = { credential: asRegistration(credential), nickname };
       const auth = c.var.auth!;
-      return c.json(await verifyAddSecurityKey(c.var.deps, auth.sub, input, auth.sid));
+      return c.json(await verifyAddSecurityKey(c.var.deps, auth.sub, input, { sessionId: auth.sid }));
     },
   );

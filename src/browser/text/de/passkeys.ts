@@ -9,4 +9,6 @@ export const passkeys: Passkeys = {
   signUp: "Mit einem Passkey registrieren",
   signUpProblem:
     "Der Passkey konnte nicht erstellt werden. Versuchen Sie es erneut oder registrieren Sie sich mit einem Passwort.",
+  signUpMailed:
+    "Prüfen Sie Ihre E-Mails: Folgen Sie dem gesendeten Link, um die Registrierung abzuschließen, und melden Sie sich dann mit Ihrem Passkey an.",
 };

@@ -11,6 +11,8 @@ export const passkeys = {
   },
   signUp: "Sign up with a passkey",
   signUpProblem: "The passkey could not be made. Try again, or sign up with a password.",
+  signUpMailed:
+    "Check your email: follow the link we sent to finish your sign-up, then sign in with your passkey.",
 };
 
 export type Passkeys = typeof passkeys;

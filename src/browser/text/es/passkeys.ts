@@ -8,4 +8,6 @@ export const passkeys: Passkeys = {
   },
   signUp: "Registrarse con una llave de acceso",
   signUpProblem: "No se pudo crear la llave de acceso. Inténtalo de nuevo o regístrate con una contraseña.",
+  signUpMailed:
+    "Revisa tu correo: sigue el enlace que te enviamos para terminar el registro y luego inicia sesión con tu llave de acceso.",
 };

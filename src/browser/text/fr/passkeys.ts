@@ -8,4 +8,6 @@ export const passkeys: Passkeys = {
   },
   signUp: "S’inscrire avec une clé d’accès",
   signUpProblem: "La clé d’accès n’a pas pu être créée. Réessayez, ou inscrivez-vous avec un mot de passe.",
+  signUpMailed:
+    "Consultez vos e-mails : suivez le lien envoyé pour terminer votre inscription, puis connectez-vous avec votre clé d’accès.",
 };

@@ -8,4 +8,6 @@ export const passkeys: Passkeys = {
   },
   signUp: "パスキーで登録",
   signUpProblem: "パスキーを作成できませんでした。もう一度試すか、パスワードで登録してください。",
+  signUpMailed:
+    "メールを確認してください。送信したリンクから登録を完了し、パスキーでサインインしてください。",
 };

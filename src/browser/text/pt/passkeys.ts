@@ -8,4 +8,6 @@ export const passkeys: Passkeys = {
   },
   signUp: "Cadastrar-se com uma chave de acesso",
   signUpProblem: "Não foi possível criar a chave de acesso. Tente de novo ou cadastre-se com uma senha.",
+  signUpMailed:
+    "Verifique seu e-mail: siga o link que enviamos para concluir o cadastro e depois entre com sua chave de acesso.",
 };
