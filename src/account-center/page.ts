@@ -2,6 +2,7 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { revokeByRefreshToken } from "../auth";
 import type { Catalogue } from "../browser/text";
+import { signalsOnPage } from "../pages";
 import { DELETE, deleteSection } from "./delete";
 import { EMAIL, emailSection } from "./email";
 import { accountCatalogue, apiPath, type Ctx, type Refusal, type SectionView, type Signed } from "./forms";
@@ -50,6 +51,9 @@ function navOf(c: Ctx, catalogue: Catalogue, vaultOn: boolean): NavItem[] {
   ];
 }
 
+/** The notices after which the page tells the browser the account's passkeys and name (the Signal API). */
+const SIGNALLED_NOTICES = new Set(["profile-saved", "security-passkey-removed", "security-passkey-added"]);
+
 export async function accountPage(c: Ctx, signed: Signed, refused?: Refusal): Promise<Response> {
   const { session, catalogue } = signed;
   const view = (section: string): SectionView => ({
@@ -66,7 +70,14 @@ export async function accountPage(c: Ctx, signed: Signed, refused?: Refusal): Pr
     securitySections(c, session, catalogue),
     deleteSection(c, view(DELETE)),
   ];
-  const script = securityScript(apiPath(c));
+  // After a change the password manager should hear of (docs/passkeys.md, the Signal API).
+  const notice = c.req.query("notice");
+  const signals =
+    !refused && notice && SIGNALLED_NOTICES.has(notice)
+      ? await signalsOnPage(c.var.deps, session.user, session.actor)
+      : undefined;
+  if (signals) sections.push(signals.element);
+  const script = signals?.script ?? securityScript(apiPath(c));
   return accountFrame(c, {
     session,
     catalogue,

@@ -59,6 +59,7 @@ function methodInWords(
   const known: Record<string, string> = {
     "email-password": words.password,
     webauthn: words.passkey,
+    "webauthn-upgrade": words.passkey,
     "email-link": words.emailLink,
     "pkce-link": words.emailLink,
     "email-otp": words.emailCode,

@@ -20,6 +20,9 @@ import { tokenRoutes } from "./sessions/token-routes";
 import { securityKeyRoutes } from "./webauthn/security-key-routes";
 import { webauthnRoutes } from "./webauthn/webauthn-routes";
 
+/** At the origin root, not under the auth prefix: where browsers look for it (WebAuthn L3 §5.11). */
+export { webauthnWellKnownRoutes } from "./webauthn/well-known-routes";
+
 /**
  * Core auth: the Nhost Auth API's own endpoints, one set per sub-feature (contract §3). app.ts mounts them under
  * `AUTH_API_PREFIX` beside the providers, the OAuth2 server and the admin API. The development mailbox and SMS list

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { CoreConfig, FeatureSettingsSlice } from "../config";
 import { ConfigError } from "../errors";
 import { bool, list, settingsSlice, url } from "../settings/kit";
+import { relatedOrigins } from "./webauthn-related-origins";
 
 /** The sign-in methods' own settings (contract §9): passwords, passwordless, MFA, WebAuthn, the lockout. */
 const vars = z.object({
@@ -24,6 +25,8 @@ const vars = z.object({
   AUTH_WEBAUTHN_RP_NAME: z.string().min(1).default("edge-auth"),
   /** Defaults to the origin of AUTH_CLIENT_URL. */
   AUTH_WEBAUTHN_RP_ORIGINS: list(),
+  /** WebAuthn L3 §5.11: a superset of the RP origins, served as `/.well-known/webauthn` (./webauthn-related-origins.ts). */
+  AUTH_WEBAUTHN_RELATED_ORIGINS: list(),
 });
 
 /** SMS sign-in needs a way to send: the app's SEND_SMS hook, the development store or a provider with credentials. */
@@ -43,6 +46,7 @@ function checkSmsTransport(data: z.output<typeof vars>, core: CoreConfig) {
 const resolve = (data: z.output<typeof vars>, core: CoreConfig) => {
   checkSmsTransport(data, core);
   const client = new URL(core.urls.client);
+  const origins = data.AUTH_WEBAUTHN_RP_ORIGINS.length > 0 ? data.AUTH_WEBAUTHN_RP_ORIGINS : [client.origin];
   return {
     password: {
       minLength: data.AUTH_PASSWORD_MIN_LENGTH,
@@ -65,7 +69,9 @@ const resolve = (data: z.output<typeof vars>, core: CoreConfig) => {
       enabled: data.AUTH_WEBAUTHN_ENABLED,
       rpId: data.AUTH_WEBAUTHN_RP_ID ?? client.hostname,
       rpName: data.AUTH_WEBAUTHN_RP_NAME,
-      origins: data.AUTH_WEBAUTHN_RP_ORIGINS.length > 0 ? data.AUTH_WEBAUTHN_RP_ORIGINS : [client.origin],
+      origins,
+      /** The related origins (WebAuthn L3 §5.11), every RP origin among them; empty: none, no `/.well-known/webauthn`. */
+      relatedOrigins: relatedOrigins(data.AUTH_WEBAUTHN_RELATED_ORIGINS, origins),
     },
   };
 };

@@ -14,6 +14,7 @@ export const METHODS_UNDER_SSO = new Set([
   "email-otp",
   "sms-otp",
   "webauthn",
+  "webauthn-upgrade",
   "pkce-link",
   "oauth2-page",
   "id-token",

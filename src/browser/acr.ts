@@ -129,6 +129,10 @@ export function methodsOfSessionRow(method: string | null): SignInMethod[] {
       return ["password"];
     case "webauthn":
       return ["passkey"];
+    // An upgrade's passkey before its first use with user verification (src/auth/webauthn/upgrade.ts): it proves no
+    // more than the sign-in it was made after, which the row does not name.
+    case "webauthn-upgrade":
+      return ["sign-in"];
     case "email-link":
     case "pkce-link":
       return ["email-link"];

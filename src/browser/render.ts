@@ -210,7 +210,7 @@ ${
   ${hidden(input.requestId)}
   <label for="link-email">${t.emailLinkLabel}</label>
   <div class="row">
-    <input id="link-email" name="email" type="email" autocomplete="email" required value="${input.email ?? ""}">
+    <input id="link-email" name="email" type="email" autocomplete="${input.passkeySessionAction ? "username webauthn" : "email"}" required value="${input.email ?? ""}">
     <button type="submit">${t.emailMeALink}</button>
   </div>
   ${widget(input.widgets.passwordless, t.lang)}

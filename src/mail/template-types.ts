@@ -15,6 +15,7 @@ export const TEMPLATE_NAMES = [
   "impersonation-ended",
   "ciba-request",
   "setup-connection-ready",
+  "passkey-upgrade",
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

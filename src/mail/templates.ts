@@ -33,6 +33,7 @@ const BUILT_IN: Catalog = Object.fromEntries(
       "impersonation-ended": catalogue.impersonation.mail,
       "ciba-request": catalogue.ciba.mail,
       "setup-connection-ready": catalogue.setupLinks.readyMail,
+      "passkey-upgrade": catalogue.passkeys.mail,
     },
   ]),
 );

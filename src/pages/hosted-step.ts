@@ -7,6 +7,7 @@ import { AppError } from "../errors";
 import { refuseWhileImpersonating } from "../http/impersonation";
 import { type AppReturn, finishAppInteraction, type InteractionRequest } from "../oauth2";
 import { hostedProblem } from "./hosted-text";
+import { upgradeStep } from "./passkey-upgrade";
 import { reauthStep } from "./reauth-step";
 import { signInPage } from "./sign-in-pages";
 
@@ -43,7 +44,9 @@ export async function backToApp(
     refuseWhileImpersonating(session.actor, "signing an app in from the pages");
     const target = await finishAppInteraction(signInScope(c, null), redirectTo, session.user, request);
     if (!target) return hostedProblem(c, uiLocales, (words) => words.completedAlready);
-    return c.redirect(target, 303);
+    // Right after a password, link or code sign-in: the passkey upgrade's page on the way (docs/passkeys.md).
+    const upgrade = request && (await upgradeStep(c, session, target, uiLocales));
+    return upgrade ?? c.redirect(target, 303);
   } catch (error) {
     // The allow-list no longer has the target (it changed while the request waited); any other refusal of the new
     // session (enforced SSO) as a failed sign-in.

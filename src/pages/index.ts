@@ -9,3 +9,4 @@ export { reauthForm } from "./reauth-render";
 export { reauthPasskeyScript } from "./reauth-script";
 export { providerName } from "./sign-in-pages";
 export { signInMessage } from "./sign-in-routes";
+export { signalsOnPage } from "./signals-page";

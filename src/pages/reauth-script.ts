@@ -10,7 +10,7 @@ import { passkeyPrelude } from "./passkey-prelude";
 export function reauthPasskeyScript(apiPath: string): string {
   return `
 (() => {${passkeyPrelude(apiPath, { button: "reauth-passkey", form: "reauth-passkey-form", problem: "reauth-passkey-problem" })}
-  button.addEventListener("click", async () => {
+  button?.addEventListener("click", async () => {
     problem.hidden = true;
     try {
       const email = button.dataset.email;

@@ -1,6 +1,11 @@
 import { html } from "hono/html";
 import type { PageText } from "../browser/page-text";
 import { errorBox, hidden, type WidgetSlot, widget } from "../browser/render";
+import type { Passkeys } from "../browser/text/en/passkeys";
+import { passkeyParts, usernameAutocomplete } from "./render-passkeys";
+
+/** Where security keys are on: the passkey words and where an autofill sign-in's session is posted. */
+type PasskeyOffer = { words: Passkeys; sessionAction: string };
 
 /** The page's account forms: create an account, ask for a reset link, choose the new password. */
 
@@ -17,8 +22,9 @@ export function signUpForm(input: {
   error?: string;
   signInHref: string;
   widget?: WidgetSlot;
+  passkeys?: PasskeyOffer;
 }) {
-  const { t } = input;
+  const { t, passkeys } = input;
   return html`<h1>${t.signUpTitle}</h1>
 ${
   input.intro
@@ -29,7 +35,7 @@ ${errorBox(input.error)}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}
   <label for="email">${t.email}</label>
-  <input id="email" name="email" type="email" autocomplete="email" required value="${input.email ?? ""}">
+  <input id="email" name="email" type="email" autocomplete="${usernameAutocomplete(Boolean(passkeys))}" required value="${input.email ?? ""}">
   <label for="display-name">${t.displayName}</label>
   <input id="display-name" name="displayName" type="text" autocomplete="name" maxlength="100" value="${input.displayName ?? ""}">
   <label for="new-password">${t.password}</label>
@@ -38,6 +44,7 @@ ${errorBox(input.error)}
   ${widget(input.widget, t.lang)}
   <div class="actions"><button class="primary" type="submit">${t.signUp}</button></div>
 </form>
+${passkeys ? passkeyParts({ t, words: passkeys.words, sessionAction: passkeys.sessionAction, requestId: input.requestId, signUp: true }) : ""}
 <div class="links"><span>${t.haveAccount} <a href="${input.signInHref}">${t.signIn}</a></span></div>`;
 }
 
@@ -49,18 +56,20 @@ export function resetForm(input: {
   error?: string;
   signInHref: string;
   widget?: WidgetSlot;
+  passkeys?: PasskeyOffer;
 }) {
-  const { t } = input;
+  const { t, passkeys } = input;
   return html`<h1>${t.resetTitle}</h1>
 <p class="lead">${t.resetLead}</p>
 ${errorBox(input.error)}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}
   <label for="email">${t.email}</label>
-  <input id="email" name="email" type="email" autocomplete="email" required value="${input.email ?? ""}">
+  <input id="email" name="email" type="email" autocomplete="${usernameAutocomplete(Boolean(passkeys))}" required value="${input.email ?? ""}">
   ${widget(input.widget, t.lang)}
   <div class="actions"><button class="primary" type="submit">${t.sendResetLink}</button></div>
 </form>
+${passkeys ? passkeyParts({ t, words: passkeys.words, sessionAction: passkeys.sessionAction, requestId: input.requestId, signUp: false }) : ""}
 <div class="links"><a href="${input.signInHref}">${t.backToSignIn}</a></div>`;
 }
 

@@ -9,6 +9,7 @@ import { hostedPageRoutes } from "./hosted-routes";
 import { interactionRoutes } from "./interaction-routes";
 import { invitationPageRoutes } from "./invitation-routes";
 import { logoutRoutes } from "./logout-routes";
+import { passkeyUpgradeRoutes } from "./passkey-upgrade";
 
 /**
  * The built-in pages, mounted on the auth API right after the authorization server's endpoints (src/oauth2/, whose
@@ -24,6 +25,7 @@ export function pageRoutes(loginUrl: string | undefined) {
     // OpenID CIBA's approval link: on to the login and consent page, or the external login UI, as the device's.
     .route(CIBA_PAGE_PATH, cibaPageRoutes(loginUrl))
     .route(LOGIN_PAGE_PATH, interactionRoutes)
+    .route(LOGIN_PAGE_PATH, passkeyUpgradeRoutes)
     .route("/", hostedPageRoutes);
   // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link");
   // so does RP-initiated logout, which ends the page's session (an external login UI keeps its own).

@@ -1,6 +1,6 @@
 import { type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
 import { render, widgetFor } from "../browser/page-response";
-import { pageText } from "../browser/page-text";
+import { catalogueFor, pageText } from "../browser/page-text";
 import { signInForm } from "../browser/render";
 import type { InteractionRequest } from "../oauth2";
 import { hostedIntro } from "./hosted-text";
@@ -91,6 +91,11 @@ export function accountPage(
   const { config } = c.var;
   const t = pageText(c, request.uiLocales);
   const signInHref = viewHref(c, request.id);
+  // Security keys on: the autofill sign-in on both views, the passkey-only sign-up on the sign-up view.
+  const passkeys = config.webauthn.enabled
+    ? { words: catalogueFor(c, request.uiLocales).passkeys, sessionAction: paths(c).session }
+    : undefined;
+  const script = passkeys ? { script: passkeyScript(config.urls.authPath) } : {};
   const status = (options.status === 409 ? 400 : (options.status ?? 200)) as
     | 200
     | 400
@@ -116,8 +121,9 @@ export function accountPage(
         error: options.error,
         signInHref,
         widget: slot,
+        passkeys,
       }),
-      { t, redirectUri: returnTarget(request), widget: Boolean(slot) },
+      { t, redirectUri: returnTarget(request), widget: Boolean(slot), ...script },
     );
   }
   const slot = widgetFor(c, "password-reset");
@@ -133,8 +139,9 @@ export function accountPage(
       error: options.error,
       signInHref,
       widget: slot,
+      passkeys,
     }),
-    { t, widget: Boolean(slot) },
+    { t, widget: Boolean(slot), ...script },
   );
 }
 

@@ -22,7 +22,7 @@ interface StoredCredential {
 }
 
 const COSE_ALG: Record<Algorithm, number> = { ES256: -7, RS256: -257 };
-const FLAGS = { UP: 0x01, UV: 0x04, AT: 0x40 };
+export const FLAGS = { UP: 0x01, UV: 0x04, AT: 0x40 };
 
 const sha256 = async (data: Uint8Array) =>
   new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(data)));
@@ -132,12 +132,18 @@ export class SoftwareAuthenticator {
       attestation = "none",
       origin = this.origin,
       id = crypto.getRandomValues(new Uint8Array(32)),
+      flags = FLAGS.UP | FLAGS.UV,
     }: {
       alg?: Algorithm;
       attestation?: AttestationFormat;
       origin?: string;
       /** A credential id of the caller's choosing (one already registered, to see it refused). */
       id?: Uint8Array;
+      /**
+       * The UP and UV bits (WebAuthn §6.1): a conditional create (an upgrade) may send neither, as a password
+       * manager making a passkey without a gesture does.
+       */
+      flags?: number;
     } = {},
   ): Promise<RegistrationResponseJSON> {
     const keys = await generateKeyPair(alg);
@@ -152,7 +158,7 @@ export class SoftwareAuthenticator {
     const clientDataJSON = this.clientData("webauthn.create", options.challenge, origin);
     const authData = concat(
       await sha256(utf8(options.rp.id ?? this.rpId)),
-      new Uint8Array([FLAGS.UP | FLAGS.UV | FLAGS.AT]),
+      new Uint8Array([flags | FLAGS.AT]),
       uint32(credential.counter),
       new Uint8Array(16), // AAGUID: none
       new Uint8Array([0, credential.id.length]),
@@ -183,7 +189,11 @@ export class SoftwareAuthenticator {
   /** navigator.credentials.get(): an allowed credential, or (empty allow list) the newest discoverable one. */
   async get(
     options: PublicKeyCredentialRequestOptionsJSON,
-    { credential: chosen, origin = this.origin }: { credential?: StoredCredential; origin?: string } = {},
+    {
+      credential: chosen,
+      origin = this.origin,
+      flags = FLAGS.UP | FLAGS.UV,
+    }: { credential?: StoredCredential; origin?: string; flags?: number } = {},
   ): Promise<AuthenticationResponseJSON> {
     const allowed = (options.allowCredentials ?? []).map((d) => d.id);
     const credential =
@@ -194,7 +204,7 @@ export class SoftwareAuthenticator {
     const clientDataJSON = this.clientData("webauthn.get", options.challenge, origin);
     const authenticatorData = concat(
       await sha256(utf8(options.rpId ?? this.rpId)),
-      new Uint8Array([FLAGS.UP | FLAGS.UV]),
+      new Uint8Array([flags]),
       uint32(credential.counter),
     );
     const signature = await sign(credential, concat(authenticatorData, await sha256(clientDataJSON)));

@@ -16,6 +16,8 @@ export type Method =
   /** The email second step (issue 47): a code mailed to the verified address after a first factor. */
   | "mfa-email"
   | "webauthn"
+  /** A passkey made by an upgrade, not yet used with user verification (src/auth/webauthn/upgrade.ts): not `phr`. */
+  | "webauthn-upgrade"
   | "pat"
   | "anonymous"
   | "id-token"

@@ -21,9 +21,12 @@ import {
   expectations,
   startCeremony,
   takeCeremony,
+  unknownCredential,
   verified,
 } from "./ceremonies";
 import { asCredential, descriptors, keyByCredentialId, keysOfUser } from "./security-keys";
+import { hasWebauthnFactor } from "./signals";
+import { phishingResistantUse } from "./upgrade";
 
 async function requestOptions(
   deps: Deps,
@@ -91,14 +94,18 @@ async function verifyAssertion(
   response: AuthenticationResponseJSON,
   challenge: string,
   identified: { before: boolean; userId: string | null },
-): Promise<{ userId: string }> {
+): Promise<{ userId: string; phishingResistant: boolean }> {
   const identifiedBefore = identified.before;
   const owner = namedOwner(response) ?? identified.userId;
   if (owner === null && !identifiedBefore) throw ceremonyFailed("discoverable sign-in without a userHandle");
   // A key is looked for in its user's shard only, so one shard's key can never sign in a user of another.
   const db = owner === null ? undefined : deps.shards.ofUser(owner);
   const key = db && (await keyByCredentialId(db, response.id));
-  if (!db || !key) throw ceremonyFailed("unknown credential");
+  if (!db) throw ceremonyFailed("unknown credential");
+  if (!key) {
+    // Positive only when read from the owner's shard, and no second-factor key of theirs could be it.
+    throw (await hasWebauthnFactor(db, owner!)) ? ceremonyFailed("unknown credential") : unknownCredential();
+  }
   checkUserHandle(response, key.userId, identifiedBefore);
   const result = await verified(
     verifyAuthenticationResponse({
@@ -118,7 +125,8 @@ async function verifyAssertion(
       .get();
     if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
   }
-  return { userId: key.userId };
+  const { userVerified } = result.authenticationInfo;
+  return { userId: key.userId, phishingResistant: await phishingResistantUse(deps, key, userVerified) };
 }
 
 /**
@@ -166,13 +174,16 @@ export async function verifySignInWebauthn(
   const { deps } = scope;
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(deps, credential.response.clientDataJSON, "sign-in");
-  const { userId } = await verifyAssertion(deps, credential, challenge, {
+  const { userId, phishingResistant } = await verifyAssertion(deps, credential, challenge, {
     before: ceremony.emailGiven,
     userId: ceremony.userId,
   });
   if (ceremony.emailGiven && ceremony.userId !== userId) throw ceremonyFailed("key of another user");
   const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));
-  return { session: (await startSession(scope, { user })).session };
+  // An upgrade's passkey not yet used with user verification signs in, but is recorded as what it is worth
+  // (upgrade.ts): never `phr` (src/browser/acr.ts reads the method).
+  const recorded = phishingResistant ? scope : { ...scope, method: "webauthn-upgrade" as const };
+  return { session: (await startSession(recorded, { user })).session };
 }
 
 /** elevateWebauthn: the signed-in user proves presence with one of their keys (contract §6). */
@@ -202,6 +213,11 @@ export async function verifyElevateWebauthn(
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user", "challenge");
   const verifiedKey = await verifyAssertion(deps, credential, challenge, { before: true, userId });
   if (verifiedKey.userId !== userId) throw ceremonyFailed("key of another user");
+  // An elevated token counts as a passkey's proof (`phr`, src/browser/step-up-sessions.ts): an upgrade's passkey
+  // gives it only once used with user verification (upgrade.ts).
+  if (!verifiedKey.phishingResistant) {
+    throw ceremonyFailed("an upgrade's passkey elevates only with user verification");
+  }
   const user = checkSignInAllowed(deps, await findUserById(deps.shards, userId));
   return { session: (await startSession(scope, { user, elevated: true })).session };
 }

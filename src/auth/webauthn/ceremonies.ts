@@ -11,7 +11,8 @@ export type Ceremony =
   | { kind: "sign-up"; userId: string; email: string; options: ResolvedSignUpOptions }
   | { kind: "sign-in"; userId: string | null; emailGiven: boolean }
   | { kind: "elevate"; userId: string }
-  | { kind: "add-key"; userId: string }
+  // `upgradeSessionId`: an upgrade (upgrade.ts), for that session only.
+  | { kind: "add-key"; userId: string; upgradeSessionId?: string }
   // A second factor's key (factor-keys.ts): made for an unverified factor, asserted for a verified one.
   | { kind: "factor-create"; userId: string; factorId: string }
   | { kind: "factor-request"; userId: string; factorId: string };
@@ -40,10 +41,21 @@ export class CeremonyError extends AppError {
   constructor(
     reason: string,
     readonly stage: CeremonyStage,
+    message = "invalid WebAuthn response",
   ) {
-    super("invalid-request", "invalid WebAuthn response", reason);
+    super("invalid-request", message, reason);
   }
 }
+
+/**
+ * The one failure the answer names (docs/passkeys.md): the credential is positively not one of the user's (their
+ * shard was read and holds no such key, and they have no WebAuthn second factor it could be). The pages then tell
+ * the password manager (`PublicKeyCredential.signalUnknownCredential`, WebAuthn L3 §5.1.10.1) so it stops offering
+ * it. A credential id is random: naming it unknown says nothing about any account.
+ */
+export const UNKNOWN_CREDENTIAL_MESSAGE = "invalid WebAuthn response: unknown credential";
+export const unknownCredential = () =>
+  new CeremonyError("unknown credential", "response", UNKNOWN_CREDENTIAL_MESSAGE);
 
 export const ceremonyFailed = (reason: string, stage: CeremonyStage = "response") =>
   new CeremonyError(reason, stage);
@@ -76,14 +88,15 @@ export async function takeCeremony<K extends Ceremony["kind"]>(
 }
 
 /**
- * What every response is checked against: the challenge it answers, one of the configured origins, the relying
- * party id. User verification is `preferred` in the options, so it is not required here (WebAuthn §7.1 step 17).
+ * What every response is checked against: the challenge it answers, one of the accepted origins (the RP's own and
+ * its related origins, WebAuthn L3 §5.11), the relying party id. User verification is `preferred` in the options, so
+ * it is not required here (WebAuthn §7.1 step 17).
  */
 export function expectations(deps: Deps, challenge: string) {
-  const { rpId, origins } = deps.config.webauthn;
+  const { rpId, origins, relatedOrigins } = deps.config.webauthn;
   return {
     expectedChallenge: challenge,
-    expectedOrigin: origins,
+    expectedOrigin: [...new Set([...origins, ...relatedOrigins])],
     expectedRPID: rpId,
     requireUserVerification: false,
   };

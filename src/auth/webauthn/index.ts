@@ -6,7 +6,7 @@
 // The Supabase face's passkeys (src/faces/supabase/gotrue/passkey-routes.ts): the same ceremonies as the API's
 // `/signin/webauthn` and `/user/webauthn/add`, and what failed, which GoTrue's errors name.
 export { signInWebauthn, verifySignInWebauthn } from "./authentication";
-export { CeremonyError, type CeremonyStage } from "./ceremonies";
+export { CeremonyError, type CeremonyStage, UNKNOWN_CREDENTIAL_MESSAGE } from "./ceremonies";
 export { elevationSatisfied, requireElevation } from "./elevation";
 // The Supabase face's `webauthn` factors (src/auth/mfa/webauthn-factors.ts): keys that are second factors only.
 export {
@@ -27,4 +27,7 @@ export {
   userHasSecurityKey,
   type WireSecurityKey,
 } from "./security-keys";
+// The pages' passkey upgrade and Signal API (src/pages/passkey-upgrade.ts, docs/passkeys.md).
+export { type CredentialSignals, credentialSignals } from "./signals";
+export { UPGRADE_WINDOW_MS, type UpgradeClaim } from "./upgrade";
 export { authenticationCredential, registrationCredential } from "./webauthn-routes";

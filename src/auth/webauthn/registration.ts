@@ -24,6 +24,8 @@ import {
   verified,
 } from "./ceremonies";
 import { descriptors, keysOfUser, registerSecurityKey } from "./security-keys";
+import { type UpgradeClaim, upgradeAllowed } from "./upgrade";
+import { sendUpgradeMail } from "./upgrade-mail";
 
 /** The user handle is the user's id: stable, and reveals nothing (WebAuthn §14.6.1: no email in the handle). */
 const userHandle = (userId: string) => new Uint8Array(new TextEncoder().encode(userId));
@@ -56,8 +58,23 @@ function creationOptions(
   });
 }
 
-async function verifyCreation(deps: Deps, response: RegistrationResponseJSON, challenge: string) {
-  const result = await verified(verifyRegistrationResponse({ response, ...expectations(deps, challenge) }));
+/**
+ * `withoutPresence`: an upgrade's conditional create (upgrade.ts), where the authenticator may report user presence 0
+ * (WebAuthn L3 §7.1 step 14 is skipped for it); every other registration requires it.
+ */
+async function verifyCreation(
+  deps: Deps,
+  response: RegistrationResponseJSON,
+  challenge: string,
+  withoutPresence = false,
+) {
+  const result = await verified(
+    verifyRegistrationResponse({
+      response,
+      ...expectations(deps, challenge),
+      requireUserPresence: !withoutPresence,
+    }),
+  );
   if (!result.verified) throw ceremonyFailed("registration not verified");
   return result.registrationInfo.credential;
 }
@@ -117,13 +134,19 @@ export async function verifySignUpWebauthn(
   return completeSignUp(scope, user, { redirectTo: options.redirectTo });
 }
 
-/** addSecurityKey: creation options for the signed-in user, excluding the keys they already have. */
+/**
+ * addSecurityKey: creation options for the signed-in user, excluding the keys they already have. With
+ * `upgrade` (the caller's session, the access token's `sid`), an upgrade's, when `upgradeAllowed`: a discoverable
+ * passkey, for that session only.
+ */
 export async function addSecurityKey(
   deps: Deps,
   userId: string,
   residentKey: ResidentKey = "preferred",
+  upgrade?: UpgradeClaim,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   assertWebauthnEnabled(deps);
+  const upgradeSessionId = upgrade && (await upgradeAllowed(deps, userId, upgrade));
   const user = await requireRegisteredUser(deps, userId);
   const name = user.email ?? user.phoneNumber ?? user.id;
   const keys = await keysOfUser(deps.shards.ofUser(user.id), user.id);
@@ -131,17 +154,26 @@ export async function addSecurityKey(
     deps,
     { id: user.id, name, displayName: user.displayName },
     descriptors(keys),
-    residentKey,
+    upgradeSessionId ? "required" : residentKey,
   );
-  await startCeremony(deps, creation.challenge, { kind: "add-key", userId: user.id });
+  await startCeremony(deps, creation.challenge, {
+    kind: "add-key",
+    userId: user.id,
+    ...(upgradeSessionId ? { upgradeSessionId } : {}),
+  });
   return creation;
 }
 
-/** verifyAddSecurityKey: the new key, for the user who asked for the options and no one else. */
+/**
+ * verifyAddSecurityKey: the new key, for the user who asked for the options and no one else. An upgrade's options
+ * are answered only from the session that asked for them, still within its window (upgrade.ts); its key records the
+ * session, and the user is mailed.
+ */
 export async function verifyAddSecurityKey(
   deps: Deps,
   userId: string,
   input: { credential: RegistrationResponseJSON; nickname?: string },
+  claim?: UpgradeClaim,
 ): Promise<{ id: string; nickname?: string }> {
   assertWebauthnEnabled(deps);
   const { challenge, ceremony } = await takeCeremony(
@@ -150,18 +182,27 @@ export async function verifyAddSecurityKey(
     "add-key",
   );
   if (ceremony.userId !== userId) throw ceremonyFailed("challenge belongs to another user", "challenge");
-  const credential = await verifyCreation(deps, input.credential, challenge);
+  const upgrade = ceremony.upgradeSessionId;
+  if (upgrade) {
+    if (!claim || upgrade !== claim.sessionId) {
+      throw ceremonyFailed("an upgrade's challenge of another session", "challenge");
+    }
+    await upgradeAllowed(deps, userId, claim);
+  }
+  const credential = await verifyCreation(deps, input.credential, challenge, upgrade !== undefined);
   const key = await registerSecurityKey(
     deps.shards.ofUser(userId),
     userId,
     credential,
     input.nickname,
     deps.now(),
+    upgrade,
   );
   deps.audit({
     type: "security-key.added",
     userId,
-    detail: { keyId: key.id, nickname: key.nickname ?? null },
+    detail: { keyId: key.id, nickname: key.nickname ?? null, ...(upgrade ? { upgrade: true } : {}) },
   });
+  if (upgrade) deps.background(sendUpgradeMail(deps, userId, key.createdAt));
   return key.nickname ? { id: key.id, nickname: key.nickname } : { id: key.id };
 }

@@ -7,6 +7,7 @@ import { securityKeys, type securityKeys as securityKeysTable } from "../../db/s
 import { randomUuid } from "../../lib/crypto";
 import { credentialsChanged } from "../credential-changes";
 import { ceremonyFailed } from "./ceremonies";
+import { upgradeAlreadyMade } from "./upgrade";
 
 type SecurityKeyRow = typeof securityKeysTable.$inferSelect;
 
@@ -50,6 +51,7 @@ export function insertSecurityKey(
   credential: WebAuthnCredential,
   nickname: string | undefined,
   now: number,
+  upgradeSessionId?: string,
 ) {
   return db.insert(securityKeys).values({
     id: randomUuid(),
@@ -60,7 +62,14 @@ export function insertSecurityKey(
     transports: credential.transports ?? [],
     nickname: nickname ?? null,
     createdAt: now,
+    upgradeSessionId: upgradeSessionId ?? null,
   });
+}
+
+/** Whether an error (or one of its causes) names `column`: which unique index refused an insert. */
+function mentions(error: unknown, column: string): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e.message.includes(column)) return true;
+  return false;
 }
 
 export async function registerSecurityKey(
@@ -69,14 +78,17 @@ export async function registerSecurityKey(
   credential: WebAuthnCredential,
   nickname: string | undefined,
   now: number,
+  upgradeSessionId?: string,
 ): Promise<SecurityKeyRow> {
   try {
     const [[key]] = await db.batch([
-      insertSecurityKey(db, userId, credential, nickname, now).returning(),
+      insertSecurityKey(db, userId, credential, nickname, now, upgradeSessionId).returning(),
       credentialsChanged(db, userId, now),
     ]);
     return key!;
   } catch (error) {
+    // Two upgrades of one session raced past upgradeAllowed: the index keeps one.
+    if (isUniqueViolation(error) && mentions(error, "upgrade_session_id")) throw upgradeAlreadyMade();
     if (isUniqueViolation(error)) throw ceremonyFailed("credential is already registered", "registered");
     throw error;
   }

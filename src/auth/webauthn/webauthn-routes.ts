@@ -172,13 +172,23 @@ export const webauthnRoutes = new Hono<AppEnv>()
     "/user/webauthn/add",
     operation({
       summary: "Start adding a security key",
-      description: `Creation options for another key of the signed-in user (the first one needs no elevation). ${OPTIONS_NOTE}`,
+      description:
+        "Creation options for another key of the signed-in user (the first one needs no elevation). With " +
+        '`upgrade: true`, a passkey upgrade (`mediation: "conditional"` on create, docs/passkeys.md): once per ' +
+        "session, within 5 minutes of its password, link or code sign-in, the user mailed; user presence may be 0, " +
+        "and the key is not phishing-resistant until used with user verification. A refused upgrade: 403 " +
+        `\`forbidden\`. ${OPTIONS_NOTE}`,
       security: "elevated",
       answers: { 200: { description: "Credential creation options.", schema: creationOptions } },
     }),
     requireAuth,
     requireElevation({ firstKeyAllowed: true }),
-    async (c) => c.json(await addSecurityKey(c.var.deps, c.var.auth!.sub)),
+    jsonBody(z.object({ upgrade: z.boolean().optional() })),
+    async (c) => {
+      const auth = c.var.auth!;
+      if (!c.req.valid("json").upgrade) return c.json(await addSecurityKey(c.var.deps, auth.sub));
+      return c.json(await addSecurityKey(c.var.deps, auth.sub, "required", { sessionId: auth.sid }));
+    },
   )
   .post(
     "/user/webauthn/verify",
@@ -199,6 +209,7 @@ export const webauthnRoutes = new Hono<AppEnv>()
     async (c) => {
       const { credential, nickname } = c.req.valid("json");
       const input = { credential: asRegistration(credential), nickname };
-      return c.json(await verifyAddSecurityKey(c.var.deps, c.var.auth!.sub, input));
+      const auth = c.var.auth!;
+      return c.json(await verifyAddSecurityKey(c.var.deps, auth.sub, input, { sessionId: auth.sid }));
     },
   );

@@ -280,6 +280,17 @@ export const securityKeys = sqliteTable(
     transports: text("transports", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     nickname: text("nickname"),
     createdAt: integer("created_at").notNull(),
+    /**
+     * A passkey made by an upgrade (`POST /user/webauthn/add` with `upgrade`, conditional create after a first-factor
+     * sign-in): the session it was made in. Unique, so a session makes at most one (docs/passkeys.md). Null: a key the
+     * user added with user presence, as every key before this column.
+     */
+    upgradeSessionId: text("upgrade_session_id").unique(),
+    /**
+     * When an upgrade's passkey was first used with user verification (WebAuthn §6.1 flag UV). Until then its
+     * sign-ins are not phishing-resistant (`phr`) and it elevates nothing: it was made without the user's gesture.
+     */
+    userVerifiedAt: integer("user_verified_at"),
   },
   (t) => [index("security_keys_user_id").on(t.userId)],
 );

@@ -31,7 +31,7 @@ export function amrMethod(method: string | null): string {
   if (method === "anonymous") return "anonymous";
   if (method === "id-token" || method.startsWith("provider:")) return "oauth";
   if (method.startsWith("sso:")) return "sso/saml";
-  if (method === "webauthn") return "passkey";
+  if (method === "webauthn" || method === "webauthn-upgrade") return "passkey";
   return method;
 }
 
