@@ -36,6 +36,8 @@ export type AuditEventType =
   /** The user unlinked a provider identity (the account center): detail {provider, providerUserId}. */
   | "provider.unlinked"
   | "oauth2.consent"
+  /** A relying party disconnected the user through the browser (FedCM, src/fedcm/): detail {clientId}. */
+  | "oauth2.consent-revoked"
   | "oauth2.grant-revoked"
   | "oauth2.client-registered"
   | "oauth2.client-deleted"

@@ -72,14 +72,42 @@ function formerCookieOptions(deps: Deps) {
   };
 }
 
+/**
+ * The same session for the browser's own sign-in prompt (W3C FedCM, src/fedcm/): Chrome sends the accounts and ID
+ * assertion endpoints only cookies marked `SameSite=None`, so the Lax cookie above never reaches them. This twin
+ * carries the same MACed value, but only to the FedCM endpoints (its path), which answer only a request the browser
+ * made for its prompt (`Sec-Fetch-Dest: webidentity`, a header no page can set); no page reads it, so the pages'
+ * protection by SameSite=Lax stays whole. `Secure`, as SameSite=None requires (Chrome keeps it on http://localhost).
+ */
+export const FEDCM_SESSION_COOKIE = "fedcm_session";
+export const FEDCM_PATH = "/fedcm";
+
+function fedcmCookieOptions(deps: Deps) {
+  return {
+    path: `${deps.config.urls.authPath}${FEDCM_PATH}`,
+    httpOnly: true,
+    secure: true,
+    sameSite: "None" as const,
+  };
+}
+
+/**
+ * The Login Status API (W3C FedCM §5): tells the browser whether someone is signed in to this identity provider, so
+ * that its prompt knows whether to ask the accounts endpoint at all.
+ */
+const LOGIN_STATUS_HEADER = "Set-Login";
+
 async function writeCookie(c: Context<AppEnv>, claims: CookieClaims): Promise<void> {
   const deps = c.var.deps;
   const payload = base64url.encode(JSON.stringify(claims));
   if (getCookie(c, COOKIE)) deleteCookie(c, COOKIE, formerCookieOptions(deps));
-  setCookie(c, COOKIE, `${payload}.${await mac(deps, payload)}`, {
-    ...cookieOptions(deps),
+  const value = `${payload}.${await mac(deps, payload)}`;
+  setCookie(c, COOKIE, value, { ...cookieOptions(deps), maxAge: deps.config.tokens.refreshTtl });
+  setCookie(c, FEDCM_SESSION_COOKIE, value, {
+    ...fedcmCookieOptions(deps),
     maxAge: deps.config.tokens.refreshTtl,
   });
+  c.header(LOGIN_STATUS_HEADER, "logged-in");
 }
 
 /** Signs the user in to the page: the cookie names the session the sign-in just created, and how it was made. */
@@ -145,6 +173,8 @@ function methodTimes(value: unknown, at: number): MethodTimes {
 export function endBrowserSession(c: Context<AppEnv>): void {
   deleteCookie(c, COOKIE, cookieOptions(c.var.deps));
   deleteCookie(c, COOKIE, formerCookieOptions(c.var.deps));
+  deleteCookie(c, FEDCM_SESSION_COOKIE, fedcmCookieOptions(c.var.deps));
+  c.header(LOGIN_STATUS_HEADER, "logged-out");
 }
 
 /**

@@ -51,6 +51,22 @@ export async function issueCode(
   signIn: SignIn,
   orgId: string | null = null,
 ): Promise<string> {
+  const code = await mintCode(deps, request, userId, signIn, orgId);
+  deps.background(forgetPendingRequest(deps.env, request.id));
+  return authorizationResponse(deps.config, request.redirectUri, { code, state: request.state });
+}
+
+/**
+ * The code of `issueCode`, stored and answered as it is: for a request that goes back to no redirect URI (a FedCM
+ * ID assertion, src/oauth2/fedcm.ts, whose request was never kept in KV).
+ */
+export async function mintCode(
+  deps: Deps,
+  request: PendingRequest,
+  userId: string,
+  signIn: SignIn,
+  orgId: string | null = null,
+): Promise<string> {
   const random = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
   const code = `${AUTHORIZATION_CODE_PREFIX}${slotHex(slotOfUser(userId))}${random}`;
   const inserted = await deps.shards
@@ -79,8 +95,7 @@ export async function issueCode(
     .returning({ codeHash: oauth2Codes.codeHash })
     .get();
   if (!inserted) throw new AppError("invalid-request", "this authorization request was completed already");
-  deps.background(forgetPendingRequest(deps.env, request.id));
-  return authorizationResponse(deps.config, request.redirectUri, { code, state: request.state });
+  return code;
 }
 
 /**

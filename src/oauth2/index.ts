@@ -36,6 +36,15 @@ export {
   type WireClient,
 } from "./clients";
 export { OAuth2Error } from "./errors";
+// FedCM's identity provider (src/fedcm/): the client a relying party names, its ID assertion as a code of this server.
+export {
+  consentedClients,
+  type FedCmAsk,
+  type FedCmClient,
+  fedcmClient,
+  forgetConsent,
+  issueFedCmCode,
+} from "./fedcm";
 export type { Completer } from "./interaction";
 export type { ClientFacts } from "./interaction-client-facts";
 export {

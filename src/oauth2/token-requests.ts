@@ -126,7 +126,8 @@ async function exchangeCode(
   ]);
   const mismatch = (what: string) => new OAuth2Error("invalid_grant", what);
   if (row.clientId !== client.clientId) throw mismatch("the code was issued to another client");
-  if (param(params, "redirect_uri") !== row.redirectUri) {
+  // A FedCM code (fedcm.ts) had no redirect URI: its exchange names none either (RFC 6749 §4.1.3).
+  if ((param(params, "redirect_uri") ?? "") !== row.redirectUri) {
     throw mismatch("redirect_uri differs from the one of the authorization request");
   }
   const verifier = params.get("code_verifier");

@@ -3,6 +3,7 @@ import { adminFeature } from "../admin/feature";
 import { auditExportFeature } from "../audit-export/feature";
 import { authFeature } from "../auth/feature";
 import { supabaseFeature } from "../faces/supabase/feature";
+import { fedcmFeature } from "../fedcm/feature";
 import { impersonationFeature } from "../impersonation/feature";
 import { mirrorFeature } from "../mirror/feature";
 import { moveInFeature } from "../move-in/feature";
@@ -36,6 +37,8 @@ export const FEATURES: readonly Feature[] = [
   // Setup links for a customer's IT admin (operators.md §5): its pages use the sso and scim features above.
   setupLinksFeature,
   oauth2Feature,
+  // FedCM's identity provider (docs/fedcm.md): the browser's own prompt, its assertion an OAuth2 code of the above.
+  fedcmFeature,
   // The token vault (operators.md §3): its API beside the user's other routes; the exchange is oauth2's.
   vaultFeature,
   // Right after the authorization server: its on switch covers the pages under /oauth2/ (src/pages/routes.ts).

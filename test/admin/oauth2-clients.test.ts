@@ -73,6 +73,10 @@ describe("admin API: OAuth2 clients (contract §10)", () => {
       trustedIssuers: [],
       vaultProviders: [],
       authorizationDetailsTypes: [],
+      // FedCM: no relying-party origin, so the FedCM endpoints serve it nothing (test/fedcm/).
+      fedcmOrigins: [],
+      policyUri: null,
+      tosUri: null,
       registration: "admin",
       registeredByUserId: null,
       lastUsedAt: null,

@@ -42,6 +42,9 @@ export function bodyOf(client: WireClient): ClientBody {
     jwksUri: client.jwksUri,
     trustedIssuers: client.trustedIssuers as ClientBody["trustedIssuers"],
     authorizationDetailsTypes: client.authorizationDetailsTypes as ClientBody["authorizationDetailsTypes"],
+    fedcmOrigins: client.fedcmOrigins,
+    policyUri: client.policyUri,
+    tosUri: client.tosUri,
   };
 }
 

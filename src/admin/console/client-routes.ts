@@ -25,7 +25,7 @@ import type { ConsoleSession } from "./session";
 
 const clientPath = (clientId: string) => `/clients/${encodeURIComponent(clientId)}`;
 
-/** The form as the admin API's body: redirect URIs one per line, scopes as checkboxes. */
+/** The form as the admin API's body: redirect URIs and FedCM origins one per line, scopes as checkboxes. */
 async function clientBody(c: Ctx) {
   const form = await c.req.parseBody({ all: true });
   const one = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
@@ -35,15 +35,20 @@ async function clientBody(c: Ctx) {
       (item): item is string => typeof item === "string",
     );
   };
+  const lines = (name: string) =>
+    one(name)
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean);
   const parsed = clientBodySchema.safeParse({
     clientName: one("clientName").slice(0, 200),
-    redirectUris: one("redirectUris")
-      .split(/\r?\n/)
-      .map((uri) => uri.trim())
-      .filter(Boolean),
+    redirectUris: lines("redirectUris"),
     scopes: many("scopes"),
     tokenEndpointAuthMethod: one("tokenEndpointAuthMethod") || undefined,
     logoUri: one("logoUri").trim().slice(0, 2100) || null,
+    fedcmOrigins: lines("fedcmOrigins"),
+    policyUri: one("policyUri").trim().slice(0, 2100) || null,
+    tosUri: one("tosUri").trim().slice(0, 2100) || null,
   });
   if (!parsed.success) throw new AppError("invalid-request", describeIssues(parsed.error.issues));
   return parsed.data;

@@ -11,7 +11,10 @@ function clientFields(client?: WireClient) {
   const scopes = client?.scopes ?? ["openid", "profile", "email", "offline_access"];
   return html`<label>Name <input name="clientName" required maxlength="200" value="${client?.clientName ?? ""}"></label>
   <label>Redirect URIs (one per line) <textarea name="redirectUris" rows="3" spellcheck="false">${(client?.redirectUris ?? []).join("\n")}</textarea></label>
+  <label>FedCM origins (one per line: relying-party pages that may ask the browser's sign-in prompt, docs/fedcm.md) <textarea name="fedcmOrigins" rows="2" spellcheck="false">${(client?.fedcmOrigins ?? []).join("\n")}</textarea></label>
   <label>Logo URL (https; shown on its consent screen) <input name="logoUri" type="url" maxlength="2048" spellcheck="false" value="${client?.logoUri ?? ""}"></label>
+  <label>Privacy policy URL (https; linked by the FedCM prompt) <input name="policyUri" type="url" maxlength="2048" spellcheck="false" value="${client?.policyUri ?? ""}"></label>
+  <label>Terms of service URL (https; linked by the FedCM prompt) <input name="tosUri" type="url" maxlength="2048" spellcheck="false" value="${client?.tosUri ?? ""}"></label>
   <fieldset><legend>Scopes</legend>${SUPPORTED_SCOPES.map(
     (scope) =>
       html`<label class="check"><input type="checkbox" name="scopes" value="${scope}" ${scopes.includes(scope) ? "checked" : ""}> ${scope}</label>`,

@@ -108,6 +108,15 @@ export const oauth2Clients = sqliteTable("oauth2_clients", {
     .$type<{ type: string; schema: Record<string, unknown>; template: string | Record<string, string> }[]>()
     .notNull()
     .default(sql`'[]'`),
+  /**
+   * FedCM (W3C Federated Credential Management, src/fedcm/): the origins of the relying-party pages allowed to ask the
+   * browser's own sign-in prompt for this client; empty: none, the FedCM endpoints serve it nothing.
+   */
+  fedcmOrigins: text("fedcm_origins", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  /** RFC 7591 `policy_uri`: the client's privacy policy (the FedCM prompt links it); null: none. */
+  policyUri: text("policy_uri"),
+  /** RFC 7591 `tos_uri`: the client's terms of service (the FedCM prompt links them); null: none. */
+  tosUri: text("tos_uri"),
 });
 
 export type OAuth2ClientRow = typeof oauth2Clients.$inferSelect;

@@ -79,6 +79,13 @@ export const wireClientSchema = z.object({
       }),
     )
     .describe("RFC 9396 authorization details types the client may ask for"),
+  fedcmOrigins: z
+    .array(z.string())
+    .describe(
+      "FedCM: relying-party origins whose pages may ask the browser's sign-in prompt for this client",
+    ),
+  policyUri: z.string().nullable().describe("Its privacy policy, linked by the FedCM prompt"),
+  tosUri: z.string().nullable().describe("Its terms of service, linked by the FedCM prompt"),
   registration: z
     .enum(["admin", "open", "authenticated", "metadata-document"])
     .describe("How it came to be: the admin API, dynamic registration, or a client ID metadata document"),
@@ -116,6 +123,9 @@ function toWireClient(row: OAuth2ClientRow, clientSecret?: string): WireClient {
     trustedIssuers: row.trustedIssuers,
     vaultProviders: row.vaultProviders,
     authorizationDetailsTypes: row.authorizationDetailsTypes,
+    fedcmOrigins: row.fedcmOrigins,
+    policyUri: row.policyUri,
+    tosUri: row.tosUri,
     registration: row.registration,
     registeredByUserId: row.registeredByUserId,
     lastUsedAt: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
@@ -181,6 +191,9 @@ function settings(deps: Deps, body: ClientBody, current?: OAuth2ClientRow) {
     })),
     vaultProviders: vaultProvidersOf(body.vaultProviders),
     authorizationDetailsTypes: body.authorizationDetailsTypes ?? [],
+    fedcmOrigins: [...new Set(body.fedcmOrigins ?? [])],
+    policyUri: body.policyUri ?? null,
+    tosUri: body.tosUri ?? null,
   };
 }
 

@@ -113,6 +113,30 @@ export const redirectUri = z
   });
 
 /**
+ * A relying party's origin for FedCM (W3C FedCM §4, the `Origin` of the ID assertion request, compared exactly):
+ * `https://host[:port]`, or `http` on a loopback host (local development), nothing after it. Stored serialized, as
+ * the browser sends it (`https://app.example`, no trailing slash, the default port dropped).
+ */
+export const fedcmOrigin = z
+  .string()
+  .max(300)
+  .superRefine((value, ctx) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {}
+    const loopback = url?.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname);
+    if (!url || (url.protocol !== "https:" && !loopback)) {
+      ctx.addIssue({ code: "custom", message: "must be an https origin (http only on a loopback host)" });
+    } else if (url.origin !== value) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be an origin alone, as browsers send it: ${url.origin}`,
+      });
+    }
+  });
+
+/**
  * RFC 7591 makes `web` the default, but MCP hosts and CLIs register loopback or private-use redirect URIs without
  * saying `native`; refusing them would only make every such client fail. A client that names no type and has no
  * https redirect URI at all is taken as native (and held to native rules); one that says `web` stays web.
@@ -178,6 +202,11 @@ export const clientBodySchema = z
       .optional(),
     /** RFC 9396: the authorization details types it may ask for, each with its schema and display template. */
     authorizationDetailsTypes: authorizationDetailsTypesSchema.optional(),
+    /** FedCM (src/fedcm/): the relying-party origins whose pages may ask the browser's prompt for this client. */
+    fedcmOrigins: z.array(fedcmOrigin).max(20).optional(),
+    /** RFC 7591 `policy_uri` and `tos_uri`: what the FedCM prompt links (its client metadata endpoint). */
+    policyUri: brandLogoUrlSchema.nullable().optional(),
+    tosUri: brandLogoUrlSchema.nullable().optional(),
   })
   .superRefine((body, ctx) => {
     const grants = body.grantTypes ?? DEFAULT_GRANT_TYPES;

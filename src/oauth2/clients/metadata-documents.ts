@@ -166,6 +166,10 @@ async function fetchedClient(deps: Deps, url: string): Promise<OAuth2ClientRow> 
     backchannelClientNotificationEndpoint: null,
     backchannelOrganization: null,
     authorizationDetailsTypes: stored?.authorizationDetailsTypes ?? [],
+    // FedCM origins are an admin's to allow (src/fedcm/), never a fetched document's.
+    fedcmOrigins: stored?.fedcmOrigins ?? [],
+    policyUri: stored?.policyUri ?? null,
+    tosUri: stored?.tosUri ?? null,
     lastUsedAt: stored?.lastUsedAt ?? null,
     createdAt: stored?.createdAt ?? now,
     ...described,
