@@ -12,6 +12,7 @@ import { getKeySet } from "../signing-keys/keys";
 import { newLocator, revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
+import { withPlace } from "./recent-places";
 import { type EndedSession, endFamiliesOf, sessionsBeyondCap } from "./session-cap";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
@@ -233,7 +234,14 @@ export async function writeSession(
         actor: impersonation?.actor ?? null,
         endsAt: impersonation?.endsAt ?? null,
       }),
-      db.update(users).set({ lastSeen: now }).where(eq(users.id, user.id)),
+      db
+        .update(users)
+        // Where the user signed in from, in the same statement (./recent-places.ts); not an operator's place.
+        .set({
+          lastSeen: now,
+          recentPlaces: impersonation ? undefined : withPlace(user.recentPlaces, deps.visitor.signals, now),
+        })
+        .where(eq(users.id, user.id)),
       sessionsBeyondCap(db, user.id, sessionId, deps.config.tokens.maxSessionsPerUser),
       ...(alongside?.reads(db, user.id) ?? []),
     ]),

@@ -6,7 +6,7 @@ import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
 import type { ActiveMembership } from "../org-membership";
 import { secondStepOf, textPhoneFactorCode } from "../second-step";
-import { beforeFirstFactorChecks } from "./hooks";
+import { beforeFirstFactorChecks, sessionGates } from "./hooks";
 import type { Method } from "./method";
 import type { SignInScope } from "./scope";
 
@@ -86,6 +86,36 @@ export function startImpersonatedSession(
 const WEBAUTHN_ONLY =
   "this account's second factor is a security key, which this sign-in cannot ask for: sign in through the Supabase API";
 
+/**
+ * The gates' decision for the sign-in of `user` (strictest first: one refusal refuses, with its own error). A
+ * `challenge` is met by the second step the user owes anyway; without one, see `challengeWithoutFactor`.
+ */
+async function passGates(
+  scope: SignInScope,
+  user: UserRow,
+  method: Method | null,
+  secondStep: boolean,
+): Promise<"allow" | "challenge"> {
+  let challenged = false;
+  for (const gate of sessionGates()) {
+    const verdict = await gate(scope, { user, method, secondStep });
+    if (verdict.decision === "refuse") throw verdict.error;
+    if (verdict.decision === "challenge") challenged = true;
+  }
+  return challenged ? "challenge" : "allow";
+}
+
+/**
+ * A gate's challenge for a user with no second factor of their own: no step can be sent to them here, so the sign-in
+ * is refused (403 `risk-refused`) rather than let through unasked.
+ */
+async function challengeWithoutFactor(_scope: SignInScope, _user: UserRow): Promise<SignInResult> {
+  throw new AppError(
+    "risk-refused",
+    "this sign-in needs a second step, and the account has no second factor",
+  );
+}
+
 export async function startSession(
   scope: SignInScope,
   start: SessionStart & { mfaGate: true },
@@ -103,6 +133,12 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   }
   // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, a `webauthn` key.
   const step = mfaGate ? await secondStepOf(deps, user) : null;
+  // After the first factor, before anything is given: the gates (src/risk/), once the address's checks passed.
+  if (mfaGate) {
+    await check(scope, method, user.email, false);
+    const gate = await passGates(scope, user, method, step !== null);
+    if (gate === "challenge" && !step) return challengeWithoutFactor(scope, user);
+  }
   // GoTrue's way (the Supabase face): a session short of the second factor, marked so (secondFactorPending).
   const secondFactorPending = scope.secondFactorLater === true && step !== null;
   if (step && !scope.secondFactorLater) {
