@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors";
 import { getConfig } from "../../src/runtime/config";
-import { expectError, NO_VERIFICATION, service } from "../helpers";
+import { expectError, NO_VERIFICATION, SERVER, service } from "../helpers";
 import { answers, hookEvents, hookReceiver, type Scenario } from "../hooks/support";
 import { BERLIN, elsewhere, HAMBURG, lastRisk, ownerAt, SYDNEY, signInFrom } from "./support";
 
@@ -64,6 +64,33 @@ describe("the hook decides", () => {
     expect(receiver.unverified).toEqual([]);
     const calls = (await hookEvents(owner.userId)).filter((e) => e.hook === "BEFORE_SIGN_IN");
     expect(calls.map((e) => e.outcome)).toEqual(["allow", "refuse", "allow"]);
+  });
+
+  // Threat: an operator asked "why was I refused?" who cannot see the answer (and guesses, or turns the policy off).
+  it("the console shows the user's recent risk decisions: level, why, decision, who decided, where", async () => {
+    scenario = answers.json({ decision: "allow" });
+    const owner = await ownerAt(hooked, BERLIN);
+    scenario = answers.json({ decision: "refuse", reason: "chargeback <on> file" });
+    const from = elsewhere(SYDNEY);
+    await expectError(await signInFrom(hooked, owner.email, from), 403, "risk-refused");
+    const login = await hooked.request("POST", "/admin/console/login", {
+      body: new URLSearchParams({ secret: String(env.AUTH_ADMIN_SECRET) }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(SERVER).origin },
+    });
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const page = await hooked.request("GET", `/admin/console/users/${owner.userId}`, { headers: { cookie } });
+    const html = await page.text();
+    const section = html.slice(
+      html.indexOf('id="risk"'),
+      html.indexOf("</table>", html.indexOf('id="risk"')),
+    );
+    expect(section).toContain("Recent risk decisions");
+    expect(section).toMatch(/high<br><small class="muted">[^<]*impossible-travel/);
+    expect(section).toContain('<span class="badge off">refused</span>');
+    // The app's reason, escaped: it is the app's text, not the console's markup.
+    expect(section).toContain("by the app&#39;s hook: chargeback &lt;on&gt; file");
+    expect(section).toContain("Sydney, AU · AS1221");
+    expect(section).toContain(from.address);
   });
 
   // Threat: the hook is the app's, but the owner on their own browser must not be locked out by it either.

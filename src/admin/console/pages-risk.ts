@@ -35,10 +35,11 @@ function row(event: WireAuditEvent) {
   const decision = text(detail.decision);
   const badge = decision === "refuse" ? "off" : decision === "allow" ? "on" : "";
   const hookReason = text(detail.hookReason);
-  return html`<tr><td>${when(event.at)}</td><td>${text(detail.level) || "–"}</td><td>${reasons || "–"}</td>
-<td><span class="badge ${badge}">${DECIDED[decision] ?? decision}</span>${
-    detail.capped ? html` <span class="muted">(a known device: never refused)</span>` : ""
-  }</td><td>${BY[text(detail.by)] ?? "–"}${hookReason ? html`: ${hookReason}` : ""}</td><td>${placeOf(signals)}</td><td>${event.ip ?? "–"}</td></tr>`;
+  // Four columns, each with its detail under it in small print: the table stays readable on a phone (390 px).
+  return html`<tr><td>${when(event.at)}</td><td>${text(detail.level) || "–"}<br><small class="muted">${reasons || "–"}</small></td>
+<td><span class="badge ${badge}">${DECIDED[decision] ?? decision}</span><br><small class="muted">by ${BY[text(detail.by)] ?? "–"}${
+    hookReason ? html`: ${hookReason}` : ""
+  }${detail.capped ? html`; a known device: never refused` : ""}</small></td><td>${placeOf(signals)}<br><small class="muted">${event.ip ?? "–"}</small></td></tr>`;
 }
 
 export function riskSection(events: WireAuditEvent[]) {
@@ -46,6 +47,6 @@ export function riskSection(events: WireAuditEvent[]) {
 ${
   events.length === 0
     ? html`<p class="muted">No sign-in of this user was assessed yet.</p>`
-    : html`<table><thead><tr><th>When (UTC)</th><th>Level</th><th>Why</th><th>Decision</th><th>Decided by</th><th>Place</th><th>Address</th></tr></thead><tbody>${events.map(row)}</tbody></table>`
+    : html`<table><thead><tr><th>When (UTC)</th><th>Level, why</th><th>Decision</th><th>Where</th></tr></thead><tbody>${events.map(row)}</tbody></table>`
 }`;
 }
