@@ -56,7 +56,9 @@ export {
   challengeFactor,
   challengeWebauthnFactor,
   changeMfa,
+  chooseSecondStep,
   createRecoveryCodes,
+  dropSecondStepChoice,
   enrollPhone,
   enrollTotp,
   enrollWebauthn,
@@ -76,6 +78,7 @@ export {
   startTotpSetup,
   stepUpSession,
   verifyFactor,
+  verifySignInMfaCode,
   verifySignInMfaTotp,
   verifyWebauthnFactor,
   type WebauthnAnswer,
@@ -102,6 +105,9 @@ export {
 export { mergeOwnMetadata, updateOwnProfile } from "./profile";
 export { parseRecentPlaces, type RecentPlace } from "./recent-places";
 export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
+// The second step of a sign-in (issue 47): which one a user owes, and its ticket issued with its code sent, for a
+// feature that asks a step of its own (an email code for a user without a factor).
+export { issueSecondStep, type SecondStep, secondStepOf } from "./second-step";
 export {
   type Alongside,
   listUserSessions,

@@ -1,20 +1,28 @@
 import { and, asc, eq, ne, type SQL, sql } from "drizzle-orm";
-import { mfaFactors, type UserRow, users } from "../db/schema";
+import { mfaFactors, securityKeys, type UserRow, users } from "../db/schema";
+import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { sha256Hex } from "../lib/crypto";
+import { refuseOverLimit } from "../rate-limits/buckets";
 import { smsCodeText } from "../sms/templates";
+import { issueMfaTicket } from "./complete-sign-in";
 import { issueOneTimeCode } from "./one-time-codes";
+import { sendTemplate } from "./template-mail";
 import { toWireUser } from "./users";
 
 /**
  * Which second factor a first-factor sign-in must be followed by, whichever face it came through ("one account, two
- * faces": a factor added on one holds on the other). TOTP is the user's row's (`active_mfa_type = 'totp'`); phone and
- * `webauthn` factors are rows of `mfa_factors` (src/auth/mfa/factors.ts). `users.active_mfa_type` is kept in step with
- * them: `totp` while TOTP is on, else `sms` while a phone factor is verified, else null (Nhost's own values), so the
- * session check and the refresh read it with the user's row as before, with no query of their own.
+ * faces": a factor added on one holds on the other). TOTP is the user's row's (`active_mfa_type = 'totp'`); phone,
+ * `email` and `webauthn` factors are rows of `mfa_factors` (src/auth/mfa/factors.ts). `users.active_mfa_type` is the
+ * user's choice among them (`totp`, `sms`, `email`, `webauthn`, issue 47), kept in step with the rows: a choice whose
+ * factor goes falls back to the next factor the user holds, so the session check and the refresh read it with the
+ * user's row as before, with no query of their own.
  */
 export type SecondStep =
   | { kind: "totp" }
   | { kind: "phone"; factorId: string; phone: string }
+  /** A code mailed to the user's verified address: the email factor's, or a step another feature asks for. */
+  | { kind: "email" }
   | { kind: "webauthn" }
   | null;
 
@@ -22,35 +30,53 @@ export type SecondStep =
 export const phoneFactorScope = (factorId: string) => `mfa-phone:${factorId}`;
 /** GoTrue's `MFA_CHALLENGE_EXPIRY_DURATION` default, and the texted code's life. */
 export const PHONE_CODE_LIFETIME_MS = 5 * 60 * 1000;
+/** The email step's code object: one per user, the newest code replacing the one before. */
+export const emailStepScope = (userId: string) => `mfa-email:${userId}`;
+/** The mailed code's life, as the texted one's. */
+export const EMAIL_CODE_LIFETIME_MS = 5 * 60 * 1000;
 
-const verifiedPhoneFactor = (userId: string) =>
-  sql`exists (SELECT 1 FROM ${mfaFactors} WHERE ${mfaFactors.userId} = ${userId} AND ${mfaFactors.factorType} = 'phone' AND ${mfaFactors.status} = 'verified')`;
+/** What the code of an email step is bound to: the ticket it was mailed for (its hash: the tag is no secret). */
+export const emailStepTag = (ticket: string) => sha256Hex(`mfa-email-ticket:${ticket}`);
 
-/** `active_mfa_type` with TOTP off: `sms` while a phone factor is verified (in SQL, so no write in between is missed). */
-export const mfaTypeWithoutTotp = (userId: string): SQL =>
-  sql`CASE WHEN ${verifiedPhoneFactor(userId)} THEN 'sms' END`;
+const verifiedFactor = (userId: string, type: "phone" | "email" | "webauthn") =>
+  sql`exists (SELECT 1 FROM ${mfaFactors} WHERE ${mfaFactors.userId} = ${userId} AND ${mfaFactors.factorType} = ${type} AND ${mfaFactors.status} = 'verified')`;
 
 /**
- * The statement that puts `active_mfa_type` back in step after a factor row changed (a phone factor verified or
- * removed, factors dropped by a reset); batched with the change itself. TOTP, when on, stays the type.
+ * `active_mfa_type` with TOTP off and no other choice standing: the first factor the user holds, in the order phone
+ * (`sms`), email, `webauthn` factor (in SQL, so no write in between is missed).
+ */
+export const mfaTypeWithoutTotp = (userId: string): SQL =>
+  sql`CASE WHEN ${verifiedFactor(userId, "phone")} THEN 'sms' WHEN ${verifiedFactor(userId, "email")} THEN 'email' WHEN ${verifiedFactor(userId, "webauthn")} THEN 'webauthn' END`;
+
+/**
+ * Whether the user's current choice still stands: TOTP (the row's own), a factor row of its kind, or for `webauthn`
+ * a passkey too (a passkey chosen as the second step after a password, issue 47).
+ */
+const choiceStands = (userId: string): SQL =>
+  sql`(${users.activeMfaType} = 'totp' OR (${users.activeMfaType} = 'sms' AND ${verifiedFactor(userId, "phone")}) OR (${users.activeMfaType} = 'email' AND ${verifiedFactor(userId, "email")}) OR (${users.activeMfaType} = 'webauthn' AND (${verifiedFactor(userId, "webauthn")} OR exists (SELECT 1 FROM ${securityKeys} WHERE ${securityKeys.userId} = ${userId}))))`;
+
+/**
+ * The statement that puts `active_mfa_type` back in step after a factor row changed (a factor verified or removed,
+ * factors dropped by a reset, a passkey deleted); batched with the change itself. A choice that still stands stays.
  */
 export function syncMfaType(db: ReturnType<Deps["shards"]["ofUser"]>, userId: string) {
   return db
     .update(users)
     .set({
-      activeMfaType: sql`CASE WHEN ${users.activeMfaType} = 'totp' THEN 'totp' ELSE ${mfaTypeWithoutTotp(userId)} END`,
+      activeMfaType: sql`CASE WHEN ${choiceStands(userId)} THEN ${users.activeMfaType} ELSE ${mfaTypeWithoutTotp(userId)} END`,
     })
     .where(eq(users.id, userId));
 }
 
 /**
- * The second step the user's sign-ins owe: TOTP first (no query), else the oldest verified phone factor, else any
- * verified `webauthn` factor. The sign-in path's one read of `mfa_factors`; never on a session check.
+ * The second step the user's sign-ins owe: TOTP first (no query), else the chosen factor, else the oldest verified
+ * phone factor, the email factor, any verified `webauthn` factor. The sign-in path's one read of `mfa_factors`
+ * (two for a passkey chosen as the step); never on a session check.
  */
 export async function secondStepOf(deps: Deps, user: UserRow): Promise<SecondStep> {
   if (user.activeMfaType === "totp") return { kind: "totp" };
-  const rows = await deps.shards
-    .ofUser(user.id)
+  const db = deps.shards.ofUser(user.id);
+  const rows = await db
     .select({ id: mfaFactors.id, type: mfaFactors.factorType, phone: mfaFactors.phone })
     .from(mfaFactors)
     .where(
@@ -63,9 +89,25 @@ export async function secondStepOf(deps: Deps, user: UserRow): Promise<SecondSte
     .orderBy(asc(mfaFactors.createdAt), asc(mfaFactors.id))
     .all();
   const phone = rows.find((r) => r.type === "phone" && r.phone);
-  if (phone?.phone) return { kind: "phone", factorId: phone.id, phone: phone.phone };
-  if (rows.some((r) => r.type === "webauthn")) return { kind: "webauthn" };
-  return null;
+  const steps = {
+    sms: phone?.phone ? ({ kind: "phone", factorId: phone.id, phone: phone.phone } as const) : null,
+    email: rows.some((r) => r.type === "email") ? ({ kind: "email" } as const) : null,
+    webauthn: rows.some((r) => r.type === "webauthn") ? ({ kind: "webauthn" } as const) : null,
+  };
+  const chosen = user.activeMfaType;
+  if (chosen === "sms" || chosen === "email" || chosen === "webauthn") {
+    if (steps[chosen]) return steps[chosen];
+    if (chosen === "webauthn") {
+      const key = await db
+        .select({ id: securityKeys.id })
+        .from(securityKeys)
+        .where(eq(securityKeys.userId, user.id))
+        .limit(1)
+        .get();
+      if (key) return { kind: "webauthn" };
+    }
+  }
+  return steps.sms ?? steps.email ?? steps.webauthn ?? null;
 }
 
 /** A code for the phone factor, texted to its number (the same code object the Supabase face's challenge uses). */
@@ -81,4 +123,55 @@ export async function textPhoneFactorCode(
     code,
     user: toWireUser(user),
   });
+}
+
+/**
+ * Before an email step's mail: a verified address (an unproven one may be anyone's, and its code would prove nothing
+ * of the owner), and the `EMAIL` bucket counted for the user (`mfa-email:<user>`), so someone holding the password
+ * cannot make the owner's mailbox a flood by signing in again and again.
+ */
+async function admitEmailStep(deps: Deps, user: UserRow): Promise<string> {
+  if (!user.email || !user.emailVerified) {
+    throw new AppError("unverified-user", "the email second step needs a verified email address");
+  }
+  await refuseOverLimit(
+    deps.env,
+    deps.config.rateLimits,
+    "EMAIL",
+    { account: emailStepScope(user.id) },
+    deps.now(),
+  );
+  return user.email;
+}
+
+/**
+ * Issues the second step's ticket for `step` (`mfaTotp:`, `mfaSms:`, `mfaEmail:`, `mfaWebauthn:`) and sends what it
+ * asks for: a phone factor's code by SMS, the email step's code by mail (to the verified address only, six digits,
+ * five minutes, bound to this ticket). Every sign-in that owes a second step comes here (sign-in/pipeline.ts), and so
+ * may a feature that asks a user without a factor for an email code (`{ kind: "email" }`): the ticket is completed
+ * at the step's own route, whatever the user's factors.
+ */
+export async function issueSecondStep(
+  deps: Deps,
+  user: UserRow,
+  step: NonNullable<SecondStep>,
+): Promise<string> {
+  const to = step.kind === "email" ? await admitEmailStep(deps, user) : null;
+  const ticket = await issueMfaTicket(deps, user.id, step.kind);
+  if (step.kind === "phone") await textPhoneFactorCode(deps, user, step);
+  if (to !== null) await mailCode(deps, user, to, await emailStepTag(ticket));
+  return ticket;
+}
+
+async function mailCode(deps: Deps, user: UserRow, to: string, tag: string): Promise<void> {
+  const code = await issueOneTimeCode(deps, emailStepScope(user.id), EMAIL_CODE_LIFETIME_MS, tag);
+  await sendTemplate(deps, user, to, "mfa-email", { code });
+}
+
+/**
+ * The email factor's code for a challenge of the Supabase face (src/auth/mfa/factors.ts): the same checks, object and
+ * mail as the sign-in's step, the code bound to `tag` (the challenge's).
+ */
+export async function mailEmailFactorCode(deps: Deps, user: UserRow, tag: string): Promise<void> {
+  await mailCode(deps, user, await admitEmailStep(deps, user), tag);
 }

@@ -32,6 +32,7 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
     "mfa-totp",
     "mfa-sms",
     "mfa-webauthn",
+    "mfa-email",
     "hosted-page",
     IMPORTED_NHOST_METHOD,
     IMPORTED_SUPABASE_METHOD,

@@ -28,9 +28,12 @@ export const wireUserSchema = z
     roles: z.array(z.string()),
     isAnonymous: z.boolean(),
     activeMfaType: z
-      .enum(["totp", "sms"])
+      .enum(["totp", "sms", "email", "webauthn"])
       .nullable()
-      .describe("`totp` while TOTP is on, else `sms` while a phone factor is verified (Nhost's own values)"),
+      .describe(
+        "The second step a sign-in asks for: `totp` while TOTP is on, else the user's choice among `sms` (a phone " +
+          "factor), `email` (a code to the verified address) and `webauthn` (a passkey or security key); null: none",
+      ),
     metadata: z.record(z.string(), z.unknown()),
   })
   .meta({
@@ -55,6 +58,12 @@ export const wireUserSchema = z
 
 export type WireUser = z.infer<typeof wireUserSchema>;
 
+const MFA_TYPES = ["totp", "sms", "email", "webauthn"] as const;
+
+/** The stored `active_mfa_type` as the wire says it (anything else, e.g. a value written by an older import: null). */
+export const wireMfaType = (stored: string | null): WireUser["activeMfaType"] =>
+  MFA_TYPES.find((type) => type === stored) ?? null;
+
 export function toWireUser(user: WireUserRow): WireUser {
   return {
     id: user.id,
@@ -69,7 +78,7 @@ export function toWireUser(user: WireUserRow): WireUser {
     defaultRole: user.defaultRole,
     roles: user.roles,
     isAnonymous: user.isAnonymous,
-    activeMfaType: user.activeMfaType === "totp" || user.activeMfaType === "sms" ? user.activeMfaType : null,
+    activeMfaType: wireMfaType(user.activeMfaType),
     metadata: user.metadata,
   };
 }

@@ -139,6 +139,9 @@ export function methodsOfSessionRow(method: string | null): SignInMethod[] {
     // The second step of a sign-in whose first step (a password, a mailed code…) the row does not name.
     case "mfa-totp":
       return ["sign-in", "totp"];
+    // The email step follows no mailbox sign-in (sign-in/pipeline.ts, owedStep): its first factor is another channel.
+    case "mfa-email":
+      return ["sign-in", "email-otp"];
     default:
       return ["sign-in"];
   }

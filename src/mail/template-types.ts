@@ -5,6 +5,7 @@ export const TEMPLATE_NAMES = [
   "signin-passwordless",
   "signin-otp",
   "reauthentication",
+  "mfa-email",
   "user-invitation",
   "password-reset",
   "email-confirm-change",

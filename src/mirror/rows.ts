@@ -125,7 +125,7 @@ export function userRowOf(snapshot: unknown): UserRow | null {
     new_email: user.newEmail,
     default_role: user.defaultRole,
     is_anonymous: user.isAnonymous,
-    // Nhost's CHECK allows these two only; the service knows no other (WebAuthn is not an MFA type there).
+    // Nhost's CHECK allows these two only: the email and WebAuthn steps (issue 47) are null there.
     active_mfa_type:
       user.activeMfaType === "totp" || user.activeMfaType === "sms" ? user.activeMfaType : null,
     metadata: user.metadata ?? null,

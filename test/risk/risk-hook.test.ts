@@ -8,7 +8,7 @@ import { ConfigError } from "../../src/errors";
 import { getConfig } from "../../src/runtime/config";
 import { expectError, NO_VERIFICATION, SERVER, service } from "../helpers";
 import { answers, hookEvents, hookReceiver, type Scenario } from "../hooks/support";
-import { BERLIN, elsewhere, HAMBURG, lastRisk, ownerAt, SYDNEY, signInFrom } from "./support";
+import { BERLIN, elsewhere, HAMBURG, lastRisk, ownerAt, SYDNEY, signInFrom, verified } from "./support";
 
 const BASE = { ...NO_VERIFICATION };
 /** What the app answers, per test: set before each sign-in. */
@@ -97,14 +97,16 @@ describe("the hook decides", () => {
   it("its refusal of the owner's own browser is a second step at worst", async () => {
     scenario = answers.json({ decision: "allow" });
     const owner = await ownerAt(hooked, BERLIN);
+    await verified(hooked, owner);
     scenario = answers.json({ decision: "refuse" });
-    // No second factor of their own: the challenge cannot be met here, and the sign-in is refused as a challenge is.
+    // No second factor of their own: the challenge is a code mailed to their verified address.
     const answer = await signInFrom(hooked, owner.email, { ...owner.home, cf: BERLIN });
     expect((await lastRisk(owner.userId)).detail).toMatchObject({
       decision: "challenge",
       capped: "known-device",
     });
-    expect(answer.status).not.toBe(200);
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { mfa: { ticket: string } }).mfa.ticket).toMatch(/^mfaEmail:/);
   });
 });
 

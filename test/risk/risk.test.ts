@@ -11,10 +11,12 @@ import {
   elsewhere,
   HAMBURG,
   lastRisk,
+  mailedCode,
   ownerAt,
   riskRows,
   SYDNEY,
   signInFrom,
+  verified,
   withTotp,
 } from "./support";
 
@@ -93,6 +95,52 @@ describe("AUTH_RISK_POLICY low=allow,medium=challenge,high=refuse", () => {
     const answer = await sessionOf(await signInFrom(strict, owner.email, elsewhere(HAMBURG)));
     expect(answer.mfa?.ticket).toMatch(/^mfaTotp:/);
     expect((await lastRisk(owner.userId)).detail).toMatchObject({ level: "medium", decision: "challenge" });
+  });
+});
+
+describe("a challenge for a user without a second factor", () => {
+  // Threat: a stranger with the password on a new device, where the account has no second factor to ask: the
+  // challenge must still be a proof the stranger lacks (Clerk's "client trust": a code to the owner's mailbox).
+  it("is a code mailed to the verified address (mfaEmail ticket), completed at /signin/mfa/email", async () => {
+    const owner = await ownerAt(strict, BERLIN);
+    await verified(strict, owner);
+    const answer = await sessionOf(await signInFrom(strict, owner.email, elsewhere(HAMBURG)));
+    expect(answer.session).toBeNull();
+    expect(answer.mfa?.ticket).toMatch(/^mfaEmail:/);
+    const otp = await mailedCode(strict, owner.email);
+    const done = await sessionOf(await strict.post("/signin/mfa/email", { ticket: answer.mfa!.ticket, otp }));
+    expect(done.session?.accessToken).toBeTruthy();
+  });
+
+  // Threat: a code sent to an address nobody proved goes to whoever typed it: no step can be asked, so no entry.
+  it("is refused when the address was never proven, and met by a mailbox first factor itself", async () => {
+    const owner = await ownerAt(strict, BERLIN);
+    await expectError(await signInFrom(strict, owner.email, elsewhere(HAMBURG)), 403, "risk-refused");
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({ level: "medium", decision: "challenge" });
+    // An email code from the same new device is itself the mailbox's proof: a second mailed code would repeat it.
+    const mailing = service({
+      ...BASE,
+      AUTH_RISK_POLICY: "medium=challenge",
+      AUTH_OTP_EMAIL_ENABLED: "true",
+    });
+    const from = elsewhere(HAMBURG);
+    const headers = { "user-agent": from.userAgent!, "cf-connecting-ip": from.address! };
+    await mailing.request("POST", "/signin/otp/email", {
+      json: { email: owner.email },
+      headers,
+      cf: HAMBURG,
+    });
+    const [mail] = await mailbox(mailing, owner.email);
+    const otp = /\b(\d{6})\b/.exec(mail!.text)![1]!;
+    const json = { email: owner.email, otp };
+    const signedIn = await sessionOf(
+      await mailing.request("POST", "/signin/otp/email/verify", { json, headers, cf: HAMBURG }),
+    );
+    expect(signedIn.session?.accessToken).toBeTruthy();
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({
+      method: "email-otp",
+      decision: "challenge",
+    });
   });
 });
 

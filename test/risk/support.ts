@@ -3,7 +3,14 @@
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { expect } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
-import { PASSWORD, type TestService, uniqueAddress, uniqueEmail, type WireSession } from "../helpers";
+import {
+  mailbox,
+  PASSWORD,
+  type TestService,
+  uniqueAddress,
+  uniqueEmail,
+  type WireSession,
+} from "../helpers";
 import { userD1 } from "../support/shards";
 
 /** `request.cf` as the platform sets it: strings for the coordinates, a number for the ASN. */
@@ -99,6 +106,22 @@ export async function withTotp(svc: TestService, owner: Owner): Promise<void> {
   const code = totpCode(secret, totpStep(Date.now()));
   const activated = await svc.post("/user/mfa", { code, activeMfaType: "totp" }, owner.session.accessToken);
   expect(activated.status).toBe(200);
+}
+
+/** The owner's address proven (the admin API's PATCH), as the email step requires. */
+export async function verified(svc: TestService, owner: Owner): Promise<void> {
+  const patched = await svc.request("PATCH", `/admin/users/${owner.userId}`, {
+    json: { emailVerified: true },
+    headers: { "x-hasura-admin-secret": String(svc.env.AUTH_ADMIN_SECRET) },
+  });
+  expect(patched.status).toBe(200);
+}
+
+/** The code of the newest second-step mail to `email`. */
+export async function mailedCode(svc: TestService, email: string): Promise<string> {
+  const [mail] = await mailbox(svc, email);
+  expect(mail!.subject).toBe("Your second-step code");
+  return /\b(\d{6})\b/.exec(mail!.text)![1]!;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the audit's JSON, read by each test

@@ -1,53 +1,12 @@
 import type { UserRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
-import { renderTemplate, type TemplateName } from "../../mail/templates";
+import type { TemplateName } from "../../mail/templates";
 import type { LinkForm } from "../link-form";
-import { toWireUser } from "../users";
+import { sendTemplate } from "../template-mail";
 import { issueMailedCode } from "./sent-codes";
 import { issueTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
 export type { LinkForm };
-
-function templateValues(deps: Deps, user: UserRow, values: Record<string, string>): Record<string, string> {
-  const { config } = deps;
-  return {
-    displayName: user.displayName,
-    email: user.email ?? "",
-    newEmail: user.newEmail ?? "",
-    locale: user.locale,
-    serverUrl: config.urls.server,
-    clientUrl: config.urls.client,
-    ...values,
-  };
-}
-
-async function sendTemplate(
-  deps: Deps,
-  user: UserRow,
-  to: string,
-  name: TemplateName,
-  values: Record<string, string>,
-  faceData?: Record<string, unknown>,
-) {
-  const { config } = deps;
-  const message = renderTemplate(
-    config.mail.templates,
-    name,
-    user.locale,
-    config.locales.default,
-    templateValues(deps, user, values),
-  );
-  // What the mail is, for the app's SEND_EMAIL hook, which writes its own (contract move-in §5.3).
-  const about = {
-    template: name,
-    locale: user.locale,
-    ...(values.link ? { link: values.link } : {}),
-    ...(values.code ? { code: values.code } : {}),
-    user: toWireUser(user),
-    ...(faceData ? { faceData } : {}),
-  };
-  await deps.mailer.send({ to, ...message, about });
-}
 
 /** Where a mailed link leads: the app's `redirectTo`, and the app's PKCE challenge when it sent one. */
 export interface LinkTarget {

@@ -5,10 +5,17 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
-import { checkOneTimeCode } from "../one-time-codes";
-import { PHONE_CODE_LIFETIME_MS, phoneFactorScope, syncMfaType, textPhoneFactorCode } from "../second-step";
+import { checkOneTimeCode, redeemOneTimeCode } from "../one-time-codes";
+import {
+  emailStepScope,
+  mailEmailFactorCode,
+  PHONE_CODE_LIFETIME_MS,
+  phoneFactorScope,
+  syncMfaType,
+  textPhoneFactorCode,
+} from "../second-step";
 import { requireRegisteredUser } from "../users";
-import { acceptPhoneCode, acceptTotpCode } from "./second-factor";
+import { acceptEmailCode, acceptPhoneCode, acceptTotpCode } from "./second-factor";
 import { activateTotp, dropTotp, startTotpSetup } from "./totp-setup";
 import { MAX_MFA_ATTEMPTS } from "./totp-sign-in";
 
@@ -19,8 +26,11 @@ import { MAX_MFA_ATTEMPTS } from "./totp-sign-in";
  * (`mfa_tickets`) bound to its factor; its code is checked by the same guard and lockout as the Nhost face's.
  */
 
-/** `webauthn`: a key that is a second factor only (./webauthn-factors.ts). */
-export type FactorType = "totp" | "phone" | "webauthn";
+/**
+ * `webauthn`: a key that is a second factor only (./webauthn-factors.ts); `email`: the email step, made by the user's
+ * choice (./mfa-choice.ts), its codes mailed to the verified address.
+ */
+export type FactorType = "totp" | "phone" | "webauthn" | "email";
 
 export interface Factor {
   id: string;
@@ -218,6 +228,8 @@ export async function challengeFactor(
   if (factor.type === "phone" && factor.phone) {
     await textPhoneFactorCode(deps, user, { factorId: factor.id, phone: factor.phone });
   }
+  // The email factor's code, bound to this challenge (a code mailed for another challenge or ticket is wrong).
+  if (factor.type === "email") await mailEmailFactorCode(deps, user, await challengeHash(factor.id, id));
   await deps.shards
     .ofUser(user.id)
     .insert(mfaTickets)
@@ -254,12 +266,18 @@ export async function verifyFactor(
   const right =
     factor.type === "totp"
       ? await acceptTotpCode(deps, user, input.code)
-      : await acceptPhoneCode(
-          deps,
-          user,
-          () => checkOneTimeCode(deps, phoneScope(factor.id), input.code),
-          verified,
-        );
+      : factor.type === "email"
+        ? await acceptEmailCode(
+            deps,
+            user,
+            async () => (await redeemOneTimeCode(deps, emailStepScope(user.id), input.code)) === hash,
+          )
+        : await acceptPhoneCode(
+            deps,
+            user,
+            () => checkOneTimeCode(deps, phoneScope(factor.id), input.code),
+            verified,
+          );
   if (!right) throw new FactorError("wrong-code");
   const consumed = await db
     .delete(mfaTickets)

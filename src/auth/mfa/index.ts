@@ -23,6 +23,8 @@ export {
   removeFactor,
   verifyFactor,
 } from "./factors";
+// The choice of second step beyond TOTP (issue 47): the API's `POST /user/mfa` and the account center's form.
+export { chooseSecondStep, dropSecondStepChoice, type MfaChoice } from "./mfa-choice";
 export { forgetSecondFactorGuesses } from "./second-factor";
 export { stepUpSession } from "./step-up";
 // Setting TOTP up: the account center's two-step section (src/account-center/security/) uses the API's own steps.
@@ -33,7 +35,7 @@ export {
   issueRecoveryCodes,
   startTotpSetup,
 } from "./totp-setup";
-export { mfaTicketUser, verifySignInMfaTotp } from "./totp-sign-in";
+export { mfaTicketUser, verifySignInMfaCode, verifySignInMfaTotp } from "./totp-sign-in";
 export {
   challengeWebauthnFactor,
   enrollWebauthn,

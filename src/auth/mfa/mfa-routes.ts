@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { refuseImportedToken, requireAuth } from "../../http/auth";
 import { OK_ANSWER, operation } from "../../http/documented";
@@ -8,8 +9,9 @@ import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
 import { readsOwnWriteBack } from "../sessions";
 import { signInScope } from "../sign-in";
+import { chooseSecondStep, dropSecondStepChoice } from "./mfa-choice";
 import { changeMfa, createRecoveryCodes, generateTotp } from "./totp-setup";
-import { verifySignInMfaTotp } from "./totp-sign-in";
+import { verifySignInMfaEmail, verifySignInMfaSms, verifySignInMfaTotp } from "./totp-sign-in";
 
 const codeField = z.string().min(1).max(32);
 
@@ -39,20 +41,38 @@ export const mfaRoutes = new Hono<AppEnv>()
   .post(
     "/user/mfa",
     operation({
-      summary: "Turn TOTP on or off",
+      summary: "Choose the second step",
       description:
-        '`activeMfaType: "totp"` with a code from the app activates it (400 `totp-already-active`, 400 ' +
+        '`activeMfaType: "totp"` with a code from the app activates TOTP (400 `totp-already-active`, 400 ' +
         '`no-totp-secret`, 401 `invalid-totp`); `""` or absent with a current code deactivates it (401 ' +
-        "`disabled-mfa-totp` when it was not on). Wrong codes are capped per user.",
+        "`disabled-mfa-totp` when no second step is on). Wrong codes are capped per user. Beyond TOTP (issue 47): " +
+        '`"email"` makes a code mailed to the verified address the step (401 `unverified-user` for an unverified ' +
+        'one), `"sms"` a verified phone factor, `"webauthn"` a passkey or security key (400 `mfa-type-not-found` ' +
+        "without one); no code is asked, but the elevated claim is under `AUTH_REQUIRE_ELEVATED_CLAIM`, and TOTP, " +
+        'while on, stays the step (400 `totp-already-active`). `""` turns such a step off.',
       security: "bearer",
       answers: { 200: OK_ANSWER("Changed.") },
     }),
     rateLimit("BRUTE_FORCE"),
     requireAuth,
-    jsonBody(z.object({ code: codeField, activeMfaType: z.enum(["totp", ""]).optional() })),
+    jsonBody(
+      z.object({
+        code: codeField.optional(),
+        activeMfaType: z.enum(["totp", "sms", "email", "webauthn", ""]).optional(),
+      }),
+    ),
     readsOwnWriteBack,
     async (c) => {
-      await changeMfa(c.var.deps, c.var.auth!.sub, c.req.valid("json"));
+      const { code, activeMfaType } = c.req.valid("json");
+      const { deps } = c.var;
+      if (activeMfaType === "sms" || activeMfaType === "email" || activeMfaType === "webauthn") {
+        await chooseSecondStep(deps, c.var.auth!, activeMfaType);
+      } else if (!activeMfaType && (await dropSecondStepChoice(deps, c.var.auth!))) {
+        // A step other than TOTP turned off: no code of it to give.
+      } else {
+        if (code === undefined) throw new AppError("invalid-request", "code is required");
+        await changeMfa(deps, c.var.auth!.sub, { code, activeMfaType });
+      }
       return c.json("OK");
     },
   )
@@ -86,7 +106,7 @@ export const mfaRoutes = new Hono<AppEnv>()
       summary: "Finish a sign-in with TOTP",
       description:
         "The `mfa.ticket` of a first-factor sign-in and a TOTP (or recovery) code; for a user whose second factor is " +
-        "a phone (added through the Supabase API: `activeMfaType` `sms`), the code texted at the first step. " +
+        "a phone, an `mfaSms:` ticket and the code texted at the first step (as `/signin/mfa/sms`). " +
         "Unknown or expired ticket: 401 " +
         "`invalid-ticket`; wrong code: 401 `invalid-totp` (five tries per ticket, and capped per user). Ten wrong " +
         "TOTP codes (or recovery codes) within an hour lock that factor: 429 `account-locked` with `Retry-After`.",
@@ -95,4 +115,33 @@ export const mfaRoutes = new Hono<AppEnv>()
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ ticket: z.string().min(1).max(200), otp: codeField })),
     async (c) => c.json(await verifySignInMfaTotp(signInScope(c, "mfa-totp"), c.req.valid("json"))),
+  )
+  .post(
+    "/signin/mfa/sms",
+    operation({
+      summary: "Finish a sign-in with a texted code",
+      description:
+        "The `mfaSms:` ticket of a first-factor sign-in (`activeMfaType` `sms`) and the code texted to the phone " +
+        "factor with it. Unknown, expired, used or another step's ticket: 401 `invalid-ticket`; wrong code: 401 " +
+        "`invalid-totp` (five tries per ticket, and capped per user).",
+      answers: { 200: { description: "A session.", schema: sessionPayloadSchema } },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ ticket: z.string().min(1).max(200), otp: codeField })),
+    async (c) => c.json(await verifySignInMfaSms(signInScope(c, "mfa-sms"), c.req.valid("json"))),
+  )
+  .post(
+    "/signin/mfa/email",
+    operation({
+      summary: "Finish a sign-in with a mailed code",
+      description:
+        "The `mfaEmail:` ticket of a first-factor sign-in (`activeMfaType` `email`) and the six-digit code mailed " +
+        "with it to the user's verified address (five minutes, once, only with the ticket it was mailed for). " +
+        "Unknown, expired, used or another step's ticket: 401 `invalid-ticket`; wrong code: 401 `invalid-totp` " +
+        "(five tries per ticket, and capped per user).",
+      answers: { 200: { description: "A session.", schema: sessionPayloadSchema } },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ ticket: z.string().min(1).max(200), otp: codeField })),
+    async (c) => c.json(await verifySignInMfaEmail(signInScope(c, "mfa-email"), c.req.valid("json"))),
   );

@@ -154,3 +154,11 @@ export function acceptPhoneCode(
 ): Promise<boolean> {
   return guarded(deps, user, "sms-otp", check, verified);
 }
+
+/**
+ * The code of an email step (../second-step.ts), from its one-time code object (wrong tries capped there): guarded as
+ * every second-factor code is, and under the account's lockout as the mailed sign-in codes are (`email-otp`).
+ */
+export function acceptEmailCode(deps: Deps, user: UserRow, check: () => Promise<boolean>): Promise<boolean> {
+  return guarded(deps, user, "email-otp", check, true);
+}

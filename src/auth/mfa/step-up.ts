@@ -4,7 +4,12 @@ import { revokeSession } from "../revocation";
 import { type SignInScope, startSession } from "../sign-in";
 import type { Factor } from "./factors";
 
-const STEP_UP_METHOD = { totp: "mfa-totp", phone: "mfa-sms", webauthn: "mfa-webauthn" } as const;
+const STEP_UP_METHOD = {
+  totp: "mfa-totp",
+  phone: "mfa-sms",
+  webauthn: "mfa-webauthn",
+  email: "mfa-email",
+} as const;
 
 /**
  * A session stepped up by a second factor just verified (`verifyFactor`): a new session begun by that factor

@@ -1,95 +1,116 @@
-import { and, eq, gt, lt, sql } from "drizzle-orm";
-import { shardOfRouted } from "../../db/routed-ids";
 import type { UserRow } from "../../db/schema";
-import { mfaTickets } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { sha256Hex } from "../../lib/crypto";
-import { MFA_TICKET_PREFIX } from "../complete-sign-in";
+import type { SecondStepKind } from "../complete-sign-in";
 import type { Session } from "../new-sessions";
-import { checkOneTimeCode } from "../one-time-codes";
-import { phoneFactorScope, secondStepOf } from "../second-step";
-import { type SignInScope, startSession } from "../sign-in";
-import { findUserById } from "../users";
-import { acceptPhoneCode, acceptSecondFactor } from "./second-factor";
+import { checkOneTimeCode, redeemOneTimeCode } from "../one-time-codes";
+import { emailStepScope, emailStepTag, phoneFactorScope, secondStepOf } from "../second-step";
+import { type Method, type SignInScope, startSession } from "../sign-in";
+import { acceptEmailCode, acceptPhoneCode, acceptSecondFactor } from "./second-factor";
+import { consumeTicket, takeTicketAttempt, ticketUser } from "./step-tickets";
 
-/** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */
-export const MAX_MFA_ATTEMPTS = 5;
+export { MAX_MFA_ATTEMPTS } from "./step-tickets";
+
+/** Every ticket whose step is a code: the hosted pages' one code form takes any of them. */
+const CODE_STEPS = ["totp", "phone", "email"] as const satisfies readonly SecondStepKind[];
 
 /**
  * The user a second-step ticket stands for while it can still be used (not expired, tries left), or null; nothing is
- * spent. The hosted pages' TOTP step reads it to speak the user's own language (`locale`), as the account center does.
+ * spent. The hosted pages' code step reads it to speak the user's own language (`locale`), as the account center does.
  */
 export async function mfaTicketUser(deps: Deps, ticket: string): Promise<UserRow | null> {
-  if (!ticket.startsWith(MFA_TICKET_PREFIX)) return null;
-  const db = shardOfRouted(deps.shards, ticket.slice(MFA_TICKET_PREFIX.length));
-  if (!db) return null;
-  const row = await db
-    .select({ userId: mfaTickets.userId })
-    .from(mfaTickets)
-    .where(
-      and(
-        eq(mfaTickets.ticketHash, await sha256Hex(ticket)),
-        gt(mfaTickets.expiresAt, deps.now()),
-        lt(mfaTickets.attempts, MAX_MFA_ATTEMPTS),
-      ),
-    )
-    .get();
-  return row ? ((await findUserById(deps.shards, row.userId)) ?? null) : null;
+  return (await ticketUser(deps, ticket, CODE_STEPS))?.user ?? null;
+}
+
+/** How each code step's session is recorded (`mfa-sms`: aal2 on the Supabase face too), unless the route names its own. */
+const STEP_METHOD: Record<(typeof CODE_STEPS)[number], Method> = {
+  totp: "mfa-totp",
+  phone: "mfa-sms",
+  email: "mfa-email",
+};
+
+/**
+ * A code step completed: one attempt taken from the ticket (./step-tickets.ts), the code checked as the ticket's step
+ * asks, and the ticket consumed by a DELETE … RETURNING (of two requests racing with good codes, one gets the
+ * session).
+ * - `mfaTotp:`: a TOTP code of the user's secret, once (or a recovery code, once).
+ * - `mfaSms:`: the code texted at the first step to the user's phone factor.
+ * - `mfaEmail:`: the code mailed at the first step for this very ticket (a code mailed for another ticket is wrong).
+ * Each under the user's guess guard and the account's lockout.
+ */
+async function verifyCodeStep(
+  scope: SignInScope,
+  input: { ticket: string; otp: string },
+  kinds: readonly (typeof CODE_STEPS)[number][],
+): Promise<{ session: Session }> {
+  const { deps } = scope;
+  const taken = await takeTicketAttempt(deps, input.ticket, kinds);
+  const { user } = taken;
+  const kind = taken.kind as (typeof CODE_STEPS)[number];
+  let right: boolean;
+  if (kind === "email") {
+    // Whatever the user's factors: the step was asked for (a factor, or another feature's challenge) and its code
+    // mailed with the ticket (../second-step.ts).
+    const tag = await emailStepTag(input.ticket);
+    right = await acceptEmailCode(
+      deps,
+      user,
+      async () => (await redeemOneTimeCode(deps, emailStepScope(user.id), input.otp)) === tag,
+    );
+  } else {
+    // A TOTP or phone step is the user's current factor's, read again: a factor removed since the ticket is no step.
+    const step = await secondStepOf(deps, user);
+    if (step?.kind === "totp" && kind === "totp") {
+      right = await acceptSecondFactor(deps, user, input.otp);
+    } else if (step?.kind === "phone" && (kind === "phone" || kind === "totp")) {
+      right = await acceptPhoneCode(
+        deps,
+        user,
+        () => checkOneTimeCode(deps, phoneFactorScope(step.factorId), input.otp),
+        true,
+      );
+    } else {
+      throw new AppError("invalid-ticket");
+    }
+  }
+  if (!right) throw new AppError("invalid-totp");
+  await consumeTicket(taken);
+  const method = scope.method === "mfa-totp" ? STEP_METHOD[kind] : undefined;
+  return { session: (await startSession(scope, { user, method })).session };
 }
 
 /**
- * verifySignInMfaTotp: one attempt is taken from the ticket by a conditional UPDATE (so the cap holds under
- * parallel requests), the code is checked (a TOTP code, once, or a recovery code, once; for a user whose second
- * factor is a phone, the code texted at the first step), and on success the ticket is consumed by a DELETE …
- * RETURNING: of two requests racing with good codes, one gets the session.
+ * verifySignInMfaTotp (contract §3.4): an `mfaTotp:` ticket and a TOTP or recovery code. An `mfaSms:` ticket is taken
+ * here too, with its texted code: the Nhost SDK knows this route only, and a phone factor (added through the Supabase
+ * API) answered here before the tickets had their own prefixes.
  */
-export async function verifySignInMfaTotp(
+export function verifySignInMfaTotp(
   scope: SignInScope,
   input: { ticket: string; otp: string },
 ): Promise<{ session: Session }> {
-  const { deps } = scope;
-  if (!input.ticket.startsWith(MFA_TICKET_PREFIX)) throw new AppError("invalid-ticket");
-  // The ticket's id names the shard of the ticket and of its user (complete-sign-in.ts); any other id, none.
-  const db = shardOfRouted(deps.shards, input.ticket.slice(MFA_TICKET_PREFIX.length));
-  if (!db) throw new AppError("invalid-ticket");
-  const ticketHash = await sha256Hex(input.ticket);
-  const attempt = await db
-    .update(mfaTickets)
-    .set({ attempts: sql`${mfaTickets.attempts} + 1` })
-    .where(
-      and(
-        eq(mfaTickets.ticketHash, ticketHash),
-        gt(mfaTickets.expiresAt, deps.now()),
-        lt(mfaTickets.attempts, MAX_MFA_ATTEMPTS),
-      ),
-    )
-    .returning({ userId: mfaTickets.userId })
-    .get();
-  if (!attempt) throw new AppError("invalid-ticket");
-  const user = await findUserById(deps.shards, attempt.userId);
-  const step = user ? await secondStepOf(deps, user) : null;
-  if (!user || (step?.kind !== "totp" && step?.kind !== "phone")) throw new AppError("invalid-ticket");
-  const right =
-    step.kind === "totp"
-      ? await acceptSecondFactor(deps, user, input.otp)
-      : // The user's factor is a phone: the code texted at the first step (sign-in/pipeline.ts), guarded and under
-        // the lockout as the Supabase face's verify of it is.
-        await acceptPhoneCode(
-          deps,
-          user,
-          () => checkOneTimeCode(deps, phoneFactorScope(step.factorId), input.otp),
-          true,
-        );
-  if (!right) throw new AppError("invalid-totp");
-  const consumed = await db
-    .delete(mfaTickets)
-    .where(eq(mfaTickets.ticketHash, ticketHash))
-    .returning({ userId: mfaTickets.userId })
-    .get();
-  if (!consumed) throw new AppError("invalid-ticket");
-  if (user.disabled) throw new AppError("disabled-user");
-  // Recorded as the factor it was (`mfa-sms`: aal2 on the Supabase face too), unless the route names its own.
-  const method = step.kind === "phone" && scope.method === "mfa-totp" ? "mfa-sms" : undefined;
-  return { session: (await startSession(scope, { user, method })).session };
+  return verifyCodeStep(scope, input, ["totp", "phone"]);
+}
+
+/** `POST /signin/mfa/sms` (issue 47): an `mfaSms:` ticket and the code texted with it. */
+export function verifySignInMfaSms(
+  scope: SignInScope,
+  input: { ticket: string; otp: string },
+): Promise<{ session: Session }> {
+  return verifyCodeStep(scope, input, ["phone"]);
+}
+
+/** `POST /signin/mfa/email` (issue 47): an `mfaEmail:` ticket and the code mailed with it. */
+export function verifySignInMfaEmail(
+  scope: SignInScope,
+  input: { ticket: string; otp: string },
+): Promise<{ session: Session }> {
+  return verifyCodeStep(scope, input, ["email"]);
+}
+
+/** The hosted pages' code step: whichever code the ticket asks for. */
+export function verifySignInMfaCode(
+  scope: SignInScope,
+  input: { ticket: string; otp: string },
+): Promise<{ session: Session }> {
+  return verifyCodeStep(scope, input, CODE_STEPS);
 }

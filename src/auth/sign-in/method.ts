@@ -13,6 +13,8 @@ export type Method =
   | "mfa-totp"
   | "mfa-sms"
   | "mfa-webauthn"
+  /** The email second step (issue 47): a code mailed to the verified address after a first factor. */
+  | "mfa-email"
   | "webauthn"
   | "pat"
   | "anonymous"

@@ -1,11 +1,10 @@
 import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Impersonation } from "../../signing-keys/jwt";
-import { issueMfaTicket } from "../complete-sign-in";
 import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
 import type { ActiveMembership } from "../org-membership";
-import { secondStepOf, textPhoneFactorCode } from "../second-step";
+import { issueSecondStep, type SecondStep, secondStepOf } from "../second-step";
 import { beforeFirstFactorChecks, sessionGates } from "./hooks";
 import type { Method } from "./method";
 import type { SignInScope } from "./scope";
@@ -58,9 +57,9 @@ export interface SessionStart {
   elevated?: boolean;
   /**
    * The end of a sign-in by one factor (a password, an email or SMS code, a mailed link's PKCE code, a provider, an
-   * enterprise sign-in): with a second factor (TOTP, a phone factor: its code texted) the factor was only the first,
-   * and the answer is an `mfaTotp:` ticket instead of a session; with only a `webauthn` factor, 400
-   * `mfa-type-not-found`. It stays so if AUTH_MFA_ENABLED is later switched off: a user's second factor is not
+   * enterprise sign-in): with a second factor (TOTP, a phone, the email step, a passkey or `webauthn` key) the factor
+   * was only the first, and the answer is the step's ticket (`mfaTotp:`, `mfaSms:`, `mfaEmail:`, `mfaWebauthn:`)
+   * instead of a session. It stays so if AUTH_MFA_ENABLED is later switched off: a user's second factor is not
    * dropped by a configuration change.
    */
   mfaGate?: boolean;
@@ -86,6 +85,20 @@ export function startImpersonatedSession(
 const WEBAUTHN_ONLY =
   "this account's second factor is a security key, which this sign-in cannot ask for: sign in through the Supabase API";
 
+/** The first factors that are the mailbox: the email step after one of them would prove the same thing again. */
+const MAILBOX_METHODS: ReadonlySet<Method | null> = new Set<Method | null>([
+  "email-link",
+  "pkce-link",
+  "email-otp",
+]);
+
+/**
+ * The step a first factor by `method` owes: the user's, except the email step after a mailbox first factor (a code
+ * mailed to the inbox that just signed in proves nothing more: that sign-in is the one factor it is, recorded so).
+ */
+const owedStep = (step: SecondStep, method: Method | null): SecondStep =>
+  step?.kind === "email" && MAILBOX_METHODS.has(method) ? null : step;
+
 /**
  * The gates' decision for the sign-in of `user` (strictest first: one refusal refuses, with its own error). A
  * `challenge` is met by the second step the user owes anyway; without one, see `challengeWithoutFactor`.
@@ -106,14 +119,20 @@ async function passGates(
 }
 
 /**
- * A gate's challenge for a user with no second factor of their own: no step can be sent to them here, so the sign-in
- * is refused (403 `risk-refused`) rather than let through unasked.
+ * A gate's challenge for a user with no second factor of their own: a code mailed to their verified address, the
+ * email step's ticket (`mfaEmail:`, completed at `POST /signin/mfa/email`), as Clerk's "client trust" asks a new
+ * device. Refused (403 `risk-refused`) rather than let through unasked where no code can be sent: an address never
+ * proven (its code would prove nothing of the owner), or a face that steps sessions up later (GoTrue's has no step
+ * for an account without a factor).
  */
-async function challengeWithoutFactor(_scope: SignInScope, _user: UserRow): Promise<SignInResult> {
-  throw new AppError(
-    "risk-refused",
-    "this sign-in needs a second step, and the account has no second factor",
-  );
+async function challengeWithoutFactor(scope: SignInScope, user: UserRow): Promise<SignInResult> {
+  if (scope.secondFactorLater || !user.email || !user.emailVerified) {
+    throw new AppError(
+      "risk-refused",
+      "this sign-in needs a second step this account cannot be asked for here",
+    );
+  }
+  return { session: null, mfa: { ticket: await issueSecondStep(scope.deps, user, { kind: "email" }) } };
 }
 
 export async function startSession(
@@ -131,25 +150,25 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   if (mfaGate && user.activeMfaType === "totp" && user.totpSecret === null) {
     throw new AppError("mfa-reset-required");
   }
-  // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, a `webauthn` key.
-  const step = mfaGate ? await secondStepOf(deps, user) : null;
-  // After the first factor, before anything is given: the gates (src/risk/), once the address's checks passed.
+  // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, the email step, a key.
+  const step = mfaGate ? owedStep(await secondStepOf(deps, user), method) : null;
+  // After the first factor, before anything is given: the gates (src/risk/), once the address's checks passed. A
+  // challenge of a mailbox first factor (a link, an email code) is met by it: a mailed code would prove it again.
   if (mfaGate) {
     await check(scope, method, user.email, false);
     const gate = await passGates(scope, user, method, step !== null);
-    if (gate === "challenge" && !step) return challengeWithoutFactor(scope, user);
+    if (gate === "challenge" && !step && !MAILBOX_METHODS.has(method))
+      return challengeWithoutFactor(scope, user);
   }
   // GoTrue's way (the Supabase face): a session short of the second factor, marked so (secondFactorPending).
   const secondFactorPending = scope.secondFactorLater === true && step !== null;
   if (step && !scope.secondFactorLater) {
     // The first factor is refused before its ticket (the second step is checked by none: its first factor was).
     await check(scope, method, user.email, false);
-    // Nhost's API has no WebAuthn second step: a password (a code, a link) alone must not do instead of the key.
+    // Nhost's API has no WebAuthn second step yet: a password (a code, a link) alone must not do instead of the key.
     if (step.kind === "webauthn") throw new AppError("mfa-type-not-found", WEBAUTHN_ONLY);
-    const ticket = await issueMfaTicket(deps, user.id);
-    // A phone factor answers as TOTP does; the texted code is the TOTP step's `otp` (mfa/totp-sign-in.ts).
-    if (step.kind === "phone") await textPhoneFactorCode(deps, user, step);
-    return { session: null, mfa: { ticket } };
+    // The ticket names the step; its code (a phone's, the email step's) is sent with it (mfa/ completes each).
+    return { session: null, mfa: { ticket: await issueSecondStep(deps, user, step) } };
   }
   await check(scope, method, user.email, false);
   const extraClaims = elevated ? { "x-hasura-auth-elevated": user.id } : undefined;

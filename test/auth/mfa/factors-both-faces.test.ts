@@ -20,9 +20,9 @@ import { userD1 } from "../../support/shards";
 
 /**
  * "One account, two faces": a second factor added through the Supabase face (auth-js's `mfa.enroll` of a phone or a
- * `webauthn` factor) holds on the Nhost face, whose first-factor sign-ins know only TOTP's step. A phone factor
- * answers as TOTP does (`{session: null, mfa: {ticket}}`, its code texted, taken by `POST /signin/mfa/totp`) and shows
- * as `activeMfaType: "sms"`; a `webauthn` factor alone, which the Nhost API cannot ask for, refuses the first factor.
+ * `webauthn` factor) holds on the Nhost face. A phone factor answers `{session: null, mfa: {ticket: "mfaSms:…"}}`,
+ * its code texted, taken by `POST /signin/mfa/sms` (and by `POST /signin/mfa/totp`, the one route the Nhost SDK
+ * knows), and shows as `activeMfaType: "sms"`; a `webauthn` factor alone refuses the first factor.
  * The credential resets drop every kind of factor.
  */
 
@@ -102,7 +102,7 @@ const factorRows = async (userId: string) =>
     .first<{ n: number }>())!.n;
 
 describe("a phone factor on the Nhost face", () => {
-  it("signInEmailPassword answers with the TOTP step's ticket; the texted code completes verifySignInMfaTotp; activeMfaType is sms", async () => {
+  it("signInEmailPassword answers with the SMS step's ticket; the texted code completes it; activeMfaType is sms", async () => {
     // Threat: the password alone, through the Nhost face, skipping the phone factor set up on the Supabase face.
     const { supabase, email } = await supabaseUser("nhphone");
     await proveBySignUpMail(email);
@@ -110,10 +110,16 @@ describe("a phone factor on the Nhost face", () => {
 
     const first = (await (await passwordSignIn(email)).json()) as SignInAnswer;
     expect(first.session).toBeNull();
-    expect(first.mfa?.ticket).toMatch(/^mfaTotp:/);
+    expect(first.mfa?.ticket).toMatch(/^mfaSms:/);
     const code = await textedCode(phone);
     await expectError(await totpStep(first.mfa!.ticket, wrong(code)), 401, "invalid-totp");
-    const completed = await totpStep(first.mfa!.ticket, code);
+    // The email step's route does not take the SMS step's ticket; its own route does (issue 47).
+    await expectError(
+      await svc.post("/signin/mfa/email", { ticket: first.mfa!.ticket, otp: code }),
+      401,
+      "invalid-ticket",
+    );
+    const completed = await svc.post("/signin/mfa/sms", { ticket: first.mfa!.ticket, otp: code });
     expect(completed.status).toBe(200);
     const { session } = (await completed.json()) as { session: WireSession };
     // Nhost's own value for an SMS second factor, in the session's user and GET /user alike.
@@ -188,7 +194,7 @@ describe("a phone factor on the Nhost face", () => {
     const params = await follow(svc, verifyPath(link!));
     expect(params.get("refreshToken")).toBeNull();
     const ticket = params.get("mfaTicket");
-    expect(ticket).toMatch(/^mfaTotp:/);
+    expect(ticket).toMatch(/^mfaSms:/);
     expect((await totpStep(ticket!, await textedCode(phone))).status).toBe(200);
 
     expect(await (await svc.post("/signin/otp/email", { email })).json()).toBe("OK");

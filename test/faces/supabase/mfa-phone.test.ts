@@ -47,12 +47,12 @@ describe("auth-js mfa with a phone factor", () => {
     expect((await supabase.auth.mfa.listFactors()).data?.phone).toEqual([
       expect.objectContaining({ id: factorId, status: "verified", factor_type: "phone" }),
     ]);
-    // The factor holds on the Nhost face too: its password sign-in gets the TOTP step's ticket, not a session
+    // The factor holds on the Nhost face too: its password sign-in gets the SMS step's ticket, not a session
     // (test/auth/mfa/factors-both-faces.test.ts goes on from there).
     const nhost = await svc.post("/signin/email-password", { email, password: PASSWORD });
     expect(await nhost.json()).toMatchObject({
       session: null,
-      mfa: { ticket: expect.stringMatching(/^mfaTotp:/) },
+      mfa: { ticket: expect.stringMatching(/^mfaSms:/) },
     });
 
     const later = client();

@@ -21,6 +21,11 @@ export const mails: Mails = {
     text: "Hallo ${displayName},\n\nUm zu bestätigen, dass Sie es sind, geben Sie diesen Code ein: ${code}. Er ist fünf Minuten gültig.\n\nWenn Sie ihn nicht angefordert haben, nutzt vielleicht jemand Ihr Konto: Ändern Sie Ihr Passwort.\n",
     html: "<p>Hallo ${displayName},</p><p>Um zu bestätigen, dass Sie es sind, geben Sie diesen Code ein: <strong>${code}</strong>. Er ist fünf Minuten gültig.</p><p>Wenn Sie ihn nicht angefordert haben, nutzt vielleicht jemand Ihr Konto: Ändern Sie Ihr Passwort.</p>",
   },
+  "mfa-email": {
+    subject: "Ihr Code für den zweiten Schritt",
+    text: "Hallo ${displayName},\n\neine Anmeldung bei Ihrem Konto wartet auf den zweiten Schritt. Um sie abzuschließen, geben Sie diesen Code ein: ${code}. Er ist fünf Minuten gültig.\n\nWenn Sie das nicht waren, geben Sie den Code an niemanden weiter und ändern Sie Ihr Passwort.\n",
+    html: "<p>Hallo ${displayName},</p><p>eine Anmeldung bei Ihrem Konto wartet auf den zweiten Schritt. Um sie abzuschließen, geben Sie diesen Code ein: <strong>${code}</strong>. Er ist fünf Minuten gültig.</p><p>Wenn Sie das nicht waren, geben Sie den Code an niemanden weiter und ändern Sie Ihr Passwort.</p>",
+  },
   "user-invitation": {
     subject: "Sie sind eingeladen",
     text: "Hallo,\n\nSie wurden eingeladen, ein Konto mit ${email} anzulegen. Folgen Sie diesem Link, um die Einladung anzunehmen:\n${link}\n\nDer Link ist eine Stunde gültig. Wenn Sie diese Einladung nicht erwartet haben, ignorieren Sie diese E-Mail.\n",

@@ -22,6 +22,11 @@ export const mails = {
     text: "Hello ${displayName},\n\nTo confirm it is you, enter this code: ${code}. It is valid for five minutes.\n\nIf you did not ask for it, someone may be using your account: change your password.\n",
     html: "<p>Hello ${displayName},</p><p>To confirm it is you, enter this code: <strong>${code}</strong>. It is valid for five minutes.</p><p>If you did not ask for it, someone may be using your account: change your password.</p>",
   },
+  "mfa-email": {
+    subject: "Your second-step code",
+    text: "Hello ${displayName},\n\nA sign-in to your account is waiting for its second step. To finish it, enter this code: ${code}. It is valid for five minutes.\n\nIf it was not you, do not share the code with anyone and change your password.\n",
+    html: "<p>Hello ${displayName},</p><p>A sign-in to your account is waiting for its second step. To finish it, enter this code: <strong>${code}</strong>. It is valid for five minutes.</p><p>If it was not you, do not share the code with anyone and change your password.</p>",
+  },
   "user-invitation": {
     subject: "You are invited",
     text: "Hello,\n\nYou have been invited to create an account with ${email}. Follow this link to accept:\n${link}\n\nThe link is valid for one hour. If you did not expect this invitation, ignore this mail.\n",

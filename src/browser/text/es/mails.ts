@@ -21,6 +21,11 @@ export const mails: Mails = {
     text: "Hola ${displayName},\n\nPara confirmar que eres tú, introduce este código: ${code}. Es válido durante cinco minutos.\n\nSi no lo has pedido, puede que alguien esté usando tu cuenta: cambia tu contraseña.\n",
     html: "<p>Hola ${displayName},</p><p>Para confirmar que eres tú, introduce este código: <strong>${code}</strong>. Es válido durante cinco minutos.</p><p>Si no lo has pedido, puede que alguien esté usando tu cuenta: cambia tu contraseña.</p>",
   },
+  "mfa-email": {
+    subject: "Tu código del segundo paso",
+    text: "Hola ${displayName}:\n\nUn inicio de sesión en tu cuenta espera su segundo paso. Para terminarlo, introduce este código: ${code}. Es válido durante cinco minutos.\n\nSi no has sido tú, no compartas el código con nadie y cambia tu contraseña.\n",
+    html: "<p>Hola ${displayName}:</p><p>Un inicio de sesión en tu cuenta espera su segundo paso. Para terminarlo, introduce este código: <strong>${code}</strong>. Es válido durante cinco minutos.</p><p>Si no has sido tú, no compartas el código con nadie y cambia tu contraseña.</p>",
+  },
   "user-invitation": {
     subject: "Te han invitado",
     text: "Hola,\n\nTe han invitado a crear una cuenta con ${email}. Sigue este enlace para aceptar:\n${link}\n\nEl enlace es válido durante una hora. Si no esperabas esta invitación, ignora este correo.\n",

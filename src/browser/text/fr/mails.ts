@@ -21,6 +21,11 @@ export const mails: Mails = {
     text: "Bonjour ${displayName},\n\nPour confirmer que c'est bien vous, saisissez ce code : ${code}. Il est valable cinq minutes.\n\nSi vous ne l'avez pas demandé, quelqu'un utilise peut-être votre compte : changez votre mot de passe.\n",
     html: "<p>Bonjour ${displayName},</p><p>Pour confirmer que c'est bien vous, saisissez ce code : <strong>${code}</strong>. Il est valable cinq minutes.</p><p>Si vous ne l'avez pas demandé, quelqu'un utilise peut-être votre compte : changez votre mot de passe.</p>",
   },
+  "mfa-email": {
+    subject: "Votre code de deuxième étape",
+    text: "Bonjour ${displayName},\n\nUne connexion à votre compte attend sa deuxième étape. Pour la terminer, saisissez ce code : ${code}. Il est valable cinq minutes.\n\nSi ce n’était pas vous, ne communiquez ce code à personne et changez votre mot de passe.\n",
+    html: "<p>Bonjour ${displayName},</p><p>Une connexion à votre compte attend sa deuxième étape. Pour la terminer, saisissez ce code : <strong>${code}</strong>. Il est valable cinq minutes.</p><p>Si ce n’était pas vous, ne communiquez ce code à personne et changez votre mot de passe.</p>",
+  },
   "user-invitation": {
     subject: "Vous êtes invité",
     text: "Bonjour,\n\nVous avez été invité à créer un compte avec ${email}. Suivez ce lien pour accepter :\n${link}\n\nLe lien est valable une heure. Si vous n’attendiez pas cette invitation, ignorez ce message.\n",

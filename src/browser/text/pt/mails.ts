@@ -21,6 +21,11 @@ export const mails: Mails = {
     text: "Olá ${displayName},\n\nPara confirmar que é você, introduza este código: ${code}. É válido durante cinco minutos.\n\nSe não o pediu, alguém pode estar a usar a sua conta: altere a sua palavra-passe.\n",
     html: "<p>Olá ${displayName},</p><p>Para confirmar que é você, introduza este código: <strong>${code}</strong>. É válido durante cinco minutos.</p><p>Se não o pediu, alguém pode estar a usar a sua conta: altere a sua palavra-passe.</p>",
   },
+  "mfa-email": {
+    subject: "Seu código da segunda etapa",
+    text: "Olá ${displayName},\n\nUm acesso à sua conta aguarda a segunda etapa. Para concluí-lo, digite este código: ${code}. Ele é válido por cinco minutos.\n\nSe não foi você, não compartilhe o código com ninguém e altere sua senha.\n",
+    html: "<p>Olá ${displayName},</p><p>Um acesso à sua conta aguarda a segunda etapa. Para concluí-lo, digite este código: <strong>${code}</strong>. Ele é válido por cinco minutos.</p><p>Se não foi você, não compartilhe o código com ninguém e altere sua senha.</p>",
+  },
   "user-invitation": {
     subject: "Foi convidado",
     text: "Olá,\n\nFoi convidado a criar uma conta com ${email}. Siga esta ligação para aceitar:\n${link}\n\nA ligação é válida durante uma hora. Se não esperava este convite, ignore este e-mail.\n",

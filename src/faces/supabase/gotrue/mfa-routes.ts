@@ -53,9 +53,14 @@ const verifyBody = z.object({
 });
 
 /** The methods that make a session's `aal2` (tokens.ts says the same in the token). */
-const SECOND_FACTOR_METHODS = new Set(["mfa-totp", "mfa-sms", "mfa-webauthn"]);
+const SECOND_FACTOR_METHODS = new Set(["mfa-totp", "mfa-sms", "mfa-webauthn", "mfa-email"]);
 /** How the session a factor steps up to began (GoTrue's amr `totp`, `mfa/phone`, `mfa/webauthn`). */
-const STEP_UP_METHOD = { totp: "mfa-totp", phone: "mfa-sms", webauthn: "mfa-webauthn" } as const;
+const STEP_UP_METHOD = {
+  totp: "mfa-totp",
+  phone: "mfa-sms",
+  webauthn: "mfa-webauthn",
+  email: "mfa-email",
+} as const;
 
 /** The signed-in user (not anonymous: GoTrue's `requireNotAnonymous`) with the whole row, and the session's level. */
 async function factorUser(c: Parameters<typeof signedIn>[0]) {

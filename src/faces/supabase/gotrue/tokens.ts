@@ -35,9 +35,11 @@ export function amrMethod(method: string | null): string {
   return method;
 }
 
-/** GoTrue's `aal` of a session begun this way: aal2 once the second factor was shown (TOTP, phone or WebAuthn). */
+/** GoTrue's `aal` of a session begun this way: aal2 once the second factor was shown (TOTP, phone, WebAuthn, email). */
 export const aalOf = (method: string | null): "aal1" | "aal2" =>
-  method === "mfa-totp" || method === "mfa-sms" || method === "mfa-webauthn" ? "aal2" : "aal1";
+  method === "mfa-totp" || method === "mfa-sms" || method === "mfa-webauthn" || method === "mfa-email"
+    ? "aal2"
+    : "aal1";
 
 export const signGoTrueToken: AccessTokenMinter = async (deps: Deps, facts: AccessTokenFacts) => {
   const keys = await getKeySet(deps.config);
