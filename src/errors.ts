@@ -71,6 +71,8 @@ export const ERRORS = {
   "invitation-email-mismatch": [403, "this invitation is for another, verified email address"],
   // Contract organizations.md §2 (enterprise sign-in); not in Nhost's catalog.
   "sso-required": [403, "this email's organization signs in through its identity provider"],
+  // Issue 47 (docs/risk.md): the sign-in's risk policy, or the app's BEFORE_SIGN_IN hook, refused it.
+  "risk-refused": [403, "this sign-in was refused as too risky; try again from a device you used before"],
   "sso-connection-not-found": [404, "no enterprise connection signs in this email, domain or organization"],
   "sso-email-outside-domains": [
     403,

@@ -59,6 +59,7 @@ describe("config", () => {
       "password-migration",
       "platform",
       "providers",
+      "risk",
       "storage",
       "vault",
     ]);

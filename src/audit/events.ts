@@ -50,6 +50,11 @@ export type AuditEventType =
    * scopes, resources}: which outside issuer vouched for the user, for an operator to see and to answer for.
    */
   | "oauth2.assertion"
+  /**
+   * A sign-in's risk assessed after its first factor (src/risk/): detail {method, level, reasons, decision, by,
+   * hookReason?, signals}; a refusal is a failure with reason `risk-refused`.
+   */
+  | "signin.risk"
   /** One call of an app's hook (src/hooks/): detail {hook, outcome, status, ms, reason?}. */
   | "hook.called"
   /** The token vault (src/vault/): an account connected {provider, providerUserId, scopes, clientIds}. */

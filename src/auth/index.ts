@@ -21,7 +21,7 @@ export {
 } from "./accounts";
 export { credentialsChanged } from "./credential-changes";
 export { proveEmail } from "./credential-reset";
-export { type DeviceName, deviceNameOf, mailTime } from "./devices";
+export { type DeviceName, deviceNameOf, type KnownBy, knownDeviceOf, mailTime } from "./devices";
 export {
   changeUserEmail,
   checkReauthenticationCode,
@@ -103,6 +103,7 @@ export {
   orgRoles,
 } from "./org-membership";
 export { mergeOwnMetadata, updateOwnProfile } from "./profile";
+export { parseRecentPlaces, type RecentPlace } from "./recent-places";
 export { revokeAllSessions, revokeByRefreshToken, revokeSession } from "./revocation";
 // The second step of a sign-in (issue 47): which one a user owes, and its ticket issued with its code sent, for a
 // feature that asks a step of its own (an email code for a user without a factor).
@@ -124,11 +125,13 @@ export { impersonationOf } from "./sessions/renew";
 // Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
 export {
   beginSignIn,
+  type GateDecision,
   type KeptPasswordCheck,
   type KeptPasswordVerdict,
   type Method,
   providerMethod,
   registerSignInHooks,
+  type SessionGate,
   type SignInCheck,
   type SignInHooks,
   type SignInResult,
@@ -137,6 +140,7 @@ export {
   startImpersonatedSession,
   startSession,
 } from "./sign-in";
+export type { SignUpCheck } from "./sign-up-checks";
 export {
   conformingDisplayName,
   resolveRedirectTo,

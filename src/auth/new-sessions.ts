@@ -14,6 +14,7 @@ import { revokeFamily, startFamily } from "../token-families";
 import type { WireUserRow } from "./hot-queries";
 import type { ActiveMembership } from "./org-membership";
 import { type PasswordRehash, rehashColumns } from "./password-rehash";
+import { withPlace } from "./recent-places";
 import { type EndedSession, endFamiliesOf, sessionsBeyondCap } from "./session-cap";
 import { accessTokenClaims, customClaims } from "./token-claims";
 import { toWireUser, wireUserSchema } from "./users";
@@ -251,7 +252,12 @@ export async function writeSession(
       }),
       db
         .update(users)
-        .set({ lastSeen: now, ...(passwordRehash ? rehashColumns(passwordRehash, now) : {}) })
+        // Where the user signed in from, in the same statement (./recent-places.ts); not an operator's place.
+        .set({
+          lastSeen: now,
+          recentPlaces: impersonation ? undefined : withPlace(user.recentPlaces, deps.visitor.signals, now),
+          ...(passwordRehash ? rehashColumns(passwordRehash, now) : {}),
+        })
         .where(eq(users.id, user.id)),
       sessionsBeyondCap(db, user.id, sessionId, deps.config.tokens.maxSessionsPerUser),
       ...(alongside?.reads(db, user.id) ?? []),

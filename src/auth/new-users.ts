@@ -9,6 +9,7 @@ import { admitSignUp, countSignUp } from "../http/sign-up-gate";
 import { randomUuid } from "../lib/crypto";
 import { isEmailAllowed } from "../lib/email-access";
 import { gravatarUrl } from "../lib/gravatar";
+import { signUpChecks } from "./sign-up-checks";
 import { type ResolvedSignUpOptions, resolveSignUpOptions, type SignUpOptions } from "./sign-up-options";
 import { findUserByEmail, findUserByPhoneNumber, toWireUser } from "./users";
 
@@ -42,9 +43,13 @@ export interface NewUser {
 }
 
 /** The checks `admission` calls for, before anything is written. */
-async function admit(deps: Deps, admission: Admission): Promise<void> {
+async function admit(deps: Deps, admission: Admission, input: NewUser): Promise<void> {
   if (admission === "visitor") await admitSignUp(deps);
   else if (admission === "identity-provider") await countSignUp(deps);
+  // The checks other features add (src/risk/'s disposable domains): every way in but an operator's.
+  if (admission !== "operator") {
+    for (const refuse of signUpChecks()) await refuse(deps, { email: input.email, method: input.method });
+  }
 }
 
 /**
@@ -56,7 +61,7 @@ async function admit(deps: Deps, admission: Admission): Promise<void> {
  * two racing requests cannot create the same account.
  */
 export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | undefined> {
-  await admit(deps, input.admission);
+  await admit(deps, input.admission, input);
   const now = deps.now();
   const { options } = input;
   const row = {

@@ -3,6 +3,7 @@
  * challenge serves the request (tokens are single use), and it counts once in the sign-up limit (sign-up-gate.ts).
  */
 
+import { type CfSignals, cfSignalsOf } from "./cf-signals";
 import { deviceCookieIn } from "./device-cookie-name";
 
 /** The header Nhost's clients send the Turnstile widget's token in (contract §9). */
@@ -16,12 +17,19 @@ export interface Visitor {
   readonly address: string | null;
   /** Where that address is, roughly: "city, region, country" from `request.cf` (null without it: tests, some dev). */
   readonly place: string | null;
+  /** What `request.cf` says of the sender (country, network, coordinates, bot score); null as `place` is. */
+  readonly signals: CfSignals | null;
   /** The device cookie it carries (`edge_auth_device`, of our shape), or null: the lockout's known devices. */
   readonly deviceCookie: string | null;
   /** A Turnstile challenge was passed in this request. */
   passedChallenge: boolean;
   /** The request was counted in the `SIGNUPS` bucket. */
   countedSignUp: boolean;
+  /**
+   * The risk level a sign-in gate gave this request's sign-in (src/auth/sign-in/hooks.ts `SessionGate`), for what
+   * follows the session (the new-device mail); null when none assessed it.
+   */
+  riskLevel: string | null;
 }
 
 /**
@@ -34,21 +42,30 @@ export function visitorOf(
   cf?: object | (() => object | undefined),
 ): Visitor {
   const address = headers.get("cf-connecting-ip");
-  let place: string | null = null;
-  let placed = false;
+  // Read once, when something first asks for the place or the signals (a new session, a risk gate, a mail).
+  let read: { cf: object | undefined } | null = null;
+  const cfOnce = () => {
+    read ??= { cf: isNonPublicAddress(address) ? undefined : typeof cf === "function" ? cf() : cf };
+    return read.cf;
+  };
+  let place: string | null | undefined;
+  let signals: CfSignals | null | undefined;
   return {
     turnstileToken: headers.get(TURNSTILE_HEADER)?.trim() || null,
     address,
     get place() {
-      if (!placed) {
-        place = isNonPublicAddress(address) ? null : placeOf(typeof cf === "function" ? cf() : cf);
-        placed = true;
-      }
+      if (place === undefined) place = isNonPublicAddress(address) ? null : placeOf(cfOnce());
       return place;
+    },
+    // The same placeholder `request.cf` as the place's: a loopback address has no country, network or coordinates.
+    get signals() {
+      if (signals === undefined) signals = isNonPublicAddress(address) ? null : cfSignalsOf(cfOnce());
+      return signals;
     },
     deviceCookie: deviceCookieIn(headers.get("cookie")),
     passedChallenge: false,
     countedSignUp: false,
+    riskLevel: null,
   };
 }
 

@@ -48,7 +48,10 @@ export interface Feature {
   >;
   /** What it records when one of its messages became a dead letter (a webhook delivery marked failed). */
   readonly deadLetter?: (body: unknown, services: Deps) => Promise<void>;
-  /** What it adds to every sign-in (src/auth/sign-in/pipeline.ts): a check before the first factor. */
+  /**
+   * What it adds to every sign-in (src/auth/sign-in/pipeline.ts): a check before the first factor, a gate after it
+   * and before the session, a check before a user is created.
+   */
   readonly signInHooks?: SignInHooks;
   /** The daily cron's sweep of what it keeps past its use (expired rows, abandoned uploads). */
   readonly housekeeping?: (services: Deps, now: number) => Promise<void>;

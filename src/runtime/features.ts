@@ -14,6 +14,7 @@ import { passwordMigrationFeature } from "../password-migration/feature";
 import { permissionsFeature } from "../permissions/feature";
 import { platformFeature } from "../platform/feature";
 import { providersFeature } from "../providers/feature";
+import { riskFeature } from "../risk/feature";
 import { scimFeature } from "../scim/feature";
 import { setupLinksFeature } from "../setup-links/feature";
 import { ssoFeature } from "../sso/feature";
@@ -33,6 +34,8 @@ export const FEATURES: readonly Feature[] = [
   providersFeature,
   orgsFeature,
   ssoFeature,
+  // Risk-aware sign-in (issue 47): a gate after every first factor, before the session, and one before a sign-up.
+  riskFeature,
   scimFeature,
   // Setup links for a customer's IT admin (operators.md §5): its pages use the sso and scim features above.
   setupLinksFeature,

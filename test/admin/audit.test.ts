@@ -40,7 +40,9 @@ describe("audit log: the flows write their events", () => {
     });
     await svc.request("POST", "/signin/email-password", { headers, json: { email, password: PASSWORD } });
     const events = await eventsOf(session.user.id);
-    expect(types(events)).toEqual(["signup", "signin.success"]);
+    // The sign-in came from another device than the sign-up (its address and browser): its risk is recorded too
+    // (medium, `new-device`: src/risk/, docs/risk.md).
+    expect(types(events)).toEqual(["signup", "signin.risk", "signin.success"]);
     expect(events[0]!.detail).toMatchObject({ method: "email-password" });
     expect(events[0]).toMatchObject({ ip: "203.0.113.9", userAgent: "audit-test/1.0" });
 

@@ -16,6 +16,7 @@ export const HOOK_URL = {
   SEND_EMAIL: "https://hooks.app.example/send-email",
   SEND_SMS: "https://hooks.app.example/send-sms",
   PASSWORD_MIGRATION: "https://hooks.app.example/password-migration",
+  BEFORE_SIGN_IN: "https://hooks.app.example/before-sign-in",
 } as const;
 
 export type HookName = keyof typeof HOOK_URL;

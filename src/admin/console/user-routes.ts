@@ -14,6 +14,7 @@ import { action, back, type Ctx, chromeOf, page, render, userPath } from "./hand
 import { impersonationOfUser } from "./impersonation-routes";
 import { userPage } from "./pages";
 import { lockoutSection } from "./pages-lockout";
+import { riskSection } from "./pages-risk";
 import { userEditor, usersPage } from "./pages-users";
 import type { ConsoleSession } from "./session";
 
@@ -91,10 +92,11 @@ export const consoleUserRoutes = new Hono<AppEnv>()
     "/users/:id",
     page(async (c, session) => {
       const id = c.req.param("id")!;
-      const [user, sessions, events] = await Promise.all([
+      const [user, sessions, events, risk] = await Promise.all([
         getUserDetail(c.var.deps, id),
         listSessions(c.var.deps, id, { limit: 100 }),
         listAuditEvents(c.var.deps, { userId: id, limit: 20 }),
+        listAuditEvents(c.var.deps, { userId: id, type: "signin.risk", limit: 20 }),
       ]);
       const [chrome, locks] = await Promise.all([
         chromeOf(c, session, "users"),
@@ -109,7 +111,7 @@ export const consoleUserRoutes = new Hono<AppEnv>()
           user,
           sessions.items,
           events.items,
-          html`${lockoutSection(chrome, user.id, locks)}${impersonation}${userEditor(chrome, user)}`,
+          html`${lockoutSection(chrome, user.id, locks)}${riskSection(risk.items)}${impersonation}${userEditor(chrome, user)}`,
         ),
       );
     }),

@@ -5,6 +5,7 @@
 // The account center names each session's device in its list the way the mail does.
 
 export { writeDeviceCookie } from "./device-cookie";
+export { type KnownBy, knownDeviceOf } from "./device-known";
 export { type DeviceName, deviceNameOf } from "./device-name";
 export { mailTime } from "./new-device-mail";
 export { noticeDevice } from "./new-device-notice";

@@ -12,10 +12,15 @@ export interface SignInSeen {
   place: string | null;
   /** ms */
   at: number;
+  /** The sign-in's risk level, when a gate assessed it (`Deps.visitor.riskLevel`, src/risk/). */
+  riskLevel: string | null;
 }
 
 /** "2026-07-14 09:32 UTC": the same in every language, and unambiguous wherever the reader is. */
 export const mailTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+const riskSentence = (sentences: Record<string, string>, level: string | null) =>
+  level !== null && Object.hasOwn(sentences, level) ? sentences[level]! : "";
 
 /**
  * Mails the user that their account was signed in to from a new device (template "new-device", contract §13), in
@@ -36,6 +41,7 @@ export async function sendNewDeviceMail(deps: Deps, user: UserRow, seen: SignInS
     device: seen.name.system ? words.device(browser, seen.name.system) : browser,
     place: seen.place ?? words.unknownPlace,
     time: mailTime(seen.at),
+    risk: riskSentence(words.risk, seen.riskLevel),
     link,
   });
   // What the mail is, for the app's SEND_EMAIL hook, which writes its own (contract move-in §5.3).

@@ -70,5 +70,8 @@ async function mailIfNew(deps: Deps, user: UserRow, cookie: string | null, name:
     deps.visitor.address,
   );
   const sighting = await recordSighting(deps, user.id, keys, at);
-  if (sighting === "new") await sendNewDeviceMail(deps, user, { name, place: deps.visitor.place, at });
+  if (sighting === "new") {
+    const { place, riskLevel } = deps.visitor;
+    await sendNewDeviceMail(deps, user, { name, place, at, riskLevel });
+  }
 }

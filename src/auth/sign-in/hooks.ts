@@ -1,6 +1,8 @@
 import type { UserRow } from "../../db/schema";
+import type { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import type { Session } from "../new-sessions";
+import { addSignUpCheck, type SignUpCheck } from "../sign-up-checks";
 import type { Method } from "./method";
 import type { SignInScope } from "./scope";
 
@@ -37,9 +39,31 @@ export type KeptPasswordVerdict =
   | { verified: true; user: UserRow }
   | { verified: true; session: Session };
 
+/**
+ * What a gate says of a sign-in whose first factor was right, before its session (src/risk/'s risk-aware sign-in):
+ * let it through; ask a second step first (the user's own second factor, else an email code); or refuse it with the
+ * gate's own error. A gate never sees the credentials, only who is signing in and how.
+ */
+export type GateDecision =
+  | { decision: "allow" }
+  | { decision: "challenge" }
+  | { decision: "refuse"; error: AppError };
+
+/**
+ * A check after the first factor, before the session (./pipeline.ts `startSession`, on every sign-in by a first
+ * factor). `secondStep`: the user has a second factor of their own, which a challenge asks for.
+ */
+export type SessionGate = (
+  scope: SignInScope,
+  attempt: { user: UserRow; method: Method | null; secondStep: boolean },
+) => Promise<GateDecision>;
+
 export interface SignInHooks {
   readonly beforeFirstFactor?: SignInCheck;
   readonly keptPassword?: KeptPasswordCheck;
+  readonly beforeSession?: SessionGate;
+  /** A check before a user is created (../sign-up-checks.ts). */
+  readonly beforeSignUp?: SignUpCheck;
 }
 
 const registered = new Set<SignInHooks>();
@@ -47,10 +71,14 @@ const registered = new Set<SignInHooks>();
 /** Adds a feature's hooks; the same object twice is registered once (the runtime may be loaded per test file). */
 export function registerSignInHooks(hooks: SignInHooks): void {
   registered.add(hooks);
+  if (hooks.beforeSignUp) addSignUpCheck(hooks.beforeSignUp);
 }
 
 export const beforeFirstFactorChecks = (): SignInCheck[] =>
   [...registered].flatMap((hooks) => (hooks.beforeFirstFactor ? [hooks.beforeFirstFactor] : []));
+
+export const sessionGates = (): SessionGate[] =>
+  [...registered].flatMap((hooks) => (hooks.beforeSession ? [hooks.beforeSession] : []));
 
 /** The verdict of the first feature that takes part on a password kept elsewhere (one feature offers it), or null. */
 export async function passwordKeptElsewhere(

@@ -3,10 +3,12 @@
  * the scope its route gathers once (./scope.ts), and the checks other features add (./hooks.ts).
  */
 export {
+  type GateDecision,
   type KeptPasswordCheck,
   type KeptPasswordVerdict,
   passwordKeptElsewhere,
   registerSignInHooks,
+  type SessionGate,
   type SignInCheck,
   type SignInHooks,
 } from "./hooks";

@@ -6,7 +6,7 @@ import { type Session, writeSession } from "../new-sessions";
 import type { ActiveMembership } from "../org-membership";
 import type { PasswordRehash } from "../password-rehash";
 import { issueSecondStep, type SecondStep, secondStepOf } from "../second-step";
-import { beforeFirstFactorChecks } from "./hooks";
+import { beforeFirstFactorChecks, sessionGates } from "./hooks";
 import type { Method } from "./method";
 import type { SignInScope } from "./scope";
 
@@ -102,6 +102,42 @@ const MAILBOX_METHODS: ReadonlySet<Method | null> = new Set<Method | null>([
 const owedStep = (step: SecondStep, method: Method | null): SecondStep =>
   step?.kind === "email" && MAILBOX_METHODS.has(method) ? null : step;
 
+/**
+ * The gates' decision for the sign-in of `user` (strictest first: one refusal refuses, with its own error). A
+ * `challenge` is met by the second step the user owes anyway; without one, see `challengeWithoutFactor`.
+ */
+async function passGates(
+  scope: SignInScope,
+  user: UserRow,
+  method: Method | null,
+  secondStep: boolean,
+): Promise<"allow" | "challenge"> {
+  let challenged = false;
+  for (const gate of sessionGates()) {
+    const verdict = await gate(scope, { user, method, secondStep });
+    if (verdict.decision === "refuse") throw verdict.error;
+    if (verdict.decision === "challenge") challenged = true;
+  }
+  return challenged ? "challenge" : "allow";
+}
+
+/**
+ * A gate's challenge for a user with no second factor of their own: a code mailed to their verified address, the
+ * email step's ticket (`mfaEmail:`, completed at `POST /signin/mfa/email`), as Clerk's "client trust" asks a new
+ * device. Refused (403 `risk-refused`) rather than let through unasked where no code can be sent: an address never
+ * proven (its code would prove nothing of the owner), or a face that steps sessions up later (GoTrue's has no step
+ * for an account without a factor).
+ */
+async function challengeWithoutFactor(scope: SignInScope, user: UserRow): Promise<SignInResult> {
+  if (scope.secondFactorLater || !user.email || !user.emailVerified) {
+    throw new AppError(
+      "risk-refused",
+      "this sign-in needs a second step this account cannot be asked for here",
+    );
+  }
+  return { session: null, mfa: { ticket: await issueSecondStep(scope.deps, user, { kind: "email" }) } };
+}
+
 export async function startSession(
   scope: SignInScope,
   start: SessionStart & { mfaGate: true },
@@ -119,6 +155,14 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   }
   // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, the email step, a key.
   const step = mfaGate ? owedStep(await secondStepOf(deps, user), method) : null;
+  // After the first factor, before anything is given: the gates (src/risk/), once the address's checks passed. A
+  // challenge of a mailbox first factor (a link, an email code) is met by it: a mailed code would prove it again.
+  if (mfaGate) {
+    await check(scope, method, user.email, false);
+    const gate = await passGates(scope, user, method, step !== null);
+    if (gate === "challenge" && !step && !MAILBOX_METHODS.has(method))
+      return challengeWithoutFactor(scope, user);
+  }
   // GoTrue's way (the Supabase face): a session short of the second factor, marked so (secondFactorPending).
   const secondFactorPending = scope.secondFactorLater === true && step !== null;
   if (step && !scope.secondFactorLater) {

@@ -71,6 +71,12 @@ export const users = sqliteTable(
      * through the Supabase face's admin namespace. Null: nothing set. Never a client's to write.
      */
     appMetadata: text("app_metadata", { mode: "json" }).$type<Record<string, unknown>>(),
+    /**
+     * Where the user's last few sign-ins were (src/auth/recent-places.ts: minute, coordinates, country, a few dozen
+     * bytes each), written in the same statement as `last_seen` when a session starts, so it costs no row of its own:
+     * the risk of a sign-in from the other side of the world an hour later (src/risk/). Null: none known.
+     */
+    recentPlaces: text("recent_places"),
   },
   (t) => [
     index("users_created_at").on(t.createdAt),
