@@ -5,6 +5,8 @@
 // party minting a code for another client (the Origin check, spec § Identity assertion endpoint "MUST check the
 // Origin"), an unregistered origin learning anything of the account or the client, a new consent without the
 // browser's disclosure, a code redeemed by someone without the PKCE verifier, by another client, or with a redirect.
+
+import { env } from "cloudflare:test";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, SERVER, signUp } from "../helpers";
@@ -21,6 +23,8 @@ import {
   s256,
   VERIFIER,
 } from "../oauth2/support";
+import { failingD1 } from "../support/faults";
+import { userD1 } from "../support/shards";
 
 const svc = provider();
 const RP = "https://rp.example.com";
@@ -318,6 +322,39 @@ describe("FedCM identity provider (W3C FedCM)", () => {
     );
     const after = await svc.request("GET", "/fedcm/accounts", { headers: { cookie, ...PROMPT } });
     expect(after.status).toBe(401);
+  });
+
+  it("answers a database fault with 503 in FedCM's shape, never a 500", async () => {
+    const { browser, user } = await signedInBrowser();
+    const client = await rpClient();
+    const shard = userD1(user.id);
+    const name = String(env.AUTH_D1_SHARDS ?? "DB")
+      .split(",")
+      .find((binding) => (env as unknown as Record<string, unknown>)[binding] === shard)!;
+    // The session's read at the accounts endpoint; the code's insert at the assertion.
+    const sessions = failingD1(shard, { match: /from "sessions"/ });
+    const broken = provider({ [name]: sessions.binding });
+    const cookie = fedcmCookie(browser);
+    const accounts = await broken.request("GET", "/fedcm/accounts", { headers: { cookie, ...PROMPT } });
+    expect({ status: accounts.status, body: await accounts.json() }).toEqual({
+      status: 503,
+      body: { error: { code: "server_error" } },
+    });
+    const ask = {
+      client_id: client.clientId,
+      account_id: user.id,
+      params: await pkce(),
+      disclosure_text_shown: "true",
+    };
+    const codes = failingD1(shard, { match: /insert into "oauth2_codes"/ });
+    const codeBroken = provider({ [name]: codes.binding });
+    const answered = await codeBroken.request("POST", "/fedcm/assertion", {
+      body: new URLSearchParams(ask).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: RP, ...PROMPT },
+    });
+    expect(answered.status).toBe(503);
+    expect(answered.headers.get("access-control-allow-origin")).toBe(RP);
+    expect(await answered.json()).toEqual({ error: { code: "server_error" } });
   });
 
   it("keeps fedcmOrigins in the admin API: origins alone, https or loopback http", async () => {
