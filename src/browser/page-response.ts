@@ -39,6 +39,8 @@ export async function render(
     script?: string;
     widget?: boolean;
     providerOrigins?: string[];
+    /** Outside origins the page's script reaches (the FedCM config of Google's One Tap, src/fedcm/one-tap.ts). */
+    connectOrigins?: string[];
     /** More of our own CSS after the house style (`PageFrame.style`). */
     style?: string;
     /** Images this page alone shows (a reviewed client's logo on its consent screen): https or loopback URLs. */
@@ -63,6 +65,7 @@ export async function render(
     ],
     script: Boolean(options.script),
     connect: Boolean(options.script),
+    connectOrigins: options.connectOrigins,
     widgetOrigin: options.widget ? TURNSTILE_ORIGIN : undefined,
     images,
   });

@@ -53,8 +53,9 @@ export async function signedIn(c: Ctx): Promise<BrowserSession | null> {
 /**
  * The FedCM answer of what the authorization server refused (its OAuth2 code: `invalid_request`, `access_denied`, …)
  * or the service could not do, settled as every face settles it (a D1 or Durable Object fault: 503, logged).
+ * `origin`: the registered caller's, to read it; absent before the client is known (the routes' own error handler).
  */
-export async function refusalOf(c: Ctx, caught: unknown, origin: string) {
+export async function refusalOf(c: Ctx, caught: unknown, origin?: string) {
   if (caught instanceof OAuth2Error) {
     return refuse(c, caught.error === "access_denied" ? 403 : 400, caught.error, origin);
   }

@@ -45,6 +45,8 @@ export const wellKnownRoutes = new Hono<AppEnv>().get("/.well-known/web-identity
 });
 
 export const fedcmRoutes = new Hono<AppEnv>()
+  // A fault anywhere before an answer (a D1 read of the client or the session): FedCM's shape, no CORS.
+  .onError((caught, c) => refusalOf(c, caught))
   .use(`${FEDCM_PATH}/*`, promptOnly)
   // § The config file (#idp-api-config-file).
   .get(ENDPOINTS.config, CONFIG_DOC, async (c) => c.json(await configFile(c.var.deps), 200, CACHE_DOCUMENT))

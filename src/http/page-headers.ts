@@ -11,6 +11,8 @@ export function setPageHeaders(
     formAction?: string[];
     script?: boolean;
     connect?: boolean;
+    /** Outside origins the page's script reaches besides its own (the FedCM config of Google's One Tap). */
+    connectOrigins?: string[];
     /** One outside origin whose script and frames the page embeds (Cloudflare Turnstile's), only when it does. */
     widgetOrigin?: string;
     /** Origins the page shows images from (the console's previews of stored images). */
@@ -20,9 +22,10 @@ export function setPageHeaders(
   const nonce = crypto.randomUUID().replace(/-/g, "");
   const formAction = ["'self'", ...(options.formAction ?? [])].join(" ");
   const widget = options.widgetOrigin ? ` ${options.widgetOrigin}` : "";
+  const connect = ["'self'", ...(options.connectOrigins ?? [])].join(" ");
   const scripting =
     options.script || options.widgetOrigin
-      ? `; script-src 'nonce-${nonce}'${widget}${options.connect ? "; connect-src 'self'" : ""}${
+      ? `; script-src 'nonce-${nonce}'${widget}${options.connect ? `; connect-src ${connect}` : ""}${
           options.widgetOrigin ? `; frame-src ${options.widgetOrigin}` : ""
         }`
       : "";

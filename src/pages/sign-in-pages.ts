@@ -2,6 +2,7 @@ import { type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
 import { render, widgetFor } from "../browser/page-response";
 import { catalogueFor, pageText } from "../browser/page-text";
 import { signInForm } from "../browser/render";
+import { googleOneTap } from "../fedcm";
 import type { InteractionRequest } from "../oauth2";
 import { hostedIntro } from "./hosted-text";
 import { passkeyScript } from "./passkey-script";
@@ -33,6 +34,12 @@ export function signInPage(
   const { config } = c.var;
   const t = pageText(c, request.uiLocales, options.userLocale);
   const passkeys = config.webauthn.enabled;
+  // Google's One Tap through the browser's FedCM prompt (docs/fedcm.md): its session comes in as a passkey's does.
+  const oneTap = googleOneTap(config);
+  const scripts = [
+    ...(passkeys ? [passkeyScript(config.urls.authPath)] : []),
+    ...(oneTap ? [oneTap.script] : []),
+  ];
   const widgets = { signin: widgetFor(c, "signin"), passwordless: linkWidget(c) };
   return render(
     c,
@@ -56,7 +63,7 @@ export function signInPage(
         name: providerName(id, config.providers.enabled),
       })),
       emailLinkAction: config.passwordless.emailLink ? paths(c).emailLink : undefined,
-      passkeySessionAction: passkeys ? paths(c).session : undefined,
+      passkeySessionAction: passkeys || oneTap ? paths(c).session : undefined,
       widgets,
     }),
     {
@@ -70,7 +77,8 @@ export function signInPage(
           ),
         ),
       ],
-      ...(passkeys ? { script: passkeyScript(config.urls.authPath) } : {}),
+      ...(scripts.length ? { script: scripts.join("\n") } : {}),
+      ...(oneTap ? { connectOrigins: [oneTap.origin] } : {}),
     },
   );
 }

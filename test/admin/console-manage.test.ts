@@ -278,10 +278,17 @@ describe("OAuth2 clients in the console", () => {
         clientName: "Console Notes 2",
         redirectUris: "https://notes.example.com/cb",
         scopes: ["openid"],
+        // FedCM (docs/fedcm.md): the relying-party origins beside the redirect URIs, and the prompt's links.
+        fedcmOrigins: "https://notes.example.com\nhttp://localhost:5173",
+        policyUri: "https://notes.example.com/privacy",
+        tosUri: "",
       }),
       cookie,
     );
     expect(edited.status).toBe(303);
+    expect((await getPage(cookie, `/clients/${clientId}`)).text).toContain(
+      "https://notes.example.com\nhttp://localhost:5173</textarea>",
+    );
     const api = await svc.request("GET", `/admin/oauth2/clients/${clientId}`, {
       headers: { "x-hasura-admin-secret": SECRET },
     });
@@ -289,7 +296,23 @@ describe("OAuth2 clients in the console", () => {
       clientName: "Console Notes 2",
       redirectUris: ["https://notes.example.com/cb"],
       scopes: ["openid"],
+      fedcmOrigins: ["https://notes.example.com", "http://localhost:5173"],
+      policyUri: "https://notes.example.com/privacy",
+      tosUri: null,
     });
+    // An origin with a path is not what a browser sends: refused in place, naming the field.
+    const badOrigin = await post(
+      `/clients/${clientId}/edit`,
+      clientForm({
+        csrf,
+        clientName: "Console Notes 2",
+        redirectUris: "https://notes.example.com/cb",
+        fedcmOrigins: "https://notes.example.com/app",
+      }),
+      cookie,
+    );
+    expect(badOrigin.status).toBe(400);
+    expect(await badOrigin.text()).toContain("fedcmOrigins");
     const invalid = await post(
       `/clients/${clientId}/edit`,
       clientForm({ csrf, clientName: "", redirectUris: "not a uri" }),

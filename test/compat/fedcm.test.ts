@@ -28,7 +28,7 @@ async function relyingPartyPage() {
 }
 
 describe.skipIf(!runs)("FedCM in Chromium", () => {
-  // Sign-in at the hosted pages, the prompt, the exchange: ~6 s on a quiet machine (a hand run, 2 cores shared).
+  // Sign-in at the hosted pages, the prompt, the exchange: 8 s measured with other sessions on the 2 cores.
   it("signs a person in to a relying party through the browser's own prompt (§ Identity assertion endpoint, § Accounts endpoint)", async () => {
     const { server, origin } = await relyingPartyPage();
     const client = await registerClient({

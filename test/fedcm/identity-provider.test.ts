@@ -5,6 +5,8 @@
 // party minting a code for another client (the Origin check, spec § Identity assertion endpoint "MUST check the
 // Origin"), an unregistered origin learning anything of the account or the client, a new consent without the
 // browser's disclosure, a code redeemed by someone without the PKCE verifier, by another client, or with a redirect.
+
+import { env } from "cloudflare:test";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, SERVER, signUp } from "../helpers";
@@ -21,8 +23,11 @@ import {
   s256,
   VERIFIER,
 } from "../oauth2/support";
+import { failingD1 } from "../support/faults";
+import { userD1 } from "../support/shards";
 
-const svc = provider();
+// Impersonation on: its sessions are nobody for FedCM (operators.md §1).
+const svc = provider({ AUTH_IMPERSONATION_ENABLED: "true" });
 const RP = "https://rp.example.com";
 const OTHER_RP = "https://evil.example.net";
 const PROMPT = { "sec-fetch-dest": "webidentity" };
@@ -79,11 +84,20 @@ describe("FedCM identity provider (W3C FedCM)", () => {
       disconnect_endpoint: `${ISSUER}/fedcm/disconnect`,
       login_url: `${ISSUER}/signin`,
     });
-    // A page's fetch carries no webidentity marker: refused, both documents.
-    for (const path of [`${SERVER}/.well-known/web-identity`, "/fedcm/config.json"]) {
-      const plain = await svc.request("GET", path);
-      expect(plain.status).toBe(400);
-      expect(await plain.json()).toEqual({ error: { code: "invalid_request" } });
+    // A page's fetch carries no webidentity marker (another `Sec-Fetch-Dest`, or none): refused, every endpoint.
+    for (const [method, path] of [
+      ["GET", `${SERVER}/.well-known/web-identity`],
+      ["GET", "/fedcm/config.json"],
+      ["GET", "/fedcm/accounts"],
+      ["GET", "/fedcm/client-metadata?client_id=x"],
+      ["POST", "/fedcm/assertion"],
+      ["POST", "/fedcm/disconnect"],
+    ] as const) {
+      for (const headers of [{}, { "sec-fetch-dest": "empty", origin: RP }] as Record<string, string>[]) {
+        const plain = await svc.request(method, path, { headers });
+        expect(plain.status, `${method} ${path}`).toBe(400);
+        expect(await plain.json()).toEqual({ error: { code: "invalid_request" } });
+      }
     }
     // Off with the authorization server: the assertion is one of its codes.
     const off = provider({ AUTH_OAUTH2_PROVIDER_ENABLED: "false" });
@@ -318,6 +332,62 @@ describe("FedCM identity provider (W3C FedCM)", () => {
     );
     const after = await svc.request("GET", "/fedcm/accounts", { headers: { cookie, ...PROMPT } });
     expect(after.status).toBe(401);
+  });
+
+  it("shows no account to an impersonation and mints nothing for it (operators.md §1: it authorizes no client)", async () => {
+    const { user } = await signUp(svc);
+    const client = await rpClient();
+    const answer = await svc.request("POST", `/admin/users/${user.id}/impersonate`, {
+      headers: ADMIN,
+      json: { reason: "ticket #78", actor: "ana@support" },
+    });
+    expect(answer.status).toBe(200);
+    const browser = new Browser(svc);
+    await browser.get(((await answer.json()) as { url: string }).url);
+    expect(browser.jar.has("fedcm_session")).toBe(true);
+    const cookie = fedcmCookie(browser);
+    const accounts = await svc.request("GET", "/fedcm/accounts", { headers: { cookie, ...PROMPT } });
+    expect(accounts.status).toBe(401);
+    const ask = {
+      client_id: client.clientId,
+      account_id: user.id,
+      params: await pkce(),
+      disclosure_text_shown: "true",
+    };
+    expect((await assertion(cookie, RP, ask)).status).toBe(401);
+  });
+
+  it("answers a database fault with 503 in FedCM's shape, never a 500", async () => {
+    const { browser, user } = await signedInBrowser();
+    const client = await rpClient();
+    const shard = userD1(user.id);
+    const name = String(env.AUTH_D1_SHARDS ?? "DB")
+      .split(",")
+      .find((binding) => (env as unknown as Record<string, unknown>)[binding] === shard)!;
+    // The session's read at the accounts endpoint; the code's insert at the assertion.
+    const sessions = failingD1(shard, { match: /from "sessions"/ });
+    const broken = provider({ [name]: sessions.binding });
+    const cookie = fedcmCookie(browser);
+    const accounts = await broken.request("GET", "/fedcm/accounts", { headers: { cookie, ...PROMPT } });
+    expect({ status: accounts.status, body: await accounts.json() }).toEqual({
+      status: 503,
+      body: { error: { code: "server_error" } },
+    });
+    const ask = {
+      client_id: client.clientId,
+      account_id: user.id,
+      params: await pkce(),
+      disclosure_text_shown: "true",
+    };
+    const codes = failingD1(shard, { match: /insert into "oauth2_codes"/ });
+    const codeBroken = provider({ [name]: codes.binding });
+    const answered = await codeBroken.request("POST", "/fedcm/assertion", {
+      body: new URLSearchParams(ask).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: RP, ...PROMPT },
+    });
+    expect(answered.status).toBe(503);
+    expect(answered.headers.get("access-control-allow-origin")).toBe(RP);
+    expect(await answered.json()).toEqual({ error: { code: "server_error" } });
   });
 
   it("keeps fedcmOrigins in the admin API: origins alone, https or loopback http", async () => {
