@@ -170,6 +170,7 @@ describe("settings, checked at start", () => {
     expect(() => getConfig({ ...env, AUTH_RISK_POLICY: policy })).toThrow(message);
   });
 
+  // Threat: a half-set hook (URL without its secret) or a fallback spelled `allow`: an open door by configuration.
   it("the default and a partial policy; a bad fallback or a hook without its secret stops the start", () => {
     expect(getConfig({ ...env }).risk.policy).toEqual({ low: "allow", medium: "allow", high: "challenge" });
     expect(getConfig({ ...env, AUTH_RISK_POLICY: " high = refuse " }).risk.policy).toEqual({

@@ -5,7 +5,8 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { addressKey } from "../../src/rate-limits/client-address";
 import { greatCircleKm, travelFrom } from "../../src/risk/travel";
-import { expectError, mailbox, NO_VERIFICATION, service, uniqueAddress } from "../helpers";
+import { FACE, PUBLISHABLE_KEY, supabaseService } from "../faces/supabase/support";
+import { decodeJwt, expectError, mailbox, NO_VERIFICATION, service, uniqueAddress } from "../helpers";
 import {
   BERLIN,
   elsewhere,
@@ -141,6 +142,36 @@ describe("a challenge for a user without a second factor", () => {
       method: "email-otp",
       decision: "challenge",
     });
+  });
+});
+
+describe("through the Supabase face", () => {
+  const face = supabaseService({ ...BASE, AUTH_RISK_POLICY: "medium=challenge" });
+  const signInThroughFace = (email: string, from: ReturnType<typeof elsewhere>) =>
+    face.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+      body: JSON.stringify({ email, password: "correct horse battery" }),
+      headers: {
+        apikey: PUBLISHABLE_KEY,
+        "content-type": "application/json",
+        "user-agent": from.userAgent!,
+        "cf-connecting-ip": from.address!,
+      },
+      cf: from.cf,
+    });
+
+  // Threat: the second face as a side door: GoTrue's API has no step for an account without a factor, and a
+  // challenge it cannot ask must not become a session.
+  it("a challenge of a user without a factor is refused (403); with TOTP it is the face's own aal1 session", async () => {
+    const owner = await ownerAt(face, BERLIN);
+    await verified(face, owner);
+    const refused = await signInThroughFace(owner.email, elsewhere(HAMBURG));
+    expect(refused.status).toBe(403);
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({ level: "medium", decision: "challenge" });
+    await withTotp(face, owner);
+    const stepped = await signInThroughFace(owner.email, elsewhere(HAMBURG));
+    expect(stepped.status, await stepped.clone().text()).toBe(200);
+    const { access_token } = (await stepped.json()) as { access_token: string };
+    expect(decodeJwt(access_token).payload.aal).toBe("aal1");
   });
 });
 
