@@ -38,7 +38,8 @@ const HASHERS = [
   ["scrypt:8192:8:10", "scrypt node:crypto N=2^13 r=8 p=10 (OWASP equal, 8 MiB)"],
   ["scrypt:16384:16:1:64", "scrypt node:crypto N=2^14 r=16 p=1 (better-auth's, workerd condition)"],
   ["noble-scrypt:16384:16:1:64", "scrypt @noble/hashes N=2^14 r=16 p=1 (better-auth's, JS fallback)"],
-  ["hash-wasm:19456:2", "argon2id m=19 MiB t=2, hash-wasm 4.13.0"],
+  // Only where HASH_WASM_DIR names an install of it (not a dependency of the project).
+  ...(process.env.HASH_WASM_DIR ? [["hash-wasm:19456:2", "argon2id m=19 MiB t=2, hash-wasm"]] : []),
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "hashers-"));
