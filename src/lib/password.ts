@@ -8,11 +8,11 @@ export { HASH_BOUNDS };
 /**
  * Password hashing. argon2id at m=7 MiB, t=5, p=1: the last of the settings OWASP's Password Storage Cheat Sheet
  * lists as equal to its minimum (m=19 MiB, t=2, the service's until issue 48), and the cheapest of them in workerd
- * (0.69× the CPU of m=19 MiB, t=2; workerd's native scrypt at OWASP's equal settings costs 2.7–5×: bench/hashers.mjs,
+ * (0.64–0.78× the CPU of m=19 MiB, t=2; workerd's native scrypt at OWASP's equal settings 2.3–6.5×: bench/hashers.mjs,
  * docs/decisions.md "Issue 48: password hashing"). Hashes are stored in the PHC string format, which names the
  * algorithm and its parameters, so they can be changed later: `verifyPassword` reports `needsRehash` for any hash
  * that is not at the current parameters (m=19 MiB, t=2 ones and bcrypt hashes imported from Nhost included), and the
- * sign-in replaces it (src/auth/accounts/sign-in.ts).
+ * sign-in replaces it (src/auth/accounts/password-session.ts).
  */
 
 export interface Argon2Cost {
