@@ -17,7 +17,8 @@ export function passkeyParts(input: {
   signUp: boolean;
 }) {
   const { t, words } = input;
-  return html`<div class="alternative">
+  // The reset view shows nothing of it until a passkey sign-in fails: no separator for an empty part.
+  return html`<div${input.signUp ? html` class="alternative"` : ""}>
   ${
     input.signUp
       ? html`<button id="passkey-sign-up" type="button" hidden>${words.signUp}</button>
