@@ -5,7 +5,7 @@ import type { Config } from "../config";
 import { type Shards, shardsOf, trackShards } from "../db/shards";
 import type { Env } from "../env";
 import { drainOutbox, mayHaveWritten } from "../events/outbox";
-import { editAnswer } from "./answer-headers";
+import { editAnswer, requestIdOf } from "./answer-headers";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
 import { type Visitor, visitorOf } from "./visitor";
@@ -26,7 +26,7 @@ export type ServicesOf = (
 /** Puts the request id, the parsed config and the service dependencies on the context. */
 export function requestContext(config: Config, services: ServicesOf) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
+    const requestId = requestIdOf(c.req.raw.headers);
     // The shards this request reaches for a user are remembered: their outboxes are drained after the answer.
     const every = shardsOf(c.env, config.shards);
     const { shards, touched } = trackShards(every);
