@@ -167,7 +167,10 @@ function ourRows({ base, email, session, pool }) {
   };
 }
 
-const ROWS = ["sign-up", "sign-in", "session check", "refresh", "bare route"];
+/** `BENCH_PEER_ROWS=session check,bare route`: those rows alone (issue 48's per-request overhead, a few minutes). */
+const ROWS = (
+  process.env.BENCH_PEER_ROWS?.split(",") ?? ["sign-up", "sign-in", "session check", "refresh", "bare route"]
+).map((row) => row.trim());
 const WHAT = {
   "sign-up":
     "ours POST /signup/email-password (argon2id, above) | theirs POST /sign-up/email (scrypt, above)",

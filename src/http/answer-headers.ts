@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env";
+import type { RequestOf } from "./cors";
 
 /**
  * Edits the headers of the answer a route gave, in place. Hono's `c.header()` after the answer (and `cors()`, which
@@ -38,7 +39,7 @@ function keepRouteHeaders(c: Context<AppEnv>): void {
 
 export interface ApiCors {
   /** The allowed origin for a request's `Origin` (the empty string without one), or null: none allowed. */
-  origin: (origin: string, c: Context<AppEnv>) => string | null;
+  origin: (origin: string, c: RequestOf) => string | null;
   exposeHeaders: string[];
   maxAge: number;
 }
@@ -62,12 +63,20 @@ export function apiAnswerHeaders(options: ApiCors): MiddlewareHandler<AppEnv> {
     const allowed = options.origin(c.req.header("origin") || "", c);
     keepRouteHeaders(c);
     await next();
-    editAnswer(c, (headers) => {
-      if (allowed) headers.set("Access-Control-Allow-Origin", allowed);
-      headers.set("Access-Control-Allow-Credentials", "true");
-      headers.set("Access-Control-Expose-Headers", exposed);
-      headers.append("Vary", "Origin");
-      if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
-    });
+    editAnswer(c, (headers) => apiHeaders(headers, allowed, exposed));
   };
+}
+
+/** The headers `apiAnswerHeaders` sets, for `allowed` (the origin allowed, or null) and the exposed headers' list. */
+export function apiHeaders(headers: Headers, allowed: string | null, exposed: string): void {
+  if (allowed) headers.set("Access-Control-Allow-Origin", allowed);
+  headers.set("Access-Control-Allow-Credentials", "true");
+  headers.set("Access-Control-Expose-Headers", exposed);
+  headers.append("Vary", "Origin");
+  if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
+}
+
+/** The request's id (src/http/context.ts): Cloudflare's `cf-ray`, or a random UUID where there is none (local). */
+export function requestIdOf(headers: { get(name: string): string | null }): string {
+  return headers.get("cf-ray") ?? crypto.randomUUID();
 }

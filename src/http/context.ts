@@ -6,7 +6,7 @@ import { type Shards, shardsOf, trackShards } from "../db/shards";
 import { loadSlotMap } from "../db/slot-map";
 import type { Env } from "../env";
 import { drainOutbox, mayHaveWritten } from "../events/outbox";
-import { editAnswer } from "./answer-headers";
+import { editAnswer, requestIdOf } from "./answer-headers";
 import type { AppEnv } from "./app-env";
 import type { Deps } from "./deps";
 import { type Visitor, visitorOf } from "./visitor";
@@ -27,7 +27,7 @@ export type ServicesOf = (
 /** Puts the request id, the parsed config and the service dependencies on the context. */
 export function requestContext(config: Config, services: ServicesOf) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const requestId = c.req.header("cf-ray") ?? crypto.randomUUID();
+    const requestId = requestIdOf(c.req.raw.headers);
     // The shards this request reaches for a user are remembered: their outboxes are drained after the answer.
     // With several shards, routing follows the slot map (read at most once a second per isolate); a slot being moved
     // is reached through queries that wait for its switch (src/db/slot-wait.ts).

@@ -26,7 +26,7 @@ const reported = new Set<string>();
  * to fetch", with nothing in the server's log. Say so once per origin, with the setting to change and the value to
  * add. Production stays quiet: there, any site may make a visitor's browser try.
  */
-export function reportRefusedOrigin(c: Context, config: Config, origin: string, allowed: string[]): void {
+export function reportRefusedOrigin(c: RequestOf, config: Config, origin: string, allowed: string[]): void {
   if (!config.development || reported.has(origin) || reported.size >= 100) return;
   reported.add(origin);
   const value = [...allowed, origin].join(",");
@@ -39,9 +39,12 @@ export function reportRefusedOrigin(c: Context, config: Config, origin: string, 
   );
 }
 
+/** What the origin check reads of a request: a Hono context, or a request answered before the app (bare-answers.ts). */
+export type RequestOf = Pick<Context, "req"> | { req: { url: string; method: string; path: string } };
+
 /** A `cors()` origin callback for `allowed` that reports refusals (above). */
 export function allowedOrigin(config: Config, allowed: string[]) {
-  return (origin: string, c: Context): string | null => {
+  return (origin: string, c: RequestOf): string | null => {
     if (allowed.includes(origin)) return origin;
     // A same-origin request (the service's own pages) needs no CORS answer and is no refusal.
     if (origin && origin !== new URL(c.req.url).origin) reportRefusedOrigin(c, config, origin, allowed);

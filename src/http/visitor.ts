@@ -33,19 +33,20 @@ export interface Visitor {
 }
 
 /**
- * `cf`: `request.cf`, or a function that reads it. workerd builds `request.cf` anew on each read (from its JSON), which
- * was the largest cost of a session check's own code (docs/performance.md, "Issue 48: per-request overhead"): a
- * request reads it only when something asks for its place (a new session, a new-device mail), once.
+ * `readCf` reads `request.cf`. workerd builds `request.cf` anew on each read (from its JSON), which was the largest
+ * cost of a session check's own code (docs/performance.md, "Issue 48: per-request overhead"): a request reads it only
+ * when something asks for its place (a new session, a new-device mail), once. Whatever else derives from `cf` should
+ * read it the same way, lazily.
  */
 export function visitorOf(
   headers: { get(name: string): string | null },
-  cf?: object | (() => object | undefined),
+  readCf?: () => object | undefined,
 ): Visitor {
   const address = headers.get("cf-connecting-ip");
   // Read once, when something first asks for the place or the signals (a new session, a risk gate, a mail).
   let read: { cf: object | undefined } | null = null;
   const cfOnce = () => {
-    read ??= { cf: isNonPublicAddress(address) ? undefined : typeof cf === "function" ? cf() : cf };
+    read ??= { cf: isNonPublicAddress(address) ? undefined : readCf?.() };
     return read.cf;
   };
   let place: string | null | undefined;

@@ -5,8 +5,9 @@ import { registerSignInHooks } from "../auth";
 import type { Config } from "../config";
 import { BOOKMARK_HEADER } from "../db/replica";
 import { AppError, errorBody, RateLimitedError, UnavailableError } from "../errors";
-import { apiAnswerHeaders } from "../http/answer-headers";
+import { type ApiCors, apiAnswerHeaders } from "../http/answer-headers";
 import type { AppEnv } from "../http/app-env";
+import { bareAnswers } from "../http/bare-answers";
 import { logError, requestContext } from "../http/context";
 import { allowedOrigin, corsOrigins } from "../http/cors";
 import { settleRefusal } from "../http/refusal";
@@ -65,22 +66,29 @@ function adminSurface(featureRoutes: FeatureRoutes[]): Hono<AppEnv> {
   return admin.route("/", api);
 }
 
+/** The auth API's CORS: the app's origins with credentials, any origin on the open paths (above). */
+function authApiCors(config: Config): ApiCors {
+  const appOrigin = allowedOrigin(config, corsOrigins(config));
+  return {
+    origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
+    maxAge: 600,
+    // A browser client reads a DPoP nonce and a resource's challenge (RFC 9449 §8, §7.1) from these.
+    exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER, "DPoP-Nonce", "WWW-Authenticate"],
+  };
+}
+
 /** The auth API, mounted under `AUTH_API_PREFIX`. */
 export function createAuthApp(config: Config, featureRoutes = routesOf(config)): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
-  const appOrigin = allowedOrigin(config, corsOrigins(config));
   auth.use(
     // CORS, and `Cache-Control: no-store` on token and error answers, which must never be cached (contract §1); routes
     // that may be cached say so themselves.
-    apiAnswerHeaders({
-      origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
-      maxAge: 600,
-      // A browser client reads a DPoP nonce and a resource's challenge (RFC 9449 §8, §7.1) from these.
-      exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER, "DPoP-Nonce", "WWW-Authenticate"],
-    }),
+    apiAnswerHeaders(authApiCors(config)),
     // The import's batches and file bytes (src/move-in/) are bounded and read by its own routes: a file's bytes
     // stream through to R2, never held whole.
+    // A GET or HEAD without a body (a session check) has nothing to bound or to read as `{}`: straight on.
     (c, next) =>
+      ((c.req.method === "GET" || c.req.method === "HEAD") && !c.req.raw.body) ||
       IMPORT_PATHS.test(c.req.path)
         ? next()
         : apiBodyLimit(c, async () => {
@@ -128,5 +136,9 @@ export function createApp(config: Config): Hono<AppEnv> {
     const body = error.status >= 500 ? { ...errorBody(error), requestId: c.var.requestId } : errorBody(error);
     return c.json(body, error.status, headers);
   });
+  // The health check, answered before the app as the app would (src/http/bare-answers.ts).
+  const bare = bareAnswers(config.urls.authPrefix, authApiCors(config));
+  const dispatch = app.fetch;
+  app.fetch = (request, ...rest) => bare(request) ?? dispatch(request, ...rest);
   return app;
 }

@@ -17,6 +17,35 @@ describe("system endpoints", () => {
     expect(await response.text()).toBe("");
   });
 
+  // Threat: /healthz is answered before the app (src/http/bare-answers.ts, issue 48); if its headers drifted from the
+  // app's chain, a browser app would lose CORS on it or a cache would keep it. Compared with an answer the chain
+  // gives under the same prefix (a 404), header for header, for an allowed origin, a stranger and none.
+  it("GET and HEAD /healthz carry the chain's headers: CORS, no-store, Vary, the request id", async () => {
+    const values = (response: Response) =>
+      Object.fromEntries(
+        [...response.headers].filter(([name]) => !["content-length", "x-request-id"].includes(name)),
+      );
+    for (const origin of ["http://localhost:3000", "https://evil.example", undefined]) {
+      const headers: Record<string, string> = origin ? { origin } : {};
+      const bare = await svc.request("GET", "/healthz", { headers });
+      const chain = await svc.request("GET", "/no-such-route", { headers });
+      expect(chain.status).toBe(404);
+      expect(values(bare), String(origin)).toEqual(values(chain));
+      const head = await svc.request("HEAD", "/healthz", { headers });
+      expect(values(head)).toEqual(values(chain));
+    }
+    const fromClient = await svc.request("GET", "/healthz", { headers: { origin: "http://localhost:3000" } });
+    expect(fromClient.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    expect(fromClient.headers.get("cache-control")).toBe("no-store");
+    expect(fromClient.headers.get("vary")).toBe("Origin");
+    const ray = await svc.request("GET", "/healthz", { headers: { "cf-ray": "8f0c1d2e3a4b5c6d-FRA" } });
+    expect(ray.headers.get("x-request-id")).toBe("8f0c1d2e3a4b5c6d-FRA");
+    expect((await svc.get("/healthz")).headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // Spelled otherwise, the path goes through the app, which answers the same.
+    expect(await (await svc.get("/healthz?probe=1")).json()).toBe("OK");
+    expect(await (await svc.get("/%68ealthz")).json()).toBe("OK");
+  });
+
   it("GET /version answers the package version", async () => {
     const response = await svc.get("/version");
     expect(await response.json()).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
