@@ -273,7 +273,7 @@ console.log(
     `budgets per database: ${BUDGET} commits/s, ${READ_BUDGET} reads/s`,
 );
 console.log(
-  `day: ${n(totals.signIns)} sign-ins, ${n(totals.refreshes)} refreshes, ${n(totals.checks)} session checks, ` +
+  `day${REPLAYED < SHARDS ? " (the replayed shards)" : ""}: ${n(totals.signIns)} sign-ins, ${n(totals.refreshes)} refreshes, ${n(totals.checks)} session checks, ` +
     `${n(totals.signUps)} sign-ups (${n(totals.verifications)} verified)\n`,
 );
 console.log("per hour (rates per second; 'peak' is the hour's busiest minute)");
