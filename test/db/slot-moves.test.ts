@@ -88,6 +88,29 @@ describe("moving slots between shards", () => {
     expect(results.map((r) => r.name).sort()).toEqual(placed);
   });
 
+  // Threat: the default deployment (one shard) paying a query a request for machinery it does not use.
+  it("one shard: the slot map is never read", async () => {
+    const asked: string[] = [];
+    const counting = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "prepare") {
+          return (sql: string) => {
+            asked.push(sql);
+            return target.prepare(sql);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const single = service({ ...NO_VERIFICATION, AUTH_D1_SHARDS: "DB", DB: counting });
+    const email = uniqueEmail("single");
+    await signUp(single, email);
+    expect((await single.post("/signin/email-password", { email, password: PASSWORD })).status).toBe(200);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.filter((sql) => sql.includes("service_settings WHERE key = ?"))).toEqual([]);
+  });
+
   // Threat: a write during the move lost (made in the old shard after the copy, removed by the purge) or a client
   // answered with an error while a slot moves; a row copied twice, or left in both shards.
   it("200 sign-ups, sign-ins and refreshes while slots move: all 2xx, every row once, where the map says", async () => {
