@@ -133,5 +133,5 @@ describe("scripts/move-slots.mjs", () => {
     } finally {
       server.close();
     }
-  });
+  }, 60_000);
 });
