@@ -192,6 +192,6 @@ describe("moving slots between shards", () => {
       [0, 2047, "DB"],
       [2048, 4095, "DB_1"],
     ]);
-    // ~5 s of work; a shared machine under load (load average 20 on 2 cores) took 40–50 s.
+    // 40–50 s on the shared development machine under load (load average ~20 on 2 cores).
   }, 120_000);
 });
