@@ -13,6 +13,7 @@ import {
   type StepResult,
   switchOver,
 } from "../db/slot-moves";
+import { MOVED_TABLES } from "../db/slot-tables";
 import type { AppEnv } from "../http/app-env";
 import { operation } from "../http/documented";
 import { jsonBody } from "../http/validation";
@@ -35,7 +36,9 @@ const cursor = z
 
 const mapSchema = z.object({
   version: z.number().int(),
-  ranges: z.array(z.tuple([z.number().int(), z.number().int(), z.string()])),
+  ranges: z
+    .array(z.array(z.union([z.number().int(), z.string()])).length(3))
+    .describe("`[first, last, binding]`: slots first–last (both included) are in that D1 binding"),
   moving: z
     .object({
       first: z.number().int(),
@@ -52,7 +55,10 @@ const stepSchema = z.object({
   map: mapSchema,
   cursor: cursor,
   waitMs: z.number().int().optional(),
-  rows: z.record(z.string(), z.number().int()).optional(),
+  rows: z
+    .object(Object.fromEntries(MOVED_TABLES.map(({ table }) => [table, z.number().int().optional()])))
+    .optional()
+    .describe("Rows copied or removed by this call, by table"),
 });
 
 const scopeOf = (c: Context<AppEnv>): MoveScope => ({

@@ -128,7 +128,9 @@ export async function loadSlotMap(
   if (!loading) {
     loading = readStoredMap(home)
       .then((stored) => {
-        const map = slotMapOf(names, stored);
+        // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
+        const same = cached?.names === key && cached.map.version === (stored?.version ?? 0);
+        const map = same ? cached!.map : slotMapOf(names, stored);
         cache.set(home, { map, names: key, loadedAt: Date.now() });
         return map;
       })

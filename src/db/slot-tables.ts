@@ -23,8 +23,14 @@ export interface MovedTable {
 
 export const MOVED_TABLES: readonly MovedTable[] = [
   { table: "users", owner: "t.id", rule: "user" },
-  // Its subject is a user id or `file:<id>`: it travels with the user, so the user's events stay numbered in order.
-  { table: "event_sequences", owner: "t.subject", rule: "user" },
+  // A user's counter travels with the user, so its events stay numbered in order. Other subjects' (a file's, anything
+  // global at home) stay: removal runs before the users go, while the condition can still see them.
+  {
+    table: "event_sequences",
+    owner: "t.subject",
+    stays: "NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.subject)",
+    rule: "user",
+  },
   { table: "sessions", owner: "t.user_id", rule: "user" },
   {
     table: "refresh_tokens",

@@ -2,7 +2,7 @@ import type { Actor } from "../audit/actor";
 import type { RequestOrigin } from "../audit/events";
 import { auditRecorder } from "../audit/record";
 import type { Config } from "../config";
-import { type Shards, shardsOf } from "../db/shards";
+import { type Shards, shardsOf, trackShards } from "../db/shards";
 import type { Env } from "../env";
 import type { Deps } from "../http/deps";
 import type { Visitor } from "../http/visitor";
@@ -41,7 +41,9 @@ export function detached(work: Promise<unknown>): void {
  * run): the same database, mailer, SMS sender, outbound HTTP and audit recorder whichever entry asks.
  */
 export function createServices(config: Config, env: Env, scope: ServiceScope): Deps {
-  const shards = scope.shards ?? shardsOf(env, config.shards);
+  // A queue batch's or the cron's own view: a slot being moved is reached through queries that wait for its switch
+  // (src/db/slot-wait.ts), as a request's are, never written in the shard it is leaving.
+  const shards = scope.shards ?? trackShards(shardsOf(env, config.shards), env, config.shards).shards;
   const db = shards.home;
   const outbound: typeof fetch = env.OUTBOUND
     ? (input, init) => env.OUTBOUND!.fetch(input, init)

@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { bindingOf, type Db } from "../db/client";
 import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
 import { idForUser, routedUuid, shardOfRouted } from "../db/routed-ids";
 import { type BucketRow, buckets, type FileRow, files } from "../db/schema";
@@ -32,7 +32,8 @@ export const mintFileId = (uploaderId: string | null, slot: number) =>
 
 /** The D1 binding of one of the shards (for reads a replica may serve). */
 export function d1Of(shards: Shards, db: Db): D1Database {
-  return shards.allD1[Math.max(0, shards.all.indexOf(db))]!;
+  // A moving slot's Db is none of `all`: its own binding waits for the move (src/db/slot-wait.ts).
+  return bindingOf(db) ?? shards.allD1[Math.max(0, shards.all.indexOf(db))]!;
 }
 
 export const duplicateFile = (id: string) => new StorageError(409, `a file with id ${id} already exists`);

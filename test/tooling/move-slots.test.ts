@@ -1,0 +1,137 @@
+// scripts/move-slots.mjs against a loopback stand-in for the admin API's slot steps (the steps themselves run against
+// real D1 shards in test/db/slot-moves.test.ts): the order it calls them in, the chunks, the fence's settling, pages.
+import { execFile } from "node:child_process";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+
+type Range = [number, number, string];
+
+/** The slot map and the steps, as the Worker keeps them, minus the rows: enough to hold the script to the protocol. */
+function standIn() {
+  const map = {
+    version: 1,
+    ranges: [
+      [0, 2047, "DB"],
+      [2048, 4095, "DB_1"],
+    ] as Range[],
+    moving: null as null | { first: number; last: number; from: string; to: string; copied: boolean },
+    leftover: null as null | { first: number; last: number; from: string },
+  };
+  const calls: string[] = [];
+  let settled = false;
+  const body = async (request: IncomingMessage) => {
+    let text = "";
+    for await (const chunk of request) text += chunk;
+    return text ? JSON.parse(text) : {};
+  };
+  const server = createServer(async (request, response) => {
+    const step = request.url!.split("/slots")[1]!.replace("/", "");
+    const json = await body(request);
+    calls.push(
+      step
+        ? `${step}${json.first !== undefined ? ` ${json.first}-${json.last}` : ""}${json.cursor ? " +" : ""}`
+        : "status",
+    );
+    const answer = (status: number, value: unknown) => {
+      response.writeHead(status, { "content-type": "application/json" });
+      response.end(JSON.stringify(value));
+    };
+    if (request.headers["x-hasura-admin-secret"] !== "s3cret") return answer(401, { message: "no" });
+    const owner = (slot: number) => map.ranges.find(([a, b]) => a <= slot && slot <= b)![2];
+    switch (step) {
+      case "":
+        return answer(200, map);
+      case "fence":
+        if (map.moving) return answer(400, { message: "another move" });
+        map.moving = {
+          first: json.first,
+          last: json.last,
+          from: owner(json.first),
+          to: json.to,
+          copied: false,
+        };
+        settled = false;
+        return answer(200, { map, cursor: null });
+      case "copy":
+        // First call: still settling; then two pages.
+        if (!settled) {
+          settled = true;
+          return answer(200, { map, cursor: null, waitMs: 5 });
+        }
+        if (!json.cursor)
+          return answer(200, { map, cursor: { phase: "copy", table: 3, after: 9 }, rows: { users: 2 } });
+        map.moving!.copied = true;
+        return answer(200, { map, cursor: null, rows: { sessions: 3 } });
+      case "switch": {
+        const m = map.moving!;
+        if (!m.copied) return answer(400, { message: "not copied" });
+        const cut: Range[] = [];
+        for (const [a, b, s] of map.ranges) {
+          if (b < m.first || a > m.last) cut.push([a, b, s]);
+          else {
+            if (a < m.first) cut.push([a, m.first - 1, s]);
+            cut.push([m.first, m.last, m.to]);
+            if (b > m.last) cut.push([m.last + 1, b, s]);
+          }
+        }
+        map.ranges = cut.sort((x, y) => x[0] - y[0]);
+        map.leftover = { first: m.first, last: m.last, from: m.from };
+        map.moving = null;
+        return answer(200, { map, cursor: null });
+      }
+      case "purge":
+        map.leftover = null;
+        return answer(200, { map, cursor: null, rows: { users: 2 } });
+      default:
+        return answer(404, {});
+    }
+  });
+  return { server, calls, map };
+}
+
+describe("scripts/move-slots.mjs", () => {
+  it("moves a range a chunk at a time: fence, copy once settled and page by page, switch, purge", async () => {
+    const { server, calls, map } = standIn();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          "scripts/move-slots.mjs",
+          "--api",
+          api,
+          "--first",
+          "2040",
+          "--last",
+          "2055",
+          "--to",
+          "DB_2",
+          "--chunk",
+          "8",
+        ],
+        { env: { ...process.env, AUTH_ADMIN_SECRET: "s3cret" } },
+      );
+      // Two chunks; the second spans two shards, each moved on its own.
+      const steps = calls.filter((c) => c !== "status");
+      expect(steps).toEqual([
+        ...["fence 2040-2047", "copy", "copy", "copy +", "switch", "purge"],
+        ...["fence 2048-2055", "copy", "copy", "copy +", "switch", "purge"],
+      ]);
+      expect(map.ranges).toEqual([
+        [0, 2039, "DB"],
+        [2040, 2047, "DB_2"],
+        [2048, 2055, "DB_2"],
+        [2056, 4095, "DB_1"],
+      ]);
+      expect(stdout).toMatch(/slots 2040-2047: DB → DB_2 .*copied users 2, sessions 3/);
+      expect(stdout).toMatch(/slots 2048-2055: DB_1 → DB_2/);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
