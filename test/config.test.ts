@@ -53,6 +53,7 @@ describe("config", () => {
       "audit-export",
       "auth",
       "faces/supabase",
+      "fedcm",
       "impersonation",
       "oauth2",
       "orgs",
