@@ -183,7 +183,16 @@ export class SoftwareAuthenticator {
   /** navigator.credentials.get(): an allowed credential, or (empty allow list) the newest discoverable one. */
   async get(
     options: PublicKeyCredentialRequestOptionsJSON,
-    { credential: chosen, origin = this.origin }: { credential?: StoredCredential; origin?: string } = {},
+    {
+      credential: chosen,
+      origin = this.origin,
+      userVerified = true,
+    }: {
+      credential?: StoredCredential;
+      origin?: string;
+      /** False: an authenticator that proves presence only (no PIN, no biometric): the UV flag is not set. */
+      userVerified?: boolean;
+    } = {},
   ): Promise<AuthenticationResponseJSON> {
     const allowed = (options.allowCredentials ?? []).map((d) => d.id);
     const credential =
@@ -194,7 +203,7 @@ export class SoftwareAuthenticator {
     const clientDataJSON = this.clientData("webauthn.get", options.challenge, origin);
     const authenticatorData = concat(
       await sha256(utf8(options.rpId ?? this.rpId)),
-      new Uint8Array([FLAGS.UP | FLAGS.UV]),
+      new Uint8Array([userVerified ? FLAGS.UP | FLAGS.UV : FLAGS.UP]),
       uint32(credential.counter),
     );
     const signature = await sign(credential, concat(authenticatorData, await sha256(clientDataJSON)));

@@ -86,12 +86,12 @@ function namedOwner(response: AuthenticationResponseJSON): string | null {
  * checked against, so of two assertions carrying the same counter (a clone racing the original) one is refused.
  * Authenticators that keep no counter always send 0; there is nothing to move then.
  */
-async function verifyAssertion(
+export async function verifyAssertion(
   deps: Deps,
   response: AuthenticationResponseJSON,
   challenge: string,
   identified: { before: boolean; userId: string | null },
-): Promise<{ userId: string }> {
+): Promise<{ userId: string; userVerified: boolean }> {
   const identifiedBefore = identified.before;
   const owner = namedOwner(response) ?? identified.userId;
   if (owner === null && !identifiedBefore) throw ceremonyFailed("discoverable sign-in without a userHandle");
@@ -118,7 +118,7 @@ async function verifyAssertion(
       .get();
     if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
   }
-  return { userId: key.userId };
+  return { userId: key.userId, userVerified: result.authenticationInfo.userVerified };
 }
 
 /**

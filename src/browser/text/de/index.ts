@@ -9,6 +9,7 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { secondStep } from "./second-step";
 import { setupLinks } from "./setup-links";
 import { vault } from "./vault";
 
@@ -25,4 +26,5 @@ export const de: Catalogue = {
   impersonation,
   ciba,
   setupLinks,
+  secondStep,
 };

@@ -8,6 +8,7 @@ import { lockout } from "./lockout";
 import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
+import { secondStep } from "./second-step";
 import { setupLinks } from "./setup-links";
 import { vault } from "./vault";
 
@@ -25,6 +26,7 @@ export const en = {
   vault,
   ciba,
   setupLinks,
+  secondStep,
 };
 
 export type Catalogue = typeof en;
