@@ -2,8 +2,9 @@
 // `/account/security/second-step`, through the API's own rules (src/auth/mfa/mfa-choice.ts). Each test names the threat
 // or rule it covers.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PASSWORD, service } from "../helpers";
-import { ORIGIN } from "../oauth2/page-browser";
+import { mailbox, PASSWORD, service } from "../helpers";
+import { Browser, ORIGIN } from "../oauth2/page-browser";
+import { authorize, location, newClient, requestIdOf } from "../oauth2/support";
 import { accountPage, apiPasskey, backTo, later, SECURITY_ON, signedInBrowser } from "./security-support";
 
 const svc = service(SECURITY_ON);
@@ -89,5 +90,53 @@ describe("the choice of second step on the page", { timeout: 30_000 }, () => {
     const stale = await browser.post("/account/security/second-step", { choice: "off" }, ORIGIN);
     expect(stale.status).toBe(401);
     expect((await apiSignIn(email)).mfa?.ticket).toMatch(/^mfaEmail:/);
+  });
+
+  it("rule: the hosted sign-in page asks the chosen step: the mailed code in its form; a passkey step says to use the passkey", async () => {
+    // Threat: the hosted page letting the password alone through, or recording a mailed code as an app's code.
+    const { browser, email, api } = await signedInBrowser(svc, "step-page");
+    await verifyEmail(api.user.id);
+    expect(
+      backTo(await browser.post("/account/security/second-step", { choice: "email" }), "second-step"),
+    ).toBe("security-second-step-changed");
+    const other = new Browser(svc);
+    const requestId = await requestIdOf(await authorize(svc, await newClient(svc)));
+    const first = await other.post("/oauth2/interaction/sign-in", {
+      request_id: requestId,
+      email,
+      password: PASSWORD,
+    });
+    expect(first.status).toBe(200);
+    const page = await first.text();
+    expect(page).toContain("Enter the code we just mailed to you.");
+    const ticket = /name="ticket" value="([^"]+)"/.exec(page)?.[1];
+    const sealed = /name="first" value="([^"]+)"/.exec(page)?.[1];
+    expect(ticket).toMatch(/^mfaEmail:/);
+    const [mail] = await mailbox(svc, email);
+    const otp = /\b(\d{6})\b/.exec(mail!.text)![1]!;
+    const done = await other.post("/oauth2/interaction/mfa", {
+      request_id: requestId,
+      ticket: ticket!,
+      first: sealed!,
+      otp,
+    });
+    expect(done.status).toBe(303);
+    expect(other.signedIn).toBe(true);
+    expect(location(done).toString()).toContain("/oauth2/interaction");
+
+    await apiPasskey(svc, api);
+    expect(
+      backTo(await browser.post("/account/security/second-step", { choice: "webauthn" }), "second-step"),
+    ).toBe("security-second-step-changed");
+    const third = new Browser(svc);
+    const keyRequest = await requestIdOf(await authorize(svc, await newClient(svc)));
+    const byPassword = await third.post("/oauth2/interaction/sign-in", {
+      request_id: keyRequest,
+      email,
+      password: PASSWORD,
+    });
+    expect(byPassword.status).toBe(401);
+    expect(await byPassword.text()).toContain("sign in with your passkey");
+    expect(third.signedIn).toBe(false);
   });
 });

@@ -22,5 +22,8 @@ export const secondStep: SecondStepWords = {
       "Bestätigen Sie zuerst Ihre E-Mail-Adresse: An eine unbestätigte Adresse werden keine Codes gesendet.",
     missing: "Das haben Sie noch nicht: Fügen Sie es zuerst hinzu.",
   },
+  pageEmailLead:
+    "Geben Sie den Code ein, den wir Ihnen gerade per E-Mail gesendet haben. Er ist fünf Minuten gültig.",
+  pageSmsLead: "Geben Sie den Code ein, den wir gerade per SMS an Ihr Telefon gesendet haben.",
   pagePasskey: "Der zweite Schritt dieses Kontos ist ein Passkey: Melden Sie sich mit Ihrem Passkey an.",
 };

@@ -22,6 +22,8 @@ export const secondStep = {
     unverified: "Verify your email address first: an unverified address cannot receive the codes.",
     missing: "You don't have that one yet: add it first.",
   },
+  pageEmailLead: "Enter the code we just mailed to you. It is valid for five minutes.",
+  pageSmsLead: "Enter the code we just texted to your phone.",
   pagePasskey: "This account's second step is a passkey: sign in with your passkey.",
 };
 

@@ -22,5 +22,7 @@ export const secondStep: SecondStepWords = {
       "Verifica primero tu dirección de correo: una dirección sin verificar no puede recibir los códigos.",
     missing: "Todavía no lo tienes: añádelo primero.",
   },
+  pageEmailLead: "Introduce el código que te acabamos de enviar por correo. Es válido durante cinco minutos.",
+  pageSmsLead: "Introduce el código que acabamos de enviar por SMS a tu teléfono.",
   pagePasskey: "El segundo paso de esta cuenta es una llave de acceso: inicia sesión con tu llave de acceso.",
 };

@@ -22,5 +22,7 @@ export const secondStep: SecondStepWords = {
       "Vérifiez d’abord votre adresse e-mail : une adresse non vérifiée ne peut pas recevoir les codes.",
     missing: "Vous ne l’avez pas encore : ajoutez-la d’abord.",
   },
+  pageEmailLead: "Saisissez le code que nous venons de vous envoyer par e-mail. Il est valable cinq minutes.",
+  pageSmsLead: "Saisissez le code que nous venons d’envoyer par SMS à votre téléphone.",
   pagePasskey: "La deuxième étape de ce compte est une clé d’accès : connectez-vous avec votre clé d’accès.",
 };

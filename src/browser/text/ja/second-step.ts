@@ -21,5 +21,7 @@ export const secondStep: SecondStepWords = {
     unverified: "先にメールアドレスを確認してください。確認されていないアドレスにはコードを送れません。",
     missing: "まだ登録されていません。先に追加してください。",
   },
+  pageEmailLead: "メールでお送りしたコードを入力してください。有効期間は5分です。",
+  pageSmsLead: "電話にSMSでお送りしたコードを入力してください。",
   pagePasskey: "このアカウントの2段階目の確認はパスキーです。パスキーでログインしてください。",
 };

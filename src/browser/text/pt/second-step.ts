@@ -22,5 +22,7 @@ export const secondStep: SecondStepWords = {
       "Verifique primeiro o seu endereço de e-mail: um endereço não verificado não pode receber os códigos.",
     missing: "Você ainda não tem isso: adicione primeiro.",
   },
+  pageEmailLead: "Digite o código que acabamos de enviar por e-mail. Ele é válido por cinco minutos.",
+  pageSmsLead: "Digite o código que acabamos de enviar por SMS para o seu telefone.",
   pagePasskey: "A segunda etapa desta conta é uma chave de acesso: entre com a sua chave de acesso.",
 };
