@@ -85,7 +85,7 @@ function choiceForm(c: Ctx, signed: Signed, holds: Holdings, error?: string) {
   </div>`;
   return html`<form class="security-form" method="post" action="${accountPath(c, "/security/second-step")}">
   ${errorBox(error)}
-  <fieldset>
+  <fieldset class="second-step-choices">
     <legend>${w.title}</legend>
     ${option("email", w.email(user.email ?? ""), holds.emailVerified, w.emailUnverified)}
     ${option("webauthn", w.passkey, holds.hasKey, w.noPasskey)}

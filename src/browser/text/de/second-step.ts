@@ -5,7 +5,7 @@ export const secondStep: SecondStepWords = {
   title: "Zweiter Schritt",
   lead: "Was eine Anmeldung mit Ihrem Passwort danach verlangt.",
   current: (name: string) => `Derzeit: ${name}.`,
-  none: "nichts: Ihr Passwort allein meldet Sie an",
+  none: "nichts (Ihr Passwort allein meldet Sie an)",
   totpFirst:
     "Solange die Bestätigung in zwei Schritten aktiv ist, ist Ihre Authenticator-App der zweite Schritt. Schalten Sie sie oben aus, um etwas anderes zu wählen.",
   totp: "ein Code aus Ihrer Authenticator-App",

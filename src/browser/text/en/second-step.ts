@@ -6,7 +6,7 @@ export const secondStep = {
   title: "Second step",
   lead: "What a sign-in with your password asks for next.",
   current: (name: string) => `Now: ${name}.`,
-  none: "nothing: your password alone signs you in",
+  none: "nothing (your password alone signs you in)",
   totpFirst:
     "Your authenticator app is the second step while two-step verification is on. Turn it off above to choose another.",
   totp: "a code from your authenticator app",

@@ -5,7 +5,7 @@ export const secondStep: SecondStepWords = {
   title: "Segundo paso",
   lead: "Lo que pide a continuación un inicio de sesión con tu contraseña.",
   current: (name: string) => `Ahora: ${name}.`,
-  none: "nada: tu contraseña basta para iniciar sesión",
+  none: "nada (tu contraseña basta para iniciar sesión)",
   totpFirst:
     "Mientras la verificación en dos pasos esté activada, tu aplicación de autenticación es el segundo paso. Desactívala arriba para elegir otro.",
   totp: "un código de tu aplicación de autenticación",

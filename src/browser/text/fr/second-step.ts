@@ -5,7 +5,7 @@ export const secondStep: SecondStepWords = {
   title: "Deuxième étape",
   lead: "Ce qu’une connexion avec votre mot de passe demande ensuite.",
   current: (name: string) => `Actuellement : ${name}.`,
-  none: "rien : votre mot de passe suffit pour vous connecter",
+  none: "rien (votre mot de passe suffit pour vous connecter)",
   totpFirst:
     "Tant que la validation en deux étapes est activée, votre application d’authentification est la deuxième étape. Désactivez-la ci-dessus pour en choisir une autre.",
   totp: "un code de votre application d’authentification",

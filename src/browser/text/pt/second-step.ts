@@ -5,7 +5,7 @@ export const secondStep: SecondStepWords = {
   title: "Segunda etapa",
   lead: "O que um acesso com a sua senha pede em seguida.",
   current: (name: string) => `Agora: ${name}.`,
-  none: "nada: a sua senha basta para entrar",
+  none: "nada (a sua senha basta para entrar)",
   totpFirst:
     "Enquanto a verificação em duas etapas estiver ativada, o seu aplicativo autenticador é a segunda etapa. Desative-a acima para escolher outra.",
   totp: "um código do seu aplicativo autenticador",
