@@ -1,4 +1,6 @@
+import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
+import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { supabaseClient, supabaseService } from "../../faces/supabase/support";
 import {
   decodeJwt,
@@ -176,6 +178,23 @@ describe("the email second step", () => {
     );
     await expectError(await svc.post("/user/mfa", { activeMfaType: "totp" }, token), 400, "invalid-request");
     expect((await svc.post("/user/mfa", { activeMfaType: "email" }, token)).status).toBe(200);
+    expect((await passwordSignIn(email)).mfa?.ticket).toMatch(/^mfaEmail:/);
+
+    // TOTP turned on beside it is the step; another choice is refused until TOTP is off (with its code).
+    const { totpSecret } = (await (await svc.get("/mfa/totp/generate", token)).json()) as {
+      totpSecret: string;
+    };
+    const secret = decodeBase32IgnorePadding(totpSecret);
+    const code = (offset: bigint) => totpCode(secret, totpStep(Date.now()) + offset);
+    expect((await svc.post("/user/mfa", { activeMfaType: "totp", code: code(0n) }, token)).status).toBe(200);
+    expect((await passwordSignIn(email)).mfa?.ticket).toMatch(/^mfaTotp:/);
+    await expectError(
+      await svc.post("/user/mfa", { activeMfaType: "email" }, token),
+      400,
+      "totp-already-active",
+    );
+    expect((await svc.post("/user/mfa", { activeMfaType: "", code: code(1n) }, token)).status).toBe(200);
+    // TOTP off: the email factor the user still holds is the step again.
     expect((await passwordSignIn(email)).mfa?.ticket).toMatch(/^mfaEmail:/);
   });
 
