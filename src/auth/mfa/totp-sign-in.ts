@@ -3,7 +3,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import type { SecondStepKind } from "../complete-sign-in";
 import type { Session } from "../new-sessions";
-import { checkOneTimeCode, redeemOneTimeCode } from "../one-time-codes";
+import { checkOneTimeCode } from "../one-time-codes";
 import { emailStepScope, emailStepTag, phoneFactorScope, secondStepOf } from "../second-step";
 import { type Method, type SignInScope, startSession } from "../sign-in";
 import { acceptEmailCode, acceptPhoneCode, acceptSecondFactor } from "./second-factor";
@@ -53,12 +53,8 @@ async function verifyCodeStep(
   if (kind === "email") {
     // Whatever the user's factors: the step was asked for (a factor, or another feature's challenge) and its code
     // mailed with the ticket (../second-step.ts).
-    const tag = await emailStepTag(input.ticket);
-    right = await acceptEmailCode(
-      deps,
-      user,
-      async () => (await redeemOneTimeCode(deps, emailStepScope(user.id), input.otp)) === tag,
-    );
+    const scope = emailStepScope(await emailStepTag(input.ticket));
+    right = await acceptEmailCode(deps, user, () => checkOneTimeCode(deps, scope, input.otp));
   } else {
     // A TOTP or phone step is the user's current factor's, read again: a factor removed since the ticket is no step.
     const step = await secondStepOf(deps, user);
