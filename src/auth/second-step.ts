@@ -30,12 +30,17 @@ export type SecondStep =
 export const phoneFactorScope = (factorId: string) => `mfa-phone:${factorId}`;
 /** GoTrue's `MFA_CHALLENGE_EXPIRY_DURATION` default, and the texted code's life. */
 export const PHONE_CODE_LIFETIME_MS = 5 * 60 * 1000;
-/** The email step's code object: one per user, the newest code replacing the one before. */
-export const emailStepScope = (userId: string) => `mfa-email:${userId}`;
+/**
+ * The email step's code object: one per ticket (or Supabase challenge), named by its hash, so a code works only with
+ * the ticket it was mailed for, and a right code typed into another sign-in's form is no guess at that one's.
+ */
+export const emailStepScope = (ticketHash: string) => `mfa-email:${ticketHash}`;
+/** What the mails of the email step are counted under, per user (the `EMAIL` bucket). */
+const emailStepBucketKey = (userId: string) => `mfa-email:${userId}`;
 /** The mailed code's life, as the texted one's. */
 export const EMAIL_CODE_LIFETIME_MS = 5 * 60 * 1000;
 
-/** What the code of an email step is bound to: the ticket it was mailed for (its hash: the tag is no secret). */
+/** What the code of an email step is bound to: the ticket it was mailed for (its hash: object names are no secret). */
 export const emailStepTag = (ticket: string) => sha256Hex(`mfa-email-ticket:${ticket}`);
 
 const verifiedFactor = (userId: string, type: "phone" | "email" | "webauthn") =>
@@ -138,7 +143,7 @@ async function admitEmailStep(deps: Deps, user: UserRow): Promise<string> {
     deps.env,
     deps.config.rateLimits,
     "EMAIL",
-    { account: emailStepScope(user.id) },
+    { account: emailStepBucketKey(user.id) },
     deps.now(),
   );
   return user.email;
@@ -147,7 +152,7 @@ async function admitEmailStep(deps: Deps, user: UserRow): Promise<string> {
 /**
  * Issues the second step's ticket for `step` (`mfaTotp:`, `mfaSms:`, `mfaEmail:`, `mfaWebauthn:`) and sends what it
  * asks for: a phone factor's code by SMS, the email step's code by mail (to the verified address only, six digits,
- * five minutes, bound to this ticket). Every sign-in that owes a second step comes here (sign-in/pipeline.ts), and so
+ * five minutes, in an object of this ticket's own). Every sign-in that owes a second step comes here (sign-in/pipeline.ts), and so
  * may a feature that asks a user without a factor for an email code (`{ kind: "email" }`): the ticket is completed
  * at the step's own route, whatever the user's factors.
  */
@@ -164,13 +169,13 @@ export async function issueSecondStep(
 }
 
 async function mailCode(deps: Deps, user: UserRow, to: string, tag: string): Promise<void> {
-  const code = await issueOneTimeCode(deps, emailStepScope(user.id), EMAIL_CODE_LIFETIME_MS, tag);
+  const code = await issueOneTimeCode(deps, emailStepScope(tag), EMAIL_CODE_LIFETIME_MS);
   await sendTemplate(deps, user, to, "mfa-email", { code });
 }
 
 /**
- * The email factor's code for a challenge of the Supabase face (src/auth/mfa/factors.ts): the same checks, object and
- * mail as the sign-in's step, the code bound to `tag` (the challenge's).
+ * The email factor's code for a challenge of the Supabase face (src/auth/mfa/factors.ts): the same checks and mail as
+ * the sign-in's step, the code in the object of `tag` (the challenge's hash).
  */
 export async function mailEmailFactorCode(deps: Deps, user: UserRow, tag: string): Promise<void> {
   await mailCode(deps, user, await admitEmailStep(deps, user), tag);

@@ -18,6 +18,8 @@ const vars = z.object({
   AUTH_SMS_PASSWORDLESS_ENABLED: bool(false),
   AUTH_MFA_ENABLED: bool(false),
   AUTH_MFA_TOTP_ISSUER: z.string().min(1).max(100).default("edge-auth"),
+  /** The passkey second step's user verification (issue 47): `required` refuses a key that only proves presence. */
+  AUTH_MFA_WEBAUTHN_USER_VERIFICATION: z.enum(["preferred", "required"]).default("preferred"),
   AUTH_REQUIRE_ELEVATED_CLAIM: z.enum(["disabled", "recommended", "required"]).default("disabled"),
   AUTH_WEBAUTHN_ENABLED: bool(false),
   /** Defaults to the host of AUTH_CLIENT_URL. */
@@ -61,7 +63,11 @@ const resolve = (data: z.output<typeof vars>, core: CoreConfig) => {
       emailOtp: data.AUTH_OTP_EMAIL_ENABLED,
       sms: data.AUTH_SMS_PASSWORDLESS_ENABLED,
     },
-    mfa: { enabled: data.AUTH_MFA_ENABLED, totpIssuer: data.AUTH_MFA_TOTP_ISSUER },
+    mfa: {
+      enabled: data.AUTH_MFA_ENABLED,
+      totpIssuer: data.AUTH_MFA_TOTP_ISSUER,
+      webauthnUserVerification: data.AUTH_MFA_WEBAUTHN_USER_VERIFICATION,
+    },
     /** `AUTH_REQUIRE_ELEVATED_CLAIM`: whether changing a credential asks for a fresh passkey proof. */
     elevation: data.AUTH_REQUIRE_ELEVATED_CLAIM,
     /** The WebAuthn relying party: id (a domain) and the origins whose ceremonies are accepted. */

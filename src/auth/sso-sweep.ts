@@ -33,6 +33,7 @@ export async function endSessionsUnderSso(deps: Deps, domains: readonly string[]
     "mfa-sms",
     "mfa-webauthn",
     "mfa-email",
+    "mfa-passkey",
     "hosted-page",
     IMPORTED_NHOST_METHOD,
     IMPORTED_SUPABASE_METHOD,

@@ -146,6 +146,10 @@ export function methodsOfSessionRow(method: string | null): SignInMethod[] {
     // The email step follows no mailbox sign-in (sign-in/pipeline.ts, owedStep): its first factor is another channel.
     case "mfa-email":
       return ["sign-in", "email-otp"];
+    // A key with user verification after a first factor (issue 47): a passkey's proof. Without verification
+    // (`mfa-webauthn`) nothing is claimed beyond the sign-in: presence alone is no `phr`.
+    case "mfa-passkey":
+      return ["sign-in", "passkey"];
     default:
       return ["sign-in"];
   }

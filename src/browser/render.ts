@@ -227,10 +227,12 @@ export function mfaForm(input: {
   /** The first factor, sealed with the ticket (session.ts, `sealFirstFactor`). */
   first: string;
   error?: string;
+  /** What the code is when it is not the authenticator app's (a mailed or texted code, issue 47). */
+  lead?: string;
 }) {
   const { t } = input;
   return html`<h1>${t.mfaTitle}</h1>
-<p class="lead">${t.mfaLead}</p>
+<p class="lead">${input.lead ?? t.mfaLead}</p>
 ${errorBox(input.error)}
 <form method="post" action="${input.action}">
   ${hidden(input.requestId)}

@@ -6,16 +6,17 @@ import {
   signInEmailPassword,
   signInPasswordlessEmail,
   signInScope,
-  verifySignInMfaTotp,
+  verifySignInMfaCode,
 } from "../auth";
 import { methodsOfSessionRow, type SignInMethod } from "../browser/acr";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../browser/checks";
 import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
 import { render } from "../browser/page-response";
-import { type PageText, pageText } from "../browser/page-text";
+import { catalogueFor, type PageText, pageText } from "../browser/page-text";
 import { mailSent, mfaForm } from "../browser/render";
 import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../browser/session";
 import { sessionFacts } from "../browser/step-up-sessions";
+import { CATALOGUES, type Language } from "../browser/text";
 import { AppError, RateLimitedError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { emailField } from "../http/fields";
@@ -78,19 +79,57 @@ const mfaPage = (
     c,
     status ?? (error ? 401 : 200),
     t.mfaTitle,
-    mfaForm({ t, action: paths(c).mfa, requestId: request.id, ticket, first, error }),
+    mfaForm({
+      t,
+      action: paths(c).mfa,
+      requestId: request.id,
+      ticket,
+      first,
+      error,
+      lead: leadOf(t, ticket),
+    }),
     { t, redirectUri: returnTarget(request) },
   );
 
-/** The first step of a sign-in that continues with TOTP: the ticket's page, its first factor sealed with it. */
-const secondStep = async (c: Ctx, request: InteractionRequest, ticket: string, first: SignInMethod) =>
-  mfaPage(
+/** The code form's lead for a mailed or texted code (a TOTP ticket keeps the page's own). */
+function leadOf(t: PageText, ticket: string): string | undefined {
+  // In the page's language (the user's own, mfaText), as the rest of the form.
+  const words = (CATALOGUES[t.lang as Language] ?? CATALOGUES.en).secondStep;
+  if (ticket.startsWith("mfaEmail:")) return words.pageEmailLead;
+  if (ticket.startsWith("mfaSms:")) return words.pageSmsLead;
+  return undefined;
+}
+
+/** What each code step proves, as the page's session records it (acr.ts). */
+const CODE_METHOD = { totp: "totp", phone: "sms-otp", email: "email-otp" } as const satisfies Record<
+  string,
+  SignInMethod
+>;
+
+/**
+ * The first step of a sign-in that continues with a code (TOTP, a texted or mailed code): the ticket's page, its first
+ * factor sealed with it. A passkey step (`mfaWebauthn:`, issue 47) has no code to type: the page says to sign in
+ * with the passkey, which its passkey button does (a phishing-resistant sign-in of its own).
+ */
+const secondStep = async (
+  c: Ctx,
+  request: InteractionRequest,
+  clientName: string,
+  ticket: string,
+  first: SignInMethod,
+) => {
+  if (ticket.startsWith("mfaWebauthn:")) {
+    const error = catalogueFor(c, request.uiLocales).secondStep.pagePasskey;
+    return signInPage(c, request, clientName, { status: 401, error });
+  }
+  return mfaPage(
     c,
     await mfaText(c, request, ticket),
     request,
     ticket,
     await sealFirstFactor(c.var.deps, ticket, first),
   );
+};
 
 /**
  * Where a magic link asked for on the page lands (`/verify` appends `refreshToken` or `mfaTicket`, or `error`): the
@@ -113,7 +152,13 @@ export async function landFromEmailLink(c: Ctx, request: InteractionRequest, cli
   }
   // A mailed link's landing says its `type`; a provider's way back does not.
   if (query.mfaTicket)
-    return secondStep(c, request, query.mfaTicket.slice(0, 100), query.type ? "email-link" : "provider");
+    return secondStep(
+      c,
+      request,
+      clientName,
+      query.mfaTicket.slice(0, 100),
+      query.type ? "email-link" : "provider",
+    );
   const signedIn = await sessionToCookie(c, request, clientName, query.refreshToken ?? "");
   if (!("locale" in signedIn)) return signedIn;
   // A reset link proved the inbox and signed the browser in: the person now chooses the new password.
@@ -194,7 +239,7 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     try {
       await passTurnstile(c, "signin", params);
       const result = await signInEmailPassword(signInScope(c, "oauth2-page"), { email, password });
-      if (result.mfa) return secondStep(c, request, result.mfa.ticket, "password");
+      if (result.mfa) return secondStep(c, request, client.clientName, result.mfa.ticket, "password");
       const session = result.session!;
       await startBrowserSession(c, session.user.id, session.refreshTokenId, ["password"]);
       return backToPage(c, request.id);
@@ -216,9 +261,9 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     const otp = (params.get("otp") ?? "").replace(/\s/g, "").slice(0, 64);
     const first = (params.get("first") ?? "").slice(0, 200);
     try {
-      const { session } = await verifySignInMfaTotp(signInScope(c, "oauth2-page"), { ticket, otp });
+      const { session, step } = await verifySignInMfaCode(signInScope(c, "oauth2-page"), { ticket, otp });
       const firstFactor = await openFirstFactor(c.var.deps, ticket, first);
-      await startBrowserSession(c, session.user.id, session.refreshTokenId, [firstFactor, "totp"]);
+      await startBrowserSession(c, session.user.id, session.refreshTokenId, [firstFactor, CODE_METHOD[step]]);
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;

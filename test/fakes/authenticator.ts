@@ -192,8 +192,16 @@ export class SoftwareAuthenticator {
     {
       credential: chosen,
       origin = this.origin,
-      flags = FLAGS.UP | FLAGS.UV,
-    }: { credential?: StoredCredential; origin?: string; flags?: number } = {},
+      userVerified = true,
+      flags = userVerified ? FLAGS.UP | FLAGS.UV : FLAGS.UP,
+    }: {
+      credential?: StoredCredential;
+      origin?: string;
+      /** False: an authenticator that proves presence only (no PIN, no biometric): the UV flag is not set. */
+      userVerified?: boolean;
+      /** The authenticator data's flags exactly (user presence, user verification), when a test sets them itself. */
+      flags?: number;
+    } = {},
   ): Promise<AuthenticationResponseJSON> {
     const allowed = (options.allowCredentials ?? []).map((d) => d.id);
     const credential =

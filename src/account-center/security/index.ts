@@ -15,6 +15,7 @@ import { passkeyRoutes } from "./passkey-routes";
 import { PASSKEYS, passkeysSection } from "./passkeys";
 import { providerRoutes } from "./provider-routes";
 import { PROVIDERS, providersSection } from "./providers";
+import { SECOND_STEP, secondStepRoutes, secondStepSection } from "./second-step-choice";
 import { tokenRoutes } from "./token-routes";
 import { TOKENS, tokensSection } from "./tokens";
 import { TWO_STEP, twoStepSection } from "./two-step";
@@ -36,6 +37,7 @@ export function securityNav(catalogue: Catalogue, vaultOn = false): { id: string
   const w = catalogue.accountSecurity;
   return [
     { id: TWO_STEP, label: w.twoStep.title },
+    { id: SECOND_STEP, label: catalogue.secondStep.title },
     { id: PASSKEYS, label: w.passkeys.title },
     { id: TOKENS, label: w.tokens.title },
     { id: PROVIDERS, label: w.providers.title },
@@ -63,6 +65,7 @@ export async function securitySections(c: Ctx, session: BrowserSession, catalogu
   ]);
   const signed = { session, catalogue };
   return html`${twoStepSection(c, signed, recent)}
+${await secondStepSection(c, signed, keys.length, recent)}
 ${passkeysSection(c, signed, keys, keys.length ? elevated : recent)}
 ${tokensSection(c, signed, tokens, elevated)}
 ${providersSection(c, signed, identities, recent)}
@@ -81,6 +84,7 @@ export function securityScript(_apiPath: string): string | undefined {
 /** Every form post of the sections, under `/security/…` of the account center. */
 export const securityRoutes = new Hono<AppEnv>()
   .route("/", twoStepRoutes)
+  .route("/", secondStepRoutes)
   .route("/", passkeyRoutes)
   .route("/", tokenRoutes)
   .route("/", providerRoutes)

@@ -28,4 +28,10 @@ export const SECURITY_STYLE = `
   #passkey-create-problem, #passkey-unsupported { margin-top: .8rem; }
   ul.vault-apps { list-style: none; padding: 0; margin: 0; }
   ul.vault-apps li { overflow-wrap: anywhere; }
+  .second-step-choices { border: 1px solid var(--line); border-radius: 6px; padding: .4rem .8rem .6rem; margin: 0 0 .8rem; }
+  .second-step-choices legend { padding: 0 .3rem; }
+  .second-step-choices .choice { display: flex; flex-wrap: wrap; align-items: center; gap: .2rem .5rem; margin: .45rem 0; }
+  .second-step-choices .choice input { width: auto; margin: 0; }
+  .second-step-choices .choice label { flex: 1 1 0; min-width: 0; margin: 0; font-weight: 400; overflow-wrap: anywhere; }
+  .second-step-choices .choice .hint { flex-basis: 100%; margin: 0 0 0 1.6rem; }
 `;

@@ -28,6 +28,8 @@ export type Notice = keyof typeof NOTICES;
 
 /** Words for a notice key from the page's query, or undefined when it is not one of ours. */
 export function securityNotice(catalogue: Catalogue, key: string): string | undefined {
+  // The choice of second step keeps its words apart (second-step-choice.ts).
+  if (key === "security-second-step-changed") return catalogue.secondStep.changed;
   const words = (NOTICES as Record<string, (w: Words) => string>)[key];
   return words?.(catalogue.accountSecurity);
 }

@@ -5,7 +5,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
-import { checkOneTimeCode, redeemOneTimeCode } from "../one-time-codes";
+import { checkOneTimeCode } from "../one-time-codes";
 import {
   emailStepScope,
   mailEmailFactorCode,
@@ -267,11 +267,7 @@ export async function verifyFactor(
     factor.type === "totp"
       ? await acceptTotpCode(deps, user, input.code)
       : factor.type === "email"
-        ? await acceptEmailCode(
-            deps,
-            user,
-            async () => (await redeemOneTimeCode(deps, emailStepScope(user.id), input.code)) === hash,
-          )
+        ? await acceptEmailCode(deps, user, () => checkOneTimeCode(deps, emailStepScope(hash), input.code))
         : await acceptPhoneCode(
             deps,
             user,

@@ -53,12 +53,21 @@ const setChoice = (db: ReturnType<Deps["shards"]["ofUser"]>, userId: string, val
 
 type SQLValue = string | null | ReturnType<typeof mfaTypeWithoutTotp>;
 
-async function checkedUser(deps: Deps, claims: { sub: string }) {
+/**
+ * How the caller knows it is the person: the API's bearer (`claims`, held to the elevated claim as configured), or a
+ * caller that confirmed them itself (the account center's recent confirmation, `confirmed`).
+ */
+export type ChoiceCaller = { sub: string; confirmed?: boolean };
+
+async function checkedUser(deps: Deps, claims: ChoiceCaller) {
   const user = await requireRegisteredUser(deps, claims.sub);
   if (user.activeMfaType === "totp") {
     throw new AppError("totp-already-active", "TOTP is the second step: turn it off with a code first");
   }
-  if (!(await elevationSatisfied(deps, claims as Parameters<typeof elevationSatisfied>[1]))) {
+  const confirmed =
+    claims.confirmed === true ||
+    (await elevationSatisfied(deps, claims as Parameters<typeof elevationSatisfied>[1]));
+  if (!confirmed) {
     throw new AppError(
       "unauthorized",
       "elevated permission required: verify with a security key first (POST /elevate/webauthn)",
@@ -113,7 +122,7 @@ export async function chooseSecondStep(
  * factor the user still holds then becomes the step (they are removed where they were added: the Supabase API).
  * False when there was nothing to turn off here (the caller answers as for TOTP not being on).
  */
-export async function dropSecondStepChoice(deps: Deps, claims: { sub: string }): Promise<boolean> {
+export async function dropSecondStepChoice(deps: Deps, claims: ChoiceCaller): Promise<boolean> {
   const user = await requireRegisteredUser(deps, claims.sub);
   if (user.activeMfaType === null || user.activeMfaType === "totp") return false;
   if (user.activeMfaType === "sms") return false;

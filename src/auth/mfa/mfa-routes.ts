@@ -1,3 +1,4 @@
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { Hono } from "hono";
 import { z } from "zod";
 import { AppError } from "../../errors";
@@ -9,9 +10,11 @@ import { rateLimit } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
 import { readsOwnWriteBack } from "../sessions";
 import { signInScope } from "../sign-in";
+import { authenticationCredential } from "../webauthn";
 import { chooseSecondStep, dropSecondStepChoice } from "./mfa-choice";
 import { changeMfa, createRecoveryCodes, generateTotp } from "./totp-setup";
 import { verifySignInMfaEmail, verifySignInMfaSms, verifySignInMfaTotp } from "./totp-sign-in";
+import { signInMfaWebauthn, verifySignInMfaWebauthn } from "./webauthn-sign-in";
 
 const codeField = z.string().min(1).max(32);
 
@@ -65,9 +68,11 @@ export const mfaRoutes = new Hono<AppEnv>()
     async (c) => {
       const { code, activeMfaType } = c.req.valid("json");
       const { deps } = c.var;
+      // The bearer's claims, never confirmed by themselves: the elevated claim decides (mfa-choice.ts).
+      const caller = { ...c.var.auth!, confirmed: false };
       if (activeMfaType === "sms" || activeMfaType === "email" || activeMfaType === "webauthn") {
-        await chooseSecondStep(deps, c.var.auth!, activeMfaType);
-      } else if (!activeMfaType && (await dropSecondStepChoice(deps, c.var.auth!))) {
+        await chooseSecondStep(deps, caller, activeMfaType);
+      } else if (!activeMfaType && (await dropSecondStepChoice(deps, caller))) {
         // A step other than TOTP turned off: no code of it to give.
       } else {
         if (code === undefined) throw new AppError("invalid-request", "code is required");
@@ -144,4 +149,48 @@ export const mfaRoutes = new Hono<AppEnv>()
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ ticket: z.string().min(1).max(200), otp: codeField })),
     async (c) => c.json(await verifySignInMfaEmail(signInScope(c, "mfa-email"), c.req.valid("json"))),
+  )
+  .post(
+    "/signin/mfa/webauthn",
+    operation({
+      summary: "Start the passkey second step",
+      description:
+        "The `mfaWebauthn:` ticket of a first-factor sign-in (`activeMfaType` `webauthn`): request options allowing " +
+        "every passkey or security key of the user (and a `webauthn` factor's key), for " +
+        "`PublicKeyCredential.parseRequestOptionsFromJSON`; user verification as " +
+        "`AUTH_MFA_WEBAUTHN_USER_VERIFICATION` says. Dead ticket: 401 `invalid-ticket`; WebAuthn off: 409.",
+      answers: {
+        200: {
+          description: "Credential request options.",
+          schema: z.looseObject({ challenge: z.string() }),
+        },
+      },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ ticket: z.string().min(1).max(200) })),
+    async (c) => c.json(await signInMfaWebauthn(c.var.deps, c.req.valid("json").ticket)),
+  )
+  .post(
+    "/signin/mfa/webauthn/verify",
+    operation({
+      summary: "Finish a sign-in with the passkey second step",
+      description:
+        "The ticket and the browser's assertion (`credential.toJSON()`) answering the options of " +
+        "`/signin/mfa/webauthn` for that ticket. A bad assertion, or a challenge of another ticket: 400 " +
+        "`invalid-request`; dead ticket: 401 `invalid-ticket` (five tries, spent once). With user verification the " +
+        "session counts as phishing-resistant (`phr`); without, as a second factor.",
+      answers: { 200: { description: "A session.", schema: sessionPayloadSchema } },
+    }),
+    rateLimit("BRUTE_FORCE"),
+    jsonBody(z.object({ ticket: z.string().min(1).max(200), credential: authenticationCredential })),
+    async (c) => {
+      const { ticket, credential } = c.req.valid("json");
+      return c.json(
+        await verifySignInMfaWebauthn(signInScope(c, "mfa-webauthn"), {
+          ticket,
+          // zod checked the shape; the library checks everything inside.
+          credential: credential as unknown as AuthenticationResponseJSON,
+        }),
+      );
+    },
   );

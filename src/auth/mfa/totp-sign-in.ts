@@ -3,7 +3,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import type { SecondStepKind } from "../complete-sign-in";
 import type { Session } from "../new-sessions";
-import { checkOneTimeCode, redeemOneTimeCode } from "../one-time-codes";
+import { checkOneTimeCode } from "../one-time-codes";
 import { emailStepScope, emailStepTag, phoneFactorScope, secondStepOf } from "../second-step";
 import { type Method, type SignInScope, startSession } from "../sign-in";
 import { acceptEmailCode, acceptPhoneCode, acceptSecondFactor } from "./second-factor";
@@ -38,11 +38,13 @@ const STEP_METHOD: Record<(typeof CODE_STEPS)[number], Method> = {
  * - `mfaEmail:`: the code mailed at the first step for this very ticket (a code mailed for another ticket is wrong).
  * Each under the user's guess guard and the account's lockout.
  */
+type CodeStep = (typeof CODE_STEPS)[number];
+
 async function verifyCodeStep(
   scope: SignInScope,
   input: { ticket: string; otp: string },
-  kinds: readonly (typeof CODE_STEPS)[number][],
-): Promise<{ session: Session }> {
+  kinds: readonly CodeStep[],
+): Promise<{ session: Session; step: CodeStep }> {
   const { deps } = scope;
   const taken = await takeTicketAttempt(deps, input.ticket, kinds);
   const { user } = taken;
@@ -51,12 +53,8 @@ async function verifyCodeStep(
   if (kind === "email") {
     // Whatever the user's factors: the step was asked for (a factor, or another feature's challenge) and its code
     // mailed with the ticket (../second-step.ts).
-    const tag = await emailStepTag(input.ticket);
-    right = await acceptEmailCode(
-      deps,
-      user,
-      async () => (await redeemOneTimeCode(deps, emailStepScope(user.id), input.otp)) === tag,
-    );
+    const scope = emailStepScope(await emailStepTag(input.ticket));
+    right = await acceptEmailCode(deps, user, () => checkOneTimeCode(deps, scope, input.otp));
   } else {
     // A TOTP or phone step is the user's current factor's, read again: a factor removed since the ticket is no step.
     const step = await secondStepOf(deps, user);
@@ -76,7 +74,7 @@ async function verifyCodeStep(
   if (!right) throw new AppError("invalid-totp");
   await consumeTicket(taken);
   const method = scope.method === "mfa-totp" ? STEP_METHOD[kind] : undefined;
-  return { session: (await startSession(scope, { user, method })).session };
+  return { session: (await startSession(scope, { user, method })).session, step: kind };
 }
 
 /**
@@ -84,33 +82,33 @@ async function verifyCodeStep(
  * here too, with its texted code: the Nhost SDK knows this route only, and a phone factor (added through the Supabase
  * API) answered here before the tickets had their own prefixes.
  */
-export function verifySignInMfaTotp(
+export async function verifySignInMfaTotp(
   scope: SignInScope,
   input: { ticket: string; otp: string },
 ): Promise<{ session: Session }> {
-  return verifyCodeStep(scope, input, ["totp", "phone"]);
+  return { session: (await verifyCodeStep(scope, input, ["totp", "phone"])).session };
 }
 
 /** `POST /signin/mfa/sms` (issue 47): an `mfaSms:` ticket and the code texted with it. */
-export function verifySignInMfaSms(
+export async function verifySignInMfaSms(
   scope: SignInScope,
   input: { ticket: string; otp: string },
 ): Promise<{ session: Session }> {
-  return verifyCodeStep(scope, input, ["phone"]);
+  return { session: (await verifyCodeStep(scope, input, ["phone"])).session };
 }
 
 /** `POST /signin/mfa/email` (issue 47): an `mfaEmail:` ticket and the code mailed with it. */
-export function verifySignInMfaEmail(
+export async function verifySignInMfaEmail(
   scope: SignInScope,
   input: { ticket: string; otp: string },
 ): Promise<{ session: Session }> {
-  return verifyCodeStep(scope, input, ["email"]);
+  return { session: (await verifyCodeStep(scope, input, ["email"])).session };
 }
 
-/** The hosted pages' code step: whichever code the ticket asks for. */
+/** The hosted pages' code step: whichever code the ticket asks for, and which it was. */
 export function verifySignInMfaCode(
   scope: SignInScope,
   input: { ticket: string; otp: string },
-): Promise<{ session: Session }> {
+): Promise<{ session: Session; step: CodeStep }> {
   return verifyCodeStep(scope, input, CODE_STEPS);
 }

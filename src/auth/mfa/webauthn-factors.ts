@@ -65,7 +65,7 @@ export async function enrollWebauthn(
 }
 
 /** The keys of the user's verified `webauthn` factors, by factor id. */
-async function factorKeys(deps: Deps, userId: string): Promise<Map<string, FactorKey>> {
+export async function factorKeys(deps: Deps, userId: string): Promise<Map<string, FactorKey>> {
   const rows = await deps.shards
     .ofUser(userId)
     .select({ id: mfaFactors.id, secret: mfaFactors.secret })

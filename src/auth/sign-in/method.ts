@@ -15,6 +15,8 @@ export type Method =
   | "mfa-webauthn"
   /** The email second step (issue 47): a code mailed to the verified address after a first factor. */
   | "mfa-email"
+  /** The passkey second step with user verification (issue 47): phishing-resistant; `mfa-webauthn` without it. */
+  | "mfa-passkey"
   | "webauthn"
   /** A passkey made by an upgrade, not yet used with user verification (src/auth/webauthn/upgrade.ts): not `phr`. */
   | "webauthn-upgrade"

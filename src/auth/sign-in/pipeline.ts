@@ -84,10 +84,6 @@ export function startImpersonatedSession(
   return writeSession(deps, user, { method, userAgent, dpopJkt: null, impersonation });
 }
 
-/** The refusal of a first factor whose account's second factor is a `webauthn` key (the Supabase face's alone). */
-const WEBAUTHN_ONLY =
-  "this account's second factor is a security key, which this sign-in cannot ask for: sign in through the Supabase API";
-
 /** The first factors that are the mailbox: the email step after one of them would prove the same thing again. */
 const MAILBOX_METHODS: ReadonlySet<Method | null> = new Set<Method | null>([
   "email-link",
@@ -168,8 +164,6 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   if (step && !scope.secondFactorLater) {
     // The first factor is refused before its ticket (the second step is checked by none: its first factor was).
     await check(scope, method, user.email, false);
-    // Nhost's API has no WebAuthn second step yet: a password (a code, a link) alone must not do instead of the key.
-    if (step.kind === "webauthn") throw new AppError("mfa-type-not-found", WEBAUTHN_ONLY);
     // The ticket names the step; its code (a phone's, the email step's) is sent with it (mfa/ completes each).
     return { session: null, mfa: { ticket: await issueSecondStep(deps, user, step) } };
   }

@@ -89,12 +89,12 @@ function namedOwner(response: AuthenticationResponseJSON): string | null {
  * checked against, so of two assertions carrying the same counter (a clone racing the original) one is refused.
  * Authenticators that keep no counter always send 0; there is nothing to move then.
  */
-async function verifyAssertion(
+export async function verifyAssertion(
   deps: Deps,
   response: AuthenticationResponseJSON,
   challenge: string,
   identified: { before: boolean; userId: string | null },
-): Promise<{ userId: string; phishingResistant: boolean }> {
+): Promise<{ userId: string; userVerified: boolean; phishingResistant: boolean }> {
   const identifiedBefore = identified.before;
   const owner = namedOwner(response) ?? identified.userId;
   if (owner === null && !identifiedBefore) throw ceremonyFailed("discoverable sign-in without a userHandle");
@@ -126,7 +126,11 @@ async function verifyAssertion(
     if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
   }
   const { userVerified } = result.authenticationInfo;
-  return { userId: key.userId, phishingResistant: await phishingResistantUse(deps, key, userVerified) };
+  return {
+    userId: key.userId,
+    userVerified,
+    phishingResistant: await phishingResistantUse(deps, key, userVerified),
+  };
 }
 
 /**

@@ -15,7 +15,9 @@ export type Ceremony =
   | { kind: "add-key"; userId: string; upgradeSessionId?: string }
   // A second factor's key (factor-keys.ts): made for an unverified factor, asserted for a verified one.
   | { kind: "factor-create"; userId: string; factorId: string }
-  | { kind: "factor-request"; userId: string; factorId: string };
+  | { kind: "factor-request"; userId: string; factorId: string }
+  // The second step of a sign-in (second-step-keys.ts): any key of the user, for one ticket (its hash).
+  | { kind: "second-step"; userId: string; ticketHash: string };
 
 function challengeObject(deps: Deps, challenge: string) {
   return deps.env.WEBAUTHN_CHALLENGES.get(deps.env.WEBAUTHN_CHALLENGES.idFromName(challenge));

@@ -146,10 +146,23 @@ export async function verifyFactorAssertion(
 ): Promise<number> {
   assertWebauthnEnabled(deps);
   const challenge = await takeFactorCeremony(deps, response.response.clientDataJSON, "factor-request", owner);
+  return (await assertByFactorKey(deps, challenge, owner.userId, response, key)).counter;
+}
+
+/**
+ * An assertion answering `challenge` by one factor's key (another key is refused, WebAuthn §7.2 step 5), whose user
+ * handle, when sent, names `userId`: the new signature counter, and whether the authenticator verified the user.
+ */
+export async function assertByFactorKey(
+  deps: Deps,
+  challenge: string,
+  userId: string,
+  response: AuthenticationResponseJSON,
+  key: FactorKey,
+): Promise<{ counter: number; userVerified: boolean }> {
   if (response.id !== key.credentialId) throw ceremonyFailed("assertion by another key than the factor's");
   const handle = response.response.userHandle;
-  if (handle && answeredHandle(handle) !== owner.userId)
-    throw ceremonyFailed("userHandle names another user");
+  if (handle && answeredHandle(handle) !== userId) throw ceremonyFailed("userHandle names another user");
   const result = await verified(
     verifyAuthenticationResponse({
       response,
@@ -163,7 +176,10 @@ export async function verifyFactorAssertion(
     }),
   );
   if (!result.verified) throw ceremonyFailed("assertion not verified");
-  return result.authenticationInfo.newCounter;
+  return {
+    counter: result.authenticationInfo.newCounter,
+    userVerified: result.authenticationInfo.userVerified,
+  };
 }
 
 function answeredHandle(handle: string): string | null {

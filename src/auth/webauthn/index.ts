@@ -20,6 +20,8 @@ export {
 // The account center's passkeys section (src/account-center/security/) adds, lists and removes keys with the API's
 // own steps.
 export { addSecurityKey, verifyAddSecurityKey } from "./registration";
+// The passkey second step of a sign-in (src/auth/mfa/webauthn-sign-in.ts).
+export { type SecondStepKey, secondStepOptions, verifySecondStepKey } from "./second-step-keys";
 export {
   deleteSecurityKey,
   listSecurityKeys,

@@ -6,6 +6,7 @@ import { isUniqueViolation } from "../../db/errors";
 import { securityKeys, type securityKeys as securityKeysTable } from "../../db/schema";
 import { randomUuid } from "../../lib/crypto";
 import { credentialsChanged } from "../credential-changes";
+import { syncMfaType } from "../second-step";
 import { ceremonyFailed } from "./ceremonies";
 import { upgradeAlreadyMade } from "./upgrade";
 
@@ -145,6 +146,9 @@ export async function deleteSecurityKey(
     .where(and(eq(securityKeys.id, id), eq(securityKeys.userId, userId)))
     .returning({ id: securityKeys.id })
     .get();
-  if (removed) await credentialsChanged(db, userId, now);
+  if (removed) {
+    // The last key gone, a passkey chosen as the second step is no step: the choice falls back (../second-step.ts).
+    await db.batch([credentialsChanged(db, userId, now), syncMfaType(db, userId)]);
+  }
   return removed !== undefined;
 }

@@ -22,7 +22,7 @@ import { userD1 } from "../../support/shards";
  * "One account, two faces": a second factor added through the Supabase face (auth-js's `mfa.enroll` of a phone or a
  * `webauthn` factor) holds on the Nhost face. A phone factor answers `{session: null, mfa: {ticket: "mfaSms:…"}}`,
  * its code texted, taken by `POST /signin/mfa/sms` (and by `POST /signin/mfa/totp`, the one route the Nhost SDK
- * knows), and shows as `activeMfaType: "sms"`; a `webauthn` factor alone refuses the first factor.
+ * knows), and shows as `activeMfaType: "sms"`; a `webauthn` factor alone answers the passkey step's `mfaWebauthn:`.
  * The credential resets drop every kind of factor.
  */
 
@@ -79,8 +79,8 @@ async function enrollPhone(supabase: SupabaseClient): Promise<{ phone: string; f
   return { phone, factorId };
 }
 
-/** auth-js `mfa.webauthn.register`: a verified `webauthn` factor, made by a software authenticator. */
-async function enrollKey(supabase: SupabaseClient): Promise<void> {
+/** auth-js `mfa.webauthn.register`: a verified `webauthn` factor, made by a software authenticator (returned). */
+async function enrollKey(supabase: SupabaseClient): Promise<SoftwareAuthenticator> {
   const device = new SoftwareAuthenticator(ORIGIN, "localhost");
   const { error } = await inBrowser(device, () =>
     supabase.auth.mfa.webauthn.register({
@@ -89,6 +89,7 @@ async function enrollKey(supabase: SupabaseClient): Promise<void> {
     }),
   );
   expect(error).toBeNull();
+  return device;
 }
 
 type SignInAnswer = { session: WireSession | null; mfa: { ticket: string } | null };
@@ -209,19 +210,26 @@ describe("a phone factor on the Nhost face", () => {
 });
 
 describe("a webauthn factor on the Nhost face", () => {
-  it("signInEmailPassword and a magic link are refused (400 mfa-type-not-found), never a session", async () => {
-    // Threat: the password (or the mailbox) alone skipping the security key the user made their second factor; the
-    // Nhost API has no step that asks for it, so the first factor is refused outright.
+  it("signInEmailPassword and a magic link answer the passkey step's ticket, completed by the factor's key", async () => {
+    // Threat: the password (or the mailbox) alone skipping the security key the user made their second factor.
     const { supabase, email } = await supabaseUser("nhkey");
     await proveBySignUpMail(email);
-    await enrollKey(supabase);
-    await expectError(await passwordSignIn(email), 400, "mfa-type-not-found");
+    const device = await enrollKey(supabase);
+    const first = (await (await passwordSignIn(email)).json()) as SignInAnswer;
+    expect(first.session).toBeNull();
+    expect(first.mfa?.ticket).toMatch(/^mfaWebauthn:/);
 
     expect(await (await svc.post("/signin/passwordless/email", { email })).json()).toBe("OK");
     const [link] = await mailbox(svc, email);
     const params = await follow(svc, verifyPath(link!));
-    expect(params.get("error")).toBe("mfa-type-not-found");
+    expect(params.get("mfaTicket")).toMatch(/^mfaWebauthn:/);
     expect(params.get("refreshToken")).toBeNull();
+
+    // The factor's key answers the step (issue 47): options for the ticket, then the assertion.
+    const options = await (await svc.post("/signin/mfa/webauthn", { ticket: first.mfa!.ticket })).json();
+    const credential = await device.get(options as Parameters<typeof device.get>[0]);
+    const done = await svc.post("/signin/mfa/webauthn/verify", { ticket: first.mfa!.ticket, credential });
+    expect(done.status).toBe(200);
     // The Supabase face keeps GoTrue's rule: the password's aal1 session, to be stepped up by the key.
     expect((await client().auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
   });

@@ -10,6 +10,7 @@ import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
 import { passkeys } from "./passkeys";
+import { secondStep } from "./second-step";
 import { setupLinks } from "./setup-links";
 import { vault } from "./vault";
 
@@ -27,4 +28,5 @@ export const de: Catalogue = {
   ciba,
   setupLinks,
   passkeys,
+  secondStep,
 };

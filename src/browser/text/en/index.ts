@@ -9,6 +9,7 @@ import { mailCode } from "./mail-code";
 import { mails } from "./mails";
 import { pages } from "./pages";
 import { passkeys } from "./passkeys";
+import { secondStep } from "./second-step";
 import { setupLinks } from "./setup-links";
 import { vault } from "./vault";
 
@@ -27,6 +28,7 @@ export const en = {
   ciba,
   setupLinks,
   passkeys,
+  secondStep,
 };
 
 export type Catalogue = typeof en;

@@ -53,7 +53,7 @@ const verifyBody = z.object({
 });
 
 /** The methods that make a session's `aal2` (tokens.ts says the same in the token). */
-const SECOND_FACTOR_METHODS = new Set(["mfa-totp", "mfa-sms", "mfa-webauthn", "mfa-email"]);
+const SECOND_FACTOR_METHODS = new Set(["mfa-totp", "mfa-sms", "mfa-webauthn", "mfa-email", "mfa-passkey"]);
 /** How the session a factor steps up to began (GoTrue's amr `totp`, `mfa/phone`, `mfa/webauthn`). */
 const STEP_UP_METHOD = {
   totp: "mfa-totp",

@@ -27,7 +27,7 @@ export function amrMethod(method: string | null): string {
   if (method === "email-otp" || method === "sms-otp") return "otp";
   if (method === "mfa-totp") return "totp";
   if (method === "mfa-sms") return "mfa/phone";
-  if (method === "mfa-webauthn") return "mfa/webauthn";
+  if (method === "mfa-webauthn" || method === "mfa-passkey") return "mfa/webauthn";
   if (method === "anonymous") return "anonymous";
   if (method === "id-token" || method.startsWith("provider:")) return "oauth";
   if (method.startsWith("sso:")) return "sso/saml";
@@ -37,7 +37,11 @@ export function amrMethod(method: string | null): string {
 
 /** GoTrue's `aal` of a session begun this way: aal2 once the second factor was shown (TOTP, phone, WebAuthn, email). */
 export const aalOf = (method: string | null): "aal1" | "aal2" =>
-  method === "mfa-totp" || method === "mfa-sms" || method === "mfa-webauthn" || method === "mfa-email"
+  method === "mfa-totp" ||
+  method === "mfa-sms" ||
+  method === "mfa-webauthn" ||
+  method === "mfa-passkey" ||
+  method === "mfa-email"
     ? "aal2"
     : "aal1";
 
