@@ -17,6 +17,7 @@ import {
   type TokenAnswer,
   VERIFIER,
 } from "./oauth2/support";
+import { createOrg, user as orgUser } from "./orgs/support";
 import { userD1 } from "./support/shards";
 import { waveService } from "./support/waves";
 
@@ -136,5 +137,42 @@ describe("the Supabase face's refresh: one wave, as the Nhost face's", () => {
     });
     expect(response.status).toBe(200);
     expect(waves.sequential, waves.trace).toBe(1);
+  });
+});
+
+describe("sign-in: the account read beside the checks before the first factor", () => {
+  it("POST /signin/email-password: enforced SSO's check and the user's read in one wave, the lockout's forgiveness after the answer", async () => {
+    // Threat (of speed): the domain's SSO check, the user's read and the lockout's forgiveness one after another
+    // again. What remains in line: the user's read (with two shards the directory, then the user's shard), the
+    // lockout's count (its object is the user's, known only after the read; counted before the password is looked
+    // at), the second-factor read, the session's writes beside its family's start.
+    const { response, waves } = await svc.post("/signin/email-password", { email, password: PASSWORD });
+    expect(response.status).toBe(200);
+    const calls = waves.trace.split("\n");
+    // Each call as its [start, end] events: two calls overlap (ran side by side) when each starts before the other ends.
+    const span = (needle: string) =>
+      (/\[(\d+)-(\d+)\]/.exec(calls.find((call) => call.includes(needle)) ?? "") ?? []).slice(1).map(Number);
+    const overlap = (a: number[], b: number[]) => a[0]! < b[1]! && b[0]! < a[1]!;
+    // The account's first read: the directory with several shards (the suite's two), the user's row with one.
+    const account = span('from "directory"').length ? span('from "directory"') : span('from "users"');
+    expect(overlap(span('"org_domains"'), account), waves.trace).toBe(true);
+    expect(overlap(span(" do forgive"), span('"mfa_factors"')), waves.trace).toBe(true);
+    // Seven before (docs/performance.md): with one shard four, with two five.
+    expect(waves.sequential, waves.trace).toBe(5);
+  });
+});
+
+describe("an org switch: the family's look-up beside the session's read, the write and its bookmark in one trip", () => {
+  it("POST /token {refreshToken, orgId}", async () => {
+    // Threat (of speed): the switch's reads and writes one after another again. It costs more than a plain refresh
+    // (docs/performance.md says what is left and why): the membership is checked before the token is spent, so a
+    // refused switch leaves the client its token, and the org written to the session must be read back by the
+    // session's next refresh, wherever a replica serves it (the family's bookmark).
+    const owner = await orgUser();
+    const org = await createOrg(owner);
+    const { response, waves } = await svc.post("/token", { refreshToken: owner.refreshToken, orgId: org.id });
+    expect(response.status).toBe(200);
+    // Seven before: the look-up, the session, the membership, the rotation, the write, the bookmark, the object's.
+    expect(waves.sequential, waves.trace).toBe(5);
   });
 });
