@@ -3,6 +3,7 @@
 // at the edge: these pin the budgets, so a change that puts a call back behind another fails here, with the calls in
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
 import { beforeAll, describe, expect, it } from "vitest";
+import { slotOfUser } from "../src/db/shards";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
 import { NO_VERIFICATION, PASSWORD, signUp, uniqueEmail, type WireSession } from "./helpers";
 import {
@@ -49,6 +50,12 @@ describe("refresh: one wave (the family's object, the session read beside it)", 
     // Threat (of speed, not of security): the session read waiting for the rotation's answer again, a second
     // cross-region trip on the request every signed-in app makes every few minutes.
     for (let i = 0; i < 2; i++) {
+      // Still a version-4 UUID's shape (contract §2), its first three hex digits the user's slot: the shard the read
+      // goes to, from the token alone (docs/performance.md, "The refresh token's bits").
+      expect(session.refreshToken).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
+      expect(Number.parseInt(session.refreshToken.slice(0, 3), 16)).toBe(slotOfUser(session.user!.id));
       const { response, waves } = await svc.post("/token", { refreshToken: session.refreshToken });
       expect(response.status).toBe(200);
       expect(waves.sequential, waves.trace).toBe(1);
