@@ -4,6 +4,7 @@
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
 import { beforeAll, describe, expect, it } from "vitest";
 import { slotOfUser } from "../src/db/shards";
+import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
 import { NO_VERIFICATION, PASSWORD, signUp, uniqueEmail, type WireSession } from "./helpers";
 import {
@@ -181,5 +182,52 @@ describe("an org switch: the family's look-up beside the session's read, the wri
     expect(response.status).toBe(200);
     // Seven before: the look-up, the session, the membership, the rotation, the write, the bookmark, the object's.
     expect(waves.sequential, waves.trace).toBe(5);
+  });
+});
+
+describe("sign-in: the account's rate limit counted beside the reads, awaited before anything is written", () => {
+  // Every address limit allows (the Rate Limiting bindings are the platform's); the account's exact count allows one
+  // sign-in per email in the window.
+  const limited = waveService({
+    ...NO_VERIFICATION,
+    AUTH_RATE_LIMIT_ENABLE: "true",
+    AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
+    ...Object.fromEntries(
+      Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
+        name,
+        { limit: async () => ({ success: true }) },
+      ]),
+    ),
+  });
+
+  it("POST /signin/email-password: the count adds no wave; over the limit, 429 with no lockout count and no write", async () => {
+    // A first sign-in of another account also reads the signing keys (once per isolate and configuration).
+    expect(
+      (await limited.post("/signin/email-password", { email, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const who = uniqueEmail("waves-limit");
+    expect(
+      (await svc.post("/signup/email-password", { email: who, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const first = await limited.post("/signin/email-password", { email: who, password: PASSWORD });
+    expect(first.response.status).toBe(200);
+    const calls = first.waves.trace.split("\n");
+    const hit = calls.find((call) => call.includes(" do hit"));
+    const read = calls.find((call) => call.includes('"org_domains"'));
+    const span = (call = "") => (/\[(\d+)-(\d+)\]/.exec(call) ?? []).slice(1).map(Number);
+    const [hitStart, hitEnd] = span(hit);
+    const [readStart, readEnd] = span(read);
+    expect(hitStart! < readEnd! && readStart! < hitEnd!, first.waves.trace).toBe(true);
+    // As many waves as without the limit (the test above): the count rode beside the first reads.
+    expect(first.waves.sequential, first.waves.trace).toBe(5);
+    // Threat: the count beside the reads letting a refused attempt reach the password or write anything (a lockout
+    // count, a session): over the limit the answer is 429 and nothing but reads ran.
+    const second = await limited.post("/signin/email-password", { email: who, password: PASSWORD });
+    expect(second.response.status).toBe(429);
+    const after = second.waves.trace.split("\n");
+    expect(
+      after.some((call) => / do (take|start)|insert|update|batch/.test(call)),
+      second.waves.trace,
+    ).toBe(false);
   });
 });
