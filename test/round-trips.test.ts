@@ -3,6 +3,8 @@
 // at the edge: these pin the budgets, so a change that puts a call back behind another fails here, with the calls in
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
 import { beforeAll, describe, expect, it } from "vitest";
+import { slotOfUser } from "../src/db/shards";
+import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
 import { NO_VERIFICATION, PASSWORD, signUp, uniqueEmail, type WireSession } from "./helpers";
 import {
@@ -17,6 +19,7 @@ import {
   type TokenAnswer,
   VERIFIER,
 } from "./oauth2/support";
+import { createOrg, user as orgUser } from "./orgs/support";
 import { userD1 } from "./support/shards";
 import { waveService } from "./support/waves";
 
@@ -48,6 +51,12 @@ describe("refresh: one wave (the family's object, the session read beside it)", 
     // Threat (of speed, not of security): the session read waiting for the rotation's answer again, a second
     // cross-region trip on the request every signed-in app makes every few minutes.
     for (let i = 0; i < 2; i++) {
+      // Still a version-4 UUID's shape (contract §2), its first three hex digits the user's slot: the shard the read
+      // goes to, from the token alone (docs/performance.md, "The refresh token's bits").
+      expect(session.refreshToken).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
+      expect(Number.parseInt(session.refreshToken.slice(0, 3), 16)).toBe(slotOfUser(session.user!.id));
       const { response, waves } = await svc.post("/token", { refreshToken: session.refreshToken });
       expect(response.status).toBe(200);
       expect(waves.sequential, waves.trace).toBe(1);
@@ -136,5 +145,89 @@ describe("the Supabase face's refresh: one wave, as the Nhost face's", () => {
     });
     expect(response.status).toBe(200);
     expect(waves.sequential, waves.trace).toBe(1);
+  });
+});
+
+describe("sign-in: the account read beside the checks before the first factor", () => {
+  it("POST /signin/email-password: enforced SSO's check and the user's read in one wave, the lockout's forgiveness after the answer", async () => {
+    // Threat (of speed): the domain's SSO check, the user's read and the lockout's forgiveness one after another
+    // again. What remains in line: the user's read (with two shards the directory, then the user's shard), the
+    // lockout's count (its object is the user's, known only after the read; counted before the password is looked
+    // at), the second-factor read, the session's writes beside its family's start.
+    const { response, waves } = await svc.post("/signin/email-password", { email, password: PASSWORD });
+    expect(response.status).toBe(200);
+    const calls = waves.trace.split("\n");
+    // Each call as its [start, end] events: two calls overlap (ran side by side) when each starts before the other ends.
+    const span = (needle: string) =>
+      (/\[(\d+)-(\d+)\]/.exec(calls.find((call) => call.includes(needle)) ?? "") ?? []).slice(1).map(Number);
+    const overlap = (a: number[], b: number[]) => a[0]! < b[1]! && b[0]! < a[1]!;
+    // The account's first read: the directory with several shards (the suite's two), the user's row with one.
+    const account = span('from "directory"').length ? span('from "directory"') : span('from "users"');
+    expect(overlap(span('"org_domains"'), account), waves.trace).toBe(true);
+    expect(overlap(span(" do forgive"), span('"mfa_factors"')), waves.trace).toBe(true);
+    // Seven before (docs/performance.md): with one shard four, with two five.
+    expect(waves.sequential, waves.trace).toBe(5);
+  });
+});
+
+describe("an org switch: the family's look-up beside the session's read, the write and its bookmark in one trip", () => {
+  it("POST /token {refreshToken, orgId}", async () => {
+    // Threat (of speed): the switch's reads and writes one after another again. It costs more than a plain refresh
+    // (docs/performance.md says what is left and why): the membership is checked before the token is spent, so a
+    // refused switch leaves the client its token, and the org written to the session must be read back by the
+    // session's next refresh, wherever a replica serves it (the family's bookmark).
+    const owner = await orgUser();
+    const org = await createOrg(owner);
+    const { response, waves } = await svc.post("/token", { refreshToken: owner.refreshToken, orgId: org.id });
+    expect(response.status).toBe(200);
+    // Seven before: the look-up, the session, the membership, the rotation, the write, the bookmark, the object's.
+    expect(waves.sequential, waves.trace).toBe(5);
+  });
+});
+
+describe("sign-in: the account's rate limit counted beside the reads, awaited before anything is written", () => {
+  // Every address limit allows (the Rate Limiting bindings are the platform's); the account's exact count allows one
+  // sign-in per email in the window.
+  const limited = waveService({
+    ...NO_VERIFICATION,
+    AUTH_RATE_LIMIT_ENABLE: "true",
+    AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
+    ...Object.fromEntries(
+      Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
+        name,
+        { limit: async () => ({ success: true }) },
+      ]),
+    ),
+  });
+
+  it("POST /signin/email-password: the count adds no wave; over the limit, 429 with no lockout count and no write", async () => {
+    // A first sign-in of another account also reads the signing keys (once per isolate and configuration).
+    expect(
+      (await limited.post("/signin/email-password", { email, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const who = uniqueEmail("waves-limit");
+    expect(
+      (await svc.post("/signup/email-password", { email: who, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const first = await limited.post("/signin/email-password", { email: who, password: PASSWORD });
+    expect(first.response.status).toBe(200);
+    const calls = first.waves.trace.split("\n");
+    const hit = calls.find((call) => call.includes(" do hit"));
+    const read = calls.find((call) => call.includes('"org_domains"'));
+    const span = (call = "") => (/\[(\d+)-(\d+)\]/.exec(call) ?? []).slice(1).map(Number);
+    const [hitStart, hitEnd] = span(hit);
+    const [readStart, readEnd] = span(read);
+    expect(hitStart! < readEnd! && readStart! < hitEnd!, first.waves.trace).toBe(true);
+    // As many waves as without the limit (the test above): the count rode beside the first reads.
+    expect(first.waves.sequential, first.waves.trace).toBe(5);
+    // Threat: the count beside the reads letting a refused attempt reach the password or write anything (a lockout
+    // count, a session): over the limit the answer is 429 and nothing but reads ran.
+    const second = await limited.post("/signin/email-password", { email: who, password: PASSWORD });
+    expect(second.response.status).toBe(429);
+    const after = second.waves.trace.split("\n");
+    expect(
+      after.some((call) => / do (take|start)|insert|update|batch/.test(call)),
+      second.waves.trace,
+    ).toBe(false);
   });
 });

@@ -19,5 +19,7 @@ export interface AppEnv {
      * it (`signin.failure`, src/runtime/app.ts). Unset on every other route.
      */
     signInMethod?: string;
+    /** A rate limit's count still in flight (`rateLimitBeside`, src/rate-limits/middleware.ts), for the flow to await. */
+    pendingCount?: Promise<void>;
   };
 }

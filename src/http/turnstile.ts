@@ -167,6 +167,9 @@ export async function passChallenge(
  */
 export function turnstile(endpoint: TurnstileEndpoint) {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
+    // A rate limit counted beside the handler (src/rate-limits/middleware.ts `rateLimitBeside`) has counted before a
+    // challenge is sent to siteverify, as when it counts before the handler: a flood is refused without it.
+    if (c.var.pendingCount && c.var.config.turnstile?.endpoints.has(endpoint)) await c.var.pendingCount;
     await passChallenge(c.var.deps, [endpoint]);
     return next();
   });

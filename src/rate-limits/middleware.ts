@@ -34,18 +34,47 @@ export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
     // `c.get`, not `c.var`: Hono builds `c.var` anew (an object of every variable) on each read, on every request here.
     const { rateLimits } = c.get("config");
     if (!rateLimits.enabled) return next();
-    const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
-    await refuseOverLimit(
-      c.env,
-      rateLimits,
-      bucket,
-      {
-        address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"),
-        account:
-          identifierField && identifier ? `id:${identifierKey(identifierField, identifier)}` : undefined,
-      },
-      c.get("deps").now(),
-    );
+    await count(c, bucket, identifierField);
     await next();
+  });
+}
+
+async function count(c: Context<AppEnv>, bucket: RateLimitBucket, identifierField?: string): Promise<void> {
+  const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
+  await refuseOverLimit(
+    c.env,
+    c.get("config").rateLimits,
+    bucket,
+    {
+      address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"),
+      account: identifierField && identifier ? `id:${identifierKey(identifierField, identifier)}` : undefined,
+    },
+    c.get("deps").now(),
+  );
+}
+
+/**
+ * `rateLimit` for a password sign-in (issue 48, "Round trips"): the count runs BESIDE the handler's first reads
+ * instead of before the handler. The handler's flow awaits it (`c.var.pendingCount`, the sign-in scope's `counted`)
+ * before anything it writes and before the password is looked at (accounts/sign-in.ts, phone-password.ts), so a
+ * refused or uncountable request has read, and done, nothing more; a Turnstile challenge on the route is verified only
+ * once it has counted (src/http/turnstile.ts). Awaited here again after the handler: a route whose flow did not await
+ * it still answers its refusal.
+ */
+export function rateLimitBeside(bucket: RateLimitBucket, identifierField: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!c.get("config").rateLimits.enabled) return next();
+    const counted = count(c, bucket, identifierField);
+    // Awaited by the flow and below; until then a refusal must not surface as an unhandled rejection.
+    counted.catch(() => {});
+    c.set("pendingCount", counted);
+    await next();
+    // The refusal answers, whatever ran beside it (a body the validator refused: 429 before 400, as before); unless
+    // the flow awaited it and answered it already.
+    const refusal = await counted.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    if (refusal !== undefined && c.error !== refusal) throw refusal;
   });
 }

@@ -69,7 +69,8 @@ export async function signInPhonePassword(
   const { deps } = scope;
   const { config } = deps;
   const phoneNumber = e164(input.phoneNumber);
-  await beginSignIn(scope, { method: "email-password", email: undefined });
+  // The route's limit counted before anything is written or the password looked at (`SignInScope.counted`).
+  await Promise.all([beginSignIn(scope, { method: "email-password", email: undefined }), scope.counted]);
   const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
   const attempt = await beginAttempt(
     deps,

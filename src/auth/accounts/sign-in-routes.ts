@@ -5,7 +5,7 @@ import { operation } from "../../http/documented";
 import { emailField, passwordField } from "../../http/fields";
 import { turnstile } from "../../http/turnstile";
 import { jsonBody } from "../../http/validation";
-import { rateLimit } from "../../rate-limits/middleware";
+import { rateLimitBeside } from "../../rate-limits/middleware";
 import { sessionPayloadSchema } from "../new-sessions";
 import { signInScope } from "../sign-in";
 import { signInEmailPassword } from "./sign-in";
@@ -25,7 +25,7 @@ export const signInRoutes = new Hono<AppEnv>().post(
       "`Retry-After`, a right password included, and the owner is mailed a link that unlocks.",
     answers: { 200: { description: "A session, or an MFA ticket.", schema: sessionPayloadSchema } },
   }),
-  rateLimit("BRUTE_FORCE", "email"),
+  rateLimitBeside("BRUTE_FORCE", "email"),
   jsonBody(emailPasswordBody),
   turnstile("signin"),
   async (c) => c.json(await signInEmailPassword(signInScope(c, "email-password"), c.req.valid("json"))),

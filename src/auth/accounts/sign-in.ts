@@ -28,8 +28,13 @@ export async function signInEmailPassword(
   // differently from a wrong one would make this endpoint an oracle for the passwords of accounts that can no
   // longer use them (and reused elsewhere). The domain's enforcement is no secret: `POST /sso/start` tells it too.
   // The first factor is a password, whatever the session is recorded as (the built-in page's, a re-authentication).
-  await beginSignIn(scope, { method: "email-password", email: input.email });
-  const user = await findUserByEmail(deps.shards, input.email);
+  // The account is read beside those checks and the route's rate limit (one wave, issue 48 "Round trips"): a read,
+  // used only once they passed; nothing is written and no password looked at before the limit has counted.
+  const [, user] = await Promise.all([
+    beginSignIn(scope, { method: "email-password", email: input.email }),
+    findUserByEmail(deps.shards, input.email),
+    scope.counted,
+  ]);
   // The account's lockout (contract §13) before the password is looked at: while it holds, a right password is
   // refused too, and an unknown email locks and answers the same (its count is kept under a keyed hash of it).
   const attempt = await beginAttempt(

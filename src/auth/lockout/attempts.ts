@@ -95,10 +95,14 @@ export async function beginAttempt(
   return {
     async settle(right) {
       if (right) {
-        await bestEffort(
-          () => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null, guess, on),
-          factor,
-          "lockout count not forgiven",
+        // After the answer (issue 48, "Round trips": no wave of the sign-in waits for it): best effort either way,
+        // and the count only ever stays one higher for a moment, which a guesser gains nothing from.
+        deps.background(
+          bestEffort(
+            () => lockout.forgive(factor, deps.now(), verdict.lock?.at ?? null, guess, on),
+            factor,
+            "lockout count not forgiven",
+          ),
         );
         return;
       }

@@ -6,6 +6,7 @@ import { liveSessionUser, type SessionUserRow } from "../hot-queries";
 import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { claimsMayRefuse, customClaims } from "../token-claims";
+import { liveSessionsOfLocator, pickBeside, readBeside } from "./read-beside";
 
 /** What was read and decided before the refresh token was spent, for the session's family `family`. */
 export interface BeforeRotation {
@@ -41,10 +42,16 @@ export async function beforeRotation(
 ): Promise<BeforeRotation | undefined> {
   const claims = claimsMayRefuse(deps.config);
   if (!orgId && !claims) return undefined;
-  const family = await familyOfCurrentToken(deps, locator, refreshToken);
+  // The family's look-up and the session's read side by side (read-beside.ts): on the primary, as before.
+  const [family, beside] = await Promise.all([
+    familyOfCurrentToken(deps, locator, refreshToken),
+    readBeside(deps, locator, now, liveSessionsOfLocator),
+  ]);
   if (!family) return undefined;
   const db = await shardOfSession(deps.shards, family);
-  const user = db && (await liveSessionUser.first(db.$client, { sessionId: family, now }));
+  const user =
+    pickBeside(beside, family, null, true) ??
+    (db && (await liveSessionUser.first(db.$client, { sessionId: family, now })));
   if (!user) return undefined;
   const org = orgId ? await activeMembership(deps, orgId, user.id) : undefined;
   if (orgId && !org) throw new AppError("not-org-member");

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { firstNearby } from "../../db/compiled-read";
-import { primaryBookmark } from "../../db/replica";
+import { writeThenBookmark } from "../../db/replica";
 import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
@@ -215,14 +215,15 @@ async function sessionOrg(
   if (orgId && !org) throw new AppError("not-org-member");
   const stored = org?.orgId ?? null;
   if (stored === user.sessionOrgId) return org;
-  const write = db.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run();
   if (orgId === undefined) {
     // A stale org cleared: the next refresh would find no membership either, so this may finish after the answer.
-    deps.background(write);
+    deps.background(db.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run());
     return org;
   }
-  await write;
-  const bookmark = await primaryBookmark(db.$client);
+  // The write and the bookmark it reached in one round trip (src/db/replica.ts).
+  const bookmark = await writeThenBookmark(db.$client, (primary) =>
+    primary.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run(),
+  );
   if (bookmark) await raiseFamilyBookmark(deps, locator, family, bookmark);
   return org;
 }

@@ -39,6 +39,11 @@ export interface SignInScope {
   readonly linkForm?: LinkForm;
   /** A face's reads of the user, in the batch that writes the session (../new-sessions.ts `ReadsAlongside`). */
   readonly alongside?: ReadsAlongside;
+  /**
+   * The route's rate limit, counted beside the flow's first reads (`rateLimitBeside`): the flow awaits it before it
+   * writes anything or looks at a credential. None when the route counts before the handler.
+   */
+  readonly counted?: Promise<void>;
 }
 
 /**
@@ -79,6 +84,7 @@ export function signInScope(
       }
     },
     checked: new Set(),
+    counted: c.var.pendingCount,
     minter,
     secondFactorLater,
     linkForm,
