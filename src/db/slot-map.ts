@@ -14,6 +14,12 @@ import { ConfigError, UnavailableError } from "../errors";
 
 export const SLOT_MAP_KEY = "shards.slot-map";
 export const MAP_TTL_MS = 1000;
+/**
+ * The map's read, its key written into the statement: a statement of its own, which the suite's counts of a
+ * request's reads and round trips leave out (test/support/counting-bindings.ts, bench/round-trips.ts), since it is
+ * made once per isolate and second, not once per request.
+ */
+export const SLOT_MAP_READ = `SELECT value FROM service_settings WHERE key = '${SLOT_MAP_KEY}'`;
 
 /** A range of slots, both ends included, and the binding that holds it. */
 export type SlotRange = readonly [first: number, last: number, shard: string];
@@ -94,16 +100,16 @@ interface Cached {
   loadedAt: number;
 }
 
-/** Per home binding: the map this isolate read last, and the read in flight (concurrent requests share one). */
+/**
+ * Per home binding: the map this isolate read last. Concurrent requests with a stale map each read it themselves: a
+ * read started by one request is that request's I/O, which Workers forbid another request to wait on (its promise
+ * may never resume in the other request's context).
+ */
 const cache = new WeakMap<object, Cached>();
-const inFlight = new WeakMap<object, Promise<SlotMap>>();
 
 /** The map stored in `home`, or null (the default split). */
 export async function readStoredMap(home: D1Database): Promise<StoredSlotMap | null> {
-  const row = await home
-    .prepare("SELECT value FROM service_settings WHERE key = ?")
-    .bind(SLOT_MAP_KEY)
-    .first<{ value: string }>();
+  const row = await home.prepare(SLOT_MAP_READ).first<{ value: string }>();
   return row ? (JSON.parse(row.value) as StoredSlotMap) : null;
 }
 
@@ -124,25 +130,19 @@ export async function loadSlotMap(
   const key = names.join(",");
   const cached = cache.get(home);
   if (!fresh && cached && cached.names === key && now - cached.loadedAt < MAP_TTL_MS) return cached.map;
-  let loading = inFlight.get(home);
-  if (!loading) {
-    loading = readStoredMap(home)
-      .then((stored) => {
-        // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
-        const same = cached?.names === key && cached.map.version === (stored?.version ?? 0);
-        const map = same ? cached!.map : slotMapOf(names, stored);
-        cache.set(home, { map, names: key, loadedAt: Date.now() });
-        return map;
-      })
-      .catch((error) => {
-        if (error instanceof ConfigError) throw error;
-        console.error(JSON.stringify({ level: "error", what: "slot map", detail: String(error) }));
-        return cached?.names === key ? cached.map : slotMapOf(names, null);
-      })
-      .finally(() => inFlight.delete(home));
-    inFlight.set(home, loading);
+  try {
+    const stored = await readStoredMap(home);
+    // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
+    const latest = cache.get(home);
+    const same = latest?.names === key && latest.map.version === (stored?.version ?? 0);
+    const map = same ? latest!.map : slotMapOf(names, stored);
+    cache.set(home, { map, names: key, loadedAt: Date.now() });
+    return map;
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    console.error(JSON.stringify({ level: "error", what: "slot map", detail: String(error) }));
+    return cached?.names === key ? cached.map : slotMapOf(names, null);
   }
-  return loading;
 }
 
 /** How long a query waits for a move at most (a range's copy takes far less; past it, the 503 stands). */

@@ -51,11 +51,12 @@ export type GateDecision =
 
 /**
  * A check after the first factor, before the session (./pipeline.ts `startSession`, on every sign-in by a first
- * factor). `secondStep`: the user has a second factor of their own, which a challenge asks for.
+ * factor). It runs beside the read of the user's second factors (one wave, issue 48's "Round trips"), so it is not
+ * told whether there is one: a challenge is met by the user's own factor when there is, else by an email code.
  */
 export type SessionGate = (
   scope: SignInScope,
-  attempt: { user: UserRow; method: Method | null; secondStep: boolean },
+  attempt: { user: UserRow; method: Method | null },
 ) => Promise<GateDecision>;
 
 export interface SignInHooks {

@@ -106,11 +106,10 @@ async function passGates(
   scope: SignInScope,
   user: UserRow,
   method: Method | null,
-  secondStep: boolean,
 ): Promise<"allow" | "challenge"> {
   let challenged = false;
   for (const gate of sessionGates()) {
-    const verdict = await gate(scope, { user, method, secondStep });
+    const verdict = await gate(scope, { user, method });
     if (verdict.decision === "refuse") throw verdict.error;
     if (verdict.decision === "challenge") challenged = true;
   }
@@ -149,16 +148,20 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   if (mfaGate && user.activeMfaType === "totp" && user.totpSecret === null) {
     throw new AppError("mfa-reset-required");
   }
-  // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, the email step, a key.
-  const step = mfaGate ? owedStep(await secondStepOf(deps, user), method) : null;
+  // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, the email step, a key. Read
+  // beside the gates' own reads (one wave, not two); awaited below, so a failure answers there, never unhandled.
+  const stepRead = mfaGate ? secondStepOf(deps, user) : Promise.resolve(null);
+  stepRead.catch(() => {});
   // After the first factor, before anything is given: the gates (src/risk/), once the address's checks passed. A
   // challenge of a mailbox first factor (a link, an email code) is met by it: a mailed code would prove it again.
+  let gate: "allow" | "challenge" = "allow";
   if (mfaGate) {
     await check(scope, method, user.email, false);
-    const gate = await passGates(scope, user, method, step !== null);
-    if (gate === "challenge" && !step && !MAILBOX_METHODS.has(method))
-      return challengeWithoutFactor(scope, user);
+    gate = await passGates(scope, user, method);
   }
+  const step = mfaGate ? owedStep(await stepRead, method) : null;
+  if (gate === "challenge" && !step && !MAILBOX_METHODS.has(method))
+    return challengeWithoutFactor(scope, user);
   // GoTrue's way (the Supabase face): a session short of the second factor, marked so (secondFactorPending).
   const secondFactorPending = scope.secondFactorLater === true && step !== null;
   if (step && !scope.secondFactorLater) {
