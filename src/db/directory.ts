@@ -50,8 +50,13 @@ const keyOf = (entry: DirectoryEntry) => sha256Hex(`${entry.kind}:${entry.value}
 /** A key's slot: its first 12 bits (three hex digits), as a user id's slot is the first 12 bits of its hash. */
 export const slotOfKey = (key: string): number => Number.parseInt(key.slice(0, 3), 16);
 
-/** The database that holds a key: the shard of its slot. */
-const dbOfKey = (shards: Shards, key: string): Db => shards.ofSlot(slotOfKey(key));
+/**
+ * The database that holds a key: the shard of its slot; the home database while the directory keeps its old layout
+ * (a deployment that ran several shards before keys were sharded: migration 0038's marker, read with the slot map),
+ * so that its existing keys are found and a claim cannot succeed beside one of them.
+ */
+const dbOfKey = (shards: Shards, key: string): Db =>
+  shards.map?.directoryAtHome ? shards.home : shards.ofSlot(slotOfKey(key));
 
 /** Keys grouped by the shard that holds them (by index in `shards.all`), so each shard gets one statement or batch. */
 function byShard(shards: Shards, keys: readonly string[]): Map<Db, string[]> {

@@ -13,6 +13,11 @@ import { ConfigError, UnavailableError } from "../errors";
  */
 
 export const SLOT_MAP_KEY = "shards.slot-map";
+/**
+ * The directory's old layout (migration 0038): present (`"home"`) when the deployment ran several shards before the
+ * directory was sharded by key, so every key is still in the home database. Read with the map, in the same query.
+ */
+export const DIRECTORY_LAYOUT_KEY = "directory.layout";
 export const MAP_TTL_MS = 1000;
 
 /** A range of slots, both ends included, and the binding that holds it. */
@@ -38,6 +43,11 @@ export interface SlotMap {
   readonly owner: Uint16Array;
   /** The range fenced for a move, or null. */
   readonly moving: StoredSlotMap["moving"];
+  /**
+   * Every directory key is in the home database, as before the directory was sharded by key (the marker of
+   * migration 0038 is there): directory.ts reads and writes keys there, never in their slots' shards.
+   */
+  readonly directoryAtHome: boolean;
 }
 
 const SLOTS = 4096;
@@ -54,7 +64,11 @@ export function defaultRanges(names: readonly string[]): SlotRange[] {
 }
 
 /** The routing table of a stored map (or of the default split), against the configured list. */
-export function slotMapOf(names: readonly string[], stored: StoredSlotMap | null): SlotMap {
+export function slotMapOf(
+  names: readonly string[],
+  stored: StoredSlotMap | null,
+  directoryAtHome = false,
+): SlotMap {
   const owner = new Uint16Array(SLOTS);
   const covered = new Uint8Array(SLOTS);
   for (const [first, last, shard] of stored?.ranges ?? defaultRanges(names)) {
@@ -71,7 +85,7 @@ export function slotMapOf(names: readonly string[], stored: StoredSlotMap | null
   if (stored?.moving && names.indexOf(stored.moving.to) < 0) {
     throw new ConfigError(`slots are moving to ${stored.moving.to}, which AUTH_D1_SHARDS does not name`);
   }
-  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null };
+  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null, directoryAtHome };
 }
 
 /** Whether `slot` is fenced: its rows are being copied, and a request that needs them waits (slot-fence.ts). */
@@ -100,18 +114,29 @@ const inFlight = new WeakMap<object, Promise<SlotMap>>();
 
 /** The map stored in `home`, or null (the default split). */
 export async function readStoredMap(home: D1Database): Promise<StoredSlotMap | null> {
-  const row = await home
-    .prepare("SELECT value FROM service_settings WHERE key = ?")
-    .bind(SLOT_MAP_KEY)
-    .first<{ value: string }>();
-  return row ? (JSON.parse(row.value) as StoredSlotMap) : null;
+  return (await readRouting(home)).stored;
+}
+
+/** The stored map and whether the directory's old layout marker is there: one query. */
+export async function readRouting(
+  home: D1Database,
+): Promise<{ stored: StoredSlotMap | null; directoryAtHome: boolean }> {
+  const { results } = await home
+    .prepare("SELECT key, value FROM service_settings WHERE key IN (?, ?)")
+    .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
+    .all<{ key: string; value: string }>();
+  const map = results.find((row) => row.key === SLOT_MAP_KEY);
+  return {
+    stored: map ? (JSON.parse(map.value) as StoredSlotMap) : null,
+    directoryAtHome: results.some((row) => row.key === DIRECTORY_LAYOUT_KEY),
+  };
 }
 
 /**
  * The map for the Worker's list, read from the home database at most once per `MAP_TTL_MS` per isolate (`fresh`:
  * now, as a request that waits for a move does). Nothing is read with one shard. A read that fails leaves the last
- * map in use (or the default split, if this isolate never read one), logged: the request goes on as it would have
- * a moment earlier, and the next request reads again.
+ * map in use, logged: the request goes on as it would have a moment earlier, and the next request reads again. If
+ * this isolate never read one, the request fails with a 503 rather than guess.
  */
 export async function loadSlotMap(
   env: object,
@@ -126,18 +151,25 @@ export async function loadSlotMap(
   if (!fresh && cached && cached.names === key && now - cached.loadedAt < MAP_TTL_MS) return cached.map;
   let loading = inFlight.get(home);
   if (!loading) {
-    loading = readStoredMap(home)
-      .then((stored) => {
+    loading = readRouting(home)
+      .then(({ stored, directoryAtHome }) => {
         // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
-        const same = cached?.names === key && cached.map.version === (stored?.version ?? 0);
-        const map = same ? cached!.map : slotMapOf(names, stored);
+        const same =
+          cached?.names === key &&
+          cached.map.version === (stored?.version ?? 0) &&
+          cached.map.directoryAtHome === directoryAtHome;
+        const map = same ? cached!.map : slotMapOf(names, stored, directoryAtHome);
         cache.set(home, { map, names: key, loadedAt: Date.now() });
         return map;
       })
       .catch((error) => {
         if (error instanceof ConfigError) throw error;
         console.error(JSON.stringify({ level: "error", what: "slot map", detail: String(error) }));
-        return cached?.names === key ? cached.map : slotMapOf(names, null);
+        if (cached?.names === key) return cached.map;
+        // Never read in this isolate: guessing (the default split, keys in their slots' shards) could route a
+        // moved slot or an old-layout directory wrong, and a claim in the wrong shard would let two users hold one
+        // email. A 503 the client retries instead.
+        throw new UnavailableError("the slot map could not be read");
       })
       .finally(() => inFlight.delete(home));
     inFlight.set(home, loading);

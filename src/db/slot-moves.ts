@@ -2,6 +2,7 @@ import { AppError } from "../errors";
 import {
   defaultRanges,
   MAP_TTL_MS,
+  readRouting,
   readStoredMap,
   SLOT_MAP_KEY,
   type SlotRange,
@@ -115,6 +116,13 @@ export async function fence(
   { first, last, to }: { first: number; last: number; to: string },
 ): Promise<StoredSlotMap> {
   binding(scope, to);
+  // A move carries the directory keys of its slots from the source; in the old layout they are all at home, not in
+  // their slots' shards (slot-map.ts `directoryAtHome`): moving slots would split them from the rest.
+  if ((await readRouting(home(scope))).directoryAtHome) {
+    throw moveRefused(
+      "the directory keeps its old layout (every key at home): re-key it before moving slots",
+    );
+  }
   const stored = await pin(scope);
   if (stored.moving || stored.leftover)
     throw moveRefused("another move is under way: finish or abort it first");

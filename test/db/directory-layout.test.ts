@@ -1,0 +1,122 @@
+// The directory's old layout (migration 0038, src/db/slot-map.ts `directoryAtHome`, src/db/directory.ts): a
+// deployment that ran several shards before the directory was sharded by key has every key in the home database.
+// Threat: after the upgrade it looks a key up in the key's slot's shard, misses it, and a sign-up's claim there
+// succeeds beside the old key at home: two accounts for one email. While the marker is there, keys stay at home.
+import { env } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { slotOfKey } from "../../src/db/directory";
+import { DIRECTORY_LAYOUT_KEY, loadSlotMap } from "../../src/db/slot-map";
+import { fence } from "../../src/db/slot-moves";
+import { sha256Hex } from "../../src/lib/crypto";
+import { expectError, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
+import { testShards, userIdByEmail } from "../support/shards";
+
+const svc = service(NO_VERIFICATION);
+const names = String(env.AUTH_D1_SHARDS).split(",");
+const home = env.DB as D1Database;
+const elsewhere = env[names[1]!] as D1Database;
+const signIn = (email: string) => svc.post("/signin/email-password", { email, password: PASSWORD });
+const keyOfEmail = (email: string) => sha256Hex(`email:${email}`);
+
+/** An address whose directory key's slot is NOT in the home shard: the old layout and the new disagree on it. */
+async function emailKeyedAway(): Promise<{ email: string; key: string }> {
+  for (;;) {
+    const email = uniqueEmail("layout");
+    const key = await keyOfEmail(email);
+    if (testShards().indexOfSlot(slotOfKey(key)) !== 0) return { email, key };
+  }
+}
+
+const keyCount = async (d1: D1Database, key: string) =>
+  (await d1.prepare("SELECT count(*) AS n FROM directory WHERE key = ?").bind(key).first<{ n: number }>())!.n;
+
+/** The marker set or removed, and this isolate's map read again (it is otherwise kept up to a second). */
+async function marker(present: boolean) {
+  await (present
+    ? home
+        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, '\"home\"', ?)")
+        .bind(DIRECTORY_LAYOUT_KEY, Date.now())
+    : home.prepare("DELETE FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY)
+  ).run();
+  await loadSlotMap(svc.env, names, { fresh: true });
+}
+
+const made: string[] = [];
+
+describe("a deployment that ran several shards before the directory was sharded by key", () => {
+  beforeAll(async () => {
+    // The suite's databases were migrated with an empty directory: migration 0038 left no marker.
+    expect(
+      await home.prepare("SELECT 1 FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY).first(),
+    ).toBeNull();
+    await marker(true);
+  });
+
+  afterAll(async () => {
+    // Put back the suite's layout; the keys written at home for this file's users go (their slots are elsewhere).
+    await marker(false);
+    for (const email of made)
+      await home
+        .prepare("DELETE FROM directory WHERE key = ?")
+        .bind(await keyOfEmail(email))
+        .run();
+  });
+
+  it("migration 0038 marks a home database whose directory holds rows, once", async () => {
+    const migration = (env.TEST_MIGRATIONS as { name: string; queries: string[] }[]).find((m) =>
+      m.name.includes("directory_layout"),
+    )!;
+    // On a non-home shard of the suite (its marker is never read), with a row of its own so the directory is not empty.
+    const key = `layout-${crypto.randomUUID()}`;
+    await elsewhere
+      .prepare("INSERT INTO directory (key, kind, user_id, claimed_at) VALUES (?, 'email', ?, 0)")
+      .bind(key, crypto.randomUUID())
+      .run();
+    try {
+      for (let run = 0; run < 2; run++)
+        for (const query of migration.queries) await elsewhere.prepare(query).run();
+      const rows = await elsewhere
+        .prepare("SELECT value FROM service_settings WHERE key = ?")
+        .bind(DIRECTORY_LAYOUT_KEY)
+        .all<{ value: string }>();
+      expect(rows.results.map((row) => row.value)).toEqual(['"home"']);
+    } finally {
+      await elsewhere.batch([
+        elsewhere.prepare("DELETE FROM directory WHERE key = ?").bind(key),
+        elsewhere.prepare("DELETE FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY),
+      ]);
+    }
+  });
+
+  it("keys stay at home: a new user's, sign-in by email finds it, a second sign-up with the email is refused", async () => {
+    const { email, key } = await emailKeyedAway();
+    made.push(email);
+    expect((await svc.post("/signup/email-password", { email, password: PASSWORD })).status).toBe(200);
+    // The old layout: the key at home, none in its slot's shard.
+    expect([await keyCount(home, key), await keyCount(testShards().d1OfSlot(slotOfKey(key)), key)]).toEqual([
+      1, 0,
+    ]);
+    expect((await signIn(email)).status).toBe(200);
+    const first = await userIdByEmail(email);
+    await expectError(
+      await svc.post("/signup/email-password", { email: email.toUpperCase(), password: PASSWORD }),
+      409,
+      "email-already-in-use",
+    );
+    expect(await userIdByEmail(email)).toBe(first);
+    // Without the marker the same deployment would look in the slot's shard and miss the key (what this guards).
+    await marker(false);
+    try {
+      await expectError(await signIn(email), 401, "invalid-email-password");
+    } finally {
+      await marker(true);
+    }
+    expect((await signIn(email)).status).toBe(200);
+  });
+
+  it("slots do not move while the keys are at home (a move would carry only its slots' keys)", async () => {
+    await expect(
+      fence({ env: svc.env, names, now: Date.now() }, { first: 0, last: 0, to: names[1]! }),
+    ).rejects.toThrow(/old layout/);
+  });
+});
