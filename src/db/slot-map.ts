@@ -13,11 +13,20 @@ import { ConfigError, UnavailableError } from "../errors";
  */
 
 export const SLOT_MAP_KEY = "shards.slot-map";
+const SLOTS = 4096;
 /**
- * The directory's old layout (migration 0038): present (`"home"`) when the deployment ran several shards before the
- * directory was sharded by key, so every key is still in the home database. Read with the map, in the same query.
+ * The directory's old layout (migration 0038): present when the deployment ran several shards before the directory
+ * was sharded by key. `"home"`: every key is still in the home database; a number N: the keys of slots below N are
+ * in their slots' shards (directory-rekey.ts moved them), the others still at home. Read with the map, in one query.
  */
 export const DIRECTORY_LAYOUT_KEY = "directory.layout";
+
+/** The first slot whose keys are still at home, from the marker's stored value (absent: none, 4096). */
+export const homeFromOf = (value: string | undefined): number => {
+  if (value === undefined) return SLOTS;
+  const parsed = JSON.parse(value) as unknown;
+  return typeof parsed === "number" ? parsed : 0;
+};
 export const MAP_TTL_MS = 1000;
 
 /** A range of slots, both ends included, and the binding that holds it. */
@@ -31,7 +40,16 @@ export interface StoredSlotMap {
    * Slots whose requests wait (fenced) while their rows are copied: from where, to where, since when, and whether
    * the copy is complete (the switch needs it).
    */
-  moving: { first: number; last: number; from: string; to: string; since: number; copied: boolean } | null;
+  moving: {
+    first: number;
+    last: number;
+    from: string;
+    to: string;
+    since: number;
+    copied: boolean;
+    /** A re-key of the directory's old layout (directory-rekey.ts), not a move: `from` is `to`. */
+    rekey?: boolean;
+  } | null;
   /** Slots switched to another shard whose old rows are still in `from`, to be removed (slot-moves.ts `purge`). */
   leftover: { first: number; last: number; from: string } | null;
 }
@@ -44,13 +62,12 @@ export interface SlotMap {
   /** The range fenced for a move, or null. */
   readonly moving: StoredSlotMap["moving"];
   /**
-   * Every directory key is in the home database, as before the directory was sharded by key (the marker of
-   * migration 0038 is there): directory.ts reads and writes keys there, never in their slots' shards.
+   * The directory keys of slots from this one on are in the home database, as before the directory was sharded by
+   * key (the marker of migration 0038; 4,096 without it): directory.ts reads and writes them there, not in their
+   * slots' shards, unless the slot is fenced for their re-key.
    */
-  readonly directoryAtHome: boolean;
+  readonly directoryHomeFrom: number;
 }
-
-const SLOTS = 4096;
 
 /** The default: equal contiguous ranges over the list (a power of two splits evenly). */
 export function defaultRanges(names: readonly string[]): SlotRange[] {
@@ -67,7 +84,7 @@ export function defaultRanges(names: readonly string[]): SlotRange[] {
 export function slotMapOf(
   names: readonly string[],
   stored: StoredSlotMap | null,
-  directoryAtHome = false,
+  directoryHomeFrom = SLOTS,
 ): SlotMap {
   const owner = new Uint16Array(SLOTS);
   const covered = new Uint8Array(SLOTS);
@@ -85,7 +102,7 @@ export function slotMapOf(
   if (stored?.moving && names.indexOf(stored.moving.to) < 0) {
     throw new ConfigError(`slots are moving to ${stored.moving.to}, which AUTH_D1_SHARDS does not name`);
   }
-  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null, directoryAtHome };
+  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null, directoryHomeFrom };
 }
 
 /** Whether `slot` is fenced: its rows are being copied, and a request that needs them waits (slot-fence.ts). */
@@ -120,7 +137,7 @@ export async function readStoredMap(home: D1Database): Promise<StoredSlotMap | n
 /** The stored map and whether the directory's old layout marker is there: one query. */
 export async function readRouting(
   home: D1Database,
-): Promise<{ stored: StoredSlotMap | null; directoryAtHome: boolean }> {
+): Promise<{ stored: StoredSlotMap | null; directoryHomeFrom: number }> {
   const { results } = await home
     .prepare("SELECT key, value FROM service_settings WHERE key IN (?, ?)")
     .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
@@ -128,7 +145,7 @@ export async function readRouting(
   const map = results.find((row) => row.key === SLOT_MAP_KEY);
   return {
     stored: map ? (JSON.parse(map.value) as StoredSlotMap) : null,
-    directoryAtHome: results.some((row) => row.key === DIRECTORY_LAYOUT_KEY),
+    directoryHomeFrom: homeFromOf(results.find((row) => row.key === DIRECTORY_LAYOUT_KEY)?.value),
   };
 }
 
@@ -152,13 +169,13 @@ export async function loadSlotMap(
   let loading = inFlight.get(home);
   if (!loading) {
     loading = readRouting(home)
-      .then(({ stored, directoryAtHome }) => {
+      .then(({ stored, directoryHomeFrom }) => {
         // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
         const same =
           cached?.names === key &&
           cached.map.version === (stored?.version ?? 0) &&
-          cached.map.directoryAtHome === directoryAtHome;
-        const map = same ? cached!.map : slotMapOf(names, stored, directoryAtHome);
+          cached.map.directoryHomeFrom === directoryHomeFrom;
+        const map = same ? cached!.map : slotMapOf(names, stored, directoryHomeFrom);
         cache.set(home, { map, names: key, loadedAt: Date.now() });
         return map;
       })

@@ -42,6 +42,27 @@ async function marker(present: boolean) {
 }
 
 const made: string[] = [];
+const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+interface Step {
+  map: { moving: unknown; ranges: [number, number, string][] };
+  homeFrom: number;
+  cursor: unknown;
+  waitMs?: number;
+}
+const rekey = async (step: string, json: unknown = {}): Promise<Step> => {
+  const response = await svc.request(
+    step ? "POST" : "GET",
+    `/admin/shards/directory${step ? `/${step}` : ""}`,
+    {
+      headers: ADMIN,
+      json: step ? json : undefined,
+    },
+  );
+  const body = (await response.json()) as Step;
+  if (response.status !== 200) throw new Error(`${step}: ${response.status} ${JSON.stringify(body)}`);
+  return body;
+};
 
 describe("a deployment that ran several shards before the directory was sharded by key", () => {
   beforeAll(async () => {
@@ -55,6 +76,8 @@ describe("a deployment that ran several shards before the directory was sharded 
   afterAll(async () => {
     // Put back the suite's layout; the keys written at home for this file's users go (their slots are elsewhere).
     await marker(false);
+    await home.prepare("DELETE FROM service_settings WHERE key = 'shards.slot-map'").run();
+    await loadSlotMap(svc.env, names, { fresh: true });
     for (const email of made)
       await home
         .prepare("DELETE FROM directory WHERE key = ?")
@@ -118,5 +141,57 @@ describe("a deployment that ran several shards before the directory was sharded 
     await expect(
       fence({ env: svc.env, names, now: Date.now() }, { first: 0, last: 0, to: names[1]! }),
     ).rejects.toThrow(/old layout/);
+  });
+
+  it("the re-key moves home's keys to their slots' shards under a fence, then removes the marker", async () => {
+    const away = await emailKeyedAway();
+    let near: { email: string; key: string };
+    do {
+      const email = uniqueEmail("layout");
+      near = { email, key: await keyOfEmail(email) };
+    } while (testShards().indexOfSlot(slotOfKey(near.key)) !== 0);
+    made.push(away.email, near.email);
+    for (const { email } of [away, near]) {
+      expect((await svc.post("/signup/email-password", { email, password: PASSWORD })).status).toBe(200);
+    }
+    let signInDuringFence: Promise<Response> | undefined;
+    for (let status = await rekey(""); status.homeFrom < 4096; status = await rekey("")) {
+      const range = status.map.ranges.find(
+        ([first, last]) => first <= status.homeFrom && status.homeFrom <= last,
+      )!;
+      const fenced = await rekey("fence", { last: range[1] });
+      if (!fenced.map.moving) continue; // the home shard's range: its keys are in place, passed at once
+      for (let cursor: unknown = null; ; ) {
+        const page = await rekey("copy", { graceMs: 0, cursor });
+        if (page.waitMs) await sleep(page.waitMs);
+        else if (page.cursor === null) break;
+        else cursor = page.cursor;
+      }
+      // The keys have left home and the switch is not made: a sign-in that needs one must wait inside the request
+      // (reading home now would miss it) and go on in the shard the re-key put it in.
+      await loadSlotMap(svc.env, names, { fresh: true });
+      signInDuringFence = signIn(away.email);
+      await sleep(50);
+      await rekey("switch");
+    }
+    await loadSlotMap(svc.env, names, { fresh: true });
+    expect(
+      await home.prepare("SELECT 1 FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY).first(),
+    ).toBeNull();
+    // Every key in its slot's shard: the away key left home, the near one (home is its slot's shard) stayed.
+    const shardOfKey = testShards().d1OfSlot(slotOfKey(away.key));
+    expect([
+      await keyCount(home, away.key),
+      await keyCount(shardOfKey, away.key),
+      await keyCount(home, near.key),
+    ]).toEqual([0, 1, 1]);
+    expect((await signInDuringFence!).status).toBe(200);
+    expect([(await signIn(away.email)).status, (await signIn(near.email)).status]).toEqual([200, 200]);
+    await expectError(
+      await svc.post("/signup/email-password", { email: away.email, password: PASSWORD }),
+      409,
+      "email-already-in-use",
+    );
+    await expect(rekey("fence", { last: 4095 })).rejects.toThrow(/re-keyed already/);
   });
 });
