@@ -16,7 +16,7 @@ import { mapSchema } from "./shard-routes";
  */
 
 const cursor = z
-  .object({ phase: z.enum(["copy", "purge"]), after: z.number().int().min(0) })
+  .object({ phase: z.enum(["copy", "purge"]), after: z.string().max(64) })
   .nullable()
   .default(null)
   .describe("The `cursor` of the previous answer (null or absent: start)");

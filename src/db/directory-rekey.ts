@@ -1,4 +1,3 @@
-import { slotOfKey } from "./directory";
 import { SLOTS } from "./shards";
 import { DIRECTORY_LAYOUT_KEY, homeFromOf, MAP_TTL_MS, SLOT_MAP_KEY, type StoredSlotMap } from "./slot-map";
 import { binding, currentMap, home, type MoveScope, moveRefused, pin, spread, swap } from "./slot-moves";
@@ -12,8 +11,9 @@ import { binding, currentMap, home, type MoveScope, moveRefused, pin, spread, sw
  * 1. `fence`: the next range (from N on, all in one shard) is fenced in the slot map, as a move whose source is its
  *    target: requests that need its keys (or its users) wait inside the request. A range of the home shard has its
  *    keys in place already: N simply passes it, nothing fenced.
- * 2. `copy`: once the fence has settled (`graceMs`, as a move's copy), home's keys of the range are written in their
- *    shard (insert or replace: a page run twice writes the same rows), then removed from home, a page per call. While
+ * 2. `copy`: once the fence has settled (`graceMs`, as a move's copy), home's keys of the range (a range of the
+ *    primary key: no scan) are written in their shard (insert or replace: a page run twice writes the same rows),
+ *    then removed from home, a page per call. While
  *    fenced nothing else writes them, so a step cut short and run again finishes the same work.
  * 3. `switch`: in one transaction the fence is lifted and N passes the range (the marker goes at 4,096); the waiting
  *    requests go on in the key's slot's shard.
@@ -21,7 +21,8 @@ import { binding, currentMap, home, type MoveScope, moveRefused, pin, spread, sw
 
 export interface RekeyCursor {
   phase: "copy" | "purge";
-  after: number;
+  /** The last key done ("": none yet). */
+  after: string;
 }
 
 export interface RekeyResult {
@@ -33,8 +34,7 @@ export interface RekeyResult {
   keys?: number;
 }
 
-const SCAN_PAGE = 1000;
-const KEYS_PER_STATEMENT = 90;
+/** Statements a call runs at most (a Worker invocation may run 1,000 D1 queries). */
 const BUDGET = 400;
 
 async function readHomeFrom(scope: MoveScope): Promise<number> {
@@ -111,7 +111,19 @@ async function advance(
   return next;
 }
 
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
+/**
+ * The keys of slots `first`–`last` as a range of the primary key: a key is lower-case hex, its slot its first three
+ * digits, so the range is read through the index, never by scanning the directory ("g" sorts after every digit).
+ */
+const keyRange = (first: number, last: number) =>
+  [
+    first.toString(16).padStart(3, "0"),
+    last === SLOTS - 1 ? "g" : (last + 1).toString(16).padStart(3, "0"),
+  ] as const;
+
+/** Keys a page: each page is one read and one batch (inserts of 24 rows: D1 binds 100 values a statement). */
+const PAGE = 96;
+const ROWS_PER_INSERT = 24;
 
 /** Step 2: a page of the copy of home's keys of the fenced range to their shard, then of their removal from home. */
 export async function rekeyCopy(
@@ -124,47 +136,38 @@ export async function rekeyCopy(
   const wait = moving.since + Math.max(graceMs, 2 * MAP_TTL_MS) - scope.now;
   if (wait > 0) return { map, homeFrom, cursor, waitMs: wait };
   const [source, target] = [home(scope), binding(scope, moving.to)];
-  let at = cursor ?? { phase: "copy", after: 0 };
+  const [low, high] = keyRange(moving.first, moving.last);
+  let at: RekeyCursor = cursor ?? { phase: "copy", after: "" };
   let [spent, keys] = [0, 0];
   while (spent < BUDGET) {
     const { results } = await source
-      .prepare(`SELECT rowid AS r, key AS k FROM directory WHERE rowid > ? ORDER BY rowid LIMIT ${SCAN_PAGE}`)
-      .bind(at.after)
-      .all<{ r: number; k: string }>();
-    spent += 1;
-    const rowids = results
-      .filter((row) => slotOfKey(row.k) >= moving.first && slotOfKey(row.k) <= moving.last)
-      .map((row) => row.r);
-    for (let i = 0; i < rowids.length; i += KEYS_PER_STATEMENT) {
-      const part = rowids.slice(i, i + KEYS_PER_STATEMENT);
-      if (at.phase === "copy") {
-        const rows = await source
-          .prepare(
-            `SELECT key, kind, user_id, claimed_at FROM directory WHERE rowid IN (${marks(part.length)})`,
-          )
-          .bind(...part)
-          .all<{ key: string; kind: string; user_id: string; claimed_at: number }>();
-        await target.batch(
-          rows.results.map((row) =>
-            target
-              .prepare(
-                "INSERT OR REPLACE INTO directory (key, kind, user_id, claimed_at) VALUES (?, ?, ?, ?)",
-              )
-              .bind(row.key, row.kind, row.user_id, row.claimed_at),
-          ),
-        );
-        spent += 2;
-      } else {
-        await source
-          .prepare(`DELETE FROM directory WHERE rowid IN (${marks(part.length)})`)
-          .bind(...part)
-          .run();
-        spent += 1;
-      }
-      keys += part.length;
+      .prepare(
+        `SELECT key, kind, user_id, claimed_at FROM directory WHERE key >= ? AND key > ? AND key < ? ORDER BY key LIMIT ${PAGE}`,
+      )
+      .bind(low, at.after, high)
+      .all<{ key: string; kind: string; user_id: string; claimed_at: number }>();
+    if (results.length > 0) {
+      const statements =
+        at.phase === "copy"
+          ? Array.from({ length: Math.ceil(results.length / ROWS_PER_INSERT) }, (_, i) => {
+              const rows = results.slice(i * ROWS_PER_INSERT, (i + 1) * ROWS_PER_INSERT);
+              return target
+                .prepare(
+                  `INSERT OR REPLACE INTO directory (key, kind, user_id, claimed_at) VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
+                )
+                .bind(...rows.flatMap((row) => [row.key, row.kind, row.user_id, row.claimed_at]));
+            })
+          : [
+              source
+                .prepare(`DELETE FROM directory WHERE key IN (${results.map(() => "?").join(",")})`)
+                .bind(...results.map((row) => row.key)),
+            ];
+      await (at.phase === "copy" ? target : source).batch(statements);
+      keys += results.length;
     }
-    if (results.length === SCAN_PAGE) at = { ...at, after: results.at(-1)!.r };
-    else if (at.phase === "copy") at = { phase: "purge", after: 0 };
+    spent += 2;
+    if (results.length === PAGE) at = { ...at, after: results.at(-1)!.key };
+    else if (at.phase === "copy") at = { phase: "purge", after: "" };
     else {
       const done = await swap(home(scope), map, {
         ...map,

@@ -42,6 +42,8 @@ async function marker(present: boolean) {
 }
 
 const made: string[] = [];
+/** Directory rows this file wrote by hand (the re-key's pages), removed at the end wherever they are. */
+const synthetic: string[] = [];
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 interface Step {
@@ -78,6 +80,15 @@ describe("a deployment that ran several shards before the directory was sharded 
     await marker(false);
     await home.prepare("DELETE FROM service_settings WHERE key = 'shards.slot-map'").run();
     await loadSlotMap(svc.env, names, { fresh: true });
+    for (const d1 of [home, elsewhere]) {
+      for (let i = 0; i < synthetic.length; i += 90) {
+        const part = synthetic.slice(i, i + 90);
+        await d1
+          .prepare(`DELETE FROM directory WHERE key IN (${part.map(() => "?").join(",")})`)
+          .bind(...part)
+          .run();
+      }
+    }
     for (const email of made)
       await home
         .prepare("DELETE FROM directory WHERE key = ?")
@@ -154,6 +165,22 @@ describe("a deployment that ran several shards before the directory was sharded 
     for (const { email } of [away, near]) {
       expect((await svc.post("/signup/email-password", { email, password: PASSWORD })).status).toBe(200);
     }
+    // Old keys written straight at home, more than a page of the copy (96), at the range's edges: slots 2047 (the
+    // home shard's last, stays), 2048 and 4095 (DB_1's first and last, move).
+    const hex = () => crypto.randomUUID().replaceAll("-", "");
+    const edges = ["7ff", ...Array.from({ length: 200 }, (_, i) => (i % 2 ? "800" : "fff"))].map((prefix) =>
+      `${prefix}${hex()}${hex()}`.slice(0, 64),
+    );
+    synthetic.push(...edges);
+    // Their claim time marks them (a re-key copies a row as it is).
+    const stamp = 1_000_000 + Math.floor(Math.random() * 1e9);
+    await home.batch(
+      edges.map((key) =>
+        home
+          .prepare("INSERT INTO directory (key, kind, user_id, claimed_at) VALUES (?, 'file', ?, ?)")
+          .bind(key, crypto.randomUUID(), stamp),
+      ),
+    );
     let signInDuringFence: Promise<Response> | undefined;
     for (let status = await rekey(""); status.homeFrom < 4096; status = await rekey("")) {
       const range = status.map.ranges.find(
@@ -186,6 +213,12 @@ describe("a deployment that ran several shards before the directory was sharded 
       await keyCount(home, near.key),
     ]).toEqual([0, 1, 1]);
     expect((await signInDuringFence!).status).toBe(200);
+    const placed = async (d1: D1Database) =>
+      (await d1
+        .prepare("SELECT count(*) AS n FROM directory WHERE claimed_at = ?")
+        .bind(stamp)
+        .first<{ n: number }>())!.n;
+    expect([await placed(home), await placed(elsewhere)]).toEqual([1, 200]);
     expect([(await signIn(away.email)).status, (await signIn(near.email)).status]).toEqual([200, 200]);
     await expectError(
       await svc.post("/signup/email-password", { email: away.email, password: PASSWORD }),

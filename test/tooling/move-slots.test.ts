@@ -192,7 +192,7 @@ function rekeyStandIn() {
         }
         return answer(200, { ...state, cursor: null });
       case "copy":
-        if (!json.cursor) return answer(200, { ...state, cursor: { phase: "purge", after: 0 }, keys: 2 });
+        if (!json.cursor) return answer(200, { ...state, cursor: { phase: "purge", after: "07f" }, keys: 2 });
         map.moving!.copied = true;
         return answer(200, { ...state, cursor: null, keys: 2 });
       case "switch":
