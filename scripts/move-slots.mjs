@@ -6,9 +6,13 @@
 //   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --pin
 //   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --first 1024 --last 2047 --to DB_2 [--chunk 16] [--grace-ms 60000]
 //   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --abort
+//   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --rekey-directory [--chunk 16] [--grace-ms 60000]
 //
 // `--api` is the auth API's base URL (the one `/signin/email-password` is under). Stopped half-way, run it again
 // with the same arguments: a range already moved is skipped, a range left fenced is finished (or `--abort` it).
+// `--rekey-directory` moves the directory keys of a deployment that ran several shards before the directory was
+// sharded by key from the home database to their slots' shards (docs/scaling.md, "A deployment that ran several shards
+// before"), `--chunk` slots at a time in increasing order; run again, it goes on where it stopped.
 import { parseArgs } from "node:util";
 
 const { values: args } = parseArgs({
@@ -17,6 +21,7 @@ const { values: args } = parseArgs({
     status: { type: "boolean", default: false },
     pin: { type: "boolean", default: false },
     abort: { type: "boolean", default: false },
+    "rekey-directory": { type: "boolean", default: false },
     first: { type: "string" },
     last: { type: "string" },
     to: { type: "string" },
@@ -28,15 +33,15 @@ const { values: args } = parseArgs({
 const secret = process.env.AUTH_ADMIN_SECRET;
 if (!args.api || !secret) {
   console.error(
-    "usage: AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api <auth API URL> (--status | --pin | --abort | --first N --last M --to BINDING)",
+    "usage: AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api <auth API URL> (--status | --pin | --abort | --rekey-directory | --first N --last M --to BINDING)",
   );
   process.exit(2);
 }
 const base = `${args.api.replace(/\/$/, "")}/admin/shards/slots`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function call(step, body) {
-  const response = await fetch(step ? `${base}/${step}` : base, {
+async function call(step, body, at = base) {
+  const response = await fetch(step ? `${at}/${step}` : at, {
     method: step ? "POST" : "GET",
     headers: { "x-hasura-admin-secret": secret, "content-type": "application/json" },
     body: step ? JSON.stringify(body ?? {}) : undefined,
@@ -47,11 +52,12 @@ async function call(step, body) {
 }
 
 /** Calls a paged step until its cursor is null; `copy` also waits out the fence's settling. */
-async function pages(step, extra = {}) {
+async function pages(step, extra = {}, at = base) {
   const rows = {};
   for (let cursor = null; ; ) {
-    const page = await call(step, { ...extra, cursor });
+    const page = await call(step, { ...extra, cursor }, at);
     for (const [table, n] of Object.entries(page.rows ?? {})) rows[table] = (rows[table] ?? 0) + n;
+    if (page.keys) rows.directory = (rows.directory ?? 0) + page.keys;
     if (page.waitMs) {
       await sleep(page.waitMs);
       continue;
@@ -76,6 +82,31 @@ if (args.status) {
   console.log(
     `pinned: version ${map.version}, ${map.ranges.map(([a, b, s]) => `${a}-${b} ${s}`).join(", ")}`,
   );
+} else if (args["rekey-directory"]) {
+  const directory = base.replace(/\/slots$/, "/directory");
+  const chunk = Number(args.chunk);
+  for (let status = await call(null, undefined, directory); status.homeFrom < 4096; ) {
+    const began = Date.now();
+    const start = status.homeFrom;
+    // The chunk ends with the shard's range: a fence holds the slots of one shard.
+    const range = status.map.ranges.find(([a, b]) => a <= start && start <= b);
+    const end = Math.min(range[1], start + chunk - 1);
+    // A fence left by an earlier run is finished first (its copy runs again from the start: it is idempotent).
+    const fenced = status.map.moving?.rekey ? status : await call("fence", { last: end }, directory);
+    let keys = 0;
+    if (fenced.map.moving) {
+      keys = (await pages("copy", grace, directory)).rows.directory ?? 0;
+      await call("switch", {}, directory);
+    }
+    status = await call(null, undefined, directory);
+    const moving = fenced.map.moving;
+    console.log(
+      moving
+        ? `slots ${moving.first}-${moving.last}: ${keys} directory keys re-keyed to ${moving.to} in ${((Date.now() - began) / 1000).toFixed(1)} s`
+        : `slots ${start}-${status.homeFrom - 1}: in the home shard, nothing to move`,
+    );
+  }
+  console.log("the directory is re-keyed: every key is in its slot's shard");
 } else if (args.abort) {
   if (map.moving)
     console.log(

@@ -4,6 +4,7 @@ import { auditAdminRoutes } from "./audit-routes";
 import { brandAdminRoutes } from "./brand-routes";
 import { deadLetterAdminRoutes } from "./dead-letter-routes";
 import { keyAdminRoutes } from "./key-routes";
+import { rekeyAdminRoutes } from "./rekey-routes";
 import { shardAdminRoutes } from "./shard-routes";
 import { userAdminRoutes } from "./user-routes";
 
@@ -20,4 +21,6 @@ export const adminApi = new Hono<AppEnv>()
   .route("/", auditAdminRoutes)
   .route("/", deadLetterAdminRoutes)
   // Moving slots between shards (docs/scaling.md, "Growing the shard list").
-  .route("/", shardAdminRoutes);
+  .route("/", shardAdminRoutes)
+  // The directory's old layout moved to its slots' shards (docs/scaling.md, "A deployment that ran several shards before").
+  .route("/", rekeyAdminRoutes);

@@ -34,7 +34,7 @@ const cursor = z
   .default(null)
   .describe("The `cursor` of the previous answer (null or absent: start)");
 
-const mapSchema = z.object({
+export const mapSchema = z.object({
   version: z.number().int(),
   ranges: z
     .array(z.array(z.union([z.number().int(), z.string()])).length(3))
@@ -47,6 +47,7 @@ const mapSchema = z.object({
       to: z.string(),
       since: z.number().int(),
       copied: z.boolean(),
+      rekey: z.boolean().optional().describe("A re-key of the directory's old layout, not a move"),
     })
     .nullable(),
   leftover: z.object({ first: z.number().int(), last: z.number().int(), from: z.string() }).nullable(),

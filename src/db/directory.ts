@@ -4,6 +4,7 @@ import type { Db } from "./client";
 import { shardOfRouted } from "./routed-ids";
 import { directory, files, userProviders, users } from "./schema";
 import { eachShard, type Shards } from "./shards";
+import { isFenced } from "./slot-map";
 
 /**
  * The directory (docs/scaling.md, "Past one D1 database"): with several shards, which user owns an email, a phone
@@ -50,8 +51,17 @@ const keyOf = (entry: DirectoryEntry) => sha256Hex(`${entry.kind}:${entry.value}
 /** A key's slot: its first 12 bits (three hex digits), as a user id's slot is the first 12 bits of its hash. */
 export const slotOfKey = (key: string): number => Number.parseInt(key.slice(0, 3), 16);
 
-/** The database that holds a key: the shard of its slot. */
-const dbOfKey = (shards: Shards, key: string): Db => shards.ofSlot(slotOfKey(key));
+/**
+ * The database that holds a key: the shard of its slot; the home database while the directory keeps its old layout
+ * (a deployment that ran several shards before keys were sharded: migration 0042's marker, read with the slot map),
+ * so that its existing keys are found and a claim cannot succeed beside one of them. A slot fenced for its keys'
+ * re-key (directory-rekey.ts) waits, then goes to its shard, where the re-key put them.
+ */
+function dbOfKey(shards: Shards, key: string): Db {
+  const slot = slotOfKey(key);
+  const map = shards.map;
+  return map && slot >= map.directoryHomeFrom && !isFenced(map, slot) ? shards.home : shards.ofSlot(slot);
+}
 
 /** Keys grouped by the shard that holds them (by index in `shards.all`), so each shard gets one statement or batch. */
 function byShard(shards: Shards, keys: readonly string[]): Map<Db, string[]> {

@@ -13,13 +13,27 @@ import { ConfigError, UnavailableError } from "../errors";
  */
 
 export const SLOT_MAP_KEY = "shards.slot-map";
+const SLOTS = 4096;
+/**
+ * The directory's old layout (migration 0042): present when the deployment ran several shards before the directory
+ * was sharded by key. `"home"`: every key is still in the home database; a number N: the keys of slots below N are
+ * in their slots' shards (directory-rekey.ts moved them), the others still at home. Read with the map, in one query.
+ */
+export const DIRECTORY_LAYOUT_KEY = "directory.layout";
+
+/** The first slot whose keys are still at home, from the marker's stored value (absent: none, 4096). */
+export const homeFromOf = (value: string | undefined): number => {
+  if (value === undefined) return SLOTS;
+  const parsed = JSON.parse(value) as unknown;
+  return typeof parsed === "number" ? parsed : 0;
+};
 export const MAP_TTL_MS = 1000;
 /**
- * The map's read, its key written into the statement: a statement of its own, which the suite's counts of a
- * request's reads and round trips leave out (test/support/counting-bindings.ts, bench/round-trips.ts), since it is
- * made once per isolate and second, not once per request.
+ * The map's read (with the directory's layout marker), its keys written into the statement: a statement of its own,
+ * which the suite's counts of a request's reads and round trips leave out (test/support/counting-bindings.ts,
+ * bench/round-trips.ts), since it is made once per isolate and second, not once per request.
  */
-export const SLOT_MAP_READ = `SELECT value FROM service_settings WHERE key = '${SLOT_MAP_KEY}'`;
+export const SLOT_MAP_READ = `SELECT key, value FROM service_settings WHERE key IN ('${SLOT_MAP_KEY}', '${DIRECTORY_LAYOUT_KEY}')`;
 
 /** A range of slots, both ends included, and the binding that holds it. */
 export type SlotRange = readonly [first: number, last: number, shard: string];
@@ -32,7 +46,16 @@ export interface StoredSlotMap {
    * Slots whose requests wait (fenced) while their rows are copied: from where, to where, since when, and whether
    * the copy is complete (the switch needs it).
    */
-  moving: { first: number; last: number; from: string; to: string; since: number; copied: boolean } | null;
+  moving: {
+    first: number;
+    last: number;
+    from: string;
+    to: string;
+    since: number;
+    copied: boolean;
+    /** A re-key of the directory's old layout (directory-rekey.ts), not a move: `from` is `to`. */
+    rekey?: boolean;
+  } | null;
   /** Slots switched to another shard whose old rows are still in `from`, to be removed (slot-moves.ts `purge`). */
   leftover: { first: number; last: number; from: string } | null;
 }
@@ -44,9 +67,13 @@ export interface SlotMap {
   readonly owner: Uint16Array;
   /** The range fenced for a move, or null. */
   readonly moving: StoredSlotMap["moving"];
+  /**
+   * The directory keys of slots from this one on are in the home database, as before the directory was sharded by
+   * key (the marker of migration 0042; 4,096 without it): directory.ts reads and writes them there, not in their
+   * slots' shards, unless the slot is fenced for their re-key.
+   */
+  readonly directoryHomeFrom: number;
 }
-
-const SLOTS = 4096;
 
 /** The default: equal contiguous ranges over the list (a power of two splits evenly). */
 export function defaultRanges(names: readonly string[]): SlotRange[] {
@@ -60,7 +87,11 @@ export function defaultRanges(names: readonly string[]): SlotRange[] {
 }
 
 /** The routing table of a stored map (or of the default split), against the configured list. */
-export function slotMapOf(names: readonly string[], stored: StoredSlotMap | null): SlotMap {
+export function slotMapOf(
+  names: readonly string[],
+  stored: StoredSlotMap | null,
+  directoryHomeFrom = SLOTS,
+): SlotMap {
   const owner = new Uint16Array(SLOTS);
   const covered = new Uint8Array(SLOTS);
   for (const [first, last, shard] of stored?.ranges ?? defaultRanges(names)) {
@@ -77,7 +108,7 @@ export function slotMapOf(names: readonly string[], stored: StoredSlotMap | null
   if (stored?.moving && names.indexOf(stored.moving.to) < 0) {
     throw new ConfigError(`slots are moving to ${stored.moving.to}, which AUTH_D1_SHARDS does not name`);
   }
-  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null };
+  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null, directoryHomeFrom };
 }
 
 /** Whether `slot` is fenced: its rows are being copied, and a request that needs them waits (slot-fence.ts). */
@@ -109,15 +140,26 @@ const cache = new WeakMap<object, Cached>();
 
 /** The map stored in `home`, or null (the default split). */
 export async function readStoredMap(home: D1Database): Promise<StoredSlotMap | null> {
-  const row = await home.prepare(SLOT_MAP_READ).first<{ value: string }>();
-  return row ? (JSON.parse(row.value) as StoredSlotMap) : null;
+  return (await readRouting(home)).stored;
+}
+
+/** The stored map and whether the directory's old layout marker is there: one query. */
+export async function readRouting(
+  home: D1Database,
+): Promise<{ stored: StoredSlotMap | null; directoryHomeFrom: number }> {
+  const { results } = await home.prepare(SLOT_MAP_READ).all<{ key: string; value: string }>();
+  const map = results.find((row) => row.key === SLOT_MAP_KEY);
+  return {
+    stored: map ? (JSON.parse(map.value) as StoredSlotMap) : null,
+    directoryHomeFrom: homeFromOf(results.find((row) => row.key === DIRECTORY_LAYOUT_KEY)?.value),
+  };
 }
 
 /**
  * The map for the Worker's list, read from the home database at most once per `MAP_TTL_MS` per isolate (`fresh`:
  * now, as a request that waits for a move does). Nothing is read with one shard. A read that fails leaves the last
- * map in use (or the default split, if this isolate never read one), logged: the request goes on as it would have
- * a moment earlier, and the next request reads again.
+ * map in use, logged: the request goes on as it would have a moment earlier, and the next request reads again. If
+ * this isolate never read one, the request fails with a 503 rather than guess.
  */
 export async function loadSlotMap(
   env: object,
@@ -131,17 +173,24 @@ export async function loadSlotMap(
   const cached = cache.get(home);
   if (!fresh && cached && cached.names === key && now - cached.loadedAt < MAP_TTL_MS) return cached.map;
   try {
-    const stored = await readStoredMap(home);
+    const { stored, directoryHomeFrom } = await readRouting(home);
     // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
     const latest = cache.get(home);
-    const same = latest?.names === key && latest.map.version === (stored?.version ?? 0);
-    const map = same ? latest!.map : slotMapOf(names, stored);
+    const same =
+      latest?.names === key &&
+      latest.map.version === (stored?.version ?? 0) &&
+      latest.map.directoryHomeFrom === directoryHomeFrom;
+    const map = same ? latest!.map : slotMapOf(names, stored, directoryHomeFrom);
     cache.set(home, { map, names: key, loadedAt: Date.now() });
     return map;
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     console.error(JSON.stringify({ level: "error", what: "slot map", detail: String(error) }));
-    return cached?.names === key ? cached.map : slotMapOf(names, null);
+    if (cached?.names === key) return cached.map;
+    // Never read in this isolate: guessing (the default split, keys in their slots' shards) could route a
+    // moved slot or an old-layout directory wrong, and a claim in the wrong shard would let two users hold one
+    // email. A 503 the client retries instead.
+    throw new UnavailableError("the slot map could not be read");
   }
 }
 

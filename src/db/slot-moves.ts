@@ -1,7 +1,9 @@
 import { AppError } from "../errors";
+import { SLOTS } from "./shards";
 import {
   defaultRanges,
   MAP_TTL_MS,
+  readRouting,
   readStoredMap,
   SLOT_MAP_KEY,
   type SlotRange,
@@ -29,8 +31,14 @@ import { type SweepCursor, type SweepResult, sweep } from "./slot-rows";
 
 export const moveRefused = (message: string) => new AppError("invalid-request", message);
 
+/** A fence of the directory's re-key is finished by its own steps (directory-rekey.ts), never copied as a move. */
+function notRekey(moving: StoredSlotMap["moving"]): StoredSlotMap["moving"] {
+  if (moving?.rekey) throw moveRefused("the directory's re-key holds the fence: run it again to finish it");
+  return moving;
+}
+
 /** Writes `next` if the stored map is still `prev` (its version), else refuses. */
-async function swap(
+export async function swap(
   home: D1Database,
   prev: StoredSlotMap | null,
   next: StoredSlotMap,
@@ -55,7 +63,7 @@ async function swap(
 }
 
 /** The owner name of every slot, from ranges; and back, adjacent slots of one shard merged. */
-const spread = (ranges: readonly SlotRange[]) => {
+export const spread = (ranges: readonly SlotRange[]) => {
   const owner: string[] = [];
   for (const [first, last, shard] of ranges) for (let slot = first; slot <= last; slot++) owner[slot] = shard;
   return owner;
@@ -77,8 +85,8 @@ export interface MoveScope {
   now: number;
 }
 
-const home = (scope: MoveScope) => binding(scope, scope.names[0]!);
-function binding(scope: MoveScope, name: string): D1Database {
+export const home = (scope: MoveScope) => binding(scope, scope.names[0]!);
+export function binding(scope: MoveScope, name: string): D1Database {
   const d1 = (scope.env as Record<string, unknown>)[name] as D1Database | undefined;
   if (!d1 || scope.names.indexOf(name) < 0)
     throw moveRefused(`${name} is not a shard of this Worker (AUTH_D1_SHARDS)`);
@@ -115,6 +123,13 @@ export async function fence(
   { first, last, to }: { first: number; last: number; to: string },
 ): Promise<StoredSlotMap> {
   binding(scope, to);
+  // A move carries the directory keys of its slots from the source; in the old layout they are all at home, not in
+  // their slots' shards (slot-map.ts `directoryAtHome`): moving slots would split them from the rest.
+  if ((await readRouting(home(scope))).directoryHomeFrom < SLOTS) {
+    throw moveRefused(
+      "the directory keeps its old layout (every key at home): re-key it before moving slots",
+    );
+  }
   const stored = await pin(scope);
   if (stored.moving || stored.leftover)
     throw moveRefused("another move is under way: finish or abort it first");
@@ -156,7 +171,7 @@ export async function copy(
   { graceMs, cursor }: { graceMs: number; cursor: CopyCursor | null },
 ): Promise<StepResult> {
   const map = await currentMap(scope);
-  const moving = map.moving;
+  const moving = notRekey(map.moving);
   if (!moving) throw moveRefused("no slots are fenced: fence a range first");
   // Shorter than an isolate keeps its map, some request could still route the range to the source.
   const wait = moving.since + Math.max(graceMs, 2 * MAP_TTL_MS) - scope.now;
@@ -180,7 +195,7 @@ export async function copy(
 /** Step 4: the copied range belongs to its target from now on. */
 export async function switchOver(scope: MoveScope): Promise<StoredSlotMap> {
   const map = await currentMap(scope);
-  const moving = map.moving;
+  const moving = notRekey(map.moving);
   if (!moving?.copied) throw moveRefused("nothing is copied: fence and copy a range first");
   const owner = spread(map.ranges);
   owner.fill(moving.to, moving.first, moving.last + 1);
@@ -212,7 +227,7 @@ export async function abort(
   { cursor }: { cursor: SweepCursor | null },
 ): Promise<StepResult> {
   const map = await currentMap(scope);
-  const moving = map.moving;
+  const moving = notRekey(map.moving);
   if (!moving) throw moveRefused("no slots are fenced");
   const step = await sweep("remove", binding(scope, moving.to), null, moving, cursor, BUDGET);
   if (step.next) return { map, cursor: { ...step.next, phase: "clear" }, rows: step.rows };

@@ -135,3 +135,100 @@ describe("scripts/move-slots.mjs", () => {
     }
   }, 60_000);
 });
+
+/** The directory's re-key steps (src/admin/rekey-routes.ts), as the Worker keeps them, minus the keys. */
+function rekeyStandIn() {
+  const state = {
+    map: {
+      version: 1,
+      ranges: [
+        [0, 2047, "DB"],
+        [2048, 4095, "DB_1"],
+      ] as Range[],
+      moving: null as null | {
+        first: number;
+        last: number;
+        from: string;
+        to: string;
+        copied: boolean;
+        rekey: true;
+      },
+      leftover: null,
+    },
+    homeFrom: 0,
+  };
+  const calls: string[] = [];
+  const server = createServer(async (request, response) => {
+    let text = "";
+    for await (const chunk of request) text += chunk;
+    const json = text ? JSON.parse(text) : {};
+    const answer = (status: number, value: unknown) => {
+      response.writeHead(status, { "content-type": "application/json" });
+      response.end(JSON.stringify(value));
+    };
+    // The script reads the slot map first, whatever it does.
+    if (request.url!.endsWith("/slots")) return answer(200, state.map);
+    const step = request.url!.split("/directory")[1]!.replace("/", "");
+    calls.push(
+      step ? `${step}${json.last !== undefined ? ` ${json.last}` : ""}${json.cursor ? " +" : ""}` : "status",
+    );
+    const { map } = state;
+    const owner = (slot: number) => map.ranges.find(([a, b]) => a <= slot && slot <= b)![2];
+    switch (step) {
+      case "":
+        return answer(200, state);
+      case "fence":
+        if (owner(state.homeFrom) === "DB") state.homeFrom = json.last + 1;
+        else {
+          const shard = owner(state.homeFrom);
+          map.moving = {
+            first: state.homeFrom,
+            last: json.last,
+            from: shard,
+            to: shard,
+            copied: false,
+            rekey: true,
+          };
+        }
+        return answer(200, { ...state, cursor: null });
+      case "copy":
+        if (!json.cursor) return answer(200, { ...state, cursor: { phase: "purge", after: "07f" }, keys: 2 });
+        map.moving!.copied = true;
+        return answer(200, { ...state, cursor: null, keys: 2 });
+      case "switch":
+        if (!map.moving?.copied) return answer(400, { message: "not copied" });
+        state.homeFrom = map.moving.last + 1;
+        map.moving = null;
+        return answer(200, { ...state, cursor: null });
+      default:
+        return answer(404, {});
+    }
+  });
+  return { server, calls, state };
+}
+
+describe("scripts/move-slots.mjs --rekey-directory", () => {
+  it("re-keys in slot order, a chunk within one shard at a time: the home shard's passed, the others copied", async () => {
+    const { server, calls, state } = rekeyStandIn();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        ["scripts/move-slots.mjs", "--api", api, "--rekey-directory", "--chunk", "1024", "--grace-ms", "0"],
+        { env: { ...process.env, AUTH_ADMIN_SECRET: "s3cret" } },
+      );
+      expect(calls.filter((c) => c !== "status")).toEqual([
+        ...["fence 1023", "fence 2047"],
+        ...["fence 3071", "copy", "copy +", "switch"],
+        ...["fence 4095", "copy", "copy +", "switch"],
+      ]);
+      expect([state.homeFrom, state.map.moving]).toEqual([4096, null]);
+      expect(stdout).toMatch(/slots 0-1023: in the home shard/);
+      expect(stdout).toMatch(/slots 2048-3071: 4 directory keys re-keyed to DB_1/);
+      expect(stdout).toMatch(/the directory is re-keyed/);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
