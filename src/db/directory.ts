@@ -1,4 +1,5 @@
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { UnavailableError } from "../errors";
 import { sha256Hex } from "../lib/crypto";
 import type { Db } from "./client";
 import { shardOfRouted } from "./routed-ids";
@@ -60,6 +61,9 @@ export const slotOfKey = (key: string): number => Number.parseInt(key.slice(0, 3
 function dbOfKey(shards: Shards, key: string): Db {
   const slot = slotOfKey(key);
   const map = shards.map;
+  // The slot map could not be read (slot-map.ts `guessed`): where a key lives is not known, and a claim in the
+  // wrong shard would let two users hold one email. A 503 the client retries.
+  if (map?.guessed) throw new UnavailableError("the slot map could not be read");
   return map && slot >= map.directoryHomeFrom && !isFenced(map, slot) ? shards.home : shards.ofSlot(slot);
 }
 

@@ -28,6 +28,9 @@ export type ServicesOf = (
 export function requestContext(config: Config, services: ServicesOf) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const requestId = requestIdOf(c.req.raw.headers);
+    // Set first: a fault below is answered by the app's error handler, which reads them.
+    c.set("requestId", requestId);
+    c.set("config", config);
     // The shards this request reaches for a user are remembered: their outboxes are drained after the answer.
     // With several shards, routing follows the slot map (read at most once a second per isolate); a slot being moved
     // is reached through queries that wait for its switch (src/db/slot-wait.ts).
@@ -35,8 +38,6 @@ export function requestContext(config: Config, services: ServicesOf) {
     const { shards, touched } = trackShards(every, c.env, config.shards);
     const background = (work: Promise<unknown>) =>
       c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
-    c.set("requestId", requestId);
-    c.set("config", config);
     c.set("auth", null);
     c.set(
       "deps",

@@ -274,7 +274,10 @@ describe("the per-address bindings and the one exact object per request", () => 
     names.length = 0;
     const signIn = await signInFrom(svc, "192.0.2.150", email, PASSWORD);
     expect(signIn.status).toBe(200);
-    expect(names).toEqual([`BRUTE_FORCE:id:${email}`]);
+    // The limits' one object is the account's. Besides it, the risk feature counts a sign-in whose first factor was
+    // right in its own velocity counter (src/risk/velocity.ts, a signal, never a refusal by itself): an object per
+    // address, which the limits avoid; moving it to a Rate Limiting binding is left open (docs/risk.md).
+    expect(names).toEqual([`BRUTE_FORCE:id:${email}`, "RISK:ip:192.0.2.150"]);
 
     names.length = 0;
     const { session } = (await signIn.json()) as { session: { refreshToken: string; accessToken: string } };
