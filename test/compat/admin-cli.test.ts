@@ -68,6 +68,8 @@ describe("npm run admin", () => {
     expect(audit.items.map((event) => event.type).reverse()).toEqual([
       "signup",
       "admin.user.create",
+      // The risk decision of a sign-in from a device the account has not seen (src/risk/: medium, allowed).
+      "signin.risk",
       "signin.success",
       "admin.user.disable",
     ]);

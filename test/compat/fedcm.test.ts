@@ -51,9 +51,12 @@ describe.skipIf(!runs)("FedCM in Chromium", () => {
       await page.fill("#email", user.email);
       await page.fill("#password", PASSWORD);
       await page.click("button[type=submit]");
-      await page.waitForURL((url) => !url.pathname.includes("/oauth2/interaction"));
-      const twin = (await context.cookies()).find((cookie) => cookie.name === "fedcm_session");
-      expect(twin).toMatchObject({ path: "/auth/v1/fedcm", sameSite: "None", secure: true, httpOnly: true });
+      // The sign-in's answer sets it, whatever page follows (the passkey offer's "Continue" page, then the app).
+      await expect
+        .poll(async () => (await context.cookies()).find((cookie) => cookie.name === "fedcm_session"), {
+          timeout: 15_000,
+        })
+        .toMatchObject({ path: "/auth/v1/fedcm", sameSite: "None", secure: true, httpOnly: true });
 
       await page.goto(origin);
       const devtools = await context.newCDPSession(page);
