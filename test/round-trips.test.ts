@@ -165,8 +165,9 @@ describe("sign-in: the account read beside the checks before the first factor", 
     const account = span('from "directory"').length ? span('from "directory"') : span('from "users"');
     expect(overlap(span('"org_domains"'), account), waves.trace).toBe(true);
     expect(overlap(span(" do forgive"), span('"mfa_factors"')), waves.trace).toBe(true);
-    // Seven before (docs/performance.md): with one shard four, with two five.
-    expect(waves.sequential, waves.trace).toBe(5);
+    // Seven before (docs/performance.md): with one shard four, with two five. At most: the risk gate's device read
+    // and the second-factor read are started together, and without delays they overlap or not by a hair (4 or 5).
+    expect(waves.sequential, waves.trace).toBeLessThanOrEqual(5);
   });
 });
 
@@ -218,8 +219,8 @@ describe("sign-in: the account's rate limit counted beside the reads, awaited be
     const [hitStart, hitEnd] = span(hit);
     const [readStart, readEnd] = span(read);
     expect(hitStart! < readEnd! && readStart! < hitEnd!, first.waves.trace).toBe(true);
-    // As many waves as without the limit (the test above): the count rode beside the first reads.
-    expect(first.waves.sequential, first.waves.trace).toBe(5);
+    // No more waves than without the limit (the test above): the count rode beside the first reads.
+    expect(first.waves.sequential, first.waves.trace).toBeLessThanOrEqual(5);
     // Threat: the count beside the reads letting a refused attempt reach the password or write anything (a lockout
     // count, a session): over the limit the answer is 429 and nothing but reads ran.
     const second = await limited.post("/signin/email-password", { email: who, password: PASSWORD });

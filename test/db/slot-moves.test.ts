@@ -200,7 +200,9 @@ describe("moving slots between shards", () => {
     // Each sign-up: a user, its email's key, its event sequence, its device; each sign-up or sign-in a session and
     // an audit event (or more). A refresh writes no row. Nothing else grew, nothing shrank.
     const wrote = { users: 90, directory: 90, event_sequences: 90, user_devices: 90, sessions: 160 };
-    const { audit_events: audited, ...rest } = grew;
+    // `files` is left out: the suite's storage files share this workerd, and their uploads' and removals' rows (none
+    // of this test's users') can land after their own answers, while this test counts.
+    const { audit_events: audited, files: _otherFiles, ...rest } = grew;
     expect(audited).toBeGreaterThanOrEqual(160);
     expect(rest).toEqual({ ...Object.fromEntries(Object.keys(rest).map((t) => [t, 0])), ...wrote });
 
