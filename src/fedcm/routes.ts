@@ -37,6 +37,21 @@ async function formOf(c: Ctx): Promise<Map<string, string> | null> {
   return form;
 }
 
+/**
+ * The caller of the assertion and disconnect endpoints: a form from the page of an origin a client registered, with a
+ * person signed in here; else the refusal to answer (no CORS for an origin no client registered: its script reads
+ * nothing, not even the error).
+ */
+async function signedInCaller(c: Ctx) {
+  const origin = c.req.header("origin");
+  const form = await formOf(c);
+  const client = form && (await fedcmClient(c.var.deps, form.get("client_id") ?? "", origin));
+  if (!form || !client || !origin) return refuse(c, 400, "unauthorized_client");
+  const session = await signedIn(c);
+  if (!session) return refuse(c, 401, "access_denied", origin);
+  return { origin, form, client, session };
+}
+
 /** `/.well-known/web-identity` at the origin's root (the eTLD+1's must serve the same: docs/fedcm.md). */
 export const wellKnownRoutes = new Hono<AppEnv>().get("/.well-known/web-identity", (c) => {
   if (!c.var.config.oauth2.enabled) return refuse(c, 404, "invalid_request");
@@ -78,13 +93,9 @@ export const fedcmRoutes = new Hono<AppEnv>()
   // § Identity assertion endpoint (#idp-api-id-assertion-endpoint): "An IDP MUST check the Origin header … is
   // represented by the clientId". The token is an authorization code for that client, redeemed at /oauth2/token.
   .post(ENDPOINTS.assertion, ASSERTION_DOC, async (c) => {
-    const origin = c.req.header("origin");
-    const form = await formOf(c);
-    const client = form && (await fedcmClient(c.var.deps, form.get("client_id") ?? "", origin));
-    // No CORS for a caller no client registered: its script reads nothing, not even the error.
-    if (!form || !client || !origin) return refuse(c, 400, "unauthorized_client");
-    const session = await signedIn(c);
-    if (!session) return refuse(c, 401, "access_denied", origin);
+    const caller = await signedInCaller(c);
+    if (caller instanceof Response) return caller;
+    const { origin, form, client, session } = caller;
     // The browser names the account the person picked: it must be the one signed in here now.
     if (form.get("account_id") !== session.user.id) return refuse(c, 400, "invalid_request", origin);
     const ask = readAsk(form);
@@ -105,12 +116,9 @@ export const fedcmRoutes = new Hono<AppEnv>()
   // § Disconnect endpoint (#idp-api-disconnect-endpoint): the person's consent to the client is forgotten, so the
   // next prompt shows the disclosure again; the answer names the account the browser should forget.
   .post(ENDPOINTS.disconnect, DISCONNECT_DOC, async (c) => {
-    const origin = c.req.header("origin");
-    const form = await formOf(c);
-    const client = form && (await fedcmClient(c.var.deps, form.get("client_id") ?? "", origin));
-    if (!form || !client || !origin) return refuse(c, 400, "unauthorized_client");
-    const session = await signedIn(c);
-    if (!session) return refuse(c, 401, "access_denied", origin);
+    const caller = await signedInCaller(c);
+    if (caller instanceof Response) return caller;
+    const { origin, form, client, session } = caller;
     const hint = form.get("account_hint") ?? "";
     const user = session.user;
     if (hint !== user.id && hint.toLowerCase() !== (user.email ?? "").toLowerCase()) {
