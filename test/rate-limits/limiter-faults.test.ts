@@ -1,9 +1,11 @@
 // A limit that cannot be counted (its Rate Limiting binding or its RateLimiter object fails) fails closed with a clear
 // 503 `service-unavailable` and Retry-After (contract §1 "Unavailable"), before anything behind it has run: no user,
 // no mail, no 500. Threat: a platform fault turning into a way around the sign-up and guess limits, or into lost work.
+
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS } from "../../src/rate-limits/buckets";
-import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
+import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 import { allInShards } from "../support/shards";
 
 const broken = () => Promise.reject(new Error("Durable Object reset because its code was updated"));
@@ -58,5 +60,33 @@ describe("a rate limit that cannot be counted", () => {
       "service-unavailable",
     );
     expect(await userCount(email)).toBe(0);
+  });
+
+  // Threat: the risk feature's velocity count (src/risk/velocity.ts, an object per address) failing open, letting a
+  // right password through unscored, or half-way, with a session written and the answer lost.
+  it("the risk velocity's object failing after a right password: 503, no session written", async () => {
+    const email = uniqueEmail("velocity-down");
+    const { user } = await signUp(service(NO_VERIFICATION), email);
+    const real = env.RATE_LIMITERS;
+    const velocityDown = service({
+      ...failing("none"),
+      // The account's own count answers; only the risk's counters (`RISK:…`) fail.
+      RATE_LIMITERS: {
+        idFromName: (name: string) => ({ name, id: real.idFromName(name) }),
+        get: ({ name, id }: { name: string; id: DurableObjectId }) =>
+          name.startsWith("RISK:") ? { hit: broken, peek: broken } : real.get(id),
+      },
+    });
+    const answer = await velocityDown.request("POST", "/signin/email-password", {
+      headers: { "cf-connecting-ip": "192.0.2.177", "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(answer.headers.get("retry-after"), `${answer.status} ${await answer.clone().text()}`).toBe("5");
+    await expectError(answer, 503, "service-unavailable");
+    const sessions = await allInShards<{ n: number }>(
+      "SELECT count(*) AS n FROM sessions WHERE user_id = ?",
+      user.id,
+    );
+    expect(sessions.reduce((sum, row) => sum + row.n, 0)).toBe(1);
   });
 });
