@@ -83,6 +83,7 @@ describe("a rate limit that cannot be counted", () => {
     });
     expect(answer.headers.get("retry-after"), `${answer.status} ${await answer.clone().text()}`).toBe("5");
     await expectError(answer, 503, "service-unavailable");
+    // The sign-up's own session, and no second one.
     const sessions = await allInShards<{ n: number }>(
       "SELECT count(*) AS n FROM sessions WHERE user_id = ?",
       user.id,
