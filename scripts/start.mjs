@@ -20,7 +20,14 @@ import {
 } from "./local.mjs";
 import { MIRROR_URL_VARIABLE, mirrorDevConfig, redacted } from "./mirror-binding.mjs";
 
-const WRANGLER = join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
+/**
+ * The wrangler this start runs: the project's, unless EDGE_AUTH_WRANGLER names another (as `npm run deploy` takes
+ * it): test/compat/start-script.test.ts points it at a stand-in whose Worker refuses its settings, which proves how
+ * start answers that without a wrangler dev start-up of its own (test/fakes/wrangler-dev.mjs says what it mimics).
+ */
+const WRANGLER =
+  process.env.EDGE_AUTH_WRANGLER ||
+  join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
 /** Where wrangler dev listens unless told otherwise (its default `ip`). */
 const HOST = process.platform === "win32" ? "127.0.0.1" : "localhost";
 

@@ -1,10 +1,39 @@
-import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { createExecutionContext, env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../src/errors";
+import worker from "../src/index";
 import { getConfig } from "../src/runtime/config";
 import { FEATURES } from "../src/runtime/features";
 
 describe("config", () => {
+  // `npm start` reads this line in wrangler dev's output to stop at once with the reason (scripts/start.mjs,
+  // refusedConfiguration); test/compat/start-script.test.ts proves that answer with a stand-in wrangler that logs it so.
+  it("the Worker refusing its settings: one log line {level, what: config, detail} and a 500 that says what to run", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const response = await worker.fetch(
+        new Request("http://localhost:8787/auth/v1/healthz"),
+        { ...env, AUTH_UI_LOCALES: "en,xx" } as typeof env,
+        createExecutionContext(),
+      );
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { message: string }).message).toMatch(
+        /^the service is not configured \(invalid configuration: AUTH_UI_LOCALES.*Start it with `npm start`/,
+      );
+      expect(logged.mock.calls).toHaveLength(1);
+      const [line] = logged.mock.calls[0] as [string];
+      expect(JSON.parse(line)).toEqual({
+        level: "error",
+        what: "config",
+        detail: expect.stringMatching(
+          /^invalid configuration: AUTH_UI_LOCALES\.1: Invalid option: expected one of "en"\|"de"/,
+        ),
+      });
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("applies the contract's defaults", () => {
     const config = getConfig({ ...env });
     expect(config.urls.authPrefix).toBe("/auth/v1");
