@@ -9,7 +9,18 @@
 // before. Other arguments (reporters, `--outputFile.json=…`) go to both processes; the two JSON reports are merged
 // into the one file asked for, so `.ci/run` reads one report as before.
 import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,13 +38,40 @@ const choosesTests =
       !/^--reporter$/.test(args[i - 1] ?? ""),
   ) || args.some((arg) => /^--(project|shard|changed|related)\b/.test(arg));
 
+/**
+ * Where the tests' throwaway files go: a directory in memory (Linux's /dev/shm) when there is one, else the system's
+ * temporary directory. The storage of every Durable Object, D1 database, KV and R2 the test runtimes make lives under
+ * it (Miniflare's, wrangler dev's `--persist-to`), and most tests start sessions, each a Durable Object of its own, so
+ * a run creates thousands of small SQLite files and syncs each one's writes. On the 2-core machine's disk, the same
+ * eleven sign-in files took 83 s and 38 CPU-s there, 41 s and 32 CPU-s in memory (docs/decisions.md, "Test cost:
+ * storage in memory"). The directory is the run's and is removed after it; nothing in it outlives the test that made it.
+ */
+const SCRATCH_NEEDS = 2 * 1024 ** 3;
+function scratchDirectory() {
+  try {
+    if (process.platform !== "linux" || !statSync("/dev/shm").isDirectory()) return null;
+    accessSync("/dev/shm", constants.W_OK);
+    // A container's /dev/shm is often 64 MB: a run keeps a few hundred MB there at most, so a small one is passed by.
+    const { bavail, bsize } = statfsSync("/dev/shm");
+    if (bavail * bsize < SCRATCH_NEEDS) return null;
+    return mkdtempSync("/dev/shm/edge-auth-test-");
+  } catch {
+    return null;
+  }
+}
+const scratch = scratchDirectory();
+const testEnv = scratch ? { ...process.env, TMPDIR: scratch } : process.env;
+process.on("exit", () => scratch && rmSync(scratch, { recursive: true, force: true }));
+// Stopped with Ctrl-C, the Vitest processes stop too (the same process group): the memory is given back all the same.
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
+
 /** Runs Vitest with `extra`; its output goes to `out` (a stream), or straight through when none is given. */
 function run(extra, out) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [vitest, "run", ...extra], {
       cwd: root,
       stdio: ["ignore", out ? "pipe" : "inherit", out ? "pipe" : "inherit"],
-      env: process.env,
+      env: testEnv,
     });
     if (out) {
       child.stdout.pipe(out, { end: false });
