@@ -3,6 +3,7 @@ import type { Config } from "../config";
 import { brandOf } from "../http/brand";
 import type { Deps } from "../http/deps";
 import { textOn } from "../lib/brand-colours";
+import { loginPopupUrl } from "./login-popup";
 
 /**
  * The documents a browser reads before its FedCM prompt (W3C Federated Credential Management): the well-known file
@@ -24,10 +25,10 @@ export const ENDPOINTS = {
 export const configUrl = (config: Config) => config.urls.auth(ENDPOINTS.config);
 
 /**
- * Where the browser sends a person who is not signed in (the config file's `login_url`): the hosted sign-in page
- * (contract §13), which answers `Set-Login: logged-in` once they are.
+ * Where the browser sends a person who is not signed in (the config file's `login_url`), in a pop-up: the hosted
+ * sign-in page, then the page that closes the pop-up (login-popup.ts).
  */
-const loginUrl = (config: Config) => config.urls.auth("/signin");
+const loginUrl = loginPopupUrl;
 
 /**
  * The well-known file. `accounts_endpoint` and `login_url` beside `provider_urls` (the current text: either the one

@@ -4,6 +4,7 @@
 import { createServer, type Server } from "node:http";
 // @ts-expect-error: a plain Worker module, also loaded by miniflare in the workers tests
 import fakes from "../fakes/outbound.js";
+import { fakeGoogleFedcm } from "./fake-google-fedcm";
 
 const HOSTS = ["github.fake", "oidc.fake", "apple.fake", "turnstile.fake"];
 
@@ -14,6 +15,14 @@ const HOSTS = ["github.fake", "oidc.fake", "apple.fake", "turnstile.fake"];
  */
 let nextPerson: Record<string, string> | null = null;
 
+/** An ID token of the fake Google's, with the claims given, signed with the key its JWKS publishes. */
+async function mint(claims: Record<string, unknown>): Promise<string> {
+  const response: Response = await fakes.fetch(
+    new Request("https://oidc.fake/__mint", { method: "POST", body: JSON.stringify(claims) }),
+  );
+  return response.text();
+}
+
 export async function startFakeProviders(): Promise<{ origin: string; close: () => Promise<void> }> {
   const server: Server = createServer(async (incoming, outgoing) => {
     const [, first, ...rest] = (incoming.url ?? "/").split("/");
@@ -21,6 +30,8 @@ export async function startFakeProviders(): Promise<{ origin: string; close: () 
     const path = HOSTS.includes(first ?? "") ? `/${rest.join("/")}` : incoming.url!;
     const chunks: Buffer[] = [];
     for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    // Google's FedCM endpoints (One Tap), signed with the fake's key: fake-google-fedcm.ts.
+    if (await fakeGoogleFedcm(incoming, outgoing, Buffer.concat(chunks), mint)) return;
     if (path === "/__next-person") {
       nextPerson = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, string>;
       outgoing.writeHead(204).end();

@@ -187,6 +187,11 @@ export default async function setup(project: TestProject) {
     AUTH_PROVIDER_GOOGLE_JWKS_URL: `${providers.origin}/oidc.fake/jwks`,
     AUTH_PROVIDER_GOOGLE_ISSUER: "https://oidc.fake",
     AUTH_PROVIDER_GOOGLE_REVOCATION_URL: `${providers.origin}/oidc.fake/revoke`,
+    // Google's ID-token sign-in for its web client, so the hosted sign-in page offers One Tap through FedCM, with the
+    // fake Google's config file (test/compat/fake-google-fedcm.ts) met as localhost: another site than the service's
+    // 127.0.0.1, as Google's is (test/compat/fedcm.test.ts).
+    AUTH_PROVIDER_GOOGLE_AUDIENCE: "google-client",
+    AUTH_FEDCM_GOOGLE_CONFIG_URL: `${providers.origin.replace("127.0.0.1", "localhost")}/oidc.fake/gsi/fedcm.json`,
     AUTH_PROVIDER_GOOGLE_VAULT_SCOPES: "https://www.googleapis.com/auth/calendar.readonly",
     AUTH_TOKEN_VAULT_ENABLED: "true",
     AUTH_OAUTH2_PROVIDER_RESOURCES: `http://127.0.0.1:${mcpPort}/mcp,${otherResource}`,

@@ -4,6 +4,7 @@
 // its checks, nonce included), a page that lets its script reach anywhere (CSP connect-src: this origin and Google's
 // FedCM config only), One Tap offered for a client whose tokens the service would refuse (audience).
 import { describe, expect, it } from "vitest";
+import { PASSWORD, signUp } from "../helpers";
 import { Browser } from "../oauth2/page-browser";
 import { location, requestIdOf } from "../oauth2/support";
 import { mintIdToken, withProviders } from "../providers/support";
@@ -56,6 +57,28 @@ describe("Google's One Tap on the hosted sign-in page (FedCM relying party)", ()
     expect(landed.status).toBe(303);
     expect(browser.signedIn).toBe(true);
     expect(landed.headers.get("set-login")).toBe("logged-in");
+  });
+
+  // Threat: a third party's outage breaking sign-in. The server never reads Google's config file (the browser does),
+  // so the page is the same whether Google answers or not, and its script gives up silently on any failure, leaving
+  // the form as it was (the Chromium walk, test/compat/fedcm.test.ts, has Google's config file answer 500).
+  it("serves the page and signs in by its form whatever Google answers: the server never asks Google, the script fails quietly", async () => {
+    const down = withProviders({
+      ...ONE_TAP,
+      AUTH_FEDCM_GOOGLE_CONFIG_URL: "https://google-down.fake/gsi/fedcm.json",
+    });
+    const { user } = await signUp(down);
+    const browser = new Browser(down);
+    const { html, requestId } = await signInPage(browser);
+    expect(html).toContain('configURL: "https://google-down.fake/gsi/fedcm.json"');
+    expect(html).toMatch(/\.catch\(\(\) => \{\}\)/);
+    const signedIn = await browser.post("/oauth2/interaction/sign-in", {
+      request_id: requestId,
+      email: user.email,
+      password: PASSWORD,
+    });
+    expect(signedIn.status).toBe(303);
+    expect(browser.signedIn).toBe(true);
   });
 
   it("stays off when switched off, and when Google's web client is not an accepted audience", async () => {

@@ -73,7 +73,7 @@ describe("FedCM identity provider (W3C FedCM)", () => {
     expect(await wellKnown.json()).toEqual({
       provider_urls: [`${ISSUER}/fedcm/config.json`],
       accounts_endpoint: `${ISSUER}/fedcm/accounts`,
-      login_url: `${ISSUER}/signin`,
+      login_url: `${ISSUER}/account/fedcm-login`,
     });
     const config = await svc.request("GET", "/fedcm/config.json", { headers: PROMPT });
     expect(config.status).toBe(200);
@@ -82,7 +82,7 @@ describe("FedCM identity provider (W3C FedCM)", () => {
       client_metadata_endpoint: `${ISSUER}/fedcm/client-metadata`,
       id_assertion_endpoint: `${ISSUER}/fedcm/assertion`,
       disconnect_endpoint: `${ISSUER}/fedcm/disconnect`,
-      login_url: `${ISSUER}/signin`,
+      login_url: `${ISSUER}/account/fedcm-login`,
     });
     // A page's fetch carries no webidentity marker (another `Sec-Fetch-Dest`, or none): refused, every endpoint.
     for (const [method, path] of [

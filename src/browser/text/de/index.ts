@@ -3,6 +3,7 @@ import { account } from "./account";
 import { accountSecurity } from "./account-security";
 import { ciba } from "./ciba";
 import { devices } from "./devices";
+import { fedcm } from "./fedcm";
 import { hosted } from "./hosted";
 import { impersonation } from "./impersonation";
 import { lockout } from "./lockout";
@@ -28,5 +29,6 @@ export const de: Catalogue = {
   ciba,
   setupLinks,
   passkeys,
+  fedcm,
   secondStep,
 };

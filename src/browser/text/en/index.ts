@@ -2,6 +2,7 @@ import { account } from "./account";
 import { accountSecurity } from "./account-security";
 import { ciba } from "./ciba";
 import { devices } from "./devices";
+import { fedcm } from "./fedcm";
 import { hosted } from "./hosted";
 import { impersonation } from "./impersonation";
 import { lockout } from "./lockout";
@@ -28,6 +29,7 @@ export const en = {
   ciba,
   setupLinks,
   passkeys,
+  fedcm,
   secondStep,
 };
 
