@@ -31,6 +31,11 @@ declare module "vitest" {
     serverUrl: string;
     /** Where the browser test serves its page: the WebAuthn origin the server accepts. */
     pagePort: number;
+    /**
+     * Another registrable domain's https origin, in the server's AUTH_WEBAUTHN_RELATED_ORIGINS and AUTH_CORS_ORIGINS:
+     * test/compat/related-origins.test.ts serves its page there (port 443 mapped to loopback inside Chromium).
+     */
+    relatedOrigin: string;
     /** Where the front-end test serves its app (test/compat/browser-app.test.ts), an origin added as the README says. */
     appPort: number;
     /** `AUTH_ADMIN_SECRET` of the server, for creating OAuth2 clients through the admin API. */
@@ -110,6 +115,7 @@ export default async function setup(project: TestProject) {
   const pagePort = await freePort();
   const pageOrigin = `http://localhost:${pagePort}`;
   const appPort = await freePort();
+  const relatedOrigin = "https://shop.example.de";
   const envFile = join(dir, "test.env");
   const secrets = generateSecrets();
   const providers = await startFakeProviders();
@@ -151,10 +157,13 @@ export default async function setup(project: TestProject) {
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: `https://app.example.com,http://127.0.0.1:${appPort}`,
     // The browser test's page calls the service from its own origin and runs WebAuthn ceremonies there.
     // …and so does the front-end test's app, on an origin of its own, allowed the way the README's quick start says.
-    AUTH_CORS_ORIGINS: `${pageOrigin},http://127.0.0.1:${appPort}`,
+    // …and so does the related-origins test's page, on another registrable domain than the RP ID.
+    AUTH_CORS_ORIGINS: `${pageOrigin},http://127.0.0.1:${appPort},${relatedOrigin}`,
     AUTH_WEBAUTHN_RP_ID: "localhost",
     // …and so does the built-in OAuth2 page, served by the Worker itself under the name localhost.
     AUTH_WEBAUTHN_RP_ORIGINS: `${pageOrigin},http://localhost:${port}`,
+    // The RP's origins and one of another domain, served as /.well-known/webauthn (test/compat/related-origins.test.ts).
+    AUTH_WEBAUTHN_RELATED_ORIGINS: `${pageOrigin},http://localhost:${port},${relatedOrigin}`,
     // GitHub, faked on loopback: the real-client journey of test/compat/providers.test.ts.
     AUTH_PROVIDER_GITHUB_ENABLED: "true",
     AUTH_PROVIDER_GITHUB_CLIENT_ID: "gh-client",
@@ -301,6 +310,7 @@ export default async function setup(project: TestProject) {
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);
   project.provide("appPort", appPort);
+  project.provide("relatedOrigin", relatedOrigin);
   project.provide("adminSecret", secrets.AUTH_ADMIN_SECRET);
   project.provide("fakeProviders", providers.origin);
   project.provide("mcpServer", `http://127.0.0.1:${mcpPort}/mcp`);
