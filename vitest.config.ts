@@ -196,7 +196,19 @@ logger.warnOnce = (message, options) => aboutDependencySourceMap(message) || war
  * own). They run beside the workers projects, where their waiting for wrangler fills a lane, not the whole machine.
  */
 const STANDS_ALONE = ["test/compat/deploy.test.ts", "test/compat/start-script.test.ts"];
-const PARALLEL = { maxWorkers: 3, sequence: { groupOrder: 0 } };
+/**
+ * A test's own budget: Vitest's default of 5 s is two to five times what the longest tests of these projects take on
+ * the 2-core machine running the suite (1-2.6 s), which a machine busy with other work erased: a run beside other
+ * sessions (load average 20) failed 17 tests by the 5 s timeout alone, each passing on its own. 15 s still stops a
+ * test that hangs; a test that waits on purpose says its own budget. Hooks (a file's users, its servers) get twice that.
+ */
+const TEST_TIMEOUT_MS = 15_000;
+const PARALLEL = {
+  maxWorkers: 3,
+  sequence: { groupOrder: 0 },
+  testTimeout: TEST_TIMEOUT_MS,
+  hookTimeout: 2 * TEST_TIMEOUT_MS,
+};
 const ONE_AT_A_TIME = { maxWorkers: 1, sequence: { groupOrder: 1 } };
 
 export default defineConfig({

@@ -232,11 +232,14 @@ export const KINDS: Kind[] = ["d1-primary", "d1-replica", "do", "kv", "r2", "que
 /** How the slot map's read is labelled (its SQL, as `wrapStatement` shortens it). */
 const SLOT_MAP_LABEL = SLOT_MAP_READ.replace(/\s+/g, " ").slice(0, 90);
 
+/**
+ * The slot map's read (several shards only) is the isolate's, once a second, not the path's (src/db/slot-map.ts): a
+ * request makes it or not depending on how long ago the isolate's last one was, so it is counted nowhere.
+ */
+export const isSlotMapRead = (call: Call) => call.label.startsWith(SLOT_MAP_LABEL);
+
 export function waves(calls: Call[]): number {
-  // The slot map's read (several shards only) is the isolate's, once a second, not the path's (src/db/slot-map.ts).
-  const sorted = calls
-    .filter((call) => !call.label.startsWith(SLOT_MAP_LABEL))
-    .sort((a, b) => a.start - b.start);
+  const sorted = calls.filter((call) => !isSlotMapRead(call)).sort((a, b) => a.start - b.start);
   let count = 0;
   let end = Number.NEGATIVE_INFINITY;
   for (const call of sorted) {
@@ -249,7 +252,7 @@ export function waves(calls: Call[]): number {
 /** A shape: `sequential` over every kind but the limiters, then per kind "waves/calls". */
 export function shapeOf(calls: Call[]): string {
   const perKind = KINDS.map((kind) => {
-    const of = calls.filter((call) => call.kind === kind);
+    const of = calls.filter((call) => call.kind === kind && !isSlotMapRead(call));
     return of.length === 0 ? null : `${kind} ${waves(of)}/${of.length}`;
   }).filter(Boolean);
   const sequential = waves(calls.filter((call) => call.kind !== "limiter"));
