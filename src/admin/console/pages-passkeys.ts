@@ -43,7 +43,7 @@ function row(chrome: Chrome, userPath: string, key: AdminSecurityKey) {
 <td data-label="Added" class="tight">${when(key.createdAt)}</td><td data-label="Last used" class="tight">${
     key.lastUsedAt ? when(key.lastUsedAt) : html`<span class="muted">not since added</span>`
   }</td><td data-label="Made">${madeBy(key)}</td><td data-label="Phishing-resistant (phr)">${resistance(key)}</td>
-<td data-label="Transports">${transportsOf(key)}</td><td>${action(
+<td data-label="Transports" class="tight">${transportsOf(key)}</td><td class="tight">${action(
     chrome,
     `${userPath}/security-keys/${encodeURIComponent(key.id)}/remove`,
     "Remove",
@@ -56,7 +56,7 @@ export function passkeysSection(chrome: Chrome, userPath: string, keys: AdminSec
 ${
   keys.length === 0
     ? html`<p class="muted">None: this user signs in without a passkey.</p>`
-    : html`<table class="cards"><thead><tr><th>Passkey</th><th class="tight">Added (UTC)</th><th class="tight">Last used</th><th>Made</th><th>Phishing-resistant (phr)</th><th>Transports</th><th></th></tr></thead><tbody>${keys.map(
+    : html`<table class="cards"><thead><tr><th>Passkey</th><th class="tight">Added (UTC)</th><th class="tight">Last used</th><th>Made</th><th>Phishing-resistant (phr)</th><th class="tight">Transports</th><th class="tight"></th></tr></thead><tbody>${keys.map(
         (key) => row(chrome, userPath, key),
       )}</tbody></table>
 <p class="muted"><small>Removing a key ends none of the user's sessions (they are listed below: revoke them if the key was not theirs); when it was their last key, a passkey second step falls back to their other factor.</small></p>`

@@ -16,6 +16,6 @@ export const consolePasskeyRoutes = new Hono<AppEnv>().post(
     const keyId = c.req.param("keyId")!;
     await removeUserSecurityKey(c.var.deps, userId, keyId);
     auditAdminAction(c, "security-key.remove", userId, { keyId });
-    return back(c, `${userPath(userId)}#passkeys`, "security-key-removed");
+    return back(c, userPath(userId), "security-key-removed");
   }),
 );
