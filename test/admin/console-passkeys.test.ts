@@ -45,7 +45,13 @@ async function userWithKey(upgrade: boolean) {
   return { session, device, keyId: id };
 }
 
-type Key = { id: string; upgrade: boolean; phishingResistant: boolean; lastUsedAt: string | null };
+type Key = {
+  id: string;
+  upgrade: boolean;
+  phishingResistant: boolean;
+  lastUsedAt: string | null;
+  userVerifiedAt: string | null;
+};
 const keysOf = async (userId: string) =>
   (
     await ok<{ securityKeys: Key[] }>(
@@ -96,6 +102,15 @@ describe("a user's passkeys for the operator", () => {
     });
     expect(Date.now() - Date.parse(plainKey!.lastUsedAt!)).toBeLessThan(60_000);
     expect(plainKey).not.toHaveProperty("publicKey");
+    // The upgrade's key used with user verification (its counter moves): phishing-resistant from then on, and used.
+    const uvOptions = await ok<PublicKeyCredentialRequestOptionsJSON>(await svc.post("/signin/webauthn", {}));
+    const verified = await upgraded.device.get(uvOptions, { flags: FLAGS.UP | FLAGS.UV });
+    await ok(await svc.post("/signin/webauthn/verify", { credential: verified }));
+    const [upgradedKey] = await keysOf(upgraded.session.user.id);
+    expect(upgradedKey).toMatchObject({ upgrade: true, phishingResistant: true });
+    for (const at of [upgradedKey!.lastUsedAt, upgradedKey!.userVerifiedAt]) {
+      expect(Date.now() - Date.parse(at!)).toBeLessThan(60_000);
+    }
 
     // Not an admin: no secret, or a user's own access token (the key's owner included).
     await expectError(await removeKey(plain.session.user.id, plain.keyId, {}), 401, "unauthorized");
