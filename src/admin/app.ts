@@ -4,6 +4,7 @@ import { auditAdminRoutes } from "./audit-routes";
 import { brandAdminRoutes } from "./brand-routes";
 import { deadLetterAdminRoutes } from "./dead-letter-routes";
 import { keyAdminRoutes } from "./key-routes";
+import { passkeyAdminRoutes } from "./passkey-routes";
 import { rekeyAdminRoutes } from "./rekey-routes";
 import { shardAdminRoutes } from "./shard-routes";
 import { userAdminRoutes } from "./user-routes";
@@ -16,6 +17,7 @@ import { userAdminRoutes } from "./user-routes";
  */
 export const adminApi = new Hono<AppEnv>()
   .route("/", userAdminRoutes)
+  .route("/", passkeyAdminRoutes)
   .route("/", keyAdminRoutes)
   .route("/", brandAdminRoutes)
   .route("/", auditAdminRoutes)

@@ -1,5 +1,5 @@
 import { and, asc, eq, ne, type SQL, sql } from "drizzle-orm";
-import { mfaFactors, securityKeys, type UserRow, users } from "../db/schema";
+import { mfaFactors, mfaTickets, securityKeys, type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
@@ -163,10 +163,24 @@ export async function issueSecondStep(
 ): Promise<string> {
   const to = step.kind === "email" ? await admitEmailStep(deps, user) : null;
   const ticket = await issueMfaTicket(deps, user.id, step.kind);
-  if (step.kind === "phone") await textPhoneFactorCode(deps, user, step);
-  if (to !== null) await mailCode(deps, user, to, await emailStepTag(ticket));
+  try {
+    if (step.kind === "phone") await textPhoneFactorCode(deps, user, step);
+    if (to !== null) await mailCode(deps, user, to, await emailStepTag(ticket));
+  } catch (error) {
+    // The code never left (the mail or SMS transport down: the caller answers 503). The ticket goes with it: nobody
+    // holds it, and a row left until it expires is a step half begun (docs/decisions.md, issue 47's mail failures).
+    await withdrawTicket(deps, user.id, ticket).catch(() => {});
+    throw error;
+  }
   return ticket;
 }
+
+const withdrawTicket = async (deps: Deps, userId: string, ticket: string) =>
+  deps.shards
+    .ofUser(userId)
+    .delete(mfaTickets)
+    .where(eq(mfaTickets.ticketHash, await sha256Hex(ticket)))
+    .run();
 
 async function mailCode(deps: Deps, user: UserRow, to: string, tag: string): Promise<void> {
   const code = await issueOneTimeCode(deps, emailStepScope(tag), EMAIL_CODE_LIFETIME_MS);

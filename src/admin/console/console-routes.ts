@@ -22,6 +22,7 @@ import { consoleOrgSsoRoutes } from "./org-sso-routes";
 import { consoleSessionsPage, keysPage, loginPage } from "./pages";
 import { auditPage } from "./pages-audit";
 import { overviewPage } from "./pages-overview";
+import { consolePasskeyRoutes } from "./passkey-routes";
 import {
   consolePath,
   endConsoleSession,
@@ -194,6 +195,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     }),
   )
   .route("/", consoleUserRoutes)
+  .route("/", consolePasskeyRoutes)
   .route("/", consoleImpersonationRoutes)
   .route("/", consoleOrgRoutes)
   .route("/", consoleOrgSsoRoutes)

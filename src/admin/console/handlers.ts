@@ -18,6 +18,7 @@ const NOTICES: Record<string, string> = {
   deleted: "The user and everything that depended on the account are deleted.",
   "sessions-revoked": "Every session of the user is revoked.",
   "session-revoked": "The session is revoked.",
+  "security-key-removed": "The passkey is removed: it signs nobody in any more.",
   unlocked: "Every sign-in method of the user is unlocked.",
   "impersonation-ended": "The impersonation is ended: its session refreshes no more, and the user is told.",
   rotated: "A new key signs from now on.",

@@ -39,6 +39,7 @@ const KNOWN_TYPES = [
   "admin.user.disable",
   "admin.user.delete",
   "admin.user.unlock",
+  "admin.security-key.remove",
   "admin.console.sign-in",
   "admin.console.sign-in-failed",
 ];

@@ -192,11 +192,6 @@ ${
           )}</td></tr>`,
       )}</tbody></table>`
 }
-<h2>Security keys</h2>${
-      user.securityKeys.length === 0
-        ? html`<p class="muted">None.</p>`
-        : html`<ul>${user.securityKeys.map((k) => html`<li>${k.nickname ?? k.id} <span class="muted">added ${when(k.createdAt)}</span></li>`)}</ul>`
-    }
 <h2>Identity providers</h2>${
       user.providers.length === 0
         ? html`<p class="muted">None.</p>`

@@ -5,6 +5,7 @@ import { revokeAllSessions, sendPasswordResetEmail, sendVerificationEmail } from
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { listAuditEvents } from "../audit";
+import { listUserSecurityKeys } from "../passkeys";
 import { listSessions, revokeSessionById } from "../sessions";
 import { locksOf, unlockUser } from "../unlock";
 import { type UserFilters, userFiltersSchema } from "../user-filters";
@@ -14,6 +15,7 @@ import { action, back, type Ctx, chromeOf, page, render, userPath } from "./hand
 import { impersonationOfUser } from "./impersonation-routes";
 import { userPage } from "./pages";
 import { lockoutSection } from "./pages-lockout";
+import { passkeysSection } from "./pages-passkeys";
 import { riskSection } from "./pages-risk";
 import { userEditor, usersPage } from "./pages-users";
 import type { ConsoleSession } from "./session";
@@ -92,11 +94,12 @@ export const consoleUserRoutes = new Hono<AppEnv>()
     "/users/:id",
     page(async (c, session) => {
       const id = c.req.param("id")!;
-      const [user, sessions, events, risk] = await Promise.all([
+      const [user, sessions, events, risk, keys] = await Promise.all([
         getUserDetail(c.var.deps, id),
         listSessions(c.var.deps, id, { limit: 100 }),
         listAuditEvents(c.var.deps, { userId: id, limit: 20 }),
         listAuditEvents(c.var.deps, { userId: id, type: "signin.risk", limit: 20 }),
+        listUserSecurityKeys(c.var.deps, id),
       ]);
       const [chrome, locks] = await Promise.all([
         chromeOf(c, session, "users"),
@@ -111,7 +114,7 @@ export const consoleUserRoutes = new Hono<AppEnv>()
           user,
           sessions.items,
           events.items,
-          html`${lockoutSection(chrome, user.id, locks)}${riskSection(risk.items)}${impersonation}${userEditor(chrome, user)}`,
+          html`${lockoutSection(chrome, user.id, locks)}${riskSection(risk.items)}${passkeysSection(chrome, userPath(user.id), keys)}${impersonation}${userEditor(chrome, user)}`,
         ),
       );
     }),

@@ -28,6 +28,9 @@ import { asCredential, descriptors, keyByCredentialId, keysOfUser } from "./secu
 import { hasWebauthnFactor } from "./signals";
 import { phishingResistantUse } from "./upgrade";
 
+/** How stale a key's `last_used_at` may be (the console shows it, src/admin/console/pages-passkeys.ts). */
+const LAST_USED_ACCURACY_MS = 60 * 60 * 1000;
+
 async function requestOptions(
   deps: Deps,
   allow: { id: string; transports?: string[] }[],
@@ -116,14 +119,20 @@ export async function verifyAssertion(
   );
   if (!result.verified) throw ceremonyFailed("assertion not verified");
   const { newCounter } = result.authenticationInfo;
+  const now = deps.now();
   if (newCounter !== 0 || key.counter !== 0) {
     const moved = await db
       .update(securityKeys)
-      .set({ counter: newCounter })
+      .set({ counter: newCounter, lastUsedAt: now })
       .where(and(eq(securityKeys.id, key.id), eq(securityKeys.counter, key.counter)))
       .returning({ id: securityKeys.id })
       .get();
     if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
+  } else if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_ACCURACY_MS) {
+    // A key without a counter (most passkeys): its last use is no check, so written after the answer, once an hour.
+    deps.background(
+      db.update(securityKeys).set({ lastUsedAt: now }).where(eq(securityKeys.id, key.id)).run(),
+    );
   }
   const { userVerified } = result.authenticationInfo;
   return {

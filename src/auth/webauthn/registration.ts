@@ -25,7 +25,7 @@ import {
 } from "./ceremonies";
 import { descriptors, keysOfUser, registerSecurityKey } from "./security-keys";
 import { type UpgradeClaim, upgradeAllowed } from "./upgrade";
-import { sendUpgradeMail } from "./upgrade-mail";
+import { mailUpgradeAfterAnswer } from "./upgrade-mail";
 
 /** The user handle is the user's id: stable, and reveals nothing (WebAuthn §14.6.1: no email in the handle). */
 const userHandle = (userId: string) => new Uint8Array(new TextEncoder().encode(userId));
@@ -203,6 +203,6 @@ export async function verifyAddSecurityKey(
     userId,
     detail: { keyId: key.id, nickname: key.nickname ?? null, ...(upgrade ? { upgrade: true } : {}) },
   });
-  if (upgrade) deps.background(sendUpgradeMail(deps, userId, key.createdAt));
+  if (upgrade) mailUpgradeAfterAnswer(deps, userId, key.createdAt);
   return key.nickname ? { id: key.id, nickname: key.nickname } : { id: key.id };
 }

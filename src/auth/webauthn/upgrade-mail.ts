@@ -1,3 +1,4 @@
+import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
 import { mailTime } from "../devices";
 import { sendTemplate } from "../template-mail";
@@ -16,4 +17,15 @@ export async function sendUpgradeMail(deps: Deps, userId: string, at: number): P
     time: mailTime(at),
     link: deps.config.urls.auth("/account#passkeys"),
   });
+}
+
+/**
+ * The upgrade's mail after the answer (docs/decisions.md, "Issue 47: the passkeys console…"): a notice of something
+ * done, as the new-device mail is, so a transport down never undoes or fails the registration; the failure is logged
+ * under its own name for the operator (the key's `security-key.added` event, `upgrade: true`, is in the audit).
+ */
+export function mailUpgradeAfterAnswer(deps: Deps, userId: string, at: number): void {
+  deps.background(
+    sendUpgradeMail(deps, userId, at).catch((error) => logError("-", "passkey-upgrade mail", error)),
+  );
 }

@@ -20,6 +20,7 @@ import {
 } from "./authentication";
 import { requireElevation } from "./elevation";
 import { addSecurityKey, signUpWebauthn, verifyAddSecurityKey, verifySignUpWebauthn } from "./registration";
+import { addErrorAnswers, UPGRADE_DESCRIPTION, upgradeFlag, verifyErrorAnswers } from "./upgrade-doc";
 
 /** base64url fields of the browser's PublicKeyCredential JSON (WebAuthn §5.1, `toJSON()`). */
 const b64u = (max: number) =>
@@ -173,17 +174,17 @@ export const webauthnRoutes = new Hono<AppEnv>()
     operation({
       summary: "Start adding a security key",
       description:
-        "Creation options for another key of the signed-in user (the first one needs no elevation). With " +
-        '`upgrade: true`, a passkey upgrade (`mediation: "conditional"` on create, docs/passkeys.md): once per ' +
-        "session, within 5 minutes of its password, link or code sign-in, the user mailed; user presence may be 0, " +
-        "and the key is not phishing-resistant until used with user verification. A refused upgrade: 403 " +
-        `\`forbidden\`. ${OPTIONS_NOTE}`,
+        "Creation options for another key of the signed-in user (the first one needs no elevation). " +
+        `${UPGRADE_DESCRIPTION} ${OPTIONS_NOTE}`,
       security: "elevated",
-      answers: { 200: { description: "Credential creation options.", schema: creationOptions } },
+      answers: {
+        200: { description: "Credential creation options.", schema: creationOptions },
+        ...addErrorAnswers,
+      },
     }),
     requireAuth,
     requireElevation({ firstKeyAllowed: true }),
-    jsonBody(z.object({ upgrade: z.boolean().optional() })),
+    jsonBody(z.object({ upgrade: upgradeFlag })),
     async (c) => {
       const auth = c.var.auth!;
       if (!c.req.valid("json").upgrade) return c.json(await addSecurityKey(c.var.deps, auth.sub));
@@ -201,6 +202,7 @@ export const webauthnRoutes = new Hono<AppEnv>()
           description: "The new key.",
           schema: z.object({ id: z.string(), nickname: z.string().optional() }),
         },
+        ...verifyErrorAnswers,
       },
     }),
     requireAuth,

@@ -297,6 +297,11 @@ export const securityKeys = sqliteTable(
      * sign-ins are not phishing-resistant (`phr`) and it elevates nothing: it was made without the user's gesture.
      */
     userVerifiedAt: integer("user_verified_at"),
+    /**
+     * The key's last sign-in or elevation, accurate to the hour (as a session's `last_used_at`): written with the
+     * signature counter when it moves, else at most once an hour, after the answer. Null: not used since the column.
+     */
+    lastUsedAt: integer("last_used_at"),
   },
   (t) => [index("security_keys_user_id").on(t.userId)],
 );

@@ -1,0 +1,1 @@
+ALTER TABLE `security_keys` ADD `last_used_at` integer;
