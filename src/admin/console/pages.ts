@@ -183,9 +183,9 @@ ${editor}
 ${
   sessions.length === 0
     ? html`<p class="muted">No session.</p>`
-    : html`<table><thead><tr><th>Started</th><th>Last used</th><th>Expires</th><th>Device</th><th></th></tr></thead><tbody>${sessions.map(
+    : html`<table><thead><tr><th>Started</th><th>Last used</th><th>Expires</th><th>Device</th><th class="tight"></th></tr></thead><tbody>${sessions.map(
         (s) =>
-          html`<tr><td>${when(s.createdAt)}</td><td>${when(s.lastUsedAt)}</td><td>${when(s.expiresAt)}</td><td>${s.userAgent ?? "–"}</td><td>${action(
+          html`<tr><td>${when(s.createdAt)}</td><td>${when(s.lastUsedAt)}</td><td>${when(s.expiresAt)}</td><td>${s.userAgent ?? "–"}</td><td class="tight">${action(
             chrome,
             `${path}/sessions/${s.id}/revoke`,
             "Revoke",
