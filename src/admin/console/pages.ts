@@ -183,9 +183,10 @@ ${editor}
 ${
   sessions.length === 0
     ? html`<p class="muted">No session.</p>`
-    : html`<table><thead><tr><th>Started</th><th>Last used</th><th>Expires</th><th>Device</th><th class="tight"></th></tr></thead><tbody>${sessions.map(
+    : // On a phone, one card per session (`cards`): five columns broke the times inside their digits.
+      html`<table class="cards"><thead><tr><th class="tight">Started</th><th class="tight">Last used</th><th class="tight">Expires</th><th>Device</th><th class="tight"></th></tr></thead><tbody>${sessions.map(
         (s) =>
-          html`<tr><td>${when(s.createdAt)}</td><td>${when(s.lastUsedAt)}</td><td>${when(s.expiresAt)}</td><td>${s.userAgent ?? "–"}</td><td class="tight">${action(
+          html`<tr><td data-label="Started" class="tight">${when(s.createdAt)}</td><td data-label="Last used" class="tight">${when(s.lastUsedAt)}</td><td data-label="Expires" class="tight">${when(s.expiresAt)}</td><td data-label="Device">${s.userAgent ?? "–"}</td><td class="tight">${action(
             chrome,
             `${path}/sessions/${s.id}/revoke`,
             "Revoke",
