@@ -29,6 +29,24 @@ interface Api {
 
 const apisByEnv = new WeakMap<object, Promise<Api[] | null>>();
 
+/**
+ * The same documents for every env that configures the same deployment: most test files make their own `service()`
+ * (hundreds in a run), often with the same switches, and building a deployment's two documents (every route's zod
+ * schemas turned into JSON Schema, a configuration parsed and an app made for the fetch) was the largest single cost in
+ * a profile of a workers lane. The key is every variable's value and every binding's name; a binding's own identity (a
+ * failing D1 a fault test wraps) changes no document.
+ */
+const apisByDeployment = new Map<string, Promise<Api[] | null>>();
+const deploymentKey = (env: Record<string, unknown>) =>
+  JSON.stringify(
+    Object.keys(env)
+      .sort()
+      .map((name) => {
+        const value = env[name];
+        return [name, ["string", "number", "boolean"].includes(typeof value) ? value : typeof value];
+      }),
+  );
+
 async function documentOf(env: Record<string, unknown>, url: string): Promise<Doc | null> {
   const ctx = createExecutionContext();
   // Limits off: the check must not count against (or show up in) a rate-limit test's limiter.
@@ -50,6 +68,9 @@ function api(prefix: string, doc: Doc): Api {
 
 function apisOf(env: Record<string, unknown>): Promise<Api[] | null> {
   let apis = apisByEnv.get(env);
+  if (apis) return apis;
+  const key = deploymentKey(env);
+  apis = apisByDeployment.get(key);
   if (!apis) {
     apis = (async () => {
       let config: ReturnType<typeof getConfig>;
@@ -68,8 +89,9 @@ function apisOf(env: Record<string, unknown>): Promise<Api[] | null> {
         ...(storage ? [api(config.urls.storagePrefix, storage)] : []),
       ];
     })();
-    apisByEnv.set(env, apis);
+    apisByDeployment.set(key, apis);
   }
+  apisByEnv.set(env, apis);
   return apis;
 }
 
