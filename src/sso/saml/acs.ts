@@ -20,6 +20,9 @@ import { XmlRefused } from "./xml";
 
 const refused = (message: string) => new AppError("sso-assertion-invalid", message);
 
+export const connectionNotFound = () =>
+  new AppError("sso-connection-not-found", "no enabled SAML connection has this id");
+
 /**
  * The SAML connection `connectionId`, enabled (or, with `orNotYetEnabled`, a setup link's connection an owner has not
  * enabled yet, which answers only test round trips: operators.md §5); anything else is the same 404.
@@ -34,9 +37,7 @@ export async function samlConnection(
       ? await deps.db.select().from(ssoConnections).where(eq(ssoConnections.id, connectionId)).get()
       : undefined;
   const usable = connection?.enabled || (orNotYetEnabled && connection?.setupLinkId);
-  if (connection?.type !== "saml" || !usable) {
-    throw new AppError("sso-connection-not-found", "no enabled SAML connection has this id");
-  }
+  if (connection?.type !== "saml" || !usable) throw connectionNotFound();
   return connection;
 }
 
