@@ -52,6 +52,7 @@ const BUDGETS = {
   "Supabase sign-in": { text: "≤ 2 besides the hash", met: (s) => s.sequential <= 2 },
   "OAuth2 code exchange": { text: "≤ 2", met: (s) => s.sequential <= 2 },
   JWKS: { text: "0 (cached key set)", met: (s) => s.sequential === 0 },
+  "sign-up": { text: "(none set)", met: () => null },
   // docs/workers.md "Costs": a signature check with the isolate's cached key set, no storage at all (the key set's
   // read every 10 s per isolate shows as an "also seen" shape, shared by every call it serves).
   "RPC authenticate": { text: "0 (a JWT's signature, cached keys)", met: (s) => s.sequential === 0 },
@@ -61,12 +62,14 @@ const BUDGETS = {
     met: (s) => s.sequential <= 1 && only(s, "do"),
   },
   // The ACS's POST: the connection's settings (its certificates), then, once the signature holds, the assertion ID
-  // spent (an insert that conflicts on a replay) beside the identity kept on the pending sign-in: 2.
-  "SAML ACS (POST)": { text: "≤ 2 (connection; ID spent ∥ result kept)", met: (s) => s.sequential <= 2 },
-  // The ACS's GET: the result taken (once) beside the connection, the user through the connection's link, the
-  // session written beside the family's start: 3, as a sign-in's reads and write with the take beside the first.
+  // spent (an insert that conflicts on a replay) and the identity kept on the pending sign-in, one D1 batch: 2.
+  "SAML ACS (POST)": {
+    text: "≤ 2 (connection; ID spent + result kept, one batch)",
+    met: (s) => s.sequential <= 2,
+  },
+  // The ACS's GET: the result taken (once) beside the connection; the email's domain, the user, the membership and
+  // the factors, read with only the email and the org; the session written beside the family's start: 3.
   "SAML ACS (GET)": { text: "≤ 3 (take ∥ connection; user; session)", met: (s) => s.sequential <= 3 },
-  "sign-up": { text: "(none set)", met: () => null },
 };
 const only = (shape, kind) =>
   shape.perKind.every((entry) => entry.startsWith(kind) || entry.startsWith("limiter"));
