@@ -7,9 +7,14 @@
 // Control routes (answered here, before the service): `/__latency/profile?name=<profile>` sets the delays (`none`:
 // no delay), `/__latency/reset` forgets what was recorded, `/__latency/report` returns it: per route, how often each
 // shape of round trips was seen, before the answer and after it (work handed to waitUntil).
+//
+// The service binding's `AuthService` is exported here too, over the same wrapped `env`: a consumer Worker in the same
+// workerd binds it (bench/latency.mjs), and each `authenticate` call is recorded as a request is, under the route
+// `RPC authenticate` (`RPC authenticate {live}` with `live: true`).
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Env } from "../src/env";
-import worker from "../src/index";
+import worker, { AuthService as ServiceEntrypoint } from "../src/index";
+import type { AuthenticateOptions } from "../src/platform";
 import { type Call, type Delays, recordInto, shapeOf, tick, wrapEnv } from "./round-trips";
 
 export {
@@ -106,49 +111,86 @@ function control(url: URL): Response {
   return Response.json({ profiles: PROFILES, stats });
 }
 
+/**
+ * `ctx` as the service sees it: its `waitUntil` work also kept in `handedOver`, so that the calls it makes after the
+ * answer are recorded on the "after" side.
+ */
+function handingOver(ctx: ExecutionContext, handedOver: Promise<unknown>[]): ExecutionContext {
+  return new Proxy(ctx, {
+    get(object, property) {
+      if (property === "waitUntil") {
+        return (work: Promise<unknown>) => {
+          handedOver.push(work);
+          object.waitUntil(work);
+        };
+      }
+      const value = Reflect.get(object, property, object);
+      return typeof value === "function" ? value.bind(object) : value;
+    },
+  });
+}
+
+/** Runs `work` (a request's or an RPC call's) recording its calls under `route`, before and after its answer. */
+async function measured<T>(
+  route: string,
+  ctx: ExecutionContext,
+  handedOver: Promise<unknown>[],
+  work: () => Promise<T>,
+): Promise<T> {
+  const entry: RequestRecord = { calls: [], answeredAt: Number.POSITIVE_INFINITY };
+  const answer = await requests.run(entry, work);
+  entry.answeredAt = tick();
+  record(
+    route,
+    "before",
+    entry.calls.filter((call) => call.end < entry.answeredAt),
+  );
+  ctx.waitUntil(
+    (async () => {
+      for (let settled = 0; settled < handedOver.length; ) {
+        const batch = handedOver.slice(settled);
+        await Promise.allSettled(batch);
+        settled += batch.length;
+      }
+      record(
+        route,
+        "after",
+        entry.calls.filter((call) => call.end >= entry.answeredAt),
+      );
+    })(),
+  );
+  return answer;
+}
+
+/**
+ * The real `AuthService` over the wrapped `env`, for a consumer's service binding; `authenticate` recorded. workerd
+ * constructs an entrypoint per call, so the waitUntil work kept here is this call's.
+ */
+export class AuthService extends ServiceEntrypoint {
+  private readonly handedOver: Promise<unknown>[];
+  private readonly outerCtx: ExecutionContext;
+
+  constructor(ctx: ExecutionContext, env: Env) {
+    const handedOver: Promise<unknown>[] = [];
+    super(handingOver(ctx, handedOver), wrapEnv(env));
+    this.handedOver = handedOver;
+    this.outerCtx = ctx;
+  }
+
+  override authenticate(request: Request, options?: AuthenticateOptions) {
+    const route = `RPC authenticate${options?.live === true ? " {live}" : ""}`;
+    return measured(route, this.outerCtx, this.handedOver, () => super.authenticate(request, options));
+  }
+}
+
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname.startsWith("/__latency/")) return control(url);
-    const entry: RequestRecord = { calls: [], answeredAt: Number.POSITIVE_INFINITY };
     const handedOver: Promise<unknown>[] = [];
-    const context = new Proxy(ctx, {
-      get(object, property) {
-        if (property === "waitUntil") {
-          return (work: Promise<unknown>) => {
-            handedOver.push(work);
-            object.waitUntil(work);
-          };
-        }
-        const value = Reflect.get(object, property, object);
-        return typeof value === "function" ? value.bind(object) : value;
-      },
-    });
-    const response = await requests.run(entry, () =>
-      (worker.fetch as NonNullable<typeof worker.fetch>)(request, wrapEnv(env), context),
+    return measured(`${request.method} ${url.pathname}`, ctx, handedOver, () =>
+      (worker.fetch as NonNullable<typeof worker.fetch>)(request, wrapEnv(env), handingOver(ctx, handedOver)),
     );
-    entry.answeredAt = tick();
-    const route = `${request.method} ${url.pathname}`;
-    record(
-      route,
-      "before",
-      entry.calls.filter((call) => call.end < entry.answeredAt),
-    );
-    ctx.waitUntil(
-      (async () => {
-        for (let settled = 0; settled < handedOver.length; ) {
-          const batch = handedOver.slice(settled);
-          await Promise.allSettled(batch);
-          settled += batch.length;
-        }
-        record(
-          route,
-          "after",
-          entry.calls.filter((call) => call.end >= entry.answeredAt),
-        );
-      })(),
-    );
-    return response;
   },
   scheduled: worker.scheduled,
   queue: worker.queue,

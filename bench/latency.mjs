@@ -18,11 +18,18 @@
 //
 // One connection by default (`BENCH_LATENCY_CONNECTIONS`): the p50 is then one request's own time, not a queue
 // behind argon2id on this machine's one workerd thread; `BENCH_LATENCY_SECONDS` (default 5) per path and profile.
+//
+// Besides the HTTP paths: the service binding's `authenticate` from a consumer Worker in the same workerd
+// (bench/latency-binding.mjs) and a SAML sign-in's ACS, its POST and its GET, answered by the tests' real IdP
+// (bench/latency-saml.mjs); the ACS rows, like the code exchange, spend `BENCH_LATENCY_CODES` sign-ins a profile.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bindingConsumer, bindingPaths } from "./latency-binding.mjs";
+import { samlConnection, samlIdp, samlPaths, samlSignIns, samlWarmUp } from "./latency-saml.mjs";
 import { bundle, failOnUnexpectedAnswers, PASSWORD, rotatingRefresh, run, serveOurs } from "./lib.mjs";
+import { freePort } from "./workers.mjs";
 
 const PROFILES = ["same-colo", "replica-near-primary-far", "all-distant"];
 const CONNECTIONS = Number(process.env.BENCH_LATENCY_CONNECTIONS ?? 1);
@@ -46,6 +53,23 @@ const BUDGETS = {
   "OAuth2 code exchange": { text: "≤ 2", met: (s) => s.sequential <= 2 },
   JWKS: { text: "0 (cached key set)", met: (s) => s.sequential === 0 },
   "sign-up": { text: "(none set)", met: () => null },
+  // docs/workers.md "Costs": a signature check with the isolate's cached key set, no storage at all (the key set's
+  // read every 10 s per isolate shows as an "also seen" shape, shared by every call it serves).
+  "RPC authenticate": { text: "0 (a JWT's signature, cached keys)", met: (s) => s.sequential === 0 },
+  // `live`: the session's family object says whether it stands, and nothing else is read.
+  "RPC authenticate live": {
+    text: "1 object call (the session's family)",
+    met: (s) => s.sequential <= 1 && only(s, "do"),
+  },
+  // The ACS's POST: the connection's settings (its certificates), then, once the signature holds, the assertion ID
+  // spent (an insert that conflicts on a replay) and the identity kept on the pending sign-in, one D1 batch: 2.
+  "SAML ACS (POST)": {
+    text: "≤ 2 (connection; ID spent + result kept, one batch)",
+    met: (s) => s.sequential <= 2,
+  },
+  // The ACS's GET: the result taken (once) beside the connection; the email's domain, the user, the membership and
+  // the factors, read with only the email and the org; the session written beside the family's start: 3.
+  "SAML ACS (GET)": { text: "≤ 3 (take ∥ connection; user; session)", met: (s) => s.sequential <= 3 },
 };
 const only = (shape, kind) =>
   shape.perKind.every((entry) => entry.startsWith(kind) || entry.startsWith("limiter"));
@@ -232,8 +256,12 @@ function paths(ours, client, pool) {
     ],
     ["JWKS", "GET /auth/v1/.well-known/jwks.json", { url: `${ours.base}/.well-known/jwks.json` }],
     ...facePaths(ours),
+    ...extraPaths,
   ];
 }
+
+/** The binding's and the SAML ACS's rows (bench/latency-binding.mjs, bench/latency-saml.mjs), set once served. */
+let extraPaths = [];
 
 /** The shape seen most often, and how many other shapes there were. */
 function commonest(shapes) {
@@ -255,29 +283,48 @@ const lines = [];
 try {
   bundle(join(dir, "build"));
   bundleLatencyEntry(join(dir, "build-latency"));
+  // The service's own address known before it starts: the consumer's JWKS URL and the SAML SP's ACS URL name it.
+  const port = await freePort();
+  const server = `http://127.0.0.1:${port}/auth/v1`;
   const ours = await serveOurs(dir, true, "RS256", {
     build: "build-latency",
     entry: "latency-entry.js",
     state: "state-latency",
-    bindings: { AUTH_OAUTH2_PROVIDER_ENABLED: "true" },
+    bindings: { AUTH_OAUTH2_PROVIDER_ENABLED: "true", AUTH_SERVER_URL: server },
+    port,
+    workers: await bindingConsumer(dir, server),
   });
   try {
     const origin = new URL(ours.base).origin;
     const client = await newClient(ours.base, ours.secrets.AUTH_ADMIN_SECRET);
+    const idp = await samlIdp(dir);
+    const saml = await samlConnection(ours, idp);
+    await samlWarmUp(ours, idp, saml);
+    const samlResults = [];
+    const samlUnexpected = { post: 0, get: 0 };
+    const samlPending = [];
+    extraPaths = [
+      ...(await bindingPaths(ours)),
+      ...samlPaths(saml, samlPending, samlResults, samlUnexpected),
+    ];
     for (const profile of PROFILES) {
       await control(origin, "profile?name=none");
       const pool = await codes(ours.base, client, ours.session.accessToken, CODES);
       // A run ends with a refresh in flight whose successor is dropped: the face's pool is topped up each profile.
       while (FACE_POOL.length < CONNECTIONS * 2) FACE_POOL.push(await faceSignIn(ours));
       await ours.topUp();
+      samlPending.push(...(await samlSignIns(ours, idp, saml, CODES)));
+      Object.assign(samlUnexpected, { post: 0, get: 0 });
       await control(origin, `profile?name=${profile}`);
-      for (const [name, route, options] of paths(ours, client, pool)) {
+      for (const [name, route, { unexpected, ...options }] of paths(ours, client, pool)) {
         await control(origin, "reset");
         const result = await run(`${name} (${profile})`, {
           connections: CONNECTIONS,
           ...(options.amount ? {} : { duration: SECONDS }),
           ...options,
         });
+        // A redirect that carries an error (the SAML rows) is an unexpected answer, as a non-2xx is.
+        result.failures += unexpected?.() ?? 0;
         all.push(result);
         // waitUntil work ends after the answer: give it a moment before reading what was recorded.
         await new Promise((resolve) => setTimeout(resolve, 500));

@@ -68,7 +68,7 @@ const relationsOf = (userId) => [
 ];
 
 /** A port free on loopback now: the service's, which the consumer must know (its JWKS URL) before both start. */
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on("error", reject);
@@ -80,7 +80,7 @@ function freePort() {
 }
 
 /** The consumer Worker bundled with jose, as `wrangler deploy` would bundle an app's Worker; the floor beside it. */
-async function bundleConsumer(outdir) {
+export async function bundleConsumer(outdir) {
   mkdirSync(outdir, { recursive: true });
   for (const worker of ["consumer-worker.js", "rpc-floor-worker.js"]) {
     await build({
@@ -100,7 +100,7 @@ async function bundleConsumer(outdir) {
  * The consumer and the floor as Workers of the service's workerd: AUTH bound to the service's `AuthService`, FLOOR to
  * the floor's `Floor`; the consumer on its own socket on loopback.
  */
-const consumerWorkers = (outdir, server) => [
+export const consumerWorkers = (outdir, server) => [
   {
     name: "consumer",
     modulesRoot: outdir,

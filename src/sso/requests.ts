@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, type SQL } from "drizzle-orm";
 import { ssoRequests } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
@@ -144,9 +144,11 @@ export async function takeSsoRequest(
 
 /**
  * SAML ACS (a cross-site POST that carries no SameSite=Lax cookie): keeps the verified identity on the pending
- * request that `inResponseTo` names, for this connection, and returns a fresh one-time id for the browser's bounce to
+ * request that `inResponseTo` names, for this connection, and gives a fresh one-time id for the browser's bounce to
  * a GET of the service's own (where the binding cookie is readable). One conditional UPDATE: an `InResponseTo` is
- * accepted once; unknown, expired, another connection's or already answered → `undefined`.
+ * accepted once; unknown, expired, another connection's or already answered → it changes nothing. Given back as a
+ * statement, not run, so that the ACS runs it in one batch with the assertion ID's insert (`unless`: a condition the
+ * update also needs, there that the ID was never seen); undefined when `inResponseTo` cannot name a request.
  */
 export async function keepResult(
   deps: Deps,
@@ -155,10 +157,11 @@ export async function keepResult(
   identity: SsoIdentity,
   /** A connection not enabled yet answers only its test round trips. */
   testOnly = false,
-): Promise<string | undefined> {
+  also?: SQL,
+) {
   if (!inResponseTo || inResponseTo.length > 512) return undefined;
   const oneTimeId = randomToken();
-  const kept = await deps.db
+  const statement = deps.db
     .update(ssoRequests)
     .set({ result: { ...identity }, resultHash: await sha256Hex(oneTimeId) })
     .where(
@@ -168,11 +171,11 @@ export async function keepResult(
         isNull(ssoRequests.resultHash),
         gt(ssoRequests.expiresAt, deps.now()),
         ...(testOnly ? [eq(ssoRequests.test, true)] : []),
+        ...(also ? [also] : []),
       ),
     )
-    .returning({ stateHash: ssoRequests.stateHash })
-    .get();
-  return kept ? oneTimeId : undefined;
+    .returning({ stateHash: ssoRequests.stateHash });
+  return { statement, oneTimeId };
 }
 
 /**

@@ -9,7 +9,7 @@ import { rateLimit } from "../../rate-limits/middleware";
 import { finishSsoSignIn, ssoFailure } from "../finish";
 import { takeResult } from "../requests";
 import { finishConnectionTest } from "../test-round-trip";
-import { acceptSamlResponse, samlConnection } from "./acs";
+import { acceptSamlResponse, connectionNotFound, samlConnection } from "./acs";
 import { spMetadataXml } from "./metadata";
 
 /**
@@ -98,7 +98,12 @@ export const samlRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const deps = c.var.deps;
-      const taken = await takeResult(deps, c.req.query("result"));
+      // The connection (named by the path) is read beside the result's take: one wave, not two (issue 48, "Round
+      // trips"). Read as a test round trip may use it; a sign-in's needs it enabled, checked once the take says which.
+      const [taken, found] = await Promise.all([
+        takeResult(deps, c.req.query("result")),
+        samlConnection(deps, c.req.param("connectionId"), true).catch((error: unknown) => ({ error })),
+      ]);
       if (!taken) {
         const error = new AppError(
           "invalid-state",
@@ -107,7 +112,9 @@ export const samlRoutes = new Hono<AppEnv>()
         return ssoFailure(c, c.var.config.urls.defaultRedirect, error);
       }
       try {
-        const connection = await samlConnection(deps, c.req.param("connectionId"), taken.request.test);
+        if ("error" in found) throw found.error;
+        const connection = found;
+        if (!taken.request.test && !connection.enabled) throw connectionNotFound();
         if (taken.request.test)
           return await finishConnectionTest(c, connection, taken.identity, taken.request);
         return await finishSsoSignIn(c, connection, taken.identity, taken.request);

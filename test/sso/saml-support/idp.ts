@@ -58,6 +58,8 @@ export interface ResponseOptions {
   statusCode?: string;
   /** The signature algorithm's URI; RSA-SHA256 by default. */
   algorithm?: string;
+  /** The assertion's ID; a fresh one by default (an IdP that reuses one is what the replay check must refuse). */
+  assertionId?: string;
 }
 
 const xmlText = (value: string) => value.replace(/[<>&"]/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -98,7 +100,7 @@ export async function signedResponse(options: ResponseOptions): Promise<string> 
     `<saml:Issuer>${issuer}</saml:Issuer>` +
     `<samlp:Status><samlp:StatusCode Value="${options.statusCode ?? "urn:oasis:names:tc:SAML:2.0:status:Success"}"/></samlp:Status>` +
     `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" ` +
-    `ID="_a${crypto.randomUUID()}" Version="2.0" IssueInstant="${at(0)}">` +
+    `ID="${xmlText(options.assertionId ?? `_a${crypto.randomUUID()}`)}" Version="2.0" IssueInstant="${at(0)}">` +
     `<saml:Issuer>${issuer}</saml:Issuer>` +
     `<saml:Subject><saml:NameID Format="${options.nameIdFormat ?? "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"}">${xmlText(options.nameId)}</saml:NameID>` +
     `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">` +
