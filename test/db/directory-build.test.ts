@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
 import { slotOfKey } from "../../src/db/directory";
+import { type BuildCursor, buildCopy } from "../../src/db/directory-build";
 import { slotOfUser } from "../../src/db/shards";
 import { DIRECTORY_LAYOUT_KEY, loadSlotMap, SLOT_MAP_KEY } from "../../src/db/slot-map";
 import { sha256Hex } from "../../src/lib/crypto";
@@ -121,6 +122,72 @@ afterAll(async () => {
 });
 
 describe("growing a populated one-shard deployment to two", () => {
+  // Threat: the build reads a page, a user's address changes (or the user goes) before the page's keys are written,
+  // and the build writes the old address's key after the change gave it back: the old address stays locked to a
+  // user who no longer holds it, or, once the user is gone, names nobody. The write checks the row in its statement.
+  it("a row that changes between the page's read and its write gets no key for what it gave up", async () => {
+    const [moved, gone] = [await signUp(one, uniqueEmail("race")), await signUp(one, uniqueEmail("race"))];
+    made.push(moved.user.id, gone.user.id);
+    const newEmail = uniqueEmail("raced");
+    // The page is read; then, before its keys are written, one user's address changes as a confirmed change does
+    // (the new address claimed, the row written) and the other user is deleted.
+    const afterRead = async (rows: { id?: string }[]) => {
+      if (!rows.some((row) => row.id === moved.user.id)) return;
+      await home.batch([
+        home
+          .prepare("INSERT INTO directory (key, kind, user_id, claimed_at) VALUES (?, 'email', ?, ?)")
+          .bind(await keyOf("email", newEmail), moved.user.id, Date.now()),
+        home.prepare("UPDATE users SET email = ? WHERE id = ?").bind(newEmail, moved.user.id),
+        home.prepare("DELETE FROM users WHERE id = ?").bind(gone.user.id),
+      ]);
+    };
+    const racing = new Proxy(home, {
+      get(target, property) {
+        if (property !== "prepare") return Reflect.get(target, property).bind(target);
+        return (sql: string) => {
+          const statement = target.prepare(sql);
+          if (!sql.startsWith("SELECT t.rowid AS r, t.id, t.email")) return statement;
+          return {
+            bind: (...values: unknown[]) => {
+              const bound = statement.bind(...values);
+              return {
+                all: async () => {
+                  const read = await bound.all<{ id: string }>();
+                  await afterRead(read.results);
+                  return read;
+                },
+              };
+            },
+          };
+        };
+      },
+    });
+    const version = JSON.stringify({ version: 1, ranges: [[0, 4095, "DB"]], moving: null, leftover: null });
+    await home.batch([
+      home
+        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, ?, 0)")
+        .bind(SLOT_MAP_KEY, version),
+      home
+        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, '{\"build\":1}', 0)")
+        .bind(DIRECTORY_LAYOUT_KEY),
+    ]);
+    try {
+      const scope = { env: { ...env, DB: racing }, names: NAMES, now: Date.now() };
+      for (let cursor: BuildCursor | null = null, first = true; first || cursor; first = false) {
+        cursor = (await buildCopy(scope, { graceMs: 0, cursor })).cursor;
+      }
+      expect(await keyPlaces(await keyOf("email", moved.user.email))).toEqual([]);
+      expect(await keyPlaces(await keyOf("email", gone.user.email))).toEqual([]);
+      expect(await keyPlaces(await keyOf("email", newEmail))).toEqual([`0:${moved.user.id}`]);
+    } finally {
+      await home
+        .prepare("DELETE FROM service_settings WHERE key IN (?, ?)")
+        .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
+        .run();
+      await loadSlotMap(env, NAMES, { fresh: true });
+    }
+  });
+
   // Threat: after the second shard is added, the first shard's users cannot sign in (no keys), an address is held
   // twice, or a change made while the keys are written leaves a key that names the wrong user or none.
   it("pin with one shard, build the directory under load, move slots: every user signs in, every key once", async () => {
