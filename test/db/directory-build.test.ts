@@ -253,6 +253,15 @@ describe("growing a populated one-shard deployment to two", () => {
       "email-already-in-use",
     );
     expect(await keyPlaces(await keyOf("email", users[1]!.email))).toEqual([]);
+    // No slot moves before the build: a move carries the keys of its slots, and none are there yet.
+    await expectError(
+      await two.request("POST", "/admin/shards/slots/fence", {
+        headers: ADMIN,
+        json: { first: 0, last: 1023, to: "DB_1" },
+      }),
+      400,
+      "invalid-request",
+    );
 
     // Email changes asked for before the build, confirmed during it; six asked for and confirmed during it.
     const changing = users.slice(2, 14).map((u) => ({ ...u, newEmail: uniqueEmail("grown") }));
