@@ -23,7 +23,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../helpers";
-import { allD1 } from "../support/shards";
+import { allD1, directoryKeysOf } from "../support/shards";
 
 const settings = { ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "false" };
 /** The deployment before (one shard) and after (DB_1 listed) the deploy that adds the shard. */
@@ -109,6 +109,12 @@ afterAll(async () => {
   // This file's users whose slot the default split gives DB_1 lived at home: removed there (their rows cascade),
   // with the keys the build wrote at home for slots the default split gives DB_1 (never read there).
   const misplaced = made.filter((id) => slotOfUser(id) >= 2048);
+  for (const d1 of allD1()) {
+    await d1
+      .prepare("DELETE FROM import_ledger WHERE kind = 'user' AND id IN (SELECT value FROM json_each(?))")
+      .bind(JSON.stringify(made))
+      .run();
+  }
   await home.batch([
     home
       .prepare("DELETE FROM users WHERE id IN (SELECT value FROM json_each(?))")
@@ -211,7 +217,32 @@ describe("growing a populated one-shard deployment to two", () => {
       crypto.randomUUID(),
       `grow/${crypto.randomUUID()}.txt`,
     ];
+    const hex = () => sha256Hex(crypto.randomUUID());
+    const [phone, patHash, refreshHash, ticketHash] = [
+      `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`,
+      await hex(),
+      await hex(),
+      await hex(),
+    ];
     await home.batch([
+      home.prepare("UPDATE users SET phone_number = ? WHERE id = ?").bind(phone, owner),
+      // What the import writes: a PAT and a session under Nhost's ids, a refresh token by hash, a pending ticket
+      // that the user's ledger row names.
+      home
+        .prepare(
+          "INSERT INTO personal_access_tokens (id, user_id, token_hash, created_at, expires_at, metadata) VALUES (?, ?, ?, 0, ?, '{}')",
+        )
+        .bind(crypto.randomUUID(), owner, patHash, Date.now() + 86_400_000),
+      home
+        .prepare(
+          "INSERT INTO tickets (user_id, type, ticket_hash, expires_at) VALUES (?, 'passwordReset', ?, ?)",
+        )
+        .bind(owner, ticketHash, Date.now() + 86_400_000),
+      home
+        .prepare(
+          "INSERT INTO import_ledger (kind, id, system, fingerprint, parts, imported_at) VALUES ('user', ?, 'nhost', 'x', ?, 0)",
+        )
+        .bind(owner, JSON.stringify({ ticketHash })),
       home
         .prepare(
           "INSERT INTO user_providers (id, user_id, provider, provider_user_id, created_at, updated_at) VALUES (?, ?, 'github', ?, 0, 0)",
@@ -227,6 +258,9 @@ describe("growing a populated one-shard deployment to two", () => {
           "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, is_uploaded, uploaded_by_user_id, created_at, updated_at, object_key, metadata, path) VALUES (?, 'default', 'a.txt', 1, 'text/plain', '\"x\"', 1, ?, 0, 0, ?, '{}', ?)",
         )
         .bind(fileId, owner, `default/${fileId}`, path),
+      home
+        .prepare("INSERT INTO refresh_tokens (token_hash, session_id, expires_at) VALUES (?, ?, ?)")
+        .bind(refreshHash, sessionId, Date.now() + 86_400_000),
     ]);
     expect(
       await home.prepare("SELECT count(*) AS n FROM directory WHERE user_id = ?").bind(owner).first("n"),
@@ -361,14 +395,23 @@ describe("growing a populated one-shard deployment to two", () => {
     for (const c of changing)
       expect([c.email, await keyPlaces(await keyOf("email", c.email))]).toEqual([c.email, []]);
     for (const [kind, value] of [
+      ["phone", phone],
       ["provider", `github:${subject}`],
+      ["pat", patHash],
       ["session", sessionId],
+      ["refresh", refreshHash],
+      ["ticket", ticketHash],
       ["file", fileId],
       ["path", `default/${path}`],
     ]) {
       const { key, places: found } = await places(kind!, value!);
       expect([kind, found]).toEqual([kind, [`${key}:${owner}`]]);
     }
+    // Nothing else: what the service minted (sessions, tickets, PATs with their slot) has no key, so the owner holds
+    // those nine and every other user its address's alone.
+    expect(await Promise.all(everyone.map((u) => directoryKeysOf(u.id)))).toEqual(
+      everyone.map((u) => (u.id === owner ? 9 : 1)),
+    );
     // The file 20 s on the shared machine at most (a noisy measure: see the report).
   }, 120_000);
 });
