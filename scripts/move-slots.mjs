@@ -7,12 +7,15 @@
 //   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --first 1024 --last 2047 --to DB_2 [--chunk 16] [--grace-ms 60000]
 //   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --abort
 //   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --rekey-directory [--chunk 16] [--grace-ms 60000]
+//   AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api … --build-directory [--grace-ms 60000]
 //
 // `--api` is the auth API's base URL (the one `/signin/email-password` is under). Stopped half-way, run it again
 // with the same arguments: a range already moved is skipped, a range left fenced is finished (or `--abort` it).
 // `--rekey-directory` moves the directory keys of a deployment that ran several shards before the directory was
 // sharded by key from the home database to their slots' shards (docs/scaling.md, "A deployment that ran several shards
 // before"), `--chunk` slots at a time in increasing order; run again, it goes on where it stopped.
+// `--build-directory` writes the directory of a deployment that ran one shard (docs/scaling.md, "Growing from one
+// shard"): after `--pin` with one shard and a deploy that lists the new one; run again, it starts over.
 import { parseArgs } from "node:util";
 
 const { values: args } = parseArgs({
@@ -22,6 +25,7 @@ const { values: args } = parseArgs({
     pin: { type: "boolean", default: false },
     abort: { type: "boolean", default: false },
     "rekey-directory": { type: "boolean", default: false },
+    "build-directory": { type: "boolean", default: false },
     first: { type: "string" },
     last: { type: "string" },
     to: { type: "string" },
@@ -33,7 +37,7 @@ const { values: args } = parseArgs({
 const secret = process.env.AUTH_ADMIN_SECRET;
 if (!args.api || !secret) {
   console.error(
-    "usage: AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api <auth API URL> (--status | --pin | --abort | --rekey-directory | --first N --last M --to BINDING)",
+    "usage: AUTH_ADMIN_SECRET=… node scripts/move-slots.mjs --api <auth API URL> (--status | --pin | --abort | --rekey-directory | --build-directory | --first N --last M --to BINDING)",
   );
   process.exit(2);
 }
@@ -59,6 +63,8 @@ async function pages(step, extra = {}, at = base) {
     for (const [table, n] of Object.entries(page.rows ?? {})) rows[table] = (rows[table] ?? 0) + n;
     if (page.keys) rows.directory = (rows.directory ?? 0) + page.keys;
     if (page.waitMs) {
+      // The fence or the build's grace settling, or a claim in flight: the same page again, later.
+      cursor = page.cursor;
       await sleep(page.waitMs);
       continue;
     }
@@ -107,6 +113,14 @@ if (args.status) {
     );
   }
   console.log("the directory is re-keyed: every key is in its slot's shard");
+} else if (args["build-directory"]) {
+  const build = base.replace(/\/slots$/, "/directory/build");
+  const began = Date.now();
+  await call("begin", {}, build);
+  const { rows } = await pages("copy", grace, build);
+  console.log(
+    `the directory is built: ${rows.directory ?? 0} keys written in ${((Date.now() - began) / 1000).toFixed(1)} s; slots may move`,
+  );
 } else if (args.abort) {
   if (map.moving)
     console.log(

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { auditAdminRoutes } from "./audit-routes";
 import { brandAdminRoutes } from "./brand-routes";
+import { buildAdminRoutes } from "./build-routes";
 import { deadLetterAdminRoutes } from "./dead-letter-routes";
 import { keyAdminRoutes } from "./key-routes";
 import { passkeyAdminRoutes } from "./passkey-routes";
@@ -25,4 +26,6 @@ export const adminApi = new Hono<AppEnv>()
   // Moving slots between shards (docs/scaling.md, "Growing the shard list").
   .route("/", shardAdminRoutes)
   // The directory's old layout moved to its slots' shards (docs/scaling.md, "A deployment that ran several shards before").
-  .route("/", rekeyAdminRoutes);
+  .route("/", rekeyAdminRoutes)
+  // The directory of a one-shard deployment built from its rows (docs/scaling.md, "Growing from one shard").
+  .route("/", buildAdminRoutes);

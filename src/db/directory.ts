@@ -14,7 +14,7 @@ import { isFenced } from "./slot-map";
  * SHA-256 of what it names, so its first 12 bits are its **slot**, and the key lives in the shard that holds that
  * slot (no database holds a row per user; a slot move carries its keys with its users, scripts/move-slots.mjs). One
  * point read in the key's shard, then one in the owner's. With one shard nothing here reads or writes: the home
- * database is the only place to look.
+ * database is the only place to look. A deployment that grows from one shard builds its keys (directory-build.ts).
  *
  * Order of writes, so that two shards never both hold one email: claim the key first, write the shard, release the
  * claim if that write failed. A claim whose user never arrived (the request died in between) is taken over by the
@@ -79,7 +79,14 @@ function byShard(shards: Shards, keys: readonly string[]): Map<Db, string[]> {
   return groups;
 }
 
-/** The owner of a key, or undefined. Only meaningful with several shards (callers check `count` first). */
+/**
+ * Whether lookups ask the directory: with several shards, except while the directory of a deployment that ran one
+ * shard is being built (directory-build.ts). Then every change writes its keys, but the existing users' keys may not
+ * be there yet, and every slot is in the home shard: a lookup reads it directly, as with one shard.
+ */
+export const readsDirectory = (shards: Shards): boolean => shards.count > 1 && !shards.map?.directoryBuilding;
+
+/** The owner of a key, or undefined. Only meaningful when `readsDirectory` (callers check it first). */
 export async function ownerOf(shards: Shards, entry: DirectoryEntry): Promise<string | undefined> {
   const key = await keyOf(entry);
   const row = await dbOfKey(shards, key)
@@ -91,11 +98,11 @@ export async function ownerOf(shards: Shards, entry: DirectoryEntry): Promise<st
 }
 
 /**
- * The database in which to look for the row `entry` names: the home database with one shard; the owner's shard
- * with several; undefined when no one owns the key (so the row exists nowhere).
+ * The database in which to look for the row `entry` names: the home database with one shard (or while the
+ * directory is built); the owner's shard with several; undefined when no one owns the key (so the row exists nowhere).
  */
 export async function shardOfEntry(shards: Shards, entry: DirectoryEntry): Promise<Db | undefined> {
-  if (shards.count === 1) return shards.home;
+  if (!readsDirectory(shards)) return shards.home;
   const owner = await ownerOf(shards, entry);
   return owner === undefined ? undefined : shards.ofUser(owner);
 }
@@ -298,14 +305,15 @@ export async function shardOfMinted(
 
 /**
  * The owners of many keys at once, by `<kind>:<value>` (the Nhost import reads a batch's emails, numbers and
- * identities in a few statements, not one each). Empty with one shard: callers read the home database then.
+ * identities in a few statements, not one each). Empty with one shard, and while the directory is built: callers
+ * read the home database then.
  */
 export async function ownersOfMany(
   shards: Shards,
   entries: readonly DirectoryEntry[],
 ): Promise<Map<string, string>> {
   const owners = new Map<string, string>();
-  if (shards.count === 1 || entries.length === 0) return owners;
+  if (!readsDirectory(shards) || entries.length === 0) return owners;
   const named = new Map(
     await Promise.all(
       entries.map(async (entry) => [await keyOf(entry), `${entry.kind}:${entry.value}`] as const),

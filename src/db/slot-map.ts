@@ -23,10 +23,23 @@ export const DIRECTORY_LAYOUT_KEY = "directory.layout";
 
 /** The first slot whose keys are still at home, from the marker's stored value (absent: none, 4096). */
 export const homeFromOf = (value: string | undefined): number => {
-  if (value === undefined) return SLOTS;
+  if (value === undefined || buildOf(value)) return SLOTS;
   const parsed = JSON.parse(value) as unknown;
   return typeof parsed === "number" ? parsed : 0;
 };
+
+/**
+ * The same marker while the directory of a deployment that ran one shard is being built (directory-build.ts):
+ * `{"build": since}`, `since` the time every isolate was asked to write keys for every change (0: not yet begun).
+ * Every slot is in the home shard then, and lookups read it directly, as with one shard.
+ */
+export function buildOf(value: string | undefined): { since: number } | undefined {
+  if (value === undefined) return undefined;
+  const parsed = JSON.parse(value) as { build?: unknown } | null;
+  return parsed !== null && typeof parsed === "object" && typeof parsed.build === "number"
+    ? { since: parsed.build }
+    : undefined;
+}
 export const MAP_TTL_MS = 1000;
 /**
  * The map's read (with the directory's layout marker), its keys written into the statement: a statement of its own,
@@ -74,6 +87,11 @@ export interface SlotMap {
    */
   readonly directoryHomeFrom: number;
   /**
+   * The directory is being built (directory-build.ts): every change writes its keys, but lookups do not trust it yet
+   * and read the home shard, which holds every slot until the build is done.
+   */
+  readonly directoryBuilding?: boolean;
+  /**
    * The map could not be read and this isolate never read one: the default split, a guess. Paths by user id go on
    * with it (as before the map existed: a moved slot's rows are then not found, never written twice); the directory
    * refuses (503), since a claim in a guessed shard could let two users hold one email (directory.ts).
@@ -97,6 +115,7 @@ export function slotMapOf(
   names: readonly string[],
   stored: StoredSlotMap | null,
   directoryHomeFrom = SLOTS,
+  directoryBuilding = false,
 ): SlotMap {
   const owner = new Uint16Array(SLOTS);
   const covered = new Uint8Array(SLOTS);
@@ -114,7 +133,13 @@ export function slotMapOf(
   if (stored?.moving && names.indexOf(stored.moving.to) < 0) {
     throw new ConfigError(`slots are moving to ${stored.moving.to}, which AUTH_D1_SHARDS does not name`);
   }
-  return { version: stored?.version ?? 0, owner, moving: stored?.moving ?? null, directoryHomeFrom };
+  return {
+    version: stored?.version ?? 0,
+    owner,
+    moving: stored?.moving ?? null,
+    directoryHomeFrom,
+    directoryBuilding,
+  };
 }
 
 /** Whether `slot` is fenced: its rows are being copied, and a request that needs them waits (slot-fence.ts). */
@@ -152,12 +177,14 @@ export async function readStoredMap(home: D1Database): Promise<StoredSlotMap | n
 /** The stored map and whether the directory's old layout marker is there: one query. */
 export async function readRouting(
   home: D1Database,
-): Promise<{ stored: StoredSlotMap | null; directoryHomeFrom: number }> {
+): Promise<{ stored: StoredSlotMap | null; directoryHomeFrom: number; directoryBuilding: boolean }> {
   const { results } = await home.prepare(SLOT_MAP_READ).all<{ key: string; value: string }>();
   const map = results.find((row) => row.key === SLOT_MAP_KEY);
+  const layout = results.find((row) => row.key === DIRECTORY_LAYOUT_KEY)?.value;
   return {
     stored: map ? (JSON.parse(map.value) as StoredSlotMap) : null,
-    directoryHomeFrom: homeFromOf(results.find((row) => row.key === DIRECTORY_LAYOUT_KEY)?.value),
+    directoryHomeFrom: homeFromOf(layout),
+    directoryBuilding: buildOf(layout) !== undefined,
   };
 }
 
@@ -179,14 +206,15 @@ export async function loadSlotMap(
   const cached = cache.get(home);
   if (!fresh && cached && cached.names === key && now - cached.loadedAt < MAP_TTL_MS) return cached.map;
   try {
-    const { stored, directoryHomeFrom } = await readRouting(home);
+    const { stored, directoryHomeFrom, directoryBuilding } = await readRouting(home);
     // The same version: the same map object, so the shards built on it are kept (shards.ts caches by map).
     const latest = cache.get(home);
     const same =
       latest?.names === key &&
       latest.map.version === (stored?.version ?? 0) &&
-      latest.map.directoryHomeFrom === directoryHomeFrom;
-    const map = same ? latest!.map : slotMapOf(names, stored, directoryHomeFrom);
+      latest.map.directoryHomeFrom === directoryHomeFrom &&
+      latest.map.directoryBuilding === directoryBuilding;
+    const map = same ? latest!.map : slotMapOf(names, stored, directoryHomeFrom, directoryBuilding);
     cache.set(home, { map, names: key, loadedAt: Date.now() });
     return map;
   } catch (error) {

@@ -1,6 +1,7 @@
 import { AppError } from "../errors";
 import { SLOTS } from "./shards";
 import {
+  DIRECTORY_LAYOUT_KEY,
   defaultRanges,
   MAP_TTL_MS,
   readRouting,
@@ -105,8 +106,20 @@ export async function currentMap(scope: MoveScope): Promise<StoredSlotMap> {
   );
 }
 
-/** Step 1: the stored map from today's split, once; the stored one as it is after that. */
+/**
+ * Step 1: the stored map from today's split, once; the stored one as it is after that. With one shard, the
+ * directory's marker too (directory-build.ts): the Worker that lists a second shard next reads lookups from the home
+ * shard until the directory is built, since nothing wrote it with one shard. Nothing reads the marker with one shard.
+ */
 export async function pin(scope: MoveScope): Promise<StoredSlotMap> {
+  if (scope.names.length === 1) {
+    await home(scope)
+      .prepare(
+        "INSERT INTO service_settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+      )
+      .bind(DIRECTORY_LAYOUT_KEY, JSON.stringify({ build: 0 }), scope.now)
+      .run();
+  }
   const stored = await readStoredMap(home(scope));
   if (stored) return stored;
   return swap(home(scope), null, {
@@ -125,7 +138,11 @@ export async function fence(
   binding(scope, to);
   // A move carries the directory keys of its slots from the source; in the old layout they are all at home, not in
   // their slots' shards (slot-map.ts `directoryAtHome`): moving slots would split them from the rest.
-  if ((await readRouting(home(scope))).directoryHomeFrom < SLOTS) {
+  const routing = await readRouting(home(scope));
+  if (routing.directoryBuilding) {
+    throw moveRefused("the directory is being built: finish it (move-slots.mjs --build-directory) first");
+  }
+  if (routing.directoryHomeFrom < SLOTS) {
     throw moveRefused(
       "the directory keeps its old layout (every key at home): re-key it before moving slots",
     );

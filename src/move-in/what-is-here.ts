@@ -1,6 +1,6 @@
 import { inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { type DirectoryEntry, ownersOfMany } from "../db/directory";
+import { type DirectoryEntry, ownersOfMany, readsDirectory } from "../db/directory";
 import {
   type ImportLedgerRow,
   personalAccessTokens,
@@ -175,7 +175,7 @@ async function holdersIn(db: Db, wanted: Wanted) {
  * the user the directory names for each (a key whose user no longer holds the value names no holder).
  */
 async function readHolders(shards: Shards, wanted: Wanted) {
-  if (shards.count === 1) return [await holdersIn(shards.home, wanted)];
+  if (!readsDirectory(shards)) return [await holdersIn(shards.home, wanted)];
   const entries: DirectoryEntry[] = [
     ...wanted.emails.map((value) => ({ kind: "email" as const, value })),
     ...wanted.phones.map((value) => ({ kind: "phone" as const, value })),

@@ -232,3 +232,62 @@ describe("scripts/move-slots.mjs --rekey-directory", () => {
     }
   }, 60_000);
 });
+
+/** The directory's build steps (src/admin/build-routes.ts), as the Worker answers them, minus the keys. */
+function buildStandIn() {
+  const map = { version: 1, ranges: [[0, 4095, "DB"]] as Range[], moving: null, leftover: null };
+  const calls: string[] = [];
+  let since: number | null = 0;
+  let copies = 0;
+  const server = createServer(async (request, response) => {
+    let text = "";
+    for await (const chunk of request) text += chunk;
+    const json = text ? JSON.parse(text) : {};
+    const answer = (status: number, value: unknown) => {
+      response.writeHead(status, { "content-type": "application/json" });
+      response.end(JSON.stringify(value));
+    };
+    if (request.url!.endsWith("/slots")) return answer(200, map);
+    const step = request.url!.split("/directory/build")[1]!.replace("/", "");
+    calls.push(
+      `${step || "status"}${json.cursor ? ` ${JSON.stringify(json.cursor.retry)}@${json.cursor.source}` : ""}`,
+    );
+    switch (step) {
+      case "begin":
+        since = 1;
+        return answer(200, { map, since, cursor: null });
+      case "copy": {
+        copies++;
+        const cursor = (source: number, retry: number[][]) => ({ since, source, after: 0, retry });
+        // The grace first; a page; the pass's end held by a young claim (a wait that keeps the cursor); done.
+        if (copies === 1) return answer(200, { map, since, cursor: json.cursor, waitMs: 5 });
+        if (copies === 2) return answer(200, { map, since, cursor: cursor(3, []), keys: 5 });
+        if (copies === 3) return answer(200, { map, since, cursor: cursor(7, [[0, 9]]), keys: 2, waitMs: 5 });
+        since = null;
+        return answer(200, { map, since, cursor: null, keys: 1 });
+      }
+      default:
+        return answer(404, {});
+    }
+  });
+  return { server, calls };
+}
+
+describe("scripts/move-slots.mjs --build-directory", () => {
+  it("begins, waits out the grace, pages through the pass and waits for a claim in flight with its cursor", async () => {
+    const { server, calls } = buildStandIn();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        ["scripts/move-slots.mjs", "--api", api, "--build-directory", "--grace-ms", "0"],
+        { env: { ...process.env, AUTH_ADMIN_SECRET: "s3cret" } },
+      );
+      expect(calls).toEqual(["begin", "copy", "copy", "copy []@3", "copy [[0,9]]@7"]);
+      expect(stdout).toMatch(/the directory is built: 8 keys written/);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
