@@ -31,6 +31,8 @@ const SUPABASE_ON = {
 };
 
 const svc = waveService(NO_VERIFICATION);
+/** The start of the user row's read (a call's label is its SQL's first 90 characters). */
+const USER_ROW = 'select "id", "created_at", "updated_at", "last_seen"';
 
 async function signIn(email: string): Promise<WireSession> {
   const { response } = await svc.post("/signin/email-password", { email, password: PASSWORD });
@@ -148,26 +150,62 @@ describe("the Supabase face's refresh: one wave, as the Nhost face's", () => {
   });
 });
 
-describe("sign-in: the account read beside the checks before the first factor", () => {
-  it("POST /signin/email-password: enforced SSO's check and the user's read in one wave, the lockout's forgiveness after the answer", async () => {
-    // Threat (of speed): the domain's SSO check, the user's read and the lockout's forgiveness one after another
-    // again. What remains in line: the user's read (with two shards the directory, then the user's shard), the
-    // lockout's count (its object is the user's, known only after the read; counted before the password is looked
-    // at), the second-factor read, the session's writes beside its family's start.
+describe("sign-in: three trips in line (the account located; its row, its lockout count and its session's reads side by side; the session)", () => {
+  // Each call as its [start, end] events: two calls overlap (ran side by side) when each starts before the other ends.
+  const spanIn = (trace: string, needle: string) =>
+    (/\[(\d+)-(\d+)\]/.exec(trace.split("\n").find((call) => call.includes(needle)) ?? "") ?? [])
+      .slice(1)
+      .map(Number);
+  const overlap = (a: number[], b: number[]) =>
+    a.length === 2 && b.length === 2 && a[0]! < b[1]! && b[0]! < a[1]!;
+
+  it("POST /signin/email-password, two shards: the directory, then the user's row beside the lockout's count and the reads of the second step and the gates", async () => {
+    // Threat (of speed): the lockout's count, the second-factor read and the gates' reads one after another again
+    // (five trips in line before). Threat (of safety), each pinned below: the count or a read of the account started
+    // before the checks before the first factor and the limit (the directory's wave) answered.
     const { response, waves } = await svc.post("/signin/email-password", { email, password: PASSWORD });
     expect(response.status).toBe(200);
-    const calls = waves.trace.split("\n");
-    // Each call as its [start, end] events: two calls overlap (ran side by side) when each starts before the other ends.
-    const span = (needle: string) =>
-      (/\[(\d+)-(\d+)\]/.exec(calls.find((call) => call.includes(needle)) ?? "") ?? []).slice(1).map(Number);
-    const overlap = (a: number[], b: number[]) => a[0]! < b[1]! && b[0]! < a[1]!;
-    // The account's first read: the directory with several shards (the suite's two), the user's row with one.
-    const account = span('from "directory"').length ? span('from "directory"') : span('from "users"');
-    expect(overlap(span('"org_domains"'), account), waves.trace).toBe(true);
-    expect(overlap(span(" do forgive"), span('"mfa_factors"')), waves.trace).toBe(true);
-    // Seven before (docs/performance.md): with one shard four, with two five. At most: the risk gate's device read
-    // and the second-factor read are started together, and without delays they overlap or not by a hair (4 or 5).
-    expect(waves.sequential, waves.trace).toBeLessThanOrEqual(5);
+    const span = (needle: string) => spanIn(waves.trace, needle);
+    expect(overlap(span('"org_domains"'), span('from "directory"')), waves.trace).toBe(true);
+    // The directory named the owner: the row, the count (its object is the owner's) and the session's reads together.
+    expect(overlap(span(" do take"), span(USER_ROW)), waves.trace).toBe(true);
+    expect(overlap(span(" do take"), span('"mfa_factors"')), waves.trace).toBe(true);
+    expect(overlap(span(" do take"), span('"user_devices"')), waves.trace).toBe(true);
+    expect(span(" do take")[0]! > span('"org_domains"')[1]!, waves.trace).toBe(true);
+    // Seven before issue 48, five before this change: the directory; the row ∥ the count ∥ the factors ∥ the devices;
+    // the session's batch ∥ its family's start (the count's forgiveness beside, not awaited).
+    expect(waves.inLine, waves.trace).toBe(3);
+  });
+
+  it("one shard: the user's row beside the checks, then the count beside the session's reads; an unknown email and a wrong password take as many trips", async () => {
+    const one = waveService({ ...NO_VERIFICATION, AUTH_D1_SHARDS: "DB" });
+    const address = uniqueEmail("waves-one");
+    expect(
+      (await one.post("/signup/email-password", { email: address, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const { response, waves } = await one.post("/signin/email-password", {
+      email: address,
+      password: PASSWORD,
+    });
+    expect(response.status).toBe(200);
+    const span = (needle: string) => spanIn(waves.trace, needle);
+    expect(overlap(span('"org_domains"'), span(USER_ROW)), waves.trace).toBe(true);
+    expect(overlap(span(" do take"), span('"mfa_factors"')), waves.trace).toBe(true);
+    expect(overlap(span(" do take"), span('"user_devices"')), waves.trace).toBe(true);
+    // Four before this change: the row; the count; the factors ∥ the devices; the session ∥ its family.
+    expect(waves.inLine, waves.trace).toBe(3);
+    // Threat: the early reads making an account's existence (or its password's rightness) visible in the trips a
+    // sign-in takes: an unknown email and a wrong password take three too (the row; the count; the guess released).
+    const wrong = await one.post("/signin/email-password", { email: address, password: `${PASSWORD}-no` });
+    const unknown = await one.post("/signin/email-password", {
+      email: uniqueEmail("waves-nobody"),
+      password: PASSWORD,
+    });
+    expect([wrong.response.status, unknown.response.status]).toEqual([401, 401]);
+    expect(
+      [wrong.waves.inLine, unknown.waves.inLine],
+      `${wrong.waves.trace}\n\n${unknown.waves.trace}`,
+    ).toEqual([3, 3]);
   });
 });
 
@@ -219,8 +257,10 @@ describe("sign-in: the account's rate limit counted beside the reads, awaited be
     const [hitStart, hitEnd] = span(hit);
     const [readStart, readEnd] = span(read);
     expect(hitStart! < readEnd! && readStart! < hitEnd!, first.waves.trace).toBe(true);
-    // No more waves than without the limit (the test above): the count rode beside the first reads.
-    expect(first.waves.sequential, first.waves.trace).toBeLessThanOrEqual(5);
+    // No more trips than without the limit (the tests above): the count rode beside the first reads, and the
+    // lockout's count waited for it (after the first wave, never beside the limit's count).
+    expect(first.waves.inLine, first.waves.trace).toBe(3);
+    expect(span(calls.find((call) => call.includes(" do take")))[0]! > hitEnd!, first.waves.trace).toBe(true);
     // Threat: the count beside the reads letting a refused attempt reach the password or write anything (a lockout
     // count, a session): over the limit the answer is 429 and nothing but reads ran.
     const second = await limited.post("/signin/email-password", { email: who, password: PASSWORD });
@@ -228,6 +268,52 @@ describe("sign-in: the account's rate limit counted beside the reads, awaited be
     const after = second.waves.trace.split("\n");
     expect(
       after.some((call) => / do (take|start)|insert|update|batch/.test(call)),
+      second.waves.trace,
+    ).toBe(false);
+  });
+});
+
+describe("the Supabase face's password grant: the same core, its account limit beside the first reads too", () => {
+  it("grant_type=password takes the Nhost face's three trips with the limit on; over it, 429 with no write", async () => {
+    // Threat (of speed): the face counting the account's limit before its handler again (five trips before). Threat
+    // (of safety): the count beside the reads letting a refused grant reach the lockout, the password or a write.
+    const face = waveService({
+      ...SUPABASE_ON,
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
+      ...Object.fromEntries(
+        Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
+          name,
+          { limit: async () => ({ success: true }) },
+        ]),
+      ),
+    });
+    const [warm, who] = [uniqueEmail("waves-face-warm"), uniqueEmail("waves-face-limit")];
+    for (const address of [warm, who])
+      expect(
+        (await svc.post("/signup/email-password", { email: address, password: PASSWORD })).response.status,
+      ).toBe(200);
+    const grant = (address: string) =>
+      face.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+        json: { email: address, password: PASSWORD },
+        headers: { apikey: PUBLISHABLE_KEY },
+      });
+    // A first grant of another account also reads the signing keys (once per isolate and configuration).
+    expect((await grant(warm)).response.status).toBe(200);
+    const first = await grant(who);
+    expect(first.response.status).toBe(200);
+    const calls = first.waves.trace.split("\n");
+    const span = (needle: string) =>
+      (/\[(\d+)-(\d+)\]/.exec(calls.find((call) => call.includes(needle)) ?? "") ?? []).slice(1).map(Number);
+    const [hitStart, hitEnd] = span(" do hit");
+    const [readStart, readEnd] = span('"org_domains"');
+    expect(hitStart! < readEnd! && readStart! < hitEnd!, first.waves.trace).toBe(true);
+    expect(span(" do take")[0]! > hitEnd!, first.waves.trace).toBe(true);
+    expect(first.waves.inLine, first.waves.trace).toBe(3);
+    const second = await grant(who);
+    expect(second.response.status).toBe(429);
+    expect(
+      second.waves.trace.split("\n").some((call) => / do (take|start)|insert|update|batch/.test(call)),
       second.waves.trace,
     ).toBe(false);
   });
