@@ -1,3 +1,6 @@
+import { eq } from "drizzle-orm";
+import { writeThenBookmark } from "../../db/replica";
+import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import type { HasuraClaims } from "../../signing-keys/jwt";
@@ -17,7 +20,19 @@ export interface BeforeRotation {
   custom?: HasuraClaims;
   /** The membership of the organization asked to switch into. */
   org?: ActiveMembership;
+  /**
+   * The switch written to the session's row already (`orgId` differed from the session's), and the bookmark that
+   * write reached, for the rotation to raise in its own run: the next refresh reads it back wherever it reads.
+   */
+  switched?: { bookmark: string | null };
 }
+
+/**
+ * Whether nothing refuses the session after its rotation (renew.ts): a disabled user, an impersonation (which may
+ * have ended), a session short of its second factor. Any of them: the switch is written after the rotation, as before.
+ */
+const mayWriteBefore = (user: SessionUserRow) =>
+  !user.disabled && user.sessionActor === null && !user.sessionSecondFactorPending;
 
 /**
  * What must be settled before a refresh spends its token, read once for both reasons there are (one family look-up in
@@ -39,12 +54,15 @@ export async function beforeRotation(
   now: number,
   orgId: string | null | undefined,
   authenticationMethod: string,
+  /** The request's DPoP key (null: none): a bound family with another key decides nothing here. */
+  dpopJkt: string | null = null,
 ): Promise<BeforeRotation | undefined> {
   const claims = claimsMayRefuse(deps.config);
   if (!orgId && !claims) return undefined;
-  // The family's look-up and the session's read side by side (read-beside.ts): on the primary, as before.
+  // The family's look-up and the session's read side by side (read-beside.ts): on the primary, as before. The look-up
+  // also checks the request's DPoP key: a request its rotation would refuse has nothing written for it below.
   const [family, beside] = await Promise.all([
-    familyOfCurrentToken(deps, locator, refreshToken),
+    familyOfCurrentToken(deps, locator, refreshToken, dpopJkt),
     readBeside(deps, locator, now, liveSessionsOfLocator),
   ]);
   if (!family) return undefined;
@@ -57,5 +75,17 @@ export async function beforeRotation(
   if (orgId && !org) throw new AppError("not-org-member");
   // A disabled user is refused after the rotation (`disabled-user`); their claims are never asked for.
   const custom = claims && !user.disabled ? await customClaims(deps, user, authenticationMethod) : undefined;
-  return { family, user, custom, org };
+  // The switch is written before the token is spent, once everything that could refuse it has passed (the token
+  // current and its key proved, the membership, the claims; a session refused after the rotation is written after
+  // it, as before: issue 48, "Round trips"): its bookmark then rides in the rotation's call instead of a call of its own
+  // after the write. A write that fails answers 503 with the token unspent.
+  const switched =
+    org && db && mayWriteBefore(user) && org.orgId !== user.sessionOrgId
+      ? {
+          bookmark: await writeThenBookmark(db.$client, (primary) =>
+            primary.update(sessions).set({ orgId: org.orgId }).where(eq(sessions.id, family)).run(),
+          ),
+        }
+      : undefined;
+  return { family, user, custom, org, switched };
 }
