@@ -6,10 +6,15 @@ import type { Deps } from "../../http/deps";
 import type { HasuraClaims } from "../../signing-keys/jwt";
 import { familyOfCurrentToken } from "../../token-families";
 import { liveSessionUser, type SessionUserRow } from "../hot-queries";
-import { type ActiveMembership, activeMembership } from "../org-membership";
+import {
+  type ActiveMembership,
+  activeMembership,
+  membershipAmong,
+  membershipsOfLocator,
+} from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { claimsMayRefuse, customClaims } from "../token-claims";
-import { liveSessionsOfLocator, pickBeside, readBeside } from "./read-beside";
+import { liveSessionsOfLocator, locatorOnHome, pickBeside, readBeside } from "./read-beside";
 
 /** What was read and decided before the refresh token was spent, for the session's family `family`. */
 export interface BeforeRotation {
@@ -61,17 +66,25 @@ export async function beforeRotation(
   if (!orgId && !claims) return undefined;
   // The family's look-up and the session's read side by side (read-beside.ts): on the primary, as before. The look-up
   // also checks the request's DPoP key: a request its rotation would refuse has nothing written for it below.
-  const [family, beside] = await Promise.all([
+  // Where the session is in the home database, the switch's membership is read in the same trip too, for every user
+  // with a session of the locator (the session names the user only once read); used for the row picked from it.
+  const [family, beside, members] = await Promise.all([
     familyOfCurrentToken(deps, locator, refreshToken, dpopJkt),
     readBeside(deps, locator, now, liveSessionsOfLocator),
+    orgId && locatorOnHome(deps.shards, locator)
+      ? membershipsOfLocator(deps, orgId, locator).catch(() => undefined)
+      : undefined,
   ]);
   if (!family) return undefined;
   const db = await shardOfSession(deps.shards, family);
-  const user =
-    pickBeside(beside, family, null, true) ??
-    (db && (await liveSessionUser.first(db.$client, { sessionId: family, now })));
+  const picked = pickBeside(beside, family, null, true);
+  const user = picked ?? (db && (await liveSessionUser.first(db.$client, { sessionId: family, now })));
   if (!user) return undefined;
-  const org = orgId ? await activeMembership(deps, orgId, user.id) : undefined;
+  const org = !orgId
+    ? undefined
+    : picked && members
+      ? membershipAmong(members, orgId, user.id)
+      : await activeMembership(deps, orgId, user.id);
   if (orgId && !org) throw new AppError("not-org-member");
   // A disabled user is refused after the rotation (`disabled-user`); their claims are never asked for.
   const custom = claims && !user.disabled ? await customClaims(deps, user, authenticationMethod) : undefined;
