@@ -2,6 +2,7 @@
 // through the recording bindings of `npm run bench:latency` (test/support/waves.ts). A wave is a trip across a region
 // at the edge: these pin the budgets, so a change that puts a call back behind another fails here, with the calls in
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
+import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { slotOfUser } from "../src/db/shards";
 import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
@@ -406,5 +407,65 @@ describe("the Supabase face's password grant: the same core, its account limit b
       second.waves.trace.split("\n").some((call) => / do (take|start)|insert|update|batch/.test(call)),
       second.waves.trace,
     ).toBe(false);
+  });
+});
+
+describe("sign-in from a public address: the risk velocity counted beside the lockout's count, taken back for a wrong password", () => {
+  it("three trips in line with the velocity's count; a wrong password's count is taken back, a right one's stays", async () => {
+    // Threat (of speed): the velocity's count (after the first factor, before the session) a trip of its own again,
+    // on every production sign-in (four in line). Threat (of the signal): counting early leaving the count below the
+    // sign-ins that got past their first factor, or a wrong guess counted as one (taken back after the answer).
+    const limited = waveService({
+      ...NO_VERIFICATION,
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      ...Object.fromEntries(
+        Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
+          name,
+          { limit: async () => ({ success: true }) },
+        ]),
+      ),
+    });
+    const who = uniqueEmail("waves-velocity");
+    expect(
+      (await svc.post("/signup/email-password", { email: who, password: PASSWORD })).response.status,
+    ).toBe(200);
+    // An address of its own (TEST-NET-3 is not one this code treats as private), so its counter is this test's.
+    const address = `203.0.113.${1 + Math.floor(Math.random() * 254)}`;
+    const counter = env.RATE_LIMITERS.get(env.RATE_LIMITERS.idFromName(`RISK:ip:${address}`));
+    const counted = () =>
+      runInDurableObject(
+        counter,
+        (_object, state) => state.storage.kv.get<{ current: number }>("windows")?.current ?? 0,
+      );
+    const signIn = (password: string) =>
+      limited.request("POST", "/signin/email-password", {
+        json: { email: who, password },
+        headers: { "cf-connecting-ip": address },
+      });
+    // A first sign-in of this configuration also reads the signing keys (once per isolate and configuration).
+    expect(
+      (await limited.post("/signin/email-password", { email, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const right = await signIn(PASSWORD);
+    expect(right.response.status).toBe(200);
+    const span = (needle: string) =>
+      (
+        /\[(\d+)-(\d+)\]/.exec(right.waves.trace.split("\n").find((call) => call.includes(needle)) ?? "") ??
+        []
+      )
+        .slice(1)
+        .map(Number);
+    const calls = right.waves.trace.split("\n");
+    const hits = calls.filter((call) => call.endsWith(" do hit"));
+    const take = span(" do take");
+    // The account limit's count (first trip) and the velocity's (beside the lockout's count).
+    expect(hits.length, right.waves.trace).toBe(2);
+    const velocity = (/\[(\d+)-(\d+)\]/.exec(hits[1]!) ?? []).slice(1).map(Number);
+    expect(velocity[0]! < take[1]! && take[0]! < velocity[1]!, right.waves.trace).toBe(true);
+    expect(right.waves.inLine, right.waves.trace).toBe(3);
+    expect(await counted()).toBe(1);
+    const wrong = await signIn(`${PASSWORD}-no`);
+    expect(wrong.response.status).toBe(401);
+    expect(await counted()).toBe(1);
   });
 });

@@ -125,6 +125,7 @@ export { impersonationOf } from "./sessions/renew";
 // Every sign-in: its method (never read from a URL), its scope, the two steps, the checks other features add.
 export {
   beginSignIn,
+  countEarly,
   type GateDecision,
   type KeptPasswordCheck,
   type KeptPasswordVerdict,
@@ -139,6 +140,7 @@ export {
   type SignInHooks,
   type SignInResult,
   type SignInScope,
+  settleFirstFactor,
   signInScope,
   startImpersonatedSession,
   startSession,

@@ -1,4 +1,5 @@
 import {
+  countEarly,
   type KnownBy,
   knownDeviceOf,
   parseRecentPlaces,
@@ -41,9 +42,17 @@ const deviceOf = (known: KnownBy): Signals["device"] => known ?? "new";
 const knownDevice = (scope: SignInScope, userId: string): Promise<KnownBy> =>
   readEarly(scope, `risk-device:${userId}`, () => knownDeviceOf(scope.deps, userId, scope.userAgent));
 
-/** The gate's read, started early (the risk feature's `readsBeforeSession`). */
+/** The sign-in counted from the request's address and network (./velocity.ts), started early when the flow can. */
+const velocityOf = (scope: SignInScope): Promise<Velocity> =>
+  countEarly(scope, "risk-velocity", () => {
+    const count = countVelocity(scope.deps, scope.deps.visitor.signals?.asn ?? null);
+    return { answer: count.velocity, takeBack: count.takeBack };
+  });
+
+/** The gate's read and count, started early (the risk feature's `readsBeforeSession`). */
 export const readSignalsEarly: SessionGateReads = (scope, userId) => {
   knownDevice(scope, userId);
+  velocityOf(scope);
 };
 
 /** The signals of the sign-in of `user` in `scope`: one read of `user_devices`, two counter calls, nothing written. */
@@ -51,10 +60,7 @@ export async function gatherSignals(scope: SignInScope, user: UserRow): Promise<
   const { deps } = scope;
   const cf = deps.visitor.signals;
   const places = parseRecentPlaces(user.recentPlaces);
-  const [known, velocity] = await Promise.all([
-    knownDevice(scope, user.id),
-    countVelocity(deps, cf?.asn ?? null),
-  ]);
+  const [known, velocity] = await Promise.all([knownDevice(scope, user.id), velocityOf(scope)]);
   const countries = places.flatMap((p) => (p.country ? [p.country] : []));
   return {
     country: cf?.country ?? null,

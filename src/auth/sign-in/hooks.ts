@@ -60,8 +60,9 @@ export type SessionGate = (
 ) => Promise<GateDecision>;
 
 /**
- * The reads a `SessionGate` will need, started as soon as the account signing in is known, beside the lockout's count
- * (./early-reads.ts `readEarly`, by a key the gate then takes its answer by): reads only, never a write or a count.
+ * What a `SessionGate` will need, started as soon as the account signing in is known, beside the lockout's count
+ * (./early-reads.ts: `readEarly` for a read, `countEarly` for a count taken back when the first factor is wrong, by a
+ * key the gate then takes its answer by).
  */
 export type SessionGateReads = (scope: SignInScope, userId: string) => void;
 

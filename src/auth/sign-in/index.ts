@@ -3,7 +3,7 @@
  * the scope its route gathers once (./scope.ts), and the checks other features add (./hooks.ts).
  */
 
-export { readBeforeFirstFactor, readEarly } from "./early-reads";
+export { countEarly, readBeforeFirstFactor, readEarly, settleFirstFactor } from "./early-reads";
 export {
   type GateDecision,
   type KeptPasswordCheck,
