@@ -28,7 +28,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bindingConsumer, bindingPaths } from "./latency-binding.mjs";
 import { samlConnection, samlIdp, samlPaths, samlSignIns, samlWarmUp } from "./latency-saml.mjs";
-import { bundle, failOnUnexpectedAnswers, PASSWORD, rotatingRefresh, run, serveOurs } from "./lib.mjs";
+import {
+  bundle,
+  failOnUnexpectedAnswers,
+  PASSWORD,
+  rotatingRefresh,
+  run,
+  SHARDS,
+  serveOurs,
+} from "./lib.mjs";
 import { freePort } from "./workers.mjs";
 
 const PROFILES = ["same-colo", "replica-near-primary-far", "all-distant"];
@@ -40,6 +48,13 @@ const REDIRECT_URI = "https://rp.example.com/callback";
 const VERIFIER = `bench-verifier-${"v".repeat(40)}`;
 const json = { "content-type": "application/json" };
 
+/**
+ * A sign-in by email with several shards first asks the directory which shard holds the account: a wave no layout of
+ * one database has, counted on top of the issue's two (docs/performance.md, "Issue 48: round trips").
+ */
+const DIRECTORY = SHARDS.length > 1 ? 1 : 0;
+const SIGN_IN_BUDGET = DIRECTORY ? "≤ 2 besides the hash and the directory" : "≤ 2 besides the hash";
+
 /** The issue's budgets: sequential round trips before the answer, besides the password hash. */
 const BUDGETS = {
   "session check": {
@@ -48,8 +63,8 @@ const BUDGETS = {
   },
   refresh: { text: "1 wave (the object, the read beside)", met: (s) => s.sequential <= 1 },
   "Supabase refresh": { text: "1 wave, as refresh", met: (s) => s.sequential <= 1 },
-  "sign-in": { text: "≤ 2 besides the hash", met: (s) => s.sequential <= 2 },
-  "Supabase sign-in": { text: "≤ 2 besides the hash", met: (s) => s.sequential <= 2 },
+  "sign-in": { text: SIGN_IN_BUDGET, met: (s) => s.sequential <= 2 + DIRECTORY },
+  "Supabase sign-in": { text: SIGN_IN_BUDGET, met: (s) => s.sequential <= 2 + DIRECTORY },
   "OAuth2 code exchange": { text: "≤ 2", met: (s) => s.sequential <= 2 },
   JWKS: { text: "0 (cached key set)", met: (s) => s.sequential === 0 },
   "sign-up": { text: "(none set)", met: () => null },

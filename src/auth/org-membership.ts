@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Config } from "../config";
-import { orgMembers } from "../db/schema";
+import { orgMembers, sessions } from "../db/schema";
 import type { Deps } from "../http/deps";
 
 /**
@@ -36,5 +36,43 @@ export async function activeMembership(
     .from(orgMembers)
     .where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userId, userId)))
     .get();
+  return row?.active ? { orgId, role: row.role } : undefined;
+}
+
+/** A membership row of `membershipsOfLocator`, by its user. */
+export interface MemberRow {
+  userId: string;
+  role: string;
+  active: boolean;
+}
+
+/**
+ * The organization's memberships of every user with a session of `locator` (a handful at most: few sessions share a
+ * locator): an org switch reads them in the same trip as the session, before it knows whose session it is (issue 48,
+ * "Round trips"). Only where the locator's sessions are in the home database, beside `org_members`.
+ */
+export function membershipsOfLocator(
+  deps: Pick<Deps, "db">,
+  orgId: string,
+  locator: string,
+): Promise<MemberRow[]> {
+  const users = deps.db
+    .select({ userId: sessions.userId })
+    .from(sessions)
+    .where(eq(sessions.locator, locator));
+  return deps.db
+    .select({ userId: orgMembers.userId, role: orgMembers.role, active: orgMembers.active })
+    .from(orgMembers)
+    .where(and(eq(orgMembers.orgId, orgId), inArray(orgMembers.userId, users)))
+    .all();
+}
+
+/** `activeMembership`'s answer for `userId`, from the rows `membershipsOfLocator` read. */
+export function membershipAmong(
+  rows: MemberRow[],
+  orgId: string,
+  userId: string,
+): ActiveMembership | undefined {
+  const row = rows.find((candidate) => candidate.userId === userId);
   return row?.active ? { orgId, role: row.role } : undefined;
 }

@@ -73,26 +73,39 @@ export function syncMfaType(db: ReturnType<Deps["shards"]["ofUser"]>, userId: st
     .where(eq(users.id, userId));
 }
 
-/**
- * The second step the user's sign-ins owe: TOTP first (no query), else the chosen factor, else the oldest verified
- * phone factor, the email factor, any verified `webauthn` factor. The sign-in path's one read of `mfa_factors`
- * (two for a passkey chosen as the step); never on a session check.
- */
-export async function secondStepOf(deps: Deps, user: UserRow): Promise<SecondStep> {
-  if (user.activeMfaType === "totp") return { kind: "totp" };
-  const db = deps.shards.ofUser(user.id);
-  const rows = await db
+/** The verified factor rows a second step is chosen from (TOTP aside: it is the user's row's), oldest first. */
+export type SecondFactorRows = { id: string; type: string; phone: string | null }[];
+
+/** The sign-in path's one read of `mfa_factors`, by the user's id alone (a sign-in starts it early: sign-in/early-reads.ts). */
+export function secondFactorRowsOf(deps: Deps, userId: string): Promise<SecondFactorRows> {
+  return deps.shards
+    .ofUser(userId)
     .select({ id: mfaFactors.id, type: mfaFactors.factorType, phone: mfaFactors.phone })
     .from(mfaFactors)
     .where(
       and(
-        eq(mfaFactors.userId, user.id),
+        eq(mfaFactors.userId, userId),
         eq(mfaFactors.status, "verified"),
         ne(mfaFactors.factorType, "totp"),
       ),
     )
     .orderBy(asc(mfaFactors.createdAt), asc(mfaFactors.id))
     .all();
+}
+
+/**
+ * The second step the user's sign-ins owe: TOTP first (no query), else the chosen factor, else the oldest verified
+ * phone factor, the email factor, any verified `webauthn` factor. The sign-in path's one read of `mfa_factors`
+ * (two for a passkey chosen as the step), or `rows` when it was started already; never on a session check.
+ */
+export async function secondStepOf(
+  deps: Deps,
+  user: UserRow,
+  factorRows?: () => Promise<SecondFactorRows>,
+): Promise<SecondStep> {
+  if (user.activeMfaType === "totp") return { kind: "totp" };
+  const db = deps.shards.ofUser(user.id);
+  const rows = await (factorRows ? factorRows() : secondFactorRowsOf(deps, user.id));
   const phone = rows.find((r) => r.type === "phone" && r.phone);
   const steps = {
     sms: phone?.phone ? ({ kind: "phone", factorId: phone.id, phone: phone.phone } as const) : null,

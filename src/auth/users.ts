@@ -1,8 +1,8 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Config } from "../config";
 import { firstNearby } from "../db/compiled-read";
-import { shardOfEntry } from "../db/directory";
+import { ownerOf, shardOfEntry } from "../db/directory";
 import { type UserRow, users } from "../db/schema";
 import type { Shards } from "../db/shards";
 import { AppError } from "../errors";
@@ -131,6 +131,38 @@ export async function findUserByEmail(shards: Shards, email: string): Promise<Us
   const address = email.toLowerCase();
   const db = await shardOfEntry(shards, { kind: "email", value: address });
   return db?.select().from(users).where(eq(users.email, address)).get();
+}
+
+/**
+ * The account of an email, located in the fewest waves (issue 48, "Round trips"): `id` as soon as it is known, `user()`
+ * its row. With one shard the row is read at once (its id is the row's); with several the directory's owner names
+ * the id first, and `user()` then reads the owner's row in its shard, so that what is keyed by the user (the lockout's
+ * count, the session's reads) runs beside that read rather than after it. The row must still hold the email: a
+ * directory entry left stale (an email changed away whose release failed) finds no row.
+ */
+export interface AccountOfEmail {
+  id: string | undefined;
+  user: () => Promise<UserRow | undefined>;
+}
+
+export async function accountOfEmail(shards: Shards, email: string): Promise<AccountOfEmail> {
+  const address = email.toLowerCase();
+  if (shards.count === 1) {
+    const row = await shards.home.select().from(users).where(eq(users.email, address)).get();
+    return { id: row?.id, user: () => Promise.resolve(row) };
+  }
+  const owner = await ownerOf(shards, { kind: "email", value: address });
+  if (owner === undefined) return { id: undefined, user: () => Promise.resolve(undefined) };
+  return {
+    id: owner,
+    user: () =>
+      shards
+        .ofUser(owner)
+        .select()
+        .from(users)
+        .where(and(eq(users.id, owner), eq(users.email, address)))
+        .get(),
+  };
 }
 
 /**

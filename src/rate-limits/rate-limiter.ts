@@ -75,6 +75,22 @@ export class RateLimiter extends DurableObject<Env> {
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
   }
 
+  /**
+   * Takes back one hit made at `at` that turned out not to count (the risk velocity's count of an attempt whose first
+   * factor was wrong: src/risk/velocity.ts), from the window it landed in; never below zero, nothing once that window
+   * has slid out.
+   */
+  unhit(intervalMs: number, at: number): void {
+    const kv = this.ctx.storage.kv;
+    const stored = kv.get<Windows>(KEY);
+    if (!stored) return;
+    const landed = at - (at % intervalMs);
+    if (stored.start === landed && stored.current > 0)
+      kv.put(KEY, { ...stored, current: stored.current - 1 });
+    else if (stored.start === landed + intervalMs && stored.previous > 0)
+      kv.put(KEY, { ...stored, previous: stored.previous - 1 });
+  }
+
   /** Two windows after the last hit nothing is left to remember. */
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();

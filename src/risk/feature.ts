@@ -1,6 +1,7 @@
 import { assessSignIn } from "./assess";
 import { riskSettings } from "./settings";
 import { refuseDisposableSignUp } from "./sign-up";
+import { readSignalsEarly } from "./signals";
 
 /**
  * Risk-aware sign-in (issue 47, docs/risk.md): every sign-in by a first factor is scored from what the platform
@@ -10,5 +11,9 @@ import { refuseDisposableSignUp } from "./sign-up";
 export const riskFeature = {
   name: "risk",
   settings: riskSettings,
-  signInHooks: { beforeSession: assessSignIn, beforeSignUp: refuseDisposableSignUp },
+  signInHooks: {
+    beforeSession: assessSignIn,
+    readsBeforeSession: readSignalsEarly,
+    beforeSignUp: refuseDisposableSignUp,
+  },
 };

@@ -1,4 +1,12 @@
-import { type KnownBy, knownDeviceOf, parseRecentPlaces, type SignInScope } from "../auth";
+import {
+  countEarly,
+  type KnownBy,
+  knownDeviceOf,
+  parseRecentPlaces,
+  readEarly,
+  type SessionGateReads,
+  type SignInScope,
+} from "../auth";
 import type { UserRow } from "../db/schema";
 import { isDisposableEmail } from "./disposable";
 import { type Travel, travelFrom } from "./travel";
@@ -27,15 +35,32 @@ export interface Signals {
 
 const deviceOf = (known: KnownBy): Signals["device"] => known ?? "new";
 
+/**
+ * How the request's device is known to `userId`: one read of `user_devices`, started as soon as the account is known
+ * (src/auth/sign-in/early-reads.ts), beside the lockout's count; the gate takes it after the first factor.
+ */
+const knownDevice = (scope: SignInScope, userId: string): Promise<KnownBy> =>
+  readEarly(scope, `risk-device:${userId}`, () => knownDeviceOf(scope.deps, userId, scope.userAgent));
+
+/** The sign-in counted from the request's address and network (./velocity.ts), started early when the flow can. */
+const velocityOf = (scope: SignInScope): Promise<Velocity> =>
+  countEarly(scope, "risk-velocity", () => {
+    const count = countVelocity(scope.deps, scope.deps.visitor.signals?.asn ?? null);
+    return { answer: count.velocity, takeBack: count.takeBack };
+  });
+
+/** The gate's read and count, started early (the risk feature's `readsBeforeSession`). */
+export const readSignalsEarly: SessionGateReads = (scope, userId) => {
+  knownDevice(scope, userId);
+  velocityOf(scope);
+};
+
 /** The signals of the sign-in of `user` in `scope`: one read of `user_devices`, two counter calls, nothing written. */
 export async function gatherSignals(scope: SignInScope, user: UserRow): Promise<Signals> {
   const { deps } = scope;
   const cf = deps.visitor.signals;
   const places = parseRecentPlaces(user.recentPlaces);
-  const [known, velocity] = await Promise.all([
-    knownDeviceOf(deps, user.id, scope.userAgent),
-    countVelocity(deps, cf?.asn ?? null),
-  ]);
+  const [known, velocity] = await Promise.all([knownDevice(scope, user.id), velocityOf(scope)]);
   const countries = places.flatMap((p) => (p.country ? [p.country] : []));
   return {
     country: cf?.country ?? null,

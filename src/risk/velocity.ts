@@ -22,22 +22,62 @@ export interface Velocity {
   asn: boolean | null;
 }
 
-async function over(deps: Deps, key: string, rule: { limit: number; intervalMs: number }): Promise<boolean> {
+async function over(deps: Deps, key: string, rule: { limit: number; intervalMs: number }, at: number) {
   const namespace = deps.env.RATE_LIMITERS;
   const counter = namespace.get(namespace.idFromName(`RISK:${key}`));
-  const result = await counter.hit(rule.limit, rule.intervalMs, deps.now());
+  const result = await counter.hit(rule.limit, rule.intervalMs, at);
   return !result.allowed;
 }
 
-/** Counts this sign-in from the request's address and network; a failing object fails the sign-in (503), as a limit does. */
-export async function countVelocity(deps: Deps, asn: number | null): Promise<Velocity> {
+/** The counters a sign-in from the request's address and network goes to, with their rules. */
+function countersOf(deps: Deps, asn: number | null): [string, { limit: number; intervalMs: number }][] {
+  if (!deps.config.rateLimits.enabled) return [];
   // A loopback or private address is every local client's (`wrangler dev`, a proxy without `cf-connecting-ip`).
   const { address } = deps.visitor;
   const counted = address && !isNonPublicAddress(address) ? address : null;
-  if (!deps.config.rateLimits.enabled) return { address: null, asn: null };
-  const [byAddress, byAsn] = await Promise.all([
-    counted ? over(deps, `ip:${addressKey(counted)}`, VELOCITY.address) : null,
-    asn !== null ? over(deps, `asn:${asn}`, VELOCITY.asn) : null,
-  ]);
-  return { address: byAddress, asn: byAsn };
+  const counters: [string, { limit: number; intervalMs: number }][] = [];
+  if (counted) counters.push([`ip:${addressKey(counted)}`, VELOCITY.address]);
+  if (asn !== null) counters.push([`asn:${asn}`, VELOCITY.asn]);
+  return counters;
+}
+
+/**
+ * A count of this sign-in from the request's address and network, and how to take it back. A password sign-in counts
+ * it beside the lockout's count, before the password is checked, and takes it back when the password was wrong (as
+ * the lockout counts a failure first and forgives a right one): the count is never below the sign-ins that got past
+ * their first factor, only above them by the wrong guesses in flight (src/auth/sign-in/early-reads.ts). A failing
+ * object fails the sign-in (503) where the gate awaits it, as a limit does.
+ */
+export interface VelocityCount {
+  velocity: Promise<Velocity>;
+  takeBack(): Promise<void>;
+}
+
+export function countVelocity(deps: Deps, asn: number | null): VelocityCount {
+  const at = deps.now();
+  const counters = countersOf(deps, asn);
+  const hits = counters.map(([key, rule]) => over(deps, key, rule, at));
+  const velocity = Promise.all(hits).then((answers) => {
+    const byKey = new Map(counters.map(([key], i) => [key.split(":")[0], answers[i]!] as const));
+    return { address: byKey.get("ip") ?? null, asn: byKey.get("asn") ?? null };
+  });
+  return {
+    velocity,
+    async takeBack() {
+      const namespace = deps.env.RATE_LIMITERS;
+      await Promise.all(
+        counters.map(async ([key, rule], i) => {
+          // Only a hit that was made: a failed one counted nothing.
+          if (
+            !(await hits[i]!.then(
+              () => true,
+              () => false,
+            ))
+          )
+            return;
+          await namespace.get(namespace.idFromName(`RISK:${key}`)).unhit(rule.intervalMs, at);
+        }),
+      );
+    },
+  };
 }

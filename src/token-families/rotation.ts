@@ -61,6 +61,8 @@ export interface RotationRequest {
    * unbound one is bound by the first rotation with one. OAuth2 grants pass none (they check their key on the grant).
    */
   dpopJkt?: string | null;
+  /** A write of the family's user made just before (an org switch's): raised in the rotation's own run. */
+  bookmark?: string | null;
 }
 
 /**
@@ -93,6 +95,7 @@ export async function rotateInFamily(
   const result = await familiesAt(deps, locator).rotate({
     ...(await objectRequest(deps, request)),
     touchEveryMs: touchEveryMs(request.lifetimeMs),
+    ...(request.bookmark ? { bookmark: request.bookmark } : {}),
   });
   switch (result.outcome) {
     case "rotated":
@@ -165,13 +168,22 @@ export async function revokeFamilyOfToken(
   return familiesAt(deps, locator).revokeByToken(await sha256Hex(token));
 }
 
-/** The family whose current (unrevoked, unexpired) token `token` is, or null: what introspection asks. */
+/**
+ * The family whose current (unrevoked, unexpired) token `token` is, or null: what introspection asks. `dpopJkt` (a
+ * session's refresh): null too when the family is bound to another key than the request proved (null: none).
+ */
 export async function familyOfCurrentToken(
   deps: Deps,
   locator: string,
   token: string,
+  dpopJkt?: string | null,
 ): Promise<string | null> {
-  return familiesAt(deps, locator).familyOfCurrent(await sha256Hex(token), deps.now());
+  const families = familiesAt(deps, locator);
+  const hash = await sha256Hex(token);
+  // Without a key the object is called exactly as before.
+  return dpopJkt === undefined
+    ? families.familyOfCurrent(hash, deps.now())
+    : families.familyOfCurrent(hash, deps.now(), dpopJkt);
 }
 
 /**

@@ -62,8 +62,12 @@ export interface RotateRequest {
   dpopJkt?: string | null;
 }
 
-/** A rotation, and how stale the registry's last-used time may get before a refresh reports `touch`. */
-export type FamilyRotation = RotateRequest & { touchEveryMs: number };
+/**
+ * A rotation, and how stale the registry's last-used time may get before a refresh reports `touch`. `bookmark`: a
+ * write of the family's user made just before (an org switch's), raised in the same run (`raiseBookmark`), so the
+ * family's next refreshes read it back with no call of its own.
+ */
+export type FamilyRotation = RotateRequest & { touchEveryMs: number; bookmark?: string };
 
 interface FamilyRow {
   id: string;
@@ -162,6 +166,7 @@ export class SessionFamilies extends DurableObject<Env> {
     const jkt = this.keyOf(row.id);
     const proved = request.dpopJkt ?? null;
     if (jkt !== null && jkt !== proved) return { outcome: "key-mismatch", family: row.id };
+    if (request.bookmark) this.raiseBookmark(row.id, request.bookmark);
     if (presentedHash === row.current) {
       const touch = now - row.touched_at >= touchEveryMs;
       this.sql.exec(
@@ -202,10 +207,19 @@ export class SessionFamilies extends DurableObject<Env> {
     return { outcome: "replayed", family: row.id };
   }
 
-  /** The family whose current, unrevoked and unexpired token `hash` is; null otherwise (introspection). */
-  familyOfCurrent(hash: string, now: number): string | null {
+  /**
+   * The family whose current, unrevoked and unexpired token `hash` is; null otherwise (introspection). With `dpopJkt`
+   * (a session's refresh, the proof's key or null for none): also null when the family is bound to another key, as
+   * its rotation would refuse (`key-mismatch`), so nothing is decided or written for a request that cannot spend it.
+   */
+  familyOfCurrent(hash: string, now: number, dpopJkt?: string | null): string | null {
     const row = this.familyOfToken(hash);
-    return row && !row.revoked && row.expires_at > now && row.current === hash ? row.id : null;
+    if (!row || row.revoked || row.expires_at <= now || row.current !== hash) return null;
+    if (dpopJkt !== undefined) {
+      const jkt = this.keyOf(row.id);
+      if (jkt !== null && jkt !== dpopJkt) return null;
+    }
+    return row.id;
   }
 
   /**

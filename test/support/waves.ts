@@ -10,6 +10,12 @@ import { PREFIX, type RequestOptions, SERVER } from "../helpers";
 export interface WaveCount {
   /** Waves before the answer, over every binding but the rate limiters. */
   sequential: number;
+  /**
+   * The longest run of calls before the answer each started after the one before it ended (rate limiters and the
+   * isolate's slot-map read aside): the trips in line. Without delays a call awaited late (a read started early and
+   * taken after the hash) can overlap two waves and join them in `sequential`; this counts them apart.
+   */
+  inLine: number;
   /** Per kind, "waves/calls" (as the bench prints them). */
   perKind: string[];
   /** The calls before the answer, in order, `[start-end] kind label`: said when a count is not the one expected. */
@@ -29,7 +35,19 @@ function countOf(before: Call[]): WaveCount {
     .sort((a, b) => a.start - b.start)
     .map((call) => `[${call.start}-${call.end}] ${call.kind} ${call.label}`)
     .join("\n");
-  return { sequential: waves(before.filter((call) => call.kind !== "limiter")), perKind, trace };
+  const path = before.filter((call) => call.kind !== "limiter");
+  return { sequential: waves(path), inLine: inLine(path), perKind, trace };
+}
+
+function inLine(calls: Call[]): number {
+  const sorted = calls.filter((call) => !isSlotMapRead(call)).sort((a, b) => a.start - b.start);
+  // Each call's place in its line: one more than the deepest call that ended before it started.
+  const depth = sorted.map(() => 0);
+  sorted.forEach((call, i) => {
+    depth[i] =
+      1 + Math.max(0, ...sorted.slice(0, i).flatMap((o, j) => (o.end < call.start ? [depth[j]!] : [])));
+  });
+  return Math.max(0, ...depth);
 }
 
 /** The Worker with recording bindings (`overrides` as `service()` takes them); each request answers with its waves. */

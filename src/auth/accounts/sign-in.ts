@@ -1,3 +1,4 @@
+import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import { isEmailAllowed } from "../../lib/email-access";
 import { verifyPassword } from "../../lib/password";
@@ -5,11 +6,13 @@ import { beginAttempt } from "../lockout";
 import {
   beginSignIn,
   passwordKeptElsewhere,
+  readBeforeFirstFactor,
   type SignInResult,
   type SignInScope,
+  settleFirstFactor,
   startSession,
 } from "../sign-in";
-import { findUserByEmail } from "../users";
+import { accountOfEmail } from "../users";
 import { startPasswordSession } from "./password-session";
 
 /**
@@ -28,28 +31,28 @@ export async function signInEmailPassword(
   // differently from a wrong one would make this endpoint an oracle for the passwords of accounts that can no
   // longer use them (and reused elsewhere). The domain's enforcement is no secret: `POST /sso/start` tells it too.
   // The first factor is a password, whatever the session is recorded as (the built-in page's, a re-authentication).
-  // The account is read beside those checks and the route's rate limit (one wave, issue 48 "Round trips"): a read,
+  // The account is located beside those checks and the route's rate limit (one wave, issue 48 "Round trips"): a read,
   // used only once they passed; nothing is written and no password looked at before the limit has counted.
-  const [, user] = await Promise.all([
+  const [, account] = await Promise.all([
     beginSignIn(scope, { method: "email-password", email: input.email }),
-    findUserByEmail(deps.shards, input.email),
+    accountOfEmail(deps.shards, input.email),
     scope.counted,
   ]);
-  // The account's lockout (contract §13) before the password is looked at: while it holds, a right password is
-  // refused too, and an unknown email locks and answers the same (its count is kept under a keyed hash of it).
-  const attempt = await beginAttempt(
-    deps,
-    "password",
-    { user, identifier: `email:${input.email}` },
-    input.password,
+  // Then, side by side: the account's row (with several shards: the directory named its owner), what its session will
+  // need after the password (../sign-in/early-reads.ts: reads, and the risk velocity's count taken back for a wrong
+  // password; awaited only once the password is right), and the lockout's count (`checkPassword`).
+  const read = account.user();
+  if (account.id) readBeforeFirstFactor(scope, account.id);
+  const checked = checkPassword(scope, input, account.id, read);
+  // The verdict goes to what was counted before it (the risk velocity's count is taken back for a wrong password).
+  settleFirstFactor(
+    scope,
+    checked.then(
+      ({ right }) => right,
+      () => false,
+    ),
   );
-  const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
-  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost);
-  // A password no hash here answers for (a user moved in without one, an unknown email) may be checked where it is
-  // still kept (src/password-migration/); its verdict then stands for the check's, after the same work.
-  const kept = await passwordKeptElsewhere(scope, { ...input, user });
-  const right = kept ? kept.verified : Boolean(eligible && check.ok);
-  await attempt.settle(right);
+  const { eligible, check, kept, right } = await checked;
   if (kept && "session" in kept) return { session: kept.session, mfa: null };
   const signingIn = kept && "user" in kept ? kept.user : eligible;
   if (!signingIn || !right) throw new AppError("invalid-email-password");
@@ -59,4 +62,31 @@ export async function signInEmailPassword(
   }
   if (kept) return startSession(scope, { user: signingIn, mfaGate: true });
   return startPasswordSession(scope, signingIn, input.password, check);
+}
+
+/**
+ * The account's lockout (contract §13), counted before the password is looked at, beside the account's row: while it
+ * holds, a right password is refused too, and an unknown email locks and answers the same (its count is kept under a
+ * keyed hash). Then the password: the first factor's verdict, and what it was checked against.
+ */
+async function checkPassword(
+  scope: SignInScope,
+  input: { email: string; password: string },
+  userId: string | undefined,
+  read: Promise<UserRow | undefined>,
+) {
+  const { deps } = scope;
+  const { config } = deps;
+  const [user, attempt] = await Promise.all([
+    read,
+    beginAttempt(deps, "password", { userId, identifier: `email:${input.email}` }, input.password),
+  ]);
+  const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
+  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost);
+  // A password no hash here answers for (a user moved in without one, an unknown email) may be checked where it is
+  // still kept (src/password-migration/); its verdict then stands for the check's, after the same work.
+  const kept = await passwordKeptElsewhere(scope, { ...input, user });
+  const right = kept ? kept.verified : Boolean(eligible && check.ok);
+  await attempt.settle(right, user);
+  return { user, eligible, check, kept, right };
 }

@@ -23,12 +23,17 @@ import type { LockoutFactor } from "./sign-in-lockout";
  */
 export interface Attempted {
   user?: UserRow | null;
+  /**
+   * The user's id when it is known before the row (a password sign-in with several shards: the directory named it,
+   * and the row is read beside the count); the row then comes to `settle`.
+   */
+  userId?: string;
   identifier?: string;
 }
 
 export interface Attempt {
-  /** After the credential was checked: `right` or not. Never throws. */
-  settle(right: boolean): Promise<void>;
+  /** After the credential was checked: `right` or not (`user`: the row of an account counted by `userId`). Never throws. */
+  settle(right: boolean, user?: UserRow): Promise<void>;
 }
 
 /**
@@ -48,7 +53,8 @@ async function guessTag(deps: Deps, objectName: string, credential: string): Pro
 
 /** The object of an account: a keyed hash for an unknown identifier, so the object's name reveals no address. */
 async function objectName(deps: Deps, account: Attempted): Promise<string> {
-  if (account.user) return `user:${account.user.id}`;
+  const userId = account.user?.id ?? account.userId;
+  if (userId) return `user:${userId}`;
   const identifier = (account.identifier ?? "").trim().toLowerCase();
   const key = await hmacSubkey(deps.config.secrets.encryptionKey, "sign-in-lockout");
   return `unknown:${toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(identifier)))}`;
@@ -89,11 +95,12 @@ export async function beginAttempt(
     device,
   );
   if (!verdict.allowed) throw RateLimitedError.accountLocked(verdict.retryAfterSeconds);
-  const user = account.user ?? null;
   // The state this attempt was counted on: its device's, or the account's.
   const on = verdict.device ? device : undefined;
   return {
-    async settle(right) {
+    async settle(right, read) {
+      // Only the row of the account counted: a stale directory entry's owner (no row read) is mailed nothing.
+      const user = account.user ?? (read && read.id === account.userId ? read : null);
       if (right) {
         // After the answer (issue 48, "Round trips": no wave of the sign-in waits for it): best effort either way,
         // and the count only ever stays one higher for a moment, which a guesser gains nothing from.

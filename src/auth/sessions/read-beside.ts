@@ -61,6 +61,10 @@ function shardOfLocator(shards: Shards, locator: string): D1Database {
   return shards.count === 1 ? shards.homeD1 : shards.d1OfSlot(slotOfLocator(locator));
 }
 
+/** Whether a locator's sessions are in the home database (one shard; or the slot the locator names is home's). */
+export const locatorOnHome = (shards: Shards, locator: string): boolean =>
+  shardOfLocator(shards, locator) === shards.homeD1;
+
 /**
  * Starts the read beside the rotation. `read`: the face's read, run on the primary (the face reads its own writes
  * back, see renew.ts); none: the Nhost face's, on a nearby replica, whose bookmark `pickBeside` checks against the

@@ -83,7 +83,7 @@ export async function renewSession(
   // An org switch and claims that can refuse the token are settled before the token is spent (before-rotation.ts).
   const early = foreign
     ? undefined
-    : await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod);
+    : await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod, dpopJkt);
   // The session and its user, read beside the rotation, not after it (read-beside.ts): one wave where there were
   // two. Not when they were read before it already, nor for a face whose read has no such form.
   const beside =
@@ -98,6 +98,8 @@ export async function renewSession(
         lifetimeMs,
         graceMs,
         dpopJkt,
+        // An org switch written before the rotation (before-rotation.ts): its bookmark raised in the same run.
+        bookmark: early?.switched?.bookmark,
       });
   // legacy drawer: a token from before locators is moved onto a family (docs/operations.md, its removal).
   if (rotation.outcome === "unknown")
@@ -163,7 +165,9 @@ export async function renewSession(
         .run(),
     );
   }
-  const org = await sessionOrg(deps, db, user, rotation.family, locator, orgId, settled?.org);
+  const org = settled?.switched
+    ? settled.org
+    : await sessionOrg(deps, db, user, rotation.family, locator, orgId, settled?.org);
   // The family's key, as the object holds it (a legacy token's first rotation binds nothing: the next one may).
   const jkt = rotation.jkt ?? null;
   return buildSession(deps, user, rotation.family, rotation.token, now, {

@@ -59,10 +59,19 @@ export type SessionGate = (
   attempt: { user: UserRow; method: Method | null },
 ) => Promise<GateDecision>;
 
+/**
+ * What a `SessionGate` will need, started as soon as the account signing in is known, beside the lockout's count
+ * (./early-reads.ts: `readEarly` for a read, `countEarly` for a count taken back when the first factor is wrong, by a
+ * key the gate then takes its answer by).
+ */
+export type SessionGateReads = (scope: SignInScope, userId: string) => void;
+
 export interface SignInHooks {
   readonly beforeFirstFactor?: SignInCheck;
   readonly keptPassword?: KeptPasswordCheck;
   readonly beforeSession?: SessionGate;
+  /** `beforeSession`'s reads, started early (issue 48, "Round trips"). */
+  readonly readsBeforeSession?: SessionGateReads;
   /** A check before a user is created (../sign-up-checks.ts). */
   readonly beforeSignUp?: SignUpCheck;
 }
@@ -80,6 +89,9 @@ export const beforeFirstFactorChecks = (): SignInCheck[] =>
 
 export const sessionGates = (): SessionGate[] =>
   [...registered].flatMap((hooks) => (hooks.beforeSession ? [hooks.beforeSession] : []));
+
+export const sessionGateReads = (): SessionGateReads[] =>
+  [...registered].flatMap((hooks) => (hooks.readsBeforeSession ? [hooks.readsBeforeSession] : []));
 
 /** The verdict of the first feature that takes part on a password kept elsewhere (one feature offers it), or null. */
 export async function passwordKeptElsewhere(

@@ -2,6 +2,8 @@
  * Every sign-in, one pipeline (./pipeline.ts): its method (./method.ts, named by each flow, never read from a URL),
  * the scope its route gathers once (./scope.ts), and the checks other features add (./hooks.ts).
  */
+
+export { countEarly, readBeforeFirstFactor, readEarly, settleFirstFactor } from "./early-reads";
 export {
   type GateDecision,
   type KeptPasswordCheck,
@@ -9,6 +11,7 @@ export {
   passwordKeptElsewhere,
   registerSignInHooks,
   type SessionGate,
+  type SessionGateReads,
   type SignInCheck,
   type SignInHooks,
 } from "./hooks";

@@ -5,7 +5,8 @@ import { noticeDevice } from "../devices";
 import { type Session, writeSession } from "../new-sessions";
 import type { ActiveMembership } from "../org-membership";
 import type { PasswordRehash } from "../password-rehash";
-import { issueSecondStep, type SecondStep, secondStepOf } from "../second-step";
+import { issueSecondStep, type SecondStep, secondFactorRowsOf, secondStepOf } from "../second-step";
+import { readEarly, secondFactorsKey } from "./early-reads";
 import { beforeFirstFactorChecks, sessionGates } from "./hooks";
 import type { Method } from "./method";
 import type { SignInScope } from "./scope";
@@ -150,7 +151,12 @@ export async function startSession(scope: SignInScope, start: SessionStart): Pro
   }
   // Any verified factor, whichever face added it (../second-step.ts): TOTP, a phone, the email step, a key. Read
   // beside the gates' own reads (one wave, not two); awaited below, so a failure answers there, never unhandled.
-  const stepRead = mfaGate ? secondStepOf(deps, user) : Promise.resolve(null);
+  // Started already when the flow knew the account before its first factor (./early-reads.ts): then taken, not read.
+  const stepRead = mfaGate
+    ? secondStepOf(deps, user, () =>
+        readEarly(scope, secondFactorsKey(user.id), () => secondFactorRowsOf(deps, user.id)),
+      )
+    : Promise.resolve(null);
   stepRead.catch(() => {});
   // After the first factor, before anything is given: the gates (src/risk/), once the address's checks passed. A
   // challenge of a mailbox first factor (a link, an email code) is met by it: a mailed code would prove it again.

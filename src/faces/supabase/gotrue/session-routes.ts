@@ -18,7 +18,7 @@ import { passSignUpChecks } from "../../../http/sign-up-gate";
 import { passChallenge } from "../../../http/turnstile";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { signInByIdToken } from "../../../providers";
-import { rateLimit } from "../../../rate-limits/middleware";
+import { rateLimit, rateLimitBeside } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { challengeOf, goTrueLinkForm } from "./mail-links";
 import { sessionWithFactors } from "./mfa-wire";
@@ -87,9 +87,14 @@ function sessionOrRefusal<S>(session: S | null): S {
   return session;
 }
 
-/** The Nhost routes' limits for the same flows (contract §11): per address, and per account the body names. */
+/**
+ * The Nhost routes' limits for the same flows (contract §11): per address, and per account the body names. The
+ * password grant's is counted beside the flow's first reads, as `POST /signin/email-password`'s (issue 48, "Round
+ * trips"): the flow awaits it before it writes or looks at the password, and a captcha before it is sent to
+ * siteverify.
+ */
 const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
-  password: rateLimit("BRUTE_FORCE", "email"),
+  password: rateLimitBeside("BRUTE_FORCE", "email"),
   refresh_token: rateLimit("REFRESH"),
   id_token: rateLimit("BRUTE_FORCE"),
   pkce: rateLimit("BRUTE_FORCE"),
@@ -162,6 +167,8 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       if (!body.email && !body.phone) {
         throw new GoTrueError(400, "validation_failed", "An email address or phone number is required");
       }
+      // The limit has counted before a captcha goes to siteverify (a flood is refused without it).
+      if (c.var.pendingCount && c.var.config.turnstile?.endpoints.has("signin")) await c.var.pendingCount;
       await passChallenge(c.var.deps, ["signin"], captchaOf(body));
       // The user object's identities and factors are read in the batch that writes the session (no round trip more).
       const alongside = signInExtras();

@@ -1,0 +1,95 @@
+import { secondFactorRowsOf } from "../second-step";
+import { sessionGateReads } from "./hooks";
+import type { SignInScope } from "./scope";
+
+/**
+ * Reads of the signing-in user's rows started as soon as the account is known, beside the lockout's count, instead of
+ * after the first factor (issue 48, "Round trips": one wave where there were two). Each is started once per sign-in
+ * and taken, by the same key, by the step that needs it once the first factor proved right: the second step's factors
+ * (./pipeline.ts) and what the gates read (`SignInHooks.readsBeforeSession`, src/risk/).
+ *
+ * Why this is safe: they are reads of the account's own rows, started only after the checks before the first factor
+ * passed and the route's rate limit counted (a refused attempt has read nothing more), and their answers are used
+ * only after the first factor proved right: a wrong password is answered without waiting for them (no timing
+ * difference between a known account and an unknown one: the account's reads were never awaited before the verdict).
+ * Nothing is written or counted early: the gates' counters (the risk velocity's) still count after the first factor.
+ */
+
+const started = new WeakMap<SignInScope, Map<string, Promise<unknown>>>();
+
+/** `read`'s answer, started at the first call for `key` in this sign-in; a failure surfaces where it is awaited. */
+export function readEarly<T>(scope: SignInScope, key: string, read: () => Promise<T>): Promise<T> {
+  let reads = started.get(scope);
+  if (!reads) {
+    reads = new Map();
+    started.set(scope, reads);
+  }
+  const known = reads.get(key) as Promise<T> | undefined;
+  if (known) return known;
+  let promise: Promise<T>;
+  try {
+    promise = read();
+  } catch (error) {
+    promise = Promise.reject(error);
+  }
+  // Awaited by the step that needs it, or never (a wrong first factor): until then no unhandled rejection.
+  promise.catch(() => {});
+  reads.set(key, promise);
+  return promise;
+}
+
+const takeBacks = new WeakMap<SignInScope, (() => Promise<void>)[]>();
+
+/**
+ * A gate's count started with the early reads (the risk velocity's: a write, unlike them), taken by `key` as a read
+ * is. Counted as if the first factor will prove right, and taken back after the answer when it did not
+ * (`settleFirstFactor`), as the lockout counts a failure first and forgives a right credential: the count is never
+ * below what it counts, only above it by the wrong guesses in flight. Started only after the limits counted.
+ */
+export function countEarly<T>(
+  scope: SignInScope,
+  key: string,
+  count: () => { answer: Promise<T>; takeBack(): Promise<void> },
+): Promise<T> {
+  return readEarly(scope, key, () => {
+    const started = count();
+    takeBacks.set(scope, [...(takeBacks.get(scope) ?? []), started.takeBack]);
+    return started.answer;
+  });
+}
+
+/**
+ * The first factor's verdict, for the counts started before it: a wrong (or unchecked) one takes them back after the
+ * answer, best effort (a count left one higher only raises a risk level for a while). Once per sign-in.
+ */
+export function settleFirstFactor(scope: SignInScope, verdict: Promise<boolean>): void {
+  scope.deps.background(
+    verdict.then(async (right) => {
+      const pending = takeBacks.get(scope) ?? [];
+      takeBacks.delete(scope);
+      if (right) return;
+      await Promise.all(
+        pending.map((takeBack) =>
+          takeBack().catch((error: unknown) =>
+            console.warn(
+              JSON.stringify({ level: "warn", what: "early count not taken back", detail: String(error) }),
+            ),
+          ),
+        ),
+      );
+    }),
+  );
+}
+
+/** The key of the second step's factor rows of `userId` (./pipeline.ts takes them by it). */
+export const secondFactorsKey = (userId: string) => `second-factors:${userId}`;
+
+/**
+ * Starts what the session of `userId` will need after the first factor: its second factors, the gates' reads and
+ * counts. Called by a first-factor flow once the account is known, the checks before the first factor passed and the
+ * limits counted; the flow then calls `settleFirstFactor` with the verdict.
+ */
+export function readBeforeFirstFactor(scope: SignInScope, userId: string): void {
+  readEarly(scope, secondFactorsKey(userId), () => secondFactorRowsOf(scope.deps, userId));
+  for (const reads of sessionGateReads()) reads(scope, userId);
+}
