@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Config } from "../config";
 import { firstNearby } from "../db/compiled-read";
-import { ownerOf, shardOfEntry } from "../db/directory";
+import { ownerOf, readsDirectory, shardOfEntry } from "../db/directory";
 import { type UserRow, users } from "../db/schema";
 import type { Shards } from "../db/shards";
 import { AppError } from "../errors";
@@ -147,7 +147,8 @@ export interface AccountOfEmail {
 
 export async function accountOfEmail(shards: Shards, email: string): Promise<AccountOfEmail> {
   const address = email.toLowerCase();
-  if (shards.count === 1) {
+  // One shard, or the directory of a deployment that ran one still being built: the home database holds every row.
+  if (!readsDirectory(shards)) {
     const row = await shards.home.select().from(users).where(eq(users.email, address)).get();
     return { id: row?.id, user: () => Promise.resolve(row) };
   }
