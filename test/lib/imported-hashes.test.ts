@@ -37,7 +37,9 @@ describe("imported password hashes at sign-in", () => {
     const fast = [`$md5-hex$${"0".repeat(32)}`, `sha256$salt$${"0".repeat(64)}`];
     const [unknown, ...formats] = await fastestMs([null, ...fast]);
     expect(unknown).toBeGreaterThan(5);
+    // A quarter: without the dummy verification a fast format answers in 0 ms against the unknown's 11.5 (quiet), and
+    // a machine at a load of 8–11 once gave the unknown's shortest run 44 ms and MD5's 16 with the dummy in place.
     for (const [index, ms] of formats.entries())
-      expect(ms, fast[index]).toBeGreaterThanOrEqual(unknown! * 0.5);
+      expect(ms, fast[index]).toBeGreaterThanOrEqual(unknown! * 0.25);
   });
 });
