@@ -7,7 +7,8 @@
 //
 // The person "at Google" is whoever the test signed in at `GET /oidc.fake/gsi/__signin?sub=&email=&name=`: a cookie
 // the FedCM endpoints read (SameSite=None, as Chrome sends them only those) and `Set-Login: logged-in`. Without it
-// the accounts endpoint answers 401, so a browser of another test file shows no prompt. `POST /oidc.fake/gsi/__status`
+// the accounts endpoint names nobody (an empty list, as the spec has it: no failed request on the page), so a browser
+// of another test file shows no prompt. `POST /oidc.fake/gsi/__status`
 // with `500` makes the config file answer 500 (Google's outage), `200` puts it back; `GET …/__config-fetches` counts
 // the browser's reads of it.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -74,9 +75,12 @@ export async function fakeGoogleFedcm(
       return true;
     // § Accounts endpoint: the person signed in here, by the cookie only the browser's prompt sends.
     case `GET ${PREFIX}/fedcm/accounts`: {
+      // Nobody signed in: an empty list, which is how the spec has an IdP say so (the browser then holds its login
+      // status as logged-out and shows nothing), not an error status, which Chromium reports as a failed request on
+      // the page of every compat file that opens the hosted sign-in.
       const person = fromPrompt ? personOf(incoming) : null;
-      if (!person) json(outgoing, 401, { error: { code: "login_required" } });
-      else json(outgoing, 200, { accounts: [{ id: person.sub, email: person.email, name: person.name }] });
+      const accounts = person ? [{ id: person.sub, email: person.email, name: person.name }] : [];
+      json(outgoing, 200, { accounts });
       return true;
     }
     // § Identity assertion endpoint: an ID token for the client the page named, with the page's nonce, to its origin.

@@ -32,14 +32,25 @@ async function relyingPartyPage() {
   return { server, origin: `http://localhost:${(server.address() as AddressInfo).port}` };
 }
 
-/** The browser's prompts on `page`, as "type: emails", each answered by picking the first account. */
-async function answerPrompts(context: BrowserContext, page: Page) {
+/**
+ * The browser's prompts on `page`, as "type: emails", each answered by picking the first account, once `ready()` has
+ * settled (a person's pick comes after whatever else they were doing; the DevTools' comes at once).
+ */
+async function answerPrompts(
+  context: BrowserContext,
+  page: Page,
+  ready = async (): Promise<unknown> => undefined,
+) {
   const devtools = await context.newCDPSession(page);
   const shown: string[] = [];
   devtools.on("FedCm.dialogShown", (dialog) => {
     shown.push(`${dialog.dialogType}: ${dialog.accounts.map((account) => account.email).join(",")}`);
     if (dialog.dialogType === "AccountChooser") {
-      void devtools.send("FedCm.selectAccount", { dialogId: dialog.dialogId, accountIndex: 0 });
+      // `ready()` failing is the test's own failure, reported where it is awaited.
+      void ready().then(
+        () => devtools.send("FedCm.selectAccount", { dialogId: dialog.dialogId, accountIndex: 0 }),
+        () => {},
+      );
     }
   });
   await devtools.send("FedCm.enable", { disableRejectionDelay: true });
@@ -68,7 +79,13 @@ describe.skipIf(!runs)("FedCM in Chromium", () => {
       context.setDefaultTimeout(15_000);
       const page = await context.newPage();
       await page.goto(origin);
-      const shown = await answerPrompts(context, page);
+      // Chromium shows its prompt as soon as the sign-in in the pop-up answers Set-Login: logged-in (it fetches the
+      // accounts again then), while the pop-up is still on its way to login_url's page (the passkey offer's page
+      // comes between). A prompt answered at once ends the request before that page calls IdentityProvider.close(),
+      // which then has nothing to close (so the pop-up stays); a person picks their account after the pop-up went.
+      // So the prompt is answered once the pop-up has closed, and only IdentityProvider.close() can close it.
+      let popupClosed: Promise<unknown> | undefined;
+      const shown = await answerPrompts(context, page, async () => popupClosed);
       const verifier = randomBytes(32).toString("base64url");
       const challenge = createHash("sha256").update(verifier).digest("base64url");
       const nonce = randomBytes(16).toString("base64url");
@@ -106,11 +123,12 @@ describe.skipIf(!runs)("FedCM in Chromium", () => {
         { configURL: `${authUrl}/fedcm/config.json`, clientId: client.clientId, nonce, challenge },
       );
       const [popup] = await Promise.all([context.waitForEvent("page"), page.click("#signin")]);
+      popupClosed = popup.waitForEvent("close");
       // The hosted sign-in in the pop-up answers Set-Login: logged-in and leaves the SameSite=None twin for the
       // FedCM endpoints; the page it ends on (after the passkey offer's page) closes the pop-up by itself.
       await popup.fill("#email", user.email);
       await popup.fill("#password", PASSWORD);
-      await Promise.all([popup.waitForEvent("close"), popup.click("button[type=submit]")]);
+      await Promise.all([popupClosed, popup.click("button[type=submit]")]);
       expect(await cookieOf(context, "fedcm_session")).toMatchObject({
         path: "/auth/v1/fedcm",
         sameSite: "None",
