@@ -245,13 +245,31 @@ export async function startFakeUpstream(): Promise<{ url: string; close(): Promi
   };
 }
 
+/**
+ * A port nothing listens on, for the whole run: free now, and below the range the system picks ports from for a
+ * server that asks for any (Linux's 32768–60999), which every other server of the suite does. A port that was just
+ * free within that range could be handed to a later test's server (one run's "refused" call got a 403 from one).
+ */
+async function refusingPort(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const probe = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (free) {
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+      return port;
+    }
+  }
+  throw new Error("no free port between 20000 and 29999 for the refused upstream");
+}
+
 /** Global setup of the workers projects: the fake project, and a port nothing listens on. */
 export default async function setup(project: TestProject) {
   const upstream = await startFakeUpstream();
-  // A port that was just free: connecting to it is refused.
-  const closed = createServer();
-  const refusedPort = await listen(closed);
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const refusedPort = await refusingPort();
   project.provide("upstreamUrl", upstream.url);
   project.provide("upstreamRefusedUrl", `http://127.0.0.1:${refusedPort}`);
   return upstream.close;
