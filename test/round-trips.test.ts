@@ -41,6 +41,17 @@ const SUPABASE_ON = {
   ...NO_VERIFICATION,
 };
 
+/** Every address limit allows (the Rate Limiting bindings are the platform's): only the account's own counts are exact. */
+const ADDRESS_LIMITS_ALLOW = Object.fromEntries(
+  Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [name, { limit: async () => ({ success: true }) }]),
+);
+
+/** The [start, end] events of the first call of `trace` naming `needle`: two calls overlap when each starts before the other ends. */
+const spanIn = (trace: string, needle: string) =>
+  (/\[(\d+)-(\d+)\]/.exec(trace.split("\n").find((call) => call.includes(needle)) ?? "") ?? [])
+    .slice(1)
+    .map(Number);
+
 const svc = waveService(NO_VERIFICATION);
 /** The start of the user row's read (a call's label is its SQL's first 90 characters). */
 const USER_ROW = 'select "id", "created_at", "updated_at", "last_seen"';
@@ -162,11 +173,6 @@ describe("the Supabase face's refresh: one wave, as the Nhost face's", () => {
 });
 
 describe("sign-in: three trips in line (the account located; its row, its lockout count and its session's reads side by side; the session)", () => {
-  // Each call as its [start, end] events: two calls overlap (ran side by side) when each starts before the other ends.
-  const spanIn = (trace: string, needle: string) =>
-    (/\[(\d+)-(\d+)\]/.exec(trace.split("\n").find((call) => call.includes(needle)) ?? "") ?? [])
-      .slice(1)
-      .map(Number);
   const overlap = (a: number[], b: number[]) =>
     a.length === 2 && b.length === 2 && a[0]! < b[1]! && b[0]! < a[1]!;
 
@@ -322,12 +328,7 @@ describe("sign-in: the account's rate limit counted beside the reads, awaited be
     ...NO_VERIFICATION,
     AUTH_RATE_LIMIT_ENABLE: "true",
     AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
-    ...Object.fromEntries(
-      Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
-        name,
-        { limit: async () => ({ success: true }) },
-      ]),
-    ),
+    ...ADDRESS_LIMITS_ALLOW,
   });
 
   it("POST /signin/email-password: the count adds no wave; over the limit, 429 with no lockout count and no write", async () => {
@@ -372,12 +373,7 @@ describe("the Supabase face's password grant: the same core, its account limit b
       ...SUPABASE_ON,
       AUTH_RATE_LIMIT_ENABLE: "true",
       AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "1",
-      ...Object.fromEntries(
-        Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
-          name,
-          { limit: async () => ({ success: true }) },
-        ]),
-      ),
+      ...ADDRESS_LIMITS_ALLOW,
     });
     const [warm, who] = [uniqueEmail("waves-face-warm"), uniqueEmail("waves-face-limit")];
     for (const address of [warm, who])
@@ -393,9 +389,7 @@ describe("the Supabase face's password grant: the same core, its account limit b
     expect((await grant(warm)).response.status).toBe(200);
     const first = await grant(who);
     expect(first.response.status).toBe(200);
-    const calls = first.waves.trace.split("\n");
-    const span = (needle: string) =>
-      (/\[(\d+)-(\d+)\]/.exec(calls.find((call) => call.includes(needle)) ?? "") ?? []).slice(1).map(Number);
+    const span = (needle: string) => spanIn(first.waves.trace, needle);
     const [hitStart, hitEnd] = span(" do hit");
     const [readStart, readEnd] = span('"org_domains"');
     expect(hitStart! < readEnd! && readStart! < hitEnd!, first.waves.trace).toBe(true);
@@ -418,12 +412,7 @@ describe("sign-in from a public address: the risk velocity counted beside the lo
     const limited = waveService({
       ...NO_VERIFICATION,
       AUTH_RATE_LIMIT_ENABLE: "true",
-      ...Object.fromEntries(
-        Object.values(ADDRESS_LIMITER_BINDINGS).map((name) => [
-          name,
-          { limit: async () => ({ success: true }) },
-        ]),
-      ),
+      ...ADDRESS_LIMITS_ALLOW,
     });
     const who = uniqueEmail("waves-velocity");
     expect(
@@ -448,13 +437,7 @@ describe("sign-in from a public address: the risk velocity counted beside the lo
     ).toBe(200);
     const right = await signIn(PASSWORD);
     expect(right.response.status).toBe(200);
-    const span = (needle: string) =>
-      (
-        /\[(\d+)-(\d+)\]/.exec(right.waves.trace.split("\n").find((call) => call.includes(needle)) ?? "") ??
-        []
-      )
-        .slice(1)
-        .map(Number);
+    const span = (needle: string) => spanIn(right.waves.trace, needle);
     const calls = right.waves.trace.split("\n");
     const hits = calls.filter((call) => call.endsWith(" do hit"));
     const take = span(" do take");
