@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { NO_VERIFICATION } from "../helpers";
 import { waveService } from "../support/waves";
@@ -169,5 +170,34 @@ describe("the SAML ACS's GET: the take and the connection side by side", () => {
     // 7 in the bench (one shard, the key set cached); here two shards add the directory's read before the user's,
     // and the isolate may read its key set (every 10 s).
     expect(count.sequential, count.trace).toBeLessThanOrEqual(9);
+  });
+});
+
+describe("the SAML ACS's batch failing", () => {
+  it("answers 503 with Retry-After, spends no ID and keeps no result: the IdP's same response signs in once D1 is back", async () => {
+    // Threat: the one batch half-applied (the ID spent, no result kept: the person's retry refused as a replay), or
+    // a fault answered 500. A batch is one transaction: it failing leaves both as they were.
+    const org = await samlOrg();
+    const email = `gina@${org.domain}`;
+    const signIn = await answered(org, email);
+    const db = env.DB as D1Database;
+    const failing = samlService({
+      DB: new Proxy(db, {
+        get(target, property) {
+          if (property === "batch")
+            return () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+    });
+    const form = { body: signIn.body, headers: { "content-type": "application/x-www-form-urlencoded" } };
+    const down = await failing.request("POST", org.acsUrl, form);
+    expect(down.status, await down.clone().text()).toBe(503);
+    expect(down.headers.get("retry-after")).toBeTruthy();
+    const back = await svc.request("POST", org.acsUrl, form);
+    expect(back.status, await back.clone().text()).toBe(303);
+    const landed = location(await openIn(svc, location(back), signIn.cookie));
+    expect(landed.searchParams.get("refreshToken"), landed.href).toBeTruthy();
   });
 });
