@@ -1,13 +1,15 @@
-// `npm run soak -- [--minutes 20] [--connections 64]` (issue 31): the bundled Worker and the image transformer served
-// with Miniflare's API as `npm run bench` serves them, then a long run at a fixed number of requests in flight mixing
-// sign-in, refresh (rotating), session check, upload and transformed download. Every minute one line: requests/s per
-// kind and in all, p50 and p99 of every answer of that minute, non-2xx (with the first bodies), and memory, read from
-// outside the Worker (see `memory()`). Exit 1 on any non-2xx, socket error or timeout, or on memory growing past
-// the bound below. A bench, not a test: it needs a quiet machine and prints its verdict.
+// `npm run soak -- [--minutes 20] [--connections 64] [--json FILE]` (issues 31, 48): the bundled Worker and the image
+// transformer served with Miniflare's API as `npm run bench` serves them, then a long run at a fixed number of
+// requests in flight mixing sign-in, refresh (rotating), session check, upload and transformed download. Every minute
+// one line: requests/s per kind and in all, p50 and p99 of every answer of that minute, non-2xx (with the first
+// bodies), memory read from outside the Worker (see `memory()`), CPU (workerd's per request, the soak's own, the
+// machine's and its other processes') and the local storage's files. Exit 1 on any non-2xx, socket error or timeout,
+// on memory growing past the bound below, or on throughput drifting (`throughputVerdict`). `--json FILE` writes the
+// minute samples. A bench, not a test: it needs a quiet machine and prints its verdict.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PhotonImage } from "@cf-wasm/photon/node";
@@ -19,6 +21,7 @@ const { values: flags } = parseArgs({
   options: {
     minutes: { type: "string", default: "20" },
     connections: { type: "string", default: "64" },
+    json: { type: "string" },
   },
 });
 const MINUTES = Number(flags.minutes);
@@ -133,6 +136,74 @@ function rssMb(pid) {
   }
 }
 
+/**
+ * CPU seconds (user + system) `pid` has used, from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 100 Hz on
+ * Linux); null elsewhere. Per minute and per request it tells a Worker that got dearer from a machine that gave it
+ * less time.
+ */
+function cpuSeconds(pid) {
+  if (pid === null || process.platform !== "linux") return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** The machine's CPU time by state since boot (/proc/stat's first line, in ticks); null off Linux. */
+function machineTicks() {
+  if (process.platform !== "linux") return null;
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return { busy: user + nice + system + irq + softirq, idle, iowait, steal: steal ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** Shares of the machine's time between two `machineTicks()` readings, in per cent. */
+function machineShares(before, after) {
+  if (!before || !after) return null;
+  const delta = Object.fromEntries(Object.keys(after).map((key) => [key, after[key] - before[key]]));
+  const total = delta.busy + delta.idle + delta.iowait + delta.steal || 1;
+  return {
+    busySeconds: delta.busy / 100,
+    busy: (100 * delta.busy) / total,
+    iowait: (100 * delta.iowait) / total,
+    steal: (100 * delta.steal) / total,
+  };
+}
+
+/**
+ * Files and bytes the local runtime keeps under `root` (D1's SQLite, one SQLite database per Durable Object, R2's
+ * blobs): what grows with every sign-in and upload of the run, the first suspect of a slowdown that comes late.
+ */
+function storageOf(root) {
+  let files = 0;
+  let bytes = 0;
+  try {
+    for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      files++;
+      try {
+        bytes += statSync(join(entry.parentPath ?? entry.path, entry.name)).size;
+      } catch {
+        // removed while we counted (a WAL file checkpointed)
+      }
+    }
+  } catch {
+    return null;
+  }
+  return { files, bytes };
+}
+
 /** A minimal Chrome DevTools Protocol client over the inspector's WebSocket (as bench/profile.mjs). */
 async function inspector(url) {
   // Miniflare's inspector proxy accepts only local origins, as DevTools would send.
@@ -197,6 +268,27 @@ function trend(samples, key) {
   const sxy = points.reduce((sum, p) => sum + (p.minute - meanX) * (p[key] - meanY), 0);
   const sxx = points.reduce((sum, p) => sum + (p.minute - meanX) ** 2, 0);
   return (sxy / sxx) * (points.at(-1).minute - points[0].minute);
+}
+
+/**
+ * Throughput held (issue 48): the mean requests/s of the last ten minutes within THROUGHPUT_BOUND of minutes 5–15's.
+ * A shorter run compares its last quarter with the minutes from warm up to its half. Null when the run is too short
+ * for the two spans to be apart.
+ */
+const THROUGHPUT_BOUND = 0.1;
+function throughputVerdict(samples) {
+  const minutes = samples.filter((sample) => sample.minute > 0);
+  const end = minutes.length;
+  const late = Math.min(10, Math.floor(end / 4));
+  const early = [WARM_MINUTE, Math.min(15, Math.floor(end / 2))];
+  if (late < 1 || early[1] <= early[0] || early[1] > end - late) return null;
+  const mean = (list) => list.reduce((sum, s) => sum + s.requests, 0) / list.length / 60;
+  const reference = mean(minutes.filter((s) => s.minute >= early[0] && s.minute <= early[1]));
+  const last = mean(minutes.slice(end - late));
+  const change = last / reference - 1;
+  const held = Math.abs(change) <= THROUGHPUT_BOUND;
+  const line = `throughput: ${reference.toFixed(1)} req/s in minutes ${early[0]}–${early[1]}, ${last.toFixed(1)} in the last ${late} (${change >= 0 ? "+" : ""}${(100 * change).toFixed(1)} %, bound ±${100 * THROUGHPUT_BOUND} %, ${held ? "within the bound" : "outside the bound"})`;
+  return { line, problem: held ? null : `throughput moved by ${(100 * change).toFixed(1)} %` };
 }
 
 async function memory(cdp, pid, wake) {
@@ -511,6 +603,7 @@ try {
     `memory before load: workerd RSS ${mb(before.rss)}, Worker isolate heap ${mb(before.heap)} (live, after a full GC)`,
   );
   const samples = [{ minute: 0, ...before }];
+  let lastCpu = { workerd: cpuSeconds(pid), soak: process.cpuUsage(), machine: machineTicks() };
   const start = Date.now();
   measuring = true;
   for (const kind of KINDS) instances.push(drive(kind, connections[kind], plans[kind]));
@@ -523,15 +616,37 @@ try {
     const seconds = 60;
     const sorted = Float64Array.from(seen.latencies).sort();
     const total = KINDS.reduce((sum, kind) => sum + seen.counts[kind], 0);
-    const sample = { minute: m, ...(await memory(cdp, pid, wake)) };
+    const cpu = { workerd: cpuSeconds(pid), soak: process.cpuUsage(), machine: machineTicks() };
+    const shares = machineShares(lastCpu.machine, cpu.machine);
+    const workerdCpu =
+      cpu.workerd === null || lastCpu.workerd === null ? null : cpu.workerd - lastCpu.workerd;
+    const soakCpu = (cpu.soak.user + cpu.soak.system - lastCpu.soak.user - lastCpu.soak.system) / 1e6;
+    lastCpu = cpu;
+    const sample = {
+      minute: m,
+      ...(await memory(cdp, pid, wake)),
+      requests: total,
+      byKind: seen.counts,
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      workerdCpu,
+      soakCpu,
+      machine: shares,
+      storage: storageOf(join(dir, "state")),
+      load: loadavg()[0],
+    };
     samples.push(sample);
     failures.non2xx += seen.non2xx;
     failures.errors += seen.errors;
     console.log(
       `min ${String(m).padStart(2)}  ${KINDS.map((k) => `${LABELS[k]} ${(seen.counts[k] / seconds).toFixed(1)}`).join("  ")}  total ${(total / seconds).toFixed(1)} req/s  p50 ${percentile(sorted, 50).toFixed(0)} ms  p99 ${percentile(sorted, 99).toFixed(0)} ms  non-2xx ${seen.non2xx}  errors ${seen.errors}  RSS ${mb(sample.rss)}  heap ${mb(sample.heap)}`,
     );
+    console.log(
+      `        workerd CPU ${workerdCpu === null ? "n/a" : `${workerdCpu.toFixed(1)} s (${((1000 * workerdCpu) / Math.max(1, total)).toFixed(2)} ms/request)`}  soak's own CPU ${soakCpu.toFixed(1)} s  machine ${shares ? `busy ${shares.busy.toFixed(0)} % (others ${Math.max(0, shares.busySeconds - (workerdCpu ?? 0) - soakCpu).toFixed(1)} s), iowait ${shares.iowait.toFixed(1)} %, steal ${shares.steal.toFixed(1)} %` : "n/a"}  load ${sample.load.toFixed(2)}  local storage ${sample.storage ? `${sample.storage.files} files, ${(sample.storage.bytes / 2 ** 20).toFixed(0)} MB` : "n/a"}`,
+    );
     for (const line of seen.firstFailures) console.log(`        ${line}`);
   }
+  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(samples, null, 1)}\n`);
   measuring = false;
   for (const instance of instances) instance.stop();
 
@@ -565,11 +680,19 @@ try {
         problems.push(`${name} grew by ${growth.toFixed(1)} MB after minute ${WARM_MINUTE}`);
     }
   }
+  if (!interrupted) {
+    const judged = throughputVerdict(samples);
+    if (judged) {
+      console.log(judged.line);
+      if (judged.problem) problems.push(judged.problem);
+    } else
+      console.log("throughput: too short to judge (it needs the late minutes apart from the early ones)");
+  }
   if (problems.length > 0) {
     console.log(`\nsoak FAILED: ${problems.join("; ")}`);
     process.exitCode = 1;
   } else {
-    console.log(`\nsoak passed: ${MINUTES} min, every answer 2xx, memory within its bounds`);
+    console.log(`\nsoak passed: ${MINUTES} min, every answer 2xx, throughput and memory within their bounds`);
   }
 } finally {
   measuring = false;
