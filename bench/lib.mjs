@@ -244,20 +244,26 @@ export async function serveOurs(
   const email = "bench@example.com";
   const { session } = await post(base, "/signup/email-password", { email, password: PASSWORD });
   const pool = [];
+  const signIn = async () =>
+    (await post(base, "/signin/email-password", { email, password: PASSWORD })).session;
   /**
-   * Fills the pool back to two tokens a connection. A run ends with up to one request a connection in flight, whose
-   * token the service rotated but whose successor autocannon drops, so each run leaves the pool smaller: a scenario
-   * that runs refreshes again on the same instance tops it up first.
+   * Fills the pool with fresh sessions, two a connection, replacing what it held. A run ends with up to one request a
+   * connection in flight, whose token the service rotated but whose successor autocannon drops; and the tokens left
+   * may name sessions a later sign-in row ended: it signs the bench user in hundreds of times, past
+   * AUTH_MAX_SESSIONS_PER_USER (200), which ends the user's least recently used sessions first, the pool's. A run of
+   * refreshes therefore starts from sessions newer than any sign-in row before it.
    */
   const topUp = async () => {
-    while (pool.length < CONNECTIONS * 2) {
-      pool.push(
-        (await post(base, "/signin/email-password", { email, password: PASSWORD })).session.refreshToken,
-      );
-    }
+    pool.length = 0;
+    while (pool.length < CONNECTIONS * 2) pool.push((await signIn()).refreshToken);
   };
   await topUp();
-  return { mf, base, email, session, pool, secrets, topUp };
+  const instance = { mf, base, email, session, pool, secrets, topUp };
+  /** A fresh access token for the session rows of a later part of the bench (access tokens live 15 minutes). */
+  instance.renewSession = async () => {
+    instance.session = await signIn();
+  };
+  return instance;
 }
 
 /** The platform floor (`floor-worker.js`): a Worker with no logic, one D1 query, one Durable Object call, one R2 read. */
