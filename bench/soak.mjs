@@ -7,7 +7,7 @@
 // on memory growing past the bound below, or on throughput drifting (`throughputVerdict`). `--json FILE` writes the
 // minute samples. A bench, not a test: it needs a quiet machine and prints its verdict.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +22,7 @@ const { values: flags } = parseArgs({
     minutes: { type: "string", default: "20" },
     connections: { type: "string", default: "64" },
     json: { type: "string" },
+    only: { type: "string" },
   },
 });
 const MINUTES = Number(flags.minutes);
@@ -66,6 +67,17 @@ const LIMITS_RAISED = Object.fromEntries(
 
 /** Connections per kind, as shares of the total: a session check for every refresh and a half, sign-in rare. */
 function split(total) {
+  if (flags.only) {
+    // `--only signIn,upload`: those kinds alone, the connections shared between them (a diagnosis: which kind of
+    // work makes memory or time grow).
+    const only = flags.only.split(",").map((kind) => kind.trim());
+    const unknown = only.filter((kind) => !KINDS.includes(kind));
+    if (unknown.length > 0)
+      throw new Error(`--only: unknown kind ${unknown.join(", ")} (${KINDS.join(", ")})`);
+    return Object.fromEntries(
+      KINDS.map((kind) => [kind, only.includes(kind) ? Math.floor(total / only.length) : 0]),
+    );
+  }
   const share = { signIn: 1 / 16, refresh: 1 / 4, upload: 1 / 8, download: 3 / 16 };
   const counts = Object.fromEntries(
     Object.entries(share).map(([kind, s]) => [kind, Math.max(1, Math.round(total * s))]),
@@ -188,20 +200,28 @@ function machineShares(before, after) {
 function storageOf(root) {
   let files = 0;
   let bytes = 0;
-  try {
-    for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      files++;
-      try {
-        bytes += statSync(join(entry.parentPath ?? entry.path, entry.name)).size;
-      } catch {
-        // removed while we counted (a WAL file checkpointed)
+  const walk = (path) => {
+    let entries;
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch {
+      return; // removed while we counted
+    }
+    for (const entry of entries) {
+      const child = join(path, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile()) {
+        files++;
+        try {
+          bytes += statSync(child).size;
+        } catch {
+          // a WAL file checkpointed away while we counted
+        }
       }
     }
-  } catch {
-    return null;
-  }
-  return { files, bytes };
+  };
+  walk(root);
+  return files === 0 ? null : { files, bytes };
 }
 
 /** A minimal Chrome DevTools Protocol client over the inspector's WebSocket (as bench/profile.mjs). */
@@ -394,6 +414,11 @@ const watch = (kind, onOk = () => {}) => ({
 });
 
 const dir = mkdtempSync(join(tmpdir(), "edge-auth-soak-"));
+// Miniflare keeps D1, every Durable Object's SQLite and R2's blobs in a directory it makes under the system's temporary
+// one: under the run's own, on the same disk as before, so that `storageOf` counts them and the end removes them.
+const runtimeStorage = join(dir, "runtime");
+mkdirSync(runtimeStorage);
+process.env.TMPDIR = runtimeStorage;
 let mf = null;
 let cdp = null;
 let pid = null;
@@ -449,10 +474,17 @@ try {
   const wake = () => fetch(`${auth}/healthz`).then((response) => response.arrayBuffer());
   await applyMigrations(mf);
 
-  process.stderr.write(`preparing ${USERS} users, sessions and files…\n`);
+  process.stderr.write(
+    `preparing ${2 * USERS} users (${USERS} signing in, ${USERS} refreshing), sessions and files…\n`,
+  );
   const emails = Array.from({ length: USERS }, (_, i) => `soak-${i}@example.com`);
+  // The refresh pool's sessions belong to users of their own who never sign in during the run. The sign-in
+  // connections sign each of `emails` in about once a second, past AUTH_MAX_SESSIONS_PER_USER (200) within minutes,
+  // and each sign-in past it ends the user's least recently used session; a refresh writes no D1 (a session's
+  // `lastUsedAt` is kept to the hour), so the pool's sessions would be the ones ended, 401 from minute 5 on.
+  const poolEmails = Array.from({ length: USERS }, (_, i) => `soak-pool-${i}@example.com`);
   const accessTokens = [];
-  for (const email of emails) {
+  for (const email of [...emails, ...poolEmails]) {
     accessTokens.push(
       (await post(auth, "/signup/email-password", { email, password: PASSWORD })).session.accessToken,
     );
@@ -461,7 +493,7 @@ try {
   const pool = [];
   for (let i = 0; i < connections.refresh * 2; i++) {
     const { session } = await post(auth, "/signin/email-password", {
-      email: emails[i % USERS],
+      email: poolEmails[i % USERS],
       password: PASSWORD,
     });
     pool.push(session.refreshToken);
@@ -606,7 +638,9 @@ try {
   let lastCpu = { workerd: cpuSeconds(pid), soak: process.cpuUsage(), machine: machineTicks() };
   const start = Date.now();
   measuring = true;
-  for (const kind of KINDS) instances.push(drive(kind, connections[kind], plans[kind]));
+  for (const kind of KINDS) {
+    if (connections[kind] > 0) instances.push(drive(kind, connections[kind], plans[kind]));
+  }
 
   for (let m = 1; m <= MINUTES && !interrupted; m++) {
     await sleepUntil(start + m * 60_000);
@@ -632,7 +666,7 @@ try {
       workerdCpu,
       soakCpu,
       machine: shares,
-      storage: storageOf(join(dir, "state")),
+      storage: storageOf(runtimeStorage),
       load: loadavg()[0],
     };
     samples.push(sample);
