@@ -320,7 +320,15 @@ async function memory(cdp, pid, wake) {
   try {
     await cdp.send("HeapProfiler.collectGarbage");
     const { result } = await cdp.send("Runtime.getHeapUsage");
-    return { rss, heap: result ? result.usedSize / 2 ** 20 : null };
+    // Newer V8s also report the ArrayBuffers' backing stores (request and answer bodies, WASM memory is not among
+    // them) and the embedder's heap: memory the isolate holds outside its JavaScript heap.
+    const outside = (key) => (typeof result?.[key] === "number" ? result[key] / 2 ** 20 : null);
+    return {
+      rss,
+      heap: result ? result.usedSize / 2 ** 20 : null,
+      backing: outside("backingStorageSize"),
+      embedder: outside("embedderHeapUsedSize"),
+    };
   } finally {
     clearInterval(poke);
   }
@@ -673,7 +681,7 @@ try {
     failures.non2xx += seen.non2xx;
     failures.errors += seen.errors;
     console.log(
-      `min ${String(m).padStart(2)}  ${KINDS.map((k) => `${LABELS[k]} ${(seen.counts[k] / seconds).toFixed(1)}`).join("  ")}  total ${(total / seconds).toFixed(1)} req/s  p50 ${percentile(sorted, 50).toFixed(0)} ms  p99 ${percentile(sorted, 99).toFixed(0)} ms  non-2xx ${seen.non2xx}  errors ${seen.errors}  RSS ${mb(sample.rss)}  heap ${mb(sample.heap)}`,
+      `min ${String(m).padStart(2)}  ${KINDS.map((k) => `${LABELS[k]} ${(seen.counts[k] / seconds).toFixed(1)}`).join("  ")}  total ${(total / seconds).toFixed(1)} req/s  p50 ${percentile(sorted, 50).toFixed(0)} ms  p99 ${percentile(sorted, 99).toFixed(0)} ms  non-2xx ${seen.non2xx}  errors ${seen.errors}  RSS ${mb(sample.rss)}  heap ${mb(sample.heap)}${sample.backing === null ? "" : ` (+ buffers ${mb(sample.backing)}, embedder ${mb(sample.embedder)})`}`,
     );
     console.log(
       `        workerd CPU ${workerdCpu === null ? "n/a" : `${workerdCpu.toFixed(1)} s (${((1000 * workerdCpu) / Math.max(1, total)).toFixed(2)} ms/request)`}  soak's own CPU ${soakCpu.toFixed(1)} s  machine ${shares ? `busy ${shares.busy.toFixed(0)} % (others ${Math.max(0, shares.busySeconds - (workerdCpu ?? 0) - soakCpu).toFixed(1)} s), iowait ${shares.iowait.toFixed(1)} %, steal ${shares.steal.toFixed(1)} %` : "n/a"}  load ${sample.load.toFixed(2)}  local storage ${sample.storage ? `${sample.storage.files} files, ${(sample.storage.bytes / 2 ** 20).toFixed(0)} MB` : "n/a"}`,
