@@ -18,7 +18,10 @@ export const passkeyAdminRoutes = new Hono<AppEnv>()
       description:
         "Oldest first: each key's nickname, transports, when it was added and last used (to the hour), whether a " +
         "passkey upgrade made it (`upgrade`, no gesture) and whether its sign-ins count as phishing-resistant " +
-        "(`phishingResistant`: an upgrade's only after a use with user verification). Never the public key. " +
+        "(`phishingResistant`: an upgrade's only after a use with user verification), and its backup state " +
+        "(WebAuthn's BE and BS flags: `backupEligible`, a passkey its password manager may sync; `backupState`, " +
+        "synced now, as its latest sign-in said; both null when unknown: a key from before, not used since). " +
+        "Never the public key. " +
         "404 `not-found` for an unknown user.",
       security: "admin-secret",
       answers: {

@@ -10,7 +10,8 @@ import { requireUser } from "./users";
  * A user's passkeys and security keys as the operator sees them (issue 47, docs/passkeys.md "For the operator"): the
  * admin API's `GET /admin/users/{id}/security-keys` and the console's user page. More than the user's own list
  * (`GET /user/security-keys`): whether a key was made by an automatic upgrade, and whether it has been used with user
- * verification, the rule for `phr` (src/auth/webauthn/upgrade.ts). Never the public key.
+ * verification, the rule for `phr` (src/auth/webauthn/upgrade.ts); its backup state (synced or device-bound,
+ * src/auth/webauthn/backup-state.ts). Never the public key.
  */
 export const adminSecurityKeySchema = z.object({
   id: z.string(),
@@ -28,6 +29,20 @@ export const adminSecurityKeySchema = z.object({
    */
   phishingResistant: z.boolean(),
   userVerifiedAt: z.iso.datetime().nullable(),
+  backupEligible: z
+    .boolean()
+    .nullable()
+    .describe(
+      "WebAuthn's BE flag (§6.1), as registered: true for a passkey its password manager may sync to the user's " +
+        "other devices, false for one bound to its device (a security key). Null: unknown (a key from before, or " +
+        "imported, not used since).",
+    ),
+  backupState: z
+    .boolean()
+    .nullable()
+    .describe(
+      "WebAuthn's BS flag (§6.1): backed up (synced) now, as the key's latest sign-in said. Null: unknown.",
+    ),
 });
 
 export type AdminSecurityKey = z.infer<typeof adminSecurityKeySchema>;
@@ -52,6 +67,8 @@ export async function listUserSecurityKeys(deps: Deps, userId: string): Promise<
     upgrade: key.upgradeSessionId !== null,
     phishingResistant: key.upgradeSessionId === null || key.userVerifiedAt !== null,
     userVerifiedAt: iso(key.userVerifiedAt),
+    backupEligible: key.backupEligible,
+    backupState: key.backupState,
   }));
 }
 

@@ -129,10 +129,12 @@ describe.skipIf(!runs)("WebAuthn in Chromium with a virtual authenticator", () =
     }
   }, 60_000);
 
-  // Passkeys by default on the hosted pages (docs/passkeys.md), one page walk. Chromium 156 headless ends the
-  // renderer on a real `mediation: "conditional"` create (no password manager UI to attach it to), so the page-side
-  // spy records the conditional request and hands it to the virtual authenticator as a modal create: everything else
-  // (the capability check, the page's upgrade routes, the server's rules, the signals) is the real thing.
+  // Passkeys by default on the hosted pages (docs/passkeys.md), one page walk. Chromium makes a conditional create's
+  // passkey only in Google Password Manager, for a profile signed in to a Google account, and never asks a virtual
+  // authenticator for it (headless or headful: docs/passkeys.md, "Why Chromium's conditional create is simulated"),
+  // so the page-side spy records the conditional request and hands it to the virtual authenticator as a modal
+  // create: everything else (the capability check, the page's upgrade routes, the server's rules, the signals) is
+  // the real thing.
   it("upgrades after a password sign-in, signs in by autofill, signals, and signs up with a passkey only", async () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
     try {

@@ -22,7 +22,8 @@ interface StoredCredential {
 }
 
 const COSE_ALG: Record<Algorithm, number> = { ES256: -7, RS256: -257 };
-export const FLAGS = { UP: 0x01, UV: 0x04, AT: 0x40 };
+/** WebAuthn §6.1 flags: user present, user verified, backup eligible, backed up, attested credential data. */
+export const FLAGS = { UP: 0x01, UV: 0x04, BE: 0x08, BS: 0x10, AT: 0x40 };
 
 const sha256 = async (data: Uint8Array) =>
   new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(data)));

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { listPersonalAccessTokens, listSecurityKeys } from "../../auth";
+import { listPersonalAccessTokens, listSecurityKeysWithBackup } from "../../auth";
 import type { BrowserSession } from "../../browser/session";
 import type { Catalogue } from "../../browser/text";
 import type { AppEnv } from "../../http/app-env";
@@ -55,7 +55,7 @@ export async function securitySections(c: Ctx, session: BrowserSession, catalogu
   const userId = session.user.id;
   const vaultOn = c.var.config.vault.enabled;
   const [keys, tokens, identities, connections, orgs, recent, elevated] = await Promise.all([
-    listSecurityKeys(deps.shards.ofUser(userId), userId),
+    listSecurityKeysWithBackup(deps.shards.ofUser(userId), userId),
     listPersonalAccessTokens(deps, userId),
     identitiesOf(deps, userId),
     vaultOn ? connectionsOf(deps, userId) : [],

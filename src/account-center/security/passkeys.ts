@@ -1,6 +1,7 @@
 import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server";
 import { html } from "hono/html";
-import type { WireSecurityKey } from "../../auth";
+import type { BackupState, SecurityKeyWithBackup } from "../../auth";
+import type { AccountSecurity } from "../../browser/text/en/account-security";
 import { accountPath, type Ctx, type Signed } from "../forms";
 import { errorBox } from "../html";
 import { confirmLink } from "./steps";
@@ -10,23 +11,31 @@ import { formatDate } from "./words";
 
 export const PASSKEYS = "passkeys";
 
+/** A key's backup state in the reader's words (a key from before the flags were kept: unknown until its next use). */
+const backupWords = (w: AccountSecurity["passkeys"], state: BackupState) =>
+  ({ synced: w.synced, "not-synced": w.notSynced, "device-bound": w.deviceOnly, unknown: w.backupUnknown })[
+    state
+  ];
+
 /**
- * The section: the keys (name and when added, never the key itself), a way to add one while WebAuthn is on, and
- * removal. Adding a second key and removing one are what the API marks elevated (contract §6); until the person has
- * confirmed (with a passkey, where the elevated claim applies) the forms are a link to that.
+ * The section: the keys (name, when added, whether synced to the person's other devices; never the key itself), a
+ * way to add one while WebAuthn is on, and removal. Adding a second key and removing one are what the API marks
+ * elevated (contract §6); until the person has confirmed (with a passkey, where the elevated claim applies) the forms
+ * are a link to that.
  */
-export function passkeysSection(c: Ctx, signed: Signed, keys: WireSecurityKey[], recent: boolean) {
+export function passkeysSection(c: Ctx, signed: Signed, keys: SecurityKeyWithBackup[], recent: boolean) {
   const w = signed.catalogue.accountSecurity.passkeys;
   const lang = signed.catalogue.pages.lang;
   const offered = c.var.config.webauthn.enabled;
-  const nameOf = (key: WireSecurityKey) => key.nickname || w.unnamed;
+  const nameOf = (key: SecurityKeyWithBackup) => key.nickname || w.unnamed;
   const list = keys.length
     ? html`<table class="list">
-<thead><tr><th scope="col">${w.name}</th><th scope="col">${w.added}</th>${recent ? html`<th scope="col"><span class="security-sr">${w.remove}</span></th>` : ""}</tr></thead>
+<thead><tr><th scope="col">${w.name}</th><th scope="col">${w.added}</th><th scope="col">${w.backup}</th>${recent ? html`<th scope="col"><span class="security-sr">${w.remove}</span></th>` : ""}</tr></thead>
 <tbody>${keys.map(
         (key) => html`<tr>
   <td data-label="${w.name}" class="security-item-name">${nameOf(key)}</td>
   <td data-label="${w.added}">${formatDate(lang, Date.parse(key.createdAt))}</td>
+  <td data-label="${w.backup}" data-backup="${key.backup}">${backupWords(w, key.backup)}</td>
   ${
     recent
       ? html`<td class="row-action"><form class="inline" method="post" action="${accountPath(c, "/security/passkeys/remove")}">

@@ -1,4 +1,5 @@
 import { html } from "hono/html";
+import { type BackupState, backupStateOf } from "../../auth";
 import type { AdminSecurityKey } from "../passkeys";
 import { action, type Chrome, when } from "./pages";
 
@@ -7,8 +8,8 @@ import { action, type Chrome, when } from "./pages";
  * operator needs to answer "I never added this passkey" or "why is my sign-in not phishing-resistant?": when each
  * was added and last used, whether a passkey upgrade made it (without a gesture, right after a password, link or code
  * sign-in: the user was mailed), whether its sign-ins count as `phr` yet, what it speaks; and a button that takes one
- * off (`admin.security-key.remove`, the admin API's `DELETE /admin/users/{id}/security-keys/{keyId}`).
- * The authenticators' backup flags are not stored, so not shown.
+ * off (`admin.security-key.remove`, the admin API's `DELETE /admin/users/{id}/security-keys/{keyId}`). Its backup
+ * state (WebAuthn's BE and BS flags, src/auth/webauthn/backup-state.ts) says whether losing the device loses the key.
  */
 
 /** Where the transports a browser reports come from, in words (WebAuthn §5.8.4). */
@@ -37,13 +38,21 @@ function resistance(key: AdminSecurityKey) {
     : html`<span class="badge off">not yet</span><br><small class="muted">never used with user verification</small>`;
 }
 
+/** The backup state in words: a synced passkey survives a lost device; a device-bound key does not. */
+const BACKUP: Record<BackupState, ReturnType<typeof html>> = {
+  synced: html`<span class="badge on">synced</span>`,
+  "not-synced": html`can sync<br><small class="muted">not backed up yet</small>`,
+  "device-bound": html`this device only`,
+  unknown: html`<span class="muted">unknown</span><br><small class="muted">added before backup states were kept; known at its next use</small>`,
+};
+
 function row(chrome: Chrome, userPath: string, key: AdminSecurityKey) {
   // Cards on a phone (390 px): the key id is long and unbreakable, each cell goes under its label.
   return html`<tr><td data-label="Passkey">${key.nickname ?? html`<span class="muted">unnamed</span>`}<br><small class="muted"><code>${key.id}</code></small></td>
 <td data-label="Added" class="tight">${when(key.createdAt)}</td><td data-label="Last used" class="tight">${
     key.lastUsedAt ? when(key.lastUsedAt) : html`<span class="muted">not since added</span>`
   }</td><td data-label="Made">${madeBy(key)}</td><td data-label="Phishing-resistant (phr)">${resistance(key)}</td>
-<td data-label="Transports" class="tight">${transportsOf(key)}</td><td class="tight">${action(
+<td data-label="Transports" class="tight">${transportsOf(key)}</td><td data-label="Backup">${BACKUP[backupStateOf(key)]}</td><td class="tight">${action(
     chrome,
     `${userPath}/security-keys/${encodeURIComponent(key.id)}/remove`,
     "Remove",
@@ -56,7 +65,7 @@ export function passkeysSection(chrome: Chrome, userPath: string, keys: AdminSec
 ${
   keys.length === 0
     ? html`<p class="muted">None: this user signs in without a passkey.</p>`
-    : html`<table class="cards"><thead><tr><th>Passkey</th><th class="tight">Added (UTC)</th><th class="tight">Last used</th><th>Made</th><th>Phishing-resistant (phr)</th><th class="tight">Transports</th><th class="tight"></th></tr></thead><tbody>${keys.map(
+    : html`<table class="cards"><thead><tr><th>Passkey</th><th class="tight">Added (UTC)</th><th class="tight">Last used</th><th>Made</th><th>Phishing-resistant (phr)</th><th class="tight">Transports</th><th>Backup</th><th class="tight"></th></tr></thead><tbody>${keys.map(
         (key) => row(chrome, userPath, key),
       )}</tbody></table>
 <p class="muted"><small>Removing a key ends none of the user's sessions (they are listed below: revoke them if the key was not theirs); when it was their last key, a passkey second step falls back to their other factor.</small></p>`

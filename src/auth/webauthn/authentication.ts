@@ -13,6 +13,7 @@ import { hmacSubkey } from "../../lib/subkeys";
 import type { Session } from "../new-sessions";
 import { type SignInScope, startSession } from "../sign-in";
 import { findUserByEmail, findUserById } from "../users";
+import { backupColumns, backupFlags, backupMoved, checkBackupEligibility } from "./backup-state";
 import {
   assertWebauthnEnabled,
   CEREMONY_TIMEOUT_MS,
@@ -119,19 +120,31 @@ export async function verifyAssertion(
   );
   if (!result.verified) throw ceremonyFailed("assertion not verified");
   const { newCounter } = result.authenticationInfo;
+  // The backup flags (backup-state.ts): BE as registered, or refused; BS as this assertion says, kept with the key.
+  const backup = backupFlags(result.authenticationInfo);
+  checkBackupEligibility(key, backup);
   const now = deps.now();
   if (newCounter !== 0 || key.counter !== 0) {
     const moved = await db
       .update(securityKeys)
-      .set({ counter: newCounter, lastUsedAt: now })
+      .set({ counter: newCounter, lastUsedAt: now, ...backupColumns(backup) })
       .where(and(eq(securityKeys.id, key.id), eq(securityKeys.counter, key.counter)))
       .returning({ id: securityKeys.id })
       .get();
     if (!moved) throw ceremonyFailed("the signature counter moved during the ceremony");
-  } else if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_ACCURACY_MS) {
-    // A key without a counter (most passkeys): its last use is no check, so written after the answer, once an hour.
+  } else if (
+    backupMoved(key, backup) ||
+    key.lastUsedAt === null ||
+    now - key.lastUsedAt > LAST_USED_ACCURACY_MS
+  ) {
+    // A key without a counter (most passkeys): its last use and backup state are no check, so written after the
+    // answer: once an hour, or when BS moved (a passkey synced since its last use).
     deps.background(
-      db.update(securityKeys).set({ lastUsedAt: now }).where(eq(securityKeys.id, key.id)).run(),
+      db
+        .update(securityKeys)
+        .set({ lastUsedAt: now, ...backupColumns(backup) })
+        .where(eq(securityKeys.id, key.id))
+        .run(),
     );
   }
   const { userVerified } = result.authenticationInfo;

@@ -6,6 +6,8 @@
 // The Supabase face's passkeys (src/faces/supabase/gotrue/passkey-routes.ts): the same ceremonies as the API's
 // `/signin/webauthn` and `/user/webauthn/add`, and what failed, which GoTrue's errors name.
 export { signInWebauthn, verifySignInWebauthn } from "./authentication";
+// The backup state (synced or device-bound) the console and the account center show.
+export { type BackupState, backupStateOf } from "./backup-state";
 export { CeremonyError, type CeremonyStage, UNKNOWN_CREDENTIAL_MESSAGE } from "./ceremonies";
 export { elevationSatisfied, requireElevation } from "./elevation";
 // The Supabase face's `webauthn` factors (src/auth/mfa/webauthn-factors.ts): keys that are second factors only.
@@ -25,7 +27,9 @@ export { type SecondStepKey, secondStepOptions, verifySecondStepKey } from "./se
 export {
   deleteSecurityKey,
   listSecurityKeys,
+  listSecurityKeysWithBackup,
   renameSecurityKey,
+  type SecurityKeyWithBackup,
   userHasSecurityKey,
   type WireSecurityKey,
 } from "./security-keys";

@@ -14,6 +14,7 @@ import { createUser, removeUser } from "../new-users";
 import type { SignInScope } from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
 import { findUserByEmail, requireRegisteredUser } from "../users";
+import { backupFlags } from "./backup-state";
 import {
   assertWebauthnEnabled,
   CEREMONY_TIMEOUT_MS,
@@ -23,7 +24,7 @@ import {
   takeCeremony,
   verified,
 } from "./ceremonies";
-import { descriptors, keysOfUser, registerSecurityKey } from "./security-keys";
+import { descriptors, keysOfUser, registerSecurityKey, type VerifiedCreation } from "./security-keys";
 import { type UpgradeClaim, upgradeAllowed } from "./upgrade";
 import { mailUpgradeAfterAnswer } from "./upgrade-mail";
 
@@ -60,14 +61,15 @@ function creationOptions(
 
 /**
  * `withoutPresence`: an upgrade's conditional create (upgrade.ts), where the authenticator may report user presence 0
- * (WebAuthn L3 §7.1 step 14 is skipped for it); every other registration requires it.
+ * (WebAuthn L3 §7.1 step 14 is skipped for it); every other registration requires it. The backup flags are kept
+ * with the key (backup-state.ts); BE=0 with BS=1 is malformed (§6.1) and the library refuses it: the ceremony's 400.
  */
 async function verifyCreation(
   deps: Deps,
   response: RegistrationResponseJSON,
   challenge: string,
   withoutPresence = false,
-) {
+): Promise<VerifiedCreation> {
   const result = await verified(
     verifyRegistrationResponse({
       response,
@@ -76,7 +78,7 @@ async function verifyCreation(
     }),
   );
   if (!result.verified) throw ceremonyFailed("registration not verified");
-  return result.registrationInfo.credential;
+  return { credential: result.registrationInfo.credential, backup: backupFlags(result.registrationInfo) };
 }
 
 /** signUpWebauthn: the options to create a credential for a new account; the account exists only after verify. */
@@ -113,7 +115,7 @@ export async function verifySignUpWebauthn(
     input.credential.response.clientDataJSON,
     "sign-up",
   );
-  const credential = await verifyCreation(deps, input.credential, challenge);
+  const made = await verifyCreation(deps, input.credential, challenge);
   const options = input.options
     ? resolveSignUpOptions(deps.config, input.options, ceremony.email)
     : ceremony.options;
@@ -126,7 +128,7 @@ export async function verifySignUpWebauthn(
   });
   if (!user) throw new AppError("email-already-in-use");
   try {
-    await registerSecurityKey(deps.shards.ofUser(user.id), user.id, credential, input.nickname, deps.now());
+    await registerSecurityKey(deps.shards.ofUser(user.id), user.id, made, input.nickname, deps.now());
   } catch (error) {
     await removeUser(deps, user.id);
     throw error;
@@ -189,11 +191,11 @@ export async function verifyAddSecurityKey(
     }
     await upgradeAllowed(deps, userId, claim);
   }
-  const credential = await verifyCreation(deps, input.credential, challenge, upgrade !== undefined);
+  const made = await verifyCreation(deps, input.credential, challenge, upgrade !== undefined);
   const key = await registerSecurityKey(
     deps.shards.ofUser(userId),
     userId,
-    credential,
+    made,
     input.nickname,
     deps.now(),
     upgrade,

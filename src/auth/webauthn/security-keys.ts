@@ -7,6 +7,7 @@ import { securityKeys, type securityKeys as securityKeysTable } from "../../db/s
 import { randomUuid } from "../../lib/crypto";
 import { credentialsChanged } from "../credential-changes";
 import { syncMfaType } from "../second-step";
+import { type BackupFlags, type BackupState, backupColumns, backupStateOf } from "./backup-state";
 import { ceremonyFailed } from "./ceremonies";
 import { upgradeAlreadyMade } from "./upgrade";
 
@@ -45,11 +46,17 @@ export function descriptors(keys: SecurityKeyRow[]) {
   return keys.map((key) => ({ id: key.credentialId, transports: key.transports }));
 }
 
+/** A registration the library verified: the credential, and its backup flags (backup-state.ts). */
+export interface VerifiedCreation {
+  credential: WebAuthnCredential;
+  backup: BackupFlags;
+}
+
 /** The insert that registers a verified credential; a credential already registered (to anyone) is refused. */
-export function insertSecurityKey(
+function insertSecurityKey(
   db: Db,
   userId: string,
-  credential: WebAuthnCredential,
+  { credential, backup }: VerifiedCreation,
   nickname: string | undefined,
   now: number,
   upgradeSessionId?: string,
@@ -64,6 +71,7 @@ export function insertSecurityKey(
     nickname: nickname ?? null,
     createdAt: now,
     upgradeSessionId: upgradeSessionId ?? null,
+    ...backupColumns(backup),
   });
 }
 
@@ -76,14 +84,14 @@ function mentions(error: unknown, column: string): boolean {
 export async function registerSecurityKey(
   db: Db,
   userId: string,
-  credential: WebAuthnCredential,
+  made: VerifiedCreation,
   nickname: string | undefined,
   now: number,
   upgradeSessionId?: string,
 ): Promise<SecurityKeyRow> {
   try {
     const [[key]] = await db.batch([
-      insertSecurityKey(db, userId, credential, nickname, now, upgradeSessionId).returning(),
+      insertSecurityKey(db, userId, made, nickname, now, upgradeSessionId).returning(),
       credentialsChanged(db, userId, now),
     ]);
     return key!;
@@ -114,6 +122,19 @@ const wireKey = (key: SecurityKeyRow): WireSecurityKey => ({
   transports: key.transports,
   createdAt: new Date(key.createdAt).toISOString(),
 });
+
+/**
+ * The user's keys with their backup state (synced, device-bound, … backup-state.ts): the account center's list. The
+ * API's `GET /user/security-keys` answers `WireSecurityKey`, as it always has.
+ */
+export type SecurityKeyWithBackup = WireSecurityKey & { backup: BackupState };
+
+export async function listSecurityKeysWithBackup(db: Db, userId: string): Promise<SecurityKeyWithBackup[]> {
+  const keys = await keysOfUser(db, userId);
+  return keys
+    .sort((a, b) => a.createdAt - b.createdAt)
+    .map((key) => ({ ...wireKey(key), backup: backupStateOf(key) }));
+}
 
 /**
  * Renames one of the user's keys (GoTrue's `passkey.update`); undefined when the user has no key with that id. A

@@ -302,6 +302,13 @@ export const securityKeys = sqliteTable(
      * signature counter when it moves, else at most once an hour, after the answer. Null: not used since the column.
      */
     lastUsedAt: integer("last_used_at"),
+    /**
+     * WebAuthn §6.1 flag BE (backup eligible: a passkey a password manager may sync), as registered; BE never
+     * changes (§6.1.3). Null: a key from before the column, or imported, not used since (src/auth/webauthn/backup-state.ts).
+     */
+    backupEligible: integer("backup_eligible", { mode: "boolean" }),
+    /** WebAuthn §6.1 flag BS (backed up), as the latest registration or assertion said. Null as above. */
+    backupState: integer("backup_state", { mode: "boolean" }),
   },
   (t) => [index("security_keys_user_id").on(t.userId)],
 );

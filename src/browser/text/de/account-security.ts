@@ -51,6 +51,11 @@ export const accountSecurity: AccountSecurity = {
     problem: "Der Passkey wurde nicht erstellt. Bitte versuchen Sie es erneut.",
     remove: "Entfernen",
     removeLabel: (name) => `${name} entfernen`,
+    backup: "Sicherung",
+    synced: "Synchronisiert",
+    notSynced: "Noch nicht synchronisiert",
+    deviceOnly: "Nur dieses Gerät",
+    backupUnknown: "Unbekannt",
   },
   tokens: {
     title: "Persönliche Zugriffstokens",

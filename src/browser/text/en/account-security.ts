@@ -50,6 +50,12 @@ export const accountSecurity = {
     problem: "The passkey was not created. Try again.",
     remove: "Remove",
     removeLabel: (name: string) => `Remove ${name}`,
+    /** Whether a passkey is backed up (WebAuthn's BE and BS flags): synced to the user's other devices, or not. */
+    backup: "Backup",
+    synced: "Synced",
+    notSynced: "Not synced yet",
+    deviceOnly: "This device only",
+    backupUnknown: "Unknown",
   },
   tokens: {
     title: "Personal access tokens",

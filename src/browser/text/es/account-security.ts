@@ -49,6 +49,11 @@ export const accountSecurity: AccountSecurity = {
     problem: "No se ha creado la llave de acceso. Vuelve a intentarlo.",
     remove: "Quitar",
     removeLabel: (name) => `Quitar ${name}`,
+    backup: "Copia de seguridad",
+    synced: "Sincronizada",
+    notSynced: "Aún sin sincronizar",
+    deviceOnly: "Solo este dispositivo",
+    backupUnknown: "Desconocida",
   },
   tokens: {
     title: "Tokens de acceso personal",

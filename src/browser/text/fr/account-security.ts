@@ -49,6 +49,11 @@ export const accountSecurity: AccountSecurity = {
     problem: "La clé d’accès n’a pas été créée. Veuillez réessayer.",
     remove: "Supprimer",
     removeLabel: (name) => `Supprimer ${name}`,
+    backup: "Sauvegarde",
+    synced: "Synchronisée",
+    notSynced: "Pas encore synchronisée",
+    deviceOnly: "Cet appareil uniquement",
+    backupUnknown: "Inconnue",
   },
   tokens: {
     title: "Jetons d’accès personnels",

@@ -48,6 +48,11 @@ export const accountSecurity: AccountSecurity = {
     problem: "パスキーを作成できませんでした。もう一度お試しください。",
     remove: "削除",
     removeLabel: (name) => `${name} を削除`,
+    backup: "バックアップ",
+    synced: "同期済み",
+    notSynced: "未同期",
+    deviceOnly: "このデバイスのみ",
+    backupUnknown: "不明",
   },
   tokens: {
     title: "個人用アクセストークン",

@@ -49,6 +49,11 @@ export const accountSecurity: AccountSecurity = {
     problem: "A chave de acesso não foi criada. Tente de novo.",
     remove: "Remover",
     removeLabel: (name) => `Remover ${name}`,
+    backup: "Backup",
+    synced: "Sincronizada",
+    notSynced: "Ainda não sincronizada",
+    deviceOnly: "Apenas este dispositivo",
+    backupUnknown: "Desconhecido",
   },
   tokens: {
     title: "Tokens de acesso pessoal",
