@@ -175,6 +175,38 @@ describe("through the Supabase face", () => {
   });
 });
 
+describe("a refusal through the Supabase face", () => {
+  const refusing = supabaseService({ ...BASE, AUTH_RISK_POLICY: "high=refuse" });
+
+  // Threat: supabase-js apps branch on `error.code`; a refusal read as `unknown` is shown as a fault (or retried), and
+  // one read as `invalid_credentials` sends the owner to reset a password that was right.
+  it("high=refuse on the password grant: 403 mfa_verification_rejected with the core's message, in both shapes", async () => {
+    const owner = await ownerAt(refusing, BERLIN);
+    const grant = (from: ReturnType<typeof elsewhere>, version?: string) =>
+      refusing.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+        body: JSON.stringify({ email: owner.email, password: "correct horse battery" }),
+        headers: {
+          apikey: PUBLISHABLE_KEY,
+          "content-type": "application/json",
+          "user-agent": from.userAgent!,
+          "cf-connecting-ip": from.address!,
+          ...(version ? { "x-supabase-api-version": version } : {}),
+        },
+        cf: from.cf,
+      });
+    const versioned = await grant(elsewhere(SYDNEY), "2024-01-01");
+    expect(versioned.status).toBe(403);
+    expect(versioned.headers.get("x-sb-error-code")).toBe("mfa_verification_rejected");
+    expect(await versioned.json()).toEqual({
+      code: "mfa_verification_rejected",
+      message: expect.stringMatching(/refused as too risky/),
+    });
+    const initial = await grant(elsewhere(SYDNEY));
+    expect(await initial.json()).toMatchObject({ code: 403, error_code: "mfa_verification_rejected" });
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({ level: "high", decision: "refuse" });
+  });
+});
+
 describe("impossible travel", () => {
   // Threat: the owner signs in at home, and minutes later the same account signs in 16,000 km away.
   it("Berlin, then Sydney a minute later, is high; the distance and the place it came from are recorded", async () => {
