@@ -263,6 +263,64 @@ describe("velocity", () => {
     row = await lastRisk(owner.userId);
     expect(row.detail).toMatchObject({ level: "medium", reasons: ["asn-velocity"] });
   });
+
+  // Threat (at scale): a Durable Object per address ever seen, which the platform's Rate Limiting binding exists to
+  // avoid; and, the binding's count being final, a wrong password counted against the address's velocity.
+  it("RISK_VELOCITY_LIMITER bound: the address counted there, after a right password only, in no object", async () => {
+    const keys: string[] = [];
+    let answer: () => Promise<{ success: boolean }> = async () => ({ success: true });
+    const limiter = {
+      limit: async ({ key }: { key: string }) => {
+        keys.push(key);
+        return answer();
+      },
+    };
+    const names: string[] = [];
+    const limiters = {
+      idFromName: (name: string) => {
+        names.push(name);
+        return env.RATE_LIMITERS.idFromName(name);
+      },
+      get: (id: DurableObjectId) => env.RATE_LIMITERS.get(id),
+    };
+    const bound = service({
+      ...BASE,
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      RISK_VELOCITY_LIMITER: limiter,
+      RATE_LIMITERS: limiters,
+    });
+    const owner = await ownerAt(bound, BERLIN);
+    await withTotp(bound, owner);
+    const from = elsewhere(BERLIN);
+    keys.length = 0;
+    names.length = 0;
+    await expectError(
+      await signInFrom(bound, owner.email, from, "not the password"),
+      401,
+      "invalid-email-password",
+    );
+    expect(keys).toEqual([]);
+    // Allowed: a new device at home, medium, the address not past its velocity.
+    await sessionOf(await signInFrom(bound, owner.email, from));
+    expect(keys).toEqual([`ip:${addressKey(from.address!)}`]);
+    // No object for the address (the network's object is counted, and a wrong password's count taken back).
+    expect(names).toContain(`RISK:asn:${BERLIN.asn}`);
+    expect(names.filter((name) => name.startsWith("RISK:ip:"))).toEqual([]);
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({
+      level: "medium",
+      signals: { velocity: { address: false } },
+    });
+    // Refused by the binding: the address is past its velocity, high (the TOTP step).
+    answer = async () => ({ success: false });
+    expect((await sessionOf(await signInFrom(bound, owner.email, from))).mfa?.ticket).toMatch(/^mfaTotp:/);
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({
+      level: "high",
+      signals: { velocity: { address: true } },
+    });
+    // A binding that fails: the sign-in fails closed with 503, as a failing counter object does.
+    answer = async () => Promise.reject(new Error("binding down"));
+    await expectError(await signInFrom(bound, owner.email, from), 503, "service-unavailable");
+  });
 });
 
 describe("Bot Management's score", () => {
