@@ -1,6 +1,6 @@
 // Audit events (GET /admin/audit's items) as OCSF 1.2.0 events of the Identity & Access Management category:
 // Authentication (class 3002) for sign-ins, sign-outs and sessions ended, Account Change (class 3001) for what changes
-// an account. Each type is mapped once, in the tables below; a type of neither class (a hook call, an OAuth2 client
+// an account, and the risk gate's decision on a sign-in (`signin.risk`, below). Each type is mapped once, in the tables below; a type of neither class (a hook call, an OAuth2 client
 // registered, a webhook changed) has no OCSF event here and is counted instead (`--format jsonl` keeps every event).
 // test/tooling/audit-export.test.ts validates the output against the JSON Schema derived from the OCSF 1.2.0 release
 // files (test/fixtures/ocsf-1.2.0/).
@@ -34,6 +34,12 @@ const TYPES = {
   "signin.failure": [3002, 1],
   "signin.failure.repeated": [3002, 1],
   "oauth2.assertion": [3002, 1],
+  // The risk gate's decision on one sign-in (docs/risk.md): an Authentication event, not a Detection Finding (2004).
+  // It is about one logon attempt (its user, address, device, outcome), so it sits in the same class as the
+  // `signin.*` events a SIEM already correlates per user and address; most of these are a medium level let through
+  // (a new device), which as findings would open an alert each. Its own activity (Other), not Logon: an allowed
+  // sign-in is also its `signin.success`, and would be counted twice. A refusal is the Failure it is (status).
+  "signin.risk": [3002, 99, "Risk Assessment"],
   "admin.console.sign-in": [3002, 1],
   "admin.console.sign-in-failed": [3002, 1],
   elevation: [3002, 99, "Elevation"],
@@ -71,6 +77,41 @@ const TYPES = {
   "scim.user.update": [3001, 99, "Update"],
   "scim.user.delete": [3001, 6],
 };
+
+/** A risk level (src/risk/score.ts) as OCSF's severity: the level the gate gave the attempt. */
+const RISK_SEVERITY = { low: [2, "Low"], medium: [3, "Medium"], high: [4, "High"] };
+
+/**
+ * The risk decision's fields: severity from its level, `status_detail` saying level, decision and who decided, and the
+ * signals as an enrichment (the base event's place for context an assessment added; Authentication 1.2.0 has no
+ * risk_level of its own). Nothing for other types, or a detail without a known level.
+ */
+function riskOf(event) {
+  const detail = event.detail ?? {};
+  const severity = event.type === "signin.risk" ? RISK_SEVERITY[detail.level] : undefined;
+  if (!severity) return {};
+  const reasons = Array.isArray(detail.reasons) ? detail.reasons : [];
+  return {
+    severity_id: severity[0],
+    severity: severity[1],
+    status_detail: `risk ${detail.level}: ${detail.decision} by ${detail.by}${reasons.length ? ` (${reasons.join(", ")})` : ""}`,
+    enrichments: [
+      {
+        name: "risk_level",
+        value: detail.level,
+        type: "risk",
+        provider: detail.by === "hook" ? "risk hook" : "risk policy",
+        data: {
+          decision: detail.decision,
+          by: detail.by,
+          reasons,
+          ...(detail.hookReason !== undefined ? { hook_reason: detail.hookReason } : {}),
+          signals: detail.signals ?? {},
+        },
+      },
+    ],
+  };
+}
 
 /** The user an event is about: its id, else the address a failed sign-in typed, else unknown (OCSF needs one). */
 function subjectOf(event) {
@@ -145,6 +186,7 @@ export function ocsfEventOf(event, product) {
     ...(classUid === 3002
       ? { service: { name: product.name, ...(product.url ? { uid: product.url } : {}) } }
       : {}),
+    ...riskOf(event),
     unmapped: { type: event.type, actor: event.actor, detail: event.detail },
   };
 }

@@ -36,8 +36,8 @@ export function requestContext(config: Config, services: ServicesOf) {
     // is reached through queries that wait for its switch (src/db/slot-wait.ts).
     const every = shardsOf(c.env, config.shards, await loadSlotMap(c.env, config.shards));
     const { shards, touched } = trackShards(every, c.env, config.shards);
-    const background = (work: Promise<unknown>) =>
-      c.executionCtx.waitUntil(work.catch((e) => logError(requestId, "background", e)));
+    const background = (work: Promise<unknown>, what = "background") =>
+      c.executionCtx.waitUntil(work.catch((e) => logError(requestId, what, e)));
     c.set("auth", null);
     c.set(
       "deps",

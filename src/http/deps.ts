@@ -27,8 +27,11 @@ export interface Deps {
    * (tests bind a local fake Worker), else the platform `fetch`.
    */
   outbound: typeof fetch;
-  /** Work that may finish after the answer is sent (`ExecutionContext.waitUntil`). */
-  background: (work: Promise<unknown>) => void;
+  /**
+   * Work that may finish after the answer is sent (`ExecutionContext.waitUntil`). Its failure is logged as `what`
+   * (else "background") under the request's id: after the answer, the work itself no longer knows it.
+   */
+  background: (work: Promise<unknown>, what?: string) => void;
   /** Records a security event of this request (contract §10 audit), after the answer. */
   audit: Audit;
   /** What this request has shown about its sender: its Turnstile token, its address, the checks it passed. */

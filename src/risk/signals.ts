@@ -10,7 +10,7 @@ import {
 import type { UserRow } from "../db/schema";
 import { isDisposableEmail } from "./disposable";
 import { type Travel, travelFrom } from "./travel";
-import { countVelocity, type Velocity } from "./velocity";
+import { addressVelocity, countVelocity, type Velocity } from "./velocity";
 
 /**
  * What a sign-in's risk is judged from, all of it what the platform and our own records already hold: `request.cf`
@@ -55,12 +55,18 @@ export const readSignalsEarly: SessionGateReads = (scope, userId) => {
   velocityOf(scope);
 };
 
-/** The signals of the sign-in of `user` in `scope`: one read of `user_devices`, two counter calls, nothing written. */
+/**
+ * The signals of the sign-in of `user` in `scope`: one read of `user_devices`, two counter calls (the address's on its
+ * binding when bound), nothing written.
+ */
 export async function gatherSignals(scope: SignInScope, user: UserRow): Promise<Signals> {
   const { deps } = scope;
   const cf = deps.visitor.signals;
   const places = parseRecentPlaces(user.recentPlaces);
-  const [known, velocity] = await Promise.all([knownDevice(scope, user.id), velocityOf(scope)]);
+  const [known, velocity] = await Promise.all([
+    knownDevice(scope, user.id),
+    addressVelocity(deps, velocityOf(scope)),
+  ]);
   const countries = places.flatMap((p) => (p.country ? [p.country] : []));
   return {
     country: cf?.country ?? null,

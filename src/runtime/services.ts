@@ -13,7 +13,7 @@ import { createSmsSender } from "../sms/create-sender";
 /** What a request (src/http/context.ts) or a job (a queue's batch, the cron) adds to the services it gets. */
 export interface ServiceScope {
   /** Work that may finish after the answer or the job (`ExecutionContext.waitUntil`). */
-  background: (work: Promise<unknown>) => void;
+  background: (work: Promise<unknown>, what?: string) => void;
   /** The shards to use; a request passes its tracked ones (their outboxes are drained after it). Every shard if absent. */
   shards?: Shards;
   /** Where a request came from, for the audit log; a job has none. */
@@ -30,10 +30,8 @@ export interface ServiceScope {
 const NO_ORIGIN: RequestOrigin = { ip: null, userAgent: null };
 
 /** A job's background work where no `ExecutionContext` is at hand (a test calling a handler): it runs on, logged if it fails. */
-export function detached(work: Promise<unknown>): void {
-  work.catch((error) =>
-    console.error(JSON.stringify({ level: "error", what: "background", detail: String(error) })),
-  );
+export function detached(work: Promise<unknown>, what = "background"): void {
+  work.catch((error) => console.error(JSON.stringify({ level: "error", what, detail: String(error) })));
 }
 
 /**

@@ -50,6 +50,7 @@ describe("the passkey-upgrade mail failing", () => {
     });
     const session = await signUp(svc, uniqueEmail("upmailfail"));
     const device = new SoftwareAuthenticator("http://localhost:3000", "localhost");
+    let requestId = "";
     const lines = await logged(async () => {
       const options = (await (
         await svc.post("/user/webauthn/add", { upgrade: true }, session.accessToken)
@@ -57,9 +58,13 @@ describe("the passkey-upgrade mail failing", () => {
       const credential = await device.create(options, { flags: 0 });
       const added = await svc.post("/user/webauthn/verify", { credential }, session.accessToken);
       expect(added.status).toBe(200);
+      requestId = added.headers.get("x-request-id")!;
     });
     expect(fault.failures).toBe(1);
-    expect(lines.some((line) => line.includes('"what":"passkey-upgrade mail"'))).toBe(true);
+    // Threat (as well): a failure the operator cannot tie to the request that caused it (logged as request `-`).
+    const failure = lines.find((line) => line.includes('"what":"passkey-upgrade mail"'));
+    expect(JSON.parse(failure!)).toMatchObject({ level: "error", requestId });
+    expect(requestId).toBeTruthy();
     const row = await userD1(session.user.id)
       .prepare("SELECT upgrade_session_id FROM security_keys WHERE user_id = ?")
       .bind(session.user.id)

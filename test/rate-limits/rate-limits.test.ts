@@ -276,7 +276,7 @@ describe("the per-address bindings and the one exact object per request", () => 
     expect(signIn.status).toBe(200);
     // The limits' one object is the account's. Besides it, the risk feature counts a sign-in whose first factor was
     // right in its own velocity counter (src/risk/velocity.ts, a signal, never a refusal by itself): an object per
-    // address, which the limits avoid; moving it to a Rate Limiting binding is left open (docs/risk.md).
+    // address, which the limits avoid, unless the deployment binds RISK_VELOCITY_LIMITER (docs/risk.md §7).
     expect(names).toEqual([`BRUTE_FORCE:id:${email}`, "RISK:ip:192.0.2.150"]);
 
     names.length = 0;

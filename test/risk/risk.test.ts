@@ -175,6 +175,38 @@ describe("through the Supabase face", () => {
   });
 });
 
+describe("a refusal through the Supabase face", () => {
+  const refusing = supabaseService({ ...BASE, AUTH_RISK_POLICY: "high=refuse" });
+
+  // Threat: supabase-js apps branch on `error.code`; a refusal read as `unknown` is shown as a fault (or retried), and
+  // one read as `invalid_credentials` sends the owner to reset a password that was right.
+  it("high=refuse on the password grant: 403 mfa_verification_rejected with the core's message, in both shapes", async () => {
+    const owner = await ownerAt(refusing, BERLIN);
+    const grant = (from: ReturnType<typeof elsewhere>, version?: string) =>
+      refusing.request("POST", `${FACE}/auth/v1/token?grant_type=password`, {
+        body: JSON.stringify({ email: owner.email, password: "correct horse battery" }),
+        headers: {
+          apikey: PUBLISHABLE_KEY,
+          "content-type": "application/json",
+          "user-agent": from.userAgent!,
+          "cf-connecting-ip": from.address!,
+          ...(version ? { "x-supabase-api-version": version } : {}),
+        },
+        cf: from.cf,
+      });
+    const versioned = await grant(elsewhere(SYDNEY), "2024-01-01");
+    expect(versioned.status).toBe(403);
+    expect(versioned.headers.get("x-sb-error-code")).toBe("mfa_verification_rejected");
+    expect(await versioned.json()).toEqual({
+      code: "mfa_verification_rejected",
+      message: expect.stringMatching(/refused as too risky/),
+    });
+    const initial = await grant(elsewhere(SYDNEY));
+    expect(await initial.json()).toMatchObject({ code: 403, error_code: "mfa_verification_rejected" });
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({ level: "high", decision: "refuse" });
+  });
+});
+
 describe("impossible travel", () => {
   // Threat: the owner signs in at home, and minutes later the same account signs in 16,000 km away.
   it("Berlin, then Sydney a minute later, is high; the distance and the place it came from are recorded", async () => {
@@ -230,6 +262,64 @@ describe("velocity", () => {
     await sessionOf(await signInFrom(counted, owner.email, { ...owner.home, cf: { ...BERLIN, asn } }));
     row = await lastRisk(owner.userId);
     expect(row.detail).toMatchObject({ level: "medium", reasons: ["asn-velocity"] });
+  });
+
+  // Threat (at scale): a Durable Object per address ever seen, which the platform's Rate Limiting binding exists to
+  // avoid; and, the binding's count being final, a wrong password counted against the address's velocity.
+  it("RISK_VELOCITY_LIMITER bound: the address counted there, after a right password only, in no object", async () => {
+    const keys: string[] = [];
+    let answer: () => Promise<{ success: boolean }> = async () => ({ success: true });
+    const limiter = {
+      limit: async ({ key }: { key: string }) => {
+        keys.push(key);
+        return answer();
+      },
+    };
+    const names: string[] = [];
+    const limiters = {
+      idFromName: (name: string) => {
+        names.push(name);
+        return env.RATE_LIMITERS.idFromName(name);
+      },
+      get: (id: DurableObjectId) => env.RATE_LIMITERS.get(id),
+    };
+    const bound = service({
+      ...BASE,
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      RISK_VELOCITY_LIMITER: limiter,
+      RATE_LIMITERS: limiters,
+    });
+    const owner = await ownerAt(bound, BERLIN);
+    await withTotp(bound, owner);
+    const from = elsewhere(BERLIN);
+    keys.length = 0;
+    names.length = 0;
+    await expectError(
+      await signInFrom(bound, owner.email, from, "not the password"),
+      401,
+      "invalid-email-password",
+    );
+    expect(keys).toEqual([]);
+    // Allowed: a new device at home, medium, the address not past its velocity.
+    await sessionOf(await signInFrom(bound, owner.email, from));
+    expect(keys).toEqual([`ip:${addressKey(from.address!)}`]);
+    // No object for the address (the network's object is counted, and a wrong password's count taken back).
+    expect(names).toContain(`RISK:asn:${BERLIN.asn}`);
+    expect(names.filter((name) => name.startsWith("RISK:ip:"))).toEqual([]);
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({
+      level: "medium",
+      signals: { velocity: { address: false } },
+    });
+    // Refused by the binding: the address is past its velocity, high (the TOTP step).
+    answer = async () => ({ success: false });
+    expect((await sessionOf(await signInFrom(bound, owner.email, from))).mfa?.ticket).toMatch(/^mfaTotp:/);
+    expect((await lastRisk(owner.userId)).detail).toMatchObject({
+      level: "high",
+      signals: { velocity: { address: true } },
+    });
+    // A binding that fails: the sign-in fails closed with 503, as a failing counter object does.
+    answer = async () => Promise.reject(new Error("binding down"));
+    await expectError(await signInFrom(bound, owner.email, from), 503, "service-unavailable");
   });
 });
 

@@ -62,9 +62,14 @@ export function deviceCookieOf(response: Response): string | null {
   return line ? line.slice("edge_auth_device=".length).split(";")[0]! : null;
 }
 
-export function signInFrom(svc: TestService, email: string, from: From): Promise<Response> {
+export function signInFrom(
+  svc: TestService,
+  email: string,
+  from: From,
+  password = PASSWORD,
+): Promise<Response> {
   return svc.request("POST", "/signin/email-password", {
-    json: { email, password: PASSWORD },
+    json: { email, password },
     headers: headersOf(from),
     cf: from.cf,
   });

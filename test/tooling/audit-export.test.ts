@@ -27,6 +27,7 @@ const TYPES = [
   "signin.failure",
   "signin.failure.repeated",
   "oauth2.assertion",
+  "signin.risk",
   "admin.console.sign-in",
   "admin.console.sign-in-failed",
   "elevation",
@@ -64,6 +65,18 @@ const TYPES = [
   "scim.user.update",
   "scim.user.delete",
 ];
+const REFUSED_AS_RISKY = {
+  outcome: "failure",
+  reason: "risk-refused",
+  detail: {
+    method: "email-password",
+    level: "high",
+    reasons: ["impossible-travel", "new-country-new-device"],
+    decision: "refuse",
+    by: "policy",
+    signals: { device: "new", newCountry: true, travel: { impossible: true, km: 16_000, fromCountry: "DE" } },
+  },
+};
 const events = [...TYPES, "hook.called"].map((type, i) => ({
   id: `${String(1_795_000_000_000 - i).padStart(14, "0")}-000001-abcdef${String(i).padStart(2, "0")}`,
   at: new Date(1_795_000_000_000 - i * 1000).toISOString(),
@@ -75,6 +88,8 @@ const events = [...TYPES, "hook.called"].map((type, i) => ({
   reason: /failure/.test(type) ? "invalid-email-password" : type,
   ...(i % 2 === 0 ? { ip: "2001:db8::1", userAgent: "Mozilla/5.0" } : {}),
   detail: i % 4 === 0 ? { email: `someone-${i}@example.com`, method: "email-password" } : { n: i },
+  // The risk gate's refusal as src/risk/assess.ts records it.
+  ...(type === "signin.risk" ? REFUSED_AS_RISKY : {}),
 }));
 
 let server: Server;
@@ -155,13 +170,31 @@ describe("npm run admin -- audit export (contract operators.md §4: OCSF 1.2.0 c
       }
       const byMessage = Object.fromEntries(lines.map((event) => [event.message, event]));
       expect(byMessage["signin.failure"]).toMatchObject({ class_uid: 3002, activity_id: 1, status_id: 2 });
+      // Threat: a refused sign-in a SIEM files as an ordinary event, without its level or why (the export's only
+      // record of the gate's decision).
+      expect(byMessage["signin.risk"]).toMatchObject({
+        class_uid: 3002,
+        activity_id: 99,
+        activity_name: "Risk Assessment",
+        severity_id: 4,
+        status_id: 2,
+        status_code: "risk-refused",
+        status_detail: "risk high: refuse by policy (impossible-travel, new-country-new-device)",
+        enrichments: [
+          {
+            name: "risk_level",
+            value: "high",
+            data: { decision: "refuse", signals: REFUSED_AS_RISKY.detail.signals },
+          },
+        ],
+      });
       expect(byMessage["password.change"]).toMatchObject({ class_uid: 3001, activity_id: 3, status_id: 1 });
       expect(byMessage["session.revoke"]).toMatchObject({ class_uid: 3002, activity_id: 2 });
       const impersonated = lines.find(
         (event) => (event.unmapped as { actor: { type: string } }).actor.type === "impersonator",
       );
       expect(impersonated?.actor).toMatchObject({ user: { name: "grace@support", type_id: 2 } });
-      expect(stderr).toMatch(/40 events written; 1 of types outside OCSF/);
+      expect(stderr).toMatch(/41 events written; 1 of types outside OCSF/);
       // Every page asked with the time range, and the cursor of the page before.
       expect(asked.at(-1)!.get("since")).toBe("2026-11-01");
       expect(asked.at(-1)!.get("until")).toBe("2026-12-01T00:00:00Z");

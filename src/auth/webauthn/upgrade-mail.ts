@@ -1,4 +1,3 @@
-import { logError } from "../../http/context";
 import type { Deps } from "../../http/deps";
 import { mailTime } from "../devices";
 import { sendTemplate } from "../template-mail";
@@ -25,7 +24,6 @@ export async function sendUpgradeMail(deps: Deps, userId: string, at: number): P
  * under its own name for the operator (the key's `security-key.added` event, `upgrade: true`, is in the audit).
  */
 export function mailUpgradeAfterAnswer(deps: Deps, userId: string, at: number): void {
-  deps.background(
-    sendUpgradeMail(deps, userId, at).catch((error) => logError("-", "passkey-upgrade mail", error)),
-  );
+  // Logged by the request's own `background` (src/http/context.ts), which keeps the request's id for the line.
+  deps.background(sendUpgradeMail(deps, userId, at), "passkey-upgrade mail");
 }

@@ -22,11 +22,9 @@ export async function withServices<T>(
   // The slot map (several shards only): a call reaching a slot being moved waits for its switch (slot-wait.ts).
   const every = shardsOf(env, config.shards, await loadSlotMap(env, config.shards));
   const { shards, touched } = trackShards(every, env, config.shards);
-  const background = (work: Promise<unknown>) =>
+  const background = (work: Promise<unknown>, what = "background") =>
     ctx.waitUntil(
-      work.catch((error) =>
-        console.error(JSON.stringify({ level: "error", what: "background", detail: String(error) })),
-      ),
+      work.catch((error) => console.error(JSON.stringify({ level: "error", what, detail: String(error) }))),
     );
   // A Worker calls: `AuthAdmin` names it (`props.caller`, src/platform/admin.ts) once it has checked the name.
   const deps = createServices(config, env, { shards, background, actor: { kind: "worker" } });

@@ -56,6 +56,16 @@ const FROM_CORE: Partial<Record<ErrorCode, [ContentfulStatusCode, string, string
   ],
 };
 
+/**
+ * A refusal GoTrue answers with the refuser's own words. The risk gate's refusal (docs/risk.md) is, to GoTrue, an auth
+ * hook rejecting a sign-in: GoTrue answers its MFA verification hook's `reject` 403 `mfa_verification_rejected` with
+ * the hook's message (internal/api/mfa.go), its one code for "a hook refused this sign-in". Its password hook's
+ * rejection reuses `invalid_credentials` (400), which here would tell the app the password was wrong (it was right:
+ * the gate runs after it) and send the user to reset it; the core's 403 stays, and so does its message (why, and
+ * whether another device would do).
+ */
+const REJECTED: Partial<Record<ErrorCode, string>> = { "risk-refused": "mfa_verification_rejected" };
+
 /** A WebAuthn ceremony that failed, named as GoTrue names it (the Nhost API answers one 400 for all). */
 const CEREMONY: Record<CeremonyStage, [ContentfulStatusCode, string, string]> = {
   challenge: [400, "webauthn_challenge_not_found", "Challenge not found or already used"],
@@ -89,6 +99,8 @@ export function toGoTrueError(error: unknown): GoTrueError {
   if (error instanceof CeremonyError) return new GoTrueError(...CEREMONY[error.stage]);
   const weak = WEAK[error.code];
   if (weak) return new GoTrueError(422, "weak_password", error.message, [weak]);
+  const rejected = REJECTED[error.code];
+  if (rejected) return new GoTrueError(403, rejected, error.message);
   const known = FROM_CORE[error.code];
   if (known) return new GoTrueError(known[0], known[1], known[2]);
   return new GoTrueError(error.status, byStatus(error.status), error.message);
