@@ -189,3 +189,30 @@ describe("the SAML ACS's GET: the membership and the session's org", () => {
     expect(await memberOf(org.orgId, userId)).toMatchObject({ role: "admin", source: "invitation" });
   });
 });
+
+describe("the SAML ACS's GET: the membership's write failing", () => {
+  it("answers 503 and ends the session started beside it", async () => {
+    // Threat: a session answered, or left refreshable in the user's list, whose membership was never written, now
+    // that the write runs beside the session's start instead of before it.
+    const org = await samlOrg();
+    const { email, userId } = await member(org, "ivan");
+    const fail = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+    const broken: object = { bind: () => broken, raw: fail, all: fail, first: fail, run: fail };
+    const failing = samlService({
+      ...ONE_SHARD,
+      DB: new Proxy(db, {
+        get(target, property) {
+          if (property === "prepare")
+            return (sql: string) => (/^insert into "org_members"/.test(sql) ? broken : target.prepare(sql));
+          const value = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+    });
+    const bounce = await bounced(org, email);
+    const answer = await openIn(failing, bounce.back, bounce.cookie);
+    expect(answer.status, await answer.clone().text()).toBe(503);
+    expect(answer.headers.get("retry-after")).toBeTruthy();
+    expect(await sessionsOf(userId)).toBe(1);
+  });
+});
