@@ -156,6 +156,7 @@ export {
 export { methodRefusedUnderSso } from "./sso-enforcement";
 export { endSessionsUnderSso } from "./sso-sweep";
 export {
+  accountOfEmail,
   findUserByEmail,
   findUserById,
   hasuraClaims,

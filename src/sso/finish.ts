@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { activeMembership, issueExchangeCode, signInScope, startSession } from "../auth";
+import { issueExchangeCode, revokeSession, signInScope, startSession } from "../auth";
 import type { SsoConnectionRow } from "../db/schema";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
@@ -42,13 +42,19 @@ export async function sameBrowser(
 
 /**
  * Checks the browser binding, then the connection (enabled, the request's), then signs in the user the identity
- * names (./jit.ts: only inside the org's verified domains) and answers the redirect.
+ * names (./jit.ts: only inside the org's verified domains) and answers the redirect. `userHint`: the id the SAML
+ * result's take answered for the asserted email (./requests.ts), so that the user's reads start at once.
+ *
+ * The trips (issue 48, "Round trips"; docs/performance.md, "The SAML ACS's GET"): the user's row, the org's
+ * verified domains, the membership, the second factors and the risk gate's reads side by side; then the session's
+ * batch beside its family's start and the membership's write. Every refusal is decided before that last trip.
  */
 export async function finishSsoSignIn(
   c: Context<AppEnv>,
   connection: SsoConnectionRow,
   identity: SsoIdentity,
   request: PendingSsoRequest,
+  userHint?: string,
 ): Promise<Response> {
   try {
     if (!(await sameBrowser(c, connection, request))) {
@@ -58,27 +64,43 @@ export async function finishSsoSignIn(
       throw new AppError("sso-connection-not-found", "this connection is disabled or was removed");
     }
     const deps = c.var.deps;
-    const user = await userThroughConnection(deps, connection, identity);
+    // (The scope names no method: this route's refusals are redirects, never a credential failure to audit.)
+    const scope = signInScope(c, null);
     // The session starts inside the connection's organization: that is where its IdP vouched for the person.
-    const org = await activeMembership(deps, connection.orgId, user.id);
+    const { user, org, keepMembership } = await userThroughConnection(deps, connection, identity, {
+      scope,
+      userHint,
+    });
     // The method is the connection's kind, named here: no path says it (the ACS's GET and the OIDC callback differ).
-    // (The scope names none: this route's refusals are redirects, never a credential failure to audit.)
     const method = connection.type === "saml" ? "sso:saml" : "sso:oidc";
-    // A face's code flow: a code for its session, which opens in the org when the code comes back.
+    // A face's code flow: a code for its session, which opens in the org when the code comes back (the membership
+    // is written before the redirect carries the code).
     if (request.codeChallenge) {
-      const code = await issueExchangeCode(deps, user.id, request.codeChallenge, {
-        method,
-        orgId: org?.orgId,
-      });
+      const [code] = await Promise.all([
+        issueExchangeCode(deps, user.id, request.codeChallenge, { method, orgId: org.orgId }),
+        keepMembership(),
+      ]);
       return c.redirect(withQuery(request.redirectTo, { code }), 302);
     }
-    const signedIn = await startSession(signInScope(c, null), { user, org, method, mfaGate: true });
+    // The membership's write beside the session's start: before, it was written first whatever the session step
+    // decided (a second factor's ticket, the risk gate's refusal), and it still is; a session is only answered once
+    // both are written, and one whose membership failed (or was suspended meanwhile) is ended.
+    const [kept, signedIn] = await Promise.allSettled([
+      keepMembership(),
+      startSession(scope, { user, org, method, mfaGate: true }),
+    ]);
+    if (kept.status === "rejected") {
+      const orphan = signedIn.status === "fulfilled" ? signedIn.value.session : null;
+      if (orphan) deps.background(revokeSession(deps, orphan.refreshTokenId));
+      throw kept.reason;
+    }
+    if (signedIn.status === "rejected") throw signedIn.reason;
     return c.redirect(
       withQuery(
         request.redirectTo,
-        signedIn.session
-          ? { refreshToken: signedIn.session.refreshToken }
-          : { mfaTicket: signedIn.mfa!.ticket },
+        signedIn.value.session
+          ? { refreshToken: signedIn.value.session.refreshToken }
+          : { mfaTicket: signedIn.value.mfa!.ticket },
       ),
       302,
     );

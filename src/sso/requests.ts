@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, gt, isNull, type SQL, sql } from "drizzle-orm";
 import { ssoRequests } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
@@ -204,17 +204,41 @@ export async function keepUnsolicitedResult(
 /**
  * The ACS's GET: the kept identity and its request, once (`DELETE … RETURNING`). The browser binding is checked by
  * `finishSsoSignIn`, which must be called next. Unknown, expired or used one-time id → `undefined`.
+ *
+ * With `userHint` (one shard: the home database holds every user), the same statement also answers the id of the
+ * user whose email the identity asserts, if any (`userHint`), so that the sign-in reads that user's row, membership,
+ * factors and device side by side in the next trip instead of one after another (issue 48, "Round trips";
+ * ./jit.ts). A hint only: it is used only after the browser binding and the connection were checked, and only the
+ * row that still holds the email (read by id AND email) is taken; a hint that finds none is read again by email.
  */
 export async function takeResult(
   deps: Deps,
   oneTimeId: string | undefined,
-): Promise<{ request: PendingSsoRequest; identity: SsoIdentity } | undefined> {
+  { userHint = false }: { userHint?: boolean } = {},
+): Promise<{ request: PendingSsoRequest; identity: SsoIdentity; userHint?: string } | undefined> {
   if (!oneTimeId || oneTimeId.length > 512) return undefined;
-  const row = await deps.db
+  const taken = deps.db
     .delete(ssoRequests)
-    .where(and(eq(ssoRequests.resultHash, await sha256Hex(oneTimeId)), gt(ssoRequests.expiresAt, deps.now())))
-    .returning()
-    .get();
+    .where(
+      and(eq(ssoRequests.resultHash, await sha256Hex(oneTimeId)), gt(ssoRequests.expiresAt, deps.now())),
+    );
+  const row = userHint
+    ? await taken.returning({ ...getTableColumns(ssoRequests), userHint: USER_OF_RESULT }).get()
+    : await taken.returning().get();
   if (!row?.result) return undefined;
-  return { request: await pendingOf(deps, row), identity: row.result as unknown as SsoIdentity };
+  const hint = "userHint" in row && typeof row.userHint === "string" ? row.userHint : undefined;
+  return {
+    request: await pendingOf(deps, row),
+    identity: row.result as unknown as SsoIdentity,
+    ...(hint ? { userHint: hint } : {}),
+  };
 }
+
+/**
+ * The id of the user of the taken row's asserted email, trimmed and lower-cased as ./jit.ts does (in SQL only ASCII
+ * is lower-cased: an address that differs finds no row, and the sign-in reads by email as before). `users.email` is
+ * unique and indexed.
+ */
+const USER_OF_RESULT = sql<
+  string | null
+>`(SELECT "id" FROM "users" WHERE "email" = lower(trim(json_extract("sso_requests"."result", '$.email'))))`;

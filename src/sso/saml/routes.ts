@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { readsDirectory } from "../../db/directory";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import { operation, REDIRECT_ANSWER } from "../../http/documented";
@@ -100,8 +101,10 @@ export const samlRoutes = new Hono<AppEnv>()
       const deps = c.var.deps;
       // The connection (named by the path) is read beside the result's take: one wave, not two (issue 48, "Round
       // trips"). Read as a test round trip may use it; a sign-in's needs it enabled, checked once the take says which.
+      // With one shard the take also answers the asserted email's user (a hint: ../requests.ts), so the user's reads
+      // start in the next trip beside the domain check (../jit.ts).
       const [taken, found] = await Promise.all([
-        takeResult(deps, c.req.query("result")),
+        takeResult(deps, c.req.query("result"), { userHint: !readsDirectory(deps.shards) }),
         samlConnection(deps, c.req.param("connectionId"), true).catch((error: unknown) => ({ error })),
       ]);
       if (!taken) {
@@ -117,7 +120,7 @@ export const samlRoutes = new Hono<AppEnv>()
         if (!taken.request.test && !connection.enabled) throw connectionNotFound();
         if (taken.request.test)
           return await finishConnectionTest(c, connection, taken.identity, taken.request);
-        return await finishSsoSignIn(c, connection, taken.identity, taken.request);
+        return await finishSsoSignIn(c, connection, taken.identity, taken.request, taken.userHint);
       } catch (error) {
         return ssoFailure(c, taken.request.redirectTo, error);
       }
