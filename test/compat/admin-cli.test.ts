@@ -115,6 +115,9 @@ describe("npm run admin", () => {
     ).toEqual([
       ["admin.user.disable", 3001, "Admin"],
       ["signin.success", 3002, "User"],
+      // The sign-in's risk decision (a first device: medium, allowed), an Authentication event since issue 48's
+      // small things (scripts/audit-export/ocsf.mjs), recorded before its success.
+      ["signin.risk", 3002, "User"],
       ["admin.user.create", 3001, "Admin"],
       ["signup", 3001, "Admin"],
     ]);
