@@ -245,11 +245,16 @@ export async function serveOurs(
   const { session } = await post(base, "/signup/email-password", { email, password: PASSWORD });
   const pool = [];
   /**
-   * Fills the pool back to two tokens a connection. A run ends with up to one request a connection in flight, whose
-   * token the service rotated but whose successor autocannon drops, so each run leaves the pool smaller: a scenario
-   * that runs refreshes again on the same instance tops it up first.
+   * Fills the pool with two fresh sessions a connection, for a scenario that runs refreshes again on the same
+   * instance. Not the tokens an earlier run left: their sessions were signed in before the sign-in rows since, which
+   * sign this same user in hundreds of times, and a user keeps at most AUTH_MAX_SESSIONS_PER_USER sessions (200),
+   * least recently used out first (src/auth/session-cap.ts): every one of them was ended, and its token answered 401
+   * `invalid-refresh-token` once, a connection each (the 16 401s of the org switch's row and of the better-auth
+   * comparison's second refresh round in the run at 11b7858). Fresh sessions are the user's newest, and a refresh
+   * run signs nobody in. (A run also ends with a request a connection in flight, whose successor autocannon drops.)
    */
   const topUp = async () => {
+    pool.length = 0;
     while (pool.length < CONNECTIONS * 2) {
       pool.push(
         (await post(base, "/signin/email-password", { email, password: PASSWORD })).session.refreshToken,
