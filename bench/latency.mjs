@@ -345,12 +345,15 @@ try {
     const samlPending = [];
     SWITCH_ORG = (await post(ours.base, "/orgs", { name: "Latency org" }, ours.session.accessToken)).id;
     SWITCH_ELSEWHERE = shardIndexOfUser(ours.session.user.id) === 0 ? 0 : 1;
-    extraPaths = [
-      ...(await bindingPaths(ours)),
-      ...samlPaths(saml, samlPending, samlResults, samlUnexpected),
-    ];
+    const samlRows = samlPaths(saml, samlPending, samlResults, samlUnexpected);
     for (const profile of PROFILES) {
       await control(origin, "profile?name=none");
+      // The binding's `live` row asks whether the session stands: a session of this profile's, since the sign-in rows
+      // of the profiles before (this same user, hundreds of times) ended the older ones under the session cap.
+      ours.session = (
+        await post(ours.base, "/signin/email-password", { email: ours.email, password: PASSWORD })
+      ).session;
+      extraPaths = [...(await bindingPaths(ours)), ...samlRows];
       const pool = await codes(ours.base, client, ours.session.accessToken, CODES);
       // Fresh sessions for every refresh row, each profile: a run ends with a refresh in flight whose successor is
       // dropped, and the sign-in rows sign this user in again and again while a user keeps at most 200 sessions,

@@ -55,7 +55,7 @@ describe("an org switch in the rotation's run: races", () => {
     const owner = await user("org-race");
     const org = await createOrg(owner);
     const sessions: WireSession[] = [owner];
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < 4; i++) {
       const response = await svc.post("/signin/email-password", {
         email: owner.user.email,
         password: PASSWORD,
