@@ -23,6 +23,7 @@
 // (bench/latency-binding.mjs) and a SAML sign-in's ACS, its POST and its GET, answered by the tests' real IdP
 // (bench/latency-saml.mjs); the ACS rows, like the code exchange, spend `BENCH_LATENCY_CODES` sign-ins a profile.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +33,7 @@ import {
   bundle,
   failOnUnexpectedAnswers,
   PASSWORD,
+  post,
   rotatingRefresh,
   run,
   SHARDS,
@@ -62,6 +64,13 @@ const BUDGETS = {
     met: (s) => s.sequential <= 1 && only(s, "d1-replica"),
   },
   refresh: { text: "1 wave (the object, the read beside)", met: (s) => s.sequential <= 1 },
+  // The rotation records the switch while the membership is read beside it, where the user's sessions are in the
+  // home database (`org_members`' database); elsewhere the membership waits for the session's row, which names the
+  // user (docs/decisions.md, "Issue 48: the org switch in one wave").
+  "org switch": {
+    text: "1 wave, as refresh (2 with the user's shard not the home database)",
+    met: (s) => s.sequential <= 1 + SWITCH_ELSEWHERE,
+  },
   "Supabase refresh": { text: "1 wave, as refresh", met: (s) => s.sequential <= 1 },
   "sign-in": { text: SIGN_IN_BUDGET, met: (s) => s.sequential <= 2 + DIRECTORY },
   "Supabase sign-in": { text: SIGN_IN_BUDGET, met: (s) => s.sequential <= 2 + DIRECTORY },
@@ -86,6 +95,17 @@ const BUDGETS = {
   // the factors, read with only the email and the org; the session written beside the family's start: 3.
   "SAML ACS (GET)": { text: "≤ 3 (take ∥ connection; user; session)", met: (s) => s.sequential <= 3 },
 };
+/** Whether the bench user's shard is not the home database (`BENCH_SHARDS=2`), set once the user exists. */
+let SWITCH_ELSEWHERE = 0;
+/** The user's slot (src/db/shards.ts `slotOfUser`: the first 12 bits of SHA-256 of the id) → its shard's index. */
+const shardIndexOfUser = (userId) => {
+  const digest = createHash("sha256").update(userId.toLowerCase()).digest();
+  return Math.floor((((digest[0] << 4) | (digest[1] >> 4)) * SHARDS.length) / 4096);
+};
+/** The org switch row's pool: sessions of the bench user, each switched into `SWITCH_ORG` again and again. */
+const SWITCH_POOL = [];
+let SWITCH_ORG;
+
 const only = (shape, kind) =>
   shape.perKind.every((entry) => entry.startsWith(kind) || entry.startsWith("limiter"));
 
@@ -217,6 +237,11 @@ function paths(ours, client, pool) {
     ],
     ["refresh", "POST /auth/v1/token", rotatingRefresh(ours.base, ours.pool)],
     [
+      "org switch",
+      "POST /auth/v1/token",
+      rotatingRefresh(ours.base, SWITCH_POOL, () => {}, { orgId: SWITCH_ORG }),
+    ],
+    [
       "sign-in",
       "POST /auth/v1/signin/email-password",
       {
@@ -318,15 +343,30 @@ try {
     const samlResults = [];
     const samlUnexpected = { post: 0, get: 0 };
     const samlPending = [];
-    extraPaths = [
-      ...(await bindingPaths(ours)),
-      ...samlPaths(saml, samlPending, samlResults, samlUnexpected),
-    ];
+    SWITCH_ORG = (await post(ours.base, "/orgs", { name: "Latency org" }, ours.session.accessToken)).id;
+    SWITCH_ELSEWHERE = shardIndexOfUser(ours.session.user.id) === 0 ? 0 : 1;
+    const samlRows = samlPaths(saml, samlPending, samlResults, samlUnexpected);
     for (const profile of PROFILES) {
       await control(origin, "profile?name=none");
+      // The binding's `live` row asks whether the session stands: a session of this profile's, since the sign-in rows
+      // of the profiles before (this same user, hundreds of times) ended the older ones under the session cap.
+      ours.session = (
+        await post(ours.base, "/signin/email-password", { email: ours.email, password: PASSWORD })
+      ).session;
+      extraPaths = [...(await bindingPaths(ours)), ...samlRows];
       const pool = await codes(ours.base, client, ours.session.accessToken, CODES);
-      // A run ends with a refresh in flight whose successor is dropped: the face's pool is topped up each profile.
+      // Fresh sessions for every refresh row, each profile: a run ends with a refresh in flight whose successor is
+      // dropped, and the sign-in rows sign this user in again and again while a user keeps at most 200 sessions,
+      // least recently used out first (bench/lib.mjs `topUp`).
+      FACE_POOL.length = 0;
+      SWITCH_POOL.length = 0;
       while (FACE_POOL.length < CONNECTIONS * 2) FACE_POOL.push(await faceSignIn(ours));
+      while (SWITCH_POOL.length < CONNECTIONS * 2) {
+        SWITCH_POOL.push(
+          (await post(ours.base, "/signin/email-password", { email: ours.email, password: PASSWORD })).session
+            .refreshToken,
+        );
+      }
       await ours.topUp();
       samlPending.push(...(await samlSignIns(ours, idp, saml, CODES)));
       Object.assign(samlUnexpected, { post: 0, get: 0 });

@@ -7,17 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { slotOfUser } from "../src/db/shards";
 import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
-import {
-  decodeJwt,
-  NO_VERIFICATION,
-  PASSWORD,
-  PREFIX,
-  SERVER,
-  signUp,
-  uniqueEmail,
-  type WireSession,
-} from "./helpers";
-import { proof, proofKey } from "./oauth2/dpop-support";
+import { decodeJwt, NO_VERIFICATION, PASSWORD, signUp, uniqueEmail, type WireSession } from "./helpers";
 import {
   basic,
   codeFor,
@@ -226,24 +216,25 @@ describe("sign-in: three trips in line (the account located; its row, its lockou
   });
 });
 
-describe("an org switch: three trips where the session is in the home database, four elsewhere (the membership read after it)", () => {
+describe("an org switch: one wave where the session is in the home database, two elsewhere (the membership after it)", () => {
   const orgOf = (accessToken: string) =>
     decodeJwt(accessToken).payload["https://hasura.io/jwt/claims"] as Record<string, string>;
-
-  it("POST /token {refreshToken, orgId}, and the next refresh carries the switch", async () => {
-    // Threat (of speed): the switch's reads and writes one after another again (seven before issue 48, five before
-    // this change). It costs more than a plain refresh (docs/performance.md says what is left and why): the
-    // membership is checked before the token is spent, so a refused switch leaves the client its token; the org is
-    // written before the rotation, once nothing can refuse it, and the rotation's own call raises the write's bookmark.
-    // One owner whose session is in the home database (where `org_members` is: the membership is read in the
-    // session's trip) and one whose session is not (read after it), as the suite's two shards place them.
-    const owners = new Map<boolean, WireSession>();
-    for (let i = 0; i < 40 && owners.size < 2; i++) {
+  /** An owner of an org whose session is in the home database (`onHome`), or one whose session is not. */
+  async function ownerWhere(onHome: boolean): Promise<WireSession> {
+    for (let i = 0; i < 60; i++) {
       const candidate = await orgUser();
-      owners.set(allD1()[0] === userD1(candidate.user!.id), candidate);
+      if ((allD1()[0] === userD1(candidate.user!.id)) === onHome) return candidate;
     }
-    expect([...owners.keys()].sort()).toEqual([false, true]);
-    for (const [onHome, owner] of owners) {
+    throw new Error("no user in that placement");
+  }
+
+  it("POST /token {refreshToken, orgId}: the rotation records the switch while the membership is read beside it; the next refresh carries it", async () => {
+    // Threat (of speed): the switch's reads and writes one after another again (seven before issue 48, five, then
+    // three, before this change). The rotation records the org in the family's object; where the session is in the
+    // home database (`org_members`' database) the membership is read in the same wave; elsewhere after the
+    // session's read, which names the user (docs/decisions.md, "Issue 48: the org switch in one wave").
+    for (const onHome of [true, false]) {
+      const owner = await ownerWhere(onHome);
       const org = await createOrg(owner);
       const { response, waves } = await svc.post("/token", {
         refreshToken: owner.refreshToken,
@@ -252,14 +243,21 @@ describe("an org switch: three trips where the session is in the home database, 
       expect(response.status).toBe(200);
       const switched = (await response.json()) as WireSession;
       expect(orgOf(switched.accessToken)["x-hasura-org-id"]).toBe(org.id);
-      expect(waves.sequential, waves.trace).toBe(onHome ? 3 : 4);
-      expect(
-        waves.trace.split("\n").some((call) => call.includes("raiseBookmark")),
-        waves.trace,
-      ).toBe(false);
+      expect(waves.sequential, waves.trace).toBe(onHome ? 1 : 2);
+      // Nothing is written before the answer: the row gets the org after it (the object is what refreshes read).
+      expect(waves.trace, waves.trace).not.toMatch(/update "sessions"|raiseBookmark|setOrg/);
+      // Out of any org: nothing to read, one wave wherever the session is.
+      const out = await svc.post("/token", { refreshToken: switched.refreshToken, orgId: null });
+      expect([out.response.status, out.waves.sequential], out.waves.trace).toEqual([200, 1]);
+      const back = await svc.post("/token", {
+        refreshToken: ((await out.response.json()) as WireSession).refreshToken,
+        orgId: org.id,
+      });
       // The plain refresh after it carries the switch (it reads the membership again, as every refresh of a session
       // in an org does).
-      const next = await svc.post("/token", { refreshToken: switched.refreshToken });
+      const next = await svc.post("/token", {
+        refreshToken: ((await back.response.json()) as WireSession).refreshToken,
+      });
       expect(next.response.status).toBe(200);
       expect(orgOf(((await next.response.json()) as WireSession).accessToken)["x-hasura-org-id"]).toBe(
         org.id,
@@ -267,57 +265,27 @@ describe("an org switch: three trips where the session is in the home database, 
     }
   });
 
-  it("a switch into an org the session's user is not in is refused with the token unspent, whoever shares the locator", async () => {
+  it("a refused switch: 403 with the token unspent and the org as it was, one wave more to put the rotation back, whoever shares the locator", async () => {
     // Threat: the membership read beside the session (every user with a session of the locator) answering for
-    // another user's membership: a user switching into an org only someone sharing their locator belongs to.
-    // Both sessions in the home database, where the membership is read beside the session.
-    const onHome: WireSession[] = [];
-    for (let i = 0; i < 60 && onHome.length < 2; i++) {
-      const candidate = await orgUser();
-      if (allD1()[0] === userD1(candidate.user!.id)) onHome.push(candidate);
-    }
-    const [mine, theirs] = onHome as [WireSession, WireSession];
-    const org = await createOrg(theirs);
+    // another user's membership: a user switching into an org only someone sharing their locator belongs to. Threat:
+    // a refused switch spending the client's token or moving its session out of its org. Both sessions in the home
+    // database, where the membership is read beside the rotation.
+    const [mine, theirs] = [await ownerWhere(true), await ownerWhere(true)];
+    const [own, org] = [await createOrg(mine), await createOrg(theirs)];
+    const inOwn = await svc.post("/token", { refreshToken: mine.refreshToken, orgId: own.id });
+    const current = (await inOwn.response.json()) as WireSession;
     await userD1(theirs.user!.id)
       .prepare("UPDATE sessions SET locator = ? WHERE id = ?")
-      .bind(mine.refreshToken.slice(0, 6), theirs.refreshTokenId)
+      .bind(current.refreshToken.slice(0, 6), theirs.refreshTokenId)
       .run();
-    const refused = await svc.post("/token", { refreshToken: mine.refreshToken, orgId: org.id });
+    const refused = await svc.post("/token", { refreshToken: current.refreshToken, orgId: org.id });
     expect(refused.response.status).toBe(403);
     expect(((await refused.response.json()) as { error: string }).error).toBe("not-org-member");
-    expect((await svc.post("/token", { refreshToken: mine.refreshToken })).response.status).toBe(200);
-  });
-
-  it("a DPoP-bound session's switch without its key writes nothing and spends nothing", async () => {
-    // Threat: the org written before the rotation for a request the rotation then refuses: a stolen refresh token of
-    // a DPoP-bound session (useless without the key) switching its owner's session into another of their orgs.
-    const owner = await orgUser();
-    const org = await createOrg(owner);
-    const key = await proofKey();
-    const signedIn = await svc.request("POST", "/signin/email-password", {
-      json: { email: owner.user!.email, password: PASSWORD },
-      headers: { dpop: await proof(key, "POST", `${SERVER}${PREFIX}/signin/email-password`) },
-    });
-    expect(signedIn.response.status).toBe(200);
-    const bound = ((await signedIn.response.json()) as { session: WireSession }).session;
-    const refused = await svc.post("/token", { refreshToken: bound.refreshToken, orgId: org.id });
-    expect(refused.response.status).toBe(401);
-    // The look-up found the key unproved, so nothing was written before the rotation, which refused too.
-    expect(refused.waves.trace, refused.waves.trace).not.toMatch(/update "sessions"/);
-    const row = await userD1(bound.user!.id)
-      .prepare("SELECT org_id FROM sessions WHERE id = ?")
-      .bind(bound.refreshTokenId)
-      .first<{ org_id: string | null }>();
-    expect(row).toEqual({ org_id: null });
-    // Nothing spent: with its key the token still switches.
-    const withKey = await svc.request("POST", "/token", {
-      json: { refreshToken: bound.refreshToken, orgId: org.id },
-      headers: { dpop: await proof(key, "POST", `${SERVER}${PREFIX}/token`) },
-    });
-    expect(withKey.response.status).toBe(200);
-    expect(orgOf(((await withKey.response.json()) as WireSession).accessToken)["x-hasura-org-id"]).toBe(
-      org.id,
-    );
+    expect(refused.waves.sequential, refused.waves.trace).toBe(2);
+    expect(refused.waves.trace, refused.waves.trace).toMatch(/ do undoSwitch/);
+    const again = await svc.post("/token", { refreshToken: current.refreshToken });
+    expect(again.response.status).toBe(200);
+    expect(orgOf(((await again.response.json()) as WireSession).accessToken)["x-hasura-org-id"]).toBe(own.id);
   });
 });
 

@@ -43,17 +43,3 @@ export async function primaryBookmark(d1: D1Database): Promise<string | null> {
   await session.prepare("SELECT 1").run();
   return session.getBookmark();
 }
-
-/**
- * `write` on the primary, through a session, and the primary's bookmark right after it: one round trip where the
- * write and then `primaryBookmark` are two (the org switch's write of the session's org, which its next refresh must
- * read back).
- */
-export async function writeThenBookmark(
-  d1: D1Database,
-  write: (db: ReturnType<typeof drizzle>) => Promise<unknown>,
-): Promise<string | null> {
-  const session = d1.withSession("first-primary");
-  await write(drizzle(session as unknown as D1Database));
-  return session.getBookmark();
-}

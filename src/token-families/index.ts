@@ -13,6 +13,9 @@ export {
   revokeFamily,
   revokeFamilyOfToken,
   rotateInFamily,
+  setFamilyOrg,
+  setFamilyOrgIf,
   startFamily,
+  undoOrgSwitch,
 } from "./rotation";
 export { SessionFamilies } from "./session-families";

@@ -38,9 +38,20 @@ export type Rotation =
       /** The DPoP key the family is bound to now (null: none); `bound`: this rotation bound it. */
       jkt?: string | null;
       bound?: boolean;
+      /** The org the family acts in, when its object holds it (family-orgs.ts); absent: the session's row says. */
+      org?: string | null;
+      /** This rotation recorded the request's `switchTo`: `undoOrgSwitch` puts it back. */
+      switched?: boolean;
     }
   /** A duplicate inside the grace window: `token` is the successor the first request got. */
-  | { outcome: "grace"; family: string; token: string; bookmark?: string | null; jkt?: string | null }
+  | {
+      outcome: "grace";
+      family: string;
+      token: string;
+      bookmark?: string | null;
+      jkt?: string | null;
+      org?: string | null;
+    }
   /** The family is bound to a DPoP key this request did not prove: nothing was spent. */
   | { outcome: "key-mismatch"; family: string }
   /** An older token of the family (now revoked), or a family revoked before. */
@@ -61,8 +72,11 @@ export interface RotationRequest {
    * unbound one is bound by the first rotation with one. OAuth2 grants pass none (they check their key on the grant).
    */
   dpopJkt?: string | null;
-  /** A write of the family's user made just before (an org switch's): raised in the rotation's own run. */
-  bookmark?: string | null;
+  /**
+   * Sessions only: a switch into an organization (null: out of any), recorded in the rotation's own run while the
+   * caller reads the membership beside it (src/auth/sessions/session-org.ts); a refusal calls `undoOrgSwitch`.
+   */
+  switchTo?: { org: string | null };
 }
 
 /**
@@ -95,7 +109,7 @@ export async function rotateInFamily(
   const result = await familiesAt(deps, locator).rotate({
     ...(await objectRequest(deps, request)),
     touchEveryMs: touchEveryMs(request.lifetimeMs),
-    ...(request.bookmark ? { bookmark: request.bookmark } : {}),
+    ...(request.switchTo ? { switchTo: request.switchTo } : {}),
   });
   switch (result.outcome) {
     case "rotated":
@@ -107,6 +121,8 @@ export async function rotateInFamily(
         bookmark: result.bookmark,
         jkt: result.jkt ?? null,
         bound: result.bound ?? false,
+        ...(result.org !== undefined ? { org: result.org } : {}),
+        ...(result.switched ? { switched: true } : {}),
       };
     case "grace":
       return {
@@ -115,6 +131,7 @@ export async function rotateInFamily(
         token: await decrypt(deps.config.secrets.encryptionKey, result.successorSealed),
         bookmark: result.bookmark,
         jkt: result.jkt ?? null,
+        ...(result.org !== undefined ? { org: result.org } : {}),
       };
     default:
       return result;
@@ -129,6 +146,36 @@ export function raiseFamilyBookmark(
   bookmark: string,
 ): Promise<void> {
   return familiesAt(deps, locator).raiseBookmark(family, bookmark);
+}
+
+/**
+ * A switch the caller refused after its rotation recorded it (`switchTo`): the family's org goes back, and the
+ * rotation too when nothing happened to the family since. True: `successor` is forgotten and the presented token is
+ * current again (unspent); false: it stays spent (a duplicate inside the grace window got the successor, a sign-out).
+ */
+export async function undoOrgSwitch(
+  deps: Deps,
+  locator: string,
+  family: string,
+  successor: string,
+): Promise<boolean> {
+  return familiesAt(deps, locator).undoSwitch(family, await sha256Hex(successor));
+}
+
+/** The family acts in `org` from now on (a switch its rotation did not record: a duplicate, a legacy token). */
+export function setFamilyOrg(deps: Deps, locator: string, family: string, org: string | null): Promise<void> {
+  return familiesAt(deps, locator).setOrg(family, org);
+}
+
+/** The family's org becomes `org` if it is still `expected` (a refresh found the membership gone). */
+export function setFamilyOrgIf(
+  deps: Deps,
+  locator: string,
+  family: string,
+  expected: string | null,
+  org: string | null,
+): Promise<void> {
+  return familiesAt(deps, locator).setOrgIf(family, expected, org);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { FamilyOrgs, type HeldOrg } from "./family-orgs";
 
 /**
  * Refresh-token families (contract §5.2) of sessions and OAuth2 grants, found from the token itself: a token's
@@ -27,6 +28,10 @@ export type FamilyOutcome =
       bookmark: string | null;
       jkt?: string | null;
       bound?: boolean;
+      /** The org the family acts in, when this object holds it (family-orgs.ts); absent: the session's row says. */
+      org?: string | null;
+      /** This rotation recorded a switch (`switchTo`), which `undoSwitch` can put back. */
+      switched?: boolean;
     }
   /** `presented` was rotated less than the grace window ago: answer with the same successor. */
   | {
@@ -35,6 +40,7 @@ export type FamilyOutcome =
       successorSealed: string;
       bookmark: string | null;
       jkt?: string | null;
+      org?: string | null;
     }
   /**
    * The family is bound to a DPoP key (RFC 9449) and the request did not prove that key: nothing changed, the token
@@ -63,11 +69,10 @@ export interface RotateRequest {
 }
 
 /**
- * A rotation, and how stale the registry's last-used time may get before a refresh reports `touch`. `bookmark`: a
- * write of the family's user made just before (an org switch's), raised in the same run (`raiseBookmark`), so the
- * family's next refreshes read it back with no call of its own.
+ * A rotation, and how stale the registry's last-used time may get before a refresh reports `touch`. `switchTo`: a
+ * session's switch into an organization (null: out of any), recorded in the rotation's own run (family-orgs.ts).
  */
-export type FamilyRotation = RotateRequest & { touchEveryMs: number; bookmark?: string };
+export type FamilyRotation = RotateRequest & { touchEveryMs: number; switchTo?: { org: string | null } };
 
 interface FamilyRow {
   id: string;
@@ -89,10 +94,13 @@ export class SessionFamilies extends DurableObject<Env> {
   private bookmarks: boolean | undefined;
   /** Whether the `keys` table exists (created by the first DPoP-bound family, likewise). */
   private keys: boolean | undefined;
+  /** The orgs families act in, once switched (created by the first switch, likewise). */
+  private readonly orgs: FamilyOrgs;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.orgs = new FamilyOrgs(this.sql);
   }
 
   /**
@@ -166,7 +174,6 @@ export class SessionFamilies extends DurableObject<Env> {
     const jkt = this.keyOf(row.id);
     const proved = request.dpopJkt ?? null;
     if (jkt !== null && jkt !== proved) return { outcome: "key-mismatch", family: row.id };
-    if (request.bookmark) this.raiseBookmark(row.id, request.bookmark);
     if (presentedHash === row.current) {
       const touch = now - row.touched_at >= touchEveryMs;
       this.sql.exec(
@@ -183,6 +190,10 @@ export class SessionFamilies extends DurableObject<Env> {
       // An unbound family is bound by the first rotation that proves a key; from then on only that key rotates it.
       const bound = jkt === null && proved !== null;
       if (bound) this.setKey(row.id, proved);
+      // The switch is the family's from this run on; the Worker reads the membership beside, and a refusal puts
+      // this rotation back (`undoSwitch`).
+      const { switchTo } = request;
+      if (switchTo) this.orgs.recordSwitch(row.id, candidateHash, row, switchTo.org, bound);
       return {
         outcome: "rotated",
         family: row.id,
@@ -190,10 +201,14 @@ export class SessionFamilies extends DurableObject<Env> {
         bookmark: this.bookmarkOf(row.id),
         jkt: jkt ?? proved,
         bound,
+        ...orgField(switchTo ?? this.orgs.held(row.id)),
+        ...(switchTo ? { switched: true } : {}),
       };
     }
     const inGrace = graceMs > 0 && now - row.rotated_at <= graceMs;
     if (presentedHash === row.previous && row.successor && inGrace) {
+      // The successor is handed out twice now: a switch of the first request can no longer unspend its token.
+      this.orgs.handedOut(row.id);
       return {
         outcome: "grace",
         family: row.id,
@@ -201,10 +216,58 @@ export class SessionFamilies extends DurableObject<Env> {
         bookmark: this.bookmarkOf(row.id),
         // The key the successor's family has: a duplicate binds nothing (the first request decided).
         jkt,
+        ...orgField(this.orgs.held(row.id)),
       };
     }
     this.revokeFamily(row.id);
     return { outcome: "replayed", family: row.id };
+  }
+
+  /**
+   * A switch the Worker refused (the user is no active member of the org): the rotation `candidateHash` made is put
+   * back when nothing has happened to the family since (the presented token is current again, the successor
+   * forgotten, a key the rotation bound unbound), and the family's org goes back to what it was. True when the token
+   * is unspent again; false when it could not be (a duplicate got the successor, a sign-out, a later rotation).
+   */
+  undoSwitch(family: string, candidateHash: string): boolean {
+    if (!this.hasTables()) return false;
+    const row = this.sql.exec<FamilyRow>("SELECT * FROM families WHERE id = ?", family).toArray()[0];
+    return this.orgs.undo(
+      family,
+      candidateHash,
+      (from) =>
+        row !== undefined && !row.revoked && row.current === candidateHash && row.previous === from.current,
+      (from, bound) => {
+        this.sql.exec(
+          "UPDATE families SET current = ?, previous = ?, successor = ?, rotated_at = ?, expires_at = ?, touched_at = ? WHERE id = ?",
+          from.current,
+          from.previous,
+          from.successor,
+          from.rotated_at,
+          from.expires_at,
+          from.touched_at,
+          family,
+        );
+        this.sql.exec("DELETE FROM tokens WHERE hash = ?", candidateHash);
+        if (bound) this.setKey(family, null);
+      },
+    );
+  }
+
+  /**
+   * The family acts in `org` from now on: a switch whose rotation did not record it (a duplicate inside the grace
+   * window, a token from before families), once its membership was read. A family this object does not hold gets
+   * nothing.
+   */
+  setOrg(family: string, org: string | null): void {
+    if (!this.hasTables()) return;
+    if (this.sql.exec("SELECT 1 FROM families WHERE id = ?", family).toArray().length === 0) return;
+    this.orgs.set(family, org);
+  }
+
+  /** The family's org becomes `org` if it is still `expected`: a refresh found the membership gone. */
+  setOrgIf(family: string, expected: string | null, org: string | null): void {
+    this.orgs.setIf(family, expected, org);
   }
 
   /**
@@ -326,8 +389,12 @@ export class SessionFamilies extends DurableObject<Env> {
     if (this.hasKeys()) {
       this.sql.exec("DELETE FROM keys WHERE family IN (SELECT id FROM families WHERE expires_at <= ?)", now);
     }
+    this.orgs.forgetExpired(now);
     this.sql.exec("DELETE FROM families WHERE expires_at <= ?", now);
     const next = this.sql.exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM families").one().at;
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 }
+
+/** The org a family acts in, as an answer's field: absent when the object holds none (the session's row says). */
+const orgField = (held: HeldOrg) => (held ? { org: held.org } : {});

@@ -1,11 +1,10 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { firstNearby } from "../../db/compiled-read";
-import { writeThenBookmark } from "../../db/replica";
 import { sessions } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { type Rotation, raiseFamilyBookmark, rotateInFamily } from "../../token-families";
+import { type Rotation, rotateInFamily } from "../../token-families";
 import { rotateLegacySessionToken } from "../../token-families/legacy";
 import { liveSessionUser, type SessionUserRow } from "../hot-queries";
 import {
@@ -17,11 +16,11 @@ import {
   type Session,
   UUID_SHAPE,
 } from "../new-sessions";
-import { type ActiveMembership, activeMembership } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { beforeRotation } from "./before-rotation";
 import type { LiveSessionRead } from "./live-session";
 import { pickBeside, readBeside } from "./read-beside";
+import { membersBeside, renewedOrg } from "./session-org";
 
 /**
  * `POST /token` (contract §5.2): a session renewed by its refresh token. The token's family rotates in its
@@ -80,7 +79,7 @@ export async function renewSession(
   const now = deps.now();
   let locator = locatorOf(refreshToken);
   const lifetimeMs = refreshLifetimeMs(deps);
-  // An org switch and claims that can refuse the token are settled before the token is spent (before-rotation.ts).
+  // Claims that can refuse the token are settled before the token is spent (before-rotation.ts).
   const early = foreign
     ? undefined
     : await beforeRotation(deps, locator, refreshToken, now, orgId, authenticationMethod, dpopJkt);
@@ -90,16 +89,18 @@ export async function renewSession(
     foreign || early || (alongside && !alongside.read.byLocator)
       ? undefined
       : readBeside(deps, locator, now, alongside?.read.byLocator);
+  // An org switch's membership, beside too where it can be (session-org.ts); the rotation records the switch.
+  const members = foreign || early ? undefined : membersBeside(deps, locator, orgId);
+  const successor = newSessionToken(locator);
   let rotation: Rotation = foreign
     ? { outcome: "unknown" }
     : await rotateInFamily(deps, locator, {
         presented: refreshToken,
-        successor: newSessionToken(locator),
+        successor,
         lifetimeMs,
         graceMs,
         dpopJkt,
-        // An org switch written before the rotation (before-rotation.ts): its bookmark raised in the same run.
-        bookmark: early?.switched?.bookmark,
+        ...(orgId === undefined ? {} : { switchTo: { org: orgId } }),
       });
   // legacy drawer: a token from before locators is moved onto a family (docs/operations.md, its removal).
   if (rotation.outcome === "unknown")
@@ -153,6 +154,18 @@ export async function renewSession(
   if (user.sessionSecondFactorPending && !minter) {
     throw new AppError("invalid-refresh-token", "this session has not shown the second factor yet");
   }
+  // Before the session's writes below: a refused switch puts its rotation back (session-org.ts).
+  const { org, settle } = await renewedOrg(deps, {
+    db,
+    user,
+    rotation,
+    locator,
+    successor,
+    orgId,
+    checked: settled?.org,
+    // The memberships beside belong with the row read beside (the same database), not with one read after.
+    members: found && members ? await members : undefined,
+  });
   if (rotation.outcome === "rotated" && (rotation.touch || rotation.bound)) {
     const expiresAt = Math.min(now + lifetimeMs, impersonation?.endsAt ?? Number.POSITIVE_INFINITY);
     const touched = rotation.touch ? { lastUsedAt: now, expiresAt } : {};
@@ -165,12 +178,9 @@ export async function renewSession(
         .run(),
     );
   }
-  const org = settled?.switched
-    ? settled.org
-    : await sessionOrg(deps, db, user, rotation.family, locator, orgId, settled?.org);
   // The family's key, as the object holds it (a legacy token's first rotation binds nothing: the next one may).
   const jkt = rotation.jkt ?? null;
-  return buildSession(deps, user, rotation.family, rotation.token, now, {
+  const session = await buildSession(deps, user, rotation.family, rotation.token, now, {
     custom: settled?.custom,
     org,
     dpopJkt: jkt,
@@ -183,6 +193,9 @@ export async function renewSession(
     },
     impersonation,
   });
+  // The org's writes once the answer is made (session-org.ts).
+  settle();
+  return session;
 }
 
 /** The impersonation a session row records (its actor and end), if it is one. */
@@ -190,47 +203,6 @@ export const impersonationOf = (row: { sessionActor: string | null; sessionEndsA
   row.sessionActor !== null && row.sessionEndsAt !== null
     ? { actor: row.sessionActor, endsAt: row.sessionEndsAt }
     : null;
-
-/**
- * The organization the renewed session acts in (contract organizations.md §1): the one asked for (`orgId`), else the
- * session's own. Its membership is read again on every refresh of a session that has one (one primary-key read in the
- * home database, none for a session without): a member removed, deactivated by SCIM, or an org deleted, and the token
- * comes back without the org, the session's row cleared. A switch writes the row and raises the family's bookmark,
- * so the next refresh, which may read a replica, sees it. `checked`: the membership of the switch, read a moment
- * before the rotation (before-rotation.ts), not read twice.
- */
-async function sessionOrg(
-  deps: Deps,
-  db: Db,
-  user: SessionUserRow,
-  family: string,
-  locator: string,
-  orgId: string | null | undefined,
-  checked: ActiveMembership | undefined,
-): Promise<ActiveMembership | undefined> {
-  const wanted = orgId === undefined ? user.sessionOrgId : orgId;
-  const org =
-    checked && checked.orgId === wanted
-      ? checked
-      : wanted
-        ? await activeMembership(deps, wanted, user.id)
-        : undefined;
-  // A switch whose token was not current before the rotation (a duplicate in the grace window) is checked here.
-  if (orgId && !org) throw new AppError("not-org-member");
-  const stored = org?.orgId ?? null;
-  if (stored === user.sessionOrgId) return org;
-  if (orgId === undefined) {
-    // A stale org cleared: the next refresh would find no membership either, so this may finish after the answer.
-    deps.background(db.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run());
-    return org;
-  }
-  // The write and the bookmark it reached in one round trip (src/db/replica.ts).
-  const bookmark = await writeThenBookmark(db.$client, (primary) =>
-    primary.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run(),
-  );
-  if (bookmark) await raiseFamilyBookmark(deps, locator, family, bookmark);
-  return org;
-}
 
 /** A replay ends the session (its row goes, so no token of it refreshes); a family revoked before just refuses. */
 async function endReplayedSession(
