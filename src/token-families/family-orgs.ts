@@ -23,6 +23,22 @@ export interface RotatedFrom {
   touched_at: number;
 }
 
+/**
+ * The columns of `families` a rotation changes, in one order for both statements that carry them: the switch's record
+ * of the row before (`recordSwitch`) and the put-back that writes it again (session-families.ts `undoSwitch`).
+ */
+export const ROTATED_COLUMNS = [
+  "current",
+  "previous",
+  "successor",
+  "rotated_at",
+  "expires_at",
+  "touched_at",
+] as const satisfies readonly (keyof RotatedFrom)[];
+
+/** `from`'s values in ROTATED_COLUMNS' order, for a statement's bindings. */
+export const rotatedValues = (from: RotatedFrom) => ROTATED_COLUMNS.map((column) => from[column]);
+
 interface SwitchRow extends RotatedFrom {
   family: string;
   /** The candidate hash of the switch's rotation: names the switch, and is the token `undo` forgets. */
@@ -85,15 +101,10 @@ export class FamilyOrgs {
     const before = this.held(family);
     this.createTables();
     this.sql.exec(
-      "INSERT OR REPLACE INTO switches (family, id, current, previous, successor, rotated_at, expires_at, touched_at, had_org, org_before, org_after, bound, handed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+      `INSERT OR REPLACE INTO switches (family, id, ${ROTATED_COLUMNS.join(", ")}, had_org, org_before, org_after, bound, handed) VALUES (?, ?, ${ROTATED_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?, 0)`,
       family,
       id,
-      from.current,
-      from.previous,
-      from.successor,
-      from.rotated_at,
-      from.expires_at,
-      from.touched_at,
+      ...rotatedValues(from),
       before ? 1 : 0,
       before?.org ?? null,
       org,

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { FamilyOrgs, type HeldOrg } from "./family-orgs";
+import { FamilyOrgs, type HeldOrg, ROTATED_COLUMNS, rotatedValues } from "./family-orgs";
 
 /**
  * Refresh-token families (contract §5.2) of sessions and OAuth2 grants, found from the token itself: a token's
@@ -239,13 +239,8 @@ export class SessionFamilies extends DurableObject<Env> {
         row !== undefined && !row.revoked && row.current === candidateHash && row.previous === from.current,
       (from, bound) => {
         this.sql.exec(
-          "UPDATE families SET current = ?, previous = ?, successor = ?, rotated_at = ?, expires_at = ?, touched_at = ? WHERE id = ?",
-          from.current,
-          from.previous,
-          from.successor,
-          from.rotated_at,
-          from.expires_at,
-          from.touched_at,
+          `UPDATE families SET ${ROTATED_COLUMNS.map((column) => `${column} = ?`).join(", ")} WHERE id = ?`,
+          ...rotatedValues(from),
           family,
         );
         this.sql.exec("DELETE FROM tokens WHERE hash = ?", candidateHash);
