@@ -20,7 +20,7 @@ import {
   type TokenAnswer,
   VERIFIER,
 } from "./oauth2/support";
-import { createOrg, user as orgUser } from "./orgs/support";
+import { addMember as addOrgMember, createOrg, user as orgUser } from "./orgs/support";
 import { allD1, userD1 } from "./support/shards";
 import { waveService } from "./support/waves";
 
@@ -216,7 +216,7 @@ describe("sign-in: three trips in line (the account located; its row, its lockou
   });
 });
 
-describe("an org switch: one wave where the session is in the home database, two elsewhere (the membership after it)", () => {
+describe("an org switch: one wave wherever the session is (the membership read beside the rotation)", () => {
   const orgOf = (accessToken: string) =>
     decodeJwt(accessToken).payload["https://hasura.io/jwt/claims"] as Record<string, string>;
   /** An owner of an org whose session is in the home database (`onHome`), or one whose session is not. */
@@ -229,10 +229,11 @@ describe("an org switch: one wave where the session is in the home database, two
   }
 
   it("POST /token {refreshToken, orgId}: the rotation records the switch while the membership is read beside it; the next refresh carries it", async () => {
-    // Threat (of speed): the switch's reads and writes one after another again (seven before issue 48, five, then
-    // three, before this change). The rotation records the org in the family's object; where the session is in the
-    // home database (`org_members`' database) the membership is read in the same wave; elsewhere after the
-    // session's read, which names the user (docs/decisions.md, "Issue 48: the org switch in one wave").
+    // Threat (of speed): the switch's reads and writes one after another again (seven before issue 48, five, three,
+    // then two elsewhere). The rotation records the org in the family's object while the membership is read in the
+    // same wave: where the session is in the home database (`org_members`' database) by the token's locator;
+    // elsewhere the org's members of the token's slot (`org_members_slot`), the user's row picked once the session's
+    // row names it (docs/decisions.md, "Issue 48: the org switch in one wave", "… a refresh in an org in one wave").
     for (const onHome of [true, false]) {
       const owner = await ownerWhere(onHome);
       const org = await createOrg(owner);
@@ -243,7 +244,8 @@ describe("an org switch: one wave where the session is in the home database, two
       expect(response.status).toBe(200);
       const switched = (await response.json()) as WireSession;
       expect(orgOf(switched.accessToken)["x-hasura-org-id"]).toBe(org.id);
-      expect(waves.sequential, waves.trace).toBe(onHome ? 1 : 2);
+      expect(waves.sequential, waves.trace).toBe(1);
+      expect(waves.perKind, waves.trace).toEqual(["d1-primary 1/1", "d1-replica 1/1", "do 1/1"]);
       // Nothing is written before the answer: the row gets the org after it (the object is what refreshes read).
       expect(waves.trace, waves.trace).not.toMatch(/update "sessions"|raiseBookmark|setOrg/);
       // Out of any org: nothing to read, one wave wherever the session is.
@@ -253,12 +255,14 @@ describe("an org switch: one wave where the session is in the home database, two
         refreshToken: ((await out.response.json()) as WireSession).refreshToken,
         orgId: org.id,
       });
+      expect([back.response.status, back.waves.sequential], back.waves.trace).toEqual([200, 1]);
       // The plain refresh after it carries the switch (it reads the membership again, as every refresh of a session
-      // in an org does).
+      // in an org does): beside the rotation in the home database; elsewhere after the session's row, the org not
+      // being known before the rotation answers (a slot's memberships of every org are too many rows).
       const next = await svc.post("/token", {
         refreshToken: ((await back.response.json()) as WireSession).refreshToken,
       });
-      expect(next.response.status).toBe(200);
+      expect([next.response.status, next.waves.sequential], next.waves.trace).toEqual([200, onHome ? 1 : 2]);
       expect(orgOf(((await next.response.json()) as WireSession).accessToken)["x-hasura-org-id"]).toBe(
         org.id,
       );
@@ -286,6 +290,116 @@ describe("an org switch: one wave where the session is in the home database, two
     const again = await svc.post("/token", { refreshToken: current.refreshToken });
     expect(again.response.status).toBe(200);
     expect(orgOf(((await again.response.json()) as WireSession).accessToken)["x-hasura-org-id"]).toBe(own.id);
+  });
+});
+
+describe("a plain refresh of a session in an org: one wave where the session is in the home database", () => {
+  const orgOf = (accessToken: string) =>
+    decodeJwt(accessToken).payload["https://hasura.io/jwt/claims"] as Record<string, string | undefined>;
+  /** The version digit of a refresh token: `8` when it was minted for a session in an org. */
+  const versionOf = (refreshToken: string) => refreshToken[14];
+  async function ownerOnHome(): Promise<WireSession> {
+    for (let i = 0; i < 60; i++) {
+      const candidate = await orgUser();
+      if (allD1()[0] === userD1(candidate.user!.id)) return candidate;
+    }
+    throw new Error("no user on home");
+  }
+  const refresh = async (refreshToken: string) => {
+    const { response, waves } = await svc.post("/token", { refreshToken });
+    expect(response.status, waves.trace).toBe(200);
+    return { session: (await response.json()) as WireSession, waves };
+  };
+
+  it("POST /token {refreshToken} reads every membership of the locator's users beside the rotation; a removed member's token comes back without the org in the same request", async () => {
+    // Threat (of speed): a session in an org paying a second wave on every refresh, the membership read only once
+    // the rotation named the org. Threat: the membership read beside answering from anything but the primary of the
+    // home database in this request (a removed member must lose the org at once).
+    const owner = await ownerOnHome();
+    const org = await createOrg(owner);
+    expect(versionOf(owner.refreshToken)).toBe("4");
+    let session = (await svc.post("/token", { refreshToken: owner.refreshToken, orgId: org.id })).response;
+    let current = (await session.json()) as WireSession;
+    // The successor says its session acts in an org; its plain refreshes carry that on.
+    expect(versionOf(current.refreshToken)).toBe("8");
+    for (let i = 0; i < 2; i++) {
+      const { session: next, waves } = await refresh(current.refreshToken);
+      expect(waves.sequential, waves.trace).toBe(1);
+      expect(waves.perKind).toEqual(["d1-primary 1/1", "d1-replica 1/1", "do 1/1"]);
+      expect(orgOf(next.accessToken)["x-hasura-org-id"]).toBe(org.id);
+      expect(versionOf(next.refreshToken)).toBe("8");
+      current = next;
+    }
+    await allD1()[0]!
+      .prepare("DELETE FROM org_members WHERE org_id = ? AND user_id = ?")
+      .bind(org.id, owner.user!.id)
+      .run();
+    const { session: removed, waves } = await refresh(current.refreshToken);
+    expect(waves.sequential, waves.trace).toBe(1);
+    expect(orgOf(removed.accessToken)["x-hasura-org-id"]).toBeUndefined();
+    expect(decodeJwt(removed.accessToken).payload.org_id).toBeUndefined();
+    // A switch out of any org: the successor carries no hint, and its refreshes read nothing more than any.
+    session = (await svc.post("/token", { refreshToken: removed.refreshToken, orgId: null })).response;
+    current = (await session.json()) as WireSession;
+    expect(versionOf(current.refreshToken)).toBe("4");
+    const plain = await refresh(current.refreshToken);
+    expect(plain.waves.perKind).toEqual(["d1-replica 1/1", "do 1/1"]);
+  });
+
+  it("the membership picked is the session's user's, whoever else shares the locator", async () => {
+    // Threat: the read beside finds the memberships of every user with a session of the locator; a removed member
+    // keeping the org because another user sharing the locator is a member of it.
+    const [mine, theirs] = [await ownerOnHome(), await ownerOnHome()];
+    const org = await createOrg(mine);
+    await addOrgMember(org, theirs as never, "member");
+    const switched = (await svc.post("/token", { refreshToken: mine.refreshToken, orgId: org.id })).response;
+    const current = (await switched.json()) as WireSession;
+    await userD1(theirs.user!.id)
+      .prepare("UPDATE sessions SET locator = ?, org_id = ? WHERE id = ?")
+      .bind(current.refreshToken.slice(0, 6), org.id, theirs.refreshTokenId)
+      .run();
+    await allD1()[0]!
+      .prepare("DELETE FROM org_members WHERE org_id = ? AND user_id = ?")
+      .bind(org.id, mine.user!.id)
+      .run();
+    const { session, waves } = await refresh(current.refreshToken);
+    expect(waves.sequential, waves.trace).toBe(1);
+    expect(session.user!.id).toBe(mine.user!.id);
+    expect(orgOf(session.accessToken)["x-hasura-org-id"]).toBeUndefined();
+  });
+
+  it("a token minted without the hint whose session is in an org still refreshes into it, in two waves as before", async () => {
+    // Threat: sessions switched into an org before the hint existed losing their org (or their session) when their
+    // token says nothing. Their row's org (the object never recorded one) is found after the rotation.
+    const owner = await ownerOnHome();
+    const org = await createOrg(owner);
+    await userD1(owner.user!.id)
+      .prepare("UPDATE sessions SET org_id = ? WHERE id = ?")
+      .bind(org.id, owner.refreshTokenId)
+      .run();
+    const { session, waves } = await refresh(owner.refreshToken);
+    expect(waves.sequential, waves.trace).toBe(2);
+    expect(orgOf(session.accessToken)["x-hasura-org-id"]).toBe(org.id);
+    expect(versionOf(session.refreshToken)).toBe("4");
+  });
+
+  it("the hint cannot be forged: a token with its version digit changed is unknown (401), and spends nothing", async () => {
+    // Threat: a client flipping the hint to make a refresh read memberships it should not, or to pass its token
+    // for another: the digit is part of the hashed token, so a changed one names no token of its family.
+    const owner = await ownerOnHome();
+    const org = await createOrg(owner);
+    const forge = (token: string, digit: string) => `${token.slice(0, 14)}${digit}${token.slice(15)}`;
+    const flipped = await svc.post("/token", { refreshToken: forge(owner.refreshToken, "8") });
+    expect(flipped.response.status).toBe(401);
+    expect(((await flipped.response.json()) as { error: string }).error).toBe("invalid-refresh-token");
+    const switched = (await refresh(owner.refreshToken)).session;
+    const inOrg = (await svc.post("/token", { refreshToken: switched.refreshToken, orgId: org.id })).response;
+    const current = (await inOrg.json()) as WireSession;
+    const unflagged = await svc.post("/token", { refreshToken: forge(current.refreshToken, "4") });
+    expect(unflagged.response.status).toBe(401);
+    expect(((await unflagged.response.json()) as { error: string }).error).toBe("invalid-refresh-token");
+    // The real token was not spent by either.
+    expect(orgOf((await refresh(current.refreshToken)).session.accessToken)["x-hasura-org-id"]).toBe(org.id);
   });
 });
 

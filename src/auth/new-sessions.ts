@@ -54,14 +54,30 @@ export const sessionPayloadSchema = z.object({
 
 export const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Where a UUID's version digit is (`xxxxxxxx-xxxx-Vxxx-…`), and the version a session token in an org carries. */
+const VERSION_AT = 14;
+const IN_ORG_VERSION = "8";
+
 /**
  * Session refresh tokens keep the contract's UUID shape (§5.2): 32 hex digits, 128 bits. Their first six hex digits
  * (24 bits) are the session's locator (src/token-families/), so a refresh needs no lookup to find its family, nor its
- * session's database (`sessionLocator`); the rest is a version-4 UUID's tail, whose version and variant digits are
- * fixed (6 bits): the other 98 bits are random, and they are the secret (hashed at rest, as the whole token).
+ * session's database (`sessionLocator`); the rest is a UUID's tail, whose version and variant digits are fixed
+ * (6 bits): the other 98 bits are random, and they are the secret (hashed at rest, as the whole token).
+ *
+ * The version digit says whether the session acts in an organization (`inOrg`): `8` (RFC 9562's custom version)
+ * when it does, `4` otherwise and for every token minted before (docs/decisions.md, "Issue 48: a refresh in an org in
+ * one wave"). A hint of what the refresh reads beside its rotation, never a grant: it is part of the hashed token (a
+ * token with the digit changed is unknown to its object: 401), and the membership is read in every refresh anyway.
+ * No random bit is spent on it, and a token from before can never be taken for one in an org.
  */
-export const newSessionToken = (locator: string) => `${locator}${randomUuid().slice(6)}`;
+export const newSessionToken = (locator: string, inOrg = false) => {
+  const token = `${locator}${randomUuid().slice(6)}`;
+  return inOrg ? `${token.slice(0, VERSION_AT)}${IN_ORG_VERSION}${token.slice(VERSION_AT + 1)}` : token;
+};
 export const locatorOf = (refreshToken: string) => refreshToken.slice(0, 6);
+
+/** Whether a refresh token was minted for a session acting in an organization (see `newSessionToken`). */
+export const mintedInOrg = (refreshToken: string) => refreshToken[VERSION_AT] === IN_ORG_VERSION;
 
 /**
  * A new session's locator: its user's slot (three hex digits, which name the user's shard, src/db/shards.ts), then
@@ -226,7 +242,8 @@ export async function writeSession(
   const sessionId = idForUser(user.id);
   const db = deps.shards.ofUser(user.id);
   const locator = sessionLocator(user.id);
-  const refreshToken = newSessionToken(locator);
+  // A session that starts in an org says so in its token: its refreshes read the membership beside the rotation.
+  const refreshToken = newSessionToken(locator, org !== undefined);
   const lifetimeMs = impersonation
     ? Math.min(impersonation.endsAt - now, refreshLifetimeMs(deps))
     : refreshLifetimeMs(deps);

@@ -1,6 +1,7 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import { orgMembers, sessions } from "../db/schema";
+import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
 
 /**
@@ -39,40 +40,126 @@ export async function activeMembership(
   return row?.active ? { orgId, role: row.role } : undefined;
 }
 
-/** A membership row of `membershipsOfLocator`, by its user. */
+/** A membership row read beside a rotation, by its user and org. */
 export interface MemberRow {
   userId: string;
+  orgId: string;
   role: string;
   active: boolean;
 }
 
 /**
- * The organization's memberships of every user with a session of `locator` (a handful at most: few sessions share a
- * locator): an org switch reads them in the same trip as the session, before it knows whose session it is (issue 48,
- * "Round trips"). Only where the locator's sessions are in the home database, beside `org_members`.
+ * Memberships read beside a refresh's rotation, before the session's row names its user (issue 48, "Round trips";
+ * src/auth/sessions/session-org.ts). `settles(userId)`: whether a user's membership missing from `rows` means there
+ * is none (false: it is read after the rotation, as before). `byLocator`: read through the locator's sessions in the
+ * home database, so only for a session row read beside too, from that same database.
  */
-export function membershipsOfLocator(
+export interface MembersBeside {
+  rows: MemberRow[];
+  settles: (userId: string) => boolean;
+  byLocator: boolean;
+}
+
+const MEMBER_COLUMNS = {
+  userId: orgMembers.userId,
+  orgId: orgMembers.orgId,
+  role: orgMembers.role,
+  active: orgMembers.active,
+};
+
+/**
+ * An org switch's memberships where the token's sessions are in the home database: the org's memberships of every
+ * user with a session of `locator` (a handful at most: few sessions share a locator). Absent: no member.
+ */
+export async function membershipsOfLocator(
   deps: Pick<Deps, "db">,
   orgId: string,
   locator: string,
-): Promise<MemberRow[]> {
+): Promise<MembersBeside> {
   const users = deps.db
     .select({ userId: sessions.userId })
     .from(sessions)
     .where(eq(sessions.locator, locator));
-  return deps.db
-    .select({ userId: orgMembers.userId, role: orgMembers.role, active: orgMembers.active })
+  const rows = await deps.db
+    .select(MEMBER_COLUMNS)
     .from(orgMembers)
     .where(and(eq(orgMembers.orgId, orgId), inArray(orgMembers.userId, users)))
     .all();
+  return { rows, settles: () => true, byLocator: true };
 }
 
-/** `activeMembership`'s answer for `userId`, from the rows `membershipsOfLocator` read. */
+/**
+ * An org switch's memberships where the token's sessions are in another database: the org's members of the token's
+ * slot (`org_members_slot`; the slot is the locator's first three hex digits for sessions minted since locators
+ * carry it). A user not among them is read after: a row from before the slot column (NULL until filled), or a token
+ * whose locator predates slots. Tens of rows for an org of 100,000 members (4,096 slots).
+ */
+export async function membershipsOfSlot(
+  deps: Pick<Deps, "db">,
+  orgId: string,
+  slot: number,
+): Promise<MembersBeside> {
+  const rows = await deps.db
+    .select(MEMBER_COLUMNS)
+    .from(orgMembers)
+    .where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userSlot, slot)))
+    .all();
+  return { rows, settles: () => false, byLocator: false };
+}
+
+/** How many memberships a plain refresh reads beside its rotation, at most (see `orgsOfLocator`). */
+export const ORGS_BESIDE = 32;
+
+/**
+ * A plain refresh of a session in an org (its token says so: `mintedInOrg`), where the token's sessions are in the
+ * home database: every membership of every user with a session of `locator`, since which org the session acts in is
+ * known only from the rotation's answer (or the session's row). The memberships of each session's own org come first
+ * (`ORDER BY`), then the others, at most ORGS_BESIDE; a user is settled (a membership missing means none) only when
+ * nothing was left out and the user was seen (the LEFT JOIN gives a user of no org one row of NULLs).
+ */
+export async function orgsOfLocator(deps: Pick<Deps, "db">, locator: string): Promise<MembersBeside> {
+  const found = await deps.db
+    .select({
+      userId: sessions.userId,
+      orgId: orgMembers.orgId,
+      role: orgMembers.role,
+      active: orgMembers.active,
+    })
+    .from(sessions)
+    .leftJoin(orgMembers, eq(orgMembers.userId, sessions.userId))
+    .where(eq(sessions.locator, locator))
+    .orderBy(desc(sql`${orgMembers.orgId} IS ${sessions.orgId}`))
+    .limit(ORGS_BESIDE)
+    .all();
+  const whole = found.length < ORGS_BESIDE;
+  const seen = new Set(found.map((row) => row.userId));
+  const rows = found.flatMap((row) =>
+    row.orgId !== null && row.role !== null && row.active !== null ? [row as MemberRow] : [],
+  );
+  return { rows, settles: (userId) => whole && seen.has(userId), byLocator: true };
+}
+
+/**
+ * `activeMembership`'s answer for `userId` in `orgId` from the rows read beside: the membership, null when the rows
+ * settle that there is none, undefined when they cannot say (read it after).
+ */
 export function membershipAmong(
-  rows: MemberRow[],
+  beside: MembersBeside,
   orgId: string,
   userId: string,
-): ActiveMembership | undefined {
-  const row = rows.find((candidate) => candidate.userId === userId);
-  return row?.active ? { orgId, role: row.role } : undefined;
+): ActiveMembership | null | undefined {
+  const row = beside.rows.find((candidate) => candidate.userId === userId && candidate.orgId === orgId);
+  if (row) return row.active ? { orgId, role: row.role } : null;
+  return beside.settles(userId) ? null : undefined;
 }
+
+/**
+ * A membership found after a slot read missed it: its slot is written if it has none yet (a row from before the
+ * column), after the answer, so the member's next switch elsewhere is read beside its rotation.
+ */
+export const fillMemberSlot = (deps: Pick<Deps, "db">, orgId: string, userId: string) =>
+  deps.db
+    .update(orgMembers)
+    .set({ userSlot: slotOfUser(userId) })
+    .where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userId, userId), isNull(orgMembers.userSlot)))
+    .run();

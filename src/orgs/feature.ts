@@ -1,7 +1,7 @@
 import * as tables from "../db/tables/orgs";
 import type { Deps } from "../http/deps";
 import { orgAdminRoutes } from "./admin-routes";
-import { sweepInvitations } from "./housekeeping";
+import { sweepOrgs } from "./housekeeping";
 import { orgRoutes } from "./routes";
 import { orgSettings } from "./settings";
 
@@ -11,5 +11,5 @@ export const orgsFeature = {
   settings: orgSettings,
   tables,
   routes: () => ({ auth: orgRoutes, admin: orgAdminRoutes }),
-  housekeeping: (services: Deps, now: number) => sweepInvitations(services, now),
+  housekeeping: (services: Deps, now: number) => sweepOrgs(services, now),
 };

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { type ActiveMembership, activeMembership, orgRoles, revokeSession } from "../auth";
 import { isUniqueViolation } from "../db/errors";
 import { type OrgMemberRow, orgMembers, sessions, users } from "../db/schema";
-import { eachShard } from "../db/shards";
+import { eachShard, slotOfUser } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
@@ -72,6 +72,7 @@ export async function addMember(
       .values({
         orgId: member.orgId,
         userId: member.userId,
+        userSlot: slotOfUser(member.userId),
         role: member.role,
         source: member.source,
         provisioned: member.provisioned ?? false,

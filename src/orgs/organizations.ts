@@ -2,6 +2,7 @@ import { and, asc, desc, eq, or, type SQL } from "drizzle-orm";
 import { contains } from "../db/contains";
 import { isUniqueViolation } from "../db/errors";
 import { type OrganizationRow, organizations, orgMembers } from "../db/schema";
+import { slotOfUser } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { type Page, pastCursor, toPage } from "../http/paging";
@@ -94,6 +95,7 @@ export async function createOrg(
           deps.db.insert(orgMembers).values({
             orgId: row.id,
             userId: ownerUserId,
+            userSlot: slotOfUser(ownerUserId),
             role: "owner",
             source,
             createdAt: now,

@@ -8,6 +8,7 @@ import {
 } from "../auth";
 import { isUniqueViolation } from "../db/errors";
 import { type OrgMemberRow, orgMembers, scimGroupMembers, scimGroups } from "../db/schema";
+import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
 import { revokeOrgSessions } from "../orgs";
 import { inVerifiedDomain, setDisplayName, usersByIds } from "./directory";
@@ -121,6 +122,7 @@ export async function createScimUser(deps: Deps, orgId: string, body: unknown) {
       .values({
         orgId,
         userId: user.id,
+        userSlot: slotOfUser(user.id),
         role: "member",
         source: "scim",
         provisioned,

@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { accountOfEmail } from "../auth";
 import { orgMembers, type SsoConnectionRow, type UserRow, users } from "../db/schema";
+import { slotOfUser } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 
@@ -95,6 +96,7 @@ export async function keepMembership(
     .values({
       orgId: connection.orgId,
       userId,
+      userSlot: slotOfUser(userId),
       role,
       source: "jit",
       provisioned,

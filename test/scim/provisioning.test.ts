@@ -2,6 +2,7 @@
 // linked rather than duplicated.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { slotOfUser } from "../../src/db/shards";
 import { signUp } from "../helpers";
 import {
   body,
@@ -126,6 +127,15 @@ describe("users", () => {
     expect(((await row.json()) as { displayName: string; emailVerified: boolean }).displayName).toBe(
       "Fresh Person",
     );
+    // Both memberships carry their user's slot (an org switch from the user's shard reads it beside the rotation).
+    for (const id of [linked.id, fresh.id]) {
+      const slot = await env.DB.prepare(
+        "SELECT user_slot AS slot FROM org_members WHERE org_id = ? AND user_id = ?",
+      )
+        .bind(org.id, id)
+        .first<{ slot: number }>();
+      expect(slot?.slot).toBe(slotOfUser(id));
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { slotOfUser } from "../../src/db/shards";
 import { decodeJwt, sessionFromRefresh, signUp, uniqueEmail } from "../helpers";
 import {
   atIdp,
@@ -49,8 +50,17 @@ describe("an OIDC connection", () => {
     const sub = await personAtIdp({ email, email_verified: true, name: "Ana Lima", groups: ["staff"] });
     const back = await ssoSignIn(svc, email);
     expect(back.get("error"), back.get("errorDescription") ?? "").toBeNull();
+    // The session starts in the org: its token says so (its refreshes read the membership beside the rotation).
+    expect(back.get("refreshToken")![14]).toBe("8");
     const session = await sessionFromRefresh(svc, back.get("refreshToken")!);
     expect(session.user).toMatchObject({ email, displayName: "Ana Lima", emailVerified: true });
+    // The JIT membership carries its user's slot (an org switch from the user's shard reads it beside the rotation).
+    const slot = await env.DB.prepare(
+      "SELECT user_slot AS slot FROM org_members WHERE org_id = ? AND user_id = ?",
+    )
+      .bind(org.orgId, session.user.id)
+      .first<{ slot: number }>();
+    expect(slot?.slot).toBe(slotOfUser(session.user.id));
     expect(await membership(org.orgId, session.user.id)).toEqual({
       role: "member",
       source: "jit",

@@ -52,17 +52,19 @@ export async function beforeRotation(
   const [family, beside, members] = await Promise.all([
     familyOfCurrentToken(deps, locator, refreshToken, dpopJkt),
     readBeside(deps, locator, now, liveSessionsOfLocator),
-    membersBeside(deps, locator, orgId),
+    membersBeside(deps, locator, orgId, false),
   ]);
   if (!family) return undefined;
   const db = await shardOfSession(deps.shards, family);
   const picked = pickBeside(beside, family, null, true);
   const user = picked ?? (db && (await liveSessionUser.first(db.$client, { sessionId: family, now })));
   if (!user) return undefined;
+  const among =
+    orgId && members && (picked || !members.byLocator) ? membershipAmong(members, orgId, user.id) : undefined;
   const org = !orgId
     ? undefined
-    : picked && members
-      ? membershipAmong(members, orgId, user.id)
+    : among !== undefined
+      ? (among ?? undefined)
       : await activeMembership(deps, orgId, user.id);
   if (orgId && !org) throw new AppError("not-org-member");
   // A disabled user is refused after the rotation (`disabled-user`); their claims are never asked for.

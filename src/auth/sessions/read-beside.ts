@@ -54,7 +54,7 @@ export const liveSessionsOfLocator = byLocatorRead<SessionUserRow>(
 );
 
 /** The slot a session locator minted by `sessionLocator` starts with. */
-const slotOfLocator = (locator: string) => Number.parseInt(locator.slice(0, 3), 16);
+export const slotOfLocator = (locator: string) => Number.parseInt(locator.slice(0, 3), 16);
 
 /** The database a locator's sessions are in (see the module's comment for locators from before). */
 function shardOfLocator(shards: Shards, locator: string): D1Database {

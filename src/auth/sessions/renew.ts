@@ -11,11 +11,13 @@ import {
   type AccessTokenMinter,
   buildSession,
   locatorOf,
+  mintedInOrg,
   newSessionToken,
   refreshLifetimeMs,
   type Session,
   UUID_SHAPE,
 } from "../new-sessions";
+import type { MembersBeside } from "../org-membership";
 import { shardOfSession } from "../session-shard";
 import { beforeRotation } from "./before-rotation";
 import type { LiveSessionRead } from "./live-session";
@@ -89,9 +91,13 @@ export async function renewSession(
     foreign || early || (alongside && !alongside.read.byLocator)
       ? undefined
       : readBeside(deps, locator, now, alongside?.read.byLocator);
-  // An org switch's membership, beside too where it can be (session-org.ts); the rotation records the switch.
-  const members = foreign || early ? undefined : membersBeside(deps, locator, orgId);
-  const successor = newSessionToken(locator);
+  // Whether the session acts in an org, as far as its token says (a hint: the membership is read all the same).
+  const inOrg = !foreign && mintedInOrg(refreshToken);
+  // An org's memberships, beside too where they can be (session-org.ts); the rotation records a switch.
+  const members = foreign || early ? undefined : membersBeside(deps, locator, orgId, inOrg);
+  // The successor says whether its session acts in an org: a switch's from the org asked for, a plain refresh's as
+  // the presented token did (a membership gone since costs that session a read beside that finds nothing).
+  const successor = newSessionToken(locator, orgId === undefined ? inOrg : orgId !== null);
   let rotation: Rotation = foreign
     ? { outcome: "unknown" }
     : await rotateInFamily(deps, locator, {
@@ -163,8 +169,8 @@ export async function renewSession(
     successor,
     orgId,
     checked: settled?.org,
-    // The memberships beside belong with the row read beside (the same database), not with one read after.
-    members: found && members ? await members : undefined,
+    // Memberships read by the locator belong with the row read beside (the same database), not with one read after.
+    members: await besideFor(members, !!found),
   });
   if (rotation.outcome === "rotated" && (rotation.touch || rotation.bound)) {
     const expiresAt = Math.min(now + lifetimeMs, impersonation?.endsAt ?? Number.POSITIVE_INFINITY);
@@ -196,6 +202,15 @@ export async function renewSession(
   // The org's writes once the answer is made (session-org.ts).
   settle();
   return session;
+}
+
+/** The memberships read beside, unless read by the locator while the session's row was read after. */
+async function besideFor(
+  members: Promise<MembersBeside | undefined> | undefined,
+  rowBeside: boolean,
+): Promise<MembersBeside | undefined> {
+  const read = await members;
+  return read && (rowBeside || !read.byLocator) ? read : undefined;
 }
 
 /** The impersonation a session row records (its actor and end), if it is one. */

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sessions } from "../../db/schema";
+import { slotOfUser } from "../../db/shards";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { type Rotation, setFamilyOrg, setFamilyOrgIf, undoOrgSwitch } from "../../token-families";
@@ -9,11 +10,14 @@ import { locatorOf } from "../new-sessions";
 import {
   type ActiveMembership,
   activeMembership,
-  type MemberRow,
+  fillMemberSlot,
+  type MembersBeside,
   membershipAmong,
   membershipsOfLocator,
+  membershipsOfSlot,
+  orgsOfLocator,
 } from "../org-membership";
-import { locatorOnHome } from "./read-beside";
+import { locatorOnHome, slotOfLocator } from "./read-beside";
 
 /**
  * The organization a renewed session acts in (contract organizations.md §1), and an org switch in the rotation's
@@ -29,15 +33,29 @@ import { locatorOnHome } from "./read-beside";
  * switch then refused nor one whose membership has gone since is ever carried by a token.
  */
 
-/** The switch's memberships read beside the rotation, where that is possible (see above); undefined otherwise. */
+/**
+ * The memberships read beside the rotation, where that is possible; undefined otherwise. A switch: the org's
+ * memberships of the locator's users (home database) or of the token's slot (elsewhere). A plain refresh whose token
+ * says its session acts in an org (`inOrg`): every membership of the locator's users (home database only: elsewhere
+ * the org is known only after the rotation, and a slot's memberships of every org are too many rows). Nothing for
+ * a session in no org, nor for a switch out of any (`orgId: null`): those refreshes read nothing more.
+ */
 export function membersBeside(
   deps: Deps,
   locator: string,
   orgId: string | null | undefined,
-): Promise<MemberRow[] | undefined> | undefined {
-  return orgId && locatorOnHome(deps.shards, locator)
-    ? membershipsOfLocator(deps, orgId, locator).catch(() => undefined)
-    : undefined;
+  inOrg: boolean,
+): Promise<MembersBeside | undefined> | undefined {
+  const onHome = locatorOnHome(deps.shards, locator);
+  const read = orgId
+    ? onHome
+      ? membershipsOfLocator(deps, orgId, locator)
+      : membershipsOfSlot(deps, orgId, slotOfLocator(locator))
+    : orgId === undefined && inOrg && onHome
+      ? orgsOfLocator(deps, locator)
+      : undefined;
+  // A failed read is no answer: the membership is read after the rotation, where a D1 fault shows.
+  return read?.catch(() => undefined);
 }
 
 export interface RenewedOrg {
@@ -53,8 +71,11 @@ export interface RenewedOrg {
   orgId: string | null | undefined;
   /** The switch's membership, read before the rotation (before-rotation.ts): not read again. */
   checked?: ActiveMembership;
-  /** `membersBeside`'s rows, when the user's row came from the read beside the rotation too (the same database). */
-  members?: MemberRow[];
+  /**
+   * `membersBeside`'s rows; those read by the locator only when the user's row came from the read beside the
+   * rotation too (the same database).
+   */
+  members?: MembersBeside;
 }
 
 /**
@@ -77,14 +98,9 @@ export async function renewedOrg(
   // Awaited: the client's next try with the same token must find it current again.
   const undo = () => (recorded ? undoOrgSwitch(deps, renewed.locator, family, renewed.successor) : undefined);
   let org: ActiveMembership | undefined;
+  let missedBySlot = false;
   try {
-    org = !wanted
-      ? undefined
-      : renewed.checked?.orgId === wanted
-        ? renewed.checked
-        : orgId && renewed.members
-          ? membershipAmong(renewed.members, orgId, user.id)
-          : await activeMembership(deps, wanted, user.id);
+    if (wanted) ({ org, missedBySlot } = await membershipIn(deps, renewed, wanted));
   } catch (fault) {
     // The membership unread (a D1 fault: 503): the switch is put back as a refusal's, the token unspent.
     await Promise.resolve(undo()).catch(() => undefined);
@@ -113,6 +129,25 @@ export async function renewedOrg(
     if (rewrite) {
       deps.background(db.update(sessions).set({ orgId: stored }).where(eq(sessions.id, family)).run());
     }
+    // A membership the read of the token's slot missed, that slot being its user's: a row from before the slot was
+    // kept (a token whose locator predates slots names another slot, and there is nothing to fill).
+    if (org && missedBySlot && slotOfLocator(renewed.locator) === slotOfUser(user.id))
+      deps.background(fillMemberSlot(deps, org.orgId, user.id));
   };
   return { org, settle };
+}
+
+/**
+ * The user's active membership of `wanted`: checked before the rotation, read beside it, or else read now.
+ * `missedBySlot`: the read beside was the slot's and could not settle it.
+ */
+async function membershipIn(
+  deps: Deps,
+  { checked, members, user }: RenewedOrg,
+  wanted: string,
+): Promise<{ org: ActiveMembership | undefined; missedBySlot: boolean }> {
+  if (checked?.orgId === wanted) return { org: checked, missedBySlot: false };
+  const among = members && membershipAmong(members, wanted, user.id);
+  if (among !== undefined) return { org: among ?? undefined, missedBySlot: false };
+  return { org: await activeMembership(deps, wanted, user.id), missedBySlot: members?.byLocator === false };
 }

@@ -33,6 +33,12 @@ export const orgMembers = sqliteTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     userId: text("user_id").notNull(),
+    /**
+     * The user's slot (`slotOfUser`, src/db/shards.ts): an org switch whose session is in another
+     * database reads the org's members of the token's slot beside its rotation (src/auth/org-membership.ts). NULL for
+     * rows from before the column, until the daily sweep or the member's next switch fills it: read after, as before.
+     */
+    userSlot: integer("user_slot"),
     /** `owner`, `admin`, `member`, or a name of `AUTH_ORG_ROLES`. */
     role: text("role").notNull(),
     /** How the membership began: `creator`, `invitation`, `admin`, `scim`, `jit`. */
@@ -54,6 +60,7 @@ export const orgMembers = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.orgId, t.userId] }),
     index("org_members_user").on(t.userId),
+    index("org_members_slot").on(t.orgId, t.userSlot),
     uniqueIndex("org_members_external_id").on(t.orgId, t.externalId),
   ],
 );
