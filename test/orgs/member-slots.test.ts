@@ -82,6 +82,8 @@ describe("org_members.user_slot", () => {
       .run();
     const refused = await waves.post("/token", { refreshToken: stranger.refreshToken, orgId: org.id });
     expect(refused.response.status).toBe(403);
+    // The slot's read cannot say "none": the membership read after, then the rotation put back.
+    expect(refused.waves.sequential, refused.waves.trace).toBe(3);
     expect(((await refused.response.json()) as { error: string }).error).toBe("not-org-member");
   });
 

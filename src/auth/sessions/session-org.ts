@@ -26,8 +26,11 @@ import { locatorOnHome, slotOfLocator } from "./read-beside";
  * A switch (`POST /token {refreshToken, orgId}`) is recorded by the rotation itself, in the family's object
  * (src/token-families/family-orgs.ts), while the membership is read beside it: where the token's sessions are in the
  * home database, `org_members`' database, the memberships of every user with a session of the token's locator (the
- * session names its user only once read; only the picked row's user's is used); elsewhere the user's membership
- * after the session's read. A refused switch puts the rotation back before the 403 (`undoOrgSwitch`): the client's
+ * session names its user only once read; only the picked row's user's is used); elsewhere the org's members of the
+ * token's slot (`org_members.user_slot`), the user's picked once the session's row names it, and read after it when
+ * not among them (a row from before the slot column). A plain refresh whose token was minted in an org
+ * (`mintedInOrg`) reads its memberships beside the rotation too, in the home database (docs/decisions.md, "Issue 48:
+ * a refresh in an org in one wave"). A refused switch puts the rotation back before the 403 (`undoOrgSwitch`): the client's
  * token is current again. The session's row gets the org after the answer; the object's org is what the next refresh
  * starts from, and every refresh of a session in an org reads its membership again, so neither an org recorded for a
  * switch then refused nor one whose membership has gone since is ever carried by a token.
