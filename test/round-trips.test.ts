@@ -4,6 +4,7 @@
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
 import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ORGS_BESIDE } from "../src/auth/org-membership";
 import { slotOfUser } from "../src/db/shards";
 import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
@@ -366,6 +367,25 @@ describe("a plain refresh of a session in an org: one wave where the session is 
     expect(waves.sequential, waves.trace).toBe(1);
     expect(session.user!.id).toBe(mine.user!.id);
     expect(orgOf(session.accessToken)["x-hasura-org-id"]).toBeUndefined();
+  });
+
+  it("a user in more orgs than the read beside takes: the org wanted is read after, never taken for none", async () => {
+    // Threat: the bounded read of every membership (32 rows) taken as complete, and a member of many orgs losing the
+    // org their session acts in. The session's row names another org than the object's (the row follows after the
+    // answer, so they can differ for a moment): only the bounded part could have it.
+    const owner = await ownerOnHome();
+    for (let i = 0; i < ORGS_BESIDE; i++) await createOrg(owner);
+    const org = await createOrg(owner);
+    const switched = (await svc.post("/token", { refreshToken: owner.refreshToken, orgId: org.id })).response;
+    const current = (await switched.json()) as WireSession;
+    await userD1(owner.user!.id)
+      .prepare("UPDATE sessions SET org_id = NULL WHERE id = ?")
+      .bind(owner.refreshTokenId)
+      .run();
+    const { session, waves } = await refresh(current.refreshToken);
+    expect(orgOf(session.accessToken)["x-hasura-org-id"]).toBe(org.id);
+    // The last org joined is beyond the first 32 of the user's memberships: read after the rotation.
+    expect(waves.sequential, waves.trace).toBe(2);
   });
 
   it("a token minted without the hint whose session is in an org still refreshes into it, in two waves as before", async () => {

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Config } from "../config";
 import { orgMembers, sessions } from "../db/schema";
 import { slotOfUser } from "../db/shards";
@@ -50,13 +50,13 @@ export interface MemberRow {
 
 /**
  * Memberships read beside a refresh's rotation, before the session's row names its user (issue 48, "Round trips";
- * src/auth/sessions/session-org.ts). `settles(userId)`: whether a user's membership missing from `rows` means there
- * is none (false: it is read after the rotation, as before). `byLocator`: read through the locator's sessions in the
+ * src/auth/sessions/session-org.ts). `settles(userId, orgId)`: whether that membership missing from `rows` means
+ * there is none (false: it is read after the rotation, as before). `byLocator`: read through the locator's sessions in the
  * home database, so only for a session row read beside too, from that same database.
  */
 export interface MembersBeside {
   rows: MemberRow[];
-  settles: (userId: string) => boolean;
+  settles: (userId: string, orgId: string) => boolean;
   byLocator: boolean;
 }
 
@@ -107,36 +107,52 @@ export async function membershipsOfSlot(
   return { rows, settles: () => false, byLocator: false };
 }
 
-/** How many memberships a plain refresh reads beside its rotation, at most (see `orgsOfLocator`). */
+/** How many of their other memberships a plain refresh reads beside its rotation, at most (see `orgsOfLocator`). */
 export const ORGS_BESIDE = 32;
 
 /**
  * A plain refresh of a session in an org (its token says so: `mintedInOrg`), where the token's sessions are in the
- * home database: every membership of every user with a session of `locator`, since which org the session acts in is
- * known only from the rotation's answer (or the session's row). The memberships of each session's own org come first
- * (`ORDER BY`), then the others, at most ORGS_BESIDE; a user is settled (a membership missing means none) only when
- * nothing was left out and the user was seen (the LEFT JOIN gives a user of no org one row of NULLs).
+ * home database: which org the session acts in is known only from the rotation's answer (the object's org) or the
+ * session's row, so this reads, in one batch (one trip), for every session of `locator`: its user's membership of
+ * the org its row names (exact: a primary-key look-up each), and any of the locator's users' memberships, at most
+ * ORGS_BESIDE (for the object's org when it differs from the row's, which follows after the answer). Bounded either
+ * way, however many orgs a user is in. A user's membership of an org missing means none only when that org is their
+ * session row's, or when nothing was left out and the user was seen.
  */
 export async function orgsOfLocator(deps: Pick<Deps, "db">, locator: string): Promise<MembersBeside> {
-  const found = await deps.db
-    .select({
-      userId: sessions.userId,
-      orgId: orgMembers.orgId,
-      role: orgMembers.role,
-      active: orgMembers.active,
-    })
-    .from(sessions)
-    .leftJoin(orgMembers, eq(orgMembers.userId, sessions.userId))
-    .where(eq(sessions.locator, locator))
-    .orderBy(desc(sql`${orgMembers.orgId} IS ${sessions.orgId}`))
-    .limit(ORGS_BESIDE)
-    .all();
-  const whole = found.length < ORGS_BESIDE;
-  const seen = new Set(found.map((row) => row.userId));
-  const rows = found.flatMap((row) =>
-    row.orgId !== null && row.role !== null && row.active !== null ? [row as MemberRow] : [],
-  );
-  return { rows, settles: (userId) => whole && seen.has(userId), byLocator: true };
+  const [own, others] = await deps.db.batch([
+    deps.db
+      .select({
+        userId: sessions.userId,
+        sessionOrg: sessions.orgId,
+        orgId: orgMembers.orgId,
+        role: orgMembers.role,
+        active: orgMembers.active,
+      })
+      .from(sessions)
+      .leftJoin(orgMembers, and(eq(orgMembers.userId, sessions.userId), eq(orgMembers.orgId, sessions.orgId)))
+      .where(eq(sessions.locator, locator)),
+    deps.db
+      .select(MEMBER_COLUMNS)
+      .from(orgMembers)
+      .innerJoin(sessions, eq(sessions.userId, orgMembers.userId))
+      .where(eq(sessions.locator, locator))
+      .limit(ORGS_BESIDE),
+  ]);
+  const whole = others.length < ORGS_BESIDE;
+  const exact = new Set(own.map((row) => `${row.userId} ${row.sessionOrg}`));
+  const seen = new Set(own.map((row) => row.userId));
+  const rows = [
+    ...own.flatMap((row) =>
+      row.orgId !== null && row.role !== null && row.active !== null ? [row as MemberRow] : [],
+    ),
+    ...others,
+  ];
+  return {
+    rows,
+    settles: (userId, orgId) => exact.has(`${userId} ${orgId}`) || (whole && seen.has(userId)),
+    byLocator: true,
+  };
 }
 
 /**
@@ -150,7 +166,7 @@ export function membershipAmong(
 ): ActiveMembership | null | undefined {
   const row = beside.rows.find((candidate) => candidate.userId === userId && candidate.orgId === orgId);
   if (row) return row.active ? { orgId, role: row.role } : null;
-  return beside.settles(userId) ? null : undefined;
+  return beside.settles(userId, orgId) ? null : undefined;
 }
 
 /**
