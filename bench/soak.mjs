@@ -16,6 +16,7 @@ import { PhotonImage } from "@cf-wasm/photon/node";
 import autocannon from "autocannon";
 import { generateSecrets } from "../scripts/secrets.mjs";
 import { applyMigrations, bundle, rotatingRefresh, workerFromBundle } from "./lib.mjs";
+import { memoryParts, partsLine } from "./soak-memory-parts.mjs";
 
 const { values: flags } = parseArgs({
   options: {
@@ -311,6 +312,36 @@ function throughputVerdict(samples) {
   return { line, problem: held ? null : `throughput moved by ${(100 * change).toFixed(1)} %` };
 }
 
+/** Minutes between two readings of the memory's parts (gdb stops workerd for about a second each time). */
+const PARTS_EVERY = 10;
+
+/** How each part of the resident memory moved from the warm minute's reading to the last one. */
+function partsGrowth(samples) {
+  const read = samples.filter((sample) => sample.parts && sample.minute >= WARM_MINUTE);
+  if (read.length < 2) return null;
+  const [from, to] = [read[0], read.at(-1)];
+  const delta = (a, b) =>
+    a === null || a === undefined || b === null || b === undefined
+      ? "n/a"
+      : `${b - a >= 0 ? "+" : ""}${(b - a).toFixed(0)} MB`;
+  const change = (get) => delta(get(from.parts), get(to.parts));
+  // The anonymous memory no part above accounts for.
+  const rest = (sample) =>
+    sample.parts.malloc && sample.committed !== null
+      ? sample.parts.anonymous -
+        sample.parts.isolates.committed -
+        sample.parts.malloc.physical -
+        sample.committed
+      : null;
+  return [
+    `memory by part, minute ${from.minute} to ${to.minute}: RSS ${delta(from.rss, to.rss)},`,
+    `anonymous ${change((p) => p.anonymous)}, the other isolates' committed heaps ${change((p) => p.isolates.committed)},`,
+    `allocator in use ${change((p) => p.malloc?.inUse)} (SQLite ${change((p) => p.malloc?.sqlite)}), freed and kept ${change((p) => p.malloc?.keptFree)};`,
+    `the Worker's isolate heap ${delta(from.heap, to.heap)} live, ${delta(from.committed, to.committed)} committed;`,
+    `the rest (WASM memories, V8's code and its own, threads' stacks) ${delta(rest(from), rest(to))}`,
+  ].join(" ");
+}
+
 async function memory(cdp, pid, wake) {
   const rss = rssMb(pid);
   if (!cdp) return { rss, heap: null };
@@ -326,6 +357,8 @@ async function memory(cdp, pid, wake) {
     return {
       rss,
       heap: result ? result.usedSize / 2 ** 20 : null,
+      // The heap's committed size: what the resident set holds for it, live or not.
+      committed: result ? result.totalSize / 2 ** 20 : null,
       backing: outside("backingStorageSize"),
       embedder: outside("embedderHeapUsedSize"),
     };
@@ -635,13 +668,18 @@ try {
     },
   };
 
-  const before = await memory(cdp, pid, wake);
+  // What the resident memory is made of (soak-memory-parts.mjs), at the start, the warm minute, every
+  // PARTS_EVERY minutes and the last: the soak's own isolate is the heap line.
+  const parts = memoryParts(pid, [":edge-auth"]);
+  const partsAt = (m) => m === 0 || m === WARM_MINUTE || m % PARTS_EVERY === 0 || m === MINUTES;
+  const before = { ...(await memory(cdp, pid, wake)), parts: await parts.read({ malloc: true }) };
   console.log(
     `soak: ${MINUTES} min, ${CONNECTIONS} connections (${KINDS.map((k) => `${LABELS[k]} ${connections[k]}`).join(", ")}), workerd pid ${pid ?? "not found"}`,
   );
   console.log(
     `memory before load: workerd RSS ${mb(before.rss)}, Worker isolate heap ${mb(before.heap)} (live, after a full GC)`,
   );
+  console.log(`        ${partsLine(before.parts)}`);
   const samples = [{ minute: 0, ...before }];
   let lastCpu = { workerd: cpuSeconds(pid), soak: process.cpuUsage(), machine: machineTicks() };
   const start = Date.now();
@@ -676,6 +714,7 @@ try {
       machine: shares,
       storage: storageOf(runtimeStorage),
       load: loadavg()[0],
+      parts: partsAt(m) ? await parts.read({ malloc: true }) : null,
     };
     samples.push(sample);
     failures.non2xx += seen.non2xx;
@@ -686,6 +725,7 @@ try {
     console.log(
       `        workerd CPU ${workerdCpu === null ? "n/a" : `${workerdCpu.toFixed(1)} s (${((1000 * workerdCpu) / Math.max(1, total)).toFixed(2)} ms/request)`}  soak's own CPU ${soakCpu.toFixed(1)} s  machine ${shares ? `busy ${shares.busy.toFixed(0)} % (others ${Math.max(0, shares.busySeconds - (workerdCpu ?? 0) - soakCpu).toFixed(1)} s), iowait ${shares.iowait.toFixed(1)} %, steal ${shares.steal.toFixed(1)} %` : "n/a"}  load ${sample.load.toFixed(2)}  local storage ${sample.storage ? `${sample.storage.files} files, ${(sample.storage.bytes / 2 ** 20).toFixed(0)} MB` : "n/a"}`,
     );
+    if (sample.parts) console.log(`        ${partsLine(sample.parts)}`);
     for (const line of seen.firstFailures) console.log(`        ${line}`);
   }
   if (flags.json) writeFileSync(flags.json, `${JSON.stringify(samples, null, 1)}\n`);
@@ -722,6 +762,8 @@ try {
         problems.push(`${name} grew by ${growth.toFixed(1)} MB after minute ${WARM_MINUTE}`);
     }
   }
+  const growth = partsGrowth(samples);
+  if (growth) console.log(growth);
   if (!interrupted) {
     const judged = throughputVerdict(samples);
     if (judged) {

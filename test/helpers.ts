@@ -164,6 +164,7 @@ export function testDeps(bindings: Record<string, unknown>, clock: { now: number
       actor: () => ({ kind: "user" as const }),
     }),
     visitor: visitorOf(new Headers()),
+    requestId: "test",
   };
 }
 

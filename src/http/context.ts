@@ -21,6 +21,7 @@ export type ServicesOf = (
     origin: RequestOrigin;
     visitor: Visitor;
     actor: Actor;
+    requestId: string;
   },
 ) => Deps;
 
@@ -51,6 +52,7 @@ export function requestContext(config: Config, services: ServicesOf) {
         visitor: visitorOf(c.req.raw.headers, () => c.req.raw.cf),
         // Until the request authenticates as someone else (the admin secret, a SCIM token, an access token…).
         actor: { kind: "user" },
+        requestId,
       }),
     );
     await next();

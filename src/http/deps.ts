@@ -36,4 +36,9 @@ export interface Deps {
   audit: Audit;
   /** What this request has shown about its sender: its Turnstile token, its address, the checks it passed. */
   visitor: Visitor;
+  /**
+   * The request's id (`X-Request-Id`), which a log line of work deep in a flow carries (a fail-open warning): "-"
+   * for a job (a queue's batch, the cron), which answers no request.
+   */
+  requestId: string;
 }

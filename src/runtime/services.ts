@@ -25,6 +25,8 @@ export interface ServiceScope {
    * service binding as `worker`; a job (a queue's batch, the cron) is the `system`.
    */
   actor?: Actor;
+  /** The request's id, for the log lines of its flows; a job has none ("-"). */
+  requestId?: string;
 }
 
 const NO_ORIGIN: RequestOrigin = { ip: null, userAgent: null };
@@ -82,5 +84,6 @@ export function createServices(config: Config, env: Env, scope: ServiceScope): D
     background,
     audit,
     visitor: scope.visitor ?? visitorOf(new Headers()),
+    requestId: scope.requestId ?? "-",
   };
 }

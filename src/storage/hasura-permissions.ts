@@ -169,7 +169,7 @@ export async function hasuraDeleteFile(deps: Deps, caller: Caller, id: string): 
 export async function hasuraForgetFiles(deps: Deps, ids: string[]): Promise<void> {
   for (const id of ids) {
     await askHasura(deps, SERVICE, "deleteFile", { id }).catch((error) =>
-      logError("-", "storage-hasura-undo", error, "warn"),
+      logError(deps.requestId, "storage-hasura-undo", error, "warn"),
     );
   }
 }
@@ -180,6 +180,6 @@ export async function hasuraForgetFiles(deps: Deps, ids: string[]): Promise<void
  */
 export async function hasuraSyncFile(deps: Deps, file: FileRow): Promise<void> {
   await askHasura(deps, SERVICE, "updateFile", { id: file.id, _set: setOf(file) }).catch((error) =>
-    logError("-", "storage-hasura-undo", error, "warn"),
+    logError(deps.requestId, "storage-hasura-undo", error, "warn"),
   );
 }

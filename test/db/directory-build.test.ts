@@ -194,6 +194,71 @@ describe("growing a populated one-shard deployment to two", () => {
     }
   });
 
+  // Threat: D1 fails in the middle of a build call, after some of its keys were written: the call answers an error
+  // and gives no cursor, so the operator runs it again with the cursor from before. A key written twice must not be
+  // counted as held by someone else (the pass would retry it forever) nor written for a second owner; the marker
+  // must go only once every row has its key.
+  it("a D1 fault in the middle of a call: the call is run again from the cursor before it, every key once", async () => {
+    const owners = [await signUp(one, uniqueEmail("fault")), await signUp(one, uniqueEmail("fault"))];
+    made.push(...owners.map((session) => session.user.id));
+    // The identities' scan (the second source, after the users' page wrote its keys) fails once.
+    let failed = 0;
+    const faulty = new Proxy(home, {
+      get(target, property) {
+        if (property !== "prepare") return Reflect.get(target, property).bind(target);
+        return (sql: string) => {
+          if (failed === 0 && sql.includes("FROM user_providers t")) {
+            failed++;
+            throw new Error("D1_ERROR: Network connection lost.");
+          }
+          return target.prepare(sql);
+        };
+      },
+    });
+    const version = JSON.stringify({ version: 1, ranges: [[0, 4095, "DB"]], moving: null, leftover: null });
+    await home.batch([
+      home
+        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, ?, 0)")
+        .bind(SLOT_MAP_KEY, version),
+      home
+        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, '{\"build\":1}', 0)")
+        .bind(DIRECTORY_LAYOUT_KEY),
+    ]);
+    try {
+      const scope = (d1: D1Database) => ({ env: { ...env, DB: d1 }, names: NAMES, now: Date.now() });
+      await expect(buildCopy(scope(faulty), { graceMs: 0, cursor: null })).rejects.toThrow(/Network/);
+      expect(failed).toBe(1);
+      // The failed call wrote the users' keys before the fault, and left the marker.
+      for (const { user } of owners) {
+        expect(await keyPlaces(await keyOf("email", user.email))).toEqual([`0:${user.id}`]);
+      }
+      expect(
+        await home.prepare("SELECT 1 FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY).first(),
+      ).not.toBeNull();
+      // Again from the cursor before the failed call (null: the start), to the end of the pass.
+      let calls = 0;
+      for (let cursor: BuildCursor | null = null, first = true; first || cursor; first = false) {
+        const step = await buildCopy(scope(home), { graceMs: 0, cursor });
+        expect(step.waitMs, "no key of these rows is held by a young claim").toBeUndefined();
+        cursor = step.cursor;
+        calls++;
+      }
+      expect(calls).toBeLessThan(50);
+      for (const { user } of owners) {
+        expect(await keyPlaces(await keyOf("email", user.email))).toEqual([`0:${user.id}`]);
+      }
+      expect(
+        await home.prepare("SELECT 1 FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY).first(),
+      ).toBeNull();
+    } finally {
+      await home
+        .prepare("DELETE FROM service_settings WHERE key IN (?, ?)")
+        .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
+        .run();
+      await loadSlotMap(env, NAMES, { fresh: true });
+    }
+  });
+
   // Threat: after the second shard is added, the first shard's users cannot sign in (no keys), an address is held
   // twice, or a change made while the keys are written leaves a key that names the wrong user or none.
   it("pin with one shard, build the directory under load, move slots: every user signs in, every key once", async () => {

@@ -33,7 +33,7 @@ async function isBreached(deps: Deps, password: string): Promise<boolean> {
     body = await response.text();
   } catch (error) {
     // Fail open: an outage of a third party must not stop every sign-up. The log says it happened.
-    logError("-", "hibp-unavailable", error, "warn");
+    logError(deps.requestId, "hibp-unavailable", error, "warn");
     return false;
   }
   return body.split("\n").some((line) => {
