@@ -8,11 +8,10 @@
 //   Their committed heap (`totalSize`) is what the resident set holds for them; their live heap (`usedSize`) moves
 //   with their collector. Ours is the soak's own heap line (live after a full GC, through Miniflare's proxy: a second
 //   session on our isolate would stall the soak's).
-// - `malloc`: the process's allocator (workerd links TCMalloc; SQLite, the runtime's C++ and V8's off-heap memory use
-//   it), through gdb when it is installed: bytes in use, bytes freed and kept by the allocator (which returns
-//   nothing to the system unless asked), and SQLite's own share of the bytes in use. gdb stops the process for about
-//   a second, so the soak reads it only at a few minutes.
-import { execFileSync } from "node:child_process";
+// - The rest of the anonymous memory (the soak computes it, with our isolate's committed heap) is the runtime's own:
+//   its allocator's (workerd links TCMalloc, which SQLite, the runtime's C++ and V8's off-heap memory use), WASM
+//   memories, V8's code. Not read from inside the process: calling the allocator's counters through a debugger stops
+//   workerd at an arbitrary point, and one such call crashed it (segmentation fault) in a soak (docs/performance.md).
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 const MB = 2 ** 20;
@@ -68,48 +67,6 @@ function heapOf(target) {
   });
 }
 
-/** TCMalloc's counts and SQLite's, through gdb; null without gdb or permission to attach. */
-function mallocCounts(pid) {
-  const properties = [
-    "generic.current_allocated_bytes",
-    "tcmalloc.pageheap_free_bytes",
-    "tcmalloc.central_cache_free",
-    "tcmalloc.transfer_cache_free",
-    "tcmalloc.cpu_free",
-    "generic.physical_memory_used",
-  ];
-  const commands = ["set $v = (unsigned long*)malloc(8)"];
-  for (const name of properties) {
-    commands.push(`call (char)MallocExtension_Internal_GetNumericProperty("${name}", ${name.length}ul, $v)`);
-    commands.push(`printf "part ${name} %lu\\n", *$v`);
-  }
-  commands.push('printf "part sqlite %lu\\n", (long)sqlite3_memory_used()', "detach");
-  let output;
-  try {
-    output = execFileSync("gdb", ["-p", String(pid), "-batch", ...commands.flatMap((c) => ["-ex", c])], {
-      encoding: "utf8",
-      timeout: 60_000,
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-  } catch {
-    return null;
-  }
-  const read = Object.fromEntries(
-    [...output.matchAll(/^part (\S+) (\d+)$/gm)].map(([, name, value]) => [name, Number(value) / MB]),
-  );
-  if (read["generic.current_allocated_bytes"] === undefined) return null;
-  return {
-    inUse: read["generic.current_allocated_bytes"],
-    keptFree:
-      (read["tcmalloc.pageheap_free_bytes"] ?? 0) +
-      (read["tcmalloc.central_cache_free"] ?? 0) +
-      (read["tcmalloc.transfer_cache_free"] ?? 0) +
-      (read["tcmalloc.cpu_free"] ?? 0),
-    physical: read["generic.physical_memory_used"] ?? null,
-    sqlite: read.sqlite ?? null,
-  };
-}
-
 /** Anonymous and file-backed resident memory, MB. */
 function residentSplit(pid) {
   const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
@@ -118,14 +75,14 @@ function residentSplit(pid) {
 }
 
 /**
- * A reader of the parts for one run: `read({ malloc })` samples them (`malloc: true` attaches gdb). `ours` are the
- * target ids the soak inspects itself, left out here.
+ * A reader of the parts for one run: `read()` samples them. `ours` are the target ids the soak inspects itself, left
+ * out here.
  */
 export function memoryParts(pid, ours) {
   if (process.platform !== "linux" || pid === null) return { read: async () => null };
   let inspector;
   return {
-    async read({ malloc }) {
+    async read() {
       inspector ??= (await rawInspector(pid)) ?? { targets: [] };
       const others = inspector.targets.filter((target) => !ours.some((id) => target.id.endsWith(id)));
       const heaps = await Promise.all(others.map(heapOf));
@@ -146,7 +103,7 @@ export function memoryParts(pid, ours) {
       } catch {
         // no smaps_rollup (an old kernel)
       }
-      return { ...split, isolates, malloc: malloc ? mallocCounts(pid) : null };
+      return { ...split, isolates };
     },
   };
 }
@@ -156,13 +113,10 @@ const f = (value) => (value === null || value === undefined ? "n/a" : `${value.t
 /** One line of the parts, for the soak's log. */
 export function partsLine(parts) {
   if (!parts) return "memory by part: n/a on this platform";
-  const m = parts.malloc;
   const { isolates } = parts;
   return [
     `memory by part: anonymous ${f(parts.anonymous)}, file ${f(parts.file)};`,
-    `the local runtime's other isolates (${isolates.answered}/${isolates.count}) ${f(isolates.committed)} committed, ${f(isolates.used)} live (largest ${isolates.largest.map((i) => `${i.id} ${f(i.committed)}`).join(", ")});`,
-    m
-      ? `allocator ${f(m.inUse)} in use (SQLite ${f(m.sqlite)}), ${f(m.keptFree)} freed and kept, ${f(m.physical)} resident`
-      : "allocator n/a (needs gdb)",
+    `the local runtime's other isolates (${isolates.answered}/${isolates.count}) ${f(isolates.committed)} committed, ${f(isolates.used)} live`,
+    `(largest ${isolates.largest.map((i) => `${i.id} ${f(i.committed)}`).join(", ")})`,
   ].join(" ");
 }

@@ -312,8 +312,8 @@ function throughputVerdict(samples) {
   return { line, problem: held ? null : `throughput moved by ${(100 * change).toFixed(1)} %` };
 }
 
-/** Minutes between two readings of the memory's parts (gdb stops workerd for about a second each time). */
-const PARTS_EVERY = 10;
+/** Minutes between two readings of the memory's parts (an inspector session opened on each other isolate). */
+const PARTS_EVERY = 5;
 
 /** How each part of the resident memory moved from the warm minute's reading to the last one. */
 function partsGrowth(samples) {
@@ -325,20 +325,17 @@ function partsGrowth(samples) {
       ? "n/a"
       : `${b - a >= 0 ? "+" : ""}${(b - a).toFixed(0)} MB`;
   const change = (get) => delta(get(from.parts), get(to.parts));
-  // The anonymous memory no part above accounts for.
+  // The anonymous memory outside every isolate's heap: the runtime's own (its allocator: SQLite, its C++, V8's
+  // off-heap buffers), WASM memories, V8's code.
   const rest = (sample) =>
-    sample.parts.malloc && sample.committed !== null
-      ? sample.parts.anonymous -
-        sample.parts.isolates.committed -
-        sample.parts.malloc.physical -
-        sample.committed
-      : null;
+    sample.committed === null || sample.parts.anonymous === undefined
+      ? null
+      : sample.parts.anonymous - sample.parts.isolates.committed - sample.committed;
   return [
     `memory by part, minute ${from.minute} to ${to.minute}: RSS ${delta(from.rss, to.rss)},`,
-    `anonymous ${change((p) => p.anonymous)}, the other isolates' committed heaps ${change((p) => p.isolates.committed)},`,
-    `allocator in use ${change((p) => p.malloc?.inUse)} (SQLite ${change((p) => p.malloc?.sqlite)}), freed and kept ${change((p) => p.malloc?.keptFree)};`,
-    `the Worker's isolate heap ${delta(from.heap, to.heap)} live, ${delta(from.committed, to.committed)} committed;`,
-    `the rest (WASM memories, V8's code and its own, threads' stacks) ${delta(rest(from), rest(to))}`,
+    `anonymous ${change((p) => p.anonymous)}: the other isolates' committed heaps ${change((p) => p.isolates.committed)},`,
+    `the Worker's isolate heap ${delta(from.heap, to.heap)} live, ${delta(from.committed, to.committed)} committed,`,
+    `the rest (the runtime's allocator: SQLite, its C++, V8's off-heap memory; WASM memories; code) ${delta(rest(from), rest(to))}`,
   ].join(" ");
 }
 
@@ -672,7 +669,7 @@ try {
   // PARTS_EVERY minutes and the last: the soak's own isolate is the heap line.
   const parts = memoryParts(pid, [":edge-auth"]);
   const partsAt = (m) => m === 0 || m === WARM_MINUTE || m % PARTS_EVERY === 0 || m === MINUTES;
-  const before = { ...(await memory(cdp, pid, wake)), parts: await parts.read({ malloc: true }) };
+  const before = { ...(await memory(cdp, pid, wake)), parts: await parts.read() };
   console.log(
     `soak: ${MINUTES} min, ${CONNECTIONS} connections (${KINDS.map((k) => `${LABELS[k]} ${connections[k]}`).join(", ")}), workerd pid ${pid ?? "not found"}`,
   );
@@ -714,7 +711,7 @@ try {
       machine: shares,
       storage: storageOf(runtimeStorage),
       load: loadavg()[0],
-      parts: partsAt(m) ? await parts.read({ malloc: true }) : null,
+      parts: partsAt(m) ? await parts.read() : null,
     };
     samples.push(sample);
     failures.non2xx += seen.non2xx;
