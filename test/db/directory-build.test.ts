@@ -84,6 +84,31 @@ async function usersHolding(userId: string): Promise<number[]> {
 /** After the move: slots 0–1023 in DB_1, the rest at home. */
 const shardOfSlot = (slot: number) => (slot <= 1023 ? 1 : 0);
 
+/**
+ * `run` with one shard's map stored and a build's marker (begun long ago) in place, as a `copy` step finds them;
+ * both go afterwards, whatever happened.
+ */
+async function underBuild(run: () => Promise<void>) {
+  const version = JSON.stringify({ version: 1, ranges: [[0, 4095, "DB"]], moving: null, leftover: null });
+  await home.batch([
+    home
+      .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, ?, 0)")
+      .bind(SLOT_MAP_KEY, version),
+    home
+      .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, '{\"build\":1}', 0)")
+      .bind(DIRECTORY_LAYOUT_KEY),
+  ]);
+  try {
+    await run();
+  } finally {
+    await home
+      .prepare("DELETE FROM service_settings WHERE key IN (?, ?)")
+      .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
+      .run();
+    await loadSlotMap(env, NAMES, { fresh: true });
+  }
+}
+
 const made: string[] = [];
 const signIn = (svc: TestService, email: string) =>
   svc.post("/signin/email-password", { email, password: PASSWORD });
@@ -168,16 +193,7 @@ describe("growing a populated one-shard deployment to two", () => {
         };
       },
     });
-    const version = JSON.stringify({ version: 1, ranges: [[0, 4095, "DB"]], moving: null, leftover: null });
-    await home.batch([
-      home
-        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, ?, 0)")
-        .bind(SLOT_MAP_KEY, version),
-      home
-        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, '{\"build\":1}', 0)")
-        .bind(DIRECTORY_LAYOUT_KEY),
-    ]);
-    try {
+    await underBuild(async () => {
       const scope = { env: { ...env, DB: racing }, names: NAMES, now: Date.now() };
       for (let cursor: BuildCursor | null = null, first = true; first || cursor; first = false) {
         cursor = (await buildCopy(scope, { graceMs: 0, cursor })).cursor;
@@ -185,13 +201,7 @@ describe("growing a populated one-shard deployment to two", () => {
       expect(await keyPlaces(await keyOf("email", moved.user.email))).toEqual([]);
       expect(await keyPlaces(await keyOf("email", gone.user.email))).toEqual([]);
       expect(await keyPlaces(await keyOf("email", newEmail))).toEqual([`0:${moved.user.id}`]);
-    } finally {
-      await home
-        .prepare("DELETE FROM service_settings WHERE key IN (?, ?)")
-        .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
-        .run();
-      await loadSlotMap(env, NAMES, { fresh: true });
-    }
+    });
   });
 
   // Threat: D1 fails in the middle of a build call, after some of its keys were written: the call answers an error
@@ -215,16 +225,7 @@ describe("growing a populated one-shard deployment to two", () => {
         };
       },
     });
-    const version = JSON.stringify({ version: 1, ranges: [[0, 4095, "DB"]], moving: null, leftover: null });
-    await home.batch([
-      home
-        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, ?, 0)")
-        .bind(SLOT_MAP_KEY, version),
-      home
-        .prepare("INSERT INTO service_settings (key, value, updated_at) VALUES (?, '{\"build\":1}', 0)")
-        .bind(DIRECTORY_LAYOUT_KEY),
-    ]);
-    try {
+    await underBuild(async () => {
       const scope = (d1: D1Database) => ({ env: { ...env, DB: d1 }, names: NAMES, now: Date.now() });
       await expect(buildCopy(scope(faulty), { graceMs: 0, cursor: null })).rejects.toThrow(/Network/);
       expect(failed).toBe(1);
@@ -250,13 +251,7 @@ describe("growing a populated one-shard deployment to two", () => {
       expect(
         await home.prepare("SELECT 1 FROM service_settings WHERE key = ?").bind(DIRECTORY_LAYOUT_KEY).first(),
       ).toBeNull();
-    } finally {
-      await home
-        .prepare("DELETE FROM service_settings WHERE key IN (?, ?)")
-        .bind(SLOT_MAP_KEY, DIRECTORY_LAYOUT_KEY)
-        .run();
-      await loadSlotMap(env, NAMES, { fresh: true });
-    }
+    });
   });
 
   // Threat: after the second shard is added, the first shard's users cannot sign in (no keys), an address is held
