@@ -12,7 +12,6 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { experimental_readRawConfig } from "wrangler";
 import { checkProduction } from "./deploy/checks.mjs";
 import { writeIds } from "./deploy/config-file.mjs";
 import { checkHealth, healthUrls } from "./deploy/health.mjs";
@@ -31,6 +30,7 @@ import {
   secretValues,
 } from "./deploy/secrets-step.mjs";
 import { wranglerRunner } from "./deploy/wrangler.mjs";
+import { readRawConfig } from "./wrangler-config.mjs";
 
 const DEFAULT_SECRETS_FILE = "production.secrets.json";
 const ENV = "production";
@@ -103,7 +103,13 @@ function step(args) {
   }
 }
 
-const { rawConfig } = experimental_readRawConfig({ config: options.config });
+let rawConfig;
+try {
+  ({ rawConfig } = await readRawConfig(options.config));
+} catch (error) {
+  console.error(`deploy: cannot read ${options.config}: ${error.message}`);
+  process.exit(1);
+}
 const production = rawConfig.env?.[ENV];
 if (!production) {
   console.error(`deploy: ${options.config} has no [env.${ENV}]`);

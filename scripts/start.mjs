@@ -3,7 +3,7 @@
 // with both Workers (the service and the image transformer) and local D1, KV, R2 and Durable Objects. PORT
 // (environment, .dev.vars, or `npm start -- --port N`) moves the server and every URL built from it. wrangler's own start-up output is kept back unless something fails; once the service
 // answers, one block says where everything is, and .wrangler/ records the server for `npm run admin` until it stops.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
@@ -18,10 +18,11 @@ import {
   readDevVars,
   recordRunning,
 } from "./local.mjs";
+import { applyLocalMigrations } from "./local-migrations.mjs";
 import { MIRROR_URL_VARIABLE, mirrorDevConfig, redacted } from "./mirror-binding.mjs";
 
 /**
- * The wrangler this start runs: the project's, unless EDGE_AUTH_WRANGLER names another (as `npm run deploy` takes
+ * The wrangler dev this start runs: the project's, unless EDGE_AUTH_WRANGLER names another (as `npm run deploy` takes
  * it): test/compat/start-script.test.ts points it at a stand-in whose Worker refuses its settings, which proves how
  * start answers that without a wrangler dev start-up of its own (test/fakes/wrangler-dev.mjs says what it mimics).
  */
@@ -95,11 +96,8 @@ const shards = shardList
   .split(",")
   .map((name) => name.trim())
   .filter(Boolean);
-const declared = new Set(
-  (experimental_readRawConfig({ config: "wrangler.toml" }).rawConfig.d1_databases ?? []).map(
-    (database) => database.binding,
-  ),
-);
+const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
+const declared = new Set((rawConfig.d1_databases ?? []).map((database) => database.binding));
 const undeclared = shards.filter((name) => !declared.has(name));
 if (undeclared.length > 0) {
   fail(
@@ -111,16 +109,14 @@ if (undeclared.length > 0) {
   migrations_dir = "migrations"`,
   );
 }
+// In this process, every database in one workerd (scripts/local-migrations.mjs): `wrangler d1 migrations apply` started a
+// workerd per migration, most of a first start's time.
 let applied = 0;
-for (const name of shards) {
-  const migration = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", name, "--local"], {
-    encoding: "utf8",
-    env: { ...process.env, CI: "true", NO_COLOR: "1" },
-  });
-  const migrationOutput = `${migration.stdout ?? ""}${migration.stderr ?? ""}`;
-  if (migration.status !== 0)
-    fail(`applying the local D1 migrations to ${name} failed (above)`, migrationOutput);
-  applied += Number(/About to apply (\d+) migration/.exec(migrationOutput)?.[1] ?? 0);
+try {
+  const done = await applyLocalMigrations({ d1Databases: rawConfig.d1_databases ?? [], bindings: shards });
+  for (const names of Object.values(done)) applied += names.length;
+} catch (error) {
+  fail(`applying the local D1 migrations failed: ${error.message}`);
 }
 const databases = shards.length > 1 ? `databases (${shards.join(", ")})` : "database";
 console.log(`start: local ${databases} ${applied ? `migrated (${applied} new migrations)` : "up to date"}`);

@@ -129,7 +129,7 @@ describe.skipIf(!runs).concurrent("every page in English, German and Japanese, i
   });
 
   it.each(LANGUAGES)(
-    "%s: every page speaks it, passes axe at 1280 and 390 px and fits 390 px",
+    "%s: every page speaks it, passes axe (English at 1280 and 390 px, the others at 390) and fits 390 px",
     async (language) => {
       const { email } = await verifiedUserIn(language);
       const totpEmail = await totpUserIn(language);
@@ -143,11 +143,17 @@ describe.skipIf(!runs).concurrent("every page in English, German and Japanese, i
       // Each step takes well under a second; 20 s is for a machine running the workers files beside (scripts/test.mjs).
       page.setDefaultTimeout(20_000);
       const seen: string[] = [];
-      /** The page as it is: in the language, accessible at both widths, fitting 390 px; its screenshot at 390. */
+      /**
+       * The page as it is: in the language, accessible, fitting 390 px; its screenshot at 390. Axe runs at both
+       * widths in English and at 390 px in the others: what a language can break (its `lang`, a label or a name left
+       * empty by its catalogue, a longer word that pushes the layout) shows at either width, and the narrow layout is
+       * where its longer words press; what only the 1280 px layout can break is the template's, the same in every
+       * language, which English checks. Each axe run is about a second of Chromium on the 2-core machine.
+       */
       const check = async (name: string) => {
         seen.push(name);
         expect(await page.getAttribute("html", "lang"), `${name} in ${language}`).toBe(language);
-        await expectAccessible(page, `${name} (${language}) at 1280px`);
+        if (language === "en") await expectAccessible(page, `${name} (${language}) at 1280px`);
         await page.setViewportSize({ width: 390, height: 900 });
         await expectAccessible(page, `${name} (${language}) at 390px`);
         await expectNoSidewaysScroll(page, `${name} (${language})`);

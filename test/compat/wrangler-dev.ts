@@ -6,14 +6,16 @@
 // Postgres) and returns; the server's migrations, its start and the example MCP server carry on in the background,
 // beside the other projects' tests, and write a ready file when done (or what failed). Each compat file waits for it
 // first (test/compat/server-ready.ts). That was about 15 s at the start of every `npm test`.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
+import { experimental_readRawConfig } from "wrangler";
+// @ts-expect-error: a plain .mjs helper shared with `npm start`
+import { applyLocalMigrations } from "../../scripts/local-migrations.mjs";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
 import { mirrorDevConfig } from "../../scripts/mirror-binding.mjs";
 // @ts-expect-error: a plain .mjs helper shared with `npm start`
@@ -267,11 +269,12 @@ export default async function setup(project: TestProject) {
   let mcp: { close(): Promise<void> } | undefined;
   const readyFile = join(dir, "ready");
   const ready = (async () => {
-    await promisify(execFile)(
-      process.execPath,
-      [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
-      { env },
-    );
+    // Every migration in one workerd, as `npm start` applies them (scripts/local-migrations.mjs).
+    await applyLocalMigrations({
+      d1Databases: experimental_readRawConfig({ config: COMPAT_CONFIG }).rawConfig.d1_databases ?? [],
+      bindings: ["DB"],
+      persistTo: dir,
+    });
     let output = "";
     child = spawn(
       process.execPath,

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// A stand-in for the two wrangler commands `npm start` runs (scripts/start.mjs, EDGE_AUTH_WRANGLER), for the one case
-// of test/compat/start-script.test.ts where the Worker refuses its settings: without it, that case cost a whole
-// wrangler dev start-up (about 19 s of CPU) to see one log line. It answers as wrangler 4 and the Worker do there:
-// - `d1 migrations apply <DB> --local`: nothing to apply, as wrangler says it;
+// A stand-in for the wrangler command `npm start` runs (scripts/start.mjs, EDGE_AUTH_WRANGLER), for the one case of
+// test/compat/start-script.test.ts where the Worker refuses its settings: without it, that case cost a whole wrangler
+// dev start-up (about 19 s of CPU) to see one log line. It answers as wrangler 4 and the Worker do there:
 // - `dev … --port N`: a server on localhost:N whose every request is refused as src/index.ts refuses it when
 //   src/config.ts throws — the line `{"level":"error","what":"config","detail":…}` on stderr (console.error's
 //   output, which wrangler dev passes through as written) and a 500 — with the refusal in FAKE_CONFIG_REFUSAL.
@@ -13,12 +12,8 @@ import { createServer } from "node:http";
 const argv = process.argv.slice(2);
 const option = (name) => argv[argv.indexOf(name) + 1];
 
-if (argv[0] === "d1" && argv[1] === "migrations" && argv[2] === "apply") {
-  process.stdout.write(`✅ No migrations to apply!\n`);
-  process.exit(0);
-}
 if (argv[0] !== "dev") {
-  process.stderr.write(`✘ [ERROR] the stand-in wrangler runs only \`dev\` and \`d1 migrations apply\`\n`);
+  process.stderr.write(`✘ [ERROR] the stand-in wrangler runs only \`dev\`\n`);
   process.exit(1);
 }
 const detail = process.env.FAKE_CONFIG_REFUSAL ?? "invalid configuration";
