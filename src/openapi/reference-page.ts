@@ -39,6 +39,14 @@ const STYLE = `
   form.try .label, form.try output, form.try .wide { flex-basis: 100%; }
   form.try textarea { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; }
   .muted { color: var(--muted); }
+  /* A phone (390 px): an opened operation's tables (names, where, types and a sentence) fit the width rather than
+     widen the page: the long names (a header, a dotted field) and the codes of the sentence break anywhere; the
+     short columns keep their words whole. */
+  @media (max-width: 640px) {
+    table.fields { width: 100%; }
+    table.fields td:first-child code, table.fields td:last-child code { overflow-wrap: anywhere; }
+    td, th { padding-right: .5rem; }
+  }
 `;
 
 export interface ReferenceInput {

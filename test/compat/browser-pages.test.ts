@@ -295,8 +295,23 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
         await page.goto(`${authUrl}/admin/console${path}`);
         await check(name!);
       }
+      // The whole reference fits 390 px; axe reads the operations of one search, each opened. On the whole page axe
+      // took 21 s at 1280 px and 7.5 s at 390 (walking every operation of the API), most of a minute of Chromium,
+      // while the operations' contents sat in closed <details>, which axe passes over as hidden: one search's few
+      // operations, opened, are the same template with its contents checked too.
       await page.goto(`${authUrl}/reference`);
-      await check("reference");
+      if (width === 390) await expectNoSidewaysScroll(page, "reference");
+      await page.goto(`${authUrl}/reference?q=${encodeURIComponent("email-password")}`);
+      expect(await page.locator("details.operation").count()).toBeGreaterThanOrEqual(2);
+      await page.evaluate(() => {
+        const { document } = globalThis as unknown as {
+          document: {
+            querySelectorAll(selector: string): Iterable<{ setAttribute(n: string, v: string): void }>;
+          };
+        };
+        for (const details of document.querySelectorAll("details")) details.setAttribute("open", "");
+      });
+      await check("reference-opened");
       await context.close();
     }
   }, 120_000);
