@@ -1,8 +1,8 @@
 // The deploy path of the README, checked without a Cloudflare account: both Workers bundle for production, every
 // binding the code uses is declared there, no production variable points at localhost, and the generated Env type
 // matches wrangler.toml. Each bundle is seconds of CPU on a machine the whole suite shares: the production bundles
-// are made twice in all (a filled configuration, and one with the placeholders left), each by `npm run deploy
-// -- --dry-run`, which is also what a user runs.
+// are made once, by `npm run deploy -- --dry-run` (what a user runs) on wrangler.toml as cloned; every other case
+// is the deploy's checks alone (`--check`).
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -175,11 +175,19 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     expect(noMail.code).toBe(0);
   }, 60_000);
 
-  it("passes a filled configuration with the EMAIL binding, bundles both Workers for production with every binding and production variables, and says where the service will answer", async () => {
-    const passed = await deploy(FILLED, SECRETS, { outdir: join(out, "filled") });
+  // One real bundling of both Workers (seconds of CPU each) proves both things a dry run promises: wrangler.toml as
+  // cloned, its REPLACE_… ids and example URLs still in it, bundles (the placeholders listed, not refused), with
+  // every binding and the production variables; a filled configuration's own checks pass without bundling again.
+  it("bundles both Workers for production from wrangler.toml as cloned plus the EMAIL binding, listing each placeholder left, with every binding and production variables; a filled configuration passes its checks", async () => {
+    const passed = await deploy(withEmailBinding(TOML), SECRETS, { outdir: join(out, "filled") });
     expect(passed.stderr).not.toContain("refused");
     expect(passed.stderr).not.toContain("deploy: warning");
     expect(passed.code).toBe(0);
+    expect(passed.stderr).toContain("dry run with 3 placeholder(s) left, which a real deploy refuses");
+    for (const name of PLACEHOLDERS) expect(passed.stderr, name).toContain(`env.production.${name}`);
+    expect(passed.stdout).toContain("both Workers bundle, with 3 placeholder(s) left");
+    // The plan, without an account to ask: every resource created unless it exists.
+    expect(passed.stdout).toContain("create unless it exists: D1 database edge-auth (DB)");
     expect(passed.stdout).toContain("It would answer at https://edge-auth.<your-subdomain>.workers.dev");
     // wrangler's own list of the main Worker's bindings, as it printed it for the production bundle.
     for (const binding of [
@@ -216,6 +224,16 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     // (`define` is not inherited by environments), or every HEIC transformation fails there.
     expect(readFileSync(join(out, "filled", "images", "worker.js"), "utf8")).not.toMatch(/\b__dirname\b/);
     expect(readFileSync(join(out, "filled", "main", "index.js"), "utf8").length).toBeGreaterThan(100_000);
+
+    // Filled in as a user has it after the README: no placeholder, no warning, where it will answer.
+    const filled = await deploy(FILLED, SECRETS, { checkOnly: true });
+    expect(filled.stderr).not.toContain("refused");
+    expect(filled.stderr).not.toContain("deploy: warning");
+    expect(filled.stderr).not.toContain("placeholder");
+    expect(filled.code).toBe(0);
+    expect(filled.stdout).toContain(
+      "deploy: checks passed (--check: nothing bundled or uploaded). It would answer at https://edge-auth.<your-subdomain>.workers.dev",
+    );
   }, 180_000);
 
   it("passes with an SMTP host among the production secrets instead of the binding", async () => {
@@ -246,17 +264,6 @@ describe("npm run deploy refuses what cannot work, naming each thing to fix", ()
     expect(custom.stderr).toContain(
       "deploy: warning: AUTH_SERVER_URL (https://edge-auth.acme.workers.dev/auth/v1) is on edge-auth.acme.workers.dev, but the Worker answers at auth.acme.dev",
     );
-  }, 180_000);
-
-  it("bundles in a dry run with the placeholders still in wrangler.toml, listing each one it left", async () => {
-    const dry = await deploy(TOML);
-    expect(dry.stderr).not.toContain("refused");
-    expect(dry.code).toBe(0);
-    expect(dry.stderr).toContain("dry run with 3 placeholder(s) left, which a real deploy refuses");
-    for (const name of PLACEHOLDERS) expect(dry.stderr, name).toContain(`env.production.${name}`);
-    expect(dry.stdout).toContain("both Workers bundle, with 3 placeholder(s) left");
-    // The plan, without an account to ask: every resource created unless it exists.
-    expect(dry.stdout).toContain("create unless it exists: D1 database edge-auth (DB)");
   }, 180_000);
 });
 

@@ -312,6 +312,9 @@ describe("npm run deploy against a recorded wrangler", () => {
     );
     expect(dry.stdout).toContain("create       queue edge-auth-dead-letters");
     expect(dry.stdout).toContain(`secrets generated: ${SERVICE_SECRETS.join(", ")}`);
+    // A configuration with nothing left to fill (the ids are the deploy's to fill): no placeholder notice.
+    expect(dry.stdout).toContain("deploy: checks passed and both Workers bundle (dry run)");
+    expect(dry.stderr).not.toContain("placeholder");
     expect(dry.calls).toEqual([
       ...LISTS,
       "deploy -c wrangler.images.toml --env production --minify --dry-run",
