@@ -299,7 +299,10 @@ export default defineConfig({
           // The server starts in the background as the process does (beside the other projects: scripts/test.mjs);
           // each file waits for it first.
           setupFiles: ["./test/compat/server-ready.ts"],
-          testTimeout: 30_000,
+          // A browser flow against the shared server takes 2–5 s on a quiet machine; beside the workers lanes on a
+          // slow one the longest without a budget of its own took 19 s (the CIBA flows, the console's), 0.6 of the
+          // 30 s this was. 60 s still stops a hung one; the files with more work say their own.
+          testTimeout: 60_000,
           hookTimeout: 120_000,
         },
       },
