@@ -9,6 +9,12 @@ import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { experimental_readRawConfig } from "wrangler";
 import { generateSecrets, generateSigningJwk } from "../scripts/secrets.mjs";
 
+/**
+ * `Request.cf` from Miniflare's placeholder: without it each Miniflare outside Vitest fetched
+ * https://workers.cloudflare.com/cf.json (the soak printed its ENOTFOUND here); the benches call no outside host.
+ */
+const NO_CF_FETCH = { cf: false };
+
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 
@@ -113,6 +119,7 @@ export function workerFromBundle(
   return new Miniflare(
     convertV4MiniflareOptions({
       log: new Log(LogLevel.WARN),
+      ...NO_CF_FETCH,
       // bench/profile.mjs: the V8 inspector of the main Worker, at ws://127.0.0.1:<port>/edge-auth.
       ...(inspectorPort ? { inspectorPort } : {}),
       host: "127.0.0.1",
@@ -172,6 +179,7 @@ export function betterAuthWorker(dir, build, bindings) {
   return new Miniflare(
     convertV4MiniflareOptions({
       log: new Log(LogLevel.WARN),
+      ...NO_CF_FETCH,
       host: "127.0.0.1",
       port: 0,
       defaultPersistRoot: join(dir, "state-better-auth"),
@@ -271,6 +279,7 @@ export function floorWorker() {
   return new Miniflare(
     convertV4MiniflareOptions({
       log: new Log(LogLevel.WARN),
+      ...NO_CF_FETCH,
       host: "127.0.0.1",
       port: 0,
       // The argon2id WASM and its loader as the service bundles them (src/lib/argon2.ts), beside the floor's script.
