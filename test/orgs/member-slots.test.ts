@@ -3,10 +3,12 @@
 // refresh in an org in one wave"). Every writer sets it; rows from before get it from the daily sweep or from the
 // member's next switch, and until then are read after the session's row, as before. The waves themselves are
 // pinned in test/round-trips.test.ts.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { slotOfUser } from "../../src/db/shards";
 import { fillMemberSlots } from "../../src/orgs/housekeeping";
 import type { WireSession } from "../helpers";
+import { failingShards } from "../support/faults";
 import { allD1, testShards, userD1 } from "../support/shards";
 import { waveService } from "../support/waves";
 import { addMember, createOrg, user } from "./support";
@@ -100,5 +102,30 @@ describe("org_members.user_slot", () => {
       .prepare("SELECT count(*) AS n FROM org_members WHERE user_slot IS NULL")
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
+  });
+
+  // Threat: a sweep cut by the database half-writes a page, so that some members keep a wrong or missing slot with no
+  // one to notice. A page is one statement: it lands whole or not at all, and the next day's sweep starts again from
+  // the rows still without.
+  it("a sweep the database fails leaves every row as it was; the next one fills them", async () => {
+    const [owner, member] = [await user("slots"), await user("slots")];
+    const org = await createOrg(owner);
+    await addMember(org, member, "admin");
+    await forgetSlot(org.id, owner.user.id);
+    await forgetSlot(org.id, member.user.id);
+    const { bindings, fault } = failingShards(env as unknown as Record<string, unknown>, {
+      match: /^update "org_members"/i,
+      times: 1,
+    });
+    // Drizzle names the statement; its cause is the platform's D1_ERROR the fault threw.
+    await expect(fillMemberSlots({ shards: testShards({ ...env, ...bindings }) })).rejects.toThrow(
+      /update "org_members"/,
+    );
+    expect(fault.failures).toBe(1);
+    expect(await slotIn(org.id, owner.user.id)).toBeNull();
+    expect(await slotIn(org.id, member.user.id)).toBeNull();
+    expect(await fillMemberSlots({ shards: testShards() })).toBeGreaterThanOrEqual(2);
+    expect(await slotIn(org.id, owner.user.id)).toBe(slotOfUser(owner.user.id));
+    expect(await slotIn(org.id, member.user.id)).toBe(slotOfUser(member.user.id));
   });
 });
