@@ -27,6 +27,21 @@ const forgetSlot = (orgId: string, userId: string) =>
     .bind(orgId, userId)
     .run();
 
+/** An org of two whose memberships have no slot, as rows written before migration 0045 have none. */
+async function orgFromBefore() {
+  const [owner, member] = [await user("slots"), await user("slots")];
+  const org = await createOrg(owner);
+  await addMember(org, member, "admin");
+  await forgetSlot(org.id, owner.user.id);
+  await forgetSlot(org.id, member.user.id);
+  return { org, owner, member };
+}
+
+/** Each member's row holds their user's slot. */
+async function expectSlotsFilled(orgId: string, ...members: WireSession[]) {
+  for (const { user } of members) expect(await slotIn(orgId, user.id)).toBe(slotOfUser(user.id));
+}
+
 /** A user whose session is not in the home database (the suite runs two shards). */
 async function userElsewhere(): Promise<WireSession> {
   for (let i = 0; i < 60; i++) {
@@ -42,8 +57,7 @@ describe("org_members.user_slot", () => {
     const [owner, member] = [await user("slots"), await user("slots")];
     const org = await createOrg(owner);
     await addMember(org, member, "member");
-    expect(await slotIn(org.id, owner.user.id)).toBe(slotOfUser(owner.user.id));
-    expect(await slotIn(org.id, member.user.id)).toBe(slotOfUser(member.user.id));
+    await expectSlotsFilled(org.id, owner, member);
   });
 
   it("a row without it: the switch from another database reads the membership after the session (two waves), and fills it for the next one", async () => {
@@ -90,14 +104,9 @@ describe("org_members.user_slot", () => {
   });
 
   it("the daily sweep fills the rows from before, a page at a time", async () => {
-    const [owner, member] = [await user("slots"), await user("slots")];
-    const org = await createOrg(owner);
-    await addMember(org, member, "admin");
-    await forgetSlot(org.id, owner.user.id);
-    await forgetSlot(org.id, member.user.id);
+    const { org, owner, member } = await orgFromBefore();
     expect(await fillMemberSlots({ shards: testShards() })).toBeGreaterThanOrEqual(2);
-    expect(await slotIn(org.id, owner.user.id)).toBe(slotOfUser(owner.user.id));
-    expect(await slotIn(org.id, member.user.id)).toBe(slotOfUser(member.user.id));
+    await expectSlotsFilled(org.id, owner, member);
     const left = await home()
       .prepare("SELECT count(*) AS n FROM org_members WHERE user_slot IS NULL")
       .first<{ n: number }>();
@@ -108,11 +117,7 @@ describe("org_members.user_slot", () => {
   // one to notice. A page is one statement: it lands whole or not at all, and the next day's sweep starts again from
   // the rows still without.
   it("a sweep the database fails leaves every row as it was; the next one fills them", async () => {
-    const [owner, member] = [await user("slots"), await user("slots")];
-    const org = await createOrg(owner);
-    await addMember(org, member, "admin");
-    await forgetSlot(org.id, owner.user.id);
-    await forgetSlot(org.id, member.user.id);
+    const { org, owner, member } = await orgFromBefore();
     const { bindings, fault } = failingShards(env as unknown as Record<string, unknown>, {
       match: /^update "org_members"/i,
       times: 1,
@@ -125,7 +130,6 @@ describe("org_members.user_slot", () => {
     expect(await slotIn(org.id, owner.user.id)).toBeNull();
     expect(await slotIn(org.id, member.user.id)).toBeNull();
     expect(await fillMemberSlots({ shards: testShards() })).toBeGreaterThanOrEqual(2);
-    expect(await slotIn(org.id, owner.user.id)).toBe(slotOfUser(owner.user.id));
-    expect(await slotIn(org.id, member.user.id)).toBe(slotOfUser(member.user.id));
+    await expectSlotsFilled(org.id, owner, member);
   });
 });
