@@ -12,9 +12,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { getPlatformProxy, unstable_splitSqlQuery } from "wrangler";
 
-/** wrangler's table of applied migrations, created as wrangler creates it. */
-const TABLE = "d1_migrations";
-const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE}(
+/** wrangler's table of applied migrations (`migrations_table`, by default d1_migrations), created as wrangler does. */
+const createTable = (table) => `CREATE TABLE IF NOT EXISTS "${table}"(
   id         INTEGER PRIMARY KEY AUTOINCREMENT,
   name       TEXT UNIQUE,
   applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
@@ -65,8 +64,8 @@ export async function applyLocalMigrations({
     for (const database of databases) {
       const db = proxy.env[database.binding];
       const dir = resolve(root, database.migrations_dir ?? "migrations");
-      const table = database.migrations_table ?? TABLE;
-      await db.prepare(CREATE_TABLE.replace(TABLE, `"${table}"`)).run();
+      const table = database.migrations_table ?? "d1_migrations";
+      await db.prepare(createTable(table)).run();
       const done = new Set(
         (await db.prepare(`SELECT name FROM "${table}" ORDER BY id`).all()).results.map((row) => row.name),
       );
