@@ -5,6 +5,7 @@
 // non-zero status of the runs, or when a run has no tests.
 import { existsSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 
 const [status, ...files] = process.argv.slice(2);
 const runs = [
@@ -13,10 +14,8 @@ const runs = [
 ];
 /** The first lines of a failure: its message and where it was thrown, not the whole stack. */
 const FAILURE_LINES = 6;
-const ANSI = /\x1b\[[0-9;]*m/g;
 const firstLines = (text) =>
-  String(text ?? "")
-    .replace(ANSI, "")
+  stripVTControlCharacters(String(text ?? ""))
     .split("\n")
     .filter((line) => line.trim() && !/node_modules|node:internal/.test(line))
     .slice(0, FAILURE_LINES)
