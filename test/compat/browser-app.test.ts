@@ -2,15 +2,14 @@
 // bundles @nhost/nhost-js, whose origin was added to AUTH_CORS_ORIGINS (the quick start's instruction), signs up, signs
 // in, reads the user and uploads a file from Chromium against `wrangler dev`. Every call is a cross-origin fetch with
 // credentials-free CORS, so a wrong CORS answer fails here as "Failed to fetch", as it would for the newcomer.
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, followLink, mailedLink, PASSWORD, REDIRECT, serverUrl, uniqueEmail } from "./client";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const appPort = inject("appPort");
 const appOrigin = `http://127.0.0.1:${appPort}`;
 

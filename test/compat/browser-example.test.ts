@@ -12,10 +12,10 @@ import { encode as encodePng } from "fast-png";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, mailedLink, PASSWORD, serverUrl, uniqueEmail, verifiedUser } from "./client";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 /** The front-end tests' origin, among the compat server's CORS origins and allowed redirect URLs (wrangler-dev.ts). */
 const appOrigin = `http://127.0.0.1:${inject("appPort")}`;
 const HOME = `${appOrigin}/`;

@@ -4,7 +4,7 @@
 // Threats: a page that speaks English to a Japanese reader (a string left out of the catalogue, a page that never asks
 // for the language), and a translation that breaks the layout or the contrast. PAGES_SCREENSHOTS=<dir> keeps a
 // screenshot of each page at 390 px per language, `<dir>/<language>/<page>.png`.
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -15,11 +15,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { CATALOGUES } from "../../src/browser/text";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, followLink, latestMail, mailedLink, PASSWORD, REDIRECT, uniqueEmail } from "./client";
 import { authorizationRequest, discover, registerClient } from "./relying-party";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const screenshots = process.env.PAGES_SCREENSHOTS;
 const adminSecret = inject("adminSecret");
 /**

@@ -1,22 +1,22 @@
 // The built-in login and consent page in a real browser: Debian's Chromium (headless, playwright-core) signs a
 // person in, shows the consent screen, and returns to the relying party with a code that openid-client exchanges.
 // The relying party is a small loopback server of the test (a loopback http redirect URI is allowed, RFC 8252 §7.3).
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as oidc from "openid-client";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { PASSWORD, serverUrl, verifiedUser } from "./client";
 import { authorizationRequest, discover, registerClient } from "./relying-party";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
-const CHROMIUM = "/usr/bin/chromium";
 // Where screenshots of the page go when asked (OAUTH2_SCREENSHOTS=<dir>), for a person to look at.
 const screenshots = process.env.OAUTH2_SCREENSHOTS;
 
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 
 async function relyingParty(redirectUri: string) {
   const registered = await registerClient({

@@ -3,7 +3,7 @@
 // at 1280 and 390 px wide, with no sideways scrolling at 390: those of signing in and the console, then those of
 // step-up, the account choice, incremental consent and logout (contract §12), each reached the way a relying party
 // leads a person there. PAGES_SCREENSHOTS=<dir> keeps a screenshot of each.
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import {
   authUrl,
   mailedLink,
@@ -26,8 +27,7 @@ import type { PageGlobals } from "./page-globals";
 import { authorizationRequest, discover, pendingRequestOf, registerClient } from "./relying-party";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const screenshots = process.env.PAGES_SCREENSHOTS;
 const fakeProviders = inject("fakeProviders");
 

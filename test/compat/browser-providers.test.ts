@@ -2,13 +2,12 @@
 // by a SameSite=Lax cookie. A GitHub-like GET callback, the same callback opened in another browser (login CSRF), and
 // Apple's form_post, which arrives as a cross-site POST (the fake Apple is served as localhost, the service as
 // 127.0.0.1: two sites) and carries no Lax cookie until the service passes it on to its GET callback.
-import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page, type Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, client, REDIRECT, uniqueEmail } from "./client";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const fakeProviders = inject("fakeProviders");
 const CALLBACK = (provider: string) => `${authUrl}/signin/provider/${provider}/callback`;
 /** Where the service sends a browser whose callback it refuses (AUTH_CLIENT_URL, not running in the tests). */

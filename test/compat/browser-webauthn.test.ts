@@ -1,14 +1,13 @@
 // End to end in a real browser: Chromium from Debian (headless, driven by playwright-core over CDP) with a virtual
 // authenticator registers a security key and signs in against `wrangler dev`, from a small page this test serves.
 // The page is what an app would do: fetch the options, call navigator.credentials, post the credential back.
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, followLink, mailedLink, PASSWORD, REDIRECT, uniqueEmail, verifiedUser } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
-const CHROMIUM = "/usr/bin/chromium";
 /** The compat server's client URL: an allowed redirectTo of the hosted pages. */
 const APP = "http://localhost:3000";
 
@@ -75,7 +74,7 @@ interface SessionAnswer {
 
 // Without Debian's Chromium (`apt-get install chromium`) the test is skipped on a developer's machine; in CI, which
 // installs it (.ci/run), it always runs, so a missing browser fails loudly instead of passing silently.
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 
 describe.skipIf(!runs)("WebAuthn in Chromium with a virtual authenticator", () => {
   let server: Server;

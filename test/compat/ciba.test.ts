@@ -8,7 +8,6 @@
 // answer, so they approve blind or not at all). Every bad input and rule is in the workers project
 // (test/oauth2/ciba.test.ts); this file proves the real clients and browser. The three run at once: the poll
 // interval (5 s) is the bulk of the time.
-import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -20,11 +19,11 @@ import { describe, expect, it } from "vitest";
 import { approvalClient } from "../../examples/mcp-server-approval/src/approval";
 import { createPayServer } from "../../examples/mcp-server-approval/src/pay-server";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { discover, registerClient } from "./relying-party";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const CIBA_GRANT = "urn:openid:params:grant-type:ciba";
 
 /** The ping client's own endpoint on loopback: the pings it got, with their headers. */

@@ -10,17 +10,16 @@
 // No switch is needed: every origin is loopback, which Chromium counts as secure, and it keeps Secure, SameSite=None
 // cookies on http. Every refusal is in test/fedcm/.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
+import { FULL_CHROMIUM as CHROMIUM, canRun } from "./chromium";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { registerClient } from "./relying-party";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 
 /** The relying party's page: a document on another site than the service, with the button its script listens to. */
 async function relyingPartyPage() {

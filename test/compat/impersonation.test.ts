@@ -4,16 +4,15 @@
 // a line saying why, and a form posted there anyway (the disabling undone, as anyone can in the browser's tools) is
 // refused with the reason. Threat: support acting as a user without it being visible where the user's account is
 // managed, or changing the account through its pages.
-import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { chromium } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, PASSWORD, uniqueEmail } from "./client";
 import type { PageGlobals } from "./page-globals";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 /** The app's origin on the redirect allow-list (wrangler-dev.ts): this file serves its landing while it runs. */
 const APP = `http://127.0.0.1:${inject("appPort")}`;
 const ADMIN = { "x-hasura-admin-secret": inject("adminSecret"), "content-type": "application/json" };

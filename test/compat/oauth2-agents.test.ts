@@ -2,17 +2,17 @@
 // dynamic client registration, the device authorization grant with the person's step done in Chromium on the
 // built-in page, and the client credentials grant with a resource indicator (for an admin's client: registration
 // refuses the grant).
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { decodeJwt } from "jose";
 import * as oidc from "openid-client";
 import { chromium, type Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { discover, registerClient } from "./relying-party";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const screenshots = process.env.OAUTH2_SCREENSHOTS;
 const otherResource = inject("otherResource");
 const insecure = { execute: [oidc.allowInsecureRequests] }; // `wrangler dev` serves http

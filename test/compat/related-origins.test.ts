@@ -13,17 +13,16 @@
 //   page calls the service's API directly (http://127.0.0.1, loopback: no mixed content), allowed by CORS.
 // Chromium 156 enables related origins by default (feature WebAuthenticationRelatedOrigin); no switch for it.
 import { createHash, createPublicKey } from "node:crypto";
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { chromium } from "playwright-core";
 import selfsigned from "selfsigned";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { authUrl, followLink, mailedLink, REDIRECT, serverUrl, uniqueEmail } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 /** The compat server's AUTH_WEBAUTHN_RP_ID (test/compat/wrangler-dev.ts): where the browser reads the list. */
 const RP_ID = "localhost";
 /** Listed in the server's AUTH_WEBAUTHN_RELATED_ORIGINS (and AUTH_CORS_ORIGINS): another registrable domain. */

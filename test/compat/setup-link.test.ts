@@ -5,15 +5,14 @@
 // and the page shows the test's outcome. The owner then turns the connection on. axe is clean on every page.
 // (Domain verification by DNS is proven in test/setup-links/walk.test.ts: wrangler dev here resolves no test DNS, so
 // the owner widens the connection to the org's domain, verified by the operator, as the contract allows.)
-import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { IDP_SSO_URL, idpMetadataXml, signedResponse, toBase64 } from "../sso/saml-support/idp";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
+import { FULL_CHROMIUM as CHROMIUM, canRun } from "./chromium";
 import { authUrl, verifiedUser } from "./client";
 
-const CHROMIUM = "/usr/bin/chromium";
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 const ADMIN = { "x-hasura-admin-secret": inject("adminSecret") };
 
 async function call(

@@ -2,15 +2,14 @@
 // `@supabase/supabase-js` bundled into a page this test serves, against `wrangler dev`. What the Workers pool cannot
 // show: the browser's own `navigator.credentials`, WebAuthn L3's JSON parsers and `toJSON`, and the face's CORS for a
 // page on another origin (PATCH and DELETE included).
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
 import { followGoTrueLink, mailedLink, PASSWORD, serverUrl, uniqueEmail } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
-const CHROMIUM = "/usr/bin/chromium";
 const pagePort = inject("pagePort");
 const keys = inject("supabaseKeys");
 
@@ -58,7 +57,7 @@ interface TestPage {
 }
 
 // Without Debian's Chromium the test is skipped on a developer's machine; CI installs it, so there it always runs.
-const runs = existsSync(CHROMIUM) || process.env.CI === "true";
+const runs = canRun(CHROMIUM);
 
 describe.skipIf(!runs)("supabase-js passkeys in Chromium with a virtual authenticator", () => {
   let server: Server;
