@@ -72,8 +72,9 @@ interface SessionAnswer {
   session: { accessToken: string; user: { id: string; email: string } } | null;
 }
 
-// Without Debian's Chromium (`apt-get install chromium`) the test is skipped on a developer's machine; in CI, which
-// installs it (.ci/run), it always runs, so a missing browser fails loudly instead of passing silently.
+// Without Debian's Chromium headless shell (`apt-get install chromium-headless-shell`) the test is skipped on a
+// developer's machine; in CI, which installs it (.ci/run), it always runs, so a missing browser fails loudly instead of
+// passing silently.
 const runs = canRun(CHROMIUM);
 
 describe.skipIf(!runs)("WebAuthn in Chromium with a virtual authenticator", () => {
