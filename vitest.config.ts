@@ -304,6 +304,10 @@ export default defineConfig({
           // 30 s this was. 60 s still stops a hung one; the files with more work say their own.
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // What a compat test polls for waits on the server and the browser (a sign-in's hash, a page's script), as
+          // a Playwright step does within its page's 15 s: Vitest's own 1 s default failed a "try it" sign-in whose
+          // answer came after it on a busy machine. A poll that waits for more says its own.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],

@@ -4,9 +4,8 @@
 // credentials-free CORS, so a wrong CORS answer fails here as "Failed to fetch", as it would for the newcomer.
 import { createServer, type Server } from "node:http";
 import { build } from "esbuild";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, followLink, mailedLink, PASSWORD, REDIRECT, serverUrl, uniqueEmail } from "./client";
 
 const runs = canRun(CHROMIUM);
@@ -63,7 +62,7 @@ describe.skipIf(!runs)("a front-end on another origin, with @nhost/nhost-js in C
 
   // Chromium running the client in a page against wrangler dev: ~4 s on a quiet machine, 10 s on a busy one.
   it("signs up, signs in, reads the user and uploads a file", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       const page = await browser.newPage();
       const failures: string[] = [];

@@ -5,11 +5,11 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, PASSWORD, uniqueEmail } from "./client";
 
 const screenshots = process.env.CONSOLE_SCREENSHOTS;
@@ -37,7 +37,7 @@ describe.skipIf(!runs)("the admin console in Chromium", () => {
   // contexts of its own in it, as separate as separate browsers are for cookies and storage.
   let chromiumStarted: Promise<Browser> | undefined;
   const chromiumOfThisFile = () => {
-    chromiumStarted ??= chromium.launch({ executablePath: CHROMIUM, headless: true });
+    chromiumStarted ??= launch(CHROMIUM);
     return chromiumStarted;
   };
   afterAll(async () => {

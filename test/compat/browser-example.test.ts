@@ -9,10 +9,10 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { basename, extname, join } from "node:path";
 import { encode as encodePng } from "fast-png";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, mailedLink, PASSWORD, serverUrl, uniqueEmail, verifiedUser } from "./client";
 
 const runs = canRun(CHROMIUM);
@@ -136,7 +136,7 @@ describe.skipIf(!runs)("the hosted-login example app (Vite + nhost-js) in Chromi
     outDir = mkdtempSync(join(tmpdir(), "hosted-login-example-"));
     await buildExample(outDir);
     server = await serveBuilt(outDir);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    browser = await launch(CHROMIUM);
     // One context for both journeys: the second is a new visitor to the app, not to the service's pages.
     page = await (await browser.newContext()).newPage();
     page.on("requestfailed", (request) => failures.push(`${request.url()} ${request.failure()?.errorText}`));

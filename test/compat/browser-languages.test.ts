@@ -10,12 +10,12 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import * as oidc from "openid-client";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { CATALOGUES } from "../../src/browser/text";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, followLink, latestMail, mailedLink, PASSWORD, REDIRECT, uniqueEmail } from "./client";
 import { authorizationRequest, discover, registerClient } from "./relying-party";
 
@@ -102,7 +102,7 @@ describe.skipIf(!runs).concurrent("every page in English, German and Japanese, i
   let app: ReturnType<typeof createServer>;
   let rp: { clientId: string; start: (extra?: Record<string, string>) => Promise<string> };
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    browser = await launch(CHROMIUM);
     app = createServer((_request, response) => {
       response.writeHead(200, { "content-type": "text/html" });
       response.end(

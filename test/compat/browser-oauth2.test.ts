@@ -6,9 +6,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as oidc from "openid-client";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { PASSWORD, serverUrl, verifiedUser } from "./client";
 import { authorizationRequest, discover, registerClient } from "./relying-party";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
@@ -49,7 +49,7 @@ describe.skipIf(!runs)("the built-in OAuth2 login and consent page in Chromium",
   // contexts of its own in it, as separate as separate browsers are for cookies and storage.
   let chromiumStarted: Promise<Browser> | undefined;
   const chromiumOfThisFile = () => {
-    chromiumStarted ??= chromium.launch({ executablePath: CHROMIUM, headless: true });
+    chromiumStarted ??= launch(CHROMIUM);
     return chromiumStarted;
   };
   afterAll(async () => {

@@ -9,11 +9,11 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import * as oidc from "openid-client";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import {
   authUrl,
   mailedLink,
@@ -121,7 +121,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
   let browser: Browser;
   let rp: Awaited<ReturnType<typeof relyingParty>>;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    browser = await launch(CHROMIUM);
     rp = await relyingParty();
   });
   afterAll(async () => {
@@ -304,11 +304,7 @@ describe.skipIf(!runs)("the sign-in page's ways in, in Chromium", () => {
       await page.goto(`${authUrl}/reference?q=${encodeURIComponent("email-password")}`);
       expect(await page.locator("details.operation").count()).toBeGreaterThanOrEqual(2);
       await page.evaluate(() => {
-        const { document } = globalThis as unknown as {
-          document: {
-            querySelectorAll(selector: string): Iterable<{ setAttribute(n: string, v: string): void }>;
-          };
-        };
+        const { document } = globalThis as unknown as PageGlobals;
         for (const details of document.querySelectorAll("details")) details.setAttribute("open", "");
       });
       await check("reference-opened");

@@ -2,9 +2,9 @@
 // by a SameSite=Lax cookie. A GitHub-like GET callback, the same callback opened in another browser (login CSRF), and
 // Apple's form_post, which arrives as a cross-site POST (the fake Apple is served as localhost, the service as
 // 127.0.0.1: two sites) and carries no Lax cookie until the service passes it on to its GET callback.
-import { type Browser, chromium, type Page, type Request } from "playwright-core";
+import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, client, REDIRECT, uniqueEmail } from "./client";
 
 const runs = canRun(CHROMIUM);
@@ -38,7 +38,7 @@ async function newBrowserProfile(browser: Browser) {
 describe.skipIf(!runs)("provider sign-in in Chromium, bound to the browser that started it", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    browser = await launch(CHROMIUM);
   });
   afterAll(async () => browser?.close());
 

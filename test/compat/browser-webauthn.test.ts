@@ -2,9 +2,8 @@
 // authenticator registers a security key and signs in against `wrangler dev`, from a small page this test serves.
 // The page is what an app would do: fetch the options, call navigator.credentials, post the credential back.
 import { createServer, type Server } from "node:http";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, followLink, mailedLink, PASSWORD, REDIRECT, uniqueEmail, verifiedUser } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
@@ -91,7 +90,7 @@ describe.skipIf(!runs)("WebAuthn in Chromium with a virtual authenticator", () =
 
   // Chromium with a virtual authenticator through three ceremonies: ~3.3 s on a quiet machine, 8.6 s on a busy one.
   it("registers a passkey, verifies the email, and signs in with and without the email", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
@@ -136,7 +135,7 @@ describe.skipIf(!runs)("WebAuthn in Chromium with a virtual authenticator", () =
   // create: everything else (the capability check, the page's upgrade routes, the server's rules, the signals) is
   // the real thing.
   it("upgrades after a password sign-in, signs in by autofill, signals, and signs up with a passkey only", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       const { email, accessToken } = await verifiedUser("pk-pages");
       const context = await browser.newContext();

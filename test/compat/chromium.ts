@@ -8,9 +8,14 @@
 // resolve, was not intercepted by the shell when the service's redirect led there (ERR_NAME_NOT_RESOLVED; seen, not
 // explained). Without the package a file is skipped locally; CI installs both and runs all.
 import { existsSync } from "node:fs";
+import { type Browser, chromium } from "playwright-core";
 
 export const HEADLESS_SHELL = "/usr/bin/chromium-headless-shell";
 export const FULL_CHROMIUM = "/usr/bin/chromium";
 
 /** Whether a file driving `executable` runs here: always in CI, which installs it; locally when it is installed. */
 export const canRun = (executable: string): boolean => existsSync(executable) || process.env.CI === "true";
+
+/** Chromium at `executable`, headless, as every browser test launches it (`args`: a test's own switches). */
+export const launch = (executable: string, args: string[] = []): Promise<Browser> =>
+  chromium.launch({ executablePath: executable, headless: true, args });

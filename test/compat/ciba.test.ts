@@ -14,12 +14,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { decodeJwt } from "jose";
 import * as oidc from "openid-client";
-import { chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { approvalClient } from "../../examples/mcp-server-approval/src/approval";
 import { createPayServer } from "../../examples/mcp-server-approval/src/pay-server";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { discover, registerClient } from "./relying-party";
 
@@ -77,7 +77,7 @@ describe.skipIf(!runs)("OpenID CIBA with openid-client, the MCP SDK and Chromium
     let payment: ReturnType<Client["callTool"]> | undefined;
     // Chromium starts while the person and the clients are made; the person signs in to their account center first,
     // so the approvals below fit in one poll interval.
-    const launched = chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const launched = launch(CHROMIUM);
     const person = await verifiedUser("ciba");
     const sub = decodeJwt(person.accessToken).sub;
     const receiver = await pingReceiver();

@@ -13,9 +13,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRemoteJWKSet, jwtVerify } from "jose";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { FULL_CHROMIUM as CHROMIUM, canRun } from "./chromium";
+import { FULL_CHROMIUM as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { registerClient } from "./relying-party";
 
@@ -72,7 +72,7 @@ describe.skipIf(!runs)("FedCM in Chromium", () => {
       tosUri: "https://rp.example.com/terms",
     });
     const user = await verifiedUser("fedcm");
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       const context = await browser.newContext();
       context.setDefaultTimeout(15_000);
@@ -172,7 +172,7 @@ describe.skipIf(!runs)("FedCM in Chromium", () => {
       fetch(`${google}/__status`, { method: "POST", body: String(status) });
     const configFetches = async () => (await (await fetch(`${google}/__config-fetches`)).json()) as number;
     const email = `one-tap-${randomBytes(4).toString("hex")}@example.com`;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       const context = await browser.newContext();
       // The app the hosted pages send the person back to (AUTH_CLIENT_URL), answered here.

@@ -5,10 +5,9 @@
 // refused with the reason. Threat: support acting as a user without it being visible where the user's account is
 // managed, or changing the account through its pages.
 import { createServer } from "node:http";
-import { chromium } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, PASSWORD, uniqueEmail } from "./client";
 import type { PageGlobals } from "./page-globals";
 
@@ -36,7 +35,7 @@ describe.skipIf(!runs)("impersonation in Chromium", () => {
     // The app: it answers its landing so the browser stops there, where nhost-js would read the token.
     const app = createServer((_, response) => response.end("<!doctype html><title>App</title>"));
     await new Promise<void>((resolve) => app.listen(Number(inject("appPort")), "127.0.0.1", resolve));
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       // axe is loaded into the page (axe.ts): the page's CSP is bypassed for it, as the console's axe checks do.
       const context = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });

@@ -6,9 +6,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { decodeJwt } from "jose";
 import * as oidc from "openid-client";
-import { chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, PASSWORD, verifiedUser } from "./client";
 import { discover, registerClient } from "./relying-party";
 
@@ -81,7 +81,7 @@ describe("openid-client v6 for CLIs, devices and machines", () => {
       expect(device.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
       const polled = oidc.pollDeviceAuthorizationGrant(config, device);
 
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+      const browser = await launch(CHROMIUM);
       try {
         const page = await (await browser.newContext()).newPage();
         page.setDefaultTimeout(15_000);

@@ -9,6 +9,7 @@ interface PageElement {
   value: string;
   append(child: PageElement): void;
   removeAttribute(name: string): void;
+  setAttribute(name: string, value: string): void;
 }
 
 export interface PageGlobals {
@@ -17,6 +18,7 @@ export interface PageGlobals {
     documentElement: { scrollWidth: number };
     createElement(tag: string): PageElement;
     querySelector(selector: string): PageElement | null;
+    querySelectorAll(selector: string): Iterable<PageElement>;
   };
   innerWidth: number;
   axe: {

@@ -15,10 +15,9 @@
 import { createHash, createPublicKey } from "node:crypto";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { chromium } from "playwright-core";
 import selfsigned from "selfsigned";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, followLink, mailedLink, REDIRECT, serverUrl, uniqueEmail } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
@@ -135,7 +134,7 @@ describe.skipIf(!runs)("related origins in Chromium (WebAuthn L3 §5.11)", () =>
   // own https origin lists that page's origin (§5.11.1), and the service only where AUTH_WEBAUTHN_RELATED_ORIGINS
   // does; a page no list names (a look-alike domain) is refused before the authenticator is asked.
   it("registers and signs in from a listed origin of another domain; refuses an unlisted one", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: front.args });
+    const browser = await launch(CHROMIUM, front.args);
     try {
       const context = await browser.newContext();
       const page = await context.newPage();

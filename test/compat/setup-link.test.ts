@@ -5,11 +5,11 @@
 // and the page shows the test's outcome. The owner then turns the connection on. axe is clean on every page.
 // (Domain verification by DNS is proven in test/setup-links/walk.test.ts: wrangler dev here resolves no test DNS, so
 // the owner widens the connection to the org's domain, verified by the operator, as the contract allows.)
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { IDP_SSO_URL, idpMetadataXml, signedResponse, toBase64 } from "../sso/saml-support/idp";
 import { expectAccessible, expectNoSidewaysScroll } from "./axe";
-import { FULL_CHROMIUM as CHROMIUM, canRun } from "./chromium";
+import { FULL_CHROMIUM as CHROMIUM, canRun, launch } from "./chromium";
 import { authUrl, verifiedUser } from "./client";
 
 const runs = canRun(CHROMIUM);
@@ -49,7 +49,7 @@ describe.skipIf(!runs)("a setup link in Chromium", () => {
   });
 
   it("operators.md §5: the IT admin connects a SAML IdP and tests it with a signed round trip; the owner turns it on", async () => {
-    chromiumStarted = chromium.launch({ executablePath: CHROMIUM, headless: true });
+    chromiumStarted = launch(CHROMIUM);
     // The owner, their org and its domain (verified by the operator: no DNS on loopback), and the link.
     const { accessToken: token } = await verifiedUser("setup-owner");
     const org = (await call("POST", "/orgs", { token, json: { name: "Setup Walk Inc" } })) as { id: string };

@@ -4,9 +4,8 @@
 // page on another origin (PATCH and DELETE included).
 import { createServer, type Server } from "node:http";
 import { build } from "esbuild";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HEADLESS_SHELL as CHROMIUM, canRun } from "./chromium";
+import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
 import { followGoTrueLink, mailedLink, PASSWORD, serverUrl, uniqueEmail } from "./client";
 import { addVirtualAuthenticator } from "./virtual-authenticator";
 
@@ -90,7 +89,7 @@ describe.skipIf(!runs)("supabase-js passkeys in Chromium with a virtual authenti
     expect(signUp.status).toBe(200);
     await followGoTrueLink(await mailedLink(email));
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    const browser = await launch(CHROMIUM);
     try {
       const context = await browser.newContext();
       const page = await context.newPage();
