@@ -81,9 +81,6 @@ const queueConsumers = Object.fromEntries(
   ),
 );
 
-/** Bundled once for both workers projects. */
-const imageTransformer = imagesWorker();
-
 /**
  * A consumer of the service binding (test/fakes/binding-consumer.js), bound to the Worker under test's entrypoints as
  * an app's Worker binds them (docs/workers.md). The plugin renames the Worker under test to its runner's name,
@@ -144,7 +141,8 @@ const workersPool = (project: string) =>
       },
       workers: [
         { name: "outbound-fakes", modules: true, scriptPath: "./test/fakes/outbound.js" },
-        imageTransformer,
+        // Bundled when a workers project's pool first starts, once per process (test/support/images-worker.ts).
+        imagesWorker(),
         bindingConsumer(project),
       ],
     },

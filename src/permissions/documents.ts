@@ -1,7 +1,7 @@
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { rememberActiveSet } from "./active-set";
-import { policiesProblem, schemaProblem } from "./engine";
+import { loadCedar } from "./cedar";
 import {
   type ActiveSet,
   addVersion,
@@ -48,12 +48,17 @@ async function write(deps: Store, kind: DocumentKind, text: string, expected: nu
 }
 
 /** Why `schema` cannot replace the schema of `current` (Cedar's message: it does not parse, or the policies fail it). */
-const schemaProblemFor = (current: ActiveSet, schema: string) =>
-  schemaProblem(schema) ?? (current.policies ? policiesProblem(current.policies, schema) : null);
+async function schemaProblemFor(current: ActiveSet, schema: string): Promise<string | null> {
+  const { policiesProblem, schemaProblem } = await loadCedar();
+  return schemaProblem(schema) ?? (current.policies ? policiesProblem(current.policies, schema) : null);
+}
 
 /** Why `policies` cannot replace the set of `current` (no schema yet, or Cedar's message). */
-const policiesProblemFor = (current: ActiveSet, policies: string) =>
-  current.schema ? policiesProblem(policies, current.schema) : "no schema yet: set the schema first";
+async function policiesProblemFor(current: ActiveSet, policies: string): Promise<string | null> {
+  if (!current.schema) return "no schema yet: set the schema first";
+  const { policiesProblem } = await loadCedar();
+  return policiesProblem(policies, current.schema);
+}
 
 /** Why this schema cannot replace the one in force, or null: the console's Validate, which writes nothing. */
 export async function schemaRefusal(deps: Store, schema: string): Promise<string | null> {
@@ -68,7 +73,7 @@ export async function policiesRefusal(deps: Store, policies: string): Promise<st
 /** Replaces the schema; refused (400, Cedar's message) when it does not parse or the policies in force fail it. */
 export async function replaceSchema(deps: Store, schema: string): Promise<number> {
   const current = await loadActiveSet(deps.db);
-  const problem = schemaProblemFor(current, schema);
+  const problem = await schemaProblemFor(current, schema);
   if (problem) throw new AppError("invalid-request", problem);
   return write(deps, "schema", schema, current.version);
 }
@@ -76,7 +81,7 @@ export async function replaceSchema(deps: Store, schema: string): Promise<number
 /** Replaces the whole policy set; refused (400, Cedar's message) when it does not validate against the schema. */
 export async function replacePolicies(deps: Store, policies: string): Promise<number> {
   const current = await loadActiveSet(deps.db);
-  const problem = policiesProblemFor(current, policies);
+  const problem = await policiesProblemFor(current, policies);
   if (problem) throw new AppError("invalid-request", problem);
   return write(deps, "policies", policies, current.version);
 }

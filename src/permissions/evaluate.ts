@@ -1,9 +1,9 @@
 import type { EntityJson } from "@cedar-policy/cedar-wasm/web";
 import type { Deps } from "../http/deps";
 import { activeSet } from "./active-set";
-import { authorize } from "./engine";
+import { loadCedar } from "./cedar";
+import type { authorize } from "./engine";
 import { relationClash, resourceEntity, type StoredRelation, userEntities, userRef } from "./entities";
-import { relationsForCheck } from "./relation-uses";
 import { checkEvaluation, type EvaluationRequest, PermissionRequestError } from "./request";
 import { ShortCache } from "./short-cache";
 import { relationshipsOf } from "./store";
@@ -87,6 +87,7 @@ async function decide(
     const owner = await findSubject(deps, resource.id);
     if (owner) for (const entity of userEntities(owner)) entities = withResource(entities, entity);
   }
+  const { authorize, relationsForCheck } = await loadCedar();
   // Only the members that can matter to this check cross into Cedar (relation-uses.ts: the cost is per member).
   const { kept, names } = relationsForCheck(
     { version: set.version, policies: set.policies },

@@ -1,5 +1,5 @@
 import { activeSet } from "./active-set";
-import { schemaActions } from "./engine";
+import { loadCedar } from "./cedar";
 import { evaluateMany, type PermissionDeps } from "./evaluate";
 import { checkEvaluation, PermissionRequestError } from "./request";
 
@@ -15,7 +15,7 @@ export async function searchActions(deps: PermissionDeps, body: Record<string, u
     typeof resource === "object" && resource !== null ? (resource as { type?: unknown }).type : undefined;
   if (typeof type !== "string") throw new PermissionRequestError("missing resource.type");
   const set = await activeSet(deps);
-  const names = set.schema ? schemaActions(set.schema, type) : [];
+  const names = set.schema ? (await loadCedar()).schemaActions(set.schema, type) : [];
   const requests = names.map((name) => ({
     subject: body.subject,
     action: { name },
