@@ -232,7 +232,7 @@ export default defineConfig({
           isolate: false,
           include: ["test/**/*.test.ts"],
           exclude: ["test/compat/**", "test/tooling/**", ...NEEDS_OWN_STORAGE],
-          setupFiles: ["./test/apply-migrations.ts"],
+          setupFiles: ["./test/apply-migrations.ts", "./test/preload-cedar.ts"],
           // A real SMTP server on loopback for the SMTP transport's tests; the Pwned Passwords range API's fake.
           globalSetup: [
             "./test/fakes/smtp-sink.ts",

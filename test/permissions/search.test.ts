@@ -4,6 +4,7 @@
 // (vitest.config.ts NEEDS_OWN_STORAGE): a subject search walks every user, so the users are this file's alone.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { loadCedar } from "../../src/permissions/cedar";
 import { SERVER, service, type TestService } from "../helpers";
 import { failingD1 } from "../support/faults";
 import { ADMIN, admin, SERVICE_SCHEMA, usePolicies, userWith } from "./support";
@@ -48,6 +49,9 @@ async function allPages(kind: "subject" | "resource", body: Record<string, unkno
 let ana: { id: string };
 let bob: { id: string };
 let root: { id: string };
+
+// Cedar's first load in this file's own workerd (test/preload-cedar.ts says why it is not in a test's budget).
+beforeAll(() => loadCedar(), 60_000);
 
 beforeAll(async () => {
   await usePolicies(svc, SCHEMA, POLICIES);
