@@ -4,11 +4,11 @@
 // wasm-bindgen's exports; the rule makes it a module, the default export (src/wasm.d.ts), read through the namespace.
 //
 // Nothing imports this module, or relation-uses.ts, statically: the checks, searches and writes that need Cedar load
-// them when they run (cedar.ts). Deployed, that changes nothing (wrangler bundles the dynamic import into the one script and the
-// WASM is a module of the upload, as before). Under the Vitest plugin, a module outside the graph Vite transforms
-// reaches workerd as JSON, a WASM file as an array of numbers: Cedar's 3.4 MB were 12 MB of JSON that each workerd of
-// the suite decoded at start-up, with or without a permissions test among its files (docs/decisions.md, "Test cost:
-// what a workerd start is made of").
+// them when they run (cedar.ts). Deployed, that changes nothing: wrangler bundles the dynamic imports into the one
+// script, and the WASM is a module of the upload as before. Under the Vitest plugin, a module outside the graph Vite
+// transforms reaches workerd as JSON, a WASM file as an array of numbers: Cedar's 3.4 MB are 12 MB of JSON, seconds
+// of a workerd's start, which the test files that never check a permission no longer pay (docs/decisions.md, "Test
+// cost: what a workerd start is made of").
 
 import {
   type AuthorizationCall,
