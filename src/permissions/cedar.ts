@@ -7,20 +7,13 @@ import type * as RelationUses from "./relation-uses";
  * promise, so that no request ever waits on another's; the first calls each import (the module is evaluated once),
  * every later one returns at once.
  */
-type Cedar = Pick<typeof Engine, "authorize" | "policiesProblem" | "schemaActions" | "schemaProblem"> &
-  Pick<typeof RelationUses, "relationsForCheck">;
+type Cedar = typeof Engine & typeof RelationUses;
 
 let loaded: Cedar | undefined;
 
 export async function loadCedar(): Promise<Cedar> {
   if (loaded) return loaded;
   const [engine, relationUses] = await Promise.all([import("./engine"), import("./relation-uses")]);
-  loaded = {
-    authorize: engine.authorize,
-    policiesProblem: engine.policiesProblem,
-    schemaActions: engine.schemaActions,
-    schemaProblem: engine.schemaProblem,
-    relationsForCheck: relationUses.relationsForCheck,
-  };
+  loaded = { ...engine, ...relationUses };
   return loaded;
 }

@@ -2,7 +2,7 @@ import type { EntityJson } from "@cedar-policy/cedar-wasm/web";
 import type { Deps } from "../http/deps";
 import { activeSet } from "./active-set";
 import { loadCedar } from "./cedar";
-import type { authorize } from "./engine";
+import type { CedarQuery } from "./engine";
 import { relationClash, resourceEntity, type StoredRelation, userEntities, userRef } from "./entities";
 import { checkEvaluation, type EvaluationRequest, PermissionRequestError } from "./request";
 import { ShortCache } from "./short-cache";
@@ -103,7 +103,7 @@ async function decide(
       principal: userRef(subject.id),
       action: { type: "Action", id: request.action.name },
       resource: { type: resource.type, id: resource.id },
-      context: (request.context ?? {}) as Parameters<typeof authorize>[1]["context"],
+      context: (request.context ?? {}) as CedarQuery["context"],
       entities,
     },
   );
