@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Config } from "../config";
-import { orgMembers, sessions } from "../db/schema";
+import { orgMembers, orgSessionHints, sessions } from "../db/schema";
 import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
 
@@ -51,13 +51,15 @@ export interface MemberRow {
 /**
  * Memberships read beside a refresh's rotation, before the session's row names its user (issue 48, "Round trips";
  * src/auth/sessions/session-org.ts). `settles(userId, orgId)`: whether that membership missing from `rows` means
- * there is none (false: it is read after the rotation, as before). `byLocator`: read through the locator's sessions in the
- * home database, so only for a session row read beside too, from that same database.
+ * there is none (false: it is read after the rotation, as before). `via`: how they were found. `locator`: through the
+ * locator's sessions in the home database, so only for a session row read beside too, from that same database;
+ * `slot`: the org's members of the token's slot; `hints`: through the home database's hints of the locator's
+ * sessions kept elsewhere (`org_session_hints`).
  */
 export interface MembersBeside {
   rows: MemberRow[];
   settles: (userId: string, orgId: string) => boolean;
-  byLocator: boolean;
+  via: "locator" | "slot" | "hints";
 }
 
 const MEMBER_COLUMNS = {
@@ -85,7 +87,7 @@ export async function membershipsOfLocator(
     .from(orgMembers)
     .where(and(eq(orgMembers.orgId, orgId), inArray(orgMembers.userId, users)))
     .all();
-  return { rows, settles: () => true, byLocator: true };
+  return { rows, settles: () => true, via: "locator" };
 }
 
 /**
@@ -104,7 +106,7 @@ export async function membershipsOfSlot(
     .from(orgMembers)
     .where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userSlot, slot)))
     .all();
-  return { rows, settles: () => false, byLocator: false };
+  return { rows, settles: () => false, via: "slot" };
 }
 
 /** How many of their other memberships a plain refresh reads beside its rotation, at most (see `orgsOfLocator`). */
@@ -151,9 +153,65 @@ export async function orgsOfLocator(deps: Pick<Deps, "db">, locator: string): Pr
   return {
     rows,
     settles: (userId, orgId) => exact.has(`${userId} ${orgId}`) || (whole && seen.has(userId)),
-    byLocator: true,
+    via: "locator",
   };
 }
+
+/**
+ * A plain refresh of a session in an org (`mintedInOrg`) whose sessions are kept in another database: the home
+ * database's hints of the locator's sessions (`org_session_hints`: which user and org each acts in), each with that
+ * user's membership of that org, in one statement on the primary (one trip, beside the rotation). A hint says which
+ * membership to read, never that there is one: the membership is this read's, and a hinted membership missing means
+ * none, exactly for that user and org. Any other user or org (a hint missing, stale, or lost) is read after the
+ * session's row, as before, and the hint written then (`keepOrgHint`). Few sessions share a locator; bounded all
+ * the same.
+ */
+export async function orgsOfHints(deps: Pick<Deps, "db">, locator: string): Promise<MembersBeside> {
+  const hinted = await deps.db
+    .select({
+      userId: orgSessionHints.userId,
+      hintedOrg: orgSessionHints.orgId,
+      orgId: orgMembers.orgId,
+      role: orgMembers.role,
+      active: orgMembers.active,
+    })
+    .from(orgSessionHints)
+    .leftJoin(
+      orgMembers,
+      and(eq(orgMembers.orgId, orgSessionHints.orgId), eq(orgMembers.userId, orgSessionHints.userId)),
+    )
+    .where(eq(orgSessionHints.locator, locator))
+    .limit(ORGS_BESIDE)
+    .all();
+  const exact = new Set(hinted.map((row) => `${row.userId} ${row.hintedOrg}`));
+  const rows = hinted.flatMap((row) =>
+    row.orgId !== null && row.role !== null && row.active !== null ? [row as MemberRow] : [],
+  );
+  return { rows, settles: (userId, orgId) => exact.has(`${userId} ${orgId}`), via: "hints" };
+}
+
+/**
+ * The hint that lets the next plain refresh of a session kept elsewhere read its membership beside the rotation
+ * (`orgsOfHints`): written after a refresh's answer, when the session acts in `orgId` and no hint named it.
+ */
+export const keepOrgHint = (
+  deps: Pick<Deps, "db">,
+  hint: { sessionId: string; locator: string; userId: string; orgId: string; now: number },
+) =>
+  deps.db
+    .insert(orgSessionHints)
+    .values({
+      sessionId: hint.sessionId,
+      locator: hint.locator,
+      userId: hint.userId,
+      orgId: hint.orgId,
+      writtenAt: hint.now,
+    })
+    .onConflictDoUpdate({
+      target: orgSessionHints.sessionId,
+      set: { locator: hint.locator, userId: hint.userId, orgId: hint.orgId, writtenAt: hint.now },
+    })
+    .run();
 
 /**
  * `activeMembership`'s answer for `userId` in `orgId` from the rows read beside: the membership, null when the rows

@@ -87,6 +87,7 @@ export const HOME_TABLES: readonly string[] = [
   "org_domains",
   "org_invitations",
   "org_members",
+  "org_session_hints",
   "organizations",
   "provider_requests",
   "provider_token_handoffs",

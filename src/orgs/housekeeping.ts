@@ -1,12 +1,16 @@
-import { isNull, lte, sql } from "drizzle-orm";
-import { orgInvitations, orgMembers } from "../db/schema";
+import { inArray, isNull, lte, sql } from "drizzle-orm";
+import { orgInvitations, orgMembers, orgSessionHints } from "../db/schema";
 import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
 
-/** The daily sweep (home database): expired invitations go; memberships from before `user_slot` get their slot. */
+/**
+ * The daily sweep (home database): expired invitations go; memberships from before `user_slot` get their slot; old
+ * session hints go.
+ */
 export async function sweepOrgs(deps: Pick<Deps, "shards">, now: number): Promise<void> {
   await sweepInvitations(deps, now);
   await fillMemberSlots(deps);
+  await forgetOldOrgHints(deps, now);
 }
 
 /** Expired invitations: never listed nor accepted, then gone. */
@@ -49,4 +53,31 @@ export async function fillMemberSlots({ shards }: Pick<Deps, "shards">): Promise
     if (users.length < USERS_A_PAGE) break;
   }
   return filled;
+}
+
+/**
+ * How long a session's org hint (`org_session_hints`) is kept after it was written: the default refresh token
+ * lifetime. Nothing says when a session kept in another database has ended, so hints go by age; one still in use
+ * costs its session one refresh in two waves, which writes it again.
+ */
+export const HINT_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** Hints one statement removes (an index range on `written_at`), and statements a sweep makes at most. */
+const HINTS_A_PAGE = 5_000;
+const HINT_PAGES_A_SWEEP = 40;
+
+/** Removes the hints written more than `HINT_MAX_AGE_MS` ago, a page a statement. Returns how many went. */
+export async function forgetOldOrgHints({ shards }: Pick<Deps, "shards">, now: number): Promise<number> {
+  const db = shards.home;
+  let removed = 0;
+  for (let page = 0; page < HINT_PAGES_A_SWEEP; page++) {
+    const old = db
+      .select({ sessionId: orgSessionHints.sessionId })
+      .from(orgSessionHints)
+      .where(lte(orgSessionHints.writtenAt, now - HINT_MAX_AGE_MS))
+      .limit(HINTS_A_PAGE);
+    const { meta } = await db.delete(orgSessionHints).where(inArray(orgSessionHints.sessionId, old)).run();
+    removed += meta.changes;
+    if (meta.changes < HINTS_A_PAGE) break;
+  }
+  return removed;
 }

@@ -60,7 +60,9 @@ export async function beforeRotation(
   const user = picked ?? (db && (await liveSessionUser.first(db.$client, { sessionId: family, now })));
   if (!user) return undefined;
   const among =
-    orgId && members && (picked || !members.byLocator) ? membershipAmong(members, orgId, user.id) : undefined;
+    orgId && members && (picked || members.via !== "locator")
+      ? membershipAmong(members, orgId, user.id)
+      : undefined;
   const org = !orgId
     ? undefined
     : among !== undefined

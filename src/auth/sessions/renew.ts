@@ -210,7 +210,7 @@ async function besideFor(
   rowBeside: boolean,
 ): Promise<MembersBeside | undefined> {
   const read = await members;
-  return read && (rowBeside || !read.byLocator) ? read : undefined;
+  return read && (rowBeside || read.via !== "locator") ? read : undefined;
 }
 
 /** The impersonation a session row records (its actor and end), if it is one. */

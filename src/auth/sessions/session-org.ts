@@ -6,15 +6,17 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { type Rotation, setFamilyOrg, setFamilyOrgIf, undoOrgSwitch } from "../../token-families";
 import type { SessionUserRow } from "../hot-queries";
-import { locatorOf } from "../new-sessions";
+import { locatorOf, mintedInOrg } from "../new-sessions";
 import {
   type ActiveMembership,
   activeMembership,
   fillMemberSlot,
+  keepOrgHint,
   type MembersBeside,
   membershipAmong,
   membershipsOfLocator,
   membershipsOfSlot,
+  orgsOfHints,
   orgsOfLocator,
 } from "../org-membership";
 import { locatorOnHome, slotOfLocator } from "./read-beside";
@@ -29,8 +31,9 @@ import { locatorOnHome, slotOfLocator } from "./read-beside";
  * session names its user only once read; only the picked row's user's is used); elsewhere the org's members of the
  * token's slot (`org_members.user_slot`), the user's picked once the session's row names it, and read after it when
  * not among them (a row from before the slot column). A plain refresh whose token was minted in an org
- * (`mintedInOrg`) reads its memberships beside the rotation too, in the home database (docs/decisions.md, "Issue 48:
- * a refresh in an org in one wave"). A refused switch puts the rotation back before the 403 (`undoOrgSwitch`): the client's
+ * (`mintedInOrg`) reads its memberships beside the rotation too: in the home database by the locator's sessions,
+ * elsewhere by the home database's hints of them (`org_session_hints`), which the refresh that first finds the org
+ * writes (docs/decisions.md, "Issue 48: a refresh in an org in one wave", "… elsewhere"). A refused switch puts the rotation back before the 403 (`undoOrgSwitch`): the client's
  * token is current again. The session's row gets the org after the answer; the object's org is what the next refresh
  * starts from, and every refresh of a session in an org reads its membership again, so neither an org recorded for a
  * switch then refused nor one whose membership has gone since is ever carried by a token.
@@ -39,9 +42,10 @@ import { locatorOnHome, slotOfLocator } from "./read-beside";
 /**
  * The memberships read beside the rotation, where that is possible; undefined otherwise. A switch: the org's
  * memberships of the locator's users (home database) or of the token's slot (elsewhere). A plain refresh whose token
- * says its session acts in an org (`inOrg`): every membership of the locator's users (home database only: elsewhere
- * the org is known only after the rotation, and a slot's memberships of every org are too many rows). Nothing for
- * a session in no org, nor for a switch out of any (`orgId: null`): those refreshes read nothing more.
+ * says its session acts in an org (`inOrg`): every membership of the locator's users (home database), or the
+ * memberships the home database's hints name for the locator's sessions (elsewhere: the org is known only after the
+ * rotation, and a slot's memberships of every org are too many rows). Nothing for a session in no org, nor for a
+ * switch out of any (`orgId: null`): those refreshes read nothing more.
  */
 export function membersBeside(
   deps: Deps,
@@ -54,8 +58,10 @@ export function membersBeside(
     ? onHome
       ? membershipsOfLocator(deps, orgId, locator)
       : membershipsOfSlot(deps, orgId, slotOfLocator(locator))
-    : orgId === undefined && inOrg && onHome
-      ? orgsOfLocator(deps, locator)
+    : orgId === undefined && inOrg
+      ? onHome
+        ? orgsOfLocator(deps, locator)
+        : orgsOfHints(deps, locator)
       : undefined;
   // A failed read is no answer: the membership is read after the rotation, where a D1 fault shows.
   return read?.catch(() => undefined);
@@ -101,9 +107,9 @@ export async function renewedOrg(
   // Awaited: the client's next try with the same token must find it current again.
   const undo = () => (recorded ? undoOrgSwitch(deps, renewed.locator, family, renewed.successor) : undefined);
   let org: ActiveMembership | undefined;
-  let missedBySlot = false;
+  let readBy: ReadBy | undefined;
   try {
-    if (wanted) ({ org, missedBySlot } = await membershipIn(deps, renewed, wanted));
+    if (wanted) ({ org, readBy } = await membershipIn(deps, renewed, wanted));
   } catch (fault) {
     // The membership unread (a D1 fault: 503): the switch is put back as a refusal's, the token unspent.
     await Promise.resolve(undo()).catch(() => undefined);
@@ -127,6 +133,13 @@ export async function renewedOrg(
   // write of its own reached it is written again, the same value.
   const forget = orgId === undefined && holds && stored !== wanted;
   const rewrite = stored !== user.sessionOrgId;
+  // A session kept elsewhere whose successor says it acts in an org: the next plain refresh reads the membership
+  // beside its rotation only through a hint naming this org (`orgsOfHints`), so one is written unless this refresh
+  // found the membership through one.
+  const hint =
+    org && readBy !== "hints" && mintedInOrg(rotation.token) && !locatorOnHome(deps.shards, locator)
+      ? { sessionId: family, locator, userId: user.id, orgId: org.orgId, now: deps.now() }
+      : undefined;
   const settle = () => {
     if (forget) deps.background(setFamilyOrgIf(deps, locator, family, wanted, stored));
     if (rewrite) {
@@ -134,23 +147,31 @@ export async function renewedOrg(
     }
     // A membership the read of the token's slot missed, that slot being its user's: a row from before the slot was
     // kept (a token whose locator predates slots names another slot, and there is nothing to fill).
-    if (org && missedBySlot && slotOfLocator(renewed.locator) === slotOfUser(user.id))
+    if (org && readBy === "after slot" && slotOfLocator(renewed.locator) === slotOfUser(user.id))
       deps.background(fillMemberSlot(deps, org.orgId, user.id));
+    if (hint) deps.background(keepOrgHint(deps, hint));
   };
   return { org, settle };
 }
 
 /**
- * The user's active membership of `wanted`: checked before the rotation, read beside it, or else read now.
- * `missedBySlot`: the read beside was the slot's and could not settle it.
+ * How the membership was found: checked before the rotation, read beside it (by the locator, the slot or the
+ * hints), or read after it, when the read beside could not settle it (`after slot`: the slot's read missed it) or
+ * there was none.
  */
+type ReadBy = "before" | MembersBeside["via"] | "after" | "after slot";
+
+/** The user's active membership of `wanted`: checked before the rotation, read beside it, or else read now. */
 async function membershipIn(
   deps: Deps,
   { checked, members, user }: RenewedOrg,
   wanted: string,
-): Promise<{ org: ActiveMembership | undefined; missedBySlot: boolean }> {
-  if (checked?.orgId === wanted) return { org: checked, missedBySlot: false };
+): Promise<{ org: ActiveMembership | undefined; readBy: ReadBy }> {
+  if (checked?.orgId === wanted) return { org: checked, readBy: "before" };
   const among = members && membershipAmong(members, wanted, user.id);
-  if (among !== undefined) return { org: among ?? undefined, missedBySlot: false };
-  return { org: await activeMembership(deps, wanted, user.id), missedBySlot: members?.byLocator === false };
+  if (among !== undefined && members) return { org: among ?? undefined, readBy: members.via };
+  return {
+    org: await activeMembership(deps, wanted, user.id),
+    readBy: members?.via === "slot" ? "after slot" : "after",
+  };
 }

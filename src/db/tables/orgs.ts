@@ -67,6 +67,34 @@ export const orgMembers = sqliteTable(
 
 export type OrgMemberRow = typeof orgMembers.$inferSelect;
 
+/**
+ * Which org a session acts in, for sessions kept in another database than this one (several shards): the home
+ * database's copy of the session row's `org_id`, by the token's locator, so that a plain refresh of such a session
+ * reads its membership beside its rotation, by joining `org_members` here (src/auth/org-membership.ts
+ * `orgsOfHints`). Only ever a hint of which membership to read: the membership itself is read in the same request,
+ * and a hint missing, stale or naming another user reads the membership after the session's row, as before. Written
+ * after a refresh's answer (src/auth/sessions/session-org.ts); the orgs feature's daily sweep removes hints older
+ * than `HINT_MAX_AGE_MS` (src/orgs/housekeeping.ts).
+ */
+export const orgSessionHints = sqliteTable(
+  "org_session_hints",
+  {
+    /** The session (its family) in its user's shard. */
+    sessionId: text("session_id").primaryKey(),
+    /** The locator its tokens carry: what a refresh knows before the rotation answers. */
+    locator: text("locator").notNull(),
+    userId: text("user_id").notNull(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    writtenAt: integer("written_at").notNull(),
+  },
+  (t) => [
+    index("org_session_hints_locator").on(t.locator),
+    index("org_session_hints_written_at").on(t.writtenAt),
+  ],
+);
+
 /** Invitations by email: the ticket is kept as SHA-256, single use, bound to `email`. */
 export const orgInvitations = sqliteTable(
   "org_invitations",
