@@ -33,10 +33,11 @@ import { locatorOnHome, slotOfLocator } from "./read-beside";
  * not among them (a row from before the slot column). A plain refresh whose token was minted in an org
  * (`mintedInOrg`) reads its memberships beside the rotation too: in the home database by the locator's sessions,
  * elsewhere by the home database's hints of them (`org_session_hints`), which the refresh that first finds the org
- * writes (docs/decisions.md, "Issue 48: a refresh in an org in one wave", "… elsewhere"). A refused switch puts the rotation back before the 403 (`undoOrgSwitch`): the client's
- * token is current again. The session's row gets the org after the answer; the object's org is what the next refresh
- * starts from, and every refresh of a session in an org reads its membership again, so neither an org recorded for a
- * switch then refused nor one whose membership has gone since is ever carried by a token.
+ * writes (docs/decisions.md, "Issue 48: a refresh in an org in one wave", "… elsewhere"). A refused switch puts
+ * the rotation back before the 403 (`undoOrgSwitch`): the client's token is current again. The session's row gets
+ * the org after the answer; the object's org is what the next refresh starts from, and every refresh of a session in
+ * an org reads its membership again, so neither an org recorded for a switch then refused nor one whose membership
+ * has gone since is ever carried by a token.
  */
 
 /**
