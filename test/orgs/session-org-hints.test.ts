@@ -168,20 +168,45 @@ describe("a plain refresh in an org of a session kept elsewhere", () => {
     expect(orgClaim(((await response.json()) as WireSession).accessToken)).toBe(org.id);
   });
 
-  it("a crowd: 100 sessions kept elsewhere switched in, then refreshed plainly twice, all at once: every answer 200 with the org", async () => {
-    // Threat: the hints' writes after the answers racing the reads of the next round (an upsert per session, 100 in
-    // flight), or one session's hint answering for another of the same user: a refresh answering 401 or 503, or a
-    // token without its org.
+  it("the hint's write failing after the answer: the refresh answered 200 with the org, and the next one reads after and writes it", async () => {
+    // Threat: a write after the answer that fails taking the answer with it (a 500 after the token was spent), or
+    // leaving the session on two waves for good.
     const owner = await userElsewhere();
     const org = await createOrg(owner);
-    const sessions: WireSession[] = [owner];
-    while (sessions.length < 100) {
-      const response = await svc.post("/signin/email-password", {
-        email: owner.user.email,
-        password: PASSWORD,
-      });
-      expect(response.status).toBe(200);
-      sessions.push(((await response.json()) as { session: WireSession }).session);
+    const { bindings, fault } = failingShards(env as unknown as Record<string, unknown>, {
+      match: /^insert into "org_session_hints"/i,
+      times: 1,
+    });
+    const faulty = waveService(bindings);
+    const switched = await faulty.post("/token", { refreshToken: owner.refreshToken, orgId: org.id });
+    expect(fault.failures).toBe(1);
+    expect(switched.response.status).toBe(200);
+    const session = (await switched.response.json()) as WireSession;
+    expect(orgClaim(session.accessToken)).toBe(org.id);
+    expect(await hintOf(owner.refreshTokenId)).toBeNull();
+    const missed = await refresh(session.refreshToken);
+    expect([orgClaim(missed.session.accessToken), missed.waves.sequential]).toEqual([org.id, 2]);
+    expect((await hintOf(owner.refreshTokenId))?.org_id).toBe(org.id);
+  });
+
+  it("a crowd: 200 sessions kept elsewhere switched in, then refreshed plainly twice, all at once: every answer 200 with the org", async () => {
+    // Threat: the hints' writes after the answers racing the reads of the next round (an upsert per session, 200 in
+    // flight), or one session's hint answering for another of the same user: a refresh answering 401 or 503, or a
+    // token without its org.
+    const owners = [await userElsewhere(), await userElsewhere()];
+    const org = await createOrg(owners[0]!);
+    await addMember(org, owners[1]!, "member");
+    const sessions: WireSession[] = [];
+    for (const owner of owners) {
+      sessions.push(owner);
+      for (let i = 1; i < 100; i++) {
+        const response = await svc.post("/signin/email-password", {
+          email: owner.user.email,
+          password: PASSWORD,
+        });
+        expect(response.status).toBe(200);
+        sessions.push(((await response.json()) as { session: WireSession }).session);
+      }
     }
     let current = sessions;
     for (const orgId of [org.id, undefined, undefined]) {
@@ -193,10 +218,10 @@ describe("a plain refresh in an org of a session kept elsewhere", () => {
       expect(current.map((session) => orgClaim(session.accessToken))).toEqual(current.map(() => org.id));
     }
     const hinted = await home()
-      .prepare("SELECT count(*) AS n FROM org_session_hints WHERE user_id = ? AND org_id = ?")
-      .bind(owner.user.id, org.id)
+      .prepare("SELECT count(*) AS n FROM org_session_hints WHERE user_id IN (?, ?) AND org_id = ?")
+      .bind(owners[0]!.user.id, owners[1]!.user.id, org.id)
       .first<{ n: number }>();
-    expect(hinted?.n).toBe(100);
+    expect(hinted?.n).toBe(200);
   }, 60_000);
 
   it("the daily sweep removes hints older than their age and keeps the others", async () => {
