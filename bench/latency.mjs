@@ -73,6 +73,10 @@ const BUDGETS = {
   // (`org_session_hints`, written after the pool's switch; docs/decisions.md, "… a refresh in an org in one wave,
   // elsewhere").
   "refresh in an org": { text: "1 wave, as refresh", met: (s) => s.sequential <= 1 },
+  // The same two with a second user's sessions in the shard the bench user is not in (`BENCH_SHARDS=2` only), so
+  // that every run measures both placements: the home database's (read by locator) and another's (by slot, by hint).
+  "org switch, other shard": { text: "1 wave, as refresh", met: (s) => s.sequential <= 1 },
+  "refresh in an org, other shard": { text: "1 wave, as refresh", met: (s) => s.sequential <= 1 },
   "Supabase refresh": { text: "1 wave, as refresh", met: (s) => s.sequential <= 1 },
   "sign-in": { text: SIGN_IN_BUDGET, met: (s) => s.sequential <= 2 + DIRECTORY },
   "Supabase sign-in": { text: SIGN_IN_BUDGET, met: (s) => s.sequential <= 2 + DIRECTORY },
@@ -102,11 +106,38 @@ const shardIndexOfUser = (userId) => {
   const digest = createHash("sha256").update(userId.toLowerCase()).digest();
   return Math.floor((((digest[0] << 4) | (digest[1] >> 4)) * SHARDS.length) / 4096);
 };
+/**
+ * A user whose sessions are in another shard than `shardIndex`'s, added to `SWITCH_ORG` as a member (signed up with
+ * new addresses until one lands there: each shard holds half of the slots).
+ */
+async function memberInOtherShard(ours, shardIndex) {
+  for (let i = 0; i < 64; i++) {
+    const email = `latency-other-${i}-${Date.now()}@example.com`;
+    const { session } = await post(ours.base, "/signup/email-password", { email, password: PASSWORD });
+    if (shardIndexOfUser(session.user.id) === shardIndex) continue;
+    const response = await fetch(`${ours.base}/admin/orgs/${SWITCH_ORG}/members`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-hasura-admin-secret": ours.secrets.AUTH_ADMIN_SECRET,
+      },
+      body: JSON.stringify({ userId: session.user.id, role: "member" }),
+    });
+    if (!response.ok) throw new Error(`adding the other member: ${response.status} ${await response.text()}`);
+    return { id: session.user.id, email };
+  }
+  throw new Error("no user landed in the other shard in 64 sign-ups");
+}
+
 /** The org switch row's pool: sessions of the bench user, each switched into `SWITCH_ORG` again and again. */
 const SWITCH_POOL = [];
 /** The "refresh in an org" row's pool: sessions of the bench user switched into `SWITCH_ORG` once, then refreshed. */
 const IN_ORG_POOL = [];
 let SWITCH_ORG;
+/** With two shards: a member of `SWITCH_ORG` whose sessions are in the other shard, and its two pools. */
+let OTHER_MEMBER;
+const OTHER_SWITCH_POOL = [];
+const OTHER_IN_ORG_POOL = [];
 
 const only = (shape, kind) =>
   shape.perKind.every((entry) => entry.startsWith(kind) || entry.startsWith("limiter"));
@@ -244,6 +275,20 @@ function paths(ours, client, pool) {
       rotatingRefresh(ours.base, SWITCH_POOL, () => {}, { orgId: SWITCH_ORG }),
     ],
     ["refresh in an org", "POST /auth/v1/token", rotatingRefresh(ours.base, IN_ORG_POOL)],
+    ...(OTHER_MEMBER
+      ? [
+          [
+            "org switch, other shard",
+            "POST /auth/v1/token",
+            rotatingRefresh(ours.base, OTHER_SWITCH_POOL, () => {}, { orgId: SWITCH_ORG }),
+          ],
+          [
+            "refresh in an org, other shard",
+            "POST /auth/v1/token",
+            rotatingRefresh(ours.base, OTHER_IN_ORG_POOL),
+          ],
+        ]
+      : []),
     [
       "sign-in",
       "POST /auth/v1/signin/email-password",
@@ -348,10 +393,13 @@ try {
     const samlPending = [];
     SWITCH_ORG = (await post(ours.base, "/orgs", { name: "Latency org" }, ours.session.accessToken)).id;
     // Where the org rows' sessions are: the home database's rows are read by locator, another's through its hint.
+    // With two shards, a second member in the shard the bench user is not in measures the other placement.
     if (SHARDS.length > 1) {
       const shard = SHARDS[shardIndexOfUser(ours.session.user.id)];
+      OTHER_MEMBER = await memberInOtherShard(ours, shardIndexOfUser(ours.session.user.id));
+      const other = SHARDS[shardIndexOfUser(OTHER_MEMBER.id)];
       console.log(
-        `the bench user's sessions are in ${shard}${shard === SHARDS[0] ? " (the home database)" : ""}`,
+        `the bench user's sessions are in ${shard}, the other member's in ${other} (${SHARDS[0]} is the home database)`,
       );
     }
     const samlRows = samlPaths(saml, samlPending, samlResults, samlUnexpected);
@@ -380,6 +428,20 @@ try {
           (await post(ours.base, "/token", { refreshToken: await signedIn(), orgId: SWITCH_ORG }))
             .refreshToken,
         );
+      }
+      OTHER_SWITCH_POOL.length = 0;
+      OTHER_IN_ORG_POOL.length = 0;
+      if (OTHER_MEMBER) {
+        const otherSignedIn = async () =>
+          (await post(ours.base, "/signin/email-password", { email: OTHER_MEMBER.email, password: PASSWORD }))
+            .session.refreshToken;
+        while (OTHER_SWITCH_POOL.length < CONNECTIONS * 2) OTHER_SWITCH_POOL.push(await otherSignedIn());
+        while (OTHER_IN_ORG_POOL.length < CONNECTIONS * 2) {
+          OTHER_IN_ORG_POOL.push(
+            (await post(ours.base, "/token", { refreshToken: await otherSignedIn(), orgId: SWITCH_ORG }))
+              .refreshToken,
+          );
+        }
       }
       await ours.topUp();
       samlPending.push(...(await samlSignIns(ours, idp, saml, CODES)));
@@ -416,12 +478,12 @@ try {
   for (const profile of PROFILES) {
     console.log(`${profile}:`);
     console.log(
-      "  path                   p50 ms  p99 ms   req/s  sequential  before the answer                          after it (waitUntil)          budget",
+      "  path                            p50 ms  p99 ms   req/s  sequential  before the answer                          after it (waitUntil)          budget",
     );
     for (const line of lines.filter((l) => l.profile === profile)) {
       const verdict = line.met === null ? "" : line.met ? " ✔" : " ✘";
       console.log(
-        `  ${line.name.padEnd(21)} ${String(line.result.p50).padStart(7)} ${String(line.result.p99).padStart(7)} ${line.result.rps.toFixed(1).padStart(7)} ${String(line.before.shape.sequential).padStart(11)}  ${describe(line.before.shape).padEnd(42)} ${describe(line.after.shape).padEnd(29)} ${line.budget.text}${verdict}`,
+        `  ${line.name.padEnd(30)} ${String(line.result.p50).padStart(7)} ${String(line.result.p99).padStart(7)} ${line.result.rps.toFixed(1).padStart(7)} ${String(line.before.shape.sequential).padStart(11)}  ${describe(line.before.shape).padEnd(42)} ${describe(line.after.shape).padEnd(29)} ${line.budget.text}${verdict}`,
       );
       if (line.before.others.length > 0) {
         console.log(
