@@ -41,7 +41,7 @@ async function userElsewhere(): Promise<WireSession> {
   throw new Error("no user outside the home database");
 }
 
-/** `owner` switched into a new org of their own: the switch's answer, its wave count and the org. */
+/** `owner` switched into a new org of their own (asserting a 200): the org, and the session the switch answered. */
 async function switchedIn(owner: WireSession) {
   const org = await createOrg(owner);
   const switched = await waves.post("/token", { refreshToken: owner.refreshToken, orgId: org.id });
