@@ -126,7 +126,7 @@ export async function orgsOfLocator(deps: Pick<Deps, "db">, locator: string): Pr
     deps.db
       .select({
         userId: sessions.userId,
-        sessionOrg: sessions.orgId,
+        askedOrg: sessions.orgId,
         orgId: orgMembers.orgId,
         role: orgMembers.role,
         active: orgMembers.active,
@@ -142,18 +142,33 @@ export async function orgsOfLocator(deps: Pick<Deps, "db">, locator: string): Pr
       .limit(ORGS_BESIDE),
   ]);
   const whole = others.length < ORGS_BESIDE;
-  const exact = new Set(own.map((row) => `${row.userId} ${row.sessionOrg}`));
+  const { asked, found } = askedAndFound(own);
   const seen = new Set(own.map((row) => row.userId));
-  const rows = [
-    ...own.flatMap((row) =>
-      row.orgId !== null && row.role !== null && row.active !== null ? [row as MemberRow] : [],
-    ),
-    ...others,
-  ];
   return {
-    rows,
-    settles: (userId, orgId) => exact.has(`${userId} ${orgId}`) || (whole && seen.has(userId)),
+    rows: [...found, ...others],
+    settles: (userId, orgId) => asked.has(`${userId} ${orgId}`) || (whole && seen.has(userId)),
     via: "locator",
+  };
+}
+
+/**
+ * A LEFT JOIN of memberships onto (user, org) pairs asked for (a session row's org, a hint's): the pairs asked
+ * (`user org`), each of which the join settles, and the memberships it found.
+ */
+function askedAndFound(
+  joined: {
+    userId: string;
+    askedOrg: string | null;
+    orgId: string | null;
+    role: string | null;
+    active: boolean | null;
+  }[],
+): { asked: Set<string>; found: MemberRow[] } {
+  return {
+    asked: new Set(joined.map((row) => `${row.userId} ${row.askedOrg}`)),
+    found: joined.flatMap(({ userId, orgId, role, active }) =>
+      orgId !== null && role !== null && active !== null ? [{ userId, orgId, role, active }] : [],
+    ),
   };
 }
 
@@ -170,7 +185,7 @@ export async function orgsOfHints(deps: Pick<Deps, "db">, locator: string): Prom
   const hinted = await deps.db
     .select({
       userId: orgSessionHints.userId,
-      hintedOrg: orgSessionHints.orgId,
+      askedOrg: orgSessionHints.orgId,
       orgId: orgMembers.orgId,
       role: orgMembers.role,
       active: orgMembers.active,
@@ -183,11 +198,8 @@ export async function orgsOfHints(deps: Pick<Deps, "db">, locator: string): Prom
     .where(eq(orgSessionHints.locator, locator))
     .limit(ORGS_BESIDE)
     .all();
-  const exact = new Set(hinted.map((row) => `${row.userId} ${row.hintedOrg}`));
-  const rows = hinted.flatMap((row) =>
-    row.orgId !== null && row.role !== null && row.active !== null ? [row as MemberRow] : [],
-  );
-  return { rows, settles: (userId, orgId) => exact.has(`${userId} ${orgId}`), via: "hints" };
+  const { asked, found } = askedAndFound(hinted);
+  return { rows: found, settles: (userId, orgId) => asked.has(`${userId} ${orgId}`), via: "hints" };
 }
 
 /**
