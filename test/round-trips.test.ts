@@ -3,7 +3,8 @@
 // at the edge: these pin the budgets, so a change that puts a call back behind another fails here, with the calls in
 // order in the message. The suite runs two shards (vitest.config.ts), as a sharded deployment does.
 import { env, runInDurableObject } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { tick } from "../bench/round-trips";
 import { ORGS_BESIDE } from "../src/auth/org-membership";
 import { slotOfUser } from "../src/db/shards";
 import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
@@ -23,7 +24,7 @@ import {
 } from "./oauth2/support";
 import { addMember as addOrgMember, createOrg, user as orgUser } from "./orgs/support";
 import { allD1, userD1 } from "./support/shards";
-import { waveService } from "./support/waves";
+import { delayCalls, waveService } from "./support/waves";
 
 const SUPABASE_ON = {
   AUTH_SUPABASE_API_ENABLED: "true",
@@ -214,6 +215,69 @@ describe("sign-in: three trips in line (the account located; its row, its lockou
       [wrong.waves.inLine, unknown.waves.inLine],
       `${wrong.waves.trace}\n\n${unknown.waves.trace}`,
     ).toEqual([3, 3]);
+  });
+
+  it("the password's hash runs while the lockout's count is in flight, one shard or two: the sign-in waits for the longer of the two, not both", async () => {
+    // Threat (of speed): the hash (tens of milliseconds of CPU) started only once the count answered, so a sign-in
+    // waited for a trip to the account's object and then the hash. The count's call is held 25 ms here (as the bench's
+    // profiles hold it); the hash's constant-time comparison of its result is marked in the same order of events.
+    const one = waveService({ ...NO_VERIFICATION, AUTH_D1_SHARDS: "DB" });
+    const address = uniqueEmail("waves-beside");
+    expect(
+      (await one.post("/signup/email-password", { email: address, password: PASSWORD })).response.status,
+    ).toBe(200);
+    const compared: number[] = [];
+    const timingSafeEqual = crypto.subtle.timingSafeEqual.bind(crypto.subtle);
+    const spy = vi.spyOn(crypto.subtle, "timingSafeEqual").mockImplementation((a, b) => {
+      compared.push(tick());
+      return timingSafeEqual(a, b);
+    });
+    delayCalls({ durableObject: 25 });
+    try {
+      for (const [where, service] of [
+        ["one shard", one],
+        ["two shards", svc],
+      ] as const) {
+        compared.length = 0;
+        const { response, waves } = await service.post("/signin/email-password", {
+          email: where === "one shard" ? address : email,
+          password: PASSWORD,
+        });
+        expect(response.status, where).toBe(200);
+        const [start, end] = spanIn(waves.trace, " do take");
+        expect(
+          compared.some((at) => at > start! && at < end!),
+          `${where}: the hash compared at ${compared.join(", ")}; the count's call:\n${waves.trace}`,
+        ).toBe(true);
+      }
+    } finally {
+      delayCalls({});
+      spy.mockRestore();
+    }
+  });
+
+  it("a locked account's right password makes the same calls as a wrong one: the hash's verdict is looked at only once the count answered", async () => {
+    // Threat: with the hash beside the count, a right password acting on its verdict before the count refused it (a
+    // session's batch, a rehash, a password kept elsewhere asked): what the lock exists to deny, a way to tell a right
+    // password of a locked account by what the server does.
+    const one = waveService({ ...NO_VERIFICATION, AUTH_D1_SHARDS: "DB" });
+    const address = uniqueEmail("waves-locked");
+    expect(
+      (await one.post("/signup/email-password", { email: address, password: PASSWORD })).response.status,
+    ).toBe(200);
+    for (let i = 0; i < 10; i++) {
+      const guess = await one.post("/signin/email-password", {
+        email: address,
+        password: `${PASSWORD}-${i}`,
+      });
+      expect(guess.response.status).toBe(401);
+    }
+    const right = await one.post("/signin/email-password", { email: address, password: PASSWORD });
+    const wrong = await one.post("/signin/email-password", { email: address, password: `${PASSWORD}-no` });
+    expect([right.response.status, wrong.response.status]).toEqual([429, 429]);
+    const calls = (trace: string) => trace.split("\n").map((call) => call.replace(/^\[\d+-\d+\] /, ""));
+    expect(calls(right.waves.trace)).toEqual(calls(wrong.waves.trace));
+    expect(right.waves.trace).not.toMatch(/\binsert into\b|\bupdate "|batch of|do start/);
   });
 });
 

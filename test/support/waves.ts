@@ -3,7 +3,16 @@
 // time (they ran side by side); the waves before the answer are what a user waits for. Rate Limiting calls are left
 // out, as the bench does (the platform counts them in the location that serves the request).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { type Call, isSlotMapRead, KINDS, recordInto, tick, waves, wrapEnv } from "../../bench/round-trips";
+import {
+  type Call,
+  type DelayName,
+  isSlotMapRead,
+  KINDS,
+  recordInto,
+  tick,
+  waves,
+  wrapEnv,
+} from "../../bench/round-trips";
 import worker from "../../src/index";
 import { PREFIX, type RequestOptions, SERVER } from "../helpers";
 
@@ -23,7 +32,16 @@ export interface WaveCount {
 }
 
 let calls: Call[] = [];
-recordInto({ record: (call) => calls.push(call), delay: () => 0 });
+let delayOf: (name: DelayName) => number = () => 0;
+recordInto({ record: (call) => calls.push(call), delay: (name) => delayOf(name) });
+
+/**
+ * Holds each call of the kinds named for that many milliseconds before it is made, until called again with `{}`: for
+ * a test that needs a call still in flight while the Worker does something else (the bench's profiles do the same).
+ */
+export function delayCalls(delays: Partial<Record<DelayName, number>>): void {
+  delayOf = (name) => delays[name] ?? 0;
+}
 
 function countOf(before: Call[]): WaveCount {
   const perKind = KINDS.flatMap((kind) => {

@@ -3,7 +3,7 @@ import { AppError } from "../../errors";
 import { hashPassword, verifyPassword } from "../../lib/password";
 import { toE164 } from "../../lib/phone";
 import { signInPasswordlessSms } from "../links";
-import { beginAttempt } from "../lockout";
+import { beginAttempt, checkedBesideCount } from "../lockout";
 import { createUser, removeUser } from "../new-users";
 import { beginSignIn, type SignInResult, type SignInScope } from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
@@ -59,8 +59,8 @@ export async function signUpPhonePassword(
 
 /**
  * As signInEmailPassword (accounts/sign-in.ts), by number: the same answer and work for an unknown number and a
- * wrong password, the account's lockout before the password is looked at; a number not yet proven is refused to
- * whoever knows the password (`unverified-user`).
+ * wrong password, the account's lockout counted before the password's verdict is used; a number not yet proven is
+ * refused to whoever knows the password (`unverified-user`).
  */
 export async function signInPhonePassword(
   scope: SignInScope,
@@ -72,13 +72,11 @@ export async function signInPhonePassword(
   // The route's limit counted before anything is written or the password looked at (`SignInScope.counted`).
   await Promise.all([beginSignIn(scope, { method: "email-password", email: undefined }), scope.counted]);
   const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
-  const attempt = await beginAttempt(
-    deps,
-    "password",
-    { user, identifier: `phone:${phoneNumber}` },
-    input.password,
+  // The hash runs while the count is in flight; its verdict is looked at once the count allowed the attempt.
+  const { attempt, checked: check } = await checkedBesideCount(
+    beginAttempt(deps, "password", { user, identifier: `phone:${phoneNumber}` }, input.password),
+    () => verifyPassword(input.password, user?.passwordHash ?? null, config.passwordHashCost),
   );
-  const check = await verifyPassword(input.password, user?.passwordHash ?? null, config.passwordHashCost);
   await attempt.settle(Boolean(user && check.ok));
   if (!user || !check.ok) throw new AppError("invalid-email-password");
   if (user.disabled) throw new AppError("disabled-user");

@@ -2,7 +2,7 @@ import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import { isEmailAllowed } from "../../lib/email-access";
 import { verifyPassword } from "../../lib/password";
-import { beginAttempt } from "../lockout";
+import { beginAttempt, checkedBesideCount } from "../lockout";
 import {
   beginSignIn,
   passwordKeptElsewhere,
@@ -65,9 +65,10 @@ export async function signInEmailPassword(
 }
 
 /**
- * The account's lockout (contract §13), counted before the password is looked at, beside the account's row: while it
- * holds, a right password is refused too, and an unknown email locks and answers the same (its count is kept under a
- * keyed hash). Then the password: the first factor's verdict, and what it was checked against.
+ * The account's lockout (contract §13), counted beside the account's row: while it holds, a right password is refused
+ * too, and an unknown email locks and answers the same (its count is kept under a keyed hash). The hash runs while
+ * the count is in flight, its verdict looked at only once the count allowed the attempt (`checkedBesideCount`). Then
+ * the password: the first factor's verdict, and what it was checked against.
  */
 async function checkPassword(
   scope: SignInScope,
@@ -77,12 +78,20 @@ async function checkPassword(
 ) {
   const { deps } = scope;
   const { config } = deps;
-  const [user, attempt] = await Promise.all([
-    read,
-    beginAttempt(deps, "password", { userId, identifier: `email:${input.email}` }, input.password),
-  ]);
+  const counting = beginAttempt(
+    deps,
+    "password",
+    { userId, identifier: `email:${input.email}` },
+    input.password,
+  );
+  // Awaited after the hash; a row that fails to read leaves it unawaited, which must not be an unhandled rejection.
+  counting.catch(() => {});
+  // With one database the row came with the first trip; with several it is read here, beside the count.
+  const user = await read;
   const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
-  const check = await verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost);
+  const { attempt, checked: check } = await checkedBesideCount(counting, () =>
+    verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost),
+  );
   // A password no hash here answers for (a user moved in without one, an unknown email) may be checked where it is
   // still kept (src/password-migration/); its verdict then stands for the check's, after the same work.
   const kept = await passwordKeptElsewhere(scope, { ...input, user });

@@ -134,6 +134,27 @@ export async function beginAttempt(
 }
 
 /**
+ * A password's check run while its attempt's count is in flight (issue 48, "Round trips"; docs/protection.md
+ * "Lockout"): the count's call to the account's object leaves the isolate first, then the hash (tens of milliseconds
+ * of CPU, which hold the isolate's thread) runs while the object answers, so the sign-in waits for the longer of the
+ * two rather than both. The check's verdict is returned only once the count allowed the attempt: a locked account's
+ * right and wrong passwords are refused with the same 429 after the same work, and nothing that depends on the
+ * verdict (a session, a password kept elsewhere being asked, a rehash) runs before the count answered.
+ */
+export async function checkedBesideCount<T>(
+  counting: Promise<Attempt>,
+  check: () => Promise<T>,
+): Promise<{ attempt: Attempt; checked: T }> {
+  // Taken below, after the check; meanwhile a refusal must not be an unhandled rejection.
+  counting.catch(() => {});
+  // One turn of the event loop: workerd writes a call's request when the isolate yields, and a hash in WASM does not
+  // yield. Without it the count would leave only after the hash, and the two would still run one after the other.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const checked = await check();
+  return { attempt: await counting, checked };
+}
+
+/**
  * Best effort, as the second factor's guard does (auth/mfa/second-factor.ts): a right credential is not turned into a
  * 503 because its count could not be taken back. The count then stays one higher; a guesser gains nothing from it.
  */
