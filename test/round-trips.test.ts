@@ -6,6 +6,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { tick } from "../bench/round-trips";
 import { ORGS_BESIDE } from "../src/auth/org-membership";
+import { isBookmark } from "../src/db/replica";
 import { slotOfUser } from "../src/db/shards";
 import { ADDRESS_LIMITER_BINDINGS } from "../src/rate-limits/buckets";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY } from "./faces/supabase/support";
@@ -215,6 +216,77 @@ describe("sign-in: three trips in line (the account located; its row, its lockou
       [wrong.waves.inLine, unknown.waves.inLine],
       `${wrong.waves.trace}\n\n${unknown.waves.trace}`,
     ).toEqual([3, 3]);
+  });
+
+  it("one shard: the factors and the devices are read at the row's bookmark, where a replica near the user may serve them; a factor added just before is seen", async () => {
+    // Threat (of speed): trip 2's reads of the account's rows on the primary, the longest call of that trip where the
+    // primary is far (the count runs under the hash). Threat (of safety): those reads from an unconstrained replica,
+    // which may not have a factor enrolled a moment before: a sign-in that skips its second step. A session from the
+    // bookmark of the row's read sees every factor committed before the row was read.
+    // Each statement prepared on a session, with the session's constraint.
+    const prepared: { constraint: string; sql: string }[] = [];
+    const db = env.DB as D1Database;
+    const recording = new Proxy(db, {
+      get(target, property) {
+        if (property === "withSession")
+          return (constraint: string) => {
+            const session = target.withSession(constraint as D1SessionConstraint);
+            return {
+              prepare: (sql: string) => {
+                prepared.push({ constraint, sql });
+                return session.prepare(sql);
+              },
+              batch: session.batch.bind(session),
+              getBookmark: session.getBookmark.bind(session),
+            };
+          };
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const one = waveService({
+      ...NO_VERIFICATION,
+      AUTH_D1_SHARDS: "DB",
+      AUTH_DEV_SMS: "true",
+      DB: recording,
+    });
+    const address = uniqueEmail("waves-bookmark");
+    const signedUp = await one.post("/signup/email-password", { email: address, password: PASSWORD });
+    expect(signedUp.response.status).toBe(200);
+    const { id } = (await db
+      .prepare("SELECT id FROM users WHERE email = ?")
+      .bind(address)
+      .first<{ id: string }>())!;
+    const now = Date.now();
+    await db
+      .prepare(
+        "INSERT INTO mfa_factors (id, user_id, factor_type, status, phone, created_at, updated_at) VALUES (?, ?, 'phone', 'verified', '+15550001234', ?, ?)",
+      )
+      .bind(crypto.randomUUID(), id, now, now)
+      .run();
+    prepared.length = 0;
+    const { response, waves } = await one.post("/signin/email-password", {
+      email: address,
+      password: PASSWORD,
+    });
+    expect(response.status, waves.trace).toBe(200);
+    const body = (await response.json()) as { session: unknown; mfa: { ticket: string } | null };
+    expect(body.session).toBeNull();
+    expect(body.mfa?.ticket).toBeTruthy();
+    const sessionOf = (table: string) =>
+      prepared.find(({ sql }) => sql.includes(`from "${table}"`))?.constraint;
+    expect(sessionOf("users")).toBe("first-primary");
+    expect(isBookmark(sessionOf("mfa_factors")), sessionOf("mfa_factors")).toBe(true);
+    expect(isBookmark(sessionOf("user_devices")), sessionOf("user_devices")).toBe(true);
+    const kindOf = (needle: string) =>
+      waves.trace
+        .split("\n")
+        .find((call) => call.includes(needle))
+        ?.split(" ")[1];
+    expect([kindOf('"mfa_factors"'), kindOf('"user_devices"')], waves.trace).toEqual([
+      "d1-replica",
+      "d1-replica",
+    ]);
   });
 
   it("the password's hash runs while the lockout's count is in flight, one shard or two: the sign-in waits for the longer of the two, not both", async () => {

@@ -126,6 +126,7 @@ export { impersonationOf } from "./sessions/renew";
 export {
   beginSignIn,
   countEarly,
+  earlyReader,
   type GateDecision,
   type KeptPasswordCheck,
   type KeptPasswordVerdict,

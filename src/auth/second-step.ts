@@ -1,4 +1,5 @@
 import { and, asc, eq, ne, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
 import { mfaFactors, mfaTickets, securityKeys, type UserRow, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -77,9 +78,12 @@ export function syncMfaType(db: ReturnType<Deps["shards"]["ofUser"]>, userId: st
 export type SecondFactorRows = { id: string; type: string; phone: string | null }[];
 
 /** The sign-in path's one read of `mfa_factors`, by the user's id alone (a sign-in starts it early: sign-in/early-reads.ts). */
-export function secondFactorRowsOf(deps: Deps, userId: string): Promise<SecondFactorRows> {
-  return deps.shards
-    .ofUser(userId)
+export function secondFactorRowsOf(
+  deps: Deps,
+  userId: string,
+  from: Db = deps.shards.ofUser(userId),
+): Promise<SecondFactorRows> {
+  return from
     .select({ id: mfaFactors.id, type: mfaFactors.factorType, phone: mfaFactors.phone })
     .from(mfaFactors)
     .where(

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Config } from "../config";
 import { firstNearby } from "../db/compiled-read";
 import { ownerOf, readsDirectory, shardOfEntry } from "../db/directory";
+import { sessionDrizzle } from "../db/replica";
 import { type UserRow, users } from "../db/schema";
 import type { Shards } from "../db/shards";
 import { AppError } from "../errors";
@@ -143,14 +144,32 @@ export async function findUserByEmail(shards: Shards, email: string): Promise<Us
 export interface AccountOfEmail {
   id: string | undefined;
   user: () => Promise<UserRow | undefined>;
+  /**
+   * With one database, where the row was read: its database and the primary's bookmark after the read. The account's
+   * other rows this sign-in reads next (sign-in/early-reads.ts) may then be served by a replica at least that fresh,
+   * as they would be had they been read with the row.
+   */
+  readAt?: ReadAt;
+}
+
+/** A database and a bookmark of its primary (src/db/replica.ts). */
+export interface ReadAt {
+  d1: D1Database;
+  bookmark: string | null;
 }
 
 export async function accountOfEmail(shards: Shards, email: string): Promise<AccountOfEmail> {
   const address = email.toLowerCase();
   // One shard, or the directory of a deployment that ran one still being built: the home database holds every row.
   if (!readsDirectory(shards)) {
-    const row = await shards.home.select().from(users).where(eq(users.email, address)).get();
-    return { id: row?.id, user: () => Promise.resolve(row) };
+    // A session that starts at the primary, as the binding does, so that the answer comes with its bookmark.
+    const session = shards.homeD1.withSession("first-primary");
+    const row = await sessionDrizzle(session).select().from(users).where(eq(users.email, address)).get();
+    return {
+      id: row?.id,
+      user: () => Promise.resolve(row),
+      readAt: { d1: shards.homeD1, bookmark: session.getBookmark() },
+    };
   }
   const owner = await ownerOf(shards, { kind: "email", value: address });
   if (owner === undefined) return { id: undefined, user: () => Promise.resolve(undefined) };

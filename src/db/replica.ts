@@ -23,7 +23,12 @@ export function isBookmark(value: string | null | undefined): value is string {
  * session has like the binding.
  */
 export function nearbyDrizzle(d1: D1Database, bookmark?: string | null) {
-  return drizzle(nearbyReads(d1, bookmark) as unknown as D1Database);
+  return sessionDrizzle(nearbyReads(d1, bookmark));
+}
+
+/** Drizzle over a D1 session, as `nearbyDrizzle`: the session's `prepare` and `batch` are the binding's. */
+export function sessionDrizzle(session: D1DatabaseSession) {
+  return drizzle(session as unknown as D1Database);
 }
 
 /** Whatever can run a statement: the binding (the primary) or a session (maybe a replica). */

@@ -1,5 +1,6 @@
 import {
   countEarly,
+  earlyReader,
   type KnownBy,
   knownDeviceOf,
   parseRecentPlaces,
@@ -40,7 +41,9 @@ const deviceOf = (known: KnownBy): Signals["device"] => known ?? "new";
  * (src/auth/sign-in/early-reads.ts), beside the lockout's count; the gate takes it after the first factor.
  */
 const knownDevice = (scope: SignInScope, userId: string): Promise<KnownBy> =>
-  readEarly(scope, `risk-device:${userId}`, () => knownDeviceOf(scope.deps, userId, scope.userAgent));
+  readEarly(scope, `risk-device:${userId}`, () =>
+    knownDeviceOf(scope.deps, userId, scope.userAgent, earlyReader(scope, userId)),
+  );
 
 /** The sign-in counted from the request's address and network (./velocity.ts), started early when the flow can. */
 const velocityOf = (scope: SignInScope): Promise<Velocity> =>

@@ -42,7 +42,7 @@ export async function signInEmailPassword(
   // need after the password (../sign-in/early-reads.ts: reads, and the risk velocity's count taken back for a wrong
   // password; awaited only once the password is right), and the lockout's count (`checkPassword`).
   const read = account.user();
-  if (account.id) readBeforeFirstFactor(scope, account.id);
+  if (account.id) readBeforeFirstFactor(scope, account.id, account.readAt);
   const checked = checkPassword(scope, input, account.id, read);
   // The verdict goes to what was counted before it (the risk velocity's count is taken back for a wrong password).
   settleFirstFactor(

@@ -1,4 +1,5 @@
 import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
 import { userDevices } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { deviceKeys } from "./device-keys";
@@ -17,6 +18,7 @@ export async function knownDeviceOf(
   deps: Deps,
   userId: string,
   userAgent: string | undefined,
+  from: Db = deps.shards.ofUser(userId),
 ): Promise<KnownBy> {
   const keys = await deviceKeys(
     deps.config.secrets.encryptionKey,
@@ -26,8 +28,7 @@ export async function knownDeviceOf(
     deps.visitor.address,
   );
   const asked = keys.cookie ? [keys.cookie, keys.network] : [keys.network];
-  const rows = await deps.shards
-    .ofUser(userId)
+  const rows = await from
     .select({ deviceHash: userDevices.deviceHash })
     .from(userDevices)
     .where(and(eq(userDevices.userId, userId), inArray(userDevices.deviceHash, asked)))

@@ -1,4 +1,7 @@
+import type { Db } from "../../db/client";
+import { isBookmark, sessionDrizzle } from "../../db/replica";
 import { secondFactorRowsOf } from "../second-step";
+import type { ReadAt } from "../users";
 import { sessionGateReads } from "./hooks";
 import type { SignInScope } from "./scope";
 
@@ -13,6 +16,12 @@ import type { SignInScope } from "./scope";
  * only after the first factor proved right: a wrong password is answered without waiting for them (no timing
  * difference between a known account and an unknown one: the account's reads were never awaited before the verdict).
  * Nothing is written or counted early: the gates' counters (the risk velocity's) still count after the first factor.
+ *
+ * Where they read (`earlyReader`): the primary, unless the flow read the account's row through a session and passed
+ * its bookmark (one database, a password sign-in by email: users.ts `readAt`). Then a session from that bookmark, which
+ * a replica at least as fresh as the row's read may serve (src/db/replica.ts): what a factor or a device committed
+ * before the row was read is seen, as it would be had it been read with the row. Without a bookmark, or for another
+ * database, the primary as before: never an unconstrained replica.
  */
 
 const started = new WeakMap<SignInScope, Map<string, Promise<unknown>>>();
@@ -84,12 +93,28 @@ export function settleFirstFactor(scope: SignInScope, verdict: Promise<boolean>)
 /** The key of the second step's factor rows of `userId` (./pipeline.ts takes them by it). */
 export const secondFactorsKey = (userId: string) => `second-factors:${userId}`;
 
+const rowsReadAt = new WeakMap<SignInScope, { userId: string; at: ReadAt & { bookmark: string } }>();
+
+/** Where an early read of `userId`'s rows goes: a session from the row's bookmark when there is one, else the primary. */
+export function earlyReader(scope: SignInScope, userId: string): Db {
+  const shard = scope.deps.shards.ofUser(userId);
+  const read = rowsReadAt.get(scope);
+  if (!read || read.userId !== userId || read.at.d1 !== scope.deps.shards.d1OfUser(userId)) return shard;
+  // Drizzle's query builder is the same without the schema (only relational queries need it); the type is the shard's.
+  return sessionDrizzle(read.at.d1.withSession(read.at.bookmark)) as unknown as Db;
+}
+
 /**
  * Starts what the session of `userId` will need after the first factor: its second factors, the gates' reads and
  * counts. Called by a first-factor flow once the account is known, the checks before the first factor passed and the
- * limits counted; the flow then calls `settleFirstFactor` with the verdict.
+ * limits counted; the flow then calls `settleFirstFactor` with the verdict. `readAt`: where the flow read the account's
+ * row, when it can say (see `earlyReader`).
  */
-export function readBeforeFirstFactor(scope: SignInScope, userId: string): void {
-  readEarly(scope, secondFactorsKey(userId), () => secondFactorRowsOf(scope.deps, userId));
+export function readBeforeFirstFactor(scope: SignInScope, userId: string, readAt?: ReadAt): void {
+  if (readAt && isBookmark(readAt.bookmark))
+    rowsReadAt.set(scope, { userId, at: { d1: readAt.d1, bookmark: readAt.bookmark } });
+  readEarly(scope, secondFactorsKey(userId), () =>
+    secondFactorRowsOf(scope.deps, userId, earlyReader(scope, userId)),
+  );
   for (const reads of sessionGateReads()) reads(scope, userId);
 }

@@ -3,7 +3,13 @@
  * the scope its route gathers once (./scope.ts), and the checks other features add (./hooks.ts).
  */
 
-export { countEarly, readBeforeFirstFactor, readEarly, settleFirstFactor } from "./early-reads";
+export {
+  countEarly,
+  earlyReader,
+  readBeforeFirstFactor,
+  readEarly,
+  settleFirstFactor,
+} from "./early-reads";
 export {
   type GateDecision,
   type KeptPasswordCheck,
