@@ -1,7 +1,7 @@
 // What every fault test asserts of the answer: the contract's 503 (auth §1 "Unavailable", storage §3.1's shape),
 // `Retry-After`, no-store, and nothing of the fault's internals on the wire.
 import { expect } from "vitest";
-import { firstInAnyShard, userD1 } from "../support/shards";
+import { allD1, firstInAnyShard } from "../support/shards";
 
 /** Auth API: 503 `service-unavailable` in the contract's error shape, with Retry-After and a request id. */
 export async function expectUnavailable(response: Response, context = ""): Promise<void> {
@@ -43,11 +43,13 @@ export async function accountOf(email: string) {
     "SELECT id, roles, default_role FROM users WHERE email = ?",
     email,
   );
-  const sessions = user
-    ? (await userD1(user.id)
-        .prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?")
-        .bind(user.id)
-        .first<{ n: number }>())!.n
-    : 0;
+  // Counted in every shard: a user made by a one-database service lives in `DB`, wherever its slot would put it.
+  let sessions = 0;
+  for (const d1 of user ? allD1() : []) {
+    sessions += (await d1
+      .prepare("SELECT count(*) AS n FROM sessions WHERE user_id = ?")
+      .bind(user!.id)
+      .first<{ n: number }>())!.n;
+  }
   return { user, sessions };
 }
