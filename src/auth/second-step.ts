@@ -81,7 +81,7 @@ export type SecondFactorRows = { id: string; type: string; phone: string | null 
 export function secondFactorRowsOf(
   deps: Deps,
   userId: string,
-  from: Db = deps.shards.ofUser(userId),
+  from: Pick<Db, "select"> = deps.shards.ofUser(userId),
 ): Promise<SecondFactorRows> {
   return from
     .select({ id: mfaFactors.id, type: mfaFactors.factorType, phone: mfaFactors.phone })

@@ -18,7 +18,7 @@ export async function knownDeviceOf(
   deps: Deps,
   userId: string,
   userAgent: string | undefined,
-  from: Db = deps.shards.ofUser(userId),
+  from: Pick<Db, "select"> = deps.shards.ofUser(userId),
 ): Promise<KnownBy> {
   const keys = await deviceKeys(
     deps.config.secrets.encryptionKey,

@@ -95,13 +95,15 @@ export const secondFactorsKey = (userId: string) => `second-factors:${userId}`;
 
 const rowsReadAt = new WeakMap<SignInScope, { userId: string; at: ReadAt & { bookmark: string } }>();
 
+/** What an early read needs of a database: Drizzle's query builder (no relational queries, which need the schema). */
+export type EarlyReader = Pick<Db, "select">;
+
 /** Where an early read of `userId`'s rows goes: a session from the row's bookmark when there is one, else the primary. */
-export function earlyReader(scope: SignInScope, userId: string): Db {
+export function earlyReader(scope: SignInScope, userId: string): EarlyReader {
   const shard = scope.deps.shards.ofUser(userId);
   const read = rowsReadAt.get(scope);
   if (!read || read.userId !== userId || read.at.d1 !== scope.deps.shards.d1OfUser(userId)) return shard;
-  // Drizzle's query builder is the same without the schema (only relational queries need it); the type is the shard's.
-  return sessionDrizzle(read.at.d1.withSession(read.at.bookmark)) as unknown as Db;
+  return sessionDrizzle(read.at.d1.withSession(read.at.bookmark));
 }
 
 /**
