@@ -45,6 +45,12 @@ const spanIn = (trace: string, needle: string) =>
     .slice(1)
     .map(Number);
 
+/** Whether the first calls of `trace` naming `a` and `b` ran side by side. */
+const overlapping = (trace: string, a: string, b: string) => {
+  const [x, y] = [spanIn(trace, a), spanIn(trace, b)];
+  return x.length === 2 && y.length === 2 && x[0]! < y[1]! && y[0]! < x[1]!;
+};
+
 const svc = waveService(NO_VERIFICATION);
 /** The start of the user row's read (a call's label is its SQL's first 90 characters). */
 const USER_ROW = 'select "id", "created_at", "updated_at", "last_seen"';
@@ -639,6 +645,34 @@ describe("the Supabase face's password grant: the same core, its account limit b
       second.waves.trace.split("\n").some((call) => / do (take|start)|insert|update|batch/.test(call)),
       second.waves.trace,
     ).toBe(false);
+  });
+
+  it("grant_type=password with a phone number: the email's three trips, one database or two shards", async () => {
+    // Threat (of speed): a sign-in by number locating its account only after the limit, and reading its factors only
+    // after the password (five trips in line before).
+    for (const layout of [{ AUTH_D1_SHARDS: "DB" }, {}]) {
+      const face = waveService({
+        ...SUPABASE_ON,
+        ...layout,
+        AUTH_SMS_PASSWORDLESS_ENABLED: "true",
+        AUTH_DEV_SMS: "true",
+        AUTH_RATE_LIMIT_ENABLE: "true",
+        ...ADDRESS_LIMITS_ALLOW,
+      });
+      const phone = `1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+      const call = (path: string, json: unknown) =>
+        face.request("POST", `${FACE}/auth/v1${path}`, { json, headers: { apikey: PUBLISHABLE_KEY } });
+      expect((await call("/signup", { phone, password: PASSWORD })).response.status).toBe(200);
+      const texted = (await (
+        await face.request("GET", `/dev/sms?to=${encodeURIComponent(`+${phone}`)}`)
+      ).response.json()) as { body: string }[];
+      const token = /\b(\d{6})\b/.exec(texted[0]!.body)![1];
+      expect((await call("/verify", { type: "sms", phone, token })).response.status).toBe(200);
+      const { response, waves } = await call("/token?grant_type=password", { phone, password: PASSWORD });
+      expect(response.status, waves.trace).toBe(200);
+      expect(overlapping(waves.trace, " do take", '"mfa_factors"'), waves.trace).toBe(true);
+      expect(waves.inLine, `${JSON.stringify(layout)}\n${waves.trace}`).toBe(3);
+    }
   });
 });
 

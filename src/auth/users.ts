@@ -135,13 +135,13 @@ export async function findUserByEmail(shards: Shards, email: string): Promise<Us
 }
 
 /**
- * The account of an email, located in the fewest waves (issue 48, "Round trips"): `id` as soon as it is known, `user()`
+ * The account of an email or a phone number, located in the fewest waves (issue 48, "Round trips"): `id` as soon as it is known, `user()`
  * its row. With one shard the row is read at once (its id is the row's); with several the directory's owner names
  * the id first, and `user()` then reads the owner's row in its shard, so that what is keyed by the user (the lockout's
- * count, the session's reads) runs beside that read rather than after it. The row must still hold the email: a
- * directory entry left stale (an email changed away whose release failed) finds no row.
+ * count, the session's reads) runs beside that read rather than after it. The row must still hold the email (the
+ * number): a directory entry left stale (an email changed away whose release failed) finds no row.
  */
-export interface AccountOfEmail {
+export interface LocatedAccount {
   id: string | undefined;
   user: () => Promise<UserRow | undefined>;
   /**
@@ -158,20 +158,32 @@ export interface ReadAt {
   bookmark: string | null;
 }
 
-export async function accountOfEmail(shards: Shards, email: string): Promise<AccountOfEmail> {
-  const address = email.toLowerCase();
+export async function accountOfEmail(shards: Shards, email: string): Promise<LocatedAccount> {
+  return accountOf(shards, { kind: "email", value: email.toLowerCase() });
+}
+
+/** As `accountOfEmail`, by a phone number (E.164): a password sign-in by number locates its account the same way. */
+export function accountOfPhoneNumber(shards: Shards, phoneNumber: string): Promise<LocatedAccount> {
+  return accountOf(shards, { kind: "phone", value: phoneNumber });
+}
+
+async function accountOf(
+  shards: Shards,
+  entry: { kind: "email" | "phone"; value: string },
+): Promise<LocatedAccount> {
+  const holds = entry.kind === "email" ? eq(users.email, entry.value) : eq(users.phoneNumber, entry.value);
   // One shard, or the directory of a deployment that ran one still being built: the home database holds every row.
   if (!readsDirectory(shards)) {
     // A session that starts at the primary, as the binding does, so that the answer comes with its bookmark.
     const session = shards.homeD1.withSession("first-primary");
-    const row = await sessionDrizzle(session).select().from(users).where(eq(users.email, address)).get();
+    const row = await sessionDrizzle(session).select().from(users).where(holds).get();
     return {
       id: row?.id,
       user: () => Promise.resolve(row),
       readAt: { d1: shards.homeD1, bookmark: session.getBookmark() },
     };
   }
-  const owner = await ownerOf(shards, { kind: "email", value: address });
+  const owner = await ownerOf(shards, entry);
   if (owner === undefined) return { id: undefined, user: () => Promise.resolve(undefined) };
   return {
     id: owner,
@@ -180,7 +192,7 @@ export async function accountOfEmail(shards: Shards, email: string): Promise<Acc
         .ofUser(owner)
         .select()
         .from(users)
-        .where(and(eq(users.id, owner), eq(users.email, address)))
+        .where(and(eq(users.id, owner), holds))
         .get(),
   };
 }

@@ -1,15 +1,21 @@
 import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
-import { hashPassword, verifyPassword } from "../../lib/password";
+import { hashPassword } from "../../lib/password";
 import { toE164 } from "../../lib/phone";
 import { signInPasswordlessSms } from "../links";
-import { beginAttempt, checkedBesideCount } from "../lockout";
 import { createUser, removeUser } from "../new-users";
-import { beginSignIn, type SignInResult, type SignInScope } from "../sign-in";
+import {
+  beginSignIn,
+  readBeforeFirstFactor,
+  type SignInResult,
+  type SignInScope,
+  settleFirstFactor,
+} from "../sign-in";
 import { resolveSignUpOptions, type SignUpOptions } from "../sign-up-options";
-import { findUserByPhoneNumber } from "../users";
+import { accountOfPhoneNumber } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
 import { startPasswordSession } from "./password-session";
+import { countAndHash } from "./sign-in";
 
 /**
  * A phone number as a password's identifier (GoTrue's `signUp({phone, password})` and `signInWithPassword({phone,
@@ -58,27 +64,46 @@ export async function signUpPhonePassword(
 }
 
 /**
- * As signInEmailPassword (accounts/sign-in.ts), by number: the same answer and work for an unknown number and a
- * wrong password, the account's lockout counted before the password's verdict is used; a number not yet proven is
- * refused to whoever knows the password (`unverified-user`).
+ * As signInEmailPassword (accounts/sign-in.ts), by number, in the same trips: the account located beside the route's
+ * checks and limit; its row (with several shards), its lockout count and what its session will need side by side,
+ * the hash beside the count; then the session. The same answer and work for an unknown number and a wrong password;
+ * a number not yet proven is refused to whoever knows the password (`unverified-user`).
  */
 export async function signInPhonePassword(
   scope: SignInScope,
   input: { phoneNumber: string; password: string },
 ): Promise<SignInResult> {
   const { deps } = scope;
-  const { config } = deps;
   const phoneNumber = e164(input.phoneNumber);
-  // The route's limit counted before anything is written or the password looked at (`SignInScope.counted`).
-  await Promise.all([beginSignIn(scope, { method: "email-password", email: undefined }), scope.counted]);
-  const user = await findUserByPhoneNumber(deps.shards, phoneNumber);
-  // The hash runs while the count is in flight; its verdict is looked at once the count allowed the attempt.
-  const { attempt, checked: check } = await checkedBesideCount(
-    beginAttempt(deps, "password", { user, identifier: `phone:${phoneNumber}` }, input.password),
-    () => verifyPassword(input.password, user?.passwordHash ?? null, config.passwordHashCost),
+  // Located beside the route's limit (`SignInScope.counted`): a read, used only once the limit counted.
+  const [, account] = await Promise.all([
+    beginSignIn(scope, { method: "email-password", email: undefined }),
+    accountOfPhoneNumber(deps.shards, phoneNumber),
+    scope.counted,
+  ]);
+  const read = account.user();
+  if (account.id) readBeforeFirstFactor(scope, account.id, account.readAt);
+  const checked = countAndHash(scope, {
+    identifier: `phone:${phoneNumber}`,
+    userId: account.id,
+    read,
+    password: input.password,
+    eligible: () => true,
+  }).then(async (counted) => {
+    const right = Boolean(counted.eligible && counted.check.ok);
+    await counted.attempt.settle(right, counted.user);
+    return { ...counted, right };
+  });
+  // The verdict goes to what was counted before it (the risk velocity's count is taken back for a wrong password).
+  settleFirstFactor(
+    scope,
+    checked.then(
+      ({ right }) => right,
+      () => false,
+    ),
   );
-  await attempt.settle(Boolean(user && check.ok));
-  if (!user || !check.ok) throw new AppError("invalid-email-password");
+  const { eligible: user, check, right } = await checked;
+  if (!user || !right) throw new AppError("invalid-email-password");
   if (user.disabled) throw new AppError("disabled-user");
   if (!user.phoneNumberVerified) throw new AppError("unverified-user");
   return startPasswordSession(scope, user, input.password, check);

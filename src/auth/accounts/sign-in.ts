@@ -65,10 +65,10 @@ export async function signInEmailPassword(
 }
 
 /**
- * The account's lockout (contract §13), counted beside the account's row: while it holds, a right password is refused
- * too, and an unknown email locks and answers the same (its count is kept under a keyed hash). The hash runs while
- * the count is in flight, its verdict looked at only once the count allowed the attempt (`checkedBesideCount`). Then
- * the password: the first factor's verdict, and what it was checked against.
+ * The account's lockout (contract §13), counted beside the account's row, then the password: the first factor's
+ * verdict, and what it was checked against. A password no hash here answers for (a user moved in without one, an
+ * unknown email) may be checked where it is still kept (src/password-migration/); its verdict then stands for the
+ * check's, after the same work.
  */
 async function checkPassword(
   scope: SignInScope,
@@ -76,26 +76,51 @@ async function checkPassword(
   userId: string | undefined,
   read: Promise<UserRow | undefined>,
 ) {
-  const { deps } = scope;
-  const { config } = deps;
-  const counting = beginAttempt(
-    deps,
-    "password",
-    { userId, identifier: `email:${input.email}` },
-    input.password,
-  );
-  // Awaited after the hash; a row that fails to read leaves it unawaited, which must not be an unhandled rejection.
-  counting.catch(() => {});
-  // With one database the row came with the first trip; with several it is read here, beside the count.
-  const user = await read;
-  const eligible = user && isEmailAllowed(input.email, config) ? user : undefined;
-  const { attempt, checked: check } = await checkedBesideCount(counting, () =>
-    verifyPassword(input.password, eligible?.passwordHash ?? null, config.passwordHashCost),
-  );
-  // A password no hash here answers for (a user moved in without one, an unknown email) may be checked where it is
-  // still kept (src/password-migration/); its verdict then stands for the check's, after the same work.
+  const { config } = scope.deps;
+  const { user, eligible, check, attempt } = await countAndHash(scope, {
+    identifier: `email:${input.email}`,
+    userId,
+    read,
+    password: input.password,
+    eligible: () => isEmailAllowed(input.email, config),
+  });
   const kept = await passwordKeptElsewhere(scope, { ...input, user });
   const right = kept ? kept.verified : Boolean(eligible && check.ok);
   await attempt.settle(right, user);
   return { user, eligible, check, kept, right };
+}
+
+/**
+ * A password sign-in's lockout count and hash (an email's or a phone number's): while the lockout holds, a right
+ * password is refused too, and an unknown identifier locks and answers the same (its count is kept under a keyed
+ * hash). The count is sent beside the account's row (with several shards the row is read here; with one it came with
+ * the first trip), and the hash runs while it is in flight, its verdict looked at only once the count allowed the
+ * attempt (`checkedBesideCount`). `eligible`: whether the row may sign in with a password at all (an email the
+ * configuration blocks may not); an ineligible row is checked against the dummy hash, as an unknown one.
+ */
+export async function countAndHash(
+  scope: SignInScope,
+  input: {
+    identifier: string;
+    userId: string | undefined;
+    read: Promise<UserRow | undefined>;
+    password: string;
+    eligible: (user: UserRow) => boolean;
+  },
+) {
+  const { deps } = scope;
+  const counting = beginAttempt(
+    deps,
+    "password",
+    { userId: input.userId, identifier: input.identifier },
+    input.password,
+  );
+  // Awaited after the hash; a row that fails to read leaves it unawaited, which must not be an unhandled rejection.
+  counting.catch(() => {});
+  const user = await input.read;
+  const eligible = user && input.eligible(user) ? user : undefined;
+  const { attempt, checked: check } = await checkedBesideCount(counting, () =>
+    verifyPassword(input.password, eligible?.passwordHash ?? null, deps.config.passwordHashCost),
+  );
+  return { user, eligible, check, attempt };
 }
