@@ -647,9 +647,11 @@ describe("the Supabase face's password grant: the same core, its account limit b
     ).toBe(false);
   });
 
-  it("grant_type=password with a phone number: the email's three trips, one database or two shards", async () => {
+  it("grant_type=password with a phone number: the email's three trips, one database or two shards; the account's limit counts the number, however written", async () => {
     // Threat (of speed): a sign-in by number locating its account only after the limit, and reading its factors only
-    // after the password (five trips in line before).
+    // after the password (five trips in line before). Threat (of safety): the grant's per-account limit keyed by the
+    // email alone, so a number's password could be tried from many addresses with only the lockout counting; or
+    // keyed by the number as written, so `1415…` and `+1415…` each bought a fresh window.
     for (const layout of [{ AUTH_D1_SHARDS: "DB" }, {}]) {
       const face = waveService({
         ...SUPABASE_ON,
@@ -657,6 +659,7 @@ describe("the Supabase face's password grant: the same core, its account limit b
         AUTH_SMS_PASSWORDLESS_ENABLED: "true",
         AUTH_DEV_SMS: "true",
         AUTH_RATE_LIMIT_ENABLE: "true",
+        AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "3",
         ...ADDRESS_LIMITS_ALLOW,
       });
       const phone = `1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
@@ -672,6 +675,20 @@ describe("the Supabase face's password grant: the same core, its account limit b
       expect(response.status, waves.trace).toBe(200);
       expect(overlapping(waves.trace, " do take", '"mfa_factors"'), waves.trace).toBe(true);
       expect(waves.inLine, `${JSON.stringify(layout)}\n${waves.trace}`).toBe(3);
+      const statuses: number[] = [];
+      for (const written of [`+${phone}`, phone, `+${phone}`, phone]) {
+        const again = await call("/token?grant_type=password", { phone: written, password: PASSWORD });
+        statuses.push(again.response.status);
+        if (again.response.status !== 429) continue;
+        expect(
+          again.waves.trace
+            .split("\n")
+            .some((line) => / do (take|start)|\binsert into\b|\bupdate "|batch of/.test(line)),
+          again.waves.trace,
+        ).toBe(false);
+        break;
+      }
+      expect(statuses).toContain(429);
     }
   });
 });

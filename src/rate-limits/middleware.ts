@@ -19,6 +19,9 @@ async function bodyField(c: Context<AppEnv>, field: string): Promise<string | un
  * so that writing it differently does not buy a fresh window.
  */
 function identifierKey(field: string, value: string): string {
+  // GoTrue's `phone` is a number without its `+` (the Supabase face adds it); Nhost's `phoneNumber` carries it.
+  if (field === "phone")
+    return identifierKey("phoneNumber", value.trim().startsWith("+") ? value : `+${value.trim()}`);
   if (field === "phoneNumber") return toE164(value) ?? value;
   return value.toLowerCase();
 }
@@ -39,16 +42,27 @@ export function rateLimit(bucket: RateLimitBucket, identifierField?: string) {
   });
 }
 
-async function count(c: Context<AppEnv>, bucket: RateLimitBucket, identifierField?: string): Promise<void> {
-  const identifier = identifierField ? await bodyField(c, identifierField) : undefined;
+/** The body's fields that may name the account, in order: the first one present does (an email, or else a phone). */
+type IdentifierFields = string | readonly string[];
+
+async function count(
+  c: Context<AppEnv>,
+  bucket: RateLimitBucket,
+  identifierFields?: IdentifierFields,
+): Promise<void> {
+  let account: string | undefined;
+  for (const field of typeof identifierFields === "string" ? [identifierFields] : (identifierFields ?? [])) {
+    const identifier = await bodyField(c, field);
+    if (identifier) {
+      account = `id:${identifierKey(field, identifier)}`;
+      break;
+    }
+  }
   await refuseOverLimit(
     c.env,
     c.get("config").rateLimits,
     bucket,
-    {
-      address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"),
-      account: identifierField && identifier ? `id:${identifierKey(identifierField, identifier)}` : undefined,
-    },
+    { address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"), account },
     c.get("deps").now(),
   );
 }
@@ -61,7 +75,7 @@ async function count(c: Context<AppEnv>, bucket: RateLimitBucket, identifierFiel
  * once it has counted (src/http/turnstile.ts). Awaited here again after the handler: a route whose flow did not await
  * it still answers its refusal.
  */
-export function rateLimitBeside(bucket: RateLimitBucket, identifierField: string) {
+export function rateLimitBeside(bucket: RateLimitBucket, identifierField: IdentifierFields) {
   return createMiddleware<AppEnv>(async (c, next) => {
     if (!c.get("config").rateLimits.enabled) return next();
     const counted = count(c, bucket, identifierField);

@@ -94,7 +94,8 @@ function sessionOrRefusal<S>(session: S | null): S {
  * siteverify.
  */
 const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
-  password: rateLimitBeside("BRUTE_FORCE", "email"),
+  // Per account by the email or, for a grant by number, the phone (one key with the SMS sign-in's `phoneNumber`).
+  password: rateLimitBeside("BRUTE_FORCE", ["email", "phone"]),
   refresh_token: rateLimit("REFRESH"),
   id_token: rateLimit("BRUTE_FORCE"),
   pkce: rateLimit("BRUTE_FORCE"),
