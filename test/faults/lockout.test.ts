@@ -13,7 +13,7 @@ const signIn = (svc: ReturnType<typeof service>, email: string, password = PASSW
 
 describe("password sign-in: SignInLockout failing", () => {
   // Threat: a password checked while its attempt was not counted (a way around the lock).
-  it("overloaded on the count: 503 (Retry-After 10) before the password is looked at; the retry signs in", async () => {
+  it("overloaded on the count: 503 (Retry-After 10) before the password's verdict is used; the retry signs in", async () => {
     const { user } = await signUp(plain);
     const { binding, fault } = failingNamespace(env.SIGN_IN_LOCKOUTS, { match: /^take$/, times: 1 });
     const svc = service({ ...NO_VERIFICATION, SIGN_IN_LOCKOUTS: binding });

@@ -97,10 +97,7 @@ export async function signInPhonePassword(
   // The verdict goes to what was counted before it (the risk velocity's count is taken back for a wrong password).
   settleFirstFactor(
     scope,
-    checked.then(
-      ({ right }) => right,
-      () => false,
-    ),
+    checked.then(({ right }) => right),
   );
   const { eligible: user, check, right } = await checked;
   if (!user || !right) throw new AppError("invalid-email-password");

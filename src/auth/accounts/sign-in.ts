@@ -47,10 +47,7 @@ export async function signInEmailPassword(
   // The verdict goes to what was counted before it (the risk velocity's count is taken back for a wrong password).
   settleFirstFactor(
     scope,
-    checked.then(
-      ({ right }) => right,
-      () => false,
-    ),
+    checked.then(({ right }) => right),
   );
   const { eligible, check, kept, right } = await checked;
   if (kept && "session" in kept) return { session: kept.session, mfa: null };

@@ -68,25 +68,28 @@ export function countEarly<T>(
 }
 
 /**
- * The first factor's verdict, for the counts started before it: a wrong (or unchecked) one takes them back after the
- * answer, best effort (a count left one higher only raises a risk level for a while). Once per sign-in.
+ * The first factor's verdict, for the counts started before it: a wrong (or unchecked: a check that failed, a
+ * rejected verdict) one takes them back after the answer, best effort (a count left one higher only raises a risk
+ * level for a while). Once per sign-in.
  */
 export function settleFirstFactor(scope: SignInScope, verdict: Promise<boolean>): void {
   scope.deps.background(
-    verdict.then(async (right) => {
-      const pending = takeBacks.get(scope) ?? [];
-      takeBacks.delete(scope);
-      if (right) return;
-      await Promise.all(
-        pending.map((takeBack) =>
-          takeBack().catch((error: unknown) =>
-            console.warn(
-              JSON.stringify({ level: "warn", what: "early count not taken back", detail: String(error) }),
+    verdict
+      .catch(() => false)
+      .then(async (right) => {
+        const pending = takeBacks.get(scope) ?? [];
+        takeBacks.delete(scope);
+        if (right) return;
+        await Promise.all(
+          pending.map((takeBack) =>
+            takeBack().catch((error: unknown) =>
+              console.warn(
+                JSON.stringify({ level: "warn", what: "early count not taken back", detail: String(error) }),
+              ),
             ),
           ),
-        ),
-      );
-    }),
+        );
+      }),
   );
 }
 
