@@ -58,13 +58,68 @@ async function count(
       break;
     }
   }
-  await refuseOverLimit(
+  await countFor(c, bucket, account);
+}
+
+function countFor(c: Context<AppEnv>, bucket: RateLimitBucket, account: string | undefined): Promise<void> {
+  return refuseOverLimit(
     c.env,
     c.get("config").rateLimits,
     bucket,
     { address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"), account },
     c.get("deps").now(),
   );
+}
+
+/** What a route whose body decides its work counts: the bucket, and the body's field naming the account. */
+export type BodyLimit = { bucket: RateLimitBucket; field?: string } | null;
+
+/**
+ * `rateLimit` for a route whose body decides what it sends or checks (GoTrue's `/otp`, `/verify`, `/resend`,
+ * `/signup`): `choose` reads the body as the handler will and names the bucket, and the field of the account the
+ * handler will mail, text or check; null counts nothing here. The account must be the one the handler uses: keyed by
+ * another field the body also carries, a request would count against a made-up number while the handler mails the
+ * address it names, and the address's own limit would never be reached (the threat in
+ * test/faces/supabase/body-limits.test.ts). A body that is not JSON is the validator's to refuse; its address counts.
+ */
+export function rateLimitByBody(
+  bucketOfJunk: RateLimitBucket,
+  choose: (body: Record<string, unknown>) => BodyLimit,
+) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!c.get("config").rateLimits.enabled) return next();
+    const body = await c.req.json().then(
+      (parsed: unknown) =>
+        parsed && typeof parsed === "object" ? (parsed as Record<string, unknown>) : null,
+      () => null,
+    );
+    const limit = body ? choose(body) : { bucket: bucketOfJunk };
+    if (limit) {
+      const identifier = limit.field && body ? body[limit.field] : undefined;
+      const named = typeof identifier === "string" && identifier.length <= 254 ? identifier : undefined;
+      await countFor(
+        c,
+        limit.bucket,
+        named && limit.field ? `id:${identifierKey(limit.field, named)}` : undefined,
+      );
+    }
+    await next();
+  });
+}
+
+/**
+ * Counts a send inside a handler, once it knows the send will happen (GoTrue's `PUT /user` mails a changed address,
+ * texts a changed number): the client address and the account `value` names (`field` says how it is written), as the
+ * Nhost API's routes for the same sends count them before their handler.
+ */
+export async function rateLimitSend(
+  c: Context<AppEnv>,
+  bucket: RateLimitBucket,
+  field: string,
+  value: string,
+): Promise<void> {
+  if (!c.get("config").rateLimits.enabled) return;
+  await countFor(c, bucket, `id:${identifierKey(field, value)}`);
 }
 
 /**

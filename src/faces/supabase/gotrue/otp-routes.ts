@@ -1,4 +1,4 @@
-import { type Context, Hono, type Next } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import {
   changeUserEmail,
@@ -20,7 +20,7 @@ import { logError } from "../../../http/context";
 import { passSignUpChecks } from "../../../http/sign-up-gate";
 import { passChallenge } from "../../../http/turnstile";
 import { metadataSchema } from "../../../lib/json-metadata";
-import { rateLimit } from "../../../rate-limits/middleware";
+import { rateLimit, rateLimitByBody } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { verifyMailedToken } from "./imported-links";
 import {
@@ -82,14 +82,26 @@ const resendRequest = z.object({
 
 const recoverRequest = z.object({ email, gotrue_meta_security: captcha, ...pkce });
 
-/** The limits of the Nhost routes for the same sends and checks, by what the body names (contract §11). */
-function limitBy(bucketOfEmail: "EMAIL" | "BRUTE_FORCE", bucketOfPhone: "SMS" | "BRUTE_FORCE") {
-  return async (c: Context<AppEnv>, next: Next) => {
-    const raw = (await c.req.json().catch(() => null)) as { phone?: unknown } | null;
-    const limit = raw?.phone ? rateLimit(bucketOfPhone, "phone") : rateLimit(bucketOfEmail, "email");
-    return limit(c, next);
-  };
-}
+/**
+ * The limits of the Nhost routes for the same sends and checks (contract §11), keyed by the identifier the handler
+ * will use: `/otp` sends to the email when the body names one (else texts the phone), `/verify` checks the phone's
+ * code for the phone types and the email's for the others, `/resend` mails for the mail types and texts for `sms`.
+ */
+const isPhoneType = (type: unknown) => type === "sms" || type === "phone_change";
+const otpLimit = rateLimitByBody("EMAIL", (body) =>
+  body.email
+    ? { bucket: "EMAIL", field: "email" }
+    : body.phone
+      ? { bucket: "SMS", field: "phone" }
+      : { bucket: "EMAIL" },
+);
+const verifyLimit = rateLimitByBody("BRUTE_FORCE", (body) => ({
+  bucket: "BRUTE_FORCE",
+  field: isPhoneType(body.type) ? "phone" : "email",
+}));
+const resendLimit = rateLimitByBody("EMAIL", (body) =>
+  isPhoneType(body.type) ? { bucket: "SMS", field: "phone" } : { bucket: "EMAIL", field: "email" },
+);
 
 /** A verified code's or link's session in GoTrue's shape; the TOTP step has no GoTrue form here (docs/supabase.md). */
 function sessionOf(result: VerifiedTicket | { session: Session | null }): Session {
@@ -98,7 +110,7 @@ function sessionOf(result: VerifiedTicket | { session: Session | null }): Sessio
 }
 
 export const goTrueOtpRoutes = new Hono<AppEnv>()
-  .post("/otp", limitBy("EMAIL", "SMS"), async (c) => {
+  .post("/otp", otpLimit, async (c) => {
     const body = await bodyOf(c, otpRequest);
     const { deps, config } = c.var;
     const mode = body.create_user === false ? "existing" : "sign-in";
@@ -130,7 +142,7 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
     }
     return c.json({});
   })
-  .post("/verify", limitBy("BRUTE_FORCE", "BRUTE_FORCE"), async (c) => {
+  .post("/verify", verifyLimit, async (c) => {
     const body = await bodyOf(c, verifyRequest);
     const { deps } = c.var;
     if (!body.token === !body.token_hash) {
@@ -178,7 +190,7 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
       throw asOtpRefusal(error);
     }
   })
-  .post("/resend", limitBy("EMAIL", "SMS"), async (c) => {
+  .post("/resend", resendLimit, async (c) => {
     const body = await bodyOf(c, resendRequest);
     const { deps, config } = c.var;
     await passChallenge(deps, ["passwordless"], captchaOf(body));

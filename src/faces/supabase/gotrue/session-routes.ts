@@ -18,7 +18,7 @@ import { passSignUpChecks } from "../../../http/sign-up-gate";
 import { passChallenge } from "../../../http/turnstile";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { signInByIdToken } from "../../../providers";
-import { rateLimit, rateLimitBeside } from "../../../rate-limits/middleware";
+import { rateLimit, rateLimitBeside, rateLimitByBody } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { challengeOf, goTrueLinkForm } from "./mail-links";
 import { sessionWithFactors } from "./mfa-wire";
@@ -101,12 +101,18 @@ const GRANT_LIMITS: Record<string, ReturnType<typeof rateLimit>> = {
   pkce: rateLimit("BRUTE_FORCE"),
 };
 
+const signUpLimit = rateLimitByBody("EMAIL", (body) =>
+  body.email ? { bucket: "EMAIL", field: "email" } : body.phone ? { bucket: "SMS", field: "phone" } : null,
+);
+
 export const goTrueSessionRoutes = new Hono<AppEnv>()
   .use("/token", async (c, next) => {
     const limit = GRANT_LIMITS[c.req.query("grant_type") ?? ""];
     return limit ? limit(c, next) : next();
   })
-  .post("/signup", rateLimit("EMAIL", "email"), async (c) => {
+  // The confirmation goes where the body says: mailed to its email, else texted to its phone (with a password). A
+  // body naming neither is an anonymous sign-in, counted as the Nhost API's by the sign-up checks alone.
+  .post("/signup", signUpLimit, async (c) => {
     const body = await bodyOf(c, signUpBody);
     const { deps } = c.var;
     if (!body.email && !body.phone && !body.password) {

@@ -10,7 +10,7 @@ import {
 } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
-import { rateLimit } from "../../../rate-limits/middleware";
+import { rateLimit, rateLimitSend } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { bearerClaims, bodyOf, liveOrRefusal, signedIn } from "./request";
 import {
@@ -47,14 +47,19 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     const { claims, user: current } = await signedIn(c);
     const body = await bodyOf(c, userUpdate);
     const { deps } = c.var;
+    const emailChanges = Boolean(body.email && body.email.toLowerCase() !== current.email);
+    // A changed address is mailed and a number texted, each counted as the Nhost API's sends to an address or a
+    // number are (contract §11): per client address and per recipient, before the reauthentication code is spent.
+    if (emailChanges) await rateLimitSend(c, "EMAIL", "email", body.email!);
+    if (body.phone) await rateLimitSend(c, "SMS", "phone", body.phone);
     // A reauthentication code (GET /reauthenticate) is this face's proof for a sensitive change (user-change.ts).
     if (body.nonce) await proveNonce(deps, claims.sub, body.nonce);
     else if ((body.password || body.email || body.phone) && (await proofNeeded(deps, claims.sub))) {
       throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
     }
     let pending: string | undefined;
-    if (body.email && body.email.toLowerCase() !== current.email) {
-      pending = await requestEmailChange(c, current, body.email);
+    if (emailChanges) {
+      pending = await requestEmailChange(c, current, body.email!);
     }
     const pendingPhone = body.phone ? await requestPhoneChange(c, current, body.phone) : undefined;
     if (body.password) {
