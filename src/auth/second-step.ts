@@ -4,6 +4,7 @@ import { mfaFactors, mfaTickets, securityKeys, type UserRow, users } from "../db
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
+import { toE164 } from "../lib/phone";
 import { refuseOverLimit } from "../rate-limits/buckets";
 import { smsCodeText } from "../sms/templates";
 import { issueMfaTicket } from "./complete-sign-in";
@@ -132,12 +133,26 @@ export async function secondStepOf(
   return steps.sms ?? steps.email ?? steps.webauthn ?? null;
 }
 
-/** A code for the phone factor, texted to its number (the same code object the Supabase face's challenge uses). */
+/**
+ * A code for the phone factor, texted to its number (the same code object the Supabase face's challenge uses). Every
+ * text to a factor's number counts in the `SMS` bucket for that number, under the key the SMS sign-in counts it
+ * (`id:<E.164>`): a factor's number is whatever its account typed, unproven until its first code, so without the
+ * count anyone could enroll a stranger's number on accounts of their own and have it texted from many addresses; and
+ * someone holding a password could flood the owner's phone by signing in again and again (`admitEmailStep` counts
+ * the email step's mails for the same reason).
+ */
 export async function textPhoneFactorCode(
   deps: Deps,
   user: UserRow,
   factor: { factorId: string; phone: string },
 ): Promise<void> {
+  await refuseOverLimit(
+    deps.env,
+    deps.config.rateLimits,
+    "SMS",
+    { account: `id:${toE164(factor.phone) ?? factor.phone}` },
+    deps.now(),
+  );
   const code = await issueOneTimeCode(deps, phoneFactorScope(factor.factorId), PHONE_CODE_LIFETIME_MS);
   await deps.sms.send(factor.phone, smsCodeText(user.locale, deps.config.locales.default, code), {
     template: "mfa-sms",

@@ -21,6 +21,7 @@ const LIMITS = {
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
   AUTH_DEV_SMS: "true",
   AUTH_ANONYMOUS_USERS_ENABLED: "true",
+  AUTH_MFA_ENABLED: "true",
 };
 const svc = supabaseService(LIMITS);
 
@@ -38,8 +39,8 @@ const post = (path: string, body: Record<string, unknown>, headers: Record<strin
     body: JSON.stringify(body),
   });
 
-async function texts(phone: string): Promise<unknown[]> {
-  return (await (await svc.get(`/dev/sms?to=${encodeURIComponent(`+${phone}`)}`)).json()) as unknown[];
+async function texts(phone: string, on = svc): Promise<unknown[]> {
+  return (await (await on.get(`/dev/sms?to=${encodeURIComponent(`+${phone}`)}`)).json()) as unknown[];
 }
 
 describe("a body naming an email and a phone is counted on the one the handler uses", () => {
@@ -150,5 +151,60 @@ describe("updateUser's changes are sends to the new address or number", () => {
     }
     expect(statuses).toEqual([200, 200, 429]);
     expect(await texts(phone)).toHaveLength(2);
+  });
+});
+
+describe("a phone factor's texts are counted on its number", () => {
+  // The number is whatever the account typed, unproven until its first code: a stranger's, enrolled on accounts of
+  // one's own and challenged from many addresses, or the owner's, texted at every sign-in by whoever holds the password.
+  const client = (on = svc) => supabaseClient(on, undefined, { "cf-connecting-ip": uniqueAddress() });
+  async function enrolled(phone: string, on = svc) {
+    const supabase = client(on);
+    const email = uniqueEmail("sb-factor");
+    await supabase.auth.signUp({ email, password: PASSWORD });
+    const { data } = await supabase.auth.mfa.enroll({ factorType: "phone", phone });
+    return { supabase, email, factorId: data!.id };
+  }
+
+  it("three accounts enrolling one number: its third challenge is refused, and nothing is texted", async () => {
+    const phone = `+${uniquePhone()}`;
+    const statuses: (number | undefined)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { supabase, factorId } = await enrolled(phone);
+      const challenge = await supabase.auth.mfa.challenge({ factorId });
+      statuses.push(challenge.error ? challenge.error.status : 200);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(await texts(phone.slice(1))).toHaveLength(2);
+  });
+
+  it("a sign-in's SMS step counts on the factor's number: past the burst, 429 and nothing texted", async () => {
+    // The account's own password limit above the SMS burst, so that only the texts can refuse.
+    const roomy = supabaseService({ ...LIMITS, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "10" });
+    const phone = `+${uniquePhone()}`;
+    const { supabase, email, factorId } = await enrolled(phone, roomy);
+    const challenge = await supabase.auth.mfa.challenge({ factorId });
+    const [text] = (await (await roomy.get(`/dev/sms?to=${encodeURIComponent(phone)}`)).json()) as {
+      body: string;
+    }[];
+    const code = /\b(\d{6})\b/.exec(text!.body)![1]!;
+    expect(
+      (await supabase.auth.mfa.verify({ factorId, challengeId: challenge.data!.id, code })).error,
+    ).toBeNull();
+
+    const signIn = () =>
+      roomy.request("POST", "/signin/email-password", {
+        headers: { "content-type": "application/json", "cf-connecting-ip": uniqueAddress() },
+        body: JSON.stringify({ email, password: PASSWORD }),
+      });
+    const first = await signIn();
+    expect(await first.json()).toMatchObject({
+      session: null,
+      mfa: { ticket: expect.stringMatching(/^mfaSms:/) },
+    });
+    const second = await signIn();
+    expect(second.status).toBe(429);
+    expect(await second.json()).toMatchObject({ error: "too-many-requests" });
+    expect(await texts(phone.slice(1), roomy)).toHaveLength(2);
   });
 });
