@@ -50,7 +50,7 @@ export interface OrgGuard {
   orgAnswer: { schema: z.ZodType; shape(org: WireOrg, actor: OrgActor): unknown };
   /** An audited change (the admin API's `admin.org.*` events); nothing for a member's own actions. */
   audit(c: Context<AppEnv>, action: string, userId: string | null, detail: Record<string, unknown>): void;
-  /** Sending mail: the member's invitations count against the address's EMAIL bucket. */
+  /** Sending mail: a member's invitations count in the EMAIL bucket, per client address and per invited address. */
   mailLimit?: MiddlewareHandler<AppEnv>;
 }
 

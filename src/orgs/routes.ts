@@ -29,7 +29,9 @@ const memberGuard: OrgGuard = {
   },
   orgAnswer: { schema: myOrgSchema, shape: (org, actor) => ({ ...org, role: actor.role }) },
   audit: () => {},
-  mailLimit: rateLimit("EMAIL"),
+  // Counted per client address and per invited address (the body's `email`): any signed-in user can make an org and
+  // invite, so without the invitee's count a stranger's inbox could be mailed from many accounts and addresses.
+  mailLimit: rateLimit("EMAIL", "email"),
 };
 
 export const orgRoutes = new Hono<AppEnv>()

@@ -9,6 +9,7 @@ import {
   NO_VERIFICATION,
   service,
   signUp,
+  uniqueAddress,
   uniqueEmail,
 } from "../helpers";
 import { addMember, admin, as, createOrg, invitationTicket, svc, user } from "./support";
@@ -16,6 +17,35 @@ import { addMember, admin, as, createOrg, invitationTicket, svc, user } from "./
 async function invite(token: string, orgId: string, email: string, role = "member", extra = {}) {
   return as(token, "POST", `/orgs/${orgId}/invitations`, { email, role, ...extra });
 }
+
+describe("invitations: the invitee's inbox", () => {
+  // Threat: any signed-in user can make an org and invite, so a stranger's address invited from many accounts and
+  // client addresses is a mail bomb unless the invited address itself is counted (contract §11: EMAIL per recipient).
+  it("counts each invitation on the invited address: three orgs cannot mail one inbox a third time", async () => {
+    const limited = service({
+      ...NO_VERIFICATION,
+      AUTH_RATE_LIMIT_ENABLE: "true",
+      AUTH_RATE_LIMIT_EMAIL_BURST: "2",
+    });
+    const victim = uniqueEmail("invite-bomb");
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const owner = await user();
+      const org = await createOrg(owner);
+      const answer = await limited.request("POST", `/orgs/${org.id}/invitations`, {
+        headers: {
+          authorization: `Bearer ${owner.accessToken}`,
+          "content-type": "application/json",
+          "cf-connecting-ip": uniqueAddress(),
+        },
+        body: JSON.stringify({ email: victim.toUpperCase(), role: "member" }),
+      });
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([201, 201, 429]);
+    expect(await mailbox(svc, victim)).toHaveLength(2);
+  });
+});
 
 describe("invitations: the happy path", () => {
   it("mails a link with a ticket that the invited, verified user accepts once", async () => {
