@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS } from "../../../src/rate-limits/buckets";
 import { mailbox, PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
-import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
+import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
  * The Supabase face's limits keyed by the account the handler mails, texts or checks (contract §11: "per client IP
@@ -206,5 +206,30 @@ describe("a phone factor's texts are counted on its number", () => {
     expect(second.status).toBe(429);
     expect(await second.json()).toMatchObject({ error: "too-many-requests" });
     expect(await texts(phone.slice(1), roomy)).toHaveLength(2);
+  });
+});
+
+describe("reauthenticate's code is a send to the account's own address", () => {
+  // A session can ask from any client address; the route counts the address, the code's mail counts its recipient.
+  it("counted on the address it mails: the third code in the window is refused", async () => {
+    const email = uniqueEmail("sb-reauth");
+    const admin = supabaseClient(svc, SECRET_KEY);
+    expect(
+      (await admin.auth.admin.createUser({ email, password: PASSWORD, email_confirm: true })).error,
+    ).toBeNull();
+    const { data } = await supabaseClient(svc).auth.signInWithPassword({ email, password: PASSWORD });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = await svc.request("GET", `${FACE}/auth/v1/reauthenticate`, {
+        headers: {
+          apikey: PUBLISHABLE_KEY,
+          authorization: `Bearer ${data.session!.access_token}`,
+          "cf-connecting-ip": uniqueAddress(),
+        },
+      });
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(await mailbox(svc, email)).toHaveLength(2);
   });
 });
