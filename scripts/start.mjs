@@ -8,7 +8,6 @@ import { randomUUID } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { experimental_readRawConfig } from "wrangler";
 import {
   DEV_VARS,
   ensureDevVars,
@@ -20,6 +19,7 @@ import {
 } from "./local.mjs";
 import { applyLocalMigrations } from "./local-migrations.mjs";
 import { MIRROR_URL_VARIABLE, mirrorDevConfig, redacted } from "./mirror-binding.mjs";
+import { readRawConfig } from "./wrangler-config.mjs";
 
 /**
  * The wrangler dev this start runs: the project's, unless EDGE_AUTH_WRANGLER names another (as `npm run deploy` takes
@@ -96,7 +96,7 @@ const shards = shardList
   .split(",")
   .map((name) => name.trim())
   .filter(Boolean);
-const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
+const { rawConfig } = await readRawConfig("wrangler.toml");
 const declared = new Set((rawConfig.d1_databases ?? []).map((database) => database.binding));
 const undeclared = shards.filter((name) => !declared.has(name));
 if (undeclared.length > 0) {
