@@ -5,6 +5,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS } from "../../src/rate-limits/buckets";
+import { PUBLISHABLE_KEY, supabaseClient } from "../faces/supabase/support";
 import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
 import { allInShards } from "../support/shards";
 
@@ -89,5 +90,62 @@ describe("a rate limit that cannot be counted", () => {
       user.id,
     );
     expect(sessions.reduce((sum, row) => sum + row.n, 0)).toBe(1);
+  });
+
+  // Threat: the count on a phone factor's number (src/auth/second-step.ts) failing open, texting uncounted, or half-way,
+  // leaving a second step's ticket nobody was sent a code for.
+  it("the count on a phone factor's number failing at a sign-in's SMS step: 503, nothing texted, no ticket", async () => {
+    const plain = service({ ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true", AUTH_DEV_SMS: "true" });
+    const face = service({
+      ...NO_VERIFICATION,
+      AUTH_MFA_ENABLED: "true",
+      AUTH_DEV_SMS: "true",
+      AUTH_SUPABASE_API_ENABLED: "true",
+      AUTH_SUPABASE_PUBLISHABLE_KEYS: PUBLISHABLE_KEY,
+    });
+    const email = uniqueEmail("sms-count-down");
+    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const texts = async () =>
+      ((await (await plain.get(`/dev/sms?to=${encodeURIComponent(phone)}`)).json()) as { body: string }[])
+        .length;
+    // A verified phone factor, made through the face's mfa namespace with the limits off.
+    const supabase = supabaseClient(face);
+    await supabase.auth.signUp({ email, password: PASSWORD });
+    const factorId = (await supabase.auth.mfa.enroll({ factorType: "phone", phone })).data!.id;
+    const challengeId = (await supabase.auth.mfa.challenge({ factorId })).data!.id;
+    const [sms] = (await (await plain.get(`/dev/sms?to=${encodeURIComponent(phone)}`)).json()) as {
+      body: string;
+    }[];
+    const code = /\b(\d{6})\b/.exec(sms!.body)![1]!;
+    expect((await supabase.auth.mfa.verify({ factorId, challengeId, code })).error).toBeNull();
+
+    const real = env.RATE_LIMITERS;
+    const smsCountDown = service({
+      ...failing("none"),
+      AUTH_MFA_ENABLED: "true",
+      AUTH_DEV_SMS: "true",
+      // The account's own counts answer; only the number's SMS count fails.
+      RATE_LIMITERS: {
+        idFromName: (name: string) => ({ name, id: real.idFromName(name) }),
+        get: ({ name, id }: { name: string; id: DurableObjectId }) =>
+          name.startsWith("SMS:") ? { hit: broken, peek: broken } : real.get(id),
+      },
+    });
+    const before = await texts();
+    const answer = await smsCountDown.post("/signin/email-password", { email, password: PASSWORD });
+    expect(answer.headers.get("retry-after"), `${answer.status} ${await answer.clone().text()}`).toBe("5");
+    await expectError(answer, 503, "service-unavailable");
+    expect(await texts()).toBe(before);
+    const tickets = await allInShards<{ n: number }>(
+      "SELECT count(*) AS n FROM mfa_tickets WHERE user_id = (SELECT id FROM users WHERE email = ?)",
+      email,
+    );
+    expect(tickets.reduce((sum, row) => sum + row.n, 0)).toBe(0);
+    // The count back, the same sign-in gets its SMS step.
+    expect(
+      await (await plain.post("/signin/email-password", { email, password: PASSWORD })).json(),
+    ).toMatchObject({
+      mfa: { ticket: expect.stringMatching(/^mfaSms:/) },
+    });
   });
 });
