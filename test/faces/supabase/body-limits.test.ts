@@ -143,6 +143,31 @@ describe("updateUser's changes are sends to the new address or number", () => {
     expect(await mailbox(svc, victim)).toHaveLength(2);
   });
 
+  it("a change refused for want of a reauthentication code sends nothing and counts nothing", async () => {
+    // Threat: the recipient's own count spent by requests that never mail it, so its owner's next mail is refused.
+    const proving = supabaseService({ ...LIMITS, AUTH_REQUIRE_ELEVATED_CLAIM: "required" });
+    const email = uniqueEmail("sb-unproven");
+    const supabase = supabaseClient(proving, undefined, { "cf-connecting-ip": uniqueAddress() });
+    await supabase.auth.signUp({ email, password: PASSWORD });
+    const { data } = await supabase.auth.signInWithPassword({ email, password: PASSWORD });
+    const victim = uniqueEmail("sb-unproven-target");
+    for (let i = 0; i < 3; i++) {
+      const refused = await proving.request("PUT", `${FACE}/auth/v1/user`, {
+        headers: {
+          apikey: PUBLISHABLE_KEY,
+          authorization: `Bearer ${data.session!.access_token}`,
+          "content-type": "application/json",
+          "cf-connecting-ip": uniqueAddress(),
+        },
+        body: JSON.stringify({ email: victim }),
+      });
+      expect(refused.status).toBe(400);
+    }
+    const statuses: number[] = [];
+    for (let i = 0; i < 2; i++) statuses.push((await post("/otp", { email: victim })).status);
+    expect(statuses).toEqual([200, 200]);
+  });
+
   it("a phone change is counted on the new number, however it is written", async () => {
     const phone = uniquePhone();
     const statuses: number[] = [];

@@ -48,15 +48,17 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     const body = await bodyOf(c, userUpdate);
     const { deps } = c.var;
     const emailChanges = Boolean(body.email && body.email.toLowerCase() !== current.email);
-    // A changed address is mailed and a number texted, each counted as the Nhost API's sends to an address or a
-    // number are (contract §11): per client address and per recipient, before the reauthentication code is spent.
-    if (emailChanges) await rateLimitSend(c, "EMAIL", "email", body.email!);
-    if (body.phone) await rateLimitSend(c, "SMS", "phone", body.phone);
     // A reauthentication code (GET /reauthenticate) is this face's proof for a sensitive change (user-change.ts).
-    if (body.nonce) await proveNonce(deps, claims.sub, body.nonce);
-    else if ((body.password || body.email || body.phone) && (await proofNeeded(deps, claims.sub))) {
+    if (!body.nonce && (body.password || body.email || body.phone) && (await proofNeeded(deps, claims.sub))) {
       throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
     }
+    // A changed address is mailed and a number texted, each counted as the Nhost API's sends to an address or a
+    // number are (contract §11): per client address and per recipient. After the proof is known to be needed or not
+    // (a change refused for want of it sends nothing, so counts nothing), before the code is spent (a 429 leaves the
+    // user their code).
+    if (emailChanges) await rateLimitSend(c, "EMAIL", "email", body.email!);
+    if (body.phone) await rateLimitSend(c, "SMS", "phone", body.phone);
+    if (body.nonce) await proveNonce(deps, claims.sub, body.nonce);
     let pending: string | undefined;
     if (emailChanges) {
       pending = await requestEmailChange(c, current, body.email!);
