@@ -4,7 +4,7 @@ import { mfaFactors, mfaTickets, securityKeys, type UserRow, users } from "../db
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
-import { toE164 } from "../lib/phone";
+import { accountKey } from "../rate-limits/account-key";
 import { refuseOverLimit } from "../rate-limits/buckets";
 import { smsCodeText } from "../sms/templates";
 import { issueMfaTicket } from "./complete-sign-in";
@@ -150,7 +150,7 @@ export async function textPhoneFactorCode(
     deps.env,
     deps.config.rateLimits,
     "SMS",
-    { account: `id:${toE164(factor.phone) ?? factor.phone}` },
+    { account: accountKey("phoneNumber", factor.phone) },
     deps.now(),
   );
   const code = await issueOneTimeCode(deps, phoneFactorScope(factor.factorId), PHONE_CODE_LIFETIME_MS);

@@ -1,6 +1,7 @@
 import type { AppError } from "../errors";
 import { passSignUpChecks as passPageSignUpChecks } from "../http/sign-up-gate";
 import { passChallenge } from "../http/turnstile";
+import { accountKey } from "../rate-limits/account-key";
 import { countRequest, type RateLimitBucket } from "../rate-limits/buckets";
 import { addressKey } from "../rate-limits/client-address";
 import type { TurnstileEndpoint } from "../settings/turnstile";
@@ -18,7 +19,7 @@ export async function rateLimited(c: Ctx, bucket: RateLimitBucket, email: string
     bucket,
     {
       address: addressKey(c.req.header("cf-connecting-ip") ?? "unknown"),
-      account: `id:${email.toLowerCase()}`,
+      account: accountKey("email", email),
     },
     deps.now(),
   );

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/app-env";
-import { toE164 } from "../lib/phone";
+import { accountKey } from "./account-key";
 import { type RateLimitBucket, refuseOverLimit } from "./buckets";
 import { addressKey } from "./client-address";
 
@@ -12,18 +12,6 @@ async function bodyField(c: Context<AppEnv>, field: string): Promise<string | un
   } catch {
     return undefined; // Malformed bodies are the validator's business; the IP limit still applies.
   }
-}
-
-/**
- * One account, one key: the identifier as the service will store it (emails lower-cased, phone numbers in E.164),
- * so that writing it differently does not buy a fresh window.
- */
-function identifierKey(field: string, value: string): string {
-  // GoTrue's `phone` is a number without its `+` (the Supabase face adds it); Nhost's `phoneNumber` carries it.
-  if (field === "phone")
-    return identifierKey("phoneNumber", value.trim().startsWith("+") ? value : `+${value.trim()}`);
-  if (field === "phoneNumber") return toE164(value) ?? value;
-  return value.toLowerCase();
 }
 
 /**
@@ -54,7 +42,7 @@ async function count(
   for (const field of typeof identifierFields === "string" ? [identifierFields] : (identifierFields ?? [])) {
     const identifier = await bodyField(c, field);
     if (identifier) {
-      account = `id:${identifierKey(field, identifier)}`;
+      account = accountKey(field, identifier);
       break;
     }
   }
@@ -94,15 +82,8 @@ export function rateLimitByBody(
       () => null,
     );
     const limit = body ? choose(body) : { bucket: bucketOfJunk };
-    if (limit) {
-      const identifier = limit.field && body ? body[limit.field] : undefined;
-      const named = typeof identifier === "string" && identifier.length <= 254 ? identifier : undefined;
-      await countFor(
-        c,
-        limit.bucket,
-        named && limit.field ? `id:${identifierKey(limit.field, named)}` : undefined,
-      );
-    }
+    // The chosen field read and keyed as every route's limit reads its one field.
+    if (limit) await count(c, limit.bucket, limit.field);
     await next();
   });
 }
@@ -119,7 +100,7 @@ export async function rateLimitSend(
   value: string,
 ): Promise<void> {
   if (!c.get("config").rateLimits.enabled) return;
-  await countFor(c, bucket, `id:${identifierKey(field, value)}`);
+  await countFor(c, bucket, accountKey(field, value));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
+import { accountKey } from "../../rate-limits/account-key";
 import { refuseOverLimit } from "../../rate-limits/buckets";
 import { smsCodeText } from "../../sms/templates";
 import { beginAttempt } from "../lockout";
@@ -24,11 +25,11 @@ export async function sendReauthenticationCode(deps: Deps, userId: string): Prom
   if (!user) throw new AppError("unauthorized");
   // Counted per recipient as every other mail and text (contract §11): the route counts the client address, and a
   // session can ask from any address; a text to a number the account verified is still one the operator pays for.
-  const count = (bucket: "EMAIL" | "SMS", to: string) =>
-    refuseOverLimit(deps.env, deps.config.rateLimits, bucket, { account: `id:${to}` }, deps.now());
+  const count = (bucket: "EMAIL" | "SMS", field: "email" | "phoneNumber", to: string) =>
+    refuseOverLimit(deps.env, deps.config.rateLimits, bucket, { account: accountKey(field, to) }, deps.now());
   if (user.email) {
     if (!user.emailVerified) throw new AppError("unverified-user");
-    await count("EMAIL", user.email);
+    await count("EMAIL", "email", user.email);
     await sendCodeMail(
       deps,
       user,
@@ -40,7 +41,7 @@ export async function sendReauthenticationCode(deps: Deps, userId: string): Prom
   if (!user.phoneNumber || !user.phoneNumberVerified) {
     throw new AppError("invalid-request", "re-authentication needs a verified email address or phone number");
   }
-  await count("SMS", user.phoneNumber);
+  await count("SMS", "phoneNumber", user.phoneNumber);
   const code = await issueOneTimeCode(deps, scopeOf(userId), LIFETIME_MS);
   await deps.sms.send(user.phoneNumber, smsCodeText(user.locale, deps.config.locales.default, code), {
     template: "reauthentication-sms",
