@@ -181,8 +181,9 @@ export async function putObject(
     /** Undefined: none sent (a replace keeps the file's). */
     metadata?: Record<string, unknown>;
     /**
-     * The rules were applied when a signed upload URL was made for the caller (its owner): the upload goes on
-     * without them, as the token's holder, who may be anyone.
+     * The rules were applied when a signed upload URL was made for the caller (its owner): a new file goes on
+     * without them, as the token's holder, who may be anyone. A file found at the path is replaced under the update
+     * rule as the maker: it may be one someone else stored after the URL was made.
      */
     preauthorized?: boolean;
   },
@@ -194,7 +195,7 @@ export async function putObject(
   const found = await findObject(deps.shards, bucketId, path);
   if (found) {
     if (mode === "upload") throw objectExists();
-    return replaceFromPart(deps, found, preauthorized ? { kind: "admin" } : caller, body, metadata);
+    return replaceFromPart(deps, found, caller, body, metadata);
   }
   if (mode === "update") throw fileNotFound();
   return createObject(deps, bucket, path, caller, body, metadata ?? null, preauthorized);

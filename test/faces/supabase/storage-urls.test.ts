@@ -138,6 +138,36 @@ describe("storage-js URLs against the face", () => {
     expect(again.error).toMatchObject({ statusCode: "409" });
   });
 
+  // Threat: an upsert URL made for an empty path, held until someone else stores a file there, replaces that file
+  // although the bucket's update rule (`owner`) would refuse its maker a replace.
+  it("uploadToSignedUrl with upsert replaces as its maker: not a file another user stored at the path since", async () => {
+    const id = uniqueBucket();
+    await admin.createBucket(id);
+    await setRules(svc, id, { upload: "authenticated", read: "owner", update: "owner", delete: "owner" });
+    const { client: alice } = await signedInClient(svc);
+    const { client: bob } = await signedInClient(svc);
+    const path = "shared/report.txt";
+    const made = await alice.storage.from(id).createSignedUploadUrl(path, { upsert: true });
+    expect(made.error).toBeNull();
+    const text = (words: string) => new File([words], "r.txt", { type: "text/plain" });
+    expect((await bob.storage.from(id).upload(path, text("bob's"))).error).toBeNull();
+
+    const through = await storageClient(svc)
+      .storage.from(id)
+      .uploadToSignedUrl(path, made.data!.token, text("not"));
+    expect(through.error).toMatchObject({ statusCode: "403" });
+    expect(await (await bob.storage.from(id).download(path)).data!.text()).toBe("bob's");
+
+    // Her own file at the path her URL replaces, as she could herself.
+    const mine = await alice.storage
+      .from(id)
+      .createSignedUploadUrl(`own/${crypto.randomUUID()}.txt`, { upsert: true });
+    const first = storageClient(svc).storage.from(id);
+    expect((await first.uploadToSignedUrl(mine.data!.path, mine.data!.token, text("one"))).error).toBeNull();
+    expect((await first.uploadToSignedUrl(mine.data!.path, mine.data!.token, text("two"))).error).toBeNull();
+    expect(await (await alice.storage.from(id).download(mine.data!.path)).data!.text()).toBe("two");
+  });
+
   it("getPublicUrl: a public bucket's file without a key; a private bucket's is not found", async () => {
     const pub = uniqueBucket("pub");
     const priv = uniqueBucket("priv");
