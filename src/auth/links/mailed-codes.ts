@@ -13,8 +13,9 @@ import { applyTicket, type VerifiedTicket } from "./verify-ticket";
  * app may link its own page, or ask for the code). The code is a second way to the same ticket, never a second
  * ticket: it is good only while the ticket is, and redeeming it consumes the ticket, so the link and the code are
  * one credential, spent once whichever is used. The code's object (a `OneTimeCode` per address mailed to) holds its
- * HMAC, its 5-try cap and, as its tag, the ticket's type and user: a code answers for the mail it was sent in
- * (issued by sent-codes.ts `issueMailedCode`).
+ * HMAC, its 5-try cap and, as its tag, the ticket's type, user and hash: a code answers for the ticket of the mail it
+ * was sent in and no other (issued by sent-codes.ts `issueMailedCode`). A newer ticket of the type replaces the row,
+ * so the old code redeems nothing, even where the newer mail went to another address and left the old code standing.
  */
 
 /**
@@ -32,9 +33,14 @@ export async function verifyMailedCode(
   const user = await findUserByEmail(deps.shards, address);
   const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${address}` }, input.code);
   const tag = await redeemOneTimeCode(deps, mailedCodeScope(address), input.code);
-  const [type, userId] = tag?.split(":") ?? [];
-  const fits = (input.accepted as readonly string[]).includes(type ?? "") && userId !== undefined;
-  // The ticket, consumed in one statement: the link already followed leaves the code nothing to redeem.
+  // A code mailed before codes named their ticket has two parts, and redeems nothing (it lived an hour at most).
+  const [type, userId, ticketHash] = tag?.split(":") ?? [];
+  const fits =
+    (input.accepted as readonly string[]).includes(type ?? "") &&
+    userId !== undefined &&
+    ticketHash !== undefined;
+  // The ticket the code was mailed with, consumed in one statement: the link already followed, or a newer ticket of
+  // the type in its place, leaves the code nothing to redeem.
   const row = fits
     ? await deps.shards
         .ofUser(userId)
@@ -43,6 +49,7 @@ export async function verifyMailedCode(
           and(
             eq(tickets.userId, userId),
             eq(tickets.type, type as TicketType),
+            eq(tickets.ticketHash, ticketHash),
             gt(tickets.expiresAt, deps.now()),
           ),
         )

@@ -10,14 +10,23 @@ const HOUR = 3600 * 1000;
 /** The code object of a link's mail that carries a code too (mailed-codes.ts): one per address mailed to. */
 export const mailedCodeScope = (address: string) => `mailed-code:${address.toLowerCase()}`;
 
-/** A code for the ticket just issued to `userId`, tagged with it, replacing the previous code mailed to `to`. */
+/** What a mailed code is tagged with: the one ticket it redeems (its hash, as the ticket's row keeps it). */
+export const mailedCodeTag = (type: TicketType, userId: string, ticketHash: string) =>
+  `${type}:${userId}:${ticketHash}`;
+
+/**
+ * A code for the ticket just issued to `userId`, tagged with that ticket, replacing the previous code mailed to `to`.
+ * The tag names the ticket itself, not its type: a ticket of the same type mailed later (to another address, or by a
+ * route whose mail carries no code) replaces the row, and the old address's code must not redeem the new ticket.
+ */
 export async function issueMailedCode(
   deps: Deps,
   to: string,
   type: TicketType,
   userId: string,
+  ticketHash: string,
 ): Promise<string> {
   // No longer than GoTrue's codes live (an hour): the 30-day sign-up link need not bring a 30-day code.
   const lifetime = Math.min(TICKET_TYPES[type].lifetimeMs, HOUR);
-  return issueOneTimeCode(deps, mailedCodeScope(to), lifetime, `${type}:${userId}`);
+  return issueOneTimeCode(deps, mailedCodeScope(to), lifetime, mailedCodeTag(type, userId, ticketHash));
 }

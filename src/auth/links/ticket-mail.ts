@@ -1,5 +1,6 @@
 import type { UserRow } from "../../db/schema";
 import type { Deps } from "../../http/deps";
+import { sha256Hex } from "../../lib/crypto";
 import type { TemplateName } from "../../mail/templates";
 import type { LinkForm } from "../link-form";
 import { sendTemplate } from "../template-mail";
@@ -41,7 +42,9 @@ export async function mintTicketLink(
   link.searchParams.set("ticket", ticket);
   link.searchParams.set("type", TICKET_TYPES[type].redirectType);
   link.searchParams.set("redirectTo", redirectTo);
-  const code = form?.withCode ? await issueMailedCode(deps, to, type, user.id) : undefined;
+  const code = form?.withCode
+    ? await issueMailedCode(deps, to, type, user.id, await sha256Hex(ticket))
+    : undefined;
   return {
     ticket,
     link: form ? form.link(ticket, type, redirectTo) : link.toString(),

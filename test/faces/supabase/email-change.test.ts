@@ -76,6 +76,34 @@ describe("updateUser({email}) and the email_change mail", () => {
     expect(again.error).toMatchObject({ status: 403, code: "otp_expired" });
   });
 
+  // Threat: an unproven address made the account's. The session's holder asks for A (their own), then B (someone
+  // else's, whose mail they never read), and presents A's code with A's address: it named "the user's change", so it
+  // redeemed B's ticket and B became the account's verified email. A code now redeems only the ticket it came with.
+  it("a code mailed for a change the user then replaced confirms nothing: not the newer change to another address", async () => {
+    const [old, a, b] = [uniqueEmail("replaced-old"), uniqueEmail("replaced-a"), uniqueEmail("replaced-b")];
+    const supabase = await signedInClient(old);
+    expect((await supabase.auth.updateUser({ email: a })).error).toBeNull();
+    const codeOfA = linkAndCode((await mailbox(svc, a))[0]!).code;
+    expect((await supabase.auth.updateUser({ email: b })).error).toBeNull();
+
+    const stale = await supabaseClient(svc).auth.verifyOtp({
+      email: a,
+      token: codeOfA,
+      type: "email_change",
+    });
+    expect(stale.error).toMatchObject({ status: 403, code: "otp_expired" });
+    expect((await supabase.auth.getUser()).data.user?.email).toBe(old);
+    // B's own code, from B's mail, still confirms B.
+    const codeOfB = linkAndCode((await mailbox(svc, b))[0]!).code;
+    const confirmed = await supabaseClient(svc).auth.verifyOtp({
+      email: b,
+      token: codeOfB,
+      type: "email_change",
+    });
+    expect(confirmed.error).toBeNull();
+    expect(confirmed.data.user?.email).toBe(b);
+  });
+
   it("an address another account holds is GoTrue's 422", async () => {
     const [mine, theirs] = [uniqueEmail("mine"), uniqueEmail("theirs")];
     await supabaseClient(svc).auth.signUp({ email: theirs, password: PASSWORD });

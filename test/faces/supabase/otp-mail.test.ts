@@ -121,6 +121,31 @@ describe("signInWithOtp and verifyOtp by email", () => {
     expect(late.error).toMatchObject({ status: 403, code: "otp_expired" });
   });
 
+  // Threat: takeover from a mailbox the account left. A magic-link code mailed to X, the account's address then;
+  // the user moves to Y and later asks the Nhost API for a magic link (a ticket of the same type, mailed to Y with
+  // no code). X's code named "the user's magic link", so it redeemed Y's ticket: a session for whoever reads X.
+  it("after a newer link of its type to another address, the old address's code signs no one in", async () => {
+    const [x, y] = [uniqueEmail("left-x"), uniqueEmail("left-y")];
+    const supabase = supabaseClient(svc);
+    await supabase.auth.signUp({ email: x, password: PASSWORD });
+    await supabase.auth.signInWithPassword({ email: x, password: PASSWORD });
+    await supabaseClient(svc).auth.signInWithOtp({ email: x });
+    const codeOfX = (await mailTo(x)).code;
+    expect((await supabase.auth.updateUser({ email: y })).error).toBeNull();
+    const changed = await supabaseClient(svc).auth.verifyOtp({
+      email: y,
+      token: (await mailTo(y)).code,
+      type: "email_change",
+    });
+    expect(changed.data.user?.email).toBe(y);
+    const nhostLink = await svc.post("/signin/passwordless/email", { email: y });
+    expect(nhostLink.status).toBe(200);
+
+    const stolen = await supabaseClient(svc).auth.verifyOtp({ email: x, token: codeOfX, type: "magiclink" });
+    expect(stolen.error).toMatchObject({ status: 403, code: "otp_expired" });
+    expect(stolen.data.session).toBeNull();
+  });
+
   it("shouldCreateUser: false answers an unknown address as a known one and mails nothing (no enumeration)", async () => {
     const supabase = supabaseClient(svc);
     const unknown = uniqueEmail("nobody");
