@@ -167,7 +167,8 @@ export async function verifyAssertion(
   if (typeof sub !== "string" || sub.length === 0 || sub.length > 255)
     throw unusable("names no subject (sub)");
   if (typeof jti !== "string" || jti.length === 0 || jti.length > 255) throw unusable("has no usable jti");
-  if (!(await claimJtiOnce(deps, "jwt-bearer", issuer, jti, exp * 1000))) {
+  // Kept as long as the assertion is accepted: its `exp` and the skew the check above allows past it.
+  if (!(await claimJtiOnce(deps, "jwt-bearer", issuer, jti, (exp + SKEW_SECONDS) * 1000))) {
     throw new OAuth2Error(
       "invalid_grant",
       "the assertion was used before (jti)",

@@ -127,6 +127,20 @@ describe("JWT bearer grant (RFC 7523 §2.1)", () => {
     await refused(await redeem(svc, client, assertion), "used before");
   });
 
+  // Threat: replay in the skew. An assertion is accepted up to a minute past its `exp` (clock skew), but its jti
+  // was kept only until `exp`: in that minute every presentation was a first one (13 tokens from one assertion).
+  it("refuses a replay of an assertion accepted in the clock skew past its exp, in line and in parallel", async () => {
+    const idp = await fakeIdp();
+    const client = await trustingClient(svc, idp);
+    const user = (await signUp(svc)).user;
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await idp.sign({ sub: user.id, iat: now - 120, exp: now - 20 });
+    expect((await redeem(svc, client, assertion)).status).toBe(200);
+    await refused(await redeem(svc, client, assertion), "used before");
+    const again = await Promise.all(Array.from({ length: 5 }, () => redeem(svc, client, assertion)));
+    expect(again.map((response) => response.status)).toEqual([400, 400, 400, 400, 400]);
+  });
+
   it("refuses an assertion from an issuer the client does not trust, or signed by another key", async () => {
     const trusted = await fakeIdp();
     const stranger = await fakeIdp();
