@@ -1,5 +1,5 @@
 import { and, eq, isNotNull, lt, ne, sql } from "drizzle-orm";
-import { type DirectoryEntry, releaseEntries } from "../db/directory";
+import { type DirectoryEntry, identityEntry, releaseEntries } from "../db/directory";
 import { slotOfRouted } from "../db/routed-ids";
 import {
   linkExchangeCodes,
@@ -11,6 +11,7 @@ import {
   securityKeys,
   tickets,
   type UserRow,
+  userProviders,
   users,
 } from "../db/schema";
 import type { Deps } from "../http/deps";
@@ -86,9 +87,10 @@ export type EmailProof =
 /**
  * Marks the user's email verified. The first proof of an address that does not come from its own sign-up
  * verification wipes whatever was set up on the account before anyone proved the address: the password, TOTP,
- * recovery codes, security keys, PATs, tickets and every session. That is the account pre-hijacking attack
- * (Sudhodanan & Paverd, "Pre-hijacked accounts", 2022): an attacker signs up `victim@x` with a password or a passkey
- * (or deanonymizes to it) and waits; when the victim later signs in by magic link or code, or resets the password,
+ * recovery codes, security keys, linked provider identities, PATs, tickets and every session. That is the account
+ * pre-hijacking attack
+ * (Sudhodanan & Paverd, "Pre-hijacked accounts", 2022): an attacker signs up `victim@x` with a password, a passkey
+ * or a provider that does not verify the address it reports (or deanonymizes to it) and waits; when the victim later signs in by magic link or code, or resets the password,
  * the attacker's credentials and sessions must not come along. The verified flag is set by a conditional UPDATE,
  * so of two racing proofs one wipes. Returns the user as it is now.
  */
@@ -125,7 +127,12 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
     .returning()
     .get();
   if (!wiped) return (await db.select().from(users).where(eq(users.id, user.id)).get()) ?? user;
-  await db.batch([
+  const [unlinked] = await db.batch([
+    // A provider sign-in that proves the address links its identity after this (src/providers/accounts.ts).
+    db
+      .delete(userProviders)
+      .where(eq(userProviders.userId, user.id))
+      .returning({ provider: userProviders.provider, providerUserId: userProviders.providerUserId }),
     db.delete(securityKeys).where(eq(securityKeys.userId, user.id)),
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user.id)),
     // The factors of the list too (a phone, a `webauthn` key, added through the Supabase face), and the `sms` type
@@ -133,13 +140,24 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
     db.delete(mfaFactors).where(eq(mfaFactors.userId, user.id)),
     syncMfaType(db, user.id),
   ]);
-  await endOutstandingGrants(deps, user.id);
+  await Promise.all([endOutstandingGrants(deps, user.id), releaseIdentities(deps, user.id, unlinked)]);
   return wiped;
 }
 
+/** The directory entries of identities unlinked here (best effort: a stale one is taken over, src/db/directory.ts). */
+async function releaseIdentities(
+  deps: Deps,
+  userId: string,
+  unlinked: { provider: string; providerUserId: string }[],
+): Promise<void> {
+  const entries = unlinked.map((row) => identityEntry(row.provider, row.providerUserId));
+  await releaseEntries(deps.shards, userId, entries).catch(() => {});
+}
+
 /**
- * A password reset also drops the security keys, the TOTP and the other second factors (a phone, a `webauthn` key,
- * added through the Supabase face) that were added before the address was first proven.
+ * A password reset also drops the security keys, the TOTP, the other second factors (a phone, a `webauthn` key,
+ * added through the Supabase face) and the linked provider identities that were added before the address was first
+ * proven.
  * The residue of pre-hijacking this closes: an attacker signs up `victim@x` (a password, a passkey; with verification
  * off also TOTP), the victim follows the sign-up verification mail (which keeps them, as it must for a genuine
  * sign-up) and later resets the password to take the account back: the attacker's second way in must go with the
@@ -149,7 +167,11 @@ export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): 
 export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Promise<void> {
   const db = deps.shards.ofUser(userId);
   const provenAt = sql`(SELECT ${users.emailVerifiedAt} FROM ${users} WHERE ${users.id} = ${userId})`;
-  await db.batch([
+  const [unlinked] = await db.batch([
+    db
+      .delete(userProviders)
+      .where(and(eq(userProviders.userId, userId), lt(userProviders.createdAt, provenAt)))
+      .returning({ provider: userProviders.provider, providerUserId: userProviders.providerUserId }),
     db.delete(securityKeys).where(and(eq(securityKeys.userId, userId), lt(securityKeys.createdAt, provenAt))),
     // Every kind of factor (a phone, a `webauthn` key): the TOTP one is the user's row's, below.
     db
@@ -188,4 +210,5 @@ export async function dropFactorsFromBeforeProof(deps: Deps, userId: string): Pr
     // A phone factor dropped above may have been the `sms` type, with TOTP not dropped (or never on).
     syncMfaType(db, userId),
   ]);
+  await releaseIdentities(deps, userId, unlinked);
 }

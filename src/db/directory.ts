@@ -44,6 +44,12 @@ export interface DirectoryEntry {
   value: string;
 }
 
+/** A provider identity's entry: `<provider>:<provider user id>`. */
+export const identityEntry = (provider: string, providerUserId: string): DirectoryEntry => ({
+  kind: "provider",
+  value: `${provider}:${providerUserId}`,
+});
+
 /** Longer than any request that claims and then writes runs (a sign-up with its hooks and mail: well under 60 s). */
 export const CLAIM_WINDOW_MS = 5 * 60_000;
 

@@ -13,7 +13,7 @@ import {
 } from "../auth";
 import type { Db } from "../db/client";
 import { compileRead } from "../db/compiled-read";
-import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
+import { claim, identityEntry, releaseEntries, shardOfEntry } from "../db/directory";
 import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
@@ -24,12 +24,6 @@ import type { ProviderProfile } from "./profile";
 /**
  * Who a provider's profile is in this service (contract §7, step 3–4), and the links between users and identities.
  */
-
-/** An identity's directory entry (src/db/directory.ts): `<provider>:<provider user id>`. */
-const identityEntry = (provider: string, providerUserId: string): DirectoryEntry => ({
-  kind: "provider",
-  value: `${provider}:${providerUserId}`,
-});
 
 /** The user `db` links the identity to. */
 async function linkedUserIn(db: Db, provider: string, providerUserId: string): Promise<UserRow | undefined> {

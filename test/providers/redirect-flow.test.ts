@@ -8,10 +8,13 @@ import {
   auditTypesOf,
   decodeJwt,
   expectError,
+  follow,
+  mailbox,
   PASSWORD,
   sessionFromRefresh,
   signUp,
   uniqueEmail,
+  verifyPath,
 } from "../helpers";
 import { allInShards, userD1 } from "../support/shards";
 import { withShortTimeouts } from "../support/timeouts";
@@ -179,6 +182,74 @@ describe("finding the account by email", () => {
     );
     const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
     expect(session.user).toMatchObject({ email, emailVerified: false });
+  });
+
+  // Threat: pre-hijacking through a provider that does not verify the address it reports. The attacker's identity
+  // made the account on the victim's address; the victim's first proof (a verified provider here) wiped the password,
+  // keys and sessions but kept the identity, so the attacker's next GitHub sign-in landed in the proven account.
+  it("an identity linked before the address was proven goes with the owner's first proof", async () => {
+    const email = uniqueEmail("identity-prehijack");
+    const planted = uniqueId();
+    const first = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: planted, fake_email: email, fake_verified: "false" },
+    );
+    const attacker = await sessionFromRefresh(svc, first.back.searchParams.get("refreshToken")!);
+    expect(attacker.user).toMatchObject({ email, emailVerified: false });
+
+    const owner = await signInWith(svc, "google", {}, { fake_id: `g-${uniqueId()}`, fake_email: email });
+    const victim = await sessionFromRefresh(svc, owner.back.searchParams.get("refreshToken")!);
+    expect(victim.user).toMatchObject({ id: attacker.user.id, emailVerified: true });
+    const identities = await userD1(victim.user.id)
+      .prepare("SELECT provider FROM user_providers WHERE user_id = ?")
+      .bind(victim.user.id)
+      .all<{ provider: string }>();
+    expect(identities.results.map((row) => row.provider)).toEqual(["google"]);
+
+    // The planted identity is nobody's now: its sign-in meets an address another account holds, unproven by GitHub.
+    const again = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: planted, fake_email: email, fake_verified: "false" },
+    );
+    expect(again.back.searchParams.get("error")).toBe("email-already-in-use");
+    expect(again.back.searchParams.has("refreshToken")).toBe(false);
+  });
+
+  // Threat: the residue of the owner's own verification click. The attacker signs the victim's address up and links
+  // their GitHub identity; the victim follows the sign-up verification mail (which keeps what a genuine sign-up set
+  // up) and later resets the password to take the account back: the identity must go with the password.
+  it("an identity linked before the first proof goes with the owner's password reset", async () => {
+    const email = uniqueEmail("identity-residue");
+    const attacker = await signUp(svc, email);
+    const planted = uniqueId();
+    const linked = await signInWith(
+      svc,
+      "github",
+      { connect: attacker.accessToken },
+      { fake_id: planted, fake_email: uniqueEmail("attacker-github") },
+    );
+    expect(linked.back.searchParams.has("error")).toBe(false);
+    // Anyone may ask for the verification mail; the owner follows it.
+    expect(await (await svc.post("/user/email/send-verification-email", { email })).json()).toBe("OK");
+    const verification = (await mailbox(svc, email)).find((mail) => mail.text.includes("emailVerify"))!;
+    await follow(svc, verifyPath(verification));
+    const before = await signInWith(svc, "github", {}, { fake_id: planted });
+    expect(before.back.searchParams.has("refreshToken")).toBe(true);
+
+    expect(await (await svc.post("/user/password/reset", { email })).json()).toBe("OK");
+    const reset = (await mailbox(svc, email)).find((mail) => mail.text.includes("passwordReset"))!;
+    await follow(svc, verifyPath(reset));
+    const after = await signInWith(
+      svc,
+      "github",
+      {},
+      { fake_id: planted, fake_email: email, fake_verified: "false" },
+    );
+    expect(after.back.searchParams.get("error")).toBe("email-already-in-use");
   });
 
   it("follows AUTH_DISABLE_SIGNUP and disabled users", async () => {
