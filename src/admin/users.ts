@@ -215,9 +215,12 @@ export async function patchUserRecord(deps: Deps, userId: string, patch: UserPat
           : {}),
         roles,
         defaultRole,
-        // An operator's word counts as the first proof of the address, if there was none.
+        // An operator's word counts as the first proof of the address, if there was none: of an address not verified
+        // until now (one verified by an import has no time recorded, and its proof is not this one).
         ...(patch.emailVerified
-          ? { emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${deps.now()})` }
+          ? {
+              emailVerifiedAt: sql`CASE WHEN ${users.emailVerified} THEN ${users.emailVerifiedAt} ELSE coalesce(${users.emailVerifiedAt}, ${deps.now()}) END`,
+            }
           : {}),
         updatedAt: deps.now(),
       })

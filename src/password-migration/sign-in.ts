@@ -25,7 +25,8 @@ import { askOldSystem, type MigratedProfile } from "./hook";
  * - with `AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS`, an email with no account, while sign-ups are on and the
  *   allow/block lists admit it: verified, the core sign-up makes the user (its checks, the `BEFORE_USER_CREATED`
  *   hook), from the answer's profile fields only, with the email asked about and a new id.
- * Nowhere else: a user with a hash, one created here or by the admin API (no ledger row), an email the lists refuse.
+ * Nowhere else: a user with a hash, one created here or by the admin API (no ledger row), one whose address was
+ * proven here since it moved in (`provenHere`), an email the lists refuse.
  *
  * Timing (the unknown-email question): every password sign-in while the hook is set reads the ledger once, for its
  * user or for none, and every one that asks the hook pays its round trip the same way, known user or unknown email,
@@ -40,7 +41,7 @@ export const checkKeptPassword: KeptPasswordCheck = async (scope, { email, passw
   const imported = await isImported(deps, user?.id);
   if (!isEmailAllowed(email, deps.config)) return null;
   if (user) {
-    if (user.passwordHash !== null || !imported || !user.email) return null;
+    if (user.passwordHash !== null || !imported || !user.email || provenHere(user)) return null;
     const answer = await askOldSystem(deps, endpoint, { identifier: user.email, password, userId: user.id });
     return answer.verified ? completeUser(deps, user, password) : { verified: false };
   }
@@ -49,6 +50,14 @@ export const checkKeptPassword: KeptPasswordCheck = async (scope, { email, passw
   const answer = await askOldSystem(deps, endpoint, { identifier: address, password, userId: null });
   return answer.verified ? createVouchedUser(scope, address, password, answer.user) : { verified: false };
 };
+
+/**
+ * Whether the user's address was proven here since it moved in (imports never write `email_verified_at`; a code, a
+ * link, a provider, SSO or an operator's word here does). The old system's password is then not the account's any
+ * more: whoever held the address unproven there may have set it, and the first proof here wiped every credential
+ * from before it (account pre-hijacking, src/auth/credential-reset.ts). The owner sets a password here.
+ */
+const provenHere = (user: UserRow) => user.emailVerifiedAt !== null;
 
 /** Whether the import ledger has the user; for no user, the same read of a shard for a random id (same work). */
 async function isImported(deps: Deps, userId: string | undefined): Promise<boolean> {

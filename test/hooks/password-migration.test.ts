@@ -10,12 +10,14 @@ import { getConfig } from "../../src/runtime/config";
 import { supabaseClient, supabaseService } from "../faces/supabase/support";
 import {
   expectError,
+  follow,
   mailbox,
   NO_VERIFICATION,
   PASSWORD,
   service,
   uniqueAddress,
   uniqueEmail,
+  verifyPath,
 } from "../helpers";
 import { importUsers, nhostBcrypt, nhostUser } from "../move-in/support";
 import { allInShards, userD1 } from "../support/shards";
@@ -226,6 +228,38 @@ describe("users the hook is never asked about", () => {
     oldSystem.set(email, verified());
     await expectError(await signIn(passwordless, email), 401, "invalid-email-password");
     expect(callsFor(email)).toEqual([]);
+  });
+
+  // Threat: pre-hijacking carried by an import. Someone made the account on the owner's address in the old system
+  // and never proved it; it moved in unverified, without a hash. The owner's magic link here proves the address and
+  // wipes the password (none here), but the old system's password stayed a way in: the hook was asked again.
+  it("an imported user whose address was proven here since: the old system's password is not theirs any more", async () => {
+    const passwordless = service({ ...HOOK, AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
+    const { bundle, id, email: raw } = await nhostUser({ emailVerified: false });
+    const email = raw.toLowerCase();
+    await importUsers(passwordless, [bundle]);
+    oldSystem.set(email, verified());
+    expect((await passwordless.post("/signin/passwordless/email", { email })).status).toBe(200);
+    const [link] = await mailbox(passwordless, email);
+    expect((await follow(passwordless, verifyPath(link!))).has("refreshToken")).toBe(true);
+
+    await expectError(await signIn(passwordless, email), 401, "invalid-email-password");
+    expect(callsFor(email)).toEqual([]);
+    // An operator's word that an address imported verified is verified is no proof here: the hook still answers.
+    const { bundle: other, email: otherRaw } = await nhostUser();
+    const otherEmail = otherRaw.toLowerCase();
+    await importUsers(passwordless, [other]);
+    const otherId = (
+      await allInShards<{ id: string }>("SELECT id FROM users WHERE email = ?", otherEmail)
+    )[0]!.id;
+    const patched = await passwordless.request("PATCH", `/admin/users/${otherId}`, {
+      headers: { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) },
+      json: { emailVerified: true },
+    });
+    expect(patched.status).toBe(200);
+    oldSystem.set(otherEmail, verified());
+    expect((await signIn(passwordless, otherEmail)).status).toBe(200);
+    expect(id).not.toBe(otherId);
   });
 
   it("an unknown email while AUTH_HOOK_PASSWORD_MIGRATION_CREATE_USERS is off (the default)", async () => {
