@@ -3,6 +3,7 @@ import {
   conformingDisplayName,
   createUser,
   findUserByEmail,
+  proveEmail,
   removeUser,
   resolveSignUpOptions,
 } from "../auth";
@@ -90,6 +91,9 @@ function uniquenessOf(error: unknown): ScimError | undefined {
  * Creates a User: only for an email inside one of the org's verified domains. An existing user with that email
  * becomes a member (the org did not create it, so it will never delete it); otherwise the user is created, with its
  * email verified (the org proved it owns the domain), and the membership records that the org provisioned it.
+ * An existing account whose address was never proven is proven by the org's word as by its IdP's at an SSO sign-in
+ * (src/sso/jit.ts): whatever was set up on it before is wiped first (`proveEmail`), or whoever squatted the new
+ * hire's address unproven would be the member, with the sessions they already hold.
  */
 export async function createScimUser(deps: Deps, orgId: string, body: unknown) {
   const input = parseUserInput(body);
@@ -100,6 +104,7 @@ export async function createScimUser(deps: Deps, orgId: string, body: unknown) {
   const displayName = conformingDisplayName(displayNameOf(input) ?? "");
   let user = await findUserByEmail(deps.shards, email);
   let provisioned = false;
+  if (user && !user.emailVerified) user = await proveEmail(deps, user, "inbox");
   if (!user) {
     const options = resolveSignUpOptions(deps.config, undefined, displayName || email);
     user = await createUser(deps, {

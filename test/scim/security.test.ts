@@ -21,10 +21,17 @@ import {
 
 const q = encodeURIComponent;
 
-/** A user who signed up by themselves inside the org's domain, with two sessions; SCIM then links it to the org. */
+/**
+ * A user who signed up by themselves inside the org's domain and proved the address, with two sessions; SCIM then
+ * links it to the org.
+ */
 async function linkedUser(org: ScimOrg) {
   const email = `member-${crypto.randomUUID().slice(0, 8)}@${org.domain}`;
   const first = await signUp(svc, email);
+  await svc.request("PATCH", `/admin/users/${first.user.id}`, {
+    headers: ADMIN,
+    json: { emailVerified: true },
+  });
   const signIn = await svc.post("/signin/email-password", { email, password: PASSWORD });
   const second = ((await signIn.json()) as { session: { refreshToken: string } }).session;
   const scimUser = await body<ScimUser>(
@@ -44,6 +51,36 @@ async function linkedUser(org: ScimOrg) {
     otherRefresh: second.refreshToken,
   };
 }
+
+describe("provisioning an address someone holds unproven", () => {
+  // Threat: before the IdP provisions a new hire, someone signs their address up here (verification off, or a
+  // provider that does not verify it) and keeps the session. SCIM made that account the member, and the squatter
+  // switched into the org as the new hire. The org's word proves the address as its IdP's does at an SSO sign-in:
+  // what was set up before goes, sessions and password included.
+  it("wipes what was set up on the account before it becomes the member: the squatter's session can't switch in", async () => {
+    const org = await scimOrg("squat");
+    const email = `new-hire-${crypto.randomUUID().slice(0, 8)}@${org.domain}`;
+    const squatter = await signUp(svc, email);
+    expect(squatter.user.emailVerified).toBe(false);
+    const provisioned = await body<ScimUser>(
+      await scim(org, "POST", "/Users", { schemas: [USER_SCHEMA], userName: email, active: true }),
+      201,
+      userJsonSchema,
+    );
+    expect(provisioned.id).toBe(squatter.user.id);
+    expect((await svc.post("/token", { refreshToken: squatter.refreshToken, orgId: org.id })).status).toBe(
+      401,
+    );
+    const password = await svc.post("/signin/email-password", { email, password: PASSWORD });
+    expect(password.status).toBe(401);
+    const user = (await (
+      await svc.request("GET", `/admin/users/${squatter.user.id}`, { headers: ADMIN })
+    ).json()) as {
+      emailVerified: boolean;
+    };
+    expect(user.emailVerified).toBe(true);
+  });
+});
 
 describe("deactivation and removal end the user's sessions in the org at once", () => {
   // Threat: an employee leaves; IT deactivates them in the IdP, but a session already switched into the org keeps
