@@ -136,12 +136,16 @@ async function setMembers(deps: Pick<Deps, "db">, groupId: string, current: stri
 }
 
 /**
- * A token a setup link made gives no `admin` role (operators.md §5; `owner` no SCIM token gives): it may neither name
- * a group after it nor change who is in a group that gives it. 403 in SCIM's body.
+ * A token a setup link made neither gives nor takes the `admin` role (operators.md §5; `owner` no SCIM token gives):
+ * it may not name a group after it, change who is in a group that gives it, or delete such a group (403 in SCIM's
+ * body); and a group of another role leaves the admins in it admins (`syncRoles`).
  */
 function refuseAdminGrant(limited: boolean, ...roles: (string | null)[]) {
   if (limited && roles.some((role) => role === "admin" || role === "owner")) {
-    throw new ScimError(403, "this SCIM token was made through a setup link: it can't give the admin role");
+    throw new ScimError(
+      403,
+      "this SCIM token was made through a setup link: it can't give or take the admin role",
+    );
   }
 }
 
@@ -170,7 +174,7 @@ export async function createScimGroup(deps: Deps, orgId: string, body: unknown, 
     throw uniqueness(error);
   }
   await setMembers(deps, row.id, [], members);
-  if (row.role) await syncRoles(deps, orgId, members);
+  if (row.role) await syncRoles(deps, orgId, members, limited);
   return toScimGroup(deps.config.urls.server, row, members);
 }
 
@@ -215,8 +219,8 @@ async function store(
   }
   if (!updated) throw notFound();
   const changed = await setMembers(deps, row.id, current, wanted);
-  if (role !== row.role) await syncRoles(deps, orgId, [...current, ...wanted]);
-  else if (role) await syncRoles(deps, orgId, changed);
+  if (role !== row.role) await syncRoles(deps, orgId, [...current, ...wanted], limited);
+  else if (role) await syncRoles(deps, orgId, changed, limited);
   return toScimGroup(deps.config.urls.server, updated, wanted);
 }
 
@@ -245,16 +249,24 @@ export async function patchScimGroup(
   return store(deps, orgId, row, current, parseGroupInput(applyPatch(resource, patch)), limited);
 }
 
-export async function deleteScimGroup(deps: Deps, orgId: string, id: string): Promise<void> {
+export async function deleteScimGroup(deps: Deps, orgId: string, id: string, limited = false): Promise<void> {
+  if (limited) refuseAdminGrant(limited, (await groupRow(deps, orgId, id)).role);
   const members = (await membersOf(deps, [id])).get(id) ?? [];
   const gone = await deps.db
     .delete(scimGroups)
-    .where(and(eq(scimGroups.id, id), eq(scimGroups.orgId, orgId)))
+    .where(
+      and(
+        eq(scimGroups.id, id),
+        eq(scimGroups.orgId, orgId),
+        // The check above, in the statement too: a group renamed to `admin` meanwhile is not deleted.
+        limited ? sql`${scimGroups.role} IS NOT 'admin'` : undefined,
+      ),
+    )
     .returning()
     .get();
   if (!gone) throw notFound();
   // The cascade removed the memberships (D1 enforces foreign keys); the roles they gave go with them.
-  if (gone.role) await syncRoles(deps, orgId, members);
+  if (gone.role) await syncRoles(deps, orgId, members, limited);
 }
 
 export async function listScimGroups(deps: Deps, orgId: string, query: ListQuery) {

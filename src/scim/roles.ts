@@ -25,11 +25,15 @@ function rank(config: Pick<Config, "orgs">, role: string): number {
   return 500 - custom.indexOf(role);
 }
 
-/** Sets each user's role from the role-giving groups it is in (owners are left alone). */
+/**
+ * Sets each user's role from the role-giving groups it is in (owners are left alone; with a setup link's token,
+ * `limited`, admins too: that token neither gives nor takes the admin role).
+ */
 export async function syncRoles(
   deps: Pick<Deps, "db" | "config" | "now">,
   orgId: string,
   userIds: Iterable<string>,
+  limited = false,
 ) {
   for (const userId of new Set(userIds)) {
     const roles = await deps.db
@@ -51,6 +55,7 @@ export async function syncRoles(
           eq(orgMembers.orgId, orgId),
           eq(orgMembers.userId, userId),
           ne(orgMembers.role, "owner"),
+          limited ? ne(orgMembers.role, "admin") : undefined,
           ne(orgMembers.role, best),
         ),
       )

@@ -216,7 +216,10 @@ const users = new Hono<ScimEnv>()
     scimToken,
     scimBody(userInputSchema),
     guarded(async (c) =>
-      single(c, await replaceScimUser(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimBody)),
+      single(
+        c,
+        await replaceScimUser(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimBody, c.var.scimLimited),
+      ),
     ),
   )
   .patch(
@@ -228,7 +231,9 @@ const users = new Hono<ScimEnv>()
     }),
     scimToken,
     scimBody(patchRequestSchema),
-    guarded(async (c) => single(c, await patchScimUser(c.var.deps, c.var.scimOrgId, idParam(c), patchOf(c)))),
+    guarded(async (c) =>
+      single(c, await patchScimUser(c.var.deps, c.var.scimOrgId, idParam(c), patchOf(c), c.var.scimLimited)),
+    ),
   )
   .delete(
     "/Users/:id",
@@ -239,7 +244,7 @@ const users = new Hono<ScimEnv>()
     }),
     scimToken,
     guarded(async (c) => {
-      await deleteScimUser(c.var.deps, c.var.scimOrgId, idParam(c));
+      await deleteScimUser(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimLimited);
       return c.body(null, 204);
     }),
   );
@@ -322,7 +327,7 @@ const groups = new Hono<ScimEnv>()
     }),
     scimToken,
     guarded(async (c) => {
-      await deleteScimGroup(c.var.deps, c.var.scimOrgId, idParam(c));
+      await deleteScimGroup(c.var.deps, c.var.scimOrgId, idParam(c), c.var.scimLimited);
       return c.body(null, 204);
     }),
   );

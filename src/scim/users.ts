@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, notInArray, or, sql } from "drizzle-orm";
 import {
   conformingDisplayName,
   createUser,
@@ -54,6 +54,30 @@ const ofMember = (orgId: string, userId: string) =>
 
 async function memberOf(deps: Pick<Deps, "db">, orgId: string, userId: string) {
   return deps.db.select().from(orgMembers).where(ofMember(orgId, userId)).get();
+}
+
+/**
+ * A setup link's token (`limited`) leaves the org's owners and admins as they are (operators.md §5): it does not
+ * suspend, restore or remove them. Their names and attributes it may still update, as the IdP sends them.
+ */
+const PRIVILEGED = ["owner", "admin"];
+const notPrivileged = notInArray(orgMembers.role, PRIVILEGED);
+
+function refuseOnPrivileged(role: string) {
+  if (PRIVILEGED.includes(role)) {
+    throw new ScimError(
+      403,
+      "this SCIM token was made through a setup link: it can't suspend, restore or remove an owner or an admin",
+    );
+  }
+}
+
+/** Why a conditional write of a membership found no row: none, a privileged one (limited token), the last owner. */
+async function whyUnchanged(deps: Deps, orgId: string, userId: string, limited: boolean) {
+  const member = await memberOf(deps, orgId, userId);
+  if (!member) return notFound();
+  if (limited) refuseOnPrivileged(member.role);
+  return lastOwner();
 }
 
 async function loaded(
@@ -158,12 +182,14 @@ async function store(
   orgId: string,
   current: { member: OrgMemberRow; user: UserFacts },
   input: UserInput,
+  limited: boolean,
 ) {
   const userId = current.user.id;
   if (emailOf(input) !== current.user.email?.toLowerCase()) {
     throw new ScimError(400, "userName: the user's email can't be changed through SCIM", "mutability");
   }
   const active = input.active ?? true;
+  if (limited && active !== current.member.active) refuseOnPrivileged(current.member.role);
   let member: OrgMemberRow | undefined;
   try {
     member = await deps.db
@@ -174,41 +200,65 @@ async function store(
         scimAttributes: storedAttributes(input),
         updatedAt: deps.now(),
       })
-      .where(active ? ofMember(orgId, userId) : and(ofMember(orgId, userId), keepsAnOwner(orgId, userId)))
+      .where(
+        and(
+          ofMember(orgId, userId),
+          active ? undefined : keepsAnOwner(orgId, userId),
+          // The check above, in the statement too: a member made an admin meanwhile keeps their state.
+          limited ? or(notPrivileged, eq(orgMembers.active, active)) : undefined,
+        ),
+      )
       .returning()
       .get();
   } catch (error) {
     throw uniquenessOf(error) ?? error;
   }
-  if (!member) throw (await memberOf(deps, orgId, userId)) ? lastOwner() : notFound();
+  if (!member) throw await whyUnchanged(deps, orgId, userId, limited);
   if (!active) await revokeOrgSessions(deps, orgId, userId);
   const displayName = conformingDisplayName(displayNameOf(input) ?? "");
   if (member.provisioned && displayName) await setDisplayName(deps, userId, displayName);
   return getScimUser(deps, orgId, userId);
 }
 
-export async function replaceScimUser(deps: Deps, orgId: string, userId: string, body: unknown) {
+export async function replaceScimUser(
+  deps: Deps,
+  orgId: string,
+  userId: string,
+  body: unknown,
+  limited = false,
+) {
   const current = await loaded(deps, orgId, userId);
-  return store(deps, orgId, current, parseUserInput(body));
+  return store(deps, orgId, current, parseUserInput(body), limited);
 }
 
-export async function patchScimUser(deps: Deps, orgId: string, userId: string, patch: PatchRequest) {
+export async function patchScimUser(
+  deps: Deps,
+  orgId: string,
+  userId: string,
+  patch: PatchRequest,
+  limited = false,
+) {
   const current = await loaded(deps, orgId, userId);
   const resource = toScimUser(deps.config.urls.server, current.member, current.user);
-  return store(deps, orgId, current, parseUserInput(applyPatch(resource, patch)));
+  return store(deps, orgId, current, parseUserInput(applyPatch(resource, patch)), limited);
 }
 
 /**
  * Removes the user from the organization (its groups there too) and ends its sessions in it at once; the user itself
  * goes only when this org created it and it belongs to no other organization.
  */
-export async function deleteScimUser(deps: Deps, orgId: string, userId: string): Promise<void> {
+export async function deleteScimUser(
+  deps: Deps,
+  orgId: string,
+  userId: string,
+  limited = false,
+): Promise<void> {
   const gone = await deps.db
     .delete(orgMembers)
-    .where(and(ofMember(orgId, userId), keepsAnOwner(orgId, userId)))
+    .where(and(ofMember(orgId, userId), keepsAnOwner(orgId, userId), limited ? notPrivileged : undefined))
     .returning()
     .get();
-  if (!gone) throw (await memberOf(deps, orgId, userId)) ? lastOwner() : notFound();
+  if (!gone) throw await whyUnchanged(deps, orgId, userId, limited);
   await deps.db
     .delete(scimGroupMembers)
     .where(

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { expectError, mailbox, uniqueAddress } from "../helpers";
+import { expectError, mailbox, signUp, uniqueAddress, uniqueEmail } from "../helpers";
 import { authnRequestOf } from "../sso/saml-support/connection";
 import { idpMetadataXml, signedResponse, toBase64 } from "../sso/saml-support/idp";
 import {
@@ -339,5 +339,76 @@ describe("bounds", () => {
       ]),
     );
     expect(ORIGIN).toBe("http://localhost:8787");
+  });
+
+  // Threat: the link's holder taking the org from its owners and admins with the link's token: a group of the
+  // `member` role holding an admin demoted them, `active: false` suspended an owner (and ended their sessions in the
+  // org), DELETE removed a co-owner. The token neither gives nor takes the admin role, and leaves owners and admins'
+  // memberships as they are; plain members it provisions, suspends and removes as any SCIM token.
+  it("a SCIM token made through a link takes no role from an admin and suspends or removes no owner or admin", async () => {
+    const org = await orgWithDomain(svc, { verify: false });
+    const [coOwner, admin, member] = await Promise.all(
+      ["co-owner", "admin", "member"].map((tag) => signUp(svc, uniqueEmail(tag))),
+    );
+    for (const [who, role] of [
+      [coOwner!, "owner"],
+      [admin!, "admin"],
+      [member!, "member"],
+    ] as const) {
+      const added = await svc.request("POST", `/admin/orgs/${org.orgId}/members`, {
+        headers: ADMIN,
+        json: { userId: who.user.id, role },
+      });
+      expect(added.status).toBe(201);
+    }
+    const link = await makeLink(svc, org.orgId, org.owner.accessToken, { intents: ["scim"] });
+    const browser = new Browser(svc, uniqueAddress());
+    await browser.open(link.url);
+    const token = shownValue(await (await browser.post("/setup/scim", {})).text(), "Bearer token");
+    const scim = (method: string, path: string, json?: unknown) =>
+      svc.request(method, `/scim/v2${path}`, { token, json });
+    const suspend = {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+      Operations: [{ op: "replace", path: "active", value: false }],
+    };
+    const roles = async () => {
+      const listed = await svc.request("GET", `/admin/orgs/${org.orgId}/members`, { headers: ADMIN });
+      const { items } = (await listed.json()) as {
+        items: { userId: string; role: string; active: boolean }[];
+      };
+      return Object.fromEntries(
+        items.map((row) => [row.userId, `${row.role}${row.active ? "" : " (suspended)"}`]),
+      );
+    };
+
+    const everyone = await scim("POST", "/Groups", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: "member",
+      members: [{ value: admin!.user.id }, { value: member!.user.id }],
+    });
+    expect(everyone.status).toBe(201);
+    expect((await scim("PATCH", `/Users/${org.owner.user.id}`, suspend)).status).toBe(403);
+    expect((await scim("PATCH", `/Users/${admin!.user.id}`, suspend)).status).toBe(403);
+    expect((await scim("DELETE", `/Users/${coOwner!.user.id}`)).status).toBe(403);
+    expect((await scim("DELETE", `/Users/${admin!.user.id}`)).status).toBe(403);
+    // An `admin` group the owner's own IdP made is not the link's to delete.
+    const ownerToken = (await (
+      await svc.post(`/orgs/${org.orgId}/scim-tokens`, { name: "owner" }, org.owner.accessToken)
+    ).json()) as { token: string };
+    const admins = (await (
+      await svc.request("POST", "/scim/v2/Groups", {
+        token: ownerToken.token,
+        json: { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "admin" },
+      })
+    ).json()) as { id: string };
+    expect((await scim("DELETE", `/Groups/${admins.id}`)).status).toBe(403);
+    expect((await scim("PATCH", `/Users/${member!.user.id}`, suspend)).status).toBe(200);
+    expect(await roles()).toEqual({
+      [org.owner.user.id]: "owner",
+      [coOwner!.user.id]: "owner",
+      [admin!.user.id]: "admin",
+      [member!.user.id]: "member (suspended)",
+    });
+    expect((await scim("DELETE", `/Users/${member!.user.id}`)).status).toBe(204);
   });
 });
