@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { holdsLoneSurrogate } from "./well-formed";
 
 /**
  * Free-form JSON objects that clients store and get back: user metadata (sign-up options, anonymous sign-in,
@@ -28,5 +29,10 @@ export const metadataSchema = z.record(z.string(), z.unknown()).superRefine((val
   }
   if (new TextEncoder().encode(JSON.stringify(value)).byteLength > METADATA_MAX_BYTES) {
     ctx.addIssue({ code: "custom", message: `must not exceed ${METADATA_MAX_BYTES} bytes as JSON` });
+    return;
+  }
+  // Kept, it is text no UTF-8 writer takes (src/lib/well-formed.ts): a permission check about the user failed on it.
+  if (holdsLoneSurrogate(value)) {
+    ctx.addIssue({ code: "custom", message: "must be well-formed Unicode (no lone surrogate)" });
   }
 });

@@ -10,7 +10,7 @@ import { presented } from "../http/auth";
 import { settleRefusal } from "../http/refusal";
 import { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "../oauth2";
 import { type Decision, type EvaluationsSemantic, evaluate, evaluateMany, SEMANTICS } from "./evaluate";
-import { depthOf, MAX_DEPTH, MAX_EVALUATIONS, PermissionRequestError } from "./request";
+import { depthOf, MAX_DEPTH, MAX_EVALUATIONS, PermissionRequestError, refuseMalformedText } from "./request";
 import { searchActions } from "./search";
 import { searchResources, searchSubjects } from "./search-entities";
 
@@ -93,6 +93,7 @@ async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
   }
   if (depthOf(body) > MAX_DEPTH + 2)
     throw new PermissionRequestError(`the request nests deeper than ${MAX_DEPTH}`);
+  refuseMalformedText(body);
   return body as Record<string, unknown>;
 }
 

@@ -1,4 +1,5 @@
 import type { EntityJson } from "@cedar-policy/cedar-wasm/web";
+import { wellFormedText } from "../lib/well-formed";
 import type { EntityRef } from "./engine";
 import type { Entity } from "./request";
 import type { SubjectFacts } from "./subjects";
@@ -15,19 +16,21 @@ export const orgRoleId = (orgId: string, role: string) => `${orgId}/${role}`;
 /**
  * A value of the service's own data as Cedar takes it: nulls and fractions (which Cedar has no type for) left out,
  * and Cedar's escapes (`__entity`, `__extn`) dropped, so that what a user writes into their own metadata can never
- * become an entity reference.
+ * become an entity reference. Strings and keys are made well-formed: a lone surrogate a user stored in their metadata
+ * would make Cedar refuse every check about them, and every subject search that meets them.
  */
 export function cedarValue(value: unknown): unknown {
   if (value === null || value === undefined) return undefined;
   if (typeof value === "number") return Number.isSafeInteger(value) ? value : undefined;
-  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "string") return wellFormedText(value);
+  if (typeof value === "boolean") return value;
   if (Array.isArray(value)) return value.map(cedarValue).filter((item) => item !== undefined);
   if (typeof value === "object") {
     const record: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       if (key === "__entity" || key === "__extn") continue;
       const converted = cedarValue(item);
-      if (converted !== undefined) record[key] = converted;
+      if (converted !== undefined) record[wellFormedText(key)] = converted;
     }
     return record;
   }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { isWellFormedText } from "../lib/well-formed";
 import { forgetRelationships } from "./evaluate";
 import { CEDAR_TYPE, USER_ATTRIBUTES } from "./request";
 import { addRelationship, type Relationship, removeRelationship } from "./store";
@@ -13,7 +14,7 @@ import { addRelationship, type Relationship, removeRelationship } from "./store"
 
 const ref = z.object({
   type: z.string().regex(CEDAR_TYPE, "a Cedar entity type name (identifiers joined by ::)"),
-  id: z.string().min(1).max(512),
+  id: z.string().min(1).max(512).refine(isWellFormedText, "well-formed Unicode (no lone surrogate)"),
 });
 
 export const relationshipSchema = z.object({

@@ -1,4 +1,5 @@
 import { AppError } from "../errors";
+import { holdsLoneSurrogate } from "../lib/well-formed";
 
 /**
  * An AuthZEN 1.0 evaluation (subject, action, resource, context) as the service accepts it, checked before anything
@@ -92,11 +93,21 @@ function entityOf(value: unknown, part: "subject" | "resource"): Entity {
   return { type, id, ...(properties ? { properties } : {}) };
 }
 
+/** A lone surrogate anywhere in a request: Cedar's parser refuses the whole call, so it is the request's fault. */
+export function refuseMalformedText(value: unknown): void {
+  if (holdsLoneSurrogate(value)) {
+    throw new PermissionRequestError(
+      "the request holds a string that is not well-formed Unicode (a lone surrogate)",
+    );
+  }
+}
+
 /** Checks one evaluation; throws PermissionRequestError with what is wrong. */
 export function checkEvaluation(value: unknown): EvaluationRequest {
   if (!isObject(value)) throw new PermissionRequestError("an evaluation must be a JSON object");
   if (depthOf(value) > MAX_DEPTH)
     throw new PermissionRequestError(`the request nests deeper than ${MAX_DEPTH}`);
+  refuseMalformedText(value);
   const subject = entityOf(value.subject, "subject");
   if (subject.type !== SUBJECT_TYPE) {
     throw new PermissionRequestError(

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
+import { base64url } from "jose";
 import { authzRelationships, users } from "../db/schema";
 import { evaluateMany, type PermissionDeps } from "./evaluate";
 import { checkEvaluation, PermissionRequestError, SUBJECT_TYPE } from "./request";
@@ -24,13 +25,16 @@ interface Cursor {
   a: string;
 }
 
-const encode = (cursor: Cursor) => btoa(JSON.stringify(cursor)).replace(/=+$/, "");
+// Base64url of the cursor's UTF-8: an id may be any text (`btoa` takes Latin-1 only, and threw on `文档-1`).
+const encode = (cursor: Cursor) => base64url.encode(JSON.stringify(cursor));
 
 function decode(token: unknown): Cursor {
   if (token === undefined || token === null || token === "") return { s: 0, a: "" };
   try {
     if (typeof token !== "string" || token.length > 1024) throw new Error();
-    const value = JSON.parse(atob(token)) as Cursor;
+    const value = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(base64url.decode(token)),
+    ) as Cursor;
     if (!Number.isInteger(value.s) || value.s < 0 || typeof value.a !== "string") throw new Error();
     return value;
   } catch {

@@ -303,6 +303,8 @@ async function candidates(
       .get();
     sets.push(row ? [row.userId] : []);
   }
+  // Only terms whose value is not a string (`userName eq true`): no user's attribute is one, so none matches.
+  if (sets.length === 0) return [];
   return sets.reduce((kept, set) => kept.filter((id) => set.includes(id)));
 }
 

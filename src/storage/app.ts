@@ -29,12 +29,22 @@ function toStorageError(thrown: unknown): StorageError {
   return internalError(String(caught));
 }
 
+/**
+ * A message as a header value can carry it: a message may quote the request (zod names an unknown key as sent), and
+ * `Headers` throws on a control character, which turned the refusal into a 500.
+ */
+const headerSafe = (message: string) => message.replace(/\p{Cc}/gu, " ");
+
 function errorResponse(c: Context<AppEnv>, caught: unknown): Response {
   const error = toStorageError(caught);
   if (error.status >= 500) {
     logError(c.var.requestId, "storage", error.reason ?? caught);
   }
-  const headers = new Headers({ "X-Error": error.message, "Cache-Control": "no-store", ...error.headers });
+  const headers = new Headers({
+    "X-Error": headerSafe(error.message),
+    "Cache-Control": "no-store",
+    ...error.headers,
+  });
   if (c.req.method === "HEAD") return new Response(null, { status: error.status, headers });
   headers.set("Content-Type", "application/json");
   const body = {

@@ -28,6 +28,9 @@ const HOSTILE: [string, string][] = [
   ["20,000 nested arrays", deepArrays(20_000)],
   [`${METADATA_MAX_DEPTH + 1} levels`, deepObjects(METADATA_MAX_DEPTH + 1)],
   ["more than the size limit", JSON.stringify({ blob: "x".repeat(METADATA_MAX_BYTES) })],
+  // Text no UTF-8 writer takes: kept, it made every permission check about the user a 500 (Cedar's parser threw).
+  ["a lone surrogate in a value", '{"nick":"\\ud800"}'],
+  ["a lone surrogate in a key", '{"a\\udc00":1}'],
 ];
 
 /** A JSON body whose `"__METADATA__"` placeholder is replaced by the metadata's text. */
@@ -108,7 +111,9 @@ describe("metadata is bounded at every entry point", () => {
         const back = new URL(response.headers.get("location")!);
         expect(`${back.origin}${back.pathname}`, label).toBe(APP);
         expect(back.searchParams.get("error"), label).toBe("invalid-request");
-        expect(back.searchParams.get("errorDescription"), label).toMatch(/^metadata: must not/);
+        expect(back.searchParams.get("errorDescription"), label).toMatch(
+          /^metadata: must (not|be well-formed)/,
+        );
       }
     }
   });
@@ -124,7 +129,7 @@ describe("metadata is bounded at every entry point", () => {
         token: session.accessToken,
       });
       expect(response.status, label).toBe(400);
-      expect(response.headers.get("x-error"), label).toMatch(/^metadata\[\]: must not/);
+      expect(response.headers.get("x-error"), label).toMatch(/^metadata\[\]: must (not|be well-formed)/);
     }
   });
 });

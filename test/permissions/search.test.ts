@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadCedar } from "../../src/permissions/cedar";
 import { SERVER, service, type TestService } from "../helpers";
 import { failingD1 } from "../support/faults";
+import { userD1 } from "../support/shards";
 import { ADMIN, admin, SERVICE_SCHEMA, usePolicies, userWith } from "./support";
 
 const svc = service();
@@ -115,6 +116,79 @@ describe("AuthZEN search", () => {
           ...escape,
           subject: { type: "user" },
           resource: { type: "document", id: "d1" },
+        })
+      ).status,
+    ).toBe(400);
+  });
+
+  // Threat: text Cedar's parser cannot read. A lone UTF-16 surrogate (JSON's `\ud800`) made Cedar's WASM throw, so
+  // a PEP forwarding a user's id got a 500, and one user who put one in their own metadata made every evaluation
+  // about them, and every subject search that reached them, a 500 for every PEP. A resource id outside Latin-1 made
+  // the page token (`btoa`) throw.
+  it("text: a lone surrogate in a request is 400; one in a user's metadata searches as any user; any id pages", async () => {
+    const lone = "\ud800";
+    const body = { subject: { type: "user", id: ana.id }, action: { name: "edit" } };
+    for (const bad of [
+      { ...body, resource: { type: "document", id: `d${lone}` } },
+      { ...body, resource: { type: "document", id: "d1" }, context: { [`k${lone}`]: 1 } },
+    ]) {
+      const answer = await svc.request("POST", `${SERVER}/access/v1/evaluation`, {
+        body: JSON.stringify(bad),
+        headers: { "content-type": "application/json", ...ADMIN },
+      });
+      expect(answer.status, await answer.clone().text()).toBe(400);
+      expect(await answer.text()).toContain("well-formed");
+    }
+    const odd = await userWith(svc, ["user"]);
+    // The API refuses such metadata now; a row from before (or an import) may still hold it.
+    const refused = await admin(svc, "PATCH", `/admin/users/${odd.id}`, { metadata: { nick: `x${lone}` } });
+    expect(refused.status).toBe(400);
+    await userD1(odd.id)
+      .prepare("UPDATE users SET metadata = ? WHERE id = ?")
+      .bind(JSON.stringify({ [`nick${lone}`]: `x${lone}` }), odd.id)
+      .run();
+    const subjects = await allPages(
+      "subject",
+      { ...body, subject: { type: "user" }, resource: { type: "document", id: "d1" } },
+      2,
+    );
+    expect(subjects.found).toContain(ana.id);
+    const about = await svc.request("POST", `${SERVER}/access/v1/evaluation`, {
+      body: JSON.stringify({
+        ...body,
+        subject: { type: "user", id: odd.id },
+        resource: { type: "document", id: "d1" },
+      }),
+      headers: { "content-type": "application/json", ...ADMIN },
+    });
+    expect(await about.json()).toMatchObject({ decision: false });
+
+    for (const id of ["文档-1", "文档-2"]) {
+      const related = await admin(svc, "POST", "/admin/authz/relationships", {
+        resource: { type: "document", id },
+        relation: "editors",
+        subject: { type: "User", id: odd.id },
+      });
+      expect(related.status).toBe(201);
+    }
+    const documents = await allPages(
+      "resource",
+      { ...body, subject: { type: "user", id: odd.id }, resource: { type: "document" } },
+      1,
+    );
+    expect(documents.found.toSorted()).toEqual(["文档-1", "文档-2"]);
+    // Stored ids are refused malformed too, and so are Cedar texts (Cedar's parser throws on them).
+    const stored = await admin(svc, "POST", "/admin/authz/relationships", {
+      resource: { type: "document", id: `d${lone}` },
+      relation: "editors",
+      subject: { type: "User", id: odd.id },
+    });
+    expect(stored.status).toBe(400);
+    expect((await admin(svc, "PUT", "/admin/authz/schema", { schema: `entity A${lone};` })).status).toBe(400);
+    expect(
+      (
+        await admin(svc, "PUT", "/admin/authz/policies", {
+          policies: `permit (principal, action, resource) when { "${lone}" == "a" };`,
         })
       ).status,
     ).toBe(400);

@@ -307,6 +307,15 @@ describe("hostile input: a 4xx in SCIM's body, never a 5xx", () => {
       "invalidFilter",
     );
     await scimError(await scim(org, "GET", "/Users?startIndex=abc"), 400, "invalidValue");
+    // A well-formed filter whose indexed term is not a string names nobody (it threw: a 500).
+    for (const filter of ["userName eq true", "externalId eq false"]) {
+      const none = await body<{ totalResults: number }>(
+        await scim(org, "GET", `/Users?filter=${q(filter)}`),
+        200,
+        listJsonSchema(userJsonSchema),
+      );
+      expect(none.totalResults, filter).toBe(0);
+    }
   });
 
   it("invalid bodies: not JSON, not an object, wrong type, too big, bad PATCH", async () => {

@@ -128,6 +128,18 @@ describe("buckets (admin): bodies that are not JSON", () => {
         expect(response.headers.get("x-error"), context).toBe(answer.error.message);
       }
     }
+    // A message quoting the request (an unknown key, as sent) with a character no header may carry: it threw while
+    // the refusal was made, and answered 500 in the auth API's shape.
+    for (const key of ["a\nb", "a\u0000b"]) {
+      const response = await svc.request("POST", `${STORAGE}/buckets`, {
+        json: { id: "control-key", [key]: 1 },
+        headers: ADMIN,
+      });
+      expect(response.status, JSON.stringify(key)).toBe(400);
+      const answer = (await response.json()) as { error: { message: string } };
+      expect(answer.error.message).toContain("Unrecognized key");
+      expect(response.headers.get("x-error")).not.toMatch(/\p{Cc}/u);
+    }
   });
 });
 

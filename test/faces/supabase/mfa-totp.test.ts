@@ -62,6 +62,9 @@ describe("auth-js mfa with TOTP", () => {
     expect(data).toMatchObject({ type: "totp", friendly_name: "laptop" });
     expect(data.totp.uri).toMatch(/^otpauth:\/\/totp\/Acme:/);
     expect(data.totp.qr_code).toMatch(/^data:image\/svg\+xml;utf-8,<svg/);
+    // Threat: an issuer the otpauth:// URI cannot encode (a lone surrogate) threw while the URI was made: a 500.
+    const malformed = await supabase.auth.mfa.enroll({ factorType: "totp", issuer: "\ud800" });
+    expect(malformed.error).toMatchObject({ status: 400, code: "validation_failed" });
     // Not verified yet: listed as unverified, and the session stays at aal1 with nothing to step up to.
     const before = await supabase.auth.mfa.listFactors();
     expect(before.data?.all).toEqual([expect.objectContaining({ id: data.id, status: "unverified" })]);
