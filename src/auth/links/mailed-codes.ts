@@ -12,7 +12,7 @@ import { applyTicket, type VerifiedTicket } from "./verify-ticket";
  * The six-digit code a link's mail carries beside the link when a face asks for it (GoTrue's mails carry both: an
  * app may link its own page, or ask for the code). The code is a second way to the same ticket, never a second
  * ticket: it is good only while the ticket is, and redeeming it consumes the ticket, so the link and the code are
- * one credential, spent once whichever is used. The code's object (a `OneTimeCode` per address mailed to) holds its
+ * one credential, spent once whichever is used. The code's object (a `OneTimeCode` per address and kind) holds its
  * HMAC, its 5-try cap and, as its tag, the ticket's type, user and hash: a code answers for the ticket of the mail it
  * was sent in and no other (issued by sent-codes.ts `issueMailedCode`). A newer ticket of the type replaces the row,
  * so the old code redeems nothing, even where the newer mail went to another address and left the old code standing.
@@ -32,7 +32,12 @@ export async function verifyMailedCode(
   const address = input.address.toLowerCase();
   const user = await findUserByEmail(deps.shards, address);
   const attempt = await beginAttempt(deps, "email-otp", { user, identifier: `email:${address}` }, input.code);
-  const tag = await redeemOneTimeCode(deps, mailedCodeScope(address), input.code);
+  // The code of each kind the route takes (GoTrue's `email` takes a sign-up's and a magic link's), at once; a wrong
+  // one costs a try at each. The account's lockout counts the attempt once (above).
+  const tags = await Promise.all(
+    input.accepted.map((type) => redeemOneTimeCode(deps, mailedCodeScope(address, type), input.code)),
+  );
+  const tag = tags.find((found) => found !== null) ?? null;
   // A code mailed before codes named their ticket has two parts, and redeems nothing (it lived an hour at most).
   const [type, userId, ticketHash] = tag?.split(":") ?? [];
   const fits =

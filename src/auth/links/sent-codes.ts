@@ -7,8 +7,14 @@ export { checkOneTimeCode, issueOneTimeCode, redeemOneTimeCode } from "../one-ti
 
 const HOUR = 3600 * 1000;
 
-/** The code object of a link's mail that carries a code too (mailed-codes.ts): one per address mailed to. */
-export const mailedCodeScope = (address: string) => `mailed-code:${address.toLowerCase()}`;
+/**
+ * The code object of a link's mail that carries a code too (mailed-codes.ts): one per address mailed to and kind of
+ * ticket. Not one per address: anyone may have a sign-up verification mailed (`resend`), and its code replaced the
+ * sign-in code the owner had just asked for, so the owner typed the verification's code into the sign-in form and
+ * confirmed a stranger's sign-up, password and all (pre-hijacking, src/auth/credential-reset.ts).
+ */
+export const mailedCodeScope = (address: string, type: TicketType) =>
+  `mailed-code:${type}:${address.toLowerCase()}`;
 
 /** What a mailed code is tagged with: the one ticket it redeems (its hash, as the ticket's row keeps it). */
 export const mailedCodeTag = (type: TicketType, userId: string, ticketHash: string) =>
@@ -28,5 +34,5 @@ export async function issueMailedCode(
 ): Promise<string> {
   // No longer than GoTrue's codes live (an hour): the 30-day sign-up link need not bring a 30-day code.
   const lifetime = Math.min(TICKET_TYPES[type].lifetimeMs, HOUR);
-  return issueOneTimeCode(deps, mailedCodeScope(to), lifetime, mailedCodeTag(type, userId, ticketHash));
+  return issueOneTimeCode(deps, mailedCodeScope(to, type), lifetime, mailedCodeTag(type, userId, ticketHash));
 }

@@ -146,6 +146,30 @@ describe("signInWithOtp and verifyOtp by email", () => {
     expect(stolen.data.session).toBeNull();
   });
 
+  // Threat: pre-hijacking through the sign-in form. A stranger signs the owner's address up with a password; the
+  // owner asks for a sign-in code; the stranger has the sign-up verification mailed again (anyone may). One code
+  // object per address: the verification's code replaced the owner's, whose code failed, so the owner typed the
+  // newest mail's code into the same form, confirming the stranger's sign-up with its password. Each kind of mail now
+  // keeps its own code: the owner's works, and proves the address the way that wipes the stranger's password.
+  it("a sign-up verification mailed meanwhile leaves the owner's sign-in code working, and the stranger's password goes", async () => {
+    const email = uniqueEmail("displaced");
+    const stranger = supabaseClient(svc);
+    expect((await stranger.auth.signUp({ email, password: "stranger's password" })).error).toBeNull();
+    const owner = supabaseClient(svc);
+    expect((await owner.auth.signInWithOtp({ email })).error).toBeNull();
+    const ownersCode = (await mailTo(email)).code;
+    expect((await stranger.auth.resend({ type: "signup", email })).error).toBeNull();
+    expect((await mailTo(email)).code).not.toBe(ownersCode);
+
+    const signedIn = await owner.auth.verifyOtp({ email, token: ownersCode, type: "email" });
+    expect(signedIn.error).toBeNull();
+    const again = await supabaseClient(svc).auth.signInWithPassword({
+      email,
+      password: "stranger's password",
+    });
+    expect(again.error).toMatchObject({ status: 400, code: "invalid_credentials" });
+  });
+
   it("shouldCreateUser: false answers an unknown address as a known one and mails nothing (no enumeration)", async () => {
     const supabase = supabaseClient(svc);
     const unknown = uniqueEmail("nobody");
