@@ -88,11 +88,11 @@ export type EmailProof =
  * Marks the user's email verified. The first proof of an address that does not come from its own sign-up
  * verification wipes whatever was set up on the account before anyone proved the address: the password, TOTP,
  * recovery codes, security keys, linked provider identities, PATs, tickets and every session. That is the account
- * pre-hijacking attack
- * (Sudhodanan & Paverd, "Pre-hijacked accounts", 2022): an attacker signs up `victim@x` with a password, a passkey
- * or a provider that does not verify the address it reports (or deanonymizes to it) and waits; when the victim later signs in by magic link or code, or resets the password,
- * the attacker's credentials and sessions must not come along. The verified flag is set by a conditional UPDATE,
- * so of two racing proofs one wipes. Returns the user as it is now.
+ * pre-hijacking attack (Sudhodanan & Paverd, "Pre-hijacked accounts", 2022): an attacker signs up `victim@x` with a
+ * password, a passkey or a provider that does not verify the address it reports (or deanonymizes to it) and waits;
+ * when the victim later signs in by magic link or code, or resets the password, the attacker's credentials and
+ * sessions must not come along. The verified flag is set by a conditional UPDATE, so of two racing proofs one wipes.
+ * Returns the user as it is now.
  */
 export async function proveEmail(deps: Deps, user: UserRow, proof: EmailProof): Promise<UserRow> {
   if (user.emailVerified) return user;

@@ -264,7 +264,11 @@ export async function deleteScimGroup(deps: Deps, orgId: string, id: string, lim
     )
     .returning()
     .get();
-  if (!gone) throw notFound();
+  if (!gone) {
+    // Gone meanwhile (404), or made an `admin` group meanwhile (403).
+    if (limited) refuseAdminGrant(limited, (await groupRow(deps, orgId, id)).role);
+    throw notFound();
+  }
   // The cascade removed the memberships (D1 enforces foreign keys); the roles they gave go with them.
   if (gone.role) await syncRoles(deps, orgId, members, limited);
 }
