@@ -144,7 +144,7 @@ describe("storage-js URLs against the face", () => {
     const id = uniqueBucket();
     await admin.createBucket(id);
     await setRules(svc, id, { upload: "authenticated", read: "owner", update: "owner", delete: "owner" });
-    const { client: alice } = await signedInClient(svc);
+    const { client: alice, userId: aliceId } = await signedInClient(svc);
     const { client: bob } = await signedInClient(svc);
     const path = "shared/report.txt";
     const made = await alice.storage.from(id).createSignedUploadUrl(path, { upsert: true });
@@ -166,6 +166,16 @@ describe("storage-js URLs against the face", () => {
     expect((await first.uploadToSignedUrl(mine.data!.path, mine.data!.token, text("one"))).error).toBeNull();
     expect((await first.uploadToSignedUrl(mine.data!.path, mine.data!.token, text("two"))).error).toBeNull();
     expect(await (await alice.storage.from(id).download(mine.data!.path)).data!.text()).toBe("two");
+
+    // Threat: a URL outliving its maker's standing. The holder uploads as the maker, so not once she is disabled.
+    const later = await alice.storage.from(id).createSignedUploadUrl(`own/${crypto.randomUUID()}.txt`);
+    const disabled = await svc.request("PATCH", `/admin/users/${aliceId}`, {
+      headers: { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) },
+      json: { disabled: true },
+    });
+    expect(disabled.status).toBe(200);
+    const refused = await first.uploadToSignedUrl(later.data!.path, later.data!.token, text("x"));
+    expect(refused.error).toMatchObject({ statusCode: "403" });
   });
 
   it("getPublicUrl: a public bucket's file without a key; a private bucket's is not found", async () => {

@@ -1,6 +1,8 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { findUserById } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
+import type { Deps } from "../../../http/deps";
 import {
   assertMayMakeUploadUrl,
   type Caller,
@@ -84,6 +86,18 @@ async function downloadToken(c: Ctx, ref: ObjectRef) {
 /** The caller an upload token's holder uploads as: its maker, who becomes the owner; none for the service role. */
 const tokenCaller = (owner: string | undefined): Caller =>
   owner ? { kind: "user", id: owner, role: "user", token: "" } : { kind: "admin" };
+
+/**
+ * The holder uploads as the maker, so only while the maker may: a URL made by a user deleted or disabled (banned)
+ * since uploads nothing for the rest of its two hours.
+ */
+async function refuseGoneMaker(deps: Deps, caller: Caller): Promise<void> {
+  if (caller.kind !== "user") return;
+  const maker = await findUserById(deps.shards, caller.id);
+  if (!maker || maker.disabled) {
+    throw new StorageError(403, "the user who made this signed upload URL can no longer upload");
+  }
+}
 
 export const urlRoutes = new Hono<AppEnv>()
   .post("/object/sign/:bucket", async (c) => {
@@ -173,10 +187,12 @@ export const urlRoutes = new Hono<AppEnv>()
       url,
       c.var.deps.now(),
     );
+    const caller = tokenCaller(claims.owner);
+    await refuseGoneMaker(c.var.deps, caller);
     const file = await withUploadBody(c, ref.path.slice(ref.path.lastIndexOf("/") + 1), (body, metadata) =>
       putObject(c.var.deps, {
         ...ref,
-        caller: tokenCaller(claims.owner),
+        caller,
         mode: claims.upsert ? "upsert" : "upload",
         body,
         metadata,
