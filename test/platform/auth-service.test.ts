@@ -241,30 +241,37 @@ it("costs: no D1 query at all; one object for live, one for a DPoP proof, none o
   const bound = await signIn({ dpop: await key.proof("POST", `${SERVER}/auth/v1/signin/email-password`) });
   // Warm: this isolate has the key set (read again at most every 10 s, src/signing-keys/keys.ts).
   await rpc("AUTH", "verifyToken", first.accessToken);
-  const originals = { SESSION_FAMILIES: env.SESSION_FAMILIES, JTI_LEDGERS: env.JTI_LEDGERS };
-  const families = countingNamespace(env.SESSION_FAMILIES);
-  const ledgers = countingNamespace(env.JTI_LEDGERS);
-  Object.assign(env, { SESSION_FAMILIES: families.binding, JTI_LEDGERS: ledgers.binding });
-  const d1 = watchD1(env.DB, env.DB_1);
-  try {
-    const plain = await authenticateThrough(bearer(first.accessToken));
-    const verified = await rpc("AUTH", "verifyToken", first.accessToken);
-    expect([plain?.user.id, verified.active, families.objects, ledgers.objects]).toEqual([
-      first.user.id,
-      true,
-      0,
-      0,
-    ]);
-    const live = await authenticateThrough(bearer(first.accessToken), { options: { live: true } });
-    expect([live?.session.live, families.objects]).toEqual([true, 1]);
-    const proof = await key.proof("GET", "https://api.example.com/things", bound.accessToken);
-    const dpop = await authenticateThrough({ authorization: `DPoP ${bound.accessToken}`, dpop: proof });
-    expect([dpop?.user.id, ledgers.objects, families.objects]).toEqual([first.user.id, 1, 1]);
-    expect(d1.calls).toBe(0);
-  } finally {
-    d1.restore();
-    Object.assign(env, originals);
+  // The D1 count sees every call in this workerd, and a queue batch of an earlier request (its consumer runs here)
+  // may land in the window: the calls are measured until one run is clean, at most three. A query the path itself
+  // made would be in every run.
+  const d1Calls: number[] = [];
+  for (let run = 0; run < 3 && !d1Calls.includes(0); run++) {
+    const originals = { SESSION_FAMILIES: env.SESSION_FAMILIES, JTI_LEDGERS: env.JTI_LEDGERS };
+    const families = countingNamespace(env.SESSION_FAMILIES);
+    const ledgers = countingNamespace(env.JTI_LEDGERS);
+    Object.assign(env, { SESSION_FAMILIES: families.binding, JTI_LEDGERS: ledgers.binding });
+    const d1 = watchD1(env.DB, env.DB_1);
+    try {
+      const plain = await authenticateThrough(bearer(first.accessToken));
+      const verified = await rpc("AUTH", "verifyToken", first.accessToken);
+      expect([plain?.user.id, verified.active, families.objects, ledgers.objects]).toEqual([
+        first.user.id,
+        true,
+        0,
+        0,
+      ]);
+      const live = await authenticateThrough(bearer(first.accessToken), { options: { live: true } });
+      expect([live?.session.live, families.objects]).toEqual([true, 1]);
+      const proof = await key.proof("GET", "https://api.example.com/things", bound.accessToken);
+      const dpop = await authenticateThrough({ authorization: `DPoP ${bound.accessToken}`, dpop: proof });
+      expect([dpop?.user.id, ledgers.objects, families.objects]).toEqual([first.user.id, 1, 1]);
+      d1Calls.push(d1.calls);
+    } finally {
+      d1.restore();
+      Object.assign(env, originals);
+    }
   }
+  expect(d1Calls).toContain(0);
 });
 
 // Threat: an outage read as "nobody" (every user signed out) or thrown as a bare error the consumer cannot tell from
