@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { failingR2, failingShards } from "../../support/faults";
-import { STORAGE_FACE, storageClient, uniqueBucket } from "./storage-support";
+import { STORAGE_FACE, setRules, signedInClient, storageClient, uniqueBucket } from "./storage-support";
 import { SECRET_KEY, supabaseService } from "./support";
 
 /**
@@ -43,6 +43,50 @@ describe("storage-js upload against the face under faults", () => {
       expect(await (await admin.from(id).download(path)).data!.text(), context).toBe("bytes");
     }
     // An upload per D1 statement of the upload, each failing once, then retried: dozens of uploads.
+  }, 30_000);
+
+  // The signed upload reads its maker's row before the upload (a URL of a user disabled since uploads nothing): that
+  // read, and every other statement, failing is a 503, and the URL's retry (an upsert URL, as an app retrying would
+  // make) uploads the file whole.
+  it("uploadToSignedUrl: each D1 statement failing (the maker's read first) is Storage's 503; the retry uploads", async () => {
+    const id = uniqueBucket("signedfaults");
+    await admin.createBucket(id);
+    await setRules(supabaseService(), id, {
+      upload: "authenticated",
+      read: "owner",
+      update: "owner",
+      delete: "owner",
+    });
+    const { client: maker } = await signedInClient(supabaseService());
+    const put = (svc: ReturnType<typeof supabaseService>, path: string, token: string) =>
+      svc.request("PUT", `${STORAGE_FACE}/object/upload/sign/${id}/${path}?token=${token}`, {
+        headers: { "content-type": "text/plain" },
+        body: "bytes",
+      });
+    const urlFor = async (path: string) =>
+      (await maker.storage.from(id).createSignedUploadUrl(path, { upsert: true })).data!.token;
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    expect((await put(supabaseService(watched.bindings), "seen.txt", await urlFor("seen.txt"))).status).toBe(
+      200,
+    );
+    expect(watched.fault.seen.some((sql) => /from "users"/.test(sql))).toBe(true);
+    for (let step = 0; step < watched.fault.seen.length; step++) {
+      const context = `step ${step}: ${watched.fault.seen[step]!.slice(0, 80)}`;
+      const path = `step-${step}.txt`;
+      const token = await urlFor(path);
+      const answer = await put(
+        supabaseService(failingShards(env, { after: step, times: 1 }).bindings),
+        path,
+        token,
+      );
+      if (answer.status !== 200) {
+        const text = await answer.text();
+        expect(answer.status, `${context}: ${text}`).toBe(503);
+        expect(JSON.parse(text), context).toMatchObject({ statusCode: "503" });
+      }
+      expect((await put(supabaseService(), path, token)).status, context).toBe(200);
+      expect(await (await maker.storage.from(id).download(path)).data!.text(), context).toBe("bytes");
+    }
   }, 30_000);
 
   it("upload and download: R2 failing is Storage's 503", async () => {
