@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { backToPage, type Ctx, paths } from "../browser/page-paths";
 import { render, showProblem } from "../browser/page-response";
 import { pageText } from "../browser/page-text";
+import { isSameOrigin } from "../browser/same-origin";
 import type { AppEnv } from "../http/app-env";
 import { findUserCode, interactionParams, shownUserCode } from "../oauth2";
 import { countGuess } from "../rate-limits/buckets";
 import { addressKey } from "../rate-limits/client-address";
-import { isSameOrigin } from "./form-requests";
 import { deviceCodeForm, deviceFinished } from "./render-consent";
 
 /**

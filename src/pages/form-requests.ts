@@ -1,5 +1,6 @@
 import type { Ctx } from "../browser/page-paths";
 import { showProblem, UNKNOWN_REQUEST } from "../browser/page-response";
+import { isSameOrigin } from "../browser/same-origin";
 import {
   type AppReturn,
   describeInteraction,
@@ -46,14 +47,6 @@ export async function pageRequest(c: Ctx, requestId: string | undefined): Promis
     return invitation ? { request, client: { clientName: invitation.org.name }, invitation } : null;
   }
   return { request, client: described.client };
-}
-
-/**
- * A cross-site form post (login CSRF, forced consent) is refused: browsers name the posting page's origin, which
- * must be the origin this request came to.
- */
-export function isSameOrigin(c: Ctx): boolean {
-  return c.req.header("origin") === new URL(c.req.url).origin;
 }
 
 /** Form posts of the page: the same-origin check, the parameters and the pending request, or a problem page. */

@@ -4,12 +4,12 @@ import { revokeSession } from "../auth";
 import type { Ctx } from "../browser/page-paths";
 import { render } from "../browser/page-response";
 import { type PageText, pageText } from "../browser/page-text";
+import { isSameOrigin } from "../browser/same-origin";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
 import type { AppEnv } from "../http/app-env";
 import { brandOf } from "../http/brand";
 import { type AnswerDoc, operation, REDIRECT_ANSWER } from "../http/documented";
 import { checkLogout, type EndSessionParams, type EndSessionProblem, readEndSession } from "../oauth2";
-import { isSameOrigin } from "./form-requests";
 import { confirmSignOut, invalidLogout, signedOut } from "./logout-pages";
 
 /**

@@ -1,6 +1,7 @@
 import { type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
 import { render, widgetFor } from "../browser/page-response";
 import { catalogueFor, pageText } from "../browser/page-text";
+import { providerName } from "../browser/provider-names";
 import { signInForm } from "../browser/render";
 import { googleOneTap } from "../fedcm";
 import type { InteractionRequest } from "../oauth2";
@@ -152,31 +153,3 @@ export function accountPage(
     { t, widget: Boolean(slot), ...script },
   );
 }
-
-/** Provider ids as people know them. */
-const PROVIDER_NAMES: Record<string, string> = {
-  github: "GitHub",
-  google: "Google",
-  apple: "Apple",
-  linkedin: "LinkedIn",
-  gitlab: "GitLab",
-  bitbucket: "Bitbucket",
-  discord: "Discord",
-  twitch: "Twitch",
-  spotify: "Spotify",
-  facebook: "Facebook",
-  azuread: "Microsoft",
-  entraid: "Microsoft",
-  workos: "WorkOS",
-  strava: "Strava",
-  twitter: "X",
-  windowslive: "Microsoft",
-};
-/**
- * A provider's name on a button or in a list: a custom provider's (`AUTH_CUSTOM_PROVIDERS`) from its configuration,
- * when the caller passes the switched-on providers, else a built-in's.
- */
-export const providerName = (id: string, enabled?: Record<string, { custom?: { name: string } }>) =>
-  (enabled && Object.hasOwn(enabled, id) ? enabled[id]!.custom?.name : undefined) ??
-  PROVIDER_NAMES[id] ??
-  id.charAt(0).toUpperCase() + id.slice(1);

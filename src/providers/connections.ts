@@ -75,7 +75,8 @@ export async function openConnection(deps: Deps, provider: string, request: Conn
 
 /**
  * The start URL opened in a browser: the request is bound to it by one conditional UPDATE (a second browser opening
- * the same URL finds it claimed), and the browser goes to the provider's consent. Null: no such request (any more).
+ * the same URL finds it claimed), and the browser goes to the provider's consent (asked first: ask-first.ts), for the
+ * user it names. Null: no such request (any more).
  */
 export async function claimConnection(
   deps: Deps,
@@ -83,7 +84,7 @@ export async function claimConnection(
   state: string,
   browserHash: string,
   redirectUri: string,
-): Promise<string | null> {
+): Promise<{ url: string; userId: string; returnTo: string } | null> {
   const settings = await enabled(deps, provider);
   if (!settings || state.length > 200) return null;
   const row = await deps.db
@@ -104,7 +105,7 @@ export async function claimConnection(
   const verifier = row.codeVerifierSealed
     ? await decrypt(deps.config.secrets.encryptionKey, row.codeVerifierSealed)
     : undefined;
-  return authorizationUrl(settings, {
+  const url = authorizationUrl(settings, {
     redirectUri,
     state,
     codeChallenge: verifier ? await oauth.calculatePKCECodeChallenge(verifier) : undefined,
@@ -114,6 +115,7 @@ export async function claimConnection(
       scope: scopes.join(settings.definition.scopeSeparator ?? " "),
     },
   });
+  return { url, userId: row.connectUserId!, returnTo: row.redirectTo };
 }
 
 export type ConnectionOutcome =

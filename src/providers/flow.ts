@@ -92,6 +92,16 @@ function optionsOfRequest(stored: Record<string, unknown>) {
 }
 
 /**
+ * Where the browser goes next, where the flow lands in the end, and the user a link flow gives the identity to (null:
+ * a sign-in, or a refusal).
+ */
+export interface ProviderStart {
+  url: string;
+  returnTo: string;
+  linkTo: string | null;
+}
+
+/**
  * `GET /signin/provider/{p}`: a bad `redirectTo` is a JSON 400 (there is nowhere safe to send the browser); every
  * other problem goes back to `redirectTo` as `error=…`. The state (256 random bits) is stored as a hash with the PKCE
  * verifier (sealed), the nonce, the sign-up options, `connect` and the app's `state`; the provider sees only the
@@ -109,7 +119,7 @@ export async function startProviderSignIn(
    */
   linkTo?: string,
   codeReturn?: CodeReturn,
-): Promise<string> {
+): Promise<ProviderStart> {
   const parsedQuery = startQuery.safeParse(rawQuery);
   if (!parsedQuery.success) throw new AppError("invalid-request", describeIssues(parsedQuery.error.issues));
   const query = parsedQuery.data;
@@ -121,8 +131,11 @@ export async function startProviderSignIn(
     : ownRedirect
       ? query.redirectTo!
       : resolveRedirectTo(deps.config, query.redirectTo);
-  const fail = (error: AppError) =>
-    withQuery(redirectTo, { error: error.code, errorDescription: error.message });
+  const fail = (error: AppError): ProviderStart => ({
+    url: withQuery(redirectTo, { error: error.code, errorDescription: error.message }),
+    returnTo: redirectTo,
+    linkTo: null,
+  });
   if (!Object.hasOwn(deps.config.providers.enabled, provider)) {
     return fail(new AppError("disabled-endpoint", `the provider ${provider} is not enabled`));
   }
@@ -177,13 +190,14 @@ export async function startProviderSignIn(
         ? { organization: query.organization ?? settings.workos.organization! }
         : {}),
     };
-    return authorizationUrl(settings, {
+    const url = authorizationUrl(settings, {
       redirectUri: callbackUrl(deps, settings.name),
       state,
       codeChallenge: codeVerifier ? await oauth.calculatePKCECodeChallenge(codeVerifier) : undefined,
       nonce,
       extra: { ...scopes, ...workos },
     });
+    return { url, returnTo: redirectTo, linkTo: connectUserId };
   } catch (error) {
     if (error instanceof AppError && error.status < 500) return fail(error);
     throw error;

@@ -10,6 +10,9 @@ export {
   type LinkedIdentity,
   unlinkIdentity,
 } from "./accounts";
+// The Supabase face's `/authorize` and `/user/identities/authorize` start the same flow with a `CodeReturn`; its link,
+// and the vault's connection, ask the person first as `connect` does.
+export { answerOperation, askFirst, followAnswer, goOrAsk } from "./ask-first";
 export { ProviderStepError, type TokenSet } from "./client";
 // The token vault (src/vault/) connects accounts through the same requests, exchange and profile (connections.ts).
 export {
@@ -20,7 +23,6 @@ export {
   refreshConnection,
   revokeConnection,
 } from "./connections";
-// The Supabase face's `/authorize` and `/user/identities/authorize` start the same flow with a `CodeReturn`.
 export { type CodeReturn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
 // The Supabase face's `grant_type=id_token` (src/faces/supabase/) signs in as `/signin/idtoken` does.
 export { signInByIdToken } from "./id-token-sign-in";

@@ -15,6 +15,7 @@ import { OK_ANSWER, operation, REDIRECT_ANSWER } from "../http/documented";
 import { bodyText, jsonBody } from "../http/validation";
 import { rateLimit } from "../rate-limits/middleware";
 import { linkIdentity } from "./accounts";
+import { answerOperation, followAnswer, goOrAsk } from "./ask-first";
 import { ProviderStepError, refreshAtProvider } from "./client";
 import { enabledProvider } from "./custom-endpoints";
 import { finishProviderSignIn, REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "./flow";
@@ -39,14 +40,19 @@ const idTokenBody = z.object({
   nonce: z.string().min(1).max(512).optional(),
 });
 
-/** `signInProviderURL`: the browser gets its binding cookie with the redirect to the provider. */
+/**
+ * `signInProviderURL`: the browser gets its binding cookie with the redirect to the provider; with `connect` (a link
+ * to the token's user), with the question first (ask-first.ts), which its form's post answers (`LINK_ANSWER`).
+ */
 async function startRoute(c: Context<AppEnv>) {
+  const provider = c.req.param("provider") ?? "";
   const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
-  return c.redirect(
-    await startProviderSignIn(c.var.deps, c.req.param("provider") ?? "", c.req.query(), browserHash),
-    302,
-  );
+  const started = await startProviderSignIn(c.var.deps, provider, c.req.query(), browserHash);
+  return goOrAsk(c, provider, started, browserHash, `${c.var.config.urls.authPath}${LINK_ANSWER}`);
 }
+
+/** Where the question of a `connect` start posts its answer. */
+const LINK_ANSWER = "/signin/provider/link";
 
 /** signInProviderURL's query (contract §7), as the route reads it (flow.ts); for the document. */
 const startQuery = z.object({
@@ -81,10 +87,18 @@ const START_DOC = operation({
   description:
     "Sends the browser to the provider (Apple, GitHub, Google, …: docs/providers.md), bound to this browser by a " +
     "cookie; back at the callback, the browser lands on `redirectTo` with `refreshToken` (or `error` and " +
-    "`errorDescription`). With `connect`, the provider is linked to that user. A provider that is not enabled: the " +
+    "`errorDescription`). With `connect`, the provider is linked to that user, once the person said yes on the page " +
+    "the start answers (naming the account; a link URL sent to someone else links nothing without them). A provider that is not enabled: the " +
     "redirect carries `error`.",
   request: { target: "query", schema: startQuery },
-  answers: { 302: REDIRECT_ANSWER("To the provider's authorization page.") },
+  answers: {
+    200: {
+      description:
+        "With `connect`: the question whether to link the provider to that account (its form goes on to the provider).",
+      media: "html",
+    },
+    302: REDIRECT_ANSWER("To the provider's authorization page."),
+  },
 });
 
 const signInWithIdToken = [
@@ -140,6 +154,15 @@ export const providerRoutes = new Hono<AppEnv>()
       await linkIdentity(c.var.deps, c.var.auth!.sub, provider, profile.id);
       return c.json("OK");
     },
+  )
+  .post(
+    LINK_ANSWER,
+    answerOperation(
+      "Answer the question of a link",
+      "The form of `GET /signin/provider/{provider}?connect=…` (the page asks before the provider is linked to the " +
+        "token's account): on to the provider.",
+    ),
+    followAnswer,
   )
   .get("/signin/provider/:provider", START_DOC, startRoute)
   // The client's sign-up variant (client.md §15): the same flow; a new user is made if there is none.

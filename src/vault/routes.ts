@@ -8,7 +8,7 @@ import { operation, REDIRECT_ANSWER } from "../http/documented";
 import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import { jsonBody } from "../http/validation";
 import { withQuery } from "../lib/redirect";
-import { claimConnection, REQUEST_LIFETIME_MS } from "../providers";
+import { answerOperation, askFirst, claimConnection, followAnswer, REQUEST_LIFETIME_MS } from "../providers";
 import { beginConnection, completeConnection, connectionPath, disconnect, vaultProvider } from "./connect";
 import { connectionsOf } from "./store";
 
@@ -130,24 +130,44 @@ export const vaultRoutes = new Hono<AppEnv>()
     operation({
       summary: "Open a connection in this browser",
       description:
-        "The URL `POST /user/connections/{provider}` gave: binds this browser (a cookie) and sends it to the " +
-        "provider. Opened a second time, or after ten minutes: 400 `invalid-state`.",
-      answers: { 302: REDIRECT_ANSWER("To the provider's consent.") },
+        "The URL `POST /user/connections/{provider}` gave: binds this browser (a cookie) and asks the person " +
+        "whether to connect their provider account to the account named; the page's form (`POST` here) goes on to " +
+        "the provider. Opened a second time, or after ten minutes: 400 `invalid-state`.",
+      answers: {
+        200: { description: "The question, naming the account.", media: "html" },
+      },
     }),
     async (c) => {
       const provider = c.req.param("provider");
       vaultProvider(c.var.deps, provider);
       const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
-      const url = await claimConnection(
+      const claimed = await claimConnection(
         c.var.deps,
         provider,
         c.req.query("state") ?? "",
         browserHash,
         c.var.config.urls.auth(connectionPath(provider, "callback")),
       );
-      if (!url) throw new AppError("invalid-state");
-      return c.redirect(url, 302);
+      if (!claimed) throw new AppError("invalid-state");
+      // Link CSRF: the start URL is the account's, not this browser's; the person says it is theirs first.
+      return askFirst(c, {
+        kind: "connection",
+        provider,
+        userId: claimed.userId,
+        url: claimed.url,
+        returnTo: claimed.returnTo,
+        browserHash,
+        action: `${c.var.config.urls.authPath}${connectionPath(provider, "start")}`,
+      });
     },
+  )
+  .post(
+    "/user/connections/:provider/start",
+    answerOperation(
+      "Answer the question of a connection",
+      "The form of the start URL's page: on to the provider's consent.",
+    ),
+    followAnswer,
   )
   .get(
     "/user/connections/:provider/callback",

@@ -75,6 +75,17 @@ async function totpUserIn(language: string): Promise<string> {
   return email;
 }
 
+/** A `connect` start URL (signInProviderURL with an access token of `email`'s): the page asks before it links. */
+async function connectUrl(email: string): Promise<string> {
+  const signedIn = await fetch(`${authUrl}/signin/email-password`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  const { session } = (await signedIn.json()) as { session: { accessToken: string } };
+  return `${authUrl}/signin/provider/github?${new URLSearchParams({ redirectTo: REDIRECT, connect: session.accessToken })}`;
+}
+
 /** An organization owned by `ownerEmail` that invites someone: the invitation page's link. */
 async function invitationLink(ownerEmail: string): Promise<string> {
   const headers = { "x-hasura-admin-secret": adminSecret, "content-type": "application/json" };
@@ -166,6 +177,10 @@ describe.skipIf(!runs).concurrent("every page in English, German and Japanese, i
       const submit = (field: string) => page.click(`form:has(${field}) button[type=submit]`);
 
       await signedOutPages(page, check, submit);
+      // The question before a provider is linked from a URL (src/providers/ask-first.ts): the browser's language.
+      await page.goto(await connectUrl(email));
+      await page.waitForSelector("#ask-continue");
+      await check("link-question");
 
       // The sign-in page of an OAuth2 request, its views, and what its forms lead to.
       await page.goto(await rp.start());

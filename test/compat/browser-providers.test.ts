@@ -5,7 +5,7 @@
 import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { HEADLESS_SHELL as CHROMIUM, canRun, launch } from "./chromium";
-import { authUrl, client, REDIRECT, uniqueEmail } from "./client";
+import { authUrl, client, REDIRECT, uniqueEmail, verifiedUser } from "./client";
 
 const runs = canRun(CHROMIUM);
 const fakeProviders = inject("fakeProviders");
@@ -41,6 +41,38 @@ describe.skipIf(!runs)("provider sign-in in Chromium, bound to the browser that 
     browser = await launch(CHROMIUM);
   });
   afterAll(async () => browser?.close());
+
+  it("connect: the page asks, naming the account; Continue links GitHub, which then signs in to that account", async () => {
+    const { email, accessToken } = await verifiedUser("gh-link");
+    const nhost = client();
+    const { context, page } = await newBrowserProfile(browser);
+    await page.goto(
+      `${authUrl}/signin/provider/github?${new URLSearchParams({ redirectTo: REDIRECT, connect: accessToken })}`,
+    );
+    // Threat: link CSRF (src/providers/ask-first.ts). Nothing went to the provider yet; the page names the account.
+    expect(await page.textContent("h1")).toBe("Link your GitHub account?");
+    expect(await page.textContent("#ask-account")).toBe(email);
+    if (process.env.PAGES_SCREENSHOTS) {
+      await page.screenshot({ path: `${process.env.PAGES_SCREENSHOTS}/link-question.png`, fullPage: true });
+    }
+    const githubId = String(Date.now());
+    await nextPersonAtProvider({ fake_id: githubId, fake_email: uniqueEmail("gh-linked") });
+    const back = await landing(page, REDIRECT, () => page.click("#ask-continue"));
+    expect(back.searchParams.get("error")).toBeNull();
+    expect(back.searchParams.has("refreshToken")).toBe(false);
+    await context.close();
+    // The linked identity signs in to the account it was linked to.
+    await nextPersonAtProvider({ fake_id: githubId, fake_email: uniqueEmail("gh-linked") });
+    const other = await newBrowserProfile(browser);
+    const signedIn = await landing(other.page, REDIRECT, () =>
+      other.page.goto(nhost.auth.signInProviderURL("github", { redirectTo: REDIRECT })),
+    );
+    const { body: session } = await nhost.auth.refreshToken({
+      refreshToken: signedIn.searchParams.get("refreshToken")!,
+    });
+    expect(session.user?.email).toBe(email);
+    await other.context.close();
+  });
 
   it("GitHub: signInProviderURL → provider → app with a refreshToken the real client exchanges", async () => {
     const email = uniqueEmail("gh-browser");

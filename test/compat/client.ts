@@ -85,16 +85,35 @@ export function turnstileToken(action: string): string {
 }
 
 /**
+ * The question of a link or a connection (src/providers/ask-first.ts) answered yes in the browser holding `cookie`:
+ * the page's form, posted from the page's origin.
+ */
+export async function answerQuestion(page: Response, at: string | URL, cookie: string): Promise<Response> {
+  const body = await page.text();
+  const action = /<form method="post" action="([^"]+)">/.exec(body)?.[1];
+  const continuation = /name="continuation" value="([^"]+)"/.exec(body)?.[1];
+  expect(action && continuation, "the question's form").toBeTruthy();
+  return fetch(new URL(action!, at), {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, origin: new URL(at).origin, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ continuation: continuation! }).toString(),
+  });
+}
+
+/**
  * The browser's part: follow each redirect, acting as the person at the provider with `person`, and sending back to
  * the service the cookie it set at the start (the flow is bound to the browser that started it).
  */
 export async function browse(start: string, person: Record<string, string>): Promise<URL> {
-  const toProvider = await fetch(start, { redirect: "manual" });
-  expect(toProvider.status).toBe(302);
-  const cookie = toProvider.headers
+  const opened = await fetch(start, { redirect: "manual" });
+  const cookie = opened.headers
     .getSetCookie()
     .map((line) => line.split(";")[0])
     .join("; ");
+  // A connection (or a link) asks first: the person says yes.
+  const toProvider = opened.status === 200 ? await answerQuestion(opened, start, cookie) : opened;
+  expect([302, 303]).toContain(toProvider.status);
   const atProvider = new URL(toProvider.headers.get("location")!);
   for (const [name, value] of Object.entries(person)) atProvider.searchParams.set(name, value);
   const toCallback = await fetch(atProvider, { redirect: "manual" });

@@ -12,6 +12,7 @@ import { encode } from "fast-png";
 import { imageSize } from "image-size";
 import { describe, expect, inject, it } from "vitest";
 import {
+  answerQuestion,
   authUrl,
   latestMail,
   PASSWORD,
@@ -64,10 +65,12 @@ async function textedCode(phone: string): Promise<string> {
  */
 async function throughGitHub(url: string, who: Record<string, string>): Promise<URL> {
   let cookie = "";
-  const hop = async (at: string | URL) => {
-    const response = await fetch(at, { redirect: "manual", headers: cookie ? { cookie } : {} });
+  const hop = async (at: string | URL): Promise<URL> => {
+    let response = await fetch(at, { redirect: "manual", headers: cookie ? { cookie } : {} });
     const set = response.headers.getSetCookie().map((line) => line.split(";")[0]);
     if (set.length > 0) cookie = [cookie, ...set].filter(Boolean).join("; ");
+    // A link asks first (src/providers/ask-first.ts): the person says yes.
+    if (response.status === 200) response = await answerQuestion(response, at, cookie);
     expect([302, 303], `${response.status} at ${at}`).toContain(response.status);
     return new URL(response.headers.get("location")!);
   };

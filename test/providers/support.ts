@@ -54,12 +54,41 @@ export function cookiesOf(response: Response): string {
     .join("; ");
 }
 
-/** The start of a provider sign-in in one browser: the provider URL, and the cookie that browser now holds. */
+/**
+ * The start of a provider sign-in in one browser: the provider URL, and the cookie that browser now holds. A link
+ * (`connect`) asks first (src/providers/ask-first.ts); the person here says yes.
+ */
 export async function startAt(svc: TestService, provider: string, query: Record<string, string> = {}) {
   const start = await svc.get(
     `/signin/provider/${provider}?${new URLSearchParams({ redirectTo: APP, ...query })}`,
   );
-  return { atProvider: location(start), cookie: cookiesOf(start) };
+  const cookie = cookiesOf(start);
+  if (query.connect === undefined || start.status !== 200) return { atProvider: location(start), cookie };
+  return { atProvider: location(await answerQuestion(svc, start, cookie)), cookie };
+}
+
+/** The question's form, as its page holds it: where it posts, and the sealed way on. */
+export async function questionOf(page: Response) {
+  expect(page.status, "expected the question's page").toBe(200);
+  const body = await page.text();
+  const action = /<form method="post" action="([^"]+)">/.exec(body)?.[1];
+  const continuation = /name="continuation" value="([^"]+)"/.exec(body)?.[1];
+  expect(action && continuation, "the question's form").toBeTruthy();
+  return { body, action: new URL(action!, SERVER).toString(), continuation: continuation! };
+}
+
+/** The question of a link or a connection answered "yes" by the browser holding `cookie`, from the page's origin. */
+export async function answerQuestion(
+  svc: TestService,
+  page: Response,
+  cookie: string,
+  origin = new URL(SERVER).origin,
+): Promise<Response> {
+  const { action, continuation } = await questionOf(page);
+  return svc.request("POST", action, {
+    headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ continuation }).toString(),
+  });
 }
 
 /** A browser with `cookie` (none: a fresh browser) opening `url` on the service. */

@@ -16,7 +16,15 @@ import {
   s256,
   VERIFIER,
 } from "../oauth2/support";
-import { APP, cookiesOf, FAKE_PROVIDERS, type FakeUser, location, openIn } from "../providers/support";
+import {
+  APP,
+  answerQuestion,
+  cookiesOf,
+  FAKE_PROVIDERS,
+  type FakeUser,
+  location,
+  openIn,
+} from "../providers/support";
 
 export const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 export const ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
@@ -46,7 +54,10 @@ export const googleAccount = (extra: FakeUser & { fake_expires_in?: string } = {
   ...extra,
 });
 
-/** The app asks for a connection; its browser opens the start URL: where that sends it, and the browser's cookie. */
+/**
+ * The app asks for a connection; its browser opens the start URL and the person says yes to the question
+ * (src/providers/ask-first.ts): where that sends it, and the browser's cookie.
+ */
 export async function startConnection(
   svc: TestService,
   session: WireSession,
@@ -56,7 +67,8 @@ export async function startConnection(
   expect(asked.status).toBe(200);
   const { url } = (await asked.json()) as { url: string };
   const start = await openIn(svc, url);
-  return { url, atProvider: location(start), cookie: cookiesOf(start) };
+  const cookie = cookiesOf(start);
+  return { url, atProvider: location(await answerQuestion(svc, start, cookie)), cookie };
 }
 
 /** The whole trip in one browser, the person consenting at the fake Google; returns where the browser lands. */

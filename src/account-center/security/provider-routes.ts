@@ -39,14 +39,15 @@ export const providerRoutes = new Hono<AppEnv>()
       return backToAccount(c, PROVIDERS, "security-unavailable");
     }
     const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
-    const target = await startProviderSignIn(
+    const { url } = await startProviderSignIn(
       c.var.deps,
       provider,
       { redirectTo: await landingUrl(c) },
       browserHash,
       posted.session.user.id,
     );
-    return c.redirect(target, 303);
+    // Asked already: this post is the account center's own form, from this origin, after a recent confirmation.
+    return c.redirect(url, 303);
   })
   .get(LANDING, async (c) => {
     // Only the flow's own way back says how it went: a URL anyone could type shows no notice at all.

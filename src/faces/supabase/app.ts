@@ -34,7 +34,8 @@ import { storageFaceApp } from "./storage/app";
  */
 
 /** GoTrue's routes a browser reaches without a key (its gateway leaves them open). */
-const OPEN_PATHS = /\/auth\/v1\/(health|\.well-known\/jwks\.json|verify|authorize|callback|sso\/saml\/.*)$/;
+const OPEN_PATHS =
+  /\/auth\/v1\/(health|\.well-known\/jwks\.json|verify|authorize|authorize\/link|callback|sso\/saml\/.*)$/;
 
 const KEY_REFUSALS = {
   missing: "No API key found in request",

@@ -9,7 +9,15 @@ import { env } from "cloudflare:test";
 import { createClient } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, uniqueEmail } from "../../helpers";
-import { APP, cookiesOf, FAKE_PROVIDERS, type FakeUser, location, openIn } from "../../providers/support";
+import {
+  APP,
+  answerQuestion,
+  cookiesOf,
+  FAKE_PROVIDERS,
+  type FakeUser,
+  location,
+  openIn,
+} from "../../providers/support";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 const svc = supabaseService(FAKE_PROVIDERS);
@@ -25,11 +33,14 @@ async function signedInClient() {
   return { client, email };
 }
 
-/** The browser's way from the link URL to the app: the provider, the core's callback, the face's callback. */
+/**
+ * The browser's way from the link (or sign-in) URL to the app: a link's question (the person says yes), the provider,
+ * the core's callback, the face's callback.
+ */
 async function follow(url: string, who: FakeUser, cookie = "") {
   const start = await openIn(svc, url, cookie);
-  const atProvider = location(start);
   const browser = cookie || cookiesOf(start);
+  const atProvider = location(start.status === 200 ? await answerQuestion(svc, start, browser) : start);
   for (const [name, value] of Object.entries(who)) atProvider.searchParams.set(name, value);
   const callback = location(await env.OUTBOUND!.fetch(atProvider.toString(), { redirect: "manual" }));
   const landing = location(await openIn(svc, callback, browser));
@@ -115,7 +126,7 @@ describe("getUserIdentities, linkIdentity, unlinkIdentity", () => {
     const { client: attacker } = await signedInClient();
     const url = await linkUrl(attacker);
     const attackerBrowser = await openIn(svc, url);
-    const atProvider = location(attackerBrowser);
+    const atProvider = location(await answerQuestion(svc, attackerBrowser, cookiesOf(attackerBrowser)));
     atProvider.searchParams.set("fake_id", uniqueId());
     const callback = location(await env.OUTBOUND!.fetch(atProvider.toString(), { redirect: "manual" }));
     const victimBrowser = cookiesOf(await openIn(svc, `${FACE}/auth/v1/authorize?provider=github`));

@@ -90,6 +90,14 @@ export const pages: PageText = {
   signedOutTitle: "Sie sind abgemeldet",
   signedOutLead: "Sie können diese Seite schließen.",
   logoutProblemTitle: "Dieser Abmeldelink funktioniert nicht",
+  linkTitle: (provider: string) => `Ihr ${provider}-Konto verknüpfen?`,
+  linkLead: (provider: string) => `Mit ${provider} können Sie sich dann bei diesem Konto anmelden:`,
+  connectTitle: (provider: string) => `Ihr ${provider}-Konto verbinden?`,
+  connectLead: (provider: string) => `Dieses Konto kann dann Ihr ${provider}-Konto nutzen:`,
+  askWarning: (provider: string) =>
+    `Fahren Sie nur fort, wenn dies Ihr Konto ist und Sie diesen Schritt selbst begonnen haben. Hat Ihnen jemand anderes diesen Link geschickt, schließen Sie diese Seite: Das ${provider}-Konto, das Sie wählen, ginge an dessen Konto.`,
+  askContinue: (provider: string) => `Weiter zu ${provider}`,
+  askProblemTitle: "Dieser Link funktioniert nicht",
   reauthTitle: "Bestätigen Sie, dass Sie es sind",
   reauthFresh: (client: string) => `${client} bittet Sie, Ihre Anmeldung zu bestätigen.`,
   reauthStronger: (client: string) =>
@@ -165,5 +173,7 @@ export const pages: PageText = {
       "Er stammt nicht von einer App, bei der Sie hier angemeldet sind, oder er wurde unterwegs verändert.",
     logoutUnknownClient: "Er nennt eine App, die hier nicht bekannt ist.",
     logoutUnregisteredRedirect: "Er würde Sie an eine Adresse weiterleiten, die dafür nicht registriert ist.",
+    askExpired:
+      "Diese Anfrage ist abgelaufen oder wurde in einem anderen Browser geöffnet. Beginnen Sie in der App erneut.",
   },
 };

@@ -87,6 +87,14 @@ export const pages = {
   signedOutTitle: "You are signed out",
   signedOutLead: "You can close this page.",
   logoutProblemTitle: "This sign-out link does not work",
+  linkTitle: (provider: string) => `Link your ${provider} account?`,
+  linkLead: (provider: string) => `${provider} will become a way to sign in to this account:`,
+  connectTitle: (provider: string) => `Connect your ${provider} account?`,
+  connectLead: (provider: string) => `This account will be able to use your ${provider} account:`,
+  askWarning: (provider: string) =>
+    `Continue only if this is your account and you started this yourself. If someone else sent you this link, close this page: the ${provider} account you choose would go to their account.`,
+  askContinue: (provider: string) => `Continue to ${provider}`,
+  askProblemTitle: "This link does not work",
   reauthTitle: "Confirm it's you",
   reauthFresh: (client: string) => `${client} asks you to confirm your sign-in.`,
   reauthStronger: (client: string) => `${client} asks for a stronger sign-in: confirm with a second step.`,
@@ -154,6 +162,7 @@ export const pages = {
     logoutInvalidHint: "It was not made by an app you signed in to here, or it was changed on the way.",
     logoutUnknownClient: "It names an app that is not known here.",
     logoutUnregisteredRedirect: "It would send you on to an address that was not registered for it.",
+    askExpired: "This request has expired or was opened in another browser. Start again from the app.",
   },
 };
 

@@ -92,6 +92,14 @@ export const pages: PageText = {
   signedOutTitle: "Has cerrado sesión",
   signedOutLead: "Puedes cerrar esta página.",
   logoutProblemTitle: "Este enlace de cierre de sesión no funciona",
+  linkTitle: (provider: string) => `¿Vincular tu cuenta de ${provider}?`,
+  linkLead: (provider: string) => `${provider} pasará a ser una forma de iniciar sesión en esta cuenta:`,
+  connectTitle: (provider: string) => `¿Conectar tu cuenta de ${provider}?`,
+  connectLead: (provider: string) => `Esta cuenta podrá usar tu cuenta de ${provider}:`,
+  askWarning: (provider: string) =>
+    `Continúa solo si esta es tu cuenta y empezaste esto tú. Si otra persona te envió este enlace, cierra esta página: la cuenta de ${provider} que elijas iría a su cuenta.`,
+  askContinue: (provider: string) => `Continuar a ${provider}`,
+  askProblemTitle: "Este enlace no funciona",
   reauthTitle: "Confirma que eres tú",
   reauthFresh: (client: string) => `${client} te pide que confirmes tu inicio de sesión.`,
   reauthStronger: (client: string) =>
@@ -165,5 +173,6 @@ export const pages: PageText = {
       "No lo creó una aplicación en la que hayas iniciado sesión aquí, o se modificó por el camino.",
     logoutUnknownClient: "Menciona una aplicación que aquí no se conoce.",
     logoutUnregisteredRedirect: "Te enviaría a una dirección que no se registró para ella.",
+    askExpired: "Esta solicitud caducó o se abrió en otro navegador. Vuelve a empezar desde la aplicación.",
   },
 };

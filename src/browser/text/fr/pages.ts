@@ -89,6 +89,14 @@ export const pages: PageText = {
   signedOutTitle: "Vous êtes déconnecté",
   signedOutLead: "Vous pouvez fermer cette page.",
   logoutProblemTitle: "Ce lien de déconnexion ne fonctionne pas",
+  linkTitle: (provider: string) => `Associer votre compte ${provider} ?`,
+  linkLead: (provider: string) => `${provider} deviendra un moyen de vous connecter à ce compte :`,
+  connectTitle: (provider: string) => `Connecter votre compte ${provider} ?`,
+  connectLead: (provider: string) => `Ce compte pourra utiliser votre compte ${provider} :`,
+  askWarning: (provider: string) =>
+    `Ne continuez que s'il s'agit de votre compte et que vous avez lancé cette démarche vous-même. Si quelqu'un d'autre vous a envoyé ce lien, fermez cette page : le compte ${provider} que vous choisirez irait à son compte.`,
+  askContinue: (provider: string) => `Continuer vers ${provider}`,
+  askProblemTitle: "Ce lien ne fonctionne pas",
   reauthTitle: "Confirmez que c'est bien vous",
   reauthFresh: (client: string) => `${client} vous demande de confirmer votre connexion.`,
   reauthStronger: (client: string) =>
@@ -164,5 +172,7 @@ export const pages: PageText = {
       "Il n'a pas été créé par une application à laquelle vous êtes connecté ici, ou il a été modifié en chemin.",
     logoutUnknownClient: "Il désigne une application inconnue ici.",
     logoutUnregisteredRedirect: "Il vous enverrait vers une adresse qui n'a pas été enregistrée pour lui.",
+    askExpired:
+      "Cette demande a expiré ou a été ouverte dans un autre navigateur. Recommencez depuis l'application.",
   },
 };

@@ -88,6 +88,15 @@ export const pages: PageText = {
   signedOutTitle: "ログアウトしました",
   signedOutLead: "このページは閉じてかまいません。",
   logoutProblemTitle: "このログアウト用リンクは使えません",
+  linkTitle: (provider: string) => `${provider} アカウントを連携しますか？`,
+  linkLead: (provider: string) => `このアカウントに ${provider} でログインできるようになります：`,
+  connectTitle: (provider: string) => `${provider} アカウントを接続しますか？`,
+  connectLead: (provider: string) =>
+    `このアカウントがあなたの ${provider} アカウントを利用できるようになります：`,
+  askWarning: (provider: string) =>
+    `ご自身のアカウントで、ご自身で始めた操作の場合にのみ続けてください。他の人から送られてきたリンクの場合は、このページを閉じてください。選んだ ${provider} アカウントがその人のアカウントに渡ってしまいます。`,
+  askContinue: (provider: string) => `${provider} へ進む`,
+  askProblemTitle: "このリンクは使えません",
   reauthTitle: "ご本人確認",
   reauthFresh: (client: string) => `${client} がログインの確認を求めています。`,
   reauthStronger: (client: string) =>
@@ -163,5 +172,7 @@ export const pages: PageText = {
     logoutInvalidHint: "ここでログインしたアプリが作成したものではないか、途中で改変されています。",
     logoutUnknownClient: "ここでは知られていないアプリを指定しています。",
     logoutUnregisteredRedirect: "このアプリに登録されていないアドレスに移動しようとしています。",
+    askExpired:
+      "このリクエストは期限切れか、別のブラウザで開かれました。アプリからもう一度やり直してください。",
   },
 };

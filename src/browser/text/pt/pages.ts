@@ -89,6 +89,14 @@ export const pages: PageText = {
   signedOutTitle: "Você saiu",
   signedOutLead: "Você pode fechar esta página.",
   logoutProblemTitle: "Este link de saída não funciona",
+  linkTitle: (provider: string) => `Vincular sua conta do ${provider}?`,
+  linkLead: (provider: string) => `Você poderá entrar nesta conta usando ${provider}:`,
+  connectTitle: (provider: string) => `Conectar sua conta do ${provider}?`,
+  connectLead: (provider: string) => `Esta conta poderá usar sua conta do ${provider}:`,
+  askWarning: (provider: string) =>
+    `Continue apenas se esta conta for sua e você mesmo tiver iniciado isto. Se outra pessoa enviou este link, feche esta página: a conta do ${provider} que você escolher iria para a conta dela.`,
+  askContinue: (provider: string) => `Continuar para ${provider}`,
+  askProblemTitle: "Este link não funciona",
   reauthTitle: "Confirme que é você",
   reauthFresh: (client: string) => `${client} pede que você confirme sua entrada.`,
   reauthStronger: (client: string) =>
@@ -160,5 +168,6 @@ export const pages: PageText = {
       "Ele não foi criado por um aplicativo em que você entrou aqui, ou foi alterado no caminho.",
     logoutUnknownClient: "Ele indica um aplicativo que não é conhecido aqui.",
     logoutUnregisteredRedirect: "Ele enviaria você para um endereço que não foi registrado para ele.",
+    askExpired: "Esta solicitação expirou ou foi aberta em outro navegador. Comece de novo pelo app.",
   },
 };

@@ -5,7 +5,13 @@ import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { bindBrowser, browserBinding } from "../../../http/browser-binding";
 import { withQuery } from "../../../lib/redirect";
-import { REQUEST_LIFETIME_MS, startProviderSignIn, takeProviderTokens } from "../../../providers";
+import {
+  followAnswer,
+  goOrAsk,
+  REQUEST_LIFETIME_MS,
+  startProviderSignIn,
+  takeProviderTokens,
+} from "../../../providers";
 import { GoTrueError } from "./errors";
 import { sessionWithFactors } from "./mfa-wire";
 import {
@@ -69,12 +75,13 @@ function enabledProvider(c: Context<AppEnv>, provider: string | undefined): stri
 
 /**
  * `/authorize` for a browser: bound to it by the core's cookie, the core's flow starts with the face's way back. With
- * a link ticket (below) the identity is linked to the ticket's user, whose session must still be alive.
+ * a link ticket (below) the identity is linked to the ticket's user, whose session must still be alive, and the core
+ * asks the person first (src/providers/ask-first.ts: link CSRF), its form posting to `/authorize/link`.
  */
-async function startFromBrowser(c: Context<AppEnv>): Promise<string> {
+async function startFromBrowser(c: Context<AppEnv>): Promise<Response> {
   const query = queryOf(c);
   const { config, deps } = c.var;
-  if (query.sso_ticket !== undefined) return startSsoFromTicket(c, query.sso_ticket);
+  if (query.sso_ticket !== undefined) return c.redirect(await startSsoFromTicket(c, query.sso_ticket), 302);
   const provider = enabledProvider(c, query.provider);
   const challenge = pkceChallenge(query.code_challenge, query.code_challenge_method);
   const scopes = scopesOf(query.scopes);
@@ -89,11 +96,20 @@ async function startFromBrowser(c: Context<AppEnv>): Promise<string> {
   }
   const browserHash = await bindBrowser(c, "provider-flow", REQUEST_LIFETIME_MS / 1000);
   const flow: FlowType = challenge ? "pkce" : "implicit";
-  return startProviderSignIn(deps, provider, {}, browserHash, linkTo, {
-    returnTo: faceCallback(config, appTarget(config, query.redirect_to), flow, "provider-flow"),
+  const target = appTarget(config, query.redirect_to);
+  const started = await startProviderSignIn(deps, provider, {}, browserHash, linkTo, {
+    returnTo: faceCallback(config, target, flow, "provider-flow"),
     codeChallenge: challenge ?? (await browserChallenge(config, browserHash)),
     scopes,
   });
+  // The face's callback, then the app: the form's redirect chain ends at `target`.
+  return goOrAsk(
+    c,
+    provider,
+    { ...started, returnTo: target },
+    browserHash,
+    `${goTrueIssuer(config)}/authorize/link`,
+  );
 }
 
 /** The implicit flow's end: the code, with this browser's verifier, becomes the session in the fragment. */
@@ -201,7 +217,9 @@ export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
 export const goTrueOAuthRoutes = new Hono<AppEnv>()
   // signInWithOAuth (auth-js builds this URL; the browser opens it). A bad parameter is GoTrue's JSON 400: there is
   // no safe place to send the browser yet.
-  .get("/authorize", async (c) => c.redirect(await startFromBrowser(c), 302))
+  .get("/authorize", startFromBrowser)
+  // linkIdentity's question, answered (the page of `/authorize` with a link ticket): on to the provider.
+  .post("/authorize/link", followAnswer)
   .get("/callback", async (c) => {
     const params = new URL(c.req.url).searchParams;
     const target = appTarget(c.var.config, params.get("redirect_to"));

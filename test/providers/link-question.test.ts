@@ -1,0 +1,171 @@
+// The question asked before a provider is linked from a URL (src/providers/ask-first.ts): the Nhost API's
+// `connect=<access token>`, the Supabase face's `linkIdentity` URL and the token vault's start URL.
+// Threat: link CSRF. An attacker makes such a URL for their own account and gets a victim to open it; the provider
+// signs the victim in without a question, so without this page the victim's provider identity became a way into the
+// attacker's account and the victim's provider tokens went to the attacker. Each test below names the step it covers.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CATALOGUES, LANGUAGES } from "../../src/browser/text";
+import { FACE, supabaseClient, supabaseService } from "../faces/supabase/support";
+import { auditTypesOf, service, signUp, uniqueEmail } from "../helpers";
+import { allInShards } from "../support/shards";
+import { startConnection, VAULT_ON } from "../vault/support";
+import {
+  APP,
+  answerQuestion,
+  cookiesOf,
+  FAKE_PROVIDERS,
+  location,
+  openIn,
+  questionOf,
+  signInWith,
+  withProviders,
+} from "./support";
+
+const svc = withProviders();
+const uniqueId = () => String(Math.floor(Math.random() * 1e12));
+const connectUrl = (token: string) =>
+  `/signin/provider/github?${new URLSearchParams({ redirectTo: APP, connect: token })}`;
+const EVIL = "https://evil.example";
+/** As `html` escapes a sentence in a page. */
+const escaped = (text: string) =>
+  text.replaceAll("&", "&amp;").replaceAll("'", "&#39;").replaceAll('"', "&quot;");
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("connect=<access token>: asked first", () => {
+  it("a victim opening an attacker's connect URL is asked, with the attacker's account named, and nothing reaches the provider", async () => {
+    const attacker = await signUp(svc, uniqueEmail("attacker"));
+    const opened = await svc.get(connectUrl(attacker.accessToken));
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get("location")).toBeNull();
+    expect(opened.headers.get("cache-control")).toBe("no-store");
+    // No site may frame the page (a click on "Continue" stolen through an invisible frame).
+    expect(opened.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    const { body } = await questionOf(opened);
+    expect(body).toContain("Link your GitHub account?");
+    expect(body).toContain(attacker.user.email!);
+    // The provider's URL (its state) is sealed in the form: the page shows nothing the attacker could use.
+    expect(body).not.toContain("github.fake");
+    expect(body).not.toContain("state=");
+  });
+
+  it("refuses the form posted from another site, without Origin, by another browser, or garbled; nothing is linked", async () => {
+    const attacker = await signUp(svc);
+    const opened = await svc.get(connectUrl(attacker.accessToken));
+    const cookie = cookiesOf(opened);
+    const page = opened.clone();
+    const { action, continuation } = await questionOf(opened);
+    const post = (headers: Record<string, string>, value = continuation) =>
+      svc.request("POST", action, {
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams({ continuation: value }).toString(),
+      });
+    // Login CSRF's form: another site posts it in the victim's browser (the cookie would not even go along).
+    for (const refused of [await post({ cookie, origin: EVIL }), await post({ cookie })]) {
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("location")).toBeNull();
+      expect(await refused.text()).toContain("This form was sent from another site.");
+    }
+    // The form copied into another browser: its binding cookie is not the one the flow is bound to.
+    const otherBrowser = cookiesOf(await svc.get("/signin/provider/github"));
+    const origin = new URL(action).origin;
+    for (const refused of [
+      await post({ origin }),
+      await post({ origin, cookie: otherBrowser }),
+      await post({ origin, cookie }, "v2.00ff"),
+      await post({ origin, cookie }, "x".repeat(20_000)),
+    ]) {
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get("location")).toBeNull();
+      expect(await refused.text()).toContain("This request has expired or was opened in another browser.");
+    }
+    expect(await auditTypesOf(attacker.user.id)).not.toContain("provider.linked");
+    // The question still stands for the browser it was asked in.
+    expect(location(await answerQuestion(svc, page, cookie)).host).toBe("github.fake");
+  });
+
+  it("expires with the flow's request, ten minutes after it was asked", async () => {
+    const user = await signUp(svc);
+    const opened = await svc.get(connectUrl(user.accessToken));
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 10 * 60 * 1000 + 1000);
+    const late = await answerQuestion(svc, opened, cookiesOf(opened));
+    expect(late.status).toBe(400);
+  });
+
+  it("links once the person says yes, and speaks the browser's language, not the account's", async () => {
+    const user = await signUp(svc, uniqueEmail(), { locale: "ja" });
+    const id = uniqueId();
+    const linked = await signInWith(svc, "github", { connect: user.accessToken }, { fake_id: id });
+    expect(linked.back.searchParams.get("error")).toBeNull();
+    expect(await allInShards("SELECT user_id FROM user_providers WHERE provider_user_id = ?", id)).toEqual([
+      { user_id: user.user.id },
+    ]);
+    // The account's own locale (Japanese here) is an attacker's choice when the account is the attacker's: the browser's
+    // languages count, each asked for in turn.
+    for (const language of LANGUAGES) {
+      const asked = await svc.request("GET", connectUrl(user.accessToken), {
+        headers: { "accept-language": `${language};q=0.9` },
+      });
+      const { body } = await questionOf(asked);
+      const words = CATALOGUES[language].pages;
+      expect(body, language).toContain(`lang="${language}"`);
+      expect(body, language).toContain(escaped(words.linkTitle("GitHub")));
+      expect(body, language).toContain(escaped(words.askWarning("GitHub")));
+    }
+  });
+});
+
+describe("the Supabase face's linkIdentity URL: asked first", () => {
+  const face = supabaseService(FAKE_PROVIDERS);
+
+  it("asks the browser that opens it, names the ticket's account, and refuses a cross-site answer", async () => {
+    const client = supabaseClient(face);
+    const email = uniqueEmail("face-attacker");
+    expect((await client.auth.signUp({ email, password: "correct horse battery" })).error).toBeNull();
+    const { data } = await client.auth.linkIdentity({
+      provider: "github",
+      options: { redirectTo: APP, skipBrowserRedirect: true },
+    });
+    const opened = await openIn(face, data.url!);
+    const cookie = cookiesOf(opened);
+    const { body, action, continuation } = await questionOf(opened.clone());
+    expect(body).toContain(email);
+    expect(action).toBe(`${FACE}/auth/v1/authorize/link`);
+    const crossSite = await face.request("POST", action, {
+      headers: { cookie, origin: EVIL, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ continuation }).toString(),
+    });
+    expect(crossSite.status).toBe(403);
+    expect(location(await answerQuestion(face, opened, cookie)).host).toBe("github.fake");
+  });
+});
+
+describe("the token vault's start URL: asked first", () => {
+  const vault = service(VAULT_ON);
+
+  it("a victim opening an attacker's start URL is asked to connect to the attacker's account", async () => {
+    const attacker = await signUp(vault);
+    const asked = await vault.post("/user/connections/google", { redirectTo: APP }, attacker.accessToken);
+    const { url } = (await asked.json()) as { url: string };
+    const opened = await openIn(vault, url);
+    const { body, action } = await questionOf(opened);
+    expect(body).toContain("Connect your Google account?");
+    expect(body).toContain(attacker.user.email!);
+    expect(body).not.toContain("oidc.fake");
+    const crossSite = await vault.request("POST", action, {
+      headers: {
+        cookie: cookiesOf(opened),
+        origin: EVIL,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "continuation=x",
+    });
+    expect(crossSite.status).toBe(403);
+    // Said yes to, the same flow goes on to Google (test/vault/ follows it to the end).
+    const { atProvider } = await startConnection(vault, await signUp(vault));
+    expect(atProvider.host).toBe("oidc.fake");
+  });
+});
