@@ -17,6 +17,7 @@ import { claim, identityEntry, releaseEntries, shardOfEntry } from "../db/direct
 import { type UserRow, userProviders, users } from "../db/schema";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
+import { emailField } from "../http/fields";
 import { randomUuid } from "../lib/crypto";
 import { isEmailAllowed } from "../lib/email-access";
 import type { ProviderProfile } from "./profile";
@@ -114,7 +115,7 @@ export async function userForProfile(
   const { config } = deps;
   const linked = await userOfIdentity(deps, provider, profile.id);
   if (linked) return linked;
-  const email = profile.email?.toLowerCase();
+  const email = conformingEmail(profile.email);
   if (email && !isEmailAllowed(email, config)) throw new AppError("invalid-email-password");
   const existing = email ? await findUserByEmail(deps.shards, email) : undefined;
   if (existing) {
@@ -142,6 +143,17 @@ export async function userForProfile(
   if (!created) throw new AppError("email-already-in-use");
   await linkIdentity(deps, created.id, provider, profile.id);
   return created;
+}
+
+/**
+ * The provider's address as an account's address, lower-cased; none when it is not one the sign-up would take
+ * (`emailField`). Threat: `toLowerCase` maps a few non-ASCII letters to ASCII ones (the Kelvin sign U+212A becomes
+ * `k`), so a provider account registered as `\u212Aate@example.com` would have found, and been proven into, the
+ * account of `kate@example.com`. Such a person signs up without an address, as with a provider that shares none.
+ */
+function conformingEmail(address: string | undefined): string | undefined {
+  if (address === undefined || !emailField.safeParse(address).success) return undefined;
+  return address.toLowerCase();
 }
 
 /** The provider's locale (`en`, `en-US`, `fr_FR`) when its language is one the deployment allows. */

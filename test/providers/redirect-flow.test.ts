@@ -172,6 +172,20 @@ describe("finding the account by email", () => {
     expect(owner.user.email).toBe(email);
   });
 
+  it("never finds an account by an address that only lower-cases to its own (the Kelvin sign)", async () => {
+    // Threat: `toLowerCase` maps U+212A KELVIN SIGN to `k`. A provider account registered (and verified there) as
+    // `\u212Aate-…@example.com` would have found the account of `kate-…@example.com` and been proven into it.
+    const email = uniqueEmail("kate");
+    const owner = await signUp(svc, email);
+    const lookalike = `\u212A${email.slice(1)}`;
+    const { back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_email: lookalike });
+    const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+    expect(session.user.id).not.toBe(owner.user.id);
+    expect(session.user.email ?? null).toBeNull();
+    // The owner's password still signs in: nothing was proven or wiped.
+    expect((await svc.post("/signin/email-password", { email, password: PASSWORD })).status).toBe(200);
+  });
+
   it("signs a new user up with an unverified provider email, marked unverified", async () => {
     const email = uniqueEmail("unverified");
     const { back } = await signInWith(
