@@ -3,9 +3,18 @@
 // what it keeps out.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { service, type TestService, type WireSession } from "../helpers";
-import { location, mintIdToken, openIn, startAt, withProviders } from "../providers/support";
-import { failingFetcher, failingKv } from "../support/faults";
+import { service, signUp, type TestService, type WireSession } from "../helpers";
+import {
+  APP,
+  answerQuestion,
+  cookiesOf,
+  location,
+  mintIdToken,
+  openIn,
+  startAt,
+  withProviders,
+} from "../providers/support";
+import { failingFetcher, failingKv, failingShards } from "../support/faults";
 import { allInShards } from "../support/shards";
 import { withShortTimeouts } from "../support/timeouts";
 import { expectUnavailable } from "./support";
@@ -88,6 +97,34 @@ describe("provider sign-in: the provider unreachable at the callback", () => {
       await expectNothingMade(person);
     },
   );
+});
+
+describe("a link's question (connect=<access token>) with D1 failing at each of its statements", () => {
+  // Threat: a failing database answering a page whose "Continue" leads nowhere (or, worse, a question that names no
+  // account and still links), or a 500. Each step: the contract's 503; the same URL asked again, the question, whose
+  // yes goes on to the provider.
+  it("each step: a 503 and no question, or the whole question; the retry asks and goes on", async () => {
+    const user = await signUp(withProviders());
+    const url = `/signin/provider/github?${new URLSearchParams({ redirectTo: APP, connect: user.accessToken })}`;
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    expect((await withProviders(watched.bindings).get(url)).status).toBe(200);
+    const steps = watched.fault.seen;
+    expect(steps.length).toBeGreaterThan(0);
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const { bindings } = failingShards(env, { after: step, times: 1 });
+      const svc = withProviders(bindings);
+      let asked = await svc.get(url);
+      // A read the service can do without (the slot map's refresh): the question, whole, naming the account.
+      if (asked.status !== 200) {
+        await expectUnavailable(asked, context);
+        asked = await svc.get(url);
+      }
+      expect(await asked.clone().text(), context).toContain(user.user.email!);
+      const atProvider = location(await answerQuestion(svc, asked, cookiesOf(asked)));
+      expect(atProvider.host, context).toBe("github.fake");
+    }
+  });
 });
 
 describe("ID-token sign-in: the provider's keys", () => {
