@@ -4,7 +4,7 @@ import type { Authentication, SignIn } from "../browser/acr";
 import type { Config } from "../config";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import { randomUuid } from "../lib/crypto";
-import { HASURA_NAMESPACE, verifyOwnJwt } from "../signing-keys/jwt";
+import { HASURA_NAMESPACE, rethrowUnreadable, verifyOwnJwt } from "../signing-keys/jwt";
 import { getKeySet } from "../signing-keys/keys";
 import type { AuthorizationDetail } from "./authorization-details";
 import { scopeClaims } from "./claims";
@@ -184,7 +184,8 @@ export async function verifyOAuth2AccessToken(
       return null;
     }
     return payload as OAuth2AccessTokenPayload;
-  } catch {
+  } catch (error) {
+    rethrowUnreadable(error);
     return null;
   }
 }

@@ -77,6 +77,27 @@ export const expiryOf = (iat: number, ttl: number, impersonation?: Impersonation
   impersonation ? Math.min(iat + ttl, Math.floor(impersonation.endsAt / 1000)) : iat + ttl;
 
 /**
+ * The key set could not be read (D1 unreachable on an isolate that has no copy yet): no verdict on the token. A caller
+ * that answers "not a token" for every failure lets this one through (`rethrowUnreadable`), so the request is a 503,
+ * not a 401 that would make a client sign its user out during a database blip.
+ */
+class KeySetUnreadable extends Error {
+  constructor(readonly reason: unknown) {
+    super("the signing key set could not be read");
+  }
+}
+
+const readKeySet = (config: Config, options?: { unknownKid?: boolean }) =>
+  getKeySet(config, options).catch((error: unknown) => {
+    throw new KeySetUnreadable(error);
+  });
+
+/** In a catch that turns every failed verification into "not a token": the key set's failure goes on, as it came. */
+export function rethrowUnreadable(error: unknown): void {
+  if (error instanceof KeySetUnreadable) throw error.reason;
+}
+
+/**
  * Verifies a JWT this service signed: the key chosen by `kid` among our own keys, and the token's `alg` exactly that
  * key's (no `alg` confusion, RFC 8725 §3.1: during a switch of algorithm, tokens of the old one verify with the old
  * keys and only with them), our issuer, the expected `typ` header, an unexpired `exp`. Throws for anything else.
@@ -96,8 +117,8 @@ export async function verifyOwnJwt(
       if (!header.kid) throw new errors.JWKSNoMatchingKey();
       // A kid this isolate has not seen may have been created by a rotation in another one: look again, once.
       const found =
-        (await getKeySet(config)).verifyKeys.get(header.kid) ??
-        (await getKeySet(config, { unknownKid: true })).verifyKeys.get(header.kid);
+        (await readKeySet(config)).verifyKeys.get(header.kid) ??
+        (await readKeySet(config, { unknownKid: true })).verifyKeys.get(header.kid);
       if (!found || found.alg !== header.alg) throw new errors.JWKSNoMatchingKey();
       return found.key;
     },
@@ -120,7 +141,8 @@ export async function verifyAccessToken(config: Config, token: string): Promise<
   let payload: JWTPayload;
   try {
     payload = await verifyOwnJwt(config, token, { typ: "JWT", requiredClaims: ["sub", "exp", "iat"] });
-  } catch {
+  } catch (error) {
+    rethrowUnreadable(error);
     return null;
   }
   const claims = payload[HASURA_NAMESPACE];

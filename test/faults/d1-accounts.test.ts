@@ -109,4 +109,19 @@ describe("the session check and the key set with D1 down", () => {
     expect(jwks.status).toBe(200);
     expect(((await jwks.json()) as { keys: unknown[] }).keys.length).toBeGreaterThan(0);
   });
+
+  it("a valid access token at a cold isolate whose keys cannot be read: 503, not 401; 200 once D1 is back", async () => {
+    // Threat: a database blip read as "your token is invalid". nhost-js answers a 401 by refreshing and, that failing
+    // too, signs its user out: every user of a fresh isolate would have been signed out by a passing D1 fault.
+    const session = await signUp(service(NO_VERIFICATION));
+    const { binding, fault } = failingD1(env.DB, { match: /signing_keys/ });
+    const svc = service({ ...NO_VERIFICATION, DB: binding });
+    await expectUnavailable(await svc.get("/user", session.accessToken));
+    expect(fault.failures).toBeGreaterThan(0);
+    // A token that is not one is still a 401: the key set's failure is no verdict, a forged signature is one.
+    fault.heal();
+    expect((await svc.get("/user", session.accessToken)).status).toBe(200);
+    const forged = `${session.accessToken.slice(0, -4)}AAAA`;
+    expect((await svc.get("/user", forged)).status).toBe(401);
+  });
 });

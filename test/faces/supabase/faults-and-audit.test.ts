@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
-import { failingNamespace, failingShards } from "../../support/faults";
+import { failingD1, failingNamespace, failingShards } from "../../support/faults";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -34,6 +34,30 @@ describe("the Supabase face under D1 faults", () => {
       expect(JSON.parse(text), context).toMatchObject({ error_code: "unexpected_failure" });
       expect(text, context).not.toMatch(/D1_ERROR|\bat \S+:\d+/);
     }
+  });
+});
+
+describe("the Supabase face's token at a cold isolate whose signing keys cannot be read", () => {
+  // Threat: a database blip read as `bad_jwt`, which supabase-js answers by signing its user out.
+  it("getUser: GoTrue's 503, not 403 bad_jwt; the user once D1 is back", async () => {
+    const client = supabaseClient(supabaseService());
+    const email = uniqueEmail("sb-keys");
+    await client.auth.signUp({ email, password: PASSWORD });
+    const { access_token } = (await client.auth.signInWithPassword({ email, password: PASSWORD })).data
+      .session!;
+    const { binding, fault } = failingD1(env.DB, { match: /signing_keys/ });
+    const svc = supabaseService({ DB: binding });
+    const getUser = () =>
+      svc.request("GET", `${FACE}/auth/v1/user`, {
+        headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${access_token}` },
+      });
+    const failed = await getUser();
+    const text = await failed.text();
+    expect(failed.status, text).toBe(503);
+    expect(JSON.parse(text)).toMatchObject({ error_code: "unexpected_failure" });
+    expect(fault.failures).toBeGreaterThan(0);
+    fault.heal();
+    expect((await getUser()).status).toBe(200);
   });
 });
 

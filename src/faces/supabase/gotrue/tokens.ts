@@ -3,7 +3,13 @@ import type { AccessTokenFacts, AccessTokenMinter } from "../../../auth";
 import type { Config } from "../../../config";
 import { AppError } from "../../../errors";
 import type { Deps } from "../../../http/deps";
-import { actClaims, expiryOf, HASURA_NAMESPACE, verifyOwnJwt } from "../../../signing-keys/jwt";
+import {
+  actClaims,
+  expiryOf,
+  HASURA_NAMESPACE,
+  rethrowUnreadable,
+  verifyOwnJwt,
+} from "../../../signing-keys/jwt";
 import { getKeySet } from "../../../signing-keys/keys";
 import { GoTrueError } from "./errors";
 import { AUDIENCE, providerOf } from "./user-facts";
@@ -111,7 +117,8 @@ export async function verifyGoTrueToken(config: Config, token: string): Promise<
     });
     if (typeof payload.session_id !== "string") throw new Error("no session");
     return payload as unknown as GoTrueClaims;
-  } catch {
+  } catch (error) {
+    rethrowUnreadable(error);
     throw new GoTrueError(
       403,
       "bad_jwt",
@@ -124,7 +131,8 @@ export async function verifyGoTrueToken(config: Config, token: string): Promise<
 export async function verifySupabaseFaceToken(config: Config, token: string): Promise<JWTPayload | null> {
   try {
     return (await verifyGoTrueToken(config, token)) as unknown as JWTPayload;
-  } catch {
-    return null;
+  } catch (error) {
+    if (error instanceof GoTrueError) return null;
+    throw error;
   }
 }
