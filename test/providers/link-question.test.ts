@@ -118,6 +118,17 @@ describe("connect=<access token>: asked first", () => {
   });
 });
 
+describe("a crowd of questions", () => {
+  it("200 connect starts in flight are each asked, and 200 answers each go on to the provider with their own state", async () => {
+    const user = await signUp(svc);
+    const pages = await Promise.all(Array.from({ length: 200 }, () => svc.get(connectUrl(user.accessToken))));
+    expect(pages.map((page) => page.status)).toEqual(pages.map(() => 200));
+    const answers = await Promise.all(pages.map((page) => answerQuestion(svc, page, cookiesOf(page))));
+    const states = answers.map((answer) => location(answer).searchParams.get("state"));
+    expect(new Set(states).size).toBe(200);
+  });
+});
+
 describe("the Supabase face's linkIdentity URL: asked first", () => {
   const face = supabaseService(FAKE_PROVIDERS);
 
