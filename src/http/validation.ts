@@ -3,6 +3,7 @@ import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ZodType } from "zod";
 import { AppError } from "../errors";
+import { loneSurrogatePath } from "../lib/well-formed";
 import type { AppEnv } from "./app-env";
 import { documented } from "./documented";
 
@@ -62,7 +63,20 @@ export async function notJsonBodyReason(c: Context<AppEnv>): Promise<string | nu
 async function assertJsonBody(c: Context<AppEnv>): Promise<void> {
   const reason = await notJsonBodyReason(c);
   if (reason) throw new AppError("invalid-request", reason);
+  // A body that does not parse is the validator's to answer; one that does must hold only well-formed text.
+  const parsed: unknown = await c.req.json().catch(() => undefined);
+  const path = loneSurrogatePath(parsed);
+  if (path !== null) throw new AppError("invalid-request", notWellFormed(path));
 }
+
+/**
+ * Every JSON body's text must be writable as UTF-8 (src/lib/well-formed.ts): JSON's `\ud800` escape gives a string
+ * that `encodeURIComponent`, TextEncoder-based hashing (two passwords would hash alike) and WASM parsers each treat
+ * differently or throw on. Refused where it enters, one check for every route, beside the fields that refused it one
+ * by one before.
+ */
+export const notWellFormed = (path: string) =>
+  `${path || "body"}: text that is not well-formed Unicode (a lone UTF-16 surrogate)`;
 
 /** Validates the JSON body; a failure is 400 `invalid-request` naming the field (contract §1). */
 export const jsonBody = <T extends ZodType>(schema: T) => {

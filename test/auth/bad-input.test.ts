@@ -34,6 +34,9 @@ const BODIES: [string, string][] = [
   ],
   ["missing fields", JSON.stringify({ unrelated: true })],
   ["deep nesting", `${"[".repeat(5000)}${"]".repeat(5000)}`],
+  ["deeper nesting, to the size limit", `${"[".repeat(30_000)}${"]".repeat(30_000)}`],
+  // Text no UTF-8 writer takes (src/lib/well-formed.ts): refused in every field, whatever the endpoint reads.
+  ["a lone surrogate", '{"email":"a@example.com","password":"pass\\ud800word","refreshToken":"\\udc00"}'],
   ["prototype keys", '{"__proto__": {"admin": true}, "constructor": {"prototype": {}}}'],
   [
     "bad email and options",
@@ -49,6 +52,11 @@ describe("bad input never causes a 5xx", () => {
           body,
           headers: { "content-type": "application/json" },
         });
+        if (label === "a lone surrogate") {
+          expect(response.status, path).toBe(400);
+          const { message } = (await response.clone().json()) as { message: string };
+          expect(message).toMatch(/^(password|refreshToken): text that is not well-formed Unicode/);
+        }
         if (REQUIRES_FIELDS.has(path) || label === "malformed JSON" || response.status >= 400) {
           await expectContractError(response, `${path} ${label}`);
         } else {

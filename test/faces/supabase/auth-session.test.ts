@@ -281,6 +281,16 @@ describe("GoTrue's errors, as auth-js reads them", () => {
       body: JSON.stringify({ email: "a@example.com" }),
     });
     expect(((await missing.json()) as { error_code: string }).error_code).toBe("validation_failed");
+    // Text no UTF-8 writer takes (a lone surrogate): refused in any field, named, as the Nhost API refuses it.
+    const lone = await svc.request("POST", url, {
+      headers,
+      body: '{"email":"a@example.com","password":"pass\\ud800word"}',
+    });
+    expect(lone.status).toBe(400);
+    expect(await lone.json()).toMatchObject({
+      error_code: "validation_failed",
+      msg: expect.stringMatching(/^password: text that is not well-formed Unicode/),
+    });
     const unknown = await svc.request("POST", `${FACE}/auth/v1/token?grant_type=magic`, {
       headers,
       body: "{}",

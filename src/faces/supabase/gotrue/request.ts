@@ -3,6 +3,8 @@ import { actorOfToken } from "../../../audit/actor";
 import { liveSession } from "../../../auth";
 import type { AppEnv } from "../../../http/app-env";
 import { actorOf, impersonationRefusal } from "../../../http/impersonation";
+import { notWellFormed } from "../../../http/validation";
+import { loneSurrogatePath } from "../../../lib/well-formed";
 import { GoTrueError } from "./errors";
 import { importedGoTrueClaims, refuseUnlessRead } from "./imported-tokens";
 import { type GoTrueClaims, verifyGoTrueToken } from "./tokens";
@@ -20,6 +22,9 @@ export async function bodyOf<T extends z.ZodType>(
   } catch {
     throw new GoTrueError(400, "bad_json", "Could not parse request body as JSON");
   }
+  // As the Nhost API refuses it (src/http/validation.ts `notWellFormed`): text no UTF-8 writer takes.
+  const path = loneSurrogatePath(raw);
+  if (path !== null) throw new GoTrueError(400, "validation_failed", notWellFormed(path));
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
