@@ -1,7 +1,7 @@
 import { type JWTPayload, jwtVerify } from "jose";
 import type { Config } from "../config";
 import { SIGNING_ALGORITHMS } from "../lib/key-algorithms";
-import { getKeySet } from "../signing-keys/keys";
+import { ownVerifyKey, rethrowUnreadable } from "../signing-keys/jwt";
 
 /**
  * The `id_token_hint` of an authorization request (OIDC Core §3.1.2.1) and of RP-Initiated Logout 1.0 §2: an ID
@@ -33,8 +33,7 @@ export async function verifyIdTokenHint(config: Config, token: string): Promise<
     ({ payload } = await jwtVerify(
       token,
       async (header) => {
-        const keys = (await getKeySet(config)).verifyKeys;
-        const found = header.kid ? keys.get(header.kid) : undefined;
+        const found = header.kid ? await ownVerifyKey(config, header.kid) : undefined;
         if (!found || found.alg !== header.alg) throw new Error("not one of our keys");
         return found.key;
       },
@@ -47,7 +46,9 @@ export async function verifyIdTokenHint(config: Config, token: string): Promise<
         clockTolerance: Number.MAX_SAFE_INTEGER,
       },
     ));
-  } catch {
+  } catch (error) {
+    // D1 unable to give the key set is no verdict on the hint: the request's 503, not "not our ID token".
+    rethrowUnreadable(error);
     return null;
   }
   const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud];

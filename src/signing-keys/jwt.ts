@@ -92,6 +92,17 @@ const readKeySet = (config: Config, options?: { unknownKid?: boolean }) =>
     throw new KeySetUnreadable(error);
   });
 
+/**
+ * One of our verification keys by its `kid`. A kid this isolate has not seen may have been created by a rotation in
+ * another one: looked for again, once (the key set's unknown-kid read). Throws `KeySetUnreadable` when D1 cannot say.
+ */
+export async function ownVerifyKey(config: Config, kid: string) {
+  return (
+    (await readKeySet(config)).verifyKeys.get(kid) ??
+    (await readKeySet(config, { unknownKid: true })).verifyKeys.get(kid)
+  );
+}
+
 /** In a catch that turns every failed verification into "not a token": the key set's failure goes on, as it came. */
 export function rethrowUnreadable(error: unknown): void {
   if (error instanceof KeySetUnreadable) throw error.reason;
@@ -116,9 +127,7 @@ export async function verifyOwnJwt(
     async (header) => {
       if (!header.kid) throw new errors.JWKSNoMatchingKey();
       // A kid this isolate has not seen may have been created by a rotation in another one: look again, once.
-      const found =
-        (await readKeySet(config)).verifyKeys.get(header.kid) ??
-        (await readKeySet(config, { unknownKid: true })).verifyKeys.get(header.kid);
+      const found = await ownVerifyKey(config, header.kid);
       if (!found || found.alg !== header.alg) throw new errors.JWKSNoMatchingKey();
       return found.key;
     },

@@ -97,8 +97,9 @@ export async function getKeySet(config: Config, options: { unknownKid?: boolean 
   try {
     keys = await loadKeySet(config, cached !== undefined && !options.unknownKid);
   } catch (error) {
-    // D1 unreachable while refreshing: keep signing and verifying with the keys we had.
-    if (cached) return cached.keys;
+    // D1 unreachable while refreshing: keep signing and verifying with the keys we had. Not for a look for a kid the
+    // set lacks: the keys we had cannot answer it, and "not our key" would be a verdict (the caller's 503 instead).
+    if (cached && !options.unknownKid) return cached.keys;
     throw error;
   }
   const latest = cache.get(config);

@@ -2,6 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { getConfig } from "../../../src/runtime/config";
 import { UPSTREAM_ANON_KEY, UPSTREAM_JWT_SECRET } from "../../fakes/supabase-upstream";
+import { uniqueEmail } from "../../helpers";
+import { failingD1 } from "../../support/faults";
 import { withShortTimeouts } from "../../support/timeouts";
 import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
@@ -135,5 +137,37 @@ describe("the settings", () => {
     ],
   ])("%o is refused at start-up", (settings, message) => {
     expect(() => getConfig({ ...base, ...settings })).toThrow(message);
+  });
+});
+
+describe("a forwarded call with the face's token at a cold isolate whose signing keys cannot be read", () => {
+  // Threat: a database blip answered 401 `no_authorization` ("not a session token of this service"), which an app
+  // reads as a dead session, where GoTrue's 503 belongs.
+  it("GoTrue's 503, not 401; the call once D1 is back", async () => {
+    const upstream = {
+      OUTBOUND: undefined,
+      AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+      AUTH_SUPABASE_UPSTREAM_URL: UPSTREAM,
+      AUTH_SUPABASE_UPSTREAM_JWT_SECRET: UPSTREAM_JWT_SECRET,
+      AUTH_SUPABASE_UPSTREAM_ANON_KEY: UPSTREAM_ANON_KEY,
+    };
+    const { data } = await supabaseClient(supabaseService(upstream)).auth.signUp({
+      email: uniqueEmail("fwd-keys"),
+      password: "correct horse battery",
+    });
+    const token = data.session!.access_token;
+    const { binding, fault } = failingD1(env.DB, { match: /signing_keys/ });
+    const cold = supabaseService({ ...upstream, DB: binding });
+    const call = () =>
+      cold.request("GET", `${FACE}/rest/v1/todos`, {
+        headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}` },
+      });
+    const failed = await call();
+    const text = await failed.text();
+    expect(failed.status, text).toBe(503);
+    expect(Number(failed.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(fault.failures).toBeGreaterThan(0);
+    fault.heal();
+    expect((await call()).status).toBe(200);
   });
 });

@@ -341,6 +341,21 @@ describe("storage-js against the face under STORAGE_PERMISSIONS=hasura", () => {
 
   // Threat: a bucket's public flag serving what the app's unauthorized role may not select, or a public file the
   // app exposes refused because of the bucket's own rules.
+  // Threat: Hasura unreachable (never a yes, never a no) told per path as "does not exist", in a 200: the app tells its
+  // user the files are gone. One path already answered Storage's 503; many paths answer it too.
+  it("createSignedUrls with Hasura unreachable: Storage's 503 as for one path, not a per-path 'does not exist'", async () => {
+    const { files, userId } = await user();
+    const path = `${userId}/s.txt`;
+    await uploaded(files, path, "signed");
+    expect((await files.createSignedUrls([path], 60)).data?.[0]?.signedUrl).toBeTruthy();
+    gql.setMode("down");
+    const [one, many] = [await files.createSignedUrl(path, 60), await files.createSignedUrls([path], 60)];
+    gql.setMode("ok");
+    expect(one.error).toMatchObject({ status: 503 });
+    expect(many.data).toBeNull();
+    expect(many.error).toMatchObject({ status: 503 });
+  });
+
   it("getPublicUrl: Hasura's unauthorized role decides, not the bucket's public flag", async () => {
     const flagged = uniqueBucket("pub");
     expect((await service.createBucket(flagged, { public: true })).error).toBeNull();

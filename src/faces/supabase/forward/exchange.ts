@@ -59,7 +59,9 @@ async function liveUser(deps: Deps, sessionId: unknown, sub: string) {
 
 /** A token of the Supabase face: its GoTrue claims, as they are. */
 async function goTrueCaller(deps: Deps, token: string): Promise<UpstreamRole> {
-  const payload = (await verifyGoTrueToken(deps.config, token).catch(() => {
+  const payload = (await verifyGoTrueToken(deps.config, token).catch((error: unknown) => {
+    // Only GoTrue's verdict on the token is a refusal; the key set unreadable is the face's 503.
+    if (!(error instanceof GoTrueError)) throw error;
     throw refused("This token is not a session token of this service");
   })) as unknown as Record<string, unknown> & { sub: string; exp: number };
   if (payload.role !== AUDIENCE || payload.cnf !== undefined) {

@@ -7,7 +7,7 @@ import { metadataSchema } from "../../../lib/json-metadata";
 import { HASURA_NAMESPACE } from "../../../signing-keys/jwt";
 import { type Caller, identifyCaller, multipartParts, type ObjectBody, userCaller } from "../../../storage";
 import type { KeyRole } from "../api-keys";
-import { importedGoTrueClaims, verifyGoTrueToken } from "../gotrue";
+import { GoTrueError, importedGoTrueClaims, verifyGoTrueToken } from "../gotrue";
 import { invalidBucketName, invalidKey, invalidRequest, StorageApiError } from "./errors";
 
 /** What the Storage routes read of a request: the object it names, a JSON body, an upload's body, the caller. */
@@ -167,7 +167,13 @@ export async function storageCaller(c: Context<AppEnv>, role: KeyRole | null): P
   if (caller.kind !== "public" || !authorization || bearer?.startsWith("sb_") || bearer === apikey)
     return caller;
   // Not a token of the Nhost API: one this face's GoTrue issued (its issuer and audience are GoTrue's).
-  const claims = bearer ? await verifyGoTrueToken(c.var.config, bearer).catch(() => null) : null;
+  // Only GoTrue's verdict on the token makes it no token (the key set unreadable is the request's 503).
+  const claims = bearer
+    ? await verifyGoTrueToken(c.var.config, bearer).catch((error: unknown) => {
+        if (error instanceof GoTrueError) return null;
+        throw error;
+      })
+    : null;
   // The old Supabase project's token after a move, admitted as on the GoTrue routes (gotrue/imported-tokens.ts).
   const old = !claims && bearer ? await importedGoTrueClaims(c.var.deps, bearer) : null;
   if (old) return userCaller(c, { sub: old.sub, [HASURA_NAMESPACE]: old.hasura }, bearer!);

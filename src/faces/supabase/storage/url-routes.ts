@@ -112,8 +112,10 @@ export const urlRoutes = new Hono<AppEnv>()
           signedURL: await signedUrl(c, { bucketId, path: checkPath(path) }, body.expiresIn),
         });
       } catch (error) {
-        // Not there, not the caller's to read, or a key Storage refuses: that path's answer, not the request's.
+        // Not there, not the caller's to read, or a key Storage refuses: that path's answer, not the request's. A
+        // fault (the permissions' Hasura down: never a yes, never a no) is the request's 503, as for one path.
         if (!(error instanceof StorageApiError || error instanceof StorageError)) throw error;
+        if ((error instanceof StorageError ? error.status : error.statusCode) >= 500) throw error;
         answers.push({
           error: "Either the object does not exist or you do not have access to it",
           path,
