@@ -126,7 +126,6 @@ export async function verifyOwnJwt(
     token,
     async (header) => {
       if (!header.kid) throw new errors.JWKSNoMatchingKey();
-      // A kid this isolate has not seen may have been created by a rotation in another one: look again, once.
       const found = await ownVerifyKey(config, header.kid);
       if (!found || found.alg !== header.alg) throw new errors.JWKSNoMatchingKey();
       return found.key;
