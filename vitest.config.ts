@@ -156,6 +156,8 @@ const workersPool = (project: string) =>
  */
 const NEEDS_OWN_STORAGE = [
   "test/admin/keys.test.ts",
+  // A rotation too: a warm isolate meeting the key rotated in elsewhere.
+  "test/faults/key-set.test.ts",
   "test/storage/admin.test.ts",
   // It starts with no cut-over recorded and records its own (one per deployment), and it counts a log line said once
   // per isolate: both are the deployment's, not the file's.
