@@ -70,7 +70,14 @@ export async function askFirst(
     exp: deps.now() + REQUEST_LIFETIME_MS,
   };
   const continuation = await encrypt(config.secrets.encryptionKey, JSON.stringify(sealed));
-  const account = user?.email ?? user?.phoneNumber ?? (user?.displayName || input.userId);
+  // Named only by what its owner proved: an unconfirmed address is anyone's to set (a guest deanonymized to the
+  // victim's own address would be named by it), and a display name is its owner's choice (the victim's name).
+  const account =
+    user?.emailVerified && user.email
+      ? user.email
+      : user?.phoneNumberVerified && user.phoneNumber
+        ? user.phoneNumber
+        : null;
   const title = input.kind === "link" ? t.linkTitle(name) : t.connectTitle(name);
   const lead = input.kind === "link" ? t.linkLead(name) : t.connectLead(name);
   c.header("Cache-Control", "no-store");
@@ -80,7 +87,7 @@ export async function askFirst(
     title,
     html`<h1>${title}</h1>
 <p class="lead">${lead}</p>
-<p class="binding" id="ask-account"><strong>${account}</strong></p>
+<p class="binding" id="ask-account">${account === null ? t.askUnconfirmedAccount : html`<strong>${account}</strong>`}</p>
 <p class="warning">${t.askWarning(name)}</p>
 <form method="post" action="${input.action}">
   <input type="hidden" name="${FIELD}" value="${continuation}">

@@ -87,9 +87,13 @@ export async function claimConnection(
 ): Promise<{ url: string; userId: string; returnTo: string } | null> {
   const settings = await enabled(deps, provider);
   if (!settings || state.length > 200) return null;
+  // The start URL's state is its maker's (the account's app holds it): the provider gets a fresh one, which only this
+  // browser's sealed question carries (ask-first.ts). With the old one, whoever made the start URL could open it in a
+  // victim's browser (which claims it) and send that browser to a provider URL built by hand, past the question.
+  const fresh = oauth.generateRandomState();
   const row = await deps.db
     .update(providerRequests)
-    .set({ browserHash })
+    .set({ browserHash, stateHash: await sha256Hex(fresh) })
     .where(
       and(
         eq(providerRequests.stateHash, await sha256Hex(state)),
@@ -107,7 +111,7 @@ export async function claimConnection(
     : undefined;
   const url = authorizationUrl(settings, {
     redirectUri,
-    state,
+    state: fresh,
     codeChallenge: verifier ? await oauth.calculatePKCECodeChallenge(verifier) : undefined,
     nonce: row.nonce ?? undefined,
     extra: {

@@ -7,6 +7,7 @@ import { service, signUp, type TestService, type WireSession } from "../helpers"
 import {
   APP,
   answerQuestion,
+  confirmEmail,
   cookiesOf,
   location,
   mintIdToken,
@@ -105,6 +106,7 @@ describe("a link's question (connect=<access token>) with D1 failing at each of 
   // yes goes on to the provider.
   it("each step: a 503 and no question, or the whole question; the retry asks and goes on", async () => {
     const user = await signUp(withProviders());
+    await confirmEmail(user.user.id);
     const url = `/signin/provider/github?${new URLSearchParams({ redirectTo: APP, connect: user.accessToken })}`;
     const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
     expect((await withProviders(watched.bindings).get(url)).status).toBe(200);

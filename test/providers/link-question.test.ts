@@ -3,15 +3,17 @@
 // Threat: link CSRF. An attacker makes such a URL for their own account and gets a victim to open it; the provider
 // signs the victim in without a question, so without this page the victim's provider identity became a way into the
 // attacker's account and the victim's provider tokens went to the attacker. Each test below names the step it covers.
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CATALOGUES, LANGUAGES } from "../../src/browser/text";
 import { FACE, supabaseClient, supabaseService } from "../faces/supabase/support";
 import { auditTypesOf, service, signUp, uniqueEmail } from "../helpers";
 import { allInShards } from "../support/shards";
-import { startConnection, VAULT_ON } from "../vault/support";
+import { googleAccount, startConnection, VAULT_ON } from "../vault/support";
 import {
   APP,
   answerQuestion,
+  confirmEmail,
   cookiesOf,
   FAKE_PROVIDERS,
   location,
@@ -37,6 +39,7 @@ afterEach(() => {
 describe("connect=<access token>: asked first", () => {
   it("a victim opening an attacker's connect URL is asked, with the attacker's account named, and nothing reaches the provider", async () => {
     const attacker = await signUp(svc, uniqueEmail("attacker"));
+    await confirmEmail(attacker.user.id);
     const opened = await svc.get(connectUrl(attacker.accessToken));
     expect(opened.status).toBe(200);
     expect(opened.headers.get("location")).toBeNull();
@@ -49,6 +52,17 @@ describe("connect=<access token>: asked first", () => {
     // The provider's URL (its state) is sealed in the form: the page shows nothing the attacker could use.
     expect(body).not.toContain("github.fake");
     expect(body).not.toContain("state=");
+  });
+
+  it("names an account only by a confirmed address: an attacker's account on the victim's unconfirmed address is not named by it", async () => {
+    // Threat: the page naming the victim's own address. Anyone can put an address on an account without confirming
+    // it (a sign-up where verification is off, a guest deanonymized); a display name is its owner's choice too.
+    const victimAddress = uniqueEmail("victim");
+    const attacker = await signUp(svc, victimAddress, { displayName: "Victim Person" });
+    const { body } = await questionOf(await svc.get(connectUrl(attacker.accessToken)));
+    expect(body).not.toContain(victimAddress);
+    expect(body).not.toContain("Victim Person");
+    expect(body).toContain("an account with no confirmed email address or phone number");
   });
 
   it("refuses the form posted from another site, without Origin, by another browser, or garbled; nothing is linked", async () => {
@@ -135,7 +149,8 @@ describe("the Supabase face's linkIdentity URL: asked first", () => {
   it("asks the browser that opens it, names the ticket's account, and refuses a cross-site answer", async () => {
     const client = supabaseClient(face);
     const email = uniqueEmail("face-attacker");
-    expect((await client.auth.signUp({ email, password: "correct horse battery" })).error).toBeNull();
+    const { data: signedUp } = await client.auth.signUp({ email, password: "correct horse battery" });
+    await confirmEmail(signedUp.user!.id);
     const { data } = await client.auth.linkIdentity({
       provider: "github",
       options: { redirectTo: APP, skipBrowserRedirect: true },
@@ -157,8 +172,33 @@ describe("the Supabase face's linkIdentity URL: asked first", () => {
 describe("the token vault's start URL: asked first", () => {
   const vault = service(VAULT_ON);
 
+  it("the provider gets a state of its own: the start URL's, which its maker holds, completes nothing past the question", async () => {
+    // Threat: the start URL's maker opens it in a victim's browser (a popup: the open claims the request for that
+    // browser and sets its cookie), then sends that window to a provider URL built by hand with the start URL's
+    // state. The provider asks nothing; the callback, with the victim's cookie, would have connected the victim's
+    // account to the maker's, the question never answered.
+    const attacker = await signUp(vault);
+    const asked = await vault.post("/user/connections/google", { redirectTo: APP }, attacker.accessToken);
+    const { url } = (await asked.json()) as { url: string };
+    const startState = new URL(url).searchParams.get("state")!;
+    const opened = await openIn(vault, url);
+    const victimCookie = cookiesOf(opened);
+    const answered = location(await answerQuestion(vault, opened, victimCookie));
+    expect(answered.searchParams.get("state")).not.toBe(startState);
+    // The hand-built provider URL: everything the real one has but its state, which is the start URL's.
+    const handBuilt = new URL(answered);
+    handBuilt.searchParams.set("state", startState);
+    for (const [name, value] of Object.entries(googleAccount())) handBuilt.searchParams.set(name, value);
+    const callback = location(await env.OUTBOUND!.fetch(handBuilt.toString(), { redirect: "manual" }));
+    const landed = location(await openIn(vault, callback, victimCookie));
+    expect(landed.searchParams.get("error")).toBe("invalid-state");
+    const list = await vault.get("/user/connections", attacker.accessToken);
+    expect(((await list.json()) as { items: unknown[] }).items).toEqual([]);
+  });
+
   it("a victim opening an attacker's start URL is asked to connect to the attacker's account", async () => {
     const attacker = await signUp(vault);
+    await confirmEmail(attacker.user.id);
     const asked = await vault.post("/user/connections/google", { redirectTo: APP }, attacker.accessToken);
     const { url } = (await asked.json()) as { url: string };
     const opened = await openIn(vault, url);

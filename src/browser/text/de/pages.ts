@@ -97,6 +97,7 @@ export const pages: PageText = {
   askWarning: (provider: string) =>
     `Fahren Sie nur fort, wenn dies Ihr Konto ist und Sie diesen Schritt selbst begonnen haben. Hat Ihnen jemand anderes diesen Link geschickt, schließen Sie diese Seite: Das ${provider}-Konto, das Sie wählen, ginge an dessen Konto.`,
   askContinue: (provider: string) => `Weiter zu ${provider}`,
+  askUnconfirmedAccount: "ein Konto ohne bestätigte E-Mail-Adresse oder Telefonnummer",
   askProblemTitle: "Dieser Link funktioniert nicht",
   reauthTitle: "Bestätigen Sie, dass Sie es sind",
   reauthFresh: (client: string) => `${client} bittet Sie, Ihre Anmeldung zu bestätigen.`,

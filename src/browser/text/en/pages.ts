@@ -94,6 +94,7 @@ export const pages = {
   askWarning: (provider: string) =>
     `Continue only if this is your account and you started this yourself. If someone else sent you this link, close this page: the ${provider} account you choose would go to their account.`,
   askContinue: (provider: string) => `Continue to ${provider}`,
+  askUnconfirmedAccount: "an account with no confirmed email address or phone number",
   askProblemTitle: "This link does not work",
   reauthTitle: "Confirm it's you",
   reauthFresh: (client: string) => `${client} asks you to confirm your sign-in.`,

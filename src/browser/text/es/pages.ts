@@ -99,6 +99,7 @@ export const pages: PageText = {
   askWarning: (provider: string) =>
     `Continúa solo si esta es tu cuenta y empezaste esto tú. Si otra persona te envió este enlace, cierra esta página: la cuenta de ${provider} que elijas iría a su cuenta.`,
   askContinue: (provider: string) => `Continuar a ${provider}`,
+  askUnconfirmedAccount: "una cuenta sin dirección de correo ni número de teléfono confirmados",
   askProblemTitle: "Este enlace no funciona",
   reauthTitle: "Confirma que eres tú",
   reauthFresh: (client: string) => `${client} te pide que confirmes tu inicio de sesión.`,

@@ -96,6 +96,7 @@ export const pages: PageText = {
   askWarning: (provider: string) =>
     `Ne continuez que s'il s'agit de votre compte et que vous avez lancé cette démarche vous-même. Si quelqu'un d'autre vous a envoyé ce lien, fermez cette page : le compte ${provider} que vous choisirez irait à son compte.`,
   askContinue: (provider: string) => `Continuer vers ${provider}`,
+  askUnconfirmedAccount: "un compte sans adresse e-mail ni numéro de téléphone confirmés",
   askProblemTitle: "Ce lien ne fonctionne pas",
   reauthTitle: "Confirmez que c'est bien vous",
   reauthFresh: (client: string) => `${client} vous demande de confirmer votre connexion.`,

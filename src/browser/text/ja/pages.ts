@@ -96,6 +96,7 @@ export const pages: PageText = {
   askWarning: (provider: string) =>
     `ご自身のアカウントで、ご自身で始めた操作の場合にのみ続けてください。他の人から送られてきたリンクの場合は、このページを閉じてください。選んだ ${provider} アカウントがその人のアカウントに渡ってしまいます。`,
   askContinue: (provider: string) => `${provider} へ進む`,
+  askUnconfirmedAccount: "確認済みのメールアドレスも電話番号もないアカウント",
   askProblemTitle: "このリンクは使えません",
   reauthTitle: "ご本人確認",
   reauthFresh: (client: string) => `${client} がログインの確認を求めています。`,

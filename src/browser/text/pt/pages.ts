@@ -96,6 +96,7 @@ export const pages: PageText = {
   askWarning: (provider: string) =>
     `Continue apenas se esta conta for sua e você mesmo tiver iniciado isto. Se outra pessoa enviou este link, feche esta página: a conta do ${provider} que você escolher iria para a conta dela.`,
   askContinue: (provider: string) => `Continuar para ${provider}`,
+  askUnconfirmedAccount: "uma conta sem endereço de e-mail nem número de telefone confirmados",
   askProblemTitle: "Este link não funciona",
   reauthTitle: "Confirme que é você",
   reauthFresh: (client: string) => `${client} pede que você confirme sua entrada.`,
