@@ -95,6 +95,20 @@ describe("the policy set", () => {
       schema: `${SERVICE_SCHEMA} entity document;`,
     });
     expect(schema.status).toBe(400);
+    // Text Cedar's parser throws on rather than answers (a lone surrogate): refused with the field named.
+    for (const [path, field] of [
+      ["/admin/authz/policies", "policies"],
+      ["/admin/authz/schema", "schema"],
+    ] as const) {
+      const lone = await svc.request("PUT", path, {
+        headers: { ...ADMIN, "content-type": "application/json" },
+        body: `{"${field}":"entity d\\ud800;"}`,
+      });
+      expect(lone.status).toBe(400);
+      expect(((await lone.json()) as { message: string }).message).toMatch(
+        new RegExp(`^${field}: text that is not well-formed Unicode`),
+      );
+    }
     const after = (await (await admin(svc, "GET", "/admin/authz/policies")).json()) as typeof before;
     expect(after).toEqual(before);
     expect(await decision(ana.id, "view", doc("kept", { owner: ana.email }))).toBe(true);
