@@ -1,5 +1,5 @@
 import { sha256 } from "@oslojs/crypto/sha2";
-import { ConfigError } from "../errors";
+import { ConfigError, UnavailableError } from "../errors";
 import { createDb, type Db } from "./client";
 import { heldSlotMap, isFenced, mapAfterMove, type SlotMap, SlotMovingError } from "./slot-map";
 import { waitingD1 } from "./slot-wait";
@@ -54,6 +54,16 @@ export function shardIndexOfSlot(slot: number, count: number): number {
   return Math.floor((slot * count) / SLOTS);
 }
 
+/**
+ * The slot map could not be read and this isolate never read one (slot-map.ts `guessed`): which shard holds a slot is
+ * not known once slots have moved, and the default split would look for a moved user's rows where they are not (a
+ * 401 or 404 the client acts on: it signs its user out) or write a row where nothing reads it. A 503 the client
+ * retries; what needs no user's shard (the home database's own tables, a page) goes on.
+ */
+function refuseGuessedSlot(): never {
+  throw new UnavailableError("the slot map could not be read");
+}
+
 function build(env: Record<string, unknown>, names: readonly string[], map: SlotMap | undefined): Shards {
   const allD1 = names.map((name) => {
     const binding = env[name] as D1Database | undefined;
@@ -65,9 +75,11 @@ function build(env: Record<string, unknown>, names: readonly string[], map: Slot
   const all = allD1.map((d1) => createDb(d1));
   const count = all.length;
   const owner = map?.owner;
-  const indexOfSlot = owner
-    ? (slot: number) => owner[slot]!
-    : (slot: number) => shardIndexOfSlot(slot, count);
+  const indexOfSlot = map?.guessed
+    ? refuseGuessedSlot
+    : owner
+      ? (slot: number) => owner[slot]!
+      : (slot: number) => shardIndexOfSlot(slot, count);
   const indexOfUser = (userId: string) => (count === 1 ? 0 : indexOfSlot(slotOfUser(userId)));
   return {
     home: all[0]!,

@@ -92,9 +92,10 @@ export interface SlotMap {
    */
   readonly directoryBuilding?: boolean;
   /**
-   * The map could not be read and this isolate never read one: the default split, a guess. Paths by user id go on
-   * with it (as before the map existed: a moved slot's rows are then not found, never written twice); the directory
-   * refuses (503), since a claim in a guessed shard could let two users hold one email (directory.ts).
+   * The map could not be read and this isolate never read one: the default split, a guess, which nothing routes by.
+   * Asking for a slot's shard is a 503 (shards.ts: a moved user's rows would be looked for, or written, where they
+   * are not), and so is the directory (directory.ts: a claim in a guessed shard could let two users hold one email);
+   * what needs no user's shard (a page, the home database's own tables) answers.
    */
   readonly guessed?: boolean;
 }
@@ -221,8 +222,8 @@ export async function loadSlotMap(
     if (error instanceof ConfigError) throw error;
     console.error(JSON.stringify({ level: "error", what: "slot map", detail: String(error) }));
     if (cached?.names === key) return cached.map;
-    // Never read in this isolate: the default split, marked as a guess. A page, a health check, a session check by
-    // user id still answer (a fault test: the sign-in page renders with D1 down); the directory refuses on a guess.
+    // Never read in this isolate: the default split, marked as a guess. A page and a health check still answer (a
+    // fault test: the sign-in page renders with D1 down); whatever asks for a slot's shard is refused (503).
     return { ...slotMapOf(names, null), guessed: true };
   }
 }

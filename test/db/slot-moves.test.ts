@@ -7,6 +7,7 @@ import { slotOfUser } from "../../src/db/shards";
 import { loadSlotMap, SLOT_MAP_KEY } from "../../src/db/slot-map";
 import { HOME_TABLES, MOVED_TABLES } from "../../src/db/slot-tables";
 import { NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail, type WireSession } from "../helpers";
+import { failingD1 } from "../support/faults";
 import { allD1, testShards } from "../support/shards";
 
 const svc = service({ ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "false" });
@@ -232,4 +233,34 @@ describe("moving slots between shards", () => {
     ]);
     // 40–50 s on the shared development machine under load (load average ~20 on 2 cores).
   }, 120_000);
+
+  // Threat: a database blip answered as the client's own mistake. An isolate that has never read the slot map and
+  // cannot read it now routed every slot by the default split, so a user of a moved slot was looked for in the wrong
+  // shard: 401 "invalid token" on the session check and the refresh, which clients answer by signing the user out.
+  it("a cold isolate that cannot read the slot map, with slots moved: 503, then 200 once it reads again", async () => {
+    const range = { first: 0, last: 1023 };
+    let mover: WireSession | undefined;
+    while (!mover) {
+      const session = await signUp(svc, uniqueEmail("cold-map"));
+      if (slotOfUser(session.user.id) <= range.last) mover = session;
+    }
+    await admin("fence", { ...range, to: "DB_1" });
+    await copySwitchPurge();
+    try {
+      const { binding, fault } = failingD1(env.DB, { match: /shards\.slot-map/ });
+      const cold = service({ ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "false", DB: binding });
+      const user = await cold.get("/user", mover.accessToken);
+      expect(user.status, await user.clone().text()).toBe(503);
+      const refreshed = await cold.post("/token", { refreshToken: mover.refreshToken });
+      expect(refreshed.status, await refreshed.clone().text()).toBe(503);
+      expect(fault.failures).toBeGreaterThan(0);
+      fault.heal();
+      expect((await cold.get("/user", mover.accessToken)).status).toBe(200);
+      expect((await cold.post("/token", { refreshToken: mover.refreshToken })).status).toBe(200);
+    } finally {
+      await admin("fence", { ...range, to: "DB" });
+      await copySwitchPurge();
+      await loadSlotMap(env, NAMES, { fresh: true });
+    }
+  }, 60_000);
 });
