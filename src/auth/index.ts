@@ -33,6 +33,7 @@ export {
   type MintedLink,
   mintEmailChangeLink,
   mintLink,
+  onFaultPutBack,
   orgOfCode,
   redeemExchangeCode,
   requestPhoneChange,

@@ -2,7 +2,7 @@ import { and, eq, gt } from "drizzle-orm";
 import { idForUser, shardOfRouted } from "../../db/routed-ids";
 import type { UserRow } from "../../db/schema";
 import { linkExchangeCodes } from "../../db/schema";
-import { AppError } from "../../errors";
+import { AppError, platformFault } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
@@ -48,18 +48,29 @@ export async function issueExchangeCode(
 /** Why a code was refused (the Nhost API answers both alike; GoTrue names them apart). */
 export type ExchangeRefusal = "no-code" | "bad-verifier";
 
+/** A code taken for its exchange: who it signs in, how, and into which organization. */
+export interface TakenCode {
+  user: UserRow;
+  method: Method | undefined;
+  orgId: string | undefined;
+  /** Puts the code back as it was, once the exchange failed for a fault (`onFaultPutBack`). */
+  putBack(): Promise<void>;
+}
+
 /**
  * Takes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong verifier burns the code too (no
- * guessing against one code). A refusal is `invalid-request` with its `ExchangeRefusal` as the reason.
+ * guessing against one code). A refusal is `invalid-request` with its `ExchangeRefusal` as the reason. A fault after
+ * the take (the user's read here, the session's writes in the caller's `onFaultPutBack`) puts the code back.
  */
 export async function takeExchangeCode(
   deps: Deps,
   input: { code: string; codeVerifier: string },
-): Promise<{ user: UserRow; method: Method | undefined; orgId: string | undefined }> {
+): Promise<TakenCode> {
   const refuse = (reason: ExchangeRefusal) =>
     new AppError("invalid-request", "invalid or expired code", reason);
   const dot = input.code.indexOf(".");
-  const row = await shardOfRouted(deps.shards, dot < 0 ? input.code : input.code.slice(0, dot))
+  const db = shardOfRouted(deps.shards, dot < 0 ? input.code : input.code.slice(0, dot));
+  const row = await db
     ?.delete(linkExchangeCodes)
     .where(
       and(
@@ -69,13 +80,46 @@ export async function takeExchangeCode(
     )
     .returning()
     .get();
-  if (!row) throw refuse("no-code");
+  if (!db || !row) throw refuse("no-code");
   if (!(await verifierMatches(input.codeVerifier, row.codeChallenge))) throw refuse("bad-verifier");
-  const user = await findUserById(deps.shards, row.userId);
-  if (!user) throw refuse("no-code");
-  if (user.disabled) throw new AppError("disabled-user");
+  const putBack = async () => {
+    // Best effort: the database that just failed may still be failing, and then the code is lost as before.
+    await db
+      .insert(linkExchangeCodes)
+      .values(row)
+      .onConflictDoNothing()
+      .run()
+      .catch((error: unknown) =>
+        console.error(
+          JSON.stringify({ level: "error", what: "exchange code put back", detail: String(error) }),
+        ),
+      );
+  };
   const [method, orgId] = dot < 0 ? [] : input.code.slice(dot + 1).split(".");
-  return { user, method: method as Method | undefined, orgId };
+  return onFaultPutBack({ putBack }, async () => {
+    const user = await findUserById(deps.shards, row.userId);
+    if (!user) throw refuse("no-code");
+    if (user.disabled) throw new AppError("disabled-user");
+    return { user, method: method as Method | undefined, orgId, putBack };
+  });
+}
+
+/**
+ * Runs what follows a taken code (its session's writes); when that fails for a fault, the 503 the client retries,
+ * puts the code back first, so the retry can still redeem it. Without this, a database blip after the take lost the
+ * magic link the user had clicked. A refusal (a disabled user, a second factor's ticket) keeps the code spent. The
+ * session's writes leave nothing half made on a fault (writeSession), so the retry's session is the only one.
+ */
+export async function onFaultPutBack<T>(
+  taken: Pick<TakenCode, "putBack">,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if ((error instanceof AppError && error.status === 503) || platformFault(error)) await taken.putBack();
+    throw error;
+  }
 }
 
 /**
@@ -86,13 +130,15 @@ export async function redeemExchangeCode(
   scope: SignInScope,
   input: { code: string; codeVerifier: string },
 ): Promise<SignInResult> {
-  const { user, method, orgId } = await takeExchangeCode(scope.deps, input);
-  return startSession(scope, {
-    user,
-    method,
-    org: await orgOfCode(scope.deps, orgId, user.id),
-    mfaGate: true,
-  });
+  const taken = await takeExchangeCode(scope.deps, input);
+  return onFaultPutBack(taken, async () =>
+    startSession(scope, {
+      user: taken.user,
+      method: taken.method,
+      org: await orgOfCode(scope.deps, taken.orgId, taken.user.id),
+      mfaGate: true,
+    }),
+  );
 }
 
 /** The organization an enterprise sign-in's code starts its session in, while the membership is still active. */

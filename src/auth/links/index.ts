@@ -12,6 +12,7 @@ export {
 export {
   type ExchangeRefusal,
   issueExchangeCode,
+  onFaultPutBack,
   orgOfCode,
   redeemExchangeCode,
   takeExchangeCode,

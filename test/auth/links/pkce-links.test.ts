@@ -1,5 +1,6 @@
 // The PKCE variant of the mailed links (client.md §15): `codeChallenge` in the request, `code` in the redirect,
 // `POST /token/exchange {code, codeVerifier}` → {session}.
+import { env } from "cloudflare:test";
 import { base64url } from "jose";
 import { describe, expect, it } from "vitest";
 import { getConfig } from "../../../src/runtime/config";
@@ -16,6 +17,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
+import { failingShards } from "../../support/faults";
 import { allInShards, routedD1 } from "../../support/shards";
 
 const svc = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
@@ -117,6 +119,44 @@ describe("PKCE email links", () => {
     await expectError(await exchange(crypto.randomUUID(), "x".repeat(43)), 400, "invalid-request");
     await expectError(await svc.post("/token/exchange", {}), 400, "invalid-request");
   });
+});
+
+describe("POST /token/exchange with D1 failing once at each of its statements", () => {
+  // Threat: a fault after the code was taken (the user's read, the session's batch) answered 503 with the code gone:
+  // the client's retry, which the 503 asks for, was refused, and the magic link the user clicked was lost.
+  it("each step: a 503 whose retry with the same code and verifier signs in, or a 200; never a code spent for nothing", async () => {
+    const newCode = async () => {
+      const email = uniqueEmail("pkce-fault");
+      const { codeVerifier, codeChallenge } = await pkcePair();
+      await svc.post("/signin/passwordless/email", { email, codeChallenge });
+      return { email, code: (await followMail(email)).get("code")!, codeVerifier };
+    };
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    const first = await newCode();
+    const watching = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true", ...watched.bindings });
+    expect((await watching.post("/token/exchange", first)).status).toBe(200);
+    const steps = watched.fault.seen;
+    expect(steps.length).toBeGreaterThan(2);
+    let retried = 0;
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const { bindings } = failingShards(env, { after: step, times: 1 });
+      const failing = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true", ...bindings });
+      const { email, code, codeVerifier } = await newCode();
+      const answer = await failing.post("/token/exchange", { code, codeVerifier });
+      if (answer.status !== 200) {
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        retried++;
+        const retry = await failing.post("/token/exchange", { code, codeVerifier });
+        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+        const { session } = (await retry.json()) as { session: WireSession };
+        expect(session.user.email, context).toBe(email);
+      }
+      // Spent now, by the one exchange that answered 200.
+      await expectError(await svc.post("/token/exchange", { code, codeVerifier }), 400, "invalid-request");
+    }
+    expect(retried).toBeGreaterThan(1);
+  }, 60_000);
 });
 
 describe("sign-up variants of the passwordless flows", () => {

@@ -1,7 +1,9 @@
+import { env } from "cloudflare:test";
 import { AuthApiError } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
 import { type Mail, mailbox, PASSWORD, uniqueEmail } from "../../helpers";
-import { FACE, supabaseClient, supabaseService } from "./support";
+import { failingShards } from "../../support/faults";
+import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
  * The Supabase face's mailed links and codes (contract supabase.md §2, "Mail"), driven by the real
@@ -238,10 +240,11 @@ describe("signInWithOtp and verifyOtp by email", () => {
 });
 
 describe("signUp under PKCE", () => {
-  const confirming = supabaseService({
+  const settings = {
     AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "true",
     AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: WELCOME,
-  });
+  };
+  const confirming = supabaseService(settings);
 
   // Threat: a confirmation link that signs in whoever opens it. Under PKCE (@supabase/ssr's flow) the link lands
   // with a code only, which only the holder of the sign-up's verifier turns into a session, once.
@@ -266,6 +269,38 @@ describe("signUp under PKCE", () => {
     expect(exchanged.data.user?.email_confirmed_at).toEqual(expect.any(String));
     const again = await supabase.auth.exchangeCodeForSession(code);
     expect(again.error).not.toBeNull();
+  });
+
+  // Threat: a database blip after the code was taken answered 503 with the code gone: the retry the 503 asks for was
+  // refused (404 flow_state_not_found) and the confirmation link the user clicked was lost.
+  it("a fault at the exchange's session: 503, and the same code and verifier then sign in, once", async () => {
+    const email = uniqueEmail("pkce-fault");
+    const supabase = supabaseClient(confirming);
+    const auth = supabase.auth as unknown as {
+      flowType: string;
+      storageKey: string;
+      storage: { getItem(key: string): string | null | Promise<string | null> };
+    };
+    auth.flowType = "pkce";
+    await supabase.auth.signUp({ email, password: PASSWORD, options: { emailRedirectTo: WELCOME } });
+    const code = (await follow((await mailTo(email)).link)).target.searchParams.get("code")!;
+    // Stored as JSON (supabase-js's storage helpers), "verifier/flow type".
+    const stored = await auth.storage.getItem(`${auth.storageKey}-code-verifier`);
+    const verifier = (JSON.parse(String(stored)) as string).split("/")[0];
+    const grant = (face: ReturnType<typeof supabaseService>) =>
+      face.request("POST", `${FACE}/auth/v1/token?grant_type=pkce`, {
+        headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+        body: JSON.stringify({ auth_code: code, code_verifier: verifier }),
+      });
+    const { bindings, fault } = failingShards(env, { match: /insert into "sessions"/, times: 1 });
+    const failing = supabaseService({ ...settings, ...bindings });
+    const refused = await grant(failing);
+    expect(refused.status, await refused.clone().text()).toBe(503);
+    expect(fault.failures).toBe(1);
+    const retried = await grant(failing);
+    expect(retried.status, await retried.clone().text()).toBe(200);
+    expect(((await retried.json()) as { user: { email: string } }).user.email).toBe(email);
+    expect((await grant(confirming)).status).toBe(404);
   });
 });
 

@@ -1,6 +1,13 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { liveSession, orgOfCode, signInScope, startSession, takeExchangeCode } from "../../../auth";
+import {
+  liveSession,
+  onFaultPutBack,
+  orgOfCode,
+  signInScope,
+  startSession,
+  takeExchangeCode,
+} from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { bindBrowser, browserBinding } from "../../../http/browser-binding";
@@ -123,37 +130,40 @@ async function implicitSession(
   const browserHash = await browserBinding(c, binding);
   if (!browserHash) throw new AppError("invalid-state");
   const codeVerifier = await browserVerifier(c.var.config, browserHash);
-  const { user, method, orgId } = await takeExchangeCode(deps, { code, codeVerifier }).catch(
-    (error: unknown) => {
-      // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
-      throw error instanceof AppError && error.code === "invalid-request"
-        ? new AppError("invalid-state")
-        : error;
-    },
-  );
-  // GoTrue's rule (mfa-routes.ts): a user with a second factor gets an aal1 session, which mfa.verify steps up.
-  const scope = signInScope(c, method ?? null, { minter: signGoTrueToken, secondFactorLater: true });
-  const org = await orgOfCode(deps, orgId, user.id);
-  const { session } = await startSession(scope, { user, org, mfaGate: true });
-  if (!session) {
-    throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
-  }
-  const provider = method?.startsWith("provider:") ? method.slice("provider:".length) : undefined;
-  const tokens = provider ? await takeProviderTokens(deps, user.id, provider) : undefined;
-  const body = goTrueSession(session, deps.now());
-  const fragment = new URLSearchParams({
-    access_token: body.access_token,
-    token_type: body.token_type,
-    expires_in: String(body.expires_in),
-    expires_at: String(body.expires_at),
-    refresh_token: body.refresh_token,
-    provider_token: typeof tokens?.accessToken === "string" ? tokens.accessToken : "",
-    ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
-      ? { provider_refresh_token: tokens.refreshToken }
-      : {}),
-    sb: "",
+  const taken = await takeExchangeCode(deps, { code, codeVerifier }).catch((error: unknown) => {
+    // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
+    throw error instanceof AppError && error.code === "invalid-request"
+      ? new AppError("invalid-state")
+      : error;
   });
-  return `${target.split("#")[0]}#${fragment}`;
+  // A fault from here on puts the code back for the browser's retry (exchange-codes.ts).
+  return onFaultPutBack(taken, async () => {
+    // GoTrue's rule (mfa-routes.ts): a user with a second factor gets an aal1 session, which mfa.verify steps up.
+    const scope = signInScope(c, taken.method ?? null, { minter: signGoTrueToken, secondFactorLater: true });
+    const org = await orgOfCode(deps, taken.orgId, taken.user.id);
+    const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
+    if (!session) {
+      throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+    }
+    const provider = taken.method?.startsWith("provider:")
+      ? taken.method.slice("provider:".length)
+      : undefined;
+    const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
+    const body = goTrueSession(session, deps.now());
+    const fragment = new URLSearchParams({
+      access_token: body.access_token,
+      token_type: body.token_type,
+      expires_in: String(body.expires_in),
+      expires_at: String(body.expires_at),
+      refresh_token: body.refresh_token,
+      provider_token: typeof tokens?.accessToken === "string" ? tokens.accessToken : "",
+      ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
+        ? { provider_refresh_token: tokens.refreshToken }
+        : {}),
+      sb: "",
+    });
+    return `${target.split("#")[0]}#${fragment}`;
+  });
 }
 
 const pkceGrantBody = z.object({
@@ -192,25 +202,29 @@ export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
     }
     throw error;
   });
-  // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
-  const scope = signInScope(c, taken.method ?? "pkce-link", {
-    minter: signGoTrueToken,
-    secondFactorLater: true,
-  });
-  const org = await orgOfCode(deps, taken.orgId, taken.user.id);
-  const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
-  if (!session)
-    throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
-  const provider = taken.method?.startsWith("provider:") ? taken.method.slice("provider:".length) : undefined;
-  const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
-  return c.json({
-    ...(await sessionWithFactors(deps, session)),
-    ...(typeof tokens?.accessToken === "string" && tokens.accessToken
-      ? { provider_token: tokens.accessToken }
-      : {}),
-    ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
-      ? { provider_refresh_token: tokens.refreshToken }
-      : {}),
+  return onFaultPutBack(taken, async () => {
+    // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
+    const scope = signInScope(c, taken.method ?? "pkce-link", {
+      minter: signGoTrueToken,
+      secondFactorLater: true,
+    });
+    const org = await orgOfCode(deps, taken.orgId, taken.user.id);
+    const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
+    if (!session)
+      throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+    const provider = taken.method?.startsWith("provider:")
+      ? taken.method.slice("provider:".length)
+      : undefined;
+    const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
+    return c.json({
+      ...(await sessionWithFactors(deps, session)),
+      ...(typeof tokens?.accessToken === "string" && tokens.accessToken
+        ? { provider_token: tokens.accessToken }
+        : {}),
+      ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
+        ? { provider_refresh_token: tokens.refreshToken }
+        : {}),
+    });
   });
 }
 
