@@ -5,7 +5,7 @@ import type { Deps } from "../../http/deps";
 import { hashPassword } from "../../lib/password";
 import type { AccessTokenPayload } from "../../signing-keys/jwt";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
-import { consumeTicket } from "../links";
+import { consumeTicket, onFaultPutBack } from "../links";
 import { forgetDevices } from "../lockout";
 import { findUserById, requireRegisteredUser } from "../users";
 import { checkPasswordPolicy } from "./password-policy";
@@ -39,14 +39,28 @@ export async function changeUserPassword(
     const consumed = await consumeTicket(deps, input.ticket, "passwordReset");
     if (!consumed) throw new AppError("invalid-ticket");
     userId = consumed.userId;
-    // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
-    const owner = await findUserById(deps.shards, userId);
-    if (owner) await proveEmail(deps, owner, "inbox");
-    await dropFactorsFromBeforeProof(deps, userId);
+    // A fault from here on puts the ticket back for the 503's retry; each step is safe to run again.
+    return onFaultPutBack(consumed, async () => {
+      // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
+      const owner = await findUserById(deps.shards, userId);
+      if (owner) await proveEmail(deps, owner, "inbox");
+      await dropFactorsFromBeforeProof(deps, userId);
+      await finishPasswordChange(deps, userId, input, undefined, false);
+    });
   }
+  await finishPasswordChange(deps, userId, input, keepSessionId, true);
+}
+
+async function finishPasswordChange(
+  deps: Deps,
+  userId: string,
+  input: { newPassword: string; signOutOthers?: boolean },
+  keepSessionId: string | undefined,
+  signedIn: boolean,
+) {
   const signOutOthers = input.signOutOthers ?? true;
   await setPassword(deps, userId, input.newPassword, keepSessionId, signOutOthers);
-  deps.audit({ type: auth ? "password.change" : "password.reset", userId, detail: { signOutOthers } });
+  deps.audit({ type: signedIn ? "password.change" : "password.reset", userId, detail: { signOutOthers } });
 }
 
 async function setPassword(

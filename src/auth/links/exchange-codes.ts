@@ -2,13 +2,14 @@ import { and, eq, gt } from "drizzle-orm";
 import { idForUser, shardOfRouted } from "../../db/routed-ids";
 import type { UserRow } from "../../db/schema";
 import { linkExchangeCodes } from "../../db/schema";
-import { AppError, platformFault } from "../../errors";
+import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
 import { activeMembership } from "../org-membership";
 import { type Method, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
+import { onFaultPutBack, type PutBack, putBackWith } from "./put-back";
 
 /** Long enough for the app to load and post it back, short like an OAuth code (RFC 6749 §4.1.2: "10 minutes max"). */
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
@@ -49,12 +50,10 @@ export async function issueExchangeCode(
 export type ExchangeRefusal = "no-code" | "bad-verifier";
 
 /** A code taken for its exchange: who it signs in, how, and into which organization. */
-export interface TakenCode {
+export interface TakenCode extends PutBack {
   user: UserRow;
   method: Method | undefined;
   orgId: string | undefined;
-  /** Puts the code back as it was, once the exchange failed for a fault (`onFaultPutBack`). */
-  putBack(): Promise<void>;
 }
 
 /**
@@ -82,19 +81,9 @@ export async function takeExchangeCode(
     .get();
   if (!db || !row) throw refuse("no-code");
   if (!(await verifierMatches(input.codeVerifier, row.codeChallenge))) throw refuse("bad-verifier");
-  const putBack = async () => {
-    // Best effort: the database that just failed may still be failing, and then the code is lost as before.
-    await db
-      .insert(linkExchangeCodes)
-      .values(row)
-      .onConflictDoNothing()
-      .run()
-      .catch((error: unknown) =>
-        console.error(
-          JSON.stringify({ level: "error", what: "exchange code put back", detail: String(error) }),
-        ),
-      );
-  };
+  const putBack = putBackWith("exchange code", () =>
+    db.insert(linkExchangeCodes).values(row).onConflictDoNothing().run(),
+  );
   const [method, orgId] = dot < 0 ? [] : input.code.slice(dot + 1).split(".");
   return onFaultPutBack({ putBack }, async () => {
     const user = await findUserById(deps.shards, row.userId);
@@ -102,24 +91,6 @@ export async function takeExchangeCode(
     if (user.disabled) throw new AppError("disabled-user");
     return { user, method: method as Method | undefined, orgId, putBack };
   });
-}
-
-/**
- * Runs what follows a taken code (its session's writes); when that fails for a fault, the 503 the client retries,
- * puts the code back first, so the retry can still redeem it. Without this, a database blip after the take lost the
- * magic link the user had clicked. A refusal (a disabled user, a second factor's ticket) keeps the code spent. The
- * session's writes leave nothing half made on a fault (writeSession), so the retry's session is the only one.
- */
-export async function onFaultPutBack<T>(
-  taken: Pick<TakenCode, "putBack">,
-  work: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if ((error instanceof AppError && error.status === 503) || platformFault(error)) await taken.putBack();
-    throw error;
-  }
 }
 
 /**

@@ -12,7 +12,6 @@ export {
 export {
   type ExchangeRefusal,
   issueExchangeCode,
-  onFaultPutBack,
   orgOfCode,
   redeemExchangeCode,
   takeExchangeCode,
@@ -20,6 +19,7 @@ export {
 export { verifyMailedCode } from "./mailed-codes";
 export { mintEmailChangeLink, mintLink, sendInvitation } from "./operator-links";
 export { confirmPhoneChange, requestPhoneChange } from "./phone-change";
+export { onFaultPutBack } from "./put-back";
 export { checkReauthenticationCode, sendReauthenticationCode } from "./reauthentication";
 // The codes of a phone second factor's challenges (src/auth/mfa/factors.ts) live in the same objects.
 export { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";

@@ -4,8 +4,9 @@ import { AppError } from "../../errors";
 import { beginAttempt } from "../lockout";
 import type { SignInScope } from "../sign-in";
 import { findUserByEmail } from "../users";
+import { onFaultPutBack } from "./put-back";
 import { mailedCodeScope, redeemOneTimeCode } from "./sent-codes";
-import type { TicketType } from "./tickets";
+import { putBackTicket, type TicketType } from "./tickets";
 import { applyTicket, type VerifiedTicket } from "./verify-ticket";
 
 /**
@@ -58,10 +59,13 @@ export async function verifyMailedCode(
             gt(tickets.expiresAt, deps.now()),
           ),
         )
-        .returning({ userId: tickets.userId })
+        .returning()
         .get()
     : undefined;
   await attempt.settle(row !== undefined);
   if (!row) throw new AppError("invalid-otp");
-  return applyTicket(scope, { userId: row.userId, type: type as TicketType, codeChallenge: null });
+  // A fault from here on puts the ticket back: the code is spent, but the link in the same mail works again.
+  return onFaultPutBack({ putBack: putBackTicket(deps.shards.ofUser(row.userId), row) }, () =>
+    applyTicket(scope, { userId: row.userId, type: type as TicketType, codeChallenge: null }),
+  );
 }

@@ -1,10 +1,12 @@
 import { and, eq, gt } from "drizzle-orm";
+import type { Db } from "../../db/client";
 import { releaseEntries, shardOfMinted } from "../../db/directory";
 import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import type { LinkTicketType } from "../link-form";
+import { type PutBack, putBackWith } from "./put-back";
 
 const HOUR = 3600 * 1000;
 
@@ -58,7 +60,7 @@ export async function issueTicket(
   return ticket;
 }
 
-export interface ConsumedTicket {
+export interface ConsumedTicket extends PutBack {
   userId: string;
   type: TicketType;
   codeChallenge: string | null;
@@ -82,12 +84,22 @@ export async function consumeTicket(
   const row = await db
     ?.delete(tickets)
     .where(and(eq(tickets.ticketHash, ticketHash), eq(tickets.type, type), gt(tickets.expiresAt, deps.now())))
-    .returning({ userId: tickets.userId, codeChallenge: tickets.codeChallenge })
+    .returning()
     .get();
-  if (!row) return null;
-  // An imported ticket's directory entry is spent with it (a stale one would be harmless, only clutter).
-  if (slotOfRouted(id) === undefined) {
-    deps.background(releaseEntries(deps.shards, row.userId, [entry]));
-  }
-  return { ...row, type };
+  if (!db || !row) return null;
+  const consumed = { userId: row.userId, codeChallenge: row.codeChallenge, type };
+  if (slotOfRouted(id) !== undefined) return { ...consumed, putBack: putBackTicket(db, row) };
+  // An imported ticket (Nhost's, found through the directory) is spent with its directory entry, released now. It is
+  // not put back after a fault: without its entry the row could not be found again (docs/decisions.md, "A code
+  // spent before a fault is put back").
+  deps.background(releaseEntries(deps.shards, row.userId, [entry]));
+  return { ...consumed, putBack: keptSpent };
+}
+
+/** What an imported ticket does after a fault: nothing, it stays spent (above). */
+const keptSpent = async () => {};
+
+/** The ticket's row inserted again (a newer ticket of its type in its place wins: one row per user and type). */
+export function putBackTicket(db: Db, row: typeof tickets.$inferSelect): PutBack["putBack"] {
+  return putBackWith("ticket", () => db.insert(tickets).values(row).onConflictDoNothing().run());
 }

@@ -9,6 +9,7 @@ import type { Session } from "../new-sessions";
 import { type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 import { issueExchangeCode } from "./exchange-codes";
+import { onFaultPutBack } from "./put-back";
 import { type ConsumedTicket, consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
 type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;
@@ -100,11 +101,17 @@ export async function verifyTicket(
   if (accepted && !(accepted as readonly string[]).includes(type)) throw new AppError("invalid-ticket");
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
-  return applyTicket(scope, direct ? { ...consumed, codeChallenge: null } : consumed);
+  // A fault from here on puts the ticket back: the link the user clicked works again for the 503's retry.
+  return onFaultPutBack(consumed, () =>
+    applyTicket(scope, direct ? { ...consumed, codeChallenge: null } : consumed),
+  );
 }
 
 /** What a consumed ticket (followed link, or its mailed code: mailed-codes.ts) does and yields. */
-export async function applyTicket(scope: SignInScope, consumed: ConsumedTicket): Promise<VerifiedTicket> {
+export async function applyTicket(
+  scope: SignInScope,
+  consumed: Omit<ConsumedTicket, "putBack">,
+): Promise<VerifiedTicket> {
   const { deps } = scope;
   const owner = await findUserById(deps.shards, consumed.userId);
   const user = owner && (await EFFECTS[consumed.type](deps, owner));

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   auditTypesOf,
@@ -13,6 +14,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
+import { failingShards } from "../../support/faults";
 
 const svc = service(NO_VERIFICATION);
 const NEW_PASSWORD = "a brand new password";
@@ -105,6 +107,48 @@ describe("password reset", () => {
     );
     expect(answers.map((r) => r.status).sort()).toEqual([200, 401, 401]);
   });
+
+  // Threat: a fault after the ticket was taken (the user's read, the first proof, the new hash, the sessions' end)
+  // answered 503 with the link spent: the retry the 503 asks for was refused, and the user had to ask for another.
+  it("D1 failing once at each statement: OK, or a 503 whose retry with the same ticket sets the password", async () => {
+    const ticketFor = async () => {
+      const email = uniqueEmail("reset-fault");
+      await signUp(svc, email);
+      await svc.post("/user/password/reset", { email });
+      return { email, ticket: ticketOf(verifyPath((await mailbox(svc, email))[0]!)) };
+    };
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    const watching = service({ ...NO_VERIFICATION, ...watched.bindings });
+    const first = await ticketFor();
+    expect(
+      (await watching.post("/user/password", { newPassword: NEW_PASSWORD, ticket: first.ticket })).status,
+    ).toBe(200);
+    const steps = watched.fault.seen;
+    expect(steps.length).toBeGreaterThan(2);
+    let retried = 0;
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const failing = service({
+        ...NO_VERIFICATION,
+        ...failingShards(env, { after: step, times: 1 }).bindings,
+      });
+      const { email, ticket } = await ticketFor();
+      const answer = await failing.post("/user/password", { newPassword: NEW_PASSWORD, ticket });
+      if (answer.status !== 200) {
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        retried++;
+        const retry = await failing.post("/user/password", { newPassword: NEW_PASSWORD, ticket });
+        expect(retry.status, `${context}: ${await retry.text()}`).toBe(200);
+      }
+      expect((await signIn(email, NEW_PASSWORD)).status, context).toBe(200);
+      await expectError(
+        await svc.post("/user/password", { newPassword: NEW_PASSWORD, ticket }),
+        401,
+        "invalid-ticket",
+      );
+    }
+    expect(retried).toBeGreaterThan(1);
+  }, 60_000);
 });
 
 describe("POST /user/password with a session", () => {

@@ -1,0 +1,34 @@
+import { AppError, platformFault } from "../../errors";
+
+/** Something single-use that was taken, and how to make it usable again as it was. */
+export interface PutBack {
+  putBack(): Promise<void>;
+}
+
+/**
+ * Runs what follows a single-use secret's take (a mailed link's ticket, an exchange code); when that fails for a
+ * fault, the 503 the client retries, the secret is put back first, so the retry can still use it. Without this a
+ * database blip after the take lost the link the user had clicked. A refusal (a disabled user, a stale change) keeps
+ * it spent. The take itself stays the one atomic statement that lets exactly one request win; what follows must be
+ * safe to run again (a session's writes leave nothing half made, writeSession; each link's effect is idempotent).
+ */
+export async function onFaultPutBack<T>(taken: PutBack, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if ((error instanceof AppError && error.status === 503) || platformFault(error)) await taken.putBack();
+    throw error;
+  }
+}
+
+/**
+ * A put-back that writes `restore` (the taken row, inserted again; a newer row in its place wins). Best effort: the
+ * database that just failed may still be failing, and then the secret is lost as it was before, logged.
+ */
+export function putBackWith(what: string, restore: () => Promise<unknown>): PutBack["putBack"] {
+  return async () => {
+    await restore().catch((error: unknown) =>
+      console.error(JSON.stringify({ level: "error", what: `${what} put back`, detail: String(error) })),
+    );
+  };
+}
