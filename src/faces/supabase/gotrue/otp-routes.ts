@@ -35,6 +35,7 @@ import { sessionWithFactors } from "./mfa-wire";
 import { e164 } from "./phone";
 import { bodyOf } from "./request";
 import { signGoTrueToken } from "./tokens";
+import { extrasOfSignIn, signInExtras } from "./user-reads";
 
 /**
  * GoTrue's one-time codes and mailed links (contract supabase.md §2): `signInWithOtp` (`POST /otp`), `verifyOtp`
@@ -152,22 +153,28 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
       throw new GoTrueError(400, "validation_failed", "Only the token_hash and type should be provided");
     }
     const phoneType = body.type === "sms" || body.type === "phone_change";
+    // The user object's identities and factors are read in the batch that writes the session: nothing is read after
+    // the link's ticket is spent, where a fault could no longer put the ticket back (exchange-codes' put-back).
+    const alongside = signInExtras();
     // GoTrue's rule (mfa-routes.ts): a user with a second factor gets an aal1 session, which mfa.verify steps up.
     const scope = signInScope(c, phoneType ? "sms-otp" : "email-otp", {
       minter: signGoTrueToken,
       secondFactorLater: true,
+      alongside,
     });
+    const answer = async (session: Session) =>
+      c.json(await sessionWithFactors(deps, session, await extrasOfSignIn(deps, session.user.id, alongside)));
     try {
       if (body.type === "phone_change" && body.token && body.phone) {
         const result = await confirmPhoneChange(scope, { phoneNumber: e164(body.phone), code: body.token });
-        return c.json(await sessionWithFactors(deps, sessionOf(result)));
+        return answer(sessionOf(result));
       }
       if (body.type === "sms" && body.token && body.phone) {
         const result = await verifySignInPasswordlessSms(scope, {
           phoneNumber: e164(body.phone),
           otp: body.token,
         });
-        return c.json(await sessionWithFactors(deps, sessionOf(result)));
+        return answer(sessionOf(result));
       }
       if (!isMailType(body.type)) {
         throw new GoTrueError(400, "validation_failed", "Unsupported verification type");
@@ -185,7 +192,7 @@ export const goTrueOtpRoutes = new Hono<AppEnv>()
           "Only an email address or phone number should be provided on verify",
         );
       }
-      return c.json(await sessionWithFactors(deps, sessionOf(verified)));
+      return answer(sessionOf(verified));
     } catch (error) {
       throw asOtpRefusal(error);
     }
