@@ -35,6 +35,7 @@ export {
   mintLink,
   onFaultPutBack,
   orgOfCode,
+  type PutBack,
   redeemExchangeCode,
   requestPhoneChange,
   sendInvitation,

@@ -5,6 +5,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
+import { onFaultPutBack, type PutBack, putBackWith } from "../links/put-back";
 import { checkOneTimeCode } from "../one-time-codes";
 import {
   emailStepScope,
@@ -248,7 +249,7 @@ export async function verifyFactor(
   user: UserRow,
   factor: Factor,
   input: { challengeId: string; code: string },
-): Promise<void> {
+): Promise<PutBack> {
   const db = deps.shards.ofUser(user.id);
   const hash = await challengeHash(factor.id, input.challengeId);
   const attempt = await db
@@ -275,26 +276,32 @@ export async function verifyFactor(
             verified,
           );
   if (!right) throw new FactorError("wrong-code");
-  const consumed = await db
-    .delete(mfaTickets)
-    .where(eq(mfaTickets.ticketHash, hash))
-    .returning({ userId: mfaTickets.userId })
-    .get();
+  const consumed = await db.delete(mfaTickets).where(eq(mfaTickets.ticketHash, hash)).returning().get();
   if (!consumed) throw new FactorError("challenge-not-found");
-  if (verified) return;
-  if (factor.type === "totp") {
-    await activateTotp(deps, user.id);
-    return;
-  }
-  // The Nhost face's `activeMfaType` becomes `sms` (unless TOTP is on), in the same batch (../second-step.ts).
-  await db.batch([
-    db
-      .update(mfaFactors)
-      .set({ status: "verified", updatedAt: deps.now() })
-      .where(eq(mfaFactors.id, factor.id)),
-    syncMfaType(db, user.id),
-  ]);
-  deps.audit({ type: "mfa.enabled", userId: user.id, detail: { type: "phone", factorId: factor.id } });
+  // A fault after the challenge is spent (here, or in the caller's session) puts it back: the person answers it again
+  // with the factor's next code, instead of asking for a new challenge (a TOTP code once accepted stays spent).
+  const taken: PutBack = {
+    putBack: putBackWith("factor challenge", () =>
+      db.insert(mfaTickets).values(consumed).onConflictDoNothing().run(),
+    ),
+  };
+  if (verified) return taken;
+  return onFaultPutBack(taken, async () => {
+    if (factor.type === "totp") {
+      await activateTotp(deps, user.id);
+      return taken;
+    }
+    // The Nhost face's `activeMfaType` becomes `sms` (unless TOTP is on), in the same batch (../second-step.ts).
+    await db.batch([
+      db
+        .update(mfaFactors)
+        .set({ status: "verified", updatedAt: deps.now() })
+        .where(eq(mfaFactors.id, factor.id)),
+      syncMfaType(db, user.id),
+    ]);
+    deps.audit({ type: "mfa.enabled", userId: user.id, detail: { type: "phone", factorId: factor.id } });
+    return taken;
+  });
 }
 
 /** The factor removed (the caller checked the right to: GoTrue's aal2, or the service role). */

@@ -5,6 +5,7 @@ import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { mailbox, PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
+import { failingShards } from "../../support/faults";
 import { userD1 } from "../../support/shards";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
@@ -351,4 +352,61 @@ describe("auth-js mfa threats", () => {
     const nhost = await svc.post("/signin/email-password", { email, password: PASSWORD });
     expect(((await nhost.json()) as { session: unknown }).session).not.toBeNull();
   });
+});
+
+describe("mfa.verify with D1 failing once at each statement", () => {
+  // Threat: a fault after the challenge was spent answered 503 with the challenge gone (the retry: "factor not
+  // found", a new challenge to ask for), or, past the replaced session's end, with the person signed out: neither
+  // the aal1 session they hold nor the aal2 session they never got. Now: the challenge is put back, answered again
+  // with the factor's next code, and nothing can fail once the aal1 session is ended.
+  it("a stepped-up session, or a 503 that keeps the aal1 session and the challenge", async () => {
+    const { email, userId, factorId, secret } = await userWithTotp();
+    const attempt = async (face: ReturnType<typeof supabaseService>) => {
+      const supabase = client();
+      const signedIn = await supabase.auth.signInWithPassword({ email, password: PASSWORD });
+      const token = signedIn.data.session!.access_token;
+      const challenge = await supabase.auth.mfa.challenge({ factorId });
+      const verify = () =>
+        face.request("POST", `${FACE}/auth/v1/factors/${factorId}/verify`, {
+          headers: {
+            apikey: PUBLISHABLE_KEY,
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+          },
+          body: JSON.stringify({ challenge_id: challenge.data!.id, code: codeOf(secret) }),
+        });
+      await forgetLastStep(userId);
+      return { token, verify, answer: await verify() };
+    };
+    const settings = {
+      AUTH_MFA_ENABLED: "true",
+      AUTH_MFA_TOTP_ISSUER: "Acme",
+      AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
+    };
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    expect((await attempt(supabaseService({ ...settings, ...watched.bindings }))).answer.status).toBe(200);
+    const steps = watched.fault.seen;
+    let faults = 0;
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const failing = supabaseService({
+        ...settings,
+        ...failingShards(env, { after: step, times: 1 }).bindings,
+      });
+      const { token, verify, answer } = await attempt(failing);
+      if (answer.status === 200) continue;
+      expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+      faults++;
+      const user = await svc.request("GET", `${FACE}/auth/v1/user`, {
+        headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}` },
+      });
+      expect(user.status, `${context}: the aal1 session ended: ${await user.clone().text()}`).toBe(200);
+      // The factor's next code: a code once accepted stays spent (replay), which the test stands in for by
+      // letting the service forget the step it accepted.
+      await forgetLastStep(userId);
+      const retry = await verify();
+      expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+    }
+    expect(faults).toBeGreaterThan(1);
+  }, 90_000);
 });

@@ -10,6 +10,8 @@ import {
   factorOf,
   factorsOf,
   findUserById,
+  onFaultPutBack,
+  type PutBack,
   removeFactor,
   signInScope,
   stepUpSession,
@@ -25,6 +27,7 @@ import { verifyWebauthnAnswer, webauthnChallenge, webauthnDisabled } from "./mfa
 import { factorRefusal, goTrueFactor, sessionWithFactors } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
 import { signGoTrueToken } from "./tokens";
+import { extrasOfSignIn, signInExtras } from "./user-reads";
 
 /**
  * auth-js's `mfa` namespace (contract supabase.md §2, "Factors"): `enroll`, `challenge`, `verify` (and so
@@ -182,19 +185,28 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
     if (!UUID.test(body.challenge_id)) {
       throw new GoTrueError(400, "validation_failed", "challenge_id must be an UUID");
     }
+    // A passkey's answer spends its ceremony in its object, and a retry makes a new one: nothing to put back.
+    let taken: PutBack = { putBack: async () => {} };
     if (factor.type === "webauthn") {
       await webauthnCreateAllowed(deps, user, factor, aal2);
       await verifyWebauthnAnswer(deps, user, factor, body);
     } else {
-      await verifyFactor(deps, user, factor, { challengeId: body.challenge_id, code: body.code ?? "" }).catch(
-        (error: unknown) => factorRefusal(error, factor, body.challenge_id),
-      );
+      taken = await verifyFactor(deps, user, factor, {
+        challengeId: body.challenge_id,
+        code: body.code ?? "",
+      }).catch((error: unknown) => factorRefusal(error, factor, body.challenge_id));
     }
-    const scope = signInScope(c, STEP_UP_METHOD[factor.type], { minter: signGoTrueToken });
-    // The user as the factor left it (a TOTP just turned on): the new session's claims read it.
-    const now = (await findUserById(deps.shards, user.id)) ?? user;
-    const session = await stepUpSession(scope, now, factor, claims.session_id);
-    return c.json(await sessionWithFactors(deps, session));
+    // A fault from here on puts a code's challenge back (verifyFactor), answered again with the next code.
+    return onFaultPutBack(taken, async () => {
+      // The user object's identities and factors come from the new session's batch: nothing is read once the
+      // replaced session is ended, where a fault would leave the person with neither session.
+      const alongside = signInExtras();
+      const scope = signInScope(c, STEP_UP_METHOD[factor.type], { minter: signGoTrueToken, alongside });
+      // The user as the factor left it (a TOTP just turned on): the new session's claims read it.
+      const now = (await findUserById(deps.shards, user.id)) ?? user;
+      const session = await stepUpSession(scope, now, factor, claims.session_id);
+      return c.json(await sessionWithFactors(deps, session, await extrasOfSignIn(deps, user.id, alongside)));
+    });
   })
   .delete("/factors/:factorId", async (c) => {
     const { user, aal2 } = await factorUser(c);
