@@ -6,6 +6,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { type SecondStepKind, secondStepTicketKind } from "../complete-sign-in";
+import { type PutBack, putBackWith } from "../links/put-back";
 import { findUserById } from "../users";
 
 /** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */
@@ -79,13 +80,22 @@ export async function takeTicketAttempt(
   return { kind: named.kind, user, db, ticketHash };
 }
 
-/** The ticket consumed by the statement that deletes it: of two requests that got this far, one gets the session. */
-export async function consumeTicket(taken: TakenTicket): Promise<void> {
+/**
+ * The ticket consumed by the statement that deletes it: of two requests that got this far, one gets the session. The
+ * answer puts it back as it was: the caller runs the session's writes in `onFaultPutBack`, so a fault there leaves the
+ * person their ticket (and the second step to answer again) instead of sending them back to their password.
+ */
+export async function consumeTicket(taken: TakenTicket): Promise<PutBack> {
   const consumed = await taken.db
     .delete(mfaTickets)
     .where(eq(mfaTickets.ticketHash, taken.ticketHash))
-    .returning({ userId: mfaTickets.userId })
+    .returning()
     .get();
   if (!consumed) throw new AppError("invalid-ticket");
   if (taken.user.disabled) throw new AppError("disabled-user");
+  return {
+    putBack: putBackWith("second-step ticket", () =>
+      taken.db.insert(mfaTickets).values(consumed).onConflictDoNothing().run(),
+    ),
+  };
 }

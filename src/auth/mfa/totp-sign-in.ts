@@ -2,6 +2,7 @@ import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import type { SecondStepKind } from "../complete-sign-in";
+import { onFaultPutBack } from "../links/put-back";
 import type { Session } from "../new-sessions";
 import { checkOneTimeCode } from "../one-time-codes";
 import { emailStepScope, emailStepTag, phoneFactorScope, secondStepOf } from "../second-step";
@@ -72,9 +73,12 @@ async function verifyCodeStep(
     }
   }
   if (!right) throw new AppError("invalid-totp");
-  await consumeTicket(taken);
+  const consumed = await consumeTicket(taken);
   const method = scope.method === "mfa-totp" ? STEP_METHOD[kind] : undefined;
-  return { session: (await startSession(scope, { user, method })).session, step: kind };
+  return onFaultPutBack(consumed, async () => ({
+    session: (await startSession(scope, { user, method })).session,
+    step: kind,
+  }));
 }
 
 /**

@@ -7,6 +7,7 @@ import { mfaFactors } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
+import { onFaultPutBack } from "../links/put-back";
 import type { Session } from "../new-sessions";
 import { secondStepOf } from "../second-step";
 import { type SignInScope, startSession } from "../sign-in";
@@ -62,7 +63,10 @@ export async function verifySignInMfaWebauthn(
       .get();
     if (!moved) throw new AppError("invalid-request", "invalid WebAuthn response");
   }
-  await consumeTicket(taken);
+  const consumed = await consumeTicket(taken);
   const method = answered.userVerified ? "mfa-passkey" : "mfa-webauthn";
-  return { session: (await startSession(scope, { user, method })).session };
+  // A fault from here on puts the ticket back: a new ceremony answers it, without the password again.
+  return onFaultPutBack(consumed, async () => ({
+    session: (await startSession(scope, { user, method })).session,
+  }));
 }
