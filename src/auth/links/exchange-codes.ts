@@ -6,10 +6,10 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
+import { onFaultPutBack, type PutBack, putBackWith } from "../../lib/put-back";
 import { activeMembership } from "../org-membership";
 import { type Method, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
-import { onFaultPutBack, type PutBack, putBackWith } from "./put-back";
 
 /** Long enough for the app to load and post it back, short like an OAuth code (RFC 6749 §4.1.2: "10 minutes max"). */
 const CODE_LIFETIME_MS = 5 * 60 * 1000;

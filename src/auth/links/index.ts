@@ -19,7 +19,6 @@ export {
 export { verifyMailedCode } from "./mailed-codes";
 export { mintEmailChangeLink, mintLink, sendInvitation } from "./operator-links";
 export { confirmPhoneChange, requestPhoneChange } from "./phone-change";
-export { onFaultPutBack, type PutBack } from "./put-back";
 export { checkReauthenticationCode, sendReauthenticationCode } from "./reauthentication";
 // The codes of a phone second factor's challenges (src/auth/mfa/factors.ts) live in the same objects.
 export { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";

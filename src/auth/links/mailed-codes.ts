@@ -1,10 +1,10 @@
 import { and, eq, gt } from "drizzle-orm";
 import { tickets } from "../../db/schema";
 import { AppError } from "../../errors";
+import { onFaultPutBack } from "../../lib/put-back";
 import { beginAttempt } from "../lockout";
 import type { SignInScope } from "../sign-in";
 import { findUserByEmail } from "../users";
-import { onFaultPutBack } from "./put-back";
 import { mailedCodeScope, redeemOneTimeCode } from "./sent-codes";
 import { putBackTicket, type TicketType } from "./tickets";
 import { applyTicket, type VerifiedTicket } from "./verify-ticket";

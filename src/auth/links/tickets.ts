@@ -5,8 +5,8 @@ import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
+import { type PutBack, putBackWith } from "../../lib/put-back";
 import type { LinkTicketType } from "../link-form";
-import { type PutBack, putBackWith } from "./put-back";
 
 const HOUR = 3600 * 1000;
 

@@ -3,13 +3,13 @@ import { isUniqueViolation } from "../../db/errors";
 import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
+import { onFaultPutBack } from "../../lib/put-back";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
 import { changeIdentifiers } from "../identifier-changes";
 import type { Session } from "../new-sessions";
 import { type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
 import { issueExchangeCode } from "./exchange-codes";
-import { onFaultPutBack } from "./put-back";
 import { type ConsumedTicket, consumeTicket, TICKET_TYPES, type TicketType } from "./tickets";
 
 type Effect = (deps: Deps, user: UserRow) => Promise<UserRow | undefined>;

@@ -5,7 +5,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { toE164 } from "../../lib/phone";
-import { onFaultPutBack, type PutBack, putBackWith } from "../links/put-back";
+import { onFaultPutBack, type PutBack, putBackWith } from "../../lib/put-back";
 import { checkOneTimeCode } from "../one-time-codes";
 import {
   emailStepScope,

@@ -5,8 +5,8 @@ import { mfaTickets, type UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
+import { type PutBack, putBackWith } from "../../lib/put-back";
 import { type SecondStepKind, secondStepTicketKind } from "../complete-sign-in";
-import { type PutBack, putBackWith } from "../links/put-back";
 import { findUserById } from "../users";
 
 /** Tries per ticket, counted before the code is checked, so parallel guesses cannot exceed it. */

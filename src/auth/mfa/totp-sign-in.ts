@@ -1,8 +1,8 @@
 import type { UserRow } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
+import { onFaultPutBack } from "../../lib/put-back";
 import type { SecondStepKind } from "../complete-sign-in";
-import { onFaultPutBack } from "../links/put-back";
 import type { Session } from "../new-sessions";
 import { checkOneTimeCode } from "../one-time-codes";
 import { emailStepScope, emailStepTag, phoneFactorScope, secondStepOf } from "../second-step";

@@ -7,7 +7,7 @@ import { mfaFactors } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
-import { onFaultPutBack } from "../links/put-back";
+import { onFaultPutBack } from "../../lib/put-back";
 import type { Session } from "../new-sessions";
 import { secondStepOf } from "../second-step";
 import { type SignInScope, startSession } from "../sign-in";

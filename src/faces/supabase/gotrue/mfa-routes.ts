@@ -10,8 +10,6 @@ import {
   factorOf,
   factorsOf,
   findUserById,
-  onFaultPutBack,
-  type PutBack,
   removeFactor,
   signInScope,
   stepUpSession,
@@ -21,6 +19,7 @@ import type { UserRow } from "../../../db/schema";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import type { Deps } from "../../../http/deps";
+import { onFaultPutBack, type PutBack } from "../../../lib/put-back";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { verifyWebauthnAnswer, webauthnChallenge, webauthnDisabled } from "./mfa-webauthn";

@@ -1,16 +1,10 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import {
-  liveSession,
-  onFaultPutBack,
-  orgOfCode,
-  signInScope,
-  startSession,
-  takeExchangeCode,
-} from "../../../auth";
+import { liveSession, orgOfCode, signInScope, startSession, takeExchangeCode } from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { bindBrowser, browserBinding } from "../../../http/browser-binding";
+import { onFaultPutBack } from "../../../lib/put-back";
 import { withQuery } from "../../../lib/redirect";
 import {
   followAnswer,

@@ -1,4 +1,4 @@
-import { AppError, platformFault } from "../../errors";
+import { AppError, platformFault } from "../errors";
 
 /** Something single-use that was taken, and how to make it usable again as it was. */
 export interface PutBack {
