@@ -7,6 +7,7 @@ import { type Shards, SLOTS, slotOfUser } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { randomUuid, sha256Hex } from "../lib/crypto";
+import { type PutBack, putBackWith } from "../lib/put-back";
 import { OAuth2Error } from "./errors";
 import { newGrantId } from "./grants";
 import { forgetPendingRequest, type PendingRequest } from "./pending-requests";
@@ -163,4 +164,24 @@ export async function consumeCode(
     );
   }
   throw invalid;
+}
+
+/**
+ * What puts a code `consumeCode` took back in play after a fault in what followed (the grant's writes, the tokens'
+ * signing key, an org-bound grant's membership read: the 503 the client retries), so that the retry redeems it instead
+ * of reading as a replay that revokes a grant no answer carried. One batch (one transaction): the grant this take
+ * started goes and the code is unused again, both or neither, so a code back in play never names a grant. Only this
+ * take's: a code another exchange has taken since (its grant id) stays as it is. The next take mints a new grant id.
+ */
+export function putBackCode(taken: { db: Db; codeHash: string; grantId: string }): PutBack["putBack"] {
+  const { db, codeHash, grantId } = taken;
+  return putBackWith("authorization code", () =>
+    db.batch([
+      db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId)),
+      db
+        .update(oauth2Codes)
+        .set({ usedAt: null, grantId: null })
+        .where(and(eq(oauth2Codes.codeHash, codeHash), eq(oauth2Codes.grantId, grantId))),
+    ]),
+  );
 }

@@ -5,6 +5,7 @@ import { type DeviceAuthorizationRow, deviceAuthorizations, type OAuth2ClientRow
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
+import { type PutBack, putBackWith } from "../lib/put-back";
 import { DEVICE_PAGE_PATH } from "../lib/redirect";
 import { hmacSubkey } from "../lib/subkeys";
 import { authorizationDetailsError } from "./authorization-details";
@@ -215,7 +216,8 @@ export async function finishDeviceRequest(
 /**
  * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5). One UPDATE records the poll and
  * decides, from the previous poll's time, whether it came too soon (then the interval grows by five seconds); an
- * approved authorization is taken by one `DELETE … RETURNING`, so a device code yields tokens once.
+ * approved authorization is taken by one `DELETE … RETURNING`, so a device code yields tokens once. A fault in what
+ * follows the take (the caller's `onFaultPutBack`) puts it back with `putBackApproved`: the next poll redeems it.
  *
  * The poll of a device code (`device_code`) or of a CIBA request (`auth_req_id`, OpenID CIBA Core §10.1, §11: the
  * same `authorization_pending`, `slow_down`, `expired_token` and `access_denied`), each only by its own grant.
@@ -271,4 +273,16 @@ export async function redeemPolled(
     throw new OAuth2Error("invalid_grant", `${what} is invalid or was used`);
   }
   return taken;
+}
+
+/**
+ * The approved row `redeemPolled` took, inserted again as it was, for a fault after the take (the approver's read, the
+ * grant's writes, the tokens' signing key: the 503 the device retries). Without it the next poll was refused and the
+ * person who approved on their phone had to start the device flow over: a new code typed, signed in and approved
+ * again. A row in its place wins (`ON CONFLICT DO NOTHING`); the row keeps its expiry, so an expired code stays dead.
+ */
+export function putBackApproved(deps: Deps, taken: DeviceAuthorizationRow): PutBack["putBack"] {
+  return putBackWith("device authorization", () =>
+    deps.db.insert(deviceAuthorizations).values(taken).onConflictDoNothing().run(),
+  );
 }

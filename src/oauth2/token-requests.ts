@@ -2,6 +2,8 @@ import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { verifierMatches } from "../lib/pkce";
+import { onFaultPutBack } from "../lib/put-back";
+import { revokeFamily } from "../token-families";
 import {
   type AuthorizationDetail,
   narrowAuthorizationDetails,
@@ -9,11 +11,18 @@ import {
   stillAllowedDetails,
 } from "./authorization-details";
 import { CIBA_GRANT, GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
-import { consumeCode } from "./codes";
-import { DEVICE_GRANT, redeemPolled } from "./device";
+import { consumeCode, putBackCode } from "./codes";
+import { DEVICE_GRANT, putBackApproved, redeemPolled } from "./device";
 import { boundAnswer, type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
-import { createGrant, createGrantFor, issuesRefreshTokens, userOfTakenCode } from "./grants";
+import {
+  createGrant,
+  createGrantFor,
+  grantLocator,
+  issuesRefreshTokens,
+  revokeGrant,
+  userOfTakenCode,
+} from "./grants";
 import { JWT_BEARER_GRANT, jwtBearer } from "./jwt-bearer";
 import { grantOrganization } from "./organizations";
 import { type OAuth2Params, param, scopeList } from "./params";
@@ -104,12 +113,33 @@ async function tokensFor(
   };
 }
 
+type TokenInput = Parameters<typeof tokensFor>[1];
+
+/**
+ * The tokens of a grant this request just made. When they cannot be made (a fault: the signing key's read at a cold
+ * isolate, an org-bound grant's membership read), no answer carries the grant: it goes with its refresh-token family,
+ * after the answer and best effort, as `createGrant` does with half a grant. Else it would stay in the user's
+ * authorized apps, and a code's retry would read as a replay of it.
+ */
+async function tokensOfNewGrant(deps: Deps, input: TokenInput): Promise<TokenResponse> {
+  try {
+    return await tokensFor(deps, input);
+  } catch (error) {
+    const grantId = input.grant.id;
+    deps.background(revokeGrant(deps, grantId));
+    if (input.refreshToken) deps.background(revokeFamily(deps, grantLocator(grantId), grantId));
+    throw error;
+  }
+}
+
 /**
  * `grant_type=authorization_code` in two waves (issue 48, "Round trips"): the code is consumed first (atomically, see
  * `consumeCode`), its user read in the same D1 batch; then every binding is
  * checked: the client it was issued to, the exact redirect URI, the PKCE verifier (RFC 7636; a verifier without a
  * challenge is refused too, RFC 9700 §2.1.1), and that the user is still enabled. A failed check has burnt the code.
- * Then the grant is written beside its refresh-token family's start (`createGrant`).
+ * Then the grant is written beside its refresh-token family's start (`createGrant`). A fault from there on (the 503
+ * the client retries) removes the grant and puts the code back (`putBackCode`): the retry redeems it, where it used to
+ * read as a replay and revoke a grant no answer had carried.
  * `resource` may narrow the token to some of the resources the user allowed (RFC 8707 §2.2).
  */
 async function exchangeCode(
@@ -151,17 +181,19 @@ async function exchangeCode(
   const authorizationDetails = narrowAuthorizationDetails(row.authorizationDetails, asked);
   const user = (row.alongside[0] as UserRow[])[0];
   if (!user || user.disabled) throw mismatch("the user is disabled");
-  const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
-  return tokensFor(deps, {
-    client,
-    user,
-    grant,
-    scopes: grant.scopes,
-    resources,
-    refreshToken,
-    nonce: row.nonce,
-    dpopJkt: binding.dpopJkt,
-    authorizationDetails,
+  return onFaultPutBack({ putBack: putBackCode(row) }, async () => {
+    const { grant, refreshToken } = await createGrant(deps, client, row.codeHash, row.grantId, binding);
+    return tokensOfNewGrant(deps, {
+      client,
+      user,
+      grant,
+      scopes: grant.scopes,
+      resources,
+      refreshToken,
+      nonce: row.nonce,
+      dpopJkt: binding.dpopJkt,
+      authorizationDetails,
+    });
   });
 }
 
@@ -198,7 +230,8 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
  * The device grant (RFC 8628) and the CIBA grant (OpenID CIBA Core §10.1, §11): tokens for the person who approved on
  * the page, once; a CIBA client confined to an organization gets it in its tokens. A CIBA request's authorization
  * details (RFC 9396) are what the person approved: the token request may ask for fewer, never more. The device flow
- * takes none (docs/agents.md): asking for some there is asking for more.
+ * takes none (docs/agents.md): asking for some there is asking for more. A fault after the approved row's take (the
+ * approver's read, the grant's writes, the tokens) puts the row back (`putBackApproved`): the next poll redeems it.
  */
 const exchangePolled = (kind: "device" | "ciba") =>
   async function exchangeDeviceCode(
@@ -211,30 +244,32 @@ const exchangePolled = (kind: "device" | "ciba") =>
     if (kind === "device" && details) narrowAuthorizationDetails(null, details);
     const approved = await redeemPolled(deps, client, params, kind);
     const authorizationDetails = narrowAuthorizationDetails(approved.authorizationDetails, details);
-    const user = await findUserById(deps.shards, approved.userId!);
-    if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
-    const { grant, refreshToken } = await createGrantFor(deps, client, {
-      userId: user.id,
-      scopes: approved.scopes,
-      resources: approved.resources,
-      authTime: approved.authTime!,
-      acr: approved.acr,
-      amr: approved.amr,
-      sid: approved.sid,
-      dpopJkt: binding.dpopJkt,
-      orgId: approved.orgId,
-      // The grant keeps all that was approved: a later refresh may narrow from it, never widen.
-      authorizationDetails: approved.authorizationDetails,
-    });
-    return tokensFor(deps, {
-      client,
-      user,
-      grant,
-      scopes: grant.scopes,
-      resources: grant.resources,
-      refreshToken,
-      dpopJkt: binding.dpopJkt,
-      authorizationDetails,
+    return onFaultPutBack({ putBack: putBackApproved(deps, approved) }, async () => {
+      const user = await findUserById(deps.shards, approved.userId!);
+      if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
+      const { grant, refreshToken } = await createGrantFor(deps, client, {
+        userId: user.id,
+        scopes: approved.scopes,
+        resources: approved.resources,
+        authTime: approved.authTime!,
+        acr: approved.acr,
+        amr: approved.amr,
+        sid: approved.sid,
+        dpopJkt: binding.dpopJkt,
+        orgId: approved.orgId,
+        // The grant keeps all that was approved: a later refresh may narrow from it, never widen.
+        authorizationDetails: approved.authorizationDetails,
+      });
+      return tokensOfNewGrant(deps, {
+        client,
+        user,
+        grant,
+        scopes: grant.scopes,
+        resources: grant.resources,
+        refreshToken,
+        dpopJkt: binding.dpopJkt,
+        authorizationDetails,
+      });
     });
   };
 

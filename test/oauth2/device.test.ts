@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WireClient } from "../../src/oauth2/clients";
 import type { DeviceAuthorizationResponse } from "../../src/oauth2/device";
 import { decodeJwt, SERVER, signUp, uniqueEmail } from "../helpers";
+import { failingShards } from "../support/faults";
 import { Browser, ORIGIN, signIn } from "./page-browser";
 import {
   authorize,
@@ -41,8 +42,8 @@ async function start(client: WireClient, scope = "openid offline_access"): Promi
   return (await response.json()) as DeviceAnswer;
 }
 
-const poll = (client: WireClient, deviceCode: string) =>
-  postForm(svc, "/oauth2/token", {
+const poll = (client: WireClient, deviceCode: string, through = svc) =>
+  postForm(through, "/oauth2/token", {
     grant_type: DEVICE_GRANT,
     device_code: deviceCode,
     client_id: client.clientId,
@@ -213,6 +214,36 @@ describe("device authorization (RFC 8628)", () => {
       await Promise.all([poll(client, device.device_code), poll(client, device.device_code)])
     ).map((r) => r.status);
     expect(statuses.sort()).toEqual([200, 400]);
+  });
+
+  // Threat: D1 fails once after the approved row was taken (the approver's read): the device heard 503 and its next
+  // poll invalid_grant, so the person who approved on their phone had to start over (a new code typed, signed in and
+  // approved again). The row is put back: the next poll redeems it, once.
+  it("a fault after the approved code is taken: 503, then the next poll gets the tokens, then invalid_grant", async () => {
+    const client = await cli();
+    const email = uniqueEmail();
+    const { user } = await signUp(svc, email);
+    const device = await start(client);
+    const browser = new Browser(svc);
+    const { requestId } = await enterCode(browser, device.user_code, email);
+    expect((await decide(browser, requestId, "allow")).status).toBe(200);
+    const { bindings, fault } = failingShards(env, {
+      match: /from "users" where "users"\."id" = \?/,
+      times: 1,
+    });
+    const failing = provider(bindings);
+    later(6);
+    const first = await poll(client, device.device_code, failing);
+    expect(first.status).toBe(503);
+    expect(((await first.json()) as { error: string }).error).toBe("temporarily_unavailable");
+    expect(fault.failures).toBe(1);
+    later(6);
+    const tokens = await poll(client, device.device_code, failing);
+    expect(tokens.status).toBe(200);
+    const answer = (await tokens.json()) as TokenAnswer;
+    expect(decodeJwt(answer.access_token).payload).toMatchObject({ sub: user.id, aud: client.clientId });
+    later(6);
+    await oauth2Error(await poll(client, device.device_code, failing), 400, "invalid_grant");
   });
 
   it("refuses clients without the grant, scopes outside the client's, unknown resources and bad client auth", async () => {
