@@ -1,6 +1,7 @@
 import { importPKCS8, SignJWT } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Deps } from "../http/deps";
+import { answerSaysDown, answerStatus } from "../lib/oauth-answer-status";
 import type { ProviderSettings } from "./config";
 import { type Json, obj, type ProviderProfile } from "./profile";
 
@@ -18,6 +19,8 @@ export class ProviderStepError extends Error {
     readonly detail: string,
     /** The provider refused the grant itself (`invalid_grant`): the token is dead, not the provider down. */
     readonly refused = false,
+    /** The provider was not reached, or answered that it cannot serve now: an outage to retry, not a refusal. */
+    readonly unavailable = false,
   ) {
     super(detail);
     this.name = "ProviderStepError";
@@ -176,8 +179,24 @@ export async function refreshAtProvider(
   } catch (error) {
     const refused =
       error instanceof oauth.ResponseBodyError && error.status < 500 && error.error === "invalid_grant";
-    throw new ProviderStepError("oauth-provider-error", describe(error), refused);
+    throw new ProviderStepError(
+      "oauth-provider-error",
+      describe(error),
+      refused,
+      !refused && providerDown(error),
+    );
   }
+}
+
+/**
+ * The provider down rather than refusing: not reached (the connection lost, the request's own timeout) or answering
+ * 5xx, 429 or `temporarily_unavailable` (RFC 6749 §4.1.2.1). A 4xx or an answer that fails its checks is a refusal.
+ */
+function providerDown(error: unknown): boolean {
+  if (answerSaysDown(error)) return true;
+  if (answerStatus(error) !== undefined) return false;
+  const name = (error as Error)?.name;
+  return name === "TimeoutError" || name === "AbortError" || error instanceof TypeError;
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   signInScope,
   signUpOptionsSchema,
 } from "../auth";
-import { AppError } from "../errors";
+import { AppError, UnavailableError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { requireAuth } from "../http/auth";
 import { bindBrowser, browserBinding } from "../http/browser-binding";
@@ -230,7 +230,9 @@ export const providerRoutes = new Hono<AppEnv>()
     operation({
       summary: "Refresh the provider's token",
       description:
-        "Asks the provider for a new access token with its refresh token. The provider refusing: 400 `oauth-provider-error`.",
+        "Asks the provider for a new access token with its refresh token. The provider refusing (`invalid_grant`, " +
+        "another 4xx): 400 `oauth-provider-error`; the provider unreachable, slow, or answering 5xx or 429: 503 " +
+        "`service-unavailable` with Retry-After, and the refresh token is still worth keeping.",
       security: "bearer",
       answers: { 200: { description: "The provider's new tokens.", schema: providerTokens } },
     }),
@@ -250,9 +252,11 @@ export const providerRoutes = new Hono<AppEnv>()
           refreshToken: tokens.refreshToken ?? c.req.valid("json").refreshToken,
         });
       } catch (error) {
-        if (error instanceof ProviderStepError)
-          throw new AppError("oauth-provider-error", undefined, error.detail);
-        throw error;
+        if (!(error instanceof ProviderStepError)) throw error;
+        // An outage is not a refusal: told "refused", the app would drop a refresh token a retry could still use.
+        if (error.unavailable)
+          throw new UnavailableError(`provider ${provider}: ${error.detail}`.slice(0, 300));
+        throw new AppError("oauth-provider-error", undefined, error.detail);
       }
     },
   );

@@ -4,6 +4,7 @@ import type { SsoConnectionRow } from "../db/schema";
 import { AppError, UnavailableError } from "../errors";
 import type { Deps } from "../http/deps";
 import { decrypt } from "../lib/crypto";
+import { answerSaysDown, answerStatus } from "../lib/oauth-answer-status";
 import { type OidcSettings, oidcCallbackUrl } from "./connections";
 import { discover, keySet } from "./oidc-discovery";
 import type { PendingSsoRequest, SsoIdentity } from "./requests";
@@ -113,7 +114,7 @@ function identityOf(claims: Record<string, unknown>): SsoIdentity {
 /**
  * The callback: the code exchanged (with the request's PKCE verifier) and the ID token checked; the identity it
  * asserts. The IdP's error, a wrong issuer, audience, nonce, signature or an expired token: 400
- * `sso-assertion-invalid` (the reason logged); the IdP unreachable or slow: 503.
+ * `sso-assertion-invalid` (the reason logged); the IdP unreachable, slow, or answering 5xx or 429: 503.
  */
 export async function oidcIdentity(
   deps: Deps,
@@ -152,7 +153,17 @@ export async function oidcIdentity(
         error.error_description,
       );
     }
-    if (error instanceof oauth.ResponseBodyError || error instanceof oauth.OperationProcessingError) {
+    // The IdP answering "not now" (5xx, 429, temporarily_unavailable) is down, not refusing: 503, retried.
+    if (answerSaysDown(error)) {
+      throw new UnavailableError(
+        `identity provider token endpoint: ${answerStatus(error)} ${(error as Error).name}`,
+      );
+    }
+    if (
+      error instanceof oauth.ResponseBodyError ||
+      error instanceof oauth.WWWAuthenticateChallengeError ||
+      error instanceof oauth.OperationProcessingError
+    ) {
       throw refused(`${error.name}: ${error.message}`);
     }
     if (error instanceof joseErrors.JOSEError) throw refused(`${error.code}: ${error.message}`);

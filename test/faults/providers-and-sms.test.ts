@@ -100,6 +100,79 @@ describe("provider sign-in: the provider unreachable at the callback", () => {
   );
 });
 
+describe("POST /token/provider/:provider: the provider down at the refresh", () => {
+  const TOKEN_ENDPOINT = /github\.fake\/login\/oauth\/access_token/;
+  // A refresh token of the fake's lenient kind: it refreshes every time (test/fakes/outbound.js).
+  const REFRESH_TOKEN = "refresh-kept-by-the-app";
+
+  const refresh = (svc: TestService, accessToken: string, refreshToken = REFRESH_TOKEN) =>
+    svc.post("/token/provider/github", { refreshToken }, accessToken);
+
+  /** OUTBOUND whose calls to GitHub's token endpoint get `answer`; every other call reaches the fakes. */
+  const tokenEndpointAnswering = (answer: () => Response) => ({
+    fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      return TOKEN_ENDPOINT.test(request.url) ? answer() : env.OUTBOUND!.fetch(request);
+    },
+  });
+
+  // Threat: an outage answered as the provider's refusal (400 `oauth-provider-error`): an app that follows the
+  // contract drops the provider refresh token it holds and makes the user connect the provider again, when a retry
+  // would have worked.
+  it("a lost connection: 503 with Retry-After; the retry refreshes with the same token", async () => {
+    const user = await signUp(withProviders());
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: TOKEN_ENDPOINT, times: 1 });
+    const svc = withProviders({ OUTBOUND: binding });
+    await expectUnavailable(await refresh(svc, user.accessToken), "token endpoint unreachable");
+    expect(fault.failures).toBe(1);
+    const again = await refresh(svc, user.accessToken);
+    expect(again.status, await again.clone().text()).toBe(200);
+    expect(await again.json()).toMatchObject({ accessToken: expect.stringMatching(/^access-/) });
+  });
+
+  const outages = [
+    ["503 with an HTML page", () => new Response("<html>down</html>", { status: 503 })],
+    [
+      "503 with temporarily_unavailable",
+      () => Response.json({ error: "temporarily_unavailable" }, { status: 503 }),
+    ],
+    ["429", () => Response.json({ error: "slow_down" }, { status: 429 })],
+  ] as const;
+
+  // Threat: as above, the provider's own outage (5xx) or its rate limit (429) answered as a refusal of the token.
+  it.each(outages)("the token endpoint answering %s: 503 with Retry-After", async (_, answer) => {
+    const user = await signUp(withProviders());
+    const svc = withProviders({ OUTBOUND: tokenEndpointAnswering(answer) });
+    await expectUnavailable(await refresh(svc, user.accessToken), "token endpoint down");
+  });
+
+  // Threat: a provider that never answers holds the request open with no bound of its own.
+  it("the token endpoint hangs: 503 at the request's own timeout", HANG_TEST, async () => {
+    const user = await signUp(withProviders());
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: TOKEN_ENDPOINT, ...HANG });
+    const svc = withProviders({ OUTBOUND: binding });
+    const requested = await withShortTimeouts(TIMEOUT_MS, async () =>
+      expectUnavailable(await refresh(svc, user.accessToken), "token endpoint hang"),
+    );
+    expect(requested).toEqual([TIMEOUT_MS]);
+    expect(fault.failures).toBe(1);
+  });
+
+  // Threat: the other way round, a dead token retried forever: the provider's refusal stays 400.
+  it("a real refusal (invalid_grant, invalid_client) is still 400 oauth-provider-error", async () => {
+    const user = await signUp(withProviders());
+    const answer = await refresh(withProviders(), user.accessToken, "not-a-token-the-provider-knows");
+    expect(answer.status).toBe(400);
+    expect(((await answer.json()) as { error: string }).error).toBe("oauth-provider-error");
+    const svc = withProviders({
+      OUTBOUND: tokenEndpointAnswering(() => Response.json({ error: "invalid_client" }, { status: 401 })),
+    });
+    const refused = await refresh(svc, user.accessToken);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe("oauth-provider-error");
+  });
+});
+
 describe("a link's question (connect=<access token>) with D1 failing at each of its statements", () => {
   // Threat: a failing database answering a page whose "Continue" leads nowhere (or, worse, a question that names no
   // account and still links), or a 500. Each step: the contract's 503; the same URL asked again, the question, whose

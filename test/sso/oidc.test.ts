@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { slotOfUser } from "../../src/db/shards";
+import { expectUnavailable } from "../faults/support";
 import { decodeJwt, sessionFromRefresh, signUp, uniqueEmail } from "../helpers";
 import {
   atIdp,
@@ -279,6 +280,80 @@ describe("refused: what a rogue IdP or a forged answer tries", () => {
     const email = `unv@${org.domain}`;
     await personAtIdp({ email, email_verified: false });
     expect((await ssoSignIn(svc, email)).get("error")).toBe("sso-assertion-invalid");
+    expect(await userRow(email)).toBeUndefined();
+  });
+});
+
+describe("the IdP's token endpoint down", () => {
+  /** The service whose code exchange at the IdP gets `answer` in place of the IdP's; every other call reaches it. */
+  function withTokenEndpoint(answer: () => Response) {
+    const idpOrigin = new URL(IDP).origin;
+    return ssoService({
+      OUTBOUND: {
+        fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+          const request = new Request(input, init);
+          const url = new URL(request.url);
+          const exchange = request.method === "POST" && url.origin === idpOrigin && url.pathname === "/token";
+          return exchange ? answer() : fetch(request);
+        },
+      },
+    });
+  }
+
+  /** A sign-in through `withTokenEndpoint(answer)`, up to its callback: the callback's raw answer. */
+  async function callbackWith(answer: () => Response) {
+    const down = withTokenEndpoint(answer);
+    const org = await orgWithDomain(svc);
+    await oidcConnection(svc, org);
+    const email = `out-${crypto.randomUUID().slice(0, 6)}@${org.domain}`;
+    await personAtIdp({ email });
+    const started = await startSso(down, { email });
+    const location = await atIdp(started.url);
+    const response = await down.request("GET", location, { headers: { cookie: started.cookie } });
+    return { response, email };
+  }
+
+  const outages = [
+    ["503 with an HTML page", () => new Response("<html>down for maintenance</html>", { status: 503 })],
+    [
+      "503 with temporarily_unavailable",
+      () => Response.json({ error: "temporarily_unavailable" }, { status: 503 }),
+    ],
+    ["429 with slow_down", () => Response.json({ error: "slow_down" }, { status: 429 })],
+    ["502 from a proxy", () => new Response("Bad Gateway", { status: 502 })],
+  ] as const;
+
+  // Threat: an IdP outage shown to every employee as "the identity provider's answer could not be verified", which
+  // reads as a forgery or a broken connection: operators chase certificates and settings, and nobody retries.
+  it.each(outages)(
+    "answering %s: 503 with Retry-After, not sso-assertion-invalid; no user",
+    async (_, answer) => {
+      const { response, email } = await callbackWith(answer);
+      await expectUnavailable(response, "token endpoint down");
+      expect(await userRow(email)).toBeUndefined();
+    },
+  );
+
+  const refusals = [
+    ["400 invalid_grant", () => Response.json({ error: "invalid_grant" }, { status: 400 })],
+    // RFC 6749 §5.2: a client that authenticated with Basic may be refused with 401 and a challenge.
+    [
+      "401 invalid_client with a Basic challenge",
+      () =>
+        Response.json(
+          { error: "invalid_client" },
+          { status: 401, headers: { "www-authenticate": 'Basic realm="idp"' } },
+        ),
+    ],
+  ] as const;
+
+  // Threat: the other way round, a refusal retried forever (or a 500): the IdP's 4xx verdict stays a refusal.
+  it.each(refusals)("answering %s: still the redirect with sso-assertion-invalid", async (_, answer) => {
+    const { response, email } = await callbackWith(answer);
+    expect(response.status, await response.clone().text()).toBe(302);
+    expect(new URL(response.headers.get("location")!).searchParams.get("error")).toBe(
+      "sso-assertion-invalid",
+    );
     expect(await userRow(email)).toBeUndefined();
   });
 });
