@@ -34,6 +34,17 @@ export async function redeemOneTimeCode(deps: Deps, scope: string, code: string)
   );
 }
 
+/**
+ * Puts back a code this request redeemed, when what followed failed for a fault (`onFaultPutBack`): the client's
+ * retry with the same code then works. Best effort, and only while no newer code was sent (the object's `restore`).
+ */
+export async function restoreOneTimeCode(deps: Deps, scope: string, code: string): Promise<void> {
+  await challenge(deps, scope).restore(
+    await codeHash(deps.config.secrets.encryptionKey, "one-time-codes", scope, code),
+    deps.now(),
+  );
+}
+
 /** True once for the right code; wrong, expired, used and exhausted codes are all false. */
 export async function checkOneTimeCode(deps: Deps, scope: string, code: string): Promise<boolean> {
   const outcome = await challenge(deps, scope).verify(

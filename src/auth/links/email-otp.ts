@@ -1,10 +1,11 @@
 import { AppError } from "../../errors";
+import { onFaultPutBack, putBackWith } from "../../lib/put-back";
 import { proveEmail } from "../credential-reset";
 import { beginAttempt } from "../lockout";
 import { findOrCreateEmailUser, type PasswordlessMode, type PasswordlessRequest } from "../new-users";
 import { beginSignIn, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserByEmail } from "../users";
-import { checkOneTimeCode, issueOneTimeCode } from "./sent-codes";
+import { checkOneTimeCode, issueOneTimeCode, restoreOneTimeCode } from "./sent-codes";
 import { sendCodeMail } from "./ticket-mail";
 
 const CODE_LIFETIME_MS = 10 * 60 * 1000;
@@ -42,5 +43,9 @@ export async function verifyOtpEmail(scope: SignInScope, email: string, otp: str
   await attempt.settle(right && user !== undefined);
   if (!right || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  return startSession(scope, { user: await proveEmail(deps, user, "inbox"), mfaGate: true });
+  // A fault from here on puts the code back: the 503's retry with the same code signs in.
+  const code = { putBack: putBackWith("one-time code", () => restoreOneTimeCode(deps, scopeOf(email), otp)) };
+  return onFaultPutBack(code, async () =>
+    startSession(scope, { user: await proveEmail(deps, user, "inbox"), mfaGate: true }),
+  );
 }

@@ -3,7 +3,7 @@ import { issueOneTimeCode } from "../one-time-codes";
 import { TICKET_TYPES, type TicketType } from "./tickets";
 
 // The codes themselves are the core's (../one-time-codes.ts), so the sign-in pipeline texts them too.
-export { checkOneTimeCode, issueOneTimeCode, redeemOneTimeCode } from "../one-time-codes";
+export { checkOneTimeCode, issueOneTimeCode, redeemOneTimeCode, restoreOneTimeCode } from "../one-time-codes";
 
 const HOUR = 3600 * 1000;
 

@@ -3,6 +3,7 @@ import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
+import { onFaultPutBack, putBackWith } from "../../lib/put-back";
 import { smsCodeText } from "../../sms/templates";
 import { endOutstandingGrants } from "../credential-reset";
 import { beginAttempt } from "../lockout";
@@ -10,7 +11,7 @@ import { findOrCreatePhoneUser, type PasswordlessMode, removeUser } from "../new
 import { type SignInResult, type SignInScope, startSession } from "../sign-in";
 import type { SignUpOptions } from "../sign-up-options";
 import { findUserByPhoneNumber, markVerified, toWireUser } from "../users";
-import { issueOneTimeCode, redeemOneTimeCode } from "./sent-codes";
+import { issueOneTimeCode, redeemOneTimeCode, restoreOneTimeCode } from "./sent-codes";
 
 const CODE_LIFETIME_MS = 5 * 60 * 1000;
 const scopeOf = (phoneNumber: string) => `sms-otp:${phoneNumber}`;
@@ -81,10 +82,16 @@ export async function verifySignInPasswordlessSms(
   await attempt.settle(purpose !== null && user !== undefined);
   if (purpose === null || !user) throw new AppError("invalid-otp");
   if (user.disabled) throw new AppError("disabled-user");
-  const proven = purpose === "sign-up" ? user : await dropUnprovenPassword(deps, user);
-  return startSession(scope, {
-    user: await markVerified(deps, proven, "phoneNumberVerified"),
-    mfaGate: true,
+  // A fault from here on puts the code back: the 503's retry with the same code signs in (each step is idempotent).
+  const code = {
+    putBack: putBackWith("one-time code", () => restoreOneTimeCode(deps, scopeOf(phoneNumber), input.otp)),
+  };
+  return onFaultPutBack(code, async () => {
+    const proven = purpose === "sign-up" ? user : await dropUnprovenPassword(deps, user);
+    return startSession(scope, {
+      user: await markVerified(deps, proven, "phoneNumberVerified"),
+      mfaGate: true,
+    });
   });
 }
 

@@ -3,6 +3,7 @@ import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { expectError, service, type WireSession } from "../../helpers";
+import { failingShards } from "../../support/faults";
 
 const svc = service({
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
@@ -238,4 +239,40 @@ describe("SMS sign-in through Twilio", () => {
       "cannot-send-sms",
     );
   });
+});
+
+describe("POST /signin/passwordless/sms/otp with D1 failing once at each statement", () => {
+  // Threat: a fault after the texted code was redeemed in its object (the number's proof, the session's reads and
+  // batch) answered 503 with the code spent: the retry answered invalid-otp, and a new code is another paid text.
+  it("a session, or a 503 whose retry with the same code signs in; the code spent afterwards", async () => {
+    const settings = {
+      AUTH_SMS_PASSWORDLESS_ENABLED: "true",
+      AUTH_DEV_SMS: "true",
+      AUTH_MFA_ENABLED: "true",
+    };
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    const first = uniquePhone();
+    const watching = service({ ...settings, ...watched.bindings });
+    const otp = await requestCode(first);
+    expect((await watching.post("/signin/passwordless/sms/otp", { phoneNumber: first, otp })).status).toBe(
+      200,
+    );
+    const steps = watched.fault.seen;
+    let faults = 0;
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
+      const failing = service({ ...settings, ...failingShards(env, { after: step, times: 1 }).bindings });
+      const phoneNumber = uniquePhone();
+      const code = await requestCode(phoneNumber);
+      const answer = await failing.post("/signin/passwordless/sms/otp", { phoneNumber, otp: code });
+      if (answer.status !== 200) {
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        faults++;
+        const retry = await failing.post("/signin/passwordless/sms/otp", { phoneNumber, otp: code });
+        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+      }
+      await expectError(await verify(phoneNumber, code), 400, "invalid-otp");
+    }
+    expect(faults).toBeGreaterThan(1);
+  }, 60_000);
 });
