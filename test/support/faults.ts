@@ -143,6 +143,27 @@ export function failingShards(
   return { bindings, fault };
 }
 
+/**
+ * A flow with D1 failing once at each of its statements, wherever they run (every shard as one: `failingShards`): the
+ * statements learnt from one run that succeeds (`flow`, given the shards to build its service with), then, for each,
+ * `each` with shards whose that statement fails once; `context` names the step and its SQL for assertion messages.
+ */
+export async function eachStatementFailingOnce(
+  env: Record<string, unknown>,
+  flow: (bindings: Record<string, D1Database>) => Promise<unknown>,
+  each: (bindings: Record<string, D1Database>, context: string) => Promise<unknown>,
+): Promise<void> {
+  const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+  await flow(watched.bindings);
+  const steps = [...watched.fault.seen];
+  if (steps.length < 2)
+    throw new Error(`the flow ran ${steps.length} statement(s): nothing to fail one by one`);
+  for (let step = 0; step < steps.length; step++) {
+    const { bindings } = failingShards(env, { after: step, times: 1 });
+    await each(bindings, `step ${step}: ${steps[step]!.slice(0, 80)}`);
+  }
+}
+
 type Run = <T>(label: string, work: () => Promise<T>) => Promise<T>;
 
 function wrapD1(db: D1Database, run: Run): D1Database {

@@ -8,7 +8,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../../helpers";
-import { failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 
 const svc = service({ AUTH_OTP_EMAIL_ENABLED: "true" });
 
@@ -112,29 +112,31 @@ describe("POST /signin/otp/email/verify with D1 failing once at each statement",
   // was wrong. The object now puts the code back (`restore`) when what followed failed for a fault.
   it("a session, or a 503 whose retry with the same code signs in; the code spent afterwards", async () => {
     const settings = { AUTH_OTP_EMAIL_ENABLED: "true" };
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-    const first = uniqueEmail("otp-fault");
-    const watching = service({ ...settings, ...watched.bindings });
-    expect(
-      (await watching.post("/signin/otp/email/verify", { email: first, otp: await requestCode(first) }))
-        .status,
-    ).toBe(200);
-    const steps = watched.fault.seen;
+    const signIn = (through: ReturnType<typeof service>, email: string, otp: string) =>
+      through.post("/signin/otp/email/verify", { email, otp });
     let faults = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-      const failing = service({ ...settings, ...failingShards(env, { after: step, times: 1 }).bindings });
-      const email = uniqueEmail("otp-fault");
-      const otp = await requestCode(email);
-      const answer = await failing.post("/signin/otp/email/verify", { email, otp });
-      if (answer.status !== 200) {
-        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-        faults++;
-        const retry = await failing.post("/signin/otp/email/verify", { email, otp });
-        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
-      }
-      await expectError(await verify(email, otp), 400, "invalid-otp");
-    }
+    await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        const email = uniqueEmail("otp-fault");
+        expect(
+          (await signIn(service({ ...settings, ...bindings }), email, await requestCode(email))).status,
+        ).toBe(200);
+      },
+      async (bindings, context) => {
+        const failing = service({ ...settings, ...bindings });
+        const email = uniqueEmail("otp-fault");
+        const otp = await requestCode(email);
+        const answer = await signIn(failing, email, otp);
+        if (answer.status !== 200) {
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          const retry = await signIn(failing, email, otp);
+          expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+        }
+        await expectError(await verify(email, otp), 400, "invalid-otp");
+      },
+    );
     expect(faults).toBeGreaterThan(1);
   }, 60_000);
 });

@@ -3,7 +3,7 @@ import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { expectError, service, type WireSession } from "../../helpers";
-import { failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 
 const svc = service({
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
@@ -250,29 +250,30 @@ describe("POST /signin/passwordless/sms/otp with D1 failing once at each stateme
       AUTH_DEV_SMS: "true",
       AUTH_MFA_ENABLED: "true",
     };
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-    const first = uniquePhone();
-    const watching = service({ ...settings, ...watched.bindings });
-    const otp = await requestCode(first);
-    expect((await watching.post("/signin/passwordless/sms/otp", { phoneNumber: first, otp })).status).toBe(
-      200,
-    );
-    const steps = watched.fault.seen;
+    const signIn = (through: ReturnType<typeof service>, phoneNumber: string, otp: string) =>
+      through.post("/signin/passwordless/sms/otp", { phoneNumber, otp });
     let faults = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-      const failing = service({ ...settings, ...failingShards(env, { after: step, times: 1 }).bindings });
-      const phoneNumber = uniquePhone();
-      const code = await requestCode(phoneNumber);
-      const answer = await failing.post("/signin/passwordless/sms/otp", { phoneNumber, otp: code });
-      if (answer.status !== 200) {
-        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-        faults++;
-        const retry = await failing.post("/signin/passwordless/sms/otp", { phoneNumber, otp: code });
-        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
-      }
-      await expectError(await verify(phoneNumber, code), 400, "invalid-otp");
-    }
+    await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        const phoneNumber = uniquePhone();
+        const otp = await requestCode(phoneNumber);
+        expect((await signIn(service({ ...settings, ...bindings }), phoneNumber, otp)).status).toBe(200);
+      },
+      async (bindings, context) => {
+        const failing = service({ ...settings, ...bindings });
+        const phoneNumber = uniquePhone();
+        const code = await requestCode(phoneNumber);
+        const answer = await signIn(failing, phoneNumber, code);
+        if (answer.status !== 200) {
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          const retry = await signIn(failing, phoneNumber, code);
+          expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+        }
+        await expectError(await verify(phoneNumber, code), 400, "invalid-otp");
+      },
+    );
     expect(faults).toBeGreaterThan(1);
   }, 60_000);
 });

@@ -17,7 +17,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
-import { failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 import { routedD1, userD1 } from "../../support/shards";
 
 const svc = service({
@@ -483,31 +483,31 @@ describe("POST /signin/mfa/totp with D1 failing once at each statement", () => {
   // the retry the 503 asks for answered invalid-ticket, and the person had to start again from their password.
   it("a session, or a 503 after which the same ticket (with the next code) signs in", async () => {
     const { session, secret, email } = await userWithTotp();
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
     const settings = { ...NO_VERIFICATION, AUTH_MFA_ENABLED: "true", AUTH_MFA_TOTP_ISSUER: "Acme" };
-    const watching = service({ ...settings, ...watched.bindings });
-    expect(
-      (await watching.post("/signin/mfa/totp", { ticket: await mfaTicket(email), otp: codeAt(secret) }))
-        .status,
-    ).toBe(200);
-    await forgetLastStep(session.user.id);
-    const steps = watched.fault.seen;
+    const step = (through: ReturnType<typeof service>, ticket: string) =>
+      through.post("/signin/mfa/totp", { ticket, otp: codeAt(secret) });
     let faults = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-      const failing = service({ ...settings, ...failingShards(env, { after: step, times: 1 }).bindings });
-      const ticket = await mfaTicket(email);
-      const answer = await failing.post("/signin/mfa/totp", { ticket, otp: codeAt(secret) });
-      // The factor's next code (a code once accepted stays spent), stood in for by forgetting the step accepted.
-      await forgetLastStep(session.user.id);
-      if (answer.status === 200) continue;
-      expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-      faults++;
-      const retry = await failing.post("/signin/mfa/totp", { ticket, otp: codeAt(secret) });
-      expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
-      await forgetLastStep(session.user.id);
-      await expectError(await verify(ticket, codeAt(secret)), 401, "invalid-ticket");
-    }
+    await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        expect((await step(service({ ...settings, ...bindings }), await mfaTicket(email))).status).toBe(200);
+        await forgetLastStep(session.user.id);
+      },
+      async (bindings, context) => {
+        const failing = service({ ...settings, ...bindings });
+        const ticket = await mfaTicket(email);
+        const answer = await step(failing, ticket);
+        // The factor's next code (a code once accepted stays spent), stood in for by forgetting the step accepted.
+        await forgetLastStep(session.user.id);
+        if (answer.status === 200) return;
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        faults++;
+        const retry = await step(failing, ticket);
+        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+        await forgetLastStep(session.user.id);
+        await expectError(await verify(ticket, codeAt(secret)), 401, "invalid-ticket");
+      },
+    );
     expect(faults).toBeGreaterThan(1);
   }, 90_000);
 });

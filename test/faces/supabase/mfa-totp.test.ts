@@ -5,7 +5,7 @@ import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { mailbox, PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
-import { failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 import { userD1 } from "../../support/shards";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
@@ -383,30 +383,27 @@ describe("mfa.verify with D1 failing once at each statement", () => {
       AUTH_MFA_TOTP_ISSUER: "Acme",
       AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
     };
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-    expect((await attempt(supabaseService({ ...settings, ...watched.bindings }))).answer.status).toBe(200);
-    const steps = watched.fault.seen;
     let faults = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-      const failing = supabaseService({
-        ...settings,
-        ...failingShards(env, { after: step, times: 1 }).bindings,
-      });
-      const { token, verify, answer } = await attempt(failing);
-      if (answer.status === 200) continue;
-      expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-      faults++;
-      const user = await svc.request("GET", `${FACE}/auth/v1/user`, {
-        headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}` },
-      });
-      expect(user.status, `${context}: the aal1 session ended: ${await user.clone().text()}`).toBe(200);
-      // The factor's next code: a code once accepted stays spent (replay), which the test stands in for by
-      // letting the service forget the step it accepted.
-      await forgetLastStep(userId);
-      const retry = await verify();
-      expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
-    }
+    await eachStatementFailingOnce(
+      env,
+      async (bindings) =>
+        expect((await attempt(supabaseService({ ...settings, ...bindings }))).answer.status).toBe(200),
+      async (bindings, context) => {
+        const { token, verify, answer } = await attempt(supabaseService({ ...settings, ...bindings }));
+        if (answer.status === 200) return;
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        faults++;
+        const user = await svc.request("GET", `${FACE}/auth/v1/user`, {
+          headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}` },
+        });
+        expect(user.status, `${context}: the aal1 session ended: ${await user.clone().text()}`).toBe(200);
+        // The factor's next code: a code once accepted stays spent (replay), which the test stands in for by
+        // letting the service forget the step it accepted.
+        await forgetLastStep(userId);
+        const retry = await verify();
+        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+      },
+    );
     expect(faults).toBeGreaterThan(1);
   }, 90_000);
 });

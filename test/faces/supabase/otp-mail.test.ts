@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { AuthApiError } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
 import { type Mail, mailbox, PASSWORD, uniqueEmail } from "../../helpers";
-import { failingShards } from "../../support/faults";
+import { eachStatementFailingOnce, failingShards } from "../../support/faults";
 import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -265,27 +265,25 @@ describe("verifyOtp with D1 failing once at each statement", () => {
         by === "token_hash"
           ? { token_hash: mail.tokenHash, type: "magiclink" }
           : { email: mail.email, token: mail.code, type: "email" };
-      const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-      expect(
-        (await verify(supabaseService({ ...settings, ...watched.bindings }), bodyOf(await newMail()))).status,
-      ).toBe(200);
-      const steps = watched.fault.seen;
       let faults = 0;
-      for (let step = 0; step < steps.length; step++) {
-        const context = `step ${step}: ${steps[step]!.slice(0, 80)}`;
-        const failing = supabaseService({
-          ...settings,
-          ...failingShards(env, { after: step, times: 1 }).bindings,
-        });
-        const mail = await newMail();
-        const answer = await verify(failing, bodyOf(mail));
-        if (answer.status === 200) continue;
-        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-        faults++;
-        const retry = await verify(failing, { token_hash: mail.tokenHash, type: "magiclink" });
-        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
-        expect(((await retry.json()) as { user: { email: string } }).user.email, context).toBe(mail.email);
-      }
+      await eachStatementFailingOnce(
+        env,
+        async (bindings) =>
+          expect(
+            (await verify(supabaseService({ ...settings, ...bindings }), bodyOf(await newMail()))).status,
+          ).toBe(200),
+        async (bindings, context) => {
+          const failing = supabaseService({ ...settings, ...bindings });
+          const mail = await newMail();
+          const answer = await verify(failing, bodyOf(mail));
+          if (answer.status === 200) return;
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          const retry = await verify(failing, { token_hash: mail.tokenHash, type: "magiclink" });
+          expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+          expect(((await retry.json()) as { user: { email: string } }).user.email, context).toBe(mail.email);
+        },
+      );
       expect(faults).toBeGreaterThan(1);
     }, 60_000);
   }
