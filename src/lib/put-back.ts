@@ -5,6 +5,9 @@ export interface PutBack {
   putBack(): Promise<void>;
 }
 
+/** For a take that leaves nothing to restore (a passkey ceremony spent in its object, an imported ticket). */
+export const NOTHING_TO_PUT_BACK: PutBack = { putBack: async () => {} };
+
 /**
  * Runs what follows a single-use secret's take (a mailed link's ticket, an exchange code); when that fails for a
  * fault, the 503 the client retries, the secret is put back first, so the retry can still use it. Without this a

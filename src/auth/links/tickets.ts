@@ -5,7 +5,7 @@ import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
-import { type PutBack, putBackWith } from "../../lib/put-back";
+import { NOTHING_TO_PUT_BACK, type PutBack, putBackWith } from "../../lib/put-back";
 import type { LinkTicketType } from "../link-form";
 
 const HOUR = 3600 * 1000;
@@ -93,11 +93,8 @@ export async function consumeTicket(
   // not put back after a fault: without its entry the row could not be found again (docs/decisions.md, "A code
   // spent before a fault is put back").
   deps.background(releaseEntries(deps.shards, row.userId, [entry]));
-  return { ...consumed, putBack: keptSpent };
+  return { ...consumed, ...NOTHING_TO_PUT_BACK };
 }
-
-/** What an imported ticket does after a fault: nothing, it stays spent (above). */
-const keptSpent = async () => {};
 
 /** The ticket's row inserted again (a newer ticket of its type in its place wins: one row per user and type). */
 export function putBackTicket(db: Db, row: typeof tickets.$inferSelect): PutBack["putBack"] {

@@ -19,7 +19,7 @@ import type { UserRow } from "../../../db/schema";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import type { Deps } from "../../../http/deps";
-import { onFaultPutBack, type PutBack } from "../../../lib/put-back";
+import { NOTHING_TO_PUT_BACK, onFaultPutBack, type PutBack } from "../../../lib/put-back";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { GoTrueError } from "./errors";
 import { verifyWebauthnAnswer, webauthnChallenge, webauthnDisabled } from "./mfa-webauthn";
@@ -185,7 +185,7 @@ export const goTrueMfaRoutes = new Hono<AppEnv>()
       throw new GoTrueError(400, "validation_failed", "challenge_id must be an UUID");
     }
     // A passkey's answer spends its ceremony in its object, and a retry makes a new one: nothing to put back.
-    let taken: PutBack = { putBack: async () => {} };
+    let taken: PutBack = NOTHING_TO_PUT_BACK;
     if (factor.type === "webauthn") {
       await webauthnCreateAllowed(deps, user, factor, aal2);
       await verifyWebauthnAnswer(deps, user, factor, body);
