@@ -1,16 +1,17 @@
 import { eq } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import { users } from "../../db/schema";
+import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { toE164 } from "../../lib/phone";
+import { onFaultPutBack, putBackWith } from "../../lib/put-back";
 import { smsCodeText } from "../../sms/templates";
 import { endOutstandingGrants } from "../credential-reset";
 import { changeIdentifiers } from "../identifier-changes";
 import { beginAttempt } from "../lockout";
 import { type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById, findUserByPhoneNumber, toWireUser } from "../users";
-import { issueOneTimeCode, redeemOneTimeCode } from "./sent-codes";
+import { issueOneTimeCode, redeemOneTimeCode, restoreOneTimeCode } from "./sent-codes";
 
 /**
  * A signed-in user's new phone number (GoTrue's `updateUser({phone})` and `verifyOtp({type: 'phone_change'})`,
@@ -50,6 +51,10 @@ export async function requestPhoneChange(deps: Deps, userId: string, newNumber: 
 /**
  * The code texted to the new number: the number becomes the account's, verified, and, the account's recovery channel
  * having changed, its other grants end (as a confirmed email change's do); the answer is a new session.
+ *
+ * A fault after the code was redeemed (the user's read, the directory, the row, the grants, the session) puts the code
+ * back (`onFaultPutBack`): the 503's retry with the same code finishes the change, each step being safe to run again
+ * (`changeNumber`). A refusal (the user gone or disabled, the number taken) keeps it spent.
  */
 export async function confirmPhoneChange(
   scope: SignInScope,
@@ -64,18 +69,40 @@ export async function confirmPhoneChange(
     input.code,
   );
   const userId = await redeemOneTimeCode(deps, scopeOf(phoneNumber), input.code);
-  const user = userId ? await findUserById(deps.shards, userId) : undefined;
-  await attempt.settle(user !== undefined);
-  if (!user) throw new AppError("invalid-otp");
-  if (user.disabled) throw new AppError("disabled-user");
-  let updated: Awaited<ReturnType<typeof findUserById>>;
+  // The count is the code's: settled before anything that can fail for a fault, so a right code's 503 leaves no
+  // failure counted and each retry is forgiven as the first was; a person retrying is never locked out by them.
+  await attempt.settle(userId !== null);
+  if (!userId) throw new AppError("invalid-otp");
+  const code = {
+    putBack: putBackWith("one-time code", () => restoreOneTimeCode(deps, scopeOf(phoneNumber), input.code)),
+  };
+  return onFaultPutBack(code, async () => {
+    const user = await findUserById(deps.shards, userId);
+    if (!user) throw new AppError("invalid-otp");
+    if (user.disabled) throw new AppError("disabled-user");
+    const updated = await changeNumber(deps, user, phoneNumber);
+    await endOutstandingGrants(deps, user.id);
+    return startSession(scope, { user: updated, mfaGate: true });
+  });
+}
+
+/**
+ * The user's number made `phoneNumber`, in the directory and the row. Safe to run again after a partial run: a retry
+ * that finds the number already the user's (the row written, a later step failed) claims it again, which keeps a claim
+ * the user holds, and gives nothing back: the old number went at the first run, and giving back the new one (added
+ * and removed at once) would leave it unclaimed, free for another shard's user. Audited once, when the row changes.
+ */
+async function changeNumber(deps: Deps, user: UserRow, phoneNumber: string): Promise<UserRow> {
+  const previous = user.phoneNumber;
+  const changing = previous !== phoneNumber;
+  let updated: UserRow | undefined;
   try {
     updated = await changeIdentifiers(
       deps,
       user.id,
       {
         added: [{ kind: "phone", value: phoneNumber }],
-        removed: user.phoneNumber ? [{ kind: "phone", value: user.phoneNumber }] : [],
+        removed: previous && changing ? [{ kind: "phone", value: previous }] : [],
       },
       () =>
         deps.shards
@@ -93,7 +120,7 @@ export async function confirmPhoneChange(
     throw error;
   }
   if (!updated) throw new AppError("invalid-otp");
-  await endOutstandingGrants(deps, user.id);
-  deps.audit({ type: "phone.change", userId: user.id, detail: { from: user.phoneNumber, to: phoneNumber } });
-  return startSession(scope, { user: updated, mfaGate: true });
+  if (changing)
+    deps.audit({ type: "phone.change", userId: user.id, detail: { from: previous, to: phoneNumber } });
+  return updated;
 }

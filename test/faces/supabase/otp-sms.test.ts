@@ -1,5 +1,9 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { PASSWORD } from "../../helpers";
+import { sha256Hex } from "../../../src/lib/crypto";
+import { auditTypesOf, PASSWORD } from "../../helpers";
+import { eachStatementFailingOnce } from "../../support/faults";
+import { directoryOwner } from "../../support/shards";
 import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -145,5 +149,87 @@ describe("updateUser({phone}) and verifyOtp({type: 'phone_change'})", () => {
       status: 422,
       code: "phone_exists",
     });
+  });
+});
+
+describe("verifyOtp({type: 'phone_change'}) with D1 failing once at each statement", () => {
+  /** Two numbers a step, over ten area codes: one another step or test holds would sign its owner in instead. */
+  const AREAS = ["415", "212", "312", "617", "206", "303", "404", "512", "702", "808"];
+  const freshPhone = () => {
+    const area = AREAS[Math.floor(Math.random() * AREAS.length)];
+    return `1${area}555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+  };
+  const phoneOwner = async (phone: string) => directoryOwner(await sha256Hex(`phone:+${phone}`));
+  const confirm = (face: ReturnType<typeof supabaseService>, phone: string, token: string) =>
+    face.request("POST", `${FACE}/auth/v1/verify`, {
+      headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ phone, token, type: "phone_change" }),
+    });
+  /** A user signed in by the number `before`, who asked for `after`: the code texted to `after`. */
+  const pendingChange = async () => {
+    const [before, after] = [freshPhone(), freshPhone()];
+    const supabase = supabaseClient(svc);
+    await supabase.auth.signInWithOtp({ phone: before });
+    const signedIn = await supabase.auth.verifyOtp({
+      phone: before,
+      token: (await textedCode(before))!,
+      type: "sms",
+    });
+    expect(signedIn.error).toBeNull();
+    expect((await supabase.auth.updateUser({ phone: after })).error).toBeNull();
+    // The old number is the user's in the directory: that it is given back below is the change's doing.
+    expect(await phoneOwner(before)).toBe(signedIn.data.user!.id);
+    return { before, after, userId: signedIn.data.user!.id, code: (await textedCode(after))! };
+  };
+
+  // Threat: a fault after the texted code was redeemed (the user's read, the directory, the row, the grants, the
+  // session) answered 503 with the code spent: the retry the 503 asks for was refused (403 otp_expired) and the person
+  // had to ask for another text. And a retry that found the number already changed gave it back in the directory
+  // (added and removed at once): the number unclaimed, free for a user of the other shard.
+  it("a 503, after which the same code changes the number, once, the directory following", async () => {
+    let faults = 0;
+    await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        const change = await pendingChange();
+        expect(
+          (await confirm(supabaseService({ ...svc.env, ...bindings }), change.after, change.code)).status,
+        ).toBe(200);
+      },
+      async (bindings, context) => {
+        const failing = supabaseService({ ...svc.env, ...bindings });
+        const { before, after, userId, code } = await pendingChange();
+        const answer = await confirm(failing, after, code);
+        if (answer.status === 200) return;
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        faults++;
+        const retry = await confirm(failing, after, code);
+        expect(retry.status, `${context}: ${await retry.clone().text()}`).toBe(200);
+        expect(((await retry.json()) as { user: { phone: string } }).user.phone, context).toBe(after);
+        expect(
+          (await auditTypesOf(userId)).filter((type) => type === "phone.change"),
+          context,
+        ).toHaveLength(1);
+        expect(await phoneOwner(after), `${context}: the new number's key`).toBe(userId);
+        expect(await phoneOwner(before), `${context}: the old number's key`).toBeNull();
+        // Spent now: the put-back gave the code one more use, not two.
+        expect((await confirm(failing, after, code)).status, context).toBe(403);
+      },
+    );
+    expect(faults).toBeGreaterThan(1);
+  }, 120_000);
+
+  // Threat: a put-back wider than faults, giving a refused code more tries: a refusal keeps the code spent.
+  it("a number another account took meanwhile is refused, and the code is spent with the refusal", async () => {
+    const { after, code } = await pendingChange();
+    const taker = supabaseClient(svc);
+    await taker.auth.signInWithOtp({ phone: after });
+    expect(
+      (await taker.auth.verifyOtp({ phone: after, token: (await textedCode(after))!, type: "sms" })).error,
+    ).toBeNull();
+    const refused = await confirm(svc, after, code);
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as { error_code: string }).error_code).toBe("phone_exists");
+    expect((await confirm(svc, after, code)).status).toBe(403);
   });
 });
