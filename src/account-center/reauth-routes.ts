@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { signInScope } from "../auth";
 import { rateLimited } from "../browser/checks";
+import { asUnavailable } from "../browser/page-response";
 import { type BrowserSession, raiseBrowserSession } from "../browser/session";
 import { judge } from "../browser/step-up";
 import { AppError, RateLimitedError } from "../errors";
@@ -45,7 +46,7 @@ async function raiseWith(
 ) {
   const { session, catalogue } = posted;
   const step = readStep(posted);
-  const again = async (status: 400 | 401 | 429, error: string) =>
+  const again = async (status: 400 | 401 | 429 | undefined, error: string) =>
     reauthPage(c, session, catalogue, {
       ...step,
       demanded: await recentDemand(c, session.user, step),
@@ -65,6 +66,9 @@ async function raiseWith(
     return backToAccount(c, step.section || "top", "confirmed");
   } catch (error) {
     if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+    // A fault is no verdict on the proof: the step again, as a 503 that says to try again shortly.
+    if (error.status === 503)
+      return asUnavailable(again(undefined, catalogue.pages.errors.unavailable), error);
     if (error instanceof RateLimitedError) return again(429, signInMessage(c, catalogue.pages, error));
     return again(error.status === 400 ? 400 : 401, wordsFor?.() ?? signInMessage(c, catalogue.pages, error));
   }

@@ -1,4 +1,5 @@
 import type { HtmlEscapedString } from "hono/utils/html";
+import { type AppError, UnavailableError } from "../errors";
 import { brandOf } from "../http/brand";
 import { setPageHeaders } from "../http/page-headers";
 import { imageOrigin } from "../lib/brand";
@@ -92,6 +93,19 @@ export const showProblem = (c: Ctx, message: (t: PageText) => string, status: 40
 };
 
 export const UNKNOWN_REQUEST = (t: PageText) => t.errors.unknownRequest;
+
+/**
+ * A page shown again after a fault (a binding failed for now: contract §1 "Unavailable"), made the 503 it is, with
+ * `Retry-After` as the API's 503. A fault is no verdict on what the person sent, so its page must not read as a
+ * refusal (a right password answered 401); the step renderers know refusals only, so the status is set here.
+ */
+export async function asUnavailable(shown: Promise<Response>, fault: AppError): Promise<Response> {
+  const response = await shown;
+  const headers = new Headers(response.headers);
+  // UnavailableError's own wait; another 503 of the catalog (none reaches a proof today) gets its default.
+  headers.set("Retry-After", String(fault instanceof UnavailableError ? fault.retryAfterSeconds : 5));
+  return new Response(response.body, { status: 503, headers });
+}
 
 /** The widget for a form whose endpoint Turnstile guards, when the page can show one (a site key is set). */
 export function widgetFor(

@@ -3,7 +3,7 @@ import { signInScope } from "../auth";
 import type { SignInMethod } from "../browser/acr";
 import { rateLimited } from "../browser/checks";
 import { backToPage, type Ctx } from "../browser/page-paths";
-import { showProblem } from "../browser/page-response";
+import { asUnavailable, showProblem } from "../browser/page-response";
 import { pageText } from "../browser/page-text";
 import { type BrowserSession, raiseBrowserSession, readBrowserSession } from "../browser/session";
 import { AppError, RateLimitedError } from "../errors";
@@ -33,7 +33,10 @@ async function stepUpForm(c: Ctx) {
   return { form: form as Form, session };
 }
 
-/** Runs a proof: a method raises the session; a refused proof shows the step again with the reason. */
+/**
+ * Runs a proof: a method raises the session; a refused proof shows the step again with the reason; a fault shows it
+ * again as a 503 that says to try again shortly.
+ */
 async function raiseWith(
   c: Ctx,
   form: Form,
@@ -43,7 +46,7 @@ async function raiseWith(
   wordsFor?: (error: AppError) => string | undefined,
 ) {
   const t = pageText(c, form.request.uiLocales, session.user.locale);
-  const again = (status: 400 | 401 | 429, error: string) =>
+  const again = (status: 400 | 401 | 429 | undefined, error: string) =>
     reauthStep(c, form.request, form.client.clientName, session, { status, error });
   try {
     const method = await prove();
@@ -52,6 +55,8 @@ async function raiseWith(
     return backToPage(c, form.request.id);
   } catch (error) {
     if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+    // A fault is no verdict on the proof: the step again, as a 503 that says to try again shortly.
+    if (error.status === 503) return asUnavailable(again(undefined, t.errors.unavailable), error);
     if (error instanceof RateLimitedError) return again(429, signInMessage(c, t, error));
     const words = wordsFor?.(error) ?? signInMessage(c, t, error);
     return again(error.status === 400 ? 400 : 401, words);

@@ -2,12 +2,26 @@
 // account signs in, and as the API's elevated claim asks for the same operation. Threats: a phished password
 // re-authenticating an account that has TOTP (two factors asked); the page as a way around AUTH_REQUIRE_ELEVATED_CLAIM
 // (a passkey asked, never a password); a forged cookie claiming a recent method (the MAC).
+import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import type { TestService, WireSession } from "../helpers";
+import { HOOK_URL, newSecret } from "../hooks/support";
+import { failingFetcher } from "../support/faults";
 import { userD1 } from "../support/shards";
-import { ACCOUNT, accountService, later, location, PAGE_STEPS, PASSWORD, STALE, signedIn } from "./support";
+import {
+  ACCOUNT,
+  accountService,
+  Browser,
+  later,
+  location,
+  PAGE_STEPS,
+  PASSWORD,
+  reauthWithPassword,
+  STALE,
+  signedIn,
+} from "./support";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -90,6 +104,40 @@ describe("re-authentication", { timeout: PAGE_STEPS }, () => {
     expect((await browser.post(`${ACCOUNT}/password`, { newPassword: "another horse battery" })).status).toBe(
       403,
     );
+  });
+
+  // Threat: a right password checked while a part of the platform failed (here the app's CUSTOM_ACCESS_TOKEN hook,
+  // asked once the password was found right: 503 `service-unavailable`, src/hooks/call.ts), answered as a refused one
+  // (401, no Retry-After, the API's English message whatever the page's language; "Sign-in failed." under
+  // AUTH_CONCEAL_ERRORS): the person doubts a right password, tries others, and spends their lockout count.
+  it("a fault under a right password: 503 with Retry-After that says to try again; the retry confirms", async () => {
+    const svc = accountService();
+    const { browser } = await signedIn(svc);
+    later(STALE);
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /custom-access-token/ });
+    const down = new Browser(
+      accountService({
+        AUTH_HOOK_CUSTOM_ACCESS_TOKEN_URL: HOOK_URL.CUSTOM_ACCESS_TOKEN,
+        AUTH_HOOK_CUSTOM_ACCESS_TOKEN_SECRET: newSecret(),
+        OUTBOUND: binding,
+      }),
+    );
+    for (const [name, value] of browser.jar) down.jar.set(name, value);
+    const failed = await down.post(`${ACCOUNT}/reauth/password`, {
+      section: "password",
+      elevated: "1",
+      password: PASSWORD,
+    });
+    expect(fault.failures).toBe(1);
+    const html = await failed.text();
+    expect(failed.status).toBe(503);
+    expect(Number(failed.headers.get("retry-after"))).toBeGreaterThan(0);
+    const shown = [...html.matchAll(/<div class="error" role="alert">([^<]*)<\/div>/g)].map((m) => m[1]);
+    expect(shown).toEqual(["The service cannot answer right now. Try again shortly."]);
+    expect(html).not.toMatch(/hook|Network connection lost|\bat \S+:\d+/);
+    // Still the step: the person confirms from here once the platform is back.
+    expect(html).toContain("/auth/v1/account/reauth/password");
+    await reauthWithPassword(browser, "password");
   });
 
   it("a re-authentication post from another site raises nothing", async () => {

@@ -2,6 +2,7 @@
 // sign-in a code carries (`auth_time`, `acr`, `amr`) into ID tokens, access tokens and introspection. The relying party
 // is openid-client 6 through the real HTTP surface: it checks `auth_time` against `max_age` itself. Each test names the
 // threat or rule it covers.
+import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import type {
   PublicKeyCredentialCreationOptionsJSON,
@@ -12,7 +13,9 @@ import * as oidc from "openid-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { SoftwareAuthenticator } from "../fakes/authenticator";
-import { decodeJwt, signUp, type TestService, type WireSession } from "../helpers";
+import { decodeJwt, PASSWORD, signUp, type TestService, type WireSession } from "../helpers";
+import { HOOK_URL, newSecret } from "../hooks/support";
+import { failingFetcher } from "../support/faults";
 import { userD1 } from "../support/shards";
 import { relyingParty } from "./dpop-support";
 import { Browser, signIn } from "./page-browser";
@@ -347,6 +350,94 @@ describe("acr_values", () => {
     // Not signed in at all any more: the plain sign-in form, not a completed request.
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('name="email"');
+  });
+});
+
+/**
+ * `browser`'s cookies on the same deployment with the app's CUSTOM_ACCESS_TOKEN hook unreachable (every call fails as
+ * the platform's fetch does): a proof checked there fails AFTER its credential was found right, when the session it
+ * made asks for its access token: 503 `service-unavailable` (src/hooks/call.ts), as the API answers it.
+ */
+function withTokenHookDown(browser: Browser) {
+  const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /custom-access-token/ });
+  const down = provider({
+    AUTH_MFA_ENABLED: "true",
+    AUTH_WEBAUTHN_ENABLED: "true",
+    AUTH_HOOK_CUSTOM_ACCESS_TOKEN_URL: HOOK_URL.CUSTOM_ACCESS_TOKEN,
+    AUTH_HOOK_CUSTOM_ACCESS_TOKEN_SECRET: newSecret(),
+    OUTBOUND: binding,
+  });
+  const faulty = new Browser(down);
+  for (const [name, value] of browser.jar) faulty.jar.set(name, value);
+  return { faulty, fault };
+}
+
+/** The step shown again for a fault: 503, `Retry-After`, and the one message shown says to try again shortly. */
+async function expectUnavailableStep(answer: Response) {
+  const html = await answer.text();
+  expect(answer.status).toBe(503);
+  expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+  const shown = [...html.matchAll(/<div class="error" role="alert">([^<]*)<\/div>/g)].map((m) => m[1]);
+  expect(shown).toEqual(["The service cannot answer right now. Try again shortly."]);
+  expect(html).not.toMatch(/hook|Network connection lost|\bat \S+:\d+/);
+  // Still the step, under the page's CSP: the person tries again from here.
+  expect(html).toContain("Confirm it");
+  expect(answer.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+}
+
+describe("a fault under the step's proof", () => {
+  // Threat: a right password checked while a part of the platform failed, answered as a refused one (401, no
+  // Retry-After, the API's English message whatever the page's language; "Sign-in failed." under AUTH_CONCEAL_ERRORS):
+  // the person doubts a right password, tries others, and spends their lockout count.
+  it("threat: a fault after a right password is a 503 with Retry-After that says to try again; the retry goes on", async () => {
+    const client = await newClient(svc);
+    const config = await relyingParty(svc, client);
+    const { user } = await signUp(svc);
+    const browser = await signedInBrowser(config, user.email);
+    const { page, requestId, checks } = await begin(config, browser, { prompt: "login" });
+    expect(await page.text()).toContain("/oauth2/interaction/reauth/password");
+    const { faulty, fault } = withTokenHookDown(browser);
+    const failed = await faulty.post("/oauth2/interaction/reauth/password", {
+      request_id: requestId,
+      password: PASSWORD,
+    });
+    expect(fault.failures).toBe(1);
+    await expectUnavailableStep(failed);
+    const right = await browser.post("/oauth2/interaction/reauth/password", {
+      request_id: requestId,
+      password: PASSWORD,
+    });
+    expect(right.status).toBe(303);
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      await untilClient(browser, requestId, right),
+      checks,
+    );
+    expect(claimsOf(tokens).sub).toBe(user.id);
+  });
+
+  // Threat: the same fault under a passkey's proof, answered 401 "The passkey did not work." (the passkey's words for
+  // every refusal): a working passkey doubted, or removed.
+  it("threat: a fault under a passkey's proof is the same 503, not 'the passkey did not work'", async () => {
+    const client = await newClient(svc);
+    const config = await relyingParty(svc, client);
+    const session = await signUp(svc);
+    const device = await withPasskey(session);
+    const browser = await signedInBrowser(config, session.user.email);
+    const { requestId } = await begin(config, browser, { acr_values: PHR });
+    const { faulty, fault } = withTokenHookDown(browser);
+    const failed = await faulty.post("/oauth2/interaction/reauth/passkey", {
+      request_id: requestId,
+      refresh_token: await passkeyCeremony(device, session.user.email),
+    });
+    expect(fault.failures).toBe(1);
+    await expectUnavailableStep(failed);
+    // A new ceremony once the platform is back raises the session.
+    const raised = await browser.post("/oauth2/interaction/reauth/passkey", {
+      request_id: requestId,
+      refresh_token: await passkeyCeremony(device, session.user.email),
+    });
+    expect(raised.status).toBe(303);
   });
 });
 

@@ -152,6 +152,7 @@ export const pages: PageText = {
     emailNotAllowed: "Diese E-Mail-Adresse kann hier nicht verwendet werden.",
     turnstile: "Bestätigen Sie, dass Sie ein Mensch sind (die Prüfung unten), und versuchen Sie es erneut.",
     turnstileUnavailable: "Die Prüfung ist gerade nicht möglich. Versuchen Sie es gleich noch einmal.",
+    unavailable: "Der Dienst kann gerade nicht antworten. Versuchen Sie es gleich noch einmal.",
     otherBrowser:
       "Dieser Link wurde in einem anderen Browser angefordert. Fordern Sie hier, in diesem Browser, einen neuen an.",
     linkExpired: "Dieser Anmeldelink ist ungültig, benutzt oder abgelaufen.",

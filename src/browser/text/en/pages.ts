@@ -146,6 +146,8 @@ export const pages = {
     emailNotAllowed: "This email address cannot be used here.",
     turnstile: "Confirm that you are a person (the check below), then try again.",
     turnstileUnavailable: "The check that you are a person cannot be done right now. Try again in a moment.",
+    // A fault (contract §1 "Unavailable"): nothing was decided, a proof was neither right nor wrong.
+    unavailable: "The service cannot answer right now. Try again shortly.",
     otherBrowser: "This link was asked for in another browser. Ask for a new one here, in this browser.",
     linkExpired: "This sign-in link is invalid, used or expired.",
     resetExpired: "This page is no longer valid. Ask for a new reset link.",

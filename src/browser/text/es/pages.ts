@@ -155,6 +155,7 @@ export const pages: PageText = {
     turnstile: "Confirma que eres una persona (la comprobación de abajo) y vuelve a intentarlo.",
     turnstileUnavailable:
       "Ahora mismo no se puede comprobar que eres una persona. Vuelve a intentarlo en un momento.",
+    unavailable: "El servicio no puede responder ahora mismo. Vuelve a intentarlo en un momento.",
     otherBrowser: "Este enlace se pidió en otro navegador. Pide uno nuevo aquí, en este navegador.",
     linkExpired: "Este enlace de inicio de sesión no es válido, ya se usó o expiró.",
     resetExpired: "Esta página ya no es válida. Pide un nuevo enlace para restablecer la contraseña.",

@@ -151,6 +151,7 @@ export const pages: PageText = {
     emailNotAllowed: "Cette adresse e-mail ne peut pas être utilisée ici.",
     turnstile: "Confirmez que vous êtes une personne (la vérification ci-dessous), puis réessayez.",
     turnstileUnavailable: "La vérification est impossible pour le moment. Réessayez dans un instant.",
+    unavailable: "Le service ne peut pas répondre pour le moment. Réessayez dans un instant.",
     otherBrowser:
       "Ce lien a été demandé dans un autre navigateur. Demandez-en un nouveau ici, dans ce navigateur.",
     linkExpired: "Ce lien de connexion est invalide, déjà utilisé ou expiré.",

@@ -150,6 +150,7 @@ export const pages: PageText = {
     turnstile: "Confirme que você é uma pessoa (a verificação abaixo) e tente novamente.",
     turnstileUnavailable:
       "No momento não é possível verificar que você é uma pessoa. Tente novamente daqui a pouco.",
+    unavailable: "O serviço não pode responder agora. Tente novamente daqui a pouco.",
     otherBrowser: "Este link foi pedido em outro navegador. Peça um novo aqui, neste navegador.",
     linkExpired: "Este link de acesso é inválido, já foi usado ou expirou.",
     resetExpired: "Esta página não é mais válida. Peça um novo link para redefinir a senha.",
