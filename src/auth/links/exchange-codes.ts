@@ -49,24 +49,84 @@ export async function issueExchangeCode(
 /** Why a code was refused (the Nhost API answers both alike; GoTrue names them apart). */
 export type ExchangeRefusal = "no-code" | "bad-verifier";
 
+/** The tokens a provider's sign-in handed over for the app, as the provider gave them (src/providers' hand-off). */
+export type ProviderTokens = Record<string, unknown>;
+
+/** How a caller redeems a code: what depends on its face; the rest is the flow's (`redeemExchangeCode`). */
+export interface Redemption<Answer> {
+  /** The scope the session starts in, once the code's method is known (the Supabase face's depends on it). */
+  scopeFor(method: Method | undefined): SignInScope;
+  /**
+   * The caller's answer, with the reads it needs (the Supabase face's identities and factors): a fault there still
+   * puts the code back.
+   */
+  answer(result: SignInResult): Promise<Answer>;
+  /** A refused code in the caller's words; else the Nhost API's 400 `invalid-request`, the reason as its detail. */
+  refusal?: (reason: ExchangeRefusal) => Error;
+  /**
+   * For a provider's code, the take of the tokens its sign-in handed over (src/providers' `takeProviderTokens`, given
+   * by the caller: providers build on core auth, which cannot import them back).
+   */
+  providerTokens?: (deps: Deps, userId: string, provider: string) => Promise<ProviderTokens>;
+}
+
+/** A redeemed code: the caller's answer, and a provider's tokens when asked for and the code was a provider's. */
+export interface Redeemed<Answer> {
+  answer: Answer;
+  providerTokens: ProviderTokens | undefined;
+}
+
 /** A code taken for its exchange: who it signs in, how, and into which organization. */
-export interface TakenCode extends PutBack {
+interface TakenCode extends PutBack {
   user: UserRow;
   method: Method | undefined;
   orgId: string | undefined;
 }
 
 /**
- * Takes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong verifier burns the code too (no
- * guessing against one code). A refusal is `invalid-request` with its `ExchangeRefusal` as the reason. A fault after
- * the take (the user's read here, the session's writes in the caller's `onFaultPutBack`) puts the code back.
+ * Redeems an exchange code, for every caller (the Nhost API's `POST /token/exchange`, the Supabase face's
+ * `exchangeCodeForSession` and its implicit flow's callback): the take, the session in the code's organization, the
+ * caller's answer, a provider's tokens last. A fault after the take puts the code back for the retry. A user with
+ * TOTP on gets the `mfa` ticket instead of a session, unless the scope steps sessions up later: the mailed link (or
+ * the provider) was one factor.
  */
-export async function takeExchangeCode(
+export async function redeemExchangeCode<Answer>(
   deps: Deps,
   input: { code: string; codeVerifier: string },
+  how: Redemption<Answer>,
+): Promise<Redeemed<Answer>> {
+  const taken = await takeExchangeCode(deps, input, how.refusal);
+  return onFaultPutBack(taken, async () => {
+    const result = await startSession(how.scopeFor(taken.method), {
+      user: taken.user,
+      method: taken.method,
+      org: await orgOfCode(deps, taken.orgId, taken.user.id),
+      mfaGate: true,
+    });
+    const answer = await how.answer(result);
+    // Last, after every other read and write: the hand-off is single use and nothing puts it back, so a fault before
+    // its take leaves it for the retry the code was put back for (taken earlier, that retry signed in without it).
+    const provider = taken.method?.startsWith("provider:")
+      ? taken.method.slice("provider:".length)
+      : undefined;
+    const providerTokens =
+      provider && how.providerTokens ? await how.providerTokens(deps, taken.user.id, provider) : undefined;
+    return { answer, providerTokens };
+  });
+}
+
+/**
+ * Takes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong verifier burns the code too (no
+ * guessing against one code). A refusal is `refusal(reason)`, else `invalid-request` with the reason as its detail. A
+ * fault after the take (the user's read here, the rest in `redeemExchangeCode`) puts the code back.
+ */
+async function takeExchangeCode(
+  deps: Deps,
+  input: { code: string; codeVerifier: string },
+  refusal?: (reason: ExchangeRefusal) => Error,
 ): Promise<TakenCode> {
   const refuse = (reason: ExchangeRefusal) =>
-    new AppError("invalid-request", "invalid or expired code", reason);
+    refusal?.(reason) ?? new AppError("invalid-request", "invalid or expired code", reason);
   const dot = input.code.indexOf(".");
   const db = shardOfRouted(deps.shards, dot < 0 ? input.code : input.code.slice(0, dot));
   const row = await db
@@ -93,26 +153,7 @@ export async function takeExchangeCode(
   });
 }
 
-/**
- * `POST /token/exchange`: every failure is the same 400. A user with TOTP on gets the `mfa` ticket instead of a
- * session: the mailed link (or the provider) was one factor.
- */
-export async function redeemExchangeCode(
-  scope: SignInScope,
-  input: { code: string; codeVerifier: string },
-): Promise<SignInResult> {
-  const taken = await takeExchangeCode(scope.deps, input);
-  return onFaultPutBack(taken, async () =>
-    startSession(scope, {
-      user: taken.user,
-      method: taken.method,
-      org: await orgOfCode(scope.deps, taken.orgId, taken.user.id),
-      mfaGate: true,
-    }),
-  );
-}
-
 /** The organization an enterprise sign-in's code starts its session in, while the membership is still active. */
-export async function orgOfCode(deps: Deps, orgId: string | undefined, userId: string) {
+async function orgOfCode(deps: Deps, orgId: string | undefined, userId: string) {
   return orgId ? activeMembership(deps, orgId, userId) : undefined;
 }

@@ -12,9 +12,8 @@ export {
 export {
   type ExchangeRefusal,
   issueExchangeCode,
-  orgOfCode,
+  type ProviderTokens,
   redeemExchangeCode,
-  takeExchangeCode,
 } from "./exchange-codes";
 export { verifyMailedCode } from "./mailed-codes";
 export { mintEmailChangeLink, mintLink, sendInvitation } from "./operator-links";

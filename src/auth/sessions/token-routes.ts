@@ -66,7 +66,15 @@ export const tokenRoutes = new Hono<AppEnv>()
     }),
     rateLimit("BRUTE_FORCE"),
     jsonBody(z.object({ code: z.string().min(1).max(100), codeVerifier: codeVerifierSchema })),
-    async (c) => c.json(await redeemExchangeCode(signInScope(c, "pkce-link"), c.req.valid("json"))),
+    async (c) => {
+      // Named before the take: its refusal of a disabled user is this method's `signin.failure` (src/http/refusal.ts).
+      const scope = signInScope(c, "pkce-link");
+      const { answer } = await redeemExchangeCode(c.var.deps, c.req.valid("json"), {
+        scopeFor: () => scope,
+        answer: async (result) => result,
+      });
+      return c.json(answer);
+    },
   )
   .post(
     "/signout",

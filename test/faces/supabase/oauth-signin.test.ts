@@ -19,6 +19,7 @@ import {
   location,
   openIn,
 } from "../../providers/support";
+import { eachStatementFailingOnce } from "../../support/faults";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 const svc = supabaseService({ ...FAKE_PROVIDERS, AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
@@ -241,4 +242,61 @@ describe("signInWithOAuth, PKCE flow, and exchangeCodeForSession", () => {
     const { error } = await victim.auth.exchangeCodeForSession(code);
     expect(error?.code).toBe("bad_code_verifier");
   });
+});
+
+describe("exchangeCodeForSession of a provider's code with D1 failing once at each statement", () => {
+  const settings = { ...FAKE_PROVIDERS, AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" };
+  /** A provider sign-in under PKCE up to the app's `?code=`, through the healthy service; the verifier is ours. */
+  const providerCode = async () => {
+    const codeVerifier = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(codeVerifier));
+    const authorize = new URL(`${FACE}/auth/v1/authorize`);
+    authorize.search = new URLSearchParams({
+      provider: "github",
+      redirect_to: APP,
+      code_challenge: base64url.encode(new Uint8Array(digest)),
+      code_challenge_method: "s256",
+    }).toString();
+    const who = person();
+    const { landing, browser } = await toFaceCallback(authorize.toString(), who);
+    const code = location(await openIn(svc, landing, browser)).searchParams.get("code")!;
+    return { email: who.fake_email!, body: { auth_code: code, code_verifier: codeVerifier } };
+  };
+  const pkceGrant = (face: ReturnType<typeof supabaseService>, body: Record<string, string>) =>
+    face.request("POST", `${FACE}/auth/v1/token?grant_type=pkce`, {
+      headers: { apikey: PUBLISHABLE_KEY, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  // Threat: the provider's tokens (single use, taken once) were taken before a fault after the session's writes (the
+  // user's identities and factors read for the answer): the 503 put the code back, but the retry signed in without
+  // `provider_token`, and the app could no longer call the provider's API for the person.
+  it("a 503 whose retry with the same code signs in with the provider's token, or a 200 with it", async () => {
+    let retried = 0;
+    await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        const answer = await pkceGrant(
+          supabaseService({ ...settings, ...bindings }),
+          (await providerCode()).body,
+        );
+        expect(answer.status).toBe(200);
+      },
+      async (bindings, context) => {
+        const failing = supabaseService({ ...settings, ...bindings });
+        const { email, body } = await providerCode();
+        let answer = await pkceGrant(failing, body);
+        if (answer.status !== 200) {
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          retried++;
+          answer = await pkceGrant(failing, body);
+          expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
+        }
+        const session = (await answer.json()) as { provider_token?: string; user: { email: string } };
+        expect(session.user.email, context).toBe(email);
+        expect(session.provider_token, context).toBeTruthy();
+      },
+    );
+    expect(retried).toBeGreaterThan(1);
+  }, 60_000);
 });

@@ -1,10 +1,17 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { liveSession, orgOfCode, signInScope, startSession, takeExchangeCode } from "../../../auth";
+import {
+  liveSession,
+  type Method,
+  type ProviderTokens,
+  redeemExchangeCode,
+  type Session,
+  type SignInResult,
+  signInScope,
+} from "../../../auth";
 import { AppError } from "../../../errors";
 import type { AppEnv } from "../../../http/app-env";
 import { bindBrowser, browserBinding } from "../../../http/browser-binding";
-import { onFaultPutBack } from "../../../lib/put-back";
 import { withQuery } from "../../../lib/redirect";
 import {
   followAnswer,
@@ -113,6 +120,32 @@ async function startFromBrowser(c: Context<AppEnv>): Promise<Response> {
   );
 }
 
+/**
+ * This face's part of a code's redemption (the core's `redeemExchangeCode`): GoTrue's tokens and its rule
+ * (mfa-routes.ts) that a user with a second factor gets an aal1 session, which mfa.verify steps up; a provider's code
+ * brings the provider's tokens. `unnamed` records a code that names no method (a mailed link's).
+ */
+function goTrueRedemption(c: Context<AppEnv>, unnamed: Method | null) {
+  return {
+    scopeFor: (method: Method | undefined) =>
+      signInScope(c, method ?? unnamed, { minter: signGoTrueToken, secondFactorLater: true }),
+    providerTokens: takeProviderTokens,
+  };
+}
+
+/** The session a code's sign-in started; none (a second factor asked for first) is GoTrue's `mfa_challenge_needed`. */
+function startedSession({ session }: SignInResult): Session {
+  if (!session)
+    throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
+  return session;
+}
+
+/** A provider token's value, when the provider gave one. */
+function tokenOf(tokens: ProviderTokens | undefined, name: "accessToken" | "refreshToken"): string {
+  const value = tokens?.[name];
+  return typeof value === "string" ? value : "";
+}
+
 /** The implicit flow's end: the code, with this browser's verifier, becomes the session in the fragment. */
 async function implicitSession(
   c: Context<AppEnv>,
@@ -124,40 +157,28 @@ async function implicitSession(
   const browserHash = await browserBinding(c, binding);
   if (!browserHash) throw new AppError("invalid-state");
   const codeVerifier = await browserVerifier(c.var.config, browserHash);
-  const taken = await takeExchangeCode(deps, { code, codeVerifier }).catch((error: unknown) => {
-    // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
-    throw error instanceof AppError && error.code === "invalid-request"
-      ? new AppError("invalid-state")
-      : error;
+  const { answer: body, providerTokens } = await redeemExchangeCode(
+    deps,
+    { code, codeVerifier },
+    {
+      ...goTrueRedemption(c, null),
+      // Another browser's code (login CSRF), a replay, or an expired one: the state of this flow is not found.
+      refusal: () => new AppError("invalid-state"),
+      answer: async (result) => goTrueSession(startedSession(result), deps.now()),
+    },
+  );
+  const providerRefreshToken = tokenOf(providerTokens, "refreshToken");
+  const fragment = new URLSearchParams({
+    access_token: body.access_token,
+    token_type: body.token_type,
+    expires_in: String(body.expires_in),
+    expires_at: String(body.expires_at),
+    refresh_token: body.refresh_token,
+    provider_token: tokenOf(providerTokens, "accessToken"),
+    ...(providerRefreshToken ? { provider_refresh_token: providerRefreshToken } : {}),
+    sb: "",
   });
-  // A fault from here on puts the code back for the browser's retry (exchange-codes.ts).
-  return onFaultPutBack(taken, async () => {
-    // GoTrue's rule (mfa-routes.ts): a user with a second factor gets an aal1 session, which mfa.verify steps up.
-    const scope = signInScope(c, taken.method ?? null, { minter: signGoTrueToken, secondFactorLater: true });
-    const org = await orgOfCode(deps, taken.orgId, taken.user.id);
-    const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
-    if (!session) {
-      throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
-    }
-    const provider = taken.method?.startsWith("provider:")
-      ? taken.method.slice("provider:".length)
-      : undefined;
-    const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
-    const body = goTrueSession(session, deps.now());
-    const fragment = new URLSearchParams({
-      access_token: body.access_token,
-      token_type: body.token_type,
-      expires_in: String(body.expires_in),
-      expires_at: String(body.expires_at),
-      refresh_token: body.refresh_token,
-      provider_token: typeof tokens?.accessToken === "string" ? tokens.accessToken : "",
-      ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
-        ? { provider_refresh_token: tokens.refreshToken }
-        : {}),
-      sb: "",
-    });
-    return `${target.split("#")[0]}#${fragment}`;
-  });
+  return `${target.split("#")[0]}#${fragment}`;
 }
 
 const pkceGrantBody = z.object({
@@ -180,45 +201,29 @@ export async function pkceGrant(c: Context<AppEnv>): Promise<Response> {
     );
   }
   const { deps } = c.var;
-  const taken = await takeExchangeCode(deps, {
-    code: body.auth_code,
-    codeVerifier: body.code_verifier,
-  }).catch((error: unknown) => {
-    if (error instanceof AppError && error.reason === "bad-verifier") {
-      throw new GoTrueError(
-        400,
-        "bad_code_verifier",
-        "code challenge does not match previously saved code verifier",
-      );
-    }
-    if (error instanceof AppError && error.code === "invalid-request") {
-      throw new GoTrueError(404, "flow_state_not_found", "invalid flow state, no valid flow state found");
-    }
-    throw error;
-  });
-  return onFaultPutBack(taken, async () => {
-    // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
-    const scope = signInScope(c, taken.method ?? "pkce-link", {
-      minter: signGoTrueToken,
-      secondFactorLater: true,
-    });
-    const org = await orgOfCode(deps, taken.orgId, taken.user.id);
-    const { session } = await startSession(scope, { user: taken.user, org, mfaGate: true });
-    if (!session)
-      throw new GoTrueError(400, "mfa_challenge_needed", "This account signs in with a second factor");
-    const provider = taken.method?.startsWith("provider:")
-      ? taken.method.slice("provider:".length)
-      : undefined;
-    const tokens = provider ? await takeProviderTokens(deps, taken.user.id, provider) : undefined;
-    return c.json({
-      ...(await sessionWithFactors(deps, session)),
-      ...(typeof tokens?.accessToken === "string" && tokens.accessToken
-        ? { provider_token: tokens.accessToken }
-        : {}),
-      ...(typeof tokens?.refreshToken === "string" && tokens.refreshToken
-        ? { provider_refresh_token: tokens.refreshToken }
-        : {}),
-    });
+  const { answer: session, providerTokens } = await redeemExchangeCode(
+    deps,
+    { code: body.auth_code, codeVerifier: body.code_verifier },
+    {
+      // A mailed link's code is recorded as the Nhost API records it; a provider's names its provider.
+      ...goTrueRedemption(c, "pkce-link"),
+      refusal: (reason) =>
+        reason === "bad-verifier"
+          ? new GoTrueError(
+              400,
+              "bad_code_verifier",
+              "code challenge does not match previously saved code verifier",
+            )
+          : new GoTrueError(404, "flow_state_not_found", "invalid flow state, no valid flow state found"),
+      answer: async (result) => sessionWithFactors(deps, startedSession(result)),
+    },
+  );
+  const providerToken = tokenOf(providerTokens, "accessToken");
+  const providerRefreshToken = tokenOf(providerTokens, "refreshToken");
+  return c.json({
+    ...session,
+    ...(providerToken ? { provider_token: providerToken } : {}),
+    ...(providerRefreshToken ? { provider_refresh_token: providerRefreshToken } : {}),
   });
 }
 
