@@ -8,7 +8,7 @@ import {
 } from "../auth";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../browser/checks";
 import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
-import { render } from "../browser/page-response";
+import { asUnavailable, render } from "../browser/page-response";
 import { type PageText, pageText } from "../browser/page-text";
 import { mailSent } from "../browser/render";
 import { readBrowserSession, startBrowserSession } from "../browser/session";
@@ -30,8 +30,16 @@ import { accountPage } from "./sign-in-pages";
 /** A reset link's session may set the new password for this long after it landed. */
 const NEW_PASSWORD_WINDOW_MS = 15 * 60_000;
 
-/** The API's refusals of a sign-up, in the page's words. */
+/**
+ * A fault's words (a 503: contract §1 "Unavailable"), whether or not errors are concealed: nothing was decided, so
+ * they say to try again shortly, never a refusal; Turnstile's own when it was siteverify that could not be asked.
+ */
+export const faultMessage = (t: PageText, error: AppError): string =>
+  turnstileMessage(t, error) ?? t.errors.unavailable;
+
+/** The API's refusals of a sign-up, in the page's words; a fault's (`faultMessage`). */
 function signUpMessage(c: Ctx, t: PageText, error: AppError): string {
+  if (error.status === 503) return faultMessage(t, error);
   switch (error.code) {
     case "signup-disabled":
       return t.errors.signUpOff;
@@ -79,7 +87,7 @@ export function newPasswordPage(
 }
 
 const statusOf = (error: AppError) =>
-  (error.status === 409 ? 400 : error.status) as 400 | 401 | 403 | 409 | 429 | 503;
+  (error.status === 409 ? 400 : error.status) as 400 | 401 | 403 | 409 | 429;
 
 export const pageAccountRoutes = new Hono<AppEnv>()
   .post("/sign-up", async (c) => {
@@ -92,6 +100,8 @@ export const pageAccountRoutes = new Hono<AppEnv>()
     const displayName = (params.get("displayName") ?? "").trim().slice(0, 100);
     const again = (status: 400 | 401 | 403 | 409 | 429 | 503, error: string) =>
       accountPage(c, request, client.clientName, "sign-up", { status, email, displayName, error });
+    // A fault is no verdict on the sign-up: the form again, as a 503 with Retry-After that says to try again shortly.
+    const faulted = (fault: AppError) => asUnavailable(again(503, signUpMessage(c, t, fault)), fault);
     if (!emailField.safeParse(email).success) return again(400, t.errors.enterEmail);
     const retryAfter = await rateLimited(c, "EMAIL", email);
     if (retryAfter !== null) return again(429, t.errors.tooManyAttempts(retryAfter));
@@ -110,6 +120,7 @@ export const pageAccountRoutes = new Hono<AppEnv>()
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+      if (error.status === 503) return faulted(error);
       if (error instanceof RateLimitedError)
         return again(429, t.errors.tooManyAttempts(error.retryAfterSeconds));
       return again(statusOf(error), signUpMessage(c, t, error));
@@ -131,7 +142,9 @@ export const pageAccountRoutes = new Hono<AppEnv>()
       await sendPasswordResetEmail(c.var.deps, email, { ownRedirect: await pageLinkTarget(c, request.id) });
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
-      return again(error.status === 503 ? 503 : 400, signUpMessage(c, t, error));
+      // A fault is no answer about the address: the form again, as a 503 with Retry-After (no "sent" page).
+      if (error.status === 503) return asUnavailable(again(503, signUpMessage(c, t, error)), error);
+      return again(400, signUpMessage(c, t, error));
     }
     // The same answer whether or not the address has an account, as the API's "OK".
     return sentPage(c, request, t, t.resetSentLead(email), t.linkSentHint);

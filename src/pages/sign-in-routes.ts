@@ -11,7 +11,7 @@ import {
 import { methodsOfSessionRow, type SignInMethod } from "../browser/acr";
 import { passSignUpChecks, passTurnstile, rateLimited, turnstileMessage } from "../browser/checks";
 import { backToPage, type Ctx, paths, returnTarget, viewHref } from "../browser/page-paths";
-import { render } from "../browser/page-response";
+import { asUnavailable, render } from "../browser/page-response";
 import { catalogueFor, type PageText, pageText } from "../browser/page-text";
 import { mailSent, mfaForm } from "../browser/render";
 import { openFirstFactor, sealFirstFactor, startBrowserSession } from "../browser/session";
@@ -22,14 +22,14 @@ import type { AppEnv } from "../http/app-env";
 import { emailField } from "../http/fields";
 import type { InteractionRequest } from "../oauth2";
 import { ssoUrlForSignInPage } from "../sso";
-import { newPasswordPage } from "./account-routes";
+import { faultMessage, newPasswordPage } from "./account-routes";
 import { formRequest } from "./form-requests";
 import { isLandingInAskingBrowser, pageLinkTarget } from "./link-binding";
 import { signInPage } from "./sign-in-pages";
 
 /** How the built-in page signs a person in: a password (then TOTP if active), or a magic link by email. */
 
-/** What the page says for a refused sign-in, in the page's language. */
+/** What the page says for a refused sign-in, in the page's language; for a fault, to try again (`faultMessage`). */
 export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
   if (error instanceof RateLimitedError) {
     // A locked sign-in (contract §13) says how long in minutes and where the way out is (the mail); the second-factor
@@ -40,6 +40,8 @@ export function signInMessage(c: Ctx, t: PageText, error: AppError): string {
       ? t.errors.tooManyCodes(error.retryAfterSeconds)
       : t.errors.tooManyAttempts(error.retryAfterSeconds);
   }
+  // A fault is no refusal, so concealing has nothing to hide in it: "Sign-in failed." would read as a wrong password.
+  if (error.status === 503) return faultMessage(t, error);
   if (c.var.config.concealErrors) return t.errors.failed;
   switch (error.code) {
     case "invalid-email-password":
@@ -223,6 +225,8 @@ export const pageSignInRoutes = new Hono<AppEnv>()
     const password = (params.get("password") ?? "").slice(0, 256);
     const again = (status: 400 | 401 | 429 | 503, error: string, resend?: boolean) =>
       signInPage(c, request, client.clientName, { status, email, error, resend });
+    // A fault is no verdict on the password: the form again, as a 503 with Retry-After that says to try again shortly.
+    const faulted = (fault: AppError) => asUnavailable(again(503, signInMessage(c, t, fault)), fault);
     const retryAfter = await rateLimited(c, "BRUTE_FORCE", email);
     if (retryAfter !== null) return again(429, t.errors.tooManyAttempts(retryAfter));
     // The email first: a domain with an enterprise connection signs in at its IdP (organizations.md §2).
@@ -232,7 +236,8 @@ export const pageSignInRoutes = new Hono<AppEnv>()
         if (idp) return toIdentityProvider(c, t, idp);
       } catch (error) {
         if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
-        return again(error.status === 503 ? 503 : 400, signInMessage(c, t, error));
+        if (error.status === 503) return faulted(error);
+        return again(400, signInMessage(c, t, error));
       }
     }
     if (!email || !password) return again(400, t.errors.enterEmailPassword);
@@ -245,7 +250,8 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       return backToPage(c, request.id);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
-      const status = error.status === 503 ? 503 : error.status === 429 ? 429 : 401;
+      if (error.status === 503) return faulted(error);
+      const status = error.status === 429 ? 429 : 401;
       // An unverified address gets a way to have the mail sent again (not when errors are concealed).
       const resend = error.code === "unverified-user" && !c.var.config.concealErrors;
       return again(status, signInMessage(c, t, error), resend);
@@ -315,10 +321,12 @@ export const pageSignInRoutes = new Hono<AppEnv>()
       );
     } catch (error) {
       if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+      // A fault (the mail could not be sent, say) is no refused address: nothing is on its way, so no "sent" page; the
+      // form again, as a 503 with Retry-After. The API answers the same fault the same 503.
+      if (error.status === 503) return asUnavailable(again(503, signInMessage(c, t, error)), error);
       if (error instanceof RateLimitedError)
         return again(429, t.errors.tooManyAttempts(error.retryAfterSeconds));
-      if (error.code.startsWith("turnstile-"))
-        return again(error.status === 503 ? 503 : 400, signInMessage(c, t, error));
+      if (error.code.startsWith("turnstile-")) return again(400, signInMessage(c, t, error));
       // A refused address (a blocked domain, say) reads like a sent link: the page does not tell who has an
       // account, as the API's "OK" does not.
     }

@@ -2,6 +2,7 @@
 // Threats: login CSRF and forced consent from another site (the Origin check, SameSite cookie), clickjacking
 // (frame-ancestors), script injection through the client's name (escaping, no script allowed by the CSP), silent
 // authorization without a session or without consent (prompt=none), and an old sign-in passed off as fresh (max_age).
+import { env } from "cloudflare:test";
 import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
@@ -15,6 +16,8 @@ import {
   uniqueEmail,
   verifyPath,
 } from "../helpers";
+import { HOOK_URL, newSecret } from "../hooks/support";
+import { failingFetcher } from "../support/faults";
 import { userD1 } from "../support/shards";
 import { Browser, signIn } from "./page-browser";
 import { authorize, form, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
@@ -328,5 +331,88 @@ describe("the built-in login and consent page", () => {
       (await browser.post("/oauth2/interaction/consent", { request_id: requestId, decision: "allow" }))
         .status,
     ).toBe(303);
+  });
+});
+
+/**
+ * The same deployment with one of the app's hooks unreachable (every call fails as the platform's fetch does), and a
+ * browser there holding `browser`'s cookies: what it posts meets the hook's 503 `service-unavailable`
+ * (src/hooks/call.ts), as the API answers it.
+ */
+function withHookDown(browser: Browser, hook: "CUSTOM_ACCESS_TOKEN" | "SEND_EMAIL", bindings = {}) {
+  const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: new RegExp(HOOK_URL[hook]) });
+  const down = provider({
+    ...bindings,
+    [`AUTH_HOOK_${hook}_URL`]: HOOK_URL[hook],
+    [`AUTH_HOOK_${hook}_SECRET`]: newSecret(),
+    OUTBOUND: binding,
+  });
+  const faulty = new Browser(down);
+  for (const [name, value] of browser.jar) faulty.jar.set(name, value);
+  return { faulty, fault };
+}
+
+/** The form shown again for a fault: 503, `Retry-After`, the one message says to try again shortly; still the form. */
+async function expectUnavailableForm(answer: Response, form: string) {
+  const html = await answer.text();
+  expect(answer.status).toBe(503);
+  const shown = [...html.matchAll(/<div class="error" role="alert">([^<]*)<\/div>/g)].map((m) => m[1]);
+  expect(shown).toEqual(["The service cannot answer right now. Try again shortly."]);
+  expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect(html).not.toMatch(/hook|Network connection lost|Sign-in failed|\bat \S+:\d+/);
+  expect(html).toContain(`action="/auth/v1/oauth2/interaction/${form}"`);
+  expect(answer.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+}
+
+describe("a fault under the page's sign-in", () => {
+  // Threat: a right password checked while a part of the platform failed (the app's CUSTOM_ACCESS_TOKEN hook, asked
+  // once the password was found right), answered as a refused one: no Retry-After and the API's English message, or
+  // "Sign-in failed." under AUTH_CONCEAL_ERRORS: the person doubts a right password, tries others, and spends their
+  // lockout count.
+  it.each([
+    ["shown", "false"],
+    ["concealed", "true"],
+  ])(
+    "errors %s: a fault after a right password is a 503 with Retry-After that says to try again; the retry signs in",
+    async (_, conceal) => {
+      const healthy = provider({ AUTH_CONCEAL_ERRORS: conceal });
+      const client = await newClient(healthy);
+      const { user } = await signUp(healthy);
+      const browser = new Browser(healthy);
+      const { requestId } = await startAt(browser, client);
+      const { faulty, fault } = withHookDown(browser, "CUSTOM_ACCESS_TOKEN", {
+        AUTH_CONCEAL_ERRORS: conceal,
+      });
+      const failed = await faulty.post("/oauth2/interaction/sign-in", {
+        request_id: requestId,
+        email: user.email,
+        password: PASSWORD,
+      });
+      expect(fault.failures).toBe(1);
+      await expectUnavailableForm(failed, "sign-in");
+      expect(faulty.signedIn).toBe(false);
+      await signIn(browser, requestId, user.email);
+      expect(browser.signedIn).toBe(true);
+    },
+  );
+
+  // Threat: a magic link that could not be mailed (the app's SEND_EMAIL hook unreachable) answered "Check your email":
+  // the person waits for a mail that never comes, with nothing saying to try again.
+  it("a link that could not be mailed is a 503 with Retry-After that says to try again, not 'check your email'", async () => {
+    const LINKS = { AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" };
+    const links = provider(LINKS);
+    const client = await newClient(links);
+    const email = uniqueEmail("link-fault");
+    const browser = new Browser(links);
+    const { requestId } = await startAt(browser, client);
+    const { faulty, fault } = withHookDown(browser, "SEND_EMAIL", LINKS);
+    const failed = await faulty.post("/oauth2/interaction/email-link", { request_id: requestId, email });
+    expect(fault.failures).toBe(1);
+    await expectUnavailableForm(failed, "email-link");
+    expect(await mailbox(links, email)).toEqual([]);
+    const sent = await browser.post("/oauth2/interaction/email-link", { request_id: requestId, email });
+    expect(sent.status).toBe(200);
+    expect(await sent.text()).toContain("Check your email");
+    expect(await mailbox(links, email)).toHaveLength(1);
   });
 });

@@ -6,7 +6,9 @@ import { decodeBase32IgnorePadding } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { mailbox, PASSWORD, service, signUp, uniqueEmail, verifyPath } from "../helpers";
+import { HOOK_URL, newSecret } from "../hooks/support";
 import { FAKE_PROVIDERS } from "../providers/support";
+import { failingFetcher } from "../support/faults";
 import { Browser } from "./page-browser";
 import { authorize, location, newClient, provider, requestIdOf } from "./support";
 
@@ -405,5 +407,84 @@ describe("what the page says when it refuses", () => {
     expect(text).toContain('autocomplete="username webauthn"');
     expect(text).toContain('signIn("conditional")');
     expect(text).toMatch(/addEventListener\(\s*"focus"/);
+  });
+});
+
+/** A browser on `svc` holding `browser`'s cookies: the same person's next post, on a deployment where a part fails. */
+function sameBrowserOn(browser: Browser, svc: ReturnType<typeof provider>) {
+  const faulty = new Browser(svc);
+  for (const [name, value] of browser.jar) faulty.jar.set(name, value);
+  return faulty;
+}
+
+/** The form shown again for a fault: 503, `Retry-After`, the one message says to try again; still the form. */
+async function expectUnavailableForm(answer: Response, form: string, words: string) {
+  const html = await answer.text();
+  expect(answer.status).toBe(503);
+  const shown = [...html.matchAll(/<div class="error" role="alert">([^<]*)<\/div>/g)].map((m) => m[1]);
+  expect(shown).toEqual([words]);
+  expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect(html).not.toMatch(/hook|siteverify|Network connection lost|\bat \S+:\d+/);
+  expect(html).toContain(`action="/auth/v1/oauth2/interaction/${form}"`);
+  expect(answer.headers.get("content-security-policy")).toMatch(/default-src 'none'/);
+}
+
+describe("a fault under the page's account forms", () => {
+  // Threat: a sign-up met by a fault (the app's BEFORE_USER_CREATED hook unreachable: 503 `service-unavailable`,
+  // src/hooks/call.ts) answered with the API's English message whatever the page's language, and no Retry-After: the
+  // person reads it as a refusal of their address or password, and gives up or changes them.
+  it("a sign-up under a fault is a 503 with Retry-After that says to try again; the retry creates the account", async () => {
+    const healthy = provider();
+    const browser = new Browser(healthy);
+    const { requestId } = await startAt(browser);
+    const email = uniqueEmail("page-signup-fault");
+    const { binding, fault } = failingFetcher(env.OUTBOUND!, { match: /before-user-created/ });
+    const down = provider({
+      AUTH_HOOK_BEFORE_USER_CREATED_URL: HOOK_URL.BEFORE_USER_CREATED,
+      AUTH_HOOK_BEFORE_USER_CREATED_SECRET: newSecret(),
+      OUTBOUND: binding,
+    });
+    const failed = await sameBrowserOn(browser, down).post("/oauth2/interaction/sign-up", {
+      request_id: requestId,
+      email,
+      password: PASSWORD,
+    });
+    expect(fault.failures).toBe(1);
+    await expectUnavailableForm(failed, "sign-up", "The service cannot answer right now. Try again shortly.");
+    const created = await browser.post("/oauth2/interaction/sign-up", {
+      request_id: requestId,
+      email,
+      password: PASSWORD,
+    });
+    expect(created.status).toBe(303);
+    expect(browser.signedIn).toBe(true);
+  });
+
+  // Threat: a reset asked for while Turnstile's siteverify cannot be reached, answered without Retry-After: nothing
+  // tells the person (or a client) when to try again, and no "sent" page may claim a mail that was never asked for.
+  it("a reset under a fault is a 503 with Retry-After, the form again; the retry sends the link", async () => {
+    const healthy = provider();
+    const email = uniqueEmail("page-reset-fault");
+    await signUp(service({ AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false" }), email);
+    const browser = new Browser(healthy);
+    const { requestId } = await startAt(browser);
+    const down = provider({
+      AUTH_TURNSTILE_SECRET: "turnstile-secret",
+      AUTH_TURNSTILE_SITE_KEY: "0x4AAAAAAAtestsitekey",
+      AUTH_TURNSTILE_VERIFY_URL: "https://turnstile.fake/down/siteverify",
+      AUTH_TURNSTILE_ENDPOINTS: "password-reset",
+    });
+    const failed = await sameBrowserOn(browser, down).post("/oauth2/interaction/reset", {
+      request_id: requestId,
+      email,
+      "cf-turnstile-response": `pass:localhost:password-reset:${crypto.randomUUID()}`,
+    });
+    // Turnstile's own words: it was the check that could not be done, not the reset.
+    const words = "The check that you are a person cannot be done right now. Try again in a moment.";
+    await expectUnavailableForm(failed, "reset", words);
+    expect(await mailbox(healthy, email)).toEqual([]);
+    const sent = await browser.post("/oauth2/interaction/reset", { request_id: requestId, email });
+    expect(sent.status).toBe(200);
+    expect(await sent.text()).toContain("Check your email");
   });
 });
