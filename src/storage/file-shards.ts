@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import { bindingOf, type Db } from "../db/client";
 import { claim, type DirectoryEntry, releaseEntries, shardOfEntry } from "../db/directory";
 import { idForUser, routedUuid, shardOfRouted } from "../db/routed-ids";
@@ -67,17 +67,24 @@ export async function placeNewFile(
   minted: boolean,
   now: number,
 ): Promise<Placement> {
+  const placement = placementOf(shards, id, uploaderId, minted);
+  const { db, owner } = placement;
+  if (owner === null) return placement;
+  if (await claim(shards, owner, [fileEntry(id)], now)) throw duplicateFile(id);
+  const named = shardOfRouted(shards, id);
+  if (named && named !== db && (await hasFile(named, id))) {
+    await releaseUnused(shards, placement, id);
+    throw duplicateFile(id);
+  }
+  return placement;
+}
+
+/** `placeNewFile`'s choice, before its claim: the shard of a new record, and who claims its id. */
+function placementOf(shards: Shards, id: string, uploaderId: string | null, minted: boolean): Placement {
   if (shards.count === 1) return { db: shards.home, owner: null };
   if (minted) return { db: shardOfRouted(shards, id)!, owner: null };
   const owner = fileOwner(id, uploaderId);
-  if (await claim(shards, owner, [fileEntry(id)], now)) throw duplicateFile(id);
-  const db = shards.ofUser(owner);
-  const named = shardOfRouted(shards, id);
-  if (named && named !== db && (await hasFile(named, id))) {
-    await releaseUnused(shards, { db, owner }, id);
-    throw duplicateFile(id);
-  }
-  return { db, owner };
+  return { db: shards.ofUser(owner), owner };
 }
 
 /**
@@ -87,6 +94,69 @@ export async function placeNewFile(
 export async function releaseUnused(shards: Shards, placement: Placement, id: string): Promise<void> {
   if (placement.owner === null || (await hasFile(placement.db, id))) return;
   await releaseEntries(shards, placement.owner, [fileEntry(id)]);
+}
+
+/**
+ * Whether a write that failed may have written all the same: anything but a refusal (a 4xx: D1 answered, and what
+ * the refused write made was undone where it was refused). A fault's statement may have run before its answer was
+ * lost (D1 applied it, then the connection dropped): the caller cannot tell, and undoes what it may have made.
+ */
+export const mayHaveWritten = (error: unknown): boolean =>
+  !(error instanceof StorageError && error.status < 500);
+
+/** An undo after a failed write: logged when it fails too (D1 may be failing still), never in the way of the 503. */
+export async function undone(what: string, undo: () => Promise<unknown>): Promise<void> {
+  await undo().catch((error: unknown) =>
+    console.error(JSON.stringify({ level: "error", what: `${what} undone`, detail: String(error) })),
+  );
+}
+
+/** A new file's record as its upload asked D1 for it, before D1 answered. */
+export interface Reserving {
+  id: string;
+  uploaderId: string | null;
+  /** As `placeNewFile` was told: the id routes to its record; else it was claimed in the directory. */
+  minted: boolean;
+  /** When the upload began to write it (`deps.now()`): its record's `created_at` is not older. */
+  since: number;
+}
+
+/**
+ * After a new file's write failed for a fault: the record D1 may have inserted although its answer was lost, and the
+ * claim of its id, go. Without this the 503's retry met its own reservation: 409 "a file with id … already exists"
+ * (by path, "The resource already exists"). Only a record this request can have written goes: under its id, not
+ * uploaded, its uploader's, created since it began (a file another uploader holds under a client-chosen id, or one
+ * uploaded, stays); the claim only while no record of its owner has the id (`releaseUnused`). Best effort: left
+ * behind, the daily sweep of reservations (housekeeping.ts) removes it, as it did before.
+ */
+export async function forgetLostReservation(shards: Shards, file: Reserving): Promise<void> {
+  const placement = placementOf(shards, file.id, file.uploaderId, file.minted);
+  const uploader =
+    file.uploaderId === null ? isNull(files.uploadedByUserId) : eq(files.uploadedByUserId, file.uploaderId);
+  await undone(`the reservation of file ${file.id}`, async () => {
+    await placement.db
+      .delete(files)
+      .where(
+        and(eq(files.id, file.id), eq(files.isUploaded, false), uploader, gte(files.createdAt, file.since)),
+      );
+    await releaseUnused(shards, placement, file.id);
+  });
+}
+
+/**
+ * After publishing an upload's files failed: D1 may have made them visible before its answer was lost. They go,
+ * uploaded or not, each only while the record is still the one this upload wrote (its bytes' key and ETag, which a
+ * replace since would have changed); `discard` then gives back their claims and removes their bytes, as for any
+ * failed upload. Without this the 503 left visible files whose bytes `discard` had removed, and the retry met them.
+ */
+export async function forgetLostPublish(stored: PlacedFile[]): Promise<void> {
+  for (const { row, placement } of stored) {
+    await undone(`the publishing of file ${row.id}`, () =>
+      placement.db
+        .delete(files)
+        .where(and(eq(files.id, row.id), eq(files.objectKey, row.objectKey), eq(files.etag, row.etag))),
+    );
+  }
 }
 
 /** After a record was deleted: its id's entry goes (a no-op for a minted id, which has none, and with one shard). */

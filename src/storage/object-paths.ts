@@ -6,7 +6,7 @@ import { eachShard, type Shards } from "../db/shards";
 import type { Deps } from "../http/deps";
 import { allows, type Caller } from "./access";
 import { StorageError } from "./errors";
-import { fileOwner } from "./file-shards";
+import { fileOwner, mayHaveWritten, undone } from "./file-shards";
 import { decidedByHasura, hasuraVisibleFiles } from "./hasura-permissions";
 import { findBucket, type LocatedFile } from "./records";
 
@@ -69,6 +69,29 @@ export async function claimPath(
   if (taken) throw objectExists();
 }
 
+/**
+ * Claims `path` for a new file (`claimPath`). With no uploader the claim's owner is the file itself (`file:<id>`), an
+ * id this request drew: a claim whose answer was lost (D1 wrote it, then the connection dropped) can only be this
+ * request's, and is given back; kept, it refused the 503's retry, a new id, as another owner's (409) for the claim's
+ * window. A user's claim is left as it is: their retry takes it as theirs, and another upload of theirs may hold it.
+ */
+export async function claimNewPath(
+  shards: Shards,
+  file: { id: string; uploadedByUserId: string | null },
+  bucketId: string,
+  path: string,
+  now: number,
+): Promise<void> {
+  try {
+    await claimPath(shards, file, bucketId, path, now);
+  } catch (error) {
+    if (file.uploadedByUserId === null && mayHaveWritten(error)) {
+      await undone(`the claim of ${bucketId}/${path}`, () => releasePath(shards, file, bucketId, path));
+    }
+    throw error;
+  }
+}
+
 export async function releasePath(
   shards: Shards,
   file: { id: string; uploadedByUserId: string | null },
@@ -76,6 +99,27 @@ export async function releasePath(
   path: string,
 ): Promise<void> {
   await releaseEntries(shards, fileOwner(file.id, file.uploadedByUserId), [pathEntry(bucketId, path)]);
+}
+
+/**
+ * Gives the path's claim back after a new file's write there failed, unless a record of the claim's owner holds the
+ * path: the owner's claim is one for all their uploads, and another upload of theirs may have taken the path
+ * meanwhile (its unique index refused this one: 409). That file keeps its claim, and so stays found by its path.
+ */
+export async function releaseUnusedPath(
+  shards: Shards,
+  file: { id: string; uploadedByUserId: string | null },
+  bucketId: string,
+  path: string,
+): Promise<void> {
+  if (shards.count === 1) return;
+  const held = await shards
+    .ofUser(fileOwner(file.id, file.uploadedByUserId))
+    .select({ id: files.id })
+    .from(files)
+    .where(and(eq(files.bucketId, bucketId), eq(files.path, path)))
+    .get();
+  if (!held) await releasePath(shards, file, bucketId, path);
 }
 
 /** What storage-js's `list` asks (Storage's `POST /object/list/{bucket}`). */

@@ -8,7 +8,15 @@ import { randomUuid } from "../lib/crypto";
 import { allows, type Caller } from "./access";
 import { bucketNotFound, fileNotFound, notAuthorized, StorageError } from "./errors";
 import { removeFile } from "./file-admin";
-import { bucketAnchor, mintFileId, type PlacedFile } from "./file-shards";
+import {
+  bucketAnchor,
+  forgetLostPublish,
+  forgetLostReservation,
+  mayHaveWritten,
+  mintFileId,
+  type PlacedFile,
+  type Reserving,
+} from "./file-shards";
 import {
   decidedByHasura,
   hasuraDeleteFile,
@@ -16,7 +24,14 @@ import {
   hasuraReplaceFile,
   hasuraSyncFile,
 } from "./hasura-permissions";
-import { claimPath, findObject, objectExists, releasePath } from "./object-paths";
+import {
+  claimNewPath,
+  claimPath,
+  findObject,
+  objectExists,
+  releasePath,
+  releaseUnusedPath,
+} from "./object-paths";
 import { forgetFile } from "./record-cache";
 import { findBucket, findFileWithBucket, type LocatedFile } from "./records";
 import { replaceFromPart, replaceWithStored } from "./replace";
@@ -47,17 +62,36 @@ async function bucketOf(deps: Deps, bucketId: string): Promise<BucketRow> {
 }
 
 /**
- * Makes a new object's record visible. If D1 fails at that, the reservation goes with the bytes it names, as an
- * upload's do (upload.ts): no record is left holding the path for the retry to run into.
+ * Makes a new object's record visible. If D1 fails at that, the record goes (made visible or not: the answer may
+ * have been lost after it was) with the bytes it names, as an upload's do (upload.ts): no record is left holding the
+ * path for the retry to run into.
  */
 async function published(deps: Deps, placed: PlacedFile): Promise<FileRow> {
   try {
     const [file] = await publish(deps, [placed]);
     return { ...placed.row, isUploaded: true, updatedAt: Date.parse(file!.updatedAt) };
   } catch (error) {
+    await forgetLostPublish([placed]);
     await discard(deps, [{ placed }]);
     throw error;
   }
+}
+
+/**
+ * What a new object's failed write leaves goes, so that the 503's retry finds the path as it was: the record D1 may
+ * have reserved although its answer was lost (file-shards.ts), then the path's claim, unless another upload of the
+ * claim's owner holds the path now (object-paths.ts `releaseUnusedPath`).
+ */
+async function undoNewObject(
+  deps: Deps,
+  reserving: Reserving,
+  error: unknown,
+  bucketId: string,
+  path: string,
+): Promise<void> {
+  if (mayHaveWritten(error)) await forgetLostReservation(deps.shards, reserving);
+  const owner = { id: reserving.id, uploadedByUserId: reserving.uploaderId };
+  await releaseUnusedPath(deps.shards, owner, bucketId, path);
 }
 
 /**
@@ -81,7 +115,14 @@ async function createObject(
   const uploadedByUserId = caller.kind === "user" ? caller.id : null;
   const id = uploadedByUserId ? mintFileId(uploadedByUserId, 0) : randomUuid();
   const owner = { id, uploadedByUserId };
-  await claimPath(deps.shards, owner, bucket.id, path, deps.now());
+  // A user's id is minted (it routes to its record); without one, the fresh id is kept as a client's would be.
+  const reserving = {
+    id,
+    uploaderId: uploadedByUserId,
+    minted: uploadedByUserId !== null,
+    since: deps.now(),
+  };
+  await claimNewPath(deps.shards, owner, bucket.id, path, deps.now());
   try {
     const entry = { id: uploadedByUserId ? undefined : id, name: nameOf(path), metadata, path };
     // Under Hasura the app's row is inserted first, as the storage API's uploads do (upload-hasura.ts).
@@ -90,7 +131,7 @@ async function createObject(
       : await storeFile(deps, bucket, bucket, body, entry, caller, () => id);
     return await published(deps, placed);
   } catch (error) {
-    await releasePath(deps.shards, owner, bucket.id, path);
+    await undoNewObject(deps, reserving, error, bucket.id, path);
     // The path's unique index refused the record: another upload took the path meanwhile.
     if (error instanceof StorageError && error.status === 409) throw objectExists();
     throw error;
@@ -125,7 +166,10 @@ export async function recordObject(
   const uploadedByUserId = caller.kind === "user" ? caller.id : null;
   const id = uploadedByUserId ? mintFileId(uploadedByUserId, 0) : randomUuid();
   const owner = { id, uploadedByUserId };
-  await claimPath(deps.shards, owner, bucket.id, path, deps.now());
+  // Under Hasura the record is placed as a chosen id's (recordUnderHasura is told `minted: false`).
+  const minted = !hasura && uploadedByUserId !== null;
+  const reserving = { id, uploaderId: uploadedByUserId, minted, since: deps.now() };
+  await claimNewPath(deps.shards, owner, bucket.id, path, deps.now());
   try {
     const name = nameOf(path);
     const placed = hasura
@@ -156,11 +200,11 @@ export async function recordObject(
             createdAt: deps.now(),
             updatedAt: deps.now(),
           },
-          uploadedByUserId !== null,
+          minted,
         );
     return await published(deps, placed);
   } catch (error) {
-    await releasePath(deps.shards, owner, bucket.id, path);
+    await undoNewObject(deps, reserving, error, bucket.id, path);
     if (error instanceof StorageError && error.status === 409) throw objectExists();
     throw error;
   }

@@ -4,7 +4,14 @@ import { buckets } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
-import { mintFileId, type PlacedFile, randomSlot } from "./file-shards";
+import {
+  forgetLostPublish,
+  forgetLostReservation,
+  mayHaveWritten,
+  mintFileId,
+  type PlacedFile,
+  randomSlot,
+} from "./file-shards";
 import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
 import { findBucket, type WireFile } from "./records";
@@ -72,12 +79,65 @@ async function storePart(
   const file = { index, filename: part.filename, entry, bucket: target.bucket, exact: target.exact };
   const { bucket, rules } = target;
   if (!decidedByHasura(deps.config)) {
-    return { ...file, placed: await storeFile(deps, bucket, rules, part, entry, caller, newId) };
+    const placed = await reservedOrUndone(deps, entry?.id, caller, newId, (ids) =>
+      storeFile(deps, bucket, rules, part, entry, caller, ids),
+    );
+    return { ...file, placed };
   }
   if (entry && target.exact) {
-    return { ...file, placed: await storeFileUnderHasura(deps, bucket, part, entry, caller, newId) };
+    const placed = await reservedOrUndone(deps, entry.id, caller, newId, (ids) =>
+      storeFileUnderHasura(deps, bucket, part, entry, caller, ids),
+    );
+    return { ...file, placed };
   }
   return { ...file, staged: await stageBytes(deps, rules, bucket.id, entry?.id ?? newId(), part) };
+}
+
+/**
+ * One file's record reserved and its bytes stored by `store`, under the id the client chose or one drawn from
+ * `newId`. When that fails other than by a refusal, the reservation D1 may have made although its answer was lost
+ * goes (file-shards.ts `forgetLostReservation`): the 503's retry can reserve the same id again.
+ */
+async function reservedOrUndone(
+  deps: Deps,
+  chosenId: string | undefined,
+  caller: Caller,
+  newId: () => string,
+  store: (newId: () => string) => Promise<PlacedFile>,
+): Promise<PlacedFile> {
+  const since = deps.now();
+  let drawn: string | undefined;
+  try {
+    return await store(() => {
+      drawn = newId();
+      return drawn;
+    });
+  } catch (error) {
+    const id = chosenId ?? drawn;
+    if (id !== undefined && mayHaveWritten(error)) {
+      const uploaderId = caller.kind === "user" ? caller.id : null;
+      await forgetLostReservation(deps.shards, { id, uploaderId, minted: chosenId === undefined, since });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Makes the files of the upload visible. If D1 fails at that they go, made visible or not (its answer may have been
+ * lost after it did), with their claims and bytes: no file is left without the answer that it was uploaded, nor
+ * without its bytes, and the 503's retry uploads them again under the same ids.
+ */
+async function publishedOrDiscarded(deps: Deps, kept: PlacedFile[]): Promise<WireFile[]> {
+  try {
+    return await publish(deps, kept);
+  } catch (error) {
+    await forgetLostPublish(kept);
+    await discard(
+      deps,
+      kept.map((placed) => ({ placed })),
+    );
+    throw error;
+  }
 }
 
 /**
@@ -102,7 +162,7 @@ async function failed(deps: Deps, error: unknown, kept: PlacedFile[], rest: Held
     await discard(deps, rest);
     return new StorageError(error.status, error.message, {
       data: error.data,
-      extra: { processedFiles: await publish(deps, kept) },
+      extra: { processedFiles: await publishedOrDiscarded(deps, kept) },
       // A 503's Retry-After, and the cause for the log.
       headers: error.headers,
       reason: error.reason,
@@ -171,15 +231,5 @@ export async function uploadFiles(deps: Deps, request: Request, caller: Caller):
   }
   const { kept, rest, failure } = await settleAll(deps, form, entries, bucket, caller);
   if (failure) throw await failed(deps, failure, kept, rest, inOrder);
-  try {
-    return await publish(deps, kept);
-  } catch (error) {
-    // D1 failed making them visible (503): the reservations and their bytes go, so no record is left without its
-    // bytes' upload answered, nor bytes without a visible record; the retry uploads them under the same ids.
-    await discard(
-      deps,
-      kept.map((placed) => ({ placed })),
-    );
-    throw error;
-  }
+  return publishedOrDiscarded(deps, kept);
 }

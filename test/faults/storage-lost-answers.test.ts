@@ -1,0 +1,306 @@
+// An upload's 503 after D1 or R2 did part of the work: each statement of the upload failing before it ran, and after
+// it ran (D1 applied it, then the connection dropped: the answer is lost, the write is not). Threat: the 503 asks for
+// a retry, and the retry is refused 409 ("The resource already exists", "a file with id … already exists") by what
+// the failed attempt left (its reservation, its path's claim, or a file made visible whose bytes were removed), so the
+// client cannot tell whether its file is there; or an undo wide enough to remove what another upload wrote.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ownerOf } from "../../src/db/directory";
+import { fileEntry } from "../../src/storage/file-shards";
+import { pathEntry } from "../../src/storage/object-paths";
+import { signUpInEachShard } from "../db/shard-users";
+import { STORAGE_FACE, setRules, uniqueBucket } from "../faces/supabase/storage-support";
+import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "../faces/supabase/support";
+import { NO_VERIFICATION, service } from "../helpers";
+import { STORAGE, uploadForm } from "../storage/helpers";
+import { failingR2, failingShards } from "../support/faults";
+import { allInShards, testShards } from "../support/shards";
+
+const BYTES = "the bytes of a file uploaded once";
+const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+type Svc = ReturnType<typeof service>;
+
+/** A bucket of the face's Storage that its callers may upload to (a user's files readable by them). */
+async function faceBucket(): Promise<string> {
+  const id = uniqueBucket("lost");
+  const made = await supabaseService().request("POST", `${STORAGE_FACE}/bucket`, {
+    headers: { apikey: SECRET_KEY, authorization: `Bearer ${SECRET_KEY}` },
+    json: { id, name: id },
+  });
+  expect(made.status, await made.clone().text()).toBe(200);
+  await setRules(supabaseService(), id, {
+    upload: "authenticated",
+    read: "owner",
+    update: "owner",
+    delete: "owner",
+  });
+  return id;
+}
+
+/** storage-js's `upload` without upsert: the service role's, or a user's (their token). */
+const faceUpload = (svc: Svc, bucketId: string, path: string, token?: string) =>
+  svc.request("POST", `${STORAGE_FACE}/object/${bucketId}/${path}`, {
+    headers: {
+      apikey: token ? PUBLISHABLE_KEY : SECRET_KEY,
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      "content-type": "text/plain",
+    },
+    body: BYTES,
+  });
+
+/** What is at a path: its records in every shard, the bucket's objects in R2, and who holds the path's claim. */
+async function pathState(bucketId: string, path: string) {
+  const records = await allInShards<{ id: string; is_uploaded: number }>(
+    "SELECT id, is_uploaded FROM files WHERE bucket_id = ? AND path = ?",
+    bucketId,
+    path,
+  );
+  const objects = (await env.FILES.list({ prefix: `${bucketId}/` })).objects.length;
+  return { records, objects, claimedBy: (await ownerOf(testShards(), pathEntry(bucketId, path))) ?? null };
+}
+
+const readBack = async (bucketId: string, path: string) =>
+  (
+    await supabaseService().request("GET", `${STORAGE_FACE}/object/${bucketId}/${path}`, {
+      headers: { apikey: SECRET_KEY, authorization: `Bearer ${SECRET_KEY}` },
+    })
+  ).text();
+
+describe("the face's upload: a 503 leaves nothing, and the same upload retried stores one file", () => {
+  for (const when of ["before", "after"] as const) {
+    it(`each D1 statement failing ${when} it ran, for the service role and a user in each shard`, async () => {
+      const users = await signUpInEachShard(service(NO_VERIFICATION));
+      const callers = [undefined, ...users.map((session) => session.accessToken)];
+      let faults = 0;
+      for (const token of callers) {
+        const bucketId = await faceBucket();
+        const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+        expect(
+          (await faceUpload(supabaseService(watched.bindings), bucketId, "seen.txt", token)).status,
+        ).toBe(200);
+        const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
+        for (let step = 0; step < watched.fault.seen.length; step++) {
+          const context = `${userId ?? "service role"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
+          const path = `step-${step}.txt`;
+          const { objects } = await pathState(bucketId, path);
+          const failing = failingShards(env, { after: step, times: 1, when }).bindings;
+          const answer = await faceUpload(supabaseService(failing), bucketId, path, token);
+          if (answer.status === 200) continue;
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          // Nothing of the attempt: no record, no bytes; a user's own claim may stay (their retry takes it).
+          expect(await pathState(bucketId, path), context).toEqual({
+            records: [],
+            objects,
+            claimedBy: userId === undefined ? null : expect.toBeOneOf([null, userId]),
+          });
+          const retried = await faceUpload(supabaseService(), bucketId, path, token);
+          expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(200);
+          const after = await pathState(bucketId, path);
+          expect(after.records, context).toEqual([{ id: expect.any(String), is_uploaded: 1 }]);
+          expect(after.objects, context).toBe(objects + 1);
+          expect(await readBack(bucketId, path), context).toBe(BYTES);
+        }
+      }
+      expect(faults).toBeGreaterThan(10);
+    }, 120_000);
+  }
+
+  it("R2 failing after it stored the bytes: 503, no record, no bytes; the retry stores one file", async () => {
+    const bucketId = await faceBucket();
+    const { binding } = failingR2(env.FILES, { match: /^put$/, when: "after", times: 1 });
+    expect((await faceUpload(supabaseService({ FILES: binding }), bucketId, "r2.txt")).status).toBe(503);
+    expect(await pathState(bucketId, "r2.txt")).toEqual({ records: [], objects: 0, claimedBy: null });
+    expect((await faceUpload(supabaseService(), bucketId, "r2.txt")).status).toBe(200);
+    expect(await pathState(bucketId, "r2.txt")).toMatchObject({ records: [{ is_uploaded: 1 }], objects: 1 });
+    expect(await readBack(bucketId, "r2.txt")).toBe(BYTES);
+  });
+});
+
+/** A file's record (in any shard), its bytes under `default/<id>`, and who holds its id in the directory. */
+async function fileState(id: string) {
+  const records = await allInShards<{ is_uploaded: number }>(
+    "SELECT is_uploaded FROM files WHERE id = ?",
+    id,
+  );
+  const objects = (await env.FILES.list({ prefix: `default/${id}` })).objects.length;
+  return { records, objects, claimedBy: (await ownerOf(testShards(), fileEntry(id))) ?? null };
+}
+
+/** POST /files with one file under the id the client chose, as the admin secret or a user. */
+const uploadWithId = (svc: Svc, id: string, token?: string) =>
+  svc.request("POST", `${STORAGE}/files`, {
+    body: uploadForm([{ bytes: BYTES, metadata: { id } }]),
+    token,
+    headers: token ? {} : ADMIN,
+  });
+
+describe("POST /files with a client-chosen id: a 503 leaves nothing, and the same upload retried stores one file", () => {
+  for (const when of ["before", "after"] as const) {
+    it(`each D1 statement failing ${when} it ran, for the admin secret and a user in each shard`, async () => {
+      const users = await signUpInEachShard(service(NO_VERIFICATION));
+      let faults = 0;
+      for (const token of [undefined, ...users.map((session) => session.accessToken)]) {
+        const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
+        const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+        const seen = await uploadWithId(
+          service({ ...NO_VERIFICATION, ...watched.bindings }),
+          crypto.randomUUID(),
+          token,
+        );
+        expect(seen.status).toBe(201);
+        for (let step = 0; step < watched.fault.seen.length; step++) {
+          const context = `${userId ?? "admin"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
+          const id = crypto.randomUUID();
+          const failing = failingShards(env, { after: step, times: 1, when }).bindings;
+          const answer = await uploadWithId(service({ ...NO_VERIFICATION, ...failing }), id, token);
+          if (answer.status === 201) continue;
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          expect(await fileState(id), context).toEqual({ records: [], objects: 0, claimedBy: null });
+          const retried = await uploadWithId(service(NO_VERIFICATION), id, token);
+          expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(201);
+          expect(await fileState(id), context).toEqual({
+            records: [{ is_uploaded: 1 }],
+            objects: 1,
+            claimedBy: testShards().count > 1 ? (userId ?? `file:${id}`) : null,
+          });
+        }
+      }
+      expect(faults).toBeGreaterThan(10);
+    }, 120_000);
+  }
+
+  // The form's second file is refused (too large): the first is published with the refusal's answer. That publishing
+  // failing left the first reserved, with its bytes, under its id: the retry met it (409).
+  it("a refused second file, and D1 failing as the first is published: 503, nothing kept; the retry answers as the first would have", async () => {
+    const bucketId = uniqueBucket("small");
+    const made = await service(NO_VERIFICATION).request("POST", `${STORAGE}/buckets`, {
+      headers: ADMIN,
+      json: { id: bucketId, maxUploadFileSize: 100 },
+    });
+    expect(made.status).toBe(201);
+    const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+    const send = (svc: Svc) =>
+      svc.request("POST", `${STORAGE}/files`, {
+        body: uploadForm(
+          [
+            { bytes: "small", metadata: { id: first } },
+            { bytes: "x".repeat(200), metadata: { id: second } },
+          ],
+          bucketId,
+        ),
+        headers: ADMIN,
+      });
+    const publishing = /update "files" set "is_uploaded"/i;
+    for (const when of ["before", "after"] as const) {
+      const failing = failingShards(env, { match: publishing, times: 1, when }).bindings;
+      const answer = await send(service({ ...NO_VERIFICATION, ...failing }));
+      expect(answer.status, `${when}: ${await answer.clone().text()}`).toBe(503);
+      const records = await allInShards("SELECT id FROM files WHERE id IN (?, ?)", first, second);
+      expect(records, when).toEqual([]);
+      expect((await env.FILES.list({ prefix: `${bucketId}/` })).objects, when).toEqual([]);
+    }
+    const retried = await send(service(NO_VERIFICATION));
+    expect(retried.status).toBe(400);
+    expect(((await retried.json()) as { processedFiles: { id: string }[] }).processedFiles).toEqual([
+      expect.objectContaining({ id: first }),
+    ]);
+  });
+});
+
+/**
+ * Every shard's D1 with `hook` run once just before the first statement whose SQL matches `match` (alone or in a
+ * batch): another request's whole upload, between a request's steps. `failAfter`: that statement then runs and
+ * fails, as `failingShards`' `when: "after"` does.
+ */
+function interleaved(
+  match: RegExp,
+  hook: () => Promise<unknown>,
+  failAfter = false,
+): Record<string, D1Database> {
+  let pending = true;
+  const sqlOf = new WeakMap<object, string>();
+  const gate = async <T>(sql: string, work: () => Promise<T>): Promise<T> => {
+    if (!pending || !match.test(sql)) return work();
+    pending = false;
+    await hook();
+    const result = await work();
+    if (failAfter) throw new Error("D1_ERROR: Network connection lost.");
+    return result;
+  };
+  const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
+    const wrapped = new Proxy(real, {
+      get(target, property) {
+        if (property === "bind") return (...values: unknown[]) => statement(target.bind(...values), sql);
+        const value = Reflect.get(target, property);
+        if (typeof value !== "function") return value;
+        if (!["first", "run", "all", "raw"].includes(String(property))) return value.bind(target);
+        return (...args: unknown[]) => gate(sql, async () => value.apply(target, args));
+      },
+    });
+    sqlOf.set(wrapped, sql);
+    return wrapped;
+  };
+  const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
+  const wrap = (db: D1Database) =>
+    new Proxy(db, {
+      get(target, property) {
+        if (property === "prepare") return (sql: string) => statement(target.prepare(sql), sql);
+        if (property === "batch") {
+          return (statements: D1PreparedStatement[]) =>
+            gate(statements.map((s) => sqlOf.get(s) ?? "").join(";\n"), () => target.batch(statements));
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return Object.fromEntries(
+    names.map((name) => [name, wrap((env as unknown as Record<string, D1Database>)[name]!)]),
+  );
+}
+
+describe("the undo removes only what the failed upload wrote", () => {
+  // Two uploads of one user to one path at once: the second's record is refused by the path's unique index (409).
+  // Its undo gave back the path's claim, which is the user's for both: the first file stayed, found by its path by
+  // nobody (with several shards the path's claim says which shard holds it), and free for another user to take.
+  it("a user's second upload to a path their first took meanwhile: 409, and the first stays found by its path", async () => {
+    const [user] = await signUpInEachShard(service(NO_VERIFICATION));
+    const bucketId = await faceBucket();
+    const firstUpload = () => faceUpload(supabaseService(), bucketId, "race.txt", user!.accessToken);
+    let first: Response | undefined;
+    const shards = interleaved(/insert into "files"/i, async () => {
+      first = await firstUpload();
+    });
+    const second = await faceUpload(supabaseService(shards), bucketId, "race.txt", user!.accessToken);
+    expect(first?.status).toBe(200);
+    expect(second.status, await second.clone().text()).toBe(400);
+    expect(await second.json()).toMatchObject({ statusCode: "409", error: "Duplicate" });
+    const state = await pathState(bucketId, "race.txt");
+    expect(state.records).toEqual([{ id: expect.any(String), is_uploaded: 1 }]);
+    if (testShards().count > 1) expect(state.claimedBy).toBe(user!.user.id);
+    expect(await readBack(bucketId, "race.txt")).toBe(BYTES);
+  });
+
+  // The service role's claim is its file's own (`file:<id>`, a fresh id): one whose answer was lost is given back.
+  // Another upload's claim of the same path, met by that statement, is another owner's and stays.
+  it("the service role's claim lost after another upload claimed the path: 503, and the other file stays", async () => {
+    const bucketId = await faceBucket();
+    let first: Response | undefined;
+    const shards = interleaved(
+      /insert into "directory"/i,
+      async () => {
+        first = await faceUpload(supabaseService(), bucketId, "taken.txt");
+      },
+      true,
+    );
+    const second = await faceUpload(supabaseService(shards), bucketId, "taken.txt");
+    expect(first?.status).toBe(200);
+    // One shard: no directory, and the upload goes on to meet the first file's record (409).
+    expect(second.status).toBe(testShards().count > 1 ? 503 : 400);
+    const state = await pathState(bucketId, "taken.txt");
+    expect(state.records).toEqual([{ id: expect.any(String), is_uploaded: 1 }]);
+    if (testShards().count > 1) expect(state.claimedBy).toBe(`file:${state.records[0]!.id}`);
+    expect(await readBack(bucketId, "taken.txt")).toBe(BYTES);
+  });
+});
