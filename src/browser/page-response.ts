@@ -31,7 +31,7 @@ const TURNSTILE_SCRIPT = `${TURNSTILE_ORIGIN}/turnstile/v0/api.js`;
  */
 export async function render(
   c: Ctx,
-  status: 200 | 400 | 401 | 403 | 404 | 429 | 503,
+  status: 200 | 400 | 401 | 403 | 404 | 429 | 500 | 503,
   title: string,
   body: Body,
   options: {
@@ -102,10 +102,13 @@ export const UNKNOWN_REQUEST = (t: PageText) => t.errors.unknownRequest;
 export async function asUnavailable(shown: Promise<Response>, fault: AppError): Promise<Response> {
   const response = await shown;
   const headers = new Headers(response.headers);
-  // UnavailableError's own wait; another 503 of the catalog (none reaches a proof today) gets its default.
-  headers.set("Retry-After", String(fault instanceof UnavailableError ? fault.retryAfterSeconds : 5));
+  headers.set("Retry-After", String(retryAfterOf(fault)));
   return new Response(response.body, { status: 503, headers });
 }
+
+/** A page's 503 `Retry-After`: UnavailableError's own wait; another 503 of the catalog (Turnstile's) gets a default. */
+export const retryAfterOf = (fault: AppError): number =>
+  fault instanceof UnavailableError ? fault.retryAfterSeconds : 5;
 
 /** The widget for a form whose endpoint Turnstile guards, when the page can show one (a site key is set). */
 export function widgetFor(

@@ -266,3 +266,13 @@ export function problem(t: PageText, message: string) {
 <p class="lead">${message}</p>
 <p>${t.problemHint}</p>`;
 }
+
+/**
+ * A page for a fault (the service failed, nothing was refused): what to do, and, small, the request's id (the API's
+ * fault answers carry it as `requestId`), so whoever reports it can be matched with the log line.
+ */
+export function faultProblem(t: PageText, message: string, requestId: string) {
+  return html`<h1>${t.faultTitle}</h1>
+<p class="lead" role="alert">${message}</p>
+<p class="note">${t.faultReference} <code>${requestId}</code></p>`;
+}

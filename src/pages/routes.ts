@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { asPages } from "../browser/page-faults";
 import type { AppEnv } from "../http/app-env";
 import { DEVICE_PAGE_PATH, LOGIN_PAGE_PATH } from "../lib/redirect";
 import { CIBA_PAGE_PATH } from "../oauth2";
@@ -20,15 +21,18 @@ import { passkeyUpgradeRoutes } from "./passkey-upgrade";
  * (oauth2 `describeInteraction`).
  */
 export function pageRoutes(loginUrl: string | undefined) {
-  const routes = new Hono<AppEnv>()
+  const pages = new Hono<AppEnv>()
     .route(DEVICE_PAGE_PATH, devicePageRoutes(loginUrl))
     // OpenID CIBA's approval link: on to the login and consent page, or the external login UI, as the device's.
     .route(CIBA_PAGE_PATH, cibaPageRoutes(loginUrl))
     .route(LOGIN_PAGE_PATH, interactionRoutes)
-    .route(LOGIN_PAGE_PATH, passkeyUpgradeRoutes)
     .route("/", hostedPageRoutes);
-  // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link");
-  // so does RP-initiated logout, which ends the page's session (an external login UI keeps its own).
-  if (!loginUrl) routes.route(INVITATION_PAGE_PATH, invitationPageRoutes).route("/", logoutRoutes);
+  // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link").
+  if (!loginUrl) pages.route(INVITATION_PAGE_PATH, invitationPageRoutes);
+  // A fault on these is a page (src/browser/page-faults.ts); not on the passkey upgrade's JSON, which the page's
+  // script reads, nor on RP-initiated logout, an operation of the API's document, which lists its errors as JSON.
+  const routes = new Hono<AppEnv>().route("/", asPages(pages)).route(LOGIN_PAGE_PATH, passkeyUpgradeRoutes);
+  // RP-initiated logout ends the page's session, so it is there only with it (an external login UI keeps its own).
+  if (!loginUrl) routes.route("/", logoutRoutes);
   return routes;
 }

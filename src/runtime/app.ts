@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requireAdminSecret, requireConfiguredSecret } from "../admin";
 import { registerSignInHooks } from "../auth";
+import { asPages, faultPage, onPage } from "../browser/page-faults";
 import type { Config } from "../config";
 import { BOOKMARK_HEADER } from "../db/replica";
 import { AppError, errorBody, RateLimitedError, UnavailableError } from "../errors";
@@ -60,7 +61,7 @@ function adminSurface(featureRoutes: FeatureRoutes[]): Hono<AppEnv> {
   const admin = new Hono<AppEnv>()
     .use("/console/*", requireConfiguredSecret)
     .use("/console", requireConfiguredSecret);
-  for (const routes of surface(featureRoutes, "console")) admin.route("/console", routes);
+  for (const routes of surface(featureRoutes, "console")) admin.route("/console", asPages(routes));
   const api = new Hono<AppEnv>().use(requireAdminSecret);
   for (const routes of surface(featureRoutes, "admin")) api.route("/", routes);
   return admin.route("/", api);
@@ -98,7 +99,9 @@ export function createAuthApp(config: Config, featureRoutes = routesOf(config)):
   );
   auth.route("/", systemRoutes);
   for (const routes of surface(featureRoutes, "auth")) auth.route("/", routes);
-  for (const routes of surface(featureRoutes, "pages")) auth.route("/", routes);
+  // A person's pages answer a fault as a page (src/browser/page-faults.ts); the built-in pages, on the "auth"
+  // surface, mark themselves (src/pages/routes.ts).
+  for (const routes of surface(featureRoutes, "pages")) auth.route("/", asPages(routes));
   auth.route("/admin", adminSurface(featureRoutes));
   auth.route(
     "/",
@@ -129,6 +132,8 @@ export function createApp(config: Config): Hono<AppEnv> {
       return oauth2ErrorResponse(caught);
     }
     const error = await settleRefusal(c, caught);
+    // A person looking at a page reads a page, in their language, not the API's JSON.
+    if (error.status >= 500 && onPage(c)) return faultPage(c, error);
     const headers: Record<string, string> = { "Cache-Control": "no-store" };
     if (error instanceof RateLimitedError || error instanceof UnavailableError)
       headers["Retry-After"] = String(error.retryAfterSeconds);

@@ -7,7 +7,7 @@ import { NO_VERIFICATION, PASSWORD, service, signUp } from "../helpers";
 import { Browser } from "../oauth2/page-browser";
 import { location } from "../oauth2/support";
 import { failingKv, failingNamespace, failingShards } from "../support/faults";
-import { accountOf, expectUnavailable } from "./support";
+import { accountOf, expectFaultPage, expectUnavailable } from "./support";
 
 const APP = "http://localhost:3000";
 
@@ -69,12 +69,14 @@ describe("the hosted pages' completion with its ledger failing", { timeout: 20_0
   );
 
   // Threat: a request the browser is sent to but that was never saved (a page that says nothing useful, or a 500).
-  it("KV failing when /signin saves the request: a 503, no page to go to; the retry works", async () => {
+  // `GET /signin` is a page: its fault is the 503 page (faults/pages.test.ts), never a redirect.
+  it("KV failing when /signin saves the request: a 503 page, no page to go to; the retry works", async () => {
     const { binding } = failingKv(env.OAUTH2_REQUESTS, { match: /^put$/, times: 1 });
     const svc = service({ ...NO_VERIFY, OAUTH2_REQUESTS: binding });
     const browser = new Browser(svc);
     const failed = await browser.get(`/signin?redirectTo=${encodeURIComponent(APP)}`);
-    await expectUnavailable(failed);
+    expect(failed.headers.get("location")).toBeNull();
+    await expectFaultPage(failed, "The service cannot answer right now. Try again shortly.");
     const retry = await browser.get(`/signin?redirectTo=${encodeURIComponent(APP)}`);
     expect(retry.status).toBe(303);
   });

@@ -1,5 +1,5 @@
 // What every fault test asserts of the answer: the contract's 503 (auth §1 "Unavailable", storage §3.1's shape),
-// `Retry-After`, no-store, and nothing of the fault's internals on the wire.
+// `Retry-After`, no-store, and nothing of the fault's internals on the wire; on a person's page, the same as a page.
 import { expect } from "vitest";
 import { allD1, firstInAnyShard } from "../support/shards";
 
@@ -15,6 +15,31 @@ export async function expectUnavailable(response: Response, context = ""): Promi
     message: "the service cannot answer this right now; try again shortly",
     requestId: expect.any(String),
   });
+}
+
+/**
+ * A fault answered as a page: its status (and `Retry-After` for a 503), never cached, HTML in the page's words with
+ * the request id to report, the pages' CSP, and nothing of the fault's internals or of the API's JSON.
+ */
+export async function expectFaultPage(answer: Response, words: string, status: 500 | 503 = 503) {
+  const html = await answer.text();
+  expect(answer.status, html.slice(0, 300)).toBe(status);
+  expect(answer.headers.get("content-type")).toMatch(/^text\/html/);
+  if (status === 503) expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+  else expect(answer.headers.get("retry-after")).toBeNull();
+  expect(answer.headers.get("cache-control")).toBe("no-store");
+  const csp = answer.headers.get("content-security-policy") ?? "";
+  expect(csp).toMatch(/default-src 'none'/);
+  expect(csp).toMatch(/frame-ancestors 'none'/);
+  expect(answer.headers.get("x-frame-options")).toBe("DENY");
+  expect(html).toContain(words);
+  const requestId = answer.headers.get("x-request-id")!;
+  expect(requestId).toBeTruthy();
+  expect(html).toContain(`<code>${requestId}</code>`);
+  expect(html).not.toMatch(
+    /D1_ERROR|SQLITE|Network connection lost|service-unavailable|"status"|\bat \S+:\d+/,
+  );
+  return html;
 }
 
 /** The authorization server's endpoints: RFC 6749's shape, `temporarily_unavailable`, with Retry-After. */

@@ -81,6 +81,8 @@ export const pages: PageText = {
   goToApp: "Zur App",
   problemTitle: "Dieser Anmeldelink funktioniert nicht",
   problemHint: "Gehen Sie zurück zur App und beginnen Sie erneut.",
+  faultTitle: "Etwas ist schiefgelaufen",
+  faultReference: "Wenn es wieder passiert, nennen Sie dem Support der App diese Kennung:",
   signOutTitle: (service: string) => `Von ${service} abmelden?`,
   signOutAsks: (client: string) => `${client} möchte Sie abmelden.`,
   signOutLead:
@@ -153,6 +155,7 @@ export const pages: PageText = {
     turnstile: "Bestätigen Sie, dass Sie ein Mensch sind (die Prüfung unten), und versuchen Sie es erneut.",
     turnstileUnavailable: "Die Prüfung ist gerade nicht möglich. Versuchen Sie es gleich noch einmal.",
     unavailable: "Der Dienst kann gerade nicht antworten. Versuchen Sie es gleich noch einmal.",
+    internal: "Der Dienst konnte diese Anfrage nicht abschließen. Versuchen Sie es später noch einmal.",
     otherBrowser:
       "Dieser Link wurde in einem anderen Browser angefordert. Fordern Sie hier, in diesem Browser, einen neuen an.",
     linkExpired: "Dieser Anmeldelink ist ungültig, benutzt oder abgelaufen.",

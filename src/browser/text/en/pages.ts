@@ -79,6 +79,9 @@ export const pages = {
   goToApp: "Go to the app",
   problemTitle: "This sign-in link does not work",
   problemHint: "Go back to the app and start again.",
+  // A fault's page (the service failed, nothing was refused), with the request's id below this sentence.
+  faultTitle: "Something went wrong",
+  faultReference: "If it keeps happening, give the app's support this reference:",
   signOutTitle: (service: string) => `Sign out of ${service}?`,
   signOutAsks: (client: string) => `${client} asks to sign you out.`,
   signOutLead: "You will be signed out here, and the apps you signed in to with this account will be told.",
@@ -148,6 +151,8 @@ export const pages = {
     turnstileUnavailable: "The check that you are a person cannot be done right now. Try again in a moment.",
     // A fault (contract §1 "Unavailable"): nothing was decided, a proof was neither right nor wrong.
     unavailable: "The service cannot answer right now. Try again shortly.",
+    // Any other fault (a 500): the service failed at something that is not a binding for now.
+    internal: "The service could not complete this request. Try again later.",
     otherBrowser: "This link was asked for in another browser. Ask for a new one here, in this browser.",
     linkExpired: "This sign-in link is invalid, used or expired.",
     resetExpired: "This page is no longer valid. Ask for a new reset link.",

@@ -83,6 +83,8 @@ export const pages: PageText = {
   goToApp: "Ir a la aplicación",
   problemTitle: "Este enlace de inicio de sesión no funciona",
   problemHint: "Vuelve a la aplicación y empieza de nuevo.",
+  faultTitle: "Algo salió mal",
+  faultReference: "Si vuelve a pasar, da esta referencia al soporte de la aplicación:",
   signOutTitle: (service: string) => `¿Cerrar sesión en ${service}?`,
   signOutAsks: (client: string) => `${client} pide cerrar tu sesión.`,
   signOutLead:
@@ -156,6 +158,7 @@ export const pages: PageText = {
     turnstileUnavailable:
       "Ahora mismo no se puede comprobar que eres una persona. Vuelve a intentarlo en un momento.",
     unavailable: "El servicio no puede responder ahora mismo. Vuelve a intentarlo en un momento.",
+    internal: "El servicio no pudo completar esta solicitud. Vuelve a intentarlo más tarde.",
     otherBrowser: "Este enlace se pidió en otro navegador. Pide uno nuevo aquí, en este navegador.",
     linkExpired: "Este enlace de inicio de sesión no es válido, ya se usó o expiró.",
     resetExpired: "Esta página ya no es válida. Pide un nuevo enlace para restablecer la contraseña.",

@@ -80,6 +80,8 @@ export const pages: PageText = {
   goToApp: "Aller à l'application",
   problemTitle: "Ce lien de connexion ne fonctionne pas",
   problemHint: "Revenez à l'application et recommencez.",
+  faultTitle: "Un problème est survenu",
+  faultReference: "Si cela se reproduit, donnez cette référence au support de l'application :",
   signOutTitle: (service: string) => `Vous déconnecter de ${service} ?`,
   signOutAsks: (client: string) => `${client} demande à vous déconnecter.`,
   signOutLead:
@@ -152,6 +154,7 @@ export const pages: PageText = {
     turnstile: "Confirmez que vous êtes une personne (la vérification ci-dessous), puis réessayez.",
     turnstileUnavailable: "La vérification est impossible pour le moment. Réessayez dans un instant.",
     unavailable: "Le service ne peut pas répondre pour le moment. Réessayez dans un instant.",
+    internal: "Le service n'a pas pu traiter cette demande. Réessayez plus tard.",
     otherBrowser:
       "Ce lien a été demandé dans un autre navigateur. Demandez-en un nouveau ici, dans ce navigateur.",
     linkExpired: "Ce lien de connexion est invalide, déjà utilisé ou expiré.",

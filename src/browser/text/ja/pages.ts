@@ -80,6 +80,8 @@ export const pages: PageText = {
   goToApp: "アプリへ移動",
   problemTitle: "このログイン用リンクは使えません",
   problemHint: "アプリに戻って、最初からやり直してください。",
+  faultTitle: "問題が発生しました",
+  faultReference: "繰り返し起きる場合は、この参照番号をアプリのサポートにお伝えください：",
   signOutTitle: (service: string) => `${service} からログアウトしますか？`,
   signOutAsks: (client: string) => `${client} がログアウトを求めています。`,
   signOutLead: "ここでログアウトし、このアカウントでログインしたアプリにも通知されます。",
@@ -152,6 +154,7 @@ export const pages: PageText = {
     turnstile: "人間であることを確認（下のチェック）してから、もう一度お試しください。",
     turnstileUnavailable: "現在、人間であることの確認ができません。少し待ってからもう一度お試しください。",
     unavailable: "現在、サービスが応答できません。少し待ってからもう一度お試しください。",
+    internal: "サービスはこのリクエストを完了できませんでした。しばらくしてからもう一度お試しください。",
     otherBrowser:
       "このリンクは別のブラウザーで要求されました。このブラウザーで新しいリンクを要求してください。",
     linkExpired: "このログイン用リンクは無効か、使用済みか、有効期限が切れています。",

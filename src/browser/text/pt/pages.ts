@@ -80,6 +80,8 @@ export const pages: PageText = {
   goToApp: "Ir para o aplicativo",
   problemTitle: "Este link de acesso não funciona",
   problemHint: "Volte ao aplicativo e comece de novo.",
+  faultTitle: "Algo deu errado",
+  faultReference: "Se isso continuar acontecendo, informe esta referência ao suporte do aplicativo:",
   signOutTitle: (service: string) => `Sair de ${service}?`,
   signOutAsks: (client: string) => `${client} pede para desconectar você.`,
   signOutLead:
@@ -151,6 +153,7 @@ export const pages: PageText = {
     turnstileUnavailable:
       "No momento não é possível verificar que você é uma pessoa. Tente novamente daqui a pouco.",
     unavailable: "O serviço não pode responder agora. Tente novamente daqui a pouco.",
+    internal: "O serviço não conseguiu concluir esta solicitação. Tente novamente mais tarde.",
     otherBrowser: "Este link foi pedido em outro navegador. Peça um novo aqui, neste navegador.",
     linkExpired: "Este link de acesso é inválido, já foi usado ou expirou.",
     resetExpired: "Esta página não é mais válida. Peça um novo link para redefinir a senha.",
