@@ -13,7 +13,7 @@ import { STORAGE_FACE, setRules, uniqueBucket } from "../faces/supabase/storage-
 import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "../faces/supabase/support";
 import { NO_VERIFICATION, service } from "../helpers";
 import { STORAGE, uploadForm } from "../storage/helpers";
-import { failingR2, failingShards } from "../support/faults";
+import { failingR2, failingShards, wrapD1 } from "../support/faults";
 import { allInShards, testShards } from "../support/shards";
 
 const BYTES = "the bytes of a file uploaded once";
@@ -220,7 +220,6 @@ function interleaved(
   failAfter = false,
 ): Record<string, D1Database> {
   let pending = true;
-  const sqlOf = new WeakMap<object, string>();
   const gate = async <T>(sql: string, work: () => Promise<T>): Promise<T> => {
     if (!pending || !match.test(sql)) return work();
     pending = false;
@@ -229,32 +228,8 @@ function interleaved(
     if (failAfter) throw new Error("D1_ERROR: Network connection lost.");
     return result;
   };
-  const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
-    const wrapped = new Proxy(real, {
-      get(target, property) {
-        if (property === "bind") return (...values: unknown[]) => statement(target.bind(...values), sql);
-        const value = Reflect.get(target, property);
-        if (typeof value !== "function") return value;
-        if (!["first", "run", "all", "raw"].includes(String(property))) return value.bind(target);
-        return (...args: unknown[]) => gate(sql, async () => value.apply(target, args));
-      },
-    });
-    sqlOf.set(wrapped, sql);
-    return wrapped;
-  };
   const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
-  const wrap = (db: D1Database) =>
-    new Proxy(db, {
-      get(target, property) {
-        if (property === "prepare") return (sql: string) => statement(target.prepare(sql), sql);
-        if (property === "batch") {
-          return (statements: D1PreparedStatement[]) =>
-            gate(statements.map((s) => sqlOf.get(s) ?? "").join(";\n"), () => target.batch(statements));
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+  const wrap = (db: D1Database) => wrapD1(db, gate);
   return Object.fromEntries(
     names.map((name) => [name, wrap((env as unknown as Record<string, D1Database>)[name]!)]),
   );

@@ -166,7 +166,11 @@ export async function eachStatementFailingOnce(
 
 type Run = <T>(label: string, work: () => Promise<T>) => Promise<T>;
 
-function wrapD1(db: D1Database, run: Run): D1Database {
+/**
+ * `db` with every statement and batch run through `run`, given its SQL (a batch's joined by ";\n"): a fault plan's
+ * gate here, another test's hook between a request's steps (faults/storage-lost-answers.test.ts).
+ */
+export function wrapD1(db: D1Database, run: Run): D1Database {
   const sqlOf = new WeakMap<object, string>();
   const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
     const wrapped = new Proxy(real, {
