@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { NO_VERIFICATION, SERVER, service, signUp } from "../helpers";
+import { failingShards } from "../support/faults";
 
 const svc = service(NO_VERIFICATION);
 const SECRET = String(env.AUTH_ADMIN_SECRET);
@@ -179,5 +180,115 @@ describe("the admin console over HTTP", () => {
     expect((await attempt()).status).toBe(401);
     expect((await attempt()).status).toBe(401);
     expect((await attempt()).status).toBe(429);
+  });
+});
+
+/**
+ * A console page answering a fault: its status (`Retry-After` on a 503, none on a 500), the console's own page (its
+ * frame, its CSP, never cached), the request id to find the log line, nothing of the fault's internals. Returns the id.
+ */
+async function expectConsoleFault(answer: Response, status: 500 | 503, words: string): Promise<string> {
+  const page = await answer.text();
+  expect(answer.status, page.slice(0, 300)).toBe(status);
+  if (status === 503) expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+  else expect(answer.headers.get("retry-after")).toBeNull();
+  expect(answer.headers.get("content-type")).toMatch(/^text\/html/);
+  expect(answer.headers.get("cache-control")).toBe("no-store");
+  expect(answer.headers.get("content-security-policy")).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
+  expect(page).toContain("<title>Problem · Admin console</title>");
+  const requestId = answer.headers.get("x-request-id")!;
+  expect(page).toContain(`<p class="error" role="alert">${words.replace("{id}", requestId)}</p>`);
+  expect(page).not.toMatch(/D1_ERROR|SQLITE|Network connection lost|service-unavailable|\bat \S+:\d+/);
+  return requestId;
+}
+
+/**
+ * What the error lines of a request logged (`what`): a fault's, as the API's error handler writes it (src/http/refusal.ts
+ * `settleRefusal`, the error's code), beside whatever the request's background work logged.
+ */
+const loggedFor = (logged: { mock: { calls: unknown[][] } }, requestId: string) =>
+  logged.mock.calls
+    .map((call) => String(call[0]))
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { requestId?: string; what?: string })
+    .filter((line) => line.requestId === requestId)
+    .map((line) => line.what);
+
+const UNAVAILABLE = "The service cannot answer right now (request {id}); try again shortly.";
+const INTERNAL = "Something went wrong (request {id}); the log has the details.";
+
+describe("a fault under the console's pages", () => {
+  /** The console as `svc` runs it, with D1 (every shard) failing as `plan` says: a platform fault by default. */
+  const withD1Down = (plan: Parameters<typeof failingShards>[1] = {}) => {
+    const { bindings, fault } = failingShards({ ...env }, plan);
+    return { broken: service({ ...NO_VERIFICATION, ...bindings }), fault };
+  };
+
+  // Threat: D1 down (a binding failing for now) shown to the operator as an English 500 with no Retry-After, as if the
+  // console were broken for good: nothing says to retry, and the log files it as the console's, not as the fault it is.
+  it("D1 down: a page and an action are 503 console pages with Retry-After and the request id, logged as a fault", async () => {
+    const cookie = await signIn();
+    const csrf = csrfOf(await (await svc.request("GET", `${BASE}/users`, { headers: { cookie } })).text());
+    const { broken, fault } = withD1Down();
+    const logged = vi.spyOn(console, "error");
+    try {
+      const shownPage = await broken.request("GET", `${BASE}/users`, { headers: { cookie } });
+      const pageRequest = await expectConsoleFault(shownPage, 503, UNAVAILABLE);
+      const posted = await broken.request("POST", `${BASE}/logout`, {
+        body: form({ csrf }),
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: ORIGIN, cookie },
+      });
+      const actionRequest = await expectConsoleFault(posted, 503, UNAVAILABLE);
+      expect(fault.failures).toBeGreaterThan(0);
+      for (const requestId of [pageRequest, actionRequest]) {
+        expect(loggedFor(logged, requestId)).toContain("service-unavailable");
+        expect(loggedFor(logged, requestId)).not.toContain("console");
+      }
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  // Threat: the same fault met by the page's own query (the session read worked) answered as a 500 without Retry-After.
+  it("D1 failing under the page's own query (the session read fine) is the same 503 page", async () => {
+    const cookie = await signIn();
+    const { broken, fault } = withD1Down({ match: /from "users"/i });
+    const answer = await broken.request("GET", `${BASE}/users`, { headers: { cookie } });
+    await expectConsoleFault(answer, 503, UNAVAILABLE);
+    expect(fault.failures).toBeGreaterThan(0);
+  });
+
+  // Threat: a failure a retry would meet again (a bug, a missing migration) shown as "try again shortly" with a
+  // Retry-After, so the operator waits for what will not heal; it stays a 500, logged as the API logs a 500.
+  it("an error that is no platform fault stays a 500 page, without Retry-After, logged as a fault", async () => {
+    const cookie = await signIn();
+    const { broken } = withD1Down({ error: () => new Error("SQLITE_ERROR: no such column: nope") });
+    const logged = vi.spyOn(console, "error");
+    try {
+      const answer = await broken.request("GET", `${BASE}/users`, { headers: { cookie } });
+      const requestId = await expectConsoleFault(answer, 500, INTERNAL);
+      expect(loggedFor(logged, requestId)).toContain("internal-server-error");
+      expect(loggedFor(logged, requestId)).not.toContain("console");
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  // Threat: the fault's handling changing a refusal: an unknown user must stay the console's 404 page with its
+  // message, a refused action its 403, neither with Retry-After.
+  it("a refusal is as before: the 404 page with its message, the refused action's 403, no Retry-After", async () => {
+    const cookie = await signIn();
+    const missing = await svc.request("GET", `${BASE}/users/${crypto.randomUUID()}`, { headers: { cookie } });
+    const page = await missing.text();
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("retry-after")).toBeNull();
+    expect(page).toContain("<title>Problem · Admin console</title>");
+    expect(page).toMatch(
+      /<p class="error" role="alert">[^<]+<\/p><p><a href="[^"]+\/users">← Users<\/a><\/p>/,
+    );
+    expect(page).not.toContain("request ");
+    const refused = await postForm("/logout", { csrf: "forged" }, { cookie });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("retry-after")).toBeNull();
   });
 });

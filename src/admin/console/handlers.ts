@@ -1,9 +1,10 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
+import { retryAfterOf } from "../../browser/page-response";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
-import { logError } from "../../http/context";
 import { setPageHeaders } from "../../http/page-headers";
+import { settleRefusal } from "../../http/refusal";
 import { type Chrome, layout, loginPage } from "./pages";
 import { type ConsoleSession, consolePath, consoleSession, csrfToken, isGenuinePost } from "./session";
 
@@ -58,7 +59,7 @@ export function render(
   c: Ctx,
   title: string,
   body: Parameters<typeof layout>[2],
-  status: 200 | 400 | 401 | 403 | 404 | 500 = 200,
+  status: 200 | 400 | 401 | 403 | 404 | 500 | 503 = 200,
   options: { images?: string[] } = {},
 ) {
   const nonce = setPageHeaders(c, options);
@@ -75,7 +76,7 @@ export type Handler = (c: Ctx, session: ConsoleSession) => Promise<Response>;
 
 /**
  * A console error is a page too, not the API's JSON: a refusal (an unknown user, a refused deletion) with its message,
- * a fault with the request id to find its log line.
+ * a fault as the fault it is (`faultShown`).
  */
 async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
   try {
@@ -89,14 +90,28 @@ async function shown(c: Ctx, work: () => Promise<Response>): Promise<Response> {
         error.status === 404 ? 404 : 403,
       );
     }
-    logError(c.var.requestId, "console", error);
-    return render(
-      c,
-      "Problem",
-      html`<p class="error" role="alert">Something went wrong (request ${c.var.requestId}); the log has the details.</p><p><a href="${consolePath(c)}/users">← Users</a></p>`,
-      500,
-    );
+    return faultShown(c, error);
   }
+}
+
+/**
+ * A fault on a console page, settled and logged as the API's error handler does (`settleRefusal`: a binding that
+ * failed for now is a 503, anything else a 500): the operator sees whether to retry (a 503 with `Retry-After`, as the
+ * API's and the person's pages answer it, src/browser/page-faults.ts) and the request id to find its log line.
+ */
+async function faultShown(c: Ctx, caught: unknown): Promise<Response> {
+  const fault = await settleRefusal(c, caught);
+  const unavailable = fault.status === 503;
+  if (unavailable) c.header("Retry-After", String(retryAfterOf(fault)));
+  const said = unavailable
+    ? html`The service cannot answer right now (request ${c.var.requestId}); try again shortly.`
+    : html`Something went wrong (request ${c.var.requestId}); the log has the details.`;
+  return render(
+    c,
+    "Problem",
+    html`<p class="error" role="alert">${said}</p><p><a href="${consolePath(c)}/users">← Users</a></p>`,
+    unavailable ? 503 : 500,
+  );
 }
 
 /** A page: with a console session, else the sign-in form. */
