@@ -1,8 +1,8 @@
-import type { BucketRow } from "../db/schema";
+import type { BucketRow, FileRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { allows, type Caller } from "./access";
 import { notAuthorized } from "./errors";
-import type { PlacedFile } from "./file-shards";
+import { forgetLostReservation, mayHaveWritten, type PlacedFile } from "./file-shards";
 import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload } from "./multipart";
 import { refusal } from "./store-content";
@@ -71,7 +71,34 @@ export async function settle(
   };
   if (id === row.id) return amend(deps, placed, values, bucket);
   const now = deps.now();
-  return reserve(deps, bucket, { ...row, ...values, id, createdAt: now, updatedAt: now }, false, placed);
+  return movedOrUndone(deps, bucket, { ...row, ...values, id, createdAt: now, updatedAt: now }, placed);
+}
+
+/**
+ * The record moved to the id a late metadata[] names: reserved anew under it (`reserve`, the provisional record
+ * deleted with it). When that fails other than by a refusal, the reservation D1 may have made although its answer
+ * was lost goes with its id's claim (file-shards.ts `forgetLostReservation`), as a file part's own does (upload.ts
+ * `reservedOrUndone`): kept, it refused the 503's retry of the same form 409 "a file with id … already exists".
+ */
+async function movedOrUndone(
+  deps: Deps,
+  bucket: BucketRow,
+  values: FileRow,
+  provisional: PlacedFile,
+): Promise<PlacedFile> {
+  try {
+    return await reserve(deps, bucket, values, false, provisional);
+  } catch (error) {
+    if (mayHaveWritten(error)) {
+      await forgetLostReservation(deps.shards, {
+        id: values.id,
+        uploaderId: values.uploadedByUserId,
+        minted: false,
+        since: values.createdAt,
+      });
+    }
+    throw error;
+  }
 }
 
 /** Settles the files in order; stops at the first that fails, with the files before it settled. */

@@ -209,6 +209,81 @@ describe("POST /files with a client-chosen id: a 503 leaves nothing, and the sam
   });
 });
 
+/** nhost-js 3.x's `storage.upload` of one file: its file[] first, then its metadata[] naming the id (no bucket-id). */
+function lateIdForm(id: string): FormData {
+  const form = new FormData();
+  form.append("file[]", new Blob([BYTES], { type: "text/plain" }), `late-${id}.txt`);
+  form.append("metadata[]", new Blob([JSON.stringify({ id })], { type: "application/json" }), "");
+  return form;
+}
+
+const uploadLateId = (svc: Svc, id: string, token?: string) =>
+  svc.request("POST", `${STORAGE}/files`, { body: lateIdForm(id), token, headers: token ? {} : ADMIN });
+
+/** How many objects `default` holds in R2 (the file part's bytes go there before its metadata[] is read). */
+async function defaultObjects(): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await env.FILES.list({ prefix: "default/", cursor });
+    count += page.objects.length;
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return count;
+}
+
+/** The upload's records by its file's name: the one first reserved under a drawn id, and the one the id moved to. */
+const lateIdRecords = (id: string) =>
+  allInShards<{ id: string; is_uploaded: number }>(
+    "SELECT id, is_uploaded FROM files WHERE name = ?",
+    `late-${id}.txt`,
+  );
+
+// Threat: the file part comes first (nhost-js 3.x), reserved under a drawn id; its metadata[] after it names the id
+// the client chose, and the record moves there once the form is read (upload-settle.ts). That move's answer lost
+// (D1 inserted the record under the chosen id, then the connection dropped) left the record: the 503's retry of the
+// same form was refused 409 "a file with id … already exists", and the client could not tell whether its file is there.
+describe("POST /files with the file before its metadata[] naming an id: a 503 leaves nothing, the retry stores one file", () => {
+  for (const when of ["before", "after"] as const) {
+    it(`each D1 statement failing ${when} it ran, for the admin secret and a user in each shard`, async () => {
+      const users = await signUpInEachShard(service(NO_VERIFICATION));
+      let faults = 0;
+      for (const token of [undefined, ...users.map((session) => session.accessToken)]) {
+        const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
+        const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+        const seen = await uploadLateId(
+          service({ ...NO_VERIFICATION, ...watched.bindings }),
+          crypto.randomUUID(),
+          token,
+        );
+        expect(seen.status, await seen.clone().text()).toBe(201);
+        for (let step = 0; step < watched.fault.seen.length; step++) {
+          const context = `${userId ?? "admin"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
+          const id = crypto.randomUUID();
+          const objects = await defaultObjects();
+          const failing = failingShards(env, { after: step, times: 1, when }).bindings;
+          const answer = await uploadLateId(service({ ...NO_VERIFICATION, ...failing }), id, token);
+          if (answer.status === 201) continue;
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          // Neither record (the drawn id's, the chosen id's), nor bytes, nor the chosen id's claim.
+          expect(await lateIdRecords(id), context).toEqual([]);
+          expect(await fileState(id), context).toEqual({ records: [], objects: 0, claimedBy: null });
+          expect(await defaultObjects(), context).toBe(objects);
+          const retried = await uploadLateId(service(NO_VERIFICATION), id, token);
+          expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(201);
+          expect(await lateIdRecords(id), context).toEqual([{ id, is_uploaded: 1 }]);
+          expect((await fileState(id)).claimedBy, context).toBe(
+            testShards().count > 1 ? (userId ?? `file:${id}`) : null,
+          );
+          expect(await defaultObjects(), context).toBe(objects + 1);
+        }
+      }
+      expect(faults).toBeGreaterThan(10);
+    }, 120_000);
+  }
+});
+
 /**
  * Every shard's D1 with `hook` run once just before the first statement whose SQL matches `match` (alone or in a
  * batch): another request's whole upload, between a request's steps. `failAfter`: that statement then runs and
