@@ -165,3 +165,15 @@ describe("a fault under the admin console", () => {
     expect(answer.headers.get("set-cookie")).toBeNull();
   });
 });
+
+describe("a fault under the development inbox", () => {
+  // Threat: the developer who opened the inbox (or one of its mails) in a browser shown the API's JSON when D1 could
+  // not read the mailbox; the mailbox's JSON beside it (`GET /dev/mailbox`, which tests and scripts read) keeps it.
+  it("the inbox and a mail are 503 pages; the JSON mailbox keeps its JSON", async () => {
+    const { svc, fault } = withD1Down({});
+    await expectFaultPage(await svc.get("/dev/inbox"), UNAVAILABLE_EN);
+    await expectFaultPage(await svc.get("/dev/inbox/1"), UNAVAILABLE_EN);
+    expect(fault.failures).toBeGreaterThan(0);
+    await expectUnavailable(await svc.get("/dev/mailbox?to=someone%40example.com"));
+  });
+});
