@@ -144,6 +144,25 @@ export async function forgetLostReservation(shards: Shards, file: Reserving): Pr
 }
 
 /**
+ * A new record's write (`write`), with what it may have reserved undone when it fails other than by a refusal
+ * (`forgetLostReservation`): kept, a reservation whose answer was lost refused the 503's retry 409 "a file with id …
+ * already exists". `reserving` names the record once the write has run (an id it drew is known only then).
+ */
+export async function reservedOrForgotten<T>(
+  shards: Shards,
+  reserving: () => Reserving | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const reserved = reserving();
+    if (reserved && mayHaveWritten(error)) await forgetLostReservation(shards, reserved);
+    throw error;
+  }
+}
+
+/**
  * After publishing an upload's files failed: D1 may have made them visible before its answer was lost. They go,
  * uploaded or not, each only while the record is still the one this upload wrote (its bytes' key and ETag, which a
  * replace since would have changed); `discard` then gives back their claims and removes their bytes, as for any

@@ -2,7 +2,7 @@ import type { BucketRow, FileRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { allows, type Caller } from "./access";
 import { notAuthorized } from "./errors";
-import { forgetLostReservation, mayHaveWritten, type PlacedFile } from "./file-shards";
+import { type PlacedFile, reservedOrForgotten } from "./file-shards";
 import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload } from "./multipart";
 import { refusal } from "./store-content";
@@ -51,7 +51,14 @@ export async function settle(
   }
   if (file.staged && !file.placed) {
     const id = entry?.id ?? file.staged.id;
-    return recordUnderHasura(deps, bucket, file.staged, { ...entry, id, minted: !entry?.id }, caller);
+    const minted = !entry?.id;
+    const uploaderId = caller.kind === "user" ? caller.id : null;
+    const since = deps.now();
+    return reservedOrForgotten(
+      deps.shards,
+      () => ({ id, uploaderId, minted, since }),
+      () => recordUnderHasura(deps, bucket, file.staged!, { ...entry, id, minted }, caller),
+    );
   }
   const placed = file.placed!;
   if (entry === file.entry && bucket.id === file.bucket.id) return placed;
@@ -76,29 +83,25 @@ export async function settle(
 
 /**
  * The record moved to the id a late metadata[] names: reserved anew under it (`reserve`, the provisional record
- * deleted with it). When that fails other than by a refusal, the reservation D1 may have made although its answer
- * was lost goes with its id's claim (file-shards.ts `forgetLostReservation`), as a file part's own does (upload.ts
- * `reservedOrUndone`): kept, it refused the 503's retry of the same form 409 "a file with id … already exists".
+ * deleted with it), what it may have reserved undone when that fails (file-shards.ts `reservedOrForgotten`).
  */
-async function movedOrUndone(
+function movedOrUndone(
   deps: Deps,
   bucket: BucketRow,
   values: FileRow,
   provisional: PlacedFile,
 ): Promise<PlacedFile> {
-  try {
-    return await reserve(deps, bucket, values, false, provisional);
-  } catch (error) {
-    if (mayHaveWritten(error)) {
-      await forgetLostReservation(deps.shards, {
-        id: values.id,
-        uploaderId: values.uploadedByUserId,
-        minted: false,
-        since: values.createdAt,
-      });
-    }
-    throw error;
-  }
+  const reserving = {
+    id: values.id,
+    uploaderId: values.uploadedByUserId,
+    minted: false,
+    since: values.createdAt,
+  };
+  return reservedOrForgotten(
+    deps.shards,
+    () => reserving,
+    () => reserve(deps, bucket, values, false, provisional),
+  );
 }
 
 /** Settles the files in order; stops at the first that fails, with the files before it settled. */

@@ -6,11 +6,10 @@ import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
 import {
   forgetLostPublish,
-  forgetLostReservation,
-  mayHaveWritten,
   mintFileId,
   type PlacedFile,
   randomSlot,
+  reservedOrForgotten,
 } from "./file-shards";
 import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
@@ -107,19 +106,17 @@ async function reservedOrUndone(
 ): Promise<PlacedFile> {
   const since = deps.now();
   let drawn: string | undefined;
-  try {
-    return await store(() => {
+  const reserving = () => {
+    const id = chosenId ?? drawn;
+    const uploaderId = caller.kind === "user" ? caller.id : null;
+    return id === undefined ? undefined : { id, uploaderId, minted: chosenId === undefined, since };
+  };
+  return reservedOrForgotten(deps.shards, reserving, () =>
+    store(() => {
       drawn = newId();
       return drawn;
-    });
-  } catch (error) {
-    const id = chosenId ?? drawn;
-    if (id !== undefined && mayHaveWritten(error)) {
-      const uploaderId = caller.kind === "user" ? caller.id : null;
-      await forgetLostReservation(deps.shards, { id, uploaderId, minted: chosenId === undefined, since });
-    }
-    throw error;
-  }
+    }),
+  );
 }
 
 /**

@@ -4,7 +4,8 @@
 // the failed attempt left (its reservation, its path's claim, or a file made visible whose bytes were removed), so the
 // client cannot tell whether its file is there; or an undo wide enough to remove what another upload wrote.
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import type { JSONWebKeySet } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ownerOf } from "../../src/db/directory";
 import { fileEntry } from "../../src/storage/file-shards";
 import { pathEntry } from "../../src/storage/object-paths";
@@ -12,6 +13,11 @@ import { signUpInEachShard } from "../db/shard-users";
 import { STORAGE_FACE, setRules, uniqueBucket } from "../faces/supabase/storage-support";
 import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "../faces/supabase/support";
 import { NO_VERIFICATION, service } from "../helpers";
+import {
+  GRAPHQL_URL,
+  ADMIN_SECRET as HASURA_ADMIN_SECRET,
+  hasuraStorageGraphql,
+} from "../storage/hasura-storage-graphql";
 import { STORAGE, uploadForm } from "../storage/helpers";
 import { failingR2, failingShards, wrapD1 } from "../support/faults";
 import { allInShards, testShards } from "../support/shards";
@@ -280,6 +286,69 @@ describe("POST /files with the file before its metadata[] naming an id: a 503 le
         }
       }
       expect(faults).toBeGreaterThan(10);
+    }, 120_000);
+  }
+});
+
+/** The app's Hasura, deciding storage's permissions (test/storage/hasura-permissions.test.ts sets it up alike). */
+const gql = hasuraStorageGraphql();
+const UNDER_HASURA = {
+  ...NO_VERIFICATION,
+  OUTBOUND: { fetch: (input: RequestInfo | URL, init?: RequestInit) => gql.fetch(input, init) },
+  HASURA_GRAPHQL_GRAPHQL_URL: GRAPHQL_URL,
+  HASURA_GRAPHQL_ADMIN_SECRET: HASURA_ADMIN_SECRET,
+  STORAGE_PERMISSIONS: "hasura",
+};
+
+// Threat: under Hasura's permissions the file part that comes first (nhost-js 3.x) is only staged; its row in the
+// app's table and its record are written once the form is read, under the id its metadata[] names (upload-settle.ts).
+// That record's answer lost (D1 inserted it, then the connection dropped) left the record and its id's claim: the
+// 503's retry of the same form was refused 409 "a file with id … already exists", and the client could not tell
+// whether its file is there.
+describe("POST /files under Hasura, the file before its metadata[] naming an id: a 503 leaves nothing, the retry stores one file", () => {
+  beforeAll(async () => {
+    // Hasura trusts the service's keys (its jwk_url): the callers' tokens are forwarded to it.
+    gql.trust((await (await service(UNDER_HASURA).get("/.well-known/jwks.json")).json()) as JSONWebKeySet);
+  });
+
+  for (const when of ["before", "after"] as const) {
+    it(`each D1 statement failing ${when} it ran, for the admin secret and a user in each shard`, async () => {
+      const users = await signUpInEachShard(service(NO_VERIFICATION));
+      let faults = 0;
+      for (const token of [undefined, ...users.map((session) => session.accessToken)]) {
+        const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
+        const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+        const seen = await uploadLateId(
+          service({ ...UNDER_HASURA, ...watched.bindings }),
+          crypto.randomUUID(),
+          token,
+        );
+        expect(seen.status, await seen.clone().text()).toBe(201);
+        for (let step = 0; step < watched.fault.seen.length; step++) {
+          const context = `${userId ?? "admin"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
+          const id = crypto.randomUUID();
+          const objects = await defaultObjects();
+          const failing = failingShards(env, { after: step, times: 1, when }).bindings;
+          const answer = await uploadLateId(service({ ...UNDER_HASURA, ...failing }), id, token);
+          if (answer.status === 201) continue;
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          // No record, no staged bytes, no claim of the id, no row in the app's table.
+          expect(await lateIdRecords(id), context).toEqual([]);
+          expect((await fileState(id)).claimedBy, context).toBeNull();
+          expect(await defaultObjects(), context).toBe(objects);
+          expect(gql.tables.files.has(id), context).toBe(false);
+          const retried = await uploadLateId(service(UNDER_HASURA), id, token);
+          expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(201);
+          expect(await lateIdRecords(id), context).toEqual([{ id, is_uploaded: 1 }]);
+          expect((await fileState(id)).claimedBy, context).toBe(
+            testShards().count > 1 ? (userId ?? `file:${id}`) : null,
+          );
+          expect(await defaultObjects(), context).toBe(objects + 1);
+          expect(gql.tables.files.get(id)?.isUploaded, context).toBe(true);
+        }
+      }
+      expect(faults).toBeGreaterThan(5);
     }, 120_000);
   }
 });
