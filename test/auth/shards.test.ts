@@ -20,6 +20,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../helpers";
+import { failingShards } from "../support/faults";
 import { allD1, routedD1, testShards, userD1, userIdByEmail } from "../support/shards";
 
 const verifying = service();
@@ -272,6 +273,40 @@ describe("one address, one user, across shards", () => {
       409,
       "email-already-in-use",
     );
+  });
+
+  // Threat: the confirmation's row write ran and D1 lost its answer: the change answered as failed gave the new
+  // address's claim back while the row holds it, and a user of the other shard could then sign up with it (two
+  // accounts, one address) until the owner retried.
+  it("an email change whose write ran but lost its answer keeps the new address claimed by its owner", async () => {
+    const after = uniqueEmail("lost-answer");
+    const owner = await signUp(svc);
+    expect(await (await svc.post("/user/email/change", { newEmail: after }, owner.accessToken)).json()).toBe(
+      "OK",
+    );
+    const [mail] = await mailbox(svc, after);
+    const { bindings, fault } = failingShards(env, {
+      match: /^update "users" set "updated_at" = \?, "email" = \?/,
+      when: "after",
+      times: 1,
+    });
+    const failed = await service({ ...NO_VERIFICATION, ...bindings }).request("GET", verifyPath(mail!));
+    expect(fault.failures).toBe(1);
+    // The answer says to retry (a 503, or the redirect naming it), never that the link was bad.
+    const location = failed.headers.get("location");
+    if (location) expect(new URL(location).searchParams.get("error")).toBe("service-unavailable");
+    else expect(failed.status).toBe(503);
+    // The row holds the new address (D1 applied it), so its claim must stay the owner's.
+    expect(
+      await userD1(owner.user.id)
+        .prepare("SELECT email FROM users WHERE id = ?")
+        .bind(owner.user.id)
+        .first("email"),
+    ).toBe(after);
+    expect(await ownerOf(testShards(), { kind: "email", value: after })).toBe(owner.user.id);
+    // And the retry the answer asks for finishes the change (the ticket was put back).
+    await follow(svc, verifyPath(mail!));
+    expect(await ownerOf(testShards(), { kind: "email", value: after })).toBe(owner.user.id);
   });
 
   // Threat: a guest upgraded to an address another shard's user holds (two accounts for one address).
