@@ -31,10 +31,10 @@ export interface Call {
 /** Order, not time: workerd's clock does not move during a request's CPU work, so events are numbered. */
 let clock = 0;
 export const tick = () => ++clock;
-/** Where calls go, and how long each waits (milliseconds; 0: none). */
+/** Where calls go, and how long each waits (milliseconds, 0: none; or until a promise settles, for a test). */
 export interface Recorder {
   record(call: Call): void;
-  delay(name: DelayName): number;
+  delay(name: DelayName): number | Promise<unknown>;
 }
 let recorder: Recorder = { record: () => {}, delay: () => 0 };
 
@@ -56,8 +56,9 @@ async function roundTrip<T>(
   const entry: Call = { kind, label, start: tick(), end: Number.POSITIVE_INFINITY };
   recorder.record(entry);
   try {
-    const ms = delay ? recorder.delay(delay) : 0;
-    if (ms > 0) await sleep(ms);
+    const wait = delay ? recorder.delay(delay) : 0;
+    if (typeof wait !== "number") await wait;
+    else if (wait > 0) await sleep(wait);
     return await call();
   } finally {
     entry.end = tick();

@@ -32,15 +32,20 @@ export interface WaveCount {
 }
 
 let calls: Call[] = [];
-let delayOf: (name: DelayName) => number = () => 0;
+type Hold = number | (() => Promise<unknown>);
+let delayOf: (name: DelayName) => number | Promise<unknown> = () => 0;
 recordInto({ record: (call) => calls.push(call), delay: (name) => delayOf(name) });
 
 /**
- * Holds each call of the kinds named for that many milliseconds before it is made, until called again with `{}`: for
- * a test that needs a call still in flight while the Worker does something else (the bench's profiles do the same).
+ * Holds each call of the kinds named before it is made, until called again with `{}`: for that many milliseconds (the
+ * bench's profiles do the same), or until the promise a function gives settles, for a test that needs a call still in
+ * flight while the Worker does something else, however long that takes on the machine running it.
  */
-export function delayCalls(delays: Partial<Record<DelayName, number>>): void {
-  delayOf = (name) => delays[name] ?? 0;
+export function delayCalls(delays: Partial<Record<DelayName, Hold>>): void {
+  delayOf = (name) => {
+    const hold = delays[name] ?? 0;
+    return typeof hold === "number" ? hold : hold();
+  };
 }
 
 function countOf(before: Call[]): WaveCount {
