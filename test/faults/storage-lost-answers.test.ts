@@ -252,43 +252,64 @@ const lateIdRecords = (id: string) =>
 describe("POST /files with the file before its metadata[] naming an id: a 503 leaves nothing, the retry stores one file", () => {
   for (const when of ["before", "after"] as const) {
     it(`each D1 statement failing ${when} it ran, for the admin secret and a user in each shard`, async () => {
-      const users = await signUpInEachShard(service(NO_VERIFICATION));
-      let faults = 0;
-      for (const token of [undefined, ...users.map((session) => session.accessToken)]) {
-        const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
-        const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-        const seen = await uploadLateId(
-          service({ ...NO_VERIFICATION, ...watched.bindings }),
-          crypto.randomUUID(),
-          token,
-        );
-        expect(seen.status, await seen.clone().text()).toBe(201);
-        for (let step = 0; step < watched.fault.seen.length; step++) {
-          const context = `${userId ?? "admin"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
-          const id = crypto.randomUUID();
-          const objects = await defaultObjects();
-          const failing = failingShards(env, { after: step, times: 1, when }).bindings;
-          const answer = await uploadLateId(service({ ...NO_VERIFICATION, ...failing }), id, token);
-          if (answer.status === 201) continue;
-          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-          faults++;
-          // Neither record (the drawn id's, the chosen id's), nor bytes, nor the chosen id's claim.
-          expect(await lateIdRecords(id), context).toEqual([]);
-          expect(await fileState(id), context).toEqual({ records: [], objects: 0, claimedBy: null });
-          expect(await defaultObjects(), context).toBe(objects);
-          const retried = await uploadLateId(service(NO_VERIFICATION), id, token);
-          expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(201);
-          expect(await lateIdRecords(id), context).toEqual([{ id, is_uploaded: 1 }]);
-          expect((await fileState(id)).claimedBy, context).toBe(
-            testShards().count > 1 ? (userId ?? `file:${id}`) : null,
-          );
-          expect(await defaultObjects(), context).toBe(objects + 1);
-        }
-      }
+      const faults = await lateIdStepsLeaveNothing(NO_VERIFICATION, when, {
+        // Nor the chosen id's claim.
+        afterFault: async (id, context) =>
+          expect(await fileState(id), context).toEqual({ records: [], objects: 0, claimedBy: null }),
+        afterRetry: async () => {},
+      });
       expect(faults).toBeGreaterThan(10);
     }, 120_000);
   }
 });
+
+/** What one deployment's late-id upload must leave after a fault, and after the retry, beside the records' checks. */
+interface LateIdChecks {
+  afterFault(id: string, context: string): Promise<void>;
+  afterRetry(id: string, context: string): Promise<void>;
+}
+
+/**
+ * The late-id upload under `vars`, for the admin secret and a user in each shard: each D1 statement it runs fails
+ * once `when` it ran; every 503 leaves neither record (the drawn id's, the chosen id's) nor bytes, and the same form
+ * retried stores one file, its id claimed by its owner. Answers how many steps faulted.
+ */
+async function lateIdStepsLeaveNothing(
+  vars: Record<string, unknown>,
+  when: "before" | "after",
+  checks: LateIdChecks,
+): Promise<number> {
+  const users = await signUpInEachShard(service(NO_VERIFICATION));
+  let faults = 0;
+  for (const token of [undefined, ...users.map((session) => session.accessToken)]) {
+    const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    const seen = await uploadLateId(service({ ...vars, ...watched.bindings }), crypto.randomUUID(), token);
+    expect(seen.status, await seen.clone().text()).toBe(201);
+    for (let step = 0; step < watched.fault.seen.length; step++) {
+      const context = `${userId ?? "admin"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
+      const id = crypto.randomUUID();
+      const objects = await defaultObjects();
+      const failing = failingShards(env, { after: step, times: 1, when }).bindings;
+      const answer = await uploadLateId(service({ ...vars, ...failing }), id, token);
+      if (answer.status === 201) continue;
+      expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+      faults++;
+      expect(await lateIdRecords(id), context).toEqual([]);
+      expect(await defaultObjects(), context).toBe(objects);
+      await checks.afterFault(id, context);
+      const retried = await uploadLateId(service(vars), id, token);
+      expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(201);
+      expect(await lateIdRecords(id), context).toEqual([{ id, is_uploaded: 1 }]);
+      expect((await fileState(id)).claimedBy, context).toBe(
+        testShards().count > 1 ? (userId ?? `file:${id}`) : null,
+      );
+      expect(await defaultObjects(), context).toBe(objects + 1);
+      await checks.afterRetry(id, context);
+    }
+  }
+  return faults;
+}
 
 /** The app's Hasura, deciding storage's permissions (test/storage/hasura-permissions.test.ts sets it up alike). */
 const gql = hasuraStorageGraphql();
@@ -313,41 +334,16 @@ describe("POST /files under Hasura, the file before its metadata[] naming an id:
 
   for (const when of ["before", "after"] as const) {
     it(`each D1 statement failing ${when} it ran, for the admin secret and a user in each shard`, async () => {
-      const users = await signUpInEachShard(service(NO_VERIFICATION));
-      let faults = 0;
-      for (const token of [undefined, ...users.map((session) => session.accessToken)]) {
-        const userId = token ? users.find((s) => s.accessToken === token)!.user.id : undefined;
-        const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-        const seen = await uploadLateId(
-          service({ ...UNDER_HASURA, ...watched.bindings }),
-          crypto.randomUUID(),
-          token,
-        );
-        expect(seen.status, await seen.clone().text()).toBe(201);
-        for (let step = 0; step < watched.fault.seen.length; step++) {
-          const context = `${userId ?? "admin"}, step ${step} (${when}): ${watched.fault.seen[step]!.slice(0, 80)}`;
-          const id = crypto.randomUUID();
-          const objects = await defaultObjects();
-          const failing = failingShards(env, { after: step, times: 1, when }).bindings;
-          const answer = await uploadLateId(service({ ...UNDER_HASURA, ...failing }), id, token);
-          if (answer.status === 201) continue;
-          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-          faults++;
-          // No record, no staged bytes, no claim of the id, no row in the app's table.
-          expect(await lateIdRecords(id), context).toEqual([]);
+      const faults = await lateIdStepsLeaveNothing(UNDER_HASURA, when, {
+        // No claim of the id, no row in the app's table.
+        afterFault: async (id, context) => {
           expect((await fileState(id)).claimedBy, context).toBeNull();
-          expect(await defaultObjects(), context).toBe(objects);
           expect(gql.tables.files.has(id), context).toBe(false);
-          const retried = await uploadLateId(service(UNDER_HASURA), id, token);
-          expect(retried.status, `${context}: ${await retried.clone().text()}`).toBe(201);
-          expect(await lateIdRecords(id), context).toEqual([{ id, is_uploaded: 1 }]);
-          expect((await fileState(id)).claimedBy, context).toBe(
-            testShards().count > 1 ? (userId ?? `file:${id}`) : null,
-          );
-          expect(await defaultObjects(), context).toBe(objects + 1);
+        },
+        afterRetry: async (id, context) => {
           expect(gql.tables.files.get(id)?.isUploaded, context).toBe(true);
-        }
-      }
+        },
+      });
       expect(faults).toBeGreaterThan(5);
     }, 120_000);
   }
