@@ -1,4 +1,4 @@
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, sql } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
 import { z } from "zod";
 import {
@@ -19,6 +19,7 @@ import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "../http/imported-tokens";
 import { describeIssues } from "../http/validation";
 import { decrypt, encrypt, sha256Hex } from "../lib/crypto";
+import { onFaultPutBack, putBackWith } from "../lib/put-back";
 import { isOwnSignedRedirect, withQuery } from "../lib/redirect";
 import { linkIdentity, userForProfile } from "./accounts";
 import { authorizationUrl, exchangeCode, fetchProfile, ProviderStepError, type TokenSet } from "./client";
@@ -339,17 +340,69 @@ function appleUser(value: string | undefined): Json {
 
 /** `GET /signin/provider/{p}/callback/tokens`: the tokens of the newest callback, once; then empty values. */
 export async function takeProviderTokens(deps: Deps, userId: string, provider: string) {
-  const row = await deps.db
-    .delete(providerTokenHandoffs)
-    .where(
-      and(
-        eq(providerTokenHandoffs.userId, userId),
-        eq(providerTokenHandoffs.provider, provider),
-        gt(providerTokenHandoffs.expiresAt, deps.now()),
-      ),
-    )
-    .returning({ sealed: providerTokenHandoffs.sealed })
-    .get();
-  if (!row) return { accessToken: "", expiresIn: 0, expiresAt: "", refreshToken: null };
-  return JSON.parse(await decrypt(deps.config.secrets.encryptionKey, row.sealed)) as Record<string, unknown>;
+  const sealed = await takeSealedTokens(deps, userId, provider);
+  if (!sealed) return { accessToken: "", expiresIn: 0, expiresAt: "", refreshToken: null };
+  return JSON.parse(await decrypt(deps.config.secrets.encryptionKey, sealed)) as Record<string, unknown>;
+}
+
+/** A hand-off as a take claimed it: its sealed tokens and its expiry, to put back as they were. */
+type ClaimedHandOff = { sealed: string; expiresAt: number };
+
+/**
+ * The take of a hand-off, single use, in two statements: first a claim, which moves the row to a key of this take's
+ * own (`<provider> taken <random>`: no provider's name has a space, so no take nor hand-off meets it), atomically, so
+ * one of two takes at once wins; then the claimed row's delete. A fault at either (D1 may have run the statement and
+ * lost its answer) puts the tokens back under the provider's key before the 503: the claimed row if it is still there,
+ * else the row the claim answered. Nothing but this take can hold its claim, so the put-back never restores tokens
+ * another take handed over; a newer hand-off written meanwhile wins (`ON CONFLICT DO NOTHING`). One DELETE …
+ * RETURNING, whose lost answer could not tell this take's delete from another's, lost the tokens for good.
+ */
+async function takeSealedTokens(deps: Deps, userId: string, provider: string): Promise<string | undefined> {
+  const claim = `${provider} taken ${crypto.randomUUID()}`;
+  const ofClaim = and(eq(providerTokenHandoffs.userId, userId), eq(providerTokenHandoffs.provider, claim));
+  let claimed: ClaimedHandOff | undefined;
+  const putBack = putBackWith("provider tokens", () =>
+    deps.db.batch([
+      deps.db
+        .insert(providerTokenHandoffs)
+        .select(
+          deps.db
+            .select({
+              userId: providerTokenHandoffs.userId,
+              provider: sql<string>`${provider}`.as("provider"),
+              sealed: providerTokenHandoffs.sealed,
+              expiresAt: providerTokenHandoffs.expiresAt,
+            })
+            .from(providerTokenHandoffs)
+            .where(ofClaim),
+        )
+        .onConflictDoNothing(),
+      ...(claimed
+        ? [
+            deps.db
+              .insert(providerTokenHandoffs)
+              .values({ userId, provider, ...claimed })
+              .onConflictDoNothing(),
+          ]
+        : []),
+      deps.db.delete(providerTokenHandoffs).where(ofClaim),
+    ]),
+  );
+  return onFaultPutBack({ putBack }, async () => {
+    claimed = await deps.db
+      .update(providerTokenHandoffs)
+      .set({ provider: claim })
+      .where(
+        and(
+          eq(providerTokenHandoffs.userId, userId),
+          eq(providerTokenHandoffs.provider, provider),
+          gt(providerTokenHandoffs.expiresAt, deps.now()),
+        ),
+      )
+      .returning({ sealed: providerTokenHandoffs.sealed, expiresAt: providerTokenHandoffs.expiresAt })
+      .get();
+    if (!claimed) return undefined;
+    await deps.db.delete(providerTokenHandoffs).where(ofClaim);
+    return claimed.sealed;
+  });
 }

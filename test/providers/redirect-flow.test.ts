@@ -2,6 +2,7 @@
 // Google-like providers of test/fakes/outbound.js. Threats covered: account takeover through an unverified provider
 // email, account pre-hijacking through a verified one, forged, replayed and expired state, a stolen code without its
 // PKCE verifier, an ID token for another login attempt (nonce), and providers that fail or answer garbage.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signUpOptionsSchema } from "../../src/auth/sign-up-options";
 import {
@@ -16,6 +17,7 @@ import {
   uniqueEmail,
   verifyPath,
 } from "../helpers";
+import { failingShards, platformErrors, wrapD1 } from "../support/faults";
 import { allInShards, userD1 } from "../support/shards";
 import { withShortTimeouts } from "../support/timeouts";
 import {
@@ -462,6 +464,113 @@ describe("the provider's tokens", () => {
     );
     expect(decodeJwt(session.accessToken).payload.sub).toBe(session.user.id);
   });
+
+  /** A signed-in user whose provider's tokens wait for their one hand-off. */
+  const signedInWithTokens = async () => {
+    const { back } = await signInWith(svc, "github", {}, { fake_id: uniqueId(), fake_email: uniqueEmail() });
+    return sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+  };
+  const tokensFor = (via: typeof svc, accessToken: string) =>
+    via.get("/signin/provider/github/callback/tokens", accessToken);
+  const handoffsOf = async (userId: string) =>
+    (
+      await env.DB.prepare("SELECT provider FROM provider_token_handoffs WHERE user_id = ?")
+        .bind(userId)
+        .all()
+    ).results;
+
+  // Threat: the hand-off is single use, and D1 ran its take (the row deleted) but the answer was lost, or a statement
+  // failed after it: the 503 asked for a retry, which answered empty values, so the provider's tokens were lost for
+  // good. Each statement of the route fails once, before it ran and after it ran (its answer lost): a 503's retry gets
+  // the tokens, and once they are handed over nothing of them stays.
+  for (const when of ["before", "after"] as const) {
+    it(`hands them over after a 503 at any statement (${when} it ran), and then no more`, async () => {
+      const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+      const seen = await signedInWithTokens();
+      expect((await tokensFor(withProviders(watched.bindings), seen.accessToken)).status).toBe(200);
+      const steps = [...watched.fault.seen];
+      expect(steps.some((sql) => /provider_token_handoffs/.test(sql))).toBe(true);
+      let faults = 0;
+      for (let step = 0; step < steps.length; step++) {
+        const context = `step ${step} (${when}): ${steps[step]!.slice(0, 80)}`;
+        const session = await signedInWithTokens();
+        const failing = withProviders(failingShards(env, { after: step, times: 1, when }).bindings);
+        let answer = await tokensFor(failing, session.accessToken);
+        if (answer.status !== 200) {
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          faults++;
+          answer = await tokensFor(failing, session.accessToken);
+          expect(answer.status, context).toBe(200);
+        }
+        const tokens = (await answer.json()) as { accessToken: string; refreshToken: string | null };
+        expect(tokens.accessToken, context).toMatch(/^access-/);
+        expect(tokens.refreshToken ?? "(none)", context).toMatch(/^refresh-/);
+        expect(await handoffsOf(session.user.id), context).toEqual([]);
+        expect(
+          ((await (await tokensFor(svc, session.accessToken)).json()) as { accessToken: string }).accessToken,
+          context,
+        ).toBe("");
+      }
+      expect(faults).toBeGreaterThan(0);
+    }, 60_000);
+  }
+
+  // Threat: two of several calls at once both get the tokens (the take must stay one atomic claim, whatever it can put back).
+  it("hands them to one of three calls at once", async () => {
+    const session = await signedInWithTokens();
+    const answers = await Promise.all([1, 2, 3].map(() => tokensFor(svc, session.accessToken)));
+    const accessTokens = await Promise.all(
+      answers.map(async (answer) => ((await answer.json()) as { accessToken: string }).accessToken),
+    );
+    expect(accessTokens.filter((token) => token.startsWith("access-"))).toHaveLength(1);
+    expect(accessTokens.filter((token) => token === "")).toHaveLength(2);
+    expect(await handoffsOf(session.user.id)).toEqual([]);
+  });
+
+  /** Every shard's D1 with `hook` run once just before the first statement matching `match`, which then runs and loses its answer. */
+  const interleaved = (match: RegExp, hook: () => Promise<unknown>) => {
+    let pending = true;
+    const gate = async <T>(sql: string, work: () => Promise<T>): Promise<T> => {
+      if (!pending || !match.test(sql)) return work();
+      pending = false;
+      await hook();
+      await work();
+      throw platformErrors.d1();
+    };
+    const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
+    const shards = env as unknown as Record<string, D1Database>;
+    return Object.fromEntries(names.map((name) => [name, wrapD1(shards[name]!, gate)]));
+  };
+
+  // Threat: the put-back of a take whose answer was lost restores tokens another call was handed meanwhile, so they
+  // are handed over twice. Another call runs just before this take's first statement (its claim: the other call takes
+  // the tokens, the claim meets nothing), then just before this take's delete (the claim holds them; the other call
+  // gets empty values): either way the tokens are handed over exactly once, and none stay.
+  for (const [step, match] of [
+    ["first statement", /"provider_token_handoffs"/],
+    ["delete", /^delete from "provider_token_handoffs"/],
+  ] as const) {
+    it(`hands them over once when another call comes before the ${step} of a take whose answer is lost`, async () => {
+      const session = await signedInWithTokens();
+      let other: Response | undefined;
+      const failing = withProviders(
+        interleaved(match, async () => {
+          other = await tokensFor(svc, session.accessToken);
+        }),
+      );
+      const lost = await tokensFor(failing, session.accessToken);
+      expect(lost.status, await lost.clone().text()).toBe(503);
+      const retried = await tokensFor(svc, session.accessToken);
+      expect(retried.status).toBe(200);
+      const handedOver = [
+        ((await other!.json()) as { accessToken: string }).accessToken,
+        ((await retried.json()) as { accessToken: string }).accessToken,
+      ];
+      expect(handedOver.filter((token) => token.startsWith("access-"))).toHaveLength(1);
+      expect(handedOver.filter((token) => token === "")).toHaveLength(1);
+      expect(await handoffsOf(session.user.id)).toEqual([]);
+    });
+  }
 });
 
 /** The part of a journey at the provider, done by whoever holds the URL: the callback URL it sends the browser to. */

@@ -65,7 +65,7 @@ export interface Redemption<Answer> {
   refusal?: (reason: ExchangeRefusal) => Error;
   /**
    * For a provider's code, the take of the tokens its sign-in handed over (src/providers' `takeProviderTokens`, given
-   * by the caller: providers build on core auth, which cannot import them back).
+   * by the caller: providers build on core auth, which cannot import them back). A fault in it puts them back itself.
    */
   providerTokens?: (deps: Deps, userId: string, provider: string) => Promise<ProviderTokens>;
 }
@@ -104,8 +104,9 @@ export async function redeemExchangeCode<Answer>(
       mfaGate: true,
     });
     const answer = await how.answer(result);
-    // Last, after every other read and write: the hand-off is single use and nothing puts it back, so a fault before
-    // its take leaves it for the retry the code was put back for (taken earlier, that retry signed in without it).
+    // Last, after every other read and write: the hand-off is single use, and its take puts it back only when a
+    // statement of its own fails (a lost answer included), so a fault after it would lose it; before it, the fault
+    // leaves it for the retry the code was put back for (taken earlier, that retry signed in without it).
     const provider = taken.method?.startsWith("provider:")
       ? taken.method.slice("provider:".length)
       : undefined;

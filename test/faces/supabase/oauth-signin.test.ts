@@ -19,7 +19,7 @@ import {
   location,
   openIn,
 } from "../../providers/support";
-import { eachStatementFailingOnce } from "../../support/faults";
+import { eachStatementFailingOnce, failingShards } from "../../support/faults";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 const svc = supabaseService({ ...FAKE_PROVIDERS, AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
@@ -297,6 +297,56 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
         expect(session.provider_token, context).toBeTruthy();
       },
     );
+    expect(retried).toBeGreaterThan(1);
+  }, 60_000);
+
+  /** The provider's tokens still waiting for a hand-off to the user, under any key (a take's claim included). */
+  const handoffsOf = async (userId: string) =>
+    (
+      await env.DB.prepare("SELECT provider FROM provider_token_handoffs WHERE user_id = ?")
+        .bind(userId)
+        .all()
+    ).results;
+
+  // Threat: the hand-off of the provider's tokens is single use, and D1 ran its take (the row deleted) but the answer
+  // was lost: the 503 put the code back, but not the tokens, so the retry signed in without `provider_token` and
+  // `provider_refresh_token`, lost for good (the app could no longer call the provider's API for the person). Each
+  // statement of the exchange runs, then its answer is lost; a success leaves no tokens behind.
+  it("a lost answer at each statement: the retry with the same code gets the provider's tokens, and none stay", async () => {
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    expect(
+      (await pkceGrant(supabaseService({ ...settings, ...watched.bindings }), (await providerCode()).body))
+        .status,
+    ).toBe(200);
+    const steps = [...watched.fault.seen];
+    expect(steps.some((sql) => /provider_token_handoffs/.test(sql))).toBe(true);
+    let retried = 0;
+    for (let step = 0; step < steps.length; step++) {
+      // The code's own take answered lost spends the code (nobody can tell it ran): not the tokens' hand-off.
+      if (/^delete from "authorization_codes"/.test(steps[step]!)) continue;
+      const context = `step ${step} (after): ${steps[step]!.slice(0, 80)}`;
+      const failing = supabaseService({
+        ...settings,
+        ...failingShards(env, { after: step, times: 1, when: "after" }).bindings,
+      });
+      const { email, body } = await providerCode();
+      let answer = await pkceGrant(failing, body);
+      if (answer.status !== 200) {
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        retried++;
+        answer = await pkceGrant(failing, body);
+        expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
+      }
+      const session = (await answer.json()) as {
+        provider_token?: string;
+        provider_refresh_token?: string;
+        user: { id: string; email: string };
+      };
+      expect(session.user.email, context).toBe(email);
+      expect(session.provider_token ?? "(none)", context).toMatch(/^access-/);
+      expect(session.provider_refresh_token ?? "(none)", context).toMatch(/^refresh-/);
+      expect(await handoffsOf(session.user.id), context).toEqual([]);
+    }
     expect(retried).toBeGreaterThan(1);
   }, 60_000);
 });
