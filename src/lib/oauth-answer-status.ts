@@ -13,9 +13,18 @@ export function answerStatus(error: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * A status that says "not now" rather than "no": 5xx, or 429 (RFC 6585 §4). Any other 4xx is the server's answer
+ * to this request, which asking again would meet again. Shared by every outside call that tells the two apart: the
+ * token endpoints (`answerSaysDown`) and the discovery documents (src/sso/oidc-discovery.ts).
+ */
+export function statusSaysDown(status: number): boolean {
+  return status >= 500 || status === 429;
+}
+
 /** An answer that says "not now" rather than "no": 5xx, 429, or `temporarily_unavailable` (RFC 6749 §4.1.2.1). */
 export function answerSaysDown(error: unknown): boolean {
   if (error instanceof oauth.ResponseBodyError && error.error === "temporarily_unavailable") return true;
   const status = answerStatus(error);
-  return status !== undefined && (status >= 500 || status === 429);
+  return status !== undefined && statusSaysDown(status);
 }

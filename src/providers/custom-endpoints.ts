@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError, UnavailableError } from "../errors";
 import type { Deps } from "../http/deps";
 import { checkOutboundUrl, outboundPolicy } from "../lib/outbound-url";
 import { discoverIssuer, verifyIdTokenSignature } from "../sso";
@@ -40,14 +40,25 @@ export async function enabledProvider(deps: Deps, provider: string): Promise<Pro
     : resolved;
 }
 
-/** The endpoints of the issuer's discovery document; a discovery that fails refuses the sign-in (no fallback). */
+/**
+ * The endpoints of the issuer's discovery document. An issuer that does not answer, or answers "not now" (5xx, 429),
+ * is the provider down: 503 with Retry-After, as at its token endpoint, and the same sign-in works once it is back.
+ * A document that is wrong (a 404, not JSON, another issuer, endpoints missing or refused) refuses the sign-in: the
+ * configuration must change, and asking again would meet the same (no fallback).
+ */
 async function discovered(deps: Deps, settings: ProviderSettings): Promise<ProviderSettings> {
   const issuer = settings.custom!.issuer!;
+  // The operator's own issuer, unlike an org owner's: which of the two it was maps nothing, so it is told.
+  const unreadable = (reason: string, down: boolean) =>
+    down
+      ? new UnavailableError(`provider ${settings.name}: discovery: ${reason}`.slice(0, 300))
+      : new AppError("oauth-provider-error", "the provider's discovery failed", reason);
   let server: Awaited<ReturnType<typeof discoverIssuer>>;
   try {
-    server = await discoverIssuer(deps, issuer);
+    server = await discoverIssuer(deps, issuer, unreadable);
   } catch (error) {
-    // Unreachable, slow, another issuer, an endpoint the policy refuses: one refusal, the reason in the log.
+    if (error instanceof UnavailableError) throw error;
+    // Another issuer, an endpoint the policy refuses: one refusal, the reason in the log.
     const reason = error instanceof AppError ? (error.reason ?? error.message) : String(error);
     throw new AppError("oauth-provider-error", "the provider's discovery failed", reason);
   }

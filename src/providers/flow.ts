@@ -13,7 +13,7 @@ import {
   startSession,
 } from "../auth";
 import { providerRequests, providerTokenHandoffs } from "../db/schema";
-import { AppError } from "../errors";
+import { AppError, platformFault, UnavailableError } from "../errors";
 import type { Deps } from "../http/deps";
 import { actorOf, refuseWhileImpersonating } from "../http/impersonation";
 import { importedSystemOf, importedTokenRefusal, verifyUserAccessToken } from "../http/imported-tokens";
@@ -262,6 +262,14 @@ export async function finishProviderSignIn(
   browserHash: string | null,
 ): Promise<string> {
   const { deps } = scope;
+  // The provider's settings before the request is spent: a fault there (a custom issuer down at its discovery once
+  // its cached document is gone, the database) answers 503 with the request still in place, so the same callback
+  // works when the fault has passed; taken first, that retry met `invalid-state`. Any other failure is answered below,
+  // sent back to the app the request names.
+  const resolving = enabledProvider(deps, provider);
+  await resolving.catch((error) => {
+    if (error instanceof UnavailableError || platformFault(error)) throw error;
+  });
   const request = await takeRequest(deps, provider, params.state, browserHash);
   // A vault connection's request (connections.ts) completes only at its own callback: it signs no one in.
   if (!request || request.options.purpose === "connection") {
@@ -274,7 +282,7 @@ export async function finishProviderSignIn(
   const back = (values: Record<string, string>) =>
     withQuery(request.redirectTo, { ...values, ...(request.appState ? { state: request.appState } : {}) });
   try {
-    const settings = await enabledProvider(deps, provider);
+    const settings = await resolving;
     if (!settings) throw new AppError("disabled-endpoint", `the provider ${provider} is not enabled`);
     if (params.error || !params.code) {
       throw new ProviderStepError(

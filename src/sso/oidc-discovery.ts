@@ -1,6 +1,7 @@
 import type * as oauth from "oauth4webapi";
 import { AppError, UnavailableError } from "../errors";
 import type { Deps } from "../http/deps";
+import { statusSaysDown } from "../lib/oauth-answer-status";
 import {
   fetchOutbound,
   isJsonMediaType,
@@ -35,27 +36,54 @@ function remember<T>(cache: Map<string, Cached<T>>, key: string, value: T, now: 
   cache.set(key, { value, until: now + CACHE_MS });
 }
 
-async function fetchJson(deps: Deps, url: string): Promise<unknown> {
+/**
+ * How a document that could not be read is answered. `down`: no answer came (unreachable, slow) or the IdP said "not
+ * now" (5xx, 429: `statusSaysDown`), so the same URL may answer in a moment; otherwise it answered with something
+ * that is no document (a 404, a redirect, another media type, broken JSON), which asking again meets again.
+ */
+export type UnreadableAnswer = (reason: string, down: boolean) => Error;
+
+/**
+ * The enterprise connections' answer to both: one 503 that says nothing of which (auth.md §1, docs/sso.md), since the
+ * issuer is an org owner's URL and telling "nothing there" from "something answered" would map hosts for them.
+ */
+const oneUnavailable: UnreadableAnswer = (reason) => new UnavailableError(`identity provider: ${reason}`);
+
+async function fetchJson(deps: Deps, url: string, unreadable: UnreadableAnswer): Promise<unknown> {
+  // What came back, seen on the way (fetchOutbound's error tells the log only): the status, and the time running out.
+  let status: number | undefined;
+  let signal: AbortSignal | null | undefined;
+  const watched: typeof fetch = async (input, init) => {
+    signal = init?.signal;
+    const response = await deps.outbound(input, init);
+    status = response.status;
+    return response;
+  };
   try {
-    const answer = await fetchOutbound(deps.outbound, url, outboundPolicy(deps.config), LIMITS);
+    const answer = await fetchOutbound(watched, url, outboundPolicy(deps.config), LIMITS);
     return JSON.parse(answer.text);
   } catch (error) {
     if (error instanceof OutboundUrlRefused) throw new AppError("invalid-request", error.message);
-    // Down, slow, 404, not JSON: one answer that says nothing of which (auth.md §1); the log has the reason.
-    throw new UnavailableError(
-      `identity provider: ${(error as { reason?: string }).reason ?? String(error)}`,
-    );
+    const down = status === undefined || statusSaysDown(status) || signal?.aborted === true;
+    throw unreadable((error as { reason?: string }).reason ?? String(error), down);
   }
 }
 
 const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const;
 
-/** The IdP's metadata, checked: its `issuer` is exactly the configured one (§4.3), its endpoints pass the policy. */
-export async function discover(deps: Deps, issuer: string): Promise<oauth.AuthorizationServer> {
+/**
+ * The IdP's metadata, checked: its `issuer` is exactly the configured one (§4.3), its endpoints pass the policy. A
+ * document that could not be read is answered by `unreadable` (a custom provider tells down from wrong).
+ */
+export async function discover(
+  deps: Deps,
+  issuer: string,
+  unreadable: UnreadableAnswer = oneUnavailable,
+): Promise<oauth.AuthorizationServer> {
   const cached = discoveries.get(issuer);
   if (cached && cached.until > deps.now()) return cached.value;
   const url = `${issuer.replace(/\/$/, "")}/.well-known/openid-configuration`;
-  const doc = (await fetchJson(deps, url)) as Record<string, unknown> | null;
+  const doc = (await fetchJson(deps, url, unreadable)) as Record<string, unknown> | null;
   if (!doc || typeof doc !== "object" || doc.issuer !== issuer) {
     throw new AppError(
       "sso-assertion-invalid",
@@ -85,7 +113,7 @@ export async function keySet(
 ): Promise<{ keys: Record<string, unknown>[] }> {
   const cached = keySets.get(jwksUri);
   if (!fresh && cached && cached.until > deps.now()) return cached.value;
-  const jwks = (await fetchJson(deps, jwksUri)) as { keys?: unknown } | null;
+  const jwks = (await fetchJson(deps, jwksUri, oneUnavailable)) as { keys?: unknown } | null;
   if (!jwks || !Array.isArray(jwks.keys)) {
     throw new AppError("sso-assertion-invalid", "the identity provider's key set is not a JWKS");
   }

@@ -107,7 +107,10 @@ async function refresh(deps: Deps, row: ConnectionRow): Promise<Current> {
         detail: error.detail,
       }),
     );
-    return { ok: false, reason: error.refused ? "refused" : "unavailable" };
+    // Down (no answer, 5xx, 429, `temporarily_unavailable`: `unavailable`, the providers' one decision) is a retry
+    // later; any other failure is the provider's "no" (`invalid_grant`, `invalid_client`, a 400 naming nothing, an
+    // answer that fails its checks), which a retry meets again: the client is told the connection must be made again.
+    return { ok: false, reason: error.unavailable ? "unavailable" : "refused" };
   }
   const expiresAt = expiryOf(deps, fresh);
   const sealed = await sealTokens(deps, {

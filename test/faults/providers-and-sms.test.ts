@@ -15,6 +15,7 @@ import {
   startAt,
   withProviders,
 } from "../providers/support";
+import { IDP } from "../sso/support";
 import { failingFetcher, failingKv, failingShards } from "../support/faults";
 import { allInShards } from "../support/shards";
 import { withShortTimeouts } from "../support/timeouts";
@@ -170,6 +171,113 @@ describe("POST /token/provider/:provider: the provider down at the refresh", () 
     const refused = await refresh(svc, user.accessToken);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe("oauth-provider-error");
+  });
+});
+
+describe("GET /signin/provider/:provider: a custom provider's issuer down at its discovery", () => {
+  /** Where the discovery document of `issuer` is asked (OpenID Connect Discovery 1.0 §4). */
+  const discoveryOf = (issuer: string) => `${issuer}/.well-known/openid-configuration`;
+  // The real IdP on loopback (test/fakes/oidc-idp.ts); behind `BUSY`, whatever a test has it answer; at `GONE`,
+  // nothing listens (port 1 on loopback: the connection is refused). `LOST` is the IdP under an issuer of this file's
+  // own, whose document the test's binding serves: a discovery this isolate remembers (five minutes, for every file of
+  // its lane) would let the start go by without asking, and the lost connection would never be met.
+  const BUSY = `${IDP}/busy`;
+  const GONE = "http://127.0.0.1:1";
+  const LOST = `${IDP}/lost-${crypto.randomUUID().slice(0, 8)}`;
+  const custom = (id: string, issuer: string) => ({
+    provider: { id, name: id, issuer },
+    credentials: {
+      [`AUTH_PROVIDER_${id.toUpperCase()}_CLIENT_ID`]: "custom-client",
+      [`AUTH_PROVIDER_${id.toUpperCase()}_CLIENT_SECRET`]: "custom secret",
+    },
+  });
+  const PROVIDERS = [custom("lost", LOST), custom("busy", BUSY), custom("gone", GONE)];
+  /** Outbound calls leave for real, to loopback, through `binding` (test/providers/custom.test.ts does the same). */
+  const withIssuers = (binding: Fetcher) =>
+    withProviders({
+      AUTH_CUSTOM_PROVIDERS: JSON.stringify(PROVIDERS.map(({ provider }) => provider)),
+      ...Object.assign({}, ...PROVIDERS.map(({ credentials }) => credentials)),
+      AUTH_OUTBOUND_ALLOW_LOCAL: "true",
+      OUTBOUND: binding,
+    });
+  const LOOPBACK = {
+    fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (request.url !== discoveryOf(LOST)) return fetch(request);
+      // The IdP's own document, under `LOST`'s name.
+      const document = (await (await fetch(discoveryOf(IDP))).json()) as Record<string, unknown>;
+      return Response.json({ ...document, issuer: LOST });
+    },
+  } as Fetcher;
+  /** The loopback fetcher, except that `BUSY`'s discovery gets `answer`. */
+  const busyAnswering = (answer: () => Response) =>
+    ({
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        const request = new Request(input, init);
+        return request.url === discoveryOf(BUSY) ? answer() : fetch(request);
+      },
+    }) as Fetcher;
+  const start = (svc: TestService, provider: string) =>
+    svc.get(`/signin/provider/${provider}?redirectTo=${encodeURIComponent(APP)}`);
+  /** The refusal: the browser back at the app with `oauth-provider-error`. */
+  const expectRefused = (answer: Response, context: string) => {
+    expect(answer.status, context).toBe(302);
+    const back = location(answer);
+    expect(`${back.origin}${back.pathname}`, context).toBe(APP);
+    expect(back.searchParams.get("error"), context).toBe("oauth-provider-error");
+  };
+
+  // Threat: the provider's outage answered as its refusal (`oauth-provider-error`, "the provider returned an error"):
+  // the app tells its user the provider refused them, and nothing says to try again; the same link works a moment on.
+  it("a lost connection: 503 with Retry-After; the same start then goes to the IdP", async () => {
+    const { binding, fault } = failingFetcher(LOOPBACK, { match: /openid-configuration/, times: 1 });
+    const svc = withIssuers(binding);
+    await expectUnavailable(await start(svc, "lost"), "discovery unreachable");
+    expect(fault.failures).toBe(1);
+    const again = await start(svc, "lost");
+    expect(again.status, await again.clone().text()).toBe(302);
+    expect(location(again).origin).toBe(new URL(IDP).origin);
+    expect(location(again).searchParams.get("error")).toBeNull();
+  });
+
+  // Threat: as above, a real refused connection (nothing listening at the issuer) rather than a thrown fault.
+  it("nothing listening at the issuer: 503 with Retry-After", async () => {
+    await expectUnavailable(await start(withIssuers(LOOPBACK), "gone"), "nothing listens");
+  });
+
+  // Threat: the issuer's own outage (5xx) or rate limit (429) answered as a refusal; and the other way round, a
+  // document that is wrong (a 404, an HTML page, broken JSON: the configuration must change) retried forever as 503.
+  it("the issuer answering 5xx or 429 is down (503); a 404, a 403, HTML or broken JSON is still the refusal", async () => {
+    const down = [
+      ["503 with an HTML page", () => new Response("<html>down</html>", { status: 503 })],
+      ["502", () => new Response("bad gateway", { status: 502 })],
+      ["429", () => Response.json({ error: "slow_down" }, { status: 429 })],
+    ] as const;
+    for (const [what, answer] of down) {
+      await expectUnavailable(await start(withIssuers(busyAnswering(answer)), "busy"), what);
+    }
+    const wrong = [
+      ["404", () => Response.json({ error: "not_found" }, { status: 404 })],
+      ["403", () => new Response("forbidden", { status: 403 })],
+      [
+        "200 with an HTML page",
+        () => new Response("<html>hello</html>", { headers: { "content-type": "text/html" } }),
+      ],
+      ["200 with broken JSON", () => new Response("{", { headers: { "content-type": "application/json" } })],
+    ] as const;
+    for (const [what, answer] of wrong)
+      expectRefused(await start(withIssuers(busyAnswering(answer)), "busy"), what);
+  });
+
+  // Threat: an issuer that never answers holds the start with no bound of its own.
+  it("the discovery hangs: 503 at the discovery's own timeout", HANG_TEST, async () => {
+    const { binding, fault } = failingFetcher(LOOPBACK, { match: /openid-configuration/, ...HANG });
+    const svc = withIssuers(binding);
+    const requested = await withShortTimeouts(5_000, async () =>
+      expectUnavailable(await start(svc, "busy"), "discovery hang"),
+    );
+    expect(requested).toEqual([5_000]);
+    expect(fault.failures).toBe(1);
   });
 });
 

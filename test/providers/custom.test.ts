@@ -5,7 +5,7 @@
 // ID token forged by whoever answers at the token endpoint, a discovery that names another issuer or fails, an
 // endpoint the outbound-URL policy refuses, an unverified address taking over an account, a bad list at start.
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors";
 import { getConfig } from "../../src/runtime/config";
 import { accountPage, SECURITY_ON, signedInBrowser } from "../account-center/security-support";
@@ -173,6 +173,42 @@ describe("a custom OpenID Connect provider (discovery)", () => {
     const strict = service({ ...OIDC_ENV, OUTBOUND: undefined });
     const refused = location(await strict.get(`/signin/provider/acme?redirectTo=${encodeURIComponent(APP)}`));
     expect(refused.searchParams.get("error")).toBe("oauth-provider-error");
+  });
+
+  // Threat: an issuer down at the callback's discovery (its document no longer cached) answered after the request was
+  // spent: the person was sent back to the app as refused (or, told 503, their retry met `invalid-state`), and had to
+  // start the sign-in again. Now the 503 keeps the request, and the same callback signs them in once the issuer is back.
+  it("an issuer down at the callback's discovery: 503 with the request kept; the same callback signs in once it is back", async () => {
+    const email = uniqueEmail("custom-down");
+    const sub = await personAtIdp({ email, email_verified: true });
+    let down = false;
+    const flaky = {
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+        const request = new Request(input, init);
+        if (down && request.url.endsWith("/.well-known/openid-configuration"))
+          return Promise.reject(new TypeError("Network connection lost."));
+        return fetch(request);
+      },
+    } as Fetcher;
+    const svc = service({ ...OIDC_ENV, OUTBOUND: flaky, AUTH_OUTBOUND_ALLOW_LOCAL: "true" });
+    const { atProvider, cookie } = await startAt(svc, "acme");
+    const callbackUrl = await atIdp(atProvider.toString(), sub);
+    // Past the discovery's five minutes in this isolate's memory, within the request's ten.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 6 * 60 * 1000);
+      down = true;
+      const refused = await openIn(svc, callbackUrl, cookie);
+      expect(refused.status, await refused.clone().text()).toBe(503);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      down = false;
+      const back = location(await openIn(svc, callbackUrl, cookie));
+      expect(back.searchParams.get("error"), back.searchParams.get("errorDescription") ?? "").toBeNull();
+      const session = await sessionFromRefresh(svc, back.searchParams.get("refreshToken")!);
+      expect(session.user).toMatchObject({ email });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -5,6 +5,7 @@
 // allowed, a user who did not consent, a revoked connection, a subject token that is not the agent's own (a session
 // token, an exchanged one, a DPoP-bound one without its proof), a connection finished in another browser, an
 // impersonated session connecting.
+import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/runtime/config";
 import { signAccessToken } from "../../src/signing-keys/jwt";
@@ -255,6 +256,59 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
       await googleDown(person.fake_id, false);
     }
     // The same refresh token still works: nothing was spent or overwritten.
+    expect((await exchangeForGoogle(svc, bot, subject)).status).toBe(200);
+    expect((await countsAtGoogle(person.fake_id)).refreshes).toBe(1);
+  });
+
+  // Threat: the provider's refusal answered as its outage. Before, only `invalid_grant` was a refusal: a provider
+  // answering `invalid_client`, `unauthorized_client` or a bare 400 was "down", and the agent was told 503
+  // temporarily_unavailable with Retry-After, to retry forever a refresh that will never work. And the other way
+  // round: a rate limit (429) or `temporarily_unavailable` must stay the retry, not end the connection.
+  it("answers invalid_grant when Google refuses the refresh with another 4xx, and 503 only when it says not now", async () => {
+    const session = await signUp(svc);
+    const bot = await agent(svc);
+    const person = googleAccount({ fake_expires_in: "60" });
+    await connect(svc, session, person, [bot.clientId]);
+    const subject = await userTokenFor(svc, bot, session);
+    const before = await storedRow(session.user.id);
+    /** The service with Google's token endpoint answering `answer`; the other fake endpoints as they are. */
+    const googleAnswering = (answer: () => Response) =>
+      service({
+        ...VAULT_ON,
+        AUTH_OAUTH2_PROVIDER_RESOURCES: API,
+        OUTBOUND: {
+          fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+            const request = new Request(input, init);
+            return request.url === "https://oidc.fake/token" ? answer() : env.OUTBOUND!.fetch(request);
+          },
+        },
+      });
+    const refusals = [
+      ["401 invalid_client", () => Response.json({ error: "invalid_client" }, { status: 401 })],
+      ["400 unauthorized_client", () => Response.json({ error: "unauthorized_client" }, { status: 400 })],
+      ["400 naming no error", () => new Response("bad request", { status: 400 })],
+      ["403 with an HTML page", () => new Response("<html>no</html>", { status: 403 })],
+    ] as const;
+    for (const [what, answer] of refusals) {
+      const refused = await exchangeForGoogle(googleAnswering(answer), bot, subject);
+      expect(refused.headers.get("retry-after"), what).toBeNull();
+      const body = await oauth2Error(refused, 400, "invalid_grant");
+      expect(body.error_description, what).toMatch(/connection has ended/);
+    }
+    const notNow = [
+      ["429", () => Response.json({ error: "slow_down" }, { status: 429 })],
+      [
+        "400 temporarily_unavailable",
+        () => Response.json({ error: "temporarily_unavailable" }, { status: 400 }),
+      ],
+    ] as const;
+    for (const [what, answer] of notNow) {
+      const later = await exchangeForGoogle(googleAnswering(answer), bot, subject);
+      expect(later.headers.get("retry-after"), what).toMatch(/^\d+$/);
+      await oauth2Error(later, 503, "temporarily_unavailable");
+    }
+    // Neither kind changed what is stored: Google answering again, the same refresh token renews the token.
+    expect(await storedRow(session.user.id)).toEqual(before);
     expect((await exchangeForGoogle(svc, bot, subject)).status).toBe(200);
     expect((await countsAtGoogle(person.fake_id)).refreshes).toBe(1);
   });
