@@ -91,18 +91,7 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
   // stays the guard within a shard, and the only one with one shard.
   const keys = identifiersOf(row);
   if (await claim(deps.shards, row.id, keys, now)) return undefined;
-  let created: UserRow | undefined;
-  try {
-    created = await deps.shards
-      .ofUser(row.id)
-      .insert(users)
-      .values(row)
-      .onConflictDoNothing()
-      .returning()
-      .get();
-  } finally {
-    if (!created) await releaseEntries(deps.shards, row.id, keys).catch(() => {});
-  }
+  const created = await insertClaimed(deps, row, keys);
   if (created) {
     deps.audit({
       type: "signup",
@@ -110,6 +99,44 @@ export async function createUser(deps: Deps, input: NewUser): Promise<UserRow | 
       detail: { method: input.method ?? "other", anonymous: created.isAnonymous },
     });
   }
+  return created;
+}
+
+/**
+ * Writes the row of a user whose identifiers `keys` were just claimed for it. The claim goes back only when the row
+ * is surely not there: the shard's unique index refused it (no row returned), or a fault after which the row, read
+ * back, is not there. A fault may come after D1 applied the insert (its answer lost): the read then finds this
+ * request's row (its id and creation time), and the sign-up goes on with it. Given back then, the claim would leave
+ * the row's address free: sign-in by it would find no account, and another sign-up whose user fell in another shard
+ * would make a second one. When the read fails too, the claim stays and the fault is answered: the retry meets the
+ * claim (`email-already-in-use`, and the address signs in if the row is there); a claim whose row never arrived is
+ * taken over once older than the claim window (src/db/directory.ts).
+ */
+async function insertClaimed(
+  deps: Deps,
+  row: typeof users.$inferInsert & { id: string; createdAt: number },
+  keys: readonly DirectoryEntry[],
+): Promise<UserRow | undefined> {
+  const db = deps.shards.ofUser(row.id);
+  const giveBack = () => releaseEntries(deps.shards, row.id, keys).catch(() => {});
+  let created: UserRow | undefined;
+  try {
+    created = await db.insert(users).values(row).onConflictDoNothing().returning().get();
+  } catch (error) {
+    const written = await db
+      .select()
+      .from(users)
+      .where(eq(users.id, row.id))
+      .get()
+      .then(
+        (found) => (found?.createdAt === row.createdAt ? found : null),
+        () => "unknown" as const,
+      );
+    if (written && written !== "unknown") return written;
+    if (written === null) await giveBack();
+    throw error;
+  }
+  if (!created) await giveBack();
   return created;
 }
 

@@ -309,6 +309,91 @@ describe("one address, one user, across shards", () => {
     expect(await ownerOf(testShards(), { kind: "email", value: after })).toBe(owner.user.id);
   });
 
+  describe("a sign-up's user row and a fault at its insert", () => {
+    const insertUser = /^insert into "users"/;
+    const readUserById = /^select .* from "users" where "users"\."id" = \?$/;
+    const signUpWith = (bindings: Record<string, D1Database>, email: string) =>
+      service({ ...NO_VERIFICATION, ...bindings }).post("/signup/email-password", {
+        email,
+        password: PASSWORD,
+      });
+    const emailOwner = (email: string) => ownerOf(testShards(), { kind: "email", value: email });
+    const accountsWith = async (email: string) =>
+      (await perShard("SELECT count(*) AS n FROM users WHERE email = ?", email)).reduce((a, b) => a + b);
+    /** The address signs in to `userId`, and neither a retry nor someone else's sign-up makes another account. */
+    async function onlyAccountOf(email: string, userId: string): Promise<void> {
+      expect(await emailOwner(email)).toBe(userId);
+      await expectError(
+        await svc.post("/signup/email-password", { email, password: PASSWORD }),
+        409,
+        "email-already-in-use",
+      );
+      // Random ids: at least one of four falls in the other shard, but for one run in sixteen.
+      for (let attempt = 0; attempt < 4; attempt++) {
+        await expectError(
+          await svc.post("/signup/email-password", { email, password: `${PASSWORD}-someone-else` }),
+          409,
+          "email-already-in-use",
+        );
+      }
+      const signedIn = await signIn(email);
+      expect(signedIn.status).toBe(200);
+      expect(((await signedIn.json()) as { session: WireSession }).session.user.id).toBe(userId);
+      expect(await accountsWith(email)).toBe(1);
+    }
+
+    // Threat: the insert ran and D1 lost its answer: the sign-up gave its address's claim back while the row held the
+    // address, so signing in by it found no account, and the retry (or anyone) whose user fell in the other shard made
+    // a second account for the address.
+    it("its answer lost: the row is read back, the sign-up completes, and the address stays its own", async () => {
+      const email = uniqueEmail("lost-signup");
+      const { bindings, fault } = failingShards(env, { match: insertUser, when: "after", times: 1 });
+      const first = await signUpWith(bindings, email);
+      expect(fault.failures).toBe(1);
+      expect(first.status).toBe(200);
+      const { session } = (await first.json()) as { session: WireSession };
+      expect(await userIdByEmail(email)).toBe(session.user.id);
+      await onlyAccountOf(email, session.user.id);
+    });
+
+    // Threat: as above, and the read that would tell whether the row is there fails too: giving the claim back then
+    // risks an account unreachable by its address and a second one; keeping it costs only a 409 while the row is there.
+    it("its answer lost and the row unreadable: a 503, the claim kept, the retry told the address is in use", async () => {
+      const email = uniqueEmail("lost-unread");
+      const { bindings, fault } = failingShards(env, {
+        match: new RegExp(`${insertUser.source}|${readUserById.source}`),
+        when: "after",
+        times: 2,
+      });
+      const first = await signUpWith(bindings, email);
+      expect(first.status).toBe(503);
+      expect(first.headers.get("retry-after")).not.toBeNull();
+      const userId = (await userIdByEmail(email))!;
+      expect(userId).toBeDefined();
+      await onlyAccountOf(email, userId);
+      // The two statements failed were the insert and the read after it.
+      expect(fault.seen.slice(0, 2).map((sql) => sql.slice(0, 20))).toEqual([
+        'insert into "users" ',
+        'select "id", "create',
+      ]);
+    });
+
+    // Threat: the other way, a claim kept after an insert that did not run: the address refused (409) for the claim
+    // window to the very person whose sign-up the 503 asked to retry, with no account behind it.
+    it("failed before it ran: no row, the claim given back, the retry signs up", async () => {
+      const email = uniqueEmail("unrun-signup");
+      const { bindings, fault } = failingShards(env, { match: insertUser, when: "before", times: 1 });
+      expect((await signUpWith(bindings, email)).status).toBe(503);
+      expect(fault.failures).toBe(1);
+      expect(await userIdByEmail(email)).toBeUndefined();
+      expect(await emailOwner(email)).toBeUndefined();
+      const retry = await svc.post("/signup/email-password", { email, password: PASSWORD });
+      expect(retry.status).toBe(200);
+      const { session } = (await retry.json()) as { session: WireSession };
+      expect(await emailOwner(email)).toBe(session.user.id);
+    });
+  });
+
   // Threat: a guest upgraded to an address another shard's user holds (two accounts for one address).
   it("deanonymizing to an address a user of the other shard holds: 409, still a guest", async () => {
     const guests = service({ ...NO_VERIFICATION, AUTH_ANONYMOUS_USERS_ENABLED: "true" });
