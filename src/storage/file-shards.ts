@@ -119,25 +119,48 @@ export interface Reserving {
   minted: boolean;
   /** When the upload began to write it (`deps.now()`): its record's `created_at` is not older. */
   since: number;
+  /**
+   * The key its bytes go under, when only this attempt writes that key (a drawn id's, or a version's): the record is
+   * this request's only if it has it.
+   */
+  objectKey?: string;
+  /**
+   * The ETag its reservation was written with, when this attempt drew it (a placeholder until the bytes are stored:
+   * upload-records.ts `storeFile`, whose key `<bucket>/<id>` is every attempt's at a chosen id). With neither this
+   * nor `objectKey` the record is told by its id, uploader and age: enough for an id the attempt drew or a fresh one,
+   * not for a client-chosen id another upload of the same uploader may have reserved while this one's answer was lost.
+   */
+  etag?: string;
 }
 
 /**
  * After a new file's write failed for a fault: the record D1 may have inserted although its answer was lost, and the
  * claim of its id, go. Without this the 503's retry met its own reservation: 409 "a file with id … already exists"
  * (by path, "The resource already exists"). Only a record this request can have written goes: under its id, not
- * uploaded, its uploader's, created since it began (a file another uploader holds under a client-chosen id, or one
- * uploaded, stays); the claim only while no record of its owner has the id (`releaseUnused`). Best effort: left
- * behind, the daily sweep of reservations (housekeeping.ts) removes it, as it did before.
+ * uploaded, its uploader's, created since it began, with its bytes' key when that is this attempt's (a file another
+ * uploader holds under a client-chosen id, one uploaded, or another upload of the same uploader that reserved the
+ * id while this one's answer was lost, stays); the claim only while no record of its owner has the id
+ * (`releaseUnused`). Best effort: left behind, the daily sweep of reservations (housekeeping.ts) removes it.
  */
 export async function forgetLostReservation(shards: Shards, file: Reserving): Promise<void> {
   const placement = placementOf(shards, file.id, file.uploaderId, file.minted);
   const uploader =
     file.uploaderId === null ? isNull(files.uploadedByUserId) : eq(files.uploadedByUserId, file.uploaderId);
+  const attempt = and(
+    file.objectKey === undefined ? undefined : eq(files.objectKey, file.objectKey),
+    file.etag === undefined ? undefined : eq(files.etag, file.etag),
+  );
   await undone(`the reservation of file ${file.id}`, async () => {
     await placement.db
       .delete(files)
       .where(
-        and(eq(files.id, file.id), eq(files.isUploaded, false), uploader, gte(files.createdAt, file.since)),
+        and(
+          eq(files.id, file.id),
+          eq(files.isUploaded, false),
+          uploader,
+          gte(files.createdAt, file.since),
+          attempt,
+        ),
       );
     await releaseUnused(shards, placement, file.id);
   });

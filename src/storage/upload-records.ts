@@ -93,6 +93,7 @@ export async function storeFile(
   entry: (MetadataEntry & { path?: string }) | undefined,
   caller: Caller,
   newId: () => string,
+  reservation = '""',
 ): Promise<PlacedFile> {
   const id = entry?.id ?? newId();
   const now = deps.now();
@@ -105,7 +106,7 @@ export async function storeFile(
       name: entry?.name ?? (part.filename || id),
       size: 0,
       mimeType: "application/octet-stream",
-      etag: '""',
+      etag: reservation,
       objectKey: initialObjectKey({ bucketId: bucket.id, id }),
       isUploaded: false,
       uploadedByUserId: caller.kind === "user" ? caller.id : null,

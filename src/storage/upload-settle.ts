@@ -6,7 +6,7 @@ import { type PlacedFile, reservedOrForgotten } from "./file-shards";
 import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload } from "./multipart";
 import { refusal } from "./store-content";
-import { recordUnderHasura } from "./upload-hasura";
+import { recordUnderHasura, type StagedBytes } from "./upload-hasura";
 import { amend, type Held, type MetadataEntry, reserve } from "./upload-records";
 
 /**
@@ -51,14 +51,7 @@ export async function settle(
   }
   if (file.staged && !file.placed) {
     const id = entry?.id ?? file.staged.id;
-    const minted = !entry?.id;
-    const uploaderId = caller.kind === "user" ? caller.id : null;
-    const since = deps.now();
-    return reservedOrForgotten(
-      deps.shards,
-      () => ({ id, uploaderId, minted, since }),
-      () => recordUnderHasura(deps, bucket, file.staged!, { ...entry, id, minted }, caller),
-    );
+    return recordedOrForgotten(deps, bucket, file.staged, { ...entry, id, minted: !entry?.id }, caller);
   }
   const placed = file.placed!;
   if (entry === file.entry && bucket.id === file.bucket.id) return placed;
@@ -82,8 +75,37 @@ export async function settle(
 }
 
 /**
+ * Staged bytes recorded under Hasura (upload-hasura.ts `recordUnderHasura`), what that may have reserved undone when
+ * it fails (file-shards.ts `reservedOrForgotten`). The undo knows the record by the bytes' key, a version this
+ * attempt drew: another upload of the same uploader may hold a chosen id, reserved while this one's answer was lost,
+ * and its record stays.
+ */
+export function recordedOrForgotten(
+  deps: Deps,
+  bucket: BucketRow,
+  staged: StagedBytes,
+  file: { id: string; minted: boolean; name?: string; metadata?: Record<string, unknown> | null },
+  caller: Caller,
+): Promise<PlacedFile> {
+  const reserving = {
+    id: file.id,
+    uploaderId: caller.kind === "user" ? caller.id : null,
+    minted: file.minted,
+    since: deps.now(),
+    objectKey: staged.key,
+  };
+  return reservedOrForgotten(
+    deps.shards,
+    () => reserving,
+    () => recordUnderHasura(deps, bucket, staged, file, caller),
+  );
+}
+
+/**
  * The record moved to the id a late metadata[] names: reserved anew under it (`reserve`, the provisional record
- * deleted with it), what it may have reserved undone when that fails (file-shards.ts `reservedOrForgotten`).
+ * deleted with it), what it may have reserved undone when that fails (file-shards.ts `reservedOrForgotten`). The
+ * undo knows its record by its bytes' key, the provisional id's: another upload of the same uploader may hold the
+ * chosen id, reserved while this move's answer was lost (its refusal unseen), and that upload's record stays.
  */
 function movedOrUndone(
   deps: Deps,
@@ -96,6 +118,7 @@ function movedOrUndone(
     uploaderId: values.uploadedByUserId,
     minted: false,
     since: values.createdAt,
+    objectKey: values.objectKey,
   };
   return reservedOrForgotten(
     deps.shards,

@@ -2,6 +2,7 @@ import type { Readable } from "node:stream";
 import type { BucketRow } from "../db/schema";
 import { buckets } from "../db/schema";
 import type { Deps } from "../http/deps";
+import { randomUuid } from "../lib/crypto";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
 import {
@@ -15,9 +16,9 @@ import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
 import { findBucket, type WireFile } from "./records";
 import { type ContentRules, loosestRules } from "./store-content";
-import { stageBytes, storeFileUnderHasura } from "./upload-hasura";
+import { stageBytes } from "./upload-hasura";
 import { discard, type Held, type MetadataEntry, parseMetadata, publish, storeFile } from "./upload-records";
-import { type FormFile, settleAll } from "./upload-settle";
+import { type FormFile, recordedOrForgotten, settleAll } from "./upload-settle";
 
 /** Which ids an upload gives the files the client names none for: its uploader's slot, or one drawn for it. */
 function idsFor(caller: Caller): () => string {
@@ -78,14 +79,21 @@ async function storePart(
   const file = { index, filename: part.filename, entry, bucket: target.bucket, exact: target.exact };
   const { bucket, rules } = target;
   if (!decidedByHasura(deps.config)) {
-    const placed = await reservedOrUndone(deps, entry?.id, caller, newId, (ids) =>
-      storeFile(deps, bucket, rules, part, entry, caller, ids),
+    const placed = await reservedOrUndone(deps, entry?.id, caller, newId, (ids, reservation) =>
+      storeFile(deps, bucket, rules, part, entry, caller, ids, reservation),
     );
     return { ...file, placed };
   }
   if (entry && target.exact) {
-    const placed = await reservedOrUndone(deps, entry.id, caller, newId, (ids) =>
-      storeFileUnderHasura(deps, bucket, part, entry, caller, ids),
+    // storeFileUnderHasura's two steps: the record's undo knows it by the staged bytes' key (upload-settle.ts).
+    const id = entry.id ?? newId();
+    const staged = await stageBytes(deps, bucket, bucket.id, id, part);
+    const placed = await recordedOrForgotten(
+      deps,
+      bucket,
+      staged,
+      { ...entry, id, minted: !entry.id },
+      caller,
     );
     return { ...file, placed };
   }
@@ -102,20 +110,21 @@ async function reservedOrUndone(
   chosenId: string | undefined,
   caller: Caller,
   newId: () => string,
-  store: (newId: () => string) => Promise<PlacedFile>,
+  store: (newId: () => string, reservation: string) => Promise<PlacedFile>,
 ): Promise<PlacedFile> {
   const since = deps.now();
+  const etag = `"reserved-${randomUuid()}"`;
   let drawn: string | undefined;
   const reserving = () => {
     const id = chosenId ?? drawn;
     const uploaderId = caller.kind === "user" ? caller.id : null;
-    return id === undefined ? undefined : { id, uploaderId, minted: chosenId === undefined, since };
+    return id === undefined ? undefined : { id, uploaderId, minted: chosenId === undefined, since, etag };
   };
   return reservedOrForgotten(deps.shards, reserving, () =>
     store(() => {
       drawn = newId();
       return drawn;
-    }),
+    }, etag),
   );
 }
 

@@ -10,7 +10,7 @@ import { ownerOf } from "../../src/db/directory";
 import { fileEntry } from "../../src/storage/file-shards";
 import { pathEntry } from "../../src/storage/object-paths";
 import { signUpInEachShard } from "../db/shard-users";
-import { STORAGE_FACE, setRules, uniqueBucket } from "../faces/supabase/storage-support";
+import { STORAGE_FACE, uniqueBucket, userBucket } from "../faces/supabase/storage-support";
 import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "../faces/supabase/support";
 import { NO_VERIFICATION, service } from "../helpers";
 import {
@@ -18,30 +18,13 @@ import {
   ADMIN_SECRET as HASURA_ADMIN_SECRET,
   hasuraStorageGraphql,
 } from "../storage/hasura-storage-graphql";
-import { STORAGE, uploadForm } from "../storage/helpers";
+import { pausingFiles, STORAGE, uploadForm } from "../storage/helpers";
 import { failingR2, failingShards, wrapD1 } from "../support/faults";
 import { allInShards, testShards } from "../support/shards";
 
 const BYTES = "the bytes of a file uploaded once";
 const ADMIN = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
 type Svc = ReturnType<typeof service>;
-
-/** A bucket of the face's Storage that its callers may upload to (a user's files readable by them). */
-async function faceBucket(): Promise<string> {
-  const id = uniqueBucket("lost");
-  const made = await supabaseService().request("POST", `${STORAGE_FACE}/bucket`, {
-    headers: { apikey: SECRET_KEY, authorization: `Bearer ${SECRET_KEY}` },
-    json: { id, name: id },
-  });
-  expect(made.status, await made.clone().text()).toBe(200);
-  await setRules(supabaseService(), id, {
-    upload: "authenticated",
-    read: "owner",
-    update: "owner",
-    delete: "owner",
-  });
-  return id;
-}
 
 /** storage-js's `upload` without upsert: the service role's, or a user's (their token). */
 const faceUpload = (svc: Svc, bucketId: string, path: string, token?: string) =>
@@ -79,7 +62,7 @@ describe("the face's upload: a 503 leaves nothing, and the same upload retried s
       const callers = [undefined, ...users.map((session) => session.accessToken)];
       let faults = 0;
       for (const token of callers) {
-        const bucketId = await faceBucket();
+        const bucketId = await userBucket("lost");
         const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
         expect(
           (await faceUpload(supabaseService(watched.bindings), bucketId, "seen.txt", token)).status,
@@ -113,7 +96,7 @@ describe("the face's upload: a 503 leaves nothing, and the same upload retried s
   }
 
   it("R2 failing after it stored the bytes: 503, no record, no bytes; the retry stores one file", async () => {
-    const bucketId = await faceBucket();
+    const bucketId = await userBucket("lost");
     const { binding } = failingR2(env.FILES, { match: /^put$/, when: "after", times: 1 });
     expect((await faceUpload(supabaseService({ FILES: binding }), bucketId, "r2.txt")).status).toBe(503);
     expect(await pathState(bucketId, "r2.txt")).toEqual({ records: [], objects: 0, claimedBy: null });
@@ -381,7 +364,7 @@ describe("the undo removes only what the failed upload wrote", () => {
   // nobody (with several shards the path's claim says which shard holds it), and free for another user to take.
   it("a user's second upload to a path their first took meanwhile: 409, and the first stays found by its path", async () => {
     const [user] = await signUpInEachShard(service(NO_VERIFICATION));
-    const bucketId = await faceBucket();
+    const bucketId = await userBucket("lost");
     const firstUpload = () => faceUpload(supabaseService(), bucketId, "race.txt", user!.accessToken);
     let first: Response | undefined;
     const shards = interleaved(/insert into "files"/i, async () => {
@@ -400,7 +383,7 @@ describe("the undo removes only what the failed upload wrote", () => {
   // The service role's claim is its file's own (`file:<id>`, a fresh id): one whose answer was lost is given back.
   // Another upload's claim of the same path, met by that statement, is another owner's and stays.
   it("the service role's claim lost after another upload claimed the path: 503, and the other file stays", async () => {
-    const bucketId = await faceBucket();
+    const bucketId = await userBucket("lost");
     let first: Response | undefined;
     const shards = interleaved(
       /insert into "directory"/i,
@@ -418,4 +401,61 @@ describe("the undo removes only what the failed upload wrote", () => {
     if (testShards().count > 1) expect(state.claimedBy).toBe(`file:${state.records[0]!.id}`);
     expect(await readBack(bucketId, "taken.txt")).toBe(BYTES);
   });
+
+  // Threat: two uploads of one user under one client-chosen id. The first names it after its file (nhost-js 3.x): its
+  // record moves to the id once the form is read, refused there (the second holds it), and that answer is lost. Its
+  // undo took the second's reservation, still being uploaded, for its own (the id, not uploaded, the same uploader,
+  // created since it began) and deleted it with the id's claim: the second, whose upload was fine, failed 500 with
+  // its bytes left in R2 and no record.
+  it("a user's late id whose move was lost while their other upload of the id was in progress: that upload is kept", async () => {
+    // The move: the record reserved under a drawn id deleted, and one inserted under the chosen id, in one batch.
+    await otherUploadKept(/delete from "files"[\s\S]*insert into "files"/i, uploadLateId);
+  });
+
+  // Threat: the same with the metadata[] first (nhost-js 4.x): the first's reservation under the chosen id is
+  // refused and its answer lost, and its undo took the second's reservation (the same values but its ETag).
+  it("a user's chosen id whose reservation was lost while their other upload of the id was in progress: that upload is kept", async () => {
+    await otherUploadKept(/insert into "files"/i, uploadWithId);
+  });
 });
+
+/**
+ * Two uploads of one user under one chosen id, in each shard: `upload` (the first) has its statement `write` refused
+ * (the second, sent from inside it, reserved the id first) and its answer lost (503); the second, whose bytes are held
+ * until then, must still store its file, readable and claimed by the user, and the first's retry meets it (409).
+ */
+async function otherUploadKept(
+  write: RegExp,
+  upload: (svc: Svc, id: string, token: string) => Promise<Response>,
+): Promise<void> {
+  const users = await signUpInEachShard(service(NO_VERIFICATION));
+  for (const user of users) {
+    const id = crypto.randomUUID();
+    const held = pausingFiles((key) => key.startsWith(`default/${id}`));
+    let second: Promise<Response> | undefined;
+    const shards = interleaved(
+      write,
+      async () => {
+        second = uploadWithId(service({ ...NO_VERIFICATION, FILES: held.files }), id, user.accessToken);
+        await held.arrived;
+      },
+      true,
+    );
+    const first = await upload(service({ ...NO_VERIFICATION, ...shards }), id, user.accessToken);
+    expect(first.status, await first.clone().text()).toBe(503);
+    held.release();
+    const answer = await second!;
+    expect(answer.status, `${user.user.id}: ${await answer.clone().text()}`).toBe(201);
+    expect(await fileState(id), user.user.id).toEqual({
+      records: [{ is_uploaded: 1 }],
+      objects: 1,
+      claimedBy: testShards().count > 1 ? user.user.id : null,
+    });
+    expect(await lateIdRecords(id), user.user.id).toEqual([]);
+    const read = await service(NO_VERIFICATION).request("GET", `${STORAGE}/files/${id}`, {
+      token: user.accessToken,
+    });
+    expect(await read.text()).toBe(BYTES);
+    expect((await upload(service(NO_VERIFICATION), id, user.accessToken)).status).toBe(409);
+  }
+}

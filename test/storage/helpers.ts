@@ -1,5 +1,6 @@
 // Helpers of the storage tests: requests to the storage API through the Worker, multipart bodies as nhost-js
 // builds them, and the contract's error shape.
+import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import type { WireFile } from "../../src/storage/records";
 import { NO_VERIFICATION, service } from "../helpers";
@@ -65,3 +66,29 @@ export const PNG = Uint8Array.from([
   0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1,
   8, 0, 0, 0, 0, 0x3a, 0x7e, 0x9b, 0x55,
 ]);
+
+/** FILES with a gate: the first `put` whose key matches waits until `release()`; `reached` says it got there. */
+export function pausingFiles(match: (key: string) => boolean) {
+  let release!: () => void;
+  let reached!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  let paused = false;
+  const files = new Proxy(env.FILES, {
+    get(target, property) {
+      if (property === "put") {
+        return async (key: string, ...rest: unknown[]) => {
+          if (!paused && match(key)) {
+            paused = true;
+            reached();
+            await gate;
+          }
+          return (target.put as (...args: unknown[]) => Promise<unknown>)(key, ...rest);
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { files, release, arrived };
+}

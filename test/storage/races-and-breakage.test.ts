@@ -4,39 +4,22 @@ import { DRAIN_LIMIT } from "../../src/storage/multipart";
 import { PART_SIZE } from "../../src/storage/r2-writer";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
 import { allInShards, firstInAnyShard } from "../support/shards";
-import { expectStorageError, md5Etag, STORAGE, svc, uploaded, uploadForm, type WireFile } from "./helpers";
+import {
+  expectStorageError,
+  md5Etag,
+  pausingFiles,
+  STORAGE,
+  svc,
+  uploaded,
+  uploadForm,
+  type WireFile,
+} from "./helpers";
 
 /**
  * Uploads and replaces under attack or bad luck: bodies cut short, metadata[] that does not pair with file[],
  * two requests racing for one id, a delete landing during a replace, bytes vanishing under a record. Each case
  * names the threat; each checks the end state (records against bytes), not only the status.
  */
-
-/** FILES with a gate: the first `put` whose key matches waits until `release()`; `reached` says it got there. */
-function pausingFiles(match: (key: string) => boolean) {
-  let release!: () => void;
-  let reached!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const arrived = new Promise<void>((resolve) => (reached = resolve));
-  let paused = false;
-  const files = new Proxy(env.FILES, {
-    get(target, property) {
-      if (property === "put") {
-        return async (key: string, ...rest: unknown[]) => {
-          if (!paused && match(key)) {
-            paused = true;
-            reached();
-            await gate;
-          }
-          return (target.put as (...args: unknown[]) => Promise<unknown>)(key, ...rest);
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { files, release, arrived };
-}
 
 /** FILES that counts multipart uploads created, completed and aborted. */
 function countingFiles() {

@@ -6,11 +6,17 @@ import { describe, expect, it } from "vitest";
 import { claim, ownerOf } from "../../src/db/directory";
 import { routedUuid, slotOfRouted } from "../../src/db/routed-ids";
 import { SLOTS, shardIndexOfSlot } from "../../src/db/shards";
+import { getConfig } from "../../src/runtime/config";
+import { runHousekeeping } from "../../src/runtime/cron";
 import { listBucketFiles, listBucketsWithCounts } from "../../src/storage/file-admin";
-import { fileEntry } from "../../src/storage/file-shards";
+import { fileEntry, mintFileId } from "../../src/storage/file-shards";
+import { pathEntry } from "../../src/storage/object-paths";
 import { signUpInEachShard, signUpInShard } from "../db/shard-users";
+import { STORAGE_FACE, userBucket } from "../faces/supabase/storage-support";
+import { PUBLISHABLE_KEY, supabaseService } from "../faces/supabase/support";
 import type { WireSession } from "../helpers";
-import { allD1, testShards } from "../support/shards";
+import { wrapD1 } from "../support/faults";
+import { allD1, allInShards, testShards, userD1 } from "../support/shards";
 import { jpeg } from "./fixtures";
 import {
   expectStorageError,
@@ -261,5 +267,122 @@ describe("files with several shards", () => {
     for (const d1 of allD1()) {
       expect(await d1.prepare("SELECT id FROM buckets WHERE id = ?").bind(bucket).first()).toBeNull();
     }
+  });
+});
+
+/** storage-js's `upload` of a user's (no upsert), through the service given these bindings. */
+const faceUpload = (bucketId: string, path: string, token: string, bindings: Record<string, unknown> = {}) =>
+  supabaseService(bindings).request("POST", `${STORAGE_FACE}/object/${bucketId}/${path}`, {
+    headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${token}`, "content-type": "text/plain" },
+    body: `bytes of ${path}`,
+  });
+
+/**
+ * Every shard's D1 with `hook` run once, just before the first statement that writes a file's record: another
+ * request's whole upload between this upload's claim of its path and its record.
+ */
+function beforeFirstRecord(hook: () => Promise<unknown>): Record<string, D1Database> {
+  return beforeFirst(/insert into "files"/i, hook);
+}
+
+/**
+ * Every shard's D1 with `hook` run once, just before the first statement whose SQL matches `match` once `ready` says
+ * so (asked at each such statement).
+ */
+function beforeFirst(
+  match: RegExp,
+  hook: () => Promise<unknown>,
+  ready: () => Promise<boolean> = async () => true,
+): Record<string, D1Database> {
+  let pending = true;
+  const gate = async <T>(sql: string, work: () => Promise<T>): Promise<T> => {
+    if (pending && match.test(sql) && (await ready())) {
+      pending = false;
+      await hook();
+    }
+    return work();
+  };
+  const names = String(env.AUTH_D1_SHARDS ?? "DB").split(",");
+  const bindings = env as unknown as Record<string, D1Database>;
+  return Object.fromEntries(names.map((name) => [name, wrapD1(bindings[name]!, gate)]));
+}
+
+/**
+ * The owner's first file in the bucket (which anchors it in their shard), then what a crash two days ago left of an
+ * upload of theirs to `path`: its path claimed, its record not uploaded, its bytes.
+ */
+async function deadUpload(bucketId: string, owner: WireSession, path: string) {
+  expect((await faceUpload(bucketId, "first.txt", owner.accessToken)).status).toBe(200);
+  const old = Date.now() - 2 * 24 * 3600 * 1000;
+  const id = mintFileId(owner.user.id, 0);
+  const key = `${bucketId}/${id}`;
+  await claim(testShards(), owner.user.id, [pathEntry(bucketId, path)], old);
+  await userD1(owner.user.id)
+    .prepare(
+      "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, object_key, is_uploaded, uploaded_by_user_id, path, created_at, updated_at) VALUES (?, ?, ?, 0, 'text/plain', '\"\"', ?, 0, ?, ?, ?, ?)",
+    )
+    .bind(id, bucketId, path, key, owner.user.id, path, old, old)
+    .run();
+  await env.FILES.put(key, "partial");
+  return { id, key };
+}
+
+describe("the daily sweep of the uploads a crash left, with several shards", () => {
+  // Threat: the sweep removed a dead upload's record, bytes and id claim but kept its path's claim, old, for ever. Its
+  // owner's next upload to the path went on under that old claim, which any other user's claim takes over as stale
+  // while the owner's record is not written yet: both uploads were stored, one path held in two shards, and the
+  // owner's file no longer found by its path (the claim names the other's shard).
+  it("gives the dead upload's path back: the owner's next upload there claims it anew, and another user's is refused", async () => {
+    const [other, owner] = await signUpInEachShard(svc);
+    const bucketId = await userBucket("swept");
+    const { id, key } = await deadUpload(bucketId, owner!, "left.txt");
+    await runHousekeeping({ ...env }, getConfig(env));
+    expect(await shardsHolding(id)).toEqual([]);
+    expect(await env.FILES.head(key)).toBeNull();
+    expect(await ownerOf(testShards(), pathEntry(bucketId, "left.txt"))).toBeUndefined();
+    // The first file's claim is not the dead upload's: it stays.
+    expect(await ownerOf(testShards(), pathEntry(bucketId, "first.txt"))).toBe(owner!.user.id);
+
+    let others: Response | undefined;
+    const racing = beforeFirstRecord(async () => {
+      others = await faceUpload(bucketId, "left.txt", other!.accessToken);
+    });
+    const owners = await faceUpload(bucketId, "left.txt", owner!.accessToken, racing);
+    expect(owners.status, await owners.clone().text()).toBe(200);
+    expect(others?.status).toBe(400);
+    expect(await others!.json()).toMatchObject({ statusCode: "409", error: "Duplicate" });
+    const records = await allInShards<{ uploaded_by_user_id: string }>(
+      "SELECT uploaded_by_user_id FROM files WHERE bucket_id = ? AND path = 'left.txt'",
+      bucketId,
+    );
+    expect(records).toEqual([{ uploaded_by_user_id: owner!.user.id }]);
+    expect(await ownerOf(testShards(), pathEntry(bucketId, "left.txt"))).toBe(owner!.user.id);
+  });
+
+  // Threat: the sweep giving back a path its owner's newer upload holds (stored after the dead record went, before
+  // its claim was released): that file no longer found by its path, and the path free for another user's file.
+  it("keeps the claim of a path the owner's newer upload took meanwhile", async () => {
+    const [other, owner] = await signUpInEachShard(svc);
+    const bucketId = await userBucket("swept");
+    const { id } = await deadUpload(bucketId, owner!, "again.txt");
+    let newer: Response | undefined;
+    // Once the dead record is gone, the owner's upload is stored before the sweep gives back what it held.
+    const sweeping = beforeFirst(
+      /delete from "directory"/i,
+      async () => {
+        newer = await faceUpload(bucketId, "again.txt", owner!.accessToken);
+      },
+      async () => (await shardsHolding(id)).length === 0,
+    );
+    await runHousekeeping({ ...env, ...sweeping }, getConfig(env));
+    expect(newer?.status).toBe(200);
+    expect(await shardsHolding(id)).toEqual([]);
+    expect(await ownerOf(testShards(), pathEntry(bucketId, "again.txt"))).toBe(owner!.user.id);
+    const refused = await faceUpload(bucketId, "again.txt", other!.accessToken);
+    expect(refused.status).toBe(400);
+    const read = await supabaseService().request("GET", `${STORAGE_FACE}/object/${bucketId}/again.txt`, {
+      headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${owner!.accessToken}` },
+    });
+    expect(await read.text()).toBe("bytes of again.txt");
   });
 });

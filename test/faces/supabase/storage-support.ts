@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { PASSWORD, SERVER, type TestService, uniqueEmail } from "../../helpers";
-import { FACE, PUBLISHABLE_KEY } from "./support";
+import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "./support";
 
 /**
  * The face's Storage driven by the real supabase-js: each request goes to the Worker under test with its body as
@@ -46,3 +46,23 @@ export const uniqueBucket = (tag = "b") => `${tag}-${crypto.randomUUID().slice(0
 
 /** A raw request to the face's Storage (for what storage-js does not expose: headers, statuses, raw bodies). */
 export const STORAGE_FACE = `${FACE}/storage/v1`;
+
+/**
+ * A new bucket of the face's Storage (objects addressed by path) that signed-in users upload to and read their own in,
+ * made with the secret key (`tag` starts its name).
+ */
+export async function userBucket(tag: string): Promise<string> {
+  const id = uniqueBucket(tag);
+  const made = await supabaseService().request("POST", `${STORAGE_FACE}/bucket`, {
+    headers: { apikey: SECRET_KEY, authorization: `Bearer ${SECRET_KEY}` },
+    json: { id, name: id },
+  });
+  if (made.status !== 200) throw new Error(`bucket not made: ${made.status} ${await made.text()}`);
+  await setRules(supabaseService(), id, {
+    upload: "authenticated",
+    read: "owner",
+    update: "owner",
+    delete: "owner",
+  });
+  return id;
+}
