@@ -7,7 +7,7 @@ import { UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { changedWords, changesHere, NO_PARTS, NOTHING_CHANGED, offered } from "./changed-here";
-import { userSystem } from "./ledger";
+import { ledgerRows, userSystem } from "./ledger";
 import { withServiceDefaults } from "./supabase-users";
 import { type CheckedUser, type CheckOutcome, checkUser } from "./user-checks";
 import { heldByAnother, type UserEntries, userEntries } from "./user-entries";
@@ -72,10 +72,11 @@ export async function importUsers(
     return group
       ? writeShard(db, group).then(
           () => null,
-          (error: unknown) => error,
+          (error: unknown) => afterFault(db, group, error),
         )
       : null;
   });
+  // Only a user whose batch surely did not run gives its new keys back; one whose batch may have run keeps them all.
   await Promise.all(
     writes.map((plan) =>
       plan.state === "written"
@@ -95,8 +96,11 @@ interface Plan {
   result: ImportResult;
   statements: Statement[];
   entries: UserEntries;
-  /** `claimed`: its keys are the user's, its batch not (yet) written; `written`; `skipped`: nothing of it written. */
-  state: "planned" | "claimed" | "written" | "skipped";
+  /**
+   * `claimed`: its keys are the user's, its batch not (yet) written; `written`; `skipped`: nothing of it written;
+   * `unsure`: its batch failed and may have run (its answer lost, and the ledger's read back failed too).
+   */
+  state: "planned" | "claimed" | "written" | "skipped" | "unsure";
 }
 
 const skipPlan = (plan: Plan, reasons: RowReason[]) => {
@@ -160,8 +164,33 @@ async function writeShard(db: Db, plans: Plan[]): Promise<void> {
 }
 
 /**
- * The constraint a failed batch broke. Anything else (D1 unreachable, overloaded) is the platform's fault, not the
- * row's: the batch was rolled back whole, and the answer is a 503 the command retries, never a user reported bad.
+ * After a shard's write failed on a fault: which of its users' batches ran all the same. A fault may come after D1
+ * applied a batch (its answer lost); given back then, the user's keys would leave its rows unfound by its address or
+ * identity, and the address free for another sign-up to make a second account in another shard, while the retry,
+ * finding the user in the ledger, writes and claims nothing. So each user still `claimed` is looked for in the
+ * ledger, which its own batch writes beside its rows: there with this run's fingerprint, it is `written` (its keys
+ * stay); absent, its batch surely did not run (its new keys go back); the read failing too, `unsure` (its keys stay:
+ * the retry finds the user, or claims the same keys again; a key whose rows never arrived is taken over after the
+ * claim window, src/db/directory.ts). The fault stands unless every user's batch is found to have run.
+ */
+async function afterFault(db: Db, plans: Plan[], error: unknown): Promise<unknown> {
+  const pending = plans.filter((plan) => plan.state === "claimed");
+  const here = await ledgerRows(
+    db,
+    "user",
+    pending.map((plan) => plan.user.id),
+  ).catch(() => undefined);
+  for (const plan of pending) {
+    if (!here) plan.state = "unsure";
+    else if (here.get(plan.user.id)?.fingerprint === plan.user.fingerprint) plan.state = "written";
+  }
+  return plans.some((plan) => plan.state === "claimed" || plan.state === "unsure") ? error : null;
+}
+
+/**
+ * The constraint a failed batch broke. Anything else (D1 unreachable, overloaded, an answer lost) is the platform's
+ * fault, not the row's: a 503 the command retries (unless the batch ran all the same: `afterFault`), never a user
+ * reported bad.
  */
 function unlessConstraint(error: unknown): string {
   const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);

@@ -1,11 +1,13 @@
 // The Nhost import over two shards (vitest.config.ts): each imported user is written whole in the shard of their id,
 // beside the ledger rows that say so, with the directory keys that find them from an email, an identity, a token or
 // a ticket claimed first (src/move-in/user-entries.ts). Files go to their uploader's shard with their id's key.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CLAIM_WINDOW_MS, claim } from "../../src/db/directory";
 import { sha256Hex } from "../../src/lib/crypto";
 import { expectError, PASSWORD, service, sessionFromRefresh } from "../helpers";
 import { STORAGE } from "../storage/helpers";
+import { failingShards, platformErrors, wrapD1 } from "../support/faults";
 import {
   allInShards,
   directoryKeysOf,
@@ -233,6 +235,119 @@ describe("keys another user holds", () => {
       401,
       "invalid-refresh-token",
     );
+  });
+});
+
+describe("a user's batch and a fault at it", () => {
+  const writeLedger = /insert into "import_ledger"/;
+  const readLedger = /^select .* from "import_ledger"/;
+  const importThrough = (bindings: Record<string, D1Database>, users: unknown[]) =>
+    service({ AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false", ...bindings }).request(
+      "POST",
+      "/admin/import/nhost/users",
+      { json: { users, dryRun: false }, headers: admin() },
+    );
+  /** Every shard with its statements and batches through `run` (one hook across the shards, as `failingShards`). */
+  const shardsThrough = (run: Parameters<typeof wrapD1>[1]) =>
+    Object.fromEntries(
+      String(env.AUTH_D1_SHARDS)
+        .split(",")
+        .map((name) => [name, wrapD1((env as Record<string, unknown>)[name] as D1Database, run)]),
+    );
+  const accountsWith = async (email: string) =>
+    (await allInShards<{ n: number }>("SELECT count(*) AS n FROM users WHERE email = ?", email)).reduce(
+      (sum, row) => sum + row.n,
+      0,
+    );
+  /** The user's address, identity and token find them; it signs in; no one else signs up with it. */
+  async function onlyAccountOf(user: Nhost): Promise<void> {
+    const { providerId, providerUserId } = (
+      user.bundle as { providers: { providerId: string; providerUserId: string }[] }
+    ).providers[0]!;
+    expect(await ownerOf("email", user.email)).toBe(user.id);
+    expect(await ownerOf("provider", `${providerId}:${providerUserId}`)).toBe(user.id);
+    expect(await ownerOf("refresh", await tokenHash(user.secrets.refreshToken))).toBe(user.id);
+    const signedIn = await svc.post("/signin/email-password", { email: user.email, password: PASSWORD });
+    expect(signedIn.status).toBe(200);
+    expect(((await signedIn.json()) as { session: { user: { id: string } } }).session.user.id).toBe(user.id);
+    expect((await sessionFromRefresh(svc, user.secrets.refreshToken)).user.id).toBe(user.id);
+    // Random ids: at least one of four sign-ups falls in the other shard, but for one run in sixteen.
+    for (let attempt = 0; attempt < 4; attempt++)
+      await expectError(
+        await svc.post("/signup/email-password", { email: user.email, password: `${PASSWORD}-someone-else` }),
+        409,
+        "email-already-in-use",
+      );
+    expect(await accountsWith(user.email)).toBe(1);
+  }
+
+  // Threat: a shard's batch ran and D1 lost its answer: the import gave the users' keys back while their rows held
+  // them, and the retry, idempotent through the ledger ("unchanged"), claimed nothing again: the address signed in to
+  // no account, and anyone's sign-up whose user fell in the other shard made a second account for it.
+  it("its answer lost: the rows are read back, the import completes, and every key stays its user's", async () => {
+    const users = await nhostUsersInBothShards(1);
+    const { bindings, fault } = failingShards(env, { match: writeLedger, when: "after", times: 1 });
+    const first = await importThrough(
+      bindings,
+      users.map((u) => u.bundle),
+    );
+    expect(fault.failures).toBe(1);
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { results: unknown[] }).results).toEqual(
+      users.map((u) => ({ id: u.id, outcome: "imported" })),
+    );
+    const again = await importUsers(
+      svc,
+      users.map((u) => u.bundle),
+    );
+    expect(again.results.map((r) => r.outcome)).toEqual(["unchanged", "unchanged"]);
+    for (const user of users) await onlyAccountOf(user);
+  });
+
+  // Threat: as above, and the read that would tell whether the rows are there fails too: given back then, the keys
+  // may leave rows unreachable and their address free for a second account; kept, they cost nothing once the retry
+  // finds the user here, and a key whose user never arrived is taken over after the claim window.
+  it("its answer lost and the ledger unreadable: a 503, the keys kept, the retry finds the user here", async () => {
+    const [user] = await nhostUsersInBothShards(1);
+    const failed: string[] = [];
+    const bindings = shardsThrough(async (sql, work) => {
+      if (failed.length === 0 && writeLedger.test(sql)) {
+        failed.push(sql);
+        await work();
+        throw platformErrors.d1();
+      }
+      if (failed.length === 1 && readLedger.test(sql)) {
+        failed.push(sql);
+        throw platformErrors.d1();
+      }
+      return work();
+    });
+    const first = await importThrough(bindings, [user!.bundle]);
+    expect(first.status).toBe(503);
+    expect(first.headers.get("retry-after")).not.toBeNull();
+    expect(await ownerOf("email", user!.email)).toBe(user!.id);
+    expect((await importUsers(svc, [user!.bundle])).results).toEqual([
+      { id: user!.id, outcome: "unchanged" },
+    ]);
+    await onlyAccountOf(user!);
+    // The two statements failed were the user's batch and the ledger's read after it.
+    expect(failed).toHaveLength(2);
+  });
+
+  // Threat: the other way, keys kept after a batch that did not run: the address refused to everyone for the claim
+  // window, with no account behind it.
+  it("failed before it ran: nothing written, the keys given back, the retry imports", async () => {
+    const [user] = await nhostUsersInBothShards(1);
+    const { bindings, fault } = failingShards(env, { match: writeLedger, when: "before", times: 1 });
+    const first = await importThrough(bindings, [user!.bundle]);
+    expect(first.status).toBe(503);
+    expect(fault.failures).toBe(1);
+    expect(await inShard(shardOf(user!.id), "SELECT count(*) AS n FROM users WHERE id = ?", user!.id)).toBe(
+      0,
+    );
+    expect(await directoryKeysOf(user!.id)).toBe(0);
+    expect((await importUsers(svc, [user!.bundle])).results).toEqual([{ id: user!.id, outcome: "imported" }]);
+    await onlyAccountOf(user!);
   });
 });
 
