@@ -186,19 +186,41 @@ export async function reservedOrForgotten<T>(
 }
 
 /**
- * After publishing an upload's files failed: D1 may have made them visible before its answer was lost. They go,
- * uploaded or not, each only while the record is still the one this upload wrote (its bytes' key and ETag, which a
- * replace since would have changed); `discard` then gives back their claims and removes their bytes, as for any
- * failed upload. Without this the 503 left visible files whose bytes `discard` had removed, and the retry met them.
+ * After publishing an upload's files failed: D1 may have made them visible before its answer was lost. Each is made
+ * not uploaded again, only while the record is still the one this upload wrote (its bytes' key and ETag, which a
+ * replace since would have changed). Taken back so, it still holds its id: the upload's `discard` removes its bytes
+ * while no other upload can reserve the id and write the same key (a chosen id's `<bucket>/<id>`), then the record.
+ * Deleted here (as it was), the id was free before the bytes went, and another upload's bytes under it were deleted.
+ * `held`: the records taken back; `unsure`: those D1 failed at (logged), which may be visible with their bytes. A
+ * record in neither is no longer this upload's (deleted, or replaced with bytes of its own meanwhile).
  */
-export async function forgetLostPublish(stored: PlacedFile[]): Promise<void> {
-  for (const { row, placement } of stored) {
-    await undone(`the publishing of file ${row.id}`, () =>
-      placement.db
-        .delete(files)
-        .where(and(eq(files.id, row.id), eq(files.objectKey, row.objectKey), eq(files.etag, row.etag))),
-    );
+export async function unpublishLost(
+  stored: PlacedFile[],
+): Promise<{ held: PlacedFile[]; unsure: PlacedFile[] }> {
+  const held: PlacedFile[] = [];
+  const unsure: PlacedFile[] = [];
+  for (const placed of stored) {
+    const { row, placement } = placed;
+    try {
+      const back = await placement.db
+        .update(files)
+        .set({ isUploaded: false })
+        .where(and(eq(files.id, row.id), eq(files.objectKey, row.objectKey), eq(files.etag, row.etag)))
+        .returning({ id: files.id })
+        .get();
+      if (back) held.push(placed);
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          what: `the publishing of file ${row.id} undone`,
+          detail: String(error),
+        }),
+      );
+      unsure.push(placed);
+    }
   }
+  return { held, unsure };
 }
 
 /** After a record was deleted: its id's entry goes (a no-op for a minted id, which has none, and with one shard). */

@@ -10,7 +10,6 @@ import { bucketNotFound, fileNotFound, notAuthorized, StorageError } from "./err
 import { removeFile } from "./file-admin";
 import {
   bucketAnchor,
-  forgetLostPublish,
   forgetLostReservation,
   mayHaveWritten,
   mintFileId,
@@ -37,7 +36,7 @@ import { findBucket, findFileWithBucket, type LocatedFile } from "./records";
 import { replaceFromPart, replaceWithStored } from "./replace";
 import type { StoredContent } from "./store-content";
 import { recordUnderHasura, storeFileUnderHasura } from "./upload-hasura";
-import { discard, publish, reserve, storeFile } from "./upload-records";
+import { discardLostPublish, publish, reserve, storeFile } from "./upload-records";
 
 /**
  * Writes to objects addressed by bucket and path (object-paths.ts), over the same records, bytes, rules, limits,
@@ -71,8 +70,7 @@ async function published(deps: Deps, placed: PlacedFile): Promise<FileRow> {
     const [file] = await publish(deps, [placed]);
     return { ...placed.row, isUploaded: true, updatedAt: Date.parse(file!.updatedAt) };
   } catch (error) {
-    await forgetLostPublish([placed]);
-    await discard(deps, [{ placed }]);
+    await discardLostPublish(deps, [placed]);
     throw error;
   }
 }

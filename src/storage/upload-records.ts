@@ -8,7 +8,14 @@ import type { Deps } from "../http/deps";
 import { metadataSchema } from "../lib/json-metadata";
 import type { Caller } from "./access";
 import { badRequest, internalError } from "./errors";
-import { bucketAnchor, duplicateFile, type PlacedFile, placeNewFile, releaseUnused } from "./file-shards";
+import {
+  bucketAnchor,
+  duplicateFile,
+  type PlacedFile,
+  placeNewFile,
+  releaseUnused,
+  unpublishLost,
+} from "./file-shards";
 import { decidedByHasura, hasuraForgetFiles } from "./hasura-permissions";
 import { initialObjectKey, toWireFile, type WireFile } from "./records";
 import { type ContentRules, storeContent } from "./store-content";
@@ -174,11 +181,33 @@ function byShard(stored: PlacedFile[]): Map<Db, FileRow[]> {
 }
 
 /**
- * Removes what this upload holds that will not be kept: records first (nothing points at the bytes), then their ids'
- * directory claims, then bytes (a record's, and staged bytes that never got one), then (under Hasura) the app's
- * rows this upload inserted.
+ * Removes what this upload holds that will not be kept, its records not visible: bytes first (a record's, and staged
+ * bytes that never got one), while the records still hold their ids; then the records, their ids' directory claims,
+ * and (under Hasura) the app's rows this upload inserted. A chosen id's bytes go under `<bucket>/<id>` at every
+ * attempt: with the record and claim gone first, another upload could reserve the id and store its bytes there
+ * before this delete removed them (a 201 for a file without bytes). A crash between the two steps leaves a
+ * reservation without bytes, which the daily sweep removes. The bytes' delete failing, the rest goes all the same
+ * (the bytes left are no record's, and the next upload of the id writes over them) and its error is thrown.
  */
 export async function discard(deps: Deps, held: Held[]): Promise<void> {
+  const bytes = await removeBytes(deps, held).then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+  await forgetRecords(deps, held);
+  if (bytes) throw bytes.error;
+}
+
+async function removeBytes(deps: Deps, held: Held[]): Promise<void> {
+  const keys = held.flatMap(({ placed, staged }) => [
+    ...(placed ? [placed.row.objectKey] : []),
+    ...(staged && staged.key !== placed?.row.objectKey ? [staged.key] : []),
+  ]);
+  if (keys.length > 0) await deps.env.FILES.delete(keys);
+}
+
+/** `discard`'s second step: the records not visible, their ids' claims, the app's rows under Hasura. */
+async function forgetRecords(deps: Deps, held: Held[]): Promise<void> {
   const stored = held.flatMap(({ placed }) => (placed ? [placed] : []));
   for (const [db, rows] of byShard(stored)) {
     for (let i = 0; i < rows.length; i += 90) {
@@ -186,17 +215,30 @@ export async function discard(deps: Deps, held: Held[]): Promise<void> {
     }
   }
   for (const { row, placement } of stored) await releaseUnused(deps.shards, placement, row.id);
-  const keys = held.flatMap(({ placed, staged }) => [
-    ...(placed ? [placed.row.objectKey] : []),
-    ...(staged && staged.key !== placed?.row.objectKey ? [staged.key] : []),
-  ]);
-  if (keys.length > 0) await deps.env.FILES.delete(keys);
   if (stored.length > 0 && decidedByHasura(deps.config)) {
     await hasuraForgetFiles(
       deps,
       stored.map(({ row }) => row.id),
     );
   }
+}
+
+/**
+ * After publishing these files failed (D1 may have made them visible before its answer was lost): those taken back
+ * (file-shards.ts `unpublishLost`) are discarded, bytes first. One D1 failed to take back may be visible: its bytes
+ * stay (never a visible file without them), and only a record still not visible goes, with its claim. Without this
+ * the 503 left visible files whose bytes were removed, and the retry met them.
+ */
+export async function discardLostPublish(deps: Deps, stored: PlacedFile[]): Promise<void> {
+  const { held, unsure } = await unpublishLost(stored);
+  await forgetRecords(
+    deps,
+    unsure.map((placed) => ({ placed })),
+  );
+  await discard(
+    deps,
+    held.map((placed) => ({ placed })),
+  );
 }
 
 /**

@@ -5,19 +5,21 @@ import type { Deps } from "../http/deps";
 import { randomUuid } from "../lib/crypto";
 import { allows, type Caller } from "./access";
 import { badRequest, bucketNotFound, notAuthorized, StorageError } from "./errors";
-import {
-  forgetLostPublish,
-  mintFileId,
-  type PlacedFile,
-  randomSlot,
-  reservedOrForgotten,
-} from "./file-shards";
+import { mintFileId, type PlacedFile, randomSlot, reservedOrForgotten } from "./file-shards";
 import { decidedByHasura } from "./hasura-permissions";
 import { MalformedUpload, multipartParts, readSmallPart } from "./multipart";
 import { findBucket, type WireFile } from "./records";
 import { type ContentRules, loosestRules } from "./store-content";
 import { stageBytes } from "./upload-hasura";
-import { discard, type Held, type MetadataEntry, parseMetadata, publish, storeFile } from "./upload-records";
+import {
+  discard,
+  discardLostPublish,
+  type Held,
+  type MetadataEntry,
+  parseMetadata,
+  publish,
+  storeFile,
+} from "./upload-records";
 import { type FormFile, recordedOrForgotten, settleAll } from "./upload-settle";
 
 /** Which ids an upload gives the files the client names none for: its uploader's slot, or one drawn for it. */
@@ -130,18 +132,14 @@ async function reservedOrUndone(
 
 /**
  * Makes the files of the upload visible. If D1 fails at that they go, made visible or not (its answer may have been
- * lost after it did), with their claims and bytes: no file is left without the answer that it was uploaded, nor
- * without its bytes, and the 503's retry uploads them again under the same ids.
+ * lost after it did), with their claims and bytes (upload-records.ts `discardLostPublish`): no file is left without
+ * the answer that it was uploaded, nor without its bytes, and the 503's retry uploads them again under the same ids.
  */
 async function publishedOrDiscarded(deps: Deps, kept: PlacedFile[]): Promise<WireFile[]> {
   try {
     return await publish(deps, kept);
   } catch (error) {
-    await forgetLostPublish(kept);
-    await discard(
-      deps,
-      kept.map((placed) => ({ placed })),
-    );
+    await discardLostPublish(deps, kept);
     throw error;
   }
 }

@@ -67,8 +67,11 @@ export const PNG = Uint8Array.from([
   8, 0, 0, 0, 0, 0x3a, 0x7e, 0x9b, 0x55,
 ]);
 
-/** FILES with a gate: the first `put` whose key matches waits until `release()`; `reached` says it got there. */
-export function pausingFiles(match: (key: string) => boolean) {
+/**
+ * FILES with a gate: the first `put` (or `method`) whose key matches waits until `release()`; `arrived` says it got
+ * there. A `delete` of several keys waits when one of them matches.
+ */
+export function pausingFiles(match: (key: string) => boolean, method: "put" | "delete" = "put") {
   let release!: () => void;
   let reached!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -76,14 +79,14 @@ export function pausingFiles(match: (key: string) => boolean) {
   let paused = false;
   const files = new Proxy(env.FILES, {
     get(target, property) {
-      if (property === "put") {
-        return async (key: string, ...rest: unknown[]) => {
-          if (!paused && match(key)) {
+      if (property === method) {
+        return async (key: string | string[], ...rest: unknown[]) => {
+          if (!paused && (Array.isArray(key) ? key : [key]).some(match)) {
             paused = true;
             reached();
             await gate;
           }
-          return (target.put as (...args: unknown[]) => Promise<unknown>)(key, ...rest);
+          return (target[method] as (...args: unknown[]) => Promise<unknown>)(key, ...rest);
         };
       }
       const value = Reflect.get(target, property);

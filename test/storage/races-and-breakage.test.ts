@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { DRAIN_LIMIT } from "../../src/storage/multipart";
 import { PART_SIZE } from "../../src/storage/r2-writer";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
+import { failingShards } from "../support/faults";
 import { allInShards, firstInAnyShard } from "../support/shards";
 import {
   expectStorageError,
@@ -71,6 +72,36 @@ function truncatedBody(size: number): { body: Uint8Array; type: string } {
 
 async function session() {
   return (await signUp(svc)).accessToken;
+}
+
+/**
+ * An upload of `id` answered while a failed attempt at it (`failed`) was deleting its bytes, held there until
+ * `release`: refused, the id still that attempt's, and nothing served under it once the attempt ended (its answer
+ * returned). A 201 there was the defect: a file whose bytes the other attempt's cleanup then deleted.
+ */
+async function expectHeldByCleanup(
+  id: string,
+  token: string,
+  answer: Response,
+  release: () => void,
+  failed: Promise<Response>,
+): Promise<Response> {
+  const answered = answer.status;
+  const text = await answer.text();
+  release();
+  const failure = await failed;
+  const served = (await svc.request("GET", `${STORAGE}/files/${id}`, { token })).status;
+  expect({ answered, served }, text).toEqual({ answered: 409, served: 404 });
+  return failure;
+}
+
+/** The retry once the failed attempt is over: 201, and the file serves its bytes. */
+async function expectRetryServed(id: string, token: string, retry: () => Promise<Response>) {
+  const answer = await retry();
+  expect(answer.status, await answer.clone().text()).toBe(201);
+  const download = await svc.request("GET", `${STORAGE}/files/${id}`, { token });
+  expect(download.status).toBe(200);
+  expect(await download.text()).toBe("the retry's bytes");
 }
 
 /** A new user's text file: its id and the owner's token. */
@@ -315,6 +346,61 @@ describe("races for one file", () => {
     gated.release();
     await expectStorageError(await replacing, 404, "file not found");
     expect(await objectKeys(`default/${id}`)).toEqual([]);
+  });
+
+  // Threat: a client-chosen id's bytes go under `default/<id>` at every attempt. A failed attempt's cleanup gave the
+  // id back (its record deleted, its claim released) before deleting its bytes: another upload of the id in between
+  // (the same user retrying, or another request) was answered 201, and then lost its bytes to that delete — a file
+  // that 404s. The cleanup now holds the id until its bytes are gone.
+  it("an upload of a chosen id while a failed attempt at it cleans up: never a 201 whose bytes that cleanup deletes", async () => {
+    const token = await session();
+    const id = crypto.randomUUID();
+    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
+    // A metadata[] too many: malformed, so the first attempt's file, stored as it arrived, is discarded.
+    const failing = new FormData();
+    failing.append("metadata[]", JSON.stringify({ id }));
+    failing.append("metadata[]", JSON.stringify({ name: "extra" }));
+    failing.append("file[]", new Blob(["the failed attempt's bytes"], { type: "text/plain" }), "first.txt");
+    const first = service({ ...NO_VERIFICATION, FILES: gated.files }).request("POST", `${STORAGE}/files`, {
+      body: failing,
+      token,
+    });
+    await gated.arrived;
+    const retry = () =>
+      svc.request("POST", `${STORAGE}/files`, {
+        body: uploadForm([{ bytes: "the retry's bytes", type: "text/plain", metadata: { id } }]),
+        token,
+      });
+    await expectStorageError(
+      await expectHeldByCleanup(id, token, await retry(), gated.release, first),
+      400,
+      "malformed multipart/form-data: metadata[] part 2 has no file[] part (1 sent)",
+    );
+    await expectRetryServed(id, token, retry);
+  });
+
+  // Threat: the same, after publishing failed with its answer lost (D1 made the file visible): the undo deleted the
+  // record, then the bytes, and an upload of the id in between lost its bytes.
+  it("an upload of a chosen id while a failed publish of it is undone: never a 201 whose bytes the undo deletes", async () => {
+    const token = await session();
+    const id = crypto.randomUUID();
+    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
+    const publishing = /update "files" set "is_uploaded"/i;
+    const lost = failingShards(env, { match: publishing, times: 1, when: "after" }).bindings;
+    const upload = (s: typeof svc, text: string) =>
+      s.request("POST", `${STORAGE}/files`, {
+        body: uploadForm([{ bytes: text, type: "text/plain", metadata: { id } }]),
+        token,
+      });
+    const first = upload(
+      service({ ...NO_VERIFICATION, ...lost, FILES: gated.files }),
+      "the failed attempt's bytes",
+    );
+    await gated.arrived;
+    const retry = () => upload(svc, "the retry's bytes");
+    const failure = await expectHeldByCleanup(id, token, await retry(), gated.release, first);
+    expect(failure.status).toBe(503);
+    await expectRetryServed(id, token, retry);
   });
 
   it("bytes gone from R2 under a live record: a 404, not a 500", async () => {
