@@ -1,6 +1,5 @@
 import { and, eq, gt } from "drizzle-orm";
 import { idForUser, shardOfRouted } from "../../db/routed-ids";
-import type { UserRow } from "../../db/schema";
 import { linkExchangeCodes } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
@@ -76,82 +75,114 @@ export interface Redeemed<Answer> {
   providerTokens: ProviderTokens | undefined;
 }
 
-/** A code taken for its exchange: who it signs in, how, and into which organization. */
-interface TakenCode extends PutBack {
-  user: UserRow;
-  method: Method | undefined;
-  orgId: string | undefined;
+/**
+ * A code claimed for its exchange: its row as the claim found it (now under the claim's key), the put-back that gives
+ * it its hash again, and the delete that spends it for good.
+ */
+interface ClaimedCode extends PutBack {
+  row: typeof linkExchangeCodes.$inferSelect;
+  spend(): Promise<unknown>;
 }
 
 /**
  * Redeems an exchange code, for every caller (the Nhost API's `POST /token/exchange`, the Supabase face's
- * `exchangeCodeForSession` and its implicit flow's callback): the take, the session in the code's organization, the
- * caller's answer, a provider's tokens last. A fault after the take puts the code back for the retry. A user with
- * TOTP on gets the `mfa` ticket instead of a session, unless the scope steps sessions up later: the mailed link (or
- * the provider) was one factor.
+ * `exchangeCodeForSession` and its implicit flow's callback): the claim, the verifier, the user, the session in the
+ * code's organization, the caller's answer, a provider's tokens last. A fault anywhere from the claim on (its own lost
+ * answer included) puts the code back for the retry; anything else spends it (`spentUnlessPutBack`). A user with TOTP
+ * on gets the `mfa` ticket instead of a session, unless the scope steps sessions up later: the mailed link (or the
+ * provider) was one factor.
  */
 export async function redeemExchangeCode<Answer>(
   deps: Deps,
   input: { code: string; codeVerifier: string },
   how: Redemption<Answer>,
 ): Promise<Redeemed<Answer>> {
-  const taken = await takeExchangeCode(deps, input, how.refusal);
-  return onFaultPutBack(taken, async () => {
-    const result = await startSession(how.scopeFor(taken.method), {
-      user: taken.user,
-      method: taken.method,
-      org: await orgOfCode(deps, taken.orgId, taken.user.id),
+  const refuse = (reason: ExchangeRefusal) =>
+    how.refusal?.(reason) ?? new AppError("invalid-request", "invalid or expired code", reason);
+  const claimed = await claimExchangeCode(deps, input.code, refuse);
+  return spentUnlessPutBack(deps, claimed, async () => {
+    // Checked after the claim, so a wrong verifier spends the code too (no guessing against one code).
+    if (!(await verifierMatches(input.codeVerifier, claimed.row.codeChallenge))) throw refuse("bad-verifier");
+    const user = await findUserById(deps.shards, claimed.row.userId);
+    if (!user) throw refuse("no-code");
+    if (user.disabled) throw new AppError("disabled-user");
+    const { method, orgId } = startOfCode(input.code);
+    const result = await startSession(how.scopeFor(method), {
+      user,
+      method,
+      org: await orgOfCode(deps, orgId, user.id),
       mfaGate: true,
     });
     const answer = await how.answer(result);
     // Last, after every other read and write: the hand-off is single use, and its take puts it back only when a
     // statement of its own fails (a lost answer included), so a fault after it would lose it; before it, the fault
     // leaves it for the retry the code was put back for (taken earlier, that retry signed in without it).
-    const provider = taken.method?.startsWith("provider:")
-      ? taken.method.slice("provider:".length)
-      : undefined;
+    const provider = method?.startsWith("provider:") ? method.slice("provider:".length) : undefined;
     const providerTokens =
-      provider && how.providerTokens ? await how.providerTokens(deps, taken.user.id, provider) : undefined;
+      provider && how.providerTokens ? await how.providerTokens(deps, user.id, provider) : undefined;
     return { answer, providerTokens };
   });
 }
 
+/** How the session a code opens is recorded, and its organization: written after the code's id (`issueExchangeCode`). */
+function startOfCode(code: string): { method: Method | undefined; orgId: string | undefined } {
+  const dot = code.indexOf(".");
+  const [method, orgId] = dot < 0 ? [] : code.slice(dot + 1).split(".");
+  return { method: method as Method | undefined, orgId };
+}
+
 /**
- * Takes the code in one `DELETE … RETURNING` before the verifier is checked, so a wrong verifier burns the code too (no
- * guessing against one code). A refusal is `refusal(reason)`, else `invalid-request` with the reason as its detail. A
- * fault after the take (the user's read here, the rest in `redeemExchangeCode`) puts the code back.
+ * Claims the code in one `UPDATE … RETURNING` that moves its row to a key only this request knows (`taken:<uuid>`; a
+ * code's key is a SHA-256 in hex, so no take ever meets it): of two redemptions at once, one wins. The claim's own
+ * fault (D1 may have run it and lost the answer) puts it back: the put-back renames this request's claim, so it is
+ * right whether the claim ran or not, and gives back nothing another request took. One `DELETE … RETURNING`, whose
+ * lost answer left no row to put back, spent the code for nothing: the retry was refused and the person signed in
+ * again. No round trip more: the claimed row's delete comes after the answer (`spentUnlessPutBack`).
  */
-async function takeExchangeCode(
+async function claimExchangeCode(
   deps: Deps,
-  input: { code: string; codeVerifier: string },
-  refusal?: (reason: ExchangeRefusal) => Error,
-): Promise<TakenCode> {
-  const refuse = (reason: ExchangeRefusal) =>
-    refusal?.(reason) ?? new AppError("invalid-request", "invalid or expired code", reason);
-  const dot = input.code.indexOf(".");
-  const db = shardOfRouted(deps.shards, dot < 0 ? input.code : input.code.slice(0, dot));
-  const row = await db
-    ?.delete(linkExchangeCodes)
-    .where(
-      and(
-        eq(linkExchangeCodes.codeHash, await sha256Hex(input.code)),
-        gt(linkExchangeCodes.expiresAt, deps.now()),
-      ),
-    )
-    .returning()
-    .get();
-  if (!db || !row) throw refuse("no-code");
-  if (!(await verifierMatches(input.codeVerifier, row.codeChallenge))) throw refuse("bad-verifier");
+  code: string,
+  refuse: (reason: ExchangeRefusal) => Error,
+): Promise<ClaimedCode> {
+  const dot = code.indexOf(".");
+  const db = shardOfRouted(deps.shards, dot < 0 ? code : code.slice(0, dot));
+  if (!db) throw refuse("no-code");
+  const codeHash = await sha256Hex(code);
+  const claim = `taken:${crypto.randomUUID()}`;
+  const ofClaim = eq(linkExchangeCodes.codeHash, claim);
   const putBack = putBackWith("exchange code", () =>
-    db.insert(linkExchangeCodes).values(row).onConflictDoNothing().run(),
+    db.update(linkExchangeCodes).set({ codeHash }).where(ofClaim).run(),
   );
-  const [method, orgId] = dot < 0 ? [] : input.code.slice(dot + 1).split(".");
-  return onFaultPutBack({ putBack }, async () => {
-    const user = await findUserById(deps.shards, row.userId);
-    if (!user) throw refuse("no-code");
-    if (user.disabled) throw new AppError("disabled-user");
-    return { user, method: method as Method | undefined, orgId, putBack };
-  });
+  const row = await onFaultPutBack({ putBack }, () =>
+    db
+      .update(linkExchangeCodes)
+      .set({ codeHash: claim })
+      .where(and(eq(linkExchangeCodes.codeHash, codeHash), gt(linkExchangeCodes.expiresAt, deps.now())))
+      .returning()
+      .get(),
+  );
+  if (!row) throw refuse("no-code");
+  return { row, putBack, spend: () => db.delete(linkExchangeCodes).where(ofClaim).run() };
+}
+
+/**
+ * `onFaultPutBack` for a claimed code: a fault puts it back; an answer or a refusal spends it, its claimed row deleted
+ * after the answer (best effort: a claimed row left over can never be redeemed, and goes with the expired codes in
+ * the daily sweep, src/auth/housekeeping.ts `sweepAuth`).
+ */
+async function spentUnlessPutBack<T>(deps: Deps, claimed: ClaimedCode, work: () => Promise<T>): Promise<T> {
+  let putBack = false;
+  const taken: PutBack = {
+    putBack: async () => {
+      putBack = true;
+      await claimed.putBack();
+    },
+  };
+  try {
+    return await onFaultPutBack(taken, work);
+  } finally {
+    if (!putBack) deps.background(claimed.spend(), "exchange code spent");
+  }
 }
 
 /** The organization an enterprise sign-in's code starts its session in, while the membership is still active. */

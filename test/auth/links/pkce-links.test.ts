@@ -17,7 +17,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
-import { eachStatementFailingOnce } from "../../support/faults";
+import { eachStatementFailingOnce, failingShards } from "../../support/faults";
 import { allInShards, routedD1 } from "../../support/shards";
 
 const svc = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
@@ -122,16 +122,17 @@ describe("PKCE email links", () => {
 });
 
 describe("POST /token/exchange with D1 failing once at each of its statements", () => {
+  const newCode = async () => {
+    const email = uniqueEmail("pkce-fault");
+    const { codeVerifier, codeChallenge } = await pkcePair();
+    await svc.post("/signin/passwordless/email", { email, codeChallenge });
+    return { email, code: (await followMail(email)).get("code")!, codeVerifier };
+  };
+  const settings = { AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" };
+
   // Threat: a fault after the code was taken (the user's read, the session's batch) answered 503 with the code gone:
   // the client's retry, which the 503 asks for, was refused, and the magic link the user clicked was lost.
   it("each step: a 503 whose retry with the same code and verifier signs in, or a 200; never a code spent for nothing", async () => {
-    const newCode = async () => {
-      const email = uniqueEmail("pkce-fault");
-      const { codeVerifier, codeChallenge } = await pkcePair();
-      await svc.post("/signin/passwordless/email", { email, codeChallenge });
-      return { email, code: (await followMail(email)).get("code")!, codeVerifier };
-    };
-    const settings = { AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" };
     let retried = 0;
     await eachStatementFailingOnce(
       env,
@@ -157,7 +158,61 @@ describe("POST /token/exchange with D1 failing once at each of its statements", 
     );
     expect(retried).toBeGreaterThan(1);
   }, 60_000);
+
+  // Threat: D1 ran the code's take (one DELETE … RETURNING) but its answer was lost: the 503 could not put back a row
+  // it never saw, so the retry the 503 asks for was refused (`invalid-request`) and the person had to sign in again.
+  // Each statement of the exchange runs, then its answer is lost; the code's own take among them.
+  it("each step run and its answer lost: a 503 whose retry with the same code and verifier signs in, once", async () => {
+    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
+    const first = await service({ ...settings, ...watched.bindings }).post(
+      "/token/exchange",
+      await newCode(),
+    );
+    expect(first.status).toBe(200);
+    const steps = [...watched.fault.seen];
+    expect(
+      steps.filter((sql) => /^(update|delete from) "authorization_codes"/.test(sql)).length,
+    ).toBeGreaterThan(0);
+    let retried = 0;
+    for (let step = 0; step < steps.length; step++) {
+      const context = `step ${step} (after): ${steps[step]!.slice(0, 80)}`;
+      const failing = service({
+        ...settings,
+        ...failingShards(env, { after: step, times: 1, when: "after" }).bindings,
+      });
+      const { email, code, codeVerifier } = await newCode();
+      let answer = await failing.post("/token/exchange", { code, codeVerifier });
+      if (answer.status !== 200) {
+        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+        retried++;
+        answer = await failing.post("/token/exchange", { code, codeVerifier });
+        expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
+      }
+      const { session } = (await answer.json()) as { session: WireSession };
+      expect(session.user.email, context).toBe(email);
+      // Spent now, by the one exchange that answered 200, and no row of it left (claimed or not).
+      await expectError(await svc.post("/token/exchange", { code, codeVerifier }), 400, "invalid-request");
+      expect(await codesOf(code, session.user.id), context).toBe(0);
+    }
+    expect(retried).toBeGreaterThan(1);
+  }, 60_000);
+
+  // Threat: the take is what keeps a code single use; two redemptions at once must not both sign in.
+  it("two redemptions of one code at once: one signs in, the other is refused", async () => {
+    const { code, codeVerifier } = await newCode();
+    const answers = await Promise.all([0, 1].map(() => exchange(code, codeVerifier)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
+  });
 });
+
+/** The rows of a user's exchange codes in the code's shard, under any key (a redemption's claim included). */
+async function codesOf(code: string, userId: string): Promise<number> {
+  const row = await routedD1(code)
+    .prepare("SELECT count(*) AS n FROM authorization_codes WHERE user_id = ?")
+    .bind(userId)
+    .first<{ n: number }>();
+  return row!.n;
+}
 
 describe("sign-up variants of the passwordless flows", () => {
   const both = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true", AUTH_OTP_EMAIL_ENABLED: "true" });

@@ -310,8 +310,10 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
 
   // Threat: the hand-off of the provider's tokens is single use, and D1 ran its take (the row deleted) but the answer
   // was lost: the 503 put the code back, but not the tokens, so the retry signed in without `provider_token` and
-  // `provider_refresh_token`, lost for good (the app could no longer call the provider's API for the person). Each
-  // statement of the exchange runs, then its answer is lost; a success leaves no tokens behind.
+  // `provider_refresh_token`, lost for good (the app could no longer call the provider's API for the person). And the
+  // code's own take (one DELETE … RETURNING) run with its answer lost left nothing to put back: the retry was told 404
+  // `flow_state_not_found` and the person had to sign in again. Each statement of the exchange runs, then its answer
+  // is lost; a success leaves no tokens behind, and the code is spent afterwards.
   it("a lost answer at each statement: the retry with the same code gets the provider's tokens, and none stay", async () => {
     const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
     expect(
@@ -320,10 +322,10 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
     ).toBe(200);
     const steps = [...watched.fault.seen];
     expect(steps.some((sql) => /provider_token_handoffs/.test(sql))).toBe(true);
+    // The code's own take is among them: its lost answer, too, must leave the code for the retry.
+    expect(steps.some((sql) => /^(update|delete from) "authorization_codes"/.test(sql))).toBe(true);
     let retried = 0;
     for (let step = 0; step < steps.length; step++) {
-      // The code's own take answered lost spends the code (nobody can tell it ran): not the tokens' hand-off.
-      if (/^delete from "authorization_codes"/.test(steps[step]!)) continue;
       const context = `step ${step} (after): ${steps[step]!.slice(0, 80)}`;
       const failing = supabaseService({
         ...settings,
@@ -346,6 +348,7 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
       expect(session.provider_token ?? "(none)", context).toMatch(/^access-/);
       expect(session.provider_refresh_token ?? "(none)", context).toMatch(/^refresh-/);
       expect(await handoffsOf(session.user.id), context).toEqual([]);
+      expect((await pkceGrant(supabaseService(settings), body)).status, context).toBe(404);
     }
     expect(retried).toBeGreaterThan(1);
   }, 60_000);
