@@ -178,8 +178,9 @@ export const tickets = sqliteTable(
 
 /**
  * Exchange codes: one-time codes that a followed mailed link hands to a PKCE app instead of a refresh token
- * (`POST /token/exchange`). Only the hash is kept; consumed by one `DELETE … RETURNING`. The table keeps the name it
- * had before the OAuth2 server's authorization codes (`oauth2_codes`) existed.
+ * (`POST /token/exchange`). Only the hash is kept; claimed by one `UPDATE … RETURNING` that renames it to a key of
+ * the redemption's own (`taken:<uuid>`), deleted after the answer (src/auth/links/exchange-codes.ts). The table keeps
+ * the name it had before the OAuth2 server's authorization codes (`oauth2_codes`) existed.
  */
 export const linkExchangeCodes = sqliteTable(
   "authorization_codes",
