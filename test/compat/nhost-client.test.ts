@@ -10,6 +10,7 @@ import { decodeJwt } from "jose";
 import { describe, expect, inject, it } from "vitest";
 import { totpCode, totpStep } from "../../src/auth/mfa/totp";
 import { SoftwareAuthenticator } from "../fakes/authenticator";
+import { uniquePhone } from "../support/phones";
 import {
   authUrl,
   browse,
@@ -174,7 +175,7 @@ describe("@nhost/nhost-js with TOTP MFA", () => {
 describe("@nhost/nhost-js SMS sign-in", () => {
   it("texts a code that signs in and the client stores the session", async () => {
     const nhost = client();
-    const phoneNumber = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phoneNumber = uniquePhone();
     expect((await nhost.auth.signInPasswordlessSms({ phoneNumber })).body).toBe("OK");
     const texts = (await (
       await fetch(`${authUrl}/dev/sms?to=${encodeURIComponent(phoneNumber)}`)
@@ -197,7 +198,7 @@ describe("@nhost/nhost-js SMS sign-in", () => {
 
   it("signUpPasswordlessSms creates the account and texts a code; a number with an account is 409", async () => {
     const nhost = client();
-    const phoneNumber = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phoneNumber = uniquePhone();
     const signUp = await nhost.auth.signUpPasswordlessSms({ phoneNumber, options: { displayName: "Sam" } });
     expect(signUp.body).toBe("OK");
     const texts = (await (

@@ -11,6 +11,7 @@ import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { encode } from "fast-png";
 import { imageSize } from "image-size";
 import { describe, expect, inject, it } from "vitest";
+import { uniquePhone } from "../support/phones";
 import {
   answerQuestion,
   authUrl,
@@ -149,7 +150,7 @@ describe("auth-js against wrangler dev, method by method", () => {
 
   it("signUp by phone, verifyOtp (sms), signInWithPassword (phone); updateUser email; reauthenticate", async () => {
     // GoTrue's numbers are digits without the "+", as auth-js sends them.
-    const phone = `1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phone = uniquePhone().slice(1);
     const client = supabase();
     const up = await client.auth.signUp({ phone, password: PASSWORD });
     expect(up.error).toBeNull();

@@ -17,6 +17,7 @@ import {
 } from "../providers/support";
 import { IDP } from "../sso/support";
 import { failingFetcher, failingKv, failingShards } from "../support/faults";
+import { uniquePhone } from "../support/phones";
 import { allInShards } from "../support/shards";
 import { withShortTimeouts } from "../support/timeouts";
 import { expectUnavailable } from "./support";
@@ -381,7 +382,6 @@ describe("SMS sign-in: Twilio unreachable", () => {
   };
   const twilio = service(TWILIO_ENV);
   const TWILIO_API = /api\.twilio\.com\/2010-04-01\//;
-  const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
 
   async function sentByTwilio(to: string): Promise<{ Body: string }[]> {
     const response = await env.OUTBOUND!.fetch(`https://api.twilio.com/__sent?to=${encodeURIComponent(to)}`);

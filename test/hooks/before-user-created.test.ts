@@ -8,6 +8,7 @@ import { SoftwareAuthenticator } from "../fakes/authenticator";
 import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, uniqueEmail } from "../helpers";
 import { importUsers, nhostUser } from "../move-in/support";
 import { FAKE_PROVIDERS, signInWith } from "../providers/support";
+import { uniquePhone } from "../support/phones";
 import { allInShards, userD1 } from "../support/shards";
 import { answers, hookEvents, hookReceiver, type Scenario, usersWithEmail } from "./support";
 
@@ -26,7 +27,6 @@ const policy: Scenario = ({ user }) => {
 };
 
 const blocked = () => `someone-${crypto.randomUUID().slice(0, 8)}@blocked.example`;
-const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
 
 const WAYS_IN = {
   ...FAKE_PROVIDERS,

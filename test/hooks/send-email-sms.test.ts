@@ -4,9 +4,8 @@
 // `service-unavailable`, the way a failing transport would: nobody is told "check your inbox" for a mail never sent.
 import { describe, expect, it } from "vitest";
 import { expectError, mailbox, PASSWORD, service, uniqueEmail, type WireSession } from "../helpers";
+import { uniquePhone } from "../support/phones";
 import { answers, hookEvents, hookReceiver, usersWithEmail } from "./support";
-
-const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
 
 describe("SEND_EMAIL", () => {
   const receiver = hookReceiver({ SEND_EMAIL: answers.noContent() });

@@ -3,6 +3,7 @@ import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH } from "../../src/lib/json-metad
 import { NO_VERIFICATION, service, signUp, uniqueEmail } from "../helpers";
 import { APP, FAKE_PROVIDERS } from "../providers/support";
 import { STORAGE } from "../storage/helpers";
+import { uniquePhone } from "../support/phones";
 
 /**
  * Threat: a small body that costs the service its stack. Metadata nested 10,000 levels deep (60 kB) or 20,000
@@ -49,7 +50,7 @@ async function expectClear400(response: Response, context: string) {
 }
 
 describe("metadata is bounded at every entry point", () => {
-  const phone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+  const phone = () => uniquePhone();
   const bodies: [string, () => unknown][] = [
     [
       "/signup/email-password",

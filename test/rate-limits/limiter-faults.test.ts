@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS } from "../../src/rate-limits/buckets";
 import { PUBLISHABLE_KEY, supabaseClient } from "../faces/supabase/support";
 import { expectError, mailbox, NO_VERIFICATION, PASSWORD, service, signUp, uniqueEmail } from "../helpers";
+import { uniquePhone } from "../support/phones";
 import { allInShards } from "../support/shards";
 
 const broken = () => Promise.reject(new Error("Durable Object reset because its code was updated"));
@@ -104,7 +105,7 @@ describe("a rate limit that cannot be counted", () => {
       AUTH_SUPABASE_PUBLISHABLE_KEYS: PUBLISHABLE_KEY,
     });
     const email = uniqueEmail("sms-count-down");
-    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phone = uniquePhone();
     const texts = async () =>
       ((await (await plain.get(`/dev/sms?to=${encodeURIComponent(phone)}`)).json()) as { body: string }[])
         .length;

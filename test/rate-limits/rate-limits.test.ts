@@ -10,6 +10,7 @@ import {
   uniqueAddress,
   uniqueEmail,
 } from "../helpers";
+import { uniquePhone } from "../support/phones";
 
 const ON = { ...NO_VERIFICATION, AUTH_RATE_LIMIT_ENABLE: "true" };
 /** A deployment without the Rate Limiting bindings: every count, per address too, is exact in the Durable Object. */
@@ -84,7 +85,7 @@ describe("rate limits (on by default), counted exactly where no binding counts a
       AUTH_DEV_SMS: "true",
       AUTH_RATE_LIMIT_SMS_BURST: "2",
     });
-    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phone = uniquePhone();
     const send = (ip: string, phoneNumber: string) =>
       svc.request("POST", "/signin/passwordless/sms", {
         headers: fromIp(ip),

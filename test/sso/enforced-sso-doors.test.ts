@@ -12,6 +12,7 @@ import {
   VERIFIER,
 } from "../oauth2/support";
 import { mintIdToken, signInWith, withProviders } from "../providers/support";
+import { uniquePhone } from "../support/phones";
 import { userD1 } from "../support/shards";
 import { location, openIn, postToAcs, type SamlOrg, samlOrg, startSignIn } from "./saml-support/connection";
 import { signedResponse, toBase64 } from "./saml-support/idp";
@@ -227,7 +228,7 @@ describe("enforced SSO closes the doors that bypass the IdP", () => {
 
   it("refuses SMS codes, and a code mailed before enforcement, of the domain's users", async () => {
     const org = await samlOrg();
-    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phone = uniquePhone();
     const texted = await smsSession(phone);
     // The account's email is the org's (as if added in the account center; not an identifier the flow looks up).
     await userD1(texted.user.id)

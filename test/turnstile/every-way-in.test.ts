@@ -9,6 +9,7 @@ import { expectError, NO_VERIFICATION, PASSWORD, service, uniqueAddress, uniqueE
 import { Browser } from "../oauth2/page-browser";
 import { authorize, newClient, provider, requestIdOf } from "../oauth2/support";
 import { FAKE_PROVIDERS, location as redirectedTo, startAt as startProvider } from "../providers/support";
+import { uniquePhone } from "../support/phones";
 import { allInShards } from "../support/shards";
 
 const SITEVERIFY = "https://turnstile.fake/siteverify";
@@ -25,8 +26,6 @@ const GUARDED = {
 
 /** A token the fake siteverify accepts once, solved for `action`. */
 const solved = (action = "signup") => `pass:localhost:${action}:${crypto.randomUUID()}`;
-
-const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
 
 /** Users with `value` in `column`, in every shard. */
 async function userCount(column: "email" | "phone_number", value: string): Promise<number> {

@@ -4,17 +4,13 @@ import { describe, expect, it } from "vitest";
 import { totpCode, totpStep } from "../../../src/auth/mfa/totp";
 import { expectError, service, type WireSession } from "../../helpers";
 import { eachStatementFailingOnce } from "../../support/faults";
+import { uniquePhone } from "../../support/phones";
 
 const svc = service({
   AUTH_SMS_PASSWORDLESS_ENABLED: "true",
   AUTH_DEV_SMS: "true",
   AUTH_MFA_ENABLED: "true",
 });
-
-/** A fresh, valid US number in E.164 (555-01xx numbers are reserved for fiction). */
-function uniquePhone(): string {
-  return `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
-}
 
 async function devSms(to: string): Promise<{ to: string; body: string }[]> {
   const response = await svc.get(`/dev/sms?to=${encodeURIComponent(to)}`);

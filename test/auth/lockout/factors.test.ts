@@ -16,6 +16,7 @@ import {
   uniqueEmail,
   type WireSession,
 } from "../../helpers";
+import { uniquePhone } from "../../support/phones";
 import { userD1 } from "../../support/shards";
 
 const svc = service({
@@ -127,7 +128,7 @@ describe("one-time code lockout", () => {
   }, 30_000);
 
   it("SMS codes: the same, for a number (no mail: the account has no address)", async () => {
-    const phoneNumber = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phoneNumber = uniquePhone();
     const requestCode = async () => {
       expect((await svc.post("/signin/passwordless/sms", { phoneNumber })).status).toBe(200);
       const [sms] = (await (await svc.get(`/dev/sms?to=${encodeURIComponent(phoneNumber)}`)).json()) as {

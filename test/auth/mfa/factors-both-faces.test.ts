@@ -16,6 +16,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
+import { uniquePhone } from "../../support/phones";
 import { userD1 } from "../../support/shards";
 
 /**
@@ -37,8 +38,6 @@ const ADMIN = { "x-hasura-admin-secret": String(svc.env.AUTH_ADMIN_SECRET) };
 const ORIGIN = "http://localhost:3000";
 
 const client = () => supabaseClient(svc, undefined, { "cf-connecting-ip": uniqueAddress() });
-/** A fresh, valid US number in E.164 (555-01xx numbers are reserved for fiction). */
-const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
 const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
 
 /** The newest code texted to `to` (the list is newest first). */

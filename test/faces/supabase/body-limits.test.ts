@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ADDRESS_LIMITER_BINDINGS } from "../../../src/rate-limits/buckets";
 import { mailbox, PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
+import { uniquePhone } from "../../support/phones";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -25,8 +26,8 @@ const LIMITS = {
 };
 const svc = supabaseService(LIMITS);
 
-/** A fresh US number as GoTrue takes it, without its `+` (555-01xx numbers are reserved for fiction). */
-const uniquePhone = () => `1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+/** Without its `+`, as supabase-js takes a number. */
+const localPhone = () => uniquePhone().slice(1);
 
 const post = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   svc.request("POST", `${FACE}/auth/v1${path}`, {
@@ -48,7 +49,7 @@ describe("a body naming an email and a phone is counted on the one the handler u
     const victim = uniqueEmail("sb-otp-bomb");
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++)
-      statuses.push((await post("/otp", { email: victim, phone: uniquePhone() })).status);
+      statuses.push((await post("/otp", { email: victim, phone: localPhone() })).status);
     expect(statuses).toEqual([200, 200, 429]);
     expect(await mailbox(svc, victim)).toHaveLength(2);
   });
@@ -57,7 +58,7 @@ describe("a body naming an email and a phone is counted on the one the handler u
     const victim = uniqueEmail("sb-resend-bomb");
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
-      statuses.push((await post("/resend", { type: "signup", email: victim, phone: uniquePhone() })).status);
+      statuses.push((await post("/resend", { type: "signup", email: victim, phone: localPhone() })).status);
     }
     expect(statuses).toEqual([200, 200, 429]);
   });
@@ -69,7 +70,7 @@ describe("a body naming an email and a phone is counted on the one the handler u
     for (let i = 0; i < 3; i++) {
       const guess = String(100_000 + i);
       statuses.push(
-        (await post("/verify", { type: "email", email, token: guess, phone: uniquePhone() })).status,
+        (await post("/verify", { type: "email", email, token: guess, phone: localPhone() })).status,
       );
     }
     expect(statuses.slice(0, 2)).not.toContain(429);
@@ -77,7 +78,7 @@ describe("a body naming an email and a phone is counted on the one the handler u
   });
 
   it("/verify of a texted code is counted on its number, written with or without its +", async () => {
-    const phone = uniquePhone();
+    const phone = localPhone();
     const statuses: number[] = [];
     for (const written of [phone, `+${phone}`, phone]) {
       statuses.push((await post("/verify", { type: "sms", phone: written, token: "123456" })).status);
@@ -89,7 +90,7 @@ describe("a body naming an email and a phone is counted on the one the handler u
 
 describe("signUp by phone is an SMS to the number", () => {
   it("counted per number in the SMS bucket, not per client address alone", async () => {
-    const phone = uniquePhone();
+    const phone = localPhone();
     const statuses: number[] = [];
     for (const written of [phone, `+${phone}`, phone]) {
       statuses.push((await post("/signup", { phone: written, password: PASSWORD })).status);
@@ -169,7 +170,7 @@ describe("updateUser's changes are sends to the new address or number", () => {
   });
 
   it("a phone change is counted on the new number, however it is written", async () => {
-    const phone = uniquePhone();
+    const phone = localPhone();
     const statuses: number[] = [];
     for (const written of [phone, `+${phone}`, phone]) {
       statuses.push((await put(await signedIn(), { phone: written })).status);
@@ -192,7 +193,7 @@ describe("a phone factor's texts are counted on its number", () => {
   }
 
   it("three accounts enrolling one number: its third challenge is refused, and nothing is texted", async () => {
-    const phone = `+${uniquePhone()}`;
+    const phone = `+${localPhone()}`;
     const statuses: (number | undefined)[] = [];
     for (let i = 0; i < 3; i++) {
       const { supabase, factorId } = await enrolled(phone);
@@ -206,7 +207,7 @@ describe("a phone factor's texts are counted on its number", () => {
   it("a sign-in's SMS step counts on the factor's number: past the burst, 429 and nothing texted", async () => {
     // The account's own password limit above the SMS burst, so that only the texts can refuse.
     const roomy = supabaseService({ ...LIMITS, AUTH_RATE_LIMIT_BRUTE_FORCE_BURST: "10" });
-    const phone = `+${uniquePhone()}`;
+    const phone = `+${localPhone()}`;
     const { supabase, email, factorId } = await enrolled(phone, roomy);
     const challenge = await supabase.auth.mfa.challenge({ factorId });
     const [text] = (await (await roomy.get(`/dev/sms?to=${encodeURIComponent(phone)}`)).json()) as {

@@ -4,6 +4,7 @@ import type { Seen } from "../../fakes/supabase-upstream";
 import { UPSTREAM_ANON_KEY, UPSTREAM_JWT_SECRET } from "../../fakes/supabase-upstream";
 import { signUp, uniqueEmail } from "../../helpers";
 import { grantFor } from "../../oauth2/support";
+import { uniquePhone } from "../../support/phones";
 import { FACE, PUBLISHABLE_KEY, SECRET_KEY, supabaseClient, supabaseService } from "./support";
 
 /**
@@ -118,7 +119,7 @@ describe("forwarded data calls: the token exchanged", () => {
     // aal1) a user who showed their phone factor: the level must follow how the session began, whichever factor.
     const { supabase } = await signedIn();
     const email = (await supabase.auth.getUser()).data.user!.email!;
-    const phone = `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const phone = uniquePhone();
     const enrolled = await supabase.auth.mfa.enroll({ factorType: "phone", phone });
     const challenge = await supabase.auth.mfa.challenge({ factorId: enrolled.data!.id });
     const texted = async () => {

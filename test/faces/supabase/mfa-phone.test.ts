@@ -1,6 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { PASSWORD, uniqueAddress, uniqueEmail } from "../../helpers";
+import { uniquePhone } from "../../support/phones";
 import { supabaseClient, supabaseService } from "./support";
 
 /**
@@ -11,8 +12,6 @@ import { supabaseClient, supabaseService } from "./support";
 
 const svc = supabaseService({ AUTH_MFA_ENABLED: "true", AUTH_DEV_SMS: "true" });
 
-/** A fresh, valid US number in E.164 (555-01xx numbers are reserved for fiction). */
-const uniquePhone = () => `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
 const client = () => supabaseClient(svc, undefined, { "cf-connecting-ip": uniqueAddress() });
 
 /** The newest code texted to `to` (the list is newest first). */

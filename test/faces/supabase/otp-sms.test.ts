@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../src/lib/crypto";
 import { auditTypesOf, PASSWORD } from "../../helpers";
 import { eachStatementFailingOnce } from "../../support/faults";
+import { uniquePhone } from "../../support/phones";
 import { directoryOwner } from "../../support/shards";
 import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
@@ -14,8 +15,8 @@ import { FACE, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./suppor
 
 const svc = supabaseService({ AUTH_SMS_PASSWORDLESS_ENABLED: "true", AUTH_DEV_SMS: "true" });
 
-/** A fresh US number, as GoTrue takes it: without its `+` (555-01xx numbers are reserved for fiction). */
-const uniquePhone = () => `1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+/** Without its `+`, as supabase-js takes a number. */
+const localPhone = () => uniquePhone().slice(1);
 
 async function textedCode(phone: string): Promise<string | undefined> {
   const response = await svc.get(`/dev/sms?to=${encodeURIComponent(`+${phone}`)}`);
@@ -33,7 +34,7 @@ describe("signInWithOtp and verifyOtp by phone", () => {
 
   it("signInWithOtp({phone}) texts a code; verifyOtp({type: 'sms'}) signs the new user in, once", async () => {
     const supabase = supabaseClient(svc);
-    const phone = uniquePhone();
+    const phone = localPhone();
     expect(
       (await supabase.auth.signInWithOtp({ phone, options: { data: { plan: "pro" } } })).error,
     ).toBeNull();
@@ -50,14 +51,14 @@ describe("signInWithOtp and verifyOtp by phone", () => {
 
   it("shouldCreateUser: false and resend({type: 'sms'}) answer an unknown number as a known one and text nothing", async () => {
     const supabase = supabaseClient(svc);
-    const unknown = uniquePhone();
+    const unknown = localPhone();
     expect(
       (await supabase.auth.signInWithOtp({ phone: unknown, options: { shouldCreateUser: false } })).error,
     ).toBeNull();
     expect((await supabase.auth.resend({ type: "sms", phone: unknown })).error).toBeNull();
     expect(await textedCode(unknown)).toBeUndefined();
 
-    const known = uniquePhone();
+    const known = localPhone();
     await supabase.auth.signInWithOtp({ phone: known });
     const first = (await textedCode(known))!;
     expect((await supabase.auth.resend({ type: "sms", phone: known })).error).toBeNull();
@@ -75,7 +76,7 @@ describe("signInWithOtp and verifyOtp by phone", () => {
 describe("signUp and signInWithPassword with a phone number", () => {
   it("signUp({phone, password}) texts a code and no session; verifyOtp confirms; then the password signs in", async () => {
     const supabase = supabaseClient(svc);
-    const phone = uniquePhone();
+    const phone = localPhone();
     const signedUp = await supabase.auth.signUp({
       phone,
       password: PASSWORD,
@@ -104,7 +105,7 @@ describe("signUp and signInWithPassword with a phone number", () => {
 
   it("a password set on a number its owner never proved does not survive the owner's first sign-in by code", async () => {
     // Threat: account pre-hijacking. Someone signs up a number that is not theirs with a password and waits.
-    const phone = uniquePhone();
+    const phone = localPhone();
     await supabaseClient(svc).auth.signUp({ phone, password: PASSWORD });
     // The owner, later, signs in with a texted code (a sign-in code, not the sign-up's confirmation).
     const owner = supabaseClient(svc);
@@ -119,7 +120,7 @@ describe("signUp and signInWithPassword with a phone number", () => {
 
 describe("updateUser({phone}) and verifyOtp({type: 'phone_change'})", () => {
   it("texts the new number a code; the number changes when it comes back, once; a taken number is 422", async () => {
-    const [before, after] = [uniquePhone(), uniquePhone()];
+    const [before, after] = [localPhone(), localPhone()];
     const supabase = supabaseClient(svc);
     await supabase.auth.signInWithOtp({ phone: before });
     await supabase.auth.verifyOtp({ phone: before, token: (await textedCode(before))!, type: "sms" });
@@ -142,7 +143,7 @@ describe("updateUser({phone}) and verifyOtp({type: 'phone_change'})", () => {
     expect(again.error).toMatchObject({ status: 403, code: "otp_expired" });
     // The number is the account's now: another account asking for it is refused, and nothing is texted.
     const other = supabaseClient(svc);
-    const third = uniquePhone();
+    const third = localPhone();
     await other.auth.signInWithOtp({ phone: third });
     await other.auth.verifyOtp({ phone: third, token: (await textedCode(third))!, type: "sms" });
     expect((await other.auth.updateUser({ phone: after })).error).toMatchObject({
@@ -153,12 +154,6 @@ describe("updateUser({phone}) and verifyOtp({type: 'phone_change'})", () => {
 });
 
 describe("verifyOtp({type: 'phone_change'}) with D1 failing once at each statement", () => {
-  /** Two numbers a step, over ten area codes: one another step or test holds would sign its owner in instead. */
-  const AREAS = ["415", "212", "312", "617", "206", "303", "404", "512", "702", "808"];
-  const freshPhone = () => {
-    const area = AREAS[Math.floor(Math.random() * AREAS.length)];
-    return `1${area}555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
-  };
   const phoneOwner = async (phone: string) => directoryOwner(await sha256Hex(`phone:+${phone}`));
   const confirm = (face: ReturnType<typeof supabaseService>, phone: string, token: string) =>
     face.request("POST", `${FACE}/auth/v1/verify`, {
@@ -167,7 +162,7 @@ describe("verifyOtp({type: 'phone_change'}) with D1 failing once at each stateme
     });
   /** A user signed in by the number `before`, who asked for `after`: the code texted to `after`. */
   const pendingChange = async () => {
-    const [before, after] = [freshPhone(), freshPhone()];
+    const [before, after] = [localPhone(), localPhone()];
     const supabase = supabaseClient(svc);
     await supabase.auth.signInWithOtp({ phone: before });
     const signedIn = await supabase.auth.verifyOtp({
