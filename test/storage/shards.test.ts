@@ -21,6 +21,7 @@ import { jpeg } from "./fixtures";
 import {
   expectStorageError,
   get,
+  pausingFiles,
   STORAGE,
   svc,
   upload,
@@ -384,5 +385,44 @@ describe("the daily sweep of the uploads a crash left, with several shards", () 
       headers: { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${owner!.accessToken}` },
     });
     expect(await read.text()).toBe("bytes of again.txt");
+  });
+
+  // Threat: the sweep deleted a dead reservation's row and gave its client-chosen id back before deleting its bytes,
+  // under the key every upload of the id writes (`default/<id>`): an upload of the id in between was answered 201, and
+  // then lost its bytes to the sweep — a file that 404s. The bytes now go first, while the row still holds the id.
+  it("an upload of a dead reservation's chosen id while the sweep removes it: never a 201 whose bytes it deletes", async () => {
+    const owner = await signUpInShard(svc, 1);
+    const token = owner.accessToken;
+    // Their first file anchors the bucket in their shard.
+    await uploaded(uploadForm([{ bytes: "first", type: "text/plain" }]), token);
+    const id = crypto.randomUUID();
+    const old = Date.now() - 2 * 24 * 3600 * 1000;
+    await claim(testShards(), owner.user.id, [fileEntry(id)], old);
+    await userD1(owner.user.id)
+      .prepare(
+        "INSERT INTO files (id, bucket_id, name, size, mime_type, etag, object_key, is_uploaded, uploaded_by_user_id, created_at, updated_at) VALUES (?, 'default', 'dead.txt', 0, 'text/plain', '\"\"', ?, 0, ?, ?, ?)",
+      )
+      .bind(id, `default/${id}`, owner.user.id, old, old)
+      .run();
+    await env.FILES.put(`default/${id}`, "partial");
+    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
+    const sweeping = runHousekeeping({ ...env, FILES: gated.files }, getConfig(env));
+    await gated.arrived;
+    const upload = () =>
+      svc.request("POST", `${STORAGE}/files`, {
+        body: uploadForm([{ bytes: "the new bytes", type: "text/plain", metadata: { id } }]),
+        token,
+      });
+    const during = await upload();
+    const answered = during.status;
+    const text = await during.text();
+    gated.release();
+    await sweeping;
+    const served = (await svc.request("GET", `${STORAGE}/files/${id}`, { token })).status;
+    expect({ answered, served }, text).toEqual({ answered: 409, served: 404 });
+    expect(await shardsHolding(id)).toEqual([]);
+    expect((await upload()).status).toBe(201);
+    const download = await svc.request("GET", `${STORAGE}/files/${id}`, { token });
+    expect(await download.text()).toBe("the new bytes");
   });
 });
