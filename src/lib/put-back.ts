@@ -35,3 +35,34 @@ export function putBackWith(what: string, restore: () => Promise<unknown>): PutB
     );
   };
 }
+
+/** A single-use secret claimed under a key of its own: put back by that key on a fault, spent otherwise. */
+export interface Claimed extends PutBack {
+  /** Deletes the claimed row for good. */
+  spend(): Promise<unknown>;
+}
+
+/**
+ * `onFaultPutBack` for a claimed secret (an exchange code, a mailed link's ticket): a fault puts it back; an answer or
+ * a refusal spends it, its claimed row deleted after the answer by `background` (best effort: a claimed row left over
+ * can never be used again, and goes with the expired rows of its kind in the daily sweep).
+ */
+export async function spentUnlessPutBack<T>(
+  background: (work: Promise<unknown>, what?: string) => void,
+  what: string,
+  claimed: Claimed,
+  work: () => Promise<T>,
+): Promise<T> {
+  let putBack = false;
+  const taken: PutBack = {
+    putBack: async () => {
+      putBack = true;
+      await claimed.putBack();
+    },
+  };
+  try {
+    return await onFaultPutBack(taken, work);
+  } finally {
+    if (!putBack) background(claimed.spend(), `${what} spent`);
+  }
+}

@@ -3,7 +3,7 @@ import { users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { hashPassword } from "../../lib/password";
-import { onFaultPutBack } from "../../lib/put-back";
+import { spentUnlessPutBack } from "../../lib/put-back";
 import type { AccessTokenPayload } from "../../signing-keys/jwt";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
 import { consumeTicket } from "../links";
@@ -40,8 +40,9 @@ export async function changeUserPassword(
     const consumed = await consumeTicket(deps, input.ticket, "passwordReset");
     if (!consumed) throw new AppError("invalid-ticket");
     userId = consumed.userId;
-    // A fault from here on puts the ticket back for the 503's retry; each step is safe to run again.
-    return onFaultPutBack(consumed, async () => {
+    // A fault from here on puts the ticket back for the 503's retry (each step is safe to run again); anything else
+    // spends it, its claimed row deleted after the answer.
+    return spentUnlessPutBack(deps.background, "ticket", consumed, async () => {
       // The ticket was mailed to the address: on an account whose address was never proven, this is its first proof.
       const owner = await findUserById(deps.shards, userId);
       if (owner) await proveEmail(deps, owner, "inbox");

@@ -5,7 +5,7 @@ import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
 import { verifierMatches } from "../../lib/pkce";
-import { onFaultPutBack, type PutBack, putBackWith } from "../../lib/put-back";
+import { type Claimed, onFaultPutBack, putBackWith, spentUnlessPutBack } from "../../lib/put-back";
 import { activeMembership } from "../org-membership";
 import { type Method, type SignInResult, type SignInScope, startSession } from "../sign-in";
 import { findUserById } from "../users";
@@ -79,9 +79,8 @@ export interface Redeemed<Answer> {
  * A code claimed for its exchange: its row as the claim found it (now under the claim's key), the put-back that gives
  * it its hash again, and the delete that spends it for good.
  */
-interface ClaimedCode extends PutBack {
+interface ClaimedCode extends Claimed {
   row: typeof linkExchangeCodes.$inferSelect;
-  spend(): Promise<unknown>;
 }
 
 /**
@@ -100,7 +99,7 @@ export async function redeemExchangeCode<Answer>(
   const refuse = (reason: ExchangeRefusal) =>
     how.refusal?.(reason) ?? new AppError("invalid-request", "invalid or expired code", reason);
   const claimed = await claimExchangeCode(deps, input.code, refuse);
-  return spentUnlessPutBack(deps, claimed, async () => {
+  return spentUnlessPutBack(deps.background, "exchange code", claimed, async () => {
     // Checked after the claim, so a wrong verifier spends the code too (no guessing against one code).
     if (!(await verifierMatches(input.codeVerifier, claimed.row.codeChallenge))) throw refuse("bad-verifier");
     const user = await findUserById(deps.shards, claimed.row.userId);
@@ -163,26 +162,6 @@ async function claimExchangeCode(
   );
   if (!row) throw refuse("no-code");
   return { row, putBack, spend: () => db.delete(linkExchangeCodes).where(ofClaim).run() };
-}
-
-/**
- * `onFaultPutBack` for a claimed code: a fault puts it back; an answer or a refusal spends it, its claimed row deleted
- * after the answer (best effort: a claimed row left over can never be redeemed, and goes with the expired codes in
- * the daily sweep, src/auth/housekeeping.ts `sweepAuth`).
- */
-async function spentUnlessPutBack<T>(deps: Deps, claimed: ClaimedCode, work: () => Promise<T>): Promise<T> {
-  let putBack = false;
-  const taken: PutBack = {
-    putBack: async () => {
-      putBack = true;
-      await claimed.putBack();
-    },
-  };
-  try {
-    return await onFaultPutBack(taken, work);
-  } finally {
-    if (!putBack) deps.background(claimed.spend(), "exchange code spent");
-  }
 }
 
 /** The organization an enterprise sign-in's code starts its session in, while the membership is still active. */

@@ -1,12 +1,10 @@
-import { and, eq, gt } from "drizzle-orm";
-import { tickets } from "../../db/schema";
 import { AppError } from "../../errors";
-import { onFaultPutBack } from "../../lib/put-back";
+import { spentUnlessPutBack } from "../../lib/put-back";
 import { beginAttempt } from "../lockout";
 import type { SignInScope } from "../sign-in";
 import { findUserByEmail } from "../users";
 import { mailedCodeScope, redeemOneTimeCode } from "./sent-codes";
-import { putBackTicket, type TicketType } from "./tickets";
+import { claimTicket, type TicketType } from "./tickets";
 import { applyTicket, type VerifiedTicket } from "./verify-ticket";
 
 /**
@@ -45,27 +43,19 @@ export async function verifyMailedCode(
     (input.accepted as readonly string[]).includes(type ?? "") &&
     userId !== undefined &&
     ticketHash !== undefined;
-  // The ticket the code was mailed with, consumed in one statement: the link already followed, or a newer ticket of
-  // the type in its place, leaves the code nothing to redeem.
-  const row = fits
-    ? await deps.shards
-        .ofUser(userId)
-        .delete(tickets)
-        .where(
-          and(
-            eq(tickets.userId, userId),
-            eq(tickets.type, type as TicketType),
-            eq(tickets.ticketHash, ticketHash),
-            gt(tickets.expiresAt, deps.now()),
-          ),
-        )
-        .returning()
-        .get()
-    : undefined;
-  await attempt.settle(row !== undefined);
-  if (!row) throw new AppError("invalid-otp");
-  // A fault from here on puts the ticket back: the code is spent, but the link in the same mail works again.
-  return onFaultPutBack({ putBack: putBackTicket(deps.shards.ofUser(row.userId), row) }, () =>
-    applyTicket(scope, { userId: row.userId, type: type as TicketType, codeChallenge: null }),
-  );
+  // The ticket the code was mailed with, claimed (tickets.ts `claimTicket`): the link already followed, or a newer
+  // ticket of the type in its place, leaves the code nothing to redeem.
+  const claimed = fits
+    ? await claimTicket(deps, deps.shards.ofUser(userId), { ticketHash, type: type as TicketType, userId })
+    : null;
+  if (!claimed) {
+    await attempt.settle(false);
+    throw new AppError("invalid-otp");
+  }
+  // A fault from here on (the lockout's settling included) puts the ticket back: the code is spent, but the link in
+  // the same mail works again. An answer or a refusal deletes the claimed row after the answer.
+  return spentUnlessPutBack(deps.background, "ticket", claimed, async () => {
+    await attempt.settle(true);
+    return applyTicket(scope, { userId: claimed.row.userId, type: type as TicketType, codeChallenge: null });
+  });
 }

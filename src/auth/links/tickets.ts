@@ -5,7 +5,13 @@ import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
-import { NOTHING_TO_PUT_BACK, type PutBack, putBackWith } from "../../lib/put-back";
+import {
+  type Claimed,
+  NOTHING_TO_PUT_BACK,
+  onFaultPutBack,
+  type PutBack,
+  putBackWith,
+} from "../../lib/put-back";
 import type { LinkTicketType } from "../link-form";
 
 const HOUR = 3600 * 1000;
@@ -60,15 +66,17 @@ export async function issueTicket(
   return ticket;
 }
 
-export interface ConsumedTicket extends PutBack {
+export interface ConsumedTicket extends Claimed {
   userId: string;
   type: TicketType;
   codeChallenge: string | null;
 }
 
 /**
- * Consumes a ticket in one conditional statement (DELETE … RETURNING), so two requests racing with the same ticket
- * cannot both succeed. Returns the user and type, or null for an unknown, expired or used ticket.
+ * Consumes a ticket: the user and type, or null for an unknown, expired or used ticket. A ticket of this service's
+ * is claimed (`claimTicket`: of two requests with one ticket, one wins, and a fault from its own statement on, its
+ * lost answer included, puts it back); its callers run their effect in `spentUnlessPutBack` (src/lib/put-back.ts),
+ * which puts it back on a fault and otherwise deletes the claimed row after their answer.
  */
 export async function consumeTicket(
   deps: Deps,
@@ -81,22 +89,104 @@ export async function consumeTicket(
   const ticketHash = await sha256Hex(ticket);
   const entry = { kind: "ticket", value: ticketHash } as const;
   const db = await shardOfMinted(deps.shards, id, entry);
-  const row = await db
-    ?.delete(tickets)
-    .where(and(eq(tickets.ticketHash, ticketHash), eq(tickets.type, type), gt(tickets.expiresAt, deps.now())))
-    .returning()
-    .get();
-  if (!db || !row) return null;
-  const consumed = { userId: row.userId, codeChallenge: row.codeChallenge, type };
-  if (slotOfRouted(id) !== undefined) return { ...consumed, putBack: putBackTicket(db, row) };
+  if (!db) return null;
+  if (slotOfRouted(id) !== undefined) {
+    const claimed = await claimTicket(deps, db, { ticketHash, type });
+    return (
+      claimed && {
+        userId: claimed.row.userId,
+        codeChallenge: claimed.row.codeChallenge,
+        type,
+        putBack: claimed.putBack,
+        spend: claimed.spend,
+      }
+    );
+  }
   // An imported ticket (Nhost's, found through the directory) is spent with its directory entry, released now. It is
   // not put back after a fault: without its entry the row could not be found again (docs/decisions.md, "A code
   // spent before a fault is put back").
+  const row = await db
+    .delete(tickets)
+    .where(and(eq(tickets.ticketHash, ticketHash), eq(tickets.type, type), gt(tickets.expiresAt, deps.now())))
+    .returning()
+    .get();
+  if (!row) return null;
   deps.background(releaseEntries(deps.shards, row.userId, [entry]));
-  return { ...consumed, ...NOTHING_TO_PUT_BACK };
+  return {
+    userId: row.userId,
+    codeChallenge: row.codeChallenge,
+    type,
+    ...NOTHING_TO_PUT_BACK,
+    spend: async () => {},
+  };
 }
 
-/** The ticket's row inserted again (a newer ticket of its type in its place wins: one row per user and type). */
-export function putBackTicket(db: Db, row: typeof tickets.$inferSelect): PutBack["putBack"] {
-  return putBackWith("ticket", () => db.insert(tickets).values(row).onConflictDoNothing().run());
+/**
+ * A ticket claimed for its effect: its row as it was before the claim, the put-back that gives it its hash again,
+ * and the delete that spends it for good.
+ */
+export interface ClaimedTicket extends Claimed {
+  row: typeof tickets.$inferSelect;
+}
+
+/**
+ * Claims a live ticket (by its hash and type, and its user when the caller knows it) in one `UPDATE … RETURNING` that
+ * moves its hash to a key only this request knows (`taken:<uuid>`; a ticket's hash is a SHA-256 in hex, so no claim
+ * ever meets it): of two requests at once, one wins. The claim's own fault (D1 may have run it and lost the answer)
+ * puts it back by that key, right whether the claim ran or not; one `DELETE … RETURNING`, whose lost answer left no
+ * row to put back, spent the link for nothing. The claimed row keeps its place (one per user and type): a newer
+ * ticket of the type takes it over (`issueTicket`'s upsert), and a put-back then loses to it.
+ */
+export async function claimTicket(
+  deps: Deps,
+  db: Db,
+  of: { ticketHash: string; type: TicketType; userId?: string },
+): Promise<ClaimedTicket | null> {
+  const now = deps.now();
+  const claim = `taken:${crypto.randomUUID()}`;
+  const ofClaim = eq(tickets.ticketHash, claim);
+  const claimLost = putBackWith("ticket", () =>
+    db.update(tickets).set({ ticketHash: of.ticketHash }).where(ofClaim).run(),
+  );
+  const claimed = await onFaultPutBack({ putBack: claimLost }, () =>
+    db
+      .update(tickets)
+      .set({ ticketHash: claim })
+      .where(
+        and(
+          eq(tickets.ticketHash, of.ticketHash),
+          eq(tickets.type, of.type),
+          of.userId === undefined ? undefined : eq(tickets.userId, of.userId),
+          gt(tickets.expiresAt, now),
+        ),
+      )
+      .returning()
+      .get(),
+  );
+  if (!claimed) return null;
+  const row = { ...claimed, ticketHash: of.ticketHash };
+  return {
+    row,
+    putBack: putBackClaimed(db, row, claim),
+    spend: () => db.delete(tickets).where(ofClaim).run(),
+  };
+}
+
+/**
+ * The claimed ticket given its hash again, in one upsert: the claimed row renamed back; or, where the work after the
+ * claim ended the user's tickets (a reset's `endOutstandingGrants`), the row inserted again for the retry; but never
+ * over a newer ticket of its type in its place (the rename is only of this request's claim).
+ */
+function putBackClaimed(db: Db, row: typeof tickets.$inferSelect, claim: string): PutBack["putBack"] {
+  return putBackWith("ticket", () =>
+    db
+      .insert(tickets)
+      .values(row)
+      .onConflictDoUpdate({
+        target: [tickets.userId, tickets.type],
+        set: { ticketHash: row.ticketHash },
+        setWhere: eq(tickets.ticketHash, claim),
+      })
+      .run(),
+  );
 }

@@ -3,7 +3,7 @@ import { isUniqueViolation } from "../../db/errors";
 import { type UserRow, users } from "../../db/schema";
 import { AppError } from "../../errors";
 import type { Deps } from "../../http/deps";
-import { onFaultPutBack } from "../../lib/put-back";
+import { spentUnlessPutBack } from "../../lib/put-back";
 import { dropFactorsFromBeforeProof, endOutstandingGrants, proveEmail } from "../credential-reset";
 import { changeIdentifiers } from "../identifier-changes";
 import type { Session } from "../new-sessions";
@@ -101,8 +101,9 @@ export async function verifyTicket(
   if (accepted && !(accepted as readonly string[]).includes(type)) throw new AppError("invalid-ticket");
   const consumed = await consumeTicket(deps, ticket);
   if (!consumed) throw new AppError("invalid-ticket");
-  // A fault from here on puts the ticket back: the link the user clicked works again for the 503's retry.
-  return onFaultPutBack(consumed, () =>
+  // A fault from here on puts the ticket back: the link the user clicked works again for the 503's retry. Anything
+  // else spends it: its claimed row is deleted after the answer.
+  return spentUnlessPutBack(deps.background, "ticket", consumed, () =>
     applyTicket(scope, direct ? { ...consumed, codeChallenge: null } : consumed),
   );
 }
@@ -110,7 +111,7 @@ export async function verifyTicket(
 /** What a consumed ticket (followed link, or its mailed code: mailed-codes.ts) does and yields. */
 export async function applyTicket(
   scope: SignInScope,
-  consumed: Omit<ConsumedTicket, "putBack">,
+  consumed: Omit<ConsumedTicket, "putBack" | "spend">,
 ): Promise<VerifiedTicket> {
   const { deps } = scope;
   const owner = await findUserById(deps.shards, consumed.userId);
