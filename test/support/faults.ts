@@ -147,21 +147,26 @@ export function failingShards(
  * A flow with D1 failing once at each of its statements, wherever they run (every shard as one: `failingShards`): the
  * statements learnt from one run that succeeds (`flow`, given the shards to build its service with), then, for each,
  * `each` with shards whose that statement fails once; `context` names the step and its SQL for assertion messages.
+ * `when: "after"`: each statement runs and then its answer is lost (D1 applied it; the request cannot know). Returns
+ * the statements walked, for the caller to check that the one it is about was among them.
  */
 export async function eachStatementFailingOnce(
   env: Record<string, unknown>,
   flow: (bindings: Record<string, D1Database>) => Promise<unknown>,
   each: (bindings: Record<string, D1Database>, context: string) => Promise<unknown>,
-): Promise<void> {
+  { when = "before" }: { when?: "before" | "after" } = {},
+): Promise<string[]> {
   const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
   await flow(watched.bindings);
   const steps = [...watched.fault.seen];
   if (steps.length < 2)
     throw new Error(`the flow ran ${steps.length} statement(s): nothing to fail one by one`);
+  const lost = when === "after" ? " (after)" : "";
   for (let step = 0; step < steps.length; step++) {
-    const { bindings } = failingShards(env, { after: step, times: 1 });
-    await each(bindings, `step ${step}: ${steps[step]!.slice(0, 80)}`);
+    const { bindings } = failingShards(env, { after: step, times: 1, when });
+    await each(bindings, `step ${step}${lost}: ${steps[step]!.slice(0, 80)}`);
   }
+  return steps;
 }
 
 type Run = <T>(label: string, work: () => Promise<T>) => Promise<T>;

@@ -17,7 +17,7 @@ import {
   verifyPath,
   type WireSession,
 } from "../../helpers";
-import { eachStatementFailingOnce, failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 import { allInShards, routedD1 } from "../../support/shards";
 
 const svc = service({ AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
@@ -163,37 +163,34 @@ describe("POST /token/exchange with D1 failing once at each of its statements", 
   // it never saw, so the retry the 503 asks for was refused (`invalid-request`) and the person had to sign in again.
   // Each statement of the exchange runs, then its answer is lost; the code's own take among them.
   it("each step run and its answer lost: a 503 whose retry with the same code and verifier signs in, once", async () => {
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-    const first = await service({ ...settings, ...watched.bindings }).post(
-      "/token/exchange",
-      await newCode(),
+    let retried = 0;
+    const steps = await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        const first = await service({ ...settings, ...bindings }).post("/token/exchange", await newCode());
+        expect(first.status).toBe(200);
+      },
+      async (bindings, context) => {
+        const failing = service({ ...settings, ...bindings });
+        const { email, code, codeVerifier } = await newCode();
+        let answer = await failing.post("/token/exchange", { code, codeVerifier });
+        if (answer.status !== 200) {
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          retried++;
+          answer = await failing.post("/token/exchange", { code, codeVerifier });
+          expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
+        }
+        const { session } = (await answer.json()) as { session: WireSession };
+        expect(session.user.email, context).toBe(email);
+        // Spent now, by the one exchange that answered 200, and no row of it left (claimed or not).
+        await expectError(await svc.post("/token/exchange", { code, codeVerifier }), 400, "invalid-request");
+        expect(await codesOf(code, session.user.id), context).toBe(0);
+      },
+      { when: "after" },
     );
-    expect(first.status).toBe(200);
-    const steps = [...watched.fault.seen];
     expect(
       steps.filter((sql) => /^(update|delete from) "authorization_codes"/.test(sql)).length,
     ).toBeGreaterThan(0);
-    let retried = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step} (after): ${steps[step]!.slice(0, 80)}`;
-      const failing = service({
-        ...settings,
-        ...failingShards(env, { after: step, times: 1, when: "after" }).bindings,
-      });
-      const { email, code, codeVerifier } = await newCode();
-      let answer = await failing.post("/token/exchange", { code, codeVerifier });
-      if (answer.status !== 200) {
-        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-        retried++;
-        answer = await failing.post("/token/exchange", { code, codeVerifier });
-        expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
-      }
-      const { session } = (await answer.json()) as { session: WireSession };
-      expect(session.user.email, context).toBe(email);
-      // Spent now, by the one exchange that answered 200, and no row of it left (claimed or not).
-      await expectError(await svc.post("/token/exchange", { code, codeVerifier }), 400, "invalid-request");
-      expect(await codesOf(code, session.user.id), context).toBe(0);
-    }
     expect(retried).toBeGreaterThan(1);
   }, 60_000);
 

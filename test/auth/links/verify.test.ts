@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { expectError, PASSWORD, service, uniqueEmail, verifyPath } from "../../helpers";
-import { eachStatementFailingOnce, failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 import { allInShards, routedD1 } from "../../support/shards";
 
 const svc = service({ AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com/welcome" });
@@ -156,112 +156,72 @@ describe("development mailbox", () => {
 });
 
 describe("a mailed link with D1 failing once at each statement of GET /verify", () => {
-  // Threat: a fault after the ticket was taken (the user's read, the link's effect, the session's batch) answered with
-  // the link spent: the retry the fault asks for was refused (invalid-ticket), and the user had to ask for another.
-  it("each step: a session, or a fault whose retry of the same link signs in; the link spent afterwards", async () => {
-    const vars = {
-      AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
-      AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com/welcome",
-    };
-    const asking = service(vars);
-    const newLink = async () => {
-      const email = uniqueEmail("verify-fault");
-      const asked = await asking.post("/signin/passwordless/email", {
-        email,
-        options: { redirectTo: "https://app.example.com/welcome" },
-      });
-      expect(asked.status).toBe(200);
-      return verifyPath((await mailbox(email, asking))[0]!);
-    };
-    const outcome = async (answer: Response) => {
-      if (answer.status !== 302) return { status: answer.status, query: new URLSearchParams() };
-      return { status: 302, query: new URL(answer.headers.get("location")!).searchParams };
-    };
-    let retried = 0;
-    await eachStatementFailingOnce(
-      env,
-      async (bindings) => {
-        const first = await outcome(await service({ ...vars, ...bindings }).request("GET", await newLink()));
-        expect(first.query.get("refreshToken"), `${first.status} ${first.query}`).toBeTruthy();
-      },
-      async (bindings, context) => {
-        const failing = service({ ...vars, ...bindings });
-        const path = await newLink();
-        const answer = await outcome(await failing.request("GET", path));
-        if (!answer.query.get("refreshToken")) {
-          // The fault: the handler's 503, or the redirect naming it (a browser's link has nowhere else to go).
-          expect(
-            answer.status === 503 || answer.query.get("error") === "service-unavailable",
-            `${context}: ${answer.status} ${answer.query}`,
-          ).toBe(true);
-          retried++;
-          const retry = await outcome(await failing.request("GET", path));
-          expect(retry.query.get("refreshToken"), `${context}: ${retry.status} ${retry.query}`).toBeTruthy();
-        }
-        const again = await outcome(await asking.request("GET", path));
-        expect(again.query.get("error"), context).toBe("invalid-ticket");
-      },
-    );
-    expect(retried).toBeGreaterThan(1);
-  }, 60_000);
-
-  // Threat: D1 ran the ticket's take (one DELETE … RETURNING) but its answer was lost: the 503 could not put back a
-  // row it never saw, so the retry the fault asks for was refused (invalid-ticket) and the user had to ask for another
-  // link. Each statement of GET /verify runs, then its answer is lost; the ticket's own take among them.
-  it("each step run and its answer lost: a fault whose retry of the same link signs in; the link spent afterwards", async () => {
-    const vars = {
-      AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
-      AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com/welcome",
-    };
-    const asking = service(vars);
-    const newLink = async () => {
-      const email = uniqueEmail("verify-lost");
-      const asked = await asking.post("/signin/passwordless/email", {
-        email,
-        options: { redirectTo: "https://app.example.com/welcome" },
-      });
-      expect(asked.status).toBe(200);
-      return { email, path: verifyPath((await mailbox(email, asking))[0]!) };
-    };
-    /** The user's tickets left, under any key (a claim's `taken:…` included). */
-    const ticketsOf = (email: string) =>
-      allInShards("SELECT t.type FROM tickets t JOIN users u ON u.id = t.user_id WHERE u.email = ?", email);
-    const outcome = async (answer: Response) => {
-      if (answer.status !== 302) return { status: answer.status, query: new URLSearchParams() };
-      return { status: 302, query: new URL(answer.headers.get("location")!).searchParams };
-    };
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-    const first = await outcome(
-      await service({ ...vars, ...watched.bindings }).request("GET", (await newLink()).path),
-    );
-    expect(first.query.get("refreshToken"), `${first.status} ${first.query}`).toBeTruthy();
-    const steps = [...watched.fault.seen];
-    expect(steps.filter((sql) => /^(update|delete from) "tickets"/.test(sql)).length).toBeGreaterThan(0);
-    let retried = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step} (after): ${steps[step]!.slice(0, 80)}`;
-      const failing = service({
-        ...vars,
-        ...failingShards(env, { after: step, times: 1, when: "after" }).bindings,
-      });
-      const { email, path } = await newLink();
-      const answer = await outcome(await failing.request("GET", path));
-      if (!answer.query.get("refreshToken")) {
-        // The fault: the handler's 503, or the redirect naming it (a browser's link has nowhere else to go).
-        expect(
-          answer.status === 503 || answer.query.get("error") === "service-unavailable",
-          `${context}: ${answer.status} ${answer.query}`,
-        ).toBe(true);
-        retried++;
-        const retry = await outcome(await failing.request("GET", path));
-        expect(retry.query.get("refreshToken"), `${context}: ${retry.status} ${retry.query}`).toBeTruthy();
-      }
-      // Spent now, by the one request that signed in.
-      const again = await outcome(await asking.request("GET", path));
-      expect(again.query.get("error"), context).toBe("invalid-ticket");
-      // And gone: the claimed row is deleted after the answer, not left under its claim's key.
-      expect(await ticketsOf(email), context).toEqual([]);
-    }
-    expect(retried).toBeGreaterThan(1);
-  }, 60_000);
+  // Threat (before): a fault after the ticket was taken (the user's read, the link's effect, the session's batch)
+  // answered with the link spent: the retry the fault asks for was refused (invalid-ticket), and the user had to ask
+  // for another. Threat (after): D1 ran the ticket's take (one DELETE … RETURNING) but its answer was lost: the 503
+  // could not put back a row it never saw. Each statement of GET /verify fails once, before it ran or after (its answer
+  // lost); the ticket's own take among them.
+  it.each(["before", "after"] as const)(
+    "each step failing %s it ran: a session, or a fault whose retry of the same link signs in; the link spent and gone afterwards",
+    async (when) => {
+      const vars = {
+        AUTH_EMAIL_PASSWORDLESS_ENABLED: "true",
+        AUTH_ACCESS_CONTROL_ALLOWED_REDIRECT_URLS: "https://app.example.com/welcome",
+      };
+      const asking = service(vars);
+      const newLink = async () => {
+        const email = uniqueEmail(`verify-${when}`);
+        const asked = await asking.post("/signin/passwordless/email", {
+          email,
+          options: { redirectTo: "https://app.example.com/welcome" },
+        });
+        expect(asked.status).toBe(200);
+        return { email, path: verifyPath((await mailbox(email, asking))[0]!) };
+      };
+      /** The user's tickets left, under any key (a claim's `taken:…` included). */
+      const ticketsOf = (email: string) =>
+        allInShards("SELECT t.type FROM tickets t JOIN users u ON u.id = t.user_id WHERE u.email = ?", email);
+      const outcome = async (answer: Response) => {
+        if (answer.status !== 302) return { status: answer.status, query: new URLSearchParams() };
+        return { status: 302, query: new URL(answer.headers.get("location")!).searchParams };
+      };
+      let retried = 0;
+      const steps = await eachStatementFailingOnce(
+        env,
+        async (bindings) => {
+          const first = await outcome(
+            await service({ ...vars, ...bindings }).request("GET", (await newLink()).path),
+          );
+          expect(first.query.get("refreshToken"), `${first.status} ${first.query}`).toBeTruthy();
+        },
+        async (bindings, context) => {
+          const failing = service({ ...vars, ...bindings });
+          const { email, path } = await newLink();
+          const answer = await outcome(await failing.request("GET", path));
+          if (!answer.query.get("refreshToken")) {
+            // The fault: the handler's 503, or the redirect naming it (a browser's link has nowhere else to go).
+            expect(
+              answer.status === 503 || answer.query.get("error") === "service-unavailable",
+              `${context}: ${answer.status} ${answer.query}`,
+            ).toBe(true);
+            retried++;
+            const retry = await outcome(await failing.request("GET", path));
+            expect(
+              retry.query.get("refreshToken"),
+              `${context}: ${retry.status} ${retry.query}`,
+            ).toBeTruthy();
+          }
+          // Spent now, by the one request that signed in.
+          const again = await outcome(await asking.request("GET", path));
+          expect(again.query.get("error"), context).toBe("invalid-ticket");
+          // And gone: the claimed row is deleted after the answer, not left under its claim's key.
+          expect(await ticketsOf(email), context).toEqual([]);
+        },
+        { when },
+      );
+      expect(steps.filter((sql) => /^(update|delete from) "tickets"/.test(sql)).length).toBeGreaterThan(0);
+      expect(retried).toBeGreaterThan(1);
+    },
+    60_000,
+  );
 });

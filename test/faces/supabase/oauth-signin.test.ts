@@ -19,7 +19,7 @@ import {
   location,
   openIn,
 } from "../../providers/support";
-import { eachStatementFailingOnce, failingShards } from "../../support/faults";
+import { eachStatementFailingOnce } from "../../support/faults";
 import { FACE, fetchThrough, PUBLISHABLE_KEY, supabaseClient, supabaseService } from "./support";
 
 const svc = supabaseService({ ...FAKE_PROVIDERS, AUTH_EMAIL_PASSWORDLESS_ENABLED: "true" });
@@ -315,41 +315,42 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
   // `flow_state_not_found` and the person had to sign in again. Each statement of the exchange runs, then its answer
   // is lost; a success leaves no tokens behind, and the code is spent afterwards.
   it("a lost answer at each statement: the retry with the same code gets the provider's tokens, and none stay", async () => {
-    const watched = failingShards(env, { after: Number.POSITIVE_INFINITY });
-    expect(
-      (await pkceGrant(supabaseService({ ...settings, ...watched.bindings }), (await providerCode()).body))
-        .status,
-    ).toBe(200);
-    const steps = [...watched.fault.seen];
+    let retried = 0;
+    const steps = await eachStatementFailingOnce(
+      env,
+      async (bindings) => {
+        const first = await pkceGrant(
+          supabaseService({ ...settings, ...bindings }),
+          (await providerCode()).body,
+        );
+        expect(first.status).toBe(200);
+      },
+      async (bindings, context) => {
+        const failing = supabaseService({ ...settings, ...bindings });
+        const { email, body } = await providerCode();
+        let answer = await pkceGrant(failing, body);
+        if (answer.status !== 200) {
+          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+          retried++;
+          answer = await pkceGrant(failing, body);
+          expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
+        }
+        const session = (await answer.json()) as {
+          provider_token?: string;
+          provider_refresh_token?: string;
+          user: { id: string; email: string };
+        };
+        expect(session.user.email, context).toBe(email);
+        expect(session.provider_token ?? "(none)", context).toMatch(/^access-/);
+        expect(session.provider_refresh_token ?? "(none)", context).toMatch(/^refresh-/);
+        expect(await handoffsOf(session.user.id), context).toEqual([]);
+        expect((await pkceGrant(supabaseService(settings), body)).status, context).toBe(404);
+      },
+      { when: "after" },
+    );
     expect(steps.some((sql) => /provider_token_handoffs/.test(sql))).toBe(true);
     // The code's own take is among them: its lost answer, too, must leave the code for the retry.
     expect(steps.some((sql) => /^(update|delete from) "authorization_codes"/.test(sql))).toBe(true);
-    let retried = 0;
-    for (let step = 0; step < steps.length; step++) {
-      const context = `step ${step} (after): ${steps[step]!.slice(0, 80)}`;
-      const failing = supabaseService({
-        ...settings,
-        ...failingShards(env, { after: step, times: 1, when: "after" }).bindings,
-      });
-      const { email, body } = await providerCode();
-      let answer = await pkceGrant(failing, body);
-      if (answer.status !== 200) {
-        expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-        retried++;
-        answer = await pkceGrant(failing, body);
-        expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
-      }
-      const session = (await answer.json()) as {
-        provider_token?: string;
-        provider_refresh_token?: string;
-        user: { id: string; email: string };
-      };
-      expect(session.user.email, context).toBe(email);
-      expect(session.provider_token ?? "(none)", context).toMatch(/^access-/);
-      expect(session.provider_refresh_token ?? "(none)", context).toMatch(/^refresh-/);
-      expect(await handoffsOf(session.user.id), context).toEqual([]);
-      expect((await pkceGrant(supabaseService(settings), body)).status, context).toBe(404);
-    }
     expect(retried).toBeGreaterThan(1);
   }, 60_000);
 });
