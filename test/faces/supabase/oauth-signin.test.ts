@@ -268,38 +268,6 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
       body: JSON.stringify(body),
     });
 
-  // Threat: the provider's tokens (single use, taken once) were taken before a fault after the session's writes (the
-  // user's identities and factors read for the answer): the 503 put the code back, but the retry signed in without
-  // `provider_token`, and the app could no longer call the provider's API for the person.
-  it("a 503 whose retry with the same code signs in with the provider's token, or a 200 with it", async () => {
-    let retried = 0;
-    await eachStatementFailingOnce(
-      env,
-      async (bindings) => {
-        const answer = await pkceGrant(
-          supabaseService({ ...settings, ...bindings }),
-          (await providerCode()).body,
-        );
-        expect(answer.status).toBe(200);
-      },
-      async (bindings, context) => {
-        const failing = supabaseService({ ...settings, ...bindings });
-        const { email, body } = await providerCode();
-        let answer = await pkceGrant(failing, body);
-        if (answer.status !== 200) {
-          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-          retried++;
-          answer = await pkceGrant(failing, body);
-          expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
-        }
-        const session = (await answer.json()) as { provider_token?: string; user: { email: string } };
-        expect(session.user.email, context).toBe(email);
-        expect(session.provider_token, context).toBeTruthy();
-      },
-    );
-    expect(retried).toBeGreaterThan(1);
-  }, 60_000);
-
   /** The provider's tokens still waiting for a hand-off to the user, under any key (a take's claim included). */
   const handoffsOf = async (userId: string) =>
     (
@@ -308,49 +276,54 @@ describe("exchangeCodeForSession of a provider's code with D1 failing once at ea
         .all()
     ).results;
 
-  // Threat: the hand-off of the provider's tokens is single use, and D1 ran its take (the row deleted) but the answer
-  // was lost: the 503 put the code back, but not the tokens, so the retry signed in without `provider_token` and
-  // `provider_refresh_token`, lost for good (the app could no longer call the provider's API for the person). And the
+  // Threat (before): the provider's tokens (single use, taken once) were taken before a fault after the session's
+  // writes (the user's identities and factors read for the answer): the 503 put the code back, but the retry signed in
+  // without `provider_token`, and the app could no longer call the provider's API for the person. Threat (after): the
+  // hand-off's take ran but its answer was lost: the 503 put the code back, but not the tokens, lost for good; and the
   // code's own take (one DELETE … RETURNING) run with its answer lost left nothing to put back: the retry was told 404
-  // `flow_state_not_found` and the person had to sign in again. Each statement of the exchange runs, then its answer
-  // is lost; a success leaves no tokens behind, and the code is spent afterwards.
-  it("a lost answer at each statement: the retry with the same code gets the provider's tokens, and none stay", async () => {
-    let retried = 0;
-    const steps = await eachStatementFailingOnce(
-      env,
-      async (bindings) => {
-        const first = await pkceGrant(
-          supabaseService({ ...settings, ...bindings }),
-          (await providerCode()).body,
-        );
-        expect(first.status).toBe(200);
-      },
-      async (bindings, context) => {
-        const failing = supabaseService({ ...settings, ...bindings });
-        const { email, body } = await providerCode();
-        let answer = await pkceGrant(failing, body);
-        if (answer.status !== 200) {
-          expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
-          retried++;
-          answer = await pkceGrant(failing, body);
-          expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
-        }
-        const session = (await answer.json()) as {
-          provider_token?: string;
-          provider_refresh_token?: string;
-          user: { id: string; email: string };
-        };
-        expect(session.user.email, context).toBe(email);
-        expect(session.provider_token ?? "(none)", context).toMatch(/^access-/);
-        expect(session.provider_refresh_token ?? "(none)", context).toMatch(/^refresh-/);
-        expect(await handoffsOf(session.user.id), context).toEqual([]);
-        expect((await pkceGrant(supabaseService(settings), body)).status, context).toBe(404);
-      },
-      { when: "after" },
-    );
-    expect(steps.some((sql) => /provider_token_handoffs/.test(sql))).toBe(true);
-    // The code's own take is among them: its lost answer, too, must leave the code for the retry.
-    expect(steps.some((sql) => /^(update|delete from) "authorization_codes"/.test(sql))).toBe(true);
-    expect(retried).toBeGreaterThan(1);
-  }, 60_000);
+  // `flow_state_not_found` and the person had to sign in again. Each statement of the exchange fails once, before it
+  // ran or after (its answer lost); a success leaves no tokens behind, and the code is spent afterwards.
+  it.each(["before", "after"] as const)(
+    "each statement failing %s it ran: the retry with the same code gets the provider's tokens, and none stay",
+    async (when) => {
+      let retried = 0;
+      const steps = await eachStatementFailingOnce(
+        env,
+        async (bindings) => {
+          const first = await pkceGrant(
+            supabaseService({ ...settings, ...bindings }),
+            (await providerCode()).body,
+          );
+          expect(first.status).toBe(200);
+        },
+        async (bindings, context) => {
+          const failing = supabaseService({ ...settings, ...bindings });
+          const { email, body } = await providerCode();
+          let answer = await pkceGrant(failing, body);
+          if (answer.status !== 200) {
+            expect(answer.status, `${context}: ${await answer.text()}`).toBe(503);
+            retried++;
+            answer = await pkceGrant(failing, body);
+            expect(answer.status, `${context}: ${await answer.clone().text()}`).toBe(200);
+          }
+          const session = (await answer.json()) as {
+            provider_token?: string;
+            provider_refresh_token?: string;
+            user: { id: string; email: string };
+          };
+          expect(session.user.email, context).toBe(email);
+          expect(session.provider_token ?? "(none)", context).toMatch(/^access-/);
+          expect(session.provider_refresh_token ?? "(none)", context).toMatch(/^refresh-/);
+          expect(await handoffsOf(session.user.id), context).toEqual([]);
+          expect((await pkceGrant(supabaseService(settings), body)).status, context).toBe(404);
+        },
+        { when },
+      );
+      expect(steps.some((sql) => /provider_token_handoffs/.test(sql))).toBe(true);
+      // The code's own take is among them: its lost answer, too, must leave the code for the retry.
+      expect(steps.some((sql) => /^(update|delete from) "authorization_codes"/.test(sql))).toBe(true);
+      expect(retried).toBeGreaterThan(1);
+    },
+    60_000,
+  );
 });
