@@ -1,4 +1,4 @@
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
 import { UnavailableError } from "../errors";
 import { sha256Hex } from "../lib/crypto";
 import type { Db } from "./client";
@@ -208,10 +208,21 @@ export async function claim(
         ...slices(part, KEYS_PER_SELECT).map((rows) =>
           db.select().from(directory).where(inArray(directory.key, rows)),
         ),
+        // The user's own older claims made young again, after the reads (which tell this call's claims by `now`, so
+        // what the user held before is never given back with them): a claim kept from a lost answer, met again by
+        // its owner's next write, was taken over as stale by another user while that write ran.
+        ...slices(part, KEYS_PER_SELECT).map((rows) =>
+          db
+            .update(directory)
+            .set({ claimedAt: now })
+            .where(
+              and(inArray(directory.key, rows), eq(directory.userId, userId), lt(directory.claimedAt, now)),
+            ),
+        ),
       ] as unknown as Parameters<typeof db.batch>[0]);
-      return (
-        results.slice(Math.ceil(part.length / ROWS_PER_INSERT)) as (typeof directory.$inferSelect)[][]
-      ).flat();
+      const reads = Math.ceil(part.length / KEYS_PER_SELECT);
+      const inserts = Math.ceil(part.length / ROWS_PER_INSERT);
+      return (results.slice(inserts, inserts + reads) as (typeof directory.$inferSelect)[][]).flat();
     }),
   );
   const rows = settled.flatMap((result) => (result.status === "fulfilled" ? result.value : []));

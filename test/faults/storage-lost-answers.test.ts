@@ -6,7 +6,7 @@
 import { env } from "cloudflare:test";
 import type { JSONWebKeySet } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ownerOf } from "../../src/db/directory";
+import { CLAIM_WINDOW_MS, claim, ownerOf } from "../../src/db/directory";
 import { fileEntry } from "../../src/storage/file-shards";
 import { pathEntry } from "../../src/storage/object-paths";
 import { signUpInEachShard } from "../db/shard-users";
@@ -416,6 +416,34 @@ describe("the undo removes only what the failed upload wrote", () => {
   // refused and its answer lost, and its undo took the second's reservation (the same values but its ETag).
   it("a user's chosen id whose reservation was lost while their other upload of the id was in progress: that upload is kept", async () => {
     await otherUploadKept(/insert into "files"/i, uploadWithId);
+  });
+});
+
+describe("a user's own old claim of a path", () => {
+  // Threat: a claim kept from a lost answer (or any claim of the user's older than the claim window, with no file at
+  // the path) was left as old as it was when its owner uploaded there again; until that upload's record was written,
+  // another user's upload took the claim over as stale and wrote its own record: one path, a file in each shard.
+  it("is renewed by the owner's next upload: another user's upload meanwhile is refused, and one file stays", async () => {
+    const [owner, other] = await signUpInEachShard(service(NO_VERIFICATION));
+    if (testShards().count === 1 || !other) return; // One shard: no directory, one database's unique path.
+    const bucketId = await userBucket("lost");
+    await claim(
+      testShards(),
+      owner!.user.id,
+      [pathEntry(bucketId, "kept.txt")],
+      Date.now() - 2 * CLAIM_WINDOW_MS,
+    );
+    let theOthers: Response | undefined;
+    const shards = interleaved(/insert into "files"/i, async () => {
+      theOthers = await faceUpload(supabaseService(), bucketId, "kept.txt", other.accessToken);
+    });
+    const owners = await faceUpload(supabaseService(shards), bucketId, "kept.txt", owner!.accessToken);
+    expect(owners.status, await owners.clone().text()).toBe(200);
+    expect(theOthers?.status).toBe(400);
+    expect(await theOthers!.json()).toMatchObject({ statusCode: "409", error: "Duplicate" });
+    const state = await pathState(bucketId, "kept.txt");
+    expect(state.records).toEqual([{ id: expect.any(String), is_uploaded: 1 }]);
+    expect(state.claimedBy).toBe(owner!.user.id);
   });
 });
 
