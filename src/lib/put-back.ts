@@ -5,7 +5,7 @@ export interface PutBack {
   putBack(): Promise<void>;
 }
 
-/** For a take that leaves nothing to restore (a passkey ceremony spent in its object, an imported ticket). */
+/** For a take that leaves nothing to restore (a passkey ceremony, spent in its object). */
 export const NOTHING_TO_PUT_BACK: PutBack = { putBack: async () => {} };
 
 /**

@@ -152,6 +152,39 @@ describe("users imported over two shards", () => {
     expect(signedIn.status).toBe(200);
     expect(await inShard(0, "SELECT count(*) AS n FROM users WHERE id = ?", id)).toBe(0);
   });
+
+  // Threat: the take of a link imported from Nhost (found through its directory entry) ran and D1 lost its answer, or
+  // what followed it failed: the ticket was deleted with nothing to put back (and its entry released), so the retry
+  // the 503 asks for was refused (invalid-ticket): the user's mailed link spent for nothing.
+  it("an imported link whose take's answer was lost works on the retry, once, and its key goes with it", async () => {
+    const { bundle, secrets, id } = await nhostUser({ emailVerified: false }, hash);
+    expect((await importUsers(svc, [bundle])).results).toEqual([{ id, outcome: "imported" }]);
+    const path = `/verify?ticket=${encodeURIComponent(secrets.ticket)}&type=emailVerify&redirectTo=${encodeURIComponent("http://localhost:3000/welcome")}`;
+    /** A redirect's query; any other answer as its status, for `error` to name. */
+    const outcome = (answer: Response) =>
+      answer.status === 302
+        ? new URL(answer.headers.get("location")!).searchParams
+        : new URLSearchParams({ error: String(answer.status) });
+    // Only the take (the claim's UPDATE; before the fix a DELETE), applied and then its answer lost.
+    const take = /^(update|delete from) "tickets"/;
+    const { bindings, fault } = failingShards(env, { match: take, when: "after", times: 1 });
+    const failing = service({ AUTH_EMAIL_SIGNIN_EMAIL_VERIFIED_REQUIRED: "false", ...bindings });
+
+    const first = outcome(await failing.request("GET", path));
+    expect(fault.failures).toBe(1);
+    // The fault: the handler's 503, or the redirect naming it.
+    expect(["503", "service-unavailable"]).toContain(first.get("error"));
+    // Put back: the row and the key that finds it.
+    expect(await ownerOf("ticket", await tokenHash(secrets.ticket))).toBe(id);
+    const retry = outcome(await failing.request("GET", path));
+    expect(retry.get("error"), `${retry}`).toBeNull();
+    expect(retry.get("refreshToken")).toMatch(/^[0-9a-f-]{36}$/);
+    const third = outcome(await svc.request("GET", path));
+    expect(third.get("error"), `${third}`).toBe("invalid-ticket");
+    // Spent for good: no row under any key (a claim's `taken:…` included), and its key given back.
+    expect(await inShard(shardOf(id), "SELECT count(*) AS n FROM tickets WHERE user_id = ?", id)).toBe(0);
+    expect(await ownerOf("ticket", await tokenHash(secrets.ticket))).toBeNull();
+  });
 });
 
 describe("keys another user holds", () => {

@@ -1,17 +1,11 @@
 import { and, eq, gt } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { releaseEntries, shardOfMinted } from "../../db/directory";
+import { type DirectoryEntry, releaseEntries, shardOfMinted } from "../../db/directory";
 import { idForUser, slotOfRouted } from "../../db/routed-ids";
 import { tickets } from "../../db/schema";
 import type { Deps } from "../../http/deps";
 import { sha256Hex } from "../../lib/crypto";
-import {
-  type Claimed,
-  NOTHING_TO_PUT_BACK,
-  onFaultPutBack,
-  type PutBack,
-  putBackWith,
-} from "../../lib/put-back";
+import { type Claimed, onFaultPutBack, type PutBack, putBackWith } from "../../lib/put-back";
 import type { LinkTicketType } from "../link-form";
 
 const HOUR = 3600 * 1000;
@@ -73,10 +67,11 @@ export interface ConsumedTicket extends Claimed {
 }
 
 /**
- * Consumes a ticket: the user and type, or null for an unknown, expired or used ticket. A ticket of this service's
- * is claimed (`claimTicket`: of two requests with one ticket, one wins, and a fault from its own statement on, its
- * lost answer included, puts it back); its callers run their effect in `spentUnlessPutBack` (src/lib/put-back.ts),
- * which puts it back on a fault and otherwise deletes the claimed row after their answer.
+ * Consumes a ticket: the user and type, or null for an unknown, expired or used ticket. The ticket is claimed
+ * (`claimTicket`: of two requests with one ticket, one wins, and a fault from its own statement on, its lost answer
+ * included, puts it back); its callers run their effect in `spentUnlessPutBack` (src/lib/put-back.ts), which puts it
+ * back on a fault and otherwise deletes the claimed row after their answer. A ticket imported from Nhost (no slot in
+ * its id) is found through its directory entry, which it keeps until it is spent (`spendImported`).
  */
 export async function consumeTicket(
   deps: Deps,
@@ -90,35 +85,26 @@ export async function consumeTicket(
   const entry = { kind: "ticket", value: ticketHash } as const;
   const db = await shardOfMinted(deps.shards, id, entry);
   if (!db) return null;
-  if (slotOfRouted(id) !== undefined) {
-    const claimed = await claimTicket(deps, db, { ticketHash, type });
-    return (
-      claimed && {
-        userId: claimed.row.userId,
-        codeChallenge: claimed.row.codeChallenge,
-        type,
-        putBack: claimed.putBack,
-        spend: claimed.spend,
-      }
-    );
-  }
-  // An imported ticket (Nhost's, found through the directory) is spent with its directory entry, released now. It is
-  // not put back after a fault: without its entry the row could not be found again (docs/decisions.md, "A code
-  // spent before a fault is put back").
-  const row = await db
-    .delete(tickets)
-    .where(and(eq(tickets.ticketHash, ticketHash), eq(tickets.type, type), gt(tickets.expiresAt, deps.now())))
-    .returning()
-    .get();
-  if (!row) return null;
-  deps.background(releaseEntries(deps.shards, row.userId, [entry]));
+  const claimed = await claimTicket(deps, db, { ticketHash, type });
+  if (!claimed) return null;
+  const imported = slotOfRouted(id) === undefined;
   return {
-    userId: row.userId,
-    codeChallenge: row.codeChallenge,
+    userId: claimed.row.userId,
+    codeChallenge: claimed.row.codeChallenge,
     type,
-    ...NOTHING_TO_PUT_BACK,
-    spend: async () => {},
+    putBack: claimed.putBack,
+    spend: imported ? () => spendImported(deps, claimed, entry) : claimed.spend,
   };
+}
+
+/**
+ * An imported ticket spent: its claimed row deleted and its directory entry released, both after the answer. Never
+ * on a put-back, which leaves the row and the entry that finds it for the retry (docs/decisions.md, "A code spent
+ * before a fault is put back"). Until then the entry names the row's shard, where its hash, moved to the claim's key,
+ * matches nothing: a second use is refused there. Both run whichever fails (best effort, as `spentUnlessPutBack`).
+ */
+async function spendImported(deps: Deps, claimed: ClaimedTicket, entry: DirectoryEntry): Promise<void> {
+  await Promise.all([claimed.spend(), releaseEntries(deps.shards, claimed.row.userId, [entry])]);
 }
 
 /**
