@@ -4,7 +4,7 @@ import type { Db } from "../db/client";
 import { type BucketRow, buckets, type FileRow, files } from "../db/schema";
 import { eachShard, type Shards } from "../db/shards";
 import type { Deps } from "../http/deps";
-import { fileNotFound } from "./errors";
+import { fileNotFound, StorageError } from "./errors";
 import { inFileShard, releaseDeleted } from "./file-shards";
 import { deleteVariants } from "./images/variants";
 import { presignedUrl } from "./presign";
@@ -75,28 +75,76 @@ export async function listBucketFiles(
   return { items, hasMore, next: hasMore && last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
+/** The bytes a file's record names: the key they are under, and their ETag (a replace changes both). */
+interface NamedBytes {
+  objectKey: string;
+  etag: string;
+}
+
+const namedBytes = (db: Db, fileId: string): Promise<NamedBytes | undefined> =>
+  db.select({ objectKey: files.objectKey, etag: files.etag }).from(files).where(eq(files.id, fileId)).get();
+
 /**
- * Removes a file: the record first (naming the key it pointed at then: if a replace landed meanwhile, that is its new
- * key, and the replace removes the old one; a replace still uploading finds no record and removes its own bytes),
- * then its id's directory entry, its bytes and its cached image variants. `where`: the shard a read just found it in.
+ * How many times a delete follows its record to the bytes a replace swapped in meanwhile (replace.ts) before it gives
+ * up: each turn is a replace that completed within one bytes' delete, so a third means replaces keep landing.
+ */
+const REMOVE_ATTEMPTS = 3;
+
+/** Replaces kept landing during the delete: the contract's 409 for a file another request changed (replace.ts's). */
+const changedMeanwhile = () => new StorageError(409, "the file was changed by another request; try again");
+
+/**
+ * Removes a file: its bytes and cached image variants first, while the record still holds the id, then the record,
+ * then the id's directory entry. A client-chosen id's bytes are under `<bucket>/<id>` at every upload: with the
+ * record (and entry) gone first, an upload of the id landing before the bytes' delete was answered 201 and then lost
+ * its bytes to it. Now that upload is refused (409, the id is taken) until the delete is over. The record goes only
+ * while it still names the bytes deleted: a replace that swapped in new bytes meanwhile (and removes the old ones
+ * itself) is followed to them, a few times at most (then a 409). Its `file.deleted` event is the files table's
+ * trigger's (migrations/0020), written once, by the one delete that removes the record. The record's delete failing
+ * after the bytes went leaves a record without bytes (a download is a 404, download.ts) until the 503's retry
+ * removes it. `where`: the shard a read just found it in.
  */
 export async function removeFile(
   deps: Pick<Deps, "shards" | "env">,
   fileId: string,
   where?: Db,
 ): Promise<void> {
-  const remove = (db: Db) =>
-    db
+  const located = where
+    ? await namedBytes(where, fileId).then((found) => found && { found, db: where })
+    : await inFileShard(deps.shards, fileId, (db) => namedBytes(db, fileId));
+  try {
+    if (!located) throw fileNotFound();
+    const deleted = await removeWhileNamed(deps, fileId, located.db, located.found);
+    await releaseDeleted(deps.shards, { id: fileId, uploadedByUserId: deleted.uploadedByUserId });
+  } finally {
+    forgetFile(fileId);
+  }
+}
+
+/**
+ * The bytes `bytes` names and the variants, then the record while it still names them; when it names others by then
+ * (a replace), the same for those. The deleted record's uploader, for its directory entry.
+ */
+async function removeWhileNamed(
+  deps: Pick<Deps, "env">,
+  fileId: string,
+  db: Db,
+  bytes: NamedBytes,
+): Promise<{ uploadedByUserId: string | null }> {
+  let named: NamedBytes | undefined = bytes;
+  for (let attempt = 0; attempt < REMOVE_ATTEMPTS && named; attempt++) {
+    await deps.env.FILES.delete(named.objectKey);
+    await deleteVariants(deps.env.FILES, fileId);
+    const deleted = await db
       .delete(files)
-      .where(eq(files.id, fileId))
-      .returning({ objectKey: files.objectKey, uploadedByUserId: files.uploadedByUserId })
+      .where(and(eq(files.id, fileId), eq(files.objectKey, named.objectKey), eq(files.etag, named.etag)))
+      .returning({ uploadedByUserId: files.uploadedByUserId })
       .get();
-  const deleted = where ? await remove(where) : (await inFileShard(deps.shards, fileId, remove))?.found;
-  forgetFile(fileId);
-  if (!deleted) throw fileNotFound();
-  await releaseDeleted(deps.shards, { id: fileId, uploadedByUserId: deleted.uploadedByUserId });
-  await deps.env.FILES.delete(deleted.objectKey);
-  await deleteVariants(deps.env.FILES, fileId);
+    if (deleted) return deleted;
+    named = await namedBytes(db, fileId);
+  }
+  // Gone meanwhile (another delete): the 404 the delete of a missing file is.
+  throw named ? changedMeanwhile() : fileNotFound();
 }
 
 /** Image types the transformer previews. */

@@ -403,6 +403,90 @@ describe("races for one file", () => {
     await expectRetryServed(id, token, retry);
   });
 
+  // Threat: a file's delete removed its record and gave its id back before deleting its bytes, under the key every
+  // upload of a client-chosen id writes (`default/<id>`): an upload of the id in between was answered 201, and then
+  // lost its bytes to the delete — a file that 404s. The delete now removes the bytes while the record still holds
+  // the id, then the record.
+  it("an upload of a chosen id while a delete of it is under way: never a 201 whose bytes the delete removes", async () => {
+    const token = await session();
+    const id = crypto.randomUUID();
+    const upload = () =>
+      svc.request("POST", `${STORAGE}/files`, {
+        body: uploadForm([{ bytes: "the retry's bytes", type: "text/plain", metadata: { id } }]),
+        token,
+      });
+    await uploaded(uploadForm([{ bytes: "the deleted bytes", type: "text/plain", metadata: { id } }]), token);
+    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
+    const deleting = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
+      "DELETE",
+      `${STORAGE}/files/${id}`,
+      { token },
+    );
+    await gated.arrived;
+    const deleted = await expectHeldByCleanup(id, token, await upload(), gated.release, deleting);
+    expect(deleted.status).toBe(204);
+    await expectRetryServed(id, token, upload);
+  });
+
+  // Threat: a replace swapping in new bytes while a delete removes the old ones. The delete removes the record only
+  // while it names the bytes deleted: it follows the record to the new bytes, so neither a record without bytes nor
+  // bytes without a record is left.
+  it("a replace landing while a delete removes the bytes: the delete follows it, nothing is left", async () => {
+    const { token, id } = await storedDocument("v1");
+    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
+    const deleting = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
+      "DELETE",
+      `${STORAGE}/files/${id}`,
+      { token },
+    );
+    await gated.arrived;
+    const form = new FormData();
+    form.append("file", new Blob(["v2"], { type: "text/plain" }), "doc.txt");
+    expect((await svc.request("PUT", `${STORAGE}/files/${id}`, { body: form, token })).status).toBe(200);
+    gated.release();
+    expect((await deleting).status).toBe(204);
+    expect(await firstInAnyShard("SELECT id FROM files WHERE id = ?", id)).toBeNull();
+    expect(await objectKeys(`default/${id}`)).toEqual([]);
+  });
+
+  // Threat: the record's delete fails after its bytes went (D1 drops the statement). The 503 must leave a file its
+  // retry can delete, and a download meanwhile a 404 (not a 500); the retry's delete is the one that writes the
+  // `file.deleted` event (the files table's trigger), once.
+  it("the record's delete failing after its bytes went: 503, a 404 download, then the retry 204 and one event", async () => {
+    const { token, id } = await storedDocument("going");
+    const sent: { type: string; data: { file?: { id?: string } } }[] = [];
+    const events = {
+      send: async (event: (typeof sent)[number]) => void sent.push(event),
+      sendBatch: async (messages: Iterable<{ body: (typeof sent)[number] }>) => {
+        for (const message of messages) sent.push(message.body);
+      },
+    };
+    const recordDelete = /^delete from "files"/i;
+    const broken = failingShards(env, { match: recordDelete, times: 1 });
+    const remove = (overrides: Record<string, unknown>) =>
+      service({ ...NO_VERIFICATION, ...overrides, EVENTS: events }).request(
+        "DELETE",
+        `${STORAGE}/files/${id}`,
+        {
+          token,
+        },
+      );
+    const failed = await remove(broken.bindings);
+    expect(failed.status).toBe(503);
+    expect(failed.headers.get("retry-after")).not.toBeNull();
+    expect(broken.fault.failures).toBe(1);
+    expect(await objectKeys(`default/${id}`)).toEqual([]);
+    await expectStorageError(
+      await svc.request("GET", `${STORAGE}/files/${id}`, { token }),
+      404,
+      "file not found",
+    );
+    expect((await remove({})).status).toBe(204);
+    expect(await firstInAnyShard("SELECT id FROM files WHERE id = ?", id)).toBeNull();
+    const deletedEvents = sent.filter((event) => event.type === "file.deleted" && event.data.file?.id === id);
+    expect(deletedEvents).toHaveLength(1);
+  });
+
   it("bytes gone from R2 under a live record: a 404, not a 500", async () => {
     const { token, id } = await storedDocument("here today");
     await env.FILES.delete(`default/${id}`);
