@@ -101,5 +101,16 @@ export const OK_ANSWER = (description = "Done."): AnswerDoc => ({
 /** A browser-facing answer: 302 to `Location` (contract §1, redirect errors travel in its query). */
 export const REDIRECT_ANSWER = (description: string): AnswerDoc => ({ description, media: "redirect" });
 
+/**
+ * A page's faults (routes mounted with `asPages`, src/browser/page-faults.ts): the fault page, not the API's JSON error.
+ */
+export const FAULT_PAGE_ANSWERS: Record<500 | 503, AnswerDoc> = {
+  500: { description: "The service failed: the fault page, with the request id to report.", media: "html" },
+  503: {
+    description: "A dependency cannot be reached now: the fault page, with Retry-After; try again.",
+    media: "html",
+  },
+};
+
 /** 204, no body. */
 export const NO_CONTENT = (description = "Done; no body."): AnswerDoc => ({ description, media: "empty" });

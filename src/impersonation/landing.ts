@@ -1,12 +1,13 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
+import { asPages } from "../browser/page-faults";
 import { startBrowserSession } from "../browser/session";
 import { impersonations } from "../db/schema";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import type { Deps } from "../http/deps";
-import { operation } from "../http/documented";
+import { FAULT_PAGE_ANSWERS, operation } from "../http/documented";
 import { decrypt, sha256Hex } from "../lib/crypto";
 import { withQuery } from "../lib/redirect";
 
@@ -45,33 +46,39 @@ async function takeLanding(deps: Deps, ticket: string) {
   return { ...landed, sessionId: row.id, userId: row.userId };
 }
 
-export const landingRoutes = new Hono<AppEnv>().get(
-  "/impersonation/land",
-  operation({
-    summary: "Open an impersonation",
-    description:
-      "The one-time link `POST /admin/users/{id}/impersonate` answers: within 60 seconds, once, it sends the browser " +
-      "to the app with `refreshToken` (as a provider sign-in lands). Used, expired or unknown: to the app's default " +
-      "URL with `error=invalid-ticket`.",
-    security: "none",
-    answers: { 302: { description: "To the app." } },
-  }),
-  async (c) => {
-    const { deps } = c.var;
-    const landed = await takeLanding(deps, c.req.query("ticket") ?? "");
-    if (!landed) {
-      const error = new AppError(
-        "invalid-ticket",
-        "this impersonation link was used, has expired, or is not one",
-      );
-      return c.redirect(
-        withQuery(deps.config.urls.defaultRedirect, { error: error.code, errorDescription: error.message }),
-        302,
-      );
-    }
-    await startBrowserSession(c, landed.userId, landed.sessionId, ["sign-in"]);
-    c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
-    return c.redirect(withQuery(landed.target, { refreshToken: landed.refreshToken }), 302);
-  },
+/** A person's browser follows the link: a fault is the pages' fault page (`asPages`), not the API's JSON. */
+export const landingRoutes = asPages(
+  new Hono<AppEnv>().get(
+    "/impersonation/land",
+    operation({
+      summary: "Open an impersonation",
+      description:
+        "The one-time link `POST /admin/users/{id}/impersonate` answers: within 60 seconds, once, it sends the browser " +
+        "to the app with `refreshToken` (as a provider sign-in lands). Used, expired or unknown: to the app's default " +
+        "URL with `error=invalid-ticket`.",
+      security: "none",
+      answers: {
+        302: { description: "To the app." },
+        ...FAULT_PAGE_ANSWERS,
+      },
+    }),
+    async (c) => {
+      const { deps } = c.var;
+      const landed = await takeLanding(deps, c.req.query("ticket") ?? "");
+      if (!landed) {
+        const error = new AppError(
+          "invalid-ticket",
+          "this impersonation link was used, has expired, or is not one",
+        );
+        return c.redirect(
+          withQuery(deps.config.urls.defaultRedirect, { error: error.code, errorDescription: error.message }),
+          302,
+        );
+      }
+      await startBrowserSession(c, landed.userId, landed.sessionId, ["sign-in"]);
+      c.header("Cache-Control", "no-store");
+      c.header("Referrer-Policy", "no-referrer");
+      return c.redirect(withQuery(landed.target, { refreshToken: landed.refreshToken }), 302);
+    },
+  ),
 );

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { revokeSession } from "../auth";
+import { asPages } from "../browser/page-faults";
 import type { Ctx } from "../browser/page-paths";
 import { render } from "../browser/page-response";
 import { type PageText, pageText } from "../browser/page-text";
@@ -8,7 +9,7 @@ import { isSameOrigin } from "../browser/same-origin";
 import { type BrowserSession, endBrowserSession, readBrowserSession } from "../browser/session";
 import type { AppEnv } from "../http/app-env";
 import { brandOf } from "../http/brand";
-import { type AnswerDoc, operation, REDIRECT_ANSWER } from "../http/documented";
+import { type AnswerDoc, FAULT_PAGE_ANSWERS, operation, REDIRECT_ANSWER } from "../http/documented";
 import { checkLogout, type EndSessionParams, type EndSessionProblem, readEndSession } from "../oauth2";
 import { confirmSignOut, invalidLogout, signedOut } from "./logout-pages";
 
@@ -148,6 +149,7 @@ const END_SESSION_ANSWERS = {
   ),
   303: REDIRECT_ANSWER("Signed out: on to `post_logout_redirect_uri` with `state`."),
   400: PAGE("The link does not hold (a hint that does not verify, an unregistered URI): no redirect."),
+  ...FAULT_PAGE_ANSWERS,
 };
 
 const endSessionDoc = (target: "query" | "form") =>
@@ -164,24 +166,31 @@ const endSessionDoc = (target: "query" | "form") =>
     answers: END_SESSION_ANSWERS,
   });
 
-/** Mounted with the built-in page (oauth2-routes.ts): the session it ends is the page's. */
-export const logoutRoutes = new Hono<AppEnv>()
-  .get(LOGOUT_PATH, endSessionDoc("query"), endSession)
-  .post(LOGOUT_PATH, endSessionDoc("form"), endSession)
-  .post(
-    `${LOGOUT_PATH}/confirm`,
-    operation({
-      summary: "Confirm signing out",
-      description:
-        "The built-in page's answer to its own question (the form of `GET /oauth2/logout`): signs this browser " +
-        "out, then goes on as the end-session request it carries allows. Posted from another origin: 403, and " +
-        "nobody is signed out (logout CSRF).",
-      request: { target: "form", schema: endSessionFields },
-      answers: {
-        200: PAGE("Signed out."),
-        303: REDIRECT_ANSWER("Signed out: on to `post_logout_redirect_uri` with `state`."),
-        403: PAGE("The form came from another site: nobody is signed out."),
-      },
-    }),
-    confirm,
-  );
+/**
+ * Mounted with the built-in page (oauth2-routes.ts): the session it ends is the page's. A person's browser is sent
+ * here by the client: a fault is the pages' fault page (`asPages`), as on the page itself, not the API's JSON; the
+ * document lists it (`FAULT_PAGE_ANSWERS`).
+ */
+export const logoutRoutes = asPages(
+  new Hono<AppEnv>()
+    .get(LOGOUT_PATH, endSessionDoc("query"), endSession)
+    .post(LOGOUT_PATH, endSessionDoc("form"), endSession)
+    .post(
+      `${LOGOUT_PATH}/confirm`,
+      operation({
+        summary: "Confirm signing out",
+        description:
+          "The built-in page's answer to its own question (the form of `GET /oauth2/logout`): signs this browser " +
+          "out, then goes on as the end-session request it carries allows. Posted from another origin: 403, and " +
+          "nobody is signed out (logout CSRF).",
+        request: { target: "form", schema: endSessionFields },
+        answers: {
+          200: PAGE("Signed out."),
+          303: REDIRECT_ANSWER("Signed out: on to `post_logout_redirect_uri` with `state`."),
+          403: PAGE("The form came from another site: nobody is signed out."),
+          ...FAULT_PAGE_ANSWERS,
+        },
+      }),
+      confirm,
+    ),
+);

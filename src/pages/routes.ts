@@ -30,7 +30,7 @@ export function pageRoutes(loginUrl: string | undefined) {
   // The invitation page ends on the login page, so it is there only with it (docs/organizations.md, "The link").
   if (!loginUrl) pages.route(INVITATION_PAGE_PATH, invitationPageRoutes);
   // A fault on these is a page (src/browser/page-faults.ts); not on the passkey upgrade's JSON, which the page's
-  // script reads, nor on RP-initiated logout, an operation of the API's document, which lists its errors as JSON.
+  // script reads. RP-initiated logout is marked where it is declared (its document lists the fault page).
   const routes = new Hono<AppEnv>().route("/", asPages(pages)).route(LOGIN_PAGE_PATH, passkeyUpgradeRoutes);
   // RP-initiated logout ends the page's session, so it is there only with it (an external login UI keeps its own).
   if (!loginUrl) routes.route("/", logoutRoutes);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { NO_VERIFICATION, PASSWORD, SERVER, service, signUp, type TestService } from "../helpers";
 import { Browser } from "../oauth2/page-browser";
 import { ADMIN, authorize, form, newClient, provider, requestIdOf } from "../oauth2/support";
-import { failingShards } from "../support/faults";
+import { type Fault, failingNamespace, failingShards } from "../support/faults";
 import { expectFaultPage, expectUnavailable } from "./support";
 
 const UNAVAILABLE_EN = "The service cannot answer right now. Try again shortly.";
@@ -175,5 +175,99 @@ describe("a fault under the development inbox", () => {
     await expectFaultPage(await svc.get("/dev/inbox/1"), UNAVAILABLE_EN);
     expect(fault.failures).toBeGreaterThan(0);
     await expectUnavailable(await svc.get("/dev/mailbox?to=someone%40example.com"));
+  });
+});
+
+describe("a fault under the pages a link opens", { timeout: 30_000 }, () => {
+  const ORIGIN = new URL(SERVER).origin;
+  const OAUTH2 = { ...NO_VERIFICATION, AUTH_OAUTH2_PROVIDER_ENABLED: "true" };
+  /** A ticket shaped as the lockout mail's (`<userId>.<64 hex>`): the page reads it, the object redeems it. */
+  const UNLOCK_TICKET = `${crypto.randomUUID()}.${"ab".repeat(32)}`;
+  const broken = () => Promise.reject(new Error("Durable Object reset because its code was updated"));
+  const formPost = (svc: TestService, path: string, fields: Record<string, string>) =>
+    svc.request("POST", path, {
+      body: form(fields),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: ORIGIN },
+    });
+
+  /** Each page, its deployment with the page's first call to the platform failing, and the person's request. */
+  const pages: [
+    string,
+    () => { svc: TestService; fault?: Fault },
+    (svc: TestService) => Promise<Response>,
+  ][] = [
+    [
+      "POST /unlock (the mailed link's button), its rate limit's count failing",
+      () => ({
+        svc: service({
+          ...NO_VERIFICATION,
+          AUTH_RATE_LIMIT_ENABLE: "true",
+          BRUTE_FORCE_LIMITER: { limit: broken },
+        }),
+      }),
+      (svc) => formPost(svc, "/unlock", { ticket: UNLOCK_TICKET }),
+    ],
+    [
+      "GET /impersonation/land (the support's one-time link), D1 failing",
+      () => withD1Down({ ...NO_VERIFICATION, AUTH_IMPERSONATION_ENABLED: "true" }),
+      (svc) => svc.get(`/impersonation/land?ticket=${"a".repeat(43)}`),
+    ],
+    [
+      "GET /oauth2/logout (RP-initiated logout), D1 failing",
+      () => withD1Down(OAUTH2),
+      (svc) => svc.get("/oauth2/logout?client_id=oc_unknown"),
+    ],
+    [
+      "POST /oauth2/logout, D1 failing",
+      () => withD1Down(OAUTH2),
+      (svc) => formPost(svc, "/oauth2/logout", { client_id: "oc_unknown" }),
+    ],
+    [
+      "POST /oauth2/logout/confirm (its question's button), D1 failing",
+      () => withD1Down(OAUTH2),
+      (svc) => formPost(svc, "/oauth2/logout/confirm", { client_id: "oc_unknown" }),
+    ],
+  ];
+
+  // Threat: a person who followed a link from a mail, from the support, or from an app signing them out, shown the
+  // API's JSON (`{"status":503,"error":"service-unavailable",…}`) when the platform failed: no words they can read,
+  // nothing that says to try again, no way back. The page's fault is the pages' fault page.
+  it.each(pages)("%s: a 503 page, not the API's JSON", async (_, deployment, open) => {
+    const { svc, fault } = deployment();
+    await expectFaultPage(await open(svc), UNAVAILABLE_EN);
+    if (fault) expect(fault.failures).toBeGreaterThan(0);
+  });
+
+  // Threat: the fault page in a language the person does not read; or a failure that is no platform fault (a 500)
+  // still shown as the API's JSON on the unlock page's post.
+  it("in the page's language; a 500 is the fault page too", async () => {
+    const { svc } = withD1Down(OAUTH2);
+    const german = await svc.request("GET", "/oauth2/logout?client_id=oc_unknown", {
+      headers: { "accept-language": "de-DE,de;q=0.9" },
+    });
+    expect(await expectFaultPage(german, UNAVAILABLE_DE)).toContain('<html lang="de">');
+    const lockouts = failingNamespace(env.SIGN_IN_LOCKOUTS as DurableObjectNamespace, {
+      error: () => new Error("a bug, not the platform"),
+    });
+    const failed = service({ ...NO_VERIFICATION, SIGN_IN_LOCKOUTS: lockouts.binding });
+    await expectFaultPage(await formPost(failed, "/unlock", { ticket: UNLOCK_TICKET }), INTERNAL_EN, 500);
+    expect(lockouts.fault.failures).toBe(1);
+  });
+
+  // Threat: the fault page taking over answers that are no fault: a link that does not hold keeps its own answer, and
+  // the unlock question, whose one read (the user's language) is let go, is still asked with D1 down.
+  it("their own answers stay: a spent link, a link that does not hold, the unlock question with D1 down", async () => {
+    const healthy = service({ ...OAUTH2, AUTH_IMPERSONATION_ENABLED: "true" });
+    const spent = await healthy.get(`/impersonation/land?ticket=${"a".repeat(43)}`);
+    expect(spent.status).toBe(302);
+    expect(new URL(spent.headers.get("location")!).searchParams.get("error")).toBe("invalid-ticket");
+    const unknownClient = await healthy.get("/oauth2/logout?client_id=oc_unknown");
+    expect(unknownClient.status).toBe(400);
+    expect(unknownClient.headers.get("content-type")).toMatch(/^text\/html/);
+    const { svc, fault } = withD1Down(NO_VERIFICATION);
+    const question = await svc.get(`/unlock?ticket=${UNLOCK_TICKET}`);
+    expect(question.status).toBe(200);
+    expect(await question.text()).toContain(`<input type="hidden" name="ticket" value="${UNLOCK_TICKET}">`);
+    expect(fault.failures).toBeGreaterThan(0);
   });
 });
