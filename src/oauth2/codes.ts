@@ -7,7 +7,7 @@ import { type Shards, SLOTS, slotOfUser } from "../db/shards";
 import { AppError } from "../errors";
 import type { Deps } from "../http/deps";
 import { randomUuid, sha256Hex } from "../lib/crypto";
-import { type PutBack, putBackWith } from "../lib/put-back";
+import { onFaultPutBack, type PutBack, putBackWith } from "../lib/put-back";
 import { OAuth2Error } from "./errors";
 import { newGrantId } from "./grants";
 import { forgetPendingRequest, type PendingRequest } from "./pending-requests";
@@ -108,7 +108,8 @@ export async function mintCode(
  * A second exchange racing the first (sent before the first had written its grant: a double submit) is only refused,
  * so that of two parallel exchanges one succeeds. The line is drawn by time, not by luck: the first's grant is
  * written one wave after its take (token-requests.ts), so "no grant yet" alone would spare a replay arriving in that
- * wave and revoke a twin arriving after it.
+ * wave and revoke a twin arriving after it. A fault of the take itself, its lost answer included, puts the code back
+ * (`putBackCode`, by the grant id minted here) before the 503: the client's retry redeems it.
  */
 export async function consumeCode(
   deps: Deps,
@@ -134,9 +135,15 @@ export async function consumeCode(
       and(eq(oauth2Codes.codeHash, codeHash), isNull(oauth2Codes.usedAt), gt(oauth2Codes.expiresAt, tried)),
     )
     .returning();
-  const [takenRows, ...after] = alongside
-    ? await db.batch([take, ...alongside(db, codeHash, grantId)] as [typeof take, ...BatchItem<"sqlite">[]])
-    : [await take];
+  // The take's own fault (D1 may have run it and lost the answer) puts the code back by this take's grant id: right
+  // whether it ran or not. Else the retry the 503 asks for found the code used and was refused (invalid_grant).
+  const [takenRows, ...after] = await onFaultPutBack(
+    { putBack: putBackCode({ db, codeHash, grantId }) },
+    async () =>
+      alongside
+        ? db.batch([take, ...alongside(db, codeHash, grantId)] as [typeof take, ...BatchItem<"sqlite">[]])
+        : [await take],
+  );
   const taken = (takenRows as CodeRow[])[0];
   if (taken) return { ...taken, grantId, db, alongside: after };
   const used = and(eq(oauth2Codes.codeHash, codeHash), isNotNull(oauth2Codes.usedAt));

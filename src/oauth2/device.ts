@@ -1,11 +1,11 @@
 import { generateRandomString, type RandomReader } from "@oslojs/crypto/random";
-import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import { base64url } from "jose";
 import { type DeviceAuthorizationRow, deviceAuthorizations, type OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
 import { toHex } from "../lib/hex";
-import { type PutBack, putBackWith } from "../lib/put-back";
+import { type Claimed, onFaultPutBack, type PutBack, putBackWith } from "../lib/put-back";
 import { DEVICE_PAGE_PATH } from "../lib/redirect";
 import { hmacSubkey } from "../lib/subkeys";
 import { authorizationDetailsError } from "./authorization-details";
@@ -213,11 +213,17 @@ export async function finishDeviceRequest(
   return decided;
 }
 
+/** An approved authorization the poll claimed: its row as it was, how to put it back, how to spend it for good. */
+export interface ClaimedApproval extends Claimed {
+  row: DeviceAuthorizationRow & { userId: string; authTime: number };
+}
+
 /**
  * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5). One UPDATE records the poll and
  * decides, from the previous poll's time, whether it came too soon (then the interval grows by five seconds); an
- * approved authorization is taken by one `DELETE … RETURNING`, so a device code yields tokens once. A fault in what
- * follows the take (the caller's `onFaultPutBack`) puts it back with `putBackApproved`: the next poll redeems it.
+ * approved authorization is claimed (`claimApproved`), so a device code yields tokens once. The caller runs what
+ * follows in `spentUnlessPutBack`: a fault puts it back (`putBackApproved`), and the next poll redeems it; an answer or
+ * a refusal spends it.
  *
  * The poll of a device code (`device_code`) or of a CIBA request (`auth_req_id`, OpenID CIBA Core §10.1, §11: the
  * same `authorization_pending`, `slow_down`, `expired_token` and `access_denied`), each only by its own grant.
@@ -227,7 +233,7 @@ export async function redeemPolled(
   client: OAuth2ClientRow,
   params: OAuth2Params,
   kind: "device" | "ciba",
-): Promise<DeviceAuthorizationRow> {
+): Promise<ClaimedApproval> {
   const name = kind === "device" ? "device_code" : "auth_req_id";
   const deviceCode = param(params, name, 100);
   if (!deviceCode) throw new OAuth2Error("invalid_request", `${name} is required`);
@@ -264,25 +270,64 @@ export async function redeemPolled(
       throw new OAuth2Error("slow_down", `poll at most every ${polled.intervalSeconds} seconds`);
     throw new OAuth2Error("authorization_pending", "the user has not approved the request yet");
   }
-  const taken = await deps.db
-    .delete(deviceAuthorizations)
-    .where(and(ofClient, eq(deviceAuthorizations.status, "approved")))
-    .returning()
-    .get();
-  if (!taken?.userId || taken.authTime === null) {
-    throw new OAuth2Error("invalid_grant", `${what} is invalid or was used`);
-  }
-  return taken;
+  const claimed = await claimApproved(deps, hash, ofClient);
+  if (!claimed) throw new OAuth2Error("invalid_grant", `${what} is invalid or was used`);
+  return claimed;
 }
 
 /**
- * The approved row `redeemPolled` took, inserted again as it was, for a fault after the take (the approver's read, the
- * grant's writes, the tokens' signing key: the 503 the device retries). Without it the next poll was refused and the
- * person who approved on their phone had to start the device flow over: a new code typed, signed in and approved
- * again. A row in its place wins (`ON CONFLICT DO NOTHING`); the row keeps its expiry, so an expired code stays dead.
+ * Claims the approved authorization in one `UPDATE … RETURNING` that moves its device code's hash to a key only this
+ * request knows (`taken:<uuid>`; a code's hash is a SHA-256 in hex, so no poll ever meets it): of two polls at once,
+ * one wins. The claim's own fault (D1 may have run it and lost the answer) puts it back by that key, right whether it
+ * ran or not; one `DELETE … RETURNING`, whose lost answer left no row to put back, spent the approval for nothing: the
+ * next poll was refused and the person started over. The claimed row keeps its status, user code and expiry: no page
+ * or CIBA read finds it (they read pending rows), and the daily sweep removes it once expired if its spend was lost.
  */
-export function putBackApproved(deps: Deps, taken: DeviceAuthorizationRow): PutBack["putBack"] {
+async function claimApproved(
+  deps: Deps,
+  hash: string,
+  ofClient: SQL | undefined,
+): Promise<ClaimedApproval | undefined> {
+  const claim = `taken:${crypto.randomUUID()}`;
+  const ofClaim = eq(deviceAuthorizations.deviceCodeHash, claim);
+  const putBack = putBackApproved(deps, { claim, deviceCodeHash: hash });
+  const claimed = await onFaultPutBack({ putBack }, () =>
+    deps.db
+      .update(deviceAuthorizations)
+      .set({ deviceCodeHash: claim })
+      .where(
+        and(
+          ofClient,
+          eq(deviceAuthorizations.status, "approved"),
+          isNotNull(deviceAuthorizations.userId),
+          isNotNull(deviceAuthorizations.authTime),
+        ),
+      )
+      .returning()
+      .get(),
+  );
+  if (!claimed?.userId || claimed.authTime === null) return undefined;
+  return {
+    row: { ...claimed, userId: claimed.userId, authTime: claimed.authTime, deviceCodeHash: hash },
+    putBack,
+    spend: () => deps.db.delete(deviceAuthorizations).where(ofClaim).run(),
+  };
+}
+
+/**
+ * The approved row `claimApproved` claimed, given its device code's hash again: for a fault of the claim itself (its
+ * lost answer) or after it (the approver's read, the grant's writes, the tokens' signing key: the 503 the device
+ * retries). Without it the next poll was refused and the person who approved on their phone had to start the device
+ * flow over: a new code typed, signed in and approved again. Only this request's claim is renamed (a no-op when the
+ * claim never ran, or its row is gone: a user's deletion, the sweep); the row keeps its expiry, so an expired code
+ * stays dead.
+ */
+function putBackApproved(deps: Deps, claimed: { claim: string; deviceCodeHash: string }): PutBack["putBack"] {
   return putBackWith("device authorization", () =>
-    deps.db.insert(deviceAuthorizations).values(taken).onConflictDoNothing().run(),
+    deps.db
+      .update(deviceAuthorizations)
+      .set({ deviceCodeHash: claimed.deviceCodeHash })
+      .where(eq(deviceAuthorizations.deviceCodeHash, claimed.claim))
+      .run(),
   );
 }

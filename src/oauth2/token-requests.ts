@@ -2,7 +2,7 @@ import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { verifierMatches } from "../lib/pkce";
-import { onFaultPutBack } from "../lib/put-back";
+import { onFaultPutBack, spentUnlessPutBack } from "../lib/put-back";
 import { revokeFamily } from "../token-families";
 import {
   type AuthorizationDetail,
@@ -12,7 +12,7 @@ import {
 } from "./authorization-details";
 import { CIBA_GRANT, GRANT_TYPES, keepFetchedClient, noteClientUse } from "./clients";
 import { consumeCode, putBackCode } from "./codes";
-import { DEVICE_GRANT, putBackApproved, redeemPolled } from "./device";
+import { DEVICE_GRANT, redeemPolled } from "./device";
 import { boundAnswer, type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
 import {
@@ -230,8 +230,9 @@ async function refresh(deps: Deps, client: OAuth2ClientRow, params: OAuth2Params
  * The device grant (RFC 8628) and the CIBA grant (OpenID CIBA Core §10.1, §11): tokens for the person who approved on
  * the page, once; a CIBA client confined to an organization gets it in its tokens. A CIBA request's authorization
  * details (RFC 9396) are what the person approved: the token request may ask for fewer, never more. The device flow
- * takes none (docs/agents.md): asking for some there is asking for more. A fault after the approved row's take (the
- * approver's read, the grant's writes, the tokens) puts the row back (`putBackApproved`): the next poll redeems it.
+ * takes none (docs/agents.md): asking for some there is asking for more. A fault from the approved row's claim on (its
+ * own lost answer, the approver's read, the grant's writes, the tokens) puts the row back (`putBackApproved`): the next
+ * poll redeems it. An answer or a refusal spends it: the claimed row is deleted after the answer.
  */
 const exchangePolled = (kind: "device" | "ciba") =>
   async function exchangeDeviceCode(
@@ -242,16 +243,17 @@ const exchangePolled = (kind: "device" | "ciba") =>
   ) {
     const details = askedDetails(client, params);
     if (kind === "device" && details) narrowAuthorizationDetails(null, details);
-    const approved = await redeemPolled(deps, client, params, kind);
-    const authorizationDetails = narrowAuthorizationDetails(approved.authorizationDetails, details);
-    return onFaultPutBack({ putBack: putBackApproved(deps, approved) }, async () => {
-      const user = await findUserById(deps.shards, approved.userId!);
+    const claimed = await redeemPolled(deps, client, params, kind);
+    const approved = claimed.row;
+    return spentUnlessPutBack(deps.background, "device authorization", claimed, async () => {
+      const authorizationDetails = narrowAuthorizationDetails(approved.authorizationDetails, details);
+      const user = await findUserById(deps.shards, approved.userId);
       if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
       const { grant, refreshToken } = await createGrantFor(deps, client, {
         userId: user.id,
         scopes: approved.scopes,
         resources: approved.resources,
-        authTime: approved.authTime!,
+        authTime: approved.authTime,
         acr: approved.acr,
         amr: approved.amr,
         sid: approved.sid,

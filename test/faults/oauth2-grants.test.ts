@@ -1,10 +1,27 @@
 // The OAuth2 code exchange with a fault after the code was taken and the grant row written: the grant's family failing
 // to start (`SessionFamilies.start`: overloaded, so it never started, or reset after it started), or D1 failing at the
-// signing key's read that follows the grant (a cold isolate). The threat named above each test is what it keeps out.
+// signing key's read that follows the grant (a cold isolate); and the single-use takes themselves (the code's, an
+// approved device code's or CIBA request's) run by D1 with their answer lost. The threat named above each test is what
+// it keeps out.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { auditTypesOf, signUp } from "../helpers";
-import { codeFor, exchange, newClient, provider, s256, VERIFIER } from "../oauth2/support";
+import type { WireClient } from "../../src/oauth2/clients";
+import { auditTypesOf, decodeJwt, mailbox, signUp, uniqueEmail } from "../helpers";
+import { Browser, signIn } from "../oauth2/page-browser";
+import {
+  basic,
+  codeFor,
+  exchange,
+  ISSUER,
+  location,
+  newClient,
+  oauth2Error,
+  postForm,
+  provider,
+  s256,
+  type TokenAnswer,
+  VERIFIER,
+} from "../oauth2/support";
 import { failingNamespace, failingShards } from "../support/faults";
 import { allInShards } from "../support/shards";
 import { expectOAuth2Unavailable } from "./support";
@@ -74,5 +91,117 @@ describe("the code exchange: D1 fails after the grant was written", () => {
     expect(fault.failures).toBe(1);
     expect(await grantsOf(taken.client.clientId)).toEqual([]);
     await expectRetryRedeems(svc, taken);
+  });
+});
+
+describe("the code exchange: the code's own take runs and its answer is lost", () => {
+  // Threat: D1 marks the code used (its take, one batch with the user's read) and the answer is lost: the 503 left the
+  // code used, and the client's retry was refused as a use of a used code (invalid_grant): the user had to authorize
+  // again for a blip. The take's put-back (by the grant id minted before it) makes the code unused again.
+  it("503 temporarily_unavailable; the code is put back: the retry gets tokens from one grant, none revoked", async () => {
+    const taken = await aCode();
+    const { bindings, fault } = failingShards(env, {
+      match: /^update "oauth2_codes" set "used_at"/,
+      when: "after",
+      times: 1,
+    });
+    const svc = provider(bindings);
+    await expectOAuth2Unavailable(await exchange(svc, taken.client, taken.code, { code_verifier: VERIFIER }));
+    expect(fault.failures).toBe(1);
+    await expectRetryRedeems(svc, taken);
+  });
+});
+
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+const CIBA_GRANT = "urn:openid:params:grant-type:ciba";
+/** The approved row's take (`redeemPolled`): the one statement on device_authorizations that asks for `approved`. */
+const APPROVED_TAKE = /"device_authorizations".*"status" = \?/;
+
+/** Signs the person in on a page request (its redirect's `request_id`) and approves it. */
+async function approve(browser: Browser, opened: Response, email: string) {
+  expect(opened.status).toBe(303);
+  const requestId = location(opened).searchParams.get("request_id")!;
+  await signIn(browser, requestId, email);
+  const decided = await browser.post("/oauth2/interaction/consent", {
+    request_id: requestId,
+    decision: "allow",
+  });
+  expect(decided.status).toBe(200);
+}
+
+/** A device code the person approved on the page, through a healthy service. */
+async function anApprovedDeviceCode() {
+  const plain = provider();
+  const client = await newClient(plain, {
+    tokenEndpointAuthMethod: "none",
+    grantTypes: [DEVICE_GRANT],
+    redirectUris: [],
+  });
+  const email = uniqueEmail();
+  const { user } = await signUp(plain, email);
+  const started = await postForm(plain, "/oauth2/device_authorization", {
+    client_id: client.clientId,
+    scope: "openid",
+  });
+  const { device_code, user_code } = (await started.json()) as { device_code: string; user_code: string };
+  const browser = new Browser(plain);
+  await approve(browser, await browser.post("/oauth2/device", { user_code }), email);
+  const poll = (svc: ReturnType<typeof provider>) =>
+    postForm(svc, "/oauth2/token", { grant_type: DEVICE_GRANT, device_code, client_id: client.clientId });
+  return { client, user, poll };
+}
+
+/** A CIBA request (poll mode) the person approved through the mailed link, through a healthy service. */
+async function anApprovedCibaRequest() {
+  const plain = provider();
+  const client: WireClient = await newClient(plain, {
+    redirectUris: [],
+    grantTypes: [CIBA_GRANT],
+    backchannelTokenDeliveryMode: "poll",
+  });
+  const email = uniqueEmail();
+  const { user } = await signUp(plain, email);
+  const asked = await postForm(
+    plain,
+    "/oauth2/bc-authorize",
+    { scope: "openid", login_hint: email },
+    basic(client),
+  );
+  expect(asked.status, await asked.clone().text()).toBe(200);
+  const { auth_req_id } = (await asked.json()) as { auth_req_id: string };
+  const [mail] = await mailbox(plain, email);
+  const link = /(http\S+\/oauth2\/ciba\?request=[A-Za-z0-9_-]+)/.exec(mail?.text ?? "")?.[1];
+  expect(link).toBeDefined();
+  const browser = new Browser(plain);
+  await approve(browser, await browser.get(link!.replace(ISSUER, "")), email);
+  const poll = (svc: ReturnType<typeof provider>) =>
+    postForm(svc, "/oauth2/token", { grant_type: CIBA_GRANT, auth_req_id }, basic(client));
+  return { client, user, poll };
+}
+
+describe("the device and CIBA grants: the approved row's own take runs and its answer is lost", () => {
+  // Threat: D1 takes the approved authorization (it was one `DELETE … RETURNING`) and the answer is lost: the device
+  // or agent heard 503 and its next poll invalid_grant, so the person who approved on their phone (or in the mail) had
+  // to start over. The take is a claim that its own fault puts back: the next poll redeems it, once.
+  it.each([
+    ["a device code", anApprovedDeviceCode],
+    ["a CIBA request", anApprovedCibaRequest],
+  ] as const)("%s: 503, then the next poll gets the tokens, then invalid_grant", async (_, approved) => {
+    const { client, user, poll } = await approved();
+    const { bindings, fault } = failingShards(env, { match: APPROVED_TAKE, when: "after", times: 1 });
+    const svc = provider(bindings);
+    await expectOAuth2Unavailable(await poll(svc));
+    expect(fault.failures).toBe(1);
+    const tokens = await poll(svc);
+    expect(tokens.status, await tokens.clone().text()).toBe(200);
+    const answer = (await tokens.json()) as TokenAnswer;
+    expect(decodeJwt(answer.access_token).payload).toMatchObject({ sub: user.id });
+    await oauth2Error(await poll(svc), 400, "invalid_grant");
+    expect(await grantsOf(client.clientId)).toHaveLength(1);
+    // The claimed row is deleted after the answer that redeemed it (waitUntil, which the harness waits for).
+    const left = await env.DB.prepare("SELECT kind FROM device_authorizations WHERE client_id = ?")
+      .bind(client.clientId)
+      .all();
+    expect(left.results).toEqual([]);
   });
 });

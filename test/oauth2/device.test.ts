@@ -1,6 +1,6 @@
 // The device authorization grant (RFC 8628, contract §3.6), the person's step on the built-in page through HTTP (the
 // compatibility suite does it in Chromium). Threats: guessing user codes (counted per address, then refused even when
-// right), a device code redeemed twice or by another client (one conditional DELETE), a device polling as fast as it
+// right), a device code redeemed twice or by another client (one claim of the approved row), a device polling as fast as it
 // can (`slow_down`), remote phishing with a code someone else started (the consent screen shows the code and is
 // never skipped), forced approval from another site (the Origin check), and codes readable in the database.
 import { env } from "cloudflare:test";
