@@ -50,8 +50,8 @@ export class OAuth2Error extends Error {
     readonly challenge?: string,
     /** For the log only (a replay worth a warning); never sent. */
     readonly reason?: string,
-    /** Another status than the code's usual one (registration switched off: 403). */
-    readonly statusOverride?: 400 | 401 | 403 | 404 | 503,
+    /** Another status than the code's usual one (registration switched off: 403; the service's own fault: 500). */
+    readonly statusOverride?: 400 | 401 | 403 | 404 | 500 | 503,
     /** Further headers of the answer (`DPoP-Nonce`, RFC 9449 §8). */
     readonly headers?: Record<string, string>,
   ) {
@@ -59,7 +59,7 @@ export class OAuth2Error extends Error {
     this.name = "OAuth2Error";
   }
 
-  get status(): 400 | 401 | 403 | 404 | 503 {
+  get status(): 400 | 401 | 403 | 404 | 500 | 503 {
     if (this.statusOverride) return this.statusOverride;
     if (this.error === "invalid_client" || this.error === "invalid_token") return 401;
     if (this.error === "insufficient_scope") return 403;

@@ -8,7 +8,12 @@ import { startDeviceAuthorization } from "./device";
 import { dpopEndpoint, tokenRequestBinding } from "./dpop";
 import { clientCredentialFields, clientRequest, NO_STORE } from "./route-support";
 import { tokenRequest } from "./token-requests";
-import { deviceAuthorizationSchema, OAUTH2_DIRECT_ERRORS, tokenAnswerSchema } from "./wire";
+import {
+  deviceAuthorizationSchema,
+  OAUTH2_DIRECT_ERRORS,
+  oauth2ErrorSchema,
+  tokenAnswerSchema,
+} from "./wire";
 
 /**
  * `POST /oauth2/token` (contract §3.5, §3.6): every grant, for an authenticated client; and
@@ -61,7 +66,16 @@ export const tokenRoutes = new Hono<AppEnv>()
         "every answer and 400 `use_dpop_nonce` for a proof without the current one.",
       security: "oauth2-client",
       request: { target: "form", schema: tokenForm },
-      answers: { 200: { description: "Tokens.", schema: tokenAnswerSchema }, ...OAUTH2_DIRECT_ERRORS },
+      answers: {
+        200: { description: "Tokens.", schema: tokenAnswerSchema },
+        ...OAUTH2_DIRECT_ERRORS,
+        500: {
+          description:
+            "`server_error`: with `audience=provider:<name>`, the provider refused this service's own client " +
+            "credentials at the token's renewal; the operator must fix the provider's settings (the connection is kept).",
+          schema: oauth2ErrorSchema,
+        },
+      },
     }),
     rateLimit("OAUTH2"),
     dpopEndpoint,

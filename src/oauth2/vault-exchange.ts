@@ -54,6 +54,16 @@ function refusalError(refusal: Refusal, provider: string): OAuth2Error {
         "invalid_grant",
         `the user's ${provider} connection has ended: it must be made again`,
       );
+    case "service-refused":
+      // The service's own registration at the provider (a secret rotated there, the app removed): nothing the agent or
+      // the user can do, and no retry helps until the operator fixes it. A 500 that says so, the connection kept.
+      return new OAuth2Error(
+        "server_error",
+        `${provider} refused this service's own client credentials; the connection is kept: the operator must fix the provider's settings`,
+        undefined,
+        `the token vault's refresh at ${provider}: the provider refused the service's client credentials`,
+        500,
+      );
     case "scope-not-granted":
       return new OAuth2Error("invalid_scope", `scope wider than what ${provider} granted the connection`);
     case "provider-down":

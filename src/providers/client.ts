@@ -21,6 +21,11 @@ export class ProviderStepError extends Error {
     readonly refused = false,
     /** The provider was not reached, or answered that it cannot serve now: an outage to retry, not a refusal. */
     readonly unavailable = false,
+    /**
+     * The provider refused this service as its client (`invalid_client`, `unauthorized_client`, RFC 6749 §5.2): the
+     * service's own credentials or registration there, which the operator must fix; nothing of the user's is wrong.
+     */
+    readonly clientRefused = false,
   ) {
     super(detail);
     this.name = "ProviderStepError";
@@ -177,13 +182,14 @@ export async function refreshAtProvider(
     );
     return tokenSet(await oauth.processRefreshTokenResponse(as, client, response));
   } catch (error) {
-    const refused =
-      error instanceof oauth.ResponseBodyError && error.status < 500 && error.error === "invalid_grant";
+    const answered = error instanceof oauth.ResponseBodyError && error.status < 500 ? error.error : undefined;
+    const refused = answered === "invalid_grant";
     throw new ProviderStepError(
       "oauth-provider-error",
       describe(error),
       refused,
       !refused && providerDown(error),
+      answered === "invalid_client" || answered === "unauthorized_client",
     );
   }
 }

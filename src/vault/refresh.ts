@@ -25,7 +25,7 @@ const STILL_USABLE_MS = 10_000;
 
 export type Current =
   | { ok: true; accessToken: string; expiresAt: number | null; refreshed: boolean; scopes: string[] }
-  | { ok: false; reason: "none" | "expired" | "refused" | "unavailable" };
+  | { ok: false; reason: "none" | "expired" | "refused" | "service-refused" | "unavailable" };
 
 const usable = (row: ConnectionRow, now: number, margin: number) =>
   row.expiresAt === null || row.expiresAt - now > margin;
@@ -99,18 +99,23 @@ async function refresh(deps: Deps, row: ConnectionRow): Promise<Current> {
   } catch (error) {
     await dropLease(deps, row);
     if (!(error instanceof ProviderStepError)) throw error;
-    console.warn(
+    // The service's own credentials refused: every connection of the provider fails alike until the operator acts.
+    const level = error.clientRefused ? "error" : "warn";
+    console[level](
       JSON.stringify({
-        level: "warn",
+        level,
         what: "vault-refresh-failed",
         provider: row.provider,
         detail: error.detail,
       }),
     );
     // Down (no answer, 5xx, 429, `temporarily_unavailable`: `unavailable`, the providers' one decision) is a retry
-    // later; any other failure is the provider's "no" (`invalid_grant`, `invalid_client`, a 400 naming nothing, an
-    // answer that fails its checks), which a retry meets again: the client is told the connection must be made again.
-    return { ok: false, reason: error.unavailable ? "unavailable" : "refused" };
+    // later; the provider refusing this service as its client (`invalid_client`, `unauthorized_client`) is the
+    // operator's to fix, not the user's: the connection stays as it is and nobody is told to make it again; any other
+    // failure is the provider's "no" to the grant (`invalid_grant`, a 400 naming nothing, an answer that fails its
+    // checks), which a retry meets again: the client is told the connection must be made again.
+    if (error.unavailable) return { ok: false, reason: "unavailable" };
+    return { ok: false, reason: error.clientRefused ? "service-refused" : "refused" };
   }
   const expiresAt = expiryOf(deps, fresh);
   const sealed = await sealTokens(deps, {

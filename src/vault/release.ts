@@ -22,6 +22,8 @@ export type Refusal =
   | "expired"
   /** The provider refused the refresh (the user revoked the service's access there). */
   | "refused"
+  /** The provider refused this service's own client credentials at refresh: the operator's to fix; nothing changed. */
+  | "service-refused"
   /** The provider could not be reached at refresh; nothing stored changed. */
   | "provider-down"
   /** `scope` asked more than the provider granted the connection. */
@@ -56,7 +58,13 @@ export async function releaseProviderToken(
   const current = await currentToken(deps, userId, provider);
   if (!current.ok) {
     const refusal = (
-      { none: "no-connection", expired: "expired", refused: "refused", unavailable: "provider-down" } as const
+      {
+        none: "no-connection",
+        expired: "expired",
+        refused: "refused",
+        "service-refused": "service-refused",
+        unavailable: "provider-down",
+      } as const
     )[current.reason];
     return refuse(refusal);
   }

@@ -284,8 +284,6 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
         },
       });
     const refusals = [
-      ["401 invalid_client", () => Response.json({ error: "invalid_client" }, { status: 401 })],
-      ["400 unauthorized_client", () => Response.json({ error: "unauthorized_client" }, { status: 400 })],
       ["400 naming no error", () => new Response("bad request", { status: 400 })],
       ["403 with an HTML page", () => new Response("<html>no</html>", { status: 403 })],
     ] as const;
@@ -294,6 +292,20 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
       expect(refused.headers.get("retry-after"), what).toBeNull();
       const body = await oauth2Error(refused, 400, "invalid_grant");
       expect(body.error_description, what).toMatch(/connection has ended/);
+    }
+    // Threat: the service's own client credentials refused (a secret rotated at Google, the app removed there) told the
+    // agent the user's connection had ended, and the user was sent to connect again, which meets the same refusal:
+    // the operator's fault, answered as such, with no Retry-After (no retry helps until it is fixed).
+    const serviceRefused = [
+      ["401 invalid_client", () => Response.json({ error: "invalid_client" }, { status: 401 })],
+      ["400 unauthorized_client", () => Response.json({ error: "unauthorized_client" }, { status: 400 })],
+    ] as const;
+    for (const [what, answer] of serviceRefused) {
+      const refused = await exchangeForGoogle(googleAnswering(answer), bot, subject);
+      expect(refused.headers.get("retry-after"), what).toBeNull();
+      const body = await oauth2Error(refused, 500, "server_error");
+      expect(body.error_description, what).toMatch(/refused this service's own client credentials/);
+      expect(body.error_description, what).not.toMatch(/connection has ended/);
     }
     const notNow = [
       ["429", () => Response.json({ error: "slow_down" }, { status: 429 })],
