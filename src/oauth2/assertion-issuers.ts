@@ -10,7 +10,8 @@ import {
 } from "jose";
 import type { OAuth2ClientRow } from "../db/schema";
 import type { Deps } from "../http/deps";
-import { claimJtiOnce } from "../replay/jti-ledger";
+import { onFaultPutBack, type PutBack, putBackWith } from "../lib/put-back";
+import { claimJtiOnce, releaseJtiOnce } from "../replay/jti-ledger";
 import { OAuth2Error } from "./errors";
 import { KeySetUnfetchable, refetchedKeySet, remoteKeySet } from "./remote-key-sets";
 
@@ -102,6 +103,11 @@ export interface VerifiedAssertion {
   idJag: boolean;
   /** The client's entry for the issuer that signed it: whom it may name (`users`, `orgs`). */
   trusted: TrustedIssuer;
+  /**
+   * The jti's claim, for the grant to put back on a fault after it (`onFaultPutBack`): the 503's retry with the same
+   * assertion then redeems it. A refusal keeps it spent.
+   */
+  claimed: PutBack;
 }
 
 /**
@@ -110,7 +116,8 @@ export interface VerifiedAssertion {
  * token of ours must not come back as a grant); signed by that issuer's key with an asymmetric algorithm; `aud` this
  * server's issuer (or, for a plain JWT bearer assertion, its token endpoint, §3 item 3); `exp` present, past `nbf`
  * and `iat` (with a minute of skew) and at most an hour ahead; a `sub`; a `jti`, accepted once (§3 item 7: recorded
- * in the JTI ledger until `exp`, so a replay — or two requests racing with one assertion — is refused).
+ * in the JTI ledger until `exp`, so a replay — or two requests racing with one assertion — is refused; `claimed`
+ * undoes the record when a fault follows).
  */
 export async function verifyAssertion(
   deps: Deps,
@@ -167,8 +174,24 @@ export async function verifyAssertion(
   if (typeof sub !== "string" || sub.length === 0 || sub.length > 255)
     throw unusable("names no subject (sub)");
   if (typeof jti !== "string" || jti.length === 0 || jti.length > 255) throw unusable("has no usable jti");
-  // Kept as long as the assertion is accepted: its `exp` and the skew the check above allows past it.
-  if (!(await claimJtiOnce(deps, "jwt-bearer", issuer, jti, (exp + SKEW_SECONDS) * 1000))) {
+  const claimed = await claimOnce(deps, issuer, jti, exp);
+  return { header, claims: payload as VerifiedAssertion["claims"], idJag, trusted, claimed };
+}
+
+/**
+ * An assertion's jti claimed in the JTI ledger (RFC 7523 §3 item 7), kept as long as the assertion is accepted: its
+ * `exp` and the skew `verifyAssertion` allows past it, plus up to 65 s drawn at random. Those make the row this
+ * claim's own: another request's claim of the same assertion has the same key and `exp`, and when this claim's answer
+ * is lost (the object reset, or overloaded before it ran) its release must not take that other claim with it — which
+ * would let the assertion be redeemed once more. The extra seconds only refuse the jti longer; the assertion itself
+ * has expired by then. A fault of the claim itself releases it at once: it may have been recorded.
+ */
+async function claimOnce(deps: Deps, issuer: string, jti: string, exp: number): Promise<PutBack> {
+  const expiresAt = (exp + SKEW_SECONDS) * 1000 + crypto.getRandomValues(new Uint16Array(1))[0]!;
+  const claimed: PutBack = {
+    putBack: putBackWith("assertion jti", () => releaseJtiOnce(deps, "jwt-bearer", issuer, jti, expiresAt)),
+  };
+  if (!(await onFaultPutBack(claimed, () => claimJtiOnce(deps, "jwt-bearer", issuer, jti, expiresAt)))) {
     throw new OAuth2Error(
       "invalid_grant",
       "the assertion was used before (jti)",
@@ -176,7 +199,7 @@ export async function verifyAssertion(
       "assertion replayed",
     );
   }
-  return { header, claims: payload as VerifiedAssertion["claims"], idJag, trusted };
+  return claimed;
 }
 
 /** What was wrong with an assertion jose refused, in words that give nothing away beyond the assertion itself. */

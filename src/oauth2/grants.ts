@@ -187,7 +187,9 @@ export function userOfTakenCode(db: Db, codeHash: string, grantId: string) {
 
 /**
  * A grant from an approved device authorization (RFC 8628) or CIBA request: the values were settled when the person
- * approved, and the row was consumed by the same request (also a JWT bearer's, settled by its assertion).
+ * approved, and the row was consumed by the same request (also a JWT bearer's, settled by its assertion). `grantId`:
+ * one the caller minted (`newGrantId`), so that a fault from the insert on, its lost answer included, can remove the
+ * grant by it whether the insert ran or not.
  */
 export async function createGrantFor(
   deps: Deps,
@@ -206,9 +208,9 @@ export async function createGrantFor(
     /** RFC 9396: what the person approved (a CIBA request's, checked against the client's types). */
     authorizationDetails?: OAuth2GrantRow["authorizationDetails"];
   },
+  grantId = newGrantId(slotOfUser(values.userId)),
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   const now = deps.now();
-  const grantId = newGrantId(slotOfUser(values.userId));
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
   const db = deps.shards.ofUser(values.userId);

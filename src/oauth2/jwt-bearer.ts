@@ -1,10 +1,12 @@
 import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
+import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
-import { type TrustedIssuer, verifyAssertion } from "./assertion-issuers";
+import { onFaultPutBack, putBackWith } from "../lib/put-back";
+import { type TrustedIssuer, type VerifiedAssertion, verifyAssertion } from "./assertion-issuers";
 import { type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
-import { createGrantFor } from "./grants";
+import { createGrantFor, newGrantId, revokeGrant } from "./grants";
 import { assertionTarget, idJagTarget } from "./id-jag";
 import { activeInAnyOrg } from "./organizations";
 import { type OAuth2Params, param } from "./params";
@@ -83,49 +85,77 @@ export async function jwtBearer(
   const assertion = param(params, "assertion", 8192);
   if (!assertion) throw new OAuth2Error("invalid_request", "assertion is required");
   const verified = await verifyAssertion(deps, client, assertion);
+  // The jti is claimed: a fault from here on (the 503 the client retries, as it asks) puts the claim back, and the
+  // retry with the same assertion redeems it, where it read as a replay and sent the agent back to its IdP though no
+  // token was issued. A refusal (a disabled user, one the issuer may not name, a scope) keeps the assertion spent.
+  return onFaultPutBack(verified.claimed, () => redeemVerified(deps, client, params, binding, verified));
+}
+
+/**
+ * What the claimed assertion gives: its target, its user (enabled, and one the issuer may name), a grant and the
+ * token naming it.
+ */
+async function redeemVerified(
+  deps: Deps,
+  client: OAuth2ClientRow,
+  params: OAuth2Params,
+  binding: TokenBinding,
+  verified: VerifiedAssertion,
+) {
   const target = verified.idJag
     ? idJagTarget(deps, client, verified, params)
     : assertionTarget(deps, client, params);
   const user = await subjectUser(deps, verified.claims.sub);
   await assertIssuerMayName(deps, verified.trusted, user);
-  const now = deps.now();
-  // `acr` and `amr` are not carried over: an issuer's values name its own policies, not the levels this service
-  // vouches for (contract §12), and a resource server reading ours must be able to trust them.
-  const authTime = authTimeOf(verified.claims, now);
-  const { grant } = await createGrantFor(deps, withoutRefresh(client), {
-    userId: user.id,
-    scopes: target.scopes,
-    resources: target.resources,
-    authTime,
-    dpopJkt: binding.dpopJkt,
-  });
-  const accessToken = await signOAuth2AccessToken({
-    config: deps.config,
-    client,
-    user,
-    grantId: grant.id,
-    scopes: target.scopes,
-    resources: target.resources,
-    authentication: { authTime },
-    dpopJkt: binding.dpopJkt,
-    now,
-  });
-  deps.audit({
-    type: "oauth2.assertion",
-    userId: user.id,
-    detail: {
-      clientId: client.clientId,
-      issuer: verified.trusted.issuer,
-      idJag: verified.idJag,
-      jti: verified.claims.jti,
+  const grantId = newGrantId(slotOfUser(user.id));
+  // No answer carries a grant a fault followed: it goes before the 503 (best effort, logged), else it would stay in
+  // the user's authorized apps beside the retry's.
+  const written = { putBack: putBackWith("assertion grant", () => revokeGrant(deps, grantId)) };
+  return onFaultPutBack(written, async () => {
+    const now = deps.now();
+    // `acr` and `amr` are not carried over: an issuer's values name its own policies, not the levels this service
+    // vouches for (contract §12), and a resource server reading ours must be able to trust them.
+    const authTime = authTimeOf(verified.claims, now);
+    const { grant } = await createGrantFor(
+      deps,
+      withoutRefresh(client),
+      {
+        userId: user.id,
+        scopes: target.scopes,
+        resources: target.resources,
+        authTime,
+        dpopJkt: binding.dpopJkt,
+      },
+      grantId,
+    );
+    const accessToken = await signOAuth2AccessToken({
+      config: deps.config,
+      client,
+      user,
+      grantId: grant.id,
       scopes: target.scopes,
       resources: target.resources,
-    },
+      authentication: { authTime },
+      dpopJkt: binding.dpopJkt,
+      now,
+    });
+    deps.audit({
+      type: "oauth2.assertion",
+      userId: user.id,
+      detail: {
+        clientId: client.clientId,
+        issuer: verified.trusted.issuer,
+        idJag: verified.idJag,
+        jti: verified.claims.jti,
+        scopes: target.scopes,
+        resources: target.resources,
+      },
+    });
+    return {
+      access_token: accessToken,
+      token_type: "Bearer" as const,
+      expires_in: client.accessTokenLifetime,
+      scope: target.scopes.join(" "),
+    };
   });
-  return {
-    access_token: accessToken,
-    token_type: "Bearer" as const,
-    expires_in: client.accessTokenLifetime,
-    scope: target.scopes.join(" "),
-  };
 }

@@ -7,7 +7,8 @@ import { sha256Hex } from "../lib/crypto";
  * proofs (RFC 9449 §11.1), client assertions (`private_key_jwt`, RFC 7523 §3 item 7) and the assertions of the JWT
  * bearer and ID-JAG grants. Each id is kept in one of 4096 objects named by the first three hex digits of its key's
  * SHA-256, for as long as the JWT it came in could still be presented; `claim` checks and records in one synchronous
- * call, so of two requests racing with the same proof exactly one wins. An alarm deletes the ids past their time.
+ * call, so of two requests racing with the same proof exactly one wins; `release` undoes a claim that a fault followed
+ * (the JWT bearer grant's assertions). An alarm deletes the ids past their time.
  */
 export class JtiLedger extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -32,6 +33,15 @@ export class JtiLedger extends DurableObject<Env> {
     return true;
   }
 
+  /**
+   * Undoes a claim that a fault followed (the 503 its client retries with the same JWT): the row goes only while it is
+   * that claim's, the same `key` AND the same `expiresAt`, so a later claim of the key (after this one expired) stays.
+   * The alarm set for it finds nothing to sweep, or the ids of others.
+   */
+  release(key: string, expiresAt: number): void {
+    this.ctx.storage.sql.exec("DELETE FROM used WHERE key = ? AND expires_at = ?", key, expiresAt);
+  }
+
   override async alarm(): Promise<void> {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM used WHERE expires_at <= ?", Date.now());
@@ -48,19 +58,42 @@ export class JtiLedger extends DurableObject<Env> {
  */
 export type JtiPurpose = "dpop" | "client-assertion" | "jwt-bearer" | "app-request";
 
+type LedgerDeps = { env: Pick<Env, "JTI_LEDGERS"> };
+
+/** A jti's key (its kind and issuer in it) and the ledger object that keeps it. */
+async function ledgerOf(deps: LedgerDeps, purpose: JtiPurpose, issuer: string, jti: string) {
+  const key = await sha256Hex(`${purpose}\n${issuer}\n${jti}`);
+  const ledger = deps.env.JTI_LEDGERS.get(deps.env.JTI_LEDGERS.idFromName(`jti:${key.slice(0, 3)}`));
+  return { key, ledger };
+}
+
 /**
  * Records `jti` of `issuer` (a DPoP key's thumbprint, a client id, an assertion's issuer) as used until `expiresAt`
  * (ms); false when it was used before. A failing object throws, which the app answers with 503: a proof is never
  * accepted unrecorded.
  */
 export async function claimJtiOnce(
-  deps: { env: Pick<Env, "JTI_LEDGERS">; now: () => number },
+  deps: LedgerDeps & { now: () => number },
   purpose: JtiPurpose,
   issuer: string,
   jti: string,
   expiresAt: number,
 ): Promise<boolean> {
-  const key = await sha256Hex(`${purpose}\n${issuer}\n${jti}`);
-  const ledger = deps.env.JTI_LEDGERS.get(deps.env.JTI_LEDGERS.idFromName(`jti:${key.slice(0, 3)}`));
+  const { key, ledger } = await ledgerOf(deps, purpose, issuer, jti);
   return ledger.claim(key, expiresAt, deps.now());
+}
+
+/**
+ * Undoes `claimJtiOnce(…, expiresAt)` when a fault followed it (whether the claim ran or not): the JWT may be presented
+ * again. Only a claim recorded with this very `expiresAt` goes (`JtiLedger.release`). Throws when the object fails.
+ */
+export async function releaseJtiOnce(
+  deps: LedgerDeps,
+  purpose: JtiPurpose,
+  issuer: string,
+  jti: string,
+  expiresAt: number,
+): Promise<void> {
+  const { key, ledger } = await ledgerOf(deps, purpose, issuer, jti);
+  await ledger.release(key, expiresAt);
 }

@@ -116,6 +116,7 @@ const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const CIBA_GRANT = "urn:openid:params:grant-type:ciba";
 /** The approved row's take (`redeemPolled`): the one statement on device_authorizations that asks for `approved`. */
 const APPROVED_TAKE = /"device_authorizations".*"status" = \?/;
+const GRANT_INSERT = /^insert into "oauth2_grants"/i;
 
 /** Signs the person in on a page request (its redirect's `request_id`) and approves it. */
 async function approve(browser: Browser, opened: Response, email: string) {
@@ -183,25 +184,32 @@ describe("the device and CIBA grants: the approved row's own take runs and its a
   // Threat: D1 takes the approved authorization (it was one `DELETE … RETURNING`) and the answer is lost: the device
   // or agent heard 503 and its next poll invalid_grant, so the person who approved on their phone (or in the mail) had
   // to start over. The take is a claim that its own fault puts back: the next poll redeems it, once.
+  // And the grant's own insert whose answer is lost (it ran): the approval was put back, but the grant stayed beside
+  // the next poll's, one no answer carried (in the user's authorized apps). Its id is minted first and it goes.
   it.each([
-    ["a device code", anApprovedDeviceCode],
-    ["a CIBA request", anApprovedCibaRequest],
-  ] as const)("%s: 503, then the next poll gets the tokens, then invalid_grant", async (_, approved) => {
-    const { client, user, poll } = await approved();
-    const { bindings, fault } = failingShards(env, { match: APPROVED_TAKE, when: "after", times: 1 });
-    const svc = provider(bindings);
-    await expectOAuth2Unavailable(await poll(svc));
-    expect(fault.failures).toBe(1);
-    const tokens = await poll(svc);
-    expect(tokens.status, await tokens.clone().text()).toBe(200);
-    const answer = (await tokens.json()) as TokenAnswer;
-    expect(decodeJwt(answer.access_token).payload).toMatchObject({ sub: user.id });
-    await oauth2Error(await poll(svc), 400, "invalid_grant");
-    expect(await grantsOf(client.clientId)).toHaveLength(1);
-    // The claimed row is deleted after the answer that redeemed it (waitUntil, which the harness waits for).
-    const left = await env.DB.prepare("SELECT kind FROM device_authorizations WHERE client_id = ?")
-      .bind(client.clientId)
-      .all();
-    expect(left.results).toEqual([]);
-  });
+    ["a device code", "the take", anApprovedDeviceCode, APPROVED_TAKE],
+    ["a CIBA request", "the take", anApprovedCibaRequest, APPROVED_TAKE],
+    ["a device code", "the grant's insert", anApprovedDeviceCode, GRANT_INSERT],
+    ["a CIBA request", "the grant's insert", anApprovedCibaRequest, GRANT_INSERT],
+  ] as const)(
+    "%s, %s: 503, then the next poll gets the tokens, then invalid_grant",
+    async (_, __, approved, lost) => {
+      const { client, user, poll } = await approved();
+      const { bindings, fault } = failingShards(env, { match: lost, when: "after", times: 1 });
+      const svc = provider(bindings);
+      await expectOAuth2Unavailable(await poll(svc));
+      expect(fault.failures).toBe(1);
+      const tokens = await poll(svc);
+      expect(tokens.status, await tokens.clone().text()).toBe(200);
+      const answer = (await tokens.json()) as TokenAnswer;
+      expect(decodeJwt(answer.access_token).payload).toMatchObject({ sub: user.id });
+      await oauth2Error(await poll(svc), 400, "invalid_grant");
+      expect(await grantsOf(client.clientId)).toHaveLength(1);
+      // The claimed row is deleted after the answer that redeemed it (waitUntil, which the harness waits for).
+      const left = await env.DB.prepare("SELECT kind FROM device_authorizations WHERE client_id = ?")
+        .bind(client.clientId)
+        .all();
+      expect(left.results).toEqual([]);
+    },
+  );
 });

@@ -4,12 +4,16 @@
 // far-future one, alg none and HS256 signed with the issuer's public key (algorithm confusion), another kind of JWT
 // passed off as a grant (an access token), an assertion of this server's own, an issuer key set served by the service
 // itself (SSRF / self-vouching), a subject that is an email or a disabled user (account takeover), scope escalation,
-// and a client without the grant.
+// and a client without the grant. And a platform fault after the assertion's jti was taken: the 503's retry with the
+// same assertion redeems it, and no grant is left that no answer carried.
+import { env } from "cloudflare:test";
 import { base64url, SignJWT } from "jose";
 import * as oidc from "openid-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { expectOAuth2Unavailable } from "../faults/support";
 import { decodeJwt, SERVER, signUp } from "../helpers";
-import { userD1 } from "../support/shards";
+import { failingNamespace, failingShards } from "../support/faults";
+import { allInShards, userD1 } from "../support/shards";
 import {
   fakeIdp,
   fetchesOf,
@@ -380,5 +384,118 @@ describe("JWT bearer grant (RFC 7523 §2.1)", () => {
       },
     });
     expect(publicClient.status).toBe(400);
+  });
+});
+
+/** The grants a user holds for a client, in every shard. */
+const grantsOf = (clientId: string, userId: string) =>
+  allInShards("SELECT id FROM oauth2_grants WHERE client_id = ? AND user_id = ?", clientId, userId);
+
+/** A client trusting a fresh issuer, a user of this service, and an assertion naming them (an ID-JAG if asked). */
+async function anAssertion(kind: "a JWT bearer assertion" | "an ID-JAG" = "a JWT bearer assertion") {
+  const idp = await fakeIdp();
+  const client = await trustingClient(svc, idp, { resources: [API] });
+  const user = (await signUp(svc)).user;
+  const assertion =
+    kind === "an ID-JAG"
+      ? await idp.sign(
+          { sub: user.id, client_id: client.clientId, resource: API },
+          { typ: "oauth-id-jag+jwt" },
+        )
+      : await idp.sign({ sub: user.id });
+  return { client, user, assertion };
+}
+
+/** After the 503: the same assertion gets a token of one grant, and is spent by it (a third use is a replay). */
+async function expectRetryRedeems(
+  faulty: ReturnType<typeof provider>,
+  taken: Awaited<ReturnType<typeof anAssertion>>,
+) {
+  const { client, user, assertion } = taken;
+  const retry = await redeem(faulty, client, assertion);
+  expect(retry.status, await retry.clone().text()).toBe(200);
+  expect(decodeJwt(((await retry.json()) as TokenAnswer).access_token).payload.sub).toBe(user.id);
+  expect(await grantsOf(client.clientId, user.id)).toHaveLength(1);
+  await refused(await redeem(faulty, client, assertion), "used before");
+}
+
+describe("JWT bearer grant: a platform fault after the assertion's jti was taken", () => {
+  // Threat: D1 writes the grant and its answer is lost: the 503 left the assertion's jti spent and the grant behind, so
+  // the agent's retry (as the 503 asks) was refused as a replay ("used before"), sent back to its IdP for an assertion
+  // though no token was ever issued, and the user's authorizations listed a grant no answer carried.
+  it.each(["a JWT bearer assertion", "an ID-JAG"] as const)(
+    "%s: the grant's insert runs, its answer lost: 503, no grant left; the same assertion then redeems, once",
+    async (kind) => {
+      const taken = await anAssertion(kind);
+      const { bindings, fault } = failingShards(env, {
+        match: /insert into "oauth2_grants"/i,
+        when: "after",
+        times: 1,
+      });
+      const faulty = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: API, ...bindings });
+      await expectOAuth2Unavailable(await redeem(faulty, taken.client, taken.assertion));
+      expect(fault.failures).toBe(1);
+      expect(await grantsOf(taken.client.clientId, taken.user.id)).toEqual([]);
+      await expectRetryRedeems(faulty, taken);
+    },
+  );
+
+  // Threat: the signing key set's read (a cold isolate's first, after the grant was written) fails once: the same
+  // assertion refused as a replay on the retry, and a grant left behind that no answer carried.
+  it("the signing key set cannot be read after the grant: 503, the grant removed; the same assertion then redeems", async () => {
+    const taken = await anAssertion();
+    // A fresh service: a cold isolate, whose key set is read from D1 when the token is signed.
+    const { bindings, fault } = failingShards(env, { match: /^SELECT kid/, times: 1 });
+    const faulty = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: API, ...bindings });
+    await expectOAuth2Unavailable(await redeem(faulty, taken.client, taken.assertion));
+    expect(fault.failures).toBe(1);
+    expect(await grantsOf(taken.client.clientId, taken.user.id)).toEqual([]);
+    await expectRetryRedeems(faulty, taken);
+  });
+
+  // Threat: the JTI ledger records the claim and the object resets before it answers: the request cannot know its
+  // claim stood, answers 503, and the retry with the same assertion met its own claim as a replay.
+  it("the ledger's claim runs and its answer is lost: 503, then the same assertion redeems, once", async () => {
+    const taken = await anAssertion();
+    const { binding, fault } = failingNamespace(env.JTI_LEDGERS, {
+      match: /^claim$/,
+      when: "after",
+      times: 1,
+    });
+    const faulty = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: API, JTI_LEDGERS: binding });
+    await expectOAuth2Unavailable(await redeem(faulty, taken.client, taken.assertion));
+    expect(fault.failures).toBe(1);
+    await expectRetryRedeems(faulty, taken);
+  });
+
+  // Threat: a release that takes another request's claim with it. The assertion was redeemed; its replay meets a
+  // ledger too busy to run the claim (overloaded: 503) and releases "its" claim, which never ran: the row is the first
+  // redemption's (same jti, same exp). Removed, a third presentation would get a second token from one assertion.
+  it("a claim that never ran releases nothing: the first redemption's claim stands against later replays", async () => {
+    const taken = await anAssertion();
+    expect((await redeem(svc, taken.client, taken.assertion)).status).toBe(200);
+    const { binding, fault } = failingNamespace(env.JTI_LEDGERS, { match: /^claim$/, times: 1 });
+    const faulty = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: API, JTI_LEDGERS: binding });
+    await expectOAuth2Unavailable(await redeem(faulty, taken.client, taken.assertion));
+    expect(fault.failures).toBe(1);
+    await refused(await redeem(faulty, taken.client, taken.assertion), "used before");
+    expect(await grantsOf(taken.client.clientId, taken.user.id)).toHaveLength(1);
+  });
+
+  // Threat: a put-back that also undid refusals would let an assertion refused after its jti was taken (a disabled
+  // user, an issuer that may not name them) be presented again and again until the refusal no longer holds. Only a
+  // fault puts it back: a refused assertion stays spent.
+  it("a refusal after the jti was taken (a disabled user) keeps the assertion spent", async () => {
+    const taken = await anAssertion();
+    const setDisabled = (disabled: 0 | 1) =>
+      userD1(taken.user.id)
+        .prepare("UPDATE users SET disabled = ? WHERE id = ?")
+        .bind(disabled, taken.user.id)
+        .run();
+    await setDisabled(1);
+    await refused(await redeem(svc, taken.client, taken.assertion), "not an enabled user");
+    await setDisabled(0);
+    await refused(await redeem(svc, taken.client, taken.assertion), "used before");
+    expect(await grantsOf(taken.client.clientId, taken.user.id)).toEqual([]);
   });
 });
