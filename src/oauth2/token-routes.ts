@@ -71,8 +71,9 @@ export const tokenRoutes = new Hono<AppEnv>()
         ...OAUTH2_DIRECT_ERRORS,
         500: {
           description:
-            "`server_error`: with `audience=provider:<name>`, the provider refused this service's own client " +
-            "credentials at the token's renewal; the operator must fix the provider's settings (the connection is kept).",
+            "`server_error`: the service failed (the description names the request); or, with " +
+            "`audience=provider:<name>`, the provider refused this service's own client credentials at the token's " +
+            "renewal, which the operator must fix (the connection is kept).",
           schema: oauth2ErrorSchema,
         },
       },

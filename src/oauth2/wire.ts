@@ -24,10 +24,15 @@ export const OAUTH2_ERRORS: Record<number, AnswerDoc> = {
 
 /**
  * The endpoints a client calls directly (token, revocation, introspection, userinfo, device authorization) answer a
- * binding's failure in RFC 6749's shape too (endpoint-errors.ts): 503 `temporarily_unavailable` with `Retry-After`.
+ * binding's failure in RFC 6749's shape too (endpoint-errors.ts): 503 `temporarily_unavailable` with `Retry-After`;
+ * and their own failure, 500 `server_error`.
  */
 export const OAUTH2_DIRECT_ERRORS: Record<number, AnswerDoc> = {
   ...OAUTH2_ERRORS,
+  500: {
+    description: "`server_error`: the service failed; the description names the request, for its log line.",
+    schema: oauth2ErrorSchema,
+  },
   503: {
     description:
       "`temporarily_unavailable`: a part of the platform failed or did not answer; see `Retry-After`.",

@@ -78,6 +78,33 @@ describe("the code exchange: the grant's family cannot start", () => {
   );
 });
 
+describe("the token endpoint's own failure", () => {
+  // Threat: a failure that is no platform fault (a bug) answered in the auth API's shape (`{status, message, error}`)
+  // to an OAuth2 client, which reads RFC 6749's `error` only: it saw no error code, and its document said otherwise.
+  // The answer is 500 `server_error` naming the request, whose log line has the cause; nothing of the cause is sent.
+  it("500 server_error in RFC 6749's shape, naming the request, without the cause", async () => {
+    const taken = await aCode();
+    const { binding, fault } = failingNamespace(env.SESSION_FAMILIES, {
+      match: /^start$/,
+      times: 1,
+      error: () => new Error("a bug, not the platform: secret detail"),
+    });
+    const answer = await exchange(provider({ SESSION_FAMILIES: binding }), taken.client, taken.code, {
+      code_verifier: VERIFIER,
+    });
+    expect(fault.failures).toBe(1);
+    expect(answer.status).toBe(500);
+    expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(answer.headers.get("cache-control")).toBe("no-store");
+    const body = (await answer.json()) as { error: string; error_description: string };
+    expect(body).toEqual({
+      error: "server_error",
+      error_description: expect.stringMatching(/^the service failed; reference \S+$/),
+    });
+    expect(body.error_description).not.toContain("secret detail");
+  });
+});
+
 describe("the code exchange: D1 fails after the grant was written", () => {
   // Threat: the signing key's read (a cold isolate's first, after the grant's insert) fails once: the 503 left the
   // grant row behind, and the client's retry read as a replay: 400 "the code was used before", the grant revoked and
