@@ -382,7 +382,9 @@ export async function tokenRequest(
   // A provider's token is the provider's: not ours to bind, and no JWT of ours to look into.
   const answer = FOREIGN_TOKEN in raw ? raw : boundAnswer(raw, binding);
   noteClientUse(deps, client);
-  // A metadata-document client whose document was fetched again: its row and KV mark are refreshed.
-  await keepFetchedClient(deps, client);
+  // A metadata-document client whose document was fetched again: its row and KV mark are refreshed, after the answer.
+  // Awaited, their failure answered 503 after the grant was made and the code (or assertion, or approval) spent: the
+  // retry read as a replay. Not kept, the next request fetches the document again.
+  deps.background(keepFetchedClient(deps, client), "client metadata document kept");
   return answer;
 }

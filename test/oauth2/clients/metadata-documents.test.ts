@@ -13,6 +13,7 @@ import { sha256Hex } from "../../../src/lib/crypto";
 import { forgetOAuth2Client, type WireClient } from "../../../src/oauth2/clients";
 import { ADDRESS_LIMITER_BINDINGS } from "../../../src/rate-limits/buckets";
 import { decodeJwt, SERVER, signUp, type TestService, uniqueAddress, uniqueEmail } from "../../helpers";
+import { failingShards } from "../../support/faults";
 import { withShortTimeouts } from "../../support/timeouts";
 import { Browser, signIn } from "../page-browser";
 import {
@@ -451,6 +452,39 @@ describe("the documents' switch, their count and what they store", () => {
     await requestIdOf(
       await authorizeAs(clientId, { service: apis, params: { resource: "https://a.example/api" } }),
     );
+  });
+
+  // Threat: the token endpoint, finding the document's mark expired, fetches it again and refreshes its row and mark
+  // once the grant is made: that write failing answered 503 after the code was spent, and the client's retry read as
+  // a replay (its grant revoked). The refresh is bookkeeping, after the answer; the next request fetches again.
+  it("a document fetched again at the token endpoint: its row failing to be kept does not fail the exchange", async () => {
+    const clientId = await publish(agentDocument);
+    const requestId = await requestIdOf(await authorizeAs(clientId));
+    const session = await signUp(svc);
+    const completed = await svc.post("/oauth2/login", { requestId }, session.accessToken);
+    const code = new URL(((await completed.json()) as { redirectUri: string }).redirectUri).searchParams.get(
+      "code",
+    )!;
+    await env.OAUTH2_REQUESTS.delete(`oauth2:client-document:${await sha256Hex(clientId)}`);
+    forgetOAuth2Client(clientId);
+    const fetched = await fetchesOf(clientId);
+    const { bindings, fault } = failingShards(env, { match: /^insert into "oauth2_clients"/i, times: 1 });
+    const tokens = await postForm(
+      provider({ AUTH_OAUTH2_PROVIDER_REGISTRATION: "open", ...bindings }),
+      "/oauth2/token",
+      {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: "http://127.0.0.1:47011/callback",
+        client_id: clientId,
+        code_verifier: VERIFIER,
+      },
+    );
+    expect(tokens.status, await tokens.clone().text()).toBe(200);
+    expect(fault.failures).toBe(1);
+    expect(await fetchesOf(clientId)).toBe(fetched + 1);
+    // Not kept: no mark, so the next request fetches the document again (and keeps it then).
+    expect((await storedFor(clientId)).mark).toBe(false);
   });
 
   it("a device authorization stores the client only once its request is valid", async () => {
