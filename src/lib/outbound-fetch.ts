@@ -37,6 +37,8 @@ export class OutboundFetchError extends Error {
   constructor(
     /** For the log only: how the fetch failed. */
     readonly reason: string,
+    /** The answer began and its body broke off (the connection lost mid-way): no whole answer came. */
+    readonly cut = false,
   ) {
     super("the URL could not be fetched");
     this.name = "OutboundFetchError";
@@ -52,7 +54,7 @@ async function bodyOf(response: Response, limits: OutboundLimits, aborted: Promi
     return await readBoundedText(response, limits.maxBytes, aborted);
   } catch (error) {
     if (error instanceof BodyTooLarge) throw new OutboundFetchError(error.message);
-    throw new OutboundFetchError(`the body could not be read: ${(error as Error)?.name ?? "error"}`);
+    throw new OutboundFetchError(`the body could not be read: ${(error as Error)?.name ?? "error"}`, true);
   }
 }
 

@@ -5,6 +5,7 @@ import { statusSaysDown } from "../lib/oauth-answer-status";
 import {
   fetchOutbound,
   isJsonMediaType,
+  OutboundFetchError,
   type OutboundLimits,
   OutboundUrlRefused,
 } from "../lib/outbound-fetch";
@@ -64,7 +65,9 @@ async function fetchJson(deps: Deps, url: string, unreadable: UnreadableAnswer):
     return JSON.parse(answer.text);
   } catch (error) {
     if (error instanceof OutboundUrlRefused) throw new AppError("invalid-request", error.message);
-    const down = status === undefined || statusSaysDown(status) || signal?.aborted === true;
+    // A body cut mid-way is no answer either: the same URL may give the whole document in a moment.
+    const cut = error instanceof OutboundFetchError && error.cut;
+    const down = status === undefined || statusSaysDown(status) || signal?.aborted === true || cut;
     throw unreadable((error as { reason?: string }).reason ?? String(error), down);
   }
 }

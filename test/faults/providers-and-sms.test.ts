@@ -253,6 +253,20 @@ describe("GET /signin/provider/:provider: a custom provider's issuer down at its
       ["503 with an HTML page", () => new Response("<html>down</html>", { status: 503 })],
       ["502", () => new Response("bad gateway", { status: 502 })],
       ["429", () => Response.json({ error: "slow_down" }, { status: 429 })],
+      // The connection lost after the document began: no whole answer came (it counted as a refusal).
+      [
+        "200 whose body breaks off",
+        () =>
+          new Response(
+            new ReadableStream({
+              start(controller) {
+                controller.enqueue(new TextEncoder().encode('{"issuer":'));
+                controller.error(new TypeError("Network connection lost."));
+              },
+            }),
+            { headers: { "content-type": "application/json" } },
+          ),
+      ],
     ] as const;
     for (const [what, answer] of down) {
       await expectUnavailable(await start(withIssuers(busyAnswering(answer)), "busy"), what);
