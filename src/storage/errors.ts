@@ -36,5 +36,11 @@ export const fileNotFound = () => new StorageError(404, "file not found");
 export const bucketNotFound = () => new StorageError(404, "bucket not found");
 export const notAuthorized = () => new StorageError(403, "you are not authorized");
 export const badRequest = (message: string, data?: unknown) => new StorageError(400, message, { data });
+/**
+ * A file deleted (its reservation removed: a DELETE of an upload under way) before its upload ended: the upload is
+ * refused, never answered 201 for a record that is gone.
+ */
+export const deletedWhileUploading = () =>
+  new StorageError(409, "the file was deleted while it was being uploaded");
 export const internalError = (reason: string) =>
   new StorageError(500, "an internal server error occurred", { reason });

@@ -7,7 +7,7 @@ import { type BucketRow, type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
 import { metadataSchema } from "../lib/json-metadata";
 import type { Caller } from "./access";
-import { badRequest, internalError } from "./errors";
+import { badRequest, deletedWhileUploading } from "./errors";
 import {
   bucketAnchor,
   duplicateFile,
@@ -138,7 +138,9 @@ export async function storeFile(
       .where(eq(files.id, id))
       .returning()
       .get();
-    return { row: row!, placement: reserved.placement };
+    // The reservation went meanwhile (a DELETE of this upload under way): refused, its bytes discarded below.
+    if (!row) throw deletedWhileUploading();
+    return { row, placement: reserved.placement };
   } catch (error) {
     await discard(deps, [{ placed: reserved }]);
     throw error;
@@ -165,8 +167,8 @@ export async function amend(
     db === deps.shards.home
       ? await update
       : ((await db.batch([bucketAnchor(db, bucket), update]))[1] as FileRow[]);
-  // Only the housekeeping's sweep of uploads left for hours removes a reservation under way.
-  if (!row) throw internalError(`the reservation of ${placed.row.id} is gone`);
+  // A reservation under way goes only by a DELETE of it (or the housekeeping's sweep of uploads left for hours).
+  if (!row) throw deletedWhileUploading();
   return { row, placement: placed.placement };
 }
 
@@ -252,11 +254,19 @@ export async function publish(deps: Deps, stored: PlacedFile[]): Promise<WireFil
     for (let i = 0; i < rows.length; i += 90) {
       const ids = rows.slice(i, i + 90).map((row) => row.id);
       statements.push(
-        db.update(files).set({ isUploaded: true, updatedAt: now }).where(inArray(files.id, ids)),
+        db
+          .update(files)
+          .set({ isUploaded: true, updatedAt: now })
+          .where(inArray(files.id, ids))
+          .returning({ id: files.id }),
       );
     }
     const [first, ...rest] = statements;
-    if (first) await db.batch([first, ...rest]);
+    if (!first) continue;
+    const published = (await db.batch([first, ...rest])).flat().length;
+    // A record deleted meanwhile (a DELETE of this upload under way) is not answered 201: the caller's undo takes
+    // back the others (`discardLostPublish`), so the upload is refused whole.
+    if (published < rows.length) throw deletedWhileUploading();
   }
   return stored.map(({ row }) => toWireFile({ ...row, isUploaded: true, updatedAt: now }));
 }

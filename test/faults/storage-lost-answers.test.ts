@@ -419,6 +419,25 @@ describe("the undo removes only what the failed upload wrote", () => {
   });
 });
 
+describe("a delete landing just before an upload is made visible", () => {
+  // Threat: the record deleted between the upload's last write and its publish (a DELETE of the file under way): the
+  // publish updated nothing and the upload answered 201 for a file that 404s. Now 409, nothing left of it.
+  it("the upload is refused 409, and nothing of the file is left", async () => {
+    const [user] = await signUpInEachShard(service(NO_VERIFICATION));
+    const id = crypto.randomUUID();
+    let deleted: Response | undefined;
+    const shards = interleaved(/update "files" set "is_uploaded"/i, async () => {
+      deleted = await service(NO_VERIFICATION).request("DELETE", `${STORAGE}/files/${id}`, {
+        token: user!.accessToken,
+      });
+    });
+    const answer = await uploadWithId(service({ ...NO_VERIFICATION, ...shards }), id, user!.accessToken);
+    expect(deleted?.status).toBe(204);
+    expect(answer.status, await answer.clone().text()).toBe(409);
+    expect(await fileState(id)).toEqual({ records: [], objects: 0, claimedBy: null });
+  });
+});
+
 describe("a user's own old claim of a path", () => {
   // Threat: a claim kept from a lost answer (or any claim of the user's older than the claim window, with no file at
   // the path) was left as old as it was when its owner uploaded there again; until that upload's record was written,

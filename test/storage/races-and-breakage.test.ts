@@ -487,6 +487,33 @@ describe("races for one file", () => {
     expect(deletedEvents).toHaveLength(1);
   });
 
+  // Threat: a delete of a file whose upload is still under way (its record reserved, not visible) removes the
+  // record; the upload went on to store its bytes and make visible a record that was no longer there, and answered
+  // 201 for a file that 404s, its bytes left in R2 with no record.
+  it("a delete while the file's upload is under way: the upload is not answered 201 for a file that is gone", async () => {
+    const token = await session();
+    const id = crypto.randomUUID();
+    const gated = pausingFiles((key) => key === `default/${id}`);
+    const uploading = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
+      "POST",
+      `${STORAGE}/files`,
+      {
+        body: uploadForm([{ bytes: "the uploaded bytes", type: "text/plain", metadata: { id } }]),
+        token,
+      },
+    );
+    await gated.arrived;
+    const deleted = await svc.request("DELETE", `${STORAGE}/files/${id}`, { token });
+    gated.release();
+    const answer = await uploading;
+    const served = await svc.request("GET", `${STORAGE}/files/${id}`, { token });
+    expect({ deleted: deleted.status, upload: answer.status, served: served.status }).toEqual({
+      deleted: 204,
+      upload: 409,
+      served: 404,
+    });
+  });
+
   it("bytes gone from R2 under a live record: a 404, not a 500", async () => {
     const { token, id } = await storedDocument("here today");
     await env.FILES.delete(`default/${id}`);
