@@ -22,9 +22,9 @@ export function endpointErrors(caught: Error, c: Context<AppEnv>): Response {
     caught instanceof AppError || (caught instanceof HTTPException && caught.status < 500)
       ? caught
       : platformFault(caught);
-  if (!error || (error instanceof AppError && error.status >= 500 && !(error instanceof UnavailableError)))
-    return serverError(caught, c);
-  if (!(error instanceof UnavailableError)) throw caught;
+  // A refusal (the auth API's, such as a rate limit's 429) goes on to the app's handler.
+  if (error && error.status < 500) throw caught;
+  if (!(error instanceof UnavailableError)) return serverError(caught, c);
   logError(c.var.requestId, error.code, error.reason ?? caught);
   return oauth2ErrorResponse(
     new OAuth2Error("temporarily_unavailable", error.message, undefined, error.reason, 503),

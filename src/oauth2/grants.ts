@@ -187,9 +187,10 @@ export function userOfTakenCode(db: Db, codeHash: string, grantId: string) {
 
 /**
  * A grant from an approved device authorization (RFC 8628) or CIBA request: the values were settled when the person
- * approved, and the row was consumed by the same request (also a JWT bearer's, settled by its assertion). `grantId`:
- * one the caller minted (`newGrantId`), so that a fault from the insert on, its lost answer included, can remove the
- * grant by it whether the insert ran or not.
+ * approved, and the row was consumed by the same request (also a JWT bearer's, settled by its assertion). Half a
+ * grant is none, as in `createGrant`: the insert failing (its answer may be lost after it ran) or the family failing
+ * to start removes the row by its id, after the answer, best effort; a failure after this returns is the caller's
+ * (token-requests.ts `tokensOfNewGrant`).
  */
 export async function createGrantFor(
   deps: Deps,
@@ -208,9 +209,9 @@ export async function createGrantFor(
     /** RFC 9396: what the person approved (a CIBA request's, checked against the client's types). */
     authorizationDetails?: OAuth2GrantRow["authorizationDetails"];
   },
-  grantId = newGrantId(slotOfUser(values.userId)),
 ): Promise<{ grant: OAuth2GrantRow; refreshToken?: string }> {
   const now = deps.now();
+  const grantId = newGrantId(slotOfUser(values.userId));
   const withRefresh = issuesRefreshTokens(client);
   const expiresAt = now + 1000 * (withRefresh ? client.refreshTokenLifetime : client.accessTokenLifetime);
   const db = deps.shards.ofUser(values.userId);
@@ -218,7 +219,14 @@ export async function createGrantFor(
     .insert(oauth2Grants)
     .values({ id: grantId, clientId: client.clientId, ...values, createdAt: now, lastUsedAt: now, expiresAt })
     .returning()
-    .get();
+    .get()
+    .catch((error: unknown) => {
+      deps.background(
+        db.delete(oauth2Grants).where(eq(oauth2Grants.id, grantId)).run(),
+        "half a grant removed",
+      );
+      throw error;
+    });
   if (!grant) throw new OAuth2Error("invalid_grant", "the authorization could not be granted");
   const refreshToken = withRefresh ? newRefreshToken(grantId) : undefined;
   if (refreshToken)

@@ -1,12 +1,11 @@
 import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
-import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
-import { onFaultPutBack, putBackWith } from "../lib/put-back";
+import { onFaultPutBack } from "../lib/put-back";
 import { type TrustedIssuer, type VerifiedAssertion, verifyAssertion } from "./assertion-issuers";
 import { type TokenBinding, UNBOUND } from "./dpop";
 import { OAuth2Error } from "./errors";
-import { createGrantFor, newGrantId, revokeGrant } from "./grants";
+import { createGrantFor, revokeGrant } from "./grants";
 import { assertionTarget, idJagTarget } from "./id-jag";
 import { activeInAnyOrg } from "./organizations";
 import { type OAuth2Params, param } from "./params";
@@ -107,55 +106,49 @@ async function redeemVerified(
     : assertionTarget(deps, client, params);
   const user = await subjectUser(deps, verified.claims.sub);
   await assertIssuerMayName(deps, verified.trusted, user);
-  const grantId = newGrantId(slotOfUser(user.id));
-  // No answer carries a grant a fault followed: it goes before the 503 (best effort, logged), else it would stay in
-  // the user's authorized apps beside the retry's.
-  const written = { putBack: putBackWith("assertion grant", () => revokeGrant(deps, grantId)) };
-  return onFaultPutBack(written, async () => {
-    const now = deps.now();
-    // `acr` and `amr` are not carried over: an issuer's values name its own policies, not the levels this service
-    // vouches for (contract §12), and a resource server reading ours must be able to trust them.
-    const authTime = authTimeOf(verified.claims, now);
-    const { grant } = await createGrantFor(
-      deps,
-      withoutRefresh(client),
-      {
-        userId: user.id,
-        scopes: target.scopes,
-        resources: target.resources,
-        authTime,
-        dpopJkt: binding.dpopJkt,
-      },
-      grantId,
-    );
-    const accessToken = await signOAuth2AccessToken({
-      config: deps.config,
-      client,
-      user,
-      grantId: grant.id,
+  const now = deps.now();
+  // `acr` and `amr` are not carried over: an issuer's values name its own policies, not the levels this service
+  // vouches for (contract §12), and a resource server reading ours must be able to trust them.
+  const authTime = authTimeOf(verified.claims, now);
+  // Its own insert failing removes it (grants.ts `createGrantFor`); the token failing, it goes here: no answer carries
+  // it, and it would stay in the user's authorized apps beside the retry's.
+  const { grant } = await createGrantFor(deps, withoutRefresh(client), {
+    userId: user.id,
+    scopes: target.scopes,
+    resources: target.resources,
+    authTime,
+    dpopJkt: binding.dpopJkt,
+  });
+  const accessToken = await signOAuth2AccessToken({
+    config: deps.config,
+    client,
+    user,
+    grantId: grant.id,
+    scopes: target.scopes,
+    resources: target.resources,
+    authentication: { authTime },
+    dpopJkt: binding.dpopJkt,
+    now,
+  }).catch((error: unknown) => {
+    deps.background(revokeGrant(deps, grant.id), "an assertion's grant removed");
+    throw error;
+  });
+  deps.audit({
+    type: "oauth2.assertion",
+    userId: user.id,
+    detail: {
+      clientId: client.clientId,
+      issuer: verified.trusted.issuer,
+      idJag: verified.idJag,
+      jti: verified.claims.jti,
       scopes: target.scopes,
       resources: target.resources,
-      authentication: { authTime },
-      dpopJkt: binding.dpopJkt,
-      now,
-    });
-    deps.audit({
-      type: "oauth2.assertion",
-      userId: user.id,
-      detail: {
-        clientId: client.clientId,
-        issuer: verified.trusted.issuer,
-        idJag: verified.idJag,
-        jti: verified.claims.jti,
-        scopes: target.scopes,
-        resources: target.resources,
-      },
-    });
-    return {
-      access_token: accessToken,
-      token_type: "Bearer" as const,
-      expires_in: client.accessTokenLifetime,
-      scope: target.scopes.join(" "),
-    };
+    },
   });
+  return {
+    access_token: accessToken,
+    token_type: "Bearer" as const,
+    expires_in: client.accessTokenLifetime,
+    scope: target.scopes.join(" "),
+  };
 }

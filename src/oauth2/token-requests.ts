@@ -1,9 +1,8 @@
 import { findUserById } from "../auth";
 import type { OAuth2ClientRow, UserRow } from "../db/schema";
-import { slotOfUser } from "../db/shards";
 import type { Deps } from "../http/deps";
 import { verifierMatches } from "../lib/pkce";
-import { onFaultPutBack, putBackWith, spentUnlessPutBack } from "../lib/put-back";
+import { onFaultPutBack, spentUnlessPutBack } from "../lib/put-back";
 import { revokeFamily } from "../token-families";
 import {
   type AuthorizationDetail,
@@ -21,7 +20,6 @@ import {
   createGrantFor,
   grantLocator,
   issuesRefreshTokens,
-  newGrantId,
   revokeGrant,
   userOfTakenCode,
 } from "./grants";
@@ -251,39 +249,28 @@ const exchangePolled = (kind: "device" | "ciba") =>
       const authorizationDetails = narrowAuthorizationDetails(approved.authorizationDetails, details);
       const user = await findUserById(deps.shards, approved.userId);
       if (!user || user.disabled) throw new OAuth2Error("invalid_grant", "the user is disabled");
-      // Minted before its insert: a fault from there on (its own lost answer included) removes the grant by it, so
-      // the next poll's grant is the only one, never one beside a grant no answer carried.
-      const grantId = newGrantId(slotOfUser(user.id));
-      const written = { putBack: putBackWith("device grant", () => revokeGrant(deps, grantId)) };
-      return onFaultPutBack(written, async () => {
-        const { grant, refreshToken } = await createGrantFor(
-          deps,
-          client,
-          {
-            userId: user.id,
-            scopes: approved.scopes,
-            resources: approved.resources,
-            authTime: approved.authTime,
-            acr: approved.acr,
-            amr: approved.amr,
-            sid: approved.sid,
-            dpopJkt: binding.dpopJkt,
-            orgId: approved.orgId,
-            // The grant keeps all that was approved: a later refresh may narrow from it, never widen.
-            authorizationDetails: approved.authorizationDetails,
-          },
-          grantId,
-        );
-        return tokensOfNewGrant(deps, {
-          client,
-          user,
-          grant,
-          scopes: grant.scopes,
-          resources: grant.resources,
-          refreshToken,
-          dpopJkt: binding.dpopJkt,
-          authorizationDetails,
-        });
+      const { grant, refreshToken } = await createGrantFor(deps, client, {
+        userId: user.id,
+        scopes: approved.scopes,
+        resources: approved.resources,
+        authTime: approved.authTime,
+        acr: approved.acr,
+        amr: approved.amr,
+        sid: approved.sid,
+        dpopJkt: binding.dpopJkt,
+        orgId: approved.orgId,
+        // The grant keeps all that was approved: a later refresh may narrow from it, never widen.
+        authorizationDetails: approved.authorizationDetails,
+      });
+      return tokensOfNewGrant(deps, {
+        client,
+        user,
+        grant,
+        scopes: grant.scopes,
+        resources: grant.resources,
+        refreshToken,
+        dpopJkt: binding.dpopJkt,
+        authorizationDetails,
       });
     });
   };
