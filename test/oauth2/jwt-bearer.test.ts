@@ -420,18 +420,25 @@ async function expectRetryRedeems(
 }
 
 describe("JWT bearer grant: a platform fault after the assertion's jti was taken", () => {
-  // Threat: D1 writes the grant and its answer is lost: the 503 left the assertion's jti spent and the grant behind, so
-  // the agent's retry (as the 503 asks) was refused as a replay ("used before"), sent back to its IdP for an assertion
-  // though no token was ever issued, and the user's authorizations listed a grant no answer carried.
-  it.each(["a JWT bearer assertion", "an ID-JAG"] as const)(
-    "%s: the grant's insert runs, its answer lost: 503, no grant left; the same assertion then redeems, once",
-    async (kind) => {
+  // Threat: a platform fault after the jti was taken (503, which the client retries as it asks): the retry with the
+  // same assertion refused as a replay, sending the agent back to its IdP though no token was ever issued, and a grant
+  // left in the user's authorizations that no answer carried. The grant's insert run and its answer lost, or the
+  // signing key set's read (a cold isolate's first, after the grant was written) failing once.
+  it.each([
+    [
+      "a JWT bearer assertion",
+      "the grant's insert runs, its answer lost",
+      /insert into "oauth2_grants"/i,
+      "after",
+    ],
+    ["an ID-JAG", "the grant's insert runs, its answer lost", /insert into "oauth2_grants"/i, "after"],
+    ["a JWT bearer assertion", "the signing key set cannot be read after the grant", /^SELECT kid/, "before"],
+  ] as const)(
+    "%s, %s: 503, no grant left; the same assertion then redeems, once",
+    async (kind, _, match, when) => {
       const taken = await anAssertion(kind);
-      const { bindings, fault } = failingShards(env, {
-        match: /insert into "oauth2_grants"/i,
-        when: "after",
-        times: 1,
-      });
+      // A fresh service: a cold isolate, whose key set is read from D1 when the token is signed.
+      const { bindings, fault } = failingShards(env, { match, when, times: 1 });
       const faulty = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: API, ...bindings });
       await expectOAuth2Unavailable(await redeem(faulty, taken.client, taken.assertion));
       expect(fault.failures).toBe(1);
@@ -439,19 +446,6 @@ describe("JWT bearer grant: a platform fault after the assertion's jti was taken
       await expectRetryRedeems(faulty, taken);
     },
   );
-
-  // Threat: the signing key set's read (a cold isolate's first, after the grant was written) fails once: the same
-  // assertion refused as a replay on the retry, and a grant left behind that no answer carried.
-  it("the signing key set cannot be read after the grant: 503, the grant removed; the same assertion then redeems", async () => {
-    const taken = await anAssertion();
-    // A fresh service: a cold isolate, whose key set is read from D1 when the token is signed.
-    const { bindings, fault } = failingShards(env, { match: /^SELECT kid/, times: 1 });
-    const faulty = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: API, ...bindings });
-    await expectOAuth2Unavailable(await redeem(faulty, taken.client, taken.assertion));
-    expect(fault.failures).toBe(1);
-    expect(await grantsOf(taken.client.clientId, taken.user.id)).toEqual([]);
-    await expectRetryRedeems(faulty, taken);
-  });
 
   // Threat: the JTI ledger records the claim and the object resets before it answers: the request cannot know its
   // claim stood, answers 503, and the retry with the same assertion met its own claim as a replay.

@@ -104,6 +104,20 @@ async function expectRetryServed(id: string, token: string, retry: () => Promise
   expect(await download.text()).toBe("the retry's bytes");
 }
 
+/** A DELETE of the file `id` under way, paused where it deletes the file's bytes until `release`. */
+async function deletePausedAtBytes(id: string, token: string) {
+  const gated = pausingFiles((key) => key === `default/${id}`, "delete");
+  const deleting = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
+    "DELETE",
+    `${STORAGE}/files/${id}`,
+    {
+      token,
+    },
+  );
+  await gated.arrived;
+  return { deleting, release: gated.release };
+}
+
 /** A new user's text file: its id and the owner's token. */
 async function storedDocument(text: string): Promise<{ token: string; id: string }> {
   const token = await session();
@@ -416,14 +430,8 @@ describe("races for one file", () => {
         token,
       });
     await uploaded(uploadForm([{ bytes: "the deleted bytes", type: "text/plain", metadata: { id } }]), token);
-    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
-    const deleting = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
-      "DELETE",
-      `${STORAGE}/files/${id}`,
-      { token },
-    );
-    await gated.arrived;
-    const deleted = await expectHeldByCleanup(id, token, await upload(), gated.release, deleting);
+    const { deleting, release } = await deletePausedAtBytes(id, token);
+    const deleted = await expectHeldByCleanup(id, token, await upload(), release, deleting);
     expect(deleted.status).toBe(204);
     await expectRetryServed(id, token, upload);
   });
@@ -433,17 +441,11 @@ describe("races for one file", () => {
   // bytes without a record is left.
   it("a replace landing while a delete removes the bytes: the delete follows it, nothing is left", async () => {
     const { token, id } = await storedDocument("v1");
-    const gated = pausingFiles((key) => key === `default/${id}`, "delete");
-    const deleting = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
-      "DELETE",
-      `${STORAGE}/files/${id}`,
-      { token },
-    );
-    await gated.arrived;
+    const { deleting, release } = await deletePausedAtBytes(id, token);
     const form = new FormData();
     form.append("file", new Blob(["v2"], { type: "text/plain" }), "doc.txt");
     expect((await svc.request("PUT", `${STORAGE}/files/${id}`, { body: form, token })).status).toBe(200);
-    gated.release();
+    release();
     expect((await deleting).status).toBe(204);
     expect(await firstInAnyShard("SELECT id FROM files WHERE id = ?", id)).toBeNull();
     expect(await objectKeys(`default/${id}`)).toEqual([]);

@@ -51,6 +51,18 @@ async function storedRow(userId: string) {
     .first<{ sealed: string; version: number; expires_at: number }>();
 }
 
+/**
+ * A user's Google connection an agent may use, and the agent's subject token. Google's tokens live 60 s here: under
+ * the vault's five-minute margin, every exchange needs a fresh one (a refresh at Google).
+ */
+async function aConnectionToRenew() {
+  const session = await signUp(svc);
+  const bot = await agent(svc);
+  const person = googleAccount({ fake_expires_in: "60" });
+  await connect(svc, session, person, [bot.clientId]);
+  return { session, bot, person, subject: await userTokenFor(svc, bot, session) };
+}
+
 describe("connecting an account", () => {
   it("asks Google for the vault's scopes with offline access, keeps the tokens sealed and lists no token", async () => {
     const session = await signUp(svc);
@@ -220,12 +232,7 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
   });
 
   it("refreshes a token about to end once for two exchanges at once, keeping the rotated refresh token", async () => {
-    const session = await signUp(svc);
-    const bot = await agent(svc);
-    // Google's tokens live 60 s here: under the vault's five-minute margin, every exchange needs a fresh one.
-    const person = googleAccount({ fake_expires_in: "60" });
-    await connect(svc, session, person, [bot.clientId]);
-    const subject = await userTokenFor(svc, bot, session);
+    const { bot, person, subject } = await aConnectionToRenew();
     // Threat: two refreshes racing with one rotating refresh token: the second is refused by Google (or revokes the
     // grant), and whichever wrote last may keep the dead token. One lease, one refresh.
     const both = await Promise.all([
@@ -240,11 +247,7 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
   });
 
   it("answers temporarily_unavailable when Google is down at refresh, with the stored token untouched", async () => {
-    const session = await signUp(svc);
-    const bot = await agent(svc);
-    const person = googleAccount({ fake_expires_in: "60" });
-    await connect(svc, session, person, [bot.clientId]);
-    const subject = await userTokenFor(svc, bot, session);
+    const { session, bot, person, subject } = await aConnectionToRenew();
     const before = await storedRow(session.user.id);
     await googleDown(person.fake_id, true);
     try {
@@ -265,11 +268,7 @@ describe("the agent's exchange (RFC 8693, audience=provider:google)", () => {
   // temporarily_unavailable with Retry-After, to retry forever a refresh that will never work. And the other way
   // round: a rate limit (429) or `temporarily_unavailable` must stay the retry, not end the connection.
   it("answers invalid_grant when Google refuses the refresh with another 4xx, and 503 only when it says not now", async () => {
-    const session = await signUp(svc);
-    const bot = await agent(svc);
-    const person = googleAccount({ fake_expires_in: "60" });
-    await connect(svc, session, person, [bot.clientId]);
-    const subject = await userTokenFor(svc, bot, session);
+    const { session, bot, person, subject } = await aConnectionToRenew();
     const before = await storedRow(session.user.id);
     /** The service with Google's token endpoint answering `answer`; the other fake endpoints as they are. */
     const googleAnswering = (answer: () => Response) =>
