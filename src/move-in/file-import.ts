@@ -301,6 +301,8 @@ export async function importFile(
     etag: file.etag ?? stored.etag,
     objectKey,
     isUploaded: true,
+    // Held by no upload: an upload of the same id under way when the import wrote over its reservation is refused.
+    uploadAttempt: null,
     uploadedByUserId: file.uploadedByUserId,
     metadata: file.metadata,
     createdAt: Date.parse(file.createdAt),

@@ -125,12 +125,12 @@ export interface Reserving {
    */
   objectKey?: string;
   /**
-   * The ETag its reservation was written with, when this attempt drew it (a placeholder until the bytes are stored:
-   * upload-records.ts `storeFile`, whose key `<bucket>/<id>` is every attempt's at a chosen id). With neither this
-   * nor `objectKey` the record is told by its id, uploader and age: enough for an id the attempt drew or a fresh one,
-   * not for a client-chosen id another upload of the same uploader may have reserved while this one's answer was lost.
+   * The upload its reservation names (`files.upload_attempt`), when the caller drew it (upload-records.ts
+   * `storeFile`, whose key `<bucket>/<id>` is every attempt's at a chosen id). With neither this nor `objectKey` the
+   * record is told by its id, uploader and age: enough for an id the attempt drew or a fresh one, not for a
+   * client-chosen id another upload of the same uploader may have reserved while this one's answer was lost.
    */
-  etag?: string;
+  attempt?: string;
 }
 
 /**
@@ -148,7 +148,7 @@ export async function forgetLostReservation(shards: Shards, file: Reserving): Pr
     file.uploaderId === null ? isNull(files.uploadedByUserId) : eq(files.uploadedByUserId, file.uploaderId);
   const attempt = and(
     file.objectKey === undefined ? undefined : eq(files.objectKey, file.objectKey),
-    file.etag === undefined ? undefined : eq(files.etag, file.etag),
+    file.attempt === undefined ? undefined : eq(files.uploadAttempt, file.attempt),
   );
   await undone(`the reservation of file ${file.id}`, async () => {
     await placement.db
@@ -187,8 +187,9 @@ export async function reservedOrForgotten<T>(
 
 /**
  * After publishing an upload's files failed: D1 may have made them visible before its answer was lost. Each is made
- * not uploaded again, only while the record is still the one this upload wrote (its bytes' key and ETag, which a
- * replace since would have changed). Taken back so, it still holds its id: the upload's `discard` removes its bytes
+ * not uploaded again, only while the record is still the one this upload wrote (its `upload_attempt`, not another
+ * upload's of the same id after a DELETE) with the bytes it wrote (their key and ETag, which a replace since would
+ * have changed). Taken back so, it still holds its id: the upload's `discard` removes its bytes
  * while no other upload can reserve the id and write the same key (a chosen id's `<bucket>/<id>`), then the record.
  * Deleted here (as it was), the id was free before the bytes went, and another upload's bytes under it were deleted.
  * `held`: the records taken back; `unsure`: those D1 failed at (logged), which may be visible with their bytes. A
@@ -205,7 +206,14 @@ export async function unpublishLost(
       const back = await placement.db
         .update(files)
         .set({ isUploaded: false })
-        .where(and(eq(files.id, row.id), eq(files.objectKey, row.objectKey), eq(files.etag, row.etag)))
+        .where(
+          and(
+            eq(files.id, row.id),
+            eq(files.uploadAttempt, row.uploadAttempt ?? ""),
+            eq(files.objectKey, row.objectKey),
+            eq(files.etag, row.etag),
+          ),
+        )
         .returning({ id: files.id })
         .get();
       if (back) held.push(placed);

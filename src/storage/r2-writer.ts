@@ -39,8 +39,15 @@ export async function storeStream(
   bucket: R2Bucket,
   key: string,
   chunks: AsyncIterable<Uint8Array>,
-  options: { minSize: number; maxSize: number; mimeTypeOf: (head: Uint8Array) => Promise<string> },
+  options: {
+    minSize: number;
+    maxSize: number;
+    mimeTypeOf: (head: Uint8Array) => Promise<string>;
+    /** Kept with the object (R2's custom metadata): who wrote it, for a writer that must tell its bytes later. */
+    customMetadata?: Record<string, string>;
+  },
 ): Promise<StoredObject> {
+  const { customMetadata } = options;
   const md5 = new crypto.DigestStream("MD5");
   const hashing = md5.getWriter();
   let pending: Uint8Array[] = [];
@@ -74,7 +81,10 @@ export async function storeStream(
         const part = takePart();
         if (!upload) {
           mimeType = await options.mimeTypeOf(part);
-          upload = await bucket.createMultipartUpload(key, { httpMetadata: { contentType: mimeType } });
+          upload = await bucket.createMultipartUpload(key, {
+            httpMetadata: { contentType: mimeType },
+            customMetadata,
+          });
         }
         parts.push(await upload.uploadPart(parts.length + 1, part));
       }
@@ -93,7 +103,7 @@ export async function storeStream(
       await upload.complete(parts);
     } else {
       mimeType = await options.mimeTypeOf(last);
-      await bucket.put(key, last, { httpMetadata: { contentType: mimeType } });
+      await bucket.put(key, last, { httpMetadata: { contentType: mimeType }, customMetadata });
     }
     return { size, etag: `"${hex(await md5.digest)}"`, mimeType: mimeType! };
   } catch (error) {

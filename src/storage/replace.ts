@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
@@ -35,12 +35,13 @@ const replacedMeanwhile = () => new StorageError(409, "the file was changed by a
 
 /**
  * replaceFile (`PUT /files/{id}`): new bytes for the same id (and optionally a new name and metadata). The bytes go
- * to a new key, `<bucketId>/<id>/<version>`, and the record moves to it by a compare-and-swap on the key it had
- * when the request began. Of two racing replaces one wins and the other is a 409 whose bytes are removed; a delete
- * during the upload makes it a 404. The old bytes stay readable until the swap and are removed after it. The first
- * `file` part is used; further ones are read past and ignored (docs/decisions.md). Under Hasura
- * (hasura-permissions.ts), the app's row takes the new values under the caller's update permission between the
- * upload and the swap: nothing the file is made of changes before Hasura said yes.
+ * to a new key, `<bucketId>/<id>/<version>`, and the record moves to it by a compare-and-swap on the record as it
+ * was when the request began (`unchangedSince`). Of two racing replaces one wins and the other is a 409 whose bytes
+ * are removed; a delete during the upload makes it a 404, and a new upload of the id after that delete a 409. The
+ * old bytes stay readable until the swap and are removed after it. The first `file` part is used; further ones are
+ * read past and ignored (docs/decisions.md). Under Hasura (hasura-permissions.ts), the app's row takes the new values
+ * under the caller's update permission between the upload and the swap: nothing the file is made of changes before
+ * Hasura said yes.
  */
 export async function replaceFile(
   deps: Deps,
@@ -117,6 +118,23 @@ export async function replaceFromPart(
   return swapContent(deps, found, caller, key, stored, { name: found.file.name, metadata });
 }
 
+/**
+ * The record as the request found it: the same record (the upload that wrote it, `upload_attempt`), uploaded, on the
+ * same bytes (key and ETag), and not replaced or moved since (`updated_at`, which both set). The key alone is not the
+ * record: a delete and a new upload of the same id meanwhile make a record under the same first key, `<bucket>/<id>`,
+ * which a swap matched by key took for the old one — it moved an upload still under way onto the replace's bytes,
+ * whose background delete of "the old bytes" then removed the new upload's (test/storage/races-and-breakage.test.ts).
+ */
+const unchangedSince = (file: FileRow) =>
+  and(
+    eq(files.id, file.id),
+    file.uploadAttempt === null ? isNull(files.uploadAttempt) : eq(files.uploadAttempt, file.uploadAttempt),
+    eq(files.objectKey, file.objectKey),
+    eq(files.etag, file.etag),
+    eq(files.isUploaded, true),
+    eq(files.updatedAt, file.updatedAt),
+  );
+
 /** Hasura's say (under STORAGE_PERMISSIONS=hasura), then the compare-and-swap of the record onto the new bytes. */
 async function swapContent(
   deps: Deps,
@@ -154,7 +172,7 @@ async function swapContent(
       metadata: entry.metadata === undefined ? file.metadata : entry.metadata,
       updatedAt: deps.now(),
     })
-    .where(and(eq(files.id, file.id), eq(files.objectKey, file.objectKey)))
+    .where(unchangedSince(file))
     .returning()
     .get();
   forgetFile(file.id);

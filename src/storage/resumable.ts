@@ -62,7 +62,9 @@ export async function startResumable(
     .returning();
   await Promise.all(expired.map((row) => forgetBytes(deps, row)));
   const id = randomUuid();
-  const key = `${bucket.id}/${id}`;
+  // Under a key no file id gives: `<bucket>/<id>` is the key of every upload of a client-chosen id, and this id is in
+  // the upload's URL, so a `POST /files` naming it would write over the bytes this upload's file is recorded with.
+  const key = `${bucket.id}/${id}/resumable`;
   const multipart = await deps.env.FILES.createMultipartUpload(key, {
     httpMetadata: { contentType: input.contentType },
   });

@@ -71,15 +71,18 @@ export interface StoredContent extends StoredObject {
  * Streams a file part into R2 under `key`, with a bucket's size and type rules; the MIME type is the declared one
  * or, when that says nothing, sniffed from the first bytes, which also give an image's size. Nothing is written
  * when a rule refuses the file; a body that breaks off is a `MalformedUpload` and leaves nothing either.
+ * `customMetadata` is kept with the object (upload-records.ts: which upload wrote a key every upload of an id writes).
  */
 export async function storeContent(
   deps: Deps,
   rules: ContentRules,
   key: string,
   part: { mimeType: string; stream: Readable },
+  customMetadata?: Record<string, string>,
 ): Promise<StoredContent> {
   let image: StoredContent["image"] = null;
   const stored = await storeStream(deps.env.FILES, key, bodyOf(part.stream), {
+    customMetadata,
     minSize: rules.minUploadFileSize,
     maxSize: rules.maxUploadFileSize,
     mimeTypeOf: async (head) => {

@@ -125,6 +125,8 @@ export async function recordUnderHasura(
         metadata: metadata ?? null,
         createdAt: now,
         updatedAt: now,
+        // The upload that holds it until it is published (upload-records.ts `heldBy`).
+        uploadAttempt: randomUuid(),
       })
       .onConflictDoNothing()
       .returning();

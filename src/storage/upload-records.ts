@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { type BucketRow, type FileRow, files } from "../db/schema";
 import type { Deps } from "../http/deps";
+import { randomUuid } from "../lib/crypto";
 import { metadataSchema } from "../lib/json-metadata";
 import type { Caller } from "./access";
 import { badRequest, deletedWhileUploading } from "./errors";
@@ -54,7 +55,9 @@ type NewFile = typeof files.$inferInsert;
  * existing id. Two uploads racing for one client-chosen id: one holds it, the other is refused (409). With several
  * shards the id's directory claim comes first, so the two cannot both win in different shards (file-shards.ts).
  * `replacing`: a record of this upload the new one takes the place of, deleted in the same batch when they share a
- * shard (a metadata[] naming the id after its file's bytes came: upload-settle.ts).
+ * shard (a metadata[] naming the id after its file's bytes came: upload-settle.ts). The record names the upload that
+ * holds it (`values.uploadAttempt`, drawn here when the caller did not): every later statement of the upload does
+ * (`heldBy`).
  */
 export async function reserve(
   deps: Deps,
@@ -68,12 +71,16 @@ export async function reserve(
   const { db } = placement;
   const statements: BatchItem<"sqlite">[] = [];
   if (replacing) {
-    const drop = replacing.placement.db.delete(files).where(unpublished([replacing.row.id]));
+    const drop = replacing.placement.db.delete(files).where(heldBy([replacing.row]));
     if (replacing.placement.db === db) statements.push(drop);
     else await drop;
   }
   if (db !== deps.shards.home) statements.push(bucketAnchor(db, bucket));
-  const insert = db.insert(files).values(values).onConflictDoNothing().returning();
+  const insert = db
+    .insert(files)
+    .values({ ...values, uploadAttempt: values.uploadAttempt ?? randomUuid() })
+    .onConflictDoNothing()
+    .returning();
   let row: FileRow | undefined;
   try {
     if (statements.length === 0) [row] = await insert;
@@ -100,7 +107,7 @@ export async function storeFile(
   entry: (MetadataEntry & { path?: string }) | undefined,
   caller: Caller,
   newId: () => string,
-  reservation = '""',
+  attempt = randomUuid(),
 ): Promise<PlacedFile> {
   const id = entry?.id ?? newId();
   const now = deps.now();
@@ -113,18 +120,19 @@ export async function storeFile(
       name: entry?.name ?? (part.filename || id),
       size: 0,
       mimeType: "application/octet-stream",
-      etag: reservation,
+      etag: '""',
       objectKey: initialObjectKey({ bucketId: bucket.id, id }),
       isUploaded: false,
       uploadedByUserId: caller.kind === "user" ? caller.id : null,
       path: entry?.path ?? null,
       createdAt: now,
       updatedAt: now,
+      uploadAttempt: attempt,
     },
     !entry?.id,
   );
   try {
-    const stored = await storeContent(deps, rules, reserved.row.objectKey, part);
+    const stored = await storeContent(deps, rules, reserved.row.objectKey, part, writtenBy(reserved.row));
     const row = await reserved.placement.db
       .update(files)
       .set({
@@ -135,7 +143,7 @@ export async function storeFile(
         imageHeight: stored.image?.height ?? null,
         metadata: entry?.metadata ?? null,
       })
-      .where(eq(files.id, id))
+      .where(heldBy([reserved.row]))
       .returning()
       .get();
     // The reservation went meanwhile (a DELETE of this upload under way): refused, its bytes discarded below.
@@ -161,7 +169,7 @@ export async function amend(
   const update = db
     .update(files)
     .set(values)
-    .where(unpublished([placed.row.id]))
+    .where(heldBy([placed.row]))
     .returning();
   const [row] =
     db === deps.shards.home
@@ -172,7 +180,36 @@ export async function amend(
   return { row, placement: placed.placement };
 }
 
-const unpublished = (ids: string[]) => and(inArray(files.id, ids), eq(files.isUploaded, false));
+/**
+ * This upload's own records among `rows`, still not visible: by their ids and the attempt each was reserved with
+ * (`upload_attempt`), never another upload's record under the same id. A DELETE of this upload under way removes its
+ * record, and a new upload of the same client-chosen id may reserve it again, under the same key `<bucket>/<id>`:
+ * matched by id alone, this upload wrote its size, type and ETag into that record and published it (a 201 for a file
+ * that was another request's, another user's when it was theirs), or deleted it while discarding its own.
+ */
+const heldBy = (rows: Pick<FileRow, "id" | "uploadAttempt">[]) =>
+  and(
+    inArray(
+      files.id,
+      rows.map((row) => row.id),
+    ),
+    inArray(
+      files.uploadAttempt,
+      rows.flatMap((row) => (row.uploadAttempt ? [row.uploadAttempt] : [])),
+    ),
+    eq(files.isUploaded, false),
+  );
+
+/** Records a statement of `heldBy` names at most: D1 binds at most 100 parameters, two per record here. */
+const HELD_PER_STATEMENT = 45;
+
+/** `rows` in groups of `HELD_PER_STATEMENT`. */
+function chunks<T>(rows: T[]): T[][] {
+  const groups: T[][] = [];
+  for (let i = 0; i < rows.length; i += HELD_PER_STATEMENT)
+    groups.push(rows.slice(i, i + HELD_PER_STATEMENT));
+  return groups;
+}
 
 /** The records of this upload by the shard that holds them (with one uploader, or one shard: one group). */
 function byShard(stored: PlacedFile[]): Map<Db, FileRow[]> {
@@ -185,11 +222,12 @@ function byShard(stored: PlacedFile[]): Map<Db, FileRow[]> {
 /**
  * Removes what this upload holds that will not be kept, its records not visible: bytes first (a record's, and staged
  * bytes that never got one), while the records still hold their ids; then the records, their ids' directory claims,
- * and (under Hasura) the app's rows this upload inserted. A chosen id's bytes go under `<bucket>/<id>` at every
+ * and (under Hasura) the app's rows of those records. A chosen id's bytes go under `<bucket>/<id>` at every
  * attempt: with the record and claim gone first, another upload could reserve the id and store its bytes there
- * before this delete removed them (a 201 for a file without bytes). A crash between the two steps leaves a
- * reservation without bytes, which the daily sweep removes. The bytes' delete failing, the rest goes all the same
- * (the bytes left are no record's, and the next upload of the id writes over them) and its error is thrown.
+ * before this delete removed them (a 201 for a file without bytes); and under that key only bytes this upload wrote
+ * last go (`wroteLast`). A crash between the two steps leaves a reservation without bytes, which the daily sweep
+ * removes. The bytes' delete failing, the rest goes all the same (the bytes left are no record's, and the next upload
+ * of the id writes over them) and its error is thrown.
  */
 export async function discard(deps: Deps, held: Held[]): Promise<void> {
   const bytes = await removeBytes(deps, held).then(
@@ -200,29 +238,60 @@ export async function discard(deps: Deps, held: Held[]): Promise<void> {
   if (bytes) throw bytes.error;
 }
 
+/** `discard`'s first step. A record's bytes whose `wroteLast` failed stay (its error thrown after the others go). */
 async function removeBytes(deps: Deps, held: Held[]): Promise<void> {
-  const keys = held.flatMap(({ placed, staged }) => [
-    ...(placed ? [placed.row.objectKey] : []),
-    ...(staged && staged.key !== placed?.row.objectKey ? [staged.key] : []),
-  ]);
+  const staged = held.flatMap(({ placed, staged }) =>
+    staged && staged.key !== placed?.row.objectKey ? [staged.key] : [],
+  );
+  const records = held.flatMap(({ placed }) => (placed ? [placed.row] : []));
+  const checked = await Promise.allSettled(records.map((row) => wroteLast(deps, row)));
+  const keys = [...staged, ...records.filter((_, i) => isTrue(checked[i]!)).map((row) => row.objectKey)];
   if (keys.length > 0) await deps.env.FILES.delete(keys);
+  const failed = checked.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
-/** `discard`'s second step: the records not visible, their ids' claims, the app's rows under Hasura. */
+const isTrue = (result: PromiseSettledResult<boolean>) => result.status === "fulfilled" && result.value;
+
+/** What an upload keeps with the bytes it writes under a record's key (`wroteLast` reads it). */
+const writtenBy = (row: FileRow) => (row.uploadAttempt ? { upload: row.uploadAttempt } : undefined);
+
+/**
+ * `<bucket>/<id>`: the key every upload of the record's id writes (a version's key is one upload's; so is a
+ * provisional id's once its record moved to the id a late metadata[] named).
+ */
+function sharedKey(row: FileRow): boolean {
+  const [, ...rest] = row.objectKey.split("/");
+  return rest.length === 1 && rest[0] === row.id;
+}
+
+/**
+ * Whether the bytes under a record's key are the ones this upload wrote. A key of its own, always; the key every
+ * upload of the id writes, only while R2 says this upload wrote it last (`writtenBy`): its record may be gone (a
+ * DELETE of the upload under way) and the id reserved by another upload, whose bytes then stay. Its own go even when
+ * written over the other's, which are lost either way: that file then answers 404, never with this upload's bytes.
+ */
+async function wroteLast(deps: Deps, row: FileRow): Promise<boolean> {
+  if (!sharedKey(row)) return true;
+  const object = await deps.env.FILES.head(row.objectKey);
+  return object !== null && object.customMetadata?.upload === row.uploadAttempt;
+}
+
+/**
+ * `discard`'s second step: the records this upload still holds, their ids' claims, and under Hasura the app's rows
+ * of the records it removed (not of a record gone meanwhile: the app's row under that id may be the next upload's).
+ */
 async function forgetRecords(deps: Deps, held: Held[]): Promise<void> {
   const stored = held.flatMap(({ placed }) => (placed ? [placed] : []));
+  const removed: string[] = [];
   for (const [db, rows] of byShard(stored)) {
-    for (let i = 0; i < rows.length; i += 90) {
-      await db.delete(files).where(unpublished(rows.slice(i, i + 90).map((row) => row.id)));
+    for (const group of chunks(rows)) {
+      const gone = await db.delete(files).where(heldBy(group)).returning({ id: files.id });
+      removed.push(...gone.map(({ id }) => id));
     }
   }
   for (const { row, placement } of stored) await releaseUnused(deps.shards, placement, row.id);
-  if (stored.length > 0 && decidedByHasura(deps.config)) {
-    await hasuraForgetFiles(
-      deps,
-      stored.map(({ row }) => row.id),
-    );
-  }
+  if (removed.length > 0 && decidedByHasura(deps.config)) await hasuraForgetFiles(deps, removed);
 }
 
 /**
@@ -244,23 +313,20 @@ export async function discardLostPublish(deps: Deps, stored: PlacedFile[]): Prom
 }
 
 /**
- * Makes the files of this upload visible, all at once in each shard (D1 binds at most 100 parameters a statement).
- * An upload's files share a shard unless it has no uploader and names ids of its own (file-shards.ts).
+ * Makes the files of this upload visible, all at once in each shard (D1 binds at most 100 parameters a statement),
+ * each only while this upload still holds it (`heldBy`). An upload's files share a shard unless it has no uploader
+ * and names ids of its own (file-shards.ts).
  */
 export async function publish(deps: Deps, stored: PlacedFile[]): Promise<WireFile[]> {
   const now = deps.now();
   for (const [db, rows] of byShard(stored)) {
-    const statements = [];
-    for (let i = 0; i < rows.length; i += 90) {
-      const ids = rows.slice(i, i + 90).map((row) => row.id);
-      statements.push(
-        db
-          .update(files)
-          .set({ isUploaded: true, updatedAt: now })
-          .where(inArray(files.id, ids))
-          .returning({ id: files.id }),
-      );
-    }
+    const statements = chunks(rows).map((group) =>
+      db
+        .update(files)
+        .set({ isUploaded: true, updatedAt: now })
+        .where(heldBy(group))
+        .returning({ id: files.id }),
+    );
     const [first, ...rest] = statements;
     if (!first) continue;
     const published = (await db.batch([first, ...rest])).flat().length;

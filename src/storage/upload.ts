@@ -81,8 +81,8 @@ async function storePart(
   const file = { index, filename: part.filename, entry, bucket: target.bucket, exact: target.exact };
   const { bucket, rules } = target;
   if (!decidedByHasura(deps.config)) {
-    const placed = await reservedOrUndone(deps, entry?.id, caller, newId, (ids, reservation) =>
-      storeFile(deps, bucket, rules, part, entry, caller, ids, reservation),
+    const placed = await reservedOrUndone(deps, entry?.id, caller, newId, (ids, attempt) =>
+      storeFile(deps, bucket, rules, part, entry, caller, ids, attempt),
     );
     return { ...file, placed };
   }
@@ -112,21 +112,21 @@ async function reservedOrUndone(
   chosenId: string | undefined,
   caller: Caller,
   newId: () => string,
-  store: (newId: () => string, reservation: string) => Promise<PlacedFile>,
+  store: (newId: () => string, attempt: string) => Promise<PlacedFile>,
 ): Promise<PlacedFile> {
   const since = deps.now();
-  const etag = `"reserved-${randomUuid()}"`;
+  const attempt = randomUuid();
   let drawn: string | undefined;
   const reserving = () => {
     const id = chosenId ?? drawn;
     const uploaderId = caller.kind === "user" ? caller.id : null;
-    return id === undefined ? undefined : { id, uploaderId, minted: chosenId === undefined, since, etag };
+    return id === undefined ? undefined : { id, uploaderId, minted: chosenId === undefined, since, attempt };
   };
   return reservedOrForgotten(deps.shards, reserving, () =>
     store(() => {
       drawn = newId();
       return drawn;
-    }, etag),
+    }, attempt),
   );
 }
 

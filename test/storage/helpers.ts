@@ -69,9 +69,14 @@ export const PNG = Uint8Array.from([
 
 /**
  * FILES with a gate: the first `put` (or `method`) whose key matches waits until `release()`; `arrived` says it got
- * there. A `delete` of several keys waits when one of them matches.
+ * there. A `delete` of several keys waits when one of them matches. `at: "after"`: the call is made first, and its
+ * answer waits (the bytes are in R2, the request does not know it yet).
  */
-export function pausingFiles(match: (key: string) => boolean, method: "put" | "delete" = "put") {
+export function pausingFiles(
+  match: (key: string) => boolean,
+  method: "put" | "delete" = "put",
+  at: "before" | "after" = "before",
+) {
   let release!: () => void;
   let reached!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -81,12 +86,13 @@ export function pausingFiles(match: (key: string) => boolean, method: "put" | "d
     get(target, property) {
       if (property === method) {
         return async (key: string | string[], ...rest: unknown[]) => {
-          if (!paused && (Array.isArray(key) ? key : [key]).some(match)) {
-            paused = true;
-            reached();
-            await gate;
-          }
-          return (target[method] as (...args: unknown[]) => Promise<unknown>)(key, ...rest);
+          const call = () => (target[method] as (...args: unknown[]) => Promise<unknown>)(key, ...rest);
+          if (paused || !(Array.isArray(key) ? key : [key]).some(match)) return call();
+          paused = true;
+          const answer = at === "after" ? await call() : undefined;
+          reached();
+          await gate;
+          return at === "after" ? answer : call();
         };
       }
       const value = Reflect.get(target, property);

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DRAIN_LIMIT } from "../../src/storage/multipart";
 import { PART_SIZE } from "../../src/storage/r2-writer";
+import { signUpInShard } from "../db/shard-users";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
 import { failingShards } from "../support/faults";
 import { allInShards, firstInAnyShard } from "../support/shards";
@@ -75,6 +76,15 @@ async function session() {
 }
 
 /**
+ * Two users whose records share a database (the suite runs two shards): a statement one's request sends could meet
+ * the other's record, which is what the races below are about.
+ */
+async function twoUsersOfOneShard(): Promise<[string, string]> {
+  const [one, two] = [await signUpInShard(svc, 0), await signUpInShard(svc, 0)];
+  return [one.accessToken, two.accessToken];
+}
+
+/**
  * An upload of `id` answered while a failed attempt at it (`failed`) was deleting its bytes, held there until
  * `release`: refused, the id still that attempt's, and nothing served under it once the attempt ended (its answer
  * returned). A 201 there was the defect: a file whose bytes the other attempt's cleanup then deleted.
@@ -116,6 +126,66 @@ async function deletePausedAtBytes(id: string, token: string) {
   );
   await gated.arrived;
   return { deleting, release: gated.release };
+}
+
+/** A PUT of new bytes for the file `id` under way, paused where it writes them until `release`. */
+function replacePausedAtBytes(id: string, token: string, text: string) {
+  const gated = pausingFiles((key) => key.startsWith(`default/${id}/`));
+  const form = new FormData();
+  form.append("file", new Blob([text], { type: "text/plain" }), "doc.txt");
+  const answer = service({ ...NO_VERIFICATION, FILES: gated.files }).request(
+    "PUT",
+    `${STORAGE}/files/${id}`,
+    {
+      body: form,
+      token,
+    },
+  );
+  return { answer, arrived: gated.arrived, release: gated.release };
+}
+
+/**
+ * The file `id` serves `text`, its ETag is those bytes', and R2 holds no other bytes under the id (a loser's, or the
+ * bytes of a version gone).
+ */
+async function expectServes(id: string, token: string, text: string) {
+  const download = await svc.request("GET", `${STORAGE}/files/${id}`, { token });
+  const bytes = new Uint8Array(await download.arrayBuffer());
+  expect({ status: download.status, text: new TextDecoder().decode(bytes) }).toEqual({ status: 200, text });
+  expect(download.headers.get("etag")).toBe(await md5Etag(bytes));
+  const record = await firstInAnyShard<{ object_key: string }>(
+    "SELECT object_key FROM files WHERE id = ?",
+    id,
+  );
+  expect(await objectKeys(`default/${id}`)).toEqual([record!.object_key]);
+}
+
+/**
+ * An upload of `text` as the file `id`, paused where it writes its bytes until `release` (`at: "after"`: once they
+ * are in R2).
+ */
+function uploadPausedAtBytes(id: string, token: string, text: string, at: "before" | "after" = "before") {
+  const gated = pausingFiles((key) => key === `default/${id}`, "put", at);
+  const answer = service({ ...NO_VERIFICATION, FILES: gated.files }).request("POST", `${STORAGE}/files`, {
+    body: uploadForm([{ bytes: text, type: "text/plain", metadata: { id } }]),
+    token,
+  });
+  return { answer, arrived: gated.arrived, release: gated.release };
+}
+
+/**
+ * A user's upload of a chosen id paused at its bytes, its record deleted meanwhile by the user (a DELETE of the
+ * upload under way), then another user's upload of the same id paused at the same point.
+ */
+async function twoUploadsOfOneId() {
+  const [token, otherToken] = await twoUsersOfOneShard();
+  const id = crypto.randomUUID();
+  const first = uploadPausedAtBytes(id, token, "the first upload's bytes");
+  await first.arrived;
+  expect((await svc.request("DELETE", `${STORAGE}/files/${id}`, { token })).status).toBe(204);
+  const second = uploadPausedAtBytes(id, otherToken, "the second upload's bytes");
+  await second.arrived;
+  return { first, second, otherToken, id };
 }
 
 /** A new user's text file: its id and the owner's token. */
@@ -362,6 +432,48 @@ describe("races for one file", () => {
     expect(await objectKeys(`default/${id}`)).toEqual([]);
   });
 
+  // Threat: a replace's swap matched the record by its key alone. The file deleted and its id uploaded again meanwhile
+  // (a chosen id's first key is `default/<id>` at every upload), the swap moved the new upload's record, still under
+  // way, onto the replace's bytes and removed "the old bytes" — the key the new upload was writing: it answered 201
+  // for a file serving another request's bytes. The swap now matches the record as the replace found it.
+  it("a replace whose file was deleted and uploaded again meanwhile: a 409; the new upload keeps its own bytes", async () => {
+    const { token, id } = await storedDocument("v1");
+    const replacing = replacePausedAtBytes(id, token, "the old file's replacement");
+    await replacing.arrived;
+    expect((await svc.request("DELETE", `${STORAGE}/files/${id}`, { token })).status).toBe(204);
+    const uploading = uploadPausedAtBytes(id, token, "the new upload's bytes");
+    await uploading.arrived;
+    replacing.release();
+    await expectStorageError(
+      await replacing.answer,
+      409,
+      "the file was changed by another request; try again",
+    );
+    uploading.release();
+    expect((await uploading.answer).status).toBe(201);
+    await expectServes(id, token, "the new upload's bytes");
+  });
+
+  // The same after the new upload was answered, by another user with the same bytes (id, key and ETag alike): the
+  // replace, allowed on the old file, would have replaced theirs. Their file is not the one the replace began with (a
+  // 409), and keeps the bytes its upload was answered for.
+  it("a replace whose file was deleted and uploaded again before its swap: a 409, the new file untouched", async () => {
+    const [token, otherToken] = await twoUsersOfOneShard();
+    const [file] = await uploaded(uploadForm([{ bytes: "v1", name: "doc.txt", type: "text/plain" }]), token);
+    const id = file!.id;
+    const replacing = replacePausedAtBytes(id, token, "the old file's replacement");
+    await replacing.arrived;
+    expect((await svc.request("DELETE", `${STORAGE}/files/${id}`, { token })).status).toBe(204);
+    await uploaded(uploadForm([{ bytes: "v1", type: "text/plain", metadata: { id } }]), otherToken);
+    replacing.release();
+    await expectStorageError(
+      await replacing.answer,
+      409,
+      "the file was changed by another request; try again",
+    );
+    await expectServes(id, otherToken, "v1");
+  });
+
   // Threat: a client-chosen id's bytes go under `default/<id>` at every attempt. A failed attempt's cleanup gave the
   // id back (its record deleted, its claim released) before deleting its bytes: another upload of the id in between
   // (the same user retrying, or another request) was answered 201, and then lost its bytes to that delete — a file
@@ -514,6 +626,64 @@ describe("races for one file", () => {
       upload: 409,
       served: 404,
     });
+  });
+
+  // Threat: an upload's statements named its record by the file id alone. Its record deleted while its bytes streamed
+  // and the id reserved by another user's upload meanwhile, it wrote its size, type and ETag into the other's record
+  // and published it: a 201 for a file that was not its own, and the other's file made of its bytes. Each upload now
+  // names the record it reserved (`upload_attempt`). Here the first upload ends before the second writes its bytes.
+  it("an upload whose record was deleted and its id reserved by another user's: a 409, the other's file its own", async () => {
+    const { first, second, otherToken, id } = await twoUploadsOfOneId();
+    first.release();
+    await expectStorageError(await first.answer, 409, "the file was deleted while it was being uploaded");
+    second.release();
+    expect((await second.answer).status).toBe(201);
+    await expectServes(id, otherToken, "the second upload's bytes");
+  });
+
+  // The same, the second upload done first: the first then writes `default/<id>` over the second's bytes (one key for
+  // every upload of a chosen id, storage contract §1), and is refused. The second's record keeps its own values, and
+  // the first's bytes go with its refusal (R2 says which upload wrote them last): the second's file answers 404 until
+  // uploaded again, never the first user's bytes under the second's name.
+  it("the same with the other's upload done first: a 409, and the other's file never serves the first's bytes", async () => {
+    const { first, second, otherToken, id } = await twoUploadsOfOneId();
+    second.release();
+    const answer = await second.answer;
+    expect(answer.status).toBe(201);
+    const [record] = ((await answer.json()) as { processedFiles: WireFile[] }).processedFiles;
+    first.release();
+    await expectStorageError(await first.answer, 409, "the file was deleted while it was being uploaded");
+    const stored = await firstInAnyShard<{ size: number; etag: string; uploaded_by_user_id: string }>(
+      "SELECT size, etag, uploaded_by_user_id FROM files WHERE id = ?",
+      id,
+    );
+    expect(stored).toEqual({
+      size: record!.size,
+      etag: record!.etag,
+      uploaded_by_user_id: record!.uploadedByUserId,
+    });
+    const download = await svc.request("GET", `${STORAGE}/files/${id}`, { token: otherToken });
+    expect(download.status, await download.clone().text()).toBe(404);
+  });
+
+  // Threat: a failed upload removed whatever was under its key. Its bytes landed, then its record went (a DELETE of
+  // the upload under way, its bytes with it) and another user's upload stored the id's bytes there and was answered
+  // 201; the first, refused, deleted `default/<id>` — the other's bytes: a file that 404s. Under that shared key a
+  // failed upload now removes only bytes R2 says it wrote last.
+  it("an upload refused after its bytes landed and its id was taken meanwhile: the other's bytes stay", async () => {
+    const [token, otherToken] = await twoUsersOfOneShard();
+    const id = crypto.randomUUID();
+    const first = uploadPausedAtBytes(id, token, "the first upload's bytes", "after");
+    await first.arrived;
+    expect((await svc.request("DELETE", `${STORAGE}/files/${id}`, { token })).status).toBe(204);
+    const second = await svc.request("POST", `${STORAGE}/files`, {
+      body: uploadForm([{ bytes: "the second upload's bytes", type: "text/plain", metadata: { id } }]),
+      token: otherToken,
+    });
+    expect(second.status, await second.clone().text()).toBe(201);
+    first.release();
+    await expectStorageError(await first.answer, 409, "the file was deleted while it was being uploaded");
+    await expectServes(id, otherToken, "the second upload's bytes");
   });
 
   it("bytes gone from R2 under a live record: a 404, not a 500", async () => {

@@ -69,6 +69,13 @@ export const files = sqliteTable(
     path: text("path"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /**
+     * The upload that wrote this record: a random id drawn at its reservation (null for records from before, and for
+     * imported ones). A DELETE of an upload under way and a new upload of the same client-chosen id meanwhile make
+     * another record under the same id and key: every statement of the first upload names its own record by this, not
+     * by the id alone (src/storage/upload-records.ts `heldBy`), and a replace's swap compares it (replace.ts).
+     */
+    uploadAttempt: text("upload_attempt"),
   },
   (t) => [
     index("files_bucket_id").on(t.bucketId),

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MIN_CHUNK } from "../../../src/storage/resumable";
+import { signUp } from "../../helpers";
+import { STORAGE, uploadForm } from "../../storage/helpers";
 import { STORAGE_FACE, setRules, signedInClient, storageClient, uniqueBucket } from "./storage-support";
 import { SECRET_KEY, supabaseService } from "./support";
 
@@ -122,5 +124,31 @@ describe("TUS resumable uploads against the face", () => {
     expect((await tus("DELETE", url, otherToken)).status).toBe(404);
     expect((await tus("DELETE", url, token)).status).toBe(204);
     expect((await tus("HEAD", url, token)).status).toBe(404);
+  });
+
+  // Threat: a TUS upload's bytes went under `<bucket>/<upload id>`, the key every upload of a client-chosen id writes,
+  // and the upload's id is in its URL: another user's `POST /files` naming it in the same bucket wrote over the bytes
+  // of the file the upload was recorded as.
+  it("a file uploaded over TUS keeps its bytes when another upload names the TUS upload's id", async () => {
+    const bucket = uniqueBucket("tus-id");
+    await admin.createBucket(bucket);
+    await setRules(svc, bucket, { upload: "authenticated", read: "owner", update: "owner", delete: "owner" });
+    const { client, userId } = await signedInClient(svc);
+    const token = (await client.auth.getSession()).data.session!.access_token;
+    const data = new Uint8Array(1000).map((_, i) => (i * 13) & 255);
+    const url = (await create(token, bucket, `${userId}/kept.bin`, data.length)).headers.get("location")!;
+    expect((await patch(url, token, 0, data)).status).toBe(204);
+    const uploadId = new URL(url).pathname.split("/").at(-1)!;
+    const other = await signUp(svc);
+    const named = await svc.request("POST", `${STORAGE}/files`, {
+      body: uploadForm(
+        [{ bytes: "another user's bytes", type: "text/plain", metadata: { id: uploadId } }],
+        bucket,
+      ),
+      token: other.accessToken,
+    });
+    expect(named.status, await named.clone().text()).toBe(201);
+    const downloaded = await client.storage.from(bucket).download(`${userId}/kept.bin`);
+    expect(await md5Hex(new Uint8Array(await downloaded.data!.arrayBuffer()))).toBe(await md5Hex(data));
   });
 });
