@@ -125,7 +125,7 @@ export async function recordUnderHasura(
         metadata: metadata ?? null,
         createdAt: now,
         updatedAt: now,
-        // The upload that holds it until it is published (upload-records.ts `heldBy`).
+        // The upload that wrote it: its later statements name the record by it (upload-records.ts `heldBy`).
         uploadAttempt: randomUuid(),
       })
       .onConflictDoNothing()
