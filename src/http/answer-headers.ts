@@ -42,20 +42,31 @@ export interface ApiCors {
   origin: (origin: string, c: RequestOf) => string | null;
   exposeHeaders: string[];
   maxAge: number;
+  /** `Access-Control-Allow-Credentials: true` on every answer: the auth API's (the default), not the Supabase face's. */
+  credentials?: boolean;
+  /** The request headers a preflight allows; none given: the ones the preflight asks for. */
+  allowHeaders?: string[];
 }
 
 /**
- * The auth API's answer headers: CORS with credentials, as Hono's `cors()` answers them (a preflight is answered by
- * `cors()` itself), and `Cache-Control: no-store` on every answer that does not say otherwise (contract §1: token and
- * error answers must never be cached). Set once, after the route, on its answer: an error's answer and a 404 get them
- * too, as the route's own would.
+ * An API's answer headers: CORS (with credentials for the auth API, without for the Supabase face), as Hono's `cors()`
+ * answers them (a preflight is answered by `cors()` itself), and `Cache-Control: no-store` on every answer that does
+ * not say otherwise (contract §1: token and error answers must never be cached). Set once, after the route, on its
+ * answer: an error's answer and a 404 get them too, as the route's own would.
  */
-export function apiAnswerHeaders(options: ApiCors): MiddlewareHandler<AppEnv> {
+export function apiAnswerHeaders(
+  options: ApiCors & {
+    /** `Cache-Control: no-store` on answers that do not say otherwise (the default); false: CORS only. */
+    noStore?: boolean;
+  },
+): MiddlewareHandler<AppEnv> {
+  const credentials = options.credentials ?? true;
   const preflight = cors({
     origin: options.origin,
-    credentials: true,
+    credentials,
     maxAge: options.maxAge,
     exposeHeaders: options.exposeHeaders,
+    ...(options.allowHeaders ? { allowHeaders: options.allowHeaders } : {}),
   });
   const exposed = options.exposeHeaders.join(",");
   return async (c, next) => {
@@ -63,18 +74,39 @@ export function apiAnswerHeaders(options: ApiCors): MiddlewareHandler<AppEnv> {
     const allowed = options.origin(c.req.header("origin") || "", c);
     keepRouteHeaders(c);
     await next();
-    editAnswer(c, (headers) => apiHeaders(headers, allowed, exposed));
+    editAnswer(c, (headers) => {
+      corsHeaders(headers, allowed, exposed, credentials);
+      if (options.noStore ?? true) noStoreUnlessSaid(headers);
+    });
   };
 }
 
-/** The headers `apiAnswerHeaders` sets, for `allowed` (the origin allowed, or null) and the exposed headers' list. */
+/**
+ * The headers `apiAnswerHeaders` sets on the auth API's answers, for `allowed` (the origin allowed, or null) and the
+ * exposed headers' list.
+ */
 export function apiHeaders(headers: Headers, allowed: string | null, exposed: string): void {
+  corsHeaders(headers, allowed, exposed, true);
+  noStoreUnlessSaid(headers);
+}
+
+function corsHeaders(headers: Headers, allowed: string | null, exposed: string, credentials: boolean): void {
   if (allowed) headers.set("Access-Control-Allow-Origin", allowed);
-  headers.set("Access-Control-Allow-Credentials", "true");
+  if (credentials) headers.set("Access-Control-Allow-Credentials", "true");
   headers.set("Access-Control-Expose-Headers", exposed);
   headers.append("Vary", "Origin");
+}
+
+/** Token and error answers must never be cached (contract §1): `no-store` unless the route said otherwise. */
+function noStoreUnlessSaid(headers: Headers): void {
   if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
 }
+
+/** `Cache-Control: no-store` on every answer that does not say otherwise, set once on the route's answer. */
+export const noStoreByDefault: MiddlewareHandler = async (c, next) => {
+  await next();
+  editAnswer(c, noStoreUnlessSaid);
+};
 
 /** The request's id (src/http/context.ts): Cloudflare's `cf-ray`, or a random UUID where there is none (local). */
 export function requestIdOf(headers: { get(name: string): string | null }): string {

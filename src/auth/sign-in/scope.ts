@@ -69,22 +69,22 @@ export function signInScope(
 ): SignInScope {
   if (method && !signUp) c.set("signInMethod", method);
   return {
-    deps: c.var.deps,
-    requestId: c.var.requestId,
+    deps: c.get("deps"),
+    requestId: c.get("requestId"),
     method,
     signUp,
     userAgent: c.req.header("user-agent"),
-    dpopJkt: c.var.sessionJkt ?? null,
+    dpopJkt: c.get("sessionJkt") ?? null,
     fetchSite: c.req.header("sec-fetch-site"),
     giveDeviceCookie: (value) => {
       try {
         writeDeviceCookie(c, value);
       } catch (error) {
-        logError(c.var.requestId, "device cookie", error);
+        logError(c.get("requestId"), "device cookie", error);
       }
     },
     checked: new Set(),
-    counted: c.var.pendingCount,
+    counted: c.get("pendingCount"),
     minter,
     secondFactorLater,
     linkForm,

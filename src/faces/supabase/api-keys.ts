@@ -44,7 +44,7 @@ export async function checkApiKey(
   if (!given) return { refused: "missing" };
   if (anyEqual(given, config.supabase.publishableKeys)) return { role: "anon" };
   // The old project's legacy keys, until the cut-over's ceiling (old-api-keys.ts).
-  const old = await oldKeyRole(c.var.deps, given);
+  const old = await oldKeyRole(c.get("deps"), given);
   if (old === "anon") return { role: "anon" };
   const adminSecret = config.secrets.adminSecret;
   const secret =
@@ -52,7 +52,7 @@ export async function checkApiKey(
     anyEqual(given, config.supabase.secretKeys) ||
     (adminSecret !== undefined && timingSafeEqualString(given, adminSecret));
   const address = addressKey(c.req.header("cf-connecting-ip") ?? "unknown");
-  const wait = await secretGuess(c.env, config.rateLimits, address, secret, c.var.deps.now());
+  const wait = await secretGuess(c.env, config.rateLimits, address, secret, c.get("deps").now());
   if (wait !== null) return { refused: "limited", retryAfterSeconds: wait };
   if (!secret) return { refused: "invalid" };
   return fromBrowser(c) ? { refused: "secret-in-browser" } : { role: "service_role" };

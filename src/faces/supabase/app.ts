@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { cors } from "hono/cors";
 import type { Config } from "../../config";
 import { RateLimitedError, UnavailableError } from "../../errors";
+import { apiAnswerHeaders, noStoreByDefault } from "../../http/answer-headers";
 import type { AppEnv } from "../../http/app-env";
 import { allowedOrigin, corsOrigins } from "../../http/cors";
 import { settleRefusal } from "../../http/refusal";
@@ -46,10 +46,7 @@ const KEY_REFUSALS = {
 function goTrueApp(): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
   auth.use(
-    async (c, next) => {
-      await next();
-      if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
-    },
+    noStoreByDefault,
     bodyLimit({
       maxSize: MAX_JSON_BODY_BYTES,
       onError: () => {
@@ -60,7 +57,7 @@ function goTrueApp(): Hono<AppEnv> {
     floodGuard,
     async (c, next) => {
       if (!OPEN_PATHS.test(c.req.path)) {
-        const key = await checkApiKey(c, c.var.config);
+        const key = await checkApiKey(c, c.get("config"));
         if ("retryAfterSeconds" in key) throw new RateLimitedError(key.retryAfterSeconds);
         if ("refused" in key) {
           throw new GoTrueError(
@@ -109,8 +106,13 @@ export function supabaseFace(config: Config): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .basePath("/supabase")
     .use(
-      cors({
+      // Set on the route's answer once (src/http/answer-headers.ts), as the Nhost API's are, not through Hono's
+      // `cors()`, whose placeholder answer and `Vary` after the route each built a new `Response` on every request
+      // (docs/performance.md, "The Supabase face's getUser and its answer headers").
+      apiAnswerHeaders({
         origin: (origin, c) => appOrigin(origin, c),
+        credentials: false,
+        noStore: false,
         // Storage's too: storage-js sends x-upsert, x-metadata, cache-control; downloads answer with ranges and ETags;
         // TUS speaks in headers of its own. And PostgREST's, for the forwarded data calls (forward/routes.ts).
         allowHeaders: [

@@ -72,7 +72,7 @@ async function factorUser(c: Parameters<typeof signedIn>[0]) {
   if (live.isAnonymous) {
     throw new GoTrueError(403, "no_authorization", "Anonymous user not allowed to perform these actions");
   }
-  const user = await findUserById(c.var.deps.shards, claims.sub);
+  const user = await findUserById(c.get("deps").shards, claims.sub);
   if (!user)
     throw new GoTrueError(403, "session_not_found", "Session from session_id claim in JWT does not exist");
   return { claims, user, aal2: SECOND_FACTOR_METHODS.has(live.sessionMethod ?? "") };

@@ -37,15 +37,16 @@ export async function bodyOf<T extends z.ZodType>(
 }
 
 type SessionUserRow = NonNullable<Awaited<ReturnType<typeof liveSession>>>;
+/** What these checks read of a request; its variables by `get`, which reads one (Hono's `c.var` copies them all). */
 type RequestOf = {
   req: { header(name: string): string | undefined; method: string; path: string };
-  var: AppEnv["Variables"];
+  get<Key extends keyof AppEnv["Variables"]>(key: Key): AppEnv["Variables"][Key];
 };
 
 /** The token's user and session, alive: GoTrue's check on every authenticated route. */
 export async function signedIn(c: RequestOf) {
   const claims = await bearerClaims(c);
-  return { claims, user: liveOrRefusal(claims, await liveSession(c.var.deps, claims.session_id)) };
+  return { claims, user: liveOrRefusal(claims, await liveSession(c.get("deps"), claims.session_id)) };
 }
 
 /**
@@ -54,7 +55,7 @@ export async function signedIn(c: RequestOf) {
  */
 export async function bearerClaims(c: RequestOf): Promise<GoTrueClaims> {
   const claims = await verifiedBearerClaims(c);
-  c.var.deps.audit.actAs(actorOfToken(claims));
+  c.get("deps").audit.actAs(actorOfToken(claims));
   return claims;
 }
 
@@ -64,10 +65,10 @@ async function verifiedBearerClaims(c: RequestOf): Promise<GoTrueClaims> {
   if (!token) throw new GoTrueError(401, "no_authorization", "This endpoint requires a valid Bearer token");
   let claims: GoTrueClaims;
   try {
-    claims = await verifyGoTrueToken(c.var.config, token);
+    claims = await verifyGoTrueToken(c.get("config"), token);
   } catch (error) {
     // The old Supabase project's token, after a move: admitted read-only (imported-tokens.ts), else this face's 403.
-    const old = await importedGoTrueClaims(c.var.deps, token);
+    const old = await importedGoTrueClaims(c.get("deps"), token);
     if (!old) throw error;
     refuseUnlessRead(c.req.method, c.req.path);
     return old;

@@ -175,8 +175,9 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         throw new GoTrueError(400, "validation_failed", "An email address or phone number is required");
       }
       // The limit has counted before a captcha goes to siteverify (a flood is refused without it).
-      if (c.var.pendingCount && c.var.config.turnstile?.endpoints.has("signin")) await c.var.pendingCount;
-      await passChallenge(c.var.deps, ["signin"], captchaOf(body));
+      if (c.get("pendingCount") && c.get("config").turnstile?.endpoints.has("signin"))
+        await c.get("pendingCount");
+      await passChallenge(c.get("deps"), ["signin"], captchaOf(body));
       // The user object's identities and factors are read in the batch that writes the session (no round trip more).
       const alongside = signInExtras();
       const scope = signInScope(c, "email-password", {
@@ -189,8 +190,8 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
           ? await signInEmailPassword(scope, { email: body.email, password: body.password })
           : await signInPhonePassword(scope, { phoneNumber: e164(body.phone!), password: body.password });
         const signedIn = sessionOrRefusal(session);
-        const extras = await extrasOfSignIn(c.var.deps, signedIn.user.id, alongside);
-        return c.json(await sessionWithFactors(c.var.deps, signedIn, extras));
+        const extras = await extrasOfSignIn(c.get("deps"), signedIn.user.id, alongside);
+        return c.json(await sessionWithFactors(c.get("deps"), signedIn, extras));
       } catch (error) {
         // GoTrue refuses a banned user's password grant with 400.
         if (error instanceof AppError && error.code === "disabled-user") {
@@ -207,13 +208,13 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
       // The user object's identities and factors are read in the statement that reads the session (no query more):
       // the face's session read replaces the Nhost face's.
       const alongside: Alongside = { read: liveUserExtrasRead };
-      const session = await renewSession(c.var.deps, refresh_token, undefined, undefined, {
+      const session = await renewSession(c.get("deps"), refresh_token, undefined, undefined, {
         minter: signGoTrueToken,
         alongside,
         importedShape: GOTRUE_REFRESH_TOKEN,
       });
-      const extras = alongside.row && (await extrasOfLiveRow(c.var.deps, alongside.row));
-      return c.json(await sessionWithFactors(c.var.deps, session, extras));
+      const extras = alongside.row && (await extrasOfLiveRow(c.get("deps"), alongside.row));
+      return c.json(await sessionWithFactors(c.get("deps"), session, extras));
     }
     if (grant === "id_token") {
       const body = await bodyOf(c, idTokenGrant);

@@ -22,8 +22,17 @@ import { AUDIENCE, providerOf } from "./user-facts";
  * tokens); a set with none cannot serve this face.
  */
 
-/** The face's issuer: `{origin}/supabase/auth/v1`, where auth-js was pointed. */
-export const goTrueIssuer = (config: Config) => `${new URL(config.urls.server).origin}/supabase/auth/v1`;
+const issuers = new WeakMap<Config, string>();
+
+/** The face's issuer: `{origin}/supabase/auth/v1`, where auth-js was pointed (worked out once per configuration). */
+export function goTrueIssuer(config: Config): string {
+  let issuer = issuers.get(config);
+  if (issuer === undefined) {
+    issuer = `${new URL(config.urls.server).origin}/supabase/auth/v1`;
+    issuers.set(config, issuer);
+  }
+  return issuer;
+}
 
 /** GoTrue's `amr` method for each way a session begins (sign-in/method.ts). */
 export function amrMethod(method: string | null): string {

@@ -38,7 +38,7 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     // getUserIdentities and mfa.listFactors read them here: the session check reads the user's identities and factors
     // in its own row (user-of-session.ts); they are used only once the session is found live and the token's.
     const claims = await bearerClaims(c);
-    const { live, extras } = await liveUserWithExtras(c.var.deps, claims.session_id);
+    const { live, extras } = await liveUserWithExtras(c.get("deps"), claims.session_id);
     const user = liveOrRefusal(claims, live);
     return c.json(wholeGoTrueUser(toWireUser(user), await extras?.()));
   })
