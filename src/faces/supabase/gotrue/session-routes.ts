@@ -175,8 +175,8 @@ export const goTrueSessionRoutes = new Hono<AppEnv>()
         throw new GoTrueError(400, "validation_failed", "An email address or phone number is required");
       }
       // The limit has counted before a captcha goes to siteverify (a flood is refused without it).
-      if (c.get("pendingCount") && c.get("config").turnstile?.endpoints.has("signin"))
-        await c.get("pendingCount");
+      const pendingCount = c.get("pendingCount");
+      if (pendingCount && c.get("config").turnstile?.endpoints.has("signin")) await pendingCount;
       await passChallenge(c.get("deps"), ["signin"], captchaOf(body));
       // The user object's identities and factors are read in the batch that writes the session (no round trip more).
       const alongside = signInExtras();
