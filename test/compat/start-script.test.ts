@@ -18,13 +18,13 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPostgres } from "../support/postgres";
+import { freePort } from "./wrangler-process";
 
 /**
  * How long a first `npm start` with two databases may take to come up: every migration applied to each database (in
@@ -48,18 +48,6 @@ const RUNNING_FILE = join(".wrangler", "edge-auth-running.json");
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const { PORT: _port, AUTH_URL: _url, ADMIN_SECRET: _secret, ...env } = process.env;
   return { ...env, NO_COLOR: "1", WRANGLER_SEND_METRICS: "false", ...extra };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 /** A checkout of the project in a temporary directory: configuration copied, the rest linked. */

@@ -4,29 +4,16 @@
 // @edge-auth/hono: `requireUser({ live: true })` and `requirePermission` over the example's Cedar policies.
 // Threats: a session signed out (through the Nhost API, by @nhost/nhost-js) still served by the app's Worker for the
 // rest of its access token's life; a permission the policies do not give (editing without the relationship).
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { authUrl, client, followLink, mailedLink, PASSWORD, REDIRECT, uniqueEmail } from "./client";
+import { reservePort, startWranglerDev } from "./wrangler-process";
 
-const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
 const EXAMPLE = "examples/workers-binding";
 const ADMIN = { "x-hasura-admin-secret": inject("adminSecret"), "content-type": "application/json" };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 const admin = (method: string, path: string, body?: unknown) =>
   fetch(`${authUrl}/admin/authz${path}`, {
@@ -42,49 +29,25 @@ const state = mkdtempSync(join(tmpdir(), "workers-binding-"));
 let before: { schema: string | null; policies: string | null } = { schema: null, policies: null };
 
 beforeAll(async () => {
-  const port = await freePort();
-  exampleUrl = `http://127.0.0.1:${port}`;
-  let output = "";
-  example = spawn(
-    process.execPath,
-    [
-      WRANGLER,
-      "dev",
-      "-c",
-      `${EXAMPLE}/wrangler.toml`,
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--inspector-port",
-      String(await freePort()),
-      "--persist-to",
-      state,
-      "--show-interactive-dev-session=false",
-    ],
-    {
-      env: {
-        ...process.env,
-        CI: "true",
-        WRANGLER_SEND_METRICS: "false",
-        NO_COLOR: "1",
-        WRANGLER_REGISTRY_PATH: inject("devRegistry"),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  const port = await reservePort();
+  exampleUrl = `http://127.0.0.1:${port.port}`;
+  const started = await startWranglerDev({
+    label: "the example's wrangler dev",
+    args: ["-c", `${EXAMPLE}/wrangler.toml`, "--persist-to", state, "--show-interactive-dev-session=false"],
+    port,
+    env: {
+      ...process.env,
+      CI: "true",
+      WRANGLER_SEND_METRICS: "false",
+      NO_COLOR: "1",
+      WRANGLER_REGISTRY_PATH: inject("devRegistry"),
     },
-  );
-  example.stdout?.on("data", (chunk) => (output += chunk));
-  example.stderr?.on("data", (chunk) => (output += chunk));
-  // Up when a request without a token is refused by the service through the binding (before the binding finds the
-  // server in the registry, the call fails and the example answers 500).
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (example.exitCode !== null) throw new Error(`the example's wrangler dev exited:\n${output}`);
-    const answer = await fetch(`${exampleUrl}/api/me`).catch(() => null);
-    if (answer?.status === 401) break;
-    if (Date.now() > deadline) throw new Error(`the example did not reach the service:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+    // Up when a request without a token is refused by the service through the binding (before the binding finds the
+    // server in the registry, the call fails and the example answers 500).
+    ready: async (signal) => (await fetch(`${exampleUrl}/api/me`, { signal })).status === 401,
+    timeoutMs: 90_000,
+  });
+  example = started.child;
   const read = async (kind: "schema" | "policies") =>
     ((await (await admin("GET", `/${kind}`)).json()) as Record<string, string | null>)[kind] ?? null;
   before = { schema: await read("schema"), policies: await read("policies") };

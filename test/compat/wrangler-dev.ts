@@ -6,10 +6,9 @@
 // Postgres) and returns; the server's migrations, its start and the example MCP server carry on in the background,
 // beside the other projects' tests, and write a ready file when done (or what failed). Each compat file waits for it
 // first (test/compat/server-ready.ts). That was about 15 s at the start of every `npm test`.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -27,6 +26,7 @@ import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
 import { startMigrationHook } from "./migration-hook-server";
 import { type MirrorDatabase, startMirrorDatabase } from "./mirror-database";
+import { freePort, reservePort, startWranglerDev } from "./wrangler-process";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -70,35 +70,8 @@ declare module "vitest" {
   }
 }
 
-const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
 /** The main Worker's configuration as the compat server runs it (below); beside wrangler.toml, for its paths. */
 const COMPAT_CONFIG = "wrangler.compat.toml";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-async function waitForHealth(url: string, child: ChildProcess, log: () => string): Promise<void> {
-  // It starts beside the other projects' tests (see above): on a busy 2-core machine that can take minutes.
-  const deadline = Date.now() + 240_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${log()}`);
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`wrangler dev did not become healthy:\n${log()}`);
-}
 
 /** The Apple team's ES256 key: the service signs its client secret with it, the fake Apple checks it. */
 async function fakeAppleKey(providersOrigin: string): Promise<{ privateKeyPem: string }> {
@@ -112,7 +85,9 @@ async function fakeAppleKey(providersOrigin: string): Promise<{ privateKeyPem: s
 
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "edge-auth-compat-"));
-  const port = await freePort();
+  // Held until wrangler dev is spawned, after the migrations (test/compat/wrangler-process.ts).
+  const reserved = await reservePort();
+  const port = reserved.port;
   const serverUrl = `http://127.0.0.1:${port}`;
   const pagePort = await freePort();
   const pageOrigin = `http://localhost:${pagePort}`;
@@ -275,40 +250,36 @@ export default async function setup(project: TestProject) {
       bindings: ["DB"],
       persistTo: dir,
     });
-    let output = "";
-    child = spawn(
-      process.execPath,
-      [
-        WRANGLER,
-        "dev",
-        // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the
-        // main Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it
-        // (its batches handed over at once: COMPAT_CONFIG above).
+    const server = await startWranglerDev({
+      label: "the compat server",
+      // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the
+      // main Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it
+      // (its batches handed over at once: COMPAT_CONFIG above).
+      args: [
         "-c",
         COMPAT_CONFIG,
         "-c",
         "wrangler.images.toml",
-        "--ip",
-        "127.0.0.1",
-        "--port",
-        String(port),
         "--persist-to",
         dir,
         "--env-file",
         envFile,
         "--show-interactive-dev-session=false",
-        "--inspector-port",
-        String(await freePort()),
       ],
-      { env, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    child.stdout?.on("data", (chunk) => (output += chunk));
-    child.stderr?.on("data", (chunk) => (output += chunk));
-    await waitForHealth(`${serverUrl}/auth/v1/healthz`, child, () => output);
+      port: reserved,
+      env,
+      ready: async (signal) => (await fetch(`${serverUrl}/auth/v1/healthz`, { signal })).ok,
+      // It starts beside the other projects' tests (see above): on a busy 2-core machine that can take minutes.
+      timeoutMs: 240_000,
+    });
+    child = server.child;
     mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
   })().then(
     () => writeFileSync(readyFile, "ready"),
-    (error: Error) => writeFileSync(readyFile, `the compat server did not start: ${error.stack ?? error}`),
+    async (error: Error) => {
+      await reserved.release(); // when what failed came before the spawn
+      writeFileSync(readyFile, `the compat server did not start: ${error.stack ?? error}`);
+    },
   );
   project.provide("serverUrl", serverUrl);
   project.provide("pagePort", pagePort);

@@ -1,0 +1,131 @@
+// Starting a `wrangler dev` of the tests (the compat server, test/compat/wrangler-dev.ts; the service-binding example,
+// test/compat/workers-binding.test.ts) on a port of the run's own, and knowing why when it does not start.
+//
+// A port found free is free only until someone else binds it. The test run binds ports all the time (the workers
+// pool's Miniflare instances, every fake server, outgoing connections), and wrangler dev binds its own sockets seconds
+// after it is spawned; a port taken in between makes wrangler dev print "Address already in use" and exit, and the
+// whole compat project fails (a CI run did, once, of ~70). So a port the tests must know in advance is held
+// (`reservePort`) until wrangler is spawned, and a start that lost a race for a port is tried again. Any other early
+// exit is a real failure: its error lines come first in the message, where a CI summary that shows a failure's first
+// lines reads them, before wrangler's banner and bindings table.
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
+
+const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
+/** How wrangler dev says a socket of its own is taken (wrangler 4: "Address already in use (127.0.0.1:8787)."). */
+const PORT_TAKEN = /Address already in use/i;
+const ATTEMPTS = 3;
+
+/** A loopback port held by this process until `release`: nobody else's bind(0) or connect can be handed it meanwhile. */
+export function reservePort(): Promise<{ port: number; release(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      if (typeof address !== "object" || !address) return reject(new Error("no port"));
+      resolve({ port: address.port, release: () => new Promise((done) => server.close(() => done())) });
+    });
+  });
+}
+
+/** A loopback port free at this moment, for a server started right after (or by a test file later). */
+export async function freePort(): Promise<number> {
+  const { port, release } = await reservePort();
+  await release();
+  return port;
+}
+
+/** The lines of a wrangler (or workerd) log that say what went wrong, without colours or the banner. */
+export function errorLines(output: string): string {
+  const lines = stripVTControlCharacters(output)
+    .split("\n")
+    .filter((line) => /\b(error|✘|failed|cannot|could not)\b|in use/i.test(line))
+    .filter((line) => !/Request\.cf|workers\.cloudflare\.com/.test(line));
+  return lines.length > 0 ? lines.slice(-8).join("\n") : output.trim().split("\n").slice(-8).join("\n");
+}
+
+export interface WranglerDev {
+  child: ChildProcess;
+  output(): string;
+}
+
+export interface WranglerDevOptions {
+  /** What the log calls it: "the compat server", "the example's wrangler dev". */
+  label: string;
+  /** `wrangler dev`'s arguments but --ip, --port and --inspector-port, which this sets. */
+  args: string[];
+  /** The port it must answer on: held by the caller until now, released just before the spawn. */
+  port: { port: number; release(): Promise<void> };
+  env: NodeJS.ProcessEnv;
+  /**
+   * True once it answers as the caller needs. Its requests take `signal`: a port that accepts and never answers (someone
+   * else's listener, a server still starting) must not hold the wait past its deadline.
+   */
+  ready(signal: AbortSignal): Promise<boolean>;
+  /** How long it may take to get there, each attempt. */
+  timeoutMs: number;
+  /** The command run instead of wrangler (test/tooling/wrangler-process.test.ts); its arguments as wrangler's. */
+  command?: string[];
+  /** How long one readiness probe may wait for an answer; five seconds unless said. */
+  probeTimeoutMs?: number;
+  /** The pause before the second attempt (doubled before the third); half a second unless said. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Spawns wrangler dev on `options.port` and waits until `ready()`; tries again, on the same port and another inspector
+ * port, when it exits because a socket it wanted was taken. Throws with its error lines first otherwise.
+ */
+export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
+  await options.port.release();
+  const command = options.command ?? [process.execPath, WRANGLER];
+  let earlier = "";
+  for (let attempt = 1; ; attempt++) {
+    let output = "";
+    const child = spawn(
+      command[0],
+      [
+        ...command.slice(1),
+        "dev",
+        ...options.args,
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(options.port.port),
+        "--inspector-port",
+        String(await freePort()),
+      ],
+      { env: options.env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    child.stdout?.on("data", (chunk) => (output += chunk));
+    child.stderr?.on("data", (chunk) => (output += chunk));
+    const deadline = Date.now() + options.timeoutMs;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) break;
+      if (await options.ready(AbortSignal.timeout(options.probeTimeoutMs ?? 5_000)).catch(() => false))
+        return { child, output: () => output };
+      if (Date.now() > deadline) {
+        child.kill("SIGKILL");
+        throw new Error(
+          `${options.label} did not become ready in ${options.timeoutMs / 1000} s:\n${errorLines(output)}\n` +
+            `--- its output ---\n${output}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const how = child.exitCode !== null ? `code ${child.exitCode}` : `signal ${child.signalCode}`;
+    if (PORT_TAKEN.test(output) && attempt < ATTEMPTS) {
+      earlier += `--- attempt ${attempt} (${how}): ${errorLines(output)}\n`;
+      // Whoever took it may have been passing through (an outgoing connection, a server closing).
+      await new Promise((resolve) => setTimeout(resolve, (options.retryDelayMs ?? 500) * attempt));
+      continue;
+    }
+    throw new Error(
+      `${options.label} exited early (${how}, attempt ${attempt} of ${ATTEMPTS}):\n${errorLines(output)}\n` +
+        `${earlier}--- its output ---\n${output}`,
+    );
+  }
+}
