@@ -93,7 +93,7 @@ async function admin(method: string, path: string, body?: unknown): Promise<Resp
 
 async function register(endpoint: Receiver): Promise<string> {
   const answer = await admin("POST", "/webhooks", { url: endpoint.state.url, description: "compat" });
-  expect(answer.status).toBe(201);
+  expect(answer.status, `${endpoint.state.url}: ${await answer.clone().text()}`).toBe(201);
   const created = (await answer.json()) as { id: string; secret: string };
   expect(created.secret).toMatch(/^whsec_/);
   endpoint.state.secret = created.secret;

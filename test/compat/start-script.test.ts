@@ -24,7 +24,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPostgres } from "../support/postgres";
-import { freePort } from "./wrangler-process";
+import { freePort } from "./ports";
 
 /**
  * How long a first `npm start` with two databases may take to come up: every migration applied to each database (in

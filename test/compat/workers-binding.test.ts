@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { authUrl, client, followLink, mailedLink, PASSWORD, REDIRECT, uniqueEmail } from "./client";
-import { reservePort, startWranglerDev } from "./wrangler-process";
+import { reservePort } from "./ports";
+import { startWranglerDev, stopWranglerDev } from "./wrangler-process";
 
 const EXAMPLE = "examples/workers-binding";
 const ADMIN = { "x-hasura-admin-secret": inject("adminSecret"), "content-type": "application/json" };
@@ -66,9 +67,7 @@ afterAll(async () => {
     if (before.schema !== null) await admin("PUT", "/schema", { schema: before.schema });
     if (before.policies !== null) await admin("PUT", "/policies", { policies: before.policies });
   }
-  example?.kill("SIGTERM");
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  if (example && example.exitCode === null) example.kill("SIGKILL");
+  if (example) await stopWranglerDev(example);
   rmSync(state, { recursive: true, force: true });
 });
 

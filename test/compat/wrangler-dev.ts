@@ -26,7 +26,8 @@ import { startClientDocumentHost, startMcpExample } from "./agent-fixtures";
 import { startFakeProviders } from "./fake-provider-server";
 import { startMigrationHook } from "./migration-hook-server";
 import { type MirrorDatabase, startMirrorDatabase } from "./mirror-database";
-import { freePort, reservePort, startWranglerDev } from "./wrangler-process";
+import { freePort, reservePort } from "./ports";
+import { startWranglerDev, stopWranglerDev } from "./wrangler-process";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -309,9 +310,7 @@ export default async function setup(project: TestProject) {
 
   return async () => {
     await ready;
-    child?.kill("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    if (child && child.exitCode === null) child.kill("SIGKILL");
+    if (child) await stopWranglerDev(child);
     rmSync(dir, { recursive: true, force: true });
     rmSync(COMPAT_CONFIG, { force: true });
     delete process.env[SHARED_POSTGRES];

@@ -1,42 +1,20 @@
 // Starting a `wrangler dev` of the tests (the compat server, test/compat/wrangler-dev.ts; the service-binding example,
 // test/compat/workers-binding.test.ts) on a port of the run's own, and knowing why when it does not start.
 //
-// A port found free is free only until someone else binds it. The test run binds ports all the time (the workers
-// pool's Miniflare instances, every fake server, outgoing connections), and wrangler dev binds its own sockets seconds
-// after it is spawned; a port taken in between makes wrangler dev print "Address already in use" and exit, and the
-// whole compat project fails (a CI run did, once, of ~70). So a port the tests must know in advance is held
-// (`reservePort`) until wrangler is spawned, and a start that lost a race for a port is tried again. Any other early
-// exit is a real failure: its error lines come first in the message, where a CI summary that shows a failure's first
-// lines reads them, before wrangler's banner and bindings table.
+// wrangler dev binds its sockets seconds after it is spawned; a port taken in between makes it print "Address already
+// in use" and exit, and the whole compat project fails (a CI run did, once, of ~70). Its port is held until the spawn
+// (test/compat/ports.ts says how), its inspector's is drawn where nobody is handed one, and a start that lost a race
+// for a port anyway is tried again. Any other early exit is a real failure: its error lines come first in the
+// message, where a CI summary that shows a failure's first lines reads them, before wrangler's banner.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
+import { freePort } from "./ports";
 
 const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
 /** How wrangler dev says a socket of its own is taken (wrangler 4: "Address already in use (127.0.0.1:8787)."). */
 const PORT_TAKEN = /Address already in use/i;
 const ATTEMPTS = 3;
-
-/** A loopback port held by this process until `release`: nobody else's bind(0) or connect can be handed it meanwhile. */
-export function reservePort(): Promise<{ port: number; release(): Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      if (typeof address !== "object" || !address) return reject(new Error("no port"));
-      resolve({ port: address.port, release: () => new Promise((done) => server.close(() => done())) });
-    });
-  });
-}
-
-/** A loopback port free at this moment, for a server started right after (or by a test file later). */
-export async function freePort(): Promise<number> {
-  const { port, release } = await reservePort();
-  await release();
-  return port;
-}
 
 /** The lines of a wrangler (or workerd) log that say what went wrong, without colours or the banner. */
 export function errorLines(output: string): string {
@@ -108,7 +86,7 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
       if (await options.ready(AbortSignal.timeout(options.probeTimeoutMs ?? 5_000)).catch(() => false))
         return { child, output: () => output };
       if (Date.now() > deadline) {
-        child.kill("SIGKILL");
+        await stopWranglerDev(child);
         throw new Error(
           `${options.label} did not become ready in ${options.timeoutMs / 1000} s:\n${errorLines(output)}\n` +
             `--- its output ---\n${output}`,
@@ -127,5 +105,23 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
       `${options.label} exited early (${how}, attempt ${attempt} of ${ATTEMPTS}):\n${errorLines(output)}\n` +
         `${earlier}--- its output ---\n${output}`,
     );
+  }
+}
+
+/**
+ * Stops a wrangler dev and waits for it. Its bin script (the spawned process) runs the CLI as a child of its own and
+ * passes SIGTERM on; a SIGKILL would leave that child, its workerd and its esbuild running, holding their ports.
+ */
+export async function stopWranglerDev(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const inTime = await Promise.race([
+    exited.then(() => true),
+    new Promise((r) => setTimeout(() => r(false), graceMs)),
+  ]);
+  if (!inTime) {
+    child.kill("SIGKILL");
+    await exited;
   }
 }

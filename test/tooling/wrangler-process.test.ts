@@ -3,12 +3,23 @@
 // Threat (to the suite, not the service): a port found free and taken by someone else before wrangler dev binds it
 // failed a whole CI run, and its summary showed wrangler's banner, not why.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { errorLines, freePort, reservePort, startWranglerDev } from "../compat/wrangler-process";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { reservePort } from "../compat/ports";
+import { errorLines, startWranglerDev, stopWranglerDev } from "../compat/wrangler-process";
+
+/** Whether a process of that id still runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const dir = mkdtempSync(join(tmpdir(), "wrangler-process-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,19 +139,34 @@ describe("startWranglerDev", () => {
   });
 });
 
-describe("reservePort", () => {
-  it("holds its port until released: nobody else can listen there meanwhile", async () => {
-    const held = await reservePort();
-    const listen = () =>
-      new Promise<string>((resolve) => {
-        const other = createServer();
-        other.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
-        other.listen(held.port, "127.0.0.1", () => other.close(() => resolve("listening")));
-      });
-    expect(await listen()).toBe("EADDRINUSE");
-    await held.release();
-    expect(await listen()).toBe("listening");
-    expect(await freePort()).toBeGreaterThan(0);
+describe("stopWranglerDev", () => {
+  it("stops the CLI its bin script runs, not only the bin", async () => {
+    // As wrangler's bin/wrangler.js: the CLI in a child process, SIGTERM passed on, its exit code taken.
+    const cli = join(dir, "cli.mjs");
+    const bin = join(dir, "bin.mjs");
+    const pidFile = join(dir, "cli.pid");
+    writeFileSync(
+      cli,
+      `import { writeFileSync } from "node:fs";
+writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+setInterval(() => {}, 1000);
+process.on("SIGTERM", () => process.exit(0));
+`,
+    );
+    writeFileSync(
+      bin,
+      `import { spawn } from "node:child_process";
+const cli = spawn(process.execPath, [${JSON.stringify(cli)}], { stdio: "inherit" });
+process.on("SIGTERM", () => cli.kill());
+cli.on("exit", (code) => process.exit(code ?? 1));
+`,
+    );
+    const child = spawn(process.execPath, [bin], { stdio: "ignore" });
+    await vi.waitFor(() => expect(existsSync(pidFile)).toBe(true), { timeout: 10_000, interval: 50 });
+    const cliPid = Number(readFileSync(pidFile, "utf8"));
+    await stopWranglerDev(child);
+    expect(child.exitCode).toBe(0);
+    await vi.waitFor(() => expect(alive(cliPid)).toBe(false), { timeout: 5_000, interval: 50 });
   });
 });
 
