@@ -116,10 +116,14 @@ export async function stopWranglerDev(child: ChildProcess, graceMs = 5_000): Pro
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGTERM");
+  let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([
     exited.then(() => true),
-    new Promise((r) => setTimeout(() => r(false), graceMs)),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    }),
   ]);
+  clearTimeout(timer); // an armed timer would keep the test process up to graceMs longer
   if (!inTime) {
     child.kill("SIGKILL");
     await exited;
