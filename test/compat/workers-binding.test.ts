@@ -32,7 +32,7 @@ let before: { schema: string | null; policies: string | null } = { schema: null,
 beforeAll(async () => {
   const port = await reservePort();
   exampleUrl = `http://127.0.0.1:${port.port}`;
-  const started = await startWranglerDev({
+  example = await startWranglerDev({
     label: "the example's wrangler dev",
     args: ["-c", `${EXAMPLE}/wrangler.toml`, "--persist-to", state, "--show-interactive-dev-session=false"],
     port,
@@ -48,7 +48,6 @@ beforeAll(async () => {
     ready: async (signal) => (await fetch(`${exampleUrl}/api/me`, { signal })).status === 401,
     timeoutMs: 90_000,
   });
-  example = started.child;
   const read = async (kind: "schema" | "policies") =>
     ((await (await admin("GET", `/${kind}`)).json()) as Record<string, string | null>)[kind] ?? null;
   before = { schema: await read("schema"), policies: await read("policies") };

@@ -251,7 +251,7 @@ export default async function setup(project: TestProject) {
       bindings: ["DB"],
       persistTo: dir,
     });
-    const server = await startWranglerDev({
+    child = await startWranglerDev({
       label: "the compat server",
       // The main Worker and the image transformer it binds (wrangler.images.toml), as `npm start` runs them; the
       // main Worker's configuration with the MIRROR_DB binding, as `npm start` with AUTH_MIRROR_DATABASE_URL runs it
@@ -273,7 +273,6 @@ export default async function setup(project: TestProject) {
       // It starts beside the other projects' tests (see above): on a busy 2-core machine that can take minutes.
       timeoutMs: 240_000,
     });
-    child = server.child;
     mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
   })().then(
     () => writeFileSync(readyFile, "ready"),

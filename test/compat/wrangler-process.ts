@@ -25,11 +25,6 @@ export function errorLines(output: string): string {
   return lines.length > 0 ? lines.slice(-8).join("\n") : output.trim().split("\n").slice(-8).join("\n");
 }
 
-export interface WranglerDev {
-  child: ChildProcess;
-  output(): string;
-}
-
 export interface WranglerDevOptions {
   /** What the log calls it: "the compat server", "the example's wrangler dev". */
   label: string;
@@ -57,7 +52,7 @@ export interface WranglerDevOptions {
  * Spawns wrangler dev on `options.port` and waits until `ready()`; tries again, on the same port and another inspector
  * port, when it exits because a socket it wanted was taken. Throws with its error lines first otherwise.
  */
-export async function startWranglerDev(options: WranglerDevOptions): Promise<WranglerDev> {
+export async function startWranglerDev(options: WranglerDevOptions): Promise<ChildProcess> {
   await options.port.release();
   const command = options.command ?? [process.execPath, WRANGLER];
   let earlier = "";
@@ -84,7 +79,7 @@ export async function startWranglerDev(options: WranglerDevOptions): Promise<Wra
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) break;
       if (await options.ready(AbortSignal.timeout(options.probeTimeoutMs ?? 5_000)).catch(() => false))
-        return { child, output: () => output };
+        return child;
       if (Date.now() > deadline) {
         await stopWranglerDev(child);
         throw new Error(

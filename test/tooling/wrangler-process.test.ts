@@ -91,7 +91,7 @@ describe("startWranglerDev", () => {
       expect(starts()).toBe(3);
       expect(await (await fetch(url)).text()).toBe("ok");
     } finally {
-      server.child.kill("SIGKILL");
+      server.kill("SIGKILL");
     }
   });
 
@@ -134,7 +134,7 @@ describe("startWranglerDev", () => {
       expect(probes).toBeGreaterThanOrEqual(3); // two that hung, then as many as the stand-in took to listen
       expect(await (await fetch(url)).text()).toBe("ok");
     } finally {
-      server.child.kill("SIGKILL");
+      server.kill("SIGKILL");
     }
   });
 });
