@@ -13,6 +13,8 @@ import { errorLines, startWranglerDev, stopWranglerDev } from "../compat/wrangle
 
 /** Whether a process of that id still runs. */
 function alive(pid: number): boolean {
+  // kill(0) would signal this test's own process group, which is always there.
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process id: ${pid}`);
   try {
     process.kill(pid, 0);
     return true;
@@ -162,8 +164,15 @@ cli.on("exit", (code) => process.exit(code ?? 1));
 `,
     );
     const child = spawn(process.execPath, [bin], { stdio: "ignore" });
-    await vi.waitFor(() => expect(existsSync(pidFile)).toBe(true), { timeout: 10_000, interval: 50 });
-    const cliPid = Number(readFileSync(pidFile, "utf8"));
+    // The file exists from the CLI's open, before its write: wait for a whole pid, not for the file.
+    const cliPid = await vi.waitFor(
+      () => {
+        const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) : 0;
+        expect(pid).toBeGreaterThan(0);
+        return pid;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     await stopWranglerDev(child);
     expect(child.exitCode).toBe(0);
     await vi.waitFor(() => expect(alive(cliPid)).toBe(false), { timeout: 5_000, interval: 50 });
