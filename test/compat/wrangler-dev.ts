@@ -8,7 +8,7 @@
 // first (test/compat/server-ready.ts). That was about 15 s at the start of every `npm test`.
 import type { ChildProcess } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -244,6 +244,11 @@ export default async function setup(project: TestProject) {
   let child: ChildProcess | undefined;
   let mcp: { close(): Promise<void> } | undefined;
   const readyFile = join(dir, "ready");
+  // The files wait for the name (test/compat/server-ready.ts): written in place, it exists before its text does.
+  const announce = (state: string) => {
+    writeFileSync(`${readyFile}.part`, state);
+    renameSync(`${readyFile}.part`, readyFile);
+  };
   const ready = (async () => {
     // Every migration in one workerd, as `npm start` applies them (scripts/local-migrations.mjs).
     await applyLocalMigrations({
@@ -275,10 +280,10 @@ export default async function setup(project: TestProject) {
     });
     mcp = await startMcpExample(mcpPort, `${serverUrl}/auth/v1`);
   })().then(
-    () => writeFileSync(readyFile, "ready"),
+    () => announce("ready"),
     async (error: Error) => {
       await reserved.release(); // when what failed came before the spawn
-      writeFileSync(readyFile, `the compat server did not start: ${error.stack ?? error}`);
+      announce(`the compat server did not start: ${error.stack ?? error}`);
     },
   );
   project.provide("serverUrl", serverUrl);
