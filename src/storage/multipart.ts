@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import busboy from "busboy";
 import { badRequest, StorageError } from "./errors";
+import { readPast } from "./refused-body";
 
 /**
  * A multipart/form-data body as an async sequence of parts, in order, with file contents as streams: `busboy`
@@ -92,30 +93,7 @@ export async function* multipartParts(request: Request): AsyncGenerator<Part> {
   } finally {
     // A caller that stops early (a refused file) leaves the rest of the body unread: read past it before answering.
     source.unpipe(parser);
-    await drain(source, DRAIN_LIMIT);
-  }
-}
-
-/**
- * At most this much of a refused upload's body is read past (and dropped) before the answer goes; a longer rest is
- * cancelled. A body cancelled while the client is still sending it is a lost connection to workerd and to wrangler
- * dev's proxy in front of it: the client then gets a reset or a 500 ("Network connection lost") instead of the 4xx
- * the Worker chose. Reading a few MiB costs only the wait for them; reading without a bound would let a client
- * hold the request open for as long as it keeps sending.
- */
-export const DRAIN_LIMIT = 8 * 1024 * 1024;
-
-/** Reads `source` to its end and drops the bytes, or cancels it once more than `limit` bytes came. */
-async function drain(source: Readable, limit: number): Promise<void> {
-  let read = 0;
-  try {
-    for await (const chunk of source as AsyncIterable<Uint8Array>) {
-      read += chunk.length;
-      // Leaving the loop destroys the stream, which cancels the rest of the body.
-      if (read > limit) break;
-    }
-  } catch {
-    // The body broke off: nothing is left to read, and the answer is the one the failure already chose.
+    await readPast(source);
   }
 }
 

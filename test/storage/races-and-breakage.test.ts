@@ -1,9 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DRAIN_LIMIT } from "../../src/storage/multipart";
 import { PART_SIZE } from "../../src/storage/r2-writer";
+import { DRAIN_LIMIT } from "../../src/storage/refused-body";
 import { signUpInShard } from "../db/shard-users";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
+import { countedBody } from "../support/counted-body";
 import { failingShards } from "../support/faults";
 import { allInShards, firstInAnyShard } from "../support/shards";
 import {
@@ -252,27 +253,6 @@ describe("malformed uploads keep nothing", () => {
     expect([await fileCount(), await objectKeys()]).toEqual(before);
   });
 });
-
-/**
- * A request body as a client sends it, in 64 KiB chunks: `total` bytes of `bytes` repeated (or without end). It
- * counts what the Worker read and says whether the Worker cancelled the rest.
- */
-function countedBody(bytes: Uint8Array, total = bytes.length) {
-  const seen = { read: 0, cancelled: false };
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (seen.read >= total) return controller.close();
-      const offset = seen.read % bytes.length;
-      const chunk = bytes.slice(offset, Math.min(offset + 65_536, bytes.length, offset + total - seen.read));
-      seen.read += chunk.length;
-      controller.enqueue(chunk);
-    },
-    cancel() {
-      seen.cancelled = true;
-    },
-  });
-  return { body, seen };
-}
 
 /** A form's bytes and content type, as a client puts them on the wire. */
 async function wireForm(form: FormData): Promise<{ bytes: Uint8Array; type: string }> {

@@ -5,7 +5,15 @@ import type { AppEnv } from "../../../http/app-env";
 import { MAX_JSON_BODY_BYTES } from "../../../http/validation";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { HASURA_NAMESPACE } from "../../../signing-keys/jwt";
-import { type Caller, identifyCaller, multipartParts, type ObjectBody, userCaller } from "../../../storage";
+import {
+  type Caller,
+  identifyCaller,
+  multipartParts,
+  type ObjectBody,
+  readPast,
+  readPastReader,
+  userCaller,
+} from "../../../storage";
 import type { KeyRole } from "../api-keys";
 import { GoTrueError, importedGoTrueClaims, verifyGoTrueToken } from "../gotrue";
 import { invalidBucketName, invalidKey, invalidRequest, StorageApiError } from "./errors";
@@ -70,7 +78,8 @@ async function boundedText(request: Request): Promise<string> {
     if (done) break;
     size += value.byteLength;
     if (size > MAX_JSON_BODY_BYTES) {
-      await reader.cancel();
+      // Read past the rest up to a bound, then cancel (storage/refused-body.ts: a cancel alone loses the connection).
+      await readPastReader(reader);
       throw tooLarge();
     }
     chunks.push(value);
@@ -148,7 +157,14 @@ export async function withUploadBody<T>(
     ? Readable.fromWeb(request.body as import("node:stream/web").ReadableStream<Uint8Array>)
     : Readable.from([]);
   const mimeType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim();
-  return store({ mimeType, stream, filename }, metadata);
+  try {
+    return await store({ mimeType, stream, filename }, metadata);
+  } finally {
+    // An upload refused before its bytes were read (no bucket, a duplicate key, a policy) holds the body locked and
+    // unread: read past it before answering, as a refused form is (storage/refused-body.ts). A stored upload read it
+    // all, so nothing is left to read.
+    await readPast(stream);
+  }
 }
 
 /**

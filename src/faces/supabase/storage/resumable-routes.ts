@@ -1,7 +1,14 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
-import { appendResumable, cancelResumable, findResumable, MAX_CHUNK, startResumable } from "../../../storage";
+import {
+  appendResumable,
+  cancelResumable,
+  findResumable,
+  MAX_CHUNK,
+  readPastReader,
+  startResumable,
+} from "../../../storage";
 import { callerOf } from "./caller";
 import { StorageApiError } from "./errors";
 import { checkBucketId, checkPath } from "./request";
@@ -55,7 +62,8 @@ async function chunkOf(c: Context<AppEnv>, limit: number): Promise<Uint8Array> {
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      // Read past the rest up to a bound, then cancel (storage/refused-body.ts: a cancel alone loses the connection).
+      await readPastReader(reader);
       throw tusError(413, `this request may carry at most ${limit} bytes`);
     }
     chunks.push(value);
