@@ -53,13 +53,19 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A loopback port below the ephemeral range, free now, for a server started later (by this process or a test file). */
-export async function freePort(range = namedPortRange(ephemeralRange())): Promise<number> {
+/**
+ * A loopback port below the ephemeral range, free now, for a server started later (by this process or a test file).
+ * `record`: the ports already named, this process's unless a test brings its own.
+ */
+export async function freePort(
+  range = namedPortRange(ephemeralRange()),
+  record: Set<number> = named,
+): Promise<number> {
   const { from, to } = range;
   for (let tries = 0; tries < 100; tries++) {
     const port = randomInt(from, to);
-    if (named.has(port) || !(await canListen(port))) continue;
-    named.add(port);
+    if (record.has(port) || !(await canListen(port))) continue;
+    record.add(port);
     return port;
   }
   throw new Error(`no free port from ${from} to ${to} in 100 tries`);

@@ -58,7 +58,9 @@ describe("freePort", () => {
       ),
     );
     try {
-      expect(await freePort({ from: base, to: base + 8 })).toBe(base + 7);
+      // A record of its own: the process's may already hold base + 7 (the draws above, ~420 of ~22,000 ports, named
+      // it in about one run in fifty, and then no port of the eight was left: "no free port … in 100 tries").
+      expect(await freePort({ from: base, to: base + 8 }, new Set())).toBe(base + 7);
     } finally {
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(() => resolve(null)))));
     }
