@@ -40,6 +40,12 @@ describe("storage-js objects against the face", () => {
     expect(raw.error).toBeNull();
     const bytes = new Uint8Array(await (await files.download("docs/raw.bin")).data!.arrayBuffer());
     expect([...bytes]).toEqual([0, 1, 2, 255]);
+    // Raw bytes longer than one R2 part (5 MiB) come back whole, in order.
+    const long = new Uint8Array(6 * 1024 * 1024 + 7).map((_, i) => (i * 31 + (i >> 16)) & 255);
+    expect((await files.upload("docs/long.bin", long.buffer)).error).toBeNull();
+    const back = new Uint8Array(await (await files.download("docs/long.bin")).data!.arrayBuffer());
+    expect(back.length).toBe(long.length);
+    expect(Buffer.compare(back, long)).toBe(0);
 
     expect(await (await files.download("docs/a.txt")).data!.text()).toBe("first");
     const info = await files.info("docs/a.txt");

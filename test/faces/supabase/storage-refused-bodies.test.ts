@@ -34,12 +34,16 @@ describe("the face's uploads refused before their body is read", () => {
     const bucket = uniqueBucket("refused");
     expect((await admin.createBucket(bucket)).error).toBeNull();
     expect((await admin.from(bucket).upload("taken.bin", new Uint8Array([1]).buffer)).error).toBeNull();
+    // Refused part-way: the core stops reading at the bucket's limit, and the rest is read past.
+    const small = uniqueBucket("refused-small");
+    expect((await admin.createBucket(small, { public: false, fileSizeLimit: 1024 * 1024 })).error).toBeNull();
     const anonymous = { apikey: PUBLISHABLE_KEY, authorization: `Bearer ${PUBLISHABLE_KEY}` };
     // Buckets are closed to clients by default (Supabase's RLS with no policy): the anonymous caller is refused.
     const cases: [string, string, Record<string, string>, string, string][] = [
       ["an unknown bucket", "no-such-bucket/a.bin", SERVICE, "404", "NoSuchBucket"],
       ["a key that exists", `${bucket}/taken.bin`, SERVICE, "409", "KeyAlreadyExists"],
       ["a caller the bucket's policy refuses", `${bucket}/new.bin`, anonymous, "403", "AccessDenied"],
+      ["a file over the bucket's limit", `${small}/big.bin`, SERVICE, "413", "EntityTooLarge"],
     ];
     for (const [what, path, headers, statusCode, code] of cases) {
       const { body, seen } = countedBody(THREE_MB);

@@ -10,7 +10,6 @@ import {
   identifyCaller,
   multipartParts,
   type ObjectBody,
-  readPast,
   readPastReader,
   userCaller,
 } from "../../../storage";
@@ -153,18 +152,34 @@ export async function withUploadBody<T>(
     const text = Buffer.from(header, "base64").toString("utf8");
     metadata = parseMetadata(text);
   }
-  const stream = request.body
-    ? Readable.fromWeb(request.body as import("node:stream/web").ReadableStream<Uint8Array>)
-    : Readable.from([]);
+  const reader = request.body?.getReader();
+  const stream = reader ? bodyStream(reader) : Readable.from([]);
   const mimeType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim();
   try {
     return await store({ mimeType, stream, filename }, metadata);
   } finally {
-    // An upload refused before its bytes were read (no bucket, a duplicate key, a policy) holds the body locked and
-    // unread: read past it before answering, as a refused form is (storage/refused-body.ts). A stored upload read it
-    // all, so nothing is left to read.
-    await readPast(stream);
+    // An upload refused before or while its bytes were read (no bucket, a duplicate key, a policy, the bucket's limit)
+    // leaves the body locked and unread: read past it before answering, as a refused form is
+    // (storage/refused-body.ts). A stored upload read it all, so nothing is left to read.
+    if (reader) await readPastReader(reader);
   }
+}
+
+/**
+ * The body's bytes as the core reads a file. The core stops reading a file it refuses part-way (over the bucket's
+ * limit) and its loop then destroys the stream; a stream made by `Readable.fromWeb` would cancel the request body
+ * with it (workerd's streams destroy on return whatever `destroyOnReturn` says), so this one only pulls from the
+ * reader, and destroying it leaves the body to `readPastReader`.
+ */
+function bodyStream(reader: ReadableStreamDefaultReader<Uint8Array>): Readable {
+  return new Readable({
+    read() {
+      reader.read().then(
+        ({ done, value }) => this.push(done ? null : value),
+        (error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))),
+      );
+    },
+  });
 }
 
 /**
