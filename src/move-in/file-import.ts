@@ -17,6 +17,7 @@ import {
   forgetFile,
   initialObjectKey,
   placeNewFile,
+  readPastReader,
   releasePath,
   releaseUnused,
   StorageError,
@@ -216,7 +217,9 @@ export async function importFile(
   if (plan!.outcome === "skipped" || plan!.outcome === "kept")
     throw new AppError("invalid-request", plan!.reasons?.map((r) => r.reason).join("; "));
   if (plan!.outcome === "unchanged") {
-    await body.cancel();
+    // Answered without its bytes: read past them rather than cancel (storage/refused-body.ts: a body cancelled while
+    // the client still sends it is a lost connection, which the import script would retry and then stop on).
+    await readPastReader(body.getReader());
     return { id: file.id, outcome: "unchanged" };
   }
   const bucket = await findBucket(deps.db, file.bucketId);
@@ -239,7 +242,7 @@ export async function importFile(
       placement = await placeNewFile(deps.shards, file.id, file.uploadedByUserId, false, now);
     } catch (error) {
       if (error instanceof StorageError && error.status === 409) {
-        await body.cancel();
+        await readPastReader(body.getReader());
         throw new AppError("invalid-request", NOT_IMPORTED);
       }
       throw error;
@@ -254,7 +257,7 @@ export async function importFile(
       await claimPath(deps.shards, file, file.bucketId, newPath, now);
     } catch (error) {
       await releaseUnused(deps.shards, placement, file.id);
-      await body.cancel();
+      await readPastReader(body.getReader());
       if (error instanceof StorageError && error.status === 409)
         throw new AppError("invalid-request", PATH_TAKEN);
       throw error;
@@ -268,12 +271,14 @@ export async function importFile(
   const objectKey = existing ? `${initialObjectKey(file)}/import-${now}` : initialObjectKey(file);
   let stored: { size: number; etag: string };
   try {
-    stored = await storeStream(deps.env.FILES, objectKey, body, {
+    // Not cancelled where storeStream stops (more bytes than the record's): the rest is read past below.
+    stored = await storeStream(deps.env.FILES, objectKey, body.values({ preventCancel: true }), {
       minSize: file.size,
       maxSize: file.size,
       mimeTypeOf: async () => file.mimeType ?? "application/octet-stream",
     });
   } catch (error) {
+    await readPastReader(body.getReader());
     await giveBack();
     if (error instanceof AppError) throw error;
     // storeStream refuses too few or too many bytes with a StorageError; anything else is R2 failing: the client

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { expectContractError, service } from "../helpers";
 import { STORAGE } from "../storage/helpers";
+import { countedBody } from "../support/counted-body";
 import { userD1 } from "../support/shards";
 import { admin, iso } from "./support";
 
@@ -138,6 +139,28 @@ describe("files moved from Nhost Storage", () => {
     expect(results.map((r) => r.outcome)).toEqual(["skipped", "skipped", "skipped"]);
     expect(results[0]!.reasons![0]!.reason).toMatch(/bucket no-such-bucket/);
     expect(results[1]!.reasons![0]!.reason).toMatch(/is_uploaded/);
+  });
+});
+
+// Threat: the import answers without reading a file's bytes (its record unchanged: a second run sends every file
+// again) or stops reading them (more bytes than the record's). A body cancelled while the client is still sending it is
+// a lost connection (storage/refused-body.ts): the import script saw a reset or a 500 instead of the answer, retried,
+// and stopped the run. The rest is read past, up to the bound.
+describe("a file import answered before its bytes are read", () => {
+  const THREE_MB = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
+
+  it("a second run's unchanged file, and bytes longer than the record's, are read to their end", async () => {
+    const record = await nhostFile("default", THREE_MB);
+    expect(await (await put(record, THREE_MB)).json()).toEqual({ id: record.id, outcome: "imported" });
+    const again = countedBody(THREE_MB);
+    expect(await (await put(record, again.body)).json()).toEqual({ id: record.id, outcome: "unchanged" });
+    expect(again.seen).toEqual({ read: THREE_MB.length, cancelled: false });
+
+    const small = await nhostFile("default", THREE_MB.slice(0, 1000));
+    const long = countedBody(THREE_MB);
+    await expectContractError(await put(small, long.body), "more bytes than the record's");
+    expect(long.seen).toEqual({ read: THREE_MB.length, cancelled: false });
+    expect(await env.FILES.get(`default/${small.id}`)).toBeNull();
   });
 });
 
