@@ -7,6 +7,7 @@ import { AppError, UnavailableError } from "../errors";
 import { withoutEvents } from "../events/record";
 import type { Deps } from "../http/deps";
 import { sha256Hex } from "../lib/crypto";
+import { readPastReader } from "../lib/refused-body";
 import {
   bucketAnchor,
   claimPath,
@@ -17,7 +18,6 @@ import {
   forgetFile,
   initialObjectKey,
   placeNewFile,
-  readPastReader,
   releasePath,
   releaseUnused,
   StorageError,
@@ -217,7 +217,7 @@ export async function importFile(
   if (plan!.outcome === "skipped" || plan!.outcome === "kept")
     throw new AppError("invalid-request", plan!.reasons?.map((r) => r.reason).join("; "));
   if (plan!.outcome === "unchanged") {
-    // Answered without its bytes: read past them rather than cancel (storage/refused-body.ts: a body cancelled while
+    // Answered without its bytes: read past them rather than cancel (lib/refused-body.ts: a body cancelled while
     // the client still sends it is a lost connection, which the import script would retry and then stop on).
     await readPastReader(body.getReader());
     return { id: file.id, outcome: "unchanged" };

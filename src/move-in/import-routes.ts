@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { auditAdminAction } from "../audit/admin-action";
 import { AppError } from "../errors";
 import { eventStatements } from "../events/record";
 import type { AppEnv } from "../http/app-env";
+import { boundedBody } from "../http/body-limit";
 import { NO_CONTENT, operation } from "../http/documented";
 import { jsonBody, queryParams } from "../http/validation";
 import { importBuckets } from "./bucket-import";
@@ -29,15 +29,14 @@ import {
  * limit); the command sends fewer users per call when they carry many tokens.
  */
 const IMPORT_BODY_BYTES = 4 * 1024 * 1024;
-export const importBody = bodyLimit({
-  maxSize: IMPORT_BODY_BYTES,
-  onError: () => {
-    throw new AppError(
+export const importBody = boundedBody<AppEnv>(
+  IMPORT_BODY_BYTES,
+  () =>
+    new AppError(
       "payload-too-large",
       `an import batch is at most ${IMPORT_BODY_BYTES} bytes: send fewer rows`,
-    );
-  },
-});
+    ),
+);
 
 const GUIDE = "The command `npm run admin -- import-nhost` calls it (docs/migrating-from-nhost.md).";
 

@@ -1,12 +1,12 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Config } from "../config";
 import { RateLimitedError, UnavailableError } from "../errors";
 import { checkAdminSecret } from "../http/admin-secret";
 import type { AppEnv } from "../http/app-env";
 import { presented } from "../http/auth";
+import { boundedBody } from "../http/body-limit";
 import { settleRefusal } from "../http/refusal";
 import { MACHINE_TOKEN_GTY, verifyOAuth2AccessToken } from "../oauth2";
 import { type Decision, type EvaluationsSemantic, evaluate, evaluateMany, SEMANTICS } from "./evaluate";
@@ -170,12 +170,10 @@ export function authzenRoutes(config: Config) {
   });
   api.use(
     API_PATHS,
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new PermissionRequestError(`the request body exceeds ${MAX_BODY_BYTES} bytes`);
-      },
-    }),
+    boundedBody(
+      MAX_BODY_BYTES,
+      () => new PermissionRequestError(`the request body exceeds ${MAX_BODY_BYTES} bytes`),
+    ),
   );
   api.use(API_PATHS, async (c, next) => {
     await requirePep(c);

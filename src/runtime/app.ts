@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { requireAdminSecret, requireConfiguredSecret } from "../admin";
 import { registerSignInHooks } from "../auth";
 import { asPages, faultPage, onPage } from "../browser/page-faults";
@@ -9,6 +8,7 @@ import { AppError, errorBody, RateLimitedError, UnavailableError } from "../erro
 import { type ApiCors, apiAnswerHeaders } from "../http/answer-headers";
 import type { AppEnv } from "../http/app-env";
 import { bareAnswers } from "../http/bare-answers";
+import { boundedBody } from "../http/body-limit";
 import { logError, requestContext } from "../http/context";
 import { allowedOrigin, corsOrigins } from "../http/cors";
 import { settleRefusal } from "../http/refusal";
@@ -23,12 +23,10 @@ import { FEATURES } from "./features";
 import { RememberedRouter } from "./remembered-routes";
 import { createServices } from "./services";
 
-const apiBodyLimit = bodyLimit({
-  maxSize: MAX_JSON_BODY_BYTES,
-  onError: () => {
-    throw new AppError("payload-too-large", `request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
-  },
-});
+const apiBodyLimit = boundedBody<AppEnv>(
+  MAX_JSON_BODY_BYTES,
+  () => new AppError("payload-too-large", `request body exceeds ${MAX_JSON_BODY_BYTES} bytes`),
+);
 const IMPORT_PATHS = /\/admin\/import\/nhost\//;
 
 /**

@@ -56,5 +56,4 @@ export { type ObjectTokenClaims, signObjectToken, verifyObjectToken } from "./pr
 export { storeStream } from "./r2-writer";
 export { forgetBucket, forgetFile } from "./record-cache";
 export { findBucket, findFileWithBucket, initialObjectKey, toWireFile } from "./records";
-export { readPastReader } from "./refused-body";
 export { appendResumable, cancelResumable, findResumable, MAX_CHUNK, startResumable } from "./resumable";

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import busboy from "busboy";
+import { readPast } from "../lib/refused-body";
 import { badRequest, StorageError } from "./errors";
-import { readPast } from "./refused-body";
 
 /**
  * A multipart/form-data body as an async sequence of parts, in order, with file contents as streams: `busboy`

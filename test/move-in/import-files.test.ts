@@ -144,7 +144,7 @@ describe("files moved from Nhost Storage", () => {
 
 // Threat: the import answers without reading a file's bytes (its record unchanged: a second run sends every file
 // again) or stops reading them (more bytes than the record's). A body cancelled while the client is still sending it is
-// a lost connection (storage/refused-body.ts): the import script saw a reset or a 500 instead of the answer, retried,
+// a lost connection (lib/refused-body.ts): the import script saw a reset or a 500 instead of the answer, retried,
 // and stopped the run. The rest is read past, up to the bound.
 describe("a file import answered before its bytes are read", () => {
   const THREE_MB = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 7919) % 251);

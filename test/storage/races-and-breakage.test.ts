@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DRAIN_LIMIT } from "../../src/lib/refused-body";
 import { PART_SIZE } from "../../src/storage/r2-writer";
-import { DRAIN_LIMIT } from "../../src/storage/refused-body";
 import { signUpInShard } from "../db/shard-users";
 import { NO_VERIFICATION, service, signUp } from "../helpers";
 import { countedBody } from "../support/counted-body";

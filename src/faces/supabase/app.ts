@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { Config } from "../../config";
 import { RateLimitedError, UnavailableError } from "../../errors";
 import { apiAnswerHeaders, noStoreByDefault } from "../../http/answer-headers";
 import type { AppEnv } from "../../http/app-env";
+import { boundedBody } from "../../http/body-limit";
 import { allowedOrigin, corsOrigins } from "../../http/cors";
 import { settleRefusal } from "../../http/refusal";
 import { MAX_JSON_BODY_BYTES } from "../../http/validation";
@@ -47,12 +47,10 @@ function goTrueApp(): Hono<AppEnv> {
   const auth = new Hono<AppEnv>();
   auth.use(
     noStoreByDefault,
-    bodyLimit({
-      maxSize: MAX_JSON_BODY_BYTES,
-      onError: () => {
-        throw new GoTrueError(413, "request_too_large", `Request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
-      },
-    }),
+    boundedBody(
+      MAX_JSON_BODY_BYTES,
+      () => new GoTrueError(413, "request_too_large", `Request body exceeds ${MAX_JSON_BODY_BYTES} bytes`),
+    ),
     // The same per-address flood guard as every request of the Nhost API.
     floodGuard,
     async (c, next) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DRAIN_LIMIT } from "../../../src/storage/refused-body";
+import { DRAIN_LIMIT } from "../../../src/lib/refused-body";
 import { countedBody } from "../../support/counted-body";
 import { STORAGE_FACE, signedInClient, storageClient, uniqueBucket, userBucket } from "./storage-support";
 import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "./support";
@@ -8,7 +8,7 @@ import { PUBLISHABLE_KEY, SECRET_KEY, supabaseService } from "./support";
 // refuses the caller) is answered while the client is still sending. Its raw body was left locked and unread (the
 // stream handed to the core was never consumed), so through wrangler dev's proxy, whose own drain cannot read a locked
 // body, a large upload got a 500 "Network connection lost" instead of Storage's error, in two requests of three at
-// 8 MB; a body cancelled mid-send is the same lost connection (storage/refused-body.ts). The face now reads past a
+// 8 MB; a body cancelled mid-send is the same lost connection (lib/refused-body.ts). The face now reads past a
 // refused body up to a bound, as the Nhost face does for a refused form (test/storage/races-and-breakage.test.ts), and
 // cancels only a longer one.
 

@@ -4,15 +4,9 @@ import type { z } from "zod";
 import type { AppEnv } from "../../../http/app-env";
 import { MAX_JSON_BODY_BYTES } from "../../../http/validation";
 import { metadataSchema } from "../../../lib/json-metadata";
+import { readPastReader, readWithin } from "../../../lib/refused-body";
 import { HASURA_NAMESPACE } from "../../../signing-keys/jwt";
-import {
-  type Caller,
-  identifyCaller,
-  multipartParts,
-  type ObjectBody,
-  readPastReader,
-  userCaller,
-} from "../../../storage";
+import { type Caller, identifyCaller, multipartParts, type ObjectBody, userCaller } from "../../../storage";
 import type { KeyRole } from "../api-keys";
 import { GoTrueError, importedGoTrueClaims, verifyGoTrueToken } from "../gotrue";
 import { invalidBucketName, invalidKey, invalidRequest, StorageApiError } from "./errors";
@@ -63,27 +57,16 @@ export function objectRef(c: Context<AppEnv>, head: string): ObjectRef {
   return { bucketId: checkBucketId(bucketId), path: checkPath(rest.join("/")) };
 }
 
-/** The body as text, read no further than the API's 64 KB bound (the rest is cancelled). */
+/** The body as text, at most the API's 64 KB. */
 async function boundedText(request: Request): Promise<string> {
   const tooLarge = () =>
     new StorageApiError(413, "EntityTooLarge", "Payload too large", "The request body is too large");
   if (Number(request.headers.get("content-length") ?? 0) > MAX_JSON_BODY_BYTES) throw tooLarge();
-  const reader = request.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_JSON_BODY_BYTES) {
-      // Read past the rest up to a bound, then cancel (storage/refused-body.ts: a cancel alone loses the connection).
-      await readPastReader(reader);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  if (!request.body) return "";
+  // Past the bound, the rest is read past before the 413 goes (lib/refused-body.ts: a cancel loses the connection).
+  const bytes = await readWithin(request.body, MAX_JSON_BODY_BYTES);
+  if (bytes === "too-large") throw tooLarge();
+  return new TextDecoder().decode(bytes);
 }
 
 /** A JSON body (at most the API's 64 KB) checked against `schema`: Storage's 400 naming what is wrong. */
@@ -160,7 +143,7 @@ export async function withUploadBody<T>(
   } finally {
     // An upload refused before or while its bytes were read (no bucket, a duplicate key, a policy, the bucket's limit)
     // leaves the body locked and unread: read past it before answering, as a refused form is
-    // (storage/refused-body.ts). A stored upload read it all, so nothing is left to read.
+    // (lib/refused-body.ts). A stored upload read it all, so nothing is left to read.
     if (reader) await readPastReader(reader);
   }
 }

@@ -1,14 +1,8 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
-import {
-  appendResumable,
-  cancelResumable,
-  findResumable,
-  MAX_CHUNK,
-  readPastReader,
-  startResumable,
-} from "../../../storage";
+import { readWithin } from "../../../lib/refused-body";
+import { appendResumable, cancelResumable, findResumable, MAX_CHUNK, startResumable } from "../../../storage";
 import { callerOf } from "./caller";
 import { StorageApiError } from "./errors";
 import { checkBucketId, checkPath } from "./request";
@@ -53,22 +47,11 @@ function requireTus(c: Context<AppEnv>): void {
 
 /** The request's bytes, at most what the upload can take (`limit`), read whole (one part). */
 async function chunkOf(c: Context<AppEnv>, limit: number): Promise<Uint8Array> {
-  const reader = c.req.raw.body?.getReader();
-  if (!reader) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      // Read past the rest up to a bound, then cancel (storage/refused-body.ts: a cancel alone loses the connection).
-      await readPastReader(reader);
-      throw tusError(413, `this request may carry at most ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  return new Uint8Array(Buffer.concat(chunks));
+  if (!c.req.raw.body) return new Uint8Array(0);
+  // Past the limit, the rest is read past before the 413 goes (lib/refused-body.ts: a cancel loses the connection).
+  const bytes = await readWithin(c.req.raw.body, limit);
+  if (bytes === "too-large") throw tusError(413, `this request may carry at most ${limit} bytes`);
+  return bytes;
 }
 
 function metadataOf(text: string | undefined): Record<string, unknown> | null {

@@ -42,3 +42,33 @@ export async function readPastReader(
     // As above: a body that broke off has nothing left to read.
   }
 }
+
+/**
+ * A request body read whole if it is at most `maxBytes`; past that, the rest is read past (`readPastReader`) and the
+ * answer is `"too-large"`, so the refusal the caller sends reaches a client still sending.
+ */
+export async function readWithin(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<Uint8Array | "too-large"> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await readPastReader(reader);
+      return "too-large";
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
