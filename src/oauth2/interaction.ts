@@ -28,8 +28,10 @@ import { authorizationResponse, errorResponse } from "./redirects";
 
 async function pendingRequest(deps: Deps, requestId: string): Promise<PendingRequest> {
   const request = await loadPendingRequest(deps.env, requestId, deps.now());
-  // An invitation's request belongs to the built-in page alone: it has no client to complete for.
-  if (!request || request.invitation) throw new AppError("invalid-request", "unknown or expired request_id");
+  // An invitation's request and the hosted pages' (an app's `/signin`) belong to the built-in page alone: neither has
+  // a client to complete for (completing one minted a code for no client, then failed on its empty redirect URI).
+  if (!request || request.invitation || request.app)
+    throw new AppError("invalid-request", "unknown or expired request_id");
   return request;
 }
 

@@ -3,6 +3,7 @@
 // Threats: an open redirect (a refresh token sent to a URL off the allow-list); a replayed completion minting a second
 // session; the OAuth2 page completing an authorization server's request while the server is off; a stray session for
 // the account center; session fixation (the app's session is new, never the page's own).
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   auditTypesOf,
@@ -317,6 +318,21 @@ describe("with the OAuth2 provider off (the default) or an external login UI", {
     const { user } = await signUp(ui);
     const { requestId: appId } = await open(browser, `/signin?redirectTo=${encodeURIComponent(APP)}`);
     tokenBack(await signInOnPage(browser, appId, user.email), APP);
+  });
+
+  // Threat: the external UI's endpoints taking the hosted pages' request id. Completing it minted a code row for no
+  // client and answered 500 on its empty redirect URI (found by hand); both endpoints now refuse it as unknown.
+  it("the external login UI's endpoints refuse a hosted page's request: 400, no code minted", async () => {
+    const svc = provider();
+    const session = await signUp(svc);
+    const { requestId } = await open(new Browser(svc), `/signin?redirectTo=${encodeURIComponent(APP)}`);
+    await expectError(await svc.get(`/oauth2/login?request_id=${requestId}`), 400, "invalid-request");
+    const completed = await svc.post("/oauth2/login", { requestId }, session.accessToken);
+    await expectError(completed, 400, "invalid-request");
+    const codes = await env.DB.prepare("SELECT count(*) AS n FROM oauth2_codes WHERE client_id = ''").first<{
+      n: number;
+    }>();
+    expect(codes?.n).toBe(0);
   });
 
   it("a cross-site form post on an app's request is refused (login CSRF)", async () => {
