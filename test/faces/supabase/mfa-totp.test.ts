@@ -322,6 +322,35 @@ describe("auth-js mfa threats", () => {
     expect(locked.status).toBe(429);
   });
 
+  it("updateUser at aal1 changes no password, email or phone of a user with a factor (401 insufficient_aal); aal2 does", async () => {
+    const { supabase: owner, email } = await userWithTotp();
+    const thief = client();
+    expect((await thief.auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
+    // Threat: a stolen password (or a reset link's aal1 session) rewriting the credentials the second factor guards:
+    // a new password ended the owner's sessions, a new address took the reset link away from them.
+    const changes = [
+      { password: "a brand new password 1" },
+      { email: uniqueEmail("thief") },
+      { phone: "14155550199" },
+    ];
+    for (const change of changes) {
+      const refused = await thief.auth.updateUser(change);
+      expect(refused.error, JSON.stringify(change)).toMatchObject({ status: 401, code: "insufficient_aal" });
+    }
+    // Nothing changed: the password still signs in, the owner's session lives, no change is pending.
+    expect((await client().auth.signInWithPassword({ email, password: PASSWORD })).error).toBeNull();
+    const { data, error } = await owner.auth.getUser();
+    expect(error).toBeNull();
+    expect(data.user).toMatchObject({ email });
+    expect(data.user?.new_email ?? null).toBeNull();
+    expect(data.user?.phone ?? "").toBe("");
+    // As GoTrue: only changes are refused. The metadata, and the address the account already has, go at aal1.
+    expect((await thief.auth.updateUser({ data: { theme: "dark" } })).error).toBeNull();
+    expect((await thief.auth.updateUser({ email })).error).toBeNull();
+    // At aal2 the owner changes the password.
+    expect((await owner.auth.updateUser({ password: "the owner's new password" })).error).toBeNull();
+  });
+
   it("mfa.unenroll needs aal2 for a verified factor (422 insufficient_aal at aal1); at aal2 it goes from both faces", async () => {
     const { email, factorId, secret } = await userWithTotp();
     const supabase = client();

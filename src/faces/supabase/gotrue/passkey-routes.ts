@@ -8,8 +8,6 @@ import {
   authenticationCredential,
   deleteSecurityKey,
   elevationSatisfied,
-  factorsOf,
-  findUserById,
   listSecurityKeys,
   registrationCredential,
   renameSecurityKey,
@@ -22,6 +20,7 @@ import {
 import type { AppEnv } from "../../../http/app-env";
 import { rateLimit } from "../../../rate-limits/middleware";
 import { requireServiceRole, userOf } from "./admin-routes";
+import { hasSecondFactor } from "./assurance";
 import { GoTrueError } from "./errors";
 import { sessionWithFactors } from "./mfa-wire";
 import { bodyOf, signedIn } from "./request";
@@ -90,19 +89,6 @@ const passkeyItem = (key: WireSecurityKey) => ({
 });
 
 const PASSKEY_NOT_FOUND = () => new GoTrueError(404, "validation_failed", "Passkey not found");
-
-/**
- * A verified second factor: TOTP turned on, or a verified factor of the list (phone, `webauthn`). A passkey is none:
- * having one asks for no aal2 (docs/decisions.md, "Issue 43: webauthn factors").
- */
-async function hasSecondFactor(
-  deps: AppEnv["Variables"]["deps"],
-  user: { id: string; activeMfaType: string | null },
-) {
-  if (user.activeMfaType) return true;
-  const row = await findUserById(deps.shards, user.id);
-  return row !== undefined && (await factorsOf(deps, row)).some((factor) => factor.status === "verified");
-}
 
 /**
  * The signed-in user who may manage passkeys: not anonymous (GoTrue's `requireNotAnonymous`), and, as GoTrue asks,

@@ -107,8 +107,9 @@ const signUpLimit = rateLimitByBody("EMAIL", (body) =>
 
 export const goTrueSessionRoutes = new Hono<AppEnv>()
   .use("/token", async (c, next) => {
-    const limit = GRANT_LIMITS[c.req.query("grant_type") ?? ""];
-    return limit ? limit(c, next) : next();
+    const grant = c.req.query("grant_type") ?? "";
+    // Own keys only: `constructor` or `toString` in the query named Object's own functions, run as a middleware (a 500).
+    return Object.hasOwn(GRANT_LIMITS, grant) ? GRANT_LIMITS[grant]!(c, next) : next();
   })
   // The confirmation goes where the body says: mailed to its email, else texted to its phone (with a password). A
   // body naming neither is an anonymous sign-in, counted as the Nhost API's by the sign-up checks alone.

@@ -11,7 +11,9 @@ import {
 import type { AppEnv } from "../../../http/app-env";
 import { metadataSchema } from "../../../lib/json-metadata";
 import { rateLimit, rateLimitSend } from "../../../rate-limits/middleware";
+import { requireAal2ForCredentials } from "./assurance";
 import { GoTrueError } from "./errors";
+import { e164 } from "./phone";
 import { bearerClaims, bodyOf, liveOrRefusal, signedIn } from "./request";
 import {
   emailChangePending,
@@ -48,6 +50,8 @@ export const goTrueUserRoutes = new Hono<AppEnv>()
     const body = await bodyOf(c, userUpdate);
     const { deps } = c.var;
     const emailChanges = Boolean(body.email && body.email.toLowerCase() !== current.email);
+    const phoneChanges = Boolean(body.phone && e164(body.phone) !== current.phoneNumber);
+    if (body.password || emailChanges || phoneChanges) await requireAal2ForCredentials(deps, current);
     // A reauthentication code (GET /reauthenticate) is this face's proof for a sensitive change (user-change.ts).
     if (!body.nonce && (body.password || body.email || body.phone) && (await proofNeeded(deps, claims.sub))) {
       throw new GoTrueError(400, "reauthentication_needed", "Password update requires reauthentication");
