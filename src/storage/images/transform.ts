@@ -16,7 +16,6 @@ import webpEncoderWasm from "@jsquash/webp/codec/enc/webp_enc_simd.wasm";
 import encodeWebp, { init as initWebpEncoder } from "@jsquash/webp/encode";
 import exifr from "exifr/dist/lite.esm.mjs";
 import { badRequest } from "../errors";
-import { imageDimensions } from "./dimensions";
 import { cropInPlace, downscaleInPlace } from "./downscale";
 import { fitInside, type Geometry, geometryOf } from "./fit";
 import { decodeHeif } from "./heif";
@@ -30,6 +29,7 @@ import {
   webpMemoryOptions,
 } from "./memory-budget";
 import { DEFAULT_QUALITY, type ImageParams, type OutputFormat } from "./params";
+import { photonInputSize } from "./photon-input";
 
 export { fitInside };
 
@@ -44,11 +44,43 @@ type CodecModule = { HEAPU8?: Uint8Array };
 let webpReady: Promise<CodecModule> | undefined;
 let avifReady: Promise<CodecModule> | undefined;
 
-/** Width and height from the header alone, so an oversized image is refused without decoding it. */
+/**
+ * Width and height of the bitstream photon will decode, from its header alone, so an oversized image is refused
+ * without decoding it. Bytes that are not JPEG, PNG or WebP whatever their declared type (a GIF stored as
+ * `image/png`), or whose header is not the size of what would be decoded, are refused as undecodable
+ * (photon-input.ts): photon's decoder would otherwise pick their real format and decode past the limits.
+ */
 function checkLimits(bytes: Uint8Array): void {
-  const size = imageDimensions(bytes);
-  if (!size) throw badRequest("the image cannot be read");
+  const size = photonInputSize(bytes);
+  if (!size) throw badRequest("the image cannot be decoded");
   checkInput(bytes.length, size);
+}
+
+/**
+ * photon's gaussian_blur panics on an image under 2 pixels on a side (any radius; measured on 0.4.0) and leaves one
+ * under 4 unchanged. A panic traps the instance with the image still borrowed: it is never freed, and the instance's
+ * shadow stack is left where the trap found it (about 5,000 traps and photon fails every call: measured). So a
+ * 1-pixel strip, or a `w=1&h=1` output, comes back unblurred, as a 2- or 3-pixel one already does: a single pixel is
+ * its own blur, and across a strip that thin there is nothing to blur.
+ */
+const BLUR_MIN_SIDE = 2;
+
+function blur(image: PhotonImage, amount: number): void {
+  if (Math.min(image.get_width(), image.get_height()) < BLUR_MIN_SIDE) return;
+  gaussian_blur(image, Math.max(1, Math.round(amount * 2)));
+}
+
+/**
+ * Frees an image, unless a call that trapped still holds it (wasm-bindgen then throws "attempted to take ownership
+ * of Rust value while it was borrowed"): the trap is what the caller must see, not that. Its memory is lost either
+ * way; the instance cannot be replaced (@cf-wasm/photon instantiates once per isolate and keeps it private).
+ */
+function release(image: PhotonImage, trapped: boolean): void {
+  try {
+    image.free();
+  } catch (error) {
+    if (!trapped) throw error;
+  }
 }
 
 /** EXIF orientation (1–8) applied, so the output is upright whatever the camera wrote (EXIF 2.32, tag 0x0112). */
@@ -187,6 +219,7 @@ async function transformNow(
   format: OutputFormat,
 ): Promise<Uint8Array> {
   let image = await decode(bytes, params, format);
+  let trapped = false;
   try {
     const geometry = geometryOf({ width: image.get_width(), height: image.get_height() }, params);
     const target = { width: geometry.width, height: geometry.height };
@@ -207,10 +240,13 @@ async function transformNow(
         image = resized;
       }
     }
-    if (params.blur) gaussian_blur(image, Math.max(1, Math.round(params.blur * 2)));
+    if (params.blur) blur(image, params.blur);
     return await encode(image, format, params.quality ?? DEFAULT_QUALITY);
+  } catch (error) {
+    trapped = error instanceof WebAssembly.RuntimeError;
+    throw error;
   } finally {
-    image.free();
+    release(image, trapped);
   }
 }
 
