@@ -142,6 +142,10 @@ export const authorizeRoutes = new Hono<AppEnv>()
             clientName: z.string(),
             scopes: z.array(z.string()),
             redirectUri: z.string(),
+            resources: z
+              .array(z.string())
+              .optional()
+              .describe("RFC 8707: the resources the tokens will be for, to show the person with the scopes"),
             organization: z.string().optional(),
             acrValues: z
               .array(z.string())

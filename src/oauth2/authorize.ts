@@ -105,6 +105,9 @@ export async function parseAuthorizationRequest(
   let uiLocales: string[];
   let acrValues: string[];
   let organization: string | undefined;
+  let hintText: string | undefined;
+  // Every bounded read after the redirect URI is settled sits in here: an over-long value goes back to the client as
+  // `invalid_request` (RFC 6749 §4.1.2.1), never as a JSON 400 that leaves the browser stranded on this server.
   try {
     scopes = scopeList(param(params, "scope", 1000));
     nonce = param(params, "nonce", 512);
@@ -114,6 +117,7 @@ export async function parseAuthorizationRequest(
     // OIDC Core §3.1.2.1: in order of preference, unknown values ignored; the session must reach one
     // (browser/step-up.ts).
     acrValues = knownAcrValues(scopeList(param(params, "acr_values", 1000)));
+    hintText = param(params, "id_token_hint", 8192);
   } catch (error) {
     throw fail("invalid_request", error instanceof Error ? error.message : "invalid parameter");
   }
@@ -161,7 +165,6 @@ export async function parseAuthorizationRequest(
   }
   // OIDC Core §3.1.2.1: the user the client believes is signed in. Only an ID token this server issued to this client
   // (expired ones too) is a hint; anything else is refused rather than ignored, so the client learns of its mistake.
-  const hintText = param(params, "id_token_hint", 8192);
   const hint = hintText === undefined ? undefined : await verifyIdTokenHint(deps.config, hintText);
   if (hint === null || (hint && hint.clientId !== client.clientId)) {
     throw fail("invalid_request", "id_token_hint is not an ID token this server issued to this client");

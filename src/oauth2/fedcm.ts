@@ -6,7 +6,7 @@ import { refuseWhileImpersonating } from "../http/impersonation";
 import { CODE_CHALLENGE_PATTERN } from "../lib/pkce";
 import { findOAuth2Client } from "./clients";
 import { mintCode } from "./codes";
-import { grantedScopes, rememberConsent } from "./consents";
+import { grantedConsent, rememberConsent } from "./consents";
 import { OAuth2Error } from "./errors";
 import type { Completer } from "./interaction";
 import { scopeList } from "./params";
@@ -121,13 +121,14 @@ export async function issueFedCmCode(
   const asked = ask.scope === undefined ? DEFAULT_SCOPES : scopeList(ask.scope);
   const scopes = asked.filter((scope) => row.scopes.includes(scope));
   if (scopes.length === 0) throw new OAuth2Error("invalid_scope", "none of these scopes is the client's");
-  const granted = await grantedScopes(deps, completer.userId, client.clientId);
+  const granted = (await grantedConsent(deps, completer.userId, client.clientId)).scopes;
   const unasked = scopes.filter((scope) => !granted.includes(scope));
   if (unasked.length > 0) {
     if (!ask.disclosureShown) {
       throw new OAuth2Error("access_denied", "the browser did not show the disclosure for a new consent");
     }
-    await rememberConsent(deps, completer.userId, client.clientId, scopes);
+    // Its code names no resource (the client itself is the audience): nothing to add to the resources allowed.
+    await rememberConsent(deps, completer.userId, client.clientId, { scopes, resources: [] });
   }
   const now = deps.now();
   const request: PendingRequest = {

@@ -9,7 +9,7 @@ import {
   authorizationDetailsHtml,
 } from "./authorization-details";
 import { findOAuth2Client } from "./clients";
-import { grantedScopes } from "./consents";
+import { consentCovers, grantedConsent } from "./consents";
 import { OAuth2Error } from "./errors";
 import { type ClientFacts, clientFacts } from "./interaction-client-facts";
 import { type MemberOrganization, memberOrganizations, namedOrganization } from "./organizations";
@@ -193,7 +193,8 @@ export type ConsentQuestion =
     };
 
 /**
- * Consent, unless the person allowed this client every scope before (incremental consent, contract §12). A device
+ * Consent, unless the person allowed this client every scope and every resource (RFC 8707) before (incremental
+ * consent, contract §12). A device
  * request is always asked about: the code may have come from someone else (RFC 8628 §5.4), and its consent is never
  * remembered. A request naming an organization the person can't pick is asked about too, rather than silently
  * completed without it.
@@ -208,18 +209,26 @@ export async function consentQuestion(
   const polled = request.device !== undefined || request.ciba !== undefined;
   // The organization the request names, when the user may pick it: a remembered consent then completes into it.
   const named = polled ? undefined : await namedOrganization(deps, userId, request.organization);
-  const granted = polled ? [] : await grantedScopes(deps, userId, request.clientId);
+  const granted = polled
+    ? { scopes: [], resources: [] }
+    : await grantedConsent(deps, userId, request.clientId);
   const mustAsk =
     polled ||
     request.prompt.includes("consent") ||
     // RFC 9396: details describe this one request (a payment, a document): never taken as allowed before.
     request.authorizationDetails !== undefined ||
     (request.organization !== undefined && !named) ||
-    !request.scopes.every((scope) => granted.includes(scope));
+    // A resource not allowed before is asked about like a new scope: the page listed where the tokens go.
+    !consentCovers(granted, request);
   if (!mustAsk) return { ask: false, orgId: named?.orgId ?? null };
   // A device grant carries no organization (docs/oauth2.md): its page offers none.
   const organizations = polled ? [] : await memberOrganizations(deps, userId);
-  return { ask: true, granted, organizations, ...(named ? { selectedOrg: named.orgId } : {}) };
+  return {
+    ask: true,
+    granted: granted.scopes,
+    organizations,
+    ...(named ? { selectedOrg: named.orgId } : {}),
+  };
 }
 
 /**

@@ -41,7 +41,7 @@ export async function completeInteraction(
 
 /**
  * The person allowed the request on the consent screen: the consent is remembered (a device's never is: it is asked
- * every time), so only a new scope is asked about again, then the request completes.
+ * every time), so only a new scope or resource is asked about again, then the request completes.
  */
 export async function allowInteraction(
   deps: Deps,
@@ -50,8 +50,10 @@ export async function allowInteraction(
   orgId: string | null,
 ): Promise<{ redirectUri: string } | { device: true }> {
   const request = await authorizationRequest(deps, requestId);
-  if (!request.device && !request.ciba)
-    await rememberConsent(deps, completer.userId, request.clientId, request.scopes);
+  if (!request.device && !request.ciba) {
+    const allowed = { scopes: request.scopes, resources: request.resources };
+    await rememberConsent(deps, completer.userId, request.clientId, allowed);
+  }
   return completeRequest(deps, request, completer, orgId);
 }
 

@@ -11,7 +11,7 @@ import type { AccessTokenPayload } from "../signing-keys/jwt";
 import { CIBA_DONE_PATH, pingClient } from "./ciba";
 import { findOAuth2Client } from "./clients";
 import { issueCode } from "./codes";
-import { grantedScopes } from "./consents";
+import { consentCovers, grantedConsent } from "./consents";
 import { DEVICE_PAGE_PATH, finishDeviceRequest } from "./device";
 import { namedOrganization } from "./organizations";
 import { forgetPendingRequest, loadPendingRequest, type PendingRequest } from "./pending-requests";
@@ -45,6 +45,8 @@ export async function describeRequest(deps: Deps, requestId: string) {
     clientName: client.clientName,
     scopes: request.scopes,
     redirectUri: request.redirectUri,
+    // RFC 8707: where the tokens go, for the UI's own consent to name (as the built-in page's "It asks for access to").
+    ...(request.resources.length ? { resources: request.resources } : {}),
     // What the sign-in must be (contract §12): the UI re-authenticates the person before completing when asked.
     ...(request.acrValues?.length ? { acrValues: request.acrValues } : {}),
     ...(request.maxAge !== undefined ? { maxAge: request.maxAge } : {}),
@@ -221,9 +223,10 @@ export async function silentAuthorization(c: Ctx, request: PendingRequest): Prom
   if (verdict === "weak") {
     return fail("interaction_required", "the user's sign-in does not meet the requested acr_values");
   }
-  const granted = await grantedScopes(deps, session.user.id, request.clientId);
-  if (!request.scopes.every((scope) => granted.includes(scope))) {
-    return fail("consent_required", "the user has not allowed these scopes");
+  // RFC 8707: a resource is part of what the person allowed, like a scope (consents.ts `consentCovers`).
+  const granted = await grantedConsent(deps, session.user.id, request.clientId);
+  if (!consentCovers(granted, request)) {
+    return fail("consent_required", "the user has not allowed these scopes or resources");
   }
   // RFC 9396: details are approved on the page, request by request (interaction-describe.ts `consentQuestion`).
   if (request.authorizationDetails) {

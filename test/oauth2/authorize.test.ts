@@ -211,6 +211,31 @@ describe("authorize: errors sent back to the client", () => {
     await oauth2Error(repeated, 400, "invalid_request");
   });
 
+  // RFC 6749 §4.1.2.1: once the client and its redirect URI are known, every other failure goes back to the client.
+  // Threat: an over-long parameter answered as a JSON 400 leaves the person stranded on this server, and the app
+  // never hears why its sign-in stopped (an 8200-character id_token_hint did, from a client that did all else right).
+  it("sends an over-long parameter back to the client as invalid_request, whichever it is", async () => {
+    const client = await newClient(svc, { tokenEndpointAuthMethod: "none" });
+    const pkce = { code_challenge: await s256(VERIFIER), code_challenge_method: "S256" };
+    const bounds: [string, number][] = [
+      ["scope", 1000],
+      ["nonce", 512],
+      ["login_hint", 254],
+      ["ui_locales", 200],
+      ["organization", 100],
+      ["acr_values", 1000],
+      ["id_token_hint", 8192],
+    ];
+    for (const [name, bound] of bounds) {
+      const response = await authorize(svc, client, { ...pkce, [name]: "x".repeat(bound + 8) });
+      expect(response.status, name).toBe(302);
+      expect(await errorOf(response), name).toEqual({ error: "invalid_request", state: "st-1" });
+    }
+    // A `state` too long to echo is dropped, and the error still goes back.
+    const longState = await authorize(svc, client, { ...pkce, state: "s".repeat(2049) });
+    expect(await errorOf(longState)).toEqual({ error: "invalid_request", state: null });
+  });
+
   it("refuses plain PKCE, a challenge without S256, and a public client without PKCE", async () => {
     const confidential = await newClient(svc);
     const challenge = await s256(VERIFIER);

@@ -122,9 +122,9 @@ ${
 ${
   usage.consents.length === 0
     ? html`<p class="muted">Nobody has allowed this client yet.</p>`
-    : html`<table><thead><tr><th>User</th><th>Scopes allowed</th><th>When</th></tr></thead><tbody>${usage.consents.map(
+    : html`<table><thead><tr><th>User</th><th>Scopes allowed</th><th>Resources allowed</th><th>When</th></tr></thead><tbody>${usage.consents.map(
         (consent) =>
-          html`<tr><td>${userLink(consent.userId, consent.userEmail)}</td><td>${consent.scopes.join(" ")}</td><td>${at(consent.grantedAt)}</td></tr>`,
+          html`<tr><td>${userLink(consent.userId, consent.userEmail)}</td><td>${consent.scopes.join(" ")}</td><td>${consent.resources.join(" ")}</td><td>${at(consent.grantedAt)}</td></tr>`,
       )}</tbody></table>`
 }`,
   );

@@ -250,7 +250,10 @@ export const oauth2PushedRequests = sqliteTable(
   (t) => [index("oauth2_pushed_requests_expires_at").on(t.expiresAt)],
 );
 
-/** Consent a user gave a client on the built-in page: the scopes granted so far, asked again only for new ones. */
+/**
+ * Consent a user gave a client on the built-in page: the scopes and resources granted so far, asked again only for new
+ * ones.
+ */
 export const oauth2Consents = sqliteTable(
   "oauth2_consents",
   {
@@ -260,6 +263,11 @@ export const oauth2Consents = sqliteTable(
     /** The client is in the home database, this row in its user's shard: no foreign key (migration 0022). */
     clientId: text("client_id").notNull(),
     scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    /**
+     * The RFC 8707 resources allowed (the page lists them), beside the client itself, which every consent covers. A
+     * row from before migration 0048 has none: it covers a request naming no resource, and asks about any other.
+     */
+    resources: text("resources", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     grantedAt: integer("granted_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index("oauth2_consents_client_id").on(t.clientId)],

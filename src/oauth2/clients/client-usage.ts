@@ -22,6 +22,8 @@ export interface ClientConsent {
   userId: string;
   userEmail: string | null;
   scopes: string[];
+  /** RFC 8707 resources allowed besides the client itself (none for a consent from before migration 0048). */
+  resources: string[];
   grantedAt: number;
 }
 
@@ -65,6 +67,7 @@ export async function clientUsage(
           userId: oauth2Consents.userId,
           userEmail: users.email,
           scopes: oauth2Consents.scopes,
+          resources: oauth2Consents.resources,
           grantedAt: oauth2Consents.grantedAt,
         })
         .from(oauth2Consents)
