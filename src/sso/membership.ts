@@ -71,10 +71,12 @@ export async function accountThrough(
 
 /**
  * The role the session carries: the IdP's (`mapped`) for a membership the connection keeps or is about to make; an
- * invitation's, an admin's or SCIM's own role otherwise (theirs to change, not the IdP's).
+ * invitation's, an admin's or SCIM's own role otherwise (theirs to change, not the IdP's). An owner is never the
+ * IdP's to change, whoever made the membership (as SCIM's role sync): an owner made by hand and then left alone as
+ * the last one was demoted by their next sign-in, leaving the org with nobody to manage it.
  */
 export const roleAfterKeep = (member: MemberState | undefined, mapped: string): string =>
-  !member || member.source === "jit" ? mapped : member.role;
+  !member || (member.source === "jit" && member.role !== "owner") ? mapped : member.role;
 
 /**
  * The membership this connection keeps: made on the first sign-in (`source: jit`, `provisioned` when the org made
@@ -90,7 +92,8 @@ export async function keepMembership(
   provisioned: boolean,
 ): Promise<void> {
   const now = deps.now();
-  const ours = sql`${orgMembers.source} = 'jit'`;
+  // The connection's own memberships, owners aside (`roleAfterKeep`): decided in the upsert, against the row as it is.
+  const ours = sql`${orgMembers.source} = 'jit' AND ${orgMembers.role} <> 'owner'`;
   const kept = await deps.db
     .insert(orgMembers)
     .values({

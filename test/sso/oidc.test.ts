@@ -85,6 +85,32 @@ describe("an OIDC connection", () => {
     });
   });
 
+  // Threat: the org left with no owner. A JIT member made owner by hand, then the last owner once the creator left,
+  // was demoted to the IdP's role by their next sign-in: nobody could manage the org's connections or tokens.
+  it("never demotes an owner: a JIT member made owner keeps the role through later sign-ins", async () => {
+    const org = await orgWithDomain(svc);
+    await oidcConnection(svc, org);
+    const email = `jay@${org.domain}`;
+    const sub = await personAtIdp({ email, email_verified: true });
+    const first = await sessionFromRefresh(svc, (await ssoSignIn(svc, email)).get("refreshToken")!);
+    const jay = first.user.id;
+    expect(await membership(org.orgId, jay)).toMatchObject({ role: "member", source: "jit" });
+    const promoted = await svc.request("PATCH", `/orgs/${org.orgId}/members/${jay}`, {
+      json: { role: "owner" },
+      token: org.owner.accessToken,
+    });
+    expect(promoted.status).toBe(200);
+    const left = await svc.request("DELETE", `/orgs/${org.orgId}/members/${org.owner.user.id}`, {
+      token: org.owner.accessToken,
+    });
+    expect(left.status).toBe(204);
+    await personAtIdp({ email, sub, email_verified: true });
+    const again = await sessionFromRefresh(svc, (await ssoSignIn(svc, email)).get("refreshToken")!);
+    expect(await membership(org.orgId, jay)).toMatchObject({ role: "owner", source: "jit" });
+    const claims = decodeJwt(again.accessToken).payload as Record<string, Record<string, unknown>>;
+    expect(claims["https://hasura.io/jwt/claims"]?.["x-hasura-org-role"]).toBe("owner");
+  });
+
   it("signs in an existing user of the domain and makes them a member (no second account)", async () => {
     const org = await orgWithDomain(svc);
     await oidcConnection(svc, org);
