@@ -75,6 +75,10 @@ export function apiAnswerHeaders(
     keepRouteHeaders(c);
     await next();
     editAnswer(c, (headers) => {
+      // A page (the account center, the sign-in and consent pages, the console) is for the browser's own tab, never
+      // for another origin's script: with CORS and credentials, an app origin on the same site (its cookies are sent)
+      // could read a signed-in page whole, its form tokens included.
+      if (headers.get("Content-Type")?.startsWith("text/html")) return noStoreUnlessSaid(headers);
       corsHeaders(headers, allowed, exposed, credentials);
       if (options.noStore ?? true) noStoreUnlessSaid(headers);
     });

@@ -28,6 +28,11 @@ const apiBodyLimit = boundedBody<AppEnv>(
   () => new AppError("payload-too-large", `request body exceeds ${MAX_JSON_BODY_BYTES} bytes`),
 );
 const IMPORT_PATHS = /\/admin\/import\/nhost\//;
+/**
+ * The admin console is the operator's, signed in by its own cookie: no app origin reads it, pages or exports (its CSV
+ * of users), whatever the allow-list says. Its pages are HTML, which no origin reads anyway (answer-headers.ts).
+ */
+const CONSOLE_PATH = /\/admin\/console(\/|$)/;
 
 /**
  * The authorization server's endpoints that act on client credentials and bearer tokens only, never on a cookie,
@@ -69,7 +74,8 @@ function adminSurface(featureRoutes: FeatureRoutes[]): Hono<AppEnv> {
 function authApiCors(config: Config): ApiCors {
   const appOrigin = allowedOrigin(config, corsOrigins(config));
   return {
-    origin: (origin, c) => (OPEN_CORS_PATHS.test(c.req.path) ? "*" : appOrigin(origin, c)),
+    origin: (origin, c) =>
+      OPEN_CORS_PATHS.test(c.req.path) ? "*" : CONSOLE_PATH.test(c.req.path) ? null : appOrigin(origin, c),
     maxAge: 600,
     // A browser client reads a DPoP nonce and a resource's challenge (RFC 9449 §8, §7.1) from these.
     exposeHeaders: ["X-Request-Id", BOOKMARK_HEADER, "DPoP-Nonce", "WWW-Authenticate"],
