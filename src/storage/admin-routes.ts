@@ -44,11 +44,13 @@ const jsonBody = <T extends ZodType>(schema: T) => {
       throw badRequest(issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "invalid body");
     }
   });
-  const guarded = (async (c: Context<AppEnv>, next: Next) => {
-    const reason = await notJsonBodyReason(c);
-    if (reason) throw badRequest(reason);
-    return bounded(c, () => validate(c as never, next));
-  }) as unknown as typeof validate;
+  // The bound first: it reads the request's own body, which the type check below may read (and so use) itself.
+  const guarded = (async (c: Context<AppEnv>, next: Next) =>
+    bounded(c, async () => {
+      const reason = await notJsonBodyReason(c);
+      if (reason) throw badRequest(reason);
+      return validate(c as never, next);
+    })) as unknown as typeof validate;
   return documented(guarded, { target: "json", schema });
 };
 

@@ -115,7 +115,10 @@ export async function applyTicket(
 ): Promise<VerifiedTicket> {
   const { deps } = scope;
   const owner = await findUserById(deps.shards, consumed.userId);
-  const user = owner && (await EFFECTS[consumed.type](deps, owner));
+  if (!owner) throw new AppError("invalid-ticket");
+  // Before the ticket's effect: a disabled user's link changes nothing (an email change was applied, then refused).
+  if (owner.disabled) throw new AppError("disabled-user");
+  const user = await EFFECTS[consumed.type](deps, owner);
   if (!user) throw new AppError("invalid-ticket");
   if (user.disabled) throw new AppError("disabled-user");
   const type = TICKET_TYPES[consumed.type].redirectType;

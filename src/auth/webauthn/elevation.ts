@@ -2,7 +2,8 @@ import { createMiddleware } from "hono/factory";
 import { AppError } from "../../errors";
 import type { AppEnv } from "../../http/app-env";
 import type { Deps } from "../../http/deps";
-import { HASURA_NAMESPACE } from "../../signing-keys/jwt";
+import { type AccessTokenPayload, HASURA_NAMESPACE } from "../../signing-keys/jwt";
+import { liveSession } from "../sessions";
 import { userHasSecurityKey } from "./security-keys";
 
 /**
@@ -11,10 +12,16 @@ import { userHasSecurityKey } from "./security-keys";
  * the access token carries `x-hasura-auth-elevated` = its `sub` (from `verifyElevateWebauthn`). With
  * `firstKeyAllowed`, a user without any key may go ahead (they could not elevate). Runs after the auth middleware;
  * a request without a bearer (a password reset by ticket) is not the caller's account and needs none.
+ *
+ * These are the changes of a credential (the password, the email, a PAT, a key, a provider link), so the token's
+ * session must also still be live and its user enabled: an access token outlives a sign-out by its few minutes,
+ * which is fine for reading, but a stolen one must not mint a PAT that never expires, or take the password or the
+ * address, after the owner changed their password (which ends every other session) or an admin disabled them.
  */
 export function requireElevation(options: { firstKeyAllowed?: boolean } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const auth = c.var.auth;
+    if (auth) await requireLiveSession(c.var.deps, auth);
     if (!auth || (await elevationSatisfied(c.var.deps, auth, options))) return next();
     throw new AppError(
       "unauthorized",
@@ -34,4 +41,15 @@ export async function elevationSatisfied(
   if (claims[HASURA_NAMESPACE]?.["x-hasura-auth-elevated"] === claims.sub) return true;
   const hasKey = await userHasSecurityKey(deps.shards.ofUser(claims.sub), claims.sub);
   return !hasKey && (mode === "recommended" || options.firstKeyAllowed === true);
+}
+
+/**
+ * 401 unless the token's session is still live and its user enabled (one primary-key read of the session's row). A
+ * token without a session (`sid`) has nothing to check here; every token this service mints for a person has one.
+ */
+async function requireLiveSession(deps: Deps, auth: AccessTokenPayload): Promise<void> {
+  if (!auth.sid) return;
+  const live = await liveSession(deps, auth.sid);
+  if (live && live.id === auth.sub && !live.disabled) return;
+  throw new AppError("unauthorized", "the session of this token has ended");
 }

@@ -241,6 +241,26 @@ describe("POST /user/email/change", () => {
     );
   });
 
+  // Threat: a disabled account changing anyway. Its pending link applied the new address, then answered
+  // `disabled-user`: the refusal came after the change.
+  it("a link followed after the user was disabled changes nothing", async () => {
+    const email = uniqueEmail();
+    const newEmail = uniqueEmail("late");
+    const session = await signUp(svc, email);
+    expect(await (await svc.post("/user/email/change", { newEmail }, session.accessToken)).json()).toBe("OK");
+    const admin = { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) };
+    const disabled = await svc.request("PATCH", `/admin/users/${session.user.id}`, {
+      json: { disabled: true },
+      headers: admin,
+    });
+    expect(disabled.status).toBe(200);
+    expect((await follow(svc, verifyPath((await mailbox(svc, newEmail))[0]!))).get("error")).toBe(
+      "disabled-user",
+    );
+    const user = await svc.request("GET", `/admin/users/${session.user.id}`, { headers: admin });
+    expect(await user.json()).toMatchObject({ email });
+  });
+
   it("needs a valid access token", async () => {
     await expectError(await svc.post("/user/email/change", { newEmail: uniqueEmail() }), 401, "unauthorized");
   });

@@ -2,6 +2,7 @@
 // `signOutOthers`, default true). Threat: someone who learnt the old password (or stole a session) keeps a session
 // after the owner changed or reset it. `signOutOthers: false` keeps the owner's other devices signed in, but never
 // the credentials someone else may hold (PATs), and never on the first proof of an address (account pre-hijacking).
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   expectError,
@@ -84,6 +85,37 @@ describe("password change with an access token", () => {
     expect(await refreshes(svc, other.refreshToken)).toBe(200);
     expect(await refreshes(svc, mine.refreshToken)).toBe(200);
     await expectError(await svc.post("/signin/pat", { personalAccessToken: pat }), 401, "invalid-pat");
+  });
+
+  // Threat: a stolen access token outliving the owner's fix. Its session ended with the password change, but for the
+  // token's few minutes it still minted a PAT that never expires, changed the address, and changed the password back
+  // (ending the owner's own session). Credential changes now need the token's session live and its user enabled.
+  it("the other sessions' access tokens change no credential once signed out, nor a disabled user's", async () => {
+    const email = uniqueEmail();
+    const stolen = await signUp(svc, email);
+    const mine = await signIn(svc, email);
+    expect(
+      await (await svc.post("/user/password", { newPassword: NEW_PASSWORD }, mine.accessToken)).json(),
+    ).toBe("OK");
+    const far = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    const attempts: [string, unknown][] = [
+      ["/pat", { expiresAt: far }],
+      ["/user/email/change", { newEmail: uniqueEmail("thief") }],
+      ["/user/password", { newPassword: "the thief's own password" }],
+    ];
+    for (const [path, body] of attempts) {
+      await expectError(await svc.post(path, body, stolen.accessToken), 401, "unauthorized");
+    }
+    // The owner's session and new password are untouched.
+    expect(await refreshes(svc, mine.refreshToken)).toBe(200);
+    expect((await svc.post("/signin/email-password", { email, password: NEW_PASSWORD })).status).toBe(200);
+    // A disabled user's live token changes nothing either.
+    const disabled = await svc.request("PATCH", `/admin/users/${mine.user.id}`, {
+      json: { disabled: true },
+      headers: { "x-hasura-admin-secret": String(env.AUTH_ADMIN_SECRET) },
+    });
+    expect(disabled.status).toBe(200);
+    await expectError(await svc.post("/pat", { expiresAt: far }, mine.accessToken), 401, "unauthorized");
   });
 
   it("refuses a signOutOthers that is not a boolean (400), changing nothing", async () => {
