@@ -9,12 +9,11 @@ import { describe, expect, it } from "vitest";
 import type { WireClient } from "../../src/oauth2/clients";
 import { decodeJwt, SERVER, signUp } from "../helpers";
 import { userD1 } from "../support/shards";
-import { Browser, signIn } from "./page-browser";
+import { allowConsent, authorizeIn, Browser, signIn } from "./page-browser";
 import {
   type AuthorizeParams,
   authorize,
   exchange,
-  form,
   location,
   newClient,
   provider,
@@ -26,22 +25,6 @@ import {
 const MCP = "https://mcp.example.com/mcp";
 const API = "https://api.example.com";
 const svc = provider({ AUTH_OAUTH2_PROVIDER_RESOURCES: `${MCP},${API}` });
-
-/** An authorization request from the browser (with its page cookie): what `prompt=none` answers depends on it. */
-const authorizeIn = (browser: Browser, client: WireClient, params: AuthorizeParams) =>
-  browser.get(
-    `/oauth2/authorize?${form({ client_id: client.clientId, redirect_uri: REDIRECT_URI, response_type: "code", state: "st-1", ...params })}`,
-  );
-
-/** Allows the consent screen the browser is on; returns where the browser is sent. */
-async function allow(browser: Browser, requestId: string): Promise<URL> {
-  const allowed = await browser.post("/oauth2/interaction/consent", {
-    request_id: requestId,
-    decision: "allow",
-  });
-  expect(allowed.status).toBe(303);
-  return location(allowed);
-}
 
 /** A person signed in to the page for `client` (the first request's consent page left unanswered). */
 async function signedIn(client: WireClient) {
@@ -76,7 +59,7 @@ describe("a remembered consent and the resources (RFC 8707)", () => {
   it("threat: a consent given without a resource is asked again for one, and prompt=none answers consent_required", async () => {
     const client = await newClient(svc);
     const { browser, first } = await signedIn(client);
-    expect(await audienceOf(client, await allow(browser, first))).toBe(client.clientId);
+    expect(await audienceOf(client, await allowConsent(browser, first))).toBe(client.clientId);
 
     // Before the fix: a 303 with a code here, and a token for the API the person was never shown.
     const wider = await requestIdOf(await authorize(svc, client, { scope: "openid", resource: API }));
@@ -88,7 +71,7 @@ describe("a remembered consent and the resources (RFC 8707)", () => {
     expect(await silently(browser, client, { resource: API })).toBe("consent_required");
 
     // Allowed on the page: remembered with the scopes, so the same request needs no page and no question again.
-    expect(await audienceOf(client, await allow(browser, wider))).toBe(API);
+    expect(await audienceOf(client, await allowConsent(browser, wider))).toBe(API);
     const again = await requestIdOf(await authorize(svc, client, { scope: "openid", resource: API }));
     const straight = await browser.get(`/oauth2/interaction?request_id=${again}`);
     expect(straight.status).toBe(303);
@@ -120,7 +103,7 @@ describe("a remembered consent and the resources (RFC 8707)", () => {
     expect(await (await browser.get(`/oauth2/interaction?request_id=${withMcp}`)).text()).toContain(
       "mcp.example.com",
     );
-    expect(await audienceOf(client, await allow(browser, withMcp))).toBe(MCP);
+    expect(await audienceOf(client, await allowConsent(browser, withMcp))).toBe(MCP);
     const plain = location(await authorizeIn(browser, client, { scope: "openid", prompt: "none" }));
     expect(await audienceOf(client, plain)).toBe(client.clientId);
   });

@@ -17,28 +17,12 @@ import type {
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { signUp } from "../helpers";
-import { Browser, signIn } from "./page-browser";
-import { authorize, form, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
+import { allowConsent, authorizeIn, Browser, signIn } from "./page-browser";
+import { authorize, ISSUER, location, newClient, provider, REDIRECT_URI, requestIdOf } from "./support";
 
 const MCP = "https://mcp.example.com/mcp";
 const RESOURCE_METADATA = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
 const svc = provider({ AUTH_OAUTH2_PROVIDER_REGISTRATION: "open", AUTH_OAUTH2_PROVIDER_RESOURCES: MCP });
-
-/** An authorization request from the browser (with its page cookie): what `prompt=none` answers depends on it. */
-const authorizeIn = (browser: Browser, client: { clientId: string }, params: Record<string, string>) =>
-  browser.get(
-    `/oauth2/authorize?${form({ client_id: client.clientId, redirect_uri: REDIRECT_URI, response_type: "code", state: "st-1", ...params })}`,
-  );
-
-/** Allows the consent screen the browser is on; returns where the browser is sent. */
-async function allow(browser: Browser, requestId: string): Promise<URL> {
-  const allowed = await browser.post("/oauth2/interaction/consent", {
-    request_id: requestId,
-    decision: "allow",
-  });
-  expect(allowed.status).toBe(303);
-  return location(allowed);
-}
 
 describe("incremental consent on the built-in page", () => {
   it("asks a client that comes back wider about the new scopes only; allowing adds them", async () => {
@@ -48,7 +32,7 @@ describe("incremental consent on the built-in page", () => {
     const first = await requestIdOf(await authorize(svc, client, { scope: "openid email" }));
     await browser.get(`/oauth2/interaction?request_id=${first}`);
     await signIn(browser, first, user.email);
-    expect((await allow(browser, first)).searchParams.get("code")).toMatch(/^oac_/);
+    expect((await allowConsent(browser, first)).searchParams.get("code")).toMatch(/^oac_/);
 
     const wider = await requestIdOf(await authorize(svc, client, { scope: "openid email profile" }));
     const page = await browser.get(`/oauth2/interaction?request_id=${wider}`);
@@ -61,7 +45,7 @@ describe("incremental consent on the built-in page", () => {
     expect(asked).not.toContain("See your email address");
     expect(before).toContain("See your email address");
     expect(before).toContain("Know who you are");
-    expect((await allow(browser, wider)).searchParams.get("code")).toMatch(/^oac_/);
+    expect((await allowConsent(browser, wider)).searchParams.get("code")).toMatch(/^oac_/);
 
     // Everything allowed now: no page for any subset, and prompt=none completes.
     const again = await requestIdOf(await authorize(svc, client, { scope: "openid profile" }));
@@ -79,7 +63,7 @@ describe("incremental consent on the built-in page", () => {
     const first = await requestIdOf(await authorize(svc, client, { scope: "openid" }));
     await browser.get(`/oauth2/interaction?request_id=${first}`);
     await signIn(browser, first, user.email);
-    await allow(browser, first);
+    await allowConsent(browser, first);
     const answer = location(await authorizeIn(browser, client, { scope: "openid phone", prompt: "none" }));
     expect(answer.href.startsWith(REDIRECT_URI)).toBe(true);
     expect(answer.searchParams.get("error")).toBe("consent_required");
@@ -92,7 +76,7 @@ describe("incremental consent on the built-in page", () => {
     const first = await requestIdOf(await authorize(svc, client, { scope: "openid email" }));
     await browser.get(`/oauth2/interaction?request_id=${first}`);
     await signIn(browser, first, user.email);
-    await allow(browser, first);
+    await allowConsent(browser, first);
     const asked = await requestIdOf(
       await authorize(svc, client, { scope: "openid email", prompt: "consent" }),
     );
@@ -223,7 +207,7 @@ describe("the MCP step-up loop (MCP SDK auth())", () => {
     const browser = new Browser(svc);
     const code = await throughThePage(browser, host, async (requestId) => {
       await signIn(browser, requestId, user.email);
-      return allow(browser, requestId);
+      return allowConsent(browser, requestId);
     });
     expect(await auth(host, { ...start, authorizationCode: code })).toBe("AUTHORIZED");
     expect(host.saved!.scope).toBe("openid");
@@ -239,7 +223,7 @@ describe("the MCP step-up loop (MCP SDK auth())", () => {
       expect(asked).toContain("See your email address");
       expect(asked).not.toContain("Know who you are");
       expect(before).toContain("Know who you are");
-      return allow(browser, requestId);
+      return allowConsent(browser, requestId);
     });
     expect(await auth(host, { ...start, authorizationCode: widerCode })).toBe("AUTHORIZED");
     expect(host.saved!.scope).toBe("openid email");

@@ -1,7 +1,7 @@
 // A browser for the built-in page, through HTTP: a cookie jar, same-origin form posts, the sign-in step.
 import { expect } from "vitest";
 import { PASSWORD, SERVER, type TestService } from "../helpers";
-import { form, ISSUER, location } from "./support";
+import { form, ISSUER, location, REDIRECT_URI } from "./support";
 
 export const ORIGIN = { origin: SERVER };
 
@@ -52,4 +52,20 @@ export async function signIn(browser: Browser, requestId: string, email: string)
   });
   expect(response.status).toBe(303);
   return browser.get(location(response).toString());
+}
+
+/** An authorization request from the browser (with its page cookie): what `prompt=none` answers depends on it. */
+export const authorizeIn = (browser: Browser, client: { clientId: string }, params: Record<string, string>) =>
+  browser.get(
+    `/oauth2/authorize?${form({ client_id: client.clientId, redirect_uri: REDIRECT_URI, response_type: "code", state: "st-1", ...params })}`,
+  );
+
+/** Allows the consent screen the browser is on; returns where the browser is sent. */
+export async function allowConsent(browser: Browser, requestId: string): Promise<URL> {
+  const allowed = await browser.post("/oauth2/interaction/consent", {
+    request_id: requestId,
+    decision: "allow",
+  });
+  expect(allowed.status).toBe(303);
+  return location(allowed);
 }
